@@ -1,0 +1,32 @@
+"""torchlike: PyTorch's API on JAX. ``import torchlike as torch``.
+
+Every kernel is a jitted jax function; autograd is an eager tape whose per-op backward is a
+cached, jitted ``jax.vjp``. 64-bit types are enabled in jax on import (torch's int64 and
+float64 need them): see README "Dtype policy".
+"""
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)
+
+from ._dtype import (dtype, bool, uint8, int8, int16, short, int32, int, int64, long,  # noqa
+                     float16, half, bfloat16, float32, float, float64, double, complex64,
+                     cfloat, complex128, cdouble, get_default_dtype, set_default_dtype,
+                     promote_types)
+from ._device import device  # noqa: F401
+from ._tensor import Tensor, Size  # noqa: F401
+from ._ops import pointwise, reduce, shape, index, linalg  # noqa: F401,E402 (attach methods)
+from ._ops.pointwise import *  # noqa: F401,F403
+from ._ops.reduce import *  # noqa: F401,F403
+from ._ops.shape import *  # noqa: F401,F403
+from ._ops.linalg import *  # noqa: F401,F403
+from ._creation import *  # noqa: F401,F403
+from ._random import (Generator, manual_seed, seed, initial_seed, default_generator,  # noqa
+                      get_rng_state, set_rng_state)
+from ._tensor_str import set_printoptions  # noqa: F401
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: F401
+                                 inference_mode, is_grad_enabled, is_inference_mode_enabled)
+from . import autograd  # noqa: F401
+from . import nn  # noqa: F401
+from . import utils  # noqa: F401
+
+__version__ = "0.1.0"

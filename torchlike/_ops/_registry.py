@@ -1,0 +1,319 @@
+"""The op registry: each op declared once as a pure jax function; jitted, cached and taped here.
+
+``apply(op, *args, **static)`` is the only place that creates a Tensor with a ``grad_fn``.
+
+Per op and per (static kwargs, cast dtype, which inputs need grad) the registry keeps three
+jitted functions (a ``_Compiled`` entry):
+
+* ``fwd``      the forward alone (grad mode off, or no input requires grad);
+* ``fwd_vjp``  ``jax.vjp`` inside ``jax.jit``: outputs plus the VJP residuals (a pytree);
+* ``bwd``      applies those residuals to a cotangent.
+
+``jax.jit`` itself keys each of them on shapes and dtypes, so the same op on the same shapes
+traces once. Eager ``jax.vjp`` never runs on this path.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtype as D
+from ..autograd import grad_mode as _gm
+from ..autograd.graph import Node
+
+__all__ = ["Op", "defop", "apply", "clear_caches", "trace_counts", "OPS"]
+
+OPS: dict = {}
+_Tensor = None          # set by torchlike._tensor (the one late-bound cycle)
+_state = _gm._state
+_INEXACT = (D._FLOAT, D._COMPLEX)
+
+
+def _is_inexact(np_dtype):
+    return jnp.issubdtype(np_dtype, jnp.inexact)
+
+
+class _Compiled:
+    """The three jitted functions of one op for one static configuration."""
+
+    __slots__ = ("fwd", "fwd_vjp", "bwd", "name", "saves", "op", "static", "cast", "needs",
+                 "_vjp_op", "_fwd_vjp_raw")
+
+    def __init__(self, op, static, cast, needs):
+        self.op, self.static, self.cast, self.needs = op, static, cast, needs
+        fn = op.fn
+        kw = dict(static)
+        counts = op.trace_counts
+
+        def f(*xs):
+            if cast is not None:
+                xs = tuple(x.astype(cast) if isinstance(x, jax.Array) or hasattr(x, "dtype")
+                           else jnp.asarray(x, cast) for x in xs)
+            return fn(*xs, **kw)
+
+        def fwd(*xs):
+            counts["fwd"] += 1
+            return f(*xs)
+
+        def fwd_vjp(*xs):
+            counts["fwd_vjp"] += 1
+            diff_pos = [i for i, n in enumerate(needs) if n]
+
+            def g(*d):
+                full = list(xs)
+                for i, v in zip(diff_pos, d):
+                    full[i] = v
+                out = f(*full)
+                outs = out if isinstance(out, tuple) else (out,)
+                return (tuple(o for o in outs if _is_inexact(o.dtype)),
+                        tuple(o for o in outs if not _is_inexact(o.dtype)))
+
+            diff, vjp, rest = jax.vjp(g, *[xs[i] for i in diff_pos], has_aux=True)
+            return diff, rest, vjp
+
+        def bwd(vjp, cots):
+            counts["bwd"] += 1
+            return vjp(cots)
+
+        self.fwd = jax.jit(fwd)
+        self._fwd_vjp_raw = fwd_vjp
+        self.fwd_vjp = jax.jit(fwd_vjp)
+        self.bwd = jax.jit(bwd)
+        self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
+        self.saves = op.saves
+        self._vjp_op = None
+
+    def vjp_op(self):
+        """The backward of this entry as an op of its own (used by ``create_graph=True``).
+
+        Its inputs are the forward inputs followed by the cotangents of the differentiable
+        outputs; its outputs are the gradients of the inputs that need grad. Being an op, it is
+        recorded on the tape, so gradients of gradients work.
+        """
+        if self._vjp_op is None:
+            base = self
+
+            def backward_fn(*args, n_in, n_cot):
+                xs, cots = args[:n_in], args[n_in:]
+                _diff, _rest, vjp = base._fwd_vjp_raw(*xs)
+                grads = vjp(tuple(cots))
+                return tuple(grads) if len(grads) != 1 else grads[0]
+
+            self._vjp_op = Op(self.name + "Backward", backward_fn, promote=None,
+                              grad_name=self.name + "Backward")
+        return self._vjp_op
+
+
+class Op:
+    """One op: a pure jax function ``fn(*arrays, **static)`` plus how to promote and name it.
+
+    promote: ``None`` (inputs pass as they are), ``"common"`` (cast every input to torch's
+    result type), ``"float"`` (the same, but integer and bool results become the default float).
+    grad_name: torch's ``grad_fn`` class name, or a function of the static kwargs giving it.
+    saves: False for ops whose torch backward saves no tensors (their graph may be run twice).
+    differentiable: False for ops with no gradient (comparisons, argmax, ...).
+    """
+
+    __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
+                 "trace_counts")
+
+    def __init__(self, name, fn, *, promote=None, grad_name=None, saves=True,
+                 differentiable=True):
+        self.name = name
+        self.fn = fn
+        self.promote = promote
+        self.grad_name = grad_name or (name.capitalize() + "Backward0")
+        self.saves = saves
+        self.differentiable = differentiable
+        self.cache = {}
+        self.trace_counts = {"fwd": 0, "fwd_vjp": 0, "bwd": 0}
+
+    def compiled(self, static, cast, needs):
+        key = (static, cast, needs)
+        c = self.cache.get(key)
+        if c is None:
+            c = self.cache[key] = _Compiled(self, static, cast, needs)
+        return c
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True):
+    """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op."""
+    def deco(fn):
+        op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
+                differentiable=differentiable)
+        OPS[name] = op
+        return op
+    return deco
+
+
+def clear_caches():
+    """Drop every op's jitted functions (they re-trace on next use)."""
+    for op in list(OPS.values()):
+        op.cache.clear()
+        for k in op.trace_counts:
+            op.trace_counts[k] = 0
+
+
+def trace_counts(name):
+    """How many times op ``name`` traced its forward, forward-with-VJP and backward."""
+    return dict(OPS[name].trace_counts)
+
+
+# ------------------------------------------------------------------ promotion
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _result_dtype(op, args):
+    dims, zeros, scalars = [], [], []
+    for a in args:
+        if isinstance(a, _Tensor):
+            (dims if a._data.ndim else zeros).append(a.dtype)
+        elif isinstance(a, _PY_SCALARS):
+            scalars.append(D.scalar_dtype(a))
+    r = D.result_type_of(dims, zeros, scalars)
+    if op.promote == "float" and r.category < D._FLOAT:
+        r = D.get_default_dtype()
+    return r
+
+
+# ------------------------------------------------------------------ apply
+
+def apply(op, *args, **static):
+    """Run ``op`` on Tensors / Python scalars ``args``; record a tape node when grad is needed.
+
+    Returns a Tensor, or a tuple of Tensors for multi-output ops.
+    """
+    T = _Tensor
+    if op.promote is not None:
+        rd = _result_dtype(op, args)
+        cast = rd.np
+    else:
+        cast = None
+    arrays = []
+    needs = []
+    grad_on = _state.grad_enabled and op.differentiable
+    any_need = False
+    for a in args:
+        if isinstance(a, T):
+            arrays.append(a._data)
+            n = grad_on and a._requires_grad
+            needs.append(n)
+            any_need = any_need or n
+        else:
+            arrays.append(a)
+            needs.append(False)
+    skey = tuple(sorted(static.items())) if static else ()
+    if not any_need:
+        c = op.compiled(skey, cast, ())
+        try:
+            out = c.fwd(*arrays)
+        except (TypeError, ValueError) as e:
+            _translate(e, args)
+        if isinstance(out, tuple):
+            return tuple(T._make(o) for o in out)
+        return T._make(out)
+    needs = tuple(needs)
+    c = op.compiled(skey, cast, needs)
+    try:
+        diff, rest, vjp = c.fwd_vjp(*arrays)
+    except (TypeError, ValueError) as e:
+        _translate(e, args)
+    edges = []
+    for a, n in zip(args, needs):
+        if n:
+            edges.append(a._edge())
+    node = Node(c.name, tuple(edges), c, vjp, args, tuple((o.shape, o.dtype) for o in diff),
+                saves=c.saves)
+    outs = [T._make(o, node, i) for i, o in enumerate(diff)]
+    if rest:
+        # Non-differentiable outputs (integer indices, bools) follow the differentiable ones in
+        # the op's own output order; ops with mixed outputs put float outputs first.
+        outs.extend(T._make(o) for o in rest)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _translate(e, args):
+    """Re-raise a jax shape error as torch's RuntimeError where torch has a message for it."""
+    if "incompatible shapes" in str(e):
+        msg = broadcast_error([tuple(a._data.shape) for a in args if isinstance(a, _Tensor)])
+        if msg:
+            raise RuntimeError(msg) from None
+    raise e
+
+
+# ------------------------------------------------------------------ in-place and methods
+
+_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def check_inplace(t):
+    """torch's checks before writing into ``t`` in place."""
+    if t._requires_grad and t.grad_fn is None and _state.grad_enabled:
+        raise RuntimeError(_LEAF_INPLACE)
+
+
+def commit_inplace(t, out):
+    """Make ``t`` hold ``out``'s values and history: the write of an in-place op.
+
+    The result is cast back to ``t``'s dtype (torch refuses a cast to a lower category).
+    """
+    if isinstance(out, tuple):
+        out = out[0]
+    data = out._data
+    if data.dtype != t._data.dtype:
+        src, dst = D.from_jax(data.dtype), D.from_jax(t._data.dtype)
+        if src.category > dst.category:
+            raise RuntimeError(f"result type {_torch_type_name(src)} can't be cast to the "
+                               f"desired output type {_torch_type_name(dst)}")
+        data = data.astype(t._data.dtype)
+    if data.shape != t._data.shape:
+        raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the broadcast "
+                           f"shape {list(data.shape)}")
+    t._data = data
+    t._version += 1
+    if out.grad_fn is not None:
+        t.grad_fn = out.grad_fn
+        t._output_nr = out._output_nr
+        t._requires_grad = True
+    return t
+
+
+def apply_(op, t, *args, **static):
+    """In-place form of ``apply``: ``t`` becomes the result of ``op(t, *args)``."""
+    check_inplace(t)
+    return commit_inplace(t, apply(op, t, *args, **static))
+
+
+def _torch_type_name(d):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}[d.name]
+
+
+def method(*names):
+    """Decorator: also attach ``fn`` to Tensor under each of ``names``."""
+    def deco(fn):
+        for n in names:
+            setattr(_Tensor, n, fn)
+        return fn
+    return deco
+
+
+def broadcast_error(shapes):
+    """torch's message for shapes that do not broadcast, or None if they do."""
+    ndim = max(len(s) for s in shapes)
+    names = "ab"
+    for i in range(ndim):
+        sizes = [s[len(s) - ndim + i] if len(s) - ndim + i >= 0 else 1 for s in shapes]
+        big = [k for k, n in enumerate(sizes) if n != 1]
+        if len({sizes[k] for k in big}) > 1:
+            a, b = big[0], big[1]
+            return (f"The size of tensor {names[a] if a < 2 else a} ({sizes[a]}) must match the "
+                    f"size of tensor {names[b] if b < 2 else b} ({sizes[b]}) at non-singleton "
+                    f"dimension {i}")
+    return None

@@ -1,0 +1,431 @@
+"""Pointwise ops: arithmetic, comparisons, logical ops and unary math, with torch's promotion.
+
+Each op is declared once (``defop``); the ``torchlike.<name>`` function, the Tensor method, the
+in-place ``name_`` method and the operator dunders all call it.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from ._registry import apply, apply_, defop, method
+
+__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
+           "negative", "pow", "rsub", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
+           "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or",
+           "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "bitwise_not", "floor_divide", "remainder", "abs", "absolute", "exp", "log", "tanh",
+           "sigmoid", "relu", "sqrt", "rsqrt", "sin", "cos", "square", "reciprocal"]
+
+
+# ------------------------------------------------------------------ arithmetic
+
+@defop("add", promote="common", saves=False, grad_name="AddBackward0")
+def _add(a, b, alpha=1):
+    return a + b * alpha if alpha != 1 else a + b
+
+
+@defop("sub", promote="common", saves=False, grad_name="SubBackward0")
+def _sub(a, b, alpha=1):
+    return a - b * alpha if alpha != 1 else a - b
+
+
+@defop("rsub", promote="common", saves=False, grad_name="RsubBackward1")
+def _rsub(a, b):
+    return b - a
+
+
+@defop("mul", promote="common", grad_name="MulBackward0")
+def _mul(a, b):
+    return a * b
+
+
+@defop("div", promote="float", grad_name="DivBackward0")
+def _div(a, b):
+    return a / b
+
+
+@defop("div_mode", promote="common", grad_name="DivBackward0")
+def _div_mode(a, b, rounding_mode):
+    if rounding_mode == "trunc":
+        if jnp.issubdtype(a.dtype, jnp.integer):
+            q = jnp.where(b == 0, 0, a // jnp.where(b == 0, 1, b))
+            return jnp.where((q < 0) & (q * b != a), q + 1, q)
+        return jnp.trunc(a / b)
+    if jnp.issubdtype(a.dtype, jnp.integer):
+        return jnp.floor_divide(a, b)
+    return jnp.floor(a / b)
+
+
+@defop("remainder", promote="common", grad_name="RemainderBackward0")
+def _remainder(a, b):
+    return jnp.remainder(a, b)
+
+
+@defop("neg", saves=False, grad_name="NegBackward0")
+def _neg(a):
+    return -a
+
+
+def _pow_name(kw):
+    return {"ts": "PowBackward0", "tt": "PowBackward1", "st": "PowBackward2"}[kw["kind"]]
+
+
+@defop("pow", promote="common", grad_name=_pow_name)
+def _pow(a, b, kind):
+    # torch masks the exponent's zero so that d/dx x**0 is 0, not nan, at x = 0
+    if jnp.issubdtype(a.dtype, jnp.integer):
+        return jnp.power(a, b)
+    return _pow_masked(a, b)
+
+
+@jax.custom_vjp
+def _pow_masked(a, b):
+    return jnp.power(a, b)
+
+
+def _pow_fwd(a, b):
+    out = jnp.power(a, b)
+    return out, (a, b, out)
+
+
+def _pow_bwd(res, g):
+    a, b, out = res
+    ga = jnp.where(b == 0, 0.0, g * b * jnp.power(a, b - 1)).astype(a.dtype)
+    gb = jnp.where((a == 0) & (jnp.real(b) >= 0), 0.0, g * out * jnp.log(a)).astype(b.dtype)
+    return _sum_to(ga, a.shape), _sum_to(gb, jnp.shape(b))
+
+
+def _sum_to(g, shape):
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[i + lead] != 1)
+    return jnp.sum(g, axis=axes, keepdims=True).reshape(shape) if axes else g.reshape(shape)
+
+
+_pow_masked.defvjp(_pow_fwd, _pow_bwd)
+
+
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, with torch's type promotion."""
+    return apply(_add, input, other, alpha=alpha) if alpha != 1 else apply(_add, input, other)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """input - alpha * other."""
+    return apply(_sub, input, other, alpha=alpha) if alpha != 1 else apply(_sub, input, other)
+
+
+subtract = sub
+
+
+def rsub(input, other, alpha=1):
+    return apply(_rsub, input, other)
+
+
+def mul(input, other, *, out=None):
+    return apply(_mul, input, other)
+
+
+multiply = mul
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division (integers give the default float) or 'trunc' / 'floor' rounding."""
+    if rounding_mode is None:
+        return apply(_div, input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    return apply(_div_mode, input, other, rounding_mode=rounding_mode)
+
+
+divide = div
+
+
+def true_divide(input, other):
+    return apply(_div, input, other)
+
+
+def floor_divide(input, other):
+    return apply(_div_mode, input, other, rounding_mode="floor")
+
+
+def remainder(input, other):
+    return apply(_remainder, input, other)
+
+
+def neg(input):
+    return apply(_neg, input)
+
+
+negative = neg
+
+
+def pow(input, exponent):
+    """input ** exponent; either may be a Python scalar."""
+    if isinstance(input, Tensor):
+        kind = "tt" if isinstance(exponent, Tensor) else "ts"
+    else:
+        kind = "st"
+    return apply(_pow, input, exponent, kind=kind)
+
+
+# ------------------------------------------------------------------ comparisons and logic
+
+def _cmp(name, f):
+    return defop(name, promote="common", differentiable=False)(f)
+
+
+_eq = _cmp("eq", lambda a, b: a == b)
+_ne = _cmp("ne", lambda a, b: a != b)
+_lt = _cmp("lt", lambda a, b: a < b)
+_le = _cmp("le", lambda a, b: a <= b)
+_gt = _cmp("gt", lambda a, b: a > b)
+_ge = _cmp("ge", lambda a, b: a >= b)
+_land = defop("logical_and", differentiable=False)(
+    lambda a, b: jnp.logical_and(a != 0, b != 0))
+_lor = defop("logical_or", differentiable=False)(lambda a, b: jnp.logical_or(a != 0, b != 0))
+_lxor = defop("logical_xor", differentiable=False)(
+    lambda a, b: jnp.logical_xor(a != 0, b != 0))
+_lnot = defop("logical_not", differentiable=False)(lambda a: a == 0)
+
+
+def _bitwise_check(a):
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        raise RuntimeError(f"\"bitwise_cpu\" not implemented for "
+                           f"'{D.from_jax(a.dtype).name.capitalize()}'")
+
+
+def _bw(name, f):
+    def fn(a, b):
+        _bitwise_check(a)
+        _bitwise_check(b)
+        return f(a, b)
+    return defop(name, promote="common", differentiable=False)(fn)
+
+
+_band = _bw("bitwise_and", jnp.bitwise_and)
+_bor = _bw("bitwise_or", jnp.bitwise_or)
+_bxor = _bw("bitwise_xor", jnp.bitwise_xor)
+
+
+@defop("bitwise_not", differentiable=False)
+def _bnot(a):
+    _bitwise_check(a)
+    return jnp.logical_not(a) if a.dtype == jnp.bool_ else jnp.invert(a)
+
+
+def eq(input, other):
+    return apply(_eq, input, other)
+
+
+def ne(input, other):
+    return apply(_ne, input, other)
+
+
+def lt(input, other):
+    return apply(_lt, input, other)
+
+
+def le(input, other):
+    return apply(_le, input, other)
+
+
+def gt(input, other):
+    return apply(_gt, input, other)
+
+
+def ge(input, other):
+    return apply(_ge, input, other)
+
+
+greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+
+
+def logical_and(input, other):
+    return apply(_land, input, other)
+
+
+def logical_or(input, other):
+    return apply(_lor, input, other)
+
+
+def logical_xor(input, other):
+    return apply(_lxor, input, other)
+
+
+def logical_not(input):
+    return apply(_lnot, input)
+
+
+def bitwise_and(input, other):
+    return apply(_band, input, other)
+
+
+def bitwise_or(input, other):
+    return apply(_bor, input, other)
+
+
+def bitwise_xor(input, other):
+    return apply(_bxor, input, other)
+
+
+def bitwise_not(input):
+    return apply(_bnot, input)
+
+
+# ------------------------------------------------------------------ unary math
+
+@jax.custom_jvp
+def _relu_fn(x):
+    return jnp.maximum(x, 0)
+
+
+_relu_fn.defjvps(lambda g, ans, x: jnp.where(x > 0, g, 0))
+
+
+@jax.custom_jvp
+def _abs_fn(x):
+    return jnp.abs(x)
+
+
+# torch: d|x|/dx = sign(x), 0 at 0
+_abs_fn.defjvps(lambda g, ans, x: g * jnp.sign(x))
+
+
+def _unary(name, f, promote, grad_name):
+    op = defop(name, promote=promote, grad_name=grad_name)(lambda a: f(a))
+
+    def fn(input, *, out=None):
+        return apply(op, input)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}, elementwise."
+    return op, fn
+
+
+_UNARY = {
+    # name: (jax function, promote, torch grad_fn name)
+    "exp": (jnp.exp, "float", "ExpBackward0"),
+    "log": (jnp.log, "float", "LogBackward0"),
+    "tanh": (jnp.tanh, "float", "TanhBackward0"),
+    "sigmoid": (jax.nn.sigmoid, "float", "SigmoidBackward0"),
+    "sqrt": (jnp.sqrt, "float", "SqrtBackward0"),
+    "rsqrt": (jax.lax.rsqrt, "float", "RsqrtBackward0"),
+    "sin": (jnp.sin, "float", "SinBackward0"),
+    "cos": (jnp.cos, "float", "CosBackward0"),
+    "reciprocal": (lambda a: 1 / a, "float", "ReciprocalBackward0"),
+    "relu": (_relu_fn, None, "ReluBackward0"),
+    "abs": (_abs_fn, None, "AbsBackward0"),
+    "square": (lambda a: a * a, None, "PowBackward0"),
+}
+
+_unary_fns = {}
+for _name, (_f, _p, _g) in _UNARY.items():
+    _op, _fn = _unary(_name, _f, _p, _g)
+    _unary_fns[_name] = _fn
+    globals()[_name] = _fn
+    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name + "_", (lambda op: lambda self: apply_(op, self))(_op))
+
+absolute = abs  # noqa: F821  (defined by the loop above)
+Tensor.absolute = Tensor.abs
+
+
+# ------------------------------------------------------------------ Tensor methods and dunders
+
+def _rev(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _inplace(op, **fixed):
+    def fn(self, other, **kw):
+        return apply_(op, self, other, **fixed, **kw)
+    return fn
+
+
+for _n, _f in dict(add=add, sub=sub, mul=mul, div=div, pow=pow, eq=eq, ne=ne, lt=lt, le=le,
+                   gt=gt, ge=ge, neg=neg, remainder=remainder, floor_divide=floor_divide,
+                   true_divide=true_divide, logical_and=logical_and, logical_or=logical_or,
+                   logical_xor=logical_xor, logical_not=logical_not, bitwise_and=bitwise_and,
+                   bitwise_or=bitwise_or, bitwise_xor=bitwise_xor, bitwise_not=bitwise_not,
+                   subtract=sub, multiply=mul, divide=div, negative=neg, greater=gt, less=lt,
+                   greater_equal=ge, less_equal=le, not_equal=ne).items():
+    setattr(Tensor, _n, _f)
+
+
+@method("add_")
+def _add_(self, other, *, alpha=1):
+    return apply_(_add, self, other, alpha=alpha) if alpha != 1 else apply_(_add, self, other)
+
+
+@method("sub_")
+def _sub_(self, other, *, alpha=1):
+    return apply_(_sub, self, other, alpha=alpha) if alpha != 1 else apply_(_sub, self, other)
+
+
+@method("mul_")
+def _mul_(self, other):
+    return apply_(_mul, self, other)
+
+
+@method("div_")
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return apply_(_div, self, other)
+    return apply_(_div_mode, self, other, rounding_mode=rounding_mode)
+
+
+@method("pow_")
+def _pow_(self, exponent):
+    return apply_(_pow, self, exponent, kind="tt" if isinstance(exponent, Tensor) else "ts")
+
+
+@method("neg_")
+def _neg_(self):
+    return apply_(_neg, self)
+
+
+Tensor.__add__ = Tensor.__radd__ = add
+Tensor.__sub__ = sub
+Tensor.__rsub__ = rsub
+Tensor.__mul__ = Tensor.__rmul__ = mul
+Tensor.__truediv__ = div
+Tensor.__floordiv__ = floor_divide
+Tensor.__rfloordiv__ = _rev(floor_divide)
+Tensor.__mod__ = remainder
+Tensor.__rmod__ = _rev(remainder)
+Tensor.__pow__ = pow
+Tensor.__rpow__ = _rev(pow)
+Tensor.__neg__ = neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = abs  # noqa: F821
+Tensor.__eq__ = eq
+Tensor.__ne__ = ne
+Tensor.__lt__ = lt
+Tensor.__le__ = le
+Tensor.__gt__ = gt
+Tensor.__ge__ = ge
+Tensor.__and__ = Tensor.__rand__ = bitwise_and
+Tensor.__or__ = Tensor.__ror__ = bitwise_or
+Tensor.__xor__ = Tensor.__rxor__ = bitwise_xor
+Tensor.__invert__ = bitwise_not
+Tensor.__iadd__ = _add_
+Tensor.__isub__ = _sub_
+Tensor.__imul__ = _mul_
+Tensor.__itruediv__ = _div_
+Tensor.__ipow__ = _pow_
+
+
+def _rtruediv(self, other):
+    # torch: other / self == self.reciprocal() * other (grad_fn MulBackward0)
+    return mul(reciprocal(self), other)  # noqa: F821
+
+
+Tensor.__rtruediv__ = _rtruediv

@@ -1,0 +1,87 @@
+"""Random state: torch's global seed and Generator objects over jax PRNG keys.
+
+Streams are reproducible within torchlike for a seed; they are not bit-equal to torch's
+(see DIFFERENCES.md).
+"""
+from __future__ import annotations
+
+import threading
+
+import jax
+import numpy as np
+
+__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
+           "get_rng_state", "set_rng_state"]
+
+
+class Generator:
+    """A source of random keys: ``Generator().manual_seed(0)``."""
+
+    def __init__(self, device="cpu"):
+        self.device = device
+        self._lock = threading.Lock()
+        self.manual_seed(np.random.SeedSequence().entropy % (2 ** 63))
+
+    def manual_seed(self, seed):
+        seed = int(seed)
+        self._seed = seed
+        self._key = np.asarray(jax.random.key_data(jax.random.key(seed & 0xFFFFFFFFFFFFFFFF
+                                                                    if seed >= 0 else seed)))
+        self._counter = 0
+        return self
+
+    def initial_seed(self):
+        return self._seed
+
+    def seed(self):
+        s = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.manual_seed(s)
+        return s
+
+    def next_key(self):
+        """A fresh jax key; advances the generator's state."""
+        with self._lock:
+            c = self._counter
+            self._counter += 1
+        return jax.random.fold_in(jax.random.wrap_key_data(self._key), c)
+
+    def get_state(self):
+        from ._tensor import Tensor
+        import jax.numpy as jnp
+        state = np.concatenate([self._key.astype(np.uint32).view(np.uint8),
+                                np.array([self._counter], np.int64).view(np.uint8)])
+        return Tensor._make(jnp.asarray(state))
+
+    def set_state(self, state):
+        a = np.asarray(state._data).astype(np.uint8)
+        self._key = a[:-8].view(np.uint32)
+        self._counter = int(a[-8:].view(np.int64)[0])
+        return self
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed the global generator; returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state):
+    default_generator.set_state(state)
+
+
+def next_key(generator=None):
+    return (generator or default_generator).next_key()

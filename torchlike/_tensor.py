@@ -1,0 +1,386 @@
+"""Tensor: a jax array plus torch's autograd metadata. No maths here.
+
+Operators and math methods are attached by the op families in ``torchlike._ops`` (each op is
+declared once there); this file holds data access, metadata, autograd entry points and hooks.
+"""
+from __future__ import annotations
+
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _device
+from . import _dtype as D
+from ._ops import _registry
+from .autograd import grad_mode as _gm
+from .autograd.graph import AccumulateGrad
+from .utils.hooks import RemovableHandle
+
+__all__ = ["Tensor", "Size"]
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with torch's repr."""
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class Tensor:
+    """A torch-style tensor over an immutable jax array.
+
+    >>> t = torchlike.tensor([2.0, 3.0], requires_grad=True)
+    >>> (t * 2).sum().backward(); t.grad
+    tensor([2., 2.])
+    """
+
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_acc",
+                 "_version", "_retains_grad", "_is_inference", "__weakref__", "__dict__")
+
+    # ------------------------------------------------------------ construction
+    def __new__(cls, *args, **kwargs):
+        # torch.Tensor(data) / torch.Tensor(*sizes): the legacy float constructor
+        from ._creation import _legacy_tensor
+        return _legacy_tensor(cls, *args, **kwargs)
+
+    @classmethod
+    def _make(cls, data, node=None, output_nr=0):
+        t = object.__new__(cls)
+        t._data = data
+        t.grad_fn = node
+        t._output_nr = output_nr
+        t._requires_grad = node is not None
+        t._grad = None
+        t._acc = None
+        t._version = 0
+        t._retains_grad = False
+        t._is_inference = _gm._state.inference
+        return t
+
+    def _set_data(self, data):
+        """Replace the array in place (an in-place write): bumps the version counter."""
+        self._data = data
+        self._version += 1
+
+    # ------------------------------------------------------------ metadata
+    @property
+    def dtype(self):
+        return D.from_jax(self._data.dtype)
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return int(np.prod(self._data.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    @property
+    def device(self):
+        return _device.of_array(self._data)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def is_inference(self):
+        return self._is_inference
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    def stride(self, dim=None):
+        s, acc = [], 1
+        for n in reversed(self._data.shape):
+            s.append(acc)
+            acc *= max(n, 1)
+        s = tuple(reversed(s))
+        return s if dim is None else s[_wrap_dim(dim, len(s))]
+
+    def is_contiguous(self, memory_format=None):
+        return True
+
+    # ------------------------------------------------------------ autograd metadata
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` on a leaf; returns self."""
+        requires_grad = bool(requires_grad)
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def data(self):
+        """The same values, detached from autograd."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data if isinstance(value, Tensor) else jnp.asarray(value)
+
+    def _edge(self):
+        """The (node, output_nr) through which gradient flows into this tensor."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        acc = self._acc
+        if acc is None:
+            acc = self._acc = AccumulateGrad(self)
+        return (acc, 0)
+
+    def _hook_node(self):
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return self._edge()
+
+    def register_hook(self, hook):
+        """Register ``hook(grad) -> Tensor or None``, run when this tensor's gradient is computed.
+
+        The hook sees the gradient summed over every use of the tensor; several hooks run in
+        registration order, each seeing the previous one's result. Returns a RemovableHandle.
+
+        >>> h = t.register_hook(lambda g: g * 2)
+        >>> h.remove()
+        """
+        node, nr = self._hook_node()
+        hooks = node._tensor_hooks(nr)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register ``hook(tensor) -> None`` on a leaf, run after ``.grad`` is accumulated."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        acc = self._edge()[0]
+        if acc.post_acc_hooks is None:
+            acc.post_acc_hooks = {}
+        handle = RemovableHandle(acc.post_acc_hooks)
+        acc.post_acc_hooks[handle.id] = hook
+        return handle
+
+    def retain_grad(self):
+        """Keep ``.grad`` for a non-leaf tensor after backward (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        node = self.grad_fn
+        if node.retains is None:
+            node.retains = {}
+        node.retains[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute gradients of this tensor w.r.t. graph leaves (see torch.Tensor.backward)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A new tensor with the same data, outside the graph."""
+        t = Tensor._make(self._data)
+        return t
+
+    def detach_(self):
+        self.grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    # ------------------------------------------------------------ conversion
+    def item(self):
+        """The single value as a Python number."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return np.asarray(self._data).reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._data).tolist()
+
+    def numpy(self, *, force=False):
+        """A numpy copy of the data (torch shares memory; see DIFFERENCES.md)."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return np.array(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self._data)
+        return a.astype(dtype) if dtype is not None else a
+
+    def __jax_array__(self):
+        return self._data
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __index__(self):
+        if self.dtype.category != D._INT or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    # ------------------------------------------------------------ printing
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __hash__(self):
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (np.asarray(self._data), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        t = type(self)._make(self._data)
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        t.__dict__.update(self.__dict__)
+        memo[id(self)] = t
+        return t
+
+
+def _rebuild(array, requires_grad):
+    t = Tensor._make(jnp.asarray(array))
+    t._requires_grad = requires_grad
+    return t
+
+
+def _wrap_dim(dim, ndim):
+    """torch's dim wrapping with its IndexError message."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+_registry._Tensor = Tensor

@@ -1,0 +1,206 @@
+"""``repr``/``str`` of tensors, character for character as PyTorch prints them.
+
+The algorithm follows torch's printing rules (precision 4, linewidth 80, summarise above 1000
+elements with 3 edge items; integer mode, fixed or scientific notation chosen from the nonzero
+finite values), computed on numpy copies of the data.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _dtype as D
+
+
+class _PrintOptions:
+    precision = 4
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode = None
+
+
+PRINT_OPTS = _PrintOptions()
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """torch.set_printoptions."""
+    if profile == "default":
+        PRINT_OPTS.precision, PRINT_OPTS.threshold = 4, 1000
+        PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 3, 80
+    elif profile == "short":
+        PRINT_OPTS.precision, PRINT_OPTS.threshold = 2, 1000
+        PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 2, 80
+    elif profile == "full":
+        PRINT_OPTS.precision, PRINT_OPTS.threshold = 4, math.inf
+        PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 3, 80
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+class _Formatter:
+    def __init__(self, values: np.ndarray, floating: bool):
+        self.floating_dtype = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        flat = values.reshape(-1)
+        p = PRINT_OPTS.precision
+        if not floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(f"{v}"))
+            return
+        vals = flat.astype(np.float64)
+        nz = vals[np.isfinite(vals) & (vals != 0)]
+        if nz.size == 0:
+            return
+        a = np.abs(nz)
+        mn, mx = float(a.min()), float(a.max())
+        self.int_mode = bool(np.all(nz == np.ceil(nz)))
+        self.sci_mode = ((mx / mn > 1000.0 or mx > 1.0e8 or mn < 1.0e-4)
+                         if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode)
+        for v in nz.tolist():
+            if self.sci_mode:
+                s = f"{v:.{p}e}"
+            elif self.int_mode:
+                s = f"{v:.0f}" + "."
+            else:
+                s = f"{v:.{p}f}"
+            self.max_width = max(self.max_width, len(s))
+
+    def width(self):
+        return self.max_width
+
+    def format(self, value):
+        p = PRINT_OPTS.precision
+        if self.floating_dtype:
+            if self.sci_mode:
+                ret = f"{value:{self.max_width}.{p}e}"
+            elif self.int_mode:
+                ret = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    ret += "."
+            else:
+                ret = f"{value:.{p}f}"
+        else:
+            ret = f"{value}"
+        return (self.max_width - len(ret)) * " " + ret
+
+
+def _fmt_val(v, f1, f2):
+    if f2 is None:
+        return f1.format(v)
+    real_str = f1.format(v.real)
+    imag_str = (f2.format(v.imag) + "j").lstrip()
+    if imag_str[0] in "+-":
+        return real_str + imag_str
+    return real_str + "+" + imag_str
+
+
+def _vector_str(a, indent, summarize, f1, f2):
+    element_length = f1.width() + 2
+    if f2 is not None:
+        element_length += f2.width() + 1
+    per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / element_length))
+    e = PRINT_OPTS.edgeitems
+    if summarize and not e:
+        data = ["..."]
+    elif summarize and a.shape[0] > 2 * e:
+        data = ([_fmt_val(v, f1, f2) for v in a[:e].tolist()] + [" ..."]
+                + [_fmt_val(v, f1, f2) for v in a[-e:].tolist()])
+    else:
+        data = [_fmt_val(v, f1, f2) for v in a.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _str_with_formatter(a, indent, summarize, f1, f2):
+    if a.ndim == 0:
+        return _fmt_val(a.item(), f1, f2)
+    if a.ndim == 1:
+        return _vector_str(a, indent, summarize, f1, f2)
+    e = PRINT_OPTS.edgeitems
+    if summarize and a.shape[0] > 2 * e:
+        idx = list(range(e)) + [None] + list(range(a.shape[0] - e, a.shape[0]))
+    else:
+        idx = list(range(a.shape[0]))
+    slices = ["..." if i is None else _str_with_formatter(a[i], indent + 1, summarize, f1, f2)
+              for i in idx]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _summarized(a):
+    e = PRINT_OPTS.edgeitems
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        return np.concatenate([a[:e], a[-e:]]) if a.shape[0] > 2 * e else a
+    if not e:
+        return a[tuple(slice(0, 0) for _ in range(a.ndim))]
+    rows = (list(range(e)) + list(range(a.shape[0] - e, a.shape[0]))
+            if a.shape[0] > 2 * e else range(a.shape[0]))
+    return np.stack([_summarized(a[i]) for i in rows])
+
+
+def _values_str(a: np.ndarray, dt, indent):
+    if a.size == 0:
+        return "[]"
+    summarize = a.size > PRINT_OPTS.threshold
+    src = _summarized(a) if summarize else a
+    if dt.is_complex:
+        f1 = _Formatter(src.real, True)
+        f2 = _Formatter(src.imag, True)
+        return _str_with_formatter(a, indent, summarize, f1, f2)
+    if dt is D.bfloat16 or dt is D.float16:
+        a = a.astype(np.float64)
+        src = src.astype(np.float64)
+    return _str_with_formatter(a, indent, summarize, _Formatter(src, dt.is_floating_point), None)
+
+
+def _add_suffixes(tensor_str, suffixes, indent):
+    parts = [tensor_str]
+    last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
+    for s in suffixes:
+        if last_line_len + len(s) + 2 > PRINT_OPTS.linewidth:
+            parts.append(",\n" + " " * indent + s)
+            last_line_len = indent + len(s)
+        else:
+            parts.append(", " + s)
+            last_line_len += len(s) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def tensor_repr(t, prefix="tensor("):
+    indent = len(prefix)
+    suffixes = []
+    if t.device.type != "cpu":
+        suffixes.append(f"device='{t.device}'")
+    dt = t.dtype
+    default = D.get_default_dtype()
+    has_default = dt in (default, default.to_complex(), D.int64, D.bool)
+    a = np.asarray(t._data)
+    if a.size == 0:
+        if a.ndim != 1:
+            suffixes.append("size=" + str(tuple(a.shape)))
+        if dt is not default:
+            suffixes.append("dtype=" + repr(dt))
+        body = "[]"
+    else:
+        if not has_default:
+            suffixes.append("dtype=" + repr(dt))
+        body = _values_str(a, dt, indent)
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)

@@ -1,0 +1,117 @@
+"""torchlike.autograd: backward, grad, grad modes."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from . import graph as graph
+from .engine import run_backward
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                        set_grad_enabled)
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "graph"]
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    from .._tensor import Tensor
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _make_grads(outputs, grad_outputs, create_graph):
+    from .._tensor import Tensor
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               f"a grad_fn")
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
+                                   f"but got {out.dtype!r}")
+            arr = jnp.ones(out._data.shape, out._data.dtype)
+            grads.append(Tensor._make(arr) if create_graph else arr)
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+        if tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                f"has a shape of {out.shape}.")
+        if create_graph:
+            grads.append(g if g.dtype is out.dtype else g.to(out.dtype))
+        else:
+            arr = g._data
+            grads.append(arr if arr.dtype == out._data.dtype else arr.astype(out._data.dtype))
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate into ``.grad`` the gradients of ``tensors`` w.r.t. the graph leaves."""
+    tensors = _as_list(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grad_tensors = _as_list(grad_tensors) or [None] * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(tensors, grad_tensors, create_graph)
+    inputs = _as_list(inputs)
+    points = None
+    if inputs is not None:
+        if len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        for t in inputs:
+            if not t.requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+        points = [t._edge() + (t,) for t in inputs]
+    roots = [t._edge() for t in tensors]
+    captured = run_backward(roots, grads, retain_graph, create_graph, inputs=points)
+    if inputs is not None:
+        # non-leaf inputs accumulate their captured gradient into .grad, as in torch
+        from .engine import _accumulate
+        for t, g in zip(inputs, captured):
+            if t.grad_fn is not None and g is not None:
+                _accumulate(t, g, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` w.r.t. ``inputs``, as a tuple (no ``.grad`` is touched)."""
+    from .._tensor import Tensor
+    outputs = _as_list(outputs)
+    inputs_l = _as_list(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    grad_outputs = _as_list(grad_outputs) or [None] * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in inputs_l:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outputs, grad_outputs, create_graph)
+    roots = [t._edge() for t in outputs]
+    points = [t._edge() + (t,) for t in inputs_l]
+    res = run_backward(roots, grads, retain_graph, create_graph, inputs=points, capture=True)
+    out = []
+    for t, g in zip(inputs_l, res):
+        if g is None:
+            if materialize_grads:
+                out.append(Tensor._make(jnp.zeros(t._data.shape, t._data.dtype)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
+            out.append(None)
+        else:
+            out.append(g if create_graph else Tensor._make(g))
+    return tuple(out)

@@ -1,0 +1,90 @@
+"""torchlike.nn.init: in-place initialisers with torch's bounds (run under no_grad)."""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from .. import _random
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
+           "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_"]
+
+
+def calculate_gain(nonlinearity, param=None):
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _fans(t):
+    if t.ndim < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         "dimensions")
+    rf = 1
+    for s in t.shape[2:]:
+        rf *= s
+    return t.shape[1] * rf, t.shape[0] * rf
+
+
+def _write(t, arr, generator=None):
+    t._set_data(arr.astype(t._data.dtype))
+    return t
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    k = _random.next_key(generator)
+    return _write(tensor, jax.random.uniform(k, tensor._data.shape, jnp.float64, a, b))
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    k = _random.next_key(generator)
+    return _write(tensor, mean + std * jax.random.normal(k, tensor._data.shape, jnp.float64))
+
+
+def constant_(tensor, val):
+    return _write(tensor, jnp.full(tensor._data.shape, val))
+
+
+def zeros_(tensor):
+    return constant_(tensor, 0)
+
+
+def ones_(tensor):
+    return constant_(tensor, 1)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    fan_in, fan_out = _fans(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    fan_in, fan_out = _fans(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return normal_(tensor, 0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _fans(tensor)
+    a = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _fans(tensor)
+    return normal_(tensor, 0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)

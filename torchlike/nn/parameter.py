@@ -1,0 +1,51 @@
+"""nn.Parameter: a leaf Tensor that Modules register as a parameter."""
+from __future__ import annotations
+
+from .._tensor import Tensor
+from .._tensor_str import tensor_repr
+
+__all__ = ["Parameter"]
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module parameter; ``requires_grad=True`` by default."""
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            from .._creation import empty
+            data = empty(0)
+        p = object.__new__(cls)
+        for s in ("_data",):
+            setattr(p, s, data._data)
+        p.grad_fn = None
+        p._output_nr = 0
+        p._grad = None
+        p._acc = None
+        p._version = 0
+        p._retains_grad = False
+        p._is_inference = False
+        p._requires_grad = False
+        if requires_grad:
+            p.requires_grad_(True)
+        return p
+
+    def __repr__(self):
+        return "Parameter containing:\n" + tensor_repr(self)
+
+    def __reduce_ex__(self, proto):
+        import numpy as np
+        return (_rebuild_parameter, (np.asarray(self._data), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        p = Parameter(Tensor._make(self._data), self._requires_grad)
+        if self._grad is not None:
+            p._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = p
+        return p
+
+
+def _rebuild_parameter(array, requires_grad):
+    import jax.numpy as jnp
+    return Parameter(Tensor._make(jnp.asarray(array)), requires_grad)

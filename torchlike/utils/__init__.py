@@ -1,0 +1,2 @@
+"""torchlike.utils: hooks and data loading helpers."""
+from . import hooks as hooks
