@@ -11,6 +11,7 @@ Tensors and each backward runs as a recorded op, so the gradients are differenti
 from __future__ import annotations
 
 import heapq
+import itertools
 
 import jax.numpy as jnp
 
@@ -161,13 +162,16 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
             if e is not None and (keep is None or e[0] in keep):
                 deps[e[0]] = deps.get(e[0], 0) + 1
 
-    ready = [(-n.seq, n) for n in root_nodes if deps.get(n, 0) == 0 and (keep is None or n in keep)]
+    # newest node first; ties (leaves) in the order they became ready
+    tick = itertools.count()
+    ready = [(-n.seq, next(tick), n) for n in root_nodes
+             if deps.get(n, 0) == 0 and (keep is None or n in keep)]
     heapq.heapify(ready)
     T = _T()
 
     with _gm.set_grad_enabled(create_graph):
         while ready:
-            _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[2]
             buf = buffers.pop(node, None) or [None] * max(len(node.out_meta), 1)
 
             # 1. tensor hooks per output, in registration order; 2. retained .grad (after hooks)
@@ -193,7 +197,7 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
 
             # 3. the node's backward
             if all(b is None for b in buf):
-                _release_children(node, deps, ready, keep)
+                _release_children(node, deps, ready, keep, tick)
                 continue
             node.check_alive()
             cots = tuple(b if b is not None else _zeros(m, create_graph)
@@ -225,14 +229,14 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                 if cb is None:
                     cb = buffers[child] = [None] * max(len(child.out_meta), 1)
                 cb[nr] = _add(cb[nr], g)
-            _release_children(node, deps, ready, keep)
+            _release_children(node, deps, ready, keep, tick)
 
     if inputs is not None:
         return [captured.get(i) for i in range(len(inputs))]
     return None
 
 
-def _release_children(node, deps, ready, keep):
+def _release_children(node, deps, ready, keep, tick):
     for e in node.next_edges:
         if e is None:
             continue
@@ -242,7 +246,7 @@ def _release_children(node, deps, ready, keep):
         d = deps[child] - 1
         deps[child] = d
         if d == 0:
-            heapq.heappush(ready, (-child.seq, child))
+            heapq.heappush(ready, (-child.seq, next(tick), child))
 
 
 def _run_accumulate(node, g, create_graph):

@@ -9,6 +9,7 @@ from ..utils.hooks import RemovableHandle
 __all__ = ["Node"]
 
 _seq = itertools.count()
+_ACC_SEQ = 2 ** 62
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -97,6 +98,8 @@ class AccumulateGrad(Node):
                          ((tuple(tensor.shape), tensor._data.dtype),), saves=False)
         self.variable_ref = weakref.ref(tensor)
         self.post_acc_hooks = None
+        # as in torch, leaves accumulate as soon as they are ready (highest priority)
+        self.seq = _ACC_SEQ
 
     @property
     def variable(self):

@@ -1,0 +1,357 @@
+"""Hook and autograd semantics against torch.
+
+Each scenario is written once against a module ``m`` (torch or torchlike) and returns a log of
+events; the logs (which include tensor reprs) must be identical.
+"""
+import pytest
+import torch
+
+import torchlike
+
+SCENARIOS = []
+
+
+def scenario(fn):
+    SCENARIOS.append(fn)
+    return fn
+
+
+@scenario
+def hook_sees_sum_over_all_uses_including_earlier(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 2          # used before the hook is registered
+    x.register_hook(lambda g: log.append(("x", repr(g))))
+    b = x * x
+    (a + b).sum().backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def non_leaf_hook_sees_sum_over_uses(m):
+    log = []
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 3
+    u = y.exp()
+    y.register_hook(lambda g: log.append(("y", repr(g))))
+    v = y * 2
+    (u.sum() + v.sum()).backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def hooks_run_in_order_each_sees_previous(m):
+    log = []
+    x = m.tensor([1.0, -1.0], requires_grad=True)
+    x.register_hook(lambda g: (log.append(("h1", repr(g))), g * 10)[1])
+    x.register_hook(lambda g: log.append(("h2", repr(g))))
+    x.register_hook(lambda g: (log.append(("h3", repr(g))), g + 1)[1])
+    (x * 2).sum().backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def non_leaf_replacement_flows_downstream(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: g * 0 + 5)
+    y.sum().backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def retain_grad_sees_hooked_grad_even_if_registered_first(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: g * 3)
+    (y * y).sum().backward()
+    log += [repr(y.grad), repr(x.grad), y.retains_grad, x.retains_grad]
+    return log
+
+
+@scenario
+def leaf_hook_changes_dot_grad(m):
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x.register_hook(lambda g: g * 2)
+    (x ** 2).sum().backward()
+    return [repr(x.grad)]
+
+
+@scenario
+def remove_before_backward_and_twice(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    h = x.register_hook(lambda g: log.append("called"))
+    h.remove()
+    h.remove()
+    (x * 3).sum().backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def remove_from_inside_hook(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    handles = []
+
+    def once(g):
+        log.append(("once", repr(g)))
+        handles[0].remove()
+
+    handles.append(x.register_hook(once))
+    y = (x * 3).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def hooks_fire_on_every_backward_with_retain_graph(m):
+    log = []
+    x = m.tensor([2.0], requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: log.append(("y", repr(g))))
+    x.register_hook(lambda g: log.append(("x", repr(g))))
+    z = y.sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def hooks_fire_in_autograd_grad(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.register_hook(lambda g: (log.append(("y", repr(g))), g * 2)[1])
+    x.register_hook(lambda g: (log.append(("x", repr(g))), g + 1)[1])
+    (g,) = m.autograd.grad(y.sum(), x)
+    log += [repr(g), x.grad is None]
+    return log
+
+
+@scenario
+def hook_on_input_of_autograd_grad_nonleaf(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 4
+    y.register_hook(lambda g: (log.append(("y", repr(g))), g * 2)[1])
+    (g,) = m.autograd.grad((y * y).sum(), y)
+    log.append(repr(g))
+    return log
+
+
+@scenario
+def post_accumulate_grad_hook(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: log.append(("pre", repr(g))))
+    x.register_post_accumulate_grad_hook(
+        lambda t: log.append(("post", repr(t.grad), m.is_grad_enabled())))
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def hook_order_across_tensors(m):
+    log = []
+    a = m.tensor([1.0], requires_grad=True)
+    b = m.tensor([2.0], requires_grad=True)
+    c = a * b
+    d = c * 2
+    e = d + a
+    for name, t in (("a", a), ("b", b), ("c", c), ("d", d), ("e", e)):
+        t.register_hook(lambda g, name=name: log.append(name))
+    e.sum().backward()
+    return log
+
+
+@scenario
+def accumulation_across_backward_calls(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    g0 = None
+    (x * 2).sum().backward()
+    g0 = x.grad
+    (x * x).sum().backward()
+    return [repr(x.grad), g0 is x.grad]
+
+
+@scenario
+def retain_grad_accumulates(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    z = y.sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    return [repr(y.grad)]
+
+
+@scenario
+def backward_inputs_argument(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    w = m.tensor([3.0, 4.0], requires_grad=True)
+    y = x * w
+    y.sum().backward(inputs=[x])
+    return [repr(x.grad), w.grad is None]
+
+
+@scenario
+def autograd_grad_multiple(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    w = m.tensor([3.0, 4.0], requires_grad=True)
+    z = (x * w).sum() + (x ** 3).sum()
+    gx, gw = m.autograd.grad(z, (x, w))
+    u = m.tensor([5.0], requires_grad=True)
+    gu = m.autograd.grad((x * 2).sum(), [x, u], allow_unused=True)
+    return [repr(gx), repr(gw), repr(gu[0]), gu[1], x.grad]
+
+
+@scenario
+def gradient_argument_for_nonscalar(m):
+    x = m.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * x
+    y.backward(m.tensor([[1.0, 0.5], [0.0, 2.0]]))
+    return [repr(x.grad)]
+
+
+@scenario
+def second_order_create_graph(m):
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x ** 3).sum()
+    (g,) = m.autograd.grad(y, x, create_graph=True)
+    log = [repr(g.detach()), g.requires_grad]
+    (h,) = m.autograd.grad(g.sum(), x)
+    log.append(repr(h))
+    g2 = m.autograd.grad((x.sin() * x).sum(), x, create_graph=True)[0]
+    g2.sum().backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def third_order(m):
+    x = m.tensor(1.5, requires_grad=True)
+    y = x.exp() * x ** 4
+    g1 = m.autograd.grad(y, x, create_graph=True)[0]
+    g2 = m.autograd.grad(g1, x, create_graph=True)[0]
+    g3 = m.autograd.grad(g2, x)[0]
+    return [f"{g1.item():.2f}", f"{g2.item():.2f}", f"{g3.item():.2f}"]
+
+
+@scenario
+def hook_under_create_graph(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: g * x)
+    (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+    (h,) = m.autograd.grad(g.sum(), x)
+    return [repr(g.detach()), repr(h)]
+
+
+@scenario
+def detach_and_requires_grad(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    log = [d.requires_grad, d.is_leaf, y.is_leaf, x.is_leaf, repr(d)]
+    z = m.tensor([1.0]).requires_grad_()
+    log += [z.requires_grad, z.is_leaf, repr(z)]
+    y.detach_()
+    log += [y.requires_grad, y.grad_fn is None]
+    return log
+
+
+@scenario
+def no_grad_and_friends(m):
+    x = m.tensor([1.0], requires_grad=True)
+    log = []
+    with m.no_grad():
+        y = x * 2
+        log.append((y.requires_grad, m.is_grad_enabled()))
+        with m.enable_grad():
+            z = x * 2
+            log.append((z.requires_grad, m.is_grad_enabled()))
+    log.append(m.is_grad_enabled())
+    with m.set_grad_enabled(False):
+        log.append((x * 2).requires_grad)
+    m.set_grad_enabled(False)
+    log.append((x * 2).requires_grad)
+    m.set_grad_enabled(True)
+    log.append((x * 2).requires_grad)
+
+    @m.no_grad()
+    def f(t):
+        return t * 2
+
+    log.append(f(x).requires_grad)
+    with m.inference_mode():
+        w = x * 2
+        log.append((w.requires_grad, m.is_grad_enabled()))
+    log.append(m.is_grad_enabled())
+    return log
+
+
+@scenario
+def backward_twice_on_graph_without_saved_tensors(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = (x + 1).sum()
+    y.backward()
+    y.backward()
+    return [repr(x.grad)]
+
+
+@scenario
+def grad_fn_names_and_reprs(m):
+    x = m.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    return [repr(x * 2), repr(x + 1), repr(x - 1), repr(2 - x), repr(x / 2), repr(x @ x),
+            repr(x.sum()), repr(x.sum(0)), repr(x.mean()), repr((x / 4).exp()), repr(x.tanh()),
+            repr(x.sigmoid()), repr(x.relu()), repr(x.t()), repr(x.view(4)), repr(x[0]),
+            repr(x[:, 1:]), repr(x.unsqueeze(0)), repr(x.norm()), repr(x ** 2),
+            repr(x.log()), repr(x.transpose(0, 1)), repr(x.reshape(-1))]
+
+
+@scenario
+def multi_root_backward(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y * y
+    m.autograd.backward([y.sum(), z.sum()])
+    return [repr(x.grad)]
+
+
+@pytest.mark.parametrize("fn", SCENARIOS, ids=lambda f: f.__name__)
+def test_semantics_match_torch(fn):
+    expected = fn(torch)
+    got = fn(torchlike)
+    assert got == expected
+
+
+def test_grad_mode_is_thread_local():
+    import threading
+    seen = []
+    with torchlike.no_grad():
+        t = threading.Thread(target=lambda: seen.append(torchlike.is_grad_enabled()))
+        t.start()
+        t.join()
+        seen.append(torchlike.is_grad_enabled())
+    assert seen == [True, False]
+
+
+def test_hook_on_tensor_without_grad_raises():
+    from oracle import check_raises
+    import numpy as np
+    check_raises(lambda m, x: x.register_hook(lambda g: g), np.ones(2, np.float32),
+                 match="cannot register a hook on a tensor that doesn't require gradient")
