@@ -172,7 +172,7 @@ class Tensor:
             return self
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients")
+                "only Tensors of floating point dtype can require gradients")
         self._requires_grad = requires_grad
         return self
 
@@ -339,7 +339,8 @@ class Tensor:
         from ._tensor_str import tensor_repr
         return tensor_repr(self)
 
-    __str__ = __repr__
+    def __str__(self):
+        return self.__repr__()
 
     def __hash__(self):
         return id(self)

@@ -102,15 +102,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     points = [t._edge() + (t,) for t in inputs_l]
     res = run_backward(roots, grads, retain_graph, create_graph, inputs=points, capture=True)
     out = []
-    for t, g in zip(inputs_l, res):
+    for idx, (t, g) in enumerate(zip(inputs_l, res)):
         if g is None:
             if materialize_grads:
                 out.append(Tensor._make(jnp.zeros(t._data.shape, t._data.dtype)))
                 continue
             if not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior.")
+                    f"The differentiated Tensor at index {idx} appears to not have been used in "
+                    f"the graph. Set allow_unused=True if this is the desired behavior.")
             out.append(None)
         else:
             out.append(g if create_graph else Tensor._make(g))
