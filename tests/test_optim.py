@@ -1,0 +1,281 @@
+"""torchlike.optim against torch.optim: same params, same gradient sequence, 50 steps."""
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from torchlike.optim import optimizer as _opt_mod
+
+SHAPES = [(3, 4), (4,), (2, 1, 3)]
+STEPS = 50
+R = np.random.default_rng(1234)
+P0 = [R.standard_normal(s).astype(np.float32) for s in SHAPES]
+GRADS = [[R.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in range(STEPS)]
+
+CASES = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.01)),
+    ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.5, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
+    ("Adam", dict(lr=0.01, amsgrad=True)),
+    ("Adam", dict(lr=0.01, amsgrad=True, maximize=True, weight_decay=0.05)),
+    ("Adam", dict(lr=0.01, weight_decay=0.05, decoupled_weight_decay=True)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    ("AdamW", dict(lr=0.01, maximize=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, centered=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9)),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5, weight_decay=0.1, alpha=0.9)),
+    ("RMSprop", dict(lr=0.01, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5)),
+    ("Adagrad", dict(lr=0.1, maximize=True, eps=1e-6)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    ("Adadelta", dict(maximize=True)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("Adamax", dict(maximize=True)),
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("NAdam", dict(maximize=True)),
+    ("RAdam", dict()),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(maximize=True, betas=(0.9, 0.9))),
+]
+
+
+def _ids(c):
+    return c[0] + "-" + "-".join(f"{k}={v}" for k, v in c[1].items())
+
+
+def _np(t):
+    # always a copy: torchlike.tensor(ndarray) may alias the numpy buffer (see final report)
+    if isinstance(t, torch.Tensor):
+        return t.detach().numpy().copy()
+    return np.array(t.detach()._data)
+
+
+def make(m, name, kwargs, groups=None):
+    ps = [m.tensor(a.copy(), requires_grad=True) for a in P0]
+    cls = getattr(m.optim, name)
+    if groups is None:
+        opt = cls(ps, **kwargs)
+    else:
+        opt = cls([{"params": ps[:1], **groups}, {"params": ps[1:]}], **kwargs)
+    return ps, opt
+
+
+def run(m, ps, opt, steps):
+    for t in steps:
+        for p, g in zip(ps, GRADS[t]):
+            p.grad = m.tensor(g)
+        opt.step()
+
+
+def assert_params(lps, tps, rtol=2e-5, atol=2e-6):
+    for i, (a, b) in enumerate(zip(lps, tps)):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol, err_msg=f"param {i}")
+
+
+def assert_state(lopt, topt, rtol=2e-5, atol=2e-6):
+    lsd, tsd = lopt.state_dict(), topt.state_dict()
+    assert lsd["param_groups"] == tsd["param_groups"]
+    assert list(lsd["state"]) == list(tsd["state"])
+    for k in tsd["state"]:
+        ls, ts = lsd["state"][k], tsd["state"][k]
+        assert list(ls) == list(ts), f"state keys {list(ls)} != torch {list(ts)}"
+        for name in ts:
+            a, b = ls[name], ts[name]
+            if isinstance(b, torch.Tensor):
+                assert isinstance(a, torchlike.Tensor), name
+                assert str(a.dtype) == str(b.dtype), f"{name}: {a.dtype} != {b.dtype}"
+                assert tuple(a.shape) == tuple(b.shape), name
+                np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol, err_msg=name)
+            else:
+                assert a == b, name
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_50_steps_match_torch(case):
+    name, kw = case
+    tps, topt = make(torch, name, kw)
+    lps, lopt = make(torchlike, name, kw)
+    run(torch, tps, topt, range(STEPS))
+    run(torchlike, lps, lopt, range(STEPS))
+    assert_params(lps, tps)
+    assert_state(lopt, topt)
+    for p in lps:
+        assert p.requires_grad and p.grad_fn is None and p.is_leaf
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[1].get("lr") != 0.1 or True][::3],
+                         ids=_ids)
+def test_state_dict_round_trip_and_resume(case):
+    """25 steps, state_dict, a fresh optimizer loads it, 25 more == 50 straight in torch."""
+    name, kw = case
+    tps, topt = make(torch, name, kw)
+    run(torch, tps, topt, range(STEPS))
+    lps, lopt = make(torchlike, name, kw)
+    run(torchlike, lps, lopt, range(25))
+    sd = copy.deepcopy(lopt.state_dict())
+    lps2 = [torchlike.tensor(_np(p), requires_grad=True) for p in lps]
+    lopt2 = getattr(torchlike.optim, name)(lps2, **kw)
+    lopt2.load_state_dict(sd)
+    run(torchlike, lps2, lopt2, range(25, STEPS))
+    assert_params(lps2, tps)
+    assert_state(lopt2, topt)
+
+
+@pytest.mark.parametrize("name,kw", [("Adam", dict(lr=0.01, amsgrad=True)),
+                                     ("SGD", dict(lr=0.1, momentum=0.9)),
+                                     ("NAdam", dict()), ("RMSprop", dict(centered=True,
+                                                                         momentum=0.5))])
+def test_load_torch_state_dict(name, kw):
+    """A state_dict made by real torch loads into torchlike's optimizer and continues."""
+    tps, topt = make(torch, name, kw)
+    run(torch, tps, topt, range(20))
+    tsd = topt.state_dict()
+    conv = {"state": {k: {n: (torchlike.tensor(v.numpy().copy()) if isinstance(v, torch.Tensor) else v)
+                          for n, v in s.items()} for k, s in tsd["state"].items()},
+            "param_groups": copy.deepcopy(tsd["param_groups"])}
+    lps = [torchlike.tensor(_np(p), requires_grad=True) for p in tps]
+    lopt = getattr(torchlike.optim, name)(lps, **kw)
+    lopt.load_state_dict(conv)
+    run(torch, tps, topt, range(20, 40))
+    run(torchlike, lps, lopt, range(20, 40))
+    assert_params(lps, tps)
+    assert_state(lopt, topt)
+
+
+def test_param_groups_per_group_options():
+    for name, kw, gkw in [("SGD", dict(lr=0.1, momentum=0.9), dict(lr=0.01, momentum=0.5)),
+                          ("Adam", dict(lr=0.01), dict(lr=0.1, betas=(0.5, 0.9),
+                                                       amsgrad=True))]:
+        tps, topt = make(torch, name, kw, groups=gkw)
+        lps, lopt = make(torchlike, name, kw, groups=gkw)
+        run(torch, tps, topt, range(30))
+        run(torchlike, lps, lopt, range(30))
+        assert_params(lps, tps)
+        assert_state(lopt, topt)
+
+
+def test_lr_change_matches_and_does_not_retrace():
+    tps, topt = make(torch, "Adam", dict(lr=0.01))
+    lps, lopt = make(torchlike, "Adam", dict(lr=0.01))
+    run(torch, tps, topt, range(3))
+    run(torchlike, lps, lopt, range(3))
+    fn = next(f for (k, fl), f in _opt_mod._JIT_CACHE.items()
+              if k is torchlike.optim.Adam._update and dict(fl) == dict(
+                  amsgrad=False, maximize=False, wd=False, decoupled=False))
+    n = fn._cache_size()
+    for t in range(3, 20):
+        for o in (topt, lopt):
+            for g in o.param_groups:
+                g["lr"] = 0.01 * (0.9 ** t)
+                g["betas"] = (0.9 - 0.01 * t, 0.999)
+        run(torch, tps, topt, [t])
+        run(torchlike, lps, lopt, [t])
+    assert fn._cache_size() == n
+    assert_params(lps, tps)
+
+
+def test_add_param_group_and_missing_grads():
+    tps, topt = make(torch, "SGD", dict(lr=0.1, momentum=0.9))
+    lps, lopt = make(torchlike, "SGD", dict(lr=0.1, momentum=0.9))
+    textra = torch.tensor(P0[0].copy(), requires_grad=True)
+    lextra = torchlike.tensor(P0[0].copy(), requires_grad=True)
+    topt.add_param_group({"params": textra, "lr": 0.3})
+    lopt.add_param_group({"params": lextra, "lr": 0.3})
+    for t in range(10):
+        for m, ps, extra, opt in ((torch, tps, textra, topt), (torchlike, lps, lextra, lopt)):
+            for i, (p, g) in enumerate(zip(ps, GRADS[t])):
+                p.grad = None if (i == 1 and t % 3 == 0) else m.tensor(g)
+            extra.grad = m.tensor(GRADS[t][0] * 2)
+            opt.step()
+    assert_params(lps + [lextra], tps + [textra])
+    assert_state(lopt, topt)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        lopt.add_param_group({"params": [lps[0]]})
+
+
+def test_zero_grad():
+    lps, lopt = make(torchlike, "SGD", dict(lr=0.1))
+    for p, g in zip(lps, GRADS[0]):
+        p.grad = torchlike.tensor(g)
+    lopt.zero_grad(set_to_none=False)
+    assert all(np.all(_np(p.grad) == 0) for p in lps)
+    lopt.zero_grad()
+    assert all(p.grad is None for p in lps)
+
+
+def test_step_does_not_record_and_bumps_version():
+    lps, lopt = make(torchlike, "Adam", dict(lr=0.1))
+    v0 = [p._version for p in lps]
+    run(torchlike, lps, lopt, [0])
+    assert all(p._version > v for p, v in zip(lps, v0))
+    assert all(p.grad_fn is None for p in lps)
+
+
+def test_closure_and_real_training():
+    """A small regression problem trained with backward(): same loss curve as torch."""
+    X = R.standard_normal((32, 5)).astype(np.float32)
+    w_true = R.standard_normal((5, 1)).astype(np.float32)
+    Y = X @ w_true
+    W0 = R.standard_normal((5, 1)).astype(np.float32) * 0.1
+    losses = {}
+    for m in (torch, torchlike):
+        w = m.tensor(W0.copy(), requires_grad=True)
+        x, y = m.tensor(X), m.tensor(Y)
+        opt = m.optim.Adam([w], lr=0.05)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((x @ w - y) ** 2).mean()
+            loss.backward()
+            return loss
+        losses[m.__name__] = [float(opt.step(closure)) for _ in range(30)]
+    np.testing.assert_allclose(losses["torchlike"], losses["torch"], rtol=1e-4, atol=1e-6)
+    assert losses["torchlike"][-1] < losses["torchlike"][0]
+
+
+def test_constructor_errors_like_torch():
+    p = [torchlike.tensor([1.0], requires_grad=True)]
+    for m, ps in ((torch, [torch.tensor([1.0], requires_grad=True)]), (torchlike, p)):
+        with pytest.raises(ValueError, match="Invalid learning rate"):
+            m.optim.SGD(ps, lr=-1)
+        with pytest.raises(ValueError, match="Nesterov momentum requires"):
+            m.optim.SGD(ps, lr=0.1, nesterov=True)
+        with pytest.raises(ValueError, match="Invalid beta parameter at index 1"):
+            m.optim.Adam(ps, betas=(0.9, 1.0))
+        with pytest.raises(ValueError, match="empty parameter list"):
+            m.optim.Adam([])
+        with pytest.raises(TypeError, match="iterable of Tensors or dicts"):
+            m.optim.Adam(ps[0])
+        with pytest.raises(TypeError, match="can only optimize Tensors"):
+            m.optim.Adam([1.0])
+        with pytest.raises(ValueError, match="non-leaf"):
+            m.optim.Adam([ps[0] * 2])
+
+
+def test_float64_params():
+    for name, kw in [("Adam", dict(lr=0.01, amsgrad=True)), ("RMSprop", dict(centered=True))]:
+        res = {}
+        for m in (torch, torchlike):
+            ps = [m.tensor(a.astype(np.float64), requires_grad=True) for a in P0]
+            opt = getattr(m.optim, name)(ps, **kw)
+            for t in range(20):
+                for p, g in zip(ps, GRADS[t]):
+                    p.grad = m.tensor(g.astype(np.float64))
+                opt.step()
+            res[m.__name__] = ps
+            assert str(ps[0].dtype) == "torch.float64"
+        assert_params(res["torchlike"], res["torch"], rtol=1e-10, atol=1e-12)

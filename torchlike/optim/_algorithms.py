@@ -1,0 +1,521 @@
+"""The optimizers. Each ``_update`` is a pure function of a whole parameter group (see
+``optimizer.py``), written to follow torch's single-tensor CPU implementation op for op, with
+Python-float hyperparameter arithmetic done in float64 and cast to the parameter dtype where
+torch would cast a Python scalar."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from .optimizer import Optimizer, cast, lerp, _zero_scalar
+
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
+
+F64 = jnp.float64
+
+
+def _check(cond, msg):
+    if not cond:
+        raise ValueError(msg)
+
+
+def _zeros_like(p):
+    return Tensor._make(jnp.zeros_like(p._data))
+
+
+def _check_lr_eps_wd(lr, eps=0.0, weight_decay=0.0):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    _check(0.0 <= lr, f"Invalid learning rate: {lr}")
+    _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+    _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+
+
+def _check_betas(betas):
+    _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+    _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+def _step(step):
+    step = step + 1
+    return step, step.astype(F64)
+
+
+def _decay(p, g, hp, wd, decoupled=False):
+    """Weight decay as torch applies it: ``grad + wd * param`` or decoupled ``param * (1-lr*wd)``."""
+    if not wd:
+        return p, g
+    if decoupled:
+        return p * cast(1 - hp["lr"] * hp["weight_decay"], p), g
+    return p, g + cast(hp["weight_decay"], p) * p
+
+
+class _BetasMixin:
+    def _hp(self, group):
+        hp = super()._hp(group)
+        hp["beta1"], hp["beta2"] = (jnp.float64(b) for b in group["betas"])
+        return hp
+
+
+# ---------------------------------------------------------------------------- SGD
+class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with (Nesterov) momentum."""
+
+    _hp_keys = ("lr", "momentum", "dampening", "weight_decay")
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def _flags(self, group):
+        return (("use_momentum", group["momentum"] != 0), ("wd", group["weight_decay"] != 0),
+                ("nesterov", bool(group["nesterov"])), ("maximize", bool(group["maximize"])))
+
+    def _state_keys_for(self, group):
+        return ("momentum_buffer",) if group["momentum"] != 0 else ()
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, use_momentum, wd, nesterov, maximize):
+        new_p, new_buf = [], []
+        bufs = state.get("momentum_buffer", [None] * len(params))
+        for p, g, buf in zip(params, grads, bufs):
+            g = -g if maximize else g
+            p, g = _decay(p, g, hp, wd)
+            if use_momentum:
+                if buf is None:
+                    buf = g
+                else:
+                    buf = buf * cast(hp["momentum"], p) + cast(1 - hp["dampening"], p) * g
+                g = g + cast(hp["momentum"], p) * buf if nesterov else buf
+            new_p.append(p + cast(-hp["lr"], p) * g)
+            new_buf.append(buf)
+        return new_p, ({"momentum_buffer": new_buf} if use_momentum else {})
+
+
+# ---------------------------------------------------------------------------- Adam / AdamW
+class Adam(_BetasMixin, Optimizer):
+    """Adam (``decoupled_weight_decay=True`` gives AdamW), with amsgrad and maximize."""
+
+    _hp_keys = ("lr", "eps", "weight_decay")
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check_lr_eps_wd(lr, eps, weight_decay)
+        _check_betas(betas)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _flags(self, group):
+        return (("amsgrad", bool(group["amsgrad"])), ("maximize", bool(group["maximize"])),
+                ("wd", group["weight_decay"] != 0),
+                ("decoupled", bool(group.get("decoupled_weight_decay", False))))
+
+    def _state_keys_for(self, group):
+        keys = ("step", "exp_avg", "exp_avg_sq")
+        return keys + ("max_exp_avg_sq",) if group["amsgrad"] else keys
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["exp_avg"] = _zeros_like(p)
+            st["exp_avg_sq"] = _zeros_like(p)
+            if group["amsgrad"]:
+                st["max_exp_avg_sq"] = _zeros_like(p)
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, amsgrad, maximize, wd, decoupled):
+        b1, b2 = hp["beta1"], hp["beta2"]
+        out = {"step": [], "exp_avg": [], "exp_avg_sq": []}
+        if amsgrad:
+            out["max_exp_avg_sq"] = []
+        new_p = []
+        for i, (p, g) in enumerate(zip(params, grads)):
+            g = -g if maximize else g
+            step, s = _step(state["step"][i])
+            p, g = _decay(p, g, hp, wd, decoupled)
+            m = lerp(state["exp_avg"][i], g, 1 - b1)
+            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
+            bc1 = 1 - b1 ** s
+            bc2 = 1 - b2 ** s
+            step_size = hp["lr"] / bc1
+            bc2_sqrt = jnp.sqrt(bc2)
+            if amsgrad:
+                vmax = jnp.maximum(state["max_exp_avg_sq"][i], v)
+                out["max_exp_avg_sq"].append(vmax)
+                denom = jnp.sqrt(vmax) / cast(bc2_sqrt, p) + cast(hp["eps"], p)
+            else:
+                denom = jnp.sqrt(v) / cast(bc2_sqrt, p) + cast(hp["eps"], p)
+            new_p.append(p + cast(-step_size, p) * m / denom)
+            out["step"].append(step)
+            out["exp_avg"].append(m)
+            out["exp_avg_sq"].append(v)
+        return new_p, out
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default 1e-2)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for g in self.param_groups:
+            g["decoupled_weight_decay"] = True
+
+
+# ---------------------------------------------------------------------------- RMSprop
+class RMSprop(Optimizer):
+    """RMSprop, optionally centered and with momentum."""
+
+    _hp_keys = ("lr", "alpha", "eps", "weight_decay", "momentum")
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _check_lr_eps_wd(lr, eps, 0.0)
+        _check(0.0 <= momentum, f"Invalid momentum value: {momentum}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check(0.0 <= alpha, f"Invalid alpha value: {alpha}")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _flags(self, group):
+        return (("centered", bool(group["centered"])), ("use_momentum", group["momentum"] > 0),
+                ("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
+
+    def _state_keys_for(self, group):
+        keys = ("step", "square_avg")
+        if group["momentum"] > 0:
+            keys += ("momentum_buffer",)
+        if group["centered"]:
+            keys += ("grad_avg",)
+        return keys
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["square_avg"] = _zeros_like(p)
+            if group["momentum"] > 0:
+                st["momentum_buffer"] = _zeros_like(p)
+            if group["centered"]:
+                st["grad_avg"] = _zeros_like(p)
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, centered, use_momentum, wd, maximize):
+        out = {k: [] for k in state}
+        new_p = []
+        a = hp["alpha"]
+        for i, (p, g) in enumerate(zip(params, grads)):
+            g = -g if maximize else g
+            step, _ = _step(state["step"][i])
+            p, g = _decay(p, g, hp, wd)
+            sq = state["square_avg"][i] * cast(a, p) + cast(1 - a, p) * g * g
+            if centered:
+                ga = lerp(state["grad_avg"][i], g, 1 - a)
+                out["grad_avg"].append(ga)
+                avg = jnp.sqrt(sq + cast(-1.0, p) * ga * ga)
+            else:
+                avg = jnp.sqrt(sq)
+            avg = avg + cast(hp["eps"], p)
+            if use_momentum:
+                buf = state["momentum_buffer"][i] * cast(hp["momentum"], p) + g / avg
+                out["momentum_buffer"].append(buf)
+                p = p + cast(-hp["lr"], p) * buf
+            else:
+                p = p + cast(-hp["lr"], p) * g / avg
+            new_p.append(p)
+            out["step"].append(step)
+            out["square_avg"].append(sq)
+        return new_p, out
+
+
+# ---------------------------------------------------------------------------- Adagrad
+class Adagrad(Optimizer):
+    """Adagrad with lr_decay and an initial accumulator value."""
+
+    _hp_keys = ("lr", "lr_decay", "eps", "weight_decay")
+    _state_keys = ("step", "sum")
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
+                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
+                 differentiable=False, fused=None):
+        _check_lr_eps_wd(lr)
+        _check(0.0 <= lr_decay, f"Invalid lr_decay value: {lr_decay}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check(0.0 <= initial_accumulator_value,
+               f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        # torch creates the state eagerly, in the constructor
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p, group)
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["sum"] = Tensor._make(jnp.full_like(p._data,
+                                                   self.defaults["initial_accumulator_value"]))
+
+    def _flags(self, group):
+        return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, wd, maximize):
+        out = {"step": [], "sum": []}
+        new_p = []
+        for i, (p, g) in enumerate(zip(params, grads)):
+            step, s = _step(state["step"][i])
+            g = -g if maximize else g
+            p, g = _decay(p, g, hp, wd)
+            clr = hp["lr"] / (1 + (s - 1) * hp["lr_decay"])
+            sm = state["sum"][i] + cast(1.0, p) * g * g
+            std = jnp.sqrt(sm) + cast(hp["eps"], p)
+            new_p.append(p + cast(-clr, p) * g / std)
+            out["step"].append(step)
+            out["sum"].append(sm)
+        return new_p, out
+
+
+# ---------------------------------------------------------------------------- Adadelta
+class Adadelta(Optimizer):
+    """Adadelta."""
+
+    _hp_keys = ("lr", "rho", "eps", "weight_decay")
+    _state_keys = ("step", "square_avg", "acc_delta")
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False):
+        _check_lr_eps_wd(lr)
+        _check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
+        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["square_avg"] = _zeros_like(p)
+            st["acc_delta"] = _zeros_like(p)
+
+    def _flags(self, group):
+        return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, wd, maximize):
+        out = {k: [] for k in state}
+        new_p = []
+        rho, eps = hp["rho"], hp["eps"]
+        for i, (p, g) in enumerate(zip(params, grads)):
+            step, _ = _step(state["step"][i])
+            g = -g if maximize else g
+            p, g = _decay(p, g, hp, wd)
+            sq = state["square_avg"][i] * cast(rho, p) + cast(1 - rho, p) * g * g
+            std = jnp.sqrt(sq + cast(eps, p))
+            delta = jnp.sqrt(state["acc_delta"][i] + cast(eps, p))
+            delta = delta / std * g
+            acc = state["acc_delta"][i] * cast(rho, p) + cast(1 - rho, p) * delta * delta
+            new_p.append(p + cast(-hp["lr"], p) * delta)
+            out["step"].append(step)
+            out["square_avg"].append(sq)
+            out["acc_delta"].append(acc)
+        return new_p, out
+
+
+# ---------------------------------------------------------------------------- Adamax
+class Adamax(_BetasMixin, Optimizer):
+    """Adamax (Adam with the infinity norm)."""
+
+    _hp_keys = ("lr", "eps", "weight_decay")
+    _state_keys = ("step", "exp_avg", "exp_inf")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+        _check_lr_eps_wd(lr, eps)
+        _check_betas(betas)
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        foreach=foreach, maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["exp_avg"] = _zeros_like(p)
+            st["exp_inf"] = _zeros_like(p)
+
+    def _flags(self, group):
+        return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, wd, maximize):
+        out = {k: [] for k in state}
+        new_p = []
+        b1, b2 = hp["beta1"], hp["beta2"]
+        for i, (p, g) in enumerate(zip(params, grads)):
+            g = -g if maximize else g
+            step, s = _step(state["step"][i])
+            p, g = _decay(p, g, hp, wd)
+            m = lerp(state["exp_avg"][i], g, 1 - b1)
+            inf = jnp.maximum(state["exp_inf"][i] * cast(b2, p),
+                              jnp.abs(g) + cast(hp["eps"], p))
+            clr = hp["lr"] / (1 - b1 ** s)
+            new_p.append(p + cast(-clr, p) * m / inf)
+            out["step"].append(step)
+            out["exp_avg"].append(m)
+            out["exp_inf"].append(inf)
+        return new_p, out
+
+
+# ---------------------------------------------------------------------------- NAdam
+class NAdam(_BetasMixin, Optimizer):
+    """NAdam (Nesterov-accelerated Adam), with optional decoupled weight decay."""
+
+    _hp_keys = ("lr", "eps", "weight_decay", "momentum_decay")
+    _state_keys = ("step", "mu_product", "exp_avg", "exp_avg_sq")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False):
+        _check_lr_eps_wd(lr, eps)
+        _check_betas(betas)
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["mu_product"] = _zero_scalar(1.0)
+            st["exp_avg"] = _zeros_like(p)
+            st["exp_avg_sq"] = _zeros_like(p)
+
+    def _flags(self, group):
+        return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])),
+                ("decoupled", bool(group["decoupled_weight_decay"])))
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, wd, maximize, decoupled):
+        out = {k: [] for k in state}
+        new_p = []
+        b1, b2, md, lr = hp["beta1"], hp["beta2"], hp["momentum_decay"], hp["lr"]
+        for i, (p, g) in enumerate(zip(params, grads)):
+            g = -g if maximize else g
+            step, s = _step(state["step"][i])
+            bc2 = 1 - b2 ** s
+            p, g = _decay(p, g, hp, wd, decoupled)
+            mu = b1 * (1.0 - 0.5 * (0.96 ** (s * md)))
+            mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((s + 1) * md)))
+            mp32 = state["mu_product"][i]
+            mp32 = mp32 * mu.astype(mp32.dtype)
+            m = lerp(state["exp_avg"][i], g, 1 - b1)
+            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
+            denom = jnp.sqrt(v / cast(bc2, p)) + cast(hp["eps"], p)
+            mp = mp32.astype(F64)
+            mp_next = mp * mu_next
+            p = p + cast(-lr * (1.0 - mu) / (1.0 - mp), p) * g / denom
+            p = p + cast((-lr * mu_next) / (1.0 - mp_next), p) * m / denom
+            new_p.append(p)
+            out["step"].append(step)
+            out["mu_product"].append(mp32)
+            out["exp_avg"].append(m)
+            out["exp_avg_sq"].append(v)
+        return new_p, out
+
+
+# ---------------------------------------------------------------------------- RAdam
+class RAdam(_BetasMixin, Optimizer):
+    """RAdam (rectified Adam), with optional decoupled weight decay."""
+
+    _hp_keys = ("lr", "eps", "weight_decay")
+    _state_keys = ("step", "exp_avg", "exp_avg_sq")
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check_lr_eps_wd(lr, eps)
+        _check_betas(betas)
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["exp_avg"] = _zeros_like(p)
+            st["exp_avg_sq"] = _zeros_like(p)
+
+    def _flags(self, group):
+        return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])),
+                ("decoupled", bool(group["decoupled_weight_decay"])))
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, wd, maximize, decoupled):
+        out = {k: [] for k in state}
+        new_p = []
+        b1, b2, lr = hp["beta1"], hp["beta2"], hp["lr"]
+        for i, (p, g) in enumerate(zip(params, grads)):
+            g = -g if maximize else g
+            step, s = _step(state["step"][i])
+            p, g = _decay(p, g, hp, wd, decoupled)
+            m = lerp(state["exp_avg"][i], g, 1 - b1)
+            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
+            bc1 = 1 - b1 ** s
+            bc2 = 1 - b2 ** s
+            bcm = m / cast(bc1, p)
+            rho_inf = 2 / (1 - b2) - 1
+            rho_t = rho_inf - 2 * s * (b2 ** s) / bc2
+            rect = jnp.sqrt(jnp.maximum((rho_t - 4) * (rho_t - 2) * rho_inf
+                                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0.0))
+            adaptive = cast(bc2 ** 0.5, p) / (jnp.sqrt(v) + cast(hp["eps"], p))
+            rect_upd = bcm * cast(lr, p) * adaptive * cast(rect, p)
+            plain_upd = bcm * cast(lr, p)
+            upd = jnp.where(rho_t > 5.0, rect_upd, plain_upd)
+            new_p.append(p + cast(-1.0, p) * upd)
+            out["step"].append(step)
+            out["exp_avg"].append(m)
+            out["exp_avg_sq"].append(v)
+        return new_p, out

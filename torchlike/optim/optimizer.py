@@ -1,0 +1,363 @@
+"""Optimizer base: param_groups, state, torch's state_dict layout, and the jitted group update.
+
+Each optimizer declares its update as ONE pure jax function over the whole parameter group::
+
+    update(params, grads, state, hp, **flags) -> (new_params, new_state)
+
+``params``/``grads`` are lists of arrays, ``state`` a dict of lists (one entry per param, ``None``
+where a buffer does not exist yet), ``hp`` a dict of float64 scalars (the group's numeric
+options, passed as traced arguments so changing ``lr`` never retraces) and ``flags`` the
+group's boolean options (static). The function is jitted once per (optimizer class, flags) and
+by jax per shapes; results are written back with ``Tensor._set_data``, so nothing is recorded
+on the autograd tape.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+from collections import OrderedDict, defaultdict
+from itertools import chain
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from ..utils.hooks import RemovableHandle
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Singleton class representing a required parameter for an Optimizer."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _scalar_dtype():
+    return jnp.float64 if D.get_default_dtype() is D.float64 else jnp.float32
+
+
+def _zero_scalar(value=0.0):
+    return Tensor._make(jnp.asarray(value, _scalar_dtype()))
+
+
+def _typename(o):
+    if isinstance(o, Tensor):
+        return "torch." + {"float32": "Float", "float64": "Double", "int64": "Long",
+                           "int32": "Int"}.get(o.dtype.name, o.dtype.name) + "Tensor"
+    m = type(o).__module__
+    return (m + "." if m not in ("builtins", None) else "") + type(o).__qualname__
+
+
+_JIT_CACHE: dict = {}
+
+
+def _jitted(fn, flags):
+    key = (fn, flags)
+    f = _JIT_CACHE.get(key)
+    if f is None:
+        f = _JIT_CACHE[key] = jax.jit(functools.partial(fn, **dict(flags)))
+    return f
+
+
+def lerp(a, b, w):
+    """torch.lerp with a scalar weight, as torch's kernel computes it."""
+    w = w.astype(a.dtype)
+    return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def cast(x, like):
+    """A float64 hyperparameter as the parameter's dtype (torch casts Python scalars so)."""
+    return jnp.asarray(x).astype(like.dtype)
+
+
+class Optimizer:
+    """Base class of all optimizers (torch.optim.Optimizer)."""
+
+    # subclasses: the pure update function, the numeric (traced) and boolean (static) options
+    _update = None
+    _hp_keys: tuple = ()
+    _flag_keys: tuple = ()
+    _state_keys: tuple = ()
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + _typename(params))
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for g in param_groups:
+            self.add_param_group(g)
+
+    # ------------------------------------------------------------ groups
+    def add_param_group(self, param_group):
+        """Add a param group (a dict with ``params`` and per-group options)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        tensors, names = [], []
+        for p in param_group["params"]:
+            if isinstance(p, tuple):
+                names.append(p[0])
+                tensors.append(p[1])
+            else:
+                tensors.append(p)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+        for p in tensors:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(p))
+            if not self.defaults.get("differentiable", None) and not (p.is_leaf
+                                                                       or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        ids = {id(p) for p in tensors}
+        if len(ids) != len(tensors):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
+                          "in future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for g in self.param_groups:
+            seen.update(id(p) for p in g["params"])
+            if ("param_names" in param_group) != ("param_names" in g):
+                txt = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {txt} to the optimizer")
+        if seen & ids:
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of all optimized tensors (to None by default)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g = p.grad
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g._set_data(jnp.zeros_like(g._data))
+
+    # ------------------------------------------------------------ hooks
+    def register_step_pre_hook(self, hook):
+        h = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[h.id] = hook
+        return h
+
+    def register_step_post_hook(self, hook):
+        h = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[h.id] = hook
+        return h
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        return self._add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        return self._add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        return self._add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        return self._add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    @staticmethod
+    def _add_hook(d, hook, prepend):
+        h = RemovableHandle(d)
+        d[h.id] = hook
+        if prepend:
+            d.move_to_end(h.id, last=False)
+        return h
+
+    # ------------------------------------------------------------ step
+    def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the loss and returns it."""
+        for hook in list(self._optimizer_step_pre_hooks.values()):
+            r = hook(self, (), {})
+            if r is not None:
+                raise RuntimeError("optimizer step pre hook must return None")
+        loss = None
+        if closure is not None:
+            from ..autograd.grad_mode import enable_grad
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            self._step_group(group)
+        for hook in list(self._optimizer_step_post_hooks.values()):
+            hook(self, (), {})
+        return loss
+
+    def _init_state(self, p, group):
+        """Fill ``self.state[p]`` on first use (subclasses)."""
+
+    def _hp(self, group):
+        return {k: np.float64(group[k]) for k in self._hp_keys}
+
+    def _flags(self, group):
+        return tuple((k, bool(group[k])) for k in self._flag_keys)
+
+    def _state_lists(self, params, group):
+        keys = self._state_keys_for(group)
+        return {k: [self.state[p].get(k) for p in params] for k in keys}
+
+    def _state_keys_for(self, group):
+        return self._state_keys
+
+    def _step_group(self, group):
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            return
+        for p in params:
+            self._init_state(p, group)
+        st = self._state_lists(params, group)
+        arrays = {k: [None if t is None else t._data for t in v] for k, v in st.items()}
+        fn = _jitted(type(self)._update, self._flags(group))
+        new_p, new_state = fn([p._data for p in params], [p.grad._data for p in params],
+                              arrays, self._hp(group))
+        for p, a in zip(params, new_p):
+            p._set_data(a)
+        for k, arrs in new_state.items():
+            for p, t, a in zip(params, st[k], arrs):
+                if a is None:
+                    continue
+                if t is None:
+                    self.state[p][k] = Tensor._make(a)
+                else:
+                    t._set_data(a)
+
+    # ------------------------------------------------------------ state dicts
+    def state_dict(self):
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}``."""
+        for hook in list(self._optimizer_state_dict_pre_hooks.values()):
+            hook(self)
+        mapping = {}
+        start = 0
+
+        def pack(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack(g) for g in self.param_groups]
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+                 for k, v in self.state.items()}
+        sd = {"state": state, "param_groups": groups}
+        for hook in list(self._optimizer_state_dict_post_hooks.values()):
+            r = hook(self, sd)
+            if r is not None:
+                sd = r
+        return sd
+
+    def _cast_state(self, param, value, key=None):
+        if isinstance(value, Tensor):
+            if key == "step":
+                return Tensor._make(value._data)
+            if param.is_floating_point() or param.is_complex():
+                return Tensor._make(value._data.astype(param._data.dtype))
+            return Tensor._make(value._data)
+        if isinstance(value, dict):
+            return {k: self._cast_state(param, v, key=k) for k, v in value.items()}
+        if isinstance(value, (list, tuple)) and not isinstance(value, str):
+            return type(value)(self._cast_state(param, v) for v in value)
+        return value
+
+    def load_state_dict(self, state_dict):
+        """Load a state_dict made by ``state_dict()`` (torchlike's or real torch's layout)."""
+        state_dict = dict(state_dict)
+        for hook in list(self._optimizer_load_state_dict_pre_hooks.values()):
+            r = hook(self, state_dict)
+            if r is not None:
+                state_dict = r
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(s["params"] for s in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                p = id_map[k]
+                state[p] = self._cast_state(p, v)
+            else:
+                state[k] = v
+        new_groups = []
+        for g, s in zip(groups, saved_groups):
+            s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
+            new_groups.append(s)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+        for hook in list(self._optimizer_load_state_dict_post_hooks.values()):
+            hook(self)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name, default in self.defaults.items():
+            if default is not required:
+                for g in self.param_groups:
+                    g.setdefault(name, default)
+        for p, s in self.state.items():
+            if "step" in s and not isinstance(s["step"], Tensor):
+                s["step"] = _zero_scalar(float(s["step"]))
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __repr__(self):
+        s = self.__class__.__name__ + " ("
+        for i, g in enumerate(self.param_groups):
+            s += "\n" + f"Parameter Group {i}"
+            for k in sorted(g):
+                if k != "params":
+                    s += f"\n    {k}: {g[k]}"
+        return s + "\n)"
