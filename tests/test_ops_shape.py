@@ -1,0 +1,350 @@
+"""Issue 3, shape family: one table against torch (tests/oracle.py), then bad input."""
+import numpy as np
+import pytest
+
+from oracle import Case, check, check_raises
+
+R = np.random.default_rng(3)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def f64(*shape):
+    return R.standard_normal(shape)
+
+
+def i64(*shape, hi=10):
+    return R.integers(-hi, hi, shape).astype(np.int64)
+
+
+def idx(hi, *shape):
+    return R.integers(0, hi, shape).astype(np.int64)
+
+
+def perm_rows(n, k, cols):
+    """A (k, cols) index of distinct values per column in [0, n) (scatter without duplicates)."""
+    return np.stack([R.permutation(n)[:k] for _ in range(cols)], 1).astype(np.int64)
+
+
+B = np.array([[True, False, True], [False, False, True]])
+SORTED = np.sort(f32(7))
+I3 = np.array([1, -2, 3], np.int64)
+
+
+def pad_fn(m, x, p, mode="constant", value=None):
+    if m.__name__ == "torch":
+        kw = {} if value is None else {"value": value}
+        return m.nn.functional.pad(x, p, mode=mode, **kw)
+    from torchlike._ops.shape import pad
+    return pad(x, p, mode=mode, value=value)
+
+
+CASES = [
+    # view_as, unflatten, movedim, mT, expand_as, contiguous
+    Case("view_as", lambda m, a, b: a.view_as(b), (f32(2, 6), f32(3, 4))),
+    Case("unflatten", lambda m, a: a.unflatten(1, (2, 3)), (f32(4, 6),)),
+    Case("unflatten_infer", lambda m, a: m.unflatten(a, -1, (3, -1)), (f32(4, 6),)),
+    Case("unflatten_int", lambda m, a: a.unflatten(0, (2, 2)), (i64(4, 3),)),
+    Case("movedim", lambda m, a: m.movedim(a, 0, -1), (f32(2, 3, 4),)),
+    Case("movedim_multi", lambda m, a: a.movedim((0, 1), (2, 0)), (f32(2, 3, 4),)),
+    Case("moveaxis", lambda m, a: m.moveaxis(a, -1, 0), (f32(2, 3, 4),)),
+    Case("mT", lambda m, a: a.mT, (f32(2, 3, 4),)),
+    Case("expand_as", lambda m, a, b: a.expand_as(b), (f32(3, 1), f32(2, 3, 4))),
+    Case("contiguous", lambda m, a: a.t().contiguous(), (f32(2, 3),)),
+    # repeat, repeat_interleave, tile
+    Case("repeat", lambda m, a: a.repeat(2, 3), (f32(2, 3),)),
+    Case("repeat_newdims", lambda m, a: a.repeat(2, 1, 3), (f32(2, 3),)),
+    Case("repeat_0dim", lambda m, a: a.repeat(4), (f32(),)),
+    Case("repeat_zero", lambda m, a: a.repeat(0, 2), (f32(2, 3),)),
+    Case("repeat_int", lambda m, a: a.repeat(2), (i64(3),)),
+    Case("repeat_interleave", lambda m, a: a.repeat_interleave(2), (f32(2, 3),)),
+    Case("repeat_interleave_dim", lambda m, a: m.repeat_interleave(a, 3, dim=1), (f32(2, 3),)),
+    Case("repeat_interleave_tensor",
+         lambda m, a, r: m.repeat_interleave(a, r, dim=0), (f32(3, 2), np.array([1, 0, 3]))),
+    Case("repeat_interleave_negdim",
+         lambda m, a, r: a.repeat_interleave(r, dim=-1), (f32(2, 2), np.array([2, 1]))),
+    Case("repeat_interleave_only", lambda m, r: m.repeat_interleave(r), (np.array([2, 0, 3]),)),
+    Case("tile", lambda m, a: m.tile(a, (2,)), (f32(2, 3),)),
+    Case("tile_more", lambda m, a: a.tile((2, 1, 2)), (f32(2, 3),)),
+    # flip, roll, rot90
+    Case("flip", lambda m, a: m.flip(a, (0, 2)), (f32(2, 3, 4),)),
+    Case("flip_neg", lambda m, a: a.flip(-1), (f32(2, 3),)),
+    Case("flip_int", lambda m, a: a.flip(0), (i64(4),)),
+    Case("fliplr", lambda m, a: m.fliplr(a), (f32(2, 3),)),
+    Case("flipud", lambda m, a: m.flipud(a), (f32(2, 3),)),
+    Case("roll_flat", lambda m, a: m.roll(a, 2), (f32(2, 3),)),
+    Case("roll_dim", lambda m, a: a.roll(-1, 1), (f32(2, 3),)),
+    Case("roll_multi", lambda m, a: m.roll(a, (1, 5), (0, -1)), (f32(2, 3),)),
+    Case("roll_empty", lambda m, a: m.roll(a, 1, 0), (f32(0, 3),)),
+    Case("rot90", lambda m, a: m.rot90(a), (f32(2, 3),)),
+    Case("rot90_k", lambda m, a: a.rot90(3, (1, 2)), (f32(2, 3, 4),)),
+    Case("rot90_neg_k", lambda m, a: m.rot90(a, -1, (-1, 0)), (f32(2, 3),)),
+    Case("rot90_k2", lambda m, a: m.rot90(a, 2), (i64(2, 3),)),
+    # cat, stack and friends
+    Case("cat", lambda m, a, b: m.cat([a, b]), (f32(2, 3), f32(4, 3))),
+    Case("cat_dim", lambda m, a, b: m.cat((a, b), dim=-1), (f32(2, 3), f32(2, 1))),
+    Case("cat_promote", lambda m, a, b: m.cat([a, b], 1), (f32(2, 3), f64(2, 2))),
+    Case("cat_int_bool", lambda m, a, b: m.cat([a, b]), (i64(2), np.array([True, False]))),
+    Case("cat_legacy_empty", lambda m, a, b: m.cat([a, b]), (f32(2, 3), f32(0))),
+    Case("cat_empty_dim", lambda m, a, b: m.concat([a, b], 0), (f32(0, 3), f32(2, 3))),
+    Case("cat_three", lambda m, a, b, c: m.concatenate([a, b, c], 1),
+         (f32(2, 1), f32(2, 2), f32(2, 3))),
+    Case("cat_single", lambda m, a: m.cat([a]), (f32(3),)),
+    Case("stack", lambda m, a, b: m.stack([a, b]), (f32(2, 3), f32(2, 3))),
+    Case("stack_last", lambda m, a, b: m.stack([a, b], -1), (f32(2, 3), f32(2, 3))),
+    Case("stack_0dim", lambda m, a, b: m.stack([a, b]), (f32(), f32())),
+    Case("stack_promote", lambda m, a, b: m.stack([a, b], 1), (f32(2), i64(2))),
+    Case("hstack", lambda m, a, b: m.hstack([a, b]), (f32(2, 3), f32(2, 1))),
+    Case("hstack_1d", lambda m, a, b: m.hstack([a, b]), (f32(3), f32(2))),
+    Case("hstack_0d", lambda m, a, b: m.hstack([a, b]), (f32(), f32())),
+    Case("vstack", lambda m, a, b: m.vstack([a, b]), (f32(3), f32(3))),
+    Case("vstack_2d", lambda m, a, b: m.vstack([a, b]), (f32(2, 3), f32(1, 3))),
+    Case("row_stack", lambda m, a, b: m.row_stack([a, b]), (f32(3), f32(2, 3))),
+    Case("dstack", lambda m, a, b: m.dstack([a, b]), (f32(2, 3), f32(2, 3))),
+    Case("column_stack", lambda m, a, b: m.column_stack([a, b]), (f32(3), f32(3, 2))),
+    # split, chunk, unbind, tensor_split
+    Case("split", lambda m, a: m.split(a, 2), (f32(5, 3),)),
+    Case("split_sizes", lambda m, a: a.split([1, 2], dim=1), (f32(2, 3),)),
+    Case("split_neg_dim", lambda m, a: a.split(1, -1), (f32(2, 3),)),
+    Case("split_larger", lambda m, a: a.split(10), (f32(4),)),
+    Case("split_zero_section", lambda m, a: a.split([0, 3, 0], 1), (f32(2, 3),)),
+    Case("split_int", lambda m, a: m.split(a, 3), (i64(7),)),
+    Case("chunk", lambda m, a: m.chunk(a, 3), (f32(5, 2),)),
+    Case("chunk_6_4", lambda m, a: a.chunk(4), (f32(6),)),
+    Case("chunk_dim", lambda m, a: a.chunk(2, -1), (f32(2, 4),)),
+    Case("chunk_more_than_size", lambda m, a: a.chunk(5), (f32(2, 3),)),
+    Case("tensor_split_n", lambda m, a: m.tensor_split(a, 3), (f32(7, 2),)),
+    Case("tensor_split_idx", lambda m, a: a.tensor_split([1, 4], dim=1), (f32(2, 6),)),
+    Case("unbind", lambda m, a: m.unbind(a), (f32(3, 2),)),
+    Case("unbind_dim", lambda m, a: a.unbind(-1), (f32(3, 2),)),
+    Case("unbind_int", lambda m, a: a.unbind(), (i64(2, 2),)),
+    # narrow, select
+    Case("narrow", lambda m, a: m.narrow(a, 1, 1, 2), (f32(2, 4),)),
+    Case("narrow_neg_start", lambda m, a: a.narrow(0, -2, 2), (f32(4, 2),)),
+    Case("narrow_empty", lambda m, a: a.narrow(-1, 4, 0), (f32(2, 4),)),
+    Case("select", lambda m, a: m.select(a, 1, 2), (f32(2, 4),)),
+    Case("select_neg", lambda m, a: a.select(-1, -1), (f32(2, 3, 4),)),
+    Case("select_int", lambda m, a: a.select(0, 1), (i64(2, 3),)),
+    # gather, scatter, scatter_add
+    Case("gather", lambda m, a, i: m.gather(a, 1, i), (f32(3, 4), idx(4, 3, 5))),
+    Case("gather_dim0", lambda m, a, i: a.gather(0, i), (f32(3, 4), idx(3, 2, 3))),
+    Case("gather_neg_dim", lambda m, a, i: a.gather(-1, i), (f32(2, 3, 4), idx(4, 2, 3, 2))),
+    Case("gather_dup", lambda m, a, i: a.gather(1, i), (f32(2, 3),
+                                                         np.array([[0, 0, 0], [2, 2, 1]]))),
+    Case("gather_int", lambda m, a, i: a.gather(0, i), (i64(3), idx(3, 4))),
+    Case("gather_empty", lambda m, a, i: a.gather(0, i), (f32(3), idx(3, 0))),
+    Case("gather_0dim", lambda m, a, i: a.gather(0, i), (f32(), np.array(0))),
+    Case("scatter", lambda m, a, i, s: m.scatter(a, 0, i, s),
+         (f32(4, 3), perm_rows(4, 2, 3), f32(2, 3))),
+    Case("scatter_dim1", lambda m, a, i, s: a.scatter(1, i, s),
+         (f32(3, 5), perm_rows(5, 2, 3).T.copy(), f32(3, 2))),
+    Case("scatter_src_larger", lambda m, a, i, s: a.scatter(0, i, s),
+         (f32(3, 2), np.array([[2, 0]]), f32(2, 3)), grad=False),  # torch's backward fails
+    Case("scatter_value", lambda m, a, i: a.scatter(1, i, 2.5),
+         (f32(2, 4), np.array([[0, 3], [1, 1]]))),
+    Case("scatter_value_kw", lambda m, a, i: m.scatter(a, 1, i, value=-1.0),
+         (f32(2, 4), np.array([[2], [0]]))),
+    Case("scatter_int", lambda m, a, i, s: a.scatter(0, i, s),
+         (i64(3), np.array([2, 0]), i64(2))),
+    Case("scatter_reduce_add", lambda m, a, i, s: a.scatter(0, i, s, reduce="add"),
+         (f32(3), np.array([2, 2, 0]), f32(3)), grad=False),
+    Case("scatter_add", lambda m, a, i, s: m.scatter_add(a, 0, i, s),
+         (f32(3, 2), np.array([[0, 1], [0, 0], [2, 1]]), f32(3, 2))),
+    Case("scatter_add_dim1", lambda m, a, i, s: a.scatter_add(-1, i, s),
+         (f32(2, 3), np.array([[0, 0, 0, 2], [1, 1, 2, 2]]), f32(2, 5)), grad=False),
+    Case("scatter_add_dup", lambda m, a, i, s: a.scatter_add(-1, i, s),
+         (f32(2, 3), np.array([[0, 0, 0, 2], [1, 1, 2, 2]]), f32(2, 4))),
+    Case("scatter_add_int", lambda m, a, i, s: a.scatter_add(0, i, s),
+         (i64(3), np.array([1, 1]), i64(2))),
+    Case("scatter_", lambda m, a, i, s: (a * 1).scatter_(1, i, s),
+         (f32(2, 3), np.array([[2], [0]]), f32(2, 1))),
+    Case("scatter_add_", lambda m, a, i, s: (a + 0).scatter_add_(0, i, s),
+         (f32(3), np.array([0, 0]), f32(2))),
+    # index_select, index_add/copy/fill, take, take_along_dim
+    Case("index_select", lambda m, a, i: m.index_select(a, 0, i), (f32(4, 3), np.array([3, 0, 3]))),
+    Case("index_select_dim", lambda m, a, i: a.index_select(-1, i), (f32(2, 4), np.array([1]))),
+    Case("index_select_empty", lambda m, a, i: a.index_select(0, i), (f32(4, 3), idx(4, 0))),
+    Case("index_select_int32", lambda m, a, i: a.index_select(1, i),
+         (f32(2, 3), np.array([2, 1], np.int32))),
+    Case("index_select_0dim_idx", lambda m, a, i: a.index_select(0, i), (f32(3, 2), np.array(1))),
+    Case("index_add", lambda m, a, i, s: a.index_add(0, i, s),
+         (f32(4, 2), np.array([0, 3, 0]), f32(3, 2))),
+    Case("index_add_alpha", lambda m, a, i, s: m.index_add(a, 1, i, s, alpha=2),
+         (f32(2, 3), np.array([2]), f32(2, 1))),
+    Case("index_copy", lambda m, a, i, s: a.index_copy(0, i, s),
+         (f32(4, 2), np.array([3, 1]), f32(2, 2))),
+    Case("index_fill", lambda m, a, i: a.index_fill(1, i, -2.0), (f32(2, 3), np.array([0, 2]))),
+    Case("index_fill_", lambda m, a, i: (a * 1).index_fill_(0, i, 3.0), (f32(2, 3), np.array([1]))),
+    Case("take", lambda m, a, i: m.take(a, i), (f32(3, 4), np.array([[0, 11], [-1, 5]]))),
+    Case("take_int", lambda m, a, i: a.take(i), (i64(2, 2), np.array([3, 0]))),
+    Case("take_0dim", lambda m, a, i: m.take(a, i), (f32(), np.array(0))),
+    Case("take_along_dim", lambda m, a, i: m.take_along_dim(a, i, 1),
+         (f32(3, 4), idx(4, 3, 2))),
+    Case("take_along_dim_bcast", lambda m, a, i: m.take_along_dim(a, i, 0),
+         (f32(3, 4), idx(3, 2, 1))),
+    Case("take_along_dim_flat", lambda m, a, i: a.take_along_dim(i), (f32(3, 4), idx(12, 5))),
+    Case("take_along_dim_sorted", lambda m, a, i: m.take_along_dim(a, i, -1),
+         (f32(3, 4), np.argsort(f32(3, 4), -1))),
+    # masked ops
+    Case("masked_select", lambda m, a, k: m.masked_select(a, k), (f32(2, 3), B)),
+    Case("masked_select_bcast", lambda m, a, k: a.masked_select(k), (f32(3), B)),
+    Case("masked_select_bcast_in", lambda m, a, k: a.masked_select(k), (f32(2, 3), B[0])),
+    Case("masked_select_none", lambda m, a, k: a.masked_select(k), (f32(2, 3), B & False)),
+    Case("masked_fill", lambda m, a, k: m.masked_fill(a, k, 0.5), (f32(2, 3), B)),
+    Case("masked_fill_bcast", lambda m, a, k: a.masked_fill(k, -1.0), (f32(4, 2, 3), B)),
+    Case("masked_fill_tensor_value", lambda m, a, k, v: a.masked_fill(k, v), (f32(2, 3), B, f32())),
+    Case("masked_fill_inf", lambda m, a, k: a.masked_fill(k, float("-inf")), (f32(2, 3), B)),
+    Case("masked_fill_int", lambda m, a, k: a.masked_fill(k, 7), (i64(2, 3), B)),
+    Case("masked_fill_int_float_value", lambda m, a, k: a.masked_fill(k, 2.7), (i64(2, 3), B)),
+    Case("masked_fill_", lambda m, a, k: (a * 2).masked_fill_(k, 0.0), (f32(2, 3), B)),
+    Case("masked_fill_mask_bcast_in", lambda m, a, k: a.masked_fill(k, 1.0),
+         (f32(1, 3), B)),
+    # triangles and diagonals
+    Case("tril", lambda m, a: m.tril(a), (f32(3, 4),)),
+    Case("tril_k", lambda m, a: a.tril(-1), (f32(2, 3, 3),)),
+    Case("triu", lambda m, a: m.triu(a, 1), (f32(3, 4),)),
+    Case("triu_int", lambda m, a: a.triu(), (i64(3, 3),)),
+    Case("tril_", lambda m, a: (a * 1).tril_(), (f32(3, 3),)),
+    Case("triu_", lambda m, a: (a * 1).triu_(-1), (f32(3, 3),)),
+    Case("tril_empty", lambda m, a: m.tril(a), (f32(0, 3),)),
+    Case("diag_vec", lambda m, a: m.diag(a), (f32(3),)),
+    Case("diag_vec_k", lambda m, a: m.diag(a, -2), (f32(3),)),
+    Case("diag_mat", lambda m, a: a.diag(), (f32(3, 4),)),
+    Case("diag_mat_k", lambda m, a: m.diag(a, 1), (f32(3, 4),)),
+    Case("diag_mat_k_out", lambda m, a: m.diag(a, 5), (f32(3, 4),)),
+    Case("diagonal", lambda m, a: m.diagonal(a), (f32(3, 4),)),
+    Case("diagonal_dims", lambda m, a: a.diagonal(1, -1, 0), (f32(3, 2, 4),)),
+    Case("diagonal_neg", lambda m, a: a.diagonal(-1), (f32(3, 3),)),
+    Case("diag_embed", lambda m, a: m.diag_embed(a), (f32(2, 3),)),
+    Case("diag_embed_off", lambda m, a: m.diag_embed(a, 1, 0, 2), (f32(2, 3),)),
+    Case("diag_embed_neg", lambda m, a: a.diag_embed(-2, -1, 0), (f32(2, 3),)),
+    # broadcasting, meshgrid
+    Case("broadcast_to", lambda m, a: m.broadcast_to(a, (2, 3, 4)), (f32(3, 1),)),
+    Case("broadcast_to_method", lambda m, a: a.broadcast_to((2, -1)), (f32(3),)),
+    Case("broadcast_tensors", lambda m, a, b, c: m.broadcast_tensors(a, b, c),
+         (f32(3, 1), f32(4), f32())),
+    Case("broadcast_tensors_int", lambda m, a, b: m.broadcast_tensors(a, b), (i64(2, 1), f32(3))),
+    Case("broadcast_shapes", lambda m: tuple(m.broadcast_shapes((2, 1), (3,), 1)), ()),
+    Case("meshgrid_ij", lambda m, a, b: m.meshgrid(a, b, indexing="ij"), (f32(3), f32(2))),
+    Case("meshgrid_xy", lambda m, a, b: m.meshgrid(a, b, indexing="xy"), (f32(3), f32(2))),
+    Case("meshgrid_three", lambda m, a, b, c: m.meshgrid([a, b, c], indexing="xy"),
+         (f32(3), f32(2), f32(4))),
+    Case("meshgrid_0dim", lambda m, a, b: m.meshgrid(a, b, indexing="ij"), (f32(), f32(2))),
+    # nonzero, searchsorted, bucketize
+    Case("nonzero", lambda m, a: m.nonzero(a), (np.array([[0, 1.5, 0], [2, 0, 3]], np.float32),)),
+    Case("nonzero_bool", lambda m, a: a.nonzero(), (B,)),
+    Case("nonzero_tuple", lambda m, a: m.nonzero(a, as_tuple=True), (B,)),
+    Case("nonzero_empty", lambda m, a: a.nonzero(), (np.zeros((2, 0)),)),
+    Case("nonzero_0dim", lambda m, a: a.nonzero(), (np.array(3.0),)),
+    Case("nonzero_none", lambda m, a: a.nonzero(), (np.zeros(3, np.int64),)),
+    Case("nonzero_nan", lambda m, a: a.nonzero(), (np.array([np.nan, 0, -0.0, 1]),)),
+    Case("argwhere", lambda m, a: m.argwhere(a), (i64(3, 3, hi=2),)),
+    Case("searchsorted", lambda m, s, v: m.searchsorted(s, v), (SORTED, f32(2, 3))),
+    Case("searchsorted_right", lambda m, s, v: m.searchsorted(s, v, right=True),
+         (np.array([1, 2, 2, 3]), np.array([2, 0, 5]))),
+    Case("searchsorted_side", lambda m, s, v: m.searchsorted(s, v, side="right", out_int32=True),
+         (np.array([1, 2, 2, 3]), np.array([2, 3]))),
+    Case("searchsorted_batched", lambda m, s, v: m.searchsorted(s, v),
+         (np.sort(f32(2, 5), -1), f32(2, 3))),
+    Case("searchsorted_scalar", lambda m, s: m.searchsorted(s, 0.1), (SORTED,)),
+    Case("searchsorted_mixed", lambda m, s, v: m.searchsorted(s, v),
+         (np.array([1, 3, 5]), np.array([2.5, 3.0], np.float32))),
+    Case("searchsorted_sorter", lambda m, s, v, k: m.searchsorted(s, v, sorter=k),
+         (np.array([3.0, 1.0, 2.0, 0.5]), np.array([1.5, 4.0]), np.array([3, 1, 2, 0]))),
+    Case("bucketize", lambda m, v, b: m.bucketize(v, b), (f32(3, 2), SORTED)),
+    Case("bucketize_right", lambda m, v, b: m.bucketize(v, b, right=True),
+         (np.array([1, 5, 6]), np.array([1, 3, 5]))),
+    Case("bucketize_int32", lambda m, v, b: v.bucketize(b, out_int32=True) if hasattr(v, "bucketize")
+         else None, (np.array([1, 5, 6]), np.array([1, 3, 5]))),
+    # pad (the shared helper behind nn.functional.pad)
+    Case("pad_constant", lambda m, a: pad_fn(m, a, (1, 2)), (f32(2, 3),)),
+    Case("pad_constant_value", lambda m, a: pad_fn(m, a, (1, 0, 0, 2), value=1.5), (f32(2, 3),)),
+    Case("pad_negative", lambda m, a: pad_fn(m, a, (-1, 1, 1, -1)), (f32(3, 4),)),
+    Case("pad_int", lambda m, a: pad_fn(m, a, (2, 2), value=3), (i64(2, 3),)),
+    Case("pad_reflect", lambda m, a: pad_fn(m, a, (2, 1), mode="reflect"), (f32(2, 3, 4),)),
+    Case("pad_reflect_2d", lambda m, a: pad_fn(m, a, (1, 1, 2, 0), mode="reflect"),
+         (f32(1, 3, 4),)),
+    Case("pad_replicate", lambda m, a: pad_fn(m, a, (3, 1), mode="replicate"), (f32(2, 3, 4),)),
+    Case("pad_circular", lambda m, a: pad_fn(m, a, (1, 2), mode="circular"), (f32(2, 3, 4),)),
+    Case("constant_pad_nd", lambda m, a: m.constant_pad_nd(a, (1, 1), 2.0), (f32(2, 2),)),
+]
+CASES = [c for c in CASES if c.name != "bucketize_int32"] + [
+    Case("bucketize_int32", lambda m, v, b: m.bucketize(v, b, out_int32=True),
+         (np.array([1, 5, 6]), np.array([1, 3, 5]))),
+    Case("atleast_2d", lambda m, a, b: m.atleast_2d(a, b), (f32(), f32(3))),
+    Case("atleast_3d", lambda m, a: m.atleast_3d(a), (f32(2, 3),)),
+    Case("swapdims", lambda m, a: m.swapdims(a, 0, -1), (f32(2, 3),)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_shape_op_against_torch(case):
+    check(case)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad][::4], ids=str)
+def test_shape_op_autograd_grad(case):
+    check(case, autograd_grad=True)
+
+
+BAD = [
+    ("cat_empty_list", lambda m: m.cat([]), ()),
+    ("cat_shape", lambda m, a, b: m.cat([a, b], 1), (f32(2, 3), f32(3, 3))),
+    ("cat_0dim", lambda m, a, b: m.cat([a, b]), (f32(), f32(2))),
+    ("cat_bad_dim", lambda m, a, b: m.cat([a, b], 2), (f32(2, 3), f32(2, 3))),
+    ("stack_shape", lambda m, a, b: m.stack([a, b]), (f32(2), f32(3))),
+    ("stack_empty", lambda m: m.stack([]), ()),
+    ("repeat_too_few", lambda m, a: a.repeat(2), (f32(2, 3),)),
+    ("repeat_interleave_bad", lambda m, a, r: a.repeat_interleave(r, 0), (f32(2), np.array([1, 2, 3]))),
+    ("flip_dup", lambda m, a: a.flip((0, 0)), (f32(2),)),
+    ("flip_bad_dim", lambda m, a: a.flip(2), (f32(2, 3),)),
+    ("roll_mismatch", lambda m, a: m.roll(a, (1, 2), 0), (f32(2, 3),)),
+    ("roll_bad_dim", lambda m, a: m.roll(a, 1, 5), (f32(2, 3),)),
+    ("rot90_same_dims", lambda m, a: m.rot90(a, 1, (0, 0)), (f32(2, 3),)),
+    ("split_sum", lambda m, a: a.split([1, 1], 1), (f32(2, 3),)),
+    ("chunk_zero", lambda m, a: a.chunk(0), (f32(2, 3),)),
+    ("narrow_too_long", lambda m, a: a.narrow(1, 2, 3), (f32(2, 3),)),
+    ("narrow_bad_dim", lambda m, a: a.narrow(3, 0, 1), (f32(2, 3),)),
+    ("select_oob", lambda m, a: a.select(1, 3), (f32(2, 3),)),
+    ("unbind_0dim", lambda m, a: a.unbind(), (f32(),)),
+    ("unflatten_bad", lambda m, a: a.unflatten(1, (2, 2)), (f32(2, 3),)),
+    ("movedim_mismatch", lambda m, a: m.movedim(a, (0, 1), (1,)), (f32(2, 3),)),
+    ("gather_oob", lambda m, a, i: m.gather(a, 1, i), (f32(2, 3), np.array([[5]]))),
+    ("gather_neg_oob", lambda m, a, i: m.gather(a, 1, i), (f32(2, 3), np.array([[-4]]))),
+    ("gather_bad_dim", lambda m, a, i: m.gather(a, 3, i), (f32(2, 3), np.array([[1]]))),
+    ("gather_ndim", lambda m, a, i: m.gather(a, 1, i), (f32(2, 3), np.array([0]))),
+    ("gather_float_index", lambda m, a, i: m.gather(a, 1, i), (f32(2, 3), np.array([[0.0]]))),
+    ("scatter_oob", lambda m, a, i, s: a.scatter(1, i, s), (f32(2, 3), np.array([[0, 7]]), f32(1, 4))),
+    ("scatter_dtype", lambda m, a, i, s: a.scatter(1, i, s), (f32(2, 3), np.array([[0]]), f64(1, 1))),
+    ("scatter_src_small", lambda m, a, i, s: a.scatter(1, i, s), (f32(2, 3), np.array([[0, 1]]), f32(1, 1))),
+    ("index_select_oob", lambda m, a, i: m.index_select(a, 1, i), (f32(2, 3), np.array([5]))),
+    ("index_select_2d", lambda m, a, i: m.index_select(a, 1, i), (f32(2, 3), np.array([[1]]))),
+    ("take_oob", lambda m, a, i: m.take(a, i), (f32(2, 3), np.array([7]))),
+    ("masked_fill_float_mask", lambda m, a, k: a.masked_fill(k, 0.0), (f32(3), f32(3))),
+    ("masked_fill_bcast", lambda m, a, k: a.masked_fill(k, 0.0), (f32(2, 3), np.array([True, False]))),
+    ("masked_fill_value_1d", lambda m, a, k, v: a.masked_fill(k, v), (f32(3), np.array([True] * 3), f32(2))),
+    ("masked_fill__bcast_self", lambda m, a, k: (a * 1).masked_fill_(k, 0.0), (f32(3), B)),
+    ("tril_1d", lambda m, a: m.tril(a), (f32(3),)),
+    ("triu_1d", lambda m, a: m.triu(a), (f32(3),)),
+    ("diag_3d", lambda m, a: m.diag(a), (f32(2, 2, 2),)),
+    ("diagonal_same", lambda m, a: m.diagonal(a, 0, 1, 1), (f32(2, 2),)),
+    ("broadcast_to_bad", lambda m, a: m.broadcast_to(a, (3,)), (f32(2),)),
+    ("broadcast_tensors_bad", lambda m, a, b: m.broadcast_tensors(a, b), (f32(2), f32(3))),
+    ("meshgrid_dtype", lambda m, a, b: m.meshgrid(a, b, indexing="ij"), (f32(2), i64(3))),
+    ("searchsorted_batch_mismatch", lambda m, s, v: m.searchsorted(s, v),
+     (np.sort(f32(2, 3)), f32(3))),
+    ("take_along_dim_ndim", lambda m, a, i: m.take_along_dim(a, i, 1), (f32(2, 3), np.array([0]))),
+    ("pad_odd", lambda m, a: pad_fn(m, a, (1,)), (f32(2, 3),)),
+    ("pad_reflect_too_big", lambda m, a: pad_fn(m, a, (3, 0), mode="reflect"), (f32(1, 2, 3),)),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs", BAD, ids=[b[0] for b in BAD])
+def test_shape_bad_input(name, fn, inputs):
+    check_raises(fn, *inputs)
+
+
+def test_table_size():
+    assert len(CASES) >= 180
