@@ -28,6 +28,7 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa
 from . import autograd  # noqa: F401
 from . import nn  # noqa: F401
 from . import utils  # noqa: F401
+from .serialization import save, load  # noqa: F401,E402 (issue 6)
 from . import optim  # noqa: F401,E402 (issue 6)
 
 __version__ = "0.1.0"

@@ -1,0 +1,317 @@
+"""torchlike.save / torchlike.load against real torch's checkpoint format, both directions."""
+import io
+import os
+import pickle
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+R = np.random.default_rng(7)
+NP_DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
+             "uint8", "bool", "complex64", "complex128"]
+
+
+def _np_data(name, shape=(3, 4)):
+    if name == "bool":
+        return R.random(shape) > 0.5
+    if name.startswith("complex"):
+        return (R.standard_normal(shape) + 1j * R.standard_normal(shape)).astype(name)
+    if name in ("float32", "float64", "float16"):
+        return R.standard_normal(shape).astype(name)
+    if name == "bfloat16":
+        return R.standard_normal(shape).astype(np.float32)
+    info = np.iinfo(name)
+    return R.integers(max(info.min, -1000), min(info.max, 1000), shape).astype(name)
+
+
+def _make(m, name, shape=(3, 4)):
+    a = _np_data(name, shape)
+    t = m.tensor(a.copy())
+    if name == "bfloat16":
+        t = t.to(getattr(m, "bfloat16"))
+    return t
+
+
+def _np(t):
+    if isinstance(t, torch.Tensor):
+        t = t.detach()
+        return (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
+    a = np.array(t.detach()._data)
+    return a.astype(np.float32) if t.dtype is torchlike.bfloat16 else a
+
+
+def assert_same(ours, theirs, path="obj"):
+    """Structure, tensor dtypes, shapes, values and requires_grad equal across libraries."""
+    if isinstance(theirs, torch.Tensor):
+        assert isinstance(ours, torchlike.Tensor), f"{path}: {type(ours)}"
+        assert str(ours.dtype) == str(theirs.dtype), f"{path}: {ours.dtype} != {theirs.dtype}"
+        assert tuple(ours.shape) == tuple(theirs.shape), path
+        assert ours.requires_grad == theirs.requires_grad, path
+        assert isinstance(ours, torchlike.nn.Parameter) == isinstance(theirs, torch.nn.Parameter)
+        np.testing.assert_array_equal(_np(ours), _np(theirs), err_msg=path)
+    elif isinstance(theirs, dict):
+        assert type(ours).__name__ == type(theirs).__name__, path
+        assert list(ours) == list(theirs), path
+        for k in theirs:
+            assert_same(ours[k], theirs[k], f"{path}[{k!r}]")
+    elif isinstance(theirs, (list, tuple)) and not isinstance(theirs, torch.Size):
+        assert type(ours) is type(theirs) and len(ours) == len(theirs), path
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            assert_same(a, b, f"{path}[{i}]")
+    elif isinstance(theirs, (torch.dtype, torch.Size, torch.device)):
+        assert str(ours) == str(theirs) or repr(ours) == repr(theirs), path
+    else:
+        assert type(ours) is type(theirs) and ours == theirs, f"{path}: {ours!r} != {theirs!r}"
+
+
+def _payload(m):
+    """The same nested checkpoint built with torch or torchlike."""
+    rs = np.random.default_rng(11)
+    global R
+    R = rs
+    tensors = OrderedDict((n, _make(m, n)) for n in NP_DTYPES)
+    p = m.nn.Parameter(m.tensor(np.arange(6, dtype=np.float32).reshape(2, 3)))
+    frozen = m.nn.Parameter(m.tensor([1.0, 2.0]), requires_grad=False)
+    return {
+        "tensors": tensors,
+        "scalar0d": m.tensor(3.5),
+        "int0d": m.tensor(7),
+        "empty": m.zeros(0, 3),
+        "leaf_rg": m.tensor([1.0, -2.0], requires_grad=True),
+        "params": [p, frozen],
+        "nested": {"list": [1, 2.5, "s", None, True, (3, "t")], "bytes": b"\x00\x01",
+                   "deep": {"x": {"y": [m.ones(2, 2, dtype=m.float64)]}}},
+        "shared": [tensors["float32"], tensors["float32"]],
+        "dtype": m.float16, "size": m.Size([2, 5]),
+        "epoch": 12, "lr": 0.125, "name": "run-1",
+    }
+
+
+def test_torch_to_torchlike_all_dtypes(tmp_path):
+    f = tmp_path / "torch.pt"
+    ref = _payload(torch)
+    torch.save(ref, f)
+    got = torchlike.load(f)
+    assert_same(got, ref)
+    assert got["shared"][0] is got["shared"][1]
+
+
+def test_torchlike_to_torch_weights_only(tmp_path):
+    f = tmp_path / "tl.pt"
+    ours = _payload(torchlike)
+    torchlike.save(ours, f)
+    got = torch.load(f, weights_only=True)
+    assert_same(ours, got)
+    assert got["shared"][0] is got["shared"][1]
+    # and torchlike reads its own file back
+    assert_same(torchlike.load(f), got)
+
+
+def test_views_offsets_and_shared_storage_from_torch():
+    base = torch.arange(60, dtype=torch.float32).reshape(5, 12)
+    obj = {"base": base, "t": base.t(), "slice": base[1:4, 2::3], "row": base[3],
+           "exp": torch.ones(3, 1).expand(3, 4), "i64": torch.arange(10)[1::2]}
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    buf.seek(0)
+    assert_same(torchlike.load(buf), obj)
+
+
+def test_file_objects_both_directions():
+    buf = io.BytesIO()
+    torchlike.save({"w": torchlike.ones(2, 2)}, buf)
+    buf.seek(0)
+    assert torch.equal(torch.load(buf, weights_only=True)["w"], torch.ones(2, 2))
+    buf2 = io.BytesIO()
+    torch.save([torch.full((2,), 3, dtype=torch.int64)], buf2)
+    buf2.seek(0)
+    out = torchlike.load(buf2)
+    assert out[0].dtype is torchlike.int64 and out[0].tolist() == [3, 3]
+
+
+def test_archive_layout_matches_torch(tmp_path):
+    f = tmp_path / "a.pt"
+    torchlike.save({"w": torchlike.ones(3), "b": torchlike.zeros(2, dtype=torchlike.int64)}, f)
+    with zipfile.ZipFile(f) as z:
+        names = z.namelist()
+        assert {"archive/data.pkl", "archive/byteorder", "archive/version",
+                "archive/data/0", "archive/data/1"} <= set(names)
+        assert z.read("archive/byteorder") == b"little"
+        for info in z.infolist():
+            assert info.compress_type == zipfile.ZIP_STORED
+            if "/data/" in info.filename:
+                start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+                assert start % 64 == 0
+        assert np.frombuffer(z.read("archive/data/0"), "<f4").tolist() == [1.0, 1.0, 1.0]
+
+
+def test_module_state_dict_both_directions(tmp_path):
+    x = R.standard_normal((5, 4)).astype(np.float32)
+    tl_lin = torchlike.nn.Linear(4, 3)
+    t_lin = torch.nn.Linear(4, 3)
+    f = tmp_path / "torch_linear.pt"
+    torch.save(t_lin.state_dict(), f)
+    tl_lin.load_state_dict(torchlike.load(f))
+    np.testing.assert_allclose(_np(tl_lin(torchlike.tensor(x))),
+                               _np(t_lin(torch.tensor(x))), rtol=1e-6, atol=1e-6)
+    tl_lin2 = torchlike.nn.Linear(4, 3)
+    f2 = tmp_path / "tl_linear.pt"
+    torchlike.save(tl_lin2.state_dict(), f2)
+    t_lin.load_state_dict(torch.load(f2, weights_only=True))
+    np.testing.assert_allclose(_np(tl_lin2(torchlike.tensor(x))),
+                               _np(t_lin(torch.tensor(x))), rtol=1e-6, atol=1e-6)
+
+
+def _grads(step, shapes):
+    rs = np.random.default_rng(100 + step)
+    return [rs.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+@pytest.mark.parametrize("direction", ["torch_to_torchlike", "torchlike_to_torch"])
+def test_optimizer_and_scheduler_checkpoint_cross_library(tmp_path, direction):
+    """Train 10 steps in one library, checkpoint, resume 10 steps in the other."""
+    shapes = [(3, 4), (3,)]
+    src, dst = (torch, torchlike) if direction == "torch_to_torchlike" else (torchlike, torch)
+
+    def build(m, init):
+        ps = [m.tensor(a.copy(), requires_grad=True) for a in init]
+        opt = m.optim.AdamW(ps, lr=0.05, amsgrad=True)
+        sched = m.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
+        return ps, opt, sched
+
+    def train(m, ps, opt, sched, steps):
+        for s in steps:
+            for p, g in zip(ps, _grads(s, shapes)):
+                p.grad = m.tensor(g)
+            opt.step()
+            sched.step()
+
+    init = [np.ones(s, np.float32) * 0.3 for s in shapes]
+    ref = build(torch, init)
+    train(torch, *ref, range(20))
+    ps, opt, sched = build(src, init)
+    train(src, ps, opt, sched, range(10))
+    f = tmp_path / "ckpt.pt"
+    src.save({"params": [p.detach() for p in ps], "opt": opt.state_dict(),
+              "sched": sched.state_dict()}, f)
+    ck = dst.load(f, weights_only=True)
+    ps2, opt2, sched2 = build(dst, [_np(p) for p in ck["params"]])
+    opt2.load_state_dict(ck["opt"])
+    sched2.load_state_dict(ck["sched"])
+    train(dst, ps2, opt2, sched2, range(10, 20))
+    for a, b in zip(ps2, ref[0]):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=2e-5, atol=2e-6)
+    assert sched2.get_last_lr() == ref[2].get_last_lr()
+
+
+# ---------------------------------------------------------------------------- refusals
+class _Evil:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.path}",))
+
+
+def test_malicious_pickle_in_archive_refused(tmp_path):
+    marker = tmp_path / "pwned"
+    f = tmp_path / "evil.pt"
+    torch.save({"w": torch.ones(2), "x": _Evil(marker)}, f)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(f, weights_only=True)          # the oracle refuses it too
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        torchlike.load(f)
+    with pytest.raises(pickle.UnpicklingError, match="posix.system|os.system"):
+        torchlike.load(f, weights_only=True)
+    assert not marker.exists()
+
+
+def test_malicious_bare_pickle_refused(tmp_path):
+    marker = tmp_path / "pwned2"
+    f = tmp_path / "evil.pkl"
+    f.write_bytes(pickle.dumps(_Evil(marker), protocol=2))
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(f, weights_only=True)
+    with pytest.raises(pickle.UnpicklingError):
+        torchlike.load(f)
+    assert not marker.exists()
+
+
+def test_weights_only_false_allows_plain_python_objects(tmp_path):
+    f = tmp_path / "obj.pt"
+    torchlike.save({"c": OrderedDict(a=1), "s": {1, 2}, "cx": 1 + 2j, "fn": np.float64}, f)
+    with pytest.raises(pickle.UnpicklingError):
+        torchlike.load(f)
+    out = torchlike.load(f, weights_only=False)
+    assert out["s"] == {1, 2} and out["fn"] is np.float64
+
+
+@pytest.mark.parametrize("cut", [0, 10, 0.5, 0.9, -22])
+def test_truncated_file_clear_error(tmp_path, cut):
+    f = tmp_path / "t.pt"
+    torchlike.save({"w": torchlike.ones(100)}, f)
+    data = f.read_bytes()
+    n = cut if isinstance(cut, int) and cut >= 0 else (
+        int(len(data) * cut) if isinstance(cut, float) else len(data) + cut)
+    g = tmp_path / "trunc.pt"
+    g.write_bytes(data[:n])
+    with pytest.raises((RuntimeError, EOFError)) as ours:
+        torchlike.load(g)
+    with pytest.raises((RuntimeError, EOFError)) as theirs:
+        torch.load(g, weights_only=True)
+    assert type(ours.value) is type(theirs.value)
+    if n > 0:
+        assert "zip archive" in str(ours.value) or "corrupt" in str(ours.value)
+
+
+def test_corrupt_record_detected(tmp_path):
+    f = tmp_path / "c.pt"
+    torchlike.save({"w": torchlike.arange(64, dtype=torchlike.float32)}, f)
+    data = bytearray(f.read_bytes())
+    with zipfile.ZipFile(f) as z:
+        info = z.getinfo("archive/data/0")
+        start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + 5] ^= 0xFF
+    g = tmp_path / "c2.pt"
+    g.write_bytes(bytes(data))
+    with pytest.raises(RuntimeError, match="corrupt"):
+        torchlike.load(g)
+
+
+def test_garbage_and_missing_records(tmp_path):
+    g = tmp_path / "garbage.pt"
+    g.write_bytes(b"this is not a checkpoint at all" * 10)
+    with pytest.raises(RuntimeError, match="Invalid magic number"):
+        torchlike.load(g)
+    h = tmp_path / "missing.pt"
+    buf = io.BytesIO()
+    torchlike.save({"w": torchlike.ones(3)}, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as zin, zipfile.ZipFile(h, "w") as zout:
+        for n in zin.namelist():
+            if not n.endswith("data/0"):
+                zout.writestr(n, zin.read(n))
+    with pytest.raises(RuntimeError, match="missing"):
+        torchlike.load(h)
+
+
+def test_save_is_atomic(tmp_path):
+    f = tmp_path / "keep.pt"
+    torchlike.save({"w": torchlike.ones(2)}, f)
+    before = f.read_bytes()
+    with pytest.raises(Exception):
+        torchlike.save({"w": torchlike.zeros(2), "bad": lambda: 0}, f)
+    assert f.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["keep.pt"]
+
+
+@pytest.mark.parametrize("ml", ["cpu", torchlike.device("cpu"), {"cpu": "cpu"},
+                                lambda storage, loc: storage, None])
+def test_map_location_accepted(tmp_path, ml):
+    f = tmp_path / "m.pt"
+    torch.save({"w": torch.arange(4.0)}, f)
+    assert torchlike.load(f, map_location=ml)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
