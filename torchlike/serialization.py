@@ -326,6 +326,10 @@ _UNSAFE_MESSAGE = (
     "`weights_only=False`, which can run arbitrary code.")
 
 
+class _Refused(pickle.UnpicklingError):
+    """A global refused by the weights_only policy (distinct from a corrupt pickle)."""
+
+
 class _Unpickler(pickle.Unpickler):
     def __init__(self, file, zf, prefix, weights_only, map_location, storages):
         super().__init__(file, encoding="utf-8")
@@ -341,11 +345,11 @@ class _Unpickler(pickle.Unpickler):
         if g is not None:
             return g
         if self._weights_only:
-            raise pickle.UnpicklingError(
+            raise _Refused(
                 f"Weights only load failed. Unsupported global: GLOBAL {full} was not an "
                 f"allowed global by default. {_UNSAFE_MESSAGE}")
         if module == "torch" or module.startswith("torch."):
-            raise pickle.UnpicklingError(
+            raise _Refused(
                 f"torchlike cannot load the torch global {full} (only tensors, parameters, "
                 f"storages, dtypes, Size and device are mapped to torchlike)")
         return super().find_class(module, name)
@@ -421,7 +425,7 @@ def _load_non_zip(fobj, weights_only):
     up = _Unpickler(fobj, None, "", weights_only, None, {})
     try:
         magic = up.load()
-    except pickle.UnpicklingError:
+    except _Refused:
         raise
     except Exception as e:  # noqa: BLE001
         raise RuntimeError(f"Invalid magic number; corrupt file? ({e})") from e
@@ -468,7 +472,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             up = _Unpickler(io.BytesIO(data), zf, prefix, weights_only, map_location, {})
             try:
                 result = up.load()
-            except (pickle.UnpicklingError, RuntimeError):
+            except (_Refused, RuntimeError):
                 raise
             except Exception as e:  # noqa: BLE001
                 raise RuntimeError(f"checkpoint is corrupt: data.pkl does not unpickle: "
