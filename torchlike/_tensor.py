@@ -52,7 +52,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_acc",
-                 "_version", "_retains_grad", "_is_inference", "__weakref__", "__dict__")
+                 "_vc", "_retains_grad", "_is_inference", "_alias", "__weakref__", "__dict__")
 
     # ------------------------------------------------------------ construction
     def __new__(cls, *args, **kwargs):
@@ -69,15 +69,45 @@ class Tensor:
         t._requires_grad = node is not None
         t._grad = None
         t._acc = None
-        t._version = 0
+        t._vc = [0]
         t._retains_grad = False
         t._is_inference = _gm._state.inference
+        t._alias = None
         return t
 
     def _set_data(self, data):
-        """Replace the array in place (an in-place write): bumps the version counter."""
-        self._data = data
-        self._version += 1
+        """Write ``data`` into this tensor in place, outside autograd (as under no_grad).
+
+        Bumps the version counter shared with every alias and makes the write visible through
+        them (see torchlike/_views.py).
+        """
+        from ._views import write
+        write(self, data)
+
+    # The version counter is shared by a tensor and all its views/aliases (torch semantics).
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @_version.setter
+    def _version(self, value):
+        try:
+            self._vc[0] = value
+        except AttributeError:
+            self._vc = [value]
+        try:
+            self._alias
+        except AttributeError:
+            self._alias = None
+
+    @property
+    def _base(self):
+        """The tensor this one is a view of (None for non-views and detached aliases)."""
+        a = self._alias
+        return None if a is None or a.detached else a.root
+
+    def _is_view(self):
+        return self._base is not None
 
     # ------------------------------------------------------------ metadata
     @property
@@ -209,6 +239,7 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        # torch swaps the tensor's storage: no version bump, aliases are not affected
         self._data = value._data if isinstance(value, Tensor) else jnp.asarray(value)
 
     def _edge(self):
@@ -272,9 +303,9 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
-        """A new tensor with the same data, outside the graph."""
-        t = Tensor._make(self._data)
-        return t
+        """A new tensor sharing this one's data and version counter, outside the graph."""
+        from ._views import detached_alias
+        return detached_alias(self)
 
     def detach_(self):
         self.grad_fn = None

@@ -115,16 +115,17 @@ class Op:
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
-                 "trace_counts")
+                 "trace_counts", "view")
 
     def __init__(self, name, fn, *, promote=None, grad_name=None, saves=True,
-                 differentiable=True):
+                 differentiable=True, view=None):
         self.name = name
         self.fn = fn
         self.promote = promote
         self.grad_name = grad_name or (name.capitalize() + "Backward0")
         self.saves = saves
         self.differentiable = differentiable
+        self.view = view
         self.cache = {}
         self.trace_counts = {"fwd": 0, "fwd_vjp": 0, "bwd": 0}
 
@@ -139,11 +140,17 @@ class Op:
         return f"<op {self.name}>"
 
 
-def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True):
-    """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op."""
+def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None):
+    """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op.
+
+    saves: what torch's backward of this op keeps (checked against in-place writes at
+    backward): True (its inputs), "output", "both", or False (nothing).
+    view: True if the op's outputs alias its first input (a view op), or a function of the
+    static kwargs saying so.
+    """
     def deco(fn):
         op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
-                differentiable=differentiable)
+                differentiable=differentiable, view=view)
         OPS[name] = op
         return op
     return deco
@@ -214,8 +221,12 @@ def apply(op, *args, **static):
         except (TypeError, ValueError) as e:
             _translate(e, args)
         if isinstance(out, tuple):
-            return tuple(T._make(o) for o in out)
-        return T._make(out)
+            outs = tuple(T._make(o) for o in out)
+        else:
+            outs = T._make(out)
+        if op.view is not None and (op.view is True or op.view(static)):
+            _mark_views(op, c, args, arrays, outs, static)
+        return outs
     needs = tuple(needs)
     c = op.compiled(skey, cast, needs)
     try:
@@ -233,7 +244,39 @@ def apply(op, *args, **static):
         # Non-differentiable outputs (integer indices, bools) follow the differentiable ones in
         # the op's own output order; ops with mixed outputs put float outputs first.
         outs.extend(T._make(o) for o in rest)
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    saves = c.saves
+    if saves:
+        # what torch's backward would read, with the version it must still be at
+        saved = []
+        if saves != _OUTPUT:
+            for a in args:
+                if isinstance(a, T):
+                    saved.append((a._vc, a._vc[0], a, None))
+        if saves == _OUTPUT or saves == _BOTH:
+            for o in outs[:len(diff)]:
+                saved.append((o._vc, 0, None, (tuple(o._data.shape), o._data.dtype)))
+        node._saved_versions = saved
+    result = outs[0] if len(outs) == 1 else tuple(outs)
+    if op.view is not None and (op.view is True or op.view(static)):
+        _mark_views(op, c, args, arrays, result, static)
+    return result
+
+
+_OUTPUT = "output"
+_BOTH = "both"
+
+
+def _mark_views(op, c, args, arrays, outs, static):
+    from .._views import make_view
+    overlap = op.name == "expand" and any(
+        s != 1 and (i < len(static["shape"]) - args[0]._data.ndim
+                    or args[0]._data.shape[i - (len(static["shape"]) - args[0]._data.ndim)] == 1)
+        for i, s in enumerate(static["shape"])) if op.name == "expand" else False
+    if isinstance(outs, tuple):
+        for k, o in enumerate(outs):
+            make_view(o, args[0], c.fwd, tuple(arrays[1:]), k, overlap)
+    else:
+        make_view(outs, args[0], c.fwd, tuple(arrays[1:]), 0, overlap)
 
 
 def _translate(e, args):
@@ -252,15 +295,29 @@ _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place
 
 def check_inplace(t):
     """torch's checks before writing into ``t`` in place."""
+    a = t._alias
+    if a is not None:
+        if a.overlap:
+            from .._views import _OVERLAP
+            raise RuntimeError(_OVERLAP)
+        if (not a.detached and _state.grad_enabled and a.root._requires_grad
+                and a.root.grad_fn is None):
+            raise RuntimeError(_VIEW_LEAF_INPLACE)
     if t._requires_grad and t.grad_fn is None and _state.grad_enabled:
         raise RuntimeError(_LEAF_INPLACE)
+
+
+_VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
+                      "in-place operation.")
 
 
 def commit_inplace(t, out):
     """Make ``t`` hold ``out``'s values and history: the write of an in-place op.
 
-    The result is cast back to ``t``'s dtype (torch refuses a cast to a lower category).
+    The result is cast back to ``t``'s dtype (torch refuses a cast to a lower category). The
+    write goes through ``torchlike._views.write``, so views and aliases see it.
     """
+    from .._views import write
     if isinstance(out, tuple):
         out = out[0]
     data = out._data
@@ -269,16 +326,20 @@ def commit_inplace(t, out):
         if src.category > dst.category:
             raise RuntimeError(f"result type {_torch_type_name(src)} can't be cast to the "
                                f"desired output type {_torch_type_name(dst)}")
-        data = data.astype(t._data.dtype)
+        out = out.to(dst)
+        data = out._data
     if data.shape != t._data.shape:
         raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the broadcast "
                            f"shape {list(data.shape)}")
-    t._data = data
-    t._version += 1
-    if out.grad_fn is not None:
-        t.grad_fn = out.grad_fn
-        t._output_nr = out._output_nr
-        t._requires_grad = True
+    node = out.grad_fn
+    tracked = node is not None
+    write(t, data, out if tracked else None)
+    if tracked and node._saved_versions:
+        # the op's own saved view of ``t`` (input or output) is the value it just wrote
+        vc = t._vc
+        node._saved_versions = [
+            (vc, vc[0], e[2], e[3]) if (e[0] is vc or e[0] is out._vc) else e
+            for e in node._saved_versions]
     return t
 
 

@@ -299,8 +299,13 @@ def _abs_fn(x):
 _abs_fn.defjvps(lambda g, ans, x: g * jnp.sign(x))
 
 
+# ops whose torch backward reads their result rather than their input
+_SAVES_OUTPUT = {"exp", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal"}
+
+
 def _unary(name, f, promote, grad_name):
-    op = defop(name, promote=promote, grad_name=grad_name)(lambda a: f(a))
+    op = defop(name, promote=promote, grad_name=grad_name,
+               saves="output" if name in _SAVES_OUTPUT else True)(lambda a: f(a))
 
     def fn(input, *, out=None):
         return apply(op, input)

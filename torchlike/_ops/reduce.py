@@ -55,7 +55,7 @@ def _mean(a, dims, keepdim, dtype):
     return jnp.mean(a, axis=_axes(dims, a.ndim), keepdims=keepdim)
 
 
-@defop("vector_norm", grad_name="LinalgVectorNormBackward0")
+@defop("vector_norm", saves="both", grad_name="LinalgVectorNormBackward0")
 def _vector_norm(a, ord, dims, keepdim):
     axes = _axes(dims, a.ndim)
     x = jnp.abs(a) if jnp.iscomplexobj(a) else a

@@ -36,27 +36,27 @@ def infer_shape(shape, numel):
     return tuple(shape)
 
 
-@defop("view", saves=False, grad_name="ViewBackward0")
+@defop("view", saves=False, view=True, grad_name="ViewBackward0")
 def _view(a, shape):
     return jnp.reshape(a, shape)
 
 
-@defop("transpose", saves=False, grad_name="TransposeBackward0")
+@defop("transpose", saves=False, view=True, grad_name="TransposeBackward0")
 def _transpose(a, d0, d1):
     return jnp.swapaxes(a, d0, d1)
 
 
-@defop("t", saves=False, grad_name="TBackward0")
+@defop("t", saves=False, view=True, grad_name="TBackward0")
 def _t(a):
     return a.T
 
 
-@defop("permute", saves=False, grad_name="PermuteBackward0")
+@defop("permute", saves=False, view=True, grad_name="PermuteBackward0")
 def _permute(a, dims):
     return jnp.transpose(a, dims)
 
 
-@defop("unsqueeze", saves=False, grad_name="UnsqueezeBackward0")
+@defop("unsqueeze", saves=False, view=True, grad_name="UnsqueezeBackward0")
 def _unsqueeze(a, dim):
     return jnp.expand_dims(a, dim)
 
@@ -66,13 +66,13 @@ def _squeeze_name(kw):
                                                                       "SqueezeBackward2")
 
 
-@defop("squeeze", saves=False, grad_name=_squeeze_name)
+@defop("squeeze", saves=False, view=True, grad_name=_squeeze_name)
 def _squeeze(a, dims, kind):
     dims = tuple(d for d in dims if a.shape[d] == 1) if dims is not None else None
     return jnp.squeeze(a, dims)
 
 
-@defop("expand", saves=False, grad_name="ExpandBackward0")
+@defop("expand", saves=False, view=True, grad_name="ExpandBackward0")
 def _expand(a, shape):
     return jnp.broadcast_to(a, shape)
 
@@ -612,7 +612,7 @@ def column_stack(tensors, *, out=None):
 
 # ------------------------------------------------------------------ split, chunk, unbind
 
-@defop("split", saves=False, grad_name="SplitWithSizesBackward0")
+@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0")
 def _split(a, sizes, dim):
     outs, start = [], 0
     for s in sizes:
@@ -699,7 +699,7 @@ def chunk(input, chunks, dim=0):
     return split(input, step, d)
 
 
-@defop("unbind", saves=False, grad_name="UnbindBackward0")
+@defop("unbind", saves=False, view=True, grad_name="UnbindBackward0")
 def _unbind(a, dim):
     return tuple(jnp.take(a, i, axis=dim) for i in range(a.shape[dim]))
 
@@ -716,7 +716,7 @@ def unbind(input, dim=0):
 
 # ------------------------------------------------------------------ narrow, select
 
-@defop("slice", saves=False, grad_name="SliceBackward0")
+@defop("slice", saves=False, view=True, grad_name="SliceBackward0")
 def _slice(a, dim, start, stop):
     return jax.lax.slice_in_dim(a, start, stop, axis=dim)
 
@@ -741,7 +741,7 @@ def narrow(input, dim, start, length):
     return apply(_slice, input, dim=d, start=start, stop=start + int(length))
 
 
-@defop("select", saves=False, grad_name="SelectBackward0")
+@defop("select", saves=False, view=True, grad_name="SelectBackward0")
 def _select(a, dim, index):
     return jnp.take(a, index, axis=dim)
 
@@ -1068,7 +1068,7 @@ def triu(input, diagonal=0):
     return apply(_triu, input, diagonal=int(diagonal))
 
 
-@defop("diagonal", saves=False, grad_name="DiagonalBackward0")
+@defop("diagonal", saves=False, view=True, grad_name="DiagonalBackward0")
 def _diagonal(a, offset, dim1, dim2):
     return jnp.diagonal(a, offset, dim1, dim2)
 

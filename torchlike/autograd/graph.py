@@ -86,6 +86,35 @@ class Node:
     def check_alive(self):
         if self.freed:
             raise RuntimeError(_FREED_MSG)
+        if self._saved_versions:
+            for vc, expected, tensor, meta in self._saved_versions:
+                if vc[0] != expected:
+                    raise RuntimeError(_version_message(self, vc[0], expected, tensor, meta))
+
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+               "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+               "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
+
+
+def _version_message(node, now, expected, tensor, meta):
+    import re
+    import numpy as np
+    if tensor is not None:
+        shape, dt = tuple(tensor._data.shape), tensor._data.dtype
+        fn = tensor.grad_fn
+    else:
+        (shape, dt), fn = meta, node
+    name = _TYPE_NAMES.get(np.dtype(dt).name, str(dt))
+    what = f"[torch.{name}Tensor [{', '.join(map(str, shape))}]]"
+    if fn is not None:
+        what += f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', fn.name())},"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {what} is at version {now}; expected version {expected} "
+            "instead. Hint: enable anomaly detection to find the operation that failed to "
+            "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+            "check_nan=False).")
 
 
 class AccumulateGrad(Node):

@@ -1,0 +1,192 @@
+"""Views and aliases on immutable jax arrays: PyTorch's shared-storage semantics.
+
+A tensor produced by a view op (basic indexing, view/reshape, transpose, permute, squeeze,
+unsqueeze, expand, diagonal, split/unbind/chunk, ...), by ``detach()`` or by ``.data`` is an
+*alias* of a root tensor (the one that owns the storage). It records how it was derived from its
+parent; from that, lazily, an integer *index map*: for each of its elements, the flat position
+in the root that it reads. With the map, any view is a gather from the root and any write into a
+view is a scatter into the root — for every kind of view, with no per-view-op inverse code.
+
+Writes:
+
+* into the root: the root's array is replaced; every live alias is refreshed (a jitted gather);
+* into an alias: the new values are scattered into the root, then the same refresh.
+
+Autograd follows torch's CopySlices: a write into a view of a tensor that requires grad is
+recorded on the root as a ``CopySlices`` node (gradient: zero at the written positions for the
+old root, the gathered cotangent for the written values); aliases that take part in autograd get
+a fresh ``AsStridedBackward0`` node reading from the root's new history. The version counter is
+one list shared by the root and all its aliases.
+"""
+from __future__ import annotations
+
+import weakref
+
+import jax
+import jax.numpy as jnp
+
+from ._ops._registry import OPS, apply, defop
+
+__all__ = ["write", "make_view", "detached_alias", "alias_index"]
+
+
+class Alias:
+    """How an alias derives from its root: parent tensor, the view op's forward, extra args."""
+
+    __slots__ = ("root", "parent", "fwd", "rest", "k", "detached", "idx", "overlap")
+
+    def __init__(self, root, parent, fwd, rest, k, detached, overlap):
+        self.root = root
+        self.parent = parent
+        self.fwd = fwd
+        self.rest = rest
+        self.k = k
+        self.detached = detached
+        self.idx = None
+        self.overlap = overlap
+
+
+def _root_of(t):
+    a = t._alias
+    return t if a is None else a.root
+
+
+def _aliases(root):
+    d = root.__dict__.get("_aliases")
+    if d is None:
+        d = root.__dict__["_aliases"] = weakref.WeakSet()
+    return d
+
+
+_iota = jax.jit(lambda n: jnp.arange(n, dtype=jnp.int64), static_argnums=0)
+
+
+def alias_index(t):
+    """The flat root positions read by ``t`` (None: ``t`` reads the whole root as it is)."""
+    a = t._alias
+    if a is None:
+        return None
+    if a.idx is None:
+        if a.fwd is None:
+            return None
+        pidx = alias_index(a.parent)
+        if pidx is None:
+            shape = a.root._data.shape
+            pidx = _iota(int(a.root._data.size)).reshape(shape)
+        out = a.fwd(pidx, *a.rest)
+        a.idx = out[a.k] if isinstance(out, tuple) else out
+    return a.idx
+
+
+def detached_alias(t):
+    """``t.detach()``: same storage and version counter, no autograd history."""
+    from ._tensor import Tensor
+    out = Tensor._make(t._data)
+    root = _root_of(t)
+    ta = t._alias
+    out._vc = root._vc
+    out._alias = Alias(root, t, None, (), 0, True, ta is not None and ta.overlap)
+    if ta is not None:
+        # a detached view reads the same root positions as the view it came from
+        out._alias.idx = alias_index(t)
+        out._alias.fwd = ta.fwd if out._alias.idx is None else None
+    _aliases(root).add(out)
+    return out
+
+
+def make_view(out, parent, fwd, rest, k, overlap=False):
+    """Register ``out`` (output ``k`` of a view op's ``fwd`` on ``parent``) as an alias."""
+    root = _root_of(parent)
+    pa = parent._alias
+    out._vc = root._vc
+    out._alias = Alias(root, parent, fwd, rest, k, False,
+                       overlap or (pa is not None and pa.overlap))
+    _aliases(root).add(out)
+    return out
+
+
+# ------------------------------------------------------------------ the two tape ops
+
+@defop("alias_gather", saves=False, grad_name="AsStridedBackward0")
+def _gather(root, idx):
+    return jnp.reshape(root, (-1,))[idx]
+
+
+@defop("copy_slices", saves=False, grad_name="CopySlices")
+def _copy_slices(root, values, idx):
+    flat = jnp.reshape(root, (-1,))
+    flat = flat.at[jnp.reshape(idx, (-1,))].set(jnp.reshape(values, (-1,)).astype(root.dtype))
+    return jnp.reshape(flat, root.shape)
+
+
+_scatter = jax.jit(lambda root, values, idx: jnp.reshape(
+    jnp.reshape(root, (-1,)).at[jnp.reshape(idx, (-1,))].set(
+        jnp.reshape(values, (-1,)).astype(root.dtype)), root.shape))
+_take = jax.jit(lambda root, idx: jnp.reshape(root, (-1,))[idx])
+
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def check_writable(t):
+    a = t._alias
+    if a is not None and a.overlap:
+        raise RuntimeError(_OVERLAP)
+
+
+def write(t, new, grad_out=None):
+    """Write ``new`` (a jax array shaped like ``t``) into ``t``.
+
+    ``grad_out``: the Tensor holding ``new`` with its autograd history, when the write is
+    recorded (an in-place op in grad mode); None for a raw write (no_grad, optimizers, init).
+    """
+    a = t._alias
+    if a is None:
+        t._data = new
+        t._vc[0] += 1
+        if grad_out is not None and grad_out.grad_fn is not None:
+            t.grad_fn = grad_out.grad_fn
+            t._output_nr = grad_out._output_nr
+            t._requires_grad = True
+        _refresh(t)
+        return
+    check_writable(t)
+    root = a.root
+    idx = alias_index(t)
+    track = (grad_out is not None and not a.detached
+             and (root._requires_grad or grad_out._requires_grad))
+    if track:
+        from ._tensor import Tensor
+        idx_t = Tensor._make(idx if idx is not None else
+                             _iota(int(root._data.size)).reshape(root._data.shape))
+        r = apply(OPS["copy_slices"], root, grad_out, idx_t)
+        root._data = r._data
+        if r.grad_fn is not None:
+            root.grad_fn = r.grad_fn
+            root._output_nr = 0
+            root._requires_grad = True
+    elif idx is None:
+        root._data = new.astype(root._data.dtype).reshape(root._data.shape)
+    else:
+        root._data = _scatter(root._data, new, idx)
+    root._vc[0] += 1
+    _refresh(root)
+
+
+def _refresh(root):
+    """Make every live alias of ``root`` read the root's current values (and history)."""
+    d = root.__dict__.get("_aliases")
+    if not d:
+        return
+    rdata = root._data
+    track = root._requires_grad and root.grad_fn is not None
+    for v in list(d):
+        idx = alias_index(v)
+        v._data = rdata.reshape(v._data.shape) if idx is None else _take(rdata, idx)
+        if track and not v._alias.detached:
+            from ._tensor import Tensor
+            g = apply(OPS["alias_gather"], root, Tensor._make(
+                idx if idx is not None else _iota(int(rdata.size)).reshape(v._data.shape)))
+            v.grad_fn = g.grad_fn
+            v._output_nr = 0
+            v._requires_grad = True
