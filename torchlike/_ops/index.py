@@ -2,13 +2,14 @@
 tensors or lists, as one op whose static part is the index's structure."""
 from __future__ import annotations
 
+import jax
 import numpy as np
 import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ._registry import apply, defop
 
-__all__ = []
+__all__ = ["index_put"]
 
 
 def _getitem_name(kw):
@@ -21,30 +22,28 @@ def _getitem_name(kw):
     for s in spec:
         if s[0] == "i":
             name = "SelectBackward0"
-        elif s[0] == "n":
+        elif s[0] in "nz":
             name = "UnsqueezeBackward0"
         elif s[0] == "s" and s[1:] != (None, None, None):
             name = "SliceBackward0"
     return name
 
 
-@defop("getitem", saves=False, grad_name=_getitem_name)
+@defop("getitem", saves=False, view=lambda kw: not any(s[0] == "t" for s in kw["spec"]),
+       grad_name=_getitem_name)
 def _getitem(a, *idx, spec, single_slice):
-    key = []
-    it = iter(idx)
-    for s in spec:
-        kind = s[0]
-        if kind == "i":
-            key.append(s[1])
-        elif kind == "s":
-            key.append(slice(*s[1:]))
-        elif kind == "n":
-            key.append(None)
-        elif kind == "e":
-            key.append(Ellipsis)
-        else:
-            key.append(next(it))
-    return a[tuple(key)]
+    out = a[_build_key(spec, idx)]
+    if any(s[0] == "z" for s in spec):
+        # a scalar False adds a new axis of size 0 (placed as basic indexing places None)
+        pos = 0
+        for s in spec:
+            if s[0] == "z":
+                out = jax.lax.slice_in_dim(out, 0, 0, axis=pos)
+            if s[0] in "snzt":
+                pos += 1
+            elif s[0] == "e":
+                pos += a.ndim - sum(1 for t in spec if t[0] in "ist")
+    return out
 
 
 def _parse(x, key):
@@ -72,10 +71,7 @@ def _parse(x, key):
             spec.append(("e",))
             dim += len(shape) - consumed
         elif isinstance(k, bool):
-            spec.append(("n",))
-            if not k:
-                spec.append(("t",))
-                arrays.append(jnp.zeros((0,), jnp.int64))
+            spec.append(("n",) if k else ("z",))
         elif isinstance(k, (int, np.integer)):
             n = shape[dim]
             if not -n <= k < n:
@@ -102,9 +98,7 @@ def _parse(x, key):
                     spec.append(("t",))
                     arrays.append(jnp.asarray(nz, jnp.int64))
                 if m.ndim == 0:
-                    spec.append(("n",))
-                    spec.append(("t",))
-                    arrays.append(jnp.asarray(np.nonzero(m.reshape(1))[0], jnp.int64))
+                    spec.append(("n",) if bool(m) else ("z",))
                 dim += m.ndim
                 continue
             if not np.issubdtype(t.dtype, np.integer):
@@ -128,3 +122,117 @@ def getitem(self, key):
 
 
 Tensor.__getitem__ = getitem
+
+
+# ------------------------------------------------------------------ __setitem__ / index_put
+
+import functools  # noqa: E402
+
+from ._registry import check_inplace, commit_inplace  # noqa: E402
+
+
+def _build_key(spec, idx):
+    key = []
+    it = iter(idx)
+    for s in spec:
+        kind = s[0]
+        if kind == "i":
+            key.append(s[1])
+        elif kind == "s":
+            key.append(slice(*s[1:]))
+        elif kind in "nz":
+            key.append(None)
+        elif kind == "e":
+            key.append(Ellipsis)
+        else:
+            key.append(next(it))
+    return tuple(key)
+
+
+def _fit_value(v, target):
+    """torch's value broadcasting for index assignment: leading 1-dims of the value are
+    dropped, then it must expand to the indexed shape."""
+    shp = tuple(jnp.shape(v))
+    while len(shp) > len(target) and shp[0] == 1:
+        shp = shp[1:]
+    ok = len(shp) <= len(target) and all(
+        s == 1 or s == t for s, t in zip(shp[::-1], target[::-1]))
+    if not ok:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(jnp.shape(v))} cannot "
+                           f"be broadcast to indexing result of shape {list(target)}")
+    return jnp.broadcast_to(jnp.reshape(v, shp), target)
+
+
+def _index_put_name(kw):
+    return "IndexPutBackward0" if kw["advanced"] else "CopySlices"
+
+
+def _put_fwd(spec, a, v, *idx):
+    return _put(spec, a, v, *idx), idx
+
+
+def _put_bwd(spec, idx, g):
+    # torch: the overwritten positions get no gradient; every written value (duplicates
+    # included) gets the gradient at its position
+    key = _build_key(spec, idx)
+    return (g.at[key].set(0), g[key]) + (None,) * len(idx)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _put(spec, a, v, *idx):
+    return a.at[_build_key(spec, idx)].set(v)
+
+
+_put.defvjp(_put_fwd, _put_bwd)
+
+
+@defop("index_put", saves=False, grad_name=_index_put_name)
+def _index_put(a, value, *idx, spec, accumulate, advanced):
+    if any(s[0] == "z" for s in spec):
+        return a + jnp.zeros((), a.dtype) * jnp.sum(jnp.asarray(value)).astype(a.dtype)
+    key = _build_key(spec, idx)
+    target = a[key].shape
+    v = _fit_value(jnp.asarray(value), target).astype(a.dtype)
+    if accumulate:
+        return a.at[key].add(v)
+    return _put(spec, a, v, *idx)
+
+
+def _value_arg(self, value):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, complex, np.number)):
+        return value.item() if isinstance(value, np.number) else value
+    from .._creation import tensor
+    return tensor(value, dtype=self.dtype)
+
+
+def setitem(self, key, value):
+    """``self[key] = value``: an op producing the updated array, committed into ``self``."""
+    check_inplace(self)
+    spec, arrays = _parse(self, key)
+    value = _value_arg(self, value)
+    out = apply(_index_put, self, value, *[Tensor._make(a) for a in arrays], spec=spec,
+                accumulate=False, advanced=any(s[0] == "t" for s in spec))
+    commit_inplace(self, out)
+
+
+def index_put(input, indices, values, accumulate=False):
+    key = tuple(indices)
+    for k in key:
+        if not isinstance(k, Tensor) and k is not None:
+            raise TypeError("index_put(): argument 'indices' must be tuple of Tensors")
+    spec, arrays = _parse(input, key)
+    return apply(_index_put, input, _value_arg(input, values),
+                 *[Tensor._make(a) for a in arrays], spec=spec, accumulate=bool(accumulate),
+                 advanced=True)
+
+
+def _index_put_(self, indices, values, accumulate=False):
+    check_inplace(self)
+    return commit_inplace(self, index_put(self, indices, values, accumulate))
+
+
+Tensor.__setitem__ = setitem
+Tensor.index_put = index_put
+Tensor.index_put_ = _index_put_

@@ -775,7 +775,7 @@ def _grid(index, dim):
     return tuple(idx)
 
 
-@defop("gather", grad_name="GatherBackward0")
+@defop("gather", saves=False, grad_name="GatherBackward0")
 def _gather(a, index, dim):
     if a.ndim == 0:
         return a
@@ -837,7 +837,7 @@ def _scatter_name(kw):
             "add": "ScatterAddBackward0"}.get(kw["mode"], "ScatterReduceBackward0")
 
 
-@defop("scatter", grad_name=_scatter_name)
+@defop("scatter", saves=False, grad_name=_scatter_name)
 def _scatter(a, index, src, dim, mode):
     if a.ndim == 0:
         a1 = a.reshape(1)
@@ -899,7 +899,7 @@ def scatter_add(input, dim, index, src):
 
 # ------------------------------------------------------------------ index_select and friends
 
-@defop("index_select", grad_name="IndexSelectBackward0")
+@defop("index_select", saves=False, grad_name="IndexSelectBackward0")
 def _index_select(a, index, dim):
     if a.ndim == 0:
         return a
@@ -930,7 +930,7 @@ def index_select(input, dim, index):
     return apply(_index_select, input, index, dim=d)
 
 
-@defop("index_add", promote=None, grad_name="IndexAddBackward0")
+@defop("index_add", saves=False, grad_name="IndexAddBackward0")
 def _index_add(a, index, src, dim, alpha, mode):
     idx = (slice(None),) * dim + (index.reshape(-1),)
     if mode == "add":
@@ -957,7 +957,7 @@ def index_fill(input, dim, index, value):
     return apply(_index_add, input, index, value, dim=d, alpha=1, mode="fill")
 
 
-@defop("take", grad_name="TakeBackward0")
+@defop("take", saves=False, grad_name="TakeBackward0")
 def _take(a, index):
     return jnp.take(a.reshape(-1), index)
 
@@ -983,7 +983,7 @@ def masked_select(input, mask):
     return apply(_take, x, Tensor._make(jnp.asarray(np.nonzero(m)[0])))
 
 
-@defop("masked_fill", grad_name="MaskedFillBackward0")
+@defop("masked_fill", saves=False, grad_name="MaskedFillBackward0")
 def _masked_fill(a, mask, value):
     return jnp.where(mask, jnp.asarray(value).astype(a.dtype), a)
 
@@ -1003,7 +1003,7 @@ def masked_fill(input, mask, value):
     return apply(_masked_fill, input, mask, value)
 
 
-@defop("take_along_dim", grad_name="TakeAlongDimBackward0")
+@defop("take_along_dim", saves=False, grad_name="TakeAlongDimBackward0")
 def _take_along_dim(a, index, dim):
     if dim is None:
         return jnp.take(a.reshape(-1), index.reshape(-1))
@@ -1249,7 +1249,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 # ------------------------------------------------------------------ pad (shared helper)
 
-@defop("pad", grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
+@defop("pad", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
                                      "reflect": "ReflectionPad{}DBackward0",
                                      "replicate": "ReplicationPad{}DBackward0",
                                      "circular": "CircularPad{}DBackward0"}[kw["mode"]]

@@ -1,0 +1,235 @@
+"""Issue 3, indexing: ``__getitem__`` combinations and ``__setitem__`` (values and gradients)
+against torch (tests/oracle.py), then bad input."""
+import numpy as np
+import pytest
+
+from oracle import Case, check, check_raises
+
+R = np.random.default_rng(4)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def i64(*shape):
+    return R.integers(-9, 9, shape).astype(np.int64)
+
+
+def setter(key, via_mul=True):
+    """A case body: ``y = a * 1; y[key] = value; return y`` (a non-leaf gets written)."""
+    def fn(m, a, v=None, *ix):
+        y = a * 1 if via_mul else a.clone()
+        k = key(m, *ix) if callable(key) else key
+        y[k] = v
+        return y
+    return fn
+
+
+def setter_scalar(key, value):
+    def fn(m, a, *ix):
+        y = a * 2
+        k = key(m, *ix) if callable(key) else key
+        y[k] = value
+        return y
+    return fn
+
+
+def tk(m, *xs):
+    return tuple(xs)
+
+
+MASK = np.array([[True, False, True, False], [False, False, True, True], [True] * 4])
+ROWS = np.array([True, False, True])
+
+GET = [
+    Case("get_int_slice", lambda m, a: a[1, 1:3], (f32(3, 4),)),
+    Case("get_neg_slice", lambda m, a: a[-2:, :-1], (f32(3, 4),)),
+    Case("get_step_neg_start", lambda m, a: a[-3::2], (f32(5, 2),)),
+    Case("get_slice_oob", lambda m, a: a[1:100], (f32(3, 2),)),
+    Case("get_empty_slice", lambda m, a: a[2:1], (f32(3, 2),)),
+    Case("get_none_ellipsis", lambda m, a: a[None, ..., None, 0], (f32(2, 3),)),
+    Case("get_ellipsis_mid", lambda m, a: a[0, ..., 1], (f32(2, 3, 4),)),
+    Case("get_list_slice", lambda m, a: a[[0, 2], 1:], (f32(3, 4),)),
+    Case("get_slice_list", lambda m, a: a[:, [3, 0, 0]], (f32(3, 4),)),
+    Case("get_two_lists", lambda m, a: a[[0, 2], [1, 3]], (f32(3, 4),)),
+    Case("get_adv_separated", lambda m, a: a[[0, 1], :, [2, 0]], (f32(2, 3, 4),)),
+    Case("get_adv_adjacent", lambda m, a: a[:, [0, 1], [2, 0]], (f32(2, 3, 4),)),
+    Case("get_adv_bcast", lambda m, a, i, j: a[i, j], (f32(3, 4), np.array([[0], [2]]),
+                                                        np.array([1, 3, 0]))),
+    Case("get_tensor_2d_index", lambda m, a, i: a[i], (f32(4, 2), np.array([[0, 3], [1, 1]]))),
+    Case("get_neg_tensor_index", lambda m, a, i: a[i], (f32(4, 2), np.array([-1, -4]))),
+    Case("get_int_and_tensor", lambda m, a, i: a[1, i], (f32(3, 4), np.array([0, 2]))),
+    Case("get_mask_2d", lambda m, a, k: a[k], (f32(3, 4), MASK)),
+    Case("get_mask_rows_cols", lambda m, a, k: a[k, 1:], (f32(3, 4), ROWS)),
+    Case("get_mask_after_slice", lambda m, a, k: a[:, k], (f32(2, 3), ROWS)),
+    Case("get_mask_all_false", lambda m, a, k: a[k], (f32(3, 4), ROWS & False)),
+    Case("get_mask_0dim_true", lambda m, a: a[m.tensor(True)], (f32(2),)),
+    Case("get_py_bool", lambda m, a: a[True], (f32(2),)),
+    Case("get_0dim_ellipsis", lambda m, a: a[...], (f32(),)),
+    Case("get_0dim_none", lambda m, a: a[None], (f32(),)),
+    Case("get_int_tensor_scalar", lambda m, a: a[m.tensor(1)], (f32(3, 2),)),
+    Case("get_int_dtype", lambda m, a: a[[1, 0], ::2], (i64(2, 4),)),
+    Case("get_empty_tensor_index", lambda m, a, i: a[i], (f32(3, 2), np.zeros(0, np.int64))),
+    Case("get_dup_index_grad", lambda m, a: a[[0, 0, 1, 0]], (f32(3),)),
+    Case("get_chain", lambda m, a: a[1:][0][::2], (f32(3, 4),)),
+    Case("get_tuple_of_tensors", lambda m, a, i, j: a[(i, j)], (f32(3, 4), np.array([0, 1]),
+                                                               np.array([2, 2]))),
+]
+
+SET = [
+    Case("set_int_scalar", setter_scalar(0, 0.0), (f32(3),)),
+    Case("set_row_scalar", setter_scalar(1, -1.0), (f32(3, 4),)),
+    Case("set_neg_int", setter_scalar((-1, -2), 5.0), (f32(3, 4),)),
+    Case("set_slice", setter(slice(1, 3)), (f32(4, 2), f32(2, 2))),
+    Case("set_slice_bcast", setter(slice(None, None, 2)), (f32(5, 3), f32(3))),
+    Case("set_slice_bcast_col", setter((slice(None), slice(1, 3))), (f32(3, 4), f32(3, 1))),
+    Case("set_neg_slice", setter(slice(-2, None)), (f32(4, 3), f32(2, 3))),
+    Case("set_step_slice", setter((slice(None), slice(None, None, 3))), (f32(2, 7), f32(2, 3))),
+    Case("set_none", setter((None, 0)), (f32(2, 3), f32(1, 3))),
+    Case("set_ellipsis", setter((Ellipsis, 1)), (f32(2, 3, 4), f32(2, 3))),
+    Case("set_ellipsis_scalar", setter_scalar(Ellipsis, 2.5), (f32(2, 2),)),
+    Case("set_value_leading_ones", setter(0), (f32(2, 3), f32(1, 1, 3))),
+    Case("set_0dim_value", setter(slice(None)), (f32(4), f32())),
+    Case("set_list", setter([0, 2]), (f32(3, 2), f32(2, 2))),
+    Case("set_list_scalar", setter_scalar([2, 0], 9.0), (f32(3),)),
+    Case("set_tensor_index", setter(lambda m, i: i), (f32(4, 3), f32(3), np.array([3, 1]))),
+    Case("set_tensor_index_neg", setter(lambda m, i: i), (f32(4), f32(2), np.array([-1, 0]))),
+    Case("set_two_tensors", setter(lambda m, i, j: (i, j)),
+         (f32(3, 4), f32(2), np.array([0, 2]), np.array([3, 1]))),
+    Case("set_adv_bcast", setter(lambda m, i, j: (i, j)),
+         (f32(3, 4), f32(1), np.array([[0], [2]]), np.array([1, 3]))),
+    Case("set_slice_and_tensor", setter(lambda m, i: (slice(1, None), i)),
+         (f32(3, 4), f32(2, 2), np.array([0, 3]))),
+    Case("set_adv_separated", setter(lambda m, i: (i, slice(None), i)),
+         (f32(2, 3, 2), f32(2, 3), np.array([1, 0]))),
+    Case("set_mask", setter(lambda m, k: k), (f32(3, 4), f32(8), MASK)),
+    Case("set_mask_scalar", setter_scalar(lambda m, k: k, 0.0), (f32(3, 4), MASK)),
+    Case("set_mask_bcast", setter(lambda m, k: k), (f32(3, 4), f32(4), ROWS)),
+    Case("set_mask_rows_slice", setter(lambda m, k: (k, slice(0, 2))),
+         (f32(3, 4), f32(2, 2), ROWS)),
+    Case("set_mask_of_self", lambda m, a: _relu_like(m, a), (f32(3, 4),)),
+    Case("set_mask_all_false", setter(lambda m, k: k), (f32(3, 4), f32(1), ROWS & False)),
+    Case("set_int_tensor", setter_scalar(1, 7), (i64(3),)),
+    Case("set_int_with_float_value", lambda m, a: _set_int_float(a), (i64(3),)),
+    Case("set_float_with_int_value", setter(0), (f32(2, 2), i64(2))),
+    Case("set_f64_value_into_f32", setter(0), (f32(2, 2), R.standard_normal(2))),
+    Case("set_bool", setter_scalar(0, True), (np.array([False, True]),)),
+    Case("set_empty_index", setter(lambda m, i: i), (f32(3), f32(1), np.zeros(0, np.int64))),
+    Case("set_empty_tensor", setter(slice(None)), (f32(0, 3), f32(3))),
+    Case("set_0dim_target", setter(Ellipsis), (f32(), f32())),
+    Case("set_twice", lambda m, a, v: _twice(a, v), (f32(3, 3), f32(3))),
+    Case("set_then_read", lambda m, a, v: _set_then_read(a, v), (f32(4), f32())),
+    Case("set_into_zeros_leafless", lambda m, v: _into_zeros(m, v), (f32(2),)),
+    Case("set_dup_index_grad_value", setter(lambda m, i: i), (f32(3), f32(3), np.array([1, 1, 0])),
+         grad=False),
+    Case("index_put", lambda m, a, v, i: m.index_put(a, (i,), v), (f32(4), f32(2),
+                                                                   np.array([3, 0]))),
+    Case("index_put_accumulate", lambda m, a, v, i: a.index_put((i,), v, accumulate=True),
+         (f32(4), f32(3), np.array([3, 0, 3]))),
+    Case("index_put_", lambda m, a, v, i, j: (a * 1).index_put_((i, j), v),
+         (f32(2, 3), f32(2), np.array([1, 0]), np.array([2, 2]))),
+]
+
+
+def _relu_like(m, a):
+    y = a * 1
+    y[y < 0] = 0.0
+    return y
+
+
+def _set_int_float(a):
+    y = a.clone()
+    y[0] = 2.7
+    return y
+
+
+def _twice(a, v):
+    y = a * 1
+    y[0] = v
+    y[:, 1] = v * 2
+    return y
+
+
+def _set_then_read(a, v):
+    y = a.sin()
+    y[2] = v
+    return y * y
+
+
+def _into_zeros(m, v):
+    y = m.zeros(3, 2)
+    y[1] = v
+    return y
+
+
+CASES = GET + SET
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_index_against_torch(case):
+    check(case)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad][::3], ids=str)
+def test_index_autograd_grad(case):
+    check(case, autograd_grad=True)
+
+
+def test_setitem_gradient_example():
+    import torch
+    import torchlike
+    for m in (torch, torchlike):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = m.tensor(5.0, requires_grad=True)
+        y = x * 2
+        y[0] = 0
+        y[1] = v
+        (y * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0, 6.0]
+        assert v.grad.item() == 2.0
+        assert y.grad_fn is not None
+
+
+def test_setitem_version_and_requires_grad():
+    import torchlike
+    y = torchlike.zeros(3)
+    v0 = y._version
+    v = torchlike.tensor(1.0, requires_grad=True)
+    y[0] = v
+    assert y._version == v0 + 1 and y.requires_grad and not y.is_leaf
+
+
+def _set(key, value=0.0):
+    def fn(m, a):
+        a[key] = value
+    return fn
+
+
+BAD = [
+    ("set_leaf_requires_grad", lambda m, a: _set(0)(m, a.requires_grad_()), (f32(3),)),
+    ("set_oob", _set(5), (f32(3),)),
+    ("set_oob_neg", _set(-4), (f32(3),)),
+    ("set_too_many", _set((0, 0)), (f32(3),)),
+    ("set_shape_mismatch", lambda m, a, v: _set(slice(0, 2), v)(m, a), (f32(3), f32(3))),
+    ("set_adv_shape_mismatch", lambda m, a, v: _set([0, 1], v)(m, a), (f32(3), f32(3))),
+    ("set_tensor_oob", lambda m, a, i: _set(i)(m, a), (f32(3), np.array([0, 3]))),
+    ("set_float_index", lambda m, a, i: _set(i)(m, a), (f32(3), np.array([0.0]))),
+    ("set_mask_shape", lambda m, a, k: _set(k)(m, a), (f32(3), np.array([True, False]))),
+    ("get_oob", lambda m, a: a[3], (f32(3),)),
+    ("get_too_many", lambda m, a: a[0, 0], (f32(3),)),
+    ("get_tensor_oob", lambda m, a, i: a[i], (f32(3), np.array([4]))),
+    ("get_float_index", lambda m, a, i: a[i], (f32(3), np.array([1.0]))),
+    ("get_mask_shape", lambda m, a, k: a[k], (f32(3, 2), np.array([True, False]))),
+    ("get_neg_step", lambda m, a: a[::-1], (f32(3),)),
+    ("get_zero_step", lambda m, a: a[::0], (f32(3),)),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs", BAD, ids=[b[0] for b in BAD])
+def test_index_bad_input(name, fn, inputs):
+    check_raises(fn, *inputs)
+
+
+def test_table_size():
+    assert len(CASES) >= 70
