@@ -16,6 +16,8 @@ from ._device import device  # noqa: F401
 from ._tensor import Tensor, Size  # noqa: F401
 from ._ops import pointwise, reduce, shape, index, linalg  # noqa: F401,E402 (attach methods)
 from ._ops.pointwise import *  # noqa: F401,F403
+from ._ops import pointwise2  # noqa: F401,E402 (issue 3: pointwise math)
+from ._ops.pointwise2 import *  # noqa: F401,F403
 from ._ops.reduce import *  # noqa: F401,F403
 from ._ops.shape import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
