@@ -234,8 +234,10 @@ class Tensor:
 
     @property
     def data(self):
-        """The same values, detached from autograd."""
-        return self.detach()
+        """The same storage, detached from autograd, with a version counter of its own."""
+        t = self.detach()
+        t._vc = [0]
+        return t
 
     @data.setter
     def data(self, value):

@@ -33,9 +33,9 @@ __all__ = ["write", "make_view", "detached_alias", "alias_index"]
 class Alias:
     """How an alias derives from its root: parent tensor, the view op's forward, extra args."""
 
-    __slots__ = ("root", "parent", "fwd", "rest", "k", "detached", "idx", "overlap")
+    __slots__ = ("root", "parent", "fwd", "rest", "k", "detached", "idx", "overlap", "multi")
 
-    def __init__(self, root, parent, fwd, rest, k, detached, overlap):
+    def __init__(self, root, parent, fwd, rest, k, detached, overlap, multi=None):
         self.root = root
         self.parent = parent
         self.fwd = fwd
@@ -44,6 +44,7 @@ class Alias:
         self.detached = detached
         self.idx = None
         self.overlap = overlap
+        self.multi = multi      # the creating node's name if the op returned several views
 
 
 def _root_of(t):
@@ -94,13 +95,13 @@ def detached_alias(t):
     return out
 
 
-def make_view(out, parent, fwd, rest, k, overlap=False):
+def make_view(out, parent, fwd, rest, k, overlap=False, multi=None):
     """Register ``out`` (output ``k`` of a view op's ``fwd`` on ``parent``) as an alias."""
     root = _root_of(parent)
     pa = parent._alias
     out._vc = root._vc
     out._alias = Alias(root, parent, fwd, rest, k, False,
-                       overlap or (pa is not None and pa.overlap))
+                       overlap or (pa is not None and pa.overlap), multi)
     _aliases(root).add(out)
     return out
 
@@ -169,7 +170,7 @@ def write(t, new, grad_out=None):
         root._data = new.astype(root._data.dtype).reshape(root._data.shape)
     else:
         root._data = _scatter(root._data, new, idx)
-    root._vc[0] += 1
+    t._vc[0] += 1   # the root's counter, except for a `.data` alias, which has its own
     _refresh(root)
 
 

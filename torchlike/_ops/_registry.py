@@ -144,7 +144,8 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op.
 
     saves: what torch's backward of this op keeps (checked against in-place writes at
-    backward): True (its inputs), "output", "both", or False (nothing).
+    backward): True (its inputs), "others" (an input only when another input needs grad, as
+    for mul and matmul), "output", "both", or False (nothing).
     view: True if the op's outputs alias its first input (a view op), or a function of the
     static kwargs saying so.
     """
@@ -248,7 +249,12 @@ def apply(op, *args, **static):
     if saves:
         # what torch's backward would read, with the version it must still be at
         saved = []
-        if saves != _OUTPUT:
+        if saves == _OTHERS:
+            # bilinear ops (mul, matmul): an input is read by the other inputs' gradients
+            for i, a in enumerate(args):
+                if isinstance(a, T) and any(n for j, n in enumerate(needs) if j != i):
+                    saved.append((a._vc, a._vc[0], a, None))
+        elif saves != _OUTPUT:
             for a in args:
                 if isinstance(a, T):
                     saved.append((a._vc, a._vc[0], a, None))
@@ -264,6 +270,7 @@ def apply(op, *args, **static):
 
 _OUTPUT = "output"
 _BOTH = "both"
+_OTHERS = "others"
 
 
 def _mark_views(op, c, args, arrays, outs, static):
@@ -274,7 +281,7 @@ def _mark_views(op, c, args, arrays, outs, static):
         for i, s in enumerate(static["shape"])) if op.name == "expand" else False
     if isinstance(outs, tuple):
         for k, o in enumerate(outs):
-            make_view(o, args[0], c.fwd, tuple(arrays[1:]), k, overlap)
+            make_view(o, args[0], c.fwd, tuple(arrays[1:]), k, overlap, multi=c.name)
     else:
         make_view(outs, args[0], c.fwd, tuple(arrays[1:]), 0, overlap)
 
@@ -303,6 +310,14 @@ def check_inplace(t):
         if (not a.detached and _state.grad_enabled and a.root._requires_grad
                 and a.root.grad_fn is None):
             raise RuntimeError(_VIEW_LEAF_INPLACE)
+        if a.multi and not a.detached and _state.grad_enabled and t._requires_grad:
+            import re
+            name = re.sub(r"Backward[0-9]*$", "", a.multi)
+            raise RuntimeError(
+                f"Output {a.k} of {name} is a view and is being modified inplace. This view is "
+                f"the output of a function that returns multiple views. Such functions do not "
+                f"allow the output views to be modified inplace. You should replace the inplace "
+                f"operation by an out-of-place one.")
     if t._requires_grad and t.grad_fn is None and _state.grad_enabled:
         raise RuntimeError(_LEAF_INPLACE)
 

@@ -37,7 +37,7 @@ def _rsub(a, b):
     return b - a
 
 
-@defop("mul", promote="common", grad_name="MulBackward0")
+@defop("mul", promote="common", saves="others", grad_name="MulBackward0")
 def _mul(a, b):
     return a * b
 

@@ -1,0 +1,294 @@
+"""Views, in-place ops and version counters against torch (issue 4).
+
+Every scenario runs the same code on torch and torchlike and compares a log of reprs, versions
+and gradients: each view op x each in-place family, through the base and through the view, with
+and without autograd.
+"""
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+BASE = np.arange(24, dtype=np.float32).reshape(4, 6) / 4 - 2
+
+VIEWS = {
+    "slice": lambda b: b[1:3],
+    "slice_step": lambda b: b[::2, 1:5:2],
+    "select": lambda b: b[2],
+    "select_col": lambda b: b[:, 1],
+    "narrow": lambda b: b.narrow(1, 2, 3),
+    "select_method": lambda b: b.select(0, 1),
+    "view": lambda b: b.view(3, 8),
+    "reshape": lambda b: b.reshape(2, 12),
+    "flatten": lambda b: b.flatten(),
+    "transpose": lambda b: b.transpose(0, 1),
+    "t": lambda b: b.t(),
+    "T": lambda b: b.T,
+    "mT": lambda b: b.mT,
+    "permute": lambda b: b.permute(1, 0),
+    "unsqueeze": lambda b: b.unsqueeze(0),
+    "squeeze": lambda b: b.unsqueeze(1).squeeze(1),
+    "diagonal": lambda b: b.diagonal(),
+    "unbind": lambda b: b.unbind(0)[1],
+    "split": lambda b: b.split(2, dim=1)[1],
+    "chunk": lambda b: b.chunk(2)[0],
+    "view_as": lambda b: b.view_as(b),
+    "nested": lambda b: b[1:].t()[2],
+    "detach": lambda b: b.detach(),
+    "data": lambda b: b.data,
+}
+
+INPLACE = {
+    "add_": lambda v, m: v.add_(1.5),
+    "mul_": lambda v, m: v.mul_(-2),
+    "iadd": lambda v, m: v.__iadd__(3),
+    "sub_tensor": lambda v, m: v.sub_(m.ones(v.shape[-1:])),
+    "div_": lambda v, m: v.div_(4),
+    "pow_": lambda v, m: v.pow_(2),
+    "exp_": lambda v, m: v.exp_(),
+    "relu_": lambda v, m: v.relu_(),
+    "zero_": lambda v, m: v.zero_(),
+    "fill_": lambda v, m: v.fill_(7),
+    "copy_": lambda v, m: v.copy_(m.full(v.shape, 0.5)),
+}
+
+
+def _run(m, view, op, through_view):
+    b = m.tensor(BASE.copy())
+    v = VIEWS[view](b)
+    other = b[1]
+    target = v if through_view else b
+    INPLACE[op](target, m)
+    return [repr(b), repr(v), repr(other), b._version, v._version, other._version]
+
+
+@pytest.mark.parametrize("view,op", list(itertools.product(VIEWS, INPLACE)))
+def test_write_through_view_is_seen_by_base_and_views(view, op):
+    assert _run(torchlike, view, op, True) == _run(torch, view, op, True)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_write_to_base_is_seen_by_view(view):
+    for op in ("add_", "mul_", "zero_"):
+        assert _run(torchlike, view, op, False) == _run(torch, view, op, False)
+
+
+def _autograd(m, view, op):
+    x = m.tensor(BASE.copy(), requires_grad=True)
+    w = m.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6))
+    b = x * w
+    v = VIEWS[view](b)
+    INPLACE[op](v, m)
+    loss = (b * b).sum() + (v * 3).sum()
+    loss.backward()
+    return (type(b.grad_fn).__name__ if m is torch else b.grad_fn.name(),
+            np.asarray(b.detach().tolist()), np.asarray(x.grad.tolist()))
+
+
+GRAD_VIEWS = [k for k in VIEWS if k not in ("detach", "data")]
+
+
+@pytest.mark.parametrize("view,op", list(itertools.product(
+    GRAD_VIEWS, ["add_", "mul_", "exp_", "zero_", "copy_"])))
+def test_gradients_through_writes_into_views(view, op):
+    ours, theirs = _outcome(_autograd, torchlike, view, op), _outcome(_autograd, torch, view, op)
+    if theirs[0] == "raised":
+        # torch refuses in-place writes into outputs of multi-view ops (unbind, split, chunk)
+        assert ours[:2] == theirs[:2]
+        assert "is a view and is being modified inplace" in ours[2]
+        if view == "unbind":
+            assert ours[2] == theirs[2]
+        return
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5)
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001  (torch's exception is part of the expected outcome)
+        return ("raised", type(e).__name__, str(e))
+
+
+SCENARIOS = []
+
+
+def scenario(fn):
+    SCENARIOS.append(fn)
+    return fn
+
+
+@scenario
+def value_written_into_view_gets_its_gradient(m):
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    s = m.tensor([10.0, 20.0], requires_grad=True)
+    y = x * 2
+    y[1:].copy_(s * s)
+    (y * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+    return [repr(y), repr(x.grad), repr(s.grad)]
+
+
+@scenario
+def nonleaf_inplace_chain(m):
+    x = m.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+    y = x * 2
+    y.mul_(3)
+    y.add_(1)
+    y.relu_()     # relu_ saves its result: the next write makes backward fail, as in torch
+    log = [repr(y), y._version]
+    y.sum().backward(retain_graph=True)
+    log.append(repr(x.grad))
+    y.mul_(2)
+    y.sum().backward()
+    return log
+
+
+@scenario
+def versions_count_every_write(m):
+    t = m.zeros(3)
+    log = [t._version]
+    t.add_(1)
+    log.append(t._version)
+    t += 1
+    log.append(t._version)
+    v = t[1:]
+    v.mul_(2)
+    log += [t._version, v._version]
+    d = t.detach()
+    d.zero_()
+    log += [t._version, d._version, repr(t)]
+    return log
+
+
+@scenario
+def base_and_is_view(m):
+    b = m.zeros(2, 3)
+    v = b[0]
+    vv = v[1:]
+    d = b.detach()
+    return [v._base is b, vv._base is b, b._base is None, d._base is None, v._is_view(),
+            d._is_view(), b.t()._base is b]
+
+
+@scenario
+def leaf_inplace_under_no_grad_allowed(m):
+    p = m.tensor([1.0, 2.0], requires_grad=True)
+    (p * p).sum().backward()
+    with m.no_grad():
+        p -= 0.1 * p.grad
+        p.grad.zero_()
+    p.data.mul_(2)
+    p.data.add_(1)
+    return [repr(p), repr(p.grad), p.is_leaf, p.requires_grad, p._version]
+
+
+@scenario
+def hook_stays_with_old_grad_fn(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: log.append(("hook", repr(g))))
+    y.mul_(5)
+    y.sum().backward()
+    log.append(repr(x.grad))
+    return log
+
+
+@scenario
+def retain_grad_moves_to_new_version(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.add_(1)
+    (y * y).sum().backward()
+    return [repr(y.grad), repr(x.grad)]
+
+
+@pytest.mark.parametrize("fn", SCENARIOS, ids=lambda f: f.__name__)
+def test_mutation_semantics_match_torch(fn):
+    assert _outcome(fn, torchlike) == _outcome(fn, torch)
+
+
+ERRORS = {
+    "saved_input_modified": lambda m: _modify_saved(m, lambda x: x * 1, lambda w: w * w),
+    "saved_output_modified": lambda m: _modify_saved(m, lambda x: x * 1, lambda w: w.exp(),
+                                                     modify_output=True),
+    "saved_transposed_input": lambda m: _modify_saved(m, lambda x: x.t() * 1, lambda w: w * w),
+    "leaf_modified_under_no_grad": lambda m: _modify_leaf(m),
+    "inplace_on_leaf": lambda m: m.ones(2, requires_grad=True).mul_(2),
+    "inplace_on_view_of_leaf": lambda m: m.ones(2, 3, requires_grad=True)[0].mul_(2),
+    "write_to_expanded": lambda m: m.ones(3).expand(2, 3).add_(1),
+}
+
+
+def _modify_saved(m, make, use, modify_output=False):
+    x = m.ones(2, 3, requires_grad=True)
+    w = make(x)
+    u = use(w)
+    (u if modify_output else w).add_(1)
+    u.sum().backward()
+
+
+def _modify_leaf(m):
+    w = m.ones(3, requires_grad=True)
+    u = w * w
+    with m.no_grad():
+        w.add_(1)
+    u.sum().backward()
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_mutation_errors_match_torch(name):
+    with pytest.raises(Exception) as theirs:
+        ERRORS[name](torch)
+    with pytest.raises(Exception) as ours:
+        ERRORS[name](torchlike)
+    assert type(ours.value) is type(theirs.value)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_no_error_when_unsaved_input_is_modified():
+    for m in (torch, torchlike):
+        x = m.ones(3, requires_grad=True)
+        w = x * 1
+        u = w.exp()     # exp saves its result, not its input
+        w.add_(1)
+        u.sum().backward()
+        assert np.allclose(np.asarray(x.grad.tolist()), np.e)
+
+
+def _training_loop(m, steps=20):
+    rng = np.random.default_rng(0)
+    X = m.tensor(rng.standard_normal((16, 4)).astype(np.float32))
+    Y = m.tensor(rng.standard_normal((16, 1)).astype(np.float32))
+    w = m.tensor(rng.standard_normal((4, 1)).astype(np.float32) * 0.3, requires_grad=True)
+    b = m.zeros(1, requires_grad=True)
+    losses = []
+    for step in range(steps):
+        h = X @ w + b
+        mask = h < -1.0
+        h[mask] = 0
+        h = h * 1.0
+        h[0] = h[0] * 2
+        loss = ((h - Y) ** 2).mean()
+        loss.backward()
+        with m.no_grad():
+            w -= 0.1 * w.grad
+            b -= 0.1 * b.grad
+            w.grad.zero_()
+            b.grad.zero_()
+        w.data.clamp_(-0.8, 0.8) if hasattr(w.data, "clamp_") else None
+        losses.append(round(loss.item(), 5))
+    return losses, np.asarray(w.detach().tolist()), np.asarray(b.detach().tolist())
+
+
+def test_mutation_heavy_training_loop_matches_torch():
+    ours = _training_loop(torchlike)
+    theirs = _training_loop(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-4, atol=1e-5)
