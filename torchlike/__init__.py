@@ -14,7 +14,7 @@ from ._dtype import (dtype, bool, uint8, int8, int16, short, int32, int, int64, 
                      promote_types)
 from ._device import device  # noqa: F401
 from ._tensor import Tensor, Size  # noqa: F401
-from ._ops import pointwise, reduce, shape, index, linalg  # noqa: F401,E402 (attach methods)
+from ._ops import pointwise, reduce, shape, index, linalg, inplace  # noqa: F401,E402 (attach methods)
 from ._ops.pointwise import *  # noqa: F401,F403
 from ._ops import pointwise2  # noqa: F401,E402 (issue 3: pointwise math)
 from ._ops.pointwise2 import *  # noqa: F401,F403
@@ -32,7 +32,7 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa
 from . import autograd  # noqa: F401
 from . import nn  # noqa: F401
 from . import utils  # noqa: F401
-from .serialization import save, load  # noqa: F401,E402 (issue 6)
 from . import optim  # noqa: F401,E402 (issue 6)
+from .serialization import save, load  # noqa: F401,E402 (issue 6)
 
 __version__ = "0.1.0"
