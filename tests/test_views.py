@@ -203,7 +203,7 @@ def retain_grad_moves_to_new_version(m):
     x = m.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2
     y.retain_grad()
-    y.add_(1)
+    y.mul_(3)
     (y * y).sum().backward()
     return [repr(y.grad), repr(x.grad)]
 
@@ -292,3 +292,14 @@ def test_mutation_heavy_training_loop_matches_torch():
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-4, atol=1e-5)
+
+
+def test_dead_views_are_not_kept_alive():
+    import gc
+    base = torchlike.zeros(8, 8)
+    for i in range(200):
+        base[i % 8].add_(1)
+        base.t()[1].mul_(1)
+    gc.collect()
+    assert len(base.__dict__.get("_aliases", ())) == 0
+    assert base._version == 400

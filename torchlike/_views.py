@@ -146,9 +146,7 @@ def write(t, new, grad_out=None):
         t._data = new
         t._vc[0] += 1
         if grad_out is not None and grad_out.grad_fn is not None:
-            t.grad_fn = grad_out.grad_fn
-            t._output_nr = grad_out._output_nr
-            t._requires_grad = True
+            _rebase(t, grad_out.grad_fn, grad_out._output_nr)
         _refresh(t)
         return
     check_writable(t)
@@ -163,15 +161,26 @@ def write(t, new, grad_out=None):
         r = apply(OPS["copy_slices"], root, grad_out, idx_t)
         root._data = r._data
         if r.grad_fn is not None:
-            root.grad_fn = r.grad_fn
-            root._output_nr = 0
-            root._requires_grad = True
+            _rebase(root, r.grad_fn, 0)
     elif idx is None:
         root._data = new.astype(root._data.dtype).reshape(root._data.shape)
     else:
         root._data = _scatter(root._data, new, idx)
     t._vc[0] += 1   # the root's counter, except for a `.data` alias, which has its own
     _refresh(root)
+
+
+def _rebase(t, node, output_nr):
+    """Give ``t`` a new history. Hooks stay with the old node; retain_grad moves (torch#79996)."""
+    old = t.grad_fn
+    if t._retains_grad and old is not None and old.retains:
+        old.retains.pop(t._output_nr, None)
+        if node.retains is None:
+            node.retains = {}
+        node.retains[output_nr] = weakref.ref(t)
+    t.grad_fn = node
+    t._output_nr = output_nr
+    t._requires_grad = True
 
 
 def _refresh(root):
@@ -188,6 +197,4 @@ def _refresh(root):
             from ._tensor import Tensor
             g = apply(OPS["alias_gather"], root, Tensor._make(
                 idx if idx is not None else _iota(int(rdata.size)).reshape(v._data.shape)))
-            v.grad_fn = g.grad_fn
-            v._output_nr = 0
-            v._requires_grad = True
+            _rebase(v, g.grad_fn, 0)
