@@ -1,0 +1,291 @@
+"""Issue 3, linear algebra: products and torchlike.linalg against torch (tests/oracle.py)."""
+import numpy as np
+import pytest
+
+from oracle import Case, check, check_raises
+
+R = np.random.default_rng(5)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def f64(*shape):
+    return R.standard_normal(shape)
+
+
+def wellcond(*shape, dtype=np.float64):
+    """Random square matrices (batched) far from singular."""
+    n = shape[-1]
+    return (R.standard_normal(shape) * 0.3 + np.eye(n) * 2).astype(dtype)
+
+
+def spd(m, x):
+    """A symmetric positive-definite matrix built from ``x`` inside the case (so that the
+    gradient with respect to ``x`` is well defined on both sides)."""
+    n = x.shape[-1]
+    return x @ x.mT + n * m.eye(n, dtype=x.dtype)
+
+
+I64 = np.arange(6, dtype=np.int64).reshape(2, 3)
+ZERO = np.zeros(4, np.float32)
+TIES = np.array([1.0, -3.0, 3.0, 0.0], np.float32)
+L = __import__("types").SimpleNamespace
+
+CASES = [
+    # products
+    Case("vdot", lambda m, a, b: m.vdot(a, b), (f32(5), f32(5))),
+    Case("vdot_method", lambda m, a, b: a.vdot(b), (f64(3), f64(3))),
+    Case("vdot_int", lambda m, a, b: m.vdot(a, b), (np.arange(3), np.arange(3))),
+    Case("outer", lambda m, a, b: m.outer(a, b), (f32(3), f32(4))),
+    Case("outer_promote", lambda m, a, b: a.outer(b), (f32(3), f64(2))),
+    Case("outer_int_float", lambda m, a, b: m.outer(a, b), (np.arange(3), f32(2))),
+    Case("ger", lambda m, a, b: m.ger(a, b), (f32(2), f32(2))),
+    Case("outer_empty", lambda m, a, b: m.outer(a, b), (f32(0), f32(3))),
+    Case("einsum_mm", lambda m, a, b: m.einsum("ij,jk->ik", a, b), (f32(2, 3), f32(3, 4))),
+    Case("einsum_list", lambda m, a, b: m.einsum("ij,jk", [a, b]), (f32(2, 3), f32(3, 4))),
+    Case("einsum_trace", lambda m, a: m.einsum("ii", a), (f32(3, 3),)),
+    Case("einsum_diag", lambda m, a: m.einsum("ii->i", a), (f32(3, 3),)),
+    Case("einsum_batch", lambda m, a, b: m.einsum("bij,bjk->bik", a, b),
+         (f32(2, 3, 4), f32(2, 4, 2))),
+    Case("einsum_ellipsis", lambda m, a, b: m.einsum("...ij,...j->...i", a, b),
+         (f32(2, 3, 4), f32(2, 4))),
+    Case("einsum_outer", lambda m, a, b: m.einsum("i,j->ij", a, b), (f32(3), f32(2))),
+    Case("einsum_sum", lambda m, a: m.einsum("ijk->", a), (f32(2, 3, 4),)),
+    Case("einsum_transpose", lambda m, a: m.einsum("ij->ji", a), (f32(2, 3),)),
+    Case("einsum_three", lambda m, a, b, c: m.einsum("ij,jk,kl->il", a, b, c),
+         (f32(2, 3), f32(3, 4), f32(4, 2))),
+    Case("einsum_bcast_one", lambda m, a, b: m.einsum("ij,ij->i", a, b), (f32(3, 4), f32(1, 4))),
+    Case("einsum_spaces", lambda m, a, b: m.einsum("i j , j -> i", a, b), (f32(2, 3), f32(3))),
+    Case("einsum_int", lambda m, a, b: m.einsum("ij,jk->ik", a, b), (I64, I64.T.copy())),
+    Case("tensordot_int_dims", lambda m, a, b: m.tensordot(a, b, 1), (f32(2, 3), f32(3, 4))),
+    Case("tensordot_default", lambda m, a, b: m.tensordot(a, b), (f32(2, 3, 4), f32(3, 4, 5))),
+    Case("tensordot_lists", lambda m, a, b: m.tensordot(a, b, ([0], [1])), (f32(2, 3), f32(4, 2))),
+    Case("tensordot_neg", lambda m, a, b: m.tensordot(a, b, dims=([-1, 0], [0, -1])),
+         (f32(3, 2, 4), f32(4, 5, 3))),
+    Case("tensordot_zero", lambda m, a, b: m.tensordot(a, b, 0), (f32(2), f32(3))),
+    Case("addmm", lambda m, c, a, b: m.addmm(c, a, b), (f32(2, 4), f32(2, 3), f32(3, 4))),
+    Case("addmm_bcast", lambda m, c, a, b: m.addmm(c, a, b, beta=0.5, alpha=2),
+         (f32(4), f32(2, 3), f32(3, 4))),
+    Case("addmm_beta0_nan", lambda m, c, a, b: m.addmm(c, a, b, beta=0),
+         (np.full((2, 2), np.nan, np.float32), f32(2, 3), f32(3, 2))),
+    Case("addmm_method", lambda m, c, a, b: c.addmm(a, b, alpha=-1), (f32(1, 1), f32(1, 2), f32(2, 1))),
+    Case("addmm_", lambda m, c, a, b: (c * 1).addmm_(a, b), (f32(2, 2), f32(2, 3), f32(3, 2))),
+    Case("addmm_int", lambda m, c, a, b: m.addmm(c, a, b, beta=2, alpha=3),
+         (np.ones((2, 2), np.int64), I64, I64.T.copy())),
+    Case("addmv", lambda m, c, a, b: m.addmv(c, a, b, beta=2), (f32(2), f32(2, 3), f32(3))),
+    Case("addr", lambda m, c, a, b: m.addr(c, a, b, alpha=0.5), (f32(2, 3), f32(2), f32(3))),
+    Case("baddbmm", lambda m, c, a, b: m.baddbmm(c, a, b), (f32(2, 3, 4), f32(2, 3, 5), f32(2, 5, 4))),
+    Case("baddbmm_scaled", lambda m, c, a, b: c.baddbmm(a, b, beta=-1, alpha=0.5),
+         (f32(3, 1), f32(2, 3, 5), f32(2, 5, 4))),
+    Case("baddbmm_", lambda m, c, a, b: (c + 0).baddbmm_(a, b), (f32(2, 2, 2), f32(2, 2, 3), f32(2, 3, 2))),
+    Case("addbmm", lambda m, c, a, b: m.addbmm(c, a, b), (f32(3, 4), f32(2, 3, 5), f32(2, 5, 4))),
+    Case("kron", lambda m, a, b: m.kron(a, b), (f32(2, 3), f32(3, 2))),
+    Case("kron_ndim", lambda m, a, b: m.kron(a, b), (f32(2), f32(2, 3))),
+    Case("kron_int", lambda m, a, b: a.kron(b), (I64, np.eye(2, dtype=np.int64))),
+    Case("cross", lambda m, a, b: m.cross(a, b, dim=1), (f32(4, 3), f32(4, 3))),
+    Case("cross_default_dim", lambda m, a, b: m.cross(a, b), (f32(3, 2), f32(3, 2))),
+    Case("cross_method", lambda m, a, b: a.cross(b, -1), (f64(2, 3), f64(2, 3))),
+    Case("linalg_cross_bcast", lambda m, a, b: m.linalg.cross(a, b), (f32(4, 3), f32(1, 3))),
+    Case("chain_matmul", lambda m, a, b, c: m.linalg.multi_dot([a, b, c]),
+         (f32(2, 3), f32(3, 4), f32(4))),
+    Case("vecdot", lambda m, a, b: m.linalg.vecdot(a, b), (f32(2, 3), f32(3))),
+    # inverse, solve, det
+    Case("inv", lambda m, a: m.linalg.inv(a), (wellcond(3, 3),)),
+    Case("inv_batched", lambda m, a: m.linalg.inv(a), (wellcond(2, 3, 3, dtype=np.float32),),
+         atol=1e-4, rtol=1e-4),
+    Case("inverse", lambda m, a: m.inverse(a), (wellcond(2, 2),)),
+    Case("inverse_method", lambda m, a: a.inverse(), (wellcond(4, 4),)),
+    Case("inv_empty", lambda m, a: m.linalg.inv(a), (np.zeros((0, 0)),)),
+    Case("solve", lambda m, a, b: m.linalg.solve(a, b), (wellcond(3, 3), f64(3, 2))),
+    Case("solve_vec", lambda m, a, b: m.linalg.solve(a, b), (wellcond(3, 3), f64(3))),
+    Case("solve_batched_vec", lambda m, a, b: m.linalg.solve(a, b), (wellcond(2, 3, 3), f64(2, 3))),
+    Case("solve_bcast", lambda m, a, b: m.linalg.solve(a, b), (wellcond(3, 3), f64(2, 3, 4))),
+    Case("solve_right", lambda m, a, b: m.linalg.solve(a, b, left=False), (wellcond(3, 3), f64(2, 3))),
+    Case("det", lambda m, a: m.linalg.det(a), (wellcond(3, 3),)),
+    Case("det_batched", lambda m, a: m.det(a), (wellcond(2, 4, 4),)),
+    Case("det_method", lambda m, a: a.det(), (f64(2, 2),)),
+    Case("det_f32", lambda m, a: m.linalg.det(a), (wellcond(3, 3, dtype=np.float32),),
+         atol=1e-4, rtol=1e-4),
+    Case("det_singular", lambda m, a: m.linalg.det(a), (np.ones((3, 3)),), grad=False),
+    Case("slogdet", lambda m, a: m.linalg.slogdet(a), (f64(3, 3),)),
+    Case("slogdet_batched", lambda m, a: m.slogdet(a), (f64(2, 3, 3),)),
+    Case("logdet", lambda m, a: m.logdet(spd(m, a)), (f64(3, 3),)),
+    Case("logdet_negative", lambda m, a: m.logdet(a), (-np.eye(3),), grad=False),
+    Case("matrix_power", lambda m, a: m.linalg.matrix_power(a, 3), (f64(3, 3),)),
+    Case("matrix_power_0", lambda m, a: m.matrix_power(a, 0), (f64(2, 3, 3),)),
+    Case("matrix_power_neg", lambda m, a: a.matrix_power(-2), (wellcond(3, 3),)),
+    Case("matrix_power_int", lambda m, a: m.linalg.matrix_power(a, 2), (np.arange(4).reshape(2, 2),)),
+    # decompositions
+    Case("cholesky", lambda m, a: m.linalg.cholesky(spd(m, a)), (f64(3, 3),)),
+    Case("cholesky_upper", lambda m, a: m.linalg.cholesky(spd(m, a), upper=True), (f64(2, 3, 3),)),
+    Case("cholesky_legacy", lambda m, a: m.cholesky(spd(m, a)), (f64(3, 3),)),
+    Case("qr", lambda m, a: m.linalg.qr(a), (f64(4, 3),)),
+    Case("qr_wide", lambda m, a: m.linalg.qr(a), (f64(2, 3),), grad=False),
+    Case("qr_complete", lambda m, a: m.linalg.qr(a, mode="complete"), (f64(4, 2),), grad=False),
+    Case("qr_r", lambda m, a: m.linalg.qr(a, mode="r"), (f64(4, 3),), grad=False),
+    Case("qr_batched", lambda m, a: m.linalg.qr(a), (f64(2, 3, 3),)),
+    Case("svd_reconstruct", lambda m, a: _usv(m.linalg.svd(a, full_matrices=False)), (f64(4, 3),)),
+    Case("svd_sign_invariant", lambda m, a: _svd_inv(m.linalg.svd(a, full_matrices=False)),
+         (f64(3, 5),)),
+    Case("svd_full_shapes", lambda m, a: tuple(t.shape for t in m.linalg.svd(a)), (f64(4, 2),)),
+    Case("svd_S_full", lambda m, a: m.linalg.svd(a)[1], (f64(2, 4, 3),), grad=False),
+    Case("svd_legacy", lambda m, a: _usv_legacy(m.svd(a)), (f64(4, 3),)),
+    Case("svdvals", lambda m, a: m.linalg.svdvals(a), (f64(3, 4),)),
+    Case("svdvals_f32", lambda m, a: m.linalg.svdvals(a), (f32(2, 3, 3),), atol=1e-4, rtol=1e-4),
+    Case("eigh_values", lambda m, a: m.linalg.eigh(spd(m, a))[0], (f64(3, 3),)),
+    Case("eigh_vectors_sq", lambda m, a: m.linalg.eigh(spd(m, a))[1] ** 2, (f64(3, 3),)),
+    Case("eigh_upper", lambda m, a: m.linalg.eigh(spd(m, a), UPLO="U").eigenvalues, (f64(2, 3, 3),)),
+    Case("eigh_uses_lower", lambda m, a: m.linalg.eigvalsh(a), (f64(3, 3),)),
+    Case("eigh_uses_upper", lambda m, a: m.linalg.eigvalsh(a, UPLO="U"), (f64(3, 3),)),
+    Case("eigvalsh", lambda m, a: m.linalg.eigvalsh(spd(m, a)), (f64(4, 4),)),
+    Case("pinv", lambda m, a: m.linalg.pinv(a), (f64(4, 3),)),
+    Case("pinv_wide", lambda m, a: m.linalg.pinv(a), (f64(2, 3, 5),)),
+    Case("pinv_rank_deficient", lambda m, a: m.linalg.pinv(a), (np.ones((3, 2)),), grad=False),
+    Case("pinv_hermitian", lambda m, a: m.linalg.pinv(spd(m, a), hermitian=True), (f64(3, 3),)),
+    Case("pinverse", lambda m, a: m.pinverse(a), (f64(3, 2),)),
+    Case("lstsq", lambda m, a, b: m.linalg.lstsq(a, b), (f64(5, 3), f64(5, 2))),
+    Case("lstsq_vec", lambda m, a, b: m.linalg.lstsq(a, b).solution, (f64(5, 3), f64(5))),
+    Case("lstsq_gelsd", lambda m, a, b: m.linalg.lstsq(a, b, driver="gelsd"), (f64(5, 3), f64(5, 2))),
+    Case("lstsq_gels", lambda m, a, b: m.linalg.lstsq(a, b, driver="gels"), (f64(5, 3), f64(5, 2))),
+    Case("lstsq_square", lambda m, a, b: m.linalg.lstsq(a, b)[0], (wellcond(3, 3), f64(3, 2))),
+    Case("lstsq_batched", lambda m, a, b: m.linalg.lstsq(a, b).solution, (f64(2, 4, 3), f64(2, 4, 1))),
+    Case("lstsq_f32", lambda m, a, b: m.linalg.lstsq(a, b).solution, (f32(6, 2), f32(6, 3)),
+         atol=1e-4, rtol=1e-4),
+    # norms
+    Case("vector_norm", lambda m, a: m.linalg.vector_norm(a), (f32(3, 4),)),
+    Case("vector_norm_dim", lambda m, a: m.linalg.vector_norm(a, dim=-1, keepdim=True), (f32(3, 4),)),
+    Case("vector_norm_dims", lambda m, a: m.linalg.vector_norm(a, 3, dim=(0, 2)), (f32(2, 3, 4),)),
+    Case("vector_norm_ord1", lambda m, a: m.linalg.vector_norm(a, 1), (TIES,)),
+    Case("vector_norm_ord0", lambda m, a: m.linalg.vector_norm(a, 0), (TIES,)),
+    Case("vector_norm_inf_ties", lambda m, a: m.linalg.vector_norm(a, float("inf")), (TIES,)),
+    Case("vector_norm_ninf", lambda m, a: m.linalg.vector_norm(a, -float("inf")), (f32(5),)),
+    Case("vector_norm_half", lambda m, a: m.linalg.vector_norm(a, 0.5), (f32(5),)),
+    Case("vector_norm_at_zero", lambda m, a: m.linalg.vector_norm(a), (ZERO,)),
+    Case("vector_norm_p3_at_zero", lambda m, a: m.linalg.vector_norm(a, 3), (ZERO,)),
+    Case("vector_norm_inf_at_zero", lambda m, a: m.linalg.vector_norm(a, float("inf")), (ZERO,)),
+    Case("vector_norm_dtype", lambda m, a: m.linalg.vector_norm(a, dtype=m.float64), (f32(3),)),
+    Case("vector_norm_0dim", lambda m, a: m.linalg.vector_norm(a), (f32(),)),
+    Case("vector_norm_empty", lambda m, a: m.linalg.vector_norm(a), (f32(0, 3),)),
+    Case("vector_norm_f64", lambda m, a: m.linalg.vector_norm(a, 2, 0), (f64(3, 2),)),
+    Case("matrix_norm_fro", lambda m, a: m.linalg.matrix_norm(a), (f32(2, 3, 4),)),
+    Case("matrix_norm_nuc", lambda m, a: m.linalg.matrix_norm(a, "nuc"), (f64(3, 4),)),
+    Case("matrix_norm_2", lambda m, a: m.linalg.matrix_norm(a, 2), (f64(3, 4),)),
+    Case("matrix_norm_m2", lambda m, a: m.linalg.matrix_norm(a, -2), (f64(2, 3, 3),)),
+    Case("matrix_norm_1", lambda m, a: m.linalg.matrix_norm(a, 1), (f64(3, 4),)),
+    Case("matrix_norm_m1", lambda m, a: m.linalg.matrix_norm(a, -1, keepdim=True), (f64(3, 4),)),
+    Case("matrix_norm_inf", lambda m, a: m.linalg.matrix_norm(a, float("inf"), dim=(0, 2)),
+         (f64(3, 2, 4),)),
+    Case("matrix_norm_ninf", lambda m, a: m.linalg.matrix_norm(a, -float("inf")), (f64(3, 4),)),
+    Case("norm_default", lambda m, a: m.linalg.norm(a), (f32(2, 3, 4),)),
+    Case("norm_vec_ord", lambda m, a: m.linalg.norm(a, 3), (f32(5),)),
+    Case("norm_mat_ord", lambda m, a: m.linalg.norm(a, "nuc"), (f64(3, 3),)),
+    Case("norm_mat_inf", lambda m, a: m.linalg.norm(a, float("inf")), (f64(3, 3),)),
+    Case("norm_dim_int", lambda m, a: m.linalg.norm(a, dim=1), (f32(3, 4),)),
+    Case("norm_dim_pair", lambda m, a: m.linalg.norm(a, 1, dim=(0, 1), keepdim=True), (f64(3, 4),)),
+    Case("norm_at_zero", lambda m, a: m.linalg.norm(a), (np.zeros((2, 2), np.float32),)),
+]
+
+
+def _usv(r):
+    U, S, Vh = r
+    return (U * S.unsqueeze(-2)) @ Vh
+
+
+def _usv_legacy(r):
+    U, S, V = r
+    return (U * S.unsqueeze(-2)) @ V.mT
+
+
+def _svd_inv(r):
+    U, S, Vh = r
+    return S, U * U, Vh * Vh
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_linalg_against_torch(case):
+    check(case)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad][::4], ids=str)
+def test_linalg_autograd_grad(case):
+    check(case, autograd_grad=True)
+
+
+def test_slogdet_fields():
+    import torchlike
+    r = torchlike.linalg.slogdet(torchlike.eye(2) * 2)
+    assert r.sign.item() == 1.0 and abs(r.logabsdet.item() - np.log(4)) < 1e-6
+
+
+LINALG_ERRORS = [
+    ("inv_singular", lambda m, a: m.linalg.inv(a), (np.zeros((2, 2)),)),
+    ("inv_singular_batched", lambda m, a: m.linalg.inv(a), (np.stack([np.eye(2), np.zeros((2, 2))]),)),
+    ("solve_singular", lambda m, a, b: m.linalg.solve(a, b), (np.ones((2, 2)), f64(2))),
+    ("cholesky_not_pd", lambda m, a: m.linalg.cholesky(a), (-np.eye(2),)),
+    ("cholesky_not_pd_order2", lambda m, a: m.linalg.cholesky(a), (np.diag([1.0, -1.0]),)),
+    ("matrix_power_neg_singular", lambda m, a: m.linalg.matrix_power(a, -1), (np.zeros((2, 2)),)),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs", LINALG_ERRORS, ids=[e[0] for e in LINALG_ERRORS])
+def test_linalg_error(name, fn, inputs):
+    """torch raises torch.linalg.LinAlgError (a RuntimeError); so does torchlike, with its own
+    class of that name: check_raises compares RuntimeError, the name is checked here."""
+    import torch
+    import torchlike
+    with pytest.raises(torch.linalg.LinAlgError) as te:
+        fn(torch, *[torch.tensor(x) for x in inputs])
+    with pytest.raises(torchlike.linalg.LinAlgError) as le:
+        fn(torchlike, *[torchlike.tensor(x) for x in inputs])
+    lerr, terr = le.value, te.value
+    assert isinstance(lerr, RuntimeError) and isinstance(terr, RuntimeError)
+    assert "LinAlgError" in type(terr).__name__
+    assert str(lerr).split(":")[0].replace("torch.", "") == str(terr).split(":")[0].replace(
+        "torch.", "")
+
+
+BAD = [
+    ("vdot_2d", lambda m, a, b: m.vdot(a, b), (f32(2, 2), f32(2, 2))),
+    ("vdot_dtype", lambda m, a, b: m.vdot(a, b), (f32(3), f64(3))),
+    ("vdot_size", lambda m, a, b: m.vdot(a, b), (f32(3), f32(2))),
+    ("outer_2d", lambda m, a, b: m.outer(a, b), (f32(3, 1), f32(3))),
+    ("einsum_dtype", lambda m, a, b: m.einsum("ij,jk", a, b), (f32(2, 2), f64(2, 2))),
+    ("einsum_size", lambda m, a, b: m.einsum("ij,jk", a, b), (f32(2, 3), f32(2, 2))),
+    ("einsum_subscripts", lambda m, a: m.einsum("ijk", a), (f32(2, 3),)),
+    ("tensordot_mismatch", lambda m, a, b: m.tensordot(a, b, ([0], [0])), (f32(2, 3), f32(4, 2))),
+    ("addmm_shape", lambda m, c, a, b: m.addmm(c, a, b), (f32(2, 2), f32(2, 3), f32(3, 3))),
+    ("addmm_inner", lambda m, c, a, b: m.addmm(c, a, b), (f32(2, 2), f32(2, 3), f32(2, 2))),
+    ("addmm_dtype", lambda m, c, a, b: m.addmm(c, a, b), (f32(2, 2), f32(2, 3), f64(3, 2))),
+    ("baddbmm_batch", lambda m, c, a, b: m.baddbmm(c, a, b), (f32(2, 2, 2), f32(2, 2, 3), f32(3, 3, 2))),
+    ("baddbmm_2d", lambda m, c, a, b: m.baddbmm(c, a, b), (f32(2, 2), f32(2, 3), f32(3, 2))),
+    ("cross_no_3", lambda m, a, b: m.cross(a, b), (f32(2, 4), f32(2, 4))),
+    ("cross_dim_not_3", lambda m, a, b: m.linalg.cross(a, b), (f32(2, 4), f32(2, 4))),
+    ("inv_not_square", lambda m, a: m.linalg.inv(a), (f32(2, 3),)),
+    ("inv_int", lambda m, a: m.linalg.inv(a), (np.eye(2, dtype=np.int64),)),
+    ("inv_1d", lambda m, a: m.linalg.inv(a), (f32(3),)),
+    ("solve_shape", lambda m, a, b: m.linalg.solve(a, b), (np.eye(2), f64(3))),
+    ("det_not_square", lambda m, a: m.linalg.det(a), (f32(3, 2),)),
+    ("eigh_not_square", lambda m, a: m.linalg.eigh(a), (f32(3, 2),)),
+    ("eigh_uplo", lambda m, a: m.linalg.eigh(a, UPLO="X"), (f32(2, 2),)),
+    ("matrix_power_not_square", lambda m, a: m.linalg.matrix_power(a, 2), (f32(3, 2),)),
+    ("qr_mode", lambda m, a: m.linalg.qr(a, mode="bad"), (f32(3, 2),)),
+    ("vector_norm_int", lambda m, a: m.linalg.vector_norm(a), (np.arange(3),)),
+    ("vector_norm_bad_dim", lambda m, a: m.linalg.vector_norm(a, dim=2), (f32(3, 2),)),
+    ("vector_norm_inf_empty", lambda m, a: m.linalg.vector_norm(a, float("inf")), (f32(0),)),
+    ("matrix_norm_1d", lambda m, a: m.linalg.matrix_norm(a), (f32(3),)),
+    ("matrix_norm_ord", lambda m, a: m.linalg.matrix_norm(a, 3), (f32(3, 3),)),
+    ("norm_ord_3d", lambda m, a: m.linalg.norm(a, 2), (f32(2, 2, 2),)),
+    ("lstsq_rows", lambda m, a, b: m.linalg.lstsq(a, b), (f64(3, 2), f64(4, 1))),
+    ("lstsq_driver", lambda m, a, b: m.linalg.lstsq(a, b, driver="nope"), (f64(3, 2), f64(3, 1))),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs", BAD, ids=[b[0] for b in BAD])
+def test_linalg_bad_input(name, fn, inputs):
+    check_raises(fn, *inputs)
+
+
+def test_table_size():
+    assert len(CASES) >= 120

@@ -1,0 +1,34 @@
+"""torchlike.linalg: torch.linalg's functions (the ops live in ``torchlike._ops.linalg``)."""
+from ._ops.linalg import (LinAlgError, linalg_norm as norm,  # noqa: F401
+                          linalg_vector_norm as vector_norm, linalg_matrix_norm as matrix_norm,
+                          linalg_inv as inv, linalg_solve as solve, linalg_det as det,
+                          linalg_slogdet as slogdet, linalg_cholesky as cholesky,
+                          linalg_qr as qr, linalg_svd as svd, linalg_svdvals as svdvals,
+                          linalg_eigh as eigh, linalg_eigvalsh as eigvalsh,
+                          linalg_pinv as pinv, linalg_matrix_power as matrix_power,
+                          linalg_lstsq as lstsq, linalg_cross as cross,
+                          linalg_multi_dot as multi_dot, matmul)
+
+__all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet",
+           "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_power",
+           "lstsq", "cross", "multi_dot", "matmul", "vecdot", "inv_ex", "cholesky_ex"]
+
+
+def vecdot(x, y, *, dim=-1):
+    """sum(conj(x) * y) along ``dim`` (with broadcasting)."""
+    return (x.conj() * y if x.is_complex() else x * y).sum(dim)
+
+
+def inv_ex(A, *, check_errors=False):
+    from collections import namedtuple
+    import torchlike
+    r = namedtuple("linalg_inv_ex", ["inverse", "info"])
+    return r(inv(A), torchlike.zeros(tuple(A.shape[:-2]), dtype=torchlike.int32))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    from collections import namedtuple
+    import torchlike
+    r = namedtuple("linalg_cholesky_ex", ["L", "info"])
+    return r(cholesky(A, upper=upper), torchlike.zeros(tuple(A.shape[:-2]),
+                                                       dtype=torchlike.int32))
