@@ -315,3 +315,131 @@ def test_map_location_accepted(tmp_path, ml):
     f = tmp_path / "m.pt"
     torch.save({"w": torch.arange(4.0)}, f)
     assert torchlike.load(f, map_location=ml)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+# ---------------------------------------------------------------------------- nn layers
+LAYERS = [("Linear", (4, 3), {}), ("Linear", (4, 3), {"bias": False}),
+          ("Conv1d", (2, 3, 3), {}), ("Conv2d", (2, 3, 3), {}), ("Conv3d", (1, 2, 2), {}),
+          ("ConvTranspose1d", (2, 3, 3), {}), ("ConvTranspose2d", (2, 3, 3), {}),
+          ("BatchNorm1d", (5,), {}), ("BatchNorm2d", (3,), {}), ("BatchNorm3d", (2,), {}),
+          ("LayerNorm", (6,), {}), ("GroupNorm", (2, 4), {}), ("RMSNorm", (4,), {}),
+          ("InstanceNorm1d", (3,), {"affine": True, "track_running_stats": True}),
+          ("Embedding", (10, 4), {}), ("Bilinear", (3, 4, 5), {}), ("PReLU", (), {}),
+          ("Sequential", None, {})]
+LAYERS = [c for c in LAYERS if hasattr(torchlike.nn, c[0])]
+
+
+def _layer(m, name, args, kw):
+    if name == "Sequential":
+        return m.nn.Sequential(m.nn.Linear(3, 4), m.nn.ReLU(), m.nn.Linear(4, 2))
+    return getattr(m.nn, name)(*args, **kw)
+
+
+def _randomize(sd, seed):
+    rs = np.random.default_rng(seed)
+    out = OrderedDict()
+    for k, v in sd.items():
+        if v.dtype == torch.int64:
+            out[k] = torch.tensor(rs.integers(0, 100, tuple(v.shape)))
+        else:
+            out[k] = torch.tensor(rs.standard_normal(tuple(v.shape)).astype(np.float32))
+    return out
+
+
+@pytest.mark.parametrize("name,args,kw", LAYERS, ids=[c[0] + str(i) for i, c in
+                                                     enumerate(LAYERS)])
+def test_layer_state_dicts_both_directions(tmp_path, name, args, kw):
+    t_mod = _layer(torch, name, args, kw)
+    t_mod.load_state_dict(_randomize(t_mod.state_dict(), 1))
+    f = tmp_path / "t.pt"
+    torch.save(t_mod.state_dict(), f)
+    l_mod = _layer(torchlike, name, args, kw)
+    loaded = torchlike.load(f)
+    l_mod.load_state_dict(loaded, strict=True)
+    assert_same(l_mod.state_dict(), t_mod.state_dict())
+    # and back: torchlike's (re-randomized) state_dict into a torch module
+    l_mod.load_state_dict(OrderedDict((k, torchlike.tensor(v.numpy())) for k, v in
+                                      _randomize(t_mod.state_dict(), 2).items()))
+    g = tmp_path / "l.pt"
+    torchlike.save(l_mod.state_dict(), g)
+    t_mod2 = _layer(torch, name, args, kw)
+    t_mod2.load_state_dict(torch.load(g, weights_only=True), strict=True)
+    assert_same(l_mod.state_dict(), t_mod2.state_dict())
+
+
+# ---------------------------------------------------------------------------- resume
+def _mlp(m, init):
+    model = m.nn.Sequential(m.nn.Linear(4, 8), m.nn.Tanh(), m.nn.Linear(8, 1))
+    model.load_state_dict(OrderedDict((k, m.tensor(v.copy())) for k, v in init.items()))
+    opt = m.optim.AdamW(model.parameters(), lr=0.02, weight_decay=0.05, amsgrad=True)
+    sched = m.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=40)
+    return model, opt, sched
+
+
+def _step(m, model, opt, sched, xb, yb):
+    opt.zero_grad()
+    loss = ((model(xb) - yb) ** 2).mean()
+    loss.backward()
+    opt.step()
+    sched.step()
+    return float(loss.detach())
+
+
+def test_resume_training_equals_straight_run(tmp_path):
+    """N steps, save model/optimizer/scheduler/generator, fresh objects load them, M more
+    steps: equal to N+M steps straight through, in torchlike, and close to torch's run."""
+    from torchlike.utils.data import DataLoader, TensorDataset
+    rs = np.random.default_rng(0)
+    X = rs.standard_normal((40, 4)).astype(np.float32)
+    Y = np.sin(X.sum(1, keepdims=True)).astype(np.float32)
+    init = OrderedDict((k, v.detach().numpy().copy()) for k, v in
+                       torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(),
+                                           torch.nn.Linear(8, 1)).state_dict().items())
+    ds = TensorDataset(torchlike.tensor(X), torchlike.tensor(Y), torchlike.arange(40))
+
+    def loader(gen):
+        return DataLoader(ds, batch_size=8, shuffle=True, generator=gen)
+
+    # straight: 8 epochs x 5 batches = 40 steps
+    model, opt, sched = _mlp(torchlike, init)
+    gen = torchlike.Generator().manual_seed(123)
+    order, straight_losses = [], []
+    for _ in range(8):
+        for xb, yb, ib in loader(gen):
+            order.append(ib.tolist())
+            straight_losses.append(_step(torchlike, model, opt, sched, xb, yb))
+    straight = {k: np.array(v._data) for k, v in model.state_dict().items()}
+
+    # resumed: 4 epochs, checkpoint, fresh objects, 4 more epochs
+    model, opt, sched = _mlp(torchlike, init)
+    gen = torchlike.Generator().manual_seed(123)
+    losses = []
+    for _ in range(4):
+        for xb, yb, ib in loader(gen):
+            losses.append(_step(torchlike, model, opt, sched, xb, yb))
+    f = tmp_path / "ckpt.pt"
+    torchlike.save({"model": model.state_dict(), "opt": opt.state_dict(),
+                    "sched": sched.state_dict(), "gen": gen.get_state(), "epoch": 4}, f)
+    del model, opt, sched, gen
+    ck = torchlike.load(f)
+    model, opt, sched = _mlp(torchlike, {k: v * 0 + 9 for k, v in init.items()})
+    model.load_state_dict(ck["model"])
+    opt.load_state_dict(ck["opt"])
+    sched.load_state_dict(ck["sched"])
+    gen = torchlike.Generator()
+    gen.set_state(ck["gen"])
+    for _ in range(ck["epoch"], 8):
+        for xb, yb, ib in loader(gen):
+            losses.append(_step(torchlike, model, opt, sched, xb, yb))
+    assert losses == straight_losses
+    for k, v in model.state_dict().items():
+        np.testing.assert_array_equal(np.array(v._data), straight[k], err_msg=k)
+
+    # torch, fed the same batches, ends at the same place (float32 tolerance)
+    tmodel, topt, tsched = _mlp(torch, init)
+    tlosses = [_step(torch, tmodel, topt, tsched, torch.tensor(X[idx]), torch.tensor(Y[idx]))
+               for idx in order]
+    np.testing.assert_allclose(straight_losses, tlosses, rtol=1e-4, atol=1e-6)
+    for k, v in tmodel.state_dict().items():
+        np.testing.assert_allclose(straight[k], v.detach().numpy(), rtol=1e-4, atol=1e-5,
+                                   err_msg=k)
