@@ -1,12 +1,60 @@
-"""torchlike.nn.functional (the core subset; the nn issue widens it)."""
+"""torchlike.nn.functional: each op declared once (``defop``) as a pure jax function.
+
+Layers in ``torchlike.nn.modules`` call these functions; gradients are jax's VJPs of the same
+functions, with torch's conventions where they differ at kinks (``where`` instead of
+``maximum``/``clip`` so that the gradient at a boundary is torch's).
+"""
 from __future__ import annotations
 
+import math
+import warnings
+
+import jax
 import jax.numpy as jnp
+import numpy as np
 
-from .._ops._registry import apply, defop
+from .. import _dtype as D
+from .. import _random
+from .._ops._registry import apply, commit_inplace, check_inplace, defop
+from .._tensor import Tensor
 
-__all__ = ["linear", "relu"]
+__all__ = [
+    "linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu",
+    "rrelu", "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish",
+    "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "softplus",
+    "softsign", "softmax", "log_softmax", "softmin", "glu", "threshold", "threshold_",
+    "tanhshrink", "logsigmoid", "hardshrink", "softshrink", "gumbel_softmax",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "embedding", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
+    "layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "soft_margin_loss",
+    "scaled_dot_product_attention", "pad", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "pixel_shuffle", "pixel_unshuffle", "interpolate", "unfold", "fold",
+]
 
+
+def _T(x):
+    return x if isinstance(x, Tensor) else None
+
+
+def _inplace(input, out):
+    check_inplace(input)
+    return commit_inplace(input, out)
+
+
+def _tup(v, n):
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            return tuple(int(v[0]) for _ in range(n))
+        return tuple(int(a) for a in v)
+    return tuple(int(v) for _ in range(n))
+
+
+# ================================================================== linear
 
 def _linear_name(kw):
     return "AddmmBackward0" if kw["ndim"] == 2 and kw["bias"] else (
@@ -27,5 +75,1543 @@ def linear(input, weight, bias=None):
     return apply(_linear, input, weight, bias, ndim=input.ndim, bias=True)
 
 
+@defop("bilinear", promote="common", grad_name="AddBackward0")
+def _bilinear(x1, x2, w, *b):
+    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2)
+    return y + b[0] if b else y
+
+
+def bilinear(input1, input2, weight, bias=None):
+    if bias is None:
+        return apply(_bilinear, input1, input2, weight)
+    return apply(_bilinear, input1, input2, weight, bias)
+
+
+# ================================================================== activations
+
+def _act(name, grad_name):
+    def deco(fn):
+        return defop("nn_" + name, grad_name=grad_name)(fn)
+    return deco
+
+
+@_act("relu", "ReluBackward0")
+def _relu(x):
+    return jnp.where(x > 0, x, jnp.zeros_like(x))
+
+
 def relu(input, inplace=False):
-    return input.relu_() if inplace else input.relu()
+    out = apply(_relu, input)
+    return _inplace(input, out) if inplace else out
+
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+@_act("hardtanh", "HardtanhBackward0")
+def _hardtanh(x, min_val, max_val):
+    return jnp.where(x <= min_val, jnp.asarray(min_val, x.dtype),
+                     jnp.where(x >= max_val, jnp.asarray(max_val, x.dtype), x))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    out = apply(_hardtanh, input, min_val=float(min_val), max_val=float(max_val))
+    return _inplace(input, out) if inplace else out
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+@_act("leaky_relu", "LeakyReluBackward0")
+def _leaky_relu(x, slope):
+    return jnp.where(x > 0, x, x * slope)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    out = apply(_leaky_relu, input, slope=float(negative_slope))
+    return _inplace(input, out) if inplace else out
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+@_act("prelu", "PreluKernelBackward0")
+def _prelu(x, w):
+    if w.size != 1 and x.ndim >= 2:
+        w = w.reshape((-1,) + (1,) * (x.ndim - 2))
+    elif w.size == 1:
+        w = w.reshape(())
+    return jnp.where(x > 0, x, x * w)
+
+
+def prelu(input, weight):
+    return apply(_prelu, input, weight)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    key = _random.next_key()
+    out = apply(_rrelu_train, input, key, lower=float(lower), upper=float(upper))
+    return _inplace(input, out) if inplace else out
+
+
+@_act("rrelu_train", "RreluWithNoiseBackward0")
+def _rrelu_train(x, key, lower, upper):
+    a = jax.random.uniform(key, x.shape, x.dtype, lower, upper)
+    return jnp.where(x >= 0, x, x * a)
+
+
+@_act("elu", "EluBackward0")
+def _elu(x, alpha, scale, input_scale):
+    return jnp.where(x > 0, x * scale, alpha * scale * jnp.expm1(x * input_scale))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    out = apply(_elu, input, alpha=float(alpha), scale=1.0, input_scale=1.0)
+    return _inplace(input, out) if inplace else out
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    out = apply(_elu, input, alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
+    return _inplace(input, out) if inplace else out
+
+
+def selu_(input):
+    return selu(input, True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    out = apply(_elu, input, alpha=float(alpha), scale=1.0, input_scale=1.0 / float(alpha))
+    return _inplace(input, out) if inplace else out
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
+
+
+@_act("gelu", "GeluBackward0")
+def _gelu(x, approximate):
+    if approximate == "tanh":
+        k = math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1 + jnp.tanh(k * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1 + jax.lax.erf(x * (1 / math.sqrt(2.0))))
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return apply(_gelu, input, approximate=approximate)
+
+
+@_act("silu", "SiluBackward0")
+def _silu(x):
+    return x * jax.nn.sigmoid(x)
+
+
+def silu(input, inplace=False):
+    out = apply(_silu, input)
+    return _inplace(input, out) if inplace else out
+
+
+def _softplus_raw(x, beta=1.0, threshold=20.0):
+    bx = x * beta
+    return jnp.where(bx > threshold, x, jnp.log1p(jnp.exp(jnp.minimum(bx, threshold))) / beta)
+
+
+@_act("mish", "MishBackward0")
+def _mish(x):
+    return x * jnp.tanh(_softplus_raw(x))
+
+
+def mish(input, inplace=False):
+    out = apply(_mish, input)
+    return _inplace(input, out) if inplace else out
+
+
+@_act("sigmoid", "SigmoidBackward0")
+def _sigmoid(x):
+    return jax.nn.sigmoid(x)
+
+
+def sigmoid(input):
+    return apply(_sigmoid, input)
+
+
+@_act("tanh", "TanhBackward0")
+def _tanh(x):
+    return jnp.tanh(x)
+
+
+def tanh(input):
+    return apply(_tanh, input)
+
+
+@_act("hardsigmoid", "HardsigmoidBackward0")
+def _hardsigmoid(x):
+    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x >= 3, jnp.ones_like(x), x / 6 + 0.5))
+
+
+def hardsigmoid(input, inplace=False):
+    out = apply(_hardsigmoid, input)
+    return _inplace(input, out) if inplace else out
+
+
+@_act("hardswish", "HardswishBackward0")
+def _hardswish(x):
+    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x >= 3, x, x * (x + 3) / 6))
+
+
+def hardswish(input, inplace=False):
+    out = apply(_hardswish, input)
+    return _inplace(input, out) if inplace else out
+
+
+@_act("softplus", "SoftplusBackward0")
+def _softplus(x, beta, threshold):
+    return _softplus_raw(x, beta, threshold)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return apply(_softplus, input, beta=float(beta), threshold=float(threshold))
+
+
+@_act("softsign", "DivBackward0")
+def _softsign(x):
+    return x / (1 + jnp.abs(x))
+
+
+def softsign(input):
+    return apply(_softsign, input)
+
+
+@_act("logsigmoid", "LogSigmoidBackward0")
+def _logsigmoid(x):
+    return jax.nn.log_sigmoid(x)
+
+
+def logsigmoid(input):
+    return apply(_logsigmoid, input)
+
+
+@_act("tanhshrink", "SubBackward0")
+def _tanhshrink(x):
+    return x - jnp.tanh(x)
+
+
+def tanhshrink(input):
+    return apply(_tanhshrink, input)
+
+
+@_act("hardshrink", "HardshrinkBackward0")
+def _hardshrink(x, lambd):
+    return jnp.where((x > lambd) | (x < -lambd), x, jnp.zeros_like(x))
+
+
+def hardshrink(input, lambd=0.5):
+    return apply(_hardshrink, input, lambd=float(lambd))
+
+
+@_act("softshrink", "SoftshrinkBackward0")
+def _softshrink(x, lambd):
+    return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, jnp.zeros_like(x)))
+
+
+def softshrink(input, lambd=0.5):
+    return apply(_softshrink, input, lambd=float(lambd))
+
+
+@_act("threshold", "ThresholdBackward0")
+def _threshold(x, threshold, value):
+    return jnp.where(x > threshold, x, jnp.asarray(value, x.dtype))
+
+
+def threshold(input, threshold, value, inplace=False):
+    out = apply(_threshold, input, threshold=float(threshold), value=float(value))
+    return _inplace(input, out) if inplace else out
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, True)
+
+
+@_act("glu", "GluBackward0")
+def _glu(x, dim):
+    a, b = jnp.split(x, 2, axis=dim)
+    return a * jax.nn.sigmoid(b)
+
+
+def glu(input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension "
+                           f"{dim % input.ndim} is size {n}")
+    return apply(_glu, input, dim=dim % input.ndim)
+
+
+def _get_softmax_dim(name, ndim, stacklevel=3):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+@_act("softmax", "SoftmaxBackward0")
+def _softmax(x, dim, neg):
+    if neg:
+        x = -x
+    if x.ndim == 0:
+        return jnp.ones_like(x)
+    return jax.nn.softmax(x, axis=dim)
+
+
+@_act("log_softmax", "LogSoftmaxBackward0")
+def _log_softmax(x, dim):
+    if x.ndim == 0:
+        return jnp.zeros_like(x)
+    return jax.nn.log_softmax(x, axis=dim)
+
+
+def _softmax_prep(input, dim, dtype, name):
+    if dim is None:
+        dim = _get_softmax_dim(name, input.ndim, 4)
+    if dtype is not None:
+        input = input.to(dtype)
+    nd = max(input.ndim, 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}],"
+                         f" but got {dim})")
+    return input, dim % nd
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, dim = _softmax_prep(input, dim, dtype, "softmax")
+    return apply(_softmax, input, dim=dim, neg=False)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    input, dim = _softmax_prep(input, dim, dtype, "softmin")
+    return apply(_softmax, input, dim=dim, neg=True)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, dim = _softmax_prep(input, dim, dtype, "log_softmax")
+    return apply(_log_softmax, input, dim=dim)
+
+
+@defop("gumbel_softmax", grad_name="SoftmaxBackward0")
+def _gumbel_softmax(x, key, tau, hard, dim):
+    g = -jnp.log(jax.random.exponential(key, x.shape, x.dtype))
+    y = jax.nn.softmax((x + g) / tau, axis=dim)
+    if hard:
+        idx = jnp.argmax(y, axis=dim, keepdims=True)
+        y_hard = (jnp.arange(x.shape[dim]).reshape([-1 if i == dim else 1
+                                                    for i in range(x.ndim)]) == idx)
+        return y_hard.astype(y.dtype) - jax.lax.stop_gradient(y) + y
+    return y
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    return apply(_gumbel_softmax, logits, _random.next_key(), tau=float(tau), hard=bool(hard),
+                 dim=dim % logits.ndim)
+
+
+# ================================================================== dropout
+
+@defop("dropout", grad_name="MulBackward0")
+def _dropout(x, key, p, mask_shape):
+    keep = jax.random.bernoulli(key, 1.0 - p, mask_shape)
+    return jnp.where(keep, x * jnp.asarray(1.0 / (1.0 - p), x.dtype), jnp.zeros_like(x))
+
+
+def _dropout_impl(input, p, training, inplace, mask_shape):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        out = apply(_dropout, input, _random.next_key(), p=float(p), mask_shape=mask_shape)
+    return _inplace(input, out) if inplace else out
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p, scale the rest by 1/(1-p) (training only)."""
+    return _dropout_impl(input, p, training, inplace, tuple(input.shape))
+
+
+def _feature_dropout(input, p, training, inplace, batched_ndim, name):
+    nd = input.ndim
+    if nd not in (batched_ndim - 1, batched_ndim):
+        warnings.warn(f"{name}: Received a {nd}-D input to {name.lower()}, which is deprecated "
+                      "and will result in an error in a future release.")
+    shape = tuple(input.shape)
+    n_feat = 2 if nd == batched_ndim else 1
+    mask_shape = shape[:n_feat] + (1,) * (nd - n_feat)
+    return _dropout_impl(input, p, training, inplace, mask_shape)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
+
+
+@defop("alpha_dropout", grad_name="AddBackward0")
+def _alpha_dropout(x, key, p, mask_shape):
+    alpha = 1.7580993408473766
+    keep = jax.random.bernoulli(key, 1.0 - p, mask_shape).astype(x.dtype)
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return x * (keep * a) + b
+
+
+def _alpha_impl(input, p, training, inplace, mask_shape):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    out = apply(_alpha_dropout, input, _random.next_key(), p=float(p), mask_shape=mask_shape)
+    return _inplace(input, out) if inplace else out
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_impl(input, p, training, inplace, tuple(input.shape))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    shape = tuple(input.shape)
+    return _alpha_impl(input, p, training, inplace, shape[:2] + (1,) * (len(shape) - 2))
+
+
+# ================================================================== embedding and friends
+
+@defop("embedding", grad_name="EmbeddingBackward0")
+def _embedding(idx, w, padding_idx):
+    out = jnp.take(w, idx, axis=0)
+    if padding_idx is None:
+        return out
+    return jnp.where((idx == padding_idx)[..., None], jax.lax.stop_gradient(out), out)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if padding_idx > 0:
+            assert padding_idx < n, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -n, "Padding_idx must be within num_embeddings"
+            padding_idx = n + padding_idx
+    if max_norm is not None:
+        raise NotImplementedError("embedding max_norm is not supported by torchlike")
+    if input.dtype.category >= D._FLOAT:
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"torch.{input.dtype.name.capitalize()}Tensor instead (while checking "
+                           "arguments for embedding)")
+    return apply(_embedding, input, weight, padding_idx=padding_idx)
+
+
+@defop("one_hot", differentiable=False)
+def _one_hot(x, n):
+    return (x[..., None] == jnp.arange(n, dtype=x.dtype)).astype(jnp.int64)
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype.name != "int64":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = np.asarray(tensor._data)
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(data.max()) + 1
+    if data.size and data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if data.size and data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return apply(_one_hot, tensor, n=int(num_classes))
+
+
+def _pnorm(x, p, axis, keepdims=True):
+    if p == 2:
+        return jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
+    if p == 1:
+        return jnp.sum(jnp.abs(x), axis=axis, keepdims=keepdims)
+    if p == float("inf"):
+        return jnp.max(jnp.abs(x), axis=axis, keepdims=keepdims)
+    return jnp.sum(jnp.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+@defop("normalize", grad_name="DivBackward0")
+def _normalize(x, p, dim, eps):
+    return x / jnp.maximum(_pnorm(x, p, dim), eps)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    return apply(_normalize, input, p=float(p), dim=dim % max(input.ndim, 1), eps=float(eps))
+
+
+@defop("cosine_similarity", promote="float", grad_name="SumBackward1")
+def _cosine_similarity(a, b, dim, eps):
+    a, b = jnp.broadcast_arrays(a, b)
+    na = jnp.maximum(jnp.sqrt(jnp.sum(a * a, axis=dim, keepdims=True)), eps)
+    nb = jnp.maximum(jnp.sqrt(jnp.sum(b * b, axis=dim, keepdims=True)), eps)
+    return jnp.sum((a / na) * (b / nb), axis=dim)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    nd = max(x1.ndim, x2.ndim)
+    return apply(_cosine_similarity, x1, x2, dim=dim % nd, eps=float(eps))
+
+
+@defop("pairwise_distance", promote="float", grad_name="NormBackward1")
+def _pairwise_distance(a, b, p, eps, keepdim):
+    d = a - b + eps
+    return _pnorm(d, p, -1, keepdim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return apply(_pairwise_distance, x1, x2, p=float(p), eps=float(eps), keepdim=bool(keepdim))
+
+
+# ================================================================== normalisation
+
+@defop("layer_norm", grad_name="NativeLayerNormBackward0")
+def _layer_norm(x, *wb, n, eps, has_w, has_b):
+    axes = tuple(range(x.ndim - n, x.ndim))
+    xf = x.astype(jnp.promote_types(x.dtype, jnp.float32))
+    mean = jnp.mean(xf, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(xf - mean), axis=axes, keepdims=True)
+    y = ((xf - mean) * jax.lax.rsqrt(var + eps)).astype(x.dtype)
+    i = 0
+    if has_w:
+        y = y * wb[i]
+        i += 1
+    if has_b:
+        y = y + wb[i]
+    return y
+
+
+def _check_norm_shape(input, normalized_shape):
+    shape = tuple(input.shape)
+    ns = tuple(normalized_shape)
+    if shape[len(shape) - len(ns):] != ns or len(ns) > len(shape):
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in ns)}], but got input of size"
+                           f"{input.shape}".replace("torch.Size(", "").replace(")", ""))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    _check_norm_shape(input, normalized_shape)
+    args = [a for a in (weight, bias) if a is not None]
+    return apply(_layer_norm, input, *args, n=len(tuple(normalized_shape)), eps=float(eps),
+                 has_w=weight is not None, has_b=bias is not None)
+
+
+@defop("rms_norm", grad_name="MulBackward0")
+def _rms_norm(x, *w, n, eps):
+    axes = tuple(range(x.ndim - n, x.ndim))
+    xf = x.astype(jnp.promote_types(x.dtype, jnp.float32))
+    e = jnp.finfo(x.dtype).eps if eps is None else eps
+    y = (xf * jax.lax.rsqrt(jnp.mean(xf * xf, axis=axes, keepdims=True) + e)).astype(x.dtype)
+    return y * w[0] if w else y
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    _check_norm_shape(input, normalized_shape)
+    args = [weight] if weight is not None else []
+    return apply(_rms_norm, input, *args, n=len(tuple(normalized_shape)),
+                 eps=None if eps is None else float(eps))
+
+
+@defop("group_norm", grad_name="NativeGroupNormBackward0")
+def _group_norm(x, *wb, groups, eps, has_w, has_b):
+    shape = x.shape
+    n = shape[0]
+    xg = x.reshape((n, groups, -1))
+    mean = jnp.mean(xg, axis=-1, keepdims=True)
+    var = jnp.mean(jnp.square(xg - mean), axis=-1, keepdims=True)
+    y = ((xg - mean) * jax.lax.rsqrt(var + eps)).reshape(shape)
+    bshape = (1, -1) + (1,) * (x.ndim - 2)
+    i = 0
+    if has_w:
+        y = y * wb[i].reshape(bshape)
+        i += 1
+    if has_b:
+        y = y + wb[i].reshape(bshape)
+    return y
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    c = input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups,"
+                           f" but got input of shape {input.shape} and num_groups={num_groups}")
+    args = [a for a in (weight, bias) if a is not None]
+    return apply(_group_norm, input, *args, groups=int(num_groups), eps=float(eps),
+                 has_w=weight is not None, has_b=bias is not None)
+
+
+@defop("batch_norm", grad_name="NativeBatchNormBackward0")
+def _batch_norm(x, *args, training, eps, has_w, has_b, has_stats):
+    axes = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, -1) + (1,) * (x.ndim - 2)
+    i = 0
+    if training or not has_stats:
+        mean = jnp.mean(x, axis=axes, keepdims=True)
+        var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+        if has_stats:
+            i = 2
+    else:
+        mean = args[0].reshape(bshape)
+        var = args[1].reshape(bshape)
+        i = 2
+    y = (x - mean) * jax.lax.rsqrt(var + eps)
+    if has_w:
+        y = y * args[i].reshape(bshape)
+        i += 1
+    if has_b:
+        y = y + args[i].reshape(bshape)
+    return y
+
+
+@defop("batch_norm_update_stats", differentiable=False)
+def _batch_norm_update(x, rm, rv, momentum):
+    axes = (0,) + tuple(range(2, x.ndim))
+    n = x.size // x.shape[1]
+    mean = jnp.mean(x, axis=axes)
+    var = jnp.mean(jnp.square(x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))), axis=axes)
+    unbiased = var * (n / max(n - 1, 1))
+    return ((1 - momentum) * rm + momentum * mean.astype(rm.dtype),
+            (1 - momentum) * rv + momentum * unbiased.astype(rv.dtype))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    if training:
+        size = tuple(input.shape)
+        n = 1
+        for i, s in enumerate(size):
+            if i != 1:
+                n *= s
+        if n == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+    has_stats = running_mean is not None and running_var is not None
+    if training and has_stats:
+        m, v = apply(_batch_norm_update, input.detach(), running_mean, running_var,
+                     momentum=float(momentum))
+        running_mean._set_data(m._data)
+        running_var._set_data(v._data)
+    args = [running_mean, running_var] if has_stats else []
+    args += [a for a in (weight, bias) if a is not None]
+    return apply(_batch_norm, input, *args, training=bool(training), eps=float(eps),
+                 has_w=weight is not None, has_b=bias is not None, has_stats=has_stats)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    n, c = input.shape[0], input.shape[1]
+    x = input.reshape(1, n * c, *input.shape[2:])
+    rm = rv = None
+    if running_mean is not None:
+        rm = Tensor._make(jnp.tile(running_mean._data, n))
+        rv = Tensor._make(jnp.tile(running_var._data, n))
+    out = batch_norm(x, rm, rv, None, None, use_input_stats, momentum, eps)
+    if running_mean is not None and use_input_stats:
+        running_mean._set_data(rm._data.reshape(n, c).mean(0))
+        running_var._set_data(rv._data.reshape(n, c).mean(0))
+    out = out.reshape(*input.shape)
+    if weight is not None:
+        shape = (1, c) + (1,) * (input.ndim - 2)
+        out = out * weight.reshape(*shape) + bias.reshape(*shape)
+    return out
+
+
+# ================================================================== losses
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    if reduce:
+        return "sum"
+    return "none"
+
+
+def _check_reduction(reduction):
+    if reduction not in _REDUCTIONS and reduction != "batchmean":
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return jnp.mean(loss)
+    if reduction == "sum":
+        return jnp.sum(loss)
+    return loss
+
+
+def _loss_name(base):
+    def name(kw):
+        r = kw.get("reduction")
+        return {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(r, base)
+    return name
+
+
+def _pointwise_loss(name, grad_name):
+    def deco(fn):
+        return defop("loss_" + name, promote="common", grad_name=grad_name)(fn)
+    return deco
+
+
+def _check_sizes(input, target, name):
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+@_pointwise_loss("mse", "MseLossBackward0")
+def _mse(x, y, reduction):
+    return _reduce(jnp.square(x - y), reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _check_sizes(input, target, "mse_loss")
+    return apply(_mse, input, target, reduction=reduction)
+
+
+def _abs_t(d):
+    # torch's d|x|/dx at 0 is 0 (sign)
+    return jnp.where(d > 0, d, -d) * jnp.where(d == 0, 0.0, 1.0).astype(d.dtype) \
+        if False else jnp.abs(d)
+
+
+@_pointwise_loss("l1", "L1LossBackward0")
+def _l1(x, y, reduction):
+    return _reduce(jnp.abs(x - y), reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _check_sizes(input, target, "l1_loss")
+    return apply(_l1, input, target, reduction=reduction)
+
+
+@_pointwise_loss("smooth_l1", "SmoothL1LossBackward0")
+def _smooth_l1(x, y, reduction, beta):
+    d = jnp.abs(x - y)
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_sizes(input, target, "smooth_l1_loss")
+    return apply(_smooth_l1, input, target, reduction=reduction, beta=float(beta))
+
+
+@_pointwise_loss("huber", "HuberLossBackward0")
+def _huber(x, y, reduction, delta):
+    d = jnp.abs(x - y)
+    return _reduce(jnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_reduction(reduction)
+    _check_sizes(input, target, "huber_loss")
+    return apply(_huber, input, target, reduction=reduction, delta=float(delta))
+
+
+@_pointwise_loss("soft_margin", "SoftMarginLossBackward0")
+def _soft_margin(x, y, reduction):
+    return _reduce(jnp.log1p(jnp.exp(-y * x)), reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return apply(_soft_margin, input, target, reduction=reduction)
+
+
+def _class_last(x, ndim):
+    """Move the class dim (1, or 0 for unbatched input) to the end."""
+    if ndim == 1:
+        return x[None, :]
+    return jnp.moveaxis(x, 1, -1)
+
+
+def _nll_core(logp, target, w, ignore_index, reduction, label_smoothing=0.0):
+    """logp: (..., C) with class last; target: (...) ints; w: (C,) or None."""
+    c = logp.shape[-1]
+    valid = target != ignore_index
+    safe = jnp.where(valid, target, 0).astype(jnp.int32)
+    picked = jnp.take_along_axis(logp, safe[..., None], axis=-1)[..., 0]
+    wt = jnp.take(w, safe) if w is not None else jnp.ones_like(picked)
+    wt = jnp.where(valid, wt, jnp.zeros_like(wt))
+    loss = -picked * wt
+    if reduction == "none":
+        red = loss
+        denom = None
+    elif reduction == "sum":
+        red = jnp.sum(loss)
+    else:
+        denom = jnp.sum(wt)
+        red = jnp.sum(loss) / denom
+    if label_smoothing <= 0:
+        return red
+    smooth = -jnp.sum(logp * (w if w is not None else 1.0), axis=-1)
+    smooth = jnp.where(valid, smooth, jnp.zeros_like(smooth))
+    if reduction == "none":
+        sred = smooth
+    elif reduction == "sum":
+        sred = jnp.sum(smooth)
+    else:
+        if w is not None:
+            sred = jnp.sum(smooth) / jnp.sum(jnp.where(valid, jnp.take(w, safe), 0.0))
+        else:
+            sred = jnp.sum(smooth) / jnp.sum(valid)
+    return (1 - label_smoothing) * red + sred * (label_smoothing / c)
+
+
+@defop("nll_loss", grad_name=lambda kw: "NllLossBackward0" if kw["ndim"] <= 2
+       else "NllLoss2DBackward0")
+def _nll_loss(x, target, *w, ignore_index, reduction, ndim):
+    logp = _class_last(x, ndim)
+    if ndim == 1:
+        target = target[None]
+    out = _nll_core(logp, target, w[0] if w else None, ignore_index, reduction)
+    return out[0] if ndim == 1 and reduction == "none" else out
+
+
+def _check_target(input, target):
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif input.ndim >= 2 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
+        if input.ndim == 2:
+            if target.ndim != 1:
+                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({target.shape[0]}).")
+        raise RuntimeError(f"size mismatch (got input: {input.shape}, target: {target.shape})")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _check_target(input, target)
+    args = [weight] if weight is not None else []
+    return apply(_nll_loss, input, target, *args, ignore_index=int(ignore_index),
+                 reduction=reduction, ndim=input.ndim)
+
+
+@defop("cross_entropy", grad_name=lambda kw: {"mean": "DivBackward1", "sum": "SumBackward0"}
+       .get(kw["reduction"], "NllLossBackward0"))
+def _cross_entropy(x, target, *w, ignore_index, reduction, label_smoothing, ndim, probs):
+    logp = _class_last(jax.nn.log_softmax(x, axis=1 if ndim > 1 else 0), ndim)
+    wt = w[0] if w else None
+    if not probs:
+        if ndim == 1:
+            target = target[None]
+        out = _nll_core(logp, target, wt, ignore_index, reduction, label_smoothing)
+        return out[0] if ndim == 1 and reduction == "none" else out
+    t = _class_last(target, ndim)
+    c = logp.shape[-1]
+    if label_smoothing > 0:
+        t = t * (1 - label_smoothing) + label_smoothing / c
+    prod = logp * t * (wt if wt is not None else 1.0)
+    loss = -jnp.sum(prod, axis=-1)
+    if reduction == "none":
+        return loss[0] if ndim == 1 else loss
+    if reduction == "sum":
+        return jnp.sum(loss)
+    return jnp.sum(loss) / (x.size // c)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """log_softmax + nll_loss; targets are class indices or class probabilities."""
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    probs = target.dtype.is_floating_point
+    if probs:
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
+                               f"{list(target.shape)}")
+    else:
+        _check_target(input, target)
+    args = [weight] if weight is not None else []
+    return apply(_cross_entropy, input, target, *args, ignore_index=int(ignore_index),
+                 reduction=reduction, label_smoothing=float(label_smoothing), ndim=input.ndim,
+                 probs=probs)
+
+
+@defop("binary_cross_entropy", promote="common", grad_name=_loss_name(
+    "BinaryCrossEntropyBackward0"))
+def _bce(x, y, *w, reduction):
+    loss = -(y * jnp.maximum(jnp.log(x), -100.0) + (1 - y) * jnp.maximum(jnp.log1p(-x), -100.0))
+    if w:
+        loss = loss * w[0]
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         "size.")
+    d = np.asarray(input._data)
+    if d.size and (d.min() < 0 or d.max() > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    args = [weight] if weight is not None else []
+    return apply(_bce, input, target, *args, reduction=reduction)
+
+
+@defop("binary_cross_entropy_with_logits", promote="common",
+       grad_name=_loss_name("BinaryCrossEntropyWithLogitsBackward0"))
+def _bce_logits(x, y, *wp, reduction, has_w, has_pw):
+    i = 0
+    w = pw = None
+    if has_w:
+        w = wp[i]
+        i += 1
+    if has_pw:
+        pw = wp[i]
+    if pw is not None:
+        log_weight = (pw - 1) * y + 1
+        loss = (1 - y) * x + log_weight * (jnp.log1p(jnp.exp(-jnp.abs(x)))
+                                           + jnp.maximum(-x, 0))
+    else:
+        loss = (1 - y) * x + jnp.maximum(-x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    if w is not None:
+        loss = loss * w
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    args = [a for a in (weight, pos_weight) if a is not None]
+    return apply(_bce_logits, input, target, *args, reduction=reduction,
+                 has_w=weight is not None, has_pw=pos_weight is not None)
+
+
+@defop("kl_div", promote="common", grad_name=_loss_name("SubBackward0"))
+def _kl_div(x, t, reduction, log_target):
+    if log_target:
+        loss = jnp.exp(t) * (t - x)
+    else:
+        loss = jax.scipy.special.xlogy(t, t) - t * x
+    if reduction == "batchmean":
+        return jnp.sum(loss) / (x.shape[0] if x.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.")
+    return apply(_kl_div, input, target, reduction=reduction, log_target=bool(log_target))
+
+
+@defop("cosine_embedding_loss", promote="common", grad_name=_loss_name("AddBackward0"))
+def _cos_emb(a, b, y, margin, reduction):
+    eps = 1e-12
+    prod = jnp.sum(a * b, axis=-1)
+    m1 = jnp.sum(a * a, axis=-1) + eps
+    m2 = jnp.sum(b * b, axis=-1) + eps
+    cos = prod / jnp.sqrt(m1 * m2)
+    loss = jnp.where(y == 1, 1 - cos, jnp.where(y == -1, jnp.maximum(cos - margin, 0), 0.0))
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return apply(_cos_emb, input1, input2, target, margin=float(margin), reduction=reduction)
+
+
+@defop("margin_ranking_loss", promote="common", grad_name=_loss_name("ClampMinBackward0"))
+def _margin_ranking(a, b, y, margin, reduction):
+    return _reduce(jnp.maximum(-y * (a - b) + margin, 0), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return apply(_margin_ranking, input1, input2, target, margin=float(margin),
+                 reduction=reduction)
+
+
+@defop("triplet_margin_loss", promote="common", grad_name=_loss_name("ClampMinBackward0"))
+def _triplet(a, p, n, margin, pnorm, eps, swap, reduction):
+    dp = _pnorm(a - p + eps, pnorm, -1, False)
+    dn = _pnorm(a - n + eps, pnorm, -1, False)
+    if swap:
+        ds = _pnorm(p - n + eps, pnorm, -1, False)
+        dn = jnp.minimum(dn, ds)
+    return _reduce(jnp.maximum(margin + dp - dn, 0), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return apply(_triplet, anchor, positive, negative, margin=float(margin), pnorm=float(p),
+                 eps=float(eps), swap=bool(swap), reduction=reduction)
+
+
+# ================================================================== attention
+
+@defop("scaled_dot_product_attention", promote="common",
+       grad_name="ScaledDotProductFlashAttentionForCpuBackward0")
+def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa):
+    L, S = q.shape[-2], k.shape[-2]
+    if gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
+        rep = q.shape[-3] // k.shape[-3]
+        k = jnp.repeat(k, rep, axis=-3)
+        v = jnp.repeat(v, rep, axis=-3)
+    s = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2))
+    i = 0
+    if causal:
+        tri = jnp.tril(jnp.ones((L, S), bool))
+        s = jnp.where(tri, s, -jnp.inf)
+    if mask_kind == "bool":
+        s = jnp.where(rest[0], s, -jnp.inf)
+        i = 1
+    elif mask_kind == "float":
+        s = s + rest[0].astype(s.dtype)
+        i = 1
+    p = jax.nn.softmax(s, axis=-1)
+    if dropout_p > 0:
+        keep = jax.random.bernoulli(rest[i], 1 - dropout_p, p.shape)
+        p = jnp.where(keep, p / (1 - dropout_p), 0.0)
+    return jnp.matmul(p, v)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    args = []
+    kind = None
+    if attn_mask is not None:
+        kind = "bool" if attn_mask.dtype.name == "bool" else "float"
+        args.append(attn_mask)
+    if dropout_p > 0:
+        args.append(_random.next_key())
+    return apply(_sdpa, query, key, value, *args, scale=sc, causal=bool(is_causal),
+                 dropout_p=float(dropout_p), mask_kind=kind, gqa=bool(enable_gqa))
+
+
+# ================================================================== padding
+
+@defop("pad", grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
+                                    "reflect": "ReflectionPad{}Backward0",
+                                    "replicate": "ReplicationPad{}Backward0",
+                                    "circular": "CircularPad{}Backward0"}[kw["mode"]]
+       .format(f"{len(kw['pads'])}d"))
+def _pad(x, pads, mode, value):
+    n = len(pads)
+    full = [(0, 0)] * (x.ndim - n) + list(pads)
+    if mode == "constant":
+        return jax.lax.pad(x, jnp.asarray(value, x.dtype), [(lo, hi, 0) for lo, hi in full])
+    jm = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
+    return jnp.pad(x, full, mode=jm)
+
+
+def pad(input, pad, mode="constant", value=None):
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           "dimension but got padding length "
+                           f"{len(pad)} and input of dimension {input.ndim}")
+    pairs = [(int(pad[i]), int(pad[i + 1])) for i in range(0, len(pad), 2)][::-1]
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    return apply(_pad, input, pads=tuple(pairs), mode=mode,
+                 value=0.0 if value is None else float(value))
+
+
+# ================================================================== convolution
+
+_DN = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
+
+
+@defop("convolution", promote="common", grad_name="ConvolutionBackward0")
+def _conv(x, w, *b, stride, padding, dilation, groups, nd, unbatched):
+    if unbatched:
+        x = x[None]
+    y = jax.lax.conv_general_dilated(x, w, window_strides=stride, padding=padding,
+                                     rhs_dilation=dilation, feature_group_count=groups,
+                                     dimension_numbers=_DN[nd],
+                                     precision=jax.lax.Precision.HIGHEST)
+    if b:
+        y = y + b[0].reshape((1, -1) + (1,) * nd)
+    return y[0] if unbatched else y
+
+
+def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_mode="zeros"):
+    unbatched = input.ndim == nd + 1
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"conv{nd}d, but got input of size: {list(input.shape)}")
+    stride, dilation = _tup(stride, nd), _tup(dilation, nd)
+    ks = tuple(weight.shape[2:])
+    c_in = input.shape[0 if unbatched else 1]
+    if c_in != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
+                           f"expected input{list(input.shape)} to have "
+                           f"{weight.shape[1] * groups} channels, but got {c_in} channels "
+                           "instead")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = tuple((0, 0) for _ in range(nd))
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            pads = []
+            for d, k in zip(dilation, ks):
+                total = d * (k - 1)
+                left = total // 2
+                pads.append((left, total - left))
+            pads = tuple(pads)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}'")
+    else:
+        p = _tup(padding, nd)
+        pads = tuple((a, a) for a in p)
+    if padding_mode != "zeros":
+        flat = []
+        for lo, hi in reversed(pads):
+            flat += [lo, hi]
+        input = pad(input, flat, mode=padding_mode)
+        pads = tuple((0, 0) for _ in range(nd))
+    args = [bias] if bias is not None else []
+    return apply(_conv, input, weight, *args, stride=stride, padding=pads, dilation=dilation,
+                 groups=int(groups), nd=nd, unbatched=unbatched)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+@defop("conv_transpose", promote="common", grad_name="ConvolutionBackward0")
+def _conv_t(x, w, *b, stride, padding, output_padding, dilation, groups, nd, unbatched):
+    if unbatched:
+        x = x[None]
+    cin, cout_g = w.shape[0], w.shape[1]
+    ks = w.shape[2:]
+    wg = w.reshape((groups, cin // groups, cout_g) + ks)
+    wg = jnp.swapaxes(wg, 1, 2).reshape((groups * cout_g, cin // groups) + ks)
+    wg = jnp.flip(wg, axis=tuple(range(2, 2 + nd)))
+    pads = [(d * (k - 1) - p, d * (k - 1) - p + op)
+            for k, p, op, d in zip(ks, padding, output_padding, dilation)]
+    y = jax.lax.conv_general_dilated(x, wg, window_strides=(1,) * nd, padding=pads,
+                                     lhs_dilation=stride, rhs_dilation=dilation,
+                                     feature_group_count=groups, dimension_numbers=_DN[nd],
+                                     precision=jax.lax.Precision.HIGHEST)
+    if b:
+        y = y + b[0].reshape((1, -1) + (1,) * nd)
+    return y[0] if unbatched else y
+
+
+def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
+    unbatched = input.ndim == nd + 1
+    args = [bias] if bias is not None else []
+    return apply(_conv_t, input, weight, *args, stride=_tup(stride, nd),
+                 padding=_tup(padding, nd), output_padding=_tup(output_padding, nd),
+                 dilation=_tup(dilation, nd), groups=int(groups), nd=nd, unbatched=unbatched)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+# ================================================================== pooling
+
+def _pool_out(L, k, s, p, d, ceil_mode):
+    num = L + 2 * p - d * (k - 1) - 1
+    if ceil_mode:
+        out = -(-num // s) + 1
+        if (out - 1) * s >= L + p:
+            out -= 1
+    else:
+        out = num // s + 1
+    return out
+
+
+def _pool_geometry(shape, nd, kernel_size, stride, padding, dilation, ceil_mode):
+    k = _tup(kernel_size, nd)
+    s = _tup(stride if (stride is not None and stride != [] and stride != ()) else k, nd)
+    p = _tup(padding, nd)
+    d = _tup(dilation, nd)
+    spatial = shape[-nd:]
+    outs, pads = [], []
+    for L, kk, ss, pp, dd in zip(spatial, k, s, p, d):
+        if pp > kk // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pp}, kernel_size={kk} and dilation={dd}")
+        o = _pool_out(L, kk, ss, pp, dd, ceil_mode)
+        if o <= 0:
+            raise RuntimeError("Output size is too small")
+        extra = max((o - 1) * ss + dd * (kk - 1) + 1 - (L + 2 * pp), 0)
+        outs.append(o)
+        pads.append((pp, pp + extra))
+    return k, s, p, d, tuple(outs), tuple(pads)
+
+
+@defop("max_pool", grad_name=lambda kw: f"MaxPool{kw['nd']}DWithIndicesBackward0")
+def _max_pool(x, k, s, d, pads, nd):
+    lead = x.ndim - nd
+    init = -np.inf if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
+    return jax.lax.reduce_window(x, init, jax.lax.max,
+                                 (1,) * lead + k, (1,) * lead + s,
+                                 [(0, 0)] * lead + list(pads), window_dilation=(1,) * lead + d)
+
+
+@defop("max_pool_indices", grad_name=lambda kw: f"MaxPool{kw['nd']}DWithIndicesBackward0")
+def _max_pool_idx(x, k, s, d, pads, nd, outs):
+    # windows gathered explicitly: values and flat indices (torch's return_indices)
+    lead = x.ndim - nd
+    spatial = x.shape[lead:]
+    xp = jnp.pad(x, [(0, 0)] * lead + list(pads), constant_values=-jnp.inf)
+    idx_axes = []
+    for i in range(nd):
+        o = np.arange(outs[i])[:, None] * s[i] + np.arange(k[i])[None, :] * d[i]   # (out, k)
+        idx_axes.append(o)
+    # build full gather over the padded spatial dims
+    grids = np.meshgrid(*[np.arange(outs[i]) for i in range(nd)],
+                        *[np.arange(k[i]) for i in range(nd)], indexing="ij")
+    pos = [grids[i] * s[i] + grids[nd + i] * d[i] for i in range(nd)]
+    flat_shape = tuple(outs) + (int(np.prod(k)),)
+    pos = [p.reshape(flat_shape) for p in pos]
+    win = xp[(Ellipsis,) + tuple(pos)]
+    val = jnp.max(win, axis=-1)
+    arg = jnp.argmax(win, axis=-1)
+    orig = [jnp.take_along_axis(jnp.broadcast_to(jnp.asarray(pos[i] - pads[i][0]), win.shape),
+                                arg[..., None], axis=-1)[..., 0] for i in range(nd)]
+    flat = orig[0]
+    for i in range(1, nd):
+        flat = flat * spatial[i] + orig[i]
+    return val, flat.astype(jnp.int64)
+
+
+def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"max_pool{nd}d: Expected {nd + 1}D or {nd + 2}D input")
+    k, s, p, d, outs, pads = _pool_geometry(tuple(input.shape), nd, kernel_size, stride,
+                                            padding, dilation, ceil_mode)
+    if return_indices or any(v != 1 for v in d):
+        out = apply(_max_pool_idx, input, k=k, s=s, d=d, pads=pads, nd=nd, outs=outs)
+        return out if return_indices else out[0]
+    if False:
+        return apply(_max_pool_idx, input, k=k, s=s, d=d, pads=pads, nd=nd, outs=outs)
+    return apply(_max_pool, input, k=k, s=s, d=d, pads=pads, nd=nd)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode,
+                       return_indices, 1)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode,
+                       return_indices, 2)
+
+
+@defop("avg_pool", grad_name=lambda kw: f"AvgPool{kw['nd']}DBackward0")
+def _avg_pool(x, k, s, pads, p, nd, count_include_pad, divisor):
+    lead = x.ndim - nd
+    win = (1,) * lead + k
+    st = (1,) * lead + s
+    allpads = [(0, 0)] * lead + list(pads)
+    tot = jax.lax.reduce_window(x, 0.0, jax.lax.add, win, st, allpads)
+    if divisor is not None:
+        return tot / divisor
+    spatial = x.shape[lead:]
+    if count_include_pad:
+        ones = jnp.pad(jnp.ones(spatial, x.dtype), [(pp, pp) for pp in p], constant_values=1)
+        cpads = [(0, hi - pp) for (lo, hi), pp in zip(pads, p)]
+    else:
+        ones = jnp.ones(spatial, x.dtype)
+        cpads = list(pads)
+    cnt = jax.lax.reduce_window(ones, 0.0, jax.lax.add, k, s, cpads)
+    return tot / cnt
+
+
+def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override, nd):
+    k, s, p, d, outs, pads = _pool_geometry(tuple(input.shape), nd, kernel_size, stride,
+                                            padding, 1, ceil_mode)
+    return apply(_avg_pool, input, k=k, s=s, pads=pads, p=p, nd=nd,
+                 count_include_pad=bool(count_include_pad),
+                 divisor=None if divisor_override is None else float(divisor_override))
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                       1)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override, 2)
+
+
+def _adaptive_bounds(L, out):
+    starts = [(i * L) // out for i in range(out)]
+    ends = [-(-((i + 1) * L) // out) for i in range(out)]
+    return starts, ends
+
+
+def _adaptive_matrix(L, out):
+    m = np.zeros((out, L))
+    for i, (a, b) in enumerate(zip(*_adaptive_bounds(L, out))):
+        m[i, a:b] = 1.0 / (b - a)
+    return m
+
+
+@defop("adaptive_avg_pool", grad_name=lambda kw: f"AdaptiveAvgPool{kw['nd']}DBackward0")
+def _adaptive_avg(x, outs, nd):
+    for i in range(nd):
+        ax = x.ndim - nd + i
+        m = jnp.asarray(_adaptive_matrix(x.shape[ax], outs[i]), x.dtype)
+        x = jnp.moveaxis(jnp.tensordot(x, m, axes=([ax], [1])), -1, ax)
+    return x
+
+
+def _out_size(output_size, shape, nd):
+    o = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * nd
+    return tuple(int(shape[-nd + i]) if v is None else int(v) for i, v in enumerate(o))
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return apply(_adaptive_avg, input, outs=_out_size(output_size, input.shape, 1), nd=1)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return apply(_adaptive_avg, input, outs=_out_size(output_size, input.shape, 2), nd=2)
+
+
+@defop("adaptive_max_pool", grad_name=lambda kw: f"AdaptiveMaxPool{kw['nd']}DBackward0")
+def _adaptive_max(x, outs, nd):
+    for i in range(nd):
+        ax = x.ndim - nd + i
+        L = x.shape[ax]
+        starts, ends = _adaptive_bounds(L, outs[i])
+        mask = np.zeros((outs[i], L), bool)
+        for j, (a, b) in enumerate(zip(starts, ends)):
+            mask[j, a:b] = True
+        xm = jnp.moveaxis(x, ax, -1)[..., None, :]
+        xm = jnp.where(jnp.asarray(mask), xm, -jnp.inf)
+        x = jnp.moveaxis(jnp.max(xm, axis=-1), -1, ax)
+    return x
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool1d(return_indices=True) is not supported")
+    return apply(_adaptive_max, input, outs=_out_size(output_size, input.shape, 1), nd=1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d(return_indices=True) is not supported")
+    return apply(_adaptive_max, input, outs=_out_size(output_size, input.shape, 2), nd=2)
+
+
+# ================================================================== reshaping layers
+
+@defop("pixel_shuffle", grad_name="PixelShuffleBackward0", saves=False)
+def _pixel_shuffle(x, r, inverse):
+    *lead, c, h, w = x.shape
+    if not inverse:
+        x = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+        n = len(lead)
+        x = jnp.transpose(x, tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+        return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+    x = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    n = len(lead)
+    x = jnp.transpose(x, tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def pixel_shuffle(input, upscale_factor):
+    return apply(_pixel_shuffle, input, r=int(upscale_factor), inverse=False)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    return apply(_pixel_shuffle, input, r=int(downscale_factor), inverse=True)
+
+
+@defop("interpolate", grad_name=lambda kw: "Upsample" + kw["mode"].capitalize()
+       + f"{kw['nd']}dBackward0")
+def _interpolate(x, size, mode, align_corners, nd, scales):
+    for i in range(nd):
+        ax = x.ndim - nd + i
+        L, O = x.shape[ax], size[i]
+        sc = scales[i]
+        if mode == "nearest":
+            scale = (1.0 / sc) if sc else L / O
+            src = np.minimum(np.floor(np.arange(O) * scale).astype(np.int64), L - 1)
+            x = jnp.take(x, jnp.asarray(src), axis=ax)
+        else:
+            if align_corners:
+                pos = np.arange(O) * ((L - 1) / (O - 1)) if O > 1 else np.zeros(O)
+            else:
+                scale = (1.0 / sc) if sc else L / O
+                pos = np.maximum((np.arange(O) + 0.5) * scale - 0.5, 0)
+            lo = np.minimum(np.floor(pos).astype(np.int64), L - 1)
+            hi = np.minimum(lo + 1, L - 1)
+            lam = (pos - lo).astype(np.float64)
+            shape = [1] * x.ndim
+            shape[ax] = O
+            lamj = jnp.asarray(lam, x.dtype).reshape(shape)
+            x = jnp.take(x, jnp.asarray(lo), axis=ax) * (1 - lamj) + \
+                jnp.take(x, jnp.asarray(hi), axis=ax) * lamj
+    return x
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    nd = input.ndim - 2
+    if mode in ("linear", "bilinear", "trilinear"):
+        mode_k = "linear"
+    elif mode == "nearest":
+        mode_k = "nearest"
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes:"
+                             " linear | bilinear | bicubic | trilinear")
+    else:
+        raise NotImplementedError(f"interpolate mode {mode!r} is not supported")
+    if size is not None:
+        out = _tup(size, nd)
+        scales = (None,) * nd
+    else:
+        sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * nd
+        out = tuple(int(math.floor(input.shape[2 + i] * sf[i])) for i in range(nd))
+        scales = (None,) * nd if recompute_scale_factor else tuple(float(v) for v in sf)
+    return apply(_interpolate, input, size=out, mode=mode_k, align_corners=bool(align_corners),
+                 nd=nd, scales=scales)
+
+
+@defop("im2col", grad_name="Im2ColBackward0")
+def _unfold(x, k, d, p, s):
+    n, c = x.shape[:2]
+    patches = jax.lax.conv_general_dilated_patches(
+        x, k, s, [(pp, pp) for pp in p], rhs_dilation=d,
+        dimension_numbers=("NCHW", "OIHW", "NCHW"), precision=jax.lax.Precision.HIGHEST)
+    return patches.reshape(n, c * k[0] * k[1], -1)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    return apply(_unfold, input, k=_tup(kernel_size, 2), d=_tup(dilation, 2),
+                 p=_tup(padding, 2), s=_tup(stride, 2))
+
+
+@defop("col2im", grad_name="Col2ImBackward0")
+def _fold(x, out, k, d, p, s):
+    n, ckk, _ = x.shape
+    c = ckk // (k[0] * k[1])
+    H, W = out[0] + 2 * p[0], out[1] + 2 * p[1]
+    oh = (H - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (W - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    cols = x.reshape(n, c, k[0], k[1], oh, ow)
+    y = jnp.zeros((n, c, H, W), x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            hi = i * d[0]
+            wj = j * d[1]
+            y = y.at[:, :, hi:hi + s[0] * (oh - 1) + 1:s[0],
+                     wj:wj + s[1] * (ow - 1) + 1:s[1]].add(cols[:, :, i, j])
+    return y[:, :, p[0]:p[0] + out[0], p[1]:p[1] + out[1]]
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    return apply(_fold, input, out=_tup(output_size, 2), k=_tup(kernel_size, 2),
+                 d=_tup(dilation, 2), p=_tup(padding, 2), s=_tup(stride, 2))

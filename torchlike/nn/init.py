@@ -8,8 +8,9 @@ import jax.numpy as jnp
 
 from .. import _random
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
-           "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_"]
+__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
+           "dirac_", "trunc_normal_", "orthogonal_", "kaiming_uniform_", "kaiming_normal_",
+           "xavier_uniform_", "xavier_normal_"]
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -88,3 +89,54 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
 def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _fans(tensor)
     return normal_(tensor, 0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+_calculate_fan_in_and_fan_out = _fans
+
+
+def eye_(tensor):
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _write(tensor, jnp.eye(*tensor._data.shape))
+
+
+def dirac_(tensor, groups=1):
+    d = tensor.ndim
+    if d not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor._data.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per = sizes[0] // groups
+    m = min(out_per, sizes[1])
+    a = jnp.zeros(sizes)
+    for g in range(groups):
+        for i in range(m):
+            idx = (g * out_per + i, i) + tuple(s // 2 for s in sizes[2:])
+            a = a.at[idx].set(1)
+    return _write(tensor, a)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    k = _random.next_key(generator)
+    lo, hi = (a - mean) / std, (b - mean) / std
+    z = jax.random.truncated_normal(k, lo, hi, tensor._data.shape, jnp.float64)
+    return _write(tensor, jnp.clip(mean + std * z, a, b))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor._data.shape[0]
+    cols = tensor.numel() // rows
+    k = _random.next_key(generator)
+    flat = jax.random.normal(k, (rows, cols), jnp.float64)
+    if rows < cols:
+        flat = flat.T
+    q, r = jnp.linalg.qr(flat)
+    q = q * jnp.sign(jnp.diagonal(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, gain * q.reshape(tensor._data.shape))

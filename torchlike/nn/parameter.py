@@ -16,16 +16,7 @@ class Parameter(Tensor):
         if data is None:
             from .._creation import empty
             data = empty(0)
-        p = object.__new__(cls)
-        for s in ("_data",):
-            setattr(p, s, data._data)
-        p.grad_fn = None
-        p._output_nr = 0
-        p._grad = None
-        p._acc = None
-        p._version = 0
-        p._retains_grad = False
-        p._is_inference = False
+        p = cls._make(data._data)
         p._requires_grad = False
         if requires_grad:
             p.requires_grad_(True)
@@ -39,7 +30,7 @@ class Parameter(Tensor):
         return (_rebuild_parameter, (np.asarray(self._data), self._requires_grad))
 
     def __deepcopy__(self, memo):
-        p = Parameter(Tensor._make(self._data), self._requires_grad)
+        p = type(self)(Tensor._make(self._data), self._requires_grad)
         if self._grad is not None:
             p._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = p

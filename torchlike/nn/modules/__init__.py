@@ -1,2 +1,10 @@
 from .module import Module  # noqa: F401
 from .linear import Linear, Identity  # noqa: F401
+from .container import (Sequential, ModuleList, ModuleDict, ParameterList,  # noqa: F401
+                        ParameterDict)
+from .activation import *  # noqa: F401,F403
+from .layers import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from . import module  # noqa: F401

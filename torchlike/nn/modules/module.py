@@ -1,106 +1,399 @@
 """nn.Module: parameters, buffers and submodules registered by attribute assignment.
 
 Plain dicts hold parameters, buffers, submodules and hooks, as in torch; ``__call__`` is one
-line when no hooks are registered.
+line when no hooks are registered. Hook order, signatures and the state_dict protocol follow
+torch's ``torch/nn/modules/module.py``.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+import functools
+import warnings
+from collections import OrderedDict, namedtuple
+
+import jax.numpy as jnp
 
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Parameter
+from ._backward_hook import BackwardHook
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
+
+# ------------------------------------------------------------------ global hooks
+
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """A forward pre-hook common to all modules (runs before each module's own)."""
+    h = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[h.id] = hook
+    return h
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """A forward hook common to all modules (runs before each module's own)."""
+    h = RemovableHandle(_global_forward_hooks,
+                        extra_dict=[_global_forward_hooks_always_called,
+                                    _global_forward_hooks_with_kwargs])
+    _global_forward_hooks[h.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[h.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[h.id] = True
+    return h
+
+
+def register_module_full_backward_pre_hook(hook):
+    h = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[h.id] = hook
+    return h
+
+
+def register_module_full_backward_hook(hook):
+    h = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[h.id] = hook
+    return h
+
+
+def register_module_buffer_registration_hook(hook):
+    h = RemovableHandle(_global_buffer_registration_hooks)
+    _global_buffer_registration_hooks[h.id] = hook
+    return h
+
+
+def register_module_module_registration_hook(hook):
+    h = RemovableHandle(_global_module_registration_hooks)
+    _global_module_registration_hooks[h.id] = hook
+    return h
+
+
+def register_module_parameter_registration_hook(hook):
+    h = RemovableHandle(_global_parameter_registration_hooks)
+    _global_parameter_registration_hooks[h.id] = hook
+    return h
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return "torch." + {"float32": "FloatTensor", "float64": "DoubleTensor",
+                           "float16": "HalfTensor", "int64": "LongTensor", "int32": "IntTensor",
+                           "bool": "BoolTensor"}.get(obj.dtype.name, "Tensor")
+    t = type(obj)
+    mod = t.__module__
+    if mod in ("builtins", "__builtin__", None):
+        return t.__qualname__
+    return mod + "." + t.__qualname__
+
+
+def _addindent(s_, num_spaces):
+    s = s_.split("\n")
+    if len(s) == 1:
+        return s_
+    first = s.pop(0)
+    s = [(num_spaces * " ") + line for line in s]
+    return first + "\n" + "\n".join(s)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class Module:
     """Base class of all modules; subclasses define ``forward``."""
 
     training: bool
+    dump_patches = False
+    _version = 1
+    call_super_init = False
 
     def __init__(self, *args, **kwargs):
-        object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", {})
-        object.__setattr__(self, "_buffers", {})
-        object.__setattr__(self, "_non_persistent_buffers_set", set())
-        object.__setattr__(self, "_modules", {})
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
+        s = object.__setattr__
+        s(self, "training", True)
+        s(self, "_parameters", {})
+        s(self, "_buffers", {})
+        s(self, "_non_persistent_buffers_set", set())
+        s(self, "_backward_pre_hooks", OrderedDict())
+        s(self, "_backward_hooks", OrderedDict())
+        s(self, "_is_full_backward_hook", None)
+        s(self, "_forward_hooks", OrderedDict())
+        s(self, "_forward_hooks_with_kwargs", OrderedDict())
+        s(self, "_forward_hooks_always_called", OrderedDict())
+        s(self, "_forward_pre_hooks", OrderedDict())
+        s(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
+        s(self, "_state_dict_hooks", OrderedDict())
+        s(self, "_state_dict_pre_hooks", OrderedDict())
+        s(self, "_load_state_dict_pre_hooks", OrderedDict())
+        s(self, "_load_state_dict_post_hooks", OrderedDict())
+        s(self, "_modules", {})
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function')
 
+    def _get_name(self):
+        return self.__class__.__name__
+
+    # ------------------------------------------------------------ call
     def __call__(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _global_forward_pre_hooks
+                or _global_forward_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
+        return self._call_impl(*args, **kwargs)
+
+    _wrapped_call_impl = __call__
+
+    def _call_impl(self, *args, **kwargs):
+        result = None
+        called_always = set()
+        try:
+            for hook_id, hook in (*_global_forward_pre_hooks.items(),
+                                  *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    r = hook(self, args, kwargs)
+                    if r is not None:
+                        if isinstance(r, tuple) and len(r) == 2:
+                            args, kwargs = r
+                        else:
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, "
+                                f"new_kwargs), but got {r}.")
+                else:
+                    r = hook(self, args)
+                    if r is not None:
+                        if not isinstance(r, tuple):
+                            r = (r,)
+                        args = r
+
+            full_bw, pre_bw = self._get_backward_hooks()
+            bw_hook = None
+            if full_bw or pre_bw:
+                bw_hook = BackwardHook(self, full_bw, pre_bw)
+                args = bw_hook.setup_input_hook(args)
+
+            result = self.forward(*args, **kwargs)
+
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if (hook_id in self._forward_hooks_always_called
+                        or hook_id in _global_forward_hooks_always_called):
+                    called_always.add(hook_id)
+                if (hook_id in self._forward_hooks_with_kwargs
+                        or hook_id in _global_forward_hooks_with_kwargs):
+                    r = hook(self, args, kwargs, result)
+                else:
+                    r = hook(self, args, result)
+                if r is not None:
+                    result = r
+
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  f"Tensor or a tuple of Tensors but received {type(result)}")
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            for hook_id, hook in _global_forward_hooks.items():
+                if hook_id in _global_forward_hooks_always_called and hook_id not in called_always:
+                    try:
+                        r = hook(self, args, result)
+                        if r is not None:
+                            result = r
+                    except Exception as e:  # noqa: BLE001
+                        warnings.warn("global module forward hook with ``always_call=True`` "
+                                      "raised an exception that was silenced as another error "
+                                      f"was raised in forward: {str(e)}")
+            for hook_id, hook in self._forward_hooks.items():
+                if hook_id in self._forward_hooks_always_called and hook_id not in called_always:
+                    try:
+                        if hook_id in self._forward_hooks_with_kwargs:
+                            r = hook(self, args, kwargs, result)
+                        else:
+                            r = hook(self, args, result)
+                        if r is not None:
+                            result = r
+                    except Exception as e:  # noqa: BLE001
+                        warnings.warn("module forward hook with ``always_call=True`` raised an "
+                                      "exception that was silenced as another error was raised "
+                                      f"in forward: {str(e)}")
+            raise
+
+    def _get_backward_hooks(self):
+        full = []
+        if _global_backward_hooks:
+            full += list(_global_backward_hooks.values())
+        if self._is_full_backward_hook:
+            full += list(self._backward_hooks.values())
+        pre = []
+        if _global_backward_pre_hooks:
+            pre += list(_global_backward_pre_hooks.values())
+        if self._backward_pre_hooks:
+            pre += list(self._backward_pre_hooks.values())
+        return full, pre
 
     # ------------------------------------------------------------ registration
     def __setattr__(self, name, value):
+        def remove_from(*dicts_or_sets):
+            for d in dicts_or_sets:
+                if name in d:
+                    if isinstance(d, dict):
+                        del d[name]
+                    else:
+                        d.discard(name)
+
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._remove_from(name)
-            params[name] = value
-        elif isinstance(value, Module):
-            if params is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
-            self._remove_from(name)
-            self._modules[name] = value
+            remove_from(self.__dict__, self._buffers, self._modules,
+                        self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
-                                f"'{name}' (torch.nn.Parameter or None expected)")
-            params[name] = None
-        elif params is not None and name in self._modules and value is None:
-            self._modules[name] = None
-        elif params is not None and name in self._buffers:
-            if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                f"(torch.Tensor or None expected)")
-            self._buffers[name] = value
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
         else:
-            object.__setattr__(self, name, value)
-
-    def _remove_from(self, name):
-        for d in (self.__dict__, self._parameters, self._buffers, self._modules):
-            d.pop(name, None)
-        self._non_persistent_buffers_set.discard(name)
+            modules = self.__dict__.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(self.__dict__, self._parameters, self._buffers,
+                            self._non_persistent_buffers_set)
+                for hook in _global_module_registration_hooks.values():
+                    out = hook(self, name, value)
+                    if out is not None:
+                        value = out
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module "
+                                    f"'{name}' (torch.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = self.__dict__.get("_buffers")
+                if buffers is not None and name in buffers:
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                        "(torch.Tensor or None expected)")
+                    for hook in _global_buffer_registration_hooks.values():
+                        out = hook(self, name, value)
+                        if out is not None:
+                            value = out
+                    buffers[name] = value
+                else:
+                    object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         d = self.__dict__
-        for store in ("_parameters", "_buffers", "_modules"):
-            if store in d and name in d[store]:
-                return d[store][name]
+        if "_parameters" in d:
+            p = d["_parameters"]
+            if name in p:
+                return p[name]
+        if "_buffers" in d:
+            b = d["_buffers"]
+            if name in b:
+                return b[name]
+        if "_modules" in d:
+            m = d["_modules"]
+            if name in m:
+                return m[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
-        for store in (self._parameters, self._buffers, self._modules):
-            if name in store:
-                del store[name]
-                self._non_persistent_buffers_set.discard(name)
-                return
-        object.__delattr__(self, name)
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = list(object.__dir__(self)) + list(self._parameters) + list(self._modules) \
+            + list(self._buffers)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
 
     def register_parameter(self, name, param):
-        if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
-                            f"'{name}' (torch.nn.Parameter or None required)")
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        if param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                "created explicitly. To express '{name}' as a function of another Tensor, "
+                "compute the value in the forward() method.")
+        for hook in _global_parameter_registration_hooks.values():
+            out = hook(self, name, param)
+            if out is not None:
+                param = out
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        for hook in _global_buffer_registration_hooks.values():
+            out = hook(self, name, tensor)
+            if out is not None:
+                tensor = out
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -108,59 +401,122 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        for hook in _global_module_registration_hooks.values():
+            out = hook(self, name, module)
+            if out is not None:
+                module = out
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name, module):
+        self.add_module(name, module)
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target, module, strict=False):
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
+    def get_parameter(self, target):
+        module_path, _, param_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, param_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
+        param = getattr(mod, param_name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        module_path, _, buffer_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, buffer_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        buffer = getattr(mod, buffer_name)
+        if buffer_name not in mod._buffers:
+            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        return buffer
 
     # ------------------------------------------------------------ traversal
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         if memo is None:
             memo = set()
-        if self in memo and remove_duplicate:
-            return
-        if remove_duplicate:
-            memo.add(self)
-        yield prefix, self
-        for name, m in self._modules.items():
-            if m is None:
-                continue
-            yield from m.named_modules(memo, prefix + ("." if prefix else "") + name,
-                                       remove_duplicate)
+        if self not in memo:
+            if remove_duplicate:
+                memo.add(self)
+            yield prefix, self
+            for name, module in self._modules.items():
+                if module is None:
+                    continue
+                submodule_prefix = prefix + ("." if prefix else "") + name
+                yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
 
     def modules(self):
         for _, m in self.named_modules():
             yield m
 
     def named_children(self):
-        seen = set()
-        for name, m in self._modules.items():
-            if m is not None and m not in seen:
-                seen.add(m)
-                yield name, m
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in memo:
+                memo.add(module)
+                yield name, module
 
     def children(self):
         for _, m in self.named_children():
             yield m
 
-    def _named_members(self, store, prefix, recurse, remove_duplicate=True):
-        seen = set()
-        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
-        for mp, m in mods:
-            for k, v in getattr(m, store).items():
-                if v is None or (remove_duplicate and id(v) in seen):
+    def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for k, v in get_members_fn(module):
+                if v is None or v in memo:
                     continue
-                seen.add(id(v))
-                yield mp + ("." if mp else "") + k, v
+                if remove_duplicate:
+                    memo.add(v)
+                yield module_prefix + ("." if module_prefix else "") + k, v
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
 
     def parameters(self, recurse=True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
-        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
 
     def buffers(self, recurse=True):
         for _, b in self.named_buffers(recurse=recurse):
@@ -170,8 +526,9 @@ class Module:
     def train(self, mode=True):
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
         return self
 
     def eval(self):
@@ -188,91 +545,319 @@ class Module:
                 if set_to_none:
                     p.grad = None
                 else:
-                    p.grad = p.grad.detach() * 0
+                    g = p.grad
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g._set_data(jnp.zeros_like(g._data))
+
+    def share_memory(self):
+        return self
 
     def apply(self, fn):
-        for m in self.children():
-            m.apply(fn)
+        for module in self.children():
+            module.apply(fn)
         fn(self)
         return self
 
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            new = fn(param.detach())
+            if new._data is not param._data:
+                param._data = new._data
+                if param.grad is not None:
+                    param._grad = Tensor._make(fn(param.grad.detach())._data)
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args, **kwargs):
+        from ... import _dtype as D
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+        if dtype is not None:
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
+                                f"got desired dtype={dtype}")
+
+            def convert(t):
+                if t.is_floating_point() or t.is_complex():
+                    if t.dtype is dtype or (t.is_floating_point() and dtype.is_complex):
+                        return t
+                    return t.to(dtype)
+                return t
+            return self._apply(convert)
+        return self
+
+    def float(self):
+        from ... import float32
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.type(dst_type))
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        return self
+
+    def to_empty(self, *, device=None, recurse=True):
+        return self
+
     # ------------------------------------------------------------ hooks
-    def register_forward_pre_hook(self, hook, *, prepend=False):
-        h = RemovableHandle(self._forward_pre_hooks)
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        h = RemovableHandle(self._forward_pre_hooks,
+                            extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[h.id] = True
         if prepend:
             self._forward_pre_hooks.move_to_end(h.id, last=False)
         return h
 
-    def register_forward_hook(self, hook, *, prepend=False):
-        h = RemovableHandle(self._forward_hooks)
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        h = RemovableHandle(self._forward_hooks,
+                            extra_dict=[self._forward_hooks_with_kwargs,
+                                        self._forward_hooks_always_called])
         self._forward_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[h.id] = True
+        if always_call:
+            self._forward_hooks_always_called[h.id] = True
         if prepend:
             self._forward_hooks.move_to_end(h.id, last=False)
         return h
 
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        h = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[h.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        h = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_backward_hook(self, hook):
+        raise NotImplementedError("register_backward_hook (the deprecated non-full hook) is not "
+                                  "supported by torchlike; use register_full_backward_hook")
+
+    def register_state_dict_pre_hook(self, hook):
+        h = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def register_state_dict_post_hook(self, hook):
+        h = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook):
+        h = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[h.id] = functools.partial(_with_module, hook, self)
+        return h
+
+    def register_load_state_dict_post_hook(self, hook):
+        h = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[h.id] = hook
+        return h
+
     # ------------------------------------------------------------ state
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[extra_state_key] = self.get_extra_state()
+
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called.")
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        if args:
+            destination = args[0] if len(args) > 0 else destination
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination, prefix + name + ".", keep_vars)
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            r = hook(self, destination, prefix, local_metadata)
+            if r is not None:
+                destination = r
         return destination
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        from collections import namedtuple
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        for k, v in state_dict.items():
-            if k in own:
-                cur = own[k]
-                if tuple(cur.shape) != tuple(v.shape):
-                    errors.append(f'size mismatch for {k}: copying a param with shape {v.shape} '
-                                  f'from checkpoint, the shape in current model is {cur.shape}.')
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs, assign=False):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
+        persistent_buffers = {k: v for k, v in self._buffers.items()
+                              if k not in self._non_persistent_buffers_set}
+        local_name_params = list(self._parameters.items()) + list(persistent_buffers.items())
+        local_state = {k: v for k, v in local_name_params if v is not None}
+        for name, param in local_state.items():
+            key = prefix + name
+            if key in state_dict:
+                input_param = state_dict[key]
+                if not isinstance(input_param, Tensor):
+                    error_msgs.append(
+                        f'While copying the parameter named "{key}", expected torch.Tensor or '
+                        f"Tensor-like object from checkpoint but received {type(input_param)}")
                     continue
-                cur._set_data(v._data.astype(cur._data.dtype) if isinstance(v, Tensor)
-                              else __import__("jax.numpy").numpy.asarray(v, cur._data.dtype))
+                if input_param.ndim == 0 and param.ndim == 1 and False:
+                    pass
+                if tuple(input_param.shape) != tuple(param.shape):
+                    error_msgs.append(
+                        f"size mismatch for {key}: copying a param with shape "
+                        f"{input_param.shape} from checkpoint, the shape in current model is "
+                        f"{param.shape}.")
+                    continue
+                if assign:
+                    if isinstance(param, Parameter):
+                        if not isinstance(input_param, Parameter):
+                            input_param = Parameter(input_param,
+                                                    requires_grad=param.requires_grad)
+                        else:
+                            input_param.requires_grad_(param.requires_grad)
+                        self._parameters[name] = input_param
+                    else:
+                        self._buffers[name] = input_param
+                else:
+                    param._set_data(input_param._data.astype(param._data.dtype))
+            elif strict:
+                missing_keys.append(key)
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
         if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in missing) + ". ")
-        if errors:
+            for key in state_dict.keys():
+                if key.startswith(prefix) and key != extra_state_key:
+                    input_name = key[len(prefix):].split(".", 1)
+                    if input_name[0] not in self._modules and input_name[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True,
+                                         missing_keys, unexpected_keys, error_msgs, assign)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_state_dict = {k: v for k, v in local_state_dict.items()
+                                        if k.startswith(child_prefix)}
+                    load(child, child_state_dict, child_prefix)
+            incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                out = hook(module, incompatible)
+                assert out is None, ("Hooks registered with "
+                                     "``register_load_state_dict_post_hook`` are not expected "
+                                     "to return new values, if incompatible_keys need to be "
+                                     "modified, it should be done inplace.")
+
+        load(self, state_dict)
+        del load
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])(
-            missing, unexpected)
+                self.__class__.__name__, "\n\t".join(error_msgs)))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # ------------------------------------------------------------ repr
     def extra_repr(self):
         return ""
 
     def __repr__(self):
-        lines = []
-        extra = self.extra_repr()
-        if extra:
-            lines = extra.split("\n")
-        child = []
-        for name, m in self._modules.items():
-            s = repr(m).split("\n")
-            s = [s[0]] + ["  " + ln for ln in s[1:]]
-            child.append("(" + name + "): " + "\n".join(s))
-        lines = lines + child
-        main = type(self).__name__ + "("
+        extra_lines = []
+        extra_repr = self.extra_repr()
+        if extra_repr:
+            extra_lines = extra_repr.split("\n")
+        child_lines = []
+        for key, module in self._modules.items():
+            mod_str = _addindent(repr(module), 2)
+            child_lines.append("(" + key + "): " + mod_str)
+        lines = extra_lines + child_lines
+        main_str = self._get_name() + "("
         if lines:
-            if len(extra.split("\n")) == 1 and not child:
-                main += extra
+            if len(extra_lines) == 1 and not child_lines:
+                main_str += extra_lines[0]
             else:
-                main += "\n  " + "\n  ".join(lines) + "\n"
-        return main + ")"
+                main_str += "\n  " + "\n  ".join(lines) + "\n"
+        return main_str + ")"
+
+
+def _with_module(hook, module, *args, **kwargs):
+    return hook(module, *args, **kwargs)

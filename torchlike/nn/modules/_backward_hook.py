@@ -1,0 +1,115 @@
+"""Module full backward hooks, as torch's ``torch.utils.hooks.BackwardHook``.
+
+The module's tensor inputs and outputs that require grad pass through an identity op
+(``BackwardHookFunctionBackward``). The post-hook of the outputs' node sees ``grad_output`` (and
+runs the backward pre-hooks, which may replace it); the post-hook of the inputs' node sees
+``grad_input`` and runs the full backward hooks, which may replace it.
+"""
+from __future__ import annotations
+
+from ..._ops._registry import apply, defop
+from ..._tensor import Tensor
+from ...autograd import grad_mode as _gm
+
+
+@defop("backward_hook_identity", grad_name="BackwardHookFunctionBackward", saves=False)
+def _identity(*xs):
+    return tuple(xs) if len(xs) != 1 else xs[0]
+
+
+class BackwardHook:
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.module = module
+        self.grad_outputs = None
+        self.n_outputs = -1
+        self.output_tensors_index = None
+        self.n_inputs = -1
+        self.input_tensors_index = None
+
+    @staticmethod
+    def _pack_with_none(indices, values, size):
+        res = [None] * size
+        for idx, val in zip(indices, values):
+            res[idx] = val
+        return tuple(res)
+
+    @staticmethod
+    def _unpack_none(indices, values):
+        return tuple(values[idx] for idx in indices)
+
+    def _apply_on_tensors(self, fn, args):
+        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        if not (idx and _gm._state.grad_enabled):
+            return args, None
+        new = apply(_identity, *[args[i] for i in idx])
+        if not isinstance(new, tuple):
+            new = (new,)
+        fn(new[0].grad_fn)
+        out = list(args)
+        for i, v in zip(idx, new):
+            out[i] = v
+        return tuple(out), idx
+
+    def setup_input_hook(self, args):
+        def fn(grad_fn):
+            def hook(grad_input, _):
+                if self.grad_outputs is None:
+                    return None
+                res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+                for h in self.user_hooks:
+                    out = h(self.module, res, self.grad_outputs)
+                    if out is None:
+                        continue
+                    if len(out) != len(res):
+                        raise RuntimeError("Backward hook returned an invalid number of "
+                                           f"grad_input, got {len(out)}, but expected "
+                                           f"{len(res)}")
+                    res = out
+                self.grad_outputs = None
+                return self._unpack_none(self.input_tensors_index, res)
+            grad_fn.register_hook(hook)
+
+        res, idx = self._apply_on_tensors(fn, args)
+        self.n_inputs = len(args)
+        self.input_tensors_index = idx
+        return res
+
+    def setup_output_hook(self, args):
+        def fn(grad_fn):
+            def hook(_grad_in, grad_output):
+                self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output,
+                                                         self.n_outputs)
+                if self.user_pre_hooks:
+                    expected = len(self.grad_outputs)
+                    for h in self.user_pre_hooks:
+                        r = h(self.module, self.grad_outputs)
+                        if r is None:
+                            continue
+                        if len(r) != expected:
+                            raise RuntimeError("Backward pre hook returned an invalid number of "
+                                               f"grad_output, got {len(r)}, but expected "
+                                               f"{expected}")
+                        self.grad_outputs = r
+                local = self.grad_outputs
+                if self.input_tensors_index is None:
+                    grad_inputs = self._pack_with_none([], [], self.n_inputs)
+                    for h in self.user_hooks:
+                        r = h(self.module, grad_inputs, self.grad_outputs)
+                        if r is not None and not (isinstance(r, tuple)
+                                                  and all(el is None for el in r)):
+                            raise RuntimeError("Backward hook for Modules where no input "
+                                               "requires gradient should always return None or "
+                                               "None for all gradients.")
+                    self.grad_outputs = None
+                return tuple(local[i] for i in self.output_tensors_index)
+            grad_fn.register_hook(hook)
+
+        is_tuple = isinstance(args, tuple)
+        if not is_tuple:
+            args = (args,)
+        res, idx = self._apply_on_tensors(fn, args)
+        self.n_outputs = len(args)
+        self.output_tensors_index = idx
+        return res if is_tuple else res[0]
