@@ -279,3 +279,71 @@ def test_float64_params():
             res[m.__name__] = ps
             assert str(ps[0].dtype) == "torch.float64"
         assert_params(res["torchlike"], res["torch"], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,kw", [("Adam", dict(lr=0.01, amsgrad=True)),
+                                     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+                                     ("RMSprop", dict(centered=True, momentum=0.3)),
+                                     ("NAdam", dict()), ("Adagrad", dict())])
+def test_complex_params_match_torch(name, kw):
+    """torch treats complex parameters as pairs of reals (view_as_real)."""
+    rs = np.random.default_rng(5)
+    c0 = (rs.standard_normal((3, 2)) + 1j * rs.standard_normal((3, 2))).astype(np.complex64)
+    gs = [(rs.standard_normal((3, 2)) + 1j * rs.standard_normal((3, 2))).astype(np.complex64)
+          for _ in range(20)]
+    res = {}
+    for m in (torch, torchlike):
+        p = m.tensor(c0.copy(), requires_grad=True)
+        r = m.tensor(P0[1].copy(), requires_grad=True)
+        opt = getattr(m.optim, name)([p, r], **kw)
+        for t, g in enumerate(gs):
+            p.grad = m.tensor(g)
+            r.grad = m.tensor(GRADS[t][1])
+            opt.step()
+        res[m.__name__] = (p, r, opt)
+    lp, lr_, lopt = res["torchlike"]
+    tp, tr, topt = res["torch"]
+    assert str(lp.dtype) == "torch.complex64"
+    assert_params([lp, lr_], [tp, tr])
+    assert_state(lopt, topt)
+
+
+@pytest.mark.parametrize("kw", [dict(max_iter=4), dict(line_search_fn="strong_wolfe", max_iter=4),
+                                dict(history_size=3, max_iter=5, lr=0.5),
+                                dict(line_search_fn="strong_wolfe", history_size=2,
+                                     max_iter=5)])
+def test_lbfgs_matches_torch(kw):
+    """L-BFGS on a small least-squares problem with a closure (real backward passes)."""
+    rs = np.random.default_rng(9)
+    A = rs.standard_normal((40, 30)).astype(np.float32)
+    b = rs.standard_normal((40, 1)).astype(np.float32)
+    w0 = rs.standard_normal((30, 1)).astype(np.float32)
+    res = {}
+    for m in (torch, torchlike):
+        w = m.tensor(w0.copy(), requires_grad=True)
+        a, bb = m.tensor(A), m.tensor(b)
+        opt = m.optim.LBFGS([w], **kw)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((a @ w - bb) ** 2).sum() + (w ** 4).sum() * 0.1
+            loss.backward()
+            return loss
+        losses = [float(opt.step(closure).detach()) for _ in range(3)]
+        res[m.__name__] = (losses, w, opt.state_dict())
+    np.testing.assert_allclose(res["torchlike"][0], res["torch"][0], rtol=1e-4, atol=1e-5)
+    assert_params([res["torchlike"][1]], [res["torch"][1]], rtol=1e-4, atol=1e-5)
+    ls, ts = res["torchlike"][2]["state"][0], res["torch"][2]["state"][0]
+    assert set(ls) == set(ts)
+    assert ls["n_iter"] == ts["n_iter"] and ls["func_evals"] == ts["func_evals"]
+    assert len(ls["old_dirs"]) == len(ts["old_dirs"])
+
+
+def test_differentiable_flag_refused():
+    """DIFFERENCES.md: torch can differentiate through step(); torchlike refuses the flag."""
+    tp = torch.tensor([1.0], requires_grad=True)
+    torch.optim.SGD([tp], lr=0.1, differentiable=True)           # accepted by torch
+    lp = torchlike.tensor([1.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="differentiable=True"):
+        torchlike.optim.SGD([lp], lr=0.1, differentiable=True)
+    torchlike.optim.Adam([lp], foreach=True, fused=False, capturable=True)  # accepted, no-ops

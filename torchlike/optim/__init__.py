@@ -2,4 +2,5 @@
 from .optimizer import Optimizer  # noqa: F401
 from ._algorithms import (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,  # noqa: F401
                           NAdam, RAdam)
+from .lbfgs import LBFGS  # noqa: F401,E402
 from . import lr_scheduler  # noqa: F401,E402

@@ -62,8 +62,39 @@ def _jitted(fn, flags):
     key = (fn, flags)
     f = _JIT_CACHE.get(key)
     if f is None:
-        f = _JIT_CACHE[key] = jax.jit(functools.partial(fn, **dict(flags)))
+        f = _JIT_CACHE[key] = jax.jit(functools.partial(_with_complex, fn, dict(flags)))
     return f
+
+
+def _as_real(x):
+    return jnp.stack([jnp.real(x), jnp.imag(x)], axis=-1)
+
+
+def _as_complex(x):
+    return jax.lax.complex(x[..., 0], x[..., 1])
+
+
+def _with_complex(fn, flags, params, grads, state, hp):
+    """Run ``fn`` with complex parameters (and their gradients and per-element state) viewed
+    as real pairs, as torch's optimizers do with ``view_as_real``."""
+    cplx = [jnp.iscomplexobj(p) for p in params]
+    if not any(cplx):
+        return fn(params, grads, state, hp, **flags)
+    shapes = [p.shape for p in params]
+
+    def fwd(xs):
+        return [(_as_real(x) if c and x is not None and x.shape == sh
+                 and jnp.iscomplexobj(x) else x)
+                for x, c, sh in zip(xs, cplx, shapes)]
+
+    new_p, new_state = fn(fwd(params), fwd(grads), {k: fwd(v) for k, v in state.items()},
+                          hp, **flags)
+
+    def back(xs):
+        return [(_as_complex(x) if c and x is not None and x.shape == sh + (2,) else x)
+                for x, c, sh in zip(xs, cplx, shapes)]
+
+    return back(new_p), {k: back(v) for k, v in new_state.items()}
 
 
 def lerp(a, b, w):
@@ -87,6 +118,10 @@ class Optimizer:
     _state_keys: tuple = ()
 
     def __init__(self, params, defaults):
+        if defaults.get("differentiable"):
+            raise NotImplementedError(
+                "torchlike optimizers do not support differentiable=True: a step is one "
+                "jitted update outside the autograd tape (see DIFFERENCES.md)")
         self.defaults = defaults
         self._optimizer_step_pre_hooks = OrderedDict()
         self._optimizer_step_post_hooks = OrderedDict()
