@@ -258,6 +258,8 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = _dt(dtype, D.int64)
     arr = jax.random.permutation(_random.next_key(generator), n).astype(dt.np)
     return _finish(arr, device, requires_grad)

@@ -1,0 +1,292 @@
+"""Issue 3, random: samplers against torch for shape, dtype and requires_grad; ranges and
+distribution statistics against the analytic values; reproducibility per seed and Generator.
+
+torchlike's streams are not torch's (DIFFERENCES.md), so values are never compared with torch.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from oracle import check_raises
+
+N = 20000
+
+
+@dataclass
+class RandCase:
+    name: str
+    fn: object                  # fn(m, g) -> Tensor (g: a Generator of module m, or None)
+    lo: float = None            # every sample >= lo
+    hi: float = None            # every sample <= hi (inclusive)
+    mean: float = None
+    std: float = None
+    tol: float = 0.05           # on mean and std, relative to max(1, |value|)
+    integer: bool = False       # samples are whole numbers
+    values: tuple = None        # samples lie in this set
+    gen: bool = True            # the sampler takes a generator
+
+    def __str__(self):
+        return self.name
+
+
+def _t(m, *shape, dtype=None):
+    return m.zeros(*shape, dtype=dtype or m.float32)
+
+
+RCASES = [
+    RandCase("rand", lambda m, g: m.rand(N, generator=g), 0, 1, 0.5, (1 / 12) ** 0.5),
+    RandCase("rand_f64", lambda m, g: m.rand(100, 200, dtype=m.float64, generator=g), 0, 1, 0.5,
+             (1 / 12) ** 0.5),
+    RandCase("randn", lambda m, g: m.randn(N, generator=g), mean=0, std=1),
+    RandCase("randn_2d", lambda m, g: m.randn(100, 200, generator=g), mean=0, std=1),
+    RandCase("randint", lambda m, g: m.randint(3, 10, (N,), generator=g), 3, 9, 6, (4.0) ** 0.5,
+             integer=True),
+    RandCase("randint_high_only", lambda m, g: m.randint(5, (N,), generator=g), 0, 4, 2,
+             2 ** 0.5, integer=True),
+    RandCase("randperm", lambda m, g: m.randperm(1000, generator=g), 0, 999, 499.5,
+             ((1000 ** 2 - 1) / 12) ** 0.5, integer=True),
+    RandCase("randperm_float", lambda m, g: m.randperm(10, dtype=m.float32, generator=g), 0, 9,
+             integer=True),
+    RandCase("randperm_empty", lambda m, g: m.randperm(0, generator=g)),
+    RandCase("normal_scalars", lambda m, g: m.normal(2.0, 3.0, (N,), generator=g), mean=2,
+             std=3),
+    RandCase("normal_size_tuple", lambda m, g: m.normal(0.0, 1.0, size=(100, 200), generator=g),
+             mean=0, std=1),
+    RandCase("normal_mean_tensor", lambda m, g: m.normal(m.full((N,), 5.0), 0.5, generator=g),
+             mean=5, std=0.5),
+    RandCase("normal_std_tensor", lambda m, g: m.normal(-1.0, m.full((N,), 2.0), generator=g),
+             mean=-1, std=2),
+    RandCase("normal_both_tensors",
+             lambda m, g: m.normal(m.zeros(100, 1), m.ones(200), generator=g), mean=0, std=1),
+    RandCase("normal_f64", lambda m, g: m.normal(m.zeros(N, dtype=m.float64), 1.0, generator=g),
+             mean=0, std=1),
+    RandCase("normal_0dim", lambda m, g: m.normal(m.tensor(1.0), m.tensor(0.0), generator=g),
+             1, 1),
+    RandCase("bernoulli", lambda m, g: m.bernoulli(m.full((N,), 0.3), generator=g), 0, 1, 0.3,
+             (0.21) ** 0.5, values=(0, 1)),
+    RandCase("bernoulli_probs", lambda m, g: m.bernoulli(m.tensor([0.0, 1.0] * 100),
+                                                         generator=g), values=(0, 1)),
+    RandCase("bernoulli_p", lambda m, g: m.bernoulli(m.zeros(N, dtype=m.float64), 0.8,
+                                                     generator=g), 0, 1, 0.8, 0.4),
+    RandCase("bernoulli_method", lambda m, g: m.full((N,), 0.5).bernoulli(generator=g),
+             values=(0, 1), mean=0.5),
+    RandCase("multinomial_no_repl", lambda m, g: m.multinomial(m.ones(50), 50, generator=g), 0,
+             49, 24.5, integer=True),
+    RandCase("multinomial_repl", lambda m, g: m.multinomial(m.tensor([1.0, 3.0]), N, True,
+                                                            generator=g), 0, 1, 0.75,
+             (0.1875) ** 0.5, integer=True),
+    RandCase("multinomial_2d", lambda m, g: m.multinomial(m.tensor([[0.0, 1.0], [1.0, 0.0]]), 1,
+                                                          generator=g), 0, 1, 0.5, integer=True),
+    RandCase("multinomial_2d_repl", lambda m, g: m.multinomial(m.ones(3, 4), 10, True,
+                                                               generator=g), 0, 3, integer=True),
+    RandCase("multinomial_zero_prob_last",
+             lambda m, g: m.multinomial(m.tensor([0.0, 0.0, 1.0]), 1, generator=g), 2, 2),
+    RandCase("multinomial_method", lambda m, g: m.ones(6).multinomial(3, generator=g), 0, 5,
+             integer=True),
+    RandCase("poisson", lambda m, g: m.poisson(m.full((N,), 4.0), generator=g), 0, None, 4, 2,
+             integer=True),
+    RandCase("uniform_", lambda m, g: _t(m, N).uniform_(-2, 3, generator=g), -2, 3, 0.5,
+             (25 / 12) ** 0.5),
+    RandCase("uniform_default", lambda m, g: _t(m, N).uniform_(generator=g), 0, 1, 0.5),
+    RandCase("uniform_f64", lambda m, g: _t(m, N, dtype=m.float64).uniform_(generator=g), 0, 1,
+             0.5),
+    RandCase("uniform_half", lambda m, g: _t(m, N, dtype=m.float16).uniform_(generator=g), 0, 1,
+             0.5),
+    RandCase("normal_", lambda m, g: _t(m, N).normal_(1.0, 2.0, generator=g), mean=1, std=2),
+    RandCase("normal__0dim", lambda m, g: m.zeros(()).normal_(generator=g)),
+    RandCase("normal_empty", lambda m, g: _t(m, 0, 3).normal_(generator=g)),
+    RandCase("bernoulli_", lambda m, g: _t(m, N).bernoulli_(0.25, generator=g), values=(0, 1),
+             mean=0.25),
+    RandCase("bernoulli_tensor_p", lambda m, g: _t(m, N).bernoulli_(m.full((N,), 0.6),
+                                                                    generator=g),
+             values=(0, 1), mean=0.6),
+    RandCase("bernoulli_int", lambda m, g: _t(m, N, dtype=m.int64).bernoulli_(0.5, generator=g),
+             values=(0, 1), mean=0.5),
+    RandCase("exponential_", lambda m, g: _t(m, N).exponential_(2.0, generator=g), 0, None, 0.5,
+             0.5),
+    RandCase("exponential_default", lambda m, g: _t(m, N, dtype=m.float64).exponential_(
+        generator=g), 0, None, 1, 1),
+    RandCase("random_range", lambda m, g: _t(m, N).random_(-3, 4, generator=g), -3, 3, 0,
+             2, integer=True),
+    RandCase("random_to", lambda m, g: _t(m, N, dtype=m.int64).random_(10, generator=g), 0, 9,
+             4.5, integer=True),
+    RandCase("random_from_kw", lambda m, g: _t(m, N, dtype=m.int32).random_(**{"from": 5, "to": 7},
+                                                                           generator=g), 5, 6,
+             integer=True),
+    RandCase("random_float_full", lambda m, g: _t(m, N).random_(generator=g), 0, 2 ** 24,
+             2 ** 23, integer=True),
+    RandCase("random_uint8", lambda m, g: _t(m, N, dtype=m.uint8).random_(generator=g), 0, 255,
+             127.5, integer=True),
+    RandCase("random_bool", lambda m, g: _t(m, N, dtype=m.bool).random_(generator=g),
+             values=(0, 1)),
+    RandCase("random_int64_full", lambda m, g: _t(m, 100, dtype=m.int64).random_(generator=g),
+             0, 2 ** 63 - 1, integer=True),
+    RandCase("geometric_", lambda m, g: _t(m, N).geometric_(0.25, generator=g), 1, None, 4,
+             (0.75 / 0.0625) ** 0.5, integer=True),
+    RandCase("log_normal_", lambda m, g: _t(m, N, dtype=m.float64).log_normal_(0.0, 0.5,
+                                                                              generator=g),
+             0, None, float(np.exp(0.125))),
+    RandCase("cauchy_", lambda m, g: _t(m, 101).cauchy_(generator=g)),
+    RandCase("rand_like", lambda m, g: m.rand_like(m.zeros(N, dtype=m.float64)), 0, 1, 0.5,
+             gen=False),
+    RandCase("randn_like", lambda m, g: m.randn_like(m.zeros(N)), mean=0, std=1, gen=False),
+    RandCase("randint_like", lambda m, g: m.randint_like(m.zeros(N), 2, 5), 2, 4, 3,
+             integer=True, gen=False),
+]
+
+
+def _gen(m, seed):
+    return m.Generator().manual_seed(seed)
+
+
+@pytest.mark.parametrize("case", RCASES, ids=str)
+def test_sampler_matches_torch_metadata(case):
+    t = case.fn(torch, _gen(torch, 0))
+    lt = case.fn(torchlike, _gen(torchlike, 0))
+    assert str(lt.dtype) == str(t.dtype), f"{case}: dtype {lt.dtype} != torch {t.dtype}"
+    assert tuple(lt.shape) == tuple(t.shape), f"{case}: shape {lt.shape} != {t.shape}"
+    assert lt.requires_grad == t.requires_grad
+    v = np.asarray(lt._data).astype(np.float64)
+    tv = t.double().numpy()
+    if case.lo is not None:
+        assert v.min() >= case.lo and tv.min() >= case.lo, case
+    if case.hi is not None:
+        assert v.max() <= case.hi and tv.max() <= case.hi, case
+    if case.integer:
+        assert np.all(v == np.round(v)), case
+    if case.values is not None:
+        assert set(np.unique(v)) <= set(case.values), case
+    for stat, want in (("mean", case.mean), ("std", case.std)):
+        if want is None:
+            continue
+        got = getattr(v, stat)()
+        ref = getattr(tv, stat)()
+        scale = max(1.0, abs(want))
+        assert abs(got - want) <= case.tol * scale, f"{case}: {stat} {got} vs {want}"
+        assert abs(ref - want) <= case.tol * scale, f"{case}: torch's own {stat} {ref}"
+
+
+@pytest.mark.parametrize("case", RCASES, ids=str)
+def test_sampler_reproducible(case):
+    if case.gen:
+        a = case.fn(torchlike, _gen(torchlike, 123))
+        b = case.fn(torchlike, _gen(torchlike, 123))
+        np.testing.assert_array_equal(np.asarray(a._data), np.asarray(b._data))
+    torchlike.manual_seed(7)
+    c = case.fn(torchlike, None)
+    torchlike.manual_seed(7)
+    d = case.fn(torchlike, None)
+    np.testing.assert_array_equal(np.asarray(c._data), np.asarray(d._data))
+
+
+def test_seeds_differ_and_stream_advances():
+    g = torchlike.Generator().manual_seed(1)
+    a, b = torchlike.rand(100, generator=g), torchlike.rand(100, generator=g)
+    assert not np.array_equal(np.asarray(a._data), np.asarray(b._data))
+    c = torchlike.rand(100, generator=torchlike.Generator().manual_seed(2))
+    assert not np.array_equal(np.asarray(a._data), np.asarray(c._data))
+    # the global generator is untouched by a private one
+    torchlike.manual_seed(3)
+    x = torchlike.rand(5)
+    torchlike.manual_seed(3)
+    torchlike.rand(5, generator=torchlike.Generator().manual_seed(9))
+    y = torchlike.rand(5)
+    np.testing.assert_array_equal(np.asarray(x._data), np.asarray(y._data))
+
+
+def test_generator_state_roundtrip():
+    g = torchlike.Generator().manual_seed(11)
+    torchlike.randn(3, generator=g)
+    s = g.get_state()
+    a = torchlike.zeros(4).normal_(generator=g)
+    g.set_state(s)
+    b = torchlike.zeros(4).normal_(generator=g)
+    np.testing.assert_array_equal(np.asarray(a._data), np.asarray(b._data))
+    assert g.initial_seed() == 11
+
+
+def test_multinomial_without_replacement_distinct():
+    g = torchlike.Generator().manual_seed(0)
+    for _ in range(5):
+        s = torchlike.multinomial(torchlike.rand(3, 20, generator=g) + 0.01, 20, generator=g)
+        assert all(sorted(r) == list(range(20)) for r in s.tolist())
+
+
+def test_multinomial_frequencies():
+    p = np.array([0.1, 0.2, 0.7])
+    s = torchlike.multinomial(torchlike.tensor(p), N, True,
+                              generator=torchlike.Generator().manual_seed(0))
+    freq = np.bincount(np.asarray(s._data), minlength=3) / N
+    np.testing.assert_allclose(freq, p, atol=0.02)
+    # without replacement, the first draw follows p
+    firsts = [torchlike.multinomial(torchlike.tensor(p), 2)[0].item() for _ in range(400)]
+    np.testing.assert_allclose(np.bincount(firsts, minlength=3) / 400, p, atol=0.08)
+
+
+def test_randperm_is_permutation():
+    p = torchlike.randperm(257, generator=torchlike.Generator().manual_seed(4))
+    assert sorted(p.tolist()) == list(range(257))
+
+
+def test_sampler_gradients_are_zero_like_torch():
+    for m in (torch, torchlike):
+        mean = m.zeros(3, requires_grad=True)
+        std = m.ones(3, requires_grad=True)
+        y = m.normal(mean, std)
+        p = m.full((3,), 0.5, requires_grad=True)
+        z = m.bernoulli(p)
+        w = (mean * 1).uniform_()
+        (y.sum() + z.sum() + w.sum()).backward()
+        assert mean.grad.tolist() == [0.0] * 3 and std.grad.tolist() == [0.0] * 3
+        assert p.grad.tolist() == [0.0] * 3
+        assert y.grad_fn is not None and w.grad_fn is not None
+
+
+def test_inplace_random_on_leaf_requires_grad():
+    for m in (torch, torchlike):
+        x = m.zeros(3, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            x.uniform_()
+        with m.no_grad():
+            x.normal_()
+        assert x.is_leaf and x.requires_grad
+
+
+def _bad(fn):
+    return lambda m: fn(m)
+
+
+BAD = [
+    ("uniform_from_gt_to", lambda m: m.zeros(3).uniform_(2, 1)),
+    ("uniform_int", lambda m: m.zeros(3, dtype=m.long).uniform_()),
+    ("normal_int", lambda m: m.zeros(3, dtype=m.long).normal_()),
+    ("normal_neg_std", lambda m: m.zeros(3).normal_(0, -1)),
+    ("normal_fn_neg_std", lambda m: m.normal(0.0, -1.0, (2,))),
+    ("normal_fn_bcast", lambda m: m.normal(m.zeros(2), m.ones(3))),
+    ("exponential_zero", lambda m: m.zeros(3).exponential_(0)),
+    ("bernoulli_p_gt_1", lambda m: m.zeros(3).bernoulli_(2)),
+    ("bernoulli_input_out_of_range", lambda m: m.bernoulli(m.tensor([2.0]))),
+    ("bernoulli_int_input", lambda m: m.bernoulli(m.tensor([1, 0]))),
+    ("random_from_ge_to", lambda m: m.zeros(3).random_(5, 3)),
+    ("random_uint8_oob", lambda m: m.zeros(3, dtype=m.uint8).random_(0, 300)),
+    ("multinomial_too_many", lambda m: m.multinomial(m.tensor([1.0, 2.0]), 3)),
+    ("multinomial_zero_sum", lambda m: m.multinomial(m.tensor([0.0, 0.0]), 1)),
+    ("multinomial_negative", lambda m: m.multinomial(m.tensor([-1.0, 1.0]), 1)),
+    ("multinomial_int", lambda m: m.multinomial(m.tensor([1, 1]), 1)),
+    ("multinomial_3d", lambda m: m.multinomial(m.ones(2, 2, 2), 1)),
+    ("multinomial_zero_samples", lambda m: m.multinomial(m.tensor([1.0, 2.0]), 0)),
+    ("randperm_negative", lambda m: m.randperm(-1)),
+    ("randint_empty_range", lambda m: m.randint(5, 5, (2,))),
+]
+
+
+@pytest.mark.parametrize("name,fn", BAD, ids=[b[0] for b in BAD])
+def test_random_bad_input(name, fn):
+    check_raises(fn)
+
+
+def test_table_size():
+    assert len(RCASES) >= 50

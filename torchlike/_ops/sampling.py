@@ -1,0 +1,305 @@
+"""Random sampling: normal, bernoulli, multinomial, poisson and the in-place fills
+``uniform_``, ``normal_``, ``bernoulli_``, ``exponential_``, ``random_``, ``geometric_``,
+``log_normal_``, ``cauchy_``.
+
+Every sampler is one op whose inputs include the key data drawn from a Generator (or the default
+one), so a seed reproduces the same values within torchlike; streams are not torch's (see
+DIFFERENCES.md). Samples carry no gradient: like torch, an output that depends on tensors that
+require grad requires grad itself, with zero gradients flowing back.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype as D
+from .. import _random
+from .._tensor import Tensor
+from ._registry import apply, check_inplace, commit_inplace, defop
+
+__all__ = ["normal", "bernoulli", "multinomial", "poisson"]
+
+
+def _key(generator):
+    return jax.random.key_data(_random.next_key(generator))
+
+
+def _k(kd):
+    return jax.random.wrap_key_data(kd)
+
+
+def _tname(dt):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(dt.name, dt.name)
+
+
+# ------------------------------------------------------------------ in-place fills
+
+@defop("random_fill", saves=False, grad_name=lambda kw: kw["name"])
+def _fill(a, kd, p0, p1, kind, name, bounds=None):
+    """Samples shaped like ``a`` (its values only matter for the gradient, which is zero)."""
+    key = _k(kd)
+    shp, dt = a.shape, a.dtype
+    if kind == "uniform":
+        ft = dt if dt != jnp.float16 and dt != jnp.bfloat16 else jnp.float32
+        out = jax.random.uniform(key, shp, ft, p0, p1).astype(dt)
+    elif kind == "normal":
+        out = (jax.random.normal(key, shp, jnp.float64 if dt == jnp.float64 else jnp.float32)
+               * p1 + p0).astype(dt)
+    elif kind == "log_normal":
+        out = jnp.exp(jax.random.normal(key, shp, jnp.float64 if dt == jnp.float64 else
+                                        jnp.float32) * p1 + p0).astype(dt)
+    elif kind == "exponential":
+        out = (jax.random.exponential(key, shp, jnp.float64 if dt == jnp.float64 else
+                                      jnp.float32) / p0).astype(dt)
+    elif kind == "cauchy":
+        out = (jax.random.cauchy(key, shp, jnp.float64 if dt == jnp.float64 else jnp.float32)
+               * p1 + p0).astype(dt)
+    elif kind == "geometric":
+        u = jax.random.uniform(key, shp, jnp.float64, minval=jnp.finfo(jnp.float64).tiny)
+        out = jnp.ceil(jnp.log(u) / jnp.log1p(-p0)).astype(dt)
+    elif kind == "bernoulli":
+        p = jnp.broadcast_to(jnp.asarray(p0), shp)
+        out = (jax.random.uniform(key, shp, jnp.float64) < p).astype(dt)
+    elif kind == "random":
+        lo, hi = bounds
+        if hi <= 2 ** 63 - 1:
+            out = jax.random.randint(key, shp, lo, hi, dtype=jnp.int64).astype(dt)
+        else:
+            out = (jax.random.bits(key, shp, jnp.uint64) >> 1).astype(jnp.int64).astype(dt)
+    else:
+        raise ValueError(kind)
+    return out
+
+
+def _inplace_fill(self, kind, p0, p1, generator, name, bounds=None):
+    check_inplace(self)
+    out = apply(_fill, self, _key(generator), p0, p1, kind=kind, name=name, bounds=bounds)
+    return commit_inplace(self, out)
+
+
+def _need_float(self, kernel):
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(self.dtype)}'")
+
+
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    from_ = kw.pop("from", from_)
+    _need_float(self, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={from_:g} > to={to:g}")
+    return _inplace_fill(self, "uniform", float(from_), float(to), generator, "UniformBackward0")
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    _need_float(self, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    return _inplace_fill(self, "normal", float(mean), float(std), generator, "NormalBackward0")
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    _need_float(self, "log_normal_cpu")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return _inplace_fill(self, "log_normal", float(mean), float(std), generator,
+                         "LogNormalBackward0")
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    _need_float(self, "exponential_cpu")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    return _inplace_fill(self, "exponential", float(lambd), 0.0, generator,
+                         "ExponentialBackward0")
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    _need_float(self, "cauchy_cpu")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    return _inplace_fill(self, "cauchy", float(median), float(sigma), generator,
+                         "CauchyBackward0")
+
+
+def geometric_(self, p, *, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return _inplace_fill(self, "geometric", float(p), 0.0, generator, "GeometricBackward0")
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        _need_float(self, "bernoulli_tensor_cpu_p_")
+        pv = np.asarray(p._data)
+        if ((pv < 0) | (pv > 1)).any():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        check_inplace(self)
+        pp = jnp.broadcast_to(p._data.astype(jnp.float64), self._data.shape)
+        out = apply(_fill, self, _key(generator), pp, 0.0, kind="bernoulli",
+                    name="BernoulliBackward1")
+        return commit_inplace(self, out)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    return _inplace_fill(self, "bernoulli", float(p), 0.0, generator, "BernoulliBackward1")
+
+
+_RANDOM_TO = {"float16": 2 ** 11, "bfloat16": 2 ** 8, "float32": 2 ** 24, "float64": 2 ** 53,
+              "int64": 2 ** 63 - 1, "int32": 2 ** 31 - 1, "int16": 2 ** 15 - 1,
+              "int8": 2 ** 7 - 1, "uint8": 2 ** 8 - 1, "bool": 1}
+_TYPE_LIMITS = {"int64": (-2 ** 63, 2 ** 63 - 1), "int32": (-2 ** 31, 2 ** 31 - 1),
+                "int16": (-2 ** 15, 2 ** 15 - 1), "int8": (-128, 127), "uint8": (0, 255),
+                "bool": (0, 1)}
+_C_NAMES = {"int64": "long", "int32": "int", "int16": "short", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}
+
+
+def random_(self, from_=0, to=None, *, generator=None, **kw):
+    """Integers uniform in [from, to); ``random_()`` spans the dtype's exact-integer range."""
+    from_ = kw.pop("from", from_)
+    name = self.dtype.name
+    if to is None and from_ != 0 and "from" not in kw:
+        from_, to = 0, from_
+    if to is None:
+        lo, hi = int(from_), _RANDOM_TO[name] + 1
+    else:
+        lo, hi = int(from_), int(to)
+        if lo >= hi:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={lo} >= to={hi}")
+        if name in _TYPE_LIMITS:
+            tlo, thi = _TYPE_LIMITS[name]
+            if lo < tlo or lo > thi:
+                raise RuntimeError(f"from is out of bounds for {_C_NAMES[name]}")
+            if hi - 1 > thi or hi - 1 < tlo:
+                raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[name]}")
+    return _inplace_fill(self, "random", 0.0, 0.0, generator, "RandomBackward0", (lo, hi))
+
+
+# ------------------------------------------------------------------ functional samplers
+
+@defop("normal", saves=False, grad_name=lambda kw: kw["name"])
+def _normal(mean, std, kd, shape, dtype, name):
+    eps = jax.random.normal(_k(kd), shape, jnp.float64 if dtype == np.float64 else jnp.float32)
+    m = jnp.asarray(mean)
+    s = jnp.asarray(std)
+    out = (jax.lax.stop_gradient(m) + jax.lax.stop_gradient(s) * eps).astype(dtype)
+    # zero gradients to tensor arguments (torch's NormalBackward)
+    return out + (jnp.sum(m) * 0 + jnp.sum(s) * 0).astype(dtype)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, pin_memory=False, requires_grad=False):
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if st:
+        sv = np.asarray(std._data)
+        if sv.size and (sv < 0).any():
+            raise RuntimeError(f"normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    if not mt and not st:
+        if size is None:
+            raise TypeError("normal() missing required argument 'size'")
+        from .._creation import _size
+        shape = _size((size,)) if not isinstance(size, int) else (size,)
+        dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+        r = apply(_normal, float(mean), float(std), _key(generator), shape=shape, dtype=dt.np,
+                  name="NormalBackward0")
+        if requires_grad:
+            r.requires_grad_(True)
+        return r
+    if mt and st:
+        from ._registry import broadcast_error
+        msg = broadcast_error([tuple(mean.shape), tuple(std.shape)])
+        if msg:
+            raise RuntimeError(msg)
+        shape = tuple(np.broadcast_shapes(tuple(mean.shape), tuple(std.shape)))
+        dt = D._promote2(mean.dtype, std.dtype)
+        name = "NormalBackward3"
+    elif mt:
+        shape, dt, name = tuple(mean.shape), mean.dtype, "NormalBackward1"
+    else:
+        shape, dt, name = tuple(std.shape), std.dtype, "NormalBackward2"
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_tname(dt)}'")
+    return apply(_normal, mean if mt else float(mean), std if st else float(std),
+                 _key(generator), shape=shape, dtype=dt.np, name=name)
+
+
+@defop("bernoulli", saves=False, grad_name="BernoulliBackward0")
+def _bernoulli(p, kd, scalar_p):
+    pp = jnp.asarray(scalar_p if scalar_p is not None else p, jnp.float64)
+    u = jax.random.uniform(_k(kd), p.shape, jnp.float64)
+    out = (u < pp).astype(p.dtype)
+    if jnp.issubdtype(p.dtype, jnp.inexact):
+        out = out + jnp.sum(p * 0).astype(p.dtype)
+    return out
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    if p is None:
+        if not input.dtype.is_floating_point:
+            raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
+                                      f"'{_tname(input.dtype)}'")
+        v = np.asarray(input._data)
+        if v.size and ((v < 0) | (v > 1) | np.isnan(v)).any():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        return apply(_bernoulli, input, _key(generator), scalar_p=None)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    return apply(_bernoulli, input.detach(), _key(generator), scalar_p=float(p))
+
+
+@defop("multinomial", differentiable=False)
+def _multinomial(p, kd, n, replacement):
+    key = _k(kd)
+    logits = jnp.log(p.astype(jnp.float64))
+    if replacement:
+        return jax.random.categorical(key, logits, axis=-1,
+                                      shape=(n,) + p.shape[:-1]).T.astype(jnp.int64) \
+            if p.ndim == 2 else jax.random.categorical(key, logits, shape=(n,)).astype(jnp.int64)
+    g = jax.random.gumbel(key, p.shape, jnp.float64)
+    # zero-probability categories come last, in index order (as torch's sampler leaves them)
+    keys = jnp.where(p > 0, logits + g, -jnp.inf)
+    return jax.lax.top_k(keys, n)[1].astype(jnp.int64)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_tname(input.dtype)}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    ncat = input.shape[-1]
+    if not replacement and num_samples > ncat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    v = np.asarray(input._data, np.float64)
+    if (~np.isfinite(v)).any() or (v < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (v.reshape(-1, ncat).sum(-1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return apply(_multinomial, input, _key(generator), n=int(num_samples),
+                 replacement=bool(replacement))
+
+
+@defop("poisson", saves=False, grad_name="PoissonBackward0")
+def _poisson(rate, kd):
+    out = jax.random.poisson(_k(kd), rate.astype(jnp.float64), rate.shape).astype(rate.dtype)
+    return out + jnp.sum(rate * 0).astype(rate.dtype)
+
+
+def poisson(input, generator=None):
+    return apply(_poisson, input, _key(generator))
+
+
+for _n, _f in dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
+                   exponential_=exponential_, cauchy_=cauchy_, geometric_=geometric_,
+                   bernoulli_=bernoulli_, random_=random_, bernoulli=bernoulli,
+                   multinomial=multinomial).items():
+    setattr(Tensor, _n, _f)
