@@ -112,3 +112,732 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 Tensor.sum = sum
 Tensor.mean = mean
 Tensor.norm = norm
+
+
+# ================================================================== issue 3: more reductions
+#
+# Gradient conventions follow torch, with an op-specific VJP where jax.vjp differs: full max /
+# min / median split the gradient evenly among the elements equal to the result (NaN: among the
+# NaNs); amax / amin scale by the count of ties per slice; the (values, indices) reductions
+# (max / min / median / kthvalue / mode along a dim, sort, topk, cummax) route the gradient to the
+# selected index only (values are gathered with take_along_axis at the chosen indices).
+# Data-dependent output shapes (unique, bincount, histc's data range) are computed eagerly here
+# and only the gather / count is an op.
+
+import builtins as _bi
+from collections import namedtuple as _namedtuple
+
+import jax as _jax
+import numpy as _np
+
+from ._registry import _torch_type_name, apply_
+
+__all__ += ["prod", "std", "var", "std_mean", "var_mean", "max", "min", "amax", "amin",
+            "argmax", "argmin", "median", "mode", "logsumexp", "cumsum", "cumprod", "cummax",
+            "cummin", "all", "any", "count_nonzero", "topk", "sort", "argsort", "kthvalue",
+            "unique", "bincount", "histc", "aminmax", "msort", "nansum", "nanmean"]
+
+
+def _return_type(name, fields=("values", "indices")):
+    cls = _namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    return cls
+
+
+_RT = {n: _return_type(n) for n in ("max", "min", "median", "mode", "kthvalue", "topk", "sort",
+                                    "cummax", "cummin")}
+_RT["aminmax"] = _return_type("aminmax", ("min", "max"))
+
+_I64 = jnp.int64
+
+
+def _one_dim(dim, ndim):
+    if isinstance(dim, (list, tuple)):
+        raise TypeError(f"expected dim to be an int, got {type(dim).__name__}")
+    return _wrap_dim(dim, ndim)
+
+
+def _nonempty_full(name, input):
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+
+
+def _nonempty_dim(name, input, d):
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _need_float(name, input):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
+# ------------------------------------------------------------------ prod
+
+def _prod_name(kw):
+    return "ProdBackward0" if kw["dim"] is None else "ProdBackward1"
+
+
+@defop("prod", grad_name=_prod_name)
+def _prod(a, dim, keepdim, dtype):
+    if dtype is not None:
+        a = a.astype(dtype)
+    elif not jnp.issubdtype(a.dtype, jnp.inexact):
+        a = a.astype(_I64)
+    if dim is None:
+        return jnp.prod(a)
+    axes = () if a.ndim == 0 else (dim,)
+    return jnp.prod(a, axis=axes, keepdims=keepdim)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements or along one ``dim``; integer and bool inputs give int64."""
+    d = None if dim is None else _one_dim(dim, input.ndim)
+    return apply(_prod, input, dim=d, keepdim=bool(keepdim) and d is not None,
+                 dtype=None if dtype is None else D.to_dtype(dtype).np)
+
+
+# ------------------------------------------------------------------ var, std
+
+def _var_core(a, axes, correction, keepdim):
+    n = 1
+    for ax in (range(a.ndim) if axes is None else axes):
+        n *= a.shape[ax]
+    mu = jnp.mean(a, axis=axes, keepdims=True)
+    d = a - mu
+    sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(a) else d * d
+    s = jnp.sum(sq, axis=axes, keepdims=keepdim)
+    return s / jnp.asarray(_bi.max(n - correction, 0), s.dtype)
+
+
+@defop("var", grad_name="VarBackward0")
+def _var(a, dims, correction, keepdim):
+    return _var_core(a, _axes(dims, a.ndim), correction, keepdim)
+
+
+@defop("std", grad_name="StdBackward0")
+def _std(a, dims, correction, keepdim):
+    v = _var_core(a, _axes(dims, a.ndim), correction, keepdim)
+    zero = v == 0
+    # torch: a zero standard deviation has a zero gradient
+    return jnp.where(zero, jnp.zeros_like(v), jnp.sqrt(jnp.where(zero, jnp.ones_like(v), v)))
+
+
+@defop("var_mean", grad_name="VarMeanBackward0")
+def _var_mean(a, dims, correction, keepdim, sqrt):
+    axes = _axes(dims, a.ndim)
+    v = _var_core(a, axes, correction, keepdim)
+    if sqrt:
+        zero = v == 0
+        v = jnp.where(zero, jnp.zeros_like(v), jnp.sqrt(jnp.where(zero, jnp.ones_like(v), v)))
+    return v, jnp.mean(a, axis=axes, keepdims=keepdim)
+
+
+def _var_args(input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, _bi.bool):        # var(x, False): the legacy ``unbiased`` positional
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError("Cannot specify both unbiased and correction")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    dims = dims_arg(dim, input.ndim)
+    return dict(dims=dims, correction=correction, keepdim=bool(keepdim) and dims is not None)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over all elements or ``dim``, divided by N - correction (default 1)."""
+    _need_float("std and var", input)
+    return apply(_var, input, **_var_args(input, dim, unbiased, keepdim, correction))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation (sqrt of ``var``; zero gradient where it is 0)."""
+    _need_float("std and var", input)
+    return apply(_std, input, **_var_args(input, dim, unbiased, keepdim, correction))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _need_float("std and var", input)
+    return apply(_var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction),
+                 sqrt=False)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _need_float("std and var", input)
+    return apply(_var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction),
+                 sqrt=True)
+
+
+# ------------------------------------------------------------------ max, min, amax, amin
+
+def _even_split(reduce_fn):
+    """A full reduction whose gradient torch splits evenly among the elements equal to the
+    result (evenly_distribute_backward; when the result is NaN, among the NaNs)."""
+    @_jax.custom_vjp
+    def f(a):
+        return reduce_fn(a)
+
+    def fwd(a):
+        r = reduce_fn(a)
+        return r, (a, r)
+
+    def bwd(res, g):
+        a, r = res
+        mask = jnp.where(jnp.isnan(r), jnp.isnan(a), a == r)
+        return (jnp.where(mask, g / jnp.sum(mask).astype(g.dtype), 0).astype(a.dtype),)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+_full_max = _even_split(jnp.max)
+_full_min = _even_split(jnp.min)
+
+
+@defop("max_full", grad_name="MaxBackward1")
+def _max_full(a, largest):
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        return jnp.max(a) if largest else jnp.min(a)
+    return _full_max(a) if largest else _full_min(a)
+
+
+def _count_scaled(largest, axes, keepdim):
+    """amax / amin: torch scales the gradient by the count of ties in each slice."""
+    red = jnp.max if largest else jnp.min
+
+    @_jax.custom_vjp
+    def f(a):
+        return red(a, axis=axes, keepdims=keepdim)
+
+    def fwd(a):
+        r = f(a)
+        return r, (a, r)
+
+    def bwd(res, g):
+        a, r = res
+        if not keepdim and axes is not None:
+            r, g = jnp.expand_dims(r, axes), jnp.expand_dims(g, axes)
+        mask = a == r
+        cnt = jnp.sum(mask, axis=axes, keepdims=True).astype(a.dtype)
+        # torch computes (grad / count) * mask: a NaN result (count 0) gives NaN everywhere
+        scaled = jnp.where(mask, g / jnp.where(cnt == 0, 1, cnt), 0)
+        return (jnp.where(cnt == 0, jnp.asarray(jnp.nan, a.dtype), scaled).astype(a.dtype),)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _amax_name(kw):
+    return "AmaxBackward0" if kw["largest"] else "AminBackward0"
+
+
+@defop("amax", grad_name=_amax_name)
+def _amax(a, dims, keepdim, largest):
+    axes = _axes(dims, a.ndim)
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        return (jnp.max if largest else jnp.min)(a, axis=axes, keepdims=keepdim)
+    return _count_scaled(largest, axes, keepdim)(a)
+
+
+def _select_name(name):
+    return lambda kw: name
+
+
+def _gather(a, idx, d, keepdim):
+    """Values at ``idx`` (keepdims-shaped) along ``d``: the gradient reaches those only."""
+    v = jnp.take_along_axis(a, idx, axis=d)
+    return (v if keepdim else jnp.squeeze(v, d)), (idx if keepdim else jnp.squeeze(idx, d))
+
+
+@defop("max_dim", grad_name=lambda kw: "MaxBackward0" if kw["largest"] else "MinBackward0")
+def _max_dim(a, dim, keepdim, largest):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    idx = (jnp.argmax if largest else jnp.argmin)(a, axis=dim, keepdims=True)
+    v, i = _gather(a, idx, dim, keepdim)
+    return v, i.astype(_I64)
+
+
+def _maxmin(name, largest, input, dim, keepdim, other):
+    if isinstance(dim, Tensor):
+        other, dim = dim, None
+    if dim is not None and not isinstance(dim, (int, _np.integer)):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(dim).__name__})")
+    if other is not None:
+        from .pointwise2 import maximum, minimum
+        return (maximum if largest else minimum)(input, other)
+    if dim is None:
+        _nonempty_full(name, input)
+        return apply(_max_full, input, largest=largest)
+    d = _one_dim(dim, input.ndim)
+    _nonempty_dim(name, input, d)
+    return _RT[name](*apply(_max_dim, input, dim=d, keepdim=bool(keepdim), largest=largest))
+
+
+def max(input, dim=None, keepdim=False, *, other=None):
+    """max(input): the largest element (gradient split among ties); max(input, dim): a
+    (values, indices) namedtuple (gradient to the selected index); max(input, other): maximum."""
+    return _maxmin("max", True, input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):
+    """min(input) / min(input, dim) -> (values, indices) / min(input, other), like ``max``."""
+    return _maxmin("min", False, input, dim, keepdim, other)
+
+
+def _amaxmin(name, largest, input, dim, keepdim):
+    dims = dims_arg(dim, input.ndim)
+    if dims is None:
+        _nonempty_full(name, input)
+    else:
+        for d in dims:
+            _nonempty_dim(name, input, d)
+    return apply(_amax, input, dims=dims, keepdim=bool(keepdim) and dims is not None,
+                 largest=largest)
+
+
+def amax(input, dim=(), keepdim=False):
+    """Largest value over ``dim`` (all dims if empty); ties share the gradient evenly."""
+    return _amaxmin("amax", True, input, dim, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    """Smallest value over ``dim`` (all dims if empty); ties share the gradient evenly."""
+    return _amaxmin("amin", False, input, dim, keepdim)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) over all elements or one ``dim``."""
+    d = () if dim is None else dim
+    return _RT["aminmax"](_amaxmin("aminmax", False, input, d, keepdim),
+                          _amaxmin("aminmax", True, input, d, keepdim))
+
+
+@defop("argmax", differentiable=False)
+def _argmax(a, dim, keepdim, largest):
+    f = jnp.argmax if largest else jnp.argmin
+    if dim is None:
+        r = f(a.reshape(-1)).astype(_I64)
+        return r.reshape((1,) * a.ndim) if keepdim else r
+    if a.ndim == 0:
+        return jnp.zeros((), _I64)
+    return f(a, axis=dim, keepdims=keepdim).astype(_I64)
+
+
+def _arg(name, largest, input, dim, keepdim):
+    if input.dtype is D.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        if input.numel() == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        return apply(_argmax, input, dim=None, keepdim=bool(keepdim), largest=largest)
+    d = _one_dim(dim, input.ndim)
+    _nonempty_dim(name, input, d)
+    return apply(_argmax, input, dim=d, keepdim=bool(keepdim), largest=largest)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the largest element (first on ties; NaN counts as largest)."""
+    return _arg("argmax", True, input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the smallest element (first on ties; NaN counts as smallest)."""
+    return _arg("argmin", False, input, dim, keepdim)
+
+
+# ------------------------------------------------------------------ sort, argsort, topk, kth
+
+def _argsort(a, dim, descending):
+    return jnp.argsort(a, axis=dim, stable=True, descending=descending).astype(_I64)
+
+
+@defop("sort", grad_name="SortBackward0")
+def _sort(a, dim, descending):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    idx = _argsort(a, dim, descending)
+    return jnp.take_along_axis(a, idx, axis=dim), idx
+
+
+@defop("argsort", differentiable=False)
+def _argsort_op(a, dim, descending):
+    if a.ndim == 0:
+        return jnp.zeros((), _I64)
+    return _argsort(a, dim, descending)
+
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    """(values, indices) sorted along ``dim`` (always stable; NaN sorts as the largest)."""
+    d = _one_dim(dim, input.ndim)
+    return _RT["sort"](*apply(_sort, input, dim=d, descending=bool(descending)))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    d = _one_dim(dim, input.ndim)
+    return apply(_argsort_op, input, dim=d, descending=bool(descending))
+
+
+def msort(input):
+    return sort(input, 0).values
+
+
+@defop("topk", grad_name="TopkBackward0")
+def _topk(a, k, dim, largest):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    idx = jax_lax_slice(_argsort(a, dim, largest), k, dim)
+    return jnp.take_along_axis(a, idx, axis=dim), idx
+
+
+def jax_lax_slice(x, k, dim):
+    return _jax.lax.slice_in_dim(x, 0, k, axis=dim)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """The k largest (or smallest) elements along ``dim`` as (values, indices), sorted."""
+    d = _one_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    return _RT["topk"](*apply(_topk, input, k=int(k), dim=d, largest=bool(largest)))
+
+
+@defop("kthvalue", grad_name="KthvalueBackward0")
+def _kthvalue(a, k, dim, keepdim, median):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    order = _argsort(a, dim, False)
+    if median:
+        k = (a.shape[dim] - 1) // 2 + 1
+    idx = _jax.lax.slice_in_dim(order, k - 1, k, axis=dim)
+    if median and jnp.issubdtype(a.dtype, jnp.inexact):
+        # torch.median: a slice holding NaN gives its first NaN
+        nan = jnp.isnan(a)
+        first_nan = jnp.argmax(nan, axis=dim, keepdims=True).astype(_I64)
+        idx = jnp.where(jnp.any(nan, axis=dim, keepdims=True), first_nan, idx)
+    return _gather(a, idx, dim, keepdim)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The k-th smallest element along ``dim`` as (values, indices)."""
+    d = _one_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _RT["kthvalue"](*apply(_kthvalue, input, k=int(k), dim=d, keepdim=bool(keepdim),
+                                  median=False))
+
+
+_full_median_even = _even_split(lambda a: _median_value(a))
+
+
+def _median_value(a):
+    flat = a.reshape(-1)
+    n = flat.shape[0]
+    if n == 0:
+        return jnp.asarray(jnp.nan, a.dtype)
+    s = jnp.sort(flat)
+    v = s[(n - 1) // 2]
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        v = jnp.where(jnp.any(jnp.isnan(flat)), jnp.asarray(jnp.nan, a.dtype), v)
+    return v
+
+
+@defop("median_full", grad_name="MedianBackward0")
+def _median_full(a):
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        return _median_value(a)
+    return _full_median_even(a)
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    """median(input): the lower median (NaN if any); median(input, dim): (values, indices)."""
+    if dim is None:
+        return apply(_median_full, input)
+    d = _one_dim(dim, input.ndim)
+    _nonempty_dim("median", input, d)
+    return _RT["median"](*apply(_kthvalue, input, k=1, dim=d, keepdim=bool(keepdim),
+                                median=True))
+
+
+@defop("mode", grad_name="ModeBackward0")
+def _mode(a, dim, keepdim):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    x = jnp.moveaxis(a, dim, -1)
+    batch, n = x.shape[:-1], x.shape[-1]
+    flat = x.reshape(-1, n)
+    s = jnp.sort(flat, axis=-1)
+    lo = _jax.vmap(lambda r: jnp.searchsorted(r, r, side="left"))(s)
+    hi = _jax.vmap(lambda r: jnp.searchsorted(r, r, side="right"))(s)
+    best = jnp.argmax(hi - lo, axis=-1)                     # first: the smallest most frequent
+    val = jnp.take_along_axis(s, best[:, None], axis=-1)
+    last = n - 1 - jnp.argmax(jnp.flip(flat == val, axis=-1), axis=-1)  # torch: its last index
+    idx = jnp.moveaxis(last.reshape(batch + (1,)).astype(_I64), -1, dim)
+    return _gather(a, idx, dim, keepdim)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    """The most frequent value along ``dim`` (smallest on ties) and its last index."""
+    d = _one_dim(dim, input.ndim)
+    return _RT["mode"](*apply(_mode, input, dim=d, keepdim=bool(keepdim)))
+
+
+# ------------------------------------------------------------------ logsumexp, cumulative
+
+def _lse_vjp(axes, keepdim):
+    @_jax.custom_vjp
+    def f(a):
+        return _jax.nn.logsumexp(a, axis=axes, keepdims=keepdim)
+
+    def fwd(a):
+        r = f(a)
+        return r, (a, r)
+
+    def bwd(res, g):
+        a, r = res
+        if not keepdim and axes is not None:
+            r, g = jnp.expand_dims(r, axes), jnp.expand_dims(g, axes)
+        return (g * jnp.exp(a - r),)          # torch: grad * exp(self - result)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@defop("logsumexp", promote="float", grad_name="LogsumexpBackward0")
+def _logsumexp(a, dims, keepdim):
+    axes = _axes(dims, a.ndim)
+    if a.ndim == 0:
+        return a
+    return _lse_vjp(axes, keepdim)(a)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """log(sum(exp(input))) over ``dim``, computed stably."""
+    dims = dims_arg(dim, input.ndim)
+    if dims is None:
+        dims = tuple(range(input.ndim))
+    return apply(_logsumexp, input, dims=dims, keepdim=bool(keepdim))
+
+
+@defop("cumsum", grad_name="CumsumBackward0", saves=False)
+def _cumsum(a, dim, dtype, prod):
+    if dtype is not None:
+        a = a.astype(dtype)
+    elif not jnp.issubdtype(a.dtype, jnp.inexact):
+        a = a.astype(_I64)
+    if a.ndim == 0:
+        return a
+    return (jnp.cumprod if prod else jnp.cumsum)(a, axis=dim)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    """Cumulative sum along ``dim``; integer and bool inputs give int64."""
+    return apply(_cumsum, input, dim=_one_dim(dim, input.ndim),
+                 dtype=None if dtype is None else D.to_dtype(dtype).np, prod=False)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    """Cumulative product along ``dim``; integer and bool inputs give int64."""
+    return apply(_cumsum, input, dim=_one_dim(dim, input.ndim),
+                 dtype=None if dtype is None else D.to_dtype(dtype).np, prod=True)
+
+
+@defop("cummax", grad_name=lambda kw: "CummaxBackward0" if kw["largest"] else "CumminBackward0")
+def _cummax(a, dim, largest):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    inexact = jnp.issubdtype(a.dtype, jnp.inexact)
+    x = _jax.lax.stop_gradient(a)
+    idx = _jax.lax.broadcasted_iota(_I64, a.shape, dim)
+
+    def comb(l, r):
+        lv, li = l
+        rv, ri = r
+        better = (rv >= lv) if largest else (rv <= lv)
+        if inexact:      # torch: a NaN is taken and then kept (until the next NaN)
+            better = jnp.isnan(rv) | (~jnp.isnan(lv) & better)
+        return jnp.where(better, rv, lv), jnp.where(better, ri, li)
+
+    _, i = _jax.lax.associative_scan(comb, (x, idx), axis=dim)
+    return jnp.take_along_axis(a, i, axis=dim), i
+
+
+def cummax(input, dim, *, out=None):
+    """Running maximum along ``dim`` and the index where it was (last on ties)."""
+    return _RT["cummax"](*apply(_cummax, input, dim=_one_dim(dim, input.ndim), largest=True))
+
+
+def cummin(input, dim, *, out=None):
+    return _RT["cummin"](*apply(_cummax, input, dim=_one_dim(dim, input.ndim), largest=False))
+
+
+# ------------------------------------------------------------------ all, any, count_nonzero
+
+@defop("all", differentiable=False)
+def _all(a, dims, keepdim, any):
+    axes = _axes(dims, a.ndim)
+    r = (jnp.any if any else jnp.all)(a != 0, axis=axes, keepdims=keepdim)
+    return r.astype(jnp.uint8) if a.dtype == jnp.uint8 else r
+
+
+def all(input, dim=None, keepdim=False, *, out=None):
+    """True if every element (over ``dim``) is non-zero; uint8 input gives uint8."""
+    dims = dims_arg(dim, input.ndim)
+    return apply(_all, input, dims=dims, keepdim=bool(keepdim) and dims is not None, any=False)
+
+
+def any(input, dim=None, keepdim=False, *, out=None):
+    """True if some element (over ``dim``) is non-zero; uint8 input gives uint8."""
+    dims = dims_arg(dim, input.ndim)
+    return apply(_all, input, dims=dims, keepdim=bool(keepdim) and dims is not None, any=True)
+
+
+@defop("count_nonzero", differentiable=False)
+def _count_nonzero(a, dims):
+    return jnp.sum(a != 0, axis=_axes(dims, a.ndim)).astype(_I64)
+
+
+def count_nonzero(input, dim=None):
+    return apply(_count_nonzero, input, dims=dims_arg(dim, input.ndim))
+
+
+@defop("nansum", grad_name="NansumBackward0")
+def _nansum(a, dims, keepdim, mean):
+    axes = _axes(dims, a.ndim)
+    if mean:
+        return jnp.nanmean(a, axis=axes, keepdims=keepdim)
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        a = a.astype(_I64)
+    return jnp.nansum(a, axis=axes, keepdims=keepdim)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum treating NaN as zero."""
+    x = input if dtype is None else input.to(dtype)
+    dims = dims_arg(dim, input.ndim)
+    return apply(_nansum, x, dims=dims, keepdim=bool(keepdim) and dims is not None, mean=False)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of the non-NaN elements."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_torch_type_name(input.dtype)}")
+    x = input if dtype is None else input.to(dtype)
+    dims = dims_arg(dim, input.ndim)
+    return apply(_nansum, x, dims=dims, keepdim=bool(keepdim) and dims is not None, mean=True)
+
+
+# ------------------------------------------------------------------ unique, bincount, histc
+
+@defop("take_flat", grad_name="IndexBackward0")
+def _take(a, idx, dim):
+    if dim is None:
+        return a.reshape(-1)[idx]
+    return jnp.take(a, idx, axis=dim)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements (always sorted, as torch on CPU), optionally with the inverse
+    indices and counts; shapes depend on the data, so this runs eagerly."""
+    x = _np.asarray(input._data)
+    if dim is None:
+        _, first, inv, cnt = _np.unique(x.reshape(-1), return_index=True, return_inverse=True,
+                                        return_counts=True, equal_nan=False)
+        inv = inv.reshape(x.shape)
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        if x.shape[d] == 0:
+            first = _np.zeros(0, _np.int64)
+            inv = first
+            cnt = first
+        else:
+            _, first, inv, cnt = _np.unique(x, return_index=True, return_inverse=True,
+                                            return_counts=True, axis=d)
+            inv = inv.reshape(-1)
+    vals = apply(_take, input, jnp.asarray(first, _I64), dim=None if dim is None else d)
+    out = [vals]
+    if return_inverse:
+        out.append(Tensor._make(jnp.asarray(inv, _I64)))
+    if return_counts:
+        out.append(Tensor._make(jnp.asarray(cnt, _I64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@defop("bincount", grad_name="BincountBackward0")
+def _bincount(x, *w, length, dtype):
+    if w:
+        return jnp.bincount(x, weights=w[0].astype(dtype), length=length)
+    return jnp.bincount(x, length=length).astype(_I64)
+
+
+def bincount(input, weights=None, minlength=0):
+    """Count of each non-negative integer in a 1-d tensor (weighted by ``weights``)."""
+    if input.dtype.category != D._INT:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
+                                  f"'{_torch_type_name(input.dtype)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    x = _np.asarray(input._data)
+    if x.ndim != 1 or (x.size and x.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != x.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    length = _bi.max(int(x.max()) + 1 if x.size else 0, int(minlength))
+    if weights is None:
+        return apply(_bincount, input, length=length, dtype=None)
+    dt = weights.dtype if weights.dtype in (D.float32, D.float64) else D.float64
+    return apply(_bincount, input, weights, length=length, dtype=dt.np)
+
+
+@defop("histc", differentiable=False)
+def _histc(x, bins, lo, hi):
+    x = x.reshape(-1)
+    lo_, hi_ = jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype)
+    inside = (x >= lo_) & (x <= hi_)
+    pos = ((x - lo_) * bins / (hi_ - lo_)).astype(_I64)
+    pos = jnp.clip(jnp.where(x == hi_, bins - 1, pos), 0, bins - 1)
+    return jnp.bincount(jnp.where(inside, pos, 0), weights=inside.astype(x.dtype), length=bins)
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    """Histogram with ``bins`` equal bins over [min, max] (the data range if both are equal)."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
+                                  f"'{_torch_type_name(input.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("max must be larger than min")
+    if lo == hi:
+        x = _np.asarray(input._data)
+        if x.size:
+            lo, hi = float(x.min()), float(x.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+    return apply(_histc, input, bins=int(bins), lo=lo, hi=hi)
+
+
+# ------------------------------------------------------------------ Tensor methods
+
+for _n in ("prod", "std", "var", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
+           "median", "mode", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "all", "any",
+           "count_nonzero", "topk", "sort", "argsort", "msort", "kthvalue", "unique",
+           "bincount", "histc", "nansum", "nanmean"):
+    setattr(Tensor, _n, globals()[_n])
+
+
+def _cum_(prod_):
+    def f_(self, dim, *, dtype=None):
+        return apply_(_cumsum, self, dim=_one_dim(dim, self.ndim),
+                      dtype=None if dtype is None else D.to_dtype(dtype).np, prod=prod_)
+    return f_
+
+
+Tensor.cumsum_, Tensor.cumprod_ = _cum_(False), _cum_(True)

@@ -1,0 +1,422 @@
+"""Issue 3, reductions: one table against torch (tests/oracle.py), plus bad input."""
+import numpy as np
+import pytest
+
+import torchlike
+from oracle import Case, check, check_raises
+
+R = np.random.default_rng(4)
+nan, inf = np.nan, np.inf
+
+
+def f32(*shape):
+    return np.asarray(R.standard_normal(shape), np.float32)
+
+
+def f64(*shape):
+    return np.asarray(R.standard_normal(shape), np.float64)
+
+
+def distinct(*shape):
+    """Floats without ties (a permutation), so that tie-breaking never matters."""
+    n = int(np.prod(shape))
+    return (R.permutation(n).astype(np.float32) * 0.37 - n * 0.1).reshape(shape)
+
+
+def ints(*shape, lo=-5, hi=6):
+    return R.integers(lo, hi, shape).astype(np.int64)
+
+
+TIES = np.array([[1.0, 3.0, 3.0, 2.0], [2.0, 2.0, 1.0, 2.0]], np.float32)
+TIES1 = np.array([1.0, 3.0, 3.0, 2.0, 3.0], np.float32)
+NANS = np.array([[1.0, nan, 3.0], [nan, nan, 0.5], [2.0, -1.0, 4.0]], np.float32)
+EDGE = np.array([0.0, -0.0, 1.0, -2.5, inf, -inf], np.float32)
+I64 = np.array([3, -2, 0, 7, -5, 7], np.int64)
+I32 = np.array([[3, -2, 0], [7, -5, 7]], np.int32)
+B = np.array([[True, False, True], [True, True, True]])
+U8 = np.array([[1, 0, 2], [3, 4, 5]], np.uint8)
+E0 = np.zeros((0, 3), np.float32)
+S0 = np.array(0.7, np.float32)
+ZEROS = np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0]], np.float32)
+
+CASES = []
+
+
+def add(*cases):
+    CASES.extend(cases)
+
+
+add(
+    # prod
+    Case("prod", lambda m, a: m.prod(a), (f32(3, 4),)),
+    Case("prod_dim", lambda m, a: a.prod(1), (f32(3, 4),)),
+    Case("prod_dim_keepdim", lambda m, a: a.prod(0, keepdim=True), (f32(3, 4),)),
+    Case("prod_neg_dim", lambda m, a: a.prod(-1), (f32(2, 3, 4),)),
+    Case("prod_zeros", lambda m, a: a.prod(1), (ZEROS,)),
+    Case("prod_zeros_full", lambda m, a: a.prod(), (ZEROS[2:] * ZEROS[:1],)),
+    Case("prod_one_zero_full", lambda m, a: a.prod(), (np.array([2.0, 0.0, 3.0], np.float32),)),
+    Case("prod_int", lambda m, a: a.prod(), (I64,)),
+    Case("prod_int32_dim", lambda m, a: a.prod(1), (I32,)),
+    Case("prod_bool", lambda m, a: a.prod(), (B,)),
+    Case("prod_dtype", lambda m, a: a.prod(dtype=m.float64), (f32(4),)),
+    Case("prod_empty", lambda m, a: a.prod(), (E0,)),
+    Case("prod_empty_dim", lambda m, a: a.prod(0), (E0,)),
+    Case("prod_0dim", lambda m, a: a.prod(), (S0,)),
+    Case("prod_0dim_dim", lambda m, a: a.prod(0), (S0,)),
+    Case("prod_f64", lambda m, a: m.prod(a, 0), (f64(3, 2),)),
+    # var / std
+    Case("var", lambda m, a: a.var(), (f32(3, 4),)),
+    Case("var_dim", lambda m, a: m.var(a, 1), (f32(3, 4),)),
+    Case("var_dims_keepdim", lambda m, a: m.var(a, (0, 2), keepdim=True), (f32(2, 3, 4),)),
+    Case("var_unbiased_false", lambda m, a: m.var(a, unbiased=False), (f32(5),)),
+    Case("var_positional_unbiased", lambda m, a: m.var(a, False), (f32(5),)),
+    Case("var_dim_unbiased", lambda m, a: m.var(a, 0, True), (f32(3, 2),)),
+    Case("var_correction0", lambda m, a: m.var(a, dim=1, correction=0), (f32(3, 4),)),
+    Case("var_correction2", lambda m, a: a.var(correction=2), (f32(6),)),
+    Case("var_correction_too_big", lambda m, a: a.var(correction=3), (f32(2),), grad=False),
+    Case("var_single", lambda m, a: a.var(), (f32(1),), grad=False),
+    Case("var_f64", lambda m, a: a.var(0), (f64(4, 3),)),
+    Case("var_empty", lambda m, a: a.var(), (E0,), grad=False),
+    Case("var_0dim", lambda m, a: a.var(correction=0), (S0,)),
+    Case("var_nan", lambda m, a: a.var(1), (NANS,), grad=False),
+    Case("std", lambda m, a: a.std(), (f32(3, 4),)),
+    Case("std_dim", lambda m, a: m.std(a, 0), (f32(3, 4),)),
+    Case("std_keepdim", lambda m, a: m.std(a, 1, keepdim=True, correction=0), (f32(3, 4),)),
+    Case("std_unbiased_false", lambda m, a: m.std(a, (0, 1), unbiased=False), (f32(3, 4),)),
+    Case("std_zero", lambda m, a: a.std(), (np.full(4, 2.0, np.float32),)),
+    Case("std_zero_dim", lambda m, a: a.std(1), (np.array([[2.0, 2.0], [1.0, 3.0]], np.float32),)),
+    Case("std_f64", lambda m, a: a.std(-1), (f64(2, 5),)),
+    Case("std_mean", lambda m, a: m.std_mean(a, 1), (f32(3, 4),)),
+    Case("var_mean", lambda m, a: m.var_mean(a, correction=0), (f32(3, 4),)),
+    Case("var_mean_keepdim", lambda m, a: m.var_mean(a, 0, keepdim=True), (f32(3, 4),)),
+    # max / min full: the gradient is split evenly among ties (and among NaNs)
+    Case("max_full", lambda m, a: a.max(), (distinct(3, 4),)),
+    Case("max_full_ties", lambda m, a: m.max(a), (TIES,)),
+    Case("min_full_ties", lambda m, a: a.min(), (TIES,)),
+    Case("max_full_nan", lambda m, a: m.max(a), (NANS,)),
+    Case("min_full_nan", lambda m, a: m.min(a), (NANS,)),
+    Case("max_full_inf", lambda m, a: a.max(), (EDGE,)),
+    Case("max_full_int", lambda m, a: a.max(), (I64,)),
+    Case("min_full_bool", lambda m, a: a.min(), (B,)),
+    Case("max_full_0dim", lambda m, a: a.max(), (S0,)),
+    Case("max_full_f64", lambda m, a: a.max(), (f64(5),)),
+    # max / min along a dim: (values, indices), gradient to the selected index only
+    Case("max_dim", lambda m, a: a.max(1), (distinct(3, 4),)),
+    Case("max_dim_keepdim", lambda m, a: m.max(a, 0, keepdim=True), (distinct(3, 4),)),
+    Case("max_dim_kw", lambda m, a: m.max(a, dim=-1), (distinct(2, 3, 4),)),
+    Case("max_dim_ties", lambda m, a: a.max(1), (TIES,)),
+    Case("max_dim_ties_1d", lambda m, a: a.max(0), (TIES1,)),
+    Case("min_dim_ties", lambda m, a: a.min(1), (TIES,)),
+    Case("min_dim", lambda m, a: m.min(a, 0), (distinct(3, 4),)),
+    Case("max_dim_nan", lambda m, a: a.max(1), (NANS,)),
+    Case("min_dim_nan", lambda m, a: a.min(0), (NANS,)),
+    Case("max_dim_int", lambda m, a: a.max(1), (I32,)),
+    Case("min_dim_bool", lambda m, a: a.min(0), (B,)),
+    Case("max_dim_0dim", lambda m, a: a.max(0), (S0,)),
+    Case("max_dim_empty_other", lambda m, a: a.max(1), (E0,)),
+    Case("max_dim_values_attr", lambda m, a: a.max(1).values * 2, (distinct(3, 4),)),
+    Case("max_dim_indices_attr", lambda m, a: a.max(1).indices, (distinct(3, 4),)),
+    Case("max_binary", lambda m, a, b: m.max(a, b), (f32(3, 4), f32(4))),
+    Case("min_binary_ties", lambda m, a, b: a.min(b), (TIES1, TIES1[::-1].copy())),
+    Case("max_binary_int", lambda m, a, b: m.max(a, b), (I64, I64[::-1].copy())),
+    # amax / amin
+    Case("amax", lambda m, a: a.amax(), (distinct(3, 4),)),
+    Case("amax_dim", lambda m, a: m.amax(a, 1), (TIES,)),
+    Case("amin_dim", lambda m, a: m.amin(a, 1), (TIES,)),
+    Case("amax_full_ties", lambda m, a: a.amax(), (TIES,)),
+    Case("amin_dims_keepdim", lambda m, a: m.amin(a, (0, 1), keepdim=True), (TIES,)),
+    Case("amax_dim0_keepdim", lambda m, a: a.amax(0, keepdim=True), (TIES,)),
+    Case("amax_3d", lambda m, a: a.amax((0, 2)), (np.round(f32(2, 3, 4)),)),
+    Case("amax_nan", lambda m, a: a.amax(1), (NANS,)),
+    Case("amax_int", lambda m, a: a.amax(0), (I32,)),
+    Case("amin_bool", lambda m, a: a.amin(1), (B,)),
+    Case("amax_0dim", lambda m, a: a.amax(), (S0,)),
+    Case("amax_empty_dim", lambda m, a: a.amax(1), (E0,)),
+    Case("aminmax", lambda m, a: m.aminmax(a), (TIES,), grad=False),
+    Case("aminmax_dim", lambda m, a: a.aminmax(dim=1), (TIES,), grad=False),
+    # argmax / argmin
+    Case("argmax", lambda m, a: a.argmax(), (distinct(3, 4),)),
+    Case("argmax_dim", lambda m, a: m.argmax(a, 1), (distinct(3, 4),)),
+    Case("argmax_keepdim", lambda m, a: m.argmax(a, 0, keepdim=True), (distinct(3, 4),)),
+    Case("argmax_full_keepdim", lambda m, a: m.argmax(a, keepdim=True), (distinct(3, 4),)),
+    Case("argmax_ties", lambda m, a: a.argmax(1), (TIES,)),
+    Case("argmin_ties", lambda m, a: a.argmin(1), (TIES,)),
+    Case("argmin", lambda m, a: m.argmin(a), (TIES,)),
+    Case("argmax_nan", lambda m, a: a.argmax(1), (NANS,)),
+    Case("argmin_nan", lambda m, a: a.argmin(0), (NANS,)),
+    Case("argmax_nan_full", lambda m, a: a.argmax(), (NANS,)),
+    Case("argmax_int", lambda m, a: a.argmax(), (I64,)),
+    Case("argmax_0dim", lambda m, a: a.argmax(), (S0,)),
+    Case("argmax_0dim_dim", lambda m, a: a.argmax(0), (S0,)),
+    Case("argmax_requires_grad", lambda m, a: (a * 2).argmax(0), (f32(4),)),
+    # median
+    Case("median_full", lambda m, a: a.median(), (distinct(3, 5),)),
+    Case("median_full_even", lambda m, a: m.median(a), (distinct(4),)),
+    Case("median_full_ties", lambda m, a: a.median(), (TIES,)),
+    Case("median_full_nan", lambda m, a: a.median(), (NANS,)),
+    Case("median_full_int", lambda m, a: a.median(), (I64,)),
+    Case("median_full_empty", lambda m, a: a.median(), (E0,), grad=False),
+    Case("median_full_0dim", lambda m, a: a.median(), (S0,)),
+    Case("median_dim", lambda m, a: a.median(1), (distinct(3, 5),)),
+    Case("median_dim_even", lambda m, a: m.median(a, 0, keepdim=True), (distinct(4, 3),)),
+    Case("median_dim_nan", lambda m, a: a.median(1), (NANS,)),
+    Case("median_dim_int", lambda m, a: a.median(1), (I32,), grad=False),
+    Case("median_dim_0dim", lambda m, a: a.median(0), (S0,)),
+    # kthvalue
+    Case("kthvalue", lambda m, a: a.kthvalue(2), (distinct(3, 5),)),
+    Case("kthvalue_dim", lambda m, a: m.kthvalue(a, 3, 0), (distinct(4, 3),)),
+    Case("kthvalue_keepdim", lambda m, a: m.kthvalue(a, 1, dim=1, keepdim=True),
+         (distinct(3, 4),)),
+    Case("kthvalue_last", lambda m, a: a.kthvalue(5), (distinct(5),)),
+    Case("kthvalue_int", lambda m, a: a.kthvalue(2, 0), (np.array([5, 1, 3, 2], np.int64),)),
+    Case("kthvalue_0dim", lambda m, a: a.kthvalue(1), (S0,)),
+    # mode
+    Case("mode", lambda m, a: a.mode(), (np.array([2.0, 1.0, 2.0, 1.0, 3.0], np.float32),)),
+    Case("mode_rows", lambda m, a: m.mode(a, 1), (np.array([[1., 2, 2, 1], [3, 3, 0, 0],
+                                                            [5, 4, 4, 4]], np.float32),)),
+    Case("mode_dim0_keepdim", lambda m, a: m.mode(a, 0, keepdim=True),
+         (np.array([[1., 2], [3, 0], [1, 0]], np.float32),)),
+    Case("mode_all_distinct", lambda m, a: a.mode(1), (np.array([[1., 2], [3, 0]], np.float32),)),
+    Case("mode_int", lambda m, a: a.mode(), (np.array([1, 1, 2, 2, 2, 1, 0], np.int64),)),
+    Case("mode_random_int", lambda m, a: a.mode(1), (ints(4, 9, lo=0, hi=4),)),
+    Case("mode_0dim", lambda m, a: a.mode(), (S0,)),
+    # logsumexp
+    Case("logsumexp", lambda m, a: m.logsumexp(a, 1), (f32(3, 4),)),
+    Case("logsumexp_keepdim", lambda m, a: a.logsumexp(0, keepdim=True), (f32(3, 4),)),
+    Case("logsumexp_dims", lambda m, a: m.logsumexp(a, (0, 1)), (f32(3, 4),)),
+    Case("logsumexp_big", lambda m, a: m.logsumexp(a * 100, 1), (f32(3, 4),)),
+    Case("logsumexp_inf", lambda m, a: m.logsumexp(a, 1),
+         (np.array([[inf, 1.0], [-inf, -inf], [-inf, 2.0]], np.float32),)),
+    Case("logsumexp_int", lambda m, a: m.logsumexp(a, 0), (I64,)),
+    Case("logsumexp_f64", lambda m, a: m.logsumexp(a, -1), (f64(2, 3),)),
+    Case("logsumexp_empty", lambda m, a: m.logsumexp(a, 0), (E0,)),
+    Case("logsumexp_0dim", lambda m, a: m.logsumexp(a, 0), (S0,)),
+    # cumsum / cumprod
+    Case("cumsum", lambda m, a: m.cumsum(a, 1), (f32(3, 4),)),
+    Case("cumsum_dim0", lambda m, a: a.cumsum(0), (f32(3, 4),)),
+    Case("cumsum_neg", lambda m, a: a.cumsum(-1), (f32(2, 3, 4),)),
+    Case("cumsum_int", lambda m, a: a.cumsum(0), (I64,)),
+    Case("cumsum_int32", lambda m, a: a.cumsum(1), (I32,)),
+    Case("cumsum_bool", lambda m, a: a.cumsum(1), (B,)),
+    Case("cumsum_dtype", lambda m, a: m.cumsum(a, 0, dtype=m.float64), (f32(4),)),
+    Case("cumsum_0dim", lambda m, a: a.cumsum(0), (S0,)),
+    Case("cumsum_empty", lambda m, a: a.cumsum(0), (E0,)),
+    Case("cumsum_inplace", lambda m, a: a.clone().cumsum_(0), (f32(4),)),
+    Case("cumprod", lambda m, a: m.cumprod(a, 1), (f32(3, 4),)),
+    Case("cumprod_zeros", lambda m, a: a.cumprod(1), (ZEROS,)),
+    Case("cumprod_int", lambda m, a: a.cumprod(0), (I64,)),
+    Case("cumprod_bool", lambda m, a: a.cumprod(0), (B,)),
+    Case("cumprod_inplace", lambda m, a: a.clone().cumprod_(0), (f32(4),)),
+    # cummax / cummin: ties give the last index; NaN is taken and kept
+    Case("cummax", lambda m, a: m.cummax(a, 1), (distinct(3, 4),)),
+    Case("cummax_ties", lambda m, a: a.cummax(0), (TIES1,)),
+    Case("cummax_rows_ties", lambda m, a: a.cummax(1), (TIES,)),
+    Case("cummin_ties", lambda m, a: a.cummin(1), (TIES,)),
+    Case("cummax_nan", lambda m, a: a.cummax(0),
+         (np.array([1.0, 3.0, 3.0, nan, 2.0, 5.0, nan, 7.0], np.float32),)),
+    Case("cummin_nan", lambda m, a: a.cummin(1), (NANS,)),
+    Case("cummax_int", lambda m, a: a.cummax(0), (I64,)),
+    Case("cummax_0dim", lambda m, a: a.cummax(0), (S0,)),
+    Case("cummax_empty", lambda m, a: a.cummax(0), (E0,)),
+    # all / any / count_nonzero
+    Case("all", lambda m, a: a.all(), (B,)),
+    Case("all_dim", lambda m, a: m.all(a, 1), (B,)),
+    Case("any_dim", lambda m, a: m.any(a, 0), (B,)),
+    Case("any_keepdim", lambda m, a: a.any(1, keepdim=True), (B,)),
+    Case("all_float", lambda m, a: a.all(), (ZEROS,)),
+    Case("any_float_dim", lambda m, a: a.any(1), (ZEROS,)),
+    Case("all_int", lambda m, a: m.all(a), (I64,)),
+    Case("all_uint8", lambda m, a: a.all(), (U8,)),
+    Case("any_uint8_dim", lambda m, a: a.any(0), (U8,)),
+    Case("all_dims", lambda m, a: m.all(a, (0, 1)), (B,)),
+    Case("all_empty", lambda m, a: a.all(), (E0,)),
+    Case("any_empty", lambda m, a: a.any(), (E0,)),
+    Case("any_nan", lambda m, a: a.any(), (np.array([0.0, nan], np.float32),)),
+    Case("all_0dim", lambda m, a: a.all(), (S0,)),
+    Case("count_nonzero", lambda m, a: m.count_nonzero(a), (ZEROS,)),
+    Case("count_nonzero_dim", lambda m, a: a.count_nonzero(1), (ZEROS,)),
+    Case("count_nonzero_dims", lambda m, a: a.count_nonzero((0, 1)), (ZEROS,)),
+    Case("count_nonzero_int", lambda m, a: m.count_nonzero(a), (I64,)),
+    Case("count_nonzero_bool", lambda m, a: m.count_nonzero(a, 0), (B,)),
+    Case("count_nonzero_nan", lambda m, a: m.count_nonzero(a), (NANS,)),
+    # sort / argsort / msort
+    Case("sort", lambda m, a: a.sort(), (distinct(3, 4),)),
+    Case("sort_dim0", lambda m, a: m.sort(a, 0), (distinct(3, 4),)),
+    Case("sort_descending", lambda m, a: m.sort(a, descending=True), (distinct(3, 4),)),
+    Case("sort_positional_desc", lambda m, a: a.sort(0, True), (distinct(3, 4),)),
+    Case("sort_ties", lambda m, a: a.sort(), (TIES,)),
+    Case("sort_ties_desc", lambda m, a: a.sort(descending=True), (TIES,)),
+    Case("sort_stable", lambda m, a: m.sort(a, stable=True), (TIES,)),
+    Case("sort_stable_desc", lambda m, a: m.sort(a, stable=True, descending=True), (TIES,)),
+    Case("sort_nan", lambda m, a: a.sort(1), (NANS,)),
+    Case("sort_nan_desc", lambda m, a: a.sort(1, descending=True), (NANS,)),
+    Case("sort_inf", lambda m, a: a.sort(), (EDGE,)),
+    Case("sort_int", lambda m, a: a.sort(), (I64,)),
+    Case("sort_int_desc", lambda m, a: m.sort(a, 1, True), (I32,)),
+    Case("sort_bool", lambda m, a: a.sort(1), (B,)),
+    Case("sort_0dim", lambda m, a: a.sort(), (S0,)),
+    Case("sort_empty", lambda m, a: a.sort(0), (E0,)),
+    Case("sort_f64", lambda m, a: a.sort(), (f64(6),)),
+    Case("argsort", lambda m, a: a.argsort(), (distinct(3, 4),)),
+    Case("argsort_desc", lambda m, a: m.argsort(a, 0, descending=True), (distinct(3, 4),)),
+    Case("argsort_ties", lambda m, a: m.argsort(a, stable=True), (TIES,)),
+    Case("argsort_ties_desc", lambda m, a: a.argsort(descending=True), (TIES,)),
+    Case("argsort_int", lambda m, a: a.argsort(), (I64,)),
+    Case("argsort_nan", lambda m, a: a.argsort(1), (NANS,)),
+    Case("msort", lambda m, a: m.msort(a), (distinct(3, 4),)),
+    # topk
+    Case("topk", lambda m, a: a.topk(2), (distinct(3, 5),)),
+    Case("topk_smallest", lambda m, a: m.topk(a, 3, largest=False), (distinct(3, 5),)),
+    Case("topk_dim0", lambda m, a: m.topk(a, 2, dim=0), (distinct(4, 3),)),
+    Case("topk_all", lambda m, a: a.topk(5), (distinct(5),)),
+    Case("topk_zero", lambda m, a: a.topk(0), (distinct(5),)),
+    Case("topk_int", lambda m, a: a.topk(3), (np.array([5, 1, 9, 3, 2], np.int64),)),
+    Case("topk_inf", lambda m, a: a.topk(3), (EDGE[2:],)),
+    Case("topk_0dim", lambda m, a: a.topk(1), (S0,)),
+    # nansum / nanmean
+    Case("nansum", lambda m, a: m.nansum(a), (NANS,)),
+    Case("nansum_dim", lambda m, a: a.nansum(1), (NANS,)),
+    Case("nansum_int", lambda m, a: m.nansum(a), (I64,)),
+    Case("nanmean", lambda m, a: m.nanmean(a), (NANS,)),
+    Case("nanmean_dim", lambda m, a: a.nanmean(0, keepdim=True), (NANS,)),
+    # unique (eager): sorted, inverse, counts, dim
+    Case("unique", lambda m, a: m.unique(a), (np.array([3, 1, 2, 1, 3], np.int64),)),
+    Case("unique_inverse_counts", lambda m, a: m.unique(a, return_inverse=True,
+                                                        return_counts=True),
+         (np.array([3, 1, 2, 1, 3], np.int64),)),
+    Case("unique_unsorted", lambda m, a: m.unique(a, sorted=False, return_counts=True),
+         (np.array([3, 1, 2, 1, 3], np.int64),)),
+    Case("unique_float_2d", lambda m, a: a.unique(return_inverse=True),
+         (np.array([[1.5, 0.0], [1.5, -2.0]], np.float32),), grad=False),
+    Case("unique_nan", lambda m, a: m.unique(a, return_counts=True),
+         (np.array([3.0, 1.0, nan, 1.0, nan], np.float32),), grad=False),
+    Case("unique_bool", lambda m, a: m.unique(a), (B,)),
+    Case("unique_dim0", lambda m, a: m.unique(a, dim=0, return_inverse=True,
+                                              return_counts=True),
+         (np.array([[3, 1], [3, 1], [0, 2]], np.int64),)),
+    Case("unique_dim1", lambda m, a: m.unique(a, dim=1),
+         (np.array([[3, 1, 3], [0, 2, 0]], np.int64),)),
+    Case("unique_empty", lambda m, a: m.unique(a, return_counts=True), (E0,), grad=False),
+    Case("unique_random", lambda m, a: m.unique(a, return_inverse=True), (ints(20),)),
+    Case("unique_requires_grad", lambda m, a: m.unique(a).requires_grad, (f32(4),),
+         grad=False),
+    # bincount (eager length)
+    Case("bincount", lambda m, a: m.bincount(a), (np.array([1, 1, 3, 0, 5], np.int64),)),
+    Case("bincount_minlength", lambda m, a: a.bincount(minlength=8),
+         (np.array([1, 1, 3], np.int64),)),
+    Case("bincount_minlength_small", lambda m, a: a.bincount(minlength=2),
+         (np.array([1, 1, 3], np.int64),)),
+    Case("bincount_weights", lambda m, a, w: m.bincount(a, w),
+         (np.array([1, 1, 3, 0], np.int64), f32(4)), grad=False),
+    Case("bincount_weights_f64", lambda m, a, w: m.bincount(a, weights=w),
+         (np.array([1, 1, 3, 0], np.int64), f64(4)), grad=False),
+    Case("bincount_weights_int", lambda m, a, w: m.bincount(a, weights=w),
+         (np.array([1, 1, 3, 0], np.int64), np.array([1, 2, 3, 4], np.int64))),
+    Case("bincount_int32", lambda m, a: m.bincount(a), (np.array([2, 0, 2], np.int32),)),
+    Case("bincount_uint8", lambda m, a: m.bincount(a), (np.array([2, 0, 2], np.uint8),)),
+    Case("bincount_empty", lambda m, a: m.bincount(a), (np.zeros(0, np.int64),)),
+    Case("bincount_empty_minlength", lambda m, a: m.bincount(a, minlength=3),
+         (np.zeros(0, np.int64),)),
+    Case("bincount_random", lambda m, a: m.bincount(a), (ints(50, lo=0, hi=10),)),
+    # histc
+    Case("histc", lambda m, a: m.histc(a, 4, min=0, max=3),
+         (np.array([1.0, 1.0, 3.0, 0.2, -1.0, 4.0], np.float32),)),
+    Case("histc_auto_range", lambda m, a: a.histc(10), (f32(100),)),
+    Case("histc_default_bins", lambda m, a: m.histc(a), (f32(200),)),
+    Case("histc_constant", lambda m, a: m.histc(a, 4), (np.ones(3, np.float32),)),
+    Case("histc_f64", lambda m, a: m.histc(a, 5, -2, 2), (f64(50),)),
+    Case("histc_empty", lambda m, a: m.histc(a, 3), (np.zeros(0, np.float32),)),
+    Case("histc_2d", lambda m, a: a.histc(6, -1, 1), (f32(5, 6),)),
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_reduce_against_torch(case):
+    check(case)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad][::5], ids=str)
+def test_reduce_autograd_grad(case):
+    check(case, autograd_grad=True)
+
+
+def test_table_counts():
+    names = {c.name for c in CASES}
+    assert len(names) == len(CASES), "duplicate case names"
+    assert len(CASES) >= 200
+
+
+RAISES = [
+    ("max_empty", lambda m, a: a.max(), (E0,)),
+    ("max_empty_dim", lambda m, a: a.max(0), (E0,)),
+    ("amax_empty", lambda m, a: a.amax(), (E0,)),
+    ("amin_empty_dim", lambda m, a: a.amin(0), (E0,)),
+    ("argmin_bool", lambda m, a: a.argmin(1), (B,)),
+    ("argmax_bool", lambda m, a: a.argmax(), (B,)),
+    ("argmax_empty", lambda m, a: a.argmax(), (E0,)),
+    ("max_bad_dim", lambda m, a: a.max(2), (f32(3, 4),)),
+    ("max_scalar_other", lambda m, a: m.max(a, 1.0), (f32(3),)),
+    ("argmax_bad_dim", lambda m, a: a.argmax(-3), (f32(3, 4),)),
+    ("sum_bad_dim", lambda m, a: m.prod(a, 5), (f32(3),)),
+    ("prod_tuple_dim", lambda m, a: m.prod(a, (0,)), (f32(3),)),
+    ("std_int", lambda m, a: a.std(), (I64,)),
+    ("var_int", lambda m, a: m.var(a, 0), (I64,)),
+    ("var_dup_dims", lambda m, a: m.var(a, (0, 0)), (f32(3, 4),)),
+    ("kthvalue_k_big", lambda m, a: a.kthvalue(6), (f32(5),)),
+    ("kthvalue_k_zero", lambda m, a: a.kthvalue(0), (f32(5),)),
+    ("topk_k_big", lambda m, a: a.topk(6), (f32(5),)),
+    ("sort_bad_dim", lambda m, a: a.sort(2), (f32(3, 4),)),
+    ("cumsum_bad_dim", lambda m, a: a.cumsum(2), (f32(3, 4),)),
+    ("cummax_bad_dim", lambda m, a: a.cummax(-3), (f32(3, 4),)),
+    ("logsumexp_no_dim", lambda m, a: m.logsumexp(a), (f32(3),)),
+    ("logsumexp_bad_dim", lambda m, a: m.logsumexp(a, 1), (f32(3),)),
+    ("median_empty_dim", lambda m, a: a.median(0), (E0,)),
+    ("all_bad_dim", lambda m, a: a.all(3), (B,)),
+    ("bincount_float", lambda m, a: m.bincount(a), (f32(3),)),
+    ("bincount_negative", lambda m, a: m.bincount(a), (np.array([-1, 1], np.int64),)),
+    ("bincount_2d", lambda m, a: m.bincount(a), (np.array([[1, 1]], np.int64),)),
+    ("bincount_weights_len", lambda m, a, w: m.bincount(a, w),
+     (np.array([1, 1], np.int64), f32(3))),
+    ("bincount_minlength_neg", lambda m, a: m.bincount(a, minlength=-1),
+     (np.array([1, 1], np.int64),)),
+    ("histc_int", lambda m, a: m.histc(a), (I64,)),
+    ("histc_bins", lambda m, a: m.histc(a, -1), (f32(3),)),
+    ("histc_min_gt_max", lambda m, a: m.histc(a, 3, 2, 1), (f32(3),)),
+    ("unique_bad_dim", lambda m, a: m.unique(a, dim=2), (f32(3, 4),)),
+    ("nanmean_int", lambda m, a: m.nanmean(a), (I64,)),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs", RAISES, ids=[r[0] for r in RAISES])
+def test_reduce_bad_input(name, fn, inputs):
+    check_raises(fn, *inputs)
+
+
+# ---- documented differences (DIFFERENCES.md): tie indices of selection reductions
+TIE_ROWS = np.array([[1.0, 2.0, 2.0, 3.0, 2.0], [2.0, 1.0, 2.0, 1.0, 0.5],
+                     [4.0, 4.0, 4.0, 4.0, 4.0]], np.float32)
+
+
+@pytest.mark.parametrize("which", ["median", "kthvalue", "topk"])
+def test_tie_indices_select_an_equal_value(which):
+    """torch's CPU median / kthvalue / topk pick an implementation-defined index among ties;
+    torchlike picks the first in stable sorted order. Values and gradients' totals agree with
+    torch, and the index always holds the returned value."""
+    import torch
+    call = {"median": lambda m, a: m.median(a, 1), "kthvalue": lambda m, a: m.kthvalue(a, 3, 1),
+            "topk": lambda m, a: m.topk(a, 2, 1)}[which]
+    x = torchlike.tensor(TIE_ROWS, requires_grad=True)
+    tx = torch.tensor(TIE_ROWS, requires_grad=True)
+    v, i = call(torchlike, x)
+    tv, ti = call(torch, tx)
+    np.testing.assert_array_equal(np.asarray(v.detach()._data), tv.detach().numpy())
+    picked = np.take_along_axis(TIE_ROWS, np.asarray(i._data).reshape(3, -1), 1)
+    np.testing.assert_array_equal(picked.reshape(np.asarray(v.detach()._data).shape),
+                                  np.asarray(v.detach()._data))
+    v.sum().backward()
+    tv.sum().backward()
+    g = np.asarray(x.grad._data)
+    # the gradient goes to the selected indices only: one per selected value, row totals agree
+    np.testing.assert_array_equal(g.sum(1), tx.grad.numpy().sum(1))
+    assert set(np.unique(g)) <= {0.0, 1.0}
+    assert (np.take_along_axis(g, np.asarray(i._data).reshape(3, -1), 1) == 1).all()
