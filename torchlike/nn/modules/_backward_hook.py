@@ -7,6 +7,8 @@ runs the backward pre-hooks, which may replace it); the post-hook of the inputs'
 """
 from __future__ import annotations
 
+import jax.numpy as jnp
+
 from ..._ops._registry import apply, defop
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm
@@ -57,7 +59,13 @@ class BackwardHook:
             def hook(grad_input, _):
                 if self.grad_outputs is None:
                     return None
-                res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+                res = list(self._pack_with_none(self.input_tensors_index, grad_input,
+                                                self.n_inputs))
+                # torch routes every tensor input through its hook function: inputs that do not
+                # require grad get zero gradients there
+                for i, (shape, dt) in self._other_inputs.items():
+                    res[i] = Tensor._make(jnp.zeros(shape, dt))
+                res = tuple(res)
                 for h in self.user_hooks:
                     out = h(self.module, res, self.grad_outputs)
                     if out is None:
@@ -72,6 +80,8 @@ class BackwardHook:
             grad_fn.register_hook(hook)
 
         res, idx = self._apply_on_tensors(fn, args)
+        self._other_inputs = {i: (tuple(a.shape), a._data.dtype) for i, a in enumerate(args)
+                              if isinstance(a, Tensor) and not a.requires_grad}
         self.n_inputs = len(args)
         self.input_tensors_index = idx
         return res

@@ -413,7 +413,7 @@ class _PadNd(Module):
         return F.pad(input, self.padding, self.mode)
 
     def extra_repr(self):
-        if self.mode == "constant":
+        if self.mode == "constant" and "Zero" not in type(self).__name__:
             return f"padding={self.padding}, value={self.value}"
         return f"{self.padding}"
 

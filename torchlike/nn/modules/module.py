@@ -304,7 +304,7 @@ class Module:
                 if buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                        "(torch.Tensor or None expected)")
+                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
                     for hook in _global_buffer_registration_hooks.values():
                         out = hook(self, name, value)
                         if out is not None:
