@@ -312,6 +312,9 @@ def test_workers_map_style_order_info_and_persistence():
                                                          [1]]
         assert all(v == 2 for b in batches for v in b["nw"].tolist())
         assert len({v for b in batches for v in b["seed"].tolist()}) == 1   # base_seed + id
+    # DIFFERENCES.md: workers are spawned (torch forks on Linux; fork is unsafe under JAX)
+    assert type(loader._iterator._workers[0]._popen).__module__ == \
+        "multiprocessing.popen_spawn_posix"
     loader._iterator._shutdown_workers()
     assert all(not w.is_alive() for w in loader._iterator._workers)
     ref = list(tud.DataLoader(H.Squares(9), batch_size=4))   # in order, as with workers

@@ -443,3 +443,34 @@ def test_resume_training_equals_straight_run(tmp_path):
     for k, v in tmodel.state_dict().items():
         np.testing.assert_allclose(straight[k], v.detach().numpy(), rtol=1e-4, atol=1e-5,
                                    err_msg=k)
+
+
+# ---------------------------------------------------------------------------- pinned differences
+def test_legacy_format_refused_with_clear_error(tmp_path):
+    """DIFFERENCES.md: torch's pre-1.6 (non-zip) format is not read."""
+    f = tmp_path / "legacy.pt"
+    torch.save({"w": torch.ones(2)}, f, _use_new_zipfile_serialization=False)
+    assert torch.load(f, weights_only=True)["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="legacy"):
+        torchlike.load(f)
+
+
+def test_pickled_torch_objects_other_than_tensors_refused(tmp_path):
+    """DIFFERENCES.md: a whole pickled torch module names torch classes torchlike cannot map,
+    even with weights_only=False."""
+    f = tmp_path / "module.pt"
+    torch.save(torch.nn.Linear(2, 2), f)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        torchlike.load(f)
+    with pytest.raises(pickle.UnpicklingError, match="cannot load the torch global"):
+        torchlike.load(f, weights_only=False)
+
+
+def test_map_location_callable_is_not_called(tmp_path):
+    """DIFFERENCES.md: every tensor is loaded to the host; a callable map_location is
+    accepted but not called."""
+    f = tmp_path / "m.pt"
+    torch.save({"w": torch.arange(3.0)}, f)
+    calls = []
+    out = torchlike.load(f, map_location=lambda s, loc: calls.append(loc))
+    assert calls == [] and out["w"].device.type == "cpu"
