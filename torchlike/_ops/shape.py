@@ -213,21 +213,10 @@ def _to(self, *args, **kwargs):
     return out
 
 
-def _type(self, dtype=None, non_blocking=False):
-    if dtype is None:
-        names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-                 "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-                 "complex128": "ComplexDoubleTensor"}
-        return "torch." + names[self.dtype.name]
-    return self.to(dtype)
-
-
 for _n, _f in dict(reshape=reshape, view=view, transpose=transpose, swapaxes=swapaxes,
                    swapdims=swapaxes, t=t, permute=permute, unsqueeze=unsqueeze,
-                   squeeze=squeeze, flatten=flatten, expand=expand, clone=clone, to=_to,
-                   type=_type).items():
+                   squeeze=squeeze, flatten=flatten, expand=expand, clone=clone,
+                   to=_to).items():
     setattr(Tensor, _n, _f)
 
 Tensor.view_as = lambda self, other: reshape(self, *other.shape)
