@@ -40,6 +40,7 @@ class _Compiled:
                  "_vjp_op", "_fwd_vjp_raw")
 
     def __init__(self, op, static, cast, needs):
+        cast = None if cast is None else cast.np
         self.op, self.static, self.cast, self.needs = op, static, cast, needs
         fn = op.fn
         kw = dict(static)
@@ -176,13 +177,32 @@ _PY_SCALARS = (bool, int, float, complex)
 
 
 def _result_dtype(op, args):
-    dims, zeros, scalars = [], [], []
+    """torch's result dtype for ``args`` (a torchlike dtype); ``op.promote`` decides int->float."""
+    T = _Tensor
+    r = None
+    simple = True
     for a in args:
-        if isinstance(a, _Tensor):
-            (dims if a._data.ndim else zeros).append(a.dtype)
-        elif isinstance(a, _PY_SCALARS):
-            scalars.append(D.scalar_dtype(a))
-    r = D.result_type_of(dims, zeros, scalars)
+        if isinstance(a, T):
+            d = a._data
+            if r is None:
+                r = d.dtype
+            elif d.dtype != r:
+                simple = False
+            if not d.ndim:
+                simple = False
+        elif a is not None:
+            simple = False
+    if simple and r is not None:
+        # the common case: tensors of one dtype, all with dims
+        r = D.from_jax(r)
+    else:
+        dims, zeros, scalars = [], [], []
+        for a in args:
+            if isinstance(a, T):
+                (dims if a._data.ndim else zeros).append(a.dtype)
+            elif isinstance(a, _PY_SCALARS):
+                scalars.append(D.scalar_dtype(a))
+        r = D.result_type_of(dims, zeros, scalars)
     if op.promote == "float" and r.category < D._FLOAT:
         r = D.get_default_dtype()
     return r
@@ -196,11 +216,8 @@ def apply(op, *args, **static):
     Returns a Tensor, or a tuple of Tensors for multi-output ops.
     """
     T = _Tensor
-    if op.promote is not None:
-        rd = _result_dtype(op, args)
-        cast = rd.np
-    else:
-        cast = None
+    # the cast dtype is keyed by its torchlike dtype object (hashed by identity: cheap)
+    cast = _result_dtype(op, args) if op.promote is not None else None
     arrays = []
     needs = []
     grad_on = _state.grad_enabled and op.differentiable
