@@ -4,11 +4,12 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from . import graph as graph
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .engine import run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                         set_grad_enabled)
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "graph"]
 
 

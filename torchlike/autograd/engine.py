@@ -207,16 +207,21 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                 _release_children(node, deps, ready, keep, tick)
                 continue
             node.check_alive()
-            cots = tuple(b if b is not None else _zeros(m, create_graph)
-                         for b, m in zip(buf, node.out_meta))
             c = node.compiled
-            if create_graph:
+            if c is None:
+                # a custom autograd.Function: its Python backward gets the raw buffer
+                in_grads = node.run(buf, create_graph)
+            elif create_graph:
+                cots = tuple(b if b is not None else _zeros(m, create_graph)
+                             for b, m in zip(buf, node.out_meta))
                 op = c.vjp_op()
                 from .._ops._registry import apply
                 n_in = len(node.inputs)
                 out = apply(op, *node.inputs, *cots, n_in=n_in, n_cot=len(cots))
                 in_grads = out if isinstance(out, tuple) else (out,)
             else:
+                cots = tuple(b if b is not None else _zeros(m, create_graph)
+                             for b, m in zip(buf, node.out_meta))
                 in_grads = c.bwd(node.vjp, cots)
             if node.post_hooks:
                 gi = tuple(g if create_graph else T._make(g) for g in in_grads)

@@ -1,0 +1,143 @@
+"""Custom autograd.Function against torch: the same class body runs on both."""
+import pytest
+import torch
+
+import torchlike
+
+
+def make_classes(m):
+    class Exp(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+    class StraightThrough(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return (x > 0).float()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class ScaleAdd(m.autograd.Function):
+        """Two tensor inputs, a non-tensor argument, two outputs, needs_input_grad."""
+
+        @staticmethod
+        def forward(ctx, a, b, k):
+            ctx.save_for_backward(a, b)
+            ctx.k = k
+            ctx.flags = tuple(ctx.needs_input_grad)
+            return a * k + b, a * b
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            a, b = ctx.saved_tensors
+            ga = g1 * ctx.k + g2 * b if ctx.needs_input_grad[0] else None
+            gb = g1 + g2 * a if ctx.needs_input_grad[1] else None
+            return ga, gb, None
+
+    class Cube(m.autograd.Function):
+        """setup_context style, differentiable backward (double backward works)."""
+
+        @staticmethod
+        def forward(x):
+            return x ** 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+
+    return Exp, StraightThrough, ScaleAdd, Cube
+
+
+def scenario_exp(m):
+    Exp = make_classes(m)[0]
+    x = m.tensor([0.0, 1.0, -1.0], requires_grad=True)
+    y = Exp.apply(x)
+    (y * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+    return [repr(y.detach()), y.requires_grad, repr(x.grad)]
+
+
+def scenario_straight_through_and_hook(m):
+    ST = make_classes(m)[1]
+    log = []
+    x = m.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    y = ST.apply(x * 2)
+    y.register_hook(lambda g: log.append(repr(g)))
+    (y * 3).sum().backward()
+    return log + [repr(y), repr(x.grad)]
+
+
+def scenario_two_outputs(m):
+    SA = make_classes(m)[2]
+    a = m.tensor([1.0, 2.0], requires_grad=True)
+    b = m.tensor([3.0, 4.0])
+    s, p = SA.apply(a, b, 5.0)
+    (s.sum() + (p * p).sum()).backward()
+    return [repr(s), repr(p), repr(a.grad), b.grad]
+
+
+def scenario_only_one_output_used(m):
+    SA = make_classes(m)[2]
+    a = m.tensor([1.0, 2.0], requires_grad=True)
+    b = m.tensor([3.0, 4.0], requires_grad=True)
+    s, p = SA.apply(a, b, 2.0)
+    p.sum().backward()
+    return [repr(a.grad), repr(b.grad)]
+
+
+def scenario_double_backward(m):
+    Cube = make_classes(m)[3]
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = Cube.apply(x).sum()
+    (g,) = m.autograd.grad(y, x, create_graph=True)
+    (h,) = m.autograd.grad(g.sum(), x)
+    return [repr(g.detach()), repr(h)]
+
+
+def scenario_no_grad_input(m):
+    Exp = make_classes(m)[0]
+    y = Exp.apply(m.tensor([1.0]))
+    return [repr(y), y.requires_grad]
+
+
+def scenario_backward_twice(m):
+    Exp = make_classes(m)[0]
+    x = m.tensor([1.0], requires_grad=True)
+    y = Exp.apply(x).sum()
+    y.backward()
+    try:
+        y.backward()
+    except RuntimeError as e:
+        return ["raised", str(e)[:60]]
+    return ["no error"]
+
+
+SCENARIOS = [scenario_exp, scenario_straight_through_and_hook, scenario_two_outputs,
+             scenario_only_one_output_used, scenario_double_backward, scenario_no_grad_input,
+             scenario_backward_twice]
+
+
+@pytest.mark.parametrize("fn", SCENARIOS, ids=lambda f: f.__name__)
+def test_custom_function_matches_torch(fn):
+    assert fn(torchlike) == fn(torch)
+
+
+def test_grad_fn_name():
+    Exp = make_classes(torchlike)[0]
+    y = Exp.apply(torchlike.tensor([1.0], requires_grad=True))
+    assert y.grad_fn.name() == "ExpBackward"
+    assert "grad_fn=<ExpBackward>" in repr(y)

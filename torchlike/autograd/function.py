@@ -1,0 +1,184 @@
+"""autograd.Function: user-defined ops with a Python ``backward``.
+
+>>> class Exp(torchlike.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         y = x.exp()
+...         ctx.save_for_backward(y)
+...         return y
+...     @staticmethod
+...     def backward(ctx, g):
+...         (y,) = ctx.saved_tensors
+...         return g * y
+>>> Exp.apply(torchlike.tensor([0.0], requires_grad=True))
+
+``forward`` runs with grad mode off; the outputs get one tape node whose backward calls the
+user's ``backward`` (under grad mode when ``create_graph=True``, so it can be differentiated
+again). Both the ``forward(ctx, *args)`` style and ``forward(*args)`` + ``setup_context`` work.
+"""
+from __future__ import annotations
+
+import functools
+
+from . import grad_mode as _gm
+from .graph import Node
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: saved tensors and per-call flags."""
+
+    def __init__(self):
+        self.to_save = ()
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+        self.non_differentiable = set()
+        self.dirty = set()
+        self._saved = None
+        self._freed = False
+
+    def save_for_backward(self, *tensors):
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self.to_save_forward = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            from .graph import _FREED_MSG
+            raise RuntimeError(_FREED_MSG)
+        return self._saved if self._saved is not None else tuple(self.to_save)
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors):
+        self.dirty.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+
+class _FunctionNode(Node):
+    """The tape node of one ``Function.apply`` call."""
+
+    __slots__ = ("fn_cls", "ctx", "n_args", "grad_positions")
+
+    def __init__(self, fn_cls, ctx, edges, positions, out_meta, n_args):
+        super().__init__(fn_cls.__name__ + "Backward", tuple(edges), None, None, None,
+                         out_meta, saves=True)
+        self.fn_cls = fn_cls
+        self.ctx = ctx
+        self.n_args = n_args
+        self.grad_positions = positions      # argument index of each edge
+
+    def release(self):
+        # like torch: a second backward fails only if the function saved tensors
+        self.ctx._freed = True
+        self.freed = bool(self.ctx.to_save)
+
+    def run(self, cots, create_graph):
+        """Call the user's backward; return one gradient per edge."""
+        from .._tensor import Tensor
+        import jax.numpy as jnp
+        grads_in = []
+        for c, meta in zip(cots, self.out_meta):
+            if c is None:
+                if not self.ctx.materialize_grads:
+                    grads_in.append(None)
+                    continue
+                c = jnp.zeros(*meta)
+            grads_in.append(c if isinstance(c, Tensor) else Tensor._make(c))
+        with _gm.set_grad_enabled(create_graph):
+            res = self.fn_cls.backward(self.ctx, *grads_in)
+        if not isinstance(res, tuple):
+            res = (res,)
+        if len(res) < self.n_args:
+            raise RuntimeError(f"function {self.fn_cls.__name__}Backward returned an incorrect "
+                               f"number of gradients (expected {self.n_args}, got {len(res)})")
+        out = []
+        for pos in self.grad_positions:
+            g = res[pos]
+            if g is not None and not create_graph:
+                g = g._data
+            out.append(g)
+        return tuple(out)
+
+
+class _FunctionMeta(type):
+    pass
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class of custom autograd functions: define ``forward`` and ``backward`` static
+    methods and call ``YourFunction.apply(*args)``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .._tensor import Tensor
+        ctx = FunctionCtx()
+        grad_on = _gm.is_grad_enabled()
+        needs = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on for a in args)
+        ctx.needs_input_grad = needs
+        separate = cls.setup_context is not Function.setup_context
+        with _gm.no_grad():
+            if separate:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
+        if not any(needs):
+            return out
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        edges, positions = [], []
+        for i, (a, n) in enumerate(zip(args, needs)):
+            if n:
+                edges.append(a._edge())
+                positions.append(i)
+        diff = [o for o in outs if isinstance(o, Tensor) and id(o) not in ctx.non_differentiable
+                and (o.dtype.is_floating_point or o.dtype.is_complex)]
+        node = _FunctionNode(cls, ctx, edges, positions,
+                             tuple((tuple(o._data.shape), o._data.dtype) for o in diff),
+                             len(args))
+        wrapped = []
+        k = 0
+        for o in outs:
+            if any(o is d for d in diff):
+                t = Tensor._make(o._data, node, k)
+                k += 1
+                wrapped.append(t)
+            else:
+                wrapped.append(o)
+        # saved tensors that are outputs must be the wrapped outputs (they carry the history)
+        ctx._saved = tuple(next((w for o, w in zip(outs, wrapped) if s is o), s)
+                           for s in ctx.to_save)
+        return wrapped[0] if single else tuple(wrapped)
+
+
+def once_differentiable(fn):
+    """Mark a backward as not differentiable: it runs with grad mode off."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with _gm.no_grad():
+            return fn(ctx, *args)
+    return wrapper
