@@ -279,6 +279,120 @@ CASES = [c for c in CASES if c.name != "bucketize_int32"] + [
 ]
 
 
+# more shape ops (torchlike/_ops/shape_extra.py)
+CASES += [
+    Case("unfold", lambda m, a: a.unfold(1, 2, 1), (f32(3, 4),)),
+    Case("unfold_step", lambda m, a: a.unfold(0, 2, 3), (f32(8, 2),)),
+    Case("unfold_neg_dim", lambda m, a: a.unfold(-1, 3, 2), (f32(2, 3, 7),)),
+    Case("unfold_0dim", lambda m, a: a.unfold(0, 1, 1), (f32(),)),
+    Case("unfold_empty_window", lambda m, a: a.unfold(0, 0, 1), (f32(3, 2),)),
+    Case("put", lambda m, a, i, s: a.put(i, s), (f32(3, 4), np.array([0, -1, 5]), f32(3))),
+    Case("put_accumulate", lambda m, a, i, s: a.put(i, s, accumulate=True),
+         (f32(3, 4), np.array([0, 0, 5]), f32(3))),
+    Case("put_", lambda m, a, i, s: (a * 1).put_(i, s), (f32(2, 2), np.array([[3], [1]]), f32(2, 1))),
+    Case("masked_scatter", lambda m, a, k, s: a.masked_scatter(k, s), (f32(2, 3), B, f32(4))),
+    Case("masked_scatter_bcast", lambda m, a, k, s: a.masked_scatter(k, s),
+         (f32(2, 3), B[0], f32(3, 3))),
+    Case("masked_scatter_", lambda m, a, k, s: (a + 0).masked_scatter_(k, s), (f32(2, 3), B, f32(3))),
+    Case("fill_diagonal_", lambda m, a: (a * 1).fill_diagonal_(2.0), (f32(3, 4),)),
+    Case("fill_diagonal_tall", lambda m, a: (a * 1).fill_diagonal_(-1.0), (f32(7, 3),)),
+    Case("fill_diagonal_wrap", lambda m, a: (a * 1).fill_diagonal_(5.0, wrap=True), (f32(7, 3),)),
+    Case("fill_diagonal_3d", lambda m, a: (a * 1).fill_diagonal_(0.0), (f32(2, 2, 2),)),
+    Case("scatter_reduce_sum", lambda m, a, i, s: a.scatter_reduce(0, i, s, "sum"),
+         (f32(3), np.array([0, 0, 2, 1]), f32(4))),
+    Case("scatter_reduce_sum_no_self", lambda m, a, i, s: m.scatter_reduce(a, 0, i, s, "sum",
+                                                                          include_self=False),
+         (f32(3), np.array([0, 0, 2]), f32(3))),
+    Case("scatter_reduce_prod", lambda m, a, i, s: a.scatter_reduce(1, i, s, "prod"),
+         (f32(2, 3), np.array([[0, 0], [2, 1]]), f32(2, 2))),
+    Case("scatter_reduce_prod_zeros", lambda m, a, i, s: a.scatter_reduce(0, i, s, "prod"),
+         (np.array([2.0, 0.0, 3.0], np.float32), np.array([0, 0, 1, 2, 2]),
+          np.array([0.0, 4.0, 5.0, 0.0, 0.0], np.float32))),
+    Case("scatter_reduce_prod_no_self", lambda m, a, i, s: a.scatter_reduce(
+        0, i, s, "prod", include_self=False), (f32(3), np.array([0, 0, 2]), f32(3))),
+    Case("scatter_reduce_mean", lambda m, a, i, s: a.scatter_reduce(1, i, s, "mean"),
+         (f32(3, 4), np.array([[0, 0], [1, 1], [3, 3]]), f32(3, 2))),
+    Case("scatter_reduce_mean_no_self", lambda m, a, i, s: a.scatter_reduce(
+        1, i, s, "mean", include_self=False), (f32(3, 4), np.array([[0, 0], [1, 2], [3, 3]]),
+                                               f32(3, 2))),
+    Case("scatter_reduce_mean_int", lambda m, a, i, s: a.scatter_reduce(0, i, s, "mean"),
+         (i64(4), np.array([0, 0, 3]), i64(3))),
+    Case("scatter_reduce_amax", lambda m, a, i, s: a.scatter_reduce(0, i, s, "amax"),
+         (f32(4), np.array([0, 0, 2, 3]), f32(4))),
+    Case("scatter_reduce_amax_ties", lambda m, a, i, s: a.scatter_reduce(0, i, s, "amax"),
+         (np.array([1.0, 2.0, 0.0], np.float32), np.array([0, 0, 1]),
+          np.array([1.0, 1.0, 2.0], np.float32))),
+    Case("scatter_reduce_amin_no_self", lambda m, a, i, s: a.scatter_reduce(
+        0, i, s, "amin", include_self=False), (f32(4), np.array([0, 0, 2]), f32(3))),
+    Case("scatter_reduce_amax_int", lambda m, a, i, s: a.scatter_reduce(0, i, s, "amax"),
+         (i64(3), np.array([1, 1]), i64(2))),
+    Case("select_scatter", lambda m, a, s: m.select_scatter(a, s, 0, -1), (f32(3, 4), f32(4))),
+    Case("select_scatter_dim1", lambda m, a, s: a.select_scatter(s, 1, 2), (f32(3, 4), f32(3))),
+    Case("slice_scatter", lambda m, a, s: m.slice_scatter(a, s, 1, 0, 4, 2), (f32(3, 4), f32(3, 2))),
+    Case("slice_scatter_default", lambda m, a, s: m.slice_scatter(a, s, start=1),
+         (f32(3, 2), f32(2, 2))),
+    Case("diagonal_scatter", lambda m, a, s: m.diagonal_scatter(a, s, 1), (f32(3, 4), f32(3))),
+    Case("diagonal_scatter_neg", lambda m, a, s: m.diagonal_scatter(a, s, -1, 1, 0),
+         (f32(3, 4), f32(3))),
+    Case("block_diag", lambda m, a, b, c: m.block_diag(a, b, c), (f32(2, 2), f32(3), f32())),
+    Case("block_diag_promote", lambda m, a, b: m.block_diag(a, b), (f32(1, 2), f64(2, 1))),
+    Case("block_diag_int", lambda m, a, b: m.block_diag(a, b), (i64(2, 2), i64(1, 3))),
+    Case("block_diag_empty_block", lambda m, a, b: m.block_diag(a, b), (f32(0, 2), f32(2, 1))),
+    Case("cartesian_prod", lambda m, a, b: m.cartesian_prod(a, b), (f32(2), f32(3))),
+    Case("cartesian_prod_three", lambda m, a, b, c: m.cartesian_prod(a, b, c),
+         (i64(2), i64(2), i64(3))),
+    Case("cartesian_prod_one", lambda m, a: m.cartesian_prod(a), (f32(3),)),
+    Case("combinations", lambda m, a: m.combinations(a), (f32(4),)),
+    Case("combinations_r3", lambda m, a: m.combinations(a, 3), (f32(5),)),
+    Case("combinations_repl", lambda m, a: m.combinations(a, 2, with_replacement=True), (i64(3),)),
+    Case("combinations_r0", lambda m, a: m.combinations(a, 0), (f32(3),)),
+    Case("combinations_r_too_big", lambda m, a: m.combinations(a, 3), (f32(2),)),
+    Case("tril_indices", lambda m: m.tril_indices(3, 4, 1), ()),
+    Case("triu_indices", lambda m: m.triu_indices(3, 2, -1), ()),
+    Case("triu_indices_int32", lambda m: m.triu_indices(4, 4, dtype=m.int32), ()),
+    Case("tril_indices_empty", lambda m: m.tril_indices(0, 3), ()),
+    Case("diagflat", lambda m, a: m.diagflat(a), (f32(2, 2),)),
+    Case("diagflat_offset", lambda m, a: a.diagflat(-1), (f32(3),)),
+    Case("hsplit", lambda m, a: m.hsplit(a, 2), (f32(3, 4),)),
+    Case("hsplit_idx", lambda m, a: a.hsplit([1, 3]), (f32(3, 4),)),
+    Case("hsplit_1d", lambda m, a: m.hsplit(a, 2), (f32(4),)),
+    Case("vsplit", lambda m, a: m.vsplit(a, 3), (f32(3, 4),)),
+    Case("dsplit", lambda m, a: m.dsplit(a, [1]), (f32(2, 2, 3),)),
+    Case("adjoint", lambda m, a: m.adjoint(a), (f32(2, 3, 4),)),
+    Case("mH", lambda m, a: a.mH, (f32(3, 2),)),
+    Case("H", lambda m, a: a.H, (f32(3, 2),)),
+    Case("ravel", lambda m, a: m.ravel(a.t()), (f32(3, 2),)),
+    Case("narrow_copy", lambda m, a: m.narrow_copy(a, 1, 1, 2), (f32(2, 4),)),
+    Case("split_with_sizes", lambda m, a: a.split_with_sizes([1, 3], 1), (f32(2, 4),)),
+    Case("sum_to_size", lambda m, a: a.sum_to_size(1, 4), (f32(3, 4),)),
+    Case("sum_to_size_lead", lambda m, a: a.sum_to_size((4,)), (f32(2, 3, 4),)),
+    Case("sum_to_size_same", lambda m, a: a.sum_to_size(3, 4), (f32(3, 4),)),
+]
+BAD_EXTRA = [
+    ("unfold_too_big", lambda m, a: a.unfold(1, 5, 1), (f32(3, 4),)),
+    ("unfold_step0", lambda m, a: a.unfold(1, 2, 0), (f32(3, 4),)),
+    ("put_oob", lambda m, a, i, s: a.put(i, s), (f32(2, 2), np.array([4]), f32(1))),
+    ("put_count", lambda m, a, i, s: a.put(i, s), (f32(2, 2), np.array([0, 1]), f32(1))),
+    ("masked_scatter_short", lambda m, a, k, s: a.masked_scatter(k, s), (f32(2, 3), B, f32(2))),
+    ("fill_diagonal_unequal", lambda m, a: a.fill_diagonal_(1.0), (f32(2, 3, 4),)),
+    ("fill_diagonal_1d", lambda m, a: a.fill_diagonal_(1.0), (f32(3),)),
+    ("scatter_reduce_bad", lambda m, a, i, s: a.scatter_reduce(0, i, s, "foo"),
+     (f32(3), np.array([0]), f32(1))),
+    ("scatter_reduce_oob", lambda m, a, i, s: a.scatter_reduce(0, i, s, "sum"),
+     (f32(3), np.array([3]), f32(1))),
+    ("select_scatter_shape", lambda m, a, s: m.select_scatter(a, s, 0, 0), (f32(3, 4), f32(3))),
+    ("slice_scatter_shape", lambda m, a, s: m.slice_scatter(a, s, 1, 0, 4, 2), (f32(3, 4), f32(3, 3))),
+    ("block_diag_3d", lambda m, a: m.block_diag(a), (f32(2, 2, 2),)),
+    ("cartesian_prod_2d", lambda m, a: m.cartesian_prod(a, a), (f32(2, 2),)),
+    ("combinations_2d", lambda m, a: m.combinations(a), (f32(2, 2),)),
+    ("hsplit_indivisible", lambda m, a: m.hsplit(a, 3), (f32(3, 4),)),
+    ("dsplit_2d", lambda m, a: m.dsplit(a, 2), (f32(3, 4),)),
+    ("adjoint_1d", lambda m, a: m.adjoint(a), (f32(3),)),
+    ("H_3d", lambda m, a: a.H, (f32(2, 2, 2),)),
+    ("sum_to_size_bad", lambda m, a: a.sum_to_size(2, 4), (f32(3, 4),)),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_shape_op_against_torch(case):
     check(case)
@@ -341,10 +455,13 @@ BAD = [
 ]
 
 
+BAD += BAD_EXTRA
+
+
 @pytest.mark.parametrize("name,fn,inputs", BAD, ids=[b[0] for b in BAD])
 def test_shape_bad_input(name, fn, inputs):
     check_raises(fn, *inputs)
 
 
 def test_table_size():
-    assert len(CASES) >= 180
+    assert len(CASES) >= 240

@@ -1,0 +1,520 @@
+"""More shape and indexing ops (issue 3): unfold, put, fill_diagonal_, masked_scatter,
+scatter_reduce, block_diag, cartesian_prod, combinations, tril/triu_indices, diagflat, the
+*_scatter family, hsplit/vsplit/dsplit, ravel, narrow_copy, split_with_sizes, mH/H/adjoint,
+sum_to_size."""
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap_dim
+from ._registry import apply, check_inplace, commit_inplace, defop
+from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, cat, meshgrid,
+                    narrow, reshape, split, stack, tensor_split)
+
+__all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
+           "diagflat", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
+           "masked_scatter", "hsplit", "vsplit", "dsplit", "adjoint", "ravel", "narrow_copy"]
+
+
+# ------------------------------------------------------------------ unfold
+
+@defop("unfold", saves=False, grad_name="UnfoldBackward0")
+def _unfold(a, dim, size, step):
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = (a.shape[dim] - size) // step + 1
+    idx = jnp.arange(n)[:, None] * step + jnp.arange(size)[None, :]
+    out = jnp.take(a, idx, axis=dim)            # [..., n, size, ...]
+    return jnp.moveaxis(out, dim + 1, -1)
+
+
+def unfold(self, dimension, size, step):
+    n = self._data.ndim
+    d = _wrap_dim(dimension, n)
+    cur = self._data.shape[d] if n else 1
+    if size > cur:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {cur} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(_unfold, self, dim=d, size=int(size), step=int(step))
+
+
+# ------------------------------------------------------------------ put, masked_scatter
+
+def _T(dt):
+    from .linalg import _tname
+    return _tname(dt)
+
+
+@defop("put", saves=False, grad_name="PutBackward0")
+def _put(a, index, src, accumulate):
+    flat = a.reshape(-1)
+    idx = index.reshape(-1)
+    v = src.reshape(-1).astype(a.dtype)
+    if accumulate:
+        return flat.at[idx].add(v).reshape(a.shape)
+    return _set_flat(flat, idx, v).reshape(a.shape)
+
+
+@jax.custom_vjp
+def _set_flat(flat, idx, v):
+    return flat.at[idx].set(v)
+
+
+def _set_flat_fwd(flat, idx, v):
+    return flat.at[idx].set(v), idx
+
+
+def _set_flat_bwd(idx, g):
+    return g.at[idx].set(0), None, g[idx]
+
+
+_set_flat.defvjp(_set_flat_fwd, _set_flat_bwd)
+
+
+def put(self, index, source, accumulate=False):
+    if index.dtype.category != D._INT:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{_T(index.dtype)}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_T(self.dtype)} and source.dtype = "
+                           f"{_T(source.dtype)}")
+    if index.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source.numel()}, "
+                           f"index.numel() = {index.numel()}")
+    n = self.numel()
+    iv = _host(index)
+    if iv.size and (iv.max() >= n or iv.min() < -n):
+        bad = int(iv.max()) if iv.max() >= n else int(iv.min())
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         f"elements.")
+    idx = Tensor._make(jnp.asarray(iv % max(n, 1)))
+    return apply(_put, self, idx, source, accumulate=bool(accumulate))
+
+
+def masked_scatter(self, mask, source):
+    if mask.dtype is not D.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {mask.dtype.name}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but "
+                           f"got {self.dtype.name} and {source.dtype.name}")
+    shp = _broadcast_shape([tuple(self._data.shape), tuple(mask._data.shape)])
+    m = np.broadcast_to(_host(mask), shp).reshape(-1)
+    pos = np.nonzero(m)[0]
+    if pos.size > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    x = self if tuple(self._data.shape) == shp else self.expand(*shp)
+    src = reshape(source, -1)
+    if pos.size != src.shape[0]:
+        src = narrow(src, 0, 0, int(pos.size))
+    return apply(_put, x, Tensor._make(jnp.asarray(pos)), src, accumulate=False)
+
+
+# ------------------------------------------------------------------ fill_diagonal_
+
+@defop("fill_diagonal", saves=False, grad_name="FillBackward0")
+def _fill_diagonal(a, value, wrap):
+    if a.ndim == 2:
+        r, c = a.shape
+        step = c + 1
+        flat = a.reshape(-1)
+        end = flat.shape[0] if wrap else min(r, c) * c
+        idx = jnp.arange(0, end, step)
+        if not wrap:
+            idx = idx[:min(r, c)]
+        return flat.at[idx].set(jnp.asarray(value, a.dtype)).reshape(a.shape)
+    i = jnp.arange(a.shape[0])
+    return a.at[(i,) * a.ndim].set(jnp.asarray(value, a.dtype))
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    n = self._data.ndim
+    if n < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if n > 2 and len(set(self._data.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    check_inplace(self)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return commit_inplace(self, apply(_fill_diagonal, self, fill_value, wrap=bool(wrap)))
+
+
+# ------------------------------------------------------------------ scatter_reduce
+
+def _reduce_vjp_factory(reduce, include_self, dim):
+    """torch's scatter_reduce backward for amax/amin: the gradient is shared evenly among the
+    self and src elements equal to the result."""
+
+    @jax.custom_vjp
+    def f(a, index, src):
+        return _scatter_reduce_fwd(a, index, src, reduce, include_self, dim)
+
+    def fwd(a, index, src):
+        out = f(a, index, src)
+        return out, (a, index, src, out)
+
+    def bwd(res, g):
+        a, index, src, out = res
+        idx = _grid(index, dim)
+        value = out[idx]
+        self_is = (a == out)
+        if not include_self:
+            self_is = self_is & ~jnp.zeros(a.shape, bool).at[idx].set(True)
+        src_is = (src == value)
+        n = self_is.astype(g.dtype).at[idx].add(src_is.astype(g.dtype))
+        gd = g / jnp.where(n == 0, 1, n)
+        return (jnp.where(self_is, gd, 0).astype(a.dtype), None,
+                jnp.where(src_is, gd[idx], 0).astype(src.dtype))
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _prod_vjp_factory(include_self, dim):
+    """scatter_reduce 'prod' with exact gradients (products of the other factors, zeros
+    included), where jax only differentiates scatter-multiply at unique indices."""
+
+    @jax.custom_vjp
+    def f(a, index, src):
+        return _scatter_reduce_fwd(a, index, src, "prod", include_self, dim)
+
+    def fwd(a, index, src):
+        return f(a, index, src), (a, index, src)
+
+    def bwd(res, g):
+        a, index, src = res
+        idx = _grid(index, dim)
+        touched = jnp.zeros(a.shape, bool).at[idx].set(True)
+        one = jnp.ones((), a.dtype)
+        base = a if include_self else jnp.where(touched, one, a)
+        nz = jnp.where(base == 0, one, base).at[idx].multiply(jnp.where(src == 0, one, src))
+        zeros = (base == 0).astype(jnp.int32).at[idx].add((src == 0).astype(jnp.int32))
+        # d out / d self: the product of the scattered sources
+        src_nz = jnp.ones(a.shape, a.dtype).at[idx].multiply(jnp.where(src == 0, one, src))
+        src_zeros = jnp.zeros(a.shape, jnp.int32).at[idx].add((src == 0).astype(jnp.int32))
+        g_self = jnp.where(src_zeros == 0, src_nz, 0) * g
+        if not include_self:
+            g_self = jnp.where(touched, 0, g)
+        # d out / d src[j]: everything else at its position
+        pz, pnz = zeros[idx], nz[idx]
+        excl = jnp.where(src == 0, jnp.where(pz == 1, pnz, 0),
+                         jnp.where(pz == 0, pnz / jnp.where(src == 0, one, src), 0))
+        return g_self.astype(a.dtype), None, (excl * g[idx]).astype(src.dtype)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _scatter_reduce_fwd(a, index, src, reduce, include_self, dim):
+    idx = _grid(index, dim)
+    touched = jnp.zeros(a.shape, bool).at[idx].set(True)
+    if reduce == "sum":
+        base = a if include_self else jnp.where(touched, 0, a)
+        return base.at[idx].add(src)
+    if reduce == "prod":
+        base = a if include_self else jnp.where(touched, 1, a)
+        return base.at[idx].multiply(src)
+    if reduce == "amax":
+        base = a if include_self else jnp.where(touched, _lowest(a.dtype), a)
+        return base.at[idx].max(src)
+    if reduce == "amin":
+        base = a if include_self else jnp.where(touched, _highest(a.dtype), a)
+        return base.at[idx].min(src)
+    # mean
+    cnt = jnp.zeros(a.shape, a.dtype).at[idx].add(jnp.ones(src.shape, a.dtype))
+    base = a if include_self else jnp.where(touched, 0, a)
+    tot = base.at[idx].add(src)
+    cnt = cnt + (1 if include_self else 0)
+    cnt = jnp.where(cnt == 0, 1, cnt)
+    if jnp.issubdtype(a.dtype, jnp.integer):
+        return jnp.where(touched, tot // cnt, a)
+    return jnp.where(touched, tot / cnt, a)
+
+
+def _lowest(dt):
+    return -jnp.inf if jnp.issubdtype(dt, jnp.floating) else jnp.iinfo(dt).min
+
+
+def _highest(dt):
+    return jnp.inf if jnp.issubdtype(dt, jnp.floating) else jnp.iinfo(dt).max
+
+
+@defop("scatter_reduce", saves=False, grad_name="ScatterReduceBackward0")
+def _scatter_reduce(a, index, src, dim, reduce, include_self):
+    index = index.astype(jnp.int64) % a.shape[dim]
+    src = src[tuple(slice(0, k) for k in index.shape)]
+    if reduce in ("amax", "amin") and jnp.issubdtype(a.dtype, jnp.floating):
+        return _reduce_vjp_factory(reduce, include_self, dim)(a, index, src)
+    if reduce == "prod" and jnp.issubdtype(a.dtype, jnp.floating):
+        return _prod_vjp_factory(include_self, dim)(a, index, src)
+    return _scatter_reduce_fwd(a, index, src, reduce, include_self, dim)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = _check_index_dims("scatter", input, dim, index, src)
+    if input._data.ndim == 0:
+        return apply(_scatter_reduce, reshape(input, 1), reshape(index, 1), reshape(src, -1),
+                     dim=0, reduce=reduce, include_self=bool(include_self)).reshape(())
+    return apply(_scatter_reduce, input, index, src, dim=d, reduce=reduce,
+                 include_self=bool(include_self))
+
+
+# ------------------------------------------------------------------ *_scatter
+
+@defop("region_scatter", saves=False, grad_name=lambda kw: kw["name"])
+def _region_scatter(a, src, kind, args, name):
+    if kind == "select":
+        dim, index = args
+        key = (slice(None),) * dim + (index,)
+        return _set_region(a, src, key)
+    if kind == "slice":
+        dim, start, stop, step = args
+        key = (slice(None),) * dim + (slice(start, stop, step),)
+        return _set_region(a, src, key)
+    offset, d1, d2 = args
+    n = max(min(a.shape[d1] + min(offset, 0), a.shape[d2] - max(offset, 0)), 0)
+    i = jnp.arange(n)
+    r, c = (i, i + offset) if offset >= 0 else (i - offset, i)
+    moved = jnp.moveaxis(a, (d1, d2), (-2, -1))
+    moved = moved.at[..., r, c].set(src.astype(a.dtype))
+    return jnp.moveaxis(moved, (-2, -1), (d1, d2))
+
+
+def _set_region(a, src, key):
+    return a.at[key].set(jnp.broadcast_to(src.astype(a.dtype), a[key].shape))
+
+
+def _expect_src(input, src, expected, name):
+    if tuple(src.shape) != tuple(expected):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(expected)}")
+
+
+def select_scatter(input, src, dim, index):
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    size = input._data.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    exp = tuple(s for k, s in enumerate(input.shape) if k != d)
+    _expect_src(input, src, exp, "select_scatter")
+    return apply(_region_scatter, input, src, kind="select", args=(d, int(index) % size),
+                 name="SelectScatterBackward0")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    sl = slice(start, end, step)
+    exp = list(input.shape)
+    exp[d] = len(range(*sl.indices(input.shape[d])))
+    _expect_src(input, src, exp, "slice_scatter")
+    return apply(_region_scatter, input, src, kind="slice", args=(d, start, end, step),
+                 name="SliceScatterBackward0")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    n = input._data.ndim
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    exp = tuple(input.diagonal(offset, d1, d2).shape)
+    _expect_src(input, src, exp, "diagonal_scatter")
+    return apply(_region_scatter, input, src, kind="diagonal", args=(int(offset), d1, d2),
+                 name="DiagonalScatterBackward0")
+
+
+# ------------------------------------------------------------------ construction from parts
+
+@defop("block_diag", promote="common", saves=False, grad_name="BlockDiagBackward0")
+def _block_diag(*xs):
+    mats = [x.reshape(1, -1) if x.ndim < 2 else x for x in xs]
+    mats = [m.reshape(1, 1) if m.size == 1 and m.ndim == 2 and m.shape == (1, 1) else m
+            for m in mats]
+    rows = sum(m.shape[0] for m in mats)
+    cols = sum(m.shape[1] for m in mats)
+    out = jnp.zeros((rows, cols), mats[0].dtype if mats else jnp.float32)
+    r = c = 0
+    for m in mats:
+        out = jax.lax.dynamic_update_slice(out, m.astype(out.dtype), (r, c))
+        r += m.shape[0]
+        c += m.shape[1]
+    return out
+
+
+def block_diag(*tensors):
+    for i, t in enumerate(tensors):
+        if t._data.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t._data.ndim} dimensions")
+    if not tensors:
+        return Tensor._make(jnp.zeros((1, 0), D.get_default_dtype().np))
+    return apply(_block_diag, *tensors)
+
+
+def cartesian_prod(*tensors):
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([reshape(g, -1) for g in grids], 1)
+
+
+@defop("index_rows", saves=False, grad_name="IndexBackward0")
+def _index_rows(a, idx):
+    return a[idx]
+
+
+def combinations(input, r=2, with_replacement=False):
+    if input._data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor._make(jnp.zeros((0,), input._data.dtype))
+    n = input.shape[0]
+    it = (itertools.combinations_with_replacement if with_replacement else
+          itertools.combinations)(range(n), r)
+    idx = np.array(list(it), np.int64).reshape(-1, r)
+    return apply(_index_rows, input, Tensor._make(jnp.asarray(idx)))
+
+
+def _tri_indices(row, col, offset, lower, dtype):
+    r, c = np.indices((row, col)) if row * col else (np.zeros((0, 0), int),) * 2
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    out = np.stack([r[keep], c[keep]]) if row * col else np.zeros((2, 0), np.int64)
+    from .._creation import _dt
+    return Tensor._make(jnp.asarray(out, _dt(dtype, D.int64).np))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, True, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, False, dtype)
+
+
+def diagflat(input, offset=0):
+    from .shape import diag
+    return diag(reshape(input, -1), offset)
+
+
+# ------------------------------------------------------------------ splits and small aliases
+
+def _dir_split(input, spec, dim, name, need):
+    if input._data.ndim < need:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but "
+                           f"got a tensor with {input._data.ndim} dimensions!")
+    if isinstance(spec, int):
+        size = input.shape[dim]
+        if spec == 0 or size % spec:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                               f"size of the dimension {size} is not divisible by the split_size "
+                               f"{spec}!")
+    return tensor_split(input, spec, dim)
+
+
+def hsplit(input, indices_or_sections):
+    return _dir_split(input, indices_or_sections, 0 if input._data.ndim == 1 else 1, "hsplit", 1)
+
+
+def vsplit(input, indices_or_sections):
+    return _dir_split(input, indices_or_sections, 0, "vsplit", 2)
+
+
+def dsplit(input, indices_or_sections):
+    return _dir_split(input, indices_or_sections, 2, "dsplit", 3)
+
+
+@defop("adjoint", saves=False, grad_name="TransposeBackward0")
+def _adjoint(a):
+    return jnp.swapaxes(a, -1, -2).conj()
+
+
+def adjoint(input):
+    if input._data.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           "matrices. Got 1-D tensor." if input._data.ndim == 1 else
+                           "tensor.adjoint() is only supported on matrices or batches of "
+                           "matrices. Got 0-D tensor.")
+    return apply(_adjoint, input)
+
+
+def _H(self):
+    if self._data.ndim > 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self._data.ndim}-D tensor.")
+    if self._data.ndim < 2:
+        return self
+    return apply(_adjoint, self)
+
+
+def ravel(input):
+    return reshape(input, -1)
+
+
+def narrow_copy(input, dim, start, length):
+    return narrow(input, dim, start, length).clone()
+
+
+@defop("sum_to_size", saves=False, grad_name="SumBackward1")
+def _sum_to_size(a, shape):
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and a.shape[lead + i] != 1)
+    out = jnp.sum(a, axis=axes, keepdims=True) if axes else a
+    return out.reshape(shape)
+
+
+def sum_to_size(self, *size):
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    shp = tuple(self.shape)
+    ok = len(size) <= len(shp) and all(s == t or s == 1 for s, t in
+                                       zip(size[::-1], shp[::-1]))
+    if not ok:
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shp)}}}.")
+    return apply(_sum_to_size, self, shape=tuple(int(s) for s in size))
+
+
+def split_with_sizes(self, split_sizes, dim=0):
+    return split(self, list(split_sizes), dim)
+
+
+def _inplace_of(fn):
+    def f(self, *args, **kwargs):
+        check_inplace(self)
+        return commit_inplace(self, fn(self, *args, **kwargs))
+    return f
+
+
+for _n, _f in dict(unfold=unfold, put=put, masked_scatter=masked_scatter,
+                   scatter_reduce=scatter_reduce, adjoint=adjoint, ravel=ravel,
+                   narrow_copy=narrow_copy, sum_to_size=sum_to_size,
+                   split_with_sizes=split_with_sizes, hsplit=hsplit, vsplit=vsplit,
+                   dsplit=dsplit, diagflat=diagflat, fill_diagonal_=fill_diagonal_,
+                   select_scatter=select_scatter, slice_scatter=slice_scatter,
+                   diagonal_scatter=diagonal_scatter).items():
+    setattr(Tensor, _n, _f)
+
+for _n, _f in dict(put_=put, masked_scatter_=masked_scatter,
+                   scatter_reduce_=scatter_reduce).items():
+    setattr(Tensor, _n, _inplace_of(_f))
+
+Tensor.mH = property(adjoint)
+Tensor.H = property(_H)
