@@ -53,6 +53,22 @@ INPLACE = {
     "zero_": lambda v, m: v.zero_(),
     "fill_": lambda v, m: v.fill_(7),
     "copy_": lambda v, m: v.copy_(m.full(v.shape, 0.5)),
+    "clamp_": lambda v, m: v.clamp_(-1, 1),
+    "sigmoid_": lambda v, m: v.sigmoid_(),
+    "floor_": lambda v, m: v.floor_(),
+    "lerp_": lambda v, m: v.lerp_(m.zeros(v.shape), 0.25),
+    "masked_fill_": lambda v, m: v.masked_fill_(v > 0, 9.0),
+    "setitem": lambda v, m: v.__setitem__(0, 5.0),
+    "setitem_mask": lambda v, m: v.__setitem__(v < 0, 0.0),
+    "index_add_": lambda v, m: v.index_add_(0, m.tensor([0]), m.ones((1,) + tuple(v.shape[1:]))),
+    "index_copy_": lambda v, m: v.index_copy_(0, m.tensor([0]),
+                                             m.ones((1,) + tuple(v.shape[1:]))),
+    "index_fill_": lambda v, m: v.index_fill_(0, m.tensor([0]), -1.0),
+    "scatter_": lambda v, m: v.scatter_(0, m.zeros((1,) + tuple(v.shape[1:]), dtype=m.long),
+                                        4.0),
+    "scatter_add_": lambda v, m: v.scatter_add_(
+        0, m.zeros((1,) + tuple(v.shape[1:]), dtype=m.long), m.ones((1,) + tuple(v.shape[1:]))),
+    "put_": lambda v, m: v.put_(m.tensor([0, 2]), m.tensor([8.0, 9.0])),
 }
 
 
@@ -92,7 +108,8 @@ GRAD_VIEWS = [k for k in VIEWS if k not in ("detach", "data")]
 
 
 @pytest.mark.parametrize("view,op", list(itertools.product(
-    GRAD_VIEWS, ["add_", "mul_", "exp_", "zero_", "copy_"])))
+    GRAD_VIEWS, ["add_", "mul_", "exp_", "zero_", "copy_", "clamp_", "masked_fill_", "setitem",
+                 "index_add_", "scatter_"])))
 def test_gradients_through_writes_into_views(view, op):
     ours, theirs = _outcome(_autograd, torchlike, view, op), _outcome(_autograd, torch, view, op)
     if theirs[0] == "raised":

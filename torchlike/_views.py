@@ -101,7 +101,8 @@ def make_view(out, parent, fwd, rest, k, overlap=False, multi=None):
     pa = parent._alias
     out._vc = root._vc
     out._alias = Alias(root, parent, fwd, rest, k, False,
-                       overlap or (pa is not None and pa.overlap), multi)
+                       overlap or (pa is not None and pa.overlap),
+                       multi or (pa.multi if pa is not None else None))
     _aliases(root).add(out)
     return out
 

@@ -329,9 +329,10 @@ def check_inplace(t):
             raise RuntimeError(_VIEW_LEAF_INPLACE)
         if a.multi and not a.detached and _state.grad_enabled and t._requires_grad:
             import re
-            name = re.sub(r"Backward[0-9]*$", "", a.multi)
+            # views of such outputs inherit the restriction; torch names the written tensor's node
+            name = re.sub(r"Backward[0-9]*$", "", t.grad_fn.name() if t.grad_fn else a.multi)
             raise RuntimeError(
-                f"Output {a.k} of {name} is a view and is being modified inplace. This view is "
+                f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view is "
                 f"the output of a function that returns multiple views. Such functions do not "
                 f"allow the output views to be modified inplace. You should replace the inplace "
                 f"operation by an out-of-place one.")
