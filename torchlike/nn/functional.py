@@ -567,9 +567,15 @@ def one_hot(tensor, num_classes=-1):
     return apply(_one_hot, tensor, n=int(num_classes))
 
 
+def _safe_sqrt(ss):
+    # torch's norm backward is 0 at a zero vector (jax's sqrt would give nan)
+    pos = ss > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, ss, 1)), 0)
+
+
 def _pnorm(x, p, axis, keepdims=True):
     if p == 2:
-        return jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
+        return _safe_sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
     if p == 1:
         return jnp.sum(jnp.abs(x), axis=axis, keepdims=keepdims)
     if p == float("inf"):
@@ -589,8 +595,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 @defop("cosine_similarity", promote="float", grad_name="SumBackward1")
 def _cosine_similarity(a, b, dim, eps):
     a, b = jnp.broadcast_arrays(a, b)
-    na = jnp.maximum(jnp.sqrt(jnp.sum(a * a, axis=dim, keepdims=True)), eps)
-    nb = jnp.maximum(jnp.sqrt(jnp.sum(b * b, axis=dim, keepdims=True)), eps)
+    na = jnp.maximum(_safe_sqrt(jnp.sum(a * a, axis=dim, keepdims=True)), eps)
+    nb = jnp.maximum(_safe_sqrt(jnp.sum(b * b, axis=dim, keepdims=True)), eps)
     return jnp.sum((a / na) * (b / nb), axis=dim)
 
 
@@ -953,6 +959,9 @@ def _check_target(input, target):
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if target.dtype.category >= D._FLOAT:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}"
+                           .replace("Float32", "Float").replace("Float64", "Double"))
     _check_target(input, target)
     args = [weight] if weight is not None else []
     return apply(_nll_loss, input, target, *args, ignore_index=int(ignore_index),
