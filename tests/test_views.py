@@ -116,7 +116,8 @@ def test_gradients_through_writes_into_views(view, op):
         # torch refuses in-place writes into outputs of multi-view ops (unbind, split, chunk)
         assert ours[:2] == theirs[:2]
         assert "is a view and is being modified inplace" in ours[2]
-        if view == "unbind":
+        if view == "unbind" and op != "setitem":
+            # (for `v[0] = x` torch names the select view; see DIFFERENCES.md)
             assert ours[2] == theirs[2]
         return
     assert ours[0] == theirs[0]
