@@ -188,6 +188,94 @@ CASES = [
 ]
 
 
+# more linear algebra (torchlike/_ops/linalg_extra.py)
+TRI = np.triu(wellcond(3, 3))
+CASES += [
+    Case("trace", lambda m, a: m.trace(a), (f32(3, 4),)),
+    Case("trace_int", lambda m, a: a.trace(), (np.arange(9, dtype=np.int32).reshape(3, 3),)),
+    Case("inner", lambda m, a, b: m.inner(a, b), (f32(2, 3), f32(4, 3))),
+    Case("inner_1d", lambda m, a, b: m.inner(a, b), (f32(3), f32(3))),
+    Case("inner_scalar", lambda m, a, b: m.inner(a, b), (f32(2, 3), f32())),
+    Case("dist", lambda m, a, b: m.dist(a, b), (f32(3, 2), f32(2))),
+    Case("dist_p1", lambda m, a, b: a.dist(b, 1), (f32(4), f32(4))),
+    Case("dist_same", lambda m, a: m.dist(a, a * 1), (f32(3),)),
+    Case("cdist", lambda m, a, b: m.cdist(a, b), (f64(4, 3), f64(5, 3))),
+    Case("cdist_p1", lambda m, a, b: m.cdist(a, b, p=1), (f64(2, 4, 3), f64(2, 5, 3))),
+    Case("cdist_inf", lambda m, a, b: m.cdist(a, b, p=float("inf")), (f64(3, 2), f64(2, 2))),
+    Case("cdist_zero_distance", lambda m, a: m.cdist(a, a), (f64(3, 2),)),
+    Case("matrix_exp", lambda m, a: m.linalg.matrix_exp(a), (f64(3, 3) * 0.5,)),
+    Case("matrix_exp_top", lambda m, a: m.matrix_exp(a), (f64(2, 2, 2) * 0.5,)),
+    Case("cholesky_solve", lambda m, a, b: m.cholesky_solve(b, m.linalg.cholesky(spd(m, a))),
+         (f64(3, 3), f64(3, 2))),
+    Case("cholesky_solve_upper", lambda m, a, b: m.cholesky_solve(
+        b, m.linalg.cholesky(spd(m, a), upper=True), upper=True), (f64(3, 3), f64(3, 2))),
+    Case("cholesky_inverse", lambda m, a: m.cholesky_inverse(m.linalg.cholesky(spd(m, a))),
+         (f64(3, 3),)),
+    Case("solve_triangular", lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
+         (TRI, f64(3, 2))),
+    Case("solve_triangular_lower", lambda m, a, b: m.linalg.solve_triangular(a, b, upper=False),
+         (wellcond(2, 3, 3), f64(2, 3, 1))),
+    Case("solve_triangular_right", lambda m, a, b: m.linalg.solve_triangular(
+        a, b, upper=True, left=False), (TRI, f64(2, 3))),
+    Case("solve_triangular_unit", lambda m, a, b: m.linalg.solve_triangular(
+        a, b, upper=False, unitriangular=True), (f64(3, 3), f64(3, 2))),
+    Case("triangular_solve", lambda m, b, a: m.triangular_solve(b, a), (f64(3, 2), TRI)),
+    Case("triangular_solve_T", lambda m, b, a: m.triangular_solve(b, a, upper=False,
+                                                                   transpose=True),
+         (f64(3, 2), np.tril(wellcond(3, 3)))),
+    Case("lu_factor", lambda m, a: m.linalg.lu_factor(a), (f64(4, 4),)),
+    Case("lu_factor_batched", lambda m, a: m.linalg.lu_factor(a), (f64(2, 3, 3),)),
+    Case("lu", lambda m, a: m.linalg.lu(a), (f64(4, 4),)),
+    Case("lu_rect", lambda m, a: m.linalg.lu(a), (f64(4, 2),)),
+    Case("lu_wide", lambda m, a: m.linalg.lu(a), (f64(2, 3),), grad=False),
+    Case("lu_unpack", lambda m, a: m.lu_unpack(*m.linalg.lu_factor(a)), (f64(4, 4),)),
+    Case("lu_unpack_batched", lambda m, a: m.lu_unpack(*m.linalg.lu_factor(a)), (f64(2, 3, 3),)),
+    Case("lu_solve", lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b),
+         (wellcond(3, 3), f64(3, 2))),
+    Case("lu_solve_adjoint", lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b,
+                                                               adjoint=True),
+         (wellcond(3, 3), f64(3, 2))),
+    Case("lu_solve_right", lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b,
+                                                             left=False),
+         (wellcond(3, 3), f64(2, 3))),
+    Case("lu_solve_right_adjoint", lambda m, a, b: m.linalg.lu_solve(
+        *m.linalg.lu_factor(a), b, left=False, adjoint=True), (wellcond(3, 3), f64(2, 3))),
+    Case("matrix_rank", lambda m, a: m.linalg.matrix_rank(a), (f64(3, 4),)),
+    Case("matrix_rank_deficient", lambda m, a: m.linalg.matrix_rank(a), (np.ones((3, 3)),)),
+    Case("matrix_rank_tol", lambda m, a: m.linalg.matrix_rank(a, tol=0.5),
+         (np.diag([1.0, 0.4, 2.0]),)),
+    Case("matrix_rank_atol", lambda m, a: m.linalg.matrix_rank(a, atol=0.5, rtol=0.0),
+         (np.diag([1.0, 0.4, 2.0]),)),
+    Case("matrix_rank_batched", lambda m, a: m.linalg.matrix_rank(a), (f32(2, 3, 3),)),
+    Case("cond", lambda m, a: m.linalg.cond(a), (wellcond(3, 3),)),
+    # torch's own backward of cond(A, 'fro' / inf) fails (an in-place write in its formula)
+    Case("cond_fro", lambda m, a: m.linalg.cond(a, "fro"), (wellcond(3, 3),), grad=False),
+    Case("cond_inf", lambda m, a: m.linalg.cond(a, float("inf")), (wellcond(3, 3),), grad=False),
+    Case("cond_rect", lambda m, a: m.linalg.cond(a), (f64(4, 2),)),
+    Case("vander", lambda m, a: m.linalg.vander(a), (f64(4),)),
+    Case("vander_N", lambda m, a: m.linalg.vander(a, N=2), (f64(2, 3),)),
+    Case("vander_int", lambda m, a: m.linalg.vander(a), (np.arange(1, 4),)),
+    Case("eigvals", lambda m, a: m.linalg.eigvals(a), (np.diag([3.0, 1.0, 2.0]) + np.triu(
+        np.ones((3, 3)), 1),), grad=False),
+    Case("linalg_diagonal", lambda m, a: m.linalg.diagonal(a, offset=1), (f32(2, 3, 3),)),
+]
+BAD_EXTRA = [
+    ("trace_1d", lambda m, a: m.trace(a), (f32(3),)),
+    ("inner_mismatch", lambda m, a, b: m.inner(a, b), (f32(2, 3), f32(2))),
+    ("cdist_cols", lambda m, a, b: m.cdist(a, b), (f32(2, 3), f32(4, 2))),
+    ("cdist_1d", lambda m, a, b: m.cdist(a, b), (f32(3), f32(3))),
+    ("matrix_exp_rect", lambda m, a: m.linalg.matrix_exp(a), (f32(2, 3),)),
+    ("solve_triangular_1d_B", lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
+     (f32(3, 3), f32(3))),
+    ("solve_triangular_shape", lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
+     (f32(3, 3), f32(2, 2))),
+    ("cholesky_solve_dtype", lambda m, a, b: m.cholesky_solve(a, b), (f32(2, 2), f64(2, 2))),
+    ("lu_factor_int", lambda m, a: m.linalg.lu_factor(a), (np.eye(2, dtype=np.int64),)),
+    ("matrix_rank_1d", lambda m, a: m.linalg.matrix_rank(a), (f32(3),)),
+    ("cond_inf_rect", lambda m, a: m.linalg.cond(a, float("inf")), (f32(3, 2),)),
+]
+
+
 def _usv(r):
     U, S, Vh = r
     return (U * S.unsqueeze(-2)) @ Vh
@@ -282,10 +370,13 @@ BAD = [
 ]
 
 
+BAD += BAD_EXTRA
+
+
 @pytest.mark.parametrize("name,fn,inputs", BAD, ids=[b[0] for b in BAD])
 def test_linalg_bad_input(name, fn, inputs):
     check_raises(fn, *inputs)
 
 
 def test_table_size():
-    assert len(CASES) >= 120
+    assert len(CASES) >= 170

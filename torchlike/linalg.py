@@ -9,7 +9,13 @@ from ._ops.linalg import (LinAlgError, linalg_norm as norm,  # noqa: F401
                           linalg_lstsq as lstsq, linalg_cross as cross,
                           linalg_multi_dot as multi_dot, matmul)
 
-__all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet",
+from ._ops.linalg_extra import (matrix_exp, solve_triangular, lu_factor, lu, lu_solve,  # noqa
+                                matrix_rank, cond, vander, eigvals,
+                                linalg_diagonal as diagonal)
+
+__all__ = ["matrix_exp", "solve_triangular", "lu_factor", "lu", "lu_solve", "matrix_rank",
+           "cond", "vander", "eigvals", "diagonal",
+           "LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet",
            "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_power",
            "lstsq", "cross", "multi_dot", "matmul", "vecdot", "inv_ex", "cholesky_ex"]
 

@@ -1,0 +1,327 @@
+"""More linear algebra (issue 3): trace, inner, dist, cdist, matrix_exp, cholesky_solve,
+cholesky_inverse, triangular solves, LU (factor, unpack, solve), matrix_rank, cond, vander,
+eigvals; the ``torchlike.linalg`` namespace re-exports the linalg ones."""
+from __future__ import annotations
+
+import collections
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from ._registry import apply, defop
+from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
+                     linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv,
+                     tensordot)
+
+__all__ = ["trace", "inner", "dist", "cdist", "matrix_exp", "cholesky_solve",
+           "cholesky_inverse", "triangular_solve", "lu_unpack"]
+
+
+# ------------------------------------------------------------------ small products
+
+@defop("trace", saves=False, grad_name="TraceBackward0")
+def _trace(a, dtype):
+    return jnp.trace(a).astype(dtype)
+
+
+def trace(input):
+    if input._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
+                           f"{input._data.ndim}")
+    dt = D.int64 if input.dtype.category <= D._INT else input.dtype
+    return apply(_trace, input, dtype=dt.np)
+
+
+def inner(input, other):
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def dist(input, other, p=2):
+    return linalg_vector_norm(input - other, p)
+
+
+@defop("cdist", promote="common", grad_name="CdistBackward0")
+def _cdist(x1, x2, p):
+    d = x1[..., :, None, :] - x2[..., None, :, :]
+    return _vnorm(d, float(p), (d.ndim - 1,), False)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values")
+    if not x1.dtype.is_floating_point:
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
+                           f"{_tname(x1.dtype)}")
+    return apply(_cdist, x1, x2, p=float(p))
+
+
+# ------------------------------------------------------------------ matrix functions
+
+@defop("matrix_exp", grad_name="LinalgMatrixExpBackward0")
+def _matrix_exp(a):
+    return jsl.expm(a)
+
+
+def matrix_exp(A):
+    _float_check(A, "linalg.matrix_exp")
+    _square_check(A, "linalg.matrix_exp")
+    return apply(_matrix_exp, A)
+
+
+@defop("cholesky_solve", promote="common", grad_name="CholeskySolveBackward0")
+def _cholesky_solve(b, l, upper):
+    batch = jnp.broadcast_shapes(b.shape[:-2], l.shape[:-2])
+    b = jnp.broadcast_to(b, batch + b.shape[-2:])
+    l = jnp.broadcast_to(l, batch + l.shape[-2:])
+    return jsl.cho_solve((l, not upper), b)
+
+
+def cholesky_solve(B, L, upper=False):
+    if B.ndim < 2 or L.ndim < 2:
+        raise RuntimeError("b should have at least 2 dimensions, but has "
+                           f"{B.ndim} dimensions instead" if B.ndim < 2 else
+                           f"u should have at least 2 dimensions, but has {L.ndim} "
+                           f"dimensions instead")
+    if B.dtype is not L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_tname(B.dtype)} and A of type {_tname(L.dtype)} instead.")
+    return apply(_cholesky_solve, B, L, upper=bool(upper))
+
+
+def cholesky_inverse(L, upper=False):
+    from .._creation import eye
+    n = L.shape[-1]
+    return cholesky_solve(eye(n, dtype=L.dtype).expand(*L.shape), L, upper)
+
+
+@defop("solve_triangular", promote="common", grad_name="LinalgSolveTriangularBackward0")
+def _solve_triangular(a, b, upper, left, unit):
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    b = jnp.broadcast_to(b, batch + b.shape[-2:])
+    a = jnp.triu(a) if upper else jnp.tril(a)
+    return jax.lax.linalg.triangular_solve(a, b, left_side=left, lower=not upper,
+                                           unit_diagonal=unit)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    _float_check(A, "linalg.solve_triangular")
+    _square_check(A, "linalg.solve_triangular")
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {_tname(A.dtype)} and B of type "
+                           f"{_tname(B.dtype)} instead")
+    k = B.shape[-2] if left else B.shape[-1]
+    if k != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {'AX = B' if left else 'XA = B'} ({A.shape[-2]}x"
+                           f"{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    return apply(_solve_triangular, A, B, upper=bool(upper), left=bool(left),
+                 unit=bool(unitriangular))
+
+
+TriangularSolveResult = collections.namedtuple("triangular_solve",
+                                               ["solution", "cloned_coefficient"])
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve (legacy): solves A X = b (or A^T X = b)."""
+    AA = A.mT if transpose else A
+    x = solve_triangular(AA, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(x, A.clone())
+
+
+# ------------------------------------------------------------------ LU
+
+LUFactorResult = collections.namedtuple("linalg_lu_factor", ["LU", "pivots"])
+LUResult = collections.namedtuple("linalg_lu", ["P", "L", "U"])
+LUUnpackResult = collections.namedtuple("lu_unpack", ["P", "L", "U"])
+
+
+@defop("lu_factor", grad_name="LinalgLuFactorExBackward0")
+def _lu_factor(a):
+    lu, piv, _ = jax.lax.linalg.lu(a)
+    return lu, (piv + 1).astype(jnp.int32)
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    if A.dtype.category < D._FLOAT:
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_tname(A.dtype)}'")
+    _float_check(A, "linalg.lu_factor")
+    _matrix_check(A, "linalg.lu_factor")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
+                           "CPU")
+    return LUFactorResult(*apply(_lu_factor, A))
+
+
+def _perm_matrix(perm, n, dtype):
+    # P with A = P L U: row perm[i] of A is row i of L U, so P[perm[i], i] = 1
+    eye = jnp.eye(n, dtype=dtype)
+    return jnp.swapaxes(eye[perm], -1, -2)
+
+
+@defop("linalg_lu", grad_name="LinalgLuBackward0")
+def _lu(a):
+    m, n = a.shape[-2:]
+    lu, _, perm = jax.lax.linalg.lu(a)
+    k = min(m, n)
+    L = jnp.tril(lu[..., :, :k], -1) + jnp.eye(m, k, dtype=a.dtype)
+    U = jnp.triu(lu[..., :k, :])
+    return L, U
+
+
+@defop("linalg_lu_P", differentiable=False)
+def _lu_P(a):
+    perm = jax.lax.linalg.lu(a)[2]
+    return _perm_matrix(perm, a.shape[-2], a.dtype)
+
+
+def lu(A, *, pivot=True, out=None):
+    _float_check(A, "linalg.lu")
+    _matrix_check(A, "linalg.lu")
+    L, U = apply(_lu, A)
+    return LUResult(apply(_lu_P, A), L, U)
+
+
+@defop("lu_unpack", grad_name="LuUnpackBackward0")
+def _lu_unpack(lu_data, unpack_data):
+    m, n = lu_data.shape[-2:]
+    k = min(m, n)
+    if unpack_data:
+        L = jnp.tril(lu_data[..., :, :k], -1) + jnp.eye(m, k, dtype=lu_data.dtype)
+        U = jnp.triu(lu_data[..., :k, :])
+    else:
+        L = U = jnp.zeros((0,), lu_data.dtype)
+    return L, U
+
+
+@defop("lu_pivots_to_P", differentiable=False)
+def _lu_pivots(lu_data, piv, unpack_pivots):
+    m = lu_data.shape[-2]
+    if unpack_pivots:
+        def one(p):
+            perm = jnp.arange(m)
+            def body(i, perm):
+                j = p[i] - 1
+                pi, pj = perm[i], perm[j]
+                return perm.at[i].set(pj).at[j].set(pi)
+            return jax.lax.fori_loop(0, p.shape[0], body, perm)
+        pf = piv.reshape(-1, piv.shape[-1])
+        perms = jax.vmap(one)(pf).reshape(piv.shape[:-1] + (m,))
+        P = _perm_matrix(perms, m, lu_data.dtype)
+    else:
+        P = jnp.zeros((0,), lu_data.dtype)
+    return P
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    L, U = apply(_lu_unpack, LU_data, unpack_data=bool(unpack_data))
+    P = apply(_lu_pivots, LU_data, LU_pivots, unpack_pivots=bool(unpack_pivots))
+    return LUUnpackResult(P, L, U)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    P, L, U = lu_unpack(LU, pivots)
+    if left and not adjoint:
+        # A = P L U:  X = U^-1 L^-1 P^T B
+        y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+        return solve_triangular(U, y, upper=True)
+    if left and adjoint:
+        # A^H X = B: U^H L^H P^T X = B
+        y = solve_triangular(U.mT, B, upper=False)
+        z = solve_triangular(L.mT, y, upper=True, unitriangular=True)
+        return P @ z
+    if not adjoint:
+        # X A = B: X P L U = B
+        y = solve_triangular(U, B, upper=True, left=False)
+        z = solve_triangular(L, y, upper=False, left=False, unitriangular=True)
+        return z @ P.mT
+    y = solve_triangular(L.mT, B @ P, upper=True, left=False, unitriangular=True)
+    return solve_triangular(U.mT, y, upper=False, left=False)
+
+
+# ------------------------------------------------------------------ rank, cond, vander, eig
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+    _float_check(A, "linalg.matrix_rank")
+    _matrix_check(A, "linalg.matrix_rank")
+    from .. import no_grad
+    with no_grad():
+        s = linalg_svdvals(A)
+        smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+        if tol is not None:
+            thr = tol
+        else:
+            if rtol is None:
+                rtol = 0.0 if (atol is not None and atol > 0) else \
+                    float(np.finfo(A.dtype.np).eps) * max(A.shape[-2], A.shape[-1])
+            thr = np.maximum(atol or 0.0, rtol * np.asarray(smax._data))
+        thr = thr if isinstance(thr, (int, float)) else Tensor._make(jnp.asarray(thr))
+        return (s > thr).sum(-1)
+
+
+def cond(A, p=None, *, out=None):
+    _float_check(A, "linalg.cond")
+    _matrix_check(A, "linalg.cond")
+    if p is None or p in (2, -2):
+        s = linalg_svdvals(A)
+        if p == -2:
+            return s[..., -1] / s[..., 0]
+        return s[..., 0] / s[..., -1]
+    _square_check(A, "linalg.cond")
+    return linalg_matrix_norm(A, p) * linalg_matrix_norm(linalg_inv(A), p)
+
+
+@defop("vander", saves=False, grad_name="LinalgVanderBackward0")
+def _vander(x, n):
+    return x[..., None] ** jnp.arange(n, dtype=x.dtype if jnp.issubdtype(x.dtype, jnp.inexact)
+                                      else jnp.int64)
+
+
+def vander(x, *, N=None):
+    if x.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else N
+    if n <= 1 and N is not None and N < 1:
+        raise RuntimeError("N must be greater than 1.")
+    return apply(_vander, x, n=int(n))
+
+
+@defop("linalg_eigvals", differentiable=False)
+def _eigvals(a):
+    return jnp.linalg.eigvals(a)
+
+
+def eigvals(A, *, out=None):
+    _float_check(A, "linalg.eigvals")
+    _square_check(A, "linalg.eigvals")
+    return apply(_eigvals, A)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return A.diagonal(offset, dim1, dim2)
+
+
+for _n, _f in dict(trace=trace, inner=inner, dist=dist, matrix_exp=matrix_exp,
+                   cholesky_solve=cholesky_solve, cholesky_inverse=cholesky_inverse,
+                   triangular_solve=triangular_solve, lu_solve=None).items():
+    if _f is not None:
+        setattr(Tensor, _n, _f)
