@@ -290,3 +290,25 @@ def test_random_bad_input(name, fn):
 
 def test_table_size():
     assert len(RCASES) >= 50
+
+
+def test_random_module_fork_rng_and_state():
+    torchlike.random.manual_seed(5)
+    a = torchlike.rand(3)
+    torchlike.random.manual_seed(5)
+    with torchlike.random.fork_rng():
+        torchlike.rand(10)
+        torchlike.randn(4)
+    b = torchlike.rand(3)
+    np.testing.assert_array_equal(np.asarray(a._data), np.asarray(b._data))
+    s = torchlike.random.get_rng_state()
+    c = torchlike.randn(2)
+    torchlike.random.set_rng_state(s)
+    d = torchlike.randn(2)
+    np.testing.assert_array_equal(np.asarray(c._data), np.asarray(d._data))
+    assert torchlike.random.initial_seed() == 5
+    assert torchlike.random.default_generator is torchlike.default_generator
+    # same API as torch's
+    for name in ("manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+                 "fork_rng"):
+        assert hasattr(torch.random, name) and hasattr(torchlike.random, name)

@@ -21,6 +21,7 @@ from ._ops.pointwise2 import *  # noqa: F401,F403
 from ._ops.reduce import *  # noqa: F401,F403
 from ._ops.shape import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
+random = __import__("importlib").import_module(".random", __name__)  # issue 3: torch.random
 from ._ops.linalg_extra import *  # noqa: F401,F403,E402 (issue 3: more linear algebra)
 from ._ops.shape_extra import *  # noqa: F401,F403,E402 (issue 3: more shape ops)
 from ._ops.typeinfo import *  # noqa: F401,F403,E402 (issue 3: conversion and metadata)
