@@ -232,6 +232,20 @@ def test_loader_batches_match_torch(kw):
     same(ours, theirs)
 
 
+def test_loader_over_subsets_matches_torch():
+    def f(m, ud):
+        ds = tensor_ds(m, ud)
+        sub = ud.Subset(ud.Subset(ds, [9, 2, 5, 7, 0, 1, -2]), [6, 0, 3, 2, 4])
+        return (list(ud.DataLoader(sub, batch_size=2)), sub[1], ds[-3],
+                list(ud.DataLoader(ud.Subset(ds, []), batch_size=2)))
+    same(*both(f))
+    for m, ud in LIBS:
+        with pytest.raises(IndexError, match="out of bounds"):
+            list(ud.DataLoader(ud.Subset(tensor_ds(m, ud), [1, 10]), batch_size=2))
+        with pytest.raises(IndexError, match="out of bounds"):
+            tensor_ds(m, ud)[10]
+
+
 def test_loader_collation_of_python_samples():
     ours, theirs = both(lambda m, ud: list(ud.DataLoader(H.Squares(7), batch_size=3)))
     same(ours, theirs)

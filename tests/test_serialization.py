@@ -2,6 +2,7 @@
 import io
 import os
 import pickle
+import sys
 import zipfile
 from collections import OrderedDict
 
@@ -474,3 +475,34 @@ def test_map_location_callable_is_not_called(tmp_path):
     calls = []
     out = torchlike.load(f, map_location=lambda s, loc: calls.append(loc))
     assert calls == [] and out["w"].device.type == "cpu"
+
+
+def test_example_train_mlp_runs_and_torch_reads_its_checkpoint(tmp_path):
+    """examples/train_mlp.py end to end (2 epochs); its checkpoint loads in real torch and a
+    torch model with those weights predicts what the torchlike model predicts."""
+    import subprocess
+    ck = tmp_path / "mlp.pt"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "examples", "train_mlp.py"),
+                          "--epochs", "2", "--ckpt", str(ck)], capture_output=True, text=True,
+                         timeout=300, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "final validation accuracy" in out.stdout
+    state = torch.load(ck, weights_only=True)
+    assert state["epoch"] == 1 and set(state) >= {"model", "optimizer", "scheduler"}
+    tmodel = torch.nn.Sequential(torch.nn.Linear(2, 64), torch.nn.Tanh(),
+                                 torch.nn.Linear(64, 64), torch.nn.Tanh(),
+                                 torch.nn.Linear(64, 2))
+    tmodel.load_state_dict(state["model"])
+    sys.path.insert(0, os.path.join(root, "examples"))
+    try:
+        import train_mlp
+    finally:
+        sys.path.pop(0)
+    lmodel = train_mlp.make_model()
+    lmodel.load_state_dict(torchlike.load(ck)["model"])
+    x = np.random.default_rng(0).standard_normal((16, 2)).astype(np.float32)
+    np.testing.assert_allclose(_np(lmodel(torchlike.tensor(x))),
+                               tmodel(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+    topt = torch.optim.AdamW(tmodel.parameters())
+    topt.load_state_dict(state["optimizer"])         # torch accepts torchlike's optimizer state

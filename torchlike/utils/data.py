@@ -69,10 +69,28 @@ class TensorDataset(Dataset):
         self.tensors = tensors
 
     def __getitem__(self, index):
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+            return tuple(_row(t, int(index)) for t in self.tensors)
         return tuple(t[index] for t in self.tensors)
 
     def __len__(self):
         return self.tensors[0].size(0)
+
+
+@jax.jit
+def _take_row(a, i):
+    return jax.lax.dynamic_index_in_dim(a, i, 0, keepdims=False)
+
+
+def _row(t, i):
+    """``t[i]`` for an int ``i``: one compiled kernel per shape, whatever the index (the
+    indexing op treats a Python int as static and would compile once per value)."""
+    if t.requires_grad or t.dim() == 0:
+        return t[i]
+    n = t.shape[0]
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
+    return Tensor._make(_take_row(t._data, np.int64(i % n)))
 
 
 class StackDataset(Dataset):
@@ -502,23 +520,14 @@ class _MapFetcher:
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
         self.dataset, self.auto_collation = dataset, auto_collation
         self.collate_fn, self.drop_last = collate_fn, drop_last
-        self.fast = (type(dataset) is TensorDataset and collate_fn is default_collate
-                     and auto_collation
-                     and all(not t.requires_grad for t in dataset.tensors))
+        self.plan = _gather_plan(dataset) if (collate_fn is default_collate
+                                              and auto_collation) else None
 
     def fetch(self, index):
         if self.auto_collation:
-            if self.fast:
+            if self.plan is not None:
                 # the same result as collating the samples, as one gather per tensor
-                import jax.numpy as jnp
-                idx = np.asarray(index, dtype=np.int64)
-                n = len(self.dataset)
-                if idx.size and (idx.max() >= n or idx.min() < -n):
-                    bad = int(idx[(idx >= n) | (idx < -n)][0])
-                    raise IndexError(f"index {bad} is out of bounds for dimension 0 with "
-                                     f"size {n}")
-                return [Tensor._make(jnp.take(t._data, idx, axis=0))
-                        for t in self.dataset.tensors]
+                return _gather(self.plan, index)
             if callable(getattr(self.dataset, "__getitems__", None)):
                 data = self.dataset.__getitems__(index)
             else:
@@ -526,6 +535,44 @@ class _MapFetcher:
         else:
             data = self.dataset[index]
         return self.collate_fn(data)
+
+
+def _gather_plan(dataset):
+    """For a TensorDataset, or Subsets of one, with tensors that need no grad: the tensors
+    and the chain of index lists, so a batch is one gather per tensor."""
+    maps = []
+    while type(dataset) is Subset:
+        maps.append(dataset.indices)
+        dataset = dataset.dataset
+    if type(dataset) is not TensorDataset:
+        return None
+    if any(t.requires_grad or t.dim() == 0 for t in dataset.tensors):
+        return None
+    try:
+        maps = [np.asarray(m._data if isinstance(m, Tensor) else m, dtype=np.int64)
+                for m in maps]
+    except (TypeError, ValueError):
+        return None
+    if any(m.ndim != 1 for m in maps):
+        return None
+    return dataset.tensors, maps, len(dataset)
+
+
+def _check_bounds(idx, n):
+    if idx.size and (idx.max() >= n or idx.min() < -n):
+        bad = int(idx[(idx >= n) | (idx < -n)][0])
+        raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {n}")
+    return idx % n if n else idx
+
+
+def _gather(plan, index):
+    import jax.numpy as jnp
+    tensors, maps, n = plan
+    idx = np.asarray(index, dtype=np.int64).reshape(-1)
+    for m in maps:                          # outermost Subset first
+        idx = m[_check_bounds(idx, len(m))]
+    idx = _check_bounds(idx, n)
+    return [Tensor._make(jnp.take(t._data, idx, axis=0)) for t in tensors]
 
 
 class _IterableFetcher:
