@@ -203,8 +203,10 @@ def _value_arg(self, value):
         return value
     if isinstance(value, (bool, int, float, complex, np.number)):
         return value.item() if isinstance(value, np.number) else value
-    from .._creation import tensor
-    return tensor(value, dtype=self.dtype)
+    from .typeinfo import typename
+    kind = type(value)
+    name = ("numpy." if kind.__module__ == "numpy" else "") + kind.__name__
+    raise TypeError(f"can't assign a {name} to a {typename(self)}")
 
 
 def setitem(self, key, value):
