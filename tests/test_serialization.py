@@ -506,3 +506,17 @@ def test_example_train_mlp_runs_and_torch_reads_its_checkpoint(tmp_path):
                                tmodel(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
     topt = torch.optim.AdamW(tmodel.parameters())
     topt.load_state_dict(state["optimizer"])         # torch accepts torchlike's optimizer state
+
+
+def test_views_load_as_independent_tensors():
+    """DIFFERENCES.md: tensors that shared a storage in torch load with the right values but
+    as separate tensors (the same tensor object saved twice stays one object)."""
+    base = torch.arange(6.0)
+    buf = io.BytesIO()
+    torch.save({"base": base, "view": base[2:], "again": base}, buf)
+    buf.seek(0)
+    out = torchlike.load(buf)
+    assert out["again"] is out["base"]
+    out["base"].add_(100)
+    assert out["view"].tolist() == [2.0, 3.0, 4.0, 5.0]
+    assert out["again"].tolist()[0] == 100.0
