@@ -347,3 +347,19 @@ def test_differentiable_flag_refused():
     with pytest.raises(NotImplementedError, match="differentiable=True"):
         torchlike.optim.SGD([lp], lr=0.1, differentiable=True)
     torchlike.optim.Adam([lp], foreach=True, fused=False, capturable=True)  # accepted, no-ops
+
+
+def test_tensor_lr_with_scheduler():
+    res = {}
+    for m in (torch, torchlike):
+        ps, opt = make(m, "Adam", dict(lr=m.tensor(0.01)))
+        sched = m.optim.lr_scheduler.StepLR(opt, 3, 0.5)
+        for t in range(10):
+            for p, g in zip(ps, GRADS[t]):
+                p.grad = m.tensor(g)
+            opt.step()
+            sched.step()
+        res[m.__name__] = (ps, float(sched.get_last_lr()[0]))
+        assert isinstance(opt.param_groups[0]["lr"], m.Tensor)
+    assert_params(res["torchlike"][0], res["torch"][0])
+    assert res["torchlike"][1] == pytest.approx(res["torch"][1], rel=1e-7)
