@@ -520,3 +520,22 @@ def test_views_load_as_independent_tensors():
     out["base"].add_(100)
     assert out["view"].tolist() == [2.0, 3.0, 4.0, 5.0]
     assert out["again"].tolist()[0] == 100.0
+
+
+def test_loading_never_imports_torch(tmp_path):
+    """A torch checkpoint loads in a process where torch is not importable at all."""
+    import subprocess
+    f = tmp_path / "w.pt"
+    torch.save({"w": torch.ones(2, 3, dtype=torch.bfloat16), "n": 3}, f)
+    code = ("import sys; sys.modules['torch'] = None\n"      # any 'import torch' now fails
+            "import torchlike\n"
+            f"sd = torchlike.load({str(f)!r})\n"
+            "torchlike.save(sd, sys.argv[1])\n"
+            "print(sd['w'].dtype, sd['w'].shape, sd['n'])\n")
+    g = tmp_path / "back.pt"
+    out = subprocess.run([sys.executable, "-c", code, str(g)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "torch.bfloat16 torch.Size([2, 3]) 3"
+    assert torch.equal(torch.load(g, weights_only=True)["w"], torch.ones(2, 3,
+                                                                          dtype=torch.bfloat16))
