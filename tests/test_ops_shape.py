@@ -393,6 +393,66 @@ BAD_EXTRA = [
 ]
 
 
+# edge values: inf, nan, -0.0, ties, bool and small int dtypes, float64
+EDGE = np.array([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan], np.float32)
+B8 = np.array([[True, False], [False, True]])
+CASES += [
+    Case("edge_cat", lambda m, a: m.cat([a, a.flip(0)]), (EDGE,)),
+    Case("edge_roll", lambda m, a: a.roll(3), (EDGE,)),
+    Case("edge_gather", lambda m, a, i: a.gather(0, i), (EDGE, np.array([6, 4, 1, 1]))),
+    Case("edge_masked_fill_nan", lambda m, a: a.masked_fill(a > 0, float("nan")), (EDGE,)),
+    Case("edge_nonzero", lambda m, a: a.nonzero(), (EDGE,)),
+    Case("edge_searchsorted_inf", lambda m, s, v: m.searchsorted(s, v),
+         (np.array([-np.inf, -1.0, 0.0, 2.0, np.inf], np.float32),
+          np.array([-np.inf, np.inf, 0.0, -0.0, 5.0], np.float32))),
+    Case("edge_searchsorted_nan", lambda m, s, v: m.searchsorted(s, v, right=True),
+         (np.array([0.0, 1.0, np.nan], np.float32), np.array([np.nan, 0.5], np.float32))),
+    Case("edge_bucketize_ties", lambda m, v, b: m.bucketize(v, b),
+         (np.array([1.0, 1.0, 2.0], np.float32), np.array([1.0, 1.0, 2.0, 2.0], np.float32))),
+    Case("edge_scatter_add_inf", lambda m, a, i, s: a.scatter_add(0, i, s),
+         (np.zeros(2, np.float32), np.array([0, 0, 1]),
+          np.array([np.inf, 1.0, np.nan], np.float32))),
+    Case("edge_take_along_dim", lambda m, a, i: m.take_along_dim(a, i), (EDGE, np.array([4, 5, 6]))),
+    Case("edge_diag_embed", lambda m, a: m.diag_embed(a[:3]), (EDGE,)),
+    Case("bool_stack", lambda m, a, b: m.stack([a, b]), (B8, ~B8)),
+    Case("bool_cat_repeat", lambda m, a: m.cat([a, a]).repeat(2, 1), (B8,)),
+    Case("bool_tril", lambda m, a: a.tril(), (np.ones((3, 3), bool),)),
+    Case("bool_flip", lambda m, a: a.flip(1), (B8,)),
+    Case("bool_index_select", lambda m, a, i: a.index_select(1, i), (B8, np.array([1, 1, 0]))),
+    Case("bool_take", lambda m, a, i: a.take(i), (B8, np.array([3, 0]))),
+    Case("bool_masked_select", lambda m, a, k: a.masked_select(k), (B8, ~B8)),
+    Case("bool_gather", lambda m, a, i: a.gather(1, i), (B8, np.array([[1], [1]]))),
+    Case("int8_roll", lambda m, a: a.roll(1, 0), (np.arange(6, dtype=np.int8).reshape(3, 2),)),
+    Case("uint8_cat_int8", lambda m, a, b: m.cat([a, b]), (np.arange(3, dtype=np.uint8),
+                                                           np.arange(2, dtype=np.int8))),
+    Case("int16_diag", lambda m, a: m.diag(a), (np.arange(3, dtype=np.int16),)),
+    Case("int32_scatter", lambda m, a, i, s: a.scatter(0, i, s),
+         (np.zeros(3, np.int32), np.array([2]), np.array([7], np.int32))),
+    Case("f64_unfold", lambda m, a: a.unfold(0, 3, 1), (f64(5),)),
+    Case("f64_block_diag", lambda m, a, b: m.block_diag(a, b), (f64(2, 2), f64(1, 1))),
+    Case("f64_tile", lambda m, a: a.tile((2, 2)), (f64(2),)),
+    Case("f64_index_add", lambda m, a, i, s: a.index_add(0, i, s), (f64(3), np.array([0, 0]), f64(2))),
+    Case("half_cat", lambda m, a, b: m.cat([a.half(), b.half()]), (f32(2), f32(3)), atol=1e-3,
+         rtol=1e-3),
+    Case("bf16_stack", lambda m, a, b: m.stack([a.bfloat16(), b.bfloat16()]), (f32(2), f32(2)),
+         atol=1e-2, rtol=1e-2),
+    Case("half_float_cat_promote", lambda m, a, b: m.cat([a.half(), b]), (f32(2), f32(3)),
+         atol=1e-3, rtol=1e-3),
+    Case("empty_stack", lambda m, a, b: m.stack([a, b], 1), (f32(0, 2), f32(0, 2))),
+    Case("empty_split", lambda m, a: a.split(2), (f32(0),)),
+    Case("empty_gather", lambda m, a, i: a.gather(1, i), (f32(2, 0), idx(1, 2, 0))),
+    Case("empty_flip", lambda m, a: a.flip(0), (f32(0, 3),)),
+    Case("empty_masked_fill", lambda m, a, k: a.masked_fill(k, 1.0), (f32(0, 3), np.zeros((0, 3), bool))),
+    Case("empty_diag", lambda m, a: m.diag(a), (f32(0),)),
+    Case("empty_meshgrid", lambda m, a, b: m.meshgrid(a, b, indexing="ij"), (f32(0), f32(2))),
+    Case("zero_dim_broadcast_to", lambda m, a: m.broadcast_to(a, (2, 2)), (f32(),)),
+    Case("zero_dim_flip", lambda m, a: a.flip(()), (f32(),)),
+    Case("zero_dim_roll", lambda m, a: m.roll(a, 1), (f32(),)),
+    Case("zero_dim_masked_fill", lambda m, a: a.masked_fill(m.tensor(True), 2.0), (f32(),)),
+    Case("zero_dim_nonzero_false", lambda m, a: a.nonzero(), (np.array(0.0),)),
+    Case("zero_dim_index_select", lambda m, a, i: a.index_select(0, i), (f32(), np.array([0]))),
+]
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_shape_op_against_torch(case):
     check(case)
@@ -465,3 +525,36 @@ def test_shape_bad_input(name, fn, inputs):
 
 def test_table_size():
     assert len(CASES) >= 240
+
+
+def test_view_ops_share_storage_like_torch():
+    """Writes through the views these ops return reach the base, as in torch."""
+    import torch
+    import torchlike
+
+    def run(m):
+        x = m.zeros(6)
+        x.unfold(0, 2, 2)[1, 1] = 5.0
+        y = m.zeros(2, 3)
+        y.mH[2, 0] = 7.0
+        y.narrow(1, 0, 2)[1] = 1.0
+        z = m.zeros(2, 3)
+        z.movedim(0, 1)[1, 1] = 3.0
+        z.unflatten(1, (3, 1))[0, 2] = 4.0
+        w = m.zeros(3, 3)
+        w.diagonal(1).fill_(2.0) if hasattr(w, "fill_") else None
+        w.select(0, 2)[0] = -1.0
+        w.split(1, 1)[0][1] = 9.0
+        return [x.tolist(), y.tolist(), z.tolist(), w.tolist()]
+
+    assert run(torchlike) == run(torch)
+
+
+def test_overlapping_unfold_is_a_copy():
+    """Pinned difference (DIFFERENCES.md): unfold with step < size returns a copy in
+    torchlike, so a write into one window reaches neither the base nor the other windows."""
+    import torchlike
+    x = torchlike.zeros(5)
+    u = x.unfold(0, 2, 1)
+    u[0, 1] = 5.0
+    assert x.tolist() == [0.0] * 5 and u[1, 0].item() == 0.0

@@ -23,7 +23,8 @@ __all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu
 
 # ------------------------------------------------------------------ unfold
 
-@defop("unfold", saves=False, grad_name="UnfoldBackward0")
+@defop("unfold", saves=False, grad_name="UnfoldBackward0",
+       view=lambda kw: kw["step"] >= kw["size"])  # overlapping windows: see DIFFERENCES.md
 def _unfold(a, dim, size, step):
     if a.ndim == 0:
         return a.reshape(1)
@@ -442,7 +443,7 @@ def dsplit(input, indices_or_sections):
     return _dir_split(input, indices_or_sections, 2, "dsplit", 3)
 
 
-@defop("adjoint", saves=False, grad_name="TransposeBackward0")
+@defop("adjoint", saves=False, view=True, grad_name="TransposeBackward0")
 def _adjoint(a):
     return jnp.swapaxes(a, -1, -2).conj()
 
