@@ -363,3 +363,23 @@ def test_tensor_lr_with_scheduler():
         assert isinstance(opt.param_groups[0]["lr"], m.Tensor)
     assert_params(res["torchlike"][0], res["torch"][0])
     assert res["torchlike"][1] == pytest.approx(res["torch"][1], rel=1e-7)
+
+
+def test_deepcopy_hooks_and_named_params():
+    res = {}
+    for m in (torch, torchlike):
+        ps = [m.tensor(a.copy(), requires_grad=True) for a in P0]
+        opt = m.optim.SGD([("a", ps[0]), ("b", ps[1]), ("c", ps[2])], lr=0.1, momentum=0.9)
+        calls = []
+        opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+        h = opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+        run(m, ps, opt, range(3))
+        h.remove()
+        run(m, ps, opt, [3])
+        clone = copy.deepcopy(opt)
+        run(m, clone.param_groups[0]["params"], clone, [4])
+        res[m.__name__] = (calls, opt.state_dict(), clone.param_groups[0]["params"])
+    assert res["torchlike"][0] == res["torch"][0]
+    assert res["torchlike"][1]["param_groups"] == res["torch"][1]["param_groups"]
+    assert res["torchlike"][1]["param_groups"][0]["param_names"] == ["a", "b", "c"]
+    assert_params(res["torchlike"][2], res["torch"][2])
