@@ -485,11 +485,89 @@ def msort(input):
     return sort(input, 0).values
 
 
+def _topk_row(v, k, largest):
+    """The indices torch's CPU topk returns for ``k * 64 > n``: libstdc++'s ``nth_element``
+    (introselect: median-of-three pivot, unguarded partition, insertion sort below 4) on
+    (value, index) pairs, then an insertion sort of the first k - 1, as jax while_loops."""
+    n = v.shape[0]
+    inexact = jnp.issubdtype(v.dtype, jnp.inexact)
+    ar = jnp.arange(n)
+
+    def comp(x, y):
+        if largest:
+            return ((jnp.isnan(x) & ~jnp.isnan(y)) | (x > y)) if inexact else x > y
+        return ((~jnp.isnan(x) & jnp.isnan(y)) | (x < y)) if inexact else x < y
+
+    def swap(q, a, b):
+        arr, ix = q
+        return (arr.at[a].set(arr[b]).at[b].set(arr[a]), ix.at[a].set(ix[b]).at[b].set(ix[a]))
+
+    def insertion_sort(q, f, l):
+        def body(st):
+            (arr, ix), i = st
+            val, vi = arr[i], ix[i]
+            j = _jax.lax.while_loop(lambda j: (j > f) & comp(val, arr[j - 1]), lambda j: j - 1, i)
+            move = (ar > j) & (ar <= i)
+            arr = jnp.where(move, jnp.roll(arr, 1), arr).at[j].set(val)
+            ix = jnp.where(move, jnp.roll(ix, 1), ix).at[j].set(vi)
+            return (arr, ix), i + 1
+
+        q, _ = _jax.lax.while_loop(lambda st: st[1] < l, body, (q, f + 1))
+        return q
+
+    def partition_pivot(q, f, l):
+        arr = q[0]
+        a_, b_, c_ = f + 1, f + (l - f) // 2, l - 1
+        ab, bc, ac = comp(arr[a_], arr[b_]), comp(arr[b_], arr[c_]), comp(arr[a_], arr[c_])
+        pick = jnp.where(ab, jnp.where(bc, b_, jnp.where(ac, c_, a_)),
+                         jnp.where(ac, a_, jnp.where(bc, c_, b_)))
+        q = swap(q, f, pick)
+
+        def body(st):
+            q, first, last, _ = st
+            arr = q[0]
+            piv = arr[f]
+            first = _jax.lax.while_loop(lambda i: (i < n - 1) & comp(arr[i], piv),
+                                        lambda i: i + 1, first)
+            last = _jax.lax.while_loop(lambda j: (j > 0) & comp(piv, arr[j]), lambda j: j - 1,
+                                       last - 1)
+            done = ~(first < last)
+            q2 = swap(q, first, last)
+            q = _jax.tree_util.tree_map(lambda x2, x: jnp.where(done, x, x2), q2, q)
+            return q, jnp.where(done, first, first + 1), last, done
+
+        q, cut, _, _ = _jax.lax.while_loop(lambda st: ~st[3], body, (q, f + 1, l, False))
+        return q, cut
+
+    def select_body(st):
+        q, f, l = st
+        q, cut = partition_pivot(q, f, l)
+        return q, jnp.where(cut <= k - 1, cut, f), jnp.where(cut <= k - 1, l, cut)
+
+    q = (v, jnp.arange(n, dtype=_I64))
+    q, f, l = _jax.lax.while_loop(lambda st: st[2] - st[1] > 3, select_body,
+                                  (q, jnp.asarray(0), jnp.asarray(n)))
+    q = insertion_sort(q, f, l)
+    q = insertion_sort(q, jnp.asarray(0), jnp.asarray(k - 1))
+    return q[1][:k]
+
+
 @defop("topk", grad_name="TopkBackward0")
 def _topk(a, k, dim, largest):
     if a.ndim == 0:
         return a, jnp.zeros((), _I64)
-    idx = jax_lax_slice(_argsort(a, dim, largest), k, dim)
+    n = a.shape[dim]
+    if k == 0 or k * 64 <= n:
+        # torch's partial_sort path: for k == 1 the first extreme element, as here
+        idx = jax_lax_slice(_argsort(a, dim, largest), k, dim)
+    else:
+        x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
+        batch = x.shape[:-1]
+        rows = x.reshape(-1, n)
+        idx = _jax.lax.cond(_has_ties(rows),
+                            lambda r: _jax.vmap(lambda row: _topk_row(row, k, largest))(r),
+                            lambda r: _argsort(r, -1, largest)[:, :k], rows)
+        idx = jnp.moveaxis(idx.reshape(batch + (k,)), -1, dim)
     return jnp.take_along_axis(a, idx, axis=dim), idx
 
 
@@ -506,10 +584,92 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     return _RT["topk"](*apply(_topk, input, k=int(k), dim=d, largest=bool(largest)))
 
 
+def _quickselect_row(v, k):
+    """The index torch's CPU kthvalue returns: its quick_select_template (median-of-three
+    Hoare quickselect, NaN largest) run on (value, index) pairs, as a jax while_loop."""
+    n = v.shape[0]
+    inexact = jnp.issubdtype(v.dtype, jnp.inexact)
+
+    def gt(x, y):
+        return ((jnp.isnan(x) & ~jnp.isnan(y)) | (x > y)) if inexact else x > y
+
+    def swap(arr, ix, a, b, c):
+        va, vb, ia, ib = arr[a], arr[b], ix[a], ix[b]
+        arr = arr.at[a].set(jnp.where(c, vb, va)).at[b].set(jnp.where(c, va, vb))
+        ix = ix.at[a].set(jnp.where(c, ib, ia)).at[b].set(jnp.where(c, ia, ib))
+        return arr, ix
+
+    def partition(arr, ix, L, R):
+        P = L + (R - L) // 2
+        arr, ix = swap(arr, ix, P, L + 1, True)
+        arr, ix = swap(arr, ix, L + 1, R, gt(arr[L + 1], arr[R]))
+        arr, ix = swap(arr, ix, L, R, gt(arr[L], arr[R]))
+        arr, ix = swap(arr, ix, L + 1, L, gt(arr[L + 1], arr[L]))
+        piv = arr[L]
+
+        def body(st):
+            arr, ix, i, j, _ = st
+            i = _jax.lax.while_loop(lambda i: (i < n - 1) & gt(piv, arr[i]), lambda i: i + 1,
+                                    i + 1)
+            j = _jax.lax.while_loop(lambda j: (j > 0) & gt(arr[j], piv), lambda j: j - 1, j - 1)
+            stop = j < i
+            arr, ix = swap(arr, ix, i, j, ~stop)
+            return arr, ix, i, j, stop
+
+        arr, ix, i, j, _ = _jax.lax.while_loop(lambda st: ~st[4], body,
+                                               (arr, ix, L + 1, R, False))
+        arr, ix = swap(arr, ix, L, j, True)
+        L = jnp.where(j <= k, i, L)
+        R = jnp.where(j >= k, j - 1, R)
+        return arr, ix, L, R
+
+    def outer(st):
+        arr, ix, L, R, _ = st
+        small, two = R <= L, R == L + 1
+        arr2, ix2 = swap(arr, ix, L, jnp.minimum(R, n - 1),
+                         two & gt(arr[L], arr[jnp.minimum(R, n - 1)]))
+        safe = small | two
+        arr3, ix3, L3, R3 = partition(arr, ix, jnp.where(safe, 0, L), jnp.where(safe, 2, R))
+        arr = jnp.where(small, arr, jnp.where(two, arr2, arr3))
+        ix = jnp.where(small, ix, jnp.where(two, ix2, ix3))
+        return (arr, ix, jnp.where(safe, L, L3), jnp.where(safe, R, R3), safe)
+
+    init = (v, jnp.arange(n, dtype=_I64), jnp.asarray(0), jnp.asarray(n - 1), jnp.asarray(False))
+    _, ix, _, _, _ = _jax.lax.while_loop(lambda st: ~st[4], outer, init)
+    return ix[k]
+
+
+def _kth_indices(a, k, dim):
+    x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
+    batch, n = x.shape[:-1], x.shape[-1]
+    if n < 3:
+        order = _argsort(x, -1, False)
+        idx = order[..., k - 1]
+    else:
+        rows = x.reshape(-1, n)
+        idx = _jax.lax.cond(
+            _has_ties(rows),
+            lambda r: _jax.vmap(lambda row: _quickselect_row(row, k - 1))(r),
+            lambda r: _argsort(r, -1, False)[:, k - 1], rows).reshape(batch)
+    return jnp.expand_dims(idx, dim)
+
+
+def _has_ties(rows):
+    """Whether some row holds equal values (or two NaNs): only then does the tie rule of a
+    selection algorithm matter, so the replay of torch's runs only then."""
+    s = jnp.sort(rows, axis=-1)
+    eq = s[:, 1:] == s[:, :-1]
+    if jnp.issubdtype(rows.dtype, jnp.inexact):
+        eq = eq | (jnp.isnan(s[:, 1:]) & jnp.isnan(s[:, :-1]))
+    return jnp.any(eq)
+
+
 @defop("kthvalue", grad_name="KthvalueBackward0")
 def _kthvalue(a, k, dim, keepdim, median):
     if a.ndim == 0:
         return a, jnp.zeros((), _I64)
+    if not median:
+        return _gather(a, _kth_indices(a, k, dim), dim, keepdim)
     order = _argsort(a, dim, False)
     if median:
         k = (a.shape[dim] - 1) // 2 + 1
