@@ -1,6 +1,7 @@
 """Train an MLP classifier end to end: data, model, optimizer, scheduler, checkpoint, resume.
 
-A PyTorch training script with ``import torchlike as torch``. It generates a two-spirals data
+A PyTorch training script with ``import torchlike as torch`` (replace that line with
+``import torch`` and it runs on PyTorch). It generates a two-spirals data
 set, trains with AdamW + OneCycleLR from a DataLoader, saves a checkpoint halfway (in PyTorch's
 own file format), resumes from it in fresh objects and finishes. Runs in well under a minute on
 a laptop CPU:
@@ -17,8 +18,11 @@ import time
 import numpy as np
 
 import torchlike as torch
-from torchlike import nn
-from torchlike.utils.data import DataLoader, TensorDataset, random_split
+
+nn = torch.nn
+DataLoader = torch.utils.data.DataLoader
+TensorDataset = torch.utils.data.TensorDataset
+random_split = torch.utils.data.random_split
 
 
 def spirals(n, noise=0.15, seed=0):

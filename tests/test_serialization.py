@@ -507,6 +507,24 @@ def test_example_train_mlp_runs_and_torch_reads_its_checkpoint(tmp_path):
     topt = torch.optim.AdamW(tmodel.parameters())
     topt.load_state_dict(state["optimizer"])         # torch accepts torchlike's optimizer state
 
+    # the same script on real torch (only its import line changed); its checkpoint resumes in
+    # torchlike objects
+    src = open(os.path.join(root, "examples", "train_mlp.py")).read()
+    assert src.count("\nimport torchlike as torch\n") == 1
+    tscript = tmp_path / "train_mlp_torch.py"
+    tscript.write_text(src.replace("\nimport torchlike as torch\n", "\nimport torch\n"))
+    tck = tmp_path / "mlp_torch.pt"
+    out = subprocess.run([sys.executable, str(tscript), "--epochs", "2", "--ckpt", str(tck)],
+                         capture_output=True, text=True, timeout=300, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    ck = torchlike.load(tck)
+    lmodel.load_state_dict(ck["model"])
+    lopt = torchlike.optim.AdamW(lmodel.parameters(), lr=1e-3, weight_decay=1e-4)
+    lopt.load_state_dict(ck["optimizer"])
+    lsched = torchlike.optim.lr_scheduler.OneCycleLR(lopt, max_lr=2e-2, total_steps=50)
+    lsched.load_state_dict(ck["scheduler"])
+    assert lsched.last_epoch == 25 and lopt.state[next(iter(lmodel.parameters()))]["step"].item() == 25
+
 
 def test_views_load_as_independent_tensors():
     """DIFFERENCES.md: tensors that shared a storage in torch load with the right values but
