@@ -1135,7 +1135,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 # ================================================================== attention
 
-@defop("scaled_dot_product_attention", promote="common",
+@defop("scaled_dot_product_attention",
        grad_name="ScaledDotProductFlashAttentionForCpuBackward0")
 def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa):
     L, S = q.shape[-2], k.shape[-2]

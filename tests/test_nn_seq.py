@@ -1,0 +1,191 @@
+"""Recurrent layers, MultiheadAttention and Transformer layers vs torch (same weights)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from nn_util import compare_module
+
+R = np.random.default_rng(99)
+
+
+def f32(*shape, scale=1.0):
+    return (R.standard_normal(shape) * scale).astype(np.float32)
+
+
+def lib_of(nn):
+    return torch if nn is torch.nn else torchlike
+
+
+RNNS = [
+    ("RNN", lambda nn: nn.RNN(3, 4), (f32(5, 2, 3),)),
+    ("RNN_relu_2l", lambda nn: nn.RNN(3, 4, num_layers=2, nonlinearity="relu"),
+     (f32(5, 2, 3),)),
+    ("RNN_h0", lambda nn: nn.RNN(3, 4), (f32(5, 2, 3), f32(1, 2, 4))),
+    ("RNN_unbatched", lambda nn: nn.RNN(3, 4, bidirectional=True), (f32(5, 3),)),
+    ("LSTM", lambda nn: nn.LSTM(3, 4), (f32(6, 2, 3),)),
+    ("LSTM_2l_bi_bf", lambda nn: nn.LSTM(3, 5, num_layers=2, bidirectional=True,
+                                         batch_first=True), (f32(2, 6, 3),)),
+    ("LSTM_nobias", lambda nn: nn.LSTM(3, 4, bias=False), (f32(4, 2, 3),)),
+    ("GRU", lambda nn: nn.GRU(3, 4), (f32(6, 2, 3),)),
+    ("GRU_2l_bi", lambda nn: nn.GRU(3, 4, num_layers=2, bidirectional=True), (f32(4, 3, 3),)),
+    ("GRU_h0_bf", lambda nn: nn.GRU(3, 4, batch_first=True, num_layers=2),
+     (f32(2, 5, 3), f32(2, 2, 4))),
+    ("GRU_unbatched", lambda nn: nn.GRU(3, 4), (f32(5, 3),)),
+]
+
+
+@pytest.mark.parametrize("name,ctor,inputs", RNNS, ids=[r[0] for r in RNNS])
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_recurrent(name, ctor, inputs, train):
+    compare_module(ctor, inputs, train=train, atol=1e-5, rtol=1e-4)
+
+
+def test_lstm_initial_state():
+    h0, c0 = f32(2, 3, 4), f32(2, 3, 4)
+    compare_module(lambda nn: nn.LSTM(2, 4, num_layers=2), (f32(5, 3, 2), h0, c0),
+                   call=lambda m, x, h, c: m(x, (h, c)), atol=1e-5, rtol=1e-4)
+
+
+CELLS = [
+    ("RNNCell", lambda nn: nn.RNNCell(3, 4), (f32(2, 3), f32(2, 4))),
+    ("RNNCell_relu", lambda nn: nn.RNNCell(3, 4, nonlinearity="relu"), (f32(2, 3),)),
+    ("GRUCell", lambda nn: nn.GRUCell(3, 4), (f32(2, 3), f32(2, 4))),
+    ("GRUCell_unbatched", lambda nn: nn.GRUCell(3, 4, bias=False), (f32(3),)),
+    ("LSTMCell", lambda nn: nn.LSTMCell(3, 4), (f32(2, 3),)),
+]
+
+
+@pytest.mark.parametrize("name,ctor,inputs", CELLS, ids=[c[0] for c in CELLS])
+def test_cells(name, ctor, inputs):
+    compare_module(ctor, inputs, atol=1e-5, rtol=1e-4)
+
+
+def test_lstm_cell_state():
+    compare_module(lambda nn: nn.LSTMCell(3, 4), (f32(2, 3), f32(2, 4), f32(2, 4)),
+                   call=lambda m, x, h, c: m(x, (h, c)), atol=1e-5, rtol=1e-4)
+
+
+def test_rnn_names_repr_and_init():
+    for ctor in (lambda nn: nn.LSTM(3, 4, 2, bidirectional=True, batch_first=True,
+                                    dropout=0.5),
+                 lambda nn: nn.GRU(3, 4, bias=False), lambda nn: nn.RNN(2, 3, 1, "relu"),
+                 lambda nn: nn.GRUCell(2, 3, bias=False), lambda nn: nn.RNNCell(2, 3,
+                                                                                 nonlinearity="relu")):
+        t, l = ctor(torch.nn), ctor(torchlike.nn)
+        assert repr(l) == repr(t)
+        assert [n for n, _ in l.named_parameters()] == [n for n, _ in t.named_parameters()]
+        for (n, p), (_, q) in zip(l.named_parameters(), t.named_parameters()):
+            assert tuple(p.shape) == tuple(q.shape)
+            bound = 1 / np.sqrt(t.hidden_size)
+            a = np.asarray(p._data)
+            assert np.abs(a).max() <= bound
+            if a.size >= 20:
+                assert np.abs(a).max() > 0.5 * bound
+
+
+def test_rnn_dropout_between_layers_train_only():
+    torchlike.manual_seed(0)
+    m = torchlike.nn.GRU(3, 8, num_layers=2, dropout=0.5)
+    x = torchlike.randn(4, 2, 3)
+    m.eval()
+    a = m(x)[0].tolist()
+    assert m(x)[0].tolist() == a
+    m.train()
+    b = m(x)[0]
+    assert b.tolist() != a
+    b.sum().backward()
+    assert m.weight_ih_l0.grad is not None
+
+
+MHA = [
+    ("MHA", lambda nn: nn.MultiheadAttention(8, 2), (f32(5, 3, 8), f32(6, 3, 8), f32(6, 3, 8)),
+     None),
+    ("MHA_bf", lambda nn: nn.MultiheadAttention(8, 4, batch_first=True),
+     (f32(3, 5, 8), f32(3, 6, 8), f32(3, 6, 8)), None),
+    ("MHA_kdim", lambda nn: nn.MultiheadAttention(8, 2, kdim=3, vdim=5),
+     (f32(5, 2, 8), f32(4, 2, 3), f32(4, 2, 5)), None),
+    ("MHA_nobias", lambda nn: nn.MultiheadAttention(6, 3, bias=False),
+     (f32(4, 2, 6), f32(4, 2, 6), f32(4, 2, 6)), None),
+    ("MHA_bias_kv", lambda nn: nn.MultiheadAttention(6, 3, add_bias_kv=True),
+     (f32(4, 2, 6), f32(4, 2, 6), f32(4, 2, 6)), None),
+    ("MHA_zero_attn", lambda nn: nn.MultiheadAttention(6, 3, add_zero_attn=True),
+     (f32(4, 2, 6), f32(4, 2, 6), f32(4, 2, 6)), None),
+    ("MHA_unbatched", lambda nn: nn.MultiheadAttention(6, 2),
+     (f32(4, 6), f32(5, 6), f32(5, 6)), None),
+    ("MHA_masks", lambda nn: nn.MultiheadAttention(8, 2),
+     (f32(5, 3, 8), f32(6, 3, 8), f32(6, 3, 8)),
+     dict(attn_mask=np.triu(np.ones((5, 6), bool), 2),
+          key_padding_mask=np.array([[0, 0, 0, 0, 1, 1], [0] * 6, [0, 0, 0, 0, 0, 1]], bool))),
+    ("MHA_floatmask_perhead", lambda nn: nn.MultiheadAttention(8, 2),
+     (f32(5, 3, 8), f32(6, 3, 8), f32(6, 3, 8)),
+     dict(attn_mask=f32(6, 5, 6), average_attn_weights=False)),
+    ("MHA_noweights", lambda nn: nn.MultiheadAttention(8, 2),
+     (f32(5, 3, 8), f32(6, 3, 8), f32(6, 3, 8)), dict(need_weights=False)),
+]
+
+
+@pytest.mark.parametrize("name,ctor,inputs,kw", MHA, ids=[m[0] for m in MHA])
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_multihead_attention(name, ctor, inputs, kw, train):
+    kw = kw or {}
+
+    def call(m, q, k, v):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        kk = {a: (lib.tensor(b) if isinstance(b, np.ndarray) else b) for a, b in kw.items()}
+        return m(q, k, v, **kk)
+
+    compare_module(ctor, inputs, train=train, call=call, atol=1e-5, rtol=1e-4)
+
+
+def test_mha_self_attention_same_tensor():
+    x = f32(4, 2, 6)
+    compare_module(lambda nn: nn.MultiheadAttention(6, 2), (x,),
+                   call=lambda m, x: m(x, x, x), atol=1e-5, rtol=1e-4)
+
+
+TRANSFORMERS = [
+    ("EncoderLayer", lambda nn: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0),
+     (f32(5, 3, 8),)),
+    ("EncoderLayer_bf_normfirst_gelu", lambda nn: nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True, norm_first=True, activation="gelu"),
+     (f32(3, 5, 8),)),
+    ("Encoder", lambda nn: nn.TransformerEncoder(nn.TransformerEncoderLayer(
+        8, 4, 16, dropout=0.0), 2, norm=nn.LayerNorm(8), enable_nested_tensor=False),
+     (f32(5, 3, 8),)),
+    ("DecoderLayer", lambda nn: nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0),
+     (f32(4, 3, 8), f32(5, 3, 8))),
+    ("Decoder_normfirst", lambda nn: nn.TransformerDecoder(nn.TransformerDecoderLayer(
+        8, 2, 16, dropout=0.0, norm_first=True), 2), (f32(4, 3, 8), f32(5, 3, 8))),
+    ("Transformer", lambda nn: nn.Transformer(8, 2, 1, 1, 16, dropout=0.0),
+     (f32(5, 2, 8), f32(4, 2, 8))),
+]
+
+
+@pytest.mark.parametrize("name,ctor,inputs", TRANSFORMERS, ids=[t[0] for t in TRANSFORMERS])
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_transformer(name, ctor, inputs, train):
+    compare_module(ctor, inputs, train=train, atol=2e-5, rtol=1e-4)
+
+
+def test_transformer_encoder_causal_mask():
+    mask_t = torch.nn.Transformer.generate_square_subsequent_mask(5)
+    mask_l = torchlike.nn.Transformer.generate_square_subsequent_mask(5)
+    np.testing.assert_array_equal(np.asarray(mask_l._data), mask_t.numpy())
+
+    def call(m, x):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        mk = lib.nn.Transformer.generate_square_subsequent_mask(5)
+        pad = lib.tensor(np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], bool))
+        return m(x, src_mask=mk, src_key_padding_mask=pad)
+    compare_module(lambda nn: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), (f32(5, 2, 8),),
+                   call=call, atol=2e-5, rtol=1e-4)
+
+
+def test_transformer_structure():
+    ctor = lambda nn: nn.Transformer(8, 2, 2, 1, 16)  # noqa: E731
+    t, l = ctor(torch.nn), ctor(torchlike.nn)
+    assert repr(l) == repr(t)
+    assert list(l.state_dict()) == list(t.state_dict())

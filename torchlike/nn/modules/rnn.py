@@ -1,0 +1,351 @@
+"""RNN, LSTM, GRU (layers, bidirectional, batch_first, dropout, initial states) and cells.
+
+The whole stacked recurrence is one op (``rnn`` in this file): a ``jax.lax.scan`` per layer and
+direction, so forward and backward are each one jitted call.
+"""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from ... import _creation, _random
+from ..._ops._registry import apply, defop
+from ..._tensor import Tensor
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _cell(mode, x_proj, h, c, w_hh, b_hh):
+    """One step given the input projection ``x W_ih^T + b_ih``."""
+    gh = h @ w_hh.T
+    if b_hh is not None:
+        gh = gh + b_hh
+    if mode == "RNN_TANH":
+        return jnp.tanh(x_proj + gh), None
+    if mode == "RNN_RELU":
+        z = x_proj + gh
+        return jnp.where(z > 0, z, 0), None
+    if mode == "LSTM":
+        g = x_proj + gh
+        i, f, gg, o = jnp.split(g, 4, axis=-1)
+        c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(gg)
+        return jax.nn.sigmoid(o) * jnp.tanh(c2), c2
+    xr, xz, xn = jnp.split(x_proj, 3, axis=-1)
+    hr, hz, hn = jnp.split(gh, 3, axis=-1)
+    r = jax.nn.sigmoid(xr + hr)
+    z = jax.nn.sigmoid(xz + hz)
+    n = jnp.tanh(xn + r * hn)
+    return (1 - z) * n + z * h, None
+
+
+def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse):
+    xp = x @ w_ih.T
+    if b_ih is not None:
+        xp = xp + b_ih
+    lstm = mode == "LSTM"
+
+    def step(carry, xt):
+        h, c = carry
+        h2, c2 = _cell(mode, xt, h, c, w_hh, b_hh)
+        return (h2, c2 if lstm else c), h2
+
+    (hT, cT), ys = jax.lax.scan(step, (h0, c0 if lstm else jnp.zeros((), x.dtype)), xp,
+                                reverse=reverse)
+    return ys, hT, cT
+
+
+@defop("rnn", grad_name=lambda kw: {"LSTM": "MkldnnRnnLayerBackward0"}.get(
+    kw["mode"], "StackBackward0"))
+def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key):
+    """x: (T, B, I); hx (and cx for LSTM): (L*D, B, H); then the flat weights; then a key."""
+    lstm = mode == "LSTM"
+    i = 0
+    cx = None
+    if lstm:
+        cx = rest[0]
+        i = 1
+    per = 4 if has_bias else 2
+    key = rest[-1] if has_key else None
+    weights = rest[i:len(rest) - (1 if has_key else 0)]
+    hs, cs = [], []
+    inp = x
+    for layer in range(num_layers):
+        outs = []
+        for d in range(num_dirs):
+            k = (layer * num_dirs + d)
+            w = weights[k * per:(k + 1) * per]
+            w_ih, w_hh = w[0], w[1]
+            b_ih, b_hh = (w[2], w[3]) if has_bias else (None, None)
+            ys, hT, cT = _run_direction(mode, inp, hx[k], cx[k] if lstm else None, w_ih, w_hh,
+                                        b_ih, b_hh, reverse=d == 1)
+            outs.append(ys)
+            hs.append(hT)
+            if lstm:
+                cs.append(cT)
+        inp = outs[0] if num_dirs == 1 else jnp.concatenate(outs, axis=-1)
+        if dropout > 0 and layer < num_layers - 1:
+            keep = jax.random.bernoulli(jax.random.fold_in(key, layer), 1 - dropout, inp.shape)
+            inp = jnp.where(keep, inp / (1 - dropout), 0)
+    h_n = jnp.stack(hs)
+    if lstm:
+        return inp, h_n, jnp.stack(cs)
+    return inp, h_n
+
+
+class RNNBase(Module):
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
+                 dtype=None):
+        super().__init__()
+        if proj_size != 0:
+            raise NotImplementedError("LSTM proj_size is not supported by torchlike")
+        if not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1 \
+                or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        num_directions = 2 if bidirectional else 1
+        gate_size = _GATES[mode] * hidden_size
+        self._flat_weights_names = []
+        self._all_weights = []
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input_size = input_size if layer == 0 else hidden_size * num_directions
+                suffix = "_reverse" if direction == 1 else ""
+                params = [Parameter(_creation.empty(gate_size, layer_input_size, dtype=dtype)),
+                          Parameter(_creation.empty(gate_size, hidden_size, dtype=dtype))]
+                names = ["weight_ih_l{}{}", "weight_hh_l{}{}"]
+                if bias:
+                    params += [Parameter(_creation.empty(gate_size, dtype=dtype)),
+                               Parameter(_creation.empty(gate_size, dtype=dtype))]
+                    names += ["bias_ih_l{}{}", "bias_hh_l{}{}"]
+                names = [n.format(layer, suffix) for n in names]
+                for n, p in zip(names, params):
+                    setattr(self, n, p)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, w) for w in ws] for ws in self._all_weights]
+
+    def flatten_parameters(self):
+        pass
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if self.proj_size != 0:
+            s += ", proj_size={proj_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+    def forward(self, input, hx=None):
+        lstm = self.mode == "LSTM"
+        batched = input.dim() == 3
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
+                             f"{input.dim()}D instead")
+        x = input
+        if not batched:
+            x = x.unsqueeze(1)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        if x.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {x.shape[-1]}")
+        nd = 2 if self.bidirectional else 1
+        B = x.shape[1]
+        shape = (self.num_layers * nd, B, self.hidden_size)
+        if hx is None:
+            h0 = _creation.zeros(*shape, dtype=input.dtype)
+            c0 = _creation.zeros(*shape, dtype=input.dtype) if lstm else None
+        else:
+            if lstm:
+                h0, c0 = hx
+            else:
+                h0, c0 = hx, None
+            if not batched:
+                h0 = h0.unsqueeze(1)
+                c0 = c0.unsqueeze(1) if c0 is not None else None
+            if tuple(h0.shape) != shape:
+                raise RuntimeError(f"Expected hidden size {shape}, got {list(h0.shape)}"
+                                   .replace("(", "[").replace(")", "]"))
+        args = [x, h0] + ([c0] if lstm else []) + self._flat_weights
+        has_key = self.training and self.dropout > 0 and self.num_layers > 1
+        if has_key:
+            args.append(_random.next_key())
+        outs = apply(_rnn, *args, mode=self.mode, num_layers=self.num_layers, num_dirs=nd,
+                     has_bias=bool(self.bias), dropout=self.dropout if has_key else 0.0,
+                     has_key=has_key)
+        out, hn = outs[0], outs[1]
+        cn = outs[2] if lstm else None
+        if not batched:
+            out = out.squeeze(1)
+            hn = hn.squeeze(1)
+            cn = cn.squeeze(1) if cn is not None else None
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return (out, (hn, cn)) if lstm else (out, hn)
+
+
+class RNN(RNNBase):
+    def __init__(self, *args, **kwargs):
+        nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if len(args) > 3:
+            nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        if nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__(mode, *args, **kwargs)
+
+
+class LSTM(RNNBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+
+class GRU(RNNBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__("GRU", *args, **kwargs)
+
+
+@defop("rnn_cell", promote="common", grad_name=lambda kw: {"LSTM": "ThnnFusedLstmCellBackward0",
+                                                           "GRU": "ThnnFusedGruCellBackward0"}
+       .get(kw["mode"], "TanhBackward0"))
+def _rnn_cell(x, h, *rest, mode, has_bias):
+    lstm = mode == "LSTM"
+    c = rest[0] if lstm else None
+    w = rest[1:] if lstm else rest
+    xp = x @ w[0].T
+    if has_bias:
+        xp = xp + w[2]
+    h2, c2 = _cell(mode, xp, h, c, w[1], w[3] if has_bias else None)
+    return (h2, c2) if lstm else h2
+
+
+class RNNCellBase(Module):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(_creation.empty(num_chunks * hidden_size, input_size,
+                                                   dtype=dtype))
+        self.weight_hh = Parameter(_creation.empty(num_chunks * hidden_size, hidden_size,
+                                                   dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(_creation.empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_hh = Parameter(_creation.empty(num_chunks * hidden_size, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += ", bias={bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _run(self, mode, input, hx, cx=None):
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        B = input.shape[0]
+        if hx is None:
+            hx = _creation.zeros(B, self.hidden_size, dtype=input.dtype)
+        elif not batched:
+            hx = hx.unsqueeze(0)
+        args = [input, hx]
+        if mode == "LSTM":
+            if cx is None:
+                cx = _creation.zeros(B, self.hidden_size, dtype=input.dtype)
+            elif not batched:
+                cx = cx.unsqueeze(0)
+            args.append(cx)
+        args += [self.weight_ih, self.weight_hh]
+        if self.bias:
+            args += [self.bias_ih, self.bias_hh]
+        out = apply(_rnn_cell, *args, mode=mode, has_bias=bool(self.bias))
+        if not batched:
+            out = tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
+        return out
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+        return self._run(mode, input, hx)
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        h, c = (None, None) if hx is None else hx
+        return self._run("LSTM", input, h, c)
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        return self._run("GRU", input, hx)
