@@ -258,6 +258,19 @@ CASES += [
     Case("eigvals", lambda m, a: m.linalg.eigvals(a), (np.diag([3.0, 1.0, 2.0]) + np.triu(
         np.ones((3, 3)), 1),), grad=False),
     Case("linalg_diagonal", lambda m, a: m.linalg.diagonal(a, offset=1), (f32(2, 3, 3),)),
+    Case("eig", lambda m, a: m.linalg.eig(a), (np.array([[2.0, 1, 0], [0, 3, 1], [1, 0, 1]]),),
+         grad=False),
+    Case("eig_f32", lambda m, a: m.linalg.eig(a), (np.array([[2.0, 1], [-1, 2]], np.float32),),
+         grad=False),
+    Case("solve_ex", lambda m, a, b: m.linalg.solve_ex(a, b), (wellcond(3, 3), f64(3))),
+    Case("lu_factor_ex", lambda m, a: m.linalg.lu_factor_ex(a), (f64(2, 3, 3),)),
+    Case("tensorinv", lambda m, a: m.linalg.tensorinv(a, ind=2),
+         (wellcond(6, 6).reshape(2, 3, 6),)),
+    Case("tensorinv_ind1", lambda m, a: m.linalg.tensorinv(a, ind=1), (wellcond(4, 4),)),
+    Case("tensorsolve", lambda m, a, b: m.linalg.tensorsolve(a, b),
+         (wellcond(6, 6).reshape(2, 3, 6), f64(2, 3))),
+    Case("tensorsolve_dims", lambda m, a, b: m.linalg.tensorsolve(a, b, dims=(0,)),
+         (wellcond(6, 6).reshape(6, 2, 3), f64(2, 3))),
 ]
 BAD_EXTRA = [
     ("trace_1d", lambda m, a: m.trace(a), (f32(3),)),
@@ -272,6 +285,8 @@ BAD_EXTRA = [
     ("cholesky_solve_dtype", lambda m, a, b: m.cholesky_solve(a, b), (f32(2, 2), f64(2, 2))),
     ("lu_factor_int", lambda m, a: m.linalg.lu_factor(a), (np.eye(2, dtype=np.int64),)),
     ("matrix_rank_1d", lambda m, a: m.linalg.matrix_rank(a), (f32(3),)),
+    ("tensorinv_bad", lambda m, a: m.linalg.tensorinv(a, ind=2), (f32(4, 6, 8, 4),)),
+    ("eig_rect", lambda m, a: m.linalg.eig(a), (f32(2, 3),)),
     ("cond_inf_rect", lambda m, a: m.linalg.cond(a, float("inf")), (f32(3, 2),)),
 ]
 
@@ -299,6 +314,15 @@ def test_linalg_against_torch(case):
 @pytest.mark.parametrize("case", [c for c in CASES if c.grad][::4], ids=str)
 def test_linalg_autograd_grad(case):
     check(case, autograd_grad=True)
+
+
+def test_eig_has_no_gradient():
+    """Pinned difference (DIFFERENCES.md): linalg.eig/eigvals results do not require grad."""
+    import torchlike
+    a = torchlike.tensor([[2.0, 1.0], [0.0, 3.0]], requires_grad=True)
+    w, v = torchlike.linalg.eig(a)
+    assert not w.requires_grad and not v.requires_grad
+    assert not torchlike.linalg.eigvals(a).requires_grad
 
 
 def test_slogdet_fields():

@@ -10,11 +10,13 @@ from ._ops.linalg import (LinAlgError, linalg_norm as norm,  # noqa: F401
                           linalg_multi_dot as multi_dot, matmul)
 
 from ._ops.linalg_extra import (matrix_exp, solve_triangular, lu_factor, lu, lu_solve,  # noqa
-                                matrix_rank, cond, vander, eigvals,
+                                matrix_rank, cond, vander, eigvals, eig, solve_ex,
+                                lu_factor_ex, tensorinv, tensorsolve,
                                 linalg_diagonal as diagonal)
 
 __all__ = ["matrix_exp", "solve_triangular", "lu_factor", "lu", "lu_solve", "matrix_rank",
-           "cond", "vander", "eigvals", "diagonal",
+           "cond", "vander", "eigvals", "diagonal", "eig", "solve_ex", "lu_factor_ex",
+           "tensorinv", "tensorsolve",
            "LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet",
            "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_power",
            "lstsq", "cross", "multi_dot", "matmul", "vecdot", "inv_ex", "cholesky_ex"]

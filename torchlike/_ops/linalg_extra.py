@@ -325,3 +325,68 @@ for _n, _f in dict(trace=trace, inner=inner, dist=dist, matrix_exp=matrix_exp,
                    triangular_solve=triangular_solve, lu_solve=None).items():
     if _f is not None:
         setattr(Tensor, _n, _f)
+
+
+# ------------------------------------------------------------------ eig and the *_ex / tensor forms
+
+EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+
+
+@defop("linalg_eig", differentiable=False)
+def _eig(a):
+    w, v = jnp.linalg.eig(a)
+    return w, v
+
+
+def eig(A, *, out=None):
+    """Eigen-decomposition of a general matrix (complex results; no gradient, see
+    DIFFERENCES.md)."""
+    _float_check(A, "linalg.eig")
+    _square_check(A, "linalg.eig")
+    return EigResult(*apply(_eig, A))
+
+
+def _info(A):
+    return Tensor._make(jnp.zeros(tuple(A.shape[:-2]), jnp.int32))
+
+
+SolveExResult = collections.namedtuple("linalg_solve_ex", ["result", "info"])
+LUFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    from .linalg import linalg_solve
+    return SolveExResult(linalg_solve(A, B, left=left), _info(A))
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    LU, piv = lu_factor(A, pivot=pivot)
+    return LUFactorExResult(LU, piv, _info(A))
+
+
+def tensorinv(A, ind=2, *, out=None):
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shp = tuple(A.shape)
+    left, right = shp[:ind], shp[ind:]
+    pl, pr = int(np.prod(left)), int(np.prod(right))
+    if pl != pr:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {pr} != {pl}")
+    return linalg_inv(A.reshape(pl, pr)).reshape(*right, *left)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    from .linalg import linalg_solve
+    if dims is not None:
+        nd = A.ndim
+        dims = [d % nd for d in dims]
+        order = [d for d in range(nd) if d not in dims] + dims
+        A = A.permute(*order)
+    bshape = tuple(B.shape)
+    rest = tuple(A.shape[len(bshape):])
+    n = int(np.prod(bshape))
+    if n != int(np.prod(rest)):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:"
+                           f"]) == other.numel(), but got {int(np.prod(rest))} != {n}")
+    return linalg_solve(A.reshape(n, n), B.reshape(n)).reshape(*rest)
