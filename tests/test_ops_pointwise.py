@@ -257,6 +257,22 @@ add(
     Case("where_nan", lambda m, a: m.where(m.isnan(a), 0.0, a), (EDGE,)),
     Case("where_empty", lambda m, a: m.where(a > 0, a, 1.0), (E0,)),
     Case("where_cond_only", lambda m, a: m.where(a > 0), (f32(3, 4),)),
+    # addcmul / addcdiv
+    Case("addcmul", lambda m, a, b, c: m.addcmul(a, b, c), (f32(3, 4), f32(4), f32(3, 1))),
+    Case("addcmul_value", lambda m, a, b, c: a.addcmul(b, c, value=-0.5), (f32(4), f32(4),
+                                                                          f32(4))),
+    Case("addcmul_inplace", lambda m, a, b, c: a.clone().addcmul_(b, c, value=2),
+         (f32(4), f32(4), f32(4))),
+    Case("addcmul_int", lambda m, a, b, c: m.addcmul(a, b, c, value=2), (I64, I64, I64)),
+    Case("addcmul_int_float_value", lambda m, a: m.addcmul(a, a, a, value=0.5), (I64,)),
+    Case("addcmul_mixed", lambda m, a, b, c: m.addcmul(a, b, c), (f32(5), I64, f64(5))),
+    Case("addcdiv", lambda m, a, b, c: m.addcdiv(a, b, c, value=0.1), (f32(3, 4), f32(4),
+                                                                       pos(3, 1))),
+    Case("addcdiv_inplace", lambda m, a, b, c: a.clone().addcdiv_(b, c, value=-1e-2),
+         (f32(4), f32(4), pos(4))),
+    Case("addcdiv_zero", lambda m, a, b, c: m.addcdiv(a, b, c), (f32(2), f32(2),
+                                                                 np.zeros(2, np.float32)),
+         grad=False),
     # isclose / allclose / equal
     Case("isclose", lambda m, a, b: m.isclose(a, b),
          (np.array([1.0, 1.0, 1.0, nan, inf, -inf, 0.0], np.float32),
@@ -354,10 +370,29 @@ RAISES = [
     ("allclose_shape", lambda m, a, b: m.allclose(a, b), (f32(3), f32(4))),
     ("float_power_inplace_f32", lambda m, a: a.float_power_(2), (f32(3),)),
     ("inplace_int_result_float", lambda m, a: a.sin_(), (I64,)),
+    ("addcdiv_int", lambda m, a: m.addcdiv(a, a, a), (I64,)),
+    ("addcmul_shape", lambda m, a, b: m.addcmul(a, b, a), (f32(3), f32(2))),
     ("inplace_leaf", lambda m, a: a.requires_grad_().clamp_(0, 1), (f32(3),)),
 ]
 
 
+# torch's message fragment, where torchlike words it the same way
+MATCH = {
+    "frac_int": "not implemented for 'Long'",
+    "hypot_int": "not implemented for 'Long'",
+    "clamp_no_bounds": "At least one of 'min' or 'max' must not be None",
+    "clamp_shape": "must match the size of tensor",
+    "where_float_cond": "where expected condition to be a boolean tensor",
+    "where_shape": "must match the size of tensor",
+    "float_power_inplace_f32": "has dtype Float but the operation's result requires dtype "
+                               "Double",
+    "inplace_int_result_float": "result type Float can't be cast to the desired output type Long",
+    "inplace_leaf": "a leaf Variable that requires grad is being used in an in-place operation",
+    "addcdiv_int": "Integer division with addcdiv is no longer supported",
+    "lerp_dtype_mismatch": "expected dtype float for `end` but got dtype double",
+}
+
+
 @pytest.mark.parametrize("name,fn,inputs", RAISES, ids=[r[0] for r in RAISES])
 def test_pointwise_bad_input(name, fn, inputs):
-    check_raises(fn, *inputs)
+    check_raises(fn, *inputs, match=MATCH.get(name))

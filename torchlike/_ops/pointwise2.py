@@ -27,7 +27,8 @@ __all__ = ["sign", "sgn", "exp2", "expm1", "log2", "log10", "log1p", "tan", "asi
            "clamp_min", "clamp_max", "float_power", "lerp", "hypot", "logaddexp", "logaddexp2",
            "maximum", "minimum", "fmax", "fmin", "where", "nan_to_num", "isnan", "isinf",
            "isfinite", "isposinf", "isneginf", "signbit", "fmod", "isclose", "allclose", "equal",
-           "deg2rad", "rad2deg", "lgamma", "digamma", "sinc", "xlogy", "copysign", "positive"]
+           "deg2rad", "rad2deg", "lgamma", "digamma", "sinc", "xlogy", "copysign", "positive",
+           "addcmul", "addcdiv"]
 
 _sum_to = _pw._sum_to
 
@@ -505,14 +506,20 @@ def _lerp(a, b, w):
     return a + w * (b - a)
 
 
+def _meta_name(d):
+    # the C++ type names torch's messages print
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int"}.get(d.name, d.name)
+
+
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input); ``weight`` a number or a Tensor."""
     _need_float("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
                 input)
     for nm, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype is not input.dtype:
-            raise RuntimeError(f"expected dtype {input.dtype.name} for `{nm}` but got dtype "
-                               f"{t.dtype.name}")
+            raise RuntimeError(f"expected dtype {_meta_name(input.dtype)} for `{nm}` but got "
+                               f"dtype {_meta_name(t.dtype)}")
     return apply(_lerp, input, end, weight)
 
 
@@ -554,6 +561,54 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 Tensor.where = lambda self, condition, other: where(condition, self, other)
+
+
+# ------------------------------------------------------------------ addcmul, addcdiv
+
+@defop("addcmul", promote="common", grad_name=lambda kw: ("AddcdivBackward0" if kw["div"]
+                                                          else "AddcmulBackward0"))
+def _addcmul(a, t1, t2, value, div):
+    v = jnp.asarray(value, a.dtype)
+    return a + v * (t1 / t2 if div else t1 * t2)
+
+
+def _addc_check(name, input, t1, t2, value):
+    _check_bcast(input, t1, t2)
+    if name == "addcdiv" and builtins.all(isinstance(t, Tensor) and t.dtype.category < D._FLOAT
+                                          for t in (t1, t2)):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future release addcdiv will perform a true division of tensor1 and "
+                           "tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 * tensor2."""
+    _addc_check("addcmul", input, tensor1, tensor2, value)
+    return apply(_addcmul, input, tensor1, tensor2, value=value, div=False)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 / tensor2 (floating tensors only)."""
+    _addc_check("addcdiv", input, tensor1, tensor2, value)
+    return apply(_addcmul, input, tensor1, tensor2, value=value, div=True)
+
+
+def _addcmul_(self, tensor1, tensor2, *, value=1):
+    _addc_check("addcmul", self, tensor1, tensor2, value)
+    return apply_(_addcmul, self, tensor1, tensor2, value=value, div=False)
+
+
+def _addcdiv_(self, tensor1, tensor2, *, value=1):
+    _addc_check("addcdiv", self, tensor1, tensor2, value)
+    return apply_(_addcmul, self, tensor1, tensor2, value=value, div=True)
+
+
+Tensor.addcmul, Tensor.addcdiv = addcmul, addcdiv
+Tensor.addcmul_, Tensor.addcdiv_ = _addcmul_, _addcdiv_
 
 
 # ------------------------------------------------------------------ isclose, allclose, equal
