@@ -50,6 +50,11 @@ CASES = [
     ("RAdam", dict(lr=0.01, weight_decay=0.1)),
     ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict(maximize=True, betas=(0.9, 0.9))),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict(lr=0.05)),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=10, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
 ]
 
 

@@ -9,7 +9,8 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from .optimizer import Optimizer, cast, lerp, _zero_scalar
 
-__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "Rprop", "ASGD"]
 
 F64 = jnp.float64
 
@@ -518,4 +519,115 @@ class RAdam(_BetasMixin, Optimizer):
             out["step"].append(step)
             out["exp_avg"].append(m)
             out["exp_avg_sq"].append(v)
+        return new_p, out
+
+
+# ---------------------------------------------------------------------------- Rprop
+class Rprop(Optimizer):
+    """Resilient backpropagation: per-element step sizes adapted by the gradient's sign."""
+
+    _hp_keys = ("lr",)
+    _state_keys = ("step", "prev", "step_size")
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
+        _check(0.0 < etas[0] < 1.0 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["prev"] = _zeros_like(p)
+            lr = float(group["lr"])
+            fill = complex(lr, lr) if p.is_complex() else lr
+            st["step_size"] = Tensor._make(jnp.full_like(p.grad._data, fill))
+
+    def _hp(self, group):
+        hp = super()._hp(group)
+        hp["etaminus"], hp["etaplus"] = (jnp.float64(e) for e in group["etas"])
+        hp["step_size_min"], hp["step_size_max"] = (jnp.float64(s)
+                                                    for s in group["step_sizes"])
+        return hp
+
+    def _flags(self, group):
+        return (("maximize", bool(group["maximize"])),)
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, maximize):
+        out = {k: [] for k in state}
+        new_p = []
+        for i, (p, g) in enumerate(zip(params, grads)):
+            g = -g if maximize else g
+            step, _ = _step(state["step"][i])
+            prev, size = state["prev"][i], state["step_size"][i]
+            s = jnp.sign(g * prev)
+            em, ep = cast(hp["etaminus"], s), cast(hp["etaplus"], s)
+            s = jnp.where(s > 0, ep, jnp.where(s < 0, em, jnp.where(s == 0, 1, s)))
+            size = jnp.clip(size * s, cast(hp["step_size_min"], size),
+                            cast(hp["step_size_max"], size))
+            g = jnp.where(s == em, jnp.zeros_like(g), g)
+            new_p.append(p + cast(-1.0, p) * jnp.sign(g) * size)
+            out["step"].append(step)
+            out["prev"].append(g)
+            out["step_size"].append(size)
+        return new_p, out
+
+
+# ---------------------------------------------------------------------------- ASGD
+class ASGD(Optimizer):
+    """Averaged stochastic gradient descent."""
+
+    _hp_keys = ("lr", "lambd", "alpha", "t0", "weight_decay")
+    _state_keys = ("step", "eta", "mu", "ax")
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
+                 foreach=None, maximize=False, differentiable=False, capturable=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                        foreach=foreach, maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            st["eta"] = _zero_scalar(float(group["lr"]))
+            st["mu"] = _zero_scalar(1.0)
+            st["ax"] = _zeros_like(p)
+
+    def _flags(self, group):
+        return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, wd, maximize):
+        out = {k: [] for k in state}
+        new_p = []
+        lr, lambd = hp["lr"], hp["lambd"]
+        for i, (p, g) in enumerate(zip(params, grads)):
+            g = -g if maximize else g
+            step, s = _step(state["step"][i])
+            p, g = _decay(p, g, hp, wd)
+            eta, mu, ax = state["eta"][i], state["mu"][i], state["ax"][i]
+            eta_v = eta.astype(F64)
+            p = p * cast(1 - lambd * eta_v, p)
+            p = p + cast(-eta_v, p) * g
+            ax = jnp.where(mu != 1, ax + (p - ax) * mu.astype(ax.dtype), p)
+            new_eta = (lr / ((1 + lambd * lr * s) ** hp["alpha"])).astype(eta.dtype)
+            new_mu = (1 / jnp.maximum(1.0, s - hp["t0"])).astype(mu.dtype)
+            new_p.append(p)
+            out["step"].append(step)
+            out["eta"].append(new_eta)
+            out["mu"].append(new_mu)
+            out["ax"].append(ax)
         return new_p, out
