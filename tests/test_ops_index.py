@@ -249,3 +249,42 @@ def test_index_bad_input(name, fn, inputs):
 
 def test_table_size():
     assert len(CASES) >= 70
+
+
+def _double_backward(fn):
+    import torch
+    import torchlike
+    x0 = np.random.default_rng(0).standard_normal((3, 4))
+    res = []
+    for m in (torch, torchlike):
+        x = m.tensor(x0, requires_grad=True)
+        y = fn(m, x)
+        g, = m.autograd.grad((y * y).sum(), x, create_graph=True)
+        gg, = m.autograd.grad((g * g).sum(), x)
+        res.append(np.asarray(gg.detach().tolist()))
+    np.testing.assert_allclose(res[1], res[0], atol=1e-6, rtol=1e-6)
+
+
+def _set_cubes(m, x):
+    y = x * x
+    y[1, 1:3] = x[0, :2] ** 3
+    return y
+
+
+DOUBLE = {
+    "setitem": _set_cubes,
+    "index_put": lambda m, x: (x * 1).index_put((m.tensor([0, 2]),), x[1] * x[1]),
+    "gather": lambda m, x: (x * x).gather(1, m.tensor([[0, 0], [1, 2], [3, 3]])),
+    "scatter": lambda m, x: m.zeros(3, 4, dtype=x.dtype).scatter(
+        1, m.tensor([[0, 1, 2, 3], [2, 3, 0, 1], [1, 0, 3, 2]]), x * x),
+    "cat_split": lambda m, x: m.cat((x * x).split([1, 3], 1), 1),
+    "masked_fill": lambda m, x: (x * x).masked_fill(m.tensor([True, False, True, False]), 0.0),
+    "scatter_reduce_amax": lambda m, x: (x * x).scatter_reduce(
+        1, m.tensor([[0, 0], [1, 1], [2, 2]]), x[:, :2] * 3, "amax"),
+    "getitem_adv": lambda m, x: (x ** 3)[[0, 2, 2], 1:],
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOUBLE))
+def test_double_backward_against_torch(name):
+    _double_backward(DOUBLE[name])

@@ -404,3 +404,36 @@ def test_linalg_bad_input(name, fn, inputs):
 
 def test_table_size():
     assert len(CASES) >= 170
+
+
+def _double_backward(fn):
+    import torch
+    import torchlike
+    x0 = np.random.default_rng(0).standard_normal((3, 4))
+    res = []
+    for m in (torch, torchlike):
+        x = m.tensor(x0, requires_grad=True)
+        y = fn(m, x)
+        g, = m.autograd.grad((y * y).sum(), x, create_graph=True)
+        gg, = m.autograd.grad((g * g).sum(), x)
+        res.append(np.asarray(gg.detach().tolist()))
+    np.testing.assert_allclose(res[1], res[0], atol=1e-6, rtol=1e-6)
+
+
+DOUBLE = {
+    "vector_norm": lambda m, x: m.linalg.vector_norm(x, dim=1),
+    "vector_norm_p3": lambda m, x: m.linalg.vector_norm(x, 3),
+    "matrix_norm_nuc": lambda m, x: m.linalg.matrix_norm(x, "nuc"),
+    "det": lambda m, x: m.linalg.det(x[:, :3] + 3 * m.eye(3, dtype=x.dtype)),
+    "inv": lambda m, x: m.linalg.inv(x[:, :3] + 3 * m.eye(3, dtype=x.dtype)),
+    "solve": lambda m, x: m.linalg.solve(x[:, :3] + 3 * m.eye(3, dtype=x.dtype), x[:, 3]),
+    "einsum": lambda m, x: m.einsum("ij,ij->i", x, x),
+    "addmm": lambda m, x: m.addmm(x[:, :2], x, x.mT[:, :2] * 2),
+    "outer_kron": lambda m, x: m.kron(m.outer(x[0], x[1]), x[2:, :2]),
+    "cholesky": lambda m, x: m.linalg.cholesky(x @ x.mT + 4 * m.eye(3, dtype=x.dtype)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOUBLE))
+def test_double_backward_against_torch(name):
+    _double_backward(DOUBLE[name])
