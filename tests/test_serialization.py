@@ -557,3 +557,19 @@ def test_loading_never_imports_torch(tmp_path):
     assert out.stdout.strip() == "torch.bfloat16 torch.Size([2, 3]) 3"
     assert torch.equal(torch.load(g, weights_only=True)["w"], torch.ones(2, 3,
                                                                           dtype=torch.bfloat16))
+
+
+@pytest.mark.parametrize("proto", [2, 3, 4, 5])
+def test_torch_files_of_every_pickle_protocol(proto):
+    obj = {"w": torch.ones(2, dtype=torch.float64), "bytes": b"xy", "set": {1, 2},
+           "complex": 1 + 2j, "bytearray": bytearray(b"q"), "od": OrderedDict(a=(1, 2))}
+    buf = io.BytesIO()
+    torch.save(obj, buf, pickle_protocol=proto)
+    buf.seek(0)
+    assert_same(torchlike.load(buf), obj)
+    if proto == 2:          # torch's weights_only reader handles protocol 2 only
+        out = io.BytesIO()
+        torchlike.save({**obj, "w": torchlike.ones(2, dtype=torchlike.float64)}, out)
+        out.seek(0)
+        assert_same(torchlike.load(io.BytesIO(out.getvalue())), torch.load(out,
+                                                                          weights_only=True))

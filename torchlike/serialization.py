@@ -19,6 +19,7 @@ imported. ``load`` defaults to ``weights_only=True``: any other global is refuse
 """
 from __future__ import annotations
 
+import _compat_pickle
 import io
 import os
 import pickle
@@ -340,6 +341,11 @@ class _Unpickler(pickle.Unpickler):
         self._globals = _torch_globals()
 
     def find_class(self, module, name):
+        # protocol-2 pickles name Python 2 modules (``__builtin__.set``): map them as pickle does
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         g = self._globals.get(full)
         if g is not None:
