@@ -396,3 +396,37 @@ MATCH = {
 @pytest.mark.parametrize("name,fn,inputs", RAISES, ids=[r[0] for r in RAISES])
 def test_pointwise_bad_input(name, fn, inputs):
     check_raises(fn, *inputs, match=MATCH.get(name))
+
+
+# ---- second order (create_graph=True) through the ops with their own VJP
+def _second(m, fn, x):
+    t = m.tensor(x, requires_grad=True)
+    y = fn(m, t)
+    g, = m.autograd.grad(y.sum(), t, create_graph=True)
+    (g * g).sum().backward()
+    return t.grad.detach().numpy() if m.__name__ == "torch" else np.asarray(t.grad._data)
+
+
+SECOND = {
+    "hypot": lambda m, a: m.hypot(a, a * 2),
+    "maximum": lambda m, a: m.maximum(a * a, a),
+    "fmin": lambda m, a: m.fmin(a * a, a),
+    "clamp": lambda m, a: m.clamp(a * a, -0.5, 0.5),
+    "clamp_tensor": lambda m, a: m.clamp(a * a, a, a + 1),
+    "logaddexp": lambda m, a: m.logaddexp(a, a * a),
+    "atan2": lambda m, a: m.atan2(a, a * a + 1),
+    "logit": lambda m, a: m.logit(m.sigmoid(a)),
+    "float_power": lambda m, a: m.float_power(a, 3),
+    "lerp": lambda m, a: m.lerp(a, a * a, 0.3),
+    "erfinv": lambda m, a: m.erfinv(m.tanh(a)),
+    "addcdiv": lambda m, a: m.addcdiv(a, a, a * a + 1, value=0.5),
+    "where": lambda m, a: m.where(a > 0, a * a, a),
+}
+
+
+@pytest.mark.parametrize("name", list(SECOND))
+def test_second_order_against_torch(name):
+    import torch
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(_second(torchlike, SECOND[name], x),
+                               _second(torch, SECOND[name], x), rtol=1e-4, atol=1e-4)
