@@ -69,28 +69,10 @@ class TensorDataset(Dataset):
         self.tensors = tensors
 
     def __getitem__(self, index):
-        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
-            return tuple(_row(t, int(index)) for t in self.tensors)
         return tuple(t[index] for t in self.tensors)
 
     def __len__(self):
         return self.tensors[0].size(0)
-
-
-@jax.jit
-def _take_row(a, i):
-    return jax.lax.dynamic_index_in_dim(a, i, 0, keepdims=False)
-
-
-def _row(t, i):
-    """``t[i]`` for an int ``i``: one compiled kernel per shape, whatever the index (the
-    indexing op treats a Python int as static and would compile once per value)."""
-    if t.requires_grad or t.dim() == 0:
-        return t[i]
-    n = t.shape[0]
-    if not -n <= i < n:
-        raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
-    return Tensor._make(_take_row(t._data, np.int64(i % n)))
 
 
 class StackDataset(Dataset):
