@@ -149,7 +149,8 @@ def test_load_torch_state_dict(name, kw):
     tps, topt = make(torch, name, kw)
     run(torch, tps, topt, range(20))
     tsd = topt.state_dict()
-    conv = {"state": {k: {n: (torchlike.tensor(v.numpy().copy()) if isinstance(v, torch.Tensor) else v)
+    conv = {"state": {k: {n: (torchlike.tensor(v.numpy().copy())
+                              if isinstance(v, torch.Tensor) else v)
                           for n, v in s.items()} for k, s in tsd["state"].items()},
             "param_groups": copy.deepcopy(tsd["param_groups"])}
     lps = [torchlike.tensor(_np(p), requires_grad=True) for p in tps]

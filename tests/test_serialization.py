@@ -523,7 +523,8 @@ def test_example_train_mlp_runs_and_torch_reads_its_checkpoint(tmp_path):
     lopt.load_state_dict(ck["optimizer"])
     lsched = torchlike.optim.lr_scheduler.OneCycleLR(lopt, max_lr=2e-2, total_steps=50)
     lsched.load_state_dict(ck["scheduler"])
-    assert lsched.last_epoch == 25 and lopt.state[next(iter(lmodel.parameters()))]["step"].item() == 25
+    first = next(iter(lmodel.parameters()))
+    assert lsched.last_epoch == 25 and lopt.state[first]["step"].item() == 25
 
 
 def test_views_load_as_independent_tensors():

@@ -43,7 +43,8 @@ def _step(step):
 
 
 def _decay(p, g, hp, wd, decoupled=False):
-    """Weight decay as torch applies it: ``grad + wd * param`` or decoupled ``param * (1-lr*wd)``."""
+    """Weight decay as torch applies it: ``grad + wd * param``, or decoupled
+    ``param * (1 - lr * wd)``."""
     if not wd:
         return p, g
     if decoupled:

@@ -153,7 +153,8 @@ class LBFGS(Optimizer):
         views = []
         for p in self._params:
             if p.grad is None:
-                views.append(jnp.zeros(p.numel() * (2 if p.is_complex() else 1), p._data.real.dtype))
+                n = p.numel() * (2 if p.is_complex() else 1)
+                views.append(jnp.zeros(n, p._data.real.dtype))
             else:
                 views.append(self._real(p.grad._data).reshape(-1))
         return jnp.concatenate(views, 0)
@@ -163,7 +164,8 @@ class LBFGS(Optimizer):
         for p in self._params:
             a = self._real(p._data)
             n = a.size
-            new = a + jnp.asarray(step_size).astype(a.dtype) * update[offset:offset + n].reshape(a.shape)
+            step = jnp.asarray(step_size).astype(a.dtype)
+            new = a + step * update[offset:offset + n].reshape(a.shape)
             if p.is_complex():
                 new = new[..., 0] + 1j * new[..., 1]
             p._set_data(new.astype(p._data.dtype))
