@@ -213,3 +213,29 @@ def test_errors_like_torch():
             for _ in range(3):
                 o.step()
                 s.step()
+
+
+@pytest.mark.parametrize("name", ["StepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR"])
+def test_constructed_with_last_epoch(name):
+    """The old resume idiom: an optimizer holding 'initial_lr' and a scheduler built with
+    last_epoch=k continue as torch's do."""
+    res = {}
+    for m in (torch, torchlike):
+        opt = _opt(m)
+        for g in opt.param_groups:
+            g["initial_lr"] = g["lr"]
+            g["lr"] = g["lr"] * 0.7
+        S = m.optim.lr_scheduler
+        sched = {"StepLR": lambda: S.StepLR(opt, 3, 0.5, last_epoch=4),
+                 "ExponentialLR": lambda: S.ExponentialLR(opt, 0.9, last_epoch=4),
+                 "CosineAnnealingLR": lambda: S.CosineAnnealingLR(opt, 10, last_epoch=4),
+                 "LambdaLR": lambda: S.LambdaLR(opt, _lam, last_epoch=4)}[name]()
+        seq = [list(sched.get_last_lr())]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(12):
+                opt.step()
+                sched.step()
+                seq.append(list(sched.get_last_lr()))
+        res[m.__name__] = seq
+    _same(res["torchlike"], res["torch"])

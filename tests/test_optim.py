@@ -389,3 +389,22 @@ def test_deepcopy_hooks_and_named_params():
     assert res["torchlike"][1]["param_groups"] == res["torch"][1]["param_groups"]
     assert res["torchlike"][1]["param_groups"][0]["param_names"] == ["a", "b", "c"]
     assert_params(res["torchlike"][2], res["torch"][2])
+
+
+def test_load_state_dict_errors_like_torch():
+    for m in (torch, torchlike):
+        ps, opt = make(m, "Adam", dict(lr=0.1))
+        run(m, ps, opt, [0])
+        sd = opt.state_dict()
+        other = m.optim.Adam([{"params": ps[:1]}, {"params": ps[1:]}])
+        with pytest.raises(ValueError, match="different number of parameter groups"):
+            other.load_state_dict(sd)
+        small = m.optim.Adam(ps[:2])
+        with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):
+            small.load_state_dict(sd)
+        # options come from the state_dict, the parameters stay the optimizer's own
+        fresh = m.optim.Adam(ps, lr=0.5, amsgrad=True)
+        fresh.load_state_dict(sd)
+        assert fresh.param_groups[0]["lr"] == 0.1 and not fresh.param_groups[0]["amsgrad"]
+        assert fresh.param_groups[0]["params"][0] is ps[0]
+        assert str(fresh.state[ps[0]]["step"].dtype) == "torch.float32"
