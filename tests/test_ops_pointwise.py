@@ -257,6 +257,23 @@ add(
     Case("where_nan", lambda m, a: m.where(m.isnan(a), 0.0, a), (EDGE,)),
     Case("where_empty", lambda m, a: m.where(a > 0, a, 1.0), (E0,)),
     Case("where_cond_only", lambda m, a: m.where(a > 0), (f32(3, 4),)),
+    # complex and half precision
+    Case("sgn_complex", lambda m, a: m.sgn(a), (np.array([1 + 1j, 0j, -2 + 0j], np.complex64),),
+         grad=False),
+    Case("isfinite_complex", lambda m, a: m.isfinite(a),
+         (np.array([1 + 1j, complex(inf, 0), complex(0, nan)], np.complex64),)),
+    Case("where_numpy_scalar", lambda m, a: m.where(a > 0, a, np.float64(0.5)), (f32(4),)),
+    Case("clamp_half", lambda m, a: m.clamp(a.half(), -0.5, 0.5), (f32(6),)),
+    Case("maximum_half", lambda m, a, b: m.maximum(a.half(), b.half()), (f32(6), f32(6))),
+    Case("round_half", lambda m, a: m.round(a.half()), (HALVES,)),
+    Case("exp2_half", lambda m, a: m.exp2(a.half()), (f32(6),), atol=1e-2, rtol=1e-2),
+    Case("log1p_bf16", lambda m, a: m.log1p(a.bfloat16()), (np.abs(f32(6)),), atol=2e-2,
+         rtol=2e-2),
+    Case("atan2_bf16", lambda m, a, b: m.atan2(a.bfloat16(), b.bfloat16()), (f32(6), f32(6)),
+         atol=2e-2, rtol=2e-2),
+    Case("where_half_float", lambda m, a, b: m.where(a > 0, a.half(), b), (f32(5), f32(5))),
+    Case("lerp_half", lambda m, a, b: m.lerp(a.half(), b.half(), 0.25), (f32(5), f32(5)),
+         atol=1e-2, rtol=1e-2),
     # addcmul / addcdiv
     Case("addcmul", lambda m, a, b, c: m.addcmul(a, b, c), (f32(3, 4), f32(4), f32(3, 1))),
     Case("addcmul_value", lambda m, a, b, c: a.addcmul(b, c, value=-0.5), (f32(4), f32(4),
@@ -372,6 +389,9 @@ RAISES = [
     ("inplace_int_result_float", lambda m, a: a.sin_(), (I64,)),
     ("addcdiv_int", lambda m, a: m.addcdiv(a, a, a), (I64,)),
     ("addcmul_shape", lambda m, a, b: m.addcmul(a, b, a), (f32(3), f32(2))),
+    ("clamp_mixed_bounds", lambda m, a, lo: m.clamp(a, min=lo, max=0.5), (f32(3), f32(3))),
+    ("sign_complex", lambda m, a: m.sign(a), (np.array([1 + 1j, 0j], np.complex64),)),
+    ("sign_complex_inplace", lambda m, a: a.sign_(), (np.array([1 + 1j, 0j], np.complex64),)),
     ("inplace_leaf", lambda m, a: a.requires_grad_().clamp_(0, 1), (f32(3),)),
 ]
 

@@ -139,11 +139,30 @@ _UNARY = {
 _UNARY_OPS = {n: _mk_unary(n, *v) for n, v in _UNARY.items()}
 _mk_unary("frac", lambda a: a - jnp.trunc(a), None, "FracBackward0", float_only=True)
 
-sgn = sign  # noqa: F821  (real tensors)
+sgn = sign  # noqa: F821  (the same op: z / |z| for complex, sign for real)
+Tensor.sgn, Tensor.sgn_ = Tensor.sign, Tensor.sign_
+_SIGN_COMPLEX = ("Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+                 "use torch.sgn instead.")
+
+
+def sign(input, *, out=None):
+    """-1, 0 or 1 elementwise (0 for NaN); complex input is refused, as in torch (use sgn)."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(_SIGN_COMPLEX)
+    return sgn(input)
+
+
+def _sign_(self):
+    if self.dtype.is_complex:
+        raise NotImplementedError(_SIGN_COMPLEX)
+    return Tensor.sgn_(self)
+
+
+Tensor.sign, Tensor.sign_ = sign, _sign_
 fix = trunc  # noqa: F821
 arcsin, arccos, arctan = asin, acos, atan  # noqa: F821
 arcsinh, arccosh, arctanh = asinh, acosh, atanh  # noqa: F821
-for _a, _b in dict(sgn="sign", fix="trunc", arcsin="asin", arccos="acos", arctan="atan",
+for _a, _b in dict(fix="trunc", arcsin="asin", arccos="acos", arctan="atan",
                    arcsinh="asinh", arccosh="acosh", arctanh="atanh").items():
     setattr(Tensor, _a, getattr(Tensor, _b))
     setattr(Tensor, _a + "_", getattr(Tensor, _b + "_"))
@@ -308,6 +327,9 @@ def _clamp_args(min, max):
                                                                   else "hi")
     bounds = tuple(b for b in (min, max) if b is not None)
     scalar = not builtins.any(isinstance(b, Tensor) for b in bounds)
+    if not scalar and not builtins.all(isinstance(b, Tensor) for b in bounds):
+        raise TypeError("clamp() received an invalid combination of arguments - got a Tensor "
+                        "and a number as bounds: both must be Tensors or both numbers")
     return bounds, dict(which=which, scalar=scalar)
 
 
@@ -541,8 +563,10 @@ def _promote_of(*xs):
     for a in xs:
         if isinstance(a, Tensor):
             (dims if a.ndim else zeros).append(a.dtype)
-        else:
+        elif isinstance(a, (builtins.bool, int, float, complex)):
             scalars.append(D.scalar_dtype(a))
+        else:                                    # a numpy scalar: a 0-dim tensor
+            zeros.append(D.from_jax(jnp.asarray(a).dtype))
     return D.result_type_of(dims, zeros, scalars)
 
 
