@@ -288,3 +288,24 @@ DOUBLE = {
 @pytest.mark.parametrize("name", sorted(DOUBLE))
 def test_double_backward_against_torch(name):
     _double_backward(DOUBLE[name])
+
+
+def test_int_and_slice_positions_do_not_retrace():
+    """x[i], x[i:i+b] and x[i] = v for many i compile once per structure (the positions are
+    traced arguments), so loops over rows or batches stay fast."""
+    import torchlike
+    from torchlike._ops import _registry as R
+    x = torchlike.randn(37, 3)
+    before = R.trace_counts("getitem")["fwd"]
+    rows = [x[i] for i in range(37)]
+    batches = [x[i:i + 5] for i in range(0, 30, 5)]
+    assert R.trace_counts("getitem")["fwd"] - before <= 2
+    np.testing.assert_array_equal(np.stack([np.asarray(r._data) for r in rows]),
+                                  np.asarray(x._data))
+    assert all(b.shape == (5, 3) for b in batches)
+    y = torchlike.zeros(29, 2)
+    before = R.trace_counts("index_put")["fwd"]
+    for i in range(29):
+        y[i] = float(i)
+    assert R.trace_counts("index_put")["fwd"] - before <= 1
+    assert y[:, 0].tolist() == [float(i) for i in range(29)]

@@ -20,11 +20,11 @@ def _getitem_name(kw):
         return "SliceBackward0"
     name = "AliasBackward0"
     for s in spec:
-        if s[0] == "i":
+        if s[0] in "iI":
             name = "SelectBackward0"
         elif s[0] in "nz":
             name = "UnsqueezeBackward0"
-        elif s[0] == "s" and s[1:] != (None, None, None):
+        elif (s[0] == "s" and s[1:] != (None, None, None)) or s[0] == "S":
             name = "SliceBackward0"
     return name
 
@@ -32,17 +32,17 @@ def _getitem_name(kw):
 @defop("getitem", saves=False, view=lambda kw: not any(s[0] == "t" for s in kw["spec"]),
        grad_name=_getitem_name)
 def _getitem(a, *idx, spec, single_slice):
-    out = a[_build_key(spec, idx)]
+    out = _get_impl(a, spec, idx)
     if any(s[0] == "z" for s in spec):
         # a scalar False adds a new axis of size 0 (placed as basic indexing places None)
         pos = 0
         for s in spec:
             if s[0] == "z":
                 out = jax.lax.slice_in_dim(out, 0, 0, axis=pos)
-            if s[0] in "snzt":
+            if s[0] in "sSnzt":
                 pos += 1
             elif s[0] == "e":
-                pos += a.ndim - sum(1 for t in spec if t[0] in "ist")
+                pos += a.ndim - sum(1 for t in spec if t[0] in _CONSUMING)
     return out
 
 
@@ -76,14 +76,25 @@ def _parse(x, key):
             n = shape[dim]
             if not -n <= k < n:
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {n}")
-            spec.append(("i", int(k) % n))
+            # the position is a traced argument: x[i] for many i compiles once
+            spec.append(("I",))
+            arrays.append(jnp.asarray(int(k) % n, jnp.int64))
             dim += 1
         elif isinstance(k, slice):
             if k.step is not None and k.step <= 0:
                 raise ValueError("step must be greater than zero")
-            spec.append(("s", k.start if k.start is None else int(k.start),
-                         k.stop if k.stop is None else int(k.stop),
-                         k.step if k.step is None else int(k.step)))
+            n = shape[dim]
+            sl = slice(k.start if k.start is None else int(k.start),
+                       k.stop if k.stop is None else int(k.stop),
+                       k.step if k.step is None else int(k.step))
+            start, stop, step = sl.indices(n)
+            length = len(range(start, stop, step))
+            if (start == 0 and step == 1 and length == n) or length == 0:
+                spec.append(("s", sl.start, sl.stop, sl.step))
+            else:
+                # static length and step, traced start: x[i:i + b] compiles once per length
+                spec.append(("S", length, step))
+                arrays.append(jnp.asarray(start, jnp.int64))
             dim += 1
         else:
             t = k._data if isinstance(k, Tensor) else np.asarray(k)
@@ -131,9 +142,16 @@ import functools  # noqa: E402
 from ._registry import check_inplace, commit_inplace  # noqa: E402
 
 
-def _build_key(spec, idx):
-    key = []
+_CONSUMING = "iIsSt"
+
+
+def _build_key(spec, idx, ndim):
+    """The jnp index for ``spec`` plus the dynamic slices to take first:
+    [(axis, start, span)] with ``span`` the static extent the slice covers."""
+    key, dyn = [], []
     it = iter(idx)
+    n_consume = sum(1 for s in spec if s[0] in _CONSUMING)
+    dim = 0
     for s in spec:
         kind = s[0]
         if kind == "i":
@@ -144,9 +162,40 @@ def _build_key(spec, idx):
             key.append(None)
         elif kind == "e":
             key.append(Ellipsis)
+            dim += ndim - n_consume
+            continue
+        elif kind == "S":
+            length, step = s[1], s[2]
+            dyn.append((dim, next(it), (length - 1) * step + 1))
+            key.append(slice(None, None, step))
         else:
             key.append(next(it))
-    return tuple(key)
+        if kind in _CONSUMING:
+            dim += 1
+    return tuple(key), dyn
+
+
+def _slice_dyn(a, dyn):
+    for axis, start, span in dyn:
+        a = jax.lax.dynamic_slice_in_dim(a, start, span, axis=axis)
+    return a
+
+
+def _get_impl(a, spec, idx):
+    key, dyn = _build_key(spec, idx, a.ndim)
+    return _slice_dyn(a, dyn)[key]
+
+
+def _set_impl(a, v, spec, idx, mode="set"):
+    key, dyn = _build_key(spec, idx, a.ndim)
+    sub = _slice_dyn(a, dyn)
+    sub = sub.at[key].add(v) if mode == "add" else sub.at[key].set(v)
+    if not dyn:
+        return sub
+    starts = [jnp.zeros((), jnp.int64)] * a.ndim
+    for axis, start, _ in dyn:
+        starts[axis] = jnp.asarray(start, jnp.int64)
+    return jax.lax.dynamic_update_slice(a, sub, starts)
 
 
 def _fit_value(v, target):
@@ -174,13 +223,13 @@ def _put_fwd(spec, a, v, *idx):
 def _put_bwd(spec, idx, g):
     # torch: the overwritten positions get no gradient; every written value (duplicates
     # included) gets the gradient at its position
-    key = _build_key(spec, idx)
-    return (g.at[key].set(0), g[key]) + (None,) * len(idx)
+    gv = _get_impl(g, spec, idx)
+    return (_set_impl(g, jnp.zeros_like(gv), spec, idx), gv) + (None,) * len(idx)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _put(spec, a, v, *idx):
-    return a.at[_build_key(spec, idx)].set(v)
+    return _set_impl(a, v, spec, idx)
 
 
 _put.defvjp(_put_fwd, _put_bwd)
@@ -190,11 +239,10 @@ _put.defvjp(_put_fwd, _put_bwd)
 def _index_put(a, value, *idx, spec, accumulate, advanced):
     if any(s[0] == "z" for s in spec):
         return a + jnp.zeros((), a.dtype) * jnp.sum(jnp.asarray(value)).astype(a.dtype)
-    key = _build_key(spec, idx)
-    target = a[key].shape
+    target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i), a, *idx).shape
     v = _fit_value(jnp.asarray(value), target).astype(a.dtype)
     if accumulate:
-        return a.at[key].add(v)
+        return _set_impl(a, v, spec, idx, mode="add")
     return _put(spec, a, v, *idx)
 
 
