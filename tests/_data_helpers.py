@@ -95,3 +95,16 @@ def make_sharded(lib, start, end):
             return (make_sharded, (self.lib, self.start, self.end))
 
     return Sharded()
+
+
+class SlowFirst:
+    """Sample 0 takes a second; the rest are instant."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        if i == 0:
+            import time
+            time.sleep(1.5)
+        return i

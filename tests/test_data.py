@@ -371,3 +371,10 @@ def test_dead_worker_is_reported():
     loader = lud.DataLoader(H.Exiting(), batch_size=1, num_workers=1)
     with pytest.raises(RuntimeError, match="exited unexpectedly"):
         list(loader)
+
+
+def test_workers_in_order_false_hands_out_ready_batches():
+    loader = lud.DataLoader(H.SlowFirst(), batch_size=2, num_workers=2, in_order=False)
+    batches = [b.tolist() for b in loader]
+    assert sorted(x for b in batches for x in b) == list(range(8))
+    assert batches[0] != [0, 1] and batches.index([0, 1]) > 0    # the slow batch came later

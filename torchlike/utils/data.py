@@ -859,14 +859,19 @@ class _MultiProcessIter(_BaseIter):
                 self._try_put_index()
                 continue
             if idx != self._rcvd_idx:
-                if idx in self._task_info:
-                    self._task_info[idx] += (data,)
+                if idx not in self._task_info:
+                    continue
+                if not self._in_order:          # hand it out now (in_order=False)
+                    del self._task_info[idx]
+                    return self._process(data, advance=False)
+                self._task_info[idx] += (data,)
                 continue
             del self._task_info[idx]
             return self._process(data)
 
-    def _process(self, data):
-        self._rcvd_idx += 1
+    def _process(self, data, advance=True):
+        if advance:
+            self._rcvd_idx += 1
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             self._shutdown_workers()
