@@ -55,6 +55,10 @@ CASES = [
     ("ASGD", dict(lr=0.05)),
     ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=10, weight_decay=0.1)),
     ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-20, 1e-2), d=1.5,
+                       weight_decay=0.1)),
+    ("Adafactor", dict(maximize=True, lr=0.1)),
 ]
 
 

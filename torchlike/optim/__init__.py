@@ -1,6 +1,6 @@
 """torchlike.optim: torch's optimizers, each group update one jitted jax function."""
 from .optimizer import Optimizer  # noqa: F401
 from ._algorithms import (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,  # noqa: F401
-                          NAdam, RAdam, Rprop, ASGD)
+                          NAdam, RAdam, Rprop, ASGD, Adafactor)
 from .lbfgs import LBFGS  # noqa: F401,E402
 from . import lr_scheduler  # noqa: F401,E402

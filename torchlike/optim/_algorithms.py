@@ -4,13 +4,14 @@ Python-float hyperparameter arithmetic done in float64 and cast to the parameter
 torch would cast a Python scalar."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .optimizer import Optimizer, cast, lerp, _zero_scalar
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD"]
+           "Rprop", "ASGD", "Adafactor"]
 
 F64 = jnp.float64
 
@@ -631,4 +632,89 @@ class ASGD(Optimizer):
             out["eta"].append(new_eta)
             out["mu"].append(new_mu)
             out["ax"].append(ax)
+        return new_p, out
+
+
+# ---------------------------------------------------------------------------- Adafactor
+class Adafactor(Optimizer):
+    """Adafactor (factored second moments for matrices), as torch.optim.Adafactor."""
+
+    _hp_keys = ("lr", "beta2_decay", "d", "weight_decay")
+
+    def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
+                 weight_decay=0.0, *, foreach=None, maximize=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}")
+        _check(0.0 >= beta2_decay, f"beta2_decay should be <= 0 but is: {beta2_decay}")
+        _check(eps[0] is None or 0.0 <= eps[0], f"epsilon1 should be >= 0 but is: {eps[0]}")
+        _check(0.0 <= eps[1], f"epsilon2 should be >= 0 but is: {eps[1]}")
+        _check(1.0 <= d, f"Clipping threshold d should be >= 1 but is: {d}")
+        _check(0.0 <= weight_decay, f"weight_decay should be >= 0 but is: {weight_decay}")
+        defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d,
+                        weight_decay=weight_decay, foreach=foreach, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        if p.is_complex():
+            raise RuntimeError("Adafactor does not support complex parameters")
+        st = self.state[p]
+        if len(st) == 0:
+            st["step"] = _zero_scalar()
+            g = p.grad._data
+            if g.ndim > 1:
+                st["row_var"] = Tensor._make(jnp.zeros(g.shape[:-1] + (1,), g.dtype))
+                st["col_var"] = Tensor._make(jnp.zeros(g.shape[:-2] + (1,) + g.shape[-1:],
+                                                       g.dtype))
+            else:
+                st["variance"] = Tensor._make(jnp.zeros_like(g))
+
+    def _state_keys_for(self, group):
+        return ("step", "row_var", "col_var", "variance")
+
+    def _hp(self, group):
+        hp = super()._hp(group)
+        eps1, eps2 = group["eps"]
+        hp["eps1"] = jnp.float64(0.0 if eps1 is None else eps1)
+        hp["eps2"] = jnp.float64(eps2)
+        return hp
+
+    def _flags(self, group):
+        return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])),
+                ("eps1_default", group["eps"][0] is None))
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, wd, maximize, eps1_default):
+        out = {k: [] for k in state}
+        new_p = []
+        lr = hp["lr"]
+        for i, (p, g) in enumerate(zip(params, grads)):
+            g = -g if maximize else g
+            step, s = _step(state["step"][i])
+            eps1 = jnp.float64(jnp.finfo(p.dtype).eps) if eps1_default else hp["eps1"]
+            beta_t = s ** hp["beta2_decay"]                      # one_minus_beta2_t
+            rho = jnp.minimum(lr, 1 / (s ** 0.5))
+            pnorm = jnp.sqrt(jnp.sum(p * p)).astype(F64)
+            alpha = jnp.maximum(hp["eps2"], pnorm / (p.size ** 0.5)) * rho
+            if wd:
+                p = p * cast(1 - lr * hp["weight_decay"], p)
+            row, col, var = state["row_var"][i], state["col_var"][i], state["variance"][i]
+            if g.ndim > 1:
+                row_mean = jnp.square(jnp.sqrt(jnp.sum(g * g, -1, keepdims=True))) / g.shape[-1]
+                row = lerp(row, row_mean, beta_t)
+                col_mean = jnp.square(jnp.sqrt(jnp.sum(g * g, -2, keepdims=True))) / g.shape[-2]
+                col = lerp(col, col_mean, beta_t)
+                est = jnp.matmul(row, col)
+                est = est / jnp.maximum(jnp.mean(row, -2, keepdims=True), cast(eps1, row))
+            else:
+                var = lerp(var, g * g, beta_t)
+                est = var
+            update = jax.lax.rsqrt(jnp.maximum(est, cast(eps1 * eps1, est))) * g
+            unorm = jnp.sqrt(jnp.sum(update * update)).astype(F64)
+            denom = jnp.maximum(1.0, unorm / ((update.size ** 0.5) * hp["d"]))
+            new_p.append(p + cast(-alpha / denom, p) * update)
+            out["step"].append(step)
+            out["row_var"].append(row if g.ndim > 1 else None)
+            out["col_var"].append(col if g.ndim > 1 else None)
+            out["variance"].append(var if g.ndim <= 1 else None)
         return new_p, out
