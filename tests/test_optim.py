@@ -412,3 +412,35 @@ def test_load_state_dict_errors_like_torch():
         assert fresh.param_groups[0]["lr"] == 0.1 and not fresh.param_groups[0]["amsgrad"]
         assert fresh.param_groups[0]["params"][0] is ps[0]
         assert str(fresh.state[ps[0]]["step"].dtype) == "torch.float32"
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+                                     ("Adam", dict(lr=0.01)), ("AdamW", dict(lr=0.01)),
+                                     ("RMSprop", dict(lr=0.01, centered=True)),
+                                     ("Adagrad", dict(lr=0.1)), ("Adadelta", dict()),
+                                     ("Adamax", dict()), ("NAdam", dict()), ("RAdam", dict()),
+                                     ("Rprop", dict()), ("ASGD", dict()),
+                                     ("Adafactor", dict(lr=0.05))])
+def test_training_an_mlp_matches_torch(name, kw):
+    """Real nn modules and backward passes: the loss curve follows torch's."""
+    rs = np.random.default_rng(21)
+    X = rs.standard_normal((16, 3)).astype(np.float32)
+    Y = np.tanh(X @ rs.standard_normal((3, 2))).astype(np.float32)
+    init = {k: v.detach().numpy().copy() for k, v in
+            torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(),
+                                torch.nn.Linear(8, 2)).state_dict().items()}
+    curves = {}
+    for m in (torch, torchlike):
+        model = m.nn.Sequential(m.nn.Linear(3, 8), m.nn.Tanh(), m.nn.Linear(8, 2))
+        model.load_state_dict({k: m.tensor(v.copy()) for k, v in init.items()})
+        opt = getattr(m.optim, name)(model.parameters(), **kw)
+        x, y = m.tensor(X), m.tensor(Y)
+        curve = []
+        for _ in range(15):
+            opt.zero_grad()
+            loss = m.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            curve.append(float(loss.detach()))
+        curves[m.__name__] = curve
+    np.testing.assert_allclose(curves["torchlike"], curves["torch"], rtol=2e-4, atol=1e-6)
