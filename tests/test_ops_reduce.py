@@ -313,6 +313,20 @@ add(
     Case("topk_one_large", lambda m, a: a.topk(1), (TIE_LARGE,)),
     Case("topk_one_large_smallest", lambda m, a: a.topk(1, largest=False), (TIE_LARGE,)),
     Case("topk_0dim", lambda m, a: a.topk(1), (S0,)),
+    # keepdim=True without dim keeps every dim (size 1); all / any with dim=() reduce nothing
+    Case("var_keepdim_nodim", lambda m, a: a.var(keepdim=True), (f32(2, 3),)),
+    Case("std_keepdim_nodim", lambda m, a: m.std(a, keepdim=True, correction=0), (f32(2, 3),)),
+    Case("var_mean_keepdim_nodim", lambda m, a: m.var_mean(a, keepdim=True), (f32(2, 3),)),
+    Case("amax_keepdim_nodim", lambda m, a: a.amax(keepdim=True), (TIES,)),
+    Case("amin_keepdim_nodim", lambda m, a: m.amin(a, keepdim=True), (TIES,)),
+    Case("aminmax_keepdim_nodim", lambda m, a: m.aminmax(a, keepdim=True), (TIES,), grad=False),
+    Case("all_keepdim_nodim", lambda m, a: a.all(keepdim=True), (B,)),
+    Case("any_keepdim_nodim", lambda m, a: m.any(a, keepdim=True), (B,)),
+    Case("all_empty_dims", lambda m, a: m.all(a, dim=()), (ZEROS,)),
+    Case("nansum_keepdim_nodim", lambda m, a: m.nansum(a, keepdim=True), (NANS,)),
+    Case("nanmean_keepdim_nodim", lambda m, a: m.nanmean(a, keepdim=True), (NANS,)),
+    Case("amax_empty_dims", lambda m, a: a.amax(dim=()), (TIES,)),
+    Case("var_empty_dims", lambda m, a: a.var(dim=()), (f32(2, 3),), grad=False),
     # nansum / nanmean
     Case("nansum", lambda m, a: m.nansum(a), (NANS,)),
     Case("nansum_dim", lambda m, a: a.nansum(1), (NANS,)),
@@ -521,3 +535,15 @@ def test_second_order_against_torch(name):
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_allclose(_second(torchlike, SECOND[name], x),
                                _second(torch, SECOND[name], x), rtol=1e-4, atol=1e-4)
+
+
+def test_var_empty_dims_gradient_is_that_of_the_full_var():
+    """torch's var(dim=()) reduces over all dims but its backward divides by N - 1 with N = 1
+    (an infinite gradient); torchlike gives the gradient of var() (DIFFERENCES.md)."""
+    import torch
+    x = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
+    lx = torchlike.tensor(x, requires_grad=True)
+    lx.var(dim=()).backward()
+    tx = torch.tensor(x, requires_grad=True)
+    tx.var().backward()
+    np.testing.assert_allclose(np.asarray(lx.grad._data), tx.grad.numpy(), rtol=1e-5)

@@ -151,6 +151,13 @@ _RT["aminmax"] = _return_type("aminmax", ("min", "max"))
 _I64 = jnp.int64
 
 
+def _keep_all(dims, keepdim, ndim):
+    """torch: reducing over all dims with keepdim=True keeps every dim (as size 1)."""
+    if dims is None and keepdim:
+        return tuple(range(ndim)), True
+    return dims, bool(keepdim) and dims is not None
+
+
 def _one_dim(dim, ndim):
     if isinstance(dim, (list, tuple)):
         raise TypeError(f"expected dim to be an int, got {type(dim).__name__}")
@@ -241,8 +248,8 @@ def _var_args(input, dim, unbiased, keepdim, correction):
         raise RuntimeError("Cannot specify both unbiased and correction")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    dims = dims_arg(dim, input.ndim)
-    return dict(dims=dims, correction=correction, keepdim=bool(keepdim) and dims is not None)
+    dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
+    return dict(dims=dims, correction=correction, keepdim=keep)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -394,8 +401,8 @@ def _amaxmin(name, largest, input, dim, keepdim):
     else:
         for d in dims:
             _nonempty_dim(name, input, d)
-    return apply(_amax, input, dims=dims, keepdim=bool(keepdim) and dims is not None,
-                 largest=largest)
+    dims, keep = _keep_all(dims, keepdim, input.ndim)
+    return apply(_amax, input, dims=dims, keepdim=keep, largest=largest)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -847,14 +854,21 @@ def _all(a, dims, keepdim, any):
 
 def all(input, dim=None, keepdim=False, *, out=None):
     """True if every element (over ``dim``) is non-zero; uint8 input gives uint8."""
-    dims = dims_arg(dim, input.ndim)
-    return apply(_all, input, dims=dims, keepdim=bool(keepdim) and dims is not None, any=False)
+    dims, keep = _keep_all(_all_dims(dim, input.ndim), keepdim, input.ndim)
+    return apply(_all, input, dims=dims, keepdim=keep, any=False)
+
+
+def _all_dims(dim, ndim):
+    # torch.all / any with dim=() reduce over nothing
+    if isinstance(dim, (list, tuple)) and len(dim) == 0:
+        return ()
+    return dims_arg(dim, ndim)
 
 
 def any(input, dim=None, keepdim=False, *, out=None):
     """True if some element (over ``dim``) is non-zero; uint8 input gives uint8."""
-    dims = dims_arg(dim, input.ndim)
-    return apply(_all, input, dims=dims, keepdim=bool(keepdim) and dims is not None, any=True)
+    dims, keep = _keep_all(_all_dims(dim, input.ndim), keepdim, input.ndim)
+    return apply(_all, input, dims=dims, keepdim=keep, any=True)
 
 
 @defop("count_nonzero", differentiable=False)
@@ -879,8 +893,8 @@ def _nansum(a, dims, keepdim, mean):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero."""
     x = input if dtype is None else input.to(dtype)
-    dims = dims_arg(dim, input.ndim)
-    return apply(_nansum, x, dims=dims, keepdim=bool(keepdim) and dims is not None, mean=False)
+    dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
+    return apply(_nansum, x, dims=dims, keepdim=keep, mean=False)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
@@ -889,8 +903,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_torch_type_name(input.dtype)}")
     x = input if dtype is None else input.to(dtype)
-    dims = dims_arg(dim, input.ndim)
-    return apply(_nansum, x, dims=dims, keepdim=bool(keepdim) and dims is not None, mean=True)
+    dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
+    return apply(_nansum, x, dims=dims, keepdim=keep, mean=True)
 
 
 # ------------------------------------------------------------------ unique, bincount, histc
