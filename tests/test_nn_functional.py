@@ -287,3 +287,42 @@ def test_init_exact():
     torchlike.nn.init.orthogonal_(q)
     a = np.asarray(q._data)
     np.testing.assert_allclose(a.T @ a, np.eye(4), atol=1e-5)
+
+
+# ------------------------------------------------------------------ ties in max pooling
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: F(m).max_pool2d(x, 2),
+    lambda m, x: F(m).max_pool2d(x, 3, 1, 1),
+    lambda m, x: F(m).max_pool2d(x, 2, 1, dilation=2),
+    lambda m, x: F(m).max_pool2d(x, 2, return_indices=True)[0],
+    lambda m, x: F(m).max_pool1d(x.flatten(2), 3, 2, return_indices=True)[0],
+    lambda m, x: F(m).adaptive_max_pool2d(x, (3, 2)),
+    lambda m, x: F(m).adaptive_max_pool1d(x.flatten(2), 5),
+])
+def test_max_pool_ties_route_gradient_like_torch(fn):
+    x = np.round(R.random((1, 2, 6, 6)) * 2).astype(np.float32)   # many ties
+    check(Case("ties", fn, (x,)))
+
+
+def test_max_pool_indices_match_torch():
+    x = np.round(R.random((2, 3, 7, 6)) * 3).astype(np.float32)
+    tv, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1, return_indices=True)
+    lv, li = torchlike.nn.functional.max_pool2d(torchlike.tensor(x), 3, 2, 1,
+                                                return_indices=True)
+    np.testing.assert_array_equal(np.asarray(lv._data), tv.numpy())
+    np.testing.assert_array_equal(np.asarray(li._data), ti.numpy())
+    assert str(li.dtype) == str(ti.dtype)
+
+
+def test_sdpa_dropout_and_gumbel_softmax():
+    torchlike.manual_seed(0)
+    q = torchlike.randn(2, 3, 4, requires_grad=True)
+    a = F(torchlike).scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    b = F(torchlike).scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    assert a.tolist() != b.tolist()
+    (a.sum() + b.sum()).backward()
+    assert q.grad is not None
+    g = F(torchlike).gumbel_softmax(torchlike.randn(5, 4), tau=0.5, hard=True)
+    np.testing.assert_array_equal(np.asarray(g.sum(-1)._data), np.ones(5))
+    assert set(np.unique(np.asarray(g._data)).tolist()) <= {0.0, 1.0}

@@ -74,6 +74,17 @@ LAYERS = [
      (np.array([[2, 3, 2], [1, 2, 9]], np.int64),)),
     ("Embedding_negpad", lambda nn: nn.Embedding(10, 4, padding_idx=-1),
      (np.array([[9, 3, 2], [1, 9, 9]], np.int64),)),
+    ("EmbeddingBag_mean", lambda nn: nn.EmbeddingBag(10, 4), (ints(10, 3, 5),)),
+    ("EmbeddingBag_sum_pad", lambda nn: nn.EmbeddingBag(10, 4, mode="sum", padding_idx=2),
+     (np.array([[2, 3, 2], [1, 2, 9]], np.int64),)),
+    ("EmbeddingBag_max", lambda nn: nn.EmbeddingBag(10, 4, mode="max"), (ints(10, 3, 5),)),
+    ("EmbeddingBag_mean_pad", lambda nn: nn.EmbeddingBag(10, 4, padding_idx=0),
+     (np.array([[0, 3, 0], [0, 0, 0]], np.int64),)),
+    ("Conv3d", lambda nn: nn.Conv3d(2, 3, (2, 3, 2), stride=(1, 2, 1), padding=1),
+     (f32(2, 2, 4, 5, 4),)),
+    ("InstanceNorm1d_track", lambda nn: nn.InstanceNorm1d(3, affine=True,
+                                                         track_running_stats=True),
+     (f32(2, 3, 6),)),
     ("LayerNorm", lambda nn: nn.LayerNorm(5), (f32(3, 5),)),
     ("LayerNorm2", lambda nn: nn.LayerNorm((4, 5)), (f32(2, 3, 4, 5),)),
     ("LayerNorm_noaffine", lambda nn: nn.LayerNorm(5, elementwise_affine=False), (f32(3, 5),)),
@@ -307,6 +318,22 @@ def test_bce_with_logits_pos_weight(red):
     compare_module(lambda nn: nn.BCEWithLogitsLoss(pos_weight=m(nn).tensor(pw), reduction=red),
                    (f32(4, 3, scale=3), R.uniform(0, 1, (4, 3)).astype(np.float32)),
                    check_buffers=False)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("last", [False, True])
+def test_embedding_bag_offsets(mode, last):
+    idx = np.array([1, 2, 4, 5, 4, 3, 2, 9], np.int64)
+    off = np.array([0, 2, 2, 5] + ([8] if last else []), np.int64)
+    compare_module(lambda nn: nn.EmbeddingBag(10, 3, mode=mode, include_last_offset=last),
+                   (idx, off))
+
+
+def test_embedding_bag_per_sample_weights():
+    idx = np.array([1, 2, 4, 5, 4, 3], np.int64)
+    off = np.array([0, 2, 3], np.int64)
+    psw = f32(6)
+    compare_module(lambda nn: nn.EmbeddingBag(10, 3, mode="sum"), (idx, off, psw))
 
 
 # ------------------------------------------------------------------ model-level

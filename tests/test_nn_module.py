@@ -518,3 +518,30 @@ def test_setattr_reassign_and_delete():
         return out
     t, l = both(run)
     assert l == t
+
+
+def test_buffer_class_and_deepcopy_pickle():
+    import copy
+    import pickle
+
+    def run(lib):
+        m = lib.nn.Module()
+        m.a = lib.nn.Buffer(lib.ones(2))
+        m.b = lib.nn.Buffer(lib.ones(1), persistent=False)
+        m.lin = lib.nn.Linear(2, 2)
+        c = copy.deepcopy(m)
+        p = pickle.loads(pickle.dumps(m))
+        out = [list(m.state_dict()), [n for n, _ in m.named_buffers()],
+               isinstance(m.a, lib.nn.Buffer), isinstance(lib.ones(1), lib.nn.Buffer),
+               c.lin.weight is not m.lin.weight, type(c.lin.weight).__name__,
+               c.lin.weight.requires_grad, list(p.state_dict()), [n for n, _ in c.named_buffers()]]
+        return out
+    t, l = both(run)
+    assert l == t
+
+
+def test_legacy_register_backward_hook_is_refused():
+    # see DIFFERENCES.md: only the "full" module backward hooks exist in torchlike
+    m = torchlike.nn.Linear(2, 2)
+    with pytest.raises(NotImplementedError):
+        m.register_backward_hook(lambda *a: None)

@@ -189,3 +189,22 @@ def test_transformer_structure():
     t, l = ctor(torch.nn), ctor(torchlike.nn)
     assert repr(l) == repr(t)
     assert list(l.state_dict()) == list(t.state_dict())
+
+
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("left_aligned", [True, False])
+def test_transformer_encoder_padding_fast_path(grad, left_aligned):
+    """torch's eval fast path (nested tensors) returns zeros at padded positions; so do we."""
+    x = f32(2, 5, 8)
+    pad = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], bool)
+    if not left_aligned:
+        pad = np.array([[0, 1, 0, 0, 1], [0, 0, 0, 0, 0]], bool)
+
+    def call(m, x):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        with lib.set_grad_enabled(grad):
+            return m(x, src_key_padding_mask=lib.tensor(pad))
+
+    compare_module(lambda nn: nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2, norm=nn.LayerNorm(8)),
+        (x,), train=False, call=call, atol=2e-5, rtol=1e-4, grad=grad)

@@ -25,7 +25,7 @@ __all__ = [
     "softsign", "softmax", "log_softmax", "softmin", "glu", "threshold", "threshold_",
     "tanhshrink", "logsigmoid", "hardshrink", "softshrink", "gumbel_softmax",
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-    "embedding", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
+    "embedding", "embedding_bag", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
     "layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -1376,8 +1376,9 @@ def _max_pool_idx(x, k, s, d, pads, nd, outs):
     flat_shape = tuple(outs) + (int(np.prod(k)),)
     pos = [p.reshape(flat_shape) for p in pos]
     win = xp[(Ellipsis,) + tuple(pos)]
-    val = jnp.max(win, axis=-1)
     arg = jnp.argmax(win, axis=-1)
+    # the gradient goes to the first maximum of each window, as in torch
+    val = jnp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
     orig = [jnp.take_along_axis(jnp.broadcast_to(jnp.asarray(pos[i] - pads[i][0]), win.shape),
                                 arg[..., None], axis=-1)[..., 0] for i in range(nd)]
     flat = orig[0]
@@ -1489,7 +1490,8 @@ def adaptive_avg_pool2d(input, output_size):
 
 @defop("adaptive_max_pool", grad_name=lambda kw: f"AdaptiveMaxPool{kw['nd']}DBackward0")
 def _adaptive_max(x, outs, nd):
-    for i in range(nd):
+    # last axis first: the first maximum in row-major order wins ties, as in torch
+    for i in reversed(range(nd)):
         ax = x.ndim - nd + i
         L = x.shape[ax]
         starts, ends = _adaptive_bounds(L, outs[i])
@@ -1498,7 +1500,9 @@ def _adaptive_max(x, outs, nd):
             mask[j, a:b] = True
         xm = jnp.moveaxis(x, ax, -1)[..., None, :]
         xm = jnp.where(jnp.asarray(mask), xm, -jnp.inf)
-        x = jnp.moveaxis(jnp.max(xm, axis=-1), -1, ax)
+        arg = jnp.argmax(xm, axis=-1)
+        val = jnp.take_along_axis(xm, arg[..., None], axis=-1)[..., 0]
+        x = jnp.moveaxis(val, -1, ax)
     return x
 
 
@@ -1624,3 +1628,60 @@ def _fold(x, out, k, d, p, s):
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return apply(_fold, input, out=_tup(output_size, 2), k=_tup(kernel_size, 2),
                  d=_tup(dilation, 2), p=_tup(padding, 2), s=_tup(stride, 2))
+
+
+# ================================================================== embedding_bag
+
+@defop("embedding_bag", grad_name="EmbeddingBagBackward0")
+def _embedding_bag(idx, seg, w, *psw, nbags, mode, padding_idx):
+    rows = jnp.take(w, idx, axis=0)
+    valid = jnp.ones(idx.shape, bool) if padding_idx is None else idx != padding_idx
+    if psw:
+        rows = rows * psw[0][:, None]
+    rows = jnp.where(valid[:, None], rows, 0)
+    if mode == "max":
+        neg = jnp.where(valid[:, None], rows, -jnp.inf)
+        out = jax.ops.segment_max(neg, seg, num_segments=nbags)
+        return jnp.where(jnp.isfinite(out), out, 0)
+    s = jax.ops.segment_sum(rows, seg, num_segments=nbags)
+    if mode == "sum":
+        return s
+    cnt = jax.ops.segment_sum(valid.astype(w.dtype), seg, num_segments=nbags)
+    return s / jnp.maximum(cnt, 1)[:, None]
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    if max_norm is not None:
+        raise NotImplementedError("embedding_bag max_norm is not supported by torchlike")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx = weight.shape[0] + padding_idx
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences.")
+        b, n = input.shape
+        seg = np.repeat(np.arange(b), n)
+        flat = input.reshape(-1)
+        psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+        nbags = b
+    else:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        off = np.asarray(offsets._data).astype(np.int64)
+        n = input.shape[0]
+        if include_last_offset:
+            off = off[:-1]
+        nbags = len(off)
+        seg = np.searchsorted(off, np.arange(n), side="right") - 1
+        flat = input
+        psw = per_sample_weights
+    segt = Tensor._make(jnp.asarray(seg, jnp.int32))
+    args = [psw] if psw is not None else []
+    return apply(_embedding_bag, flat, segt, weight, *args, nbags=int(nbags), mode=mode,
+                 padding_idx=padding_idx)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .._tensor import Tensor
 from .._tensor_str import tensor_repr
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "Buffer"]
 
 
 class Parameter(Tensor):
@@ -40,3 +40,26 @@ class Parameter(Tensor):
 def _rebuild_parameter(array, requires_grad):
     import jax.numpy as jnp
     return Parameter(Tensor._make(jnp.asarray(array)), requires_grad)
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, instance):
+        if cls is Buffer:
+            return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+        return super().__instancecheck__(instance)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """``nn.Buffer(t, persistent=True)``: assigning it to a Module attribute registers a buffer.
+
+    As in torch, the object is a plain Tensor marked as a buffer.
+    """
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from .._creation import empty
+            data = empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t

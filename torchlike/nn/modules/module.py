@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
@@ -301,7 +301,13 @@ class Module:
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
-                if buffers is not None and name in buffers:
+                if isinstance(value, Buffer):
+                    if buffers is None:
+                        raise AttributeError("cannot assign buffer before Module.__init__() "
+                                             "call")
+                    remove_from(self.__dict__, self._parameters, self._modules)
+                    self.register_buffer(name, value, value.persistent)
+                elif buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                         "(torch.nn.Buffer, torch.Tensor or None expected)")
@@ -387,6 +393,8 @@ class Module:
             raise KeyError('buffer name can\'t be empty string ""')
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
+        if isinstance(tensor, Buffer):
+            persistent = tensor.persistent
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")

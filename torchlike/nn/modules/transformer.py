@@ -5,9 +5,11 @@ import copy
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ... import _creation, _random
 from ..._ops._registry import apply, defop
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -238,6 +240,13 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
+        from .activation import GELU, ReLU
+        if activation is F.relu or isinstance(activation, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif activation is F.gelu or isinstance(activation, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
         self.activation = activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
@@ -331,12 +340,47 @@ class TransformerEncoder(Module):
         self.enable_nested_tensor = enable_nested_tensor
         self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        L = encoder_layer
+        why = ""
+        if not isinstance(L, TransformerEncoderLayer):
+            why = "not TransformerEncoderLayer"
+        elif (L.norm_first or not L.self_attn.batch_first or not L.self_attn._qkv_same_embed_dim
+              or L.self_attn.in_proj_bias is None or not L.activation_relu_or_gelu
+              or L.norm1.eps != L.norm2.eps or L.self_attn.num_heads % 2 == 1):
+            why = "layer configuration"
+        if enable_nested_tensor and why:
+            self.use_nested_tensor = False
+
+    def _padded_fast_path(self, src, mask, src_key_padding_mask):
+        """Whether torch would run its nested-tensor fast path (padded outputs become 0)."""
+        from ...autograd import grad_mode
+        first = self.layers[0]
+        if (not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3
+                or src_key_padding_mask is None or mask is not None
+                or src_key_padding_mask.dtype.name != "bool"):
+            return False
+        keep = ~np.asarray(src_key_padding_mask._data)
+        if self.mask_check and not np.all(np.sort(keep, axis=1)[:, ::-1] == keep):
+            return False
+        args = [src, first.self_attn.in_proj_weight, first.self_attn.in_proj_bias,
+                first.self_attn.out_proj.weight, first.self_attn.out_proj.bias,
+                first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias,
+                first.linear1.weight, first.linear1.bias, first.linear2.weight,
+                first.linear2.bias]
+        if grad_mode.is_grad_enabled() and any(a is not None and a.requires_grad for a in args):
+            return False
+        return True
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         output = src
+        nested = self._padded_fast_path(src, mask, src_key_padding_mask)
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=bool(is_causal),
                          src_key_padding_mask=src_key_padding_mask)
+        if nested:
+            # torch runs nested tensors here and pads the result back with zeros
+            keep = Tensor._make(~src_key_padding_mask._data[..., None])
+            output = output * keep
         if self.norm is not None:
             output = self.norm(output)
         return output

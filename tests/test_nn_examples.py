@@ -1,0 +1,27 @@
+"""The nn examples run and learn (a couple of epochs, on generated data)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "examples",
+                                                                     name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_cnn_classifier_learns(capsys):
+    acc = _load("cnn_classifier").main(["--epochs", "2"])
+    out = capsys.readouterr().out
+    assert "SmallCNN(" in out and "epoch 2" in out
+    assert acc > 0.8
+
+
+def test_seed3_debug_linear_runs(capsys):
+    _load("seed3_debug_linear")
+    assert "Intermediate gradient" in capsys.readouterr().out
