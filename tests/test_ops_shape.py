@@ -558,3 +558,17 @@ def test_overlapping_unfold_is_a_copy():
     u = x.unfold(0, 2, 1)
     u[0, 1] = 5.0
     assert x.tolist() == [0.0] * 5 and u[1, 0].item() == 0.0
+
+
+def test_select_and_narrow_positions_do_not_retrace():
+    import torchlike
+    from torchlike._ops import _registry as R
+    x = torchlike.randn(41, 3)
+    b_sel, b_nar = R.trace_counts("select")["fwd"], R.trace_counts("slice")["fwd"]
+    rows = [x.select(0, i) for i in range(41)]
+    wins = [x.narrow(0, i, 4) for i in range(0, 36, 4)]
+    assert R.trace_counts("select")["fwd"] - b_sel <= 1
+    assert R.trace_counts("slice")["fwd"] - b_nar <= 1
+    np.testing.assert_array_equal(np.stack([np.asarray(r._data) for r in rows]),
+                                  np.asarray(x._data))
+    np.testing.assert_array_equal(np.asarray(wins[2]._data), np.asarray(x._data)[8:12])

@@ -706,8 +706,9 @@ def unbind(input, dim=0):
 # ------------------------------------------------------------------ narrow, select
 
 @defop("slice", saves=False, view=True, grad_name="SliceBackward0")
-def _slice(a, dim, start, stop):
-    return jax.lax.slice_in_dim(a, start, stop, axis=dim)
+def _slice(a, start, dim, length):
+    # ``start`` is traced: narrow(d, i, n) for many i compiles once per length
+    return jax.lax.dynamic_slice_in_dim(a, start, length, axis=dim)
 
 
 def narrow(input, dim, start, length):
@@ -727,12 +728,13 @@ def narrow(input, dim, start, length):
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
-    return apply(_slice, input, dim=d, start=start, stop=start + int(length))
+    return apply(_slice, input, jnp.asarray(start, jnp.int64), dim=d, length=int(length))
 
 
 @defop("select", saves=False, view=True, grad_name="SelectBackward0")
-def _select(a, dim, index):
-    return jnp.take(a, index, axis=dim)
+def _select(a, index, dim):
+    # ``index`` is traced: select(d, i) for many i compiles once
+    return jnp.squeeze(jax.lax.dynamic_slice_in_dim(a, index, 1, axis=dim), dim)
 
 
 def select(input, dim, index):
@@ -745,7 +747,7 @@ def select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input._data.shape)} at dimension {d}")
-    return apply(_select, input, dim=d, index=index % size)
+    return apply(_select, input, jnp.asarray(index % size, jnp.int64), dim=d)
 
 
 # ------------------------------------------------------------------ gather, scatter
