@@ -378,3 +378,25 @@ def test_workers_in_order_false_hands_out_ready_batches():
     batches = [b.tolist() for b in loader]
     assert sorted(x for b in batches for x in b) == list(range(8))
     assert batches[0] != [0, 1] and batches.index([0, 1]) > 0    # the slow batch came later
+
+
+def test_distributed_sampler():
+    def f(m, ud):
+        out = []
+        for n, reps, dl in ((10, 3, False), (10, 3, True), (2, 5, False), (12, 4, False)):
+            for rank in range(reps):
+                s = ud.DistributedSampler(range(n), num_replicas=reps, rank=rank, shuffle=False,
+                                          drop_last=dl)
+                out.append((list(s), len(s)))
+        return out
+    ours, theirs = both(f)
+    assert ours == theirs
+    shards = [list(lud.DistributedSampler(range(11), 3, r, seed=4)) for r in range(3)]
+    assert set(sum(shards, [])) == set(range(11)) and all(len(s) == 4 for s in shards)
+    s = lud.DistributedSampler(range(11), 3, 0, seed=4)
+    e0 = list(s)
+    s.set_epoch(1)
+    assert list(s) != e0 and list(lud.DistributedSampler(range(11), 3, 0, seed=4)) == e0
+    for m, ud in LIBS:
+        with pytest.raises(ValueError, match="Invalid rank 3"):
+            ud.DistributedSampler(range(4), num_replicas=3, rank=3)
