@@ -1240,7 +1240,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 # ------------------------------------------------------------------ pad (shared helper)
 
-@defop("pad", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
+@defop("constant_pad_nd", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
                                      "reflect": "ReflectionPad{}DBackward0",
                                      "replicate": "ReplicationPad{}DBackward0",
                                      "circular": "CircularPad{}DBackward0"}[kw["mode"]]
