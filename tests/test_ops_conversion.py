@@ -154,3 +154,16 @@ def test_conversion_bad_input(name, fn):
 
 def test_table_size():
     assert len(CASES) + len(META) >= 40
+
+
+def test_strides_are_always_contiguous():
+    """Pinned difference (DIFFERENCES.md): every torchlike tensor is laid out contiguously, so
+    ``stride()`` is the contiguous stride of its shape and ``is_contiguous()`` is True, also
+    for views that torch lays out with other strides (a transpose, a stepped slice)."""
+    x = torchlike.zeros(3, 4)
+    assert x.t().stride() == (3, 1) and x.t().is_contiguous()
+    assert x[:, ::2].stride() == (2, 1)
+    assert torch.zeros(3, 4).t().stride() == (1, 4)
+    # contiguous tensors agree with torch
+    for shape in [(2, 3, 4), (5,), (), (2, 0, 3)]:
+        assert torchlike.zeros(shape).stride() == torch.zeros(shape).stride()
