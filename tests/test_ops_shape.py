@@ -572,3 +572,40 @@ def test_select_and_narrow_positions_do_not_retrace():
     np.testing.assert_array_equal(np.stack([np.asarray(r._data) for r in rows]),
                                   np.asarray(x._data))
     np.testing.assert_array_equal(np.asarray(wins[2]._data), np.asarray(x._data)[8:12])
+
+
+def test_attention_style_code_matches_torch():
+    """Ordinary model code mixing this family's ops (chunk, einsum, triu, masked_fill, scatter_,
+    gather, stack, repeat, cat, split, linalg) gives torch's loss and gradients."""
+    import torch
+    import torchlike
+    r = np.random.default_rng(0)
+    X = r.standard_normal((4, 5, 6)).astype(np.float32)
+    W = r.standard_normal((6, 6)).astype(np.float32)
+    Y = r.integers(0, 6, (4, 5))
+
+    def run(m):
+        x = m.tensor(X, requires_grad=True)
+        w = m.tensor(W, requires_grad=True)
+        y = m.tensor(Y)
+        B, T, D = x.shape
+        h = x @ w
+        q, k = h.chunk(2, dim=-1)
+        att = m.einsum("btd,bsd->bts", q, k) / 3 ** 0.5
+        att = att.masked_fill(m.triu(m.ones(T, T), 1).bool(), float("-inf"))
+        att = att - att.amax(-1, keepdim=True)
+        p = att.exp() / att.exp().sum(-1, keepdim=True)
+        o = p @ h
+        onehot = m.zeros(B, T, D).scatter_(2, y.unsqueeze(-1), 1.0)
+        logp = o - o.exp().sum(-1, keepdim=True).log()
+        nll = -(logp.gather(-1, y.unsqueeze(-1)).squeeze(-1)).mean()
+        pos = m.arange(T).float()
+        pe = m.stack([pos.sin(), pos.cos()], -1).repeat(1, 3)
+        z = m.cat([o + pe, onehot], -1).flatten(0, 1)
+        loss = nll + sum(s.pow(2).mean() for s in z.split(7)) + m.linalg.vector_norm(w) * 0.1
+        loss = loss + m.linalg.det(w.T @ w + m.eye(6)).log() * 0.01
+        loss.backward()
+        return [loss.item(), x.grad.numpy(), w.grad.numpy()]
+
+    for a, b in zip(run(torchlike), run(torch)):
+        np.testing.assert_allclose(a, b, atol=1e-4, rtol=1e-4)
