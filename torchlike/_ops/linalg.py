@@ -197,28 +197,26 @@ def einsum(equation, *operands):
                          "einsum(): fewer operands were provided than specified in the equation")
     seen = {}
     for k, (sub, o) in enumerate(zip(lhs, operands)):
-        labels = sub.replace("...", "")
-        nd = o._data.ndim - (o._data.ndim - len(labels) if "..." in sub else 0)
-        if "..." not in sub and len(labels) != o._data.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                               f"({len(labels)}) does not match the number of dimensions "
-                               f"({o._data.ndim}) for operand {k} and no ellipsis was given")
-        shp = o._data.shape
-        offs = 0 if not sub.startswith("...") and "..." not in sub else None
-        pos = list(range(len(labels))) if "..." not in sub else None
-        if pos is None:
-            pre = sub.split("...")[0]
-            post = sub.split("...")[1]
-            pos = list(range(len(pre))) + list(range(o._data.ndim - len(post), o._data.ndim))
+        nd = o._data.ndim
+        if "..." in sub:
+            pre, post = sub.split("...")
+            pos = list(range(len(pre))) + list(range(nd - len(post), nd))
+            labels = pre + post
+        else:
+            labels = sub
+            if len(labels) != nd:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                                   f"({len(labels)}) does not match the number of dimensions "
+                                   f"({nd}) for operand {k} and no ellipsis was given")
+            pos = list(range(nd))
         for lab, p in zip(labels, pos):
-            n = shp[p]
+            n = o._data.shape[p]
             if lab in seen and seen[lab] != n and n != 1 and seen[lab] != 1:
                 raise RuntimeError(f"einsum(): subscript {lab} has size {n} for operand {k} "
                                    f"which does not broadcast with previously seen size "
                                    f"{seen[lab]}")
             if n != 1 or lab not in seen:
                 seen[lab] = n
-        del nd, offs
     return apply(_einsum, *operands, eq=eq)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from ._registry import apply, check_inplace, commit_inplace, defop
-from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, cat, meshgrid,
+from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, meshgrid,
                     narrow, reshape, split, stack, tensor_split)
 
 __all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
