@@ -239,3 +239,21 @@ def test_constructed_with_last_epoch(name):
                 seq.append(list(sched.get_last_lr()))
         res[m.__name__] = seq
     _same(res["torchlike"], res["torch"])
+
+
+@pytest.mark.parametrize("kw", [dict(swa_lr=0.02), dict(swa_lr=[0.05, 0.01], anneal_epochs=3,
+                                                        anneal_strategy="linear"),
+                                dict(swa_lr=0.03, anneal_epochs=0)])
+def test_swalr_matches_torch(kw):
+    res = {}
+    for m in (torch, torchlike):
+        opt = _opt(m)
+        sched = m.optim.swa_utils.SWALR(opt, **kw)
+        seq = [list(sched.get_last_lr())]
+        for _ in range(15):
+            opt.step()
+            sched.step()
+            seq.append(list(sched.get_last_lr()))
+        res[m.__name__] = (seq, set(sched.state_dict()))
+    _same(res["torchlike"][0], res["torch"][0])
+    assert res["torchlike"][1] == res["torch"][1]

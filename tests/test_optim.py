@@ -444,3 +444,58 @@ def test_training_an_mlp_matches_torch(name, kw):
             curve.append(float(loss.detach()))
         curves[m.__name__] = curve
     np.testing.assert_allclose(curves["torchlike"], curves["torch"], rtol=2e-4, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------- swa_utils
+def _bn_net(m):
+    net = m.nn.Sequential(m.nn.Linear(3, 4), m.nn.BatchNorm1d(4), m.nn.Tanh(), m.nn.Linear(4, 2))
+    rs = np.random.default_rng(2)
+    net.load_state_dict({k: (m.tensor(rs.standard_normal(tuple(v.shape)).astype(np.float32))
+                             if v.is_floating_point() else v)
+                         for k, v in net.state_dict().items()})
+    return net
+
+
+@pytest.mark.parametrize("how", ["swa", "ema_multi", "ema_fn", "swa_fn", "buffers"])
+def test_averaged_model_matches_torch(how):
+    res = {}
+    for m in (torch, torchlike):
+        S = m.optim.swa_utils
+        net = _bn_net(m)
+        kw = {"swa": {}, "ema_multi": {"multi_avg_fn": S.get_ema_multi_avg_fn(0.9)},
+              "ema_fn": {"avg_fn": S.get_ema_avg_fn(0.8)}, "swa_fn": {"avg_fn": S.get_swa_avg_fn()},
+              "buffers": {"use_buffers": True, "multi_avg_fn": S.get_ema_multi_avg_fn(0.7)}}[how]
+        avg = S.AveragedModel(net, **kw)
+        opt = m.optim.SGD(net.parameters(), lr=0.1)
+        x = m.tensor(np.random.default_rng(3).standard_normal((8, 3)).astype(np.float32))
+        for _ in range(6):
+            opt.zero_grad()
+            net(x).pow(2).mean().backward()
+            opt.step()
+            avg.update_parameters(net)
+        avg.eval()
+        res[m.__name__] = (avg.state_dict(), avg(x))
+    lsd, tsd = res["torchlike"][0], res["torch"][0]
+    assert list(lsd) == list(tsd)
+    for k in tsd:
+        assert str(lsd[k].dtype) == str(tsd[k].dtype), k
+        np.testing.assert_allclose(_np(lsd[k]), _np(tsd[k]), rtol=1e-5, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(_np(res["torchlike"][1]), _np(res["torch"][1]), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_update_bn_matches_torch():
+    rs = np.random.default_rng(4)
+    batches = [rs.standard_normal((5, 3)).astype(np.float32) for _ in range(4)]
+    res = {}
+    for m in (torch, torchlike):
+        net = _bn_net(m)
+        loader = [(m.tensor(b), m.tensor(0)) for b in batches]
+        net.eval()
+        m.optim.swa_utils.update_bn(loader, net)
+        assert not net.training
+        bn = net[1]
+        res[m.__name__] = (bn.running_mean, bn.running_var, bn.num_batches_tracked, bn.momentum)
+    for a, b in zip(res["torchlike"][:3], res["torch"][:3]):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6)
+    assert res["torchlike"][3] == res["torch"][3] == 0.1

@@ -4,3 +4,4 @@ from ._algorithms import (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, 
                           NAdam, RAdam, Rprop, ASGD, Adafactor)
 from .lbfgs import LBFGS  # noqa: F401,E402
 from . import lr_scheduler  # noqa: F401,E402
+from . import swa_utils  # noqa: F401,E402
