@@ -312,3 +312,12 @@ def test_random_module_fork_rng_and_state():
     for name in ("manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
                  "fork_rng"):
         assert hasattr(torch.random, name) and hasattr(torchlike.random, name)
+
+
+def test_generator_api_like_torch():
+    g, tg = torchlike.Generator(), torch.Generator()
+    assert str(g.device) == str(tg.device) and g.device == torchlike.device("cpu")
+    assert g.manual_seed(3) is g and tg.manual_seed(3) is tg
+    assert g.initial_seed() == tg.initial_seed() == 3
+    s = g.seed()
+    assert isinstance(s, int) and g.initial_seed() == s

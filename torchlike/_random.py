@@ -18,7 +18,8 @@ class Generator:
     """A source of random keys: ``Generator().manual_seed(0)``."""
 
     def __init__(self, device="cpu"):
-        self.device = device
+        from ._device import device as _dev
+        self.device = device if isinstance(device, _dev) else _dev(device)
         self._lock = threading.Lock()
         self.manual_seed(np.random.SeedSequence().entropy % (2 ** 63))
 
