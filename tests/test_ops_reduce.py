@@ -327,6 +327,41 @@ add(
     Case("nanmean_keepdim_nodim", lambda m, a: m.nanmean(a, keepdim=True), (NANS,)),
     Case("amax_empty_dims", lambda m, a: a.amax(dim=()), (TIES,)),
     Case("var_empty_dims", lambda m, a: a.var(dim=()), (f32(2, 3),), grad=False),
+    # quantile / nanquantile
+    Case("quantile", lambda m, a: m.quantile(a, 0.3), (distinct(3, 5),)),
+    Case("quantile_dim", lambda m, a: a.quantile(0.75, dim=1), (distinct(3, 5),)),
+    Case("quantile_dim_keepdim", lambda m, a: m.quantile(a, 0.5, 0, True), (distinct(4, 3),)),
+    Case("quantile_q_tensor", lambda m, a, q: m.quantile(a, q, dim=1),
+         (distinct(3, 5), np.array([0.0, 0.1, 0.5, 1.0], np.float32))),
+    Case("quantile_q_tensor_keepdim", lambda m, a, q: m.quantile(a, q, dim=1, keepdim=True),
+         (distinct(3, 5), np.array([0.25, 0.9], np.float32))),
+    Case("quantile_q_tensor_full_keepdim", lambda m, a, q: m.quantile(a, q, keepdim=True),
+         (distinct(2, 3), np.array([0.25, 0.9], np.float32))),
+    Case("quantile_q_0dim", lambda m, a, q: m.quantile(a, q, dim=0), (distinct(4, 3),
+                                                                      np.array(0.4, np.float32))),
+    Case("quantile_ties", lambda m, a: a.quantile(0.4, dim=1), (TIE_ROWS,)),
+    Case("quantile_nan", lambda m, a: a.quantile(0.5, dim=1), (NANS,)),
+    Case("quantile_f64", lambda m, a: a.quantile(0.35), (f64(7),)),
+    Case("quantile_0dim", lambda m, a: m.quantile(a, 0.5, dim=0, keepdim=True), (S0,)),
+    Case("nanquantile", lambda m, a: m.nanquantile(a, 0.5, dim=1), (NANS,)),
+    Case("nanquantile_full", lambda m, a: a.nanquantile(0.8), (NANS,)),
+    Case("nanquantile_all_nan", lambda m, a: m.nanquantile(a, 0.5, dim=1),
+         (np.array([[nan, nan], [1.0, nan]], np.float32),)),
+)
+for _interp in ("lower", "higher", "midpoint", "nearest"):
+    add(Case(f"quantile_{_interp}", lambda m, a, i=_interp: m.quantile(
+        a, m.tensor([0.1, 0.5, 0.625, 0.9]), dim=1, interpolation=i), (distinct(2, 9),)),
+        Case(f"nanquantile_{_interp}", lambda m, a, i=_interp: m.nanquantile(
+            a, 0.5, dim=1, interpolation=i), (NANS,)))
+add(
+    # logcumsumexp
+    Case("logcumsumexp", lambda m, a: m.logcumsumexp(a, 1), (f32(3, 4),)),
+    Case("logcumsumexp_dim0", lambda m, a: a.logcumsumexp(0), (f64(3, 4),)),
+    Case("logcumsumexp_big", lambda m, a: a.logcumsumexp(-1), (f32(2, 5) * 100,)),
+    Case("logcumsumexp_inf", lambda m, a: a.logcumsumexp(0),
+         (np.array([-inf, -inf, 1.0, inf, 2.0], np.float32),), grad=False),
+    Case("logcumsumexp_0dim", lambda m, a: a.logcumsumexp(0), (S0,)),
+    Case("logcumsumexp_empty", lambda m, a: a.logcumsumexp(0), (E0,)),
     # nansum / nanmean
     Case("nansum", lambda m, a: m.nansum(a), (NANS,)),
     Case("nansum_dim", lambda m, a: a.nansum(1), (NANS,)),
@@ -437,6 +472,17 @@ RAISES = [
     ("histc_bins", lambda m, a: m.histc(a, -1), (f32(3),)),
     ("histc_min_gt_max", lambda m, a: m.histc(a, 3, 2, 1), (f32(3),)),
     ("unique_bad_dim", lambda m, a: m.unique(a, dim=2), (f32(3, 4),)),
+    ("quantile_int", lambda m, a: m.quantile(a, 0.5), (I64,)),
+    ("quantile_q_range", lambda m, a: m.quantile(a, 1.5), (f32(3),)),
+    ("quantile_q_tensor_range", lambda m, a, q: m.quantile(a, q), (f32(3),
+                                                                 np.array([1.5], np.float32))),
+    ("quantile_q_dtype", lambda m, a, q: m.quantile(a, q), (f32(3), np.array([0.5]))),
+    ("quantile_q_2d", lambda m, a, q: m.quantile(a, q), (f32(3),
+                                                       np.array([[0.5]], np.float32))),
+    ("quantile_empty", lambda m, a: m.quantile(a, 0.5), (np.zeros(0, np.float32),)),
+    ("quantile_interp", lambda m, a: m.quantile(a, 0.5, interpolation="foo"), (f32(3),)),
+    ("quantile_bad_dim", lambda m, a: m.quantile(a, 0.5, dim=2), (f32(3, 2),)),
+    ("logcumsumexp_int", lambda m, a: m.logcumsumexp(a, 0), (I64,)),
     ("nanmean_int", lambda m, a: m.nanmean(a), (I64,)),
 ]
 
@@ -462,6 +508,14 @@ MATCH = {
     "histc_int": "not implemented for 'Long'",
     "histc_bins": "bins must be > 0",
     "histc_min_gt_max": "max must be larger than min",
+    "quantile_int": "input tensor must be either float or double dtype",
+    "quantile_q_range": "q must be in the range [0, 1] but got 1.5",
+    "quantile_q_tensor_range": "q values must be in the range [0, 1]",
+    "quantile_q_dtype": "q tensor must be same dtype as the input tensor",
+    "quantile_q_2d": "q must be a scalar or 1D tensor",
+    "quantile_empty": "input tensor must be non-empty",
+    "quantile_interp": "interpolation must be one of linear, lower, higher, midpoint or nearest",
+    "logcumsumexp_int": "not implemented for 'Long'",
 }
 
 
@@ -526,6 +580,8 @@ SECOND = {
     "topk": lambda m, a: (a * a).topk(2, 1).values,
     "kthvalue": lambda m, a: (a * a).kthvalue(2, 1).values,
     "cummax": lambda m, a: (a * a).cummax(1).values,
+    "quantile": lambda m, a: (a * a).quantile(0.3, dim=1),
+    "logcumsumexp": lambda m, a: (a * a).logcumsumexp(1),
 }
 
 

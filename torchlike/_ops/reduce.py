@@ -1015,3 +1015,110 @@ def _cum_(prod_):
 
 
 Tensor.cumsum_, Tensor.cumprod_ = _cum_(False), _cum_(True)
+
+
+# ------------------------------------------------------------------ quantile, logcumsumexp
+
+__all__ += ["quantile", "nanquantile", "logcumsumexp"]
+
+_INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _torch_lerp(a, b, w):
+    # torch's lerp kernel: exact at both ends
+    return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+@defop("quantile", grad_name="QuantileBackward0")
+def _quantile(a, q, dim, keepdim, interpolation, ignore_nan):
+    q = jnp.asarray(q, a.dtype)
+    x = a.reshape(-1) if dim is None else (a.reshape(1) if a.ndim == 0 else a)
+    x = jnp.moveaxis(x, 0 if dim is None else dim, -1)
+    order = jnp.argsort(_jax.lax.stop_gradient(x), axis=-1, stable=True)
+    s = jnp.take_along_axis(x, order, axis=-1)                       # (..., n)
+    n = s.shape[-1]
+    isn = jnp.isnan(_jax.lax.stop_gradient(s))
+    qb = q.reshape(q.shape + (1,) * s.ndim)                           # (Q.., 1.., 1)
+    if ignore_nan:
+        cnt = jnp.sum(~isn, axis=-1, keepdims=True).astype(a.dtype)
+        ranks = qb * (cnt - 1)
+        ranks = jnp.where(ranks < 0, 0, ranks)
+    else:
+        ranks = jnp.where(jnp.any(isn, axis=-1, keepdims=True), jnp.asarray(n - 1, a.dtype),
+                          qb * (n - 1))
+    ranks = ranks + jnp.zeros(s.shape[:-1] + (1,), a.dtype)            # (Q.., ..., 1)
+    if interpolation == "lower":
+        ranks = jnp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = jnp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = jnp.round(ranks)
+    below = ranks.astype(_I64)
+    sb = jnp.broadcast_to(s, ranks.shape[:-1] + (n,))
+    vals = jnp.take_along_axis(sb, below, axis=-1)
+    if interpolation in ("linear", "midpoint"):
+        w = jnp.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        above = jnp.ceil(ranks).astype(_I64)
+        vals = _torch_lerp(vals, jnp.take_along_axis(sb, above, axis=-1), w)
+    vals = vals[..., 0]                                               # (Q.., ...)
+    if keepdim:
+        nq = q.ndim
+        if dim is None:
+            vals = vals.reshape(q.shape + (1,) * a.ndim)
+        elif a.ndim:
+            vals = jnp.expand_dims(vals, nq + dim)
+    return vals
+
+
+def _quantile_call(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERP:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    d = None if dim is None else _one_dim(dim, input.ndim)
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        qa = _np.asarray(q._data)
+        if qa.size and (qa.min() < 0 or qa.max() > 1):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        qarg = q
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        qarg = float(q)
+    return apply(_quantile, input, qarg, dim=d, keepdim=bool(keepdim),
+                 interpolation=interpolation, ignore_nan=ignore_nan)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The q-th quantiles over all elements or ``dim`` (NaN if the slice holds a NaN)."""
+    return _quantile_call("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """``quantile`` ignoring NaN (NaN only for an all-NaN slice)."""
+    return _quantile_call("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+@defop("logcumsumexp", grad_name="LogcumsumexpBackward0")
+def _logcumsumexp(a, dim):
+    if a.ndim == 0:
+        return a
+    return _jax.lax.cumlogsumexp(a, axis=dim)
+
+
+def logcumsumexp(input, dim, *, out=None):
+    """log(cumsum(exp(input))) along ``dim``, computed stably."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{_torch_type_name(input.dtype)}'")
+    return apply(_logcumsumexp, input, dim=_one_dim(dim, input.ndim))
+
+
+Tensor.quantile, Tensor.nanquantile, Tensor.logcumsumexp = quantile, nanquantile, logcumsumexp
