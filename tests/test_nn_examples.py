@@ -25,3 +25,9 @@ def test_cnn_classifier_learns(capsys):
 def test_seed3_debug_linear_runs(capsys):
     _load("seed3_debug_linear")
     assert "Intermediate gradient" in capsys.readouterr().out
+
+
+def test_char_transformer_learns(capsys):
+    first, last = _load("char_transformer").main(["--steps", "60", "--batch", "16"])
+    assert last < first - 0.8
+    assert "sample:" in capsys.readouterr().out
