@@ -131,6 +131,9 @@ CASES = [
          (f64(3, 5),)),
     Case("svd_full_shapes", lambda m, a: tuple(t.shape for t in m.linalg.svd(a)), (f64(4, 2),)),
     Case("svd_S_full", lambda m, a: m.linalg.svd(a)[1], (f64(2, 4, 3),), grad=False),
+    # torch ignores the gradient of the completing columns of a full SVD; so does torchlike
+    Case("svd_full_grad", lambda m, a: _svd_full_inv(m.linalg.svd(a)), (f64(4, 2),)),
+    Case("svd_full_grad_wide", lambda m, a: _svd_full_inv(m.linalg.svd(a)), (f64(2, 3),)),
     Case("svd_legacy", lambda m, a: _usv_legacy(m.svd(a)), (f64(4, 3),)),
     Case("svdvals", lambda m, a: m.linalg.svdvals(a), (f64(3, 4),)),
     Case("svdvals_f32", lambda m, a: m.linalg.svdvals(a), (f32(2, 3, 3),), atol=1e-4, rtol=1e-4),
@@ -299,6 +302,12 @@ def _usv(r):
 def _usv_legacy(r):
     U, S, V = r
     return (U * S.unsqueeze(-2)) @ V.mT
+
+
+def _svd_full_inv(r):
+    U, S, Vh = r
+    k = S.shape[-1]
+    return S, U[..., :k] ** 2, Vh[..., :k, :] ** 2
 
 
 def _svd_inv(r):
