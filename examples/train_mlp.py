@@ -91,7 +91,7 @@ def main():
     train_set, val_set = random_split(data, [0.8, 0.2], generator=torch.Generator().manual_seed(0))
     gen = torch.Generator().manual_seed(1)
     loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True, generator=gen,
-                        num_workers=args.workers)
+                        num_workers=args.workers, persistent_workers=args.workers > 0)
     val_loader = DataLoader(val_set, batch_size=256)
 
     def build():
