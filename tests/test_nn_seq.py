@@ -208,3 +208,48 @@ def test_transformer_encoder_padding_fast_path(grad, left_aligned):
     compare_module(lambda nn: nn.TransformerEncoder(
         nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2, norm=nn.LayerNorm(8)),
         (x,), train=False, call=call, atol=2e-5, rtol=1e-4, grad=grad)
+
+
+PACKED = [
+    ("LSTM_bi_2l", lambda nn: nn.LSTM(3, 4, num_layers=2, bidirectional=True), False),
+    ("GRU_bf", lambda nn: nn.GRU(3, 4, batch_first=True), True),
+    ("RNN_bi", lambda nn: nn.RNN(3, 4, bidirectional=True), False),
+]
+
+
+@pytest.mark.parametrize("name,ctor,bf", PACKED, ids=[p[0] for p in PACKED])
+@pytest.mark.parametrize("sorted_", [True, False], ids=["sorted", "unsorted"])
+def test_packed_sequences(name, ctor, bf, sorted_):
+    lengths = [5, 3, 2, 1] if sorted_ else [3, 5, 1, 2]
+    x = f32(4, 5, 3) if bf else f32(5, 4, 3)
+
+    def call(m, x):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        rnn = lib.nn.utils.rnn
+        p = rnn.pack_padded_sequence(x, lengths, batch_first=bf, enforce_sorted=sorted_)
+        out, h = m(p)
+        padded, lens = rnn.pad_packed_sequence(out, batch_first=bf, padding_value=-1.0)
+        return out.data, h, padded
+
+    compare_module(ctor, (x,), call=call, atol=1e-5, rtol=1e-4)
+
+
+def test_packed_with_initial_state_and_helpers():
+    lengths = [2, 4, 3]
+    x, h0, c0 = f32(4, 3, 3), f32(1, 3, 5), f32(1, 3, 5)
+
+    def call(m, x, h, c):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        p = lib.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+        out, (hn, cn) = m(p, (h, c))
+        return out.data, hn, cn
+
+    compare_module(lambda nn: nn.LSTM(3, 5), (x, h0, c0), call=call, atol=1e-5, rtol=1e-4)
+    seqs = [f32(n, 2) for n in (3, 1, 2)]
+    for lib in (torch, torchlike):
+        p = lib.nn.utils.rnn.pack_sequence([lib.tensor(s) for s in seqs], enforce_sorted=False)
+        back = lib.nn.utils.rnn.unpack_sequence(p)
+        for a, s in zip(back, seqs):
+            np.testing.assert_array_equal(np.asarray(a.tolist(), np.float32), s)
+    with pytest.raises(RuntimeError):
+        torchlike.nn.utils.rnn.pack_padded_sequence(torchlike.ones(3, 2), [1, 3])

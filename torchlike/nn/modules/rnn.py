@@ -45,26 +45,34 @@ def _cell(mode, x_proj, h, c, w_hh, b_hh):
     return (1 - z) * n + z * h, None
 
 
-def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse):
+def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, valid=None):
     xp = x @ w_ih.T
     if b_ih is not None:
         xp = xp + b_ih
     lstm = mode == "LSTM"
 
-    def step(carry, xt):
+    def step(carry, inp):
         h, c = carry
+        xt, v = inp
         h2, c2 = _cell(mode, xt, h, c, w_hh, b_hh)
+        if v is not None:
+            # packed sequences: past a sequence's end the state is carried and the output is 0
+            h2 = jnp.where(v[:, None], h2, h)
+            if lstm:
+                c2 = jnp.where(v[:, None], c2, c)
+            return (h2, c2 if lstm else c), jnp.where(v[:, None], h2, 0)
         return (h2, c2 if lstm else c), h2
 
-    (hT, cT), ys = jax.lax.scan(step, (h0, c0 if lstm else jnp.zeros((), x.dtype)), xp,
-                                reverse=reverse)
+    (hT, cT), ys = jax.lax.scan(step, (h0, c0 if lstm else jnp.zeros((), x.dtype)),
+                                (xp, valid), reverse=reverse)
     return ys, hT, cT
 
 
 @defop("rnn", grad_name=lambda kw: {"LSTM": "MkldnnRnnLayerBackward0"}.get(
     kw["mode"], "StackBackward0"))
-def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key):
-    """x: (T, B, I); hx (and cx for LSTM): (L*D, B, H); then the flat weights; then a key."""
+def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
+         has_lengths=False):
+    """x: (T, B, I); hx (and cx for LSTM): (L*D, B, H); the flat weights; a key; lengths."""
     lstm = mode == "LSTM"
     i = 0
     cx = None
@@ -72,6 +80,11 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key):
         cx = rest[0]
         i = 1
     per = 4 if has_bias else 2
+    valid = None
+    if has_lengths:
+        lengths = rest[-1]
+        rest = rest[:-1]
+        valid = jnp.arange(x.shape[0])[:, None] < lengths[None, :]
     key = rest[-1] if has_key else None
     weights = rest[i:len(rest) - (1 if has_key else 0)]
     hs, cs = [], []
@@ -84,7 +97,7 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key):
             w_ih, w_hh = w[0], w[1]
             b_ih, b_hh = (w[2], w[3]) if has_bias else (None, None)
             ys, hT, cT = _run_direction(mode, inp, hx[k], cx[k] if lstm else None, w_ih, w_hh,
-                                        b_ih, b_hh, reverse=d == 1)
+                                        b_ih, b_hh, reverse=d == 1, valid=valid)
             outs.append(ys)
             hs.append(hT)
             if lstm:
@@ -178,6 +191,30 @@ class RNNBase(Module):
         return s.format(**self.__dict__)
 
     def forward(self, input, hx=None):
+        from ..utils.rnn import PackedSequence, _pack_gather, _unpack_padded
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
+        return self._forward(input, hx)
+
+    def _forward_packed(self, packed, hx):
+        from ..utils.rnn import PackedSequence, _pack_gather, _unpack_padded
+        lstm = self.mode == "LSTM"
+        padded, lengths = _unpack_padded(packed, 0.0)          # sorted order, (T, B, *)
+        if hx is not None and packed.sorted_indices is not None:
+            perm = packed.sorted_indices
+            hx = (tuple(h.index_select(1, perm) for h in hx) if lstm
+                  else hx.index_select(1, perm))
+        out, hidden = self._forward(padded, hx, lengths=lengths, _time_major=True)
+        data = _pack_gather(out, packed.batch_sizes)
+        out = PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
+                             packed.unsorted_indices)
+        if packed.unsorted_indices is not None:
+            un = packed.unsorted_indices
+            hidden = (tuple(h.index_select(1, un) for h in hidden) if lstm
+                      else hidden.index_select(1, un))
+        return out, hidden
+
+    def _forward(self, input, hx=None, lengths=None, _time_major=False):
         lstm = self.mode == "LSTM"
         batched = input.dim() == 3
         if input.dim() not in (2, 3):
@@ -186,7 +223,7 @@ class RNNBase(Module):
         x = input
         if not batched:
             x = x.unsqueeze(1)
-        elif self.batch_first:
+        elif self.batch_first and not _time_major:
             x = x.transpose(0, 1)
         if x.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
@@ -212,16 +249,18 @@ class RNNBase(Module):
         has_key = self.training and self.dropout > 0 and self.num_layers > 1
         if has_key:
             args.append(_random.next_key())
+        if lengths is not None:
+            args.append(lengths)
         outs = apply(_rnn, *args, mode=self.mode, num_layers=self.num_layers, num_dirs=nd,
                      has_bias=bool(self.bias), dropout=self.dropout if has_key else 0.0,
-                     has_key=has_key)
+                     has_key=has_key, has_lengths=lengths is not None)
         out, hn = outs[0], outs[1]
         cn = outs[2] if lstm else None
         if not batched:
             out = out.squeeze(1)
             hn = hn.squeeze(1)
             cn = cn.squeeze(1) if cn is not None else None
-        elif self.batch_first:
+        elif self.batch_first and not _time_major:
             out = out.transpose(0, 1)
         return (out, (hn, cn)) if lstm else (out, hn)
 

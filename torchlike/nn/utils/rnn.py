@@ -1,7 +1,120 @@
-"""nn.utils.rnn: pad_sequence (packed sequences are not supported)."""
+"""nn.utils.rnn: pad_sequence and packed sequences (pack/pad, accepted by RNN/LSTM/GRU)."""
 from __future__ import annotations
 
-__all__ = ["pad_sequence"]
+from collections import namedtuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..._ops._registry import apply, defop
+from ..._tensor import Tensor
+
+__all__ = ["PackedSequence", "pad_sequence", "pack_padded_sequence", "pad_packed_sequence",
+           "pack_sequence", "unpad_sequence", "unpack_sequence"]
+
+
+class PackedSequence(namedtuple("PackedSequence",
+                                ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
+    """Time-major packed batch: ``data`` holds the valid steps, ``batch_sizes`` per time step."""
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if unsorted_indices is None and sorted_indices is not None:
+            unsorted_indices = _invert(sorted_indices)
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def to(self, *args, **kwargs):
+        data = self.data.to(*args, **kwargs)
+        return self if data is self.data else type(self)(data, self.batch_sizes,
+                                                         self.sorted_indices,
+                                                         self.unsorted_indices)
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_pinned(self):
+        return False
+
+
+def _invert(perm):
+    p = np.asarray(perm._data)
+    inv = np.empty_like(p)
+    inv[p] = np.arange(len(p))
+    return Tensor._make(jnp.asarray(inv))
+
+
+def _positions(batch_sizes):
+    """(t, b) of each packed row, time-major."""
+    bs = np.asarray(batch_sizes._data if isinstance(batch_sizes, Tensor) else batch_sizes)
+    tt = np.concatenate([np.full(n, t) for t, n in enumerate(bs)]).astype(np.int32)
+    bb = np.concatenate([np.arange(n) for n in bs]).astype(np.int32)
+    return tt, bb, len(bs), int(bs[0])
+
+
+@defop("pack_gather", grad_name="PackPaddedSequenceBackward0")
+def _gather(x, tt, bb):
+    return x[tt, bb]
+
+
+@defop("pack_scatter", grad_name="IndexPutBackward0")
+def _scatter(data, tt, bb, T, B, fill):
+    out = jnp.full((T, B) + data.shape[1:], fill, data.dtype)
+    return out.at[tt, bb].set(data)
+
+
+def _pack_gather(padded, batch_sizes):
+    tt, bb, _, _ = _positions(batch_sizes)
+    return apply(_gather, padded, Tensor._make(jnp.asarray(tt)), Tensor._make(jnp.asarray(bb)))
+
+
+def _unpack_padded(packed, padding_value, total_length=None):
+    """Padded (T, B, *) in sorted batch order, and the lengths (sorted)."""
+    tt, bb, T, B = _positions(packed.batch_sizes)
+    if total_length is not None:
+        T = max(T, int(total_length))
+    padded = apply(_scatter, packed.data, Tensor._make(jnp.asarray(tt)),
+                   Tensor._make(jnp.asarray(bb)), T=T, B=B, fill=float(padding_value))
+    bs = np.asarray(packed.batch_sizes._data)
+    lengths = (np.arange(B)[:, None] < bs[None, :]).sum(1)
+    return padded, Tensor._make(jnp.asarray(lengths, jnp.int64))
+
+
+def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    lens = np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths).astype(np.int64)
+    if enforce_sorted:
+        if np.any(np.diff(lens) > 0):
+            raise RuntimeError("`lengths` array must be sorted in decreasing order when "
+                               "`enforce_sorted` is True. You can pass `enforce_sorted=False` "
+                               "to pack_padded_sequence and/or pack_sequence to sidestep this "
+                               "requirement if you do not need ONNX exportability.")
+        sorted_indices = None
+        order = np.arange(len(lens))
+    else:
+        order = np.argsort(-lens, kind="stable")
+        sorted_indices = Tensor._make(jnp.asarray(order, jnp.int64))
+        lens = lens[order]
+    if np.any(lens <= 0):
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if batch_first:
+        input = input.transpose(0, 1)
+    if sorted_indices is not None:
+        input = input.index_select(1, sorted_indices)
+    T = int(lens[0])
+    batch_sizes = np.array([(lens > t).sum() for t in range(T)], np.int64)
+    bst = Tensor._make(jnp.asarray(batch_sizes))
+    data = _pack_gather(input, bst)
+    return PackedSequence(data, bst, sorted_indices, None)
+
+
+def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    padded, lengths = _unpack_padded(sequence, padding_value, total_length)
+    if sequence.unsorted_indices is not None:
+        padded = padded.index_select(1, sequence.unsorted_indices)
+        lengths = Tensor._make(lengths._data[sequence.unsorted_indices._data])
+    if batch_first:
+        padded = padded.transpose(0, 1)
+    return padded, lengths
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
@@ -16,3 +129,21 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         padded.append(F.pad(s, pads, value=padding_value) if extra else s)
     out = stack(padded, 0)
     return out if batch_first else out.transpose(0, 1)
+
+
+def pack_sequence(sequences, enforce_sorted=True):
+    lengths = [s.shape[0] for s in sequences]
+    return pack_padded_sequence(pad_sequence(sequences), lengths,
+                                enforce_sorted=enforce_sorted)
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    if not batch_first:
+        padded_sequences = padded_sequences.transpose(0, 1)
+    lens = np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths)
+    return [padded_sequences[i][:int(n)] for i, n in enumerate(lens)]
+
+
+def unpack_sequence(packed_sequences):
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
