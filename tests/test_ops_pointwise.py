@@ -266,6 +266,8 @@ add(
     Case("clamp_half", lambda m, a: m.clamp(a.half(), -0.5, 0.5), (f32(6),)),
     Case("maximum_half", lambda m, a, b: m.maximum(a.half(), b.half()), (f32(6), f32(6))),
     Case("round_half", lambda m, a: m.round(a.half()), (HALVES,)),
+    Case("round_decimals_half", lambda m, a: m.round(a.half(), decimals=1),
+         (np.array([1.25, 2.37, -0.35], np.float32),)),
     Case("exp2_half", lambda m, a: m.exp2(a.half()), (f32(6),), atol=1e-2, rtol=1e-2),
     Case("log1p_bf16", lambda m, a: m.log1p(a.bfloat16()), (np.abs(f32(6)),), atol=2e-2,
          rtol=2e-2),

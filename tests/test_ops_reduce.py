@@ -198,6 +198,8 @@ add(
     Case("mode_all_distinct", lambda m, a: a.mode(1), (np.array([[1., 2], [3, 0]], np.float32),)),
     Case("mode_int", lambda m, a: a.mode(), (np.array([1, 1, 2, 2, 2, 1, 0], np.int64),)),
     Case("mode_random_int", lambda m, a: a.mode(1), (ints(4, 9, lo=0, hi=4),)),
+    Case("mode_bool", lambda m, a: a.mode(), (np.array([True, False, True, False]),)),
+    Case("mode_inf", lambda m, a: a.mode(), (np.array([inf, 1.0, inf, -inf], np.float32),)),
     Case("mode_0dim", lambda m, a: a.mode(), (S0,)),
     # logsumexp
     Case("logsumexp", lambda m, a: m.logsumexp(a, 1), (f32(3, 4),)),
@@ -287,6 +289,9 @@ add(
          (TIE_LARGE,)),
     Case("sort_ties_16", lambda m, a: a.sort(), (TIE_LARGE[:, :16],)),
     Case("sort_large_no_ties", lambda m, a: a.sort(descending=True), (distinct(2, 300),)),
+    Case("sort_neg_zero", lambda m, a: a.sort(), (np.array([0.0, -0.0, 0.0], np.float32),)),
+    Case("sort_bool_desc", lambda m, a: a.sort(descending=True),
+         (np.array([False, True, False, True]),)),
     Case("sort_f64", lambda m, a: a.sort(), (f64(6),)),
     Case("argsort", lambda m, a: a.argsort(), (distinct(3, 4),)),
     Case("argsort_desc", lambda m, a: m.argsort(a, 0, descending=True), (distinct(3, 4),)),
@@ -415,6 +420,7 @@ add(
     Case("histc_constant", lambda m, a: m.histc(a, 4), (np.ones(3, np.float32),)),
     Case("histc_f64", lambda m, a: m.histc(a, 5, -2, 2), (f64(50),)),
     Case("histc_empty", lambda m, a: m.histc(a, 3), (np.zeros(0, np.float32),)),
+    Case("histc_nan", lambda m, a: m.histc(a, 4, 0, 3), (np.array([1.0, nan, 2.0], np.float32),)),
     Case("histc_2d", lambda m, a: a.histc(6, -1, 1), (f32(5, 6),)),
 )
 
@@ -483,6 +489,8 @@ RAISES = [
     ("quantile_interp", lambda m, a: m.quantile(a, 0.5, interpolation="foo"), (f32(3),)),
     ("quantile_bad_dim", lambda m, a: m.quantile(a, 0.5, dim=2), (f32(3, 2),)),
     ("logcumsumexp_int", lambda m, a: m.logcumsumexp(a, 0), (I64,)),
+    ("topk_bool", lambda m, a: a.topk(2), (np.array([False, True, True]),)),
+    ("kthvalue_bool", lambda m, a: a.kthvalue(2), (np.array([True, False, True]),)),
     ("nanmean_int", lambda m, a: m.nanmean(a), (I64,)),
 ]
 
@@ -516,6 +524,8 @@ MATCH = {
     "quantile_empty": "input tensor must be non-empty",
     "quantile_interp": "interpolation must be one of linear, lower, higher, midpoint or nearest",
     "logcumsumexp_int": "not implemented for 'Long'",
+    "topk_bool": "topk does not support bool dtypes on CPU",
+    "kthvalue_bool": "not implemented for 'Bool'",
 }
 
 
@@ -603,3 +613,15 @@ def test_var_empty_dims_gradient_is_that_of_the_full_var():
     tx = torch.tensor(x, requires_grad=True)
     tx.var().backward()
     np.testing.assert_allclose(np.asarray(lx.grad._data), tx.grad.numpy(), rtol=1e-5)
+
+
+def test_mode_with_nan_counts_nans_as_one_value():
+    """torch's CPU mode sorts with NaN (an unspecified order), so its result on NaN input has no
+    rule to match (DIFFERENCES.md). torchlike counts the NaNs as one value, the largest, and
+    returns the last index of the mode."""
+    cases = {(nan, 1.0, nan, 1.0, nan): (nan, 4), (nan, nan, 1.0): (nan, 1),
+             (2.0, nan, 2.0, nan): (2.0, 2), (1.0, nan, 3.0): (1.0, 0)}
+    for x, (value, index) in cases.items():
+        v, i = torchlike.tensor(np.array(x, np.float32)).mode()
+        np.testing.assert_equal(v.item(), value)
+        assert i.item() == index

@@ -194,12 +194,13 @@ def logit(input, eps=None):
     return apply(_logit, input, eps=None if eps is None else float(eps))
 
 
-@defop("round", grad_name="RoundBackward0")
 def _round(a, decimals):
     if _is_int(a):
         return a
     if decimals == 0:
         return jnp.round(a)
+    if a.dtype in (jnp.float16, jnp.bfloat16):   # torch computes in float32 for half types
+        return _round(a.astype(jnp.float32), decimals).astype(a.dtype)
     if decimals > 0:
         s = jnp.asarray(10.0 ** decimals, a.dtype)
         return jnp.round(a * s) / s
@@ -207,15 +208,18 @@ def _round(a, decimals):
     return jnp.round(a / s) * s
 
 
+_round_op = defop("round", grad_name="RoundBackward0")(_round)
+
+
 def round(input, *, decimals=0):
     """Round half to even, optionally to ``decimals`` decimal places."""
     if decimals != 0 and input.dtype.category < D._FLOAT:
         _not_impl("round_cpu", input)
-    return apply(_round, input, decimals=int(decimals))
+    return apply(_round_op, input, decimals=int(decimals))
 
 
 logit_ = lambda self, eps=None: apply_(_logit, self, eps=None if eps is None else float(eps))  # noqa
-round_ = lambda self, *, decimals=0: apply_(_round, self, decimals=int(decimals))  # noqa
+round_ = lambda self, *, decimals=0: apply_(_round_op, self, decimals=int(decimals))  # noqa
 Tensor.logit, Tensor.logit_ = logit, logit_
 Tensor.round, Tensor.round_ = round, round_
 

@@ -584,6 +584,8 @@ def jax_lax_slice(x, k, dim):
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The k largest (or smallest) elements along ``dim`` as (values, indices), sorted."""
+    if input.dtype is D.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = _one_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
@@ -691,6 +693,8 @@ def _kthvalue(a, k, dim, keepdim, median):
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The k-th smallest element along ``dim`` as (values, indices)."""
+    if input.dtype is D.bool:
+        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     d = _one_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
@@ -741,9 +745,17 @@ def _mode(a, dim, keepdim):
     s = jnp.sort(flat, axis=-1)
     lo = _jax.vmap(lambda r: jnp.searchsorted(r, r, side="left"))(s)
     hi = _jax.vmap(lambda r: jnp.searchsorted(r, r, side="right"))(s)
-    best = jnp.argmax(hi - lo, axis=-1)                     # first: the smallest most frequent
+    cnt = hi - lo
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        # NaNs (sorted last) count as one value; searchsorted cannot find them
+        nans = jnp.isnan(s)
+        cnt = jnp.where(nans, jnp.sum(nans, axis=-1, keepdims=True), cnt)
+    best = jnp.argmax(cnt, axis=-1)                         # first: the smallest most frequent
     val = jnp.take_along_axis(s, best[:, None], axis=-1)
-    last = n - 1 - jnp.argmax(jnp.flip(flat == val, axis=-1), axis=-1)  # torch: its last index
+    same = flat == val
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        same = same | (jnp.isnan(flat) & jnp.isnan(val))
+    last = n - 1 - jnp.argmax(jnp.flip(same, axis=-1), axis=-1)  # torch: its last index
     idx = jnp.moveaxis(last.reshape(batch + (1,)).astype(_I64), -1, dim)
     return _gather(a, idx, dim, keepdim)
 
