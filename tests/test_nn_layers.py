@@ -372,3 +372,62 @@ def test_mlp_with_loss_and_manual_sgd():
     for (k, v), (k2, v2) in zip(lm.state_dict().items(), tm.state_dict().items()):
         assert k == k2
         assert_close(v, v2, 1e-5, 1e-4, k)
+
+
+# ------------------------------------------------------------------ CTC
+
+def _ctc_case(concat=False, impossible=False):
+    T, N, C = 8, 3, 5
+    logits = f32(T, N, C)
+    tg = np.array([[1, 2, 2, 0], [3, 1, 0, 0], [4, 4, 4, 1]], np.int64)
+    il = np.array([8, 6, 7], np.int64)
+    tl = np.array([3, 2, 4], np.int64)
+    if impossible:
+        il = np.array([8, 2, 7], np.int64)      # 2 steps cannot emit "3 1"... with a repeat
+        tg[1] = [3, 3, 3, 0]
+        tl = np.array([3, 3, 4], np.int64)
+    if concat:
+        tg = np.concatenate([tg[i, :tl[i]] for i in range(N)])
+    return logits, tg, il, tl
+
+
+@pytest.mark.parametrize("red", ["mean", "sum", "none"])
+@pytest.mark.parametrize("through_log_softmax", [True, False])
+@pytest.mark.parametrize("concat", [False, True])
+def test_ctc_loss(red, through_log_softmax, concat):
+    logits, tg, il, tl = _ctc_case(concat)
+    if not through_log_softmax:
+        logits = np.log(np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)).astype(
+            np.float32)
+
+    def call(m, x, tg, il, tl):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        lp = lib.nn.functional.log_softmax(x, 2) if through_log_softmax else x
+        return m(lp, tg, il, tl)
+
+    compare_module(lambda nn: nn.CTCLoss(reduction=red), (logits, tg, il, tl), call=call,
+                   atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("zero_inf", [True])
+def test_ctc_loss_impossible_alignment_zero_infinity(zero_inf):
+    logits, tg, il, tl = _ctc_case(impossible=True)
+
+    def call(m, x, tg, il, tl):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        return m(lib.nn.functional.log_softmax(x, 2), tg, il, tl)
+
+    compare_module(lambda nn: nn.CTCLoss(blank=0, reduction="sum", zero_infinity=zero_inf),
+                   (logits, tg, il, tl), call=call, atol=1e-5, rtol=1e-4)
+
+
+def test_ctc_loss_unbatched_blank():
+    T, C = 6, 4
+    logits = f32(T, C)
+
+    def call(m, x):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        return m(lib.nn.functional.log_softmax(x, 1), lib.tensor([0, 1, 1]),
+                 lib.tensor(6), lib.tensor(3))
+
+    compare_module(lambda nn: nn.CTCLoss(blank=3), (logits,), call=call, atol=1e-5, rtol=1e-4)

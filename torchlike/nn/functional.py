@@ -30,7 +30,7 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
     "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "soft_margin_loss",
-    "scaled_dot_product_attention", "pad", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "ctc_loss", "scaled_dot_product_attention", "pad", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "pixel_shuffle", "pixel_unshuffle", "interpolate", "unfold", "fold",
@@ -1685,3 +1685,119 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     args = [psw] if psw is not None else []
     return apply(_embedding_bag, flat, segt, weight, *args, nbags=int(nbags), mode=mode,
                  padding_idx=padding_idx)
+
+
+# ================================================================== ctc_loss
+
+def _lse3(a, b, c):
+    m = jnp.maximum(jnp.maximum(a, b), c)
+    m_safe = jnp.where(jnp.isfinite(m), m, 0.0)
+    s = jnp.exp(a - m_safe) + jnp.exp(b - m_safe) + jnp.exp(c - m_safe)
+    pos = s > 0
+    return jnp.where(pos, m_safe + jnp.log(jnp.where(pos, s, 1.0)), -jnp.inf)
+
+
+def _ctc_nll_true(lp, ext, allow_skip, in_len, tgt_len):
+    """Per-sample negative log-likelihood; lp (T, N, C), ext (N, L) extended labels."""
+    T, N, _ = lp.shape
+    L = ext.shape[1]
+    neg = jnp.asarray(-jnp.inf, lp.dtype)
+    emit = jnp.take_along_axis(lp, jnp.broadcast_to(ext[None], (T, N, L)), axis=2)  # (T, N, L)
+    s_idx = jnp.arange(L)
+    alpha0 = jnp.where(s_idx[None, :] < jnp.minimum(2, 2 * tgt_len[:, None] + 1), emit[0], neg)
+
+    def step(alpha, inp):
+        t, e = inp
+        a1 = jnp.concatenate([jnp.full((N, 1), neg), alpha[:, :-1]], axis=1)
+        a2 = jnp.concatenate([jnp.full((N, 2), neg), alpha[:, :-2]], axis=1)
+        a2 = jnp.where(allow_skip, a2, neg)
+        new = _lse3(alpha, a1, a2) + e
+        new = jnp.where((t < in_len)[:, None], new, alpha)
+        return new, None
+
+    alpha, _ = jax.lax.scan(step, alpha0, (jnp.arange(1, T), emit[1:]))
+    end = 2 * tgt_len
+    last = jnp.take_along_axis(alpha, end[:, None], axis=1)[:, 0]
+    prev = jnp.where(tgt_len > 0,
+                     jnp.take_along_axis(alpha, jnp.maximum(end - 1, 0)[:, None], axis=1)[:, 0],
+                     neg)
+    return -_lse3(last, prev, jnp.full_like(last, -jnp.inf))
+
+
+@jax.custom_vjp
+def _ctc_nll(lp, ext, allow_skip, in_len, tgt_len):
+    return _ctc_nll_true(lp, ext, allow_skip, in_len, tgt_len)
+
+
+def _ctc_fwd(lp, ext, allow_skip, in_len, tgt_len):
+    out, vjp = jax.vjp(lambda x: _ctc_nll_true(x, ext, allow_skip, in_len, tgt_len), lp)
+    return out, (vjp, lp, in_len, out)
+
+
+def _ctc_bwd(res, ct):
+    vjp, lp, in_len, nll = res
+    (g,) = vjp(ct)
+    # torch's kernel returns the gradient for log_softmax inputs: it adds exp(log_probs) on
+    # the valid time steps (the two agree once back-propagated through log_softmax)
+    T = lp.shape[0]
+    valid = (jnp.arange(T)[:, None] < in_len[None, :])[..., None]
+    ctf = jnp.where(jnp.isfinite(nll), ct, 0.0)[None, :, None]
+    g = jnp.where(jnp.isfinite(g), g, 0.0) + jnp.where(valid, jnp.exp(lp) * ctf, 0.0)
+    return g.astype(lp.dtype), None, None, None, None
+
+
+_ctc_nll.defvjp(_ctc_fwd, _ctc_bwd)
+
+
+@defop("ctc_loss", grad_name=lambda kw: {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(
+    kw["reduction"], "CtcLossBackward0"))
+def _ctc_loss(lp, targets, in_len, tgt_len, blank, reduction, zero_infinity, unbatched,
+              concatenated, smax):
+    if unbatched:
+        lp = lp[:, None, :]
+        targets = targets[None]
+        in_len = in_len.reshape(1)
+        tgt_len = tgt_len.reshape(1)
+    N = lp.shape[1]
+    tgt_len = tgt_len.astype(jnp.int32)
+    in_len = in_len.astype(jnp.int32)
+    if concatenated:
+        starts = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(tgt_len)[:-1]])
+        idx = starts[:, None] + jnp.arange(smax)[None, :]
+        tg = jnp.take(targets, jnp.clip(idx, 0, max(targets.shape[0] - 1, 0)))
+    else:
+        tg = targets[:, :smax] if smax else jnp.zeros((N, 0), targets.dtype)
+    tg = jnp.where(jnp.arange(smax)[None, :] < tgt_len[:, None], tg, blank).astype(jnp.int32)
+    L = 2 * smax + 1
+    ext = jnp.full((N, L), blank, jnp.int32)
+    ext = ext.at[:, 1::2].set(tg)
+    prev2 = jnp.concatenate([jnp.full((N, 2), blank, jnp.int32), ext[:, :-2]], axis=1)
+    allow_skip = (ext != blank) & (ext != prev2)
+    nll = _ctc_nll(lp, ext, allow_skip, in_len, tgt_len)
+    if zero_infinity:
+        nll = jnp.where(jnp.isinf(nll), 0.0, nll)
+    if reduction == "mean":
+        out = jnp.mean(nll / jnp.maximum(tgt_len, 1).astype(nll.dtype))
+    elif reduction == "sum":
+        out = jnp.sum(nll)
+    else:
+        out = nll
+    return out[0] if unbatched and reduction == "none" else out
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    _check_reduction(reduction)
+
+    def as_t(v):
+        if isinstance(v, Tensor):
+            return v
+        return Tensor._make(jnp.asarray(np.asarray(v, np.int64)))
+    input_lengths, target_lengths = as_t(input_lengths), as_t(target_lengths)
+    unbatched = log_probs.ndim == 2
+    tl = np.asarray(target_lengths._data).reshape(-1)
+    concatenated = targets.ndim == 1 and not unbatched
+    smax = int(tl.max()) if tl.size else 0
+    return apply(_ctc_loss, log_probs, targets, input_lengths, target_lengths, blank=int(blank),
+                 reduction=reduction, zero_infinity=bool(zero_infinity), unbatched=unbatched,
+                 concatenated=concatenated, smax=smax)
