@@ -431,3 +431,27 @@ def test_ctc_loss_unbatched_blank():
                  lib.tensor(6), lib.tensor(3))
 
     compare_module(lambda nn: nn.CTCLoss(blank=3), (logits,), call=call, atol=1e-5, rtol=1e-4)
+
+
+def test_conv_transpose_output_size():
+    compare_module(lambda nn: nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1),
+                   (f32(1, 2, 4, 5),), call=lambda m, x: m(x, output_size=[8, 10]),
+                   atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x: F.adaptive_max_pool2d(x, (3, 2), return_indices=True),
+    lambda F, x: F.adaptive_max_pool2d(x, 4, return_indices=True),
+    lambda F, x: F.adaptive_max_pool1d(x.flatten(2), 4, return_indices=True),
+])
+def test_adaptive_max_pool_indices(fn):
+    x = np.round(R.random((2, 3, 7, 5)) * 3).astype(np.float32)     # with ties
+    tx = torch.tensor(x, requires_grad=True)
+    lx = torchlike.tensor(x, requires_grad=True)
+    tv, ti = fn(torch.nn.functional, tx)
+    lv, li = fn(torchlike.nn.functional, lx)
+    np.testing.assert_array_equal(np.asarray(lv.detach()._data), tv.detach().numpy())
+    np.testing.assert_array_equal(np.asarray(li._data), ti.numpy())
+    tv.sum().backward()
+    lv.sum().backward()
+    np.testing.assert_array_equal(np.asarray(lx.grad._data), tx.grad.numpy())

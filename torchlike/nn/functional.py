@@ -1299,8 +1299,25 @@ def _conv_t(x, w, *b, stride, padding, output_padding, dilation, groups, nd, unb
     return y[0] if unbatched else y
 
 
-def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
+def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
+              output_size=None):
     unbatched = input.ndim == nd + 1
+    if output_size is not None:
+        stride_, padding_, dil_ = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
+        out = list(output_size)[-nd:]
+        ks = tuple(weight.shape[2:])
+        spatial = tuple(input.shape[-nd:])
+        op = []
+        for i in range(nd):
+            min_size = ((spatial[i] - 1) * stride_[i] - 2 * padding_[i]
+                        + dil_[i] * (ks[i] - 1) + 1)
+            max_size = min_size + stride_[i] - 1
+            if not min_size <= out[i] <= max_size:
+                raise ValueError(f"requested an output size of {out}, but valid sizes range "
+                                 f"from {[min_size]} to {[max_size]} (for an input of "
+                                 f"{list(spatial)})")
+            op.append(out[i] - min_size)
+        output_padding = tuple(op)
     args = [bias] if bias is not None else []
     return apply(_conv_t, input, weight, *args, stride=_tup(stride, nd),
                  padding=_tup(padding, nd), output_padding=_tup(output_padding, nd),
@@ -1506,16 +1523,50 @@ def _adaptive_max(x, outs, nd):
     return x
 
 
+@defop("adaptive_max_pool_indices",
+       grad_name=lambda kw: f"AdaptiveMaxPool{kw['nd']}DBackward0")
+def _adaptive_max_idx(x, outs, nd):
+    lead = x.ndim - nd
+    spatial = x.shape[lead:]
+    per_axis = []
+    for i in range(nd):
+        starts, ends = _adaptive_bounds(spatial[i], outs[i])
+        kmax = max(e - a for a, e in zip(starts, ends))
+        pos = np.array([[min(a + k, e - 1) for k in range(kmax)] for a, e in zip(starts, ends)])
+        ok = np.array([[a + k < e for k in range(kmax)] for a, e in zip(starts, ends)])
+        per_axis.append((pos, ok, kmax))
+    grids = np.meshgrid(*[np.arange(o) for o in outs],
+                        *[np.arange(k) for _, _, k in per_axis], indexing="ij")
+    pos = [per_axis[i][0][grids[i], grids[nd + i]] for i in range(nd)]
+    ok = np.ones(grids[0].shape, bool)
+    for i in range(nd):
+        ok &= per_axis[i][1][grids[i], grids[nd + i]]
+    shape = tuple(outs) + (-1,)
+    pos = [p.reshape(shape) for p in pos]
+    ok = ok.reshape(shape)
+    win = jnp.where(jnp.asarray(ok), x[(Ellipsis,) + tuple(pos)], -jnp.inf)
+    arg = jnp.argmax(win, axis=-1)
+    val = jnp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    flat = np.zeros(shape[:-1] + (ok.shape[-1],), np.int64)
+    for i in range(nd):
+        flat = flat * spatial[i] + pos[i]
+    idx = jnp.take_along_axis(jnp.broadcast_to(jnp.asarray(flat), win.shape), arg[..., None],
+                              axis=-1)[..., 0]
+    return val, idx
+
+
 def adaptive_max_pool1d(input, output_size, return_indices=False):
+    outs = _out_size(output_size, input.shape, 1)
     if return_indices:
-        raise NotImplementedError("adaptive_max_pool1d(return_indices=True) is not supported")
-    return apply(_adaptive_max, input, outs=_out_size(output_size, input.shape, 1), nd=1)
+        return apply(_adaptive_max_idx, input, outs=outs, nd=1)
+    return apply(_adaptive_max, input, outs=outs, nd=1)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    outs = _out_size(output_size, input.shape, 2)
     if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d(return_indices=True) is not supported")
-    return apply(_adaptive_max, input, outs=_out_size(output_size, input.shape, 2), nd=2)
+        return apply(_adaptive_max_idx, input, outs=outs, nd=2)
+    return apply(_adaptive_max, input, outs=outs, nd=2)
 
 
 # ================================================================== reshaping layers

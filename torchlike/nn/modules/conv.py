@@ -127,10 +127,9 @@ class _ConvTranspose(_ConvNd):
                          F._tup(output_padding, nd), groups, bias, padding_mode, device, dtype)
 
     def forward(self, input, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose output_size is not supported")
         return F._conv_tnd(input, self.weight, self.bias, self.stride, self.padding,
-                           self.output_padding, self.groups, self.dilation, self._nd)
+                           self.output_padding, self.groups, self.dilation, self._nd,
+                           output_size)
 
 
 class ConvTranspose1d(_ConvTranspose):
