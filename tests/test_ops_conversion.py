@@ -16,6 +16,8 @@ def f32(*shape):
     return R.standard_normal(shape).astype(np.float32)
 
 
+EDGE_F = np.array([1.0, -2.0, 0.0, -0.0, np.inf, np.nan], np.float32)
+
 CASES = [
     Case("type_str_double", lambda m, a: a.type("torch.DoubleTensor"), (f32(2, 3),)),
     Case("type_str_long", lambda m, a: a.type("torch.LongTensor"), (f32(3) * 5,)),
@@ -33,6 +35,16 @@ CASES = [
     Case("int_from_bool", lambda m, a: a.int(), (np.array([True, False]),)),
     Case("bool_from_float", lambda m, a: a.bool(), (np.array([0.0, -0.0, 0.5, np.nan], np.float32),)),
     Case("contiguous_after_t", lambda m, a: a.t().contiguous() + 0, (f32(2, 3),)),
+    Case("view_dtype_f32_i32", lambda m, a: a.view(m.int32), (EDGE_F,)),
+    Case("view_dtype_i32_f32", lambda m, a: a.view(m.float32), (np.array([1065353216, -1, 0], np.int32),)),
+    Case("view_dtype_f32_i8", lambda m, a: a.view(m.int8), (f32(2, 3),)),
+    Case("view_dtype_i8_f32", lambda m, a: a.view(m.float32), (np.arange(8, dtype=np.int8).reshape(1, 8),)),
+    Case("view_dtype_f32_f16", lambda m, a: a.view(m.float16), (f32(3),)),
+    Case("view_dtype_f64_i64", lambda m, a: a.view(m.int64), (np.array([1.5, -0.0, np.inf]),)),
+    Case("view_dtype_bool_u8", lambda m, a: a.view(m.uint8), (np.array([True, False]),)),
+    Case("view_dtype_u8_bool", lambda m, a: a.view(m.bool), (np.array([1, 0], np.uint8),)),
+    Case("view_dtype_bf16_i16", lambda m, a: a.bfloat16().view(m.int16), (f32(4),)),
+    Case("view_dtype_same", lambda m, a: a.view(m.float32) * 2, (f32(3),)),
     Case("view_as_other", lambda m, a, b: a.view_as(b), (f32(6), f32(2, 3))),
     Case("expand_as_other", lambda m, a, b: a.expand_as(b), (f32(1, 3), f32(4, 3))),
 ]
@@ -143,6 +155,8 @@ BAD = [
     ("is_nonzero_many", lambda m: m.is_nonzero(m.tensor([1, 2]))),
     ("is_nonzero_empty", lambda m: m.is_nonzero(m.tensor([]))),
     ("stride_bad_dim", lambda m: m.zeros(2, 3).stride(2)),
+    ("view_dtype_0dim", lambda m: m.tensor(1.0).view(m.int8)),
+    ("view_dtype_indivisible", lambda m: m.tensor([1, 2, 3], dtype=m.int8).view(m.int16)),
     ("element_size_args", lambda m: m.zeros(2).element_size(1)),
 ]
 
@@ -167,3 +181,16 @@ def test_strides_are_always_contiguous():
     # contiguous tensors agree with torch
     for shape in [(2, 3, 4), (5,), (), (2, 0, 3)]:
         assert torchlike.zeros(shape).stride() == torch.zeros(shape).stride()
+
+
+def test_view_dtype_reinterprets_but_copies():
+    """Pinned difference (DIFFERENCES.md): ``t.view(dtype)`` reads the same bytes as torch does,
+    but for a different dtype the result is a copy, so writes do not reach ``t``."""
+    x = torchlike.tensor([1.0, 2.0])
+    y = x.view(torchlike.int32)
+    assert y.tolist() == torch.tensor([1.0, 2.0]).view(torch.int32).tolist()
+    y[0] = 0
+    assert x.tolist() == [1.0, 2.0]
+    z = x.view(torchlike.float32)          # same dtype: an alias, as in torch
+    z[1] = 5.0
+    assert x.tolist() == [1.0, 5.0]

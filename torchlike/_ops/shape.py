@@ -97,8 +97,48 @@ def reshape(input, *shape):
 
 def view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return self.to(shape[0])
+        return _view_dtype(self, shape[0])
     return reshape(self, *shape)
+
+
+@defop("view_dtype", differentiable=False)
+def _bitcast(a, dtype):
+    src, dst = a.dtype, np.dtype(dtype)
+    if src == np.bool_:
+        a = a.astype(np.uint8)
+    tgt = np.uint8 if dst == np.bool_ else dst
+    if a.dtype.itemsize == np.dtype(tgt).itemsize:
+        out = jax.lax.bitcast_convert_type(a, tgt)
+    elif a.dtype.itemsize > np.dtype(tgt).itemsize:
+        out = jax.lax.bitcast_convert_type(a, tgt)          # [..., n, k]
+        out = out.reshape(out.shape[:-2] + (-1,))
+    else:
+        k = np.dtype(tgt).itemsize // a.dtype.itemsize
+        out = jax.lax.bitcast_convert_type(a.reshape(a.shape[:-1] + (-1, k)), tgt)
+    return out.astype(np.bool_) if dst == np.bool_ else out
+
+
+def _view_dtype(self, dtype):
+    """``t.view(dtype)``: the same bytes read as ``dtype`` (torch's bit reinterpretation)."""
+    dtype = D.to_dtype(dtype)
+    if dtype is self.dtype:
+        # torch: an alias of the same storage that does not take part in autograd
+        return self.detach()
+    a, b = self.dtype.itemsize, dtype.itemsize
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+             "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    if a != b:
+        if self._data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {names[self.dtype.name]} as "
+                               f"{names[dtype.name]} (different element sizes)")
+        if b > a and self._data.shape[-1] % (b // a):
+            raise RuntimeError(f"self.size(-1) must be divisible by {b // a} to view "
+                               f"{names[self.dtype.name]} as {names[dtype.name]} (different "
+                               f"element sizes), but got {self._data.shape[-1]}")
+    if self.dtype.is_complex or dtype.is_complex:
+        raise NotImplementedError("torchlike: view(dtype) between complex and real dtypes")
+    return apply(_bitcast, self, dtype=dtype.np)
 
 
 def transpose(input, dim0, dim1):
