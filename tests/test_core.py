@@ -162,6 +162,13 @@ def test_numpy_roundtrip_and_no_torch_import():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     t = torchlike.from_numpy(a)
     assert np.array_equal(t.numpy(), a) and t.dtype is torchlike.float32
+    # torch.tensor copies (as torch does); from_numpy copies too (documented difference)
+    c = torchlike.tensor(a)
+    a[0, 0] = 100.0
+    assert c[0, 0].item() == 0.0 and t[0, 0].item() == 0.0
+    out = t.numpy()
+    out[0, 1] = -1.0
+    assert t[0, 1].item() == 1.0
     code = "import sys, torchlike; assert 'torch' not in sys.modules; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
