@@ -364,6 +364,11 @@ CASES += [
     Case("ravel", lambda m, a: m.ravel(a.t()), (f32(3, 2),)),
     Case("narrow_copy", lambda m, a: m.narrow_copy(a, 1, 1, 2), (f32(2, 4),)),
     Case("split_with_sizes", lambda m, a: a.split_with_sizes([1, 3], 1), (f32(2, 4),)),
+    Case("unravel_index", lambda m, i: m.unravel_index(i, (3, 2)), (np.array([4, 1, -1, 6]),)),
+    Case("unravel_index_0dim", lambda m, i: m.unravel_index(i, (3, 2)), (np.array(4),)),
+    Case("unravel_index_2d", lambda m, i: m.unravel_index(i, m.Size([2, 3, 2])),
+         (np.array([[4], [11]]),)),
+    Case("unravel_index_int", lambda m, i: m.unravel_index(i, 5), (np.array([7, 2], np.int32),)),
     Case("sum_to_size", lambda m, a: a.sum_to_size(1, 4), (f32(3, 4),)),
     Case("sum_to_size_lead", lambda m, a: a.sum_to_size((4,)), (f32(2, 3, 4),)),
     Case("sum_to_size_same", lambda m, a: a.sum_to_size(3, 4), (f32(3, 4),)),
@@ -390,6 +395,7 @@ BAD_EXTRA = [
     ("adjoint_1d", lambda m, a: m.adjoint(a), (f32(3),)),
     ("H_3d", lambda m, a: a.H, (f32(2, 2, 2),)),
     ("sum_to_size_bad", lambda m, a: a.sum_to_size(2, 4), (f32(3, 4),)),
+    ("unravel_index_float", lambda m, i: m.unravel_index(i, (3, 2)), (f32(2),)),
 ]
 
 

@@ -13,12 +13,13 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from ._registry import apply, check_inplace, commit_inplace, defop
-from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, meshgrid,
+from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, meshgrid,
                     narrow, reshape, split, stack, tensor_split)
 
 __all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
            "diagflat", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
-           "masked_scatter", "hsplit", "vsplit", "dsplit", "adjoint", "ravel", "narrow_copy"]
+           "masked_scatter", "hsplit", "vsplit", "dsplit", "adjoint", "ravel", "narrow_copy",
+           "unravel_index"]
 
 
 # ------------------------------------------------------------------ unfold
@@ -414,6 +415,31 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 def diagflat(input, offset=0):
     from .shape import diag
     return diag(reshape(input, -1), offset)
+
+
+@defop("unravel_index", differentiable=False)
+def _unravel_index(idx, shape):
+    total = int(np.prod(shape, dtype=np.int64))
+    rem = jnp.remainder(idx.astype(jnp.int64), total) if total else idx.astype(jnp.int64)
+    outs = []
+    for n in reversed(shape):
+        outs.append(jnp.remainder(rem, n))
+        rem = rem // n
+    return tuple(reversed(outs))
+
+
+def unravel_index(indices, shape):
+    if not _is_t(indices) or indices.dtype.category != D._INT:
+        dt = indices.dtype if _is_t(indices) else type(indices).__name__
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {dt}")
+    shape = (shape,) if isinstance(shape, int) else tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError("'shape' cannot have negative values, but got "
+                         f"{tuple(shape)}")
+    if not shape:
+        return ()
+    out = apply(_unravel_index, indices, shape=shape)
+    return out if isinstance(out, tuple) else (out,)
 
 
 # ------------------------------------------------------------------ splits and small aliases
