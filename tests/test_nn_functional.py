@@ -69,6 +69,16 @@ CASES = [
          (f32(1, 2, 3, 4),)),
     Case("interpolate_bilinear", lambda m, x: F(m).interpolate(
         x, scale_factor=1.5, mode="bilinear"), (f32(1, 2, 4, 4),)),
+    Case("interpolate_nearest_exact", lambda m, x: F(m).interpolate(
+        x, scale_factor=1.7, mode="nearest-exact"), (f32(1, 2, 4, 5),)),
+    Case("interpolate_area", lambda m, x: F(m).interpolate(x, size=(3, 2), mode="area"),
+         (f32(1, 2, 7, 5),)),
+    Case("interpolate_nearest_scale", lambda m, x: F(m).interpolate(x, scale_factor=0.6),
+         (f32(1, 2, 7, 5),)),
+    Case("interpolate_trilinear", lambda m, x: F(m).interpolate(
+        x, size=(3, 4, 2), mode="trilinear", align_corners=True), (f32(1, 1, 2, 3, 4),)),
+    Case("interpolate_linear_scale", lambda m, x: F(m).interpolate(
+        x, scale_factor=2.5, mode="linear"), (f32(2, 3, 4),)),
     Case("conv2d_fn", lambda m, x, w: F(m).conv2d(x, w, stride=2, padding=1),
          (f32(1, 2, 5, 5), f32(3, 2, 3, 3)), atol=1e-4),
     Case("conv1d_fn_same", lambda m, x, w, b: F(m).conv1d(x, w, b, padding="same"),

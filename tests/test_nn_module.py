@@ -545,3 +545,38 @@ def test_legacy_register_backward_hook_is_refused():
     m = torchlike.nn.Linear(2, 2)
     with pytest.raises(NotImplementedError):
         m.register_backward_hook(lambda *a: None)
+
+
+def test_global_registration_hooks_and_modules_utils():
+    def run(lib):
+        log = []
+        mm = lib.nn.modules.module
+        hs = [mm.register_module_module_registration_hook(
+                  lambda m, n, v: log.append(("module", n, type(v).__name__))),
+              mm.register_module_parameter_registration_hook(
+                  lambda m, n, v: log.append(("param", n, tuple(v.shape)))),
+              mm.register_module_buffer_registration_hook(
+                  lambda m, n, v: log.append(("buffer", n)))]
+        try:
+            lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        finally:
+            for h in hs:
+                h.remove()
+        lib.nn.Linear(1, 1)
+        u = lib.nn.modules.utils
+        log.append((u._pair(3), u._triple((1, 2, 3)), u._single(2)))
+        return log
+    t, l = both(run)
+    assert l == t
+
+
+def test_load_state_dict_assign_and_forward_with_kwargs():
+    def run(lib):
+        m = lib.nn.Linear(2, 2)
+        sd = {"weight": lib.nn.Parameter(lib.ones(2, 2)), "bias": lib.zeros(2)}
+        m.load_state_dict(sd, assign=True)
+        out = [m.weight is sd["weight"], type(m.bias).__name__, m.bias.requires_grad,
+               m(lib.ones(1, 2)).tolist()]
+        return out
+    t, l = both(run)
+    assert l == t

@@ -1600,9 +1600,10 @@ def _interpolate(x, size, mode, align_corners, nd, scales):
         ax = x.ndim - nd + i
         L, O = x.shape[ax], size[i]
         sc = scales[i]
-        if mode == "nearest":
+        if mode in ("nearest", "nearest-exact"):
             scale = (1.0 / sc) if sc else L / O
-            src = np.minimum(np.floor(np.arange(O) * scale).astype(np.int64), L - 1)
+            off = 0.5 if mode == "nearest-exact" else 0.0
+            src = np.minimum(np.floor((np.arange(O) + off) * scale).astype(np.int64), L - 1)
             x = jnp.take(x, jnp.asarray(src), axis=ax)
         else:
             if align_corners:
@@ -1626,8 +1627,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     nd = input.ndim - 2
     if mode in ("linear", "bilinear", "trilinear"):
         mode_k = "linear"
-    elif mode == "nearest":
-        mode_k = "nearest"
+    elif mode in ("nearest", "nearest-exact", "area"):
+        mode_k = mode
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes:"
                              " linear | bilinear | bicubic | trilinear")
@@ -1640,6 +1641,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * nd
         out = tuple(int(math.floor(input.shape[2 + i] * sf[i])) for i in range(nd))
         scales = (None,) * nd if recompute_scale_factor else tuple(float(v) for v in sf)
+    if mode_k == "area":
+        return apply(_adaptive_avg, input, outs=out, nd=nd)
     return apply(_interpolate, input, size=out, mode=mode_k, align_corners=bool(align_corners),
                  nd=nd, scales=scales)
 

@@ -10,3 +10,4 @@ from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from . import module  # noqa: F401
+from . import utils  # noqa: F401
