@@ -45,6 +45,8 @@ TIE_ROWS = np.array([[1.0, 2.0, 2.0, 3.0, 2.0], [2.0, 1.0, 2.0, 1.0, 0.5],
 TIE_RANDOM = R.integers(0, 3, (4, 13)).astype(np.float32)
 TIE_LARGE = np.round(R.standard_normal((2, 300)), 0).astype(np.float32)
 
+NAN_TIES = np.where(R.random((4, 9)) < 0.3, nan, R.integers(0, 3, (4, 9))).astype(np.float32)
+
 CASES = []
 
 
@@ -177,6 +179,20 @@ add(
     Case("median_dim_ties_random", lambda m, a: a.median(1), (TIE_RANDOM,)),
     Case("median_dim_ties_dim0", lambda m, a: a.median(0, keepdim=True), (TIE_RANDOM,)),
     Case("median_dim_0dim", lambda m, a: a.median(0), (S0,)),
+    # nanmedian
+    Case("nanmedian_full", lambda m, a: a.nanmedian(), (NANS,)),
+    Case("nanmedian_full_no_nan", lambda m, a: m.nanmedian(a), (distinct(3, 4),)),
+    Case("nanmedian_full_all_nan", lambda m, a: a.nanmedian(), (np.full(3, nan, np.float32),)),
+    Case("nanmedian_full_ties", lambda m, a: a.nanmedian(), (TIES,)),
+    Case("nanmedian_dim", lambda m, a: a.nanmedian(1), (NANS,)),
+    Case("nanmedian_dim0_keepdim", lambda m, a: m.nanmedian(a, 0, keepdim=True), (NANS,)),
+    Case("nanmedian_ties_random", lambda m, a: a.nanmedian(1), (NAN_TIES,)),
+    Case("nanmedian_all_nan_rows", lambda m, a: a.nanmedian(1),
+         (np.full((2, 7), nan, np.float32),)),
+    Case("nanmedian_all_nan_long", lambda m, a: a.nanmedian(0), (np.full(13, nan, np.float32),)),
+    Case("nanmedian_int", lambda m, a: a.nanmedian(1), (I32,), grad=False),
+    Case("nanmedian_int_full", lambda m, a: a.nanmedian(), (I64,)),
+    Case("nanmedian_0dim", lambda m, a: a.nanmedian(0), (S0,)),
     # kthvalue
     Case("kthvalue", lambda m, a: a.kthvalue(2), (distinct(3, 5),)),
     Case("kthvalue_dim", lambda m, a: m.kthvalue(a, 3, 0), (distinct(4, 3),)),
@@ -465,6 +481,7 @@ RAISES = [
     ("cummax_bad_dim", lambda m, a: a.cummax(-3), (f32(3, 4),)),
     ("logsumexp_no_dim", lambda m, a: m.logsumexp(a), (f32(3),)),
     ("logsumexp_bad_dim", lambda m, a: m.logsumexp(a, 1), (f32(3),)),
+    ("nanmedian_empty_dim", lambda m, a: a.nanmedian(0), (E0,)),
     ("median_empty_dim", lambda m, a: a.median(0), (E0,)),
     ("all_bad_dim", lambda m, a: a.all(3), (B,)),
     ("bincount_float", lambda m, a: m.bincount(a), (f32(3),)),
@@ -508,6 +525,7 @@ MATCH = {
     "kthvalue_k_big": "selected number k out of range",
     "topk_k_big": "selected index k out of range",
     "median_empty_dim": "Expected reduction dim 0 to have non-zero size",
+    "nanmedian_empty_dim": "Expected reduction dim 0 to have non-zero size",
     "bincount_float": "not implemented for 'Float'",
     "bincount_negative": "bincount only supports 1-d non-negative integral inputs",
     "bincount_2d": "bincount only supports 1-d non-negative integral inputs",
@@ -591,6 +609,7 @@ SECOND = {
     "kthvalue": lambda m, a: (a * a).kthvalue(2, 1).values,
     "cummax": lambda m, a: (a * a).cummax(1).values,
     "quantile": lambda m, a: (a * a).quantile(0.3, dim=1),
+    "nanmedian": lambda m, a: (a * a).nanmedian(1).values,
     "logcumsumexp": lambda m, a: (a * a).logcumsumexp(1),
 }
 

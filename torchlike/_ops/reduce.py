@@ -1134,3 +1134,75 @@ def logcumsumexp(input, dim, *, out=None):
 
 
 Tensor.quantile, Tensor.nanquantile, Tensor.logcumsumexp = quantile, nanquantile, logcumsumexp
+
+
+# ------------------------------------------------------------------ nanmedian
+
+__all__ += ["nanmedian"]
+_RT["nanmedian"] = _return_type("nanmedian")
+
+
+def _nanmedian_value(a):
+    flat = a.reshape(-1)
+    if flat.shape[0] == 0:
+        return jnp.asarray(jnp.nan, a.dtype)
+    s = jnp.sort(flat)                                   # NaN last
+    cnt = jnp.sum(~jnp.isnan(flat))
+    return s[jnp.maximum((cnt - 1) // 2, 0)]
+
+
+_full_nanmedian_even = _even_split(_nanmedian_value)
+
+
+@defop("nanmedian_full", grad_name="NanmedianBackward0")
+def _nanmedian_full(a):
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        return _median_value(a)
+    return _full_nanmedian_even(a)
+
+
+@defop("nanmedian_dim", grad_name="NanmedianBackward1")
+def _nanmedian_dim(a, dim, keepdim):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    order = _argsort(a, dim, False)                      # stable, NaN last
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        cnt = jnp.sum(~jnp.isnan(a), axis=dim, keepdims=True)
+    else:
+        cnt = jnp.full(a.shape[:dim] + (1,) + a.shape[dim + 1:], a.shape[dim])
+    pos = jnp.maximum((cnt - 1) // 2, 0)
+    idx = jnp.take_along_axis(order, pos, axis=dim)
+    # an all-NaN slice: the index libstdc++'s nth_element leaves first (torch's kernel)
+    idx = jnp.where(cnt == 0, _allnan_nth_index(a.shape[dim]), idx)
+    return _gather(a, idx, dim, keepdim)
+
+
+def _allnan_nth_index(n):
+    """libstdc++ ``nth_element(first, first, last)`` when no element is less than another
+    (torch.nanmedian of an all-NaN slice): which original index ends up first."""
+    q = list(range(n))
+    f, last_ = 0, n
+    while last_ - f > 3:
+        mid = f + (last_ - f) // 2
+        q[f], q[mid] = q[mid], q[f]                      # __move_median_to_first
+        first, last = f + 1, last_
+        while True:                                      # __unguarded_partition
+            last -= 1
+            if not first < last:
+                break
+            q[first], q[last] = q[last], q[first]
+            first += 1
+        last_ = first                                    # the cut is past nth == 0
+    return q[0] if n else 0
+
+
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    """``median`` ignoring NaN (NaN only for an all-NaN slice)."""
+    if dim is None:
+        return apply(_nanmedian_full, input)
+    d = _one_dim(dim, input.ndim)
+    _nonempty_dim("nanmedian", input, d)
+    return _RT["nanmedian"](*apply(_nanmedian_dim, input, dim=d, keepdim=bool(keepdim)))
+
+
+Tensor.nanmedian = nanmedian
