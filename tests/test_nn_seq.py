@@ -253,3 +253,17 @@ def test_packed_with_initial_state_and_helpers():
             np.testing.assert_array_equal(np.asarray(a.tolist(), np.float32), s)
     with pytest.raises(RuntimeError):
         torchlike.nn.utils.rnn.pack_padded_sequence(torchlike.ones(3, 2), [1, 3])
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_lstm_proj_size(train):
+    compare_module(lambda nn: nn.LSTM(3, 6, num_layers=2, bidirectional=True, proj_size=4,
+                                      batch_first=True), (f32(2, 5, 3),), train=train,
+                   atol=1e-5, rtol=1e-4)
+    compare_module(lambda nn: nn.LSTM(3, 6, proj_size=2), (f32(5, 2, 3), f32(1, 2, 2),
+                                                           f32(1, 2, 6)),
+                   call=lambda m, x, h, c: m(x, (h, c)), atol=1e-5, rtol=1e-4)
+    t, l = torch.nn.LSTM(3, 6, proj_size=2), torchlike.nn.LSTM(3, 6, proj_size=2)
+    assert repr(l) == repr(t)
+    assert [(n, tuple(p.shape)) for n, p in l.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in t.named_parameters()]

@@ -22,7 +22,7 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _cell(mode, x_proj, h, c, w_hh, b_hh):
+def _cell(mode, x_proj, h, c, w_hh, b_hh, w_hr=None):
     """One step given the input projection ``x W_ih^T + b_ih``."""
     gh = h @ w_hh.T
     if b_hh is not None:
@@ -36,7 +36,8 @@ def _cell(mode, x_proj, h, c, w_hh, b_hh):
         g = x_proj + gh
         i, f, gg, o = jnp.split(g, 4, axis=-1)
         c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(gg)
-        return jax.nn.sigmoid(o) * jnp.tanh(c2), c2
+        h2 = jax.nn.sigmoid(o) * jnp.tanh(c2)
+        return (h2 @ w_hr.T if w_hr is not None else h2), c2
     xr, xz, xn = jnp.split(x_proj, 3, axis=-1)
     hr, hz, hn = jnp.split(gh, 3, axis=-1)
     r = jax.nn.sigmoid(xr + hr)
@@ -45,7 +46,7 @@ def _cell(mode, x_proj, h, c, w_hh, b_hh):
     return (1 - z) * n + z * h, None
 
 
-def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, valid=None):
+def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, valid=None, w_hr=None):
     xp = x @ w_ih.T
     if b_ih is not None:
         xp = xp + b_ih
@@ -54,7 +55,7 @@ def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, valid=None)
     def step(carry, inp):
         h, c = carry
         xt, v = inp
-        h2, c2 = _cell(mode, xt, h, c, w_hh, b_hh)
+        h2, c2 = _cell(mode, xt, h, c, w_hh, b_hh, w_hr)
         if v is not None:
             # packed sequences: past a sequence's end the state is carried and the output is 0
             h2 = jnp.where(v[:, None], h2, h)
@@ -71,7 +72,7 @@ def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, valid=None)
 @defop("rnn", grad_name=lambda kw: {"LSTM": "MkldnnRnnLayerBackward0"}.get(
     kw["mode"], "StackBackward0"))
 def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
-         has_lengths=False):
+         has_lengths=False, has_proj=False):
     """x: (T, B, I); hx (and cx for LSTM): (L*D, B, H); the flat weights; a key; lengths."""
     lstm = mode == "LSTM"
     i = 0
@@ -79,7 +80,7 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
     if lstm:
         cx = rest[0]
         i = 1
-    per = 4 if has_bias else 2
+    per = (4 if has_bias else 2) + (1 if has_proj else 0)
     valid = None
     if has_lengths:
         lengths = rest[-1]
@@ -96,8 +97,9 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
             w = weights[k * per:(k + 1) * per]
             w_ih, w_hh = w[0], w[1]
             b_ih, b_hh = (w[2], w[3]) if has_bias else (None, None)
+            w_hr = w[-1] if has_proj else None
             ys, hT, cT = _run_direction(mode, inp, hx[k], cx[k] if lstm else None, w_ih, w_hh,
-                                        b_ih, b_hh, reverse=d == 1, valid=valid)
+                                        b_ih, b_hh, reverse=d == 1, valid=valid, w_hr=w_hr)
             outs.append(ys)
             hs.append(hT)
             if lstm:
@@ -117,8 +119,13 @@ class RNNBase(Module):
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
                  dtype=None):
         super().__init__()
-        if proj_size != 0:
-            raise NotImplementedError("LSTM proj_size is not supported by torchlike")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1 \
                 or isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the "
@@ -138,19 +145,24 @@ class RNNBase(Module):
         self.proj_size = proj_size
         num_directions = 2 if bidirectional else 1
         gate_size = _GATES[mode] * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names = []
         self._all_weights = []
         for layer in range(num_layers):
             for direction in range(num_directions):
-                layer_input_size = input_size if layer == 0 else hidden_size * num_directions
+                layer_input_size = input_size if layer == 0 else real_hidden * num_directions
                 suffix = "_reverse" if direction == 1 else ""
                 params = [Parameter(_creation.empty(gate_size, layer_input_size, dtype=dtype)),
-                          Parameter(_creation.empty(gate_size, hidden_size, dtype=dtype))]
+                          Parameter(_creation.empty(gate_size, real_hidden, dtype=dtype))]
                 names = ["weight_ih_l{}{}", "weight_hh_l{}{}"]
                 if bias:
                     params += [Parameter(_creation.empty(gate_size, dtype=dtype)),
                                Parameter(_creation.empty(gate_size, dtype=dtype))]
                     names += ["bias_ih_l{}{}", "bias_hh_l{}{}"]
+                if proj_size > 0:
+                    params.append(Parameter(_creation.empty(proj_size, hidden_size,
+                                                            dtype=dtype)))
+                    names.append("weight_hr_l{}{}")
                 names = [n.format(layer, suffix) for n in names]
                 for n, p in zip(names, params):
                     setattr(self, n, p)
@@ -230,10 +242,12 @@ class RNNBase(Module):
                                f"{self.input_size}, got {x.shape[-1]}")
         nd = 2 if self.bidirectional else 1
         B = x.shape[1]
-        shape = (self.num_layers * nd, B, self.hidden_size)
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        shape = (self.num_layers * nd, B, real_hidden)
+        cshape = (self.num_layers * nd, B, self.hidden_size)
         if hx is None:
             h0 = _creation.zeros(*shape, dtype=input.dtype)
-            c0 = _creation.zeros(*shape, dtype=input.dtype) if lstm else None
+            c0 = _creation.zeros(*cshape, dtype=input.dtype) if lstm else None
         else:
             if lstm:
                 h0, c0 = hx
@@ -253,7 +267,8 @@ class RNNBase(Module):
             args.append(lengths)
         outs = apply(_rnn, *args, mode=self.mode, num_layers=self.num_layers, num_dirs=nd,
                      has_bias=bool(self.bias), dropout=self.dropout if has_key else 0.0,
-                     has_key=has_key, has_lengths=lengths is not None)
+                     has_key=has_key, has_lengths=lengths is not None,
+                     has_proj=self.proj_size > 0)
         out, hn = outs[0], outs[1]
         cn = outs[2] if lstm else None
         if not batched:
