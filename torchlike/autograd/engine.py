@@ -203,10 +203,12 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                 continue
 
             # 3. the node's backward
-            if all(b is None for b in buf):
+            n_none = buf.count(None)
+            if n_none == len(buf):
                 _release_children(node, deps, ready, keep, tick)
                 continue
-            node.check_alive()
+            if node.freed or node._saved_versions:
+                node.check_alive()
             c = node.compiled
             if c is None:
                 # a custom autograd.Function: its Python backward gets the raw buffer
@@ -220,8 +222,8 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                 out = apply(op, *node.inputs, *cots, n_in=n_in, n_cot=len(cots))
                 in_grads = out if isinstance(out, tuple) else (out,)
             else:
-                cots = tuple(b if b is not None else _zeros(m, create_graph)
-                             for b, m in zip(buf, node.out_meta))
+                cots = tuple(buf) if not n_none else tuple(
+                    b if b is not None else _zeros(m, False) for b, m in zip(buf, node.out_meta))
                 in_grads = c.bwd(node.vjp, cots)
             if node.post_hooks:
                 gi = tuple(g if create_graph else T._make(g) for g in in_grads)
