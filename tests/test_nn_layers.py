@@ -455,3 +455,15 @@ def test_adaptive_max_pool_indices(fn):
     tv.sum().backward()
     lv.sum().backward()
     np.testing.assert_array_equal(np.asarray(lx.grad._data), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("ctor", [
+    lambda nn: nn.Embedding(10, 4, max_norm=1.0),
+    lambda nn: nn.Embedding(10, 4, max_norm=0.5, norm_type=1.0, padding_idx=0),
+    lambda nn: nn.EmbeddingBag(10, 4, max_norm=1.2, mode="sum"),
+])
+def test_embedding_max_norm_renormalises_weight(ctor):
+    idx = np.array([[1, 2, 2], [0, 5, 9]], np.int64)
+    tm, lm = compare_module(ctor, (idx,), steps=2)
+    assert_close = __import__("oracle").assert_close
+    assert_close(lm.weight, tm.weight, 1e-6, 1e-5, "renormalised weight")

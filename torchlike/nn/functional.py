@@ -537,14 +537,26 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         elif padding_idx < 0:
             assert padding_idx >= -n, "Padding_idx must be within num_embeddings"
             padding_idx = n + padding_idx
-    if max_norm is not None:
-        raise NotImplementedError("embedding max_norm is not supported by torchlike")
     if input.dtype.category >= D._FLOAT:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"torch.{input.dtype.name.capitalize()}Tensor instead (while checking "
                            "arguments for embedding)")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
     return apply(_embedding, input, weight, padding_idx=padding_idx)
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """torch's embedding_renorm_: rows looked up whose norm exceeds max_norm are scaled down
+    in place (outside autograd)."""
+    rows = jnp.asarray(np.unique(np.asarray(input._data)))
+    w = weight._data
+    sel = w[rows]
+    norms = _pnorm(sel.astype(jnp.float32) if sel.dtype == jnp.float16 else sel, norm_type, 1,
+                   False)
+    scale = jnp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    weight._set_data(w.at[rows].set(sel * scale[:, None]))
 
 
 @defop("one_hot", differentiable=False)
@@ -1708,7 +1720,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
     if max_norm is not None:
-        raise NotImplementedError("embedding_bag max_norm is not supported by torchlike")
+        _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
