@@ -333,6 +333,11 @@ add(
     Case("topk_nan_smallest", lambda m, a: a.topk(2, 1, largest=False), (NANS,)),
     Case("topk_one_large", lambda m, a: a.topk(1), (TIE_LARGE,)),
     Case("topk_one_large_smallest", lambda m, a: a.topk(1, largest=False), (TIE_LARGE,)),
+    Case("topk_unsorted", lambda m, a: a.topk(4, sorted=False), (distinct(3, 9),)),
+    Case("topk_unsorted_ties", lambda m, a: m.topk(a, 5, sorted=False), (TIE_RANDOM,)),
+    Case("topk_unsorted_smallest", lambda m, a: a.topk(3, largest=False, sorted=False),
+         (TIE_ROWS,)),
+    Case("topk_unsorted_large", lambda m, a: a.topk(1, sorted=False), (TIE_LARGE,)),
     Case("topk_0dim", lambda m, a: a.topk(1), (S0,)),
     # keepdim=True without dim keeps every dim (size 1); all / any with dim=() reduce nothing
     Case("var_keepdim_nodim", lambda m, a: a.var(keepdim=True), (f32(2, 3),)),

@@ -492,7 +492,7 @@ def msort(input):
     return sort(input, 0).values
 
 
-def _topk_row(v, k, largest):
+def _topk_row(v, k, largest, sort=True):
     """The indices torch's CPU topk returns for ``k * 64 > n``: libstdc++'s ``nth_element``
     (introselect: median-of-three pivot, unguarded partition, insertion sort below 4) on
     (value, index) pairs, then an insertion sort of the first k - 1, as jax while_loops."""
@@ -555,12 +555,13 @@ def _topk_row(v, k, largest):
     q, f, l = _jax.lax.while_loop(lambda st: st[2] - st[1] > 3, select_body,
                                   (q, jnp.asarray(0), jnp.asarray(n)))
     q = insertion_sort(q, f, l)
-    q = insertion_sort(q, jnp.asarray(0), jnp.asarray(k - 1))
+    if sort:
+        q = insertion_sort(q, jnp.asarray(0), jnp.asarray(k - 1))
     return q[1][:k]
 
 
 @defop("topk", grad_name="TopkBackward0")
-def _topk(a, k, dim, largest):
+def _topk(a, k, dim, largest, sort=True):
     if a.ndim == 0:
         return a, jnp.zeros((), _I64)
     n = a.shape[dim]
@@ -571,9 +572,12 @@ def _topk(a, k, dim, largest):
         x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
         batch = x.shape[:-1]
         rows = x.reshape(-1, n)
-        idx = _jax.lax.cond(_has_ties(rows),
-                            lambda r: _jax.vmap(lambda row: _topk_row(row, k, largest))(r),
-                            lambda r: _argsort(r, -1, largest)[:, :k], rows)
+        replay = lambda r: _jax.vmap(lambda row: _topk_row(row, k, largest, sort))(r)  # noqa
+        if sort:
+            idx = _jax.lax.cond(_has_ties(rows), replay,
+                                lambda r: _argsort(r, -1, largest)[:, :k], rows)
+        else:     # torch's unsorted order is nth_element's arrangement, ties or not
+            idx = replay(rows)
         idx = jnp.moveaxis(idx.reshape(batch + (k,)), -1, dim)
     return jnp.take_along_axis(a, idx, axis=dim), idx
 
@@ -590,7 +594,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    return _RT["topk"](*apply(_topk, input, k=int(k), dim=d, largest=bool(largest)))
+    return _RT["topk"](*apply(_topk, input, k=int(k), dim=d, largest=bool(largest),
+                              sort=bool(sorted)))
 
 
 def _quickselect_row(v, k):
