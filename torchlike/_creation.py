@@ -71,7 +71,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """
     a, dt = _infer_np(data)
     dt = D.to_dtype(dtype) if dtype is not None else dt
-    return _finish(jnp.asarray(a, dtype=dt.np), device, requires_grad)
+    # jax may alias an aligned numpy buffer on CPU; torch.tensor always copies
+    return _finish(jnp.asarray(np.array(a, dtype=dt.np, copy=True)), device, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -89,7 +90,7 @@ def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return Tensor._make(jnp.asarray(ndarray))
+    return Tensor._make(jnp.asarray(np.array(ndarray, copy=True)))
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

@@ -203,7 +203,8 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                 continue
 
             # 3. the node's backward
-            n_none = buf.count(None)
+            # (identity, not list.count: == on Tensors is elementwise)
+            n_none = sum(1 for b in buf if b is None)
             if n_none == len(buf):
                 _release_children(node, deps, ready, keep, tick)
                 continue
