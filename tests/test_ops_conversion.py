@@ -69,6 +69,7 @@ META = [
     ("stride_dim", lambda m: [m.zeros(2, 3, 4).stride(d) for d in (0, 1, 2, -1, -3)]),
     ("storage_offset", lambda m: m.zeros(3).storage_offset()),
     ("is_signed", lambda m: [m.zeros(1, dtype=getattr(m, d)).is_signed() for d in DTYPES]),
+    ("is_storage", lambda m: [m.is_storage(m.zeros(1)), m.is_storage(1)]),
     ("is_tensor", lambda m: [m.is_tensor(m.zeros(1)), m.is_tensor(np.zeros(1)), m.is_tensor(1.0),
                              m.is_tensor([1])]),
     ("is_floating_point", lambda m: [m.is_floating_point(m.zeros(1, dtype=getattr(m, d)))

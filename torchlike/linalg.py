@@ -9,8 +9,9 @@ from ._ops.linalg import (LinAlgError, linalg_norm as norm,  # noqa: F401
                           linalg_lstsq as lstsq, linalg_cross as cross,
                           linalg_multi_dot as multi_dot, matmul)
 
-from ._ops.linalg_extra import (matrix_exp, solve_triangular, lu_factor, lu, lu_solve,  # noqa
-                                matrix_rank, cond, vander, eigvals, eig, solve_ex,
+from ._ops.linalg_extra import (matrix_exp, solve_triangular, lu_factor,  # noqa
+                                linalg_lu as lu, linalg_lu_solve as lu_solve,
+                                matrix_rank, cond, linalg_vander as vander, eigvals, eig, solve_ex,
                                 lu_factor_ex, tensorinv, tensorsolve,
                                 linalg_diagonal as diagonal)
 

@@ -18,7 +18,7 @@ from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
                      tensordot)
 
 __all__ = ["trace", "inner", "dist", "cdist", "matrix_exp", "cholesky_solve",
-           "cholesky_inverse", "triangular_solve", "lu_unpack"]
+           "cholesky_inverse", "triangular_solve", "lu_unpack", "vander", "lu", "lu_solve"]
 
 
 # ------------------------------------------------------------------ small products
@@ -194,7 +194,7 @@ def _lu_P(a):
     return _perm_matrix(perm, a.shape[-2], a.dtype)
 
 
-def lu(A, *, pivot=True, out=None):
+def linalg_lu(A, *, pivot=True, out=None):
     _float_check(A, "linalg.lu")
     _matrix_check(A, "linalg.lu")
     L, U = apply(_lu, A)
@@ -238,7 +238,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     return LUUnpackResult(P, L, U)
 
 
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     P, L, U = lu_unpack(LU, pivots)
     if left and not adjoint:
         # A = P L U:  X = U^-1 L^-1 P^T B
@@ -296,7 +296,7 @@ def _vander(x, n):
                                       else jnp.int64)
 
 
-def vander(x, *, N=None):
+def linalg_vander(x, *, N=None):
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     n = x.shape[-1] if N is None else N
@@ -390,3 +390,30 @@ def tensorsolve(A, B, dims=None, *, out=None):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:"
                            f"]) == other.numel(), but got {int(np.prod(rest))} != {n}")
     return linalg_solve(A.reshape(n, n), B.reshape(n)).reshape(*rest)
+
+
+def vander(x, N=None, increasing=False):
+    """torch.vander: powers of a 1-D ``x``, decreasing unless ``increasing``."""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    if N is not None and N < 0:
+        raise RuntimeError("N must be non-negative.")
+    v = apply(_vander, x, n=int(x.shape[0] if N is None else N))
+    return v if increasing else v.flip(-1)
+
+
+def legacy_lu(A, pivot=True, get_infos=False, out=None):
+    """torch.lu (deprecated form): (LU, pivots) or (LU, pivots, infos)."""
+    LU, piv = lu_factor(A, pivot=pivot)
+    return (LU, piv, _info(A)) if get_infos else (LU, piv)
+
+
+def legacy_lu_solve(b, LU_data, LU_pivots, *, out=None):
+    return linalg_lu_solve(LU_data, LU_pivots, b)
+
+
+lu, lu_solve = legacy_lu, legacy_lu_solve
+
+
+Tensor.lu = legacy_lu
+Tensor.lu_solve = lambda self, LU_data, LU_pivots: legacy_lu_solve(self, LU_data, LU_pivots)

@@ -19,7 +19,7 @@ from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, me
 __all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
            "diagflat", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
            "masked_scatter", "hsplit", "vsplit", "dsplit", "adjoint", "ravel", "narrow_copy",
-           "unravel_index"]
+           "unravel_index", "nonzero_static"]
 
 
 # ------------------------------------------------------------------ unfold
@@ -442,6 +442,20 @@ def unravel_index(indices, shape):
     return out if isinstance(out, tuple) else (out,)
 
 
+@defop("nonzero_static", differentiable=False)
+def _nonzero_static(a, size, fill_value):
+    if a.ndim == 0:
+        return jnp.zeros((size, 0), jnp.int64)
+    return jnp.stack(jnp.nonzero(a, size=size, fill_value=fill_value), axis=1).astype(jnp.int64)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """The first ``size`` nonzero positions (padded with ``fill_value``): a static shape."""
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer")
+    return apply(_nonzero_static, input, size=int(size), fill_value=int(fill_value))
+
+
 # ------------------------------------------------------------------ splits and small aliases
 
 def _dir_split(input, spec, dim, name, need):
@@ -530,7 +544,7 @@ def _inplace_of(fn):
     return f
 
 
-for _n, _f in dict(unfold=unfold, put=put, masked_scatter=masked_scatter,
+for _n, _f in dict(nonzero_static=nonzero_static, unfold=unfold, put=put, masked_scatter=masked_scatter,
                    scatter_reduce=scatter_reduce, adjoint=adjoint, ravel=ravel,
                    narrow_copy=narrow_copy, sum_to_size=sum_to_size,
                    split_with_sizes=split_with_sizes, hsplit=hsplit, vsplit=vsplit,

@@ -10,7 +10,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 
 __all__ = ["finfo", "iinfo", "result_type", "can_cast", "is_floating_point", "is_complex",
-           "is_nonzero", "numel", "typename", "is_same_size"]
+           "is_nonzero", "numel", "typename", "is_same_size", "is_storage"]
 
 
 class finfo:
@@ -112,6 +112,11 @@ def is_nonzero(input):
     if n > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return bool(input.item())
+
+
+def is_storage(obj):
+    """No torchlike object is a torch storage (tensors own jax arrays)."""
+    return False
 
 
 def numel(input):
