@@ -500,6 +500,9 @@ def linalg_solve(A, B, *, left=True, out=None):
 
 @defop("linalg_det", grad_name="LinalgDetBackward0")
 def _det(a):
+    if a.shape[-1] == 0:
+        # the empty product; jax's det has no gradient rule for 0x0 matrices
+        return jnp.ones(a.shape[:-2], a.dtype) + jnp.sum(a, axis=(-2, -1))
     return jnp.linalg.det(a)
 
 
@@ -516,6 +519,9 @@ SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 
 @defop("linalg_slogdet", grad_name="LinalgSlogdetBackward0")
 def _slogdet(a):
+    if a.shape[-1] == 0:
+        z = jnp.sum(a, axis=(-2, -1))
+        return jnp.ones(a.shape[:-2], a.dtype), z
     s, l = jnp.linalg.slogdet(a)
     return jax.lax.stop_gradient(s), l
 
