@@ -309,3 +309,23 @@ def test_int_and_slice_positions_do_not_retrace():
         y[i] = float(i)
     assert R.trace_counts("index_put")["fwd"] - before <= 1
     assert y[:, 0].tolist() == [float(i) for i in range(29)]
+
+
+def test_inplace_writes_into_leaf_under_no_grad():
+    """Initialisation code: writes into a leaf that requires grad, under no_grad, keep it a
+    leaf (torch's behaviour), and later gradients are plain."""
+    import torch
+    import torchlike
+    out = []
+    for m in (torch, torchlike):
+        w = m.ones(3, 2, requires_grad=True)
+        with m.no_grad():
+            w[0] = 5.0
+            w[:, 1] *= 2
+            w.masked_fill_(w > 9, 0.0)
+            w.index_fill_(0, m.tensor([2]), -1.0)
+            w.scatter_(1, m.tensor([[0], [0], [1]]), 7.0)
+        (w * w).sum().backward()
+        assert w.is_leaf and w.requires_grad and w.grad_fn is None
+        out.append((w.tolist(), w.grad.tolist()))
+    assert out[0] == out[1]
