@@ -31,3 +31,21 @@ def test_char_transformer_learns(capsys):
     first, last = _load("char_transformer").main(["--steps", "60", "--batch", "16"])
     assert last < first - 0.8
     assert "sample:" in capsys.readouterr().out
+
+
+def _load_as_torch(name):
+    """The example with its first line switched to ``import torch`` (it must run unchanged)."""
+    import types
+    src = open(os.path.join(ROOT, "examples", name + ".py")).read()
+    assert "import torchlike as torch\n" in src
+    mod = types.ModuleType(name + "_torch")
+    exec(compile(src.replace("import torchlike as torch\n", "import torch\n"), name, "exec"),
+         mod.__dict__)
+    return mod
+
+
+def test_examples_run_unchanged_on_torch(capsys):
+    acc = _load_as_torch("cnn_classifier").main(["--epochs", "1"])
+    assert acc > 0.3
+    first, last = _load_as_torch("char_transformer").main(["--steps", "20", "--batch", "8"])
+    assert last < first
