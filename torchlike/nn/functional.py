@@ -31,7 +31,8 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
     "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "soft_margin_loss",
     "ctc_loss", "scaled_dot_product_attention", "pad", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-    "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+    "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
+    "avg_pool3d", "adaptive_avg_pool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "pixel_shuffle", "pixel_unshuffle", "interpolate", "unfold", "fold",
 ]
@@ -1468,6 +1469,22 @@ def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pa
     return apply(_avg_pool, input, k=k, s=s, pads=pads, p=p, nd=nd,
                  count_include_pad=bool(count_include_pad),
                  divisor=None if divisor_override is None else float(divisor_override))
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode,
+                       return_indices, 3)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override, 3)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return apply(_adaptive_avg, input, outs=_out_size(output_size, input.shape, 3), nd=3)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
