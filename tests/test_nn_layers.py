@@ -241,6 +241,24 @@ LOSSES = [
     ("TripletMarginLoss", lambda nn: nn.TripletMarginLoss(), (f32(4, 5), f32(4, 5), f32(4, 5))),
     ("TripletMarginLoss_swap", lambda nn: nn.TripletMarginLoss(margin=2.0, p=1, swap=True),
      (f32(4, 5), f32(4, 5), f32(4, 5))),
+    ("PoissonNLLLoss", lambda nn: nn.PoissonNLLLoss(), (f32(4, 3), R.poisson(2, (4, 3)).astype(
+        np.float32))),
+    ("PoissonNLLLoss_full_nolog", lambda nn: nn.PoissonNLLLoss(log_input=False, full=True,
+                                                              reduction="sum"),
+     (R.uniform(0.5, 3, (4, 3)).astype(np.float32), R.poisson(2, (4, 3)).astype(np.float32))),
+    ("GaussianNLLLoss", lambda nn: nn.GaussianNLLLoss(),
+     (f32(4, 3), f32(4, 3), R.uniform(0.1, 2, (4, 3)).astype(np.float32))),
+    ("GaussianNLLLoss_full_bcast", lambda nn: nn.GaussianNLLLoss(full=True, reduction="none"),
+     (f32(4, 3), f32(4, 3), R.uniform(0.1, 2, (4, 1)).astype(np.float32))),
+    ("GaussianNLLLoss_clamped", lambda nn: nn.GaussianNLLLoss(eps=0.5, reduction="sum"),
+     (f32(4, 3), f32(4, 3), R.uniform(0.1, 1, (4, 3)).astype(np.float32))),
+    ("HingeEmbeddingLoss", lambda nn: nn.HingeEmbeddingLoss(margin=0.5),
+     (f32(6), np.array([1, -1, 1, -1, -1, 1], np.float32))),
+    ("MultiLabelSoftMarginLoss", lambda nn: nn.MultiLabelSoftMarginLoss(),
+     (f32(4, 3), (R.random((4, 3)) > 0.5).astype(np.float32))),
+    ("MultiMarginLoss", lambda nn: nn.MultiMarginLoss(), (f32(5, 4), ints(4, 5))),
+    ("MultiMarginLoss_p2", lambda nn: nn.MultiMarginLoss(p=2, margin=0.5, reduction="none"),
+     (f32(5, 4), ints(4, 5))),
     ("SoftMarginLoss", lambda nn: nn.SoftMarginLoss(),
      (f32(6), np.array([1, -1, 1, -1, 1, 1], np.float32))),
 ]
@@ -263,7 +281,9 @@ def test_layer(name, ctor, inputs, train):
 
 
 NOGRAD_TARGET = {"CosineEmbeddingLoss": (2,), "MarginRankingLoss": (2,),
-                 "SoftMarginLoss": (1,)}
+                 "SoftMarginLoss": (1,), "HingeEmbeddingLoss": (1,),
+                 "MultiLabelSoftMarginLoss": (1,), "PoissonNLLLoss": (1,),
+                 "PoissonNLLLoss_full_nolog": (1,)}
 
 
 @pytest.mark.parametrize("name,ctor,inputs", LOSSES, ids=_ids(LOSSES))

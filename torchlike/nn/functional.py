@@ -30,6 +30,8 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
     "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "soft_margin_loss",
+    "poisson_nll_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss",
     "ctc_loss", "scaled_dot_product_attention", "pad", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
     "avg_pool3d", "adaptive_avg_pool3d",
@@ -1884,3 +1886,113 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     return apply(_ctc_loss, log_probs, targets, input_lengths, target_lengths, blank=int(blank),
                  reduction=reduction, zero_infinity=bool(zero_infinity), unbatched=unbatched,
                  concatenated=concatenated, smax=smax)
+
+
+# ================================================================== more losses
+
+@defop("poisson_nll_loss", promote="common", grad_name=_loss_name("ExpBackward0"))
+def _poisson_nll(x, t, log_input, full, eps, reduction):
+    if log_input:
+        loss = jnp.exp(x) - t * x
+    else:
+        loss = x - t * jnp.log(x + eps)
+    if full:
+        st = t * jnp.log(jnp.where(t > 1, t, 1.0)) - t + 0.5 * jnp.log(
+            2 * jnp.pi * jnp.where(t > 1, t, 1.0))
+        loss = loss + jnp.where(t > 1, st, 0.0)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return apply(_poisson_nll, input, target, log_input=bool(log_input), full=bool(full),
+                 eps=float(eps), reduction=reduction)
+
+
+@jax.custom_vjp
+def _clamp_min_identity_grad(v, eps):
+    return jnp.maximum(v, eps)
+
+
+_clamp_min_identity_grad.defvjp(lambda v, eps: (jnp.maximum(v, eps), None),
+                                lambda _, g: (g, None))
+
+
+@defop("gaussian_nll_loss", promote="common", grad_name=_loss_name("MulBackward0"))
+def _gaussian_nll(x, t, var, full, eps, reduction):
+    if var.ndim == x.ndim - 1 or (var.ndim == x.ndim and var.shape[-1] == 1
+                                  and x.shape[-1] != 1):
+        var = var.reshape(var.shape[:x.ndim - 1] + (1,)) if var.ndim == x.ndim - 1 else var
+    # torch clamps var under no_grad: the gradient passes through unchanged
+    var = _clamp_min_identity_grad(var, eps)
+    loss = 0.5 * (jnp.log(var) + (x - t) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * jnp.log(2 * jnp.pi)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    _check_reduction(reduction)
+    if isinstance(var, (int, float)):
+        var = Tensor._make(jnp.full(tuple(input.shape), float(var), input._data.dtype))
+    return apply(_gaussian_nll, input, target, var, full=bool(full), eps=float(eps),
+                 reduction=reduction)
+
+
+@defop("hinge_embedding_loss", promote="common", grad_name=_loss_name("AddBackward0"))
+def _hinge_emb(x, t, margin, reduction):
+    m = jnp.maximum(margin - x, 0)
+    loss = jnp.where(t != 1, m, 0.0) + jnp.where(t != -1, x, 0.0)
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return apply(_hinge_emb, input, target, margin=float(margin), reduction=reduction)
+
+
+@defop("multilabel_soft_margin_loss", promote="common", grad_name=_loss_name("DivBackward0"))
+def _mlsm(x, t, *w, reduction):
+    loss = -(t * jax.nn.log_sigmoid(x) + (1 - t) * jax.nn.log_sigmoid(-x))
+    if w:
+        loss = loss * w[0]
+    loss = jnp.sum(loss, axis=-1) / x.shape[-1]
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    args = [weight] if weight is not None else []
+    return apply(_mlsm, input, target, *args, reduction=reduction)
+
+
+@defop("multi_margin_loss", grad_name="MultiMarginLossBackward0")
+def _multi_margin(x, y, *w, p, margin, reduction):
+    unb = x.ndim == 1
+    if unb:
+        x, y = x[None], y.reshape(1)
+    c = x.shape[1]
+    xy = jnp.take_along_axis(x, y[:, None], axis=1)
+    z = jnp.maximum(margin - xy + x, 0)
+    if p == 2:
+        z = z * z
+    if w:
+        z = z * jnp.take(w[0], y)[:, None]
+    z = jnp.where(jnp.arange(c)[None, :] == y[:, None], 0.0, z)
+    loss = jnp.sum(z, axis=1) / c
+    if unb and reduction == "none":
+        return loss[0]
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    args = [weight] if weight is not None else []
+    return apply(_multi_margin, input, target, *args, p=int(p), margin=float(margin),
+                 reduction=reduction)
