@@ -182,3 +182,18 @@ def test_seq2seq_attention():
 def test_tiny_transformer(train):
     src = R.integers(0, 20, (7, 3)).astype(np.int64)
     compare_module(tiny_transformer, (src,), train=train, atol=1e-4, rtol=1e-4)
+
+
+def test_gradient_penalty_double_backward():
+    """WGAN-GP style: the gradient of a gradient norm through conv/leaky_relu/linear/layernorm."""
+    def ctor(nn):
+        return nn.Sequential(nn.Conv2d(1, 2, 3), nn.LeakyReLU(0.2), nn.Flatten(),
+                             nn.LayerNorm(4), nn.Linear(4, 1))
+
+    def call(m, x):
+        lib = torch if isinstance(m, torch.nn.Module) else torchlike
+        out = m(x)
+        (g,) = lib.autograd.grad(out.sum(), x, create_graph=True)
+        return ((g.reshape(g.shape[0], -1).norm(2, dim=1) - 1) ** 2).mean()
+
+    compare_module(ctor, (f32(3, 1, 4, 3),), call=call, atol=1e-5, rtol=1e-4)
