@@ -415,6 +415,23 @@ add(
     Case("unique_random", lambda m, a: m.unique(a, return_inverse=True), (ints(20),)),
     Case("unique_requires_grad", lambda m, a: m.unique(a).requires_grad, (f32(4),),
          grad=False),
+    # unique_consecutive (eager)
+    Case("unique_consecutive", lambda m, a: m.unique_consecutive(a, return_inverse=True,
+                                                                 return_counts=True),
+         (np.array([1, 1, 2, 2, 3, 1, 1, 2], np.int64),)),
+    Case("unique_consecutive_plain", lambda m, a: a.unique_consecutive(),
+         (np.array([[1, 1], [2, 2]], np.int64),)),
+    Case("unique_consecutive_float", lambda m, a: m.unique_consecutive(a, return_counts=True),
+         (np.array([1.0, 1.0, nan, nan, 2.0], np.float32),), grad=False),
+    Case("unique_consecutive_dim0", lambda m, a: m.unique_consecutive(
+        a, dim=0, return_inverse=True, return_counts=True),
+        (np.array([[1, 2], [1, 2], [3, 4], [1, 2]], np.int64),)),
+    Case("unique_consecutive_dim1", lambda m, a: m.unique_consecutive(a, dim=1),
+         (np.array([[1, 1, 2], [3, 3, 4]], np.int64),)),
+    Case("unique_consecutive_empty", lambda m, a: m.unique_consecutive(a, return_counts=True),
+         (np.zeros(0, np.int64),)),
+    Case("unique_consecutive_requires_grad", lambda m, a: a.unique_consecutive().requires_grad,
+         (f32(4),), grad=False),
     # bincount (eager length)
     Case("bincount", lambda m, a: m.bincount(a), (np.array([1, 1, 3, 0, 5], np.int64),)),
     Case("bincount_minlength", lambda m, a: a.bincount(minlength=8),

@@ -1211,3 +1211,36 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 
 
 Tensor.nanmedian = nanmedian
+
+
+# ------------------------------------------------------------------ unique_consecutive
+
+__all__ += ["unique_consecutive"]
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements (rows along ``dim``); NaNs never compare
+    equal. Output shapes depend on the data, so this runs eagerly."""
+    x = _np.asarray(input._data)
+    if dim is None:
+        flat = x.reshape(-1)
+        new = _np.ones(flat.shape[0], bool)
+        new[1:] = flat[1:] != flat[:-1]
+        d, shape = None, x.shape
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        moved = _np.moveaxis(x, d, 0).reshape(x.shape[d], -1) if x.ndim else x.reshape(1, 1)
+        new = _np.ones(moved.shape[0], bool)
+        new[1:] = (moved[1:] != moved[:-1]).any(axis=1)
+        shape = (moved.shape[0],)
+    first = _np.flatnonzero(new)
+    out = [apply(_take, input, jnp.asarray(first, _I64), dim=d)]
+    if return_inverse:
+        out.append(Tensor._make(jnp.asarray((_np.cumsum(new) - 1).reshape(shape), _I64)))
+    if return_counts:
+        ends = _np.append(first[1:], new.shape[0])
+        out.append(Tensor._make(jnp.asarray(ends - first, _I64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+Tensor.unique_consecutive = unique_consecutive
