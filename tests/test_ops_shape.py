@@ -619,3 +619,46 @@ def test_attention_style_code_matches_torch():
 
     for a, b in zip(run(torchlike), run(torch)):
         np.testing.assert_allclose(a, b, atol=1e-4, rtol=1e-4)
+
+
+OUT_CASES = [
+    ("cat", lambda m, o: m.cat([m.ones(2), m.arange(2.0)], out=o), lambda m: m.zeros(4)),
+    ("cat_upcast", lambda m, o: m.cat([m.ones(2), m.ones(1)], out=o),
+     lambda m: m.zeros(3, dtype=m.float64)),
+    ("stack", lambda m, o: m.stack([m.ones(2), m.zeros(2)], 1, out=o), lambda m: m.zeros(2, 2)),
+    ("gather", lambda m, o: m.gather(m.arange(6.0).reshape(2, 3), 1, m.tensor([[2], [0]]),
+                                     out=o), lambda m: m.zeros(2, 1)),
+    ("index_select", lambda m, o: m.index_select(m.arange(6.0).reshape(2, 3), 1,
+                                                 m.tensor([2, 0]), out=o),
+     lambda m: m.zeros(2, 2)),
+    ("searchsorted", lambda m, o: m.searchsorted(m.tensor([1.0, 3.0]), m.tensor([2.0, 4.0]),
+                                                 out=o), lambda m: m.zeros(2, dtype=m.int64)),
+    ("addmm", lambda m, o: m.addmm(m.ones(2, 2), m.ones(2, 3), m.ones(3, 2), out=o),
+     lambda m: m.zeros(2, 2)),
+    ("matmul", lambda m, o: m.matmul(m.ones(2, 3), m.ones(3), out=o), lambda m: m.zeros(2)),
+    ("linalg_inv", lambda m, o: m.linalg.inv(m.eye(2) * 2, out=o), lambda m: m.zeros(2, 2)),
+    ("vector_norm", lambda m, o: m.linalg.vector_norm(m.ones(4), out=o), lambda m: m.zeros(())),
+]
+
+
+@pytest.mark.parametrize("name,fn,mk", OUT_CASES, ids=[c[0] for c in OUT_CASES])
+def test_out_argument_like_torch(name, fn, mk):
+    import torch
+    import torchlike
+    res = []
+    for m in (torch, torchlike):
+        o = mk(m)
+        r = fn(m, o)
+        assert r is o
+        res.append((str(o.dtype), o.tolist()))
+    assert res[0] == res[1]
+
+
+def test_out_argument_errors():
+    import torch
+    import torchlike
+    for m in (torch, torchlike):
+        with pytest.raises(RuntimeError):
+            m.cat([m.ones(2, requires_grad=True), m.ones(2)], out=m.zeros(4))
+    with pytest.raises(NotImplementedError):     # torch would resize; see write_out
+        torchlike.cat([torchlike.ones(2)], out=torchlike.zeros(3))

@@ -983,3 +983,30 @@ def _inplace(fn):
 for _n, _f in dict(addmm_=addmm, addmv_=addmv, addr_=addr, baddbmm_=baddbmm,
                    addbmm_=addbmm).items():
     setattr(Tensor, _n, _inplace(_f))
+
+
+# ------------------------------------------------------------------ out=
+
+from .shape import with_out as _with_out  # noqa: E402
+
+matmul, mm, bmm, mv, dot = (_with_out(matmul), _with_out(mm), _with_out(bmm), _with_out(mv),
+                            _with_out(dot))
+vdot, outer, tensordot, kron = _with_out(vdot), _with_out(outer), _with_out(tensordot), \
+    _with_out(kron)
+ger = outer
+addmm, addmv, addr, baddbmm, addbmm = (_with_out(addmm), _with_out(addmv), _with_out(addr),
+                                       _with_out(baddbmm), _with_out(addbmm))
+cross = _with_out(cross)
+linalg_inv, linalg_det, linalg_solve = _with_out(linalg_inv, "linalg_inv"), \
+    _with_out(linalg_det, "linalg_det"), _with_out(linalg_solve, "linalg_solve")
+inverse, det = linalg_inv, linalg_det
+linalg_vector_norm = _with_out(linalg_vector_norm, "linalg_vector_norm")
+linalg_matrix_norm = _with_out(linalg_matrix_norm, "linalg_matrix_norm")
+linalg_norm = _with_out(linalg_norm, "linalg_norm")
+linalg_matrix_power = _with_out(linalg_matrix_power, "linalg_matrix_power")
+matrix_power = linalg_matrix_power
+linalg_pinv = _with_out(linalg_pinv, "linalg_pinv")
+linalg_svdvals = _with_out(linalg_svdvals, "linalg_svdvals")
+linalg_eigvalsh = _with_out(linalg_eigvalsh, "linalg_eigvalsh")
+linalg_cholesky = _with_out(linalg_cholesky, "linalg_cholesky")
+linalg_cross = _with_out(linalg_cross, "linalg_cross")

@@ -1369,3 +1369,46 @@ for _n, _f in dict(tril_=tril, triu_=triu, scatter_=scatter, scatter_add_=scatte
                    masked_fill_=masked_fill, index_add_=index_add, index_copy_=index_copy,
                    index_fill_=index_fill).items():
     setattr(Tensor, _n, _inplace_of(_f))
+
+
+# ------------------------------------------------------------------ out= for this family
+
+def write_out(result, out, name):
+    """torch's ``out=``: the result written into ``out`` (cast to its dtype), which is returned.
+
+    ``out`` must already have the result's shape (torch would resize it; torchlike cannot
+    resize a tensor in place and says so instead of ignoring ``out``).
+    """
+    from ..autograd import grad_mode as _gm
+    if result.requires_grad and _gm._state.grad_enabled:
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
+    if tuple(out.shape) != tuple(result.shape):
+        raise NotImplementedError(f"torchlike: {name}(out=...) needs an out tensor of the "
+                                  f"result's shape {list(result.shape)}, got "
+                                  f"{list(out.shape)} (torch would resize it)")
+    check_inplace(out)
+    commit_inplace(out, result.detach())
+    return out
+
+
+def with_out(fn, name=None):
+    """Wrap ``fn`` so that its ``out=`` keyword writes the result into ``out``."""
+    import functools
+    name = name or fn.__name__
+
+    @functools.wraps(fn)
+    def g(*args, out=None, **kwargs):
+        r = fn(*args, **kwargs)
+        return r if out is None else write_out(r, out, name)
+    return g
+
+
+cat = concat = concatenate = with_out(cat, "cat")
+stack = with_out(stack, "stack")
+hstack, vstack, dstack, column_stack = (with_out(hstack), with_out(vstack), with_out(dstack),
+                                        with_out(column_stack))
+row_stack = vstack
+gather, index_select, masked_select, take_along_dim = (
+    with_out(gather), with_out(index_select), with_out(masked_select), with_out(take_along_dim))
+searchsorted, bucketize, nonzero = with_out(searchsorted), with_out(bucketize), with_out(nonzero)
