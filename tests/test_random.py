@@ -321,3 +321,14 @@ def test_generator_api_like_torch():
     assert g.initial_seed() == tg.initial_seed() == 3
     s = g.seed()
     assert isinstance(s, int) and g.initial_seed() == s
+
+
+def test_out_argument():
+    o = torchlike.zeros(1000)
+    r = torchlike.normal(2.0, 1.0, (1000,), out=o)
+    assert r is o and abs(o.mean().item() - 2.0) < 0.2
+    o = torchlike.zeros(5, dtype=torchlike.int64)
+    assert torchlike.multinomial(torchlike.ones(5), 5, out=o) is o
+    assert sorted(o.tolist()) == [0, 1, 2, 3, 4]
+    o = torchlike.zeros(4)
+    assert torchlike.bernoulli(torchlike.ones(4), out=o) is o and o.tolist() == [1.0] * 4

@@ -303,3 +303,9 @@ for _n, _f in dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
                    bernoulli_=bernoulli_, random_=random_, bernoulli=bernoulli,
                    multinomial=multinomial).items():
     setattr(Tensor, _n, _f)
+
+
+from .shape import with_out as _with_out  # noqa: E402
+
+normal, bernoulli, multinomial = (_with_out(normal, "normal"), _with_out(bernoulli, "bernoulli"),
+                                  _with_out(multinomial, "multinomial"))
