@@ -292,6 +292,13 @@ add(
     Case("addcdiv_zero", lambda m, a, b, c: m.addcdiv(a, b, c), (f32(2), f32(2),
                                                                  np.zeros(2, np.float32)),
          grad=False),
+    # isin
+    Case("isin", lambda m, a, b: m.isin(a, b), (I64, np.array([[7, 0], [3, 9]], np.int64))),
+    Case("isin_float_int", lambda m, a, b: m.isin(a, b), (I64, np.array([7.0, 0.5]))),
+    Case("isin_nan", lambda m, a: m.isin(a, float("nan")), (EDGE,)),
+    Case("isin_scalar_elements", lambda m, a: m.isin(3, a), (I64,)),
+    Case("isin_invert", lambda m, a: m.isin(a, a[:2], invert=True), (f32(5),)),
+    Case("isin_empty", lambda m, a, b: m.isin(a, b), (I64, np.zeros(0, np.int64))),
     # isclose / allclose / equal
     Case("isclose", lambda m, a, b: m.isclose(a, b),
          (np.array([1.0, 1.0, 1.0, nan, inf, -inf, 0.0], np.float32),
@@ -392,6 +399,7 @@ RAISES = [
     ("addcdiv_int", lambda m, a: m.addcdiv(a, a, a), (I64,)),
     ("addcmul_shape", lambda m, a, b: m.addcmul(a, b, a), (f32(3), f32(2))),
     ("clamp_mixed_bounds", lambda m, a, lo: m.clamp(a, min=lo, max=0.5), (f32(3), f32(3))),
+    ("isin_two_numbers", lambda m: m.isin(1, 2), ()),
     ("sign_complex", lambda m, a: m.sign(a), (np.array([1 + 1j, 0j], np.complex64),)),
     ("sign_complex_inplace", lambda m, a: a.sign_(), (np.array([1 + 1j, 0j], np.complex64),)),
     ("inplace_leaf", lambda m, a: a.requires_grad_().clamp_(0, 1), (f32(3),)),

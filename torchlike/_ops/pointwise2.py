@@ -736,3 +736,22 @@ Tensor.__imod__ = Tensor.remainder_
 Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.__iand__, Tensor.__ior__, Tensor.__ixor__ = (Tensor.bitwise_and_, Tensor.bitwise_or_,
                                                     Tensor.bitwise_xor_)
+
+
+# ------------------------------------------------------------------ isin
+
+__all__ += ["isin"]
+
+
+@defop("isin", promote="common", differentiable=False)
+def _isin(a, b, invert):
+    r = jnp.isin(a, jnp.reshape(b, -1))
+    return ~r if invert else r
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is in ``test_elements`` (either may be a number)."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments - got (" +
+                        type(elements).__name__ + ", " + type(test_elements).__name__ + ")")
+    return apply(_isin, elements, test_elements, invert=bool(invert))
