@@ -29,6 +29,8 @@ def spd(m, x):
 
 
 I64 = np.arange(6, dtype=np.int64).reshape(2, 3)
+C33 = (R.standard_normal((3, 3)) + 1j * R.standard_normal((3, 3))).astype(np.complex64)
+C3 = (R.standard_normal(3) + 1j * R.standard_normal(3)).astype(np.complex64)
 ZERO = np.zeros(4, np.float32)
 TIES = np.array([1.0, -3.0, 3.0, 0.0], np.float32)
 L = __import__("types").SimpleNamespace
@@ -269,6 +271,18 @@ CASES += [
     Case("eigvals", lambda m, a: m.linalg.eigvals(a), (np.diag([3.0, 1.0, 2.0]) + np.triu(
         np.ones((3, 3)), 1),), grad=False),
     Case("linalg_diagonal", lambda m, a: m.linalg.diagonal(a, offset=1), (f32(2, 3, 3),)),
+    # complex inputs (forward values and dtypes)
+    Case("complex_einsum", lambda m, a, v: m.einsum("ij,j->i", a, v), (C33, C3), grad=False),
+    Case("complex_vdot", lambda m, a, v: m.vdot(v, v * 2), (C33, C3), grad=False),
+    Case("complex_inv", lambda m, a: m.linalg.inv(a + 3 * m.eye(3)), (C33,), grad=False),
+    Case("complex_det", lambda m, a: m.linalg.det(a), (C33,), grad=False),
+    Case("complex_svdvals", lambda m, a: m.linalg.svdvals(a), (C33,), grad=False),
+    Case("complex_vector_norm", lambda m, v: m.linalg.vector_norm(v), (C3,), grad=False),
+    Case("complex_matrix_norm", lambda m, a: m.linalg.matrix_norm(a), (C33,), grad=False),
+    Case("complex_solve", lambda m, a, v: m.linalg.solve(a + 3 * m.eye(3), v), (C33, C3),
+         grad=False),
+    Case("complex_eigvalsh", lambda m, a: m.linalg.eigvalsh(a @ a.mH), (C33,), grad=False),
+    Case("complex_outer_mH", lambda m, v: m.outer(v, v).mH + 0, (C3,), grad=False),
     # empty batches and empty matrices
     Case("empty_batch_det", lambda m, a: m.linalg.det(a), (f64(0, 3, 3),)),
     Case("empty_batch_inv", lambda m, a: m.linalg.inv(a), (f64(0, 2, 2),)),

@@ -405,6 +405,7 @@ BAD_EXTRA = [
 
 # edge values: inf, nan, -0.0, ties, bool and small int dtypes, float64
 EDGE = np.array([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan], np.float32)
+CPLX = (R.standard_normal(3) + 1j * R.standard_normal(3)).astype(np.complex64)
 B8 = np.array([[True, False], [False, True]])
 CASES += [
     Case("edge_cat", lambda m, a: m.cat([a, a.flip(0)]), (EDGE,)),
@@ -460,6 +461,11 @@ CASES += [
     Case("zero_dim_roll", lambda m, a: m.roll(a, 1), (f32(),)),
     Case("zero_dim_masked_fill", lambda m, a: a.masked_fill(m.tensor(True), 2.0), (f32(),)),
     Case("zero_dim_nonzero_false", lambda m, a: a.nonzero(), (np.array(0.0),)),
+    Case("complex_cat_flip", lambda m, a: m.cat([a, a.flip(0)]), (CPLX,), grad=False),
+    Case("complex_gather", lambda m, a, i: a.gather(0, i), (CPLX, np.array([2, 0])), grad=False),
+    Case("complex_masked_fill", lambda m, a: a.masked_fill(m.tensor([True, False, True]), 1j),
+         (CPLX,), grad=False),
+    Case("complex_stack_promote", lambda m, a, b: m.stack([a, b]), (CPLX, f32(3)), grad=False),
     Case("zero_dim_index_select", lambda m, a, i: a.index_select(0, i), (f32(), np.array([0]))),
 ]
 
