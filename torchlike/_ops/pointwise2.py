@@ -218,8 +218,14 @@ def round(input, *, decimals=0):
     return apply(_round_op, input, decimals=int(decimals))
 
 
-logit_ = lambda self, eps=None: apply_(_logit, self, eps=None if eps is None else float(eps))  # noqa
-round_ = lambda self, *, decimals=0: apply_(_round_op, self, decimals=int(decimals))  # noqa
+def logit_(self, eps=None):
+    return apply_(_logit, self, eps=None if eps is None else float(eps))
+
+
+def round_(self, *, decimals=0):
+    return apply_(_round_op, self, decimals=int(decimals))
+
+
 Tensor.logit, Tensor.logit_ = logit, logit_
 Tensor.round, Tensor.round_ = round, round_
 
@@ -517,9 +523,9 @@ def float_power(input, exponent, *, out=None):
 def float_power_(self, exponent):
     dt = _fp_dtype(self, exponent)
     if self.dtype is not dt:
-        raise RuntimeError(f"the base given to float_power_ has dtype {_torch_type_name(self.dtype)}"
-                           f" but the operation's result requires dtype "
-                           f"{_torch_type_name(dt)}")
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_torch_type_name(self.dtype)} but the operation's result requires "
+                           f"dtype {_torch_type_name(dt)}")
     return apply_(_float_power, self, exponent, dtype=dt.np)
 
 
@@ -651,7 +657,6 @@ def _isclose(a, b, rtol, atol, equal_nan, cdt):
     ca = a.astype(cdt) if a.dtype == jnp.bool_ else a
     cb = b.astype(cdt) if b.dtype == jnp.bool_ else b
     if _is_int(ca):
-        ca, cb = ca, cb
         allowed = (atol + jnp.abs(rtol * cb.astype(cdt))).astype(cdt)
         actual = jnp.abs(ca - cb).astype(cdt)
     else:

@@ -347,10 +347,6 @@ def _amax(a, dims, keepdim, largest):
     return _count_scaled(largest, axes, keepdim)(a)
 
 
-def _select_name(name):
-    return lambda kw: name
-
-
 def _gather(a, idx, d, keepdim):
     """Values at ``idx`` (keepdims-shaped) along ``d``: the gradient reaches those only."""
     v = jnp.take_along_axis(a, idx, axis=d)
@@ -567,7 +563,7 @@ def _topk(a, k, dim, largest, sort=True):
     n = a.shape[dim]
     if k == 0 or k * 64 <= n:
         # torch's partial_sort path: for k == 1 the first extreme element, as here
-        idx = jax_lax_slice(_argsort(a, dim, largest), k, dim)
+        idx = _slice_k(_argsort(a, dim, largest), k, dim)
     else:
         x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
         batch = x.shape[:-1]
@@ -582,7 +578,7 @@ def _topk(a, k, dim, largest, sort=True):
     return jnp.take_along_axis(a, idx, axis=dim), idx
 
 
-def jax_lax_slice(x, k, dim):
+def _slice_k(x, k, dim):
     return _jax.lax.slice_in_dim(x, 0, k, axis=dim)
 
 
