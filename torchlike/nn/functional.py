@@ -73,6 +73,12 @@ def _linear(x, w, *b, ndim, bias):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias."""
+    if input.ndim >= 1 and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
+        rows = 1
+        for n in tuple(input.shape)[:-1]:
+            rows *= n
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
+                           f"{input.shape[-1]} and {weight.shape[1]}x{weight.shape[0]})")
     if bias is None:
         return apply(_linear, input, weight, ndim=input.ndim, bias=False)
     return apply(_linear, input, weight, bias, ndim=input.ndim, bias=True)
@@ -545,6 +551,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            "following scalar types: Long, Int; but got "
                            f"torch.{input.dtype.name.capitalize()}Tensor instead (while checking "
                            "arguments for embedding)")
+    idx = np.asarray(input._data)
+    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+        # jax would clamp silently; torch refuses
+        raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
     return apply(_embedding, input, weight, padding_idx=padding_idx)
@@ -958,6 +968,15 @@ def _nll_loss(x, target, *w, ignore_index, reduction, ndim):
     return out[0] if ndim == 1 and reduction == "none" else out
 
 
+def _check_target_range(input, target, ignore_index):
+    """torch's IndexError for class indices out of range (jax would clamp silently)."""
+    t = np.asarray(target._data)
+    c = input.shape[0] if input.ndim == 1 else input.shape[1]
+    bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
+    if bad.size:
+        raise IndexError(f"Target {int(bad.reshape(-1)[0])} is out of bounds.")
+
+
 def _check_target(input, target):
     if input.ndim == 1:
         if target.ndim != 0:
@@ -978,6 +997,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}"
                            .replace("Float32", "Float").replace("Float64", "Double"))
     _check_target(input, target)
+    _check_target_range(input, target, ignore_index)
     args = [weight] if weight is not None else []
     return apply(_nll_loss, input, target, *args, ignore_index=int(ignore_index),
                  reduction=reduction, ndim=input.ndim)
@@ -1020,6 +1040,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                f"{list(target.shape)}")
     else:
         _check_target(input, target)
+        _check_target_range(input, target, ignore_index)
     args = [weight] if weight is not None else []
     return apply(_cross_entropy, input, target, *args, ignore_index=int(ignore_index),
                  reduction=reduction, label_smoothing=float(label_smoothing), ndim=input.ndim,
@@ -1738,6 +1759,9 @@ def _embedding_bag(idx, seg, w, *psw, nbags, mode, padding_idx):
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
+    idx = np.asarray(input._data)
+    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
     if per_sample_weights is not None and mode != "sum":
