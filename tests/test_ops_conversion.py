@@ -195,3 +195,15 @@ def test_view_dtype_reinterprets_but_copies():
     z = x.view(torchlike.float32)          # same dtype: an alias, as in torch
     z[1] = 5.0
     assert x.tolist() == [1.0, 5.0]
+
+
+
+def test_bad_input_messages_match_torch():
+    """Beyond the exception class: torchlike's message is torch's, word for word."""
+    differ = ("element_size_args",)      # Python's own arity message names the class
+    mismatched = []
+    for name, fn in BAD:
+        lerr, terr = check_raises(fn)
+        if str(lerr) != str(terr) and name not in differ:
+            mismatched.append((name, str(lerr), str(terr)))
+    assert not mismatched, mismatched

@@ -329,3 +329,14 @@ def test_inplace_writes_into_leaf_under_no_grad():
         assert w.is_leaf and w.requires_grad and w.grad_fn is None
         out.append((w.tolist(), w.grad.tolist()))
     assert out[0] == out[1]
+
+
+
+def test_bad_input_messages_match_torch():
+    """Beyond the exception class: torchlike's message is torch's, word for word."""
+    mismatched = []
+    for name, fn, inputs in BAD:
+        lerr, terr = check_raises(fn, *inputs)
+        if str(lerr) != str(terr):
+            mismatched.append((name, str(lerr), str(terr)))
+    assert not mismatched, mismatched

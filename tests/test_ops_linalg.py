@@ -483,3 +483,14 @@ DOUBLE = {
 @pytest.mark.parametrize("name", sorted(DOUBLE))
 def test_double_backward_against_torch(name):
     _double_backward(DOUBLE[name])
+
+
+
+def test_bad_input_messages_match_torch():
+    """Beyond the exception class: torchlike's message is torch's, word for word."""
+    mismatched = []
+    for name, fn, inputs in BAD:
+        lerr, terr = check_raises(fn, *inputs)
+        if str(lerr) != str(terr):
+            mismatched.append((name, str(lerr), str(terr)))
+    assert not mismatched, mismatched

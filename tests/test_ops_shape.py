@@ -668,3 +668,15 @@ def test_out_argument_errors():
             m.cat([m.ones(2, requires_grad=True), m.ones(2)], out=m.zeros(4))
     with pytest.raises(NotImplementedError):     # torch would resize; see write_out
         torchlike.cat([torchlike.ones(2)], out=torchlike.zeros(3))
+
+
+def test_bad_input_messages_match_torch():
+    """Beyond the exception class: torchlike's message is torch's, word for word, for all but
+    a few listed bad inputs of this table."""
+    differ = {"element_size_args"}      # Python's own arity message names the class
+    mismatched = []
+    for name, fn, inputs in BAD:
+        lerr, terr = check_raises(fn, *inputs)
+        if str(lerr) != str(terr) and name not in differ:
+            mismatched.append((name, str(lerr), str(terr)))
+    assert not mismatched, mismatched

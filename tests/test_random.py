@@ -332,3 +332,15 @@ def test_out_argument():
     assert sorted(o.tolist()) == [0, 1, 2, 3, 4]
     o = torchlike.zeros(4)
     assert torchlike.bernoulli(torchlike.ones(4), out=o) is o and o.tolist() == [1.0] * 4
+
+
+
+def test_bad_input_messages_match_torch():
+    """Beyond the exception class: torchlike's message is torch's, word for word."""
+    differ = ()      # Python's own arity message names the class
+    mismatched = []
+    for name, fn in BAD:
+        lerr, terr = check_raises(fn)
+        if str(lerr) != str(terr) and name not in differ:
+            mismatched.append((name, str(lerr), str(terr)))
+    assert not mismatched, mismatched

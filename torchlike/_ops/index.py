@@ -82,7 +82,8 @@ def _parse(x, key):
             dim += 1
         elif isinstance(k, slice):
             if k.step is not None and k.step <= 0:
-                raise ValueError("step must be greater than zero")
+                raise ValueError("slice step cannot be zero" if k.step == 0 else
+                                 "step must be greater than zero")
             n = shape[dim]
             sl = slice(k.start if k.start is None else int(k.start),
                        k.stop if k.stop is None else int(k.stop),
@@ -198,17 +199,32 @@ def _set_impl(a, v, spec, idx, mode="set"):
     return jax.lax.dynamic_update_slice(a, sub, starts)
 
 
-def _fit_value(v, target):
+def _fit_value(v, target, advanced=True):
     """torch's value broadcasting for index assignment: leading 1-dims of the value are
-    dropped, then it must expand to the indexed shape."""
+    dropped, then it must expand to the indexed shape (torch's messages: index_put_'s for
+    advanced indices, expand's for a basic-index view)."""
     shp = tuple(jnp.shape(v))
     while len(shp) > len(target) and shp[0] == 1:
         shp = shp[1:]
     ok = len(shp) <= len(target) and all(
         s == 1 or s == t for s, t in zip(shp[::-1], target[::-1]))
     if not ok:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(jnp.shape(v))} cannot "
-                           f"be broadcast to indexing result of shape {list(target)}")
+        if advanced:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(jnp.shape(v))} "
+                               f"cannot be broadcast to indexing result of shape "
+                               f"{list(target)}")
+        if len(shp) > len(target):
+            from .typeinfo import _TYPE_NAMES
+            from .. import _dtype as D
+            tn = _TYPE_NAMES[D.from_jax(v.dtype).name]
+            raise RuntimeError(f"expand(torch.{tn}{{{list(shp)}}}, size={list(target)}): the "
+                               f"number of sizes provided ({len(target)}) must be greater or "
+                               f"equal to the number of dimensions in the tensor ({len(shp)})")
+        j = next(j for j in range(1, len(shp) + 1) if shp[-j] not in (1, target[-j]))
+        raise RuntimeError(f"The expanded size of the tensor ({target[-j]}) must match the "
+                           f"existing size ({shp[-j]}) at non-singleton dimension "
+                           f"{len(target) - j}.  Target sizes: {list(target)}.  Tensor sizes: "
+                           f"{list(shp)}")
     return jnp.broadcast_to(jnp.reshape(v, shp), target)
 
 
@@ -240,7 +256,7 @@ def _index_put(a, value, *idx, spec, accumulate, advanced):
     if any(s[0] == "z" for s in spec):
         return a + jnp.zeros((), a.dtype) * jnp.sum(jnp.asarray(value)).astype(a.dtype)
     target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i), a, *idx).shape
-    v = _fit_value(jnp.asarray(value), target).astype(a.dtype)
+    v = _fit_value(jnp.asarray(value), target, advanced).astype(a.dtype)
     if accumulate:
         return _set_impl(a, v, spec, idx, mode="add")
     return _put(spec, a, v, *idx)
@@ -259,12 +275,22 @@ def _value_arg(self, value):
 
 def setitem(self, key, value):
     """``self[key] = value``: an op producing the updated array, committed into ``self``."""
-    check_inplace(self)
     spec, arrays = _parse(self, key)
+    if (self._requires_grad and self.grad_fn is None and not any(s[0] == "t" for s in spec)
+            and _grad_enabled()):
+        # torch writes through a view of self here
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    check_inplace(self)
     value = _value_arg(self, value)
     out = apply(_index_put, self, value, *[Tensor._make(a) for a in arrays], spec=spec,
                 accumulate=False, advanced=any(s[0] == "t" for s in spec))
     commit_inplace(self, out)
+
+
+def _grad_enabled():
+    from ..autograd import grad_mode
+    return grad_mode._state.grad_enabled
 
 
 def index_put(input, indices, values, accumulate=False):

@@ -150,7 +150,7 @@ def vdot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            f"tensors")
-    _same_dtype(input, other, "vdot : expected both vectors to have same dtype, but found {} "
+    _same_dtype(input, other, "dot : expected both vectors to have same dtype, but found {} "
                               "and {}")
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "

@@ -261,8 +261,8 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 # ------------------------------------------------------------------ rank, cond, vander, eig
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
-    _float_check(A, "linalg.matrix_rank")
-    _matrix_check(A, "linalg.matrix_rank")
+    _float_check(A, "torch.linalg.matrix_rank")
+    _matrix_check(A, "torch.linalg.matrix_rank", "input")
     from .. import no_grad
     with no_grad():
         s = linalg_svdvals(A)
@@ -286,7 +286,7 @@ def cond(A, p=None, *, out=None):
         if p == -2:
             return s[..., -1] / s[..., 0]
         return s[..., 0] / s[..., -1]
-    _square_check(A, "linalg.cond")
+    _square_check(A, f"linalg.cond(ord={p if isinstance(p, str) else format(p, 'g')})")
     return linalg_matrix_norm(A, p) * linalg_matrix_norm(linalg_inv(A), p)
 
 

@@ -35,6 +35,10 @@ def _tname(dt):
             "bool": "Bool"}.get(dt.name, dt.name)
 
 
+_P_IN_MSG = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+             "message be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
 # ------------------------------------------------------------------ in-place fills
 
 @defop("random_fill", saves=False, grad_name=lambda kw: kw["name"])
@@ -136,7 +140,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         _need_float(self, "bernoulli_tensor_cpu_p_")
         pv = np.asarray(p._data)
         if ((pv < 0) | (pv > 1)).any():
-            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+            raise RuntimeError(_P_IN_MSG)
         check_inplace(self)
         pp = jnp.broadcast_to(p._data.astype(jnp.float64), self._data.shape)
         out = apply(_fill, self, _key(generator), pp, 0.0, kind="bernoulli",
@@ -246,7 +250,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
                                       f"'{_tname(input.dtype)}'")
         v = np.asarray(input._data)
         if v.size and ((v < 0) | (v > 1) | np.isnan(v)).any():
-            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+            raise RuntimeError(_P_IN_MSG)
         return apply(_bernoulli, input, _key(generator), scalar_p=None)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")

@@ -353,7 +353,7 @@ def _host(t):
 
 def _check_int_index(t, name):
     if not _is_t(t) or t.dtype.category != D._INT:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
 # ------------------------------------------------------------------ unflatten, movedim
@@ -1026,7 +1026,7 @@ def _masked_fill_args(input, mask, value):
     if _is_t(value) and value._data.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value._data.ndim} dimension(s).")
-    _broadcast_shape([tuple(input._data.shape), tuple(mask._data.shape)])
+    _broadcast_shape([tuple(mask._data.shape), tuple(input._data.shape)])
 
 
 def masked_fill(input, mask, value):

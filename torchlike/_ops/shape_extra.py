@@ -500,7 +500,8 @@ def adjoint(input):
 def _H(self):
     if self._data.ndim > 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
-                           f"{self._data.ndim}-D tensor.")
+                           f"{self._data.ndim}-D tensor. For batches of matrices, consider "
+                           f"using tensor.mH")
     if self._data.ndim < 2:
         return self
     return apply(_adjoint, self)

@@ -24,8 +24,9 @@ class finfo:
         if d.category == D._COMPLEX:
             d = d.to_real()
         if d.category != D._FLOAT:
-            raise TypeError(f"torch.finfo() requires a floating point input type. Use "
-                            f"torch.iinfo to handle '{d}'")
+            # (torch's message names 'torch.finfo' here, not the dtype)
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
         fi = jnp.finfo(d.np)
         self.bits = int(fi.bits)
         self.eps = float(fi.eps)
@@ -57,8 +58,8 @@ class iinfo:
         if type is D.bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
         if type.category != D._INT:
-            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo "
-                            f"to handle '{type}'")
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
         ii = np.iinfo(type.np)
         self.bits = int(ii.bits)
         self.min = int(ii.min)
