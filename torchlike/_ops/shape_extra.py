@@ -19,7 +19,7 @@ from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, me
 __all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
            "diagflat", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
            "masked_scatter", "hsplit", "vsplit", "dsplit", "adjoint", "ravel", "narrow_copy",
-           "unravel_index", "nonzero_static"]
+           "unravel_index", "nonzero_static", "index_reduce"]
 
 
 # ------------------------------------------------------------------ unfold
@@ -273,6 +273,26 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                      dim=0, reduce=reduce, include_self=bool(include_self)).reshape(())
     return apply(_scatter_reduce, input, index, src, dim=d, reduce=reduce,
                  include_self=bool(include_self))
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """Reduce ``source``'s slices into ``input`` at ``index`` along ``dim`` (a scatter_reduce
+    whose index is ``index`` broadcast over ``source``)."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    if index.dtype.category != D._INT or index._data.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    iv = _host(index)
+    size = input.shape[d] if n else 1
+    if iv.size and (iv.max() >= size or iv.min() < 0):
+        raise IndexError("index out of range in self")
+    shp = [1] * max(n, 1)
+    shp[d] = -1
+    idx = reshape(index, *shp).expand(*source.shape) if n else index
+    return scatter_reduce(input, d, idx, source, reduce, include_self=include_self)
 
 
 # ------------------------------------------------------------------ *_scatter
@@ -545,7 +565,8 @@ def _inplace_of(fn):
     return f
 
 
-for _n, _f in dict(nonzero_static=nonzero_static, unfold=unfold, put=put, masked_scatter=masked_scatter,
+for _n, _f in dict(index_reduce=index_reduce, nonzero_static=nonzero_static, unfold=unfold,
+                   put=put, masked_scatter=masked_scatter,
                    scatter_reduce=scatter_reduce, adjoint=adjoint, ravel=ravel,
                    narrow_copy=narrow_copy, sum_to_size=sum_to_size,
                    split_with_sizes=split_with_sizes, hsplit=hsplit, vsplit=vsplit,
@@ -554,7 +575,7 @@ for _n, _f in dict(nonzero_static=nonzero_static, unfold=unfold, put=put, masked
                    diagonal_scatter=diagonal_scatter).items():
     setattr(Tensor, _n, _f)
 
-for _n, _f in dict(put_=put, masked_scatter_=masked_scatter,
+for _n, _f in dict(index_reduce_=index_reduce, put_=put, masked_scatter_=masked_scatter,
                    scatter_reduce_=scatter_reduce).items():
     setattr(Tensor, _n, _inplace_of(_f))
 
