@@ -40,6 +40,10 @@ __all__ = [
 ]
 
 
+# float32 matmuls at full precision, as torch's defaults (no TF32 on GPUs)
+_HI = jax.lax.Precision.HIGHEST
+
+
 def _T(x):
     return x if isinstance(x, Tensor) else None
 
@@ -67,7 +71,7 @@ def _linear_name(kw):
 
 @defop("linear", promote="common", grad_name=_linear_name)
 def _linear(x, w, *b, ndim, bias):
-    y = jnp.matmul(x, w.T)
+    y = jnp.matmul(x, w.T, precision=_HI)
     return y + b[0] if b else y
 
 
@@ -86,7 +90,7 @@ def linear(input, weight, bias=None):
 
 @defop("bilinear", promote="common", grad_name="AddBackward0")
 def _bilinear(x1, x2, w, *b):
-    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2)
+    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2, precision=_HI)
     return y + b[0] if b else y
 
 
@@ -1179,7 +1183,7 @@ def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa):
         rep = q.shape[-3] // k.shape[-3]
         k = jnp.repeat(k, rep, axis=-3)
         v = jnp.repeat(v, rep, axis=-3)
-    s = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2))
+    s = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2), precision=_HI)
     i = 0
     if causal:
         tri = jnp.tril(jnp.ones((L, S), bool))
@@ -1194,7 +1198,7 @@ def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa):
     if dropout_p > 0:
         keep = jax.random.bernoulli(rest[i], 1 - dropout_p, p.shape)
         p = jnp.where(keep, p / (1 - dropout_p), 0.0)
-    return jnp.matmul(p, v)
+    return jnp.matmul(p, v, precision=_HI)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -1540,7 +1544,7 @@ def _adaptive_avg(x, outs, nd):
     for i in range(nd):
         ax = x.ndim - nd + i
         m = jnp.asarray(_adaptive_matrix(x.shape[ax], outs[i]), x.dtype)
-        x = jnp.moveaxis(jnp.tensordot(x, m, axes=([ax], [1])), -1, ax)
+        x = jnp.moveaxis(jnp.tensordot(x, m, axes=([ax], [1]), precision=_HI), -1, ax)
     return x
 
 

@@ -19,12 +19,13 @@ from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
+_HI = jax.lax.Precision.HIGHEST
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
 def _cell(mode, x_proj, h, c, w_hh, b_hh, w_hr=None):
     """One step given the input projection ``x W_ih^T + b_ih``."""
-    gh = h @ w_hh.T
+    gh = jnp.matmul(h, w_hh.T, precision=_HI)
     if b_hh is not None:
         gh = gh + b_hh
     if mode == "RNN_TANH":
@@ -37,7 +38,7 @@ def _cell(mode, x_proj, h, c, w_hh, b_hh, w_hr=None):
         i, f, gg, o = jnp.split(g, 4, axis=-1)
         c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(gg)
         h2 = jax.nn.sigmoid(o) * jnp.tanh(c2)
-        return (h2 @ w_hr.T if w_hr is not None else h2), c2
+        return (jnp.matmul(h2, w_hr.T, precision=_HI) if w_hr is not None else h2), c2
     xr, xz, xn = jnp.split(x_proj, 3, axis=-1)
     hr, hz, hn = jnp.split(gh, 3, axis=-1)
     r = jax.nn.sigmoid(xr + hr)
@@ -47,7 +48,7 @@ def _cell(mode, x_proj, h, c, w_hh, b_hh, w_hr=None):
 
 
 def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, valid=None, w_hr=None):
-    xp = x @ w_ih.T
+    xp = jnp.matmul(x, w_ih.T, precision=_HI)
     if b_ih is not None:
         xp = xp + b_ih
     lstm = mode == "LSTM"
@@ -314,7 +315,7 @@ def _rnn_cell(x, h, *rest, mode, has_bias):
     lstm = mode == "LSTM"
     c = rest[0] if lstm else None
     w = rest[1:] if lstm else rest
-    xp = x @ w[0].T
+    xp = jnp.matmul(x, w[0].T, precision=_HI)
     if has_bias:
         xp = xp + w[2]
     h2, c2 = _cell(mode, xp, h, c, w[1], w[3] if has_bias else None)

@@ -22,6 +22,9 @@ __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 
 
+_HI = jax.lax.Precision.HIGHEST
+
+
 class NonDynamicallyQuantizableLinear(Linear):
     pass
 
@@ -57,7 +60,7 @@ def _mha(q, k, v, *rest, H, separate, has_in_bias, has_out_bias, has_bias_kv, ad
     key = take() if dropout_p > 0 else None
 
     def proj(x, w, b):
-        y = x @ w.T
+        y = jnp.matmul(x, w.T, precision=_HI)
         return y + b if b is not None else y
 
     qp, kp, vp = proj(q, wq, bq), proj(k, wk, bk), proj(v, wv, bv)
@@ -87,7 +90,8 @@ def _mha(q, k, v, *rest, H, separate, has_in_bias, has_out_bias, has_bias_kv, ad
     qh = jnp.transpose(qp.reshape(L, N, H, hd), (1, 2, 0, 3))
     kh = jnp.transpose(kp.reshape(S, N, H, hd), (1, 2, 0, 3))
     vh = jnp.transpose(vp.reshape(S, N, H, hd), (1, 2, 0, 3))
-    scores = (qh * (1.0 / jnp.sqrt(jnp.asarray(hd, q.dtype)))) @ jnp.swapaxes(kh, -1, -2)
+    scores = jnp.matmul(qh * (1.0 / jnp.sqrt(jnp.asarray(hd, q.dtype))),
+                        jnp.swapaxes(kh, -1, -2), precision=_HI)
     if mask is not None:
         if mask.ndim == 3:
             mask = mask.reshape(N, H, L, S)
@@ -98,9 +102,9 @@ def _mha(q, k, v, *rest, H, separate, has_in_bias, has_out_bias, has_bias_kv, ad
     if dropout_p > 0:
         keepm = jax.random.bernoulli(key, 1 - dropout_p, attn.shape)
         attn = jnp.where(keepm, attn / (1 - dropout_p), 0)
-    o = attn @ vh                                            # (N, H, L, hd)
+    o = jnp.matmul(attn, vh, precision=_HI)                   # (N, H, L, hd)
     o = jnp.transpose(o, (2, 0, 1, 3)).reshape(L, N, E)
-    o = o @ out_w.T
+    o = jnp.matmul(o, out_w.T, precision=_HI)
     if out_b is not None:
         o = o + out_b
     weights = jnp.mean(attn, axis=1) if average else attn
