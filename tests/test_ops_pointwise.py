@@ -292,6 +292,18 @@ add(
     Case("addcdiv_zero", lambda m, a, b, c: m.addcdiv(a, b, c), (f32(2), f32(2),
                                                                  np.zeros(2, np.float32)),
          grad=False),
+    # out=
+    Case("clamp_out", lambda m, a: m.clamp(a, 0, 1, out=m.zeros(5)), (f32(5),), grad=False),
+    Case("exp2_out_f64", lambda m, a: m.exp2(a, out=m.zeros(5, dtype=m.float64)), (f32(5),),
+         grad=False),
+    Case("maximum_out", lambda m, a, b: m.maximum(a, b, out=m.zeros(5)), (f32(5), f32(5)),
+         grad=False),
+    Case("where_out", lambda m, a, b: m.where(a > 0, a, b, out=m.zeros(5)), (f32(5), f32(5)),
+         grad=False),
+    Case("atan2_out", lambda m, a, b: m.atan2(a, b, out=m.zeros(2, 5)), (f32(2, 5), f32(5)),
+         grad=False),
+    Case("float_power_out", lambda m, a: m.float_power(a, 2, out=m.zeros(5, dtype=m.float64)),
+         (f32(5),), grad=False),
     # isin
     Case("isin", lambda m, a, b: m.isin(a, b), (I64, np.array([[7, 0], [3, 9]], np.int64))),
     Case("isin_float_int", lambda m, a, b: m.isin(a, b), (I64, np.array([7.0, 0.5]))),
@@ -400,6 +412,8 @@ RAISES = [
     ("addcmul_shape", lambda m, a, b: m.addcmul(a, b, a), (f32(3), f32(2))),
     ("clamp_mixed_bounds", lambda m, a, lo: m.clamp(a, min=lo, max=0.5), (f32(3), f32(3))),
     ("isin_two_numbers", lambda m: m.isin(1, 2), ()),
+    ("out_requires_grad", lambda m, a: m.exp2(a.requires_grad_(), out=m.zeros(3)), (f32(3),)),
+    ("out_lower_dtype", lambda m, a: m.exp2(a, out=m.zeros(3, dtype=m.long)), (f32(3),)),
     ("sign_complex", lambda m, a: m.sign(a), (np.array([1 + 1j, 0j], np.complex64),)),
     ("sign_complex_inplace", lambda m, a: a.sign_(), (np.array([1 + 1j, 0j], np.complex64),)),
     ("inplace_leaf", lambda m, a: a.requires_grad_().clamp_(0, 1), (f32(3),)),
@@ -419,6 +433,8 @@ MATCH = {
     "inplace_int_result_float": "result type Float can't be cast to the desired output type Long",
     "inplace_leaf": "a leaf Variable that requires grad is being used in an in-place operation",
     "addcdiv_int": "Integer division with addcdiv is no longer supported",
+    "out_requires_grad": "functions with out=... arguments don't support automatic "
+                         "differentiation, but one of the arguments requires grad",
     "lerp_dtype_mismatch": "expected dtype float for `end` but got dtype double",
 }
 
@@ -460,3 +476,12 @@ def test_second_order_against_torch(name):
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_allclose(_second(torchlike, SECOND[name], x),
                                _second(torch, SECOND[name], x), rtol=1e-4, atol=1e-4)
+
+
+def test_out_of_another_shape_is_refused():
+    """torch resizes an ``out=`` of the wrong shape; torchlike refuses (DIFFERENCES.md)."""
+    x = torchlike.tensor(np.ones(3, np.float32))
+    with pytest.raises(NotImplementedError):
+        torchlike.clamp(x, 0, 1, out=torchlike.zeros(4))
+    with pytest.raises(NotImplementedError):
+        torchlike.max(x, 0, out=(torchlike.zeros(2), torchlike.zeros((), dtype=torchlike.long)))

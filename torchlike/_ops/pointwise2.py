@@ -760,3 +760,41 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         raise TypeError("isin() received an invalid combination of arguments - got (" +
                         type(elements).__name__ + ", " + type(test_elements).__name__ + ")")
     return apply(_isin, elements, test_elements, invert=bool(invert))
+
+
+# ------------------------------------------------------------------ out=
+
+def wire_out(ns, names):
+    """Give the functions ``names`` of namespace ``ns`` torch's ``out=`` (shape.write_out: the
+    result cast into ``out``, which must have its shape; a (values, indices) result writes into
+    a pair). Tensor methods keep the plain functions: torch's methods take no ``out``."""
+    import functools
+    import inspect
+
+    for n in names:
+        f = ns[n]
+        try:
+            if "out" not in inspect.signature(f).parameters:
+                continue
+        except (TypeError, ValueError):
+            continue
+
+        def g(*args, out=None, _f=f, _n=n, **kwargs):
+            if out is not None and _n in ("cumsum", "cumprod") and kwargs.get("dtype") is None:
+                kwargs["dtype"] = out.dtype       # torch: out's dtype is the computation's
+            r = _f(*args, **kwargs)
+            if out is None:
+                return r
+            from .shape import write_out
+            if isinstance(r, tuple):
+                if not isinstance(out, (tuple, list)) or len(out) != len(r):
+                    raise TypeError(f"{_n}(): argument 'out' must be a tuple of {len(r)} "
+                                    f"Tensors")
+                res = tuple(write_out(ri, oi, _n) for ri, oi in zip(r, out))
+                return type(r)(*res) if hasattr(r, "_fields") else res
+            return write_out(r, out, _n)
+
+        ns[n] = functools.wraps(f)(g)
+
+
+wire_out(globals(), __all__)

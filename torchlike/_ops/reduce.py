@@ -198,7 +198,7 @@ def _prod(a, dim, keepdim, dtype):
     return jnp.prod(a, axis=axes, keepdims=keepdim)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product of all elements or along one ``dim``; integer and bool inputs give int64."""
     d = None if dim is None else _one_dim(dim, input.ndim)
     return apply(_prod, input, dim=d, keepdim=bool(keepdim) and d is not None,
@@ -252,13 +252,13 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     return dict(dims=dims, correction=correction, keepdim=keep)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance over all elements or ``dim``, divided by N - correction (default 1)."""
     _need_float("std and var", input)
     return apply(_var, input, **_var_args(input, dim, unbiased, keepdim, correction))
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation (sqrt of ``var``; zero gradient where it is 0)."""
     _need_float("std and var", input)
     return apply(_std, input, **_var_args(input, dim, unbiased, keepdim, correction))
@@ -379,13 +379,13 @@ def _maxmin(name, largest, input, dim, keepdim, other):
     return _RT[name](*apply(_max_dim, input, dim=d, keepdim=bool(keepdim), largest=largest))
 
 
-def max(input, dim=None, keepdim=False, *, other=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """max(input): the largest element (gradient split among ties); max(input, dim): a
     (values, indices) namedtuple (gradient to the selected index); max(input, other): maximum."""
     return _maxmin("max", True, input, dim, keepdim, other)
 
 
-def min(input, dim=None, keepdim=False, *, other=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """min(input) / min(input, dim) -> (values, indices) / min(input, other), like ``max``."""
     return _maxmin("min", False, input, dim, keepdim, other)
 
@@ -401,17 +401,17 @@ def _amaxmin(name, largest, input, dim, keepdim):
     return apply(_amax, input, dims=dims, keepdim=keep, largest=largest)
 
 
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False, *, out=None):
     """Largest value over ``dim`` (all dims if empty); ties share the gradient evenly."""
     return _amaxmin("amax", True, input, dim, keepdim)
 
 
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, out=None):
     """Smallest value over ``dim`` (all dims if empty); ties share the gradient evenly."""
     return _amaxmin("amin", False, input, dim, keepdim)
 
 
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, out=None):
     """(min, max) over all elements or one ``dim``."""
     d = () if dim is None else dim
     return _RT["aminmax"](_amaxmin("aminmax", False, input, d, keepdim),
@@ -442,12 +442,12 @@ def _arg(name, largest, input, dim, keepdim):
     return apply(_argmax, input, dim=d, keepdim=bool(keepdim), largest=largest)
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, out=None):
     """Index of the largest element (first on ties; NaN counts as largest)."""
     return _arg("argmax", True, input, dim, keepdim)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, out=None):
     """Index of the smallest element (first on ties; NaN counts as smallest)."""
     return _arg("argmin", False, input, dim, keepdim)
 
@@ -903,14 +903,14 @@ def _nansum(a, dims, keepdim, mean):
     return jnp.nansum(a, axis=axes, keepdims=keepdim)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero."""
     x = input if dtype is None else input.to(dtype)
     dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
     return apply(_nansum, x, dims=dims, keepdim=keep, mean=False)
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of the non-NaN elements."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
@@ -1240,3 +1240,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 Tensor.unique_consecutive = unique_consecutive
+
+
+from .pointwise2 import wire_out as _wire_out  # noqa: E402
+
+_wire_out(globals(), __all__)
