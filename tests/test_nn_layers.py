@@ -146,6 +146,20 @@ LAYERS = [
     ("AdaptiveAvgPool3d", lambda nn: nn.AdaptiveAvgPool3d((2, 3, 1)), (f32(1, 2, 5, 4, 3),)),
     ("RReLU_eval_or_train0", lambda nn: nn.RReLU(0.2, 0.2), (f32(3, 4),)),
     ("Softmax2d", lambda nn: nn.Softmax2d(), (f32(2, 3, 2, 2),)),
+    ("AdaptiveMaxPool3d", lambda nn: nn.AdaptiveMaxPool3d((2, 3, 2)), (f32(1, 2, 5, 4, 3),)),
+    ("ZeroPad3d", lambda nn: nn.ZeroPad3d((1, 0, 2, 1, 0, 1)), (f32(1, 2, 2, 3, 2),)),
+    ("ReflectionPad3d", lambda nn: nn.ReflectionPad3d(1), (f32(1, 2, 3, 3, 3),)),
+    ("ReplicationPad3d", lambda nn: nn.ReplicationPad3d(1), (f32(1, 2, 3, 3, 3),)),
+    ("InstanceNorm3d", lambda nn: nn.InstanceNorm3d(2, affine=True), (f32(2, 2, 3, 3, 2),)),
+    ("UpsamplingNearest2d", lambda nn: nn.UpsamplingNearest2d(scale_factor=2),
+     (f32(1, 2, 3, 3),)),
+    ("UpsamplingBilinear2d", lambda nn: nn.UpsamplingBilinear2d(size=(5, 4)),
+     (f32(1, 2, 3, 3),)),
+    ("ChannelShuffle", lambda nn: nn.ChannelShuffle(3), (f32(2, 6, 2, 2),)),
+    ("LocalResponseNorm", lambda nn: nn.LocalResponseNorm(3, alpha=0.1), (f32(2, 5, 3, 3),)),
+    ("LocalResponseNorm_even", lambda nn: nn.LocalResponseNorm(2, k=2.0), (f32(2, 4, 6),)),
+    ("LPPool2d", lambda nn: nn.LPPool2d(2, 2), (np.abs(f32(1, 2, 4, 4)) + 0.1,)),
+    ("LPPool1d_p3", lambda nn: nn.LPPool1d(3, 3, stride=2), (np.abs(f32(1, 2, 9)) + 0.1,)),
     ("AvgPool1d", lambda nn: nn.AvgPool1d(3), (f32(2, 3, 10),)),
     ("AvgPool1d_pad", lambda nn: nn.AvgPool1d(3, 2, padding=1), (f32(2, 3, 10),)),
     ("AvgPool2d", lambda nn: nn.AvgPool2d(2), (f32(2, 3, 8, 8),)),
@@ -494,3 +508,33 @@ def test_embedding_max_norm_renormalises_weight(ctor):
     tm, lm = compare_module(ctor, (idx,), steps=2)
     assert_close = __import__("oracle").assert_close
     assert_close(lm.weight, tm.weight, 1e-6, 1e-5, "renormalised weight")
+
+
+@pytest.mark.parametrize("nd", [1, 2])
+def test_max_unpool_roundtrip(nd):
+    shape = (2, 3, 8) if nd == 1 else (2, 3, 6, 4)
+
+    def ctor(nn):
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pool = (nn.MaxPool1d if nd == 1 else nn.MaxPool2d)(2, return_indices=True)
+                self.unpool = (nn.MaxUnpool1d if nd == 1 else nn.MaxUnpool2d)(2)
+
+            def forward(self, x):
+                y, i = self.pool(x)
+                return self.unpool(y * 2, i)
+        return M()
+
+    compare_module(ctor, (f32(*shape),))
+    assert repr(ctor(torchlike.nn).unpool) == repr(ctor(torch.nn).unpool)
+
+
+def test_pdist_and_with_indices_aliases():
+    from oracle import Case, check
+    check(Case("pdist", lambda m, x: m.nn.functional.pdist(x), (f32(5, 3),)))
+    check(Case("pdist_p1", lambda m, x: m.nn.functional.pdist(x, p=1), (f32(4, 3),)))
+    check(Case("mp_idx", lambda m, x: m.nn.functional.max_pool2d_with_indices(x, 2),
+               (f32(1, 2, 4, 4),)))
+    check(Case("amp_idx", lambda m, x: m.nn.functional.adaptive_max_pool1d_with_indices(x, 3),
+               (f32(1, 2, 7),)))

@@ -2024,3 +2024,151 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     args = [weight] if weight is not None else []
     return apply(_multi_margin, input, target, *args, p=int(p), margin=float(margin),
                  reduction=reduction)
+
+
+# ================================================================== smaller extras
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    outs = _out_size(output_size, input.shape, 3)
+    if return_indices:
+        return apply(_adaptive_max_idx, input, outs=outs, nd=3)
+    return apply(_adaptive_max, input, outs=outs, nd=3)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, True)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+@defop("channel_shuffle", grad_name="ViewBackward0", saves=False)
+def _channel_shuffle(x, groups):
+    n, c = x.shape[:2]
+    rest = x.shape[2:]
+    x = x.reshape((n, groups, c // groups) + rest)
+    return jnp.swapaxes(x, 1, 2).reshape((n, c) + rest)
+
+
+def channel_shuffle(input, groups):
+    return apply(_channel_shuffle, input, groups=int(groups))
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
+    k = _tup(kernel_size, nd)
+    pool = avg_pool1d if nd == 1 else avg_pool2d
+    if stride is not None:
+        out = pool(input.pow(norm_type), k, stride, 0, ceil_mode)
+    else:
+        out = pool(input.pow(norm_type), k, padding=0, ceil_mode=ceil_mode)
+    n = 1
+    for v in k:
+        n *= v
+    return (out.sign() * relu(out.abs())).mul(n).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 2)
+
+
+@defop("local_response_norm", grad_name="DivBackward0")
+def _lrn(x, size, alpha, beta, k):
+    sq = x * x
+    pads = [(0, 0)] * x.ndim
+    pads[1] = (size // 2, (size - 1) // 2)
+    sq = jnp.pad(sq, pads)
+    win = [1] * x.ndim
+    win[1] = size
+    div = jax.lax.reduce_window(sq, 0.0, jax.lax.add, tuple(win), (1,) * x.ndim,
+                                [(0, 0)] * x.ndim) / size
+    return x / (div * alpha + k) ** beta
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} "
+                         "dimensions)")
+    return apply(_lrn, input, size=int(size), alpha=float(alpha), beta=float(beta), k=float(k))
+
+
+@defop("max_unpool", grad_name="MaxUnpool2DBackward0")
+def _max_unpool(x, idx, out):
+    n, c = x.shape[:2]
+    flat = jnp.zeros((n, c, int(np.prod(out))), x.dtype)
+    flat = flat.at[jnp.arange(n)[:, None, None], jnp.arange(c)[None, :, None],
+                   idx.reshape(n, c, -1)].set(x.reshape(n, c, -1))
+    return flat.reshape((n, c) + tuple(out))
+
+
+def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nd):
+    k = _tup(kernel_size, nd)
+    s = _tup(stride if stride is not None else kernel_size, nd)
+    p = _tup(padding, nd)
+    if output_size is not None:
+        out = tuple(int(v) for v in list(output_size)[-nd:])
+    else:
+        out = tuple((input.shape[-nd + i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(nd))
+    unb = input.ndim == nd + 1
+    if unb:
+        input, indices = input.unsqueeze(0), indices.unsqueeze(0)
+    r = apply(_max_unpool, input, indices, out=out)
+    return r.squeeze(0) if unb else r
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+@defop("pdist", grad_name="PdistBackward0")
+def _pdist(x, p):
+    n = x.shape[0]
+    i, j = np.triu_indices(n, 1)
+    d = x[i] - x[j]
+    return _pnorm(d, p, -1, False)
+
+
+def pdist(input, p=2):
+    return apply(_pdist, input, p=float(p))

@@ -617,3 +617,105 @@ class Unfold(Module):
     def extra_repr(self):
         return ("kernel_size={kernel_size}, dilation={dilation}, padding={padding}, "
                 "stride={stride}".format(**self.__dict__))
+
+
+ZeroPad3d = _pad_cls("ZeroPad3d", "constant", 3)
+ConstantPad3d = _pad_cls("ConstantPad3d", "constant", 3, True)
+ReflectionPad3d = _pad_cls("ReflectionPad3d", "reflect", 3)
+ReplicationPad3d = _pad_cls("ReplicationPad3d", "replicate", 3)
+CircularPad3d = _pad_cls("CircularPad3d", "circular", 3)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _nd = 3
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class ChannelShuffle(Module):
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class _LPPoolNd(Module):
+    _fn = None
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = (norm_type, kernel_size,
+                                                                          stride, ceil_mode)
+
+    def forward(self, input):
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride,
+                              self.ceil_mode)
+
+    def extra_repr(self):
+        return ("norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, "
+                "ceil_mode={ceil_mode}".format(**self.__dict__))
+
+
+class LPPool1d(_LPPoolNd):
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+    _nd = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = F._tup(kernel_size, self._nd)
+        self.stride = F._tup(stride if stride is not None else kernel_size, self._nd)
+        self.padding = F._tup(padding, self._nd)
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _fn = staticmethod(F.max_unpool1d)
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _fn = staticmethod(F.max_unpool2d)
+
+
+__all__ += ["ZeroPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d",
+            "InstanceNorm3d", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ChannelShuffle",
+            "LocalResponseNorm", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d"]

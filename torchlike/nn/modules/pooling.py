@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+__all__ = ["AdaptiveMaxPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
@@ -148,3 +148,8 @@ class AdaptiveAvgPool3d(_AdaptiveNd):
 
     def __init__(self, output_size):
         super().__init__(output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptiveNd):
+    _fn = staticmethod(F.adaptive_max_pool3d)
+    _max = True
