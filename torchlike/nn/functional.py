@@ -2172,3 +2172,52 @@ def _pdist(x, p):
 
 def pdist(input, p=2):
     return apply(_pdist, input, p=float(p))
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
+                         f"got {margin} instead")
+    d = distance_function if distance_function is not None else pairwise_distance
+    dp = d(anchor, positive)
+    dn = d(anchor, negative)
+    if swap:
+        from .. import minimum
+        dn = minimum(dn, d(positive, negative))
+    loss = (margin + dp - dn).clamp_min(0)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+@defop("multilabel_margin_loss", grad_name="MultilabelMarginLossBackward0")
+def _mlm(x, y, reduction):
+    unb = x.ndim == 1
+    if unb:
+        x, y = x[None], y[None]
+    n, c = x.shape
+    stop = jnp.cumsum(y < 0, axis=1) > 0
+    valid = ~stop
+    safe = jnp.where(valid, y, 0)
+    is_t = jnp.zeros((n, c), bool).at[jnp.arange(n)[:, None], safe].max(valid)
+    xj = jnp.take_along_axis(x, safe, axis=1)                      # (n, k) target scores
+    z = jnp.maximum(1 - (xj[:, :, None] - x[:, None, :]), 0)       # (n, k, c)
+    z = jnp.where(valid[:, :, None] & ~is_t[:, None, :], z, 0)
+    loss = jnp.sum(z, axis=(1, 2)) / c
+    if unb and reduction == "none":
+        return loss[0]
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return apply(_mlm, input, target, reduction=reduction)

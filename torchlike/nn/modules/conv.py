@@ -9,7 +9,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -138,3 +138,7 @@ class ConvTranspose1d(_ConvTranspose):
 
 class ConvTranspose2d(_ConvTranspose):
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    _nd = 3
