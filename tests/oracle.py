@@ -57,7 +57,7 @@ def _np(t):
         t = t.detach()
         if t.dtype == torch.bfloat16:
             t = t.float()
-        return t.numpy()
+        return t.numpy(force=True)   # force: torch's ZeroTensor gradients (e.g. of sgn)
     if isinstance(t, torchlike.Tensor):
         a = np.asarray(t.detach()._data)
         if t.dtype is torchlike.bfloat16:

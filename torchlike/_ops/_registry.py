@@ -305,7 +305,7 @@ def _mark_views(op, c, args, arrays, outs, static):
 
 def _translate(e, args):
     """Re-raise a jax shape error as torch's RuntimeError where torch has a message for it."""
-    if "incompatible shapes" in str(e):
+    if "incompatible shapes" in str(e).lower():
         msg = broadcast_error([tuple(a._data.shape) for a in args if isinstance(a, _Tensor)])
         if msg:
             raise RuntimeError(msg) from None
