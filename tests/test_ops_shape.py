@@ -335,6 +335,13 @@ CASES += [
          (f32(3), np.array([1, 1, 0]), f32(3))),
     Case("index_reduce_amin_", lambda m, a, i, s: (a * 1).index_reduce_(0, i, s, "amin"),
          (f32(3, 2), np.array([2]), f32(1, 2))),
+    Case("as_strided", lambda m, a: m.as_strided(a, (2, 2), (1, 2), 1), (f32(3, 4),)),
+    Case("as_strided_windows", lambda m, a: (a * 1).as_strided((3, 3), (1, 1)), (f32(5),)),
+    Case("as_strided_of_transpose", lambda m, a: a.t().as_strided((2, 2), (1, 2)), (f32(3, 4),)),
+    Case("as_strided_of_slice", lambda m, a: a[1:].as_strided((2,), (1,)), (f32(3, 4),)),
+    Case("as_strided_offset", lambda m, a: a.as_strided((2, 3), (3, 1), storage_offset=2),
+         (f32(8),)),
+    Case("as_strided_zero_stride", lambda m, a: a.as_strided((2, 3), (0, 1)), (f32(4),)),
     Case("select_scatter", lambda m, a, s: m.select_scatter(a, s, 0, -1), (f32(3, 4), f32(4))),
     Case("select_scatter_dim1", lambda m, a, s: a.select_scatter(s, 1, 2), (f32(3, 4), f32(3))),
     Case("slice_scatter", lambda m, a, s: m.slice_scatter(a, s, 1, 0, 4, 2), (f32(3, 4), f32(3, 2))),
@@ -412,6 +419,7 @@ BAD_EXTRA = [
      (f32(3), np.array([0]), f32(1))),
     ("index_reduce_oob", lambda m, a, i, s: a.index_reduce(0, i, s, "amax"),
      (f32(3), np.array([5]), f32(1))),
+    ("as_strided_oob", lambda m, a: a.as_strided((2, 2), (1, 2), 20), (f32(3, 4),)),
     ("unravel_index_float", lambda m, i: m.unravel_index(i, (3, 2)), (f32(2),)),
 ]
 
@@ -693,3 +701,28 @@ def test_bad_input_messages_match_torch():
         if str(lerr) != str(terr) and name not in differ:
             mismatched.append((name, str(lerr), str(terr)))
     assert not mismatched, mismatched
+
+
+
+def test_as_strided_and_storage_offset_share_storage_like_torch():
+    import torch
+    import torchlike
+
+    def run(m):
+        x = m.arange(12.0).reshape(3, 4)
+        offs = [x[1:].storage_offset(), x[:, 2:].storage_offset(), x.t().storage_offset()]
+        y = m.zeros(6)
+        y.as_strided((2, 2), (2, 1), 1)[1, 1] = 5.0
+        return offs, y.tolist()
+
+    assert run(torchlike) == run(torch)
+
+
+def test_overlapping_as_strided_is_a_copy():
+    """Pinned difference (DIFFERENCES.md): as_strided whose elements share storage positions is
+    a copy (reads equal torch's; writes reach neither the source nor the other positions)."""
+    import torchlike
+    x = torchlike.zeros(5)
+    w = x.as_strided((3, 3), (1, 1))
+    w[0, 1] = 7.0
+    assert x.tolist() == [0.0] * 5 and w[1, 0].item() == 0.0

@@ -19,7 +19,7 @@ from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, me
 __all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
            "diagflat", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
            "masked_scatter", "hsplit", "vsplit", "dsplit", "adjoint", "ravel", "narrow_copy",
-           "unravel_index", "nonzero_static", "index_reduce"]
+           "unravel_index", "nonzero_static", "index_reduce", "as_strided"]
 
 
 # ------------------------------------------------------------------ unfold
@@ -45,6 +45,56 @@ def unfold(self, dimension, size, step):
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     return apply(_unfold, self, dim=d, size=int(size), step=int(step))
+
+
+# ------------------------------------------------------------------ as_strided
+
+@defop("as_strided", saves=False, view=lambda kw: kw["unique"], grad_name="AsStridedBackward0")
+def _as_strided(a, idx, unique):
+    return a.reshape(-1)[idx]
+
+
+def _storage_base(t):
+    """The tensor owning ``t``'s storage (its root), and ``t``'s storage offset in it."""
+    from .._views import alias_index
+    a = t._alias
+    if a is None:
+        return t, 0
+    idx = alias_index(t)
+    off = int(np.asarray(idx).reshape(-1)[0]) if idx is not None and t.numel() else 0
+    return (a.root.detach() if a.detached else a.root), off
+
+
+def _storage_offset(self):
+    return _storage_base(self)[1]
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A tensor reading ``input``'s storage at ``offset + sum(i_k * stride_k)``; a view of that
+    storage when no two elements share a position (a copy otherwise: DIFFERENCES.md)."""
+    size, stride = tuple(int(n) for n in size), tuple(int(n) for n in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    base, off = _storage_base(input)
+    off = off if storage_offset is None else int(storage_offset)
+    pos = np.full(size, off, np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        if st < 0:
+            raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                               f"got strides: {list(stride)}")
+        shp = [1] * len(size)
+        shp[k] = n
+        pos = pos + (np.arange(n, dtype=np.int64) * st).reshape(shp)
+    need = (int(pos.max()) + 1) if pos.size else 0
+    if need > base.numel():
+        isz = base.dtype.itemsize
+        req = (off + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * isz if pos.size \
+            else 0
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {off}, and itemsize {isz} requiring a storage size of {req} "
+                           f"are out of bounds for storage of size {base.numel() * isz}")
+    unique = bool(np.unique(pos).size == pos.size)
+    return apply(_as_strided, base, Tensor._make(jnp.asarray(pos)), unique=unique)
 
 
 # ------------------------------------------------------------------ put, masked_scatter
@@ -565,7 +615,8 @@ def _inplace_of(fn):
     return f
 
 
-for _n, _f in dict(index_reduce=index_reduce, nonzero_static=nonzero_static, unfold=unfold,
+for _n, _f in dict(as_strided=as_strided, storage_offset=_storage_offset,
+                   index_reduce=index_reduce, nonzero_static=nonzero_static, unfold=unfold,
                    put=put, masked_scatter=masked_scatter,
                    scatter_reduce=scatter_reduce, adjoint=adjoint, ravel=ravel,
                    narrow_copy=narrow_copy, sum_to_size=sum_to_size,

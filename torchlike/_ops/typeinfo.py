@@ -162,6 +162,5 @@ Tensor.type_as = lambda self, other: self.to(other.dtype)
 Tensor.is_nonzero = is_nonzero
 Tensor.is_same_size = is_same_size
 Tensor.is_signed = lambda self: self.dtype.is_signed
-Tensor.storage_offset = lambda self: 0
 Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
 Tensor.itemsize = property(lambda self: self.dtype.itemsize)
