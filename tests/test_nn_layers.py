@@ -549,3 +549,25 @@ def test_pdist_and_with_indices_aliases():
                (f32(1, 2, 4, 4),)))
     check(Case("amp_idx", lambda m, x: m.nn.functional.adaptive_max_pool1d_with_indices(x, 3),
                (f32(1, 2, 7),)))
+
+
+def test_lazy_modules_materialize_like_torch():
+    def ctor(nn):
+        lib = torch if nn is torch.nn else torchlike
+        m = nn.Sequential(nn.LazyConv2d(4, 3, padding=1), nn.LazyBatchNorm2d(), nn.ReLU(),
+                          nn.Flatten(), nn.LazyLinear(3))
+        with lib.no_grad():
+            m(lib.zeros(1, 2, 4, 4))
+        return m
+
+    tm, lm = compare_module(ctor, (f32(2, 2, 4, 4),), atol=1e-4, rtol=1e-4)
+    assert repr(lm) == repr(tm)
+    assert [(n, tuple(p.shape)) for n, p in lm.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in tm.named_parameters()]
+    assert type(lm[4].weight).__name__ == type(tm[4].weight).__name__ == "Parameter"
+    # default initialisation bounds of the materialised Linear (fan_in = 64)
+    w = np.asarray(torchlike.nn.LazyLinear(5)(torchlike.ones(2, 64)) is not None)
+    lin = torchlike.nn.LazyLinear(50)
+    lin(torchlike.ones(1, 64))
+    a = np.asarray(lin.weight._data)
+    assert np.abs(a).max() <= 1 / 8 and np.abs(a).max() > 0.1

@@ -9,5 +9,6 @@ from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
 from . import module  # noqa: F401
 from . import utils  # noqa: F401
