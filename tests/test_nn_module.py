@@ -580,3 +580,11 @@ def test_load_state_dict_assign_and_forward_with_kwargs():
         return out
     t, l = both(run)
     assert l == t
+
+
+def test_data_parallel_wrapper_keys_and_repr():
+    def run(lib):
+        m = lib.nn.DataParallel(lib.nn.Linear(2, 1))
+        return list(m.state_dict()), repr(m), type(m.module).__name__
+    t, l = both(run)
+    assert l == t

@@ -1,6 +1,6 @@
 from .module import Module  # noqa: F401
 from .linear import Linear, Identity  # noqa: F401
-from .container import (Sequential, ModuleList, ModuleDict, ParameterList,  # noqa: F401
+from .container import (Sequential, ModuleList, ModuleDict, ParameterList, DataParallel,  # noqa
                         ParameterDict)
 from .activation import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403

@@ -476,3 +476,20 @@ class ParameterDict(Module):
     def __ior__(self, other):
         self.update(other)
         return self
+
+
+class DataParallel(Module):
+    """Single-device stand-in for ``nn.DataParallel``: wraps ``module`` (keys get "module.")."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        self.module = module
+        self.device_ids = [] if device_ids is None else list(device_ids)
+        self.output_device = output_device
+        self.dim = dim
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)
+
+
+__all__ += ["DataParallel"]

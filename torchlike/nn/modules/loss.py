@@ -229,3 +229,10 @@ class MultiLabelMarginLoss(_Loss):
 
 
 __all__ += ["TripletMarginWithDistanceLoss", "MultiLabelMarginLoss"]
+
+
+class NLLLoss2d(NLLLoss):
+    pass
+
+
+__all__ += ["NLLLoss2d"]
