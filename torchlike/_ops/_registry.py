@@ -151,6 +151,9 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     static kwargs saying so.
     """
     def deco(fn):
+        if name in OPS:
+            raise ValueError(f"op {name!r} is already declared (in {OPS[name].fn.__module__}); "
+                             f"each op is declared once: pick another name")
         op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
                 differentiable=differentiable, view=view)
         OPS[name] = op
