@@ -321,3 +321,56 @@ def test_dead_views_are_not_kept_alive():
     gc.collect()
     assert len(base.__dict__.get("_aliases", ())) == 0
     assert base._version == 400
+
+
+LAYOUT_OPS = ["y.unsqueeze_(0)", "y.t_()", "y.squeeze_()", "y.squeeze_(0)", "y.transpose_(0, 1)",
+              "y.swapaxes_(0, 1)", "y.swapdims_(0, 1)", "y.squeeze_((0,))"]
+
+
+@pytest.mark.parametrize("code", LAYOUT_OPS)
+def test_inplace_view_ops_match_torch(code):
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        y = x * 2
+        exec(code, {"y": y})
+        (y * m.arange(3.0).reshape(y.shape)).sum().backward()
+        return tuple(y.shape), y.grad_fn.name(), y._version, x.grad.tolist()
+    assert run(torchlike) == run(torch)
+
+
+@scenario
+def views_keep_their_elements_when_base_is_transposed_in_place(m):
+    z = m.arange(6.0).reshape(2, 3)
+    v = z[0]
+    d = z.detach()
+    z.t_()
+    v.add_(10)
+    r = m.zeros(2, 3)
+    w = r[0]
+    r.t_()
+    w.add_(10)
+    a = m.arange(6.0)
+    a.resize_(2, 3)
+    b = m.arange(6.0).reshape(2, 3)
+    u = b[:, 1]
+    u.unsqueeze_(0)
+    u.mul_(100)
+    return [repr(z), repr(v), repr(d), z._version, repr(r), repr(w), repr(a), repr(b), repr(u)]
+
+
+@scenario
+def inplace_view_op_errors(m):
+    log = []
+    for code in ("x.unsqueeze_(0)", "x.t_()", "x[0].unsqueeze_(0)", "x.resize_(3, 2)"):
+        x = m.ones(2, 3, requires_grad=True)
+        try:
+            exec(code, {"x": x})
+            log.append("ok")
+        except RuntimeError as e:
+            log.append(str(e))
+    return log
+
+
+def test_resize_to_another_element_count_is_a_clear_error():
+    with pytest.raises(NotImplementedError, match="resizes only when the number of elements"):
+        torchlike.zeros(2, 3).resize_(4, 4)

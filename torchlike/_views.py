@@ -199,3 +199,39 @@ def _refresh(root):
             g = apply(OPS["alias_gather"], root, Tensor._make(
                 idx if idx is not None else _iota(int(rdata.size)).reshape(v._data.shape)))
             _rebase(v, g.grad_fn, 0)
+
+
+def relayout(t, new_data, layout, node=None):
+    """An in-place view op (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``, ``resize_``):
+    ``t`` itself takes the new shape/layout ``layout(array)``.
+
+    If ``t`` is a root, its live aliases keep reading the same elements: their index maps are
+    translated from the old flat layout to the new one. If ``t`` is an alias, only its own map
+    changes (its root is untouched), as in torch.
+    """
+    a = t._alias
+    if a is None:
+        d = t.__dict__.get("_aliases")
+        if d:
+            n = int(t._data.size)
+            perm = jnp.reshape(layout(_iota(n).reshape(t._data.shape)), (-1,))
+            inv = jnp.zeros((n,), jnp.int64).at[perm].set(_iota(n))
+            for v in list(d):
+                idx = alias_index(v)
+                if idx is None:
+                    idx = _iota(n).reshape(v._data.shape)
+                v._alias.idx = inv[idx]
+    else:
+        # fix the maps of every alias of the root first: views taken of ``t`` read the
+        # elements they read when they were made, whatever ``t`` becomes
+        for v in list(_aliases(a.root)):
+            alias_index(v)
+        idx = alias_index(t)
+        if idx is None:
+            idx = _iota(int(a.root._data.size)).reshape(t._data.shape)
+        a.idx = layout(idx)
+    t._data = new_data
+    t._vc[0] += 1
+    if node is not None:
+        _rebase(t, node, 0)
+    return t

@@ -61,3 +61,82 @@ def zero_(self):
     """Set every element to zero."""
     check_inplace(self)
     return commit_inplace(self, apply(_zero, self))
+
+
+# ------------------------------------------------------------------ in-place view ops
+# The tensor itself changes shape; recorded as the view op with torch's in-place node names.
+
+@defop("layout_", saves=False, grad_name=lambda kw: kw["name"])
+def _layout(a, kind, args, name):
+    return _LAYOUTS[kind](a, *args)
+
+
+_LAYOUTS = {
+    "t": lambda a: a.T,
+    "transpose": lambda a, d0, d1: jnp.swapaxes(a, d0, d1),
+    "squeeze": lambda a, dims: jnp.squeeze(a, tuple(d for d in dims if a.shape[d] == 1)),
+    "unsqueeze": lambda a, dim: jnp.expand_dims(a, dim),
+    "reshape": lambda a, shape: jnp.reshape(a, shape),
+}
+
+
+def _inplace_layout(self, kind, args, name):
+    from .._views import relayout
+    check_inplace(self)
+    out = apply(_layout, self, kind=kind, args=args, name=name)
+    return relayout(self, out._data, lambda a: _LAYOUTS[kind](a, *args), out.grad_fn)
+
+
+def _wrap(dim, n):
+    from .._tensor import _wrap_dim
+    return _wrap_dim(dim, n)
+
+
+@method("t_")
+def t_(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return _inplace_layout(self, "t", (), "TBackward1")
+
+
+@method("transpose_", "swapaxes_", "swapdims_")
+def transpose_(self, dim0, dim1):
+    n = self.ndim
+    return _inplace_layout(self, "transpose", (_wrap(dim0, n), _wrap(dim1, n)),
+                           "TransposeBackward1")
+
+
+@method("squeeze_")
+def squeeze_(self, dim=None):
+    n = self.ndim
+    if dim is None:
+        return _inplace_layout(self, "squeeze", (tuple(range(n)),), "SqueezeBackward3")
+    if isinstance(dim, (tuple, list)):
+        dims = tuple(_wrap(d, n) for d in dim) if n else ()
+        return _inplace_layout(self, "squeeze", (dims,), "SqueezeBackward5")
+    return _inplace_layout(self, "squeeze", ((_wrap(dim, n),) if n else (),), "SqueezeBackward4")
+
+
+@method("unsqueeze_")
+def unsqueeze_(self, dim):
+    return _inplace_layout(self, "unsqueeze", (_wrap(dim, self.ndim + 1),), "UnsqueezeBackward1")
+
+
+@method("resize_")
+def resize_(self, *sizes, memory_format=None):
+    """Resize in place when the element count is unchanged (a reshape of the storage)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(s) for s in sizes)
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = 1
+    for s in sizes:
+        n *= s
+    if n != self.numel():
+        raise NotImplementedError(
+            f"resize_ to {n} elements from {self.numel()}: torchlike resizes only when the "
+            f"number of elements is unchanged (jax arrays have no growable storage); create a "
+            f"new tensor instead. See DIFFERENCES.md")
+    return _inplace_layout(self, "reshape", (sizes,), "ViewBackward0")
