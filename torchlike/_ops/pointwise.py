@@ -111,14 +111,19 @@ def _sum_to(g, shape):
 _pow_masked.defvjp(_pow_fwd, _pow_bwd)
 
 
+def _alpha(alpha):
+    # alpha=1 (the common case) shares the compiled entry of a plain add/sub
+    return {} if alpha == 1 else {"alpha": alpha}
+
+
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with torch's type promotion."""
-    return apply(_add, input, other, alpha=alpha) if alpha != 1 else apply(_add, input, other)
+    return apply(_add, input, other, **_alpha(alpha))
 
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
-    return apply(_sub, input, other, alpha=alpha) if alpha != 1 else apply(_sub, input, other)
+    return apply(_sub, input, other, **_alpha(alpha))
 
 
 subtract = sub
@@ -367,12 +372,12 @@ for _n, _f in dict(add=add, sub=sub, mul=mul, div=div, pow=pow, eq=eq, ne=ne, lt
 
 @method("add_")
 def _add_(self, other, *, alpha=1):
-    return apply_(_add, self, other, alpha=alpha) if alpha != 1 else apply_(_add, self, other)
+    return apply_(_add, self, other, **_alpha(alpha))
 
 
 @method("sub_")
 def _sub_(self, other, *, alpha=1):
-    return apply_(_sub, self, other, alpha=alpha) if alpha != 1 else apply_(_sub, self, other)
+    return apply_(_sub, self, other, **_alpha(alpha))
 
 
 @method("mul_")
