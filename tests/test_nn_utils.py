@@ -58,3 +58,23 @@ def test_pad_sequence(batch_first):
     l = torchlike.nn.utils.rnn.pad_sequence([torchlike.tensor(s) for s in seqs], batch_first,
                                             padding_value=-1.0)
     assert_close(l, t, 0, 0, "padded")
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm(dim):
+    import warnings
+    from nn_util import compare_module
+
+    def ctor(nn):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return nn.Sequential(nn.utils.weight_norm(nn.Linear(4, 3), dim=dim), nn.Tanh(),
+                                 nn.utils.weight_norm(nn.Conv1d(3, 2, 2), name="weight"))
+
+    x = R.standard_normal((2, 3, 4)).astype(np.float32)
+    tm, lm = compare_module(ctor, (x,), atol=1e-5, rtol=1e-4)
+    assert [n for n, _ in lm.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    torch.nn.utils.remove_weight_norm(tm[0])
+    torchlike.nn.utils.remove_weight_norm(lm[0])
+    assert [n for n, _ in lm.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    assert_close(lm[0].weight, tm[0].weight, 1e-6, 1e-5, "weight after remove")

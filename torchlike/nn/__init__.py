@@ -5,4 +5,7 @@ from .modules import *  # noqa: F401,F403
 from .modules.module import Module  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
-from . import utils  # noqa: F401
+import importlib as _importlib
+# ``from .modules import *`` also brings ``modules.utils`` (torch's _pair helpers); bind the
+# package ``torchlike.nn.utils`` explicitly
+utils = _importlib.import_module(".utils", __name__)

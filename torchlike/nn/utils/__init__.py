@@ -7,9 +7,11 @@ import jax.numpy as jnp
 
 from ..._tensor import Tensor
 from . import rnn  # noqa: F401
+from .weight_norm import weight_norm, remove_weight_norm  # noqa: F401
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
-           "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters", "rnn"]
+           "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters", "rnn",
+           "weight_norm", "remove_weight_norm"]
 
 
 def _params(parameters):
