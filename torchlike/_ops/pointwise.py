@@ -300,8 +300,15 @@ def _abs_fn(x):
     return jnp.abs(x)
 
 
-# torch: d|x|/dx = sign(x), 0 at 0
-_abs_fn.defjvps(lambda g, ans, x: g * jnp.sign(x))
+def _abs_jvp(g, ans, x):
+    # torch: d|x|/dx = sign(x), 0 at 0; for complex x the real part of conj(x)/|x| * g
+    if jnp.iscomplexobj(x):
+        safe = jnp.where(ans == 0, 1, ans)
+        return jnp.real(jnp.where(ans == 0, 0, jnp.conj(x) / safe) * g)
+    return g * jnp.sign(x)
+
+
+_abs_fn.defjvps(_abs_jvp)
 
 
 # ops whose torch backward reads their result rather than their input
@@ -334,6 +341,7 @@ _UNARY = {
     "relu": (_relu_fn, None, "ReluBackward0"),
     "abs": (_abs_fn, None, "AbsBackward0"),
     "square": (lambda a: a * a, None, "PowBackward0"),
+    "conj_physical": (jnp.conj, None, "ConjPhysicalBackward0"),
 }
 
 _unary_fns = {}
@@ -439,3 +447,39 @@ def _rtruediv(self, other):
 
 
 Tensor.__rtruediv__ = _rtruediv
+
+
+# ------------------------------------------------------------------ complex parts
+
+@defop("real", saves=False, grad_name="RealBackward0")
+def _real(a):
+    return jnp.real(a)
+
+
+@defop("imag", saves=False, grad_name="ImagBackward0")
+def _imag(a):
+    return jnp.imag(a)
+
+
+def conj(input):
+    """The complex conjugate (a copy: torch's lazy conjugate bit does not exist here)."""
+    return input if not input.dtype.is_complex else conj_physical(input)  # noqa: F821
+
+
+def real(input):
+    """The real part; a real tensor is returned as it is (see DIFFERENCES.md: not a view)."""
+    return input if not input.dtype.is_complex else apply(_real, input)
+
+
+def imag(input):
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply(_imag, input)
+
+
+__all__ += ["conj", "conj_physical", "real", "imag"]
+Tensor.conj = conj
+Tensor.resolve_conj = lambda self: self
+Tensor.is_conj = lambda self: False
+Tensor.real = property(real)
+Tensor.imag = property(imag)

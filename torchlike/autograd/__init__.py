@@ -5,7 +5,7 @@ import jax.numpy as jnp
 
 from . import graph as graph
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
-from .engine import run_backward
+from .engine import flip_conj, run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                         set_grad_enabled)
 
@@ -46,10 +46,11 @@ def _make_grads(outputs, grad_outputs, create_graph):
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                 f"has a shape of {out.shape}.")
         if create_graph:
-            grads.append(g if g.dtype is out.dtype else g.to(out.dtype))
+            grads.append(flip_conj(g if g.dtype is out.dtype else g.to(out.dtype), True))
         else:
             arr = g._data
-            grads.append(arr if arr.dtype == out._data.dtype else arr.astype(out._data.dtype))
+            arr = arr if arr.dtype == out._data.dtype else arr.astype(out._data.dtype)
+            grads.append(flip_conj(arr))
     return grads
 
 
@@ -114,5 +115,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     f"the graph. Set allow_unused=True if this is the desired behavior.")
             out.append(None)
         else:
+            g = flip_conj(g, create_graph)
             out.append(g if create_graph else Tensor._make(g))
     return tuple(out)

@@ -39,6 +39,24 @@ def _add(a, b):
     return a + b
 
 
+_jit_conj = jax.jit(jnp.conj)
+
+
+def flip_conj(g, create_graph=False):
+    """Convert a gradient between jax's convention and torch's (they are conjugates).
+
+    jax's VJPs propagate the conjugate of what torch calls the gradient of a complex tensor.
+    Inside the engine everything stays in jax's convention; wherever a user sees or supplies a
+    gradient (hooks, ``.grad``, ``autograd.grad``, the ``gradient`` argument, custom Functions)
+    it is converted. Real gradients pass through untouched.
+    """
+    if g is None:
+        return None
+    if create_graph or not isinstance(g, jax.Array):
+        return g.conj() if g.dtype.is_complex else g
+    return _jit_conj(g) if jnp.iscomplexobj(g) else g
+
+
 def _zeros(meta, create_graph):
     shape, dt = meta
     z = jnp.zeros(shape, dt)
@@ -48,6 +66,8 @@ def _zeros(meta, create_graph):
 def _call_tensor_hooks(hooks, g, create_graph):
     """Run ``hook(grad) -> Tensor or None`` hooks in order; each sees the previous result."""
     T = _T()
+    g0 = g
+    g = flip_conj(g, create_graph)
     gt = g if create_graph else T._make(g)
     for hook in list(hooks.values()):
         r = hook(gt)
@@ -60,13 +80,15 @@ def _call_tensor_hooks(hooks, g, create_graph):
                     f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of value")
             gt = r
     if create_graph:
-        return gt
+        return flip_conj(gt, True)
     data = gt._data
-    return data if data.dtype == g.dtype else data.astype(g.dtype)
+    data = data if data.dtype == g0.dtype else data.astype(g0.dtype)
+    return flip_conj(data)
 
 
 def _retain(tensor, g, create_graph):
     T = _T()
+    g = flip_conj(g, create_graph)
     if tensor.grad is None:
         tensor.grad = g.detach() if create_graph else T._make(g)
     else:
@@ -78,6 +100,7 @@ def _retain(tensor, g, create_graph):
 
 def _accumulate(tensor, g, create_graph):
     T = _T()
+    g = flip_conj(g, create_graph)
     if tensor.grad is None:
         if create_graph:
             tensor.grad = g

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 
 from . import grad_mode as _gm
+from .engine import flip_conj
 from .graph import Node
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -90,6 +91,7 @@ class _FunctionNode(Node):
                     grads_in.append(None)
                     continue
                 c = jnp.zeros(*meta)
+            c = flip_conj(c, create_graph)
             grads_in.append(c if isinstance(c, Tensor) else Tensor._make(c))
         with _gm.set_grad_enabled(create_graph):
             res = self.fn_cls.backward(self.ctx, *grads_in)
@@ -101,8 +103,8 @@ class _FunctionNode(Node):
         out = []
         for pos in self.grad_positions:
             g = res[pos]
-            if g is not None and not create_graph:
-                g = g._data
+            if g is not None:
+                g = flip_conj(g if create_graph else g._data, create_graph)
             out.append(g)
         return tuple(out)
 
