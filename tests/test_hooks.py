@@ -355,3 +355,25 @@ def test_hook_on_tensor_without_grad_raises():
     import numpy as np
     check_raises(lambda m, x: x.register_hook(lambda g: g), np.ones(2, np.float32),
                  match="cannot register a hook on a tensor that doesn't require gradient")
+
+
+def _hook_relative_ordering(m):
+    # after torch's test_hook_relative_ordering: tensor pre-hooks, Node pre-hooks, retain_grad,
+    # the node, Node post-hooks
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    y.register_hook(lambda g: (log.append(("tensor_pre", repr(g))), g * 2)[1])
+    y.grad_fn.register_prehook(lambda go: (log.append(("node_pre", repr(go[0]))),
+                                           (go[0] + 1,))[1])
+    y.grad_fn.register_hook(lambda gi, go: log.append(("node_post", repr(gi[0]),
+                                                       repr(go[0]))))
+    x.register_post_accumulate_grad_hook(lambda t: log.append(("post_acc", repr(t.grad))))
+    y.sum().backward()
+    log += [repr(y.grad), repr(x.grad)]
+    return log
+
+
+def test_hook_relative_ordering_matches_torch():
+    assert _hook_relative_ordering(torchlike) == _hook_relative_ordering(torch)

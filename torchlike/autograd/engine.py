@@ -86,6 +86,19 @@ def _call_tensor_hooks(hooks, g, create_graph):
     return flip_conj(data)
 
 
+def _call_node_prehooks(hooks, buf, create_graph):
+    """Node pre-hooks ``hook(grad_outputs) -> tuple or None``, after the tensor hooks."""
+    T = _T()
+    go = tuple(None if b is None else (flip_conj(b, True) if create_graph
+                                       else T._make(flip_conj(b))) for b in buf)
+    for hook in list(hooks.values()):
+        r = hook(go)
+        if r is not None:
+            go = tuple(r)
+    return [None if g is None else (flip_conj(g, True) if create_graph
+                                    else flip_conj(g._data)) for g in go]
+
+
 def _retain(tensor, g, create_graph):
     T = _T()
     g = flip_conj(g, create_graph)
@@ -214,6 +227,11 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                     t = ref()
                     if t is not None and buf[nr] is not None:
                         _retain(t, buf[nr], create_graph)
+            # 3. Node pre-hooks: after the retained .grad was filled (as torch orders them)
+            if node.pre_hooks:
+                node_hooks = node.pre_hooks.get(("node", 0))
+                if node_hooks:
+                    buf = _call_node_prehooks(node_hooks, buf, create_graph)
             if targets is not None and node in targets:
                 for nr, i in targets[node]:
                     captured[i] = buf[nr]
@@ -225,7 +243,7 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                                             for e in node.next_edges):
                 continue
 
-            # 3. the node's backward
+            # 4. the node's backward
             # (identity, not list.count: == on Tensors is elementwise)
             n_none = sum(1 for b in buf if b is None)
             if n_none == len(buf):
