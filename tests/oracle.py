@@ -151,3 +151,16 @@ def check_raises(fn, *inputs, match=None):
         assert match in str(terr), f"the case's fragment {match!r} is not in torch's {terr}"
         assert match in str(lerr), f"{match!r} not in torchlike's message {lerr}"
     return lerr, terr
+
+
+def check_double_backward(fn, x0=None, atol=1e-6, rtol=1e-6):
+    """Second-order gradients of ``fn(m, x)`` through ``create_graph=True`` equal torch's."""
+    x0 = np.random.default_rng(0).standard_normal((3, 4)) if x0 is None else x0
+    res = []
+    for m in (torch, torchlike):
+        x = m.tensor(x0, requires_grad=True)
+        y = fn(m, x)
+        g, = m.autograd.grad((y * y).sum(), x, create_graph=True)
+        gg, = m.autograd.grad((g * g).sum(), x)
+        res.append(np.asarray(gg.detach().tolist()))
+    np.testing.assert_allclose(res[1], res[0], atol=atol, rtol=rtol)
