@@ -33,6 +33,15 @@ def _is_inexact(np_dtype):
     return jnp.issubdtype(np_dtype, jnp.inexact)
 
 
+def _cast(x, dtype):
+    """Promote one operand to the op's result dtype; random keys pass through untouched."""
+    if not hasattr(x, "dtype"):
+        return jnp.asarray(x, dtype)
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        return x
+    return x.astype(dtype)
+
+
 class _Compiled:
     """The three jitted functions of one op for one static configuration."""
 
@@ -48,8 +57,7 @@ class _Compiled:
 
         def f(*xs):
             if cast is not None:
-                xs = tuple(x.astype(cast) if isinstance(x, jax.Array) or hasattr(x, "dtype")
-                           else jnp.asarray(x, cast) for x in xs)
+                xs = tuple(_cast(x, cast) for x in xs)
             return fn(*xs, **kw)
 
         def fwd(*xs):
