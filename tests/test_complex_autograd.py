@@ -42,7 +42,8 @@ def real_imag_parts(m):
     x = m.tensor([1 + 2j, 3 - 1j], requires_grad=True)
     y = x * 1
     (y.real.sum() * 2 + y.imag.sum() * 3).backward()
-    return [repr(x.grad), repr(m.real(x.detach())), repr(x.detach().imag)]
+    return [repr(x.grad), repr(m.real(x.detach())), repr(x.detach().imag), repr(y.real),
+            repr(y.imag)]
 
 
 @scenario

@@ -451,12 +451,12 @@ Tensor.__rtruediv__ = _rtruediv
 
 # ------------------------------------------------------------------ complex parts
 
-@defop("real", saves=False, grad_name="RealBackward0")
+@defop("real", saves=False, grad_name="SelectBackward0")  # torch: view_as_real + select
 def _real(a):
     return jnp.real(a)
 
 
-@defop("imag", saves=False, grad_name="ImagBackward0")
+@defop("imag", saves=False, grad_name="SelectBackward0")
 def _imag(a):
     return jnp.imag(a)
 
