@@ -214,26 +214,9 @@ class _initial_mode:
         self.o._is_initial = False
 
 
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch)."""
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self.optimizer = optimizer
-        self.lr_lambdas: list[Callable[[int], float]]
-        if not isinstance(lr_lambda, list) and (not isinstance(lr_lambda, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
-        super().__init__(optimizer, last_epoch)
+class _LambdaState:
+    """state_dict of schedulers built on lr_lambdas: plain functions are not saved, callable
+    objects save their ``__dict__`` (as torch's)."""
 
     def state_dict(self) -> dict[str, Any]:
         state_dict = {
@@ -255,6 +238,28 @@ class LambdaLR(LRScheduler):
             if fn is not None:
                 self.lr_lambdas[idx].__dict__.update(fn)
 
+
+class LambdaLR(_LambdaState, LRScheduler):
+    """lr = initial_lr * lr_lambda(epoch)."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas: list[Callable[[int], float]]
+        if not isinstance(lr_lambda, list) and (not isinstance(lr_lambda, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
     def get_lr(self) -> list[float | Tensor]:
         _warn_get_lr_called_within_step(self)
         return [
@@ -263,7 +268,7 @@ class LambdaLR(LRScheduler):
         ]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaState, LRScheduler):
     """lr *= lr_lambda(epoch) each step."""
 
     def __init__(
@@ -288,26 +293,6 @@ class MultiplicativeLR(LRScheduler):
                     f"lr_lambda should be a function, but got {type(lr_lambda).__name__}"
                 )
         super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict[str, Any]:
-        state_dict = {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "lr_lambdas")
-        }
-        state_dict["lr_lambdas"] = [None] * len(self.lr_lambdas)
-        for idx, fn in enumerate(self.lr_lambdas):
-            if not isinstance(fn, types.FunctionType):
-                state_dict["lr_lambdas"][idx] = fn.__dict__.copy()
-        return state_dict
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        lr_lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        state_dict["lr_lambdas"] = lr_lambdas
-        for idx, fn in enumerate(lr_lambdas):
-            if fn is not None:
-                self.lr_lambdas[idx].__dict__.update(fn)
 
     def get_lr(self) -> list[float | Tensor]:
         _warn_get_lr_called_within_step(self)
