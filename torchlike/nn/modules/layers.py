@@ -218,6 +218,22 @@ class EmbeddingBag(Module):
 
 # ------------------------------------------------------------------ normalisation
 
+def _affine_params(mod, enabled, shape, bias, dtype):
+    """Register a normalisation layer's weight and (optional) bias, or None for both."""
+    mod.register_parameter("weight", Parameter(_creation.empty(*shape, dtype=dtype))
+                           if enabled else None)
+    mod.register_parameter("bias", Parameter(_creation.empty(*shape, dtype=dtype))
+                           if enabled and bias else None)
+
+
+def _reset_affine(mod):
+    """torch's initialisation of an affine normalisation: weight ones, bias zeros."""
+    if mod.weight is not None:
+        init.ones_(mod.weight)
+    if mod.bias is not None:
+        init.zeros_(mod.bias)
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
@@ -227,22 +243,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(_creation.empty(*self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.empty(*self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, self.elementwise_affine, self.normalized_shape, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -287,22 +292,11 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
-        if self.affine:
-            self.weight = Parameter(_creation.empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, self.affine, (num_channels,), bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
