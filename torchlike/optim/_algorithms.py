@@ -25,6 +25,15 @@ def _zeros_like(p):
     return Tensor._make(jnp.zeros_like(p._data))
 
 
+def _init_zero_state(self, p, group):
+    """First-use state of optimizers whose state is a step counter (torch's float32 0-dim
+    tensor) plus buffers of zeros shaped like ``p``."""
+    st = self.state[p]
+    if len(st) == 0:
+        for k in self._state_keys_for(group):
+            st[k] = _zero_scalar() if k == "step" else _zeros_like(p)
+
+
 def _check_lr_eps_wd(lr, eps=0.0, weight_decay=0.0):
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
@@ -313,6 +322,8 @@ class Adagrad(Optimizer):
 class Adadelta(Optimizer):
     """Adadelta."""
 
+    _init_state = _init_zero_state
+
     _hp_keys = ("lr", "rho", "eps", "weight_decay")
     _state_keys = ("step", "square_avg", "acc_delta")
 
@@ -325,13 +336,6 @@ class Adadelta(Optimizer):
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
-
-    def _init_state(self, p, group):
-        st = self.state[p]
-        if len(st) == 0:
-            st["step"] = _zero_scalar()
-            st["square_avg"] = _zeros_like(p)
-            st["acc_delta"] = _zeros_like(p)
 
     def _flags(self, group):
         return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
@@ -361,6 +365,8 @@ class Adadelta(Optimizer):
 class Adamax(_BetasMixin, Optimizer):
     """Adamax (Adam with the infinity norm)."""
 
+    _init_state = _init_zero_state
+
     _hp_keys = ("lr", "eps", "weight_decay")
     _state_keys = ("step", "exp_avg", "exp_inf")
 
@@ -373,13 +379,6 @@ class Adamax(_BetasMixin, Optimizer):
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
                         capturable=capturable)
         super().__init__(params, defaults)
-
-    def _init_state(self, p, group):
-        st = self.state[p]
-        if len(st) == 0:
-            st["step"] = _zero_scalar()
-            st["exp_avg"] = _zeros_like(p)
-            st["exp_inf"] = _zeros_like(p)
 
     def _flags(self, group):
         return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
@@ -469,6 +468,8 @@ class NAdam(_BetasMixin, Optimizer):
 class RAdam(_BetasMixin, Optimizer):
     """RAdam (rectified Adam), with optional decoupled weight decay."""
 
+    _init_state = _init_zero_state
+
     _hp_keys = ("lr", "eps", "weight_decay")
     _state_keys = ("step", "exp_avg", "exp_avg_sq")
 
@@ -483,13 +484,6 @@ class RAdam(_BetasMixin, Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         super().__init__(params, defaults)
-
-    def _init_state(self, p, group):
-        st = self.state[p]
-        if len(st) == 0:
-            st["step"] = _zero_scalar()
-            st["exp_avg"] = _zeros_like(p)
-            st["exp_avg_sq"] = _zeros_like(p)
 
     def _flags(self, group):
         return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])),
