@@ -374,3 +374,33 @@ def inplace_view_op_errors(m):
 def test_resize_to_another_element_count_is_a_clear_error():
     with pytest.raises(NotImplementedError, match="resizes only when the number of elements"):
         torchlike.zeros(2, 3).resize_(4, 4)
+
+
+@scenario
+def reshape_of_non_contiguous_is_a_copy(m):
+    x = m.arange(6.0).reshape(2, 3)
+    y = x.t().reshape(-1)
+    y.add_(100)
+    z = x[1:].reshape(-1)
+    z.add_(10)
+    c = x.t().contiguous()
+    c.mul_(0)
+    s = x[:, ::2]
+    a = m.ones(2, 3, requires_grad=True) * 1
+    names = [a.t().reshape(-1).grad_fn.name() if m is torchlike else
+             type(a.t().reshape(-1).grad_fn).__name__,
+             a[1:].reshape(-1).grad_fn.name() if m is torchlike else
+             type(a[1:].reshape(-1).grad_fn).__name__]
+    return [repr(x), y._base is None, z._base is x, x.t().is_contiguous(), x.is_contiguous(),
+            s.is_contiguous(), x[1:].is_contiguous(), x.expand(2, 2, 3).is_contiguous(),
+            names]
+
+
+def test_view_of_transposed_does_not_raise():
+    # pinned difference (DIFFERENCES.md): torch raises here; torchlike returns a view
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        torch.zeros(2, 3).t().view(-1)
+    x = torchlike.zeros(2, 3)
+    v = x.t().view(-1)
+    v.add_(1)
+    assert x.sum().item() == 6.0

@@ -179,7 +179,8 @@ class Tensor:
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def is_contiguous(self, memory_format=None):
-        return True
+        from ._views import is_contiguous
+        return is_contiguous(self)
 
     # ------------------------------------------------------------ autograd metadata
     @property

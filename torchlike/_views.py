@@ -235,3 +235,17 @@ def relayout(t, new_data, layout, node=None):
     if node is not None:
         _rebase(t, node, 0)
     return t
+
+
+def is_contiguous(t):
+    """True when ``t`` reads consecutive root elements in row-major order (torch's notion of a
+    contiguous tensor, for what a reshape may alias)."""
+    a = t._alias
+    if a is None:
+        return True
+    idx = alias_index(t)
+    if idx is None:
+        return True
+    import numpy as np
+    flat = np.asarray(idx).reshape(-1)
+    return flat.size == 0 or bool((flat == np.arange(flat[0], flat[0] + flat.size)).all())

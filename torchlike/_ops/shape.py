@@ -87,18 +87,25 @@ def _to_copy(a, dtype):
     return a.astype(dtype)
 
 
+@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0")
+def _reshape_copy(a, shape):
+    return jnp.reshape(a, shape)
+
+
 def reshape(input, *shape):
-    """The same values in a new shape (one dim may be -1)."""
+    """The same values in a new shape (one dim may be -1): a view of a contiguous tensor, a
+    copy of a non-contiguous one (a transposed or strided view), as in torch."""
+    from .._views import is_contiguous
     shape = infer_shape(_shape_arg(shape), input.numel())
-    if shape == tuple(input._data.shape):
-        return apply(_view, input, shape=shape)
+    if input._alias is not None and not is_contiguous(input):
+        return apply(_reshape_copy, input, shape=shape)
     return apply(_view, input, shape=shape)
 
 
 def view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
-    return reshape(self, *shape)
+    return apply(_view, self, shape=infer_shape(_shape_arg(shape), self.numel()))
 
 
 @defop("view_dtype", differentiable=False)
@@ -262,7 +269,12 @@ for _n, _f in dict(reshape=reshape, view=view, transpose=transpose, swapaxes=swa
 Tensor.view_as = lambda self, other: reshape(self, *other.shape)
 Tensor.reshape_as = lambda self, other: reshape(self, *other.shape)
 Tensor.expand_as = lambda self, other: expand(self, *other.shape)
-Tensor.contiguous = lambda self, memory_format=None: self
+def _contiguous(self, memory_format=None):
+    """self if contiguous, else a contiguous copy (so writes to it do not reach the base)."""
+    return self if self.is_contiguous() else clone(self)
+
+
+Tensor.contiguous = _contiguous
 Tensor.T = property(lambda self: permute(self, *reversed(range(self.ndim))))
 Tensor.mT = property(lambda self: transpose(self, -2, -1))
 Tensor.cpu = lambda self, memory_format=None: _to(self, "cpu")
