@@ -40,4 +40,34 @@ from . import utils  # noqa: F401
 from . import optim  # noqa: F401,E402 (issue 6)
 from .serialization import save, load  # noqa: F401,E402 (issue 6)
 
+from ._runtime import *  # noqa: F401,F403,E402 (threads, determinism, default device, ...)
+from ._ops.spectral import *  # noqa: F401,F403,E402 (stft, istft, window functions)
+
 __version__ = "0.1.0"
+
+# Namespaces imported on first use (``torchlike.cuda``, ``torchlike.fft``, ...): importing them
+# eagerly would lengthen ``import torchlike`` for programs that never touch them.
+_LAZY_MODULES = frozenset({
+    "fft", "special", "distributions", "func", "interop", "cuda", "backends", "jit", "amp",
+    "accelerator", "mps", "cpu", "profiler", "testing", "onnx", "distributed",
+    "multiprocessing", "hub", "compiler", "types", "overrides", "library", "export",
+    "sparse", "masked", "quantization", "ao", "nested", "signal",
+})
+# top-level names that live in a lazily imported namespace: name -> module
+_LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "compile": "_compile",
+               "autocast": "amp"}
+
+
+def __getattr__(name):
+    import importlib
+    if name in _LAZY_MODULES:
+        try:
+            return importlib.import_module("." + name, __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module 'torchlike' has no attribute {name!r} "
+                                 f"(torch.{name} is not provided yet: see README)") from None
+    if name in _LAZY_ATTRS:
+        return getattr(importlib.import_module("." + _LAZY_ATTRS[name], __name__), name)
+    raise AttributeError(f"module 'torchlike' has no attribute {name!r}")

@@ -70,3 +70,14 @@ def to_jax(dev):
 
 
 _CPU = device("cpu")
+
+
+def move(t, dev):
+    """``t`` on device ``dev`` (``t`` itself when it is already there); used by ``Tensor.to``."""
+    target = device(dev)
+    if target == t.device:
+        return t
+    from ._tensor import Tensor
+    moved = Tensor._make(jax.device_put(t._data, to_jax(target)), t.grad_fn, t._output_nr)
+    moved._requires_grad = t._requires_grad
+    return moved

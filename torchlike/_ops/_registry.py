@@ -227,6 +227,8 @@ def apply(op, *args, **static):
     Returns a Tensor, or a tuple of Tensors for multi-output ops.
     """
     T = _Tensor
+    if _state.autocast is not None:
+        args = _state.autocast(op, args, static)
     # the cast dtype is keyed by its torchlike dtype object (hashed by identity: cheap)
     cast = _result_dtype(op, args) if op.promote is not None else None
     arrays = []

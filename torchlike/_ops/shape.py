@@ -250,13 +250,7 @@ def _to(self, *args, **kwargs):
     elif copy:
         out = clone(self)
     if dev is not None:
-        target = _device.device(dev)
-        if target != self.device:
-            import jax
-            moved = Tensor._make(jax.device_put(out._data, _device.to_jax(target)),
-                                 out.grad_fn, out._output_nr)
-            moved._requires_grad = out._requires_grad
-            out = moved
+        out = _device.move(out, dev)
     return out
 
 

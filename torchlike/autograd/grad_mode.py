@@ -12,6 +12,9 @@ class _State(threading.local):
     def __init__(self):
         self.grad_enabled = True
         self.inference = False
+        # autocast policy (torchlike.amp): None, or a callable ``(op, args, static) -> args``
+        # that the registry's ``apply`` calls before promotion
+        self.autocast = None
 
 
 _state = _State()

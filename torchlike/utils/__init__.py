@@ -1,10 +1,13 @@
-"""torchlike.utils: hooks and data loading helpers."""
+"""torchlike.utils: hooks, data loading, checkpointing, dlpack, benchmark helpers."""
 from . import hooks as hooks
+
+_LAZY = frozenset({"data", "checkpoint", "dlpack", "benchmark", "tensorboard", "cpp_extension",
+                   "model_zoo", "_pytree"})
 
 
 def __getattr__(name):
-    # ``torchlike.utils.data`` on first use (importing it eagerly would be circular)
-    if name == "data":
+    # submodules on first use (importing ``data`` eagerly would be circular)
+    if name in _LAZY:
         import importlib
-        return importlib.import_module(".data", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
