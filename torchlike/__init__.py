@@ -42,6 +42,7 @@ from .serialization import save, load  # noqa: F401,E402 (issue 6)
 
 from ._runtime import *  # noqa: F401,F403,E402 (threads, determinism, default device, ...)
 from ._ops.spectral import *  # noqa: F401,F403,E402 (stft, istft, window functions)
+from ._ops.special_ops import *  # noqa: F401,F403,E402 (i0, polygamma, ... shared with special)
 
 __version__ = "0.1.0"
 

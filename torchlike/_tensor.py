@@ -14,6 +14,7 @@ import numpy as np
 from . import _device
 from . import _dtype as D
 from ._ops import _registry
+from ._tensor_interop import InteropMixin
 from .autograd import grad_mode as _gm
 from .autograd.graph import AccumulateGrad
 from .utils.hooks import RemovableHandle
@@ -43,7 +44,7 @@ class Size(tuple):
         return Size(tuple(self) + tuple(other))
 
 
-class Tensor:
+class Tensor(InteropMixin):
     """A torch-style tensor over an immutable jax array.
 
     >>> t = torchlike.tensor([2.0, 3.0], requires_grad=True)

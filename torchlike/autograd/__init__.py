@@ -118,3 +118,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = flip_conj(g, create_graph)
             out.append(g if create_graph else Tensor._make(g))
     return tuple(out)
+
+
+_LAZY = frozenset({"functional", "profiler", "forward_ad", "anomaly_mode", "gradcheck"})
+
+
+def __getattr__(name):
+    # torch.autograd.functional / profiler / forward_ad on first use
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
