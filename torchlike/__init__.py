@@ -48,27 +48,23 @@ __version__ = "0.1.0"
 
 # Namespaces imported on first use (``torchlike.cuda``, ``torchlike.fft``, ...): importing them
 # eagerly would lengthen ``import torchlike`` for programs that never touch them.
-_LAZY_MODULES = frozenset({
+from ._lazy import lazy_submodules as _lazy_submodules  # noqa: E402
+
+_namespace = _lazy_submodules(__name__, {
     "fft", "special", "distributions", "func", "interop", "cuda", "backends", "jit", "amp",
     "accelerator", "mps", "cpu", "profiler", "testing", "onnx", "distributed",
     "multiprocessing", "hub", "compiler", "types", "overrides", "library", "export",
-    "sparse", "masked", "quantization", "ao", "nested", "signal",
-})
+    "sparse", "masked", "quantization", "ao", "nested", "signal"})
 # top-level names that live in a lazily imported namespace: name -> module
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "compile": "_compile",
                "autocast": "amp"}
 
 
 def __getattr__(name):
-    import importlib
-    if name in _LAZY_MODULES:
-        try:
-            return importlib.import_module("." + name, __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module 'torchlike' has no attribute {name!r} "
-                                 f"(torch.{name} is not provided yet: see README)") from None
     if name in _LAZY_ATTRS:
-        return getattr(importlib.import_module("." + _LAZY_ATTRS[name], __name__), name)
-    raise AttributeError(f"module 'torchlike' has no attribute {name!r}")
+        import importlib
+        try:
+            return getattr(importlib.import_module("." + _LAZY_ATTRS[name], __name__), name)
+        except ModuleNotFoundError:
+            pass
+    return _namespace(name)

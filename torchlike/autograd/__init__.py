@@ -120,12 +120,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(out)
 
 
-_LAZY = frozenset({"functional", "profiler", "forward_ad", "anomaly_mode", "gradcheck"})
 
+from .._lazy import lazy_submodules as _lazy  # noqa: E402
 
-def __getattr__(name):
-    # torch.autograd.functional / profiler / forward_ad on first use
-    if name in _LAZY:
-        import importlib
-        return importlib.import_module("." + name, __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# torch.autograd.functional / profiler / forward_ad on first use
+__getattr__ = _lazy(__name__, {"functional", "profiler", "forward_ad", "anomaly_mode",
+                               "gradcheck"})
