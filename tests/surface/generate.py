@@ -9,9 +9,12 @@ import importlib
 import inspect
 import json
 import os
+import sys
 import types
 
 import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
 
 NAMESPACES = [
     "torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg",
@@ -76,10 +79,17 @@ def main():
             obj = importlib.import_module(ns)
             names = _public(obj)
         out[ns] = sorted(names)
+    from out_probe import takes_out
+    takes = {}
+    for ns in ("torch", "torch.linalg", "torch.special", "torch.fft", "torch.nn.functional"):
+        mod = importlib.import_module(ns)
+        takes[ns] = sorted(n for n in out[ns] if not n.endswith("_") and callable(getattr(mod, n))
+                           and not isinstance(getattr(mod, n), type)
+                           and takes_out(getattr(mod, n)))
     path = os.path.join(os.path.dirname(__file__), "torch_names.json")
     with open(path, "w") as f:
-        json.dump({"torch_version": torch.__version__, "names": out}, f, indent=0,
-                  sort_keys=True)
+        json.dump({"torch_version": torch.__version__, "names": out, "out": takes}, f,
+                  indent=0, sort_keys=True)
         f.write("\n")
     print(path, {k: len(v) for k, v in out.items()})
 
