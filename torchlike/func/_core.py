@@ -1,0 +1,254 @@
+"""Shared machinery of the torch.func transforms: Tensors around jax tracers.
+
+Every transform is ONE jax transform (``jax.vmap``, ``jax.vjp``, ``jax.jvp``, ...) of a pure
+function that wraps the incoming jax values (tracers) into torchlike Tensors, runs the user's
+torch-style function under ``no_grad`` (the jax transform does the differentiation; the tape
+records nothing, so no node can hold a tracer afterwards) and unwraps the outputs.
+
+Host reads of traced values (``.item()``, ``if t:``, data-dependent shapes such as
+``nonzero``) cannot work while tracing; ``traced_call`` turns jax's tracer errors into a
+RuntimeError naming the torchlike function that read the value.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+
+import jax
+
+from .. import _random
+from .._tensor import Tensor
+from ..autograd import grad_mode as _gm
+from . import _pytree as P
+
+__all__ = ["wrap", "unwrap", "traced_call", "is_tracer", "randomness_level", "tensor_leaves"]
+
+_TRACER_ERRORS = (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError,
+                  jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_FUNC = os.path.dirname(os.path.abspath(__file__))
+_JAX = os.path.dirname(os.path.abspath(jax.__file__))
+
+
+def is_tracer(x):
+    return isinstance(x, jax.core.Tracer)
+
+
+def wrap(x):
+    """A jax value as a fresh Tensor (no autograd history)."""
+    return Tensor._make(x)
+
+
+def unwrap(t):
+    return t._data
+
+
+def tensor_leaves(tree):
+    return [v for v in P.tree_flatten(tree)[0] if isinstance(v, Tensor)]
+
+
+# ------------------------------------------------------------------ tracing context
+
+class _State(threading.local):
+    def __init__(self):
+        self.depth = 0
+        self.random = []      # stack of (mode, index tracer or None) per vmap level
+
+
+_state = _State()
+
+
+def in_transform():
+    """True while a torch.func transform is tracing a function."""
+    return _state.depth > 0
+
+
+def _culprit(tb):
+    """(entry, inner): the torchlike function the user's code called, and the innermost one."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    chain = []
+    for f in frames:
+        fn = os.path.abspath(f.f_code.co_filename)
+        lib = fn.startswith(_PKG) and not fn.startswith(_FUNC)
+        if fn.startswith(_JAX) or "/numpy/" in fn:
+            continue
+        if lib:
+            chain.append(f.f_code.co_name)
+        else:
+            chain = []          # user code: what follows is what it called
+    if not chain:
+        return None, None
+    return chain[0], chain[-1]
+
+
+_ITEM = {"item", "tolist", "numpy", "__array__", "__float__", "__int__", "__complex__",
+         "__index__", "__format__"}
+
+
+def _host_read_error(api, e):
+    entry, inner = _culprit(e.__traceback__)
+    names = {entry, inner}
+    if "__bool__" in names or isinstance(e, jax.errors.TracerBoolConversionError):
+        msg = (f"{api}: It looks like you're attempting to use a Tensor in some data-dependent "
+               f"control flow (in `{entry}`). torchlike traces the function with jax, so Python "
+               f"control flow cannot depend on tensor values; use torch.where or compute the "
+               f"condition outside the transform.")
+    elif names & _ITEM:
+        msg = (f"{api}: It looks like you're calling .item() on a Tensor (in `{entry}`). "
+               f"Reading a tensor's value on the host is not possible while torchlike traces "
+               f"the function with jax; please rewrite it with other operations.")
+    else:
+        msg = (f"{api}: `{entry}` reads tensor values on the host (a data-dependent output "
+               f"shape or value check, in `{inner}`), which is not possible while torchlike "
+               f"traces the function with jax. Attempted to transform over {entry}.")
+    return RuntimeError(msg)
+
+
+@contextlib.contextmanager
+def traced(api):
+    """Run the body as the inside of a transform: grad mode off, tracer errors explained."""
+    st = _gm._state
+    prev = st.grad_enabled
+    st.grad_enabled = False
+    _state.depth += 1
+    if _state.depth == 1:
+        _patch_generator()
+    try:
+        yield
+    except _TRACER_ERRORS as e:
+        raise _host_read_error(api, e).with_traceback(e.__traceback__) from None
+    finally:
+        _state.depth -= 1
+        if _state.depth == 0:
+            _unpatch_generator()
+        st.grad_enabled = prev
+
+
+# ------------------------------------------------------------------ randomness under vmap
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either "
+                 "use the 'same' or 'different' randomness flags on vmap or perform the "
+                 "randomness operation out of vmap")
+_orig_next_key = None
+
+
+def _patched_next_key(self):
+    key = _orig_next_key(self)
+    for mode, idx in _state.random:
+        if mode == "error":
+            raise RuntimeError(_RANDOM_ERROR)
+        if mode == "different":
+            key = jax.random.fold_in(key, idx)
+    return key
+
+
+def _patch_generator():
+    global _orig_next_key
+    if _orig_next_key is None:
+        _orig_next_key = _random.Generator.next_key
+        _random.Generator.next_key = _patched_next_key
+
+
+def _unpatch_generator():
+    global _orig_next_key
+    if _orig_next_key is not None:
+        _random.Generator.next_key = _orig_next_key
+        _orig_next_key = None
+
+
+@contextlib.contextmanager
+def randomness_level(mode, idx):
+    """One vmap level's randomness mode while its function is traced (``idx``: the batch index
+    as a batched tracer, folded into every key drawn in 'different' mode)."""
+    _state.random.append((mode, idx))
+    try:
+        yield
+    finally:
+        _state.random.pop()
+
+
+# ------------------------------------------------------------------ leaks into outside tensors
+
+def snapshot(tensors):
+    return [(t, t._data) for t in tensors]
+
+
+def check_no_leak(snap, api, vmap=False):
+    """Tensors from outside the transform must not have been given traced values (an in-place
+    write of a transformed value into a captured tensor). Restores them and raises."""
+    bad = [t for t, d in snap if t._data is not d and is_tracer(t._data) and not is_tracer(d)]
+    if not bad:
+        return
+    for t, d in snap:
+        if t._data is not d and is_tracer(t._data):
+            object.__setattr__(t, "_data", d)
+    if vmap:
+        raise RuntimeError(
+            "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
+            "Tensor `other` in extra_args that has more elements than `self`. This happened due "
+            "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
+            "try to use out-of-place operators instead of inplace arithmetic. If said operator "
+            "is being called inside the PyTorch framework, please file a bug report instead.")
+    raise RuntimeError(
+        f"{api}: an in-place operation wrote a value that depends on the transformed inputs "
+        f"into a tensor created outside the function (a captured tensor, module parameter or "
+        f"buffer); torchlike cannot keep such a write (the value only exists while tracing). "
+        f"Use out-of-place operations, or pass the tensor in (functional_call for module state).")
+
+
+def outside_tensors(func, args, kwargs):
+    """Tensors the caller can see after the call: Tensor arguments and, when ``func`` is a
+    module (or a bound method / partial of one), its parameters and buffers."""
+    ts = [t for t in P.tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)]
+    for m in _modules_of(func):
+        ts.extend(m.parameters())
+        ts.extend(b for b in m.buffers() if b is not None)
+    return ts
+
+
+def _modules_of(func, depth=0):
+    from ..nn import Module
+    if depth > 3:
+        return []
+    if isinstance(func, Module):
+        return [func]
+    out = []
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, Module):
+        out.append(owner)
+    inner = getattr(func, "func", None)          # functools.partial
+    if inner is not None:
+        out.extend(_modules_of(inner, depth + 1))
+        for a in list(getattr(func, "args", ())) + list(getattr(func, "keywords", {}).values()):
+            if isinstance(a, Module):
+                out.append(a)
+    return out
+
+
+# ------------------------------------------------------------------ outputs
+
+def split_output(out, api, allow_non_tensor=True):
+    """Flatten a user output: (jax arrays of its Tensor leaves, rebuild(arrays) -> tree)."""
+    leaves, spec = P.tree_flatten(out)
+    pos = []
+    arrays = []
+    for i, v in enumerate(leaves):
+        if isinstance(v, Tensor):
+            pos.append(i)
+            arrays.append(v._data)
+        elif not allow_non_tensor:
+            raise RuntimeError(f"{api}: expected f(*args) to return only tensors, got "
+                               f"unsupported type {type(v)}")
+
+    def rebuild(arrs, as_tensor=wrap):
+        new = list(leaves)
+        for i, a in zip(pos, arrs):
+            new[i] = as_tensor(a)
+        return P.tree_unflatten(new, spec)
+
+    return arrays, rebuild, spec
