@@ -138,13 +138,23 @@ _orig_next_key = None
 
 
 def _patched_next_key(self):
-    key = _orig_next_key(self)
-    for mode, idx in _state.random:
+    key = None
+    for mode, arg in _state.random:
         if mode == "error":
             raise RuntimeError(_RANDOM_ERROR)
-        if mode == "different":
-            key = jax.random.fold_in(key, idx)
-    return key
+        if mode == "key":              # to_jax_function(rng=True): keys come from the caller
+            counter = arg[1][0]
+            arg[1][0] += 1
+            key = jax.random.fold_in(arg[0], counter)
+        elif mode == "nokey":
+            raise RuntimeError(
+                "to_jax_function: a random operation ran while the function is traced by jax "
+                "without a key: its key would be a constant of the trace (the same values on "
+                "every call). Use to_jax_function(module, rng=True) and pass a jax key, or "
+                "module.eval() to turn dropout off.")
+        elif mode == "different":
+            key = jax.random.fold_in(_orig_next_key(self) if key is None else key, arg)
+    return _orig_next_key(self) if key is None else key
 
 
 def _patch_generator():
@@ -159,6 +169,23 @@ def _unpatch_generator():
     if _orig_next_key is not None:
         _random.Generator.next_key = _orig_next_key
         _orig_next_key = None
+
+
+@contextlib.contextmanager
+def key_level(key, traced):
+    """Random keys for a to_jax_function call: from ``key`` (a jax key, typed or raw uint32
+    data), or an error when the call is traced without one."""
+    if key is None:
+        mode, arg = ("nokey", None) if traced else ("same", None)
+    else:
+        if not jax.dtypes.issubdtype(getattr(key, "dtype", None), jax.dtypes.prng_key):
+            key = jax.random.wrap_key_data(key)
+        mode, arg = "key", (key, [0])
+    _state.random.append((mode, arg))
+    try:
+        yield
+    finally:
+        _state.random.pop()
 
 
 @contextlib.contextmanager
