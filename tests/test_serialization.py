@@ -467,14 +467,17 @@ def test_pickled_torch_objects_other_than_tensors_refused(tmp_path):
         torchlike.load(f, weights_only=False)
 
 
-def test_map_location_callable_is_not_called(tmp_path):
-    """DIFFERENCES.md: every tensor is loaded to the host; a callable map_location is
-    accepted but not called."""
+def test_map_location_callable_is_called_as_torch(tmp_path):
+    """(Was test_map_location_callable_is_not_called: the callable is now called as torch
+    calls it, once per storage with (storage, location tag); returning None keeps the default
+    placement.)"""
     f = tmp_path / "m.pt"
-    torch.save({"w": torch.arange(3.0)}, f)
-    calls = []
+    torch.save({"w": torch.arange(3.0), "v": torch.arange(2)}, f)
+    calls, tcalls = [], []
     out = torchlike.load(f, map_location=lambda s, loc: calls.append(loc))
-    assert calls == [] and out["w"].device.type == "cpu"
+    torch.load(f, map_location=lambda s, loc: tcalls.append(loc))
+    assert calls == tcalls == ["cpu", "cpu"] and out["w"].device.type == "cpu"
+    assert out["w"].tolist() == [0.0, 1.0, 2.0]
 
 
 def test_example_train_mlp_runs_and_torch_reads_its_checkpoint(tmp_path):

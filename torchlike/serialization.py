@@ -14,21 +14,40 @@ Saving emits only globals on torch's ``weights_only`` allowlist (``collections.O
 ``torch._utils._rebuild_tensor_v2``/``_rebuild_parameter``, ``torch.<X>Storage``, dtypes,
 ``torch.Size``, ``torch.device``), so real ``torch.load(..., weights_only=True)`` accepts the
 file. Loading maps those torch globals to torchlike's own rebuild functions; torch is never
-imported. ``load`` defaults to ``weights_only=True``: any other global is refused with
-``pickle.UnpicklingError``.
+imported. ``load`` defaults to ``weights_only=True``: a restricted unpickler (an opcode loop of
+its own, never ``pickle``'s ``find_class``) accepts only the allowlist plus the globals given to
+``add_safe_globals`` / ``safe_globals``; anything else raises ``pickle.UnpicklingError`` with
+torch's message.
+
+Files: ``save`` to a path writes a temporary file next to the (symlink-resolved) target and
+renames it over the target, keeping the target's permission bits (a new file gets
+``0o666 & ~umask`` as ``open()`` would); where torch would write in place and a rename cannot
+stand in for that (a hard-linked or non-regular target, a folder we may not create files in)
+it writes in place as torch does. ``load`` checks every record's CRC, refuses duplicate records,
+bounds every read by the declared record sizes (and a deflated record by deflate's maximum
+ratio), and keeps a stride-0 (expanded) tensor as an ``expand`` view of its small storage.
 """
 from __future__ import annotations
 
 import _compat_pickle
+import codecs
+import enum
+import errno
 import io
+import mmap as _mmap
 import os
 import pickle
 import random
 import struct
-import tempfile
+import sys
+import tarfile
+import threading
+import warnings
 import zipfile
 from collections import Counter, OrderedDict
+from struct import unpack
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -36,11 +55,43 @@ from . import _dtype as D
 from ._device import device as _device
 from ._tensor import Size, Tensor
 
-__all__ = ["save", "load", "DEFAULT_PROTOCOL"]
+__all__ = ["save", "load", "DEFAULT_PROTOCOL", "LoadEndianness", "SourceChangeWarning",
+           "StorageType", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "safe_globals", "get_unsafe_globals_in_checkpoint", "get_default_load_endianness",
+           "set_default_load_endianness", "get_crc32_options", "set_crc32_options",
+           "get_default_mmap_options", "set_default_mmap_options", "default_restore_location",
+           "location_tag", "normalize_storage_type", "validate_cuda_device",
+           "check_module_version_greater_or_equal", "register_package", "skip_data",
+           "UNSAFE_MESSAGE", "MAGIC_NUMBER", "PROTOCOL_VERSION", "STORAGE_KEY_SEPARATOR",
+           "MAP_PRIVATE", "MAP_SHARED", "LONG_SIZE", "INT_SIZE", "SHORT_SIZE"]
 
 DEFAULT_PROTOCOL = 2
 _ALIGN = 64
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+MAGIC_NUMBER = _LEGACY_MAGIC
+PROTOCOL_VERSION = 1001
+STORAGE_KEY_SEPARATOR = ","
+LONG_SIZE = struct.Struct("=l").size
+INT_SIZE = struct.Struct("=i").size
+SHORT_SIZE = struct.Struct("=h").size
+MAP_PRIVATE = getattr(_mmap, "MAP_PRIVATE", 2)
+MAP_SHARED = getattr(_mmap, "MAP_SHARED", 1)
+_MIN_VERSION, _MAX_VERSION = 1, 10          # the record versions torch 2.13 reads
+
+UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will "
+    "likely succeed, but it can result in arbitrary code execution. Do it only if you got the "
+    "file from a trusted source.")
+_DOCS_MESSAGE = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+    "weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+_MINIZ_TAIL = (" This is an internal miniz error. If you are seeing this error, there is a high "
+               "likelihood that your checkpoint file is corrupted. This can happen if the "
+               "checkpoint was not saved properly, was transferred incorrectly, or the file was "
+               "modified after saving.")
+_CPU_ONLY = ("If you are running on a CPU-only machine, please use torch.load with "
+             "map_location=torch.device('cpu') to map your storages to the CPU.")
 
 # torch storage class name <-> dtype
 _STORAGE_DTYPES = {
@@ -51,6 +102,174 @@ _STORAGE_DTYPES = {
     "ComplexDoubleStorage": D.complex128,
 }
 _DTYPE_STORAGE = {d.name: n for n, d in _STORAGE_DTYPES.items()}
+# dtypes torch has and torchlike does not (yet): loading a tensor of one raises a clear error
+_TORCH_ONLY_DTYPES = ("uint16", "uint32", "uint64", "complex32", "float8_e4m3fn",
+                      "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+                      "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2", "quint2x4",
+                      "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16", "int1", "int2",
+                      "int3", "int4", "int5", "int6", "int7", "uint1", "uint2", "uint3",
+                      "uint4", "uint5", "uint6", "uint7")
+
+
+class SourceChangeWarning(Warning):
+    pass
+
+
+# ============================================================================ options
+class LoadEndianness(enum.Enum):
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+class _Config:
+    endianness = None
+    mmap = False
+    mmap_flags = MAP_PRIVATE
+    compute_crc32 = True
+
+
+_config = _Config()
+
+
+def get_default_load_endianness():
+    """The byte order assumed for a checkpoint without a ``byteorder`` record (None: little)."""
+    return _config.endianness
+
+
+def set_default_load_endianness(endianness):
+    if not isinstance(endianness, LoadEndianness) and endianness is not None:
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _config.endianness = endianness
+
+
+def get_crc32_options():
+    return _config.compute_crc32
+
+
+def set_crc32_options(compute_crc32):
+    """torch skips the CRC32 of each record when False; torchlike always writes a correct one
+    (Python's zipfile computes it), which every reader accepts."""
+    _config.compute_crc32 = bool(compute_crc32)
+
+
+def get_default_mmap_options():
+    return _config.mmap_flags
+
+
+class set_default_mmap_options:
+    """Context manager or function setting the flags ``load(mmap=True)`` maps the file with."""
+
+    def __init__(self, flags):
+        if flags != MAP_PRIVATE and flags != MAP_SHARED:
+            raise ValueError("Invalid argument in function set_default_mmap_options, expected "
+                             f"mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got {flags}")
+        self.prev = _config.mmap_flags
+        _config.mmap_flags = flags
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _config.mmap_flags = self.prev
+
+
+class skip_data:
+    """torch's prototype that skips storage bytes: not provided (raises on entry)."""
+
+    def __init__(self, materialize_fake_tensors=False):
+        self.materialize_fake_tensors = materialize_fake_tensors
+
+    def __enter__(self):
+        raise NotImplementedError("torchlike.serialization.skip_data is not implemented: "
+                                  "save and load the whole checkpoint")
+
+    def __exit__(self, *exc):
+        return False
+
+
+def register_package(priority, tagger, deserializer):
+    raise NotImplementedError("torchlike.serialization.register_package is not implemented: "
+                              "torchlike knows the locations 'cpu' and 'cuda[:i]' only; "
+                              "use map_location to remap others")
+
+
+def check_module_version_greater_or_equal(module, req_version_tuple, error_if_malformed=True):
+    version_strs = module.__version__.split(".")
+    module_version = tuple(type(req_field)(version_strs[idx])
+                           for idx, req_field in enumerate(req_version_tuple)) \
+        if all(i < len(version_strs) for i in range(len(req_version_tuple))) else None
+    try:
+        if module_version is None:
+            raise ValueError("not enough fields")
+        return module_version >= req_version_tuple
+    except Exception as e:
+        message = (f"'{module.__name__}' module version string is malformed '{module.__version__}'"
+                   f" and cannot be compared with tuple {str(req_version_tuple)}")
+        if error_if_malformed:
+            raise RuntimeError(message) from e
+        warnings.warn(message + ", but continuing assuming that requirement is met", stacklevel=2)
+        return True
+
+
+# ============================================================================ safe globals
+_safe_lock = threading.Lock()
+_marked_safe = set()
+
+
+def add_safe_globals(safe_globals):
+    """Mark globals (a class/function, or ``(obj, "module.qualname")``) as safe for
+    ``load(weights_only=True)``: they can then be named, called, instantiated and built."""
+    global _marked_safe
+    with _safe_lock:
+        _marked_safe = _marked_safe.union(set(safe_globals))
+
+
+def get_safe_globals():
+    """The user-added globals (in no particular order, as torch)."""
+    return list(_marked_safe)
+
+
+def clear_safe_globals():
+    global _marked_safe
+    with _safe_lock:
+        _marked_safe = set()
+
+
+def _remove_safe_globals(globals_to_remove):
+    global _marked_safe
+    with _safe_lock:
+        _marked_safe = _marked_safe - set(globals_to_remove)
+
+
+class safe_globals:
+    """Context manager adding globals as safe for ``weights_only`` load while it is active."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, type, value, tb):
+        _remove_safe_globals(self.safe_globals)
+
+
+def _user_allowed_globals():
+    rc = {}
+    for f in _marked_safe:
+        if isinstance(f, tuple):
+            if len(f) != 2:
+                raise ValueError(f"Expected tuple of length 2 (global, str of callable full "
+                                 f"path), but got tuple of length: {len(f)}")
+            if type(f[1]) is not str:
+                raise TypeError(f"Expected second item in tuple to be str of callable full "
+                                f"path, but got: {type(f[1])}")
+            f, name = f
+            rc[name] = f
+        else:
+            rc[f"{f.__module__}.{f.__qualname__}"] = f
+    return rc
 
 
 # ============================================================================ saving
@@ -151,11 +370,11 @@ def _aligned_info(zf, name):
     return info
 
 
-def _write_archive(fileobj, obj, protocol):
+def _prepare_records(obj, protocol):
+    """Pickle ``obj`` (before any file is touched) into the archive's list of records."""
     buf = io.BytesIO()
     pickler = _Pickler(buf, protocol)
     pickler.dump(obj)
-    prefix = "archive/"
     records = [("data.pkl", buf.getvalue()), (".format_version", b"1"),
                (".storage_alignment", str(_ALIGN).encode()), ("byteorder", b"little")]
     for key, ref in pickler.storages.items():
@@ -166,91 +385,418 @@ def _write_archive(fileobj, obj, protocol):
     records.append(("version", b"3\n"))
     records.append((".data/serialization_id",
                     str(random.getrandbits(128)).zfill(40)[:40].encode()))
+    return records
+
+
+def _emit_records(fileobj, records):
+    prefix = "archive/"
     with zipfile.ZipFile(fileobj, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
         for name, data in records:
             zf.writestr(_aligned_info(zf, prefix + name), data)
+
+
+def _write_archive(fileobj, obj, protocol):
+    _emit_records(fileobj, _prepare_records(obj, protocol))
+
+
+def _umask():
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)        # no /proc: the classic read-and-restore
+    os.umask(old)
+    return old
+
+
+def _open_error(err):
+    return RuntimeError(f"[enforce fail at inline_container.cc:747] . open file failed with "
+                        f"strerror: {os.strerror(err)}")
+
+
+def _write_in_place(path, obj, protocol):
+    """torch's way: open the target for writing (truncating it) and write the archive."""
+    records = _prepare_records(obj, protocol)
+    try:
+        fh = open(path, "wb")
+    except OSError as e:
+        raise _open_error(e.errno or errno.EACCES) from None
+    with fh:
+        _emit_records(fh, records)
+
+
+def _save_path(path, obj, protocol):
+    real = os.path.realpath(path)          # write through a symlink, as torch does
+    folder = os.path.dirname(real) or "."
+    if not os.path.isdir(folder):
+        raise RuntimeError(f"Parent directory {os.path.dirname(os.path.abspath(path))} does "
+                           f"not exist.")
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise _open_error(e.errno or errno.EACCES) from None
+    if st is not None:
+        import stat as _stat
+        if _stat.S_ISDIR(st.st_mode):
+            raise _open_error(errno.EISDIR)
+        if not os.access(real, os.W_OK):
+            raise _open_error(errno.EACCES)            # a read-only target, as torch refuses it
+        if not _stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            # a device, FIFO or hard-linked file: a rename would replace it, torch writes into it
+            return _write_in_place(real, obj, protocol)
+    base = os.path.basename(real)
+    tmp = fd = None
+    for _ in range(100):
+        name = os.path.join(folder, f".{base}.tmp-{os.getpid()}-{random.getrandbits(40):010x}")
+        try:
+            # mode 0o666: the kernel applies the umask, exactly as for open(path, "wb")
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         0o666)
+            tmp = name
+            break
+        except FileExistsError:
+            continue
+        except OSError as e:
+            if st is not None:             # folder not writable, file is: torch writes in place
+                return _write_in_place(real, obj, protocol)
+            raise _open_error(e.errno or errno.EACCES) from None
+    if tmp is None:
+        raise _open_error(errno.EEXIST)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fd = None
+            if st is not None:
+                os.chmod(fh.fileno(), st.st_mode & 0o7777)
+                if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+                    try:
+                        os.chown(fh.fileno(), st.st_uid, st.st_gid)
+                    except OSError:
+                        pass
+            _write_archive(fh, obj, protocol)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, real)
+        tmp = None
+        try:                                   # make the rename itself durable
+            dfd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError:
+            pass
+    finally:
+        # any exception, KeyboardInterrupt included, removes the temporary file
+        if fd is not None:
+            os.close(fd)
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
          _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
     """Save ``obj`` to ``f`` (a path or a binary file object) in PyTorch's zip format.
 
-    A path is written through a temporary file in the same folder and renamed over the
-    target, so an interrupted save never leaves a half-written checkpoint.
+    A path is written through a temporary file in the target's folder and renamed over the
+    target, so an interrupted save never leaves a half-written checkpoint (a SIGKILL can leave
+    the hidden ``.<name>.tmp-*`` file behind; any exception removes it). The target's permission
+    bits are kept; a new file gets ``0o666 & ~umask``. A symlink is written through; a read-only
+    target raises torch's RuntimeError.
     """
     if not _use_new_zipfile_serialization:
         raise NotImplementedError("torchlike.save writes only the zip format "
                                   "(_use_new_zipfile_serialization=True)")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError(f"torchlike.save pickles with its own pickler; pickle_module="
+                                  f"{getattr(pickle_module, '__name__', pickle_module)!r} is "
+                                  f"not supported")
+    if _disable_byteorder_record:
+        raise NotImplementedError("torchlike.save always writes the byteorder record "
+                                  "(_disable_byteorder_record=True is not supported)")
     if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                _write_archive(fh, obj, pickle_protocol)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    else:
+        _save_path(os.fspath(f), obj, pickle_protocol)
+    elif hasattr(f, "write"):
         _write_archive(f, obj, pickle_protocol)
+    else:
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'write' attribute")
 
 
-# ============================================================================ loading
-class _StorageType:
+# ============================================================================ loading: storages
+class StorageType:
     """What ``torch.FloatStorage`` and friends unpickle to: just the dtype."""
 
     def __init__(self, name):
         self.name = name
-        self.dtype = _STORAGE_DTYPES.get(name, D.uint8)
+        self._dtype = _STORAGE_DTYPES.get(name, D.uint8)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def __str__(self):
+        return f"StorageType(dtype={self.dtype})"
+
+    __repr__ = __str__
+
+
+_StorageType = StorageType
+
+
+class _MissingDtype:
+    """A torch dtype torchlike does not have: loading a tensor of it raises."""
+
+    def __init__(self, name):
+        self.name = name
 
     def __repr__(self):
-        return f"StorageType(dtype={self.dtype})"
+        return f"torch.{self.name}"
 
 
 class _LoadedStorage:
-    __slots__ = ("array", "dtype", "location")
+    """A storage read from a checkpoint: its bytes (host) and the device it will live on.
 
-    def __init__(self, array, dtype, location):
-        self.array, self.dtype, self.location = array, dtype, location
+    This is what a callable ``map_location(storage, location)`` receives; return it (or
+    ``storage.cpu()`` / ``storage.cuda(i)``), or None for the default placement.
+    """
+
+    __slots__ = ("raw", "dtype", "byteorder", "device", "_arr")
+
+    def __init__(self, raw, dtype, byteorder, device=None):
+        self.raw, self.dtype, self.byteorder = raw, dtype, byteorder
+        self.device = device if device is not None else _device("cpu")
+        self._arr = {}
+
+    def nbytes(self):
+        return len(self.raw)
+
+    def size(self):
+        return len(self.raw) // self.dtype.np.itemsize
+
+    __len__ = size
+
+    def element_size(self):
+        return self.dtype.np.itemsize
+
+    def _moved(self, dev):
+        out = _LoadedStorage(self.raw, self.dtype, self.byteorder, dev)
+        out._arr = self._arr
+        return out
+
+    def cpu(self):
+        return self if self.device.type == "cpu" else self._moved(_device("cpu"))
+
+    def cuda(self, device=None, non_blocking=False):
+        loc = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
+                                             else str(device))
+        return self._moved(_restore_device(loc))
+
+    def to(self, device=None, non_blocking=False):
+        return self._moved(_restore_device(str(_device(device))))
+
+    def typed(self, dtype):
+        """The bytes as a flat numpy array of ``dtype`` (native byte order)."""
+        arr = self._arr.get(dtype.name)
+        if arr is None:
+            npd = dtype.np
+            if npd.itemsize > 1 and self.byteorder != sys.byteorder:
+                npd = npd.newbyteorder("<" if self.byteorder == "little" else ">")
+            if len(self.raw) % npd.itemsize:
+                raise RuntimeError(f"checkpoint is corrupt: a storage of {len(self.raw)} bytes "
+                                   f"cannot hold elements of {dtype}")
+            arr = np.frombuffer(self.raw, dtype=npd)
+            if not arr.dtype.isnative:
+                arr = arr.astype(dtype.np)
+            self._arr[dtype.name] = arr
+        return arr
+
+    def __repr__(self):
+        return f"torchlike storage of {self.nbytes()} bytes on {self.device}"
+
+
+def _gpu_devices():
+    try:
+        return jax.devices("gpu")
+    except RuntimeError:
+        return []
+
+
+def _restore_device(location):
+    """torch's default_restore_location for a location tag: the torchlike device."""
+    if location == "cpu":
+        return _device("cpu")
+    import re
+    m = re.fullmatch(r"cuda(?::?(\d+))?", location)
+    if m is not None or location.startswith("cuda:"):
+        if m is None:
+            raise RuntimeError(f"Invalid device string: '{location}'")
+        index = int(m.group(1) or 0)
+        gpus = _gpu_devices()
+        if not gpus:
+            raise RuntimeError("Attempting to deserialize object on a CUDA device but "
+                               "torch.cuda.is_available() is False. " + _CPU_ONLY)
+        if index >= len(gpus):
+            raise RuntimeError(f"Attempting to deserialize object on CUDA device {index} but "
+                               f"torch.cuda.device_count() is {len(gpus)}. Please use "
+                               f"torch.load with map_location to map your storages to an "
+                               f"existing device.")
+        return _device("cuda", index)
+    if location == "meta":
+        raise NotImplementedError("torchlike has no meta tensors: load with "
+                                  "map_location='cpu'")
+    if location.startswith("mps"):
+        raise RuntimeError("torch.UntypedStorage(): Storage device not recognized: mps")
+    raise RuntimeError(f"don't know how to restore data location of "
+                       f"torch.storage.UntypedStorage (tagged with {location})")
+
+
+def default_restore_location(storage, location):
+    """``storage`` placed at ``location`` ('cpu', 'cuda', 'cuda:i'), or torch's RuntimeError."""
+    return storage._moved(_restore_device(location)) if isinstance(storage, _LoadedStorage) \
+        else _restore_device(location)
+
+
+def location_tag(storage):
+    dev = getattr(storage, "device", None)
+    if dev is None:
+        raise RuntimeError("don't know how to determine data location of "
+                           f"{type(storage).__name__}")
+    return str(dev)
+
+
+def validate_cuda_device(location):
+    return _restore_device(location if str(location).startswith("cuda") else
+                           str(location)).index
+
+
+def normalize_storage_type(storage_type):
+    return storage_type
+
+
+def _restorer(map_location):
+    """torch's ``_get_restore_location``: (storage, location) -> placed storage."""
+    if map_location is None:
+        return default_restore_location
+    if isinstance(map_location, dict):
+        return lambda s, loc: default_restore_location(s, map_location.get(loc, loc))
+    if isinstance(map_location, (str, bytes)):
+        if isinstance(map_location, bytes):
+            raise TypeError("cannot use a string pattern on a bytes-like object")
+        return lambda s, loc: default_restore_location(s, map_location)
+    if isinstance(map_location, _device):
+        return lambda s, loc: default_restore_location(s, str(map_location))
+
+    def call(s, loc):
+        result = map_location(s, loc)
+        if result is None:
+            return default_restore_location(s, loc)
+        if not isinstance(result, _LoadedStorage):
+            raise TypeError(f"map_location must return None or the storage it was given "
+                            f"(moved with .cpu()/.cuda()/.to()), but returned "
+                            f"{type(result).__name__}")
+        return result
+    return call
+
+
+def _to_jax(arr, dev):
+    if dev is None or dev.type == "cpu":
+        return jnp.asarray(arr)
+    return jax.device_put(arr, _gpu_devices()[dev.index or 0])
+
+
+# ============================================================================ loading: rebuild
+def _phys_bytes():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
+    if not isinstance(storage, _LoadedStorage):
+        raise pickle.UnpicklingError("a tensor's storage is not a checkpoint storage record")
+    dtype = storage.dtype if dtype is None else dtype
+    arr = storage.typed(dtype)
+    size = tuple(int(s) for s in size)
+    stride = tuple(int(s) for s in stride)
+    storage_offset = int(storage_offset)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: size {list(size)}, "
+                           f"stride {list(stride)}")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {list(stride)}")
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    numel = int(np.prod(size, dtype=object))
+    dev = storage.device
+    if numel == 0:
+        return Tensor._make(_to_jax(np.zeros(size, arr.dtype), dev))
+    needed = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    if needed > arr.size:
+        item = arr.dtype.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {storage_offset}, and itemsize {item} requiring a storage "
+                           f"size of {needed * item} are out of bounds for storage of size "
+                           f"{arr.size * item}")
+    item = arr.dtype.itemsize
+    # a stride-0 dim (an expanded tensor) is read once: the tensor becomes an expand view of
+    # the small array, as torch's tensor is a view of its small storage
+    small = tuple(1 if (s == 0 and n > 1) else n for n, s in zip(size, stride))
+    compact = np.lib.stride_tricks.as_strided(arr[storage_offset:], shape=small,
+                                              strides=tuple(s * item for s in stride)).copy()
+    base = Tensor._make(_to_jax(compact, dev))
+    if small == size:
+        return base
+    if numel * item > _phys_bytes():
+        raise RuntimeError(f"torchlike cannot materialize the expanded tensor of size "
+                           f"{list(size)} ({numel * item} bytes, more than this machine's "
+                           f"memory): torchlike's expand views hold their values")
+    return base.expand(size)
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, metadata=None):
-    t = _rebuild_tensor(storage, storage_offset, size, stride)
+    return _finish(_rebuild_tensor(storage, storage_offset, size, stride), requires_grad,
+                   metadata)
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    if isinstance(dtype, _MissingDtype):
+        raise NotImplementedError(f"torchlike has no dtype {dtype!r}: a tensor of it cannot "
+                                  f"be loaded")
+    if not isinstance(dtype, D.dtype):
+        raise pickle.UnpicklingError(f"_rebuild_tensor_v3: {dtype!r} is not a dtype")
+    return _finish(_rebuild_tensor(storage, storage_offset, size, stride, dtype),
+                   requires_grad, metadata)
+
+
+def _finish(t, requires_grad, metadata):
+    if metadata:
+        raise NotImplementedError(f"torchlike cannot restore tensor metadata {metadata!r}")
     if requires_grad:
+        if t._base is not None:                  # a leaf, as torch's loaded tensor is
+            t = Tensor._make(t._data)
         t.requires_grad_(True)
     return t
 
 
-def _rebuild_tensor(storage, storage_offset, size, stride):
-    if not isinstance(storage, _LoadedStorage):
-        raise pickle.UnpicklingError("a tensor's storage is not a checkpoint storage record")
-    arr = storage.array
-    size = tuple(int(s) for s in size)
-    numel = int(np.prod(size, dtype=np.int64))
-    if numel == 0:
-        out = np.zeros(size, arr.dtype)
-    else:
-        stride = tuple(int(s) for s in stride)
-        last = storage_offset + sum((n - 1) * s for n, s in zip(size, stride))
-        if storage_offset < 0 or last >= arr.size or any(s < 0 for s in stride):
-            raise RuntimeError(f"checkpoint is corrupt: a tensor of size {list(size)} and "
-                               f"stride {list(stride)} at offset {storage_offset} does not fit "
-                               f"its storage of {arr.size} elements")
-        item = arr.dtype.itemsize
-        out = np.lib.stride_tricks.as_strided(arr[storage_offset:], shape=size,
-                                              strides=tuple(s * item for s in stride)).copy()
-    return Tensor._make(jnp.asarray(out))
-
-
 def _rebuild_parameter(data, requires_grad, backward_hooks=None):
     from .nn.parameter import Parameter
+    if not isinstance(data, Tensor):
+        raise pickle.UnpicklingError(f"_rebuild_parameter: {type(data).__name__} is not a "
+                                     f"tensor")
     return Parameter(data, requires_grad)
 
 
@@ -258,6 +804,16 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     p = _rebuild_parameter(data, requires_grad)
     _set_obj_state(p, state)
     return p
+
+
+def _rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
+    if not isinstance(data, Tensor):
+        raise pickle.UnpicklingError("_rebuild_device_tensor_from_cpu_tensor: not a tensor")
+    dev = _restore_device(str(device))
+    t = Tensor._make(_to_jax(np.asarray(data.to(dtype)._data), dev))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def _set_obj_state(obj, state):
@@ -280,35 +836,58 @@ def _rebuild_from_type_v2(func, new_type, args, state):
         from .nn.parameter import Parameter
         if new_type is Parameter:
             ret = Parameter(ret, ret.requires_grad)
+        else:
+            raise NotImplementedError(f"torchlike cannot rebuild a tensor as {new_type!r}")
     if state:
         _set_obj_state(ret, state)
     return ret
 
 
 def _layout(name):
-    return name
+    import torchlike
+    return getattr(torchlike, str(name).rsplit(".", 1)[-1], name)
+
+
+_TORCH_ALLOWED_UNMAPPED = frozenset(
+    ["torch._utils." + n for n in (
+        "_rebuild_qtensor", "_rebuild_sparse_tensor", "_rebuild_meta_tensor_no_storage",
+        "_rebuild_nested_tensor", "_rebuild_wrapper_subclass",
+        "_rebuild_device_tensor_from_numpy")]
+    + ["torch." + n for n in ("per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
+                              "per_channel_symmetric", "per_channel_affine_float_qparams")])
+
+_GLOBALS_CACHE = []
 
 
 def _torch_globals():
+    if _GLOBALS_CACHE:
+        return _GLOBALS_CACHE[0]
+    import torchlike
     from .nn.parameter import Parameter
     g = {
         "collections.OrderedDict": OrderedDict,
         "collections.Counter": Counter,
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_tensor": _rebuild_tensor,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
+        "torch._utils._rebuild_device_tensor_from_cpu_tensor":
+            _rebuild_device_tensor_from_cpu_tensor,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch.nn.parameter.Parameter": Parameter,
         "torch.Tensor": Tensor,
+        "torch._tensor.Tensor": Tensor,
         "torch.Size": Size,
         "torch.device": _device,
         "torch.serialization._get_layout": _layout,
-        "_codecs.encode": __import__("codecs").encode,
+        "_codecs.encode": codecs.encode,
         "builtins.bytearray": bytearray,
         "builtins.set": set,
         "builtins.complex": complex,
     }
+    for name in _TORCH_ONLY_DTYPES:
+        g["torch." + name] = _MissingDtype(name)
     for d in D._ALL:
         g["torch." + d.name] = d
     for alias in ("float", "double", "half", "long", "int", "short", "cfloat", "cdouble"):
@@ -317,173 +896,826 @@ def _torch_globals():
         g["torch." + name] = _StorageType(name)
     g["torch.UntypedStorage"] = _StorageType("UntypedStorage")
     g["torch.storage.UntypedStorage"] = g["torch.UntypedStorage"]
+    for name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+                 "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"):
+        cls = getattr(torchlike, name, None)
+        if cls is not None:
+            g["torch." + name] = cls
+    _GLOBALS_CACHE.append(g)
     return g
 
 
-_UNSAFE_MESSAGE = (
-    "In torchlike.load, `weights_only` defaults to True (as in torch >= 2.6): only tensors, "
-    "primitive types, dictionaries and the few torch globals of torch's allowlist can be "
-    "loaded. If you trust the source of the checkpoint, re-run torchlike.load with "
-    "`weights_only=False`, which can run arbitrary code.")
-
-
+# ============================================================================ loading: unpicklers
 class _Refused(pickle.UnpicklingError):
-    """A global refused by the weights_only policy (distinct from a corrupt pickle)."""
+    """A torch global torchlike cannot map (weights_only=False)."""
 
 
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, file, zf, prefix, weights_only, map_location, storages):
-        super().__init__(file, encoding="utf-8")
-        self._zf, self._prefix = zf, prefix
-        self._weights_only = weights_only
-        self._map_location = map_location
-        self._storages = storages
-        self._globals = _torch_globals()
+class _FullUnpickler(pickle.Unpickler):
+    """``weights_only=False``: pickle's own unpickler; torch's globals map to torchlike's."""
 
     def find_class(self, module, name):
-        # protocol-2 pickles name Python 2 modules (``__builtin__.set``): map them as pickle does
-        if (module, name) in _compat_pickle.NAME_MAPPING:
-            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-        elif module in _compat_pickle.IMPORT_MAPPING:
-            module = _compat_pickle.IMPORT_MAPPING[module]
+        module, name = _map_py2(module, name)
         full = f"{module}.{name}"
-        g = self._globals.get(full)
+        g = _torch_globals().get(full)
         if g is not None:
             return g
-        if self._weights_only:
-            raise _Refused(
-                f"Weights only load failed. Unsupported global: GLOBAL {full} was not an "
-                f"allowed global by default. {_UNSAFE_MESSAGE}")
         if module == "torch" or module.startswith("torch."):
             raise _Refused(
                 f"torchlike cannot load the torch global {full} (only tensors, parameters, "
                 f"storages, dtypes, Size and device are mapped to torchlike)")
         return super().find_class(module, name)
 
+
+class _FullZipUnpickler(_FullUnpickler):
+    def __init__(self, file, storage_loader, **kwargs):
+        super().__init__(file, **kwargs)
+        self._storage_loader = storage_loader
+
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+        return self._storage_loader(pid)
+
+
+# ============================================================================ loading: the archive
+_DEFLATE_MAX_RATIO = 1032           # deflate cannot expand a stream by more than this
+
+
+class _Archive:
+    """A checkpoint zip, checked as torch's PyTorchStreamReader checks it, plus CRCs, duplicate
+    records and bounded reads."""
+
+    def __init__(self, fobj):
+        try:
+            fobj.seek(0, 2)
+            self.length = fobj.tell()
+        except (OSError, ValueError):
+            self.length = None
+        try:
+            self.zf = zipfile.ZipFile(fobj)
+        except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error) as e:
+            kind = ("not a ZIP archive" if self.length is not None and self.length < 22
+                    else "failed finding central directory")
+            raise RuntimeError(f"PytorchStreamReader failed reading zip archive: {kind}."
+                               + _MINIZ_TAIL + f" (the file is truncated or is not a "
+                               f"checkpoint: {e})") from None
+        infos = self.zf.infolist()
+        if not infos:
+            raise RuntimeError("PytorchStreamReader failed reading zip archive: the archive "
+                               "has no records." + _MINIZ_TAIL)
+        first = infos[0].filename
+        if "/" not in first:
+            raise RuntimeError(f"[enforce fail at inline_container.cc:180] . file in archive "
+                               f"is not in a subdirectory: {first}")
+        self.prefix = first.split("/", 1)[0] + "/"
+        self.infos = {}
+        counts = Counter(i.filename for i in infos)
+        for i in infos:
+            self.infos[i.filename] = i
+        vname = ".data/version" if self.has(".data/version") else "version"
+        if not self.has(vname):
+            raise RuntimeError('Expected hasRecord("version") to be true, but got false.  '
+                               '(Could this error message be improved?  If so, please report '
+                               'an enhancement request to PyTorch.)')
+        text = self.read(vname, limit=64).decode("latin-1")
+        try:
+            version = int(text.strip())
+        except ValueError:
+            raise RuntimeError(f"[enforce fail at inline_container.cc:215] . Couldn't parse "
+                               f"the version {text} as Long Long.") from None
+        if version < _MIN_VERSION:
+            raise RuntimeError(
+                f"[enforce fail at inline_container.cc:219] . Attempted to read a PyTorch file "
+                f"with version {version}, but the minimum supported version for reading is "
+                f"{_MIN_VERSION}. Your PyTorch script module file is too old. Please regenerate "
+                f"it with latest version of PyTorch to mitigate this issue.")
+        if version > _MAX_VERSION:
+            raise RuntimeError(
+                f"[enforce fail at inline_container.cc:230] . Attempted to read a PyTorch file "
+                f"with version {version}, but the maximum supported version for reading is "
+                f"{_MAX_VERSION}. The version of your PyTorch installation may be too old, "
+                f"please upgrade PyTorch to latest version to mitigate this issue.")
+        for i in infos:
+            if not i.filename.startswith(self.prefix):
+                raise RuntimeError(f"[enforce fail at inline_container.cc:340] . file in "
+                                   f"archive is not in a subdirectory {self.prefix}: "
+                                   f"{i.filename}")
+        dups = sorted(n for n, c in counts.items() if c > 1)
+        if dups:
+            raise RuntimeError(f"checkpoint is corrupt: the archive holds more than one record "
+                               f"named {', '.join(dups)}; torch would silently read one of "
+                               f"them, torchlike refuses the file")
+
+    def has(self, name):
+        return self.prefix + name in self.infos
+
+    def read(self, name, expected=None, limit=None):
+        full = self.prefix + name
+        info = self.infos.get(full)
+        if info is None:
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not "
+                               f"found." + _MINIZ_TAIL + f" (the record {full} is missing)")
+        if info.flag_bits & 0x1:
+            raise RuntimeError(f"checkpoint is corrupt: the record {full} is encrypted")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: unsupported "
+                               f"compression method {info.compress_type} (torch reads stored "
+                               f"and deflated records)")
+        size, csize = info.file_size, info.compress_size
+        if self.length is not None and csize > self.length:
+            raise RuntimeError(f"checkpoint is corrupt: the record {full} claims {csize} bytes, "
+                               f"more than the whole file ({self.length} bytes)")
+        if info.compress_type == zipfile.ZIP_STORED and size != csize:
+            raise RuntimeError(f"checkpoint is corrupt: the stored record {full} has sizes "
+                               f"{csize} and {size}")
+        if info.compress_type == zipfile.ZIP_DEFLATED and size > csize * _DEFLATE_MAX_RATIO + 64:
+            raise RuntimeError(f"checkpoint is corrupt: the record {full} claims to inflate "
+                               f"{csize} bytes to {size} bytes, more than deflate can")
+        if expected is not None and size != expected:
+            raise RuntimeError(f"record size ({size} bytes) does not match expected size "
+                               f"({expected} bytes = {expected} elements * 1 bytes/element) "
+                               f"for dtype Byte")
+        if limit is not None and size > limit:
+            raise RuntimeError(f"checkpoint is corrupt: the record {full} holds {size} bytes")
+        try:
+            with self.zf.open(info) as fh:
+                data = fh.read(size + 1)        # bounded by the declared size
+        except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error,
+                NotImplementedError) as e:
+            raise RuntimeError(f"checkpoint is corrupt: cannot read {full}: {e}") from None
+        except Exception as e:  # zlib.error
+            raise RuntimeError(f"checkpoint is corrupt: cannot read {full}: "
+                               f"{type(e).__name__}: {e}") from None
+        if len(data) != size:
+            raise RuntimeError(f"checkpoint is corrupt: the record {full} holds {len(data)} "
+                               f"bytes, its header says {size}")
+        return data
+
+    def close(self):
+        self.zf.close()
+
+
+def _storage_loader(archive, restore, byteorder, storages):
+    def load_storage(pid):
+        if not isinstance(pid, tuple):
+            raise pickle.UnpicklingError(f"unsupported persistent id in checkpoint: {pid!r}")
+        if len(pid) != 5 or _ascii(pid[0]) != "storage":
             raise pickle.UnpicklingError(f"unsupported persistent id in checkpoint: {pid!r}")
         _, storage_type, key, location, numel = pid
         if not isinstance(storage_type, _StorageType):
             raise pickle.UnpicklingError(f"persistent id names a non-storage type: "
                                          f"{storage_type!r}")
-        key = str(key)
-        st = self._storages.get(key)
+        key = _ascii(key)
+        if not isinstance(key, str) or not isinstance(numel, int) or numel < 0:
+            raise pickle.UnpicklingError(f"invalid persistent id in checkpoint: {pid!r}")
+        st = storages.get(key)
         if st is not None:
             return st
-        dtype = storage_type.dtype
-        name = self._prefix + "data/" + key
-        try:
-            raw = self._zf.read(name)
-        except KeyError:
-            raise RuntimeError(f"checkpoint is corrupt: the record {name} is missing") from None
-        except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-            raise RuntimeError(f"checkpoint is corrupt: cannot read {name}: {e}") from e
-        itemsize = dtype.np.itemsize
-        if storage_type.name == "UntypedStorage":
-            numel = len(raw)
-        if len(raw) != int(numel) * itemsize:
-            raise RuntimeError(f"checkpoint is corrupt: the record {name} holds {len(raw)} "
-                               f"bytes, expected {int(numel) * itemsize}")
-        arr = np.frombuffer(raw, dtype=dtype.np.newbyteorder("<")
-                            if dtype.np.itemsize > 1 else dtype.np)
-        if arr.dtype.byteorder not in ("=", "|") and not arr.dtype.isnative:
-            arr = arr.astype(dtype.np)
-        location = self._map(location)
-        st = self._storages[key] = _LoadedStorage(arr, dtype, location)
+        nbytes = numel * storage_type.dtype.np.itemsize
+        raw = archive.read(f"data/{key}", expected=nbytes)
+        st = _LoadedStorage(raw, storage_type.dtype, byteorder)
+        st = restore(st, _ascii(location))
+        storages[key] = st
         return st
-
-    def _map(self, location):
-        ml = self._map_location
-        if ml is None:
-            return location
-        if isinstance(ml, dict):
-            return ml.get(location, location)
-        if isinstance(ml, (str, _device)):
-            return str(ml)
-        if callable(ml):
-            return location   # storages are host arrays; the callable is accepted, see load
-        raise TypeError(f"map_location must be a str, device, dict or callable, got "
-                        f"{type(ml).__name__}")
+    return load_storage
 
 
-def _open_zip(f):
+# ============================================================================ weights-only unpickler
+_BLOCKED_MODULES = ("sys", "os", "posix", "nt")
+_OP = {name: getattr(pickle, name)[0] for name in (
+    "MARK", "STOP", "POP", "POP_MARK", "DUP", "FLOAT", "INT", "BININT", "BININT1", "LONG",
+    "BININT2", "NONE", "PERSID", "BINPERSID", "REDUCE", "STRING", "BINSTRING",
+    "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "APPEND", "BUILD", "GLOBAL", "DICT",
+    "EMPTY_DICT", "APPENDS", "GET", "BINGET", "INST", "LONG_BINGET", "LIST", "EMPTY_LIST",
+    "OBJ", "PUT", "BINPUT", "LONG_BINPUT", "SETITEM", "TUPLE", "EMPTY_TUPLE", "SETITEMS",
+    "BINFLOAT", "PROTO", "NEWOBJ", "TUPLE1", "TUPLE2", "TUPLE3", "NEWTRUE", "NEWFALSE",
+    "LONG1", "LONG4", "BINBYTES", "SHORT_BINBYTES", "SHORT_BINUNICODE", "BINUNICODE8",
+    "BINBYTES8", "EMPTY_SET", "ADDITEMS", "FROZENSET", "NEWOBJ_EX", "STACK_GLOBAL", "MEMOIZE",
+    "FRAME", "BYTEARRAY8")}
+# the opcodes torch's weights-only unpickler reads (protocol 2); torchlike reads the others
+# (protocols 0-5) inside a checkpoint's data.pkl as well, with the same global policy
+_STRICT_OPS = frozenset(_OP[n] for n in (
+    "APPEND", "APPENDS", "BINFLOAT", "BINGET", "BININT", "BININT1", "BININT2", "BINPERSID",
+    "BINPUT", "BINUNICODE", "BUILD", "EMPTY_DICT", "EMPTY_LIST", "EMPTY_SET", "EMPTY_TUPLE",
+    "GLOBAL", "LONG1", "LONG_BINGET", "LONG_BINPUT", "MARK", "NEWFALSE", "NEWOBJ", "NEWTRUE",
+    "NONE", "PROTO", "REDUCE", "SETITEM", "SETITEMS", "SHORT_BINSTRING", "STOP", "TUPLE",
+    "TUPLE1", "TUPLE2", "TUPLE3"))
+
+
+def _map_py2(module, name):
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    if module in _compat_pickle.IMPORT_MAPPING:
+        return _compat_pickle.IMPORT_MAPPING[module], name
+    return module, name
+
+
+def _unsupported_global(full_path):
+    if full_path.startswith("builtins"):
+        rest = full_path[len("builtins"):]
+        full_path = rest[1:] if rest.startswith(".") else "builtins" + rest
+    return pickle.UnpicklingError(
+        f"Unsupported global: GLOBAL {full_path} was not an allowed global by default. Please "
+        f"use `torch.serialization.add_safe_globals([{full_path}])` or the "
+        f"`torch.serialization.safe_globals([{full_path}])` context manager to allowlist this "
+        f"global if you trust this class/function.")
+
+
+class _WeightsOnlyUnpickler:
+    """A restricted unpickler: an opcode loop that only ever names allowlisted globals.
+
+    Same policy and error classes as torch's ``torch._weights_only_unpickler`` for the opcodes
+    torch reads (``strict=True`` reads only those); ``strict=False`` also reads the opcodes of
+    protocols 0-5 (torchlike loads such files with ``weights_only=True``).
+    """
+
+    def __init__(self, file, *, encoding="utf-8", strict=False, persistent_load=None):
+        self.read = file.read
+        self.readline = file.readline
+        self.encoding = encoding
+        self.strict = strict
+        self.memo = {}
+        self._persistent_load = persistent_load
+        self.allowed = _torch_globals()
+        self.user = _user_allowed_globals()
+        self._ok_ids = {id(v) for v in self.allowed.values()}
+        self._ok_ids.update(id(v) for v in self.user.values())
+        from .nn.parameter import Parameter
+        self._Parameter = Parameter
+
+    # ---------------------------------------------------------------- globals
+    def _global(self, module, name):
+        module, name = _map_py2(module, name)
+        full = f"{module}.{name}"
+        if module in _BLOCKED_MODULES:
+            raise pickle.UnpicklingError(
+                f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked. "
+                f"(Unsupported global: a blocked module cannot be allowlisted.)")
+        g = self.allowed.get(full)
+        if g is not None:
+            return g
+        if full in self.user:
+            return self.user[full]
+        if full in _TORCH_ALLOWED_UNMAPPED:
+            raise NotImplementedError(
+                f"torchlike cannot rebuild {full} (torch allows it in weights_only loads): "
+                f"quantized, sparse, nested, meta and wrapper-subclass tensors are not supported")
+        raise _unsupported_global(full)
+
+    def _is_ok(self, obj):
+        return id(obj) in self._ok_ids
+
+    def _readline_str(self):
+        return self.readline()[:-1].decode("utf-8")
+
+    def pop_mark(self):
+        items = self.stack
+        self.stack = self.metastack.pop()
+        return items
+
+    def _check_set_item_target(self, opcode):
+        if type(self.stack[-1]) not in (dict, OrderedDict, Counter):
+            raise pickle.UnpicklingError(
+                f"Can only {opcode} for dict, collections.OrderedDict, collections.Counter, "
+                f"but got {type(self.stack[-1])}")
+
+    def _newobj(self, cls, args, kwargs=None):
+        if cls is self._Parameter:
+            return self._Parameter(*args, **(kwargs or {}))
+        if isinstance(cls, type) and self._is_ok(cls):
+            return cls.__new__(cls, *args, **(kwargs or {}))
+        raise pickle.UnpicklingError(
+            "Can only create new object for nn.Parameter or classes allowlisted via "
+            f"`add_safe_globals` but got {cls}")
+
+    def _build(self, inst, state):
+        if isinstance(inst, Tensor) or type(inst) is OrderedDict:
+            if type(inst) is OrderedDict:
+                inst.__dict__.update(state)
+            else:
+                _set_obj_state(inst, state)
+            return
+        if self._is_ok(type(inst)):
+            if hasattr(inst, "__setstate__"):
+                inst.__setstate__(state)
+                return
+            slotstate = None
+            if isinstance(state, tuple) and len(state) == 2:
+                state, slotstate = state
+            if state:
+                inst.__dict__.update(state)
+            if slotstate:
+                for k, v in slotstate.items():
+                    setattr(inst, k, v)
+            return
+        raise pickle.UnpicklingError(
+            "Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+            f"`add_safe_globals`, but got {type(inst)}")
+
+    # ---------------------------------------------------------------- the loop
+    def load(self):
+        self.metastack = []
+        self.stack = []
+        read = self.read
+        op = _OP
+        strict = self.strict
+        while True:
+            key = read(1)
+            if not key:
+                raise EOFError
+            k = key[0]
+            if strict and k not in _STRICT_OPS:
+                raise pickle.UnpicklingError(f"Unsupported operand {k}")
+            st = self.stack
+            if k == op["GLOBAL"]:
+                module = self._readline_str()
+                name = self._readline_str()
+                st.append(self._global(module, name))
+            elif k == op["STACK_GLOBAL"]:
+                name = st.pop()
+                module = st.pop()
+                if type(name) is not str or type(module) is not str:
+                    raise pickle.UnpicklingError("STACK_GLOBAL requires str")
+                st.append(self._global(module, name))
+            elif k == op["NEWOBJ"]:
+                args = st.pop()
+                cls = st.pop()
+                st.append(self._newobj(cls, args))
+            elif k == op["NEWOBJ_EX"]:
+                kwargs = st.pop()
+                args = st.pop()
+                cls = st.pop()
+                st.append(self._newobj(cls, args, kwargs))
+            elif k == op["REDUCE"]:
+                args = st.pop()
+                func = st[-1]
+                if not self._is_ok(func):
+                    msg = f"Trying to call reduce for unrecognized function {func}"
+                    if hasattr(func, "__self__"):
+                        msg += f" which belongs to {func.__self__}"
+                    raise pickle.UnpicklingError(msg)
+                st[-1] = func(*args)
+            elif k == op["BUILD"]:
+                state = st.pop()
+                self._build(st[-1], state)
+            elif k == op["APPEND"]:
+                item = st.pop()
+                lst = st[-1]
+                if type(lst) is not list:
+                    raise pickle.UnpicklingError(f"Can only append to lists, but got {type(lst)}")
+                lst.append(item)
+            elif k == op["APPENDS"]:
+                items = self.pop_mark()
+                lst = self.stack[-1]
+                if type(lst) is not list:
+                    raise pickle.UnpicklingError(f"Can only extend lists, but got {type(lst)}")
+                lst.extend(items)
+            elif k == op["SETITEM"]:
+                v, kk = st.pop(), st.pop()
+                self._check_set_item_target("SETITEM")
+                st[-1][kk] = v
+            elif k == op["SETITEMS"]:
+                items = self.pop_mark()
+                self._check_set_item_target("SETITEMS")
+                target = self.stack[-1]
+                for i in range(0, len(items), 2):
+                    target[items[i]] = items[i + 1]
+            elif k == op["ADDITEMS"]:
+                items = self.pop_mark()
+                target = self.stack[-1]
+                if type(target) is not set:
+                    raise pickle.UnpicklingError(f"Can only add items to sets, but got "
+                                                 f"{type(target)}")
+                target.update(items)
+            elif k == op["MARK"]:
+                self.metastack.append(st)
+                self.stack = []
+            elif k == op["TUPLE"]:
+                items = self.pop_mark()
+                self.stack.append(tuple(items))
+            elif k == op["LIST"]:
+                items = self.pop_mark()
+                self.stack.append(list(items))
+            elif k == op["DICT"]:
+                items = self.pop_mark()
+                self.stack.append({items[i]: items[i + 1] for i in range(0, len(items), 2)})
+            elif k == op["FROZENSET"]:
+                items = self.pop_mark()
+                self.stack.append(frozenset(items))
+            elif k == op["TUPLE1"]:
+                st[-1] = (st[-1],)
+            elif k == op["TUPLE2"]:
+                st[-2:] = [(st[-2], st[-1])]
+            elif k == op["TUPLE3"]:
+                st[-3:] = [(st[-3], st[-2], st[-1])]
+            elif k == op["POP"]:
+                if st:
+                    st.pop()
+                else:
+                    self.pop_mark()
+            elif k == op["POP_MARK"]:
+                self.pop_mark()
+            elif k == op["DUP"]:
+                st.append(st[-1])
+            elif k == op["NONE"]:
+                st.append(None)
+            elif k == op["NEWFALSE"]:
+                st.append(False)
+            elif k == op["NEWTRUE"]:
+                st.append(True)
+            elif k == op["EMPTY_TUPLE"]:
+                st.append(())
+            elif k == op["EMPTY_LIST"]:
+                st.append([])
+            elif k == op["EMPTY_DICT"]:
+                st.append({})
+            elif k == op["EMPTY_SET"]:
+                st.append(set())
+            elif k == op["BININT"]:
+                st.append(unpack("<i", read(4))[0])
+            elif k == op["BININT1"]:
+                st.append(read(1)[0])
+            elif k == op["BININT2"]:
+                st.append(unpack("<H", read(2))[0])
+            elif k == op["BINFLOAT"]:
+                st.append(unpack(">d", read(8))[0])
+            elif k == op["LONG1"]:
+                n = read(1)[0]
+                st.append(pickle.decode_long(read(n)))
+            elif k == op["LONG4"]:
+                n = unpack("<i", read(4))[0]
+                if n < 0:
+                    raise pickle.UnpicklingError("LONG pickle has negative byte count")
+                st.append(pickle.decode_long(self._read_exact(n)))
+            elif k == op["INT"]:
+                data = self.readline()
+                if data == b"00\n":
+                    st.append(False)
+                elif data == b"01\n":
+                    st.append(True)
+                else:
+                    st.append(int(data, 0))
+            elif k == op["LONG"]:
+                val = self.readline()[:-1]
+                if val and val[-1:] == b"L":
+                    val = val[:-1]
+                st.append(int(val, 0))
+            elif k == op["FLOAT"]:
+                st.append(float(self.readline()[:-1].decode("ascii")))
+            elif k == op["BINUNICODE"]:
+                n = unpack("<I", read(4))[0]
+                st.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
+            elif k == op["SHORT_BINUNICODE"]:
+                n = read(1)[0]
+                st.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
+            elif k == op["BINUNICODE8"]:
+                n = unpack("<Q", read(8))[0]
+                st.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
+            elif k == op["UNICODE"]:
+                st.append(str(self.readline()[:-1], "raw-unicode-escape"))
+            elif k == op["SHORT_BINSTRING"]:
+                n = read(1)[0]
+                st.append(self._decode_string(read(n)))
+            elif k == op["BINSTRING"]:
+                n = unpack("<i", read(4))[0]
+                if n < 0:
+                    raise pickle.UnpicklingError("BINSTRING pickle has negative byte count")
+                st.append(self._decode_string(self._read_exact(n)))
+            elif k == op["STRING"]:
+                data = self.readline()[:-1]
+                if len(data) >= 2 and data[0] == data[-1] and data[0] in b"\"'":
+                    data = data[1:-1]
+                else:
+                    raise pickle.UnpicklingError("the STRING opcode argument must be quoted")
+                st.append(self._decode_string(codecs.escape_decode(data)[0]))
+            elif k == op["BINBYTES"]:
+                n = unpack("<I", read(4))[0]
+                st.append(self._read_exact(n))
+            elif k == op["SHORT_BINBYTES"]:
+                n = read(1)[0]
+                st.append(self._read_exact(n))
+            elif k == op["BINBYTES8"]:
+                n = unpack("<Q", read(8))[0]
+                st.append(self._read_exact(n))
+            elif k == op["BYTEARRAY8"]:
+                n = unpack("<Q", read(8))[0]
+                st.append(bytearray(self._read_exact(n)))
+            elif k == op["BINPERSID"]:
+                pid = st.pop()
+                if type(pid) is not tuple and type(pid) is not int:
+                    raise pickle.UnpicklingError(
+                        f"persistent_load id must be tuple or int, but got {type(pid)}")
+                if type(pid) is tuple and len(pid) > 0 and _ascii(pid[0]) != "storage":
+                    raise pickle.UnpicklingError(
+                        f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
+                if self._persistent_load is None:
+                    raise pickle.UnpicklingError("unsupported persistent id encountered")
+                st.append(self._persistent_load(pid))
+            elif k == op["BINGET"]:
+                st.append(self.memo[read(1)[0]])
+            elif k == op["LONG_BINGET"]:
+                st.append(self.memo[unpack("<I", read(4))[0]])
+            elif k == op["GET"]:
+                st.append(self.memo[int(self.readline()[:-1])])
+            elif k == op["BINPUT"]:
+                self.memo[read(1)[0]] = st[-1]
+            elif k == op["LONG_BINPUT"]:
+                i = unpack("<I", read(4))[0]
+                self.memo[i] = st[-1]
+            elif k == op["PUT"]:
+                i = int(self.readline()[:-1])
+                if i < 0:
+                    raise ValueError("negative PUT argument")
+                self.memo[i] = st[-1]
+            elif k == op["MEMOIZE"]:
+                self.memo[len(self.memo)] = st[-1]
+            elif k == op["FRAME"]:
+                unpack("<Q", read(8))
+            elif k == op["PROTO"]:
+                proto = read(1)[0]
+                if proto > pickle.HIGHEST_PROTOCOL:
+                    raise ValueError(f"unsupported pickle protocol: {proto}")
+            elif k == op["STOP"]:
+                return st.pop()
+            else:
+                raise pickle.UnpicklingError(f"Unsupported operand {k}")
+
+    def _read_exact(self, n):
+        data = self.read(n)
+        if len(data) != n:
+            raise pickle.UnpicklingError("pickle data was truncated")
+        return data
+
+    def _decode_string(self, value):
+        if self.encoding == "bytes":
+            return value
+        return value.decode(self.encoding, "strict")
+
+
+def _ascii(s):
+    return s.decode("ascii") if isinstance(s, bytes) else s
+
+
+def _wo_message(message):
+    """torch.load's wrapping of a weights-only refusal."""
+    import re
+    if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
+        out = ("Weights only load failed. This file can still be loaded, to do so you have two "
+               "options, \033[1mdo those steps only if you trust the source of the checkpoint"
+               f"\033[0m. \n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with "
+               "`weights_only=True` please check the recommended steps in the following error "
+               "message.\n\tWeightsUnpickler error: " + message)
+    else:
+        if re.search(r"(\S+) must be (\S+) to load", message):
+            return f"Weights only load failed. {message}\n {UNSAFE_MESSAGE}\n"
+        out = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
+        if not re.search(r"whose module (\S+) is blocked", message):
+            out += ("Please file an issue with the following so that we can make "
+                    "`weights_only=True` compatible with your use case: WeightsUnpickler error: ")
+        out += "\n\n" + message
+    return out + _DOCS_MESSAGE
+
+
+_HYBRIDS = {}
+
+
+def _corrupt(exc, what):
+    """An error torch's unpickler would raise as ``type(exc)`` (IndexError, KeyError, ...):
+    raised as a RuntimeError that is also an instance of that class."""
+    base = type(exc)
+    cls = _HYBRIDS.get(base)
+    if cls is None:
+        try:
+            cls = type(f"Corrupt{base.__name__}", (RuntimeError, base), {"__module__": __name__})
+        except TypeError:
+            cls = RuntimeError
+        _HYBRIDS[base] = cls
+    return cls(f"{what} ({base.__name__}: {exc})")
+
+
+# ============================================================================ loading: entry points
+def _check_seekable(f):
     try:
-        return zipfile.ZipFile(f)
-    except zipfile.BadZipFile as e:
-        raise RuntimeError(f"PytorchStreamReader failed reading zip archive: {e} (the file "
-                           f"is truncated or is not a checkpoint)") from e
+        f.seek(f.tell())
+        return True
+    except (io.UnsupportedOperation, AttributeError) as e:
+        for p in ("seek", "tell"):
+            if p in str(e):
+                raise type(e)(str(e) + ". You can only torch.load from a file that is seekable. "
+                              "Please pre-load the data into a buffer like io.BytesIO and try "
+                              "to load from it instead.") from None
+        raise
 
 
 def _is_zip(fobj):
     pos = fobj.tell()
     magic = fobj.read(4)
     fobj.seek(pos)
+    if isinstance(magic, str):
+        fobj.read()               # a text-mode file: decoding raises as it does for torch
+        raise TypeError("torchlike.load needs a file opened in binary mode ('rb')")
     return magic == b"PK\x03\x04"
 
 
-def _load_non_zip(fobj, weights_only):
-    """Not a zip: torch's legacy format or a bare pickle. Checked with the same restricted
-    unpickler (so a malicious pickle is refused), then rejected."""
-    if fobj.read(1) == b"":
-        raise EOFError("Ran out of input")
-    fobj.seek(0)
-    up = _Unpickler(fobj, None, "", weights_only, None, {})
+def _unpickle_errors(run, weights_only, what):
+    """Run an unpickling step; its errors are raised with torch's classes."""
     try:
-        magic = up.load()
-    except _Refused:
+        return run()
+    except pickle.UnpicklingError as e:
+        if weights_only and not isinstance(e, _Refused):
+            raise pickle.UnpicklingError(_wo_message(str(e))) from None
         raise
-    except Exception as e:  # noqa: BLE001
-        raise RuntimeError(f"Invalid magic number; corrupt file? ({e})") from e
-    if magic == _LEGACY_MAGIC:
-        raise RuntimeError("this checkpoint uses torch's legacy (pre-1.6) format, which "
-                           "torchlike does not read; re-save it with torch.save in the default "
-                           "zip format")
-    raise RuntimeError("Invalid magic number; corrupt file?")
+    except (EOFError, RuntimeError, NotImplementedError):
+        raise
+    except Exception as e:  # noqa: BLE001  (torch's unpickler fails with these as they are)
+        if not weights_only:
+            raise
+        raise _corrupt(e, what) from e
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+def _load_non_zip(fobj, weights_only, pickle_load_args, real_file):
+    """Not a zip: torch's legacy format, a bare pickle or anything else. Read as far as torch
+    reads before its legacy loader (with the same restricted unpickler), then refused."""
+    if real_file and fobj.tell() == 0:
+        try:
+            with tarfile.open(fileobj=fobj, mode="r:"):
+                pass
+            is_tar = True
+        except (tarfile.TarError, OSError, ValueError, EOFError):
+            is_tar = False
+        if is_tar:
+            if weights_only:
+                raise RuntimeError("Cannot use ``weights_only=True`` with files saved in the "
+                                   "legacy .tar format. " + UNSAFE_MESSAGE)
+            raise RuntimeError("this checkpoint uses torch's legacy .tar format, which "
+                               "torchlike does not read")
+        fobj.seek(0)
+    encoding = pickle_load_args.get("encoding", "utf-8")
+
+    def one():
+        if weights_only:
+            return _WeightsOnlyUnpickler(fobj, encoding=encoding, strict=True).load()
+        return _FullUnpickler(fobj, **pickle_load_args).load()
+
+    what = "Invalid magic number; corrupt file? (not a checkpoint)"
+    magic = _unpickle_errors(one, weights_only, what)
+    if magic != _LEGACY_MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    protocol = _unpickle_errors(one, weights_only, what)
+    if protocol != PROTOCOL_VERSION:
+        raise RuntimeError(f"Invalid protocol version: {protocol}")
+    _unpickle_errors(one, weights_only, what)
+    raise RuntimeError("this checkpoint uses torch's legacy (pre-1.6) format, which "
+                       "torchlike does not read; re-save it with torch.save in the default "
+                       "zip format")
+
+
+def _load_zip(fobj, map_location, weights_only, pickle_load_args):
+    archive = _Archive(fobj)
+    try:
+        if archive.has("constants.pkl"):
+            if weights_only:
+                raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives "
+                                   "passed to ``torch.load``. " + UNSAFE_MESSAGE)
+            raise RuntimeError("this is a TorchScript archive (torch.jit.save); torchlike has "
+                               "no TorchScript: save a state_dict with torch.save instead")
+        byteorder = None
+        if archive.has("byteorder"):
+            byteorder = archive.read("byteorder", limit=16)
+            if byteorder not in (b"little", b"big"):
+                raise ValueError("Unknown endianness type: " + byteorder.decode("latin-1"))
+            byteorder = byteorder.decode()
+        else:
+            end = get_default_load_endianness()
+            byteorder = {None: "little", LoadEndianness.LITTLE: "little",
+                         LoadEndianness.BIG: "big",
+                         LoadEndianness.NATIVE: sys.byteorder}[end]
+        data = archive.read("data.pkl")
+        restore = _restorer(map_location)
+        loader = _storage_loader(archive, restore, byteorder, {})
+        encoding = pickle_load_args.get("encoding", "utf-8")
+
+        def run():
+            if weights_only:
+                return _WeightsOnlyUnpickler(io.BytesIO(data), encoding=encoding,
+                                             persistent_load=loader).load()
+            return _FullZipUnpickler(io.BytesIO(data), loader, **pickle_load_args).load()
+
+        return _unpickle_errors(run, weights_only,
+                                "checkpoint is corrupt: data.pkl does not unpickle")
+    finally:
+        archive.close()
+
+
+def _env_true(name):
+    return os.getenv(name, "0").lower() in ("1", "y", "yes", "true")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):
-    """Load an object saved by ``torch.save`` or ``torchlike.save``.
+    """Load an object saved by ``torch.save`` or ``torchlike.save`` (a path or a binary,
+    seekable file object).
 
-    ``weights_only=True`` (the default) accepts only tensors, containers, primitive types and
-    torch's allowlisted globals; anything else raises ``pickle.UnpicklingError``.
-    ``map_location`` (str, device, dict or callable) is accepted; every tensor lands on the host.
-    A truncated or corrupt file raises ``RuntimeError`` naming what is wrong.
+    ``weights_only`` (the default unless a ``pickle_module`` is given) accepts only tensors,
+    containers, primitive types, torch's allowlisted globals and those added with
+    ``add_safe_globals`` / ``safe_globals``; anything else raises ``pickle.UnpicklingError``
+    with torch's message. ``map_location`` is a str, device, dict or callable as in torch
+    (a callable gets each storage and its location tag). Errors on bad files have torch's
+    classes; a record whose CRC does not match raises ``RuntimeError``.
     """
-    if weights_only is None:
+    weights_only_not_set = weights_only is None
+    if weights_only_not_set:
+        weights_only = pickle_module is None
+    force_wo = _env_true("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
+    force_no_wo = _env_true("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    if force_wo and force_no_wo:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force_wo:
         weights_only = True
-    opened = None
-    if isinstance(f, (str, os.PathLike)):
+    elif force_no_wo and weights_only_not_set:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"
+                      "`weights_only` argument was not explicitly passed to `torch.load`, "
+                      "forcing weights_only=False.", UserWarning, stacklevel=2)
+        weights_only = False
+    if weights_only:
+        if pickle_module is not None:
+            raise RuntimeError("Can not safely load weights when explicit pickle_module is "
+                               "specified")
+    elif pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError(f"torchlike.load unpickles with pickle; pickle_module="
+                                  f"{getattr(pickle_module, '__name__', pickle_module)!r} is "
+                                  f"not supported")
+    if pickle_load_args and weights_only:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+    pickle_load_args = dict(pickle_load_args)
+    pickle_load_args.setdefault("encoding", "utf-8")
+    if mmap is None:
+        mmap = _config.mmap
+    is_path = isinstance(f, (str, os.PathLike))
+    if mmap and not is_path:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    opened = mapped = None
+    if is_path:
         opened = fobj = open(os.fspath(f), "rb")
     else:
         fobj = f
+        _check_seekable(fobj)
     try:
-        if not _is_zip(fobj):
-            return _load_non_zip(fobj, weights_only)
-        zf = _open_zip(fobj)
-        with zf:
-            names = zf.namelist()
-            pkl = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]
-            if not pkl:
-                raise RuntimeError("checkpoint is corrupt: no data.pkl record in the archive")
-            prefix = pkl[0][:-len("data.pkl")]
-            bo = prefix + "byteorder"
-            if bo in names and zf.read(bo) not in (b"little",):
-                raise RuntimeError("torchlike reads only little-endian checkpoints")
-            try:
-                data = zf.read(pkl[0])
-            except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-                raise RuntimeError(f"checkpoint is corrupt: cannot read data.pkl: {e}") from e
-            up = _Unpickler(io.BytesIO(data), zf, prefix, weights_only, map_location, {})
-            try:
-                result = up.load()
-            except (_Refused, RuntimeError):
-                raise
-            except Exception as e:  # noqa: BLE001
-                raise RuntimeError(f"checkpoint is corrupt: data.pkl does not unpickle: "
-                                   f"{type(e).__name__}: {e}") from e
-            return result
+        if _is_zip(fobj):
+            if mmap:
+                mapped = fobj = _mmap.mmap(opened.fileno(), 0, access=_mmap.ACCESS_READ)
+            return _load_zip(fobj, map_location, weights_only, pickle_load_args)
+        if mmap:
+            name = f"{f}, " if isinstance(f, str) else ""
+            raise RuntimeError("mmap can only be used with files saved with "
+                               f"`torch.save({name}_use_new_zipfile_serialization=True), "
+                               "please torch.save your checkpoint with this option in order "
+                               "to use mmap.")
+        real_file = opened is not None or _has_fileno(fobj)
+        return _load_non_zip(fobj, weights_only, pickle_load_args, real_file)
     finally:
+        if mapped is not None:
+            mapped.close()
         if opened is not None:
             opened.close()
+
+
+def _has_fileno(f):
+    try:
+        f.fileno()
+        return True
+    except (AttributeError, OSError, io.UnsupportedOperation, ValueError):
+        return False
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals in a checkpoint's data.pkl that ``weights_only`` would refuse."""
+    is_path = isinstance(f, (str, os.PathLike))
+    fobj = open(os.fspath(f), "rb") if is_path else f
+    try:
+        if not _is_zip(fobj):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        archive = _Archive(fobj)
+        try:
+            if archive.has("constants.pkl"):
+                raise ValueError("Expected input to be a checkpoint returned by torch.save but "
+                                 "got a torchscript checkpoint")
+            data = archive.read("data.pkl")
+        finally:
+            archive.close()
+    finally:
+        if is_path:
+            fobj.close()
+    import pickletools
+    found = set()
+    strings = []
+    for op, arg, _ in pickletools.genops(data):
+        if op.name == "GLOBAL":
+            module, name = _map_py2(*arg.split(" ", 1))
+            found.add(f"{module}.{name}")
+        elif op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
+            strings.append(arg)
+        elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+            module, name = _map_py2(strings[-2], strings[-1])
+            found.add(f"{module}.{name}")
+    safe = set(_torch_globals()) | set(_user_allowed_globals()) | _TORCH_ALLOWED_UNMAPPED
+    return list(found - safe)
