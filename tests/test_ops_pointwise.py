@@ -478,10 +478,25 @@ def test_second_order_against_torch(name):
                                _second(torch, SECOND[name], x), rtol=1e-4, atol=1e-4)
 
 
-def test_out_of_another_shape_is_refused():
-    """torch resizes an ``out=`` of the wrong shape; torchlike refuses (DIFFERENCES.md)."""
-    x = torchlike.tensor(np.ones(3, np.float32))
-    with pytest.raises(NotImplementedError):
-        torchlike.clamp(x, 0, 1, out=torchlike.zeros(4))
-    with pytest.raises(NotImplementedError):
-        torchlike.max(x, 0, out=(torchlike.zeros(2), torchlike.zeros((), dtype=torchlike.long)))
+def test_out_of_another_shape_is_resized_as_torch():
+    """torch resizes an ``out=`` of the wrong shape (warning when it had elements)."""
+    import torch
+    for m in (torch, torchlike):
+        x = m.tensor(np.ones(3, np.float32))
+        o = m.zeros(4)
+        with pytest.warns(UserWarning, match="was resized since it had shape"):
+            m.clamp(x, 0, 1, out=o)
+        assert list(o.shape) == [3]
+        v, i = m.zeros(2), m.zeros((), dtype=m.long)
+        with pytest.warns(UserWarning):
+            m.max(x, 0, out=(v, i))
+        assert list(v.shape) == [] and v.item() == 1.0
+
+
+def test_out_that_is_a_view_is_not_resized():
+    """Resizing a view in place is not supported (DIFFERENCES.md): a clear error, not a wrong
+    value."""
+    x = torchlike.ones(3)
+    base = torchlike.zeros(8)
+    with pytest.raises(NotImplementedError, match="is a view or has views"):
+        torchlike.exp(x, out=base[:4])

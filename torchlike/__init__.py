@@ -4,9 +4,9 @@ Every kernel is a jitted jax function; autograd is an eager tape whose per-op ba
 cached, jitted ``jax.vjp``. 64-bit types are enabled in jax on import (torch's int64 and
 float64 need them): see README "Dtype policy".
 """
-import jax as _jax
+from ._jax_config import configure as _configure_jax
 
-_jax.config.update("jax_enable_x64", True)
+_configure_jax()   # 64-bit types, persistent compilation cache (see _jax_config.py)
 
 from ._dtype import (dtype, bool, uint8, int8, int16, short, int32, int, int64, long,  # noqa
                      float16, half, bfloat16, float32, float, float64, double, complex64,
@@ -27,6 +27,10 @@ from ._ops.shape_extra import *  # noqa: F401,F403,E402 (issue 3: more shape ops
 from ._ops.typeinfo import *  # noqa: F401,F403,E402 (issue 3: conversion and metadata)
 from ._ops.sampling import *  # noqa: F401,F403,E402 (issue 3: random sampling)
 linalg = __import__("importlib").import_module(".linalg", __name__)  # issue 3: torch.linalg
+from ._ops.complex_numbers import *  # noqa: F401,F403,E402
+from ._ops.integer_math import *  # noqa: F401,F403,E402
+from ._ops.calculus import *  # noqa: F401,F403,E402
+from ._ops.statistics import *  # noqa: F401,F403,E402
 from ._ops.index import index_put  # noqa: F401,E402 (issue 3: indexing)
 from ._creation import *  # noqa: F401,F403
 from ._random import (Generator, manual_seed, seed, initial_seed, default_generator,  # noqa
@@ -43,6 +47,10 @@ from .serialization import save, load  # noqa: F401,E402 (issue 6)
 from ._runtime import *  # noqa: F401,F403,E402 (threads, determinism, default device, ...)
 from ._ops.spectral import *  # noqa: F401,F403,E402 (stft, istft, window functions)
 from ._ops.special_ops import *  # noqa: F401,F403,E402 (i0, polygamma, ... shared with special)
+
+from ._ops import _surface  # noqa: E402
+
+_surface.bind(__import__(__name__), Tensor)   # methods, in-place forms, out=, nn ops at the top
 
 __version__ = "0.1.0"
 

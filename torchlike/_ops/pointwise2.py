@@ -17,8 +17,9 @@ import jax.scipy.special as jsp
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import pointwise as _pw
-from ._registry import (_torch_type_name, apply, apply_, broadcast_error, check_inplace,
-                        commit_inplace, defop)
+from ._registry import apply, broadcast_error, defop
+from .._storage import (_torch_type_name, apply_, check_inplace,
+                       commit_inplace)
 
 __all__ = ["sign", "sgn", "exp2", "expm1", "log2", "log10", "log1p", "tan", "asin", "acos",
            "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
@@ -765,12 +766,10 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 # ------------------------------------------------------------------ out=
 
 def wire_out(ns, names):
-    """Give the functions ``names`` of namespace ``ns`` torch's ``out=`` (shape.write_out: the
-    result cast into ``out``, which must have its shape; a (values, indices) result writes into
-    a pair). Tensor methods keep the plain functions: torch's methods take no ``out``."""
-    import functools
+    """Give the functions ``names`` of namespace ``ns`` torch's ``out=`` (``_surface.with_out``).
+    Tensor methods keep the plain functions: torch's methods take no ``out``."""
     import inspect
-
+    from ._surface import with_out
     for n in names:
         f = ns[n]
         try:
@@ -778,23 +777,7 @@ def wire_out(ns, names):
                 continue
         except (TypeError, ValueError):
             continue
-
-        def g(*args, out=None, _f=f, _n=n, **kwargs):
-            if out is not None and _n in ("cumsum", "cumprod") and kwargs.get("dtype") is None:
-                kwargs["dtype"] = out.dtype       # torch: out's dtype is the computation's
-            r = _f(*args, **kwargs)
-            if out is None:
-                return r
-            from .shape import write_out
-            if isinstance(r, tuple):
-                if not isinstance(out, (tuple, list)) or len(out) != len(r):
-                    raise TypeError(f"{_n}(): argument 'out' must be a tuple of {len(r)} "
-                                    f"Tensors")
-                res = tuple(write_out(ri, oi, _n) for ri, oi in zip(r, out))
-                return type(r)(*res) if hasattr(r, "_fields") else res
-            return write_out(r, out, _n)
-
-        ns[n] = functools.wraps(f)(g)
+        ns[n] = with_out(f, n)
 
 
 wire_out(globals(), __all__)

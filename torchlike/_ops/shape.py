@@ -95,7 +95,7 @@ def _reshape_copy(a, shape):
 def reshape(input, *shape):
     """The same values in a new shape (one dim may be -1): a view of a contiguous tensor, a
     copy of a non-contiguous one (a transposed or strided view), as in torch."""
-    from .._views import is_contiguous
+    from .._storage import is_contiguous
     shape = infer_shape(_shape_arg(shape), input.numel())
     if input._alias is not None and not is_contiguous(input):
         return apply(_reshape_copy, input, shape=shape)
@@ -325,7 +325,7 @@ def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 
 import jax  # noqa: E402
 
-from ._registry import apply_, check_inplace, commit_inplace  # noqa: E402
+from .._storage import apply_, check_inplace, commit_inplace  # noqa: E402
 
 __all__ += ["unflatten", "movedim", "moveaxis", "repeat_interleave", "tile", "flip", "fliplr",
             "flipud", "roll", "rot90", "cat", "concat", "concatenate", "stack", "hstack",
@@ -1379,36 +1379,7 @@ for _n, _f in dict(tril_=tril, triu_=triu, scatter_=scatter, scatter_add_=scatte
 
 # ------------------------------------------------------------------ out= for this family
 
-def write_out(result, out, name):
-    """torch's ``out=``: the result written into ``out`` (cast to its dtype), which is returned.
-
-    ``out`` must already have the result's shape (torch would resize it; torchlike cannot
-    resize a tensor in place and says so instead of ignoring ``out``).
-    """
-    from ..autograd import grad_mode as _gm
-    if result.requires_grad and _gm._state.grad_enabled:
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           f"differentiation, but one of the arguments requires grad.")
-    if tuple(out.shape) != tuple(result.shape):
-        raise NotImplementedError(f"torchlike: {name}(out=...) needs an out tensor of the "
-                                  f"result's shape {list(result.shape)}, got "
-                                  f"{list(out.shape)} (torch would resize it)")
-    check_inplace(out)
-    commit_inplace(out, result.detach())
-    return out
-
-
-def with_out(fn, name=None):
-    """Wrap ``fn`` so that its ``out=`` keyword writes the result into ``out``."""
-    import functools
-    name = name or fn.__name__
-
-    @functools.wraps(fn)
-    def g(*args, out=None, **kwargs):
-        r = fn(*args, **kwargs)
-        return r if out is None else write_out(r, out, name)
-    return g
-
+from ._surface import with_out, write_out  # noqa: E402,F401  (the one out= writer)
 
 cat = concat = concatenate = with_out(cat, "cat")
 stack = with_out(stack, "stack")

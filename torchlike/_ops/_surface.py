@@ -1,0 +1,366 @@
+"""The public surface, declared once: which functions are Tensor methods, which have an in-place
+``_`` form, which take ``out=``, and torch's top-level forms of the nn ops.
+
+Each op family module defines its functions (``torchlike/_ops/*.py``, ``torchlike/nn/functional.py``);
+``bind(torchlike, Tensor)`` reads the tables below and, in one loop, attaches ``Tensor.<n>``,
+``Tensor.<n>_`` and a uniform ``out=`` (through ``write_out``: torch's dtype cast rule, resize and
+errors) and exposes the nn ops torch has at its top level (``torch.softmax``, ``torch.conv2d``).
+A method or in-place form already defined by a family (a method with its own signature, such as
+``Tensor.view``) is kept. The tables are torch 2.13's names (``tests/surface/generate.py``); a
+name torchlike does not implement is simply not bound, and ``tests/test_surface.py`` reports it.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+from ..autograd import grad_mode as _gm
+
+__all__ = ["bind", "write_out", "with_out", "inplace_of", "METHODS", "INPLACE"]
+
+# torch functions that are also Tensor methods: Tensor.<n> is torchlike.<n>
+METHODS = frozenset("""
+    abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr adjoint all allclose
+    amax amin aminmax angle any arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax
+    argmin argsort argwhere as_strided as_strided_scatter asin asinh atan atan2 atanh baddbmm
+    bernoulli bincount bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
+    bitwise_xor bmm broadcast_to ceil cholesky cholesky_inverse cholesky_solve chunk clamp
+    clamp_max clamp_min clip clone conj conj_physical copysign corrcoef cos cosh count_nonzero
+    cov cross cummax cummin cumprod cumsum deg2rad dequantize det detach diag diag_embed
+    diagflat diagonal diagonal_scatter diff digamma dist div divide dot dsplit eig eq equal erf
+    erfc erfinv exp exp2 expm1 fix flatten flip fliplr flipud float_power floor floor_divide
+    fmax fmin fmod frac frexp gather gcd ge geqrf ger get_device greater greater_equal gt
+    hardshrink hash_tensor heaviside histc histogram hsplit hypot i0 igamma igammac imag
+    index_add index_copy index_fill index_put index_reduce index_select inner int_repr inverse
+    is_complex is_conj is_distributed is_floating_point is_inference is_neg is_nonzero
+    is_same_size is_signed isclose isfinite isinf isnan isneginf isposinf isreal istft kron
+    kthvalue lcm ldexp le lerp less less_equal lgamma log log10 log1p log2 log_softmax logaddexp
+    logaddexp2 logcumsumexp logdet logical_and logical_not logical_or logical_xor logit
+    logsumexp lstsq lt lu lu_solve masked_fill masked_scatter masked_select matmul matrix_exp
+    matrix_power max maximum mean median min minimum mm mode moveaxis movedim msort mul
+    multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow
+    narrow_copy ne neg negative nextafter nonzero nonzero_static norm not_equal numel orgqr
+    ormqr outer permute pinverse polygamma positive pow prelu prod put q_per_channel_axis
+    q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qr quantile rad2deg
+    ravel real reciprocal relu remainder renorm repeat_interleave reshape resolve_conj
+    resolve_neg roll rot90 round rsqrt scatter scatter_add scatter_reduce select select_scatter
+    sgn sigmoid sign signbit sin sinc sinh slice_inverse slice_scatter slogdet smm softmax solve
+    sort split split_with_sizes sqrt square squeeze sspaddmm std stft sub subtract sum svd
+    swapaxes swapdims symeig t take take_along_dim tan tanh tensor_split tile topk trace
+    transpose triangular_solve tril triu true_divide trunc unbind unflatten unique
+    unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes unsqueeze var vdot
+    vsplit where xlogy
+""".split())
+
+# Tensor.<n>_ exists: the in-place form of Tensor.<n>
+INPLACE = frozenset("""
+    abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr arccos arccosh arcsin
+    arcsinh arctan arctan2 arctanh as_strided asin asinh atan atan2 atanh baddbmm bernoulli
+    bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil
+    clamp clamp_max clamp_min clip conj_physical copysign cos cosh cumprod cumsum deg2rad detach
+    digamma div divide eq erf erfc erfinv exp exp2 expm1 fix float_power floor floor_divide fmod
+    frac gcd ge greater greater_equal gt heaviside hypot i0 igamma igammac index_add index_copy
+    index_fill index_put index_reduce lcm ldexp le lerp less less_equal lgamma log log10 log1p
+    log2 logical_and logical_not logical_or logical_xor logit lt masked_fill masked_scatter mul
+    multiply mvlgamma nan_to_num ne neg negative nextafter not_equal polygamma pow put rad2deg
+    reciprocal relu remainder renorm requires_grad resize resize_as round rsqrt scatter
+    scatter_add scatter_reduce sgn sigmoid sign sin sinc sinh sqrt square squeeze sub subtract
+    swapaxes swapdims t tan tanh transpose tril triu true_divide trunc unsqueeze xlogy
+""".split())
+
+# torch functions that take out=
+OUT_TORCH = frozenset("""
+    abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr alias_copy all amax amin
+    aminmax angle any arange arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin
+    argsort asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and bitwise_left_shift
+    bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat ccol_indices_copy
+    ceil chain_matmul cholesky cholesky_inverse cholesky_solve clamp clamp_max clamp_min clip
+    col_indices_copy column_stack complex concat concatenate conj_physical copysign cos cosh
+    cross crow_indices_copy cummax cummin cumprod cumsum deg2rad detach_copy diag diagonal_copy
+    diff digamma div divide dot dsmm dstack empty eq erf erfc erfinv exp exp2 expm1 eye fix
+    float_power floor floor_divide fmax fmin fmod frac frexp frobenius_norm gcd ge geqrf ger
+    greater greater_equal gt hardshrink hash_tensor heaviside histc histogram hsmm hspmm hstack
+    hypot i0 igamma igammac indices_copy inner inverse isin isneginf isposinf kron kthvalue lcm
+    ldexp le lerp less less_equal lgamma linspace log log10 log1p log2 log_softmax logaddexp
+    logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor logit logspace
+    logsumexp lstsq lt lu_solve lu_unpack masked_select matmul matrix_power matrix_rank max
+    maximum mean median min minimum mkldnn_adaptive_avg_pool2d mm mode msort mul multinomial
+    multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile nansum ne neg negative
+    nextafter nonzero norm normal not_equal nuclear_norm ones orgqr ormqr outer polar pow prod
+    qr quantile rad2deg rand randint randn randperm range reciprocal remainder round
+    row_indices_copy row_stack rsqrt saddmm scatter searchsorted select_copy sgn sigmoid sign
+    signbit sin sinc sinh slice_copy slice_scatter slogdet softmax solve sort split_copy spmm
+    sqrt square squeeze_copy sspaddmm stack std sub subtract sum svd symeig t_copy take
+    take_along_dim tan tanh tensordot threshold topk transpose_copy triangular_solve tril triu
+    true_divide trunc unbind_copy unsqueeze_copy values_copy var vdot view_as_complex_copy
+    view_as_real_copy view_copy vstack where xlogy zeros
+""".split())
+
+# torch.linalg functions that take out=
+OUT_LINALG = frozenset("""
+    cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv inv_ex
+    ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor lu_factor_ex lu_solve matmul
+    matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve solve_ex svd
+    svdvals tensorinv tensorsolve vecdot vector_norm
+""".split())
+
+# torch.special functions that take out=
+OUT_SPECIAL = frozenset("""
+    airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 chebyshev_polynomial_t
+    chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w digamma entr erf erfc
+    erfcx erfinv exp2 expit expm1 gammainc gammaincc gammaln hermite_polynomial_h
+    hermite_polynomial_he i0 i0e i1 i1e laguerre_polynomial_l legendre_polynomial_p log1p
+    log_ndtr logit logsumexp modified_bessel_i0 modified_bessel_i1 modified_bessel_k0
+    modified_bessel_k1 multigammaln ndtr ndtri psi round scaled_modified_bessel_k0
+    scaled_modified_bessel_k1 shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u
+    shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w sinc spherical_bessel_j0
+    xlog1py xlogy zeta
+""".split())
+
+# torch.fft functions that take out=
+OUT_FFT = frozenset("""
+    fft fft2 fftfreq fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft ihfft2 ihfftn irfft irfft2
+    irfftn rfft rfft2 rfftfreq rfftn
+""".split())
+
+# torch.nn.functional functions that take out=
+OUT_FUNCTIONAL = frozenset("""
+    avg_pool2d avg_pool3d gelu hardshrink linear logsigmoid normalize softplus softshrink
+""".split())
+
+
+# torch.<n>_ exists at the top level (torch.relu_, torch.sin_, ...)
+TOP_INPLACE = frozenset("""
+    abs acos acosh addmv alpha_dropout arccos arccosh arcsin arcsinh arctan arctanh as_strided
+    asin asinh atan atanh ceil celu clamp clamp_max clamp_min clip conj_physical cos cosh
+    deg2rad detach dropout embedding_renorm erf erfc exp exp2 expm1 feature_alpha_dropout
+    feature_dropout fill fix floor frac gcd i0 index_put lcm ldexp log log10 log1p log2 logit
+    nan_to_num neg negative rad2deg reciprocal relu resize_as resize_as_sparse round rrelu rsqrt
+    selu sigmoid sin sinc sinh sqrt square tan tanh threshold trunc xlogy zero
+""".split())
+
+_OUT_DTYPE_IS_COMPUTE_DTYPE = frozenset({"cumsum", "cumprod"})   # torch computes in out's dtype
+
+
+def _inplace_api():
+    from .. import _storage
+    return _storage.check_inplace, _storage.commit_inplace
+
+
+def write_out(result, out, name):
+    """torch's ``out=``: ``result`` written into ``out`` (cast to its dtype); returns ``out``.
+
+    A tuple result (``max``, ``sort``, ...) writes into a tuple of tensors. As in torch, a
+    result of another shape resizes ``out`` (with torch's deprecation warning when ``out`` had
+    elements); a float result cannot go into an integer ``out``; out= does not differentiate.
+    """
+    from .._tensor import Tensor
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
+        res = tuple(write_out(r, o, name) for r, o in zip(result, out))
+        return type(result)(*res) if hasattr(result, "_fields") else res
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _gm._state.grad_enabled and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
+    check_inplace, commit_inplace = _inplace_api()
+    if tuple(out.shape) != tuple(result.shape):
+        if out._alias is not None:
+            raise NotImplementedError(
+                f"torchlike: {name}(out=...) would resize out from {list(out.shape)} to "
+                f"{list(result.shape)}, and out is a view or has views (see DIFFERENCES.md)")
+        if out.numel() != 0:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                f"release outputs will not be resized unless they have zero elements. You can "
+                f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                f"t.resize_(0).", UserWarning, stacklevel=3)
+        import jax.numpy as jnp
+        out._data = jnp.zeros(result._data.shape, out._data.dtype)
+        out._vc[0] += 1
+    check_inplace(out)
+    commit_inplace(out, result.detach())
+    return out
+
+
+def with_out(fn, name=None):
+    """``fn`` with torch's ``out=`` keyword: the result is written into ``out`` (``write_out``)."""
+    if getattr(fn, "_handles_out", False):
+        return fn
+    name = name or fn.__name__
+
+    @functools.wraps(fn)
+    def g(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if name in _OUT_DTYPE_IS_COMPUTE_DTYPE and kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype
+        return write_out(fn(*args, **kwargs), out, name)
+
+    g._handles_out = True
+    return g
+
+
+def inplace_of(fn, name=None):
+    """The in-place method form of ``fn``: ``self`` becomes ``fn(self, ...)`` (torch's checks)."""
+    def m(self, *args, **kwargs):
+        check_inplace, commit_inplace = _inplace_api()
+        check_inplace(self)
+        return commit_inplace(self, fn(self, *args, **kwargs))
+    m.__name__ = m.__qualname__ = (name or fn.__name__) + "_"
+    m.__doc__ = f"In-place form of ``{name or fn.__name__}``."
+    return m
+
+
+# ------------------------------------------------------------------ nn ops at the top level
+
+def _nn_toplevel(F):
+    """torch's top-level (and ``torch.Tensor``) forms of nn ops, as adapters onto ``F``."""
+    def softmax(input, dim, dtype=None, *, out=None):
+        return F.softmax(input, dim, dtype=dtype)
+
+    def log_softmax(input, dim, dtype=None, *, out=None):
+        return F.log_softmax(input, dim, dtype=dtype)
+
+    def dropout(input, p, train):
+        return F.dropout(input, p, training=train)
+
+    def alpha_dropout(input, p, train):
+        return F.alpha_dropout(input, p, training=train)
+
+    def feature_alpha_dropout(input, p, train):
+        return F.feature_alpha_dropout(input, p, training=train)
+
+    def feature_dropout(input, p, train):
+        return F.dropout2d(input, p, training=train) if input.dim() == 4 else \
+            F.dropout1d(input, p, training=train) if input.dim() == 3 else \
+            F.dropout3d(input, p, training=train)
+
+    def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
+                   cudnn_enable=True):
+        return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+    def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+        return F.group_norm(input, num_groups, weight, bias, eps)
+
+    def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                   cudnn_enabled):
+        return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                            eps)
+
+    def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                      eps, cudnn_enabled):
+        return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                               momentum, eps)
+
+    def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+        return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                           scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+    def threshold(input, threshold, value, *, out=None):
+        return F.threshold(input, threshold, value)
+
+    def rms_norm(input, normalized_shape, weight=None, eps=None):
+        return F.rms_norm(input, normalized_shape, weight, eps)
+
+    def adaptive_max_pool1d(input, output_size):
+        return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+    def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
+                                ceil_mode=False):
+        return F.max_pool1d(input, kernel_size, stride or None, padding, dilation,
+                            ceil_mode=ceil_mode, return_indices=True)
+
+    def _pool(fname):
+        def pool(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+            return getattr(F, fname)(input, kernel_size, stride or None, padding, dilation,
+                                     ceil_mode=ceil_mode)
+        pool.__name__ = fname
+        return pool
+
+    def _avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False,
+                    count_include_pad=True):
+        return F.avg_pool1d(input, kernel_size, stride or None, padding, ceil_mode,
+                            count_include_pad)
+
+    def _same(name):
+        return getattr(F, name, None)
+
+    table = dict(softmax=softmax, log_softmax=log_softmax, dropout=dropout,
+                 alpha_dropout=alpha_dropout, feature_alpha_dropout=feature_alpha_dropout,
+                 feature_dropout=feature_dropout, layer_norm=layer_norm, group_norm=group_norm,
+                 batch_norm=batch_norm, instance_norm=instance_norm, embedding=embedding,
+                 threshold=threshold, rms_norm=rms_norm, adaptive_max_pool1d=adaptive_max_pool1d,
+                 max_pool1d_with_indices=max_pool1d_with_indices,
+                 max_pool1d=_pool("max_pool1d"), max_pool2d=_pool("max_pool2d"),
+                 max_pool3d=_pool("max_pool3d"), avg_pool1d=_avg_pool1d)
+    # the same signature at the top level as in nn.functional
+    for n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "adaptive_avg_pool1d", "bilinear", "celu", "selu", "prelu",
+              "rrelu", "hardshrink", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+              "pairwise_distance", "cosine_similarity", "pdist", "cosine_embedding_loss",
+              "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
+              "poisson_nll_loss", "ctc_loss", "kl_div", "binary_cross_entropy_with_logits",
+              "embedding_bag", "native_channel_shuffle"):
+        f = _same(n)
+        if f is not None:
+            table[n] = f
+    if getattr(F, "rms_norm", None) is None:
+        del table["rms_norm"]
+    return table
+
+
+# methods torch has for nn ops (``x.softmax(dim)``); in-place forms for the activations
+_NN_METHODS = ("softmax", "log_softmax", "prelu", "hardshrink", "relu", "selu", "celu",
+               "rrelu", "threshold", "sigmoid", "tanh")
+
+
+# Python operators that torch defines on Tensor: dunder -> (Tensor method, reflected)
+DUNDERS = {
+    "__lshift__": ("bitwise_left_shift", False), "__rlshift__": ("bitwise_left_shift", True),
+    "__rshift__": ("bitwise_right_shift", False), "__rrshift__": ("bitwise_right_shift", True),
+    "__ilshift__": ("bitwise_left_shift_", False), "__irshift__": ("bitwise_right_shift_", False),
+    "__iand__": ("bitwise_and_", False), "__ior__": ("bitwise_or_", False),
+    "__ixor__": ("bitwise_xor_", False), "__ifloordiv__": ("floor_divide_", False),
+    "__imod__": ("remainder_", False), "__imatmul__": ("matmul_", False),
+}
+
+
+def _has(cls, n):
+    return getattr(cls, n, None) is not None
+
+
+def bind(ns, Tensor):
+    """Attach the surface: nn ops at the top level, methods, in-place forms, ``out=``."""
+    F = ns.nn.functional
+    for n, f in _nn_toplevel(F).items():
+        if not _has(ns, n):
+            setattr(ns, n, f)
+    # methods: Tensor.<n> is the function, unless a family gave Tensor its own
+    for n in sorted(METHODS | set(_NN_METHODS)):
+        f = ns.__dict__.get(n)
+        if f is not None and callable(f) and not _has(Tensor, n):
+            setattr(Tensor, n, f)
+    # in-place forms of methods
+    for n in sorted(INPLACE):
+        if not _has(Tensor, n + "_") and _has(Tensor, n):
+            setattr(Tensor, n + "_", inplace_of(getattr(Tensor, n), n))
+    # top-level in-place forms torch has (torch.relu_, torch.sin_, ...)
+    for n in sorted(TOP_INPLACE):
+        if not _has(ns, n + "_") and _has(Tensor, n + "_"):
+            setattr(ns, n + "_", getattr(Tensor, n + "_"))
+    for d, (m, reflected) in DUNDERS.items():
+        if d not in Tensor.__dict__ and _has(Tensor, m):
+            f = getattr(Tensor, m)
+            setattr(Tensor, d, (lambda f: lambda self, other: f(other, self))(
+                getattr(ns, m)) if reflected else f)
+    # out=: after the methods, which (as in torch) take no out
+    for table, mod in ((OUT_TORCH, ns), (OUT_LINALG, ns.linalg)):
+        for n in table:
+            f = mod.__dict__.get(n)
+            if f is not None and callable(f) and not isinstance(f, type):
+                setattr(mod, n, with_out(f, n))

@@ -1,0 +1,118 @@
+"""Complex numbers: building complex tensors from parts, their angle, and the real/complex
+reinterpretations (``view_as_real``/``view_as_complex``, copies here: see DIFFERENCES.md)."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .. import _dtype as D
+from .._storage import _torch_type_name
+from .._tensor import Tensor
+from ._registry import apply, defop
+
+__all__ = ["angle", "complex", "polar", "view_as_real", "view_as_complex", "isreal",
+           "is_conj", "resolve_conj", "is_neg", "resolve_neg"]
+
+
+@defop("angle", promote="float", grad_name="AngleBackward0")
+def _angle(a):
+    if jnp.iscomplexobj(a):
+        return jnp.angle(a)
+    # torch: 0 for x >= 0, pi for x < 0, nan for nan; the gradient is zero
+    return jnp.where(jnp.isnan(a), a, jnp.where(a < 0, jnp.pi, 0.0).astype(a.dtype))
+
+
+def angle(input, *, out=None):
+    return apply(_angle, input)
+
+
+def _same_float_pair(name, a, b):
+    for t in (a, b):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{'real' if t is a else 'imag'}' must be "
+                            f"Tensor, not {type(t).__name__}")
+    if a.dtype not in (D.float32, D.float64, D.float16):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_torch_type_name(a.dtype)} and {_torch_type_name(b.dtype)}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_torch_type_name(a.dtype)} but got "
+                           f"scalar type {_torch_type_name(b.dtype)} for second argument")
+
+
+@defop("complex", grad_name="ComplexBackward0")
+def _complex(re, im):
+    return jnp.asarray(re + 1j * im) if re.dtype == jnp.float64 else \
+        jnp.asarray(re + 1j * im).astype(jnp.complex64)
+
+
+def complex(real, imag, *, out=None):
+    _same_float_pair("complex", real, imag)
+    if real.dtype is D.float16:
+        raise NotImplementedError("torchlike: complex32 (chalf) has no jax dtype")
+    return apply(_complex, real, imag)
+
+
+@defop("polar", grad_name="PolarBackward0")
+def _polar(r, theta):
+    z = r * jnp.cos(theta) + 1j * (r * jnp.sin(theta))
+    return z if r.dtype == jnp.float64 else z.astype(jnp.complex64)
+
+
+def polar(abs, angle, *, out=None):
+    _same_float_pair("polar", abs, angle)
+    if abs.dtype is D.float16:
+        raise NotImplementedError("torchlike: complex32 (chalf) has no jax dtype")
+    return apply(_polar, abs, angle)
+
+
+@defop("view_as_real", grad_name="ViewAsRealBackward0")
+def _view_as_real(a):
+    return jnp.stack([jnp.real(a), jnp.imag(a)], axis=-1)
+
+
+def view_as_real(input):
+    if not input.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return apply(_view_as_real, input)
+
+
+@defop("view_as_complex", grad_name="ViewAsComplexBackward0")
+def _view_as_complex(a):
+    z = a[..., 0] + 1j * a[..., 1]
+    return z if a.dtype == jnp.float64 else z.astype(jnp.complex64)
+
+
+def view_as_complex(input):
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+                           f"but got a tensor of scalar type: {_torch_type_name(input.dtype)}")
+    if input.dim() == 0 or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    return apply(_view_as_complex, input)
+
+
+@defop("isreal", differentiable=False)
+def _isreal(a):
+    if jnp.iscomplexobj(a):
+        return jnp.imag(a) == 0
+    return jnp.ones(a.shape, bool)
+
+
+def isreal(input):
+    return apply(_isreal, input)
+
+
+# torchlike has no lazy conjugate or negative bits: conj() and neg() materialise
+def is_conj(input):
+    return False
+
+
+def resolve_conj(input):
+    return input
+
+
+def is_neg(input):
+    return False
+
+
+def resolve_neg(input):
+    return input

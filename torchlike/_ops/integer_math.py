@@ -1,0 +1,124 @@
+"""Integer and floating-point bit-level math: gcd/lcm, shifts, frexp/ldexp, nextafter,
+heaviside."""
+from __future__ import annotations
+
+import collections
+
+import jax.numpy as jnp
+
+from .. import _dtype as D
+from .._storage import _torch_type_name
+from .._tensor import Tensor
+from ._registry import apply, defop
+
+__all__ = ["gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "frexp", "ldexp",
+           "nextafter", "heaviside"]
+
+
+def _int_only(name, *ts):
+    for t in ts:
+        if isinstance(t, Tensor) and not (t.dtype.category < D._FLOAT):
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                      f"'{_torch_type_name(t.dtype)}'")
+
+
+@defop("gcd", promote="common", differentiable=False)
+def _gcd(a, b):
+    return jnp.gcd(a, b)
+
+
+@defop("lcm", promote="common", differentiable=False)
+def _lcm(a, b):
+    return jnp.lcm(a, b)
+
+
+def gcd(input, other, *, out=None):
+    _int_only("gcd", input, other)
+    return apply(_gcd, input, other)
+
+
+def lcm(input, other, *, out=None):
+    _int_only("lcm", input, other)
+    return apply(_lcm, input, other)
+
+
+def _shift(a, b, left):
+    bits = jnp.iinfo(a.dtype).bits if a.dtype != jnp.bool_ else 8
+    b = b.astype(a.dtype)
+    big = (b < 0) | (b >= bits)
+    safe = jnp.where(big, 0, b)
+    if left:
+        return jnp.where(big, jnp.zeros_like(a), jnp.left_shift(a, safe))
+    # arithmetic shift: past the width a negative value gives -1, a positive one 0
+    fill = jnp.where(a < 0, -1, 0).astype(a.dtype) if jnp.issubdtype(a.dtype, jnp.signedinteger) \
+        else jnp.zeros_like(a)
+    return jnp.where(big, fill, jnp.right_shift(a, safe))
+
+
+@defop("bitwise_left_shift", promote="common", differentiable=False)
+def _lshift(a, b):
+    return _shift(a, b, True)
+
+
+@defop("bitwise_right_shift", promote="common", differentiable=False)
+def _rshift(a, b):
+    return _shift(a, b, False)
+
+
+def bitwise_left_shift(input, other, *, out=None):
+    _int_only("lshift", input, other)
+    return apply(_lshift, input, other)
+
+
+def bitwise_right_shift(input, other, *, out=None):
+    _int_only("rshift", input, other)
+    return apply(_rshift, input, other)
+
+
+frexp_result = collections.namedtuple("frexp", ["mantissa", "exponent"])
+
+
+@defop("frexp", differentiable=False)
+def _frexp(a):
+    m, e = jnp.frexp(a)
+    return m, e.astype(jnp.int32)
+
+
+def frexp(input, *, out=None):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = apply(_frexp, input)
+    return frexp_result(m, e)
+
+
+def ldexp(input, other, *, out=None):
+    """torch's composite ``input * 2.0 ** other``."""
+    from .pointwise import mul, pow
+    return mul(input, pow(2.0, other))
+
+
+@defop("nextafter", promote="common", differentiable=False)
+def _nextafter(a, b):
+    return jnp.nextafter(a, b)
+
+
+def nextafter(input, other, *, out=None):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
+                                  f"'{_torch_type_name(input.dtype)}'")
+    return apply(_nextafter, input, other)
+
+
+@defop("heaviside", promote="common", differentiable=False)
+def _heaviside(a, v):
+    return jnp.where(a == 0, v, (a > 0).astype(a.dtype)).astype(a.dtype)
+
+
+def heaviside(input, values, *, out=None):
+    if isinstance(values, Tensor) and values.dtype is not input.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
+                           f"dtypes")
+    if input.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    return apply(_heaviside, input, values)
+

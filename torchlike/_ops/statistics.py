@@ -1,0 +1,125 @@
+"""Statistics of samples: covariance, correlation, histograms."""
+from __future__ import annotations
+
+import collections
+
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from ._registry import apply, defop
+
+__all__ = ["cov", "corrcoef", "histogram", "histogramdd"]
+
+
+@defop("cov", promote="float", grad_name="SqueezeBackward0")
+def _cov(x, *w, correction, has_f, has_a):
+    x = jnp.atleast_2d(x)
+    fw = w[0] if has_f else None
+    aw = w[-1] if has_a else None
+    if fw is None and aw is None:
+        n = x.shape[1]
+        mean = jnp.mean(x, axis=1, keepdims=True)
+        xc = x - mean
+        c = xc @ jnp.conj(xc).T / jnp.maximum(n - correction, 0)
+    else:
+        wt = jnp.ones(x.shape[1], x.real.dtype)
+        if fw is not None:
+            wt = wt * fw
+        if aw is not None:
+            wt = wt * aw
+        wsum = jnp.sum(wt)
+        mean = jnp.sum(x * wt, axis=1, keepdims=True) / wsum
+        xc = x - mean
+        if correction == 0:
+            norm = wsum
+        elif aw is None:
+            norm = wsum - correction
+        else:
+            norm = wsum - correction * jnp.sum(wt * aw) / wsum
+        c = (xc * wt) @ jnp.conj(xc).T / jnp.maximum(norm, 0)
+    return jnp.squeeze(c)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.dim()} dimensions")
+    if fweights is not None and fweights.dtype.is_floating_point:
+        raise RuntimeError("cov(): expected fweights to have integral dtype")
+    if aweights is not None and not aweights.dtype.is_floating_point:
+        raise RuntimeError("cov(): expected aweights to have floating point dtype")
+    ws = [w for w in (fweights, aweights) if w is not None]
+    return apply(_cov, input, *ws, correction=int(correction), has_f=fweights is not None,
+                 has_a=aweights is not None)
+
+
+def corrcoef(input):
+    if input.dim() > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input.dim()} dimensions")
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    stddev = d.sqrt() if not c.dtype.is_complex else d.real.sqrt()
+    c = c / stddev[:, None]
+    c = c / stddev[None, :]
+    return c.clamp(-1, 1) if not c.dtype.is_complex else c
+
+
+histogram_result = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+@defop("histogram", differentiable=False)
+def _histogram(a, *rest, bins, lo_hi, density, has_w, edges_given):
+    w = rest[-1] if has_w else None
+    if edges_given:
+        edges = rest[0]
+    else:
+        if lo_hi is None:
+            lo, hi = jnp.min(a), jnp.max(a)
+        else:
+            lo, hi = jnp.asarray(lo_hi[0], a.dtype), jnp.asarray(lo_hi[1], a.dtype)
+        same = lo == hi
+        lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
+        edges = jnp.linspace(lo, hi, bins + 1).astype(a.dtype)
+    hist, _ = jnp.histogram(a.reshape(-1), bins=edges,
+                            weights=None if w is None else w.reshape(-1), density=density)
+    return hist.astype(a.dtype), edges
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same "
+                           f"dtype, but got input {input.dtype} and bins {input.dtype}")
+    if isinstance(bins, Tensor):
+        rest = [bins] + ([weight] if weight is not None else [])
+        h, e = apply(_histogram, input, *rest, bins=None, lo_hi=None, density=bool(density),
+                     has_w=weight is not None, edges_given=True)
+    else:
+        rest = [weight] if weight is not None else []
+        h, e = apply(_histogram, input, *rest, bins=int(bins),
+                     lo_hi=None if range is None else (float(range[0]), float(range[1])),
+                     density=bool(density), has_w=weight is not None, edges_given=False)
+    return histogram_result(h, e)
+
+
+histogramdd_result = collections.namedtuple("histogramdd", ["hist", "bin_edges"])
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    import numpy as np
+    from .._creation import tensor
+    a = np.asarray(input.detach().numpy())
+    d = a.shape[-1]
+    b = [np.asarray(x.numpy()) for x in bins] if isinstance(bins, (list, tuple)) and bins and \
+        isinstance(bins[0], Tensor) else bins
+    rng = None if range is None else [(range[2 * i], range[2 * i + 1]) for i in builtins_range(d)]
+    h, edges = np.histogramdd(a.reshape(-1, d), bins=b, range=rng,
+                              weights=None if weight is None else
+                              np.asarray(weight.numpy()).reshape(-1), density=density)
+    return histogramdd_result(tensor(h.astype(a.dtype)),
+                              [tensor(e.astype(a.dtype)) for e in edges])
+
+
+builtins_range = __builtins__["range"] if isinstance(__builtins__, dict) else __builtins__.range
