@@ -20,14 +20,24 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
            "randint_like", "is_tensor", "scalar_tensor"]
 
 
-def _finish(arr, device=None, requires_grad=False):
-    dev = _device.to_jax(device) if device is not None else None
-    if dev is not None and dev.platform != "cpu":
-        arr = jax.device_put(arr, dev)
-    t = Tensor._make(arr)
+def _finish(arr, device=None, requires_grad=False, pin_memory=False, layout=None):
+    """A new leaf tensor over ``arr`` on ``device`` (the default device when None)."""
+    if pin_memory:
+        _pin_error()
+    if layout is not None and str(layout) != "torch.strided":
+        raise NotImplementedError(f"layout={layout}: torchlike tensors are dense (torch.strided)")
+    t = Tensor._make(_device.put(arr, device))
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _pin_error():
+    if _device.accelerator_type() is None:
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
+    raise NotImplementedError("pin_memory=True: jax manages host buffers itself; pass "
+                              "pin_memory=False (transfers with .to(device) still work)")
 
 
 def _infer_np(data):
@@ -71,15 +81,17 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """
     a, dt = _infer_np(data)
     dt = D.to_dtype(dtype) if dtype is not None else dt
+    if device is None and isinstance(data, Tensor):
+        device = data.device
     # jax may alias an aligned numpy buffer on CPU; torch.tensor always copies
-    return _finish(jnp.asarray(np.array(a, dtype=dt.np, copy=True)), device, requires_grad)
+    return _finish(jnp.asarray(np.array(a, dtype=dt.np, copy=True)), device, requires_grad,
+                   pin_memory)
 
 
 def as_tensor(data, dtype=None, device=None):
-    if isinstance(data, Tensor) and (dtype is None or data.dtype is D.to_dtype(dtype)):
-        return data
     if isinstance(data, Tensor):
-        return data.to(dtype)
+        out = data if dtype is None or data.dtype is D.to_dtype(dtype) else data.to(dtype)
+        return out if device is None else _device.move(out, device)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -90,7 +102,7 @@ def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return Tensor._make(jnp.asarray(np.array(ndarray, copy=True)))
+    return Tensor._make(_device.put(jnp.asarray(np.array(ndarray, copy=True)), "cpu"))
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
@@ -127,12 +139,14 @@ def _dt(dtype, default=None):
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    return _finish(jnp.zeros(_size(size), _dt(dtype).np), device, requires_grad)
+    return _finish(jnp.zeros(_size(size), _dt(dtype).np), device, requires_grad, pin_memory,
+                   layout)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, memory_format=None):
-    return _finish(jnp.ones(_size(size), _dt(dtype).np), device, requires_grad)
+    return _finish(jnp.ones(_size(size), _dt(dtype).np), device, requires_grad, pin_memory,
+                   layout)
 
 
 empty = zeros
@@ -155,21 +169,29 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     dt = _dt(dtype, _scalar_default(fill_value))
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _finish(jnp.full(_size((size,)), fill_value, dt.np), device, requires_grad)
+    return _finish(jnp.full(_size((size,)), fill_value, dt.np), device, requires_grad,
+                   pin_memory, layout)
 
 
 def _like(t, dtype):
     return t.dtype if dtype is None else D.to_dtype(dtype)
 
 
+def _like_dev(t, device):
+    """*_like factories keep the input's device unless given one."""
+    return t.device if device is None else device
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    return _finish(jnp.zeros(input._data.shape, _like(input, dtype).np), device, requires_grad)
+    return _finish(jnp.zeros(input._data.shape, _like(input, dtype).np),
+                   _like_dev(input, device), requires_grad, layout=layout)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _finish(jnp.ones(input._data.shape, _like(input, dtype).np), device, requires_grad)
+    return _finish(jnp.ones(input._data.shape, _like(input, dtype).np),
+                   _like_dev(input, device), requires_grad, layout=layout)
 
 
 empty_like = zeros_like
@@ -177,8 +199,8 @@ empty_like = zeros_like
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _finish(jnp.full(input._data.shape, fill_value, _like(input, dtype).np), device,
-                   requires_grad)
+    return _finish(jnp.full(input._data.shape, fill_value, _like(input, dtype).np),
+                   _like_dev(input, device), requires_grad, layout=layout)
 
 
 def _num(v):
@@ -230,7 +252,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Uniform samples in [0, 1)."""
     dt = _dt(dtype)
     arr = jax.random.uniform(_random.next_key(generator), _size(size), dt.np)
-    return _finish(arr, device, requires_grad)
+    return _finish(arr, device, requires_grad, layout=layout)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -238,7 +260,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Standard normal samples."""
     dt = _dt(dtype)
     arr = jax.random.normal(_random.next_key(generator), _size(size), dt.np)
-    return _finish(arr, device, requires_grad)
+    return _finish(arr, device, requires_grad, layout=layout)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -254,7 +276,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     dt = _dt(dtype, D.int64)
     arr = jax.random.randint(_random.next_key(generator), _size((size,)), low, high,
                              dtype=np.int64).astype(dt.np)
-    return _finish(arr, device, requires_grad)
+    return _finish(arr, device, requires_grad, layout=layout)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -263,24 +285,27 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = _dt(dtype, D.int64)
     arr = jax.random.permutation(_random.next_key(generator), n).astype(dt.np)
-    return _finish(arr, device, requires_grad)
+    return _finish(arr, device, requires_grad, layout=layout)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return rand(*input.shape, dtype=_like(input, dtype), requires_grad=requires_grad)
+    return rand(*input.shape, dtype=_like(input, dtype), device=_like_dev(input, device),
+                requires_grad=requires_grad, layout=layout)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    return randn(*input.shape, dtype=_like(input, dtype), requires_grad=requires_grad)
+    return randn(*input.shape, dtype=_like(input, dtype), device=_like_dev(input, device),
+                 requires_grad=requires_grad, layout=layout)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=_like(input, dtype))
+    return randint(low, high, tuple(input.shape), dtype=_like(input, dtype),
+                   device=_like_dev(input, device), requires_grad=requires_grad, layout=layout)
 
 
 def _legacy_tensor(cls, *args, **kwargs):

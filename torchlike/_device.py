@@ -1,32 +1,89 @@
-"""torchlike.device: torch's device names mapped onto jax's platforms."""
+"""torchlike.device: torch's device names mapped onto jax's platforms.
+
+``cpu`` is jax's CPU device, ``cuda:i`` is ``jax.devices("gpu")[i]`` and ``xla:i`` a TPU
+device. Where jax has no such backend, the same errors torch's CPU build gives are raised
+(``AssertionError: Torch not compiled with CUDA enabled``, ...).
+
+The default device (``torchlike.set_default_device``, ``with torchlike.device(...)``) is
+thread-local, as torch's is; factories read it through ``default_device()``.
+"""
 from __future__ import annotations
+
+import re
+import threading
 
 import jax
 
 __all__ = ["device"]
 
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+          "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _PLATFORM_TO_TYPE = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "cuda", "tpu": "xla"}
+_TYPE_TO_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "xla": "tpu"}
+_DEVICE_RE = re.compile(r"^([a-zA-Z_]+)(?::(0|[1-9][0-9]*))?$")
+
+NO_CUDA = "Torch not compiled with CUDA enabled"
+NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 
 
 class device:
-    """``torchlike.device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``."""
+    """``torchlike.device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``, ``device(0)``.
 
-    __slots__ = ("type", "index")
+    Also a context manager setting the default device of factories in this thread:
 
-    def __init__(self, type, index=None):
+    >>> with torchlike.device('cpu'):
+    ...     torchlike.zeros(2).device
+    device(type='cpu')
+    """
+
+    __slots__ = ("type", "index", "_prev")
+
+    def __init__(self, type=None, index=None):
         if isinstance(type, device):
+            if index is not None:
+                raise TypeError("device(): a device object cannot be combined with an index")
             type, index = type.type, type.index
-        elif isinstance(type, int):
-            type, index = "cuda", type
-        elif ":" in type:
-            type, idx = type.split(":", 1)
-            index = int(idx)
-        if type not in ("cpu", "cuda", "xla", "meta", "mps"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, xla, meta, mps device type at start of device "
-                f"string: {type}")
-        self.type = type
-        self.index = index
+        elif isinstance(type, int) and not isinstance(type, bool):
+            if type < 0:
+                raise RuntimeError("Device index must not be negative")
+            acc = accelerator_type()
+            if acc is None:
+                raise RuntimeError(NO_ACCELERATOR)
+            type, index = acc, type
+        elif isinstance(type, str):
+            m = _DEVICE_RE.match(type)
+            if m is None:
+                raise RuntimeError(f"Invalid device string: {type!r}")
+            if m.group(1) not in _TYPES:
+                raise RuntimeError(
+                    f"Expected one of {', '.join(_TYPES)} device type at start of device "
+                    f"string: {type}")
+            if m.group(2) is not None:
+                if index is not None:
+                    raise RuntimeError(f"type (string) must not include an index because index "
+                                       f"was passed explicitly: {type}")
+                index = int(m.group(2))
+            type = m.group(1)
+        else:
+            raise TypeError(
+                f"device() received an invalid combination of arguments - got "
+                f"({_tname(type)}), "
+                f"but expected one of:\n * (torch.device device)\n      didn't match because "
+                f"some of the arguments have invalid types: (!{_tname(type)}!)\n * (str type, "
+                f"int index = -1)\n")
+        if index is not None:
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise TypeError(f"device(): argument 'index' (position 2) must be int, not "
+                                f"{_tname(index)}")
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "index", index)
+
+    def __setattr__(self, name, value):
+        if name != "_prev":
+            raise AttributeError(f"attribute '{name}' of 'torch.device' objects is not writable")
+        object.__setattr__(self, name, value)
 
     def __repr__(self):
         if self.index is None:
@@ -37,12 +94,124 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
+        # as in torch, a device never equals a string
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
         return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+    # ---- default-device context manager (torch.device is one)
+    def __enter__(self):
+        st = _local()
+        self._prev = st.default
+        st.default = self
+        return self
+
+    def __exit__(self, *exc):
+        _local().default = self._prev
+        return False
+
+
+def _tname(x):
+    return type(x).__name__
+
+
+_CPU = device("cpu")
+
+
+# ------------------------------------------------------------------ backends
+
+def _jax_devices(platform):
+    try:
+        return jax.devices(platform)
+    except RuntimeError:
+        return []
+
+
+def cuda_devices():
+    """jax's GPU devices (empty on a CPU-only jax)."""
+    return _jax_devices("gpu")
+
+
+def accelerator_type():
+    """'cuda' where jax has GPUs, 'xla' where it has TPUs, else None (torch.accelerator)."""
+    if cuda_devices():
+        return "cuda"
+    if _jax_devices("tpu"):
+        return "xla"
+    return None
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.default = None          # torchlike.device or None (cpu)
+        self.cuda_index = 0          # torch.cuda.current_device()
+
+
+_state = _Local()
+
+
+def _local():
+    return _state
+
+
+def default_device():
+    """The thread's default device for factories (a ``device``; cpu unless set)."""
+    return _state.default or _CPU
+
+
+def set_default_device(dev):
+    _state.default = None if dev is None else device(dev)
+
+
+def get_default_device():
+    d = _state.default
+    if d is None:
+        return _CPU
+    if d.type == "cuda" and d.index is None:
+        check(d)
+        return device("cuda", _state.cuda_index)
+    return d
+
+
+def _unsupported(dev):
+    backend = {"xla": "XLA", "mps": "MPS", "meta": "Meta"}.get(dev.type, dev.type.upper())
+    return NotImplementedError(
+        f"Could not run 'aten::empty.memory_format' with arguments from the '{backend}' "
+        f"backend. torchlike places tensors on jax's devices: this jax has no "
+        f"{dev.type!r} backend (see README: devices).")
+
+
+def check(dev):
+    """Raise torch's error if ``dev`` cannot hold tensors here; returns the jax device."""
+    if dev.type == "cpu":
+        return jax.devices("cpu")[0]
+    if dev.type == "cuda":
+        devs = cuda_devices()
+        if not devs:
+            raise AssertionError(NO_CUDA)
+        i = _state.cuda_index if dev.index is None else dev.index
+        if i >= len(devs):
+            raise RuntimeError("CUDA error: invalid device ordinal")
+        return devs[i]
+    if dev.type == "xla":
+        devs = _jax_devices("tpu")
+        if devs:
+            i = dev.index or 0
+            if i >= len(devs):
+                raise RuntimeError(f"xla device index {i} out of range ({len(devs)} devices)")
+            return devs[i]
+    raise _unsupported(dev)
+
+
+def to_jax(dev):
+    """The jax device for a torch device (or None for 'leave where it is')."""
+    if dev is None:
+        return None
+    return check(device(dev))
 
 
 def of_array(arr) -> device:
@@ -52,32 +221,104 @@ def of_array(arr) -> device:
     except Exception:  # tracers have no device
         return _CPU
     t = _PLATFORM_TO_TYPE.get(d.platform, d.platform)
-    return _CPU if t == "cpu" else device(t, d.id)
+    if t == "cpu":
+        return _CPU
+    if t == "cuda":
+        devs = cuda_devices()
+        return device("cuda", devs.index(d) if d in devs else d.id)
+    return device(t, d.id)
 
 
-def to_jax(dev):
-    """The jax device for a torch device (or None for 'leave where it is')."""
-    if dev is None:
-        return None
-    dev = device(dev)
-    platform = {"cpu": "cpu", "cuda": "gpu", "xla": "tpu"}.get(dev.type, dev.type)
+def put(arr, dev=None):
+    """``arr`` on torch device ``dev`` (the default device when None); a factory's last step."""
+    target = check(device(dev) if dev is not None else default_device())
     try:
-        devs = jax.devices(platform)
-    except RuntimeError as e:
-        raise RuntimeError(
-            f"device {str(dev)!r} is not available: jax has no {platform!r} backend here") from e
-    return devs[dev.index or 0]
+        if arr.devices() == {target} and getattr(arr, "committed", True):
+            return arr
+    except Exception:
+        return arr                  # a tracer (inside torchlike.compile): leave it to jax
+    return jax.device_put(arr, target)
 
 
-_CPU = device("cpu")
+def mismatch_error(devices):
+    """torch's message for an op given tensors on two devices (``devices``: torch devices)."""
+    first = devices[0]
+    other = next(d for d in devices if d != first)
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                        f"devices, {first} and {other}!")
 
+
+# ------------------------------------------------------------------ moves
 
 def move(t, dev):
-    """``t`` on device ``dev`` (``t`` itself when it is already there); used by ``Tensor.to``."""
+    """``t`` on device ``dev`` (``t`` itself when it is already there); used by ``Tensor.to``.
+
+    A move of a tensor that requires grad is recorded as torch's ``ToCopyBackward0``, whose
+    backward moves the gradient back. It is a hand-made node, not a registry op: a jitted
+    function cannot move data between devices (``device_put`` inside ``jit`` is a no-op).
+    """
     target = device(dev)
-    if target == t.device:
+    jdev = check(target)
+    src = t._data
+    try:
+        if src.devices() == {jdev}:
+            return t
+    except Exception:
         return t
     from ._tensor import Tensor
-    moved = Tensor._make(jax.device_put(t._data, to_jax(target)), t.grad_fn, t._output_nr)
-    moved._requires_grad = t._requires_grad
-    return moved
+    from .autograd import grad_mode as _gm
+    data = jax.device_put(src, jdev)
+    if not (t._requires_grad and _gm._state.grad_enabled):
+        return Tensor._make(data)
+    src_dev = next(iter(src.devices()))
+    node = _ToCopyNode(t._edge(), src_dev, (tuple(data.shape), data.dtype))
+    return Tensor._make(data, node, 0)
+
+
+def _make_node_class():
+    from .autograd.graph import Node
+
+    class _ToCopyNode(Node):
+        """Backward of a device move: the gradient goes back to the source device."""
+
+        __slots__ = ("src",)
+
+        def __init__(self, edge, src, meta):
+            super().__init__("ToCopyBackward0", (edge,), None, None, None, (meta,), saves=False)
+            self.src = src
+
+        def run(self, cots, create_graph):
+            (g,) = cots
+            if g is None:
+                return (None,)
+            if create_graph:
+                from ._tensor import Tensor
+                if not isinstance(g, Tensor):
+                    g = Tensor._make(g)
+                return (move(g, of_array_dev(self.src)),)
+            if hasattr(g, "_data"):
+                g = g._data
+            return (jax.device_put(g, self.src),)
+
+    return _ToCopyNode
+
+
+def of_array_dev(jdev):
+    t = _PLATFORM_TO_TYPE.get(jdev.platform, jdev.platform)
+    if t == "cpu":
+        return _CPU
+    if t == "cuda":
+        return device("cuda", cuda_devices().index(jdev))
+    return device(t, jdev.id)
+
+
+class _LazyNode:
+    cls = None
+
+    def __call__(self, *a):
+        if _LazyNode.cls is None:
+            _LazyNode.cls = _make_node_class()
+        return _LazyNode.cls(*a)
+
+
+_ToCopyNode = _LazyNode()

@@ -1,4 +1,310 @@
-"""Process-wide knobs torch scripts set on line one: threads, determinism, default device, ..."""
+"""Process-wide knobs torch scripts set on line one: threads, determinism, default device,
+matmul precision, constants, layouts and memory formats.
+
+What each knob does on jax:
+
+* ``set_num_threads`` / ``set_num_interop_threads``: recorded and reported back; XLA sizes its
+  CPU thread pool when its backend starts, so the value does not change jax's threads.
+* ``use_deterministic_algorithms``: recorded. XLA's CPU kernels are deterministic; on GPU jax
+  reads ``--xla_gpu_deterministic_ops`` from ``XLA_FLAGS`` when its backend starts.
+* ``set_float32_matmul_precision``: ``highest``/``high``/``medium`` become jax's
+  ``jax_default_matmul_precision`` ``highest``/``high``/``bfloat16`` (torch's default, full fp32,
+  is also set at import where jax has a GPU or TPU, whose own default is TF32/bf16).
+* ``set_default_device``: the device factories use (``torchlike._device``); thread-local.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import math as _math
+import os as _os
+import warnings as _warnings
+
+import jax as _jax
+
+from . import _device
+
+__all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
+           "get_num_interop_threads", "use_deterministic_algorithms",
+           "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+           "set_deterministic_debug_mode", "get_deterministic_debug_mode",
+           "set_float32_matmul_precision", "get_float32_matmul_precision",
+           "set_default_device", "get_default_device", "set_warn_always", "is_warn_always_enabled",
+           "set_flush_denormal", "is_autocast_enabled", "get_autocast_dtype",
+           "set_autocast_enabled", "set_autocast_dtype", "get_autocast_gpu_dtype",
+           "get_autocast_cpu_dtype", "is_autocast_cpu_enabled", "clear_autocast_cache",
+           "pi", "e", "inf", "nan", "newaxis",
+           "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+           "sparse_bsc", "jagged", "memory_format", "contiguous_format", "channels_last",
+           "channels_last_3d", "preserve_format", "version", "_assert"]
+
+# ------------------------------------------------------------------ constants
+
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+
+class layout:
+    """torch.layout: how a tensor's elements are stored (torchlike tensors are all strided)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+    def __eq__(self, other):
+        # Tensor.layout still answers the string "torch.strided"
+        if isinstance(other, str):
+            return other == repr(self)
+        return self is other
+
+    def __hash__(self):
+        return hash(self._name)
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+jagged = layout("jagged")
+
+
+class memory_format:
+    """torch.memory_format. torchlike arrays have no strides of their own: every format reads
+    and computes the same values; ``Tensor.is_contiguous(memory_format=...)`` is the only place
+    it is asked."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+
+class _Version:
+    """torch.version: ``cuda`` is jax's CUDA version where jax has a GPU, else None."""
+
+    __version__ = "2.13.0+torchlike"
+    hip = None
+    debug = False
+    git_version = "torchlike"
+
+    @property
+    def cuda(self):
+        if not _device.cuda_devices():
+            return None
+        try:
+            from jax._src.lib import cuda_versions
+            v = cuda_versions.cuda_runtime_get_version()
+            return f"{v // 1000}.{(v % 1000) // 10}"
+        except Exception:
+            return "unknown"
+
+    def __repr__(self):
+        return "<module 'torch.version' (torchlike)>"
+
+
+version = _Version()
+
+
+def _assert(condition, message):
+    """torch._assert: ``assert`` that also works under tracing."""
+    if not condition:
+        raise AssertionError(message)
+
+
+# ------------------------------------------------------------------ threads
+
+_threads = {"intra": None, "inter": None}
+
+
+def _default_threads():
+    try:
+        return len(_os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return _os.cpu_count() or 1
+
+
+def _check_int(name, n):
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
+
+
+def set_num_threads(int):
+    """Record the intra-op thread count (XLA's pool is sized when its backend starts)."""
+    _check_int("set_num_threads", int)
+    _threads["intra"] = int
+
+
+def get_num_threads():
+    return _threads["intra"] or _default_threads()
+
+
+def set_num_interop_threads(int):
+    _check_int("set_num_interop_threads", int)
+    _threads["inter"] = int
+
+
+def get_num_interop_threads():
+    return _threads["inter"] or _default_threads()
+
+
+# ------------------------------------------------------------------ determinism
+
+_det = {"on": False, "warn_only": False}
+_warn_always = [False]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Record torch's determinism switch; XLA's CPU kernels are deterministic already."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' (position 1) must be "
+                        f"bool, not {type(mode).__name__}")
+    _det["on"] = mode
+    _det["warn_only"] = bool(warn_only) and mode
+
+
+def are_deterministic_algorithms_enabled():
+    return _det["on"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _det["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode):
+    if isinstance(debug_mode, str):
+        modes = {"default": 0, "warn": 1, "error": 2}
+        if debug_mode not in modes:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = modes[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    if not _det["on"]:
+        return 0
+    return 1 if _det["warn_only"] else 2
+
+
+def set_warn_always(b):
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled():
+    return _warn_always[0]
+
+
+def set_flush_denormal(mode):
+    """torch returns whether the CPU supports it; XLA decides denormals itself: False."""
+    return False
+
+
+# ------------------------------------------------------------------ matmul precision
+
+_PRECISION_TO_JAX = {"highest": "highest", "high": "high", "medium": "bfloat16"}
+_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision):
+    """``highest`` (full fp32), ``high`` (TF32 / bf16x3) or ``medium`` (bf16) for fp32 matmuls
+    and convolutions: set as jax's ``jax_default_matmul_precision``."""
+    if precision not in _PRECISION_TO_JAX:
+        _warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                       f"setFloat32MatmulPrecision call has no effect.", UserWarning,
+                       stacklevel=2)
+        return
+    _precision[0] = precision
+    _jax.config.update("jax_default_matmul_precision", _PRECISION_TO_JAX[precision])
+
+
+def get_float32_matmul_precision():
+    return _precision[0]
+
+
+# ------------------------------------------------------------------ default device
+
+set_default_device = _device.set_default_device
+get_default_device = _device.get_default_device
+
+
+# ------------------------------------------------------------------ autocast queries
+
+def _amp():
+    from . import amp
+    return amp
+
+
+def is_autocast_enabled(device_type=None):
+    return _amp().is_autocast_enabled(device_type)
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    return _amp().set_autocast_enabled(device_type, enabled)
+
+
+def get_autocast_dtype(device_type):
+    return _amp().get_autocast_dtype(device_type)
+
+
+def set_autocast_dtype(device_type, dtype):
+    return _amp().set_autocast_dtype(device_type, dtype)
+
+
+def get_autocast_gpu_dtype():
+    return _amp().get_autocast_dtype("cuda")
+
+
+def get_autocast_cpu_dtype():
+    return _amp().get_autocast_dtype("cpu")
+
+
+def is_autocast_cpu_enabled():
+    return _amp().is_autocast_enabled("cpu")
+
+
+def clear_autocast_cache():
+    """torchlike's autocast keeps no cast cache: nothing to clear."""
+
+
+# ------------------------------------------------------------------ at import
+
+def _init():
+    # torch creates tensors on the CPU and runs fp32 matmuls in full precision by default;
+    # jax, given an accelerator, does neither.
+    try:
+        backend = _jax.default_backend()
+    except RuntimeError:
+        return
+    if backend != "cpu":
+        _jax.config.update("jax_default_device", _jax.devices("cpu")[0])
+        _jax.config.update("jax_default_matmul_precision", "highest")
+
+
+_init()
