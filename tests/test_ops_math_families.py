@@ -206,3 +206,57 @@ def test_ldexp_gradient_negative_integer_exponent():
     t = torch.tensor([3.0], requires_grad=True)
     torch.ldexp(t, torch.tensor([-1])).sum().backward()
     assert t.grad.tolist() == [0.0]
+
+
+# ------------------------------------------------------------------ deprecated, control flow,
+# legacy types, tensor metadata
+
+MORE = [
+    Case("range_float", lambda m: m.range(0, 1, 0.25), (), grad=False),
+    Case("range_long", lambda m: m.range(1, 4, dtype=m.long), (), grad=False),
+    Case("frobenius_norm", lambda m, a: m.frobenius_norm(a, (0, 1)), (A,)),
+    Case("nuclear_norm", lambda m, a: m.nuclear_norm(a, (0, 1), True), (A,)),
+    Case("norm_except_dim", lambda m, a: m.norm_except_dim(a, 2, 0), (A,)),
+    Case("cond_true", lambda m, a: m.cond(m.tensor(True), lambda x: x + 1, lambda x: x - 1,
+                                          (a,)), (A,)),
+    Case("cond_false", lambda m, a: m.cond(False, lambda x: x + 1, lambda x: x * 3, (a,)), (A,)),
+    Case("while_loop", lambda m: m.while_loop(lambda i, s: i < 3, lambda i, s: (i + 1, s * 2),
+                                              (m.tensor(0), m.tensor(1.)))[1], (), grad=False),
+    Case("split_with_sizes", lambda m, a: m.split_with_sizes(a, [1, 3], 1), (A,)),
+    Case("unsafe_chunk", lambda m, a: m.unsafe_chunk(a, 2, 1), (A,)),
+    Case("put_top", lambda m, a: m.put(a, m.tensor([0, 5]), m.tensor([9., 8.])), (A,)),
+    Case("resize_method", lambda m, a: a.resize(12), (A,), grad=False),
+    Case("new_data", lambda m, a: a.new([1, 2]), (A,), grad=False),
+    Case("apply_", lambda m, a: a.clone().apply_(lambda v: v * 3 + 1), (A,), grad=False),
+    Case("legacy_long", lambda m: m.LongTensor([1, 2]), (), grad=False),
+    Case("legacy_float_from_list", lambda m: m.FloatTensor([[1, 2]]), (), grad=False),
+]
+
+
+@pytest.mark.parametrize("case", MORE, ids=str)
+def test_more_against_torch(case):
+    check(case)
+
+
+def test_removed_linalg_functions_raise_as_torch():
+    for name in ["solve", "lstsq", "eig", "symeig", "matrix_rank"]:
+        check_raises(lambda m, n=name: getattr(m, n)(m.eye(2), m.eye(2)) if n in
+                     ("solve", "lstsq") else getattr(m, n)(m.eye(2)),
+                     match="deprecated since version 1.9 and is now removed")
+
+
+def test_legacy_types_and_metadata_as_torch():
+    for m in (torch, torchlike):
+        x = m.LongTensor([1, 2])
+        assert isinstance(x, m.LongTensor) and not isinstance(x, m.FloatTensor)
+        assert isinstance(m.ones(2), m.FloatTensor)
+        assert list(m.FloatTensor(2, 3).shape) == [2, 3]
+        assert x.type() == "torch.LongTensor"
+        assert m.get_device(x) == -1 and x.get_device() == -1
+        assert m.is_signed(x) and not m.is_inference(x)
+        assert not x.is_meta and not x.is_pinned() and x.dim_order() == (0,)
+        assert (1 in x) and (5 not in x)
+        assert [int(v) for v in reversed(m.arange(3))] == [2, 1, 0]
+        assert m.ones(2, 2).new(3).shape == (3,)
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device"):
+            x.pin_memory()

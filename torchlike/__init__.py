@@ -31,6 +31,8 @@ from ._ops.complex_numbers import *  # noqa: F401,F403,E402
 from ._ops.integer_math import *  # noqa: F401,F403,E402
 from ._ops.calculus import *  # noqa: F401,F403,E402
 from ._ops.statistics import *  # noqa: F401,F403,E402
+from ._ops.deprecated import *  # noqa: F401,F403,E402
+from ._ops.control_flow import *  # noqa: F401,F403,E402
 from ._ops.index import index_put  # noqa: F401,E402 (issue 3: indexing)
 from ._creation import *  # noqa: F401,F403
 from ._random import (Generator, manual_seed, seed, initial_seed, default_generator,  # noqa

@@ -74,6 +74,18 @@ float, double, half = float32, float64, float16
 int, long, short = int32, int64, int16
 cfloat, cdouble = complex64, complex128
 
+# torch's legacy type names (``torch.LongTensor``, "result type Float can't be cast ..."): the
+# one map of them
+LEGACY_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+                "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def legacy_name(d):
+    """torch's legacy name of dtype ``d``: ``legacy_name(float32) == "Float"``."""
+    return LEGACY_NAMES[d.name]
+
+
 _ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
         complex64, complex128)
 _BY_NAME = {d.name: d for d in _ALL}

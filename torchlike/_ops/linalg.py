@@ -113,7 +113,7 @@ import numpy as np  # noqa: E402
 
 from .. import _dtype as D  # noqa: E402
 from .._tensor import _wrap_dim  # noqa: E402
-from ._registry import apply_, check_inplace, commit_inplace  # noqa: E402
+from .._storage import apply_, check_inplace, commit_inplace  # noqa: E402
 
 __all__ += ["vdot", "outer", "ger", "einsum", "tensordot", "addmm", "addmv", "addr",
             "baddbmm", "addbmm", "kron", "cross", "det", "logdet", "slogdet", "inverse",
@@ -128,10 +128,7 @@ _LinAlgError = LinAlgError
 
 
 def _tname(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}[dt.name]
+    return D.legacy_name(dt)
 
 
 def _same_dtype(a, b, fmt):

@@ -16,7 +16,8 @@ import numpy as np
 from .. import _dtype as D
 from .. import _random
 from .._tensor import Tensor
-from ._registry import apply, check_inplace, commit_inplace, defop
+from ._registry import apply, defop
+from .._storage import check_inplace, commit_inplace
 
 __all__ = ["normal", "bernoulli", "multinomial", "poisson"]
 
@@ -30,9 +31,7 @@ def _k(kd):
 
 
 def _tname(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(dt.name, dt.name)
+    return D.legacy_name(dt)
 
 
 _P_IN_MSG = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "

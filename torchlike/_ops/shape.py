@@ -132,9 +132,7 @@ def _view_dtype(self, dtype):
         # torch: an alias of the same storage that does not take part in autograd
         return self.detach()
     a, b = self.dtype.itemsize, dtype.itemsize
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-             "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    names = D.LEGACY_NAMES
     if a != b:
         if self._data.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 to view {names[self.dtype.name]} as "
@@ -1389,3 +1387,14 @@ row_stack = vstack
 gather, index_select, masked_select, take_along_dim = (
     with_out(gather), with_out(index_select), with_out(masked_select), with_out(take_along_dim))
 searchsorted, bucketize, nonzero = with_out(searchsorted), with_out(bucketize), with_out(nonzero)
+
+
+# torch's aliases whose only difference is aliasing bookkeeping (torchlike's views are exact)
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+unsafe_split = split
+unsafe_chunk = chunk
+unsafe_split_with_sizes = split_with_sizes
+__all__ += ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"]

@@ -12,11 +12,12 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
-from ._registry import apply, check_inplace, commit_inplace, defop
+from ._registry import apply, defop
+from .._storage import check_inplace, commit_inplace
 from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, meshgrid,
                     narrow, reshape, split, stack, tensor_split)
 
-__all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
+__all__ = ["put", "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
            "diagflat", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
            "masked_scatter", "hsplit", "vsplit", "dsplit", "adjoint", "ravel", "narrow_copy",
            "unravel_index", "nonzero_static", "index_reduce", "as_strided"]
@@ -56,7 +57,7 @@ def _as_strided(a, idx, unique):
 
 def _storage_base(t):
     """The tensor owning ``t``'s storage (its root), and ``t``'s storage offset in it."""
-    from .._views import alias_index
+    from .._storage import alias_index
     a = t._alias
     if a is None:
         return t, 0

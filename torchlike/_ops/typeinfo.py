@@ -7,7 +7,7 @@ import numpy as np
 import jax.numpy as jnp
 
 from .. import _dtype as D
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 
 __all__ = ["finfo", "iinfo", "result_type", "can_cast", "is_floating_point", "is_complex",
            "is_nonzero", "numel", "typename", "is_same_size", "is_storage"]
@@ -128,12 +128,39 @@ def is_same_size(input, other):
     return tuple(input.shape) == tuple(other.shape)
 
 
-_TENSOR_TYPES = {"FloatTensor": D.float32, "DoubleTensor": D.float64, "HalfTensor": D.float16,
-                 "BFloat16Tensor": D.bfloat16, "LongTensor": D.int64, "IntTensor": D.int32,
-                 "ShortTensor": D.int16, "CharTensor": D.int8, "ByteTensor": D.uint8,
-                 "BoolTensor": D.bool, "ComplexFloatTensor": D.complex64,
-                 "ComplexDoubleTensor": D.complex128}
+_TENSOR_TYPES = {D.LEGACY_NAMES[d.name] + "Tensor": d for d in D._ALL}
 _TYPE_NAMES = {v.name: k for k, v in _TENSOR_TYPES.items()}
+
+
+class _LegacyTensorType(type):
+    """The metaclass of ``torch.LongTensor`` and friends: ``isinstance(t, torch.LongTensor)``
+    is true for an int64 tensor, as in torch."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+    def __call__(cls, *args, device=None):
+        """``LongTensor([1, 2])`` (data) or ``LongTensor(2, 3)`` (an uninitialised shape)."""
+        from .._creation import empty, tensor
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0].to(cls.dtype)
+        if len(args) == 1 and not isinstance(args[0], int):
+            if isinstance(args[0], Size) or (isinstance(args[0], tuple) and not args[0]):
+                return empty(*args[0], dtype=cls.dtype)
+            return tensor(args[0], dtype=cls.dtype)
+        return empty(*args, dtype=cls.dtype)
+
+    def __repr__(cls):
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+def _legacy_type(name, d):
+    return _LegacyTensorType(name, (), {"dtype": d, "__module__": "torch", "is_cuda": False})
+
+
+_LEGACY_TYPES = {name: _legacy_type(name, d) for name, d in _TENSOR_TYPES.items()}
+globals().update(_LEGACY_TYPES)
+__all__ += list(_LEGACY_TYPES)
 
 
 def typename(obj):
@@ -164,3 +191,73 @@ Tensor.is_same_size = is_same_size
 Tensor.is_signed = lambda self: self.dtype.is_signed
 Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
 Tensor.itemsize = property(lambda self: self.dtype.itemsize)
+
+
+# ------------------------------------------------------------------ tensor metadata torch asks
+def is_signed(input):
+    return input.dtype.is_signed
+
+
+def is_inference(input):
+    return input.is_inference()
+
+
+def get_device(input):
+    """-1 for a CPU tensor, else the accelerator index (torch's convention)."""
+    d = input.device
+    return -1 if d.type == "cpu" else (d.index or 0)
+
+
+def is_distributed(input):
+    return False
+
+
+__all__ += ["is_signed", "is_inference", "get_device", "is_distributed"]
+
+
+def _new(self, *args, device=None):
+    """The legacy ``t.new(...)``: data or sizes, with ``t``'s dtype."""
+    return _LEGACY_TYPES[_TYPE_NAMES[self.dtype.name]](*args)
+
+
+def _pin_memory(self, device=None):
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def _apply_(self, callable):
+    """CPU ``apply_``: ``callable`` on every element, in place (as torch, not differentiable)."""
+    import numpy as _np
+    vals = _np.vectorize(callable, otypes=[self.dtype.np])(_np.asarray(self._data))
+    self._set_data(jnp.asarray(vals, self._data.dtype))
+    return self
+
+
+def _contains(self, element):
+    if isinstance(element, (Tensor, int, float, bool, complex)):
+        return bool((self == element).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in "
+                       f"a {type(element)}.")
+
+
+def _resize(self, *sizes):
+    """Out-of-place ``resize`` with the same element count (see ``resize_``)."""
+    return self.clone().resize_(*sizes)
+
+
+Tensor.get_device = get_device
+Tensor.is_distributed = is_distributed
+Tensor.is_meta = property(lambda self: False)
+Tensor.is_mps = property(lambda self: self.device.type == "mps")
+Tensor.is_xla = property(lambda self: self.device.type == "xla")
+Tensor.dim_order = lambda self, *, ambiguity_check=False: tuple(range(self.dim()))
+Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else \
+    self.to(dtype)
+Tensor.is_pinned = lambda self, device=None: False
+Tensor.pin_memory = _pin_memory
+Tensor.new = _new
+Tensor.apply_ = _apply_
+Tensor.__contains__ = _contains
+Tensor.__reversed__ = lambda self: self.flip(0) if self.dim() else self
+Tensor.resize = _resize
+Tensor.resize_as = lambda self, other: _resize(self, *other.shape)
+Tensor.resize_as_ = lambda self, other, memory_format=None: self.resize_(*other.shape)

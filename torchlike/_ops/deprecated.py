@@ -1,0 +1,68 @@
+"""torch's deprecated top-level functions: ``range`` (inclusive end) and the norms' old forms
+still work; the linear-algebra entry points torch removed raise torch's RuntimeError."""
+from __future__ import annotations
+
+import builtins
+import math
+
+from .. import _dtype as D
+from .._tensor import Tensor
+
+__all__ = ["range", "frobenius_norm", "nuclear_norm", "norm_except_dim", "solve", "lstsq",
+           "eig", "symeig", "matrix_rank"]
+
+_REMOVED = "This function was deprecated since version 1.9 and is now removed. "
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    """``torch.range``: like ``arange`` but the end is included (torch warns it is deprecated)."""
+    import warnings
+    from .._creation import arange
+    if end is None:
+        start, end = 0, start
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    n = builtins.int(math.floor((end - start) / step)) + 1
+    dt = dtype or D.get_default_dtype()
+    return arange(n, dtype=D.float64, device=device).mul(step).add(start).to(dt).requires_grad_(
+        requires_grad)
+
+
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
+    from .. import linalg
+    return linalg.vector_norm(input, 2, dim=dim, keepdim=keepdim)
+
+
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+    from .. import linalg
+    if isinstance(dim, builtins.bool):
+        dim, keepdim = None, dim
+    return linalg.matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else dim,
+                              keepdim=keepdim)
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The ``pow``-norm over every dimension but ``dim`` (weight_norm's helper)."""
+    from .. import linalg
+    if dim == -1:
+        return linalg.vector_norm(v, pow)
+    dims = [d for d in builtins.range(v.dim()) if d != dim]
+    return linalg.vector_norm(v, pow, dim=dims, keepdim=True)
+
+
+def _removed(name, replacement):
+    def fn(*args, **kwargs):
+        raise RuntimeError(_REMOVED + f"Please use the `torch.linalg.{replacement}` function "
+                                      f"instead (`torch.{name}` was removed).")
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+solve = _removed("solve", "solve")
+lstsq = _removed("lstsq", "lstsq")
+eig = _removed("eig", "eig")
+symeig = _removed("symeig", "eigh")
+matrix_rank = _removed("matrix_rank", "matrix_rank")
