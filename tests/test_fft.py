@@ -195,3 +195,172 @@ def test_freq_errors(fn, match):
 ], ids=["rfft-square", "fft-pow-irfft", "fft2-abs"])
 def test_fft_double_backward(fn):
     check_double_backward(fn, atol=1e-5, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ windows
+
+WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+           "kaiser_window"]
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+def test_windows(name):
+    for n in (0, 1, 2, 5, 8):
+        for periodic in (True, False):
+            check(Case(f"{name}-{n}-{periodic}", lambda m: getattr(m, name)(n, periodic), (),
+                       grad=False))
+    check(Case(f"{name}-f64", lambda m: getattr(m, name)(7, dtype=m.float64), (), grad=False,
+               atol=1e-12))
+    check(Case(f"{name}-f16", lambda m: getattr(m, name)(6, dtype=m.float16), (), grad=False,
+               atol=2e-3))
+    check(Case(f"{name}-requires-grad", lambda m: getattr(m, name)(4, requires_grad=True), (),
+               grad=False))
+    check_raises(lambda m: getattr(m, name)(-1), match="requires non-negative window_length")
+    check_raises(lambda m: getattr(m, name)(4, dtype=m.int64),
+                 match=f"{name} expects floating point dtypes, got: TensorOptions(dtype=long int")
+    check_raises(lambda m: getattr(m, name)(4, dtype=m.complex64), match="not implemented for")
+
+
+def test_window_parameters():
+    check(Case("hamming-alpha-beta", lambda m: m.hamming_window(9, False, 0.5, 0.4), (),
+               grad=False))
+    check(Case("kaiser-beta", lambda m: m.kaiser_window(9, False, 5.0), (), grad=False))
+    check(Case("kaiser-beta-periodic", lambda m: m.kaiser_window(10, True, beta=0.5), (),
+               grad=False))
+
+
+# ------------------------------------------------------------------ stft / istft
+
+SIG = rng.standard_normal((2, 20)).astype(np.float32)
+SIG1 = rng.standard_normal(16).astype(np.float64)
+HANN8 = np.asarray(torch.hann_window(8).numpy())
+ZSIG = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(np.complex64)
+
+
+def _stft(**kw):
+    kw.setdefault("return_complex", True)
+    return lambda m, x, w: _ri(m, m.stft(x, 8, window=w, **kw))
+
+
+STFT = [
+    Case("stft", _stft(), (SIG, HANN8)),
+    Case("stft-1d-f64", _stft(hop_length=3), (SIG1, HANN8.astype(np.float64)), atol=1e-10),
+    Case("stft-no-center", _stft(center=False), (SIG, HANN8)),
+    Case("stft-twosided", _stft(onesided=False), (SIG, HANN8)),
+    Case("stft-normalized", _stft(normalized=True), (SIG, HANN8)),
+    Case("stft-win-length", lambda m, x, w: _ri(m, m.stft(x, 8, 4, 6, w, return_complex=True)),
+         (SIG, HANN8[:6])),
+    Case("stft-constant-pad", _stft(pad_mode="constant", hop_length=5), (SIG, HANN8)),
+    Case("stft-replicate-pad", _stft(pad_mode="replicate"), (SIG, HANN8)),
+    Case("stft-circular-pad", _stft(pad_mode="circular"), (SIG, HANN8)),
+    Case("stft-real-output", _stft(return_complex=False), (SIG, HANN8)),
+    Case("stft-complex-input", _stft(), (ZSIG, HANN8)),
+    Case("stft-method", lambda m, x, w: _ri(m, x.stft(8, 2, window=w, return_complex=True)),
+         (SIG, HANN8)),
+    Case("stft-n-fft-eq-length", lambda m, x, w: _ri(m, m.stft(x, 20, window=w, center=False,
+                                                              return_complex=True)),
+         (SIG, np.ones(20, np.float32))),
+    Case("stft-mixed-dtypes", _stft(), (SIG, HANN8.astype(np.float64))),
+]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", STFT, ids=str)
+def test_stft_table(case):
+    check(case)
+
+
+def _spec(x, **kw):
+    return torch.stft(torch.tensor(x), 8, window=torch.hann_window(8, dtype=torch.float64
+                                                                    if x.dtype == np.float64
+                                                                    else torch.float32),
+                      return_complex=True, **kw).numpy()
+
+
+SPEC = _spec(SIG)
+SPEC1 = _spec(SIG1, hop_length=3)
+
+
+def _istft(**kw):
+    return lambda m, s, w: m.istft(s, 8, window=w, **kw)
+
+
+ISTFT = [
+    Case("istft", _istft(), (SPEC, HANN8)),
+    Case("istft-1d-f64", _istft(hop_length=3), (SPEC1, HANN8.astype(np.float64)), atol=1e-10),
+    Case("istft-length-short", _istft(length=13), (SPEC, HANN8)),
+    Case("istft-length-long", _istft(length=27), (SPEC, HANN8)),
+    Case("istft-normalized", _istft(normalized=True), (SPEC, HANN8)),
+    Case("istft-ones-no-center", lambda m, s, w: m.istft(s, 8, window=w, center=False),
+         (_spec(SIG, center=False), np.ones(8, np.float32))),
+    Case("istft-twosided", lambda m, s, w: m.istft(s, 8, window=w, onesided=False),
+         (_spec(SIG, onesided=False), HANN8)),
+    Case("istft-return-complex", lambda m, s, w: _ri(m, m.istft(s, 8, window=w,
+                                                                return_complex=True)),
+         (_spec(SIG, onesided=False), HANN8)),
+    Case("istft-method", lambda m, s, w: s.istft(8, window=w), (SPEC, HANN8)),
+    Case("istft-win-length", lambda m, s, w: m.istft(s, 8, 2, 6, w),
+         (_spec(SIG), HANN8[:6] + 0.5)),
+    Case("roundtrip", lambda m, x, w: m.istft(m.stft(x, 8, window=w, return_complex=True), 8,
+                                              window=w), (SIG, HANN8)),
+]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", ISTFT, ids=str)
+def test_istft_table(case):
+    check(case)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fn,inputs,match", [
+    (lambda m, x: m.stft(x, 8), (SIG,), "requires the return_complex parameter"),
+    (lambda m, x: m.stft(x, 21, center=False, return_complex=True), (SIG,),
+     "expected 0 < n_fft < 20, but got n_fft=21"),
+    (lambda m, x: m.stft(x, 8, window=m.ones(5), return_complex=True), (SIG,),
+     "expected a 1D window tensor of size equal to win_length=8, but got window with size [5]"),
+    (lambda m, x: m.stft(x, 8, win_length=9, return_complex=True), (SIG,),
+     "stft(torch.FloatTensor[2, 28], n_fft=8, hop_length=2, win_length=9, window=None"),
+    (lambda m, x: m.stft(x, 8, hop_length=0, return_complex=True), (SIG,),
+     "expected hop_length > 0, but got hop_length=0"),
+    (lambda m, x: m.stft(x[None], 8, return_complex=True), (SIG,), "expected a 1D or 2D tensor"),
+    (lambda m, x: m.stft(x.long(), 8, return_complex=True), (SIG,),
+     "expected a tensor of floating point or complex values"),
+    (lambda m, x: m.stft(x, 8, onesided=True, return_complex=True), (ZSIG,),
+     "Cannot have onesided output if window or input is complex"),
+    (lambda m, x: m.stft(x, 8, pad_mode="bogus", return_complex=True), (SIG,),
+     "Unrecognised padding mode bogus"),
+    (lambda m, x: m.stft(x, 8, return_complex=True, align_to_window=True), (SIG,),
+     "align_to_window should only be set when center = false"),
+    (lambda m, x: m.stft(x[:, :3], 8, return_complex=True), (SIG,),
+     "Padding size should be less than the corresponding input dimension"),
+    (lambda m, s: m.istft(s.real, 8), (SPEC,), "istft requires a complex-valued input tensor"),
+    (lambda m, s: m.istft(s[None, None], 8), (SPEC,), "expected a tensor with 3 or 4 dim"),
+    (lambda m, s: m.istft(s[:, :4], 8), (SPEC,), "to match n_fft / 2 + 1 when onesided=True"),
+    (lambda m, s: m.istft(s, 8, onesided=False), (SPEC,), "to match n_fft when onesided=False"),
+    (lambda m, s: m.istft(s, 8, hop_length=9), (SPEC,), "expected 0 < hop_length <= win_length"),
+    (lambda m, s: m.istft(s, 8, win_length=9, hop_length=2), (SPEC,),
+     "expected 0 < win_length <= n_fft"),
+    (lambda m, s: m.istft(s, 8, window=m.ones(5)), (SPEC,), "Invalid window shape"),
+    (lambda m, s: m.istft(s, 8, window=m.ones(8, dtype=m.complex64)), (SPEC,),
+     "Complex windows are incompatible with return_complex=False"),
+    (lambda m, s: m.istft(s, 8, return_complex=True), (SPEC,), "Cannot have onesided output"),
+    (lambda m, s: m.istft(s, 8, window=m.hann_window(8), center=False), (SPEC,),
+     "window overlap add min: 1"),
+    (lambda m, s: m.istft(s[:, :, :0], 8), (SPEC,), "input tensor cannot be empty."),
+])
+def test_stft_errors(fn, inputs, match):
+    check_raises(fn, *inputs, match=match)
+
+
+def test_stft_warnings():
+    # torch's own warnings are TORCH_WARN_ONCE (seen once per process): the texts are torch's
+    for m in (torchlike,):
+        with pytest.warns(UserWarning, match="A window was not provided"):
+            m.stft(m.tensor(SIG), 8, return_complex=True)
+        with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
+            m.stft(m.tensor(SIG), 8, window=m.hann_window(8), return_complex=False)
+        with pytest.warns(UserWarning, match="Please provide the same window used by stft"):
+            m.istft(m.tensor(SPEC), 8)
+        with pytest.warns(UserWarning, match="Result is being padded with zeros in the tail"):
+            m.istft(m.tensor(SPEC), 8, window=m.hann_window(8), length=30)

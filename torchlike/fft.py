@@ -17,8 +17,9 @@ import jax.numpy as jnp
 from jax import lax
 
 from . import _dtype as D
-from ._ops._registry import _torch_type_name, apply, defop
+from ._ops._registry import apply, defop
 from ._ops.shape import roll as _roll, write_out as _write_out
+from ._ops.spectral import _torch_type_name
 from ._tensor import Tensor
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
