@@ -744,11 +744,7 @@ def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
         return Tensor._make(_to_jax(np.zeros(size, arr.dtype), dev))
     needed = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
     if needed > arr.size:
-        item = arr.dtype.itemsize
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
-                           f"offset {storage_offset}, and itemsize {item} requiring a storage "
-                           f"size of {needed * item} are out of bounds for storage of size "
-                           f"{arr.size * item}")
+        raise RuntimeError("Trying to resize storage that is not resizable")
     item = arr.dtype.itemsize
     # a stride-0 dim (an expanded tensor) is read once: the tensor becomes an expand view of
     # the small array, as torch's tensor is a view of its small storage
@@ -970,6 +966,11 @@ class _Archive:
         counts = Counter(i.filename for i in infos)
         for i in infos:
             self.infos[i.filename] = i
+        dups = sorted(n for n, c in counts.items() if c > 1)
+        if dups:
+            raise RuntimeError(f"checkpoint is corrupt: the archive holds more than one record "
+                               f"named {', '.join(dups)}; torch would silently read one of "
+                               f"them, torchlike refuses the file")
         vname = ".data/version" if self.has(".data/version") else "version"
         if not self.has(vname):
             raise RuntimeError('Expected hasRecord("version") to be true, but got false.  '
@@ -998,11 +999,6 @@ class _Archive:
                 raise RuntimeError(f"[enforce fail at inline_container.cc:340] . file in "
                                    f"archive is not in a subdirectory {self.prefix}: "
                                    f"{i.filename}")
-        dups = sorted(n for n, c in counts.items() if c > 1)
-        if dups:
-            raise RuntimeError(f"checkpoint is corrupt: the archive holds more than one record "
-                               f"named {', '.join(dups)}; torch would silently read one of "
-                               f"them, torchlike refuses the file")
 
     def has(self, name):
         return self.prefix + name in self.infos
@@ -1090,14 +1086,19 @@ _OP = {name: getattr(pickle, name)[0] for name in (
     "LONG1", "LONG4", "BINBYTES", "SHORT_BINBYTES", "SHORT_BINUNICODE", "BINUNICODE8",
     "BINBYTES8", "EMPTY_SET", "ADDITEMS", "FROZENSET", "NEWOBJ_EX", "STACK_GLOBAL", "MEMOIZE",
     "FRAME", "BYTEARRAY8")}
-# the opcodes torch's weights-only unpickler reads (protocol 2); torchlike reads the others
-# (protocols 0-5) inside a checkpoint's data.pkl as well, with the same global policy
+# the opcodes torch's weights-only unpickler reads (protocol 2); inside a checkpoint's data.pkl
+# torchlike also reads the binary opcodes of protocols 1 and 3-5 (torch.save(pickle_protocol=
+# 3..5) files), with the same global policy; protocol-0 text opcodes are refused as in torch
 _STRICT_OPS = frozenset(_OP[n] for n in (
     "APPEND", "APPENDS", "BINFLOAT", "BINGET", "BININT", "BININT1", "BININT2", "BINPERSID",
     "BINPUT", "BINUNICODE", "BUILD", "EMPTY_DICT", "EMPTY_LIST", "EMPTY_SET", "EMPTY_TUPLE",
     "GLOBAL", "LONG1", "LONG_BINGET", "LONG_BINPUT", "MARK", "NEWFALSE", "NEWOBJ", "NEWTRUE",
     "NONE", "PROTO", "REDUCE", "SETITEM", "SETITEMS", "SHORT_BINSTRING", "STOP", "TUPLE",
     "TUPLE1", "TUPLE2", "TUPLE3"))
+_EXTENDED_OPS = _STRICT_OPS | frozenset(_OP[n] for n in (
+    "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8", "SHORT_BINUNICODE", "BINUNICODE8",
+    "FRAME", "MEMOIZE", "STACK_GLOBAL", "ADDITEMS", "FROZENSET", "NEWOBJ_EX", "LONG4",
+    "BINSTRING", "POP", "POP_MARK", "DUP", "INT"))
 
 
 def _map_py2(module, name):
@@ -1124,7 +1125,7 @@ class _WeightsOnlyUnpickler:
 
     Same policy and error classes as torch's ``torch._weights_only_unpickler`` for the opcodes
     torch reads (``strict=True`` reads only those); ``strict=False`` also reads the opcodes of
-    protocols 0-5 (torchlike loads such files with ``weights_only=True``).
+    protocols 1 and 3-5 (torchlike loads such files with ``weights_only=True``).
     """
 
     def __init__(self, file, *, encoding="utf-8", strict=False, persistent_load=None):
@@ -1135,9 +1136,7 @@ class _WeightsOnlyUnpickler:
         self.memo = {}
         self._persistent_load = persistent_load
         self.allowed = _torch_globals()
-        self.user = _user_allowed_globals()
-        self._ok_ids = {id(v) for v in self.allowed.values()}
-        self._ok_ids.update(id(v) for v in self.user.values())
+        self._allowed_ids = {id(v) for v in self.allowed.values()}
         from .nn.parameter import Parameter
         self._Parameter = Parameter
 
@@ -1152,16 +1151,26 @@ class _WeightsOnlyUnpickler:
         g = self.allowed.get(full)
         if g is not None:
             return g
-        if full in self.user:
-            return self.user[full]
+        user = self.user
+        if full in user:
+            return user[full]
         if full in _TORCH_ALLOWED_UNMAPPED:
             raise NotImplementedError(
                 f"torchlike cannot rebuild {full} (torch allows it in weights_only loads): "
                 f"quantized, sparse, nested, meta and wrapper-subclass tensors are not supported")
         raise _unsupported_global(full)
 
+    @property
+    def user(self):
+        # read when first needed, as torch does (a malformed entry raises only then)
+        try:
+            return _user_allowed_globals()
+        except (ValueError, TypeError) as e:
+            e._torchlike_raw = True
+            raise
+
     def _is_ok(self, obj):
-        return id(obj) in self._ok_ids
+        return id(obj) in self._allowed_ids or any(v is obj for v in self.user.values())
 
     def _readline_str(self):
         return self.readline()[:-1].decode("utf-8")
@@ -1216,13 +1225,13 @@ class _WeightsOnlyUnpickler:
         self.stack = []
         read = self.read
         op = _OP
-        strict = self.strict
+        ops = _STRICT_OPS if self.strict else _EXTENDED_OPS
         while True:
             key = read(1)
             if not key:
                 raise EOFError
             k = key[0]
-            if strict and k not in _STRICT_OPS:
+            if k not in ops:
                 raise pickle.UnpicklingError(f"Unsupported operand {k}")
             st = self.stack
             if k == op["GLOBAL"]:
@@ -1291,12 +1300,6 @@ class _WeightsOnlyUnpickler:
             elif k == op["TUPLE"]:
                 items = self.pop_mark()
                 self.stack.append(tuple(items))
-            elif k == op["LIST"]:
-                items = self.pop_mark()
-                self.stack.append(list(items))
-            elif k == op["DICT"]:
-                items = self.pop_mark()
-                self.stack.append({items[i]: items[i + 1] for i in range(0, len(items), 2)})
             elif k == op["FROZENSET"]:
                 items = self.pop_mark()
                 self.stack.append(frozenset(items))
@@ -1353,13 +1356,6 @@ class _WeightsOnlyUnpickler:
                     st.append(True)
                 else:
                     st.append(int(data, 0))
-            elif k == op["LONG"]:
-                val = self.readline()[:-1]
-                if val and val[-1:] == b"L":
-                    val = val[:-1]
-                st.append(int(val, 0))
-            elif k == op["FLOAT"]:
-                st.append(float(self.readline()[:-1].decode("ascii")))
             elif k == op["BINUNICODE"]:
                 n = unpack("<I", read(4))[0]
                 st.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
@@ -1369,8 +1365,6 @@ class _WeightsOnlyUnpickler:
             elif k == op["BINUNICODE8"]:
                 n = unpack("<Q", read(8))[0]
                 st.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
-            elif k == op["UNICODE"]:
-                st.append(str(self.readline()[:-1], "raw-unicode-escape"))
             elif k == op["SHORT_BINSTRING"]:
                 n = read(1)[0]
                 st.append(self._decode_string(read(n)))
@@ -1379,13 +1373,6 @@ class _WeightsOnlyUnpickler:
                 if n < 0:
                     raise pickle.UnpicklingError("BINSTRING pickle has negative byte count")
                 st.append(self._decode_string(self._read_exact(n)))
-            elif k == op["STRING"]:
-                data = self.readline()[:-1]
-                if len(data) >= 2 and data[0] == data[-1] and data[0] in b"\"'":
-                    data = data[1:-1]
-                else:
-                    raise pickle.UnpicklingError("the STRING opcode argument must be quoted")
-                st.append(self._decode_string(codecs.escape_decode(data)[0]))
             elif k == op["BINBYTES"]:
                 n = unpack("<I", read(4))[0]
                 st.append(self._read_exact(n))
@@ -1413,17 +1400,10 @@ class _WeightsOnlyUnpickler:
                 st.append(self.memo[read(1)[0]])
             elif k == op["LONG_BINGET"]:
                 st.append(self.memo[unpack("<I", read(4))[0]])
-            elif k == op["GET"]:
-                st.append(self.memo[int(self.readline()[:-1])])
             elif k == op["BINPUT"]:
                 self.memo[read(1)[0]] = st[-1]
             elif k == op["LONG_BINPUT"]:
                 i = unpack("<I", read(4))[0]
-                self.memo[i] = st[-1]
-            elif k == op["PUT"]:
-                i = int(self.readline()[:-1])
-                if i < 0:
-                    raise ValueError("negative PUT argument")
                 self.memo[i] = st[-1]
             elif k == op["MEMOIZE"]:
                 self.memo[len(self.memo)] = st[-1]
@@ -1526,7 +1506,7 @@ def _unpickle_errors(run, weights_only, what):
     except (EOFError, RuntimeError, NotImplementedError):
         raise
     except Exception as e:  # noqa: BLE001  (torch's unpickler fails with these as they are)
-        if not weights_only:
+        if not weights_only or getattr(e, "_torchlike_raw", False):
             raise
         raise _corrupt(e, what) from e
 
@@ -1662,7 +1642,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     try:
         if _is_zip(fobj):
             if mmap:
-                mapped = fobj = _mmap.mmap(opened.fileno(), 0, access=_mmap.ACCESS_READ)
+                mapped = _mmap.mmap(opened.fileno(), 0, access=_mmap.ACCESS_READ)
+                fobj = _MappedFile(mapped)
             return _load_zip(fobj, map_location, weights_only, pickle_load_args)
         if mmap:
             name = f"{f}, " if isinstance(f, str) else ""
@@ -1677,6 +1658,34 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             mapped.close()
         if opened is not None:
             opened.close()
+
+
+class _MappedFile(io.RawIOBase):
+    """A read-only mmap as the seekable file zipfile wants (records are sliced from the map)."""
+
+    def __init__(self, m):
+        self.m = m
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def seek(self, pos, whence=0):
+        self.m.seek(pos, whence)
+        return self.m.tell()
+
+    def tell(self):
+        return self.m.tell()
+
+    def read(self, n=-1):
+        return self.m.read() if n is None or n < 0 else self.m.read(n)
+
+    def readinto(self, b):
+        data = self.m.read(len(b))
+        b[:len(data)] = data
+        return len(data)
 
 
 def _has_fileno(f):
