@@ -82,7 +82,7 @@ class Tensor(InteropMixin):
         Bumps the version counter shared with every alias and makes the write visible through
         them (see torchlike/_views.py).
         """
-        from ._views import write
+        from ._storage import write
         write(self, data)
 
     # The version counter is shared by a tensor and all its views/aliases (torch semantics).
@@ -180,7 +180,7 @@ class Tensor(InteropMixin):
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def is_contiguous(self, memory_format=None):
-        from ._views import is_contiguous
+        from ._storage import is_contiguous
         return is_contiguous(self)
 
     # ------------------------------------------------------------ autograd metadata
@@ -308,7 +308,7 @@ class Tensor(InteropMixin):
 
     def detach(self):
         """A new tensor sharing this one's data and version counter, outside the graph."""
-        from ._views import detached_alias
+        from ._storage import detached_alias
         return detached_alias(self)
 
     def detach_(self):

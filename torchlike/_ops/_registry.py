@@ -14,10 +14,14 @@ traces once. Eager ``jax.vjp`` never runs on this path.
 """
 from __future__ import annotations
 
+import threading
+
 import jax
 import jax.numpy as jnp
 
+from .. import _caches
 from .. import _dtype as D
+from ..autograd import engine as _engine
 from ..autograd import grad_mode as _gm
 from ..autograd.graph import Node
 
@@ -26,6 +30,9 @@ __all__ = ["Op", "defop", "apply", "clear_caches", "trace_counts", "OPS"]
 OPS: dict = {}
 _Tensor = None          # set by torchlike._tensor (the one late-bound cycle)
 _state = _gm._state
+_lock = threading.RLock()   # guards OPS and every op's cache (read-modify-write under threads)
+# the engine builds Tensors (for hooks, .grad) without importing them: it is given the class
+_engine.bind(lambda: _Tensor)
 _INEXACT = (D._FLOAT, D._COMPLEX)
 
 
@@ -60,12 +67,16 @@ class _Compiled:
                 xs = tuple(_cast(x, cast) for x in xs)
             return fn(*xs, **kw)
 
+        def count(kind):
+            with _lock:
+                counts[kind] += 1
+
         def fwd(*xs):
-            counts["fwd"] += 1
+            count("fwd")
             return f(*xs)
 
         def fwd_vjp(*xs):
-            counts["fwd_vjp"] += 1
+            count("fwd_vjp")
             diff_pos = [i for i, n in enumerate(needs) if n]
 
             def g(*d):
@@ -81,7 +92,7 @@ class _Compiled:
             return diff, rest, vjp
 
         def bwd(vjp, cots):
-            counts["bwd"] += 1
+            count("bwd")
             return vjp(cots)
 
         self.fwd = jax.jit(fwd)
@@ -91,6 +102,15 @@ class _Compiled:
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
         self.saves = op.saves
         self._vjp_op = None
+
+    def backward(self, vjp, cots):
+        """The node's backward on arrays: the cached jitted VJP."""
+        return self.bwd(vjp, cots)
+
+    def backward_graph(self, inputs, cots):
+        """The node's backward on Tensors, recorded as an op (``create_graph=True``)."""
+        out = apply(self.vjp_op(), *inputs, *cots, n_in=len(inputs), n_cot=len(cots))
+        return out if isinstance(out, tuple) else (out,)
 
     def vjp_op(self):
         """The backward of this entry as an op of its own (used by ``create_graph=True``).
@@ -108,8 +128,11 @@ class _Compiled:
                 grads = vjp(tuple(cots))
                 return tuple(grads) if len(grads) != 1 else grads[0]
 
-            self._vjp_op = Op(self.name + "Backward", backward_fn, promote=None,
-                              grad_name=self.name + "Backward")
+            op = Op(self.name + "Backward", backward_fn, promote=None,
+                    grad_name=self.name + "Backward")
+            with _lock:
+                if self._vjp_op is None:
+                    self._vjp_op = op
         return self._vjp_op
 
 
@@ -121,6 +144,9 @@ class Op:
     grad_name: torch's ``grad_fn`` class name, or a function of the static kwargs giving it.
     saves: False for ops whose torch backward saves no tensors (their graph may be run twice).
     differentiable: False for ops with no gradient (comparisons, argmax, ...).
+    view: None, or the op's view rule (``torchlike._storage.view_rule(...)``): an object whose
+    ``mark(entry, args, arrays, result, static)`` makes each call's outputs aliases of its first
+    input. The registry only calls it.
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
@@ -134,7 +160,8 @@ class Op:
         self.grad_name = grad_name or (name.capitalize() + "Backward0")
         self.saves = saves
         self.differentiable = differentiable
-        self.view = view
+        self.view = _DeferredView(view) if view is True or (
+            view is not None and not hasattr(view, "mark")) else view
         self.cache = {}
         self.trace_counts = {"fwd": 0, "fwd_vjp": 0, "bwd": 0}
 
@@ -142,7 +169,10 @@ class Op:
         key = (static, cast, needs)
         c = self.cache.get(key)
         if c is None:
-            c = self.cache[key] = _Compiled(self, static, cast, needs)
+            with _lock:
+                c = self.cache.get(key)
+                if c is None:
+                    c = self.cache[key] = _Compiled(self, static, cast, needs)
         return c
 
     def __repr__(self):
@@ -155,30 +185,69 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     saves: what torch's backward of this op keeps (checked against in-place writes at
     backward): True (its inputs), "others" (an input only when another input needs grad, as
     for mul and matmul), "output", "both", or False (nothing).
-    view: True if the op's outputs alias its first input (a view op), or a function of the
-    static kwargs saying so.
+    view: the op's view rule (``torchlike._storage.view_rule(overlap=...)``) if its outputs
+    alias its first input; ``True`` or a predicate of the static kwargs for the storage
+    module's default rule.
     """
     def deco(fn):
-        if name in OPS:
-            raise ValueError(f"op {name!r} is already declared (in {OPS[name].fn.__module__}); "
-                             f"each op is declared once: pick another name")
         op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
                 differentiable=differentiable, view=view)
-        OPS[name] = op
+        with _lock:
+            if name in OPS:
+                raise ValueError(f"op {name!r} is already declared (in "
+                                 f"{OPS[name].fn.__module__}); each op is declared once: pick "
+                                 f"another name")
+            OPS[name] = op
         return op
     return deco
 
 
+class _DeferredView:
+    """``view=True`` / ``view=predicate``: the storage module's default rule, made on first use.
+
+    ``default_view_rule`` is installed by ``torchlike._storage`` when it is imported (the
+    registry does not import storage: storage builds on the registry).
+    """
+
+    __slots__ = ("when",)
+
+    def __init__(self, when):
+        self.when = None if when is True else when
+
+    def mark(self, entry, args, arrays, result, static):
+        if self.when is None or self.when(static):
+            default_view_rule().mark(entry, args, arrays, result, static)
+
+
+default_view_rule = None    # set by torchlike._storage: () -> its default view rule
+
+
 def clear_caches():
-    """Drop every op's jitted functions (they re-trace on next use)."""
-    for op in list(OPS.values()):
-        op.cache.clear()
-        for k in op.trace_counts:
-            op.trace_counts[k] = 0
+    """Drop every jitted function: each op's and every cache in ``torchlike._caches``."""
+    with _lock:
+        for op in list(OPS.values()):
+            op.cache.clear()
+            for k in op.trace_counts:
+                op.trace_counts[k] = 0
+    _caches.clear_all()
 
 
-def trace_counts(name):
-    """How many times op ``name`` traced its forward, forward-with-VJP and backward."""
+def trace_counts(name=None):
+    """How many times op ``name`` traced its forward, forward-with-VJP and backward.
+
+    ``name`` may also be a cache registered in ``torchlike._caches`` (``"engine"``,
+    ``"storage"``, ``"optim"``, ...). Without a name: ``{name: counts}`` for every op that has
+    traced and every registered cache.
+    """
+    if name is None:
+        with _lock:
+            out = {n: dict(op.trace_counts) for n, op in OPS.items()
+                   if any(op.trace_counts.values())}
+        out.update(_caches.counts_all())
+        return out
+    op = OPS.get(name)
+    if op is None and name in _caches.names():
+        return _caches.counts_all()[name]
     return dict(OPS[name].trace_counts)
 
 
@@ -255,8 +324,8 @@ def apply(op, *args, **static):
             outs = tuple(T._make(o) for o in out)
         else:
             outs = T._make(out)
-        if op.view is not None and (op.view is True or op.view(static)):
-            _mark_views(op, c, args, arrays, outs, static)
+        if op.view is not None:
+            op.view.mark(c, args, arrays, outs, static)
         return outs
     needs = tuple(needs)
     c = op.compiled(skey, cast, needs)
@@ -293,27 +362,14 @@ def apply(op, *args, **static):
                 saved.append((o._vc, 0, None, (tuple(o._data.shape), o._data.dtype)))
         node._saved_versions = saved
     result = outs[0] if len(outs) == 1 else tuple(outs)
-    if op.view is not None and (op.view is True or op.view(static)):
-        _mark_views(op, c, args, arrays, result, static)
+    if op.view is not None:
+        op.view.mark(c, args, arrays, result, static)
     return result
 
 
 _OUTPUT = "output"
 _BOTH = "both"
 _OTHERS = "others"
-
-
-def _mark_views(op, c, args, arrays, outs, static):
-    from .._views import make_view
-    overlap = op.name == "expand" and any(
-        s != 1 and (i < len(static["shape"]) - args[0]._data.ndim
-                    or args[0]._data.shape[i - (len(static["shape"]) - args[0]._data.ndim)] == 1)
-        for i, s in enumerate(static["shape"])) if op.name == "expand" else False
-    if isinstance(outs, tuple):
-        for k, o in enumerate(outs):
-            make_view(o, args[0], c.fwd, tuple(arrays[1:]), k, overlap, multi=c.name)
-    else:
-        make_view(outs, args[0], c.fwd, tuple(arrays[1:]), 0, overlap)
 
 
 def _translate(e, args):
@@ -325,82 +381,7 @@ def _translate(e, args):
     raise e
 
 
-# ------------------------------------------------------------------ in-place and methods
-
-_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-
-
-def check_inplace(t):
-    """torch's checks before writing into ``t`` in place."""
-    a = t._alias
-    if a is not None:
-        if a.overlap:
-            from .._views import _OVERLAP
-            raise RuntimeError(_OVERLAP)
-        if (not a.detached and _state.grad_enabled and a.root._requires_grad
-                and a.root.grad_fn is None):
-            raise RuntimeError(_VIEW_LEAF_INPLACE)
-        if a.multi and not a.detached and _state.grad_enabled and t._requires_grad:
-            import re
-            # views of such outputs inherit the restriction; torch names the written tensor's node
-            name = re.sub(r"Backward[0-9]*$", "", t.grad_fn.name() if t.grad_fn else a.multi)
-            raise RuntimeError(
-                f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view is "
-                f"the output of a function that returns multiple views. Such functions do not "
-                f"allow the output views to be modified inplace. You should replace the inplace "
-                f"operation by an out-of-place one.")
-    if t._requires_grad and t.grad_fn is None and _state.grad_enabled:
-        raise RuntimeError(_LEAF_INPLACE)
-
-
-_VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
-                      "in-place operation.")
-
-
-def commit_inplace(t, out):
-    """Make ``t`` hold ``out``'s values and history: the write of an in-place op.
-
-    The result is cast back to ``t``'s dtype (torch refuses a cast to a lower category). The
-    write goes through ``torchlike._views.write``, so views and aliases see it.
-    """
-    from .._views import write
-    if isinstance(out, tuple):
-        out = out[0]
-    data = out._data
-    if data.dtype != t._data.dtype:
-        src, dst = D.from_jax(data.dtype), D.from_jax(t._data.dtype)
-        if src.category > dst.category:
-            raise RuntimeError(f"result type {_torch_type_name(src)} can't be cast to the "
-                               f"desired output type {_torch_type_name(dst)}")
-        out = out.to(dst)
-        data = out._data
-    if data.shape != t._data.shape:
-        raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the broadcast "
-                           f"shape {list(data.shape)}")
-    node = out.grad_fn
-    tracked = node is not None
-    write(t, data, out if tracked else None)
-    if tracked and node._saved_versions:
-        # the op's own saved view of ``t`` (input or output) is the value it just wrote
-        vc = t._vc
-        node._saved_versions = [
-            (vc, vc[0], e[2], e[3]) if (e[0] is vc or e[0] is out._vc) else e
-            for e in node._saved_versions]
-    return t
-
-
-def apply_(op, t, *args, **static):
-    """In-place form of ``apply``: ``t`` becomes the result of ``op(t, *args)``."""
-    check_inplace(t)
-    return commit_inplace(t, apply(op, t, *args, **static))
-
-
-def _torch_type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}[d.name]
-
+# ------------------------------------------------------------------ methods
 
 def method(*names):
     """Decorator: also attach ``fn`` to Tensor under each of ``names``."""

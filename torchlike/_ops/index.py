@@ -140,7 +140,7 @@ Tensor.__getitem__ = getitem
 
 import functools  # noqa: E402
 
-from ._registry import check_inplace, commit_inplace  # noqa: E402
+from .._storage import check_inplace, commit_inplace  # noqa: E402
 
 
 _CONSUMING = "iIsSt"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ._registry import apply, check_inplace, commit_inplace, defop, method
+from .._storage import check_inplace, commit_inplace
+from ._registry import apply, defop, method
 
 __all__ = []
 
@@ -81,7 +82,7 @@ _LAYOUTS = {
 
 
 def _inplace_layout(self, kind, args, name):
-    from .._views import relayout
+    from .._storage import relayout
     check_inplace(self)
     out = apply(_layout, self, kind=kind, args=args, name=name)
     return relayout(self, out._data, lambda a: _LAYOUTS[kind](a, *args), out.grad_fn)

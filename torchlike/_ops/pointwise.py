@@ -10,7 +10,8 @@ import jax.numpy as jnp
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._registry import apply, apply_, defop, method
+from ._registry import apply, defop, method
+from .._storage import apply_
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
            "negative", "pow", "rsub", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",

@@ -86,7 +86,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements, or over ``dim``; needs a floating or complex dtype."""
     dt = D.to_dtype(dtype) if dtype is not None else input.dtype
     if not (dt.is_floating_point or dt.is_complex):
-        from ._registry import _torch_type_name
+        from .._storage import _torch_type_name
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {_torch_type_name(dt)}")
@@ -130,7 +130,7 @@ from collections import namedtuple as _namedtuple
 import jax as _jax
 import numpy as _np
 
-from ._registry import _torch_type_name, apply_
+from .._storage import _torch_type_name, apply_
 
 __all__ += ["prod", "std", "var", "std_mean", "var_mean", "max", "min", "amax", "amin",
             "argmax", "argmin", "median", "mode", "logsumexp", "cumsum", "cumprod", "cummax",

@@ -1,138 +1,31 @@
 """The backward engine: a reverse walk over the tape with a dict of pending cotangents.
 
-Ready nodes run newest first (by creation sequence), as in torch's engine. At each node, for each
-output: the tensor hooks run in registration order on the gradient summed over every use, then
-retained ``.grad`` is filled, then the node's cached jitted backward runs. At a leaf
-(AccumulateGrad): hooks, accumulation into ``.grad``, then post-accumulate-grad hooks.
+Ready nodes run newest first (by creation sequence), as in torch's engine; leaves
+(AccumulateGrad) as soon as they are ready. At each node: its ``before`` hooks on the gradient
+summed over every use (tensor hooks, retained ``.grad``, node pre-hooks), then its own backward
+``node.run(cotangents, create_graph)``, then its post-hooks; the results go to its children.
 
-Without ``create_graph`` the pending cotangents are raw jax arrays (fast path); with it they are
-Tensors and each backward runs as a recorded op, so the gradients are differentiable.
+The cotangent representation (jax arrays, or Tensors under ``create_graph``) is chosen once per
+backward (``graph.cotangents``). The engine imports nothing above ``autograd/``.
 """
 from __future__ import annotations
 
 import heapq
 import itertools
 
-import jax
-import jax.numpy as jnp
-
 from . import grad_mode as _gm
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, accumulate, bind, cotangents, flip_conj  # noqa: F401
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "bind", "flip_conj"]
 
-
-def _T():
-    from .._tensor import Tensor
-    return Tensor
-
-
-_jit_add = jax.jit(lambda a, b: a + b)
-
-
-def _add(a, b):
-    """Sum two pending cotangents (jitted: eager jnp dispatch costs several times more)."""
-    if a is None:
-        return b
-    if isinstance(a, jax.Array):
-        return _jit_add(a, b)
-    return a + b
-
-
-_jit_conj = jax.jit(jnp.conj)
-
-
-def flip_conj(g, create_graph=False):
-    """Convert a gradient between jax's convention and torch's (they are conjugates).
-
-    jax's VJPs propagate the conjugate of what torch calls the gradient of a complex tensor.
-    Inside the engine everything stays in jax's convention; wherever a user sees or supplies a
-    gradient (hooks, ``.grad``, ``autograd.grad``, the ``gradient`` argument, custom Functions)
-    it is converted. Real gradients pass through untouched.
-    """
-    if g is None:
-        return None
-    if create_graph or not isinstance(g, jax.Array):
-        return g.conj() if g.dtype.is_complex else g
-    return _jit_conj(g) if jnp.iscomplexobj(g) else g
-
-
-def _zeros(meta, create_graph):
-    shape, dt = meta
-    z = jnp.zeros(shape, dt)
-    return _T()._make(z) if create_graph else z
-
-
-def _call_tensor_hooks(hooks, g, create_graph):
-    """Run ``hook(grad) -> Tensor or None`` hooks in order; each sees the previous result."""
-    T = _T()
-    g0 = g
-    g = flip_conj(g, create_graph)
-    gt = g if create_graph else T._make(g)
-    for hook in list(hooks.values()):
-        r = hook(gt)
-        if r is not None:
-            if not isinstance(r, T):
-                raise TypeError(f"hook {getattr(hook, '__name__', hook)!r} returned "
-                                f"{type(r).__name__}; a tensor hook must return a Tensor or None")
-            if tuple(r.shape) != tuple(gt.shape):
-                raise RuntimeError(
-                    f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of value")
-            gt = r
-    if create_graph:
-        return flip_conj(gt, True)
-    data = gt._data
-    data = data if data.dtype == g0.dtype else data.astype(g0.dtype)
-    return flip_conj(data)
-
-
-def _call_node_prehooks(hooks, buf, create_graph):
-    """Node pre-hooks ``hook(grad_outputs) -> tuple or None``, after the tensor hooks."""
-    T = _T()
-    go = tuple(None if b is None else (flip_conj(b, True) if create_graph
-                                       else T._make(flip_conj(b))) for b in buf)
-    for hook in list(hooks.values()):
-        r = hook(go)
-        if r is not None:
-            go = tuple(r)
-    return [None if g is None else (flip_conj(g, True) if create_graph
-                                    else flip_conj(g._data)) for g in go]
-
-
-def _retain(tensor, g, create_graph):
-    T = _T()
-    g = flip_conj(g, create_graph)
-    if tensor.grad is None:
-        tensor.grad = g.detach() if create_graph else T._make(g)
-    else:
-        if create_graph:
-            tensor.grad = tensor.grad + g
-        else:
-            tensor.grad = T._make(tensor.grad._data + g)
-
-
-def _accumulate(tensor, g, create_graph):
-    T = _T()
-    g = flip_conj(g, create_graph)
-    if tensor.grad is None:
-        if create_graph:
-            tensor.grad = g
-        else:
-            tensor.grad = T._make(g)
-    elif create_graph:
-        tensor.grad = tensor.grad + g
-    else:
-        # in place, as torch does: references to the old .grad see the sum
-        tensor.grad._set_data(tensor.grad._data + g)
+_accumulate = accumulate     # autograd.backward(inputs=...) accumulates non-leaf inputs
 
 
 def _collect(root_nodes):
-    """All nodes reachable from the roots, with their children (iterative DFS)."""
-    seen = set()
+    """All nodes reachable from the roots (iterative DFS)."""
+    seen = set(root_nodes)
     order = []
     stack = list(root_nodes)
-    for n in root_nodes:
-        seen.add(n)
     while stack:
         n = stack.pop()
         order.append(n)
@@ -171,6 +64,56 @@ def _needed(nodes, targets):
     return {n for n, v in needed.items() if v}
 
 
+class _Walk:
+    """The plan of one backward: which nodes run, how many parents each waits for, and the
+    ready queue (newest first; ties, i.e. leaves, in the order they became ready)."""
+
+    def __init__(self, root_nodes, inputs):
+        nodes = _collect(root_nodes)
+        self.targets = None
+        self.keep = None
+        if inputs is not None:
+            self.targets = {}
+            for i, (node, nr, _t) in enumerate(inputs):
+                self.targets.setdefault(node, []).append((nr, i))
+            self.keep = _needed(nodes, self.targets)
+            nodes = [n for n in nodes if n in self.keep]
+        self.deps = {}
+        for n in nodes:
+            for child in self.children(n):
+                self.deps[child] = self.deps.get(child, 0) + 1
+        self.tick = itertools.count()
+        self.ready = [(-n.seq, next(self.tick), n) for n in root_nodes
+                      if self.deps.get(n, 0) == 0 and (self.keep is None or n in self.keep)]
+        heapq.heapify(self.ready)
+
+    def children(self, node):
+        keep = self.keep
+        return [e[0] for e in node.next_edges
+                if e is not None and (keep is None or e[0] in keep)]
+
+    def pop(self):
+        return heapq.heappop(self.ready)[2] if self.ready else None
+
+    def done(self, node):
+        """``node`` has run: its children wait for one parent less."""
+        for child in self.children(node):
+            d = self.deps[child] = self.deps[child] - 1
+            if d == 0:
+                heapq.heappush(self.ready, (-child.seq, next(self.tick), child))
+
+
+def _send(buffers, rep, node, grads, keep):
+    for e, g in zip(node.next_edges, grads):
+        if e is None or g is None or (keep is not None and e[0] not in keep):
+            continue
+        child, nr = e
+        cb = buffers.get(child)
+        if cb is None:
+            cb = buffers[child] = [None] * max(len(child.out_meta), 1)
+        cb[nr] = rep.add(cb[nr], g)
+
+
 def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=False):
     """Run backward from ``roots`` (list of ``(node, output_nr)``) seeded with ``grads``.
 
@@ -178,140 +121,43 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
     ``capture=True`` (``autograd.grad``) their gradients are returned and no ``.grad`` is
     accumulated; otherwise only those inputs accumulate ``.grad``.
     """
-    root_nodes = []
-    buffers = {}
+    rep = cotangents(create_graph)
+    buffers, root_nodes = {}, []
     for (node, nr), g in zip(roots, grads):
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * max(len(node.out_meta), 1)
+        if node not in buffers:
+            buffers[node] = [None] * max(len(node.out_meta), 1)
             root_nodes.append(node)
-        buf[nr] = _add(buf[nr], g)
-
-    nodes = _collect(root_nodes)
-    targets = None
-    captured = {}
-    if inputs is not None:
-        targets = {}
-        for i, (node, nr, _t) in enumerate(inputs):
-            targets.setdefault(node, []).append((nr, i))
-        keep = _needed(nodes, targets)
-        nodes = [n for n in nodes if n in keep]
-    else:
-        keep = None
-
-    deps = {}
-    for n in nodes:
-        for e in n.next_edges:
-            if e is not None and (keep is None or e[0] in keep):
-                deps[e[0]] = deps.get(e[0], 0) + 1
-
-    # newest node first; ties (leaves) in the order they became ready
-    tick = itertools.count()
-    ready = [(-n.seq, next(tick), n) for n in root_nodes
-             if deps.get(n, 0) == 0 and (keep is None or n in keep)]
-    heapq.heapify(ready)
-    T = _T()
+        buffers[node][nr] = rep.add(buffers[node][nr], g)
+    walk = _Walk(root_nodes, inputs)
+    targets, keep, captured = walk.targets, walk.keep, {}
 
     with _gm.set_grad_enabled(create_graph):
-        while ready:
-            node = heapq.heappop(ready)[2]
+        while (node := walk.pop()) is not None:
             buf = buffers.pop(node, None) or [None] * max(len(node.out_meta), 1)
-
-            # 1. tensor hooks per output, in registration order; 2. retained .grad (after hooks)
-            if node.pre_hooks:
-                for nr, hooks in node.pre_hooks.items():
-                    if isinstance(nr, int) and hooks and buf[nr] is not None:
-                        buf[nr] = _call_tensor_hooks(hooks, buf[nr], create_graph)
-            if node.retains:
-                for nr, ref in node.retains.items():
-                    t = ref()
-                    if t is not None and buf[nr] is not None:
-                        _retain(t, buf[nr], create_graph)
-            # 3. Node pre-hooks: after the retained .grad was filled (as torch orders them)
-            if node.pre_hooks:
-                node_hooks = node.pre_hooks.get(("node", 0))
-                if node_hooks:
-                    buf = _call_node_prehooks(node_hooks, buf, create_graph)
+            buf = node.before(buf, rep)
             if targets is not None and node in targets:
                 for nr, i in targets[node]:
                     captured[i] = buf[nr]
             if isinstance(node, AccumulateGrad):
                 if targets is None or (node in targets and not capture):
-                    _run_accumulate(node, buf[0], create_graph)
+                    node.run(buf, create_graph)
                 continue
-            if keep is not None and not any(e is not None and e[0] in keep
-                                            for e in node.next_edges):
+            if keep is not None and not walk.children(node):
                 continue
-
-            # 4. the node's backward
-            # (identity, not list.count: == on Tensors is elementwise)
-            n_none = sum(1 for b in buf if b is None)
-            if n_none == len(buf):
-                _release_children(node, deps, ready, keep, tick)
+            if all(b is None for b in buf):   # (identity: == on Tensors is elementwise)
+                walk.done(node)
                 continue
             if node.freed or node._saved_versions:
                 node.check_alive()
-            c = node.compiled
-            if c is None:
-                # a custom autograd.Function: its Python backward gets the raw buffer
-                in_grads = node.run(buf, create_graph)
-            elif create_graph:
-                cots = tuple(b if b is not None else _zeros(m, create_graph)
-                             for b, m in zip(buf, node.out_meta))
-                op = c.vjp_op()
-                from .._ops._registry import apply
-                n_in = len(node.inputs)
-                out = apply(op, *node.inputs, *cots, n_in=n_in, n_cot=len(cots))
-                in_grads = out if isinstance(out, tuple) else (out,)
-            else:
-                cots = tuple(buf) if not n_none else tuple(
-                    b if b is not None else _zeros(m, False) for b, m in zip(buf, node.out_meta))
-                in_grads = c.bwd(node.vjp, cots)
+            cots = rep.fill(buf, node.out_meta) if node.materialize_grads else buf
+            in_grads = node.run(cots, create_graph)
             if node.post_hooks:
-                gi = tuple(g if create_graph else T._make(g) for g in in_grads)
-                go = tuple(b if create_graph or b is None else T._make(b) for b in buf)
-                for hook in list(node.post_hooks.values()):
-                    r = hook(gi, go)
-                    if r is not None:
-                        gi = tuple(r)
-                in_grads = tuple(g if create_graph or g is None else g._data for g in gi)
+                in_grads = node.after(in_grads, buf, rep)
             if not retain_graph:
                 node.release()
-            for e, g in zip(node.next_edges, in_grads):
-                if e is None or g is None or (keep is not None and e[0] not in keep):
-                    continue
-                child, nr = e
-                cb = buffers.get(child)
-                if cb is None:
-                    cb = buffers[child] = [None] * max(len(child.out_meta), 1)
-                cb[nr] = _add(cb[nr], g)
-            _release_children(node, deps, ready, keep, tick)
+            _send(buffers, rep, node, in_grads, keep)
+            walk.done(node)
 
     if inputs is not None:
         return [captured.get(i) for i in range(len(inputs))]
     return None
-
-
-def _release_children(node, deps, ready, keep, tick):
-    for e in node.next_edges:
-        if e is None:
-            continue
-        child = e[0]
-        if keep is not None and child not in keep:
-            continue
-        d = deps[child] - 1
-        deps[child] = d
-        if d == 0:
-            heapq.heappush(ready, (-child.seq, next(tick), child))
-
-
-def _run_accumulate(node, g, create_graph):
-    t = node.variable
-    if t is None or g is None:
-        return
-    _accumulate(t, g, create_graph)
-    if node.post_acc_hooks:
-        ctx = _gm.enable_grad() if create_graph else _gm.no_grad()
-        with ctx:
-            for hook in list(node.post_acc_hooks.values()):
-                hook(t)

@@ -21,8 +21,7 @@ from __future__ import annotations
 import functools
 
 from . import grad_mode as _gm
-from .engine import flip_conj
-from .graph import Node
+from .graph import _FREED_MSG, Node, cotangents, tensor_class
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -48,7 +47,6 @@ class FunctionCtx:
     @property
     def saved_tensors(self):
         if self._freed:
-            from .graph import _FREED_MSG
             raise RuntimeError(_FREED_MSG)
         return self._saved if self._saved is not None else tuple(self.to_save)
 
@@ -80,19 +78,15 @@ class _FunctionNode(Node):
         self.ctx._freed = True
         self.freed = bool(self.ctx.to_save)
 
+    @property
+    def materialize_grads(self):
+        # outputs without a gradient reach the user's backward as zeros, or as None
+        return self.ctx.materialize_grads
+
     def run(self, cots, create_graph):
         """Call the user's backward; return one gradient per edge."""
-        from .._tensor import Tensor
-        import jax.numpy as jnp
-        grads_in = []
-        for c, meta in zip(cots, self.out_meta):
-            if c is None:
-                if not self.ctx.materialize_grads:
-                    grads_in.append(None)
-                    continue
-                c = jnp.zeros(*meta)
-            c = flip_conj(c, create_graph)
-            grads_in.append(c if isinstance(c, Tensor) else Tensor._make(c))
+        rep = cotangents(create_graph)
+        grads_in = [rep.to_user(c) for c in cots]
         with _gm.set_grad_enabled(create_graph):
             res = self.fn_cls.backward(self.ctx, *grads_in)
         if not isinstance(res, tuple):
@@ -100,13 +94,7 @@ class _FunctionNode(Node):
         if len(res) < self.n_args:
             raise RuntimeError(f"function {self.fn_cls.__name__}Backward returned an incorrect "
                                f"number of gradients (expected {self.n_args}, got {len(res)})")
-        out = []
-        for pos in self.grad_positions:
-            g = res[pos]
-            if g is not None:
-                g = flip_conj(g if create_graph else g._data, create_graph)
-            out.append(g)
-        return tuple(out)
+        return tuple(rep.from_user(res[pos]) for pos in self.grad_positions)
 
 
 class _FunctionMeta(type):
@@ -136,7 +124,7 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
+        Tensor = tensor_class()
         ctx = FunctionCtx()
         grad_on = _gm.is_grad_enabled()
         needs = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on for a in args)

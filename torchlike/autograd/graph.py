@@ -1,12 +1,33 @@
-"""Tape nodes: one Node per recorded op call, one AccumulateGrad per leaf that requires grad."""
+"""Tape nodes, and how each runs its own backward.
+
+One ``Node`` per recorded op call, one ``AccumulateGrad`` per leaf that requires grad (custom
+``autograd.Function`` calls get a ``_FunctionNode``, in ``function.py``). Every node type
+implements ``run(cotangents, create_graph)``: the gradients of its inputs (one per edge) from the
+cotangents of its outputs. The engine (``engine.py``) only orders the nodes and routes gradients.
+
+Cotangents travel in one of two representations, chosen once per backward (``cotangents()``):
+jax arrays (a plain backward: the cached jitted VJPs run directly), or Tensors
+(``create_graph=True``: each backward runs as a recorded op, so it can be differentiated again).
+Inside the engine gradients stay in jax's convention for complex numbers; the representation
+converts at every place a user sees or gives one (hooks, ``.grad``, custom Functions).
+
+This module imports nothing above ``autograd/``: the Tensor class is given to it (``bind``).
+"""
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 
-from ..utils.hooks import RemovableHandle
+import jax
+import jax.numpy as jnp
 
-__all__ = ["Node"]
+from .. import _caches
+from ..utils.hooks import RemovableHandle
+from . import grad_mode as _gm
+
+__all__ = ["Node", "AccumulateGrad", "bind", "tensor_class", "cotangents", "flip_conj",
+           "accumulate"]
 
 _seq = itertools.count()
 _ACC_SEQ = 2 ** 62
@@ -17,18 +38,184 @@ _FREED_MSG = (
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward.")
 
+# ------------------------------------------------------------------ the Tensor class, injected
+
+_tensor_source = None    # () -> the Tensor class (set by the op registry through ``bind``)
+
+
+def bind(source):
+    """Give autograd the Tensor class, as a function returning it (it exists only later)."""
+    global _tensor_source
+    _tensor_source = source
+
+
+def tensor_class():
+    return _tensor_source()
+
+
+# ------------------------------------------------------------------ jitted helpers (one cache)
+
+_TRACES = {"add": 0, "conj": 0}
+_trace_lock = threading.Lock()
+
+
+def _counted(kind, fn):
+    def traced(*a):
+        with _trace_lock:
+            _TRACES[kind] += 1
+        return fn(*a)
+    return jax.jit(traced)
+
+
+_jit_add = _counted("add", lambda a, b: a + b)
+_jit_conj = _counted("conj", jnp.conj)
+
+
+def _clear():
+    _jit_add.clear_cache()
+    _jit_conj.clear_cache()
+    with _trace_lock:
+        for k in _TRACES:
+            _TRACES[k] = 0
+
+
+_caches.register("engine", _clear, lambda: dict(_TRACES))
+
+
+def flip_conj(g, create_graph=False):
+    """Convert a gradient between jax's convention and torch's (they are conjugates).
+
+    jax's VJPs propagate the conjugate of what torch calls the gradient of a complex tensor.
+    Real gradients pass through untouched.
+    """
+    if g is None:
+        return None
+    if create_graph or not isinstance(g, jax.Array):
+        return g.conj() if g.dtype.is_complex else g
+    return _jit_conj(g) if jnp.iscomplexobj(g) else g
+
+
+# ------------------------------------------------------------------ cotangent representations
+
+class _Arrays:
+    """Cotangents as jax arrays: a plain backward."""
+
+    create_graph = False
+
+    def add(self, a, b):
+        """Sum two pending cotangents (jitted: eager jnp dispatch costs several times more)."""
+        if a is None:
+            return b
+        return _jit_add(a, b) if isinstance(a, jax.Array) else a + b
+
+    def zeros(self, meta):
+        return jnp.zeros(*meta)
+
+    def fill(self, buf, metas):
+        """All cotangents of a node, zeros for outputs that got none."""
+        if all(b is not None for b in buf):
+            return tuple(buf)
+        return tuple(b if b is not None else self.zeros(m) for b, m in zip(buf, metas))
+
+    def wrap(self, g):
+        return None if g is None else tensor_class()._make(g)
+
+    def unwrap(self, t):
+        return None if t is None else t._data
+
+    def to_user(self, g):
+        """An internal cotangent as the Tensor a user sees (torch's convention)."""
+        return None if g is None else tensor_class()._make(flip_conj(g))
+
+    def from_user(self, t, dtype=None):
+        """A user's gradient Tensor as an internal cotangent (optionally cast to ``dtype``)."""
+        if t is None:
+            return None
+        d = t._data
+        return flip_conj(d if dtype is None or d.dtype == dtype else d.astype(dtype))
+
+
+class _Tensors(_Arrays):
+    """Cotangents as Tensors (``create_graph=True``): every step is recorded on the tape."""
+
+    create_graph = True
+
+    def add(self, a, b):
+        return b if a is None else a + b
+
+    def zeros(self, meta):
+        return tensor_class()._make(jnp.zeros(*meta))
+
+    def wrap(self, g):
+        return g
+
+    def unwrap(self, t):
+        return t
+
+    def to_user(self, g):
+        return flip_conj(g, True)
+
+    def from_user(self, t, dtype=None):
+        return flip_conj(t, True)
+
+
+_REPS = (_Arrays(), _Tensors())
+
+
+def cotangents(create_graph):
+    """The cotangent representation of a backward."""
+    return _REPS[bool(create_graph)]
+
+
+# ------------------------------------------------------------------ .grad
+
+_grad_lock = threading.RLock()   # read-modify-write of .grad: concurrent backwards lose nothing
+
+
+def accumulate(tensor, g, create_graph):
+    """Add the internal cotangent ``g`` to ``tensor.grad`` (torch's AccumulateGrad)."""
+    u = cotangents(create_graph).to_user(g)
+    with _grad_lock:
+        if tensor.grad is None:
+            tensor.grad = u
+        elif create_graph:
+            tensor.grad = tensor.grad + u
+        else:
+            # in place, as torch does: references to the old .grad see the sum
+            tensor.grad._set_data(_jit_add(tensor.grad._data, u._data))
+
+
+def _retain(tensor, g, rep):
+    u = rep.to_user(g)
+    with _grad_lock:
+        if tensor.grad is None:
+            tensor.grad = u.detach() if rep.create_graph else u
+        elif rep.create_graph:
+            tensor.grad = tensor.grad + u
+        else:
+            tensor.grad = tensor_class()._make(tensor.grad._data + u._data)
+
+
+def _hook_name(hook, default):
+    return getattr(hook, "__name__", default)
+
+
+# ------------------------------------------------------------------ nodes
 
 class Node:
     """A recorded op call: the backward of one forward op (torch's ``grad_fn``).
 
     ``next_edges[i]`` is ``(node, output_nr)`` for the i-th input whose gradient is computed, or
-    ``None``. ``vjp`` holds the residuals of ``jax.vjp`` (a pytree) and ``compiled`` the cached
-    jitted backward; ``inputs`` are kept for ``create_graph=True``.
+    ``None``. ``vjp`` holds the residuals of ``jax.vjp`` (a pytree) and ``compiled`` the op's
+    cached entry (its jitted backward, and the backward as an op for ``create_graph``);
+    ``inputs`` are kept for ``create_graph=True``.
     """
 
     __slots__ = ("_name", "next_edges", "compiled", "vjp", "inputs", "out_meta", "seq",
                  "pre_hooks", "retains", "saves", "freed", "post_hooks", "_saved_versions",
                  "__weakref__")
+
+    materialize_grads = True     # outputs without a cotangent get zeros before ``run``
 
     def __init__(self, name, next_edges, compiled, vjp, inputs, out_meta, saves=True):
         self._name = name
@@ -38,7 +225,7 @@ class Node:
         self.inputs = inputs
         self.out_meta = out_meta          # ((shape, jnp dtype) | None, ...) per output
         self.seq = next(_seq)
-        self.pre_hooks = None             # {output_nr: {id: hook}}
+        self.pre_hooks = None             # {output_nr: {id: hook}}, ("node", 0): node pre-hooks
         self.retains = None               # {output_nr: weakref(tensor)}
         self.post_hooks = None
         self.saves = saves
@@ -55,6 +242,7 @@ class Node:
     def next_functions(self):
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
 
+    # ---------------------------------------------------------------- hooks
     def register_prehook(self, hook, output_nr=0):
         """Node pre-hook ``hook(grad_outputs) -> tuple or None`` (run after tensor hooks)."""
         if self.pre_hooks is None:
@@ -77,6 +265,49 @@ class Node:
             self.pre_hooks = {}
         return self.pre_hooks.setdefault(output_nr, {})
 
+    def before(self, buf, rep):
+        """What runs on the summed cotangents before the backward, in torch's order: 1. each
+        output's tensor hooks (registration order, each seeing the previous result); 2. its
+        retained ``.grad``; 3. the node pre-hooks."""
+        pre = self.pre_hooks
+        if pre:
+            for nr, hooks in pre.items():
+                if isinstance(nr, int) and hooks and buf[nr] is not None:
+                    buf[nr] = _run_tensor_hooks(hooks, buf[nr], rep)
+        if self.retains:
+            for nr, ref in self.retains.items():
+                t = ref()
+                if t is not None and buf[nr] is not None:
+                    _retain(t, buf[nr], rep)
+        if pre:
+            node_hooks = pre.get(("node", 0))
+            if node_hooks:
+                go = tuple(rep.to_user(b) for b in buf)
+                for hook in list(node_hooks.values()):
+                    r = hook(go)
+                    if r is not None:
+                        go = tuple(r)
+                buf = [rep.from_user(g) for g in go]
+        return buf
+
+    def after(self, in_grads, buf, rep):
+        """Node post-hooks ``hook(grad_inputs, grad_outputs)``; they may replace the former."""
+        gi = tuple(rep.wrap(g) for g in in_grads)
+        go = tuple(rep.wrap(b) for b in buf)
+        for hook in list(self.post_hooks.values()):
+            r = hook(gi, go)
+            if r is not None:
+                gi = tuple(r)
+        return tuple(rep.unwrap(g) for g in gi)
+
+    # ---------------------------------------------------------------- backward
+    def run(self, cotangents, create_graph):
+        """The gradients of the inputs: the op's cached jitted VJP on arrays, or the VJP as a
+        recorded op on Tensors."""
+        if create_graph:
+            return self.compiled.backward_graph(self.inputs, cotangents)
+        return self.compiled.backward(self.vjp, cotangents)
+
     def release(self):
         if self.saves:
             self.vjp = None
@@ -90,6 +321,23 @@ class Node:
             for vc, expected, tensor, meta in self._saved_versions:
                 if vc[0] != expected:
                     raise RuntimeError(_version_message(self, vc[0], expected, tensor, meta))
+
+
+def _run_tensor_hooks(hooks, g, rep):
+    """``hook(grad) -> Tensor or None`` hooks in order; each sees the previous result."""
+    T = tensor_class()
+    gt = rep.to_user(g)
+    for hook in list(hooks.values()):
+        r = hook(gt)
+        if r is not None:
+            if not isinstance(r, T):
+                raise TypeError(f"hook {_hook_name(hook, hook)!r} returned "
+                                f"{type(r).__name__}; a tensor hook must return a Tensor or None")
+            if tuple(r.shape) != tuple(gt.shape):
+                raise RuntimeError(
+                    f"hook '{_hook_name(hook, 'hook')}' has changed the size of value")
+            gt = r
+    return rep.from_user(gt, g.dtype if not rep.create_graph else None)
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
@@ -133,3 +381,16 @@ class AccumulateGrad(Node):
     @property
     def variable(self):
         return self.variable_ref()
+
+    def run(self, cotangents, create_graph):
+        """Accumulate into ``.grad``, then the post-accumulate-grad hooks. No edges."""
+        t = self.variable
+        g = cotangents[0]
+        if t is None or g is None:
+            return ()
+        accumulate(t, g, create_graph)
+        if self.post_acc_hooks:
+            with _gm.enable_grad() if create_graph else _gm.no_grad():
+                for hook in list(self.post_acc_hooks.values()):
+                    hook(t)
+        return ()

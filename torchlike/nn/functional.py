@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _random
-from .._ops._registry import apply, commit_inplace, check_inplace, defop
+from .._ops._registry import apply, defop
+from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
 
 __all__ = [

@@ -1,0 +1,461 @@
+"""Storage: views, aliases and in-place writes on immutable jax arrays (PyTorch's semantics).
+
+Everything about shared storage lives here; the op registry does not import this module.
+
+A tensor produced by a view op (basic indexing, view/reshape, transpose, permute, squeeze,
+unsqueeze, expand, diagonal, split/unbind/chunk, ...), by ``detach()`` or by ``.data`` is an
+*alias* of a root tensor (the one that owns the storage). It records how it was derived from its
+parent; from that, lazily, an integer *index map*: for each of its elements, the flat position
+in the root that it reads. With the map, any view is a gather from the root and any write into a
+view is a scatter into the root — for every kind of view, with no per-view-op inverse code.
+
+View ops declare themselves with a *view rule* (``defop(..., view=view_rule(...))``, or
+``view=True`` for the default rule); the registry calls ``rule.mark(...)`` on every call's
+outputs. The rule also says whether the op makes elements repeat (``expand``): a tensor whose
+elements repeat cannot be written in place, as in torch.
+
+Writes (``write``, and the in-place protocol ``check_inplace`` / ``commit_inplace`` /
+``apply_`` that every ``op_`` form uses):
+
+* into the root: the root's array is replaced; every live alias is refreshed (a jitted gather);
+* into an alias: the new values are scattered into the root, then the same refresh.
+
+Autograd follows torch's CopySlices: a write into a view of a tensor that requires grad is
+recorded on the root as a ``CopySlices`` node (gradient: zero at the written positions for the
+old root, the gathered cotangent for the written values); aliases that take part in autograd get
+a fresh ``AsStridedBackward0`` node reading from the root's new history (the two tape ops of
+writes, below). The version counter is one list shared by the root and all its aliases; writes
+bump it under a lock, so concurrent writers never lose a version.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _caches
+from . import _dtype as D
+from ._ops import _registry as _R
+from ._ops._registry import apply, defop
+from .autograd import grad_mode as _gm
+
+__all__ = ["write", "make_view", "detached_alias", "alias_index", "view_rule", "ViewRule",
+           "check_inplace", "commit_inplace", "apply_", "relayout", "is_contiguous",
+           "broadcasts"]
+
+_state = _gm._state
+_lock = threading.RLock()   # one writer at a time: data swap + version bump + alias refresh
+
+
+def _make(data):
+    return _R._Tensor._make(data)
+
+
+class Alias:
+    """How an alias derives from its root: parent tensor, the view op's forward, extra args."""
+
+    __slots__ = ("root", "parent", "fwd", "rest", "k", "detached", "idx", "overlap", "multi")
+
+    def __init__(self, root, parent, fwd, rest, k, detached, overlap, multi=None):
+        self.root = root
+        self.parent = parent
+        self.fwd = fwd
+        self.rest = rest
+        self.k = k
+        self.detached = detached
+        self.idx = None
+        # do elements repeat (several read one root position)? True, False, or None: not known
+        # from the view ops alone, decided from the index map at the first write
+        self.overlap = overlap
+        self.multi = multi      # the creating node's name if the op returned several views
+
+
+def _root_of(t):
+    a = t._alias
+    return t if a is None else a.root
+
+
+def _aliases(root):
+    d = root.__dict__.get("_aliases")
+    if d is None:
+        d = root.__dict__["_aliases"] = weakref.WeakSet()
+    return d
+
+
+# ------------------------------------------------------------------ jitted helpers (one cache)
+
+_TRACES = {"iota": 0, "scatter": 0, "take": 0, "repeats": 0}
+
+
+def _counted(kind, fn, **jit_kw):
+    def traced(*a):
+        with _lock:
+            _TRACES[kind] += 1
+        return fn(*a)
+    return jax.jit(traced, **jit_kw)
+
+
+def _scatter_fn(root, values, idx):
+    flat = jnp.reshape(root, (-1,))
+    flat = flat.at[jnp.reshape(idx, (-1,))].set(jnp.reshape(values, (-1,)).astype(root.dtype))
+    return jnp.reshape(flat, root.shape)
+
+
+def _repeats_fn(idx):
+    s = jnp.sort(jnp.reshape(idx, (-1,)))
+    return jnp.any(s[1:] == s[:-1])
+
+
+_iota = _counted("iota", lambda n: jnp.arange(n, dtype=jnp.int64), static_argnums=0)
+_scatter = _counted("scatter", _scatter_fn)
+_take = _counted("take", lambda root, idx: jnp.reshape(root, (-1,))[idx])
+_repeats = _counted("repeats", _repeats_fn)
+_JITS = (_iota, _scatter, _take, _repeats)
+
+
+def _clear():
+    with _lock:
+        for f in _JITS:
+            f.clear_cache()
+        for k in _TRACES:
+            _TRACES[k] = 0
+
+
+_caches.register("storage", _clear, lambda: dict(_TRACES))
+
+
+def alias_index(t):
+    """The flat root positions read by ``t`` (None: ``t`` reads the whole root as it is)."""
+    a = t._alias
+    if a is None:
+        return None
+    if a.idx is None:
+        if a.fwd is None:
+            return None
+        pidx = alias_index(a.parent)
+        if pidx is None:
+            shape = a.root._data.shape
+            pidx = _iota(int(a.root._data.size)).reshape(shape)
+        out = a.fwd(pidx, *a.rest)
+        a.idx = out[a.k] if isinstance(out, tuple) else out
+    return a.idx
+
+
+def detached_alias(t):
+    """``t.detach()``: same storage and version counter, no autograd history."""
+    out = _make(t._data)
+    root = _root_of(t)
+    ta = t._alias
+    out._vc = root._vc
+    out._alias = Alias(root, t, None, (), 0, True, False if ta is None else ta.overlap)
+    if ta is not None:
+        # a detached view reads the same root positions as the view it came from
+        out._alias.idx = alias_index(t)
+        out._alias.fwd = ta.fwd if out._alias.idx is None else None
+    _aliases(root).add(out)
+    return out
+
+
+def make_view(out, parent, fwd, rest, k, repeats=False, multi=None):
+    """Register ``out`` (output ``k`` of a view op's ``fwd`` on ``parent``) as an alias.
+
+    ``repeats``: the view op itself makes elements repeat (True), or not (False).
+    """
+    root = _root_of(parent)
+    pa = parent._alias
+    out._vc = root._vc
+    parent_overlap = False if pa is None else pa.overlap
+    # a view of a tensor with repeated elements may or may not repeat them: decided at a write
+    overlap = True if repeats else (False if parent_overlap is False else None)
+    out._alias = Alias(root, parent, fwd, rest, k, False, overlap,
+                       multi or (pa.multi if pa is not None else None))
+    with _lock:
+        _aliases(root).add(out)
+    return out
+
+
+# ------------------------------------------------------------------ view rules
+
+def broadcasts(base, static):
+    """``expand``'s rule: elements repeat when a size-1 or new dimension grows."""
+    shape, old = static["shape"], base._data.shape
+    lead = len(shape) - len(old)
+    return any(s != 1 and (i < lead or old[i - lead] == 1) for i, s in enumerate(shape))
+
+
+def _grows(base, outs, static):
+    n = base._data.size
+    return any(o._data.size > n for o in outs)
+
+
+class ViewRule:
+    """How a view op's outputs alias its first input.
+
+    ``when``: None (every call is a view) or a predicate of the static kwargs.
+    ``overlap``: whether the op makes elements repeat: a function ``(input, static) -> bool``,
+    or None for the default (they repeat iff an output has more elements than the input: exact
+    for ops that select, rearrange or broadcast elements).
+    """
+
+    __slots__ = ("when", "overlap")
+
+    def __init__(self, when=None, overlap=None):
+        self.when = when
+        self.overlap = overlap
+
+    def mark(self, entry, args, arrays, result, static):
+        """The registry's hook: make ``result`` aliases of ``args[0]``."""
+        if self.when is not None and not self.when(static):
+            return
+        base = args[0]
+        outs = result if isinstance(result, tuple) else (result,)
+        rep = (self.overlap(base, static) if self.overlap is not None
+               else _grows(base, outs, static))
+        rest = tuple(arrays[1:])
+        if isinstance(result, tuple):
+            for k, o in enumerate(outs):
+                make_view(o, base, entry.fwd, rest, k, rep, multi=entry.name)
+        else:
+            make_view(result, base, entry.fwd, rest, 0, rep)
+
+
+def view_rule(*, when=None, overlap=None):
+    """The ``view=`` of a view op's ``defop``: ``view_rule(overlap=broadcasts)`` for expand."""
+    return ViewRule(when, overlap)
+
+
+_DEFAULT_RULE = ViewRule()
+_R.default_view_rule = lambda: _DEFAULT_RULE
+
+
+# ------------------------------------------------------------------ the two tape ops
+
+@defop("alias_gather", saves=False, grad_name="AsStridedBackward0")
+def _gather(root, idx):
+    return jnp.reshape(root, (-1,))[idx]
+
+
+@defop("copy_slices", saves=False, grad_name="CopySlices")
+def _copy_slices(root, values, idx):
+    flat = jnp.reshape(root, (-1,))
+    flat = flat.at[jnp.reshape(idx, (-1,))].set(jnp.reshape(values, (-1,)).astype(root.dtype))
+    return jnp.reshape(flat, root.shape)
+
+
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _overlaps(t):
+    """True when several elements of ``t`` are one root element (torch's internal overlap)."""
+    a = t._alias
+    if a is None:
+        return False
+    if a.overlap is None:
+        idx = alias_index(t)
+        a.overlap = idx is not None and bool(_repeats(idx))
+    return a.overlap
+
+
+def check_writable(t):
+    if _overlaps(t):
+        raise RuntimeError(_OVERLAP)
+
+
+def write(t, new, grad_out=None):
+    """Write ``new`` (a jax array shaped like ``t``) into ``t``.
+
+    ``grad_out``: the Tensor holding ``new`` with its autograd history, when the write is
+    recorded (an in-place op in grad mode); None for a raw write (no_grad, optimizers, init).
+    """
+    with _lock:
+        _write(t, new, grad_out)
+
+
+def _write(t, new, grad_out):
+    a = t._alias
+    if a is None:
+        t._data = new
+        t._vc[0] += 1
+        if grad_out is not None and grad_out.grad_fn is not None:
+            _rebase(t, grad_out.grad_fn, grad_out._output_nr)
+        _refresh(t)
+        return
+    check_writable(t)
+    root = a.root
+    idx = alias_index(t)
+    track = (grad_out is not None and not a.detached
+             and (root._requires_grad or grad_out._requires_grad))
+    if track:
+        idx_t = _make(idx if idx is not None else
+                      _iota(int(root._data.size)).reshape(root._data.shape))
+        r = apply(_copy_slices, root, grad_out, idx_t)
+        root._data = r._data
+        if r.grad_fn is not None:
+            _rebase(root, r.grad_fn, 0)
+    elif idx is None:
+        root._data = new.astype(root._data.dtype).reshape(root._data.shape)
+    else:
+        root._data = _scatter(root._data, new, idx)
+    t._vc[0] += 1   # the root's counter, except for a `.data` alias, which has its own
+    _refresh(root)
+
+
+def _rebase(t, node, output_nr):
+    """Give ``t`` a new history. Hooks stay with the old node; retain_grad moves (torch#79996)."""
+    old = t.grad_fn
+    if t._retains_grad and old is not None and old.retains:
+        old.retains.pop(t._output_nr, None)
+        if node.retains is None:
+            node.retains = {}
+        node.retains[output_nr] = weakref.ref(t)
+    t.grad_fn = node
+    t._output_nr = output_nr
+    t._requires_grad = True
+
+
+def _refresh(root):
+    """Make every live alias of ``root`` read the root's current values (and history)."""
+    d = root.__dict__.get("_aliases")
+    if not d:
+        return
+    rdata = root._data
+    track = root._requires_grad and root.grad_fn is not None
+    for v in list(d):
+        idx = alias_index(v)
+        v._data = rdata.reshape(v._data.shape) if idx is None else _take(rdata, idx)
+        if track and not v._alias.detached:
+            g = apply(_gather, root, _make(
+                idx if idx is not None else _iota(int(rdata.size)).reshape(v._data.shape)))
+            _rebase(v, g.grad_fn, 0)
+
+
+def relayout(t, new_data, layout, node=None):
+    """An in-place view op (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``, ``resize_``):
+    ``t`` itself takes the new shape/layout ``layout(array)``.
+
+    If ``t`` is a root, its live aliases keep reading the same elements: their index maps are
+    translated from the old flat layout to the new one. If ``t`` is an alias, only its own map
+    changes (its root is untouched), as in torch.
+    """
+    with _lock:
+        return _relayout(t, new_data, layout, node)
+
+
+def _relayout(t, new_data, layout, node):
+    a = t._alias
+    if a is None:
+        d = t.__dict__.get("_aliases")
+        if d:
+            n = int(t._data.size)
+            perm = jnp.reshape(layout(_iota(n).reshape(t._data.shape)), (-1,))
+            inv = jnp.zeros((n,), jnp.int64).at[perm].set(_iota(n))
+            for v in list(d):
+                idx = alias_index(v)
+                if idx is None:
+                    idx = _iota(n).reshape(v._data.shape)
+                v._alias.idx = inv[idx]
+    else:
+        # fix the maps of every alias of the root first: views taken of ``t`` read the
+        # elements they read when they were made, whatever ``t`` becomes
+        for v in list(_aliases(a.root)):
+            alias_index(v)
+        idx = alias_index(t)
+        if idx is None:
+            idx = _iota(int(a.root._data.size)).reshape(t._data.shape)
+        a.idx = layout(idx)
+    t._data = new_data
+    t._vc[0] += 1
+    if node is not None:
+        _rebase(t, node, 0)
+    return t
+
+
+def is_contiguous(t):
+    """True when ``t`` reads consecutive root elements in row-major order (torch's notion of a
+    contiguous tensor, for what a reshape may alias)."""
+    a = t._alias
+    if a is None:
+        return True
+    idx = alias_index(t)
+    if idx is None:
+        return True
+    flat = np.asarray(idx).reshape(-1)
+    return flat.size == 0 or bool((flat == np.arange(flat[0], flat[0] + flat.size)).all())
+
+
+# ------------------------------------------------------------------ the in-place protocol
+
+_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
+                      "in-place operation.")
+
+
+def check_inplace(t):
+    """torch's checks before writing into ``t`` in place."""
+    a = t._alias
+    if a is not None:
+        check_writable(t)
+        if (not a.detached and _state.grad_enabled and a.root._requires_grad
+                and a.root.grad_fn is None):
+            raise RuntimeError(_VIEW_LEAF_INPLACE)
+        if a.multi and not a.detached and _state.grad_enabled and t._requires_grad:
+            # views of such outputs inherit the restriction; torch names the written tensor's node
+            name = re.sub(r"Backward[0-9]*$", "", t.grad_fn.name() if t.grad_fn else a.multi)
+            raise RuntimeError(
+                f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view is "
+                f"the output of a function that returns multiple views. Such functions do not "
+                f"allow the output views to be modified inplace. You should replace the inplace "
+                f"operation by an out-of-place one.")
+    if t._requires_grad and t.grad_fn is None and _state.grad_enabled:
+        raise RuntimeError(_LEAF_INPLACE)
+
+
+def commit_inplace(t, out):
+    """Make ``t`` hold ``out``'s values and history: the write of an in-place op.
+
+    The result is cast back to ``t``'s dtype (torch refuses a cast to a lower category). The
+    write goes through ``write``, so views and aliases see it.
+    """
+    if isinstance(out, tuple):
+        out = out[0]
+    data = out._data
+    if data.dtype != t._data.dtype:
+        src, dst = D.from_jax(data.dtype), D.from_jax(t._data.dtype)
+        if src.category > dst.category:
+            raise RuntimeError(f"result type {_torch_type_name(src)} can't be cast to the "
+                               f"desired output type {_torch_type_name(dst)}")
+        out = out.to(dst)
+        data = out._data
+    if data.shape != t._data.shape:
+        raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the broadcast "
+                           f"shape {list(data.shape)}")
+    node = out.grad_fn
+    tracked = node is not None
+    with _lock:
+        _write(t, data, out if tracked else None)
+        if tracked and node._saved_versions:
+            # the op's own saved view of ``t`` (input or output) is the value it just wrote
+            vc = t._vc
+            node._saved_versions = [
+                (vc, vc[0], e[2], e[3]) if (e[0] is vc or e[0] is out._vc) else e
+                for e in node._saved_versions]
+    return t
+
+
+def apply_(op, t, *args, **static):
+    """In-place form of ``apply``: ``t`` becomes the result of ``op(t, *args)``."""
+    check_inplace(t)
+    return commit_inplace(t, apply(op, t, *args, **static))
+
+
+def _torch_type_name(d):
+    """torch's legacy type name of a dtype (``Float``, ``Long``, ...), as in its messages."""
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}[d.name]
