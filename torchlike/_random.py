@@ -21,6 +21,9 @@ class Generator:
         from ._device import device as _dev
         self.device = device if isinstance(device, _dev) else _dev(device)
         self._lock = threading.Lock()
+        # set only while torchlike.compile traces a program: the traced counter the program
+        # starts from (keys drawn while tracing are fold_in(key, base + i), i = 0, 1, ...)
+        self._base = None
         self.manual_seed(np.random.SeedSequence().entropy % (2 ** 63))
 
     def manual_seed(self, seed):
@@ -43,8 +46,27 @@ class Generator:
         """A fresh jax key; advances the generator's state."""
         with self._lock:
             c = self._counter
-            self._counter += 1
+            self._counter = c + 1
+        base = self._base
+        if base is not None:
+            c = base + np.uint32(c)
         return jax.random.fold_in(jax.random.wrap_key_data(self._key), c)
+
+    # The generator's state as arrays, for compiled programs (torchlike.compile): the key data
+    # (uint32) and the counter (uint32). A traced program takes them in; keys it draws are the
+    # ones eager execution would draw, and the host advances the counter by the number drawn.
+    def _state_arrays(self):
+        return self._key, np.uint32(self._counter)
+
+    def _begin_trace(self, key, counter):
+        saved = (self._key, self._counter, self._base)
+        self._key, self._counter, self._base = key, 0, counter
+        return saved
+
+    def _end_trace(self, saved):
+        drawn = self._counter
+        self._key, self._counter, self._base = saved
+        return drawn
 
     def get_state(self):
         from ._tensor import Tensor

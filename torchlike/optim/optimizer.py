@@ -56,14 +56,33 @@ def _typename(o):
 
 
 _JIT_CACHE: dict = {}
+_TRACES = {"update": 0}
+
+
+def _counted(fn, flags, *args):
+    _TRACES["update"] += 1
+    return _with_complex(fn, flags, *args)
 
 
 def _jitted(fn, flags):
     key = (fn, flags)
     f = _JIT_CACHE.get(key)
     if f is None:
-        f = _JIT_CACHE[key] = jax.jit(functools.partial(_with_complex, fn, dict(flags)))
+        f = _JIT_CACHE[key] = jax.jit(functools.partial(_counted, fn, dict(flags)))
     return f
+
+
+def _clear_jit_cache():
+    _JIT_CACHE.clear()
+    _TRACES["update"] = 0
+
+
+def _register_cache():
+    from .. import _caches
+    _caches.register("optim", _clear_jit_cache, lambda: dict(_TRACES))
+
+
+_register_cache()
 
 
 def _as_real(x):
@@ -116,6 +135,8 @@ class Optimizer:
     _hp_keys: tuple = ()
     _flag_keys: tuple = ()
     _state_keys: tuple = ()
+    # set by torchlike.compile while it traces a step: {id(group): hp dict of traced scalars}
+    _traced_hp = None
 
     def __init__(self, params, defaults):
         if defaults.get("differentiable"):
@@ -289,8 +310,10 @@ class Optimizer:
         st = self._state_lists(params, group)
         arrays = {k: [None if t is None else t._data for t in v] for k, v in st.items()}
         fn = _jitted(type(self)._update, self._flags(group))
+        traced = self._traced_hp
+        hp = traced[id(group)] if traced is not None else self._hp(group)
         new_p, new_state = fn([p._data for p in params], [p.grad._data for p in params],
-                              arrays, self._hp(group))
+                              arrays, hp)
         for p, a in zip(params, new_p):
             p._set_data(a)
         for k, arrs in new_state.items():

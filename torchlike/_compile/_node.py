@@ -1,0 +1,136 @@
+"""A function (a module's forward) compiled as ONE registry op: one tape node.
+
+The op's inputs are the state tensors (parameters, buffers), the generator states (key data and
+counter, so dropout draws the eager stream) and the argument tensors; its outputs are the
+function's output tensors followed by the new values of the state tensors the function wrote
+(BatchNorm running statistics, ``num_batches_tracked``). The registry jits the forward, the
+forward-with-VJP and the backward of that op, so in grad mode the call records one node whose
+backward is one jitted program; the written state goes back into the same Tensor objects.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .._ops._registry import Op, apply
+from .._tensor import Tensor
+from ..autograd import grad_mode as _gm
+from . import _trace
+
+__all__ = ["NodeEntry", "build_node_entry", "run_node_entry"]
+
+
+def _is_inexact(dt):
+    return jnp.issubdtype(dt, jnp.inexact)
+
+
+class NodeEntry:
+    """One compiled configuration (one guard key) of a node program."""
+
+    __slots__ = ("op", "spec", "dtypes", "traces", "name")
+
+    def __init__(self, name):
+        self.name = name
+        self.op = None
+        self.spec = None         # (out_tree, out_kinds, changed, drawn): set while tracing
+        self.dtypes = None       # dtypes of the op's outputs (to undo the registry's ordering)
+        self.traces = 0
+
+
+def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
+    """An entry whose op runs ``fn`` on the state given by ``state_ref()`` (a list of Tensors,
+    read at trace time) and the arguments ``treedef``/``leaves`` (Tensors replaced by inputs)."""
+    entry = NodeEntry(name)
+    tensor_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+    static_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
+    ng = len(gens)
+
+    def op_fn(*arrays):
+        entry.traces += 1
+        state = state_ref()
+        s_arrs = arrays[:n_state]
+        g_arrs = arrays[n_state:n_state + 2 * ng]
+        a_arrs = arrays[n_state + 2 * ng:]
+        swap = _trace.Swap()
+        saved_g = []
+        drawn = []
+        try:
+            with _trace.tracing(), _gm.no_grad():
+                for t, a in zip(state, s_arrs):
+                    swap.put(t, a)
+                for i, g in enumerate(gens):
+                    saved_g.append(g._begin_trace(g_arrs[2 * i], g_arrs[2 * i + 1]))
+                lv = list(static_leaves)
+                for p, a in zip(tensor_pos, a_arrs):
+                    lv[p] = Tensor._make(a)
+                args, kwargs = jax.tree_util.tree_unflatten(treedef, lv)
+                out = fn(*args, **kwargs)
+                out_leaves, out_tree = jax.tree_util.tree_flatten(
+                    out, is_leaf=lambda x: isinstance(x, Tensor))
+                out_arrays, kinds = [], []
+                for x in out_leaves:
+                    if isinstance(x, Tensor):
+                        kinds.append(None)
+                        out_arrays.append(x._data)
+                    elif _trace.is_tracer(x) or isinstance(x, jax.Array):
+                        raise _trace.GraphBreak("the function returns a raw jax array")
+                    else:
+                        kinds.append(("const", x))
+                changed = [i for i, (t, a) in enumerate(zip(state, s_arrs)) if t._data is not a]
+                new_state = [state[i]._data for i in changed]
+        finally:
+            for g, s in reversed(list(zip(gens, saved_g))):
+                drawn.insert(0, g._end_trace(s))
+            swap.restore()
+        entry.spec = (out_tree, kinds, changed, drawn)
+        res = tuple(out_arrays) + tuple(new_state)
+        entry.dtypes = [r.dtype for r in res]
+        return res
+
+    entry.op = Op("compiled_" + name, op_fn, promote=None, grad_name="CompiledFunctionBackward")
+    return entry
+
+
+def run_node_entry(entry, state, gens, leaves):
+    """Run one call; returns the function's output (a pytree of Tensors)."""
+    g_arrays = []
+    for g in gens:
+        g_arrays.extend(g._state_arrays())
+    arg_tensors = [x for x in leaves if isinstance(x, Tensor)]
+    vjp_path = _gm._state.grad_enabled and any(
+        t._requires_grad for t in (*state, *arg_tensors))
+    out = apply(entry.op, *state, *g_arrays, *arg_tensors)
+    outs = out if isinstance(out, tuple) else (out,)
+    dtypes = entry.dtypes
+    if vjp_path:
+        # the registry puts differentiable (inexact) outputs first: restore the op's order
+        order = [i for i, d in enumerate(dtypes) if _is_inexact(d)] + \
+                [i for i, d in enumerate(dtypes) if not _is_inexact(d)]
+        ordered = [None] * len(outs)
+        for o, i in zip(outs, order):
+            ordered[i] = o
+        outs = ordered
+    out_tree, kinds, changed, drawn = entry.spec
+    n_out = sum(1 for k in kinds if k is None)
+    results, new_state = outs[:n_out], outs[n_out:]
+    node = None
+    for o in outs:
+        if o.grad_fn is not None:
+            node = o.grad_fn
+            break
+    if changed:
+        written = set()
+        for i, o in zip(changed, new_state):
+            t = state[i]
+            t._set_data(o._data)
+            written.add(id(t))
+        if node is not None and node._saved_versions:
+            # buffers the program wrote are outputs, not something its backward reads
+            node._saved_versions = [e for e in node._saved_versions
+                                    if e[2] is None or id(e[2]) not in written]
+    for g, n in zip(gens, drawn):
+        if n:
+            g._counter += n
+    it = iter(results)
+    leaves_out = [next(it) if k is None else k[1] for k in kinds]
+    return jax.tree_util.tree_unflatten(out_tree, leaves_out)

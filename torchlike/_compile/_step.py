@@ -1,0 +1,352 @@
+"""A whole step (forward, ``.backward()``, ``optimizer.step()``, ``zero_grad()``) as ONE jitted
+program, with explicit state threading.
+
+Per call the state is enumerated from the discovered roots (``_discover.py``): every state
+tensor's data (parameters, buffers, existing ``.grad``s, existing optimizer state), the
+generators' (key, counter), every optimizer group's numeric hyperparameters (traced scalars:
+a scheduler changing ``lr`` never retraces) and the argument tensors go into the program; the
+program's outputs are the data of the state tensors it wrote, the tensors it created in state
+containers (a first ``.grad``, first-step optimizer state) and the returned tensors. The
+write-back puts them into the same Tensor objects and containers eager execution would have
+left, so code outside sees what eager execution leaves.
+
+Inside the trace the ordinary eager tape runs on tracers (the registry's jitted ops and jitted
+VJPs accept them), so gradient hooks transform gradients exactly as in eager. Tensor hooks
+registered on state tensors run as ordered host callbacks (``jax.experimental.io_callback``)
+on concrete values on every call, so hooks with side effects (printing, appending, logging a
+norm) fire every call; the cost is one device-to-host round trip per hook per call.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import grad_mode as _gm
+from . import _trace
+
+__all__ = ["StepState", "StepEntry", "build_step_entry", "run_step_entry", "NeedNode"]
+
+
+class NeedNode(Exception):
+    """The function returns tensors with a live graph and ran no backward: compile it as a
+    tape node instead (``_node.py``)."""
+
+
+class StepState:
+    """The state of one call, enumerated from the discovered roots."""
+
+    __slots__ = ("T", "S", "opts", "gens", "modules", "grad_idx", "opt_layout", "key")
+
+    def __init__(self, found):
+        T, ids = [], set()
+
+        def add(t, lst, seen):
+            if t is not None and id(t) not in seen:
+                seen.add(id(t))
+                lst.append(t)
+
+        modules, mids = [], set()
+        for m in found.modules:
+            for sub in m.modules():
+                if id(sub) not in mids:
+                    mids.add(id(sub))
+                    modules.append(sub)
+        for m in found.modules:
+            for p in m.parameters():
+                add(p, T, ids)
+            for b in m.buffers():
+                add(b, T, ids)
+        for o in found.opts:
+            for g in o.param_groups:
+                for p in g["params"]:
+                    add(p, T, ids)
+        for t in found.tensors:
+            add(t, T, ids)
+        S, sids = list(T), set(ids)
+        grad_idx = []
+        for t in T:
+            g = t._grad
+            if g is None:
+                grad_idx.append(None)
+            else:
+                add(g, S, sids)
+                grad_idx.append(_index(S, g))
+        opt_layout = []
+        index_of = {id(t): i for i, t in enumerate(T)}
+        for o in found.opts:
+            lay = []
+            for g in o.param_groups:
+                for p in g["params"]:
+                    st = o.state.get(p) if p in o.state else None
+                    if not st:
+                        continue
+                    items = []
+                    for k in sorted(st):
+                        v = st[k]
+                        if isinstance(v, Tensor):
+                            add(v, S, sids)
+                            items.append((k, "T"))
+                        else:
+                            items.append((k, ("const", _hashable(v))))
+                    lay.append((index_of[id(p)], tuple(items)))
+            opt_layout.append(tuple(lay))
+        self.T, self.S, self.opts, self.gens = T, S, list(found.opts), list(found.gens)
+        self.modules = modules
+        self.grad_idx = grad_idx
+        self.opt_layout = opt_layout
+        for t in S:
+            if t._alias is not None:
+                raise _trace.GraphBreak("a state tensor is a view of another tensor")
+        hooks = []
+        for i, t in enumerate(T):
+            acc = t._acc
+            if acc is not None and (acc.pre_hooks or acc.post_acc_hooks or acc.post_hooks):
+                if acc.post_acc_hooks or acc.post_hooks or any(
+                        not isinstance(k, int) and v for k, v in acc.pre_hooks.items()):
+                    raise _trace.GraphBreak(
+                        "a post-accumulate-grad or node hook on a state tensor")
+                hooks.append((i, tuple((k, tuple(v)) for k, v in acc.pre_hooks.items() if v)))
+        from ..nn.modules import module as _mm
+        for m in modules:
+            if (m._forward_hooks or m._forward_pre_hooks or m._backward_hooks
+                    or m._backward_pre_hooks):
+                raise _trace.GraphBreak(f"module hooks on {type(m).__name__}")
+        if (_mm._global_forward_pre_hooks or _mm._global_forward_hooks
+                or _mm._global_backward_hooks or _mm._global_backward_pre_hooks):
+            raise _trace.GraphBreak("global module hooks")
+        self.key = (
+            tuple((t._data.shape, t._data.dtype, t._requires_grad) for t in S),
+            tuple(i is not None for i in grad_idx),
+            tuple((tuple(lay), tuple((o._flags(g), tuple(o._state_keys_for(g)),
+                                      tuple(sorted(o._hp(g))))
+                                     for g in o.param_groups))
+                  for o, lay in zip(self.opts, opt_layout)),
+            tuple(m.training for m in modules),
+            tuple(hooks),
+        )
+
+
+def _index(lst, x):
+    for i, y in enumerate(lst):
+        if y is x:
+            return i
+    raise ValueError
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return ("id", id(v))
+
+
+class StepEntry:
+    __slots__ = ("jitted", "spec", "traces", "name")
+
+    def __init__(self, name):
+        self.name = name
+        self.jitted = None
+        self.spec = None
+        self.traces = 0
+
+
+def _group_snapshot(g):
+    return {k: v for k, v in g.items() if k != "params"}
+
+
+def _same(a, b):
+    if a is b:
+        return True
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return False
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _wrap_hook(hook):
+    """A tensor hook run on the host with concrete values, on every call of the program."""
+    def wrapped(g):
+        data = g._data
+        shape = jax.ShapeDtypeStruct(data.shape, data.dtype)
+
+        def host(a):
+            r = hook(Tensor._make(jnp.asarray(a)))
+            if r is None:
+                return np.asarray(a)
+            return np.asarray(r._data).astype(a.dtype)
+
+        out = jax.experimental.io_callback(host, shape, data, ordered=True)
+        return Tensor._make(out)
+    wrapped.__name__ = getattr(hook, "__name__", "hook")
+    return wrapped
+
+
+def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
+    """A jitted program ``(s_arrs, g_arrs, hp_arrs, a_arrs) -> (changed, created, outs)``."""
+    import jax.experimental  # noqa: F401  (io_callback)
+    entry = StepEntry(name)
+    tensor_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+    arg_rg = [leaves[i]._requires_grad for i in tensor_pos]
+    static_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
+
+    def body(s_arrs, g_arrs, hp_arrs, a_arrs):
+        entry.traces += 1
+        st = state_ref()
+        T, S = st.T, st.S
+        swap = _trace.Swap()
+        saved_grads = [t._grad for t in T]
+        saved_opt = []
+        saved_groups = []
+        saved_g = []
+        saved_hooks = []
+        drawn = []
+        try:
+            with _trace.tracing(), _gm.set_grad_enabled(grad_enabled):
+                for t, a in zip(S, s_arrs):
+                    swap.put(t, a)
+                for o in st.opts:
+                    saved_opt.append({k: (v, dict(v)) for k, v in o.state.items()})
+                    saved_groups.append([_group_snapshot(g) for g in o.param_groups])
+                for o, hps in zip(st.opts, hp_arrs):
+                    o._traced_hp = {id(g): h for g, h in zip(o.param_groups, hps)}
+                for i, (g, (k, c)) in enumerate(zip(st.gens, g_arrs)):
+                    saved_g.append(g._begin_trace(k, c))
+                for t in T:
+                    acc = t._acc
+                    if acc is not None and acc.pre_hooks:
+                        for nr, hooks in acc.pre_hooks.items():
+                            if isinstance(nr, int) and hooks:
+                                saved_hooks.append((hooks, dict(hooks)))
+                                for hid in list(hooks):
+                                    hooks[hid] = _wrap_hook(hooks[hid])
+                lv = list(static_leaves)
+                for p, a, rg in zip(tensor_pos, a_arrs, arg_rg):
+                    t = Tensor._make(a)
+                    t._requires_grad = rg
+                    lv[p] = t
+                args, kwargs = jax.tree_util.tree_unflatten(treedef, lv)
+                out = fn(*args, **kwargs)
+
+                for o, snaps in zip(st.opts, saved_groups):
+                    for g, snap in zip(o.param_groups, snaps):
+                        now = _group_snapshot(g)
+                        if now.keys() != snap.keys() or not all(
+                                _same(now[k], snap[k]) for k in now):
+                            raise _trace.GraphBreak(
+                                "an optimizer hyperparameter was changed inside the compiled "
+                                "function (call scheduler.step() outside it)")
+                sid = {id(t): i for i, t in enumerate(S)}
+                created = []
+
+                def ref(t):
+                    if t is None:
+                        return None
+                    i = sid.get(id(t))
+                    if i is not None:
+                        return ("s", i)
+                    created.append(t._data)
+                    return ("new", len(created) - 1)
+
+                changed = [i for i, (t, a) in enumerate(zip(S, s_arrs)) if t._data is not a]
+                new_data = [S[i]._data for i in changed]
+                ch = set(changed)
+                grads_changed = any(t._grad is not g0 for t, g0 in zip(T, saved_grads)) or any(
+                    g0 is not None and sid[id(g0)] in ch for g0 in saved_grads)
+                grad_spec = [ref(t._grad) for t in T]
+                tid = {id(t): i for i, t in enumerate(T)}
+                opt_spec = []
+                for o in st.opts:
+                    lay = []
+                    for g in o.param_groups:
+                        for p in g["params"]:
+                            s = o.state.get(p) if p in o.state else None
+                            if not s:
+                                continue
+                            lay.append((tid[id(p)], tuple(
+                                (k, ref(v) if isinstance(v, Tensor) else ("const", v))
+                                for k, v in s.items())))
+                    opt_spec.append(lay)
+                out_leaves, out_tree = jax.tree_util.tree_flatten(
+                    out, is_leaf=lambda x: isinstance(x, Tensor))
+                kinds, outs = [], []
+                live = False
+                for x in out_leaves:
+                    if isinstance(x, Tensor):
+                        if x.grad_fn is not None and not x.grad_fn.freed:
+                            live = True
+                        i = sid.get(id(x))
+                        if i is not None:
+                            kinds.append(("s", i))
+                        else:
+                            kinds.append(("out", len(outs)))
+                            outs.append(x._data)
+                    elif _trace.is_tracer(x) or isinstance(x, jax.Array):
+                        raise _trace.GraphBreak("the function returns a raw jax array")
+                    else:
+                        kinds.append(("const", x))
+                if live and not grads_changed:
+                    raise NeedNode()
+        finally:
+            for hooks, orig in saved_hooks:
+                hooks.clear()
+                hooks.update(orig)
+            for g, s in reversed(list(zip(st.gens, saved_g))):
+                drawn.insert(0, g._end_trace(s))
+            for o in st.opts:
+                o._traced_hp = None
+            for o, snap in zip(st.opts, saved_opt):
+                o.state.clear()
+                for k, (d, items) in snap.items():
+                    d.clear()
+                    d.update(items)
+                    o.state[k] = d
+            for t, g0 in zip(T, saved_grads):
+                t._grad = g0
+            swap.restore()
+        entry.spec = (changed, grad_spec, opt_spec, out_tree, kinds, drawn)
+        return new_data, created, outs
+
+    entry.jitted = jax.jit(body)
+    return entry
+
+
+def run_step_entry(entry, st, leaves):
+    S, T = st.S, st.T
+    g_arrs = [g._state_arrays() for g in st.gens]
+    hp_arrs = [[o._hp(g) for g in o.param_groups] for o in st.opts]
+    a_arrs = [x._data for x in leaves if isinstance(x, Tensor)]
+    new_data, created, outs = entry.jitted([t._data for t in S], g_arrs, hp_arrs, a_arrs)
+    changed, grad_spec, opt_spec, out_tree, kinds, drawn = entry.spec
+    for i, a in zip(changed, new_data):
+        S[i]._set_data(a)
+    made = [Tensor._make(a) for a in created]
+
+    def resolve(r):
+        if r is None:
+            return None
+        return S[r[1]] if r[0] == "s" else made[r[1]]
+
+    for t, r in zip(T, grad_spec):
+        t._grad = resolve(r)
+    for o, lay in zip(st.opts, opt_spec):
+        for pi, items in lay:
+            s = o.state[T[pi]]
+            for k, r in items:
+                s[k] = r[1] if r is not None and r[0] == "const" else resolve(r)
+    for g, n in zip(st.gens, drawn):
+        if n:
+            g._counter += n
+    res = []
+    for k in kinds:
+        if k[0] == "s":
+            res.append(S[k[1]])
+        elif k[0] == "out":
+            res.append(Tensor._make(outs[k[1]]))
+        else:
+            res.append(k[1])
+    return jax.tree_util.tree_unflatten(out_tree, res)

@@ -1,0 +1,167 @@
+"""Tracing torchlike code: swap Tensors' data for jax tracers, run, read the results, restore.
+
+Shared by compiled modules (``_node.py``: the forward as one tape node) and compiled steps
+(``_step.py``: a whole training step as one program). Everything here is host-side
+bookkeeping; the maths runs through the ordinary op registry, whose jitted ops accept tracers.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+import warnings
+
+import jax
+import numpy as np
+
+from .._tensor import Tensor
+
+__all__ = ["Unsupported", "GraphBreak", "tracing", "is_tracer", "break_reason", "Swap",
+           "flatten_args", "arg_key"]
+
+_TL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIP_DIRS = (_TL_DIR, os.path.dirname(jax.__file__), os.path.dirname(np.__file__))
+
+
+class Unsupported(RuntimeError):
+    """Raised under ``fullgraph=True`` for code that cannot become one program (torch's
+    ``torch._dynamo.exc.Unsupported``)."""
+
+
+class GraphBreak(Exception):
+    """Raised inside a trace for something a compiled program cannot express."""
+
+
+# jax's errors for a tracer used where a concrete value is needed (.item(), bool(t), printing,
+# data-dependent shapes, numpy conversion)
+_BREAK_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+                 jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
+                 jax.errors.UnexpectedTracerError, GraphBreak)
+
+
+class _Local(threading.local):
+    depth = 0
+
+
+_local = _Local()
+
+
+class tracing:
+    """Context: torchlike.compile is tracing (``torchlike.compiler.is_compiling()``)."""
+
+    def __enter__(self):
+        _local.depth += 1
+
+    def __exit__(self, *exc):
+        _local.depth -= 1
+        return False
+
+
+def is_tracing():
+    return _local.depth > 0
+
+
+def is_tracer(x):
+    return isinstance(x, jax.core.Tracer)
+
+
+def is_break(e):
+    return isinstance(e, _BREAK_ERRORS)
+
+
+def break_reason(e):
+    """``(reason, "file:line: code")`` for an exception raised while tracing user code."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    reason = f"{type(e).__name__}: {first}"
+    where = "<unknown>"
+    for fr in reversed(traceback.extract_tb(e.__traceback__)):
+        fn = os.path.abspath(fr.filename)
+        if not fn.startswith(_SKIP_DIRS) and "/jax/" not in fn and "/jaxlib/" not in fn:
+            where = f"{fr.filename}:{fr.lineno}: {(fr.line or '').strip()}"
+            break
+    return reason, where
+
+
+def warn_break(name, reason, where, stacklevel=4):
+    warnings.warn(f"torchlike.compile: graph break in {name!r} at {where}\n  reason: {reason}\n"
+                  f"  {name!r} runs eagerly (unchanged results; no compiled program). Use "
+                  f"fullgraph=True to make this an error.", UserWarning, stacklevel=stacklevel)
+
+
+class Swap:
+    """Give Tensors tracer data for the length of a trace; ``restore`` puts back exactly what
+    was there (data, version counter), and refreshes live aliases (views, ``.detach()``)."""
+
+    __slots__ = ("saved",)
+
+    def __init__(self):
+        self.saved = []
+
+    def put(self, t, arr):
+        self.saved.append((t, t._data, t._vc[0]))
+        t._data = arr
+
+    def restore(self):
+        saved, self.saved = self.saved, []
+        for t, d, v in reversed(saved):
+            t._data = d
+            t._vc[0] = v
+        refresh = None
+        for t, _d, _v in saved:
+            if t.__dict__.get("_aliases"):
+                refresh = refresh or _refresher()
+                refresh(t)
+
+
+def _refresher():
+    import sys
+    for name in ("torchlike._storage", "torchlike._views"):
+        m = sys.modules.get(name)
+        if m is not None and hasattr(m, "_refresh"):
+            return m._refresh
+    try:
+        from .._storage import _refresh
+    except ImportError:
+        from .._views import _refresh
+    return _refresh
+
+
+# ------------------------------------------------------------------ arguments
+
+def flatten_args(args, kwargs):
+    """``(leaves, treedef)`` of ``(args, kwargs)`` with Tensors as leaves."""
+    return jax.tree_util.tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
+
+
+def arg_key(leaves):
+    """The guard on arguments: per Tensor its shape, dtype and requires_grad; other leaves by
+    value (Python numbers and strings are specialised, as torch.compile does) or identity."""
+    key = []
+    for x in leaves:
+        if isinstance(x, Tensor):
+            d = x._data
+            key.append(("T", d.shape, d.dtype, x._requires_grad))
+        elif isinstance(x, (bool, int, float, complex, str, bytes, type(None))):
+            key.append((type(x), x))
+        elif isinstance(x, (np.ndarray, jax.Array)):
+            raise GraphBreak(f"a raw {type(x).__name__} argument (pass Tensors)")
+        else:
+            try:
+                hash(x)
+            except TypeError:
+                raise GraphBreak(f"an unhashable argument of type {type(x).__name__}") from None
+            key.append(("id", id(x)))
+    return tuple(key)
+
+
+def describe_change(names, old, new):
+    """Which component of a guard key changed (for the recompile-limit warning)."""
+    for name, a, b in zip(names, old, new):
+        if a != b:
+            return f"{name} changed: {_short(a)} -> {_short(b)}"
+    return "the guard key changed"
+
+
+def _short(x):
+    s = repr(x)
+    return s if len(s) < 120 else s[:117] + "..."

@@ -1,0 +1,90 @@
+"""``torchlike.compiler``: the user-facing knobs of ``torchlike.compile`` (``torch.compiler``).
+
+Nothing here imports ``torch._dynamo``-style machinery: ``config`` holds the few settings
+(``recompile_limit``, ``cache_size_limit``), ``disable`` keeps a function out of compiled
+programs, ``is_compiling`` says whether code is being traced, ``reset`` drops every program.
+"""
+from __future__ import annotations
+
+import functools
+
+from .._compile import _api, _trace
+from .._compile._api import config, reset  # noqa: F401
+
+__all__ = ["compile", "reset", "allow_in_graph", "disable", "is_compiling",
+           "is_dynamo_compiling", "is_exporting", "set_stance", "list_backends", "config",
+           "cudagraph_mark_step_begin", "assume_constant_result", "substitute_in_graph"]
+
+
+def compile(*args, **kwargs):
+    """``torchlike.compile`` (``torch.compiler.compile``)."""
+    return _api.compile(*args, **kwargs)
+
+
+def is_compiling():
+    """True while torchlike.compile traces code into a program (``torch.compiler``)."""
+    return _trace.is_tracing()
+
+
+is_dynamo_compiling = is_compiling
+
+
+def is_exporting():
+    return False
+
+
+def allow_in_graph(fn):
+    """A no-op: every torchlike function is traced into the program already."""
+    return fn
+
+
+def assume_constant_result(fn):
+    raise NotImplementedError("torchlike.compiler.assume_constant_result is not supported: "
+                              "a compiled program never bakes in results of Python calls")
+
+
+def substitute_in_graph(*args, **kwargs):
+    raise NotImplementedError("torchlike.compiler.substitute_in_graph is not supported")
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """Keep ``fn`` out of compiled programs: called outside one it runs eagerly (and compiled
+    functions it calls run eagerly too); reached while tracing, the enclosing compiled function
+    falls back to eager execution (a graph break, with one warning)."""
+    if not recursive:
+        raise NotImplementedError("torchlike.compiler.disable(recursive=False) is not supported")
+    if fn is None:
+        return functools.partial(disable, recursive=recursive, reason=reason)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _trace.is_tracing():
+            raise _trace.GraphBreak(f"{getattr(fn, '__qualname__', fn)!r} is marked "
+                                    f"torchlike.compiler.disable"
+                                    + (f" ({reason})" if reason else ""))
+        _api._local.disabled += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _api._local.disabled -= 1
+    wrapper._torchlike_disable = True
+    return wrapper
+
+
+def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+    """``"default"``, ``"force_eager"`` (compiled functions run eagerly), ``"eager_on_recompile"``
+    (use existing programs, run eagerly instead of recompiling) or ``"fail_on_recompile"``."""
+    if stance not in ("default", "force_eager", "eager_on_recompile", "fail_on_recompile"):
+        raise RuntimeError(f"invalid torch.compile stance '{stance}'")
+    if skip_guard_eval_unsafe or force_backend is not None:
+        raise NotImplementedError("set_stance(skip_guard_eval_unsafe=, force_backend=) are "
+                                  "not supported")
+    config.stance = stance
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    return sorted(_api._BACKENDS)
+
+
+def cudagraph_mark_step_begin():
+    """A no-op (XLA programs need no CUDA-graph step marks)."""
