@@ -62,6 +62,28 @@ def _decay(p, g, hp, wd, decoupled=False):
     return p, g + cast(hp["weight_decay"], p) * p
 
 
+_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
+class _Capturable:
+    """``capturable=True`` (CUDA-graph capture) as torch checks it at step time: the params
+    and their state must live on a capturable device, which a CPU tensor never does. torch
+    raises an AssertionError after initialising the state; so do we."""
+
+    _capturable_what = "params and state_steps"
+    _capturable_devices = _CAPTURABLE_DEVICES
+
+    def _step_group(self, group):
+        if group.get("capturable"):
+            params = [p for p in group["params"] if p.grad is not None]
+            for p in params:
+                self._init_state(p, group)
+            if any(p.device.type not in self._capturable_devices for p in params):
+                raise AssertionError(f"If capturable=True, {self._capturable_what} must be on "
+                                     f"supported devices: {self._capturable_devices}.")
+        super()._step_group(group)
+
+
 class _BetasMixin:
     def _hp(self, group):
         hp = super()._hp(group)
@@ -116,7 +138,7 @@ class SGD(Optimizer):
 
 
 # ---------------------------------------------------------------------------- Adam / AdamW
-class Adam(_BetasMixin, Optimizer):
+class Adam(_Capturable, _BetasMixin, Optimizer):
     """Adam (``decoupled_weight_decay=True`` gives AdamW), with amsgrad and maximize."""
 
     _hp_keys = ("lr", "eps", "weight_decay")
@@ -198,7 +220,7 @@ class AdamW(Adam):
 
 
 # ---------------------------------------------------------------------------- RMSprop
-class RMSprop(Optimizer):
+class RMSprop(_Capturable, Optimizer):
     """RMSprop, optionally centered and with momentum."""
 
     _hp_keys = ("lr", "alpha", "eps", "weight_decay", "momentum")
@@ -319,8 +341,10 @@ class Adagrad(Optimizer):
 
 
 # ---------------------------------------------------------------------------- Adadelta
-class Adadelta(Optimizer):
+class Adadelta(_Capturable, Optimizer):
     """Adadelta."""
+
+    _capturable_devices = ["cuda", "xpu", "hpu", "privateuseone"]
 
     _init_state = _init_zero_state
 
@@ -362,7 +386,7 @@ class Adadelta(Optimizer):
 
 
 # ---------------------------------------------------------------------------- Adamax
-class Adamax(_BetasMixin, Optimizer):
+class Adamax(_Capturable, _BetasMixin, Optimizer):
     """Adamax (Adam with the infinity norm)."""
 
     _init_state = _init_zero_state
@@ -404,8 +428,10 @@ class Adamax(_BetasMixin, Optimizer):
 
 
 # ---------------------------------------------------------------------------- NAdam
-class NAdam(_BetasMixin, Optimizer):
+class NAdam(_Capturable, _BetasMixin, Optimizer):
     """NAdam (Nesterov-accelerated Adam), with optional decoupled weight decay."""
+
+    _capturable_what = "params, mu_products and state_steps"
 
     _hp_keys = ("lr", "eps", "weight_decay", "momentum_decay")
     _state_keys = ("step", "mu_product", "exp_avg", "exp_avg_sq")
@@ -465,7 +491,7 @@ class NAdam(_BetasMixin, Optimizer):
 
 
 # ---------------------------------------------------------------------------- RAdam
-class RAdam(_BetasMixin, Optimizer):
+class RAdam(_Capturable, _BetasMixin, Optimizer):
     """RAdam (rectified Adam), with optional decoupled weight decay."""
 
     _init_state = _init_zero_state
@@ -519,7 +545,7 @@ class RAdam(_BetasMixin, Optimizer):
 
 
 # ---------------------------------------------------------------------------- Rprop
-class Rprop(Optimizer):
+class Rprop(_Capturable, Optimizer):
     """Resilient backpropagation: per-element step sizes adapted by the gradient's sign."""
 
     _hp_keys = ("lr",)
@@ -577,8 +603,10 @@ class Rprop(Optimizer):
 
 
 # ---------------------------------------------------------------------------- ASGD
-class ASGD(Optimizer):
+class ASGD(_Capturable, Optimizer):
     """Averaged stochastic gradient descent."""
+
+    _capturable_what = "params, mus, etas, and state_steps"
 
     _hp_keys = ("lr", "lambd", "alpha", "t0", "weight_decay")
     _state_keys = ("step", "eta", "mu", "ax")
