@@ -1224,8 +1224,9 @@ class _WeightsOnlyUnpickler:
         self.metastack = []
         self.stack = []
         read = self.read
-        op = _OP
         ops = _STRICT_OPS if self.strict else _EXTENDED_OPS
+        dispatch = _DISPATCH
+        stop = _OP["STOP"]
         while True:
             key = read(1)
             if not key:
@@ -1233,190 +1234,245 @@ class _WeightsOnlyUnpickler:
             k = key[0]
             if k not in ops:
                 raise pickle.UnpicklingError(f"Unsupported operand {k}")
-            st = self.stack
-            if k == op["GLOBAL"]:
-                module = self._readline_str()
-                name = self._readline_str()
-                st.append(self._global(module, name))
-            elif k == op["STACK_GLOBAL"]:
-                name = st.pop()
-                module = st.pop()
-                if type(name) is not str or type(module) is not str:
-                    raise pickle.UnpicklingError("STACK_GLOBAL requires str")
-                st.append(self._global(module, name))
-            elif k == op["NEWOBJ"]:
-                args = st.pop()
-                cls = st.pop()
-                st.append(self._newobj(cls, args))
-            elif k == op["NEWOBJ_EX"]:
-                kwargs = st.pop()
-                args = st.pop()
-                cls = st.pop()
-                st.append(self._newobj(cls, args, kwargs))
-            elif k == op["REDUCE"]:
-                args = st.pop()
-                func = st[-1]
-                if not self._is_ok(func):
-                    msg = f"Trying to call reduce for unrecognized function {func}"
-                    if hasattr(func, "__self__"):
-                        msg += f" which belongs to {func.__self__}"
-                    raise pickle.UnpicklingError(msg)
-                st[-1] = func(*args)
-            elif k == op["BUILD"]:
-                state = st.pop()
-                self._build(st[-1], state)
-            elif k == op["APPEND"]:
-                item = st.pop()
-                lst = st[-1]
-                if type(lst) is not list:
-                    raise pickle.UnpicklingError(f"Can only append to lists, but got {type(lst)}")
-                lst.append(item)
-            elif k == op["APPENDS"]:
-                items = self.pop_mark()
-                lst = self.stack[-1]
-                if type(lst) is not list:
-                    raise pickle.UnpicklingError(f"Can only extend lists, but got {type(lst)}")
-                lst.extend(items)
-            elif k == op["SETITEM"]:
-                v, kk = st.pop(), st.pop()
-                self._check_set_item_target("SETITEM")
-                st[-1][kk] = v
-            elif k == op["SETITEMS"]:
-                items = self.pop_mark()
-                self._check_set_item_target("SETITEMS")
-                target = self.stack[-1]
-                for i in range(0, len(items), 2):
-                    target[items[i]] = items[i + 1]
-            elif k == op["ADDITEMS"]:
-                items = self.pop_mark()
-                target = self.stack[-1]
-                if type(target) is not set:
-                    raise pickle.UnpicklingError(f"Can only add items to sets, but got "
-                                                 f"{type(target)}")
-                target.update(items)
-            elif k == op["MARK"]:
-                self.metastack.append(st)
-                self.stack = []
-            elif k == op["TUPLE"]:
-                items = self.pop_mark()
-                self.stack.append(tuple(items))
-            elif k == op["FROZENSET"]:
-                items = self.pop_mark()
-                self.stack.append(frozenset(items))
-            elif k == op["TUPLE1"]:
-                st[-1] = (st[-1],)
-            elif k == op["TUPLE2"]:
-                st[-2:] = [(st[-2], st[-1])]
-            elif k == op["TUPLE3"]:
-                st[-3:] = [(st[-3], st[-2], st[-1])]
-            elif k == op["POP"]:
-                if st:
-                    st.pop()
-                else:
-                    self.pop_mark()
-            elif k == op["POP_MARK"]:
-                self.pop_mark()
-            elif k == op["DUP"]:
-                st.append(st[-1])
-            elif k == op["NONE"]:
-                st.append(None)
-            elif k == op["NEWFALSE"]:
-                st.append(False)
-            elif k == op["NEWTRUE"]:
-                st.append(True)
-            elif k == op["EMPTY_TUPLE"]:
-                st.append(())
-            elif k == op["EMPTY_LIST"]:
-                st.append([])
-            elif k == op["EMPTY_DICT"]:
-                st.append({})
-            elif k == op["EMPTY_SET"]:
-                st.append(set())
-            elif k == op["BININT"]:
-                st.append(unpack("<i", read(4))[0])
-            elif k == op["BININT1"]:
-                st.append(read(1)[0])
-            elif k == op["BININT2"]:
-                st.append(unpack("<H", read(2))[0])
-            elif k == op["BINFLOAT"]:
-                st.append(unpack(">d", read(8))[0])
-            elif k == op["LONG1"]:
-                n = read(1)[0]
-                st.append(pickle.decode_long(read(n)))
-            elif k == op["LONG4"]:
-                n = unpack("<i", read(4))[0]
-                if n < 0:
-                    raise pickle.UnpicklingError("LONG pickle has negative byte count")
-                st.append(pickle.decode_long(self._read_exact(n)))
-            elif k == op["INT"]:
-                data = self.readline()
-                if data == b"00\n":
-                    st.append(False)
-                elif data == b"01\n":
-                    st.append(True)
-                else:
-                    st.append(int(data, 0))
-            elif k == op["BINUNICODE"]:
-                n = unpack("<I", read(4))[0]
-                st.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
-            elif k == op["SHORT_BINUNICODE"]:
-                n = read(1)[0]
-                st.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
-            elif k == op["BINUNICODE8"]:
-                n = unpack("<Q", read(8))[0]
-                st.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
-            elif k == op["SHORT_BINSTRING"]:
-                n = read(1)[0]
-                st.append(self._decode_string(read(n)))
-            elif k == op["BINSTRING"]:
-                n = unpack("<i", read(4))[0]
-                if n < 0:
-                    raise pickle.UnpicklingError("BINSTRING pickle has negative byte count")
-                st.append(self._decode_string(self._read_exact(n)))
-            elif k == op["BINBYTES"]:
-                n = unpack("<I", read(4))[0]
-                st.append(self._read_exact(n))
-            elif k == op["SHORT_BINBYTES"]:
-                n = read(1)[0]
-                st.append(self._read_exact(n))
-            elif k == op["BINBYTES8"]:
-                n = unpack("<Q", read(8))[0]
-                st.append(self._read_exact(n))
-            elif k == op["BYTEARRAY8"]:
-                n = unpack("<Q", read(8))[0]
-                st.append(bytearray(self._read_exact(n)))
-            elif k == op["BINPERSID"]:
-                pid = st.pop()
-                if type(pid) is not tuple and type(pid) is not int:
-                    raise pickle.UnpicklingError(
-                        f"persistent_load id must be tuple or int, but got {type(pid)}")
-                if type(pid) is tuple and len(pid) > 0 and _ascii(pid[0]) != "storage":
-                    raise pickle.UnpicklingError(
-                        f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
-                if self._persistent_load is None:
-                    raise pickle.UnpicklingError("unsupported persistent id encountered")
-                st.append(self._persistent_load(pid))
-            elif k == op["BINGET"]:
-                st.append(self.memo[read(1)[0]])
-            elif k == op["LONG_BINGET"]:
-                st.append(self.memo[unpack("<I", read(4))[0]])
-            elif k == op["BINPUT"]:
-                self.memo[read(1)[0]] = st[-1]
-            elif k == op["LONG_BINPUT"]:
-                i = unpack("<I", read(4))[0]
-                self.memo[i] = st[-1]
-            elif k == op["MEMOIZE"]:
-                self.memo[len(self.memo)] = st[-1]
-            elif k == op["FRAME"]:
-                unpack("<Q", read(8))
-            elif k == op["PROTO"]:
-                proto = read(1)[0]
-                if proto > pickle.HIGHEST_PROTOCOL:
-                    raise ValueError(f"unsupported pickle protocol: {proto}")
-            elif k == op["STOP"]:
-                return st.pop()
-            else:
-                raise pickle.UnpicklingError(f"Unsupported operand {k}")
+            if k == stop:
+                return self.stack.pop()
+            dispatch[k](self)
+
+    # ---------------------------------------------------------------- opcodes
+    def _op_GLOBAL(self):
+        module = self._readline_str()
+        name = self._readline_str()
+        self.stack.append(self._global(module, name))
+
+    def _op_STACK_GLOBAL(self):
+        st = self.stack
+        name = st.pop()
+        module = st.pop()
+        if type(name) is not str or type(module) is not str:
+            raise pickle.UnpicklingError("STACK_GLOBAL requires str")
+        st.append(self._global(module, name))
+
+    def _op_NEWOBJ(self):
+        st = self.stack
+        args = st.pop()
+        cls = st.pop()
+        st.append(self._newobj(cls, args))
+
+    def _op_NEWOBJ_EX(self):
+        st = self.stack
+        kwargs = st.pop()
+        args = st.pop()
+        cls = st.pop()
+        st.append(self._newobj(cls, args, kwargs))
+
+    def _op_REDUCE(self):
+        st = self.stack
+        args = st.pop()
+        func = st[-1]
+        if not self._is_ok(func):
+            msg = f"Trying to call reduce for unrecognized function {func}"
+            if hasattr(func, "__self__"):
+                msg += f" which belongs to {func.__self__}"
+            raise pickle.UnpicklingError(msg)
+        st[-1] = func(*args)
+
+    def _op_BUILD(self):
+        st = self.stack
+        state = st.pop()
+        self._build(st[-1], state)
+
+    def _op_APPEND(self):
+        st = self.stack
+        item = st.pop()
+        lst = st[-1]
+        if type(lst) is not list:
+            raise pickle.UnpicklingError(f"Can only append to lists, but got {type(lst)}")
+        lst.append(item)
+
+    def _op_APPENDS(self):
+        items = self.pop_mark()
+        lst = self.stack[-1]
+        if type(lst) is not list:
+            raise pickle.UnpicklingError(f"Can only extend lists, but got {type(lst)}")
+        lst.extend(items)
+
+    def _op_SETITEM(self):
+        st = self.stack
+        v, kk = st.pop(), st.pop()
+        self._check_set_item_target("SETITEM")
+        st[-1][kk] = v
+
+    def _op_SETITEMS(self):
+        items = self.pop_mark()
+        self._check_set_item_target("SETITEMS")
+        target = self.stack[-1]
+        for i in range(0, len(items), 2):
+            target[items[i]] = items[i + 1]
+
+    def _op_ADDITEMS(self):
+        items = self.pop_mark()
+        target = self.stack[-1]
+        if type(target) is not set:
+            raise pickle.UnpicklingError(f"Can only add items to sets, but got {type(target)}")
+        target.update(items)
+
+    def _op_MARK(self):
+        self.metastack.append(self.stack)
+        self.stack = []
+
+    def _op_TUPLE(self):
+        items = self.pop_mark()
+        self.stack.append(tuple(items))
+
+    def _op_FROZENSET(self):
+        items = self.pop_mark()
+        self.stack.append(frozenset(items))
+
+    def _op_TUPLE1(self):
+        st = self.stack
+        st[-1] = (st[-1],)
+
+    def _op_TUPLE2(self):
+        st = self.stack
+        st[-2:] = [(st[-2], st[-1])]
+
+    def _op_TUPLE3(self):
+        st = self.stack
+        st[-3:] = [(st[-3], st[-2], st[-1])]
+
+    def _op_POP(self):
+        if self.stack:
+            self.stack.pop()
+        else:
+            self.pop_mark()
+
+    def _op_POP_MARK(self):
+        self.pop_mark()
+
+    def _op_DUP(self):
+        self.stack.append(self.stack[-1])
+
+    def _op_NONE(self):
+        self.stack.append(None)
+
+    def _op_NEWFALSE(self):
+        self.stack.append(False)
+
+    def _op_NEWTRUE(self):
+        self.stack.append(True)
+
+    def _op_EMPTY_TUPLE(self):
+        self.stack.append(())
+
+    def _op_EMPTY_LIST(self):
+        self.stack.append([])
+
+    def _op_EMPTY_DICT(self):
+        self.stack.append({})
+
+    def _op_EMPTY_SET(self):
+        self.stack.append(set())
+
+    def _op_BININT(self):
+        self.stack.append(unpack("<i", self.read(4))[0])
+
+    def _op_BININT1(self):
+        self.stack.append(self.read(1)[0])
+
+    def _op_BININT2(self):
+        self.stack.append(unpack("<H", self.read(2))[0])
+
+    def _op_BINFLOAT(self):
+        self.stack.append(unpack(">d", self.read(8))[0])
+
+    def _op_LONG1(self):
+        n = self.read(1)[0]
+        self.stack.append(pickle.decode_long(self.read(n)))
+
+    def _op_LONG4(self):
+        n = unpack("<i", self.read(4))[0]
+        if n < 0:
+            raise pickle.UnpicklingError("LONG pickle has negative byte count")
+        self.stack.append(pickle.decode_long(self._read_exact(n)))
+
+    def _op_INT(self):                     # protocol 1 writes bools as INT
+        data = self.readline()
+        if data == b"00\n":
+            self.stack.append(False)
+        elif data == b"01\n":
+            self.stack.append(True)
+        else:
+            self.stack.append(int(data, 0))
+
+    def _op_BINUNICODE(self):
+        n = unpack("<I", self.read(4))[0]
+        self.stack.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
+
+    def _op_SHORT_BINUNICODE(self):
+        n = self.read(1)[0]
+        self.stack.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
+
+    def _op_BINUNICODE8(self):
+        n = unpack("<Q", self.read(8))[0]
+        self.stack.append(str(self._read_exact(n), "utf-8", "surrogatepass"))
+
+    def _op_SHORT_BINSTRING(self):
+        n = self.read(1)[0]
+        self.stack.append(self._decode_string(self.read(n)))
+
+    def _op_BINSTRING(self):
+        n = unpack("<i", self.read(4))[0]
+        if n < 0:
+            raise pickle.UnpicklingError("BINSTRING pickle has negative byte count")
+        self.stack.append(self._decode_string(self._read_exact(n)))
+
+    def _op_BINBYTES(self):
+        self.stack.append(self._read_exact(unpack("<I", self.read(4))[0]))
+
+    def _op_SHORT_BINBYTES(self):
+        self.stack.append(self._read_exact(self.read(1)[0]))
+
+    def _op_BINBYTES8(self):
+        self.stack.append(self._read_exact(unpack("<Q", self.read(8))[0]))
+
+    def _op_BYTEARRAY8(self):
+        self.stack.append(bytearray(self._read_exact(unpack("<Q", self.read(8))[0])))
+
+    def _op_BINPERSID(self):
+        pid = self.stack.pop()
+        if type(pid) is not tuple and type(pid) is not int:
+            raise pickle.UnpicklingError(
+                f"persistent_load id must be tuple or int, but got {type(pid)}")
+        if type(pid) is tuple and len(pid) > 0 and _ascii(pid[0]) != "storage":
+            raise pickle.UnpicklingError(
+                f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
+        if self._persistent_load is None:
+            raise pickle.UnpicklingError("unsupported persistent id encountered")
+        self.stack.append(self._persistent_load(pid))
+
+    def _op_BINGET(self):
+        self.stack.append(self.memo[self.read(1)[0]])
+
+    def _op_LONG_BINGET(self):
+        self.stack.append(self.memo[unpack("<I", self.read(4))[0]])
+
+    def _op_BINPUT(self):
+        self.memo[self.read(1)[0]] = self.stack[-1]
+
+    def _op_LONG_BINPUT(self):
+        i = unpack("<I", self.read(4))[0]
+        self.memo[i] = self.stack[-1]
+
+    def _op_MEMOIZE(self):
+        self.memo[len(self.memo)] = self.stack[-1]
+
+    def _op_FRAME(self):
+        unpack("<Q", self.read(8))
+
+    def _op_PROTO(self):
+        proto = self.read(1)[0]
+        if proto > pickle.HIGHEST_PROTOCOL:
+            raise ValueError(f"unsupported pickle protocol: {proto}")
 
     def _read_exact(self, n):
         data = self.read(n)
@@ -1428,6 +1484,11 @@ class _WeightsOnlyUnpickler:
         if self.encoding == "bytes":
             return value
         return value.decode(self.encoding, "strict")
+
+
+_DISPATCH = {_OP[name[4:]]: fn for name, fn in vars(_WeightsOnlyUnpickler).items()
+             if name.startswith("_op_")}
+assert set(_DISPATCH) | {_OP["STOP"]} == set(_EXTENDED_OPS)
 
 
 def _ascii(s):
