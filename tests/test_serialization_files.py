@@ -355,6 +355,29 @@ def test_expanded_tensors_load_as_views_of_their_small_storage(small, size, dtyp
     assert str(oe) == str(te)
 
 
+@pytest.mark.parametrize("small,size,dtype", EXPANDED)
+def test_expanded_tensors_saved_small_as_torch_saves_them(small, size, dtype):
+    """torchlike writes an expanded view as torch does: its small storage plus strides."""
+    a = (np.random.default_rng(2).standard_normal(small) * 10).astype(np.float32)
+    outs = {}
+    for m in (torch, torchlike):
+        base = m.tensor(a).to(getattr(m, dtype))
+        buf = io.BytesIO()
+        m.save({"e": base.expand(size), "e2": base.expand(size)}, buf)
+        outs[m.__name__] = buf.getvalue()
+    recs = {m: {n.split("/", 1)[1]: d for n, d in _records(v) if "/data/" in n}
+            for m, v in outs.items()}
+    assert recs["torch"] == recs["torchlike"] and len(recs["torch"]) == 1
+    theirs = torch.load(io.BytesIO(outs["torch"]))
+    got = torch.load(io.BytesIO(outs["torchlike"]))
+    _assert_same(torchlike.load(io.BytesIO(outs["torchlike"])), theirs)
+    for k in ("e", "e2"):
+        assert torch.equal(got[k], theirs[k])
+        assert [s for s, n in zip(got[k].stride(), size) if n > 1] == \
+            [s for s, n in zip(theirs[k].stride(), size) if n > 1]
+    assert got["e"].untyped_storage().data_ptr() == got["e2"].untyped_storage().data_ptr()
+
+
 def test_expanded_too_large_to_materialize_raises_instead_of_crashing():
     """DIFFERENCES.md: torch keeps a huge expanded tensor as a view of one element; torchlike's
     expand views hold their values, so one larger than memory raises RuntimeError."""

@@ -323,6 +323,8 @@ class _Pickler(pickle._Pickler):
         super().__init__(file, protocol)
         self.storages = {}          # key -> _StorageRef
         self._keys = {}             # id(_StorageRef) -> key
+        self._root_refs = {}        # id(root tensor) -> _StorageRef of an expanded view's root
+        self._keep = []             # those roots, alive while pickling
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
@@ -342,6 +344,9 @@ class _Pickler(pickle._Pickler):
                 return (_REBUILD_PARAM, (plain, obj.requires_grad, OrderedDict()))
             if obj.dtype.name not in _DTYPE_STORAGE:
                 raise pickle.PicklingError(f"cannot save a tensor of dtype {obj.dtype}")
+            expanded = self._expanded(obj)
+            if expanded is not None:
+                return expanded
             arr = np.asarray(obj._data)        # (ascontiguousarray would make 0-d 1-d)
             ref = _StorageRef(np.array(arr.reshape(-1), order="C"), obj.dtype)
             return (_REBUILD_V2, (ref, 0, tuple(arr.shape), tuple(obj.stride()),
@@ -352,6 +357,45 @@ class _Pickler(pickle._Pickler):
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
             return (_TorchGlobal("torch", "device"), args)
         return NotImplemented
+
+    def _expanded(self, t):
+        """An expanded (stride-0) view is saved as torch saves it: its root's storage, offset
+        and strides, so the file holds the small storage, not the expanded values."""
+        a = t._alias
+        if a is None or not a.overlap or t._data.ndim == 0:
+            return None
+        from ._storage import alias_index
+        idx = alias_index(t)
+        if idx is None:
+            return None
+        idx = np.asarray(idx)
+        if idx.size == 0:
+            return None
+        off = int(idx.flat[0])
+        strides = []
+        for k, n in enumerate(idx.shape):
+            if n > 1:
+                pos = [0] * idx.ndim
+                pos[k] = 1
+                strides.append(int(idx[tuple(pos)]) - off)
+            else:
+                strides.append(0)
+        if any(s < 0 for s in strides) or 0 not in strides:
+            return None
+        grid = off + sum(np.arange(n).reshape([-1 if i == k else 1 for i in range(idx.ndim)]) * s
+                         for k, (n, s) in enumerate(zip(idx.shape, strides)))
+        if not np.array_equal(np.broadcast_to(grid, idx.shape), idx):
+            return None
+        root = a.root
+        ref = self._root_refs.get(id(root))
+        if ref is None:
+            rarr = np.asarray(root._data)
+            ref = _StorageRef(np.array(rarr.reshape(-1), order="C"), root.dtype)
+            self._root_refs[id(root)] = ref
+            self._keep.append(root)
+        strides = [0 if n == 1 else s for n, s in zip(idx.shape, strides)]
+        return (_REBUILD_V2, (ref, off, tuple(idx.shape), tuple(strides),
+                              bool(t.requires_grad), OrderedDict()))
 
     def save(self, obj, save_persistent_id=True):
         if isinstance(obj, D.dtype):
