@@ -16,14 +16,14 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
 def _as_list(x):
     if x is None:
         return None
-    from .._tensor import Tensor
+    Tensor = graph.tensor_class()
     if isinstance(x, Tensor):
         return [x]
     return list(x)
 
 
 def _make_grads(outputs, grad_outputs, create_graph):
-    from .._tensor import Tensor
+    Tensor = graph.tensor_class()
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if not out.requires_grad:
@@ -79,7 +79,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     captured = run_backward(roots, grads, retain_graph, create_graph, inputs=points)
     if inputs is not None:
         # non-leaf inputs accumulate their captured gradient into .grad, as in torch
-        from .engine import _accumulate
+        from .graph import accumulate as _accumulate
         for t, g in zip(inputs, captured):
             if t.grad_fn is not None and g is not None:
                 _accumulate(t, g, create_graph)
@@ -88,7 +88,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` w.r.t. ``inputs``, as a tuple (no ``.grad`` is touched)."""
-    from .._tensor import Tensor
+    Tensor = graph.tensor_class()
     outputs = _as_list(outputs)
     inputs_l = _as_list(inputs)
     if allow_unused is None:
