@@ -162,6 +162,7 @@ def _patch_generator():
     if _orig_next_key is None:
         _orig_next_key = _random.Generator.next_key
         _random.Generator.next_key = _patched_next_key
+    _patch_checks()
 
 
 def _unpatch_generator():
@@ -169,6 +170,43 @@ def _unpatch_generator():
     if _orig_next_key is not None:
         _random.Generator.next_key = _orig_next_key
         _orig_next_key = None
+    _unpatch_checks()
+
+
+# Host-side checks that only validate values (they raise torch's error for bad input and
+# compute nothing) cannot read traced values; while a transform traces they are skipped when
+# their input is traced (the values are not known yet), as jax itself does.
+# TODO(lead): these checks could skip tracers themselves; then this list goes away.
+_VALUE_CHECKS = (("torchlike.nn.functional", "_check_target_range"),)
+_saved_checks = {}
+
+
+def _skip_if_traced(fn):
+    def check(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except _TRACER_ERRORS:
+            return None
+    check.__wrapped__ = fn
+    return check
+
+
+def _patch_checks():
+    import importlib
+    for mod, name in _VALUE_CHECKS:
+        if (mod, name) in _saved_checks:
+            continue
+        m = importlib.import_module(mod)
+        fn = getattr(m, name, None)
+        if fn is not None:
+            _saved_checks[(mod, name)] = (m, fn)
+            setattr(m, name, _skip_if_traced(fn))
+
+
+def _unpatch_checks():
+    for (mod, name), (m, fn) in list(_saved_checks.items()):
+        setattr(m, name, fn)
+    _saved_checks.clear()
 
 
 @contextlib.contextmanager
@@ -231,11 +269,46 @@ def check_no_leak(snap, api, vmap=False):
 def outside_tensors(func, args, kwargs):
     """Tensors the caller can see after the call: Tensor arguments and, when ``func`` is a
     module (or a bound method / partial of one), its parameters and buffers."""
+    from ..nn import Module
     ts = [t for t in P.tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)]
-    for m in _modules_of(func):
+    mods = _modules_of(func)
+    for v in _captured(func):
+        if isinstance(v, Tensor):
+            ts.append(v)
+        elif isinstance(v, Module):
+            mods.append(v)
+    for m in mods:
         ts.extend(m.parameters())
         ts.extend(b for b in m.buffers() if b is not None)
     return ts
+
+
+def _captured(func, depth=0):
+    """Values a function can reach by name: its closure cells and the globals its code names
+    (one level of containers), and those of the functions it closes over (best effort: a write
+    into a tensor reached some other way is not detected)."""
+    out = []
+    code = getattr(func, "__code__", None)
+    if code is None or depth > 2:
+        return out
+    vals = []
+    for c in getattr(func, "__closure__", None) or ():
+        try:
+            vals.append(c.cell_contents)
+        except ValueError:
+            pass
+    g = getattr(func, "__globals__", {})
+    vals.extend(g[n] for n in code.co_names if n in g)
+    for v in vals:
+        if isinstance(v, (list, tuple)):
+            out.extend(v)
+        elif isinstance(v, dict):
+            out.extend(v.values())
+        elif callable(v) and hasattr(v, "__code__") and not isinstance(v, type):
+            out.extend(_captured(v, depth + 1))
+        else:
+            out.append(v)
+    return out
 
 
 def _modules_of(func, depth=0):
@@ -271,6 +344,9 @@ def split_output(out, api, allow_non_tensor=True):
         elif not allow_non_tensor:
             raise RuntimeError(f"{api}: expected f(*args) to return only tensors, got "
                                f"unsupported type {type(v)}")
+
+    # the Tensor leaves wrap this trace's tracers: keep only the others
+    leaves = [None if isinstance(v, Tensor) else v for v in leaves]
 
     def rebuild(arrs, as_tensor=wrap):
         new = list(leaves)

@@ -221,6 +221,32 @@ def vjp(func, *primals, has_aux=False):
 
 # ------------------------------------------------------------------ jvp / linearize
 
+def _is_custom_vjp_error(e):
+    return "custom_vjp" in str(e) and "forward-mode" in str(e)
+
+
+def _jvp_by_double_vjp(f, primals, tangents):
+    """J t without forward mode: the transpose of the linear map u -> vjp(u), applied to t.
+    Used where an op carries a ``jax.custom_vjp`` (torch's gradient conventions), which jax
+    cannot differentiate in forward mode."""
+    outs, vjp_fn, aux = jax.vjp(f, *primals, has_aux=True)
+    zeros = [jnp.zeros_like(o) for o in outs]
+    _, transpose = jax.vjp(lambda u: tuple(vjp_fn(u)), zeros)
+    (touts,) = transpose(tuple(tangents))
+    return outs, list(touts), aux
+
+
+def _jvp(f, primals, tangents):
+    """``jax.jvp(f, primals, tangents, has_aux=True)``, falling back to the double-vjp form for
+    functions with custom_vjp ops."""
+    try:
+        return jax.jvp(f, list(primals), list(tangents), has_aux=True)
+    except TypeError as e:
+        if not _is_custom_vjp_error(e):
+            raise
+    return _jvp_by_double_vjp(f, primals, tangents)
+
+
 def _check_tangents(primals, tangents, api):
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to "
@@ -269,7 +295,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     parr = [t._data for t in pl]
     tarr = [t._data.astype(p.dtype) for t, p in zip(tl, parr)]
     try:
-        outs, touts, aux = jax.jvp(f, parr, tarr, has_aux=True)
+        outs, touts, aux = _jvp(f, parr, tarr)
     finally:
         C.check_no_leak(snap, "jvp")
     ospec = info["ospec"]
@@ -295,7 +321,30 @@ def linearize(func, *primals):
         return [o._data for o in oleaves]
 
     parr = [t._data for t in leaves]
-    outs, lin = jax.linearize(f, *parr)
+
+    def by_double_vjp():
+        outs, vjp_fn = jax.vjp(f, *parr)
+        zeros = [jnp.zeros_like(o) for o in outs]
+        _, transpose = jax.vjp(lambda u: tuple(vjp_fn(u)), zeros)
+        return outs, lambda *ts: transpose(tuple(ts))[0]
+
+    try:
+        outs, lin0 = jax.linearize(f, *parr)
+    except TypeError as e:
+        if not _is_custom_vjp_error(e):
+            raise
+        outs, lin0 = by_double_vjp()
+    state = {"lin": lin0}
+
+    def lin(*ts):
+        # jax may only find a custom_vjp op when the linear function is first applied
+        try:
+            return state["lin"](*ts)
+        except TypeError as e:
+            if not _is_custom_vjp_error(e):
+                raise
+            state["lin"] = by_double_vjp()[1]
+            return state["lin"](*ts)
     ospec = info["ospec"]
 
     def jvp_fn(*tangents):
@@ -429,7 +478,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
         def one(idx, *ts):
             with C.randomness_level(randomness, idx):
-                outs, touts, aux = jax.jvp(f, parr, list(ts), has_aux=True)
+                outs, touts, aux = _jvp(f, parr, list(ts))
             return outs, touts, aux
 
         idx = jnp.arange(total, dtype=jnp.uint32)

@@ -173,7 +173,9 @@ def _run_chunk(func, name, out_dims, randomness, flat_args, flat_dims, spec, bpo
                 raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got "
                                  f"type {type(v)}. Did you mean to set out_dims= to None for "
                                  f"output?")
-        info.update(leaves=oleaves, spec=ospec, kept=kept, odims=[odims[k] for k in kept])
+        # keep only the non-Tensor leaves: the Tensors wrap this trace's tracers
+        info.update(leaves=[None if isinstance(v, Tensor) else v for v in oleaves], spec=ospec,
+                    kept=kept, odims=[odims[k] for k in kept])
         return arrs_out
 
     idx = jnp.arange(size, dtype=jnp.uint32)
