@@ -290,6 +290,45 @@ def _nn_toplevel(F):
     def _same(name):
         return getattr(F, name, None)
 
+    # torch's top-level losses take the reduction as an enum (0 none, 1 mean, 2 sum), default 0
+    red = {0: "none", 1: "mean", 2: "sum"}
+
+    def _r(r):
+        if r not in red:
+            raise RuntimeError(f"{r} is not a valid value for reduction")
+        return red[r]
+
+    def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+        return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_r(reduction))
+
+    def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+        return F.hinge_embedding_loss(input, target, margin, reduction=_r(reduction))
+
+    def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+        return F.margin_ranking_loss(input1, input2, target, margin, reduction=_r(reduction))
+
+    def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
+                            reduction=0):
+        return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                     reduction=_r(reduction))
+
+    def kl_div(input, target, reduction=0, *, log_target=False):
+        return F.kl_div(input, target, reduction=_r(reduction), log_target=log_target)
+
+    def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
+                                         reduction=0):
+        return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_r(reduction),
+                                                  pos_weight=pos_weight)
+
+    def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+        return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+                                  reduction=_r(reduction))
+
+    def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+                 zero_infinity=False):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                          reduction=_r(reduction), zero_infinity=zero_infinity)
+
     table = dict(softmax=softmax, log_softmax=log_softmax, dropout=dropout,
                  alpha_dropout=alpha_dropout, feature_alpha_dropout=feature_alpha_dropout,
                  feature_dropout=feature_dropout, layer_norm=layer_norm, group_norm=group_norm,
@@ -297,15 +336,18 @@ def _nn_toplevel(F):
                  threshold=threshold, rms_norm=rms_norm, adaptive_max_pool1d=adaptive_max_pool1d,
                  max_pool1d_with_indices=max_pool1d_with_indices,
                  max_pool1d=_pool("max_pool1d"), max_pool2d=_pool("max_pool2d"),
-                 max_pool3d=_pool("max_pool3d"), avg_pool1d=_avg_pool1d)
+                 max_pool3d=_pool("max_pool3d"), avg_pool1d=_avg_pool1d,
+                 cosine_embedding_loss=cosine_embedding_loss,
+                 hinge_embedding_loss=hinge_embedding_loss,
+                 margin_ranking_loss=margin_ranking_loss,
+                 triplet_margin_loss=triplet_margin_loss, kl_div=kl_div,
+                 binary_cross_entropy_with_logits=binary_cross_entropy_with_logits,
+                 poisson_nll_loss=poisson_nll_loss, ctc_loss=ctc_loss)
     # the same signature at the top level as in nn.functional
     for n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "adaptive_avg_pool1d", "bilinear", "celu", "selu", "prelu",
               "rrelu", "hardshrink", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
-              "pairwise_distance", "cosine_similarity", "pdist", "cosine_embedding_loss",
-              "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
-              "poisson_nll_loss", "ctc_loss", "kl_div", "binary_cross_entropy_with_logits",
-              "embedding_bag", "native_channel_shuffle"):
+              "pairwise_distance", "cosine_similarity", "pdist", "native_channel_shuffle"):
         f = _same(n)
         if f is not None:
             table[n] = f

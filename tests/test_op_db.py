@@ -1,0 +1,211 @@
+"""Tied to the registry: every public op has rows in the op database (``tests/op_db.py``), and
+every ``out=``-capable op, called with ``out`` through its own rows, writes torch's values into
+``out`` and returns that very tensor."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from op_db import DB, public_ops
+from oracle import assert_close, same_dtype
+
+HERE = os.path.dirname(__file__)
+OUT_TORCH = set(json.load(open(os.path.join(HERE, "surface", "torch_names.json")))["out"]["torch"])
+
+# public ops tested by a dedicated test rather than a table row (file: what it covers)
+DEDICATED = {
+    'abs_': 'in-place form: the _inplace rows of abs',
+    'acos_': 'in-place form: the _inplace rows of acos',
+    'acosh_': 'in-place form: the _inplace rows of acosh',
+    'adaptive_max_pool1d': 'test_nn_functional.py, test_nn_layers.py',
+    'addmv_': 'in-place form: the _inplace rows of addmv',
+    'arange': 'test_core.py, test_core_ops.py',
+    'arccos_': 'in-place form: the _inplace rows of arccos',
+    'arccosh_': 'in-place form: the _inplace rows of arccosh',
+    'arcsin_': 'in-place form: the _inplace rows of arcsin',
+    'arcsinh_': 'in-place form: the _inplace rows of arcsinh',
+    'arctan_': 'in-place form: the _inplace rows of arctan',
+    'arctanh_': 'in-place form: the _inplace rows of arctanh',
+    'as_strided_': 'in-place form: the _inplace rows of as_strided',
+    'as_tensor': 'test_core.py, test_devices.py',
+    'asarray': 'test_compile.py, test_distributions.py',
+    'asin_': 'in-place form: the _inplace rows of asin',
+    'asinh_': 'in-place form: the _inplace rows of asinh',
+    'atan_': 'in-place form: the _inplace rows of atan',
+    'atanh_': 'in-place form: the _inplace rows of atanh',
+    'batch_norm': 'test_nn_functional.py',
+    'bilinear': 'test_nn_functional.py',
+    'bitwise_left_shift': 'test_ops_math_families.py',
+    'bitwise_right_shift': 'test_ops_math_families.py',
+    'can_cast': 'test_ops_conversion.py',
+    'ceil_': 'in-place form: the _inplace rows of ceil',
+    'clamp_': 'in-place form: the _inplace rows of clamp',
+    'clamp_max_': 'in-place form: the _inplace rows of clamp_max',
+    'clamp_min_': 'in-place form: the _inplace rows of clamp_min',
+    'clip_': 'in-place form: the _inplace rows of clip',
+    'concat': 'test_ops_shape.py',
+    'concatenate': 'test_lr_scheduler.py, test_nn_layers.py',
+    'conj': 'test_complex_autograd.py',
+    'conj_physical_': 'in-place form: the _inplace rows of conj_physical',
+    'conv2d': 'test_amp.py, test_nn_functional.py',
+    'conv_transpose2d': 'test_amp.py',
+    'cos_': 'in-place form: the _inplace rows of cos',
+    'cosh_': 'in-place form: the _inplace rows of cosh',
+    'cosine_similarity': 'test_nn_functional.py, test_nn_layers.py',
+    'deg2rad_': 'in-place form: the _inplace rows of deg2rad',
+    'erf_': 'in-place form: the _inplace rows of erf',
+    'erfc_': 'in-place form: the _inplace rows of erfc',
+    'exp2_': 'in-place form: the _inplace rows of exp2',
+    'exp_': 'in-place form: the _inplace rows of exp',
+    'expm1_': 'in-place form: the _inplace rows of expm1',
+    'eye': 'test_core.py, test_devices.py',
+    'fill_': 'test_ops_shape.py, test_views.py',
+    'fix_': 'in-place form: the _inplace rows of fix',
+    'floor_': 'in-place form: the _inplace rows of floor',
+    'frac_': 'in-place form: the _inplace rows of frac',
+    'from_numpy': 'test_core.py',
+    'full': 'test_core.py, test_devices.py',
+    'full_like': 'test_core.py, test_devices.py',
+    'gcd_': 'in-place form: the _inplace rows of gcd',
+    'get_device': 'test_ops_math_families.py',
+    'group_norm': 'test_nn_functional.py',
+    'hamming_window': 'test_fft.py',
+    'hann_window': 'test_fft.py',
+    'index_put': 'test_ops_index.py',
+    'index_put_': 'test_ops_index.py',
+    'is_complex': 'test_fft.py, test_ops_conversion.py',
+    'is_floating_point': 'test_nn_functional.py, test_ops_conversion.py',
+    'is_inference': 'test_ops_math_families.py',
+    'is_nonzero': 'test_ops_conversion.py',
+    'is_same_size': 'test_ops_conversion.py',
+    'is_signed': 'test_ops_conversion.py, test_ops_math_families.py',
+    'is_storage': 'test_ops_conversion.py',
+    'is_tensor': 'test_ops_conversion.py',
+    'istft': 'test_fft.py',
+    'kaiser_window': 'test_fft.py',
+    'lcm_': 'in-place form: the _inplace rows of lcm',
+    'ldexp_': 'in-place form: the _inplace rows of ldexp',
+    'linspace': 'test_compile.py, test_core.py',
+    'log10_': 'in-place form: the _inplace rows of log10',
+    'log1p_': 'in-place form: the _inplace rows of log1p',
+    'log2_': 'in-place form: the _inplace rows of log2',
+    'log_': 'in-place form: the _inplace rows of log',
+    'logit_': 'in-place form: the _inplace rows of logit',
+    'logspace': 'test_devices.py',
+    'max_pool1d': 'test_nn_functional.py',
+    'max_pool2d': 'test_nn_functional.py, test_nn_models.py',
+    'nan_to_num_': 'in-place form: the _inplace rows of nan_to_num',
+    'neg_': 'in-place form: the _inplace rows of neg',
+    'numel': 'test_core.py, test_func.py',
+    'ones': 'test_amp.py, test_autograd_functional.py',
+    'ones_like': 'test_core.py, test_devices.py',
+    'pairwise_distance': 'test_nn_functional.py',
+    'pdist': 'test_nn_layers.py',
+    'prelu': 'test_amp.py, test_nn_functional.py',
+    'rad2deg_': 'in-place form: the _inplace rows of rad2deg',
+    'real': 'test_complex_autograd.py',
+    'reciprocal_': 'in-place form: the _inplace rows of reciprocal',
+    'relu_': 'in-place form: the _inplace rows of relu',
+    'resolve_conj': 'test_fft.py',
+    'result_type': 'test_ops_conversion.py',
+    'rms_norm': 'test_nn_functional.py',
+    'round_': 'in-place form: the _inplace rows of round',
+    'rsqrt_': 'in-place form: the _inplace rows of rsqrt',
+    'scalar_tensor': 'test_devices.py',
+    'sigmoid_': 'in-place form: the _inplace rows of sigmoid',
+    'sin_': 'in-place form: the _inplace rows of sin',
+    'sinc_': 'in-place form: the _inplace rows of sinc',
+    'sinh_': 'in-place form: the _inplace rows of sinh',
+    'sqrt_': 'in-place form: the _inplace rows of sqrt',
+    'square_': 'in-place form: the _inplace rows of square',
+    'stft': 'test_fft.py',
+    'swapaxes': 'test_distributions.py',
+    'tan_': 'in-place form: the _inplace rows of tan',
+    'tanh_': 'in-place form: the _inplace rows of tanh',
+    'tensor': 'test_amp.py, test_autograd_function.py',
+    'threshold': 'test_nn_functional.py',
+    'trunc_': 'in-place form: the _inplace rows of trunc',
+    'typename': 'test_ops_conversion.py',
+    'zero_': 'test_views.py',
+    'zeros': 'test_amp.py, test_core.py',
+    'zeros_like': 'test_core.py, test_devices.py',
+}
+
+
+def test_every_public_op_has_an_entry():
+    missing = sorted(n for n in public_ops() if n not in DB and n not in DEDICATED)
+    assert not missing, f"public ops with no op-database row: {missing}"
+
+
+def test_dedicated_list_is_current():
+    stale = sorted(n for n in DEDICATED if n in DB or n not in public_ops())
+    assert not stale, f"remove from DEDICATED (now in the database or gone): {stale}"
+
+
+class _WithOut:
+    """A stand-in for the module ``m`` whose ``target`` function is called twice: plainly, then
+    with ``out=`` tensors of the result's shape and dtype; it returns the ``out`` call's result
+    and records whether that result is the ``out`` object."""
+
+    def __init__(self, m, target):
+        self._m, self._target, self.returned_out = m, target, None
+
+    def __getattr__(self, n):
+        f = getattr(self._m, n)
+        if n != self._target:
+            return f
+        m = self._m
+
+        def call(*args, **kwargs):
+            r = f(*args, **kwargs)
+            if isinstance(r, tuple):
+                o = tuple(m.zeros(tuple(x.shape), dtype=x.dtype) for x in r)
+            else:
+                o = m.zeros(tuple(r.shape), dtype=r.dtype)
+            r2 = f(*args, **kwargs, out=o)
+            self.returned_out = all(a is b for a, b in zip(r2, o)) if isinstance(r, tuple) \
+                else r2 is o
+            return o
+        return call
+
+
+def _out_rows():
+    rows = []
+    for op, cases in sorted(DB.items()):
+        if op not in OUT_TORCH:
+            continue
+        plain = [c for c in cases if hasattr(c, "inputs") and not any(c.name.endswith(s) for s in
+                                             ("_method", "_inplace", "_zero_grad"))]
+        for c in plain[:2]:
+            rows.append((op, c))
+    return rows
+
+
+OUT_ROWS = _out_rows()
+
+
+@pytest.mark.parametrize("op,case", OUT_ROWS, ids=[f"{o}-{c.name}" for o, c in OUT_ROWS])
+def test_out_through_the_database(op, case):
+    targs = [torch.tensor(x) if isinstance(x, np.ndarray) else x for x in case.inputs]
+    tp = _WithOut(torch, op)
+    try:
+        expect = case.fn(tp, *targs, **case.kwargs)
+    except (TypeError, RuntimeError) as e:
+        pytest.skip(f"torch takes no out= for this overload: {e}"[:200])
+    largs = [torchlike.tensor(x) if isinstance(x, np.ndarray) else x for x in case.inputs]
+    lp = _WithOut(torchlike, op)
+    got = case.fn(lp, *largs, **case.kwargs)
+    if tp.returned_out is None:
+        pytest.skip("the row does not call the function itself")
+    assert lp.returned_out, f"{op}(out=...) did not return out"
+    touts = expect if isinstance(expect, tuple) else (expect,)
+    louts = got if isinstance(got, tuple) else (got,)
+    for lo, to in zip(louts, touts):
+        if isinstance(to, torch.Tensor):
+            assert same_dtype(lo, to), f"{op}: dtype {lo.dtype} != {to.dtype}"
+            assert_close(lo, to, case.atol, case.rtol, f"{op}(out=)")

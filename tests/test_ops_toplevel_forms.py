@@ -1,0 +1,91 @@
+"""torch's top-level forms of nn ops and the remaining aliases, against torch (rows of the op
+database for names the family tables do not reach)."""
+import numpy as np
+import pytest
+
+from oracle import Case, check
+
+R = np.random.RandomState(1)
+X = R.randn(2, 4, 6).astype(np.float32)          # (N, C, L)
+X4 = R.randn(1, 4, 4, 4).astype(np.float32)      # (N, C, H, W)
+X5 = R.randn(1, 2, 4, 4, 4).astype(np.float32)   # (N, C, D, H, W)
+W1 = R.randn(4, 3, 3).astype(np.float32)         # conv_transpose1d weight (C_in, C_out, k)
+W5 = R.randn(3, 2, 2, 2, 2).astype(np.float32)
+A = R.randn(3, 4).astype(np.float32)
+B = R.randn(3, 4).astype(np.float32)
+Y = np.array([1., -1., 1.], np.float32)
+P = np.abs(R.randn(3, 4)).astype(np.float32) + 0.1
+
+CASES = [
+    Case("adaptive_avg_pool1d", lambda m, x: m.adaptive_avg_pool1d(x, 3), (X,)),
+    Case("avg_pool1d", lambda m, x: m.avg_pool1d(x, 2), (X,)),
+    Case("max_pool3d", lambda m, x: m.max_pool3d(x, 2), (X5,)),
+    Case("max_pool1d_with_indices", lambda m, x: m.max_pool1d_with_indices(x, 2), (X,)),
+    Case("conv3d", lambda m, x, w: m.conv3d(x, w.reshape(3, 2, 2, 2, 2)), (X5, W5)),
+    Case("conv_transpose1d", lambda m, x, w: m.conv_transpose1d(x, w), (X, W1)),
+    Case("conv_transpose3d", lambda m, x, w: m.conv_transpose3d(x, w.reshape(2, 3, 2, 2, 2)),
+         (X5, W5)),
+    Case("celu", lambda m, a: m.celu(a, 0.5), (A,)),
+    Case("selu", lambda m, a: m.selu(a), (A,)),
+    Case("hardshrink", lambda m, a: m.hardshrink(a, 0.3), (A,)),
+    Case("hardshrink_method", lambda m, a: a.hardshrink(0.3), (A,)),
+    Case("rrelu_eval", lambda m, a: m.rrelu(a, training=False), (A,)),
+    Case("alpha_dropout_eval", lambda m, a: m.alpha_dropout(a, 0.5, False), (A,)),
+    Case("feature_alpha_dropout_eval", lambda m, x: m.feature_alpha_dropout(x, 0.5, False),
+         (X,)),
+    Case("feature_dropout_eval", lambda m, x: m.feature_dropout(x, 0.5, False), (X4,)),
+    Case("pixel_shuffle", lambda m, x: m.pixel_shuffle(x, 2), (X4,)),
+    Case("pixel_unshuffle", lambda m, x: m.pixel_unshuffle(x, 2), (X4,)),
+    Case("channel_shuffle", lambda m, x: m.channel_shuffle(x, 2), (X4,), grad=False),
+    Case("native_channel_shuffle", lambda m, x: m.native_channel_shuffle(x, 2), (X4,),
+         grad=False),
+    Case("instance_norm", lambda m, x: m.instance_norm(x, None, None, None, None, True, 0.1,
+                                                       1e-5, False), (X,)),
+    Case("cosine_embedding_loss", lambda m, a, b, y: m.cosine_embedding_loss(a, b, y),
+         (A, B, Y)),
+    Case("hinge_embedding_loss", lambda m, a, y: m.hinge_embedding_loss(a[:, 0], y), (A, Y)),
+    Case("margin_ranking_loss", lambda m, a, b, y: m.margin_ranking_loss(a[:, 0], b[:, 0], y),
+         (A, B, Y)),
+    Case("triplet_margin_loss", lambda m, a, b, c: m.triplet_margin_loss(a, b, c), (A, B, P)),
+    Case("poisson_nll_loss", lambda m, a, p: m.poisson_nll_loss(a, p, True, False, 1e-8, 1),
+         (A, P)),
+    Case("cosine_embedding_loss_mean", lambda m, a, b, y: m.cosine_embedding_loss(a, b, y, 0.1, 1),
+         (A, B, Y)),
+    Case("triplet_margin_loss_sum", lambda m, a, b, c: m.triplet_margin_loss(
+        a, b, c, 1.0, 2, 1e-6, False, 2), (A, B, P)),
+    Case("kl_div", lambda m, a, b: m.kl_div(a, b.abs()), (A, B)),
+    Case("binary_cross_entropy_with_logits", lambda m, a, b: m.binary_cross_entropy_with_logits(
+        a, b.sigmoid()), (A, B)),
+    Case("embedding_bag", lambda m, w: m.nn.functional.embedding_bag(
+        m.tensor([[0, 2], [1, 1]]), w), (A,)),
+    # aliases and remaining pointwise forms
+    Case("atleast_1d", lambda m, a: m.atleast_1d(a[0, 0]), (A,)),
+    Case("conj_physical", lambda m, a: m.conj_physical(a), (A,)),
+    Case("conj_physical_inplace", lambda m, a: m.conj_physical_(a.clone()), (A,), grad=False),
+    Case("imag", lambda m, a, b: m.imag(m.complex(a, b)), (A, B)),
+    Case("greater_equal", lambda m, a, b: m.greater_equal(a, b), (A, B), grad=False),
+    Case("less", lambda m, a, b: m.less(a, b), (A, B), grad=False),
+    Case("negative", lambda m, a: m.negative(a), (A,)),
+    Case("reciprocal", lambda m, a: m.reciprocal(a), (P,)),
+    Case("reciprocal_inplace", lambda m, a: m.reciprocal_(a.clone()), (P,), grad=False),
+    Case("rsqrt", lambda m, a: m.rsqrt(a), (P,)),
+    Case("rsqrt_inplace", lambda m, a: m.rsqrt_(a.clone()), (P,), grad=False),
+    Case("square", lambda m, a: m.square(a), (A,)),
+    Case("square_inplace", lambda m, a: m.square_(a.clone()), (A,), grad=False),
+    Case("cos_inplace", lambda m, a: m.cos_(a.clone()), (A,), grad=False),
+    Case("unsafe_split", lambda m, a: m.unsafe_split(a, 2, 1), (A,)),
+    Case("unsafe_split_with_sizes", lambda m, a: m.unsafe_split_with_sizes(a, [1, 3], 1), (A,)),
+    Case("resize_as_", lambda m, a, b: a.clone().resize_as_(b.reshape(4, 3)), (A, B),
+         grad=False),
+    Case("resolve_neg", lambda m, a: m.resolve_neg(a), (A,)),
+    Case("empty_like_shape", lambda m, a: m.empty_like(a).shape, (A,), grad=False),
+    Case("is_conj", lambda m, a: m.is_conj(a), (A,), grad=False),
+    Case("is_neg", lambda m, a: m.is_neg(a), (A,), grad=False),
+    Case("is_distributed", lambda m, a: m.is_distributed(a), (A,), grad=False),
+    Case("histogramdd", lambda m, a: m.histogramdd(a[:, :2], bins=[3, 2]), (A,), grad=False),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_against_torch(case):
+    check(case)
