@@ -536,3 +536,30 @@ def test_transforms_leave_no_tape_and_no_tracers_behind():
         assert t.grad_fn is None and not isinstance(t._data, jax.core.Tracer)
     for p in model.parameters():
         assert not isinstance(p._data, jax.core.Tracer) and p.grad is None
+
+
+# ------------------------------------------------------------------ pinned differences
+
+def test_differences_inplace_inputs_host_reads_and_unsupported_options():
+    """DIFFERENCES.md entries for torch.func (each checked against torch's behaviour)."""
+    # 1. in-place ops on a transform's inputs do not reach the caller's tensor
+    for m, changed in ((torch, True), (torchlike, False)):
+        x = m.ones(3)
+        m.func.vmap(lambda a: a.add_(1))(x)
+        assert bool((x == 2).all()) is changed
+    # 2. host reads of traced values inside grad: torch runs eagerly, torchlike traces
+    f = lambda m: (lambda a: a.sum() * (2 if a.sum().item() > 0 else 3))
+    assert_close(torch.func.grad(f(torch))(torch.ones(3)), torch.full((3,), 2.0))
+    with pytest.raises(RuntimeError, match=r"grad: It looks like you're calling \.item\(\)"):
+        torchlike.func.grad(f(torchlike))(torchlike.ones(3))
+    # 3. results carry no autograd history, even from captured tensors that require grad
+    w = {m: m.ones(3, requires_grad=True) for m in M}
+    outs = {m: m.func.vmap(lambda a: a * w[m])(m.ones(2, 3)) for m in M}
+    assert outs[torch].requires_grad and not outs[torchlike].requires_grad
+    close(outs[torchlike], outs[torch].detach())
+    # 4. options without an implementation raise
+    _, fn = torchlike.func.vjp(torchlike.sin, torchlike.ones(2))
+    with pytest.raises(NotImplementedError, match="create_graph=True"):
+        fn(torchlike.ones(2), create_graph=True)
+    with pytest.raises(NotImplementedError, match="strict=True"):
+        torchlike.func.jvp(torchlike.sin, (torchlike.ones(2),), (torchlike.ones(2),), strict=True)

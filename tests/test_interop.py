@@ -258,3 +258,14 @@ def test_jax_function_of_torch_style_code():
     with pytest.raises(RuntimeError, match="in-place operation wrote"):
         jax.jit(interop.jax_function(bad))(jnp.asarray(X))
     assert not isinstance(captured._data, jax.core.Tracer)
+
+
+def test_docs_snippets_run():
+    """Every python block of docs/interop.md runs as written."""
+    import os
+    import re
+    path = os.path.join(os.path.dirname(__file__), "..", "docs", "interop.md")
+    blocks = re.findall(r"```python\n(.*?)```", open(path).read(), re.S)
+    assert len(blocks) == 5
+    for code in blocks:
+        exec(compile(code, "docs/interop.md", "exec"), {"__name__": "docs_snippet"})
