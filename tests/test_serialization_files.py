@@ -705,6 +705,10 @@ def test_file_like_objects_both_ways(tmp_path):
         _, oe = _outcome(lambda: torchlike.load(src()))
         _same_class(oe, te)
         assert str(oe) == str(te)
+    for src in (tmp_path / "missing.pt", tmp_path, str(tmp_path / "missing.pt")):
+        _, te = _outcome(lambda: torch.load(src))
+        _, oe = _outcome(lambda: torchlike.load(src))
+        assert type(oe) is type(te) and str(oe) == str(te)
     for target in (3, b"bytes"):
         _, te = _outcome(lambda: torch.save({}, target))
         _, oe = _outcome(lambda: torchlike.save({}, target))
