@@ -404,3 +404,99 @@ def test_view_of_transposed_does_not_raise():
     v = x.t().view(-1)
     v.add_(1)
     assert x.sum().item() == 6.0
+
+
+# ------------------------------------------------------------------ repeated elements (overlap)
+# torch refuses an in-place write into a tensor several of whose elements are one memory
+# location; a view of such a tensor that picks distinct locations is writable.
+
+OVERLAP = {
+    "expand_new_dim": lambda m: m.zeros(3).expand(2, 3),
+    "expand_size_one": lambda m: m.zeros(3, 1).expand(3, 4),
+    "expand_same_shape": lambda m: m.zeros(3, 1).expand(3, 1),
+    "row_of_expanded": lambda m: m.zeros(3).expand(2, 3)[0],
+    "column_of_expanded": lambda m: m.zeros(3).expand(2, 3)[:, 1],
+    "expanded_transposed_row": lambda m: m.zeros(1, 3).expand(2, 3).t()[1],
+    "expanded_then_viewed": lambda m: m.zeros(1).expand(3).view(3, 1).t(),
+    "detached_expanded": lambda m: m.zeros(2).expand(2, 2).detach(),
+    "detached_row_of_expanded": lambda m: m.zeros(2).expand(2, 2)[1].detach(),
+    "diagonal_of_expanded": lambda m: m.zeros(3).expand(3, 3).diagonal(),
+    "unbind_of_expanded": lambda m: m.zeros(2, 1).expand(2, 3).unbind(1)[0],
+    "expand_of_empty": lambda m: m.zeros(0, 1).expand(0, 4),
+}
+
+
+def _write_outcome(m, make, write):
+    base_holder = []
+    try:
+        v = make(m)
+        write(v)
+        return ("ok", v.tolist())
+    except RuntimeError as e:
+        return ("RuntimeError", str(e))
+
+
+@pytest.mark.parametrize("name", OVERLAP)
+@pytest.mark.parametrize("write", ["add_", "fill_", "zero_", "copy_", "setitem"])
+def test_writes_into_repeated_elements_match_torch(name, write):
+    how = {"add_": lambda v: v.add_(1),
+           "fill_": lambda v: v.fill_(2.0),
+           "zero_": lambda v: v.zero_(),
+           "copy_": lambda v: v.copy_(v * 0 + 3),
+           "setitem": lambda v: v.__setitem__(..., 4.0)}[write]
+    assert _write_outcome(torchlike, OVERLAP[name], how) == \
+        _write_outcome(torch, OVERLAP[name], how)
+
+
+def test_a_view_op_declares_its_own_overlap_rule():
+    """``defop(view=view_rule(overlap=...))``: the rule decides, the registry only calls it."""
+    import jax.numpy as jnp
+    from torchlike import _storage
+    from torchlike._ops._registry import Op, apply
+
+    seen = []
+
+    def rule(base, static):
+        seen.append((tuple(base.shape), static["shape"]))
+        return _storage.broadcasts(base, static)
+
+    op = Op("probe_expand", lambda a, shape: jnp.broadcast_to(a, shape), saves=False,
+            view=_storage.view_rule(overlap=rule))
+    x = torchlike.zeros(3)
+    y = apply(op, x, shape=(2, 3))
+    assert seen == [((3,), (2, 3))]
+    with pytest.raises(RuntimeError, match="more than one element"):
+        y.add_(1)
+    y[1].add_(1)                      # one row: distinct elements, written through to x
+    assert x.tolist() == [1.0, 1.0, 1.0]
+    # a rule saying "no repeats" and a predicate choosing when the op is a view
+    op2 = Op("probe_view", lambda a, shape: jnp.reshape(a, shape), saves=False,
+             view=_storage.view_rule(when=lambda kw: kw["shape"] != (3,),
+                                     overlap=lambda b, kw: False))
+    z = apply(op2, x, shape=(3, 1))
+    z.mul_(2)
+    assert x.tolist() == [2.0, 2.0, 2.0]
+    w = apply(op2, x, shape=(3,))        # not a view: writes stay in w
+    w.add_(1)
+    assert x.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_fill_of_repeated_elements_in_grad_mode_raises_as_torch():
+    """torch raises at backward (its CopySlices cannot write repeated elements); torchlike at
+    the write itself, with torch's class and message (DIFFERENCES.md)."""
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = x * 2
+        e = a.expand(2, 3)
+        e.fill_(5.0)
+        b = m.tensor([0.5, 1.5, 2.5], requires_grad=True)
+        (a * b).sum().backward()
+    with pytest.raises(RuntimeError) as theirs:
+        run(torch)
+    with pytest.raises(RuntimeError) as ours:
+        run(torchlike)
+    assert str(ours.value) == str(theirs.value)
+    with torchlike.no_grad():          # unrecorded, the same write is allowed, as in torch
+        x = torchlike.tensor([1.0, 2.0], requires_grad=True) * 1
+        x.expand(3, 2).fill_(4.0)
+    assert x.tolist() == [4.0, 4.0]

@@ -266,17 +266,19 @@ def check_writable(t):
         raise RuntimeError(_OVERLAP)
 
 
-def write(t, new, grad_out=None):
+def write(t, new, grad_out=None, repeats_ok=False):
     """Write ``new`` (a jax array shaped like ``t``) into ``t``.
 
     ``grad_out``: the Tensor holding ``new`` with its autograd history, when the write is
     recorded (an in-place op in grad mode); None for a raw write (no_grad, optimizers, init).
+    ``repeats_ok``: every element gets the same value (``fill_``, ``zero_``), so ``t`` may
+    have repeated elements, as torch allows.
     """
     with _lock:
-        _write(t, new, grad_out)
+        _write(t, new, grad_out, repeats_ok)
 
 
-def _write(t, new, grad_out):
+def _write(t, new, grad_out, repeats_ok=False):
     a = t._alias
     if a is None:
         t._data = new
@@ -285,7 +287,8 @@ def _write(t, new, grad_out):
             _rebase(t, grad_out.grad_fn, grad_out._output_nr)
         _refresh(t)
         return
-    check_writable(t)
+    if not repeats_ok:
+        check_writable(t)
     root = a.root
     idx = alias_index(t)
     track = (grad_out is not None and not a.detached
@@ -395,11 +398,14 @@ _VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being use
                       "in-place operation.")
 
 
-def check_inplace(t):
-    """torch's checks before writing into ``t`` in place."""
+def check_inplace(t, repeats_ok=False):
+    """torch's checks before writing into ``t`` in place (``repeats_ok``: see ``write``)."""
     a = t._alias
     if a is not None:
-        check_writable(t)
+        # a recorded write may not repeat elements: torch's CopySlices backward refuses it
+        # (torch raises at backward, torchlike here: see DIFFERENCES.md)
+        if not repeats_ok or (_state.grad_enabled and not a.detached and a.root._requires_grad):
+            check_writable(t)
         if (not a.detached and _state.grad_enabled and a.root._requires_grad
                 and a.root.grad_fn is None):
             raise RuntimeError(_VIEW_LEAF_INPLACE)
@@ -415,7 +421,7 @@ def check_inplace(t):
         raise RuntimeError(_LEAF_INPLACE)
 
 
-def commit_inplace(t, out):
+def commit_inplace(t, out, repeats_ok=False):
     """Make ``t`` hold ``out``'s values and history: the write of an in-place op.
 
     The result is cast back to ``t``'s dtype (torch refuses a cast to a lower category). The
@@ -437,7 +443,7 @@ def commit_inplace(t, out):
     node = out.grad_fn
     tracked = node is not None
     with _lock:
-        _write(t, data, out if tracked else None)
+        _write(t, data, out if tracked else None, repeats_ok)
         if tracked and node._saved_versions:
             # the op's own saved view of ``t`` (input or output) is the value it just wrote
             vc = t._vc

@@ -52,16 +52,16 @@ def fill_(self, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.ndim} dimensions.")
-    check_inplace(self)
-    return commit_inplace(self, apply(_fill, self, value,
-                                       tensor_value=isinstance(value, Tensor)))
+    check_inplace(self, repeats_ok=True)
+    return commit_inplace(self, apply(_fill, self, value, tensor_value=isinstance(value, Tensor)),
+                          repeats_ok=True)
 
 
 @method("zero_")
 def zero_(self):
     """Set every element to zero."""
-    check_inplace(self)
-    return commit_inplace(self, apply(_zero, self))
+    check_inplace(self, repeats_ok=True)
+    return commit_inplace(self, apply(_zero, self), repeats_ok=True)
 
 
 # ------------------------------------------------------------------ in-place view ops
