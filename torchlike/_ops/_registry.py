@@ -49,15 +49,72 @@ def _cast(x, dtype):
     return x.astype(dtype)
 
 
+# ------------------------------------------------------------------ the executable budget
+#
+# jax.jit keeps one compiled program per input shape for ever; a workload whose shapes keep
+# changing (generation, variable batches) would grow without bound. The registry counts the
+# programs its entries compiled and, past ``MAX_PROGRAMS`` (``$TORCHLIKE_MAX_PROGRAMS``,
+# default 2048), drops the programs of the least recently used entries (they recompile if used
+# again). ``apply`` stamps each entry it runs with the compile epoch: one attribute write.
+
+import os as _os
+
+MAX_PROGRAMS = int(_os.environ.get("TORCHLIKE_MAX_PROGRAMS", "2048"))
+_budget = {"programs": 0, "epoch": 0, "evictions": 0}
+_LIVE: list = []         # entries holding compiled programs
+
+
+def _compiled_one(entry):
+    """Bookkeeping for one new program of ``entry`` (called while it traces)."""
+    with _lock:
+        if entry.programs == 0:
+            _LIVE.append(entry)
+        entry.programs += 1
+        _budget["programs"] += 1
+        _budget["epoch"] += 1
+        entry.stamp = _budget["epoch"]
+        if _budget["programs"] > MAX_PROGRAMS:
+            _evict(entry)
+
+
+def _evict(keep):
+    """Drop least recently used programs until the total is 3/4 of the budget."""
+    _LIVE.sort(key=lambda e: e.stamp)
+    target = MAX_PROGRAMS * 3 // 4
+    kept = []
+    for e in _LIVE:
+        if _budget["programs"] > target and e is not keep:
+            e.drop_programs()
+            _budget["evictions"] += 1
+        else:
+            kept.append(e)
+    _LIVE[:] = kept
+
+
+def program_budget():
+    """``{"programs", "max", "evictions"}``: the registry's compiled programs now and its bound."""
+    return {"programs": _budget["programs"], "max": MAX_PROGRAMS,
+            "evictions": _budget["evictions"]}
+
+
 class _Compiled:
     """The three jitted functions of one op for one static configuration."""
 
     __slots__ = ("fwd", "fwd_vjp", "bwd", "name", "saves", "op", "static", "cast", "needs",
-                 "_vjp_op", "_fwd_vjp_raw")
+                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "__weakref__")
+
+    def drop_programs(self):
+        for f in (self.fwd, self.fwd_vjp, self.bwd):
+            f.clear_cache()
+        with _lock:
+            _budget["programs"] -= self.programs
+            self.programs = 0
 
     def __init__(self, op, static, cast, needs):
         cast = None if cast is None else cast.np
         self.op, self.static, self.cast, self.needs = op, static, cast, needs
+        self.programs = 0
+        self.stamp = 0
         fn = op.fn
         kw = dict(static)
         counts = op.trace_counts
@@ -70,6 +127,7 @@ class _Compiled:
         def count(kind):
             with _lock:
                 counts[kind] += 1
+            _compiled_one(self)
 
         def fwd(*xs):
             count("fwd")
@@ -225,6 +283,9 @@ default_view_rule = None    # set by torchlike._storage: () -> its default view 
 def clear_caches():
     """Drop every jitted function: each op's and every cache in ``torchlike._caches``."""
     with _lock:
+        for e in _LIVE:
+            e.drop_programs()
+        _LIVE.clear()
         for op in list(OPS.values()):
             op.cache.clear()
             for k in op.trace_counts:
@@ -316,6 +377,7 @@ def apply(op, *args, **static):
     skey = tuple(sorted(static.items())) if static else ()
     if not any_need:
         c = op.compiled(skey, cast, ())
+        c.stamp = _budget["epoch"]
         try:
             out = c.fwd(*arrays)
         except (TypeError, ValueError) as e:
@@ -329,6 +391,7 @@ def apply(op, *args, **static):
         return outs
     needs = tuple(needs)
     c = op.compiled(skey, cast, needs)
+    c.stamp = _budget["epoch"]
     try:
         diff, rest, vjp = c.fwd_vjp(*arrays)
     except (TypeError, ValueError) as e:

@@ -1,0 +1,37 @@
+"""The registry's bound on compiled programs: a workload of ever-new shapes plateaus."""
+import numpy as np
+import torch
+
+import torchlike
+from torchlike._ops import _registry
+
+
+def _step(m, n):
+    x = m.tensor(np.linspace(-1, 1, n, dtype=np.float32), requires_grad=True)
+    y = (x * 2.0).tanh().sum()
+    y.backward()
+    return y.item(), x.grad.numpy() if hasattr(x.grad, "numpy") else x.grad
+
+
+def test_programs_stay_within_the_bound_across_200_shapes(monkeypatch):
+    monkeypatch.setattr(_registry, "MAX_PROGRAMS", 60)
+    before = _registry.program_budget()["evictions"]
+    peak = 0
+    for n in range(3, 203):
+        v, g = _step(torchlike, n)
+        tv, tg = _step(torch, n)
+        assert abs(v - tv) < 1e-4
+        np.testing.assert_allclose(g, tg, rtol=1e-5, atol=1e-6)
+        peak = max(peak, _registry.program_budget()["programs"])
+    assert peak <= 60 + 3        # one entry may exceed by the programs of the op tracing now
+    assert _registry.program_budget()["evictions"] > before
+
+
+def test_an_evicted_entry_recompiles_and_gives_the_same_values(monkeypatch):
+    monkeypatch.setattr(_registry, "MAX_PROGRAMS", 8)
+    first = _step(torchlike, 5)
+    for n in range(6, 30):
+        _step(torchlike, n)
+    again = _step(torchlike, 5)
+    assert first[0] == again[0]
+    np.testing.assert_array_equal(first[1], again[1])
