@@ -47,7 +47,9 @@ _CPU_POLICY = {
     "nn_prelu": "lower", "scaled_dot_product_attention": "lower",
     "multi_head_attention": "lower",
     "addmm": ("lower", lambda kw: kw.get("kind") in ("mm", "bmm", "addbmm")),
-    "rnn": ("lower", lambda kw: kw.get("mode") == "LSTM"),     # mkldnn_rnn_layer
+    # LSTM runs mkldnn_rnn_layer, RNN decomposes into matmuls; GRU's CPU kernel stays float32
+    "rnn": ("lower", lambda kw: kw.get("mode") != "GRU"),
+    "einsum": "lower", "tensordot": "lower",      # composites of bmm/mm in torch
     # float32
     "binary_cross_entropy": "fp32", "binary_cross_entropy_with_logits": "fp32",
     "avg_pool": ("fp32", _nd3), "max_pool": ("fp32", _nd3), "max_pool_indices": ("fp32", _nd3),
@@ -55,10 +57,10 @@ _CPU_POLICY = {
     "adaptive_max_pool_indices": ("fp32", _nd3), "max_unpool": ("fp32", _nd23),
     "pad": ("fp32", lambda kw: kw.get("mode") in ("reflect", "replicate")),
     "prod": "fp32", "quantile": "fp32", "cdist": "fp32", "trace": "fp32",
-    "cholesky_solve": "fp32", "mse_loss": "fp32", "loss_mse": "fp32",
+    "cholesky_solve": "fp32", "loss_mse": "fp32",
     "cosine_embedding_loss": "fp32", "nll_loss": "fp32", "hinge_embedding_loss": "fp32",
     "poisson_nll_loss": "fp32", "loss_smooth_l1": "fp32", "cross_entropy": "fp32",
-    "loss_l1": "fp32", "loss_huber": "fp32", "margin_ranking_loss": "fp32",
+    "loss_l1": "fp32", "l1_loss": "fp32", "loss_huber": "fp32", "margin_ranking_loss": "fp32",
     "loss_soft_margin": "fp32", "triplet_margin_loss": "fp32", "multi_margin_loss": "fp32",
     "ctc_loss": "fp32", "kl_div": "fp32", "multilabel_margin_loss": "fp32",
     "lu_factor": "fp32", "lu_unpack": "fp32", "lstsq_sv": "fp32", "solve_triangular": "fp32",
@@ -80,7 +82,7 @@ _CUDA_POLICY = {
     "nn_softplus": "fp32", "layer_norm": "fp32", "rms_norm": "fp32", "group_norm": "fp32",
     "vector_norm": "fp32", "linalg_matrix_norm": "fp32", "cosine_similarity": "fp32",
     "poisson_nll_loss": "fp32", "cosine_embedding_loss": "fp32", "nll_loss": "fp32",
-    "hinge_embedding_loss": "fp32", "kl_div": "fp32", "loss_l1": "fp32",
+    "hinge_embedding_loss": "fp32", "kl_div": "fp32", "loss_l1": "fp32", "l1_loss": "fp32",
     "loss_smooth_l1": "fp32", "loss_huber": "fp32", "loss_mse": "fp32",
     "margin_ranking_loss": "fp32", "multilabel_margin_loss": "fp32",
     "loss_soft_margin": "fp32", "triplet_margin_loss": "fp32", "multi_margin_loss": "fp32",
@@ -103,6 +105,10 @@ _BANNED = ("torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are un
            "layer.\nIn this case, combine the two layers using "
            "torch.nn.functional.binary_cross_entropy_with_logits\nor torch.nn.BCEWithLogitsLoss."
            "  binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.")
+
+
+# ops whose static ``dtype`` is their input's dtype (their result is cast to it)
+_RESULT_DTYPE_OPS = frozenset({"trace"})
 
 
 def _rule(policy, name, static):
@@ -216,6 +222,10 @@ def _cast_args(op, args, static):
             target = _state.dtype[dev_type]
             for i in cand:
                 target = D.promote_types(target, args[i].dtype)
+        if name in _RESULT_DTYPE_OPS and static.get("dtype") == args[cand[0]]._data.dtype:
+            # the op casts its result to a static dtype taken from its input: follow the cast
+            # (apply reads ``static`` after this hook)
+            static["dtype"] = target.np
         args = list(args)
         for i in cand:
             a = args[i]
@@ -223,6 +233,24 @@ def _cast_args(op, args, static):
                 args[i] = a.to(target)
         return tuple(args)
     return args
+
+
+# Functions nn composes from several ops (torch autocasts them as one op): their policy
+# entries are applied by ``cast_composite``, which such a function calls on its inputs.
+COMPOSITE_NAMES = frozenset({"linear", "cross_entropy", "loss_l1", "l1_loss"})
+
+
+def cast_composite(name, *tensors):
+    """``tensors`` cast by the autocast policy of the composite function ``name`` (as
+    ``apply`` casts an op's arguments); the tensors unchanged when autocast is off."""
+    if _gm._state.autocast is None:
+        return tensors
+
+    class _Named:
+        pass
+    op = _Named()
+    op.name = name
+    return _cast_args(op, tensors, {})
 
 
 # ------------------------------------------------------------------ the context manager
@@ -240,6 +268,7 @@ class autocast:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: "
                              f"`{type(device_type)}`")
+        _device.device(device_type)          # torch parses it first (its error for 'foo')
         if not is_autocast_available(device_type):
             raise RuntimeError(f"User specified an unsupported autocast device_type "
                                f"'{device_type}'")

@@ -99,7 +99,25 @@ def annotate(the_type, the_value):
 
 
 def isinstance(obj, target_type):
-    return builtins.isinstance(obj, target_type)
+    """Python's isinstance, also for ``List[int]``-style container types (checked
+    element-wise, as TorchScript refines them)."""
+    origin = typing.get_origin(target_type)
+    if origin is None:
+        return builtins.isinstance(obj, target_type)
+    args = typing.get_args(target_type)
+    if origin is typing.Union:
+        return any(isinstance(obj, a) for a in args)
+    if not builtins.isinstance(obj, origin):
+        return False
+    if origin in (list, set, frozenset) and args:
+        return all(isinstance(v, args[0]) for v in obj)
+    if origin is dict and args:
+        return all(isinstance(k, args[0]) and isinstance(v, args[1]) for k, v in obj.items())
+    if origin is tuple and args:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(isinstance(v, args[0]) for v in obj)
+        return len(obj) == len(args) and all(isinstance(v, a) for v, a in zip(obj, args))
+    return True
 
 
 _NO_ARCHIVES = ("TorchScript archives are not supported by torchlike (there is no TorchScript): "

@@ -161,6 +161,15 @@ def _index(idx):
 
 
 def _compare(actual, expected, id, opts):
+    try:
+        return _compare_pair(actual, expected, id, opts)
+    except _Fail as f:
+        if not f.id:
+            f.id = id
+        raise
+
+
+def _compare_pair(actual, expected, id, opts):
     from .._tensor import Tensor
     if isinstance(actual, Tensor) or isinstance(expected, Tensor):
         if not (isinstance(actual, Tensor) and isinstance(expected, Tensor)):
@@ -197,7 +206,7 @@ def _compare(actual, expected, id, opts):
             raise _Fail(AssertionError, f"The keys of the mappings do not match:\n"
                                         f"Missing keys in the actual mapping: "
                                         f"{sorted(missing, key=repr)}\n"
-                                        f"Extra keys in the actual mapping: "
+                                        f"Additional keys in the actual mapping: "
                                         f"{sorted(extra, key=repr)}")
         for k in actual:
             _compare(actual[k], expected[k], id + (k,), opts)

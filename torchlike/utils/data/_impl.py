@@ -25,9 +25,9 @@ from typing import Generic, TypeVar
 import jax
 import numpy as np
 
-from .. import _dtype as D
-from .. import _random
-from .._tensor import Tensor
+from ... import _dtype as D
+from ... import _random
+from ..._tensor import Tensor
 
 __all__ = [
     "Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
@@ -321,7 +321,7 @@ class WeightedRandomSampler(Sampler[int]):
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape "
                              f"{tuple(w.shape)}")
-        from .._creation import tensor
+        from ..._creation import tensor
         self.weights = tensor(w, dtype=D.float64)
         self.num_samples = num_samples
         self.replacement = replacement
@@ -453,13 +453,13 @@ def _stack(tensors):
                                f"entry {bad}")
         import jax.numpy as jnp
         return Tensor._make(jnp.asarray(np.stack([np.asarray(t._data) for t in tensors])))
-    from .. import stack
+    from ... import stack
     return stack(tensors, 0)
 
 
 def default_collate(batch):
     """torch's default collation: stack tensors/arrays/numbers, recurse into containers."""
-    from .._creation import as_tensor, tensor
+    from ..._creation import as_tensor, tensor
     elem = batch[0]
     elem_type = type(elem)
     if isinstance(elem, Tensor):
@@ -512,7 +512,7 @@ def default_collate(batch):
 
 def default_convert(data):
     """What DataLoader applies to each sample when auto-batching is off (numpy -> tensor)."""
-    from .._creation import as_tensor
+    from ..._creation import as_tensor
     elem_type = type(data)
     if isinstance(data, Tensor):
         return data

@@ -1,0 +1,299 @@
+"""Mixed precision against torch's CPU autocast (bf16 and fp16) and torch.amp.GradScaler."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+from oracle import assert_close
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4)).astype(np.float32)
+B = RNG.standard_normal((4, 5)).astype(np.float32)
+X4 = RNG.standard_normal((2, 3, 6, 6)).astype(np.float32)
+W4 = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+V = RNG.standard_normal((3, 4)).astype(np.float32)
+T = np.array([0, 2, 1])
+P = RNG.uniform(0.1, 0.9, (3, 4)).astype(np.float32)
+X5 = RNG.standard_normal((1, 2, 4, 4, 4)).astype(np.float32)
+
+# name, fn(m, F, *tensors), inputs
+CASES = [
+    ("matmul", lambda m, F, a, b: a @ b, (A, B)),
+    ("mm", lambda m, F, a, b: m.mm(a, b), (A, B)),
+    ("bmm", lambda m, F, a, b: m.bmm(a[None], b[None]), (A, B)),
+    ("addmm", lambda m, F, a, b: m.addmm(m.ones(3, 5), a, b), (A, B)),
+    ("baddbmm", lambda m, F, a, b: m.baddbmm(m.ones(1, 3, 5), a[None], b[None]), (A, B)),
+    ("linear", lambda m, F, a, b: F.linear(a, b.t()), (A, B)),
+    ("conv2d", lambda m, F, x, w: F.conv2d(x, w), (X4, W4)),
+    ("conv_transpose2d", lambda m, F, x, w: F.conv_transpose2d(x, w.transpose(0, 1)),
+     (X4, W4)),
+    ("prelu", lambda m, F, a: F.prelu(a, m.tensor([0.25])), (A,)),
+    ("sdpa", lambda m, F, a: F.scaled_dot_product_attention(a[None], a[None], a[None]), (A,)),
+    ("cat", lambda m, F, a, v: m.cat([(a @ v.t()), a @ v.t().double()[:, :3].float()]),
+     (A, V)),
+    ("cat_mixed", lambda m, F, a, b: m.cat([a @ b, (a @ b).float()]), (A, B)),
+    ("stack", lambda m, F, a, b: m.stack([a @ b, (a @ b).float()]), (A, B)),
+    ("mse", lambda m, F, a, v: F.mse_loss(a @ v.t(), m.zeros(3, 3)), (A, V)),
+    ("l1", lambda m, F, a, v: F.l1_loss(a @ v.t(), m.zeros(3, 3)), (A, V)),
+    ("smooth_l1", lambda m, F, a, v: F.smooth_l1_loss(a @ v.t(), m.zeros(3, 3)), (A, V)),
+    ("huber", lambda m, F, a, v: F.huber_loss(a @ v.t(), m.zeros(3, 3)), (A, V)),
+    ("nll", lambda m, F, a, v: F.nll_loss(F.log_softmax(a @ v.t(), 1), m.tensor(T)), (A, V)),
+    ("cross_entropy", lambda m, F, a, v: F.cross_entropy(a @ v.t(), m.tensor(T)), (A, V)),
+    ("bce_logits", lambda m, F, a, v, p: F.binary_cross_entropy_with_logits(a @ v.t(),
+                                                                              (p @ p.t()) / 4),
+     (A, V, P)),
+    ("bce", lambda m, F, p: F.binary_cross_entropy(p.bfloat16(), p), (P,)),
+    ("kl_div", lambda m, F, a, v: F.kl_div(a @ v.t(), m.ones(3, 3), reduction="sum"), (A, V)),
+    ("softmax_unlisted", lambda m, F, a, b: F.softmax(a @ b, 1), (A, B)),
+    ("exp_unlisted", lambda m, F, a, b: m.exp(a @ b), (A, B)),
+    ("sum_unlisted", lambda m, F, a, b: (a @ b).sum(), (A, B)),
+    ("add_promotes", lambda m, F, a, b: (a @ b) + m.ones(3, 5), (A, B)),
+    ("layer_norm_unlisted", lambda m, F, a, b: F.layer_norm(a @ b, (5,)), (A, B)),
+    ("prod_fp32", lambda m, F, a, b: m.prod(a @ b, 1), (A, B)),
+    ("avg_pool3d_fp32", lambda m, F, x: F.avg_pool3d(x.bfloat16(), 2), (X5,)),
+    ("avg_pool2d_unlisted", lambda m, F, x: F.avg_pool2d(x.bfloat16(), 2), (X4,)),
+    ("reflect_pad_fp32", lambda m, F, x: F.pad(x[0].bfloat16(), (1, 1), mode="reflect"),
+     (X4,)),
+    ("tensordot", lambda m, F, a, b: m.tensordot(a, b, 1), (A, B)),
+    ("outer_unlisted", lambda m, F, a: m.outer(a[0], a[1]), (A,)),
+    ("cdist_fp32", lambda m, F, a: m.cdist(a.bfloat16(), a.bfloat16()), (A,)),
+    ("trace_fp32", lambda m, F, a: m.trace(a.bfloat16()), (A,)),
+    ("index_copy_promotes", lambda m, F, a, b: m.zeros(3, 5).index_copy(0, m.tensor([0]),
+                                                                         (a @ b)[:1]), (A, B)),
+    ("double_stays", lambda m, F, a, b: a.double() @ b.double(), (A, B)),
+    ("int_matmul", lambda m, F, a, b: (a * 10).long() @ (b * 10).long(), (A, B)),
+    ("einsum", lambda m, F, a, b: m.einsum("ij,jk->ik", a, b), (A, B)),
+]
+
+
+def _run(m, fn, inputs, dtype, grad):
+    F = m.nn.functional
+    ts = [m.tensor(x, requires_grad=grad and x.dtype.kind == "f") for x in inputs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with m.autocast("cpu", dtype=dtype):
+            out = fn(m, F, *ts)
+    return out, ts
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_cpu_autocast_dtype_and_values(case, dtype):
+    name, fn, inputs = case
+    ours, tin = _run(torchlike, fn, inputs, getattr(torchlike, dtype), True)
+    ref, rin = _run(torch, fn, inputs, getattr(torch, dtype), True)
+    assert str(ours.dtype) == str(ref.dtype), name
+    assert_close(ours.float(), ref.float(), atol=5e-2, rtol=2e-2, what=name)
+    if ref.requires_grad and ref.dtype.is_floating_point:
+        ref.float().sum().backward()
+        ours.float().sum().backward()
+        for a, b in zip(tin, rin):
+            if b.grad is not None:
+                assert a.grad is not None and str(a.grad.dtype) == str(b.grad.dtype)
+                assert_close(a.grad, b.grad, atol=1e-1, rtol=5e-2, what=name + " grad")
+
+
+@pytest.mark.parametrize("kind", ["RNN", "GRU", "GRUCell", "LSTMCell"])
+def test_recurrences_under_cpu_autocast(kind):
+    # (torch's LSTM under CPU autocast needs a oneDNN bf16 CPU: not compared here)
+    outs = []
+    for m in (torchlike, torch):
+        m.manual_seed(0)
+        layer = getattr(m.nn, kind)(4, 3)
+        x = m.tensor(A[:, None, :] if "Cell" not in kind else A)
+        with m.autocast("cpu"):
+            y = layer(x)
+        y = y[0] if isinstance(y, tuple) else y
+        outs.append(str(y.dtype))
+    assert outs[0] == outs[1]
+
+
+def test_nesting_disable_decorator_and_state():
+    for m in (torchlike, torch):
+        a, b = m.tensor(A), m.tensor(B)
+        assert not m.is_autocast_enabled("cpu")
+        with m.autocast("cpu"):
+            assert m.is_autocast_enabled("cpu")
+            assert (a @ b).dtype == m.bfloat16
+            with m.autocast("cpu", enabled=False):
+                assert not m.is_autocast_enabled("cpu")
+                assert (a @ b).dtype == m.float32
+            with m.autocast("cpu", dtype=m.float16):
+                assert (a @ b).dtype == m.float16
+                assert m.get_autocast_dtype("cpu") == m.float16
+            assert (a @ b).dtype == m.bfloat16
+        assert (a @ b).dtype == m.float32
+        assert m.get_autocast_dtype("cpu") == m.bfloat16
+
+        @m.autocast("cpu")
+        def f(x, y):
+            return x @ y
+        assert f(a, b).dtype == m.bfloat16
+        assert (a @ b).dtype == m.float32
+        assert m.amp.autocast is m.autocast
+
+
+def test_autocast_errors_and_warnings():
+    for m in (torchlike, torch):
+        with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+            m.autocast(1)
+        with pytest.raises(RuntimeError, match="device type at start of device string: foo"):
+            m.autocast("foo")
+        with pytest.warns(UserWarning, match="In CPU autocast, but the target dtype is not "
+                                             "supported"):
+            with m.autocast("cpu", dtype=m.float64):
+                assert (m.tensor(A) @ m.tensor(B)).dtype == m.float32
+
+
+@pytest.mark.skipif(torch.cuda.is_available() or torchlike.cuda.is_available(),
+                    reason="CPU-build behaviour")
+def test_cuda_autocast_disabled_without_gpu():
+    for m in (torchlike, torch):
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            ctx = m.autocast("cuda")
+        with ctx:
+            assert (m.tensor(A) @ m.tensor(B)).dtype == m.float32
+        with pytest.warns(FutureWarning, match="torch.cuda.amp.autocast"):
+            m.cuda.amp.autocast()
+        with pytest.warns(FutureWarning, match="torch.cpu.amp.autocast"):
+            c = m.cpu.amp.autocast()
+        with c:
+            assert (m.tensor(A) @ m.tensor(B)).dtype == m.bfloat16
+
+
+def test_cuda_policy_table_names_exist():
+    from torchlike._ops._registry import OPS
+    import torchlike.nn.functional  # noqa: F401
+    from torchlike.amp import autocast_mode as am
+    for policy in (am._CPU_POLICY, am._CUDA_POLICY):
+        missing = [n for n in policy if n not in OPS and n not in am.COMPOSITE_NAMES]
+        assert not missing, missing
+
+
+def test_cast_composite_helper():
+    a = torchlike.tensor(A).bfloat16()
+    from torchlike.amp.autocast_mode import cast_composite
+    assert cast_composite("l1_loss", a)[0].dtype is torchlike.bfloat16
+    with torchlike.autocast("cpu"):
+        assert cast_composite("l1_loss", a)[0].dtype is torchlike.float32
+        assert cast_composite("unknown", a)[0].dtype is torchlike.bfloat16
+
+
+def test_custom_fwd_bwd():
+    class MyMM(torchlike.autograd.Function):
+        @staticmethod
+        @torchlike.amp.custom_fwd(device_type="cpu", cast_inputs=torchlike.float32)
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a @ b
+
+        @staticmethod
+        @torchlike.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g @ b.t(), a.t() @ g
+
+    a = torchlike.tensor(A, requires_grad=True)
+    with torchlike.autocast("cpu"):
+        out = MyMM.apply(a, torchlike.tensor(B))
+    assert out.dtype is torchlike.float32
+    out.sum().backward()
+    assert_close(a.grad, torch.ones(3, 5) @ torch.tensor(B).t())
+
+
+# ------------------------------------------------------------------ GradScaler
+
+def _scaler_run(m, grads_inf_at, steps=6, **kw):
+    m.manual_seed(0)
+    p = m.nn.Parameter(m.tensor([1.0, 2.0]))
+    opt = m.optim.SGD([p], lr=0.1)
+    scaler = m.amp.GradScaler("cpu", **kw)
+    log = []
+    for i in range(steps):
+        opt.zero_grad()
+        loss = (p * p).sum()
+        if i in grads_inf_at:
+            loss = loss * float("inf")
+        scaled = scaler.scale(loss)
+        log.append(float(scaled.item()))
+        scaled.backward()
+        if i % 2 == 0:
+            scaler.unscale_(opt)
+            log.append(p.grad.tolist())
+        scaler.step(opt)
+        scaler.update()
+        log.append((scaler.get_scale(), scaler._get_growth_tracker(), p.tolist()))
+    return log, scaler.state_dict()
+
+
+def test_grad_scaler_matches_torch():
+    kw = dict(init_scale=8.0, growth_factor=2.0, backoff_factor=0.25, growth_interval=2)
+    ours = _scaler_run(torchlike, {1, 4}, **kw)
+    ref = _scaler_run(torch, {1, 4}, **kw)
+    assert ours[1] == ref[1]
+    for a, b in zip(ours[0], ref[0]):
+        if isinstance(a, tuple):
+            assert a[:2] == b[:2]
+            np.testing.assert_allclose(a[2], b[2], rtol=1e-6)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_grad_scaler_errors_state_dict_and_disabled():
+    for m in (torchlike, torch):
+        p = m.nn.Parameter(m.tensor([1.0]))
+        opt = m.optim.SGD([p], lr=0.1)
+        s = m.amp.GradScaler("cpu", init_scale=4.0)
+        assert s.get_scale() == 4.0 and s.is_enabled()
+        s.scale((p * 2).sum()).backward()
+        s.unscale_(opt)
+        with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called"):
+            s.unscale_(opt)
+        s.step(opt)
+        with pytest.raises(RuntimeError, match="step\\(\\) has already been called"):
+            s.step(opt)
+        with pytest.raises(RuntimeError, match="unscale_\\(\\) is being called after step"):
+            s.unscale_(opt)
+        s.update(16.0)
+        assert s.get_scale() == 16.0
+        sd = s.state_dict()
+        s2 = m.amp.GradScaler("cpu")
+        s2.load_state_dict(sd)
+        assert s2.state_dict() == sd
+        off = m.amp.GradScaler("cpu", enabled=False)
+        assert off.state_dict() == {} and off.get_scale() == 1.0
+        x = m.tensor([3.0])
+        assert off.scale(x) is x
+        with pytest.raises(RuntimeError, match="The source state dict is empty"):
+            s2.load_state_dict({})
+        with pytest.raises(RuntimeError, match="Closure use is not currently supported"):
+            s2.step(opt, closure=lambda: 0)
+        out = s2.scale([m.tensor([1.0]), (m.tensor([2.0]),)])
+        assert [out[0].item(), out[1][0].item()] == [16.0, 32.0]
+
+
+@pytest.mark.skipif(torch.cuda.is_available() or torchlike.cuda.is_available(),
+                    reason="CPU-build behaviour")
+def test_cuda_grad_scaler_disabled_without_gpu():
+    for m in (torchlike, torch):
+        with pytest.warns(UserWarning, match="GradScaler is enabled, but CUDA is not "
+                                             "available"):
+            s = m.amp.GradScaler()
+        assert not s.is_enabled()
+        with pytest.warns(FutureWarning):
+            m.cuda.amp.GradScaler()
+
+
+def test_mv_and_dot_run_in_lower_precision_difference():
+    # torchlike's mv/dot are its matmul op, which CPU autocast lists (DIFFERENCES.md)
+    a, v = torchlike.tensor(A), torchlike.tensor(A[0])
+    ta, tv = torch.tensor(A), torch.tensor(A[0])
+    with torchlike.autocast("cpu"):
+        ours = (torchlike.mv(a.t(), v[:3]).dtype, torchlike.dot(v, v).dtype)
+    with torch.autocast("cpu"):
+        theirs = (torch.mv(ta.t(), tv[:3]).dtype, torch.dot(tv, tv).dtype)
+    assert [str(d) for d in ours] == ["torch.bfloat16"] * 2
+    assert theirs == (torch.float32, torch.float32)

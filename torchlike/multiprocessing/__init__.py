@@ -1,0 +1,129 @@
+"""torchlike.multiprocessing: Python's multiprocessing plus torch's ``spawn`` helpers.
+
+Tensors travel between processes by pickling (their data is copied: jax arrays have no shared
+memory between processes), so the sharing strategies are accepted names only. Use the
+``spawn`` start method for processes that run jax (``fork`` after jax started is unsafe)."""
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing as _mp
+import sys
+from multiprocessing import *  # noqa: F401,F403
+
+__all__ = list(getattr(_mp, "__all__", [])) + [
+    "spawn", "start_processes", "ProcessContext", "ProcessRaisedException",
+    "ProcessExitedException", "SpawnContext", "set_sharing_strategy", "get_sharing_strategy",
+    "get_all_sharing_strategies"]
+
+_strategy = ["file_descriptor" if sys.platform != "darwin" else "file_system"]
+
+
+def get_all_sharing_strategies():
+    return {"file_descriptor", "file_system"} if sys.platform != "darwin" else {"file_system"}
+
+
+def set_sharing_strategy(new_strategy):
+    if new_strategy not in get_all_sharing_strategies():
+        raise AssertionError(f"invalid sharing strategy {new_strategy!r}")
+    _strategy[0] = new_strategy
+
+
+def get_sharing_strategy():
+    return _strategy[0]
+
+
+class ProcessException(Exception):
+    def __init__(self, msg, error_index, pid):
+        super().__init__(msg)
+        self.msg, self.error_index, self.pid = msg, error_index, pid
+
+    def __reduce__(self):
+        return type(self), (self.msg, self.error_index, self.pid)
+
+
+class ProcessRaisedException(ProcessException):
+    """A spawned process raised an exception."""
+
+
+class ProcessExitedException(ProcessException):
+    """A spawned process exited with a nonzero code."""
+
+    def __init__(self, msg, error_index, error_pid, exit_code, signal_name=None):
+        super().__init__(msg, error_index, error_pid)
+        self.exit_code, self.signal_name = exit_code, signal_name
+
+    def __reduce__(self):
+        return type(self), (self.msg, self.error_index, self.pid, self.exit_code,
+                            self.signal_name)
+
+
+def _wrap(fn, i, args, error_queue):
+    import traceback
+    try:
+        fn(i, *args)
+    except KeyboardInterrupt:
+        pass
+    except Exception:
+        error_queue.put(traceback.format_exc())
+        sys.exit(1)
+
+
+class ProcessContext:
+    def __init__(self, processes, error_queues):
+        self.processes = processes
+        self.error_queues = error_queues
+
+    def pids(self):
+        return [p.pid for p in self.processes]
+
+    def join(self, timeout=None):
+        """True when every process finished; raises the first failure as torch does."""
+        for i, p in enumerate(self.processes):
+            p.join(timeout)
+            if p.exitcode is None:
+                return False
+            if p.exitcode != 0:
+                for q in self.processes:
+                    if q.is_alive():
+                        q.terminate()
+                q = self.error_queues[i]
+                if not q.empty():
+                    tb = q.get()
+                    msg = f"\n\n-- Process {i} terminated with the following error:\n{tb}"
+                    raise ProcessRaisedException(msg, i, p.pid)
+                raise ProcessExitedException(
+                    f"process {i} terminated with exit code {p.exitcode}", i, p.pid,
+                    p.exitcode)
+        return True
+
+
+SpawnContext = ProcessContext
+
+
+def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+    """Run ``fn(i, *args)`` for ``i`` in ``range(nprocs)``, each in its own process."""
+    ctx = multiprocessing.get_context(start_method)
+    procs, queues = [], []
+    for i in range(nprocs):
+        q = ctx.SimpleQueue()
+        p = ctx.Process(target=_wrap, args=(fn, i, args, q), daemon=daemon)
+        p.start()
+        procs.append(p)
+        queues.append(q)
+    context = ProcessContext(procs, queues)
+    if not join:
+        return context
+    while not context.join():
+        pass
+    return None
+
+
+def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+    """torch.multiprocessing.spawn (start_method 'spawn')."""
+    if start_method != "spawn":
+        import warnings
+        warnings.warn(f"This method only supports start_method=spawn (got: {start_method}).\n"
+                      f"To use a different start_method use:\n\t\t "
+                      f"torch.multiprocessing.start_processes(...)", FutureWarning,
+                      stacklevel=2)
+    return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")

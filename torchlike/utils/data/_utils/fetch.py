@@ -1,0 +1,2 @@
+"""torch.utils.data._utils.fetch."""
+from .._impl import _MapFetcher, _IterableFetcher  # noqa: F401

@@ -1,0 +1,6 @@
+"""torch.utils.data.dataloader: DataLoader and the names torch keeps beside it."""
+from ._impl import (DataLoader, default_collate, default_convert, get_worker_info,  # noqa
+                    Dataset, IterableDataset, Sampler, SequentialSampler, RandomSampler,
+                    BatchSampler, _InfiniteConstantSampler, T_co)
+
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
