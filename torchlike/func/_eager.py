@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from . import _core as C
 from . import _pytree as P
+from ._tape import maybe_on_tape
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "functionalize"]
@@ -96,8 +97,7 @@ class _Aux:
 def grad_and_value(func, argnums=0, has_aux=False):
     """torch.func.grad_and_value: (gradient, value) of a scalar function, by ``jax.vjp``."""
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def impl(*args, **kwargs):
         api = "grad_and_value(f)(*args)"
         an = _argnums(argnums, len(args))
         leaves, spec = _flat_tensors(_slice(args, an))
@@ -129,6 +129,10 @@ def grad_and_value(func, argnums=0, has_aux=False):
         if has_aux:
             return g, (v, aux_box.give(aux))
         return g, v
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return maybe_on_tape("grad", lambda a, k: impl(*a, **k), args, kwargs)
 
     return wrapper
 
@@ -390,8 +394,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def impl(*args, **kwargs):
         api = "jacrev"
         an = _argnums(argnums, len(args))
         leaves, spec = _flat_tensors(_slice(args, an))
@@ -438,6 +441,10 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             return jac, aux_box.give(aux)
         return jac
 
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return maybe_on_tape("jacrev", lambda a, k: impl(*a, **k), args, kwargs)
+
     return wrapper
 
 
@@ -448,8 +455,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def impl(*args, **kwargs):
         api = "jacfwd"
         an = _argnums(argnums, len(args))
         leaves, spec = _flat_tensors(_slice(args, an))
@@ -506,6 +512,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         if has_aux:
             return jac, aux_box.give(aux)
         return jac
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return maybe_on_tape("jacfwd", lambda a, k: impl(*a, **k), args, kwargs)
 
     return wrapper
 

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from . import _core as C
 from . import _pytree as P
+from ._tape import maybe_on_tape
 
 __all__ = ["vmap"]
 
@@ -39,7 +40,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        return _vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+        return maybe_on_tape("vmap", lambda a, k: _vmap_impl(
+            func, in_dims, out_dims, randomness, chunk_size, a, k), args, kwargs)
 
     return wrapped
 
