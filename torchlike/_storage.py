@@ -89,11 +89,13 @@ def _aliases(root):
 # ------------------------------------------------------------------ jitted helpers (one cache)
 
 _TRACES = {"iota": 0, "scatter": 0, "take": 0, "repeats": 0}
+# its own lock: a trace may run while another thread holds ``_lock`` and waits for that trace
+_count_lock = threading.Lock()
 
 
 def _counted(kind, fn, **jit_kw):
     def traced(*a):
-        with _lock:
+        with _count_lock:
             _TRACES[kind] += 1
         return fn(*a)
     return jax.jit(traced, **jit_kw)
@@ -118,9 +120,9 @@ _JITS = (_iota, _scatter, _take, _repeats)
 
 
 def _clear():
-    with _lock:
-        for f in _JITS:
-            f.clear_cache()
+    for f in _JITS:
+        f.clear_cache()
+    with _count_lock:
         for k in _TRACES:
             _TRACES[k] = 0
 
@@ -156,7 +158,8 @@ def detached_alias(t):
         # a detached view reads the same root positions as the view it came from
         out._alias.idx = alias_index(t)
         out._alias.fwd = ta.fwd if out._alias.idx is None else None
-    _aliases(root).add(out)
+    with _lock:
+        _aliases(root).add(out)
     return out
 
 
