@@ -599,3 +599,16 @@ def test_transforms_of_tensors_that_require_grad_are_differentiable_maml():
 
     outs = both(run, atol=1e-5)
     assert outs[1][2].grad_fn is not None
+
+
+def test_complex_inputs_follow_torch_conjugation_convention():
+    z = np.array([1 + 2j, 3 - 1j], dtype=np.complex64)
+
+    def run(m):
+        a = m.tensor(z)
+        g = m.func.grad(lambda a: (a * a.conj()).real.sum() + (a * a).imag.sum())(a)
+        _, fn = m.func.vjp(lambda a: a * a.exp(), a)
+        _, t = m.func.jvp(lambda a: a * a.exp(), (a,), (a,))
+        return g, fn(a), t, m.vmap(m.sin)(a)
+
+    both(run)

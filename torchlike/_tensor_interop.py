@@ -18,21 +18,21 @@ from __future__ import annotations
 import jax
 
 
+_TENSOR = []          # [torchlike.Tensor], set when the class is created (no import cycle)
+
+
 def _flatten(t):
     return (t._data,), None
 
 
-def _unflatten(cls):
-    def unflatten(aux, children):
-        from ._tensor import Tensor
-        return Tensor._make(children[0])
-    return unflatten
+def _unflatten(aux, children):
+    return _TENSOR[0]._make(children[0])
 
 
 def register_pytree(cls):
     """Register ``cls`` (a Tensor class) as a jax pytree node; idempotent."""
     try:
-        jax.tree_util.register_pytree_node(cls, _flatten, _unflatten(cls))
+        jax.tree_util.register_pytree_node(cls, _flatten, _unflatten)
     except ValueError:        # already registered
         pass
 
@@ -44,6 +44,8 @@ class InteropMixin:
         # jax matches pytree node types exactly: register Tensor and each subclass
         # (Parameter, Buffer, user subclasses) as it is created.
         super().__init_subclass__(**kwargs)
+        if not _TENSOR and InteropMixin in cls.__bases__:
+            _TENSOR.append(cls)
         register_pytree(cls)
 
     # ------------------------------------------------------------ jax
