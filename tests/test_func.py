@@ -612,3 +612,18 @@ def test_complex_inputs_follow_torch_conjugation_convention():
         return g, fn(a), t, m.vmap(m.sin)(a)
 
     both(run)
+
+
+def test_rearrange_and_debug_unwrap():
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+
+    def run(m):
+        t = m.tensor(x)
+        r = m.func.rearrange
+        return [r(t, "a b c -> c (a b)"), r(t, "a (b1 b2) c -> a b1 b2 c", b1=3),
+                r(t, "a b c -> (c a) b"), r(t, "... c -> c ..."), r(t, "a ... -> ... a"),
+                r([t[0], t[1]], "n b c -> b (n c)"), m.func.debug_unwrap(t)]
+
+    both(run)
+    raises_both(lambda m: m.func.rearrange(m.tensor(x), "a b -> a"), ValueError,
+                "Identifiers only on one side")

@@ -10,9 +10,10 @@ from ._eager import (grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, 
 from ._functional_call import (functional_call, stack_module_state,  # noqa: F401
                                replace_all_batch_norm_modules_)
 from ._vmap import vmap  # noqa: F401
+from ._rearrange import rearrange, debug_unwrap  # noqa: F401
 
 vmap.__module__ = __name__
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "functionalize", "functional_call", "stack_module_state",
-           "replace_all_batch_norm_modules_", "vmap"]
+           "replace_all_batch_norm_modules_", "vmap", "rearrange", "debug_unwrap"]
