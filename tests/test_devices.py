@@ -190,6 +190,7 @@ CUDA_QUERIES = [
     "is_bf16_supported()", "current_stream()", "init()", "get_rng_state()", "seed()",
     "ipc_collect()", "mem_get_info()", "get_arch_list()", "set_device('cpu')",
     "device('cpu')", "device(-1).__enter__()", "device(0).__enter__()", "memory_summary()",
+    "FloatTensor(2)", "LongTensor([1])", "FloatTensor", "LongTensor",
     "set_device(-1)",
 ]
 
@@ -207,6 +208,12 @@ def test_cuda_set_device_and_peak_reset_raise():
     for q in ("set_device(0)", "reset_peak_memory_stats()"):
         with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
             eval("torchlike.cuda." + q)
+
+
+def test_cuda_tensor_types_isinstance():
+    for m in (torchlike, torch):
+        assert not isinstance(m.zeros(1), m.cuda.FloatTensor)
+        assert isinstance(m.zeros(1), m.FloatTensor)
 
 
 def test_cuda_misc_names():
@@ -228,7 +235,8 @@ OTHER_QUERIES = [
     "accelerator.synchronize()", "mps.is_available()", "mps.device_count()",
     "mps.synchronize()", "mps.empty_cache()", "mps.manual_seed(0)", "cpu.is_available()",
     "cpu.device_count()", "cpu.current_device()", "cpu.synchronize()",
-    "cpu.set_device('cpu')",
+    "cpu.set_device('cpu')", "cpu.is_initialized()", "accelerator.memory_allocated()",
+    "accelerator.empty_cache()", "accelerator.max_memory_allocated()",
 ]
 
 
@@ -351,3 +359,43 @@ def test_meta_device_not_supported_difference():
     assert torch.zeros(2, device="meta").device.type == "meta"
     with pytest.raises(NotImplementedError, match="'Meta' backend"):
         torchlike.zeros(2, device="meta")
+
+
+_MOVE_SCRIPT = r'''
+import jax, numpy as np
+import torchlike as tl
+from torchlike._tensor import Tensor
+d0, d1 = jax.devices("cpu")[:2]
+x = Tensor._make(jax.device_put(np.arange(3.0), d1)).requires_grad_()
+y = x.to("cpu")
+assert y is not x and y._data.devices() == {d0}, y._data.devices()
+assert y.grad_fn.name() == "ToCopyBackward0"
+assert y.grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+(y * y).sum().backward()
+assert x.grad._data.devices() == {d1}
+np.testing.assert_allclose(np.asarray(x.grad._data), [0.0, 2.0, 4.0])
+# create_graph: the moved gradient is itself differentiable
+x2 = Tensor._make(jax.device_put(np.arange(3.0), d1)).requires_grad_()
+(g,) = tl.autograd.grad((x2.to("cpu") ** 3).sum(), x2, create_graph=True)
+g.sum().backward()
+np.testing.assert_allclose(np.asarray(x2.grad._data), [0.0, 6.0, 12.0])
+with tl.no_grad():
+    assert x.to("cpu").grad_fn is None
+print("MOVE-OK")
+'''
+
+
+def test_device_move_is_recorded_as_to_copy(tmp_path):
+    """A move between two jax devices (two host devices here: XLA's forced device count) is a
+    ToCopyBackward0 node whose backward, also under create_graph, moves the gradient back."""
+    import os
+    import subprocess
+    import sys
+    path = tmp_path / "move.py"
+    path.write_text(_MOVE_SCRIPT)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert "MOVE-OK" in r.stdout, r.stderr[-3000:]

@@ -120,6 +120,7 @@ def _tname(x):
 
 
 _CPU = device("cpu")
+_JAX_CPU = [None]
 
 
 # ------------------------------------------------------------------ backends
@@ -133,7 +134,15 @@ def _jax_devices(platform):
 
 def cuda_devices():
     """jax's GPU devices (empty on a CPU-only jax)."""
-    return _jax_devices("gpu")
+    devs = _CUDA_DEVS[0]
+    if devs is None:
+        devs = _CUDA_DEVS[0] = _jax_devices("gpu")
+        _ACCEL[0] = bool(devs) or bool(_jax_devices("tpu"))
+    return devs
+
+
+_CUDA_DEVS = [None]     # jax's backends are fixed once started: looked up once
+_ACCEL = [True]         # whether jax has any accelerator (set by the first cuda_devices())
 
 
 def accelerator_type():
@@ -188,7 +197,9 @@ def _unsupported(dev):
 def check(dev):
     """Raise torch's error if ``dev`` cannot hold tensors here; returns the jax device."""
     if dev.type == "cpu":
-        return jax.devices("cpu")[0]
+        if _JAX_CPU[0] is None:
+            _JAX_CPU[0] = jax.devices("cpu")[0]
+        return _JAX_CPU[0]
     if dev.type == "cuda":
         devs = cuda_devices()
         if not devs:
@@ -231,9 +242,14 @@ def of_array(arr) -> device:
 
 def put(arr, dev=None):
     """``arr`` on torch device ``dev`` (the default device when None); a factory's last step."""
-    target = check(device(dev) if dev is not None else default_device())
+    if dev is None:
+        dev = _state.default
+        if dev is None and not _ACCEL[0]:
+            return arr              # CPU-only jax, default device: arrays are already there
+        dev = dev or _CPU
+    target = check(dev if isinstance(dev, device) else device(dev))
     try:
-        if arr.devices() == {target} and getattr(arr, "committed", True):
+        if arr.devices() == {target}:
             return arr
     except Exception:
         return arr                  # a tracer (inside torchlike.compile): leave it to jax

@@ -298,6 +298,7 @@ def clear_autocast_cache():
 def _init():
     # torch creates tensors on the CPU and runs fp32 matmuls in full precision by default;
     # jax, given an accelerator, does neither.
+    _device.cuda_devices()          # looks jax's backends up once (factories' fast path)
     try:
         backend = _jax.default_backend()
     except RuntimeError:

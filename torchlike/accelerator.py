@@ -5,7 +5,9 @@ from . import _device
 
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
            "set_device_index", "synchronize", "current_device_idx", "set_device_idx",
-           "device_index"]
+           "device_index", "memory_allocated", "max_memory_allocated", "memory_reserved",
+           "max_memory_reserved", "reset_peak_memory_stats", "memory_stats", "empty_cache",
+           "get_memory_info", "current_stream", "get_device_capability"]
 
 
 def is_available():
@@ -71,3 +73,25 @@ class device_index:
         if self.idx is not None:
             set_device_index(self.prev)
         return False
+
+
+def _cuda_call(name):
+    def fn(*args, **kwargs):
+        _require()
+        from . import cuda
+        return getattr(cuda, name)(*args, **kwargs)
+    fn.__name__ = name
+    fn.__doc__ = f"torch.accelerator.{name}: torch.cuda.{name} of the current accelerator."
+    return fn
+
+
+memory_allocated = _cuda_call("memory_allocated")
+max_memory_allocated = _cuda_call("max_memory_allocated")
+memory_reserved = _cuda_call("memory_reserved")
+max_memory_reserved = _cuda_call("max_memory_reserved")
+reset_peak_memory_stats = _cuda_call("reset_peak_memory_stats")
+memory_stats = _cuda_call("memory_stats")
+empty_cache = _cuda_call("empty_cache")
+get_memory_info = _cuda_call("mem_get_info")
+current_stream = _cuda_call("current_stream")
+get_device_capability = _cuda_call("get_device_capability")

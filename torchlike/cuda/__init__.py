@@ -501,3 +501,37 @@ class _Nvtx:
 nvtx = _Nvtx()
 
 from . import amp  # noqa: E402,F401
+
+
+# ------------------------------------------------------------------ legacy tensor types
+
+class _CudaTensorType(type):
+    """``torch.cuda.FloatTensor`` and friends: CUDA tensors of one dtype (``isinstance`` is
+    dtype and device; constructing one needs a GPU, as in torch)."""
+
+    def __instancecheck__(cls, obj):
+        from .._tensor import Tensor
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.is_cuda
+
+    def __call__(cls, *args):
+        if not _devs():
+            raise TypeError(f"type torch.cuda.{cls.__name__} not available. Torch not "
+                            f"compiled with CUDA enabled.")
+        from .. import _ops
+        cpu_type = getattr(_ops.typeinfo, cls.__name__)
+        return cpu_type(*args).to(_device.device("cuda", current_device()))
+
+    def __repr__(cls):
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+
+def _cuda_types():
+    from .._ops import typeinfo
+    return {name: _CudaTensorType(name, (), {"dtype": cls.dtype, "__module__": "torch.cuda",
+                                              "is_cuda": True})
+            for name, cls in typeinfo._LEGACY_TYPES.items()}
+
+
+_CUDA_TYPES = _cuda_types()
+globals().update(_CUDA_TYPES)
+__all__ += list(_CUDA_TYPES)

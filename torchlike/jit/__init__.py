@@ -13,7 +13,7 @@ import builtins
 import typing
 import warnings
 
-__all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "interface",
+__all__ = ["script", "trace", "trace_module", "script_if_tracing", "export_opnames", "ignore", "unused", "export", "interface",
            "is_scripting", "is_tracing", "Final", "Attribute", "annotate", "save", "load",
            "freeze", "optimize_for_inference", "fork", "wait", "ScriptModule",
            "ScriptFunction", "script_method", "isinstance", "Error", "enable_onednn_fusion",
@@ -58,6 +58,15 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
             tuple(example_inputs or ())
         func(*args, **(example_kwarg_inputs or {}))
     return func
+
+
+def script_if_tracing(fn):
+    return fn
+
+
+def export_opnames(m):
+    raise NotImplementedError("torch.jit.export_opnames lists TorchScript operators: torchlike "
+                              "has no TorchScript")
 
 
 def trace_module(mod, inputs, **kwargs):

@@ -18,9 +18,29 @@ import warnings
 from ..autograd.function import Function
 from ..autograd import grad_mode as _gm
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "noop_context_fn",
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "detach_variable",
+           "check_backward_validity", "CheckpointFunction", "noop_context_fn",
            "set_checkpoint_early_stop", "set_checkpoint_debug_enabled",
            "CheckpointPolicy", "create_selective_checkpoint_contexts", "DefaultDeviceType"]
+
+
+class CheckpointError(RuntimeError):
+    pass
+
+
+def detach_variable(inputs):
+    """Detached copies of ``inputs`` keeping ``requires_grad`` (torch's helper)."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    return _detach_inputs(inputs)
+
+
+def check_backward_validity(inputs):
+    from .._tensor import Tensor
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
 
 
 def noop_context_fn():
@@ -157,10 +177,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
-        if _gm.is_grad_enabled() and not any(isinstance(a, Tensor) and a.requires_grad
-                                             for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                          stacklevel=2)
+        if _gm.is_grad_enabled():
+            check_backward_validity(args)
         return CheckpointFunction.apply(function, preserve, *args)
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
