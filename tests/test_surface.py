@@ -39,6 +39,14 @@ INTERNAL = [
     (r"^(sparse_|to_sparse|sparse|coalesce|is_coalesced|indices$|values$|crow_|col_|row_|ccol_|"
      r"dense_dim|_nnz|smm|hsmm|dsmm|sspaddmm|saddmm|spmm|hspmm|is_sparse)", "sparse layouts"),
     (r"_copy$", "functional view-copy variants for graph compilers"),
+    (r"^(batch_norm_(backward|elemt|gather|stats|update)|grid_sampler|affine_grid_generator|"
+     r"fused_moving_avg|empty_quantized|get_file_path|thread_safe_generator)",
+     "aten kernels behind nn.functional / SyncBatchNorm, quantization, build info"),
+    (r"^(ModuleDict|ParameterDict|BufferDict)$", "TorchScript's containers (nn has the modules)"),
+    (r"^(handle_torch_function|has_torch_function.*|BroadcastingList\d|boolean_dispatch|"
+     r"assert_int_or_pair|.*_notes|is_tensor_like|enforce_grad_layout_policy|"
+     r"is_view_replay_enabled|kineto_available)$",
+     "__torch_function__ protocol, TorchScript helpers, docstrings"),
     (r"^sym_|^Sym", "symbolic shapes (torch.fx/dynamo)"),
     (r"(Type|Storage|StorageBase)$|^Script|^(Graph|Block|Node|Value|Use|Code|Argument|"
      r"ArgumentSpec|CompleteArgumentSpec|FunctionSchema|AliasDb|CompilationUnit|"
@@ -84,7 +92,7 @@ def _resolve(ns):
 
 def _has(obj, name):
     try:
-        return obj is not None and getattr(obj, name, None) is not None
+        return obj is not None and hasattr(obj, name)
     except Exception:
         return False
 

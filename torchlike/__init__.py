@@ -8,47 +8,46 @@ from ._jax_config import configure as _configure_jax
 
 _configure_jax()   # 64-bit types, persistent compilation cache (see _jax_config.py)
 
+# dtypes, devices, the Tensor
 from ._dtype import (dtype, bool, uint8, int8, int16, short, int32, int, int64, long,  # noqa
                      float16, half, bfloat16, float32, float, float64, double, complex64,
                      cfloat, complex128, cdouble, get_default_dtype, set_default_dtype,
                      promote_types)
-from ._device import device  # noqa: F401
-from ._tensor import Tensor, Size  # noqa: F401
-from ._ops import pointwise, reduce, shape, index, linalg, inplace  # noqa: F401,E402 (attach methods)
-from ._ops.pointwise import *  # noqa: F401,F403
-from ._ops import pointwise2  # noqa: F401,E402 (issue 3: pointwise math)
-from ._ops.pointwise2 import *  # noqa: F401,F403
-from ._ops.reduce import *  # noqa: F401,F403
-from ._ops.shape import *  # noqa: F401,F403
-from ._ops.linalg import *  # noqa: F401,F403
-random = __import__("importlib").import_module(".random", __name__)  # issue 3: torch.random
-from ._ops.linalg_extra import *  # noqa: F401,F403,E402 (issue 3: more linear algebra)
-from ._ops.shape_extra import *  # noqa: F401,F403,E402 (issue 3: more shape ops)
-from ._ops.typeinfo import *  # noqa: F401,F403,E402 (issue 3: conversion and metadata)
-from ._ops.sampling import *  # noqa: F401,F403,E402 (issue 3: random sampling)
-linalg = __import__("importlib").import_module(".linalg", __name__)  # issue 3: torch.linalg
+from ._device import device  # noqa: F401,E402
+from ._tensor import Tensor, Size  # noqa: F401,E402
+
+# op families (torchlike/_ops/): each module's __all__ lists its public functions
+from ._ops.pointwise import *  # noqa: F401,F403,E402  arithmetic, comparison, unary math
+from ._ops.pointwise2 import *  # noqa: F401,F403,E402  more elementwise math, clamp, where
 from ._ops.complex_numbers import *  # noqa: F401,F403,E402
-from ._ops.integer_math import *  # noqa: F401,F403,E402
-from ._ops.calculus import *  # noqa: F401,F403,E402
-from ._ops.statistics import *  # noqa: F401,F403,E402
-from ._ops.deprecated import *  # noqa: F401,F403,E402
-from ._ops.control_flow import *  # noqa: F401,F403,E402
-from ._ops.index import index_put  # noqa: F401,E402 (issue 3: indexing)
-from ._creation import *  # noqa: F401,F403
+from ._ops.integer_math import *  # noqa: F401,F403,E402  gcd, shifts, frexp, ...
+from ._ops.reduce import *  # noqa: F401,F403,E402  reductions, sort/select, scans
+from ._ops.statistics import *  # noqa: F401,F403,E402  cov, corrcoef, histograms
+from ._ops.calculus import *  # noqa: F401,F403,E402  diff, gradient, trapezoid
+from ._ops.shape import *  # noqa: F401,F403,E402  views, reshaping, joining, gather/scatter
+from ._ops.shape_extra import *  # noqa: F401,F403,E402  as_strided, scatter_reduce, ...
+from ._ops.index import index_put  # noqa: F401,E402  x[key], x[key] = v
+from ._ops.linalg import *  # noqa: F401,F403,E402  products and torch.* linear algebra
+from ._ops.linalg_extra import *  # noqa: F401,F403,E402
+from ._ops.typeinfo import *  # noqa: F401,F403,E402  finfo/iinfo, legacy types, metadata
+from ._ops.sampling import *  # noqa: F401,F403,E402  normal, bernoulli, multinomial, ...
+from ._ops.spectral import *  # noqa: F401,F403,E402  stft, istft, window functions
+from ._ops.special_ops import *  # noqa: F401,F403,E402  i0, polygamma, ... (torch.special)
+from ._ops.deprecated import *  # noqa: F401,F403,E402  range, removed linalg entry points
+from ._ops.control_flow import *  # noqa: F401,F403,E402  cond, while_loop
+from ._ops.tensor_forms import *  # noqa: F401,F403,E402  torch.detach, torch.fill, cells, ...
+from ._ops import inplace as _inplace_ops  # noqa: F401,E402  copy_, fill_, zero_, t_, ...
+from ._creation import *  # noqa: F401,F403,E402  tensor, zeros, arange, ...
 from ._random import (Generator, manual_seed, seed, initial_seed, default_generator,  # noqa
                       get_rng_state, set_rng_state)
-from ._tensor_str import set_printoptions  # noqa: F401
-from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: F401
+from ._tensor_str import set_printoptions  # noqa: F401,E402
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: F401,E402
                                  inference_mode, is_grad_enabled, is_inference_mode_enabled)
-from . import autograd  # noqa: F401
-from . import nn  # noqa: F401
-from . import utils  # noqa: F401
-from . import optim  # noqa: F401,E402 (issue 6)
-from .serialization import save, load  # noqa: F401,E402 (issue 6)
+from ._runtime import *  # noqa: F401,F403,E402  threads, determinism, default device, constants
+from .serialization import save, load  # noqa: F401,E402
 
-from ._runtime import *  # noqa: F401,F403,E402 (threads, determinism, default device, ...)
-from ._ops.spectral import *  # noqa: F401,F403,E402 (stft, istft, window functions)
-from ._ops.special_ops import *  # noqa: F401,F403,E402 (i0, polygamma, ... shared with special)
+# namespaces imported with torchlike (the lazily imported ones are listed below)
+from . import autograd, linalg, nn, optim, random, serialization, utils  # noqa: F401,E402
 
 from ._ops import _surface  # noqa: E402
 
@@ -66,8 +65,9 @@ _namespace = _lazy_submodules(__name__, {
     "multiprocessing", "hub", "compiler", "types", "overrides", "library", "export",
     "sparse", "masked", "quantization", "ao", "nested", "signal"})
 # top-level names that live in a lazily imported namespace: name -> module
-_LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "compile": "_compile",
-               "autocast": "amp"}
+_LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
+               "compile": "_compile", "autocast": "amp", "GradScaler": "amp",
+               "OutOfMemoryError": "cuda"}
 
 
 def __getattr__(name):

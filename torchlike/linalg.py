@@ -13,11 +13,11 @@ from ._ops.linalg_extra import (matrix_exp, solve_triangular, lu_factor,  # noqa
                                 linalg_lu as lu, linalg_lu_solve as lu_solve,
                                 matrix_rank, cond, linalg_vander as vander, eigvals, eig, solve_ex,
                                 lu_factor_ex, tensorinv, tensorsolve,
-                                linalg_diagonal as diagonal)
+                                linalg_diagonal as diagonal, householder_product)
 
 __all__ = ["matrix_exp", "solve_triangular", "lu_factor", "lu", "lu_solve", "matrix_rank",
            "cond", "vander", "eigvals", "diagonal", "eig", "solve_ex", "lu_factor_ex",
-           "tensorinv", "tensorsolve",
+           "tensorinv", "tensorsolve", "householder_product",
            "LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet",
            "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_power",
            "lstsq", "cross", "multi_dot", "matmul", "vecdot", "inv_ex", "cholesky_ex"]

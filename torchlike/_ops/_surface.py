@@ -290,6 +290,16 @@ def _nn_toplevel(F):
     def _same(name):
         return getattr(F, name, None)
 
+    def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                    groups):
+        n = weight.dim() - 2
+        if n not in (1, 2, 3):
+            raise RuntimeError(f"Expected 3D, 4D or 5D weight for convolution, got {weight.dim()}D")
+        if transposed:
+            return getattr(F, f"conv_transpose{n}d")(input, weight, bias, stride, padding,
+                                                     output_padding, groups, dilation)
+        return getattr(F, f"conv{n}d")(input, weight, bias, stride, padding, dilation, groups)
+
     # torch's top-level losses take the reduction as an enum (0 none, 1 mean, 2 sum), default 0
     red = {0: "none", 1: "mean", 2: "sum"}
 
@@ -342,7 +352,7 @@ def _nn_toplevel(F):
                  margin_ranking_loss=margin_ranking_loss,
                  triplet_margin_loss=triplet_margin_loss, kl_div=kl_div,
                  binary_cross_entropy_with_logits=binary_cross_entropy_with_logits,
-                 poisson_nll_loss=poisson_nll_loss, ctc_loss=ctc_loss)
+                 poisson_nll_loss=poisson_nll_loss, ctc_loss=ctc_loss, convolution=convolution)
     # the same signature at the top level as in nn.functional
     for n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "adaptive_avg_pool1d", "bilinear", "celu", "selu", "prelu",

@@ -417,3 +417,43 @@ lu, lu_solve = legacy_lu, legacy_lu_solve
 
 Tensor.lu = legacy_lu
 Tensor.lu_solve = lambda self, LU_data, LU_pivots: legacy_lu_solve(self, LU_data, LU_pivots)
+
+
+# ------------------------------------------------------------------ Householder products
+
+@defop("householder_product", grad_name="LinalgHouseholderProductBackward0")
+def _householder_product(a, tau):
+    # Q = H_1 ... H_k applied to the first n columns of I, H_i = I - tau_i v_i v_i^H with
+    # v_i = (0, ..., 0, 1, a[i+1:, i]): written out so that jax differentiates it
+    m, n = a.shape[-2], a.shape[-1]
+    k = tau.shape[-1]
+    q = jnp.broadcast_to(jnp.eye(m, n, dtype=a.dtype), a.shape[:-2] + (m, n))
+    rows = jnp.arange(m)
+    for i in reversed(range(k)):
+        v = jnp.where(rows[:, None] > i, a[..., :, i:i + 1], 0)
+        v = jnp.where(rows[:, None] == i, jnp.ones_like(v), v)          # (..., m, 1)
+        t = tau[..., i][..., None, None]
+        q = q - t * v @ (jnp.conj(jnp.swapaxes(v, -1, -2)) @ q)
+    return q
+
+
+def householder_product(A, tau, *, out=None):
+    """The first n columns of the product of Householder matrices (LAPACK's orgqr)."""
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.linalg.householder_product: input must have at least 2 "
+                           f"dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater "
+                           "than or equal to input.shape[-1]")
+    if tau.shape[-1] > n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
+                           "than or equal to tau.shape[-1]")
+    if A.dtype is not tau.dtype:
+        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {tau.dtype} does not "
+                           f"match input dtype {A.dtype}")
+    return apply(_householder_product, A, tau)
+
+
+orgqr = householder_product
+__all__ += ["orgqr"]

@@ -1,0 +1,132 @@
+"""Top-level function forms torch gives some Tensor methods and constructors (``torch.detach``,
+``torch.fill``, ``torch.as_strided_scatter``, ``torch.empty_strided``, ``torch.frombuffer``,
+``torch.set_default_tensor_type``) and the recurrent cells (``torch.lstm_cell`` ...)."""
+from __future__ import annotations
+
+from .. import _dtype as D
+from .._tensor import Tensor
+
+__all__ = ["detach", "fill", "as_strided_scatter", "empty_strided", "empty_permuted",
+           "frombuffer", "set_default_tensor_type", "renorm", "rnn_tanh_cell", "rnn_relu_cell",
+           "lstm_cell", "gru_cell"]
+
+
+def detach(input):
+    return input.detach()
+
+
+def fill(input, value):
+    """A copy of ``input`` with every element ``value`` (the out-of-place ``fill_``)."""
+    return input.clone().fill_(value) if not input.requires_grad else \
+        input * 0 + value
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """``input`` with ``src`` written where ``input.as_strided(size, stride, offset)`` reads."""
+    out = input.clone()
+    out.as_strided(size, stride, storage_offset).copy_(src)
+    return out
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """``empty(size)``: torchlike tensors are dense and contiguous (DIFFERENCES.md: strides)."""
+    from .._creation import empty
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    from .._creation import empty
+    if sorted(physical_layout) != list(range(len(size))):
+        raise RuntimeError("Dimension order must be a permutation of the dimensions")
+    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A tensor of ``buffer``'s bytes read as ``dtype`` (a copy: DIFFERENCES.md)."""
+    import numpy as np
+    from .._creation import tensor
+    dt = D.to_dtype(dtype)
+    n = len(memoryview(buffer).cast("B"))
+    if n == 0:
+        raise ValueError("both buffer length (0) and count (-1) must not be 0")
+    if offset < 0 or offset >= n:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({n} bytes) minus 1")
+    arr = np.frombuffer(buffer, dtype=dt.np, count=count, offset=offset)
+    return tensor(arr, dtype=dt, requires_grad=requires_grad)
+
+
+def set_default_tensor_type(t):
+    """The deprecated ``torch.set_default_tensor_type(torch.DoubleTensor)``: sets the default
+    floating dtype (CUDA types raise: no CUDA tensor types here)."""
+    import warnings
+    from .typeinfo import _TENSOR_TYPES
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    name = t if isinstance(t, str) else "torch." + t.__name__
+    if name.startswith("torch.cuda."):
+        raise RuntimeError("torchlike: CUDA tensor types are not available")
+    d = _TENSOR_TYPES.get(name[6:])
+    if d is None:
+        raise TypeError(f"invalid type: '{name}'")
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    D.set_default_dtype(d)
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Each slice along ``dim`` with ``p``-norm over ``maxnorm`` rescaled to ``maxnorm``."""
+    from .. import linalg
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} "
+                           f"dimensions")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = dim % input.dim()
+    dims = [k for k in range(input.dim()) if k != d]
+    norms = linalg.vector_norm(input, p, dim=dims, keepdim=True)
+    return input * _renorm_factor(norms, maxnorm)
+
+
+def _renorm_factor(norms, maxnorm):
+    from .pointwise2 import where
+    return where(norms > maxnorm, maxnorm / (norms + 1e-7), norms * 0 + 1)
+
+
+# ------------------------------------------------------------------ recurrent cells
+
+def _linear(x, w, b):
+    y = x.matmul(w.t())
+    return y if b is None else y + b
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).tanh()
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).relu()
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    h, c = hx
+    gates = _linear(input, w_ih, b_ih) + _linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    c2 = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c2.tanh(), c2
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    gi = _linear(input, w_ih, b_ih)
+    gh = _linear(hx, w_hh, b_hh)
+    ir, iz, in_ = gi.chunk(3, -1)
+    hr, hz, hn = gh.chunk(3, -1)
+    r = (ir + hr).sigmoid()
+    z = (iz + hz).sigmoid()
+    n = (in_ + r * hn).tanh()
+    return (1 - z) * n + z * hx
