@@ -191,6 +191,12 @@ CUDA_QUERIES = [
     "ipc_collect()", "mem_get_info()", "get_arch_list()", "set_device('cpu')",
     "device('cpu')", "device(-1).__enter__()", "device(0).__enter__()", "memory_summary()",
     "FloatTensor(2)", "LongTensor([1])", "FloatTensor", "LongTensor",
+    "is_tf32_supported()", "has_half", "has_magma", "get_sync_debug_mode()",
+    "set_sync_debug_mode(0)", "get_gencode_flags()", "set_per_process_memory_fraction(0.5)",
+    "get_per_process_memory_fraction()", "memory_stats_as_nested_dict()",
+    "can_device_access_peer(0, 0)", "utilization()", "list_gpu_processes()",
+    "default_generators", "set_stream(None)", "CUDAGraph()", "temperature()",
+    "caching_allocator_alloc(10)", "host_memory_stats()",
     "set_device(-1)",
 ]
 
@@ -265,6 +271,8 @@ BACKEND_QUERIES = [
     "opt_einsum.enabled", "opt_einsum.strategy", "openmp.is_available()",
     "mkl.is_available()", "cuda.flash_sdp_enabled()", "cuda.math_sdp_enabled()",
     "cuda.mem_efficient_sdp_enabled()", "cuda.cudnn_sdp_enabled()",
+    "cuda.is_flash_attention_available()", "cuda.SDPBackend.MATH",
+    "mps.is_macos_or_newer(13, 0)",
 ]
 
 

@@ -7,7 +7,8 @@ __all__ = ["is_available", "current_accelerator", "device_count", "current_devic
            "set_device_index", "synchronize", "current_device_idx", "set_device_idx",
            "device_index", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "memory_stats", "empty_cache",
-           "get_memory_info", "current_stream", "get_device_capability"]
+           "get_memory_info", "current_stream", "get_device_capability",
+           "reset_accumulated_memory_stats", "set_stream", "empty_host_cache"]
 
 
 def is_available():
@@ -95,3 +96,9 @@ empty_cache = _cuda_call("empty_cache")
 get_memory_info = _cuda_call("mem_get_info")
 current_stream = _cuda_call("current_stream")
 get_device_capability = _cuda_call("get_device_capability")
+reset_accumulated_memory_stats = _cuda_call("reset_accumulated_memory_stats")
+set_stream = _cuda_call("set_stream")
+
+
+def empty_host_cache():
+    """jax manages host buffers itself: nothing to release."""

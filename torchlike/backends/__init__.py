@@ -172,6 +172,23 @@ class _Cuda(_Module):
 cuda = _Cuda("cuda", "CUDA switches: matmul precision (mapped to jax), sdp kernels (recorded)")
 
 
+class SDPBackend(__import__("enum").Enum):
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+cuda.SDPBackend = SDPBackend
+cuda.is_flash_attention_available = lambda: False
+cuda.can_use_flash_attention = lambda params, debug=False: False
+cuda.can_use_efficient_attention = lambda params, debug=False: False
+cuda.can_use_cudnn_attention = lambda params, debug=False: False
+cuda.is_ck_sdpa_available = lambda: False
+
+
 # ------------------------------------------------------------------ the rest
 
 class _Available(_Module):
@@ -199,6 +216,9 @@ class _Mps(_Available):
         return False
 
     def is_macos13_or_newer(self, minor=0):
+        raise RuntimeError("Cannot execute isOnMacOSorNewer() without MPS backend.")
+
+    def is_macos_or_newer(self, major, minor):
         raise RuntimeError("Cannot execute isOnMacOSorNewer() without MPS backend.")
 
 

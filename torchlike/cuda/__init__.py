@@ -535,3 +535,174 @@ def _cuda_types():
 _CUDA_TYPES = _cuda_types()
 globals().update(_CUDA_TYPES)
 __all__ += list(_CUDA_TYPES)
+
+
+# ------------------------------------------------------------------ more of torch.cuda's surface
+
+has_half = True
+has_magma = False
+default_generators = ()
+
+
+class CudaError(RuntimeError):
+    def __init__(self, code=0):
+        super().__init__(f"CUDA error {code}")
+
+
+class DeferredCudaCallError(Exception):
+    pass
+
+
+AcceleratorError = RuntimeError
+
+
+def check_error(res):
+    if res:
+        raise CudaError(res)
+
+
+def is_tf32_supported():
+    if not _devs():
+        return False
+    return get_device_capability() >= (8, 0)
+
+
+def get_gencode_flags():
+    return " ".join(f"-gencode compute={a.replace('sm', 'compute')},code={a}"
+                    for a in get_arch_list())
+
+
+_sync_debug = [0]
+_fraction = {}
+
+
+def get_sync_debug_mode():
+    _require()
+    return _sync_debug[0]
+
+
+def set_sync_debug_mode(debug_mode):
+    _require()
+    modes = {"default": 0, "warn": 1, "error": 2}
+    _sync_debug[0] = modes.get(debug_mode, debug_mode)
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Recorded only: XLA's allocator share is set with XLA_PYTHON_CLIENT_MEM_FRACTION before
+    jax starts."""
+    d = _jdev(device)
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _fraction[d] = fraction
+
+
+def get_per_process_memory_fraction(device=None):
+    d = _jdev(device)
+    return _fraction.get(d, 1.0)
+
+
+def can_device_access_peer(device, peer_device):
+    _require()
+    a, b = _index(device), _index(peer_device)
+    n = device_count()
+    if not (0 <= a < n and 0 <= b < n):
+        raise AssertionError("Invalid device id")
+    return a != b
+
+
+def memory_stats_as_nested_dict(device=None):
+    if not _devs():
+        return {}
+    out = {}
+    for key, v in memory_stats(device).items():
+        node = out
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = v
+    return out
+
+
+def host_memory_stats():
+    return collections.OrderedDict()
+
+
+def reset_accumulated_memory_stats(device=None):
+    """XLA keeps no accumulated counters torchlike could reset: checks the device only."""
+    _jdev(device)
+
+
+def memory_snapshot(mempool_id=None):
+    raise NotImplementedError("torch.cuda.memory_snapshot: XLA's allocator has no snapshot; "
+                              "use jax.profiler.save_device_memory_profile")
+
+
+def _no_nvml(*args, **kwargs):
+    raise ModuleNotFoundError("nvidia-ml-py does not seem to be installed or it can't be "
+                              "imported.")
+
+
+utilization = temperature = power_draw = clock_rate = memory_usage = device_memory_used = \
+    _no_nvml
+
+
+def list_gpu_processes(device=None):
+    return "pynvml module not found, please install nvidia-ml-py"
+
+
+class StreamContext:
+    """``with torch.cuda.StreamContext(stream)``: jax orders work itself; changes nothing."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        return self.stream
+
+    def __exit__(self, *exc):
+        return False
+
+
+def set_stream(stream):
+    """jax orders work itself: a no-op."""
+
+
+class CUDAGraph:
+    def __new__(cls, *args, **kwargs):
+        if not _devs():
+            raise RuntimeError("Tried to instantiate dummy base class CUDAGraph")
+        raise NotImplementedError("torch.cuda.CUDAGraph: XLA compiles whole computations "
+                                  "already; use torchlike.compile for a captured graph")
+
+
+class graph:
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        raise NotImplementedError("torch.cuda.graph: use torchlike.compile (XLA compiles the "
+                                  "whole captured function)")
+
+
+def make_graphed_callables(callables, sample_args, num_warmup_iters=3,
+                           allow_unused_input=False, pool=None):
+    raise NotImplementedError("torch.cuda.make_graphed_callables: use torchlike.compile on "
+                              "each callable")
+
+
+def caching_allocator_alloc(size, device=None, stream=None):
+    _require()
+    raise NotImplementedError("torch.cuda.caching_allocator_alloc: XLA owns device memory")
+
+
+def caching_allocator_delete(mem_ptr):
+    _require()
+    raise NotImplementedError("torch.cuda.caching_allocator_delete: XLA owns device memory")
+
+
+__all__ += ["has_half", "has_magma", "default_generators", "CudaError",
+            "DeferredCudaCallError", "AcceleratorError", "check_error", "is_tf32_supported",
+            "get_gencode_flags", "get_sync_debug_mode", "set_sync_debug_mode",
+            "set_per_process_memory_fraction", "get_per_process_memory_fraction",
+            "can_device_access_peer", "memory_stats_as_nested_dict", "host_memory_stats",
+            "reset_accumulated_memory_stats", "memory_snapshot", "utilization", "temperature",
+            "power_draw", "clock_rate", "memory_usage", "device_memory_used",
+            "list_gpu_processes", "StreamContext", "set_stream", "CUDAGraph", "graph",
+            "make_graphed_callables", "caching_allocator_alloc", "caching_allocator_delete"]

@@ -18,7 +18,9 @@ __all__ = ["script", "trace", "trace_module", "script_if_tracing", "export_opnam
            "freeze", "optimize_for_inference", "fork", "wait", "ScriptModule",
            "ScriptFunction", "script_method", "isinstance", "Error", "enable_onednn_fusion",
            "onednn_fusion_enabled", "set_fusion_strategy", "strict_fusion", "Future",
-           "CompilationUnit", "TracerWarning", "RecursiveScriptModule", "TopLevelTracedModule"]
+           "CompilationUnit", "TracerWarning", "RecursiveScriptModule", "TopLevelTracedModule",
+           "TracedModule", "TracingCheckError", "set_module", "fuser",
+           "last_executed_optimized_graph", "run_frozen_optimizations"]
 
 Final = typing.Final
 
@@ -29,6 +31,38 @@ class Error(RuntimeError):
 
 class TracerWarning(Warning):
     pass
+
+
+class TracingCheckError(Exception):
+    def __init__(self, graph_diff_error, tensor_compare_error, extra_msg=None):
+        super().__init__("Tracing failed sanity checks!\n" + (extra_msg or "")
+                         + (graph_diff_error or "") + (tensor_compare_error or ""))
+
+
+def set_module(obj, mod):
+    obj.__module__ = mod
+
+
+class fuser:
+    """``with torch.jit.fuser('fuser1'):`` -- XLA fuses itself; changes nothing."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def last_executed_optimized_graph():
+    raise NotImplementedError("torch.jit.last_executed_optimized_graph: torchlike has no "
+                              "TorchScript graphs")
+
+
+def run_frozen_optimizations(mod, optimize_numerics=True, preserved_methods=None):
+    return mod
 
 
 def is_scripting() -> bool:
@@ -226,7 +260,8 @@ class ScriptFunction:
 
 def __getattr__(name):
     # ScriptModule subclasses nn.Module; defined on first use (nn imports lazily)
-    if name in ("ScriptModule", "RecursiveScriptModule", "TopLevelTracedModule"):
+    if name in ("ScriptModule", "RecursiveScriptModule", "TopLevelTracedModule",
+                "TracedModule"):
         cls = type(name, (_module_base(),), {"__doc__": "An nn.Module (torchlike has no "
                                                          "TorchScript)."})
         globals()[name] = cls
