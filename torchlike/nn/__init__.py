@@ -1,8 +1,11 @@
 """torchlike.nn: modules, parameters, functional and init."""
-from .parameter import Parameter, Buffer  # noqa: F401
+from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer  # noqa: F401
 from . import modules  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules.module import Module  # noqa: F401
+from .modules.container import Container  # noqa: F401
+from . import parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 import importlib as _importlib

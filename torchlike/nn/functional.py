@@ -64,29 +64,53 @@ def _tup(v, n):
 
 # ================================================================== linear
 
-def _linear_name(kw):
-    return "AddmmBackward0" if kw["ndim"] == 2 and kw["bias"] else (
-        "MmBackward0" if kw["ndim"] == 2 else "ViewBackward0" if kw["bias"] is False
-        else "AddBackward0")
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool"}
 
 
-@defop("linear", promote="common", grad_name=_linear_name)
-def _linear(x, w, *b, ndim, bias):
-    y = jnp.matmul(x, w.T, precision=_HI)
-    return y + b[0] if b else y
+def _legacy(d):
+    return D.legacy_name(d)
 
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias."""
+    """input @ weight.T + bias, recorded as torch records it (``AddmmBackward0`` over
+    ``TBackward0`` for 2-D input; views around the matmul for other ranks)."""
+    import torchlike as tl
+    if weight.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{weight.ndim}D")
     if input.ndim >= 1 and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
         rows = 1
         for n in tuple(input.shape)[:-1]:
             rows *= n
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
                            f"{input.shape[-1]} and {weight.shape[1]}x{weight.shape[0]})")
-    if bias is None:
-        return apply(_linear, input, weight, ndim=input.ndim, bias=False)
-    return apply(_linear, input, weight, bias, ndim=input.ndim, bias=True)
+    if input.dtype != weight.dtype:
+        if bias is not None and input.ndim >= 1:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{_legacy(input.dtype)} and {_legacy(weight.dtype)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_CPP_NAMES[input.dtype.name]} != {_CPP_NAMES[weight.dtype.name]}")
+    if bias is not None and bias.dtype != weight.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_legacy(bias.dtype)} and {_legacy(weight.dtype)}")
+    if input.ndim == 0 or weight.ndim != 2:
+        out = tl.matmul(input, weight.t())
+        return out + bias if bias is not None else out
+    wt = weight.t()
+    if input.ndim == 2:
+        return tl.addmm(bias, input, wt) if bias is not None else input.mm(wt)
+    if input.ndim == 1:
+        if bias is not None:
+            return tl.addmm(bias, input.view(1, -1), wt).view(-1)
+        return input.unsqueeze(0).mm(wt).squeeze(0)
+    lead = tuple(input.shape)[:-1]
+    x2 = input.reshape(-1, input.shape[-1])
+    y = tl.addmm(bias, x2, wt) if bias is not None else x2.mm(wt)
+    return y.view(*lead, weight.shape[0])
 
 
 @defop("bilinear", promote="common", grad_name="AddBackward0")
@@ -109,18 +133,17 @@ def _act(name, grad_name):
     return deco
 
 
-@_act("relu", "ReluBackward0")
-def _relu(x):
-    return jnp.where(x > 0, x, jnp.zeros_like(x))
+# relu, sigmoid and tanh are declared once, as top-level ops (torchlike._ops); these call
+# them at call time, so the functional form, torchlike.<op> and Tensor.<op> are one op.
+import torchlike as _tl  # noqa: E402  (the package is initialised before nn is imported)
 
 
 def relu(input, inplace=False):
-    out = apply(_relu, input)
-    return _inplace(input, out) if inplace else out
+    return _tl.relu_(input) if inplace else _tl.relu(input)
 
 
 def relu_(input):
-    return relu(input, inplace=True)
+    return _tl.relu_(input)
 
 
 @_act("hardtanh", "HardtanhBackward0")
@@ -262,22 +285,12 @@ def mish(input, inplace=False):
     return _inplace(input, out) if inplace else out
 
 
-@_act("sigmoid", "SigmoidBackward0")
-def _sigmoid(x):
-    return jax.nn.sigmoid(x)
-
-
 def sigmoid(input):
-    return apply(_sigmoid, input)
-
-
-@_act("tanh", "TanhBackward0")
-def _tanh(x):
-    return jnp.tanh(x)
+    return _tl.sigmoid(input)
 
 
 def tanh(input):
-    return apply(_tanh, input)
+    return _tl.tanh(input)
 
 
 @_act("hardsigmoid", "HardsigmoidBackward0")
@@ -415,6 +428,9 @@ def _softmax_prep(input, dim, dtype, name):
     if not -nd <= dim < nd:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}],"
                          f" but got {dim})")
+    kernel = "log_softmax" if name == "log_softmax" else "softmax"
+    last = "_lastdim" if dim % nd == nd - 1 else ""
+    _check_float_input(input, f"{kernel}{last}_kernel_impl")
     return input, dim % nd
 
 
@@ -874,15 +890,14 @@ def _abs_t(d):
         if False else jnp.abs(d)
 
 
-@_pointwise_loss("l1", "L1LossBackward0")
-def _l1(x, y, reduction):
-    return _reduce(jnp.abs(x - y), reduction)
-
-
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """|input - target| reduced, composed as torch composes it (Mean/Sum over Abs over Sub)."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _check_sizes(input, target, "l1_loss")
-    return apply(_l1, input, target, reduction=reduction)
+    d = (input - target).abs()
+    if reduction == "mean":
+        return d.mean()
+    return d.sum() if reduction == "sum" else d
 
 
 @_pointwise_loss("smooth_l1", "SmoothL1LossBackward0")
@@ -973,6 +988,13 @@ def _nll_loss(x, target, *w, ignore_index, reduction, ndim):
     return out[0] if ndim == 1 and reduction == "none" else out
 
 
+def _check_float_input(input, kernel):
+    """torch's NotImplementedError for integer input to the softmax/nll kernels."""
+    if isinstance(input, Tensor) and not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
+
+
 def _check_target_range(input, target, ignore_index):
     """torch's IndexError for class indices out of range (jax would clamp silently)."""
     t = np.asarray(target._data)
@@ -998,6 +1020,7 @@ def _check_target(input, target):
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _check_float_input(input, "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame")
     if target.dtype.category >= D._FLOAT:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}"
                            .replace("Float32", "Float").replace("Float64", "Double"))
@@ -1008,37 +1031,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                  reduction=reduction, ndim=input.ndim)
 
 
-@defop("cross_entropy", grad_name=lambda kw: {"mean": "DivBackward1", "sum": "SumBackward0"}
-       .get(kw["reduction"], "NllLossBackward0"))
-def _cross_entropy(x, target, *w, ignore_index, reduction, label_smoothing, ndim, probs):
-    logp = _class_last(jax.nn.log_softmax(x, axis=1 if ndim > 1 else 0), ndim)
-    wt = w[0] if w else None
-    if not probs:
-        if ndim == 1:
-            target = target[None]
-        out = _nll_core(logp, target, wt, ignore_index, reduction, label_smoothing)
-        return out[0] if ndim == 1 and reduction == "none" else out
-    t = _class_last(target, ndim)
-    c = logp.shape[-1]
-    if label_smoothing > 0:
-        t = t * (1 - label_smoothing) + label_smoothing / c
-    prod = logp * t * (wt if wt is not None else 1.0)
-    loss = -jnp.sum(prod, axis=-1)
-    if reduction == "none":
-        return loss[0] if ndim == 1 else loss
-    if reduction == "sum":
-        return jnp.sum(loss)
-    return jnp.sum(loss) / (x.size // c)
-
-
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
-    """log_softmax + nll_loss; targets are class indices or class probabilities."""
+    """log_softmax + nll_loss (class indices) or the probability form, composed as torch
+    composes it, so the graph shows ``NllLossBackward0`` over ``LogSoftmaxBackward0``."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
     probs = target.dtype.is_floating_point
+    class_dim = 0 if input.ndim == 1 else 1
     if probs:
         if tuple(target.shape) != tuple(input.shape):
             raise RuntimeError(f"Expected target size {list(input.shape)}, got "
@@ -1046,14 +1048,41 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         _check_target(input, target)
         _check_target_range(input, target, ignore_index)
-    args = [weight] if weight is not None else []
-    return apply(_cross_entropy, input, target, *args, ignore_index=int(ignore_index),
-                 reduction=reduction, label_smoothing=float(label_smoothing), ndim=input.ndim,
-                 probs=probs)
+    lsm = log_softmax(input, class_dim)
+    n_classes = input.shape[class_dim]
+    if weight is not None:
+        wshape = [1] * input.ndim
+        wshape[class_dim] = n_classes
+        weight_ = weight.view(*wshape)
+    if probs:
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        prod = lsm * target if weight is None else lsm * target * weight_
+        if reduction == "mean":
+            return -prod.sum() / (input.numel() // n_classes if n_classes else 0)
+        if reduction == "sum":
+            return -prod.sum()
+        return -prod.sum(class_dim)
+    nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return nll
+    ignore_mask = target == ignore_index
+    smooth = -(lsm * weight_).sum(class_dim) if weight is not None else -lsm.sum(class_dim)
+    smooth = smooth.masked_fill(ignore_mask, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            denom = weight.gather(0, target.masked_select(~ignore_mask).flatten()).sum()
+        else:
+            denom = (~ignore_mask).sum()
+        ret = smooth.sum() / denom
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
 
 
-@defop("binary_cross_entropy", promote="common", grad_name=_loss_name(
-    "BinaryCrossEntropyBackward0"))
+@defop("binary_cross_entropy", promote="common", grad_name="BinaryCrossEntropyBackward0")
 def _bce(x, y, *w, reduction):
     loss = -(y * jnp.maximum(jnp.log(x), -100.0) + (1 - y) * jnp.maximum(jnp.log1p(-x), -100.0))
     if w:
@@ -1076,7 +1105,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 
 @defop("binary_cross_entropy_with_logits", promote="common",
-       grad_name=_loss_name("BinaryCrossEntropyWithLogitsBackward0"))
+       grad_name="BinaryCrossEntropyWithLogitsBackward0")
 def _bce_logits(x, y, *wp, reduction, has_w, has_pw):
     i = 0
     w = pw = None
@@ -1512,7 +1541,10 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool3d(input, output_size):
-    return apply(_adaptive_avg, input, outs=_out_size(output_size, input.shape, 3), nd=3)
+    outs = _out_size(output_size, input.shape, 3)
+    if outs == (1, 1, 1) and input.ndim in (4, 5) and input.numel():
+        return input.mean((-1, -2, -3), keepdim=True)  # torch's global-pool fast path
+    return apply(_adaptive_avg, input, outs=outs, nd=3)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -1559,7 +1591,10 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return apply(_adaptive_avg, input, outs=_out_size(output_size, input.shape, 2), nd=2)
+    outs = _out_size(output_size, input.shape, 2)
+    if outs == (1, 1) and input.ndim in (3, 4) and input.numel():
+        return input.mean((-1, -2), keepdim=True)      # torch's global-pool fast path
+    return apply(_adaptive_avg, input, outs=outs, nd=2)
 
 
 @defop("adaptive_max_pool", grad_name=lambda kw: f"AdaptiveMaxPool{kw['nd']}DBackward0")
@@ -1650,8 +1685,17 @@ def pixel_unshuffle(input, downscale_factor):
     return apply(_pixel_shuffle, input, r=int(downscale_factor), inverse=True)
 
 
-@defop("interpolate", grad_name=lambda kw: "Upsample" + kw["mode"].capitalize()
-       + f"{kw['nd']}dBackward0")
+_UPSAMPLE_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "bicubic": "Bicubic"}
+_LINEAR_NAMES = {1: "Linear", 2: "Bilinear", 3: "Trilinear"}
+
+
+def _upsample_name(kw):
+    m = kw["mode"]
+    base = _LINEAR_NAMES[kw["nd"]] if m == "linear" else _UPSAMPLE_NAMES[m]
+    return f"Upsample{base}{kw['nd']}D" + ("AaBackward0" if kw.get("aa") else "Backward0")
+
+
+@defop("interpolate", grad_name=_upsample_name)
 def _interpolate(x, size, mode, align_corners, nd, scales):
     for i in range(nd):
         ax = x.ndim - nd + i
@@ -1679,11 +1723,76 @@ def _interpolate(x, size, mode, align_corners, nd, scales):
     return x
 
 
+def _area_scale(L, O, align_corners, sc):
+    """torch's area_pixel_compute_scale."""
+    if align_corners:
+        return (L - 1) / (O - 1) if O > 1 else 0.0
+    return (1.0 / sc) if sc else L / O
+
+
+def _cubic_w(t, a):
+    """Keys' cubic convolution weights for offsets t in [0, 1): taps at -1, 0, 1, 2."""
+    def c1(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def c2(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.stack([c2(t + 1), c1(t), c1(1 - t), c2(2 - t)], -1)
+
+
+def _interp_matrix(L, O, mode, align_corners, sc, antialias):
+    """The (O, L) matrix of one axis of bicubic or antialiased interpolation (torch's rules)."""
+    M = np.zeros((O, L), np.float64)
+    scale = _area_scale(L, O, align_corners, sc)
+    if antialias:
+        interp = 2 if mode == "linear" else 4
+        support = interp * 0.5 * scale if scale >= 1.0 else interp * 0.5
+        inv = 1.0 / scale if scale >= 1.0 else 1.0
+        for i in range(O):
+            center = scale * (i + 0.5)
+            lo = max(int(center - support + 0.5), 0)
+            hi = min(int(center + support + 0.5), L)
+            x = np.abs((np.arange(lo, hi) - center + 0.5) * inv)
+            if mode == "linear":
+                w = np.where(x < 1, 1 - x, 0.0)
+            else:
+                a = -0.5
+                w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                             np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+            tot = w.sum()
+            M[i, lo:hi] = w / tot if tot != 0 else w
+        return M
+    # bicubic, torch's upsample_bicubic2d: A = -0.75, border taps clamped
+    for i in range(O):
+        real = scale * i if align_corners else scale * (i + 0.5) - 0.5
+        base = math.floor(real)
+        w = _cubic_w(np.float64(real - base), -0.75)
+        for k in range(4):
+            M[i, min(max(base - 1 + k, 0), L - 1)] += w[k]
+    return M
+
+
+@defop("interpolate_matrix", grad_name=_upsample_name)
+def _interp_by_matrices(x, *ms, mode, nd, aa):
+    for i, m in enumerate(ms):
+        ax = x.ndim - nd + i
+        x = jnp.moveaxis(jnp.tensordot(x, m.astype(x.dtype), axes=([ax], [1]),
+                                       precision=_HI), -1, ax)
+    return x
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     nd = input.ndim - 2
-    if mode in ("linear", "bilinear", "trilinear"):
-        mode_k = "linear"
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
+                         "requires a 4-D tensor as input")
+    if mode in ("linear", "bilinear", "trilinear", "bicubic"):
+        want = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}[mode]
+        if nd != want:
+            raise NotImplementedError(
+                f"Got {input.ndim}D input, but {mode} mode needs {want + 2}D input")
+        mode_k = "bicubic" if mode == "bicubic" else "linear"
     elif mode in ("nearest", "nearest-exact", "area"):
         mode_k = mode
         if align_corners is not None:
@@ -1700,6 +1809,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         scales = (None,) * nd if recompute_scale_factor else tuple(float(v) for v in sf)
     if mode_k == "area":
         return apply(_adaptive_avg, input, outs=out, nd=nd)
+    if mode_k == "bicubic" or antialias:
+        ms = [Tensor._make(jnp.asarray(_interp_matrix(int(input.shape[2 + i]), out[i], mode_k,
+                                                      bool(align_corners), scales[i],
+                                                      antialias)))
+              for i in range(nd)]
+        return apply(_interp_by_matrices, input, *ms, mode=mode_k, nd=nd, aa=bool(antialias))
     return apply(_interpolate, input, size=out, mode=mode_k, align_corners=bool(align_corners),
                  nd=nd, scales=scales)
 
@@ -2092,7 +2207,7 @@ native_channel_shuffle = channel_shuffle
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
     k = _tup(kernel_size, nd)
-    pool = avg_pool1d if nd == 1 else avg_pool2d
+    pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
     if stride is not None:
         out = pool(input.pow(norm_type), k, stride, 0, ceil_mode)
     else:
@@ -2109,6 +2224,10 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 3)
 
 
 @defop("local_response_norm", grad_name="DivBackward0")
@@ -2131,7 +2250,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     return apply(_lrn, input, size=int(size), alpha=float(alpha), beta=float(beta), k=float(k))
 
 
-@defop("max_unpool", grad_name="MaxUnpool2DBackward0")
+@defop("max_unpool", grad_name=lambda kw: "MaxUnpool3DBackward0" if len(kw["out"]) == 3
+       else "MaxUnpool2DBackward0")
 def _max_unpool(x, idx, out):
     n, c = x.shape[:2]
     flat = jnp.zeros((n, c, int(np.prod(out))), x.dtype)
@@ -2161,6 +2281,10 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
 @defop("pdist", grad_name="PdistBackward0")

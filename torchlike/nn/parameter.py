@@ -4,7 +4,7 @@ from __future__ import annotations
 from .._tensor import Tensor
 from .._tensor_str import tensor_repr
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
 
 class Parameter(Tensor):
@@ -63,3 +63,44 @@ class Buffer(metaclass=_BufferMeta):
         t.persistent = persistent
         t._is_buffer = True
         return t
+
+
+class UninitializedParameter(Parameter):
+    """A parameter with no shape yet; ``materialize(shape)`` turns it into a Parameter."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from .._creation import empty
+        return Parameter.__new__(cls, empty(0, dtype=dtype), requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None):
+        from .._creation import empty
+        self._set_data(empty(*shape, dtype=dtype or self.dtype)._data)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+
+class UninitializedBuffer(Tensor):
+    """A buffer with no shape yet; ``materialize(shape)`` turns it into a plain Tensor."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        from .._creation import empty
+        t = cls._make(empty(0, dtype=dtype)._data)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def materialize(self, shape, device=None, dtype=None):
+        from .._creation import empty
+        self._set_data(empty(*shape, dtype=dtype or self.dtype)._data)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"

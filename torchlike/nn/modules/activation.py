@@ -1,15 +1,24 @@
 """Activation modules: thin wrappers over ``torchlike.nn.functional`` with torch's reprs."""
 from __future__ import annotations
 
-from ... import _creation
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _creation, _random
+from ..._ops._registry import apply, defop
+from ..._tensor import Tensor
 from .. import functional as F
+from .. import init
 from ..parameter import Parameter
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh",
            "SiLU", "Mish", "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink",
            "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink", "PReLU", "Softsign",
-           "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax"]
+           "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax",
+           "MultiheadAttention"]
 
 
 def _ip(inplace, lead):
@@ -281,3 +290,198 @@ class Softmax2d(Module):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
                              "instead")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+# ------------------------------------------------------------------ attention
+
+_HI = jax.lax.Precision.HIGHEST
+
+
+@defop("multi_head_attention", grad_name="TransposeBackward0")
+def _mha(q, k, v, *rest, H, separate, has_in_bias, has_out_bias, has_bias_kv, add_zero_attn,
+         mask_kind, mask_ndim, kpm_kind, dropout_p, average):
+    L, N, E = q.shape
+    i = 0
+
+    def take():
+        nonlocal i
+        r = rest[i]
+        i += 1
+        return r
+
+    if separate:
+        wq, wk, wv = take(), take(), take()
+    else:
+        w = take()
+        wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
+    if has_in_bias:
+        b = take()
+        bq, bk, bv = b[:E], b[E:2 * E], b[2 * E:]
+    else:
+        bq = bk = bv = None
+    out_w = take()
+    out_b = take() if has_out_bias else None
+    if has_bias_kv:
+        bias_k, bias_v = take(), take()
+    mask = take() if mask_kind else None
+    kpm = take() if kpm_kind else None
+    key = take() if dropout_p > 0 else None
+
+    def proj(x, w, b):
+        y = jnp.matmul(x, w.T, precision=_HI)
+        return y + b if b is not None else y
+
+    qp, kp, vp = proj(q, wq, bq), proj(k, wk, bk), proj(v, wv, bv)
+    if mask is not None:
+        mask = jnp.where(mask, -jnp.inf, 0.0).astype(q.dtype) if mask_kind == "bool" \
+            else mask.astype(q.dtype)
+    if kpm is not None:
+        kpm = jnp.where(kpm, -jnp.inf, 0.0).astype(q.dtype) if kpm_kind == "bool" \
+            else kpm.astype(q.dtype)
+    if has_bias_kv:
+        kp = jnp.concatenate([kp, jnp.broadcast_to(bias_k, (1, N, E))], axis=0)
+        vp = jnp.concatenate([vp, jnp.broadcast_to(bias_v, (1, N, E))], axis=0)
+        if mask is not None:
+            mask = jnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
+        if kpm is not None:
+            kpm = jnp.pad(kpm, [(0, 0), (0, 1)])
+    if add_zero_attn:
+        kp = jnp.concatenate([kp, jnp.zeros((1, N, E), kp.dtype)], axis=0)
+        vp = jnp.concatenate([vp, jnp.zeros((1, N, E), vp.dtype)], axis=0)
+        if mask is not None:
+            mask = jnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
+        if kpm is not None:
+            kpm = jnp.pad(kpm, [(0, 0), (0, 1)])
+    S = kp.shape[0]
+    hd = E // H
+    # (L, N, E) -> (N, H, L, hd)
+    qh = jnp.transpose(qp.reshape(L, N, H, hd), (1, 2, 0, 3))
+    kh = jnp.transpose(kp.reshape(S, N, H, hd), (1, 2, 0, 3))
+    vh = jnp.transpose(vp.reshape(S, N, H, hd), (1, 2, 0, 3))
+    scores = jnp.matmul(qh * (1.0 / jnp.sqrt(jnp.asarray(hd, q.dtype))),
+                        jnp.swapaxes(kh, -1, -2), precision=_HI)
+    if mask is not None:
+        if mask.ndim == 3:
+            mask = mask.reshape(N, H, L, S)
+        scores = scores + mask
+    if kpm is not None:
+        scores = scores + kpm[:, None, None, :]
+    attn = jax.nn.softmax(scores, axis=-1)
+    if dropout_p > 0:
+        keepm = jax.random.bernoulli(key, 1 - dropout_p, attn.shape)
+        attn = jnp.where(keepm, attn / (1 - dropout_p), 0)
+    o = jnp.matmul(attn, vh, precision=_HI)                   # (N, H, L, hd)
+    o = jnp.transpose(o, (2, 0, 1, 3)).reshape(L, N, E)
+    o = jnp.matmul(o, out_w.T, precision=_HI)
+    if out_b is not None:
+        o = o + out_b
+    weights = jnp.mean(attn, axis=1) if average else attn
+    return o, weights
+
+
+class MultiheadAttention(Module):
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        assert self.head_dim * num_heads == self.embed_dim, \
+            "embed_dim must be divisible by num_heads"
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(_creation.empty(embed_dim, embed_dim, dtype=dtype))
+            self.k_proj_weight = Parameter(_creation.empty(embed_dim, self.kdim, dtype=dtype))
+            self.v_proj_weight = Parameter(_creation.empty(embed_dim, self.vdim, dtype=dtype))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(_creation.empty(3 * embed_dim, embed_dim,
+                                                            dtype=dtype))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(_creation.empty(3 * embed_dim, dtype=dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = Parameter(_creation.empty(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(_creation.empty(1, 1, embed_dim, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
+                               "the Transformer module method `generate_square_subsequent_mask`"
+                               " to create this mask.")
+        batched = query.dim() == 3
+        if self.batch_first and batched:
+            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+        if not batched:
+            query, key, value = (x.unsqueeze(1) for x in (query, key, value))
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        args = [query, key, value]
+        if self._qkv_same_embed_dim:
+            args.append(self.in_proj_weight)
+        else:
+            args += [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
+        if self.in_proj_bias is not None:
+            args.append(self.in_proj_bias)
+        args.append(self.out_proj.weight)
+        if self.out_proj.bias is not None:
+            args.append(self.out_proj.bias)
+        if self.bias_k is not None:
+            args += [self.bias_k, self.bias_v]
+        mask_kind = kpm_kind = None
+        if attn_mask is not None:
+            mask_kind = "bool" if attn_mask.dtype.name == "bool" else "float"
+            args.append(attn_mask)
+        if key_padding_mask is not None:
+            kpm_kind = "bool" if key_padding_mask.dtype.name == "bool" else "float"
+            args.append(key_padding_mask)
+        p = self.dropout if self.training else 0.0
+        if p > 0:
+            args.append(_random.next_key())
+        out, w = apply(_mha, *args, H=self.num_heads, separate=not self._qkv_same_embed_dim,
+                       has_in_bias=self.in_proj_bias is not None,
+                       has_out_bias=self.out_proj.bias is not None,
+                       has_bias_kv=self.bias_k is not None, add_zero_attn=self.add_zero_attn,
+                       mask_kind=mask_kind, mask_ndim=None if attn_mask is None
+                       else attn_mask.dim(), kpm_kind=kpm_kind, dropout_p=float(p),
+                       average=bool(average_attn_weights))
+        if self.batch_first and batched:
+            out = out.transpose(0, 1)
+        if not batched:
+            out = out.squeeze(1)
+            w = w.squeeze(0)
+        return out, (w if need_weights else None)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict, abc as container_abcs
 from itertools import chain, islice
 
@@ -9,7 +10,18 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent, _typename
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+
+
+class Container(Module):
+    """torch's deprecated keyword container (use Module.add_module); warns as torch does."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
+                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):
@@ -476,20 +488,3 @@ class ParameterDict(Module):
     def __ior__(self, other):
         self.update(other)
         return self
-
-
-class DataParallel(Module):
-    """Single-device stand-in for ``nn.DataParallel``: wraps ``module`` (keys get "module.")."""
-
-    def __init__(self, module, device_ids=None, output_device=None, dim=0):
-        super().__init__()
-        self.module = module
-        self.device_ids = [] if device_ids is None else list(device_ids)
-        self.output_device = output_device
-        self.dim = dim
-
-    def forward(self, *inputs, **kwargs):
-        return self.module(*inputs, **kwargs)
-
-
-__all__ += ["DataParallel"]

@@ -7,9 +7,12 @@ from ... import _creation
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .lazy import _lazy_conv
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -142,3 +145,11 @@ class ConvTranspose2d(_ConvTranspose):
 
 class ConvTranspose3d(_ConvTranspose):
     _nd = 3
+
+
+LazyConv1d = _lazy_conv(Conv1d, __name__)
+LazyConv2d = _lazy_conv(Conv2d, __name__)
+LazyConv3d = _lazy_conv(Conv3d, __name__)
+LazyConvTranspose1d = _lazy_conv(ConvTranspose1d, __name__, transposed=True)
+LazyConvTranspose2d = _lazy_conv(ConvTranspose2d, __name__, transposed=True)
+LazyConvTranspose3d = _lazy_conv(ConvTranspose3d, __name__, transposed=True)

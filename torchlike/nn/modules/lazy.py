@@ -1,43 +1,26 @@
-"""Lazy modules: parameters whose shapes are inferred at the first forward call."""
+"""Lazy modules: parameters whose shapes are inferred at the first forward call.
+
+``LazyModuleMixin`` is torch's mixin; the lazy layers themselves live beside their eager
+classes (``linear.LazyLinear``, ``conv.LazyConv2d``, ``batchnorm.LazyBatchNorm2d``, ...), built
+by the small factories below.
+"""
 from __future__ import annotations
 
 from ... import _creation
-from ..parameter import Parameter
-from .conv import Conv1d, Conv2d
-from .layers import BatchNorm1d, BatchNorm2d
-from .linear import Linear
+from ..parameter import UninitializedBuffer, UninitializedParameter
 from .module import Module
 
-__all__ = ["UninitializedParameter", "UninitializedBuffer", "LazyLinear", "LazyConv1d",
-           "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+__all__ = ["LazyModuleMixin"]
 
 
-class UninitializedParameter(Parameter):
-    """A parameter with no shape yet; ``materialize(shape)`` turns it into a Parameter."""
+class LazyModuleMixin:
+    """Materialises the uninitialised parameters on the first call, then becomes ``cls_to_become``."""
 
-    __slots__ = ()
-
-    def __new__(cls, requires_grad=True, device=None, dtype=None):
-        p = Parameter.__new__(cls, _creation.empty(0, dtype=dtype), requires_grad)
-        return p
-
-    def materialize(self, shape, device=None, dtype=None):
-        self._set_data(_creation.empty(*shape, dtype=dtype or self.dtype)._data)
-        self.__class__ = Parameter
-
-    def __repr__(self):
-        return "<UninitializedParameter>"
-
-
-class UninitializedBuffer:
-    pass
-
-
-class _LazyMixin:
     cls_to_become = None
 
     def has_uninitialized_params(self):
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+        return any(isinstance(p, (UninitializedParameter, UninitializedBuffer))
+                   for p in list(self._parameters.values()) + list(self._buffers.values()))
 
     def __call__(self, *args, **kwargs):
         if self.has_uninitialized_params():
@@ -48,90 +31,94 @@ class _LazyMixin:
         return Module.__call__(self, *args, **kwargs)
 
 
-class LazyLinear(_LazyMixin, Linear):
-    cls_to_become = Linear
-
-    def __init__(self, out_features, bias=True, device=None, dtype=None):
-        Module.__init__(self)
-        self.in_features = 0
-        self.out_features = out_features
-        self.weight = UninitializedParameter(dtype=dtype)
-        if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            Linear.reset_parameters(self)
-
-    def initialize_parameters(self, input):
-        self.in_features = input.shape[-1]
-        self.weight.materialize((self.out_features, self.in_features))
-        if self.bias is not None:
-            self.bias.materialize((self.out_features,))
+_LazyMixin = LazyModuleMixin
 
 
-def _lazy_conv(base):
-    class LazyConv(_LazyMixin, base):
-        cls_to_become = base
+def _name(cls, base, module):
+    cls.__name__ = cls.__qualname__ = "Lazy" + base.__name__
+    cls.__module__ = module
+    return cls
 
+
+def _lazy_conv(base, module, transposed=False):
+    """``LazyConv{1,2,3}d`` / ``LazyConvTranspose{1,2,3}d`` over the eager class ``base``."""
+    if transposed:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            base.__init__(self, groups, out_channels, kernel_size, stride, padding,
+                          output_padding, groups, bias, dilation, padding_mode, device=device,
+                          dtype=dtype)
+            _lazy_params(self, bias, dtype)
+    else:
         def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                      bias=True, padding_mode="zeros", device=None, dtype=None):
             base.__init__(self, groups, out_channels, kernel_size, stride, padding, dilation,
-                          groups, bias, padding_mode, dtype=dtype)
-            self.in_channels = 0
+                          groups, bias, padding_mode, device=device, dtype=dtype)
+            _lazy_params(self, bias, dtype)
+
+    def _lazy_params(self, bias, dtype):
+        self.in_channels = 0
+        self.weight = UninitializedParameter(dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            base.reset_parameters(self)
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        self.in_channels = input.shape[0 if input.dim() == self._nd + 1 else 1]
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        self.weight.materialize(shape)
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+
+    cls = type("Lazy", (LazyModuleMixin, base), {
+        "cls_to_become": base, "__init__": __init__, "reset_parameters": reset_parameters,
+        "initialize_parameters": initialize_parameters})
+    return _name(cls, base, module)
+
+
+def _lazy_norm(base, module, affine_default=True, track_default=True):
+    """``LazyBatchNorm*d`` / ``LazyInstanceNorm*d`` over the eager class ``base``."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=affine_default,
+                 track_running_stats=track_default, device=None, dtype=None, *, bias=True):
+        from .batchnorm import _NormBase
+        _NormBase.__init__(self, 0, eps, momentum, False, False, bias=False, device=device,
+                           dtype=dtype)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        self._lazy_dtype = dtype
+        if affine:
             self.weight = UninitializedParameter(dtype=dtype)
             if bias:
                 self.bias = UninitializedParameter(dtype=dtype)
+        if track_running_stats:
+            from ... import long
+            self.running_mean = UninitializedBuffer(dtype=dtype)
+            self.running_var = UninitializedBuffer(dtype=dtype)
+            self.num_batches_tracked = _creation.tensor(0, dtype=long)
 
-        def reset_parameters(self):
-            if not self.has_uninitialized_params() and self.in_channels != 0:
-                base.reset_parameters(self)
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            base.reset_parameters(self)
 
-        def initialize_parameters(self, input, *args, **kwargs):
-            self.in_channels = input.shape[0 if input.dim() == self._nd + 1 else 1]
-            self.weight.materialize((self.out_channels, self.in_channels // self.groups,
-                                     *self.kernel_size))
+    def initialize_parameters(self, input):
+        self.num_features = input.shape[0 if input.dim() == getattr(self, "_nd", -1) + 1 else 1]
+        if self.affine:
+            self.weight.materialize((self.num_features,))
             if self.bias is not None:
-                self.bias.materialize((self.out_channels,))
-
-    LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + base.__name__
-    return LazyConv
-
-
-LazyConv1d = _lazy_conv(Conv1d)
-LazyConv2d = _lazy_conv(Conv2d)
-
-
-def _lazy_bn(base):
-    class LazyBN(_LazyMixin, base):
-        cls_to_become = base
-
-        def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                     device=None, dtype=None):
-            base.__init__(self, 0, eps, momentum, affine, track_running_stats, dtype=dtype)
-            if affine:
-                self.weight = UninitializedParameter(dtype=dtype)
-                self.bias = UninitializedParameter(dtype=dtype)
-            self._lazy_dtype = dtype
-
-        def reset_parameters(self):
-            if not self.has_uninitialized_params() and self.num_features != 0:
-                base.reset_parameters(self)
-
-        def initialize_parameters(self, input):
-            self.num_features = input.shape[1]
-            if self.affine:
-                self.weight.materialize((self.num_features,))
                 self.bias.materialize((self.num_features,))
-            if self.track_running_stats:
-                self.running_mean = _creation.zeros(self.num_features, dtype=self._lazy_dtype)
-                self.running_var = _creation.ones(self.num_features, dtype=self._lazy_dtype)
+        if self.track_running_stats:
+            self.running_mean.materialize((self.num_features,))
+            self.running_var.materialize((self.num_features,))
 
-    LazyBN.__name__ = LazyBN.__qualname__ = "Lazy" + base.__name__
-    return LazyBN
-
-
-LazyBatchNorm1d = _lazy_bn(BatchNorm1d)
-LazyBatchNorm2d = _lazy_bn(BatchNorm2d)
+    cls = type("Lazy", (LazyModuleMixin, base), {
+        "cls_to_become": base, "__init__": __init__, "reset_parameters": reset_parameters,
+        "initialize_parameters": initialize_parameters})
+    return _name(cls, base, module)

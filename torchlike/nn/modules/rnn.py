@@ -105,14 +105,14 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
             hs.append(hT)
             if lstm:
                 cs.append(cT)
+        last = outs
         inp = outs[0] if num_dirs == 1 else jnp.concatenate(outs, axis=-1)
         if dropout > 0 and layer < num_layers - 1:
             keep = jax.random.bernoulli(jax.random.fold_in(key, layer), 1 - dropout, inp.shape)
             inp = jnp.where(keep, inp / (1 - dropout), 0)
-    h_n = jnp.stack(hs)
-    if lstm:
-        return inp, h_n, jnp.stack(cs)
-    return inp, h_n
+    # the last layer's outputs per direction and each layer's final states, unstacked: the
+    # module joins them with torchlike.cat/stack, so the graph is torch's (h_n: StackBackward0)
+    return tuple(last) + tuple(hs) + tuple(cs)
 
 
 class RNNBase(Module):
@@ -270,8 +270,11 @@ class RNNBase(Module):
                      has_bias=bool(self.bias), dropout=self.dropout if has_key else 0.0,
                      has_key=has_key, has_lengths=lengths is not None,
                      has_proj=self.proj_size > 0)
-        out, hn = outs[0], outs[1]
-        cn = outs[2] if lstm else None
+        import torchlike as _tl
+        n = self.num_layers * nd
+        out = outs[0] if nd == 1 else _tl.cat(outs[:nd], -1)
+        hn = _tl.stack(outs[nd:nd + n])
+        cn = _tl.stack(outs[nd + n:]) if lstm else None
         if not batched:
             out = out.squeeze(1)
             hn = hn.squeeze(1)
