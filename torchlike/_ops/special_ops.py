@@ -1,5 +1,260 @@
 """Special functions exposed at the top level (``torchlike.i0``, ``polygamma``, ...), declared
-once here and shared with ``torchlike.special``."""
+once here and shared with ``torchlike.special`` (``special.i0`` is ``torchlike.i0``,
+``special.multigammaln`` is ``mvlgamma``, ``special.gammainc`` is ``igamma``).
+
+Where torch has no gradient (``igamma``'s and ``igammac``'s first argument) the op is a
+``jax.custom_vjp`` whose backward raises torch's NotImplementedError when that input needs grad.
+
+>>> import torchlike as torch
+>>> torch.polygamma(1, torch.tensor([1.0]))
+tensor([1.6449])
+"""
 from __future__ import annotations
 
-__all__: list = []
+import math
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+import numpy as np
+
+from .._tensor import Tensor
+from ._registry import apply, defop
+
+try:                    # the in-place helper is moving from the registry to _storage
+    from ._registry import apply_
+except ImportError:     # pragma: no cover
+    from .._storage import apply_
+
+__all__ = ["i0", "polygamma", "mvlgamma", "igamma", "igammac"]
+
+
+def _out(r, out, name):
+    if out is None:
+        return r
+    from .shape import write_out
+    return write_out(r, out, name)
+
+
+def no_grad_for(fn, *, which, name):
+    """``fn(*xs)`` with a VJP that raises torch's "derivative for ``name``" error when one of
+    the inputs at positions ``which`` needs a gradient; jax's gradients for the others.
+
+    The registry differentiates only the inputs that need grad, but a custom VJP sees all of
+    them: the caller passes ``blocked`` (whether a refused input needs grad) as a static flag.
+    """
+    def make(blocked):
+        @jax.custom_vjp
+        def f(*xs):
+            return fn(*xs)
+
+        def fwd(*xs):
+            out, vjp = jax.vjp(fn, *xs)
+            return out, vjp
+
+        def bwd(vjp, g):
+            if blocked:
+                raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+            return vjp(g)
+
+        f.defvjp(fwd, bwd)
+        return f
+
+    made = {True: make(True), False: make(False)}
+    return lambda *xs, blocked: made[blocked](*xs)
+
+
+def blocked(args, which):
+    """Whether one of ``args[i] for i in which`` is a Tensor that requires grad."""
+    return any(isinstance(args[i], Tensor) and args[i].requires_grad for i in which)
+
+
+# ------------------------------------------------------------------ i0
+
+def _i0_fn(x):
+    return jsp.i0(x)
+
+
+_i0 = defop("i0", promote="float", grad_name="I0Backward0")(_i0_fn)
+
+
+def i0(input, *, out=None):
+    """The modified Bessel function of the first kind of order 0."""
+    return _out(apply(_i0, input), out, "i0")
+
+
+def _i0_(self):
+    return apply_(_i0, self)
+
+
+# ------------------------------------------------------------------ polygamma
+
+def _digamma(x):
+    # torch: digamma(+-0) = -+inf, nan at negative integers (jax gives nan at 0)
+    return jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x), jsp.digamma(x))
+
+
+def _trigamma(x):
+    # torch's kernel: reflection below 0.5, six recurrence steps, then the asymptotic series
+    pi = jnp.asarray(math.pi, x.dtype)
+    low = x < 0.5
+    s = jnp.sin(pi * x)
+    result = jnp.where(low, -(pi * pi) / (s * s), jnp.zeros_like(x))
+    x = jnp.where(low, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (x * x)
+        x = x + 1
+    ixx = 1 / (x * x)
+    result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / x
+    return jnp.where(low, -result, result)
+
+
+def _polygamma_n(n, x):
+    # n >= 2: (-1)^(n+1) n! zeta(n + 1, x); zeta has poles at the non-positive integers
+    r = jsp.polygamma(jnp.maximum(n, 2), x).astype(x.dtype)
+    pole = (x <= 0) & (x == jnp.floor(x))
+    sign = jnp.where(n % 2 == 1, 1.0, -1.0).astype(x.dtype)
+    return jnp.where(pole, sign * jnp.inf, r)
+
+
+@jax.custom_jvp
+def _poly_core(n, x):
+    return jnp.where(n == 0, _digamma(x), jnp.where(n == 1, _trigamma(x), _polygamma_n(n, x)))
+
+
+def _poly_jvp(g, ans, n, x):
+    return g * _poly_core(n + 1, x)
+
+
+_poly_core.defjvps(None, _poly_jvp)
+
+
+@defop("polygamma", promote=None, grad_name="PolygammaBackward0")
+def _polygamma(x, *, n, dtype):
+    x = x.astype(dtype)
+    return _poly_core(jnp.asarray(n, jnp.int64), x)
+
+
+def _float_dtype(t):
+    from .. import _dtype as D
+    return t.dtype if (t.dtype.is_floating_point or t.dtype.is_complex) \
+        else D.get_default_dtype()
+
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of the digamma function."""
+    if isinstance(n, Tensor) or not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _out(apply(_polygamma, input, n=n, dtype=_float_dtype(input).np), out, "polygamma")
+
+
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+def _polygamma_(self, n):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return apply_(_polygamma, self, n=n, dtype=_float_dtype(self).np)
+
+
+# ------------------------------------------------------------------ mvlgamma
+
+@defop("mvlgamma", promote="float", grad_name="MvlgammaBackward0")
+def _mvlgamma(x, *, p):
+    i = jnp.arange(p, dtype=x.dtype) / 2
+    return (jsp.gammaln(x[..., None] - i).sum(-1)
+            + jnp.asarray(p * (p - 1) / 4 * math.log(math.pi), x.dtype))
+
+
+def _mvlgamma_check(input, p):
+    # torch 2.13 no longer checks that every element exceeds (p - 1) / 2
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension p."""
+    _mvlgamma_check(input, p)
+    return _out(apply(_mvlgamma, input, p=int(p)), out, "mvlgamma")
+
+
+def _mvlgamma_(self, p):
+    _mvlgamma_check(self, p)
+    return apply_(_mvlgamma, self, p=int(p))
+
+
+# ------------------------------------------------------------------ igamma / igammac
+
+def _a_inf(a, x, r, value):
+    # torch (following SciPy): a = inf gives P = 0, Q = 1 for finite x (nan for x = inf)
+    return jnp.where(jnp.isinf(a) & (a > 0) & (x >= 0),
+                     jnp.where(jnp.isinf(x), jnp.nan, value).astype(r.dtype), r)
+
+
+def _igamma_fn(a, x):
+    return _a_inf(a, x, jsp.gammainc(a, x), 0.0)
+
+
+def _igammac_fn(a, x):
+    return _a_inf(a, x, jsp.gammaincc(a, x), 1.0)
+
+
+_ig = no_grad_for(_igamma_fn, which=(0,), name="igamma: input")
+_igc = no_grad_for(_igammac_fn, which=(0,), name="igammac: input")
+_igamma = defop("igamma", promote="float", grad_name="IgammaBackward0")(
+    lambda a, x, *, blocked: _ig(a, x, blocked=blocked))
+_igammac = defop("igammac", promote="float", grad_name="IgammacBackward0")(
+    lambda a, x, *, blocked: _igc(a, x, blocked=blocked))
+
+
+def _binary_args(name, input, other):
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+def _need_float(name, *args):
+    from .. import _dtype as D
+    from .spectral import _torch_type_name as _type_name
+    ts = [a for a in args if isinstance(a, Tensor)]
+    if ts and not any(t.dtype.is_floating_point for t in ts):
+        d = D.result_type_of([t.dtype for t in ts if t.ndim], [t.dtype for t in ts if not t.ndim],
+                             [])
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(d)}'")
+
+
+def igamma(input, other, *, out=None):
+    """The regularised lower incomplete gamma function P(input, other)."""
+    _binary_args("igamma", input, other)
+    _need_float("igamma", input, other)
+    r = apply(_igamma, input, other, blocked=blocked((input, other), (0,)))
+    return _out(r, out, "igamma")
+
+
+def igammac(input, other, *, out=None):
+    """The regularised upper incomplete gamma function Q(input, other)."""
+    _binary_args("igammac", input, other)
+    _need_float("igammac", input, other)
+    r = apply(_igammac, input, other, blocked=blocked((input, other), (0,)))
+    return _out(r, out, "igammac")
+
+
+def _igamma_(self, other):
+    return apply_(_igamma, self, other, blocked=blocked((self, other), (0,)))
+
+
+def _igammac_(self, other):
+    return apply_(_igammac, self, other, blocked=blocked((self, other), (0,)))
+
+
+# ------------------------------------------------------------------ Tensor methods
+
+METHODS = {"i0": i0, "i0_": _i0_, "polygamma": _polygamma_method, "polygamma_": _polygamma_,
+           "mvlgamma": mvlgamma, "mvlgamma_": _mvlgamma_, "igamma": igamma,
+           "igamma_": _igamma_, "igammac": igammac, "igammac_": _igammac_}
+for _n, _f in METHODS.items():
+    setattr(Tensor, _n, _f)
