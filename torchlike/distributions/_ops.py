@@ -1,14 +1,19 @@
-"""Private jax ops the distributions need that torchlike does not export (yet): gamma and
-binomial sampling, and the regularized incomplete gamma/beta functions.
+"""Private ops the distributions need that torchlike does not export (yet): gamma,
+binomial and poisson sampling, and the regularized incomplete gamma/beta functions.
 
-Each is declared through the registry (``dist_`` names), so it is jitted, cached and taped like
-every other op. Samplers take key data from torchlike's generator (its stream is not torch's).
+Each jax op is declared through the registry (``dist_`` names), so it is jitted, cached and
+taped like every other op. Samplers take their keys from torchlike's generator (its stream is
+not torch's). jax's own gamma/binomial/poisson samplers take seconds to compile for every new
+shape, so gamma draws here use a fixed-round Marsaglia-Tsang sampler on flat arrays padded to
+a power of two (one compile per size bucket), and binomial/poisson draws are made on the host
+by numpy seeded from the same generator.
 """
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
+import numpy as np
 
 from .._ops._registry import apply, defop
 from .. import _random
@@ -20,28 +25,106 @@ def _key_data(generator=None):
     return jax.random.key_data(_random.next_key(generator))
 
 
+def _bucket(n):
+    """Samplers run on flat arrays padded to a power of two (at least 16), so one compiled
+    sampler serves every shape up to that size."""
+    return max(16, 1 << max(n - 1, 0).bit_length())
+
+
+def _flat_padded(a, fill):
+    flat = np.asarray(a).reshape(-1)
+    n = flat.size
+    return jnp.asarray(np.concatenate([flat, np.full(_bucket(n) - n, fill, flat.dtype)])), n
+
+
+_GAMMA_ROUNDS = 8
+
+
+@defop("dist_gamma_draw", differentiable=False)
+def _gamma_draw_op(alpha, kd):
+    """Marsaglia & Tsang (2000): for alpha >= 1 accept x = d v with v = (1 + c z)^3 when
+    log u < z^2 / 2 + d - d v + d log v; alpha < 1 draws at alpha + 1 and scales by
+    u^(1 / alpha). ``_GAMMA_ROUNDS`` candidates per element; ``ok`` marks an acceptance."""
+    dt = alpha.dtype
+    key = jax.random.wrap_key_data(kd)
+    k1, k2, k3 = jax.random.split(key, 3)
+    boost = alpha < 1
+    a = jnp.where(boost, alpha + 1, alpha)
+    d = a - 1.0 / 3.0
+    c = 1.0 / jnp.sqrt(9.0 * d)
+    z = jax.random.normal(k1, (_GAMMA_ROUNDS,) + alpha.shape, dt)
+    u = jax.random.uniform(k2, (_GAMMA_ROUNDS,) + alpha.shape, dt)
+    v = (1 + c * z) ** 3
+    safe_v = jnp.where(v > 0, v, 1)
+    accept = (v > 0) & (jnp.log(u) < 0.5 * z * z + d - d * safe_v + d * jnp.log(safe_v))
+    first = jnp.argmax(accept, axis=0)
+    x = d * jnp.take_along_axis(safe_v, first[None], axis=0)[0]
+    ok = jnp.any(accept, axis=0)
+    ub = jax.random.uniform(k3, alpha.shape, dt, minval=jnp.finfo(dt).tiny)
+    x = jnp.where(boost, x * ub ** (1.0 / alpha), x)
+    return x, ok
+
+
+@jax.custom_vjp
+def _gamma_reparam(alpha, x):
+    return x
+
+
+def _gamma_reparam_fwd(alpha, x):
+    return x, (alpha, x)
+
+
+def _gamma_reparam_bwd(res, g):
+    # implicit reparameterisation: d x / d alpha = -(d CDF(x; alpha) / d alpha) / pdf(x)
+    alpha, x = res
+    return g * jax.lax.random_gamma_grad(alpha, x), jnp.zeros_like(x)
+
+
+_gamma_reparam.defvjp(_gamma_reparam_fwd, _gamma_reparam_bwd)
+
+
 @defop("dist_standard_gamma", grad_name="StandardGammaBackward0")
-def _standard_gamma_op(alpha, kd):
-    # jax.random.gamma differentiates with respect to alpha by implicit reparameterisation
-    # (d x / d alpha = -(d CDF / d alpha) / pdf at the drawn x), the rule torch uses.
-    return jax.random.gamma(jax.random.wrap_key_data(kd), alpha, alpha.shape, alpha.dtype)
+def _standard_gamma_op(alpha, x):
+    return _gamma_reparam(alpha, x)
 
 
 def _standard_gamma(alpha, generator=None):
-    """Gamma(alpha, 1) samples shaped like ``alpha``, differentiable in ``alpha``."""
-    return apply(_standard_gamma_op, alpha, _key_data(generator))
+    """Gamma(alpha, 1) samples shaped like ``alpha``, differentiable in ``alpha`` (torch's
+    ``_standard_gamma`` with its ``_standard_gamma_grad``)."""
+    from .._tensor import Tensor
+    a, n = _flat_padded(alpha.detach()._data, 1)
+    todo = np.ones(a.shape, bool)
+    x = np.zeros(a.shape, np.asarray(a).dtype)
+    while todo.any():            # almost never more than once (P(reject) < 0.05 per round)
+        xs, ok = apply(_gamma_draw_op, a, _key_data(generator))
+        xs, ok = np.asarray(xs._data), np.asarray(ok._data)
+        take = todo & ok
+        x[take] = xs[take]
+        todo &= ~ok
+    x = Tensor._make(jnp.asarray(x[:n]).reshape(tuple(alpha.shape)))
+    return apply(_standard_gamma_op, alpha, x)
 
 
-@defop("dist_binomial", differentiable=False)
-def _binomial_op(count, probs, kd):
-    out = jax.random.binomial(jax.random.wrap_key_data(kd), count, probs, probs.shape,
-                              probs.dtype)
-    return jnp.where(probs >= 1, count, jnp.where(probs <= 0, 0, out)).astype(probs.dtype)
+def _host_rng(generator=None):
+    """A numpy generator seeded from torchlike's generator (one key per call)."""
+    return np.random.default_rng(np.asarray(_key_data(generator)).astype(np.uint32))
 
 
 def _binomial(count, probs, generator=None):
-    """Binomial(count, probs) samples shaped like the broadcast inputs."""
-    return apply(_binomial_op, count, probs, _key_data(generator))
+    """Binomial(count, probs) samples shaped like the broadcast inputs, drawn on the host
+    (jax's binomial sampler takes seconds to compile per shape)."""
+    from .._tensor import Tensor
+    n = np.asarray(count.detach()._data)
+    p = np.asarray(probs.detach()._data)
+    out = _host_rng(generator).binomial(n.astype(np.int64), np.clip(p, 0, 1))
+    return Tensor._make(jnp.asarray(out.astype(p.dtype)))
+
+
+def _poisson(rate, generator=None):
+    """Poisson(rate) samples shaped like ``rate``, drawn on the host."""
+    from .._tensor import Tensor
+    r = np.asarray(rate.detach()._data)
+    return Tensor._make(jnp.asarray(_host_rng(generator).poisson(r).astype(r.dtype)))
 
 
 @defop("dist_gammainc", promote="float", grad_name="IgammaBackward0")

@@ -337,7 +337,9 @@ class _PositiveDefinite(_Symmetric):
         sym = super().check(value)
         if not bool(sym.all()):
             return sym
-        return torch.linalg.cholesky_ex(value).info.eq(0)
+        # torch reads cholesky_ex(value).info == 0; torchlike's cholesky_ex raises on a
+        # non-positive-definite input instead, so the eigenvalues decide (same answer)
+        return torch.linalg.eigvalsh(value).gt(0).all(-1)
 
 
 class _Cat(Constraint):

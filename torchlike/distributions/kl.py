@@ -17,12 +17,14 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
@@ -31,6 +33,7 @@ from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _batch_lowr
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -404,6 +407,8 @@ def _kl_beta_uniform(p, q):
 
 
 @register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p, q):
     return _infinite_like(p.rate)
@@ -429,6 +434,8 @@ def _kl_exponential_normal(p, q):
 
 
 @register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p, q):
     return _infinite_like(p.concentration)
@@ -452,8 +459,10 @@ def _kl_gamma_normal(p, q):
 
 
 @register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
 @register_kl(Laplace, Uniform)
 def _kl_laplace_infinity(p, q):
     return _infinite_like(p.loc)
@@ -471,8 +480,10 @@ def _kl_laplace_normal(p, q):
 
 
 @register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Exponential)
 @register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
 @register_kl(Normal, Uniform)
 def _kl_normal_infinity(p, q):
     return _infinite_like(p.loc)
@@ -530,3 +541,183 @@ def _kl_uniform_normal(p, q):
     t2 = w.pow(2) / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+# ------------------------------------------------------------------ Gumbel, Pareto, ContinuousBernoulli
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + torch.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - torch.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * _euler_gamma
+    t3 = torch.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    return t1 + t2 + t3 - (1 + _euler_gamma)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    # from http://www.mast.queensu.ca/~communications/Papers/gil-msc11.pdf
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _set(result, p.support.lower_bound < q.support.lower_bound, inf)
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - torch.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, Pareto)
+def _kl_beta_infinity(p, q):
+    return _infinite_like(p.concentration1)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - torch.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + torch.square(q.loc / q.scale)) + torch.log(q.scale)
+    t3 = ((p.variance + torch.square(p.mean) - 2.0 * q.loc * p.mean)
+          / (2.0 * torch.square(q.scale)))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return torch.where(torch.max(torch.ge(q.low, p.support.lower_bound),
+                                 torch.le(q.high, p.support.upper_bound)),
+                       torch.ones_like(result) * inf, result)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    srp = p.rate * q.scale
+    lsr = q.loc / q.scale
+    t1 = srp.log() - 1
+    t2 = torch.exp(lsr) * srp / (srp + 1)
+    return t1 - lsr + t2 + srp.reciprocal()
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    bsp = p.rate * q.scale
+    lsr = q.loc / q.scale
+    c = p.concentration
+    t1 = (c - 1) * c.digamma() - c.lgamma() - c
+    t2 = bsp.log() + c / bsp
+    t3 = torch.exp(lsr) * (1 + bsp.reciprocal()).pow(-c) - lsr
+    return t1 + t2 + t3
+
+
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+def _kl_gumbel_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    ratio = p.scale / q.scale
+    t1 = (ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * _euler_gamma - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (_euler_gamma + 1)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    msr = p.loc / q.scale
+    vsr = (p.scale / q.scale).pow(2)
+    lsr = q.loc / q.scale
+    t1 = vsr.log() * 0.5
+    t2 = msr - lsr
+    t3 = torch.exp(-msr + 0.5 * vsr + lsr)
+    return -t1 + t2 + t3 - 0.5 * (1 + math.log(2 * math.pi))
+
+
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
+@register_kl(Pareto, Uniform)
+def _kl_pareto_infinity(p, q):
+    return _infinite_like(p.scale)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    srp = p.scale * q.rate
+    t1 = (p.alpha / srp).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * srp / (p.alpha - 1)
+    return _set(t1 - t2 + t3 - 1, p.alpha <= 1, inf)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return _set(t1 + t2 + t3 + t4 - 1, p.alpha <= 1, inf)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    var_normal = 2 * q.scale.pow(2)
+    common = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * common.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common - q.loc).pow(2)
+    return _set(t1 - t2 + (t3 + t4) / var_normal - 1, p.alpha <= 2, inf)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() - p.mean * q.logits - torch.log1p(-q.probs) - q._cont_bern_log_norm()
+    return torch.where(torch.max(torch.ge(p.high, q.support.upper_bound),
+                                 torch.le(p.low, q.support.lower_bound)),
+                       torch.ones_like(result) * inf, result)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    common = q.scale / (p.high - p.low)
+    hi = (p.high - q.loc) / q.scale
+    lo = (p.low - q.loc) / q.scale
+    t1 = common.log() + 0.5 * (hi + lo)
+    t2 = common * (torch.exp(-hi) - torch.exp(-lo))
+    return t1 - t2
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    w = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * w).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - w) / w
+    return _set(t2 * (q.alpha + 1) - t1, p.low < q.support.lower_bound, inf)

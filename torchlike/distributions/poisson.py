@@ -5,6 +5,7 @@ from numbers import Number
 
 import torchlike as torch
 from . import constraints
+from ._ops import _poisson
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -40,7 +41,7 @@ class Poisson(ExponentialFamily):
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
         with torch.no_grad():
-            return torch.poisson(self.rate.expand(shape))
+            return _poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -75,8 +75,6 @@ class Transform:
     def __ne__(self, other):
         return not self.__eq__(other)
 
-    __hash__ = object.__hash__
-
     def __call__(self, x):
         if self._cache_size == 0:
             return self._call(x)
@@ -149,8 +147,6 @@ class _InverseTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, _InverseTransform) and self._inv == other._inv
 
-    __hash__ = object.__hash__
-
     def __repr__(self):
         return f"{self.__class__.__name__}({self._inv!r})"
 
@@ -178,8 +174,6 @@ class ComposeTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, ComposeTransform) and self.parts == other.parts
-
-    __hash__ = object.__hash__
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
@@ -388,8 +382,6 @@ class _Elementwise(Transform):
     def __eq__(self, other):
         return isinstance(other, type(self))
 
-    __hash__ = object.__hash__
-
 
 class ExpTransform(_Elementwise):
     domain = constraints.real
@@ -427,8 +419,6 @@ class PowerTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, PowerTransform) and self.exponent.eq(other.exponent).all().item()
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.pow(self.exponent)
@@ -502,8 +492,6 @@ class AbsTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, AbsTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.abs()
 
@@ -549,8 +537,6 @@ class AffineTransform(Transform):
             elif not (a == b).all().item():
                 return False
         return True
-
-    __hash__ = object.__hash__
 
     @property
     def sign(self):
@@ -636,8 +622,6 @@ class SoftmaxTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, SoftmaxTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()
         return probs / probs.sum(-1, True)
@@ -661,8 +645,6 @@ class StickBreakingTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     @staticmethod
     def _offset(x, k):
@@ -701,8 +683,6 @@ class LowerCholeskyTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, LowerCholeskyTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
 
@@ -718,8 +698,6 @@ class PositiveDefiniteTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)

@@ -106,3 +106,13 @@ def vec_to_tril_matrix(vec, diag=0):
     mat = vec.new_zeros(vec.shape[:-1] + torch.Size((n, n)))
     mat[..., _tril_mask(n, diag)] = vec
     return mat
+
+
+def _mvlgamma(x, p):
+    """The multivariate log-gamma function of dimension ``p`` (torch.mvlgamma), from lgamma:
+    p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)."""
+    import math
+    if not bool((x > (p - 1) / 2).all()):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    half = torch.arange(p, dtype=x.dtype) / 2
+    return p * (p - 1) / 4 * math.log(math.pi) + torch.lgamma(x.unsqueeze(-1) - half).sum(-1)
