@@ -340,6 +340,9 @@ def test_vmap_randomness_modes():
         ch = m.func.vmap(lambda a: a * 0 + m.rand(5), randomness="different", chunk_size=2)(
             m.tensor(x))
         assert len({tuple(r) for r in ch.tolist()}) == 6
+        chs = m.func.vmap(lambda a: a * 0 + m.rand(5), randomness="same", chunk_size=2)(
+            m.tensor(x))
+        assert bool((chs == chs[0]).all())
 
 
 def test_vmap_host_reads_raise():

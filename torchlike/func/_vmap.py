@@ -6,6 +6,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .. import _random
 from .._tensor import Tensor
 from . import _core as C
 from . import _pytree as P
@@ -115,8 +116,13 @@ def _vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     else:
         chunks = [(s, min(s + chunk_size, batch)) for s in range(0, batch, chunk_size)]
     results = []
+    # 'same' with chunks: every chunk draws the same values (torch restores the rng state)
+    rng_state = (_random.get_rng_state() if randomness == "same" and len(chunks) > 1
+                 else None)
     try:
         for lo, hi in chunks:
+            if rng_state is not None:
+                _random.set_rng_state(rng_state)
             if len(chunks) == 1:
                 arrs = arrays
             else:
