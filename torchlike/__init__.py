@@ -67,7 +67,7 @@ _namespace = _lazy_submodules(__name__, {
 # top-level names that live in a lazily imported namespace: name -> module
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",
-               "OutOfMemoryError": "cuda"}
+               "OutOfMemoryError": "cuda", "from_jax": "interop"}
 
 
 def __getattr__(name):
