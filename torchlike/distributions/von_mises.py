@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import torchlike as torch
 from . import constraints
+from ._ops import _host_rng
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
 
@@ -43,18 +46,26 @@ def _log_modified_bessel_fn(x, order=0):
     return torch.where(x < 3.75, small, large)
 
 
-def _rejection_sample(loc, concentration, proposal_r, x):
-    """Best & Fisher's (1979) rejection sampler, looped on the host until every draw accepts."""
-    done = torch.zeros(x.shape, dtype=torch.bool)
-    while not bool(done.all()):
-        u1, u2, u3 = torch.rand((3,) + tuple(x.shape), dtype=loc.dtype).unbind()
-        z = torch.cos(math.pi * u1)
-        f = (1 + proposal_r * z) / (proposal_r + z)
-        c = concentration * (proposal_r - f)
-        accept = (c * (2 - c) - u2 > 0) | ((c / u2).log() + 1 - c >= 0)
-        x = torch.where(accept & ~done, (u3 - 0.5).sign() * f.acos(), x)
-        done = done | accept
-    return (x + math.pi + loc) % (2 * math.pi) - math.pi
+def _rejection_sample(loc, concentration, proposal_r, shape):
+    """Best & Fisher's (1979) rejection sampler, in float64 on the host (numpy, seeded from
+    torchlike's generator) until every draw accepts: a loop of data-dependent length would
+    otherwise compile its ops for every shape."""
+    rng = _host_rng()
+    loc, kappa, r = (np.broadcast_to(np.asarray(t._data, np.float64), shape)
+                     for t in (loc, concentration, proposal_r))
+    x = np.zeros(shape)
+    done = np.zeros(shape, bool)
+    while not done.all():
+        u1, u2, u3 = rng.random((3,) + tuple(shape))
+        z = np.cos(math.pi * u1)
+        f = (1 + r * z) / (r + z)
+        c = kappa * (r - f)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            accept = (c * (2 - c) - u2 > 0) | (np.log(c / u2) + 1 - c >= 0)
+        new = accept & ~done
+        x = np.where(new, np.sign(u3 - 0.5) * np.arccos(np.clip(f, -1, 1)), x)
+        done |= accept
+    return np.mod(x + math.pi + loc, 2 * math.pi) - math.pi
 
 
 class VonMises(Distribution):
@@ -92,10 +103,9 @@ class VonMises(Distribution):
 
     def sample(self, sample_shape=torch.Size()):
         with torch.no_grad():
-            shape = self._extended_shape(sample_shape)
-            x = torch.zeros(shape, dtype=self._loc.dtype)
-            return _rejection_sample(self._loc, self._concentration, self._proposal_r,
-                                     x).to(self.loc.dtype)
+            shape = tuple(self._extended_shape(sample_shape))
+            x = _rejection_sample(self._loc, self._concentration, self._proposal_r, shape)
+            return torch.tensor(x, dtype=self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):
         try:

@@ -138,24 +138,24 @@ class Wishart(ExponentialFamily):
             max_try_correction = 10
         sample_shape = torch.Size(sample_shape)
         sample = self._bartlett_sampling(sample_shape)
-        # torch 2.13 names the *valid* samples "singular" here: it warns and redraws them once,
-        # then keeps redrawing those that really are singular. Reproduced as it behaves.
-        flag = self.support.check(sample)
+        # torch 2.13 names the *valid* samples "singular" here, so it warns whenever a draw is
+        # valid and redraws those once; a redraw of valid draws changes no distribution, so
+        # only the warning is reproduced. Draws that are really singular are redrawn (at the
+        # full shape, so the sampler compiles once) up to ``max_try_correction`` times.
+        bad = ~self.support.check(sample)
         if self._batch_shape:
-            flag = flag.amax(self._batch_dims)
-        if bool(flag.any()):
+            bad = bad.amax(self._batch_dims)
+        if not bool(bad.all()):
             warnings.warn("Singular sample detected.", stacklevel=2)
-            for _ in range(max_try_correction):
-                new = self._bartlett_sampling(flag[flag].shape)
-                sample = sample.clone()
-                sample[flag] = new
-                bad = ~self.support.check(new)
-                if self._batch_shape:
-                    bad = bad.amax(self._batch_dims)
-                flag = flag.clone()
-                flag[flag.clone()] = bad
-                if not bool(flag.any()):
-                    break
+        for _ in range(max_try_correction):
+            if not bool(bad.any()):
+                break
+            new = self._bartlett_sampling(sample_shape)
+            mask = bad.reshape(bad.shape + (1,) * (sample.dim() - bad.dim()))
+            sample = torch.where(mask, new, sample)
+            bad = ~self.support.check(sample)
+            if self._batch_shape:
+                bad = bad.amax(self._batch_dims)
         return sample
 
     def log_prob(self, value):
