@@ -342,17 +342,23 @@ class Tensor(InteropMixin):
     def __jax_array__(self):
         return self._data
 
+    def _scalar(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
 
     def __bool__(self):
         n = self.numel()
         if n != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous")
+                "Boolean value of Tensor with no values is ambiguous" if n == 0 else
+                "Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __index__(self):
@@ -362,7 +368,7 @@ class Tensor(InteropMixin):
         return int(self.item())
 
     def __complex__(self):
-        return complex(self.item())
+        return complex(self._scalar())
 
     def __format__(self, spec):
         if self._data.ndim == 0:

@@ -51,6 +51,16 @@ def _parse(x, key):
     if not isinstance(key, tuple):
         key = (key,)
     shape = x._data.shape
+    if not shape and len(key) == 1 and isinstance(key[0], (int, np.integer)) \
+            and not isinstance(key[0], bool):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    for k in key:
+        if isinstance(k, (float, complex, np.floating)):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(k).__name__})")
+        if isinstance(k, str):
+            raise TypeError("new(): invalid data type 'str'")
     # how many dims the index consumes, to place dims after an Ellipsis
     consumed = 0
     for k in key:

@@ -60,6 +60,38 @@ def _div_mode(a, b, rounding_mode):
     return jnp.floor(a / b)
 
 
+# ------------------------------------------------------------------ integer division by zero
+#
+# torch raises ``RuntimeError: ZeroDivisionError`` for an integer (or bool) result divided by
+# zero (//, %, div with rounding_mode, fmod, remainder and their in-place forms). A Python int
+# divisor is checked for free; an integer tensor divisor is read back to the host (one jitted
+# any(x == 0) and a sync) ONLY when both operands are integers. Float results never check.
+
+_any_zero = jax.jit(lambda x: jnp.any(x == 0))
+
+
+def _int_like(x):
+    if isinstance(x, Tensor):
+        return x.dtype.category < D._FLOAT
+    return isinstance(x, int)
+
+
+def check_int_div(a, b):
+    """Raise torch's ``RuntimeError: ZeroDivisionError`` for integer ``a`` / zero ``b``."""
+    if not (_int_like(b) and _int_like(a)):
+        return
+    if isinstance(a, Tensor) and a._data.size == 0:
+        return         # torch checks inside the kernel: an empty result never divides
+    if isinstance(b, Tensor):
+        d = b._data
+        if isinstance(d, jax.core.Tracer) or d.size == 0:
+            return     # traced (inside compile): the value is not known here
+        if bool(_any_zero(d)):
+            raise RuntimeError("ZeroDivisionError")
+    elif b == 0:
+        raise RuntimeError("ZeroDivisionError")
+
+
 @defop("remainder", promote="common", grad_name="RemainderBackward0")
 def _remainder(a, b):
     return jnp.remainder(a, b)
@@ -78,8 +110,28 @@ def _pow_name(kw):
 def _pow(a, b, kind):
     # torch masks the exponent's zero so that d/dx x**0 is 0, not nan, at x = 0
     if jnp.issubdtype(a.dtype, jnp.integer):
-        return jnp.power(a, b)
+        return _int_pow(a, b)
     return _pow_masked(a, b)
+
+
+def _int_pow(a, b):
+    """torch's integer power: a negative exponent gives 1 for base 1, +-1 for base -1, else 0."""
+    b = jnp.asarray(b, a.dtype)
+    if not jnp.issubdtype(a.dtype, jnp.signedinteger):
+        return jnp.power(a, b)
+    neg = b < 0
+    pos = jnp.power(a, jnp.where(neg, 0, b))
+    one = jnp.ones_like(pos)
+    negv = jnp.where(a == 1, one, jnp.where(a == -1, jnp.where(b % 2 == 0, one, -one),
+                                             jnp.zeros_like(pos)))
+    return jnp.where(neg, negv, pos)
+
+
+def _check_int_pow(input, exponent):
+    # torch refuses an integer tensor to a negative Python-int power (a tensor exponent computes)
+    if (isinstance(input, Tensor) and isinstance(exponent, int) and exponent < 0
+            and input.dtype.category < D._FLOAT):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 @jax.custom_vjp
@@ -148,6 +200,7 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
+    check_int_div(input, other)
     return apply(_div_mode, input, other, rounding_mode=rounding_mode)
 
 
@@ -159,10 +212,12 @@ def true_divide(input, other):
 
 
 def floor_divide(input, other):
+    check_int_div(input, other)
     return apply(_div_mode, input, other, rounding_mode="floor")
 
 
 def remainder(input, other):
+    check_int_div(input, other)
     return apply(_remainder, input, other)
 
 
@@ -179,6 +234,7 @@ def pow(input, exponent):
         kind = "tt" if isinstance(exponent, Tensor) else "ts"
     else:
         kind = "st"
+    _check_int_pow(input, exponent)
     return apply(_pow, input, exponent, kind=kind)
 
 
@@ -398,11 +454,16 @@ def _mul_(self, other):
 def _div_(self, other, *, rounding_mode=None):
     if rounding_mode is None:
         return apply_(_div, self, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    check_int_div(self, other)
     return apply_(_div_mode, self, other, rounding_mode=rounding_mode)
 
 
 @method("pow_")
 def _pow_(self, exponent):
+    _check_int_pow(self, exponent)
     return apply_(_pow, self, exponent, kind="tt" if isinstance(exponent, Tensor) else "ts")
 
 

@@ -494,7 +494,20 @@ _binary("logaddexp", lambda a, b: _logaddexp_v(a, b), grad_name="LogaddexpBackwa
         inplace=False, float_only=True, tensor_other=True)
 _binary("logaddexp2", lambda a, b: _logaddexp2_v(a, b), grad_name="Logaddexp2Backward0",
         inplace=False, float_only=True, tensor_other=True)
-_binary("fmod", jnp.fmod, grad_name="FmodBackward0")
+_fmod_op = _binary("fmod", jnp.fmod, grad_name="FmodBackward0")
+
+
+def fmod(input, other, *, out=None):  # noqa: F811
+    _pw.check_int_div(input, other)
+    return apply(_fmod_op, input, other)
+
+
+def _fmod_(self, other):
+    _pw.check_int_div(self, other)
+    return apply_(_fmod_op, self, other)
+
+
+Tensor.fmod, Tensor.fmod_ = fmod, _fmod_
 _binary("copysign", jnp.copysign, promote="float", grad_name="CopysignBackward0")
 _binary("xlogy", lambda a, b: jsp.xlogy(a, b), promote="float", grad_name="XlogyBackward0")
 arctan2 = atan2  # noqa: F821
@@ -703,6 +716,12 @@ Tensor.isclose, Tensor.allclose, Tensor.equal = isclose, allclose, equal
 # ------------------------------------------------------------------ in-place forms of part one
 
 def _inplace_of(op, **fixed):
+    if op is _pw._remainder or op is _pw._div_mode:
+        def f_(self, other):
+            _pw.check_int_div(self, other)
+            return apply_(op, self, other, **fixed)
+        return f_
+
     def f_(self, other):
         return apply_(op, self, other, **fixed)
     return f_

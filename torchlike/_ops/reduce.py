@@ -31,6 +31,24 @@ def _axes(dims, ndim):
     return tuple(d for d in dims if d < ndim)
 
 
+_HALF = (jnp.float16, jnp.bfloat16)
+
+
+def _wide(fn):
+    """torch accumulates float16/bfloat16 reductions in float32 and rounds the result once:
+    ``fn(a, ...)`` runs on the float32 upcast of a half input, its outputs cast back."""
+    def g(a, *args, **kw):
+        dt = a.dtype
+        if dt not in _HALF:
+            return fn(a, *args, **kw)
+        out = fn(a.astype(jnp.float32), *args, **kw)
+        if isinstance(out, tuple):
+            return tuple(o.astype(dt) if o.dtype == jnp.float32 else o for o in out)
+        return out.astype(dt) if out.dtype == jnp.float32 else out
+    g.__name__ = getattr(fn, "__name__", "wide")
+    return g
+
+
 def _sum_name(kw):
     return "SumBackward0" if kw["dims"] is None else "SumBackward1"
 
@@ -41,7 +59,11 @@ def _sum(a, dims, keepdim, dtype):
         a = a.astype(dtype)
     elif not jnp.issubdtype(a.dtype, jnp.inexact):
         a = a.astype(jnp.int64)
-    return jnp.sum(a, axis=_axes(dims, a.ndim), keepdims=keepdim)
+    elif a.dtype in _HALF:      # torch accumulates in float32
+        return jnp.sum(a.astype(jnp.float32), axis=_axes(dims, a.ndim),
+                       keepdims=keepdim).astype(a.dtype)
+    # dtype= pinned: jnp.sum would widen a small integer dtype to int64
+    return jnp.sum(a, axis=_axes(dims, a.ndim), keepdims=keepdim, dtype=a.dtype)
 
 
 def _mean_name(kw):
@@ -52,10 +74,14 @@ def _mean_name(kw):
 def _mean(a, dims, keepdim, dtype):
     if dtype is not None:
         a = a.astype(dtype)
+    if a.dtype in _HALF:        # torch accumulates in float32
+        return jnp.mean(a.astype(jnp.float32), axis=_axes(dims, a.ndim),
+                        keepdims=keepdim).astype(a.dtype)
     return jnp.mean(a, axis=_axes(dims, a.ndim), keepdims=keepdim)
 
 
 @defop("vector_norm", saves="both", grad_name="LinalgVectorNormBackward0")
+@_wide
 def _vector_norm(a, ord, dims, keepdim):
     axes = _axes(dims, a.ndim)
     x = jnp.abs(a) if jnp.iscomplexobj(a) else a
@@ -192,10 +218,13 @@ def _prod(a, dim, keepdim, dtype):
         a = a.astype(dtype)
     elif not jnp.issubdtype(a.dtype, jnp.inexact):
         a = a.astype(_I64)
+    dt = a.dtype
+    if dt in _HALF:             # torch accumulates in float32
+        a = a.astype(jnp.float32)
     if dim is None:
-        return jnp.prod(a)
+        return jnp.prod(a).astype(dt)
     axes = () if a.ndim == 0 else (dim,)
-    return jnp.prod(a, axis=axes, keepdims=keepdim)
+    return jnp.prod(a, axis=axes, keepdims=keepdim).astype(dt)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -219,11 +248,13 @@ def _var_core(a, axes, correction, keepdim):
 
 
 @defop("var", grad_name="VarBackward0")
+@_wide
 def _var(a, dims, correction, keepdim):
     return _var_core(a, _axes(dims, a.ndim), correction, keepdim)
 
 
 @defop("std", grad_name="StdBackward0")
+@_wide
 def _std(a, dims, correction, keepdim):
     v = _var_core(a, _axes(dims, a.ndim), correction, keepdim)
     zero = v == 0
@@ -232,6 +263,7 @@ def _std(a, dims, correction, keepdim):
 
 
 @defop("var_mean", grad_name="VarMeanBackward0")
+@_wide
 def _var_mean(a, dims, correction, keepdim, sqrt):
     axes = _axes(dims, a.ndim)
     v = _var_core(a, axes, correction, keepdim)
@@ -789,6 +821,7 @@ def _lse_vjp(axes, keepdim):
 
 
 @defop("logsumexp", promote="float", grad_name="LogsumexpBackward0")
+@_wide
 def _logsumexp(a, dims, keepdim):
     axes = _axes(dims, a.ndim)
     if a.ndim == 0:
@@ -812,6 +845,9 @@ def _cumsum(a, dim, dtype, prod):
         a = a.astype(_I64)
     if a.ndim == 0:
         return a
+    if a.dtype in _HALF:        # torch accumulates in float32, rounding each output
+        return (jnp.cumprod if prod else jnp.cumsum)(a.astype(jnp.float32),
+                                                     axis=dim).astype(a.dtype)
     return (jnp.cumprod if prod else jnp.cumsum)(a, axis=dim)
 
 
@@ -894,19 +930,28 @@ def count_nonzero(input, dim=None):
 
 
 @defop("nansum", grad_name="NansumBackward0")
-def _nansum(a, dims, keepdim, mean):
+def _nansum(a, dims, keepdim, mean, pinned=False):
     axes = _axes(dims, a.ndim)
+    if a.dtype in _HALF:
+        # torch: nansum accumulated in float32 and rounded; nanmean is that rounded sum / count
+        s = jnp.nansum(a.astype(jnp.float32), axis=axes, keepdims=keepdim).astype(a.dtype)
+        if not mean:
+            return s
+        cnt = jnp.sum(~jnp.isnan(a), axis=axes, keepdims=keepdim)
+        return (s.astype(jnp.float32) / cnt).astype(a.dtype)
     if mean:
         return jnp.nanmean(a, axis=axes, keepdims=keepdim)
-    if not jnp.issubdtype(a.dtype, jnp.inexact):
+    if not jnp.issubdtype(a.dtype, jnp.inexact) and not pinned:
         a = a.astype(_I64)
-    return jnp.nansum(a, axis=axes, keepdims=keepdim)
+    return jnp.nansum(a, axis=axes, keepdims=keepdim, dtype=a.dtype)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero."""
     x = input if dtype is None else input.to(dtype)
     dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
+    if dtype is not None:
+        return apply(_nansum, x, dims=dims, keepdim=keep, mean=False, pinned=True)
     return apply(_nansum, x, dims=dims, keepdim=keep, mean=False)
 
 

@@ -168,7 +168,10 @@ def permute(input, *dims):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {n} is not equal to len(dims) = {len(dims)}")
-    return apply(_permute, input, dims=tuple(_wrap_dim(d, n) for d in dims))
+    wrapped = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(wrapped)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(_permute, input, dims=wrapped)
 
 
 def unsqueeze(input, dim):
@@ -838,7 +841,8 @@ def _check_index_dims(name, input, dim, index, src=None):
                 f"than src {list(src._data.shape)}")
     size = input._data.shape[d] if n else 1
     iv = _host(index)
-    if iv.size and (iv.max() >= size or iv.min() < -size):
+    if iv.size and (iv.max() >= size or iv.min() < 0):
+        # torch refuses negative indices here (jax would wrap them)
         bad = int(iv.max()) if iv.max() >= size else int(iv.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     return d
@@ -950,12 +954,20 @@ def _check_vector_index(name, input, dim, index):
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     size = input._data.shape[d] if n else 1
     iv = _host(index)
-    if iv.size and (iv.max() >= size or iv.min() < 0):
+    lo = -size if name == "index_fill" else 0    # torch's index_fill wraps negative indices
+    if iv.size and (iv.max() >= size or iv.min() < lo):
         bad = int(iv.max()) if iv.max() >= size else int(iv.min())
-        if name == "index_select":
+        if name == "index_select" and n > 1:
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
                                f"axis_dim={size}")
-        raise IndexError(f"{name}(): index {bad} is out of bounds for dimension {d} with size "
+        if name == "index_add" and n > 1:
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
+                               f"{size}")
+        if name in ("index_select", "index_add"):
+            raise IndexError("index out of range in self")
+        if name == "index_fill":
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(f"{name}_(): index {bad} is out of bounds for dimension {d} with size "
                          f"{size}")
     return d
 
@@ -971,6 +983,7 @@ def _index_add(a, index, src, dim, alpha, mode):
     if mode == "add":
         return a.at[idx].add((src * alpha).astype(a.dtype) if alpha != 1 else src.astype(a.dtype))
     if mode == "fill":
+        idx = (slice(None),) * dim + (index.reshape(-1) % max(a.shape[dim] if a.ndim else 1, 1),)
         return a.at[idx].set(jnp.asarray(src, a.dtype))
     return a.at[idx].set(src.astype(a.dtype))
 
@@ -1058,9 +1071,9 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         n = input.numel()
         iv = _host(indices)
-        if iv.size and (iv.max() >= n or iv.min() < -n):
-            raise RuntimeError(f"index {int(iv.max())} is out of bounds for dimension 0 with "
-                               f"size {n}")
+        if iv.size and (iv.max() >= n or iv.min() < 0):
+            bad = int(iv.max()) if iv.max() >= n else int(iv.min())
+            raise RuntimeError(f"index {bad} is out of bounds for dimension 0 with size {n}")
         return apply(_take_along_dim, input, indices, dim=None)
     n = input._data.ndim
     d = _wrap_dim(dim, n)
