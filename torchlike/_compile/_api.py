@@ -182,6 +182,50 @@ def _common_key():
 
 # ------------------------------------------------------------------ functions
 
+def _preinit(found):
+    """Create the first-step optimizer state (zeros, step 0) before tracing, so that the first
+    call already compiles the program every later call uses (one trace, not two). Returns what
+    was created, with the data it starts from: state a step leaves untouched (its parameter got
+    no gradient) is removed again after the call, as eager execution would never create it."""
+    import jax.numpy as jnp
+    from ..optim.optimizer import Optimizer
+    made = []
+    for o in found.opts:
+        # a zero ``.grad``: a backward accumulates into it exactly as it would create it
+        for g in o.param_groups:
+            for p in g["params"]:
+                if p._requires_grad and p._grad is None and p.grad_fn is None:
+                    z = Tensor._make(jnp.zeros_like(p._data))
+                    p._grad = z
+                    made.append((None, p, [(z, z._data)]))
+        if type(o)._init_state is Optimizer._init_state:
+            continue
+        for g in o.param_groups:
+            for p in g["params"]:
+                if not p._requires_grad or o.state.get(p):
+                    continue
+                try:
+                    o._init_state(p, g)
+                except Exception:  # noqa: BLE001  (an initialiser that reads p.grad)
+                    o.state.pop(p, None)
+                    continue
+                st = o.state.get(p)
+                if st:
+                    made.append((o, p, [(v, v._data) for v in st.values()
+                                        if isinstance(v, Tensor)]))
+    return made
+
+
+def _undo_preinit(made, all_=False):
+    for o, p, tensors in made:
+        if o is None:
+            z = tensors[0][0]
+            if p._grad is z and (all_ or z._data is tensors[0][1]):
+                p._grad = None
+        elif all_ or all(t._data is d for t, d in tensors):
+            o.state.pop(p, None)
+
+
 class CompiledFunction(_Program):
     """A function compiled by ``torchlike.compile``.
 
@@ -211,16 +255,32 @@ class CompiledFunction(_Program):
         if _disabled() or _trace.is_tracing():
             return fn(*args, **kwargs)
         leaves, treedef = _trace.flatten_args(args, kwargs)
+        made = ()
         try:
             akey = _trace.arg_key(leaves)
-            st = StepState(discover(fn, args, kwargs))
+            found = discover(fn, args, kwargs)
+            made = _preinit(found)
+            st = StepState(found)
         except _trace.GraphBreak as e:
+            _undo_preinit(made, True)
             self._graph_break(e, None)
             return fn(*args, **kwargs)
         key = (akey, treedef, st.key, _common_key())
-        entry = self._lookup(key)
+        try:
+            entry = self._lookup(key)
+        except Exception:
+            _undo_preinit(made, True)
+            raise
         if entry is _EAGER:
+            _undo_preinit(made, True)
             return fn(*args, **kwargs)
+        try:
+            return self._run(fn, key, entry, st, treedef, leaves, args, kwargs)
+        finally:
+            if made:
+                _undo_preinit(made)
+
+    def _run(self, fn, key, entry, st, treedef, leaves, args, kwargs):
         new = entry is None
         if new:
             entry = build_step_entry(self._name, fn, treedef, leaves, lambda: self._holder[0],

@@ -50,10 +50,16 @@ class tracing:
     """Context: torchlike.compile is tracing (``torchlike.compiler.is_compiling()``)."""
 
     def __enter__(self):
+        if _local.depth == 0:
+            from . import _hostchecks
+            _hostchecks.install()
         _local.depth += 1
 
     def __exit__(self, *exc):
         _local.depth -= 1
+        if _local.depth == 0:
+            from . import _hostchecks
+            _hostchecks.uninstall()
         return False
 
 
