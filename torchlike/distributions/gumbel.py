@@ -28,7 +28,8 @@ class Gumbel(TransformedDistribution):
         else:
             base = Uniform(torch.full_like(self.loc, finfo.tiny),
                            torch.full_like(self.loc, 1 - finfo.eps), validate_args=validate_args)
-        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-torch.ones_like(self.scale)),
+        transforms = [ExpTransform().inv,
+                      AffineTransform(loc=0, scale=-torch.ones_like(self.scale)),
                       ExpTransform().inv, AffineTransform(loc=loc, scale=-self.scale)]
         super().__init__(base, transforms, validate_args=validate_args)
 

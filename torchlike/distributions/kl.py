@@ -543,7 +543,7 @@ def _kl_uniform_normal(p, q):
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
 
 
-# ------------------------------------------------------------------ Gumbel, Pareto, ContinuousBernoulli
+# ------------------------------------------------------------------ Gumbel, Pareto, CB
 
 @register_kl(ContinuousBernoulli, ContinuousBernoulli)
 def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
