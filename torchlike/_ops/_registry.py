@@ -437,10 +437,16 @@ _OTHERS = "others"
 
 def _translate(e, args):
     """Re-raise a jax shape error as torch's RuntimeError where torch has a message for it."""
-    if "incompatible shapes" in str(e).lower():
+    text = str(e).lower()
+    if "incompatible shapes" in text:
         msg = broadcast_error([tuple(a._data.shape) for a in args if isinstance(a, _Tensor)])
         if msg:
             raise RuntimeError(msg) from None
+    if "incompatible devices" in text:
+        from .._device import mismatch_error
+        devs = [a.device for a in args if isinstance(a, _Tensor)]
+        if len(set(devs)) > 1:
+            raise mismatch_error(devs) from None
     raise e
 
 
