@@ -411,7 +411,7 @@ def bind(ns, Tensor):
             setattr(Tensor, d, (lambda f: lambda self, other: f(other, self))(
                 getattr(ns, m)) if reflected else f)
     # out=: after the methods, which (as in torch) take no out
-    for table, mod in ((OUT_TORCH, ns), (OUT_LINALG, ns.linalg)):
+    for table, mod in ((OUT_TORCH, ns), (OUT_LINALG, ns.linalg), (OUT_FUNCTIONAL, F)):
         for n in table:
             f = mod.__dict__.get(n)
             if f is not None and callable(f) and not isinstance(f, type):
