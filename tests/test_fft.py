@@ -364,3 +364,13 @@ def test_stft_warnings():
             m.istft(m.tensor(SPEC), 8)
         with pytest.warns(UserWarning, match="Result is being padded with zeros in the tail"):
             m.istft(m.tensor(SPEC), 8, window=m.hann_window(8), length=30)
+
+
+def test_stft_align_to_window_with_short_window_not_implemented():
+    x = torchlike.tensor(SIG)
+    with pytest.raises(NotImplementedError, match="align_to_window"):
+        torchlike.stft(x, 8, win_length=6, window=torchlike.hann_window(6), center=False,
+                       align_to_window=True, return_complex=True)
+    # with a full-length window the alignment changes nothing: compared with torch
+    check(Case("stft-align-full", lambda m, x, w: _ri(m, m.stft(
+        x, 8, window=w, center=False, align_to_window=True, return_complex=True)), (SIG, HANN8)))

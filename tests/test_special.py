@@ -36,27 +36,37 @@ def _u(name, **kw):
     return lambda m, x: getattr(m.special, name)(x, **kw)
 
 
+# the same ops as torchlike.<name>: their own tables test them; here values, grads and out=
+SHARED_UNARY = {"i0", "expit", "gammaln", "psi", "digamma", "erf", "erfc", "erfinv", "exp2",
+                "expm1", "log1p", "sinc", "round", "logit"}
+
+
 def _unary_cases():
+    # few rows per function (each new shape / dtype compiles): edges in both float widths,
+    # gradients where torch has them, empty / 0-dim / integer / out= once each
     cases = []
     for name, dom in UNARY.items():
         grad = dom is not None
-        x = dom if grad else REAL
+        x = dom if grad else EDGE        # the same shapes as the edge rows: no new compiles
+        cases.append(Case(f"{name}-out", lambda m, x, _n=name: getattr(m.special, _n)(
+            x, out=m.zeros(x.shape)), (x,), grad=False))
+        if grad:
+            cases += [Case(f"{name}", _u(name), (x,)),
+                      Case(f"{name}-f64", _u(name), (x.astype(np.float64),), atol=1e-10)]
+        if name in SHARED_UNARY:
+            continue
         cases += [
-            Case(f"{name}", _u(name), (x,), grad=grad),
-            Case(f"{name}-f64", _u(name), (x.astype(np.float64),), grad=grad, atol=1e-10),
             Case(f"{name}-edges", _u(name), (EDGE,), grad=False, atol=1e-6, rtol=1e-5),
             Case(f"{name}-edges-f64", _u(name), (EDGE.astype(np.float64),), grad=False,
                  atol=1e-12, rtol=1e-10),
-            Case(f"{name}-empty", _u(name), (EMPTY,)),
-            Case(f"{name}-0dim", _u(name), (ZERO_DIM,), grad=grad),
-            Case(f"{name}-out", lambda m, x, _n=name: getattr(m.special, _n)(
-                x, out=m.zeros(x.shape)), (x,), grad=False),
         ]
-        if name not in ("round", "logit", "ndtri", "erfinv"):
-            cases.append(Case(f"{name}-int", _u(name), (INTS,), grad=False))
+        if name in ("i0e", "i1", "ndtr", "entr", "bessel_j0", "modified_bessel_k0", "airy_ai"):
+            cases += [Case(f"{name}-0dim", _u(name), (ZERO_DIM,), grad=False),
+                      Case(f"{name}-int", _u(name), (INTS,), grad=False),
+                      Case(f"{name}-empty", _u(name), (EMPTY,))]
         if not grad:
             cases.append(Case(f"{name}-no-grad", lambda m, x, _n=name: getattr(m.special, _n)(
-                x.requires_grad_()).requires_grad, (REAL,), grad=False))
+                x.requires_grad_()).requires_grad, (EDGE,), grad=False))
     return cases
 
 
@@ -121,7 +131,7 @@ GAMMA = [
 ] + [
     Case(f"polygamma-{n}-edges-f64", lambda m, x, _n=n: m.polygamma(_n, x),
          (EDGE.astype(np.float64),), False, rtol=1e-8)
-    for n in (0, 1, 2, 3)
+    for n in (1, 2)
 ] + [
     Case("polygamma-method", lambda m, x: x.polygamma(2), (POS,)),
     Case("polygamma_", lambda m, x: x.clone().polygamma_(1), (POS,)),
@@ -205,17 +215,23 @@ def test_polynomials(name):
                    atol=1e-4, rtol=1e-4))
     check(Case(f"{name}-tensor-n", lambda m, x, n: getattr(m.special, name)(x, n), (PX, PN),
                False, atol=1e-3, rtol=1e-4))
-    check(Case(f"{name}-f64-broadcast", lambda m, x, n: getattr(m.special, name)(x, n),
-               (PX.astype(np.float64)[:, None], PN.astype(np.float64)), False, atol=1e-8,
-               rtol=1e-8))
+    if name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "hermite_polynomial_h",
+                "legendre_polynomial_p", "shifted_chebyshev_polynomial_w"):
+        check(Case(f"{name}-f64-broadcast", lambda m, x, n: getattr(m.special, name)(x, n),
+                   (PX.astype(np.float64)[:, None], PN.astype(np.float64)), False, atol=1e-8,
+                   rtol=1e-8))
+    check(Case(f"{name}-no-grad", lambda m, x: getattr(m.special, name)(
+        x.requires_grad_(), 3).requires_grad, (PX,), False))
+    assert f is not None
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "hermite_polynomial_h"])
+def test_polynomial_arguments(name):
     check(Case(f"{name}-scalar-x", lambda m, n: getattr(m.special, name)(0.4, n), (PN,), False,
                atol=1e-4, rtol=1e-4))
     check(Case(f"{name}-int", lambda m, x: getattr(m.special, name)(x, 3), (INTS,), False))
     check(Case(f"{name}-out", lambda m, x: getattr(m.special, name)(x, 2, out=m.zeros(10)),
                (PX,), False))
-    check(Case(f"{name}-no-grad", lambda m, x: getattr(m.special, name)(
-        x.requires_grad_(), 3).requires_grad, (PX,), False))
-    assert f is not None
 
 
 def test_hermite_degree_limit_and_nonfinite_n():
@@ -287,3 +303,10 @@ def test_surface_matches_torch():
     for n in ("i0", "i0_", "polygamma", "polygamma_", "mvlgamma", "mvlgamma_", "igamma",
               "igamma_", "igammac", "igammac_", "stft", "istft"):
         assert hasattr(torchlike.Tensor, n) and hasattr(torch.Tensor, n), n
+
+
+def test_polynomial_nan_is_nan():
+    # torch returns an uninitialised value for NaN at degree >= 2 (DIFFERENCES.md)
+    x = torchlike.tensor([float("nan")])
+    for name in POLY:
+        assert np.isnan(getattr(torchlike.special, name)(x, 3).item()), name
