@@ -117,3 +117,23 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_against_torch(case):
     check(case)
+
+
+@pytest.mark.parametrize("rows", [[[1., 2.], [2., 1.]], [[-1., 0.], [0., 1.]],
+                                  [[4., 1., 0.], [1., 3., 0.], [0., 0., -2.]],
+                                  [[2., 0.], [0., 3.]]])
+def test_cholesky_ex_info_and_error_as_torch(rows):
+    import torch
+    import torchlike
+    a = np.array(rows, np.float64)
+    t = torch.linalg.cholesky_ex(torch.tensor(a))
+    ours = torchlike.linalg.cholesky_ex(torchlike.tensor(a))
+    assert int(ours.info) == int(t.info) and ours.info.dtype == torchlike.int32
+    if int(t.info) == 0:
+        np.testing.assert_allclose(ours.L.numpy(), t.L.numpy(), rtol=1e-12)
+        return
+    with pytest.raises(torch.linalg.LinAlgError) as te:
+        torch.linalg.cholesky(torch.tensor(a))
+    with pytest.raises(torchlike.linalg.LinAlgError) as le:
+        torchlike.linalg.cholesky(torchlike.tensor(a))
+    assert str(le.value) == str(te.value)

@@ -7,7 +7,8 @@ from ._ops.linalg import (LinAlgError, linalg_norm as norm,  # noqa: F401
                           linalg_eigh as eigh, linalg_eigvalsh as eigvalsh,
                           linalg_pinv as pinv, linalg_matrix_power as matrix_power,
                           linalg_lstsq as lstsq, linalg_cross as cross,
-                          linalg_multi_dot as multi_dot, matmul)
+                          linalg_multi_dot as multi_dot, matmul,
+                          linalg_cholesky_ex as cholesky_ex)
 
 from ._ops.linalg_extra import (matrix_exp, solve_triangular, lu_factor,  # noqa
                                 linalg_lu as lu, linalg_lu_solve as lu_solve,
@@ -35,9 +36,3 @@ def inv_ex(A, *, check_errors=False):
     return r(inv(A), torchlike.zeros(tuple(A.shape[:-2]), dtype=torchlike.int32))
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):
-    from collections import namedtuple
-    import torchlike
-    r = namedtuple("linalg_cholesky_ex", ["L", "info"])
-    return r(cholesky(A, upper=upper), torchlike.zeros(tuple(A.shape[:-2]),
-                                                       dtype=torchlike.int32))

@@ -553,22 +553,54 @@ def _cholesky(a, upper):
     return jnp.swapaxes(l, -1, -2).conj() if upper else l
 
 
-def linalg_cholesky(A, *, upper=False, out=None):
+def _cholesky_info(A):
+    """LAPACK's info per matrix: 0, or the order of the first leading minor that is not
+    positive-definite (read on the host: only when the factorization failed)."""
+    a = np.asarray(A._data)
+    flat = a.reshape(-1, *a.shape[-2:])
+    info = np.zeros(flat.shape[0], np.int32)
+    for k, m in enumerate(flat):
+        lo = np.tril(m) + np.tril(m, -1).conj().T      # torch reads the lower triangle
+        for order in range(1, m.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(lo[:order, :order])
+            except np.linalg.LinAlgError:
+                info[k] = order
+                break
+    return info.reshape(a.shape[:-2])
+
+
+def _cholesky_checked(A, upper, check):
     _float_check(A, "linalg.cholesky")
     _square_check(A, "linalg.cholesky")
     L = apply(_cholesky, A, upper=bool(upper))
-    bad = np.isnan(np.asarray(L._data))
-    if bad.any():
-        flat = bad.reshape(-1, *bad.shape[-2:])
-        for k, m in enumerate(flat):
-            if m.any():
-                rows = np.nonzero(m.any(0) if upper else m.any(1))[0]
-                order = int(rows[0]) + 1
-                pre = f"(Batch element {k}): " if A.ndim > 2 else ""
-                raise LinAlgError(f"linalg.cholesky: {pre}The factorization could not be "
-                                  f"completed because the input is not positive-definite (the "
-                                  f"leading minor of order {order} is not positive-definite).")
-    return L
+    info = np.zeros(A.shape[:-2], np.int32)
+    if np.isnan(np.asarray(L._data)).any():
+        info = _cholesky_info(A)
+        if check:
+            for k, order in enumerate(info.reshape(-1)):
+                if order:
+                    pre = f"(Batch element {k}): " if A.ndim > 2 else ""
+                    raise LinAlgError(f"linalg.cholesky: {pre}The factorization could not be "
+                                      f"completed because the input is not positive-definite "
+                                      f"(the leading minor of order {order} is not "
+                                      f"positive-definite).")
+    return L, info
+
+
+def linalg_cholesky(A, *, upper=False, out=None):
+    return _cholesky_checked(A, upper, True)[0]
+
+
+CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])
+
+
+def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """``(L, info)``: info is LAPACK's (0, or the order of the failing leading minor); L is
+    unspecified where info > 0, as in torch."""
+    from .._creation import tensor
+    L, info = _cholesky_checked(A, upper, check_errors)
+    return CholeskyExResult(L, tensor(info, dtype=D.int32))
 
 
 def cholesky(input, upper=False, *, out=None):
