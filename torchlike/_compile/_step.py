@@ -168,6 +168,21 @@ def _same(a, b):
         return False
 
 
+def _backwarded(node, limit=100000):
+    """True if a backward already ran through this graph (some node released its saved
+    values)."""
+    seen, stack = {id(node)}, [node]
+    while stack and len(seen) < limit:
+        n = stack.pop()
+        if n.freed:
+            return True
+        for e in n.next_edges:
+            if e is not None and id(e[0]) not in seen:
+                seen.add(id(e[0]))
+                stack.append(e[0])
+    return False
+
+
 def _wrap_hook(hook):
     """A tensor hook run on the host with concrete values, on every call of the program."""
     def wrapped(g):
@@ -256,7 +271,8 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 new_data = [S[i]._data for i in changed]
                 ch = set(changed)
                 grads_changed = any(t._grad is not g0 for t, g0 in zip(T, saved_grads)) or any(
-                    g0 is not None and sid[id(g0)] in ch for g0 in saved_grads)
+                    g0 is not None and sid[id(g0)] in ch for g0 in saved_grads) or any(
+                    isinstance(a, Tensor) and a._grad is not None for a in lv)
                 grad_spec = [ref(t._grad) for t in T]
                 tid = {id(t): i for i, t in enumerate(T)}
                 opt_spec = []
@@ -277,7 +293,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 live = False
                 for x in out_leaves:
                     if isinstance(x, Tensor):
-                        if x.grad_fn is not None and not x.grad_fn.freed:
+                        if x.grad_fn is not None and not _backwarded(x.grad_fn):
                             live = True
                         i = sid.get(id(x))
                         if i is not None:
