@@ -443,10 +443,11 @@ def _translate(e, args):
         if msg:
             raise RuntimeError(msg) from None
     if "incompatible devices" in text:
-        from .._device import mismatch_error
         devs = [a.device for a in args if isinstance(a, _Tensor)]
-        if len(set(devs)) > 1:
-            raise mismatch_error(devs) from None
+        other = [d for d in devs if d != devs[0]]
+        if other:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {devs[0]} and {other[0]}!") from None
     raise e
 
 
