@@ -345,3 +345,36 @@ PROTOCOL = [
 @pytest.mark.parametrize("name,fn", PROTOCOL, ids=[n for n, _ in PROTOCOL])
 def test_protocol_and_index_errors_as_torch(name, fn):
     same_as_torch(fn, msg=name not in ("getitem_str",))
+
+
+# ============================================================ 3. sizes; 6. subnormals (pinned)
+
+SIZES = [
+    ("expand_numel_overflow", lambda m: m.ones(1).expand(2 ** 40, 2 ** 40).shape),
+    ("expand_ok", lambda m: m.ones(2, 1).expand(2, 3)),
+    ("expand_neg1", lambda m: m.ones(2, 1).expand(-1, 4)),
+]
+
+
+@pytest.mark.parametrize("name,fn", SIZES, ids=[n for n, _ in SIZES])
+def test_sizes_as_torch(name, fn):
+    same_as_torch(fn)
+
+
+def test_expand_to_an_unallocatable_size_raises_not_aborts():
+    # torch returns a view (expand allocates nothing); torchlike materializes expanded tensors
+    # (DIFFERENCES.md "expand materializes"): a byte size past int64 raises RuntimeError
+    # instead of aborting the process inside XLA.
+    assert torch.ones(1).expand(2 ** 62).shape == (2 ** 62,)
+    with pytest.raises(RuntimeError, match="storage size calculation overflowed"):
+        torchlike.ones(1).expand(2 ** 62)
+
+
+def test_subnormals_flushed_by_xla_cpu_pinned_difference():
+    # DIFFERENCES.md "subnormal floats": XLA's CPU runtime flushes subnormal results to zero
+    # (no jax/XLA setting keeps them); torch keeps them. Creation and host reads keep them.
+    t = torch.tensor([1e-40]) * torch.tensor(1.0)
+    assert t.item() != 0.0
+    x = torchlike.tensor([1e-40])
+    assert x.item() == pytest.approx(t.item())
+    assert (x * torchlike.tensor(1.0)).item() in (0.0, pytest.approx(t.item()))

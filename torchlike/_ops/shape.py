@@ -225,7 +225,26 @@ def expand(self, *sizes):
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(shp)}")
         out.append(s)
+    check_materialized_size("expand", tuple(out), self.dtype.itemsize)
     return apply(_expand, self, shape=tuple(out))
+
+
+_MAX_BYTES = 2 ** 63 - 1
+
+
+def check_materialized_size(name, shape, itemsize):
+    """Refuse a result whose element count or byte size overflows int64 (XLA would abort the
+    process while compiling it) with torch's RuntimeError. torchlike materializes expanded
+    tensors (DIFFERENCES.md), so ``expand`` to such a size raises where torch gives a view."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if n > _MAX_BYTES:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if n * itemsize > _MAX_BYTES:
+        raise RuntimeError(f"{name}: torchlike materializes this result (see DIFFERENCES.md) "
+                           f"and its storage size calculation overflowed with sizes="
+                           f"{list(shape)}")
 
 
 def clone(input, *, memory_format=None):
