@@ -378,3 +378,29 @@ def test_subnormals_flushed_by_xla_cpu_pinned_difference():
     x = torchlike.tensor([1e-40])
     assert x.item() == pytest.approx(t.item())
     assert (x * torchlike.tensor(1.0)).item() in (0.0, pytest.approx(t.item()))
+
+
+# ============================================================ 5. assigned .grad of another dtype/size
+
+def _assign(m, src_dt, grad):
+    x = m.zeros(2, 3, dtype=getattr(m, src_dt), requires_grad=True)
+    x.grad = grad(m)
+    return x.grad
+
+
+GRADS = [("f64", lambda m: m.zeros(2, 3, dtype=m.float64)),
+         ("i64", lambda m: m.zeros(2, 3, dtype=m.int64)),
+         ("f16", lambda m: m.zeros(2, 3, dtype=m.float16)),
+         ("size", lambda m: m.zeros(3, 2)),
+         ("size_f64", lambda m: m.zeros(6, dtype=m.float64)),
+         ("same", lambda m: m.ones(2, 3)),
+         ("int", lambda m: 5),
+         ("none", lambda m: None)]
+
+
+@pytest.mark.parametrize("src_dt", ("float32", "float64"))
+@pytest.mark.parametrize("name,grad", GRADS, ids=[n for n, _ in GRADS])
+def test_assigned_grad_dtype_and_size_as_torch(src_dt, name, grad):
+    if name == "same" and src_dt == "float64":
+        grad = lambda m: m.ones(2, 3, dtype=m.float64)  # noqa: E731
+    same_as_torch(lambda m: _assign(m, src_dt, grad))

@@ -222,8 +222,20 @@ class Tensor(InteropMixin):
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP.get(value.dtype.name)}' "
+                    f"to a tensor with grad_dtype '{_SCALAR.get(self.dtype.name)}'. The gradient "
+                    f"must match the tensor's grad_dtype (defaults to the tensor's dtype). You "
+                    f"can set the tensor's grad_dtype attribute with a specific dtype, or None to "
+                    f"allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
+                    f"tensor and its gradient may break downstream systems that assume they "
+                    f"match.")
             if tuple(value.shape) != tuple(self.shape):
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    f"tensor are the same size")
         self._grad = value
 
     @property
@@ -426,3 +438,13 @@ def _wrap_dim(dim, ndim):
 
 
 _registry._Tensor = Tensor
+
+
+# torch's C++ type names (assigned-grad dtype errors)
+_CPP = dict(float32="float", float64="double", float16="c10::Half", bfloat16="c10::BFloat16",
+            int64="long int", int32="int", int16="short int", int8="signed char",
+            uint8="unsigned char", bool="bool", complex64="c10::complex<float>",
+            complex128="c10::complex<double>")
+_SCALAR = dict(float32="Float", float64="Double", float16="Half", bfloat16="BFloat16",
+               int64="Long", int32="Int", int16="Short", int8="Char", uint8="Byte", bool="Bool",
+               complex64="ComplexFloat", complex128="ComplexDouble")
