@@ -182,6 +182,9 @@ def _common_key():
 
 # ------------------------------------------------------------------ functions
 
+_ZEROS: dict = {}
+
+
 def _preinit(found):
     """Create the first-step optimizer state (zeros, step 0) before tracing, so that the first
     call already compiles the program every later call uses (one trace, not two). Returns what
@@ -195,7 +198,12 @@ def _preinit(found):
         for g in o.param_groups:
             for p in g["params"]:
                 if p._requires_grad and p._grad is None and p.grad_fn is None:
-                    z = Tensor._make(jnp.zeros_like(p._data))
+                    d = p._data
+                    k = (d.shape, d.dtype)
+                    zd = _ZEROS.get(k)
+                    if zd is None:          # jax arrays are immutable: one zeros per shape
+                        zd = _ZEROS[k] = jnp.zeros(d.shape, d.dtype)
+                    z = Tensor._make(zd)
                     p._grad = z
                     made.append((None, p, [(z, z._data)]))
         if type(o)._init_state is Optimizer._init_state:

@@ -37,7 +37,7 @@ class NeedNode(Exception):
 class StepState:
     """The state of one call, enumerated from the discovered roots."""
 
-    __slots__ = ("T", "S", "opts", "gens", "modules", "grad_idx", "opt_layout", "key")
+    __slots__ = ("T", "S", "opts", "gens", "modules", "grad_idx", "opt_layout", "key", "hps")
 
     def __init__(self, found):
         T, ids = [], set()
@@ -116,16 +116,31 @@ class StepState:
         if (_mm._global_forward_pre_hooks or _mm._global_forward_hooks
                 or _mm._global_backward_hooks or _mm._global_backward_pre_hooks):
             raise _trace.GraphBreak("global module hooks")
+        self.hps = [[_hp(o, g) for g in o.param_groups] for o in self.opts]
         self.key = (
             tuple((t._data.shape, t._data.dtype, t._requires_grad) for t in S),
             tuple(i is not None for i in grad_idx),
             tuple((tuple(lay), tuple((o._flags(g), tuple(o._state_keys_for(g)),
-                                      tuple(sorted(o._hp(g))))
-                                     for g in o.param_groups))
-                  for o, lay in zip(self.opts, opt_layout)),
+                                      tuple(sorted(h)))
+                                     for g, h in zip(o.param_groups, hps)))
+                  for o, lay, hps in zip(self.opts, opt_layout, self.hps)),
             tuple(m.training for m in modules),
             tuple(hooks),
         )
+
+
+def _hp(o, g):
+    """``o._hp(g)`` without eager jax dispatches for the common optimizers (numpy scalars are
+    traced the same way)."""
+    from ..optim import _algorithms as A
+    from ..optim.optimizer import Optimizer
+    f = type(o)._hp
+    if f is Optimizer._hp or f is A._BetasMixin._hp:
+        hp = {k: np.float64(g[k]) for k in o._hp_keys}
+        if f is A._BetasMixin._hp:
+            hp["beta1"], hp["beta2"] = (np.float64(b) for b in g["betas"])
+        return hp
+    return o._hp(g)
 
 
 def _index(lst, x):
@@ -334,7 +349,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
 def run_step_entry(entry, st, leaves):
     S, T = st.S, st.T
     g_arrs = [g._state_arrays() for g in st.gens]
-    hp_arrs = [[o._hp(g) for g in o.param_groups] for o in st.opts]
+    hp_arrs = st.hps
     a_arrs = [x._data for x in leaves if isinstance(x, Tensor)]
     new_data, created, outs = entry.jitted([t._data for t in S], g_arrs, hp_arrs, a_arrs)
     changed, grad_spec, opt_spec, out_tree, kinds, drawn = entry.spec
