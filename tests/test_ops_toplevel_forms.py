@@ -110,6 +110,13 @@ CASES = [
          (A.T.astype(np.float64).copy(), np.abs(B).astype(np.float64))),
     Case("frombuffer", lambda m: m.frombuffer(bytearray(b"\x01\x00\x02\x00\x03\x00"),
                                               dtype=m.int16, offset=2), (), grad=False),
+    Case("bartlett_window", lambda m: m.bartlett_window(7), (), grad=False),
+    Case("blackman_window", lambda m: m.blackman_window(6, periodic=False), (), grad=False),
+    Case("empty_permuted_shape", lambda m: m.empty_permuted((2, 3, 4), (0, 2, 1)).shape, (),
+         grad=False),
+    Case("ctc_loss", lambda m, lp: m.ctc_loss(lp.log_softmax(2), m.tensor([[1, 2], [2, 1]]),
+                                              m.tensor([3, 3]), m.tensor([2, 2]), 0, 1, False),
+         (R.randn(3, 2, 4).astype(np.float32),)),
     Case("histogramdd", lambda m, a: m.histogramdd(a[:, :2], bins=[3, 2]), (A,), grad=False),
 ]
 
@@ -137,3 +144,29 @@ def test_cholesky_ex_info_and_error_as_torch(rows):
     with pytest.raises(torchlike.linalg.LinAlgError) as le:
         torchlike.linalg.cholesky(torchlike.tensor(a))
     assert str(le.value) == str(te.value)
+
+
+def test_set_default_tensor_type_as_torch():
+    import warnings
+    import torch
+    import torchlike
+    for m in (torch, torchlike):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m.set_default_tensor_type(m.DoubleTensor)
+            assert m.get_default_dtype() == m.float64 and m.tensor([1.5]).dtype == m.float64
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m.set_default_tensor_type("torch.FloatTensor")
+            assert m.get_default_dtype() == m.float32
+        finally:
+            m.set_default_dtype(m.float32)
+
+
+def test_symeig_was_removed_as_in_torch():
+    import torch
+    import torchlike
+    for m in (torch, torchlike):
+        with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed"):
+            m.symeig(m.eye(2))
