@@ -170,3 +170,19 @@ def test_symeig_was_removed_as_in_torch():
     for m in (torch, torchlike):
         with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed"):
             m.symeig(m.eye(2))
+
+
+@pytest.mark.parametrize("name", ["vector_norm", "norm", "dist", "renorm_rows"])
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_precision_norms_accumulate_in_float32_as_torch(name, dt):
+    import torch
+    import torchlike
+    outs = []
+    for m in (torch, torchlike):
+        x = m.full((4, 1000), 100.0, dtype=getattr(m, dt))
+        f = {"vector_norm": lambda: m.linalg.vector_norm(x, dim=1),
+             "norm": lambda: m.linalg.norm(x[0]),
+             "dist": lambda: m.dist(x[0], x[1] * 0),
+             "renorm_rows": lambda: m.renorm(x, 2, 0, 5.0)[:, :3]}[name]
+        outs.append(f().float().numpy() if m is torch else f().float().numpy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-2)

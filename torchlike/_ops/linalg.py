@@ -886,6 +886,9 @@ _vnorm.defvjp(_vnorm_fwd, _vnorm_bwd)
 def _vector_norm(x, ord, dim, keepdim, dtype):
     if dtype is not None:
         x = x.astype(dtype)
+    if x.dtype in (jnp.float16, jnp.bfloat16):
+        # torch accumulates half-precision norms in float32 and rounds once
+        return _vnorm(x.astype(jnp.float32), ord, dim, keepdim).astype(x.dtype)
     return _vnorm(x, ord, dim, keepdim)
 
 
