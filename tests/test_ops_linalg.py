@@ -193,7 +193,7 @@ CASES = [
 ]
 
 
-# more linear algebra (torchlike/_ops/linalg_extra.py)
+# more linear algebra (torchlike/_ops/factorizations.py)
 TRI = np.triu(wellcond(3, 3))
 CASES += [
     Case("trace", lambda m, a: m.trace(a), (f32(3, 4),)),

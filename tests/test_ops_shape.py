@@ -279,7 +279,7 @@ CASES = [c for c in CASES if c.name != "bucketize_int32"] + [
 ]
 
 
-# more shape ops (torchlike/_ops/shape_extra.py)
+# more shape ops (torchlike/_ops/restructure.py)
 CASES += [
     Case("unfold", lambda m, a: a.unfold(1, 2, 1), (f32(3, 4),)),
     Case("unfold_step", lambda m, a: a.unfold(0, 2, 3), (f32(8, 2),)),

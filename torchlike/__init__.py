@@ -17,18 +17,18 @@ from ._device import device  # noqa: F401,E402
 from ._tensor import Tensor, Size  # noqa: F401,E402
 
 # op families (torchlike/_ops/): each module's __all__ lists its public functions
-from ._ops.pointwise import *  # noqa: F401,F403,E402  arithmetic, comparison, unary math
-from ._ops.pointwise2 import *  # noqa: F401,F403,E402  more elementwise math, clamp, where
+from ._ops.elementwise import *  # noqa: F401,F403,E402  arithmetic, comparison, unary math
+from ._ops.elementwise_math import *  # noqa: F401,F403,E402  more elementwise math, clamp, where
 from ._ops.complex_numbers import *  # noqa: F401,F403,E402
 from ._ops.integer_math import *  # noqa: F401,F403,E402  gcd, shifts, frexp, ...
 from ._ops.reduce import *  # noqa: F401,F403,E402  reductions, sort/select, scans
 from ._ops.statistics import *  # noqa: F401,F403,E402  cov, corrcoef, histograms
 from ._ops.calculus import *  # noqa: F401,F403,E402  diff, gradient, trapezoid
 from ._ops.shape import *  # noqa: F401,F403,E402  views, reshaping, joining, gather/scatter
-from ._ops.shape_extra import *  # noqa: F401,F403,E402  as_strided, scatter_reduce, ...
+from ._ops.restructure import *  # noqa: F401,F403,E402  as_strided, scatter_reduce, ...
 from ._ops.index import index_put  # noqa: F401,E402  x[key], x[key] = v
 from ._ops.linalg import *  # noqa: F401,F403,E402  products and torch.* linear algebra
-from ._ops.linalg_extra import *  # noqa: F401,F403,E402
+from ._ops.factorizations import *  # noqa: F401,F403,E402
 from ._ops.typeinfo import *  # noqa: F401,F403,E402  finfo/iinfo, legacy types, metadata
 from ._ops.sampling import *  # noqa: F401,F403,E402  normal, bernoulli, multinomial, ...
 from ._ops.spectral import *  # noqa: F401,F403,E402  stft, istft, window functions

@@ -80,7 +80,7 @@ class Tensor(InteropMixin):
         """Write ``data`` into this tensor in place, outside autograd (as under no_grad).
 
         Bumps the version counter shared with every alias and makes the write visible through
-        them (see torchlike/_views.py).
+        them (see torchlike/_storage.py).
         """
         from ._storage import write
         write(self, data)

@@ -10,7 +10,7 @@ from ._ops.linalg import (LinAlgError, linalg_norm as norm,  # noqa: F401
                           linalg_multi_dot as multi_dot, matmul,
                           linalg_cholesky_ex as cholesky_ex)
 
-from ._ops.linalg_extra import (matrix_exp, solve_triangular, lu_factor,  # noqa
+from ._ops.factorizations import (matrix_exp, solve_triangular, lu_factor,  # noqa
                                 linalg_lu as lu, linalg_lu_solve as lu_solve,
                                 matrix_rank, cond, linalg_vander as vander, eigvals, eig, solve_ex,
                                 lu_factor_ex, tensorinv, tensorsolve,

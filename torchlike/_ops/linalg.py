@@ -99,7 +99,7 @@ Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 Tensor.mm, Tensor.bmm, Tensor.mv, Tensor.dot = mm, bmm, mv, dot
 
 
-# ================================================================== issue 3: linear algebra
+# ================================================================== products, solves, decompositions
 #
 # Products (vdot, outer, einsum, tensordot, addmm, baddbmm, kron, cross, ...) and the
 # decompositions behind ``torchlike.linalg``; each op is declared once here and the

@@ -140,7 +140,7 @@ Tensor.mean = mean
 Tensor.norm = norm
 
 
-# ================================================================== issue 3: more reductions
+# ================================================================== products, moments, extrema, sorting, scans
 #
 # Gradient conventions follow torch, with an op-specific VJP where jax.vjp differs: full max /
 # min / median split the gradient evenly among the elements equal to the result (NaN: among the
@@ -401,7 +401,7 @@ def _maxmin(name, largest, input, dim, keepdim, other):
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"(Tensor, {type(dim).__name__})")
     if other is not None:
-        from .pointwise2 import maximum, minimum
+        from .elementwise_math import maximum, minimum
         return (maximum if largest else minimum)(input, other)
     if dim is None:
         _nonempty_full(name, input)
@@ -1287,6 +1287,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 Tensor.unique_consecutive = unique_consecutive
 
 
-from .pointwise2 import wire_out as _wire_out  # noqa: E402
+from .elementwise_math import wire_out as _wire_out  # noqa: E402
 
 _wire_out(globals(), __all__)

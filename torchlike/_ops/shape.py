@@ -337,7 +337,7 @@ def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
     return _new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)
 
 
-# ================================================================== issue 3: shape family
+# ================================================================== reshaping, joining, splitting, selecting
 #
 # Each op below is declared once as a pure jax function; the torch-facing wrappers check
 # arguments (with torch's exception classes and messages) and resolve every data-dependent

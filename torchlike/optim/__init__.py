@@ -3,6 +3,6 @@ from .optimizer import Optimizer  # noqa: F401
 from ._algorithms import (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,  # noqa: F401
                           NAdam, RAdam, Rprop, ASGD, Adafactor)
 from .lbfgs import LBFGS  # noqa: F401,E402
-from .sparse_adam import SparseAdam  # noqa: F401,E402 (issue 13)
+from .sparse_adam import SparseAdam  # noqa: F401,E402
 from . import lr_scheduler  # noqa: F401,E402
 from . import swa_utils  # noqa: F401,E402

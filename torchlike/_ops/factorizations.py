@@ -1,4 +1,4 @@
-"""More linear algebra (issue 3): trace, inner, dist, cdist, matrix_exp, cholesky_solve,
+"""Linear algebra beyond products: trace, inner, dist, cdist, matrix_exp, cholesky_solve,
 cholesky_inverse, triangular solves, LU (factor, unpack, solve), matrix_rank, cond, vander,
 eigvals; the ``torchlike.linalg`` namespace re-exports the linalg ones."""
 from __future__ import annotations

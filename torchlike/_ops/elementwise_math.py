@@ -1,6 +1,6 @@
-"""Pointwise math, second part (issue 3): unary math, rounding, clamp, binary math, where,
-nan_to_num, the is* tests, isclose / allclose / equal, and the in-place forms the first part
-lacks.
+"""Elementwise math beyond arithmetic: transcendental and special unary functions, rounding,
+clamp, binary math (maximum, hypot, atan2, ...), float_power, lerp, where, nan_to_num, the is*
+tests, isclose / allclose / equal, and their in-place forms.
 
 Each op is declared once (``defop``) as a pure jax function; where ``jax.vjp``'s convention
 differs from torch's (clamp at its bounds, maximum / minimum with NaN, fmax / fmin ties, hypot
@@ -16,7 +16,7 @@ import jax.scipy.special as jsp
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import pointwise as _pw
+from . import elementwise as _pw
 from ._registry import apply, broadcast_error, defop
 from .._storage import (_torch_type_name, apply_, check_inplace,
                        commit_inplace)
@@ -713,7 +713,7 @@ def equal(input, other):
 Tensor.isclose, Tensor.allclose, Tensor.equal = isclose, allclose, equal
 
 
-# ------------------------------------------------------------------ in-place forms of part one
+# ------------------------------------------------------------------ in-place forms of the arithmetic ops
 
 def _inplace_of(op, **fixed):
     if op is _pw._remainder or op is _pw._div_mode:

@@ -1,4 +1,4 @@
-"""More shape and indexing ops (issue 3): unfold, put, fill_diagonal_, masked_scatter,
+"""Ops that restructure a tensor or write parts of it: unfold, put, fill_diagonal_, masked_scatter,
 scatter_reduce, block_diag, cartesian_prod, combinations, tril/triu_indices, diagflat, the
 *_scatter family, hsplit/vsplit/dsplit, ravel, narrow_copy, split_with_sizes, mH/H/adjoint,
 sum_to_size."""
