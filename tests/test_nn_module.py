@@ -540,11 +540,20 @@ def test_buffer_class_and_deepcopy_pickle():
     assert l == t
 
 
-def test_legacy_register_backward_hook_is_refused():
-    # see DIFFERENCES.md: only the "full" module backward hooks exist in torchlike
-    m = torchlike.nn.Linear(2, 2)
-    with pytest.raises(NotImplementedError):
-        m.register_backward_hook(lambda *a: None)
+def test_legacy_register_backward_hook_runs_as_torch():
+    # the deprecated non-full hook is implemented as torch runs it (issue 12; it used to be
+    # refused): it fires once per backward with the output node's gradients, as torch's does
+    calls = []
+    for lib in (torch, torchlike):
+        m = lib.nn.Linear(2, 2)
+        h = m.register_backward_hook(lambda mod, gi, go, lib=lib: calls.append(
+            (lib.__name__, mod is m, len(go))))
+        with pytest.warns(FutureWarning):
+            y = m(lib.ones(1, 2, requires_grad=True))
+        y.sum().backward()
+        h.remove()
+        m(lib.ones(1, 2, requires_grad=True)).sum().backward()
+    assert calls == [("torch", True, 1), ("torchlike", True, 1)]
 
 
 def test_global_registration_hooks_and_modules_utils():

@@ -20,9 +20,6 @@ NOT_YET = {
     "LinearCrossEntropyLoss": "fused linear + cross-entropy (new in torch 2.13) not implemented",
     "LinearCrossEntropyOptions": "options object of LinearCrossEntropyLoss, not implemented",
     "SyncBatchNorm": "needs torch.distributed process groups, which torchlike lacks",
-    "AdaptiveLogSoftmaxWithLoss": "in progress",
-    "FractionalMaxPool2d": "in progress",
-    "FractionalMaxPool3d": "in progress",
 }
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _random
+from ..autograd import grad_mode as _gm
 from .._ops._registry import apply, defop
 from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
@@ -1082,9 +1083,31 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
 
 
+@jax.custom_vjp
+def _bce_elem(x, y):
+    """-(y log x + (1-y) log(1-x)) with the logs clamped at -100, as torch."""
+    return -(y * jnp.maximum(jnp.log(x), -100.0) + (1 - y) * jnp.maximum(jnp.log1p(-x), -100.0))
+
+
+def _bce_elem_fwd(x, y):
+    return _bce_elem(x, y), (x, y)
+
+
+def _bce_elem_bwd(res, g):
+    # torch's binary_cross_entropy_backward: (x - y) / max((1 - x) x, 1e-12) (finite at 0 and 1)
+    # and its target gradient -logit(x)
+    x, y = res
+    gx = g * (x - y) / jnp.maximum((1 - x) * x, jnp.asarray(1e-12, x.dtype))
+    gy = -g * (jnp.log(x) - jnp.log1p(-x))
+    return gx, gy
+
+
+_bce_elem.defvjp(_bce_elem_fwd, _bce_elem_bwd)
+
+
 @defop("binary_cross_entropy", promote="common", grad_name="BinaryCrossEntropyBackward0")
 def _bce(x, y, *w, reduction):
-    loss = -(y * jnp.maximum(jnp.log(x), -100.0) + (1 - y) * jnp.maximum(jnp.log1p(-x), -100.0))
+    loss = _bce_elem(x, y)
     if w:
         loss = loss * w[0]
     return _reduce(loss, reduction)
@@ -1304,11 +1327,23 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_
     stride, dilation = _tup(stride, nd), _tup(dilation, nd)
     ks = tuple(weight.shape[2:])
     c_in = input.shape[0 if unbatched else 1]
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_CPP_NAMES[input.dtype.name]}) and bias type "
+                           f"({_CPP_NAMES[bias.dtype.name]}) should be the same")
     if c_in != weight.shape[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(input.shape)} to have "
                            f"{weight.shape[1] * groups} channels, but got {c_in} channels "
                            "instead")
+    if not isinstance(padding, str):
+        p = _tup(padding, nd)
+        padded = [int(input.shape[-nd + i]) + 2 * p[i] for i in range(nd)]
+        eff = [dilation[i] * (ks[i] - 1) + 1 for i in range(nd)]
+        if any(e > s for e, s in zip(eff, padded)):
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater "
+                "than actual input size")
     if isinstance(padding, str):
         if padding == "valid":
             pads = tuple((0, 0) for _ in range(nd))
@@ -1332,6 +1367,9 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_
             flat += [lo, hi]
         input = pad(input, flat, mode=padding_mode)
         pads = tuple((0, 0) for _ in range(nd))
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {D.legacy_name(input.dtype)} but found "
+                           f"{D.legacy_name(weight.dtype)}")
     args = [bias] if bias is not None else []
     return apply(_conv, input, weight, *args, stride=stride, padding=pads, dilation=dilation,
                  groups=int(groups), nd=nd, unbatched=unbatched)
@@ -1388,6 +1426,12 @@ def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dila
                                  f"{list(spatial)})")
             op.append(out[i] - min_size)
         output_padding = tuple(op)
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_CPP_NAMES[input.dtype.name]}) and bias type "
+                           f"({_CPP_NAMES[bias.dtype.name]}) should be the same")
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {D.legacy_name(input.dtype)} but found "
+                           f"{D.legacy_name(weight.dtype)}")
     args = [bias] if bias is not None else []
     return apply(_conv_t, input, weight, *args, stride=_tup(stride, nd),
                  padding=_tup(padding, nd), output_padding=_tup(output_padding, nd),
@@ -2346,3 +2390,255 @@ def _mlm(x, y, reduction):
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     return apply(_mlm, input, target, reduction=reduction)
+
+
+# ================================================================== fractional max pooling
+
+def _frac_starts(u, L, O, k, dtype):
+    """torch's generate_intervals: window starts from one uniform sample per plane."""
+    if O == 1:
+        return jnp.full(u.shape + (1,), L - k, jnp.int32)
+    alpha = jnp.asarray(L - k, dtype) / jnp.asarray(O - 1, dtype)
+    i = jnp.arange(O - 1, dtype=dtype)
+    seq = (jnp.floor((i + u[..., None]) * alpha) - jnp.floor(u * alpha)[..., None])
+    seq = seq.astype(jnp.int32)
+    last = jnp.full(u.shape + (1,), L - k, jnp.int32)
+    return jnp.concatenate([seq, last], axis=-1)
+
+
+@defop("fractional_max_pool",
+       grad_name=lambda kw: f"FractionalMaxPool{kw['nd']}DBackward0")
+def _fractional_max_pool(x, u, k, outs, nd):
+    N, C = x.shape[:2]
+    spatial = x.shape[2:]
+    # torch's sample order per plane: 2-D (W, H), 3-D (T, H, W)
+    order = (1, 0) if nd == 2 else tuple(range(nd))
+    idx = []
+    for a in range(nd):
+        s = _frac_starts(u[..., order[a]].astype(x.dtype), spatial[a], outs[a], k[a], x.dtype)
+        win = s[..., :, None] + jnp.arange(k[a])          # (N, C, O_a, k_a)
+        win = win.reshape(N, C, *[outs[a] if b == a else 1 for b in range(nd)],
+                          *[k[a] if b == a else 1 for b in range(nd)])
+        idx.append(win)
+    n_ix = jnp.arange(N).reshape((N,) + (1,) * (2 * nd + 1))
+    c_ix = jnp.arange(C).reshape((1, C) + (1,) * (2 * nd))
+    vals = x[(n_ix, c_ix) + tuple(idx)]                  # (N, C, *outs, *k)
+    flat = vals.reshape(N, C, *outs, -1)
+    am = jnp.argmax(flat, axis=-1)
+    out = jnp.take_along_axis(flat, am[..., None], axis=-1)[..., 0]
+    # flat input index of the chosen element, torch's (h * W + w)
+    lin = jnp.zeros((N, C) + tuple(outs) + tuple(k), jnp.int64)
+    for a in range(nd):
+        stride = int(np.prod(spatial[a + 1:]))
+        lin = lin + jnp.broadcast_to(idx[a], lin.shape).astype(jnp.int64) * stride
+    ind = jnp.take_along_axis(lin.reshape(N, C, *outs, -1), am[..., None], axis=-1)[..., 0]
+    return out, ind
+
+
+def _fractional_max_poolnd(input, kernel_size, output_size, output_ratio, return_indices,
+                           _random_samples, nd):
+    import torchlike as tl
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an "
+                         "output_ratio")
+    k = _tup(kernel_size, nd)
+    if output_size is None:
+        if len(output_ratio) > nd:     # a bare float raises TypeError here, as in torch
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             "of Ints.")
+        r = tuple(output_ratio) * nd if len(output_ratio) == 1 else tuple(output_ratio)
+        output_size = [int(input.shape[-nd + i] * r[i]) for i in range(nd)]
+    outs = _tup(output_size, nd)
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    names = ("height", "width") if nd == 2 else ("time", "height", "width")
+    for a in range(nd):
+        L = input.shape[-nd + a]
+        if outs[a] + k[a] - 1 > L:
+            what = {"height": "pool height", "width": "pool width", "time": "pool time"}[names[a]]
+            raise RuntimeError(f"{name}_out(): {what} {k[a]} too large relative to input "
+                               f"{names[a]} {L}" if nd == 3 else
+                               f"{name}(): {what} {k[a]} too large relative to input "
+                               f"{names[a]} {L}")
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    if _random_samples is None:
+        _random_samples = tl.rand(x.shape[0], x.shape[1], nd, dtype=input.dtype)
+    u = _random_samples
+    if u.requires_grad and _gm._state.grad_enabled and input.requires_grad:
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
+                           "argument 'random_samples'. This input cannot have requires_grad "
+                           "True.")
+    out, ind = apply(_fractional_max_pool, x, u, k=k, outs=outs, nd=nd)
+    if unbatched:
+        out, ind = out.squeeze(0), ind.squeeze(0)
+    return (out, ind) if return_indices else out
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    return _fractional_max_poolnd(input, kernel_size, output_size, output_ratio,
+                                  return_indices, _random_samples, 2)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    return _fractional_max_poolnd(input, kernel_size, output_size, output_ratio,
+                                  return_indices, _random_samples, 3)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_poolnd(input, kernel_size, output_size, output_ratio, True,
+                                  _random_samples, 2)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_poolnd(input, kernel_size, output_size, output_ratio, True,
+                                  _random_samples, 3)
+
+
+# ================================================================== affine_grid / grid_sample
+
+def _linspace_from_neg_one(n, align_corners, dtype):
+    if n <= 1:
+        return jnp.zeros((1,), dtype)
+    r = jnp.linspace(-1.0, 1.0, n, dtype=dtype)
+    return r if align_corners else r * (n - 1) / n
+
+
+@defop("affine_grid_generator", grad_name="AffineGridGeneratorBackward0")
+def _affine_grid(theta, size, align_corners):
+    dt = theta.dtype
+    if len(size) == 4:
+        N, _, H, W = size
+        xs = _linspace_from_neg_one(W, align_corners, dt)
+        ys = _linspace_from_neg_one(H, align_corners, dt)
+        base = jnp.stack([jnp.broadcast_to(xs[None, :], (H, W)),
+                          jnp.broadcast_to(ys[:, None], (H, W)), jnp.ones((H, W), dt)], -1)
+        return jnp.einsum("hwk,njk->nhwj", base, theta, precision=_HI)
+    N, _, D_, H, W = size
+    xs = _linspace_from_neg_one(W, align_corners, dt)
+    ys = _linspace_from_neg_one(H, align_corners, dt)
+    zs = _linspace_from_neg_one(D_, align_corners, dt)
+    shp = (D_, H, W)
+    base = jnp.stack([jnp.broadcast_to(xs[None, None, :], shp),
+                      jnp.broadcast_to(ys[None, :, None], shp),
+                      jnp.broadcast_to(zs[:, None, None], shp), jnp.ones(shp, dt)], -1)
+    return jnp.einsum("dhwk,njk->ndhwj", base, theta, precision=_HI)
+
+
+_GRID_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
+                 "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
+                 "See the documentation of grid_sample for details.")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid of a batch of affine matrices (torch's affine_grid_generator)."""
+    if align_corners is None:
+        warnings.warn(_GRID_WARNING)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(int(s) for s in size)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{list(size)}. Got {theta.shape}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{list(size)}. Got {theta.shape}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {list(size)}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+                      "when align_corners=True. This is not an intended use case of affine_grid. "
+                      "See the documentation of affine_grid for details.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {list(size)}")
+    return apply(_affine_grid, theta, size=size, align_corners=bool(align_corners))
+
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(x, twice_low, twice_high):
+    if twice_low == twice_high:
+        return jnp.zeros_like(x)
+    mn = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    x = jnp.abs(x - mn)
+    extra = jnp.fmod(x, span)
+    flips = jnp.floor(x / span)
+    return jnp.where(jnp.fmod(flips, 2) == 0, extra + mn, span - extra + mn)
+
+
+def _source_index(coord, size, padding_mode, align_corners):
+    x = _unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        x = jnp.clip(x, 0, size - 1)
+    elif padding_mode == "reflection":
+        x = (_reflect(x, 0, 2 * (size - 1)) if align_corners
+             else _reflect(x, -1, 2 * size - 1))
+        x = jnp.clip(x, 0, size - 1)
+    return x
+
+
+@defop("grid_sampler_2d", promote="common", grad_name="GridSampler2DBackward0")
+def _grid_sample2d(x, grid, mode, padding_mode, align_corners):
+    N, C, H, W = x.shape
+    ix = _source_index(grid[..., 0], W, padding_mode, align_corners)
+    iy = _source_index(grid[..., 1], H, padding_mode, align_corners)
+    xt = jnp.transpose(x, (0, 2, 3, 1))                   # (N, H, W, C)
+    n = jnp.arange(N)[:, None, None]
+
+    def tap(yy, xx):
+        inb = (xx >= 0) & (xx <= W - 1) & (yy >= 0) & (yy <= H - 1)
+        xc = jnp.clip(xx, 0, W - 1).astype(jnp.int32)
+        yc = jnp.clip(yy, 0, H - 1).astype(jnp.int32)
+        v = xt[n, yc, xc]                                  # (N, Ho, Wo, C)
+        return jnp.where(inb[..., None], v, jnp.zeros_like(v))
+
+    if mode == "nearest":
+        out = tap(jnp.round(iy), jnp.round(ix))
+    else:
+        x0, y0 = jnp.floor(ix), jnp.floor(iy)
+        x1, y1 = x0 + 1, y0 + 1
+        wx1, wy1 = ix - x0, iy - y0
+        wx0, wy0 = x1 - ix, y1 - iy
+        out = (tap(y0, x0) * (wx0 * wy0)[..., None] + tap(y0, x1) * (wx1 * wy0)[..., None]
+               + tap(y1, x0) * (wx0 * wy1)[..., None] + tap(y1, x1) * (wx1 * wy1)[..., None])
+    return jnp.transpose(out, (0, 3, 1, 2))
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample ``input`` at ``grid``'s normalised coordinates (4-D: bilinear, nearest)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_GRID_WARNING)
+        align_corners = False
+    if input.dim() != 4 or mode == "bicubic":
+        raise NotImplementedError(
+            f"grid_sample: {input.dim()}-D input with mode={mode!r} is not implemented in "
+            "torchlike yet (4-D bilinear and nearest are)")
+    if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and "
+                           f"the same batch size as input, but got grid with sizes "
+                           f"{list(grid.shape)}")
+    return apply(_grid_sample2d, input, grid, mode=mode, padding_mode=padding_mode,
+                 align_corners=bool(align_corners))

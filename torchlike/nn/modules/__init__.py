@@ -21,6 +21,7 @@ from .channelshuffle import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from ..parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401
 from ..parallel import DataParallel  # noqa: F401
 from . import module  # noqa: F401

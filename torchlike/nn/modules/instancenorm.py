@@ -13,9 +13,9 @@ class _InstanceNorm(_NormBase):
     _nd = 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device=None, dtype=None):
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device,
-                         dtype=dtype)
+                         dtype=dtype, bias=bias)
 
     def forward(self, input):
         unbatched = input.dim() == self._nd + 1

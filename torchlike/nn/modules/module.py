@@ -215,6 +215,9 @@ class Module:
                 if r is not None:
                     result = r
 
+            if self._backward_hooks and self._is_full_backward_hook is False:
+                self._register_non_full_backward_hooks(args, result)
+
             if bw_hook is not None:
                 if not isinstance(result, (Tensor, tuple)):
                     warnings.warn("For backward hooks to be called, module output should be a "
@@ -587,26 +590,33 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ... import _dtype as D
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, D.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype = a.dtype
+        """Move and/or cast parameters and buffers (torch's argument forms), each tensor going
+        through ``Tensor.to``; integer tensors keep their dtype."""
+        device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                                 f"got desired dtype={dtype}")
+            if dtype.is_complex:
+                warnings.warn("Complex modules are a new feature under active development whose "
+                              "design may change, and some modules might not work as expected "
+                              "when using complex tensors as parameters or buffers. Please file "
+                              "an issue at https://github.com/pytorch/pytorch/issues/new?"
+                              "template=bug-report.yml if a complex module does not work as "
+                              "expected.")
 
-            def convert(t):
-                if t.is_floating_point() or t.is_complex():
-                    if t.dtype is dtype or (t.is_floating_point() and dtype.is_complex):
-                        return t
-                    return t.to(dtype)
+        def convert(t):
+            kw = {}
+            if device is not None:
+                kw["device"] = device
+            if dtype is not None and (t.is_floating_point() or t.is_complex()):
+                kw["dtype"] = dtype
+            if not kw:
                 return t
-            return self._apply(convert)
-        return self
+            return t.to(**kw, non_blocking=non_blocking)
+        if device is None and dtype is None:
+            return self
+        return self._apply(convert)
 
     def float(self):
         from ... import float32
@@ -625,10 +635,10 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self):
-        return self
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
-        return self
+        return self._apply(lambda t: t.cuda(device))
 
     def to_empty(self, *, device=None, recurse=True):
         return self
@@ -677,8 +687,72 @@ class Module:
         return h
 
     def register_backward_hook(self, hook):
-        raise NotImplementedError("register_backward_hook (the deprecated non-full hook) is not "
-                                  "supported by torchlike; use register_full_backward_hook")
+        """The deprecated non-full hook: as torch, registered on the output's ``grad_fn`` at
+        each call, run as ``hook(module, grad_input, grad_output)`` with that node's
+        gradients (torch's warnings say when those are not the module's)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = False
+        h = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
+        return h
+
+    def _register_non_full_backward_hooks(self, args, result):
+        var = result
+        while not isinstance(var, Tensor):
+            if isinstance(var, dict):
+                var = next(v for v in var.values() if isinstance(v, Tensor))
+            else:
+                var = var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is None:
+            return
+        for hook in self._backward_hooks.values():
+            grad_fn.register_hook(_WrappedHook(hook, self))
+        self._maybe_warn_non_full_backward_hook(args, result, grad_fn)
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
+        if not isinstance(result, Tensor):
+            if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+                warnings.warn("Using non-full backward hooks on a Module that does not return a "
+                              "single Tensor or a tuple of Tensors is deprecated and will be "
+                              "removed in future versions. This hook will be missing some of "
+                              "the grad_output. Please use register_full_backward_hook to get "
+                              "the documented behavior.", FutureWarning, stacklevel=2)
+                return
+        else:
+            result = (result,)
+        if not isinstance(inputs, Tensor):
+            if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+                warnings.warn("Using non-full backward hooks on a Module that does not take as "
+                              "input a single Tensor or a tuple of Tensors is deprecated and "
+                              "will be removed in future versions. This hook will be missing "
+                              "some of the grad_input. Please use register_full_backward_hook "
+                              "to get the documented behavior.", FutureWarning, stacklevel=2)
+                return
+        else:
+            inputs = (inputs,)
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+            warnings.warn("Using a non-full backward hook when outputs are nested in python data "
+                          "structure is deprecated and will be removed in future versions. This "
+                          "hook will be missing some grad_output.", FutureWarning, stacklevel=2)
+        elif len(out_grad_fn) > 1:
+            warnings.warn("Using a non-full backward hook when outputs are generated by different "
+                          "autograd Nodes is deprecated and will be removed in future versions. "
+                          "This hook will be missing some grad_output. Please use "
+                          "register_full_backward_hook to get the documented behavior.",
+                          FutureWarning, stacklevel=2)
+        else:
+            inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+            next_functions = {n[0] for n in grad_fn.next_functions}
+            if inputs_grad_fn != next_functions:
+                warnings.warn("Using a non-full backward hook when the forward contains multiple "
+                              "autograd Nodes is deprecated and will be removed in future "
+                              "versions. This hook will be missing some grad_input. Please use "
+                              "register_full_backward_hook to get the documented behavior.",
+                              FutureWarning, stacklevel=2)
 
     def register_state_dict_pre_hook(self, hook):
         h = RemovableHandle(self._state_dict_pre_hooks)
@@ -695,6 +769,13 @@ class Module:
     def register_load_state_dict_pre_hook(self, hook):
         h = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[h.id] = functools.partial(_with_module, hook, self)
+        return h
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """torch's private form: ``hook(state_dict, prefix, ...)`` (module first if asked)."""
+        h = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[h.id] = (functools.partial(_with_module, hook, self)
+                                                 if with_module else hook)
         return h
 
     def register_load_state_dict_post_hook(self, hook):
@@ -869,3 +950,82 @@ class Module:
 
 def _with_module(hook, module, *args, **kwargs):
     return hook(module, *args, **kwargs)
+
+
+class _WrappedHook:
+    """``hook(module, *args)`` as a node hook (torch's wrapper for non-full backward hooks)."""
+
+    def __init__(self, hook, module):
+        self.hook = hook
+        self.module = module
+
+    def __call__(self, *args):
+        return self.hook(self.module, *args)
+
+
+_TO_SIGNATURES = (
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n")
+
+
+def _type_name(a):
+    from ... import _dtype as D
+    if isinstance(a, Tensor):
+        return "Tensor"
+    if isinstance(a, D.dtype):
+        return "torch.dtype"
+    from ..._device import device as _dev
+    if isinstance(a, _dev):
+        return "torch.device"
+    return type(a).__name__
+
+
+def _parse_to(*args, **kwargs):
+    """torch._C._nn._parse_to: (device, dtype, non_blocking) from Module.to's argument forms."""
+    from ... import _dtype as D
+    from ..._device import device as _dev
+
+    def bad():
+        if args:
+            got = ", ".join([_type_name(a) for a in args]
+                            + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+        else:       # torch's own format here: sorted, each followed by ", "
+            got = "".join(f"{k}={_type_name(kwargs[k])}, " for k in sorted(kwargs))
+        return TypeError(f"to() received an invalid combination of arguments - got ({got}), "
+                         f"but expected one of:\n{_TO_SIGNATURES}")
+    allowed = {"device", "dtype", "non_blocking", "copy", "memory_format"}
+    for k in kwargs:
+        if k not in allowed:
+            raise bad()
+    device = kwargs.get("device")
+    dtype = kwargs.get("dtype")
+    non_blocking = kwargs.get("non_blocking", False)
+    rest = list(args)
+    if rest:
+        a = rest.pop(0)
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, (str, _dev, int)) and not isinstance(a, bool):
+            device = a
+            if rest and isinstance(rest[0], D.dtype):
+                dtype = rest.pop(0)
+        elif a is None:
+            if rest and isinstance(rest[0], D.dtype):
+                dtype = rest.pop(0)
+        else:
+            raise bad()
+    if len(rest) > 2 or not all(isinstance(b, bool) for b in rest):
+        raise bad()
+    if rest:
+        non_blocking = rest[0]
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        raise bad()
+    if device is not None and not isinstance(device, _dev):
+        device = _dev(device)          # torch's "Invalid device string" for a bad string
+    return device, dtype, non_blocking

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import numbers
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
 from ... import _creation
+from ..._ops._registry import apply, defop
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -79,8 +84,8 @@ class RMSNorm(Module):
 
 
 class GroupNorm(Module):
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, bias=True, device=None,
-                 dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None,
+                 *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -123,7 +128,63 @@ class CrossMapLRN2d(Module):
         if input.dim() != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
                              "instead.")
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        mf, mb = _cross_map_windows(int(input.shape[1]), int(self.size))
+        from ..._tensor import Tensor
+        return apply(_cross_map_lrn2d, input, Tensor._make(jnp.asarray(mf, input._data.dtype)),
+                     Tensor._make(jnp.asarray(mb, input._data.dtype)), size=int(self.size),
+                     alpha=float(self.alpha), beta=float(self.beta), k=float(self.k))
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+def _cross_map_windows(C, size):
+    """The channel windows of torch's legacy CrossMapLRN2d: its forward's running sum (which
+    never drops the first channels' squares at the start) and its backward's centred window."""
+    pre_pad = int((size - 1) / 2 + 1)
+    fwd = np.zeros((C, C))
+    cur = np.zeros(C)
+    cur[:min(pre_pad, C)] = 1
+    fwd[0] = cur
+    for c in range(1, C):
+        if c < C - pre_pad + 1:
+            cur[c + pre_pad - 1] += 1
+        if c > pre_pad:
+            cur[c - pre_pad] -= 1
+        fwd[c] = cur
+    inv = int(size - (size - 1) / 2)
+    bwd = np.zeros((C, C))
+    for c in range(C):
+        lo = c - inv
+        for i in range(max(lo, 0), min(lo + size, C)):
+            bwd[c, i] = 1
+    return fwd, bwd
+
+
+@jax.custom_vjp
+def _cml_core(x, mf, mb, size, alpha, beta, k):
+    scale = k + alpha / size * jnp.einsum("dc,nchw->ndhw", mf, x * x)
+    return x * scale ** -beta
+
+
+def _cml_fwd(x, mf, mb, size, alpha, beta, k):
+    scale = k + alpha / size * jnp.einsum("dc,nchw->ndhw", mf, x * x)
+    out = x * scale ** -beta
+    return out, (x, mf, mb, scale, out, size, alpha, beta)
+
+
+def _cml_bwd(res, g):
+    # torch's CrossMapLRN2d.backward (a centred window, whatever the forward summed)
+    x, mf, mb, scale, out, size, alpha, beta = res
+    ratio = g * out / scale
+    acc = jnp.einsum("ci,nihw->nchw", mb, ratio)
+    gx = scale ** -beta * g - (2 * alpha * beta / size) * x * acc
+    return (gx, jnp.zeros_like(mf), jnp.zeros_like(mb), None, None, None, None)
+
+
+_cml_core.defvjp(_cml_fwd, _cml_bwd)
+
+
+@defop("cross_map_lrn2d", grad_name="CrossMapLRN2dBackward")
+def _cross_map_lrn2d(x, mf, mb, size, alpha, beta, k):
+    return _cml_core(x, mf, mb, size, alpha, beta, k)

@@ -7,11 +7,18 @@ import jax.numpy as jnp
 
 from ..._tensor import Tensor
 from . import rnn  # noqa: F401
+from . import parametrize  # noqa: F401
+from . import parametrizations  # noqa: F401
 from .weight_norm import weight_norm, remove_weight_norm  # noqa: F401
+from .spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401
+from . import fusion  # noqa: F401
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,  # noqa: F401
+                     fuse_linear_bn_weights)
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
            "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters", "rnn",
-           "weight_norm", "remove_weight_norm"]
+           "weight_norm", "remove_weight_norm", "parametrize", "parametrizations", "spectral_norm", "remove_spectral_norm", "fusion", "fuse_conv_bn_eval",
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
 
 
 def _params(parameters):
