@@ -90,7 +90,7 @@ def compare_module(ctor, inputs, *, train=True, atol=1e-5, rtol=1e-5, grad=True,
         for name, p in lm.named_parameters():
             tg = tp[name].grad
             if tg is None:
-                assert p.grad is None or np.all(np.asarray(p.grad._data) == 0), name
+                assert p.grad is None or np.all(np.asarray(p.grad) == 0), name
                 continue
             assert p.grad is not None, f"no grad for {name}"
             assert_close(p.grad, tg, atol * 10, rtol * 10, f"param grad {name}")

@@ -59,7 +59,7 @@ def _np(t):
             t = t.float()
         return t.numpy(force=True)   # force: torch's ZeroTensor gradients (e.g. of sgn)
     if isinstance(t, torchlike.Tensor):
-        a = np.asarray(t.detach()._data)
+        a = np.asarray(t.detach())
         if t.dtype is torchlike.bfloat16:
             a = a.astype(np.float32)
         return a

@@ -178,12 +178,12 @@ def test_dropout_statistics_and_gradient(p):
     torchlike.manual_seed(0)
     x = torchlike.ones(200, 200, requires_grad=True)
     y = torchlike.nn.functional.dropout(x, p)
-    a = np.asarray(y.detach()._data)
+    a = np.asarray(y.detach())
     kept = a != 0
     assert abs(kept.mean() - (1 - p)) < 0.01
     np.testing.assert_allclose(a[kept], 1 / (1 - p), rtol=1e-6)
     y.sum().backward()
-    np.testing.assert_allclose(np.asarray(x.grad._data), a, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(x.grad), a, rtol=1e-6)
     # the module: train mode drops, eval mode is the identity
     d = torchlike.nn.Dropout(p)
     assert float((d(torchlike.ones(1000)) == 0).float().mean()) > 0
@@ -203,7 +203,7 @@ def test_dropout_reproducible_with_seed_and_advancing():
 def test_dropout2d_channelwise():
     torchlike.manual_seed(0)
     y = torchlike.nn.Dropout2d(0.5)(torchlike.ones(8, 16, 3, 3))
-    a = np.asarray(y._data).reshape(8, 16, 9)
+    a = np.asarray(y).reshape(8, 16, 9)
     assert np.all((a == a[..., :1]))
     assert 0 < (a[..., 0] == 0).mean() < 1
 
@@ -212,7 +212,7 @@ def test_alpha_dropout_keeps_selu_statistics():
     torchlike.manual_seed(0)
     x = torchlike.randn(400, 400)
     y = torchlike.nn.AlphaDropout(0.3)(x)
-    a = np.asarray(y._data)
+    a = np.asarray(y)
     assert abs(a.mean()) < 0.02 and abs(a.std() - 1) < 0.03
     t = torch.nn.AlphaDropout(0.3)(torch.randn(400, 400))
     assert abs(t.mean().item() - a.mean()) < 0.03 and abs(t.std().item() - a.std()) < 0.03
@@ -246,7 +246,7 @@ def test_default_init_statistics(name):
     assert list(tsd) == list(lsd)
     for k in tsd:
         t = tsd[k].double().numpy() if tsd[k].is_floating_point() else tsd[k].numpy()
-        l = np.asarray(lsd[k]._data).astype(t.dtype)
+        l = np.asarray(lsd[k]).astype(t.dtype)
         assert t.shape == l.shape and str(tsd[k].dtype) == str(lsd[k].dtype), k
         if t.size < 50 or t.std() == 0:
             if t.std() == 0:
@@ -262,7 +262,7 @@ def test_default_init_statistics(name):
             assert np.abs(l).max() <= bound * 1.02, k
             assert np.abs(l).max() >= bound * 0.9, k
     if name == "Embedding":
-        assert np.all(np.asarray(lm.weight._data)[3] == 0)
+        assert np.all(np.asarray(lm.weight)[3] == 0)
 
 
 @pytest.mark.parametrize("fn,bounded", [
@@ -279,7 +279,7 @@ def test_init_functions_statistics(fn, bounded):
     lw = torchlike.empty(120, 80)
     fn(torch.nn, tw)
     fn(torchlike.nn, lw)
-    t, l = tw.numpy().astype(np.float64), np.asarray(lw._data).astype(np.float64)
+    t, l = tw.numpy().astype(np.float64), np.asarray(lw).astype(np.float64)
     assert abs(l.mean() - t.mean()) < 4 * t.std() / math.sqrt(t.size) + 1e-3
     assert abs(l.std() - t.std()) < 0.05 * t.std()
     if bounded:
@@ -293,18 +293,18 @@ def test_init_exact():
         tw, lw = torch.empty(3, 4), torchlike.empty(3, 4)
         fn(torch.nn, tw)
         fn(torchlike.nn, lw)
-        np.testing.assert_array_equal(np.asarray(lw._data), tw.numpy())
+        np.testing.assert_array_equal(np.asarray(lw), tw.numpy())
     tw, lw = torch.empty(4, 2, 3, 3), torchlike.empty(4, 2, 3, 3)
     torch.nn.init.dirac_(tw, 2)
     torchlike.nn.init.dirac_(lw, 2)
-    np.testing.assert_array_equal(np.asarray(lw._data), tw.numpy())
+    np.testing.assert_array_equal(np.asarray(lw), tw.numpy())
     for g in ("linear", "relu", "tanh", "selu", "sigmoid", "conv2d"):
         assert torchlike.nn.init.calculate_gain(g) == torch.nn.init.calculate_gain(g)
     assert torchlike.nn.init.calculate_gain("leaky_relu", 0.2) == \
         torch.nn.init.calculate_gain("leaky_relu", 0.2)
     q = torchlike.empty(6, 4)
     torchlike.nn.init.orthogonal_(q)
-    a = np.asarray(q._data)
+    a = np.asarray(q)
     np.testing.assert_allclose(a.T @ a, np.eye(4), atol=1e-5)
 
 
@@ -329,8 +329,8 @@ def test_max_pool_indices_match_torch():
     tv, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1, return_indices=True)
     lv, li = torchlike.nn.functional.max_pool2d(torchlike.tensor(x), 3, 2, 1,
                                                 return_indices=True)
-    np.testing.assert_array_equal(np.asarray(lv._data), tv.numpy())
-    np.testing.assert_array_equal(np.asarray(li._data), ti.numpy())
+    np.testing.assert_array_equal(np.asarray(lv), tv.numpy())
+    np.testing.assert_array_equal(np.asarray(li), ti.numpy())
     assert str(li.dtype) == str(ti.dtype)
 
 
@@ -343,5 +343,5 @@ def test_sdpa_dropout_and_gumbel_softmax():
     (a.sum() + b.sum()).backward()
     assert q.grad is not None
     g = F(torchlike).gumbel_softmax(torchlike.randn(5, 4), tau=0.5, hard=True)
-    np.testing.assert_array_equal(np.asarray(g.sum(-1)._data), np.ones(5))
-    assert set(np.unique(np.asarray(g._data)).tolist()) <= {0.0, 1.0}
+    np.testing.assert_array_equal(np.asarray(g.sum(-1)), np.ones(5))
+    assert set(np.unique(np.asarray(g)).tolist()) <= {0.0, 1.0}

@@ -318,3 +318,22 @@ def test_affine_grid_then_grid_sample_graph_and_errors():
     with pytest.raises(NotImplementedError, match="bicubic"):
         torchlike.nn.functional.grid_sample(torchlike.tensor(IMG), torchlike.tensor(GRID),
                                             mode="bicubic", align_corners=False)
+
+
+def test_deprecated_init_aliases_warn_and_init_as_torch():
+    import warnings
+    import torch
+    import torchlike
+    for name in ["uniform", "normal", "constant", "eye", "xavier_uniform", "xavier_normal",
+                 "kaiming_uniform", "kaiming_normal", "orthogonal"]:
+        for m in (torch, torchlike):
+            w = m.zeros(3, 4)
+            args = (0.5,) if name == "constant" else ()
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                getattr(m.nn.init, name)(w, *args)
+            assert any(issubclass(r.category, FutureWarning) and f"nn.init.{name}_" in
+                       str(r.message) for r in rec), (m.__name__, name)
+            if name in ("constant", "eye"):
+                assert w.tolist() == (torch.full((3, 4), 0.5) if name == "constant"
+                                      else torch.eye(3, 4)).tolist()

@@ -80,7 +80,7 @@ def test_rnn_names_repr_and_init():
         for (n, p), (_, q) in zip(l.named_parameters(), t.named_parameters()):
             assert tuple(p.shape) == tuple(q.shape)
             bound = 1 / np.sqrt(t.hidden_size)
-            a = np.asarray(p._data)
+            a = np.asarray(p)
             assert np.abs(a).max() <= bound
             if a.size >= 20:
                 assert np.abs(a).max() > 0.5 * bound
@@ -173,7 +173,7 @@ def test_transformer(name, ctor, inputs, train):
 def test_transformer_encoder_causal_mask():
     mask_t = torch.nn.Transformer.generate_square_subsequent_mask(5)
     mask_l = torchlike.nn.Transformer.generate_square_subsequent_mask(5)
-    np.testing.assert_array_equal(np.asarray(mask_l._data), mask_t.numpy())
+    np.testing.assert_array_equal(np.asarray(mask_l), mask_t.numpy())
 
     def call(m, x):
         lib = torch if isinstance(m, torch.nn.Module) else torchlike

@@ -289,8 +289,8 @@ def test_int_and_slice_positions_do_not_retrace():
     rows = [x[i] for i in range(37)]
     batches = [x[i:i + 5] for i in range(0, 30, 5)]
     assert R.trace_counts("getitem")["fwd"] - before <= 2
-    np.testing.assert_array_equal(np.stack([np.asarray(r._data) for r in rows]),
-                                  np.asarray(x._data))
+    np.testing.assert_array_equal(np.stack([np.asarray(r) for r in rows]),
+                                  np.asarray(x))
     assert all(b.shape == (5, 3) for b in batches)
     y = torchlike.zeros(29, 2)
     before = R.trace_counts("index_put")["fwd"]

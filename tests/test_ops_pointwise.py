@@ -450,7 +450,7 @@ def _second(m, fn, x):
     y = fn(m, t)
     g, = m.autograd.grad(y.sum(), t, create_graph=True)
     (g * g).sum().backward()
-    return t.grad.detach().numpy() if m.__name__ == "torch" else np.asarray(t.grad._data)
+    return t.grad.detach().numpy() if m.__name__ == "torch" else np.asarray(t.grad)
 
 
 SECOND = {

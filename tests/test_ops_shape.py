@@ -606,9 +606,9 @@ def test_select_and_narrow_positions_do_not_retrace():
     wins = [x.narrow(0, i, 4) for i in range(0, 36, 4)]
     assert R.trace_counts("select")["fwd"] - b_sel <= 1
     assert R.trace_counts("slice")["fwd"] - b_nar <= 1
-    np.testing.assert_array_equal(np.stack([np.asarray(r._data) for r in rows]),
-                                  np.asarray(x._data))
-    np.testing.assert_array_equal(np.asarray(wins[2]._data), np.asarray(x._data)[8:12])
+    np.testing.assert_array_equal(np.stack([np.asarray(r) for r in rows]),
+                                  np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(wins[2]), np.asarray(x)[8:12])
 
 
 def test_attention_style_code_matches_torch():

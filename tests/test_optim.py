@@ -70,7 +70,7 @@ def _np(t):
     # always a copy: torchlike.tensor(ndarray) may alias the numpy buffer (see final report)
     if isinstance(t, torch.Tensor):
         return t.detach().numpy().copy()
-    return np.array(t.detach()._data)
+    return np.array(t.detach())
 
 
 def make(m, name, kwargs, groups=None):

@@ -149,7 +149,7 @@ def test_sampler_matches_torch_metadata(case):
     assert str(lt.dtype) == str(t.dtype), f"{case}: dtype {lt.dtype} != torch {t.dtype}"
     assert tuple(lt.shape) == tuple(t.shape), f"{case}: shape {lt.shape} != {t.shape}"
     assert lt.requires_grad == t.requires_grad
-    v = np.asarray(lt._data).astype(np.float64)
+    v = np.asarray(lt).astype(np.float64)
     tv = t.double().numpy()
     if case.lo is not None:
         assert v.min() >= case.lo and tv.min() >= case.lo, case
@@ -174,27 +174,27 @@ def test_sampler_reproducible(case):
     if case.gen:
         a = case.fn(torchlike, _gen(torchlike, 123))
         b = case.fn(torchlike, _gen(torchlike, 123))
-        np.testing.assert_array_equal(np.asarray(a._data), np.asarray(b._data))
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     torchlike.manual_seed(7)
     c = case.fn(torchlike, None)
     torchlike.manual_seed(7)
     d = case.fn(torchlike, None)
-    np.testing.assert_array_equal(np.asarray(c._data), np.asarray(d._data))
+    np.testing.assert_array_equal(np.asarray(c), np.asarray(d))
 
 
 def test_seeds_differ_and_stream_advances():
     g = torchlike.Generator().manual_seed(1)
     a, b = torchlike.rand(100, generator=g), torchlike.rand(100, generator=g)
-    assert not np.array_equal(np.asarray(a._data), np.asarray(b._data))
+    assert not np.array_equal(np.asarray(a), np.asarray(b))
     c = torchlike.rand(100, generator=torchlike.Generator().manual_seed(2))
-    assert not np.array_equal(np.asarray(a._data), np.asarray(c._data))
+    assert not np.array_equal(np.asarray(a), np.asarray(c))
     # the global generator is untouched by a private one
     torchlike.manual_seed(3)
     x = torchlike.rand(5)
     torchlike.manual_seed(3)
     torchlike.rand(5, generator=torchlike.Generator().manual_seed(9))
     y = torchlike.rand(5)
-    np.testing.assert_array_equal(np.asarray(x._data), np.asarray(y._data))
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
 def test_generator_state_roundtrip():
@@ -204,7 +204,7 @@ def test_generator_state_roundtrip():
     a = torchlike.zeros(4).normal_(generator=g)
     g.set_state(s)
     b = torchlike.zeros(4).normal_(generator=g)
-    np.testing.assert_array_equal(np.asarray(a._data), np.asarray(b._data))
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert g.initial_seed() == 11
 
 
@@ -219,7 +219,7 @@ def test_multinomial_frequencies():
     p = np.array([0.1, 0.2, 0.7])
     s = torchlike.multinomial(torchlike.tensor(p), N, True,
                               generator=torchlike.Generator().manual_seed(0))
-    freq = np.bincount(np.asarray(s._data), minlength=3) / N
+    freq = np.bincount(np.asarray(s), minlength=3) / N
     np.testing.assert_allclose(freq, p, atol=0.02)
     # without replacement, the first draw follows p
     firsts = [torchlike.multinomial(torchlike.tensor(p), 2)[0].item() for _ in range(400)]
@@ -300,12 +300,12 @@ def test_random_module_fork_rng_and_state():
         torchlike.rand(10)
         torchlike.randn(4)
     b = torchlike.rand(3)
-    np.testing.assert_array_equal(np.asarray(a._data), np.asarray(b._data))
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     s = torchlike.random.get_rng_state()
     c = torchlike.randn(2)
     torchlike.random.set_rng_state(s)
     d = torchlike.randn(2)
-    np.testing.assert_array_equal(np.asarray(c._data), np.asarray(d._data))
+    np.testing.assert_array_equal(np.asarray(c), np.asarray(d))
     assert torchlike.random.initial_seed() == 5
     assert torchlike.random.default_generator is torchlike.default_generator
     # same API as torch's

@@ -47,6 +47,10 @@ INTERNAL = [
      r"assert_int_or_pair|.*_notes|is_tensor_like|enforce_grad_layout_policy|"
      r"is_view_replay_enabled|kineto_available)$",
      "__torch_function__ protocol, TorchScript helpers, docstrings"),
+    (r"^(common_args|factory_common_args|multi_dim_common|OpaqueBase|"
+     r"get_swap_module_params_on_conversion|is_opaque_reference_type|"
+     r"is_traceable_wrapper_subclass)$",
+     "docstring fragments and tensor-subclass dispatch internals re-exported by torch"),
     (r"^sym_|^Sym", "symbolic shapes (torch.fx/dynamo)"),
     (r"(Type|Storage|StorageBase)$|^Script|^(Graph|Block|Node|Value|Use|Code|Argument|"
      r"ArgumentSpec|CompleteArgumentSpec|FunctionSchema|AliasDb|CompilationUnit|"

@@ -147,3 +147,30 @@ def orthogonal_(tensor, gain=1, generator=None):
     if rows < cols:
         q = q.T
     return _write(tensor, gain * q.reshape(tensor._data.shape))
+
+
+def _deprecated_alias(meth):
+    """torch's pre-0.4 names without the trailing underscore: the same init, with its warning."""
+    new, old = meth.__name__, meth.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        import warnings
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
+                      FutureWarning, stacklevel=2)
+        return meth(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    return deprecated_init
+
+
+uniform = _deprecated_alias(uniform_)
+normal = _deprecated_alias(normal_)
+constant = _deprecated_alias(constant_)
+eye = _deprecated_alias(eye_)
+dirac = _deprecated_alias(dirac_)
+xavier_uniform = _deprecated_alias(xavier_uniform_)
+xavier_normal = _deprecated_alias(xavier_normal_)
+kaiming_uniform = _deprecated_alias(kaiming_uniform_)
+kaiming_normal = _deprecated_alias(kaiming_normal_)
+orthogonal = _deprecated_alias(orthogonal_)
+from .._tensor import Tensor  # noqa: E402,F401  (torch.nn.init.Tensor, as torch re-exports it)
