@@ -23,6 +23,14 @@ SHAPES = [(3,), (2, 3)]          # the second is also what expand() of the first
 K = 3                                   # categories / event size
 
 
+
+@pytest.fixture(autouse=True)
+def _torch_validates_args():
+    """torch's default validation is on; importing torch.compile's machinery (as
+    tests/test_compile.py does in the same worker) turns it off process-wide."""
+    torch.distributions.Distribution.set_default_validate_args(True)
+    torchlike.distributions.Distribution.set_default_validate_args(True)
+
 def _rng(shape, salt=0):
     return np.random.default_rng(abs(hash((shape, salt))) % 2 ** 32)
 
