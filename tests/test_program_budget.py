@@ -17,11 +17,10 @@ def test_programs_stay_within_the_bound_across_200_shapes(monkeypatch):
     monkeypatch.setattr(_registry, "MAX_PROGRAMS", 60)
     before = _registry.program_budget()["evictions"]
     peak = 0
-    for n in range(3, 203):
-        v, g = _step(torchlike, n)
-        tv, tg = _step(torch, n)
-        assert abs(v - tv) < 1e-4
-        np.testing.assert_allclose(g, tg, rtol=1e-5, atol=1e-6)
+    for n in range(3, 203):      # 200 new shapes, one program each (forward only)
+        x = np.linspace(-2, 2, n, dtype=np.float32)
+        np.testing.assert_allclose(torchlike.tanh(torchlike.tensor(x)).numpy(),
+                                   torch.tanh(torch.tensor(x)).numpy(), rtol=1e-6, atol=1e-6)
         peak = max(peak, _registry.program_budget()["programs"])
     assert peak <= 60 + 3        # one entry may exceed by the programs of the op tracing now
     assert _registry.program_budget()["evictions"] > before

@@ -91,6 +91,14 @@ def _evict(keep):
     _LIVE[:] = kept
 
 
+def _over_budget(entry):
+    """After a call: still over the bound with only ``entry`` left to drop (one op that keeps
+    meeting new shapes): drop its programs too."""
+    with _lock:
+        if _budget["programs"] > MAX_PROGRAMS:
+            _evict(None)
+
+
 def program_budget():
     """``{"programs", "max", "evictions"}``: the registry's compiled programs now and its bound."""
     return {"programs": _budget["programs"], "max": MAX_PROGRAMS,
@@ -382,6 +390,8 @@ def apply(op, *args, **static):
             out = c.fwd(*arrays)
         except (TypeError, ValueError) as e:
             _translate(e, args)
+        if _budget["programs"] > MAX_PROGRAMS:
+            _over_budget(c)
         if isinstance(out, tuple):
             outs = tuple(T._make(o) for o in out)
         else:
@@ -396,6 +406,8 @@ def apply(op, *args, **static):
         diff, rest, vjp = c.fwd_vjp(*arrays)
     except (TypeError, ValueError) as e:
         _translate(e, args)
+    if _budget["programs"] > MAX_PROGRAMS:
+        _over_budget(c)
     edges = []
     for a, n in zip(args, needs):
         if n:
