@@ -372,14 +372,36 @@ _NN_METHODS = ("softmax", "log_softmax", "prelu", "hardshrink", "relu", "selu", 
 
 
 # Python operators that torch defines on Tensor: dunder -> (Tensor method, reflected)
+# Python's operators: dunder -> (name, how). "method": Tensor.<name> itself; "reflected":
+# ``ns.<name>(other, self)``; "function": ``ns.<name>(self, other)`` (a function Tensor has no
+# method for). Operators with their own code (``__rtruediv__``, ``__pos__``) are in DUNDER_FNS.
 DUNDERS = {
-    "__lshift__": ("bitwise_left_shift", False), "__rlshift__": ("bitwise_left_shift", True),
-    "__rshift__": ("bitwise_right_shift", False), "__rrshift__": ("bitwise_right_shift", True),
-    "__ilshift__": ("bitwise_left_shift_", False), "__irshift__": ("bitwise_right_shift_", False),
-    "__iand__": ("bitwise_and_", False), "__ior__": ("bitwise_or_", False),
-    "__ixor__": ("bitwise_xor_", False), "__ifloordiv__": ("floor_divide_", False),
-    "__imod__": ("remainder_", False), "__imatmul__": ("matmul_", False),
+    **{f"__{d}__": (m, "method") for d, m in (
+        ("add", "add"), ("radd", "add"), ("sub", "sub"), ("mul", "mul"), ("rmul", "mul"),
+        ("truediv", "div"), ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
+        ("neg", "neg"), ("abs", "abs"), ("invert", "bitwise_not"),
+        ("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"),
+        ("and", "bitwise_and"), ("rand", "bitwise_and"), ("or", "bitwise_or"),
+        ("ror", "bitwise_or"), ("xor", "bitwise_xor"), ("rxor", "bitwise_xor"),
+        ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift"),
+        ("iadd", "add_"), ("isub", "sub_"), ("imul", "mul_"), ("itruediv", "div_"),
+        ("ipow", "pow_"), ("ilshift", "bitwise_left_shift_"),
+        ("irshift", "bitwise_right_shift_"), ("iand", "bitwise_and_"), ("ior", "bitwise_or_"),
+        ("ixor", "bitwise_xor_"), ("ifloordiv", "floor_divide_"), ("imod", "remainder_"),
+        ("imatmul", "matmul_"))},
+    **{f"__r{d}__": (m, "reflected") for d, m in (
+        ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
+        ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift"))},
+    "__rsub__": ("rsub", "function"),
 }
+
+
+def _rtruediv(self, other):
+    # torch: other / self == self.reciprocal() * other (grad_fn MulBackward0)
+    return self.reciprocal() * other
+
+
+DUNDER_FNS = {"__rtruediv__": _rtruediv, "__pos__": lambda self: self}
 
 
 def _has(cls, n):
@@ -405,11 +427,18 @@ def bind(ns, Tensor):
     for n in sorted(TOP_INPLACE):
         if not _has(ns, n + "_") and _has(Tensor, n + "_"):
             setattr(ns, n + "_", getattr(Tensor, n + "_"))
-    for d, (m, reflected) in DUNDERS.items():
-        if d not in Tensor.__dict__ and _has(Tensor, m):
-            f = getattr(Tensor, m)
-            setattr(Tensor, d, (lambda f: lambda self, other: f(other, self))(
-                getattr(ns, m)) if reflected else f)
+    for d, (m, how) in DUNDERS.items():
+        if d in Tensor.__dict__:
+            continue
+        if how == "method" and _has(Tensor, m):
+            setattr(Tensor, d, getattr(Tensor, m))
+        elif how == "reflected" and _has(ns, m):
+            setattr(Tensor, d, (lambda f: lambda self, other: f(other, self))(getattr(ns, m)))
+        elif how == "function" and _has(ns, m):
+            setattr(Tensor, d, getattr(ns, m))
+    for d, f in DUNDER_FNS.items():
+        if d not in Tensor.__dict__:
+            setattr(Tensor, d, f)
     # out=: after the methods, which (as in torch) take no out
     for table, mod in ((OUT_TORCH, ns), (OUT_LINALG, ns.linalg), (OUT_FUNCTIONAL, F)):
         for n in table:

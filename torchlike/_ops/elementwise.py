@@ -421,26 +421,6 @@ Tensor.absolute = Tensor.abs
 
 # ------------------------------------------------------------------ Tensor methods and dunders
 
-def _rev(fn):
-    return lambda self, other: fn(other, self)
-
-
-def _inplace(op, **fixed):
-    def fn(self, other, **kw):
-        return apply_(op, self, other, **fixed, **kw)
-    return fn
-
-
-for _n, _f in dict(add=add, sub=sub, mul=mul, div=div, pow=pow, eq=eq, ne=ne, lt=lt, le=le,
-                   gt=gt, ge=ge, neg=neg, remainder=remainder, floor_divide=floor_divide,
-                   true_divide=true_divide, logical_and=logical_and, logical_or=logical_or,
-                   logical_xor=logical_xor, logical_not=logical_not, bitwise_and=bitwise_and,
-                   bitwise_or=bitwise_or, bitwise_xor=bitwise_xor, bitwise_not=bitwise_not,
-                   subtract=sub, multiply=mul, divide=div, negative=neg, greater=gt, less=lt,
-                   greater_equal=ge, less_equal=le, not_equal=ne).items():
-    setattr(Tensor, _n, _f)
-
-
 @method("add_")
 def _add_(self, other, *, alpha=1):
     return apply_(_add, self, other, **_alpha(alpha))
@@ -478,43 +458,6 @@ def _neg_(self):
     return apply_(_neg, self)
 
 
-Tensor.__add__ = Tensor.__radd__ = add
-Tensor.__sub__ = sub
-Tensor.__rsub__ = rsub
-Tensor.__mul__ = Tensor.__rmul__ = mul
-Tensor.__truediv__ = div
-Tensor.__floordiv__ = floor_divide
-Tensor.__rfloordiv__ = _rev(floor_divide)
-Tensor.__mod__ = remainder
-Tensor.__rmod__ = _rev(remainder)
-Tensor.__pow__ = pow
-Tensor.__rpow__ = _rev(pow)
-Tensor.__neg__ = neg
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = abs  # noqa: F821
-Tensor.__eq__ = eq
-Tensor.__ne__ = ne
-Tensor.__lt__ = lt
-Tensor.__le__ = le
-Tensor.__gt__ = gt
-Tensor.__ge__ = ge
-Tensor.__and__ = Tensor.__rand__ = bitwise_and
-Tensor.__or__ = Tensor.__ror__ = bitwise_or
-Tensor.__xor__ = Tensor.__rxor__ = bitwise_xor
-Tensor.__invert__ = bitwise_not
-Tensor.__iadd__ = _add_
-Tensor.__isub__ = _sub_
-Tensor.__imul__ = _mul_
-Tensor.__itruediv__ = _div_
-Tensor.__ipow__ = _pow_
-
-
-def _rtruediv(self, other):
-    # torch: other / self == self.reciprocal() * other (grad_fn MulBackward0)
-    return mul(reciprocal(self), other)  # noqa: F821
-
-
-Tensor.__rtruediv__ = _rtruediv
 
 
 # ------------------------------------------------------------------ complex parts
