@@ -147,6 +147,23 @@ def alias_index(t):
     return a.idx
 
 
+def _index_concrete(t):
+    """``alias_index(t)`` evaluated now, without caching (for a map cached as a tracer)."""
+    a = t._alias
+    if a is None:
+        return None
+    if a.idx is not None and not isinstance(a.idx, jax.core.Tracer):
+        return a.idx
+    if a.fwd is None:
+        # a detached alias reads the positions its parent reads
+        return None if a.idx is None else _index_concrete(a.parent)
+    pidx = _index_concrete(a.parent)
+    if pidx is None:
+        pidx = _iota(int(a.root._data.size)).reshape(a.root._data.shape)
+    out = a.fwd(pidx, *a.rest)
+    return out[a.k] if isinstance(out, tuple) else out
+
+
 def detached_alias(t):
     """``t.detach()``: same storage and version counter, no autograd history."""
     out = _make(t._data)
@@ -390,6 +407,13 @@ def is_contiguous(t):
     idx = alias_index(t)
     if idx is None:
         return True
+    if isinstance(idx, jax.core.Tracer):
+        # computed while torchlike.compile traces: the map depends on shapes only, so it is
+        # recomputed at trace time (not cached: the cached one stays what the program uses)
+        with jax.ensure_compile_time_eval():
+            idx = _index_concrete(t)
+        if idx is None:
+            return True
     flat = np.asarray(idx).reshape(-1)
     return flat.size == 0 or bool((flat == np.arange(flat[0], flat[0] + flat.size)).all())
 

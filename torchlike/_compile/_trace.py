@@ -10,6 +10,7 @@ import os
 import threading
 import traceback
 import warnings
+import weakref
 
 import jax
 import numpy as np
@@ -96,40 +97,49 @@ def warn_break(name, reason, where, stacklevel=4):
 
 class Swap:
     """Give Tensors tracer data for the length of a trace; ``restore`` puts back exactly what
-    was there (data, version counter), and refreshes live aliases (views, ``.detach()``)."""
+    was there, on every exit path (a finished trace, a graph break, any error).
+
+    Per swapped tensor: its data, version, history (``grad_fn``, output number,
+    ``requires_grad``), and its live storage aliases (views, ``.detach()``, ``.data``) as they
+    were: each alias's data, cached index map and history. Aliases created during the trace
+    (their data and index maps may be tracers) are unregistered from the root, so that no later
+    eager write refreshes them; the pre-existing ones get their pre-trace values back verbatim
+    (nothing is recomputed, so no jax op runs inside the trace being closed).
+    """
 
     __slots__ = ("saved",)
+
+    _FIELDS = ("_data", "grad_fn", "_output_nr", "_requires_grad")
 
     def __init__(self):
         self.saved = []
 
     def put(self, t, arr):
-        self.saved.append((t, t._data, t._vc[0]))
+        d = t.__dict__.get("_aliases")
+        aliases = None
+        if d:
+            aliases = [(v, v._data, v.grad_fn, v._output_nr, v._requires_grad,
+                        v._alias.idx, v._alias.overlap) for v in list(d)]
+        self.saved.append((t, t._data, t.grad_fn, t._output_nr, t._requires_grad,
+                           t._vc, t._vc[0], aliases))
         t._data = arr
 
     def restore(self):
         saved, self.saved = self.saved, []
-        for t, d, v in reversed(saved):
-            t._data = d
-            t._vc[0] = v
-        refresh = None
-        for t, _d, _v in saved:
-            if t.__dict__.get("_aliases"):
-                refresh = refresh or _refresher()
-                refresh(t)
-
-
-def _refresher():
-    import sys
-    for name in ("torchlike._storage", "torchlike._views"):
-        m = sys.modules.get(name)
-        if m is not None and hasattr(m, "_refresh"):
-            return m._refresh
-    try:
-        from .._storage import _refresh
-    except ImportError:
-        from .._views import _refresh
-    return _refresh
+        for t, data, fn, nr, rg, vc, v, aliases in reversed(saved):
+            t._data, t.grad_fn, t._output_nr, t._requires_grad = data, fn, nr, rg
+            t._vc = vc
+            vc[0] = v
+            d = t.__dict__.get("_aliases")
+            keep = set()
+            for a in aliases or ():
+                al = a[0]
+                keep.add(id(al))
+                al._data, al.grad_fn, al._output_nr, al._requires_grad = a[1:5]
+                al._alias.idx, al._alias.overlap = a[5], a[6]
+            if d and any(id(al) not in keep for al in list(d)):
+                # (a new set: WeakSet.discard would compare Tensors with ==)
+                t.__dict__["_aliases"] = weakref.WeakSet(a[0] for a in aliases or ())
 
 
 # ------------------------------------------------------------------ arguments
