@@ -1,0 +1,123 @@
+"""Shape-churn loops (growing context, variable batches, the short last batch) give the same
+values as torch and as the jitted (compiled-module) path, also when the program budget evicts.
+
+Each new shape compiles new programs (README "First steps cost"); these tests pin that the
+values never depend on which programs happened to be compiled, cached or evicted.
+"""
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from torchlike._ops import _registry
+
+
+def _gpt(m, vocab=17, d=16, h=2, ctx=16):
+    nn, F = m.nn, m.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc, self.out = nn.Linear(d, 2 * d), nn.Linear(2 * d, d)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T, h, C // h).transpose(1, 2) for t in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (C // h) ** 0.5)
+            mask = m.tril(m.ones(T, T)).view(1, 1, T, T)
+            att = F.softmax(att.masked_fill(mask == 0, float("-inf")), dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            x = x + self.proj(y)
+            return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+            self.block = Block()
+            self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
+
+        def forward(self, idx):
+            T = idx.shape[1]
+            x = self.tok(idx) + self.pos(m.arange(T))
+            return self.head(self.ln(self.block(x)))
+
+    return GPT()
+
+
+def _twins():
+    torch.manual_seed(0)
+    tm = _gpt(torch).eval()
+    lm = _gpt(torchlike).eval()
+    lm.load_state_dict({k: torchlike.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    return tm, lm
+
+
+def _generate(m, model, n):
+    """nanoGPT's greedy ``generate``: the context grows by one token per step."""
+    idx = m.tensor([[1, 2]])
+    last = []
+    with m.no_grad():
+        for _ in range(n):
+            logits = model(idx)[:, -1, :]
+            last.append(np.asarray(logits.numpy()))
+            idx = m.cat([idx, logits.argmax(-1, keepdim=True)], dim=1)
+    return idx.tolist(), np.stack(last)
+
+
+def test_growing_context_generation_matches_torch_and_the_compiled_path():
+    tm, lm = _twins()
+    want_idx, want_logits = _generate(torch, tm, 6)
+    got_idx, got_logits = _generate(torchlike, lm, 6)
+    assert got_idx == want_idx
+    np.testing.assert_allclose(got_logits, want_logits, rtol=1e-5, atol=1e-5)
+    # the jitted path: the whole forward as one program per length
+    c_idx, c_logits = _generate(torchlike, torchlike.compile(lm), 6)
+    assert c_idx == got_idx
+    np.testing.assert_allclose(c_logits, got_logits, rtol=1e-6, atol=1e-6)
+
+
+def test_generation_under_a_tight_program_budget_gives_the_same_values(monkeypatch):
+    _tm, lm = _twins()
+    roomy = _generate(torchlike, lm, 4)
+    monkeypatch.setattr(_registry, "MAX_PROGRAMS", 12)
+    before = _registry.program_budget()["evictions"]
+    tight = _generate(torchlike, lm, 4)
+    assert _registry.program_budget()["evictions"] > before   # programs were dropped
+    assert tight[0] == roomy[0]
+    np.testing.assert_array_equal(tight[1], roomy[1])         # recompiled programs: same bits
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_variable_batches_and_the_short_last_batch_train_as_torch(drop_last):
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((23, 5)).astype(np.float32)
+    ys = rng.integers(0, 3, 23)
+    torch.manual_seed(0)
+    init = {k: v.numpy() for k, v in torch.nn.Sequential(
+        torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).state_dict().items()}
+
+    def run(m):
+        model = m.nn.Sequential(m.nn.Linear(5, 8), m.nn.Tanh(), m.nn.Linear(8, 3))
+        model.load_state_dict({k: m.tensor(v) for k, v in init.items()})
+        opt = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        data = m.utils.data.TensorDataset(m.tensor(xs), m.tensor(ys))
+        losses, sizes = [], []
+        for bs in (4, 7):           # a new batch size per epoch, each with a short last batch
+            for x, y in m.utils.data.DataLoader(data, batch_size=bs, drop_last=drop_last):
+                loss = m.nn.functional.cross_entropy(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+                sizes.append(len(x))
+        return losses, sizes, [p.detach().numpy() for p in model.parameters()]
+
+    want, got = run(torch), run(torchlike)
+    assert got[1] == want[1]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+    for g, w in zip(got[2], want[2]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
