@@ -129,3 +129,57 @@ def test_graph_break_random_state_matches_eager():
     after_compiled = torchlike.default_generator.get_state().tolist()
     run(torchlike, 0.5, False, steps=2, state=state)
     assert torchlike.default_generator.get_state().tolist() == after_compiled
+
+
+# ------------------------------------------------------------------ value checks in programs
+
+def test_out_of_range_indices_raise_torchs_error_and_leave_state():
+    """Class indices (cross_entropy) and embedding indices out of range inside a compiled step
+    or a compiled module raise torch's IndexError when the program runs; nothing is written
+    back (torch raises in the forward, before backward and step). In range, no error."""
+    torch.manual_seed(0)
+    tnet = torch.nn.Sequential(torch.nn.Embedding(5, 4), torch.nn.Flatten(),
+                               torch.nn.Linear(8, 3))
+    lnet = torchlike.nn.Sequential(torchlike.nn.Embedding(5, 4), torchlike.nn.Flatten(),
+                                   torchlike.nn.Linear(8, 3))
+    lnet.load_state_dict({k: torchlike.tensor(v.detach().numpy())
+                          for k, v in tnet.state_dict().items()})
+    opt = torchlike.optim.SGD(lnet.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = torchlike.nn.functional.cross_entropy(lnet(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    cstep = torchlike.compile(step, fullgraph=True)
+    x = np.array([[0, 1], [2, 4]])
+    cstep(torchlike.tensor(x), torchlike.tensor([0, 2]))        # compiles, in range
+    topt = torch.optim.SGD(tnet.parameters(), lr=0.1)
+    torch.nn.functional.cross_entropy(tnet(torch.tensor(x)), torch.tensor([0, 2])).backward()
+    topt.step()
+    topt.zero_grad()
+    before = [_np(p).copy() for p in lnet.parameters()]
+    for bad_x, bad_y in ((x, [0, 5]), (np.array([[0, 7], [1, 1]]), [0, 1])):
+        with pytest.raises(IndexError) as ours:
+            cstep(torchlike.tensor(bad_x), torchlike.tensor(bad_y))
+        with pytest.raises(IndexError) as theirs:
+            torch.nn.functional.cross_entropy(tnet(torch.tensor(bad_x)),
+                                              torch.tensor(bad_y))
+        assert str(ours.value) == str(theirs.value)
+        for a, b in zip(lnet.parameters(), before):
+            assert_close(_np(a), b, atol=0, what="state after the error")
+        assert all(p.grad is None for p in lnet.parameters())
+    assert cstep.trace_count == 1
+    cmod = torchlike.compile(lnet, fullgraph=True)
+    with pytest.raises(IndexError) as ours:
+        cmod(torchlike.tensor(np.array([[0, 9], [1, 1]])))
+    with pytest.raises(IndexError) as theirs:
+        tnet(torch.tensor(np.array([[0, 9], [1, 1]])))
+    assert str(ours.value) == str(theirs.value)
+    out = cmod(torchlike.tensor(x))
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    assert_close(_np(out), _np(tnet(torch.tensor(x))), atol=1e-5)
+    for a, b in zip(lnet.parameters(), tnet.parameters()):
+        assert_close(_np(a), _np(b), atol=1e-6, what="parameters")

@@ -15,7 +15,7 @@ from .. import _dtype as D
 from .._random import default_generator
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
-from . import _trace
+from . import _hostchecks, _trace
 from ._discover import discover
 from ._node import build_node_entry, run_node_entry
 from ._step import NeedNode, StepState, build_step_entry, run_step_entry
@@ -307,7 +307,9 @@ class CompiledFunction(_Program):
             try:
                 out = run_node_entry(entry, st.T, st.gens, leaves)
             except Exception as e:  # noqa: BLE001
-                if entry.traces == t0:
+                if _hostchecks.is_check_error(e):
+                    self._store(key, entry)
+                if entry.traces == t0 or _hostchecks.is_check_error(e):
                     raise
                 self._graph_break(e, key)
                 return fn(*args, **kwargs)
@@ -317,6 +319,10 @@ class CompiledFunction(_Program):
             return out
         except Exception as e:  # noqa: BLE001
             self._holder[0] = None
+            if _hostchecks.is_check_error(e):
+                if new:
+                    self._store(key, entry)
+                raise
             if entry.traces == t0:
                 raise
             if not new:
@@ -371,6 +377,10 @@ class _ModuleProgram(_Program):
         try:
             out = run_node_entry(entry, state, gens, leaves)
         except Exception as e:  # noqa: BLE001
+            if _hostchecks.is_check_error(e):
+                if new:
+                    self._store(key, entry)
+                raise
             if entry.traces == t0:
                 raise
             if not new:

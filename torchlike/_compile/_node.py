@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from .._ops._registry import Op, apply
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
-from . import _trace
+from . import _hostchecks, _trace
 
 __all__ = ["NodeEntry", "build_node_entry", "run_node_entry"]
 
@@ -54,8 +54,9 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
         swap = _trace.Swap()
         saved_g = []
         drawn = []
+        checks = _hostchecks.collecting()
         try:
-            with _trace.tracing(), _gm.no_grad():
+            with _trace.tracing(), checks, _gm.no_grad():
                 for t, a in zip(state, s_arrs):
                     swap.put(t, a)
                 for i, g in enumerate(gens):
@@ -82,8 +83,9 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
             for g, s in reversed(list(zip(gens, saved_g))):
                 drawn.insert(0, g._end_trace(s))
             swap.restore()
-        entry.spec = (out_tree, kinds, changed, drawn)
-        res = tuple(out_arrays) + tuple(new_state)
+        flags = checks.outputs()
+        entry.spec = (out_tree, kinds, changed, drawn, checks.errors())
+        res = tuple(out_arrays) + tuple(new_state) + tuple(flags)
         entry.dtypes = [r.dtype for r in res]
         return res
 
@@ -110,9 +112,13 @@ def run_node_entry(entry, state, gens, leaves):
         for o, i in zip(outs, order):
             ordered[i] = o
         outs = ordered
-    out_tree, kinds, changed, drawn = entry.spec
+    out_tree, kinds, changed, drawn, errors = entry.spec
     n_out = sum(1 for k in kinds if k is None)
-    results, new_state = outs[:n_out], outs[n_out:]
+    results = outs[:n_out]
+    new_state = outs[n_out:n_out + len(changed)]
+    if errors:
+        # torch's value errors before the written buffers go back
+        _hostchecks.raise_failed(errors, [o._data for o in outs[n_out + len(changed):]])
     node = None
     for o in outs:
         if o.grad_fn is not None:

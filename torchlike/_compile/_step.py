@@ -24,7 +24,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
-from . import _trace
+from . import _hostchecks, _trace
 
 __all__ = ["StepState", "StepEntry", "build_step_entry", "run_step_entry", "NeedNode"]
 
@@ -235,8 +235,9 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
         saved_g = []
         saved_hooks = []
         drawn = []
+        checks = _hostchecks.collecting()
         try:
-            with _trace.tracing(), _gm.set_grad_enabled(grad_enabled):
+            with _trace.tracing(), checks, _gm.set_grad_enabled(grad_enabled):
                 for t, a in zip(S, s_arrs):
                     swap.put(t, a)
                 for o in st.opts:
@@ -339,8 +340,8 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
             for t, g0 in zip(T, saved_grads):
                 t._grad = g0
             swap.restore()
-        entry.spec = (changed, grad_spec, opt_spec, out_tree, kinds, drawn)
-        return new_data, created, outs
+        entry.spec = (changed, grad_spec, opt_spec, out_tree, kinds, drawn, checks.errors())
+        return new_data, created, outs, checks.outputs()
 
     entry.jitted = jax.jit(body)
     return entry
@@ -351,8 +352,11 @@ def run_step_entry(entry, st, leaves):
     g_arrs = [g._state_arrays() for g in st.gens]
     hp_arrs = st.hps
     a_arrs = [x._data for x in leaves if isinstance(x, Tensor)]
-    new_data, created, outs = entry.jitted([t._data for t in S], g_arrs, hp_arrs, a_arrs)
-    changed, grad_spec, opt_spec, out_tree, kinds, drawn = entry.spec
+    new_data, created, outs, flags = entry.jitted([t._data for t in S], g_arrs, hp_arrs,
+                                                  a_arrs)
+    changed, grad_spec, opt_spec, out_tree, kinds, drawn, errors = entry.spec
+    # torch's value errors (class indices, embedding indices) before anything is written back
+    _hostchecks.raise_failed(errors, flags)
     for i, a in zip(changed, new_data):
         S[i]._set_data(a)
     made = [Tensor._make(a) for a in created]
