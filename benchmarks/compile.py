@@ -1,13 +1,19 @@
 """torchlike.compile benchmark: one command, every workload side by side in one process.
 
-    python benchmarks/compile.py [--steps N] [--only mlp,gpt] [--no-torch-compile]
+    python benchmarks/compile.py [--steps N] [--only mlp,gpt] [--no-torch-compile] [--cache]
 
 Backends per workload: torchlike eager, torchlike compiled module (eager loop around
 ``torchlike.compile(model)``), torchlike compiled step (``torchlike.compile(step)``), torch
 eager, torch.compile (the step's model; reported as failed with the reason where inductor does
 not work on this machine), and a hand-written pure-JAX ``jax.jit`` step with the parameters and
-optimizer state donated. Prints ms/step, the ratio to the JAX step, and the compile (first
-calls) time.
+optimizer state donated. Prints ms/step, the ratio to the JAX step, and the warm-up time (the
+first calls: trace + compile).
+
+Timed steps per workload by default: chain 100, mlp 30, gpt 10, matmul 3 (``--steps`` sets one
+number for all). XLA's persistent compilation cache is off for this process unless ``--cache``
+is given, so warm-up times are real compiles, not disk loads. On a quiet 2-core CPU the whole
+run takes about 3 minutes without torch.compile; torch.compile's first calls (inductor's C++
+build) add a few minutes more (``--no-torch-compile`` skips them).
 """
 from __future__ import annotations
 
@@ -17,6 +23,9 @@ import os
 import platform
 import sys
 import time
+
+if "--cache" not in sys.argv:
+    os.environ["TORCHLIKE_COMPILATION_CACHE"] = "0"
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -220,7 +229,7 @@ def bench(kind, steps, torch_compile=True):
     run("torchlike compiled step", torchlike, "step")
     try:
         import torch
-        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        torch.set_num_threads(TORCH_THREADS[0] or max(1, os.cpu_count() or 1))
         run("torch eager", torch, "eager")
         if torch_compile and kind != "chain":
             run("torch.compile (module)", torch, "module")
@@ -232,19 +241,30 @@ def bench(kind, steps, torch_compile=True):
     return rows
 
 
+TORCH_THREADS = [0]
+_STEPS = {"chain": 100, "mlp": 30, "gpt": 10, "matmul": 3}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--cache", action="store_true",
+                    help="keep XLA's persistent compilation cache on (warm-ups then load)")
     ap.add_argument("--only", default="chain,mlp,gpt,matmul")
     ap.add_argument("--no-torch-compile", action="store_true")
+    ap.add_argument("--torch-threads", type=int, default=0,
+                    help="torch's intra-op threads (default: every core; on a loaded machine "
+                         "OpenMP's spinning makes torch eager 10-30x slower than with 1)")
     a = ap.parse_args()
+    TORCH_THREADS[0] = a.torch_threads
     print(f"# torchlike.compile benchmark, {time.strftime('%Y-%m-%d %H:%M')}, "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"jax {jax.__version__} on {jax.devices()[0].platform}")
     for kind in a.only.split(","):
-        rows = bench(kind, a.steps, not a.no_torch_compile)
+        steps = a.steps or _STEPS[kind]
+        rows = bench(kind, steps, not a.no_torch_compile)
         jx = rows[-1][1]
-        print(f"\n## {kind}  ({a.steps} timed steps after 3 warm-up steps)")
+        print(f"\n## {kind}  ({steps} timed steps after 3 warm-up steps)")
         print(f"| backend | ms/step | x JAX step | warm-up (compile) s | note |")
         print("|---|---|---|---|---|")
         for label, ms, cs, note in rows:

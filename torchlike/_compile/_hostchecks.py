@@ -55,21 +55,25 @@ class collecting:
         return False
 
     def outputs(self):
-        """The arrays the program returns for its checks."""
-        return [a for flag, value, _ in self.checks for a in (flag, value)]
+        """What the program returns for its checks: [] or one int64 array
+        ``[flag0, value0, flag1, value1, ...]`` (one device-to-host read per call)."""
+        if not self.checks:
+            return []
+        return [jnp.stack([jnp.asarray(a, jnp.int64).reshape(())
+                           for flag, value, _ in self.checks for a in (flag, value)])]
 
     def errors(self):
         return [mk for _f, _v, mk in self.checks]
 
 
 def raise_failed(errors, arrays):
-    """After a call: raise the first failed check's error (``arrays``: flag, value, ...)."""
+    """After a call: raise the first failed check's error (``arrays``: ``outputs()``)."""
     if not errors:
         return
-    host = jax.device_get(list(arrays))
+    host = np.asarray(arrays[0])
     for i, mk in enumerate(errors):
         if bool(host[2 * i]):
-            err = mk(host[2 * i + 1].item())
+            err = mk(int(host[2 * i + 1]))
             err._torchlike_value_check = True
             raise err
 
