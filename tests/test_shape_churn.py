@@ -121,3 +121,90 @@ def test_variable_batches_and_the_short_last_batch_train_as_torch(drop_last):
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
     for g, w in zip(got[2], want[2]):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ data movement on the host
+#
+# Under no grad on the CPU, a data-movement op's first calls at a new shape run its numpy form
+# (no program compiled); later calls compile. Both must give torch's values, bit for bit.
+
+_MOVES = {
+    "view": lambda m, x: x.view(-1),
+    "reshape_noncontig": lambda m, x: x.transpose(0, 1).reshape(-1),
+    "transpose": lambda m, x: x.transpose(0, 2),
+    "t": lambda m, x: x[0].t(),
+    "permute": lambda m, x: x.permute(2, 0, 1),
+    "unsqueeze": lambda m, x: x.unsqueeze(1),
+    "squeeze_all": lambda m, x: x[:, :1].squeeze(),
+    "squeeze_dim": lambda m, x: x[:, :1].squeeze(1),
+    "squeeze_dims": lambda m, x: x[:1, :1].squeeze((0, 1)),
+    "expand": lambda m, x: x[:, :1].expand(2, 4, 3),
+    "clone": lambda m, x: x.clone(),
+    "contiguous": lambda m, x: x.transpose(0, 1).contiguous(),
+    "flip": lambda m, x: x.flip(0, 2),
+    "cat": lambda m, x: m.cat([x, x[:1]], dim=0),
+    "stack": lambda m, x: m.stack([x, x], dim=1),
+    "unbind": lambda m, x: m.stack(x.unbind(1)[::-1]),
+    "split": lambda m, x: x.split([1, 2], dim=2)[1],
+    "chunk": lambda m, x: x.chunk(2, dim=1)[1],
+    "narrow": lambda m, x: x.narrow(1, 1, 2),
+    "select": lambda m, x: x.select(1, -1),
+    "diagonal": lambda m, x: x.diagonal(0, 1, 2),
+    "getitem_int": lambda m, x: x[1],
+}
+_DTYPES = ["float32", "int64", "bool", "bfloat16", "complex64"]
+
+
+def _moved(m, name, dtype):
+    x = m.arange(24).reshape(2, 4, 3)
+    x = (x % 2 == 0) if dtype == "bool" else x.to(getattr(m, dtype))
+    with m.no_grad():
+        return _MOVES[name](m, x)
+
+
+def _bits(t):
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.numpy() if isinstance(t, torch.Tensor) else np.asarray(
+        (t.float() if t.dtype == torchlike.bfloat16 else t).numpy())
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+@pytest.mark.parametrize("name", sorted(_MOVES))
+def test_data_movement_on_the_host_gives_torchs_values(name, dtype, monkeypatch):
+    want = _bits(_moved(torch, name, dtype))
+    got = _moved(torchlike, name, dtype)
+    assert tuple(got.shape) == want.shape and str(got.dtype) == f"torch.{dtype}"
+    np.testing.assert_array_equal(_bits(got), want)
+    monkeypatch.setattr(_registry, "HOST_CALLS", 0)          # the compiled path: same bits
+    np.testing.assert_array_equal(_bits(_moved(torchlike, name, dtype)), want)
+
+
+def test_a_new_shape_runs_on_the_host_then_compiles_once(monkeypatch):
+    monkeypatch.setattr(_registry, "HOST_CALLS", 3)
+    x = torchlike.arange(35.0).reshape(5, 7)      # a shape no other test uses
+    before = torchlike._ops._registry.trace_counts("transpose")["fwd"]
+    host_before = _registry.host_stats()["calls"]
+    with torchlike.no_grad():
+        outs = [x.transpose(0, 1) for _ in range(5)]
+    assert _registry.host_stats()["calls"] - host_before >= 3
+    assert _registry.trace_counts("transpose")["fwd"] - before == 1   # the 4th call compiled
+    for o in outs:
+        np.testing.assert_array_equal(o.numpy(), np.arange(35.0).reshape(5, 7).T)
+    # a view made on the host is still a view: writes reach the base
+    with torchlike.no_grad():
+        v = x.transpose(0, 1)
+        v[0, 0] = -1.0
+    assert x[0, 0].item() == -1.0
+
+
+def test_grad_mode_and_traced_calls_take_the_compiled_path():
+    host_before = _registry.host_stats()["calls"]
+    x = torchlike.ones(3, 11, requires_grad=True)
+    y = x.transpose(0, 1)                    # records a node: the compiled forward-with-VJP
+    y.sum().backward()
+    assert y.grad_fn.name() == "TransposeBackward0"
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((3, 11)))
+    f = torchlike.compile(lambda a: a.transpose(0, 1) * 2)
+    np.testing.assert_array_equal(f(torchlike.ones(3, 13)).numpy(), 2 * np.ones((13, 3)))
+    assert _registry.host_stats()["calls"] == host_before

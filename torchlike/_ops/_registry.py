@@ -18,6 +18,7 @@ import threading
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _caches
 from .. import _dtype as D
@@ -109,7 +110,7 @@ class _Compiled:
     """The three jitted functions of one op for one static configuration."""
 
     __slots__ = ("fwd", "fwd_vjp", "bwd", "name", "saves", "op", "static", "cast", "needs",
-                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "__weakref__")
+                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "seen", "__weakref__")
 
     def drop_programs(self):
         for f in (self.fwd, self.fwd_vjp, self.bwd):
@@ -123,6 +124,7 @@ class _Compiled:
         self.op, self.static, self.cast, self.needs = op, static, cast, needs
         self.programs = 0
         self.stamp = 0
+        self.seen = None          # {input shapes: calls run on the host} (ops with ``host``)
         fn = op.fn
         kw = dict(static)
         counts = op.trace_counts
@@ -213,14 +215,18 @@ class Op:
     view: None, or the op's view rule (``torchlike._storage.view_rule(...)``): an object whose
     ``mark(entry, args, arrays, result, static)`` makes each call's outputs aliases of its first
     input. The registry only calls it.
+    host: for pure data-movement ops (reshape, transpose, split, ...), the same function on
+    numpy arrays. Under no grad on the CPU backend, the first ``HOST_CALLS`` calls at a new
+    shape run it instead of compiling a program (see "Shapes seen a few times" below).
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
-                 "trace_counts", "view")
+                 "trace_counts", "view", "host")
 
     def __init__(self, name, fn, *, promote=None, grad_name=None, saves=True,
-                 differentiable=True, view=None):
+                 differentiable=True, view=None, host=None):
         self.name = name
+        self.host = host
         self.fn = fn
         self.promote = promote
         self.grad_name = grad_name or (name.capitalize() + "Backward0")
@@ -245,7 +251,8 @@ class Op:
         return f"<op {self.name}>"
 
 
-def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None):
+def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None,
+          host=None):
     """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op.
 
     saves: what torch's backward of this op keeps (checked against in-place writes at
@@ -254,10 +261,12 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     view: the op's view rule (``torchlike._storage.view_rule(overlap=...)``) if its outputs
     alias its first input; ``True`` or a predicate of the static kwargs for the storage
     module's default rule.
+    host: the op on numpy arrays, for data-movement ops (results are bit-identical: nothing is
+    computed, elements only move).
     """
     def deco(fn):
         op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
-                differentiable=differentiable, view=view)
+                differentiable=differentiable, view=view, host=host)
         with _lock:
             if name in OPS:
                 raise ValueError(f"op {name!r} is already declared (in "
@@ -386,10 +395,12 @@ def apply(op, *args, **static):
     if not any_need:
         c = op.compiled(skey, cast, ())
         c.stamp = _budget["epoch"]
-        try:
-            out = c.fwd(*arrays)
-        except (TypeError, ValueError) as e:
-            _translate(e, args)
+        out = _host_call(op, c, arrays, static) if op.host is not None else None
+        if out is None:
+            try:
+                out = c.fwd(*arrays)
+            except (TypeError, ValueError) as e:
+                _translate(e, args)
         if _budget["programs"] > MAX_PROGRAMS:
             _over_budget(c)
         if isinstance(out, tuple):
@@ -445,6 +456,73 @@ def apply(op, *args, **static):
 _OUTPUT = "output"
 _BOTH = "both"
 _OTHERS = "others"
+
+
+# ------------------------------------------------------------------ shapes seen a few times
+#
+# A program for a reshape or a transpose costs as much to compile (tens of ms) as one for a
+# real computation, and loops whose shapes keep changing (generation with a growing context, the
+# short last batch, evaluation at new sizes) meet every shape only a few times. So under no grad
+# on the CPU backend, a data-movement op (declared with ``host=``) runs its numpy form for the
+# first ``HOST_CALLS`` calls at each input shape; from the next call on it compiles as every op
+# does (a jitted call is cheaper than the host round trip once the program exists). Elements only
+# move, so the result is bit-identical either way; tracers, accelerators and dtypes numpy cannot
+# hold take the compiled path.
+
+HOST_CALLS = int(_os.environ.get("TORCHLIKE_HOST_CALLS", "8"))
+_SEEN_MAX = 512                 # shapes remembered per entry (then forgotten, counting anew)
+_host_backend = []              # [bool]: is jax's default backend the CPU (decided on first use)
+_host_stats = {"calls": 0}
+
+
+def _host_call(op, c, arrays, static):
+    """Run ``op.host`` for a shape seen fewer than ``HOST_CALLS`` times; None: take the jit path."""
+    if not _host_backend:
+        _host_backend.append(jax.default_backend() == "cpu")
+    if not _host_backend[0]:
+        return None
+    key = []
+    cast = c.cast
+    for a in arrays:
+        if not isinstance(a, jax.Array) or isinstance(a, jax.core.Tracer):
+            if isinstance(a, int) and not isinstance(a, bool):
+                key.append(int)             # a Python int operand (a slice's start)
+                continue
+            return None
+        if cast is not None and a.dtype != cast:
+            return None                     # promotion is the compiled path's job
+        key.append((a.shape, a.dtype))
+    key = tuple(key)
+    seen = c.seen
+    if seen is None:
+        seen = c.seen = {}
+    n = seen.get(key, 0)
+    if n >= HOST_CALLS:
+        return None
+    if len(seen) >= _SEEN_MAX:
+        seen.clear()
+    seen[key] = n + 1
+    first = arrays[0]
+    try:
+        out = op.host(*[a if isinstance(a, int) else np.asarray(a) for a in arrays], **static)
+    except Exception:           # numpy disagrees (a dtype it lacks, ...): the compiled path
+        return None
+    _host_stats["calls"] += 1
+    sharding = first.sharding if first.committed else None
+    if isinstance(out, tuple):
+        return tuple(_to_device(o, sharding) for o in out)
+    return _to_device(out, sharding)
+
+
+def _to_device(h, sharding):
+    # device_put, not jnp.asarray: the latter compiles a program per shape
+    h = np.ascontiguousarray(h)
+    return jax.device_put(h) if sharding is None else jax.device_put(h, sharding)
+
+
+def host_stats():
+    """``{"calls"}``: how many op calls ran on the host instead of compiling (see HOST_CALLS)."""
+    return dict(_host_stats)
 
 
 def _translate(e, args):

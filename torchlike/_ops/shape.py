@@ -36,27 +36,37 @@ def infer_shape(shape, numel):
     return tuple(shape)
 
 
-@defop("view", saves=False, view=True, grad_name="ViewBackward0")
+def _host_slice(a, start, dim, length):
+    """``lax.dynamic_slice_in_dim`` on numpy: the start is clamped into range as XLA does."""
+    start = min(max(int(start), 0), a.shape[dim] - length)
+    return a[(slice(None),) * (dim % a.ndim) + (slice(start, start + length),)]
+
+
+@defop("view", saves=False, view=True, grad_name="ViewBackward0",
+       host=lambda a, shape: a.reshape(shape))
 def _view(a, shape):
     return jnp.reshape(a, shape)
 
 
-@defop("transpose", saves=False, view=True, grad_name="TransposeBackward0")
+@defop("transpose", saves=False, view=True, grad_name="TransposeBackward0",
+       host=lambda a, d0, d1: np.swapaxes(a, d0, d1))
 def _transpose(a, d0, d1):
     return jnp.swapaxes(a, d0, d1)
 
 
-@defop("t", saves=False, view=True, grad_name="TBackward0")
+@defop("t", saves=False, view=True, grad_name="TBackward0", host=lambda a: a.T)
 def _t(a):
     return a.T
 
 
-@defop("permute", saves=False, view=True, grad_name="PermuteBackward0")
+@defop("permute", saves=False, view=True, grad_name="PermuteBackward0",
+       host=lambda a, dims: np.transpose(a, dims))
 def _permute(a, dims):
     return jnp.transpose(a, dims)
 
 
-@defop("unsqueeze", saves=False, view=True, grad_name="UnsqueezeBackward0")
+@defop("unsqueeze", saves=False, view=True, grad_name="UnsqueezeBackward0",
+       host=lambda a, dim: np.expand_dims(a, dim))
 def _unsqueeze(a, dim):
     return jnp.expand_dims(a, dim)
 
@@ -66,18 +76,21 @@ def _squeeze_name(kw):
                                                                       "SqueezeBackward2")
 
 
-@defop("squeeze", saves=False, view=True, grad_name=_squeeze_name)
+@defop("squeeze", saves=False, view=True, grad_name=_squeeze_name,
+       host=lambda a, dims, kind: np.squeeze(a, None if dims is None else tuple(
+           d for d in dims if a.shape[d] == 1)))
 def _squeeze(a, dims, kind):
     dims = tuple(d for d in dims if a.shape[d] == 1) if dims is not None else None
     return jnp.squeeze(a, dims)
 
 
-@defop("expand", saves=False, view=True, grad_name="ExpandBackward0")
+@defop("expand", saves=False, view=True, grad_name="ExpandBackward0",
+       host=lambda a, shape: np.broadcast_to(a, shape))
 def _expand(a, shape):
     return jnp.broadcast_to(a, shape)
 
 
-@defop("clone", saves=False, grad_name="CloneBackward0")
+@defop("clone", saves=False, grad_name="CloneBackward0", host=lambda a: a)
 def _clone(a):
     return jnp.array(a, copy=True)
 
@@ -87,7 +100,8 @@ def _to_copy(a, dtype):
     return a.astype(dtype)
 
 
-@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0")
+@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0",
+       host=lambda a, shape: a.reshape(shape))
 def _reshape_copy(a, shape):
     return jnp.reshape(a, shape)
 
@@ -188,6 +202,16 @@ def squeeze(input, dim=None):
     return apply(_squeeze, input, dims=(_wrap_dim(dim, n),) if n else (), kind="int")
 
 
+@method("squeeze")
+def _squeeze_method(self, *dim, **kw):
+    """``t.squeeze()``, ``t.squeeze(1)``, ``t.squeeze(0, 1)`` and ``t.squeeze((0, 1))``."""
+    if not dim and "dim" not in kw:
+        return squeeze(self)
+    d = _dims_varargs(dim, kw, "dim")
+    return squeeze(self, d[0] if isinstance(d, tuple) and len(dim) == 1 and len(d) == 1
+                   and isinstance(dim[0], int) else d)
+
+
 def flatten(input, start_dim=0, end_dim=-1):
     n = input._data.ndim
     if n == 0:
@@ -276,7 +300,7 @@ def _to(self, *args, **kwargs):
 
 for _n, _f in dict(reshape=reshape, view=view, transpose=transpose, swapaxes=swapaxes,
                    swapdims=swapaxes, t=t, permute=permute, unsqueeze=unsqueeze,
-                   squeeze=squeeze, flatten=flatten, expand=expand, clone=clone,
+                   flatten=flatten, expand=expand, clone=clone,
                    to=_to).items():
     setattr(Tensor, _n, _f)
 
@@ -456,6 +480,11 @@ def tile(input, dims):
     return _repeat(input, *dims)
 
 
+@method("tile")
+def _tile_method(self, *dims, **kw):
+    return tile(self, _dims_varargs(dims, kw, "dims"))
+
+
 @defop("repeat_interleave", saves=False, grad_name="IndexSelectBackward0")
 def _repeat_interleave(a, repeats, axis, total):
     return jnp.repeat(a, np.asarray(repeats) if isinstance(repeats, tuple) else repeats,
@@ -493,13 +522,31 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return apply(_repeat_interleave, input, repeats=reps, axis=d, total=total)
 
 
-@defop("flip", saves=False, grad_name="FlipBackward0")
+@defop("flip", saves=False, grad_name="FlipBackward0",
+       host=lambda a, dims: np.flip(a, dims) if dims else a)
 def _flip(a, dims):
     return jnp.flip(a, dims) if dims else a
 
 
 def flip(input, dims):
     return apply(_flip, input, dims=_dims_list(dims, input._data.ndim))
+
+
+
+def _dims_varargs(dims, kw, name):
+    """``t.flip(0, 1)`` / ``t.flip((0, 1))`` / ``t.flip(dims=(0, 1))``: the one sequence."""
+    if name in kw:
+        if dims:
+            raise TypeError(f"{name}() got multiple values for argument '{name}'")
+        return kw.pop(name)
+    if kw:
+        raise TypeError(f"got an unexpected keyword argument '{next(iter(kw))}'")
+    return dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims
+
+
+@method("flip")
+def _flip_method(self, *dims, **kw):
+    return flip(self, _dims_varargs(dims, kw, "dims"))
 
 
 def fliplr(input):
@@ -557,7 +604,9 @@ def rot90(input, k=1, dims=(0, 1)):
 
 # ------------------------------------------------------------------ cat, stack and friends
 
-@defop("cat", promote="common", saves=False, grad_name="CatBackward0")
+@defop("cat", promote="common", saves=False, grad_name="CatBackward0",
+       host=lambda *xs, dim, skip: np.concatenate(
+           [x for i, x in enumerate(xs) if i not in skip], axis=dim))
 def _cat(*xs, dim, skip):
     return jnp.concatenate([x for i, x in enumerate(xs) if i not in skip], axis=dim)
 
@@ -606,7 +655,8 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
-@defop("stack", promote="common", saves=False, grad_name="StackBackward0")
+@defop("stack", promote="common", saves=False, grad_name="StackBackward0",
+       host=lambda *xs, dim: np.stack(xs, axis=dim))
 def _stack(*xs, dim):
     return jnp.stack(xs, axis=dim)
 
@@ -667,7 +717,8 @@ def column_stack(tensors, *, out=None):
 
 # ------------------------------------------------------------------ split, chunk, unbind
 
-@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0")
+@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0",
+       host=lambda a, sizes, dim: tuple(np.split(a, np.cumsum(sizes)[:-1], axis=dim)))
 def _split(a, sizes, dim):
     outs, start = [], 0
     for s in sizes:
@@ -754,7 +805,8 @@ def chunk(input, chunks, dim=0):
     return split(input, step, d)
 
 
-@defop("unbind", saves=False, view=True, grad_name="UnbindBackward0")
+@defop("unbind", saves=False, view=True, grad_name="UnbindBackward0",
+       host=lambda a, dim: tuple(np.take(a, i, axis=dim) for i in range(a.shape[dim])))
 def _unbind(a, dim):
     return tuple(jnp.take(a, i, axis=dim) for i in range(a.shape[dim]))
 
@@ -771,7 +823,8 @@ def unbind(input, dim=0):
 
 # ------------------------------------------------------------------ narrow, select
 
-@defop("slice", saves=False, view=True, grad_name="SliceBackward0")
+@defop("slice", saves=False, view=True, grad_name="SliceBackward0",
+       host=lambda a, start, dim, length: _host_slice(a, start, dim, length))
 def _slice(a, start, dim, length):
     # ``start`` is traced: narrow(d, i, n) for many i compiles once per length
     return jax.lax.dynamic_slice_in_dim(a, start, length, axis=dim)
@@ -797,7 +850,8 @@ def narrow(input, dim, start, length):
     return apply(_slice, input, jnp.asarray(start, jnp.int64), dim=d, length=int(length))
 
 
-@defop("select", saves=False, view=True, grad_name="SelectBackward0")
+@defop("select", saves=False, view=True, grad_name="SelectBackward0",
+       host=lambda a, index, dim: np.squeeze(_host_slice(a, index, dim, 1), dim))
 def _select(a, index, dim):
     # ``index`` is traced: select(d, i) for many i compiles once
     return jnp.squeeze(jax.lax.dynamic_slice_in_dim(a, index, 1, axis=dim), dim)
@@ -1135,7 +1189,8 @@ def triu(input, diagonal=0):
     return apply(_triu, input, diagonal=int(diagonal))
 
 
-@defop("diagonal", saves=False, view=True, grad_name="DiagonalBackward0")
+@defop("diagonal", saves=False, view=True, grad_name="DiagonalBackward0",
+       host=lambda a, offset, dim1, dim2: np.diagonal(a, offset, dim1, dim2))
 def _diagonal(a, offset, dim1, dim2):
     return jnp.diagonal(a, offset, dim1, dim2)
 
@@ -1390,7 +1445,7 @@ def _inplace_of(fn):
 
 
 for _n, _f in dict(unflatten=unflatten, movedim=movedim, moveaxis=movedim, repeat=_repeat,
-                   repeat_interleave=repeat_interleave, tile=tile, flip=flip, fliplr=fliplr,
+                   repeat_interleave=repeat_interleave, fliplr=fliplr,
                    flipud=flipud, roll=roll, rot90=rot90, split=split, tensor_split=tensor_split,
                    chunk=chunk, unbind=unbind, narrow=narrow, select=select, gather=gather,
                    scatter=scatter, scatter_add=scatter_add, index_select=index_select,

@@ -1,0 +1,50 @@
+"""Tensor methods' argument forms (varargs dims, a tuple, a keyword) as torch 2.13 takes them."""
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+CASES = {
+ "flip(0,1)": lambda x: x.flip(0, 1), "flip(0)": lambda x: x.flip(0),
+ "tile(2,1,1)": lambda x: x.tile(2, 1, 1), "tile(2)": lambda x: x.tile(2), "tile((2,1))": lambda x: x.tile((2, 1)),
+ "repeat(2,1,1)": lambda x: x.repeat(2, 1, 1), "permute(2,0,1)": lambda x: x.permute(2, 0, 1),
+ "view(6,4)": lambda x: x.view(6, 4), "reshape(6,4)": lambda x: x.reshape(6, 4), "expand(2,2,3,4)": lambda x: x.expand(2, 2, 3, 4),
+ "squeeze(0,1)": lambda x: x[:1, :1].squeeze(0, 1), "new_zeros(2,3)": lambda x: x.new_zeros(2, 3), "new_ones(2)": lambda x: x.new_ones(2),
+ "new_empty(2,3)": lambda x: x.new_empty(2, 3).shape, "new_full": lambda x: x.new_full((2,), 3.), "sum(dim=(0,1))": lambda x: x.sum((0, 1)),
+ "amax(0,1)?": lambda x: x.amax((0, 1)), "roll(1,0)": lambda x: x.roll(1, 0), "rot90(1,[0,1])": lambda x: x.rot90(1, [0, 1]),
+ "movedim(0,1)": lambda x: x.movedim(0, 1), "resize_(4,6)": lambda x: x.clone().resize_(4, 6).shape, "unflatten": lambda x: x.unflatten(2, (2, 2)),
+ "size(1)": lambda x: x.size(1), "stride": lambda x: x.stride(), "mean((0,2))": lambda x: x.mean((0, 2)), "std(0)": lambda x: x.std(0),
+ "broadcast_to": lambda x: x.broadcast_to(2, 2, 3, 4) if False else x.broadcast_to((2, 2, 3, 4)), "expand_as": lambda x: x[:1].expand_as(x),
+ "split(2,1)": lambda x: x.split(2, 1)[0], "chunk(2,2)": lambda x: x.chunk(2, 2)[1], "tensor_split": lambda x: x.tensor_split(2, 1)[0],
+ "narrow": lambda x: x.narrow(0, 1, 1), "unfold": lambda x: x.unfold(2, 2, 1), "transpose(-1,0)": lambda x: x.transpose(-1, 0),
+ "swapaxes": lambda x: x.swapaxes(0, 1), "swapdims": lambda x: x.swapdims(0, 1), "moveaxis": lambda x: x.moveaxis(0, -1),
+ "view(dtype)": lambda x: x.view(torch.int32 if isinstance(x, torch.Tensor) else torchlike.int32), "flatten(1)": lambda x: x.flatten(1),
+ "ravel": lambda x: x.ravel(), "T": lambda x: x[0].T, "mT": lambda x: x.mT, "mH": lambda x: x.mH, "H": lambda x: x[0].H,
+ "count_nonzero(0)": lambda x: x.count_nonzero(0), "count_nonzero((0,1))": lambda x: x.count_nonzero((0,1)),
+ "norm(dim=(0,1))": lambda x: x.norm(dim=(0, 1)), "logsumexp((0,1))": lambda x: x.logsumexp((0, 1)), "nansum((0,1))": lambda x: x.nansum((0,1)),
+ "var((0,1))": lambda x: x.var((0, 1)), "prod(1)": lambda x: x.prod(1), "all((0,1))": lambda x: (x > 3).all((0, 1)), "any((0,1))": lambda x: (x > 3).any((0, 1)),
+ "aminmax": lambda x: x.aminmax(dim=0)[0], "max(0)": lambda x: x.max(0)[0], "sort(0)": lambda x: x.sort(0)[0], "topk": lambda x: x.topk(2, 1)[0],
+ "cumsum(0)": lambda x: x.cumsum(0), "diff": lambda x: x.diff(dim=0), "flipud": lambda x: x.flipud(), "index_select": lambda x: x.index_select(1, (torch if isinstance(x, torch.Tensor) else torchlike).tensor([0, 2])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_method_argument_forms_match_torch(name):
+    f = CASES[name]
+    xt, xl = torch.arange(24.).reshape(2, 3, 4), torchlike.arange(24.).reshape(2, 3, 4)
+    try:
+        want = f(xt)
+    except Exception as e:          # torch refuses: torchlike raises the same class
+        with pytest.raises(type(e)):
+            f(xl)
+        return
+    got = f(xl)
+    if isinstance(want, torch.Tensor):
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(np.asarray(got.numpy()).astype(float),
+                                   want.numpy().astype(float))
+    elif isinstance(want, (tuple, torch.Size)):
+        assert tuple(got) == tuple(want)
+    else:
+        assert got == want
