@@ -18,8 +18,17 @@ THREADS = 4
 CALLS = 200
 
 
+# set while an oracle runs serially (see test_threads_match_torch)
+_SERIAL = [False]
+
+
 def _run_threads(fn, n=THREADS):
-    """Run ``fn(k)`` in ``n`` threads released together; re-raise the first error."""
+    """Run ``fn(k)`` in ``n`` threads released together; re-raise the first error.
+    Under ``_SERIAL`` the ``n`` calls run one after another in this thread."""
+    if _SERIAL[0]:
+        for k in range(n):
+            fn(k)
+        return
     errors = []
     start = threading.Barrier(n)
 
@@ -174,13 +183,27 @@ def _same(a, b):
         assert a == b
 
 
-@pytest.mark.parametrize("scenario", [
-    pytest.param(f, marks=pytest.mark.xfail(
-        strict=False, reason="known race seen once under a loaded xdist run: concurrent "
-        "recorded in-place writes into views of one root can lose a write; see the closing note"))
-    if f is inplace_grad_mode_writes else f for f in SCENARIOS], ids=lambda f: f.__name__)
+# Scenarios where torch itself is not thread-safe: torch's autograd loses gradient
+# contributions when threads record in-place writes into views of one base concurrently
+# (inplace_grad_mode_writes: 15 threaded torch runs gave vs[0].grad[0] anywhere from 222.75 to
+# the correct 337.5). Their oracle is torch running the threads' work one after another: each
+# thread writes its own view, the writes commute, so that is the one correct result.
+_TORCH_RACY = (inplace_grad_mode_writes,)
+
+
+def _torch_oracle(scenario):
+    if scenario not in _TORCH_RACY:
+        return scenario(torch)
+    _SERIAL[0] = True
+    try:
+        return scenario(torch)
+    finally:
+        _SERIAL[0] = False
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
 def test_threads_match_torch(scenario):
-    ours, theirs = scenario(torchlike), scenario(torch)
+    ours, theirs = scenario(torchlike), _torch_oracle(scenario)
     _same(ours, theirs)
 
 
