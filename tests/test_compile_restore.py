@@ -180,6 +180,11 @@ def test_out_of_range_indices_raise_torchs_error_and_leave_state():
     assert str(ours.value) == str(theirs.value)
     out = cmod(torchlike.tensor(x))
     assert out.grad_fn.name() == "CompiledFunctionBackward"
-    assert_close(_np(out), _np(tnet(torch.tensor(x))), atol=1e-5)
+    tout = tnet(torch.tensor(x))
+    assert_close(_np(out), _np(tout), atol=1e-5)
+    (out * out).sum().backward()          # the node's backward with the check output
+    (tout * tout).sum().backward()
+    for a, b in zip(lnet.parameters(), tnet.parameters()):
+        assert_close(_np(a.grad), _np(b.grad), atol=1e-5, what="grad")
     for a, b in zip(lnet.parameters(), tnet.parameters()):
         assert_close(_np(a), _np(b), atol=1e-6, what="parameters")
