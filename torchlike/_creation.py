@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -41,24 +42,35 @@ def _pin_error():
 
 
 def _infer_np(data):
-    """Convert nested Python data to numpy with torch's dtype inference."""
+    """Convert nested Python data to numpy with torch's dtype inference.
+
+    Returns ``(array, dtype, python)``; ``python`` is True when ``data`` was Python numbers
+    (lists, tuples, scalars), whose conversion torch checks (``_checked_python``).
+    """
     if isinstance(data, Tensor):
-        return np.asarray(data._data), data.dtype
+        return np.asarray(data._data), data.dtype, False
     if isinstance(data, np.ndarray):
-        return data, D.from_jax(data.dtype)
+        return data, D.from_jax(data.dtype), False
     if isinstance(data, np.generic):
-        return np.asarray(data), D.from_jax(data.dtype)
+        return np.asarray(data), D.from_jax(data.dtype), True
     if isinstance(data, (list, tuple)):
         if any(isinstance(x, Tensor) for x in data):
             parts = [_infer_np(x) for x in data]
             dt = parts[0][1]
-            for _, d in parts[1:]:
+            for _, d, _p in parts[1:]:
                 dt = D._promote2(dt, d)
-            return np.stack([p[0] for p in parts]) if parts else np.zeros(0), dt
-    a = np.array(data)
-    if a.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+            return (np.stack([p[0] for p in parts]) if parts else np.zeros(0)), dt, False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            a = np.array(data)
+        except OverflowError:
+            a = np.array(data, dtype=object)
     k = a.dtype.kind
+    if k in "uO" or (k == "f" and a.size and bool((np.abs(a) >= _TWO63).any())):
+        # ints outside int64 (numpy made them uint64, object or float64): torch's rules need
+        # the Python values themselves (rare: the common path above is one numpy call)
+        return _scan_python(data), None, True
     if k == "b":
         dt = D.bool
     elif k in "iu":
@@ -71,21 +83,117 @@ def _infer_np(data):
         dt = D.get_default_dtype()
     else:
         raise TypeError(f"Could not infer dtype of {a.dtype}")
-    return a, dt
+    return a, dt, True
+
+
+_TWO63 = 2.0 ** 63
+
+
+class _Scanned:
+    """Python data holding ints outside int64: its values and what torch infers from them."""
+
+    __slots__ = ("data", "kind", "big")
+
+    def __init__(self, data, kind, big):
+        self.data, self.kind, self.big = data, kind, big
+
+
+def _scan_python(data):
+    kinds = set()
+    big = [False]
+
+    def walk(x):
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+            return
+        x = D.python_scalar(x)
+        if isinstance(x, bool):
+            kinds.add("b")
+        elif isinstance(x, int):
+            kinds.add("i")
+            if not -2 ** 63 <= x < 2 ** 63:
+                big[0] = True
+        elif isinstance(x, float):
+            kinds.add("f")
+        elif isinstance(x, complex):
+            kinds.add("c")
+        else:
+            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+
+    walk(data)
+    kind = next((k for k in "cfib" if k in kinds), "f")
+    return _Scanned(data, kind, big[0])
+
+
+def _map(x, f):
+    if isinstance(x, (list, tuple)):
+        return [_map(y, f) for y in x]
+    return f(D.python_scalar(x))
+
+
+def _from_scanned(sc, dt):
+    """The numpy array torch builds from scanned Python data for dtype ``dt``."""
+    if dt.category == D._BOOL:
+        return np.array(_map(sc.data, bool))
+    if dt.category == D._INT:
+        if sc.big:
+            raise ValueError("Overflow when unpacking long long")
+        return np.array(_map(sc.data, lambda v: v if isinstance(v, (int, complex)) else float(v)))
+    conv = complex if dt.category == D._COMPLEX or sc.kind == "c" else float
+    # float(int) raises Python's OverflowError for ints beyond double, as torch does
+    return np.array(_map(sc.data, conv))
+
+
+def _checked_python(a, dt):
+    """torch's checks when Python numbers become dtype ``dt`` (``tensor()``, ``as_tensor``)."""
+    k = a.dtype.kind
+    cat = dt.category
+    if k == "c" and cat in (D._INT, D._FLOAT):
+        raise TypeError("'complex' object cannot be interpreted as an integer" if cat == D._INT
+                        else "must be real number, not complex")
+    if cat != D._INT or not a.size:
+        return
+    lo, hi = D._INT_RANGE[dt.name]
+    if k in "iu":
+        if dt is D.int64:
+            return
+        mn, mx = int(a.min()), int(a.max())
+        bad = mx > hi or (mn < -hi if dt is D.uint8 else mn < lo)
+    elif k == "f":
+        with np.errstate(invalid="ignore"):
+            bad = bool(np.isnan(a).any()) or float(a.min()) < float(lo) or \
+                float(a.max()) > float(hi)
+    else:
+        return
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (nested lists, scalars, numpy arrays, tensors).
 
-    Python floats become the default dtype (float32), ints int64, bools bool.
+    Python floats become the default dtype (float32), ints int64, bools bool. Python numbers
+    that do not fit the dtype raise torch's errors (ints outside int64: ValueError; values
+    outside an integer dtype: RuntimeError), they do not wrap.
     """
-    a, dt = _infer_np(data)
-    dt = D.to_dtype(dtype) if dtype is not None else dt
+    a, dt, python = _infer_np(data)
+    if dt is None:
+        # scanned Python data (ints outside int64): torch's inference, then its conversion
+        dt = D.to_dtype(dtype) if dtype is not None else (
+            D.get_default_dtype().to_complex() if a.kind == "c" else
+            D.get_default_dtype() if a.kind == "f" else D.bool if a.kind == "b" else D.int64)
+        a = _from_scanned(a, dt)
+    else:
+        dt = D.to_dtype(dtype) if dtype is not None else dt
+    if python:
+        _checked_python(a, dt)
     if device is None and isinstance(data, Tensor):
         device = data.device
     # jax may alias an aligned numpy buffer on CPU; torch.tensor always copies
-    return _finish(jnp.asarray(np.array(a, dtype=dt.np, copy=True)), device, requires_grad,
-                   pin_memory)
+    with np.errstate(all="ignore"):
+        arr = np.array(a, dtype=dt.np, copy=True)
+    return _finish(jnp.asarray(arr), device, requires_grad, pin_memory)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -107,28 +215,120 @@ def from_numpy(ndarray):
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    return _finish(jnp.asarray(s, dt.np), device, requires_grad)
+    if isinstance(s, Tensor):
+        s = s.item()
+    s = D.check_scalar(s, dt, 1)
+    return _finish(jnp.asarray(D.host_scalar(s, dt)), device, requires_grad)
 
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+# ------------------------------------------------------------------ sizes
+#
+# torch checks a size before allocating: negative dimensions, dimensions that do not fit
+# int64, an element count or byte count that overflows, strides that overflow, and (on the
+# CPU) an allocation larger than the machine can give. XLA would abort the process on some of
+# these ("overflow in static extent product"), so they are checked here on the host.
+
+_I64_MAX = 2 ** 63 - 1
+_U64 = 2 ** 64
+
+
+def _size(size, name="zeros"):
+    """torch's size argument (ints, or one tuple/list of ints) as a tuple, with its errors."""
+    seq = len(size) == 1 and isinstance(size[0], (tuple, list))
+    if seq:
         size = tuple(size[0])
     out = []
-    for s in size:
+    for i, s in enumerate(size):
         if isinstance(s, Tensor):
             s = int(s.item())
-        if not isinstance(s, numbers.Integral):
-            raise TypeError(f"zeros(): argument 'size' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__}")
+        elif isinstance(s, np.integer):
+            s = int(s)
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            tn = type(s).__name__
+            if len(size) == 1 and not seq:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"not {tn}")
+            if i == 0 and seq:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"but found element of type {tn} at pos 0")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got {tn}\"")
+        s = int(s)
+        if not -2 ** 63 <= s <= _I64_MAX:
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"Overflow when unpacking long long\"")
+        out.append(s)
+    for s in out:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(size)}")
-        out.append(int(s))
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
+
+
+def _storage_bytes(shape, itemsize):
+    """torch's storage size of a contiguous ``shape`` (c10's overflow-checked u64 product)."""
+    n = 1
+    over = False
+    for s in shape:
+        n *= s
+        if n >= _U64:
+            over = True
+            n %= _U64
+    n *= itemsize
+    if n >= _U64:
+        over = True
+        n %= _U64
+    if over or n > _I64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    stride = 1
+    for s in reversed(shape[1:]):
+        stride *= s if s > 1 else 1
+        if stride > _I64_MAX:
+            raise RuntimeError("Stride calculation overflowed")
+    return n
+
+
+_RAM = [None]
+
+
+def _ram_bytes():
+    """Physical memory plus swap (what the CPU allocator can give at most)."""
+    if _RAM[0] is None:
+        total = 0
+        try:
+            with open("/proc/meminfo") as f:
+                for line in f:
+                    if line.startswith(("MemTotal:", "SwapTotal:")):
+                        total += int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            total = 0
+        if not total:
+            try:
+                import os
+                total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            except (ValueError, OSError, AttributeError):
+                total = 1 << 62
+        _RAM[0] = total
+    return _RAM[0]
+
+
+def _check_alloc(shape, dt, device=None):
+    """Raise torch's errors for a new tensor of ``shape`` and dtype ``dt`` that cannot exist
+    (instead of XLA aborting the process or the kernel killing it)."""
+    nbytes = _storage_bytes(shape, dt.itemsize)
+    if nbytes > (1 << 30) and nbytes > _ram_bytes():
+        dev = _device.default_device() if device is None else _device.device(device)
+        if dev.type == "cpu":
+            raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. "
+                               f"DefaultCPUAllocator: can't allocate memory: you tried to "
+                               f"allocate {nbytes} bytes. Error code 12 (Cannot allocate "
+                               f"memory)")
+    return nbytes
 
 
 def _dt(dtype, default=None):
@@ -137,19 +337,31 @@ def _dt(dtype, default=None):
     return D.to_dtype(dtype)
 
 
+def _filled(shape, value, dt):
+    """A jax array of ``shape`` filled with the numpy scalar ``value`` (no host buffer)."""
+    return jnp.full(shape, value, dt.np)
+
+
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    return _finish(jnp.zeros(_size(size), _dt(dtype).np), device, requires_grad, pin_memory,
-                   layout)
+    shape, dt = _size(size, "zeros"), _dt(dtype)
+    _check_alloc(shape, dt, device)
+    return _finish(jnp.zeros(shape, dt.np), device, requires_grad, pin_memory, layout)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, memory_format=None):
-    return _finish(jnp.ones(_size(size), _dt(dtype).np), device, requires_grad, pin_memory,
-                   layout)
+    shape, dt = _size(size, "ones"), _dt(dtype)
+    _check_alloc(shape, dt, device)
+    return _finish(jnp.ones(shape, dt.np), device, requires_grad, pin_memory, layout)
 
 
-empty = zeros
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
+    """Uninitialised in torch; zeros here."""
+    shape, dt = _size(size, "empty"), _dt(dtype)
+    _check_alloc(shape, dt, device)
+    return _finish(jnp.zeros(shape, dt.np), device, requires_grad, pin_memory, layout)
 
 
 def _scalar_default(v):
@@ -166,11 +378,23 @@ def _scalar_default(v):
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
+    """``size`` filled with ``fill_value``; a value outside the dtype's range raises torch's
+    "value cannot be converted to type ... without overflow"."""
     dt = _dt(dtype, _scalar_default(fill_value))
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _finish(jnp.full(_size((size,)), fill_value, dt.np), device, requires_grad,
+    shape = _size((size,), "full")
+    fill_value = D.check_scalar(fill_value, dt, _numel(shape))
+    _check_alloc(shape, dt, device)
+    return _finish(_filled(shape, D.host_scalar(fill_value, dt), dt), device, requires_grad,
                    pin_memory, layout)
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def _like(t, dtype):
@@ -199,50 +423,307 @@ empty_like = zeros_like
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _finish(jnp.full(input._data.shape, fill_value, _like(input, dtype).np),
+    dt = _like(input, dtype)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    shape = tuple(input._data.shape)
+    fill_value = D.check_scalar(fill_value, dt, _numel(shape))
+    return _finish(_filled(shape, D.host_scalar(fill_value, dt), dt),
                    _like_dev(input, device), requires_grad, layout=layout)
 
 
 def _num(v):
-    return v.item() if isinstance(v, Tensor) else v
+    return v.item() if isinstance(v, Tensor) else D.python_scalar(v)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
-    """Values from ``start`` to ``end`` (exclusive); int64 for integer arguments."""
-    start, end, step = _num(start), _num(end), _num(step)
-    if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    is_float = any(isinstance(v, float) for v in (start, end, step))
-    dt = _dt(dtype, D.get_default_dtype() if is_float else D.int64)
-    n = builtins.max(int(np.ceil((end - start) / step)), 0)
-    vals = start + np.arange(n, dtype=np.float64 if is_float else np.int64) * step
-    return _finish(jnp.asarray(vals, dt.np), device, requires_grad)
+# ------------------------------------------------------------------ ranges, as torch computes them
+#
+# torch's CPU kernels (read off their results): linspace steps from both ends, the first half
+# ``start + step*i`` and the second half ``end - step*(steps-1-i)``, each a fused multiply-add
+# in the output dtype (double for integer dtypes, truncated); arange computes in the
+# accumulate type (double for float, float for half types, int64 for integers) and fills
+# vectors of 32 bytes from their first element (``base + k*step``), the tail element-wise.
+# Computed here on the host with numpy, bit for bit (fused multiply-adds are emulated exactly).
+
+_F64 = np.float64
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _split(x):
+    t = 134217729.0 * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _fma64(a, b, c):
+    """Correctly rounded ``a*b + c`` in float64, elementwise (numpy has no fma)."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, _F64), np.asarray(b, _F64), np.asarray(c, _F64))
+    with np.errstate(all="ignore"):
+        p = a * b
+        ah, al = _split(a)
+        bh, bl = _split(b)
+        e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        s, t = _two_sum(p, c)
+        u = t + e
+        r = s + u
+        fin = np.isfinite(r) & np.isfinite(p) & (np.abs(a) < 1e300) & (np.abs(b) < 1e300)
+        d = (s - r) + u
+        half = np.spacing(np.abs(r)) / 2
+        tol = half * 2.0 ** -20
+        ad = np.abs(d)
+        sus = fin & (u != 0) & ((np.abs(ad - half) <= tol) | (np.abs(ad - half / 2) <= tol) |
+                                ~((np.abs(s) <= 2 * np.abs(r)) & (np.abs(r) <= 2 * np.abs(s))))
+    r = np.where(fin, r, a * b + c)
+    if sus.any():
+        from fractions import Fraction
+        r = r.copy()
+        for i in zip(*np.nonzero(sus)):
+            r[i] = float(Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i])))
+    return r
+
+
+def _round32(s, t):
+    """float32 rounding of the exact sum ``s + t`` (``s`` its float64 rounding, ``t`` the rest)."""
+    with np.errstate(all="ignore"):
+        r = s.astype(np.float32)
+        rb = r.astype(_F64)
+        diff = s - rb
+        nz = (diff != 0) & (t != 0)
+        if nz.any():
+            # s is a float32 midpoint only when the float64 sum lost the deciding bits
+            other = np.nextafter(r, np.where(diff > 0, np.float32(np.inf), np.float32(-np.inf)))
+            mid = (rb + other.astype(_F64)) / 2
+            fix = nz & (s == mid) & (np.sign(t) == np.sign(diff))
+            r = np.where(fix, other, r)
+    return r
+
+
+def _fma32(a, b, c):
+    """Correctly rounded ``a*b + c`` in float32 for float32 ``a``, ``c`` and integers ``b``
+    below 2**29 (their product is exact in float64)."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, _F64), np.asarray(b, _F64), np.asarray(c, _F64))
+    with np.errstate(all="ignore"):
+        s, t = _two_sum(a * b, c)
+    return _round32(s, t)
+
+
+_HALF = {"float16": np.float16, "bfloat16": jnp.bfloat16}
+
+
+def _linspace_np(start, end, steps, dt):
+    """torch's CPU linspace as a numpy array of dtype ``dt`` (steps >= 2)."""
+    i = np.arange(steps, dtype=np.int64)
+    lo = i < steps // 2
+    k = np.where(lo, i, steps - 1 - i)
+    name = dt.name
+    with np.errstate(all="ignore"):
+        if name == "float64":
+            s, e = _F64(start), _F64(end)
+            step = (e - s) / _F64(steps - 1)
+            return np.where(lo, _fma64(step, k, s), _fma64(-step, k, e))
+        if name == "float32":
+            s, e = np.float32(start), np.float32(end)
+            step = np.float32(e - s) / np.float32(steps - 1)
+            return np.where(lo, _fma32(step, k, s), _fma32(-step, k, e)).astype(np.float32)
+        if name in _HALF:
+            h = _HALF[name]
+            s, e = h(start), h(end)
+            f = np.float32
+            step = h(f(h(f(e) - f(s))) / f(h(steps - 1)))
+            kh = k.astype(h).astype(f)
+            prod = (f(step) * kh).astype(h).astype(f)
+            return np.where(lo, f(s) + prod, f(e) - prod).astype(h)
+        # integer dtypes: the step is a double, the values truncated
+        s = _F64(D.host_scalar(start, dt))
+        e = _F64(D.host_scalar(end, dt))
+        step = (e - s) / _F64(steps - 1)
+        v = np.where(lo, _fma64(step, k, s), _fma64(-step, k, e))
+        return np.trunc(v).astype(np.int64).astype(dt.np)
+
+
+def _range_scalar(v, what):
+    v = _num(v)
+    if isinstance(v, complex):
+        raise TypeError(f"{what}(): argument must be a real number, not complex")
+    return D.parse_scalar(v)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    """``steps`` values from ``start`` to ``end``, computed as torch's CPU kernel does."""
     start, end = _num(start), _num(end)
+    if isinstance(steps, Tensor):
+        steps = int(steps.item())
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
-    # torch computes in the output dtype, stepping from both ends
-    return _finish(jnp.linspace(start, end, steps, dtype=dt.np), device, requires_grad)
+    _check_alloc((steps,), dt, device)
+    if dt.category in (D._BOOL, D._COMPLEX) or isinstance(start, complex) or \
+            isinstance(end, complex):
+        return _finish(jnp.linspace(start, end, steps, dtype=dt.np), device, requires_grad)
+    start = D.check_scalar(start, dt, steps)
+    end = D.check_scalar(end, dt, steps)
+    if steps == 0:
+        vals = np.zeros(0, dt.np)
+    elif steps == 1:
+        vals = np.array([D.host_scalar(start, dt)])
+    else:
+        vals = _linspace_np(start, end, steps, dt)
+    return _finish(jnp.asarray(vals, dt.np), device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    """``base ** linspace(start, end, steps)``, computed as torch's CPU kernel does."""
+    start, end = _num(start), _num(end)
+    if isinstance(steps, Tensor):
+        steps = int(steps.item())
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
-    return _finish(jnp.logspace(_num(start), _num(end), steps, base=base, dtype=dt.np), device,
-                   requires_grad)
+    _check_alloc((steps,), dt, device)
+    if dt.category in (D._BOOL, D._COMPLEX) or isinstance(start, complex) or \
+            isinstance(end, complex):
+        return _finish(jnp.logspace(start, end, steps, base=base, dtype=dt.np), device,
+                       requires_grad)
+    start = D.check_scalar(start, dt, steps)
+    end = D.check_scalar(end, dt, steps)
+    with np.errstate(all="ignore"):
+        if steps == 0:
+            vals = np.zeros(0, dt.np)
+        else:
+            # start and end in the dtype, their difference in the dtype, the exponents in
+            # double (not fused), pow in double, then the cast to the dtype
+            s, e = D.host_scalar(start, dt), D.host_scalar(end, dt)
+            if dt.category == D._INT:
+                diff = _F64(int(e) - int(s))
+            elif dt.name in _HALF:
+                diff = _F64(_HALF[dt.name](np.float32(e) - np.float32(s)))
+            else:
+                diff = _F64(e - s)
+            if steps == 1:
+                ex = np.array([_F64(s)])
+            else:
+                step = diff / _F64(steps - 1)
+                i = np.arange(steps, dtype=np.int64)
+                lo = i < steps // 2
+                k = np.where(lo, i, steps - 1 - i).astype(_F64)
+                ex = np.where(lo, _F64(s) + step * k, _F64(e) - step * k)
+            v = np.power(_F64(base), ex)
+            vals = _to_int_dtype(v, dt) if dt.category == D._INT else v.astype(dt.np)
+    return _finish(jnp.asarray(vals, dt.np), device, requires_grad)
+
+
+def _to_int_dtype(v, dt):
+    """C's double -> integer conversion on x86 (as torch's kernels store): truncation, and the
+    "integer indefinite" value for what does not fit (narrow types go through int32)."""
+    v = np.trunc(v)
+    if dt is D.int64:
+        bad = ~(np.abs(v) < 2.0 ** 63) & ~(v == -2.0 ** 63)
+        out = np.where(bad, 0, v).astype(np.int64)
+        return np.where(bad, np.int64(-2 ** 63), out)
+    bad = ~((v >= -2.0 ** 31) & (v < 2.0 ** 31))
+    out = np.where(bad, -2 ** 31, np.where(bad, 0, v)).astype(np.int64)
+    return out.astype(np.int32).astype(dt.np)
+
+
+def _arange_np(start, step, n, dt):
+    """torch's CPU arange values (``n`` of them) in dtype ``dt``."""
+    i = np.arange(n, dtype=np.int64)
+    name = dt.name
+    if dt.category == D._INT:
+        s = int(D.host_scalar(start, D.int64))
+        st = int(D.host_scalar(step, D.int64))
+        with np.errstate(all="ignore"):
+            return (np.int64(s) + np.int64(st) * i).astype(dt.np)
+    width = 32 // dt.itemsize           # elements per 256-bit vector (AVX2)
+    nvec = (n // (2 * width)) * 2 * width
+    k = i % width
+    blk = i - k
+    with np.errstate(all="ignore"):
+        if name in ("float64", "float32"):
+            s, st = _F64(start), _F64(step)
+            base = _fma64(st, blk, s)
+            if name == "float32":
+                base = base.astype(np.float32).astype(_F64)
+            vec = _fma64(k, st, base)
+            tail = _fma64(st, i, s)
+            return np.where(i < nvec, vec, tail).astype(dt.np)
+        # half types accumulate in float
+        f = np.float32
+        s, st = f(start), f(step)
+        base = _fma32(st, blk, s).astype(_HALF[name]).astype(_F64)
+        vec = _fma32(st, k, base)
+        tail = _fma32(st, i, s)
+        return np.where(i < nvec, vec, tail).astype(dt.np)
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive); int64 for integer arguments. The size and
+    values follow torch's CPU kernel (an integer dtype truncates ``start`` and ``step``)."""
+    start, end, step = _num(start), _num(end), _num(step)
+    if end is None:
+        start, end = 0, start
+    for v in (start, end, step):
+        if isinstance(v, complex):
+            raise TypeError("arange(): argument 'end' must be Number, not complex")
+        D.parse_scalar(v)
+    is_float = any(isinstance(v, float) for v in (start, end, step))
+    dt = _dt(dtype, D.get_default_dtype() if is_float else D.int64)
+    if dt.category not in (D._INT, D._FLOAT):
+        raise RuntimeError(f"\"arange_cpu\" not implemented for '{D.legacy_name(dt)}'")
+    ds, de, dst = (float(D.check_scalar(v, D.float64)) for v in (start, end, step))
+    if not (dst > 0 or dst < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (np.isfinite(ds) and np.isfinite(de)):
+        raise RuntimeError(f"unsupported range: {_fmt_num(ds)} -> {_fmt_num(de)}")
+    if not ((dst > 0 and de >= ds) or (dst < 0 and de <= ds)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt.category == D._INT:
+        xs, xe, xst = (int(D.host_scalar(D.check_scalar(v, D.int64), D.int64))
+                       for v in (start, end, step))
+    else:
+        xs, xst = ds, dst
+        if dt.name in _HALF:
+            xs, xst = float(np.float32(xs)), float(np.float32(xst))
+    if dt is D.int64:
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+        sgn = (xst > 0) - (xst < 0)
+        num = xe - xs + xst - sgn
+        q = abs(num) // abs(xst)
+        size_d = float(q if (num >= 0) == (xst > 0) else -q)
+    else:
+        with np.errstate(all="ignore"):
+            size_d = float(np.ceil((de - ds) / dst))
+    if not (size_d >= 0 and size_d <= float(_I64_MAX)):
+        raise RuntimeError("invalid size, possible overflow?")
+    n = int(size_d)
+    _check_alloc((n,), dt, device)
+    vals = _arange_np(xs, xst, n, dt)
+    return _finish(jnp.asarray(vals, dt.np), device, requires_grad)
+
+
+def _fmt_num(v):
+    if isinstance(v, float) and np.isfinite(v) and v == int(v):
+        return str(int(v))
+    return str(v)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(jnp.eye(n, m, dtype=_dt(dtype).np), device, requires_grad)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    dt = _dt(dtype)
+    _check_alloc((n, n if m is None else m), dt, device)
+    return _finish(jnp.eye(n, m, dtype=dt.np), device, requires_grad)
 
 
 # ------------------------------------------------------------------ random
@@ -250,16 +731,18 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform samples in [0, 1)."""
-    dt = _dt(dtype)
-    arr = jax.random.uniform(_random.next_key(generator), _size(size), dt.np)
+    dt, shape = _dt(dtype), _size(size, "rand")
+    _check_alloc(shape, dt, device)
+    arr = jax.random.uniform(_random.next_key(generator), shape, dt.np)
     return _finish(arr, device, requires_grad, layout=layout)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal samples."""
-    dt = _dt(dtype)
-    arr = jax.random.normal(_random.next_key(generator), _size(size), dt.np)
+    dt, shape = _dt(dtype), _size(size, "randn")
+    _check_alloc(shape, dt, device)
+    arr = jax.random.normal(_random.next_key(generator), shape, dt.np)
     return _finish(arr, device, requires_grad, layout=layout)
 
 
@@ -273,8 +756,9 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    dt = _dt(dtype, D.int64)
-    arr = jax.random.randint(_random.next_key(generator), _size((size,)), low, high,
+    dt, shape = _dt(dtype, D.int64), _size((size,), "randint")
+    _check_alloc(shape, dt, device)
+    arr = jax.random.randint(_random.next_key(generator), shape, low, high,
                              dtype=np.int64).astype(dt.np)
     return _finish(arr, device, requires_grad, layout=layout)
 
@@ -284,6 +768,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = _dt(dtype, D.int64)
+    _check_alloc((n,), dt, device)
     arr = jax.random.permutation(_random.next_key(generator), n).astype(dt.np)
     return _finish(arr, device, requires_grad, layout=layout)
 

@@ -219,3 +219,111 @@ def result_type_of(dims, zeros, scalars) -> dtype:
     for d in scalars:
         wrap_r = d if wrap_r is None else _promote2(wrap_r, d)
     return _combine(dim_r, _combine(zero_r, wrap_r))
+
+
+# ---------------------------------------------------------------- checked scalar conversion
+#
+# torch converts a Python number to a tensor's dtype with c10's ``checked_convert``: a value
+# outside the dtype's range raises "value cannot be converted to type ... without overflow"
+# instead of wrapping. These helpers read Python scalars only (host values: no device sync).
+
+_pyinf = _b.float("inf")
+_INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1),
+              "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
+              "complex64": 3.4028234663852886e38, "complex128": 1.7976931348623157e308}
+# the C++ type names torch's Scalar conversions print (full, fill_, scalar_tensor, ...)
+CPP_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+             "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+             "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>", "bool": "bool"}
+
+
+def _real_overflows(v, name):
+    """c10's ``overflows<To>(v)`` for a real Python int or float ``v`` and dtype ``name``."""
+    r = _INT_RANGE.get(name)
+    if r is not None:
+        lo, hi = r
+        if isinstance(v, _pyint):
+            if name == "uint8":
+                # torch lets negative values wrap for unsigned types: -255 ... 255
+                return v > hi or -v > hi
+            return v < lo or v > hi
+        if v != v:
+            return True
+        # C++ compares against the limit converted to double
+        return v < _pyfloat(lo) or v > _pyfloat(hi)
+    m = _FLOAT_MAX[name]
+    if isinstance(v, _pyfloat):
+        return v == v and v not in (_pyinf, -_pyinf) and (v > m or v < -m)
+    return v > m or v < -m
+
+
+def python_scalar(v):
+    """``v`` as a Python bool/int/float/complex (numpy scalars unwrapped); others unchanged."""
+    if isinstance(v, (_pybool, _pyint, _pyfloat, _pycomplex)):
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def parse_scalar(v):
+    """torch's Python number -> Scalar parse: an int outside [-2**63, 2**64) raises its
+    OverflowError (ints in [2**63, 2**64) are held as unsigned, as torch does)."""
+    if isinstance(v, _pyint) and not isinstance(v, _pybool):
+        if v < -2 ** 63:
+            raise OverflowError("can't convert negative int to unsigned")
+        if v >= 2 ** 64:
+            raise OverflowError("int too big to convert")
+    return v
+
+
+def scalar_overflows(v, d, numel=2):
+    """True where torch's checked conversion of Python scalar ``v`` to dtype ``d`` fails.
+
+    ``numel``: torch fills one-element half/bfloat16 tensors through double (so only a complex
+    value with an imaginary part overflows there).
+    """
+    name = d.name
+    if name == "bool" or isinstance(v, _pybool):
+        return False
+    if numel == 1 and name in ("float16", "bfloat16"):
+        name = "float64"
+    if isinstance(v, _pycomplex):
+        if d.category != _COMPLEX and v.imag != 0:
+            return True
+        if d.category == _COMPLEX:
+            return _real_overflows(v.real, name) or _real_overflows(v.imag, name)
+        return _real_overflows(v.real, name)
+    if isinstance(v, (_pyint, _pyfloat)):
+        return _real_overflows(v, name)
+    return False
+
+
+def check_scalar(v, d, numel=2):
+    """Raise torch's error when Python scalar ``v`` does not fit dtype ``d`` (full, fill_,
+    scalar_tensor, full_like, new_full); returns ``v`` as a plain Python number."""
+    v = parse_scalar(python_scalar(v))
+    if scalar_overflows(v, d, numel):
+        name = "float64" if (numel == 1 and d.name in ("float16", "bfloat16")) else d.name
+        raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[name]} without "
+                           f"overflow")
+    return v
+
+
+def host_scalar(v, d):
+    """A numpy scalar of dtype ``d`` holding Python number ``v`` as torch stores it (ints wrap
+    modulo 2**bits where torch allows it, floats truncate toward zero, complex keeps its real
+    part for real dtypes, out-of-range floats become inf)."""
+    with np.errstate(all="ignore"):
+        if d.category == _BOOL:
+            return np.bool_(_b.bool(v))
+        if isinstance(v, _pycomplex) and d.category != _COMPLEX:
+            v = v.real
+        if isinstance(v, _pyint) and not isinstance(v, _pybool):
+            if d.category == _INT:
+                return np.array(v % (1 << 64), np.uint64).astype(d.np)
+            return np.array(_pyfloat(v), np.float64).astype(d.np)
+        return np.array(v).astype(d.np)

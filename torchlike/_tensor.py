@@ -205,6 +205,8 @@ class Tensor(InteropMixin):
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(
                 "only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._is_inference and not _gm._state.inference:
+            raise RuntimeError(_gm.INFERENCE_REQUIRES_GRAD_MSG)
         self._requires_grad = requires_grad
         return self
 
@@ -221,7 +223,7 @@ class Tensor(InteropMixin):
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
-                                f"type {type(value).__name__}")
+                                f"type {_type_name(value)}")
             if value.dtype is not self.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_CPP.get(value.dtype.name)}' "
@@ -231,6 +233,17 @@ class Tensor(InteropMixin):
                     f"allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
                     f"tensor and its gradient may break downstream systems that assume they "
                     f"match.")
+            dv, ds = value.device, self.device
+            if dv.type != ds.type:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{dv.type}' to a tensor "
+                    f"with device type '{ds.type}'. Please ensure that the gradient and the "
+                    f"tensor are on the same device")
+            if dv != ds:
+                raise RuntimeError(
+                    f"attempting to assign a gradient located on device with index "
+                    f"'{dv.index}' to a tensor located on device with index '{ds.index}'. "
+                    f"Please ensure that the gradient and the tensor are on the same device")
             if tuple(value.shape) != tuple(self.shape):
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
@@ -321,7 +334,10 @@ class Tensor(InteropMixin):
     def detach(self):
         """A new tensor sharing this one's data and version counter, outside the graph."""
         from ._storage import detached_alias
-        return detached_alias(self)
+        t = detached_alias(self)
+        if self._is_inference:
+            t._is_inference = True      # torch: a detached inference tensor is one too
+        return t
 
     def detach_(self):
         self.grad_fn = None
@@ -420,6 +436,15 @@ class Tensor(InteropMixin):
         t.__dict__.update(self.__dict__)
         memo[id(self)] = t
         return t
+
+
+def _type_name(v):
+    """CPython's ``tp_name`` of ``type(v)`` (what torch's messages print): the bare name for
+    builtins and classes defined in Python, ``module.name`` for extension types."""
+    tp = type(v)
+    if tp.__module__ == "builtins" or tp.__flags__ & (1 << 9):    # Py_TPFLAGS_HEAPTYPE
+        return tp.__name__
+    return f"{tp.__module__}.{tp.__name__}"
 
 
 def _rebuild(array, requires_grad):

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from .. import _dtype as D
 from .._tensor import Tensor
+from ..autograd.grad_mode import check_inference_inplace
 from .._storage import check_inplace, commit_inplace
 from ._registry import apply, defop, method
 
@@ -42,6 +44,7 @@ def copy_(self, src, non_blocking=False):
         raise RuntimeError(f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) must "
                            f"match the size of tensor b ({src.shape[-1] if src.ndim else 1}) at "
                            f"non-singleton dimension {max(self.ndim - 1, 0)}")
+    check_inference_inplace(self)
     check_inplace(self)
     return commit_inplace(self, apply(_copy, self, src))
 
@@ -49,9 +52,15 @@ def copy_(self, src, non_blocking=False):
 @method("fill_")
 def fill_(self, value):
     """Set every element to ``value`` (a number or a 0-dim tensor)."""
-    if isinstance(value, Tensor) and value.ndim != 0:
-        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                           f"{value.ndim} dimensions.")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+    else:
+        # a Python number outside the dtype's range raises torch's error (it does not wrap)
+        dt = self.dtype
+        value = D.host_scalar(D.check_scalar(value, dt, self.numel()), dt)
+    check_inference_inplace(self)
     check_inplace(self, repeats_ok=True)
     return commit_inplace(self, apply(_fill, self, value, tensor_value=isinstance(value, Tensor)),
                           repeats_ok=True)
@@ -60,6 +69,7 @@ def fill_(self, value):
 @method("zero_")
 def zero_(self):
     """Set every element to zero."""
+    check_inference_inplace(self)
     check_inplace(self, repeats_ok=True)
     return commit_inplace(self, apply(_zero, self), repeats_ok=True)
 
@@ -83,6 +93,7 @@ _LAYOUTS = {
 
 def _inplace_layout(self, kind, args, name):
     from .._storage import relayout
+    check_inference_inplace(self)
     check_inplace(self)
     out = apply(_layout, self, kind=kind, args=args, name=name)
     return relayout(self, out._data, lambda a: _LAYOUTS[kind](a, *args), out.grad_fn)

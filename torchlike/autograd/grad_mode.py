@@ -6,6 +6,8 @@ import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
+# also here (not exported): check_inference_inplace, check_inference_saved (torch's refusals of
+# inference tensors outside inference mode)
 
 
 class _State(threading.local):
@@ -119,3 +121,51 @@ class inference_mode(_Mode):
         if self.mode:
             _state.grad_enabled = False
             _state.inference = True
+
+
+# ------------------------------------------------------------------ inference tensors
+#
+# torch refuses three uses of a tensor made under inference_mode once outside it: writing into
+# it in place, asking it to require grad, and saving it for the backward of a recorded op.
+
+INFERENCE_INPLACE_MSG = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+INFERENCE_REQUIRES_GRAD_MSG = (
+    "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+INFERENCE_SAVED_MSG = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+
+
+def check_inference_inplace(t):
+    """torch's error for an in-place write into inference tensor ``t`` outside inference mode
+    (also under no_grad). One attribute read on the hot path."""
+    if t._is_inference and not _state.inference:
+        raise RuntimeError(INFERENCE_INPLACE_MSG)
+
+
+def check_inference_saved(args, needs, saves=True):
+    """torch's error when a recorded op would save an inference tensor for its backward.
+
+    Call it where a tape node is recorded (grad mode on, some input needs grad), with the op's
+    ``args``, the per-argument ``needs`` flags and the op's ``saves`` rule (as the registry's
+    ``defop``: True = its tensor inputs, ``"others"`` = an input only when another input needs
+    grad, ``"output"``/False = no input). Costs one attribute read per tensor argument.
+    """
+    if not saves or saves == "output":
+        return
+    others = saves == "others"
+    n_need = 0
+    if others:
+        for n in needs:
+            if n:
+                n_need += 1
+    for i, a in enumerate(args):
+        if getattr(a, "_is_inference", False):
+            if others and n_need - (1 if needs[i] else 0) <= 0:
+                continue
+            raise RuntimeError(INFERENCE_SAVED_MSG)
