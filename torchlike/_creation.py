@@ -677,7 +677,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dt = _dt(dtype, D.get_default_dtype() if is_float else D.int64)
     if dt.category not in (D._INT, D._FLOAT):
-        raise RuntimeError(f"\"arange_cpu\" not implemented for '{D.legacy_name(dt)}'")
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{D.legacy_name(dt)}'")
     ds, de, dst = (float(D.check_scalar(v, D.float64)) for v in (start, end, step))
     if not (dst > 0 or dst < 0):
         raise RuntimeError("step must be nonzero")
