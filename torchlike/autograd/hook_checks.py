@@ -15,10 +15,11 @@ __all__ = ["check_hook_result", "hook_name", "type_string"]
 # torch's Tensor.type() strings (what its message prints); complex types print their legacy
 # backend type names
 _TYPE_STRINGS = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+                 "int64": "LongTensor", "int32": "IntTensor",
                  "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
                  "bool": "BoolTensor"}
-_COMPLEX = {"complex64": "ComplexFloatType", "complex128": "ComplexDoubleType"}
+_COMPLEX = {"complex64": "ComplexFloatType", "complex128": "ComplexDoubleType",
+            "bfloat16": "BFloat16Type"}
 
 
 def hook_name(hook):
@@ -33,7 +34,7 @@ def _np_name(t):
 
 def type_string(t):
     """torch's ``toString()`` of a tensor's type: ``torch.FloatTensor``,
-    ``torch.cuda.FloatTensor``, ``CPUComplexFloatType``."""
+    ``torch.cuda.FloatTensor``, ``CPUComplexFloatType``, ``CPUBFloat16Type``."""
     name = _np_name(t)
     dev = t.device.type
     if name in _COMPLEX:
