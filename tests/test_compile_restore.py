@@ -188,3 +188,62 @@ def test_out_of_range_indices_raise_torchs_error_and_leave_state():
         assert_close(_np(a.grad), _np(b.grad), atol=1e-5, what="grad")
     for a, b in zip(lnet.parameters(), tnet.parameters()):
         assert_close(_np(a), _np(b), atol=1e-6, what="parameters")
+
+
+# ------------------------------------------------------------------ writes into non-state
+
+def _cache_net(nn, lib):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.cache = lib.zeros(3)       # a plain attribute, not a registered buffer
+
+        def forward(self, x):
+            y = self.lin(x)
+            with lib.no_grad():
+                self.cache.copy_(y[0])      # written from inside the program
+            return y
+    return Net()
+
+
+@pytest.mark.parametrize("how", ["step", "module"])
+def test_write_into_tensor_that_is_not_state_falls_back(how):
+    """A tensor the compiled function writes but cannot thread (not a parameter, buffer,
+    optimizer state, argument or named global) makes it run eagerly with one warning, and
+    the tensor holds the eager values, not a tracer; under fullgraph=True it raises."""
+    torch.manual_seed(0)
+    tnet = _cache_net(torch.nn, torch)
+    lnet = _cache_net(torchlike.nn, torchlike)
+    lnet.load_state_dict({k: torchlike.tensor(v.detach().numpy())
+                          for k, v in tnet.state_dict().items()})
+
+    def go(lib, net, compiled, fullgraph=False):
+        opt = lib.optim.SGD(net.parameters(), lr=0.1)
+        fwd = lib.compile(net, fullgraph=fullgraph) if compiled and how == "module" else net
+
+        def step(x):
+            loss = fwd(x).square().sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        if compiled and how == "step":
+            step = lib.compile(step, fullgraph=fullgraph)
+        return [float(step(lib.tensor(np.full((2, 3), 0.5 * i, np.float32))))
+                for i in range(1, 4)]
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ours = go(torchlike, lnet, True)
+    msgs = [str(x.message) for x in w if "graph break" in str(x.message)]
+    assert len(msgs) == 1 and "not state of the compiled function" in msgs[0]
+    theirs = go(torch, tnet, False)
+    assert_close(np.array(ours), np.array(theirs), atol=1e-5, what="losses")
+    assert not _is_tracer(lnet.cache._data)
+    assert_close(_np(lnet.cache), _np(tnet.cache), atol=1e-5, what="cache")
+    for a, b in zip(lnet.parameters(), tnet.parameters()):
+        assert_close(_np(a), _np(b), atol=1e-5)
+    with pytest.raises(torchlike._compile.Unsupported, match="not state"):
+        go(torchlike, lnet, True, fullgraph=True)
+    assert not _is_tracer(lnet.cache._data)

@@ -298,8 +298,18 @@ def write(t, new, grad_out=None, repeats_ok=False):
         _write(t, new, grad_out, repeats_ok)
 
 
+# set by torchlike.compile while a thread traces: ``hook(root, prev_data, prev_version)`` is
+# told of every write (before it happens) so that writes into tensors that are not the traced
+# function's state are found and undone (``_compile/_trace.py``, ``WriteWatch``)
+trace_write_hook = None
+
+
 def _write(t, new, grad_out, repeats_ok=False):
     a = t._alias
+    hook = trace_write_hook
+    if hook is not None:
+        root = t if a is None else a.root
+        hook(root, root._data, root._vc[0])
     if a is None:
         t._data = new
         t._vc[0] += 1

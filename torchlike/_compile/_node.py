@@ -55,8 +55,9 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
         saved_g = []
         drawn = []
         checks = _hostchecks.collecting()
+        watch = _trace.WriteWatch()
         try:
-            with _trace.tracing(), checks, _gm.no_grad():
+            with _trace.tracing(), checks, watch, _gm.no_grad():
                 for t, a in zip(state, s_arrs):
                     swap.put(t, a)
                 for i, g in enumerate(gens):
@@ -79,10 +80,13 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
                         kinds.append(("const", x))
                 changed = [i for i, (t, a) in enumerate(zip(state, s_arrs)) if t._data is not a]
                 new_state = [state[i]._data for i in changed]
+                # writes into tensors that are not state: eager execution instead
+                watch.check([x for x in out_leaves if isinstance(x, Tensor)])
         finally:
             for g, s in reversed(list(zip(gens, saved_g))):
                 drawn.insert(0, g._end_trace(s))
             swap.restore()
+            watch.restore()
         flags = checks.outputs()
         entry.spec = (out_tree, kinds, changed, drawn, checks.errors())
         res = tuple(out_arrays) + tuple(new_state) + tuple(flags)

@@ -236,8 +236,9 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
         saved_hooks = []
         drawn = []
         checks = _hostchecks.collecting()
+        watch = _trace.WriteWatch()
         try:
-            with _trace.tracing(), checks, _gm.set_grad_enabled(grad_enabled):
+            with _trace.tracing(), checks, watch, _gm.set_grad_enabled(grad_enabled):
                 for t, a in zip(S, s_arrs):
                     swap.put(t, a)
                 for o in st.opts:
@@ -321,6 +322,8 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                         raise _trace.GraphBreak("the function returns a raw jax array")
                     else:
                         kinds.append(("const", x))
+                # writes into tensors that are not state: eager execution instead
+                watch.check([x for x in out_leaves if isinstance(x, Tensor)])
                 if live and not grads_changed:
                     raise NeedNode()
         finally:
@@ -340,6 +343,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
             for t, g0 in zip(T, saved_grads):
                 t._grad = g0
             swap.restore()
+            watch.restore()
         entry.spec = (changed, grad_spec, opt_spec, out_tree, kinds, drawn, checks.errors())
         return new_data, created, outs, checks.outputs()
 

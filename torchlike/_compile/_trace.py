@@ -54,6 +54,7 @@ class tracing:
         if _local.depth == 0:
             from . import _hostchecks
             _hostchecks.install()
+            _install_write_hook()
         _local.depth += 1
 
     def __exit__(self, *exc):
@@ -62,6 +63,96 @@ class tracing:
             from . import _hostchecks
             _hostchecks.uninstall()
         return False
+
+
+def _install_write_hook():
+    from .. import _storage
+    if _storage.trace_write_hook is None:
+        _storage.trace_write_hook = _note_write
+
+
+def _note_write(root, prev, version):
+    stack = _local.__dict__.get("watch")
+    if stack and not isinstance(prev, jax.core.Tracer):
+        stack[-1].note(root, prev, version)
+
+
+class WriteWatch:
+    """Writes, during one trace, into tensors that held concrete data: tensors that are not
+    the traced function's state (state holds tracers while it traces). Those that are still
+    alive when the function has returned (not locals of the trace) and are not its outputs
+    were written from outside the program: ``check`` raises a graph break naming one (the
+    function then runs eagerly, or raises under ``fullgraph=True``). ``restore`` puts their
+    data and version back on every exit path, so no tracer stays behind."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self):
+        self.seen = {}
+
+    def __enter__(self):
+        st = _local.__dict__.setdefault("watch", [])
+        st.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _local.__dict__["watch"].pop()
+        return False
+
+    def note(self, root, prev, version):
+        if id(root) in self.seen:
+            return
+        d = root.__dict__.get("_aliases")
+        aliases = [(weakref.ref(v), v._data, v.grad_fn, v._output_nr, v._requires_grad,
+                    v._alias.idx, v._alias.overlap) for v in list(d)] if d else []
+        self.seen[id(root)] = (weakref.ref(root), prev, version, root._vc, root.grad_fn,
+                               root._output_nr, root._requires_grad, aliases)
+
+    def leaked(self, outputs=()):
+        """Tensors written during the trace that outlive it (after a collection)."""
+        if not self.seen:
+            return []
+        outs = {id(o) for o in outputs}
+        live = [r() for r, *_ in self.seen.values()]
+        live = [t for t in live if t is not None and id(t) not in outs]
+        if live:
+            import gc
+            del live
+            gc.collect()
+            live = [r() for r, *_ in self.seen.values()]
+            live = [t for t in live if t is not None and id(t) not in outs]
+        return live
+
+    def check(self, outputs=()):
+        live = self.leaked(outputs)
+        if live:
+            t = live[0]
+            raise GraphBreak(
+                f"a write into a tensor that is not state of the compiled function (shape "
+                f"{list(t._data.shape)}, {t._data.dtype}): torchlike.compile finds state through "
+                f"the function's arguments, closures and globals, modules' parameters and "
+                f"buffers and optimizers; register it as a buffer or pass it as an argument")
+
+    def restore(self):
+        seen, self.seen = self.seen, {}
+        for r, prev, version, vc, fn, nr, rg, aliases in seen.values():
+            t = r()
+            if t is None:
+                continue
+            t._data, t.grad_fn, t._output_nr, t._requires_grad = prev, fn, nr, rg
+            t._vc = vc
+            vc[0] = version
+            keep = []
+            for a in aliases:
+                al = a[0]()
+                if al is None:
+                    continue
+                keep.append(al)
+                al._data, al.grad_fn, al._output_nr, al._requires_grad = a[1:5]
+                al._alias.idx, al._alias.overlap = a[5], a[6]
+            d = t.__dict__.get("_aliases")
+            if d and len(d) != len(keep):
+                t.__dict__["_aliases"] = weakref.WeakSet(keep)
 
 
 def is_tracing():
