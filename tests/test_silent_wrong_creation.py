@@ -352,3 +352,36 @@ def test_arange_forms_as_torch():
     same_as_torch(lambda m: m.arange(0.5, 5, dtype=m.int32))
     same_as_torch(lambda m: m.arange(0, 3, dtype=m.complex64))
     same_as_torch(lambda m: m.arange(0, 3, dtype=m.bool))
+
+
+def _full_out(m, shape, value, out_shape, out_dtype):
+    out = m.zeros(out_shape, dtype=out_dtype(m))
+    r = m.full(shape, value, out=out)
+    assert r is out
+    return out
+
+
+@pytest.mark.parametrize("value,out_dtype", [(2.0, lambda m: m.float32), (3, lambda m: m.int64),
+                                             (300, lambda m: m.int8),
+                                             (1.5, lambda m: m.float64)],
+                         ids=["f32", "i64", "i8_overflow", "f64"])
+@pytest.mark.parametrize("shape,out_shape", [((3,), (3,)), ((2, 2), (0,))], ids=["same", "resize"])
+def test_full_writes_out_as_torch(value, out_dtype, shape, out_shape):
+    """``full(..., out=t)`` writes into ``t`` (it was accepted and ignored)."""
+    same_as_torch(lambda m: _full_out(m, shape, value, out_shape, out_dtype))
+
+
+@pytest.mark.parametrize("fn", ["linspace", "logspace"])
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_linspace_bool_as_torch(fn, n):
+    same_as_torch(lambda m: getattr(m, fn)(0, 1, n, dtype=m.bool))
+
+
+@pytest.mark.parametrize("args", [(0, 1, 10), (1 + 2j, 3 - 1j, 7), (-1j, 5, 100),
+                                  (0.3 + 0.1j, -2.7 + 9.9j, 1001)], ids=str)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_linspace_close_to_torch(args, dtype):
+    """Complex linspace/logspace: torch's values to rounding (not bit for bit: DIFFERENCES.md)."""
+    rtol = 1e-6 if dtype == "complex64" else 1e-15
+    same_as_torch(lambda m: m.linspace(*args, dtype=dt(m, dtype)), exact=False, rtol=rtol)
+    same_as_torch(lambda m: m.logspace(0, 1, 9, dtype=dt(m, dtype)), exact=False, rtol=rtol * 10)

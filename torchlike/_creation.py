@@ -380,14 +380,20 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """``size`` filled with ``fill_value``; a value outside the dtype's range raises torch's
     "value cannot be converted to type ... without overflow"."""
+    if out is not None and dtype is None:
+        dtype = out.dtype
     dt = _dt(dtype, _scalar_default(fill_value))
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     shape = _size((size,), "full")
     fill_value = D.check_scalar(fill_value, dt, _numel(shape))
     _check_alloc(shape, dt, device)
-    return _finish(_filled(shape, D.host_scalar(fill_value, dt), dt), device, requires_grad,
-                   pin_memory, layout)
+    r = _finish(_filled(shape, D.host_scalar(fill_value, dt), dt), device, requires_grad,
+                pin_memory, layout)
+    if out is not None:
+        from ._ops._surface import write_out
+        return write_out(r, out, "full")
+    return r
 
 
 def _numel(shape):
@@ -563,8 +569,10 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
     _check_alloc((steps,), dt, device)
-    if dt.category in (D._BOOL, D._COMPLEX) or isinstance(start, complex) or \
-            isinstance(end, complex):
+    if dt is D.bool and steps > 1:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if dt.category == D._COMPLEX or isinstance(start, complex) or isinstance(end, complex):
+        # complex: jax's linspace (torch's complex kernel rounds differently: DIFFERENCES.md)
         return _finish(jnp.linspace(start, end, steps, dtype=dt.np), device, requires_grad)
     start = D.check_scalar(start, dt, steps)
     end = D.check_scalar(end, dt, steps)
@@ -587,8 +595,10 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
     _check_alloc((steps,), dt, device)
-    if dt.category in (D._BOOL, D._COMPLEX) or isinstance(start, complex) or \
-            isinstance(end, complex):
+    if dt is D.bool and steps > 1:
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if dt.category == D._COMPLEX or isinstance(start, complex) or isinstance(end, complex):
+        # complex: jax's logspace (torch's complex kernel rounds differently: DIFFERENCES.md)
         return _finish(jnp.logspace(start, end, steps, base=base, dtype=dt.np), device,
                        requires_grad)
     start = D.check_scalar(start, dt, steps)
@@ -600,7 +610,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
             # start and end in the dtype, their difference in the dtype, the exponents in
             # double (not fused), pow in double, then the cast to the dtype
             s, e = D.host_scalar(start, dt), D.host_scalar(end, dt)
-            if dt.category == D._INT:
+            if dt.category in (D._INT, D._BOOL):
                 diff = _F64(int(e) - int(s))
             elif dt.name in _HALF:
                 diff = _F64(_HALF[dt.name](np.float32(e) - np.float32(s)))
