@@ -54,7 +54,7 @@ class tracing:
         if _local.depth == 0:
             from . import _hostchecks
             _hostchecks.install()
-            _install_write_hook()
+            _write_hook(+1)
         _local.depth += 1
 
     def __exit__(self, *exc):
@@ -62,13 +62,21 @@ class tracing:
         if _local.depth == 0:
             from . import _hostchecks
             _hostchecks.uninstall()
+            _write_hook(-1)
         return False
 
 
-def _install_write_hook():
+_hook_lock = threading.Lock()
+_tracing_threads = [0]
+
+
+def _write_hook(delta):
+    """Storage's write hook is installed while any thread traces (eager writes elsewhere
+    then pay one call that finds no watch in their thread)."""
     from .. import _storage
-    if _storage.trace_write_hook is None:
-        _storage.trace_write_hook = _note_write
+    with _hook_lock:
+        _tracing_threads[0] += delta
+        _storage.trace_write_hook = _note_write if _tracing_threads[0] > 0 else None
 
 
 def _note_write(root, prev, version):
