@@ -110,7 +110,8 @@ class _Compiled:
     """The three jitted functions of one op for one static configuration."""
 
     __slots__ = ("fwd", "fwd_vjp", "bwd", "name", "saves", "op", "static", "cast", "needs",
-                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "seen", "__weakref__")
+                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "seen", "host_vjp",
+                 "__weakref__")
 
     def drop_programs(self):
         for f in (self.fwd, self.fwd_vjp, self.bwd):
@@ -125,6 +126,7 @@ class _Compiled:
         self.programs = 0
         self.stamp = 0
         self.seen = None          # {input shapes: calls run on the host} (ops with ``host``)
+        self.host_vjp = None      # the _HostVJP backward of calls that ran on the host
         fn = op.fn
         kw = dict(static)
         counts = op.trace_counts
@@ -382,12 +384,14 @@ def apply(op, *args, **static):
     needs = []
     grad_on = _state.grad_enabled and op.differentiable
     any_need = False
+    inference = False
     for a in args:
         if isinstance(a, T):
             arrays.append(a._data)
             n = grad_on and a._requires_grad
             needs.append(n)
             any_need = any_need or n
+            inference = inference or a._is_inference
         else:
             arrays.append(a)
             needs.append(False)
@@ -411,20 +415,28 @@ def apply(op, *args, **static):
             op.view.mark(c, args, arrays, outs, static)
         return outs
     needs = tuple(needs)
+    if inference:
+        _gm.check_inference_saved(args, needs, op.saves)
     c = op.compiled(skey, cast, needs)
     c.stamp = _budget["epoch"]
-    try:
-        diff, rest, vjp = c.fwd_vjp(*arrays)
-    except (TypeError, ValueError) as e:
-        _translate(e, args)
+    hv = _host_call_vjp(op, c, arrays, static, needs) if op.host is not None else None
+    if hv is not None:
+        diff, rest, vjp = hv
+        node_entry = c.host_vjp or _host_vjp_of(c)
+    else:
+        node_entry = c
+        try:
+            diff, rest, vjp = c.fwd_vjp(*arrays)
+        except (TypeError, ValueError) as e:
+            _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:
         _over_budget(c)
     edges = []
     for a, n in zip(args, needs):
         if n:
             edges.append(a._edge())
-    node = Node(c.name, tuple(edges), c, vjp, args, tuple((o.shape, o.dtype) for o in diff),
-                saves=c.saves)
+    node = Node(c.name, tuple(edges), node_entry, vjp, args,
+                tuple((o.shape, o.dtype) for o in diff), saves=c.saves)
     outs = [T._make(o, node, i) for i, o in enumerate(diff)]
     if rest:
         # Non-differentiable outputs (integer indices, bools) follow the differentiable ones in
@@ -475,8 +487,8 @@ _host_backend = []              # [bool]: is jax's default backend the CPU (deci
 _host_stats = {"calls": 0}
 
 
-def _host_call(op, c, arrays, static):
-    """Run ``op.host`` for a shape seen fewer than ``HOST_CALLS`` times; None: take the jit path."""
+def _host_args(c, arrays):
+    """The numpy forms of ``arrays`` if this call may run on the host (counted), else None."""
     if not _host_backend:
         _host_backend.append(jax.default_backend() == "cpu")
     if not _host_backend[0]:
@@ -502,21 +514,102 @@ def _host_call(op, c, arrays, static):
     if len(seen) >= _SEEN_MAX:
         seen.clear()
     seen[key] = n + 1
-    first = arrays[0]
     try:
-        out = op.host(*[a if isinstance(a, int) else np.asarray(a) for a in arrays], **static)
-    except Exception:           # numpy disagrees (a dtype it lacks, ...): the compiled path
+        return [a if isinstance(a, int) else np.asarray(a) for a in arrays]
+    except Exception:           # numpy cannot hold it (a PRNG key, ...): the compiled path
+        return None
+
+
+def _sharding(first):
+    return first.sharding if first.committed else None
+
+
+def _host_call(op, c, arrays, static):
+    """Run ``op.host`` for a shape seen fewer than ``HOST_CALLS`` times; None: take the jit path."""
+    hs = _host_args(c, arrays)
+    if hs is None:
+        return None
+    try:
+        out = op.host(*hs, **static)
+    except Exception:           # numpy disagrees: the compiled path decides (and raises)
         return None
     _host_stats["calls"] += 1
-    sharding = first.sharding if first.committed else None
+    sharding = _sharding(arrays[0])
     if isinstance(out, tuple):
         return tuple(_to_device(o, sharding) for o in out)
     return _to_device(out, sharding)
 
 
+def _host_call_vjp(op, c, arrays, static, needs):
+    """``fwd_vjp`` on the host for a data-movement op: outputs, and as residuals where each
+    output element comes from (the op run on the element numbers of its inputs). The backward
+    scatters the cotangents back through that map, which is exact: it only moves them.
+    None (the compiled path) if some input element reaches the outputs twice (``expand``)."""
+    hs = _host_args(c, arrays)
+    if hs is None:
+        return None
+    try:
+        out = op.host(*hs, **static)
+        ids, sizes, shapes, data_needs, off = [], [], [], [], 0
+        for h, n in zip(hs, needs):
+            if isinstance(h, int) or not _is_inexact(h.dtype):
+                ids.append(h)       # an index operand (a slice's start), not moved data
+                continue
+            ids.append(np.arange(off, off + h.size, dtype=np.int64).reshape(h.shape))
+            sizes.append(h.size)
+            shapes.append(h.shape)
+            data_needs.append(n)
+            off += h.size
+        maps = op.host(*ids, **static)
+    except Exception:
+        return None
+    outs = out if isinstance(out, tuple) else (out,)
+    maps = maps if isinstance(maps, tuple) else (maps,)
+    flat = [np.ravel(m) for m in maps]
+    if off and sum(m.size for m in flat) and np.bincount(np.concatenate(flat),
+                                                         minlength=1).max() > 1:
+        return None
+    _host_stats["calls"] += 1
+    sharding = _sharding(arrays[0])
+    dtype = outs[0].dtype
+    diff = tuple(_to_device(o, sharding) for o in outs)
+    return diff, (), (flat, off, sizes, shapes, data_needs, dtype, sharding)
+
+
+def _host_vjp_of(c):
+    c.host_vjp = _HostVJP(c)
+    return c.host_vjp
+
+
+class _HostVJP:
+    """The backward of a data-movement op that ran on the host (see ``_host_call_vjp``)."""
+
+    __slots__ = ("entry", "name", "saves")
+
+    def __init__(self, entry):
+        self.entry, self.name, self.saves = entry, entry.name, entry.saves
+
+    def backward(self, res, cots):
+        flat, total, sizes, shapes, needs, dtype, sharding = res
+        buf = np.zeros(total, dtype)
+        for ids, g in zip(flat, cots):
+            buf[ids] = np.asarray(g).reshape(-1)
+        grads, off = [], 0
+        for size, shape, n in zip(sizes, shapes, needs):
+            if n:
+                grads.append(_to_device(buf[off:off + size].reshape(shape), sharding))
+            off += size
+        return tuple(grads)
+
+    def backward_graph(self, inputs, cots):
+        return self.entry.backward_graph(inputs, cots)
+
+
 def _to_device(h, sharding):
     # device_put, not jnp.asarray: the latter compiles a program per shape
-    h = np.ascontiguousarray(h)
+    h = np.asarray(h)
+    if not h.flags.c_contiguous:
+        h = h.copy(order="C")           # (np.ascontiguousarray would make a 0-d array 1-d)
     return jax.device_put(h) if sharding is None else jax.device_put(h, sharding)
 
 

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from .. import _caches
 from ..utils.hooks import RemovableHandle
 from . import grad_mode as _gm
+from .hook_checks import check_hook_result
 
 __all__ = ["Node", "AccumulateGrad", "bind", "tensor_class", "cotangents", "flip_conj",
            "accumulate"]
@@ -325,17 +326,11 @@ class Node:
 
 def _run_tensor_hooks(hooks, g, rep):
     """``hook(grad) -> Tensor or None`` hooks in order; each sees the previous result."""
-    T = tensor_class()
     gt = rep.to_user(g)
     for hook in list(hooks.values()):
         r = hook(gt)
         if r is not None:
-            if not isinstance(r, T):
-                raise TypeError(f"hook {_hook_name(hook, hook)!r} returned "
-                                f"{type(r).__name__}; a tensor hook must return a Tensor or None")
-            if tuple(r.shape) != tuple(gt.shape):
-                raise RuntimeError(
-                    f"hook '{_hook_name(hook, 'hook')}' has changed the size of value")
+            check_hook_result(hook, gt, r)      # torch's type / dtype / size checks
             gt = r
     return rep.from_user(gt, g.dtype if not rep.create_graph else None)
 
