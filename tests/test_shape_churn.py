@@ -151,6 +151,9 @@ _MOVES = {
     "select": lambda m, x: x.select(1, -1),
     "diagonal": lambda m, x: x.diagonal(0, 1, 2),
     "getitem_int": lambda m, x: x[1],
+    "getitem_basic": lambda m, x: x[..., None, -2:, ::2][:, -1],
+    "getitem_tensor": lambda m, x: x[m.tensor([1, 0, 1])],
+    "getitem_mask": lambda m, x: x[x.real > 5] if x.dtype != m.bool else x[x],
 }
 _DTYPES = ["float32", "int64", "bool", "bfloat16", "complex64"]
 
