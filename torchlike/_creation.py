@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import numbers
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -60,12 +59,10 @@ def _infer_np(data):
             for _, d, _p in parts[1:]:
                 dt = D._promote2(dt, d)
             return (np.stack([p[0] for p in parts]) if parts else np.zeros(0)), dt, False
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            a = np.array(data)
-        except OverflowError:
-            a = np.array(data, dtype=object)
+    try:
+        a = np.array(data)
+    except OverflowError:
+        a = np.array(data, dtype=object)
     k = a.dtype.kind
     if k in "uO" or (k == "f" and a.size and bool((np.abs(a) >= _TWO63).any())):
         # ints outside int64 (numpy made them uint64, object or float64): torch's rules need
