@@ -188,6 +188,8 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None):
     root = _root_of(parent)
     pa = parent._alias
     out._vc = root._vc
+    if parent._is_inference:
+        out._is_inference = True        # torch: a view of an inference tensor is one too
     parent_overlap = False if pa is None else pa.overlap
     # a view of a tensor with repeated elements may or may not repeat them: decided at a write
     overlap = True if repeats else (False if parent_overlap is False else None)
@@ -437,6 +439,8 @@ _VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being use
 
 def check_inplace(t, repeats_ok=False):
     """torch's checks before writing into ``t`` in place (``repeats_ok``: see ``write``)."""
+    if t._is_inference:
+        _gm.check_inference_inplace(t)
     a = t._alias
     if a is not None:
         # a recorded write may not repeat elements: torch's CopySlices backward refuses it
