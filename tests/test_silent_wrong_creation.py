@@ -237,6 +237,8 @@ BAD_SIZE_ARGS = [
     ("arange_huge_float", lambda m: m.arange(0, 2 ** 62, dtype=m.float32)),
     ("arange_too_many", lambda m: m.arange(0, 1e30, 1e-30)),
     ("arange_alloc", lambda m: m.arange(0, 2 ** 42)),
+    ("full_int_size", lambda m: m.full(3, 1.0)), ("full_list_size", lambda m: m.full([2], 1.0)),
+    ("full_size_obj", lambda m: m.full(m.ones(2, 3).shape, 1.0)),
 ]
 
 

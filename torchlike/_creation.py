@@ -382,6 +382,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     dt = _dt(dtype, _scalar_default(fill_value))
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     shape = _size((size,), "full")
     fill_value = D.check_scalar(fill_value, dt, _numel(shape))
     _check_alloc(shape, dt, device)
