@@ -119,6 +119,17 @@ _repeats = _counted("repeats", _repeats_fn)
 _JITS = (_iota, _scatter, _take, _repeats)
 
 
+def _iota_shaped(shape):
+    """Root element numbers in ``shape``: numpy on the CPU (no program), else compiled."""
+    out = _R.iota(shape)
+    if out is None:
+        n = 1
+        for d in shape:
+            n *= d
+        out = _iota(n).reshape(shape)
+    return out
+
+
 def _clear():
     for f in _JITS:
         f.clear_cache()
@@ -140,8 +151,7 @@ def alias_index(t):
             return None
         pidx = alias_index(a.parent)
         if pidx is None:
-            shape = a.root._data.shape
-            pidx = _iota(int(a.root._data.size)).reshape(shape)
+            pidx = _iota_shaped(a.root._data.shape)
         out = a.fwd(pidx, *a.rest)
         a.idx = out[a.k] if isinstance(out, tuple) else out
     return a.idx
@@ -159,7 +169,7 @@ def _index_concrete(t):
         return None if a.idx is None else _index_concrete(a.parent)
     pidx = _index_concrete(a.parent)
     if pidx is None:
-        pidx = _iota(int(a.root._data.size)).reshape(a.root._data.shape)
+        pidx = _iota_shaped(a.root._data.shape)
     out = a.fwd(pidx, *a.rest)
     return out[a.k] if isinstance(out, tuple) else out
 
@@ -238,11 +248,12 @@ class ViewRule:
         rep = (self.overlap(base, static) if self.overlap is not None
                else _grows(base, outs, static))
         rest = tuple(arrays[1:])
+        fwd = _R.view_forward(entry)
         if isinstance(result, tuple):
             for k, o in enumerate(outs):
-                make_view(o, base, entry.fwd, rest, k, rep, multi=entry.name)
+                make_view(o, base, fwd, rest, k, rep, multi=entry.name)
         else:
-            make_view(result, base, entry.fwd, rest, 0, rep)
+            make_view(result, base, fwd, rest, 0, rep)
 
 
 def view_rule(*, when=None, overlap=None):
@@ -327,7 +338,7 @@ def _write(t, new, grad_out, repeats_ok=False):
              and (root._requires_grad or grad_out._requires_grad))
     if track:
         idx_t = _make(idx if idx is not None else
-                      _iota(int(root._data.size)).reshape(root._data.shape))
+                      _iota_shaped(root._data.shape))
         r = apply(_copy_slices, root, grad_out, idx_t)
         root._data = r._data
         if r.grad_fn is not None:
@@ -365,7 +376,7 @@ def _refresh(root):
         v._data = rdata.reshape(v._data.shape) if idx is None else _take(rdata, idx)
         if track and not v._alias.detached:
             g = apply(_gather, root, _make(
-                idx if idx is not None else _iota(int(rdata.size)).reshape(v._data.shape)))
+                idx if idx is not None else _iota_shaped(v._data.shape)))
             _rebase(v, g.grad_fn, 0)
 
 
@@ -392,7 +403,7 @@ def _relayout(t, new_data, layout, node):
             for v in list(d):
                 idx = alias_index(v)
                 if idx is None:
-                    idx = _iota(n).reshape(v._data.shape)
+                    idx = _iota_shaped(v._data.shape)
                 v._alias.idx = inv[idx]
     else:
         # fix the maps of every alias of the root first: views taken of ``t`` read the
@@ -401,7 +412,7 @@ def _relayout(t, new_data, layout, node):
             alias_index(v)
         idx = alias_index(t)
         if idx is None:
-            idx = _iota(int(a.root._data.size)).reshape(t._data.shape)
+            idx = _iota_shaped(t._data.shape)
         a.idx = layout(idx)
     t._data = new_data
     t._vc[0] += 1

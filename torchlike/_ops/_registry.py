@@ -111,7 +111,7 @@ class _Compiled:
 
     __slots__ = ("fwd", "fwd_vjp", "bwd", "name", "saves", "op", "static", "cast", "needs",
                  "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "seen", "host_vjp",
-                 "__weakref__")
+                 "view_fwd", "__weakref__")
 
     def drop_programs(self):
         for f in (self.fwd, self.fwd_vjp, self.bwd):
@@ -127,6 +127,7 @@ class _Compiled:
         self.stamp = 0
         self.seen = None          # {input shapes: calls run on the host} (ops with ``host``)
         self.host_vjp = None      # the _HostVJP backward of calls that ran on the host
+        self.view_fwd = None      # see view_forward
         fn = op.fn
         kw = dict(static)
         counts = op.trace_counts
@@ -611,6 +612,36 @@ def _to_device(h, sharding):
     if not h.flags.c_contiguous:
         h = h.copy(order="C")           # (np.ascontiguousarray would make a 0-d array 1-d)
     return jax.device_put(h) if sharding is None else jax.device_put(h, sharding)
+
+
+def view_forward(c):
+    """The forward a view re-runs on its root (to refresh its data after a write, or on element
+    numbers for its index map): like ``apply``'s, numpy for a new shape's first calls."""
+    f = c.view_fwd
+    if f is None:
+        op = c.op
+        if op.host is None:
+            f = c.fwd
+        else:
+            static = dict(c.static)
+
+            def f(*arrays):
+                out = _host_call(op, c, arrays, static)
+                return c.fwd(*arrays) if out is None else out
+        c.view_fwd = f
+    return f
+
+
+def iota(shape):
+    """Element numbers 0..n-1 in ``shape`` (int64): from numpy on the CPU, else compiled."""
+    if not _host_backend:
+        _host_backend.append(jax.default_backend() == "cpu")
+    n = 1
+    for d in shape:
+        n *= d
+    if _host_backend[0]:
+        return jax.device_put(np.arange(n, dtype=np.int64).reshape(shape))
+    return None
 
 
 def host_stats():
