@@ -12,6 +12,7 @@ import numpy as np
 from . import _device
 from . import _dtype as D
 from . import _random
+from ._ops import _registry as _R
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -190,7 +191,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     # jax may alias an aligned numpy buffer on CPU; torch.tensor always copies
     with np.errstate(all="ignore"):
         arr = np.array(a, dtype=dt.np, copy=True)
-    return _finish(jnp.asarray(arr), device, requires_grad, pin_memory)
+    return _finish(jax.device_put(arr), device, requires_grad, pin_memory)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -207,7 +208,7 @@ def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return Tensor._make(_device.put(jnp.asarray(np.array(ndarray, copy=True)), "cpu"))
+    return Tensor._make(_device.put(jax.device_put(np.array(ndarray, copy=True)), "cpu"))
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
@@ -215,7 +216,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     if isinstance(s, Tensor):
         s = s.item()
     s = D.check_scalar(s, dt, 1)
-    return _finish(jnp.asarray(D.host_scalar(s, dt)), device, requires_grad)
+    return _finish(jax.device_put(np.asarray(D.host_scalar(s, dt))), device, requires_grad)
 
 
 def is_tensor(obj):
@@ -334,8 +335,19 @@ def _dt(dtype, default=None):
     return D.to_dtype(dtype)
 
 
+def _to_jax(vals, dt):
+    """numpy values as a jax array of ``dt`` (device_put: ``jnp.asarray`` compiles per shape)."""
+    vals = np.asarray(vals)
+    if vals.dtype == dt.np:
+        return jax.device_put(vals)
+    return jnp.asarray(vals, dt.np)
+
+
 def _filled(shape, value, dt):
-    """A jax array of ``shape`` filled with the numpy scalar ``value`` (no host buffer)."""
+    """A jax array of ``shape`` filled with the numpy scalar ``value``: on the CPU from a numpy
+    buffer (``jnp.full`` compiles a program per shape), elsewhere made on the device."""
+    if _R.host_backend() and all(shape):      # (numpy refuses (0, 2**62); jax makes it)
+        return jax.device_put(np.full(shape, value, dt.np))
     return jnp.full(shape, value, dt.np)
 
 
@@ -343,14 +355,14 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
           pin_memory=False, memory_format=None):
     shape, dt = _size(size, "zeros"), _dt(dtype)
     _check_alloc(shape, dt, device)
-    return _finish(jnp.zeros(shape, dt.np), device, requires_grad, pin_memory, layout)
+    return _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, memory_format=None):
     shape, dt = _size(size, "ones"), _dt(dtype)
     _check_alloc(shape, dt, device)
-    return _finish(jnp.ones(shape, dt.np), device, requires_grad, pin_memory, layout)
+    return _finish(_filled(shape, 1, dt), device, requires_grad, pin_memory, layout)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -358,7 +370,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     """Uninitialised in torch; zeros here."""
     shape, dt = _size(size, "empty"), _dt(dtype)
     _check_alloc(shape, dt, device)
-    return _finish(jnp.zeros(shape, dt.np), device, requires_grad, pin_memory, layout)
+    return _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
 
 
 def _scalar_default(v):
@@ -414,13 +426,13 @@ def _like_dev(t, device):
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    return _finish(jnp.zeros(input._data.shape, _like(input, dtype).np),
+    return _finish(_filled(input._data.shape, 0, _like(input, dtype)),
                    _like_dev(input, device), requires_grad, layout=layout)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _finish(jnp.ones(input._data.shape, _like(input, dtype).np),
+    return _finish(_filled(input._data.shape, 1, _like(input, dtype)),
                    _like_dev(input, device), requires_grad, layout=layout)
 
 
@@ -582,7 +594,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         vals = np.array([D.host_scalar(start, dt)])
     else:
         vals = _linspace_np(start, end, steps, dt)
-    return _finish(jnp.asarray(vals, dt.np), device, requires_grad)
+    return _finish(_to_jax(vals, dt), device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
@@ -626,7 +638,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
                 ex = np.where(lo, _F64(s) + step * k, _F64(e) - step * k)
             v = np.power(_F64(base), ex)
             vals = _to_int_dtype(v, dt) if dt.category == D._INT else v.astype(dt.np)
-    return _finish(jnp.asarray(vals, dt.np), device, requires_grad)
+    return _finish(_to_jax(vals, dt), device, requires_grad)
 
 
 def _to_int_dtype(v, dt):
@@ -717,7 +729,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     n = int(size_d)
     _check_alloc((n,), dt, device)
     vals = _arange_np(xs, xst, n, dt)
-    return _finish(jnp.asarray(vals, dt.np), device, requires_grad)
+    return _finish(_to_jax(vals, dt), device, requires_grad)
 
 
 def _fmt_num(v):
@@ -743,7 +755,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Uniform samples in [0, 1)."""
     dt, shape = _dt(dtype), _size(size, "rand")
     _check_alloc(shape, dt, device)
-    arr = jax.random.uniform(_random.next_key(generator), shape, dt.np)
+    arr = _random.draw(jax.random.uniform, _random.next_key(generator), shape, dt.np)
     return _finish(arr, device, requires_grad, layout=layout)
 
 
@@ -752,7 +764,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Standard normal samples."""
     dt, shape = _dt(dtype), _size(size, "randn")
     _check_alloc(shape, dt, device)
-    arr = jax.random.normal(_random.next_key(generator), shape, dt.np)
+    arr = _random.draw(jax.random.normal, _random.next_key(generator), shape, dt.np)
     return _finish(arr, device, requires_grad, layout=layout)
 
 
@@ -768,8 +780,10 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
                            f">= to={high}")
     dt, shape = _dt(dtype, D.int64), _size((size,), "randint")
     _check_alloc(shape, dt, device)
-    arr = jax.random.randint(_random.next_key(generator), shape, low, high,
-                             dtype=np.int64).astype(dt.np)
+    arr = _random.draw(jax.random.randint, _random.next_key(generator), shape, low, high,
+                       np.int64)
+    if arr.dtype != dt.np:
+        arr = arr.astype(dt.np)
     return _finish(arr, device, requires_grad, layout=layout)
 
 

@@ -394,6 +394,8 @@ def apply(op, *args, **static):
             any_need = any_need or n
             inference = inference or a._is_inference
         else:
+            if a.__class__ is int and not -_I64 <= a < _I64:
+                a = _big_int(a, cast, args)
             arrays.append(a)
             needs.append(False)
     skey = tuple(sorted(static.items())) if static else ()
@@ -469,6 +471,22 @@ def apply(op, *args, **static):
 _OUTPUT = "output"
 _BOTH = "both"
 _OTHERS = "others"
+_I64 = 1 << 63
+
+
+def _big_int(v, cast, args):
+    """A Python int outside int64 as an operand, as torch takes it: below -2**63 or from 2**64
+    on, torch's OverflowError; in [2**63, 2**64) a uint64, which wraps (integer results) or
+    converts, and which torch will not promote with bool."""
+    if v >= 1 << 64:
+        raise OverflowError("int too big to convert")
+    if v < -_I64:
+        raise OverflowError("can't convert negative int to unsigned")
+    tensors = [a for a in args if isinstance(a, _Tensor)]
+    if tensors and all(t.dtype is D.bool for t in tensors):
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           "attempted to promote Bool and UInt64")
+    return D.host_scalar(v, cast if cast is not None else D.int64)
 
 
 # ------------------------------------------------------------------ shapes seen a few times
@@ -632,10 +650,16 @@ def view_forward(c):
     return f
 
 
-def iota(shape):
-    """Element numbers 0..n-1 in ``shape`` (int64): from numpy on the CPU, else compiled."""
+def host_backend():
+    """Is jax's default backend the CPU (where host numpy work needs no transfer)?"""
     if not _host_backend:
         _host_backend.append(jax.default_backend() == "cpu")
+    return _host_backend[0]
+
+
+def iota(shape):
+    """Element numbers 0..n-1 in ``shape`` (int64): from numpy on the CPU, else None."""
+    host_backend()
     n = 1
     for d in shape:
         n *= d

@@ -180,8 +180,34 @@ def add(input, other, *, alpha=1, out=None):
     return apply(_add, input, other, **_alpha(alpha))
 
 
+def _is_bool(x):
+    return x.dtype is D.bool if isinstance(x, Tensor) else isinstance(x, bool)
+
+
+def _check_sub(a, b):
+    """torch refuses ``-`` on bool operands (tensors or Python bools); an int outside int64
+    fails torch's argument parsing first (``apply`` raises its OverflowError)."""
+    if any(x.__class__ is int and not -2 ** 63 <= x < 2 ** 64 for x in (a, b)):
+        return
+    if _is_bool(a) or _is_bool(b):
+        if _is_bool(a) and _is_bool(b):
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def _check_neg(a):
+    if a.dtype is D.bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
+    _check_sub(input, other)
     return apply(_sub, input, other, **_alpha(alpha))
 
 
@@ -189,6 +215,7 @@ subtract = sub
 
 
 def rsub(input, other, alpha=1):
+    _check_sub(input, other)
     return apply(_rsub, input, other)
 
 
@@ -228,6 +255,7 @@ def remainder(input, other):
 
 
 def neg(input):
+    _check_neg(input)
     return apply(_neg, input)
 
 
@@ -428,6 +456,7 @@ def _add_(self, other, *, alpha=1):
 
 @method("sub_")
 def _sub_(self, other, *, alpha=1):
+    _check_sub(self, other)
     return apply_(_sub, self, other, **_alpha(alpha))
 
 
@@ -455,6 +484,7 @@ def _pow_(self, exponent):
 
 @method("neg_")
 def _neg_(self):
+    _check_neg(self)
     return apply_(_neg, self)
 
 

@@ -6,8 +6,10 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _random
+from .._ops import _registry as _R
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "dirac_", "trunc_normal_", "orthogonal_", "kaiming_uniform_", "kaiming_normal_",
@@ -42,18 +44,26 @@ def _fans(t):
 
 
 def _write(t, arr, generator=None):
-    t._set_data(arr.astype(t._data.dtype))
+    if _R.host_backend() and not isinstance(arr, jax.core.Tracer):
+        # the cast on the host: an eager astype compiles a program per shape
+        t._set_data(jax.device_put(np.asarray(arr).astype(t._data.dtype)))
+    else:
+        t._set_data(arr.astype(t._data.dtype))
     return t
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     k = _random.next_key(generator)
-    return _write(tensor, jax.random.uniform(k, tensor._data.shape, jnp.float64, a, b))
+    return _write(tensor, _random.draw(jax.random.uniform, k, tensor._data.shape, jnp.float64,
+                                       a, b))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     k = _random.next_key(generator)
-    return _write(tensor, mean + std * jax.random.normal(k, tensor._data.shape, jnp.float64))
+    z = _random.draw(jax.random.normal, k, tensor._data.shape, jnp.float64)
+    if _R.host_backend() and not isinstance(z, jax.core.Tracer):
+        z = np.asarray(z)               # the same float64 arithmetic, without a program
+    return _write(tensor, mean + std * z)
 
 
 def constant_(tensor, val):

@@ -18,6 +18,7 @@ class Parameter(Tensor):
             data = empty(0)
         p = cls._make(data._data)
         p._requires_grad = False
+        p._is_inference = data._is_inference    # torch refuses requires_grad on one below
         if requires_grad:
             p.requires_grad_(True)
         return p
