@@ -48,3 +48,9 @@ def test_method_argument_forms_match_torch(name):
         assert tuple(got) == tuple(want)
     else:
         assert got == want
+
+
+def test_layout_is_the_strided_object():
+    x = torchlike.ones(2)
+    assert x.layout is torchlike.strided and repr(x.layout) == repr(torch.ones(2).layout)
+    assert torchlike.zeros(2, layout=x.layout).layout is torchlike.strided

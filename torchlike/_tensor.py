@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _device
 from . import _dtype as D
+from . import _runtime
 from ._ops import _registry
 from ._tensor_interop import InteropMixin
 from .autograd import grad_mode as _gm
@@ -169,7 +170,7 @@ class Tensor(InteropMixin):
 
     @property
     def layout(self):
-        return "torch.strided"
+        return _runtime.strided             # (torchlike tensors are dense)
 
     def stride(self, dim=None):
         s, acc = [], 1
