@@ -346,7 +346,11 @@ def _to_jax(vals, dt):
 def _filled(shape, value, dt):
     """A jax array of ``shape`` filled with the numpy scalar ``value``: on the CPU from a numpy
     buffer (``jnp.full`` compiles a program per shape), elsewhere made on the device."""
-    if _R.host_backend() and all(shape):      # (numpy refuses (0, 2**62); jax makes it)
+    n = 1
+    for d in shape:
+        n *= d
+    # small arrays only (numpy refuses (0, 2**62); a big fill is cheaper as a program)
+    if _R.host_backend() and 0 < n <= _R.HOST_MAX_ELEMENTS:
         return jax.device_put(np.full(shape, value, dt.np))
     return jnp.full(shape, value, dt.np)
 

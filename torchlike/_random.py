@@ -131,8 +131,8 @@ def draw(sampler, key, shape, *args):
     n = 1
     for d in shape:
         n *= d
-    if n < 2 or isinstance(key, jax.core.Tracer) or not jax.config.jax_threefry_partitionable \
-            or not _R.host_backend():
+    if n < 2 or n > _R.HOST_MAX_ELEMENTS or isinstance(key, jax.core.Tracer) \
+            or not jax.config.jax_threefry_partitionable or not _R.host_backend():
         return sampler(key, shape, *args)
     try:
         k = (sampler, shape, args)
@@ -146,4 +146,4 @@ def draw(sampler, key, shape, *args):
     _draws[k] = seen + 1
     size = max(16, 1 << (n - 1).bit_length())
     flat = np.asarray(sampler(key, (size,), *args))
-    return jax.device_put(np.ascontiguousarray(flat[:n]).reshape(shape))
+    return jax.device_put(flat[:n].copy().reshape(shape))

@@ -501,6 +501,8 @@ def _big_int(v, cast, args):
 # hold take the compiled path.
 
 HOST_CALLS = int(_os.environ.get("TORCHLIKE_HOST_CALLS", "8"))
+# only small operands: for big ones the host round trip costs more than the program's compile
+HOST_MAX_ELEMENTS = int(_os.environ.get("TORCHLIKE_HOST_MAX_ELEMENTS", str(1 << 14)))
 _SEEN_MAX = 512                 # shapes remembered per entry (then forgotten, counting anew)
 _host_backend = []              # [bool]: is jax's default backend the CPU (decided on first use)
 _host_stats = {"calls": 0}
@@ -514,6 +516,7 @@ def _host_args(c, arrays):
         return None
     key = []
     cast = c.cast
+    size = 0
     for a in arrays:
         if not isinstance(a, jax.Array) or isinstance(a, jax.core.Tracer):
             if isinstance(a, int) and not isinstance(a, bool):
@@ -522,7 +525,10 @@ def _host_args(c, arrays):
             return None
         if cast is not None and a.dtype != cast:
             return None                     # promotion is the compiled path's job
+        size += a.size
         key.append((a.shape, a.dtype))
+    if size > HOST_MAX_ELEMENTS:
+        return None
     key = tuple(key)
     seen = c.seen
     if seen is None:
@@ -663,7 +669,7 @@ def iota(shape):
     n = 1
     for d in shape:
         n *= d
-    if _host_backend[0]:
+    if _host_backend[0] and n <= HOST_MAX_ELEMENTS:
         return jax.device_put(np.arange(n, dtype=np.int64).reshape(shape))
     return None
 
