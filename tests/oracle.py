@@ -164,3 +164,15 @@ def check_double_backward(fn, x0=None, atol=1e-6, rtol=1e-6):
         gg, = m.autograd.grad((g * g).sum(), x)
         res.append(np.asarray(gg.detach().tolist()))
     np.testing.assert_allclose(res[1], res[0], atol=atol, rtol=rtol)
+
+
+def outcome(fn, m):
+    """``("ok", fn(m))`` or ``("raise", the exception)``, warnings silenced: one side of a
+    torch-vs-torchlike comparison."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return "ok", fn(m)
+        except Exception as e:  # noqa: BLE001
+            return "raise", e

@@ -13,13 +13,13 @@ there; the checks themselves are tested directly below, against torch's messages
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
 import torchlike
+from oracle import outcome as _outcome
 from torchlike.autograd import grad_mode as gm
 from torchlike.autograd.hook_checks import check_hook_result
 
@@ -60,15 +60,6 @@ def WIRED(kind):
     return pytest.mark.xfail(reason=f"the {kind} check is not called yet by the registry / "
                                     f"engine / storage / nn (see the module docstring)",
                              strict=False)
-
-
-def _outcome(fn, m):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return "ok", fn(m)
-        except Exception as e:  # noqa: BLE001
-            return "raise", e
 
 
 def _val(v):

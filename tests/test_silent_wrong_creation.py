@@ -12,26 +12,17 @@ returns the same values (bit for bit) and dtype.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
 import torchlike
+from oracle import outcome as _outcome
 
 INT_DTYPES = ("uint8", "int8", "int16", "int32", "int64")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 ALL_DTYPES = INT_DTYPES + FLOAT_DTYPES + ("complex64", "complex128", "bool")
-
-
-def _outcome(fn, m):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return "ok", fn(m)
-        except Exception as e:  # noqa: BLE001
-            return "raise", e
 
 
 def _np(t):

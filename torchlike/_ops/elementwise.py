@@ -187,9 +187,10 @@ def _is_bool(x):
 def _check_sub(a, b):
     """torch refuses ``-`` on bool operands (tensors or Python bools); an int outside int64
     fails torch's argument parsing first (``apply`` raises its OverflowError)."""
-    if any(x.__class__ is int and not -2 ** 63 <= x < 2 ** 64 for x in (a, b)):
-        return
     if _is_bool(a) or _is_bool(b):
+        for x in (a, b):
+            if x.__class__ is int and not -2 ** 63 <= x < 2 ** 64:
+                return
         if _is_bool(a) and _is_bool(b):
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
