@@ -169,7 +169,7 @@ def test_cuda_autocast_disabled_without_gpu():
 
 
 def test_cuda_policy_table_names_exist():
-    from torchlike._ops._registry import OPS
+    from torchlike._registry import OPS
     import torchlike.nn.functional  # noqa: F401
     from torchlike.amp import autocast_mode as am
     for policy in (am._CPU_POLICY, am._CUDA_POLICY):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import torchlike
-from torchlike._ops import _registry
+from torchlike import _registry
 
 from nn_util import copy_state
 from oracle import assert_close

@@ -283,7 +283,7 @@ def test_int_and_slice_positions_do_not_retrace():
     """x[i], x[i:i+b] and x[i] = v for many i compile once per structure (the positions are
     traced arguments), so loops over rows or batches stay fast."""
     import torchlike
-    from torchlike._ops import _registry as R
+    from torchlike import _registry as R
     x = torchlike.randn(37, 3)
     before = R.trace_counts("getitem")["fwd"]
     rows = [x[i] for i in range(37)]

@@ -599,7 +599,7 @@ def test_overlapping_unfold_is_a_copy():
 
 def test_select_and_narrow_positions_do_not_retrace():
     import torchlike
-    from torchlike._ops import _registry as R
+    from torchlike import _registry as R
     x = torchlike.randn(41, 3)
     b_sel, b_nar = R.trace_counts("select")["fwd"], R.trace_counts("slice")["fwd"]
     rows = [x.select(0, i) for i in range(41)]

@@ -3,7 +3,7 @@ import numpy as np
 import torch
 
 import torchlike
-from torchlike._ops import _registry
+from torchlike import _registry
 
 
 def _step(m, n):

@@ -1,7 +1,7 @@
 """What one eager MLP training step compiles, pinned: a change that adds XLA programs to a step
 (or makes a second step with the same shapes compile again) fails here."""
 import torchlike as torch
-from torchlike._ops import _registry as R
+from torchlike import _registry as R
 
 # programs one Linear-ReLU-Linear-ReLU-Linear + cross_entropy + Adam step compiles on new shapes:
 # per op its forward-with-VJP and backward (ReLU shared by both layers), the gathers refreshing

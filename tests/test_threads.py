@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import torchlike
-from torchlike._ops import _registry as R
+from torchlike import _registry as R
 
 THREADS = 4
 CALLS = 200

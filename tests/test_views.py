@@ -452,7 +452,7 @@ def test_a_view_op_declares_its_own_overlap_rule():
     """``defop(view=view_rule(overlap=...))``: the rule decides, the registry only calls it."""
     import jax.numpy as jnp
     from torchlike import _storage
-    from torchlike._ops._registry import Op, apply
+    from torchlike._registry import Op, apply
 
     seen = []
 

@@ -1,7 +1,7 @@
 """Every jit cache torchlike keeps, by name, so one call clears or counts them all.
 
 A cache registers ``(clear, counts)``: ``clear()`` drops its compiled programs; ``counts()``
-returns a dict of how many times it traced (by entry kind). ``torchlike._ops._registry``'s
+returns a dict of how many times it traced (by entry kind). ``torchlike._registry``'s
 ``clear_caches()``/``trace_counts()`` cover the op caches and every cache registered here.
 """
 from __future__ import annotations

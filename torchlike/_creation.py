@@ -12,7 +12,7 @@ import numpy as np
 from . import _device
 from . import _dtype as D
 from . import _random
-from ._ops import _registry as _R
+from . import _registry as _R
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",

@@ -119,7 +119,7 @@ def next_key(generator=None):
 # size class) and keep the first n elements on the host; later draws at that shape compile their
 # own program. The values are the same either way (``tests/test_shape_churn.py``).
 
-from ._ops import _registry as _R       # noqa: E402  (HOST_CALLS, the CPU check)
+from . import _registry as _R       # noqa: E402  (HOST_CALLS, the CPU check)
 
 _draws: dict = {}
 _DRAWS_MAX = 4096

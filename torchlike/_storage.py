@@ -39,8 +39,8 @@ import numpy as np
 
 from . import _caches
 from . import _dtype as D
-from ._ops import _registry as _R
-from ._ops._registry import apply, defop
+from . import _registry as _R
+from ._registry import apply, defop
 from .autograd import grad_mode as _gm
 
 __all__ = ["write", "make_view", "detached_alias", "alias_index", "view_rule", "ViewRule",

@@ -14,7 +14,7 @@ import numpy as np
 from . import _device
 from . import _dtype as D
 from . import _runtime
-from ._ops import _registry
+from . import _registry
 from ._tensor_interop import InteropMixin
 from .autograd import grad_mode as _gm
 from .autograd.graph import AccumulateGrad

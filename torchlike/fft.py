@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from . import _dtype as D
-from ._ops._registry import apply, defop
+from ._registry import apply, defop
 from ._ops.shape import roll as _roll, write_out as _write_out
 from ._ops.spectral import _torch_type_name
 from ._tensor import Tensor

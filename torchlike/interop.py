@@ -21,7 +21,7 @@ import weakref
 import jax
 import numpy as np
 
-from ._ops._registry import Op, apply
+from ._registry import Op, apply
 from ._tensor import Tensor
 from .func import _core as C
 

@@ -109,7 +109,7 @@ _saved = []
 def install():
     from ..nn import functional as F
     from .._dtype import _FLOAT
-    from .._ops._registry import apply
+    from .._registry import apply
     from ._trace import is_tracer
     if _saved or not (hasattr(F, "_check_target_range") and hasattr(F, "_embedding")):
         return        # the functions changed shape: their host checks then break the trace

@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._ops._registry import Op, apply
+from .._registry import Op, apply
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from . import _hostchecks, _trace

@@ -6,7 +6,7 @@ import builtins
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 __all__ = ["diff", "gradient", "trapezoid", "trapz", "cumulative_trapezoid"]
 

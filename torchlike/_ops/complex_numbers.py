@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from .. import _dtype as D
 from .._storage import _torch_type_name
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 __all__ = ["angle", "complex", "polar", "view_as_real", "view_as_complex", "isreal",
            "is_conj", "resolve_conj", "is_neg", "resolve_neg"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._registry import apply, defop, method
+from .._registry import apply, defop, method
 from .._storage import apply_
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",

@@ -17,7 +17,7 @@ import jax.scipy.special as jsp
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import elementwise as _pw
-from ._registry import apply, broadcast_error, defop
+from .._registry import apply, broadcast_error, defop
 from .._storage import (_torch_type_name, apply_, check_inplace,
                        commit_inplace)
 

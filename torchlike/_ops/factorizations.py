@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
                      linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv,
                      tensordot)

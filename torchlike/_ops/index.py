@@ -7,7 +7,7 @@ import numpy as np
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 __all__ = ["index_put"]
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from .. import _dtype as D
 from .._storage import _torch_type_name
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 __all__ = ["gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "frexp", "ldexp",
            "nextafter", "heaviside"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot"]
 
@@ -358,7 +358,7 @@ def _cross_impl(input, other, dim, name):
     shp = tuple(np.broadcast_shapes(tuple(input.shape), tuple(other.shape))) \
         if _bcastable(input, other) else None
     if shp is None:
-        from ._registry import broadcast_error
+        from .._registry import broadcast_error
         raise RuntimeError(broadcast_error([tuple(input.shape), tuple(other.shape)]))
     d = _wrap_dim(dim, len(shp))
     if input.shape[d - len(shp) + input.ndim] != 3 or other.shape[d - len(shp) + other.ndim] \

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 __all__ = ["sum", "mean", "norm"]
 

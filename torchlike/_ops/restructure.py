@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
-from ._registry import apply, defop
+from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace
 from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, meshgrid,
                     narrow, reshape, split, stack, tensor_split)

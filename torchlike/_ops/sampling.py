@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _random
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace
 
 __all__ = ["normal", "bernoulli", "multinomial", "poisson"]
@@ -215,7 +215,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             r.requires_grad_(True)
         return r
     if mt and st:
-        from ._registry import broadcast_error
+        from .._registry import broadcast_error
         msg = broadcast_error([tuple(mean.shape), tuple(std.shape)])
         if msg:
             raise RuntimeError(msg)

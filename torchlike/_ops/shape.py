@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from .. import _device
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
-from ._registry import apply, defop, method
+from .._registry import apply, defop, method
 
 __all__ = ["reshape", "transpose", "swapaxes", "permute", "squeeze", "unsqueeze", "flatten",
            "t", "clone"]
@@ -1234,7 +1234,7 @@ def diag(input, diagonal=0):
 # ------------------------------------------------------------------ broadcasting, meshgrid
 
 def _broadcast_shape(shapes):
-    from ._registry import broadcast_error
+    from .._registry import broadcast_error
     if not shapes:
         return ()
     msg = broadcast_error(shapes)

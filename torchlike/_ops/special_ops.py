@@ -19,10 +19,10 @@ import jax.scipy.special as jsp
 import numpy as np
 
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 try:                    # the in-place helper is moving from the registry to _storage
-    from ._registry import apply_
+    from .._registry import apply_
 except ImportError:     # pragma: no cover
     from .._storage import apply_
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",

@@ -6,7 +6,7 @@ import collections
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ._registry import apply, defop
+from .._registry import apply, defop
 
 __all__ = ["cov", "corrcoef", "histogram", "histogramdd"]
 

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 import numpy as np
 
-from .._ops._registry import apply, defop
+from .._registry import apply, defop
 from .. import _random
 
 __all__: list = []

@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _random
 from ..autograd import grad_mode as _gm
-from .._ops._registry import apply, defop
+from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _random
-from .._ops import _registry as _R
+from .. import _registry as _R
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "dirac_", "trunc_normal_", "orthogonal_", "kaiming_uniform_", "kaiming_normal_",

@@ -21,7 +21,7 @@ from jax import lax
 
 import torchlike as _tl
 from . import _bessel
-from .._ops._registry import apply, defop
+from .._registry import apply, defop
 from .._ops.special_ops import _float_dtype, blocked as _blocked, no_grad_for as _no_grad_for
 from .._tensor import Tensor
 

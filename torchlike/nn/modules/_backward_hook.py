@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..._ops._registry import apply, defop
+from ..._registry import apply, defop
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm
 

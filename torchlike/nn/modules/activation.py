@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _creation, _random
-from ..._ops._registry import apply, defop
+from ..._registry import apply, defop
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _creation
-from ..._ops._registry import apply, defop
+from ..._registry import apply, defop
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from ... import _creation, _random
-from ..._ops._registry import apply, defop
+from ..._registry import apply, defop
 from ..._tensor import Tensor
 from .. import init
 from ..parameter import Parameter

@@ -6,7 +6,7 @@ from collections import namedtuple
 import jax.numpy as jnp
 import numpy as np
 
-from ..._ops._registry import apply, defop
+from ..._registry import apply, defop
 from ..._tensor import Tensor
 
 __all__ = ["PackedSequence", "pad_sequence", "pack_padded_sequence", "pad_packed_sequence",

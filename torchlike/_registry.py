@@ -20,11 +20,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _caches
-from .. import _dtype as D
-from ..autograd import engine as _engine
-from ..autograd import grad_mode as _gm
-from ..autograd.graph import Node
+from . import _caches
+from . import _dtype as D
+from .autograd import engine as _engine
+from .autograd import grad_mode as _gm
+from .autograd.graph import Node
 
 __all__ = ["Op", "defop", "apply", "clear_caches", "trace_counts", "OPS"]
 
