@@ -1,0 +1,1831 @@
+"""Evaluate a jaxpr with numpy: the interpreter tier's one evaluator.
+
+``run(closed_jaxpr, *args)`` evaluates a ``jax.core.ClosedJaxpr`` (from ``jax.make_jaxpr``) on
+numpy arrays with one numpy function per jax *primitive* (``RULES``, keyed by primitive name)
+and returns numpy arrays of exactly the output avals' dtypes and shapes. Nothing is compiled.
+
+A jaxpr is turned once into a *plan* (cached on the jaxpr object): a flat list of
+``(function, input slots, output slots)`` steps whose functions already hold each equation's
+params. Running a plan is a loop of list reads, one call per equation and list writes.
+Sub-jaxprs (``jit``, ``custom_jvp_call``, ``custom_vjp_call``, ``checkpoint``, ``closed_call``,
+``scan``, ``while``, ``cond``) get plans of their own, built with their parent's.
+
+Semantics are XLA's (CPU backend), checked against jax's compiled results in
+``tests/test_interpret.py``: integer division by zero, shifts past the bit width, saturating
+float-to-int conversion, ``max``/``min`` of signed zeros, sort's total order, gather/scatter
+bounds. Two differences remain, both in float results only: transcendental functions and
+reductions round differently in the last bits, and XLA's CPU backend flushes subnormal floats
+to zero (inputs and results) where numpy keeps them.
+
+bfloat16, float16 and float8 values are computed in float32 and each primitive's result is
+rounded to its output dtype.
+
+``check(closed_jaxpr)`` returns the first primitive without a numpy form (or None) before any
+work is done; ``run`` raises ``Unsupported`` for it. ``unsupported_counts()`` counts the names
+met by ``check`` and ``run``.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import math
+import weakref
+
+import jax
+import ml_dtypes
+import numpy as np
+from jax.extend import core as _jcore
+
+__all__ = ["run", "check", "Unsupported", "unsupported_counts", "RULES"]
+
+
+class Unsupported(Exception):
+    """A primitive (or a params combination) with no numpy form in this module."""
+
+    def __init__(self, name, why=""):
+        super().__init__(f"no numpy form for primitive {name!r}" + (f": {why}" if why else ""))
+        self.name = name
+
+
+_COUNTS: collections.Counter = collections.Counter()
+
+
+def unsupported_counts():
+    """``{primitive name: times met}`` for primitives that had no numpy form."""
+    return dict(_COUNTS)
+
+
+RULES: dict = {}        # primitive name -> make(params, in_avals, out_avals) -> fn(*arrays)
+
+_Literal = _jcore.Literal
+_DropVar = _jcore.DropVar
+_F32 = np.dtype(np.float32)
+_LOWP = {np.dtype(t) for t in (np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
+                               ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3b11fnuz,
+                               ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2fnuz)}
+for _n in ("float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn"):
+    if hasattr(ml_dtypes, _n):
+        _LOWP.add(np.dtype(getattr(ml_dtypes, _n)))
+
+
+def _is_key(aval):
+    return jax.dtypes.issubdtype(aval.dtype, jax.dtypes.prng_key)
+
+
+# ------------------------------------------------------------------ plans
+
+class _Plan:
+    __slots__ = ("steps", "template", "in_slots", "out_slots", "__weakref__")
+
+
+_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CLOSED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _np_const(v, aval):
+    if _is_key(aval):
+        return np.asarray(jax.random.key_data(v))
+    return np.asarray(v, dtype=aval.dtype)
+
+
+def _plan(jaxpr, consts=()):
+    """The plan of an open ``Jaxpr`` whose constvars take ``consts``."""
+    plan = _Plan()
+    slots = {}
+    template = []
+
+    def slot(v):
+        s = slots.get(v)
+        if s is None:
+            s = slots[v] = len(template)
+            template.append(None)
+        return s
+
+    for v, c in zip(jaxpr.constvars, consts):
+        template[slot(v)] = c if v.aval is None else _np_const(c, v.aval)
+    plan.in_slots = tuple(slot(v) for v in jaxpr.invars)
+    steps = []
+    for eqn in jaxpr.eqns:
+        ins = []
+        for v in eqn.invars:
+            if isinstance(v, _Literal):
+                ins.append(len(template))
+                template.append(_np_const(v.val, v.aval))
+            else:
+                ins.append(slot(v))
+        fn = _make(eqn)
+        outs = []
+        for o in eqn.outvars:
+            if isinstance(o, _DropVar):
+                outs.append(len(template))
+                template.append(None)
+            else:
+                outs.append(slot(o))
+        if eqn.primitive.multiple_results:
+            steps.append((fn, tuple(ins), tuple(outs), True))
+        else:
+            steps.append((fn, tuple(ins), outs[0], False))
+    out_slots = []
+    for v in jaxpr.outvars:
+        if isinstance(v, _Literal):
+            out_slots.append(len(template))
+            template.append(_np_const(v.val, v.aval))
+        else:
+            out_slots.append(slot(v))
+    plan.out_slots = tuple(out_slots)
+    plan.template = template
+    plan.steps = tuple(steps)
+    return plan
+
+
+def _closed_plan(closed):
+    p = _CLOSED.get(closed)
+    if p is None:
+        p = _CLOSED[closed] = _plan(closed.jaxpr, closed.consts)
+    return p
+
+
+def _open_plan(jaxpr):
+    p = _PLANS.get(jaxpr)
+    if p is None:
+        p = _PLANS[jaxpr] = _plan(jaxpr, ())
+    return p
+
+
+def _exec(plan, args):
+    env = plan.template.copy()
+    for i, a in zip(plan.in_slots, args):
+        env[i] = a
+    for fn, ins, out, multi in plan.steps:
+        if multi:
+            for o, v in zip(out, fn(*[env[i] for i in ins])):
+                env[o] = v
+        else:
+            env[out] = fn(*[env[i] for i in ins])
+    return [env[i] for i in plan.out_slots]
+
+
+def _make(eqn):
+    name = eqn.primitive.name
+    rule = RULES.get(name)
+    if rule is None:
+        raise Unsupported(name)
+    ins = [v.aval for v in eqn.invars]
+    outs = [v.aval for v in eqn.outvars]
+    fn = rule(eqn.params, ins, outs)
+    if name not in _MOVES and (any(getattr(a, "dtype", None) in _LOWP for a in ins)
+                               or any(getattr(a, "dtype", None) in _LOWP for a in outs)):
+        fn = _lowp(fn, [a.dtype for a in outs], eqn.primitive.multiple_results)
+    return fn
+
+
+def _lowp(fn, out_dtypes, multi):
+    """Compute a low-precision float primitive in float32 and round its results."""
+    def up(a):
+        return a.astype(_F32) if a.dtype in _LOWP else a
+
+    if multi:
+        def g(*args):
+            return [np.asarray(r).astype(d) for r, d in zip(fn(*map(up, args)), out_dtypes)]
+    else:
+        d = out_dtypes[0]
+
+        def g(*args):
+            return np.asarray(fn(*map(up, args))).astype(d)
+    return g
+
+
+def check(closed_jaxpr):
+    """The first primitive of ``closed_jaxpr`` (sub-jaxprs included) with no numpy form, or
+    None. Builds and caches the plan ``run`` uses, so calling it first costs nothing extra."""
+    try:
+        _closed_plan(closed_jaxpr)
+    except Unsupported as e:
+        _COUNTS[e.name] += 1
+        return e.name
+    return None
+
+
+def _to_np(a):
+    if isinstance(a, np.ndarray):
+        return a
+    if isinstance(a, jax.Array) and jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(a))
+    return np.asarray(a)
+
+
+def run(closed_jaxpr, *args):
+    """Evaluate ``closed_jaxpr`` on ``args`` (numpy or jax arrays, numpy scalars); a list of
+    numpy arrays with the output avals' dtypes and shapes. PRNG-key outputs come back as jax
+    key arrays. Raises ``Unsupported`` (before any work) for a primitive with no numpy form."""
+    try:
+        plan = _closed_plan(closed_jaxpr)
+    except Unsupported as e:
+        _COUNTS[e.name] += 1
+        raise
+    with np.errstate(all="ignore"):
+        outs = _exec(plan, [_to_np(a) for a in args])
+    res = []
+    for v, aval in zip(outs, closed_jaxpr.out_avals):
+        if _is_key(aval):
+            res.append(jax.random.wrap_key_data(np.asarray(v, np.uint32),
+                                                impl=aval.dtype._impl.name))
+            continue
+        if not isinstance(v, np.ndarray) or v.dtype != aval.dtype:
+            v = np.asarray(v, dtype=aval.dtype)
+        res.append(v)
+    return res
+
+
+# ------------------------------------------------------------------ rule helpers
+
+_MOVES = set()      # data-movement primitives: no float32 detour for low-precision dtypes
+
+
+def rule(*names, moves=False):
+    def deco(make):
+        for n in names:
+            RULES[n] = make
+            if moves:
+                _MOVES.add(n)
+        return make
+    return deco
+
+
+def _simple(np_fn, *names, moves=False):
+    """A primitive that is ``np_fn(*arrays)`` whatever its params."""
+    def make(p, ins, outs):
+        return np_fn
+    rule(*names, moves=moves)(make)
+
+
+def _typed(np_fn, *names):
+    """``np_fn(*arrays)`` cast to the output dtype where numpy's result dtype differs."""
+    def make(p, ins, outs):
+        d = outs[0].dtype
+
+        def f(*a):
+            r = np_fn(*a)
+            return r if r.dtype == d else r.astype(d)
+        return f
+    rule(*names)(make)
+
+
+def _kind(aval):
+    return np.dtype(aval.dtype).kind
+
+
+# ------------------------------------------------------------------ elementwise arithmetic
+
+_simple(np.add, "add", "add_any")
+_simple(np.negative, "neg")
+_simple(np.equal, "eq")
+_simple(np.not_equal, "ne")
+_simple(np.less, "lt")
+_simple(np.less_equal, "le")
+_simple(np.greater, "gt")
+_simple(np.greater_equal, "ge")
+_simple(np.bitwise_and, "and")
+_simple(np.bitwise_or, "or")
+_simple(np.bitwise_xor, "xor")
+_simple(np.invert, "not")
+_simple(np.isfinite, "is_finite")
+_simple(np.floor, "floor")
+_simple(np.ceil, "ceil")
+_simple(np.arctan2, "atan2")
+_simple(np.real, "real")
+_simple(np.imag, "imag")
+_typed(np.abs, "abs")
+
+
+@rule("sub")
+def _sub(p, ins, outs):
+    return np.logical_xor if _kind(ins[0]) == "b" else np.subtract
+
+
+@rule("mul")
+def _mul(p, ins, outs):
+    d = p.get("out_dtype")
+    if d is None:
+        return np.multiply
+    d = np.dtype(d)
+    return lambda x, y: np.multiply(x.astype(d), y.astype(d))
+
+
+@rule("square")
+def _square(p, ins, outs):
+    return lambda x: x * x
+
+
+@rule("conj")
+def _conj(p, ins, outs):
+    d = outs[0].dtype
+    return lambda x: np.conj(x).astype(d, copy=False)
+
+
+@rule("complex")
+def _complex(p, ins, outs):
+    d = outs[0].dtype
+
+    def f(x, y):
+        x, y = np.broadcast_arrays(x, y)
+        r = np.empty(x.shape, d)
+        r.real = x
+        r.imag = y
+        return r
+    return f
+
+
+def _signed(d):
+    return np.dtype(f"i{np.dtype(d).itemsize}")
+
+
+def _unsigned(d):
+    return np.dtype(f"u{np.dtype(d).itemsize}")
+
+
+@rule("div")
+def _div(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    if d.kind not in "iu":
+        return np.true_divide
+    if d.kind == "u":
+        def f(x, y):
+            z = y == 0
+            q = np.floor_divide(x, np.where(z, 1, y).astype(d))
+            return np.where(z, np.array(-1).astype(d), q)
+        return f
+    mn = np.iinfo(d).min
+
+    def f(x, y):
+        # XLA: x / 0 is -1, INT_MIN / -1 is INT_MIN, otherwise truncation toward zero
+        z = y == 0
+        ov = (x == mn) & (y == -1)
+        ys = np.where(z | ov, 1, y).astype(d)
+        fq = np.floor_divide(x, ys)
+        q = np.where((fq < 0) & (fq * ys != x), fq + 1, fq)
+        q = np.where(ov, x, q)
+        return np.where(z, np.array(-1, d), q).astype(d, copy=False)
+    return f
+
+
+@rule("rem")
+def _rem(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    if d.kind == "f" or d.kind == "c":
+        return np.fmod
+    if d.kind == "u":
+        def f(x, y):
+            z = y == 0
+            return np.where(z, x, np.remainder(x, np.where(z, 1, y).astype(d)))
+        return f
+
+    def f(x, y):
+        bad = (y == 0) | (y == -1)
+        r = np.fmod(x, np.where(bad, 1, y).astype(d))
+        r = np.where(y == -1, 0, r)
+        return np.where(y == 0, x, r).astype(d, copy=False)
+    return f
+
+
+@rule("max")
+def _max(p, ins, outs):
+    if _kind(ins[0]) != "f":
+        return np.maximum
+
+    def f(x, y):
+        r = np.maximum(x, y)
+        # XLA: max(-0.0, 0.0) is 0.0 in either order (numpy returns its second operand)
+        return np.where((x == 0) & (y == 0), x + y, r)
+    return f
+
+
+@rule("min")
+def _min(p, ins, outs):
+    if _kind(ins[0]) != "f":
+        return np.minimum
+
+    def f(x, y):
+        r = np.minimum(x, y)
+        return np.where((x == 0) & (y == 0), -((-x) + (-y)), r)
+    return f
+
+
+@rule("clamp")
+def _clamp(p, ins, outs):
+    mx = _max(p, ins[1:], outs)
+    mn = _min(p, ins[1:], outs)
+    return lambda lo, x, hi: mn(mx(x, lo), hi)
+
+
+@rule("sign")
+def _sign(p, ins, outs):
+    k = _kind(ins[0])
+    if k == "f":
+        return lambda x: np.where(x == 0, x, np.sign(x))
+    if k == "c":
+        def f(x):
+            a = np.abs(x)
+            return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
+        return f
+    return np.sign
+
+
+@rule("select_n")
+def _select_n(p, ins, outs):
+    if len(ins) == 2:
+        return lambda pred, x: x
+    if len(ins) == 3:
+        if _kind(ins[0]) == "b":
+            return lambda pred, f, t: np.where(pred, t, f)
+        return lambda pred, f, t: np.where(pred != 0, t, f)
+
+    def f(pred, *cases):
+        shape = np.broadcast_shapes(*[np.shape(c) for c in cases], np.shape(pred))
+        return np.choose(np.broadcast_to(pred, shape), [np.broadcast_to(c, shape) for c in cases])
+    return f
+
+
+@rule("nextafter")
+def _nextafter(p, ins, outs):
+    d = np.dtype(ins[0].dtype)
+    if d in _LOWP or d.itemsize < 2:
+        raise Unsupported("nextafter", f"dtype {d}")
+    return np.nextafter
+
+
+@rule("pow")
+def _pow(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    if _kind(ins[1]) in "iu":
+        def f(x, y):
+            wide = np.complex128 if d.kind == "c" else np.float64
+            return np.power(x.astype(wide), y.astype(np.float64)).astype(d)
+        return f
+    return lambda x, y: np.power(x, y).astype(d, copy=False)
+
+
+@rule("integer_pow")
+def _integer_pow(p, ins, outs):
+    # the multiplication chain jax's lowering emits (binary powering), so results are XLA's
+    y = p["y"]
+    d = np.dtype(outs[0].dtype)
+
+    def f(x):
+        n = abs(y)
+        if n == 0:
+            return np.ones_like(x)
+        acc = None
+        b = x
+        while n > 0:
+            if n & 1:
+                acc = b if acc is None else acc * b
+            n >>= 1
+            if n > 0:
+                b = b * b
+        if y < 0:
+            acc = np.array(1, d) / acc
+        return np.asarray(acc).astype(d, copy=False)
+    return f
+
+
+@rule("round")
+def _round(p, ins, outs):
+    if int(p["rounding_method"]) == 1:
+        return np.round
+
+    def f(x):
+        t = np.trunc(x)
+        r = np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+        return np.copysign(r, x)
+    return f
+
+
+# ------------------------------------------------------------------ transcendental functions
+
+def _unary(np_fn, *names):
+    def make(p, ins, outs):
+        d = np.dtype(outs[0].dtype)
+
+        def f(x):
+            r = np_fn(x)
+            return r if r.dtype == d else r.astype(d)
+        return f
+    rule(*names)(make)
+
+
+for _name, _fn in [("exp", np.exp), ("exp2", np.exp2), ("log", np.log), ("log1p", np.log1p),
+                   ("expm1", np.expm1), ("tanh", np.tanh), ("sin", np.sin), ("cos", np.cos),
+                   ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
+                   ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
+                   ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh),
+                   ("sqrt", np.sqrt), ("cbrt", np.cbrt)]:
+    _unary(_fn, _name)
+
+
+@rule("rsqrt")
+def _rsqrt(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    one = np.array(1, d)
+    return lambda x: one / np.sqrt(x)
+
+
+@rule("logistic")
+def _logistic(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    one = np.array(1, d)
+    if d.kind == "c":
+        return lambda x: one / (one + np.exp(-x))
+
+    def f(x):
+        # 1/(1+exp(-x)), written so that neither branch overflows
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, one / (one + e), e / (one + e)).astype(d, copy=False)
+    return f
+
+
+def _scipy_special():
+    import scipy.special as sp     # a dependency of jax itself; imported on first use
+    return sp
+
+
+def _special(name, sp_name, nargs=1):
+    def make(p, ins, outs):
+        d = np.dtype(outs[0].dtype)
+        fn = getattr(_scipy_special(), sp_name)
+        if d.kind != "f":
+            raise Unsupported(name, f"dtype {d}")
+        return lambda *a: np.asarray(fn(*a)).astype(d, copy=False)
+    rule(name)(make)
+
+
+for _name, _sp, _n in [("erf", "erf", 1), ("erfc", "erfc", 1), ("erf_inv", "erfinv", 1),
+                       ("lgamma", "gammaln", 1), ("digamma", "digamma", 1),
+                       ("igamma", "gammainc", 2), ("igammac", "gammaincc", 2),
+                       ("bessel_i0e", "i0e", 1), ("bessel_i1e", "i1e", 1),
+                       ("zeta", "zeta", 2), ("regularized_incomplete_beta", "betainc", 3)]:
+    _special(_name, _sp, _n)
+
+
+@rule("polygamma")
+def _polygamma(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    sp = _scipy_special()
+
+    def f(n, x):
+        n64 = np.asarray(n, np.float64)
+        ok = (n64 == np.floor(n64)) & (n64 >= 0)
+        r = sp.polygamma(np.where(ok, n64, 0).astype(np.int64), x)
+        return np.where(ok, r, np.nan).astype(d)
+    return f
+
+
+# ------------------------------------------------------------------ bits
+
+def _shift_rule(kind):
+    def make(p, ins, outs):
+        d = np.dtype(outs[0].dtype)
+        bits = d.itemsize * 8
+        u = _unsigned(d)
+        s = _signed(d)
+
+        def f(x, y):
+            amt = np.asarray(y).astype(u)        # XLA reads the amount as unsigned
+            big = amt >= bits
+            a = np.where(big, 0, amt)
+            if kind == "left":
+                r = np.left_shift(x.astype(u), a.astype(u)).astype(d)
+                return np.where(big, np.zeros((), d), r)
+            if kind == "logical":
+                r = np.right_shift(x.astype(u), a.astype(u)).astype(d)
+                return np.where(big, np.zeros((), d), r)
+            xs = x.astype(s)
+            r = np.right_shift(xs, np.where(big, bits - 1, a).astype(s))
+            return r.astype(d)
+        return f
+    return make
+
+
+RULES["shift_left"] = _shift_rule("left")
+RULES["shift_right_logical"] = _shift_rule("logical")
+RULES["shift_right_arithmetic"] = _shift_rule("arith")
+
+
+@rule("population_count")
+def _popcnt(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    return lambda x: np.bitwise_count(x).astype(d)
+
+
+@rule("clz")
+def _clz(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    bits = d.itemsize * 8
+    u = _unsigned(d)
+
+    def f(x):
+        v = np.asarray(x).astype(u)
+        n = np.zeros(v.shape, np.int64)
+        for shift in (32, 16, 8, 4, 2, 1):
+            if shift >= bits:
+                continue
+            top = (v >> u.type(bits - shift)) == 0
+            n += np.where(top, shift, 0)
+            v = np.where(top, v << u.type(shift), v)
+        n += (v >> u.type(bits - 1)) == 0
+        return n.astype(d)
+    return f
+
+
+# ------------------------------------------------------------------ conversions
+
+_INT_LIMITS = {}
+
+
+@rule("convert_element_type")
+def _convert(p, ins, outs):
+    src = np.dtype(ins[0].dtype)
+    dst = np.dtype(p["new_dtype"])
+    if src == dst:
+        return lambda x: x
+    if dst.kind == "b":
+        return lambda x: x != 0
+    if src.kind == "c" and dst.kind != "c":
+        src_real = True
+    else:
+        src_real = False
+    if dst.kind in "iu" and src.kind in "fc":
+        info = np.iinfo(dst)
+        lo, hi = info.min, info.max
+
+        def f(x):
+            if src_real:
+                x = np.real(x)
+            x = np.asarray(x)
+            if x.dtype in _LOWP:
+                x = x.astype(_F32)
+            x64 = x.astype(np.float64)
+            t = np.trunc(x64)
+            r = np.where(np.isnan(t), 0, np.clip(t, lo, hi))
+            out = r.astype(dst)
+            # float64 cannot hold int64/uint64 max: saturate explicitly
+            out = np.where(t >= float(hi), np.array(hi, dst), out)
+            return np.where(np.isnan(t), np.zeros((), dst), out)
+        return f
+    if dst in _LOWP and src == np.float64:
+        # XLA narrows float64 to float32 first (double rounding, as it does)
+        return lambda x: np.asarray(x).astype(_F32).astype(dst)
+    if dst in _LOWP and src.kind in "iu" and src.itemsize > 2:
+        return lambda x: np.asarray(x).astype(_F32).astype(dst)
+    if src_real:
+        return lambda x: np.real(x).astype(dst)
+    return lambda x: np.asarray(x).astype(dst)
+
+
+_MOVES.add("convert_element_type")
+
+
+@rule("bitcast_convert_type", moves=True)
+def _bitcast(p, ins, outs):
+    dst = np.dtype(p["new_dtype"])
+    shape = tuple(outs[0].shape)
+
+    def f(x):
+        x = np.ascontiguousarray(x)
+        return x.view(dst).reshape(shape)
+    return f
+
+
+@rule("reduce_precision")
+def _reduce_precision(p, ins, outs):
+    eb, mb = int(p["exponent_bits"]), int(p["mantissa_bits"])
+    d = np.dtype(outs[0].dtype)
+    if d in _LOWP:
+        d = _F32
+    fi = np.finfo(d)
+    src_m = fi.nmant
+    src_e = fi.nexp
+    nbits = d.itemsize * 8
+    u = _unsigned(d)
+
+    def f(x):
+        x = np.asarray(x, d)
+        xi = x.view(u).astype(np.uint64)
+        if mb < src_m:
+            last = 1 << (src_m - mb)
+            base_bias = (last >> 1) - 1
+            lastbit = (xi & last) >> (src_m - mb)
+            xi = (xi + lastbit + base_bias) & ~np.uint64(last - 1) & np.uint64((1 << nbits) - 1)
+        if eb < src_e:
+            sign_mask = 1 << (nbits - 1)
+            exp_mask = ((1 << src_e) - 1) << src_m
+            bias = (1 << (src_e - 1)) - 1
+            rbias = (1 << (eb - 1)) - 1
+            rmax = bias + rbias
+            rmin = bias - rbias
+            xe = xi & np.uint64(exp_mask)
+            over = xe > np.uint64(rmax << src_m)
+            under = xe <= np.uint64(rmin << src_m)
+            zero = xi & np.uint64(sign_mask)
+            inf = zero | np.uint64(exp_mask)
+            xi = np.where(over, inf, np.where(under, zero, xi))
+        r = xi.astype(u).view(d)
+        return np.where(np.isnan(x), x, r)
+    return f
+
+
+# ------------------------------------------------------------------ data movement
+
+@rule("copy", "copy_p", "stop_gradient", "reduce_precision_identity", moves=True)
+def _identity(p, ins, outs):
+    return lambda x: x
+
+
+@rule("optimization_barrier", "device_put", moves=True)
+def _identity_many(p, ins, outs):
+    return lambda *xs: list(xs)
+
+
+@rule("sharding_constraint", "mesh_cast", "reshard", "pvary", moves=True)
+def _identity1(p, ins, outs):
+    return lambda x: x
+
+
+@rule("iota", moves=True)
+def _iota(p, ins, outs):
+    d = np.dtype(p["dtype"])
+    shape = tuple(p["shape"])
+    dim = int(p["dimension"])
+    n = shape[dim]
+    view = [1] * len(shape)
+    view[dim] = n
+    base = np.arange(n, dtype=d).reshape(view)
+    val = np.ascontiguousarray(np.broadcast_to(base, shape))
+    return lambda: val
+
+
+@rule("broadcast_in_dim", moves=True)
+def _broadcast_in_dim(p, ins, outs):
+    shape = tuple(p["shape"])
+    bd = tuple(p["broadcast_dimensions"])
+    if len(ins) != 1:
+        raise Unsupported("broadcast_in_dim", "dynamic shapes")
+    view = [1] * len(shape)
+    for i, d in enumerate(bd):
+        view[d] = ins[0].shape[i]
+    view = tuple(view)
+    return lambda x: np.broadcast_to(np.reshape(x, view), shape)
+
+
+@rule("reshape", moves=True)
+def _reshape(p, ins, outs):
+    shape = tuple(p["new_sizes"])
+    if p.get("dimensions") is not None:
+        dims = tuple(p["dimensions"])
+        return lambda x: np.reshape(np.transpose(x, dims), shape)
+    return lambda x: np.reshape(x, shape)
+
+
+@rule("squeeze", moves=True)
+def _squeeze(p, ins, outs):
+    shape = tuple(outs[0].shape)
+    return lambda x: np.reshape(x, shape)
+
+
+@rule("expand_dims", moves=True)
+def _expand_dims(p, ins, outs):
+    shape = tuple(outs[0].shape)
+    return lambda x: np.reshape(x, shape)
+
+
+@rule("transpose", moves=True)
+def _transpose(p, ins, outs):
+    perm = tuple(p["permutation"])
+    return lambda x: np.transpose(x, perm)
+
+
+@rule("rev", moves=True)
+def _rev(p, ins, outs):
+    dims = tuple(p["dimensions"])
+    return lambda x: np.flip(x, dims) if dims else x
+
+
+@rule("concatenate", moves=True)
+def _concatenate(p, ins, outs):
+    dim = int(p["dimension"])
+    return lambda *xs: np.concatenate(xs, axis=dim)
+
+
+@rule("split", moves=True)
+def _split(p, ins, outs):
+    sizes = [int(s) for s in p["sizes"]]
+    axis = int(p["axis"])
+    cuts = list(itertools.accumulate(sizes))[:-1]
+    return lambda x: np.split(x, cuts, axis=axis)
+
+
+@rule("slice", moves=True)
+def _slice(p, ins, outs):
+    starts = p["start_indices"]
+    limits = p["limit_indices"]
+    strides = p["strides"] or (1,) * len(starts)
+    idx = tuple(slice(int(s), int(e), int(st)) for s, e, st in zip(starts, limits, strides))
+    return lambda x: x[idx]
+
+
+@rule("pad", moves=True)
+def _pad(p, ins, outs):
+    config = [tuple(int(v) for v in c) for c in p["padding_config"]]
+    out_shape = tuple(outs[0].shape)
+    d = outs[0].dtype
+
+    def f(x, pv):
+        x = np.asarray(x)
+        # interior padding and positive edge padding into a big buffer, then crop negatives
+        full = []
+        place = []
+        crop = []
+        for n, (lo, hi, it) in zip(x.shape, config):
+            core_n = n + max(n - 1, 0) * it
+            full.append(max(lo, 0) + core_n + max(hi, 0))
+            place.append(slice(max(lo, 0), max(lo, 0) + core_n, it + 1))
+            crop.append(slice(-min(lo, 0), max(lo, 0) + core_n + max(hi, 0) + min(hi, 0)))
+        buf = np.full(full, pv, dtype=d)
+        buf[tuple(place)] = x
+        return buf[tuple(crop)].reshape(out_shape)
+    return f
+
+
+@rule("dynamic_slice", moves=True)
+def _dynamic_slice(p, ins, outs):
+    sizes = tuple(int(s) for s in p["slice_sizes"])
+    shape = ins[0].shape
+
+    def f(x, *idx):
+        sl = []
+        for i, n, s in zip(idx, shape, sizes):
+            i = min(max(int(i), 0), n - s)
+            sl.append(slice(i, i + s))
+        return x[tuple(sl)]
+    return f
+
+
+@rule("dynamic_update_slice", moves=True)
+def _dynamic_update_slice(p, ins, outs):
+    shape = ins[0].shape
+    ushape = ins[1].shape
+
+    def f(x, upd, *idx):
+        sl = []
+        for i, n, s in zip(idx, shape, ushape):
+            i = min(max(int(i), 0), n - s)
+            sl.append(slice(i, i + s))
+        out = np.array(x, copy=True)
+        out[tuple(sl)] = upd
+        return out
+    return f
+
+
+# ------------------------------------------------------------------ gather / scatter
+
+def _mode_name(mode):
+    return getattr(mode, "name", str(mode)).upper()
+
+
+@rule("gather", moves=True)
+def _gather(p, ins, outs):
+    dn = p["dimension_numbers"]
+    offset_dims = tuple(dn.offset_dims)
+    collapsed = set(dn.collapsed_slice_dims)
+    start_map = tuple(dn.start_index_map)
+    obatch = tuple(getattr(dn, "operand_batching_dims", ()))
+    ibatch = tuple(getattr(dn, "start_indices_batching_dims", ()))
+    sizes = tuple(int(s) for s in p["slice_sizes"])
+    mode = _mode_name(p["mode"])
+    fill = p.get("fill_value")
+    op_shape = tuple(ins[0].shape)
+    out_shape = tuple(outs[0].shape)
+    rank = len(op_shape)
+    out_rank = len(out_shape)
+    window = [d for d in range(rank) if d not in collapsed and d not in obatch]
+    batch_out = [d for d in range(out_rank) if d not in offset_dims]
+    d = np.dtype(outs[0].dtype)
+    if "FILL" in mode:
+        if fill is None:
+            fill = np.nan if d.kind in "fc" else (
+                True if d.kind == "b" else (np.iinfo(d).min if d.kind == "i" else np.iinfo(d).max))
+            if d.kind == "i":
+                fill = np.iinfo(d).min
+        fillv = np.array(fill).astype(d)
+    # offsets along the output's offset dims, as index arrays over the whole output
+    offs = {}
+    for od, wd in zip(offset_dims, window):
+        view = [1] * out_rank
+        view[od] = out_shape[od]
+        offs[wd] = np.arange(out_shape[od]).reshape(view)
+    upper = np.array([op_shape[m] - sizes[m] for m in start_map], np.int64)
+
+    def f(x, idx):
+        idx = np.asarray(idx).astype(np.int64)
+        bshape = idx.shape[:-1]
+        starts = [None] * rank
+        for k, m in enumerate(start_map):
+            starts[m] = idx[..., k]
+        if "FILL" in mode:
+            ok = np.all((idx >= 0) & (idx <= upper), axis=-1)
+        for od_, ib in zip(obatch, ibatch):
+            view = [1] * len(bshape)
+            view[ib] = bshape[ib]
+            starts[od_] = np.broadcast_to(np.arange(bshape[ib]).reshape(view), bshape)
+        full = []
+        for dim in range(rank):
+            s = starts[dim]
+            if s is None:
+                s = np.zeros(bshape, np.int64)
+            elif dim in start_map:
+                s = np.clip(s, 0, op_shape[dim] - sizes[dim])
+            s = np.expand_dims(s, tuple(offset_dims)) if offset_dims else s
+            if dim in offs:
+                s = s + offs[dim]
+            full.append(s)
+        if x.size == 0 or 0 in out_shape:
+            return np.zeros(out_shape, d)
+        r = x[tuple(full)]
+        r = np.broadcast_to(r, out_shape)
+        if "FILL" in mode:
+            m = np.expand_dims(ok, tuple(offset_dims)) if offset_dims else ok
+            r = np.where(m, r, fillv)
+        return r
+    return f
+
+
+_SCATTER_UFUNC = {"scatter-add": np.add, "scatter_add": np.add, "scatter-mul": np.multiply,
+                  "scatter_mul": np.multiply, "scatter-min": None, "scatter_min": None,
+                  "scatter-max": None, "scatter_max": None, "scatter": None,
+                  "scatter-sub": np.subtract, "scatter_sub": np.subtract}
+
+
+def _scatter_rule(name):
+    def make(p, ins, outs):
+        dn = p["dimension_numbers"]
+        uwin = tuple(dn.update_window_dims)
+        inserted = set(dn.inserted_window_dims)
+        smap = tuple(dn.scatter_dims_to_operand_dims)
+        obatch = tuple(getattr(dn, "operand_batching_dims", ()))
+        ibatch = tuple(getattr(dn, "scatter_indices_batching_dims", ()))
+        mode = _mode_name(p["mode"])
+        op_shape = tuple(ins[0].shape)
+        upd_shape = tuple(ins[2].shape)
+        rank = len(op_shape)
+        urank = len(upd_shape)
+        window = [dd for dd in range(rank) if dd not in inserted and dd not in obatch]
+        usc = [dd for dd in range(urank) if dd not in uwin]
+        wsize = {wd: upd_shape[ud] for wd, ud in zip(window, uwin)}
+        sizes = [wsize.get(dd, 1) for dd in range(rank)]
+        kind = name.replace("_", "-")
+        if kind == "scatter-min":
+            uf = np.minimum
+        elif kind == "scatter-max":
+            uf = np.maximum
+        else:
+            uf = _SCATTER_UFUNC[name]
+        is_float = _kind(ins[0]) == "f"
+
+        def f(x, idx, upd):
+            out = np.array(x, copy=True)
+            idx = np.asarray(idx).astype(np.int64)
+            bshape = idx.shape[:-1]
+            starts = [None] * rank
+            for k, m in enumerate(smap):
+                s = idx[..., k]
+                if mode == "CLIP":
+                    s = np.clip(s, 0, op_shape[m] - sizes[m])
+                starts[m] = s
+            valid = np.ones(bshape, bool)
+            for m in smap:
+                valid &= (starts[m] >= 0) & (starts[m] <= op_shape[m] - sizes[m])
+            for od_, ib in zip(obatch, ibatch):
+                view = [1] * len(bshape)
+                view[ib] = bshape[ib]
+                starts[od_] = np.broadcast_to(np.arange(bshape[ib]).reshape(view), bshape)
+            # index arrays over the updates' shape: batch dims at the update scatter dims
+            full = []
+            for dim in range(rank):
+                s = starts[dim]
+                if s is None:
+                    s = np.zeros(bshape, np.int64)
+                s = np.expand_dims(s, tuple(uwin)) if uwin else s
+                if dim in wsize:
+                    ud = uwin[window.index(dim)]
+                    view = [1] * urank
+                    view[ud] = upd_shape[ud]
+                    s = s + np.arange(upd_shape[ud]).reshape(view)
+                full.append(np.broadcast_to(s, upd_shape))
+            v = np.expand_dims(valid, tuple(uwin)) if uwin else valid
+            v = np.broadcast_to(v, upd_shape)
+            if 0 in upd_shape or out.size == 0:
+                return out
+            sel = tuple(a[v] for a in full)
+            u = np.broadcast_to(upd, upd_shape)[v]
+            if uf is None:
+                out[sel] = u
+            elif uf is np.minimum or uf is np.maximum:
+                if is_float:
+                    # XLA's scatter-max combines with max (NaN wins, +0 over -0)
+                    uf.at(out, sel, u)
+                else:
+                    uf.at(out, sel, u)
+            else:
+                uf.at(out, sel, u)
+            return out
+        return f
+    return make
+
+
+for _name in _SCATTER_UFUNC:
+    RULES[_name] = _scatter_rule(_name)
+
+
+# ------------------------------------------------------------------ reductions
+
+def _reduce_rule(np_fn, init_fn=None):
+    def make(p, ins, outs):
+        axes = tuple(int(a) for a in p["axes"])
+        d = np.dtype(outs[0].dtype)
+
+        def f(x):
+            r = np_fn(x, axis=axes, d=d)
+            return np.asarray(r).astype(d, copy=False)
+        return f
+    return make
+
+
+def _sum(x, axis, d):
+    return np.sum(x, axis=axis, dtype=d if d.kind != "b" else None)
+
+
+def _prod(x, axis, d):
+    return np.prod(x, axis=axis, dtype=d if d.kind != "b" else None)
+
+
+def _rmax(x, axis, d):
+    if d.kind == "b":
+        return np.any(x, axis=axis)
+    init = -np.inf if d.kind == "f" else np.iinfo(d).min
+    return np.max(x, axis=axis, initial=init)
+
+
+def _rmin(x, axis, d):
+    if d.kind == "b":
+        return np.all(x, axis=axis)
+    init = np.inf if d.kind == "f" else np.iinfo(d).max
+    return np.min(x, axis=axis, initial=init)
+
+
+def _rand(x, axis, d):
+    if d.kind == "b":
+        return np.all(x, axis=axis)
+    return np.bitwise_and.reduce(x, axis=axis, initial=np.array(-1).astype(d)) if x.size else \
+        np.full(np.sum(x, axis=axis).shape, np.array(-1).astype(d))
+
+
+def _ror(x, axis, d):
+    if d.kind == "b":
+        return np.any(x, axis=axis)
+    return np.bitwise_or.reduce(x, axis=axis, initial=0) if x.size else \
+        np.zeros(np.sum(x, axis=axis).shape, d)
+
+
+def _rxor(x, axis, d):
+    if d.kind == "b":
+        return np.logical_xor.reduce(x, axis=axis) if x.size else \
+            np.zeros(np.sum(x, axis=axis).shape, bool)
+    return np.bitwise_xor.reduce(x, axis=axis, initial=0) if x.size else \
+        np.zeros(np.sum(x, axis=axis).shape, d)
+
+
+RULES["reduce_sum"] = _reduce_rule(_sum)
+RULES["reduce_prod"] = _reduce_rule(_prod)
+RULES["reduce_max"] = _reduce_rule(_rmax)
+RULES["reduce_min"] = _reduce_rule(_rmin)
+RULES["reduce_and"] = _reduce_rule(_rand)
+RULES["reduce_or"] = _reduce_rule(_ror)
+RULES["reduce_xor"] = _reduce_rule(_rxor)
+
+
+def _arg_rule(np_fn):
+    def make(p, ins, outs):
+        axis = int(p["axes"][0])
+        d = np.dtype(p["index_dtype"])
+        return lambda x: np_fn(x, axis=axis).astype(d)
+    return make
+
+
+RULES["argmax"] = _arg_rule(np.argmax)
+RULES["argmin"] = _arg_rule(np.argmin)
+
+
+def _cum_rule(kind):
+    def make(p, ins, outs):
+        axis = int(p["axis"])
+        rev = bool(p["reverse"])
+        d = np.dtype(outs[0].dtype)
+
+        def f(x):
+            if rev:
+                x = np.flip(x, axis)
+            if kind == "sum":
+                r = np.cumsum(x, axis=axis, dtype=d)
+            elif kind == "prod":
+                r = np.cumprod(x, axis=axis, dtype=d)
+            elif kind == "max":
+                r = np.maximum.accumulate(x, axis=axis) if x.shape[axis] else x
+            elif kind == "min":
+                r = np.minimum.accumulate(x, axis=axis) if x.shape[axis] else x
+            else:
+                r = np.logaddexp.accumulate(x, axis=axis) if x.shape[axis] else x
+            if rev:
+                r = np.flip(r, axis)
+            return np.asarray(r).astype(d, copy=False)
+        return f
+    return make
+
+
+for _k in ("sum", "prod", "max", "min", "logsumexp"):
+    RULES["cum" + _k] = _cum_rule(_k)
+
+
+# ------------------------------------------------------------------ sort, top_k
+
+def _sort_key(x):
+    """XLA's sort order as a numpy sort key: -0.0 equal to 0.0, every NaN last."""
+    if x.dtype.kind == "f" or x.dtype in _LOWP:
+        x = np.asarray(x).astype(np.float64) if x.dtype in _LOWP else x
+        return [np.where(x == 0, 0, x)]
+    if x.dtype.kind == "c":
+        return [np.where(x.real == 0, 0, x.real), np.where(x.imag == 0, 0, x.imag)]
+    return [x]
+
+
+@rule("sort", moves=True)
+def _sort(p, ins, outs):
+    dim = int(p["dimension"])
+    nk = int(p["num_keys"])
+
+    def f(*ops):
+        ops = [np.moveaxis(np.asarray(o), dim, -1) for o in ops]
+        keys = []
+        for o in ops[:nk]:
+            keys.extend(_sort_key(o))
+        if ops[0].size == 0:
+            return [np.moveaxis(o, -1, dim) for o in ops]
+        if len(keys) == 1:
+            perm = np.argsort(keys[0], axis=-1, kind="stable")
+        else:
+            perm = np.lexsort(keys[::-1], axis=-1)
+        return [np.moveaxis(np.take_along_axis(o, perm, axis=-1), -1, dim) for o in ops]
+    return f
+
+
+@rule("top_k", moves=True)
+def _top_k(p, ins, outs):
+    k = int(p["k"])
+    axis = int(p.get("axis", -1))
+    idx_dtype = np.dtype(outs[1].dtype)
+
+    def f(x):
+        x = np.moveaxis(np.asarray(x), axis, -1)
+        if x.dtype.kind == "f" or x.dtype in _LOWP:
+            xf = x.astype(np.float64)
+            nan = np.isnan(xf)
+            keys = [np.where(nan, 0, -xf), ~nan]
+        elif x.dtype.kind == "b":
+            keys = [~x]
+        else:
+            keys = [~x]
+        perm = np.lexsort(keys, axis=-1)[..., :k] if x.size else \
+            np.zeros(x.shape[:-1] + (k,), np.int64)
+        vals = np.take_along_axis(x, perm, axis=-1) if x.size else \
+            np.zeros(x.shape[:-1] + (k,), x.dtype)
+        return [np.moveaxis(vals, -1, axis), np.moveaxis(perm.astype(idx_dtype), -1, axis)]
+    return f
+
+
+# ------------------------------------------------------------------ dot, conv
+
+def _find_blas_local():
+    """OpenBLAS's ``openblas_set_num_threads_local`` (the calling thread's BLAS threads), or
+    None. Small products run single-threaded: on a busy machine a second BLAS thread waiting
+    for a core made a 64x784x256 product take 50 ms instead of 0.4 ms."""
+    import ctypes
+    import glob
+    import os
+    libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    for path in glob.glob(os.path.join(libdir, "*openblas*")):
+        try:
+            fn = ctypes.CDLL(path).openblas_set_num_threads_local
+        except (OSError, AttributeError):
+            continue
+        fn.argtypes = [ctypes.c_int]
+        fn.restype = ctypes.c_int
+        return fn
+    return None
+
+
+_blas_local = _find_blas_local()
+_SMALL_PRODUCT = 1 << 25          # multiply-adds below which a product runs on one BLAS thread
+
+
+def _matmul(x, y, B, work):
+    if _blas_local is None or work >= _SMALL_PRODUCT:
+        return np.dot(x[0], y[0]) if B == 1 else np.matmul(x, y)
+    prev = _blas_local(1)
+    try:
+        return np.dot(x[0], y[0]) if B == 1 else np.matmul(x, y)
+    finally:
+        _blas_local(prev)
+
+
+@rule("dot_general")
+def _dot_general(p, ins, outs):
+    (lc, rc), (lb, rb) = p["dimension_numbers"]
+    lc, rc, lb, rb = map(tuple, (lc, rc, lb, rb))
+    ls, rs = tuple(ins[0].shape), tuple(ins[1].shape)
+    lf = [d for d in range(len(ls)) if d not in lc and d not in lb]
+    rf = [d for d in range(len(rs)) if d not in rc and d not in rb]
+    d = np.dtype(outs[0].dtype)
+    cd = d
+    if d.kind == "b":
+        cd = np.dtype(np.int32)
+    B = math.prod(ls[i] for i in lb)
+    K = math.prod(ls[i] for i in lc)
+    M = math.prod(ls[i] for i in lf)
+    N = math.prod(rs[i] for i in rf)
+    lperm = tuple(lb) + tuple(lf) + tuple(lc)
+    rperm = tuple(rb) + tuple(rc) + tuple(rf)
+    oshape = tuple(outs[0].shape)
+    work = B * M * N * K
+
+    def f(x, y):
+        x = np.transpose(x, lperm).reshape(B, M, K)
+        y = np.transpose(y, rperm).reshape(B, K, N)
+        if x.dtype != cd:
+            x = x.astype(cd)
+        if y.dtype != cd:
+            y = y.astype(cd)
+        r = _matmul(x, y, B, work)
+        if d.kind == "b":
+            r = r != 0
+        return r.reshape(oshape).astype(d, copy=False)
+    return f
+
+
+@rule("conv_general_dilated")
+def _conv(p, ins, outs):
+    dn = p["dimension_numbers"]
+    lhs_spec, rhs_spec, out_spec = (tuple(s) for s in (dn.lhs_spec, dn.rhs_spec, dn.out_spec))
+    strides = tuple(p["window_strides"])
+    padding = [tuple(pp) for pp in p["padding"]]
+    lhs_dil = tuple(p["lhs_dilation"])
+    rhs_dil = tuple(p["rhs_dilation"])
+    G = int(p["feature_group_count"])
+    BG = int(p["batch_group_count"])
+    d = np.dtype(outs[0].dtype)
+    nsp = len(strides)
+    out_perm = tuple(np.argsort(out_spec))
+    letters = "abcdefghijklmnopqrstuvw"
+    sp = letters[:nsp]
+    kl = letters[nsp:2 * nsp]
+
+    def f(x, w):
+        x = np.transpose(x, lhs_spec).astype(d, copy=False)
+        w = np.transpose(w, rhs_spec).astype(d, copy=False)
+        N, C = x.shape[:2]
+        # lhs dilation and padding (negative padding crops)
+        cfg = [(0, 0, 0), (0, 0, 0)] + [(lo, hi, ld - 1) for (lo, hi), ld in
+                                        zip(padding, lhs_dil)]
+        x = _pad_np(x, cfg, np.zeros((), d))
+        ks = w.shape[2:]
+        eff = [(k - 1) * rd + 1 for k, rd in zip(ks, rhs_dil)]
+        out_sp = [max((n - e) // s + 1, 0) if n >= e else 0
+                  for n, e, s in zip(x.shape[2:], eff, strides)]
+        O = w.shape[0]
+        if N == 0 or 0 in out_sp or O == 0 or x.size == 0:
+            r = np.zeros((N // BG, O) + tuple(out_sp), d)
+            return np.transpose(r, out_perm)
+        win = np.lib.stride_tricks.sliding_window_view(x, eff, axis=tuple(range(2, 2 + nsp)))
+        win = win[(slice(None), slice(None))
+                  + tuple(slice(None, None, s) for s in strides)
+                  + tuple(slice(None, None, rd) for rd in rhs_dil)]
+        win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in out_sp)]
+        if BG > 1:
+            Nb = N // BG
+            win = win.reshape((BG, Nb, C) + win.shape[2:])
+            wg = w.reshape((BG, O // BG) + w.shape[1:])
+            r = np.einsum(f"gnc{sp}{kl},goc{kl}->ngo{sp}", win, wg, optimize=True)
+            r = r.reshape((Nb, O) + r.shape[3:])
+        else:
+            Cg = C // G
+            win = win.reshape((N, G, Cg) + win.shape[2:])
+            wg = w.reshape((G, O // G) + w.shape[1:])
+            r = np.einsum(f"ngc{sp}{kl},goc{kl}->ngo{sp}", win, wg, optimize=True)
+            r = r.reshape((N, O) + r.shape[3:])
+        return np.transpose(r.astype(d, copy=False), out_perm)
+    return f
+
+
+def _pad_np(x, config, pv):
+    full, place, crop = [], [], []
+    for n, (lo, hi, it) in zip(x.shape, config):
+        core_n = n + max(n - 1, 0) * it
+        full.append(max(lo, 0) + core_n + max(hi, 0))
+        place.append(slice(max(lo, 0), max(lo, 0) + core_n, it + 1))
+        crop.append(slice(-min(lo, 0), max(lo, 0) + core_n + max(hi, 0) + min(hi, 0)))
+    if all(c == (0, 0, 0) for c in config):
+        return x
+    buf = np.full(full, pv, dtype=x.dtype)
+    buf[tuple(place)] = x
+    return buf[tuple(crop)]
+
+
+# ------------------------------------------------------------------ windows
+
+def _window_offsets(wdims, wdil):
+    return list(itertools.product(*[range(0, w * dl, dl) for w, dl in zip(wdims, wdil)]))
+
+
+def _window_slices(off, strides, out_shape):
+    return tuple(slice(o, o + (n - 1) * s + 1, s) if n else slice(0, 0)
+                 for o, s, n in zip(off, strides, out_shape))
+
+
+def _reduce_window_rule(kind):
+    def make(p, ins, outs):
+        wd = tuple(p["window_dimensions"])
+        ws = tuple(p["window_strides"])
+        pad = [tuple(pp) for pp in p["padding"]]
+        bd = tuple(p["base_dilation"])
+        wdl = tuple(p["window_dilation"])
+        d = np.dtype(outs[0].dtype)
+        out_shape = tuple(outs[0].shape)
+        offs = _window_offsets(wd, wdl)
+        if kind == "sum":
+            init, comb = np.zeros((), d), np.add
+        elif kind == "max":
+            init = np.array(-np.inf if d.kind == "f" else (
+                False if d.kind == "b" else np.iinfo(d).min)).astype(d)
+            comb = RULES["max"]({}, [ins[0], ins[0]], outs)
+        else:
+            init = np.array(np.inf if d.kind == "f" else (
+                True if d.kind == "b" else np.iinfo(d).max)).astype(d)
+            comb = RULES["min"]({}, [ins[0], ins[0]], outs)
+
+        def f(x):
+            x = _pad_np(np.asarray(x), [(lo, hi, b - 1) for (lo, hi), b in zip(pad, bd)], init)
+            acc = np.full(out_shape, init, d)
+            if 0 in out_shape:
+                return acc
+            for off in offs:
+                acc = comb(acc, x[_window_slices(off, ws, out_shape)])
+            return np.asarray(acc).astype(d, copy=False)
+        return f
+    return make
+
+
+RULES["reduce_window_sum"] = _reduce_window_rule("sum")
+RULES["reduce_window_max"] = _reduce_window_rule("max")
+RULES["reduce_window_min"] = _reduce_window_rule("min")
+
+
+@rule("reduce_window")
+def _reduce_window(p, ins, outs):
+    closed = p["jaxpr"]
+    consts = tuple(p.get("consts", ()))
+    plan = _plan(closed.jaxpr if hasattr(closed, "jaxpr") else closed,
+                 closed.consts if hasattr(closed, "consts") else consts)
+    wd = tuple(p["window_dimensions"])
+    ws = tuple(p["window_strides"])
+    pad = [tuple(pp) for pp in p["padding"]]
+    bd = tuple(p["base_dilation"])
+    wdl = tuple(p["window_dilation"])
+    n = len(outs)
+    out_shape = tuple(outs[0].shape)
+    offs = _window_offsets(wd, wdl)
+
+    def f(*args):
+        xs, inits = args[:n], args[n:]
+        xs = [_pad_np(np.asarray(x), [(lo, hi, b - 1) for (lo, hi), b in zip(pad, bd)], i)
+              for x, i in zip(xs, inits)]
+        accs = [np.full(out_shape, i, o.dtype) for i, o in zip(inits, outs)]
+        if 0 in out_shape:
+            return accs
+        for off in offs:
+            sl = _window_slices(off, ws, out_shape)
+            accs = _exec(plan, accs + [x[sl] for x in xs])
+        return [np.broadcast_to(a, out_shape) for a in accs]
+    return f
+
+
+def _select_fn(prim):
+    name = getattr(prim, "name", str(prim))
+    if name in ("ge", "gt", "le", "lt"):
+        return {"ge": np.greater_equal, "gt": np.greater, "le": np.less_equal,
+                "lt": np.less}[name]
+    raise Unsupported("select_and_scatter_add", f"select_prim {name}")
+
+
+@rule("select_and_scatter_add")
+def _select_and_scatter_add(p, ins, outs):
+    sel = _select_fn(p["select_prim"])
+    wd = tuple(p["window_dimensions"])
+    ws = tuple(p["window_strides"])
+    pad = [tuple(pp) for pp in p["padding"]]
+    offs = _window_offsets(wd, (1,) * len(wd))
+    op_shape = tuple(ins[1].shape)
+    src_shape = tuple(ins[0].shape)
+    d = np.dtype(outs[0].dtype)
+
+    def f(source, operand):
+        padded_shape = tuple(n + lo + hi for n, (lo, hi) in zip(op_shape, pad))
+        x = np.zeros(padded_shape, operand.dtype)
+        valid = np.zeros(padded_shape, bool)
+        inner = tuple(slice(lo, lo + n) for n, (lo, _) in zip(op_shape, pad))
+        x[inner] = operand
+        valid[inner] = True
+        best = None
+        have = np.zeros(src_shape, bool)
+        where = np.zeros(src_shape, np.int64)
+        for k, off in enumerate(offs):
+            sl = _window_slices(off, ws, src_shape)
+            cand, ok = x[sl], valid[sl]
+            if best is None:
+                best = np.zeros(src_shape, operand.dtype)
+            take = ok & (~have | ~sel(best, cand))
+            best = np.where(take, cand, best)
+            where = np.where(take, k, where)
+            have |= ok
+        out = np.zeros(padded_shape, d)
+        if 0 in src_shape:
+            return out[inner]
+        grid = np.indices(src_shape)
+        offs_arr = np.array(offs, np.int64).reshape(len(offs), len(wd))
+        pos = tuple(grid[i] * ws[i] + offs_arr[where, i] for i in range(len(wd)))
+        sel_pos = tuple(q[have] for q in pos)
+        np.add.at(out, sel_pos, np.asarray(source, d)[have])
+        return out[inner]
+    return f
+
+
+@rule("select_and_gather_add")
+def _select_and_gather_add(p, ins, outs):
+    sel = _select_fn(p["select_prim"])
+    wd = tuple(p["window_dimensions"])
+    ws = tuple(p["window_strides"])
+    pad = [tuple(pp) for pp in p["padding"]]
+    bd = tuple(p["base_dilation"])
+    wdl = tuple(p["window_dilation"])
+    offs = _window_offsets(wd, wdl)
+    out_shape = tuple(outs[0].shape)
+    name = getattr(p["select_prim"], "name", "")
+    d = np.dtype(outs[0].dtype)
+
+    def f(tangents, operand):
+        od = operand.dtype
+        init = np.array(-np.inf if name in ("ge", "gt") else np.inf).astype(od)
+        cfg = [(lo, hi, b - 1) for (lo, hi), b in zip(pad, bd)]
+        xo = _pad_np(np.asarray(operand), cfg, init)
+        xt = _pad_np(np.asarray(tangents, d), cfg, np.zeros((), d))
+        acc_o = np.full(out_shape, init, od)
+        acc_t = np.zeros(out_shape, d)
+        if 0 in out_shape:
+            return acc_t
+        for off in offs:
+            sl = _window_slices(off, ws, out_shape)
+            keep = sel(acc_o, xo[sl])
+            acc_o = np.where(keep, acc_o, xo[sl])
+            acc_t = np.where(keep, acc_t, xt[sl])
+        return acc_t
+    return f
+
+
+# ------------------------------------------------------------------ control flow and calls
+
+def _sub_closed(closed):
+    return _plan(closed.jaxpr, closed.consts)
+
+
+@rule("jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call",
+      "custom_vjp_call_jaxpr", "checkpoint", "remat", "remat2", "custom_lin", moves=True)
+def _call(p, ins, outs):
+    j = p.get("jaxpr") or p.get("call_jaxpr") or p.get("fun_jaxpr")
+    if j is None:
+        raise Unsupported("call", "no jaxpr param")
+    if hasattr(j, "consts"):
+        plan = _sub_closed(j)
+    else:
+        plan = _plan(j, ())
+    return lambda *xs: _exec(plan, xs)
+
+
+@rule("scan", moves=True)
+def _scan(p, ins, outs):
+    plan = _sub_closed(p["jaxpr"])
+    length = int(p["length"])
+    rev = bool(p["reverse"])
+    nc = int(p["num_consts"])
+    ncar = int(p["num_carry"])
+    y_avals = outs[ncar:]
+
+    def f(*args):
+        consts = list(args[:nc])
+        carry = list(args[nc:nc + ncar])
+        xs = args[nc + ncar:]
+        ys = [np.empty((length,) + tuple(a.shape), a.dtype) for a in y_avals]
+        order = range(length - 1, -1, -1) if rev else range(length)
+        for i in order:
+            r = _exec(plan, consts + carry + [x[i] for x in xs])
+            carry = r[:ncar]
+            for y, v in zip(ys, r[ncar:]):
+                y[i] = v
+        return carry + ys
+    return f
+
+
+@rule("while", moves=True)
+def _while(p, ins, outs):
+    cplan = _sub_closed(p["cond_jaxpr"])
+    bplan = _sub_closed(p["body_jaxpr"])
+    cn = int(p["cond_nconsts"])
+    bn = int(p["body_nconsts"])
+
+    def f(*args):
+        cc = list(args[:cn])
+        bc = list(args[cn:cn + bn])
+        carry = list(args[cn + bn:])
+        while bool(_exec(cplan, cc + carry)[0]):
+            carry = _exec(bplan, bc + carry)
+        return carry
+    return f
+
+
+@rule("cond", moves=True)
+def _cond(p, ins, outs):
+    plans = [_sub_closed(b) for b in p["branches"]]
+    n = len(plans)
+
+    def f(index, *args):
+        i = min(max(int(index), 0), n - 1)
+        return _exec(plans[i], args)
+    return f
+
+
+@rule("platform_index", moves=True)
+def _platform_index(p, ins, outs):
+    platforms = p["platforms"]
+    i = len(platforms)
+    for k, group in enumerate(platforms):
+        if "cpu" in group:
+            i = k
+            break
+    val = np.array(i, np.int32)
+    return lambda *a: val
+
+
+@rule("pure_callback", moves=True)
+def _pure_callback(p, ins, outs):
+    cb = p["callback"]
+
+    def f(*args):
+        r = cb(*args)
+        return [np.asarray(v, o.dtype).reshape(o.shape) for v, o in
+                zip(jax.tree_util.tree_leaves(r), outs)]
+    return f
+
+
+# ------------------------------------------------------------------ random numbers
+
+@rule("random_wrap", "random_unwrap", moves=True)
+def _key_identity(p, ins, outs):
+    return lambda x: x
+
+
+def _key_impl(p, ins, outs, base_fn):
+    """A key primitive: jax's own implementation on the key data, traced once to a jaxpr."""
+    closed = base_fn()
+    plan = _sub_closed(closed)
+    return lambda *xs: _exec(plan, xs)[0]
+
+
+def _phys(aval):
+    impl = aval.dtype._impl
+    return jax.ShapeDtypeStruct(tuple(aval.shape) + tuple(impl.key_shape), np.uint32), impl
+
+
+@rule("random_bits")
+def _random_bits(p, ins, outs):
+    from jax._src.random import prng
+    phys, impl = _phys(ins[0])
+    nd = len(ins[0].shape)
+    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
+        lambda b: prng.random_bits_impl_base(impl, b, nd, bit_width=p["bit_width"],
+                                             shape=p["shape"]))(phys))
+
+
+@rule("random_split")
+def _random_split(p, ins, outs):
+    from jax._src.random import prng
+    phys, impl = _phys(ins[0])
+    nd = len(ins[0].shape)
+    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
+        lambda b: prng.random_split_impl_base(impl, b, nd, shape=p["shape"]))(phys))
+
+
+@rule("random_fold_in")
+def _random_fold_in(p, ins, outs):
+    from jax._src.random import prng
+    phys, impl = _phys(ins[0])
+    kshape = tuple(ins[0].shape)
+    msgs = jax.ShapeDtypeStruct(tuple(ins[1].shape), ins[1].dtype)
+    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
+        lambda b, m: prng.random_fold_in_impl_base(impl, b, m, kshape))(phys, msgs))
+
+
+@rule("random_seed")
+def _random_seed(p, ins, outs):
+    from jax._src.random import prng
+    impl = p["impl"]
+    seeds = jax.ShapeDtypeStruct(tuple(ins[0].shape), ins[0].dtype)
+    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
+        lambda s: prng.random_seed_impl_base(s, impl=impl))(seeds))
+
+
+@rule("threefry2x32")
+def _threefry(p, ins, outs):
+    shape = tuple(outs[0].shape)
+    u32 = np.uint32
+    rot = [(13, 15, 26, 6), (17, 29, 16, 24)]
+
+    def rotl(v, r):
+        return (v << u32(r)) | (v >> u32(32 - r))
+
+    def f(k1, k2, x1, x2):
+        k1, k2, x1, x2 = (np.broadcast_to(np.asarray(a, u32), shape) for a in (k1, k2, x1, x2))
+        ks = [k1, k2, k1 ^ k2 ^ u32(0x1BD11BDA)]
+        a = x1 + ks[0]
+        b = x2 + ks[1]
+        for i in range(5):
+            for r in rot[i % 2]:
+                a = a + b
+                b = rotl(b, r)
+                b = a ^ b
+            a = a + ks[(i + 1) % 3]
+            b = b + ks[(i + 2) % 3] + u32(i + 1)
+        return [a, b]
+    return f
+
+
+@rule("iota_2x32_shape")
+def _iota_2x32(p, ins, outs):
+    shape = tuple(p["shape"])
+    n = np.arange(math.prod(shape), dtype=np.uint64).reshape(shape)
+    hi = (n >> np.uint64(32)).astype(np.uint32)
+    lo = (n & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    return lambda: [hi, lo]
+
+
+# ------------------------------------------------------------------ linear algebra, fft
+
+@rule("cholesky")
+def _cholesky(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+
+    def f(x):
+        try:
+            return np.linalg.cholesky(x).astype(d, copy=False)
+        except np.linalg.LinAlgError:
+            # XLA returns NaNs for a matrix that is not positive definite; numpy raises
+            # (batched: fall back per matrix)
+            xs = np.asarray(x).reshape((-1,) + x.shape[-2:])
+            out = np.empty_like(xs, dtype=d)
+            for i, m in enumerate(xs):
+                try:
+                    out[i] = np.linalg.cholesky(m)
+                except np.linalg.LinAlgError:
+                    out[i] = np.nan
+            return out.reshape(x.shape)
+    return f
+
+
+@rule("triangular_solve")
+def _triangular_solve(p, ins, outs):
+    left = bool(p["left_side"])
+    lower = bool(p["lower"])
+    trans = bool(p["transpose_a"])
+    conj = bool(p["conjugate_a"])
+    unit = bool(p["unit_diagonal"])
+    d = np.dtype(outs[0].dtype)
+
+    def f(a, b):
+        n = a.shape[-1]
+        a = np.tril(a) if lower else np.triu(a)
+        if unit:
+            a = a.copy()
+            a[..., np.arange(n), np.arange(n)] = 1
+        if conj:
+            a = np.conj(a)
+        if trans:
+            a = np.swapaxes(a, -1, -2)
+        if left:
+            r = np.linalg.solve(a, b) if b.size else np.zeros(b.shape, d)
+        else:
+            # x a = b  <=>  a^T x^T = b^T
+            r = np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)),
+                            -1, -2) if b.size else np.zeros(b.shape, d)
+        return r.astype(d, copy=False)
+    return f
+
+
+@rule("fft")
+def _fft(p, ins, outs):
+    t = p["fft_type"]
+    t = int(getattr(t, "value", t))
+    lengths = tuple(int(n) for n in p["fft_lengths"])
+    axes = tuple(range(-len(lengths), 0))
+    d = np.dtype(outs[0].dtype)
+    # jax's FftType: FFT 0, IFFT 1, RFFT 2, IRFFT 3
+    fn = {0: lambda x: np.fft.fftn(x, axes=axes),
+          1: lambda x: np.fft.ifftn(x, axes=axes),
+          2: lambda x: np.fft.rfftn(x, axes=axes),
+          3: lambda x: np.fft.irfftn(x, s=lengths, axes=axes)}[t]
+
+    def f(x):
+        if x.size == 0 or 0 in outs[0].shape:
+            return np.zeros(tuple(outs[0].shape), d)
+        return fn(x).astype(d, copy=False)
+    return f
+
+
+@rule("eigh")
+def _eigh(p, ins, outs):
+    if p.get("subset_by_index") not in (None, (0, ins[0].shape[-1])):
+        raise Unsupported("eigh", "subset_by_index")
+    lower = bool(p["lower"])
+    dv, dw = np.dtype(outs[0].dtype), np.dtype(outs[1].dtype)
+
+    def f(x):
+        w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
+        return [v.astype(dv, copy=False), w.astype(dw, copy=False)]
+    return f
+
+
+@rule("lu_pivots_to_permutation")
+def _lu_pivots_to_permutation(p, ins, outs):
+    m = int(p["permutation_size"])
+    d = np.dtype(outs[0].dtype)
+
+    def f(piv):
+        piv = np.asarray(piv)
+        batch = piv.shape[:-1]
+        perm = np.broadcast_to(np.arange(m, dtype=d), batch + (m,)).copy()
+        flat = perm.reshape(-1, m)
+        pv = piv.reshape(-1, piv.shape[-1])
+        for b in range(flat.shape[0]):
+            for i in range(pv.shape[1]):
+                j = int(pv[b, i])
+                if 0 <= j < m:
+                    flat[b, i], flat[b, j] = flat[b, j], flat[b, i]
+        return flat.reshape(batch + (m,))
+    return f
+
+
+@rule("lu")
+def _lu(p, ins, outs):
+    dl = np.dtype(outs[0].dtype)
+    dp = np.dtype(outs[1].dtype)
+
+    def f(x):
+        a = np.array(x, dtype=dl, copy=True)
+        batch = a.shape[:-2]
+        m, n = a.shape[-2:]
+        A = a.reshape((-1, m, n))
+        k = min(m, n)
+        piv = np.zeros((A.shape[0], k), dp)
+        perm = np.broadcast_to(np.arange(m, dtype=dp), (A.shape[0], m)).copy()
+        rows = np.arange(A.shape[0])
+        for j in range(k):
+            col = np.abs(A[:, j:, j])
+            pj = np.argmax(col, axis=1) + j           # LAPACK getrf: first largest |a|
+            piv[:, j] = pj
+            tmp = A[rows, j].copy()
+            A[rows, j] = A[rows, pj]
+            A[rows, pj] = tmp
+            tp = perm[rows, j].copy()
+            perm[rows, j] = perm[rows, pj]
+            perm[rows, pj] = tp
+            diag = A[:, j, j][:, None]
+            nz = diag != 0
+            A[:, j + 1:, j] = np.where(nz, A[:, j + 1:, j] / np.where(nz, diag, 1),
+                                       A[:, j + 1:, j])
+            A[:, j + 1:, j + 1:] -= A[:, j + 1:, j][:, :, None] * A[:, j, j + 1:][:, None, :]
+        return [A.reshape(a.shape), piv.reshape(batch + (k,)), perm.reshape(batch + (m,))]
+    return f
