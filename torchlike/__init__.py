@@ -17,8 +17,10 @@ from ._device import device  # noqa: F401,E402
 from ._tensor import Tensor, Size  # noqa: F401,E402
 
 # op families (torchlike/_ops/): each module's __all__ lists its public functions
-from ._ops.elementwise import *  # noqa: F401,F403,E402  arithmetic, comparison, unary math
-from ._ops.elementwise_math import *  # noqa: F401,F403,E402  more elementwise math, clamp, where
+from ._ops.arithmetic import *  # noqa: F401,F403,E402  add, sub, mul, div, pow, ...
+from ._ops.compare import *  # noqa: F401,F403,E402  eq, lt, logical_*, bitwise_*, isclose, isin
+from ._ops.unary import *  # noqa: F401,F403,E402  exp, log, sin, rounding, is* tests
+from ._ops.binary_math import *  # noqa: F401,F403,E402  clamp, maximum, hypot, lerp, where
 from ._ops.complex_numbers import *  # noqa: F401,F403,E402
 from ._ops.integer_math import *  # noqa: F401,F403,E402  gcd, shifts, frexp, ...
 from ._ops.reduce import *  # noqa: F401,F403,E402  reductions, sort/select, scans

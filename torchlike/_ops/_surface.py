@@ -205,6 +205,20 @@ def with_out(fn, name=None):
     return g
 
 
+def wire_out(ns, names):
+    """Give the functions ``names`` of namespace ``ns`` torch's ``out=`` (``with_out``).
+    Tensor methods keep the plain functions: torch's methods take no ``out``."""
+    import inspect
+    for n in names:
+        f = ns[n]
+        try:
+            if "out" not in inspect.signature(f).parameters:
+                continue
+        except (TypeError, ValueError):
+            continue
+        ns[n] = with_out(f, n)
+
+
 def inplace_of(fn, name=None):
     """The in-place method form of ``fn``: ``self`` becomes ``fn(self, ...)`` (torch's checks)."""
     def m(self, *args, **kwargs):

@@ -8,8 +8,9 @@ from .. import _dtype as D
 from .._storage import _torch_type_name
 from .._tensor import Tensor
 from .._registry import apply, defop
+from .unary import conj_physical
 
-__all__ = ["angle", "complex", "polar", "view_as_real", "view_as_complex", "isreal",
+__all__ = ["conj", "real", "imag", "angle", "complex", "polar", "view_as_real", "view_as_complex", "isreal",
            "is_conj", "resolve_conj", "is_neg", "resolve_neg"]
 
 
@@ -116,3 +117,39 @@ def is_neg(input):
 
 def resolve_neg(input):
     return input
+
+
+
+# ------------------------------------------------------------------ complex parts
+
+@defop("real", saves=False, grad_name="SelectBackward0")  # torch: view_as_real + select
+def _real(a):
+    return jnp.real(a)
+
+
+@defop("imag", saves=False, grad_name="SelectBackward0")
+def _imag(a):
+    return jnp.imag(a)
+
+
+def conj(input):
+    """The complex conjugate (a copy: torch's lazy conjugate bit does not exist here)."""
+    return input if not input.dtype.is_complex else conj_physical(input)
+
+
+def real(input):
+    """The real part; a real tensor is returned as it is (see DIFFERENCES.md: not a view)."""
+    return input if not input.dtype.is_complex else apply(_real, input)
+
+
+def imag(input):
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply(_imag, input)
+
+
+Tensor.conj = conj
+Tensor.resolve_conj = lambda self: self
+Tensor.is_conj = lambda self: False
+Tensor.real = property(real)
+Tensor.imag = property(imag)

@@ -93,7 +93,7 @@ def frexp(input, *, out=None):
 
 def ldexp(input, other, *, out=None):
     """torch's composite ``input * 2.0 ** other``."""
-    from .elementwise import mul, pow
+    from .arithmetic import mul, pow
     return mul(input, pow(2.0, other))
 
 

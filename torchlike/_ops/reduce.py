@@ -401,7 +401,7 @@ def _maxmin(name, largest, input, dim, keepdim, other):
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"(Tensor, {type(dim).__name__})")
     if other is not None:
-        from .elementwise_math import maximum, minimum
+        from .binary_math import maximum, minimum
         return (maximum if largest else minimum)(input, other)
     if dim is None:
         _nonempty_full(name, input)
@@ -1287,6 +1287,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 Tensor.unique_consecutive = unique_consecutive
 
 
-from .elementwise_math import wire_out as _wire_out  # noqa: E402
+from ._surface import wire_out as _wire_out  # noqa: E402
 
 _wire_out(globals(), __all__)

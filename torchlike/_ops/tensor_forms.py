@@ -94,7 +94,7 @@ def renorm(input, p, dim, maxnorm, *, out=None):
 
 
 def _renorm_factor(norms, maxnorm):
-    from .elementwise_math import where
+    from .binary_math import where
     return where(norms > maxnorm, maxnorm / (norms + 1e-7), norms * 0 + 1)
 
 

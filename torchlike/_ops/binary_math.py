@@ -1,11 +1,9 @@
-"""Elementwise math beyond arithmetic: transcendental and special unary functions, rounding,
-clamp, binary math (maximum, hypot, atan2, ...), float_power, lerp, where, nan_to_num, the is*
-tests, isclose / allclose / equal, and their in-place forms.
+"""Elementwise math of two or three operands: clamp, maximum/minimum, fmax/fmin, hypot, atan2,
+logaddexp, fmod, copysign, xlogy, float_power, lerp, where, addcmul, addcdiv.
 
-Each op is declared once (``defop``) as a pure jax function; where ``jax.vjp``'s convention
-differs from torch's (clamp at its bounds, maximum / minimum with NaN, fmax / fmin ties, hypot
-and logit at the edge of their domain) the op carries its own ``jax.custom_vjp``.
-"""
+Where ``jax.vjp``'s convention differs from torch's (clamp at its bounds, maximum / minimum with
+NaN, fmax / fmin ties, hypot at the edge of its domain) the op carries its own
+``jax.custom_vjp``."""
 from __future__ import annotations
 
 import builtins
@@ -16,267 +14,18 @@ import jax.scipy.special as jsp
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import elementwise as _pw
-from .._registry import apply, broadcast_error, defop
+from . import arithmetic as _pw, compare as _cmp
+from .unary import _check_bcast, _is_int, _need_float
+from .._registry import apply, defop
 from .._storage import (_torch_type_name, apply_, check_inplace,
                        commit_inplace)
 
-__all__ = ["sign", "sgn", "exp2", "expm1", "log2", "log10", "log1p", "tan", "asin", "acos",
-           "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
-           "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "logit", "erf", "erfc",
-           "erfinv", "floor", "ceil", "round", "trunc", "fix", "frac", "clamp", "clip",
-           "clamp_min", "clamp_max", "float_power", "lerp", "hypot", "logaddexp", "logaddexp2",
-           "maximum", "minimum", "fmax", "fmin", "where", "nan_to_num", "isnan", "isinf",
-           "isfinite", "isposinf", "isneginf", "signbit", "fmod", "isclose", "allclose", "equal",
-           "deg2rad", "rad2deg", "lgamma", "digamma", "sinc", "xlogy", "copysign", "positive",
-           "addcmul", "addcdiv"]
+
+__all__ = ['clamp', 'clip', 'clamp_min', 'clamp_max', 'float_power', 'lerp', 'hypot', 'logaddexp',
+           'logaddexp2', 'maximum', 'minimum', 'fmax', 'fmin', 'where', 'fmod', 'atan2', 'arctan2',
+           'xlogy', 'copysign', 'addcmul', 'addcdiv']
 
 _sum_to = _pw._sum_to
-
-
-def _is_int(a):
-    return not jnp.issubdtype(a.dtype, jnp.inexact)
-
-
-def _not_impl(name, t):
-    raise NotImplementedError(f"\"{name}\" not implemented for '{_torch_type_name(t.dtype)}'")
-
-
-def _check_bcast(*xs):
-    shapes = [tuple(x.shape) for x in xs if isinstance(x, Tensor)]
-    msg = broadcast_error(shapes) if len(shapes) > 1 else None
-    if msg:
-        raise RuntimeError(msg)
-
-
-def _need_float(name, *ts):
-    for t in ts:
-        if isinstance(t, Tensor) and not (t.dtype.is_floating_point or t.dtype.is_complex):
-            _not_impl(name, t)
-
-
-# ------------------------------------------------------------------ unary math
-
-def _mk_unary(name, f, promote, grad_name, inplace=True, float_only=False):
-    op = defop(name, promote=promote, grad_name=grad_name)(lambda a: f(a))
-
-    def fn(input, *, out=None):
-        if float_only:
-            _need_float(name + "_cpu", input)
-        return apply(op, input)
-
-    def fn_(self):
-        if float_only:
-            _need_float(name + "_cpu", self)
-        return apply_(op, self)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"torch.{name}, elementwise."
-    globals()[name] = fn
-    setattr(Tensor, name, fn)
-    if inplace:
-        setattr(Tensor, name + "_", fn_)
-    return op
-
-
-def _int_keep(f):
-    # rounding ops leave integer (and bool) tensors as they are
-    return lambda a: a if _is_int(a) else f(a)
-
-
-def _sign_fn(a):
-    if a.dtype == jnp.bool_:
-        return a
-    if _is_int(a):
-        return jnp.sign(a)
-    return jnp.where(jnp.isnan(a), jnp.zeros_like(a), jnp.sign(a))  # torch: sign(nan) == 0
-
-
-def _digamma_fn(a):
-    # torch: digamma(+-0) is -+inf (jax gives nan)
-    return jnp.where(a == 0, jnp.copysign(jnp.asarray(jnp.inf, a.dtype), -a), jsp.digamma(a))
-
-
-@jax.custom_jvp
-def _logit_plain(a):
-    return jnp.log(a / (1 - a))
-
-
-# torch: grad / (x (1 - x)), NaN outside [0, 1]
-_logit_plain.defjvps(lambda g, ans, a: g * jnp.where((a < 0) | (a > 1), jnp.nan,
-                                                      1 / (a * (1 - a))))
-
-
-_UNARY = {
-    # name: (jax function, promote, grad_fn name)
-    "sign": (_sign_fn, None, "SignBackward0"),
-    "exp2": (jnp.exp2, "float", "Exp2Backward0"),
-    "expm1": (jnp.expm1, "float", "Expm1Backward0"),
-    "log2": (jnp.log2, "float", "Log2Backward0"),
-    "log10": (jnp.log10, "float", "Log10Backward0"),
-    "log1p": (jnp.log1p, "float", "Log1PBackward0"),
-    "tan": (jnp.tan, "float", "TanBackward0"),
-    "asin": (jnp.arcsin, "float", "AsinBackward0"),
-    "acos": (jnp.arccos, "float", "AcosBackward0"),
-    "atan": (jnp.arctan, "float", "AtanBackward0"),
-    "sinh": (jnp.sinh, "float", "SinhBackward0"),
-    "cosh": (jnp.cosh, "float", "CoshBackward0"),
-    "asinh": (jnp.arcsinh, "float", "AsinhBackward0"),
-    "acosh": (jnp.arccosh, "float", "AcoshBackward0"),
-    "atanh": (jnp.arctanh, "float", "AtanhBackward0"),
-    "erf": (jsp.erf, "float", "ErfBackward0"),
-    "erfc": (jsp.erfc, "float", "ErfcBackward0"),
-    "erfinv": (jsp.erfinv, "float", "ErfinvBackward0"),
-    "floor": (_int_keep(jnp.floor), None, "FloorBackward0"),
-    "ceil": (_int_keep(jnp.ceil), None, "CeilBackward0"),
-    "trunc": (_int_keep(jnp.trunc), None, "TruncBackward0"),
-    "deg2rad": (jnp.deg2rad, "float", "Deg2RadBackward0"),
-    "rad2deg": (jnp.rad2deg, "float", "Rad2DegBackward0"),
-    "lgamma": (jsp.gammaln, "float", "LgammaBackward0"),
-    "digamma": (_digamma_fn, "float", "DigammaBackward0"),
-    "sinc": (jnp.sinc, "float", "SincBackward0"),
-}
-
-_UNARY_OPS = {n: _mk_unary(n, *v) for n, v in _UNARY.items()}
-_mk_unary("frac", lambda a: a - jnp.trunc(a), None, "FracBackward0", float_only=True)
-
-sgn = sign  # noqa: F821  (the same op: z / |z| for complex, sign for real)
-Tensor.sgn, Tensor.sgn_ = Tensor.sign, Tensor.sign_
-_SIGN_COMPLEX = ("Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
-                 "use torch.sgn instead.")
-
-
-def sign(input, *, out=None):
-    """-1, 0 or 1 elementwise (0 for NaN); complex input is refused, as in torch (use sgn)."""
-    if input.dtype.is_complex:
-        raise NotImplementedError(_SIGN_COMPLEX)
-    return sgn(input)
-
-
-def _sign_(self):
-    if self.dtype.is_complex:
-        raise NotImplementedError(_SIGN_COMPLEX)
-    return Tensor.sgn_(self)
-
-
-Tensor.sign, Tensor.sign_ = sign, _sign_
-fix = trunc  # noqa: F821
-arcsin, arccos, arctan = asin, acos, atan  # noqa: F821
-arcsinh, arccosh, arctanh = asinh, acosh, atanh  # noqa: F821
-for _a, _b in dict(fix="trunc", arcsin="asin", arccos="acos", arctan="atan",
-                   arcsinh="asinh", arccosh="acosh", arctanh="atanh").items():
-    setattr(Tensor, _a, getattr(Tensor, _b))
-    setattr(Tensor, _a + "_", getattr(Tensor, _b + "_"))
-
-
-def positive(input):
-    if input.dtype is D.bool:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
-    return input
-
-
-Tensor.positive = positive
-
-
-@defop("logit", promote="float", grad_name="LogitBackward0")
-def _logit(a, eps):
-    if eps is None:
-        return _logit_plain(a)
-    lo, hi = eps, 1 - eps
-    z = jnp.clip(jax.lax.stop_gradient(a), lo, hi)
-    inside = (a >= lo) & (a <= hi)
-    # torch: zero gradient where the input was clamped
-    z = jnp.where(inside, a, z)
-    return jnp.log(z / (1 - z))
-
-
-def logit(input, eps=None):
-    """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
-    return apply(_logit, input, eps=None if eps is None else float(eps))
-
-
-def _round(a, decimals):
-    if _is_int(a):
-        return a
-    if decimals == 0:
-        return jnp.round(a)
-    if a.dtype in (jnp.float16, jnp.bfloat16):   # torch computes in float32 for half types
-        return _round(a.astype(jnp.float32), decimals).astype(a.dtype)
-    if decimals > 0:
-        s = jnp.asarray(10.0 ** decimals, a.dtype)
-        return jnp.round(a * s) / s
-    s = jnp.asarray(10.0 ** -decimals, a.dtype)
-    return jnp.round(a / s) * s
-
-
-_round_op = defop("round", grad_name="RoundBackward0")(_round)
-
-
-def round(input, *, decimals=0):
-    """Round half to even, optionally to ``decimals`` decimal places."""
-    if decimals != 0 and input.dtype.category < D._FLOAT:
-        _not_impl("round_cpu", input)
-    return apply(_round_op, input, decimals=int(decimals))
-
-
-def logit_(self, eps=None):
-    return apply_(_logit, self, eps=None if eps is None else float(eps))
-
-
-def round_(self, *, decimals=0):
-    return apply_(_round_op, self, decimals=int(decimals))
-
-
-Tensor.logit, Tensor.logit_ = logit, logit_
-Tensor.round, Tensor.round_ = round, round_
-
-
-def _mk_test(name, f):
-    op = defop(name, differentiable=False)(f)
-
-    def fn(input):
-        return apply(op, input)
-
-    fn.__name__ = name
-    globals()[name] = fn
-    setattr(Tensor, name, fn)
-
-
-_mk_test("isnan", lambda a: jnp.isnan(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
-_mk_test("isinf", lambda a: jnp.isinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
-_mk_test("isfinite", lambda a: jnp.isfinite(a) if not _is_int(a) else jnp.ones(a.shape, bool))
-_mk_test("isposinf", lambda a: jnp.isposinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
-_mk_test("isneginf", lambda a: jnp.isneginf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
-_mk_test("signbit", lambda a: jnp.signbit(a) if a.dtype != jnp.bool_ else jnp.zeros(a.shape,
-                                                                                       bool))
-
-
-@defop("nan_to_num", grad_name="NanToNumBackward0")
-def _nan_to_num(a, nan, posinf, neginf):
-    if _is_int(a):
-        return a
-    fi = jnp.finfo(a.dtype)
-    pi = fi.max if posinf is None else posinf
-    ni = fi.min if neginf is None else neginf
-    return jnp.where(jnp.isnan(a), jnp.asarray(nan, a.dtype),
-                     jnp.where(a == jnp.inf, jnp.asarray(pi, a.dtype),
-                               jnp.where(a == -jnp.inf, jnp.asarray(ni, a.dtype), a)))
-
-
-def _ntn_kw(nan, posinf, neginf):
-    return dict(nan=float(nan), posinf=None if posinf is None else float(posinf),
-                neginf=None if neginf is None else float(neginf))
-
-
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
-    """Replace NaN, +inf and -inf by ``nan``, ``posinf`` (default: the dtype's max) and
-    ``neginf`` (default: its min)."""
-    return apply(_nan_to_num, input, **_ntn_kw(nan, posinf, neginf))
-
-
-Tensor.nan_to_num = nan_to_num
-Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: apply_(
-    _nan_to_num, self, **_ntn_kw(nan, posinf, neginf))
 
 
 # ------------------------------------------------------------------ clamp
@@ -659,60 +408,6 @@ Tensor.addcmul, Tensor.addcdiv = addcmul, addcdiv
 Tensor.addcmul_, Tensor.addcdiv_ = _addcmul_, _addcdiv_
 
 
-# ------------------------------------------------------------------ isclose, allclose, equal
-
-@defop("isclose", differentiable=False)
-def _isclose(a, b, rtol, atol, equal_nan, cdt):
-    close = a == b
-    if equal_nan and not _is_int(a):
-        close = close | (jnp.isnan(a) & jnp.isnan(b))
-    if rtol == 0 and atol == 0:
-        return close
-    ca = a.astype(cdt) if a.dtype == jnp.bool_ else a
-    cb = b.astype(cdt) if b.dtype == jnp.bool_ else b
-    if _is_int(ca):
-        allowed = (atol + jnp.abs(rtol * cb.astype(cdt))).astype(cdt)
-        actual = jnp.abs(ca - cb).astype(cdt)
-    else:
-        allowed = atol + jnp.abs(rtol * cb)
-        actual = jnp.abs(ca - cb)
-    return close | (jnp.isfinite(actual) & (actual <= allowed))
-
-
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|input - other| <= atol + rtol * |other|, elementwise (both must have one dtype)."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
-    if input.dtype is not other.dtype:
-        raise RuntimeError(f"{input.dtype.name} did not match {other.dtype.name}")
-    if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
-    return apply(_isclose, input, other, rtol=float(rtol), atol=float(atol),
-                 equal_nan=bool(equal_nan), cdt=D.get_default_dtype().np)
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """True if every element is close (a Python bool)."""
-    return builtins.bool(jnp.all(isclose(input, other, rtol, atol, equal_nan)._data))
-
-
-def equal(input, other):
-    """True if the two tensors have the same shape and elements (a Python bool)."""
-    if tuple(input.shape) != tuple(other.shape):
-        return False
-    a, b = input._data, other._data
-    if a.dtype != b.dtype:
-        dt = D.promote_types(input.dtype, other.dtype).np
-        a, b = a.astype(dt), b.astype(dt)
-    return builtins.bool(jnp.all(a == b))
-
-
-Tensor.isclose, Tensor.allclose, Tensor.equal = isclose, allclose, equal
-
-
 # ------------------------------------------------------------------ in-place forms of the arithmetic ops
 
 def _inplace_of(op, **fixed):
@@ -747,14 +442,14 @@ for _n, _w in dict(eq="eq", ne="ne", lt="lt", le="le", gt="gt", ge="ge", greater
                    less="lt", greater_equal="ge", less_equal="le", not_equal="ne").items():
     setattr(Tensor, _n + "_", _cmp_(_w))
 
-for _n, _op in dict(logical_and=_pw._land, logical_or=_pw._lor,
-                    logical_xor=_pw._lxor, bitwise_and=_pw._band, bitwise_or=_pw._bor,
-                    bitwise_xor=_pw._bxor, remainder=_pw._remainder,
+for _n, _op in dict(logical_and=_cmp._land, logical_or=_cmp._lor,
+                    logical_xor=_cmp._lxor, bitwise_and=_cmp._band, bitwise_or=_cmp._bor,
+                    bitwise_xor=_cmp._bxor, remainder=_pw._remainder,
                     true_divide=_pw._div).items():
     setattr(Tensor, _n + "_", _inplace_of(_op))
 Tensor.floor_divide_ = _inplace_of(_pw._div_mode, rounding_mode="floor")
-Tensor.logical_not_ = lambda self: apply_(_pw._lnot, self)
-Tensor.bitwise_not_ = lambda self: apply_(_pw._bnot, self)
+Tensor.logical_not_ = lambda self: apply_(_cmp._lnot, self)
+Tensor.bitwise_not_ = lambda self: apply_(_cmp._bnot, self)
 Tensor.subtract_, Tensor.multiply_, Tensor.divide_ = Tensor.sub_, Tensor.mul_, Tensor.div_
 Tensor.negative_, Tensor.absolute_ = Tensor.neg_, Tensor.abs_
 Tensor.__imod__ = Tensor.remainder_
@@ -763,40 +458,6 @@ Tensor.__iand__, Tensor.__ior__, Tensor.__ixor__ = (Tensor.bitwise_and_, Tensor.
                                                     Tensor.bitwise_xor_)
 
 
-# ------------------------------------------------------------------ isin
-
-__all__ += ["isin"]
-
-
-@defop("isin", promote="common", differentiable=False)
-def _isin(a, b, invert):
-    r = jnp.isin(a, jnp.reshape(b, -1))
-    return ~r if invert else r
-
-
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
-    """Whether each element of ``elements`` is in ``test_elements`` (either may be a number)."""
-    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
-        raise TypeError("isin() received an invalid combination of arguments - got (" +
-                        type(elements).__name__ + ", " + type(test_elements).__name__ + ")")
-    return apply(_isin, elements, test_elements, invert=bool(invert))
-
-
-# ------------------------------------------------------------------ out=
-
-def wire_out(ns, names):
-    """Give the functions ``names`` of namespace ``ns`` torch's ``out=`` (``_surface.with_out``).
-    Tensor methods keep the plain functions: torch's methods take no ``out``."""
-    import inspect
-    from ._surface import with_out
-    for n in names:
-        f = ns[n]
-        try:
-            if "out" not in inspect.signature(f).parameters:
-                continue
-        except (TypeError, ValueError):
-            continue
-        ns[n] = with_out(f, n)
-
+from ._surface import wire_out  # noqa: E402
 
 wire_out(globals(), __all__)

@@ -1,8 +1,5 @@
-"""Pointwise ops: arithmetic, comparisons, logical ops and unary math, with torch's promotion.
-
-Each op is declared once (``defop``); the ``torchlike.<name>`` function, the Tensor method, the
-in-place ``name_`` method and the operator dunders all call it.
-"""
+"""Arithmetic with torch's type promotion: add, sub, mul, div, floor_divide, remainder, pow, neg,
+and their in-place forms; integer division by zero raises torch's error."""
 from __future__ import annotations
 
 import jax
@@ -14,13 +11,9 @@ from .._tensor import Tensor
 from .._registry import apply, defop, method
 from .._storage import apply_
 
-__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-           "negative", "pow", "rsub", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
-           "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or",
-           "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "bitwise_not", "floor_divide", "remainder", "abs", "absolute", "exp", "log", "tanh",
-           "sigmoid", "relu", "sqrt", "rsqrt", "sin", "cos", "square", "reciprocal"]
 
+__all__ = ['add', 'sub', 'subtract', 'mul', 'multiply', 'div', 'divide', 'true_divide', 'neg',
+           'negative', 'pow', 'rsub', 'floor_divide', 'remainder']
 
 # ------------------------------------------------------------------ arithmetic
 
@@ -273,181 +266,6 @@ def pow(input, exponent):
     return apply(_pow, input, exponent, kind=kind)
 
 
-# ------------------------------------------------------------------ comparisons and logic
-
-def _cmp(name, f):
-    return defop(name, promote="common", differentiable=False)(f)
-
-
-_eq = _cmp("eq", lambda a, b: a == b)
-_ne = _cmp("ne", lambda a, b: a != b)
-_lt = _cmp("lt", lambda a, b: a < b)
-_le = _cmp("le", lambda a, b: a <= b)
-_gt = _cmp("gt", lambda a, b: a > b)
-_ge = _cmp("ge", lambda a, b: a >= b)
-_land = defop("logical_and", differentiable=False)(
-    lambda a, b: jnp.logical_and(a != 0, b != 0))
-_lor = defop("logical_or", differentiable=False)(lambda a, b: jnp.logical_or(a != 0, b != 0))
-_lxor = defop("logical_xor", differentiable=False)(
-    lambda a, b: jnp.logical_xor(a != 0, b != 0))
-_lnot = defop("logical_not", differentiable=False)(lambda a: a == 0)
-
-
-def _bitwise_check(a):
-    if jnp.issubdtype(a.dtype, jnp.inexact):
-        raise RuntimeError(f"\"bitwise_cpu\" not implemented for "
-                           f"'{D.from_jax(a.dtype).name.capitalize()}'")
-
-
-def _bw(name, f):
-    def fn(a, b):
-        _bitwise_check(a)
-        _bitwise_check(b)
-        return f(a, b)
-    return defop(name, promote="common", differentiable=False)(fn)
-
-
-_band = _bw("bitwise_and", jnp.bitwise_and)
-_bor = _bw("bitwise_or", jnp.bitwise_or)
-_bxor = _bw("bitwise_xor", jnp.bitwise_xor)
-
-
-@defop("bitwise_not", differentiable=False)
-def _bnot(a):
-    _bitwise_check(a)
-    return jnp.logical_not(a) if a.dtype == jnp.bool_ else jnp.invert(a)
-
-
-def eq(input, other):
-    return apply(_eq, input, other)
-
-
-def ne(input, other):
-    return apply(_ne, input, other)
-
-
-def lt(input, other):
-    return apply(_lt, input, other)
-
-
-def le(input, other):
-    return apply(_le, input, other)
-
-
-def gt(input, other):
-    return apply(_gt, input, other)
-
-
-def ge(input, other):
-    return apply(_ge, input, other)
-
-
-greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
-
-
-def logical_and(input, other):
-    return apply(_land, input, other)
-
-
-def logical_or(input, other):
-    return apply(_lor, input, other)
-
-
-def logical_xor(input, other):
-    return apply(_lxor, input, other)
-
-
-def logical_not(input):
-    return apply(_lnot, input)
-
-
-def bitwise_and(input, other):
-    return apply(_band, input, other)
-
-
-def bitwise_or(input, other):
-    return apply(_bor, input, other)
-
-
-def bitwise_xor(input, other):
-    return apply(_bxor, input, other)
-
-
-def bitwise_not(input):
-    return apply(_bnot, input)
-
-
-# ------------------------------------------------------------------ unary math
-
-@jax.custom_jvp
-def _relu_fn(x):
-    return jnp.maximum(x, 0)
-
-
-_relu_fn.defjvps(lambda g, ans, x: jnp.where(x > 0, g, 0))
-
-
-@jax.custom_jvp
-def _abs_fn(x):
-    return jnp.abs(x)
-
-
-def _abs_jvp(g, ans, x):
-    # torch: d|x|/dx = sign(x), 0 at 0; for complex x the real part of conj(x)/|x| * g
-    if jnp.iscomplexobj(x):
-        safe = jnp.where(ans == 0, 1, ans)
-        return jnp.real(jnp.where(ans == 0, 0, jnp.conj(x) / safe) * g)
-    return g * jnp.sign(x)
-
-
-_abs_fn.defjvps(_abs_jvp)
-
-
-# ops whose torch backward reads their result rather than their input
-_SAVES_OUTPUT = {"exp", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal"}
-
-
-def _unary(name, f, promote, grad_name):
-    op = defop(name, promote=promote, grad_name=grad_name,
-               saves="output" if name in _SAVES_OUTPUT else True)(lambda a: f(a))
-
-    def fn(input, *, out=None):
-        return apply(op, input)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"torch.{name}, elementwise."
-    return op, fn
-
-
-_UNARY = {
-    # name: (jax function, promote, torch grad_fn name)
-    "exp": (jnp.exp, "float", "ExpBackward0"),
-    "log": (jnp.log, "float", "LogBackward0"),
-    "tanh": (jnp.tanh, "float", "TanhBackward0"),
-    "sigmoid": (jax.nn.sigmoid, "float", "SigmoidBackward0"),
-    "sqrt": (jnp.sqrt, "float", "SqrtBackward0"),
-    "rsqrt": (jax.lax.rsqrt, "float", "RsqrtBackward0"),
-    "sin": (jnp.sin, "float", "SinBackward0"),
-    "cos": (jnp.cos, "float", "CosBackward0"),
-    "reciprocal": (lambda a: 1 / a, "float", "ReciprocalBackward0"),
-    "relu": (_relu_fn, None, "ReluBackward0"),
-    "abs": (_abs_fn, None, "AbsBackward0"),
-    "square": (lambda a: a * a, None, "PowBackward0"),
-    "conj_physical": (jnp.conj, None, "ConjPhysicalBackward0"),
-}
-
-_unary_fns = {}
-for _name, (_f, _p, _g) in _UNARY.items():
-    _op, _fn = _unary(_name, _f, _p, _g)
-    _unary_fns[_name] = _fn
-    globals()[_name] = _fn
-    setattr(Tensor, _name, _fn)
-    setattr(Tensor, _name + "_", (lambda op: lambda self: apply_(op, self))(_op))
-
-absolute = abs  # noqa: F821  (defined by the loop above)
-Tensor.absolute = Tensor.abs
-
-
 # ------------------------------------------------------------------ Tensor methods and dunders
 
 @method("add_")
@@ -487,41 +305,3 @@ def _pow_(self, exponent):
 def _neg_(self):
     _check_neg(self)
     return apply_(_neg, self)
-
-
-
-
-# ------------------------------------------------------------------ complex parts
-
-@defop("real", saves=False, grad_name="SelectBackward0")  # torch: view_as_real + select
-def _real(a):
-    return jnp.real(a)
-
-
-@defop("imag", saves=False, grad_name="SelectBackward0")
-def _imag(a):
-    return jnp.imag(a)
-
-
-def conj(input):
-    """The complex conjugate (a copy: torch's lazy conjugate bit does not exist here)."""
-    return input if not input.dtype.is_complex else conj_physical(input)  # noqa: F821
-
-
-def real(input):
-    """The real part; a real tensor is returned as it is (see DIFFERENCES.md: not a view)."""
-    return input if not input.dtype.is_complex else apply(_real, input)
-
-
-def imag(input):
-    if not input.dtype.is_complex:
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply(_imag, input)
-
-
-__all__ += ["conj", "conj_physical", "real", "imag"]
-Tensor.conj = conj
-Tensor.resolve_conj = lambda self: self
-Tensor.is_conj = lambda self: False
-Tensor.real = property(real)
-Tensor.imag = property(imag)

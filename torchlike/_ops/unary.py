@@ -1,0 +1,342 @@
+"""Unary elementwise math: exp, log, the trigonometric and hyperbolic functions, erf, rounding,
+sign, logit, nan_to_num and the is* tests, each declared once with its torch grad_fn name."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from .._registry import apply, broadcast_error, defop
+from .._storage import _torch_type_name, apply_
+
+__all__ = ['abs', 'absolute', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'sqrt', 'rsqrt', 'sin',
+           'cos', 'square', 'reciprocal', 'conj_physical', 'sign', 'sgn', 'exp2', 'expm1', 'log2',
+           'log10', 'log1p', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh', 'acosh',
+           'atanh', 'arcsin', 'arccos', 'arctan', 'arcsinh', 'arccosh', 'arctanh', 'logit', 'erf',
+           'erfc', 'erfinv', 'floor', 'ceil', 'round', 'trunc', 'fix', 'frac', 'deg2rad',
+           'rad2deg', 'lgamma', 'digamma', 'sinc', 'nan_to_num', 'isnan', 'isinf', 'isfinite',
+           'isposinf', 'isneginf', 'signbit', 'positive']
+
+
+def _is_int(a):
+    return not jnp.issubdtype(a.dtype, jnp.inexact)
+
+
+def _not_impl(name, t):
+    raise NotImplementedError(f"\"{name}\" not implemented for '{_torch_type_name(t.dtype)}'")
+
+
+def _check_bcast(*xs):
+    shapes = [tuple(x.shape) for x in xs if isinstance(x, Tensor)]
+    msg = broadcast_error(shapes) if len(shapes) > 1 else None
+    if msg:
+        raise RuntimeError(msg)
+
+
+def _need_float(name, *ts):
+    for t in ts:
+        if isinstance(t, Tensor) and not (t.dtype.is_floating_point or t.dtype.is_complex):
+            _not_impl(name, t)
+
+
+# ------------------------------------------------------------------ unary math
+
+@jax.custom_jvp
+def _relu_fn(x):
+    return jnp.maximum(x, 0)
+
+
+_relu_fn.defjvps(lambda g, ans, x: jnp.where(x > 0, g, 0))
+
+
+@jax.custom_jvp
+def _abs_fn(x):
+    return jnp.abs(x)
+
+
+def _abs_jvp(g, ans, x):
+    # torch: d|x|/dx = sign(x), 0 at 0; for complex x the real part of conj(x)/|x| * g
+    if jnp.iscomplexobj(x):
+        safe = jnp.where(ans == 0, 1, ans)
+        return jnp.real(jnp.where(ans == 0, 0, jnp.conj(x) / safe) * g)
+    return g * jnp.sign(x)
+
+
+_abs_fn.defjvps(_abs_jvp)
+
+
+# ops whose torch backward reads their result rather than their input
+_SAVES_OUTPUT = {"exp", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal"}
+
+
+def _unary(name, f, promote, grad_name):
+    op = defop(name, promote=promote, grad_name=grad_name,
+               saves="output" if name in _SAVES_OUTPUT else True)(lambda a: f(a))
+
+    def fn(input, *, out=None):
+        return apply(op, input)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}, elementwise."
+    return op, fn
+
+
+_UNARY_CORE = {
+    # name: (jax function, promote, torch grad_fn name)
+    "exp": (jnp.exp, "float", "ExpBackward0"),
+    "log": (jnp.log, "float", "LogBackward0"),
+    "tanh": (jnp.tanh, "float", "TanhBackward0"),
+    "sigmoid": (jax.nn.sigmoid, "float", "SigmoidBackward0"),
+    "sqrt": (jnp.sqrt, "float", "SqrtBackward0"),
+    "rsqrt": (jax.lax.rsqrt, "float", "RsqrtBackward0"),
+    "sin": (jnp.sin, "float", "SinBackward0"),
+    "cos": (jnp.cos, "float", "CosBackward0"),
+    "reciprocal": (lambda a: 1 / a, "float", "ReciprocalBackward0"),
+    "relu": (_relu_fn, None, "ReluBackward0"),
+    "abs": (_abs_fn, None, "AbsBackward0"),
+    "square": (lambda a: a * a, None, "PowBackward0"),
+    "conj_physical": (jnp.conj, None, "ConjPhysicalBackward0"),
+}
+
+_unary_fns = {}
+for _name, (_f, _p, _g) in _UNARY_CORE.items():
+    _op, _fn = _unary(_name, _f, _p, _g)
+    _unary_fns[_name] = _fn
+    globals()[_name] = _fn
+    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name + "_", (lambda op: lambda self: apply_(op, self))(_op))
+
+absolute = abs  # noqa: F821  (defined by the loop above)
+Tensor.absolute = Tensor.abs
+
+
+
+# ------------------------------------------------------------------ unary math
+
+def _mk_unary(name, f, promote, grad_name, inplace=True, float_only=False):
+    op = defop(name, promote=promote, grad_name=grad_name)(lambda a: f(a))
+
+    def fn(input, *, out=None):
+        if float_only:
+            _need_float(name + "_cpu", input)
+        return apply(op, input)
+
+    def fn_(self):
+        if float_only:
+            _need_float(name + "_cpu", self)
+        return apply_(op, self)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}, elementwise."
+    globals()[name] = fn
+    setattr(Tensor, name, fn)
+    if inplace:
+        setattr(Tensor, name + "_", fn_)
+    return op
+
+
+def _int_keep(f):
+    # rounding ops leave integer (and bool) tensors as they are
+    return lambda a: a if _is_int(a) else f(a)
+
+
+def _sign_fn(a):
+    if a.dtype == jnp.bool_:
+        return a
+    if _is_int(a):
+        return jnp.sign(a)
+    return jnp.where(jnp.isnan(a), jnp.zeros_like(a), jnp.sign(a))  # torch: sign(nan) == 0
+
+
+def _digamma_fn(a):
+    # torch: digamma(+-0) is -+inf (jax gives nan)
+    return jnp.where(a == 0, jnp.copysign(jnp.asarray(jnp.inf, a.dtype), -a), jsp.digamma(a))
+
+
+@jax.custom_jvp
+def _logit_plain(a):
+    return jnp.log(a / (1 - a))
+
+
+# torch: grad / (x (1 - x)), NaN outside [0, 1]
+_logit_plain.defjvps(lambda g, ans, a: g * jnp.where((a < 0) | (a > 1), jnp.nan,
+                                                      1 / (a * (1 - a))))
+
+
+_UNARY = {
+    # name: (jax function, promote, grad_fn name)
+    "sign": (_sign_fn, None, "SignBackward0"),
+    "exp2": (jnp.exp2, "float", "Exp2Backward0"),
+    "expm1": (jnp.expm1, "float", "Expm1Backward0"),
+    "log2": (jnp.log2, "float", "Log2Backward0"),
+    "log10": (jnp.log10, "float", "Log10Backward0"),
+    "log1p": (jnp.log1p, "float", "Log1PBackward0"),
+    "tan": (jnp.tan, "float", "TanBackward0"),
+    "asin": (jnp.arcsin, "float", "AsinBackward0"),
+    "acos": (jnp.arccos, "float", "AcosBackward0"),
+    "atan": (jnp.arctan, "float", "AtanBackward0"),
+    "sinh": (jnp.sinh, "float", "SinhBackward0"),
+    "cosh": (jnp.cosh, "float", "CoshBackward0"),
+    "asinh": (jnp.arcsinh, "float", "AsinhBackward0"),
+    "acosh": (jnp.arccosh, "float", "AcoshBackward0"),
+    "atanh": (jnp.arctanh, "float", "AtanhBackward0"),
+    "erf": (jsp.erf, "float", "ErfBackward0"),
+    "erfc": (jsp.erfc, "float", "ErfcBackward0"),
+    "erfinv": (jsp.erfinv, "float", "ErfinvBackward0"),
+    "floor": (_int_keep(jnp.floor), None, "FloorBackward0"),
+    "ceil": (_int_keep(jnp.ceil), None, "CeilBackward0"),
+    "trunc": (_int_keep(jnp.trunc), None, "TruncBackward0"),
+    "deg2rad": (jnp.deg2rad, "float", "Deg2RadBackward0"),
+    "rad2deg": (jnp.rad2deg, "float", "Rad2DegBackward0"),
+    "lgamma": (jsp.gammaln, "float", "LgammaBackward0"),
+    "digamma": (_digamma_fn, "float", "DigammaBackward0"),
+    "sinc": (jnp.sinc, "float", "SincBackward0"),
+}
+
+_UNARY_OPS = {n: _mk_unary(n, *v) for n, v in _UNARY.items()}
+_mk_unary("frac", lambda a: a - jnp.trunc(a), None, "FracBackward0", float_only=True)
+
+sgn = sign  # noqa: F821  (the same op: z / |z| for complex, sign for real)
+Tensor.sgn, Tensor.sgn_ = Tensor.sign, Tensor.sign_
+_SIGN_COMPLEX = ("Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+                 "use torch.sgn instead.")
+
+
+def sign(input, *, out=None):
+    """-1, 0 or 1 elementwise (0 for NaN); complex input is refused, as in torch (use sgn)."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(_SIGN_COMPLEX)
+    return sgn(input)
+
+
+def _sign_(self):
+    if self.dtype.is_complex:
+        raise NotImplementedError(_SIGN_COMPLEX)
+    return Tensor.sgn_(self)
+
+
+Tensor.sign, Tensor.sign_ = sign, _sign_
+fix = trunc  # noqa: F821
+arcsin, arccos, arctan = asin, acos, atan  # noqa: F821
+arcsinh, arccosh, arctanh = asinh, acosh, atanh  # noqa: F821
+for _a, _b in dict(fix="trunc", arcsin="asin", arccos="acos", arctan="atan",
+                   arcsinh="asinh", arccosh="acosh", arctanh="atanh").items():
+    setattr(Tensor, _a, getattr(Tensor, _b))
+    setattr(Tensor, _a + "_", getattr(Tensor, _b + "_"))
+
+
+def positive(input):
+    if input.dtype is D.bool:
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+Tensor.positive = positive
+
+
+@defop("logit", promote="float", grad_name="LogitBackward0")
+def _logit(a, eps):
+    if eps is None:
+        return _logit_plain(a)
+    lo, hi = eps, 1 - eps
+    z = jnp.clip(jax.lax.stop_gradient(a), lo, hi)
+    inside = (a >= lo) & (a <= hi)
+    # torch: zero gradient where the input was clamped
+    z = jnp.where(inside, a, z)
+    return jnp.log(z / (1 - z))
+
+
+def logit(input, eps=None):
+    """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
+    return apply(_logit, input, eps=None if eps is None else float(eps))
+
+
+def _round(a, decimals):
+    if _is_int(a):
+        return a
+    if decimals == 0:
+        return jnp.round(a)
+    if a.dtype in (jnp.float16, jnp.bfloat16):   # torch computes in float32 for half types
+        return _round(a.astype(jnp.float32), decimals).astype(a.dtype)
+    if decimals > 0:
+        s = jnp.asarray(10.0 ** decimals, a.dtype)
+        return jnp.round(a * s) / s
+    s = jnp.asarray(10.0 ** -decimals, a.dtype)
+    return jnp.round(a / s) * s
+
+
+_round_op = defop("round", grad_name="RoundBackward0")(_round)
+
+
+def round(input, *, decimals=0):
+    """Round half to even, optionally to ``decimals`` decimal places."""
+    if decimals != 0 and input.dtype.category < D._FLOAT:
+        _not_impl("round_cpu", input)
+    return apply(_round_op, input, decimals=int(decimals))
+
+
+def logit_(self, eps=None):
+    return apply_(_logit, self, eps=None if eps is None else float(eps))
+
+
+def round_(self, *, decimals=0):
+    return apply_(_round_op, self, decimals=int(decimals))
+
+
+Tensor.logit, Tensor.logit_ = logit, logit_
+Tensor.round, Tensor.round_ = round, round_
+
+
+def _mk_test(name, f):
+    op = defop(name, differentiable=False)(f)
+
+    def fn(input):
+        return apply(op, input)
+
+    fn.__name__ = name
+    globals()[name] = fn
+    setattr(Tensor, name, fn)
+
+
+_mk_test("isnan", lambda a: jnp.isnan(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
+_mk_test("isinf", lambda a: jnp.isinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
+_mk_test("isfinite", lambda a: jnp.isfinite(a) if not _is_int(a) else jnp.ones(a.shape, bool))
+_mk_test("isposinf", lambda a: jnp.isposinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
+_mk_test("isneginf", lambda a: jnp.isneginf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
+_mk_test("signbit", lambda a: jnp.signbit(a) if a.dtype != jnp.bool_ else jnp.zeros(a.shape,
+                                                                                       bool))
+
+
+@defop("nan_to_num", grad_name="NanToNumBackward0")
+def _nan_to_num(a, nan, posinf, neginf):
+    if _is_int(a):
+        return a
+    fi = jnp.finfo(a.dtype)
+    pi = fi.max if posinf is None else posinf
+    ni = fi.min if neginf is None else neginf
+    return jnp.where(jnp.isnan(a), jnp.asarray(nan, a.dtype),
+                     jnp.where(a == jnp.inf, jnp.asarray(pi, a.dtype),
+                               jnp.where(a == -jnp.inf, jnp.asarray(ni, a.dtype), a)))
+
+
+def _ntn_kw(nan, posinf, neginf):
+    return dict(nan=float(nan), posinf=None if posinf is None else float(posinf),
+                neginf=None if neginf is None else float(neginf))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replace NaN, +inf and -inf by ``nan``, ``posinf`` (default: the dtype's max) and
+    ``neginf`` (default: its min)."""
+    return apply(_nan_to_num, input, **_ntn_kw(nan, posinf, neginf))
+
+
+Tensor.nan_to_num = nan_to_num
+Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: apply_(
+    _nan_to_num, self, **_ntn_kw(nan, posinf, neginf))
+
+
+from ._surface import wire_out  # noqa: E402
+
+wire_out(globals(), [n for n in __all__ if n not in _UNARY_CORE])
