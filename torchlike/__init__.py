@@ -7,6 +7,9 @@ float64 need them): see README "Dtype policy".
 from ._jax_config import configure as _configure_jax
 
 _configure_jax()   # 64-bit types, persistent compilation cache (see _jax_config.py)
+from ._distributed_env import join_from_env as _join_distributed  # noqa: E402
+
+_join_distributed()   # a launched rank joins jax.distributed before any device lookup
 
 # dtypes, devices, the Tensor
 from ._dtype import (dtype, bool, uint8, int8, int16, short, int32, int, int64, long,  # noqa
