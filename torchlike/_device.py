@@ -127,7 +127,7 @@ _JAX_CPU = [None]
 
 def _jax_devices(platform):
     try:
-        return jax.devices(platform)
+        return jax.local_devices(backend=platform)   # this process's devices
     except RuntimeError:
         return []
 
@@ -198,7 +198,7 @@ def check(dev):
     """Raise torch's error if ``dev`` cannot hold tensors here; returns the jax device."""
     if dev.type == "cpu":
         if _JAX_CPU[0] is None:
-            _JAX_CPU[0] = jax.devices("cpu")[0]
+            _JAX_CPU[0] = jax.local_devices(backend="cpu")[0]
         return _JAX_CPU[0]
     if dev.type == "cuda":
         devs = cuda_devices()

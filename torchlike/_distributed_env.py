@@ -1,0 +1,39 @@
+"""A rank started by torchlike's launcher joins ``jax.distributed`` on ``import torchlike``.
+
+jax requires ``jax.distributed.initialize`` before anything starts its backends, and
+``import torchlike`` looks the backends up (the device fast paths). So a process started by
+``python -m torchlike.distributed.run`` or ``torchlike.multiprocessing.spawn`` carries the job's
+shape in its environment and joins the job here, before the first device lookup:
+
+* ``TORCHLIKE_JAX_COORDINATOR`` -- ``host:port`` of jax's coordination service (rank 0 hosts it);
+* ``TORCHLIKE_JAX_NUM_PROCESSES`` and ``TORCHLIKE_JAX_PROCESS_ID``;
+* ``TORCHLIKE_DIST_TIMEOUT`` (seconds, optional) -- how long jax waits for every rank to join.
+
+On CPU the processes' collectives run over gloo (``jax_cpu_collectives_implementation``).
+``init_process_group`` then only checks that its rank and world size are the ones joined here.
+"""
+from __future__ import annotations
+
+import os
+
+__all__ = ["join_from_env", "joined"]
+
+_joined = [None]     # (num_processes, process_id) once joined
+
+
+def joined():
+    """``(num_processes, process_id)`` of the jax job this process joined, or None."""
+    return _joined[0]
+
+
+def join_from_env():
+    addr = os.environ.get("TORCHLIKE_JAX_COORDINATOR")
+    if not addr or _joined[0] is not None:
+        return
+    import jax
+    n = int(os.environ["TORCHLIKE_JAX_NUM_PROCESSES"])
+    pid = int(os.environ["TORCHLIKE_JAX_PROCESS_ID"])
+    timeout = int(float(os.environ.get("TORCHLIKE_DIST_TIMEOUT", "300")))
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(addr, n, pid, initialization_timeout=timeout)
+    _joined[0] = (n, pid)
