@@ -58,7 +58,9 @@ from ._ops import _surface  # noqa: E402
 
 _surface.bind(__import__(__name__), Tensor)   # methods, in-place forms, out=, nn ops at the top
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402  torch.version; __version__ compares as torch 2.13's
+__version__ = version.__version__
+__torchlike_version__ = version.torchlike_version
 
 # Namespaces imported on first use (``torchlike.cuda``, ``torchlike.fft``, ...): importing them
 # eagerly would lengthen ``import torchlike`` for programs that never touch them.
@@ -72,7 +74,8 @@ _namespace = _lazy_submodules(__name__, {
 # top-level names that live in a lazily imported namespace: name -> module
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",
-               "OutOfMemoryError": "cuda", "from_jax": "interop"}
+               "OutOfMemoryError": "cuda", "from_jax": "interop",
+               "install_as_torch": "_dropin"}
 
 
 def __getattr__(name):

@@ -34,7 +34,7 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "pi", "e", "inf", "nan", "newaxis",
            "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged", "memory_format", "contiguous_format", "channels_last",
-           "channels_last_3d", "preserve_format", "version", "_assert"]
+           "channels_last_3d", "preserve_format", "_assert"]
 
 # ------------------------------------------------------------------ constants
 
@@ -99,32 +99,6 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
-
-
-class _Version:
-    """torch.version: ``cuda`` is jax's CUDA version where jax has a GPU, else None."""
-
-    __version__ = "2.13.0+torchlike"
-    hip = None
-    debug = False
-    git_version = "torchlike"
-
-    @property
-    def cuda(self):
-        if not _device.cuda_devices():
-            return None
-        try:
-            from jax._src.lib import cuda_versions
-            v = cuda_versions.cuda_runtime_get_version()
-            return f"{v // 1000}.{(v % 1000) // 10}"
-        except Exception:
-            return "unknown"
-
-    def __repr__(self):
-        return "<module 'torch.version' (torchlike)>"
-
-
-version = _Version()
 
 
 def _assert(condition, message):
