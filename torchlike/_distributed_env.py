@@ -31,8 +31,11 @@ def join_from_env():
     if not addr or _joined[0] is not None:
         return
     import jax
-    n = int(os.environ["TORCHLIKE_JAX_NUM_PROCESSES"])
-    pid = int(os.environ["TORCHLIKE_JAX_PROCESS_ID"])
+    # taken out of the environment: this rank's own children (DataLoader workers, ...) are
+    # not ranks and must not join the job
+    os.environ.pop("TORCHLIKE_JAX_COORDINATOR")
+    n = int(os.environ.pop("TORCHLIKE_JAX_NUM_PROCESSES"))
+    pid = int(os.environ.pop("TORCHLIKE_JAX_PROCESS_ID"))
     timeout = int(float(os.environ.get("TORCHLIKE_DIST_TIMEOUT", "300")))
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(addr, n, pid, initialization_timeout=timeout)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing as _mp
+import os
 import sys
 from multiprocessing import *  # noqa: F401,F403
 
@@ -100,16 +101,42 @@ class ProcessContext:
 SpawnContext = ProcessContext
 
 
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
-    """Run ``fn(i, *args)`` for ``i`` in ``range(nprocs)``, each in its own process."""
+    """Run ``fn(i, *args)`` for ``i`` in ``range(nprocs)``, each in its own process.
+
+    With ``nprocs > 1`` and the ``spawn`` method the processes form one jax job: process ``i``
+    joins ``jax.distributed`` as process ``i`` of ``nprocs`` when it imports torchlike (a
+    coordinator on a free localhost port), so ``fn`` may call ``init_process_group(rank=i,
+    world_size=nprocs)`` as with torch."""
     ctx = multiprocessing.get_context(start_method)
     procs, queues = [], []
-    for i in range(nprocs):
-        q = ctx.SimpleQueue()
-        p = ctx.Process(target=_wrap, args=(fn, i, args, q), daemon=daemon)
-        p.start()
-        procs.append(p)
-        queues.append(q)
+    job = {}
+    if nprocs > 1 and start_method == "spawn":
+        job = {"TORCHLIKE_JAX_COORDINATOR": f"127.0.0.1:{_free_port()}",
+               "TORCHLIKE_JAX_NUM_PROCESSES": str(nprocs)}
+    saved = {k: os.environ.get(k) for k in list(job) + ["TORCHLIKE_JAX_PROCESS_ID"]}
+    try:
+        for i in range(nprocs):
+            if job:     # a spawned child inherits the environment at start()
+                os.environ.update(job, TORCHLIKE_JAX_PROCESS_ID=str(i))
+            q = ctx.SimpleQueue()
+            p = ctx.Process(target=_wrap, args=(fn, i, args, q), daemon=daemon)
+            p.start()
+            procs.append(p)
+            queues.append(q)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     context = ProcessContext(procs, queues)
     if not join:
         return context

@@ -378,52 +378,7 @@ class BatchSampler(Sampler[list]):
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 
 
-class DistributedSampler(Sampler):
-    """The share of ``dataset`` for replica ``rank`` of ``num_replicas`` (both must be given:
-    torchlike has no process groups). Shuffling is seeded by ``seed + epoch``."""
-
-    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
-                 drop_last=False):
-        if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available: torchlike has "
-                               "no process groups, pass num_replicas and rank explicitly")
-        if rank >= num_replicas or rank < 0:
-            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
-                             f"[0, {num_replicas - 1}]")
-        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
-        self.epoch = 0
-        self.drop_last = drop_last
-        if self.drop_last and len(self.dataset) % self.num_replicas != 0:
-            self.num_samples = math.ceil((len(self.dataset) - self.num_replicas)
-                                         / self.num_replicas)
-        else:
-            self.num_samples = math.ceil(len(self.dataset) / self.num_replicas)
-        self.total_size = self.num_samples * self.num_replicas
-        self.shuffle = shuffle
-        self.seed = seed
-
-    def __iter__(self):
-        if self.shuffle:
-            g = _random.Generator().manual_seed(self.seed + self.epoch)
-            indices = _randperm(len(self.dataset), g).tolist()
-        else:
-            indices = list(range(len(self.dataset)))
-        if not self.drop_last:
-            padding_size = self.total_size - len(indices)
-            if padding_size <= len(indices):
-                indices += indices[:padding_size]
-            else:
-                indices += (indices * math.ceil(padding_size / len(indices)))[:padding_size]
-        else:
-            indices = indices[:self.total_size]
-        indices = indices[self.rank:self.total_size:self.num_replicas]
-        return iter(indices)
-
-    def __len__(self):
-        return self.num_samples
-
-    def set_epoch(self, epoch):
-        self.epoch = epoch
+from .distributed import DistributedSampler  # noqa: E402  (its own module, as torch)
 
 
 class _InfiniteConstantSampler(Sampler):
