@@ -172,11 +172,98 @@ def _make(eqn):
         raise Unsupported(name)
     ins = [v.aval for v in eqn.invars]
     outs = [v.aval for v in eqn.outvars]
-    fn = rule(eqn.params, ins, outs)
+    params = eqn.params
+    if name not in _KEY_AWARE and any(_is_key(a) for a in ins + outs):
+        # data movement on PRNG keys moves their uint32 data (a trailing key dimension)
+        fix = _KEY_PARAMS.get(name)
+        if fix is None:
+            raise Unsupported(name, "on PRNG keys")
+        params = fix(dict(params), ins, outs)
+        ins = [_physical(a) for a in ins]
+        outs = [_physical(a) for a in outs]
+        if name == "select_n":
+            fn = rule(params, ins, outs)
+            k = len(outs[0].shape) - len(eqn.outvars[0].aval.shape)
+            return lambda pred, *cases: fn(np.reshape(pred, np.shape(pred) + (1,) * k), *cases)
+        return rule(params, ins, outs)
     if name not in _MOVES and (any(getattr(a, "dtype", None) in _LOWP for a in ins)
                                or any(getattr(a, "dtype", None) in _LOWP for a in outs)):
-        fn = _lowp(fn, [a.dtype for a in outs], eqn.primitive.multiple_results)
-    return fn
+        # the rule sees float32 avals; its arguments are widened and its results rounded
+        fn = rule(params, [_widen(a) for a in ins], [_widen(a) for a in outs])
+        return _lowp(fn, [a.dtype for a in outs], eqn.primitive.multiple_results)
+    return rule(params, ins, outs)
+
+
+def _physical(aval):
+    if not _is_key(aval):
+        return aval
+    ks = tuple(aval.dtype._impl.key_shape)
+    return jax.core.ShapedArray(tuple(aval.shape) + ks, np.dtype(np.uint32))
+
+
+def _key_nd(ins, outs):
+    a = next(a for a in ins + outs if _is_key(a))
+    return tuple(a.dtype._impl.key_shape)
+
+
+def _kp_reshape(p, ins, outs):
+    p["new_sizes"] = tuple(p["new_sizes"]) + _key_nd(ins, outs)
+    return p
+
+
+def _kp_broadcast(p, ins, outs):
+    ks = _key_nd(ins, outs)
+    n_out = len(p["shape"])
+    n_in = len(ins[0].shape)
+    p["shape"] = tuple(p["shape"]) + ks
+    p["broadcast_dimensions"] = tuple(p["broadcast_dimensions"]) + tuple(
+        range(n_out, n_out + len(ks)))
+    del n_in
+    return p
+
+
+def _kp_transpose(p, ins, outs):
+    n = len(p["permutation"])
+    p["permutation"] = tuple(p["permutation"]) + tuple(
+        range(n, n + len(_key_nd(ins, outs))))
+    return p
+
+
+def _kp_slice(p, ins, outs):
+    ks = _key_nd(ins, outs)
+    p["start_indices"] = tuple(p["start_indices"]) + (0,) * len(ks)
+    p["limit_indices"] = tuple(p["limit_indices"]) + ks
+    if p.get("strides") is not None:
+        p["strides"] = tuple(p["strides"]) + (1,) * len(ks)
+    return p
+
+
+def _kp_dynamic_slice(p, ins, outs):
+    p["slice_sizes"] = tuple(p["slice_sizes"]) + _key_nd(ins, outs)
+    return p
+
+
+def _kp_same(p, ins, outs):
+    return p
+
+
+_KEY_PARAMS = {"reshape": _kp_reshape, "broadcast_in_dim": _kp_broadcast,
+               "transpose": _kp_transpose, "slice": _kp_slice,
+               "dynamic_slice": _kp_dynamic_slice, "dynamic_update_slice": _kp_same,
+               "squeeze": _kp_same, "expand_dims": _kp_same, "concatenate": _kp_same,
+               "select_n": _kp_same, "copy": _kp_same, "copy_p": _kp_same,
+               "optimization_barrier": _kp_same, "rev": _kp_same, "split": _kp_same,
+               "unstack": _kp_same, "stack": _kp_same, "device_put": _kp_same,
+               "empty2": _kp_same}
+# primitives whose rules take key avals as they are
+_KEY_AWARE = {"random_bits", "random_split", "random_fold_in", "random_seed", "random_wrap",
+              "random_unwrap", "jit", "pjit", "closed_call", "core_call", "custom_jvp_call",
+              "custom_vjp_call", "custom_vjp_call_jaxpr", "checkpoint", "remat", "remat2",
+              "scan", "while", "cond", "empty2", "empty"}
+
+
+def _widen(aval):
+    return aval.update(dtype=_F32) if getattr(aval, "dtype", None) in _LOWP else aval
 
 
 def _lowp(fn, out_dtypes, multi):
@@ -424,9 +511,17 @@ def _sign(p, ins, outs):
     if k == "f":
         return lambda x: np.where(x == 0, x, np.sign(x))
     if k == "c":
+        d = np.dtype(outs[0].dtype)
+
         def f(x):
+            # XLA: x / |x| with the real |x| dividing each part; 0 at 0
             a = np.abs(x)
-            return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
+            z = a == 0
+            a = np.where(z, 1, a)
+            r = np.empty(np.shape(x), d)
+            r.real = np.where(z, 0, x.real / a)
+            r.imag = np.where(z, 0, x.imag / a)
+            return r
         return f
     return np.sign
 
@@ -465,9 +560,10 @@ def _pow(p, ins, outs):
     return lambda x, y: np.power(x, y).astype(d, copy=False)
 
 
-@rule("integer_pow")
+@rule("integer_pow", moves=True)
 def _integer_pow(p, ins, outs):
-    # the multiplication chain jax's lowering emits (binary powering), so results are XLA's
+    # the multiplication chain jax's lowering emits (binary powering), so results are XLA's;
+    # low-precision floats multiply in their own dtype (XLA rounds after each multiply)
     y = p["y"]
     d = np.dtype(outs[0].dtype)
 
@@ -514,7 +610,20 @@ def _unary(np_fn, *names):
     rule(*names)(make)
 
 
-for _name, _fn in [("exp", np.exp), ("exp2", np.exp2), ("log", np.log), ("log1p", np.log1p),
+@rule("exp2", moves=True)
+def _exp2(p, ins, outs):
+    d = np.dtype(outs[0].dtype)
+    wide = _F32 if d in _LOWP else d
+    ln2 = np.asarray(math.log(2)).astype(d)
+
+    # XLA computes exp2(x) as exp(x * ln 2), with ln 2 and the product rounded to x's dtype
+    def f(x):
+        t = (np.asarray(x) * ln2).astype(d)
+        return np.exp(t.astype(wide)).astype(d)
+    return f
+
+
+for _name, _fn in [("exp", np.exp), ("log", np.log), ("log1p", np.log1p),
                    ("expm1", np.expm1), ("tanh", np.tanh), ("sin", np.sin), ("cos", np.cos),
                    ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
                    ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
@@ -553,6 +662,8 @@ def _special(name, sp_name, nargs=1):
     def make(p, ins, outs):
         d = np.dtype(outs[0].dtype)
         fn = getattr(_scipy_special(), sp_name)
+        if d in _LOWP:
+            d = _F32            # computed in float32, rounded by the low-precision wrapper
         if d.kind != "f":
             raise Unsupported(name, f"dtype {d}")
         return lambda *a: np.asarray(fn(*a)).astype(d, copy=False)
@@ -614,7 +725,8 @@ RULES["shift_right_arithmetic"] = _shift_rule("arith")
 @rule("population_count")
 def _popcnt(p, ins, outs):
     d = np.dtype(outs[0].dtype)
-    return lambda x: np.bitwise_count(x).astype(d)
+    u = _unsigned(d)
+    return lambda x: np.bitwise_count(np.asarray(x).view(u)).astype(d)
 
 
 @rule("clz")
@@ -649,12 +761,12 @@ def _convert(p, ins, outs):
     if src == dst:
         return lambda x: x
     if dst.kind == "b":
+        if src.kind == "c":
+            return lambda x: np.real(x) != 0      # jax converts complex to real first
         return lambda x: x != 0
-    if src.kind == "c" and dst.kind != "c":
-        src_real = True
-    else:
-        src_real = False
-    if dst.kind in "iu" and src.kind in "fc":
+    src_real = src.kind == "c" and dst.kind != "c"
+    src_float = src.kind in "fc" or src in _LOWP
+    if dst.kind in "iu" and src_float:
         info = np.iinfo(dst)
         lo, hi = info.min, info.max
 
@@ -1293,7 +1405,7 @@ def _conv(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     nsp = len(strides)
     out_perm = tuple(np.argsort(out_spec))
-    letters = "abcdefghijklmnopqrstuvw"
+    letters = "ABCDEFGHIJKLMNOPQRSTUVW"
     sp = letters[:nsp]
     kl = letters[nsp:2 * nsp]
 
@@ -1534,13 +1646,13 @@ def _scan(p, ins, outs):
     rev = bool(p["reverse"])
     nc = int(p["num_consts"])
     ncar = int(p["num_carry"])
-    y_avals = outs[ncar:]
+    y_avals = [_physical(a) for a in outs[ncar:]]
 
     def f(*args):
         consts = list(args[:nc])
         carry = list(args[nc:nc + ncar])
         xs = args[nc + ncar:]
-        ys = [np.empty((length,) + tuple(a.shape), a.dtype) for a in y_avals]
+        ys = [np.empty(a.shape, a.dtype) for a in y_avals]
         order = range(length - 1, -1, -1) if rev else range(length)
         for i in order:
             r = _exec(plan, consts + carry + [x[i] for x in xs])
@@ -1829,3 +1941,116 @@ def _lu(p, ins, outs):
             A[:, j + 1:, j + 1:] -= A[:, j + 1:, j][:, :, None] * A[:, j, j + 1:][:, None, :]
         return [A.reshape(a.shape), piv.reshape(batch + (k,)), perm.reshape(batch + (m,))]
     return f
+
+
+@rule("svd")
+def _svd(p, ins, outs):
+    if p.get("subset_by_index") not in (None, (0, min(ins[0].shape[-2:]))):
+        raise Unsupported("svd", "subset_by_index")
+    full = bool(p["full_matrices"])
+    uv = bool(p["compute_uv"])
+    ds = [np.dtype(o.dtype) for o in outs]
+
+    def f(x):
+        if not uv:
+            return [np.linalg.svd(x, compute_uv=False).astype(ds[0], copy=False)]
+        u, s, vt = np.linalg.svd(x, full_matrices=full)
+        return [s.astype(ds[0], copy=False), u.astype(ds[1], copy=False),
+                vt.astype(ds[2], copy=False)]
+    return f
+
+
+@rule("qr")
+def _qr(p, ins, outs):
+    if p.get("pivoting"):
+        raise Unsupported("qr", "pivoting")
+    mode = "complete" if p["full_matrices"] else "reduced"
+    dq, dr = np.dtype(outs[0].dtype), np.dtype(outs[1].dtype)
+
+    def f(x):
+        q, r = np.linalg.qr(x, mode=mode)
+        return [q.astype(dq, copy=False), r.astype(dr, copy=False)]
+    return f
+
+
+@rule("eig")
+def _eig(p, ins, outs):
+    if p.get("compute_left_eigenvectors"):
+        raise Unsupported("eig", "left eigenvectors")
+    right = bool(p.get("compute_right_eigenvectors", True))
+    ds = [np.dtype(o.dtype) for o in outs]
+
+    def f(x):
+        w, v = np.linalg.eig(x)
+        res = [w.astype(ds[0])]
+        if right:
+            res.append(v.astype(ds[1]))
+        return res
+    return f
+
+
+@rule("custom_linear_solve", moves=True)
+def _custom_linear_solve(p, ins, outs):
+    lengths = list(p["const_lengths"])
+    solve = p["jaxprs"].solve
+    plan = _sub_closed(solve)
+    start = sum(lengths[:2])
+    n_solve = lengths[2]
+    n_consts = sum(lengths)
+
+    def f(*args):
+        return _exec(plan, list(args[start:start + n_solve]) + list(args[n_consts:]))
+    return f
+
+
+@rule("tile", moves=True)
+def _tile(p, ins, outs):
+    reps = tuple(int(r) for r in p["reps"])
+    return lambda x: np.tile(x, reps)
+
+
+@rule("stack", moves=True)
+def _stack(p, ins, outs):
+    axis = int(p["axis"])
+    return lambda *xs: np.stack(xs, axis=axis)
+
+
+@rule("unstack", moves=True)
+def _unstack(p, ins, outs):
+    axis = int(p["axis"])
+    n = ins[0].shape[axis]
+    return lambda x: [np.take(x, i, axis=axis) for i in range(n)]
+
+
+@rule("empty2", "empty", moves=True)
+def _empty(p, ins, outs):
+    aval = outs[0]
+    if _is_key(aval):
+        phys, _ = _phys(aval)
+        val = np.zeros(phys.shape, np.uint32)
+    else:
+        val = np.zeros(tuple(aval.shape), aval.dtype)
+    return lambda *a: val
+
+
+def _total_order_key(x):
+    """XLA's total order on floats as signed integers: -NaN < -inf < ... < -0.0 < 0.0 < ...
+    < inf < NaN."""
+    x = np.asarray(x)
+    if x.dtype.kind != "f" and x.dtype not in _LOWP:
+        return x
+    s = _signed(x.dtype)
+    i = x.view(s)
+    return i ^ ((i >> s.type(x.dtype.itemsize * 8 - 1)) & s.type(np.iinfo(s).max))
+
+
+def _to_rule(np_fn):
+    def make(p, ins, outs):
+        return lambda x, y: np_fn(_total_order_key(x), _total_order_key(y))
+    return make
+
+
+for _name, _fn in [("lt_to", np.less), ("le_to", np.less_equal), ("eq_to", np.equal),
+                   ("gt_to", np.greater), ("ge_to", np.greater_equal)]:
+    RULES[_name] = _to_rule(_fn)
+    _MOVES.add(_name)
