@@ -496,7 +496,8 @@ def _program(kind, mesh, op=None, n_args=1, extra=None):
         if kind == "all_reduce":
             return tuple(_reduce_block(x, op, n) for x in xs)
         if kind == "mean_prescaled":          # DDP: grads pre-divided by n, then summed
-            return tuple(lax.psum(x / n, "rank") for x in xs)
+            return tuple(lax.psum(x / n if jnp.issubdtype(x.dtype, jnp.inexact) else x, "rank")
+                         for x in xs)
         if kind == "all_gather":              # block [d0,...] -> [n*d0,...] on every rank
             return tuple(lax.all_gather(x, "rank", axis=0, tiled=True) for x in xs)
         if kind == "broadcast":               # exact copy of rank `extra`'s block

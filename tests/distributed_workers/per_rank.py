@@ -1,0 +1,181 @@
+"""One rank of the per-rank checks; runs unchanged on torch (``per_rank.py torch OUT``) and
+torchlike (``per_rank.py torchlike OUT``) under their launchers. Writes OUT.rank<r>.json."""
+import importlib
+import json
+import sys
+
+import numpy as np
+
+torch = importlib.import_module(sys.argv[1])
+out_path = sys.argv[2]
+dist = torch.distributed
+nn = torch.nn
+dist.init_process_group("gloo")
+r, n = dist.get_rank(), dist.get_world_size()
+res = {"rank": r, "world": n}
+
+
+def tl(t):
+    return t.detach().tolist() if t is not None else None
+
+
+# ---------------------------------------------------------------- collectives
+x = torch.arange(6.).reshape(2, 3) + 10 * r
+for op in ["SUM", "AVG", "PRODUCT", "MIN", "MAX"]:
+    y = x.clone()
+    dist.all_reduce(y, op=getattr(dist.ReduceOp, op))
+    res["all_reduce_" + op] = tl(y)
+i = torch.tensor([5, 6]) + r
+for op in ["BAND", "BOR", "BXOR", "SUM"]:
+    y = i.clone()
+    dist.all_reduce(y, op=getattr(dist.ReduceOp, op))
+    res["all_reduce_int_" + op] = [tl(y), str(y.dtype)]
+s = torch.tensor(float(r + 1))
+dist.all_reduce(s)
+res["all_reduce_scalar"] = [s.item(), list(s.shape)]
+lst = [torch.zeros(2, 3) for _ in range(n)]
+dist.all_gather(lst, x)
+res["all_gather"] = [tl(t) for t in lst]
+o = torch.zeros(2 * n, 3)
+dist.all_gather_into_tensor(o, x)
+res["all_gather_into_tensor"] = tl(o)
+o = torch.zeros(2 * 3 // n if 6 % n == 0 else 1)
+dist.reduce_scatter_tensor(o, x.reshape(-1))
+res["reduce_scatter_tensor"] = tl(o)
+o = torch.zeros(6 // n)
+dist.reduce_scatter_tensor(o, x.reshape(-1), op=dist.ReduceOp.MAX)
+res["reduce_scatter_tensor_max"] = tl(o)
+y = x.clone()
+dist.broadcast(y, src=n - 1)
+res["broadcast"] = tl(y)
+o = torch.zeros(2 * n, 3)
+src = torch.arange(6. * n).reshape(2 * n, 3) + 100 * r
+dist.all_to_all_single(o, src)
+res["all_to_all_single"] = tl(o)
+y = x.clone()
+dist.reduce(y, dst=0)
+res["reduce"] = tl(y)
+objs = [None] * n
+dist.all_gather_object(objs, {"rank": r, "s": "x" * (r + 1)})
+res["all_gather_object"] = objs
+bl = [r, "from %d" % r, {"k": [r]}]
+dist.broadcast_object_list(bl, src=n - 1)
+res["broadcast_object_list"] = bl
+g = dist.new_group([0, n - 1]) if n > 1 else dist.new_group([0])
+y = x.clone()
+dist.all_reduce(y, group=g)
+res["new_group_all_reduce"] = tl(y)
+res["new_group_rank"] = dist.get_rank(g)
+if n > 1:
+    if r == 0:
+        dist.send(x * 2, dst=1)
+    elif r == 1:
+        y = torch.zeros(2, 3)
+        dist.recv(y, src=0)
+        res["recv"] = tl(y)
+dist.barrier()
+
+# ---------------------------------------------------------------- DDP + DistributedSampler
+DDP = torch.nn.parallel.DistributedDataParallel
+DataLoader, TensorDataset = torch.utils.data.DataLoader, torch.utils.data.TensorDataset
+DistributedSampler = torch.utils.data.distributed.DistributedSampler
+
+
+def set_params(model, seed):
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 3))
+
+
+data = np.random.default_rng(0).standard_normal((22, 5)).astype(np.float32)
+target = np.random.default_rng(1).standard_normal((22, 3)).astype(np.float32)
+ds = TensorDataset(torch.tensor(data), torch.tensor(target))
+for shuffle in (False, True):
+    smp = DistributedSampler(ds, shuffle=shuffle, seed=3)
+    orders = []
+    for ep in range(2):
+        smp.set_epoch(ep)
+        orders.append(list(smp))
+    res[f"sampler_shuffle_{shuffle}"] = orders
+
+model = mlp()
+set_params(model, 100 + r)                  # ranks differ: DDP must broadcast rank 0's
+ddp = DDP(model, bucket_cap_mb=0.0001)      # several buckets
+res["ddp_init_params"] = [tl(p) for p in model.parameters()]
+res["ddp_keys"] = list(ddp.state_dict().keys())
+opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+smp = DistributedSampler(ds, shuffle=True, seed=3)
+loader = DataLoader(ds, batch_size=3, sampler=smp)
+losses = []
+for ep in range(2):
+    smp.set_epoch(ep)
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(ddp(xb), yb)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+res["ddp_losses"] = losses
+res["ddp_params"] = [tl(p) for p in model.parameters()]
+
+# no_sync: two local micro-batches accumulated, then one synchronised backward
+model = mlp()
+set_params(model, 7)
+ddp = DDP(model)
+xs = torch.tensor(data[:12]).reshape(3, 4, 5)[:, 2 * r:2 * r + 2]
+ys = torch.tensor(target[:12]).reshape(3, 4, 3)[:, 2 * r:2 * r + 2]
+with ddp.no_sync():
+    for k in range(2):
+        nn.functional.mse_loss(ddp(xs[k]), ys[k], reduction="sum").backward()
+res["no_sync_local_grad"] = [tl(p.grad) for p in model.parameters()]
+nn.functional.mse_loss(ddp(xs[2]), ys[2], reduction="sum").backward()
+res["no_sync_grad"] = [tl(p.grad) for p in model.parameters()]
+
+
+# find_unused_parameters: a branch only rank 0 uses, and one no rank uses
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 2)
+        self.b = nn.Linear(3, 2)
+        self.never = nn.Linear(3, 2)
+
+    def forward(self, x, use_b):
+        y = self.a(x)
+        return y + self.b(x) if use_b else y
+
+
+m = Branchy()
+set_params(m, 11)
+ddp = DDP(m, find_unused_parameters=True)
+ddp(torch.tensor(data[:2, :3]), r == 0).sum().backward()
+res["unused_grads"] = [tl(p.grad) for p in m.parameters()]
+
+m = Branchy()
+set_params(m, 11)
+ddp = DDP(m)
+ddp(torch.tensor(data[:2, :3]), True).sum().backward()
+try:
+    ddp(torch.tensor(data[:2, :3]), True)
+    res["unused_error"] = None
+except RuntimeError as e:
+    res["unused_error"] = str(e).split("\n")[0]
+
+# buffers: rank 0's running stats are broadcast before each forward
+bn = nn.Sequential(nn.Linear(5, 4), nn.BatchNorm1d(4))
+set_params(bn, 5)
+ddp = DDP(bn)
+ddp(torch.tensor(data[4 * r:4 * r + 4]))
+res["bn_running_mean_after_1"] = tl(bn[1].running_mean)
+ddp(torch.tensor(data[4 * r:4 * r + 4]))
+res["bn_running_mean_after_2"] = tl(bn[1].running_mean)
+
+with open(f"{out_path}.rank{r}.json", "w") as f:
+    json.dump(res, f)
+dist.barrier()
+dist.destroy_process_group()
