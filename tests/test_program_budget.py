@@ -1,9 +1,16 @@
 """The registry's bound on compiled programs: a workload of ever-new shapes plateaus."""
 import numpy as np
+import pytest
 import torch
 
 import torchlike
-from torchlike import _registry
+from torchlike import _registry, _tiers
+
+
+@pytest.fixture(autouse=True)
+def _compile_at_once(monkeypatch):
+    """These tests are about compiled programs: no interpreter tier in front of them."""
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)
 
 
 def _step(m, n):

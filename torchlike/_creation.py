@@ -12,7 +12,7 @@ import numpy as np
 from . import _device
 from . import _dtype as D
 from . import _random
-from . import _registry as _R
+from . import _tiers
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -350,7 +350,7 @@ def _filled(shape, value, dt):
     for d in shape:
         n *= d
     # small arrays only (numpy refuses (0, 2**62); a big fill is cheaper as a program)
-    if _R.host_backend() and 0 < n <= _R.HOST_MAX_ELEMENTS:
+    if _tiers.on_host() and 0 < n <= _tiers.HOST_MAX_ELEMENTS:
         return jax.device_put(np.full(shape, value, dt.np))
     return jnp.full(shape, value, dt.np)
 

@@ -110,40 +110,34 @@ def next_key(generator=None):
     return (generator or default_generator).next_key()
 
 
-# ------------------------------------------------------------------ draws at new shapes
-#
-# jax's samplers compile one program per shape (a few hundred ms for ``normal``). With threefry
-# in its partitionable mode (jax's default), element i of a draw depends only on the key and on
-# i, so the first n elements of a draw of any size m >= n are the draw of size n. A factory's
-# first HOST_CALLS draws at a new shape therefore draw at a power-of-two size (one program per
-# size class) and keep the first n elements on the host; later draws at that shape compile their
-# own program. The values are the same either way (``tests/test_shape_churn.py``).
+# ------------------------------------------------------------------ draws
 
-from . import _registry as _R       # noqa: E402  (HOST_CALLS, the CPU check)
+# A draw is a jitted sampler of the key's data; like every jitted function of the dispatch path
+# it is interpreted for its first calls at a shape (torchlike._tiers: threefry in numpy, no XLA
+# compile) and compiled when it repeats. Uniform and integer draws are bit-identical on both
+# tiers; normal draws go through erf_inv and may differ in the last bit.
+
+from . import _tiers                # noqa: E402
 
 _draws: dict = {}
 _DRAWS_MAX = 4096
 
 
 def draw(sampler, key, shape, *args):
-    """``sampler(key, shape, *args)`` (a jax.random sampler), as cheaply as the shape allows."""
+    """``sampler(key, shape, *args)`` (a jax.random sampler) through the tiers."""
     shape = tuple(shape)
-    n = 1
-    for d in shape:
-        n *= d
-    if n < 2 or n > _R.HOST_MAX_ELEMENTS or isinstance(key, jax.core.Tracer) \
-            or not jax.config.jax_threefry_partitionable or not _R.host_backend():
+    if isinstance(key, jax.core.Tracer) or not _tiers.on_host():
         return sampler(key, shape, *args)
     try:
         k = (sampler, shape, args)
-        seen = _draws.get(k, 0)
+        t = _draws.get(k)
     except TypeError:                   # an array argument: the plain draw
         return sampler(key, shape, *args)
-    if seen >= _R.HOST_CALLS:
-        return sampler(key, shape, *args)
-    if len(_draws) >= _DRAWS_MAX:
-        _draws.clear()
-    _draws[k] = seen + 1
-    size = max(16, 1 << (n - 1).bit_length())
-    flat = np.asarray(sampler(key, (size,), *args))
-    return jax.device_put(flat[:n].copy().reshape(shape))
+    if t is None:
+        if len(_draws) >= _DRAWS_MAX:
+            _draws.clear()
+
+        def raw(data):
+            return sampler(jax.random.wrap_key_data(data), shape, *args)
+        t = _draws[k] = _tiers.tiered(raw, name="draw")
+    return t(jax.random.key_data(key))

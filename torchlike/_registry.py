@@ -21,6 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _caches
+from . import _tiers
+from ._tiers import Tiered
 from . import _dtype as D
 from .autograd import engine as _engine
 from .autograd import grad_mode as _gm
@@ -110,8 +112,7 @@ class _Compiled:
     """The three jitted functions of one op for one static configuration."""
 
     __slots__ = ("fwd", "fwd_vjp", "bwd", "name", "saves", "op", "static", "cast", "needs",
-                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "seen", "host_vjp",
-                 "view_fwd", "__weakref__")
+                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "__weakref__")
 
     def drop_programs(self):
         for f in (self.fwd, self.fwd_vjp, self.bwd):
@@ -125,9 +126,6 @@ class _Compiled:
         self.op, self.static, self.cast, self.needs = op, static, cast, needs
         self.programs = 0
         self.stamp = 0
-        self.seen = None          # {input shapes: calls run on the host} (ops with ``host``)
-        self.host_vjp = None      # the _HostVJP backward of calls that ran on the host
-        self.view_fwd = None      # see view_forward
         fn = op.fn
         kw = dict(static)
         counts = op.trace_counts
@@ -137,17 +135,7 @@ class _Compiled:
                 xs = tuple(_cast(x, cast) for x in xs)
             return fn(*xs, **kw)
 
-        def count(kind):
-            with _lock:
-                counts[kind] += 1
-            _compiled_one(self)
-
-        def fwd(*xs):
-            count("fwd")
-            return f(*xs)
-
         def fwd_vjp(*xs):
-            count("fwd_vjp")
             diff_pos = [i for i, n in enumerate(needs) if n]
 
             def g(*d):
@@ -163,13 +151,21 @@ class _Compiled:
             return diff, rest, vjp
 
         def bwd(vjp, cots):
-            count("bwd")
             return vjp(cots)
 
-        self.fwd = jax.jit(fwd)
+        def counted(kind, raw):
+            def traced(*xs):
+                with _lock:
+                    counts[kind] += 1
+                _compiled_one(self)
+                return raw(*xs)
+            return jax.jit(traced)
+
+        # each a Tiered: interpreted for a signature's first calls, then jax.jit (torchlike._tiers)
+        self.fwd = Tiered(f, counted("fwd", f), op.name)
         self._fwd_vjp_raw = fwd_vjp
-        self.fwd_vjp = jax.jit(fwd_vjp)
-        self.bwd = jax.jit(bwd)
+        self.fwd_vjp = Tiered(fwd_vjp, counted("fwd_vjp", fwd_vjp), op.name, _finish_vjp)
+        self.bwd = Tiered(bwd, counted("bwd", bwd), op.name)
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
         self.saves = op.saves
         self._vjp_op = None
@@ -402,12 +398,10 @@ def apply(op, *args, **static):
     if not any_need:
         c = op.compiled(skey, cast, ())
         c.stamp = _budget["epoch"]
-        out = _host_call(op, c, arrays, static) if op.host is not None else None
-        if out is None:
-            try:
-                out = c.fwd(*arrays)
-            except (TypeError, ValueError) as e:
-                _translate(e, args)
+        try:
+            out = c.fwd(*arrays)
+        except (TypeError, ValueError) as e:
+            _translate(e, args)
         if _budget["programs"] > MAX_PROGRAMS:
             _over_budget(c)
         if isinstance(out, tuple):
@@ -422,23 +416,17 @@ def apply(op, *args, **static):
         _gm.check_inference_saved(args, needs, op.saves)
     c = op.compiled(skey, cast, needs)
     c.stamp = _budget["epoch"]
-    hv = _host_call_vjp(op, c, arrays, static, needs) if op.host is not None else None
-    if hv is not None:
-        diff, rest, vjp = hv
-        node_entry = c.host_vjp or _host_vjp_of(c)
-    else:
-        node_entry = c
-        try:
-            diff, rest, vjp = c.fwd_vjp(*arrays)
-        except (TypeError, ValueError) as e:
-            _translate(e, args)
+    try:
+        diff, rest, vjp = c.fwd_vjp(*arrays)
+    except (TypeError, ValueError) as e:
+        _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:
         _over_budget(c)
     edges = []
     for a, n in zip(args, needs):
         if n:
             edges.append(a._edge())
-    node = Node(c.name, tuple(edges), node_entry, vjp, args,
+    node = Node(c.name, tuple(edges), c, vjp, args,
                 tuple((o.shape, o.dtype) for o in diff), saves=c.saves)
     outs = [T._make(o, node, i) for i, o in enumerate(diff)]
     if rest:
@@ -489,194 +477,18 @@ def _big_int(v, cast, args):
     return D.host_scalar(v, cast if cast is not None else D.int64)
 
 
-# ------------------------------------------------------------------ shapes seen a few times
-#
-# A program for a reshape or a transpose costs as much to compile (tens of ms) as one for a
-# real computation, and loops whose shapes keep changing (generation with a growing context, the
-# short last batch, evaluation at new sizes) meet every shape only a few times. So under no grad
-# on the CPU backend, a data-movement op (declared with ``host=``) runs its numpy form for the
-# first ``HOST_CALLS`` calls at each input shape; from the next call on it compiles as every op
-# does (a jitted call is cheaper than the host round trip once the program exists). Elements only
-# move, so the result is bit-identical either way; tracers, accelerators and dtypes numpy cannot
-# hold take the compiled path.
-
-HOST_CALLS = int(_os.environ.get("TORCHLIKE_HOST_CALLS", "8"))
-# only small operands: for big ones the host round trip costs more than the program's compile
-HOST_MAX_ELEMENTS = int(_os.environ.get("TORCHLIKE_HOST_MAX_ELEMENTS", str(1 << 14)))
-_SEEN_MAX = 512                 # shapes remembered per entry (then forgotten, counting anew)
-_host_backend = []              # [bool]: is jax's default backend the CPU (decided on first use)
-_host_stats = {"calls": 0}
-
-
-def _host_args(c, arrays):
-    """The numpy forms of ``arrays`` if this call may run on the host (counted), else None."""
-    if not _host_backend:
-        _host_backend.append(jax.default_backend() == "cpu")
-    if not _host_backend[0]:
-        return None
-    key = []
-    cast = c.cast
-    size = 0
-    for a in arrays:
-        if not isinstance(a, jax.Array) or isinstance(a, jax.core.Tracer):
-            if isinstance(a, int) and not isinstance(a, bool):
-                key.append(int)             # a Python int operand (a slice's start)
-                continue
-            return None
-        if cast is not None and a.dtype != cast:
-            return None                     # promotion is the compiled path's job
-        size += a.size
-        key.append((a.shape, a.dtype))
-    if size > HOST_MAX_ELEMENTS:
-        return None
-    key = tuple(key)
-    seen = c.seen
-    if seen is None:
-        seen = c.seen = {}
-    n = seen.get(key, 0)
-    if n >= HOST_CALLS:
-        return None
-    if len(seen) >= _SEEN_MAX:
-        seen.clear()
-    seen[key] = n + 1
-    try:
-        return [a if isinstance(a, int) else np.asarray(a) for a in arrays]
-    except Exception:           # numpy cannot hold it (a PRNG key, ...): the compiled path
-        return None
-
-
-def _sharding(first):
-    return first.sharding if first.committed else None
-
-
-def _host_call(op, c, arrays, static):
-    """Run ``op.host`` for a shape seen fewer than ``HOST_CALLS`` times; None: take the jit path."""
-    hs = _host_args(c, arrays)
-    if hs is None:
-        return None
-    try:
-        out = op.host(*hs, **static)
-    except Exception:           # numpy disagrees: the compiled path decides (and raises)
-        return None
-    _host_stats["calls"] += 1
-    sharding = _sharding(arrays[0])
-    if isinstance(out, tuple):
-        return tuple(_to_device(o, sharding) for o in out)
-    return _to_device(out, sharding)
-
-
-def _host_call_vjp(op, c, arrays, static, needs):
-    """``fwd_vjp`` on the host for a data-movement op: outputs, and as residuals where each
-    output element comes from (the op run on the element numbers of its inputs). The backward
-    scatters the cotangents back through that map, which is exact: it only moves them.
-    None (the compiled path) if some input element reaches the outputs twice (``expand``)."""
-    hs = _host_args(c, arrays)
-    if hs is None:
-        return None
-    try:
-        out = op.host(*hs, **static)
-        ids, sizes, shapes, data_needs, off = [], [], [], [], 0
-        for h, n in zip(hs, needs):
-            if isinstance(h, int) or not _is_inexact(h.dtype):
-                ids.append(h)       # an index operand (a slice's start), not moved data
-                continue
-            ids.append(np.arange(off, off + h.size, dtype=np.int64).reshape(h.shape))
-            sizes.append(h.size)
-            shapes.append(h.shape)
-            data_needs.append(n)
-            off += h.size
-        maps = op.host(*ids, **static)
-    except Exception:
-        return None
-    outs = out if isinstance(out, tuple) else (out,)
-    maps = maps if isinstance(maps, tuple) else (maps,)
-    flat = [np.ravel(m) for m in maps]
-    if off and sum(m.size for m in flat) and np.bincount(np.concatenate(flat),
-                                                         minlength=1).max() > 1:
-        return None
-    _host_stats["calls"] += 1
-    sharding = _sharding(arrays[0])
-    dtype = outs[0].dtype
-    diff = tuple(_to_device(o, sharding) for o in outs)
-    return diff, (), (flat, off, sizes, shapes, data_needs, dtype, sharding)
-
-
-def _host_vjp_of(c):
-    c.host_vjp = _HostVJP(c)
-    return c.host_vjp
-
-
-class _HostVJP:
-    """The backward of a data-movement op that ran on the host (see ``_host_call_vjp``)."""
-
-    __slots__ = ("entry", "name", "saves")
-
-    def __init__(self, entry):
-        self.entry, self.name, self.saves = entry, entry.name, entry.saves
-
-    def backward(self, res, cots):
-        flat, total, sizes, shapes, needs, dtype, sharding = res
-        buf = np.zeros(total, dtype)
-        for ids, g in zip(flat, cots):
-            buf[ids] = np.asarray(g).reshape(-1)
-        grads, off = [], 0
-        for size, shape, n in zip(sizes, shapes, needs):
-            if n:
-                grads.append(_to_device(buf[off:off + size].reshape(shape), sharding))
-            off += size
-        return tuple(grads)
-
-    def backward_graph(self, inputs, cots):
-        return self.entry.backward_graph(inputs, cots)
-
-
-def _to_device(h, sharding):
-    # device_put, not jnp.asarray: the latter compiles a program per shape
-    h = np.asarray(h)
-    if not h.flags.c_contiguous:
-        h = h.copy(order="C")           # (np.ascontiguousarray would make a 0-d array 1-d)
-    return jax.device_put(h) if sharding is None else jax.device_put(h, sharding)
+def _finish_vjp(out, device):
+    """An interpreted forward-with-VJP: outputs on the device, the residuals stay numpy (the
+    backward reads them on the host, interpreted or compiled alike)."""
+    diff, rest, vjp = out
+    return (tuple(_tiers._to_device(o, device) for o in diff),
+            tuple(_tiers._to_device(o, device) for o in rest), vjp)
 
 
 def view_forward(c):
     """The forward a view re-runs on its root (to refresh its data after a write, or on element
-    numbers for its index map): like ``apply``'s, numpy for a new shape's first calls."""
-    f = c.view_fwd
-    if f is None:
-        op = c.op
-        if op.host is None:
-            f = c.fwd
-        else:
-            static = dict(c.static)
-
-            def f(*arrays):
-                out = _host_call(op, c, arrays, static)
-                return c.fwd(*arrays) if out is None else out
-        c.view_fwd = f
-    return f
-
-
-def host_backend():
-    """Is jax's default backend the CPU (where host numpy work needs no transfer)?"""
-    if not _host_backend:
-        _host_backend.append(jax.default_backend() == "cpu")
-    return _host_backend[0]
-
-
-def iota(shape):
-    """Element numbers 0..n-1 in ``shape`` (int64): from numpy on the CPU, else None."""
-    host_backend()
-    n = 1
-    for d in shape:
-        n *= d
-    if _host_backend[0] and n <= HOST_MAX_ELEMENTS:
-        return jax.device_put(np.arange(n, dtype=np.int64).reshape(shape))
-    return None
-
-
-def host_stats():
-    """``{"calls"}``: how many op calls ran on the host instead of compiling (see HOST_CALLS)."""
-    return dict(_host_stats)
+    numbers for its index map): the entry's tiered forward."""
+    return c.fwd
 
 
 def _translate(e, args):

@@ -40,6 +40,7 @@ import numpy as np
 from . import _caches
 from . import _dtype as D
 from . import _registry as _R
+from . import _tiers
 from ._registry import apply, defop
 from .autograd import grad_mode as _gm
 
@@ -98,7 +99,9 @@ def _counted(kind, fn, **jit_kw):
         with _count_lock:
             _TRACES[kind] += 1
         return fn(*a)
-    return jax.jit(traced, **jit_kw)
+    if jit_kw:
+        return jax.jit(traced, **jit_kw)
+    return _tiers.Tiered(fn, jax.jit(traced), kind)
 
 
 def _scatter_fn(root, values, idx):
@@ -121,7 +124,7 @@ _JITS = (_iota, _scatter, _take, _repeats)
 
 def _iota_shaped(shape):
     """Root element numbers in ``shape``: numpy on the CPU (no program), else compiled."""
-    out = _R.iota(shape)
+    out = _tiers.iota(shape)
     if out is None:
         n = 1
         for d in shape:
@@ -248,7 +251,7 @@ class ViewRule:
         rep = (self.overlap(base, static) if self.overlap is not None
                else _grows(base, outs, static))
         rest = tuple(arrays[1:])
-        fwd = _R.view_forward(entry)
+        fwd = entry.fwd
         if isinstance(result, tuple):
             for k, o in enumerate(outs):
                 make_view(o, base, fwd, rest, k, rep, multi=entry.name)

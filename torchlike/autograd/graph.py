@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _caches
+from .. import _tiers
 from ..utils.hooks import RemovableHandle
 from . import grad_mode as _gm
 from .hook_checks import check_hook_result
@@ -65,7 +66,7 @@ def _counted(kind, fn):
         with _trace_lock:
             _TRACES[kind] += 1
         return fn(*a)
-    return jax.jit(traced)
+    return _tiers.Tiered(fn, jax.jit(traced), kind)
 
 
 _jit_add = _counted("add", lambda a, b: a + b)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _random
-from .. import _registry as _R
+from .. import _tiers
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "dirac_", "trunc_normal_", "orthogonal_", "kaiming_uniform_", "kaiming_normal_",
@@ -44,7 +44,7 @@ def _fans(t):
 
 
 def _write(t, arr, generator=None):
-    if _R.host_backend() and not isinstance(arr, jax.core.Tracer):
+    if _tiers.on_host() and not isinstance(arr, jax.core.Tracer):
         # the cast on the host: an eager astype compiles a program per shape
         t._set_data(jax.device_put(np.asarray(arr).astype(t._data.dtype)))
     else:
@@ -61,7 +61,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     k = _random.next_key(generator)
     z = _random.draw(jax.random.normal, k, tensor._data.shape, jnp.float64)
-    if _R.host_backend() and not isinstance(z, jax.core.Tracer):
+    if _tiers.on_host() and not isinstance(z, jax.core.Tracer):
         z = np.asarray(z)               # the same float64 arithmetic, without a program
     return _write(tensor, mean + std * z)
 

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
+from .. import _tiers
 from .._tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
@@ -68,7 +69,9 @@ def _jitted(fn, flags):
     key = (fn, flags)
     f = _JIT_CACHE.get(key)
     if f is None:
-        f = _JIT_CACHE[key] = jax.jit(functools.partial(_counted, fn, dict(flags)))
+        f = _JIT_CACHE[key] = _tiers.Tiered(functools.partial(_with_complex, fn, dict(flags)),
+                                            jax.jit(functools.partial(_counted, fn, dict(flags))),
+                                            "optim")
     return f
 
 

@@ -1,0 +1,214 @@
+"""The interpreter tier: a signature's first calls evaluate the jaxpr with numpy, repeats compile.
+
+Every test here is about the dispatch path's tiers (torchlike._tiers); the interpreter's own
+primitive-by-primitive checks live in tests/test_interpret.py. Results are compared with real
+torch, and integer/bool/data-movement results bit for bit with the compiled path.
+"""
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from torchlike import _registry, _tiers
+
+
+def _programs():
+    """Programs traced for XLA so far: every op's and every registered cache's trace counts."""
+    return sum(sum(v.values()) for v in _registry.trace_counts().values()
+               if isinstance(v, dict))
+
+
+def _mlp(m, sizes):
+    m.manual_seed(0)
+    layers = []
+    for a, b in zip(sizes, sizes[1:]):
+        layers += [m.nn.Linear(a, b), m.nn.ReLU()]
+    return m.nn.Sequential(*layers[:-1])
+
+
+def _copy_weights(src, dst):
+    for (_, p), (_, q) in zip(src.named_parameters(), dst.named_parameters()):
+        with torch.no_grad():
+            q.copy_(torch.tensor(p.detach().numpy()))
+
+
+def _steps(m, model, x, y, n, opt_cls="Adam"):
+    opt = getattr(m.optim, opt_cls)(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(n):
+        loss = m.nn.functional.cross_entropy(model(m.tensor(x)), m.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def test_a_cold_mlp_training_step_compiles_nothing_and_matches_torch(monkeypatch):
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    sizes = (29, 17, 13, 5)             # shapes no other test uses
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((11, 29)).astype(np.float32)
+    y = rng.integers(0, 5, (11,))
+    ours = _mlp(torchlike, sizes)
+    theirs = _mlp(torch, sizes)
+    _copy_weights(ours, theirs)
+    before = _programs()
+    interpreted = _tiers.stats()["interpreted"]
+    losses, params = _steps(torchlike, ours, x, y, 3)
+    assert _programs() == before, "a cold step compiled a program"
+    assert _tiers.stats()["interpreted"] > interpreted
+    t_losses, t_params = _steps(torch, theirs, x, y, 3)
+    np.testing.assert_allclose(losses, t_losses, rtol=1e-5, atol=1e-6)
+    for p, q in zip(params, t_params):
+        np.testing.assert_allclose(p, q, rtol=1e-4, atol=1e-5)
+
+
+def test_after_n_calls_the_step_compiles_once_and_never_retraces(monkeypatch):
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 3)
+    sizes = (31, 19, 7)
+    rng = np.random.default_rng(1)
+    x = torchlike.tensor(rng.standard_normal((9, 31)).astype(np.float32))
+    y = torchlike.tensor(rng.integers(0, 7, (9,)))
+    model = _mlp(torchlike, sizes)
+    opt = torchlike.optim.SGD(model.parameters(), lr=0.1)
+    counts = []
+    for _ in range(8):
+        loss = torchlike.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        counts.append(_programs())
+    assert counts[0] == counts[2], "the interpreted steps compiled"
+    assert counts[3] > counts[2], "the fourth step did not reach the compiled programs"
+    assert counts[4:] == [counts[3]] * 4, "a warm step traced again"
+
+
+def test_the_tier_off_switch_gives_the_compiled_bits(monkeypatch):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((7, 23)).astype(np.float32)
+    b = rng.standard_normal((23, 5)).astype(np.float32)
+
+    def f(m):
+        x = m.tensor(a)
+        return (m.tanh(x @ m.tensor(b)).exp().log1p() * 3.0).sum(0)
+
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)
+    off = f(torchlike).numpy()
+    # the same ops, each its own compiled program: identical bits
+    import jax
+    import jax.numpy as jnp
+    z = a
+    for op in (lambda x: jnp.tanh(x @ b), jnp.exp, jnp.log1p, lambda x: x * 3.0,
+               lambda x: x.sum(0)):
+        z = jax.jit(op)(z)
+    np.testing.assert_array_equal(off, np.asarray(z))
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    on = f(torchlike).numpy()
+    np.testing.assert_allclose(on, off, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(on, f(torch).numpy(), rtol=1e-5, atol=1e-6)
+
+
+INTEGER_CASES = [
+    ("floor_divide", lambda m, a, b: m.floor_divide(a, b)),
+    ("remainder", lambda m, a, b: m.remainder(a, b)),
+    ("fmod", lambda m, a, b: m.fmod(a, b)),
+    ("bitwise", lambda m, a, b: (a & b) ^ (a | 3)),
+    ("shift", lambda m, a, b: a << (b.abs() % 8)),
+    ("compare", lambda m, a, b: (a > b) | (a == 0)),
+    ("cumsum", lambda m, a, b: a.cumsum(0)),
+    ("sort", lambda m, a, b: a.sort(stable=True)[1]),
+    ("argmax", lambda m, a, b: a.argmax(0)),
+    ("gather", lambda m, a, b: a.gather(0, (b.abs() % 4).long())),
+    ("index", lambda m, a, b: a[(b.abs() % 4).long()]),
+    ("transpose_view", lambda m, a, b: a.t().reshape(-1)[2:9]),
+    ("cat_stack", lambda m, a, b: m.stack([m.cat([a, b]), m.cat([b, a])])),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int8"])
+@pytest.mark.parametrize("name,fn", INTEGER_CASES, ids=[c[0] for c in INTEGER_CASES])
+def test_integer_and_data_movement_results_are_exact_on_both_tiers(name, fn, dtype, monkeypatch):
+    rng = np.random.default_rng(3)
+    lo = 0 if dtype == "uint8" else -50
+    a = rng.integers(lo, 50, (4, 5)).astype(dtype)
+    b = rng.integers(lo, 50, (4, 5)).astype(dtype)
+    b[b == 0] = 1
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    before = _tiers.stats()["interpreted"]
+    on = fn(torchlike, torchlike.tensor(a), torchlike.tensor(b)).numpy()
+    assert _tiers.stats()["interpreted"] > before
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)
+    off = fn(torchlike, torchlike.tensor(a), torchlike.tensor(b)).numpy()
+    np.testing.assert_array_equal(on, off)
+    assert on.dtype == off.dtype
+    expect = fn(torch, torch.tensor(a), torch.tensor(b)).numpy()
+    np.testing.assert_array_equal(on, expect)
+
+
+def test_an_unsupported_primitive_compiles_at_once_and_is_counted(monkeypatch):
+    import jax
+    from torchlike import _interpret
+
+    calls = []
+
+    def check(jaxpr):
+        calls.append(jaxpr)
+        return "pretend_primitive"
+
+    monkeypatch.setattr(_interpret, "check", check)
+    f = _tiers.tiered(lambda x: x * 3 + 1)
+    before = _tiers.stats()
+    x = jax.numpy.arange(5.0)
+    np.testing.assert_array_equal(np.asarray(f(x)), np.arange(5.0) * 3 + 1)
+    np.testing.assert_array_equal(np.asarray(f(x)), np.arange(5.0) * 3 + 1)
+    after = _tiers.stats()
+    assert len(calls) == 1                  # decided once per signature
+    assert after["fallbacks"] == before["fallbacks"] + 1
+    assert after["unsupported"]["pretend_primitive"] == \
+        before["unsupported"].get("pretend_primitive", 0) + 1
+    assert after["interpreted"] == before["interpreted"]
+
+
+def test_tracers_take_the_compiled_path():
+    import jax
+    f = _tiers.tiered(lambda x: x * 2)
+    before = _tiers.stats()["interpreted"]
+    out = jax.jit(lambda x: f(x) + 1)(jax.numpy.ones(3))
+    np.testing.assert_array_equal(np.asarray(out), [3.0, 3.0, 3.0])
+    assert _tiers.stats()["interpreted"] == before
+
+
+def test_interpreted_outputs_stay_on_their_input_device():
+    import jax
+    devs = jax.devices("cpu")
+    x = torchlike.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    before = _tiers.stats()["interpreted"]
+    y = (x * 2 + 1).t()
+    assert _tiers.stats()["interpreted"] > before
+    assert y._data.devices() == {devs[0]}
+    np.testing.assert_array_equal(y.numpy(), (np.arange(6.0).reshape(2, 3) * 2 + 1).T)
+
+
+def test_growing_context_generation_compiles_nothing_new(monkeypatch):
+    """A loop whose shapes change every step stays on the interpreter: no program per length."""
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    nn = torchlike.nn
+    torchlike.manual_seed(0)
+    emb, head = nn.Embedding(50, 24), nn.Linear(24, 50)
+    idx = torchlike.tensor([[1, 2, 3]])
+
+    def token(idx):
+        h = emb(idx)
+        att = (h @ h.transpose(-2, -1)).softmax(-1) @ h
+        logits = head(att[:, -1, :])
+        return torchlike.cat([idx, logits.argmax(-1, keepdim=True)], dim=1)
+
+    with torchlike.no_grad():
+        for _ in range(10):         # the programs that do not depend on the length compile
+            idx = token(idx)
+        before = _programs()
+        for _ in range(12):         # every length is new: interpreted, nothing compiles
+            idx = token(idx)
+    assert idx.shape == (1, 25)
+    assert _programs() == before

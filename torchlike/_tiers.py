@@ -1,0 +1,232 @@
+"""Tiers of execution: a function's first calls at a signature are interpreted, repeats compile.
+
+Every jitted function of the dispatch path (an op's forward, forward-with-VJP and backward, the
+engine's and storage's helpers, an optimizer's group update) is a ``Tiered``: ``jax.jit`` of the
+function plus an interpreter tier. On the CPU backend, for concrete inputs, the first
+``INTERPRET_CALLS`` calls at a signature (the input pytree's structure, shapes and dtypes) trace
+the function to a jaxpr once (about a millisecond) and evaluate it with numpy
+(``torchlike._interpret``): no XLA compile, which costs 10-300 ms a program. From the next call
+at that signature the function runs through ``jax.jit`` as before, so a loop reaches its
+compiled programs after a few iterations, and a shape met only a few times (generation with a
+growing context, the short last batch, a unit test) never compiles.
+
+Integer, bool and data-movement results are exact; float results may differ from the compiled
+program's in the last bits (summation order, transcendental implementations).
+``TORCHLIKE_INTERPRET_CALLS=0`` (or ``torchlike.eager.set_interpret_calls(0)``) turns the tier
+off for bit-stable runs. Tracers, accelerators and arrays sharded over several devices always
+take the compiled path; a jaxpr holding a primitive the interpreter has no numpy form for is
+compiled at once (counted in ``stats()["fallbacks"]``).
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import jax
+import numpy as np
+
+__all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
+           "set_interpret_calls", "iota"]
+
+INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
+# factories and bucketed random draws build small arrays with numpy below this size
+HOST_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_HOST_MAX_ELEMENTS", str(1 << 14)))
+# the interpreter is not used past this many input elements (numpy would be slower than a compile)
+INTERPRET_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_INTERPRET_MAX_ELEMENTS", str(1 << 22)))
+_SEEN_MAX = 1024            # signatures remembered per function (then forgotten, counting anew)
+
+_stats = {"interpreted": 0, "traces": 0, "fallbacks": 0, "errors": 0}
+_unsupported: dict = {}
+_lock = threading.Lock()
+_host = []                  # [bool]: is jax's default backend the CPU (decided on first use)
+
+_ArrayImpl = type(jax.numpy.zeros(()))   # the concrete array class (jax.Array is abstract)
+_SCALARS = (int, float, bool, complex)
+_COMPILE = object()         # a signature's marker: past the tier, or not interpretable
+
+
+def on_host():
+    """Is jax's default backend the CPU (where numpy work needs no transfer)?"""
+    if not _host:
+        _host.append(jax.default_backend() == "cpu")
+    return _host[0]
+
+
+def set_interpret_calls(n):
+    """Interpret each signature's first ``n`` calls (0: compile at once, bit-stable)."""
+    global INTERPRET_CALLS
+    old, INTERPRET_CALLS = INTERPRET_CALLS, int(n)
+    return old
+
+
+def stats():
+    """``{"interpreted", "traces", "fallbacks", "errors", "unsupported"}``: calls evaluated by the
+    interpreter, jaxprs traced for it, signatures compiled at once because of an unsupported
+    primitive (by name in ``unsupported``), and interpreter failures (compiled instead)."""
+    with _lock:
+        out = dict(_stats)
+        out["unsupported"] = dict(_unsupported)
+    return out
+
+
+def iota(shape):
+    """Element numbers 0..n-1 in ``shape`` (int64) from numpy on the CPU, else None."""
+    n = 1
+    for d in shape:
+        n *= d
+    if on_host() and n <= HOST_MAX_ELEMENTS:
+        return jax.device_put(np.arange(n, dtype=np.int64).reshape(shape))
+    return None
+
+
+def _to_device(h, device):
+    h = np.asarray(h)
+    if not h.flags.c_contiguous:
+        h = h.copy(order="C")       # (np.ascontiguousarray would make a 0-d array 1-d)
+    # device_put, not jnp.asarray: the latter compiles a program per shape
+    return jax.device_put(h) if device is None else jax.device_put(h, device)
+
+
+def to_device(tree, device=None):
+    """numpy leaves of ``tree`` as jax arrays (on ``device``, or jax's default)."""
+    return jax.tree_util.tree_map(lambda h: _to_device(h, device), tree)
+
+
+class _Plan:
+    """A signature's interpreter plan: its jaxpr and output structure."""
+
+    __slots__ = ("jaxpr", "out_tree")
+
+    def __init__(self, jaxpr, out_tree):
+        self.jaxpr, self.out_tree = jaxpr, out_tree
+
+
+class Tiered:
+    """``jax.jit(raw)`` with the interpreter tier in front (see the module docstring).
+
+    raw: the function to trace for the interpreter (side-effect free: trace counters belong in
+    ``jitted`` only). jitted: ``jax.jit`` of it, with its counters. finish: applied to the
+    interpreted result (numpy leaves) with the output device; by default every leaf becomes a
+    jax array.
+    """
+
+    __slots__ = ("raw", "jit", "seen", "finish", "name", "__weakref__")
+
+    def __init__(self, raw, jitted, name="", finish=None):
+        self.raw, self.jit, self.name = raw, jitted, name
+        self.finish = finish
+        self.seen = {}
+
+    def clear_cache(self):
+        self.jit.clear_cache()
+        self.seen.clear()
+
+    def __call__(self, *args):
+        if INTERPRET_CALLS and (_host[0] if _host else on_host()):
+            out = self._interpret(args)
+            if out is not _COMPILE:
+                return out
+        return self.jit(*args)
+
+    # ---------------------------------------------------------------- the tier
+
+    def _signature(self, args):
+        """(key, flat leaves) of a call; None where the compiled path must run."""
+        key = []
+        simple = True
+        for a in args:
+            t = a.__class__
+            if t is _ArrayImpl or t is np.ndarray:
+                key.append((a.shape, a.dtype))
+            elif t in _SCALARS:
+                key.append(t)
+            else:
+                simple = False
+                break
+        if simple:
+            return tuple(key), args, None
+        # a pytree (a VJP's residuals, an optimizer's state): counted by its leaves alone, so a
+        # backward keeps its count when its forward moves from the interpreter to the compiled
+        # program (their pullbacks are different closures over the same residuals)
+        leaves, tree = jax.tree_util.tree_flatten(args)
+        key = []
+        for a in leaves:
+            t = a.__class__
+            if t is _ArrayImpl or t is np.ndarray or isinstance(a, np.generic):
+                key.append((a.shape, a.dtype))
+            elif t in _SCALARS:
+                key.append(t)
+            else:
+                return None     # a tracer or something jit must decide about
+        return tuple(key), leaves, tree
+
+    def _interpret(self, args):
+        sig = self._signature(args)
+        if sig is None:
+            return _COMPILE
+        key, leaves, tree = sig
+        seen = self.seen
+        ent = seen.get(key)
+        if ent is None:
+            if len(seen) >= _SEEN_MAX:
+                seen.clear()
+            ent = seen[key] = [0, None]
+        elif ent[0] >= INTERPRET_CALLS:
+            return _COMPILE
+        ent[0] += 1
+        device = None
+        size = 0
+        hosts = []
+        for a in leaves:
+            if a.__class__ is _ArrayImpl:
+                if a.committed:
+                    devs = a.sharding.device_set
+                    if len(devs) != 1:
+                        ent[0] = INTERPRET_CALLS        # sharded: always compiled
+                        return _COMPILE
+                    device = next(iter(devs))
+                size += a.size
+                hosts.append(np.asarray(a))
+            else:
+                if isinstance(a, np.ndarray):
+                    size += a.size
+                hosts.append(a)
+        if size > INTERPRET_MAX_ELEMENTS:
+            ent[0] = INTERPRET_CALLS
+            return _COMPILE
+        plans = ent[1]
+        if plans is None:
+            plans = ent[1] = {}
+        plan = plans.get(tree)
+        if plan is None:
+            from . import _interpret
+            jaxpr, shape = jax.make_jaxpr(self.raw, return_shape=True)(*args)
+            with _lock:
+                _stats["traces"] += 1
+            bad = _interpret.check(jaxpr)
+            if bad is not None:
+                with _lock:
+                    _stats["fallbacks"] += 1
+                    _unsupported[bad] = _unsupported.get(bad, 0) + 1
+                ent[0] = INTERPRET_CALLS
+                return _COMPILE
+            plan = plans[tree] = _Plan(jaxpr, jax.tree_util.tree_structure(shape))
+        from . import _interpret
+        try:
+            flat = _interpret.run(plan.jaxpr, *hosts)
+        except Exception:           # an interpreter defect: the compiled path answers
+            with _lock:
+                _stats["errors"] += 1
+            ent[0] = INTERPRET_CALLS
+            return _COMPILE
+        with _lock:
+            _stats["interpreted"] += 1
+        out = jax.tree_util.tree_unflatten(plan.out_tree, flat)
+        if self.finish is not None:
+            return self.finish(out, device)
+        return to_device(out, device)
+
+
+def tiered(raw, jitted=None, name="", finish=None):
+    """A ``Tiered`` of ``raw`` (``jitted`` defaults to ``jax.jit(raw)``)."""
+    return Tiered(raw, jax.jit(raw) if jitted is None else jitted, name, finish)
