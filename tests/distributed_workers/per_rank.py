@@ -175,6 +175,30 @@ res["bn_running_mean_after_1"] = tl(bn[1].running_mean)
 ddp(torch.tensor(data[4 * r:4 * r + 4]))
 res["bn_running_mean_after_2"] = tl(bn[1].running_mean)
 
+# SyncBatchNorm (torch runs it on GPUs only): equal to BatchNorm over the ranks' joined batch
+if sys.argv[1] == "torchlike":
+    full = torch.tensor(np.random.default_rng(3).standard_normal((4 * n, 3, 2)).astype(np.float32))
+    xs = full[4 * r:4 * r + 4].clone().requires_grad_(True)
+    sbn = nn.SyncBatchNorm(3)
+    with torch.no_grad():
+        sbn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    w = torch.arange(24.0).reshape(4, 3, 2) / 10
+    (sbn(xs) * w).sum().backward()
+    ref = nn.BatchNorm1d(3)
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    xf = full.clone().requires_grad_(True)
+    (ref(xf) * w.repeat(n, 1, 1)).sum().backward()
+    wg = sbn.weight.grad.clone()
+    dist.all_reduce(wg)
+    res["syncbn_out_diff"] = float((sbn(xs.detach()) - ref(full)[4 * r:4 * r + 4]).abs().max())
+    res["syncbn_xgrad_diff"] = float((xs.grad - xf.grad[4 * r:4 * r + 4]).abs().max())
+    res["syncbn_wgrad_diff"] = float((wg - ref.weight.grad).abs().max())
+    res["syncbn_running_var_diff"] = float((sbn.running_var - ref.running_var).abs().max())
+    conv = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.Linear(2, 3),
+                                                                 nn.BatchNorm1d(3)))
+    res["syncbn_convert"] = type(conv[1]).__name__
+
 with open(f"{out_path}.rank{r}.json", "w") as f:
     json.dump(res, f)
 dist.barrier()

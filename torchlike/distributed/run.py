@@ -41,7 +41,7 @@ def get_args_parser():
     a("--nproc-per-node", "--nproc_per_node", type=str, default="1")
     a("--node-rank", "--node_rank", type=int, default=0)
     a("--master-addr", "--master_addr", type=str, default="127.0.0.1")
-    a("--master-port", "--master_port", type=int, default=29500)
+    a("--master-port", "--master_port", type=int, default=None)
     a("--standalone", action="store_true")
     a("--rdzv-backend", "--rdzv_backend", type=str, default="static")
     a("--rdzv-endpoint", "--rdzv_endpoint", type=str, default="")
@@ -143,7 +143,7 @@ def _end(procs, timeout):
 def run(args):
     nproc = _nproc(args.nproc_per_node)
     nnodes = _nnodes(args.nnodes)
-    addr, port = args.master_addr, args.master_port
+    addr, port = args.master_addr, args.master_port or 29500
     if args.standalone:
         addr, port = "127.0.0.1", _free_port()
     elif args.rdzv_endpoint:

@@ -1,0 +1,245 @@
+"""The per-rank view against torch: 2 processes on localhost, gloo.
+
+One batch of jobs runs once per session (a module fixture, started together): the per-rank
+worker under torchlike's launcher and under torchrun (tests/distributed_workers/per_rank.py,
+the same file with a different import), a diverging and a crashing job, and a
+``multiprocessing.spawn`` job. Every job has a timeout; every process is reaped.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKERS = os.path.join(HERE, "distributed_workers")
+ROOT = os.path.dirname(HERE)
+TIMEOUT = 420
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
+              "TORCHLIKE_JAX_COORDINATOR"):
+        env.pop(k, None)
+    env["PYTHONWARNINGS"] = "ignore"
+    return env
+
+
+def _start(cmd):
+    return subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _finish(p, deadline):
+    try:
+        out, err = p.communicate(timeout=max(deadline - time.monotonic(), 1))
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)        # the session this test started
+        out, err = p.communicate()
+        raise AssertionError(f"job timed out: {p.args}\n{err[-3000:]}")
+    return p.returncode, out, err, time.monotonic()
+
+
+def _leftover(tag):
+    """pids of live processes whose command line mentions ``tag``."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().decode(errors="replace")
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().split(") ")[1].split()[0]
+        except OSError:
+            continue
+        if tag in cmd and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dist")
+    launch = [sys.executable, "-m", "torchlike.distributed.run", "--standalone",
+              "--nproc-per-node", "2"]
+    worker = os.path.join(WORKERS, "per_rank.py")
+    t0 = time.monotonic()
+    procs = {
+        "torchlike": _start(launch + [worker, "torchlike", str(d / "tl")]),
+        "torch": _start([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                         "--nproc-per-node", "2", worker, "torch", str(d / "torch")]),
+        "diverge": _start(launch + [os.path.join(WORKERS, "failures.py"), "diverge"]),
+        "crash": _start(launch + [os.path.join(WORKERS, "failures.py"), "crash"]),
+        "spawn": _start([sys.executable, os.path.join(WORKERS, "spawned.py"), str(d / "sp")]),
+    }
+    deadline = t0 + TIMEOUT
+    done = {k: _finish(p, deadline) for k, p in procs.items()}
+    res = {"dir": d, "t0": t0, "done": done}
+    for name, prefix in (("torchlike", "tl"), ("torch", "torch")):
+        rc, out, err, _ = done[name]
+        assert rc == 0, f"{name} job failed:\n{err[-4000:]}"
+        res[name] = [json.load(open(d / f"{prefix}.rank{r}.json")) for r in range(2)]
+    return res
+
+
+def _close(a, b, tol):
+    fa = np.concatenate([np.ravel(np.asarray(x, np.float64)) for x in a])
+    fb = np.concatenate([np.ravel(np.asarray(x, np.float64)) for x in b])
+    return fa.shape == fb.shape and np.max(np.abs(fa - fb)) <= tol
+
+
+COLLECTIVES = ["all_reduce_SUM", "all_reduce_AVG", "all_reduce_PRODUCT", "all_reduce_MIN",
+               "all_reduce_MAX", "all_reduce_int_BAND", "all_reduce_int_BOR",
+               "all_reduce_int_BXOR", "all_reduce_int_SUM", "all_reduce_scalar", "all_gather",
+               "all_gather_into_tensor", "reduce_scatter_tensor", "reduce_scatter_tensor_max",
+               "broadcast", "all_to_all_single", "all_gather_object", "broadcast_object_list",
+               "new_group_all_reduce", "new_group_rank", "world"]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_collectives_equal_torch_gloo(jobs, rank):
+    ours, theirs = jobs["torchlike"][rank], jobs["torch"][rank]
+    for k in COLLECTIVES:
+        assert ours[k] == theirs[k], k
+    if rank == 0:                       # torch leaves scratch values on the other ranks
+        assert ours["reduce"] == theirs["reduce"]
+    else:
+        assert ours["recv"] == theirs["recv"]
+
+
+def test_ddp_with_distributed_sampler_equals_torch_ddp(jobs):
+    a, b = jobs["torchlike"], jobs["torch"]
+    # rank 0's initial parameters reach every rank, bit for bit
+    assert a[0]["ddp_init_params"] == a[1]["ddp_init_params"] == b[0]["ddp_init_params"]
+    assert a[0]["ddp_keys"] == b[0]["ddp_keys"]
+    assert all(k.startswith("module.") for k in a[0]["ddp_keys"])
+    # two epochs: parameters bitwise equal across ranks, and equal to torch DDP's
+    assert a[0]["ddp_params"] == a[1]["ddp_params"]
+    assert _close(a[0]["ddp_params"], b[0]["ddp_params"], 1e-5)
+    for r in range(2):
+        assert _close([a[r]["ddp_losses"]], [b[r]["ddp_losses"]], 1e-5)
+
+
+def test_distributed_sampler_orders_equal_torch(jobs):
+    for r in range(2):
+        for k in ("sampler_shuffle_False", "sampler_shuffle_True"):
+            assert jobs["torchlike"][r][k] == jobs["torch"][r][k]
+
+
+def test_ddp_no_sync_accumulation(jobs):
+    a, b = jobs["torchlike"], jobs["torch"]
+    for r in range(2):
+        assert _close(a[r]["no_sync_local_grad"], b[r]["no_sync_local_grad"], 1e-5)
+        assert _close(a[r]["no_sync_grad"], b[r]["no_sync_grad"], 1e-5)
+    assert a[0]["no_sync_grad"] == a[1]["no_sync_grad"]
+    # the accumulated, then averaged, gradient is the mean of the ranks' three-batch sums
+    assert not _close(a[0]["no_sync_local_grad"], a[1]["no_sync_local_grad"], 1e-3)
+
+
+def test_ddp_find_unused_parameters_and_its_error(jobs):
+    a, b = jobs["torchlike"], jobs["torch"]
+    for r in range(2):
+        ga, gb = a[r]["unused_grads"], b[r]["unused_grads"]
+        assert [g is None for g in ga] == [g is None for g in gb]
+        assert _close([g for g in ga if g is not None], [g for g in gb if g is not None], 1e-6)
+        assert a[r]["unused_error"] == b[r]["unused_error"]
+        assert a[r]["unused_error"].startswith("Expected to have finished reduction")
+
+
+def test_ddp_broadcast_buffers(jobs):
+    a, b = jobs["torchlike"], jobs["torch"]
+    for r in range(2):
+        for k in ("bn_running_mean_after_1", "bn_running_mean_after_2"):
+            assert _close([a[r][k]], [b[r][k]], 1e-6)
+
+
+def test_sync_batchnorm_equals_batchnorm_over_the_joined_batch(jobs):
+    for res in jobs["torchlike"]:
+        assert res["syncbn_out_diff"] < 1e-5
+        assert res["syncbn_xgrad_diff"] < 1e-5
+        assert res["syncbn_wgrad_diff"] < 1e-4
+        assert res["syncbn_running_var_diff"] < 1e-6
+        assert res["syncbn_convert"] == "SyncBatchNorm"
+
+
+def test_rank_divergence_ends_in_a_timeout(jobs):
+    rc, out, err, _ = jobs["done"]["diverge"]
+    assert rc != 0
+    assert "Watchdog caught collective operation timeout: ALLREDUCE" in err
+    assert "rank 0 passed" not in out
+    assert "ChildFailedError" in err
+    assert _leftover("failures.py diverge") == []
+
+
+def test_crashed_rank_ends_the_job(jobs):
+    rc, out, err, _ = jobs["done"]["crash"]
+    assert rc == 1
+    assert "ValueError: rank 1 failed on purpose" in err
+    assert "rank: 1 (local_rank: 1)" in err
+    assert _leftover("failures.py crash") == []
+
+
+def test_multiprocessing_spawn_job(jobs):
+    rc, out, err, _ = jobs["done"]["spawn"]
+    assert rc == 0, err[-3000:]
+    for r in range(2):
+        got = json.load(open(jobs["dir"] / f"sp.rank{r}.json"))
+        assert got == {"rank": r, "sum": [3.0, 6.0]}
+
+
+# ---------------------------------------------------------------- in this process
+
+@pytest.mark.parametrize("n,reps,seed,drop_last", [(11, 3, 4, False), (10, 4, 0, True),
+                                                   (37, 2, 2**33 + 5, False), (3, 5, 9, False)])
+def test_shuffled_distributed_sampler_is_torchs_order(n, reps, seed, drop_last):
+    for epoch in (0, 1, 5):
+        for rank in range(reps):
+            ours = torchlike.utils.data.DistributedSampler(range(n), reps, rank, seed=seed,
+                                                           drop_last=drop_last)
+            theirs = torch.utils.data.DistributedSampler(range(n), reps, rank, seed=seed,
+                                                         drop_last=drop_last)
+            ours.set_epoch(epoch)
+            theirs.set_epoch(epoch)
+            assert list(ours) == list(theirs)
+
+
+def test_launcher_environment(tmp_path):
+    from torchlike.distributed import run
+    args = run.parse_args(["--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "2",
+                           "--master-addr", "10.0.0.1", "--master-port", "1234", "x.py"])
+    env = run._child_env(args, 1, 2, 2, "10.0.0.1", 1234, "id")
+    assert {k: env[k] for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                                "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
+                                "TORCHLIKE_JAX_COORDINATOR", "TORCHLIKE_JAX_PROCESS_ID")} == {
+        "RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2",
+        "GROUP_RANK": "1", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "1234",
+        "TORCHLIKE_JAX_COORDINATOR": "10.0.0.1:1234", "TORCHLIKE_JAX_PROCESS_ID": "3"}
+    import torch.distributed.run as trun
+    tp = trun.parse_args(["--nproc-per-node", "2", "--node-rank", "1",
+                                           "x.py", "--a"])
+    ours = run.parse_args(["--nproc-per-node", "2", "--node-rank", "1", "x.py", "--a"])
+    for k in ("nproc_per_node", "node_rank", "training_script", "training_script_args",
+              "master_port", "max_restarts", "module", "no_python"):
+        assert getattr(ours, k) == getattr(tp, k), k
+
+
+def test_not_joined_world_of_two_is_refused():
+    with pytest.raises(RuntimeError, match="did not join a jax.distributed job"):
+        torchlike.distributed.init_process_group("gloo", init_method="tcp://127.0.0.1:1",
+                                                 rank=1, world_size=2)
+    assert not torchlike.distributed.is_initialized()
+
+
+def test_isend_is_a_clear_error():
+    with pytest.raises(NotImplementedError, match="block until the peer"):
+        torchlike.distributed.isend(torchlike.ones(1), 1)
