@@ -477,12 +477,13 @@ def _big_int(v, cast, args):
     return D.host_scalar(v, cast if cast is not None else D.int64)
 
 
-def _finish_vjp(out, device):
+def _finish_vjp(flat, plan, device):
     """An interpreted forward-with-VJP: outputs on the device, the residuals stay numpy (the
     backward reads them on the host, interpreted or compiled alike)."""
-    diff, rest, vjp = out
-    return (tuple(_tiers._to_device(o, device) for o in diff),
-            tuple(_tiers._to_device(o, device) for o in rest), vjp)
+    diff, rest, vjp = jax.tree_util.tree_unflatten(plan.out_tree, flat)
+    k = len(diff)
+    outs = [_tiers.put(h, a, device) for h, a in zip(flat[:k + len(rest)], plan.avals)]
+    return tuple(outs[:k]), tuple(outs[k:]), vjp
 
 
 def view_forward(c):

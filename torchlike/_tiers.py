@@ -24,9 +24,10 @@ import threading
 
 import jax
 import numpy as np
+from jax._src.lib import xla_client as _xc
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "iota"]
+           "set_interpret_calls", "iota", "put"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 # factories and bucketed random draws build small arrays with numpy below this size
@@ -79,12 +80,46 @@ def iota(shape):
     return None
 
 
-def _to_device(h, device):
-    h = np.asarray(h)
+_shardings: dict = {}
+
+
+def _sharding(device):
+    sh = _shardings.get(device)
+    if sh is None:
+        sh = _shardings[device] = jax.sharding.SingleDeviceSharding(device)
+    return sh
+
+
+_first_device = []
+
+
+def _default_device():
+    d = jax.config.jax_default_device
+    if isinstance(d, jax.Device):
+        return d
+    if not _first_device:
+        _first_device.append(jax.devices()[0])
+    return _first_device[0]
+
+
+def put(h, aval, device):
+    """numpy ``h`` as a jax array of ``aval`` on ``device`` (committed) or the default device.
+
+    jaxlib's batched device put directly: ``jax.device_put`` costs ten times as much in Python,
+    and ``jnp.asarray`` compiles a program per shape."""
+    if h.__class__ is not np.ndarray:
+        h = np.asarray(h)
     if not h.flags.c_contiguous:
         h = h.copy(order="C")       # (np.ascontiguousarray would make a 0-d array 1-d)
-    # device_put, not jnp.asarray: the latter compiles a program per shape
-    return jax.device_put(h) if device is None else jax.device_put(h, device)
+    committed = device is not None
+    if not committed:
+        device = _default_device()
+    return _xc.batched_device_put(aval, _sharding(device), [h], [device], committed)
+
+
+def _to_device(h, device):
+    h = np.asarray(h)
+    return put(h, jax.core.ShapedArray(h.shape, h.dtype), device)
 
 
 def to_device(tree, device=None):
@@ -95,19 +130,21 @@ def to_device(tree, device=None):
 class _Plan:
     """A signature's interpreter plan: its jaxpr and output structure."""
 
-    __slots__ = ("jaxpr", "out_tree")
+    __slots__ = ("jaxpr", "out_tree", "avals")
 
     def __init__(self, jaxpr, out_tree):
         self.jaxpr, self.out_tree = jaxpr, out_tree
+        self.avals = [jax.core.ShapedArray(a.shape, a.dtype, weak_type=a.weak_type)
+                      for a in jaxpr.out_avals]
 
 
 class Tiered:
     """``jax.jit(raw)`` with the interpreter tier in front (see the module docstring).
 
     raw: the function to trace for the interpreter (side-effect free: trace counters belong in
-    ``jitted`` only). jitted: ``jax.jit`` of it, with its counters. finish: applied to the
-    interpreted result (numpy leaves) with the output device; by default every leaf becomes a
-    jax array.
+    ``jitted`` only). jitted: ``jax.jit`` of it, with its counters. finish: ``finish(flat, plan,
+    device)`` builds the result from the interpreted outputs (numpy, flat); by default every
+    leaf becomes a jax array on ``device``.
     """
 
     __slots__ = ("raw", "jit", "seen", "finish", "name", "__weakref__")
@@ -219,12 +256,11 @@ class Tiered:
                 _stats["errors"] += 1
             ent[0] = INTERPRET_CALLS
             return _COMPILE
-        with _lock:
-            _stats["interpreted"] += 1
-        out = jax.tree_util.tree_unflatten(plan.out_tree, flat)
+        _stats["interpreted"] += 1      # (a counter: a lost update under threads is harmless)
         if self.finish is not None:
-            return self.finish(out, device)
-        return to_device(out, device)
+            return self.finish(flat, plan, device)
+        return jax.tree_util.tree_unflatten(
+            plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
 
 
 def tiered(raw, jitted=None, name="", finish=None):
