@@ -29,7 +29,12 @@ from ._ops.integer_math import *  # noqa: F401,F403,E402  gcd, shifts, frexp, ..
 from ._ops.reduce import *  # noqa: F401,F403,E402  reductions, sort/select, scans
 from ._ops.statistics import *  # noqa: F401,F403,E402  cov, corrcoef, histograms
 from ._ops.calculus import *  # noqa: F401,F403,E402  diff, gradient, trapezoid
-from ._ops.shape import *  # noqa: F401,F403,E402  views, reshaping, joining, gather/scatter
+from ._ops.view import *  # noqa: F401,F403,E402  view, reshape, transpose, squeeze, narrow, ...
+from ._ops.convert import *  # noqa: F401,F403,E402  clone, to, dtype shortcuts, new_*
+from ._ops.rearrange import *  # noqa: F401,F403,E402  repeat, flip, roll, tril/triu, diagonals
+from ._ops.join import *  # noqa: F401,F403,E402  cat, stack, split, chunk, unbind
+from ._ops.scatter import *  # noqa: F401,F403,E402  gather, scatter, index_*, masked_*, nonzero
+from ._ops.pad import *  # noqa: F401,F403,E402  constant_pad_nd
 from ._ops.restructure import *  # noqa: F401,F403,E402  as_strided, scatter_reduce, ...
 from ._ops.index import index_put  # noqa: F401,E402  x[key], x[key] = v
 from ._ops.linalg import *  # noqa: F401,F403,E402  products and torch.* linear algebra

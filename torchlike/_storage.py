@@ -29,8 +29,10 @@ bump it under a lock, so concurrent writers never lose a version.
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
+import warnings
 import weakref
 
 import jax
@@ -512,6 +514,74 @@ def apply_(op, t, *args, **static):
     """In-place form of ``apply``: ``t`` becomes the result of ``op(t, *args)``."""
     check_inplace(t)
     return commit_inplace(t, apply(op, t, *args, **static))
+
+
+def inplace_of(fn, name=None):
+    """The in-place method form of ``fn``: ``self`` becomes ``fn(self, ...)`` (torch's checks)."""
+    def m(self, *args, **kwargs):
+        check_inplace(self)
+        return commit_inplace(self, fn(self, *args, **kwargs))
+    m.__name__ = m.__qualname__ = (name or fn.__name__) + "_"
+    m.__doc__ = f"In-place form of ``{name or fn.__name__}``."
+    return m
+
+
+# ------------------------------------------------------------------ out=
+
+def write_out(result, out, name):
+    """torch's ``out=``: ``result`` written into ``out`` (cast to its dtype); returns ``out``.
+
+    A tuple result (``max``, ``sort``, ...) writes into a tuple of tensors. As in torch, a
+    result of another shape resizes ``out`` (with torch's deprecation warning when ``out`` had
+    elements); a float result cannot go into an integer ``out``; out= does not differentiate.
+    """
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
+        res = tuple(write_out(r, o, name) for r, o in zip(result, out))
+        return type(result)(*res) if hasattr(result, "_fields") else res
+    if not isinstance(out, _R._Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _gm._state.grad_enabled and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
+    if tuple(out.shape) != tuple(result.shape):
+        if out._alias is not None:
+            raise NotImplementedError(
+                f"torchlike: {name}(out=...) would resize out from {list(out.shape)} to "
+                f"{list(result.shape)}, and out is a view or has views (see DIFFERENCES.md)")
+        if out.numel() != 0:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                f"release outputs will not be resized unless they have zero elements. You can "
+                f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                f"t.resize_(0).", UserWarning, stacklevel=3)
+        out._data = jnp.zeros(result._data.shape, out._data.dtype)
+        out._vc[0] += 1
+    check_inplace(out)
+    commit_inplace(out, result.detach())
+    return out
+
+
+def with_out(fn, name=None, dtype_from_out=False):
+    """``fn`` with torch's ``out=`` keyword: the result is written into ``out`` (``write_out``).
+    ``dtype_from_out``: torch computes in ``out``'s dtype when no ``dtype`` is given (cumsum)."""
+    if getattr(fn, "_handles_out", False):
+        return fn
+    name = name or fn.__name__
+
+    @functools.wraps(fn)
+    def g(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if dtype_from_out and kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype
+        return write_out(fn(*args, **kwargs), out, name)
+
+    g._handles_out = True
+    return g
 
 
 def _torch_type_name(d):

@@ -18,7 +18,8 @@ from jax import lax
 
 from . import _dtype as D
 from ._registry import apply, defop
-from ._ops.shape import roll as _roll, write_out as _write_out
+from ._ops.rearrange import roll as _roll
+from ._storage import write_out as _write_out
 from ._ops.spectral import _torch_type_name
 from ._tensor import Tensor
 

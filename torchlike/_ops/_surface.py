@@ -1,22 +1,87 @@
-"""The public surface, declared once: which functions are Tensor methods, which have an in-place
-``_`` form, which take ``out=``, and torch's top-level forms of the nn ops.
+"""The public surface, declared where each function is defined, and ``bind``: the one writer of
+Tensor's methods, in-place forms and operators.
 
-Each op family module defines its functions (``torchlike/_ops/*.py``, ``torchlike/nn/functional.py``);
-``bind(torchlike, Tensor)`` reads the tables below and, in one loop, attaches ``Tensor.<n>``,
-``Tensor.<n>_`` and a uniform ``out=`` (through ``write_out``: torch's dtype cast rule, resize and
-errors) and exposes the nn ops torch has at its top level (``torch.softmax``, ``torch.conv2d``).
-A method or in-place form already defined by a family (a method with its own signature, such as
-``Tensor.view``) is kept. The tables are torch 2.13's names (``tests/surface/generate.py``); a
-name torchlike does not implement is simply not bound, and ``tests/test_surface.py`` reports it.
+A family module declares each public function's surface at its definition::
+
+    @public(method=True, inplace=True, out=True)
+    def add(input, other, *, alpha=1): ...
+
+``method``: ``Tensor.add`` is the function (``also`` names aliases with the same surface);
+``inplace``: ``Tensor.add_`` is its in-place form (``inplace_of``, torch's checks) unless the
+family declares its own ``add_``; ``out``: torch's ``out=`` wraps the function itself (``with_out``),
+so ``torchlike.add`` and the family's ``add`` are one object; ``top_inplace``: ``torchlike.add_``
+is ``Tensor.add_``. Methods with their own signature are declared with ``@method("view")`` or
+``methods(view_as=...)``. ``bind(torchlike, Tensor)`` writes every declaration and the operator
+table; a name declared twice raises, as ``defop`` does for ops.
 """
 from __future__ import annotations
 
-import functools
-import warnings
+from .._storage import inplace_of, with_out, write_out  # noqa: F401  (re-exported for families)
 
-from ..autograd import grad_mode as _gm
+__all__ = ["bind", "public", "method", "methods", "inplace_methods", "with_out", "write_out",
+           "inplace_of", "declared"]
 
-__all__ = ["bind", "write_out", "with_out", "inplace_of", "METHODS", "INPLACE"]
+# (owner, attribute, object or a callable resolving it at bind, declaring module)
+_DECLARED = []
+
+
+def _declare(owner, name, obj, where):
+    _DECLARED.append((owner, name, obj, where))
+
+
+def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False, also=(),
+           dtype_from_out=False, name=None):
+    """Declare ``fn``'s surface at its definition (see the module docstring); returns ``fn``, or
+    ``fn`` with torch's ``out=`` when ``out`` is set."""
+    if fn is None:
+        return lambda f: public(f, method=method, inplace=inplace, out=out,
+                                top_inplace=top_inplace, also=also,
+                                dtype_from_out=dtype_from_out, name=name)
+    name = name or fn.__name__
+    where = fn.__module__
+    for n in (name, *also):
+        if method:
+            _declare("Tensor", n, fn, where)
+        if inplace:
+            _declare("Tensor", n + "_", inplace_of(fn, n), where)
+        if top_inplace:
+            _declare("torch", n + "_", (lambda k: lambda T: getattr(T, k))(n + "_"), where)
+    return with_out(fn, name, dtype_from_out) if out else fn
+
+
+def method(*names):
+    """Decorator: ``fn`` is ``Tensor.<name>`` for each of ``names`` (a method with its own
+    signature, or one torch has no function for)."""
+    def deco(fn):
+        for n in names:
+            _declare("Tensor", n, fn, fn.__module__ if hasattr(fn, "__module__") else None)
+        return fn
+    return deco
+
+
+def methods(**attrs):
+    """Declare ``Tensor.<name> = obj`` for each pair (methods, properties, aliases)."""
+    import sys
+    where = sys._getframe(1).f_globals.get("__name__")
+    for n, obj in attrs.items():
+        _declare("Tensor", n, obj, where)
+
+
+def inplace_methods(**fns):
+    """Declare ``Tensor.<name>_`` as the in-place form of each function (``inplace_of``)."""
+    import sys
+    where = sys._getframe(1).f_globals.get("__name__")
+    for n, f in fns.items():
+        _declare("Tensor", n + "_", inplace_of(f, n), where)
+
+
+def declared():
+    """``[(owner, name, where)]`` of every declaration, in declaration order."""
+    return [(o, n, w) for o, n, _obj, w in _DECLARED]
+
+
+# ------------------------------------------------------------------ torch's name tables
+# (transitional: names not yet declared at their definition)
 
 # torch functions that are also Tensor methods: Tensor.<n> is torchlike.<n>
 METHODS = frozenset("""
@@ -142,69 +207,6 @@ TOP_INPLACE = frozenset("""
 _OUT_DTYPE_IS_COMPUTE_DTYPE = frozenset({"cumsum", "cumprod"})   # torch computes in out's dtype
 
 
-def _inplace_api():
-    from .. import _storage
-    return _storage.check_inplace, _storage.commit_inplace
-
-
-def write_out(result, out, name):
-    """torch's ``out=``: ``result`` written into ``out`` (cast to its dtype); returns ``out``.
-
-    A tuple result (``max``, ``sort``, ...) writes into a tuple of tensors. As in torch, a
-    result of another shape resizes ``out`` (with torch's deprecation warning when ``out`` had
-    elements); a float result cannot go into an integer ``out``; out= does not differentiate.
-    """
-    from .._tensor import Tensor
-    if isinstance(result, tuple):
-        if not isinstance(out, (tuple, list)) or len(out) != len(result):
-            raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
-        res = tuple(write_out(r, o, name) for r, o in zip(result, out))
-        return type(result)(*res) if hasattr(result, "_fields") else res
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if _gm._state.grad_enabled and (result.requires_grad or out.requires_grad):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           f"differentiation, but one of the arguments requires grad.")
-    check_inplace, commit_inplace = _inplace_api()
-    if tuple(out.shape) != tuple(result.shape):
-        if out._alias is not None:
-            raise NotImplementedError(
-                f"torchlike: {name}(out=...) would resize out from {list(out.shape)} to "
-                f"{list(result.shape)}, and out is a view or has views (see DIFFERENCES.md)")
-        if out.numel() != 0:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(out.shape)}, which does not match the required output shape "
-                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
-                f"release outputs will not be resized unless they have zero elements. You can "
-                f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
-                f"t.resize_(0).", UserWarning, stacklevel=3)
-        import jax.numpy as jnp
-        out._data = jnp.zeros(result._data.shape, out._data.dtype)
-        out._vc[0] += 1
-    check_inplace(out)
-    commit_inplace(out, result.detach())
-    return out
-
-
-def with_out(fn, name=None):
-    """``fn`` with torch's ``out=`` keyword: the result is written into ``out`` (``write_out``)."""
-    if getattr(fn, "_handles_out", False):
-        return fn
-    name = name or fn.__name__
-
-    @functools.wraps(fn)
-    def g(*args, out=None, **kwargs):
-        if out is None:
-            return fn(*args, **kwargs)
-        if name in _OUT_DTYPE_IS_COMPUTE_DTYPE and kwargs.get("dtype") is None:
-            kwargs["dtype"] = out.dtype
-        return write_out(fn(*args, **kwargs), out, name)
-
-    g._handles_out = True
-    return g
-
-
 def wire_out(ns, names):
     """Give the functions ``names`` of namespace ``ns`` torch's ``out=`` (``with_out``).
     Tensor methods keep the plain functions: torch's methods take no ``out``."""
@@ -216,18 +218,7 @@ def wire_out(ns, names):
                 continue
         except (TypeError, ValueError):
             continue
-        ns[n] = with_out(f, n)
-
-
-def inplace_of(fn, name=None):
-    """The in-place method form of ``fn``: ``self`` becomes ``fn(self, ...)`` (torch's checks)."""
-    def m(self, *args, **kwargs):
-        check_inplace, commit_inplace = _inplace_api()
-        check_inplace(self)
-        return commit_inplace(self, fn(self, *args, **kwargs))
-    m.__name__ = m.__qualname__ = (name or fn.__name__) + "_"
-    m.__doc__ = f"In-place form of ``{name or fn.__name__}``."
-    return m
+        ns[n] = with_out(f, n, n in _OUT_DTYPE_IS_COMPUTE_DTYPE)
 
 
 # ------------------------------------------------------------------ nn ops at the top level
@@ -422,8 +413,27 @@ def _has(cls, n):
     return getattr(cls, n, None) is not None
 
 
+def _write_declared(ns, Tensor):
+    """Write every declaration; a name declared twice (or already in Tensor's class body)
+    raises."""
+    owners = {"Tensor": Tensor, "torch": ns}
+    seen = {}
+    # Tensor's attributes first: a top-level in-place form is resolved from Tensor.<n>_
+    for owner, n, obj, where in sorted(_DECLARED, key=lambda d: d[0] != "Tensor"):
+        o = owners[owner]
+        if (owner, n) in seen or (owner == "Tensor" and n in Tensor.__dict__):
+            first = seen.get((owner, n), "the Tensor class (or a direct assignment)")
+            raise RuntimeError(f"{owner}.{n} is declared twice: in {first} and in {where}")
+        seen[owner, n] = where
+        if owner == "torch" and callable(obj) and getattr(obj, "__name__", "") == "<lambda>":
+            obj = obj(Tensor)
+        setattr(o, n, obj)
+
+
 def bind(ns, Tensor):
-    """Attach the surface: nn ops at the top level, methods, in-place forms, ``out=``."""
+    """Attach the surface: declarations, nn ops at the top level, methods, in-place forms,
+    ``out=``."""
+    _write_declared(ns, Tensor)
     F = ns.nn.functional
     for n, f in _nn_toplevel(F).items():
         if not _has(ns, n):
@@ -458,4 +468,4 @@ def bind(ns, Tensor):
         for n in table:
             f = mod.__dict__.get(n)
             if f is not None and callable(f) and not isinstance(f, type):
-                setattr(mod, n, with_out(f, n))
+                setattr(mod, n, with_out(f, n, n in _OUT_DTYPE_IS_COMPUTE_DTYPE))

@@ -29,7 +29,7 @@ def _diff(a, *, n, dim):
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
-    from .shape import cat
+    from .join import cat
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:

@@ -1019,7 +1019,7 @@ for _n, _f in dict(addmm_=addmm, addmv_=addmv, addr_=addr, baddbmm_=baddbmm,
 
 # ------------------------------------------------------------------ out=
 
-from .shape import with_out as _with_out  # noqa: E402
+from ._surface import with_out as _with_out  # noqa: E402
 
 matmul, mm, bmm, mv, dot = (_with_out(matmul), _with_out(mm), _with_out(bmm), _with_out(mv),
                             _with_out(dot))

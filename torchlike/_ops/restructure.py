@@ -14,8 +14,10 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace
-from .shape import (_broadcast_shape, _check_index_dims, _grid, _host, _is_t, meshgrid,
-                    narrow, reshape, split, stack, tensor_split)
+from ._surface import inplace_methods, methods
+from .join import stack, tensor_split
+from .scatter import _check_index_dims, _grid
+from .view import _broadcast_shape, _host, _is_t, meshgrid, narrow, reshape
 
 __all__ = ["put", "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
            "diagflat", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
@@ -484,7 +486,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 
 
 def diagflat(input, offset=0):
-    from .shape import diag
+    from .rearrange import diag
     return diag(reshape(input, -1), offset)
 
 
@@ -605,31 +607,12 @@ def sum_to_size(self, *size):
     return apply(_sum_to_size, self, shape=tuple(int(s) for s in size))
 
 
-def split_with_sizes(self, split_sizes, dim=0):
-    return split(self, list(split_sizes), dim)
-
-
-def _inplace_of(fn):
-    def f(self, *args, **kwargs):
-        check_inplace(self)
-        return commit_inplace(self, fn(self, *args, **kwargs))
-    return f
-
-
-for _n, _f in dict(as_strided=as_strided, storage_offset=_storage_offset,
-                   index_reduce=index_reduce, nonzero_static=nonzero_static, unfold=unfold,
-                   put=put, masked_scatter=masked_scatter,
-                   scatter_reduce=scatter_reduce, adjoint=adjoint, ravel=ravel,
-                   narrow_copy=narrow_copy, sum_to_size=sum_to_size,
-                   split_with_sizes=split_with_sizes, hsplit=hsplit, vsplit=vsplit,
-                   dsplit=dsplit, diagflat=diagflat, fill_diagonal_=fill_diagonal_,
-                   select_scatter=select_scatter, slice_scatter=slice_scatter,
-                   diagonal_scatter=diagonal_scatter).items():
-    setattr(Tensor, _n, _f)
-
-for _n, _f in dict(index_reduce_=index_reduce, put_=put, masked_scatter_=masked_scatter,
-                   scatter_reduce_=scatter_reduce).items():
-    setattr(Tensor, _n, _inplace_of(_f))
-
-Tensor.mH = property(adjoint)
-Tensor.H = property(_H)
+methods(as_strided=as_strided, storage_offset=_storage_offset, index_reduce=index_reduce,
+        nonzero_static=nonzero_static, unfold=unfold, put=put, masked_scatter=masked_scatter,
+        scatter_reduce=scatter_reduce, adjoint=adjoint, ravel=ravel, narrow_copy=narrow_copy,
+        sum_to_size=sum_to_size, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
+        diagflat=diagflat, fill_diagonal_=fill_diagonal_, select_scatter=select_scatter,
+        slice_scatter=slice_scatter, diagonal_scatter=diagonal_scatter,
+        mH=property(adjoint), H=property(_H))
+inplace_methods(index_reduce=index_reduce, put=put, masked_scatter=masked_scatter,
+                scatter_reduce=scatter_reduce)

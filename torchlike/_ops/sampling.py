@@ -308,7 +308,7 @@ for _n, _f in dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
     setattr(Tensor, _n, _f)
 
 
-from .shape import with_out as _with_out  # noqa: E402
+from ._surface import with_out as _with_out  # noqa: E402
 
 normal, bernoulli, multinomial = (_with_out(normal, "normal"), _with_out(bernoulli, "bernoulli"),
                                   _with_out(multinomial, "multinomial"))

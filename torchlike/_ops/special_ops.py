@@ -32,7 +32,7 @@ __all__ = ["i0", "polygamma", "mvlgamma", "igamma", "igammac"]
 def _out(r, out, name):
     if out is None:
         return r
-    from .shape import write_out
+    from .._storage import write_out
     return write_out(r, out, name)
 
 

@@ -157,7 +157,7 @@ def _pad_window(window, win_length, n_fft, dtype):
         window = ones(win_length, dtype=dtype)
     if win_length < n_fft:
         left = (n_fft - win_length) // 2
-        from .shape import cat
+        from .join import cat
         window = cat([zeros(left, dtype=window.dtype), window,
                       zeros(n_fft - win_length - left, dtype=window.dtype)])
     return window

@@ -230,7 +230,7 @@ def _jacobian_vectorized(func, inputs, in_tuple, strategy):
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
     """The Jacobian of ``func`` at ``inputs`` as torch.autograd.functional.jacobian."""
-    from .._ops.shape import stack
+    from .._ops.join import stack
     from .._creation import zeros_like
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". '

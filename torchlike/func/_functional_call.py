@@ -154,7 +154,7 @@ def reparametrize(module, named, *, tie_weights=True, strict=False):
 def stack_module_state(models):
     """(params, buffers): each model's tensors stacked along a new leading dim, for
     ``vmap(functional_call)`` model ensembling."""
-    from .._ops.shape import stack
+    from .._ops.join import stack
     models = list(models)
     if len(models) == 0:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")

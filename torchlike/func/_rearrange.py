@@ -35,7 +35,7 @@ def _parse(side):
 
 def rearrange(tensor, pattern, **axes_lengths):
     """Reorder/merge/split dimensions by an einops pattern, e.g. ``"b c h w -> b (h w) c"``."""
-    from .._ops.shape import stack
+    from .._ops.join import stack
     from .._tensor import Tensor
     if isinstance(tensor, (list, tuple)):
         tensor = stack(list(tensor))

@@ -1273,32 +1273,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 # ================================================================== padding
 
-@defop("pad", grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
-                                    "reflect": "ReflectionPad{}Backward0",
-                                    "replicate": "ReplicationPad{}Backward0",
-                                    "circular": "CircularPad{}Backward0"}[kw["mode"]]
-       .format(f"{len(kw['pads'])}d"))
-def _pad(x, pads, mode, value):
-    n = len(pads)
-    full = [(0, 0)] * (x.ndim - n) + list(pads)
-    if mode == "constant":
-        return jax.lax.pad(x, jnp.asarray(value, x.dtype), [(lo, hi, 0) for lo, hi in full])
-    jm = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
-    return jnp.pad(x, full, mode=jm)
-
-
-def pad(input, pad, mode="constant", value=None):
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError("Padding length should be less than or equal to two times the input "
-                           "dimension but got padding length "
-                           f"{len(pad)} and input of dimension {input.ndim}")
-    pairs = [(int(pad[i]), int(pad[i + 1])) for i in range(0, len(pad), 2)][::-1]
-    if mode not in ("constant", "reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    return apply(_pad, input, pads=tuple(pairs), mode=mode,
-                 value=0.0 if value is None else float(value))
+from .._ops.pad import pad  # noqa: E402,F401  (torch.nn.functional.pad is the one pad op)
 
 
 # ================================================================== convolution

@@ -42,7 +42,7 @@ __all__ = [
 def _out(r, out, name):
     if out is None:
         return r
-    from .._ops.shape import write_out
+    from .._storage import write_out
     return write_out(r, out, name)
 
 

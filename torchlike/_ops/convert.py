@@ -1,0 +1,100 @@
+"""Copies and conversions: clone, contiguous, ``to`` (dtype and device), the dtype shortcuts
+(``float()``, ``long()``, ...) and the ``new_*`` factories."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .. import _device
+from .. import _dtype as D
+from .._tensor import Tensor
+from .._registry import apply, defop
+from ._surface import method, methods
+
+__all__ = ['clone']
+
+@defop("clone", saves=False, grad_name="CloneBackward0", host=lambda a: a)
+def _clone(a):
+    return jnp.array(a, copy=True)
+
+
+@defop("to_copy", saves=False, grad_name="ToCopyBackward0")
+def _to_copy(a, dtype):
+    return a.astype(dtype)
+
+
+def clone(input, *, memory_format=None):
+    return apply(_clone, input)
+
+
+def _to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns self when
+    nothing changes."""
+    dtype = kwargs.get("dtype")
+    dev = kwargs.get("device")
+    copy = kwargs.get("copy", False)
+    for a in args:
+        if isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, dev = a.dtype, a.device
+        elif isinstance(a, (str, _device.device, int)):
+            dev = a
+    out = self
+    if dtype is not None and D.to_dtype(dtype) is not self.dtype:
+        out = apply(_to_copy, self, dtype=D.to_dtype(dtype).np)
+    elif copy:
+        out = clone(self)
+    if dev is not None:
+        out = _device.move(out, dev)
+    return out
+
+def _contiguous(self, memory_format=None):
+    """self if contiguous, else a contiguous copy (so writes to it do not reach the base)."""
+    return self if self.is_contiguous() else clone(self)
+
+
+methods(contiguous=_contiguous, clone=clone, to=_to,
+        cpu=lambda self, memory_format=None: _to(self, "cpu"),
+        cuda=lambda self, device=None, non_blocking=False, memory_format=None: _to(
+            self, _device.device("cuda", device if isinstance(device, int) else None)))
+
+
+def _cast_method(dt):
+    def fn(self, memory_format=None):
+        return _to(self, dt)
+    return fn
+
+
+methods(**{n: _cast_method(d) for n, d in dict(
+    float=D.float32, double=D.float64, half=D.float16, bfloat16=D.bfloat16, long=D.int64,
+    int=D.int32, short=D.int16, char=D.int8, byte=D.uint8, bool=D.bool, cfloat=D.complex64,
+    cdouble=D.complex128).items()})
+
+
+@method("new_tensor")
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    from .._creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@method("new_zeros")
+def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    from .._creation import zeros
+    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@method("new_ones")
+def _new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    from .._creation import ones
+    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@method("new_full")
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    from .._creation import full
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@method("new_empty")
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    return _new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)

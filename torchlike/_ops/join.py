@@ -1,0 +1,256 @@
+"""Joining and splitting: cat, stack, hstack/vstack/dstack, atleast_*d, split, tensor_split,
+chunk, unbind."""
+from __future__ import annotations
+
+import numpy as np
+import jax.numpy as jnp
+
+from .._tensor import Tensor, _wrap_dim
+from .._registry import apply, defop
+from ._surface import public
+import jax
+from .view import _host, _is_t, reshape, unsqueeze
+
+__all__ = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack',
+           'column_stack', 'split', 'tensor_split', 'chunk', 'unbind', 'atleast_1d', 'atleast_2d',
+           'atleast_3d', 'split_with_sizes', 'unsafe_split', 'unsafe_chunk',
+           'unsafe_split_with_sizes']
+
+# ------------------------------------------------------------------ cat, stack and friends
+
+@defop("cat", promote="common", saves=False, grad_name="CatBackward0",
+       host=lambda *xs, dim, skip: np.concatenate(
+           [x for i, x in enumerate(xs) if i not in skip], axis=dim))
+def _cat(*xs, dim, skip):
+    return jnp.concatenate([x for i, x in enumerate(xs) if i not in skip], axis=dim)
+
+
+def _tensor_list(tensors, name):
+    if isinstance(tensors, Tensor):
+        return list(tensors.unbind(0))
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not _is_t(t):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return tensors
+
+
+@public(out=True)
+def cat(tensors, dim=0):
+    """Concatenate along ``dim``; legacy empty 1-D tensors are skipped, as in torch."""
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
+    skip = tuple(i for i, t in enumerate(tensors) if t._data.shape == (0,))
+    keep = [t for i, t in enumerate(tensors) if i not in skip]
+    if not keep:
+        return apply(_cat, *tensors, dim=0, skip=())
+    ref = keep[0]
+    n = ref._data.ndim
+    d = _wrap_dim(dim, n)
+    for i, t in enumerate(tensors):
+        if i in skip:
+            continue
+        if t._data.ndim != n:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and "
+                               f"{t._data.ndim}")
+        for k in range(n):
+            if k != d and t._data.shape[k] != ref._data.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref._data.shape[k]} but got size "
+                                   f"{t._data.shape[k]} for tensor number {i} in the list.")
+    return apply(_cat, *tensors, dim=d, skip=skip)
+
+
+concat = concatenate = cat
+
+
+@defop("stack", promote="common", saves=False, grad_name="StackBackward0",
+       host=lambda *xs, dim: np.stack(xs, axis=dim))
+def _stack(*xs, dim):
+    return jnp.stack(xs, axis=dim)
+
+
+@public(out=True)
+def stack(tensors, dim=0):
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    s0 = tuple(tensors[0]._data.shape)
+    for i, t in enumerate(tensors):
+        if tuple(t._data.shape) != s0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} "
+                               f"at entry 0 and {list(t._data.shape)} at entry {i}")
+    return apply(_stack, *tensors, dim=_wrap_dim(dim, len(s0) + 1))
+
+
+def atleast_1d(*tensors):
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = [reshape(t, 1) if t._data.ndim == 0 else t for t in ts]
+    return out[0] if len(tensors) == 1 and _is_t(tensors[0]) else tuple(out)
+
+
+def atleast_2d(*tensors):
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = [reshape(t, 1, -1) if t._data.ndim < 2 else t for t in ts]
+    return out[0] if len(tensors) == 1 and _is_t(tensors[0]) else tuple(out)
+
+
+def atleast_3d(*tensors):
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = []
+    for t in ts:
+        n = t._data.ndim
+        out.append(reshape(t, 1, -1, 1) if n < 2 else unsqueeze(t, -1) if n == 2 else t)
+    return out[0] if len(tensors) == 1 and _is_t(tensors[0]) else tuple(out)
+
+
+@public(out=True)
+def hstack(tensors):
+    ts = atleast_1d(list(tensors))
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
+
+
+@public(out=True)
+def vstack(tensors):
+    return cat(atleast_2d(list(tensors)), 0)
+
+
+row_stack = vstack
+
+
+@public(out=True)
+def dstack(tensors):
+    return cat(atleast_3d(list(tensors)), 2)
+
+
+@public(out=True)
+def column_stack(tensors):
+    ts = [reshape(t, -1, 1) if t._data.ndim <= 1 else t for t in tensors]
+    return cat(ts, 1)
+
+
+# ------------------------------------------------------------------ split, chunk, unbind
+
+@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0",
+       host=lambda a, sizes, dim: tuple(np.split(a, np.cumsum(sizes)[:-1], axis=dim)))
+def _split(a, sizes, dim):
+    outs, start = [], 0
+    for s in sizes:
+        outs.append(jax.lax.slice_in_dim(a, start, start + s, axis=dim))
+        start += s
+    return tuple(outs)
+
+
+def _as_tuple(r):
+    return r if isinstance(r, tuple) else (r,)
+
+
+def _split_sizes(input, sizes, dim):
+    n = input._data.ndim
+    if n == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, n)
+    return apply(_split, input, sizes=tuple(sizes), dim=d)
+
+
+@public(method=True, also=("unsafe_split",))
+def split(tensor, split_size_or_sections, dim=0):
+    n = tensor._data.ndim
+    if n == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, n)
+    size = tensor._data.shape[d]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        if s < 0 or (s == 0 and size != 0):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {size}")
+        sizes = [s] * (size // s) + ([size % s] if size % s else []) if s else [0]
+        if not sizes:
+            sizes = [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != size or any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    return _as_tuple(_split_sizes(tensor, sizes, d))
+
+
+@public(method=True)
+def tensor_split(input, indices_or_sections, dim=0):
+    n = input._data.ndim
+    if n == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    d = _wrap_dim(dim, n)
+    size = input._data.shape[d]
+    if isinstance(indices_or_sections, Tensor) and indices_or_sections.ndim == 0:
+        indices_or_sections = int(indices_or_sections.item())
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        q, r = divmod(size, k)
+        sizes = [q + 1] * r + [q] * (k - r)
+    else:
+        idx = [int(i) for i in (_host(indices_or_sections).tolist()
+                                if _is_t(indices_or_sections) else indices_or_sections)]
+        bounds = [0] + [min(max(i, 0), size) for i in idx] + [size]
+        sizes = [max(b - a, 0) for a, b in zip(bounds[:-1], bounds[1:])]
+        # torch: each section starts at max(previous start, index)
+        starts = [0]
+        for i in idx:
+            starts.append(max(starts[-1], min(max(i, 0), size)))
+        ends = starts[1:] + [size]
+        sizes = [e - s for s, e in zip(starts, ends)]
+    return _as_tuple(_split_sizes(input, sizes, d))
+
+
+@public(method=True, also=("unsafe_chunk",))
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input._data.ndim
+    if n == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, n)
+    size = input._data.shape[d]
+    step = -(-size // chunks)
+    if step == 0:
+        return split(input, [0] * min(chunks, 1) if size == 0 else [size], d)
+    return split(input, step, d)
+
+
+@defop("unbind", saves=False, view=True, grad_name="UnbindBackward0",
+       host=lambda a, dim: tuple(np.take(a, i, axis=dim) for i in range(a.shape[dim])))
+def _unbind(a, dim):
+    return tuple(jnp.take(a, i, axis=dim) for i in range(a.shape[dim]))
+
+
+@public(method=True)
+def unbind(input, dim=0):
+    n = input._data.ndim
+    if n == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, n)
+    if input._data.shape[d] == 0:
+        return ()
+    return _as_tuple(apply(_unbind, input, dim=d))
+
+
+# torch's aliases whose only difference is aliasing bookkeeping (torchlike's views are exact)
+@public(method=True, also=("unsafe_split_with_sizes",))
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+unsafe_split = split
+unsafe_chunk = chunk
+unsafe_split_with_sizes = split_with_sizes

@@ -1,0 +1,71 @@
+"""Padding: ``torch.nn.functional.pad`` and ``torch.constant_pad_nd``."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._registry import apply, defop
+import jax
+
+__all__ = ['constant_pad_nd']
+
+# ------------------------------------------------------------------ pad (shared helper)
+
+@defop("constant_pad_nd", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
+                                     "reflect": "ReflectionPad{}DBackward0",
+                                     "replicate": "ReplicationPad{}DBackward0",
+                                     "circular": "CircularPad{}DBackward0"}[kw["mode"]]
+       .format(len(kw["pads"])))
+def _pad(a, pads, mode, value):
+    """``pads``: ((before, after), ...) for the last len(pads) dims, innermost last."""
+    n = a.ndim
+    full = [(0, 0)] * (n - len(pads)) + list(pads)
+    if mode == "constant":
+        cfg = [(lo, hi, 0) for lo, hi in full]
+        return jax.lax.pad(a, jnp.asarray(value, a.dtype), cfg)
+    # negative pads crop first, then the positive parts are padded
+    crop = tuple(slice(max(-lo, 0), a.shape[i] - max(-hi, 0)) for i, (lo, hi) in
+                 enumerate(full))
+    a = a[crop]
+    pos = [(max(lo, 0), max(hi, 0)) for lo, hi in full]
+    jmode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
+    return jnp.pad(a, pos, mode=jmode)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """torch.nn.functional.pad: ``pad`` pairs from the last dim backwards."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n = input._data.ndim
+    k = len(pad) // 2
+    if k > n:
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           "dimension but got padding length " f"{len(pad)} and input of "
+                           f"dimension {n}")
+    pairs = tuple((pad[2 * i], pad[2 * i + 1]) for i in range(k))[::-1]
+    if mode == "constant":
+        for i, (lo, hi) in enumerate(pairs):
+            size = input._data.shape[n - k + i] + lo + hi
+            if size < 0:
+                raise RuntimeError(f"The input size {input._data.shape[n - k + i]}, plus "
+                                   f"negative padding {lo} and {hi} resulted in a negative "
+                                   f"output size, which is invalid. Check dimension "
+                                   f"{n - k + i} of your input.")
+        return apply(_pad, input, pads=pairs, mode="constant",
+                     value=0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode == "reflect":
+        for i, (lo, hi) in enumerate(pairs):
+            size = input._data.shape[n - k + i]
+            if lo >= size or hi >= size:
+                raise RuntimeError(f"Argument #4: Padding size should be less than the "
+                                   f"corresponding input dimension, but got: padding ({lo}, "
+                                   f"{hi}) at dimension {n - k + i} of input "
+                                   f"{list(input._data.shape)}")
+    return apply(_pad, input, pads=pairs, mode=mode, value=0)
+
+
+def constant_pad_nd(input, pad, value=0):
+    return globals()["pad"](input, pad, "constant", value)
+

@@ -1,0 +1,404 @@
+"""Gathering and scattering: gather, scatter, scatter_add, index_select/add/copy/fill, take,
+take_along_dim, masked_select, masked_fill, nonzero, argwhere, searchsorted, bucketize."""
+from __future__ import annotations
+
+import numpy as np
+import jax.numpy as jnp
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap_dim
+from .._registry import apply, defop
+from ._surface import public
+import jax
+from .view import _broadcast_shape, _check_int_index, _host, _is_t, broadcast_to
+
+__all__ = ['gather', 'scatter', 'scatter_add', 'index_select', 'masked_select',
+           'masked_fill', 'take', 'take_along_dim', 'nonzero', 'argwhere', 'searchsorted',
+           'bucketize', 'index_add', 'index_fill', 'index_copy']
+
+# ------------------------------------------------------------------ gather, scatter
+
+def _grid(index, dim):
+    """Index arrays addressing, for every element of ``index``, its position with ``dim``
+    replaced by the index value (the addressing of torch's gather/scatter)."""
+    idx = []
+    for k in range(index.ndim):
+        if k == dim:
+            idx.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[k] = index.shape[k]
+            idx.append(jnp.arange(index.shape[k]).reshape(shape))
+    return tuple(idx)
+
+
+@defop("gather", saves=False, grad_name="GatherBackward0")
+def _gather(a, index, dim):
+    if a.ndim == 0:
+        return a
+    return a[_grid(index, dim)]
+
+
+def _check_index_dims(name, input, dim, index, src=None):
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    _check_int_index(index, name)
+    if max(index._data.ndim, 1) != max(n, 1):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as "
+                           f"{'input' if name == 'gather' else 'self'} tensor")
+    if n:
+        for k in range(n):
+            if k != d and index._data.shape[k] > input._data.shape[k]:
+                raise RuntimeError(
+                    f"Size does not match at dimension {k} expected index "
+                    f"{list(index._data.shape)} to be no larger than self "
+                    f"{list(input._data.shape)} apart from dimension {d}")
+        if src is not None and any(index._data.shape[k] > src._data.shape[k] for k in range(n)):
+            raise RuntimeError(
+                f"Expected index {list(index._data.shape)} to be no larger than self "
+                f"{list(input._data.shape)} apart from dimension {d} and to be no larger size "
+                f"than src {list(src._data.shape)}")
+    size = input._data.shape[d] if n else 1
+    iv = _host(index)
+    if iv.size and (iv.max() >= size or iv.min() < 0):
+        # torch refuses negative indices here (jax would wrap them)
+        bad = int(iv.max()) if iv.max() >= size else int(iv.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    return d
+
+
+@public(method=True, out=True)
+def gather(input, dim, index, *, sparse_grad=False):
+    d = _check_index_dims("gather", input, dim, index)
+    return apply(_gather, input, index, dim=d)
+
+
+@jax.custom_vjp
+def _scatter_set(a, idx, src):
+    return a.at[idx].set(src)
+
+
+def _scatter_set_fwd(a, idx, src):
+    return a.at[idx].set(src), idx
+
+
+def _scatter_set_bwd(idx, g):
+    # torch: the input's gradient is zero where written, the source's the gathered gradient
+    # (every duplicate gets it)
+    return g.at[idx].set(0), None, g[idx]
+
+
+_scatter_set.defvjp(_scatter_set_fwd, _scatter_set_bwd)
+
+
+def _scatter_name(kw):
+    return {"set": "ScatterBackward0", "value": "ScatterBackward1",
+            "add": "ScatterAddBackward0"}.get(kw["mode"], "ScatterReduceBackward0")
+
+
+@defop("scatter", saves=False, grad_name=_scatter_name)
+def _scatter(a, index, src, dim, mode):
+    if a.ndim == 0:
+        a1 = a.reshape(1)
+        out = _scatter(a1, index.reshape(1), jnp.reshape(src, (-1,))[:1] if jnp.ndim(src)
+                       else src, dim=0, mode=mode)
+        return out.reshape(())
+    index = index.astype(jnp.int64) % a.shape[dim]
+    idx = _grid(index, dim)
+    if mode == "value":
+        return a.at[idx].set(jnp.asarray(src, a.dtype))
+    sl = src[tuple(slice(0, n) for n in index.shape)].astype(a.dtype)
+    if mode == "set":
+        return _scatter_set(a, idx, sl)
+    if mode == "add":
+        return a.at[idx].add(sl)
+    if mode == "multiply":
+        return a.at[idx].multiply(sl)
+    raise ValueError(mode)
+
+
+def _scatter_impl(input, dim, index, src=None, value=None, reduce=None, add=False):
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    if src is not None and not _is_t(src):
+        value, src = src, None
+    if src is not None:
+        if src.dtype is not input.dtype:
+            raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+        if src._data.ndim != input._data.ndim and src._data.ndim != max(input._data.ndim, 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src "
+                               "tensor")
+    d = _check_index_dims("scatter", input, dim, index, src)
+    if add:
+        mode = "add"
+    elif reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        mode = reduce
+    else:
+        mode = "set" if src is not None else "value"
+    if value is not None:
+        if _is_t(value):
+            value = value.item()
+        if mode in ("add", "multiply"):
+            from .._creation import full
+            src = full(tuple(index.shape), value, dtype=input.dtype)
+            return apply(_scatter, input, index, src, dim=d, mode=mode)
+        return apply(_scatter, input, index, value, dim=d, mode="value")
+    return apply(_scatter, input, index, src, dim=d, mode=mode)
+
+
+@public(method=True, inplace=True, out=True)
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    return _scatter_impl(input, dim, index, src, value, reduce)
+
+
+@public(method=True, inplace=True)
+def scatter_add(input, dim, index, src):
+    return _scatter_impl(input, dim, index, src, add=True)
+
+
+# ------------------------------------------------------------------ index_select and friends
+
+@defop("index_select", saves=False, grad_name="IndexSelectBackward0")
+def _index_select(a, index, dim):
+    if a.ndim == 0:
+        return a
+    return jnp.take(a, index.reshape(-1), axis=dim)
+
+
+def _check_vector_index(name, input, dim, index):
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    if not _is_t(index) or index.dtype.category != D._INT:
+        raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
+    if index._data.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    size = input._data.shape[d] if n else 1
+    iv = _host(index)
+    lo = -size if name == "index_fill" else 0    # torch's index_fill wraps negative indices
+    if iv.size and (iv.max() >= size or iv.min() < lo):
+        bad = int(iv.max()) if iv.max() >= size else int(iv.min())
+        if name == "index_select" and n > 1:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
+                               f"axis_dim={size}")
+        if name == "index_add" and n > 1:
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
+                               f"{size}")
+        if name in ("index_select", "index_add"):
+            raise IndexError("index out of range in self")
+        if name == "index_fill":
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(f"{name}_(): index {bad} is out of bounds for dimension {d} with size "
+                         f"{size}")
+    return d
+
+
+@public(method=True, out=True)
+def index_select(input, dim, index):
+    d = _check_vector_index("index_select", input, dim, index)
+    return apply(_index_select, input, index, dim=d)
+
+
+@defop("index_add", saves=False, grad_name="IndexAddBackward0")
+def _index_add(a, index, src, dim, alpha, mode):
+    idx = (slice(None),) * dim + (index.reshape(-1),)
+    if mode == "add":
+        return a.at[idx].add((src * alpha).astype(a.dtype) if alpha != 1 else src.astype(a.dtype))
+    if mode == "fill":
+        idx = (slice(None),) * dim + (index.reshape(-1) % max(a.shape[dim] if a.ndim else 1, 1),)
+        return a.at[idx].set(jnp.asarray(src, a.dtype))
+    return a.at[idx].set(src.astype(a.dtype))
+
+
+@public(method=True, inplace=True)
+def index_add(input, dim, index, source, *, alpha=1):
+    d = _check_vector_index("index_add", input, dim, index)
+    return apply(_index_add, input, index, source, dim=d, alpha=alpha, mode="add")
+
+
+@public(method=True, inplace=True)
+def index_copy(input, dim, index, source):
+    d = _check_vector_index("index_copy", input, dim, index)
+    return apply(_index_add, input, index, source, dim=d, alpha=1, mode="copy")
+
+
+@public(method=True, inplace=True)
+def index_fill(input, dim, index, value):
+    d = _check_vector_index("index_fill", input, dim, index)
+    if _is_t(value):
+        value = value.item()
+    return apply(_index_add, input, index, value, dim=d, alpha=1, mode="fill")
+
+
+@defop("take", saves=False, grad_name="TakeBackward0")
+def _take(a, index):
+    return jnp.take(a.reshape(-1), index)
+
+
+@public(method=True, out=True)
+def take(input, index):
+    _check_int_index(index, "take")
+    n = input.numel()
+    iv = _host(index)
+    if iv.size and (iv.max() >= n or iv.min() < -n):
+        bad = int(iv.max()) if iv.max() >= n else int(iv.min())
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         f"elements.")
+    return apply(_take, input, Tensor._make(jnp.asarray(iv % max(n, 1))))
+
+
+@public(method=True, out=True)
+def masked_select(input, mask):
+    if mask.dtype is not D.bool:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    shapes = [tuple(input._data.shape), tuple(mask._data.shape)]
+    shp = _broadcast_shape(shapes)
+    m = np.broadcast_to(_host(mask), shp).reshape(-1)
+    x = input if tuple(input._data.shape) == shp else broadcast_to(input, shp)
+    return apply(_take, x, Tensor._make(jnp.asarray(np.nonzero(m)[0])))
+
+
+@defop("masked_fill", saves=False, grad_name="MaskedFillBackward0")
+def _masked_fill(a, mask, value):
+    return jnp.where(mask, jnp.asarray(value).astype(a.dtype), a)
+
+
+def _masked_fill_args(input, mask, value):
+    if not _is_t(mask) or mask.dtype is not D.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype.name.replace('float32', 'float')}")
+    if _is_t(value) and value._data.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+    _broadcast_shape([tuple(mask._data.shape), tuple(input._data.shape)])
+
+
+@public(method=True, inplace=True)
+def masked_fill(input, mask, value):
+    _masked_fill_args(input, mask, value)
+    return apply(_masked_fill, input, mask, value)
+
+
+@defop("take_along_dim", saves=False, grad_name="TakeAlongDimBackward0")
+def _take_along_dim(a, index, dim):
+    if dim is None:
+        return jnp.take(a.reshape(-1), index.reshape(-1))
+    shp_a, shp_i = list(a.shape), list(index.shape)
+    shp_a[dim] = 1
+    shp_i[dim] = 1
+    b = [max(x, y) for x, y in zip(shp_a, shp_i)]
+    sa, si = list(b), list(b)
+    sa[dim], si[dim] = a.shape[dim], index.shape[dim]
+    a = jnp.broadcast_to(a, sa)
+    index = jnp.broadcast_to(index, si)
+    return jnp.take_along_axis(a, index, axis=dim)
+
+
+@public(method=True, out=True)
+def take_along_dim(input, indices, dim=None):
+    _check_int_index(indices, "take_along_dim")
+    if dim is None:
+        n = input.numel()
+        iv = _host(indices)
+        if iv.size and (iv.max() >= n or iv.min() < 0):
+            bad = int(iv.max()) if iv.max() >= n else int(iv.min())
+            raise RuntimeError(f"index {bad} is out of bounds for dimension 0 with size {n}")
+        return apply(_take_along_dim, input, indices, dim=None)
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    if indices._data.ndim != n:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {n} dimensions for input, and "
+                           f"{indices._data.ndim} dimensions for indices")
+    size = input._data.shape[d]
+    iv = _host(indices)
+    if iv.size and (iv.max() >= size or iv.min() < -size):
+        bad = int(iv.max()) if iv.max() >= size else int(iv.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    sa, si = list(input._data.shape), list(indices._data.shape)
+    sa[d] = si[d] = 1
+    _broadcast_shape([tuple(sa), tuple(si)])
+    return apply(_take_along_dim, input, indices, dim=d)
+
+
+# ------------------------------------------------------------------ nonzero, searchsorted
+
+@defop("nonzero", differentiable=False)
+def _nonzero(a, size):
+    if a.ndim == 0:
+        return jnp.zeros((size, 0), jnp.int64)
+    return jnp.stack(jnp.nonzero(a, size=size), axis=1).astype(jnp.int64)
+
+
+@public(method=True, out=True)
+def nonzero(input, *, as_tuple=False):
+    count = int(np.count_nonzero(_host(input)))
+    res = apply(_nonzero, input, size=count)
+    if as_tuple:
+        if input._data.ndim == 0:
+            return (Tensor._make(jnp.zeros((count,), jnp.int64)),)
+        return tuple(res[:, i] for i in range(input._data.ndim))
+    return res
+
+
+@public(method=True)
+def argwhere(input):
+    return nonzero(input)
+
+
+@defop("searchsorted", differentiable=False)
+def _searchsorted(seq, values, side, dtype):
+    if seq.ndim <= 1:
+        return jnp.searchsorted(seq, values, side=side).astype(dtype)
+    f = jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))
+    lead = seq.shape[:-1]
+    out = f(seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1]))
+    return out.reshape(lead + (values.shape[-1],)).astype(dtype)
+
+
+@public(out=True)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    seq = sorted_sequence
+    if sorter is not None:
+        seq = take_along_dim(seq, sorter, -1)
+    scalar = not _is_t(input)
+    if scalar:
+        from .._creation import scalar_tensor
+        input = scalar_tensor(input, dtype=seq.dtype)
+        if seq._data.ndim != 1:
+            raise RuntimeError("torch.searchsorted(): input value can be a scalar only when "
+                               "boundaries tensor dimension is 1, but we got boundaries tensor "
+                               f"dim({seq._data.ndim}) and input value's dim(0) numel(1)")
+    if seq._data.ndim > 1 and (input._data.ndim != seq._data.ndim or
+                                input._data.shape[:-1] != seq._data.shape[:-1]):
+        raise RuntimeError(
+            f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            f"dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq._data.shape)} and input value tensor "
+            f"{list(input._data.shape)}")
+    dt = np.int32 if out_int32 else np.int64
+    common = D._promote2(seq.dtype, input.dtype).np
+    s = seq if seq.dtype.np == common else seq.to(D.from_jax(common))
+    v = input if input.dtype.np == common else input.to(D.from_jax(common))
+    return apply(_searchsorted, s, v, side="right" if right else "left", dtype=dt)
+
+
+@public(out=True)
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries._data.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# ------------------------------------------------------------------ methods and in-place
