@@ -1,0 +1,218 @@
+"""DTensor on jax: a Tensor whose jax array carries a ``NamedSharding`` over a DeviceMesh.
+
+``distribute_tensor(t, mesh, placements)`` places the full tensor ``t`` (the same on every
+process) as a global jax array; eager ops on DTensors are jax ops on sharded arrays (jax's
+sharding propagation decides their outputs' layout; the results are plain Tensors holding
+sharded arrays); ``torchlike.compile`` of a step keeps the shardings in one program.
+
+Per process: ``to_local()`` is the shard held by this process's first device of the mesh, and
+``from_local(local, ...)`` takes this process's block (with one device per process, as under
+torchrun with DTensor, that is torch's per-rank local tensor; with one process driving every
+device it is the whole tensor for ``Shard``/``Replicate``).
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
+
+from ..._tensor import Tensor
+from ..device_mesh import DeviceMesh
+from .placement_types import Partial, Placement, Replicate, Shard
+
+__all__ = ["DTensor", "distribute_tensor", "distribute_module", "spec_of", "sharding_of"]
+
+
+def _norm_placements(mesh, placements):
+    if placements is None:
+        placements = [Replicate()] * mesh.ndim
+    placements = list(placements)
+    if len(placements) != mesh.ndim:
+        raise ValueError(f"`placements` must have the same length as `device_mesh.ndim`! "
+                         f"Found placements length: {len(placements)}, and device_mesh.ndim: "
+                         f"{mesh.ndim}.")
+    for p in placements:
+        if not isinstance(p, Placement):
+            raise TypeError(f"placements must be Placement objects, got {type(p).__name__}")
+    return placements
+
+
+def spec_of(mesh, placements, ndim):
+    """The PartitionSpec for ``placements`` (per mesh dim) of a tensor with ``ndim`` dims."""
+    entries = [[] for _ in range(ndim)]
+    unreduced = set()
+    for name, p in zip(mesh._dims, placements):
+        if isinstance(p, Shard):
+            d = p.dim + ndim if p.dim < 0 else p.dim
+            if not 0 <= d < ndim:
+                raise IndexError(f"Shard(dim={p.dim}) of a {ndim}-d tensor")
+            entries[d].append(name)
+        elif isinstance(p, Partial):
+            unreduced.add(name)
+    spec = [None if not e else (e[0] if len(e) == 1 else tuple(e)) for e in entries]
+    return P(*spec, unreduced=unreduced) if unreduced else P(*spec)
+
+
+def _explicit(mesh):
+    m = mesh._jax_mesh
+    return Mesh(m.devices, m.axis_names, axis_types=(AxisType.Explicit,) * len(m.axis_names))
+
+
+def _check_even(mesh, spec, shape):
+    for d, e in enumerate(spec.partitions):
+        axes = () if e is None else (e if isinstance(e, tuple) else (e,))
+        k = 1
+        for a in axes:
+            k *= mesh._jax_mesh.shape[a]
+        if k > 1 and shape[d] % k:
+            raise NotImplementedError(
+                f"DTensor: dim {d} of size {shape[d]} cannot be sharded over {k} devices: jax "
+                f"shards evenly (torch would make uneven chunks). Pad the tensor to a multiple "
+                f"of {k}, shard another dim, or replicate it (fully_shard pads for you).")
+
+
+def sharding_of(mesh, placements, ndim):
+    spec = spec_of(mesh, placements, ndim)
+    m = _explicit(mesh) if spec.unreduced else mesh._jax_mesh
+    return NamedSharding(m, spec)
+
+
+class DTensor(Tensor):
+    """A Tensor over a sharded jax array, with its mesh and placements."""
+
+    @classmethod
+    def _wrap(cls, data, mesh, placements, requires_grad=False):
+        t = cls._make(data)
+        t._spec = (mesh, tuple(placements))
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    @property
+    def device_mesh(self):
+        return self._spec[0]
+
+    @property
+    def placements(self):
+        return self._spec[1]
+
+    def to_local(self, *, grad_placements=None):
+        mesh = self.device_mesh._jax_mesh
+        me = jax.process_index()
+        for d in mesh.devices.flat:
+            if d.process_index == me:
+                for s in self._data.addressable_shards:
+                    if s.device == d:
+                        return Tensor._make(s.data)
+        raise RuntimeError("to_local: this process holds no device of the mesh")
+
+    def full_tensor(self, *, grad_placements=None):
+        """The whole tensor, on this process's first device (a reduction for Partial)."""
+        rep = _reshard(self._data, self.device_mesh, [Replicate()] * self.device_mesh.ndim)
+        return Tensor._make(rep.addressable_shards[0].data)
+
+    def redistribute(self, device_mesh=None, placements=None, *, async_op=False,
+                     forward_dtype=None, backward_dtype=None):
+        mesh = device_mesh or self.device_mesh
+        placements = _norm_placements(mesh, placements)
+        _check_even(mesh, spec_of(mesh, placements, self.ndim), self.shape)
+        return DTensor._wrap(_reshard(self._data, mesh, placements), mesh, placements)
+
+    @staticmethod
+    def from_local(local_tensor, device_mesh=None, placements=None, *, run_check=False,
+                   shape=None, stride=None):
+        mesh = device_mesh
+        placements = _norm_placements(mesh, placements)
+        x = np.asarray(local_tensor.detach().numpy())
+        sh = sharding_of(mesh, placements, x.ndim)
+        if any(isinstance(p, Partial) for p in placements):
+            # this process's partial value on its first device of each partial group, zeros
+            # on the others: the unreduced sum over devices is the sum over processes
+            data = _partial_from(x, mesh, placements, sh)
+        else:
+            data = jax.make_array_from_process_local_data(sh, x, shape and tuple(shape))
+        return DTensor._wrap(data, mesh, placements)
+
+    def __repr__(self, *, tensor_contents=None):
+        return (f"DTensor(local_tensor={self.to_local()!r}, device_mesh={self.device_mesh}, "
+                f"placements={self.placements})")
+
+
+def _partial_from(x, mesh, placements, sharding):
+    jm = mesh._jax_mesh
+    names = list(jm.axis_names)
+    part_axes = [names.index(n) for n, p in zip(mesh._dims, placements) if isinstance(p, Partial)]
+    me = jax.process_index()
+    seen = set()
+    arrays = []
+    idx_map = NamedSharding(sharding.mesh, P(*sharding.spec.partitions)
+                            ).addressable_devices_indices_map(x.shape)
+    for pos, d in np.ndenumerate(jm.devices):
+        if d.process_index != me:
+            continue
+        key = tuple(v for k, v in enumerate(pos) if k not in part_axes)
+        block = x[idx_map[d]]
+        if key in seen:
+            block = np.zeros_like(block)
+        seen.add(key)
+        arrays.append(jax.device_put(block, d))
+    return jax.make_array_from_single_device_arrays(x.shape, sharding, arrays)
+
+
+def _reshard(a, mesh, placements):
+    target = sharding_of(mesh, placements, a.ndim)
+    src = a.sharding
+    src_unreduced = isinstance(src, NamedSharding) and bool(src.spec.unreduced)
+    if not (src_unreduced or target.spec.unreduced):
+        return jax.device_put(a, target)
+    # unreduced (Partial) arrays live on the Explicit twin of the mesh: reshard there
+    em = _explicit(mesh)
+    if not src_unreduced:
+        spec = src.spec if isinstance(src, NamedSharding) else P()
+        a = jax.device_put(a, NamedSharding(em, spec))
+    out = jax.reshard(a, NamedSharding(em, target.spec))
+    if not target.spec.unreduced:       # back on the mesh eager ops use
+        out = jax.device_put(out, NamedSharding(mesh._jax_mesh, target.spec))
+    return out
+
+
+def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_rank=0):
+    """``tensor`` (the full value, the same on every process) laid out on ``device_mesh``."""
+    if device_mesh is None:
+        from ..device_mesh import init_device_mesh
+        device_mesh = init_device_mesh("cpu", (len(jax.devices()),))
+    placements = _norm_placements(device_mesh, placements)
+    kinds = {p.reduce_op for p in placements if isinstance(p, Partial)}
+    if len(kinds) > 1:
+        raise ValueError("distribute_tensor: mixed Partial reduce types")
+    x = np.asarray(tensor.detach().numpy())
+    sh = sharding_of(device_mesh, placements, x.ndim)
+    _check_even(device_mesh, sh.spec, x.shape)
+    if sh.spec.unreduced:
+        if jax.process_count() > 1:
+            x = x if jax.process_index() == 0 else np.zeros_like(x)
+        data = _partial_from(x, device_mesh, placements, sh)
+    else:
+        data = jax.make_array_from_callback(x.shape, sh, lambda idx: x[idx])
+    return DTensor._wrap(data, device_mesh, placements, tensor.requires_grad)
+
+
+def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None,
+                      output_fn=None):
+    """Run ``partition_fn(name, submodule, mesh)`` over the module tree (default: every
+    parameter and buffer replicated on ``device_mesh``)."""
+    from .parallel import _place_param
+    mesh = device_mesh
+    for name, sub in module.named_modules():
+        if partition_fn is not None:
+            partition_fn(name, sub, mesh)
+        else:
+            for pname in list(sub._parameters):
+                if sub._parameters[pname] is not None:
+                    _place_param(sub, pname, mesh, [Replicate()] * mesh.ndim)
+    if input_fn is not None:
+        module.register_forward_pre_hook(lambda m, args: input_fn(m, args, mesh))
+    if output_fn is not None:
+        module.register_forward_hook(lambda m, args, out: output_fn(m, out, mesh))
+    return module

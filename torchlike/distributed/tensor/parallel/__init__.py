@@ -1,0 +1,175 @@
+"""torch.distributed.tensor.parallel: tensor-parallel plans as jax shardings.
+
+``ColwiseParallel`` shards a Linear's weight ``[out, in]`` on dim 0 (``P("tp", None)``, bias
+``P("tp")``): its output is sharded on the last dim. ``RowwiseParallel`` shards the weight on
+dim 1 (``P(None, "tp")``, bias replicated): jax inserts the all-reduce of the partial products.
+``SequenceParallel`` keeps a module's parameters replicated and shards its input on the
+sequence dim. Inputs enter the mesh as the style's ``input_layouts`` say (replicated by
+default); the layers' math is jax's, on sharded arrays.
+"""
+from __future__ import annotations
+
+import fnmatch
+
+import jax
+
+from .._api import _check_even, sharding_of as _sharding
+from ..placement_types import Replicate, Shard
+
+__all__ = ["parallelize_module", "ColwiseParallel", "RowwiseParallel", "SequenceParallel",
+           "ParallelStyle", "PrepareModuleInput", "PrepareModuleOutput"]
+
+
+def _place_param(module, name, mesh, placements):
+    p = module._parameters[name]
+    sh = _sharding(mesh, placements, p.ndim)
+    _check_even(mesh, sh.spec, p.shape)
+    p._set_data(jax.device_put(p._data, sh))
+
+
+def _to_mesh(x, mesh, placement):
+    from ...._tensor import Tensor
+    if not isinstance(x, Tensor):
+        return x
+    pl = [placement] * mesh.ndim
+    if isinstance(placement, Shard) and x.shape[placement.dim] % mesh.size():
+        pl = [Replicate()] * mesh.ndim
+    sh = _sharding(mesh, pl, x.ndim)
+    if getattr(x._data, "sharding", None) == sh:
+        return x
+    return _DevicePut.apply(x, sh)
+
+
+def _make_device_put():
+    from ....autograd.function import Function
+
+    class DevicePut(Function):
+        """Re-lay ``x`` out as ``sharding``; the gradient goes back to ``x``'s layout."""
+
+        @staticmethod
+        def forward(ctx, x, sharding):
+            from ...._tensor import Tensor
+            ctx.src = x._data.sharding
+            return Tensor._make(jax.device_put(x._data, sharding))
+
+        @staticmethod
+        def backward(ctx, g):
+            from ...._tensor import Tensor
+            return Tensor._make(jax.device_put(g._data, ctx.src)), None
+
+    return DevicePut
+
+
+class _Lazy:
+    cls = None
+
+    def apply(self, *a):
+        if _Lazy.cls is None:
+            _Lazy.cls = _make_device_put()
+        return _Lazy.cls.apply(*a)
+
+
+_DevicePut = _Lazy()
+
+
+class ParallelStyle:
+    input_layout = Replicate()
+
+    def _apply(self, module, mesh):
+        raise NotImplementedError
+
+    def _input_hook(self, mesh, placement):
+        def hook(m, args):
+            return tuple(_to_mesh(a, mesh, placement) for a in args)
+        return hook
+
+
+class ColwiseParallel(ParallelStyle):
+    def __init__(self, *, input_layouts=None, output_layouts=None, use_local_output=True):
+        self.input_layouts = input_layouts or Replicate()
+        self.output_layouts = output_layouts or Shard(-1)
+        self.use_local_output = use_local_output
+
+    def _apply(self, module, mesh):
+        for name in ("weight", "bias"):
+            if module._parameters.get(name) is not None:
+                _place_param(module, name, mesh, [Shard(0)] * mesh.ndim)
+        module.register_forward_pre_hook(self._input_hook(mesh, self.input_layouts))
+        return module
+
+
+class RowwiseParallel(ParallelStyle):
+    def __init__(self, *, input_layouts=None, output_layouts=None, use_local_output=True):
+        self.input_layouts = input_layouts or Shard(-1)
+        self.output_layouts = output_layouts or Replicate()
+        self.use_local_output = use_local_output
+
+    def _apply(self, module, mesh):
+        w = module._parameters.get("weight")
+        if w is not None:
+            _place_param(module, "weight", mesh, [Shard(w.ndim - 1)] * mesh.ndim)
+        if module._parameters.get("bias") is not None:
+            _place_param(module, "bias", mesh, [Replicate()] * mesh.ndim)
+        return module
+
+
+class SequenceParallel(ParallelStyle):
+    def __init__(self, *, sequence_dim=1, use_local_output=False):
+        self.sequence_dim = sequence_dim
+        self.use_local_output = use_local_output
+
+    def _apply(self, module, mesh):
+        for name, p in list(module._parameters.items()):
+            if p is not None:
+                _place_param(module, name, mesh, [Replicate()] * mesh.ndim)
+        module.register_forward_pre_hook(self._input_hook(mesh, Shard(self.sequence_dim)))
+        return module
+
+
+class PrepareModuleInput(ParallelStyle):
+    def __init__(self, *, input_layouts=None, desired_input_layouts=None, **kw):
+        self.desired = desired_input_layouts
+
+    def _apply(self, module, mesh):
+        want = self.desired if isinstance(self.desired, (list, tuple)) else [self.desired]
+
+        def hook(m, args):
+            return tuple(_to_mesh(a, mesh, w) if w is not None else a
+                         for a, w in zip(args, list(want) + [None] * len(args)))
+        module.register_forward_pre_hook(hook)
+        return module
+
+
+class PrepareModuleOutput(ParallelStyle):
+    def __init__(self, *, output_layouts=None, desired_output_layouts=None, **kw):
+        self.desired = desired_output_layouts
+
+    def _apply(self, module, mesh):
+        want = self.desired
+
+        def hook(m, args, out):
+            return _to_mesh(out, mesh, want)
+        module.register_forward_hook(hook)
+        return module
+
+
+def parallelize_module(module, device_mesh=None, parallelize_plan=None, *, src_data_rank=0):
+    """Apply ``parallelize_plan`` ({fqn or pattern: style} or one style) to ``module``."""
+    mesh = device_mesh
+    if mesh is None:
+        from ...device_mesh import init_device_mesh
+        mesh = init_device_mesh("cpu", (len(jax.devices()),))
+    if mesh.ndim != 1:
+        raise ValueError(f"parallelize_module: expected a 1-D mesh (e.g. mesh['tp']), got "
+                         f"{mesh.ndim}-D")
+    if parallelize_plan is None:
+        return module
+    if isinstance(parallelize_plan, ParallelStyle):
+        return parallelize_plan._apply(module, mesh)
+    for pattern, style in parallelize_plan.items():
+        hits = [(n, m) for n, m in module.named_modules() if n and fnmatch.fnmatchcase(n, pattern)]
+        if not hits:
+            raise ValueError(f"parallelize_module: no submodule matches {pattern!r}")
+        for _, m in hits:
+            style._apply(m, mesh)
+    return module
