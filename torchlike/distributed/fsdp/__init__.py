@@ -20,6 +20,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from ...nn.parameter import Parameter
+from .._shim import add_input_fn, shim
 from ..device_mesh import init_device_mesh
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
@@ -93,9 +94,8 @@ def _shard_param(sub, name, p, mesh, dp):
         q = Parameter(jax_tensor(jax.device_put(data, sh)), requires_grad=p.requires_grad)
     sub._parameters[name] = q
     if not hasattr(sub, "_fsdp_padded"):
-        object.__setattr__(sub, "_fsdp_padded", {})
-        sub.register_forward_pre_hook(_unpad_pre)
-        sub.register_forward_hook(_unpad_post)
+        object.__setattr__(sub, "_fsdp_padded", {})     # the shim's forward unpads them
+        shim(sub)
         sub.register_state_dict_post_hook(_unpad_state)
         sub.register_load_state_dict_pre_hook(_pad_state)
     sub._fsdp_padded[name] = d0
@@ -104,16 +104,6 @@ def _shard_param(sub, name, p, mesh, dp):
 def jax_tensor(a):
     from ..._tensor import Tensor
     return Tensor._make(a)
-
-
-def _unpad_pre(m, args):
-    for name, d0 in m._fsdp_padded.items():
-        m.__dict__[name] = m._parameters[name][:d0]
-
-
-def _unpad_post(m, args, out):
-    for name in m._fsdp_padded:
-        m.__dict__.pop(name, None)
 
 
 def _unpad_state(m, state_dict, prefix, local_metadata):
@@ -138,9 +128,9 @@ def _shard_inputs(mesh, dp):
     from ..tensor.parallel import _to_mesh
     from ..tensor.placement_types import Shard
 
-    def hook(m, args):
+    def fn(m, args):
         return tuple(_to_mesh(a, mesh[dp], Shard(0)) for a in args)
-    return hook
+    return fn
 
 
 def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placement_fn=None,
@@ -158,9 +148,8 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
                 continue
             _shard_param(sub, name, p, mesh, dp)
             object.__setattr__(sub._parameters[name], "_fsdp_sharded", True)
-    cls = type(module)
     if not isinstance(module, FSDPModule):
-        module.__class__ = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
-        module.register_forward_pre_hook(_shard_inputs(mesh, dp))
+        shim(module, (FSDPModule,), "FSDP")
+        add_input_fn(module, _shard_inputs(mesh, dp))
     module._fsdp_mesh = mesh
     return module

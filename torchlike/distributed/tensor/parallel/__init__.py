@@ -14,6 +14,7 @@ import fnmatch
 import jax
 
 from .._api import _check_even, sharding_of as _sharding
+from ..._shim import add_input_fn
 from ..placement_types import Replicate, Shard
 
 __all__ = ["parallelize_module", "ColwiseParallel", "RowwiseParallel", "SequenceParallel",
@@ -35,7 +36,7 @@ def _to_mesh(x, mesh, placement):
     if isinstance(placement, Shard) and x.shape[placement.dim] % mesh.size():
         pl = [Replicate()] * mesh.ndim
     sh = _sharding(mesh, pl, x.ndim)
-    if getattr(x._data, "sharding", None) == sh:
+    if not isinstance(x._data, jax.core.Tracer) and x._data.sharding == sh:
         return x
     return _DevicePut.apply(x, sh)
 
@@ -49,15 +50,24 @@ def _make_device_put():
         @staticmethod
         def forward(ctx, x, sharding):
             from ...._tensor import Tensor
-            ctx.src = x._data.sharding
-            return Tensor._make(jax.device_put(x._data, sharding))
+            ctx.src = None if isinstance(x._data, jax.core.Tracer) else x._data.sharding
+            return Tensor._make(_put(x._data, sharding))
 
         @staticmethod
         def backward(ctx, g):
             from ...._tensor import Tensor
-            return Tensor._make(jax.device_put(g._data, ctx.src)), None
+            if ctx.src is None:         # traced: the compiled program picks the layout
+                return g, None
+            return Tensor._make(_put(g._data, ctx.src)), None
 
     return DevicePut
+
+
+def _put(a, sharding):
+    """``a`` laid out as ``sharding`` (a constraint inside a traced program)."""
+    if isinstance(a, jax.core.Tracer):
+        return jax.lax.with_sharding_constraint(a, sharding)
+    return jax.device_put(a, sharding)
 
 
 class _Lazy:
@@ -79,9 +89,9 @@ class ParallelStyle:
         raise NotImplementedError
 
     def _input_hook(self, mesh, placement):
-        def hook(m, args):
+        def fn(m, args):
             return tuple(_to_mesh(a, mesh, placement) for a in args)
-        return hook
+        return fn
 
 
 class ColwiseParallel(ParallelStyle):
@@ -94,7 +104,7 @@ class ColwiseParallel(ParallelStyle):
         for name in ("weight", "bias"):
             if module._parameters.get(name) is not None:
                 _place_param(module, name, mesh, [Shard(0)] * mesh.ndim)
-        module.register_forward_pre_hook(self._input_hook(mesh, self.input_layouts))
+        add_input_fn(module, self._input_hook(mesh, self.input_layouts))
         return module
 
 
@@ -122,7 +132,7 @@ class SequenceParallel(ParallelStyle):
         for name, p in list(module._parameters.items()):
             if p is not None:
                 _place_param(module, name, mesh, [Replicate()] * mesh.ndim)
-        module.register_forward_pre_hook(self._input_hook(mesh, Shard(self.sequence_dim)))
+        add_input_fn(module, self._input_hook(mesh, Shard(self.sequence_dim)))
         return module
 
 
@@ -133,10 +143,10 @@ class PrepareModuleInput(ParallelStyle):
     def _apply(self, module, mesh):
         want = self.desired if isinstance(self.desired, (list, tuple)) else [self.desired]
 
-        def hook(m, args):
+        def fn(m, args):
             return tuple(_to_mesh(a, mesh, w) if w is not None else a
                          for a, w in zip(args, list(want) + [None] * len(args)))
-        module.register_forward_pre_hook(hook)
+        add_input_fn(module, fn)
         return module
 
 
