@@ -1,0 +1,110 @@
+"""Global-view checks in one process with 8 (fake) devices; prints one JSON line."""
+import json
+
+import jax
+import numpy as np
+
+import torchlike as torch
+from torchlike.distributed.device_mesh import init_device_mesh
+from torchlike.distributed.fsdp import fully_shard
+from torchlike.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
+from torchlike.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+
+res = {"devices": len(jax.devices())}
+mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+res["mesh"] = [mesh.mesh.tolist(), mesh["tp"].size(), mesh["dp"].size(), mesh.shape]
+x = torch.arange(64.).reshape(8, 8)
+d = distribute_tensor(x, mesh, [Shard(0), Shard(1)])
+res["spec_s0s1"] = str(d._data.sharding.spec)
+res["local_shape"] = list(d.to_local().shape)
+res["full_equal"] = bool((d.full_tensor() == x).all())
+trips = []
+for a, b in [([Shard(0), Shard(1)], [Replicate(), Shard(0)]), ([Replicate(), Shard(0)],
+             [Shard(1), Replicate()]), ([Shard(1), Replicate()], [Replicate(), Replicate()])]:
+    t = distribute_tensor(x, mesh, a).redistribute(mesh, b)
+    trips.append([str(t._data.sharding.spec), bool((t.full_tensor() == x).all()),
+                  [str(p) for p in t.placements]])
+res["redistribute"] = trips
+p = distribute_tensor(x, mesh, [Replicate(), Partial()])
+res["partial_spec"] = str(p._data.sharding.spec)
+res["partial_full"] = bool((p.full_tensor() == x).all())
+res["partial_to_shard"] = bool((p.redistribute(mesh, [Replicate(), Shard(0)]).full_tensor()
+                                == x).all())
+loc = DTensor.from_local(torch.ones(8, 8), mesh, [Replicate(), Partial()])
+res["from_local_partial_sum"] = loc.full_tensor().sum().item()
+res["eager_op_on_dtensor"] = (d * 2 + 1).sum().item()
+try:
+    distribute_tensor(torch.ones(6, 8), mesh, [Replicate(), Shard(0)])
+except NotImplementedError as e:
+    res["uneven_error"] = str(e).split(":")[0]
+
+# FSDP + TP vs the same dense model: forward, gradients, three Adam steps
+rng = np.random.default_rng(0)
+W = [rng.standard_normal(s).astype(np.float32) * 0.4 for s in [(12, 6), (12,), (3, 12), (3,)]]
+xb = rng.standard_normal((8, 6)).astype(np.float32)
+yb = rng.standard_normal((8, 3)).astype(np.float32)
+
+
+def mlp():
+    m = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.ReLU(), torch.nn.Linear(12, 3))
+    with torch.no_grad():
+        for q, w in zip(m.parameters(), W):
+            q.copy_(torch.tensor(w))
+    return m
+
+
+res["sharded"] = {}
+for kind in ("fsdp", "tp", "fsdp_tp"):
+    m = mlp()
+    if kind in ("tp", "fsdp_tp"):
+        parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    if kind in ("fsdp", "fsdp_tp"):
+        fully_shard(m, mesh=mesh["dp"])
+    opt = torch.optim.Adam(m.parameters(), lr=0.05)
+    out = {"specs": [str(q._data.sharding.spec) for q in m.parameters()],
+           "shapes": [list(q.shape) for q in m.parameters()], "losses": [], "class":
+           type(m).__name__}
+    for it in range(3):
+        opt.zero_grad()
+        y = m(torch.tensor(xb))
+        loss = torch.nn.functional.mse_loss(y, torch.tensor(yb))
+        loss.backward()
+        if it == 0:
+            out["out0"] = y.tolist()
+            out["grads0"] = [g.tolist() for g in
+                             [q.grad[:w.shape[0]] for q, w in zip(m.parameters(), W)]]
+        opt.step()
+        out["losses"].append(loss.item())
+    sd = m.state_dict()
+    out["state_keys"] = list(sd.keys())
+    out["state"] = [v.tolist() for v in sd.values()]
+    out["opt_state_specs"] = sorted({str(v._data.sharding.spec) for st in opt.state.values()
+                                     for v in st.values() if hasattr(v, "_data")
+                                     and v.ndim > 0})
+    res["sharded"][kind] = out
+
+# a compiled FSDP+TP step: one program, shardings kept, no retrace
+m = mlp()
+parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
+fully_shard(m, mesh=mesh["dp"])
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+specs_before = [str(q._data.sharding.spec) for q in m.parameters()]
+
+
+@torch.compile(fullgraph=True)
+def step(x, y):
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(m(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+res["compiled_losses"] = [step(torch.tensor(xb), torch.tensor(yb)).item() for _ in range(4)]
+res["compile_count"] = step.compile_count
+res["trace_count_after_4"] = step.trace_count
+step(torch.tensor(xb), torch.tensor(yb))
+res["trace_count_after_5"] = step.trace_count
+res["compiled_specs_kept"] = specs_before == [str(q._data.sharding.spec) for q in m.parameters()]
+print("RESULT " + json.dumps(res))

@@ -1,0 +1,115 @@
+"""The global view on 8 fake CPU devices (a subprocess: the device count is fixed when jax
+starts): DeviceMesh, DTensor placements and redistribute, Partial, FSDP2 and tensor parallel
+against the dense model in real torch, and a compiled FSDP+TP step."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+@pytest.fixture(scope="module")
+def res():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, os.path.join(HERE, "distributed_workers",
+                                                     "global_view.py")],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=420)
+    assert p.returncode == 0, p.stderr[-4000:]
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
+
+
+def test_device_mesh(res):
+    assert res["devices"] == 8
+    assert res["mesh"] == [[[0, 1, 2, 3], [4, 5, 6, 7]], 4, 2, [2, 4]]
+
+
+def test_dtensor_placements_and_redistribute(res):
+    assert res["spec_s0s1"] == "P('dp', 'tp')" and res["local_shape"] == [2 * 2, 2]
+    assert res["full_equal"]
+    assert res["redistribute"] == [
+        ["P('tp', None)", True, ["Replicate()", "Shard(dim=0)"]],
+        ["P(None, 'dp')", True, ["Shard(dim=1)", "Replicate()"]],
+        ["P(None, None)", True, ["Replicate()", "Replicate()"]]]
+    assert res["eager_op_on_dtensor"] == float((torch.arange(64.) * 2 + 1).sum())
+    assert res["uneven_error"] == "DTensor"
+
+
+def test_partial_reductions(res):
+    assert res["partial_spec"] == "P(None, None, unreduced={'tp'})"
+    assert res["partial_full"] and res["partial_to_shard"]
+    # one process: its local value sits once in each partial group, so the sum is the value
+    assert res["from_local_partial_sum"] == 64.0
+
+
+def _torch_dense(steps=3, opt="adam"):
+    rng = np.random.default_rng(0)
+    W = [rng.standard_normal(s).astype(np.float32) * 0.4 for s in [(12, 6), (12,), (3, 12),
+                                                                    (3,)]]
+    xb = torch.tensor(rng.standard_normal((8, 6)).astype(np.float32))
+    yb = torch.tensor(rng.standard_normal((8, 3)).astype(np.float32))
+    m = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.ReLU(), torch.nn.Linear(12, 3))
+    with torch.no_grad():
+        for q, w in zip(m.parameters(), W):
+            q.copy_(torch.tensor(w))
+    o = (torch.optim.Adam(m.parameters(), lr=0.05) if opt == "adam"
+         else torch.optim.SGD(m.parameters(), lr=0.1))
+    out = {"losses": []}
+    for it in range(steps):
+        o.zero_grad()
+        y = m(xb)
+        loss = torch.nn.functional.mse_loss(y, yb)
+        loss.backward()
+        if it == 0:
+            out["out0"] = y.tolist()
+            out["grads0"] = [q.grad.tolist() for q in m.parameters()]
+        o.step()
+        out["losses"].append(loss.item())
+    out["state_keys"] = list(m.state_dict().keys())
+    out["state"] = [v.tolist() for v in m.state_dict().values()]
+    return out
+
+
+def _close(a, b, tol):
+    fa = np.concatenate([np.ravel(np.asarray(x, np.float64)) for x in a])
+    fb = np.concatenate([np.ravel(np.asarray(x, np.float64)) for x in b])
+    return fa.shape == fb.shape and float(np.max(np.abs(fa - fb))) <= tol
+
+
+@pytest.mark.parametrize("kind", ["fsdp", "tp", "fsdp_tp"])
+def test_sharded_mlp_equals_dense_torch(res, kind):
+    ours, ref = res["sharded"][kind], _torch_dense()
+    assert _close([ours["out0"]], [ref["out0"]], 1e-5)
+    assert _close(ours["grads0"], ref["grads0"], 1e-5)
+    assert _close([ours["losses"]], [ref["losses"]], 1e-5)
+    assert ours["state_keys"] == ref["state_keys"]          # torch's keys, unpadded shapes
+    assert _close(ours["state"], ref["state"], 1e-5)
+
+
+def test_fsdp_layouts_pad_uneven_dims_and_shard_optimizer_state(res):
+    f = res["sharded"]["fsdp"]
+    assert f["class"] == "FSDPSequential"
+    assert f["specs"] == ["P('dp', None)", "P('dp',)", "P('dp', None)", "P('dp',)"]
+    assert f["shapes"] == [[12, 6], [12], [4, 12], [4]]      # 3 rows padded to 4 over dp=2
+    assert f["opt_state_specs"] == ["P('dp', None)", "P('dp',)"]
+    ft = res["sharded"]["fsdp_tp"]
+    assert ft["specs"] == ["P(('dp', 'tp'), None)", "P(('dp', 'tp'),)", "P('dp', 'tp')",
+                           "P('dp',)"]
+    assert ft["shapes"] == [[16, 6], [16], [4, 12], [4]]    # 12 rows padded to 16 over 8
+    assert res["sharded"]["tp"]["specs"] == ["P('tp', None)", "P('tp',)", "P(None, 'tp')",
+                                             "P()"]
+
+
+def test_compiled_fsdp_tp_step_is_one_program(res):
+    ref = _torch_dense(steps=4, opt="sgd")
+    assert _close([res["compiled_losses"]], [ref["losses"]], 1e-5)
+    assert res["compile_count"] == 1
+    assert res["trace_count_after_5"] == res["trace_count_after_4"]
+    assert res["compiled_specs_kept"]
