@@ -69,7 +69,9 @@ for _n in ("float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn"):
 
 
 def _is_key(aval):
-    return jax.dtypes.issubdtype(aval.dtype, jax.dtypes.prng_key)
+    d = getattr(aval, "dtype", None)
+    return d is not None and not isinstance(d, np.dtype) and \
+        jax.dtypes.issubdtype(d, jax.dtypes.prng_key)
 
 
 # ------------------------------------------------------------------ plans
@@ -173,7 +175,9 @@ def _make(eqn):
     ins = [v.aval for v in eqn.invars]
     outs = [v.aval for v in eqn.outvars]
     params = eqn.params
-    if name not in _KEY_AWARE and any(_is_key(a) for a in ins + outs):
+    if name not in _KEY_AWARE and not all(isinstance(getattr(a, "dtype", None), np.dtype)
+                                          for a in ins + outs) and \
+            any(_is_key(a) for a in ins + outs):
         # data movement on PRNG keys moves their uint32 data (a trailing key dimension)
         fix = _KEY_PARAMS.get(name)
         if fix is None:
@@ -256,7 +260,7 @@ _KEY_PARAMS = {"reshape": _kp_reshape, "broadcast_in_dim": _kp_broadcast,
                "unstack": _kp_same, "stack": _kp_same, "device_put": _kp_same,
                "empty2": _kp_same}
 # primitives whose rules take key avals as they are
-_KEY_AWARE = {"random_bits", "random_split", "random_fold_in", "random_seed", "random_wrap",
+_KEY_AWARE = {"random_bits", "random_split", "random_gamma", "random_fold_in", "random_seed", "random_wrap",
               "random_unwrap", "jit", "pjit", "closed_call", "core_call", "custom_jvp_call",
               "custom_vjp_call", "custom_vjp_call_jaxpr", "checkpoint", "remat", "remat2",
               "scan", "while", "cond", "empty2", "empty"}
@@ -1670,6 +1674,22 @@ def _while(p, ins, outs):
     cn = int(p["cond_nconsts"])
     bn = int(p["body_nconsts"])
 
+    if p["cond_jaxpr"].out_avals[0].shape:
+        # a batched predicate (from vmap): loop while any lane runs, and only running lanes
+        # take the body's new values
+        def f(*args):
+            cc = list(args[:cn])
+            bc = list(args[cn:cn + bn])
+            carry = list(args[cn + bn:])
+            while True:
+                pred = np.asarray(_exec(cplan, cc + carry)[0])
+                if not pred.any():
+                    return carry
+                new = _exec(bplan, bc + carry)
+                carry = [np.where(pred.reshape(pred.shape + (1,) * (np.ndim(n) - pred.ndim)),
+                                  n, c) for n, c in zip(new, carry)]
+        return f
+
     def f(*args):
         cc = list(args[:cn])
         bc = list(args[cn:cn + bn])
@@ -2054,3 +2074,35 @@ for _name, _fn in [("lt_to", np.less), ("le_to", np.less_equal), ("eq_to", np.eq
                    ("gt_to", np.greater), ("ge_to", np.greater_equal)]:
     RULES[_name] = _to_rule(_fn)
     _MOVES.add(_name)
+
+
+@rule("random_gamma")
+def _random_gamma(p, ins, outs):
+    from jax._src.random import core as rcore
+    from jax._src.random import prng
+    phys, impl = _phys(ins[0])
+    a = jax.ShapeDtypeStruct(tuple(ins[1].shape), ins[1].dtype)
+    log_space = p["log_space"]
+    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
+        lambda k, a: rcore._gamma_impl(prng.random_wrap(k, impl=impl), a, log_space=log_space,
+                                       use_vmap=True))(phys, a))
+
+
+@rule("reduce")
+def _reduce(p, ins, outs):
+    # a reduction with its own computation: folded in order along the reduced axes
+    plan = _sub_closed(p["jaxpr"])
+    dims = tuple(int(d) for d in p["dimensions"])
+    n = len(outs)
+    out_shapes = [tuple(o.shape) for o in outs]
+
+    def f(*args):
+        xs, inits = args[:n], args[n:]
+        moved = [np.moveaxis(np.asarray(x), dims, tuple(range(len(dims)))) for x in xs]
+        flat = [m.reshape((-1,) + m.shape[len(dims):]) for m in moved]
+        accs = [np.full(s, i, o.dtype) for s, i, o in zip(out_shapes, inits, outs)]
+        for k in range(flat[0].shape[0] if flat else 0):
+            accs = _exec(plan, accs + [fl[k] for fl in flat])
+        return [np.broadcast_to(a, s).astype(o.dtype, copy=False)
+                for a, s, o in zip(accs, out_shapes, outs)]
+    return f
