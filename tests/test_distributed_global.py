@@ -104,7 +104,7 @@ def test_fsdp_layouts_pad_uneven_dims_and_shard_optimizer_state(res):
                            "P('dp',)"]
     assert ft["shapes"] == [[16, 6], [16], [4, 12], [4]]    # 12 rows padded to 16 over 8
     assert res["sharded"]["tp"]["specs"] == ["P('tp', None)", "P('tp',)", "P(None, 'tp')",
-                                             "P()"]
+                                             "P(None,)"]
 
 
 def test_compiled_fsdp_tp_step_is_one_program(res):
