@@ -18,15 +18,23 @@ from __future__ import annotations
 
 from .._storage import inplace_of, with_out, write_out  # noqa: F401  (re-exported for families)
 
-__all__ = ["bind", "public", "method", "methods", "inplace_methods", "with_out", "write_out",
-           "inplace_of", "declared"]
+__all__ = ["bind", "public", "method", "methods", "inplace_methods", "toplevel", "with_out",
+           "write_out", "inplace_of", "declared"]
 
 # (owner, attribute, object or a callable resolving it at bind, declaring module)
 _DECLARED = []
 
 
 def _declare(owner, name, obj, where):
+    if owner == "Tensor" and getattr(obj, "_handles_out", False):
+        obj = obj.__wrapped__          # as in torch, Tensor methods take no out=
     _DECLARED.append((owner, name, obj, where))
+
+
+class _resolve:
+    """``Tensor.<name>``, looked up when ``bind`` writes a top-level declaration."""
+    def __init__(self, name):
+        self.name = name
 
 
 def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False, also=(),
@@ -39,13 +47,14 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
                                 dtype_from_out=dtype_from_out, name=name)
     name = name or fn.__name__
     where = fn.__module__
+    top = (name, *also) if top_inplace is True else tuple(top_inplace or ())
     for n in (name, *also):
         if method:
             _declare("Tensor", n, fn, where)
         if inplace:
             _declare("Tensor", n + "_", inplace_of(fn, n), where)
-        if top_inplace:
-            _declare("torch", n + "_", (lambda k: lambda T: getattr(T, k))(n + "_"), where)
+        if n in top:
+            _declare("torch", n + "_", _resolve(n + "_"), where)
     return with_out(fn, name, dtype_from_out) if out else fn
 
 
@@ -73,6 +82,14 @@ def inplace_methods(**fns):
     where = sys._getframe(1).f_globals.get("__name__")
     for n, f in fns.items():
         _declare("Tensor", n + "_", inplace_of(f, n), where)
+
+
+def toplevel(*names):
+    """Declare ``torchlike.<name>`` as ``Tensor.<name>`` (torch's top-level in-place forms)."""
+    import sys
+    where = sys._getframe(1).f_globals.get("__name__")
+    for n in names:
+        _declare("torch", n, _resolve(n), where)
 
 
 def declared():
@@ -393,7 +410,7 @@ DUNDERS = {
         ("ipow", "pow_"), ("ilshift", "bitwise_left_shift_"),
         ("irshift", "bitwise_right_shift_"), ("iand", "bitwise_and_"), ("ior", "bitwise_or_"),
         ("ixor", "bitwise_xor_"), ("ifloordiv", "floor_divide_"), ("imod", "remainder_"),
-        ("imatmul", "matmul_"))},
+        ("imatmul", "matmul_"), ("matmul", "matmul"))},
     **{f"__r{d}__": (m, "reflected") for d, m in (
         ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
         ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift"))},
@@ -425,8 +442,8 @@ def _write_declared(ns, Tensor):
             first = seen.get((owner, n), "the Tensor class (or a direct assignment)")
             raise RuntimeError(f"{owner}.{n} is declared twice: in {first} and in {where}")
         seen[owner, n] = where
-        if owner == "torch" and callable(obj) and getattr(obj, "__name__", "") == "<lambda>":
-            obj = obj(Tensor)
+        if isinstance(obj, _resolve):
+            obj = getattr(Tensor, obj.name)
         setattr(o, n, obj)
 
 
@@ -442,7 +459,8 @@ def bind(ns, Tensor):
     for n in sorted(METHODS | set(_NN_METHODS)):
         f = ns.__dict__.get(n)
         if f is not None and callable(f) and not _has(Tensor, n):
-            setattr(Tensor, n, f)
+            setattr(Tensor, n, getattr(f, "__wrapped__", f) if getattr(f, "_handles_out", False)
+                    else f)
     # in-place forms of methods
     for n in sorted(INPLACE):
         if not _has(Tensor, n + "_") and _has(Tensor, n):

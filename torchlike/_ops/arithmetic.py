@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from .._registry import apply, defop, method
+from .._registry import apply, defop
+from ._surface import public, method
 from .._storage import apply_
 
 
@@ -168,7 +169,8 @@ def _alpha(alpha):
     return {} if alpha == 1 else {"alpha": alpha}
 
 
-def add(input, other, *, alpha=1, out=None):
+@public(method=True, out=True)
+def add(input, other, *, alpha=1):
     """input + alpha * other, with torch's type promotion."""
     return apply(_add, input, other, **_alpha(alpha))
 
@@ -199,7 +201,8 @@ def _check_neg(a):
                            "operator instead.")
 
 
-def sub(input, other, *, alpha=1, out=None):
+@public(method=True, out=True, also=("subtract",))
+def sub(input, other, *, alpha=1):
     """input - alpha * other."""
     _check_sub(input, other)
     return apply(_sub, input, other, **_alpha(alpha))
@@ -213,14 +216,16 @@ def rsub(input, other, alpha=1):
     return apply(_rsub, input, other)
 
 
-def mul(input, other, *, out=None):
+@public(method=True, out=True, also=("multiply",))
+def mul(input, other):
     return apply(_mul, input, other)
 
 
 multiply = mul
 
 
-def div(input, other, *, rounding_mode=None, out=None):
+@public(method=True, out=True, also=("divide",))
+def div(input, other, *, rounding_mode=None):
     """True division (integers give the default float) or 'trunc' / 'floor' rounding."""
     if rounding_mode is None:
         return apply(_div, input, other)
@@ -234,20 +239,24 @@ def div(input, other, *, rounding_mode=None, out=None):
 divide = div
 
 
+@public(method=True, inplace=True, out=True)
 def true_divide(input, other):
     return apply(_div, input, other)
 
 
+@public(method=True, inplace=True, out=True)
 def floor_divide(input, other):
     check_int_div(input, other)
     return apply(_div_mode, input, other, rounding_mode="floor")
 
 
+@public(method=True, inplace=True, out=True)
 def remainder(input, other):
     check_int_div(input, other)
     return apply(_remainder, input, other)
 
 
+@public(method=True, out=True, also=("negative",), top_inplace=True)
 def neg(input):
     _check_neg(input)
     return apply(_neg, input)
@@ -256,6 +265,7 @@ def neg(input):
 negative = neg
 
 
+@public(method=True, out=True)
 def pow(input, exponent):
     """input ** exponent; either may be a Python scalar."""
     if isinstance(input, Tensor):
@@ -273,18 +283,18 @@ def _add_(self, other, *, alpha=1):
     return apply_(_add, self, other, **_alpha(alpha))
 
 
-@method("sub_")
+@method("sub_", "subtract_")
 def _sub_(self, other, *, alpha=1):
     _check_sub(self, other)
     return apply_(_sub, self, other, **_alpha(alpha))
 
 
-@method("mul_")
+@method("mul_", "multiply_")
 def _mul_(self, other):
     return apply_(_mul, self, other)
 
 
-@method("div_")
+@method("div_", "divide_")
 def _div_(self, other, *, rounding_mode=None):
     if rounding_mode is None:
         return apply_(_div, self, other)
@@ -301,7 +311,7 @@ def _pow_(self, exponent):
     return apply_(_pow, self, exponent, kind="tt" if isinstance(exponent, Tensor) else "ts")
 
 
-@method("neg_")
+@method("neg_", "negative_")
 def _neg_(self):
     _check_neg(self)
     return apply_(_neg, self)

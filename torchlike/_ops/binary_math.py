@@ -14,11 +14,11 @@ import jax.scipy.special as jsp
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import arithmetic as _pw, compare as _cmp
+from . import arithmetic as _pw
 from .unary import _check_bcast, _is_int, _need_float
 from .._registry import apply, defop
-from .._storage import (_torch_type_name, apply_, check_inplace,
-                       commit_inplace)
+from ._surface import method, methods, public
+from .._storage import _torch_type_name, apply_
 
 
 __all__ = ['clamp', 'clip', 'clamp_min', 'clamp_max', 'float_power', 'lerp', 'hypot', 'logaddexp',
@@ -93,7 +93,8 @@ def _clamp_args(min, max):
     return bounds, dict(which=which, scalar=scalar)
 
 
-def clamp(input, min=None, max=None, *, out=None):
+@public(method=True, out=True, top_inplace=True, also=("clip",))
+def clamp(input, min=None, max=None):
     """Clamp into [min, max]; bounds are numbers or (broadcasting) Tensors. The gradient
     passes where min <= input <= max (bounds included), as in torch."""
     bounds, kw = _clamp_args(min, max)
@@ -101,6 +102,7 @@ def clamp(input, min=None, max=None, *, out=None):
     return apply(_clamp, input, *bounds, **kw)
 
 
+@method("clamp_", "clip_")
 def clamp_(self, min=None, max=None):
     bounds, kw = _clamp_args(min, max)
     return apply_(_clamp, self, *bounds, **kw)
@@ -109,25 +111,26 @@ def clamp_(self, min=None, max=None):
 clip = clamp
 
 
+@public(method=True, out=True, top_inplace=True)
 def clamp_min(input, min):
     return clamp(input, min=min)
 
 
+@public(method=True, out=True, top_inplace=True)
 def clamp_max(input, max):
     return clamp(input, max=max)
 
 
-Tensor.clamp = Tensor.clip = clamp
-Tensor.clamp_ = Tensor.clip_ = clamp_
-Tensor.clamp_min, Tensor.clamp_max = clamp_min, clamp_max
-Tensor.clamp_min_ = lambda self, min: clamp_(self, min=min)
-Tensor.clamp_max_ = lambda self, max: clamp_(self, max=max)
+methods(clamp_min_=lambda self, min: clamp_(self, min=min),
+        clamp_max_=lambda self, max: clamp_(self, max=max))
 
 
 # ------------------------------------------------------------------ binary math
 
 def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_only=False,
-            tensor_other=False, method=True):
+            tensor_other=False, also=(), top_inplace=False):
+    """``torchlike.<name>(input, other)`` (a method, with ``out=``) and, with ``inplace``,
+    ``Tensor.<name>_``: one op."""
     op = defop(name, promote=promote, grad_name=grad_name)(fn)
 
     def check(input, other):
@@ -137,7 +140,7 @@ def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_o
         if float_only:
             _need_float(name + "_cpu", input, other)
 
-    def f(input, other, *, out=None):
+    def f(input, other):
         check(input, other)
         return apply(op, input, other)
 
@@ -146,12 +149,10 @@ def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_o
         return apply_(op, self, other)
 
     f.__name__ = f.__qualname__ = name
-    globals()[name] = f
-    if method:
-        setattr(Tensor, name, f)
+    f_.__name__ = f_.__qualname__ = name + "_"
     if inplace:
-        setattr(Tensor, name + "_", f_)
-    return op
+        methods(**{n + "_": f_ for n in (name, *also)})
+    return public(f, method=True, out=True, also=also, top_inplace=top_inplace)
 
 
 def _with_vjp(primal, grads):
@@ -227,40 +228,43 @@ def _int_or(v, f):
     return lambda a, b: f(a, b) if _is_int(a) else v(a, b)
 
 
-_binary("maximum", _int_or(_maximum_v, jnp.maximum), grad_name="MaximumBackward0",
-        inplace=False, tensor_other=True)
-_binary("minimum", _int_or(_minimum_v, jnp.minimum), grad_name="MinimumBackward0",
-        inplace=False, tensor_other=True)
-_binary("fmax", _int_or(_fmax_v, jnp.maximum), grad_name="FmaxBackward0", inplace=False,
-        tensor_other=True)
-_binary("fmin", _int_or(_fmin_v, jnp.minimum), grad_name="FminBackward0", inplace=False,
-        tensor_other=True)
-_binary("hypot", lambda a, b: _hypot_v(a, b), grad_name="HypotBackward0", float_only=True,
-        tensor_other=True)
-_binary("atan2", lambda a, b: _atan2_v(a, b), promote="float", grad_name="Atan2Backward0",
-        tensor_other=True)
-_binary("logaddexp", lambda a, b: _logaddexp_v(a, b), grad_name="LogaddexpBackward0",
-        inplace=False, float_only=True, tensor_other=True)
-_binary("logaddexp2", lambda a, b: _logaddexp2_v(a, b), grad_name="Logaddexp2Backward0",
-        inplace=False, float_only=True, tensor_other=True)
-_fmod_op = _binary("fmod", jnp.fmod, grad_name="FmodBackward0")
+maximum = _binary("maximum", _int_or(_maximum_v, jnp.maximum), grad_name="MaximumBackward0",
+                  inplace=False, tensor_other=True)
+minimum = _binary("minimum", _int_or(_minimum_v, jnp.minimum), grad_name="MinimumBackward0",
+                  inplace=False, tensor_other=True)
+fmax = _binary("fmax", _int_or(_fmax_v, jnp.maximum), grad_name="FmaxBackward0", inplace=False,
+               tensor_other=True)
+fmin = _binary("fmin", _int_or(_fmin_v, jnp.minimum), grad_name="FminBackward0", inplace=False,
+               tensor_other=True)
+hypot = _binary("hypot", lambda a, b: _hypot_v(a, b), grad_name="HypotBackward0",
+                float_only=True, tensor_other=True)
+atan2 = arctan2 = _binary("atan2", lambda a, b: _atan2_v(a, b), promote="float",
+                          grad_name="Atan2Backward0", tensor_other=True, also=("arctan2",))
+logaddexp = _binary("logaddexp", lambda a, b: _logaddexp_v(a, b),
+                    grad_name="LogaddexpBackward0", inplace=False, float_only=True,
+                    tensor_other=True)
+logaddexp2 = _binary("logaddexp2", lambda a, b: _logaddexp2_v(a, b),
+                     grad_name="Logaddexp2Backward0", inplace=False, float_only=True,
+                     tensor_other=True)
+_fmod_op = defop("fmod", promote="common", grad_name="FmodBackward0")(jnp.fmod)
 
 
-def fmod(input, other, *, out=None):  # noqa: F811
+@public(method=True, out=True)
+def fmod(input, other):
     _pw.check_int_div(input, other)
     return apply(_fmod_op, input, other)
 
 
+@method("fmod_")
 def _fmod_(self, other):
     _pw.check_int_div(self, other)
     return apply_(_fmod_op, self, other)
 
 
-Tensor.fmod, Tensor.fmod_ = fmod, _fmod_
-_binary("copysign", jnp.copysign, promote="float", grad_name="CopysignBackward0")
-_binary("xlogy", lambda a, b: jsp.xlogy(a, b), promote="float", grad_name="XlogyBackward0")
-arctan2 = atan2  # noqa: F821
-Tensor.arctan2, Tensor.arctan2_ = Tensor.atan2, Tensor.atan2_
+
+copysign = _binary("copysign", jnp.copysign, promote="float", grad_name="CopysignBackward0")
+xlogy = _binary("xlogy", lambda a, b: jsp.xlogy(a, b), promote="float",
+                grad_name="XlogyBackward0", top_inplace=True)
 
 
 # ------------------------------------------------------------------ float_power, lerp, where
@@ -278,11 +282,13 @@ def _fp_dtype(input, exponent):
     return D.complex128 if cx else D.float64
 
 
-def float_power(input, exponent, *, out=None):
+@public(method=True, out=True)
+def float_power(input, exponent):
     """input ** exponent computed in double precision (float64, or complex128)."""
     return apply(_float_power, input, exponent, dtype=_fp_dtype(input, exponent).np)
 
 
+@method("float_power_")
 def float_power_(self, exponent):
     dt = _fp_dtype(self, exponent)
     if self.dtype is not dt:
@@ -292,7 +298,6 @@ def float_power_(self, exponent):
     return apply_(_float_power, self, exponent, dtype=dt.np)
 
 
-Tensor.float_power, Tensor.float_power_ = float_power, float_power_
 
 
 @defop("lerp", grad_name="LerpBackward0")
@@ -307,7 +312,8 @@ def _meta_name(d):
             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int"}.get(d.name, d.name)
 
 
-def lerp(input, end, weight, *, out=None):
+@public(method=True, inplace=True, out=True)
+def lerp(input, end, weight):
     """input + weight * (end - input); ``weight`` a number or a Tensor."""
     _need_float("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
                 input)
@@ -318,12 +324,6 @@ def lerp(input, end, weight, *, out=None):
     return apply(_lerp, input, end, weight)
 
 
-def lerp_(self, end, weight):
-    check_inplace(self)
-    return commit_inplace(self, lerp(self, end, weight))
-
-
-Tensor.lerp, Tensor.lerp_ = lerp, lerp_
 
 
 @defop("where", grad_name="WhereBackward0", saves=False)
@@ -343,7 +343,8 @@ def _promote_of(*xs):
     return D.result_type_of(dims, zeros, scalars)
 
 
-def where(condition, input=None, other=None, *, out=None):
+@public(out=True)
+def where(condition, input=None, other=None):
     """Elementwise select (with broadcasting and torch's promotion of input and other);
     ``where(condition)`` is ``nonzero(condition, as_tuple=True)``."""
     if input is None and other is None:
@@ -357,7 +358,7 @@ def where(condition, input=None, other=None, *, out=None):
     return apply(_where, condition, input, other, dtype=_promote_of(input, other).np)
 
 
-Tensor.where = lambda self, condition, other: where(condition, self, other)
+methods(where=lambda self, condition, other: where(condition, self, other))
 
 
 # ------------------------------------------------------------------ addcmul, addcdiv
@@ -382,45 +383,34 @@ def _addc_check(name, input, t1, t2, value):
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
 
 
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+@public(method=True, out=True)
+def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
     _addc_check("addcmul", input, tensor1, tensor2, value)
     return apply(_addcmul, input, tensor1, tensor2, value=value, div=False)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+@public(method=True, out=True)
+def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (floating tensors only)."""
     _addc_check("addcdiv", input, tensor1, tensor2, value)
     return apply(_addcmul, input, tensor1, tensor2, value=value, div=True)
 
 
+@method("addcmul_")
 def _addcmul_(self, tensor1, tensor2, *, value=1):
     _addc_check("addcmul", self, tensor1, tensor2, value)
     return apply_(_addcmul, self, tensor1, tensor2, value=value, div=False)
 
 
+@method("addcdiv_")
 def _addcdiv_(self, tensor1, tensor2, *, value=1):
     _addc_check("addcdiv", self, tensor1, tensor2, value)
     return apply_(_addcmul, self, tensor1, tensor2, value=value, div=True)
 
 
-Tensor.addcmul, Tensor.addcdiv = addcmul, addcdiv
-Tensor.addcmul_, Tensor.addcdiv_ = _addcmul_, _addcdiv_
 
-
-# ------------------------------------------------------------------ in-place forms of the arithmetic ops
-
-def _inplace_of(op, **fixed):
-    if op is _pw._remainder or op is _pw._div_mode:
-        def f_(self, other):
-            _pw.check_int_div(self, other)
-            return apply_(op, self, other, **fixed)
-        return f_
-
-    def f_(self, other):
-        return apply_(op, self, other, **fixed)
-    return f_
-
+# ------------------------------------------------------------------ in-place comparisons
 
 _CMP = dict(eq=jnp.equal, ne=jnp.not_equal, lt=jnp.less, le=jnp.less_equal, gt=jnp.greater,
             ge=jnp.greater_equal)
@@ -438,26 +428,6 @@ def _cmp_(which):
     return f_
 
 
-for _n, _w in dict(eq="eq", ne="ne", lt="lt", le="le", gt="gt", ge="ge", greater="gt",
-                   less="lt", greater_equal="ge", less_equal="le", not_equal="ne").items():
-    setattr(Tensor, _n + "_", _cmp_(_w))
-
-for _n, _op in dict(logical_and=_cmp._land, logical_or=_cmp._lor,
-                    logical_xor=_cmp._lxor, bitwise_and=_cmp._band, bitwise_or=_cmp._bor,
-                    bitwise_xor=_cmp._bxor, remainder=_pw._remainder,
-                    true_divide=_pw._div).items():
-    setattr(Tensor, _n + "_", _inplace_of(_op))
-Tensor.floor_divide_ = _inplace_of(_pw._div_mode, rounding_mode="floor")
-Tensor.logical_not_ = lambda self: apply_(_cmp._lnot, self)
-Tensor.bitwise_not_ = lambda self: apply_(_cmp._bnot, self)
-Tensor.subtract_, Tensor.multiply_, Tensor.divide_ = Tensor.sub_, Tensor.mul_, Tensor.div_
-Tensor.negative_, Tensor.absolute_ = Tensor.neg_, Tensor.abs_
-Tensor.__imod__ = Tensor.remainder_
-Tensor.__ifloordiv__ = Tensor.floor_divide_
-Tensor.__iand__, Tensor.__ior__, Tensor.__ixor__ = (Tensor.bitwise_and_, Tensor.bitwise_or_,
-                                                    Tensor.bitwise_xor_)
-
-
-from ._surface import wire_out  # noqa: E402
-
-wire_out(globals(), __all__)
+methods(**{n + "_": _cmp_(w) for n, w in dict(
+    eq="eq", ne="ne", lt="lt", le="le", gt="gt", ge="ge", greater="gt", less="lt",
+    greater_equal="ge", less_equal="le", not_equal="ne").items()})

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import public
 
 __all__ = ["diff", "gradient", "trapezoid", "trapz", "cumulative_trapezoid"]
 
@@ -28,7 +29,8 @@ def _diff(a, *, n, dim):
     return jnp.diff(a, n=n, axis=dim)
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+@public(method=True, out=True)
+def diff(input, n=1, dim=-1, prepend=None, append=None):
     from .join import cat
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import methods, public
 from .unary import _is_int
 
 
@@ -60,26 +61,32 @@ def _bnot(a):
     return jnp.logical_not(a) if a.dtype == jnp.bool_ else jnp.invert(a)
 
 
+@public(method=True, out=True)
 def eq(input, other):
     return apply(_eq, input, other)
 
 
+@public(method=True, out=True, also=("not_equal",))
 def ne(input, other):
     return apply(_ne, input, other)
 
 
+@public(method=True, out=True, also=("less",))
 def lt(input, other):
     return apply(_lt, input, other)
 
 
+@public(method=True, out=True, also=("less_equal",))
 def le(input, other):
     return apply(_le, input, other)
 
 
+@public(method=True, out=True, also=("greater",))
 def gt(input, other):
     return apply(_gt, input, other)
 
 
+@public(method=True, out=True, also=("greater_equal",))
 def ge(input, other):
     return apply(_ge, input, other)
 
@@ -87,34 +94,42 @@ def ge(input, other):
 greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 
 
+@public(method=True, inplace=True, out=True)
 def logical_and(input, other):
     return apply(_land, input, other)
 
 
+@public(method=True, inplace=True, out=True)
 def logical_or(input, other):
     return apply(_lor, input, other)
 
 
+@public(method=True, inplace=True, out=True)
 def logical_xor(input, other):
     return apply(_lxor, input, other)
 
 
+@public(method=True, inplace=True, out=True)
 def logical_not(input):
     return apply(_lnot, input)
 
 
+@public(method=True, inplace=True, out=True)
 def bitwise_and(input, other):
     return apply(_band, input, other)
 
 
+@public(method=True, inplace=True, out=True)
 def bitwise_or(input, other):
     return apply(_bor, input, other)
 
 
+@public(method=True, inplace=True, out=True)
 def bitwise_xor(input, other):
     return apply(_bxor, input, other)
 
 
+@public(method=True, inplace=True, out=True)
 def bitwise_not(input):
     return apply(_bnot, input)
 
@@ -171,7 +186,7 @@ def equal(input, other):
     return builtins.bool(jnp.all(a == b))
 
 
-Tensor.isclose, Tensor.allclose, Tensor.equal = isclose, allclose, equal
+methods(isclose=isclose, allclose=allclose, equal=equal)
 
 
 # ------------------------------------------------------------------ isin
@@ -183,6 +198,7 @@ def _isin(a, b, invert):
     return ~r if invert else r
 
 
+@public(out=True)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` is in ``test_elements`` (either may be a number)."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
@@ -190,7 +206,3 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
                         type(elements).__name__ + ", " + type(test_elements).__name__ + ")")
     return apply(_isin, elements, test_elements, invert=bool(invert))
 
-
-from ._surface import wire_out  # noqa: E402
-
-wire_out(globals(), __all__)

@@ -8,6 +8,7 @@ from .. import _dtype as D
 from .._storage import _torch_type_name
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import methods, public
 from .unary import conj_physical
 
 __all__ = ["conj", "real", "imag", "angle", "complex", "polar", "view_as_real", "view_as_complex", "isreal",
@@ -22,7 +23,8 @@ def _angle(a):
     return jnp.where(jnp.isnan(a), a, jnp.where(a < 0, jnp.pi, 0.0).astype(a.dtype))
 
 
-def angle(input, *, out=None):
+@public(method=True, out=True)
+def angle(input):
     return apply(_angle, input)
 
 
@@ -45,7 +47,8 @@ def _complex(re, im):
         jnp.asarray(re + 1j * im).astype(jnp.complex64)
 
 
-def complex(real, imag, *, out=None):
+@public(out=True)
+def complex(real, imag):
     _same_float_pair("complex", real, imag)
     if real.dtype is D.float16:
         raise NotImplementedError("torchlike: complex32 (chalf) has no jax dtype")
@@ -58,7 +61,8 @@ def _polar(r, theta):
     return z if r.dtype == jnp.float64 else z.astype(jnp.complex64)
 
 
-def polar(abs, angle, *, out=None):
+@public(out=True)
+def polar(abs, angle):
     _same_float_pair("polar", abs, angle)
     if abs.dtype is D.float16:
         raise NotImplementedError("torchlike: complex32 (chalf) has no jax dtype")
@@ -98,6 +102,7 @@ def _isreal(a):
     return jnp.ones(a.shape, bool)
 
 
+@public(method=True)
 def isreal(input):
     return apply(_isreal, input)
 
@@ -111,10 +116,12 @@ def resolve_conj(input):
     return input
 
 
+@public(method=True)
 def is_neg(input):
     return False
 
 
+@public(method=True)
 def resolve_neg(input):
     return input
 
@@ -148,8 +155,5 @@ def imag(input):
     return apply(_imag, input)
 
 
-Tensor.conj = conj
-Tensor.resolve_conj = lambda self: self
-Tensor.is_conj = lambda self: False
-Tensor.real = property(real)
-Tensor.imag = property(imag)
+methods(conj=conj, resolve_conj=lambda self: self, is_conj=lambda self: False,
+        real=property(real), imag=property(imag))

@@ -6,7 +6,7 @@ import builtins
 import math
 
 from .. import _dtype as D
-from .._tensor import Tensor
+from ._surface import method, methods, public
 
 __all__ = ["range", "frobenius_norm", "nuclear_norm", "norm_except_dim", "solve", "lstsq",
            "eig", "symeig", "matrix_rank"]
@@ -14,7 +14,8 @@ __all__ = ["range", "frobenius_norm", "nuclear_norm", "norm_except_dim", "solve"
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+@public(out=True)
+def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
           requires_grad=False):
     """``torch.range``: like ``arange`` but the end is included (torch warns it is deprecated)."""
     import warnings
@@ -31,12 +32,14 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         requires_grad)
 
 
-def frobenius_norm(input, dim, keepdim=False, *, out=None):
+@public(out=True)
+def frobenius_norm(input, dim, keepdim=False):
     from .. import linalg
     return linalg.vector_norm(input, 2, dim=dim, keepdim=keepdim)
 
 
-def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+@public(out=True)
+def nuclear_norm(input, dim=None, keepdim=False):
     from .. import linalg
     if isinstance(dim, builtins.bool):
         dim, keepdim = None, dim

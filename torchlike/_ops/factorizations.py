@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import methods, public
 from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
                      linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv,
                      tensordot)
@@ -36,6 +37,7 @@ def trace(input):
     return apply(_trace, input, dtype=dt.np)
 
 
+@public(out=True)
 def inner(input, other):
     if input.ndim == 0 or other.ndim == 0:
         return input * other
@@ -90,6 +92,7 @@ def _cholesky_solve(b, l, upper):
     return jsl.cho_solve((l, not upper), b)
 
 
+@public(out=True)
 def cholesky_solve(B, L, upper=False):
     if B.ndim < 2 or L.ndim < 2:
         raise RuntimeError("b should have at least 2 dimensions, but has "
@@ -102,6 +105,7 @@ def cholesky_solve(B, L, upper=False):
     return apply(_cholesky_solve, B, L, upper=bool(upper))
 
 
+@public(out=True)
 def cholesky_inverse(L, upper=False):
     from .._creation import eye
     n = L.shape[-1]
@@ -118,7 +122,8 @@ def _solve_triangular(a, b, upper, left, unit):
                                            unit_diagonal=unit)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+@public(out=True)
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _float_check(A, "linalg.solve_triangular")
     _square_check(A, "linalg.solve_triangular")
     if B.ndim < 2:
@@ -141,6 +146,7 @@ TriangularSolveResult = collections.namedtuple("triangular_solve",
                                                ["solution", "cloned_coefficient"])
 
 
+@public(out=True)
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve (legacy): solves A X = b (or A^T X = b)."""
     AA = A.mT if transpose else A
@@ -161,7 +167,8 @@ def _lu_factor(a):
     return lu, (piv + 1).astype(jnp.int32)
 
 
-def lu_factor(A, *, pivot=True, out=None):
+@public(out=True)
+def lu_factor(A, *, pivot=True):
     if A.dtype.category < D._FLOAT:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_tname(A.dtype)}'")
     _float_check(A, "linalg.lu_factor")
@@ -194,7 +201,8 @@ def _lu_P(a):
     return _perm_matrix(perm, a.shape[-2], a.dtype)
 
 
-def linalg_lu(A, *, pivot=True, out=None):
+@public(out=True)
+def linalg_lu(A, *, pivot=True):
     _float_check(A, "linalg.lu")
     _matrix_check(A, "linalg.lu")
     L, U = apply(_lu, A)
@@ -232,13 +240,15 @@ def _lu_pivots(lu_data, piv, unpack_pivots):
     return P
 
 
-def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+@public(out=True)
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     L, U = apply(_lu_unpack, LU_data, unpack_data=bool(unpack_data))
     P = apply(_lu_pivots, LU_data, LU_pivots, unpack_pivots=bool(unpack_pivots))
     return LUUnpackResult(P, L, U)
 
 
-def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+@public(out=True)
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     P, L, U = lu_unpack(LU, pivots)
     if left and not adjoint:
         # A = P L U:  X = U^-1 L^-1 P^T B
@@ -260,7 +270,8 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 # ------------------------------------------------------------------ rank, cond, vander, eig
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+@public(out=True)
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     _float_check(A, "torch.linalg.matrix_rank")
     _matrix_check(A, "torch.linalg.matrix_rank", "input")
     from .. import no_grad
@@ -278,7 +289,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
         return (s > thr).sum(-1)
 
 
-def cond(A, p=None, *, out=None):
+@public(out=True)
+def cond(A, p=None):
     _float_check(A, "linalg.cond")
     _matrix_check(A, "linalg.cond")
     if p is None or p in (2, -2):
@@ -310,7 +322,8 @@ def _eigvals(a):
     return jnp.linalg.eigvals(a)
 
 
-def eigvals(A, *, out=None):
+@public(out=True)
+def eigvals(A):
     _float_check(A, "linalg.eigvals")
     _square_check(A, "linalg.eigvals")
     return apply(_eigvals, A)
@@ -320,11 +333,9 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return A.diagonal(offset, dim1, dim2)
 
 
-for _n, _f in dict(trace=trace, inner=inner, dist=dist, matrix_exp=matrix_exp,
-                   cholesky_solve=cholesky_solve, cholesky_inverse=cholesky_inverse,
-                   triangular_solve=triangular_solve, lu_solve=None).items():
-    if _f is not None:
-        setattr(Tensor, _n, _f)
+methods(trace=trace, inner=inner, dist=dist, matrix_exp=matrix_exp,
+        cholesky_solve=cholesky_solve, cholesky_inverse=cholesky_inverse,
+        triangular_solve=triangular_solve)
 
 
 # ------------------------------------------------------------------ eig and the *_ex / tensor forms
@@ -338,7 +349,8 @@ def _eig(a):
     return w, v
 
 
-def eig(A, *, out=None):
+@public(out=True)
+def eig(A):
     """Eigen-decomposition of a general matrix (complex results; no gradient, see
     DIFFERENCES.md)."""
     _float_check(A, "linalg.eig")
@@ -354,17 +366,20 @@ SolveExResult = collections.namedtuple("linalg_solve_ex", ["result", "info"])
 LUFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
 
 
-def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+@public(out=True)
+def solve_ex(A, B, *, left=True, check_errors=False):
     from .linalg import linalg_solve
     return SolveExResult(linalg_solve(A, B, left=left), _info(A))
 
 
-def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+@public(out=True)
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
     LU, piv = lu_factor(A, pivot=pivot)
     return LUFactorExResult(LU, piv, _info(A))
 
 
-def tensorinv(A, ind=2, *, out=None):
+@public(out=True)
+def tensorinv(A, ind=2):
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     shp = tuple(A.shape)
@@ -376,7 +391,8 @@ def tensorinv(A, ind=2, *, out=None):
     return linalg_inv(A.reshape(pl, pr)).reshape(*right, *left)
 
 
-def tensorsolve(A, B, dims=None, *, out=None):
+@public(out=True)
+def tensorsolve(A, B, dims=None):
     from .linalg import linalg_solve
     if dims is not None:
         nd = A.ndim
@@ -402,21 +418,23 @@ def vander(x, N=None, increasing=False):
     return v if increasing else v.flip(-1)
 
 
-def legacy_lu(A, pivot=True, get_infos=False, out=None):
+@public(out=True)
+def legacy_lu(A, pivot=True, get_infos=False):
     """torch.lu (deprecated form): (LU, pivots) or (LU, pivots, infos)."""
     LU, piv = lu_factor(A, pivot=pivot)
     return (LU, piv, _info(A)) if get_infos else (LU, piv)
 
 
-def legacy_lu_solve(b, LU_data, LU_pivots, *, out=None):
+@public(out=True)
+def legacy_lu_solve(b, LU_data, LU_pivots):
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
 lu, lu_solve = legacy_lu, legacy_lu_solve
 
 
-Tensor.lu = legacy_lu
-Tensor.lu_solve = lambda self, LU_data, LU_pivots: legacy_lu_solve(self, LU_data, LU_pivots)
+methods(lu=legacy_lu,
+        lu_solve=lambda self, LU_data, LU_pivots: legacy_lu_solve(self, LU_data, LU_pivots))
 
 
 # ------------------------------------------------------------------ Householder products
@@ -437,7 +455,8 @@ def _householder_product(a, tau):
     return q
 
 
-def householder_product(A, tau, *, out=None):
+@public(out=True, also=("orgqr",))
+def householder_product(A, tau):
     """The first n columns of the product of Householder matrices (LAPACK's orgqr)."""
     if A.dim() < 2:
         raise RuntimeError(f"torch.linalg.householder_product: input must have at least 2 "

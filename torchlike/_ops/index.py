@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import methods, toplevel
 
 __all__ = ["index_put"]
 
@@ -151,7 +152,7 @@ def getitem(self, key):
                  single_slice=isinstance(key, slice))
 
 
-Tensor.__getitem__ = getitem
+methods(__getitem__=getitem)
 
 
 # ------------------------------------------------------------------ __setitem__ / index_put
@@ -327,6 +328,5 @@ def _index_put_(self, indices, values, accumulate=False):
     return commit_inplace(self, index_put(self, indices, values, accumulate))
 
 
-Tensor.__setitem__ = setitem
-Tensor.index_put = index_put
-Tensor.index_put_ = _index_put_
+methods(__setitem__=setitem, index_put=index_put, index_put_=_index_put_)
+toplevel("index_put_")

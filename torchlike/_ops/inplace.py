@@ -7,7 +7,8 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import check_inference_inplace
 from .._storage import check_inplace, commit_inplace
-from .._registry import apply, defop, method
+from .._registry import apply, defop
+from ._surface import method
 
 __all__ = []
 

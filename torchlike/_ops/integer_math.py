@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .._storage import _torch_type_name
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import public
 
 __all__ = ["gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "frexp", "ldexp",
            "nextafter", "heaviside"]
@@ -32,12 +33,14 @@ def _lcm(a, b):
     return jnp.lcm(a, b)
 
 
-def gcd(input, other, *, out=None):
+@public(method=True, inplace=True, out=True, top_inplace=True)
+def gcd(input, other):
     _int_only("gcd", input, other)
     return apply(_gcd, input, other)
 
 
-def lcm(input, other, *, out=None):
+@public(method=True, inplace=True, out=True, top_inplace=True)
+def lcm(input, other):
     _int_only("lcm", input, other)
     return apply(_lcm, input, other)
 
@@ -65,12 +68,14 @@ def _rshift(a, b):
     return _shift(a, b, False)
 
 
-def bitwise_left_shift(input, other, *, out=None):
+@public(method=True, inplace=True, out=True)
+def bitwise_left_shift(input, other):
     _int_only("lshift", input, other)
     return apply(_lshift, input, other)
 
 
-def bitwise_right_shift(input, other, *, out=None):
+@public(method=True, inplace=True, out=True)
+def bitwise_right_shift(input, other):
     _int_only("rshift", input, other)
     return apply(_rshift, input, other)
 
@@ -84,14 +89,16 @@ def _frexp(a):
     return m, e.astype(jnp.int32)
 
 
-def frexp(input, *, out=None):
+@public(method=True, out=True)
+def frexp(input):
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = apply(_frexp, input)
     return frexp_result(m, e)
 
 
-def ldexp(input, other, *, out=None):
+@public(method=True, inplace=True, out=True, top_inplace=True)
+def ldexp(input, other):
     """torch's composite ``input * 2.0 ** other``."""
     from .arithmetic import mul, pow
     return mul(input, pow(2.0, other))
@@ -102,7 +109,8 @@ def _nextafter(a, b):
     return jnp.nextafter(a, b)
 
 
-def nextafter(input, other, *, out=None):
+@public(method=True, inplace=True, out=True)
+def nextafter(input, other):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
                                   f"'{_torch_type_name(input.dtype)}'")
@@ -114,7 +122,8 @@ def _heaviside(a, v):
     return jnp.where(a == 0, v, (a > 0).astype(a.dtype)).astype(a.dtype)
 
 
-def heaviside(input, values, *, out=None):
+@public(method=True, inplace=True, out=True)
+def heaviside(input, values):
     if isinstance(values, Tensor) and values.dtype is not input.dtype:
         raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
                            f"dtypes")

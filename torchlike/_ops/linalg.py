@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import inplace_methods, method, methods, public, toplevel
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot"]
 
@@ -58,12 +59,14 @@ def _check(a, b):
                        f"[{sb[0] if len(sb) > 2 else 1}, {k_b}].")
 
 
+@public(out=True)
 def matmul(input, other):
     """torch.matmul: dot, mv, mm or a batched product by the inputs' dims."""
     _check(input, other)
     return apply(_matmul, input, other, ndims=(input._data.ndim, other._data.ndim))
 
 
+@public(out=True)
 def mm(input, mat2):
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -72,6 +75,7 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
+@public(out=True)
 def bmm(input, mat2):
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -81,12 +85,14 @@ def bmm(input, mat2):
     return apply(_matmul, input, mat2, ndims=(-3, -3))
 
 
+@public(out=True)
 def mv(input, vec):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
     return matmul(input, vec)
 
 
+@public(out=True)
 def dot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
@@ -94,9 +100,9 @@ def dot(input, other):
     return matmul(input, other)
 
 
-Tensor.matmul = Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
-Tensor.mm, Tensor.bmm, Tensor.mv, Tensor.dot = mm, bmm, mv, dot
+methods(matmul=matmul)
+methods(**{"__rmatmul__": lambda self, other: matmul(other, self)})
+methods(mm=mm, bmm=bmm, mv=mv, dot=dot)
 
 
 # ================================================================== products, solves, decompositions
@@ -143,6 +149,7 @@ def _vdot(a, b):
     return jnp.vdot(a, b)
 
 
+@public(out=True)
 def vdot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
@@ -161,6 +168,7 @@ def _outer(a, b):
     return jnp.outer(a, b)
 
 
+@public(out=True)
 def outer(input, vec2):
     if input.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
@@ -222,7 +230,8 @@ def _tensordot(a, b, dims_a, dims_b):
     return jnp.tensordot(a, b, (dims_a, dims_b))
 
 
-def tensordot(a, b, dims=2, out=None):
+@public(out=True)
+def tensordot(a, b, dims=2):
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
@@ -280,7 +289,8 @@ def _add_check(input, shape):
                            f"{list(ish)}")
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+@public(out=True)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2
                            else f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
@@ -292,7 +302,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
 
 
-def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+@public(out=True)
+def addmv(input, mat, vec, *, beta=1, alpha=1):
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
@@ -303,7 +314,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return apply(_addmm, input, mat, vec, beta=beta, alpha=alpha, kind="mv")
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+@public(out=True)
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
     if vec1.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D")
     _add_check(input, (vec1.shape[0], vec2.shape[0]))
@@ -326,13 +338,15 @@ def _bmm_check(b1, b2):
                            f"{b2.shape[1]}].")
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+@public(out=True)
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _bmm_check(batch1, batch2)
     _add_check(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return apply(_addmm, input, batch1, batch2, beta=beta, alpha=alpha, kind="bmm")
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+@public(out=True)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _bmm_check(batch1, batch2)
     _add_check(input, (batch1.shape[1], batch2.shape[2]))
     return apply(_addmm, input, batch1, batch2, beta=beta, alpha=alpha, kind="addbmm")
@@ -343,6 +357,7 @@ def _kron(a, b):
     return jnp.kron(a, b)
 
 
+@public(out=True)
 def kron(input, other):
     return apply(_kron, input, other)
 
@@ -377,7 +392,8 @@ def _bcastable(a, b):
         return False
 
 
-def cross(input, other, dim=None, *, out=None):
+@public(out=True)
+def cross(input, other, dim=None):
     if dim is None:
         if input.ndim != other.ndim:
             raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
@@ -387,6 +403,7 @@ def cross(input, other, dim=None, *, out=None):
     return _cross_impl(input, other, dim, "linalg.cross")
 
 
+@public(out=True)
 def chain_matmul(*matrices):
     out = matrices[0]
     for m in matrices[1:]:
@@ -447,7 +464,8 @@ def _inv(a):
     return jnp.linalg.inv(a)
 
 
-def linalg_inv(A, *, out=None):
+@public(out=True)
+def linalg_inv(A):
     _float_check(A, "linalg.inv")
     _square_check(A, "linalg.inv")
     _singular_check(A, "linalg.inv")
@@ -476,7 +494,8 @@ def _solve(a, b, vector, left):
     return x
 
 
-def linalg_solve(A, B, *, left=True, out=None):
+@public(out=True)
+def linalg_solve(A, B, *, left=True):
     _float_check(A, "linalg.solve")
     _square_check(A, "linalg.solve")
     if A.dtype is not B.dtype:
@@ -503,7 +522,8 @@ def _det(a):
     return jnp.linalg.det(a)
 
 
-def linalg_det(A, *, out=None):
+@public(out=True)
+def linalg_det(A):
     _float_check(A, "linalg.det")
     _square_check(A, "linalg.det")
     return apply(_det, A)
@@ -523,12 +543,14 @@ def _slogdet(a):
     return jax.lax.stop_gradient(s), l
 
 
-def linalg_slogdet(A, *, out=None):
+@public(out=True)
+def linalg_slogdet(A):
     _float_check(A, "linalg.slogdet")
     _square_check(A, "linalg.slogdet")
     return SlogdetResult(*apply(_slogdet, A))
 
 
+@public(out=True)
 def slogdet(input):
     return linalg_slogdet(input)
 
@@ -588,14 +610,16 @@ def _cholesky_checked(A, upper, check):
     return L, info
 
 
-def linalg_cholesky(A, *, upper=False, out=None):
+@public(out=True)
+def linalg_cholesky(A, *, upper=False):
     return _cholesky_checked(A, upper, True)[0]
 
 
 CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])
 
 
-def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+@public(out=True)
+def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
     """``(L, info)``: info is LAPACK's (0, or the order of the failing leading minor); L is
     unspecified where info > 0, as in torch."""
     from .._creation import tensor
@@ -603,7 +627,8 @@ def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return CholeskyExResult(L, tensor(info, dtype=D.int32))
 
 
-def cholesky(input, upper=False, *, out=None):
+@public(out=True)
+def cholesky(input, upper=False):
     return linalg_cholesky(input, upper=upper)
 
 
@@ -618,7 +643,8 @@ def _qr(a, mode):
     return q, r
 
 
-def linalg_qr(A, mode="reduced", *, out=None):
+@public(out=True)
+def linalg_qr(A, mode="reduced"):
     _float_check(A, "linalg.qr")
     _matrix_check(A, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
@@ -627,7 +653,8 @@ def linalg_qr(A, mode="reduced", *, out=None):
     return QRResult(*apply(_qr, A, mode=mode))
 
 
-def qr(input, some=True, *, out=None):
+@public(out=True)
+def qr(input, some=True):
     return linalg_qr(input, "reduced" if some else "complete")
 
 
@@ -650,7 +677,8 @@ def _svd(a, full_matrices):
     return u, s, vh
 
 
-def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
+@public(out=True)
+def linalg_svd(A, full_matrices=True, *, driver=None):
     _float_check(A, "linalg.svd")
     _matrix_check(A, "linalg.svd")
     return SVDResult(*apply(_svd, A, full_matrices=bool(full_matrices)))
@@ -661,13 +689,15 @@ def _svdvals(a):
     return jnp.linalg.svd(a, compute_uv=False)
 
 
-def linalg_svdvals(A, *, driver=None, out=None):
+@public(out=True)
+def linalg_svdvals(A, *, driver=None):
     _float_check(A, "linalg.svdvals")
     _matrix_check(A, "linalg.svdvals")
     return apply(_svdvals, A)
 
 
-def svd(input, some=True, compute_uv=True, *, out=None):
+@public(out=True)
+def svd(input, some=True, compute_uv=True):
     """torch.svd (legacy): returns U, S, V (not Vh)."""
     U, S, Vh = linalg_svd(input, full_matrices=not some)
     return U, S, Vh.mH if hasattr(Vh, "mH") else Vh.transpose(-2, -1)
@@ -695,13 +725,15 @@ def _uplo(UPLO):
     return UPLO == "U"
 
 
-def linalg_eigh(A, UPLO="L", *, out=None):
+@public(out=True)
+def linalg_eigh(A, UPLO="L"):
     _float_check(A, "linalg.eigh")
     _square_check(A, "linalg.eigh")
     return EighResult(*apply(_eigh, A, upper=_uplo(UPLO)))
 
 
-def linalg_eigvalsh(A, UPLO="L", *, out=None):
+@public(out=True)
+def linalg_eigvalsh(A, UPLO="L"):
     _float_check(A, "linalg.eigvalsh")
     _square_check(A, "linalg.eigvalsh")
     return apply(_eigvalsh, A, upper=_uplo(UPLO))
@@ -714,7 +746,8 @@ def _pinv(a, rtol, hermitian):
     return jnp.linalg.pinv(a, rtol=rtol, hermitian=hermitian)
 
 
-def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+@public(out=True)
+def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
     _float_check(A, "linalg.pinv")
     _matrix_check(A, "linalg.pinv")
     if atol is not None:
@@ -738,7 +771,8 @@ def _matrix_power(a, n):
     return jnp.linalg.matrix_power(a, n)
 
 
-def linalg_matrix_power(A, n, *, out=None):
+@public(out=True)
+def linalg_matrix_power(A, n):
     _square_check(A, "linalg.matrix_power")
     if n < 0:
         _float_check(A, "linalg.inv")
@@ -779,6 +813,7 @@ def _lstsq_sv(a, want):
     return jnp.zeros((0,), a.dtype)
 
 
+@public(out=True)
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
     _float_check(A, "linalg.lstsq")
     _matrix_check(A, "linalg.lstsq")
@@ -900,7 +935,8 @@ def _dims(dim, n):
     return tuple(sorted(_wrap_dim(d, n) for d in dim)) if n else None
 
 
-def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+@public(out=True)
+def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     _float_check(x, "linalg.vector_norm")
     ord = float(ord)
     d = _dims(dim, x.ndim)
@@ -935,7 +971,8 @@ def _matrix_norm(a, ord, dims, keepdim):
     return r
 
 
-def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+@public(out=True)
+def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     _float_check(A, "linalg.matrix_norm")
     _matrix_check(A, "linalg.matrix_norm")
     if not isinstance(ord, str):
@@ -956,7 +993,8 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,
     return apply(_matrix_norm, A, ord=ord, dims=(d0, d1), keepdim=bool(keepdim))
 
 
-def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+@public(out=True)
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if dim is not None and not isinstance(dim, int):
         dim = tuple(dim)
     if dim is not None and not isinstance(dim, int) and len(dim) == 2:
@@ -973,11 +1011,13 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     return linalg_vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-def linalg_cross(input, other, *, dim=-1, out=None):
+@public(out=True)
+def linalg_cross(input, other, *, dim=-1):
     return _cross_impl(input, other, dim, "linalg.cross")
 
 
-def linalg_multi_dot(tensors, *, out=None):
+@public(out=True)
+def linalg_multi_dot(tensors):
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
     first, last = tensors[0], tensors[-1]
@@ -998,47 +1038,11 @@ def linalg_multi_dot(tensors, *, out=None):
 
 # ------------------------------------------------------------------ Tensor methods
 
-for _n, _f in dict(vdot=vdot, outer=outer, ger=outer, addmm=addmm, addmv=addmv, addr=addr,
+methods(**dict(vdot=vdot, outer=outer, ger=outer, addmm=addmm, addmv=addmv, addr=addr,
                    baddbmm=baddbmm, addbmm=addbmm, kron=kron, cross=cross, det=det,
                    logdet=logdet, slogdet=slogdet, inverse=inverse, pinverse=pinverse,
-                   matrix_power=matrix_power, cholesky=cholesky, qr=qr, svd=svd).items():
-    setattr(Tensor, _n, _f)
+                   matrix_power=matrix_power, cholesky=cholesky, qr=qr, svd=svd))
 
 
-def _inplace(fn):
-    def f(self, *args, **kwargs):
-        check_inplace(self)
-        return commit_inplace(self, fn(self, *args, **kwargs))
-    return f
-
-
-for _n, _f in dict(addmm_=addmm, addmv_=addmv, addr_=addr, baddbmm_=baddbmm,
-                   addbmm_=addbmm).items():
-    setattr(Tensor, _n, _inplace(_f))
-
-
-# ------------------------------------------------------------------ out=
-
-from ._surface import with_out as _with_out  # noqa: E402
-
-matmul, mm, bmm, mv, dot = (_with_out(matmul), _with_out(mm), _with_out(bmm), _with_out(mv),
-                            _with_out(dot))
-vdot, outer, tensordot, kron = _with_out(vdot), _with_out(outer), _with_out(tensordot), \
-    _with_out(kron)
-ger = outer
-addmm, addmv, addr, baddbmm, addbmm = (_with_out(addmm), _with_out(addmv), _with_out(addr),
-                                       _with_out(baddbmm), _with_out(addbmm))
-cross = _with_out(cross)
-linalg_inv, linalg_det, linalg_solve = _with_out(linalg_inv, "linalg_inv"), \
-    _with_out(linalg_det, "linalg_det"), _with_out(linalg_solve, "linalg_solve")
-inverse, det = linalg_inv, linalg_det
-linalg_vector_norm = _with_out(linalg_vector_norm, "linalg_vector_norm")
-linalg_matrix_norm = _with_out(linalg_matrix_norm, "linalg_matrix_norm")
-linalg_norm = _with_out(linalg_norm, "linalg_norm")
-linalg_matrix_power = _with_out(linalg_matrix_power, "linalg_matrix_power")
-matrix_power = linalg_matrix_power
-linalg_pinv = _with_out(linalg_pinv, "linalg_pinv")
-linalg_svdvals = _with_out(linalg_svdvals, "linalg_svdvals")
-linalg_eigvalsh = _with_out(linalg_eigvalsh, "linalg_eigvalsh")
-linalg_cholesky = _with_out(linalg_cholesky, "linalg_cholesky")
-linalg_cross = _with_out(linalg_cross, "linalg_cross")
+inplace_methods(addmm=addmm, addmv=addmv, addr=addr, baddbmm=baddbmm, addbmm=addbmm)
+toplevel("addmv_")

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from .._registry import apply, defop
+from ._surface import method, methods, public
 
 __all__ = ["sum", "mean", "norm"]
 
@@ -101,6 +102,7 @@ def _vector_norm(a, ord, dims, keepdim):
     return jnp.sum(jnp.abs(x) ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
 
 
+@public(out=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over ``dim``; integer and bool inputs sum to int64."""
     dims = dims_arg(dim, input.ndim)
@@ -108,6 +110,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
                  dtype=None if dtype is None else D.to_dtype(dtype).np)
 
 
+@public(out=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements, or over ``dim``; needs a floating or complex dtype."""
     dt = D.to_dtype(dtype) if dtype is not None else input.dtype
@@ -121,6 +124,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
                  dtype=None if dtype is None else dt.np)
 
 
+@public(out=True)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over all elements or ``dim`` (``p='fro'`` is the 2-norm)."""
     if p == "fro" or p is None:
@@ -135,9 +139,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return out if dtype is None else out.to(dtype)
 
 
-Tensor.sum = sum
-Tensor.mean = mean
-Tensor.norm = norm
+methods(sum=sum, mean=mean, norm=norm)
 
 
 # ================================================================== products, moments, extrema, sorting, scans
@@ -227,7 +229,8 @@ def _prod(a, dim, keepdim, dtype):
     return jnp.prod(a, axis=axes, keepdims=keepdim).astype(dt)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+@public(out=True)
+def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements or along one ``dim``; integer and bool inputs give int64."""
     d = None if dim is None else _one_dim(dim, input.ndim)
     return apply(_prod, input, dim=d, keepdim=bool(keepdim) and d is not None,
@@ -284,13 +287,15 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     return dict(dims=dims, correction=correction, keepdim=keep)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+@public(out=True)
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over all elements or ``dim``, divided by N - correction (default 1)."""
     _need_float("std and var", input)
     return apply(_var, input, **_var_args(input, dim, unbiased, keepdim, correction))
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+@public(out=True)
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation (sqrt of ``var``; zero gradient where it is 0)."""
     _need_float("std and var", input)
     return apply(_std, input, **_var_args(input, dim, unbiased, keepdim, correction))
@@ -411,13 +416,15 @@ def _maxmin(name, largest, input, dim, keepdim, other):
     return _RT[name](*apply(_max_dim, input, dim=d, keepdim=bool(keepdim), largest=largest))
 
 
-def max(input, dim=None, keepdim=False, *, other=None, out=None):
+@public(out=True)
+def max(input, dim=None, keepdim=False, *, other=None):
     """max(input): the largest element (gradient split among ties); max(input, dim): a
     (values, indices) namedtuple (gradient to the selected index); max(input, other): maximum."""
     return _maxmin("max", True, input, dim, keepdim, other)
 
 
-def min(input, dim=None, keepdim=False, *, other=None, out=None):
+@public(out=True)
+def min(input, dim=None, keepdim=False, *, other=None):
     """min(input) / min(input, dim) -> (values, indices) / min(input, other), like ``max``."""
     return _maxmin("min", False, input, dim, keepdim, other)
 
@@ -433,17 +440,20 @@ def _amaxmin(name, largest, input, dim, keepdim):
     return apply(_amax, input, dims=dims, keepdim=keep, largest=largest)
 
 
-def amax(input, dim=(), keepdim=False, *, out=None):
+@public(out=True)
+def amax(input, dim=(), keepdim=False):
     """Largest value over ``dim`` (all dims if empty); ties share the gradient evenly."""
     return _amaxmin("amax", True, input, dim, keepdim)
 
 
-def amin(input, dim=(), keepdim=False, *, out=None):
+@public(out=True)
+def amin(input, dim=(), keepdim=False):
     """Smallest value over ``dim`` (all dims if empty); ties share the gradient evenly."""
     return _amaxmin("amin", False, input, dim, keepdim)
 
 
-def aminmax(input, *, dim=None, keepdim=False, out=None):
+@public(out=True)
+def aminmax(input, *, dim=None, keepdim=False):
     """(min, max) over all elements or one ``dim``."""
     d = () if dim is None else dim
     return _RT["aminmax"](_amaxmin("aminmax", False, input, d, keepdim),
@@ -474,12 +484,14 @@ def _arg(name, largest, input, dim, keepdim):
     return apply(_argmax, input, dim=d, keepdim=bool(keepdim), largest=largest)
 
 
-def argmax(input, dim=None, keepdim=False, *, out=None):
+@public(out=True)
+def argmax(input, dim=None, keepdim=False):
     """Index of the largest element (first on ties; NaN counts as largest)."""
     return _arg("argmax", True, input, dim, keepdim)
 
 
-def argmin(input, dim=None, keepdim=False, *, out=None):
+@public(out=True)
+def argmin(input, dim=None, keepdim=False):
     """Index of the smallest element (first on ties; NaN counts as smallest)."""
     return _arg("argmin", False, input, dim, keepdim)
 
@@ -505,17 +517,20 @@ def _argsort_op(a, dim, descending):
     return _argsort(a, dim, descending)
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+@public(out=True)
+def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices) sorted along ``dim`` (always stable; NaN sorts as the largest)."""
     d = _one_dim(dim, input.ndim)
     return _RT["sort"](*apply(_sort, input, dim=d, descending=bool(descending)))
 
 
+@public(out=True)
 def argsort(input, dim=-1, descending=False, stable=False):
     d = _one_dim(dim, input.ndim)
     return apply(_argsort_op, input, dim=d, descending=bool(descending))
 
 
+@public(out=True)
 def msort(input):
     return sort(input, 0).values
 
@@ -614,7 +629,8 @@ def _slice_k(x, k, dim):
     return _jax.lax.slice_in_dim(x, 0, k, axis=dim)
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+@public(out=True)
+def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) elements along ``dim`` as (values, indices), sorted."""
     if input.dtype is D.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
@@ -724,7 +740,8 @@ def _kthvalue(a, k, dim, keepdim, median):
     return _gather(a, idx, dim, keepdim)
 
 
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+@public(out=True)
+def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element along ``dim`` as (values, indices)."""
     if input.dtype is D.bool:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
@@ -758,7 +775,8 @@ def _median_full(a):
     return _full_median_even(a)
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
+@public(out=True)
+def median(input, dim=None, keepdim=False):
     """median(input): the lower median (NaN if any); median(input, dim): (values, indices)."""
     if dim is None:
         return apply(_median_full, input)
@@ -793,7 +811,8 @@ def _mode(a, dim, keepdim):
     return _gather(a, idx, dim, keepdim)
 
 
-def mode(input, dim=-1, keepdim=False, *, out=None):
+@public(out=True)
+def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (smallest on ties) and its last index."""
     d = _one_dim(dim, input.ndim)
     return _RT["mode"](*apply(_mode, input, dim=d, keepdim=bool(keepdim)))
@@ -829,7 +848,8 @@ def _logsumexp(a, dims, keepdim):
     return _lse_vjp(axes, keepdim)(a)
 
 
-def logsumexp(input, dim, keepdim=False, *, out=None):
+@public(out=True)
+def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, computed stably."""
     dims = dims_arg(dim, input.ndim)
     if dims is None:
@@ -851,13 +871,15 @@ def _cumsum(a, dim, dtype, prod):
     return (jnp.cumprod if prod else jnp.cumsum)(a, axis=dim)
 
 
-def cumsum(input, dim, *, dtype=None, out=None):
+@public(out=True, dtype_from_out=True)
+def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim``; integer and bool inputs give int64."""
     return apply(_cumsum, input, dim=_one_dim(dim, input.ndim),
                  dtype=None if dtype is None else D.to_dtype(dtype).np, prod=False)
 
 
-def cumprod(input, dim, *, dtype=None, out=None):
+@public(out=True, dtype_from_out=True)
+def cumprod(input, dim, *, dtype=None):
     """Cumulative product along ``dim``; integer and bool inputs give int64."""
     return apply(_cumsum, input, dim=_one_dim(dim, input.ndim),
                  dtype=None if dtype is None else D.to_dtype(dtype).np, prod=True)
@@ -883,12 +905,14 @@ def _cummax(a, dim, largest):
     return jnp.take_along_axis(a, i, axis=dim), i
 
 
-def cummax(input, dim, *, out=None):
+@public(out=True)
+def cummax(input, dim):
     """Running maximum along ``dim`` and the index where it was (last on ties)."""
     return _RT["cummax"](*apply(_cummax, input, dim=_one_dim(dim, input.ndim), largest=True))
 
 
-def cummin(input, dim, *, out=None):
+@public(out=True)
+def cummin(input, dim):
     return _RT["cummin"](*apply(_cummax, input, dim=_one_dim(dim, input.ndim), largest=False))
 
 
@@ -901,7 +925,8 @@ def _all(a, dims, keepdim, any):
     return r.astype(jnp.uint8) if a.dtype == jnp.uint8 else r
 
 
-def all(input, dim=None, keepdim=False, *, out=None):
+@public(out=True)
+def all(input, dim=None, keepdim=False):
     """True if every element (over ``dim``) is non-zero; uint8 input gives uint8."""
     dims, keep = _keep_all(_all_dims(dim, input.ndim), keepdim, input.ndim)
     return apply(_all, input, dims=dims, keepdim=keep, any=False)
@@ -914,7 +939,8 @@ def _all_dims(dim, ndim):
     return dims_arg(dim, ndim)
 
 
-def any(input, dim=None, keepdim=False, *, out=None):
+@public(out=True)
+def any(input, dim=None, keepdim=False):
     """True if some element (over ``dim``) is non-zero; uint8 input gives uint8."""
     dims, keep = _keep_all(_all_dims(dim, input.ndim), keepdim, input.ndim)
     return apply(_all, input, dims=dims, keepdim=keep, any=True)
@@ -946,7 +972,8 @@ def _nansum(a, dims, keepdim, mean, pinned=False):
     return jnp.nansum(a, axis=axes, keepdims=keepdim, dtype=a.dtype)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+@public(out=True)
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero."""
     x = input if dtype is None else input.to(dtype)
     dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
@@ -955,7 +982,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return apply(_nansum, x, dims=dims, keepdim=keep, mean=False)
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+@public(out=True)
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of the non-NaN elements."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
@@ -1037,7 +1065,8 @@ def _histc(x, bins, lo, hi):
     return jnp.bincount(jnp.where(inside, pos, 0), weights=inside.astype(x.dtype), length=bins)
 
 
-def histc(input, bins=100, min=0, max=0, *, out=None):
+@public(out=True)
+def histc(input, bins=100, min=0, max=0):
     """Histogram with ``bins`` equal bins over [min, max] (the data range if both are equal)."""
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
@@ -1058,11 +1087,12 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
 
 # ------------------------------------------------------------------ Tensor methods
 
-for _n in ("prod", "std", "var", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
-           "median", "mode", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "all", "any",
-           "count_nonzero", "topk", "sort", "argsort", "msort", "kthvalue", "unique",
-           "bincount", "histc", "nansum", "nanmean"):
-    setattr(Tensor, _n, globals()[_n])
+methods(prod=prod, std=std, var=var, max=max, min=min, amax=amax, amin=amin, aminmax=aminmax,
+        argmax=argmax, argmin=argmin, median=median, mode=mode, logsumexp=logsumexp,
+        cumsum=cumsum, cumprod=cumprod, cummax=cummax, cummin=cummin, all=all, any=any,
+        count_nonzero=count_nonzero, topk=topk, sort=sort, argsort=argsort, msort=msort,
+        kthvalue=kthvalue, unique=unique, bincount=bincount, histc=histc, nansum=nansum,
+        nanmean=nanmean)
 
 
 def _cum_(prod_):
@@ -1072,7 +1102,7 @@ def _cum_(prod_):
     return f_
 
 
-Tensor.cumsum_, Tensor.cumprod_ = _cum_(False), _cum_(True)
+methods(cumsum_=_cum_(False), cumprod_=_cum_(True))
 
 
 # ------------------------------------------------------------------ quantile, logcumsumexp
@@ -1154,12 +1184,14 @@ def _quantile_call(name, input, q, dim, keepdim, interpolation, ignore_nan):
                  interpolation=interpolation, ignore_nan=ignore_nan)
 
 
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+@public(out=True)
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles over all elements or ``dim`` (NaN if the slice holds a NaN)."""
     return _quantile_call("quantile", input, q, dim, keepdim, interpolation, False)
 
 
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+@public(out=True)
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` ignoring NaN (NaN only for an all-NaN slice)."""
     return _quantile_call("nanquantile", input, q, dim, keepdim, interpolation, True)
 
@@ -1171,7 +1203,8 @@ def _logcumsumexp(a, dim):
     return _jax.lax.cumlogsumexp(a, axis=dim)
 
 
-def logcumsumexp(input, dim, *, out=None):
+@public(out=True)
+def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along ``dim``, computed stably."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
@@ -1179,7 +1212,7 @@ def logcumsumexp(input, dim, *, out=None):
     return apply(_logcumsumexp, input, dim=_one_dim(dim, input.ndim))
 
 
-Tensor.quantile, Tensor.nanquantile, Tensor.logcumsumexp = quantile, nanquantile, logcumsumexp
+methods(quantile=quantile, nanquantile=nanquantile, logcumsumexp=logcumsumexp)
 
 
 # ------------------------------------------------------------------ nanmedian
@@ -1242,7 +1275,8 @@ def _allnan_nth_index(n):
     return q[0] if n else 0
 
 
-def nanmedian(input, dim=None, keepdim=False, *, out=None):
+@public(out=True)
+def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only for an all-NaN slice)."""
     if dim is None:
         return apply(_nanmedian_full, input)
@@ -1251,7 +1285,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     return _RT["nanmedian"](*apply(_nanmedian_dim, input, dim=d, keepdim=bool(keepdim)))
 
 
-Tensor.nanmedian = nanmedian
+methods(nanmedian=nanmedian)
 
 
 # ------------------------------------------------------------------ unique_consecutive
@@ -1284,9 +1318,5 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return out[0] if len(out) == 1 else tuple(out)
 
 
-Tensor.unique_consecutive = unique_consecutive
+methods(unique_consecutive=unique_consecutive)
 
-
-from ._surface import wire_out as _wire_out  # noqa: E402
-
-_wire_out(globals(), __all__)

@@ -14,7 +14,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace
-from ._surface import inplace_methods, methods
+from ._surface import inplace_methods, methods, public
 from .join import stack, tensor_split
 from .scatter import _check_index_dims, _grid
 from .view import _broadcast_shape, _host, _is_t, meshgrid, narrow, reshape
@@ -72,6 +72,7 @@ def _storage_offset(self):
     return _storage_base(self)[1]
 
 
+@public(inplace=True, top_inplace=True)
 def as_strided(input, size, stride, storage_offset=None):
     """A tensor reading ``input``'s storage at ``offset + sum(i_k * stride_k)``; a view of that
     storage when no two elements share a position (a copy otherwise: DIFFERENCES.md)."""
@@ -392,6 +393,7 @@ def select_scatter(input, src, dim, index):
                  name="SelectScatterBackward0")
 
 
+@public(out=True)
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     n = input._data.ndim
     d = _wrap_dim(dim, n)

@@ -17,6 +17,7 @@ from .. import _dtype as D
 from .. import _random
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import method, methods, public
 from .._storage import check_inplace, commit_inplace
 
 __all__ = ["normal", "bernoulli", "multinomial", "poisson"]
@@ -194,7 +195,8 @@ def _normal(mean, std, kd, shape, dtype, name):
     return out + (jnp.sum(m) * 0 + jnp.sum(s) * 0).astype(dtype)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+@public(out=True)
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
            device=None, pin_memory=False, requires_grad=False):
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     if st:
@@ -242,7 +244,8 @@ def _bernoulli(p, kd, scalar_p):
     return out
 
 
-def bernoulli(input, p=None, *, generator=None, out=None):
+@public(out=True)
+def bernoulli(input, p=None, *, generator=None):
     if p is None:
         if not input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
@@ -270,7 +273,8 @@ def _multinomial(p, kd, n, replacement):
     return jax.lax.top_k(keys, n)[1].astype(jnp.int64)
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+@public(out=True)
+def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_tname(input.dtype)}")
@@ -301,14 +305,13 @@ def poisson(input, generator=None):
     return apply(_poisson, input, _key(generator))
 
 
-for _n, _f in dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
+methods(**dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
                    exponential_=exponential_, cauchy_=cauchy_, geometric_=geometric_,
                    bernoulli_=bernoulli_, random_=random_, bernoulli=bernoulli,
-                   multinomial=multinomial).items():
-    setattr(Tensor, _n, _f)
+                   multinomial=multinomial))
 
 
-from ._surface import with_out as _with_out  # noqa: E402
+from ._surface import public, with_out as _with_out
 
 normal, bernoulli, multinomial = (_with_out(normal, "normal"), _with_out(bernoulli, "bernoulli"),
                                   _with_out(multinomial, "multinomial"))

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import methods, public
 
 try:                    # the in-place helper is moving from the registry to _storage
     from .._registry import apply_
@@ -27,13 +28,6 @@ except ImportError:     # pragma: no cover
     from .._storage import apply_
 
 __all__ = ["i0", "polygamma", "mvlgamma", "igamma", "igammac"]
-
-
-def _out(r, out, name):
-    if out is None:
-        return r
-    from .._storage import write_out
-    return write_out(r, out, name)
 
 
 def no_grad_for(fn, *, which, name):
@@ -78,9 +72,10 @@ def _i0_fn(x):
 _i0 = defop("i0", promote="float", grad_name="I0Backward0")(_i0_fn)
 
 
-def i0(input, *, out=None):
+@public(out=True)
+def i0(input):
     """The modified Bessel function of the first kind of order 0."""
-    return _out(apply(_i0, input), out, "i0")
+    return apply(_i0, input)
 
 
 def _i0_(self):
@@ -141,14 +136,15 @@ def _float_dtype(t):
         else D.get_default_dtype()
 
 
-def polygamma(n, input, *, out=None):
+@public(out=True)
+def polygamma(n, input):
     """The n-th derivative of the digamma function."""
     if isinstance(n, Tensor) or not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return _out(apply(_polygamma, input, n=n, dtype=_float_dtype(input).np), out, "polygamma")
+    return apply(_polygamma, input, n=n, dtype=_float_dtype(input).np)
 
 
 def _polygamma_method(self, n):
@@ -176,10 +172,11 @@ def _mvlgamma_check(input, p):
         raise RuntimeError("p has to be greater than or equal to 1")
 
 
-def mvlgamma(input, p, *, out=None):
+@public(out=True)
+def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension p."""
     _mvlgamma_check(input, p)
-    return _out(apply(_mvlgamma, input, p=int(p)), out, "mvlgamma")
+    return apply(_mvlgamma, input, p=int(p))
 
 
 def _mvlgamma_(self, p):
@@ -227,20 +224,22 @@ def _need_float(name, *args):
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(d)}'")
 
 
-def igamma(input, other, *, out=None):
+@public(out=True)
+def igamma(input, other):
     """The regularised lower incomplete gamma function P(input, other)."""
     _binary_args("igamma", input, other)
     _need_float("igamma", input, other)
     r = apply(_igamma, input, other, blocked=blocked((input, other), (0,)))
-    return _out(r, out, "igamma")
+    return r
 
 
-def igammac(input, other, *, out=None):
+@public(out=True)
+def igammac(input, other):
     """The regularised upper incomplete gamma function Q(input, other)."""
     _binary_args("igammac", input, other)
     _need_float("igammac", input, other)
     r = apply(_igammac, input, other, blocked=blocked((input, other), (0,)))
-    return _out(r, out, "igammac")
+    return r
 
 
 def _igamma_(self, other):
@@ -256,5 +255,4 @@ def _igammac_(self, other):
 METHODS = {"i0": i0, "i0_": _i0_, "polygamma": _polygamma_method, "polygamma_": _polygamma_,
            "mvlgamma": mvlgamma, "mvlgamma_": _mvlgamma_, "igamma": igamma,
            "igamma_": _igamma_, "igammac": igammac, "igammac_": _igammac_}
-for _n, _f in METHODS.items():
-    setattr(Tensor, _n, _f)
+methods(**METHODS)

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import methods
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -362,5 +363,4 @@ def _istft_method(self, n_fft, hop_length=None, win_length=None, window=None, ce
 
 
 METHODS = {"stft": _stft_method, "istft": _istft_method}
-for _n, _f in METHODS.items():
-    setattr(Tensor, _n, _f)
+methods(**METHODS)

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .._registry import apply, defop
+from ._surface import public
 
 __all__ = ["cov", "corrcoef", "histogram", "histogramdd"]
 
@@ -40,6 +41,7 @@ def _cov(x, *w, correction, has_f, has_a):
     return jnp.squeeze(c)
 
 
+@public(method=True)
 def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
@@ -53,6 +55,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                  has_a=aweights is not None)
 
 
+@public(method=True)
 def corrcoef(input):
     if input.dim() > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got "
@@ -88,7 +91,8 @@ def _histogram(a, *rest, bins, lo_hi, density, has_w, edges_given):
     return hist.astype(a.dtype), edges
 
 
-def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+@public(method=True, out=True)
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same "
                            f"dtype, but got input {input.dtype} and bins {input.dtype}")

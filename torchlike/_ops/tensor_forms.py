@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .. import _dtype as D
-from .._tensor import Tensor
+from ._surface import method, methods, public
 
 __all__ = ["detach", "fill", "as_strided_scatter", "empty_strided", "empty_permuted",
            "frombuffer", "set_default_tensor_type", "renorm", "rnn_tanh_cell", "rnn_relu_cell",
@@ -21,6 +21,7 @@ def fill(input, value):
         input * 0 + value
 
 
+@public(method=True)
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """``input`` with ``src`` written where ``input.as_strided(size, stride, offset)`` reads."""
     out = input.clone()
@@ -79,7 +80,8 @@ def set_default_tensor_type(t):
     D.set_default_dtype(d)
 
 
-def renorm(input, p, dim, maxnorm, *, out=None):
+@public(method=True, inplace=True, out=True)
+def renorm(input, p, dim, maxnorm):
     """Each slice along ``dim`` with ``p``-norm over ``maxnorm`` rescaled to ``maxnorm``."""
     from .. import linalg
     if input.dim() < 2:

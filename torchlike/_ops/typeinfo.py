@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from .. import _dtype as D
 from .._tensor import Size, Tensor
+from ._surface import methods, toplevel
 
 __all__ = ["finfo", "iinfo", "result_type", "can_cast", "is_floating_point", "is_complex",
            "is_nonzero", "numel", "typename", "is_same_size", "is_storage"]
@@ -184,13 +185,13 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return self.to(dtype)
 
 
-Tensor.type = _type
-Tensor.type_as = lambda self, other: self.to(other.dtype)
-Tensor.is_nonzero = is_nonzero
-Tensor.is_same_size = is_same_size
-Tensor.is_signed = lambda self: self.dtype.is_signed
-Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
-Tensor.itemsize = property(lambda self: self.dtype.itemsize)
+methods(type=_type)
+methods(type_as=lambda self, other: self.to(other.dtype))
+methods(is_nonzero=is_nonzero)
+methods(is_same_size=is_same_size)
+methods(is_signed=lambda self: self.dtype.is_signed)
+methods(nbytes=property(lambda self: self.numel() * self.dtype.itemsize))
+methods(itemsize=property(lambda self: self.dtype.itemsize))
 
 
 # ------------------------------------------------------------------ tensor metadata torch asks
@@ -244,20 +245,21 @@ def _resize(self, *sizes):
     return self.clone().resize_(*sizes)
 
 
-Tensor.get_device = get_device
-Tensor.is_distributed = is_distributed
-Tensor.is_meta = property(lambda self: False)
-Tensor.is_mps = property(lambda self: self.device.type == "mps")
-Tensor.is_xla = property(lambda self: self.device.type == "xla")
-Tensor.dim_order = lambda self, *, ambiguity_check=False: tuple(range(self.dim()))
-Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else \
-    self.to(dtype)
-Tensor.is_pinned = lambda self, device=None: False
-Tensor.pin_memory = _pin_memory
-Tensor.new = _new
-Tensor.apply_ = _apply_
-Tensor.__contains__ = _contains
-Tensor.__reversed__ = lambda self: self.flip(0) if self.dim() else self
-Tensor.resize = _resize
-Tensor.resize_as = lambda self, other: _resize(self, *other.shape)
-Tensor.resize_as_ = lambda self, other, memory_format=None: self.resize_(*other.shape)
+methods(get_device=get_device)
+methods(is_distributed=is_distributed)
+methods(is_meta=property(lambda self: False))
+methods(is_mps=property(lambda self: self.device.type == "mps"))
+methods(is_xla=property(lambda self: self.device.type == "xla"))
+methods(dim_order=lambda self, *, ambiguity_check=False: tuple(range(self.dim())))
+methods(to_dense=lambda self, dtype=None, *, masked_grad=None: self if dtype is None else \
+    self.to(dtype))
+methods(is_pinned=lambda self, device=None: False)
+methods(pin_memory=_pin_memory)
+methods(new=_new)
+methods(apply_=_apply_)
+methods(**{"__contains__": _contains})
+methods(**{"__reversed__": lambda self: self.flip(0) if self.dim() else self})
+methods(resize=_resize)
+methods(resize_as=lambda self, other: _resize(self, *other.shape))
+methods(resize_as_=lambda self, other, memory_format=None: self.resize_(*other.shape))
+toplevel("resize_as_")

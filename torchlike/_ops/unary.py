@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, broadcast_error, defop
 from .._storage import _torch_type_name, apply_
+from ._surface import method, methods, public
 
 __all__ = ['abs', 'absolute', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'sqrt', 'rsqrt', 'sin',
            'cos', 'square', 'reciprocal', 'conj_physical', 'sign', 'sgn', 'exp2', 'expm1', 'log2',
@@ -67,76 +68,6 @@ def _abs_jvp(g, ans, x):
 _abs_fn.defjvps(_abs_jvp)
 
 
-# ops whose torch backward reads their result rather than their input
-_SAVES_OUTPUT = {"exp", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal"}
-
-
-def _unary(name, f, promote, grad_name):
-    op = defop(name, promote=promote, grad_name=grad_name,
-               saves="output" if name in _SAVES_OUTPUT else True)(lambda a: f(a))
-
-    def fn(input, *, out=None):
-        return apply(op, input)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"torch.{name}, elementwise."
-    return op, fn
-
-
-_UNARY_CORE = {
-    # name: (jax function, promote, torch grad_fn name)
-    "exp": (jnp.exp, "float", "ExpBackward0"),
-    "log": (jnp.log, "float", "LogBackward0"),
-    "tanh": (jnp.tanh, "float", "TanhBackward0"),
-    "sigmoid": (jax.nn.sigmoid, "float", "SigmoidBackward0"),
-    "sqrt": (jnp.sqrt, "float", "SqrtBackward0"),
-    "rsqrt": (jax.lax.rsqrt, "float", "RsqrtBackward0"),
-    "sin": (jnp.sin, "float", "SinBackward0"),
-    "cos": (jnp.cos, "float", "CosBackward0"),
-    "reciprocal": (lambda a: 1 / a, "float", "ReciprocalBackward0"),
-    "relu": (_relu_fn, None, "ReluBackward0"),
-    "abs": (_abs_fn, None, "AbsBackward0"),
-    "square": (lambda a: a * a, None, "PowBackward0"),
-    "conj_physical": (jnp.conj, None, "ConjPhysicalBackward0"),
-}
-
-_unary_fns = {}
-for _name, (_f, _p, _g) in _UNARY_CORE.items():
-    _op, _fn = _unary(_name, _f, _p, _g)
-    _unary_fns[_name] = _fn
-    globals()[_name] = _fn
-    setattr(Tensor, _name, _fn)
-    setattr(Tensor, _name + "_", (lambda op: lambda self: apply_(op, self))(_op))
-
-absolute = abs  # noqa: F821  (defined by the loop above)
-Tensor.absolute = Tensor.abs
-
-
-
-# ------------------------------------------------------------------ unary math
-
-def _mk_unary(name, f, promote, grad_name, inplace=True, float_only=False):
-    op = defop(name, promote=promote, grad_name=grad_name)(lambda a: f(a))
-
-    def fn(input, *, out=None):
-        if float_only:
-            _need_float(name + "_cpu", input)
-        return apply(op, input)
-
-    def fn_(self):
-        if float_only:
-            _need_float(name + "_cpu", self)
-        return apply_(op, self)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"torch.{name}, elementwise."
-    globals()[name] = fn
-    setattr(Tensor, name, fn)
-    if inplace:
-        setattr(Tensor, name + "_", fn_)
-    return op
-
-
 def _int_keep(f):
     # rounding ops leave integer (and bool) tensors as they are
     return lambda a: a if _is_int(a) else f(a)
@@ -165,8 +96,24 @@ _logit_plain.defjvps(lambda g, ans, a: g * jnp.where((a < 0) | (a > 1), jnp.nan,
                                                       1 / (a * (1 - a))))
 
 
+# ops whose torch backward reads their result rather than their input
+_SAVES_OUTPUT = {"exp", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal"}
+
+# name: (jax function, promote, torch grad_fn name)
 _UNARY = {
-    # name: (jax function, promote, grad_fn name)
+    "exp": (jnp.exp, "float", "ExpBackward0"),
+    "log": (jnp.log, "float", "LogBackward0"),
+    "tanh": (jnp.tanh, "float", "TanhBackward0"),
+    "sigmoid": (jax.nn.sigmoid, "float", "SigmoidBackward0"),
+    "sqrt": (jnp.sqrt, "float", "SqrtBackward0"),
+    "rsqrt": (jax.lax.rsqrt, "float", "RsqrtBackward0"),
+    "sin": (jnp.sin, "float", "SinBackward0"),
+    "cos": (jnp.cos, "float", "CosBackward0"),
+    "reciprocal": (lambda a: 1 / a, "float", "ReciprocalBackward0"),
+    "relu": (_relu_fn, None, "ReluBackward0"),
+    "abs": (_abs_fn, None, "AbsBackward0"),
+    "square": (lambda a: a * a, None, "PowBackward0"),
+    "conj_physical": (jnp.conj, None, "ConjPhysicalBackward0"),
     "sign": (_sign_fn, None, "SignBackward0"),
     "exp2": (jnp.exp2, "float", "Exp2Backward0"),
     "expm1": (jnp.expm1, "float", "Expm1Backward0"),
@@ -193,47 +140,83 @@ _UNARY = {
     "lgamma": (jsp.gammaln, "float", "LgammaBackward0"),
     "digamma": (_digamma_fn, "float", "DigammaBackward0"),
     "sinc": (jnp.sinc, "float", "SincBackward0"),
+    "frac": (lambda a: a - jnp.trunc(a), None, "FracBackward0"),
 }
+_FLOAT_ONLY = {"frac"}                            # torch refuses integer input
+_NO_OUT = {"relu"}                                # torch.relu takes no out=
+_NO_TOP_INPLACE = {"sign", "erfinv", "lgamma", "digamma", "absolute"}   # no torch.<name>_
+# torch's other names for the same op: Tensor.<alias>, Tensor.<alias>_, torchlike.<alias>
+_ALIASES = {"trunc": ("fix",), "asin": ("arcsin",), "acos": ("arccos",), "atan": ("arctan",),
+            "asinh": ("arcsinh",), "acosh": ("arccosh",), "atanh": ("arctanh",)}
 
-_UNARY_OPS = {n: _mk_unary(n, *v) for n, v in _UNARY.items()}
-_mk_unary("frac", lambda a: a - jnp.trunc(a), None, "FracBackward0", float_only=True)
 
-sgn = sign  # noqa: F821  (the same op: z / |z| for complex, sign for real)
-Tensor.sgn, Tensor.sgn_ = Tensor.sign, Tensor.sign_
+def _unary(name, f, promote, grad_name):
+    """``torchlike.<name>`` and ``Tensor.<name>_``: one op, declared once."""
+    op = defop(name, promote=promote, grad_name=grad_name,
+               saves="output" if name in _SAVES_OUTPUT else True)(lambda a: f(a))
+    check = name in _FLOAT_ONLY
+
+    def fn(input):
+        if check:
+            _need_float(name + "_cpu", input)
+        return apply(op, input)
+
+    def fn_(self):
+        if check:
+            _need_float(name + "_cpu", self)
+        return apply_(op, self)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}, elementwise."
+    fn_.__name__ = fn_.__qualname__ = name + "_"
+    return fn, fn_
+
+
+def _declare(name, fn, fn_, also=()):
+    methods(**{n + "_": fn_ for n in (name, *also)})
+    return public(fn, method=True, out=name not in _NO_OUT, also=also,
+                  top_inplace=tuple(n for n in (name, *also) if n not in _NO_TOP_INPLACE))
+
+
+_FNS = {n: _unary(n, *row) for n, row in _UNARY.items()}
+(exp, log, tanh, sigmoid, sqrt, rsqrt, sin, cos, reciprocal, relu, square, conj_physical, exp2,
+ expm1, log2, log10, log1p, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, erf, erfc,
+ erfinv, floor, ceil, trunc, deg2rad, rad2deg, lgamma, digamma, sinc, frac) = (
+    _declare(n, *_FNS[n], also=_ALIASES.get(n, ())) for n in _UNARY if n not in ("abs", "sign"))
+abs = absolute = _declare("abs", *_FNS["abs"], also=("absolute",))
+assert [f.__name__ for f in (exp, frac)] == ["exp", "frac"]   # the unpacking follows _UNARY
+fix, arcsin, arccos, arctan, arcsinh, arccosh, arctanh = trunc, asin, acos, atan, asinh, acosh, \
+    atanh
+
+# sign and sgn are one op; torch.sign refuses complex input (use sgn: z / |z|)
+_sgn, _sgn_ = _FNS["sign"]
+_sgn.__name__ = _sgn.__qualname__ = "sgn"
+methods(sgn_=_sgn_)
+sgn = public(_sgn, method=True, out=True, top_inplace=False)
 _SIGN_COMPLEX = ("Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
                  "use torch.sgn instead.")
 
 
-def sign(input, *, out=None):
+@public(method=True, out=True)
+def sign(input):
     """-1, 0 or 1 elementwise (0 for NaN); complex input is refused, as in torch (use sgn)."""
     if input.dtype.is_complex:
         raise NotImplementedError(_SIGN_COMPLEX)
     return sgn(input)
 
 
+@method("sign_")
 def _sign_(self):
     if self.dtype.is_complex:
         raise NotImplementedError(_SIGN_COMPLEX)
-    return Tensor.sgn_(self)
+    return _sgn_(self)
 
 
-Tensor.sign, Tensor.sign_ = sign, _sign_
-fix = trunc  # noqa: F821
-arcsin, arccos, arctan = asin, acos, atan  # noqa: F821
-arcsinh, arccosh, arctanh = asinh, acosh, atanh  # noqa: F821
-for _a, _b in dict(fix="trunc", arcsin="asin", arccos="acos", arctan="atan",
-                   arcsinh="asinh", arccosh="acosh", arctanh="atanh").items():
-    setattr(Tensor, _a, getattr(Tensor, _b))
-    setattr(Tensor, _a + "_", getattr(Tensor, _b + "_"))
-
-
+@public(method=True)
 def positive(input):
     if input.dtype is D.bool:
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-Tensor.positive = positive
 
 
 @defop("logit", promote="float", grad_name="LogitBackward0")
@@ -248,6 +231,7 @@ def _logit(a, eps):
     return jnp.log(z / (1 - z))
 
 
+@public(method=True, out=True, top_inplace=True)
 def logit(input, eps=None):
     """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
     return apply(_logit, input, eps=None if eps is None else float(eps))
@@ -270,6 +254,7 @@ def _round(a, decimals):
 _round_op = defop("round", grad_name="RoundBackward0")(_round)
 
 
+@public(method=True, out=True, top_inplace=True)
 def round(input, *, decimals=0):
     """Round half to even, optionally to ``decimals`` decimal places."""
     if decimals != 0 and input.dtype.category < D._FLOAT:
@@ -277,36 +262,41 @@ def round(input, *, decimals=0):
     return apply(_round_op, input, decimals=int(decimals))
 
 
+@method("logit_")
 def logit_(self, eps=None):
     return apply_(_logit, self, eps=None if eps is None else float(eps))
 
 
+@method("round_")
 def round_(self, *, decimals=0):
     return apply_(_round_op, self, decimals=int(decimals))
 
 
-Tensor.logit, Tensor.logit_ = logit, logit_
-Tensor.round, Tensor.round_ = round, round_
 
-
-def _mk_test(name, f):
+def _test(name, f, out=False):
+    """``torchlike.<name>``: an elementwise test (a bool tensor, no gradient)."""
     op = defop(name, differentiable=False)(f)
 
     def fn(input):
         return apply(op, input)
 
-    fn.__name__ = name
-    globals()[name] = fn
-    setattr(Tensor, name, fn)
+    fn.__name__ = fn.__qualname__ = name
+    return public(fn, method=True, out=out)
 
 
-_mk_test("isnan", lambda a: jnp.isnan(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
-_mk_test("isinf", lambda a: jnp.isinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
-_mk_test("isfinite", lambda a: jnp.isfinite(a) if not _is_int(a) else jnp.ones(a.shape, bool))
-_mk_test("isposinf", lambda a: jnp.isposinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
-_mk_test("isneginf", lambda a: jnp.isneginf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
-_mk_test("signbit", lambda a: jnp.signbit(a) if a.dtype != jnp.bool_ else jnp.zeros(a.shape,
-                                                                                       bool))
+isnan = _test("isnan", lambda a: jnp.isnan(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
+isinf = _test("isinf", lambda a: jnp.isinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool))
+isfinite = _test("isfinite",
+                 lambda a: jnp.isfinite(a) if not _is_int(a) else jnp.ones(a.shape, bool))
+isposinf = _test("isposinf",
+                 lambda a: jnp.isposinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool),
+                 out=True)
+isneginf = _test("isneginf",
+                 lambda a: jnp.isneginf(a) if not _is_int(a) else jnp.zeros(a.shape, bool),
+                 out=True)
+signbit = _test("signbit",
+                lambda a: jnp.signbit(a) if a.dtype != jnp.bool_ else jnp.zeros(a.shape, bool),
+                out=True)
 
 
 @defop("nan_to_num", grad_name="NanToNumBackward0")
@@ -326,17 +316,14 @@ def _ntn_kw(nan, posinf, neginf):
                 neginf=None if neginf is None else float(neginf))
 
 
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+@public(method=True, out=True, top_inplace=True)
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace NaN, +inf and -inf by ``nan``, ``posinf`` (default: the dtype's max) and
     ``neginf`` (default: its min)."""
     return apply(_nan_to_num, input, **_ntn_kw(nan, posinf, neginf))
 
 
-Tensor.nan_to_num = nan_to_num
-Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: apply_(
-    _nan_to_num, self, **_ntn_kw(nan, posinf, neginf))
 
-
-from ._surface import wire_out  # noqa: E402
-
-wire_out(globals(), [n for n in __all__ if n not in _UNARY_CORE])
+@method("nan_to_num_")
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    return apply_(_nan_to_num, self, **_ntn_kw(nan, posinf, neginf))
