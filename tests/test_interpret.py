@@ -20,6 +20,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from jax import lax
+from jax._src.lax import lax as _lax_internal
 
 import torchlike  # noqa: F401  (enables 64-bit jax)
 from torchlike import _interpret as I
@@ -264,6 +265,8 @@ BINARY = {
     "shift_right_logical": (lax.shift_right_logical, INTS, 0),
     "shift_right_arithmetic": (lax.shift_right_arithmetic, INTS, 0),
     "complex": (lax.complex, [F32, F64], 0),
+    "mulhi": (lambda x, y: _lax_internal.mulhi_p.bind(x, y), [d for d in INTS if d.itemsize < 8],
+              0),
 }
 
 
