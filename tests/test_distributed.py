@@ -81,6 +81,8 @@ def jobs(tmp_path_factory):
         "diverge": _start(launch + [os.path.join(WORKERS, "failures.py"), "diverge"]),
         "crash": _start(launch + [os.path.join(WORKERS, "failures.py"), "crash"]),
         "spawn": _start([sys.executable, os.path.join(WORKERS, "spawned.py"), str(d / "sp")]),
+        "two_hosts": _start(["env", "JAX_NUM_CPU_DEVICES=4"] + launch
+                            + [os.path.join(WORKERS, "two_hosts.py"), str(d / "th")]),
     }
     deadline = t0 + TIMEOUT
     done = {k: _finish(p, deadline) for k, p in procs.items()}
@@ -243,3 +245,21 @@ def test_not_joined_world_of_two_is_refused():
 def test_isend_is_a_clear_error():
     with pytest.raises(NotImplementedError, match="block until the peer"):
         torchlike.distributed.isend(torchlike.ones(1), 1)
+
+
+def test_two_processes_of_four_devices(jobs):
+    """Per-rank collectives on processes holding 4 devices each, and the global view over a
+    mesh spanning both processes: an FSDP MLP's SGD steps equal dense torch's."""
+    from test_distributed_global import _close as close, _torch_dense
+    rc, out, err, _ = jobs["done"]["two_hosts"]
+    assert rc == 0, err[-4000:]
+    ref = _torch_dense(steps=3, opt="sgd")
+    got = [json.load(open(jobs["dir"] / f"th.rank{r}.json")) for r in range(2)]
+    for r, g in enumerate(got):
+        assert g["local_devices"] == 4 and g["devices"] == 8
+        assert g["all_reduce"] == [3.0, 6.0]
+        assert g["full"] == torch.arange(32.).reshape(8, 4).tolist()
+        assert g["to_local"] == [[16.0 * r + i for i in range(4)]]
+        assert close([g["losses"]], [ref["losses"]], 1e-5)
+        assert list(g["state"]) == ref["state_keys"]
+        assert close(list(g["state"].values()), ref["state"], 1e-5)
