@@ -64,6 +64,9 @@ from ._ops import _surface  # noqa: E402
 _surface.bind(__import__(__name__), Tensor)   # methods, in-place forms, out=, nn ops at the top
 
 from . import version  # noqa: E402  torch.version; __version__ compares as torch 2.13's
+# public classes report their public path, as torch's do (<class 'torchlike.Tensor'>)
+for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format, Generator):
+    _cls.__module__ = __name__
 __version__ = version.__version__
 __torchlike_version__ = version.torchlike_version
 

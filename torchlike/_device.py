@@ -316,6 +316,9 @@ def _make_node_class():
                 g = g._data
             return (jax.device_put(g, self.src),)
 
+    # named as torch's node class
+    _ToCopyNode.__name__ = _ToCopyNode.__qualname__ = "ToCopyBackward0"
+    _ToCopyNode.__module__ = "builtins"
     return _ToCopyNode
 
 

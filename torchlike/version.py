@@ -106,9 +106,7 @@ class TorchVersion(str):
     def __eq__(self, other):
         return self._cmp(other, "__eq__")
 
-    def __ne__(self, other):
-        return self._cmp(other, "__ne__")
-
+    # no __ne__: str's, as in torch's TorchVersion
     __hash__ = str.__hash__
 
 

@@ -219,6 +219,10 @@ class Node:
 
     materialize_grads = True     # outputs without a cotangent get zeros before ``run``
 
+    def __new__(cls, name=None, *args, **kwargs):
+        # a node of an op is an instance of the class named as torch's (MulBackward0, ...)
+        return object.__new__(node_class(name) if cls is Node and name else cls)
+
     def __init__(self, name, next_edges, compiled, vjp, inputs, out_meta, saves=True):
         self._name = name
         self.next_edges = next_edges
@@ -359,6 +363,20 @@ def _version_message(node, now, expected, tensor, meta):
             "instead. Hint: enable anomaly detection to find the operation that failed to "
             "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
             "check_nan=False).")
+
+
+_NODE_CLASSES: dict = {}   # name -> Node subclass
+
+
+def node_class(name):
+    """The Node subclass named ``name``: ``type(y.grad_fn).__name__`` and ``repr`` read as
+    torch's (``<class 'MulBackward0'>``, module ``builtins`` as in torch)."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (Node,), {"__slots__": (),
+                                                         "__module__": "builtins",
+                                                         "__qualname__": name})
+    return cls
 
 
 class AccumulateGrad(Node):
