@@ -78,7 +78,8 @@ _namespace = _lazy_submodules(__name__, {
     "fft", "special", "distributions", "func", "interop", "cuda", "backends", "jit", "amp",
     "accelerator", "mps", "cpu", "profiler", "testing", "onnx", "distributed",
     "multiprocessing", "hub", "compiler", "types", "overrides", "library", "export",
-    "sparse", "masked", "quantization", "ao", "nested", "signal"})
+    "sparse", "masked", "quantization", "ao", "nested", "signal", "_dynamo",
+    "_logging"})
 # top-level names that live in a lazily imported namespace: name -> module
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",

@@ -1,0 +1,85 @@
+"""The private torch namespaces libraries and test suites import: torch.utils._pytree (torch's
+signatures and flattening order), torch._dynamo (reset, config, ...) and torch._logging."""
+from __future__ import annotations
+
+import collections
+
+import pytest
+import torch
+import torch.utils._pytree as tp
+
+import torchlike
+import torchlike.utils._pytree as lp
+
+Point = collections.namedtuple("Point", "x y")
+
+TREES = [
+    1, None, [], (), {}, [1, (2, 3), {"b": 4, "a": [5, None]}],
+    {"z": 1, "a": (2, 3)}, collections.OrderedDict(b=1, a=2), Point(1, (2, 3)),
+    collections.deque([1, 2], maxlen=3), collections.defaultdict(list, {"k": [1, 2]}),
+    ((((1,),),),), [[], [[]], {"e": ()}],
+]
+
+
+@pytest.mark.parametrize("tree", TREES, ids=repr)
+def test_flatten_unflatten_map_as_torch(tree):
+    tl, ts = tp.tree_flatten(tree)
+    ll, ls = lp.tree_flatten(tree)
+    assert ll == tl
+    assert ls.num_leaves == ts.num_leaves
+    assert lp.tree_unflatten([f"v{i}" for i in range(len(ll))], ls) == \
+        tp.tree_unflatten([f"v{i}" for i in range(len(tl))], ts)
+    f = lambda x: (x, 1)  # noqa: E731
+    assert lp.tree_map(f, tree) == tp.tree_map(f, tree)
+    assert lp.tree_map_only(int, lambda x: x * 10, tree) == \
+        tp.tree_map_only(int, lambda x: x * 10, tree)
+    assert lp.tree_leaves(tree) == tp.tree_leaves(tree)
+    assert lp.tree_all(lambda x: x is not None, tree) == tp.tree_all(lambda x: x is not None, tree)
+    assert lp.tree_any(lambda x: x == 2, tree) == tp.tree_any(lambda x: x == 2, tree)
+    assert lp.tree_structure(tree) == ls
+
+
+def test_tensors_are_leaves_and_is_leaf_and_rests():
+    x = torchlike.ones(2)
+    leaves, spec = lp.tree_flatten({"w": x, "b": [x, 3]})
+    assert leaves[0] is x and leaves[1] is x and leaves[2] == 3
+    assert lp.tree_map(lambda a, b: a + b, [1, (2,)], [10, (20,)]) == [11, (22,)]
+    assert lp.tree_flatten([[1, 2], [3]], is_leaf=lambda n: isinstance(n, list) and len(n) == 1)[0] \
+        == tp.tree_flatten([[1, 2], [3]], is_leaf=lambda n: isinstance(n, list) and len(n) == 1)[0]
+    assert lp.tree_map_only((torchlike.Tensor,), lambda t: t * 2, [x, 1])[0].tolist() == [2, 2]
+
+
+def test_register_pytree_node_and_errors():
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    for m in (tp, lp):
+        m.register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda c, _: Pair(*c))
+        leaves, spec = m.tree_flatten([Pair(1, 2)])
+        assert leaves == [1, 2] and m.tree_unflatten([3, 4], spec)[0].b == 4
+        with pytest.raises(ValueError, match="already registered"):
+            m.register_pytree_node(Pair, lambda p: ([], None), lambda c, _: Pair(0, 0))
+        with pytest.raises(ValueError):
+            m.tree_unflatten([1], spec)
+        with pytest.raises(TypeError):
+            m.tree_unflatten([1], None)
+
+
+def test_dynamo_and_logging_names():
+    import logging
+
+    import torchlike._dynamo as dyn
+    import torchlike._logging as lg
+    for name in ("reset", "config", "is_compiling", "disable", "allow_in_graph", "mark_dynamic",
+                 "mark_static"):
+        assert hasattr(torch._dynamo, name) and hasattr(dyn, name)
+    dyn.config.cache_size_limit = 64
+    assert dyn.config.cache_size_limit == 64
+    assert dyn.config.suppress_errors is torch._dynamo.config.suppress_errors
+    dyn.reset()
+    assert dyn.is_compiling() is False
+    lg.set_logs(dynamo=logging.INFO, graph_breaks=True)
+    f = dyn.disable(lambda a: a + 1)
+    assert f(1) == 2
+    assert torchlike._dynamo is dyn and torchlike._logging is lg

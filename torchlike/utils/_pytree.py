@@ -1,0 +1,233 @@
+"""torch.utils._pytree: nested containers flattened to leaves and a TreeSpec, torch's signatures.
+
+Containers: tuple, list, dict (insertion order), namedtuple, OrderedDict, defaultdict, deque and
+classes given to :func:`register_pytree_node`; everything else (tensors, numbers, None) is a
+leaf, as in torch.
+
+    >>> leaves, spec = tree_flatten({"a": [1, 2], "b": (3,)})
+    >>> leaves, tree_unflatten([x * 10 for x in leaves], spec)
+    ([1, 2, 3], {'a': [10, 20], 'b': (30,)})
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+from typing import Any
+
+__all__ = ["TreeSpec", "LeafSpec", "register_pytree_node", "tree_is_leaf", "tree_flatten",
+           "tree_unflatten", "tree_iter", "tree_leaves", "tree_structure", "tree_map",
+           "tree_map_", "tree_map_only", "tree_map_only_", "tree_all", "tree_any",
+           "tree_all_only", "tree_any_only", "is_namedtuple", "is_namedtuple_class",
+           "is_namedtuple_instance"]
+
+# type -> (flatten(x) -> (children, context), unflatten(children, context) -> x)
+SUPPORTED_NODES: dict = {}
+
+
+def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=None,
+                         to_dumpable_context=None, from_dumpable_context=None,
+                         flatten_with_keys_fn=None):
+    """Make ``cls`` a container: ``flatten_fn(x) -> (children, context)``,
+    ``unflatten_fn(children, context) -> x``."""
+    if cls in SUPPORTED_NODES:
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    SUPPORTED_NODES[cls] = (flatten_fn, unflatten_fn)
+
+
+def is_namedtuple_class(cls):
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def is_namedtuple(obj):
+    return is_namedtuple_class(obj if isinstance(obj, type) else type(obj))
+
+
+def is_namedtuple_instance(obj):
+    return is_namedtuple_class(type(obj))
+
+
+register_pytree_node(tuple, lambda x: (list(x), None), lambda c, _: tuple(c))
+register_pytree_node(list, lambda x: (list(x), None), lambda c, _: list(c))
+register_pytree_node(dict, lambda x: (list(x.values()), list(x.keys())),
+                     lambda c, keys: dict(zip(keys, c)))
+register_pytree_node(collections.OrderedDict, lambda x: (list(x.values()), list(x.keys())),
+                     lambda c, keys: collections.OrderedDict(zip(keys, c)))
+register_pytree_node(collections.defaultdict,
+                     lambda x: (list(x.values()), [x.default_factory, list(x.keys())]),
+                     lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)))
+register_pytree_node(collections.deque, lambda x: (list(x), x.maxlen),
+                     lambda c, maxlen: collections.deque(c, maxlen=maxlen))
+
+
+def _node_type(x):
+    t = type(x)
+    if t in SUPPORTED_NODES:
+        return t
+    if is_namedtuple_class(t):
+        return "namedtuple"
+    return None
+
+
+def _flatten_one(x):
+    t = _node_type(x)
+    if t == "namedtuple":
+        return list(x), type(x)
+    return SUPPORTED_NODES[t][0](x)
+
+
+@dataclasses.dataclass
+class TreeSpec:
+    """The structure of a pytree: container type, its context, and the children's specs."""
+
+    type: Any
+    context: Any
+    children_specs: list
+
+    @property
+    def num_leaves(self):
+        return sum(c.num_leaves for c in self.children_specs)
+
+    @property
+    def num_children(self):
+        return len(self.children_specs)
+
+    def is_leaf(self):
+        return False
+
+    def unflatten(self, leaves):
+        return tree_unflatten(leaves, self)
+
+    def __repr__(self, indent=0):
+        kids = ", ".join(c.__repr__(indent + 2) for c in self.children_specs)
+        name = getattr(self.type, "__name__", str(self.type))
+        return f"TreeSpec({name}, {self.context}, [{kids}])"
+
+
+class LeafSpec(TreeSpec):
+    """The spec of one leaf."""
+
+    def __init__(self):
+        super().__init__(None, None, [])
+
+    @property
+    def num_leaves(self):
+        return 1
+
+    def is_leaf(self):
+        return True
+
+    def __repr__(self, indent=0):
+        return "*"
+
+
+def tree_is_leaf(tree, is_leaf=None):
+    return (is_leaf is not None and is_leaf(tree)) or _node_type(tree) is None
+
+
+def tree_flatten(tree, is_leaf=None):
+    """``(leaves, spec)`` of ``tree``."""
+    leaves = []
+
+    def go(x):
+        if tree_is_leaf(x, is_leaf):
+            leaves.append(x)
+            return LeafSpec()
+        children, context = _flatten_one(x)
+        t = type(x) if _node_type(x) != "namedtuple" else "namedtuple"
+        return TreeSpec(t, context, [go(c) for c in children])
+
+    spec = go(tree)
+    return leaves, spec
+
+
+def tree_unflatten(leaves, treespec):
+    """The tree of ``treespec`` with ``leaves`` in leaf order."""
+    if not isinstance(treespec, TreeSpec):
+        raise TypeError(f"tree_unflatten(leaves, treespec): Expected `treespec` to be instance "
+                        f"of TreeSpec but got item of type {type(treespec)}.")
+    leaves = list(leaves)
+    if len(leaves) != treespec.num_leaves:
+        raise ValueError(f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but "
+                         f"the spec refers to a pytree that holds {treespec.num_leaves} items "
+                         f"({treespec}).")
+    it = iter(leaves)
+
+    def go(spec):
+        if spec.is_leaf():
+            return next(it)
+        children = [go(c) for c in spec.children_specs]
+        if spec.type == "namedtuple":
+            return spec.context(*children)
+        return SUPPORTED_NODES[spec.type][1](children, spec.context)
+
+    return go(treespec)
+
+
+def tree_iter(tree, is_leaf=None):
+    yield from tree_flatten(tree, is_leaf)[0]
+
+
+def tree_leaves(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(func, tree, *rests, is_leaf=None):
+    """``func`` applied to every leaf (and the matching leaves of ``rests``)."""
+    leaves, spec = tree_flatten(tree, is_leaf)
+    others = [_flatten_as(r, spec, is_leaf) for r in rests]
+    return tree_unflatten([func(*xs) for xs in zip(leaves, *others)], spec)
+
+
+def _flatten_as(tree, spec, is_leaf):
+    leaves, other = tree_flatten(tree, is_leaf)
+    if other != spec:
+        raise ValueError(f"Tree structure mismatch: {other} vs {spec}")
+    return leaves
+
+
+def tree_map_(func, tree, *rests, is_leaf=None):
+    leaves, spec = tree_flatten(tree, is_leaf)
+    others = [_flatten_as(r, spec, is_leaf) for r in rests]
+    for xs in zip(leaves, *others):
+        func(*xs)
+    return tree
+
+
+def _pred(type_or_types_or_pred):
+    if isinstance(type_or_types_or_pred, (type, tuple)) or \
+            type(type_or_types_or_pred).__name__ == "UnionType":
+        return lambda x: isinstance(x, type_or_types_or_pred)
+    return type_or_types_or_pred
+
+
+def tree_map_only(type_or_types_or_pred, /, func, tree, is_leaf=None):
+    """``func`` applied to the leaves of the given type(s) (or passing the predicate)."""
+    pred = _pred(type_or_types_or_pred)
+    return tree_map(lambda x: func(x) if pred(x) else x, tree, is_leaf=is_leaf)
+
+
+def tree_map_only_(type_or_types_or_pred, /, func, tree, is_leaf=None):
+    pred = _pred(type_or_types_or_pred)
+    return tree_map_(lambda x: func(x) if pred(x) else None, tree, is_leaf=is_leaf)
+
+
+def tree_all(pred, tree, is_leaf=None):
+    return all(map(pred, tree_iter(tree, is_leaf)))
+
+
+def tree_any(pred, tree, is_leaf=None):
+    return any(map(pred, tree_iter(tree, is_leaf)))
+
+
+def tree_all_only(type_or_types, /, pred, tree, is_leaf=None):
+    check = _pred(type_or_types)
+    return all(pred(x) for x in tree_iter(tree, is_leaf) if check(x))
+
+
+def tree_any_only(type_or_types, /, pred, tree, is_leaf=None):
+    check = _pred(type_or_types)
+    return any(pred(x) for x in tree_iter(tree, is_leaf) if check(x))
