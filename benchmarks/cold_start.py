@@ -8,7 +8,9 @@ Workloads, each run in its own new Python process and timed after the imports:
   4 heads, vocab 256) whose context grows each step under ``no_grad`` (nanoGPT's ``generate``);
 * ``rss``: resident memory after 1,000 and 5,000 warm MLP steps (torchlike only).
 
-Prints seconds and same-run ratios to torch. Asserts nothing.
+torchlike runs three times per workload: with the interpreter tier off and an empty cache
+(every first call compiles), then with the tier (the default) on an empty and on a warm cache.
+Prints seconds, same-run ratios to torch and the targets. Asserts nothing.
 Run: ``python benchmarks/cold_start.py [--tokens 60] [--only step,batches,generate,rss]``
 """
 from __future__ import annotations
@@ -124,21 +126,26 @@ def main():
     a = ap.parse_args()
     cache = tempfile.mkdtemp(prefix="torchlike-cache-")
     env = dict(os.environ, TORCHLIKE_CACHE_DIR=cache)
-    print(f"{'workload':10s} {'torch s':>9s} {'cold s':>9s} {'warm s':>9s} {'cold/torch':>11s} "
-          f"{'warm/torch':>11s}")
+    off = dict(env, TORCHLIKE_INTERPRET_CALLS="0", TORCHLIKE_CACHE_DIR=tempfile.mkdtemp(
+        prefix="torchlike-cache-off-"))
+    targets = {"step": "<=10x / <=5x", "batches": "<=10x", "generate": "<=15x / <=10x"}
+    print(f"{'workload':10s} {'torch s':>8s} {'no tier s':>10s} {'cold s':>8s} {'warm s':>8s} "
+          f"{'no tier/torch':>14s} {'cold/torch':>11s} {'warm/torch':>11s}  target (cold / warm)")
     for w in a.only.split(","):
         if w == "rss":
             r = run("torchlike", "rss", env, a.tokens)
             print(f"rss MB after 1000 / 5000 steps: {r}")
             continue
         t = run("torch", w, env, a.tokens)
-        cold = run("torchlike", w, env, a.tokens)      # empty cache: compiles everything
+        notier = run("torchlike", w, off, a.tokens)    # every first call compiles
+        cold = run("torchlike", w, env, a.tokens)      # empty cache: first calls interpreted
         warm = run("torchlike", w, env, a.tokens)      # the same programs, from the cache
         try:
-            t, cold, warm = float(t[0]), float(cold[0]), float(warm[0])
-            print(f"{w:10s} {t:9.3f} {cold:9.3f} {warm:9.3f} {cold / t:10.1f}x {warm / t:10.1f}x")
+            t, notier, cold, warm = float(t[0]), float(notier[0]), float(cold[0]), float(warm[0])
+            print(f"{w:10s} {t:8.3f} {notier:10.3f} {cold:8.3f} {warm:8.3f} {notier / t:13.1f}x "
+                  f"{cold / t:10.1f}x {warm / t:10.1f}x  {targets.get(w, '')}")
         except (TypeError, ValueError, IndexError):
-            print(w, t, cold, warm)
+            print(w, t, notier, cold, warm)
 
 
 if __name__ == "__main__":

@@ -212,3 +212,24 @@ def test_growing_context_generation_compiles_nothing_new(monkeypatch):
             idx = token(idx)
     assert idx.shape == (1, 25)
     assert _programs() == before
+
+
+def test_the_public_switch_turns_the_tier_off_and_back():
+    import torchlike.eager as eager
+    x = torchlike.tensor(np.linspace(0.1, 1.0, 19, dtype=np.float32))    # a new shape
+    start = eager.interpret_calls()
+    with eager.interpreting(0):
+        assert eager.interpret_calls() == 0
+        before = eager.stats()["interpreted"]
+        off = x.log().numpy()
+        assert eager.stats()["interpreted"] == before
+    assert eager.interpret_calls() == start
+    y = torchlike.tensor(np.linspace(0.1, 1.0, 23, dtype=np.float32))
+    before = eager.stats()["interpreted"]
+    y.log()
+    assert eager.stats()["interpreted"] == before + 1
+    np.testing.assert_array_equal(off, np.log(np.linspace(0.1, 1.0, 19, dtype=np.float32)))
+    with pytest.raises(ValueError, match="expected an int >= 0"):
+        eager.set_interpret_calls(-1)
+    with pytest.raises(ValueError, match="expected an int >= 0"):
+        eager.set_interpret_calls(2.5)

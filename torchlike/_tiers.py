@@ -43,7 +43,8 @@ _host = []                  # [bool]: is jax's default backend the CPU (decided 
 
 _ArrayImpl = type(jax.numpy.zeros(()))   # the concrete array class (jax.Array is abstract)
 _SCALARS = (int, float, bool, complex)
-_COMPILE = object()         # a signature's marker: past the tier, or not interpretable
+_COMPILE = object()         # a call's answer: run the compiled path
+_PAST = 1 << 62             # a signature's count once it must not be interpreted (nor loaded)
 
 
 def on_host():
@@ -130,10 +131,11 @@ def to_device(tree, device=None):
 class _Plan:
     """A signature's interpreter plan: its jaxpr and output structure."""
 
-    __slots__ = ("jaxpr", "out_tree", "avals")
+    __slots__ = ("jaxpr", "out_tree", "avals", "name")
 
     def __init__(self, jaxpr, out_tree):
         self.jaxpr, self.out_tree = jaxpr, out_tree
+        self.name = None            # its entry in the program cache, once needed
         self.avals = [jax.core.ShapedArray(a.shape, a.dtype, weak_type=a.weak_type)
                       for a in jaxpr.out_avals]
 
@@ -207,8 +209,16 @@ class Tiered:
         if ent is None:
             if len(seen) >= _SEEN_MAX:
                 seen.clear()
-            ent = seen[key] = [0, None]
+            ent = seen[key] = [0, None, None]   # calls, {tree: plan}, {tree: loaded program}
         elif ent[0] >= INTERPRET_CALLS:
+            if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
+                ent[0] += 1
+                return self._first_compiled(ent, tree, args)
+            loaded = ent[2]
+            if loaded:
+                exe = loaded.get(tree)
+                if exe is not None:             # from disk, until jax.jit's own is ready
+                    return exe(*args)
             return _COMPILE
         ent[0] += 1
         device = None
@@ -219,7 +229,7 @@ class Tiered:
                 if a.committed:
                     devs = a.sharding.device_set
                     if len(devs) != 1:
-                        ent[0] = INTERPRET_CALLS        # sharded: always compiled
+                        ent[0] = _PAST                  # sharded: always compiled
                         return _COMPILE
                     device = next(iter(devs))
                 size += a.size
@@ -229,7 +239,7 @@ class Tiered:
                     size += a.size
                 hosts.append(a)
         if size > INTERPRET_MAX_ELEMENTS:
-            ent[0] = INTERPRET_CALLS
+            ent[0] = _PAST
             return _COMPILE
         plans = ent[1]
         if plans is None:
@@ -245,7 +255,7 @@ class Tiered:
                 with _lock:
                     _stats["fallbacks"] += 1
                     _unsupported[bad] = _unsupported.get(bad, 0) + 1
-                ent[0] = INTERPRET_CALLS
+                ent[0] = _PAST
                 return _COMPILE
             plan = plans[tree] = _Plan(jaxpr, jax.tree_util.tree_structure(shape))
         from . import _interpret
@@ -254,13 +264,45 @@ class Tiered:
         except Exception:           # an interpreter defect: the compiled path answers
             with _lock:
                 _stats["errors"] += 1
-            ent[0] = INTERPRET_CALLS
+            ent[0] = _PAST
             return _COMPILE
         _stats["interpreted"] += 1      # (a counter: a lost update under threads is harmless)
         if self.finish is not None:
             return self.finish(flat, plan, device)
         return jax.tree_util.tree_unflatten(
             plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
+
+
+    def _first_compiled(self, ent, tree, args):
+        """A signature's first compiled call: its program from disk (torchlike._program_cache),
+        else compiled by jax.jit and stored there."""
+        from . import _program_cache as cache
+        plan = ent[1].get(tree) if ent[1] else None
+        if plan is None or cache.directory() is None:
+            return _COMPILE
+        name = plan.name
+        if name is None:
+            name = plan.name = cache.key(plan.jaxpr)
+        exe = cache.load(name, jax.tree_util.tree_structure((args, {})), plan.out_tree)
+        if exe is not None:
+            try:
+                out = exe(*args)
+            except Exception:       # a program that does not fit after all: compile it
+                exe = None
+        if exe is None:
+            out = self.jit(*args)
+            cache.save(name, self.jit, args)
+            return out
+        loaded = ent[2]
+        if loaded is None:
+            loaded = ent[2] = {}
+        loaded[tree] = exe
+
+        def fast_path():            # jax.jit's own dispatch for this signature, then switch
+            self.jit(*args)
+            loaded.pop(tree, None)
+        cache.warm(fast_path)
+        return out
 
 
 def tiered(raw, jitted=None, name="", finish=None):
