@@ -211,7 +211,8 @@ def _unary_input(name, d):
         return vals(d)
     x = np.concatenate([[0.0, -0.0, inf, -inf, nan], RNG.uniform(-lim, lim, 24)])
     if name in ("lgamma", "digamma"):
-        x = np.concatenate([[inf, nan, 1.0, 2.0], RNG.uniform(0.1, lim, 24)])
+        x = np.concatenate([[inf, -inf, nan, 0.0, -0.0, -1.0, -2.0, 1.0, 2.0],
+                            RNG.uniform(0.1, lim, 24)])
     return x.astype(d)
 
 
@@ -289,6 +290,20 @@ def test_binary_primitive(name):
             x = np.abs(x)
         args.append((x, y))
     compare(lambda ps: [fn(x, y) for x, y in ps], (args,), rtol=lambda d: _tol(d, n), what=name)
+
+
+def test_special_functions_of_two_and_three_arguments():
+    a = np.concatenate([[0.5, 1.0, 0.0, -1.0, inf, nan, 2.0, 3.0], RNG.uniform(0.1, 5, 12)])
+    x = np.concatenate([[0.5, 0.0, 1.0, 1.0, 1.0, 1.0, inf, 0.0], RNG.uniform(0.1, 5, 12)])
+    b = RNG.uniform(0.1, 5, 20)
+    p = RNG.uniform(0.05, 0.95, 20)
+    a32, x32 = a.astype(F32), x.astype(F32)
+    compare(lambda a, x, b, p, a32, x32: [
+        lax.igamma(a, x), lax.igammac(a, x), lax.igamma(a32, x32), lax.igammac(a32, x32),
+        lax.betainc(a[8:], b[8:], p[8:]), lax.bessel_i0e(x), lax.bessel_i1e(x32),
+        lax.polygamma(np.array([0.0, 1.0, 2.0, 3.0]), x[8:12]),
+        lax.zeta(a[8:] + 1.5, b[8:])],
+        (a, x, b, p, a32, x32), rtol=lambda d: ulps(d, 64 if d == F32 else 4096))
 
 
 def test_pow_integer_exponent():

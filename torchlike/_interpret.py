@@ -676,7 +676,9 @@ def _scipy_special():
     return sp
 
 
-def _special(name, sp_name, nargs=1):
+def _special(name, sp_name, fix=None):
+    """A scipy.special function (scipy is a dependency of jax itself; imported on first use),
+    with ``fix(result, *args)`` where XLA's edge values differ from scipy's."""
     def make(p, ins, outs):
         d = np.dtype(outs[0].dtype)
         fn = getattr(_scipy_special(), sp_name)
@@ -684,16 +686,22 @@ def _special(name, sp_name, nargs=1):
             d = _F32            # computed in float32, rounded by the low-precision wrapper
         if d.kind != "f":
             raise Unsupported(name, f"dtype {d}")
-        return lambda *a: np.asarray(fn(*a)).astype(d, copy=False)
+        if fix is None:
+            return lambda *a: np.asarray(fn(*a)).astype(d, copy=False)
+        return lambda *a: np.asarray(fix(fn(*a), *a)).astype(d, copy=False)
     rule(name)(make)
 
 
-for _name, _sp, _n in [("erf", "erf", 1), ("erfc", "erfc", 1), ("erf_inv", "erfinv", 1),
-                       ("lgamma", "gammaln", 1), ("digamma", "digamma", 1),
-                       ("igamma", "gammainc", 2), ("igammac", "gammaincc", 2),
-                       ("bessel_i0e", "i0e", 1), ("bessel_i1e", "i1e", 1),
-                       ("zeta", "zeta", 2), ("regularized_incomplete_beta", "betainc", 3)]:
-    _special(_name, _sp, _n)
+for _name, _sp, _fix in [
+        ("erf", "erf", None), ("erfc", "erfc", None), ("erf_inv", "erfinv", None),
+        # XLA: lgamma(-inf) = inf, digamma(0) = NaN, igamma(inf, x) = NaN
+        ("lgamma", "gammaln", lambda r, x: np.where(x == -np.inf, np.inf, r)),
+        ("digamma", "digamma", lambda r, x: np.where(x == 0, np.nan, r)),
+        ("igamma", "gammainc", lambda r, a, x: np.where(np.isinf(a), np.nan, r)),
+        ("igammac", "gammaincc", lambda r, a, x: np.where(np.isinf(a), np.nan, r)),
+        ("bessel_i0e", "i0e", None), ("bessel_i1e", "i1e", None), ("zeta", "zeta", None),
+        ("regularized_incomplete_beta", "betainc", None)]:
+    _special(_name, _sp, _fix)
 
 
 @rule("polygamma")
