@@ -156,6 +156,8 @@ def test_out_of_range_indices_raise_torchs_error_and_leave_state():
     cstep = torchlike.compile(step, fullgraph=True)
     x = np.array([[0, 1], [2, 4]])
     cstep(torchlike.tensor(x), torchlike.tensor([0, 2]))        # compiles, in range
+    # later calls run the checks first, as their own program (the errors below come from it)
+    assert next(iter(cstep._entries.values())).precheck
     topt = torch.optim.SGD(tnet.parameters(), lr=0.1)
     torch.nn.functional.cross_entropy(tnet(torch.tensor(x)), torch.tensor([0, 2])).backward()
     topt.step()

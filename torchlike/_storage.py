@@ -38,6 +38,7 @@ import weakref
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src import core as _jcore
 
 from . import _caches
 from . import _dtype as D
@@ -48,7 +49,7 @@ from .autograd import grad_mode as _gm
 
 __all__ = ["write", "make_view", "detached_alias", "alias_index", "view_rule", "ViewRule",
            "check_inplace", "commit_inplace", "apply_", "relayout", "is_contiguous",
-           "broadcasts"]
+           "broadcasts", "write_roots", "concrete_maps", "constant"]
 
 _state = _gm._state
 _lock = threading.RLock()   # one writer at a time: data swap + version bump + alias refresh
@@ -147,36 +148,64 @@ _caches.register("storage", _clear, lambda: dict(_TRACES))
 
 
 def alias_index(t):
-    """The flat root positions read by ``t`` (None: ``t`` reads the whole root as it is)."""
+    """The flat root positions read by ``t`` (None: ``t`` reads the whole root as it is).
+
+    A map depends on shapes and the view ops' static positions only, never on values: while
+    a jit traces (``torchlike.compile``) it is still computed now, as a concrete array (see
+    ``concrete_maps``), so decisions that need it (contiguity, overlap) stay on the host and
+    the program gets it as a constant."""
     a = t._alias
     if a is None:
         return None
     if a.idx is None:
         if a.fwd is None:
             return None
-        pidx = alias_index(a.parent)
-        if pidx is None:
-            pidx = _iota_shaped(a.root._data.shape)
-        out = a.fwd(pidx, *a.rest)
+        with concrete_maps():
+            pidx = alias_index(a.parent)
+            if pidx is None:
+                pidx = _iota_shaped(a.root._data.shape)
+            out = a.fwd(pidx, *a.rest)
         a.idx = out[a.k] if isinstance(out, tuple) else out
     return a.idx
 
 
-def _index_concrete(t):
-    """``alias_index(t)`` evaluated now, without caching (for a map cached as a tracer)."""
-    a = t._alias
-    if a is None:
-        return None
-    if a.idx is not None and not isinstance(a.idx, jax.core.Tracer):
-        return a.idx
-    if a.fwd is None:
-        # a detached alias reads the positions its parent reads
-        return None if a.idx is None else _index_concrete(a.parent)
-    pidx = _index_concrete(a.parent)
-    if pidx is None:
-        pidx = _iota_shaped(a.root._data.shape)
-    out = a.fwd(pidx, *a.rest)
-    return out[a.k] if isinstance(out, tuple) else out
+def _staging():
+    """Is a jit trace active in this thread (an op now would be staged, not run)?"""
+    return _jcore.trace_ctx.trace is not _jcore.eval_trace
+
+
+class _NoContext:
+    __slots__ = ()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_CONTEXT = _NoContext()
+
+
+def concrete_maps():
+    """Context for computing index maps: while a jit traces, ops on concrete inputs run now
+    (``jax.ensure_compile_time_eval``) instead of becoming part of the program."""
+    return jax.ensure_compile_time_eval() if _staging() else _NO_CONTEXT
+
+
+def constant(x):
+    """``x`` with a jit trace's constant lowered to its concrete value (an array made from
+    Python data inside a traced function: a view op's position ``jnp.asarray(i)``, a
+    ``torchlike.tensor([...])``); ``x`` itself when it is concrete or computed from the
+    trace's inputs."""
+    if isinstance(x, jax.core.Tracer):
+        try:
+            v = x.get_const()
+        except AttributeError:
+            return x
+        if v is not None:
+            return np.asarray(v, dtype=x.dtype)
+    return x
 
 
 def detached_alias(t):
@@ -252,7 +281,8 @@ class ViewRule:
         outs = result if isinstance(result, tuple) else (result,)
         rep = (self.overlap(base, static) if self.overlap is not None
                else _grows(base, outs, static))
-        rest = tuple(arrays[1:])
+        # positions made inside a traced function are constants: index maps need their values
+        rest = tuple(constant(x) for x in arrays[1:])
         fwd = entry.fwd
         if isinstance(result, tuple):
             for k, o in enumerate(outs):
@@ -295,7 +325,8 @@ def _overlaps(t):
         return False
     if a.overlap is None:
         idx = alias_index(t)
-        a.overlap = idx is not None and bool(_repeats(idx))
+        with concrete_maps():
+            a.overlap = idx is not None and bool(_repeats(idx))
     return a.overlap
 
 
@@ -314,6 +345,20 @@ def write(t, new, grad_out=None, repeats_ok=False):
     """
     with _lock:
         _write(t, new, grad_out, repeats_ok)
+
+
+def write_roots(tensors, arrays):
+    """Raw writes of ``arrays`` into root ``tensors`` (no autograd; aliases refreshed), under
+    one lock: the write-back of a compiled step."""
+    with _lock:
+        for t, new in zip(tensors, arrays):
+            if t._alias is not None:
+                _write(t, new, None)
+                continue
+            t._data = new
+            t._vc[0] += 1
+            if t.__dict__.get("_aliases"):
+                _refresh(t)
 
 
 # set by torchlike.compile while a thread traces: ``hook(root, prev_data, prev_version)`` is
@@ -398,6 +443,16 @@ def relayout(t, new_data, layout, node=None):
 
 
 def _relayout(t, new_data, layout, node):
+    with concrete_maps():
+        _relayout_maps(t, layout)
+    t._data = new_data
+    t._vc[0] += 1
+    if node is not None:
+        _rebase(t, node, 0)
+    return t
+
+
+def _relayout_maps(t, layout):
     a = t._alias
     if a is None:
         d = t.__dict__.get("_aliases")
@@ -419,11 +474,6 @@ def _relayout(t, new_data, layout, node):
         if idx is None:
             idx = _iota_shaped(t._data.shape)
         a.idx = layout(idx)
-    t._data = new_data
-    t._vc[0] += 1
-    if node is not None:
-        _rebase(t, node, 0)
-    return t
 
 
 def is_contiguous(t):
@@ -435,13 +485,6 @@ def is_contiguous(t):
     idx = alias_index(t)
     if idx is None:
         return True
-    if isinstance(idx, jax.core.Tracer):
-        # computed while torchlike.compile traces: the map depends on shapes only, so it is
-        # recomputed at trace time (not cached: the cached one stays what the program uses)
-        with jax.ensure_compile_time_eval():
-            idx = _index_concrete(t)
-        if idx is None:
-            return True
     flat = np.asarray(idx).reshape(-1)
     return flat.size == 0 or bool((flat == np.arange(flat[0], flat[0] + flat.size)).all())
 

@@ -346,7 +346,8 @@ class _ModuleProgram(_Program):
     def __init__(self, mod, fullgraph):
         super().__init__(type(mod).__name__ + ".forward", fullgraph)
         self._key_names = ("the arguments", "the argument structure",
-                           "the parameters and buffers", "module.training", "grad mode")
+                           "the parameters and buffers", "the views among them",
+                           "module.training", "grad mode")
         self._holder = [None]
         self._hook_warned = False
 
@@ -357,13 +358,9 @@ class _ModuleProgram(_Program):
         except _trace.GraphBreak as e:
             self._graph_break(e, None)
             return fwd(*args, **kwargs)
-        state = list({id(t): t for t in (*mod.parameters(), *mod.buffers())}.values())
-        for t in state:
-            if t._alias is not None:
-                self._graph_break(_trace.GraphBreak("a parameter or buffer is a view"), None)
-                return fwd(*args, **kwargs)
-        key = (akey, treedef, _state_key(state), tuple(m.training for m in mod.modules()),
-               _common_key())
+        state, views = _trace.state_roots([*mod.parameters(), *mod.buffers()])
+        key = (akey, treedef, _state_key(state), views,
+               tuple(m.training for m in mod.modules()), _common_key())
         entry = self._lookup(key)
         if entry is _EAGER:
             return fwd(*args, **kwargs)

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["value_check", "install", "uninstall", "collecting", "raise_failed",
+__all__ = ["value_check", "index_bounds", "install", "uninstall", "collecting", "raise_failed",
            "is_check_error"]
 
 
@@ -101,6 +101,20 @@ def value_check(array, bad, error, first=None):
             raise mk(np.asarray(v).item())
     value = first(array) if first is not None else jnp.zeros((), jnp.int64)
     jax.debug.callback(host, jnp.asarray(bad(array), bool), value)
+
+
+def index_bounds(index, n, dim):
+    """torch's bounds check of a traced integer index into a dimension of size ``n``."""
+    def bad(a):
+        return (a >= n) | (a < -n)
+
+    def first(a):
+        m = jnp.reshape(bad(a), (-1,))
+        return jnp.reshape(a, (-1,))[jnp.argmax(m)] if m.size else jnp.zeros((), a.dtype)
+
+    value_check(index, lambda a: jnp.any(bad(a)),
+                lambda v: IndexError(
+                    f"index {int(v)} is out of bounds for dimension {dim} with size {n}"), first)
 
 
 _saved = []

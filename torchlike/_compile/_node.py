@@ -60,6 +60,7 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
             with _trace.tracing(), checks, watch, _gm.no_grad():
                 for t, a in zip(state, s_arrs):
                     swap.put(t, a)
+                swap.derive()
                 for i, g in enumerate(gens):
                     saved_g.append(g._begin_trace(g_arrs[2 * i], g_arrs[2 * i + 1]))
                 lv = list(static_leaves)

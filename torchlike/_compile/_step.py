@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._storage import write_roots
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from . import _hostchecks, _trace
@@ -47,16 +48,17 @@ class StepState:
                 seen.add(id(t))
                 lst.append(t)
 
-        modules, mids = [], set()
-        for m in found.modules:
-            for sub in m.modules():
-                if id(sub) not in mids:
-                    mids.add(id(sub))
-                    modules.append(sub)
-        for m in found.modules:
-            for p in m.parameters():
+        def add_root(t, lst, seen):
+            # a view is threaded as its root (``_trace.state_roots``)
+            if t is not None:
+                add(t if t._alias is None else t._alias.root, lst, seen)
+
+        modules = _walk(found.modules)
+        for m in modules:
+            for p in m._parameters.values():
                 add(p, T, ids)
-            for b in m.buffers():
+        for m in modules:
+            for b in m._buffers.values():
                 add(b, T, ids)
         for o in found.opts:
             for g in o.param_groups:
@@ -64,15 +66,16 @@ class StepState:
                     add(p, T, ids)
         for t in found.tensors:
             add(t, T, ids)
-        S, sids = list(T), set(ids)
+        S, views = _trace.state_roots(T)
+        sids = {id(t) for t in S}
         grad_idx = []
         for t in T:
             g = t._grad
             if g is None:
                 grad_idx.append(None)
             else:
-                add(g, S, sids)
-                grad_idx.append(_index(S, g))
+                add_root(g, S, sids)
+                grad_idx.append(_index(S, g if g._alias is None else g._alias.root))
         opt_layout = []
         index_of = {id(t): i for i, t in enumerate(T)}
         for o in found.opts:
@@ -86,7 +89,7 @@ class StepState:
                     for k in sorted(st):
                         v = st[k]
                         if isinstance(v, Tensor):
-                            add(v, S, sids)
+                            add_root(v, S, sids)
                             items.append((k, "T"))
                         else:
                             items.append((k, ("const", _hashable(v))))
@@ -96,9 +99,6 @@ class StepState:
         self.modules = modules
         self.grad_idx = grad_idx
         self.opt_layout = opt_layout
-        for t in S:
-            if t._alias is not None:
-                raise _trace.GraphBreak("a state tensor is a view of another tensor")
         hooks = []
         for i, t in enumerate(T):
             acc = t._acc
@@ -126,7 +126,23 @@ class StepState:
                   for o, lay, hps in zip(self.opts, opt_layout, self.hps)),
             tuple(m.training for m in modules),
             tuple(hooks),
+            views,
         )
+
+
+def _walk(roots):
+    """Every module under ``roots`` once, parents first (``named_modules``' order), without
+    its generators: this runs on every call."""
+    out, seen = [], set()
+    stack = list(reversed(roots))
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        out.append(m)
+        stack.extend(reversed([c for c in m._modules.values() if c is not None]))
+    return out
 
 
 def _hp(o, g):
@@ -159,13 +175,16 @@ def _hashable(v):
 
 
 class StepEntry:
-    __slots__ = ("jitted", "spec", "traces", "name")
+    __slots__ = ("jitted", "spec", "traces", "name", "precheck")
 
     def __init__(self, name):
         self.name = name
         self.jitted = None
         self.spec = None
         self.traces = 0
+        # the value checks as a program of their own (``_precheck``): None (not built yet),
+        # False (none, or not worth a program), or (jitted checks, which inputs they read)
+        self.precheck = None
 
 
 def _group_snapshot(g):
@@ -241,6 +260,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
             with _trace.tracing(), checks, watch, _gm.set_grad_enabled(grad_enabled):
                 for t, a in zip(S, s_arrs):
                     swap.put(t, a)
+                swap.derive()
                 for o in st.opts:
                     saved_opt.append({k: (v, dict(v)) for k, v in o.state.items()})
                     saved_groups.append([_group_snapshot(g) for g in o.param_groups])
@@ -288,7 +308,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 new_data = [S[i]._data for i in changed]
                 ch = set(changed)
                 grads_changed = any(t._grad is not g0 for t, g0 in zip(T, saved_grads)) or any(
-                    g0 is not None and sid[id(g0)] in ch for g0 in saved_grads) or any(
+                    g0 is not None and sid.get(id(g0)) in ch for g0 in saved_grads) or any(
                     isinstance(a, Tensor) and a._grad is not None for a in lv)
                 grad_spec = [ref(t._grad) for t in T]
                 tid = {id(t): i for i, t in enumerate(T)}
@@ -351,18 +371,66 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
     return entry
 
 
+# a check program that recomputes more than this many equations is not split off
+_PRECHECK_MAX_EQNS = 64
+
+
+def _count_eqns(jaxpr, limit):
+    """Equations of ``jaxpr`` and of the jaxprs it calls (counting stops past ``limit``)."""
+    from jax._src import core as jcore
+    n = 0
+    for e in jaxpr.eqns:
+        n += 1
+        for sub in jcore.jaxprs_in_params(e.params):
+            n += _count_eqns(sub, limit)
+        if n > limit:
+            break
+    return n
+
+
+def _precheck(entry, args):
+    """The step's value checks on their own, when they read little (class indices, embedding
+    indices: arguments of the step): they run first as a small program and are read at once, so an error is raised before the step runs, and the step
+    itself is never waited for (the host's write-back and the next call overlap the program).
+    False when the checks would recompute much of the step (they then come from the step's
+    own output, read after the call) or call the host."""
+    from jax._src import core as jcore
+    from jax._src.interpreters import partial_eval as pe
+    try:
+        closed = entry.jitted.trace(*args).jaxpr
+        n_out = len(closed.jaxpr.outvars)
+        jaxpr, used = pe.dce_jaxpr(closed.jaxpr, [False] * (n_out - 1) + [True])
+    except Exception:  # noqa: BLE001  (a jax internal that changed: keep the plain read)
+        return False
+    if jaxpr.effects or _count_eqns(jaxpr, _PRECHECK_MAX_EQNS) > _PRECHECK_MAX_EQNS:
+        return False
+    fn = jax.jit(jcore.jaxpr_as_fun(jcore.ClosedJaxpr(jaxpr, closed.consts)))
+    return fn, tuple(used), entry.traces
+
+
 def run_step_entry(entry, st, leaves):
     S, T = st.S, st.T
     g_arrs = [g._state_arrays() for g in st.gens]
     hp_arrs = st.hps
     a_arrs = [x._data for x in leaves if isinstance(x, Tensor)]
-    new_data, created, outs, flags = entry.jitted([t._data for t in S], g_arrs, hp_arrs,
-                                                  a_arrs)
+    args = ([t._data for t in S], g_arrs, hp_arrs, a_arrs)
+    pre = entry.precheck
+    if pre:
+        # torch's value errors (class indices, embedding indices) before the step runs
+        inputs = jax.tree_util.tree_leaves(args)
+        _hostchecks.raise_failed(entry.spec[-1],
+                                 pre[0](*[x for x, u in zip(inputs, pre[1]) if u]))
+    traces = entry.traces
+    new_data, created, outs, flags = entry.jitted(*args)
     changed, grad_spec, opt_spec, out_tree, kinds, drawn, errors = entry.spec
-    # torch's value errors (class indices, embedding indices) before anything is written back
-    _hostchecks.raise_failed(errors, flags)
-    for i, a in zip(changed, new_data):
-        S[i]._set_data(a)
+    if not pre:
+        # torch's value errors before anything is written back (waits for the program)
+        _hostchecks.raise_failed(errors, flags)
+        if pre is None:
+            entry.precheck = _precheck(entry, args) if errors else False
+    elif entry.traces != traces:
+        entry.precheck = None          # the program was traced again: so are its checks
+    write_roots([S[i] for i in changed], new_data)
     made = [Tensor._make(a) for a in created]
 
     def resolve(r):

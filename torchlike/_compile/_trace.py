@@ -18,7 +18,7 @@ import numpy as np
 from .._tensor import Tensor
 
 __all__ = ["Unsupported", "GraphBreak", "tracing", "is_tracer", "break_reason", "Swap",
-           "flatten_args", "arg_key"]
+           "read_map", "state_roots", "flatten_args", "arg_key"]
 
 _TL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIP_DIRS = (_TL_DIR, os.path.dirname(jax.__file__), os.path.dirname(np.__file__))
@@ -71,12 +71,33 @@ _tracing_threads = [0]
 
 
 def _write_hook(delta):
-    """Storage's write hook is installed while any thread traces (eager writes elsewhere
-    then pay one call that finds no watch in their thread)."""
+    """Storage's write hook and the constants' numpy conversion are installed while any
+    thread traces (eager writes elsewhere then pay one call that finds no watch in their
+    thread)."""
     from .. import _storage
     with _hook_lock:
         _tracing_threads[0] += delta
-        _storage.trace_write_hook = _note_write if _tracing_threads[0] > 0 else None
+        on = _tracing_threads[0] > 0
+        _storage.trace_write_hook = _note_write if on else None
+        if on and "__array__" not in _JaxprTracer.__dict__:
+            _JaxprTracer.__array__ = _constant_array
+        elif not on and _JaxprTracer.__dict__.get("__array__") is _constant_array:
+            del _JaxprTracer.__array__
+
+
+# A tensor made from Python data inside a traced function (``tensor([0, 2])``, a mask from a
+# list, ``arange(n)``) is a constant of the trace: its value is known, as it is to torch's
+# dynamo. Host-side code that reads such values (index bounds and masks, a view's positions)
+# reads them while a torchlike.compile trace runs; a value computed from the program's inputs
+# still raises jax's TracerArrayConversionError (a graph break).
+from jax._src.interpreters.partial_eval import DynamicJaxprTracer as _JaxprTracer  # noqa: E402
+
+
+def _constant_array(self, dtype=None, copy=None):
+    v = self.get_const()
+    if v is None:
+        return jax.core.Tracer.__array__(self, dtype)
+    return np.asarray(v, dtype=dtype)
 
 
 def _note_write(root, prev, version):
@@ -223,6 +244,19 @@ class Swap:
                            t._vc, t._vc[0], aliases))
         t._data = arr
 
+    def derive(self):
+        """Make the live aliases of the swapped tensors read the new (traced) data, as a write
+        refreshes them (a view registered as a buffer reads its traced root). Index maps are
+        concrete (``_storage.alias_index``), so a view reads its root as a constant gather, or
+        as a slice where its elements are consecutive."""
+        from .._storage import alias_index
+        for t, _d, _f, _n, _r, _vc, _v, aliases in self.saved:
+            for a in aliases or ():
+                al = a[0]
+                idx = alias_index(al)
+                al._data = (t._data.reshape(al._data.shape) if idx is None
+                            else read_map(t._data, idx))
+
     def restore(self):
         saved, self.saved = self.saved, []
         for t, data, fn, nr, rg, vc, v, aliases in reversed(saved):
@@ -239,6 +273,36 @@ class Swap:
             if d and any(id(al) not in keep for al in list(d)):
                 # (a new set: WeakSet.discard would compare Tensors with ==)
                 t.__dict__["_aliases"] = weakref.WeakSet(a[0] for a in aliases or ())
+
+
+def read_map(root, idx):
+    """``root``'s elements at the flat positions ``idx`` (a concrete index map), shaped as
+    ``idx``: a slice when the positions are consecutive, else a gather."""
+    flat_idx = np.asarray(idx).reshape(-1)
+    flat = root.reshape(-1)
+    n = flat_idx.size
+    if n:
+        start = int(flat_idx[0])
+        if start + n <= flat.shape[0] and (flat_idx == np.arange(start, start + n)).all():
+            return jax.lax.slice(flat, (start,), (start + n,)).reshape(np.shape(idx))
+    return flat[flat_idx].reshape(np.shape(idx))
+
+
+def state_roots(tensors):
+    """The tensors a program threads for ``tensors`` (parameters, buffers, ...): each one's
+    storage root, once (a view registered as a buffer is read from its root, and a write
+    through it reaches the root), and the guard of the views among them: per view its
+    position, identity and shape (its index map is a constant of the program)."""
+    roots, seen, views = [], set(), []
+    for i, t in enumerate(tensors):
+        a = t._alias
+        r = t if a is None else a.root
+        if a is not None:
+            views.append((i, id(t), t._data.shape))
+        if id(r) not in seen:
+            seen.add(id(r))
+            roots.append(r)
+    return roots, tuple(views)
 
 
 # ------------------------------------------------------------------ arguments

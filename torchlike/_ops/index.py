@@ -117,7 +117,8 @@ def _parse(x, key):
                 arrays.append(jnp.asarray(start, jnp.int64))
             dim += 1
         else:
-            t = k._data if isinstance(k, Tensor) else np.asarray(k)
+            # an index made from Python data inside a traced function is a constant
+            t = _constant(k._data) if isinstance(k, Tensor) else np.asarray(k)
             if t.dtype == np.bool_ or t.dtype == np.uint8:
                 m = np.asarray(t).astype(bool)
                 if m.shape != tuple(shape[dim:dim + m.ndim]):
@@ -136,10 +137,18 @@ def _parse(x, key):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
             n = shape[dim]
-            ta = np.asarray(t)
-            if ta.size and (ta.max() >= n or ta.min() < -n):
-                bad = int(ta.max()) if ta.max() >= n else int(ta.min())
-                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+            # torch names the index tensor's position among the tensor indices
+            k_adv = sum(1 for s in spec if s[0] == "t")
+            if isinstance(t, jax.core.Tracer):
+                # computed inside a traced function: checked when the program runs
+                from .._compile._hostchecks import index_bounds
+                index_bounds(t, n, k_adv)
+            else:
+                ta = np.asarray(t)
+                if ta.size and (ta.max() >= n or ta.min() < -n):
+                    bad = int(ta.max()) if ta.max() >= n else int(ta.min())
+                    raise IndexError(
+                        f"index {bad} is out of bounds for dimension {k_adv} with size {n}")
             spec.append(("t",))
             arrays.append(jnp.asarray(t))
             dim += 1
@@ -160,6 +169,7 @@ methods(__getitem__=getitem)
 import functools  # noqa: E402
 
 from .._storage import check_inplace, commit_inplace  # noqa: E402
+from .._storage import constant as _constant  # noqa: E402
 
 
 _CONSUMING = "iIsSt"
