@@ -951,6 +951,8 @@ class DataLoader(Generic[T_co]):
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
+        from ._main_rerun import warn_if_workers_rerun_main
+        warn_if_workers_rerun_main(num_workers, multiprocessing_context)
         iterable = isinstance(dataset, IterableDataset)
         self._dataset_kind_iterable = iterable
         if iterable:
