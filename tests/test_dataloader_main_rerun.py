@@ -65,6 +65,6 @@ def test_warning_once_at_creation(tmp_path):
     assert ("UserWarning: DataLoader workers start as fresh processes ('spawn': JAX cannot be "
             f"forked safely), and each one imports {tmp_path / 'train.py'} again: its module-level "
             "code outside "
-            "`if __name__ == \"__main__\":` runs once more in every worker (from line 5: "
-            "'data = list(range(4))'). Move that code under `if __name__ == \"__main__\":` to "
+            "`if __name__ == \"__main__\":` runs once more in every worker (from line 4: "
+            "'warnings.simplefilter(\"always\")'). Move that code under `if __name__ == \"__main__\":` to "
             "run it once, or use num_workers=0.") in r.stderr
