@@ -7,6 +7,7 @@ the same file with a different import), a diverging and a crashing job, and a
 """
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 import torch
 
 import torchlike
+from distributed_workers.once import once
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKERS = os.path.join(HERE, "distributed_workers")
@@ -67,9 +69,7 @@ def _leftover(tag):
     return found
 
 
-@pytest.fixture(scope="module")
-def jobs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("dist")
+def _run_jobs(d):
     launch = [sys.executable, "-m", "torchlike.distributed.run", "--standalone",
               "--nproc-per-node", "2"]
     worker = os.path.join(WORKERS, "per_rank.py")
@@ -85,12 +85,20 @@ def jobs(tmp_path_factory):
                             + [os.path.join(WORKERS, "two_hosts.py"), str(d / "th")]),
     }
     deadline = t0 + TIMEOUT
-    done = {k: _finish(p, deadline) for k, p in procs.items()}
-    res = {"dir": d, "t0": t0, "done": done}
+    done = {k: list(_finish(p, deadline)) for k, p in procs.items()}
+    res = {"dir": str(d), "done": done, "leftover": {
+        m: _leftover(f"failures.py {m}") for m in ("diverge", "crash")}}
     for name, prefix in (("torchlike", "tl"), ("torch", "torch")):
         rc, out, err, _ = done[name]
         assert rc == 0, f"{name} job failed:\n{err[-4000:]}"
         res[name] = [json.load(open(d / f"{prefix}.rank{r}.json")) for r in range(2)]
+    return res
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    res = once(tmp_path_factory, "distributed-jobs", _run_jobs)
+    res["dir"] = pathlib.Path(res["dir"])
     return res
 
 
@@ -180,7 +188,7 @@ def test_rank_divergence_ends_in_a_timeout(jobs):
     assert "Watchdog caught collective operation timeout: ALLREDUCE" in err
     assert "rank 0 passed" not in out
     assert "ChildFailedError" in err
-    assert _leftover("failures.py diverge") == []
+    assert jobs["leftover"]["diverge"] == []
 
 
 def test_crashed_rank_ends_the_job(jobs):
@@ -188,7 +196,7 @@ def test_crashed_rank_ends_the_job(jobs):
     assert rc == 1
     assert "ValueError: rank 1 failed on purpose" in err
     assert "rank: 1 (local_rank: 1)" in err
-    assert _leftover("failures.py crash") == []
+    assert jobs["leftover"]["crash"] == []
 
 
 def test_multiprocessing_spawn_job(jobs):

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 import torch
 
+from distributed_workers.once import once
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-@pytest.fixture(scope="module")
-def res():
+def _run(directory):
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, os.path.join(HERE, "distributed_workers",
@@ -24,6 +25,11 @@ def res():
     assert p.returncode == 0, p.stderr[-4000:]
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")][-1]
     return json.loads(line[len("RESULT "):])
+
+
+@pytest.fixture(scope="module")
+def res(tmp_path_factory):
+    return once(tmp_path_factory, "distributed-global", _run)
 
 
 def test_device_mesh(res):

@@ -15,6 +15,7 @@ On CPU the processes' collectives run over gloo (``jax_cpu_collectives_implement
 from __future__ import annotations
 
 import os
+import sys
 
 __all__ = ["join_from_env", "joined"]
 
@@ -26,7 +27,20 @@ def joined():
     return _joined[0]
 
 
+def _is_launcher():
+    """Whether this process is ``python -m torchlike.distributed.run`` itself."""
+    argv = getattr(sys, "orig_argv", [])
+    return any(a == "-m" and b in ("torchlike.distributed.run", "torchlike.distributed.launch")
+               for a, b in zip(argv, argv[1:]))
+
+
 def join_from_env():
+    if _is_launcher():
+        # the launcher only starts and watches ranks: it must not take the accelerators
+        # (jax's GPU client reserves most of each GPU's memory when it starts)
+        import jax
+        jax.config.update("jax_platforms", "cpu")
+        return
     addr = os.environ.get("TORCHLIKE_JAX_COORDINATOR")
     if not addr or _joined[0] is not None:
         return

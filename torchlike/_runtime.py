@@ -278,7 +278,7 @@ def _init():
     except RuntimeError:
         return
     if backend != "cpu":
-        _jax.config.update("jax_default_device", _jax.devices("cpu")[0])
+        _jax.config.update("jax_default_device", _jax.local_devices(backend="cpu")[0])
         _jax.config.update("jax_default_matmul_precision", "highest")
 
 

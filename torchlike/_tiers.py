@@ -99,7 +99,7 @@ def _default_device():
     if isinstance(d, jax.Device):
         return d
     if not _first_device:
-        _first_device.append(jax.devices()[0])
+        _first_device.append(jax.local_devices()[0])   # this process's (multi-process jobs)
     return _first_device[0]
 
 
