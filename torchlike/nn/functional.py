@@ -80,6 +80,11 @@ def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as torch records it (``AddmmBackward0`` over
     ``TBackward0`` for 2-D input; views around the matmul for other ranks)."""
     import torchlike as tl
+    if _gm._state.autocast is not None:
+        # torch autocasts linear as one op: its inputs are cast before its dtype checks
+        from ..amp.autocast_mode import cast_composite
+        cast = cast_composite("linear", input, weight, *(() if bias is None else (bias,)))
+        input, weight, bias = cast[0], cast[1], (cast[2] if bias is not None else None)
     if weight.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{weight.ndim}D")
