@@ -19,6 +19,17 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # the one allowed cycle: Tensor construction <-> apply (set by _tensor at import, late-bound)
 ALLOWED = {frozenset({"torchlike._tensor", "torchlike._registry"})}
 
+# the core (below the op families): its cycles are declared here, module by module, so that a
+# new import that closes another cycle fails ``test_core_cycles_are_the_declared_ones``. The
+# circle still runs through Tensor's methods that reach creation, devices, autocast and the
+# hook checks; each edge cut removes modules from it, down to the ALLOWED pair.
+CORE = ("_creation", "_device", "_registry", "_random", "_runtime", "_storage", "_tensor",
+        "_tiers", "_caches", "_dtype", "_lazy", "amp", "autograd", "_ops._surface")
+CORE_CYCLES = {frozenset("torchlike." + m for m in (
+    "_creation", "_device", "_random", "_registry", "_runtime", "_storage", "_tensor", "amp",
+    "amp.autocast_mode", "amp.grad_scaler", "autograd", "autograd.engine", "autograd.function",
+    "autograd.graph", "autograd.hook_checks"))}
+
 
 def _modules():
     mods = {}
@@ -152,10 +163,30 @@ def test_storage_registry_engine_are_in_no_cycle_but_tensor_registry():
     assert not bad, [sorted(c) for c in bad]
 
 
+def _core(m):
+    rest = m[len("torchlike."):]
+    return any(rest == c or rest.startswith(c + ".") for c in CORE)
+
+
+def core_cycles(graph):
+    core = {m for m in graph if _core(m)}
+    return set(cycles({m: {t for t in graph[m] if t in core} for m in core}))
+
+
+def test_core_cycles_are_the_declared_ones():
+    assert core_cycles(import_graph()) == CORE_CYCLES
+
+
+def test_the_allowed_pair_is_inside_the_declared_circle():
+    assert all(any(pair <= c for c in CORE_CYCLES) for pair in ALLOWED)
+
+
 if __name__ == "__main__":
     g = import_graph()
     cs = cycles(g)
     print(f"{len(cs)} cycle(s) (strongly connected components of more than one module)")
     for c in cs:
         print(f"  {len(c)} modules:", " ".join(sorted(x.replace("torchlike.", "") for x in c)))
+    for c in core_cycles(g):
+        print(f"core: {len(c)} modules:", " ".join(sorted(x.replace("torchlike.", "") for x in c)))
     sys.exit(0)

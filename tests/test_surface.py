@@ -193,3 +193,67 @@ def test_out_is_accepted_wherever_torch_takes_it():
 if __name__ == "__main__":
     for ns, (have, total) in coverage().items():
         print(f"{ns:36s} {have:4d}/{total:<4d} {100 * have / max(total, 1):5.1f}%")
+
+
+# ------------------------------------------------------------------ the surface's declarations
+
+def test_every_declared_name_is_bound_once():
+    """Each family declares its surface at the definition; ``bind`` writes each name once."""
+    from torchlike._ops import _surface
+    decl = _surface.declared()
+    keys = [(owner, name) for owner, name, _where in decl]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    assert not twice, twice
+    owners = {"Tensor": torchlike.Tensor, "torch": torchlike}
+    unbound = [f"{o}.{n}" for o, n in keys if not hasattr(owners[o], n)]
+    assert not unbound, unbound
+    assert len(keys) > 500      # the declarations are what binds the methods, not a fallback
+
+
+def test_bind_refuses_a_name_declared_twice(monkeypatch):
+    from torchlike._ops import _surface
+
+    class T:
+        pass
+
+    ns = types.SimpleNamespace()
+    monkeypatch.setattr(_surface, "_DECLARED", [("Tensor", "twice", len, "a"),
+                                                ("Tensor", "twice", abs, "b")])
+    with pytest.raises(RuntimeError, match="Tensor.twice is declared twice: in a and in b"):
+        _surface._write_declared(ns, T)
+
+
+def test_out_wraps_the_family_function_itself():
+    """``torchlike.add`` is the family's ``add``: an internal caller's ``out=`` is honoured, and
+    no function with ``out=`` has an ``out`` parameter it ignores."""
+    from torchlike._ops import arithmetic
+    assert torchlike.add is arithmetic.add
+    x = torchlike.ones(3)
+    out = torchlike.empty(3)
+    assert arithmetic.add(x, x, out=out) is out
+    assert out.tolist() == [2.0, 2.0, 2.0]
+    for n, f in vars(torchlike).items():
+        if not getattr(f, "_handles_out", False):
+            continue
+        inner = f.__wrapped__
+        mod = importlib.import_module(inner.__module__)
+        if inner.__module__.startswith("torchlike._ops") and n in vars(mod):
+            assert vars(mod)[n] is f, n
+        assert "out" not in inspect.signature(inner).parameters, n
+
+
+def test_nothing_but_bind_writes_onto_tensor():
+    """``bind`` is the one writer of Tensor's attributes (the class body aside)."""
+    root = os.path.join(os.path.dirname(HERE), "torchlike")
+    pat = re.compile(r"setattr\(Tensor|^\s*Tensor\.[A-Za-z_]+ *=", re.M)
+    found = []
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            path = os.path.join(dirpath, f)
+            if not f.endswith(".py") or path.endswith(os.path.join("_ops", "_surface.py")):
+                continue
+            if path.endswith(os.sep + "_tensor.py"):
+                continue
+            found += [f"{os.path.relpath(path, root)}: {m.group(0)}"
+                      for m in pat.finditer(open(path, encoding="utf-8").read())]
+    assert not found, found

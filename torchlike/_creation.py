@@ -3,6 +3,7 @@ the ``*_like`` family and the random constructors rand, randn, randint, randperm
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 
 import jax
@@ -14,6 +15,7 @@ from . import _dtype as D
 from . import _random
 from . import _tiers
 from ._tensor import Tensor
+from ._storage import with_out, write_out
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
@@ -355,21 +357,24 @@ def _filled(shape, value, dt):
     return jnp.full(shape, value, dt.np)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+@with_out
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     shape, dt = _size(size, "zeros"), _dt(dtype)
     _check_alloc(shape, dt, device)
     return _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+@with_out
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, memory_format=None):
     shape, dt = _size(size, "ones"), _dt(dtype)
     _check_alloc(shape, dt, device)
     return _finish(_filled(shape, 1, dt), device, requires_grad, pin_memory, layout)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+@with_out
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     """Uninitialised in torch; zeros here."""
     shape, dt = _size(size, "empty"), _dt(dtype)
@@ -402,21 +407,13 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
     shape = _size((size,), "full")
-    fill_value = D.check_scalar(fill_value, dt, _numel(shape))
+    fill_value = D.check_scalar(fill_value, dt, math.prod(shape))
     _check_alloc(shape, dt, device)
     r = _finish(_filled(shape, D.host_scalar(fill_value, dt), dt), device, requires_grad,
                 pin_memory, layout)
     if out is not None:
-        from ._ops._surface import write_out
         return write_out(r, out, "full")
     return r
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _like(t, dtype):
@@ -449,7 +446,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     shape = tuple(input._data.shape)
-    fill_value = D.check_scalar(fill_value, dt, _numel(shape))
+    fill_value = D.check_scalar(fill_value, dt, math.prod(shape))
     return _finish(_filled(shape, D.host_scalar(fill_value, dt), dt),
                    _like_dev(input, device), requires_grad, layout=layout)
 
@@ -575,7 +572,8 @@ def _range_scalar(v, what):
     return D.parse_scalar(v)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+@with_out
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``steps`` values from ``start`` to ``end``, computed as torch's CPU kernel does."""
     start, end = _num(start), _num(end)
@@ -601,7 +599,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _finish(_to_jax(vals, dt), device, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+@with_out
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``base ** linspace(start, end, steps)``, computed as torch's CPU kernel does."""
     start, end = _num(start), _num(end)
@@ -689,7 +688,8 @@ def _arange_np(start, step, n, dt):
         return np.where(i < nvec, vec, tail).astype(dt.np)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+@with_out
+def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None,
            requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive); int64 for integer arguments. The size and
     values follow torch's CPU kernel (an integer dtype truncates ``start`` and ``step``)."""
@@ -742,7 +742,8 @@ def _fmt_num(v):
     return str(v)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@with_out
+def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
@@ -754,7 +755,8 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 # ------------------------------------------------------------------ random
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+@with_out
+def rand(*size, generator=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform samples in [0, 1)."""
     dt, shape = _dt(dtype), _size(size, "rand")
@@ -763,7 +765,8 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(arr, device, requires_grad, layout=layout)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+@with_out
+def randn(*size, generator=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal samples."""
     dt, shape = _dt(dtype), _size(size, "randn")
@@ -772,7 +775,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(arr, device, requires_grad, layout=layout)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+@with_out
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None,
             device=None, requires_grad=False):
     """Integers uniform in [low, high); int64 by default."""
     if size is None:
@@ -791,7 +795,8 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     return _finish(arr, device, requires_grad, layout=layout)
 
 
-def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+@with_out
+def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")

@@ -508,17 +508,6 @@ def _translate(e, args):
     raise e
 
 
-# ------------------------------------------------------------------ methods
-
-def method(*names):
-    """Decorator: also attach ``fn`` to Tensor under each of ``names``."""
-    def deco(fn):
-        for n in names:
-            setattr(_Tensor, n, fn)
-        return fn
-    return deco
-
-
 def broadcast_error(shapes):
     """torch's message for shapes that do not broadcast, or None if they do."""
     ndim = max(len(s) for s in shapes)

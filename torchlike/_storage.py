@@ -565,6 +565,7 @@ def inplace_of(fn, name=None):
         check_inplace(self)
         return commit_inplace(self, fn(self, *args, **kwargs))
     m.__name__ = m.__qualname__ = (name or fn.__name__) + "_"
+    m.__module__ = fn.__module__
     m.__doc__ = f"In-place form of ``{name or fn.__name__}``."
     return m
 
@@ -629,7 +630,4 @@ def with_out(fn, name=None, dtype_from_out=False):
 
 def _torch_type_name(d):
     """torch's legacy type name of a dtype (``Float``, ``Long``, ...), as in its messages."""
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}[d.name]
+    return D.legacy_name(d)

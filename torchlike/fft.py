@@ -20,7 +20,6 @@ from . import _dtype as D
 from ._registry import apply, defop
 from ._ops.rearrange import roll as _roll
 from ._storage import write_out as _write_out
-from ._ops.spectral import _torch_type_name
 from ._tensor import Tensor
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -106,12 +105,12 @@ def _types(x):
     d = x.dtype
     if d.is_complex:
         if d.name not in _REAL_OF:
-            raise RuntimeError(f"Unsupported dtype {_torch_type_name(d)}")
+            raise RuntimeError(f"Unsupported dtype {D.legacy_name(d)}")
         return _REAL_OF[d.name], d
     if not d.is_floating_point:
         d = D.get_default_dtype()
     if d.name not in _COMPLEX_OF:
-        raise RuntimeError(f"Unsupported dtype {_torch_type_name(d)}")
+        raise RuntimeError(f"Unsupported dtype {D.legacy_name(d)}")
     return d, _COMPLEX_OF[d.name]
 
 
@@ -160,10 +159,10 @@ def _finish(r, out, name):
         return r
     if r.dtype.is_complex and not out.dtype.is_complex:
         raise RuntimeError(f"{name} expects a complex output tensor, but got "
-                           f"{_torch_type_name(out.dtype)}")
+                           f"{D.legacy_name(out.dtype)}")
     if not r.dtype.is_complex and out.dtype.is_complex:
         raise RuntimeError(f"{name} expects a floating point output tensor, but got "
-                           f"{_torch_type_name(out.dtype)}")
+                           f"{D.legacy_name(out.dtype)}")
     return _write_out(r, out, name)
 
 
@@ -183,7 +182,7 @@ def _c2c_call(x, s, dim, norm, forward, out, name):
 
 def _r2c_call(x, s, dim, norm, forward, out, name):
     if x.dtype.is_complex:
-        t = _torch_type_name(x.dtype)
+        t = D.legacy_name(x.dtype)
         if name in ("rfft", "ihfft"):
             raise RuntimeError(f"{name} expects a real input tensor, but got {t}")
         if name.startswith("rfft"):
@@ -346,7 +345,7 @@ def _freq_call(name, n, d, out, dtype, device, requires_grad, rfft):
         raise RuntimeError(f"{name} requires a floating point or complex dtype")
     if dtype.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for "
-                                  f"'{_torch_type_name(dtype)}'")
+                                  f"'{D.legacy_name(dtype)}'")
     n = int(n)
     count = int(n / 2) + 1 if rfft else n        # C++ integer division truncates
     if count < 0:

@@ -16,6 +16,8 @@ from ._ops.factorizations import (matrix_exp, solve_triangular, lu_factor,  # no
                                 lu_factor_ex, tensorinv, tensorsolve,
                                 linalg_diagonal as diagonal, householder_product)
 
+from ._ops._surface import public as _public  # noqa: E402
+
 __all__ = ["matrix_exp", "solve_triangular", "lu_factor", "lu", "lu_solve", "matrix_rank",
            "cond", "vander", "eigvals", "diagonal", "eig", "solve_ex", "lu_factor_ex",
            "tensorinv", "tensorsolve", "householder_product",
@@ -24,11 +26,13 @@ __all__ = ["matrix_exp", "solve_triangular", "lu_factor", "lu", "lu_solve", "mat
            "lstsq", "cross", "multi_dot", "matmul", "vecdot", "inv_ex", "cholesky_ex"]
 
 
+@_public(out=True)
 def vecdot(x, y, *, dim=-1):
     """sum(conj(x) * y) along ``dim`` (with broadcasting)."""
     return (x.conj() * y if x.is_complex() else x * y).sum(dim)
 
 
+@_public(out=True)
 def inv_ex(A, *, check_errors=False):
     from collections import namedtuple
     import torchlike

@@ -97,155 +97,14 @@ def declared():
     return [(o, n, w) for o, n, _obj, w in _DECLARED]
 
 
-# ------------------------------------------------------------------ torch's name tables
-# (transitional: names not yet declared at their definition)
-
-# torch functions that are also Tensor methods: Tensor.<n> is torchlike.<n>
-METHODS = frozenset("""
-    abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr adjoint all allclose
-    amax amin aminmax angle any arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax
-    argmin argsort argwhere as_strided as_strided_scatter asin asinh atan atan2 atanh baddbmm
-    bernoulli bincount bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
-    bitwise_xor bmm broadcast_to ceil cholesky cholesky_inverse cholesky_solve chunk clamp
-    clamp_max clamp_min clip clone conj conj_physical copysign corrcoef cos cosh count_nonzero
-    cov cross cummax cummin cumprod cumsum deg2rad dequantize det detach diag diag_embed
-    diagflat diagonal diagonal_scatter diff digamma dist div divide dot dsplit eig eq equal erf
-    erfc erfinv exp exp2 expm1 fix flatten flip fliplr flipud float_power floor floor_divide
-    fmax fmin fmod frac frexp gather gcd ge geqrf ger get_device greater greater_equal gt
-    hardshrink hash_tensor heaviside histc histogram hsplit hypot i0 igamma igammac imag
-    index_add index_copy index_fill index_put index_reduce index_select inner int_repr inverse
-    is_complex is_conj is_distributed is_floating_point is_inference is_neg is_nonzero
-    is_same_size is_signed isclose isfinite isinf isnan isneginf isposinf isreal istft kron
-    kthvalue lcm ldexp le lerp less less_equal lgamma log log10 log1p log2 log_softmax logaddexp
-    logaddexp2 logcumsumexp logdet logical_and logical_not logical_or logical_xor logit
-    logsumexp lstsq lt lu lu_solve masked_fill masked_scatter masked_select matmul matrix_exp
-    matrix_power max maximum mean median min minimum mm mode moveaxis movedim msort mul
-    multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow
-    narrow_copy ne neg negative nextafter nonzero nonzero_static norm not_equal numel orgqr
-    ormqr outer permute pinverse polygamma positive pow prelu prod put q_per_channel_axis
-    q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qr quantile rad2deg
-    ravel real reciprocal relu remainder renorm repeat_interleave reshape resolve_conj
-    resolve_neg roll rot90 round rsqrt scatter scatter_add scatter_reduce select select_scatter
-    sgn sigmoid sign signbit sin sinc sinh slice_inverse slice_scatter slogdet smm softmax solve
-    sort split split_with_sizes sqrt square squeeze sspaddmm std stft sub subtract sum svd
-    swapaxes swapdims symeig t take take_along_dim tan tanh tensor_split tile topk trace
-    transpose triangular_solve tril triu true_divide trunc unbind unflatten unique
-    unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes unsqueeze var vdot
-    vsplit where xlogy
-""".split())
-
-# Tensor.<n>_ exists: the in-place form of Tensor.<n>
-INPLACE = frozenset("""
-    abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr arccos arccosh arcsin
-    arcsinh arctan arctan2 arctanh as_strided asin asinh atan atan2 atanh baddbmm bernoulli
-    bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil
-    clamp clamp_max clamp_min clip conj_physical copysign cos cosh cumprod cumsum deg2rad detach
-    digamma div divide eq erf erfc erfinv exp exp2 expm1 fix float_power floor floor_divide fmod
-    frac gcd ge greater greater_equal gt heaviside hypot i0 igamma igammac index_add index_copy
-    index_fill index_put index_reduce lcm ldexp le lerp less less_equal lgamma log log10 log1p
-    log2 logical_and logical_not logical_or logical_xor logit lt masked_fill masked_scatter mul
-    multiply mvlgamma nan_to_num ne neg negative nextafter not_equal polygamma pow put rad2deg
-    reciprocal relu remainder renorm requires_grad resize resize_as round rsqrt scatter
-    scatter_add scatter_reduce sgn sigmoid sign sin sinc sinh sqrt square squeeze sub subtract
-    swapaxes swapdims t tan tanh transpose tril triu true_divide trunc unsqueeze xlogy
-""".split())
-
-# torch functions that take out=
-OUT_TORCH = frozenset("""
-    abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr alias_copy all amax amin
-    aminmax angle any arange arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin
-    argsort asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and bitwise_left_shift
-    bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat ccol_indices_copy
-    ceil chain_matmul cholesky cholesky_inverse cholesky_solve clamp clamp_max clamp_min clip
-    col_indices_copy column_stack complex concat concatenate conj_physical copysign cos cosh
-    cross crow_indices_copy cummax cummin cumprod cumsum deg2rad detach_copy diag diagonal_copy
-    diff digamma div divide dot dsmm dstack empty eq erf erfc erfinv exp exp2 expm1 eye fix
-    float_power floor floor_divide fmax fmin fmod frac frexp frobenius_norm gcd ge geqrf ger
-    greater greater_equal gt hardshrink hash_tensor heaviside histc histogram hsmm hspmm hstack
-    hypot i0 igamma igammac indices_copy inner inverse isin isneginf isposinf kron kthvalue lcm
-    ldexp le lerp less less_equal lgamma linspace log log10 log1p log2 log_softmax logaddexp
-    logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor logit logspace
-    logsumexp lstsq lt lu_solve lu_unpack masked_select matmul matrix_power matrix_rank max
-    maximum mean median min minimum mkldnn_adaptive_avg_pool2d mm mode msort mul multinomial
-    multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile nansum ne neg negative
-    nextafter nonzero norm normal not_equal nuclear_norm ones orgqr ormqr outer polar pow prod
-    qr quantile rad2deg rand randint randn randperm range reciprocal remainder round
-    row_indices_copy row_stack rsqrt saddmm scatter searchsorted select_copy sgn sigmoid sign
-    signbit sin sinc sinh slice_copy slice_scatter slogdet softmax solve sort split_copy spmm
-    sqrt square squeeze_copy sspaddmm stack std sub subtract sum svd symeig t_copy take
-    take_along_dim tan tanh tensordot threshold topk transpose_copy triangular_solve tril triu
-    true_divide trunc unbind_copy unsqueeze_copy values_copy var vdot view_as_complex_copy
-    view_as_real_copy view_copy vstack where xlogy zeros
-""".split())
-
-# torch.linalg functions that take out=
-OUT_LINALG = frozenset("""
-    cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv inv_ex
-    ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor lu_factor_ex lu_solve matmul
-    matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve solve_ex svd
-    svdvals tensorinv tensorsolve vecdot vector_norm
-""".split())
-
-# torch.special functions that take out=
-OUT_SPECIAL = frozenset("""
-    airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 chebyshev_polynomial_t
-    chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w digamma entr erf erfc
-    erfcx erfinv exp2 expit expm1 gammainc gammaincc gammaln hermite_polynomial_h
-    hermite_polynomial_he i0 i0e i1 i1e laguerre_polynomial_l legendre_polynomial_p log1p
-    log_ndtr logit logsumexp modified_bessel_i0 modified_bessel_i1 modified_bessel_k0
-    modified_bessel_k1 multigammaln ndtr ndtri psi round scaled_modified_bessel_k0
-    scaled_modified_bessel_k1 shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u
-    shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w sinc spherical_bessel_j0
-    xlog1py xlogy zeta
-""".split())
-
-# torch.fft functions that take out=
-OUT_FFT = frozenset("""
-    fft fft2 fftfreq fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft ihfft2 ihfftn irfft irfft2
-    irfftn rfft rfft2 rfftfreq rfftn
-""".split())
-
-# torch.nn.functional functions that take out=
-OUT_FUNCTIONAL = frozenset("""
-    avg_pool2d avg_pool3d gelu hardshrink linear logsigmoid normalize softplus softshrink
-""".split())
-
-
-# torch.<n>_ exists at the top level (torch.relu_, torch.sin_, ...)
-TOP_INPLACE = frozenset("""
-    abs acos acosh addmv alpha_dropout arccos arccosh arcsin arcsinh arctan arctanh as_strided
-    asin asinh atan atanh ceil celu clamp clamp_max clamp_min clip conj_physical cos cosh
-    deg2rad detach dropout embedding_renorm erf erfc exp exp2 expm1 feature_alpha_dropout
-    feature_dropout fill fix floor frac gcd i0 index_put lcm ldexp log log10 log1p log2 logit
-    nan_to_num neg negative rad2deg reciprocal relu resize_as resize_as_sparse round rrelu rsqrt
-    selu sigmoid sin sinc sinh sqrt square tan tanh threshold trunc xlogy zero
-""".split())
-
-_OUT_DTYPE_IS_COMPUTE_DTYPE = frozenset({"cumsum", "cumprod"})   # torch computes in out's dtype
-
-
-def wire_out(ns, names):
-    """Give the functions ``names`` of namespace ``ns`` torch's ``out=`` (``with_out``).
-    Tensor methods keep the plain functions: torch's methods take no ``out``."""
-    import inspect
-    for n in names:
-        f = ns[n]
-        try:
-            if "out" not in inspect.signature(f).parameters:
-                continue
-        except (TypeError, ValueError):
-            continue
-        ns[n] = with_out(f, n, n in _OUT_DTYPE_IS_COMPUTE_DTYPE)
-
-
 # ------------------------------------------------------------------ nn ops at the top level
 
 def _nn_toplevel(F):
     """torch's top-level (and ``torch.Tensor``) forms of nn ops, as adapters onto ``F``."""
-    def softmax(input, dim, dtype=None, *, out=None):
+    def softmax(input, dim, dtype=None):
         return F.softmax(input, dim, dtype=dtype)
 
-    def log_softmax(input, dim, dtype=None, *, out=None):
+    def log_softmax(input, dim, dtype=None):
         return F.log_softmax(input, dim, dtype=dtype)
 
     def dropout(input, p, train):
@@ -283,7 +142,7 @@ def _nn_toplevel(F):
         return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
                            scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
-    def threshold(input, threshold, value, *, out=None):
+    def threshold(input, threshold, value):
         return F.threshold(input, threshold, value)
 
     def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -389,8 +248,25 @@ def _nn_toplevel(F):
 
 
 # methods torch has for nn ops (``x.softmax(dim)``); in-place forms for the activations
-_NN_METHODS = ("softmax", "log_softmax", "prelu", "hardshrink", "relu", "selu", "celu",
-               "rrelu", "threshold", "sigmoid", "tanh")
+_NN_METHODS = ("softmax", "log_softmax", "prelu", "hardshrink", "selu", "celu", "rrelu",
+               "threshold")
+# of those top-level forms, the ones torch gives out=
+_NN_OUT = ("softmax", "log_softmax", "threshold", "hardshrink")
+# nn.functional's functions that take out= in torch (nn.functional defines them; declared here)
+_F_OUT = ("avg_pool2d", "avg_pool3d", "gelu", "hardshrink", "linear", "logsigmoid", "normalize",
+          "softplus", "softshrink")
+
+
+def _declare_nn(ns):
+    """torch's top-level and Tensor forms of the nn ops, and out= for nn.functional."""
+    F = ns.nn.functional
+    for n in _F_OUT:
+        setattr(F, n, with_out(getattr(F, n), n))
+    for n, f in _nn_toplevel(F).items():
+        f = with_out(f, n) if n in _NN_OUT else f
+        _declare("torch", n, f, __name__)
+        if n in _NN_METHODS:
+            _declare("Tensor", n, f, __name__)
 
 
 # Python operators that torch defines on Tensor: dunder -> (Tensor method, reflected)
@@ -410,7 +286,7 @@ DUNDERS = {
         ("ipow", "pow_"), ("ilshift", "bitwise_left_shift_"),
         ("irshift", "bitwise_right_shift_"), ("iand", "bitwise_and_"), ("ior", "bitwise_or_"),
         ("ixor", "bitwise_xor_"), ("ifloordiv", "floor_divide_"), ("imod", "remainder_"),
-        ("imatmul", "matmul_"), ("matmul", "matmul"))},
+        ("matmul", "matmul"))},
     **{f"__r{d}__": (m, "reflected") for d, m in (
         ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
         ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift"))},
@@ -431,15 +307,15 @@ def _has(cls, n):
 
 
 def _write_declared(ns, Tensor):
-    """Write every declaration; a name declared twice (or already in Tensor's class body)
-    raises."""
+    """Write every declaration; a name declared twice (or already set on Tensor or the
+    namespace) raises."""
     owners = {"Tensor": Tensor, "torch": ns}
     seen = {}
     # Tensor's attributes first: a top-level in-place form is resolved from Tensor.<n>_
     for owner, n, obj, where in sorted(_DECLARED, key=lambda d: d[0] != "Tensor"):
         o = owners[owner]
-        if (owner, n) in seen or (owner == "Tensor" and n in Tensor.__dict__):
-            first = seen.get((owner, n), "the Tensor class (or a direct assignment)")
+        if (owner, n) in seen or n in vars(o):
+            first = seen.get((owner, n), "the class body or a module's __all__")
             raise RuntimeError(f"{owner}.{n} is declared twice: in {first} and in {where}")
         seen[owner, n] = where
         if isinstance(obj, _resolve):
@@ -448,42 +324,18 @@ def _write_declared(ns, Tensor):
 
 
 def bind(ns, Tensor):
-    """Attach the surface: declarations, nn ops at the top level, methods, in-place forms,
-    ``out=``."""
+    """Write the surface: every declaration, then Python's operators (``DUNDERS``)."""
+    _declare_nn(ns)
     _write_declared(ns, Tensor)
-    F = ns.nn.functional
-    for n, f in _nn_toplevel(F).items():
-        if not _has(ns, n):
-            setattr(ns, n, f)
-    # methods: Tensor.<n> is the function, unless a family gave Tensor its own
-    for n in sorted(METHODS | set(_NN_METHODS)):
-        f = ns.__dict__.get(n)
-        if f is not None and callable(f) and not _has(Tensor, n):
-            setattr(Tensor, n, getattr(f, "__wrapped__", f) if getattr(f, "_handles_out", False)
-                    else f)
-    # in-place forms of methods
-    for n in sorted(INPLACE):
-        if not _has(Tensor, n + "_") and _has(Tensor, n):
-            setattr(Tensor, n + "_", inplace_of(getattr(Tensor, n), n))
-    # top-level in-place forms torch has (torch.relu_, torch.sin_, ...)
-    for n in sorted(TOP_INPLACE):
-        if not _has(ns, n + "_") and _has(Tensor, n + "_"):
-            setattr(ns, n + "_", getattr(Tensor, n + "_"))
     for d, (m, how) in DUNDERS.items():
         if d in Tensor.__dict__:
-            continue
-        if how == "method" and _has(Tensor, m):
+            raise RuntimeError(f"Tensor.{d} is declared twice: in the operator table and "
+                               f"elsewhere")
+        if how == "method":
             setattr(Tensor, d, getattr(Tensor, m))
-        elif how == "reflected" and _has(ns, m):
+        elif how == "reflected":
             setattr(Tensor, d, (lambda f: lambda self, other: f(other, self))(getattr(ns, m)))
-        elif how == "function" and _has(ns, m):
+        else:
             setattr(Tensor, d, getattr(ns, m))
     for d, f in DUNDER_FNS.items():
-        if d not in Tensor.__dict__:
-            setattr(Tensor, d, f)
-    # out=: after the methods, which (as in torch) take no out
-    for table, mod in ((OUT_TORCH, ns), (OUT_LINALG, ns.linalg), (OUT_FUNCTIONAL, F)):
-        for n in table:
-            f = mod.__dict__.get(n)
-            if f is not None and callable(f) and not isinstance(f, type):
-                setattr(mod, n, with_out(f, n, n in _OUT_DTYPE_IS_COMPUTE_DTYPE))
+        setattr(Tensor, d, f)

@@ -18,7 +18,7 @@ from . import arithmetic as _pw
 from .unary import _check_bcast, _is_int, _need_float
 from .._registry import apply, defop
 from ._surface import method, methods, public
-from .._storage import _torch_type_name, apply_
+from .._storage import apply_
 
 
 __all__ = ['clamp', 'clip', 'clamp_min', 'clamp_max', 'float_power', 'lerp', 'hypot', 'logaddexp',
@@ -293,8 +293,8 @@ def float_power_(self, exponent):
     dt = _fp_dtype(self, exponent)
     if self.dtype is not dt:
         raise RuntimeError(f"the base given to float_power_ has dtype "
-                           f"{_torch_type_name(self.dtype)} but the operation's result requires "
-                           f"dtype {_torch_type_name(dt)}")
+                           f"{D.legacy_name(self.dtype)} but the operation's result requires "
+                           f"dtype {D.legacy_name(dt)}")
     return apply_(_float_power, self, exponent, dtype=dt.np)
 
 
@@ -353,7 +353,7 @@ def where(condition, input=None, other=None):
         return tuple(Tensor._make(jnp.asarray(i, jnp.int64)) for i in nz)
     if condition.dtype is not D.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {_torch_type_name(condition.dtype)}")
+                           f"with dtype {D.legacy_name(condition.dtype)}")
     _check_bcast(condition, input, other)
     return apply(_where, condition, input, other, dtype=_promote_of(input, other).np)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .. import _dtype as D
-from .._storage import _torch_type_name
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import methods, public
@@ -35,10 +34,10 @@ def _same_float_pair(name, a, b):
                             f"Tensor, not {type(t).__name__}")
     if a.dtype not in (D.float32, D.float64, D.float16):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{_torch_type_name(a.dtype)} and {_torch_type_name(b.dtype)}")
+                           f"{D.legacy_name(a.dtype)} and {D.legacy_name(b.dtype)}")
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"Expected object of scalar type {_torch_type_name(a.dtype)} but got "
-                           f"scalar type {_torch_type_name(b.dtype)} for second argument")
+        raise RuntimeError(f"Expected object of scalar type {D.legacy_name(a.dtype)} but got "
+                           f"scalar type {D.legacy_name(b.dtype)} for second argument")
 
 
 @defop("complex", grad_name="ComplexBackward0")
@@ -89,7 +88,7 @@ def _view_as_complex(a):
 def view_as_complex(input):
     if input.dtype not in (D.float32, D.float64):
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
-                           f"but got a tensor of scalar type: {_torch_type_name(input.dtype)}")
+                           f"but got a tensor of scalar type: {D.legacy_name(input.dtype)}")
     if input.dim() == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     return apply(_view_as_complex, input)

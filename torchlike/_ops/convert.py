@@ -6,8 +6,8 @@ import jax.numpy as jnp
 
 from .. import _device
 from .. import _dtype as D
-from .._tensor import Tensor
 from .._registry import apply, defop
+from .._tensor import Tensor
 from ._surface import method, methods
 
 __all__ = ['clone']

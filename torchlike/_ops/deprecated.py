@@ -6,7 +6,7 @@ import builtins
 import math
 
 from .. import _dtype as D
-from ._surface import method, methods, public
+from ._surface import public
 
 __all__ = ["range", "frobenius_norm", "nuclear_norm", "norm_except_dim", "solve", "lstsq",
            "eig", "symeig", "matrix_rank"]
@@ -64,8 +64,8 @@ def _removed(name, replacement):
     return fn
 
 
-solve = _removed("solve", "solve")
-lstsq = _removed("lstsq", "lstsq")
-eig = _removed("eig", "eig")
-symeig = _removed("symeig", "eigh")
-matrix_rank = _removed("matrix_rank", "matrix_rank")
+solve = public(_removed("solve", "solve"), method=True, out=True)
+lstsq = public(_removed("lstsq", "lstsq"), method=True, out=True)
+eig = public(_removed("eig", "eig"), method=True)
+symeig = public(_removed("symeig", "eigh"), method=True, out=True)
+matrix_rank = public(_removed("matrix_rank", "matrix_rank"), out=True)

@@ -455,7 +455,7 @@ def _householder_product(a, tau):
     return q
 
 
-@public(out=True, also=("orgqr",))
+@public(out=True)
 def householder_product(A, tau):
     """The first n columns of the product of Householder matrices (LAPACK's orgqr)."""
     if A.dim() < 2:
@@ -475,4 +475,5 @@ def householder_product(A, tau):
 
 
 orgqr = householder_product
+methods(orgqr=householder_product)
 __all__ += ["orgqr"]

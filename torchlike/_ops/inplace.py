@@ -8,7 +8,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import check_inference_inplace
 from .._storage import check_inplace, commit_inplace
 from .._registry import apply, defop
-from ._surface import method
+from ._surface import method, toplevel
 
 __all__ = []
 
@@ -153,3 +153,6 @@ def resize_(self, *sizes, memory_format=None):
             f"number of elements is unchanged (jax arrays have no growable storage); create a "
             f"new tensor instead. See DIFFERENCES.md")
     return _inplace_layout(self, "reshape", (sizes,), "ViewBackward0")
+
+
+toplevel("fill_", "zero_", "detach_")   # torch.fill_(t, v), torch.zero_(t), torch.detach_(t)

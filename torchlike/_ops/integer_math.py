@@ -7,7 +7,6 @@ import collections
 import jax.numpy as jnp
 
 from .. import _dtype as D
-from .._storage import _torch_type_name
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import public
@@ -20,7 +19,7 @@ def _int_only(name, *ts):
     for t in ts:
         if isinstance(t, Tensor) and not (t.dtype.category < D._FLOAT):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
-                                      f"'{_torch_type_name(t.dtype)}'")
+                                      f"'{D.legacy_name(t.dtype)}'")
 
 
 @defop("gcd", promote="common", differentiable=False)
@@ -113,7 +112,7 @@ def _nextafter(a, b):
 def nextafter(input, other):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
-                                  f"'{_torch_type_name(input.dtype)}'")
+                                  f"'{D.legacy_name(input.dtype)}'")
     return apply(_nextafter, input, other)
 
 

@@ -2,13 +2,13 @@
 chunk, unbind."""
 from __future__ import annotations
 
-import numpy as np
-import jax.numpy as jnp
-
-from .._tensor import Tensor, _wrap_dim
-from .._registry import apply, defop
-from ._surface import public
 import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._registry import apply, defop
+from .._tensor import Tensor, _wrap_dim
+from ._surface import public
 from .view import _host, _is_t, reshape, unsqueeze
 
 __all__ = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack',

@@ -1,10 +1,10 @@
 """Padding: ``torch.nn.functional.pad`` and ``torch.constant_pad_nd``."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from .._registry import apply, defop
-import jax
 
 __all__ = ['constant_pad_nd']
 

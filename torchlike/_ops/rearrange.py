@@ -2,11 +2,11 @@
 diag, diag_embed."""
 from __future__ import annotations
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
-from .._tensor import _wrap_dim
 from .._registry import apply, defop
+from .._tensor import _wrap_dim
 from ._surface import public, method
 from .view import _dims_list, _dims_varargs, _host, _is_t, _shape_arg, _view, reshape
 

@@ -115,10 +115,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements, or over ``dim``; needs a floating or complex dtype."""
     dt = D.to_dtype(dtype) if dtype is not None else input.dtype
     if not (dt.is_floating_point or dt.is_complex):
-        from .._storage import _torch_type_name
-        raise RuntimeError(
+                raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {_torch_type_name(dt)}")
+            f"or complex dtype. Got: {D.legacy_name(dt)}")
     dims = dims_arg(dim, input.ndim)
     return apply(_mean, input, dims=dims, keepdim=bool(keepdim) and dims is not None,
                  dtype=None if dtype is None else dt.np)
@@ -158,7 +157,7 @@ from collections import namedtuple as _namedtuple
 import jax as _jax
 import numpy as _np
 
-from .._storage import _torch_type_name, apply_
+from .._storage import apply_
 
 __all__ += ["prod", "std", "var", "std_mean", "var_mean", "max", "min", "amax", "amin",
             "argmax", "argmin", "median", "mode", "logsumexp", "cumsum", "cumprod", "cummax",
@@ -987,7 +986,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of the non-NaN elements."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {_torch_type_name(input.dtype)}")
+                           f"but got {D.legacy_name(input.dtype)}")
     x = input if dtype is None else input.to(dtype)
     dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
     return apply(_nansum, x, dims=dims, keepdim=keep, mean=True)
@@ -1040,7 +1039,7 @@ def bincount(input, weights=None, minlength=0):
     """Count of each non-negative integer in a 1-d tensor (weighted by ``weights``)."""
     if input.dtype.category != D._INT:
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
-                                  f"'{_torch_type_name(input.dtype)}'")
+                                  f"'{D.legacy_name(input.dtype)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     x = _np.asarray(input._data)
@@ -1070,7 +1069,7 @@ def histc(input, bins=100, min=0, max=0):
     """Histogram with ``bins`` equal bins over [min, max] (the data range if both are equal)."""
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
-                                  f"'{_torch_type_name(input.dtype)}'")
+                                  f"'{D.legacy_name(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
@@ -1208,7 +1207,7 @@ def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along ``dim``, computed stably."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
-                                  f"'{_torch_type_name(input.dtype)}'")
+                                  f"'{D.legacy_name(input.dtype)}'")
     return apply(_logcumsumexp, input, dim=_one_dim(dim, input.ndim))
 
 

@@ -16,7 +16,7 @@ from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace
 from ._surface import inplace_methods, methods, public
 from .join import stack, tensor_split
-from .scatter import _check_index_dims, _grid
+from .scatter import _check_index_dims, _grid, _scatter_set
 from .view import _broadcast_shape, _host, _is_t, meshgrid, narrow, reshape
 
 __all__ = ["put", "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
@@ -118,20 +118,7 @@ def _put(a, index, src, accumulate):
     return _set_flat(flat, idx, v).reshape(a.shape)
 
 
-@jax.custom_vjp
-def _set_flat(flat, idx, v):
-    return flat.at[idx].set(v)
-
-
-def _set_flat_fwd(flat, idx, v):
-    return flat.at[idx].set(v), idx
-
-
-def _set_flat_bwd(idx, g):
-    return g.at[idx].set(0), None, g[idx]
-
-
-_set_flat.defvjp(_set_flat_fwd, _set_flat_bwd)
+_set_flat = _scatter_set      # torch's gradients of a set: zero where written, gathered for v
 
 
 def put(self, index, source, accumulate=False):

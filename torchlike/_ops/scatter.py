@@ -2,14 +2,14 @@
 take_along_dim, masked_select, masked_fill, nonzero, argwhere, searchsorted, bucketize."""
 from __future__ import annotations
 
-import numpy as np
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
 from .._registry import apply, defop
+from .._tensor import Tensor, _wrap_dim
 from ._surface import public
-import jax
 from .view import _broadcast_shape, _check_int_index, _host, _is_t, broadcast_to
 
 __all__ = ['gather', 'scatter', 'scatter_add', 'index_select', 'masked_select',

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._registry import apply, defop
-from ._surface import methods, public
+from ._surface import methods, public, toplevel
 
 try:                    # the in-place helper is moving from the registry to _storage
     from .._registry import apply_
@@ -216,12 +216,11 @@ def _binary_args(name, input, other):
 
 def _need_float(name, *args):
     from .. import _dtype as D
-    from .spectral import _torch_type_name as _type_name
     ts = [a for a in args if isinstance(a, Tensor)]
     if ts and not any(t.dtype.is_floating_point for t in ts):
         d = D.result_type_of([t.dtype for t in ts if t.ndim], [t.dtype for t in ts if not t.ndim],
                              [])
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(d)}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{D.legacy_name(d)}'")
 
 
 @public(out=True)
@@ -256,3 +255,4 @@ METHODS = {"i0": i0, "i0_": _i0_, "polygamma": _polygamma_method, "polygamma_": 
            "mvlgamma": mvlgamma, "mvlgamma_": _mvlgamma_, "igamma": igamma,
            "igamma_": _igamma_, "igammac": igammac, "igammac_": _igammac_}
 methods(**METHODS)
+toplevel("i0_")

@@ -23,15 +23,6 @@ from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import methods
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def _torch_type_name(d):
-    """torch's scalar-type name of dtype ``d`` ("Float", "ComplexDouble", ...)."""
-    return _TYPE_NAMES.get(d.name, d.name)
-
 __all__ = ["stft", "istft", "hann_window", "hamming_window", "blackman_window",
            "bartlett_window", "kaiser_window"]
 
@@ -75,7 +66,7 @@ def _make_window(name, kind, n, periodic, a, b, dtype, device, requires_grad):
     dtype = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     if dtype.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for "
-                                  f"'{_torch_type_name(dtype)}'")
+                                  f"'{D.legacy_name(dtype)}'")
     if not dtype.is_floating_point:
         raise RuntimeError(
             f"{name} expects floating point dtypes, got: TensorOptions(dtype="
@@ -144,7 +135,7 @@ def _stft(x, w, *, n_fft, hop, pad, pad_mode, onesided, normalized, as_real):
 
 
 def _desc(t):
-    return f"torch.{_torch_type_name(t.dtype)}Tensor{{{list(t.shape)}}}" if t is not None \
+    return f"torch.{D.legacy_name(t.dtype)}Tensor{{{list(t.shape)}}}" if t is not None \
         else "None"
 
 
@@ -205,7 +196,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                     f"dimension, but got: padding ({pad}, {pad}) at dimension {2} of input "
                     f"{[1] * (3 - input.ndim) + shape}")
             shape[-1] += 2 * pad
-    desc = (f"stft(torch.{_torch_type_name(input.dtype)}Tensor{shape}, n_fft={n_fft}, "
+    desc = (f"stft(torch.{D.legacy_name(input.dtype)}Tensor{shape}, n_fft={n_fft}, "
             f"hop_length={hop}, win_length={wl}, window={_desc(window)}, "
             f"normalized={int(bool(normalized))}, onesided={_opt(onesided)}, "
             f"return_complex={int(bool(return_complex))}, "
@@ -280,7 +271,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
                            "from stft with return_complex=True.")
     hop = n_fft // 4 if hop_length is None else hop_length
     wl = n_fft if win_length is None else win_length
-    desc = (f"istft(CPU{_torch_type_name(input.dtype)}Type{list(input.shape)}, n_fft={n_fft}, "
+    desc = (f"istft(CPU{D.legacy_name(input.dtype)}Type{list(input.shape)}, n_fft={n_fft}, "
             f"hop_length={hop}, win_length={wl}, window={_desc(window)}, "
             f"center={int(bool(center))}, normalized={int(bool(normalized))}, "
             f"onesided={_opt(onesided)}, length={_opt(length)}, "

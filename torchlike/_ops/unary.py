@@ -9,7 +9,7 @@ import jax.scipy.special as jsp
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, broadcast_error, defop
-from .._storage import _torch_type_name, apply_
+from .._storage import apply_
 from ._surface import method, methods, public
 
 __all__ = ['abs', 'absolute', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'sqrt', 'rsqrt', 'sin',
@@ -26,7 +26,7 @@ def _is_int(a):
 
 
 def _not_impl(name, t):
-    raise NotImplementedError(f"\"{name}\" not implemented for '{_torch_type_name(t.dtype)}'")
+    raise NotImplementedError(f"\"{name}\" not implemented for '{D.legacy_name(t.dtype)}'")
 
 
 def _check_bcast(*xs):

@@ -2,14 +2,15 @@
 unflatten, movedim, narrow, select, broadcast_to, meshgrid; the checks their index maps share."""
 from __future__ import annotations
 
-import numpy as np
+import jax
 import jax.numpy as jnp
+import math
+import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
 from .._registry import apply, defop
+from .._tensor import Tensor, _wrap_dim
 from ._surface import public, method, methods
-import jax
 
 __all__ = ['reshape', 'transpose', 'swapaxes', 'permute', 'squeeze', 'unsqueeze', 'flatten', 't',
            'unflatten', 'movedim', 'moveaxis', 'narrow', 'select', 'meshgrid', 'broadcast_to',
@@ -259,9 +260,7 @@ def check_materialized_size(name, shape, itemsize):
     """Refuse a result whose element count or byte size overflows int64 (XLA would abort the
     process while compiling it) with torch's RuntimeError. torchlike materializes expanded
     tensors (DIFFERENCES.md), so ``expand`` to such a size raises where torch gives a view."""
-    n = 1
-    for d in shape:
-        n *= int(d)
+    n = math.prod(int(d) for d in shape)
     if n > _MAX_BYTES:
         raise RuntimeError("numel: integer multiplication overflow")
     if n * itemsize > _MAX_BYTES:
