@@ -13,7 +13,7 @@ import importlib
 import torchlike
 
 TABLES = [
-    ("test_core_ops", "CASES"), ("test_ops_pointwise", "CASES"), ("test_ops_reduce", "CASES"),
+    ("test_ops_core", "CASES"), ("test_ops_pointwise", "CASES"), ("test_ops_reduce", "CASES"),
     ("test_ops_shape", "CASES"), ("test_ops_index", "GET"), ("test_ops_linalg", "CASES"),
     ("test_ops_conversion", "CASES"), ("test_ops_math_families", "CASES"),
     ("test_ops_math_families", "MORE"), ("test_random", "RCASES"),

@@ -1,4 +1,5 @@
-"""Issue 2's ops against torch: one table, one helper (tests/oracle.py)."""
+"""The core ops against torch (arithmetic and promotion, comparisons, unary math, reductions,
+products, views, indexing): one table, one helper (tests/oracle.py)."""
 import numpy as np
 import pytest
 
