@@ -41,55 +41,57 @@ class StepState:
     __slots__ = ("T", "S", "opts", "gens", "modules", "grad_idx", "opt_layout", "key", "hps")
 
     def __init__(self, found):
+        # (this runs on every call: plain loops over the modules' dicts, ids in sets)
         T, ids = [], set()
-
-        def add(t, lst, seen):
-            if t is not None and id(t) not in seen:
-                seen.add(id(t))
-                lst.append(t)
-
-        def add_root(t, lst, seen):
-            # a view is threaded as its root (``_trace.state_roots``)
-            if t is not None:
-                add(t if t._alias is None else t._alias.root, lst, seen)
-
         modules = _walk(found.modules)
         for m in modules:
             for p in m._parameters.values():
-                add(p, T, ids)
+                if p is not None and id(p) not in ids:
+                    ids.add(id(p))
+                    T.append(p)
         for m in modules:
             for b in m._buffers.values():
-                add(b, T, ids)
+                if b is not None and id(b) not in ids:
+                    ids.add(id(b))
+                    T.append(b)
         for o in found.opts:
             for g in o.param_groups:
                 for p in g["params"]:
-                    add(p, T, ids)
+                    if id(p) not in ids:
+                        ids.add(id(p))
+                        T.append(p)
         for t in found.tensors:
-            add(t, T, ids)
+            if id(t) not in ids:
+                ids.add(id(t))
+                T.append(t)
         S, views = _trace.state_roots(T)
-        sids = {id(t) for t in S}
-        grad_idx = []
-        for t in T:
-            g = t._grad
-            if g is None:
-                grad_idx.append(None)
-            else:
-                add_root(g, S, sids)
-                grad_idx.append(_index(S, g if g._alias is None else g._alias.root))
+        pos = {id(t): i for i, t in enumerate(S)}
+
+        def add_root(t):
+            # a view is threaded as its root (``_trace.state_roots``); its position in S
+            r = t if t._alias is None else t._alias.root
+            i = pos.get(id(r))
+            if i is None:
+                i = pos[id(r)] = len(S)
+                S.append(r)
+            return i
+
+        grad_idx = [None if t._grad is None else add_root(t._grad) for t in T]
         opt_layout = []
         index_of = {id(t): i for i, t in enumerate(T)}
         for o in found.opts:
             lay = []
+            state = o.state
             for g in o.param_groups:
                 for p in g["params"]:
-                    st = o.state.get(p) if p in o.state else None
+                    st = state.get(p)
                     if not st:
                         continue
                     items = []
                     for k in sorted(st):
                         v = st[k]
                         if isinstance(v, Tensor):
-                            add_root(v, S, sids)
+                            add_root(v)
                             items.append((k, "T"))
                         else:
                             items.append((k, ("const", _hashable(v))))
@@ -118,7 +120,7 @@ class StepState:
             raise _trace.GraphBreak("global module hooks")
         self.hps = [[_hp(o, g) for g in o.param_groups] for o in self.opts]
         self.key = (
-            tuple((t._data.shape, t._data.dtype, t._requires_grad) for t in S),
+            tuple([(d.shape, d.dtype, t._requires_grad) for t in S for d in (t._data,)]),
             tuple(i is not None for i in grad_idx),
             tuple((tuple(lay), tuple((o._flags(g), tuple(o._state_keys_for(g)),
                                       tuple(sorted(h)))
@@ -157,13 +159,6 @@ def _hp(o, g):
             hp["beta1"], hp["beta2"] = (np.float64(b) for b in g["betas"])
         return hp
     return o._hp(g)
-
-
-def _index(lst, x):
-    for i, y in enumerate(lst):
-        if y is x:
-            return i
-    raise ValueError
 
 
 def _hashable(v):
