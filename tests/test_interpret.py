@@ -252,7 +252,7 @@ BINARY = {
     "max": (lax.max, FLOATS + INTS + [BOOL], 0),
     "min": (lax.min, FLOATS + INTS + [BOOL], 0),
     "atan2": (lax.atan2, FLOATS, 2),
-    "nextafter": (lax.nextafter, [F32, F64], 0),
+    "nextafter": (lax.nextafter, FLOATS, 0),
     "and": (lax.bitwise_and, INTS + [BOOL], 0),
     "or": (lax.bitwise_or, INTS + [BOOL], 0),
     "xor": (lax.bitwise_xor, INTS + [BOOL], 0),

@@ -124,7 +124,12 @@ def _plan(jaxpr, consts=()):
                 template.append(_np_const(v.val, v.aval))
             else:
                 ins.append(slot(v))
-        fn = _make(eqn)
+        try:
+            fn = _make(eqn)
+        except Unsupported:
+            raise
+        except Exception as e:      # params this module's rule does not understand
+            raise Unsupported(eqn.primitive.name, f"{type(e).__name__}: {e}") from e
         outs = []
         for o in eqn.outvars:
             if isinstance(o, _DropVar):
@@ -568,12 +573,26 @@ def _select_n(p, ins, outs):
     return f
 
 
-@rule("nextafter")
+@rule("nextafter", moves=True)
 def _nextafter(p, ins, outs):
     d = np.dtype(ins[0].dtype)
-    if d in _LOWP or d.itemsize < 2:
-        raise Unsupported("nextafter", f"dtype {d}")
-    return np.nextafter
+    if d not in _LOWP:
+        return np.nextafter
+    u = _unsigned(d)
+    nbits = d.itemsize * 8
+
+    # numpy has no nextafter for narrow floats: step the bit pattern
+    def f(x, y):
+        x, y = np.broadcast_arrays(np.asarray(x, d), np.asarray(y, d))
+        xf, yf = x.astype(_F32), y.astype(_F32)
+        xb = x.view(u).astype(np.int64)
+        tiny = np.where(yf < 0, (1 << (nbits - 1)) | 1, 1)
+        step = np.where((xf < yf) == (xf > 0), xb + 1, xb - 1)
+        r = np.where(xf == 0, tiny, step)
+        r = np.where(xf == yf, y.view(u).astype(np.int64), r)
+        out = r.astype(u).view(d)
+        return np.where(np.isnan(xf) | np.isnan(yf), np.array(np.nan, d), out)
+    return f
 
 
 @rule("pow")
