@@ -945,3 +945,12 @@ def test_generic_reduce_and_gamma_sampling():
         return [s, m, lax.reduce(x, np.float32(1), lambda p, q: p * q + 1, (0,)),
                 jax.random.gamma(jax.random.wrap_key_data(key), a, (2, 3))]
     compare(f, (x, i, key, a), rtol=lambda d: ulps(d, 8))
+
+
+def test_arguments_take_their_avals_dtypes():
+    # Python scalars and wider numpy values are read in the jaxpr's dtypes
+    closed = jax.make_jaxpr(lambda x, n: x * n + 1)(np.ones(3, F32), np.int32(2))
+    out, = I.run(closed, [1.0, 2.0, 3.0], np.int64(3))
+    assert out.dtype == F32
+    np.testing.assert_array_equal(out, np.array([4.0, 7.0, 10.0], F32))
+    assert closed.in_avals[1].dtype == np.int32

@@ -84,7 +84,8 @@ def _is_key(aval):
 # ------------------------------------------------------------------ plans
 
 class _Plan:
-    __slots__ = ("steps", "template", "in_slots", "out_slots", "__weakref__")
+    __slots__ = ("steps", "template", "in_slots", "out_slots", "in_dtypes", "out_avals",
+                 "__weakref__")
 
 
 _PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -169,7 +170,10 @@ def _plan(jaxpr, consts=()):
 def _closed_plan(closed):
     p = _CLOSED.get(closed)
     if p is None:
-        p = _CLOSED[closed] = _plan(closed.jaxpr, closed.consts)
+        p = _plan(closed.jaxpr, closed.consts)
+        p.in_dtypes = tuple(None if _is_key(a) else np.dtype(a.dtype) for a in closed.in_avals)
+        p.out_avals = tuple(closed.out_avals)
+        _CLOSED[closed] = p
     return p
 
 
@@ -325,12 +329,13 @@ def check(closed_jaxpr):
     return None
 
 
-def _to_np(a):
-    if isinstance(a, np.ndarray):
-        return a
-    if isinstance(a, jax.Array) and jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
-        return np.asarray(jax.random.key_data(a))
-    return np.asarray(a)
+def _to_np(a, dtype):
+    """An argument as numpy, in its aval's dtype (Python scalars come in as any width)."""
+    if dtype is None:           # a PRNG key: its uint32 data
+        if isinstance(a, jax.Array) and jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
+            return np.asarray(jax.random.key_data(a))
+        return np.asarray(a, np.uint32)
+    return np.asarray(a, dtype)
 
 
 def run(closed_jaxpr, *args):
@@ -342,10 +347,15 @@ def run(closed_jaxpr, *args):
     except Unsupported as e:
         _COUNTS[e.name] += 1
         raise
+    hosts = []
+    for a, d in zip(args, plan.in_dtypes):
+        if a.__class__ is not np.ndarray or a.dtype != d:
+            a = _to_np(a, d)
+        hosts.append(a)
     with np.errstate(all="ignore"):
-        outs = _exec(plan, [_to_np(a) for a in args])
+        outs = _exec(plan, hosts)
     res = []
-    for v, aval in zip(outs, closed_jaxpr.out_avals):
+    for v, aval in zip(outs, plan.out_avals):
         if _is_key(aval):
             res.append(jax.random.wrap_key_data(np.asarray(v, np.uint32),
                                                 impl=aval.dtype._impl.name))
@@ -1684,7 +1694,7 @@ def _sub_closed(closed):
 
 @rule("jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_jvp_call_jaxpr",
       "custom_vjp_call",
-      "custom_vjp_call_jaxpr", "checkpoint", "remat", "remat2", "custom_lin", moves=True)
+      "custom_vjp_call_jaxpr", "checkpoint", "remat", "remat2", moves=True)
 def _call(p, ins, outs):
     j = p.get("jaxpr") or p.get("call_jaxpr") or p.get("fun_jaxpr")
     if j is None:
