@@ -26,7 +26,8 @@ from ._ops.unary import *  # noqa: F401,F403,E402  exp, log, sin, rounding, is* 
 from ._ops.binary_math import *  # noqa: F401,F403,E402  clamp, maximum, hypot, lerp, where
 from ._ops.complex_numbers import *  # noqa: F401,F403,E402
 from ._ops.integer_math import *  # noqa: F401,F403,E402  gcd, shifts, frexp, ...
-from ._ops.reduce import *  # noqa: F401,F403,E402  reductions, sort/select, scans
+from ._ops.reduce import *  # noqa: F401,F403,E402  sum, mean, var, max/min, scans, all/any
+from ._ops.sort import *  # noqa: F401,F403,E402  sort, topk, kthvalue, median, unique, quantile
 from ._ops.statistics import *  # noqa: F401,F403,E402  cov, corrcoef, histograms
 from ._ops.calculus import *  # noqa: F401,F403,E402  diff, gradient, trapezoid
 from ._ops.view import *  # noqa: F401,F403,E402  view, reshape, transpose, squeeze, narrow, ...

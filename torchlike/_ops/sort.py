@@ -1,0 +1,646 @@
+"""Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, mode, unique,
+unique_consecutive, bincount, histc, quantile/nanquantile, nanmedian, logcumsumexp."""
+from __future__ import annotations
+
+import builtins as _bi
+import jax as _jax
+import jax.numpy as jnp
+import numpy as _np
+
+from .. import _dtype as D
+from .._registry import apply, defop
+from .._tensor import Tensor, _wrap_dim
+from ._surface import methods, public
+from .reduce import _I64, _RT, _even_split, _gather, _nonempty_dim, _one_dim, _return_type
+
+__all__ = ['median', 'mode', 'topk', 'sort', 'argsort', 'kthvalue', 'unique', 'bincount', 'histc',
+           'msort', 'quantile', 'nanquantile', 'logcumsumexp', 'nanmedian', 'unique_consecutive']
+
+# ------------------------------------------------------------------ sort, argsort, topk, kth
+
+def _argsort(a, dim, descending):
+    return jnp.argsort(a, axis=dim, stable=True, descending=descending).astype(_I64)
+
+
+@defop("sort", grad_name="SortBackward0")
+def _sort(a, dim, descending):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    idx = _argsort(a, dim, descending)
+    return jnp.take_along_axis(a, idx, axis=dim), idx
+
+
+@defop("argsort", differentiable=False)
+def _argsort_op(a, dim, descending):
+    if a.ndim == 0:
+        return jnp.zeros((), _I64)
+    return _argsort(a, dim, descending)
+
+
+@public(out=True)
+def sort(input, dim=-1, descending=False, stable=False):
+    """(values, indices) sorted along ``dim`` (always stable; NaN sorts as the largest)."""
+    d = _one_dim(dim, input.ndim)
+    return _RT["sort"](*apply(_sort, input, dim=d, descending=bool(descending)))
+
+
+@public(out=True)
+def argsort(input, dim=-1, descending=False, stable=False):
+    d = _one_dim(dim, input.ndim)
+    return apply(_argsort_op, input, dim=d, descending=bool(descending))
+
+
+@public(out=True)
+def msort(input):
+    return sort(input, 0).values
+
+
+def _topk_row(v, k, largest, sort=True):
+    """The indices torch's CPU topk returns for ``k * 64 > n``: libstdc++'s ``nth_element``
+    (introselect: median-of-three pivot, unguarded partition, insertion sort below 4) on
+    (value, index) pairs, then an insertion sort of the first k - 1, as jax while_loops."""
+    n = v.shape[0]
+    inexact = jnp.issubdtype(v.dtype, jnp.inexact)
+    ar = jnp.arange(n)
+
+    def comp(x, y):
+        if largest:
+            return ((jnp.isnan(x) & ~jnp.isnan(y)) | (x > y)) if inexact else x > y
+        return ((~jnp.isnan(x) & jnp.isnan(y)) | (x < y)) if inexact else x < y
+
+    def swap(q, a, b):
+        arr, ix = q
+        return (arr.at[a].set(arr[b]).at[b].set(arr[a]), ix.at[a].set(ix[b]).at[b].set(ix[a]))
+
+    def insertion_sort(q, f, l):
+        def body(st):
+            (arr, ix), i = st
+            val, vi = arr[i], ix[i]
+            j = _jax.lax.while_loop(lambda j: (j > f) & comp(val, arr[j - 1]), lambda j: j - 1, i)
+            move = (ar > j) & (ar <= i)
+            arr = jnp.where(move, jnp.roll(arr, 1), arr).at[j].set(val)
+            ix = jnp.where(move, jnp.roll(ix, 1), ix).at[j].set(vi)
+            return (arr, ix), i + 1
+
+        q, _ = _jax.lax.while_loop(lambda st: st[1] < l, body, (q, f + 1))
+        return q
+
+    def partition_pivot(q, f, l):
+        arr = q[0]
+        a_, b_, c_ = f + 1, f + (l - f) // 2, l - 1
+        ab, bc, ac = comp(arr[a_], arr[b_]), comp(arr[b_], arr[c_]), comp(arr[a_], arr[c_])
+        pick = jnp.where(ab, jnp.where(bc, b_, jnp.where(ac, c_, a_)),
+                         jnp.where(ac, a_, jnp.where(bc, c_, b_)))
+        q = swap(q, f, pick)
+
+        def body(st):
+            q, first, last, _ = st
+            arr = q[0]
+            piv = arr[f]
+            first = _jax.lax.while_loop(lambda i: (i < n - 1) & comp(arr[i], piv),
+                                        lambda i: i + 1, first)
+            last = _jax.lax.while_loop(lambda j: (j > 0) & comp(piv, arr[j]), lambda j: j - 1,
+                                       last - 1)
+            done = ~(first < last)
+            q2 = swap(q, first, last)
+            q = _jax.tree_util.tree_map(lambda x2, x: jnp.where(done, x, x2), q2, q)
+            return q, jnp.where(done, first, first + 1), last, done
+
+        q, cut, _, _ = _jax.lax.while_loop(lambda st: ~st[3], body, (q, f + 1, l, False))
+        return q, cut
+
+    def select_body(st):
+        q, f, l = st
+        q, cut = partition_pivot(q, f, l)
+        return q, jnp.where(cut <= k - 1, cut, f), jnp.where(cut <= k - 1, l, cut)
+
+    q = (v, jnp.arange(n, dtype=_I64))
+    q, f, l = _jax.lax.while_loop(lambda st: st[2] - st[1] > 3, select_body,
+                                  (q, jnp.asarray(0), jnp.asarray(n)))
+    q = insertion_sort(q, f, l)
+    if sort:
+        q = insertion_sort(q, jnp.asarray(0), jnp.asarray(k - 1))
+    return q[1][:k]
+
+
+@defop("topk", grad_name="TopkBackward0")
+def _topk(a, k, dim, largest, sort=True):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    n = a.shape[dim]
+    if k == 0 or k * 64 <= n:
+        # torch's partial_sort path: for k == 1 the first extreme element, as here
+        idx = _slice_k(_argsort(a, dim, largest), k, dim)
+    else:
+        x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
+        batch = x.shape[:-1]
+        rows = x.reshape(-1, n)
+        replay = lambda r: _jax.vmap(lambda row: _topk_row(row, k, largest, sort))(r)  # noqa
+        if sort:
+            idx = _jax.lax.cond(_has_ties(rows), replay,
+                                lambda r: _argsort(r, -1, largest)[:, :k], rows)
+        else:     # torch's unsorted order is nth_element's arrangement, ties or not
+            idx = replay(rows)
+        idx = jnp.moveaxis(idx.reshape(batch + (k,)), -1, dim)
+    return jnp.take_along_axis(a, idx, axis=dim), idx
+
+
+def _slice_k(x, k, dim):
+    return _jax.lax.slice_in_dim(x, 0, k, axis=dim)
+
+
+@public(out=True)
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) elements along ``dim`` as (values, indices), sorted."""
+    if input.dtype is D.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    d = _one_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    return _RT["topk"](*apply(_topk, input, k=int(k), dim=d, largest=bool(largest),
+                              sort=bool(sorted)))
+
+
+def _quickselect_row(v, k):
+    """The index torch's CPU kthvalue returns: its quick_select_template (median-of-three
+    Hoare quickselect, NaN largest) run on (value, index) pairs, as a jax while_loop."""
+    n = v.shape[0]
+    inexact = jnp.issubdtype(v.dtype, jnp.inexact)
+
+    def gt(x, y):
+        return ((jnp.isnan(x) & ~jnp.isnan(y)) | (x > y)) if inexact else x > y
+
+    def swap(arr, ix, a, b, c):
+        va, vb, ia, ib = arr[a], arr[b], ix[a], ix[b]
+        arr = arr.at[a].set(jnp.where(c, vb, va)).at[b].set(jnp.where(c, va, vb))
+        ix = ix.at[a].set(jnp.where(c, ib, ia)).at[b].set(jnp.where(c, ia, ib))
+        return arr, ix
+
+    def partition(arr, ix, L, R):
+        P = L + (R - L) // 2
+        arr, ix = swap(arr, ix, P, L + 1, True)
+        arr, ix = swap(arr, ix, L + 1, R, gt(arr[L + 1], arr[R]))
+        arr, ix = swap(arr, ix, L, R, gt(arr[L], arr[R]))
+        arr, ix = swap(arr, ix, L + 1, L, gt(arr[L + 1], arr[L]))
+        piv = arr[L]
+
+        def body(st):
+            arr, ix, i, j, _ = st
+            i = _jax.lax.while_loop(lambda i: (i < n - 1) & gt(piv, arr[i]), lambda i: i + 1,
+                                    i + 1)
+            j = _jax.lax.while_loop(lambda j: (j > 0) & gt(arr[j], piv), lambda j: j - 1, j - 1)
+            stop = j < i
+            arr, ix = swap(arr, ix, i, j, ~stop)
+            return arr, ix, i, j, stop
+
+        arr, ix, i, j, _ = _jax.lax.while_loop(lambda st: ~st[4], body,
+                                               (arr, ix, L + 1, R, False))
+        arr, ix = swap(arr, ix, L, j, True)
+        L = jnp.where(j <= k, i, L)
+        R = jnp.where(j >= k, j - 1, R)
+        return arr, ix, L, R
+
+    def outer(st):
+        arr, ix, L, R, _ = st
+        small, two = R <= L, R == L + 1
+        arr2, ix2 = swap(arr, ix, L, jnp.minimum(R, n - 1),
+                         two & gt(arr[L], arr[jnp.minimum(R, n - 1)]))
+        safe = small | two
+        arr3, ix3, L3, R3 = partition(arr, ix, jnp.where(safe, 0, L), jnp.where(safe, 2, R))
+        arr = jnp.where(small, arr, jnp.where(two, arr2, arr3))
+        ix = jnp.where(small, ix, jnp.where(two, ix2, ix3))
+        return (arr, ix, jnp.where(safe, L, L3), jnp.where(safe, R, R3), safe)
+
+    init = (v, jnp.arange(n, dtype=_I64), jnp.asarray(0), jnp.asarray(n - 1), jnp.asarray(False))
+    _, ix, _, _, _ = _jax.lax.while_loop(lambda st: ~st[4], outer, init)
+    return ix[k]
+
+
+def _kth_indices(a, k, dim):
+    x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
+    batch, n = x.shape[:-1], x.shape[-1]
+    if n < 3:
+        order = _argsort(x, -1, False)
+        idx = order[..., k - 1]
+    else:
+        rows = x.reshape(-1, n)
+        idx = _jax.lax.cond(
+            _has_ties(rows),
+            lambda r: _jax.vmap(lambda row: _quickselect_row(row, k - 1))(r),
+            lambda r: _argsort(r, -1, False)[:, k - 1], rows).reshape(batch)
+    return jnp.expand_dims(idx, dim)
+
+
+def _has_ties(rows):
+    """Whether some row holds equal values (or two NaNs): only then does the tie rule of a
+    selection algorithm matter, so the replay of torch's runs only then."""
+    s = jnp.sort(rows, axis=-1)
+    eq = s[:, 1:] == s[:, :-1]
+    if jnp.issubdtype(rows.dtype, jnp.inexact):
+        eq = eq | (jnp.isnan(s[:, 1:]) & jnp.isnan(s[:, :-1]))
+    return jnp.any(eq)
+
+
+@defop("kthvalue", grad_name="KthvalueBackward0")
+def _kthvalue(a, k, dim, keepdim, median):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    if not median:
+        return _gather(a, _kth_indices(a, k, dim), dim, keepdim)
+    order = _argsort(a, dim, False)
+    if median:
+        k = (a.shape[dim] - 1) // 2 + 1
+    idx = _jax.lax.slice_in_dim(order, k - 1, k, axis=dim)
+    if median and jnp.issubdtype(a.dtype, jnp.inexact):
+        # torch.median: a slice holding NaN gives its first NaN
+        nan = jnp.isnan(a)
+        first_nan = jnp.argmax(nan, axis=dim, keepdims=True).astype(_I64)
+        idx = jnp.where(jnp.any(nan, axis=dim, keepdims=True), first_nan, idx)
+    return _gather(a, idx, dim, keepdim)
+
+
+@public(out=True)
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest element along ``dim`` as (values, indices)."""
+    if input.dtype is D.bool:
+        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
+    d = _one_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _RT["kthvalue"](*apply(_kthvalue, input, k=int(k), dim=d, keepdim=bool(keepdim),
+                                  median=False))
+
+
+_full_median_even = _even_split(lambda a: _median_value(a))
+
+
+def _median_value(a):
+    flat = a.reshape(-1)
+    n = flat.shape[0]
+    if n == 0:
+        return jnp.asarray(jnp.nan, a.dtype)
+    s = jnp.sort(flat)
+    v = s[(n - 1) // 2]
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        v = jnp.where(jnp.any(jnp.isnan(flat)), jnp.asarray(jnp.nan, a.dtype), v)
+    return v
+
+
+@defop("median_full", grad_name="MedianBackward0")
+def _median_full(a):
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        return _median_value(a)
+    return _full_median_even(a)
+
+
+@public(out=True)
+def median(input, dim=None, keepdim=False):
+    """median(input): the lower median (NaN if any); median(input, dim): (values, indices)."""
+    if dim is None:
+        return apply(_median_full, input)
+    d = _one_dim(dim, input.ndim)
+    _nonempty_dim("median", input, d)
+    return _RT["median"](*apply(_kthvalue, input, k=1, dim=d, keepdim=bool(keepdim),
+                                median=True))
+
+
+@defop("mode", grad_name="ModeBackward0")
+def _mode(a, dim, keepdim):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    x = jnp.moveaxis(a, dim, -1)
+    batch, n = x.shape[:-1], x.shape[-1]
+    flat = x.reshape(-1, n)
+    s = jnp.sort(flat, axis=-1)
+    lo = _jax.vmap(lambda r: jnp.searchsorted(r, r, side="left"))(s)
+    hi = _jax.vmap(lambda r: jnp.searchsorted(r, r, side="right"))(s)
+    cnt = hi - lo
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        # NaNs (sorted last) count as one value; searchsorted cannot find them
+        nans = jnp.isnan(s)
+        cnt = jnp.where(nans, jnp.sum(nans, axis=-1, keepdims=True), cnt)
+    best = jnp.argmax(cnt, axis=-1)                         # first: the smallest most frequent
+    val = jnp.take_along_axis(s, best[:, None], axis=-1)
+    same = flat == val
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        same = same | (jnp.isnan(flat) & jnp.isnan(val))
+    last = n - 1 - jnp.argmax(jnp.flip(same, axis=-1), axis=-1)  # torch: its last index
+    idx = jnp.moveaxis(last.reshape(batch + (1,)).astype(_I64), -1, dim)
+    return _gather(a, idx, dim, keepdim)
+
+
+@public(out=True)
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (smallest on ties) and its last index."""
+    d = _one_dim(dim, input.ndim)
+    return _RT["mode"](*apply(_mode, input, dim=d, keepdim=bool(keepdim)))
+
+
+# ------------------------------------------------------------------ unique, bincount, histc
+
+@defop("take_flat", grad_name="IndexBackward0")
+def _take(a, idx, dim):
+    if dim is None:
+        return a.reshape(-1)[idx]
+    return jnp.take(a, idx, axis=dim)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements (always sorted, as torch on CPU), optionally with the inverse
+    indices and counts; shapes depend on the data, so this runs eagerly."""
+    x = _np.asarray(input._data)
+    if dim is None:
+        _, first, inv, cnt = _np.unique(x.reshape(-1), return_index=True, return_inverse=True,
+                                        return_counts=True, equal_nan=False)
+        inv = inv.reshape(x.shape)
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        if x.shape[d] == 0:
+            first = _np.zeros(0, _np.int64)
+            inv = first
+            cnt = first
+        else:
+            _, first, inv, cnt = _np.unique(x, return_index=True, return_inverse=True,
+                                            return_counts=True, axis=d)
+            inv = inv.reshape(-1)
+    vals = apply(_take, input, jnp.asarray(first, _I64), dim=None if dim is None else d)
+    out = [vals]
+    if return_inverse:
+        out.append(Tensor._make(jnp.asarray(inv, _I64)))
+    if return_counts:
+        out.append(Tensor._make(jnp.asarray(cnt, _I64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@defop("bincount", grad_name="BincountBackward0")
+def _bincount(x, *w, length, dtype):
+    if w:
+        return jnp.bincount(x, weights=w[0].astype(dtype), length=length)
+    return jnp.bincount(x, length=length).astype(_I64)
+
+
+def bincount(input, weights=None, minlength=0):
+    """Count of each non-negative integer in a 1-d tensor (weighted by ``weights``)."""
+    if input.dtype.category != D._INT:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
+                                  f"'{D.legacy_name(input.dtype)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    x = _np.asarray(input._data)
+    if x.ndim != 1 or (x.size and x.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != x.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    length = _bi.max(int(x.max()) + 1 if x.size else 0, int(minlength))
+    if weights is None:
+        return apply(_bincount, input, length=length, dtype=None)
+    dt = weights.dtype if weights.dtype in (D.float32, D.float64) else D.float64
+    return apply(_bincount, input, weights, length=length, dtype=dt.np)
+
+
+@defop("histc", differentiable=False)
+def _histc(x, bins, lo, hi):
+    x = x.reshape(-1)
+    lo_, hi_ = jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype)
+    inside = (x >= lo_) & (x <= hi_)
+    pos = ((x - lo_) * bins / (hi_ - lo_)).astype(_I64)
+    pos = jnp.clip(jnp.where(x == hi_, bins - 1, pos), 0, bins - 1)
+    return jnp.bincount(jnp.where(inside, pos, 0), weights=inside.astype(x.dtype), length=bins)
+
+
+@public(out=True)
+def histc(input, bins=100, min=0, max=0):
+    """Histogram with ``bins`` equal bins over [min, max] (the data range if both are equal)."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
+                                  f"'{D.legacy_name(input.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("max must be larger than min")
+    if lo == hi:
+        x = _np.asarray(input._data)
+        if x.size:
+            lo, hi = float(x.min()), float(x.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+    return apply(_histc, input, bins=int(bins), lo=lo, hi=hi)
+
+
+methods(median=median, mode=mode, topk=topk, sort=sort, argsort=argsort, msort=msort, kthvalue=kthvalue, unique=unique,
+        bincount=bincount, histc=histc)
+
+
+# ------------------------------------------------------------------ quantile, logcumsumexp
+
+
+_INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _torch_lerp(a, b, w):
+    # torch's lerp kernel: exact at both ends
+    return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+@defop("quantile", grad_name="QuantileBackward0")
+def _quantile(a, q, dim, keepdim, interpolation, ignore_nan):
+    q = jnp.asarray(q, a.dtype)
+    x = a.reshape(-1) if dim is None else (a.reshape(1) if a.ndim == 0 else a)
+    x = jnp.moveaxis(x, 0 if dim is None else dim, -1)
+    order = jnp.argsort(_jax.lax.stop_gradient(x), axis=-1, stable=True)
+    s = jnp.take_along_axis(x, order, axis=-1)                       # (..., n)
+    n = s.shape[-1]
+    isn = jnp.isnan(_jax.lax.stop_gradient(s))
+    qb = q.reshape(q.shape + (1,) * s.ndim)                           # (Q.., 1.., 1)
+    if ignore_nan:
+        cnt = jnp.sum(~isn, axis=-1, keepdims=True).astype(a.dtype)
+        ranks = qb * (cnt - 1)
+        ranks = jnp.where(ranks < 0, 0, ranks)
+    else:
+        ranks = jnp.where(jnp.any(isn, axis=-1, keepdims=True), jnp.asarray(n - 1, a.dtype),
+                          qb * (n - 1))
+    ranks = ranks + jnp.zeros(s.shape[:-1] + (1,), a.dtype)            # (Q.., ..., 1)
+    if interpolation == "lower":
+        ranks = jnp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = jnp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = jnp.round(ranks)
+    below = ranks.astype(_I64)
+    sb = jnp.broadcast_to(s, ranks.shape[:-1] + (n,))
+    vals = jnp.take_along_axis(sb, below, axis=-1)
+    if interpolation in ("linear", "midpoint"):
+        w = jnp.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        above = jnp.ceil(ranks).astype(_I64)
+        vals = _torch_lerp(vals, jnp.take_along_axis(sb, above, axis=-1), w)
+    vals = vals[..., 0]                                               # (Q.., ...)
+    if keepdim:
+        nq = q.ndim
+        if dim is None:
+            vals = vals.reshape(q.shape + (1,) * a.ndim)
+        elif a.ndim:
+            vals = jnp.expand_dims(vals, nq + dim)
+    return vals
+
+
+def _quantile_call(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERP:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    d = None if dim is None else _one_dim(dim, input.ndim)
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        qa = _np.asarray(q._data)
+        if qa.size and (qa.min() < 0 or qa.max() > 1):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        qarg = q
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        qarg = float(q)
+    return apply(_quantile, input, qarg, dim=d, keepdim=bool(keepdim),
+                 interpolation=interpolation, ignore_nan=ignore_nan)
+
+
+@public(out=True)
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles over all elements or ``dim`` (NaN if the slice holds a NaN)."""
+    return _quantile_call("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+@public(out=True)
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` ignoring NaN (NaN only for an all-NaN slice)."""
+    return _quantile_call("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+@defop("logcumsumexp", grad_name="LogcumsumexpBackward0")
+def _logcumsumexp(a, dim):
+    if a.ndim == 0:
+        return a
+    return _jax.lax.cumlogsumexp(a, axis=dim)
+
+
+@public(out=True)
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(input))) along ``dim``, computed stably."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{D.legacy_name(input.dtype)}'")
+    return apply(_logcumsumexp, input, dim=_one_dim(dim, input.ndim))
+
+
+methods(quantile=quantile, nanquantile=nanquantile, logcumsumexp=logcumsumexp)
+
+
+# ------------------------------------------------------------------ nanmedian
+
+_RT["nanmedian"] = _return_type("nanmedian")
+
+
+def _nanmedian_value(a):
+    flat = a.reshape(-1)
+    if flat.shape[0] == 0:
+        return jnp.asarray(jnp.nan, a.dtype)
+    s = jnp.sort(flat)                                   # NaN last
+    cnt = jnp.sum(~jnp.isnan(flat))
+    return s[jnp.maximum((cnt - 1) // 2, 0)]
+
+
+_full_nanmedian_even = _even_split(_nanmedian_value)
+
+
+@defop("nanmedian_full", grad_name="NanmedianBackward0")
+def _nanmedian_full(a):
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        return _median_value(a)
+    return _full_nanmedian_even(a)
+
+
+@defop("nanmedian_dim", grad_name="NanmedianBackward1")
+def _nanmedian_dim(a, dim, keepdim):
+    if a.ndim == 0:
+        return a, jnp.zeros((), _I64)
+    order = _argsort(a, dim, False)                      # stable, NaN last
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        cnt = jnp.sum(~jnp.isnan(a), axis=dim, keepdims=True)
+    else:
+        cnt = jnp.full(a.shape[:dim] + (1,) + a.shape[dim + 1:], a.shape[dim])
+    pos = jnp.maximum((cnt - 1) // 2, 0)
+    idx = jnp.take_along_axis(order, pos, axis=dim)
+    # an all-NaN slice: the index libstdc++'s nth_element leaves first (torch's kernel)
+    idx = jnp.where(cnt == 0, _allnan_nth_index(a.shape[dim]), idx)
+    return _gather(a, idx, dim, keepdim)
+
+
+def _allnan_nth_index(n):
+    """libstdc++ ``nth_element(first, first, last)`` when no element is less than another
+    (torch.nanmedian of an all-NaN slice): which original index ends up first."""
+    q = list(range(n))
+    f, last_ = 0, n
+    while last_ - f > 3:
+        mid = f + (last_ - f) // 2
+        q[f], q[mid] = q[mid], q[f]                      # __move_median_to_first
+        first, last = f + 1, last_
+        while True:                                      # __unguarded_partition
+            last -= 1
+            if not first < last:
+                break
+            q[first], q[last] = q[last], q[first]
+            first += 1
+        last_ = first                                    # the cut is past nth == 0
+    return q[0] if n else 0
+
+
+@public(out=True)
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` ignoring NaN (NaN only for an all-NaN slice)."""
+    if dim is None:
+        return apply(_nanmedian_full, input)
+    d = _one_dim(dim, input.ndim)
+    _nonempty_dim("nanmedian", input, d)
+    return _RT["nanmedian"](*apply(_nanmedian_dim, input, dim=d, keepdim=bool(keepdim)))
+
+
+methods(nanmedian=nanmedian)
+
+
+# ------------------------------------------------------------------ unique_consecutive
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements (rows along ``dim``); NaNs never compare
+    equal. Output shapes depend on the data, so this runs eagerly."""
+    x = _np.asarray(input._data)
+    if dim is None:
+        flat = x.reshape(-1)
+        new = _np.ones(flat.shape[0], bool)
+        new[1:] = flat[1:] != flat[:-1]
+        d, shape = None, x.shape
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        moved = _np.moveaxis(x, d, 0).reshape(x.shape[d], -1) if x.ndim else x.reshape(1, 1)
+        new = _np.ones(moved.shape[0], bool)
+        new[1:] = (moved[1:] != moved[:-1]).any(axis=1)
+        shape = (moved.shape[0],)
+    first = _np.flatnonzero(new)
+    out = [apply(_take, input, jnp.asarray(first, _I64), dim=d)]
+    if return_inverse:
+        out.append(Tensor._make(jnp.asarray((_np.cumsum(new) - 1).reshape(shape), _I64)))
+    if return_counts:
+        ends = _np.append(first[1:], new.shape[0])
+        out.append(Tensor._make(jnp.asarray(ends - first, _I64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+methods(unique_consecutive=unique_consecutive)
