@@ -38,7 +38,8 @@ from ._ops.scatter import *  # noqa: F401,F403,E402  gather, scatter, index_*, m
 from ._ops.pad import *  # noqa: F401,F403,E402  constant_pad_nd
 from ._ops.restructure import *  # noqa: F401,F403,E402  as_strided, scatter_reduce, ...
 from ._ops.index import index_put  # noqa: F401,E402  x[key], x[key] = v
-from ._ops.linalg import *  # noqa: F401,F403,E402  products and torch.* linear algebra
+from ._ops.products import *  # noqa: F401,F403,E402  matmul, mm, bmm, einsum, addmm, kron, ...
+from ._ops.linalg import *  # noqa: F401,F403,E402  inverse, det, cholesky, qr, svd, norms
 from ._ops.factorizations import *  # noqa: F401,F403,E402
 from ._ops.typeinfo import *  # noqa: F401,F403,E402  finfo/iinfo, legacy types, metadata
 from ._ops.sampling import *  # noqa: F401,F403,E402  normal, bernoulli, multinomial, ...

@@ -1,4 +1,5 @@
-"""torchlike.linalg: torch.linalg's functions (the ops live in ``torchlike._ops.linalg``)."""
+"""torchlike.linalg: torch.linalg's functions (the ops live in ``torchlike._ops.linalg``,
+``products`` and ``factorizations``)."""
 from ._ops.linalg import (LinAlgError, linalg_norm as norm,  # noqa: F401
                           linalg_vector_norm as vector_norm, linalg_matrix_norm as matrix_norm,
                           linalg_inv as inv, linalg_solve as solve, linalg_det as det,
@@ -7,8 +8,9 @@ from ._ops.linalg import (LinAlgError, linalg_norm as norm,  # noqa: F401
                           linalg_eigh as eigh, linalg_eigvalsh as eigvalsh,
                           linalg_pinv as pinv, linalg_matrix_power as matrix_power,
                           linalg_lstsq as lstsq, linalg_cross as cross,
-                          linalg_multi_dot as multi_dot, matmul,
+                          linalg_multi_dot as multi_dot,
                           linalg_cholesky_ex as cholesky_ex)
+from ._ops.products import matmul  # noqa: F401
 
 from ._ops.factorizations import (matrix_exp, solve_triangular, lu_factor,  # noqa
                                 linalg_lu as lu, linalg_lu_solve as lu_solve,

@@ -16,6 +16,7 @@ from .._storage import apply_
 __all__ = ['add', 'sub', 'subtract', 'mul', 'multiply', 'div', 'divide', 'true_divide', 'neg',
            'negative', 'pow', 'rsub', 'floor_divide', 'remainder']
 
+
 # ------------------------------------------------------------------ arithmetic
 
 @defop("add", promote="common", saves=False, grad_name="AddBackward0")

@@ -25,6 +25,7 @@ __all__ = ['clamp', 'clip', 'clamp_min', 'clamp_max', 'float_power', 'lerp', 'hy
            'logaddexp2', 'maximum', 'minimum', 'fmax', 'fmin', 'where', 'fmod', 'atan2', 'arctan2',
            'xlogy', 'copysign', 'addcmul', 'addcdiv']
 
+
 _sum_to = _pw._sum_to
 
 

@@ -16,6 +16,7 @@ __all__ = ['isclose', 'allclose', 'equal', 'isin', 'eq', 'ne', 'lt', 'le', 'gt',
            'not_equal', 'logical_and', 'logical_or', 'logical_xor', 'logical_not', 'bitwise_and',
            'bitwise_or', 'bitwise_xor', 'bitwise_not']
 
+
 # ------------------------------------------------------------------ comparisons and logic
 
 def _cmp(name, f):

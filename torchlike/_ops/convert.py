@@ -12,6 +12,7 @@ from ._surface import method, methods
 
 __all__ = ['clone']
 
+
 @defop("clone", saves=False, grad_name="CloneBackward0", host=lambda a: a)
 def _clone(a):
     return jnp.array(a, copy=True)

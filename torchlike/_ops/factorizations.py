@@ -15,8 +15,8 @@ from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import methods, public
 from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
-                     linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv,
-                     tensordot)
+                     linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv)
+from .products import tensordot
 
 __all__ = ["trace", "inner", "dist", "cdist", "matrix_exp", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "lu_unpack", "vander", "lu", "lu_solve"]

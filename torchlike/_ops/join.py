@@ -16,6 +16,7 @@ __all__ = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_sta
            'atleast_3d', 'split_with_sizes', 'unsafe_split', 'unsafe_chunk',
            'unsafe_split_with_sizes']
 
+
 # ------------------------------------------------------------------ cat, stack and friends
 
 @defop("cat", promote="common", saves=False, grad_name="CatBackward0",

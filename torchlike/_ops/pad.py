@@ -8,6 +8,7 @@ from .._registry import apply, defop
 
 __all__ = ['constant_pad_nd']
 
+
 # ------------------------------------------------------------------ pad (shared helper)
 
 @defop("constant_pad_nd", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",

@@ -13,6 +13,7 @@ from .view import _dims_list, _dims_varargs, _host, _is_t, _shape_arg, _view, re
 __all__ = ['repeat_interleave', 'tile', 'flip', 'fliplr', 'flipud', 'roll', 'rot90', 'tril',
            'triu', 'diag', 'diagonal', 'diag_embed']
 
+
 # ------------------------------------------------------------------ repeat, tile, flip, roll
 
 @defop("tile", saves=False, grad_name="RepeatBackward0")

@@ -17,6 +17,7 @@ __all__ = ['sum', 'mean', 'norm', 'prod', 'std', 'var', 'std_mean', 'var_mean', 
            'amax', 'amin', 'argmax', 'argmin', 'logsumexp', 'cumsum', 'cumprod', 'cummax',
            'cummin', 'all', 'any', 'count_nonzero', 'aminmax', 'nansum', 'nanmean']
 
+
 def dims_arg(dim, ndim):
     """Normalise torch's ``dim`` (None, int, or a sequence) into a sorted tuple, or None."""
     if dim is None:

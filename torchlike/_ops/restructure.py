@@ -104,7 +104,7 @@ def as_strided(input, size, stride, storage_offset=None):
 # ------------------------------------------------------------------ put, masked_scatter
 
 def _T(dt):
-    from .linalg import _tname
+    from .products import _tname
     return _tname(dt)
 
 

@@ -16,6 +16,7 @@ __all__ = ['gather', 'scatter', 'scatter_add', 'index_select', 'masked_select',
            'masked_fill', 'take', 'take_along_dim', 'nonzero', 'argwhere', 'searchsorted',
            'bucketize', 'index_add', 'index_fill', 'index_copy']
 
+
 # ------------------------------------------------------------------ gather, scatter
 
 def _grid(index, dim):

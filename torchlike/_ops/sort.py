@@ -16,6 +16,7 @@ from .reduce import _I64, _RT, _even_split, _gather, _nonempty_dim, _one_dim, _r
 __all__ = ['median', 'mode', 'topk', 'sort', 'argsort', 'kthvalue', 'unique', 'bincount', 'histc',
            'msort', 'quantile', 'nanquantile', 'logcumsumexp', 'nanmedian', 'unique_consecutive']
 
+
 # ------------------------------------------------------------------ sort, argsort, topk, kth
 
 def _argsort(a, dim, descending):

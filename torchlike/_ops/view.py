@@ -16,6 +16,7 @@ __all__ = ['reshape', 'transpose', 'swapaxes', 'permute', 'squeeze', 'unsqueeze'
            'unflatten', 'movedim', 'moveaxis', 'narrow', 'select', 'meshgrid', 'broadcast_to',
            'broadcast_tensors', 'broadcast_shapes', 'swapdims']
 
+
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
