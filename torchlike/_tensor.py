@@ -26,6 +26,13 @@ __all__ = ["Tensor", "Size"]
 class Size(tuple):
     """torch.Size: a tuple of ints with torch's repr."""
 
+    def __new__(cls, sizes=()):
+        t = tuple.__new__(cls, sizes)
+        for s in t:
+            if type(s) is not int:
+                return tuple.__new__(cls, _size_items(t))
+        return t
+
     def __repr__(self):
         return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"
 
@@ -43,6 +50,30 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
+
+
+def _size_items(items):
+    """ints of a torch.Size: anything with ``__index__`` (numpy ints, 0-dim int tensors);
+    torch's TypeError otherwise."""
+    out = []
+    for i, s in enumerate(items):
+        if isinstance(s, (float, complex, str)) or not hasattr(s, "__index__"):
+            raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                            f"'{_type_name(s)}')")
+        out.append(s.__index__())
+    return out
+
+
+_NON_LEAF_GRAD_MSG = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information.")
+
+_NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tensors are dense jax "
+               "arrays, so {name}() is not provided. Keep the tensor dense (most ops accept it "
+               "as it is), or use jax.experimental.sparse on t.jax().")
 
 
 class Tensor(InteropMixin):
@@ -172,6 +203,42 @@ class Tensor(InteropMixin):
     def layout(self):
         return _runtime.strided             # (torchlike tensors are dense)
 
+    # layout and backend queries: dense, strided, quantization-free tensors on jax's cpu/gpu
+    is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(
+        lambda self: False)
+    is_ipu = is_maia = is_mtia = is_vulkan = is_xpu = property(lambda self: False)
+
+    def is_shared(self):
+        return False
+
+    def is_set_to(self, tensor):
+        return self is tensor
+
+    def is_coalesced(self):
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
+                           "Strided")
+
+    def to_sparse(self, *args, **kwargs):
+        raise NotImplementedError(_NOT_SPARSE.format(name="to_sparse"))
+
+    def to_sparse_csr(self, *args, **kwargs):
+        raise NotImplementedError(_NOT_SPARSE.format(name="to_sparse_csr"))
+
+    def to_sparse_csc(self, *args, **kwargs):
+        raise NotImplementedError(_NOT_SPARSE.format(name="to_sparse_csc"))
+
+    def to_sparse_bsr(self, *args, **kwargs):
+        raise NotImplementedError(_NOT_SPARSE.format(name="to_sparse_bsr"))
+
+    def to_sparse_bsc(self, *args, **kwargs):
+        raise NotImplementedError(_NOT_SPARSE.format(name="to_sparse_bsc"))
+
+    def to_mkldnn(self, *args, **kwargs):
+        raise NotImplementedError(_NOT_SPARSE.format(name="to_mkldnn"))
+
+    def record_stream(self, stream):
+        """Tensor.record_stream: jax tracks buffer lifetimes across streams itself."""
+
     def stride(self, dim=None):
         s, acc = [], 1
         for n in reversed(self._data.shape):
@@ -217,7 +284,11 @@ class Tensor(InteropMixin):
 
     @property
     def grad(self):
-        return self._grad
+        g = self._grad
+        if g is None and not self._retains_grad and self.grad_fn is not None:
+            import warnings
+            warnings.warn(_NON_LEAF_GRAD_MSG, UserWarning, stacklevel=2)
+        return g
 
     @grad.setter
     def grad(self, value):

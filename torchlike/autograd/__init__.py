@@ -91,6 +91,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     Tensor = graph.tensor_class()
     outputs = _as_list(outputs)
     inputs_l = _as_list(inputs)
+    if not inputs_l:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if allow_unused is None:
         allow_unused = materialize_grads
     grad_outputs = _as_list(grad_outputs) or [None] * len(outputs)

@@ -1,0 +1,133 @@
+"""Tensor queries and argument checks real programs meet, each compared with torch: layout and
+backend ``is_*`` queries, torch.Size's item types, the non-leaf ``.grad`` warning,
+``autograd.grad`` with no inputs, and sparse conversions (not provided: a clear error)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+
+def outcome(fn, m, *args):
+    """("ok", a comparable value) or (exception class name, message) of ``fn(m, *args)``."""
+    try:
+        r = fn(m, *args)
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    if isinstance(r, (tuple, list)):
+        return "ok", tuple(int(x) if not isinstance(x, (torch.Tensor, torchlike.Tensor))
+                           else x.tolist() for x in r)
+    return "ok", r
+
+PROPERTIES = ["is_cpu", "is_cuda", "is_ipu", "is_leaf", "is_maia", "is_meta", "is_mkldnn",
+              "is_mps", "is_mtia", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr",
+              "is_vulkan", "is_xla", "is_xpu"]
+METHODS = ["is_complex", "is_conj", "is_contiguous", "is_distributed", "is_floating_point",
+           "is_inference", "is_neg", "is_pinned", "is_shared", "is_signed"]
+TENSORS = {
+    "f32": lambda m: m.ones(2, 3), "i64": lambda m: m.arange(3), "bool": lambda m: m.ones(2) > 0,
+    "c64": lambda m: m.ones(2, dtype=m.complex64), "u8": lambda m: m.ones(2, dtype=m.uint8),
+    "nonleaf": lambda m: m.ones(2, requires_grad=True) * 2, "0dim": lambda m: m.tensor(1.5),
+    "transposed": lambda m: m.ones(2, 3).t(),
+}
+
+
+def test_every_is_query_of_torch_is_covered():
+    names = {n for n in dir(torch.ones(1)) if n.startswith("is_")}
+    assert names == set(PROPERTIES) | set(METHODS) | {
+        "is_coalesced", "is_nonzero", "is_same_size", "is_set_to"}
+
+
+@pytest.mark.parametrize("kind", sorted(TENSORS))
+def test_layout_and_backend_queries_as_torch(kind):
+    t, lt = TENSORS[kind](torch), TENSORS[kind](torchlike)
+    for name in PROPERTIES:
+        assert getattr(lt, name) == getattr(t, name), name
+    for name in METHODS:
+        assert getattr(lt, name)() == getattr(t, name)(), name
+    assert str(lt.layout) == str(t.layout) == "torch.strided"
+    assert lt.is_same_size(TENSORS[kind](torchlike)) and t.is_same_size(TENSORS[kind](torch))
+    assert lt.is_set_to(lt) == t.is_set_to(t)
+    assert outcome(lambda m, x: x.is_coalesced(), torch, t) == \
+        outcome(lambda m, x: x.is_coalesced(), torchlike, lt)
+
+
+SIZES = [[2, 3], [], [np.int64(2)], [True, 2], [2.0], [2, 3.5], ["2"], [None], [1j],
+         [np.float32(2)], (x for x in [4, 5])]
+
+
+@pytest.mark.parametrize("items", SIZES, ids=repr)
+def test_size_items_as_torch(items):
+    items = list(items)
+    theirs = outcome(lambda m, v: m.Size(v), torch, items)
+    ours = outcome(lambda m, v: m.Size(v), torchlike, items)
+    assert ours == theirs
+
+
+def test_size_of_int_tensors_and_shapes():
+    assert torchlike.Size([torchlike.tensor(3), 4]) == (3, 4)
+    assert type(torchlike.ones(2, 3).shape) is torchlike.Size
+    assert torchlike.ones(2, 3).shape[1:] == torchlike.Size([3])
+
+
+def _grad_warnings(m, setup):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        g = setup(m)
+    return [str(x.message) for x in w if issubclass(x.category, UserWarning)], g
+
+
+def _retained(m):
+    y = m.ones(2, requires_grad=True) * 2
+    y.retain_grad()
+    y.sum().backward()
+    return y.grad
+
+
+def _after_backward(m):
+    y = m.ones(2, requires_grad=True) * 2
+    y.sum().backward()
+    return y.grad
+
+
+GRAD_READS = {
+    "nonleaf": lambda m: (m.ones(2, requires_grad=True) * 2).grad,
+    "nonleaf_after_backward": _after_backward,
+    "leaf": lambda m: m.ones(2, requires_grad=True).grad,
+    "plain": lambda m: m.ones(2).grad,
+    "retained": _retained,
+    "detached": lambda m: (m.ones(2, requires_grad=True) * 2).detach().grad,
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRAD_READS))
+def test_non_leaf_grad_warning_as_torch(case):
+    tw, tg = _grad_warnings(torch, GRAD_READS[case])
+    lw, lg = _grad_warnings(torchlike, GRAD_READS[case])
+    assert [w.split(" (Triggered internally")[0] for w in tw] == lw
+    assert (tg is None) == (lg is None)
+
+
+def test_autograd_grad_with_no_inputs_raises_as_torch():
+    for inputs in ([], ()):
+        theirs = outcome(lambda m, i: m.autograd.grad((m.ones(2, requires_grad=True) * 2).sum(),
+                                                      i), torch, inputs)
+        ours = outcome(lambda m, i: m.autograd.grad((m.ones(2, requires_grad=True) * 2).sum(),
+                                                    i), torchlike, inputs)
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("name", ["to_sparse", "to_sparse_csr", "to_sparse_csc",
+                                  "to_sparse_bsr", "to_sparse_bsc", "to_mkldnn"])
+def test_sparse_conversions_say_they_are_not_provided(name):
+    with pytest.raises(NotImplementedError, match=f"torchlike does not provide sparse .* so "
+                                                  f"{name}\\(\\) is not provided"):
+        getattr(torchlike.ones(2, 2), name)()
+
+
+def test_record_stream_is_accepted():
+    torchlike.ones(2).record_stream(None)
