@@ -281,7 +281,7 @@ def move(t, dev):
             return t
     except Exception:
         return t
-    from ._tensor import Tensor
+    from ._registry import _Tensor as Tensor
     from .autograd import grad_mode as _gm
     data = jax.device_put(src, jdev)
     if not (t._requires_grad and _gm._state.grad_enabled):
@@ -308,7 +308,7 @@ def _make_node_class():
             if g is None:
                 return (None,)
             if create_graph:
-                from ._tensor import Tensor
+                from ._registry import _Tensor as Tensor
                 if not isinstance(g, Tensor):
                     g = Tensor._make(g)
                 return (move(g, of_array_dev(self.src)),)

@@ -69,7 +69,7 @@ class Generator:
         return drawn
 
     def get_state(self):
-        from ._tensor import Tensor
+        from ._registry import _Tensor as Tensor
         import jax.numpy as jnp
         state = np.concatenate([self._key.astype(np.uint32).view(np.uint8),
                                 np.array([self._counter], np.int64).view(np.uint8)])

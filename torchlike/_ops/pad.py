@@ -9,12 +9,12 @@ from .._registry import apply, defop
 __all__ = ['constant_pad_nd']
 
 
-# ------------------------------------------------------------------ pad (shared helper)
+# ------------------------------------------------------------------ pad
 
-@defop("constant_pad_nd", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
-                                     "reflect": "ReflectionPad{}DBackward0",
-                                     "replicate": "ReplicationPad{}DBackward0",
-                                     "circular": "CircularPad{}DBackward0"}[kw["mode"]]
+@defop("pad", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
+                                                 "reflect": "ReflectionPad{}DBackward0",
+                                                 "replicate": "ReplicationPad{}DBackward0",
+                                                 "circular": "CircularPad{}DBackward0"}[kw["mode"]]
        .format(len(kw["pads"])))
 def _pad(a, pads, mode, value):
     """``pads``: ((before, after), ...) for the last len(pads) dims, innermost last."""

@@ -189,7 +189,7 @@ def _eligible(a, T):
 
 def _cast_args(op, args, static):
     """The registry's autocast hook: ``args`` cast by torch's policy for ``op``."""
-    from .._tensor import Tensor as T
+    from .._registry import _Tensor as T
     name = op.name
     if name == "to_copy":
         return args
@@ -317,7 +317,7 @@ class autocast:
 # ------------------------------------------------------------------ custom autograd.Function
 
 def _cast_inputs(value, dtype):
-    from .._tensor import Tensor
+    from .._registry import _Tensor as Tensor
     if isinstance(value, Tensor):
         return value.to(dtype) if value.is_floating_point() and value.dtype is not D.float64 \
             else value

@@ -78,7 +78,7 @@ class GradScaler:
         """``outputs`` (a tensor or nested list/tuple of tensors) times the current scale."""
         if not self._enabled:
             return outputs
-        from .._tensor import Tensor
+        from .._registry import _Tensor as Tensor
         if isinstance(outputs, Tensor):
             if self._scale is None:
                 self._lazy_init_scale_growth_tracker(outputs.device)
@@ -114,7 +114,7 @@ class GradScaler:
                     g._set_data((data * inv_scale._data.astype(data.dtype)).astype(data.dtype))
                     dev = g.device
                     found[dev] = bad if dev not in found else (found[dev] | bad)
-        from .._tensor import Tensor
+        from .._registry import _Tensor as Tensor
         out = {}
         for dev, bad in found.items():
             out[dev] = Tensor._make(_device.put(bad.astype(jnp.float32), dev))
@@ -170,7 +170,7 @@ class GradScaler:
         if not self._enabled:
             return
         _scale, _growth_tracker = self._check_scale_growth_tracker("update")
-        from .._tensor import Tensor
+        from .._registry import _Tensor as Tensor
         from .. import full
         if new_scale is not None:
             if isinstance(new_scale, float):

@@ -51,7 +51,7 @@ def check_hook_result(hook, old, new):
     """
     if new is None:
         return
-    if not isinstance(new, _tensor_class()):
+    if not isinstance(new, _tensor_class(old)):
         raise TypeError(f"expected Variable, but hook returned '{_tp_name(new)}'")
     if new._data.dtype != old._data.dtype or new.device.type != old.device.type:
         raise RuntimeError(f"hook '{hook_name(hook)}' has changed the type of value (was "
@@ -60,14 +60,9 @@ def check_hook_result(hook, old, new):
         raise RuntimeError(f"hook '{hook_name(hook)}' has changed the size of value")
 
 
-_T = [None]
-
-
-def _tensor_class():
-    if _T[0] is None:
-        from .._tensor import Tensor
-        _T[0] = Tensor
-    return _T[0]
+def _tensor_class(t):
+    """Tensor, found from a tensor's own class (autograd imports nothing above itself)."""
+    return next((c for c in type(t).__mro__ if c.__name__ == "Tensor"), type(t))
 
 
 def _tp_name(v):
