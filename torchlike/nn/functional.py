@@ -1126,7 +1126,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
     d = np.asarray(input._data)
-    if d.size and (d.min() < 0 or d.max() > 1):
+    if d.size and not ((d >= 0) & (d <= 1)).all():     # NaN fails both comparisons, as in torch
         raise RuntimeError("all elements of input should be between 0 and 1")
     args = [weight] if weight is not None else []
     return apply(_bce, input, target, *args, reduction=reduction)
