@@ -601,7 +601,6 @@ CONV_CASES = [
 def test_conv_general_dilated(k):
     kw = dict(CONV_CASES[k])
     g = kw.get("feature_group_count", 1)
-    bg = kw.get("batch_group_count", 1)
     x = RNG.standard_normal((4, 4, 7, 6)).astype(F32)           # NCHW
     w = RNG.standard_normal((4, 4 // g, 3, 2)).astype(F32)      # OIHW
     xn = np.transpose(x, (0, 2, 3, 1))                          # NHWC
@@ -614,7 +613,6 @@ def test_conv_general_dilated(k):
                                          dimension_numbers=("NHWC", "HWIO", "NHWC")),
                 lax.conv_general_dilated(x.astype(np.int32), w.astype(np.int32) * 3,
                                          strides, padding, **kw)]
-    del bg
     compare(f, (x, w, xn, wn), rtol=ulps(F32, 16))
 
 
