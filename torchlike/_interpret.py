@@ -912,7 +912,7 @@ def _reduce_precision(p, ins, outs):
 
 # ------------------------------------------------------------------ data movement
 
-@rule("copy", "copy_p", "stop_gradient", "reduce_precision_identity", moves=True)
+@rule("copy", "copy_p", "stop_gradient", moves=True)
 def _identity(p, ins, outs):
     return lambda x: x
 
