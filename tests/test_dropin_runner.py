@@ -211,6 +211,8 @@ SHORT_EXAMPLES = {
     "train_mlp.py": ["--epochs", "2", "--ckpt", "{tmp}/mlp.pt"],
 }
 LONG_EXAMPLES = {"char_transformer.py", "cnn_classifier.py"}
+# multi-process examples: their own launcher runs them (tests/test_distributed_global.py)
+DISTRIBUTED_EXAMPLES = {"ddp_train.py", "fsdp_tp.py"}
 
 RUN_ALL = """\
 import runpy, sys
@@ -231,7 +233,7 @@ def _mask_times(text):
 
 def test_every_example_is_listed():
     names = {f for f in os.listdir(EXAMPLES) if f.endswith(".py")}
-    assert names == set(SHORT_EXAMPLES) | LONG_EXAMPLES
+    assert names == set(SHORT_EXAMPLES) | LONG_EXAMPLES | DISTRIBUTED_EXAMPLES
 
 
 def test_examples_with_import_torch_under_the_runner_print_the_direct_output(tmp_path):
