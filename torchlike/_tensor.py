@@ -435,6 +435,10 @@ class Tensor(InteropMixin):
                                "Use tensor.detach().numpy() instead.")
         return np.array(self._data)
 
+    # numpy scalars and arrays on the left defer to the tensor's reflected operators, as with
+    # torch (np.float64(2) * float32 tensor is a float32 tensor)
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         a = np.asarray(self._data)
         return a.astype(dtype) if dtype is not None else a
