@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run(cache_dir, **env):
-    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(cache_dir), **env)
+    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(cache_dir), TORCHLIKE_PROGRAM_CACHE="1", **env)
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=e, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -78,7 +78,7 @@ def test_corrupt_and_foreign_entries_are_ignored_and_removed(tmp_path):
 
 
 def test_two_processes_share_one_directory(tmp_path):
-    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path))
+    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1")
     procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=e, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = []
@@ -98,9 +98,15 @@ def test_two_processes_share_one_directory(tmp_path):
     assert warm["loaded"] > 0 and warm["ignored"] == 0
 
 
-def test_the_cache_is_off_with_the_compilation_cache(tmp_path):
-    out = _run(tmp_path, TORCHLIKE_COMPILATION_CACHE="0")
-    assert out["saved"] == 0 and out["loaded"] == 0
+@pytest.mark.parametrize("switch", ["TORCHLIKE_COMPILATION_CACHE", "TORCHLIKE_PROGRAM_CACHE"])
+def test_the_cache_switches_off(tmp_path, switch):
+    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1")
+    e[switch] = "0"
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=e, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    stats = json.loads(out.stdout.strip().splitlines()[-1])
+    assert stats["saved"] == 0 and stats["loaded"] == 0
     assert not (tmp_path / "programs").exists()
 
 

@@ -1,20 +1,26 @@
 """What one eager MLP training step compiles, pinned: a change that adds XLA programs to a step
-(or makes a second step with the same shapes compile again) fails here."""
+(or makes a warm step compile again) fails here."""
+import pytest
+
 import torchlike as torch
 from torchlike import _registry as R
+from torchlike import _tiers
 
-# programs one Linear-ReLU-Linear-ReLU-Linear + cross_entropy + Adam step compiles on new shapes:
-# per op its forward-with-VJP and backward (ReLU shared by both layers), the gathers refreshing
-# the weights' transposed views after the update, and one jitted Adam update for the group. The
-# transposes themselves (data movement) and their index maps run on the host for their first
-# HOST_CALLS calls at a shape, then compile: forward (index map), forward-with-VJP and backward
-# for three weight shapes.
-MLP_STEP_PROGRAMS = 16
-HOT_TRANSPOSE_PROGRAMS = 9
+# programs a Linear-ReLU-Linear-ReLU-Linear + cross_entropy + Adam step compiles once each of its
+# signatures has met the interpreter INTERPRET_CALLS times: per op its forward-with-VJP and
+# backward, the weights' transposes (forward, forward-with-VJP, backward), the gathers refreshing
+# the transposed views after the update, the engine's gradient sums and one jitted Adam update
+# for the group (traced for the compiled program and the interpreter alike).
+MLP_STEP_PROGRAMS = 25
 
 
 def _total():
     return sum(sum(v.values()) for v in R.trace_counts().values() if isinstance(v, dict))
+
+
+@pytest.fixture(autouse=True)
+def _eight_calls(monkeypatch):
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
 
 
 def test_mlp_step_compile_count_is_pinned():
@@ -27,18 +33,18 @@ def test_mlp_step_compile_count_is_pinned():
     x, y = torch.randn(13, 37), torch.randint(0, 7, (13,))
     before = _total()
     counts = []
-    for _ in range(R.HOST_CALLS + 3):
+    for _ in range(_tiers.INTERPRET_CALLS + 3):
         loss = nn.functional.cross_entropy(m(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
         counts.append(_total() - before)
-    assert counts[0] == MLP_STEP_PROGRAMS, counts
-    warm = counts[1:R.HOST_CALLS]
-    assert warm == [counts[0]] * len(warm), "a warm step compiled again"
-    # the step after HOST_CALLS: the transposes compile, once
-    assert counts[R.HOST_CALLS] == MLP_STEP_PROGRAMS + HOT_TRANSPOSE_PROGRAMS, counts
-    assert counts[R.HOST_CALLS + 1:] == [counts[R.HOST_CALLS]] * 2, counts
+    assert counts[0] == 0, "a cold step compiled"
+    # a signature used twice a step (ReLU of the two equal layers) leaves the tier after 4 steps
+    assert counts[3] == 0, counts
+    # from the step after INTERPRET_CALLS on, every program is compiled, once
+    assert counts[_tiers.INTERPRET_CALLS] == MLP_STEP_PROGRAMS, counts
+    assert counts[_tiers.INTERPRET_CALLS + 1:] == [MLP_STEP_PROGRAMS] * 2, counts
 
 
 def test_a_new_batch_size_compiles_only_batch_dependent_programs():
@@ -52,10 +58,14 @@ def test_a_new_batch_size_compiles_only_batch_dependent_programs():
         loss.backward()
         opt.step()
 
-    step(11)
+    for _ in range(_tiers.INTERPRET_CALLS + 1):
+        step(11)
     first = _total()
     step(11)
     assert _total() == first
+    for _ in range(_tiers.INTERPRET_CALLS):
+        step(12)
+    assert _total() == first     # a new batch size's first steps are interpreted
     step(12)
     grown = _total() - first
     assert 0 < grown < first     # weight-shaped programs (transposes, optimizer) are reused

@@ -11,8 +11,9 @@ and later calls switch to it. Otherwise the call compiles through jax.jit and th
 written under the key.
 
 Entries live in ``<cache dir>/programs`` (beside jax's cache, ``$TORCHLIKE_CACHE_DIR``; off with
-the compilation cache, ``TORCHLIKE_COMPILATION_CACHE=0``). Each file starts with a header naming
-its format and versions: a foreign, stale or corrupt entry is ignored and removed, never run.
+``TORCHLIKE_PROGRAM_CACHE=0`` or with the compilation cache, ``TORCHLIKE_COMPILATION_CACHE=0``). Each file starts with a header naming
+its format and versions and the program's sha256: a foreign, stale or damaged entry is ignored
+and removed, never loaded (XLA crashes on a damaged executable).
 Writes go to a temporary file renamed into place (atomic, safe across processes); past
 ``$TORCHLIKE_PROGRAM_CACHE_MB`` (default 1024) the oldest entries are removed.
 """
@@ -43,8 +44,10 @@ _pool = []
 def directory():
     """Where programs are kept, or None when the compilation cache is off."""
     if not _dir:
-        from ._jax_config import compilation_cache_dir
+        from ._jax_config import _DISABLED, compilation_cache_dir
         d = compilation_cache_dir()
+        if os.environ.get("TORCHLIKE_PROGRAM_CACHE", "1").lower() in _DISABLED:
+            d = None
         if d is not None:
             d = os.path.join(os.path.dirname(d.rstrip(os.sep)), "programs") \
                 if os.path.basename(d.rstrip(os.sep)) == "xla" else os.path.join(d, "programs")
@@ -125,9 +128,13 @@ def load(name, in_tree, out_tree):
     if not blob.startswith(head):
         _ignore(path)               # another format or other versions: never run it
         return None
+    digest, payload = blob[len(head):len(head) + 64], blob[len(head) + 65:]
+    if hashlib.sha256(payload).hexdigest().encode() != digest:
+        _ignore(path)               # damaged: XLA would crash loading it, never try
+        return None
     from jax.experimental import serialize_executable
     try:
-        exe = serialize_executable.deserialize_and_load(blob[len(head):], in_tree, out_tree)
+        exe = serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
     except Exception:
         _ignore(path)
         return None
@@ -155,6 +162,7 @@ def save(name, jitted, args):
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
             f.write(_MAGIC + _header_bytes() + b"\n")
+            f.write(hashlib.sha256(payload).hexdigest().encode() + b"\n")
             f.write(payload)
         os.replace(tmp, os.path.join(d, name))
     except OSError:

@@ -129,6 +129,7 @@ class _Compiled:
         fn = op.fn
         kw = dict(static)
         counts = op.trace_counts
+        pullbacks = {}          # input avals -> the pullback structure of their first trace
 
         def f(*xs):
             if cast is not None:
@@ -148,6 +149,15 @@ class _Compiled:
                         tuple(o for o in outs if not _is_inexact(o.dtype)))
 
             diff, vjp, rest = jax.vjp(g, *[xs[i] for i in diff_pos], has_aux=True)
+            # Every trace of this function (the interpreter's, jit's) makes its own pullback
+            # closure, equivalent to the others but not equal, and the backward is keyed by it.
+            # The first trace's closure is kept per input signature and carries the residuals of
+            # every later trace: one backward per signature, whichever tier made the residuals.
+            leaves, tree = jax.tree_util.tree_flatten(vjp)
+            sig = tuple(jax.typeof(x) for x in xs)
+            first = pullbacks.setdefault(sig, tree)
+            if first is not tree:
+                vjp = jax.tree_util.tree_unflatten(first, leaves)
             return diff, rest, vjp
 
         def bwd(vjp, cots):

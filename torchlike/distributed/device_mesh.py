@@ -30,20 +30,10 @@ def _platform(device_type):
     return _PLATFORM[t]
 
 
-def _no_host_paths():
-    """Sharded arrays must stay on their devices: torchlike's registry runs small ops on the
-    host (numpy) and puts the result back with the first operand's sharding, which is wrong
-    for a sharded operand whose op changes the shape. Once a mesh exists, ops take the
-    compiled path (``_registry.HOST_MAX_ELEMENTS = 0``)."""
-    from .. import _registry
-    _registry.HOST_MAX_ELEMENTS = 0
-
-
 class DeviceMesh:
     """An n-d arrangement of jax devices with named dimensions (torch's DeviceMesh API)."""
 
     def __init__(self, device_type, mesh, *, mesh_dim_names=None, _jax_mesh=None, _dims=None):
-        _no_host_paths()
         self.device_type = device_type
         if _jax_mesh is None:
             ids = np.asarray(mesh.tolist() if hasattr(mesh, "tolist") else mesh, dtype=np.int64)

@@ -1,0 +1,10 @@
+"""Test-session settings.
+
+Compiled programs are not kept on disk across test processes (torchlike._program_cache): a
+program loaded from an earlier run would move a signature's jit trace into a background thread,
+and the tests that pin trace and program counts need them to happen where they are counted.
+tests/test_program_cache.py turns it on in the processes it starts.
+"""
+import os
+
+os.environ.setdefault("TORCHLIKE_PROGRAM_CACHE", "0")
