@@ -29,7 +29,7 @@ import threading
 import jax
 import numpy as np
 
-__all__ = ["directory", "key", "load", "save", "warm", "stats"]
+__all__ = ["directory", "key", "load", "save", "discard", "warm", "stats"]
 
 _FORMAT = 1
 _MAGIC = b"torchlike-program\n"
@@ -111,6 +111,31 @@ def _ignore(path):
         os.remove(path)
     except OSError:
         pass
+
+
+_local = threading.local()
+
+
+def _on_event(event, **_kw):
+    if event == "/jax/compilation_cache/cache_hits":
+        _local.hits = getattr(_local, "hits", 0) + 1
+
+
+jax.monitoring.register_event_listener(_on_event)
+
+
+def jax_cache_hits():
+    """How many programs this thread took from jax's persistent cache. An executable jax loaded
+    from its cache is not written here: serialized again, it fails to run in another process
+    ("Function ... not found"), so only programs this process compiled are kept."""
+    return getattr(_local, "hits", 0)
+
+
+def discard(name):
+    """Remove the entry ``name`` (it loaded but did not run)."""
+    d = directory()
+    if d is not None:
+        _ignore(os.path.join(d, name))
 
 
 def load(name, in_tree, out_tree):

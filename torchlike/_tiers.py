@@ -286,12 +286,16 @@ class Tiered:
         exe = cache.load(name, jax.tree_util.tree_structure((args, {})), plan.out_tree)
         if exe is not None:
             try:
-                out = exe(*args)
-            except Exception:       # a program that does not fit after all: compile it
+                # waited for once: an executable XLA cannot run fails when it is dispatched
+                out = jax.block_until_ready(exe(*args))
+            except Exception:       # a program that does not run here: compile it
+                cache.discard(name)
                 exe = None
         if exe is None:
+            hits = cache.jax_cache_hits()
             out = self.jit(*args)
-            cache.save(name, self.jit, args)
+            if cache.jax_cache_hits() == hits:      # compiled here, not loaded by jax
+                cache.save(name, self.jit, args)
             return out
         loaded = ent[2]
         if loaded is None:
