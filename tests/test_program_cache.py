@@ -135,3 +135,18 @@ def test_keys_tell_programs_apart_by_every_parameter(params):
     a, b = (jax.make_jaxpr(f)(x) for f in params)
     assert _program_cache.key(a) != _program_cache.key(b)
     assert _program_cache.key(a) == _program_cache.key(jax.make_jaxpr(params[0])(x))
+
+
+def test_programs_jax_loaded_from_its_own_cache_are_not_written_again(tmp_path):
+    """An executable jax took from its persistent cache fails to run in another process once
+    serialized again: only programs this process compiled are kept."""
+    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="0")
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=e, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    first = json.loads(out.stdout.strip().splitlines()[-1])
+    second = _run(tmp_path)          # jax's cache answers every compile
+    assert second["saved"] == 0
+    third = _run(tmp_path)
+    assert third["loaded"] == 0 and third["ignored"] == 0
+    np.testing.assert_array_equal(np.array(third["w"]), np.array(first["w"]))
