@@ -60,7 +60,8 @@ SIZES = [[2, 3], [], [np.int64(2)], [True, 2], [2.0], [2, 3.5], ["2"], [None], [
          [np.float32(2)], (x for x in [4, 5])]
 
 
-@pytest.mark.parametrize("items", SIZES, ids=repr)
+@pytest.mark.parametrize("items", SIZES,
+                         ids=lambda v: "generator" if hasattr(v, "gi_frame") else repr(v))
 def test_size_items_as_torch(items):
     items = list(items)
     theirs = outcome(lambda m, v: m.Size(v), torch, items)
