@@ -122,6 +122,18 @@ def _storage_modules():
             "torchlike.autograd.grad_mode", "torchlike.autograd", "torchlike._caches"}
 
 
+# the dispatch path's tiers sit at the bottom, beside the caches: every jitted function of the
+# registry, the engine and storage is a ``_tiers.Tiered``
+TIERS = {"torchlike._tiers", "torchlike._interpret", "torchlike._program_cache"}
+
+
+def test_the_tiers_import_nothing_above_them():
+    g = import_graph()
+    for m in TIERS:
+        above = {t for t in g[m] if t not in TIERS and t != "torchlike._jax_config"}
+        assert not above, (m, above)
+
+
 def test_registry_does_not_know_storage():
     g = import_graph()
     assert "torchlike._storage" in g
@@ -134,13 +146,14 @@ def test_engine_imports_nothing_above_autograd():
     for m in ("torchlike.autograd", "torchlike.autograd.engine", "torchlike.autograd.graph",
               "torchlike.autograd.function"):
         above = {t for t in g[m] if not t.startswith("torchlike.autograd")
-                 and t not in ("torchlike.utils.hooks", "torchlike._caches", "torchlike._lazy")}
+                 and t not in ("torchlike.utils.hooks", "torchlike._caches", "torchlike._lazy")
+                 and t not in TIERS}
         assert not above, (m, above)
 
 
 def test_storage_imports_only_the_registry_and_below():
     g = import_graph()
-    allowed = {"torchlike._registry", "torchlike._caches", "torchlike._dtype"}
+    allowed = {"torchlike._registry", "torchlike._caches", "torchlike._dtype"} | TIERS
     above = {t for t in g["torchlike._storage"]
              if t not in allowed and not t.startswith("torchlike.autograd")}
     assert not above, above
