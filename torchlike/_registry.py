@@ -9,8 +9,10 @@ jitted functions (a ``_Compiled`` entry):
 * ``fwd_vjp``  ``jax.vjp`` inside ``jax.jit``: outputs plus the VJP residuals (a pytree);
 * ``bwd``      applies those residuals to a cotangent.
 
-``jax.jit`` itself keys each of them on shapes and dtypes, so the same op on the same shapes
-traces once. Eager ``jax.vjp`` never runs on this path.
+Each is a ``torchlike._tiers.Tiered``: on the CPU a signature's first calls evaluate the
+function's jaxpr with numpy, later calls run ``jax.jit``'s program, which jit keys on shapes
+and dtypes, so the same op on the same shapes compiles once. Eager ``jax.vjp`` never runs on
+this path.
 """
 from __future__ import annotations
 
@@ -18,7 +20,6 @@ import threading
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from . import _caches
 from . import _tiers
@@ -224,18 +225,14 @@ class Op:
     view: None, or the op's view rule (``torchlike._storage.view_rule(...)``): an object whose
     ``mark(entry, args, arrays, result, static)`` makes each call's outputs aliases of its first
     input. The registry only calls it.
-    host: for pure data-movement ops (reshape, transpose, split, ...), the same function on
-    numpy arrays. Under no grad on the CPU backend, the first ``HOST_CALLS`` calls at a new
-    shape run it instead of compiling a program (see "Shapes seen a few times" below).
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
-                 "trace_counts", "view", "host")
+                 "trace_counts", "view")
 
     def __init__(self, name, fn, *, promote=None, grad_name=None, saves=True,
-                 differentiable=True, view=None, host=None):
+                 differentiable=True, view=None):
         self.name = name
-        self.host = host
         self.fn = fn
         self.promote = promote
         self.grad_name = grad_name or (name.capitalize() + "Backward0")
@@ -260,8 +257,7 @@ class Op:
         return f"<op {self.name}>"
 
 
-def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None,
-          host=None):
+def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None):
     """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op.
 
     saves: what torch's backward of this op keeps (checked against in-place writes at
@@ -270,12 +266,10 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     view: the op's view rule (``torchlike._storage.view_rule(overlap=...)``) if its outputs
     alias its first input; ``True`` or a predicate of the static kwargs for the storage
     module's default rule.
-    host: the op on numpy arrays, for data-movement ops (results are bit-identical: nothing is
-    computed, elements only move).
     """
     def deco(fn):
         op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
-                differentiable=differentiable, view=view, host=host)
+                differentiable=differentiable, view=view)
         with _lock:
             if name in OPS:
                 raise ValueError(f"op {name!r} is already declared (in "

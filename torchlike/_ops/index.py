@@ -30,16 +30,8 @@ def _getitem_name(kw):
     return name
 
 
-def _host_getitem(a, *idx, spec, single_slice):
-    """Basic indexing (ints, slices, None, Ellipsis) on numpy; other indices raise, which sends
-    the call to the compiled path."""
-    if any(s[0] not in "isne" for s in spec):
-        raise NotImplementedError("not a basic index")
-    return a[_build_key(spec, idx, a.ndim)[0]]
-
-
 @defop("getitem", saves=False, view=lambda kw: not any(s[0] == "t" for s in kw["spec"]),
-       grad_name=_getitem_name, host=_host_getitem)
+       grad_name=_getitem_name)
 def _getitem(a, *idx, spec, single_slice):
     out = _get_impl(a, spec, idx)
     if any(s[0] == "z" for s in spec):

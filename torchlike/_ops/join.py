@@ -19,9 +19,7 @@ __all__ = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_sta
 
 # ------------------------------------------------------------------ cat, stack and friends
 
-@defop("cat", promote="common", saves=False, grad_name="CatBackward0",
-       host=lambda *xs, dim, skip: np.concatenate(
-           [x for i, x in enumerate(xs) if i not in skip], axis=dim))
+@defop("cat", promote="common", saves=False, grad_name="CatBackward0")
 def _cat(*xs, dim, skip):
     return jnp.concatenate([x for i, x in enumerate(xs) if i not in skip], axis=dim)
 
@@ -71,8 +69,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
-@defop("stack", promote="common", saves=False, grad_name="StackBackward0",
-       host=lambda *xs, dim: np.stack(xs, axis=dim))
+@defop("stack", promote="common", saves=False, grad_name="StackBackward0")
 def _stack(*xs, dim):
     return jnp.stack(xs, axis=dim)
 
@@ -138,8 +135,7 @@ def column_stack(tensors):
 
 # ------------------------------------------------------------------ split, chunk, unbind
 
-@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0",
-       host=lambda a, sizes, dim: tuple(np.split(a, np.cumsum(sizes)[:-1], axis=dim)))
+@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0")
 def _split(a, sizes, dim):
     outs, start = [], 0
     for s in sizes:
@@ -229,8 +225,7 @@ def chunk(input, chunks, dim=0):
     return split(input, step, d)
 
 
-@defop("unbind", saves=False, view=True, grad_name="UnbindBackward0",
-       host=lambda a, dim: tuple(np.take(a, i, axis=dim) for i in range(a.shape[dim])))
+@defop("unbind", saves=False, view=True, grad_name="UnbindBackward0")
 def _unbind(a, dim):
     return tuple(jnp.take(a, i, axis=dim) for i in range(a.shape[dim]))
 

@@ -39,37 +39,27 @@ def infer_shape(shape, numel):
     return tuple(shape)
 
 
-def _host_slice(a, start, dim, length):
-    """``lax.dynamic_slice_in_dim`` on numpy: the start is clamped into range as XLA does."""
-    start = min(max(int(start), 0), a.shape[dim] - length)
-    return a[(slice(None),) * (dim % a.ndim) + (slice(start, start + length),)]
-
-
-@defop("view", saves=False, view=True, grad_name="ViewBackward0",
-       host=lambda a, shape: a.reshape(shape))
+@defop("view", saves=False, view=True, grad_name="ViewBackward0")
 def _view(a, shape):
     return jnp.reshape(a, shape)
 
 
-@defop("transpose", saves=False, view=True, grad_name="TransposeBackward0",
-       host=lambda a, d0, d1: np.swapaxes(a, d0, d1))
+@defop("transpose", saves=False, view=True, grad_name="TransposeBackward0")
 def _transpose(a, d0, d1):
     return jnp.swapaxes(a, d0, d1)
 
 
-@defop("t", saves=False, view=True, grad_name="TBackward0", host=lambda a: a.T)
+@defop("t", saves=False, view=True, grad_name="TBackward0")
 def _t(a):
     return a.T
 
 
-@defop("permute", saves=False, view=True, grad_name="PermuteBackward0",
-       host=lambda a, dims: np.transpose(a, dims))
+@defop("permute", saves=False, view=True, grad_name="PermuteBackward0")
 def _permute(a, dims):
     return jnp.transpose(a, dims)
 
 
-@defop("unsqueeze", saves=False, view=True, grad_name="UnsqueezeBackward0",
-       host=lambda a, dim: np.expand_dims(a, dim))
+@defop("unsqueeze", saves=False, view=True, grad_name="UnsqueezeBackward0")
 def _unsqueeze(a, dim):
     return jnp.expand_dims(a, dim)
 
@@ -79,22 +69,18 @@ def _squeeze_name(kw):
                                                                       "SqueezeBackward2")
 
 
-@defop("squeeze", saves=False, view=True, grad_name=_squeeze_name,
-       host=lambda a, dims, kind: np.squeeze(a, None if dims is None else tuple(
-           d for d in dims if a.shape[d] == 1)))
+@defop("squeeze", saves=False, view=True, grad_name=_squeeze_name)
 def _squeeze(a, dims, kind):
     dims = tuple(d for d in dims if a.shape[d] == 1) if dims is not None else None
     return jnp.squeeze(a, dims)
 
 
-@defop("expand", saves=False, view=True, grad_name="ExpandBackward0",
-       host=lambda a, shape: np.broadcast_to(a, shape))
+@defop("expand", saves=False, view=True, grad_name="ExpandBackward0")
 def _expand(a, shape):
     return jnp.broadcast_to(a, shape)
 
 
-@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0",
-       host=lambda a, shape: a.reshape(shape))
+@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0")
 def _reshape_copy(a, shape):
     return jnp.reshape(a, shape)
 
@@ -366,8 +352,7 @@ moveaxis = movedim
 
 # ------------------------------------------------------------------ narrow, select
 
-@defop("slice", saves=False, view=True, grad_name="SliceBackward0",
-       host=lambda a, start, dim, length: _host_slice(a, start, dim, length))
+@defop("slice", saves=False, view=True, grad_name="SliceBackward0")
 def _slice(a, start, dim, length):
     # ``start`` is traced: narrow(d, i, n) for many i compiles once per length
     return jax.lax.dynamic_slice_in_dim(a, start, length, axis=dim)
@@ -394,8 +379,7 @@ def narrow(input, dim, start, length):
     return apply(_slice, input, jnp.asarray(start, jnp.int64), dim=d, length=int(length))
 
 
-@defop("select", saves=False, view=True, grad_name="SelectBackward0",
-       host=lambda a, index, dim: np.squeeze(_host_slice(a, index, dim, 1), dim))
+@defop("select", saves=False, view=True, grad_name="SelectBackward0")
 def _select(a, index, dim):
     # ``index`` is traced: select(d, i) for many i compiles once
     return jnp.squeeze(jax.lax.dynamic_slice_in_dim(a, index, 1, axis=dim), dim)
