@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
