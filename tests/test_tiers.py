@@ -236,3 +236,15 @@ def test_the_public_switch_turns_the_tier_off_and_back():
         eager.set_interpret_calls(-1)
     with pytest.raises(ValueError, match="expected an int >= 0"):
         eager.set_interpret_calls(2.5)
+
+
+def test_subnormals_survive_the_interpreter_as_in_torch_and_flush_once_compiled():
+    """XLA's CPU programs flush subnormal floats to zero; numpy and torch keep them."""
+    import torchlike.eager as eager
+    x = np.array([1e-39, 3e-39, 1.0], np.float32)
+    want = (torch.tensor(x) * 1.5).numpy()
+    assert want[0] != 0
+    np.testing.assert_array_equal((torchlike.tensor(x) * 1.5).numpy(), want)
+    with eager.interpreting(0):
+        compiled = (torchlike.tensor(x) * 1.5).numpy()
+    np.testing.assert_array_equal(compiled, [0.0, 0.0, 1.5])
