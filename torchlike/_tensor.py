@@ -299,7 +299,7 @@ class Tensor(InteropMixin):
             if value.dtype is not self.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_CPP.get(value.dtype.name)}' "
-                    f"to a tensor with grad_dtype '{_SCALAR.get(self.dtype.name)}'. The gradient "
+                    f"to a tensor with grad_dtype '{D.LEGACY_NAMES.get(self.dtype.name)}'. The gradient "
                     f"must match the tensor's grad_dtype (defaults to the tensor's dtype). You "
                     f"can set the tensor's grad_dtype attribute with a specific dtype, or None to "
                     f"allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
@@ -546,6 +546,3 @@ _CPP = dict(float32="float", float64="double", float16="c10::Half", bfloat16="c1
             int64="long int", int32="int", int16="short int", int8="signed char",
             uint8="unsigned char", bool="bool", complex64="c10::complex<float>",
             complex128="c10::complex<double>")
-_SCALAR = dict(float32="Float", float64="Double", float16="Half", bfloat16="BFloat16",
-               int64="Long", int32="Int", int16="Short", int8="Char", uint8="Byte", bool="Bool",
-               complex64="ComplexFloat", complex128="ComplexDouble")

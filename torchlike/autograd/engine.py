@@ -18,7 +18,6 @@ from .graph import AccumulateGrad, accumulate, bind, cotangents, flip_conj  # no
 
 __all__ = ["run_backward", "bind", "flip_conj"]
 
-_accumulate = accumulate     # autograd.backward(inputs=...) accumulates non-leaf inputs
 
 
 def _collect(root_nodes):

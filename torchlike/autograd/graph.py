@@ -24,6 +24,7 @@ import jax.numpy as jnp
 
 from .. import _caches
 from .. import _tiers
+from .._dtype import LEGACY_NAMES
 from ..utils.hooks import RemovableHandle
 from . import grad_mode as _gm
 from .hook_checks import check_hook_result
@@ -198,10 +199,6 @@ def _retain(tensor, g, rep):
             tensor.grad = tensor_class()._make(tensor.grad._data + u._data)
 
 
-def _hook_name(hook, default):
-    return getattr(hook, "__name__", default)
-
-
 # ------------------------------------------------------------------ nodes
 
 class Node:
@@ -340,12 +337,6 @@ def _run_tensor_hooks(hooks, g, rep):
     return rep.from_user(gt, g.dtype if not rep.create_graph else None)
 
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-               "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-               "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-               "complex128": "ComplexDouble"}
-
-
 def _version_message(node, now, expected, tensor, meta):
     import re
     import numpy as np
@@ -354,7 +345,7 @@ def _version_message(node, now, expected, tensor, meta):
         fn = tensor.grad_fn
     else:
         (shape, dt), fn = meta, node
-    name = _TYPE_NAMES.get(np.dtype(dt).name, str(dt))
+    name = LEGACY_NAMES.get(np.dtype(dt).name, str(dt))
     what = f"[torch.{name}Tensor [{', '.join(map(str, shape))}]]"
     if fn is not None:
         what += f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', fn.name())},"

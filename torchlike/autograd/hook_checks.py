@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import LEGACY_NAMES
+
 __all__ = ["check_hook_result", "hook_name", "type_string"]
 
 # torch's Tensor.type() strings (what its message prints); complex types print their legacy
 # backend type names
-_TYPE_STRINGS = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "int64": "LongTensor", "int32": "IntTensor",
-                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-                 "bool": "BoolTensor"}
 _COMPLEX = {"complex64": "ComplexFloatType", "complex128": "ComplexDoubleType",
             "bfloat16": "BFloat16Type"}
 
@@ -39,7 +37,7 @@ def type_string(t):
     dev = t.device.type
     if name in _COMPLEX:
         return ("CUDA" if dev == "cuda" else "CPU") + _COMPLEX[name]
-    base = _TYPE_STRINGS.get(name, name)
+    base = LEGACY_NAMES[name] + "Tensor" if name in LEGACY_NAMES else name
     return f"torch.cuda.{base}" if dev == "cuda" else f"torch.{base}"
 
 
