@@ -246,8 +246,10 @@ def test_hook_returning_wrong_shape_raises():
 
 # ------------------------------------------------------------------ registry caches
 
-def test_same_op_same_shapes_traces_once():
+def test_same_op_same_shapes_traces_once(monkeypatch):
     from torchlike import _registry as R
+    from torchlike import _tiers
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)   # jit's own caching, no interpreter
     R.clear_caches()
     for _ in range(5):
         x = torchlike.tensor(np.random.rand(3, 4).astype(np.float32), requires_grad=True)

@@ -178,8 +178,8 @@ UNARY = {
     "asin": (lax.asin, FLOATS, 2),
     "acos": (lax.acos, FLOATS, 2),
     "atan": (lax.atan, FLOATS, 2),
-    "sinh": (lax.sinh, FLOATS, 8),
-    "cosh": (lax.cosh, FLOATS, 8),
+    "sinh": (lax.sinh, FLOATS, 16),
+    "cosh": (lax.cosh, FLOATS, 16),
     "asinh": (lax.asinh, FLOATS, 2),
     "acosh": (lax.acosh, FLOATS, 2),
     "atanh": (lax.atanh, FLOATS, 2),
@@ -301,7 +301,6 @@ def test_special_functions_of_two_and_three_arguments():
     compare(lambda a, x, b, p, a32, x32: [
         lax.igamma(a, x), lax.igammac(a, x), lax.igamma(a32, x32), lax.igammac(a32, x32),
         lax.betainc(a[8:], b[8:], p[8:]), lax.bessel_i0e(x), lax.bessel_i1e(x32),
-        lax.polygamma(np.array([0.0, 1.0, 2.0, 3.0]), x[8:12]),
         lax.zeta(a[8:] + 1.5, b[8:])],
         (a, x, b, p, a32, x32), rtol=lambda d: ulps(d, 64 if d == F32 else 4096))
 
@@ -702,12 +701,14 @@ def test_linear_algebra():
     compare(f, (spd, a, b), rtol=1e-12)
 
 
-def test_fft():
-    x = RNG.standard_normal((3, 8)).astype(F32)
-    c = (x + 1j * x[::-1]).astype(C64)
-    compare(lambda x, c: [jnp.fft.fft(c), jnp.fft.ifft(c), jnp.fft.rfft(x),
-                          jnp.fft.irfft(c[:, :5], n=8), jnp.fft.fft2(c), jnp.fft.rfftn(x)],
-            (x, c), rtol=ulps(F32, 32))
+def test_transforms_and_polygamma_compile_at_once():
+    """numpy's FFT and scipy's polygamma disagree with XLA (and torch) on non-finite inputs and
+    signed zeros: jaxprs holding them are left to the compiled path."""
+    c = (RNG.standard_normal((3, 8)) + 0j).astype(C64)
+    assert I.check(jax.make_jaxpr(jnp.fft.fft)(c)) == "fft"
+    x = np.array([0.5, 1.0])
+    assert I.check(jax.make_jaxpr(lambda x: lax.polygamma(np.array([2.0, 3.0]), x))(x)) == \
+        "polygamma"
 
 
 # ------------------------------------------------------------------ random numbers
@@ -913,7 +914,9 @@ def test_torchlike_ops_through_the_evaluator(monkeypatch):
     assert set(rec.unsupported) <= FALLBACKS, set(rec.unsupported) - FALLBACKS
 
 
-FALLBACKS = set()      # primitives the op tables meet that have no numpy form
+# primitives the op tables meet that are left to the compiler (see
+# test_transforms_and_polygamma_compile_at_once)
+FALLBACKS = {"fft", "polygamma"}
 
 
 def _assert_op_close(o, r):

@@ -750,19 +750,6 @@ for _name, _sp, _fix in [
     _special(_name, _sp, _fix)
 
 
-@rule("polygamma")
-def _polygamma(p, ins, outs):
-    d = np.dtype(outs[0].dtype)
-    sp = _scipy_special()
-
-    def f(n, x):
-        n64 = np.asarray(n, np.float64)
-        ok = (n64 == np.floor(n64)) & (n64 >= 0)
-        r = sp.polygamma(np.where(ok, n64, 0).astype(np.int64), x)
-        return np.where(ok, r, np.nan).astype(d)
-    return f
-
-
 # ------------------------------------------------------------------ bits
 
 def _shift_rule(kind):
@@ -1944,26 +1931,6 @@ def _triangular_solve(p, ins, outs):
             r = np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)),
                             -1, -2) if b.size else np.zeros(b.shape, d)
         return r.astype(d, copy=False)
-    return f
-
-
-@rule("fft")
-def _fft(p, ins, outs):
-    t = p["fft_type"]
-    t = int(getattr(t, "value", t))
-    lengths = tuple(int(n) for n in p["fft_lengths"])
-    axes = tuple(range(-len(lengths), 0))
-    d = np.dtype(outs[0].dtype)
-    # jax's FftType: FFT 0, IFFT 1, RFFT 2, IRFFT 3
-    fn = {0: lambda x: np.fft.fftn(x, axes=axes),
-          1: lambda x: np.fft.ifftn(x, axes=axes),
-          2: lambda x: np.fft.rfftn(x, axes=axes),
-          3: lambda x: np.fft.irfftn(x, s=lengths, axes=axes)}[t]
-
-    def f(x):
-        if x.size == 0 or 0 in outs[0].shape:
-            return np.zeros(tuple(outs[0].shape), d)
-        return fn(x).astype(d, copy=False)
     return f
 
 

@@ -114,17 +114,23 @@ def next_key(generator=None):
 
 # A draw is a jitted sampler of the key's data; like every jitted function of the dispatch path
 # it is interpreted for its first calls at a shape (torchlike._tiers: threefry in numpy, no XLA
-# compile) and compiled when it repeats. Uniform and integer draws are bit-identical on both
-# tiers; normal draws go through erf_inv and may differ in the last bit.
+# compile) and compiled when it repeats: uniform and integer draws are bit-identical on both
+# tiers. Normal draws go through erf_inv, whose numpy form may differ from XLA's in the last
+# bit, and a seeded draw must give the same bits on its 1st and its 100th call. They stay
+# compiled, at a power-of-two size for a shape's first INTERPRET_CALLS draws (one program per
+# size class): with threefry in its partitionable mode (jax's default), element i of a draw
+# depends only on the key and on i, so the first n elements of a draw of any size m >= n are the
+# draw of size n (``tests/test_shape_churn.py``).
 
 from . import _tiers                # noqa: E402
 
 _draws: dict = {}
 _DRAWS_MAX = 4096
+_BUCKET_MAX = 1 << 20               # bigger normal draws compile their own shape at once
 
 
 def draw(sampler, key, shape, *args):
-    """``sampler(key, shape, *args)`` (a jax.random sampler) through the tiers."""
+    """``sampler(key, shape, *args)`` (a jax.random sampler), as cheaply as the shape allows."""
     shape = tuple(shape)
     if isinstance(key, jax.core.Tracer) or not _tiers.on_host():
         return sampler(key, shape, *args)
@@ -133,6 +139,8 @@ def draw(sampler, key, shape, *args):
         t = _draws.get(k)
     except TypeError:                   # an array argument: the plain draw
         return sampler(key, shape, *args)
+    if sampler is jax.random.normal:
+        return _bucketed(sampler, key, shape, args, k, t)
     if t is None:
         if len(_draws) >= _DRAWS_MAX:
             _draws.clear()
@@ -141,3 +149,19 @@ def draw(sampler, key, shape, *args):
             return sampler(jax.random.wrap_key_data(data), shape, *args)
         t = _draws[k] = _tiers.tiered(raw, name="draw")
     return t(jax.random.key_data(key))
+
+
+def _bucketed(sampler, key, shape, args, k, seen):
+    n = 1
+    for d in shape:
+        n *= d
+    seen = seen or 0
+    if n < 2 or n > _BUCKET_MAX or not jax.config.jax_threefry_partitionable \
+            or seen >= _tiers.INTERPRET_CALLS:
+        return sampler(key, shape, *args)
+    if len(_draws) >= _DRAWS_MAX:
+        _draws.clear()
+    _draws[k] = seen + 1
+    size = max(16, 1 << (n - 1).bit_length())
+    flat = np.asarray(sampler(key, (size,), *args))
+    return jax.device_put(flat[:n].copy().reshape(shape))

@@ -160,6 +160,10 @@ class Tiered:
         self.jit.clear_cache()
         self.seen.clear()
 
+    def _cache_size(self):
+        """How many programs jax.jit holds for this function."""
+        return self.jit._cache_size()
+
     def __call__(self, *args):
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
             out = self._interpret(args)
