@@ -14,10 +14,6 @@ from torchlike import _tiers
 MLP_STEP_PROGRAMS = 25
 
 
-def _total():
-    return sum(sum(v.values()) for v in R.trace_counts().values() if isinstance(v, dict))
-
-
 @pytest.fixture(autouse=True)
 def _eight_calls(monkeypatch):
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
@@ -31,14 +27,14 @@ def test_mlp_step_compile_count_is_pinned():
                       nn.Linear(23, 7))
     opt = torch.optim.Adam(m.parameters(), lr=1e-3)
     x, y = torch.randn(13, 37), torch.randint(0, 7, (13,))
-    before = _total()
+    before = R.trace_total()
     counts = []
     for _ in range(_tiers.INTERPRET_CALLS + 3):
         loss = nn.functional.cross_entropy(m(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
-        counts.append(_total() - before)
+        counts.append(R.trace_total() - before)
     assert counts[0] == 0, "a cold step compiled"
     # a signature used twice a step (ReLU of the two equal layers) leaves the tier after 4 steps
     assert counts[3] == 0, counts
@@ -60,12 +56,12 @@ def test_a_new_batch_size_compiles_only_batch_dependent_programs():
 
     for _ in range(_tiers.INTERPRET_CALLS + 1):
         step(11)
-    first = _total()
+    first = R.trace_total()
     step(11)
-    assert _total() == first
+    assert R.trace_total() == first
     for _ in range(_tiers.INTERPRET_CALLS):
         step(12)
-    assert _total() == first     # a new batch size's first steps are interpreted
+    assert R.trace_total() == first     # a new batch size's first steps are interpreted
     step(12)
-    grown = _total() - first
+    grown = R.trace_total() - first
     assert 0 < grown < first     # weight-shaped programs (transposes, optimizer) are reused

@@ -29,7 +29,7 @@ from .autograd import engine as _engine
 from .autograd import grad_mode as _gm
 from .autograd.graph import Node
 
-__all__ = ["Op", "defop", "apply", "clear_caches", "trace_counts", "OPS"]
+__all__ = ["Op", "defop", "apply", "clear_caches", "trace_counts", "trace_total", "OPS"]
 
 OPS: dict = {}
 _Tensor = None          # set by torchlike._tensor (the one late-bound cycle)
@@ -330,6 +330,12 @@ def trace_counts(name=None):
     if op is None and name in _caches.names():
         return _caches.counts_all()[name]
     return dict(OPS[name].trace_counts)
+
+
+def trace_total():
+    """Every op's and every registered cache's traces, summed: how many programs jax.jit has
+    traced so far (tests pin it across steps)."""
+    return sum(sum(v.values()) for v in trace_counts().values() if isinstance(v, dict))
 
 
 # ------------------------------------------------------------------ promotion

@@ -118,16 +118,6 @@ def put(h, aval, device):
     return _xc.batched_device_put(aval, _sharding(device), [h], [device], committed)
 
 
-def _to_device(h, device):
-    h = np.asarray(h)
-    return put(h, jax.core.ShapedArray(h.shape, h.dtype), device)
-
-
-def to_device(tree, device=None):
-    """numpy leaves of ``tree`` as jax arrays (on ``device``, or jax's default)."""
-    return jax.tree_util.tree_map(lambda h: _to_device(h, device), tree)
-
-
 class _Plan:
     """A signature's interpreter plan: its jaxpr and output structure."""
 
