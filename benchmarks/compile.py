@@ -47,7 +47,7 @@ def _sync(loss):
         jax.block_until_ready(loss)
 
 
-def timeit(step, batch, steps, warm=3):
+def timeit(step, batch, steps, warm=12):
     t0 = time.perf_counter()
     for _ in range(warm):
         _sync(step(*batch()))
@@ -55,8 +55,24 @@ def timeit(step, batch, steps, warm=3):
     t0 = time.perf_counter()
     for _ in range(steps):
         loss = step(*batch())
+        if PER_STEP_READ[0]:
+            _read(loss)
     _sync(loss)
     return (time.perf_counter() - t0) / steps * 1e3, compile_s
+
+
+PER_STEP_READ = [True]
+
+
+def _read(loss):
+    """The loss read back on the host after every step, as a loop that logs does (no two steps
+    fuse into one program; every backend pays its device-to-host sync)."""
+    if loss is None:
+        return
+    if hasattr(loss, "item"):
+        loss.item()
+    else:
+        float(loss)
 
 
 # ------------------------------------------------------------------ hand-written JAX steps
@@ -221,11 +237,12 @@ def bench(kind, steps, torch_compile=True):
             rows.append((label, float("nan"), float("nan"),
                          f"{type(e).__name__}: {str(e).splitlines()[0][:90]}"))
 
+    run("torchlike eager (strict)", torchlike, "eager")
+    import torchlike.eager
+    with torchlike.eager.fused():
+        run("torchlike eager (fused)", torchlike, "eager")
     if kind != "chain":
-        run("torchlike eager", torchlike, "eager")
         run("torchlike compiled module", torchlike, "module")
-    else:
-        run("torchlike eager", torchlike, "eager")
     run("torchlike compiled step", torchlike, "step")
     try:
         import torch
@@ -252,11 +269,14 @@ def main():
                     help="keep XLA's persistent compilation cache on (warm-ups then load)")
     ap.add_argument("--only", default="chain,mlp,gpt,matmul")
     ap.add_argument("--no-torch-compile", action="store_true")
+    ap.add_argument("--no-read", action="store_true",
+                    help="do not read the loss back after every timed step (only the last)")
     ap.add_argument("--torch-threads", type=int, default=0,
                     help="torch's intra-op threads (default: every core; on a loaded machine "
                          "OpenMP's spinning makes torch eager 10-30x slower than with 1)")
     a = ap.parse_args()
     TORCH_THREADS[0] = a.torch_threads
+    PER_STEP_READ[0] = not a.no_read
     print(f"# torchlike.compile benchmark, {time.strftime('%Y-%m-%d %H:%M')}, "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"jax {jax.__version__} on {jax.devices()[0].platform}")
@@ -264,7 +284,7 @@ def main():
         steps = a.steps or _STEPS[kind]
         rows = bench(kind, steps, not a.no_torch_compile)
         jx = rows[-1][1]
-        print(f"\n## {kind}  ({steps} timed steps after 3 warm-up steps)")
+        print(f"\n## {kind}  ({steps} timed steps after 12 warm-up steps, loss read every step)")
         print(f"| backend | ms/step | x JAX step | warm-up (compile) s | note |")
         print("|---|---|---|---|---|")
         for label, ms, cs, note in rows:

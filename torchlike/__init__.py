@@ -70,6 +70,9 @@ from . import version  # noqa: E402  torch.version; __version__ compares as torc
 for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format, Generator):
     _cls.__module__ = __name__
 __version__ = version.__version__
+from . import eager  # noqa: E402  strict / fused eager execution ($TORCHLIKE_EAGER)
+from .eager import sync  # noqa: E402,F401
+eager._mode_from_environment()
 __torchlike_version__ = version.torchlike_version
 
 # Namespaces imported on first use (``torchlike.cuda``, ``torchlike.fft``, ...): importing them

@@ -427,13 +427,13 @@ def _like_dev(t, device):
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    return _finish(_filled(input._data.shape, 0, _like(input, dtype)),
+    return _finish(_filled(input._d.shape, 0, _like(input, dtype)),
                    _like_dev(input, device), requires_grad, layout=layout)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _finish(_filled(input._data.shape, 1, _like(input, dtype)),
+    return _finish(_filled(input._d.shape, 1, _like(input, dtype)),
                    _like_dev(input, device), requires_grad, layout=layout)
 
 
@@ -445,7 +445,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     dt = _like(input, dtype)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    shape = tuple(input._data.shape)
+    shape = tuple(input._d.shape)
     fill_value = D.check_scalar(fill_value, dt, math.prod(shape))
     return _finish(_filled(shape, D.host_scalar(fill_value, dt), dt),
                    _like_dev(input, device), requires_grad, layout=layout)

@@ -22,6 +22,8 @@ import jax
 import jax.numpy as jnp
 
 from . import _caches
+from . import _fused
+from ._fused import Deferred as _Deferred
 from . import _tiers
 from ._tiers import Tiered
 from . import _dtype as D
@@ -350,7 +352,7 @@ def _result_dtype(op, args):
     simple = True
     for a in args:
         if isinstance(a, T):
-            d = a._data
+            d = a._d
             if r is None:
                 r = d.dtype
             elif d.dtype != r:
@@ -366,7 +368,7 @@ def _result_dtype(op, args):
         dims, zeros, scalars = [], [], []
         for a in args:
             if isinstance(a, T):
-                (dims if a._data.ndim else zeros).append(a.dtype)
+                (dims if a._d.ndim else zeros).append(a.dtype)
             elif isinstance(a, _PY_SCALARS):
                 scalars.append(D.scalar_dtype(a))
         r = D.result_type_of(dims, zeros, scalars)
@@ -394,7 +396,10 @@ def apply(op, *args, **static):
     inference = False
     for a in args:
         if isinstance(a, T):
-            arrays.append(a._data)
+            d = a._d
+            if d.__class__ is _Deferred and (d.value is not None or not _fused.ACTIVE):
+                d = a._data         # resolved (fused eager: a pending one stays deferred)
+            arrays.append(d)
             n = grad_on and a._requires_grad
             needs.append(n)
             any_need = any_need or n
@@ -458,7 +463,7 @@ def apply(op, *args, **static):
                     saved.append((a._vc, a._vc[0], a, None))
         if saves == _OUTPUT or saves == _BOTH:
             for o in outs[:len(diff)]:
-                saved.append((o._vc, 0, None, (tuple(o._data.shape), o._data.dtype)))
+                saved.append((o._vc, 0, None, (tuple(o._d.shape), o._d.dtype)))
         node._saved_versions = saved
     result = outs[0] if len(outs) == 1 else tuple(outs)
     if op.view is not None:
@@ -506,7 +511,7 @@ def _translate(e, args):
     """Re-raise a jax shape error as torch's RuntimeError where torch has a message for it."""
     text = str(e).lower()
     if "incompatible shapes" in text:
-        msg = broadcast_error([tuple(a._data.shape) for a in args if isinstance(a, _Tensor)])
+        msg = broadcast_error([tuple(a._d.shape) for a in args if isinstance(a, _Tensor)])
         if msg:
             raise RuntimeError(msg) from None
     if "incompatible devices" in text:

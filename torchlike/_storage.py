@@ -44,6 +44,8 @@ from . import _caches
 from . import _dtype as D
 from . import _registry as _R
 from . import _tiers
+from . import _fused
+from ._fused import Deferred as _Deferred, raw as _raw
 from ._registry import apply, defop
 from .autograd import grad_mode as _gm
 
@@ -123,6 +125,19 @@ _scatter = _counted("scatter", _scatter_fn)
 _take = _counted("take", lambda root, idx: jnp.reshape(root, (-1,))[idx])
 _repeats = _counted("repeats", _repeats_fn)
 _JITS = (_iota, _scatter, _take, _repeats)
+_reshapers: dict = {}
+
+
+def _reshape(a, shape, dtype=None):
+    """``a`` cast to ``dtype`` and reshaped to ``shape``: at once for an array, recorded (one
+    tiered function per shape and dtype) for a fused-eager deferred value."""
+    if a.__class__ is not _Deferred:
+        return (a if dtype is None else a.astype(dtype)).reshape(shape)
+    f = _reshapers.get((shape, dtype))
+    if f is None:
+        f = _reshapers[(shape, dtype)] = _tiers.tiered(
+            lambda x: (x if dtype is None else x.astype(dtype)).reshape(shape), name="reshape")
+    return f(a)
 
 
 def _iota_shaped(shape):
@@ -163,7 +178,7 @@ def alias_index(t):
         with concrete_maps():
             pidx = alias_index(a.parent)
             if pidx is None:
-                pidx = _iota_shaped(a.root._data.shape)
+                pidx = _iota_shaped(a.root._d.shape)
             out = a.fwd(pidx, *a.rest)
         a.idx = out[a.k] if isinstance(out, tuple) else out
     return a.idx
@@ -190,6 +205,8 @@ _NO_CONTEXT = _NoContext()
 def concrete_maps():
     """Context for computing index maps: while a jit traces, ops on concrete inputs run now
     (``jax.ensure_compile_time_eval``) instead of becoming part of the program."""
+    if _fused.ACTIVE:
+        return _fused.suspended()       # fused eager: maps are computed now, not recorded
     return jax.ensure_compile_time_eval() if _staging() else _NO_CONTEXT
 
 
@@ -248,14 +265,14 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None):
 
 def broadcasts(base, static):
     """``expand``'s rule: elements repeat when a size-1 or new dimension grows."""
-    shape, old = static["shape"], base._data.shape
+    shape, old = static["shape"], base._d.shape
     lead = len(shape) - len(old)
     return any(s != 1 and (i < lead or old[i - lead] == 1) for i, s in enumerate(shape))
 
 
 def _grows(base, outs, static):
-    n = base._data.size
-    return any(o._data.size > n for o in outs)
+    n = base._d.size
+    return any(o._d.size > n for o in outs)
 
 
 class ViewRule:
@@ -388,15 +405,15 @@ def _write(t, new, grad_out, repeats_ok=False):
              and (root._requires_grad or grad_out._requires_grad))
     if track:
         idx_t = _make(idx if idx is not None else
-                      _iota_shaped(root._data.shape))
+                      _iota_shaped(root._d.shape))
         r = apply(_copy_slices, root, grad_out, idx_t)
         root._data = r._data
         if r.grad_fn is not None:
             _rebase(root, r.grad_fn, 0)
     elif idx is None:
-        root._data = new.astype(root._data.dtype).reshape(root._data.shape)
+        root._data = _reshape(new, root._d.shape, root._d.dtype)
     else:
-        root._data = _scatter(root._data, new, idx)
+        root._data = _scatter(_raw(root), new, idx)
     t._vc[0] += 1   # the root's counter, except for a `.data` alias, which has its own
     _refresh(root)
 
@@ -419,14 +436,14 @@ def _refresh(root):
     d = root.__dict__.get("_aliases")
     if not d:
         return
-    rdata = root._data
+    rdata = _raw(root)
     track = root._requires_grad and root.grad_fn is not None
     for v in list(d):
         idx = alias_index(v)
-        v._data = rdata.reshape(v._data.shape) if idx is None else _take(rdata, idx)
+        v._data = _reshape(rdata, v._d.shape) if idx is None else _take(rdata, idx)
         if track and not v._alias.detached:
             g = apply(_gather, root, _make(
-                idx if idx is not None else _iota_shaped(v._data.shape)))
+                idx if idx is not None else _iota_shaped(v._d.shape)))
             _rebase(v, g.grad_fn, 0)
 
 
@@ -457,13 +474,13 @@ def _relayout_maps(t, layout):
     if a is None:
         d = t.__dict__.get("_aliases")
         if d:
-            n = int(t._data.size)
-            perm = jnp.reshape(layout(_iota(n).reshape(t._data.shape)), (-1,))
+            n = int(t._d.size)
+            perm = jnp.reshape(layout(_iota(n).reshape(t._d.shape)), (-1,))
             inv = jnp.zeros((n,), jnp.int64).at[perm].set(_iota(n))
             for v in list(d):
                 idx = alias_index(v)
                 if idx is None:
-                    idx = _iota_shaped(v._data.shape)
+                    idx = _iota_shaped(v._d.shape)
                 v._alias.idx = inv[idx]
     else:
         # fix the maps of every alias of the root first: views taken of ``t`` read the
@@ -472,7 +489,7 @@ def _relayout_maps(t, layout):
             alias_index(v)
         idx = alias_index(t)
         if idx is None:
-            idx = _iota_shaped(t._data.shape)
+            idx = _iota_shaped(t._d.shape)
         a.idx = layout(idx)
 
 
@@ -530,15 +547,15 @@ def commit_inplace(t, out, repeats_ok=False):
     if isinstance(out, tuple):
         out = out[0]
     data = out._data
-    if data.dtype != t._data.dtype:
-        src, dst = D.from_jax(data.dtype), D.from_jax(t._data.dtype)
+    if data.dtype != t._d.dtype:
+        src, dst = D.from_jax(data.dtype), D.from_jax(t._d.dtype)
         if src.category > dst.category:
             raise RuntimeError(f"result type {_torch_type_name(src)} can't be cast to the "
                                f"desired output type {_torch_type_name(dst)}")
         out = out.to(dst)
         data = out._data
-    if data.shape != t._data.shape:
-        raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the broadcast "
+    if data.shape != t._d.shape:
+        raise RuntimeError(f"output with shape {list(t._d.shape)} doesn't match the broadcast "
                            f"shape {list(data.shape)}")
     node = out.grad_fn
     tracked = node is not None
@@ -602,7 +619,7 @@ def write_out(result, out, name):
                 f"release outputs will not be resized unless they have zero elements. You can "
                 f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
                 f"t.resize_(0).", UserWarning, stacklevel=3)
-        out._data = jnp.zeros(result._data.shape, out._data.dtype)
+        out._data = jnp.zeros(result._d.shape, out._d.dtype)
         out._vc[0] += 1
     check_inplace(out)
     commit_inplace(out, result.detach())

@@ -84,7 +84,7 @@ class Tensor(InteropMixin):
     tensor([2., 2.])
     """
 
-    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_acc",
+    __slots__ = ("_d", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_acc",
                  "_vc", "_retains_grad", "_is_inference", "_alias", "__weakref__", "__dict__")
 
     # ------------------------------------------------------------ construction
@@ -96,7 +96,7 @@ class Tensor(InteropMixin):
     @classmethod
     def _make(cls, data, node=None, output_nr=0):
         t = object.__new__(cls)
-        t._data = data
+        t._d = data
         t.grad_fn = node
         t._output_nr = output_nr
         t._requires_grad = node is not None
@@ -145,39 +145,39 @@ class Tensor(InteropMixin):
     # ------------------------------------------------------------ metadata
     @property
     def dtype(self):
-        return D.from_jax(self._data.dtype)
+        return D.from_jax(self._d.dtype)
 
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return Size(self._d.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+            return Size(self._d.shape)
+        return self._d.shape[_wrap_dim(dim, self._d.ndim)]
 
     def dim(self):
-        return self._data.ndim
+        return self._d.ndim
 
     ndimension = dim
 
     @property
     def ndim(self):
-        return self._data.ndim
+        return self._d.ndim
 
     def numel(self):
-        return int(np.prod(self._data.shape, dtype=np.int64))
+        return int(np.prod(self._d.shape, dtype=np.int64))
 
     nelement = numel
 
     def __len__(self):
-        if self._data.ndim == 0:
+        if self._d.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
+        return self._d.shape[0]
 
     @property
     def device(self):
-        return _device.of_array(self._data)
+        return _device.of_array(self._d)
 
     @property
     def is_cuda(self):
@@ -241,7 +241,7 @@ class Tensor(InteropMixin):
 
     def stride(self, dim=None):
         s, acc = [], 1
-        for n in reversed(self._data.shape):
+        for n in reversed(self._d.shape):
             s.append(acc)
             acc *= max(n, 1)
         s = tuple(reversed(s))
@@ -475,7 +475,7 @@ class Tensor(InteropMixin):
         return complex(self._scalar())
 
     def __format__(self, spec):
-        if self._data.ndim == 0:
+        if self._d.ndim == 0:
             return format(self.item(), spec)
         return format(repr(self), spec)
 
@@ -491,9 +491,9 @@ class Tensor(InteropMixin):
         return id(self)
 
     def __iter__(self):
-        if self._data.ndim == 0:
+        if self._d.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return (self[i] for i in range(self._d.shape[0]))
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.asarray(self._data), self._requires_grad))
@@ -538,6 +538,9 @@ def _wrap_dim(dim, ndim):
     return dim % n
 
 
+# ``_data`` reads the ``_d`` slot directly; once fused eager mode is used it becomes a property
+# that resolves a deferred value (torchlike._fused)
+Tensor._data = Tensor.__dict__["_d"]
 _registry._Tensor = Tensor
 
 

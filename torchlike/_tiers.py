@@ -26,6 +26,8 @@ import jax
 import numpy as np
 from jax._src.lib import xla_client as _xc
 
+from . import _fused
+
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
            "set_interpret_calls", "iota", "put"]
 
@@ -139,22 +141,30 @@ class Tiered:
     leaf becomes a jax array on ``device``.
     """
 
-    __slots__ = ("raw", "jit", "seen", "finish", "name", "__weakref__")
+    __slots__ = ("raw", "jit", "seen", "finish", "name", "shapes", "__weakref__")
 
     def __init__(self, raw, jitted, name="", finish=None):
         self.raw, self.jit, self.name = raw, jitted, name
         self.finish = finish
         self.seen = {}
+        self.shapes = None          # fused eager: output shapes per signature (_fused)
 
     def clear_cache(self):
         self.jit.clear_cache()
         self.seen.clear()
+        self.shapes = None
 
     def _cache_size(self):
         """How many programs jax.jit holds for this function."""
         return self.jit._cache_size()
 
     def __call__(self, *args):
+        if _fused.ACTIVE:
+            out = _fused.record(self, args)
+            if out is not None:
+                return out
+        elif _fused._installed:
+            args = _fused.concrete(args)
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
             out = self._interpret(args)
             if out is not _COMPILE:

@@ -1,11 +1,18 @@
-"""How eager code executes: the interpreter tier in front of XLA's compiled programs.
+"""How eager code executes: strict or fused, and the interpreter tier in front of XLA.
 
-Every op (and the engine's, storage's, optimizers' and random draws' jitted helpers) runs
-through one dispatch path with two tiers. On the CPU backend, the first ``interpret_calls()``
-calls at a signature (the op, its static arguments, its inputs' shapes and dtypes) evaluate the
-op's jaxpr with numpy: a first call costs about a millisecond of tracing instead of a 10-300 ms
-XLA compile. From the next call on the op runs its compiled program. Accelerators and
-``torchlike.compile`` always run compiled programs.
+**Strict** (the default): each op dispatches at once through one path with two tiers. On the
+CPU backend, the first ``interpret_calls()`` calls at a signature (the op, its static
+arguments, its inputs' shapes and dtypes) evaluate the op's jaxpr with numpy: a first call
+costs about a millisecond of tracing instead of a 10-300 ms XLA compile. From the next call on
+the op runs its compiled program. Accelerators and ``torchlike.compile`` always run compiled
+programs.
+
+**Fused** (``TORCHLIKE_EAGER=fused``, ``set_mode("fused")`` or ``with fused():``): ops are
+recorded, not dispatched; the ops between two host reads (``item()``, printing, ``numpy()``,
+a value check, ``sync()``) run as one XLA program, cached by the segment's structure, so a
+training loop runs one program per step. A segment met for the first time runs its ops one by
+one through the tiers above; one that repeats compiles once. ``stats()["fused"]["cuts"]`` says
+what made segments run.
 
     >>> import torchlike, torchlike.eager
     >>> torchlike.eager.interpret_calls()           # $TORCHLIKE_INTERPRET_CALLS, default 8
@@ -13,16 +20,20 @@ XLA compile. From the next call on the op runs its compiled program. Accelerator
     >>> with torchlike.eager.interpreting(0):       # compile at once: bit-stable float results
     ...     y = torchlike.ones(3).exp()
 
-Float results of the interpreter may differ from the compiled program's in the last bits;
-integer, bool and data-movement results are identical (DIFFERENCES.md).
+Float results of the interpreter and of fused programs may differ from the op-by-op compiled
+programs' in the last bits; integer, bool and data-movement results are identical
+(DIFFERENCES.md).
 """
 from __future__ import annotations
 
 import contextlib
+import os
 
+from . import _fused
 from . import _tiers
 
-__all__ = ["interpret_calls", "set_interpret_calls", "interpreting", "stats"]
+__all__ = ["interpret_calls", "set_interpret_calls", "interpreting", "stats", "mode",
+           "set_mode", "fused", "strict", "sync"]
 
 
 def interpret_calls():
@@ -47,9 +58,56 @@ def interpreting(n):
         _tiers.set_interpret_calls(old)
 
 
+def mode():
+    """``"strict"`` or ``"fused"``: how eager ops execute now."""
+    return _fused.mode()
+
+
+def set_mode(name):
+    """Switch eager execution to ``"fused"`` or ``"strict"``; returns the previous mode.
+    Leaving fused mode runs the pending ops."""
+    return _fused.set_mode(name)
+
+
+@contextlib.contextmanager
+def fused():
+    """Context manager: fused eager inside the block (pending ops run when it ends)."""
+    old = set_mode("fused")
+    try:
+        yield
+    finally:
+        set_mode(old)
+
+
+@contextlib.contextmanager
+def strict():
+    """Context manager: strict eager inside the block (each op runs at once: debugging)."""
+    old = set_mode("strict")
+    try:
+        yield
+    finally:
+        set_mode(old)
+
+
+def sync():
+    """Run the ops recorded so far (fused mode; nothing to do in strict mode)."""
+    _fused.sync("sync")
+
+
 def stats():
-    """``{"interpreted", "traces", "fallbacks", "errors", "unsupported"}``: calls the interpreter
-    ran, jaxprs it traced, signatures compiled at once for a primitive it has no numpy form for
-    (``unsupported``: counts by primitive), and interpreter failures answered by the compiled
-    path (a defect: please report it)."""
-    return _tiers.stats()
+    """The interpreter tier's counters (``interpreted``, ``traces``, ``fallbacks``, ``errors``,
+    ``unsupported``: calls it ran, jaxprs it traced, signatures compiled at once for a primitive
+    without a numpy form, interpreter failures answered by the compiled path) and, under
+    ``"fused"``, fused eager's (``torchlike._fused.stats``)."""
+    out = _tiers.stats()
+    out["fused"] = _fused.stats()
+    return out
+
+
+def _mode_from_environment():
+    name = os.environ.get("TORCHLIKE_EAGER", "").strip().lower()
+    if name in ("", "strict"):
+        return
+    if name != "fused":
+        raise ValueError(f"TORCHLIKE_EAGER must be 'strict' or 'fused', got {name!r}")
+    set_mode("fused")

@@ -160,7 +160,7 @@ def call_jax(fn, *args, **kwargs):
     static = _Static(treedef, tuple(statics), tuple(dyn))
     j = _jax_op(fn)
     out = apply(j.op, *arrays, static=static)
-    key = (static, tuple((a._data.shape, str(a._data.dtype)) for a in arrays))
+    key = (static, tuple((a._d.shape, str(a._d.dtype)) for a in arrays))
     info = j.out_info.get(key)
     if info is None:            # the jit cache matched an equal static from another call
         for (s, av), v in j.out_info.items():

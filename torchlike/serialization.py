@@ -362,7 +362,7 @@ class _Pickler(pickle._Pickler):
         """An expanded (stride-0) view is saved as torch saves it: its root's storage, offset
         and strides, so the file holds the small storage, not the expanded values."""
         a = t._alias
-        if a is None or not a.overlap or t._data.ndim == 0:
+        if a is None or not a.overlap or t._d.ndim == 0:
             return None
         from ._storage import alias_index
         idx = alias_index(t)

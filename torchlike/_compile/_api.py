@@ -172,7 +172,7 @@ def _disabled():
 
 
 def _state_key(state):
-    return tuple((t._data.shape, t._data.dtype, t._requires_grad) for t in state)
+    return tuple((t._d.shape, t._d.dtype, t._requires_grad) for t in state)
 
 
 def _common_key():

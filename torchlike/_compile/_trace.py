@@ -158,7 +158,7 @@ class WriteWatch:
             t = live[0]
             raise GraphBreak(
                 f"a write into a tensor that is not state of the compiled function (shape "
-                f"{list(t._data.shape)}, {t._data.dtype}): torchlike.compile finds state through "
+                f"{list(t._d.shape)}, {t._d.dtype}): torchlike.compile finds state through "
                 f"the function's arguments, closures and globals, modules' parameters and "
                 f"buffers and optimizers; register it as a buffer or pass it as an argument")
 
@@ -254,7 +254,7 @@ class Swap:
             for a in aliases or ():
                 al = a[0]
                 idx = alias_index(al)
-                al._data = (t._data.reshape(al._data.shape) if idx is None
+                al._data = (t._data.reshape(al._d.shape) if idx is None
                             else read_map(t._data, idx))
 
     def restore(self):
@@ -298,7 +298,7 @@ def state_roots(tensors):
         a = t._alias
         r = t if a is None else a.root
         if a is not None:
-            views.append((i, id(t), t._data.shape))
+            views.append((i, id(t), t._d.shape))
         if id(r) not in seen:
             seen.add(id(r))
             roots.append(r)

@@ -77,7 +77,7 @@ def check_int_div(a, b):
     """Raise torch's ``RuntimeError: ZeroDivisionError`` for integer ``a`` / zero ``b``."""
     if not (_int_like(b) and _int_like(a)):
         return
-    if isinstance(a, Tensor) and a._data.size == 0:
+    if isinstance(a, Tensor) and a._d.size == 0:
         return         # torch checks inside the kernel: an empty result never divides
     if isinstance(b, Tensor):
         d = b._data

@@ -30,9 +30,9 @@ def _trace(a, dtype):
 
 
 def trace(input):
-    if input._data.ndim != 2:
+    if input._d.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
-                           f"{input._data.ndim}")
+                           f"{input._d.ndim}")
     dt = D.int64 if input.dtype.category <= D._INT else input.dtype
     return apply(_trace, input, dtype=dt.np)
 

@@ -51,7 +51,7 @@ def _parse(x, key):
     """Split an index into a hashable spec and the integer index arrays it uses."""
     if not isinstance(key, tuple):
         key = (key,)
-    shape = x._data.shape
+    shape = x._d.shape
     if not shape and len(key) == 1 and isinstance(key[0], (int, np.integer)) \
             and not isinstance(key[0], bool):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "

@@ -41,27 +41,27 @@ def cat(tensors, dim=0):
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        if t._data.ndim == 0:
+        if t._d.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                f"concatenated")
-    skip = tuple(i for i, t in enumerate(tensors) if t._data.shape == (0,))
+    skip = tuple(i for i, t in enumerate(tensors) if t._d.shape == (0,))
     keep = [t for i, t in enumerate(tensors) if i not in skip]
     if not keep:
         return apply(_cat, *tensors, dim=0, skip=())
     ref = keep[0]
-    n = ref._data.ndim
+    n = ref._d.ndim
     d = _wrap_dim(dim, n)
     for i, t in enumerate(tensors):
         if i in skip:
             continue
-        if t._data.ndim != n:
+        if t._d.ndim != n:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and "
-                               f"{t._data.ndim}")
+                               f"{t._d.ndim}")
         for k in range(n):
-            if k != d and t._data.shape[k] != ref._data.shape[k]:
+            if k != d and t._d.shape[k] != ref._d.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
-                                   f"Expected size {ref._data.shape[k]} but got size "
-                                   f"{t._data.shape[k]} for tensor number {i} in the list.")
+                                   f"Expected size {ref._d.shape[k]} but got size "
+                                   f"{t._d.shape[k]} for tensor number {i} in the list.")
     return apply(_cat, *tensors, dim=d, skip=skip)
 
 
@@ -78,23 +78,23 @@ def stack(tensors, dim=0):
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    s0 = tuple(tensors[0]._data.shape)
+    s0 = tuple(tensors[0]._d.shape)
     for i, t in enumerate(tensors):
-        if tuple(t._data.shape) != s0:
+        if tuple(t._d.shape) != s0:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} "
-                               f"at entry 0 and {list(t._data.shape)} at entry {i}")
+                               f"at entry 0 and {list(t._d.shape)} at entry {i}")
     return apply(_stack, *tensors, dim=_wrap_dim(dim, len(s0) + 1))
 
 
 def atleast_1d(*tensors):
     ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
-    out = [reshape(t, 1) if t._data.ndim == 0 else t for t in ts]
+    out = [reshape(t, 1) if t._d.ndim == 0 else t for t in ts]
     return out[0] if len(tensors) == 1 and _is_t(tensors[0]) else tuple(out)
 
 
 def atleast_2d(*tensors):
     ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
-    out = [reshape(t, 1, -1) if t._data.ndim < 2 else t for t in ts]
+    out = [reshape(t, 1, -1) if t._d.ndim < 2 else t for t in ts]
     return out[0] if len(tensors) == 1 and _is_t(tensors[0]) else tuple(out)
 
 
@@ -102,7 +102,7 @@ def atleast_3d(*tensors):
     ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     out = []
     for t in ts:
-        n = t._data.ndim
+        n = t._d.ndim
         out.append(reshape(t, 1, -1, 1) if n < 2 else unsqueeze(t, -1) if n == 2 else t)
     return out[0] if len(tensors) == 1 and _is_t(tensors[0]) else tuple(out)
 
@@ -110,7 +110,7 @@ def atleast_3d(*tensors):
 @public(out=True)
 def hstack(tensors):
     ts = atleast_1d(list(tensors))
-    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
+    return cat(ts, 0 if ts[0]._d.ndim == 1 else 1)
 
 
 @public(out=True)
@@ -128,7 +128,7 @@ def dstack(tensors):
 
 @public(out=True)
 def column_stack(tensors):
-    ts = [reshape(t, -1, 1) if t._data.ndim <= 1 else t for t in tensors]
+    ts = [reshape(t, -1, 1) if t._d.ndim <= 1 else t for t in tensors]
     return cat(ts, 1)
 
 
@@ -148,7 +148,7 @@ def _as_tuple(r):
 
 
 def _split_sizes(input, sizes, dim):
-    n = input._data.ndim
+    n = input._d.ndim
     if n == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, n)
@@ -157,11 +157,11 @@ def _split_sizes(input, sizes, dim):
 
 @public(method=True, also=("unsafe_split",))
 def split(tensor, split_size_or_sections, dim=0):
-    n = tensor._data.ndim
+    n = tensor._d.ndim
     if n == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, n)
-    size = tensor._data.shape[d]
+    size = tensor._d.shape[d]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         if s < 0 or (s == 0 and size != 0):
@@ -181,12 +181,12 @@ def split(tensor, split_size_or_sections, dim=0):
 
 @public(method=True)
 def tensor_split(input, indices_or_sections, dim=0):
-    n = input._data.ndim
+    n = input._d.ndim
     if n == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
     d = _wrap_dim(dim, n)
-    size = input._data.shape[d]
+    size = input._d.shape[d]
     if isinstance(indices_or_sections, Tensor) and indices_or_sections.ndim == 0:
         indices_or_sections = int(indices_or_sections.item())
     if isinstance(indices_or_sections, int):
@@ -213,11 +213,11 @@ def tensor_split(input, indices_or_sections, dim=0):
 def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input._data.ndim
+    n = input._d.ndim
     if n == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, n)
-    size = input._data.shape[d]
+    size = input._d.shape[d]
     step = -(-size // chunks)
     if step == 0:
         return split(input, [0] * min(chunks, 1) if size == 0 else [size], d)
@@ -231,11 +231,11 @@ def _unbind(a, dim):
 
 @public(method=True)
 def unbind(input, dim=0):
-    n = input._data.ndim
+    n = input._d.ndim
     if n == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _wrap_dim(dim, n)
-    if input._data.shape[d] == 0:
+    if input._d.shape[d] == 0:
         return ()
     return _as_tuple(apply(_unbind, input, dim=d))
 

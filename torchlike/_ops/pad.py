@@ -37,7 +37,7 @@ def pad(input, pad, mode="constant", value=None):
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
-    n = input._data.ndim
+    n = input._d.ndim
     k = len(pad) // 2
     if k > n:
         raise RuntimeError("Padding length should be less than or equal to two times the input "
@@ -46,9 +46,9 @@ def pad(input, pad, mode="constant", value=None):
     pairs = tuple((pad[2 * i], pad[2 * i + 1]) for i in range(k))[::-1]
     if mode == "constant":
         for i, (lo, hi) in enumerate(pairs):
-            size = input._data.shape[n - k + i] + lo + hi
+            size = input._d.shape[n - k + i] + lo + hi
             if size < 0:
-                raise RuntimeError(f"The input size {input._data.shape[n - k + i]}, plus "
+                raise RuntimeError(f"The input size {input._d.shape[n - k + i]}, plus "
                                    f"negative padding {lo} and {hi} resulted in a negative "
                                    f"output size, which is invalid. Check dimension "
                                    f"{n - k + i} of your input.")
@@ -58,12 +58,12 @@ def pad(input, pad, mode="constant", value=None):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "reflect":
         for i, (lo, hi) in enumerate(pairs):
-            size = input._data.shape[n - k + i]
+            size = input._d.shape[n - k + i]
             if lo >= size or hi >= size:
                 raise RuntimeError(f"Argument #4: Padding size should be less than the "
                                    f"corresponding input dimension, but got: padding ({lo}, "
                                    f"{hi}) at dimension {n - k + i} of input "
-                                   f"{list(input._data.shape)}")
+                                   f"{list(input._d.shape)}")
     return apply(_pad, input, pads=pairs, mode=mode, value=0)
 
 

@@ -35,7 +35,7 @@ def _matmul(a, b, ndims):
 
 
 def _check(a, b):
-    sa, sb = tuple(a._data.shape), tuple(b._data.shape)
+    sa, sb = tuple(a._d.shape), tuple(b._d.shape)
     if len(sa) == 0 or len(sb) == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{len(sa)}D and {len(sb)}D")
@@ -67,7 +67,7 @@ def _check(a, b):
 def matmul(input, other):
     """torch.matmul: dot, mv, mm or a batched product by the inputs' dims."""
     _check(input, other)
-    return apply(_matmul, input, other, ndims=(input._data.ndim, other._data.ndim))
+    return apply(_matmul, input, other, ndims=(input._d.ndim, other._d.ndim))
 
 
 @public(out=True)
@@ -185,7 +185,7 @@ def einsum(equation, *operands):
                          "einsum(): fewer operands were provided than specified in the equation")
     seen = {}
     for k, (sub, o) in enumerate(zip(lhs, operands)):
-        nd = o._data.ndim
+        nd = o._d.ndim
         if "..." in sub:
             pre, post = sub.split("...")
             pos = list(range(len(pre))) + list(range(nd - len(post), nd))
@@ -198,7 +198,7 @@ def einsum(equation, *operands):
                                    f"({nd}) for operand {k} and no ellipsis was given")
             pos = list(range(nd))
         for lab, p in zip(labels, pos):
-            n = o._data.shape[p]
+            n = o._d.shape[p]
             if lab in seen and seen[lab] != n and n != 1 and seen[lab] != 1:
                 raise RuntimeError(f"einsum(): subscript {lab} has size {n} for operand {k} "
                                    f"which does not broadcast with previously seen size "
@@ -261,7 +261,7 @@ def _addmm(c, a, b, beta, alpha, kind):
 
 
 def _add_check(input, shape):
-    ish = tuple(input._data.shape)
+    ish = tuple(input._d.shape)
     if len(ish) > len(shape) or any(s != 1 and s != t for s, t in
                                     zip(ish[::-1], shape[::-1])):
         bad = next(i for i in range(1, len(ish) + 1)

@@ -24,21 +24,21 @@ def _tile(a, reps):
 @method("repeat")
 def _repeat(self, *sizes):
     sizes = _shape_arg(sizes)
-    if len(sizes) < self._data.ndim:
+    if len(sizes) < self._d.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: "
                            f"{list(sizes)}")
     a = self
-    if len(sizes) > a._data.ndim:
-        a = apply(_view, a, shape=(1,) * (len(sizes) - a._data.ndim) + tuple(a._data.shape))
+    if len(sizes) > a._d.ndim:
+        a = apply(_view, a, shape=(1,) * (len(sizes) - a._d.ndim) + tuple(a._d.shape))
     return apply(_tile, a, reps=sizes)
 
 
 def tile(input, dims):
     dims = _shape_arg((dims,) if isinstance(dims, int) else tuple(dims))
-    n = input._data.ndim
+    n = input._d.ndim
     if len(dims) < n:
         dims = (1,) * (n - len(dims)) + dims
     return _repeat(input, *dims)
@@ -65,8 +65,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if dim is None:
         input = reshape(input, -1)
         dim = 0
-    d = _wrap_dim(dim, input._data.ndim)
-    size = input._data.shape[d] if input._data.ndim else 1
+    d = _wrap_dim(dim, input._d.ndim)
+    size = input._d.shape[d] if input._d.ndim else 1
     if _is_t(repeats):
         r = _host(repeats).astype(np.int64).reshape(-1)
         if r.size == 1 and size != 1:
@@ -82,7 +82,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if repeats < 0:
             raise RuntimeError("repeats can not be negative")
         reps, total = int(repeats), int(repeats) * size
-    if input._data.ndim == 0:
+    if input._d.ndim == 0:
         input = reshape(input, 1)
     return apply(_repeat_interleave, input, repeats=reps, axis=d, total=total)
 
@@ -93,7 +93,7 @@ def _flip(a, dims):
 
 
 def flip(input, dims):
-    return apply(_flip, input, dims=_dims_list(dims, input._data.ndim))
+    return apply(_flip, input, dims=_dims_list(dims, input._d.ndim))
 
 
 @method("flip")
@@ -103,14 +103,14 @@ def _flip_method(self, *dims, **kw):
 
 @public(method=True)
 def fliplr(input):
-    if input._data.ndim < 2:
+    if input._d.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
 @public(method=True)
 def flipud(input):
-    if input._data.ndim < 1:
+    if input._d.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
@@ -134,7 +134,7 @@ def roll(input, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
-    n = input._data.ndim
+    n = input._d.ndim
     return apply(_roll, input, shifts=shifts, dims=tuple(_wrap_dim(d, n) for d in dims))
 
 
@@ -146,7 +146,7 @@ def _rot90(a, k, dims):
 @public(method=True)
 def rot90(input, k=1, dims=(0, 1)):
     dims = tuple(dims)
-    n = input._data.ndim
+    n = input._d.ndim
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if n < 2:
@@ -172,14 +172,14 @@ def _triu(a, diagonal):
 
 @public(method=True, inplace=True, out=True)
 def tril(input, diagonal=0):
-    if input._data.ndim < 2:
+    if input._d.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return apply(_tril, input, diagonal=int(diagonal))
 
 
 @public(method=True, inplace=True, out=True)
 def triu(input, diagonal=0):
-    if input._data.ndim < 2:
+    if input._d.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return apply(_triu, input, diagonal=int(diagonal))
 
@@ -191,7 +191,7 @@ def _diagonal(a, offset, dim1, dim2):
 
 @public(method=True)
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    n = input._data.ndim
+    n = input._d.ndim
     d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -211,7 +211,7 @@ def _diag_embed(a, offset, dim1, dim2):
 
 @public(method=True)
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    n = input._data.ndim + 1
+    n = input._d.ndim + 1
     d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -220,7 +220,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 @public(method=True, out=True)
 def diag(input, diagonal=0):
-    n = input._data.ndim
+    n = input._d.ndim
     if n == 1:
         return diag_embed(input, diagonal, 0, 1)
     if n == 2:

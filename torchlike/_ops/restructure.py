@@ -39,9 +39,9 @@ def _unfold(a, dim, size, step):
 
 
 def unfold(self, dimension, size, step):
-    n = self._data.ndim
+    n = self._d.ndim
     d = _wrap_dim(dimension, n)
-    cur = self._data.shape[d] if n else 1
+    cur = self._d.shape[d] if n else 1
     if size > cur:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {cur} but size is "
                            f"{size}")
@@ -150,12 +150,12 @@ def masked_scatter(self, mask, source):
     if self.dtype is not source.dtype:
         raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but "
                            f"got {self.dtype.name} and {source.dtype.name}")
-    shp = _broadcast_shape([tuple(self._data.shape), tuple(mask._data.shape)])
+    shp = _broadcast_shape([tuple(self._d.shape), tuple(mask._d.shape)])
     m = np.broadcast_to(_host(mask), shp).reshape(-1)
     pos = np.nonzero(m)[0]
     if pos.size > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    x = self if tuple(self._data.shape) == shp else self.expand(*shp)
+    x = self if tuple(self._d.shape) == shp else self.expand(*shp)
     src = reshape(source, -1)
     if pos.size != src.shape[0]:
         src = narrow(src, 0, 0, int(pos.size))
@@ -180,10 +180,10 @@ def _fill_diagonal(a, value, wrap):
 
 
 def fill_diagonal_(self, fill_value, wrap=False):
-    n = self._data.ndim
+    n = self._d.ndim
     if n < 2:
         raise RuntimeError("dimensions must larger than 1")
-    if n > 2 and len(set(self._data.shape)) != 1:
+    if n > 2 and len(set(self._d.shape)) != 1:
         raise RuntimeError("all dimensions of input must be of equal length")
     check_inplace(self)
     if isinstance(fill_value, Tensor):
@@ -309,7 +309,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = _check_index_dims("scatter", input, dim, index, src)
-    if input._data.ndim == 0:
+    if input._d.ndim == 0:
         return apply(_scatter_reduce, reshape(input, 1), reshape(index, 1), reshape(src, -1),
                      dim=0, reduce=reduce, include_self=bool(include_self)).reshape(())
     return apply(_scatter_reduce, input, index, src, dim=d, reduce=reduce,
@@ -322,9 +322,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
-    n = input._data.ndim
+    n = input._d.ndim
     d = _wrap_dim(dim, n)
-    if index.dtype.category != D._INT or index._data.ndim > 1:
+    if index.dtype.category != D._INT or index._d.ndim > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector")
     iv = _host(index)
     size = input.shape[d] if n else 1
@@ -368,9 +368,9 @@ def _expect_src(input, src, expected, name):
 
 
 def select_scatter(input, src, dim, index):
-    n = input._data.ndim
+    n = input._d.ndim
     d = _wrap_dim(dim, n)
-    size = input._data.shape[d]
+    size = input._d.shape[d]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input.shape)} at dimension {d}")
@@ -382,7 +382,7 @@ def select_scatter(input, src, dim, index):
 
 @public(out=True)
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    n = input._data.ndim
+    n = input._d.ndim
     d = _wrap_dim(dim, n)
     sl = slice(start, end, step)
     exp = list(input.shape)
@@ -393,7 +393,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
-    n = input._data.ndim
+    n = input._d.ndim
     d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
     exp = tuple(input.diagonal(offset, d1, d2).shape)
     _expect_src(input, src, exp, "diagonal_scatter")
@@ -421,9 +421,9 @@ def _block_diag(*xs):
 
 def block_diag(*tensors):
     for i, t in enumerate(tensors):
-        if t._data.ndim > 2:
+        if t._d.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
-                               f"dimensions. Input {i} has {t._data.ndim} dimensions")
+                               f"dimensions. Input {i} has {t._d.ndim} dimensions")
     if not tensors:
         return Tensor._make(jnp.zeros((1, 0), D.get_default_dtype().np))
     return apply(_block_diag, *tensors)
@@ -431,7 +431,7 @@ def block_diag(*tensors):
 
 def cartesian_prod(*tensors):
     for t in tensors:
-        if t._data.ndim != 1:
+        if t._d.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
     if len(tensors) == 1:
         return tensors[0]
@@ -445,12 +445,12 @@ def _index_rows(a, idx):
 
 
 def combinations(input, r=2, with_replacement=False):
-    if input._data.ndim != 1:
+    if input._d.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return Tensor._make(jnp.zeros((0,), input._data.dtype))
+        return Tensor._make(jnp.zeros((0,), input._d.dtype))
     n = input.shape[0]
     it = (itertools.combinations_with_replacement if with_replacement else
           itertools.combinations)(range(n), r)
@@ -521,9 +521,9 @@ def nonzero_static(input, *, size, fill_value=-1):
 # ------------------------------------------------------------------ splits and small aliases
 
 def _dir_split(input, spec, dim, name, need):
-    if input._data.ndim < need:
+    if input._d.ndim < need:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but "
-                           f"got a tensor with {input._data.ndim} dimensions!")
+                           f"got a tensor with {input._d.ndim} dimensions!")
     if isinstance(spec, int):
         size = input.shape[dim]
         if spec == 0 or size % spec:
@@ -534,7 +534,7 @@ def _dir_split(input, spec, dim, name, need):
 
 
 def hsplit(input, indices_or_sections):
-    return _dir_split(input, indices_or_sections, 0 if input._data.ndim == 1 else 1, "hsplit", 1)
+    return _dir_split(input, indices_or_sections, 0 if input._d.ndim == 1 else 1, "hsplit", 1)
 
 
 def vsplit(input, indices_or_sections):
@@ -551,20 +551,20 @@ def _adjoint(a):
 
 
 def adjoint(input):
-    if input._data.ndim < 2:
+    if input._d.ndim < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           "matrices. Got 1-D tensor." if input._data.ndim == 1 else
+                           "matrices. Got 1-D tensor." if input._d.ndim == 1 else
                            "tensor.adjoint() is only supported on matrices or batches of "
                            "matrices. Got 0-D tensor.")
     return apply(_adjoint, input)
 
 
 def _H(self):
-    if self._data.ndim > 2:
+    if self._d.ndim > 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
-                           f"{self._data.ndim}-D tensor. For batches of matrices, consider "
+                           f"{self._d.ndim}-D tensor. For batches of matrices, consider "
                            f"using tensor.mH")
-    if self._data.ndim < 2:
+    if self._d.ndim < 2:
         return self
     return apply(_adjoint, self)
 

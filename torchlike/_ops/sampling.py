@@ -142,7 +142,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         if ((pv < 0) | (pv > 1)).any():
             raise RuntimeError(_P_IN_MSG)
         check_inplace(self)
-        pp = jnp.broadcast_to(p._data.astype(jnp.float64), self._data.shape)
+        pp = jnp.broadcast_to(p._data.astype(jnp.float64), self._d.shape)
         out = apply(_fill, self, _key(generator), pp, 0.0, kind="bernoulli",
                     name="BernoulliBackward1")
         return commit_inplace(self, out)

@@ -41,25 +41,25 @@ def _gather(a, index, dim):
 
 
 def _check_index_dims(name, input, dim, index, src=None):
-    n = input._data.ndim
+    n = input._d.ndim
     d = _wrap_dim(dim, n)
     _check_int_index(index, name)
-    if max(index._data.ndim, 1) != max(n, 1):
+    if max(index._d.ndim, 1) != max(n, 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
     if n:
         for k in range(n):
-            if k != d and index._data.shape[k] > input._data.shape[k]:
+            if k != d and index._d.shape[k] > input._d.shape[k]:
                 raise RuntimeError(
                     f"Size does not match at dimension {k} expected index "
-                    f"{list(index._data.shape)} to be no larger than self "
-                    f"{list(input._data.shape)} apart from dimension {d}")
-        if src is not None and any(index._data.shape[k] > src._data.shape[k] for k in range(n)):
+                    f"{list(index._d.shape)} to be no larger than self "
+                    f"{list(input._d.shape)} apart from dimension {d}")
+        if src is not None and any(index._d.shape[k] > src._d.shape[k] for k in range(n)):
             raise RuntimeError(
-                f"Expected index {list(index._data.shape)} to be no larger than self "
-                f"{list(input._data.shape)} apart from dimension {d} and to be no larger size "
-                f"than src {list(src._data.shape)}")
-    size = input._data.shape[d] if n else 1
+                f"Expected index {list(index._d.shape)} to be no larger than self "
+                f"{list(input._d.shape)} apart from dimension {d} and to be no larger size "
+                f"than src {list(src._d.shape)}")
+    size = input._d.shape[d] if n else 1
     iv = _host(index)
     if iv.size and (iv.max() >= size or iv.min() < 0):
         # torch refuses negative indices here (jax would wrap them)
@@ -126,7 +126,7 @@ def _scatter_impl(input, dim, index, src=None, value=None, reduce=None, add=Fals
     if src is not None:
         if src.dtype is not input.dtype:
             raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
-        if src._data.ndim != input._data.ndim and src._data.ndim != max(input._data.ndim, 1):
+        if src._d.ndim != input._d.ndim and src._d.ndim != max(input._d.ndim, 1):
             raise RuntimeError("Index tensor must have the same number of dimensions as src "
                                "tensor")
     d = _check_index_dims("scatter", input, dim, index, src)
@@ -169,13 +169,13 @@ def _index_select(a, index, dim):
 
 
 def _check_vector_index(name, input, dim, index):
-    n = input._data.ndim
+    n = input._d.ndim
     d = _wrap_dim(dim, n)
     if not _is_t(index) or index.dtype.category != D._INT:
         raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
-    if index._data.ndim > 1:
+    if index._d.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
-    size = input._data.shape[d] if n else 1
+    size = input._d.shape[d] if n else 1
     iv = _host(index)
     lo = -size if name == "index_fill" else 0    # torch's index_fill wraps negative indices
     if iv.size and (iv.max() >= size or iv.min() < lo):
@@ -253,10 +253,10 @@ def take(input, index):
 def masked_select(input, mask):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
-    shapes = [tuple(input._data.shape), tuple(mask._data.shape)]
+    shapes = [tuple(input._d.shape), tuple(mask._d.shape)]
     shp = _broadcast_shape(shapes)
     m = np.broadcast_to(_host(mask), shp).reshape(-1)
-    x = input if tuple(input._data.shape) == shp else broadcast_to(input, shp)
+    x = input if tuple(input._d.shape) == shp else broadcast_to(input, shp)
     return apply(_take, x, Tensor._make(jnp.asarray(np.nonzero(m)[0])))
 
 
@@ -269,10 +269,10 @@ def _masked_fill_args(input, mask, value):
     if not _is_t(mask) or mask.dtype is not D.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{mask.dtype.name.replace('float32', 'float')}")
-    if _is_t(value) and value._data.ndim:
+    if _is_t(value) and value._d.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
-                           f"tensor with {value._data.ndim} dimension(s).")
-    _broadcast_shape([tuple(mask._data.shape), tuple(input._data.shape)])
+                           f"tensor with {value._d.ndim} dimension(s).")
+    _broadcast_shape([tuple(mask._d.shape), tuple(input._d.shape)])
 
 
 @public(method=True, inplace=True)
@@ -306,18 +306,18 @@ def take_along_dim(input, indices, dim=None):
             bad = int(iv.max()) if iv.max() >= n else int(iv.min())
             raise RuntimeError(f"index {bad} is out of bounds for dimension 0 with size {n}")
         return apply(_take_along_dim, input, indices, dim=None)
-    n = input._data.ndim
+    n = input._d.ndim
     d = _wrap_dim(dim, n)
-    if indices._data.ndim != n:
+    if indices._d.ndim != n:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {n} dimensions for input, and "
-                           f"{indices._data.ndim} dimensions for indices")
-    size = input._data.shape[d]
+                           f"{indices._d.ndim} dimensions for indices")
+    size = input._d.shape[d]
     iv = _host(indices)
     if iv.size and (iv.max() >= size or iv.min() < -size):
         bad = int(iv.max()) if iv.max() >= size else int(iv.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    sa, si = list(input._data.shape), list(indices._data.shape)
+    sa, si = list(input._d.shape), list(indices._d.shape)
     sa[d] = si[d] = 1
     _broadcast_shape([tuple(sa), tuple(si)])
     return apply(_take_along_dim, input, indices, dim=d)
@@ -337,9 +337,9 @@ def nonzero(input, *, as_tuple=False):
     count = int(np.count_nonzero(_host(input)))
     res = apply(_nonzero, input, size=count)
     if as_tuple:
-        if input._data.ndim == 0:
+        if input._d.ndim == 0:
             return (Tensor._make(jnp.zeros((count,), jnp.int64)),)
-        return tuple(res[:, i] for i in range(input._data.ndim))
+        return tuple(res[:, i] for i in range(input._d.ndim))
     return res
 
 
@@ -376,17 +376,17 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if scalar:
         from .._creation import scalar_tensor
         input = scalar_tensor(input, dtype=seq.dtype)
-        if seq._data.ndim != 1:
+        if seq._d.ndim != 1:
             raise RuntimeError("torch.searchsorted(): input value can be a scalar only when "
                                "boundaries tensor dimension is 1, but we got boundaries tensor "
-                               f"dim({seq._data.ndim}) and input value's dim(0) numel(1)")
-    if seq._data.ndim > 1 and (input._data.ndim != seq._data.ndim or
-                                input._data.shape[:-1] != seq._data.shape[:-1]):
+                               f"dim({seq._d.ndim}) and input value's dim(0) numel(1)")
+    if seq._d.ndim > 1 and (input._d.ndim != seq._d.ndim or
+                                input._d.shape[:-1] != seq._d.shape[:-1]):
         raise RuntimeError(
             f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
             f"dimensions of boundaries tensor and input value tensor must match, but we got "
-            f"boundaries tensor {list(seq._data.shape)} and input value tensor "
-            f"{list(input._data.shape)}")
+            f"boundaries tensor {list(seq._d.shape)} and input value tensor "
+            f"{list(input._d.shape)}")
     dt = np.int32 if out_int32 else np.int64
     common = D._promote2(seq.dtype, input.dtype).np
     s = seq if seq.dtype.np == common else seq.to(D.from_jax(common))
@@ -396,9 +396,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 @public(out=True)
 def bucketize(input, boundaries, *, out_int32=False, right=False):
-    if boundaries._data.ndim != 1:
+    if boundaries._d.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
-                           f"{boundaries._data.ndim})")
+                           f"{boundaries._d.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 

@@ -82,7 +82,7 @@ def result_type(tensor1, tensor2):
     dims, zeros, scalars = [], [], []
     for a in (tensor1, tensor2):
         if isinstance(a, Tensor):
-            (dims if a._data.ndim else zeros).append(a.dtype)
+            (dims if a._d.ndim else zeros).append(a.dtype)
         elif isinstance(a, (bool, int, float, complex)):
             scalars.append(D.scalar_dtype(a))
         else:
@@ -229,7 +229,7 @@ def _apply_(self, callable):
     """CPU ``apply_``: ``callable`` on every element, in place (as torch, not differentiable)."""
     import numpy as _np
     vals = _np.vectorize(callable, otypes=[self.dtype.np])(_np.asarray(self._data))
-    self._set_data(jnp.asarray(vals, self._data.dtype))
+    self._set_data(jnp.asarray(vals, self._d.dtype))
     return self
 
 

@@ -129,13 +129,13 @@ def _view_dtype(self, dtype):
     a, b = self.dtype.itemsize, dtype.itemsize
     names = D.LEGACY_NAMES
     if a != b:
-        if self._data.ndim == 0:
+        if self._d.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 to view {names[self.dtype.name]} as "
                                f"{names[dtype.name]} (different element sizes)")
-        if b > a and self._data.shape[-1] % (b // a):
+        if b > a and self._d.shape[-1] % (b // a):
             raise RuntimeError(f"self.size(-1) must be divisible by {b // a} to view "
                                f"{names[self.dtype.name]} as {names[dtype.name]} (different "
-                               f"element sizes), but got {self._data.shape[-1]}")
+                               f"element sizes), but got {self._d.shape[-1]}")
     if self.dtype.is_complex or dtype.is_complex:
         raise NotImplementedError("torchlike: view(dtype) between complex and real dtypes")
     return apply(_bitcast, self, dtype=dtype.np)
@@ -143,7 +143,7 @@ def _view_dtype(self, dtype):
 
 @public(method=True, also=("swapaxes", "swapdims"))
 def transpose(input, dim0, dim1):
-    n = input._data.ndim
+    n = input._d.ndim
     return apply(_transpose, input, d0=_wrap_dim(dim0, n), d1=_wrap_dim(dim1, n))
 
 
@@ -152,16 +152,16 @@ swapaxes = swapdims = transpose
 
 @public(method=True)
 def t(input):
-    if input._data.ndim > 2:
+    if input._d.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{input._data.ndim}D")
+                           f"{input._d.ndim}D")
     return apply(_t, input)
 
 
 @public(method=True)
 def permute(input, *dims):
     dims = _shape_arg(dims)
-    n = input._data.ndim
+    n = input._d.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
@@ -174,11 +174,11 @@ def permute(input, *dims):
 
 @public(method=True)
 def unsqueeze(input, dim):
-    return apply(_unsqueeze, input, dim=_wrap_dim(dim, input._data.ndim + 1))
+    return apply(_unsqueeze, input, dim=_wrap_dim(dim, input._d.ndim + 1))
 
 
 def squeeze(input, dim=None):
-    n = input._data.ndim
+    n = input._d.ndim
     if dim is None:
         return apply(_squeeze, input, dims=None, kind=None)
     if isinstance(dim, (tuple, list)):
@@ -199,13 +199,13 @@ def _squeeze_method(self, *dim, **kw):
 
 @public(method=True)
 def flatten(input, start_dim=0, end_dim=-1):
-    n = input._data.ndim
+    n = input._d.ndim
     if n == 0:
         return reshape(input, 1)
     s, e = _wrap_dim(start_dim, n), _wrap_dim(end_dim, n)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shp = input._data.shape
+    shp = input._d.shape
     if s == e:
         return input
     return reshape(input, *shp[:s], -1, *shp[e + 1:])
@@ -214,7 +214,7 @@ def flatten(input, start_dim=0, end_dim=-1):
 @method("expand")
 def expand(self, *sizes):
     sizes = _shape_arg(sizes)
-    shp = self._data.shape
+    shp = self._d.shape
     if len(sizes) < len(shp):
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(shp)}}}, size={list(sizes)}): the "
                            f"number of sizes provided ({len(sizes)}) must be greater or equal to "
@@ -307,12 +307,12 @@ def _check_int_index(t, name):
 
 @public(method=True)
 def unflatten(input, dim, sizes):
-    n = input._data.ndim
+    n = input._d.ndim
     d = _wrap_dim(dim, n)
     sizes = tuple(int(s) for s in sizes)
     if len(sizes) == 0:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    cur = input._data.shape[d]
+    cur = input._d.shape[d]
     if sizes.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
@@ -324,13 +324,13 @@ def unflatten(input, dim, sizes):
     elif known != cur:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
                            f"size of dim {dim} ({cur}) in the input tensor")
-    shp = input._data.shape
+    shp = input._d.shape
     return apply(_view, input, shape=tuple(shp[:d]) + sizes + tuple(shp[d + 1:]))
 
 
 @public(method=True, also=("moveaxis",))
 def movedim(input, source, destination):
-    n = input._data.ndim
+    n = input._d.ndim
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
     if len(src) != len(dst):
@@ -360,11 +360,11 @@ def _slice(a, start, dim, length):
 
 @public(method=True)
 def narrow(input, dim, start, length):
-    n = input._data.ndim
+    n = input._d.ndim
     if n == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, n)
-    size = input._data.shape[d]
+    size = input._d.shape[d]
     start = int(start)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
@@ -387,15 +387,15 @@ def _select(a, index, dim):
 
 @public(method=True)
 def select(input, dim, index):
-    n = input._data.ndim
+    n = input._d.ndim
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, n)
-    size = input._data.shape[d]
+    size = input._d.shape[d]
     index = int(index)
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(input._data.shape)} at dimension {d}")
+                         f"{list(input._d.shape)} at dimension {d}")
     return apply(_select, input, jnp.asarray(index % size, jnp.int64), dim=d)
 
 
@@ -429,8 +429,8 @@ def broadcast_to(input, size):
 def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shp = _broadcast_shape([tuple(t._data.shape) for t in tensors])
-    return tuple(t if tuple(t._data.shape) == shp else expand(t, *shp) for t in tensors)
+    shp = _broadcast_shape([tuple(t._d.shape) for t in tensors])
+    return tuple(t if tuple(t._d.shape) == shp else expand(t, *shp) for t in tensors)
 
 
 def meshgrid(*tensors, indexing=None):
@@ -445,14 +445,14 @@ def meshgrid(*tensors, indexing=None):
     for t in tensors:
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
-        if t._data.ndim > 1:
+        if t._d.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
                                f"but got: {t}")
-    ts = [reshape(t, -1) if t._data.ndim == 0 else t for t in tensors]
+    ts = [reshape(t, -1) if t._d.ndim == 0 else t for t in tensors]
     swap = indexing == "xy" and len(ts) >= 2
     if swap:
         ts[0], ts[1] = ts[1], ts[0]
-    shp = tuple(t._data.shape[0] for t in ts)
+    shp = tuple(t._d.shape[0] for t in ts)
     outs = []
     for i, t in enumerate(ts):
         v = [1] * len(ts)

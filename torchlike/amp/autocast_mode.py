@@ -183,7 +183,7 @@ def _tensor_type(arr):
 def _eligible(a, T):
     if not isinstance(a, T):
         return False
-    dt = a._data.dtype
+    dt = a._d.dtype
     return dt.kind == "f" or dt.name == "bfloat16"
 
 
@@ -222,7 +222,7 @@ def _cast_args(op, args, static):
             target = _state.dtype[dev_type]
             for i in cand:
                 target = D.promote_types(target, args[i].dtype)
-        if name in _RESULT_DTYPE_OPS and static.get("dtype") == args[cand[0]]._data.dtype:
+        if name in _RESULT_DTYPE_OPS and static.get("dtype") == args[cand[0]]._d.dtype:
             # the op casts its result to a static dtype taken from its input: follow the cast
             # (apply reads ``static`` after this hook)
             static["dtype"] = target.np

@@ -35,7 +35,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                    f"but got {out.dtype!r}")
-            arr = jnp.ones(out._data.shape, out._data.dtype)
+            arr = jnp.ones(out._d.shape, out._d.dtype)
             grads.append(Tensor._make(arr) if create_graph else arr)
             continue
         if not isinstance(g, Tensor):
@@ -49,7 +49,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
             grads.append(flip_conj(g if g.dtype is out.dtype else g.to(out.dtype), True))
         else:
             arr = g._data
-            arr = arr if arr.dtype == out._data.dtype else arr.astype(out._data.dtype)
+            arr = arr if arr.dtype == out._d.dtype else arr.astype(out._d.dtype)
             grads.append(flip_conj(arr))
     return grads
 
@@ -109,7 +109,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for idx, (t, g) in enumerate(zip(inputs_l, res)):
         if g is None:
             if materialize_grads:
-                out.append(Tensor._make(jnp.zeros(t._data.shape, t._data.dtype)))
+                out.append(Tensor._make(jnp.zeros(t._d.shape, t._d.dtype)))
                 continue
             if not allow_unused:
                 raise RuntimeError(

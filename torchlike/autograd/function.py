@@ -148,7 +148,7 @@ class Function(metaclass=_FunctionMeta):
         diff = [o for o in outs if isinstance(o, Tensor) and id(o) not in ctx.non_differentiable
                 and (o.dtype.is_floating_point or o.dtype.is_complex)]
         node = _FunctionNode(cls, ctx, edges, positions,
-                             tuple((tuple(o._data.shape), o._data.dtype) for o in diff),
+                             tuple((tuple(o._d.shape), o._d.dtype) for o in diff),
                              len(args))
         wrapped = []
         k = 0

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 
 from .. import _caches
 from .. import _tiers
+from .._fused import Deferred as _Deferred, raw as _raw
 from .._dtype import LEGACY_NAMES
 from ..utils.hooks import RemovableHandle
 from . import grad_mode as _gm
@@ -93,9 +94,14 @@ def flip_conj(g, create_graph=False):
     """
     if g is None:
         return None
-    if create_graph or not isinstance(g, jax.Array):
+    if create_graph or not _is_array(g):
         return g.conj() if g.dtype.is_complex else g
-    return _jit_conj(g) if jnp.iscomplexobj(g) else g
+    return _jit_conj(g) if g.dtype.kind == "c" else g
+
+
+def _is_array(g):
+    """A jax array, or a fused-eager deferred one."""
+    return isinstance(g, jax.Array) or g.__class__ is _Deferred
 
 
 # ------------------------------------------------------------------ cotangent representations
@@ -109,7 +115,7 @@ class _Arrays:
         """Sum two pending cotangents (jitted: eager jnp dispatch costs several times more)."""
         if a is None:
             return b
-        return _jit_add(a, b) if isinstance(a, jax.Array) else a + b
+        return _jit_add(a, b) if _is_array(a) else a + b
 
     def zeros(self, meta):
         return jnp.zeros(*meta)
@@ -124,7 +130,7 @@ class _Arrays:
         return None if g is None else tensor_class()._make(g)
 
     def unwrap(self, t):
-        return None if t is None else t._data
+        return None if t is None else _raw(t)
 
     def to_user(self, g):
         """An internal cotangent as the Tensor a user sees (torch's convention)."""
@@ -134,8 +140,10 @@ class _Arrays:
         """A user's gradient Tensor as an internal cotangent (optionally cast to ``dtype``)."""
         if t is None:
             return None
-        d = t._data
-        return flip_conj(d if dtype is None or d.dtype == dtype else d.astype(dtype))
+        d = _raw(t)
+        if dtype is not None and d.dtype != dtype:
+            d = t._data.astype(dtype)
+        return flip_conj(d)
 
 
 class _Tensors(_Arrays):
@@ -185,7 +193,7 @@ def accumulate(tensor, g, create_graph):
             tensor.grad = tensor.grad + u
         else:
             # in place, as torch does: references to the old .grad see the sum
-            tensor.grad._set_data(_jit_add(tensor.grad._data, u._data))
+            tensor.grad._set_data(_jit_add(_raw(tensor.grad), _raw(u)))
 
 
 def _retain(tensor, g, rep):
@@ -196,7 +204,7 @@ def _retain(tensor, g, rep):
         elif rep.create_graph:
             tensor.grad = tensor.grad + u
         else:
-            tensor.grad = tensor_class()._make(tensor.grad._data + u._data)
+            tensor.grad = tensor_class()._make(_jit_add(_raw(tensor.grad), _raw(u)))
 
 
 # ------------------------------------------------------------------ nodes
@@ -315,6 +323,7 @@ class Node:
         if self.saves:
             self.vjp = None
             self.inputs = None
+            self._saved_versions = None     # (the tensors it checked: they may be freed now)
             self.freed = True
 
     def check_alive(self):
@@ -341,7 +350,7 @@ def _version_message(node, now, expected, tensor, meta):
     import re
     import numpy as np
     if tensor is not None:
-        shape, dt = tuple(tensor._data.shape), tensor._data.dtype
+        shape, dt = tuple(tensor._d.shape), tensor._d.dtype
         fn = tensor.grad_fn
     else:
         (shape, dt), fn = meta, node
@@ -377,7 +386,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, tensor):
         super().__init__("AccumulateGrad", (), None, None, None,
-                         ((tuple(tensor.shape), tensor._data.dtype),), saves=False)
+                         ((tuple(tensor.shape), tensor._d.dtype),), saves=False)
         self.variable_ref = weakref.ref(tensor)
         self.post_acc_hooks = None
         # as in torch, leaves accumulate as soon as they are ready (highest priority)

@@ -27,7 +27,7 @@ def hook_name(hook):
 
 
 def _np_name(t):
-    return np.dtype(t._data.dtype).name
+    return np.dtype(t._d.dtype).name
 
 
 def type_string(t):
@@ -51,10 +51,10 @@ def check_hook_result(hook, old, new):
         return
     if not isinstance(new, _tensor_class(old)):
         raise TypeError(f"expected Variable, but hook returned '{_tp_name(new)}'")
-    if new._data.dtype != old._data.dtype or new.device.type != old.device.type:
+    if new._d.dtype != old._d.dtype or new.device.type != old.device.type:
         raise RuntimeError(f"hook '{hook_name(hook)}' has changed the type of value (was "
                            f"{type_string(old)} got {type_string(new)})")
-    if tuple(new._data.shape) != tuple(old._data.shape):
+    if tuple(new._d.shape) != tuple(old._d.shape):
         raise RuntimeError(f"hook '{hook_name(hook)}' has changed the size of value")
 
 

@@ -552,8 +552,8 @@ def _write(t, data):
     """Write ``data`` into tensor ``t`` in place (outside autograd, as torch's collectives)."""
     if tuple(data.shape) != tuple(t.shape):
         data = data.reshape(t.shape)
-    if data.dtype != t._data.dtype:
-        data = data.astype(t._data.dtype)
+    if data.dtype != t._d.dtype:
+        data = data.astype(t._d.dtype)
     t._set_data(data)
 
 
@@ -736,7 +736,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         if scatter_list:
             raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
                              "ranks.")
-        x = jnp.zeros((n,) + tuple(tensor.shape), tensor._data.dtype)
+        x = jnp.zeros((n,) + tuple(tensor.shape), tensor._d.dtype)
     (y,) = _run("broadcast", g, [x], extra=s, what="SCATTER")
     _write(tensor, y[g.rank()])
     return _done(async_op)
@@ -751,7 +751,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         return _done(async_op)
     if input.numel() != output.numel() * g.size():
         raise ValueError("input tensor must be the same size as output size times world size")
-    _check_op(op, input._data.dtype)
+    _check_op(op, input._d.dtype)
     x = input._data.reshape((-1,))
     (y,) = _run("reduce_scatter", g, [x], op, what="_REDUCE_SCATTER_BASE")
     _write(output, y)

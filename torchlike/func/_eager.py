@@ -208,7 +208,7 @@ def vjp(func, *primals, has_aux=False):
         for c, o in zip(cleaves, outs):
             if not isinstance(c, Tensor):
                 raise RuntimeError(f"Expected tensors, got unsupported type {type(c)}")
-            if tuple(c._data.shape) != tuple(o.shape):
+            if tuple(c._d.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                    f"{c.shape} and output[0] has a shape of "
                                    f"torch.Size({list(o.shape)}).")
@@ -359,7 +359,7 @@ def linearize(func, *primals):
         for i, (t, p) in enumerate(zip(tl, parr)):
             if not isinstance(t, Tensor):
                 raise RuntimeError(f"Expected tensors, got unsupported type {type(t)}")
-            if tuple(t._data.shape) != tuple(p.shape):
+            if tuple(t._d.shape) != tuple(p.shape):
                 raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree "
                                    f"doesn't match the shape torch.Size({list(p.shape)}) of "
                                    f"the corresponding primal.")

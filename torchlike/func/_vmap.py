@@ -93,7 +93,7 @@ def _process_inputs(in_dims, args, func):
                              f"< {arg.dim()}.")
         if d is not None and d < 0:
             flat_dims[i] = d % arg.dim()
-    sizes = [arg._data.shape[d] for arg, d in zip(flat_args, flat_dims) if d is not None]
+    sizes = [arg._d.shape[d] for arg, d in zip(flat_args, flat_dims) if d is not None]
     if not sizes:
         raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if any(s != sizes[0] for s in sizes):

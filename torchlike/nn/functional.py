@@ -2103,7 +2103,7 @@ def _gaussian_nll(x, t, var, full, eps, reduction):
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     _check_reduction(reduction)
     if isinstance(var, (int, float)):
-        var = Tensor._make(jnp.full(tuple(input.shape), float(var), input._data.dtype))
+        var = Tensor._make(jnp.full(tuple(input.shape), float(var), input._d.dtype))
     return apply(_gaussian_nll, input, target, var, full=bool(full), eps=float(eps),
                  reduction=reduction)
 

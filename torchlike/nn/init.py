@@ -46,28 +46,28 @@ def _fans(t):
 def _write(t, arr, generator=None):
     if _tiers.on_host() and not isinstance(arr, jax.core.Tracer):
         # the cast on the host: an eager astype compiles a program per shape
-        t._set_data(jax.device_put(np.asarray(arr).astype(t._data.dtype)))
+        t._set_data(jax.device_put(np.asarray(arr).astype(t._d.dtype)))
     else:
-        t._set_data(arr.astype(t._data.dtype))
+        t._set_data(arr.astype(t._d.dtype))
     return t
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     k = _random.next_key(generator)
-    return _write(tensor, _random.draw(jax.random.uniform, k, tensor._data.shape, jnp.float64,
+    return _write(tensor, _random.draw(jax.random.uniform, k, tensor._d.shape, jnp.float64,
                                        a, b))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     k = _random.next_key(generator)
-    z = _random.draw(jax.random.normal, k, tensor._data.shape, jnp.float64)
+    z = _random.draw(jax.random.normal, k, tensor._d.shape, jnp.float64)
     if _tiers.on_host() and not isinstance(z, jax.core.Tracer):
         z = np.asarray(z)               # the same float64 arithmetic, without a program
     return _write(tensor, mean + std * z)
 
 
 def constant_(tensor, val):
-    return _write(tensor, jnp.full(tensor._data.shape, val))
+    return _write(tensor, jnp.full(tensor._d.shape, val))
 
 
 def zeros_(tensor):
@@ -114,14 +114,14 @@ _calculate_fan_in_and_fan_out = _fans
 def eye_(tensor):
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _write(tensor, jnp.eye(*tensor._data.shape))
+    return _write(tensor, jnp.eye(*tensor._d.shape))
 
 
 def dirac_(tensor, groups=1):
     d = tensor.ndim
     if d not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
-    sizes = tensor._data.shape
+    sizes = tensor._d.shape
     if sizes[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
     out_per = sizes[0] // groups
@@ -137,7 +137,7 @@ def dirac_(tensor, groups=1):
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     k = _random.next_key(generator)
     lo, hi = (a - mean) / std, (b - mean) / std
-    z = jax.random.truncated_normal(k, lo, hi, tensor._data.shape, jnp.float64)
+    z = jax.random.truncated_normal(k, lo, hi, tensor._d.shape, jnp.float64)
     return _write(tensor, jnp.clip(mean + std * z, a, b))
 
 
@@ -146,7 +146,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    rows = tensor._data.shape[0]
+    rows = tensor._d.shape[0]
     cols = tensor.numel() // rows
     k = _random.next_key(generator)
     flat = jax.random.normal(k, (rows, cols), jnp.float64)
@@ -156,7 +156,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     q = q * jnp.sign(jnp.diagonal(r))
     if rows < cols:
         q = q.T
-    return _write(tensor, gain * q.reshape(tensor._data.shape))
+    return _write(tensor, gain * q.reshape(tensor._d.shape))
 
 
 def _deprecated_alias(meth):

@@ -168,7 +168,7 @@ class LBFGS(Optimizer):
             new = a + step * update[offset:offset + n].reshape(a.shape)
             if p.is_complex():
                 new = new[..., 0] + 1j * new[..., 1]
-            p._set_data(new.astype(p._data.dtype))
+            p._set_data(new.astype(p._d.dtype))
             offset += n
 
     def _clone_param(self):

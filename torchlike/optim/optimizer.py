@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _tiers
+from .._fused import raw as _raw
 from .._tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
@@ -311,11 +312,11 @@ class Optimizer:
         for p in params:
             self._init_state(p, group)
         st = self._state_lists(params, group)
-        arrays = {k: [None if t is None else t._data for t in v] for k, v in st.items()}
+        arrays = {k: [None if t is None else _raw(t) for t in v] for k, v in st.items()}
         fn = _jitted(type(self)._update, self._flags(group))
         traced = self._traced_hp
         hp = traced[id(group)] if traced is not None else self._hp(group)
-        new_p, new_state = fn([p._data for p in params], [p.grad._data for p in params],
+        new_p, new_state = fn([_raw(p) for p in params], [_raw(p.grad) for p in params],
                               arrays, hp)
         for p, a in zip(params, new_p):
             p._set_data(a)
@@ -360,7 +361,7 @@ class Optimizer:
             if key == "step":
                 return Tensor._make(value._data)
             if param.is_floating_point() or param.is_complex():
-                return Tensor._make(value._data.astype(param._data.dtype))
+                return Tensor._make(value._data.astype(param._d.dtype))
             return Tensor._make(value._data)
         if isinstance(value, dict):
             return {k: self._cast_state(param, v, key=k) for k, v in value.items()}

@@ -36,7 +36,7 @@ def get_ema_multi_avg_fn(decay=0.999):
                 e._set_data(lerp(e._data, c._data, jnp.asarray(1 - decay)))
         else:
             for e, c in zip(ema_param_list, current_param_list):
-                e._set_data((e._data * decay + c._data * (1 - decay)).astype(e._data.dtype))
+                e._set_data((e._data * decay + c._data * (1 - decay)).astype(e._d.dtype))
     return ema_update
 
 
@@ -49,7 +49,7 @@ def get_swa_multi_avg_fn():
             if _is_inexact(a):
                 a._set_data(lerp(a._data, c._data, jnp.asarray(1 / (n + 1))))
             else:
-                a._set_data((a._data + (c._data - a._data) / (n + 1)).astype(a._data.dtype))
+                a._set_data((a._data + (c._data - a._data) / (n + 1)).astype(a._d.dtype))
     return swa_update
 
 
@@ -106,12 +106,12 @@ class AveragedModel(Module):
             mine.append(a)
             theirs.append(p)
             if n == 0:
-                a._set_data(p._data.astype(a._data.dtype))
+                a._set_data(p._data.astype(a._d.dtype))
         if n > 0:
             if self.multi_avg_fn is not None:
                 groups = {}                     # torch calls it once per (device, dtype)
                 for a, p in zip(mine, theirs):
-                    g = groups.setdefault(a._data.dtype, ([], []))
+                    g = groups.setdefault(a._d.dtype, ([], []))
                     g[0].append(a)
                     g[1].append(p)
                 for ours, models in groups.values():
@@ -119,7 +119,7 @@ class AveragedModel(Module):
             elif self.avg_fn is None:
                 # torch on CPU: averaged + (current - averaged) / (n_averaged + 1)
                 for a, p in zip(mine, theirs):
-                    d = a._data.dtype
+                    d = a._d.dtype
                     a._set_data((a._data + (p._data - a._data) / jnp.asarray(n + 1)
                                  .astype(d if jnp.issubdtype(d, jnp.inexact) else jnp.float32))
                                 .astype(d))
@@ -127,10 +127,10 @@ class AveragedModel(Module):
                 for a, p in zip(mine, theirs):
                     out = self.avg_fn(Tensor._make(a._data), Tensor._make(p._data),
                                       self.n_averaged)
-                    a._set_data(out._data.astype(a._data.dtype))
+                    a._set_data(out._data.astype(a._d.dtype))
         if not self.use_buffers:
             for b_swa, b_model in zip(self.module.buffers(), model.buffers()):
-                b_swa._set_data(b_model._data.astype(b_swa._data.dtype))
+                b_swa._set_data(b_model._data.astype(b_swa._d.dtype))
         self.n_averaged._set_data(self.n_averaged._data + 1)
 
 

@@ -80,7 +80,7 @@ class BackwardHook:
             grad_fn.register_hook(hook)
 
         res, idx = self._apply_on_tensors(fn, args)
-        self._other_inputs = {i: (tuple(a.shape), a._data.dtype) for i, a in enumerate(args)
+        self._other_inputs = {i: (tuple(a.shape), a._d.dtype) for i, a in enumerate(args)
                               if isinstance(a, Tensor) and not a.requires_grad}
         self.n_inputs = len(args)
         self.input_tensors_index = idx

@@ -864,7 +864,7 @@ class Module:
                     else:
                         self._buffers[name] = input_param
                 else:
-                    param._set_data(input_param._data.astype(param._data.dtype))
+                    param._set_data(input_param._data.astype(param._d.dtype))
             elif strict:
                 missing_keys.append(key)
         extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX

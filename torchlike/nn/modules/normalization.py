@@ -130,8 +130,8 @@ class CrossMapLRN2d(Module):
                              "instead.")
         mf, mb = _cross_map_windows(int(input.shape[1]), int(self.size))
         from ..._tensor import Tensor
-        return apply(_cross_map_lrn2d, input, Tensor._make(jnp.asarray(mf, input._data.dtype)),
-                     Tensor._make(jnp.asarray(mb, input._data.dtype)), size=int(self.size),
+        return apply(_cross_map_lrn2d, input, Tensor._make(jnp.asarray(mf, input._d.dtype)),
+                     Tensor._make(jnp.asarray(mb, input._d.dtype)), size=int(self.size),
                      alpha=float(self.alpha), beta=float(self.beta), k=float(self.k))
 
     def extra_repr(self):

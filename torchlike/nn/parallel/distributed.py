@@ -213,7 +213,7 @@ class DistributedDataParallel(Module):
         arrays = []
         for i, p in zip(idx, ps):
             if p.grad is None or i in self._unused:
-                arrays.append(jnp.zeros(tuple(p.shape), p._data.dtype))
+                arrays.append(jnp.zeros(tuple(p.shape), p._d.dtype))
             else:
                 arrays.append(p.grad._data)
         if self.find_unused_parameters:

@@ -45,7 +45,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         norms = [jnp.sum(jnp.abs(g._data.astype(jnp.float64)) ** norm_type) ** (1 / norm_type)
                  for g in tensors]
         total = jnp.sum(jnp.stack(norms) ** norm_type) ** (1 / norm_type)
-    total = total.astype(tensors[0]._data.dtype)
+    total = total.astype(tensors[0]._d.dtype)
     if error_if_nonfinite and not bool(jnp.isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            "`parameters` is non-finite, so it cannot be clipped. To disable "
@@ -61,7 +61,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     coef = float(max_norm) / (float(total_norm) + 1e-6)
     coef = min(coef, 1.0)
     for g in grads:
-        g._set_data((g._data * coef).astype(g._data.dtype))
+        g._set_data((g._data * coef).astype(g._d.dtype))
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
@@ -95,5 +95,5 @@ def vector_to_parameters(vec, parameters):
     data = vec._data
     for p in parameters:
         n = p.numel()
-        p._set_data(data[pointer:pointer + n].reshape(p._data.shape).astype(p._data.dtype))
+        p._set_data(data[pointer:pointer + n].reshape(p._d.shape).astype(p._d.dtype))
         pointer += n

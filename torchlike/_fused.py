@@ -1,0 +1,591 @@
+"""Fused eager: ops are recorded, not dispatched; each run of ops between two host reads executes
+as one cached XLA program.
+
+Every jitted function of the dispatch path is a ``torchlike._tiers.Tiered`` (an op's forward,
+forward-with-VJP and backward, the engine's gradient sums, an optimizer's group update, random
+draws). In fused mode a ``Tiered`` call with concrete inputs is appended to the pending
+*segment* instead of running: its outputs are ``Deferred`` values that know their shape and
+dtype (from the function's abstract evaluation, cached per signature), and everything above the
+registry (the tape, hooks, storage, the engine, optimizers) keeps working on them.
+
+A segment runs (a *cut*) when a concrete value is needed: a Tensor's ``_data`` is read by host
+code (``item``, ``tolist``, ``numpy``, ``bool``, printing, value checks, JAX interop, ``save``),
+``torchlike.sync()`` is called, ``torchlike.compile`` starts a call, or the segment reaches its
+size bound. The cut reasons are counted (``stats()["cuts"]``, by the function that needed the
+value).
+
+The segment's key is built while recording: per call the function, its input structure, where
+each input comes from (an earlier call's output slot or an external array's slot) and the
+external inputs' shapes and dtypes; at the cut, which outputs are still referenced (only those
+are materialised). A key met for the first time replays its calls one by one through their
+tiers (interpreted first calls, no compile); a key that repeats runs one ``jax.jit`` program of
+the whole segment, cached (bounded, least recently used dropped).
+
+Values are those of the ops run one by one, except float results may differ in the last bits
+where XLA fuses (as between the interpreter and compiled tiers). Errors an op raises from its
+shapes surface where the op is recorded; errors that need values surface at the host read that
+needs them (the same line as in strict mode: value checks read the value).
+"""
+from __future__ import annotations
+
+import collections
+import os
+import sys
+import threading
+import weakref
+
+import jax
+import numpy as np
+
+__all__ = ["Deferred", "active", "set_mode", "mode", "sync", "stats", "record", "raw",
+           "resolve", "reset_stats"]
+
+_ArrayImpl = type(jax.numpy.zeros(()))
+_SCALARS = (int, float, bool, complex)
+_tree_flatten = jax.tree_util.tree_flatten
+_tree_unflatten = jax.tree_util.tree_unflatten
+
+# cut a segment past this many recorded calls or this many bytes of deferred outputs
+MAX_CALLS = int(os.environ.get("TORCHLIKE_FUSED_MAX_CALLS", "4096"))
+MAX_BYTES = int(os.environ.get("TORCHLIKE_FUSED_MAX_BYTES", str(1 << 30)))
+# a segment key compiles into one program on its FUSE_AFTER-th occurrence
+FUSE_AFTER = int(os.environ.get("TORCHLIKE_FUSED_AFTER", "2"))
+MAX_PROGRAMS = int(os.environ.get("TORCHLIKE_FUSED_PROGRAMS", "64"))
+_MAX_KEYS = 4096            # segment keys remembered (counted anew once forgotten)
+
+ACTIVE = False              # fused mode on (read by Tiered.__call__ on every call)
+_lock = threading.RLock()
+_stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "compiles": 0,
+          "traces": 0, "materialized": 0, "dropped": 0}
+_cuts: collections.Counter = collections.Counter()
+_seen: collections.OrderedDict = collections.OrderedDict()      # key -> occurrences
+_programs: collections.OrderedDict = collections.OrderedDict()  # key -> jitted segment
+_installed = []             # Tensor._data became the resolving property (once, for good)
+
+
+class Deferred:
+    """The value of a recorded call's output: shape and dtype now, the array after the cut."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "device", "value", "seg", "slot", "error",
+                 "__weakref__")
+
+    def __init__(self, shape, dtype, weak_type, device, seg, slot):
+        self.shape, self.dtype, self.weak_type, self.device = shape, dtype, weak_type, device
+        self.seg, self.slot = seg, slot
+        self.value = None
+        self.error = None
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    def devices(self):
+        return {self.device}
+
+    def __repr__(self):
+        state = "pending" if self.value is None else "ready"
+        return f"<deferred {self.dtype}{list(self.shape)} {state}>"
+
+    # anything else is a read of the value: the segment runs
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(resolve(self, "array." + name), name)
+
+    def __array__(self, dtype=None, copy=None):
+        v = np.asarray(resolve(self, "__array__"))
+        return v if dtype is None else v.astype(dtype)
+
+    def __jax_array__(self):
+        return resolve(self, "__jax_array__")
+
+    def __bool__(self):
+        return bool(resolve(self, "__bool__"))
+
+    def __int__(self):
+        return int(resolve(self, "__int__"))
+
+    def __float__(self):
+        return float(resolve(self, "__float__"))
+
+    def __index__(self):
+        return resolve(self, "__index__").__index__()
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __iter__(self):
+        return iter(resolve(self, "__iter__"))
+
+    def __getitem__(self, i):
+        return resolve(self, "__getitem__")[i]
+
+
+def _binary(name):
+    def f(self, other):
+        if other.__class__ is Deferred:
+            other = resolve(other, name)
+        return getattr(resolve(self, name), name)(other)
+    f.__name__ = name
+    return f
+
+
+for _n in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+           "__rtruediv__", "__floordiv__", "__mod__", "__pow__", "__rpow__", "__matmul__",
+           "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__",
+           "__xor__"):
+    setattr(Deferred, _n, _binary(_n))
+Deferred.__hash__ = object.__hash__
+Deferred.__neg__ = lambda self: -resolve(self, "__neg__")
+
+
+class _Segment:
+    """The pending calls: their key tokens, the external inputs, the outputs' weak references."""
+
+    __slots__ = ("calls", "tokens", "ext", "ext_ids", "ext_avals", "outs", "producers",
+                 "nbytes", "done", "__weakref__")
+
+    def __init__(self):
+        self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
+        self.tokens = []
+        self.ext = []           # external input values
+        self.ext_ids = {}       # id(array) -> its slot (an array used twice is one input)
+        self.ext_avals = []
+        self.outs = []          # weakref per output slot
+        self.producers = []     # output slot -> the index of the call that makes it
+        self.nbytes = 0
+        self.done = False
+
+
+_seg = _Segment()
+
+
+# ------------------------------------------------------------------ modes
+
+def mode():
+    return "fused" if ACTIVE else "strict"
+
+
+def set_mode(name):
+    """``"fused"`` or ``"strict"``; returns the previous mode. Leaving fused mode runs the pending
+    segment."""
+    global ACTIVE
+    if name not in ("fused", "strict"):
+        raise ValueError(f"eager mode must be 'fused' or 'strict', got {name!r}")
+    old = mode()
+    if name == "fused":
+        _install()
+        ACTIVE = True
+    else:
+        sync("set_mode")
+        ACTIVE = False
+    return old
+
+
+class suspended:
+    """Context: ops run at once inside (index maps and other host-side computations)."""
+
+    __slots__ = ("was",)
+
+    def __enter__(self):
+        global ACTIVE
+        self.was, ACTIVE = ACTIVE, False
+        return self
+
+    def __exit__(self, *exc):
+        global ACTIVE
+        ACTIVE = self.was
+        return False
+
+
+def _install():
+    """From fused mode's first use on, ``Tensor._data`` resolves deferred values when read (in
+    strict-only programs it is the plain slot: no cost)."""
+    if _installed:
+        return
+    from ._tensor import Tensor
+
+    def get(t):
+        d = t._d
+        if d.__class__ is Deferred:
+            v = d.value
+            d = t._d = v if v is not None else resolve(d, _caller())
+        return d
+
+    def set_(t, v):
+        t._d = v
+
+    Tensor._data = property(get, set_, doc="the tensor's jax array (deferred values resolved)")
+    _installed.append(True)
+
+
+def _caller():
+    """The name of the function that read a deferred value (a cut's reason)."""
+    f = sys._getframe(2)
+    while f.f_code.co_name in _PLUMBING and f.f_back is not None:
+        f = f.f_back
+    return f"{f.f_code.co_name} ({_short(f.f_code.co_filename)}:{f.f_lineno})"
+
+
+_PLUMBING = {"get", "_data", "resolve", "raw", "__getattr__", "<genexpr>", "<listcomp>"}
+
+
+def _user_frame():
+    """Where a deferred value's own method was called from: the first frame outside this
+    module, numpy and jax."""
+    f = sys._getframe(2)
+    while f.f_back is not None and (f.f_code.co_filename == __file__
+                                    or "site-packages" in f.f_code.co_filename
+                                    or f.f_code.co_name in _PLUMBING):
+        f = f.f_back
+    return f"{f.f_code.co_name} ({_short(f.f_code.co_filename)}:{f.f_lineno})"
+
+
+def _short(path):
+    i = path.rfind("torchlike")
+    return path[i:] if i >= 0 else os.path.basename(path)
+
+
+def raw(t):
+    """A Tensor's data for the dispatch path: a pending Deferred stays deferred in fused mode; a
+    resolved one is replaced by its array."""
+    d = t._d
+    if d.__class__ is Deferred and (d.value is not None or not ACTIVE):
+        d = t._data
+    return d
+
+
+# ------------------------------------------------------------------ recording
+
+def record(tiered, args):
+    """Append a call of ``tiered`` to the pending segment and return its deferred outputs, or
+    None where it must run now (tracers, values jit must decide about)."""
+    with _lock:
+        seg = _seg
+        leaves, tree = _tree_flatten(args)
+        refs = []
+        avals = []
+        ext, ids = seg.ext, seg.ext_ids
+        device = None
+        for i, a in enumerate(leaves):
+            c = a.__class__
+            if c is Deferred:
+                if a.value is None:
+                    if a.seg is seg:
+                        refs.append(a.slot)
+                        avals.append(a)
+                        if device is None:
+                            device = a.device
+                        continue
+                    a = resolve(a, "record")
+                else:
+                    a = a.value
+                leaves[i] = a
+                c = a.__class__
+            if c is _ArrayImpl:
+                if a.is_fully_addressable is False or len(a.sharding.device_set) != 1:
+                    return _strict(leaves)
+                k = ids.get(id(a))
+                if k is None:
+                    k = ids[id(a)] = len(ext)
+                    ext.append(a)
+                    av = (a.shape, a.dtype, a.weak_type)
+                    seg.ext_avals.append(av)
+                if device is None:
+                    device = next(iter(a.sharding.device_set))
+                refs.append(~k)
+                avals.append(a)
+            elif c in _SCALARS or c is np.ndarray or isinstance(a, np.generic):
+                k = len(ext)
+                ext.append(a)
+                seg.ext_avals.append((c, np.shape(a), getattr(a, "dtype", None)))
+                refs.append(~k)
+                avals.append(a)
+            else:
+                return _strict(leaves)
+        refs = tuple(refs)
+        sig = (tree, tuple(_abstract_key(a) for a in avals))
+        shapes = tiered.shapes
+        ent = shapes.get(sig) if shapes is not None else None
+        if ent is None:
+            ent = _abstract(tiered, tree, avals, sig)
+        out_tree, out_avals = ent
+        if device is None:
+            device = _default_device()
+        start = len(seg.outs)
+        seg.producers.extend([len(seg.calls)] * len(out_avals))
+        outs = []
+        nbytes = 0
+        for k, (shape, dtype, weak) in enumerate(out_avals):
+            d = Deferred(shape, dtype, weak, device, seg, start + k)
+            outs.append(d)
+            seg.outs.append(weakref.ref(d))
+            nbytes += d.nbytes
+        seg.calls.append((tiered, tree, refs, start, out_tree, len(out_avals)))
+        seg.tokens.append((tiered, tree, refs))
+        seg.nbytes += nbytes
+        _stats["recorded"] += 1
+        result = _tree_unflatten(out_tree, outs)
+        if len(seg.calls) >= MAX_CALLS or seg.nbytes >= MAX_BYTES:
+            _flush("segment bound")
+        return result
+
+
+def _strict(leaves):
+    """A call that cannot be recorded: its deferred inputs are resolved (the caller runs it)."""
+    for a in leaves:
+        if a.__class__ is Deferred and a.value is None:
+            resolve(a, "unrecordable call")
+    return None
+
+
+def _abstract_key(a):
+    c = a.__class__
+    if c is Deferred or c is _ArrayImpl:
+        return (a.shape, a.dtype, a.weak_type)
+    if c in _SCALARS:
+        return c
+    return (c, np.shape(a), getattr(a, "dtype", None))
+
+
+def _abstract(tiered, tree, avals, sig):
+    """Output structure and (shape, dtype, weak_type)s of ``tiered`` at a signature (cached)."""
+    spec = []
+    for a in avals:
+        c = a.__class__
+        if c is Deferred or c is _ArrayImpl:
+            spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type))
+        else:
+            spec.append(a)
+    out = jax.eval_shape(tiered.raw, *_tree_unflatten(tree, spec))
+    _stats["traces"] += 1
+    flat, out_tree = _tree_flatten(out)
+    ent = (out_tree, tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type))
+                           for o in flat))
+    if tiered.shapes is None:
+        tiered.shapes = {}
+    tiered.shapes[sig] = ent
+    return ent
+
+
+_first_device = []
+
+
+def _default_device():
+    d = jax.config.jax_default_device
+    if isinstance(d, jax.Device):
+        return d
+    if not _first_device:
+        _first_device.append(jax.local_devices()[0])
+    return _first_device[0]
+
+
+# ------------------------------------------------------------------ the cut
+
+def resolve(d, reason="read"):
+    """The array of deferred ``d``; runs its segment if still pending (or, when ``d`` depends on
+    a few of the segment's calls only, just those: the segment stays pending)."""
+    if d.value is None:
+        with _lock:
+            if d.value is None and d.error is None:
+                if d.seg is _seg and not _partial(d, reason):
+                    _flush(reason)
+        if d.error is not None:
+            raise d.error
+        if d.value is None:
+            raise RuntimeError("torchlike fused eager: a deferred value was not materialised "
+                               "(its segment dropped it); this is a torchlike defect")
+    return d.value
+
+
+PARTIAL_MAX = 4             # a read whose value needs at most this many calls runs only those
+
+
+def _partial(d, reason):
+    """Compute ``d`` alone when its dependency cone is small (a view of an input read by a value
+    check, an index computed from a loop counter); False if the whole segment must run."""
+    seg = d.seg
+    calls, producers, outs = seg.calls, seg.producers, seg.outs
+    need = {producers[d.slot]}
+    todo = [producers[d.slot]]
+    while todo:
+        for r in calls[todo.pop()][2]:
+            if r >= 0:
+                o = outs[r]()
+                if o is not None and o.value is not None:
+                    continue
+                c = producers[r]
+                if c not in need:
+                    if len(need) >= PARTIAL_MAX:
+                        return False
+                    need.add(c)
+                    todo.append(c)
+    global ACTIVE
+    was, ACTIVE = ACTIVE, False
+    try:
+        vals = {}
+        ext = seg.ext
+        for i in sorted(need):
+            tiered, tree, refs, start, out_tree, n = calls[i]
+            leaves = []
+            for r in refs:
+                if r < 0:
+                    leaves.append(ext[~r])
+                elif r in vals:
+                    leaves.append(vals[r])
+                else:
+                    leaves.append(outs[r]().value)
+            flat = jax.tree_util.tree_leaves(tiered(*_tree_unflatten(tree, leaves)))
+            for k in range(n):
+                vals[start + k] = flat[k]
+    finally:
+        ACTIVE = was
+    d.value = vals[d.slot]
+    _stats["partial"] += 1
+    _cuts["partial: " + reason] += 1
+    return True
+
+
+def sync(reason="sync"):
+    """Run the pending segment (``torchlike.sync()``)."""
+    with _lock:
+        if _seg.calls:
+            _flush(reason)
+
+
+def _flush(reason):
+    global _seg, ACTIVE
+    seg = _seg
+    _seg = _Segment()
+    seg.done = True
+    if not seg.calls:
+        return
+    if reason.startswith("__") or reason.startswith("array."):
+        reason = f"{reason} in {_user_frame()}"
+    _cuts[reason] += 1
+    _stats["segments"] += 1
+    outs = seg.outs
+    live = []
+    for i, w in enumerate(outs):
+        if w() is not None:
+            live.append(i)
+    live = tuple(live)
+    key = (tuple(seg.tokens), tuple(seg.ext_avals), live)
+    n = _seen.get(key, 0) + 1
+    _seen[key] = n
+    _seen.move_to_end(key)
+    if len(_seen) > _MAX_KEYS:
+        _seen.popitem(last=False)
+    was, ACTIVE = ACTIVE, False          # the segment's own calls run, not record
+    try:
+        if n < FUSE_AFTER:
+            values = _replay(seg, live)
+            _stats["replayed"] += 1
+        else:
+            prog = _programs.get(key)
+            if prog is None:
+                prog = _programs[key] = _program(seg.calls, live)
+                _stats["compiles"] += 1
+                if len(_programs) > MAX_PROGRAMS:
+                    _programs.popitem(last=False)
+            else:
+                _programs.move_to_end(key)
+            values = prog(*seg.ext)
+            _stats["fused"] += 1
+    except BaseException as e:
+        for w in outs:
+            d = w()
+            if d is not None:
+                d.error = e
+        raise
+    finally:
+        ACTIVE = was
+    _stats["materialized"] += len(live)
+    _stats["dropped"] += len(outs) - len(live)
+    for i, v in zip(live, values):
+        d = outs[i]()
+        if d is not None and d.value is None:
+            d.value = v
+    seg.calls = seg.tokens = seg.ext = None
+    seg.ext_ids = None
+
+
+def _replay(seg, live):
+    """A segment met for the first time: its calls one by one through their tiers."""
+    vals = [None] * len(seg.outs)
+    ext = seg.ext
+    for tiered, tree, refs, start, out_tree, n in seg.calls:
+        leaves = [ext[~r] if r < 0 else vals[r] for r in refs]
+        out = tiered(*_tree_unflatten(tree, leaves))
+        flat = jax.tree_util.tree_leaves(out)
+        vals[start:start + n] = flat
+    return [vals[i] for i in live]
+
+
+def _program(calls, live):
+    """One jitted program running a segment's calls; returns its live outputs."""
+    nslots = calls[-1][3] + calls[-1][5]
+
+    def run(*ext):
+        _stats["traces"] += 1
+        vals = [None] * nslots
+        for tiered, tree, refs, start, out_tree, n in calls:
+            leaves = [ext[~r] if r < 0 else vals[r] for r in refs]
+            out = tiered.raw(*_tree_unflatten(tree, leaves))
+            vals[start:start + n] = jax.tree_util.tree_leaves(out)
+        return [vals[i] for i in live]
+
+    return jax.jit(run)
+
+
+# ------------------------------------------------------------------ counters
+
+def stats():
+    """``{"mode", "recorded", "segments", "replayed", "fused", "compiles", "traces",
+    "materialized", "dropped", "programs", "cuts"}``: calls recorded, segments run (replayed
+    one call at a time on a first meeting, or as one fused program), fused programs compiled,
+    abstract evaluations and program traces, outputs materialised and never materialised, the
+    programs held, and the cuts by reason."""
+    with _lock:
+        out = dict(_stats)
+        out["mode"] = mode()
+        out["programs"] = len(_programs)
+        out["cuts"] = dict(_cuts)
+    return out
+
+
+def reset_stats():
+    with _lock:
+        for k in _stats:
+            _stats[k] = 0
+        _cuts.clear()
+
+
+def clear():
+    """Forget every fused program and segment count (torchlike's cache clearing)."""
+    with _lock:
+        _programs.clear()
+        _seen.clear()
+
+
+def concrete(args):
+    """``args`` with every deferred leaf replaced by its array (strict mode after fused use)."""
+    for a in args:
+        c = a.__class__
+        if c is Deferred or not (c is _ArrayImpl or c in _SCALARS):
+            break
+    else:
+        return args
+    return jax.tree_util.tree_map(
+        lambda x: resolve(x, "strict call") if x.__class__ is Deferred else x, args)
