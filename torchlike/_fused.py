@@ -51,6 +51,7 @@ MAX_BYTES = int(os.environ.get("TORCHLIKE_FUSED_MAX_BYTES", str(1 << 30)))
 # a segment key compiles into one program on its FUSE_AFTER-th occurrence
 FUSE_AFTER = int(os.environ.get("TORCHLIKE_FUSED_AFTER", "2"))
 MAX_PROGRAMS = int(os.environ.get("TORCHLIKE_FUSED_PROGRAMS", "64"))
+_SHAPES_MAX = 1024          # output shapes remembered per function
 _MAX_KEYS = 4096            # segment keys remembered (counted anew once forgotten)
 
 ACTIVE = False              # fused mode on (read by Tiered.__call__ on every call)
@@ -373,8 +374,8 @@ def _abstract(tiered, tree, avals, sig):
     flat, out_tree = _tree_flatten(out)
     ent = (out_tree, tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type))
                            for o in flat))
-    if tiered.shapes is None:
-        tiered.shapes = {}
+    if tiered.shapes is None or len(tiered.shapes) >= _SHAPES_MAX:
+        tiered.shapes = {}          # (bounded: shapes that keep changing are forgotten)
     tiered.shapes[sig] = ent
     return ent
 

@@ -11,6 +11,7 @@ from collections import OrderedDict
 
 import jax
 
+from .. import _fused
 from .. import _dtype as D
 from .._random import default_generator
 from .._tensor import Tensor
@@ -259,6 +260,10 @@ class CompiledFunction(_Program):
         return f"<torchlike.compile({self._name})>"
 
     def __call__(self, *args, **kwargs):
+        if _fused.ACTIVE:               # fused eager: pending ops run first, the call runs now
+            _fused.sync("torchlike.compile call")
+            with _fused.suspended():
+                return self.__call__(*args, **kwargs)
         fn = self._fn
         if _disabled() or _trace.is_tracing():
             return fn(*args, **kwargs)
@@ -352,6 +357,10 @@ class _ModuleProgram(_Program):
         self._hook_warned = False
 
     def call(self, mod, fwd, args, kwargs):
+        if _fused.ACTIVE:               # fused eager: pending ops run first, the call runs now
+            _fused.sync("torchlike.compile call")
+            with _fused.suspended():
+                return self.call(mod, fwd, args, kwargs)
         leaves, treedef = _trace.flatten_args(args, kwargs)
         try:
             akey = _trace.arg_key(leaves)

@@ -1,0 +1,239 @@
+"""Fused eager mode: ops recorded into segments that run as one cached XLA program at a host read.
+
+Pinned here: a steady training step runs one program and traces nothing new; the cut reasons of
+a logging loop; values equal strict mode's (and torch's); hooks, views, version counters and
+errors keep eager semantics; the switches."""
+import threading
+
+import numpy as np
+import pytest
+import torch as T
+
+import torchlike as torch
+import torchlike.eager as E
+from torchlike import _fused
+
+
+@pytest.fixture
+def fused():
+    with E.fused():
+        yield
+    _fused.sync()
+
+
+def _mlp(m):
+    m.manual_seed(0)
+    nn = m.nn
+    model = nn.Sequential(nn.Linear(29, 17), nn.ReLU(), nn.Linear(17, 17), nn.ReLU(),
+                          nn.Linear(17, 5))
+    opt = m.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(1)
+    x = m.tensor(rng.standard_normal((11, 29), np.float32))
+    y = m.tensor(rng.integers(0, 5, 11))
+
+    def step():
+        loss = m.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return model, step
+
+
+def _gpt(m, d=16, heads=2, seq=8, vocab=11):
+    """A minGPT-style block: causal-mask buffer that is a view, AdamW, targets sliced from the
+    batch (a value check reads them)."""
+    m.manual_seed(0)
+    nn, F = m.nn, m.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, d)
+            self.ln = nn.LayerNorm(d)
+            self.qkv = nn.Linear(d, 3 * d)
+            self.head = nn.Linear(d, vocab)
+            self.register_buffer("mask", m.tril(m.ones(seq, seq)).view(1, 1, seq, seq))
+
+        def forward(self, idx):
+            b, t = idx.shape
+            x = self.tok(idx)
+            q, k, v = self.qkv(self.ln(x)).split(d, dim=2)
+            q = q.view(b, t, heads, d // heads).transpose(1, 2)
+            k = k.view(b, t, heads, d // heads).transpose(1, 2)
+            v = v.view(b, t, heads, d // heads).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) / (d // heads) ** 0.5
+            att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf")).softmax(-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, d)
+            return self.head(x + y)
+
+    model = Net()
+    opt = m.optim.AdamW(model.parameters(), lr=1e-2)
+    data = m.tensor(np.random.default_rng(2).integers(0, vocab, (4, seq + 1)))
+
+    def step():
+        x, y = data[:, :-1], data[:, 1:]
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return model, step
+
+
+@pytest.mark.parametrize("make", [_mlp, _gpt], ids=["mlp", "gpt"])
+def test_steady_step_is_one_program_and_traces_nothing(make, fused):
+    _model, step = make(torch)
+    for _ in range(3):
+        step()                               # first meeting replayed, second compiles
+    before = _fused.stats()
+    for _ in range(4):
+        step()
+    after = _fused.stats()
+    assert after["segments"] - before["segments"] == 4      # one program per step
+    assert after["fused"] - before["fused"] == 4
+    assert after["compiles"] == before["compiles"]          # no new program
+    assert after["traces"] == before["traces"]              # nothing retraced
+    # the only full cut of a logging loop is its loss.item()
+    new_cuts = {k: after["cuts"].get(k, 0) - before["cuts"].get(k, 0) for k in after["cuts"]}
+    full = {k: v for k, v in new_cuts.items() if v and not k.startswith("partial")}
+    assert list(full) and all(k.startswith("item ") for k in full), full
+    assert sum(full.values()) == 4
+    assert after["dropped"] > before["dropped"]             # intermediates never materialised
+
+
+@pytest.mark.parametrize("make", [_mlp, _gpt], ids=["mlp", "gpt"])
+def test_losses_equal_strict_mode_and_torch(make):
+    ref_model, torch_step = make(T)
+    weights = {k: torch.tensor(v.detach().numpy()) for k, v in ref_model.state_dict().items()}
+    ref = [torch_step() for _ in range(6)]
+    model, strict_step = make(torch)
+    model.load_state_dict(weights)
+    strict = [strict_step() for _ in range(6)]
+    with E.fused():
+        model, fused_step = make(torch)
+        model.load_state_dict(weights)
+        fused_losses = [fused_step() for _ in range(6)]
+    np.testing.assert_allclose(fused_losses, strict, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fused_losses, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_ops_return_deferred_values_until_a_host_read(fused):
+    x = torch.arange(6.0).reshape(2, 3)
+    y = (x * 2 + 1).exp().sum(1)
+    assert isinstance(y._d, _fused.Deferred) and y._d.value is None
+    assert y.shape == (2,) and y.dtype == torch.float32    # metadata needs no value
+    np.testing.assert_allclose(y.numpy(), np.exp(np.arange(6.0).reshape(2, 3) * 2 + 1).sum(1),
+                               rtol=1e-6)
+
+
+def test_hooks_see_real_gradients_and_a_computing_hook_does_not_cut(fused):
+    x = torch.ones(3, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: g * 3)
+    y = (x * 2).sum()
+    y.register_hook(lambda g: seen.append(g) or None)
+    before = _fused.stats()["segments"]
+    y.backward()
+    assert _fused.stats()["segments"] == before          # the backward stays pending
+    assert x.grad.tolist() == [6.0, 6.0, 6.0]
+    assert seen[0].item() == 1.0
+
+
+def test_a_hook_that_reads_a_value_cuts_with_its_reason(fused):
+    x = torch.ones(2, requires_grad=True)
+    got = []
+    x.register_hook(lambda g: got.append(g.sum().item()))
+    (x * 5).sum().backward()
+    assert got == [10.0]
+    assert any(k.startswith("item ") for k in _fused.stats()["cuts"])
+
+
+def test_views_write_through_and_version_counters(fused):
+    x = torch.zeros(4)
+    v = x[1:3]
+    v.add_(5)
+    assert x.tolist() == [0.0, 5.0, 5.0, 0.0]
+    a = torch.ones(3, requires_grad=True)
+    b = a * 1
+    c = b.sin()
+    b.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        c.sum().backward()
+
+
+def test_shape_errors_surface_where_the_op_is_called(fused):
+    with pytest.raises(RuntimeError, match="must match the size"):
+        torch.ones(3) + torch.ones(4)
+
+
+def test_value_checks_surface_at_the_op_with_torchs_error(fused):
+    logits = torch.zeros(4, 3) * 2
+    target = torch.tensor([0, 1, 2, 7]) + 0                # computed: deferred
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        torch.nn.functional.cross_entropy(logits, target)
+    emb = torch.nn.Embedding(5, 2)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        emb(torch.tensor([1, 9]) * 1)
+
+
+def test_segment_bound_cuts(fused, monkeypatch):
+    monkeypatch.setattr(_fused, "MAX_CALLS", 10)
+    x = torch.ones(2)
+    for _ in range(25):
+        x = x + 1
+    assert _fused.stats()["cuts"].get("segment bound", 0) >= 2
+    assert x.tolist() == [26.0, 26.0]
+
+
+def test_another_thread_reads_a_pending_value(fused):
+    x = torch.arange(4.0) * 3
+    out = []
+    t = threading.Thread(target=lambda: out.append(x.tolist()))
+    t.start()
+    t.join(30)
+    assert out == [[0.0, 3.0, 6.0, 9.0]]
+
+
+def test_compiled_call_runs_the_pending_segment_first(fused):
+    f = torch.compile(lambda a: a * 2 + 1)
+    x = torch.ones(3) * 4                                   # pending
+    y = f(x)
+    assert y.tolist() == [9.0, 9.0, 9.0]
+    assert _fused.stats()["cuts"].get("torchlike.compile call", 0) >= 1
+
+
+def test_mode_switches():
+    assert E.mode() == "strict"
+    with E.fused():
+        assert E.mode() == "fused"
+        y = torch.ones(2) + 1
+        with E.strict():
+            assert E.mode() == "strict"
+            z = y * 2                                       # a pending input resolves
+            assert z.tolist() == [4.0, 4.0]
+        assert E.mode() == "fused"
+    assert E.mode() == "strict"
+    assert y.tolist() == [2.0, 2.0]
+    with pytest.raises(ValueError, match="'fused' or 'strict'"):
+        E.set_mode("lazy")
+
+
+def test_environment_variable_selects_the_mode(monkeypatch):
+    monkeypatch.setenv("TORCHLIKE_EAGER", "eventually")
+    with pytest.raises(ValueError, match="TORCHLIKE_EAGER"):
+        E._mode_from_environment()
+    monkeypatch.setenv("TORCHLIKE_EAGER", "fused")
+    try:
+        E._mode_from_environment()
+        assert E.mode() == "fused"
+    finally:
+        E.set_mode("strict")
+
+
+def test_sync_runs_pending_ops(fused):
+    x = torch.ones(3) * 7
+    assert x._d.value is None
+    torch.sync()
+    assert x._d.value is not None or not isinstance(x._d, _fused.Deferred)
