@@ -1,5 +1,7 @@
 """Global-view checks in one process with 8 (fake) devices; prints one JSON line."""
 import json
+import sys
+import time
 
 import jax
 import numpy as np
@@ -10,6 +12,13 @@ from torchlike.distributed.fsdp import fully_shard
 from torchlike.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
 from torchlike.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
                                                    parallelize_module)
+
+T0 = time.time()
+
+
+def lap(what):
+    sys.stderr.write(f"[global_view] {what}: {time.time() - T0:.1f}s\n")
+
 
 res = {"devices": len(jax.devices())}
 mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
@@ -84,27 +93,101 @@ for kind in ("fsdp", "tp", "fsdp_tp"):
                                      and v.ndim > 0})
     res["sharded"][kind] = out
 
-# a compiled FSDP+TP step: one program, shardings kept, no retrace
-m = mlp()
-parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
-fully_shard(m, mesh=mesh["dp"])
+lap("mlp")
+
+# ---------------------------------------------------------------- a one-block transformer
+import jax.monitoring  # noqa: E402
+
+import models  # noqa: E402
+from torchlike import _registry as R  # noqa: E402
+from torchlike.distributed._shim import true_shape  # noqa: E402
+
+
+def shard_gpt(m, kind):
+    if "tp" in kind:
+        parallelize_module(m, mesh["tp"], {k: ColwiseParallel() if v == "col" else
+                                           RowwiseParallel() for k, v in models.TP_PLAN.items()})
+    if "fsdp" in kind:
+        for blk in m.h:
+            fully_shard(blk, mesh=mesh["dp"])
+        fully_shard(m, mesh=mesh["dp"])
+    return m
+
+
+def unpadded(m, attr):
+    out = []
+    for sub in m.modules():
+        for name, q in sub._parameters.items():
+            if q is None:
+                continue
+            v = q if attr is None else getattr(q, attr)
+            out.append(v[tuple(slice(0, n) for n in true_shape(sub, name))])
+    return out
+
+
+COMPILES = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda name, secs, **kw: COMPILES.append(name) if name.endswith("backend_compile_duration")
+    else None)
+
+
+def spec(q):
+    return str(getattr(q._data.sharding, "spec", "single device"))
+
+# FSDP + TP eagerly: forward, gradients and three AdamW steps
+m = shard_gpt(models.make_gpt(torch), "fsdp_tp")
+opt = torch.optim.AdamW(m.parameters(), lr=0.02)
+xg, yg = models.gpt_batch(torch)
+out = {"specs": {n: spec(q) for n, q in m.named_parameters()},
+       "shapes": {n: list(q.shape) for n, q in m.named_parameters()}, "losses": []}
+for it in range(3):
+    opt.zero_grad()
+    logits, loss = models.gpt_loss(torch, m, xg, yg)
+    loss.backward()
+    if it == 0:
+        out["out0"] = logits.tolist()
+        out["grads0"] = [g.tolist() for g in unpadded(m, "grad")]
+    opt.step()
+    out["losses"].append(loss.item())
+sd = m.state_dict()
+out["state_keys"] = list(sd.keys())
+out["state"] = [v.tolist() for v in sd.values()]
+out["opt_state_specs"] = {n: sorted({spec(v) for v in opt.state[q].values() if v.ndim > 0})
+                          for n, q in m.named_parameters()}
+res["gpt_eager"] = out
+lap("eager gpt fsdp_tp")
+
+# the FSDP + TP step compiled: one program, shardings kept, nothing retraced or recompiled
+m = shard_gpt(models.make_gpt(torch), "fsdp_tp")
 opt = torch.optim.SGD(m.parameters(), lr=0.1)
-specs_before = [str(q._data.sharding.spec) for q in m.parameters()]
+before = {n: q._data.sharding for n, q in m.named_parameters()}
 
 
 @torch.compile(fullgraph=True)
 def step(x, y):
     opt.zero_grad()
-    loss = torch.nn.functional.mse_loss(m(x), y)
+    logits, loss = models.gpt_loss(torch, m, x, y)
     loss.backward()
     opt.step()
-    return loss
+    return logits, loss
 
 
-res["compiled_losses"] = [step(torch.tensor(xb), torch.tensor(yb)).item() for _ in range(4)]
-res["compile_count"] = step.compile_count
-res["trace_count_after_4"] = step.trace_count
-step(torch.tensor(xb), torch.tensor(yb))
-res["trace_count_after_5"] = step.trace_count
-res["compiled_specs_kept"] = specs_before == [str(q._data.sharding.spec) for q in m.parameters()]
+logits, loss = step(xg, yg)
+out = {"out0": logits.tolist(), "grads0": [g.tolist() for g in unpadded(m, "grad")],
+       "logits_spec": spec(logits), "loss_replicated": loss._data.sharding.is_fully_replicated}
+losses = [loss] + [step(xg, yg)[1] for _ in range(2)]
+traces, n_compiles, tc = R.trace_total(), len(COMPILES), step.trace_count
+losses += [step(xg, yg)[1] for _ in range(2)]
+out.update({
+    "compile_count": step.compile_count, "trace_count_after_3": tc,
+    "trace_count_after_5": step.trace_count, "steady_xla_compiles": len(COMPILES) - n_compiles,
+    "steady_eager_traces": R.trace_total() - traces})
+out.update({
+    "losses": [v.item() for v in losses],
+    "param_shardings_kept": all(q._data.sharding == before[n] for n, q in m.named_parameters()),
+    "grad_specs_are_param_specs": all(q.grad._data.sharding == before[n]
+                                      for n, q in m.named_parameters()),
+    "state": [v.tolist() for v in m.state_dict().values()]})
+res["gpt_compiled"] = out
+lap("compiled gpt fsdp_tp")
 print("RESULT " + json.dumps(res))

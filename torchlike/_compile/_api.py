@@ -200,10 +200,13 @@ def _preinit(found):
             for p in g["params"]:
                 if p._requires_grad and p._grad is None and p.grad_fn is None:
                     d = p._data
-                    k = (d.shape, d.dtype)
+                    # a parameter sharded over devices (FSDP, TP) gets its gradient's layout
+                    sh = getattr(d, "sharding", None)
+                    sh = sh if sh is not None and len(sh.device_set) > 1 else None
+                    k = (d.shape, d.dtype, sh)
                     zd = _ZEROS.get(k)
                     if zd is None:          # jax arrays are immutable: one zeros per shape
-                        zd = _ZEROS[k] = jnp.zeros(d.shape, d.dtype)
+                        zd = _ZEROS[k] = jnp.zeros(d.shape, d.dtype, device=sh)
                     z = Tensor._make(zd)
                     p._grad = z
                     made.append((None, p, [(z, z._data)]))

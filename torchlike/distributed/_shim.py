@@ -7,7 +7,9 @@ swapped for a subclass (same name) whose ``forward`` does it, as torch's ``fully
 swaps in ``FSDP<Class>``."""
 from __future__ import annotations
 
-__all__ = ["add_input_fn", "shim"]
+import math
+
+__all__ = ["add_input_fn", "shim", "place_padded", "true_shape"]
 
 _CLASSES = {}
 
@@ -16,10 +18,10 @@ class _Shim:
     def forward(self, *args, **kwargs):
         for fn in self._tl_input_fns:
             args = fn(self, args)
-        padded = self.__dict__.get("_fsdp_padded")
+        padded = self.__dict__.get("_tl_padded")
         if padded:
-            for name, d0 in padded.items():
-                self.__dict__[name] = self._parameters[name][:d0]
+            for name, shape in padded.items():
+                self.__dict__[name] = self._parameters[name][tuple(slice(0, n) for n in shape)]
         try:
             return self._tl_base.forward(self, *args, **kwargs)
         finally:
@@ -53,3 +55,69 @@ def add_input_fn(module, fn):
     """Run ``fn(module, args) -> args`` before ``module.forward``."""
     shim(module)
     module._tl_input_fns.append(fn)
+
+
+def true_shape(module, name):
+    """The shape torch gives parameter ``name`` of ``module`` (unpadded)."""
+    padded = module.__dict__.get("_tl_padded") or {}
+    return tuple(padded.get(name, module._parameters[name].shape))
+
+
+def place_padded(module, name, sharding):
+    """Lay parameter ``name`` out as ``sharding``; a dim its mesh axes do not divide evenly is
+    padded with zeros to the next multiple (jax shards evenly, torch also unevenly).
+
+    The padded parameter replaces the old one (optimizers must be built afterwards, as torch
+    requires after ``fully_shard``); ``forward`` sees the unpadded slice, ``state_dict()`` and
+    ``load_state_dict()`` use the unpadded shape. The padding's gradient is zero, so optimizers
+    leave it at zero."""
+    import jax
+    import jax.numpy as jnp
+    from ..nn.parameter import Parameter
+    from .._tensor import Tensor
+    from ..autograd.grad_mode import no_grad
+    p = module._parameters[name]
+    spec = list(sharding.spec) + [None] * (p.ndim - len(sharding.spec))
+    shape = list(p.shape)
+    for d, entry in enumerate(spec[:p.ndim]):
+        axes = () if entry is None else (entry if isinstance(entry, tuple) else (entry,))
+        k = math.prod(sharding.mesh.shape[a] for a in axes)
+        shape[d] = -(-shape[d] // k) * k
+    if shape == list(p.shape):
+        p._set_data(jax.device_put(p._data, sharding))
+        return p
+    true = true_shape(module, name)
+    data = jnp.pad(p._data, [(0, a - b) for a, b in zip(shape, p.shape)])
+    with no_grad():
+        q = Parameter(Tensor._make(jax.device_put(data, sharding)),
+                      requires_grad=p.requires_grad)
+    q.__dict__.update({k: v for k, v in p.__dict__.items() if k.startswith("_fsdp")})
+    module._parameters[name] = q
+    if "_tl_padded" not in module.__dict__:
+        object.__setattr__(module, "_tl_padded", {})
+        shim(module)
+        module.register_state_dict_post_hook(_unpad_state)
+        module.register_load_state_dict_pre_hook(_pad_state)
+    module._tl_padded[name] = true
+    return q
+
+
+def _unpad_state(m, state_dict, prefix, local_metadata):
+    for name, shape in m._tl_padded.items():
+        k = prefix + name
+        if k in state_dict:
+            state_dict[k] = state_dict[k][tuple(slice(0, n) for n in shape)]
+
+
+def _pad_state(m, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+               error_msgs):
+    import jax.numpy as jnp
+    from .._tensor import Tensor
+    for name, shape in m._tl_padded.items():
+        k = prefix + name
+        v = state_dict.get(k)
+        if v is not None and tuple(v.shape) == tuple(shape):
+            full = m._parameters[name].shape
+            state_dict[k] = Tensor._make(jnp.pad(jnp.asarray(v._data) if isinstance(v, Tensor)
+                                                 else jnp.asarray(v),
+                                                 [(0, a - b) for a, b in zip(full, shape)]))

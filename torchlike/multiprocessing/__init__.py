@@ -78,24 +78,37 @@ class ProcessContext:
         return [p.pid for p in self.processes]
 
     def join(self, timeout=None):
-        """True when every process finished; raises the first failure as torch does."""
+        """True when every process finished; on the first failure the others are ended and
+        the failure raised, as torch does (whichever process fails first, while the others
+        may still be blocked in a collective)."""
+        import multiprocessing.connection
+        alive = {p.sentinel: i for i, p in enumerate(self.processes) if p.exitcode is None}
+        if alive:
+            multiprocessing.connection.wait(list(alive), timeout)
+        failed = None
         for i, p in enumerate(self.processes):
-            p.join(timeout)
-            if p.exitcode is None:
-                return False
-            if p.exitcode != 0:
-                for q in self.processes:
-                    if q.is_alive():
-                        q.terminate()
-                q = self.error_queues[i]
-                if not q.empty():
-                    tb = q.get()
-                    msg = f"\n\n-- Process {i} terminated with the following error:\n{tb}"
-                    raise ProcessRaisedException(msg, i, p.pid)
-                raise ProcessExitedException(
-                    f"process {i} terminated with exit code {p.exitcode}", i, p.pid,
-                    p.exitcode)
-        return True
+            if p.exitcode not in (None, 0):
+                failed = i
+                break
+        if failed is None:
+            return all(p.exitcode == 0 for p in self.processes)
+        for q in self.processes:
+            if q.is_alive():
+                q.terminate()
+        for q in self.processes:
+            q.join(5)
+            if q.is_alive():
+                q.kill()
+                q.join()
+        p = self.processes[failed]
+        q = self.error_queues[failed]
+        if not q.empty():
+            tb = q.get()
+            msg = f"\n\n-- Process {failed} terminated with the following error:\n{tb}"
+            raise ProcessRaisedException(msg, failed, p.pid)
+        raise ProcessExitedException(
+            f"process {failed} terminated with exit code {p.exitcode}", failed, p.pid,
+            p.exitcode)
 
 
 SpawnContext = ProcessContext

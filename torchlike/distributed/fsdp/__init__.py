@@ -7,21 +7,19 @@ programs gather what each op needs (XLA inserts the all-gathers and reduce-scatt
 optimizer's state, made ``*_like`` the parameters, is sharded the same way.
 
 torch shards unevenly (``torch.chunk``); jax refuses a dim not divisible by the mesh. Such a
-parameter is stored padded with zeros to the next multiple on dim 0 (its gradient there is 0,
-so optimizers leave the padding at 0): the module sees the unpadded slice during forward, and
-``state_dict()`` / ``load_state_dict()`` use the unpadded shape, torch's keys.
+parameter is stored padded with zeros to the next multiple (``_shim.place_padded``: its
+gradient there is 0, so optimizers leave the padding at 0): the module sees the unpadded slice
+during forward, and ``state_dict()`` / ``load_state_dict()`` use the unpadded shape, torch's
+keys.
 """
 from __future__ import annotations
 
-import math
-
 import jax
-import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from ...nn.parameter import Parameter
-from .._shim import add_input_fn, shim
+from .._shim import add_input_fn, place_padded, shim
 from ..device_mesh import init_device_mesh
+from ..tensor._api import canonical_spec
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
            "CPUOffloadPolicy"]
@@ -81,47 +79,7 @@ def _shard_param(sub, name, p, mesh, dp):
     spec = _spec_list(p._data, p.ndim, jm)
     axes = (dp,) + tuple(a for a in _axes(spec[0]) if a != dp)
     spec[0] = axes if len(axes) > 1 else axes[0]
-    k = math.prod(jm.shape[a] for a in axes)
-    sh = NamedSharding(jm, P(*spec))
-    d0 = p.shape[0]
-    if d0 % k == 0:
-        p._set_data(jax.device_put(p._data, sh))
-        return
-    padded_rows = -(-d0 // k) * k
-    data = jnp.pad(p._data, [(0, padded_rows - d0)] + [(0, 0)] * (p.ndim - 1))
-    from ...autograd.grad_mode import no_grad
-    with no_grad():
-        q = Parameter(jax_tensor(jax.device_put(data, sh)), requires_grad=p.requires_grad)
-    sub._parameters[name] = q
-    if not hasattr(sub, "_fsdp_padded"):
-        object.__setattr__(sub, "_fsdp_padded", {})     # the shim's forward unpads them
-        shim(sub)
-        sub.register_state_dict_post_hook(_unpad_state)
-        sub.register_load_state_dict_pre_hook(_pad_state)
-    sub._fsdp_padded[name] = d0
-
-
-def jax_tensor(a):
-    from ..._tensor import Tensor
-    return Tensor._make(a)
-
-
-def _unpad_state(m, state_dict, prefix, local_metadata):
-    for name, d0 in m._fsdp_padded.items():
-        k = prefix + name
-        if k in state_dict:
-            state_dict[k] = state_dict[k][:d0]
-
-
-def _pad_state(m, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-               error_msgs):
-    for name, d0 in m._fsdp_padded.items():
-        k = prefix + name
-        v = state_dict.get(k)
-        if v is not None and v.shape[0] == d0:
-            rows = m._parameters[name].shape[0]
-            state_dict[k] = jax_tensor(jnp.pad(v._data, [(0, rows - d0)]
-                                               + [(0, 0)] * (v.ndim - 1)))
+    place_padded(sub, name, NamedSharding(jm, canonical_spec(spec)))
 
 
 def _shard_inputs(mesh, dp):

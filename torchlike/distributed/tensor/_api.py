@@ -51,7 +51,17 @@ def spec_of(mesh, placements, ndim):
         elif isinstance(p, Partial):
             unreduced.add(name)
     spec = [None if not e else (e[0] if len(e) == 1 else tuple(e)) for e in entries]
-    return P(*spec, unreduced=unreduced) if unreduced else P(*spec)
+    return canonical_spec(spec, unreduced)
+
+
+def canonical_spec(entries, unreduced=()):
+    """``P(*entries)`` without trailing ``None``s: the form XLA gives a program's outputs, so a
+    parameter's sharding compares equal before and after a compiled step (and jit's cache
+    keeps one entry)."""
+    entries = list(entries)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return P(*entries, unreduced=set(unreduced)) if unreduced else P(*entries)
 
 
 def _explicit(mesh):

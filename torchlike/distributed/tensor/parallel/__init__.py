@@ -5,7 +5,9 @@
 dim 1 (``P(None, "tp")``, bias replicated): jax inserts the all-reduce of the partial products.
 ``SequenceParallel`` keeps a module's parameters replicated and shards its input on the
 sequence dim. Inputs enter the mesh as the style's ``input_layouts`` say (replicated by
-default); the layers' math is jax's, on sharded arrays.
+default); the layers' math is jax's, on sharded arrays. A sharded dim the mesh does not
+divide is padded with zeros (torch shards it unevenly): the module computes with the unpadded
+slice, as FSDP's padded parameters.
 """
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ import fnmatch
 
 import jax
 
-from .._api import _check_even, sharding_of as _sharding
-from ..._shim import add_input_fn
+from .._api import sharding_of as _sharding
+from ..._shim import add_input_fn, place_padded
 from ..placement_types import Replicate, Shard
 
 __all__ = ["parallelize_module", "ColwiseParallel", "RowwiseParallel", "SequenceParallel",
@@ -22,10 +24,9 @@ __all__ = ["parallelize_module", "ColwiseParallel", "RowwiseParallel", "Sequence
 
 
 def _place_param(module, name, mesh, placements):
+    """Lay parameter ``name`` out on ``mesh`` (an uneven dim is padded: ``_shim.place_padded``)."""
     p = module._parameters[name]
-    sh = _sharding(mesh, placements, p.ndim)
-    _check_even(mesh, sh.spec, p.shape)
-    p._set_data(jax.device_put(p._data, sh))
+    place_padded(module, name, _sharding(mesh, placements, p.ndim))
 
 
 def _to_mesh(x, mesh, placement):
