@@ -1267,9 +1267,10 @@ def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa, math, upcast
     elif mask_kind == "float":
         s = s + rest[0].astype(s.dtype)
         i = 1
-    p = jax.nn.softmax(s, axis=-1)
-    if math:
-        p = jnp.where(jnp.all(s == -jnp.inf, axis=-1, keepdims=True), 0.0, p).astype(p.dtype)
+    # fully masked rows give 0 (torch's flash and math paths both), with finite gradients
+    empty = jnp.all(s == -jnp.inf, axis=-1, keepdims=True)
+    p = jax.nn.softmax(jnp.where(empty, 0.0, s).astype(s.dtype), axis=-1)
+    p = jnp.where(empty, 0.0, p).astype(p.dtype)
     if dropout_p > 0:
         keep = jax.random.bernoulli(rest[i], 1 - dropout_p, p.shape)
         p = jnp.where(keep, p / (1 - dropout_p), 0.0)
@@ -1286,7 +1287,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    use_math = select_backend(query, key, value, dropout_p) == "math"
+    use_math = select_backend(query, key, value, attn_mask, dropout_p,
+                              enable_gqa) == "math"
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     args = []
     kind = None

@@ -60,7 +60,7 @@ class AuxOutput(NamedTuple):
 
 def noop_mask(batch, head, token_q, token_kv):
     """A mask_mod that masks nothing."""
-    return batch.new_ones(size=(), dtype=_tl().bool, device=batch.device)
+    return batch.new_ones((), dtype=_tl().bool, device=batch.device)
 
 
 def _identity(score, batch, head, token_q, token_kv):
@@ -427,7 +427,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     ``(B, Hkv, S, Ev)``; ``score_mod(score, b, h, q_idx, kv_idx) -> score``.
 
     Returns the output ``(B, Hq, L, Ev)`` (query's dtype); with ``return_aux`` also an
-    ``AuxOutput`` (``lse``: the natural-log logsumexp of each row, float32; ``max_scores``), with
+    ``AuxOutput`` (``lse``: the natural-log logsumexp of each row, float32 (float64 for float64
+    inputs); ``max_scores``: each row's largest score; torch computes it only on GPUs), with
     the deprecated ``return_lse`` the logsumexp itself.
     """
     tl = _tl()
@@ -461,12 +462,12 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     lse = tl.logsumexp(safe, dim=-1, keepdim=True)
     p = tl.exp(safe - lse).masked_fill(masked_rows, 0.0)
     out = (p @ value.to(work)).to(query.dtype)
-    lse = lse.squeeze(-1).masked_fill(masked_rows.squeeze(-1), float("-inf")).to(tl.float32)
+    lse = lse.squeeze(-1).masked_fill(masked_rows.squeeze(-1), float("-inf"))
     want_lse = return_lse or (return_aux is not None and return_aux.lse)
     if return_aux is not None:
         max_scores = None
         if return_aux.max_scores:
-            max_scores = scores.amax(dim=-1).to(tl.float32)
+            max_scores = scores.amax(dim=-1)
         return out, AuxOutput(lse=lse if want_lse else None, max_scores=max_scores)
     if return_lse:
         return out, lse
