@@ -377,12 +377,21 @@ def _result_dtype(op, args):
 
 # ------------------------------------------------------------------ apply
 
+# (op, args, static) -> outputs with tangents, or NotImplemented; set while a forward AD level
+# is open (torchlike.autograd.forward_ad)
+forward_ad_hook = None
+
+
 def apply(op, *args, **static):
     """Run ``op`` on Tensors / Python scalars ``args``; record a tape node when grad is needed.
 
     Returns a Tensor, or a tuple of Tensors for multi-output ops.
     """
     T = _Tensor
+    if forward_ad_hook is not None:     # a dual level is open (torchlike.autograd.forward_ad)
+        out = forward_ad_hook(op, args, static)
+        if out is not NotImplemented:
+            return out
     if _state.autocast is not None:
         args = _state.autocast(op, args, static)
     # the cast dtype is keyed by its torchlike dtype object (hashed by identity: cheap)
