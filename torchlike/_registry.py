@@ -377,9 +377,9 @@ def _result_dtype(op, args):
 
 # ------------------------------------------------------------------ apply
 
-# (op, args, static) -> outputs with tangents, or NotImplemented; set while a forward AD level
-# is open (torchlike.autograd.forward_ad)
-forward_ad_hook = None
+# (op, args, static) -> outputs, or NotImplemented (run as usual); set while a forward AD level
+# is open or saved-tensor hooks are active (torchlike.autograd._apply_hooks)
+apply_hook = None
 
 
 def apply(op, *args, **static):
@@ -388,8 +388,8 @@ def apply(op, *args, **static):
     Returns a Tensor, or a tuple of Tensors for multi-output ops.
     """
     T = _Tensor
-    if forward_ad_hook is not None:     # a dual level is open (torchlike.autograd.forward_ad)
-        out = forward_ad_hook(op, args, static)
+    if apply_hook is not None:     # forward AD or saved-tensor hooks (torchlike.autograd)
+        out = apply_hook(op, args, static)
         if out is not NotImplemented:
             return out
     if _state.autocast is not None:

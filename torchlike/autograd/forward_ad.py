@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _registry
+from . import _apply_hooks
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -60,7 +61,7 @@ def enter_dual_level():
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _current_level += 1
     _live[_current_level] = {"alive": True}
-    _registry.forward_ad_hook = _propagate
+    _apply_hooks.install("forward_ad", _propagate)
     return _current_level
 
 
@@ -75,7 +76,7 @@ def exit_dual_level(*, level=None):
     _live.pop(level)["alive"] = False
     _current_level = level - 1
     if _current_level < 0:
-        _registry.forward_ad_hook = None
+        _apply_hooks.uninstall("forward_ad")
 
 
 class dual_level:
