@@ -8,9 +8,10 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .engine import flip_conj, run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                         set_grad_enabled)
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401 (the functions, as torch)
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "graph"]
+           "is_grad_enabled", "graph", "gradcheck", "gradgradcheck"]
 
 
 def _as_list(x):
@@ -126,5 +127,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 from .._lazy import lazy_submodules as _lazy  # noqa: E402
 
 # torch.autograd.functional / profiler / forward_ad on first use
-__getattr__ = _lazy(__name__, {"functional", "profiler", "forward_ad", "anomaly_mode",
-                               "gradcheck"})
+__getattr__ = _lazy(__name__, {"functional", "profiler", "forward_ad", "anomaly_mode"})
