@@ -427,3 +427,11 @@ class AccumulateGrad(Node):
 
 from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: E402,F401
                           disable_saved_tensors_hooks)
+
+
+def increment_version(tensor):
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an
+    in-place write would: saved copies of it then fail the backward's version check."""
+    tensors = (tensor,) if isinstance(tensor, tensor_class()) else tensor
+    for t in tensors:
+        t._vc[0] += 1
