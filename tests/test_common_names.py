@@ -152,3 +152,24 @@ def test_utils_hooks():
             H.warn_if_has_hooks(x)
         res.append(len(w))
     assert res == [0, 0]
+
+
+def test_stream_and_event():
+    seen = []
+    for m in (torch, tl):
+        s = m.Stream()
+        row = [repr(s), str(s.device), s.query(), s.synchronize(), s.stream_id, s.device_index,
+               s == m.Stream(), hash(s) == hash(m.Stream())]
+        with s:
+            row.append("entered")
+        e = m.Event()
+        row.append(repr(e))
+        for call in (lambda: e.record(s), s.record_event):
+            with pytest.raises(RuntimeError, match="cpu backend doesn't support events."):
+                call()
+        row += [e.query(), e.synchronize(), e.wait()]
+        with pytest.raises(RuntimeError, match="Both events must be created with argument "
+                                               "'enable_timing=True'."):
+            e.elapsed_time(m.Event())
+        seen.append(row)
+    assert seen[0] == seen[1]

@@ -90,6 +90,7 @@ _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "util
                "is_anomaly_enabled": "autograd.anomaly_mode",
                "is_anomaly_check_nan_enabled": "autograd.anomaly_mode",
                "set_anomaly_enabled": "autograd.anomaly_mode",
+               "Stream": "_stream", "Event": "_stream",
                **{n: "_symbolic" for n in ("SymInt", "SymFloat", "SymBool", "sym_int",
                                            "sym_float", "sym_max", "sym_min", "sym_not",
                                            "sym_ite", "sym_sum", "sym_sqrt",
