@@ -168,7 +168,7 @@ def test_stream_and_event():
             with pytest.raises(RuntimeError, match="cpu backend doesn't support events."):
                 call()
         row += [e.query(), e.synchronize(), e.wait()]
-        with pytest.raises(RuntimeError, match="Both events must be created with argument "
+        with pytest.raises(ValueError, match="Both events must be created with argument "
                                                "'enable_timing=True'."):
             e.elapsed_time(m.Event())
         seen.append(row)

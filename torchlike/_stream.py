@@ -112,7 +112,7 @@ class Event:
 
     def elapsed_time(self, end_event) -> float:
         if not (self.enable_timing and end_event.enable_timing):
-            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
         self._check()
         if self._t is None or end_event._t is None:
             raise RuntimeError("Both events must be recorded before calculating elapsed time.")
