@@ -89,7 +89,15 @@ _namespace = _lazy_submodules(__name__, {
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",
                "OutOfMemoryError": "cuda", "from_jax": "interop",
-               "install_as_torch": "_dropin"}
+               "install_as_torch": "_dropin",
+               "is_anomaly_enabled": "autograd.anomaly_mode",
+               "is_anomaly_check_nan_enabled": "autograd.anomaly_mode",
+               "set_anomaly_enabled": "autograd.anomaly_mode",
+               "Stream": "_stream", "Event": "_stream",
+               **{n: "_symbolic" for n in ("SymInt", "SymFloat", "SymBool", "sym_int",
+                                           "sym_float", "sym_max", "sym_min", "sym_not",
+                                           "sym_ite", "sym_sum", "sym_sqrt",
+                                           "get_device_module")}}
 
 
 def __getattr__(name):

@@ -379,12 +379,21 @@ def _result_dtype(op, args):
 
 # ------------------------------------------------------------------ apply
 
+# (op, args, static) -> outputs, or NotImplemented (run as usual); set while a forward AD level
+# is open or saved-tensor hooks are active (torchlike.autograd._apply_hooks)
+apply_hook = None
+
+
 def apply(op, *args, **static):
     """Run ``op`` on Tensors / Python scalars ``args``; record a tape node when grad is needed.
 
     Returns a Tensor, or a tuple of Tensors for multi-output ops.
     """
     T = _Tensor
+    if apply_hook is not None:     # forward AD or saved-tensor hooks (torchlike.autograd)
+        out = apply_hook(op, args, static)
+        if out is not NotImplemented:
+            return out
     if _state.autocast is not None:
         args = _state.autocast(op, args, static)
     # the cast dtype is keyed by its torchlike dtype object (hashed by identity: cheap)

@@ -567,6 +567,8 @@ def commit_inplace(t, out, repeats_ok=False):
             node._saved_versions = [
                 (vc, vc[0], e[2], e[3]) if (e[0] is vc or e[0] is out._vc) else e
                 for e in node._saved_versions]
+    if "_fw" in out.__dict__:           # a forward AD tangent goes with the value written
+        t.__dict__["_fw"] = out.__dict__["_fw"]
     return t
 
 

@@ -203,4 +203,7 @@ def tensor_repr(t, prefix="tensor("):
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    fw = t.__dict__.get("_fw")           # a forward AD tangent (torchlike.autograd.forward_ad)
+    if fw is not None and fw[0]["alive"]:
+        suffixes.append(f"tangent={fw[1]!r}")
     return _add_suffixes(prefix + body, suffixes, indent)

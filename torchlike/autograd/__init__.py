@@ -8,9 +8,13 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .engine import flip_conj, run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                         set_grad_enabled)
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401 (the functions, as torch)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .variable import Variable  # noqa: F401
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "graph"]
+           "is_grad_enabled", "graph", "gradcheck", "gradgradcheck", "detect_anomaly",
+           "set_detect_anomaly", "Variable", "set_multithreading_enabled"]
 
 
 def _as_list(x):
@@ -126,5 +130,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 from .._lazy import lazy_submodules as _lazy  # noqa: E402
 
 # torch.autograd.functional / profiler / forward_ad on first use
-__getattr__ = _lazy(__name__, {"functional", "profiler", "forward_ad", "anomaly_mode",
-                               "gradcheck"})
+__getattr__ = _lazy(__name__, {"functional", "profiler", "forward_ad"})
+
+
+class set_multithreading_enabled:
+    """torch's switch for its multithreaded backward; torchlike's backward is one thread, so
+    it only records the choice (context manager, or a function call)."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        return False

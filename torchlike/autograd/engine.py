@@ -15,6 +15,7 @@ import itertools
 
 from . import grad_mode as _gm
 from .graph import AccumulateGrad, accumulate, bind, cotangents, flip_conj  # noqa: F401
+from .anomaly_mode import _mode as _anomaly, check_gradients
 
 __all__ = ["run_backward", "bind", "flip_conj"]
 
@@ -150,6 +151,8 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                 node.check_alive()
             cots = rep.fill(buf, node.out_meta) if node.materialize_grads else buf
             in_grads = node.run(cots, create_graph)
+            if _anomaly[0]:
+                check_gradients(node, in_grads)
             if node.post_hooks:
                 in_grads = node.after(in_grads, buf, rep)
             if not retain_graph:

@@ -220,7 +220,7 @@ class Node:
 
     __slots__ = ("_name", "next_edges", "compiled", "vjp", "inputs", "out_meta", "seq",
                  "pre_hooks", "retains", "saves", "freed", "post_hooks", "_saved_versions",
-                 "__weakref__")
+                 "packed", "__weakref__")
 
     materialize_grads = True     # outputs without a cotangent get zeros before ``run``
 
@@ -242,6 +242,7 @@ class Node:
         self.saves = saves
         self.freed = False
         self._saved_versions = None
+        self.packed = None                # (unpack_hook, entries): saved_hooks.py
 
     def name(self) -> str:
         return self._name
@@ -315,15 +316,38 @@ class Node:
     def run(self, cotangents, create_graph):
         """The gradients of the inputs: the op's cached jitted VJP on arrays, or the VJP as a
         recorded op on Tensors."""
+        if self.packed is not None:
+            return self._run_unpacked(cotangents, create_graph)
         if create_graph:
             return self.compiled.backward_graph(self.inputs, cotangents)
         return self.compiled.backward(self.vjp, cotangents)
+
+    def _run_unpacked(self, cotangents, create_graph):
+        """The backward under saved-tensor hooks: each saved tensor unpacked; if one came back
+        changed, the VJP is recomputed at the unpacked inputs."""
+        from .saved_hooks import unpacked_inputs
+        inputs = unpacked_inputs(self)
+        if inputs is None:
+            if create_graph:
+                return self.compiled.backward_graph(self.inputs, cotangents)
+            return self.compiled.backward(self.vjp, cotangents)
+        if create_graph:
+            # as torch's SavedVariable: the unpacked values, with the saved tensor's history
+            T = tensor_class()
+            inputs = [u if u is o or not isinstance(o, T) else o + (u.detach() - o.detach())
+                      for u, o in zip(inputs, self.inputs)]
+            return self.compiled.backward_graph(inputs, cotangents)
+        T = tensor_class()
+        _d, _r, vjp = self.compiled.fwd_vjp(*(a._data if isinstance(a, T) else a
+                                              for a in inputs))
+        return self.compiled.backward(vjp, cotangents)
 
     def release(self):
         if self.saves:
             self.vjp = None
             self.inputs = None
             self._saved_versions = None     # (the tensors it checked: they may be freed now)
+            self.packed = None
             self.freed = True
 
     def check_alive(self):
@@ -408,3 +432,15 @@ class AccumulateGrad(Node):
                 for hook in list(self.post_acc_hooks.values()):
                     hook(t)
         return ()
+
+
+from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: E402,F401
+                          disable_saved_tensors_hooks)
+
+
+def increment_version(tensor):
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an
+    in-place write would: saved copies of it then fail the backward's version check."""
+    tensors = (tensor,) if isinstance(tensor, tensor_class()) else tensor
+    for t in tensors:
+        t._vc[0] += 1

@@ -180,6 +180,14 @@ class SDPBackend(__import__("enum").Enum):
     CUDNN_ATTENTION = 3
     OVERRIDEABLE = 4
 
+    def __int__(self):
+        return self.value
+
+    __index__ = __int__
+
+
+SDPBackend.__module__ = "torchlike.nn.attention"   # its public home, as torch's
+
 
 cuda.SDPBackend = SDPBackend
 cuda.is_flash_attention_available = lambda: False

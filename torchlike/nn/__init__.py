@@ -12,3 +12,8 @@ import importlib as _importlib
 # ``from .modules import *`` also brings ``modules.utils`` (torch's _pair helpers); bind the
 # package ``torchlike.nn.utils`` explicitly
 utils = _importlib.import_module(".utils", __name__)
+
+from .._lazy import lazy_submodules as _lazy_submodules  # noqa: E402
+
+# torch.nn.attention on first use
+__getattr__ = _lazy_submodules(__name__, {"attention"})

@@ -1233,15 +1233,30 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 # ================================================================== attention
 
-@defop("scaled_dot_product_attention",
-       grad_name="ScaledDotProductFlashAttentionForCpuBackward0")
-def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa):
+def _sdpa_grad_name(kw):
+    if kw["math"]:
+        return "ToCopyBackward0" if kw["upcast"] else "UnsafeViewBackward0"
+    return "ScaledDotProductFlashAttentionForCpuBackward0"
+
+
+@defop("scaled_dot_product_attention", grad_name=_sdpa_grad_name)
+def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa, math, upcast):
     L, S = q.shape[-2], k.shape[-2]
     if gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
         rep = q.shape[-3] // k.shape[-3]
         k = jnp.repeat(k, rep, axis=-3)
         v = jnp.repeat(v, rep, axis=-3)
-    s = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2), precision=_HI)
+    out_dtype = q.dtype
+    if math:
+        # torch's math path: half precision computed in float32, sqrt(scale) on each of q and k,
+        # masks added as -inf, and a softmax that gives 0 on fully masked rows
+        if upcast:
+            q, k, v = q.astype(jnp.float32), k.astype(jnp.float32), v.astype(jnp.float32)
+        sf = abs(scale) ** 0.5
+        s = jnp.matmul(q * (-sf if scale < 0 else sf), jnp.swapaxes(k * sf, -1, -2),
+                       precision=_HI)
+    else:
+        s = jnp.matmul(q * scale, jnp.swapaxes(k, -1, -2), precision=_HI)
     i = 0
     if causal:
         tri = jnp.tril(jnp.ones((L, S), bool))
@@ -1252,18 +1267,28 @@ def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa):
     elif mask_kind == "float":
         s = s + rest[0].astype(s.dtype)
         i = 1
-    p = jax.nn.softmax(s, axis=-1)
+    # fully masked rows give 0 (torch's flash and math paths both), with finite gradients
+    empty = jnp.all(s == -jnp.inf, axis=-1, keepdims=True)
+    p = jax.nn.softmax(jnp.where(empty, 0.0, s).astype(s.dtype), axis=-1)
+    p = jnp.where(empty, 0.0, p).astype(p.dtype)
     if dropout_p > 0:
         keep = jax.random.bernoulli(rest[i], 1 - dropout_p, p.shape)
         p = jnp.where(keep, p / (1 - dropout_p), 0.0)
-    return jnp.matmul(p, v, precision=_HI)
+    return jnp.matmul(p, v, precision=_HI).astype(out_dtype)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
+    from .attention import select_backend
+    from .attention.bias import CausalBias
+    if isinstance(attn_mask, CausalBias):
+        return attn_mask._dispatch(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                   enable_gqa)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
+    use_math = select_backend(query, key, value, attn_mask, dropout_p,
+                              enable_gqa) == "math"
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     args = []
     kind = None
@@ -1272,8 +1297,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         args.append(attn_mask)
     if dropout_p > 0:
         args.append(_random.next_key())
+    upcast = use_math and query.dtype.name in ("float16", "bfloat16")
     return apply(_sdpa, query, key, value, *args, scale=sc, causal=bool(is_causal),
-                 dropout_p=float(dropout_p), mask_kind=kind, gqa=bool(enable_gqa))
+                 dropout_p=float(dropout_p), mask_kind=kind, gqa=bool(enable_gqa), math=use_math,
+                 upcast=upcast)
 
 
 # ================================================================== padding

@@ -13,7 +13,7 @@ from .. import _tiers
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "dirac_", "trunc_normal_", "orthogonal_", "kaiming_uniform_", "kaiming_normal_",
-           "xavier_uniform_", "xavier_normal_"]
+           "xavier_uniform_", "xavier_normal_", "sparse_", "sparse"]
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -184,3 +184,26 @@ kaiming_uniform = _deprecated_alias(kaiming_uniform_)
 kaiming_normal = _deprecated_alias(kaiming_normal_)
 orthogonal = _deprecated_alias(orthogonal_)
 from .._tensor import Tensor  # noqa: E402,F401  (torch.nn.init.Tensor, as torch re-exports it)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill the 2-D ``tensor`` from N(0, std) with ``ceil(sparsity * rows)`` zeros per column
+    (random rows), as torch's."""
+    import torchlike
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with torchlike.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col_idx in range(cols):
+            zero_indices = torchlike.randperm(rows, generator=generator)[:num_zeros]
+            tensor[zero_indices, col_idx] = 0
+    return tensor
+
+
+def sparse(tensor, sparsity, std=0.01):
+    """Deprecated name of ``sparse_``."""
+    warnings.warn("`nn.init.sparse` is now deprecated in favor of `nn.init.sparse_`.",
+                  FutureWarning, stacklevel=2)
+    return sparse_(tensor, sparsity, std)

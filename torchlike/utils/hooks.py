@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 
-__all__ = ["RemovableHandle"]
+__all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]
 
 
 class RemovableHandle:
@@ -31,3 +31,21 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+def unserializable_hook(f):
+    """Mark ``f`` as a hook not to be serialized (no warning when its tensor is saved)."""
+    f.__torch_unserializable__ = True
+    return f
+
+
+def warn_if_has_hooks(tensor) -> None:
+    """Warn for each backward hook of ``tensor`` that saving it will drop."""
+    import warnings
+    hooks = getattr(tensor, "_backward_hooks", None) or {}
+    for hook in hooks.values():
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this "
+                          "is expected, you can decorate the function with "
+                          "@torch.utils.hooks.unserializable_hook to suppress this warning",
+                          stacklevel=2)

@@ -162,6 +162,26 @@ class Module:
     def _get_name(self):
         return self.__class__.__name__
 
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward in place (torch's ``Module.compile``): arguments as
+        ``torchlike.compile``'s. The module keeps its type, ``state_dict`` keys and hooks (which
+        run eagerly around the program); its calls run the compiled program."""
+        import types
+        from ..._compile import _api
+        opt = _api.compile(self, *args, **kwargs)
+        if opt is self:                    # disable=True
+            return
+        prog = opt._program
+        orig = self.__dict__.get("forward") or types.MethodType(type(self).forward, self)
+
+        def forward(*a, **k):
+            if _api._disabled() or _api._trace.is_tracing() or \
+                    _api._hooked_submodule(self) is not None:
+                return orig(*a, **k)
+            return prog.call(self, orig, a, k)
+        self.__dict__["_compiled_call_impl"] = opt
+        self.__dict__["forward"] = forward
+
     # ------------------------------------------------------------ call
     def __call__(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
@@ -353,6 +373,12 @@ class Module:
         keys = list(object.__dir__(self)) + list(self._parameters) + list(self._modules) \
             + list(self._buffers)
         return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if state.pop("_compiled_call_impl", None) is not None:
+            state.pop("forward", None)     # a copy or unpickled module is not compiled (torch)
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)

@@ -12,13 +12,15 @@ from . import parametrizations  # noqa: F401
 from .weight_norm import weight_norm, remove_weight_norm  # noqa: F401
 from .spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401
 from . import fusion  # noqa: F401
+from . import stateless  # noqa: F401
 from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,  # noqa: F401
                      fuse_linear_bn_weights)
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
            "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters", "rnn",
            "weight_norm", "remove_weight_norm", "parametrize", "parametrizations", "spectral_norm", "remove_spectral_norm", "fusion", "fuse_conv_bn_eval",
-           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "stateless",
+           "skip_init"]
 
 
 def _params(parameters):
@@ -97,3 +99,16 @@ def vector_to_parameters(vec, parameters):
         n = p.numel()
         p._set_data(data[pointer:pointer + n].reshape(p._d.shape).astype(p._d.dtype))
         pointer += n
+
+
+def skip_init(module_cls, *args, **kwargs):
+    """Construct ``module_cls(*args, **kwargs)`` whose parameters are left uninitialized (torch:
+    arbitrary values). The module must accept a ``device`` argument, as torch requires;
+    torchlike builds it directly on that device (its values are then the initializer's)."""
+    import inspect
+    from ..modules.module import Module
+    if not issubclass(module_cls, Module):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    return module_cls(*args, **kwargs)

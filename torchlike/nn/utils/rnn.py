@@ -10,7 +10,7 @@ from ..._registry import apply, defop
 from ..._tensor import Tensor
 
 __all__ = ["PackedSequence", "pad_sequence", "pack_padded_sequence", "pad_packed_sequence",
-           "pack_sequence", "unpad_sequence", "unpack_sequence"]
+           "pack_sequence", "unpad_sequence", "unpack_sequence", "invert_permutation"]
 
 
 class PackedSequence(namedtuple("PackedSequence",
@@ -41,6 +41,13 @@ def _invert(perm):
     inv = np.empty_like(p)
     inv[p] = np.arange(len(p))
     return Tensor._make(jnp.asarray(inv))
+
+
+def invert_permutation(permutation):
+    """The inverse of the 1-D index tensor ``permutation`` (None passes through)."""
+    if permutation is None:
+        return None
+    return _invert(permutation)
 
 
 def _positions(batch_sizes):

@@ -1,0 +1,81 @@
+"""Anomaly detection (``torch.autograd.detect_anomaly`` / ``set_detect_anomaly``).
+
+    >>> with torch.autograd.detect_anomaly():
+    ...     loss.backward()      # RuntimeError naming the node whose gradient has a NaN
+
+While enabled with ``check_nan=True`` (the default), the backward engine checks every node's
+gradients and raises torch's ``Function 'SqrtBackward0' returned nan values in its 0th output.``
+(after torch's "Error detected in ..." warning). torch also prints the traceback of the forward
+call that made the node; torchlike does not record forward tracebacks.
+"""
+from __future__ import annotations
+
+import warnings
+
+__all__ = ["detect_anomaly", "set_detect_anomaly"]
+
+# [enabled, check_nan] (process-wide, as torch's)
+_mode = [False, True]
+
+
+def is_anomaly_enabled() -> bool:
+    return _mode[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _mode[1]
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    _mode[0], _mode[1] = bool(enabled), bool(check_nan)
+
+
+class detect_anomaly:
+    """Context manager enabling anomaly detection inside (not a decorator, as torch's)."""
+
+    def __init__(self, check_nan=True):
+        self.prev = is_anomaly_enabled()
+        self.check_nan = check_nan
+        self.prev_check_nan = is_anomaly_check_nan_enabled()
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", stacklevel=2)
+
+    def __enter__(self):
+        set_anomaly_enabled(True, self.check_nan)
+
+    def __exit__(self, *args):
+        set_anomaly_enabled(self.prev, self.prev_check_nan)
+        return False
+
+
+class set_detect_anomaly:
+    """Turn anomaly detection on or off: at once (a function call) or for a ``with`` block."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.prev = is_anomaly_enabled()
+        self.prev_check_nan = is_anomaly_check_nan_enabled()
+        set_anomaly_enabled(mode, check_nan)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *args):
+        set_anomaly_enabled(self.prev, self.prev_check_nan)
+        return False
+
+
+def check_gradients(node, grads):
+    """The engine's check after a node ran (only called while anomaly mode is on)."""
+    if not _mode[1]:
+        return
+    import jax.numpy as jnp
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        data = g if not hasattr(g, "_data") else g._data
+        if jnp.issubdtype(data.dtype, jnp.inexact) and bool(jnp.isnan(data).any()):
+            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
+                          "caused the error:\n (forward tracebacks are not recorded by "
+                          "torchlike)", stacklevel=4)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")

@@ -1,0 +1,195 @@
+"""Forward-mode AD with dual tensors (``torch.autograd.forward_ad``), on ``jax.jvp``.
+
+    >>> import torchlike.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(primal, tangent)
+    ...     y = f(x)
+    ...     jvp = fwAD.unpack_dual(y).tangent      # J_f(primal) @ tangent
+
+A dual tensor carries its tangent (a Tensor of its shape) beside its value. While a dual level
+is open the op registry hands every op call to ``_propagate``: when an input carries a tangent,
+the op runs as usual and each floating output receives the tangent ``jax.jvp`` gives for the op's
+own jax function at those inputs. Outputs of non-differentiable ops (``argmax``, comparisons)
+and of ``detach()`` carry none, as in torch. Leaving the level drops every tangent made in it.
+
+Only one level at a time, as torch. Tangents are values, not recorded on the backward tape
+(torch also differentiates them in reverse mode); in-place ops carry the tangent of what they
+write into the tensor written, not into the other views of its storage.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .. import _registry
+from . import _apply_hooks
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
+           "unpack_dual", "dual_level"]
+
+_current_level = -1
+_live = {}               # level -> its token (a dict: {"alive": bool})
+_tls = threading.local()
+
+
+def _tensor():
+    return _registry._Tensor
+
+
+def tangent_of(t):
+    """The tangent ``t`` carries at the open level, or None."""
+    fw = t.__dict__.get("_fw")
+    if fw is None or not fw[0]["alive"]:
+        return None
+    return fw[1]
+
+
+def _set_tangent(t, tangent):
+    t.__dict__["_fw"] = (_live[_current_level], tangent)
+
+
+# ------------------------------------------------------------------ levels
+
+def enter_dual_level():
+    """Open a forward AD level (torch allows one at a time); returns its index."""
+    global _current_level
+    if _current_level >= 0:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _current_level += 1
+    _live[_current_level] = {"alive": True}
+    _apply_hooks.install("forward_ad", _propagate)
+    return _current_level
+
+
+def exit_dual_level(*, level=None):
+    """Close the level: the tangents made in it are dropped."""
+    global _current_level
+    if level is None:
+        level = _current_level
+    if level != _current_level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
+                           "created. This is not supported.")
+    _live.pop(level)["alive"] = False
+    _current_level = level - 1
+    if _current_level < 0:
+        _apply_hooks.uninstall("forward_ad")
+
+
+class dual_level:
+    """Context manager (and decorator) for a forward AD level."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        exit_dual_level()
+
+
+# ------------------------------------------------------------------ dual tensors
+
+def _untracked(fn, *args):
+    """Run ``fn`` without tangent propagation (a primal view of a dual tensor)."""
+    prev = getattr(_tls, "busy", False)
+    _tls.busy = True
+    try:
+        return fn(*args)
+    finally:
+        _tls.busy = prev
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of ``tensor`` carrying ``tangent`` (same shape; cast to ``tensor``'s dtype)."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")
+    out = _untracked(tensor.view_as, tensor)
+    tan = tangent.detach()
+    if tan.dtype != tensor.dtype:
+        tan = tan.to(tensor.dtype)
+    _set_tangent(out, tan)
+    return out
+
+
+class UnpackedDualTensor(NamedTuple):
+    """``unpack_dual``'s result: the primal (a view without tangent) and the tangent."""
+
+    primal: object
+    tangent: object
+
+
+def unpack_dual(tensor, *, level=None):
+    """``(primal, tangent)`` of ``tensor`` at the open level (tangent None if it has none)."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        return UnpackedDualTensor(tensor, None)
+    tangent = tangent_of(tensor)
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(_untracked(tensor.view_as, tensor), tangent)
+
+
+# ------------------------------------------------------------------ propagation through ops
+
+def _propagate(op, args, static):
+    """The registry's hook while a level is open: ``NotImplemented`` (run the op as usual) when
+    no input carries a tangent; else the op's outputs, with their tangents."""
+    if getattr(_tls, "busy", False) or not op.differentiable:
+        return NotImplemented
+    T = _tensor()
+    duals = [i for i, a in enumerate(args) if isinstance(a, T) and tangent_of(a) is not None]
+    if not duals:
+        return NotImplemented
+    out = _untracked(lambda: _registry.apply(op, *args, **static))
+    cast = _registry._result_dtype(op, args) if op.promote is not None else None
+    cast = None if cast is None else cast.np
+    arrays = [a._data if isinstance(a, T) else a for a in args]
+    fn = op.fn
+
+    def f(*d):
+        xs = list(arrays)
+        for i, v in zip(duals, d):
+            xs[i] = v
+        if cast is not None:
+            xs = [x if x is None else _registry._cast(x, cast) for x in xs]
+        return fn(*xs, **static)
+
+    def f_inexact(*d):
+        r = f(*d)
+        r = r if isinstance(r, tuple) else (r,)
+        return [o for o in r if jnp.issubdtype(o.dtype, jnp.inexact)], None
+
+    from ..func._eager import _jvp     # jax.jvp, or the double-vjp form for custom_vjp ops
+    primals = [arrays[i] for i in duals]
+    tangents = [tangent_of(args[i])._data.astype(arrays[i].dtype) for i in duals]
+    _, t_outs, _ = _jvp(f_inexact, primals, tangents)
+    outs = out if isinstance(out, tuple) else (out,)
+    inexact = [o for o in outs
+               if isinstance(o, T) and jnp.issubdtype(o._data.dtype, jnp.inexact)]
+    for o, t in zip(inexact, t_outs):
+        _set_tangent(o, T._make(jnp.asarray(t, o._data.dtype)))
+    return out

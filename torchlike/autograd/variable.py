@@ -1,0 +1,29 @@
+"""``torch.autograd.Variable``: the pre-0.4 wrapper, now the Tensor itself.
+
+``Variable(t, requires_grad=True)`` returns ``t`` (detached when asked for grad, as torch's
+legacy constructor makes a new leaf); every Tensor is an instance of ``Variable``.
+"""
+from __future__ import annotations
+
+__all__ = ["Variable"]
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        from .._tensor import Tensor
+        return isinstance(other, Tensor)
+
+    def __call__(cls, data=None, requires_grad=False, volatile=False):
+        from .._tensor import Tensor
+        import torchlike
+        if data is None:
+            return torchlike.tensor([])
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if requires_grad:
+            return data.detach().requires_grad_(True)
+        return data
+
+
+class Variable(metaclass=_VariableMeta):
+    """The Tensor class under its old name (``isinstance(t, Variable)`` holds for tensors)."""
