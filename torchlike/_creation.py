@@ -854,12 +854,8 @@ def _legacy_tensor(cls, *args, **kwargs):
     """``torch.Tensor(data)`` (a float32 copy) or ``torch.Tensor(*sizes)`` (uninitialised)."""
     if cls is not Tensor and not args:
         return object.__new__(cls)
-    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, Tensor)):
-        t = tensor(args[0], dtype=D.get_default_dtype())
-    elif all(isinstance(a, numbers.Integral) for a in args):
-        t = zeros(*args)
-    else:
-        raise TypeError(f"new(): invalid data type for Tensor({args!r})")
+    from ._ops.typeinfo import legacy_new
+    t = legacy_new(None, args, kwargs)
     if cls is Tensor:
         return t
     out = object.__new__(cls)
