@@ -3,6 +3,7 @@ the ``*_like`` family and the random constructors rand, randn, randint, randperm
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import numbers
 
@@ -377,9 +378,12 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad=False,
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     """Uninitialised in torch; zeros here."""
+    from ._strides import format_strides, set_layout
     shape, dt = _size(size, "empty"), _dt(dtype)
     _check_alloc(shape, dt, device)
-    return _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
+    out = _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
+    return out if memory_format is None else set_layout(out, format_strides(memory_format,
+                                                                            shape))
 
 
 def _scalar_default(v):
@@ -425,12 +429,28 @@ def _like_dev(t, device):
     return t.device if device is None else device
 
 
+def _keeps_layout(fn):
+    """A ``*_like`` factory whose result has the layout torch gives it: ``input``'s
+    (``memory_format=torch.preserve_format``, the default) or ``memory_format``'s."""
+    @functools.wraps(fn)
+    def like(input, *args, memory_format=None, **kwargs):
+        from ._ops.convert import _copy_strides
+        from ._strides import set_layout
+        out = fn(input, *args, **kwargs)
+        if out._alias is None:
+            set_layout(out, _copy_strides(input, memory_format))
+        return out
+    return like
+
+
+@_keeps_layout
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     return _finish(_filled(input._d.shape, 0, _like(input, dtype)),
                    _like_dev(input, device), requires_grad, layout=layout)
 
 
+@_keeps_layout
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     return _finish(_filled(input._d.shape, 1, _like(input, dtype)),
@@ -440,6 +460,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 empty_like = zeros_like
 
 
+@_keeps_layout
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     dt = _like(input, dtype)
@@ -806,18 +827,21 @@ def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
     return _finish(arr, device, requires_grad, layout=layout)
 
 
+@_keeps_layout
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     return rand(*input.shape, dtype=_like(input, dtype), device=_like_dev(input, device),
                 requires_grad=requires_grad, layout=layout)
 
 
+@_keeps_layout
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     return randn(*input.shape, dtype=_like(input, dtype), device=_like_dev(input, device),
                  requires_grad=requires_grad, layout=layout)
 
 
+@_keeps_layout
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None):
     if high is None:
@@ -830,12 +854,8 @@ def _legacy_tensor(cls, *args, **kwargs):
     """``torch.Tensor(data)`` (a float32 copy) or ``torch.Tensor(*sizes)`` (uninitialised)."""
     if cls is not Tensor and not args:
         return object.__new__(cls)
-    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, Tensor)):
-        t = tensor(args[0], dtype=D.get_default_dtype())
-    elif all(isinstance(a, numbers.Integral) for a in args):
-        t = zeros(*args)
-    else:
-        raise TypeError(f"new(): invalid data type for Tensor({args!r})")
+    from ._ops.typeinfo import legacy_new
+    t = legacy_new(None, args, kwargs)
     if cls is Tensor:
         return t
     out = object.__new__(cls)

@@ -64,9 +64,10 @@ def _make(data):
 class Alias:
     """How an alias derives from its root: parent tensor, the view op's forward, extra args."""
 
-    __slots__ = ("root", "parent", "fwd", "rest", "k", "detached", "idx", "overlap", "multi")
+    __slots__ = ("root", "parent", "fwd", "rest", "k", "detached", "idx", "overlap", "multi",
+                 "op", "strides")
 
-    def __init__(self, root, parent, fwd, rest, k, detached, overlap, multi=None):
+    def __init__(self, root, parent, fwd, rest, k, detached, overlap, multi=None, op=None):
         self.root = root
         self.parent = parent
         self.fwd = fwd
@@ -78,6 +79,8 @@ class Alias:
         # from the view ops alone, decided from the index map at the first write
         self.overlap = overlap
         self.multi = multi      # the creating node's name if the op returned several views
+        self.op = op            # (view op name, its static kwargs): how strides follow
+        self.strides = None     # torch's strides, once asked (``_strides``)
 
 
 def _root_of(t):
@@ -231,7 +234,8 @@ def detached_alias(t):
     root = _root_of(t)
     ta = t._alias
     out._vc = root._vc
-    out._alias = Alias(root, t, None, (), 0, True, False if ta is None else ta.overlap)
+    out._alias = Alias(root, t, None, (), 0, True, False if ta is None else ta.overlap,
+                       op=("detach", {}))
     if ta is not None:
         # a detached view reads the same root positions as the view it came from
         out._alias.idx = alias_index(t)
@@ -241,10 +245,11 @@ def detached_alias(t):
     return out
 
 
-def make_view(out, parent, fwd, rest, k, repeats=False, multi=None):
+def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None):
     """Register ``out`` (output ``k`` of a view op's ``fwd`` on ``parent``) as an alias.
 
     ``repeats``: the view op itself makes elements repeat (True), or not (False).
+    ``op``: (the view op's name, its static kwargs), from which its strides follow.
     """
     root = _root_of(parent)
     pa = parent._alias
@@ -255,7 +260,7 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None):
     # a view of a tensor with repeated elements may or may not repeat them: decided at a write
     overlap = True if repeats else (False if parent_overlap is False else None)
     out._alias = Alias(root, parent, fwd, rest, k, False, overlap,
-                       multi or (pa.multi if pa is not None else None))
+                       multi or (pa.multi if pa is not None else None), op)
     with _lock:
         _aliases(root).add(out)
     return out
@@ -301,11 +306,12 @@ class ViewRule:
         # positions made inside a traced function are constants: index maps need their values
         rest = tuple(constant(x) for x in arrays[1:])
         fwd = entry.fwd
+        op = (entry.op.name, dict(static))
         if isinstance(result, tuple):
             for k, o in enumerate(outs):
-                make_view(o, base, fwd, rest, k, rep, multi=entry.name)
+                make_view(o, base, fwd, rest, k, rep, multi=entry.name, op=op)
         else:
-            make_view(result, base, fwd, rest, 0, rep)
+            make_view(result, base, fwd, rest, 0, rep, op=op)
 
 
 def view_rule(*, when=None, overlap=None):
@@ -472,7 +478,11 @@ def _relayout(t, new_data, layout, node):
 def _relayout_maps(t, layout):
     a = t._alias
     if a is None:
+        t.__dict__.pop("_layout", None)
         d = t.__dict__.get("_aliases")
+        for v in list(d or ()):
+            # their strides are now read off their translated maps
+            v._alias.op, v._alias.strides = None, None
         if d:
             n = int(t._d.size)
             perm = jnp.reshape(layout(_iota(n).reshape(t._d.shape)), (-1,))
@@ -491,19 +501,13 @@ def _relayout_maps(t, layout):
         if idx is None:
             idx = _iota_shaped(t._d.shape)
         a.idx = layout(idx)
+        a.op, a.strides = None, None
 
 
-def is_contiguous(t):
-    """True when ``t`` reads consecutive root elements in row-major order (torch's notion of a
-    contiguous tensor, for what a reshape may alias)."""
-    a = t._alias
-    if a is None:
-        return True
-    idx = alias_index(t)
-    if idx is None:
-        return True
-    flat = np.asarray(idx).reshape(-1)
-    return flat.size == 0 or bool((flat == np.arange(flat[0], flat[0] + flat.size)).all())
+def is_contiguous(t, memory_format=None):
+    """torch's ``is_contiguous``: ``t``'s strides (``_strides``) are the format's."""
+    from . import _strides
+    return _strides.is_contiguous(t, memory_format)
 
 
 # ------------------------------------------------------------------ the in-place protocol

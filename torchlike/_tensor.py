@@ -240,16 +240,13 @@ class Tensor(InteropMixin):
         """Tensor.record_stream: jax tracks buffer lifetimes across streams itself."""
 
     def stride(self, dim=None):
-        s, acc = [], 1
-        for n in reversed(self._d.shape):
-            s.append(acc)
-            acc *= max(n, 1)
-        s = tuple(reversed(s))
+        from ._strides import strides
+        s = strides(self)
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def is_contiguous(self, memory_format=None):
-        from ._storage import is_contiguous
-        return is_contiguous(self)
+        from ._strides import is_contiguous
+        return is_contiguous(self, memory_format)
 
     # ------------------------------------------------------------ autograd metadata
     @property

@@ -108,6 +108,8 @@ def isreal(input):
 
 # torchlike has no lazy conjugate or negative bits: conj() and neg() materialise
 def is_conj(input):
+    from .typeinfo import tensor_arg
+    tensor_arg("is_conj", input)
     return False
 
 
@@ -117,6 +119,8 @@ def resolve_conj(input):
 
 @public(method=True)
 def is_neg(input):
+    from .typeinfo import tensor_arg
+    tensor_arg("is_neg", input)
     return False
 
 

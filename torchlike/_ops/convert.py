@@ -23,16 +23,28 @@ def _to_copy(a, dtype):
     return a.astype(dtype)
 
 
+def _copy_strides(t, memory_format):
+    """The strides torch gives a copy of ``t`` made with ``memory_format``."""
+    from .._strides import format_strides, preserved_strides
+    name = getattr(memory_format, "_name", "preserve_format")
+    if name == "preserve_format":
+        return preserved_strides(t)
+    return format_strides(memory_format, tuple(t._d.shape))
+
+
 def clone(input, *, memory_format=None):
-    return apply(_clone, input)
+    from .._strides import set_layout
+    return set_layout(apply(_clone, input), _copy_strides(input, memory_format))
 
 
 def _to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns self when
-    nothing changes."""
+    nothing changes. A copy keeps ``self``'s layout, or takes ``memory_format``'s."""
+    from .._strides import is_contiguous, set_layout
     dtype = kwargs.get("dtype")
     dev = kwargs.get("device")
     copy = kwargs.get("copy", False)
+    fmt = kwargs.get("memory_format")
     for a in args:
         if isinstance(a, D.dtype):
             dtype = a
@@ -40,18 +52,31 @@ def _to(self, *args, **kwargs):
             dtype, dev = a.dtype, a.device
         elif isinstance(a, (str, _device.device, int)):
             dev = a
+    relayout = fmt is not None and getattr(fmt, "_name", "") != "preserve_format" \
+        and not is_contiguous(self, fmt)
     out = self
     if dtype is not None and D.to_dtype(dtype) is not self.dtype:
         out = apply(_to_copy, self, dtype=D.to_dtype(dtype).np)
-    elif copy:
-        out = clone(self)
+    elif copy or relayout:
+        out = apply(_clone, self)
     if dev is not None:
         out = _device.move(out, dev)
+    if out is not self:
+        set_layout(out, _copy_strides(self, fmt))
     return out
 
+
 def _contiguous(self, memory_format=None):
-    """self if contiguous, else a contiguous copy (so writes to it do not reach the base)."""
-    return self if self.is_contiguous() else clone(self)
+    """self if contiguous in ``memory_format``, else a copy in it (so writes to it do not reach
+    the base)."""
+    from .._strides import is_contiguous
+    from .._runtime import contiguous_format
+    fmt = contiguous_format if memory_format is None else memory_format
+    if is_contiguous(self, fmt):
+        return self
+    if getattr(fmt, "_name", None) == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(self, memory_format=fmt)
 
 
 methods(contiguous=_contiguous, clone=clone, to=_to,
@@ -62,7 +87,7 @@ methods(contiguous=_contiguous, clone=clone, to=_to,
 
 def _cast_method(dt):
     def fn(self, memory_format=None):
-        return _to(self, dt)
+        return _to(self, dt, memory_format=memory_format)
     return fn
 
 

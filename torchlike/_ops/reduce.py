@@ -510,12 +510,26 @@ def _lse_vjp(axes, keepdim):
     return f
 
 
+def _lse_low(a, axes, keepdim):
+    """torch's composite logsumexp on bfloat16/float16: each step is a tensor op of the
+    input's dtype (``amax``, ``(x - max).exp()``, a float32-accumulated ``sum``, ``log``,
+    ``+ max``), each rounded."""
+    low, f32 = a.dtype, jnp.float32
+    m = _jax.lax.stop_gradient(jnp.max(a, axis=axes, keepdims=True).astype(f32))
+    m = jnp.where(jnp.abs(m) == jnp.inf, 0.0, m)
+    e = jnp.exp((a.astype(f32) - m).astype(low).astype(f32)).astype(low).astype(f32)
+    lg = jnp.log(jnp.sum(e, axis=axes, keepdims=keepdim).astype(low).astype(f32))
+    mm = m if keepdim else jnp.squeeze(m, axes)
+    return (lg.astype(low).astype(f32) + mm).astype(low)
+
+
 @defop("logsumexp", promote="float", grad_name="LogsumexpBackward0")
-@_wide
 def _logsumexp(a, dims, keepdim):
     axes = _axes(dims, a.ndim)
     if a.ndim == 0:
         return a
+    if a.dtype in _HALF:
+        return _lse_low(a, axes, keepdim)
     return _lse_vjp(axes, keepdim)(a)
 
 

@@ -47,7 +47,14 @@ def unfold(self, dimension, size, step):
                            f"{size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    return apply(_unfold, self, dim=d, size=int(size), step=int(step))
+    out = apply(_unfold, self, dim=d, size=int(size), step=int(step))
+    if out._alias is None:
+        # overlapping windows are a copy here (DIFFERENCES.md): report torch's view strides
+        from .._strides import set_layout, strides
+        st = strides(self)
+        set_layout(out, (tuple(s * step if i == d else s for i, s in enumerate(st)) + (st[d],))
+                   if n else (1,))
+    return out
 
 
 # ------------------------------------------------------------------ as_strided
@@ -98,7 +105,13 @@ def as_strided(input, size, stride, storage_offset=None):
                            f"offset {off}, and itemsize {isz} requiring a storage size of {req} "
                            f"are out of bounds for storage of size {base.numel() * isz}")
     unique = bool(np.unique(pos).size == pos.size)
-    return apply(_as_strided, base, Tensor._make(jnp.asarray(pos)), unique=unique)
+    out = apply(_as_strided, base, Tensor._make(jnp.asarray(pos)), unique=unique)
+    if out._alias is not None:
+        out._alias.strides = stride
+    else:
+        from .._strides import set_layout
+        set_layout(out, stride)
+    return out
 
 
 # ------------------------------------------------------------------ put, masked_scatter

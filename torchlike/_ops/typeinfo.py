@@ -99,16 +99,24 @@ def can_cast(from_, to):
     return f.category <= t.category
 
 
+def tensor_arg(fn, x, name="input", position=1):
+    """``x`` when it is a Tensor, else torch's TypeError for ``fn``'s Tensor argument."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                        f"{type(x).__name__}")
+    return x
+
+
 def is_floating_point(input):
-    return input.dtype.is_floating_point
+    return tensor_arg("is_floating_point", input).dtype.is_floating_point
 
 
 def is_complex(input):
-    return input.dtype.is_complex
+    return tensor_arg("is_complex", input).dtype.is_complex
 
 
 def is_nonzero(input):
-    n = input.numel()
+    n = tensor_arg("is_nonzero", input).numel()
     if n == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
     if n > 1:
@@ -122,10 +130,12 @@ def is_storage(obj):
 
 
 def numel(input):
-    return input.numel()
+    return tensor_arg("numel", input).numel()
 
 
 def is_same_size(input, other):
+    tensor_arg("is_same_size", input)
+    tensor_arg("is_same_size", other, "other", 2)
     return tuple(input.shape) == tuple(other.shape)
 
 
@@ -140,16 +150,9 @@ class _LegacyTensorType(type):
     def __instancecheck__(cls, obj):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype
 
-    def __call__(cls, *args, device=None):
+    def __call__(cls, *args, **kwargs):
         """``LongTensor([1, 2])`` (data) or ``LongTensor(2, 3)`` (an uninitialised shape)."""
-        from .._creation import empty, tensor
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            return args[0].to(cls.dtype)
-        if len(args) == 1 and not isinstance(args[0], int):
-            if isinstance(args[0], Size) or (isinstance(args[0], tuple) and not args[0]):
-                return empty(*args[0], dtype=cls.dtype)
-            return tensor(args[0], dtype=cls.dtype)
-        return empty(*args, dtype=cls.dtype)
+        return legacy_new(cls.dtype, args, kwargs)
 
     def __repr__(cls):
         return f"<class 'torch.{cls.__name__}'>"
@@ -196,16 +199,16 @@ methods(itemsize=property(lambda self: self.dtype.itemsize))
 
 # ------------------------------------------------------------------ tensor metadata torch asks
 def is_signed(input):
-    return input.dtype.is_signed
+    return tensor_arg("is_signed", input).dtype.is_signed
 
 
 def is_inference(input):
-    return input.is_inference()
+    return tensor_arg("is_inference", input).is_inference()
 
 
 def get_device(input):
     """-1 for a CPU tensor, else the accelerator index (torch's convention)."""
-    d = input.device
+    d = tensor_arg("get_device", input).device
     return -1 if d.type == "cpu" else (d.index or 0)
 
 
@@ -216,9 +219,51 @@ def is_distributed(input):
 __all__ += ["is_signed", "is_inference", "get_device", "is_distributed"]
 
 
-def _new(self, *args, device=None):
+def _options(dtype):
+    from .._tensor import _CPP
+    return (f"TensorOptions(dtype={_CPP[dtype.name]}, device=cpu, layout=Strided, "
+            f"requires_grad=false (default), pinned_memory=false (default), "
+            f"memory_format=(nullopt))")
+
+
+def legacy_new(dtype, args, kwargs):
+    """torch's legacy constructor (``torch.FloatTensor(...)``, ``torch.Tensor(...)`` with
+    ``dtype`` None, ``t.new(...)``): sizes (uninitialised), a sequence of data, or a tensor,
+    which must have the constructor's dtype and is then aliased (torch's TypeError otherwise)."""
+    from .._creation import empty, tensor
+    if set(kwargs) - {"device"}:
+        got = ", ".join([type(a).__name__ if not isinstance(a, Tensor) else "Tensor"
+                         for a in args] + [f"{k}={type(v).__module__.replace('torchlike', 'torch')}"
+                                           f".{type(v).__name__}" if k == "dtype" else
+                                           f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+        raise TypeError(f"new() received an invalid combination of arguments - got ({got}), "
+                        f"but expected one of:\n * (*, torch.device device = None)\n"
+                        f" * (torch.Storage storage)\n * (Tensor other)\n"
+                        f" * (tuple of ints size, *, torch.device device = None)\n"
+                        f" * (object data, *, torch.device device = None)\n")
+    dt = D.get_default_dtype() if dtype is None else dtype
+    if not args:
+        return empty(0, dtype=dt)
+    if len(args) == 1:
+        a = args[0]
+        if isinstance(a, Tensor):
+            if dtype is not None and a.dtype is not dtype:
+                raise TypeError(f"expected {_options(dtype)} (got {_options(a.dtype)})")
+            return a[...]          # an alias of ``a``'s storage (AliasBackward0), as torch
+        if isinstance(a, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if isinstance(a, Size):
+            return empty(*a, dtype=dt)
+        if not isinstance(a, (int, np.integer)):
+            if a is None or isinstance(a, (float, complex, bool)):
+                raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
+            return tensor(a, dtype=dt)
+    return empty(*args, dtype=dt)
+
+
+def _new(self, *args, **kwargs):
     """The legacy ``t.new(...)``: data or sizes, with ``t``'s dtype."""
-    return _LEGACY_TYPES[_TYPE_NAMES[self.dtype.name]](*args)
+    return legacy_new(self.dtype, args, kwargs)
 
 
 def _pin_memory(self, device=None):

@@ -89,18 +89,22 @@ def _reshape_copy(a, shape):
 def reshape(input, *shape):
     """The same values in a new shape (one dim may be -1): a view of a contiguous tensor, a
     copy of a non-contiguous one (a transposed or strided view), as in torch."""
-    from .._storage import is_contiguous
+    from .._strides import strides, view_strides
     shape = infer_shape(_shape_arg(shape), input.numel())
-    if input._alias is not None and not is_contiguous(input):
+    if view_strides(input._d.shape, strides(input), shape) is None:
         return apply(_reshape_copy, input, shape=shape)
     return apply(_view, input, shape=shape)
 
 
 @method("view")
 def view(self, *shape):
+    from .._strides import VIEW_ERROR, strides, view_strides
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
-    return apply(_view, self, shape=infer_shape(_shape_arg(shape), self.numel()))
+    shape = infer_shape(_shape_arg(shape), self.numel())
+    if view_strides(self._d.shape, strides(self), shape) is None:
+        raise RuntimeError(VIEW_ERROR)
+    return apply(_view, self, shape=shape)
 
 
 @defop("view_dtype", differentiable=False)

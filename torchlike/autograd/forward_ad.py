@@ -189,7 +189,7 @@ def _propagate(op, args, static):
     _, t_outs, _ = _jvp(f_inexact, primals, tangents)
     outs = out if isinstance(out, tuple) else (out,)
     inexact = [o for o in outs
-               if isinstance(o, T) and jnp.issubdtype(o._data.dtype, jnp.inexact)]
+               if isinstance(o, T) and jnp.issubdtype(o._d.dtype, jnp.inexact)]
     for o, t in zip(inexact, t_outs):
-        _set_tangent(o, T._make(jnp.asarray(t, o._data.dtype)))
+        _set_tangent(o, T._make(jnp.asarray(t, o._d.dtype)))
     return out

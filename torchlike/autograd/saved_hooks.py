@@ -157,7 +157,7 @@ def unpacked_inputs(node):
                 changed = True
                 inputs[pos] = t
         elif t._data is not result and not (
-                t._data.shape == result.shape and
+                t._d.shape == result.shape and
                 np.array_equal(np.asarray(t._data), np.asarray(result), equal_nan=True)):
             raise NotImplementedError(
                 f"saved_tensors_hooks: the unpack hook returned other values for the result "

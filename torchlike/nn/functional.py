@@ -133,6 +133,25 @@ def bilinear(input1, input2, weight, bias=None):
 
 # ================================================================== activations
 
+_HALF = (jnp.bfloat16, jnp.float16)
+
+
+def _opmath(fn):
+    """``fn`` computed as torch's CPU kernels compute bfloat16 and float16: in float32, with
+    one rounding of the result (its reductions accumulate in float32)."""
+    def f(*xs, **kw):
+        low = next((x.dtype for x in xs if getattr(x, "dtype", None) in _HALF), None)
+        if low is None:
+            return fn(*xs, **kw)
+        out = fn(*(x.astype(jnp.float32) if x.dtype in _HALF else x for x in xs), **kw)
+        if isinstance(out, tuple):
+            return tuple(o.astype(low) if o.dtype == jnp.float32 else o for o in out)
+        return out.astype(low) if out.dtype == jnp.float32 else out
+    f.__name__ = fn.__name__
+    f.__doc__ = fn.__doc__
+    return f
+
+
 def _act(name, grad_name):
     def deco(fn):
         return defop("nn_" + name, grad_name=grad_name)(fn)
@@ -253,6 +272,7 @@ def celu_(input, alpha=1.0):
 
 
 @_act("gelu", "GeluBackward0")
+@_opmath
 def _gelu(x, approximate):
     if approximate == "tanh":
         k = math.sqrt(2.0 / math.pi)
@@ -267,8 +287,9 @@ def gelu(input, approximate="none"):
 
 
 @_act("silu", "SiluBackward0")
+@_opmath
 def _silu(x):
-    return x * jax.nn.sigmoid(x)
+    return x / (1 + jnp.exp(-x))
 
 
 def silu(input, inplace=False):
@@ -282,6 +303,7 @@ def _softplus_raw(x, beta=1.0, threshold=20.0):
 
 
 @_act("mish", "MishBackward0")
+@_opmath
 def _mish(x):
     return x * jnp.tanh(_softplus_raw(x))
 
@@ -320,6 +342,7 @@ def hardswish(input, inplace=False):
 
 
 @_act("softplus", "SoftplusBackward0")
+@_opmath
 def _softplus(x, beta, threshold):
     return _softplus_raw(x, beta, threshold)
 
@@ -410,6 +433,7 @@ def _get_softmax_dim(name, ndim, stacklevel=3):
 
 
 @_act("softmax", "SoftmaxBackward0")
+@_opmath
 def _softmax(x, dim, neg):
     if neg:
         x = -x
@@ -422,7 +446,17 @@ def _softmax(x, dim, neg):
 def _log_softmax(x, dim):
     if x.ndim == 0:
         return jnp.zeros_like(x)
-    return jax.nn.log_softmax(x, axis=dim)
+    if x.dtype not in _HALF:
+        return jax.nn.log_softmax(x, axis=dim)
+    # torch's CPU kernels compute bfloat16/float16 in float32; over the last dim the sum of
+    # exponentials and its log are stored in the input's dtype before the subtraction
+    low, xf = x.dtype, x.astype(jnp.float32)
+    m = jax.lax.stop_gradient(jnp.max(xf, axis=dim, keepdims=True))
+    total = jnp.sum(jnp.exp(xf - m), axis=dim, keepdims=True)
+    if dim != x.ndim - 1:
+        return (xf - m - jnp.log(total)).astype(low)
+    lse = jnp.log(total.astype(low).astype(jnp.float32)).astype(low).astype(jnp.float32)
+    return (xf - m - lse).astype(low)
 
 
 def _softmax_prep(input, dim, dtype, name):
@@ -635,8 +669,17 @@ def _pnorm(x, p, axis, keepdims=True):
     return jnp.sum(jnp.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
 
 
+def _low_norm(x, p, dim):
+    """torch's ``vector_norm`` of a bfloat16/float16 ``x``: accumulated in float32, stored in
+    ``x``'s dtype; returned as float32 for the ops that use it."""
+    return _pnorm(x.astype(jnp.float32), p, dim).astype(x.dtype).astype(jnp.float32)
+
+
 @defop("normalize", grad_name="DivBackward0")
 def _normalize(x, p, dim, eps):
+    if x.dtype in _HALF:
+        denom = jnp.maximum(_low_norm(x, p, dim), eps).astype(x.dtype).astype(jnp.float32)
+        return (x.astype(jnp.float32) / denom).astype(x.dtype)
     return x / jnp.maximum(_pnorm(x, p, dim), eps)
 
 
@@ -647,6 +690,15 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 @defop("cosine_similarity", promote="float", grad_name="SumBackward1")
 def _cosine_similarity(a, b, dim, eps):
     a, b = jnp.broadcast_arrays(a, b)
+    if a.dtype in _HALF:
+        # torch: each step (norms, quotients, product) stored in the input's dtype
+        low, f32 = a.dtype, jnp.float32
+
+        def unit(v):
+            n = jnp.maximum(_low_norm(v, 2.0, dim), eps).astype(low).astype(f32)
+            return (v.astype(f32) / n).astype(low).astype(f32)
+        prod = (unit(a) * unit(b)).astype(low).astype(f32)
+        return jnp.sum(prod, axis=dim).astype(low)
     na = jnp.maximum(_safe_sqrt(jnp.sum(a * a, axis=dim, keepdims=True)), eps)
     nb = jnp.maximum(_safe_sqrt(jnp.sum(b * b, axis=dim, keepdims=True)), eps)
     return jnp.sum((a / na) * (b / nb), axis=dim)
@@ -675,14 +727,16 @@ def _layer_norm(x, *wb, n, eps, has_w, has_b):
     xf = x.astype(jnp.promote_types(x.dtype, jnp.float32))
     mean = jnp.mean(xf, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(xf - mean), axis=axes, keepdims=True)
-    y = ((xf - mean) * jax.lax.rsqrt(var + eps)).astype(x.dtype)
+    y = (xf - mean) * jax.lax.rsqrt(var + eps)
+    if x.dtype not in _HALF:
+        y = y.astype(x.dtype)
     i = 0
-    if has_w:
-        y = y * wb[i]
+    if has_w:        # bfloat16/float16: the affine step in float32 too, one rounding
+        y = y * wb[i].astype(y.dtype)
         i += 1
     if has_b:
-        y = y + wb[i]
-    return y
+        y = y + wb[i].astype(y.dtype)
+    return y.astype(x.dtype)
 
 
 def _check_norm_shape(input, normalized_shape):
@@ -707,9 +761,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def _rms_norm(x, *w, n, eps):
     axes = tuple(range(x.ndim - n, x.ndim))
     xf = x.astype(jnp.promote_types(x.dtype, jnp.float32))
-    e = jnp.finfo(x.dtype).eps if eps is None else eps
-    y = (xf * jax.lax.rsqrt(jnp.mean(xf * xf, axis=axes, keepdims=True) + e)).astype(x.dtype)
-    return y * w[0] if w else y
+    # torch: the epsilon of the computation's dtype (float32 for bfloat16/float16 input)
+    e = jnp.finfo(xf.dtype).eps if eps is None else eps
+    y = xf * jax.lax.rsqrt(jnp.mean(xf * xf, axis=axes, keepdims=True) + e)
+    return (y * w[0] if w else y).astype(x.dtype)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -722,6 +777,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 @defop("group_norm", grad_name="NativeGroupNormBackward0")
+@_opmath
 def _group_norm(x, *wb, groups, eps, has_w, has_b):
     shape = x.shape
     n = shape[0]
@@ -754,25 +810,45 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @defop("batch_norm", grad_name="NativeBatchNormBackward0")
 def _batch_norm(x, *args, training, eps, has_w, has_b, has_stats):
+    # torch's CPU kernel: statistics in float32; with bfloat16/float16 parameters (or none)
+    # the batch mean and inverse std are stored in the input's dtype; then
+    # y = x * alpha + beta with alpha = invstd * weight, beta = bias - mean * alpha in float32
+    low = x.dtype if x.dtype in _HALF else None
+    params_low = all(a.dtype == x.dtype for a in args)
+    xf = x.astype(jnp.float32) if low else x
     axes = (0,) + tuple(range(2, x.ndim))
     bshape = (1, -1) + (1,) * (x.ndim - 2)
+
+    def arg(i):
+        a = args[i].reshape(bshape)
+        return a.astype(xf.dtype) if low else a
+
     i = 0
     if training or not has_stats:
-        mean = jnp.mean(x, axis=axes, keepdims=True)
-        var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+        mean = jnp.mean(xf, axis=axes, keepdims=True)
+        invstd = jax.lax.rsqrt(jnp.mean(jnp.square(xf - mean), axis=axes, keepdims=True) + eps)
+        if low and params_low:
+            mean = mean.astype(low).astype(jnp.float32)
+            invstd = invstd.astype(low).astype(jnp.float32)
         if has_stats:
             i = 2
     else:
-        mean = args[0].reshape(bshape)
-        var = args[1].reshape(bshape)
+        mean, invstd = arg(0), jax.lax.rsqrt(arg(1) + eps)
         i = 2
-    y = (x - mean) * jax.lax.rsqrt(var + eps)
+    if not low:
+        y = (x - mean) * invstd
+        if has_w:
+            y = y * arg(i)
+            i += 1
+        if has_b:
+            y = y + arg(i)
+        return y
+    alpha = invstd
     if has_w:
-        y = y * args[i].reshape(bshape)
+        alpha = alpha * arg(i)
         i += 1
-    if has_b:
-        y = y + args[i].reshape(bshape)
-    return y
+    beta = (arg(i) if has_b else 0.0) - mean * alpha
+    return (xf * alpha + beta).astype(low)
 
 
 @defop("batch_norm_update_stats", differentiable=False)
@@ -951,6 +1027,46 @@ def _class_last(x, ndim):
     return jnp.moveaxis(x, 1, -1)
 
 
+def _nll_cascade(picked, wt, valid, weighted, reduction):
+    """torch's CPU nll_loss reduction in bfloat16/float16: a cascade of 8 partial sums kept in
+    the input's dtype (every add rounded), level j flushed into level j+1 after element ``b``
+    when ``b % 16 ** (j + 1) == 0`` (ignored elements neither add nor flush), the levels then
+    added in order; the mean divides by the total weight, also in the input's dtype."""
+    low, f32 = picked.dtype, jnp.float32
+
+    def rnd(v):
+        return v.astype(low).astype(f32)
+
+    n = picked.size
+    xs = (jnp.arange(n), rnd(picked.reshape(-1).astype(f32) * wt.reshape(-1).astype(f32)),
+          wt.reshape(-1).astype(f32), valid.reshape(-1))
+
+    def step(state, x):
+        b, t, w, ok = x
+        loss, wsum = state
+        nl, nw = loss.at[0].set(rnd(loss[0] - t)), wsum.at[0].set(rnd(wsum[0] + w))
+        for j in range(7):
+            flush = (b % (16 ** (j + 1))) == 0
+            nl = jnp.where(flush, nl.at[j + 1].set(rnd(nl[j + 1] + nl[j])).at[j].set(0.0), nl)
+            nw = jnp.where(flush, nw.at[j + 1].set(rnd(nw[j + 1] + nw[j])).at[j].set(0.0), nw)
+        return (jnp.where(ok, nl, loss), jnp.where(ok, nw, wsum)), None
+
+    zero = jnp.zeros((8,), f32)
+    (loss, wsum), _ = jax.lax.scan(step, (zero, zero), xs)
+    total = jnp.zeros((), f32)
+    for j in range(8):
+        total = rnd(total + loss[j])
+    if reduction == "sum":
+        return total.astype(low)
+    if weighted:
+        tw = jnp.zeros((), f32)
+        for j in range(8):
+            tw = rnd(tw + wsum[j])
+    else:
+        tw = rnd(jnp.sum(valid).astype(f32))
+    return (total / tw).astype(low)
+
+
 def _nll_core(logp, target, w, ignore_index, reduction, label_smoothing=0.0):
     """logp: (..., C) with class last; target: (...) ints; w: (C,) or None."""
     c = logp.shape[-1]
@@ -963,6 +1079,8 @@ def _nll_core(logp, target, w, ignore_index, reduction, label_smoothing=0.0):
     if reduction == "none":
         red = loss
         denom = None
+    elif logp.dtype in _HALF:
+        red = _nll_cascade(picked, wt, valid, w is not None, reduction)
     elif reduction == "sum":
         red = jnp.sum(loss)
     else:
