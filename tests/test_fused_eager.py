@@ -24,12 +24,12 @@ def fused():
 def _mlp(m):
     m.manual_seed(0)
     nn = m.nn
-    model = nn.Sequential(nn.Linear(29, 17), nn.ReLU(), nn.Linear(17, 17), nn.ReLU(),
-                          nn.Linear(17, 5))
+    model = nn.Sequential(nn.Linear(31, 19), nn.ReLU(), nn.Linear(19, 19), nn.ReLU(),
+                          nn.Linear(19, 6))
     opt = m.optim.Adam(model.parameters(), lr=1e-2)
     rng = np.random.default_rng(1)
-    x = m.tensor(rng.standard_normal((11, 29), np.float32))
-    y = m.tensor(rng.integers(0, 5, 11))
+    x = m.tensor(rng.standard_normal((9, 31), np.float32))
+    y = m.tensor(rng.integers(0, 6, 9))
 
     def step():
         loss = m.nn.functional.cross_entropy(model(x), y)

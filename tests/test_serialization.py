@@ -389,9 +389,18 @@ def _step(m, model, opt, sched, xb, yb):
 def test_resume_training_equals_straight_run(tmp_path, monkeypatch):
     """N steps, save model/optimizer/scheduler/generator, fresh objects load them, M more
     steps: equal to N+M steps straight through, in torchlike, and close to torch's run.
-    Bit-equal runs need one tier throughout (DIFFERENCES.md): the interpreter is off."""
+    Bit-equal runs need one tier throughout (DIFFERENCES.md): the interpreter is off, and so
+    is fused eager (a segment's first meeting runs op by op, its repeats as one program)."""
     from torchlike import _tiers
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)
+    old_mode = torchlike.eager.set_mode("strict")
+    try:
+        _resume_training_equals_straight_run(tmp_path)
+    finally:
+        torchlike.eager.set_mode(old_mode)
+
+
+def _resume_training_equals_straight_run(tmp_path):
     from torchlike.utils.data import DataLoader, TensorDataset
     rs = np.random.default_rng(0)
     X = rs.standard_normal((40, 4)).astype(np.float32)

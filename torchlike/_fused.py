@@ -37,6 +37,8 @@ import weakref
 import jax
 import numpy as np
 
+from . import _tiers
+
 __all__ = ["Deferred", "active", "set_mode", "mode", "sync", "stats", "record", "raw",
            "resolve", "reset_stats"]
 
@@ -361,7 +363,9 @@ def _abstract_key(a):
 
 
 def _abstract(tiered, tree, avals, sig):
-    """Output structure and (shape, dtype, weak_type)s of ``tiered`` at a signature (cached)."""
+    """Output structure and (shape, dtype, weak_type)s of ``tiered`` at a signature (cached).
+    The jaxpr traced for it becomes the interpreter tier's plan for the signature (one trace
+    serves both)."""
     spec = []
     for a in avals:
         c = a.__class__
@@ -369,9 +373,10 @@ def _abstract(tiered, tree, avals, sig):
             spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type))
         else:
             spec.append(a)
-    out = jax.eval_shape(tiered.raw, *_tree_unflatten(tree, spec))
+    jaxpr, out = jax.make_jaxpr(tiered.raw, return_shape=True)(*_tree_unflatten(tree, spec))
     _stats["traces"] += 1
     flat, out_tree = _tree_flatten(out)
+    _tiers.seed_plan(tiered, tree, avals, jaxpr, out_tree)
     ent = (out_tree, tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type))
                            for o in flat))
     if tiered.shapes is None or len(tiered.shapes) >= _SHAPES_MAX:

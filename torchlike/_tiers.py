@@ -26,7 +26,6 @@ import jax
 import numpy as np
 from jax._src.lib import xla_client as _xc
 
-from . import _fused
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
            "set_interpret_calls", "iota", "put"]
@@ -163,6 +162,7 @@ class Tiered:
             out = _fused.record(self, args)
             if out is not None:
                 return out
+            args = _fused.concrete(args)    # (a call that runs now: tracers, sharded inputs)
         elif _fused._installed:
             args = _fused.concrete(args)
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
@@ -313,6 +313,44 @@ class Tiered:
         return out
 
 
+def seed_plan(f, tree, leaves, jaxpr, out_tree):
+    """Give ``f``'s interpreter the plan of a signature traced elsewhere (fused eager's abstract
+    evaluation), so its first interpreted call does not trace again. ``leaves``: the call's
+    flattened inputs (arrays, deferred values with shape and dtype, scalars)."""
+    if not INTERPRET_CALLS:
+        return
+    from . import _interpret
+    if _interpret.check(jaxpr) is not None:
+        return
+    key = []
+    for a in leaves:
+        t = a.__class__
+        key.append(t if t in _SCALARS else (a.shape, a.dtype))
+    flat = _is_flat_tuple(tree, len(leaves))
+    ent = f.seen.get(tuple(key))
+    if ent is None:
+        if len(f.seen) >= _SEEN_MAX:
+            return
+        ent = f.seen[tuple(key)] = [0, None, None]
+    if ent[1] is None:
+        ent[1] = {}
+    ent[1].setdefault(None if flat else tree, _Plan(jaxpr, out_tree))
+
+
+_FLAT: dict = {}
+
+
+def _is_flat_tuple(tree, n):
+    """Is ``tree`` the structure of ``args`` in ``f(*args)`` with every arg a leaf?"""
+    t = _FLAT.get(n)
+    if t is None:
+        t = _FLAT[n] = jax.tree_util.tree_structure(tuple(range(n)))
+    return tree == t
+
+
 def tiered(raw, jitted=None, name="", finish=None):
     """A ``Tiered`` of ``raw`` (``jitted`` defaults to ``jax.jit(raw)``)."""
     return Tiered(raw, jax.jit(raw) if jitted is None else jitted, name, finish)
+
+
+from . import _fused  # noqa: E402  (fused eager records Tiered calls; it imports this module)
