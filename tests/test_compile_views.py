@@ -313,11 +313,18 @@ def test_tiny_gpt_step_with_view_mask_buffers_compiles_fullgraph():
         _same(lc, le, atol=1e-4)
     for (n, p), q, e in zip(ref.named_parameters(), mods["compiled"].parameters(),
                             mods["eager"].parameters()):
-        # the key projection's bias has a zero true gradient (softmax ignores a per-row
-        # constant): Adam turns float noise there into steps of up to lr, in torch as here
-        atol = 3e-3 if n.endswith("c_attn.bias") else 1e-5
-        _same(q, e, atol=atol)
-        _same(q, p, atol=atol)
+        if n.endswith("c_attn.bias"):
+            # the key projection's bias (the middle third) has a zero true gradient (softmax
+            # ignores a per-row constant): Adam turns float noise there into steps of up to lr
+            # each, in torch as here, so it is only bounded by 4 steps of lr; the query and
+            # value thirds are compared tightly
+            q, e, p = (np.asarray(t.detach().numpy()).reshape(3, -1) for t in (q, e, p))
+            for part, atol in ((0, 1e-5), (1, 4 * 1e-2 * 1.01), (2, 1e-5)):
+                _same(q[part], e[part], atol=atol)
+                _same(q[part], p[part], atol=atol)
+            continue
+        _same(q, e, atol=1e-5)
+        _same(q, p, atol=1e-5)
     assert compiled.compile_count == 2 and compiled.trace_count == 2
     # the mask buffers are still views of their roots, unchanged
     blk = mods["compiled"].h[0]
