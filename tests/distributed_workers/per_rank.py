@@ -232,7 +232,7 @@ if sys.argv[1] == "torchlike":
 if sys.argv[1] == "torchlike":
     import warnings
 
-    def ddp_run(compiled):
+    def ddp_run(compiled, steps=2):
         m = mlp()
         set_params(m, 7)
         ddp = DDP(m)
@@ -248,7 +248,7 @@ if sys.argv[1] == "torchlike":
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             losses = [f(torch.tensor(data[4 * r:4 * r + 4]),
-                        torch.tensor(target[4 * r:4 * r + 4])).item() for _ in range(3)]
+                        torch.tensor(target[4 * r:4 * r + 4])).item() for _ in range(steps)]
         return losses, [tl(p) for p in m.parameters()], [str(x.message) for x in w]
 
     eager, eager_params, _ = ddp_run(False)
@@ -302,8 +302,7 @@ with open(f"{out_path}.rank{r}.json", "w") as f:
 # ---------------------------------------------------------------- a diverging rank
 if LIB == "torchlike":
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=5))
-    t = torch.ones(3)
-    dist.all_reduce(t)
+    t = x.clone()
     if r == 0:
         dist.all_reduce(t)
         print("rank 0 passed a collective rank 1 never called", flush=True)
