@@ -27,8 +27,6 @@ def main():
 
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.manual_seed(rank)                       # ranks start apart: DDP syncs them to rank 0
-
     rng = np.random.default_rng(0)               # the same data set on every rank
     x = rng.standard_normal((512, 10)).astype(np.float32)
     w_true = rng.standard_normal((10, 1)).astype(np.float32)
@@ -38,6 +36,10 @@ def main():
     loader = torch.utils.data.DataLoader(ds, batch_size=args.batch, sampler=sampler)
 
     model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 1))
+    init = np.random.default_rng(100 + rank)      # ranks start apart: DDP syncs them to rank 0
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.tensor(init.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
     ddp = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
 
@@ -52,7 +54,7 @@ def main():
             total += torch.tensor([loss.item() * len(xb), len(xb)])
         dist.all_reduce(total)                    # the epoch's mean loss over every rank
         if rank == 0:
-            print(f"epoch {epoch}: loss {total[0].item() / total[1].item():.4f} "
+            print(f"epoch {epoch}: loss {total[0].item() / total[1].item():.6f} "
                   f"({world} ranks, {len(sampler)} samples each)")
 
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])

@@ -1,9 +1,17 @@
 """The per-rank view against torch: 2 processes on localhost, gloo.
 
-One batch of jobs runs once per session (a module fixture, started together): the per-rank
-worker under torchlike's launcher and under torchrun (tests/distributed_workers/per_rank.py,
-the same file with a different import), a diverging and a crashing job, and a
-``multiprocessing.spawn`` job. Every job has a timeout; every process is reaped.
+One batch of jobs runs once per session (a module fixture; started together, every job under a
+timeout, every process reaped), sharing processes between checks:
+
+* torchlike: ``python -m torchlike.distributed.run`` with 2 ranks of 4 CPU devices each runs
+  tests/distributed_workers/per_rank.py (collectives, DDP, samplers, SyncBatchNorm, a compiled
+  DDP step, the global view across both processes, examples/ddp_train.py) and ends with a
+  collective only rank 0 calls: the watchdog's timeout ends the job;
+* torch: the same worker file on torch (started by torchlike's launcher run as a plain script,
+  which sets torchrun's environment without importing either library), then copies of
+  examples/ddp_train.py and examples/fsdp_tp.py whose import line says ``import torch``;
+* ``torchlike.multiprocessing.spawn`` of two ranks, one of which then raises;
+* the launcher with two plain-Python ranks, one of which raises.
 """
 import json
 import os
@@ -23,21 +31,24 @@ from distributed_workers.once import once
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKERS = os.path.join(HERE, "distributed_workers")
 ROOT = os.path.dirname(HERE)
-TIMEOUT = 420
+EXAMPLES = os.path.join(ROOT, "examples")
+LAUNCHER = os.path.join(ROOT, "torchlike", "distributed", "run.py")
+TIMEOUT = 300
 
 
-def _env():
+def _env(**extra):
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
-              "TORCHLIKE_JAX_COORDINATOR"):
+              "TORCHLIKE_JAX_COORDINATOR", "XLA_FLAGS"):
         env.pop(k, None)
     env["PYTHONWARNINGS"] = "ignore"
+    env.update(extra)
     return env
 
 
-def _start(cmd):
-    return subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
+def _start(cmd, **env):
+    return subprocess.Popen(cmd, cwd=ROOT, env=_env(**env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
@@ -48,49 +59,83 @@ def _finish(p, deadline):
         os.killpg(p.pid, signal.SIGKILL)        # the session this test started
         out, err = p.communicate()
         raise AssertionError(f"job timed out: {p.args}\n{err[-3000:]}")
-    return p.returncode, out, err, time.monotonic()
+    return p.returncode, out, err
+
+
+def _alive(pids):
+    """The pids among ``pids`` that are still running (not zombies)."""
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[1].split()[0] != "Z":
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
 
 
 def _leftover(tag):
     """pids of live processes whose command line mentions ``tag``."""
     found = []
     for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().decode(errors="replace")
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().split(") ")[1].split()[0]
-        except OSError:
-            continue
-        if tag in cmd and state != "Z":
-            found.append(int(pid))
-    return found
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if tag in f.read().decode(errors="replace"):
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return _alive(found)
+
+
+def torch_copy(name, d):
+    """``examples/<name>`` with its import line changed to ``import torch``."""
+    src = open(os.path.join(EXAMPLES, name)).read()
+    line = next(ln for ln in src.splitlines() if ln.startswith("import torchlike as torch"))
+    path = d / ("torch_" + name)
+    path.write_text(src.replace(line, "import torch" + line[len("import torchlike as torch"):]))
+    return str(path)
+
+
+FSDP_ARGS = "--steps,3,--log-every,1"
 
 
 def _run_jobs(d):
-    launch = [sys.executable, "-m", "torchlike.distributed.run", "--standalone",
-              "--nproc-per-node", "2"]
     worker = os.path.join(WORKERS, "per_rank.py")
+    ddp_args = "--epochs,2"
     t0 = time.monotonic()
     procs = {
-        "torchlike": _start(launch + [worker, "torchlike", str(d / "tl")]),
-        "torch": _start([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                         "--nproc-per-node", "2", worker, "torch", str(d / "torch")]),
-        "diverge": _start(launch + [os.path.join(WORKERS, "failures.py"), "diverge"]),
-        "crash": _start(launch + [os.path.join(WORKERS, "failures.py"), "crash"]),
+        "torchlike": _start([sys.executable, "-m", "torchlike.distributed.run", "--standalone",
+                             "--nproc-per-node", "2", "--shutdown-timeout", "20", worker,
+                             "torchlike", str(d / "tl"),
+                             f"ddp_train,{EXAMPLES}/ddp_train.py,{ddp_args}"],
+                            JAX_NUM_CPU_DEVICES="4"),
+        "torch": _start([sys.executable, LAUNCHER, "--standalone", "--nproc-per-node", "2",
+                         worker, "torch", str(d / "torch"),
+                         f"ddp_train,{torch_copy('ddp_train.py', d)},{ddp_args}",
+                         f"fsdp_tp_dp2,{torch_copy('fsdp_tp.py', d)},{FSDP_ARGS},--dp,2,"
+                         f"--no-compile",
+                         f"fsdp_tp_dp1,{torch_copy('fsdp_tp.py', d)},{FSDP_ARGS},--dp,1,"
+                         f"--no-compile"]),
         "spawn": _start([sys.executable, os.path.join(WORKERS, "spawned.py"), str(d / "sp")]),
-        "two_hosts": _start(["env", "JAX_NUM_CPU_DEVICES=4"] + launch
-                            + [os.path.join(WORKERS, "two_hosts.py"), str(d / "th")]),
+        "crash": _start([sys.executable, LAUNCHER, "--standalone", "--nproc-per-node", "2",
+                         os.path.join(WORKERS, "failures.py")]),
     }
     deadline = t0 + TIMEOUT
     done = {k: list(_finish(p, deadline)) for k, p in procs.items()}
-    res = {"dir": str(d), "done": done, "leftover": {
-        m: _leftover(f"failures.py {m}") for m in ("diverge", "crash")}}
+    res = {"dir": str(d), "done": done,
+           "leftover": {"torchlike": _leftover(str(d / "tl")),
+                        "crash": _leftover(os.path.join(WORKERS, "failures.py")),
+                        "spawn": _alive(json.loads(done["spawn"][1].split("PIDS ")[1]
+                                                   .splitlines()[0]))}}
     for name, prefix in (("torchlike", "tl"), ("torch", "torch")):
-        rc, out, err, _ = done[name]
-        assert rc == 0, f"{name} job failed:\n{err[-4000:]}"
+        rc, out, err = done[name]
+        if name == "torch":
+            assert rc == 0, f"{name} job failed:\n{err[-4000:]}"
+        for r in range(2):
+            f = d / f"{prefix}.rank{r}.json"
+            assert f.exists(), f"{name} rank {r} wrote no results:\n{err[-4000:]}"
         res[name] = [json.load(open(d / f"{prefix}.rank{r}.json")) for r in range(2)]
     return res
 
@@ -183,28 +228,36 @@ def test_sync_batchnorm_equals_batchnorm_over_the_joined_batch(jobs):
 
 
 def test_rank_divergence_ends_in_a_timeout(jobs):
-    rc, out, err, _ = jobs["done"]["diverge"]
-    assert rc != 0
+    """torchlike's job ends with a collective only rank 0 calls (group timeout 5 s): rank 0's
+    watchdog takes it down, the launcher ends rank 1 and fails the job."""
+    rc, out, err = jobs["done"]["torchlike"]
+    assert rc == 1
     assert "Watchdog caught collective operation timeout: ALLREDUCE" in err
     assert "rank 0 passed" not in out
-    assert "ChildFailedError" in err
-    assert jobs["leftover"]["diverge"] == []
+    assert "ChildFailedError" in err and "rank: 0 (local_rank: 0)" in err
+    assert "exitcode: 6" in err
+    assert jobs["leftover"]["torchlike"] == []
 
 
 def test_crashed_rank_ends_the_job(jobs):
-    rc, out, err, _ = jobs["done"]["crash"]
+    rc, out, err = jobs["done"]["crash"]
     assert rc == 1
     assert "ValueError: rank 1 failed on purpose" in err
     assert "rank: 1 (local_rank: 1)" in err
     assert jobs["leftover"]["crash"] == []
 
 
-def test_multiprocessing_spawn_job(jobs):
-    rc, out, err, _ = jobs["done"]["spawn"]
-    assert rc == 0, err[-3000:]
+def test_multiprocessing_spawn_job_and_its_failed_rank(jobs):
+    """Two spawned ranks all-reduce; then rank 1 raises while rank 0 waits in a barrier:
+    spawn ends rank 0 and raises rank 1's error in the parent, as torch's does."""
+    rc, out, err = jobs["done"]["spawn"]
     for r in range(2):
         got = json.load(open(jobs["dir"] / f"sp.rank{r}.json"))
         assert got == {"rank": r, "sum": [3.0, 6.0]}
+    assert rc == 1
+    assert "ProcessRaisedException" in err and "Process 1 terminated" in err
+    assert "ValueError: rank 1 failed on purpose" in err
+    assert jobs["leftover"]["spawn"] == []
 
 
 # ---------------------------------------------------------------- in this process
@@ -256,18 +309,43 @@ def test_isend_is_a_clear_error():
 
 
 def test_two_processes_of_four_devices(jobs):
-    """Per-rank collectives on processes holding 4 devices each, and the global view over a
-    mesh spanning both processes: an FSDP MLP's SGD steps equal dense torch's."""
+    """Per-rank collectives on processes holding 4 devices each (the whole per-rank job runs
+    so), and the global view over a mesh spanning both processes: an FSDP MLP's SGD steps
+    equal dense torch's."""
     from test_distributed_global import _close as close, _torch_dense
-    rc, out, err, _ = jobs["done"]["two_hosts"]
-    assert rc == 0, err[-4000:]
     ref = _torch_dense(steps=3, opt="sgd")
-    got = [json.load(open(jobs["dir"] / f"th.rank{r}.json")) for r in range(2)]
-    for r, g in enumerate(got):
+    for r in range(2):
+        g = jobs["torchlike"][r]["two_hosts"]
         assert g["local_devices"] == 4 and g["devices"] == 8
-        assert g["all_reduce"] == [3.0, 6.0]
         assert g["full"] == torch.arange(32.).reshape(8, 4).tolist()
         assert g["to_local"] == [[16.0 * r + i for i in range(4)]]
         assert close([g["losses"]], [ref["losses"]], 1e-5)
         assert list(g["state"]) == ref["state_keys"]
         assert close(list(g["state"].values()), ref["state"], 1e-5)
+
+
+def test_compiled_ddp_step_runs_eagerly_with_eager_results(jobs):
+    """A compiled DDP step graph-breaks at DDP's gradient hooks (the per-rank view's
+    collectives are programs of their own) and runs eagerly: the same losses and parameters
+    as the eager step, bit for bit, and a warning naming the break."""
+    for r in range(2):
+        c = jobs["torchlike"][r]["compiled_ddp"]
+        assert c["same_losses"] and c["same_params"]
+        assert any("graph break" in w and "post-accumulate-grad" in w for w in c["warnings"])
+
+
+def _losses(text):
+    return [float(ln.split("loss ")[1].split()[0]) for ln in text.splitlines() if "loss " in ln]
+
+
+def test_ddp_train_example_equals_torch(jobs):
+    """examples/ddp_train.py under torchlike's launcher, and a copy whose import line says
+    ``import torch`` under torch: the same epoch losses, and identical parameters on all
+    ranks."""
+    ours = jobs["torchlike"][0]["example_ddp_train"]
+    theirs = jobs["torch"][0]["example_ddp_train"]
+    assert len(_losses(ours)) == 2
+    assert np.allclose(_losses(ours), _losses(theirs), atol=1e-5)
+    assert "parameters identical on all 2 ranks: True" in ours
+    assert "parameters identical on all 2 ranks: True" in theirs
+    assert jobs["torchlike"][1]["example_ddp_train"] == ""      # rank 0 reports

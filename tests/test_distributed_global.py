@@ -158,3 +158,55 @@ def test_compiled_fsdp_tp_step_is_one_program(res):
     assert ours["steady_xla_compiles"] == 0 and ours["steady_eager_traces"] == 0
     assert ours["param_shardings_kept"] and ours["grad_specs_are_param_specs"]
     assert ours["loss_replicated"] and ours["logits_spec"] == "P('dp',)"
+
+
+def test_fsdp_tp_example_equals_torch(res, tmp_path_factory):
+    """examples/fsdp_tp.py on torchlike (one process, a 2 x 4 mesh, compiled step) and a copy
+    importing torch run by torch's ranks (2 processes: a 2 x 1 and a 1 x 2 mesh, eager): the
+    same losses."""
+    from test_distributed import _losses, _run_jobs
+    jobs = once(tmp_path_factory, "distributed-jobs", _run_jobs)
+    ours = _losses(res["example_fsdp_tp"])
+    assert len(ours) == 3
+    assert "laid out as P(('dp', 'tp'),) over 8 devices" in res["example_fsdp_tp"]
+    for mesh in ("dp2", "dp1"):
+        theirs = _losses(jobs["torch"][0]["example_fsdp_tp_" + mesh])
+        assert np.allclose(ours, theirs, atol=2e-5), (mesh, ours, theirs)
+
+
+def _torch_state_layout():
+    """Dense torch after three AdamW steps: get_state_dict's layout and values."""
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+    import models
+    m = models.make_gpt(torch)
+    opt = torch.optim.AdamW(m.parameters(), lr=0.02)
+    x, y = models.gpt_batch(torch)
+    for _ in range(3):
+        opt.zero_grad()
+        models.gpt_loss(torch, m, x, y)[1].backward()
+        opt.step()
+    msd, osd = get_state_dict(m, opt)
+    return msd, osd
+
+
+def test_distributed_checkpoint_round_trip_equals_torch(res):
+    """get_state_dict of the FSDP+TP transformer after three AdamW steps: torch's model keys
+    and FQN-keyed optimizer state, with torch's (unpadded) values; dcp.save, then dcp.load into
+    the model laid out by FSDP alone (a resharding load, other initial weights) and
+    set_state_dict: the loaded model and optimizer hold torch's values, sharded."""
+    msd, osd = _torch_state_layout()
+    ours = res["dcp_layout"]
+    assert ours["model_keys"] == list(msd)
+    assert ours["optim_state_keys"] == {k: sorted(v) for k, v in osd["state"].items()}
+    assert ours["param_groups"] == [{"params": g["params"]} for g in osd["param_groups"]]
+    rt = res["dcp_round_trip"]
+    assert rt["saved_spec"] == "P(('dp', 'tp'),)" and rt["loaded_spec"] == "P('dp',)"
+    assert rt["loaded_sharded"]
+    assert _close(rt["model"], [v.tolist() for v in msd.values()], 2e-5)
+    for got in (ours["optim_state"], rt["optim"]):
+        assert list(got) == list(osd["state"])
+        for k, st in osd["state"].items():
+            for n, v in st.items():
+                assert _close([got[k][n]], [v.tolist()], 2e-5), (k, n)
+    assert rt["groups"] == rt["saved_groups"]
+    assert rt["groups"][0]["lr"] == osd["param_groups"][0]["lr"]

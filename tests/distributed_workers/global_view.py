@@ -157,6 +157,39 @@ out["opt_state_specs"] = {n: sorted({spec(v) for v in opt.state[q].values() if v
 res["gpt_eager"] = out
 lap("eager gpt fsdp_tp")
 
+# torch.distributed.checkpoint: the FSDP+TP model and its AdamW state saved, loaded into the
+# same model laid out by FSDP alone, then one more step on both
+import tempfile  # noqa: E402
+
+import torchlike.distributed.checkpoint as dcp  # noqa: E402
+from torchlike.distributed.checkpoint.state_dict import get_state_dict, set_state_dict  # noqa
+
+msd, osd = get_state_dict(m, opt)
+res["dcp_layout"] = {"model_keys": list(msd), "optim_state_keys": {k: sorted(v) for k, v in
+                                                                   osd["state"].items()},
+                     "param_groups": [{k: v for k, v in g.items() if k == "params"}
+                                      for g in osd["param_groups"]],
+                     "optim_state": {k: {n: v.tolist() for n, v in st.items()}
+                                     for k, st in osd["state"].items()}}
+ckpt = tempfile.mkdtemp()
+dcp.save({"model": msd, "optim": osd}, checkpoint_id=ckpt)
+m2 = models.make_gpt(torch)
+models.set_weights(torch, m2, 5)                # different values: all come from the file
+m2 = shard_gpt(m2, "fsdp")
+opt2 = torch.optim.AdamW(m2.parameters(), lr=0.02)
+msd2, osd2 = get_state_dict(m2, opt2)
+dcp.load({"model": msd2, "optim": osd2}, checkpoint_id=ckpt)
+set_state_dict(m2, opt2, model_state_dict=msd2, optim_state_dict=osd2)
+msd3, osd3 = get_state_dict(m2, opt2)        # what the loaded model and optimizer hold
+res["dcp_round_trip"] = {
+    "loaded_spec": spec(m2.h[0].mlp.fc.weight), "saved_spec": spec(m.h[0].mlp.fc.weight),
+    "loaded_sharded": all(len(q._data.sharding.device_set) == 8 for q in m2.parameters()),
+    "model": [v.tolist() for v in msd3.values()],
+    "optim": {k: {n: v.tolist() for n, v in st.items()} for k, st in osd3["state"].items()},
+    "groups": [{k: v for k, v in g.items()} for g in osd3["param_groups"]],
+    "saved_groups": [{k: v for k, v in g.items()} for g in osd["param_groups"]]}
+lap("dcp")
+
 # the FSDP + TP step compiled: one program, shardings kept, nothing retraced or recompiled
 m = shard_gpt(models.make_gpt(torch), "fsdp_tp")
 opt = torch.optim.SGD(m.parameters(), lr=0.1)
@@ -190,4 +223,19 @@ out.update({
     "state": [v.tolist() for v in m.state_dict().values()]})
 res["gpt_compiled"] = out
 lap("compiled gpt fsdp_tp")
+
+# examples/fsdp_tp.py as it is (compiled step), a few steps
+import contextlib  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+import runpy  # noqa: E402
+
+example = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "examples", "fsdp_tp.py")
+sys.argv = [example, "--steps", "3", "--log-every", "1"]
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    runpy.run_path(example, run_name="__main__")
+res["example_fsdp_tp"] = buf.getvalue()
+lap("example")
 print("RESULT " + json.dumps(res))

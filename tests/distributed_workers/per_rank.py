@@ -1,15 +1,44 @@
 """One rank of the per-rank checks; runs unchanged on torch (``per_rank.py torch OUT``) and
-torchlike (``per_rank.py torchlike OUT``) under their launchers. Writes OUT.rank<r>.json."""
+torchlike (``per_rank.py torchlike OUT``) under a launcher, then runs the examples named after
+OUT (``name,path,arg,...``: a copy importing this library) and keeps what they print. Writes
+OUT.rank<r>.json. torchlike's ranks (4 CPU devices each) also check the global view across the
+two processes and a compiled DDP step, and end with a collective only rank 0 calls: its
+watchdog ends the job."""
+import contextlib
+import datetime
 import importlib
+import io
 import json
+import os
+import runpy
 import sys
+import time
 
 import numpy as np
 
-torch = importlib.import_module(sys.argv[1])
+LIB = sys.argv[1]
+torch = importlib.import_module(LIB)
 out_path = sys.argv[2]
 dist = torch.distributed
 nn = torch.nn
+
+# ---------------------------------------------------------------- the examples (first: each
+# initialises and destroys its own process group)
+examples = {}
+port = int(os.environ["MASTER_PORT"])
+for k, spec in enumerate(sys.argv[3:]):
+    name, path, *args = spec.split(",")
+    argv, sys.argv = sys.argv, [path] + args
+    # a fresh rendezvous port per process group: torch's store on a port this process
+    # already used can hang a later init_process_group
+    os.environ["MASTER_PORT"] = str(port + 1 + k)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        runpy.run_path(path, run_name="__main__")
+    sys.argv = argv
+    examples["example_" + name] = buf.getvalue()
+
+os.environ["MASTER_PORT"] = str(port + 10)
 dist.init_process_group("gloo")
 r, n = dist.get_rank(), dist.get_world_size()
 res = {"rank": r, "world": n}
@@ -199,7 +228,83 @@ if sys.argv[1] == "torchlike":
                                                                  nn.BatchNorm1d(3)))
     res["syncbn_convert"] = type(conv[1]).__name__
 
-with open(f"{out_path}.rank{r}.json", "w") as f:
-    json.dump(res, f)
+# ---------------------------------------------------------------- compiled DDP step
+if sys.argv[1] == "torchlike":
+    import warnings
+
+    def ddp_run(compiled, steps=2):
+        m = mlp()
+        set_params(m, 7)
+        ddp = DDP(m)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(ddp(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        f = torch.compile(step) if compiled else step
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            losses = [f(torch.tensor(data[4 * r:4 * r + 4]),
+                        torch.tensor(target[4 * r:4 * r + 4])).item() for _ in range(steps)]
+        return losses, [tl(p) for p in m.parameters()], [str(x.message) for x in w]
+
+    eager, eager_params, _ = ddp_run(False)
+    comp, comp_params, warned = ddp_run(True)
+    res["compiled_ddp"] = {"same_losses": eager == comp, "same_params": eager_params == comp_params,
+                           "warnings": warned}
+
+# ---------------------------------------------------------------- the global view, 2 processes
+if sys.argv[1] == "torchlike":
+    import jax
+    import jax.experimental.multihost_utils as mhu
+    from torchlike.distributed.device_mesh import init_device_mesh
+    from torchlike.distributed.fsdp import fully_shard
+    from torchlike.distributed.tensor import Shard, distribute_tensor
+    th = {"local_devices": len(jax.local_devices()), "devices": len(jax.devices())}
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    xd = torch.arange(32.).reshape(8, 4)
+    d = distribute_tensor(xd, mesh, [Shard(0)])
+    th["to_local"] = d.to_local().tolist()
+    th["full"] = d.full_tensor().tolist()
+    rng = np.random.default_rng(0)
+    W = [rng.standard_normal(s).astype(np.float32) * 0.4 for s in [(12, 6), (12,), (3, 12),
+                                                                    (3,)]]
+    xb = rng.standard_normal((8, 6)).astype(np.float32)
+    yb = rng.standard_normal((8, 3)).astype(np.float32)
+    m = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 3))
+    with torch.no_grad():
+        for q, w in zip(m.parameters(), W):
+            q.copy_(torch.tensor(w))
+    fully_shard(m, mesh=mesh)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(m(torch.tensor(xb)), torch.tensor(yb))
+        loss.backward()
+        opt.step()
+        losses.append(np.asarray(loss._data.addressable_shards[0].data).item())
+    th["losses"] = losses
+    th["state"] = {k: np.asarray(mhu.process_allgather(v._data, tiled=True)).tolist()
+                   for k, v in m.state_dict().items()}
+    res["two_hosts"] = th
+
 dist.barrier()
 dist.destroy_process_group()
+
+res.update(examples)
+with open(f"{out_path}.rank{r}.json", "w") as f:
+    json.dump(res, f)
+
+# ---------------------------------------------------------------- a diverging rank
+if LIB == "torchlike":
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=5))
+    t = x.clone()
+    if r == 0:
+        dist.all_reduce(t)
+        print("rank 0 passed a collective rank 1 never called", flush=True)
+    else:
+        time.sleep(120)

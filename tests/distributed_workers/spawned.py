@@ -1,4 +1,6 @@
-"""torchlike.multiprocessing.spawn: two processes, torch's tutorial setup, one all_reduce."""
+"""torchlike.multiprocessing.spawn: two processes, torch's tutorial setup, one all_reduce; then
+rank 1 raises while rank 0 waits in a barrier: spawn ends rank 0 and raises rank 1's error.
+Prints the children's pids first (``PIDS [..]``)."""
 import json
 import os
 import sys
@@ -15,8 +17,13 @@ def run(rank, world_size, out):
     torch.distributed.all_reduce(t)
     with open(f"{out}.rank{rank}.json", "w") as f:
         json.dump({"rank": torch.distributed.get_rank(), "sum": t.tolist()}, f)
-    torch.distributed.destroy_process_group()
+    if rank == 1:
+        raise ValueError("rank 1 failed on purpose")
+    torch.distributed.barrier()
 
 
 if __name__ == "__main__":
-    mp.spawn(run, args=(2, sys.argv[1]), nprocs=2, join=True)
+    ctx = mp.spawn(run, args=(2, sys.argv[1]), nprocs=2, join=False)
+    print("PIDS " + json.dumps(ctx.pids()), flush=True)
+    while not ctx.join():
+        pass

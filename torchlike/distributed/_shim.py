@@ -83,6 +83,11 @@ def place_padded(module, name, sharding):
         axes = () if entry is None else (entry if isinstance(entry, tuple) else (entry,))
         k = math.prod(sharding.mesh.shape[a] for a in axes)
         shape[d] = -(-shape[d] // k) * k
+    if "_tl_padded" not in module.__dict__:
+        object.__setattr__(module, "_tl_padded", {})
+        shim(module)
+        module.register_state_dict_post_hook(_unpad_state)
+        module.register_load_state_dict_pre_hook(_pad_state)
     if shape == list(p.shape):
         p._set_data(jax.device_put(p._data, sharding))
         return p
@@ -93,11 +98,6 @@ def place_padded(module, name, sharding):
                       requires_grad=p.requires_grad)
     q.__dict__.update({k: v for k, v in p.__dict__.items() if k.startswith("_fsdp")})
     module._parameters[name] = q
-    if "_tl_padded" not in module.__dict__:
-        object.__setattr__(module, "_tl_padded", {})
-        shim(module)
-        module.register_state_dict_post_hook(_unpad_state)
-        module.register_load_state_dict_pre_hook(_pad_state)
     module._tl_padded[name] = true
     return q
 
@@ -111,13 +111,19 @@ def _unpad_state(m, state_dict, prefix, local_metadata):
 
 def _pad_state(m, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                error_msgs):
+    """Incoming values padded as their parameters are, and laid out as them (``copy_`` would
+    take the incoming value's layout)."""
+    import jax
     import jax.numpy as jnp
     from .._tensor import Tensor
-    for name, shape in m._tl_padded.items():
+    for name, p in m._parameters.items():
         k = prefix + name
         v = state_dict.get(k)
-        if v is not None and tuple(v.shape) == tuple(shape):
-            full = m._parameters[name].shape
-            state_dict[k] = Tensor._make(jnp.pad(jnp.asarray(v._data) if isinstance(v, Tensor)
-                                                 else jnp.asarray(v),
-                                                 [(0, a - b) for a, b in zip(full, shape)]))
+        if p is None or v is None:
+            continue
+        a = v._data if isinstance(v, Tensor) else jnp.asarray(v)
+        shape = m._tl_padded.get(name)
+        if shape is not None and tuple(a.shape) == tuple(shape):
+            a = jnp.pad(a, [(0, x - y) for x, y in zip(p.shape, shape)])
+        if tuple(a.shape) == tuple(p.shape):
+            state_dict[k] = Tensor._make(jax.device_put(a, p._data.sharding))

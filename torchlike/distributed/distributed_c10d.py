@@ -291,10 +291,43 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             f"is used. Start the ranks with `python -m torchlike.distributed.run "
             f"--nproc-per-node {world_size} script.py` or torchlike.multiprocessing.spawn, "
             f"which make each rank join the job as torchlike is imported.")
+    if joined is not None:
+        _default_sigterm()
+        _exit_on_uncaught_exception()
     _state.rank = rank
     _state.world = ProcessGroup(str(backend), range(world_size),
                                 timeout if timeout is not None else _DEFAULT_TIMEOUT)
     GroupMember.WORLD = _state.world
+
+
+def _default_sigterm():
+    """SIGTERM ends a rank, as under torch: jax.distributed's preemption notifier installs a
+    C handler that only records it (Python still reports SIG_DFL), so a launcher (or spawn)
+    ending the ranks of a failed job would have to wait for SIGKILL. A handler set from Python
+    is left alone."""
+    import signal
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) in (None, signal.SIG_DFL)):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _exit_on_uncaught_exception():
+    """A rank that dies of an exception exits at once, as under torch: Python's normal exit
+    would run jax.distributed's shutdown, which waits for every rank -- and the others may be
+    blocked in a collective with this one. The launcher then ends the job."""
+    hook = sys.excepthook
+    if getattr(hook, "_torchlike_exit", False):
+        return
+
+    def excepthook(*args):
+        try:
+            hook(*args)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
+    excepthook._torchlike_exit = True
+    sys.excepthook = excepthook
 
 
 def destroy_process_group(group=None):

@@ -97,6 +97,10 @@ def _child_env(args, local_rank, nproc, nnodes, addr, port, run_id):
         "TORCHLIKE_JAX_COORDINATOR": f"{addr}:{port}",
         "TORCHLIKE_JAX_NUM_PROCESSES": str(world), "TORCHLIKE_JAX_PROCESS_ID": str(rank),
     })
+    if world > 1:
+        # torchlike's on-disk program cache keys programs without the device they were
+        # compiled for: a rank would load another rank's executable (see the README)
+        env.setdefault("TORCHLIKE_PROGRAM_CACHE", "0")
     if nproc > 1:
         env.setdefault("OMP_NUM_THREADS", "1")
         # one accelerator per rank (jax.distributed reads it; CPU ignores it)

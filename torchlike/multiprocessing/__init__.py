@@ -66,7 +66,11 @@ def _wrap(fn, i, args, error_queue):
         pass
     except Exception:
         error_queue.put(traceback.format_exc())
-        sys.exit(1)
+        # at once, as torch's: a normal exit would wait in jax.distributed's shutdown barrier
+        # for ranks that may be blocked in a collective with this one
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 class ProcessContext:
@@ -133,7 +137,9 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
     job = {}
     if nprocs > 1 and start_method == "spawn":
         job = {"TORCHLIKE_JAX_COORDINATOR": f"127.0.0.1:{_free_port()}",
-               "TORCHLIKE_JAX_NUM_PROCESSES": str(nprocs)}
+               "TORCHLIKE_JAX_NUM_PROCESSES": str(nprocs),
+               # programs on disk are keyed without their device: not shared between ranks
+               "TORCHLIKE_PROGRAM_CACHE": os.environ.get("TORCHLIKE_PROGRAM_CACHE", "0")}
     saved = {k: os.environ.get(k) for k in list(job) + ["TORCHLIKE_JAX_PROCESS_ID"]}
     try:
         for i in range(nprocs):
