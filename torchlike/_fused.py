@@ -43,6 +43,7 @@ __all__ = ["Deferred", "active", "set_mode", "mode", "sync", "stats", "record", 
            "resolve", "reset_stats"]
 
 _ArrayImpl = type(jax.numpy.zeros(()))
+_SingleDevice = jax.sharding.SingleDeviceSharding
 _SCALARS = (int, float, bool, complex)
 _tree_flatten = jax.tree_util.tree_flatten
 _tree_unflatten = jax.tree_util.tree_unflatten
@@ -61,19 +62,21 @@ _lock = threading.RLock()
 _stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "compiles": 0,
           "traces": 0, "materialized": 0, "dropped": 0}
 _cuts: collections.Counter = collections.Counter()
-_seen: collections.OrderedDict = collections.OrderedDict()      # key -> occurrences
-_programs: collections.OrderedDict = collections.OrderedDict()  # key -> jitted segment
+_entries: dict = {}         # segment key -> [meetings, fused program or None, last use]
+_programs: list = []        # the entries holding a program (bounded)
+_clock = [0]
 _installed = []             # Tensor._data became the resolving property (once, for good)
 
 
 class Deferred:
     """The value of a recorded call's output: shape and dtype now, the array after the cut."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "device", "value", "seg", "slot", "error",
+    __slots__ = ("shape", "dtype", "weak_type", "key", "device", "value", "seg", "slot", "error",
                  "__weakref__")
 
-    def __init__(self, shape, dtype, weak_type, device, seg, slot):
-        self.shape, self.dtype, self.weak_type, self.device = shape, dtype, weak_type, device
+    def __init__(self, key, device, seg, slot):
+        self.shape, self.dtype, self.weak_type = self.key = key
+        self.device = device
         self.seg, self.slot = seg, slot
         self.value = None
         self.error = None
@@ -156,12 +159,13 @@ Deferred.__neg__ = lambda self: -resolve(self, "__neg__")
 class _Segment:
     """The pending calls: their key tokens, the external inputs, the outputs' weak references."""
 
-    __slots__ = ("calls", "tokens", "ext", "ext_ids", "ext_avals", "outs", "producers",
+    __slots__ = ("calls", "tokens", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
                  "nbytes", "done", "__weakref__")
 
     def __init__(self):
         self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
         self.tokens = []
+        self.h = 0              # the running hash of the tokens
         self.ext = []           # external input values
         self.ext_ids = {}       # id(array) -> its slot (an array used twice is one input)
         self.ext_avals = []
@@ -273,12 +277,12 @@ def raw(t):
 
 def record(tiered, args):
     """Append a call of ``tiered`` to the pending segment and return its deferred outputs, or
-    None where it must run now (tracers, values jit must decide about)."""
+    None where it must run now (tracers, sharded arrays, values jit must decide about)."""
     with _lock:
         seg = _seg
         leaves, tree = _tree_flatten(args)
         refs = []
-        avals = []
+        keys = []
         ext, ids = seg.ext, seg.ext_ids
         device = None
         for i, a in enumerate(leaves):
@@ -287,7 +291,7 @@ def record(tiered, args):
                 if a.value is None:
                     if a.seg is seg:
                         refs.append(a.slot)
-                        avals.append(a)
+                        keys.append(a.key)
                         if device is None:
                             device = a.device
                         continue
@@ -297,46 +301,49 @@ def record(tiered, args):
                 leaves[i] = a
                 c = a.__class__
             if c is _ArrayImpl:
-                if a.is_fully_addressable is False or len(a.sharding.device_set) != 1:
+                sh = a.sharding
+                if sh.__class__ is not _SingleDevice:
                     return _strict(leaves)
+                key = (a.shape, a.dtype, a.weak_type)
                 k = ids.get(id(a))
                 if k is None:
                     k = ids[id(a)] = len(ext)
                     ext.append(a)
-                    av = (a.shape, a.dtype, a.weak_type)
-                    seg.ext_avals.append(av)
+                    seg.ext_avals.append(key)
                 if device is None:
-                    device = next(iter(a.sharding.device_set))
+                    device = sh._device
                 refs.append(~k)
-                avals.append(a)
+                keys.append(key)
             elif c in _SCALARS or c is np.ndarray or isinstance(a, np.generic):
-                k = len(ext)
+                key = (c, np.shape(a), getattr(a, "dtype", None))
+                refs.append(~len(ext))
                 ext.append(a)
-                seg.ext_avals.append((c, np.shape(a), getattr(a, "dtype", None)))
-                refs.append(~k)
-                avals.append(a)
+                seg.ext_avals.append(key)
+                keys.append(key)
             else:
                 return _strict(leaves)
         refs = tuple(refs)
-        sig = (tree, tuple(_abstract_key(a) for a in avals))
+        sig = (tree, tuple(keys))
         shapes = tiered.shapes
         ent = shapes.get(sig) if shapes is not None else None
         if ent is None:
-            ent = _abstract(tiered, tree, avals, sig)
-        out_tree, out_avals = ent
+            ent = _abstract(tiered, tree, leaves, sig)
+        out_tree, out_keys, nbytes = ent
         if device is None:
             device = _default_device()
         start = len(seg.outs)
-        seg.producers.extend([len(seg.calls)] * len(out_avals))
+        n = len(out_keys)
+        seg.producers.extend([len(seg.calls)] * n)
         outs = []
-        nbytes = 0
-        for k, (shape, dtype, weak) in enumerate(out_avals):
-            d = Deferred(shape, dtype, weak, device, seg, start + k)
+        append = seg.outs.append
+        for k, key in enumerate(out_keys):
+            d = Deferred(key, device, seg, start + k)
             outs.append(d)
-            seg.outs.append(weakref.ref(d))
-            nbytes += d.nbytes
-        seg.calls.append((tiered, tree, refs, start, out_tree, len(out_avals)))
-        seg.tokens.append((tiered, tree, refs))
+            append(weakref.ref(d))
+        seg.calls.append((tiered, tree, refs, start, out_tree, n))
+        tok = (tiered, tree, refs)
+        seg.tokens.append(tok)
+        seg.h = hash((seg.h, tok))
         seg.nbytes += nbytes
         _stats["recorded"] += 1
         result = _tree_unflatten(out_tree, outs)
@@ -353,21 +360,12 @@ def _strict(leaves):
     return None
 
 
-def _abstract_key(a):
-    c = a.__class__
-    if c is Deferred or c is _ArrayImpl:
-        return (a.shape, a.dtype, a.weak_type)
-    if c in _SCALARS:
-        return c
-    return (c, np.shape(a), getattr(a, "dtype", None))
-
-
-def _abstract(tiered, tree, avals, sig):
-    """Output structure and (shape, dtype, weak_type)s of ``tiered`` at a signature (cached).
-    The jaxpr traced for it becomes the interpreter tier's plan for the signature (one trace
-    serves both)."""
+def _abstract(tiered, tree, leaves, sig):
+    """Output structure, (shape, dtype, weak_type)s and bytes of ``tiered`` at a signature
+    (cached). The jaxpr traced for it becomes the interpreter tier's plan for the signature
+    (one trace serves both)."""
     spec = []
-    for a in avals:
+    for a in leaves:
         c = a.__class__
         if c is Deferred or c is _ArrayImpl:
             spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type))
@@ -376,9 +374,10 @@ def _abstract(tiered, tree, avals, sig):
     jaxpr, out = jax.make_jaxpr(tiered.raw, return_shape=True)(*_tree_unflatten(tree, spec))
     _stats["traces"] += 1
     flat, out_tree = _tree_flatten(out)
-    _tiers.seed_plan(tiered, tree, avals, jaxpr, out_tree)
-    ent = (out_tree, tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type))
-                           for o in flat))
+    _tiers.seed_plan(tiered, tree, leaves, jaxpr, out_tree)
+    keys = tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type)) for o in flat)
+    nbytes = sum(int(np.prod(k[0], dtype=np.int64)) * k[1].itemsize for k in keys)
+    ent = (out_tree, keys, nbytes)
     if tiered.shapes is None or len(tiered.shapes) >= _SHAPES_MAX:
         tiered.shapes = {}          # (bounded: shapes that keep changing are forgotten)
     tiered.shapes[sig] = ent
@@ -487,26 +486,29 @@ def _flush(reason):
         if w() is not None:
             live.append(i)
     live = tuple(live)
-    key = (tuple(seg.tokens), tuple(seg.ext_avals), live)
-    n = _seen.get(key, 0) + 1
-    _seen[key] = n
-    _seen.move_to_end(key)
-    if len(_seen) > _MAX_KEYS:
-        _seen.popitem(last=False)
+    ext_avals = tuple(seg.ext_avals)
+    key = _Key(hash((seg.h, ext_avals, live)), (tuple(seg.tokens), ext_avals, live))
+    ent = _entries.get(key)
+    if ent is None:
+        ent = _entries[key] = [0, None, 0]      # meetings, fused program, last use
+        if len(_entries) > _MAX_KEYS:
+            _evict_keys()
+    ent[0] += 1
+    _clock[0] += 1
+    ent[2] = _clock[0]
     was, ACTIVE = ACTIVE, False          # the segment's own calls run, not record
     try:
-        if n < FUSE_AFTER:
+        if ent[0] < FUSE_AFTER:
             values = _replay(seg, live)
             _stats["replayed"] += 1
         else:
-            prog = _programs.get(key)
+            prog = ent[1]
             if prog is None:
-                prog = _programs[key] = _program(seg.calls, live)
+                prog = ent[1] = _program(seg.calls, live)
                 _stats["compiles"] += 1
+                _programs.append(ent)
                 if len(_programs) > MAX_PROGRAMS:
-                    _programs.popitem(last=False)
-            else:
-                _programs.move_to_end(key)
+                    _evict_programs()
             values = prog(*seg.ext)
             _stats["fused"] += 1
     except BaseException as e:
@@ -525,6 +527,38 @@ def _flush(reason):
             d.value = v
     seg.calls = seg.tokens = seg.ext = None
     seg.ext_ids = None
+
+
+class _Key:
+    """A segment's key: its hash was built call by call while recording (hashing the whole
+    structure at the cut would cost a walk over every call); equality compares it all."""
+
+    __slots__ = ("h", "parts")
+
+    def __init__(self, h, parts):
+        self.h, self.parts = h, parts
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, other):
+        return self.h == other.h and self.parts == other.parts
+
+
+def _evict_keys():
+    """Forget the least recently met quarter of the segment keys (and their programs)."""
+    order = sorted(_entries.items(), key=lambda kv: kv[1][2])
+    for k, ent in order[:len(order) // 4]:
+        del _entries[k]
+        ent[1] = None
+    _programs[:] = [e for e in _programs if e[1] is not None]
+
+
+def _evict_programs():
+    """Drop the least recently used fused programs down to 3/4 of the bound."""
+    _programs.sort(key=lambda e: e[2])
+    while len(_programs) > MAX_PROGRAMS * 3 // 4:
+        _programs.pop(0)[1] = None
 
 
 def _replay(seg, live):
@@ -582,7 +616,7 @@ def clear():
     """Forget every fused program and segment count (torchlike's cache clearing)."""
     with _lock:
         _programs.clear()
-        _seen.clear()
+        _entries.clear()
 
 
 def concrete(args):
