@@ -119,6 +119,20 @@ def test_losses_equal_strict_mode_and_torch(make):
     np.testing.assert_allclose(fused_losses, ref, rtol=1e-4, atol=1e-5)
 
 
+def test_a_long_loop_holds_no_old_segments_and_a_bounded_program_cache(fused):
+    import gc
+    _model, step = _mlp(torch)
+    for _ in range(3):
+        step()
+    programs = _fused.stats()["programs"]
+    for _ in range(40):
+        step()
+    gc.collect()
+    alive = [o for o in gc.get_objects() if isinstance(o, _fused._Segment) and o.calls]
+    assert len(alive) <= 1                      # only the pending one holds calls
+    assert _fused.stats()["programs"] == programs
+
+
 def test_ops_return_deferred_values_until_a_host_read(fused):
     x = torch.arange(6.0).reshape(2, 3)
     y = (x * 2 + 1).exp().sum(1)

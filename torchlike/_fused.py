@@ -525,8 +525,7 @@ def _flush(reason):
         d = outs[i]()
         if d is not None and d.value is None:
             d.value = v
-    seg.calls = seg.tokens = seg.ext = None
-    seg.ext_ids = None
+    seg.calls = seg.tokens = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
 
 
 class _Key:
