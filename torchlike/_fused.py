@@ -314,8 +314,13 @@ def record(tiered, args):
                     device = sh._device
                 refs.append(~k)
                 keys.append(key)
-            elif c in _SCALARS or c is np.ndarray or isinstance(a, np.generic):
-                key = (c, np.shape(a), getattr(a, "dtype", None))
+            elif c in _SCALARS:
+                refs.append(~len(ext))
+                ext.append(a)
+                seg.ext_avals.append(c)
+                keys.append(c)
+            elif c is np.ndarray or isinstance(a, np.generic):
+                key = (c, a.shape, a.dtype)
                 refs.append(~len(ext))
                 ext.append(a)
                 seg.ext_avals.append(key)
