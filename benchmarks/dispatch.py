@@ -1,8 +1,9 @@
 """Per-op dispatch cost: a chain of small ops, forward then ``.backward()``, side by side.
 
-Three contestants in one process, on the same shapes:
+Four contestants in one process, on the same shapes:
 
-* torchlike (eager tape, cached jitted forward-with-VJP and backward per op);
+* torchlike (eager tape, cached jitted forward-with-VJP and backward per op), strict and fused
+  (the chain and its backward recorded, then run as one cached program at the host read);
 * torch eager (CPU);
 * the raw JAX floor: per op a cached ``jax.jit(lambda *x: jax.vjp(f, *x))`` and a cached jitted
   backward, called in a Python loop exactly as an eager tape must.
@@ -120,7 +121,16 @@ def main():
     def run_jax():
         return chain_jax(jnp.asarray(xs), jnp.asarray(ws), n)
 
-    fns = {"torchlike": run_tl, "jax floor": run_jax}
+    def run_fused():
+        import torchlike.eager
+        with torchlike.eager.fused():
+            x = torchlike.tensor(xs, requires_grad=True)
+            w = torchlike.tensor(ws, requires_grad=True)
+            chain_torchlike(x, w, n).backward()
+            x.grad.numpy()              # the host read: the segment runs here
+            return x.grad, w.grad
+
+    fns = {"torchlike": run_tl, "torchlike fused": run_fused, "jax floor": run_jax}
     gx_tl, gw_tl = run_tl()
     gx_j, gw_j = run_jax()
     np.testing.assert_allclose(gx_tl.numpy(), np.asarray(gx_j), rtol=1e-4, atol=1e-5)
@@ -150,6 +160,8 @@ def main():
     print(f"torchlike / jax floor : {results['torchlike'] / floor:.2f}x  (target: within 2x)")
     if "torch eager" in results:
         print(f"torchlike / torch     : {results['torchlike'] / results['torch eager']:.2f}x")
+        print(f"fused / torch         : "
+              f"{results['torchlike fused'] / results['torch eager']:.2f}x  (target: 1.0x)")
 
 
 if __name__ == "__main__":
