@@ -26,10 +26,13 @@ def test_variable():
 
 def test_set_multithreading_enabled():
     for m in (torch, tl):
+        assert m.autograd.is_multithreading_enabled() is True
         with m.autograd.set_multithreading_enabled(False):
+            assert m.autograd.is_multithreading_enabled() is False
             x = m.ones(2, requires_grad=True)
             (x * 2).sum().backward()
         assert x.grad.tolist() == [2.0, 2.0]
+        assert m.autograd.is_multithreading_enabled() is True
 
 
 def test_increment_version():

@@ -8,13 +8,13 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .engine import flip_conj, run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                         set_grad_enabled)
-from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401 (the functions, as torch)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .variable import Variable  # noqa: F401
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "graph", "gradcheck", "gradgradcheck", "detect_anomaly",
-           "set_detect_anomaly", "Variable", "set_multithreading_enabled"]
+           "set_detect_anomaly", "Variable", "set_multithreading_enabled",
+           "is_multithreading_enabled"]
 
 
 def _as_list(x):
@@ -127,21 +127,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 
+from . import gradcheck as _gradcheck_module  # noqa: E402
+_gradcheck_module.bind(grad)
+# torch.autograd.gradcheck is the function (the submodule stays importable by its path)
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
+
 from .._lazy import lazy_submodules as _lazy  # noqa: E402
 
 # torch.autograd.functional / profiler / forward_ad on first use
 __getattr__ = _lazy(__name__, {"functional", "profiler", "forward_ad"})
 
 
+_multithreading = [True]
+
+
+def is_multithreading_enabled() -> bool:
+    return _multithreading[0]
+
+
 class set_multithreading_enabled:
     """torch's switch for its multithreaded backward; torchlike's backward is one thread, so
-    it only records the choice (context manager, or a function call)."""
+    it only records the choice (at once, or for a ``with`` block)."""
 
     def __init__(self, mode: bool):
-        self.mode = bool(mode)
+        self.prev = _multithreading[0]
+        _multithreading[0] = bool(mode)
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
+        _multithreading[0] = self.prev
         return False
