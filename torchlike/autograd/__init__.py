@@ -21,7 +21,7 @@ def _as_list(x):
     if x is None:
         return None
     Tensor = graph.tensor_class()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):
         return [x]
     return list(x)
 
@@ -102,18 +102,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grad_outputs = _as_list(grad_outputs) or [None] * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    for t in inputs_l:
-        if not t.requires_grad:
+    if any(isinstance(t, graph.GradientEdge) for t in outputs):
+        raise NotImplementedError("autograd.grad: a GradientEdge as an output is not supported "
+                                  "by torchlike; pass the output tensor itself")
+    edges = [isinstance(t, graph.GradientEdge) for t in inputs_l]
+    for t, is_edge in zip(inputs_l, edges):
+        if not is_edge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, grad_outputs, create_graph)
     roots = [t._edge() for t in outputs]
-    points = [t._edge() + (t,) for t in inputs_l]
+    points = [(t.node, t.output_nr, None) if e else t._edge() + (t,)
+              for t, e in zip(inputs_l, edges)]
     res = run_backward(roots, grads, retain_graph, create_graph, inputs=points, capture=True)
     out = []
     for idx, (t, g) in enumerate(zip(inputs_l, res)):
         if g is None:
             if materialize_grads:
-                out.append(Tensor._make(jnp.zeros(t._data.shape, t._data.dtype)))
+                shape, dt = ((t.node.out_meta[t.output_nr]) if edges[idx] else
+                             (t._data.shape, t._data.dtype))
+                out.append(Tensor._make(jnp.zeros(shape, dt)))
                 continue
             if not allow_unused:
                 raise RuntimeError(
