@@ -216,3 +216,11 @@ def test_gradient_edges():
                                                "a Tensor that does not require gradients"):
             G.get_gradient_edge(m.ones(1))
     assert res[0] == res[1]
+
+
+def test_gradient_edge_as_output_is_refused():
+    x = tl.ones(2, requires_grad=True)
+    y = x * 2
+    with pytest.raises(NotImplementedError, match="a GradientEdge as an output is not "
+                                                  "supported"):
+        tl.autograd.grad(tl.autograd.graph.get_gradient_edge(y), x)
