@@ -378,7 +378,6 @@ def _result_dtype(op, args):
 
 # ------------------------------------------------------------------ apply
 
-
 def apply(op, *args, **static):
     """Run ``op`` on Tensors / Python scalars ``args``; record a tape node when grad is needed.
 
