@@ -26,10 +26,13 @@ def test_variable():
 
 def test_set_multithreading_enabled():
     for m in (torch, tl):
+        assert m.autograd.is_multithreading_enabled() is True
         with m.autograd.set_multithreading_enabled(False):
+            assert m.autograd.is_multithreading_enabled() is False
             x = m.ones(2, requires_grad=True)
             (x * 2).sum().backward()
         assert x.grad.tolist() == [2.0, 2.0]
+        assert m.autograd.is_multithreading_enabled() is True
 
 
 def test_increment_version():
@@ -173,3 +176,51 @@ def test_stream_and_event():
             e.elapsed_time(m.Event())
         seen.append(row)
     assert seen[0] == seen[1]
+
+
+def test_register_multi_grad_hook():
+    seen = []
+    for m in (torch, tl):
+        G = m.autograd.graph
+        a, b, c = (m.ones(2, requires_grad=True) for _ in range(3))
+        log = []
+        h = G.register_multi_grad_hook(
+            (a, b, c), lambda gs: log.append([None if g is None else g.tolist() for g in gs]))
+        (a * 2 + b).sum().backward()
+        (a * 3).sum().backward()
+        h.remove()
+        (a * 2).sum().backward()
+        h = G.register_multi_grad_hook((a, b), lambda g: log.append(g.tolist()), mode="any")
+        (a * 2 + b * 5).sum().backward()
+        h.remove()
+        with pytest.raises(ValueError, match="Expects mode to be one of"):
+            G.register_multi_grad_hook((a,), print, mode="some")
+        seen.append(log)
+    assert seen[0] == seen[1]
+
+
+def test_gradient_edges():
+    res = []
+    for m in (torch, tl):
+        G = m.autograd.graph
+        x = m.ones(2, requires_grad=True)
+        y = x * 2
+        z = (y * 3).sum()
+        ey, ex = G.get_gradient_edge(y), G.get_gradient_edge(x)
+        assert isinstance(ey, G.GradientEdge) and ey.node is y.grad_fn and ey.output_nr == 0
+        assert type(ex.node).__name__ == "AccumulateGrad"
+        (gy,) = m.autograd.grad(z, ey, retain_graph=True)
+        gx, gy2 = m.autograd.grad(z, [ex, y])
+        res.append((gy.tolist(), gx.tolist(), gy2.tolist()))
+        with pytest.raises(RuntimeError, match="It is not possible to get the gradient edge for "
+                                               "a Tensor that does not require gradients"):
+            G.get_gradient_edge(m.ones(1))
+    assert res[0] == res[1]
+
+
+def test_gradient_edge_as_output_is_refused():
+    x = tl.ones(2, requires_grad=True)
+    y = x * 2
+    with pytest.raises(NotImplementedError, match="a GradientEdge as an output is not "
+                                                  "supported"):
+        tl.autograd.grad(tl.autograd.graph.get_gradient_edge(y), x)

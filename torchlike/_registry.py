@@ -28,6 +28,7 @@ from . import _tiers
 from ._tiers import Tiered
 from . import _dtype as D
 from .autograd import engine as _engine
+from .autograd import _apply_hooks
 from .autograd import grad_mode as _gm
 from .autograd.graph import Node
 
@@ -379,19 +380,14 @@ def _result_dtype(op, args):
 
 # ------------------------------------------------------------------ apply
 
-# (op, args, static) -> outputs, or NotImplemented (run as usual); set while a forward AD level
-# is open or saved-tensor hooks are active (torchlike.autograd._apply_hooks)
-apply_hook = None
-
-
 def apply(op, *args, **static):
     """Run ``op`` on Tensors / Python scalars ``args``; record a tape node when grad is needed.
 
     Returns a Tensor, or a tuple of Tensors for multi-output ops.
     """
     T = _Tensor
-    if apply_hook is not None:     # forward AD or saved-tensor hooks (torchlike.autograd)
-        out = apply_hook(op, args, static)
+    if _apply_hooks.current is not None:     # forward AD, saved-tensor hooks (autograd/)
+        out = _apply_hooks.current(op, args, static)
         if out is not NotImplemented:
             return out
     if _state.autocast is not None:
@@ -479,6 +475,8 @@ def apply(op, *args, **static):
         op.view.mark(c, args, arrays, result, static)
     return result
 
+
+_apply_hooks.bind(apply, lambda: _Tensor)
 
 _OUTPUT = "output"
 _BOTH = "both"

@@ -8,20 +8,20 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .engine import flip_conj, run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                         set_grad_enabled)
-from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401 (the functions, as torch)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .variable import Variable  # noqa: F401
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "graph", "gradcheck", "gradgradcheck", "detect_anomaly",
-           "set_detect_anomaly", "Variable", "set_multithreading_enabled"]
+           "set_detect_anomaly", "Variable", "set_multithreading_enabled",
+           "is_multithreading_enabled"]
 
 
 def _as_list(x):
     if x is None:
         return None
     Tensor = graph.tensor_class()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):
         return [x]
     return list(x)
 
@@ -102,18 +102,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grad_outputs = _as_list(grad_outputs) or [None] * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    for t in inputs_l:
-        if not t.requires_grad:
+    if any(isinstance(t, graph.GradientEdge) for t in outputs):
+        raise NotImplementedError("autograd.grad: a GradientEdge as an output is not supported "
+                                  "by torchlike; pass the output tensor itself")
+    edges = [isinstance(t, graph.GradientEdge) for t in inputs_l]
+    for t, is_edge in zip(inputs_l, edges):
+        if not is_edge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, grad_outputs, create_graph)
     roots = [t._edge() for t in outputs]
-    points = [t._edge() + (t,) for t in inputs_l]
+    points = [(t.node, t.output_nr, None) if e else t._edge() + (t,)
+              for t, e in zip(inputs_l, edges)]
     res = run_backward(roots, grads, retain_graph, create_graph, inputs=points, capture=True)
     out = []
     for idx, (t, g) in enumerate(zip(inputs_l, res)):
         if g is None:
             if materialize_grads:
-                out.append(Tensor._make(jnp.zeros(t._d.shape, t._d.dtype)))
+                shape, dt = ((t.node.out_meta[t.output_nr]) if edges[idx] else
+                             (t._d.shape, t._d.dtype))
+                out.append(Tensor._make(jnp.zeros(shape, dt)))
                 continue
             if not allow_unused:
                 raise RuntimeError(
@@ -127,21 +134,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 
+from . import gradcheck as _gradcheck_module  # noqa: E402
+_gradcheck_module.bind(grad)
+# torch.autograd.gradcheck is the function (the submodule stays importable by its path)
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
+
 from .._lazy import lazy_submodules as _lazy  # noqa: E402
 
 # torch.autograd.functional / profiler / forward_ad on first use
 __getattr__ = _lazy(__name__, {"functional", "profiler", "forward_ad"})
 
 
+_multithreading = [True]
+
+
+def is_multithreading_enabled() -> bool:
+    return _multithreading[0]
+
+
 class set_multithreading_enabled:
     """torch's switch for its multithreaded backward; torchlike's backward is one thread, so
-    it only records the choice (context manager, or a function call)."""
+    it only records the choice (at once, or for a ``with`` block)."""
 
     def __init__(self, mode: bool):
-        self.mode = bool(mode)
+        self.prev = _multithreading[0]
+        _multithreading[0] = bool(mode)
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
+        _multithreading[0] = self.prev
         return False

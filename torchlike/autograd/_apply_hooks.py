@@ -1,15 +1,27 @@
-"""The registry's ``apply_hook``: features that see every op call while they are active.
+"""The registry's hook point: features that see every op call while they are active.
 
 Forward AD (a dual level open) and saved-tensor hooks each install a function
-``hook(op, args, static) -> outputs or NotImplemented``; the registry calls the dispatcher
-below only while one is installed. A hook that handles a call runs the op itself through
-``apply`` (marking itself busy), so the others still see it.
+``hook(op, args, static) -> outputs or NotImplemented``. While one is installed, ``current`` is
+the dispatcher below and the registry's ``apply`` calls it first. A hook that handles a call
+runs the op itself through ``apply`` (marking itself busy), so the others still see it.
+
+This module imports nothing: the registry gives it ``apply`` and the Tensor class (``bind``).
 """
 from __future__ import annotations
 
-from .. import _registry
-
+current = None           # read by the registry's ``apply`` on every call
+apply = None             # the registry's apply (bound)
+_tensor_source = None    # () -> the Tensor class (bound)
 _hooks: dict = {}
+
+
+def bind(apply_fn, tensor_source):
+    global apply, _tensor_source
+    apply, _tensor_source = apply_fn, tensor_source
+
+
+def tensor_class():
+    return _tensor_source()
 
 
 def _dispatch(op, args, static):
@@ -21,11 +33,13 @@ def _dispatch(op, args, static):
 
 
 def install(name, hook):
+    global current
     _hooks[name] = hook
-    _registry.apply_hook = _dispatch
+    current = _dispatch
 
 
 def uninstall(name):
+    global current
     _hooks.pop(name, None)
     if not _hooks:
-        _registry.apply_hook = None
+        current = None

@@ -15,6 +15,7 @@ import itertools
 
 from . import grad_mode as _gm
 from .graph import AccumulateGrad, accumulate, bind, cotangents, flip_conj  # noqa: F401
+from .graph import _running
 from .anomaly_mode import _mode as _anomaly, check_gradients
 
 __all__ = ["run_backward", "bind", "flip_conj"]
@@ -78,6 +79,7 @@ class _Walk:
                 self.targets.setdefault(node, []).append((nr, i))
             self.keep = _needed(nodes, self.targets)
             nodes = [n for n in nodes if n in self.keep]
+        self.nodes = frozenset(nodes)
         self.deps = {}
         for n in nodes:
             for child in self.children(n):
@@ -130,35 +132,40 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
         buffers[node][nr] = rep.add(buffers[node][nr], g)
     walk = _Walk(root_nodes, inputs)
     targets, keep, captured = walk.targets, walk.keep, {}
+    outer = getattr(_running, "walk", None)
+    _running.walk = walk          # for hooks that ask which nodes this backward runs
 
-    with _gm.set_grad_enabled(create_graph):
-        while (node := walk.pop()) is not None:
-            buf = buffers.pop(node, None) or [None] * max(len(node.out_meta), 1)
-            buf = node.before(buf, rep)
-            if targets is not None and node in targets:
-                for nr, i in targets[node]:
-                    captured[i] = buf[nr]
-            if isinstance(node, AccumulateGrad):
-                if targets is None or (node in targets and not capture):
-                    node.run(buf, create_graph)
-                continue
-            if keep is not None and not walk.children(node):
-                continue
-            if all(b is None for b in buf):   # (identity: == on Tensors is elementwise)
+    try:
+        with _gm.set_grad_enabled(create_graph):
+            while (node := walk.pop()) is not None:
+                buf = buffers.pop(node, None) or [None] * max(len(node.out_meta), 1)
+                buf = node.before(buf, rep)
+                if targets is not None and node in targets:
+                    for nr, i in targets[node]:
+                        captured[i] = buf[nr]
+                if isinstance(node, AccumulateGrad):
+                    if targets is None or (node in targets and not capture):
+                        node.run(buf, create_graph)
+                    continue
+                if keep is not None and not walk.children(node):
+                    continue
+                if all(b is None for b in buf):   # (identity: == on Tensors is elementwise)
+                    walk.done(node)
+                    continue
+                if node.freed or node._saved_versions:
+                    node.check_alive()
+                cots = rep.fill(buf, node.out_meta) if node.materialize_grads else buf
+                in_grads = node.run(cots, create_graph)
+                if _anomaly[0]:
+                    check_gradients(node, in_grads)
+                if node.post_hooks:
+                    in_grads = node.after(in_grads, buf, rep)
+                if not retain_graph:
+                    node.release()
+                _send(buffers, rep, node, in_grads, keep)
                 walk.done(node)
-                continue
-            if node.freed or node._saved_versions:
-                node.check_alive()
-            cots = rep.fill(buf, node.out_meta) if node.materialize_grads else buf
-            in_grads = node.run(cots, create_graph)
-            if _anomaly[0]:
-                check_gradients(node, in_grads)
-            if node.post_hooks:
-                in_grads = node.after(in_grads, buf, rep)
-            if not retain_graph:
-                node.release()
-            _send(buffers, rep, node, in_grads, keep)
-            walk.done(node)
+    finally:
+        _running.walk = outer
 
     if inputs is not None:
         return [captured.get(i) for i in range(len(inputs))]

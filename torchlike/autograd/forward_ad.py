@@ -37,7 +37,7 @@ _tls = threading.local()
 
 
 def _tensor():
-    return _registry._Tensor
+    return _apply_hooks.tensor_class()
 
 
 def tangent_of(t):
@@ -164,7 +164,7 @@ def _propagate(op, args, static):
     duals = [i for i, a in enumerate(args) if isinstance(a, T) and tangent_of(a) is not None]
     if not duals:
         return NotImplemented
-    out = _untracked(lambda: _registry.apply(op, *args, **static))
+    out = _untracked(lambda: _apply_hooks.apply(op, *args, **static))
     cast = _registry._result_dtype(op, args) if op.promote is not None else None
     cast = None if cast is None else cast.np
     arrays = [a._data if isinstance(a, T) else a for a in args]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -434,13 +435,109 @@ class AccumulateGrad(Node):
         return ()
 
 
-from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: E402,F401
-                          disable_saved_tensors_hooks)
-
-
 def increment_version(tensor):
     """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an
     in-place write would: saved copies of it then fail the backward's version check."""
     tensors = (tensor,) if isinstance(tensor, tensor_class()) else tensor
     for t in tensors:
         t._vc[0] += 1
+
+
+# ------------------------------------------------------------------ multi-tensor gradient hooks
+
+_running = threading.local()     # .walk: the plan of the backward running in this thread (engine)
+
+
+def _will_execute(walk, tensor):
+    """Whether the running backward reaches ``tensor``'s node (its hooks will fire)."""
+    node = tensor.grad_fn if tensor.grad_fn is not None else tensor._edge()[0]
+    return node in walk.nodes
+
+
+class _MultiHandle:
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward for a group of tensors.
+
+    ``mode="all"``: ``fn(grads)`` after the gradients of every tensor of the group that this
+    backward reaches are computed (None for the others). ``mode="any"``: ``fn(grad)`` with the
+    first gradient of the group computed in a backward. Returns a handle (``remove()``).
+    """
+    supported = ("any", "all")
+    if mode not in supported:
+        raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
+    tensors = tuple(tensors)
+    lock = threading.Lock()
+    states = weakref.WeakKeyDictionary()      # the running backward's walk -> its state
+
+    def state_of(walk):
+        st = states.get(walk)
+        if st is None:
+            if mode == "all":
+                expected = sum(1 for t in tensors if _will_execute(walk, t))
+                st = states[walk] = {"grads": [None] * len(tensors), "left": expected}
+            else:
+                st = states[walk] = {"fired": False}
+        return st
+
+    def make_hook(i):
+        def hook(grad):
+            walk = getattr(_running, "walk", None)
+            if walk is None:
+                return None
+            with lock:
+                st = state_of(walk)
+                if mode == "any":
+                    if st["fired"]:
+                        return None
+                    st["fired"] = True
+                    call = (grad,)
+                else:
+                    st["grads"][i] = grad
+                    st["left"] -= 1
+                    if st["left"] > 0:
+                        return None
+                    call = (list(st["grads"]),)
+            fn(*call)
+            return None
+        return hook
+
+    return _MultiHandle([t.register_hook(make_hook(i)) for i, t in enumerate(tensors)
+                         if t.requires_grad])
+
+
+
+class GradientEdge(NamedTuple):
+    """A gradient edge of the graph: ``node`` and which of its outputs (``output_nr``); usable
+    as an input of ``autograd.grad``."""
+
+    node: Node
+    output_nr: int
+    ownership_token: object = None
+
+
+def get_gradient_edge(tensor):
+    """The edge the gradient of ``tensor`` flows through (its ``grad_fn``, or its
+    ``AccumulateGrad`` for a leaf)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, nr = tensor._edge()
+    return GradientEdge(node, nr)
+
+
+from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: E402,F401
+                          disable_saved_tensors_hooks)

@@ -114,10 +114,10 @@ def _pack_saved(op, args, static):
     stack = getattr(_tls, "stack", None)
     if not stack or getattr(_tls, "busy", False):
         return NotImplemented
-    from .._registry import apply, _Tensor as T
+    T = _apply_hooks.tensor_class()
     _tls.busy = True
     try:
-        out = apply(op, *args, **static)
+        out = _apply_hooks.apply(op, *args, **static)
     finally:
         _tls.busy = False
     outs = out if isinstance(out, tuple) else (out,)

@@ -5,19 +5,20 @@ legacy constructor makes a new leaf); every Tensor is an instance of ``Variable`
 """
 from __future__ import annotations
 
+from .graph import tensor_class
+
 __all__ = ["Variable"]
 
 
 class _VariableMeta(type):
     def __instancecheck__(cls, other):
-        from .._tensor import Tensor
-        return isinstance(other, Tensor)
+        return isinstance(other, tensor_class())
 
     def __call__(cls, data=None, requires_grad=False, volatile=False):
-        from .._tensor import Tensor
-        import torchlike
+        Tensor = tensor_class()
         if data is None:
-            return torchlike.tensor([])
+            import jax.numpy as jnp
+            return Tensor._make(jnp.zeros((0,), jnp.float32))
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         if requires_grad:

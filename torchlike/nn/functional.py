@@ -2767,3 +2767,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                            f"{list(grid.shape)}")
     return apply(_grid_sample2d, input, grid, mode=mode, padding_mode=padding_mode,
                  align_corners=bool(align_corners))
+
+
+from ._mha_functional import multi_head_attention_forward  # noqa: E402,F401

@@ -153,7 +153,7 @@ def load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None,
     for k, (t, full) in want.items():
         sh = t._data.sharding
         data = jax.make_array_from_callback(full.shape, sh, lambda idx, full=full: full[idx])
-        t._set_data(data.astype(t._data.dtype) if data.dtype != t._data.dtype else data)
+        t._set_data(data.astype(t._d.dtype) if data.dtype != t._d.dtype else data)
 
 
 def _assign(root, path, value):

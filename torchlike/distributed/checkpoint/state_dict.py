@@ -139,7 +139,7 @@ def _like(value, p):
     a = value._data if isinstance(value, Tensor) else jnp.asarray(value)
     if tuple(a.shape) != tuple(p.shape):
         a = jnp.pad(a, [(0, m - n) for m, n in zip(p.shape, a.shape)])
-    return Tensor._make(jax.device_put(a.astype(p._data.dtype), p._data.sharding))
+    return Tensor._make(jax.device_put(a.astype(p._d.dtype), p._data.sharding))
 
 
 def set_model_state_dict(model, model_state_dict, *, options=None):
