@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 import warnings
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -172,6 +174,19 @@ def _deprecated_alias(meth):
     deprecated_init.__name__ = deprecated_init.__qualname__ = old
     return deprecated_init
 
+
+def _skips_meta(fn):
+    """An initializer that leaves a ``meta`` tensor as it is (it has no data), as torch's."""
+    @functools.wraps(fn)
+    def init(tensor, *args, **kwargs):
+        if tensor.device.type == "meta":
+            return tensor
+        return fn(tensor, *args, **kwargs)
+    return init
+
+
+for _name in [n for n in __all__ if n.endswith("_")]:
+    globals()[_name] = _skips_meta(globals()[_name])
 
 uniform = _deprecated_alias(uniform_)
 normal = _deprecated_alias(normal_)
