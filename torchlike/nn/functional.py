@@ -1282,7 +1282,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
-    if target.dtype is not input.dtype:
+    if target.dtype is not input.dtype and _gm._state.autocast is None:
+        # (under autocast, torch casts both to float32 before this check)
         raise RuntimeError(f"Found dtype {D.legacy_name(target.dtype)} but expected "
                            f"{D.legacy_name(input.dtype)}")
     if weight is not None:
