@@ -362,13 +362,6 @@ def test_gpu_factories_default_device_and_memory():
     assert torchlike.accelerator.is_available()
 
 
-def test_meta_device_not_supported_difference():
-    # torch makes data-less 'meta' tensors; torchlike raises (DIFFERENCES.md)
-    assert torch.zeros(2, device="meta").device.type == "meta"
-    with pytest.raises(NotImplementedError, match="'Meta' backend"):
-        torchlike.zeros(2, device="meta")
-
-
 _MOVE_SCRIPT = r'''
 import jax, numpy as np
 import torchlike as tl

@@ -407,7 +407,7 @@ def test_model_ensembling_tutorial():
     def run(m):
         ms = models[m]
         params, buffers = m.func.stack_module_state(ms)
-        base = copy.deepcopy(ms[0]).to("meta") if m is torch else copy.deepcopy(ms[0])
+        base = copy.deepcopy(ms[0]).to("meta")
 
         def fmodel(params, buffers, x):
             return m.func.functional_call(base, (params, buffers), (x,))

@@ -465,8 +465,8 @@ def test_map_location_callable_sees_each_storage_once():
 
 
 def test_map_location_meta_is_refused_clearly():
-    """DIFFERENCES.md: torchlike has no meta tensors; map_location='meta' raises
-    NotImplementedError (torch gives meta tensors)."""
+    """DIFFERENCES.md: map_location='meta' raises NotImplementedError (torch gives meta
+    tensors); loading to the CPU and moving with .to('meta') works."""
     data = _torch_ckpt({"w": torch.arange(4.0)})
     assert torch.load(io.BytesIO(data), map_location="meta")["w"].is_meta
     with pytest.raises(NotImplementedError, match="meta"):

@@ -121,7 +121,7 @@ def _layout(m, t):
             t.is_contiguous(memory_format=m.channels_last),
             t.is_contiguous(memory_format=m.channels_last_3d),
             t.is_contiguous(memory_format=m.contiguous_format),
-            [t.stride(d) for d in range(-t.dim(), t.dim())])
+            [t.stride(d) for d in range(-t.dim(), t.dim())], t.dim_order())
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -196,6 +196,9 @@ def _unsupported(dev):
 
 def check(dev):
     """Raise torch's error if ``dev`` cannot hold tensors here; returns the jax device."""
+    if dev.type == "meta":
+        from ._meta import _META_DEVICE
+        return _META_DEVICE
     if dev.type == "cpu":
         if _JAX_CPU[0] is None:
             _JAX_CPU[0] = jax.local_devices(backend="cpu")[0]
@@ -227,6 +230,8 @@ def to_jax(dev):
 
 def of_array(arr) -> device:
     """The torch device of a jax array."""
+    if getattr(arr, "__slots__", None) == ("shape", "dtype"):      # a MetaArray
+        return device("meta")
     try:
         d = next(iter(arr.devices()))
     except Exception:  # tracers have no device
@@ -248,6 +253,9 @@ def put(arr, dev=None):
             return arr              # CPU-only jax, default device: arrays are already there
         dev = dev or _CPU
     target = check(dev if isinstance(dev, device) else device(dev))
+    if target.platform == "meta":
+        from ._meta import meta_like
+        return meta_like(arr)
     try:
         if arr.devices() == {target}:
             return arr
@@ -283,6 +291,13 @@ def move(t, dev):
         return t
     from ._registry import _Tensor as Tensor
     from .autograd import grad_mode as _gm
+    if jdev.platform == "meta" or getattr(src, "__slots__", None) == ("shape", "dtype"):
+        from ._meta import meta_like
+        if jdev.platform != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        out = Tensor._make(meta_like(src))
+        out._requires_grad = t._requires_grad and _gm._state.grad_enabled
+        return out
     data = jax.device_put(src, jdev)
     if not (t._requires_grad and _gm._state.grad_enabled):
         return Tensor._make(data)

@@ -23,7 +23,7 @@ import numpy as np
 
 __all__ = ["strides", "contiguous_strides", "channels_last_strides", "view_strides",
            "is_contiguous", "is_non_overlapping_and_dense", "set_layout", "preserved_strides",
-           "format_strides", "VIEW_ERROR"]
+           "format_strides", "dim_order", "VIEW_ERROR"]
 
 VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one "
               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -126,6 +126,49 @@ def _suggests_channels_last(shape, st):
     order = [1] + list(range(len(shape) - 1, 1, -1)) + [0]
     vals = [st[d] for d in order if shape[d] > 1]
     return len(vals) > 1 and all(a <= b for a, b in zip(vals, vals[1:])) and st[1] == 1
+
+
+def dim_order(t):
+    """torch's ``dim_order()``: the dims from outermost to innermost in memory (prims'
+    ``compute_elementwise_output_logical_to_physical_perm``: contiguous and channels_last
+    shortcuts, else an insertion sort on the strides, zero strides ignored)."""
+    shape, st = tuple(t._d.shape), strides(t)
+    n = len(shape)
+    if n <= 1:
+        return tuple(range(n))
+    contiguous, channels_last = is_contiguous(t), is_contiguous(t, "channels_last")
+    if contiguous and not channels_last:
+        return tuple(range(n))
+    if channels_last and not contiguous:
+        return (0, *range(2, n), 1)
+
+    def ge(a, b):
+        if b == 0:
+            return True
+        if a == 0:
+            return False
+        return a >= b or a % b == 0
+
+    def should_swap(a, b):
+        if st[a] == 0 or st[b] == 0:
+            return 0
+        if st[a] == st[b]:
+            return 0 if ge(shape[b], shape[a]) else 1
+        if ge(st[b], st[a]):
+            return -1
+        return 1 if ge(st[a], st[b]) else 0
+
+    perm = list(reversed(range(n)))
+    for i in range(1, n):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return tuple(reversed(perm))
 
 
 def set_layout(t, st):

@@ -420,6 +420,8 @@ class Tensor(InteropMixin):
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if self.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return np.asarray(self._data).reshape(()).item()
 
     def tolist(self):
@@ -430,6 +432,9 @@ class Tensor(InteropMixin):
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if self.device.type == "meta":
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         return np.array(self._data)
 
     # numpy scalars and arrays on the left defer to the tensor's reflected operators, as with

@@ -180,7 +180,21 @@ def _add_suffixes(tensor_str, suffixes, indent):
     return "".join(parts)
 
 
+def _meta_repr(t, prefix):
+    """torch's ``tensor(..., device='meta', size=(2, 3))``."""
+    parts = ["...", "device='meta'", f"size={tuple(t.shape)}"]
+    if t.dtype is not D.get_default_dtype():
+        parts.append(f"dtype={t.dtype}")
+    if t.grad_fn is not None:
+        parts.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        parts.append("requires_grad=True")
+    return prefix + ", ".join(parts) + ")"
+
+
 def tensor_repr(t, prefix="tensor("):
+    if t.device.type == "meta":
+        return _meta_repr(t, prefix)
     indent = len(prefix)
     suffixes = []
     if t.device.type != "cpu":

@@ -694,8 +694,8 @@ def _restore_device(location):
                                f"existing device.")
         return _device("cuda", index)
     if location == "meta":
-        raise NotImplementedError("torchlike has no meta tensors: load with "
-                                  "map_location='cpu'")
+        raise NotImplementedError("torchlike cannot load onto the meta device: load with "
+                                  "map_location='cpu', then move with .to('meta')")
     if location.startswith("mps"):
         raise RuntimeError("torch.UntypedStorage(): Storage device not recognized: mps")
     raise RuntimeError(f"don't know how to restore data location of "

@@ -153,6 +153,11 @@ class _Program:
         _STATS["compiles"] += 1
         _touch(self, key)
 
+    def _after_break(self, fn, args, kwargs):
+        """Run ``fn`` eagerly after a graph break (``_trace.after_break``)."""
+        with _trace.after_break():
+            return fn(*args, **kwargs)
+
     def _graph_break(self, e, key):
         """A trace failed: raise under fullgraph, else warn once and run eagerly."""
         reason, where = _trace.break_reason(e)
@@ -280,7 +285,7 @@ class CompiledFunction(_Program):
         except _trace.GraphBreak as e:
             _undo_preinit(made, True)
             self._graph_break(e, None)
-            return fn(*args, **kwargs)
+            return self._after_break(fn, args, kwargs)
         key = (akey, treedef, st.key, _common_key())
         try:
             entry = self._lookup(key)
@@ -289,6 +294,8 @@ class CompiledFunction(_Program):
             raise
         if entry is _EAGER:
             _undo_preinit(made, True)
+            if self._entries.get(key) is _EAGER:        # broken, not over the recompile limit
+                return self._after_break(fn, args, kwargs)
             return fn(*args, **kwargs)
         try:
             return self._run(fn, key, entry, st, treedef, leaves, args, kwargs)
@@ -320,7 +327,7 @@ class CompiledFunction(_Program):
                 if entry.traces == t0 or _hostchecks.is_check_error(e):
                     raise
                 self._graph_break(e, key)
-                return fn(*args, **kwargs)
+                return self._after_break(fn, args, kwargs)
             finally:
                 self._holder[0] = None
             self._store(key, entry)
@@ -336,7 +343,7 @@ class CompiledFunction(_Program):
             if not new:
                 self._entries.pop(key, None)
             self._graph_break(e, key)
-            return fn(*args, **kwargs)
+            return self._after_break(fn, args, kwargs)
         self._holder[0] = None
         if new:
             self._store(key, entry)
@@ -369,12 +376,14 @@ class _ModuleProgram(_Program):
             akey = _trace.arg_key(leaves)
         except _trace.GraphBreak as e:
             self._graph_break(e, None)
-            return fwd(*args, **kwargs)
+            return self._after_break(fwd, args, kwargs)
         state, views = _trace.state_roots([*mod.parameters(), *mod.buffers()])
         key = (akey, treedef, _state_key(state), views,
                tuple(m.training for m in mod.modules()), _common_key())
         entry = self._lookup(key)
         if entry is _EAGER:
+            if self._entries.get(key) is _EAGER:        # broken, not over the recompile limit
+                return self._after_break(fwd, args, kwargs)
             return fwd(*args, **kwargs)
         new = entry is None
         gens = [default_generator]
@@ -395,7 +404,7 @@ class _ModuleProgram(_Program):
             if not new:
                 self._entries.pop(key, None)
             self._graph_break(e, key)
-            return fwd(*args, **kwargs)
+            return self._after_break(fwd, args, kwargs)
         finally:
             self._holder[0] = None
         if new:

@@ -42,6 +42,7 @@ _BREAK_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConve
 
 class _Local(threading.local):
     depth = 0
+    broken = 0
 
 
 _local = _Local()
@@ -186,6 +187,22 @@ class WriteWatch:
 
 def is_tracing():
     return _local.depth > 0
+
+
+class after_break:
+    """Context: a compiled function runs eagerly after a graph break. torch still compiles the
+    code around a break, so ``torchlike.compiler.is_compiling()`` is True in it."""
+
+    def __enter__(self):
+        _local.broken += 1
+
+    def __exit__(self, *exc):
+        _local.broken -= 1
+        return False
+
+
+def in_break_fallback():
+    return _local.broken > 0
 
 
 def is_tracer(x):

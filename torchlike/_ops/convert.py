@@ -55,7 +55,10 @@ def _to(self, *args, **kwargs):
     relayout = fmt is not None and getattr(fmt, "_name", "") != "preserve_format" \
         and not is_contiguous(self, fmt)
     out = self
-    if dtype is not None and D.to_dtype(dtype) is not self.dtype:
+    if dtype is not None and D.to_dtype(dtype) is not self.dtype and self.device.type == "meta":
+        out = Tensor._make(self._data.astype(D.to_dtype(dtype).np))      # shape and dtype only
+        out._requires_grad = self._requires_grad and D.to_dtype(dtype).is_floating_point
+    elif dtype is not None and D.to_dtype(dtype) is not self.dtype:
         out = apply(_to_copy, self, dtype=D.to_dtype(dtype).np)
     elif copy or relayout:
         out = apply(_clone, self)

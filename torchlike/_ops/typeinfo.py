@@ -292,10 +292,15 @@ def _resize(self, *sizes):
 
 methods(get_device=get_device)
 methods(is_distributed=is_distributed)
-methods(is_meta=property(lambda self: False))
+methods(is_meta=property(lambda self: self.device.type == "meta"))
 methods(is_mps=property(lambda self: self.device.type == "mps"))
 methods(is_xla=property(lambda self: self.device.type == "xla"))
-methods(dim_order=lambda self, *, ambiguity_check=False: tuple(range(self.dim())))
+def _dim_order(self, *, ambiguity_check=False):
+    from .._strides import dim_order
+    return dim_order(self)
+
+
+methods(dim_order=_dim_order)
 methods(to_dense=lambda self, dtype=None, *, masked_grad=None: self if dtype is None else \
     self.to(dtype))
 methods(is_pinned=lambda self, device=None: False)

@@ -22,8 +22,10 @@ def compile(*args, **kwargs):
 
 
 def is_compiling():
-    """True while torchlike.compile traces code into a program (``torch.compiler``)."""
-    return _trace.is_tracing()
+    """True while torchlike.compile traces code into a program, and in a compiled function
+    that runs eagerly after a graph break (torch compiles the code around a break); False in
+    code marked ``disable`` (``torch.compiler``)."""
+    return _trace.is_tracing() or (_trace.in_break_fallback() and not _api._local.disabled)
 
 
 is_dynamo_compiling = is_compiling

@@ -171,6 +171,13 @@ def stack_module_state(models):
         if not all_rg and not none_rg:
             raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
         from ..autograd.grad_mode import no_grad
+        if tensors[0].device.type == "meta":
+            from .._meta import MetaArray
+            from .._tensor import Tensor
+            # meta states stack by shape: torch's model-ensembling recipe on the meta device
+            r = Tensor._make(MetaArray((len(tensors),) + tuple(tensors[0].shape),
+                                       tensors[0]._d.dtype))
+            return r.requires_grad_() if all_rg else r
         with no_grad():
             r = stack(list(tensors))
         if all_rg:

@@ -948,6 +948,34 @@ def _pointwise_loss(name, grad_name):
     return deco
 
 
+def _broadcastable(a, b):
+    """torch's RuntimeError when ``a`` and ``b`` (in the order torch's composite loss meets
+    them) do not broadcast."""
+    from .._registry import broadcast_error
+    msg = broadcast_error([tuple(a.shape), tuple(b.shape)])
+    if msg:
+        raise RuntimeError(msg)
+
+
+def _check_reduction_named(reduction):
+    """The reduction check of the losses torch writes in Python (``"x is not valid"``)."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not valid")
+    return reduction
+
+
+def _class_target_dtype(target, what="expected target dtype to be Long or Byte, but got "):
+    if target.dtype not in (D.int64, D.uint8):
+        raise RuntimeError(what + D.legacy_name(target.dtype))
+
+
+def _check_class_weight(weight, n_classes, prefix=""):
+    if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"{prefix}weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+
+
 def _check_sizes(input, target, name):
     if tuple(input.shape) != tuple(target.shape):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
@@ -1129,6 +1157,12 @@ def _check_target_range(input, target, ignore_index):
 
 
 def _check_target(input, target):
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.ndim > 2 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]) \
+            and target.ndim >= 1 and target.shape[0] == input.shape[0]:
+        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got "
+                           f"{list(target.shape)}")
     if input.ndim == 1:
         if target.ndim != 0:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -1144,11 +1178,10 @@ def _check_target(input, target):
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
-    _check_float_input(input, "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame")
-    if target.dtype.category >= D._FLOAT:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}"
-                           .replace("Float32", "Float").replace("Float64", "Double"))
     _check_target(input, target)
+    _check_class_weight(weight, input.shape[0] if input.ndim == 1 else input.shape[1])
+    _check_float_input(input, "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame")
+    _class_target_dtype(target)
     _check_target_range(input, target, ignore_index)
     args = [weight] if weight is not None else []
     return apply(_nll_loss, input, target, *args, ignore_index=int(ignore_index),
@@ -1163,14 +1196,20 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
-    probs = target.dtype.is_floating_point
+    # torch: class probabilities when the shapes are equal, class indices otherwise
+    probs = tuple(target.shape) == tuple(input.shape)
     class_dim = 0 if input.ndim == 1 else 1
     if probs:
-        if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
-                               f"{list(target.shape)}")
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {D.legacy_name(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        _check_class_weight(weight, input.shape[class_dim], "cross_entropy: ")
     else:
         _check_target(input, target)
+        _check_class_weight(weight, input.shape[class_dim])
+        _class_target_dtype(target)
         _check_target_range(input, target, ignore_index)
     lsm = log_softmax(input, class_dim)
     n_classes = input.shape[class_dim]
@@ -1243,9 +1282,28 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
-    d = np.asarray(input._data)
-    if d.size and not ((d >= 0) & (d <= 1)).all():     # NaN fails both comparisons, as in torch
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.dtype is not input.dtype and _gm._state.autocast is None:
+        # (under autocast, torch casts both to float32 before this check)
+        raise RuntimeError(f"Found dtype {D.legacy_name(target.dtype)} but expected "
+                           f"{D.legacy_name(input.dtype)}")
+    if weight is not None:
+        try:
+            np.broadcast_shapes(tuple(weight.shape), tuple(input.shape))
+            ok = len(weight.shape) <= len(input.shape) and np.broadcast_shapes(
+                tuple(weight.shape), tuple(input.shape)) == tuple(input.shape)
+        except ValueError:
+            ok = False
+        if not ok:
+            bad = next((i for i in range(1, weight.ndim + 1) if weight.shape[-i] not in
+                        (1, input.shape[-i] if i <= input.ndim else 1)), 1)
+            raise RuntimeError(f"Attempting to broadcast a dimension of length "
+                               f"{weight.shape[-bad]} at -{bad}! Mismatching argument at index 1 "
+                               f"had {weight.shape}; but expected shape should be broadcastable "
+                               f"to {list(input.shape)}")
+    for t, what in ((input, "input"), (target, "target")):
+        d = np.asarray(t._data)
+        if d.size and not ((d >= 0) & (d <= 1)).all():  # NaN fails both comparisons, as torch
+            raise RuntimeError(f"all elements of {what} should be between 0 and 1")
     args = [weight] if weight is not None else []
     return apply(_bce, input, target, *args, reduction=reduction)
 
@@ -1277,6 +1335,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
+    if not target.dtype.is_floating_point and input.dtype.is_floating_point:
+        raise RuntimeError(f"result type {D.legacy_name(input.dtype)} can't be cast to the "
+                           f"desired output type {D.legacy_name(target.dtype)}")
+    if pos_weight is not None:
+        _broadcastable(pos_weight, target)
     args = [a for a in (weight, pos_weight) if a is not None]
     return apply(_bce_logits, input, target, *args, reduction=reduction,
                  has_w=weight is not None, has_pw=pos_weight is not None)
@@ -1300,6 +1363,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "support size.'batchmean' divides only by the batch size, and aligns with "
                       "the KL div math definition.'mean' will be changed to behave the same as "
                       "'batchmean' in the next major release.")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or not (
+            target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    _broadcastable(target, input)
     return apply(_kl_div, input, target, reduction=reduction, log_target=bool(log_target))
 
 
@@ -1317,6 +1384,14 @@ def _cos_emb(a, b, y, margin, reduction):
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.ndim == 1 and (input1.ndim != 2 or input2.ndim != 2):
+        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    if target.ndim == 0 and (input1.ndim != 1 or input2.ndim != 1):
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
     return apply(_cos_emb, input1, input2, target, margin=float(margin), reduction=reduction)
 
 
@@ -1328,6 +1403,10 @@ def _margin_ranking(a, b, y, margin, reduction):
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
+                           f"target: {target.shape} ")
     return apply(_margin_ranking, input1, input2, target, margin=float(margin),
                  reduction=reduction)
 
@@ -1345,6 +1424,15 @@ def _triplet(a, p, n, margin, pnorm, eps, swap, reduction):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pd, n = anchor.ndim, positive.ndim, negative.ndim
+    if not a == pd == n:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {a}D, positive {pd}D, "
+                           f"and negative {n}D inputs")
+    _broadcastable(anchor, positive)
+    _broadcastable(anchor, negative)
     return apply(_triplet, anchor, positive, negative, margin=float(margin), pnorm=float(p),
                  eps=float(eps), swap=bool(swap), reduction=reduction)
 
@@ -2193,6 +2281,19 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return Tensor._make(jnp.asarray(np.asarray(v, np.int64)))
     input_lengths, target_lengths = as_t(input_lengths), as_t(target_lengths)
     unbatched = log_probs.ndim == 2
+    batch = 1 if unbatched else log_probs.shape[1]
+    n_classes = log_probs.shape[-1]
+    if not 0 <= blank < n_classes:
+        raise RuntimeError("blank must be in label range")
+    if input_lengths.numel() != batch:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if target_lengths.numel() != batch:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    il = np.asarray(input_lengths._data).reshape(-1)
+    if il.size and int(il.max()) > log_probs.shape[0]:
+        raise RuntimeError(f"Expected input_lengths to have value at most {log_probs.shape[0]}, "
+                           f"but got value {int(il.max())} (while checking arguments for "
+                           f"ctc_loss_allocate_outputs)")
     tl = np.asarray(target_lengths._data).reshape(-1)
     concatenated = targets.ndim == 1 and not unbatched
     smax = int(tl.max()) if tl.size else 0
@@ -2219,6 +2320,7 @@ def _poisson_nll(x, t, log_input, full, eps, reduction):
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _broadcastable(target, input)
     return apply(_poisson_nll, input, target, log_input=bool(log_input), full=bool(full),
                  eps=float(eps), reduction=reduction)
 
@@ -2246,9 +2348,14 @@ def _gaussian_nll(x, t, var, full, eps, reduction):
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    _check_reduction(reduction)
+    _check_reduction_named(reduction)
     if isinstance(var, (int, float)):
         var = Tensor._make(jnp.full(tuple(input.shape), float(var), input._d.dtype))
+    ish, vsh = tuple(input.shape), tuple(var.shape)
+    if vsh != ish and not (vsh[:-1] == ish[:-1] and vsh[-1:] == (1,)) and vsh != ish[:-1]:
+        raise ValueError("var is of incorrect size")
+    if bool((np.asarray(var._data) < 0).any()):
+        raise ValueError("var has negative entry/entries")
     return apply(_gaussian_nll, input, target, var, full=bool(full), eps=float(eps),
                  reduction=reduction)
 
@@ -2263,6 +2370,7 @@ def _hinge_emb(x, t, margin, reduction):
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _broadcastable(target, input)
     return apply(_hinge_emb, input, target, margin=float(margin), reduction=reduction)
 
 
@@ -2277,7 +2385,8 @@ def _mlsm(x, t, *w, reduction):
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
-    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    reduction = _check_reduction_named(_legacy_reduction(size_average, reduce, reduction))
+    _broadcastable(target, input)
     args = [weight] if weight is not None else []
     return apply(_mlsm, input, target, *args, reduction=reduction)
 
@@ -2306,6 +2415,26 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if input.ndim > 2 or (input.ndim == 2 and input.shape[1] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    n = 1 if input.ndim < 2 else input.shape[0]
+    c = 1 if input.ndim == 0 else input.shape[-1]
+    if target.ndim > 1 or target.numel() != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{n}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    _class_target_dtype(target, "expected scalar type Long but found ")
+    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got "
+                           f"{list(weight.shape)}")
+    _check_float_input(input, "multi_margin_loss_cpu_kernel")
+    t = np.asarray(target._data)
+    if t.size and ((t < 0) | (t >= c)).any():
+        raise RuntimeError("target out of range")
+    if input.ndim == 0:
+        input, target = input.reshape(1), target.reshape(())
     args = [weight] if weight is not None else []
     return apply(_multi_margin, input, target, *args, p=int(p), margin=float(margin),
                  reduction=reduction)
@@ -2477,8 +2606,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       margin=1.0, swap=False, reduction="mean"):
     _check_reduction(reduction)
     if margin <= 0:
-        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
-                         f"got {margin} instead")
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     d = distance_function if distance_function is not None else pairwise_distance
     dp = d(anchor, positive)
     dn = d(anchor, negative)
@@ -2514,6 +2642,14 @@ def _mlm(x, y, reduction):
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    _class_target_dtype(target, "expected scalar type Long but found ")
+    t = np.asarray(target._data)
+    c = input.shape[-1] if input.ndim else 1
+    if t.size and ((t < -1) | (t >= c)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
     return apply(_mlm, input, target, reduction=reduction)
 
 

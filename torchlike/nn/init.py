@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 import warnings
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -173,17 +175,14 @@ def _deprecated_alias(meth):
     return deprecated_init
 
 
-uniform = _deprecated_alias(uniform_)
-normal = _deprecated_alias(normal_)
-constant = _deprecated_alias(constant_)
-eye = _deprecated_alias(eye_)
-dirac = _deprecated_alias(dirac_)
-xavier_uniform = _deprecated_alias(xavier_uniform_)
-xavier_normal = _deprecated_alias(xavier_normal_)
-kaiming_uniform = _deprecated_alias(kaiming_uniform_)
-kaiming_normal = _deprecated_alias(kaiming_normal_)
-orthogonal = _deprecated_alias(orthogonal_)
-from .._tensor import Tensor  # noqa: E402,F401  (torch.nn.init.Tensor, as torch re-exports it)
+def _skips_meta(fn):
+    """An initializer that leaves a ``meta`` tensor as it is (it has no data), as torch's."""
+    @functools.wraps(fn)
+    def init(tensor, *args, **kwargs):
+        if tensor.device.type == "meta":
+            return tensor
+        return fn(tensor, *args, **kwargs)
+    return init
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
@@ -207,3 +206,19 @@ def sparse(tensor, sparsity, std=0.01):
     warnings.warn("`nn.init.sparse` is now deprecated in favor of `nn.init.sparse_`.",
                   FutureWarning, stacklevel=2)
     return sparse_(tensor, sparsity, std)
+
+
+for _name in [n for n in __all__ if n.endswith("_")]:
+    globals()[_name] = _skips_meta(globals()[_name])
+
+uniform = _deprecated_alias(uniform_)
+normal = _deprecated_alias(normal_)
+constant = _deprecated_alias(constant_)
+eye = _deprecated_alias(eye_)
+dirac = _deprecated_alias(dirac_)
+xavier_uniform = _deprecated_alias(xavier_uniform_)
+xavier_normal = _deprecated_alias(xavier_normal_)
+kaiming_uniform = _deprecated_alias(kaiming_uniform_)
+kaiming_normal = _deprecated_alias(kaiming_normal_)
+orthogonal = _deprecated_alias(orthogonal_)
+from .._tensor import Tensor  # noqa: E402,F401  (torch.nn.init.Tensor, as torch re-exports it)

@@ -121,6 +121,26 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
+def _builds_on_device(init):
+    """A torchlike module's ``__init__`` whose ``device=`` argument is honoured: parameters
+    and buffers are created on that device (``"meta"``: shapes and dtypes only)."""
+    import inspect
+    params = list(inspect.signature(init).parameters)
+    if "device" not in params:
+        return init
+    pos = params.index("device") - 1            # without self
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        dev = kwargs.get("device", args[pos] if 0 <= pos < len(args) else None)
+        if dev is None:
+            return init(self, *args, **kwargs)
+        from ..._device import device
+        with device(dev) if not isinstance(dev, device) else dev:
+            return init(self, *args, **kwargs)
+    return __init__
+
+
 class Module:
     """Base class of all modules; subclasses define ``forward``."""
 
@@ -128,6 +148,12 @@ class Module:
     dump_patches = False
     _version = 1
     call_super_init = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and cls.__module__.startswith("torchlike.nn."):
+            cls.__init__ = _builds_on_device(init)
 
     def __init__(self, *args, **kwargs):
         if kwargs:
@@ -667,7 +693,11 @@ class Module:
         return self._apply(lambda t: t.cuda(device))
 
     def to_empty(self, *, device=None, recurse=True):
-        return self
+        """Parameters and buffers replaced by uninitialised tensors (zeros here) of the same
+        shapes and dtypes on ``device``: how a module built on the ``meta`` device gets
+        storage."""
+        from ..._creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     # ------------------------------------------------------------ hooks
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
