@@ -538,7 +538,8 @@ def broadcast_error(shapes):
         sizes = [s[len(s) - ndim + i] if len(s) - ndim + i >= 0 else 1 for s in shapes]
         big = [k for k, n in enumerate(sizes) if n != 1]
         if len({sizes[k] for k in big}) > 1:
-            a, b = big[0], big[1]
+            a = big[0]
+            b = next(k for k in big if sizes[k] != sizes[a])
             return (f"The size of tensor {names[a] if a < 2 else a} ({sizes[a]}) must match the "
                     f"size of tensor {names[b] if b < 2 else b} ({sizes[b]}) at non-singleton "
                     f"dimension {i}")
