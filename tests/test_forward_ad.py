@@ -13,6 +13,13 @@ import torchlike.autograd.forward_ad as l_fw
 RNG = np.random.default_rng(0)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rng():
+    """Each test draws the same inputs whatever ran before it (in this worker)."""
+    global RNG
+    RNG = np.random.default_rng(0)
+
+
 def _arr(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 

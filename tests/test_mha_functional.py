@@ -9,6 +9,13 @@ import torch
 import torchlike as tl
 
 RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rng():
+    """Each test draws the same inputs whatever ran before it (in this worker)."""
+    global RNG
+    RNG = np.random.default_rng(0)
 E, H, L, S, N = 8, 2, 5, 6, 3
 
 

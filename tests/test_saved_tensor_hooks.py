@@ -11,6 +11,13 @@ import torchlike as tl
 
 RNG = np.random.default_rng(0)
 
+
+@pytest.fixture(autouse=True)
+def _fresh_rng():
+    """Each test draws the same inputs whatever ran before it (in this worker)."""
+    global RNG
+    RNG = np.random.default_rng(0)
+
 OPS = {
     "mul": lambda m, a, b: a * b,
     "mul_scalar": lambda m, a, b: a * 2,
