@@ -66,6 +66,7 @@ _entries: dict = {}         # segment key -> [meetings, fused program or None, l
 _programs: list = []        # the entries holding a program (bounded)
 _clock = [0]
 _installed = []             # Tensor._data became the resolving property (once, for good)
+_tensor_class = [None]      # bound by torchlike._tensor (this layer imports nothing above it)
 
 
 class Deferred:
@@ -221,7 +222,7 @@ def _install():
     strict-only programs it is the plain slot: no cost)."""
     if _installed:
         return
-    from ._tensor import Tensor
+    Tensor = _tensor_class[0]
 
     def get(t):
         d = t._d

@@ -50,7 +50,7 @@ from ._registry import apply, defop
 from .autograd import grad_mode as _gm
 
 __all__ = ["write", "make_view", "detached_alias", "alias_index", "view_rule", "ViewRule",
-           "check_inplace", "commit_inplace", "apply_", "relayout", "is_contiguous",
+           "check_inplace", "commit_inplace", "apply_", "relayout",
            "broadcasts", "write_roots", "concrete_maps", "constant"]
 
 _state = _gm._state
@@ -504,10 +504,6 @@ def _relayout_maps(t, layout):
         a.op, a.strides = None, None
 
 
-def is_contiguous(t, memory_format=None):
-    """torch's ``is_contiguous``: ``t``'s strides (``_strides``) are the format's."""
-    from . import _strides
-    return _strides.is_contiguous(t, memory_format)
 
 
 # ------------------------------------------------------------------ the in-place protocol

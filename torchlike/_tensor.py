@@ -14,6 +14,7 @@ import numpy as np
 from . import _device
 from . import _dtype as D
 from . import _runtime
+from . import _fused
 from . import _registry
 from ._tensor_interop import InteropMixin
 from .autograd import grad_mode as _gm
@@ -543,6 +544,7 @@ def _wrap_dim(dim, ndim):
 # ``_data`` reads the ``_d`` slot directly; once fused eager mode is used it becomes a property
 # that resolves a deferred value (torchlike._fused)
 Tensor._data = Tensor.__dict__["_d"]
+_fused._tensor_class[0] = Tensor
 _registry._Tensor = Tensor
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import Tensor
 from .optimizer import Optimizer, cast, lerp, _zero_scalar
@@ -87,7 +88,7 @@ class _Capturable:
 class _BetasMixin:
     def _hp(self, group):
         hp = super()._hp(group)
-        hp["beta1"], hp["beta2"] = (jnp.float64(b) for b in group["betas"])
+        hp["beta1"], hp["beta2"] = (np.float64(b) for b in group["betas"])
         return hp
 
 
