@@ -222,8 +222,6 @@ def _install():
     strict-only programs it is the plain slot: no cost)."""
     if _installed:
         return
-    Tensor = _tensor_class[0]
-
     def get(t):
         d = t._d
         if d.__class__ is Deferred:
@@ -234,7 +232,7 @@ def _install():
     def set_(t, v):
         t._d = v
 
-    Tensor._data = property(get, set_, doc="the tensor's jax array (deferred values resolved)")
+    _tensor_class[0]._resolve_data_with(get, set_)
     _installed.append(True)
 
 

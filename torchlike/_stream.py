@@ -122,3 +122,8 @@ class Event:
         index = -1 if self.device.index is None else self.device.index
         return (f"torch.Event device_type={self.device.type}, device_index={index}, "
                 f"event_flag=0, event_id={self.event_id}")
+
+
+# public classes report their public path, as torch's do
+for _cls in (Stream, Event):
+    _cls.__module__ = "torchlike"

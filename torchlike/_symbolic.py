@@ -76,3 +76,8 @@ def get_device_module(device=None):
         raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as "
                            f"'torch.{name}'.")
     return module
+
+
+# public classes report their public path, as torch's do
+for _cls in (SymInt, SymFloat, SymBool):
+    _cls.__module__ = "torchlike"

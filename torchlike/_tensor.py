@@ -109,6 +109,12 @@ class Tensor(InteropMixin):
         t._alias = None
         return t
 
+    @classmethod
+    def _resolve_data_with(cls, get, set_):
+        """Fused eager (``torchlike._fused``): ``_data`` becomes a property that resolves a
+        deferred value (until then it is the ``_d`` slot itself)."""
+        cls._data = property(get, set_, doc="the tensor's jax array (deferred values resolved)")
+
     def _set_data(self, data):
         """Write ``data`` into this tensor in place, outside autograd (as under no_grad).
 

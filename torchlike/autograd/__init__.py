@@ -154,25 +154,4 @@ from .._lazy import lazy_submodules as _lazy  # noqa: E402
 # torch.autograd.functional / profiler / forward_ad on first use
 __getattr__ = _lazy(__name__, {"functional", "profiler", "forward_ad"})
 
-
-_multithreading = [True]
-
-
-def is_multithreading_enabled() -> bool:
-    return _multithreading[0]
-
-
-class set_multithreading_enabled:
-    """torch's switch for its multithreaded backward; torchlike's backward is one thread, so
-    it only records the choice (at once, or for a ``with`` block)."""
-
-    def __init__(self, mode: bool):
-        self.prev = _multithreading[0]
-        _multithreading[0] = bool(mode)
-
-    def __enter__(self):
-        pass
-
-    def __exit__(self, *exc):
-        _multithreading[0] = self.prev
-        return False
+from .grad_mode import is_multithreading_enabled, set_multithreading_enabled  # noqa: E402,F401

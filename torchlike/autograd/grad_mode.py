@@ -169,3 +169,26 @@ def check_inference_saved(args, needs, saves=True):
             if others and n_need - (1 if needs[i] else 0) <= 0:
                 continue
             raise RuntimeError(INFERENCE_SAVED_MSG)
+
+
+_multithreading = [True]
+
+
+def is_multithreading_enabled() -> bool:
+    return _multithreading[0]
+
+
+class set_multithreading_enabled:
+    """torch's switch for its multithreaded backward; torchlike's backward is one thread, so
+    it only records the choice (at once, or for a ``with`` block)."""
+
+    def __init__(self, mode: bool):
+        self.prev = _multithreading[0]
+        _multithreading[0] = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _multithreading[0] = self.prev
+        return False
