@@ -39,7 +39,7 @@ import numpy as np
 
 from . import _tiers
 
-__all__ = ["Deferred", "active", "set_mode", "mode", "sync", "stats", "record", "raw",
+__all__ = ["Deferred", "set_mode", "mode", "sync", "stats", "record", "raw",
            "resolve", "reset_stats"]
 
 _ArrayImpl = type(jax.numpy.zeros(()))
