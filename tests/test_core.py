@@ -247,6 +247,13 @@ def test_hook_returning_wrong_shape_raises():
 # ------------------------------------------------------------------ registry caches
 
 def test_same_op_same_shapes_traces_once(monkeypatch):
+    """Each op's own jitted functions (strict eager: in fused mode ops run inside segment
+    programs, pinned in tests/test_fused_eager.py)."""
+    with torchlike.eager.strict():
+        _same_op_same_shapes_traces_once(monkeypatch)
+
+
+def _same_op_same_shapes_traces_once(monkeypatch):
     from torchlike import _registry as R
     from torchlike import _tiers
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)   # jit's own caching, no interpreter
