@@ -176,3 +176,27 @@ def outcome(fn, m):
             return "ok", fn(m)
         except Exception as e:  # noqa: BLE001
             return "raise", e
+
+
+def both_outcomes(fn, *, msg="exact"):
+    """Run ``fn(m)`` with torch and torchlike. If torch raises, torchlike must raise the same
+    exception class with the same message (``msg``: ``"exact"``, ``"first_line"`` — torch
+    appends a C++ traceback to some messages — or ``None`` to skip it) and None is returned;
+    otherwise torchlike must return too, and ``(torchlike value, torch value)`` is returned for
+    the caller's value comparison."""
+    import torch
+    import torchlike
+    tk, tv = outcome(fn, torch)
+    lk, lv = outcome(fn, torchlike)
+    if tk == "raise":
+        assert lk == "raise", f"torch raises {type(tv).__name__}({tv}); torchlike returned {lv!r}"
+        assert type(lv) is type(tv), \
+            f"torchlike raised {type(lv).__name__}({lv}); torch {type(tv).__name__}({tv})"
+        t_msg, l_msg = str(tv), str(lv)
+        if msg == "first_line" and "\n" in t_msg:
+            assert l_msg.startswith(t_msg.split("\n")[0]), f"{l_msg!r} != torch {t_msg!r}"
+        elif msg is not None:
+            assert l_msg == t_msg, f"message {l_msg!r} != torch {t_msg!r}"
+        return None
+    assert lk == "ok", f"torchlike raised {type(lv).__name__}({lv}); torch returned {tv!r}"
+    return lv, tv

@@ -6,7 +6,6 @@ torch returns, torchlike must return the same values and dtype.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
@@ -14,32 +13,17 @@ import torch
 
 import torchlike
 
-from oracle import assert_close, same_dtype
+from oracle import assert_close, both_outcomes, same_dtype
 
 MODS = (torch, torchlike)
 
 
-def _outcome(fn, m):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return "ok", fn(m)
-        except Exception as e:  # noqa: BLE001
-            return "raise", e
-
-
 def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0):
     """``fn(m)`` behaves the same with m = torch and m = torchlike (value or exception)."""
-    tk, tv = _outcome(fn, torch)
-    lk, lv = _outcome(fn, torchlike)
-    if tk == "raise":
-        assert lk == "raise", f"torch raises {type(tv).__name__}({tv}); torchlike returned {lv!r}"
-        assert type(lv) is type(tv), \
-            f"torchlike raised {type(lv).__name__}({lv}); torch {type(tv).__name__}({tv})"
-        if msg:
-            assert str(lv) == str(tv), f"message {str(lv)!r} != torch {str(tv)!r}"
+    got = both_outcomes(fn, msg="exact" if msg else None)
+    if got is None:
         return
-    assert lk == "ok", f"torchlike raised {type(lv).__name__}({lv}); torch returned {tv!r}"
+    lv, tv = got
     outs_t = tv if isinstance(tv, (tuple, list)) else (tv,)
     outs_l = lv if isinstance(lv, (tuple, list)) else (lv,)
     assert len(outs_t) == len(outs_l)
