@@ -334,7 +334,7 @@ def record(tiered, args):
             ent = _abstract(tiered, tree, leaves, sig)
         out_tree, out_keys, nbytes = ent
         if device is None:
-            device = _default_device()
+            device = _tiers._default_device()
         start = len(seg.outs)
         n = len(out_keys)
         seg.producers.extend([len(seg.calls)] * n)
@@ -388,18 +388,6 @@ def _abstract(tiered, tree, leaves, sig):
     return ent
 
 
-_first_device = []
-
-
-def _default_device():
-    d = jax.config.jax_default_device
-    if isinstance(d, jax.Device):
-        return d
-    if not _first_device:
-        _first_device.append(jax.local_devices()[0])
-    return _first_device[0]
-
-
 # ------------------------------------------------------------------ the cut
 
 def resolve(d, reason="read"):
@@ -440,26 +428,13 @@ def _partial(d, reason):
                         return False
                     need.add(c)
                     todo.append(c)
-    global ACTIVE
-    was, ACTIVE = ACTIVE, False
-    try:
-        vals = {}
-        ext = seg.ext
-        for i in sorted(need):
-            tiered, tree, refs, start, out_tree, n = calls[i]
-            leaves = []
-            for r in refs:
-                if r < 0:
-                    leaves.append(ext[~r])
-                elif r in vals:
-                    leaves.append(vals[r])
-                else:
-                    leaves.append(outs[r]().value)
-            flat = jax.tree_util.tree_leaves(tiered(*_tree_unflatten(tree, leaves)))
-            for k in range(n):
-                vals[start + k] = flat[k]
-    finally:
-        ACTIVE = was
+    vals = {}
+    for i in need:                      # inputs computed before (by an earlier partial read)
+        for r in calls[i][2]:
+            if r >= 0 and producers[r] not in need:
+                vals[r] = outs[r]().value
+    with suspended():
+        _evaluate([calls[i] for i in sorted(need)], seg.ext, vals, traced=False)
     d.value = vals[d.slot]
     _stats["partial"] += 1
     _cuts["partial: " + reason] += 1
@@ -474,7 +449,7 @@ def sync(reason="sync"):
 
 
 def _flush(reason):
-    global _seg, ACTIVE
+    global _seg
     seg = _seg
     _seg = _Segment()
     seg.done = True
@@ -500,29 +475,15 @@ def _flush(reason):
     ent[0] += 1
     _clock[0] += 1
     ent[2] = _clock[0]
-    was, ACTIVE = ACTIVE, False          # the segment's own calls run, not record
     try:
-        if ent[0] < FUSE_AFTER:
-            values = _replay(seg, live)
-            _stats["replayed"] += 1
-        else:
-            prog = ent[1]
-            if prog is None:
-                prog = ent[1] = _program(seg.calls, live)
-                _stats["compiles"] += 1
-                _programs.append(ent)
-                if len(_programs) > MAX_PROGRAMS:
-                    _evict_programs()
-            values = prog(*seg.ext)
-            _stats["fused"] += 1
+        with suspended():                   # the segment's own calls run, not record
+            values = _run_segment(seg, ent, live)
     except BaseException as e:
         for w in outs:
             d = w()
             if d is not None:
                 d.error = e
         raise
-    finally:
-        ACTIVE = was
     _stats["materialized"] += len(live)
     _stats["dropped"] += len(outs) - len(live)
     for i, v in zip(live, values):
@@ -530,6 +491,22 @@ def _flush(reason):
         if d is not None and d.value is None:
             d.value = v
     seg.calls = seg.tokens = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
+
+
+def _run_segment(seg, ent, live):
+    """The segment's live outputs: replayed on a first meeting, else its fused program."""
+    if ent[0] < FUSE_AFTER:
+        _stats["replayed"] += 1
+        return _replay(seg, live)
+    prog = ent[1]
+    if prog is None:
+        prog = ent[1] = _program(seg.calls, live)
+        _stats["compiles"] += 1
+        _programs.append(ent)
+        if len(_programs) > MAX_PROGRAMS:
+            _evict_programs()
+    _stats["fused"] += 1
+    return prog(*seg.ext)
 
 
 class _Key:
@@ -564,29 +541,32 @@ def _evict_programs():
         _programs.pop(0)[1] = None
 
 
+def _evaluate(calls, ext, vals, traced):
+    """Run ``calls`` in order: each through its tiers, or (``traced``, inside a segment's jit
+    trace) its raw function. ``vals`` maps output slots to values: read for the calls' inputs,
+    written with their outputs."""
+    for tiered, tree, refs, start, _out_tree, n in calls:
+        leaves = [ext[~r] if r < 0 else vals[r] for r in refs]
+        out = (tiered.raw if traced else tiered)(*_tree_unflatten(tree, leaves))
+        flat = jax.tree_util.tree_leaves(out)
+        for k in range(n):
+            vals[start + k] = flat[k]
+
+
 def _replay(seg, live):
     """A segment met for the first time: its calls one by one through their tiers."""
-    vals = [None] * len(seg.outs)
-    ext = seg.ext
-    for tiered, tree, refs, start, out_tree, n in seg.calls:
-        leaves = [ext[~r] if r < 0 else vals[r] for r in refs]
-        out = tiered(*_tree_unflatten(tree, leaves))
-        flat = jax.tree_util.tree_leaves(out)
-        vals[start:start + n] = flat
+    vals = {}
+    _evaluate(seg.calls, seg.ext, vals, traced=False)
     return [vals[i] for i in live]
 
 
 def _program(calls, live):
     """One jitted program running a segment's calls; returns its live outputs."""
-    nslots = calls[-1][3] + calls[-1][5]
 
     def run(*ext):
         _stats["traces"] += 1
-        vals = [None] * nslots
-        for tiered, tree, refs, start, out_tree, n in calls:
-            leaves = [ext[~r] if r < 0 else vals[r] for r in refs]
-            out = tiered.raw(*_tree_unflatten(tree, leaves))
-            vals[start:start + n] = jax.tree_util.tree_leaves(out)
+        vals = {}
+        _evaluate(calls, ext, vals, traced=True)
         return [vals[i] for i in live]
 
     return jax.jit(run)

@@ -138,6 +138,8 @@ def _reshape(a, shape, dtype=None):
         return (a if dtype is None else a.astype(dtype)).reshape(shape)
     f = _reshapers.get((shape, dtype))
     if f is None:
+        if len(_reshapers) >= 1024:
+            _reshapers.clear()          # (bounded: shapes that keep changing are forgotten)
         f = _reshapers[(shape, dtype)] = _tiers.tiered(
             lambda x: (x if dtype is None else x.astype(dtype)).reshape(shape), name="reshape")
     return f(a)
