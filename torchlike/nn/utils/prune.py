@@ -216,6 +216,30 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
+def _entries_mask(t, default_mask, amount, scores, largest):
+    """``default_mask`` with the ``amount`` entries of extreme ``scores()`` (largest or
+    smallest) set to 0: the unstructured methods."""
+    tensor_size = t.nelement()
+    nparams_toprune = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(nparams_toprune, tensor_size)
+    mask = default_mask.clone(memory_format=torch.contiguous_format)
+    if nparams_toprune != 0:
+        topk = torch.topk(scores().view(-1), k=nparams_toprune, largest=largest)
+        mask.view(-1)[topk.indices] = 0
+    return mask
+
+
+def _channels_mask(t, dim, keep, default_mask):
+    """Ones on the channels ``keep`` (a bool mask or indices) along ``dim``, times
+    ``default_mask``: the structured methods."""
+    mask = torch.zeros_like(t)
+    slc = [slice(None)] * len(t.shape)
+    slc[dim] = keep
+    mask[tuple(slc)] = 1
+    mask *= default_mask.to(dtype=mask.dtype)
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prunes ``amount`` random entries."""
     PRUNING_TYPE = "unstructured"
@@ -225,15 +249,8 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if nparams_toprune != 0:
-            prob = torch.rand_like(t)
-            topk = torch.topk(prob.view(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        # the entries with the largest random draws go
+        return _entries_mask(t, default_mask, self.amount, lambda: torch.rand_like(t), True)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -249,14 +266,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if nparams_toprune != 0:
-            topk = torch.topk(torch.abs(t).view(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _entries_mask(t, default_mask, self.amount, lambda: torch.abs(t), False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -279,23 +289,11 @@ class RandomStructured(BasePruningMethod):
         nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
         _validate_pruning_amount(nparams_toprune, tensor_size)
 
-        def make_mask(t, dim, nchannels, nchannels_toprune):
-            prob = torch.rand(nchannels)
-            threshold = torch.kthvalue(prob, k=nchannels_toprune).values
-            channel_mask = prob > threshold
-            mask = torch.zeros_like(t)
-            slc = [slice(None)] * len(t.shape)
-            slc[dim] = channel_mask
-            slc = tuple(slc)
-            mask[slc] = 1
-            return mask
-
         if nparams_toprune == 0:
-            mask = default_mask
-        else:
-            mask = make_mask(t, self.dim, tensor_size, nparams_toprune)
-            mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+            return default_mask
+        prob = torch.rand(tensor_size)
+        threshold = torch.kthvalue(prob, k=nparams_toprune).values
+        return _channels_mask(t, self.dim, prob > threshold, default_mask)
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
@@ -321,21 +319,9 @@ class LnStructured(BasePruningMethod):
         _validate_pruning_amount(nparams_toprune, tensor_size)
         norm = _compute_norm(t, self.n, self.dim)
         topk = torch.topk(norm, k=nparams_tokeep, largest=True)
-
-        def make_mask(t, dim, indices):
-            mask = torch.zeros_like(t)
-            slc = [slice(None)] * len(t.shape)
-            slc[dim] = indices
-            slc = tuple(slc)
-            mask[slc] = 1
-            return mask
-
         if nparams_toprune == 0:
-            mask = default_mask
-        else:
-            mask = make_mask(t, self.dim, topk.indices)
-            mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+            return default_mask
+        return _channels_mask(t, self.dim, topk.indices, default_mask)
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
