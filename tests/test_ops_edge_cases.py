@@ -388,3 +388,24 @@ def test_assigned_grad_dtype_and_size_as_torch(src_dt, name, grad):
     if name == "same" and src_dt == "float64":
         grad = lambda m: m.ones(2, 3, dtype=m.float64)  # noqa: E731
     same_as_torch(lambda m: _assign(m, src_dt, grad))
+
+
+# ------------------------------------------------------------------ broadcast errors
+# torch folds the shapes left to right (a: the broadcast so far, b: the next operand) and
+# compares dimensions from the last: the message names that pair and that dimension
+BROADCAST_FAILS = [
+    ("binary_2d", lambda m: m.ones(2, 3) + m.ones(3, 2)),
+    ("binary_3d", lambda m: m.ones(2, 3, 4) * m.ones(5, 3, 6)),
+    ("empty_dim", lambda m: m.ones(0, 3) + m.ones(2, 3)),
+    ("three_operands", lambda m: m.broadcast_tensors(m.ones(3), m.ones(3), m.ones(4))),
+    ("three_folded", lambda m: m.broadcast_tensors(m.ones(3), m.ones(4, 1), m.ones(5))),
+    ("where", lambda m: m.where(m.ones(3) > 0, m.ones(4), m.ones(3))),
+    ("addcmul", lambda m: m.addcmul(m.ones(2, 1), m.ones(3), m.ones(4, 1))),
+    ("inplace", lambda m: m.ones(2, 3).add_(m.ones(2, 4))),
+]
+
+
+@pytest.mark.parametrize("fn", [f for _, f in BROADCAST_FAILS],
+                         ids=[n for n, _ in BROADCAST_FAILS])
+def test_broadcast_error_messages_as_torch(fn):
+    same_as_torch(fn)

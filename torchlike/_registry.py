@@ -531,16 +531,17 @@ def _translate(e, args):
 
 
 def broadcast_error(shapes):
-    """torch's message for shapes that do not broadcast, or None if they do."""
-    ndim = max(len(s) for s in shapes)
-    names = "ab"
-    for i in range(ndim):
-        sizes = [s[len(s) - ndim + i] if len(s) - ndim + i >= 0 else 1 for s in shapes]
-        big = [k for k, n in enumerate(sizes) if n != 1]
-        if len({sizes[k] for k in big}) > 1:
-            a = big[0]
-            b = next(k for k in big if sizes[k] != sizes[a])
-            return (f"The size of tensor {names[a] if a < 2 else a} ({sizes[a]}) must match the "
-                    f"size of tensor {names[b] if b < 2 else b} ({sizes[b]}) at non-singleton "
-                    f"dimension {i}")
+    """torch's message for shapes that do not broadcast, or None if they do. As torch's
+    ``infer_size``, the shapes are folded left to right (``a`` is the broadcast so far, ``b`` the
+    next operand) and the dimensions compared from the last."""
+    acc = tuple(shapes[0])
+    for s in shapes[1:]:
+        ndim = max(len(acc), len(s))
+        a = (1,) * (ndim - len(acc)) + acc
+        b = (1,) * (ndim - len(s)) + tuple(s)
+        for i in range(ndim - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                return (f"The size of tensor a ({a[i]}) must match the size of tensor b "
+                        f"({b[i]}) at non-singleton dimension {i}")
+        acc = tuple(y if x == 1 else x for x, y in zip(a, b))
     return None
