@@ -375,7 +375,7 @@ def _abstract(tiered, tree, leaves, sig):
             spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type))
         else:
             spec.append(a)
-    jaxpr, out = jax.make_jaxpr(tiered.raw, return_shape=True)(*_tree_unflatten(tree, spec))
+    jaxpr, out = _tiers.trace(tiered.raw, _tree_unflatten(tree, spec))
     _stats["traces"] += 1
     flat, out_tree = _tree_flatten(out)
     _tiers.seed_plan(tiered, tree, leaves, jaxpr, out_tree)

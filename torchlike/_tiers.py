@@ -28,7 +28,7 @@ from jax._src.lib import xla_client as _xc
 
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "iota", "put"]
+           "set_interpret_calls", "iota", "put", "trace", "inlined"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 # factories and bucketed random draws build small arrays with numpy below this size
@@ -117,6 +117,26 @@ def put(h, aval, device):
     if not committed:
         device = _default_device()
     return _xc.batched_device_put(aval, _sharding(device), [h], [device], committed)
+
+
+def trace(f, args):
+    """``jax.make_jaxpr(f, return_shape=True)(*args)``."""
+    return jax.make_jaxpr(f, return_shape=True)(*args)
+
+
+def inlined(f):
+    """``f`` with jax's own jitted helpers inlined where it is traced (``jax.disable_jit`` inside
+    the trace: the outer ``jax.jit`` still compiles). jnp's functions are jitted, and under a trace
+    each one traces a nested program of its own at every new shape; inlined, a first trace costs
+    about half as much and the interpreter runs one flat jaxpr. Every trace of ``f`` (the
+    interpreter's, jit's) sees the same equations, so structures derived from them (a VJP's
+    residuals) agree."""
+    def run(*args, **kwargs):
+        with jax.disable_jit():
+            return f(*args, **kwargs)
+    run.__name__ = getattr(f, "__name__", "inlined")
+    run.__qualname__ = getattr(f, "__qualname__", run.__name__)
+    return run
 
 
 class _Plan:
@@ -251,7 +271,7 @@ class Tiered:
         plan = plans.get(tree)
         if plan is None:
             from . import _interpret
-            jaxpr, shape = jax.make_jaxpr(self.raw, return_shape=True)(*args)
+            jaxpr, shape = trace(self.raw, args)
             with _lock:
                 _stats["traces"] += 1
             bad = _interpret.check(jaxpr)

@@ -61,18 +61,17 @@ _JIT_CACHE: dict = {}
 _TRACES = {"update": 0}
 
 
-def _counted(fn, flags, *args):
+def _counted(run, *args):
     _TRACES["update"] += 1
-    return _with_complex(fn, flags, *args)
+    return run(*args)
 
 
 def _jitted(fn, flags):
     key = (fn, flags)
     f = _JIT_CACHE.get(key)
     if f is None:
-        f = _JIT_CACHE[key] = _tiers.Tiered(functools.partial(_with_complex, fn, dict(flags)),
-                                            jax.jit(functools.partial(_counted, fn, dict(flags))),
-                                            "optim")
+        run = _tiers.inlined(functools.partial(_with_complex, fn, dict(flags)))
+        f = _JIT_CACHE[key] = _tiers.Tiered(run, jax.jit(functools.partial(_counted, run)), "optim")
     return f
 
 
