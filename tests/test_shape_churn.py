@@ -241,6 +241,7 @@ _DRAWS = {
     "randn": lambda m: m.randn(7, 5),
     "randn_f64": lambda m: m.randn(3, 11, dtype=m.float64),
     "randn_bf16": lambda m: m.randn(13, dtype=m.bfloat16).float(),
+    "randn_c64": lambda m: m.randn(4, 3, dtype=m.complex64),
     "rand": lambda m: m.rand(2, 3, 5),
     "randint": lambda m: m.randint(-4, 9, (6, 7)),
     "randint_i32": lambda m: m.randint(0, 100, (37,), dtype=m.int32),

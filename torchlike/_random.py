@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
@@ -115,18 +116,18 @@ def next_key(generator=None):
 # A draw is a jitted sampler of the key's data; like every jitted function of the dispatch path
 # it is interpreted for its first calls at a shape (torchlike._tiers: threefry in numpy, no XLA
 # compile) and compiled when it repeats: uniform and integer draws are bit-identical on both
-# tiers. Normal draws go through erf_inv, whose numpy form may differ from XLA's in the last
-# bit, and a seeded draw must give the same bits on its 1st and its 100th call. They stay
-# compiled, at a power-of-two size for a shape's first INTERPRET_CALLS draws (one program per
-# size class): with threefry in its partitionable mode (jax's default), element i of a draw
-# depends only on the key and on i, so the first n elements of a draw of any size m >= n are the
-# draw of size n (``tests/test_shape_churn.py``).
+# tiers. A seeded draw must give the same bits on its 1st and its 100th call, and jax's normal
+# sampler goes through erf_inv, whose numpy form differs from XLA's in the last bit. On the CPU a
+# normal draw of up to HOST_NORMAL_MAX elements is therefore made on the host: its random bits are
+# a draw like the others (exact on both tiers), turned into normals by the Box-Muller transform
+# in numpy float64 (the same code on every call, so the same bits), never compiled. Bigger draws
+# and other backends use jax's sampler (compiled at their shape).
 
 from . import _tiers                # noqa: E402
 
 _draws: dict = {}
 _DRAWS_MAX = 4096
-_BUCKET_MAX = 1 << 20               # bigger normal draws compile their own shape at once
+HOST_NORMAL_MAX = 1 << 20
 
 
 def draw(sampler, key, shape, *args):
@@ -134,13 +135,17 @@ def draw(sampler, key, shape, *args):
     shape = tuple(shape)
     if isinstance(key, jax.core.Tracer) or not _tiers.on_host():
         return sampler(key, shape, *args)
+    if sampler is jax.random.normal:
+        n = 1
+        for d in shape:
+            n *= d
+        if n <= HOST_NORMAL_MAX:
+            return _host_normal(key, shape, *args)
     try:
         k = (sampler, shape, args)
         t = _draws.get(k)
     except TypeError:                   # an array argument: the plain draw
         return sampler(key, shape, *args)
-    if sampler is jax.random.normal:
-        return _bucketed(sampler, key, shape, args, k, t)
     if t is None:
         if len(_draws) >= _DRAWS_MAX:
             _draws.clear()
@@ -151,17 +156,25 @@ def draw(sampler, key, shape, *args):
     return t(jax.random.key_data(key))
 
 
-def _bucketed(sampler, key, shape, args, k, seen):
+_2PI = 2.0 * np.pi
+
+
+def _host_normal(key, shape, dtype=float):
+    """Standard normals of ``shape`` and ``dtype`` made on the host (see above)."""
+    dtype = np.dtype(jax.dtypes.canonicalize_dtype(dtype))
     n = 1
     for d in shape:
         n *= d
-    seen = seen or 0
-    if n < 2 or n > _BUCKET_MAX or not jax.config.jax_threefry_partitionable \
-            or seen >= _tiers.INTERPRET_CALLS:
-        return sampler(key, shape, *args)
-    if len(_draws) >= _DRAWS_MAX:
-        _draws.clear()
-    _draws[k] = seen + 1
-    size = max(16, 1 << (n - 1).bit_length())
-    flat = np.asarray(sampler(key, (size,), *args))
-    return jax.device_put(flat[:n].copy().reshape(shape))
+    if dtype.kind == "c":               # real and imaginary parts each N(0, 1/2), as jax and torch
+        part = np.float64 if dtype.itemsize > 8 else np.float32
+        z = np.asarray(_host_normal(key, (2, n), part), np.float64) * np.sqrt(0.5)
+        z = (z[0] + 1j * z[1]).astype(dtype).reshape(shape)
+        return _tiers.put(z, jax.core.ShapedArray(shape, dtype), None)
+    m = (n + 1) // 2
+    bits = np.asarray(draw(jax.random.bits, key, (2, m), jnp.uint64 if dtype.itemsize > 4
+                           else jnp.uint32), np.float64)
+    scale = 2.0 ** -(64 if dtype.itemsize > 4 else 32)
+    u = (bits + 0.5) * scale            # in (0, 1): the logarithm is finite
+    r = np.sqrt(-2.0 * np.log(u[0]))
+    z = np.concatenate([r * np.cos(_2PI * u[1]), r * np.sin(_2PI * u[1])])[:n]
+    return _tiers.put(z.astype(dtype).reshape(shape), jax.core.ShapedArray(shape, dtype), None)
