@@ -242,3 +242,58 @@ def test_subnormals_survive_the_interpreter_as_in_torch_and_flush_once_compiled(
     with eager.interpreting(0):
         compiled = (torchlike.tensor(x) * 1.5).numpy()
     np.testing.assert_array_equal(compiled, [0.0, 0.0, 1.5])
+
+
+_FRESH = """
+import jax.monitoring as mon
+compiles = []
+mon.register_event_duration_secs_listener(
+    lambda name, secs, **kw: compiles.append(name) if name.endswith("backend_compile_duration")
+    else None)
+import torchlike as torch
+F = torch.nn.functional
+after_import = len(compiles)
+torch.manual_seed(0)
+g = torch.Generator().manual_seed(2 ** 64 - 1)
+model = torch.nn.Sequential(torch.nn.Linear(40, 33), torch.nn.ReLU(), torch.nn.Linear(33, 7))
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+for b in (9, 8):
+    x, y = torch.randn(b, 40, generator=g), torch.randint(0, 7, (b,))
+    loss = F.cross_entropy(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+    loss.item()
+print(after_import, len(compiles))
+"""
+
+
+def test_a_fresh_process_compiles_nothing_until_its_shapes_repeat(tmp_path):
+    """Import, seeding, generators, parameter init, normal and integer draws, the optimizer's
+    state and two training steps at new shapes: no XLA program is compiled (each used to
+    compile: jax's key seeding and fold_in, its normal sampler, zeros_like, scalar conversions)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_INTERPRET_CALLS="8")
+    out = subprocess.run([sys.executable, "-c", _FRESH], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["0", "0"], out.stdout
+
+
+def test_generator_keys_are_jaxs_keys_and_seeds_wrap_as_torchs():
+    import jax
+    for s in (0, 1, 2 ** 31, 2 ** 32 + 5, 2 ** 63 - 1, -1, -2 ** 63, 12345678901):
+        g = torchlike.Generator().manual_seed(s)
+        np.testing.assert_array_equal(g._key, np.asarray(jax.random.key_data(jax.random.key(s))))
+        k = np.asarray(jax.random.key_data(g.next_key()))
+        ref = jax.random.fold_in(jax.random.key(s), 0)
+        np.testing.assert_array_equal(k, np.asarray(jax.random.key_data(ref)))
+    for s in (2 ** 63, 2 ** 64 - 1, -1, -5):
+        assert torchlike.Generator().manual_seed(s).initial_seed() == \
+            torch.Generator().manual_seed(s).initial_seed()
+    for s in (2 ** 64, -2 ** 63 - 1):
+        with pytest.raises(ValueError) as ours:
+            torchlike.manual_seed(s)
+        with pytest.raises(ValueError) as theirs:
+            torch.Generator().manual_seed(s)
+        assert str(ours.value) == str(theirs.value)

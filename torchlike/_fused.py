@@ -42,7 +42,7 @@ from . import _tiers
 __all__ = ["Deferred", "set_mode", "mode", "sync", "stats", "record", "raw",
            "resolve", "reset_stats"]
 
-_ArrayImpl = type(jax.numpy.zeros(()))
+_ArrayImpl = _tiers._ArrayImpl
 _SingleDevice = jax.sharding.SingleDeviceSharding
 _SCALARS = (int, float, bool, complex)
 _tree_flatten = jax.tree_util.tree_flatten

@@ -29,9 +29,16 @@ class Generator:
 
     def manual_seed(self, seed):
         seed = int(seed)
+        if not -(1 << 63) <= seed < (1 << 64):
+            raise ValueError("Overflow when unpacking long long")
+        seed &= 0xFFFFFFFFFFFFFFFF          # torch keeps a seed as its uint64 bits
         self._seed = seed
-        self._key = np.asarray(jax.random.key_data(jax.random.key(seed & 0xFFFFFFFFFFFFFFFF
-                                                                    if seed >= 0 else seed)))
+        if jax.config.jax_default_prng_impl == "threefry2x32":
+            # threefry's key of a seed is its 64 bits as two uint32 words (no program run)
+            self._key = np.array([seed >> 32, seed & 0xFFFFFFFF], np.uint32)
+        else:
+            self._key = np.asarray(jax.random.key_data(jax.random.key(
+                seed if seed < (1 << 63) else seed - (1 << 64))))
         self._counter = 0
         return self
 
@@ -51,6 +58,8 @@ class Generator:
         base = self._base
         if base is not None:
             c = base + np.uint32(c)
+        elif _tiers.on_host():
+            return jax.random.wrap_key_data(_fold_in_on_host(self._key, c))
         return jax.random.fold_in(jax.random.wrap_key_data(self._key), c)
 
     # The generator's state as arrays, for compiled programs (torchlike.compile): the key data
@@ -81,6 +90,21 @@ class Generator:
         self._key = a[:-8].view(np.uint32)
         self._counter = int(a[-8:].view(np.int64)[0])
         return self
+
+
+_FOLD_IN: dict = {}
+
+
+def _fold_in_on_host(data, c):
+    """``key_data(fold_in(wrap_key_data(data), c))`` evaluated by the interpreter (the same
+    threefry bits, no program compiled for a generator's first key)."""
+    from . import _interpret
+    k = (data.shape, data.dtype, jax.config.jax_default_prng_impl)
+    jaxpr = _FOLD_IN.get(k)
+    if jaxpr is None:
+        jaxpr = _FOLD_IN[k] = jax.make_jaxpr(lambda d, m: jax.random.key_data(
+            jax.random.fold_in(jax.random.wrap_key_data(d), m)))(data, np.uint32(0))
+    return _interpret.run(jaxpr, data, np.uint32(c & 0xFFFFFFFF))[0]
 
 
 default_generator = Generator()
@@ -139,7 +163,7 @@ def draw(sampler, key, shape, *args):
         n = 1
         for d in shape:
             n *= d
-        if n <= HOST_NORMAL_MAX:
+        if 0 < n <= HOST_NORMAL_MAX:        # (numpy refuses (0, 2**62))
             return _host_normal(key, shape, *args)
     try:
         k = (sampler, shape, args)

@@ -28,11 +28,11 @@ from jax._src.lib import xla_client as _xc
 
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "iota", "put", "trace", "inlined"]
+           "set_interpret_calls", "iota", "put", "trace", "inlined", "zeros_like"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
-# factories and bucketed random draws build small arrays with numpy below this size
-HOST_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_HOST_MAX_ELEMENTS", str(1 << 14)))
+# fills, zeros and element numbers are built with numpy up to this size (a compile costs more)
+HOST_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_HOST_MAX_ELEMENTS", str(1 << 22)))
 # the interpreter is not used past this many input elements (numpy would be slower than a compile)
 INTERPRET_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_INTERPRET_MAX_ELEMENTS", str(1 << 22)))
 _SEEN_MAX = 1024            # signatures remembered per function (then forgotten, counting anew)
@@ -42,7 +42,7 @@ _unsupported: dict = {}
 _lock = threading.Lock()
 _host = []                  # [bool]: is jax's default backend the CPU (decided on first use)
 
-_ArrayImpl = type(jax.numpy.zeros(()))   # the concrete array class (jax.Array is abstract)
+_ArrayImpl = type(jax.device_put(np.zeros(())))  # the concrete array class (jax.Array is abstract)
 _SCALARS = (int, float, bool, complex)
 _COMPILE = object()         # a call's answer: run the compiled path
 _PAST = 1 << 62             # a signature's count once it must not be interpreted (nor loaded)
@@ -77,9 +77,29 @@ def iota(shape):
     n = 1
     for d in shape:
         n *= d
-    if on_host() and n <= HOST_MAX_ELEMENTS:
+    if on_host() and 0 < n <= HOST_MAX_ELEMENTS:
         return jax.device_put(np.arange(n, dtype=np.int64).reshape(shape))
     return None
+
+
+def zeros_like(a):
+    """Zeros of ``a``'s shape and dtype on its device (``a``: a jax array or a fused eager
+    deferred value): from numpy on the CPU, where ``jnp.zeros_like`` compiles a program per
+    shape; on the device, or sharded like ``a``, otherwise."""
+    n = 1
+    for d in a.shape:
+        n *= d
+    if on_host() and 0 < n <= HOST_MAX_ELEMENTS:      # (numpy refuses (0, 2**62))
+        if a.__class__ is _ArrayImpl:
+            devs = a.sharding.device_set
+            if len(devs) == 1:
+                dev = next(iter(devs)) if a.committed else None
+                return put(np.zeros(a.shape, a.dtype), jax.core.ShapedArray(a.shape, a.dtype), dev)
+        elif a.__class__ is _fused.Deferred and a.device is not None:
+            return put(np.zeros(a.shape, a.dtype), jax.core.ShapedArray(a.shape, a.dtype),
+                       a.device)
+    return jax.numpy.zeros_like(_fused.concrete((a,))[0] if a.__class__ is _fused.Deferred
+                                else a)
 
 
 _shardings: dict = {}

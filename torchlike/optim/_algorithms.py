@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _tiers
 from .._tensor import Tensor
 from .optimizer import Optimizer, cast, lerp, _zero_scalar
 
@@ -23,7 +24,7 @@ def _check(cond, msg):
 
 
 def _zeros_like(p):
-    return Tensor._make(jnp.zeros_like(p._data))
+    return Tensor._make(_tiers.zeros_like(p._d))
 
 
 def _init_zero_state(self, p, group):
