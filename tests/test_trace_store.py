@@ -200,7 +200,7 @@ def test_control_flow_random_keys_and_low_precision_round_trip():
 
 
 def test_a_training_step_round_trips_and_the_costs(monkeypatch):
-    """A Linear + cross_entropy + Adam step (cold: every jaxpr traced by the interpreter tier):
+    """A Linear + cross_entropy + Adam step at shapes no other test uses (cold: every jaxpr traced by the interpreter tier):
     each jaxpr round-trips bit-identically; dumps/loads cost against make_jaxpr."""
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
     traced = []
@@ -219,10 +219,10 @@ def test_a_training_step_round_trips_and_the_costs(monkeypatch):
     monkeypatch.setattr(jax, "make_jaxpr", recording)
     m = torchlike
     m.manual_seed(0)
-    model = m.nn.Sequential(m.nn.Linear(23, 19), m.nn.ReLU(), m.nn.Linear(19, 7))
+    model = m.nn.Sequential(m.nn.Linear(23, 18), m.nn.ReLU(), m.nn.Linear(18, 6))
     opt = m.optim.Adam(model.parameters(), lr=1e-2)
-    x = m.tensor(RNG.standard_normal((9, 23)).astype(np.float32))
-    y = m.tensor(RNG.integers(0, 7, (9,)))
+    x = m.tensor(RNG.standard_normal((10, 23)).astype(np.float32))
+    y = m.tensor(RNG.integers(0, 6, (10,)))
     loss = m.nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
     loss.backward()
@@ -503,3 +503,45 @@ def test_a_second_process_loads_without_tracing_and_concurrent_writers(store, tm
     got = T.get("shared", sig)
     assert got is not None
     np.testing.assert_allclose(I.run(got[0], x)[0], np.cos(x) * np.float32(3), rtol=1e-6)
+
+
+_WARM = """
+import json, sys
+import torchlike as torch
+from torchlike import _tiers, _trace_store
+torch.manual_seed(0)
+emb, lin = torch.nn.Embedding(50, 16), torch.nn.Linear(16, 50)
+idx = torch.zeros(1, 1, dtype=torch.long)
+with torch.no_grad():
+    for _ in range(4):                  # a context that grows: every op meets a new shape
+        h = torch.nn.functional.gelu(emb(idx)).softmax(-1)
+        idx = torch.cat([idx, lin(h)[:, -1].argmax(-1, keepdim=True)], dim=1)
+opt = torch.optim.Adam(lin.parameters(), lr=0.1)
+lin(torch.randn(3, 16)).square().mean().backward()
+opt.step()
+_trace_store.flush()
+s = _tiers.stats()
+print(json.dumps({"idx": idx.tolist(), "w": lin.weight.sum().item(),
+                  "traces": s["traces"], "loads": s["trace_loads"]}))
+"""
+
+
+def test_a_warm_process_loads_the_traces_of_forwards_draws_and_updates(tmp_path):
+    """The second process with the same cache directory traces only what has no stable identity
+    (forward-with-VJP and backward plans): the forwards of generation, the draws and the
+    optimizer's update come from disk, with the first process's results."""
+    env = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1",
+               TORCHLIKE_TRACE_CACHE="1", TORCHLIKE_INTERPRET_CALLS="8")
+    env.pop("TORCHLIKE_COMPILATION_CACHE", None)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", _WARM], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    assert cold["idx"] == warm["idx"] and cold["w"] == warm["w"]
+    assert cold["loads"] == 0 and cold["traces"] > 20
+    assert warm["loads"] > 20, warm
+    assert warm["traces"] + warm["loads"] == cold["traces"]
+    assert warm["traces"] <= 8, warm        # linear, square, mean: forward-with-VJP, backward

@@ -176,7 +176,8 @@ def draw(sampler, key, shape, *args):
 
         def raw(data):
             return sampler(jax.random.wrap_key_data(data), shape, *args)
-        t = _draws[k] = _tiers.tiered(raw, name="draw")
+        t = _draws[k] = _tiers.tiered(raw, name="draw", ident=_tiers.stable(
+            "draw", f"{sampler.__module__}.{sampler.__qualname__}", shape, args))
     return t(jax.random.key_data(key))
 
 

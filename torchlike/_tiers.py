@@ -28,7 +28,7 @@ from jax._src.lib import xla_client as _xc
 
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "iota", "put", "trace", "inlined", "zeros_like"]
+           "set_interpret_calls", "iota", "put", "trace", "inlined", "zeros_like", "stable"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 # fills, zeros and element numbers are built with numpy up to this size (a compile costs more)
@@ -37,7 +37,7 @@ HOST_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_HOST_MAX_ELEMENTS", str(1 << 2
 INTERPRET_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_INTERPRET_MAX_ELEMENTS", str(1 << 22)))
 _SEEN_MAX = 1024            # signatures remembered per function (then forgotten, counting anew)
 
-_stats = {"interpreted": 0, "traces": 0, "fallbacks": 0, "errors": 0}
+_stats = {"interpreted": 0, "traces": 0, "trace_loads": 0, "fallbacks": 0, "errors": 0}
 _unsupported: dict = {}
 _lock = threading.Lock()
 _host = []                  # [bool]: is jax's default backend the CPU (decided on first use)
@@ -63,8 +63,9 @@ def set_interpret_calls(n):
 
 
 def stats():
-    """``{"interpreted", "traces", "fallbacks", "errors", "unsupported"}``: calls evaluated by the
-    interpreter, jaxprs traced for it, signatures compiled at once because of an unsupported
+    """``{"interpreted", "traces", "trace_loads", "fallbacks", "errors", "unsupported"}``: calls
+    evaluated by the interpreter, jaxprs traced for it and jaxprs loaded from disk instead
+    (torchlike._trace_store), signatures compiled at once because of an unsupported
     primitive (by name in ``unsupported``), and interpreter failures (compiled instead)."""
     with _lock:
         out = dict(_stats)
@@ -180,13 +181,16 @@ class Tiered:
     leaf becomes a jax array on ``device``.
     """
 
-    __slots__ = ("raw", "jit", "seen", "finish", "name", "shapes", "__weakref__")
+    __slots__ = ("raw", "jit", "seen", "finish", "name", "shapes", "ident", "__weakref__")
 
-    def __init__(self, raw, jitted, name="", finish=None):
+    def __init__(self, raw, jitted, name="", finish=None, ident=None):
         self.raw, self.jit, self.name = raw, jitted, name
         self.finish = finish
         self.seen = {}
         self.shapes = None          # fused eager: output shapes per signature (_fused)
+        # what ``raw`` computes, as text that is the same in every process (``stable``), or
+        # None: its traces are kept on disk under it (torchlike._trace_store)
+        self.ident = ident
 
     def clear_cache(self):
         self.jit.clear_cache()
@@ -291,9 +295,21 @@ class Tiered:
         plan = plans.get(tree)
         if plan is None:
             from . import _interpret
-            jaxpr, shape = trace(self.raw, args)
-            with _lock:
-                _stats["traces"] += 1
+            stored = None
+            if self.ident is not None:
+                from . import _trace_store
+                stored = _trace_store.get(self.ident, (key, tree))
+            if stored is not None:
+                jaxpr, out_tree = stored
+                with _lock:
+                    _stats["trace_loads"] += 1
+            else:
+                jaxpr, shape = trace(self.raw, args)
+                out_tree = jax.tree_util.tree_structure(shape)
+                with _lock:
+                    _stats["traces"] += 1
+                if self.ident is not None:
+                    _trace_store.put(self.ident, (key, tree), jaxpr, out_tree)
             bad = _interpret.check(jaxpr)
             if bad is not None:
                 with _lock:
@@ -301,7 +317,7 @@ class Tiered:
                     _unsupported[bad] = _unsupported.get(bad, 0) + 1
                 ent[0] = _PAST
                 return _COMPILE
-            plan = plans[tree] = _Plan(jaxpr, jax.tree_util.tree_structure(shape))
+            plan = plans[tree] = _Plan(jaxpr, out_tree)
         from . import _interpret
         try:
             flat = _interpret.run(plan.jaxpr, *hosts)
@@ -388,9 +404,115 @@ def _is_flat_tuple(tree, n):
     return tree == t
 
 
-def tiered(raw, jitted=None, name="", finish=None):
+def tiered(raw, jitted=None, name="", finish=None, ident=None):
     """A ``Tiered`` of ``raw`` (``jitted`` defaults to ``jax.jit(raw)``)."""
-    return Tiered(raw, jax.jit(raw) if jitted is None else jitted, name, finish)
+    return Tiered(raw, jax.jit(raw) if jitted is None else jitted, name, finish, ident)
+
+
+_STABLE_LEAVES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+
+
+def stable(*parts):
+    """Text naming ``parts`` that is the same in every process that computes the same thing,
+    or None. Allowed: Python scalars and strings, tuples, lists, dicts, slices, numpy dtypes,
+    scalars and arrays (by content), types and enum members (by name), torchlike dtypes,
+    functions (module, name, code, defaults and closure, recursively) and ``functools.partial``.
+    Anything else (an object whose text would be an address, or would not show its whole state)
+    gives None: its traces are not kept across processes."""
+    out = []
+    try:
+        for p in parts:
+            out.append(_stable(p, 0))
+    except _NotStable:
+        return None
+    return "|".join(out)
+
+
+class _NotStable(Exception):
+    pass
+
+
+def _stable(o, depth):
+    if depth > 12:
+        raise _NotStable
+    t = o.__class__
+    if t in _STABLE_LEAVES:
+        return repr(o)
+    d = depth + 1
+    if t is tuple or t is list:
+        return t.__name__[0] + "(" + ",".join(_stable(x, d) for x in o) + ")"
+    if t is dict:
+        items = sorted((_stable(k, d), _stable(v, d)) for k, v in o.items())
+        return "d(" + ",".join(f"{k}:{v}" for k, v in items) + ")"
+    if t is slice:
+        return f"slice({_stable(o.start, d)},{_stable(o.stop, d)},{_stable(o.step, d)})"
+    if isinstance(o, np.dtype):
+        return "dtype:" + o.str + o.name
+    if isinstance(o, np.generic):
+        return f"np:{o.dtype.str}:{o.tobytes().hex()}"
+    if t is np.ndarray:
+        if o.dtype.hasobject:
+            raise _NotStable
+        import hashlib
+        return f"nd:{o.dtype.str}{o.shape}:" + hashlib.sha256(
+            np.ascontiguousarray(o).tobytes()).hexdigest()
+    if isinstance(o, type):
+        return f"type:{o.__module__}.{o.__qualname__}"
+    import enum
+    if isinstance(o, enum.Enum):
+        return f"enum:{t.__module__}.{t.__qualname__}.{o.name}"
+    import functools
+    import types
+    if t is functools.partial:
+        return f"partial({_stable(o.func, d)},{_stable(o.args, d)},{_stable(o.keywords, d)})"
+    if t is types.FunctionType:
+        cells = tuple(c.cell_contents for c in (o.__closure__ or ()))
+        return (f"fn:{o.__module__}.{o.__qualname__}:{_code(o.__code__)}:"
+                f"{_stable(o.__defaults__, d)}:{_stable(o.__kwdefaults__, d)}:"
+                f"{_stable(cells, d)}")
+    if t is types.BuiltinFunctionType:
+        return f"builtin:{getattr(o, '__module__', None)}.{o.__qualname__}"
+    from . import _dtype
+    if t is _dtype.dtype:
+        return "tl:" + repr(o)
+    if t.__module__.startswith("jax."):
+        # jax's wrappers of a function: custom derivatives, jit, ufuncs (by what they wrap)
+        name = t.__qualname__
+        if name == "custom_jvp":
+            return (f"custom_jvp({_stable(o.fun, d)},{_rule(o.fun, o.jvp, d)},"
+                    f"{_stable(o.nondiff_argnums, d)})")
+        if name == "custom_vjp":
+            return (f"custom_vjp({_stable(o.fun, d)},{_rule(o.fun, o.fwd, d)},"
+                    f"{_rule(o.fun, o.bwd, d)},{_stable(o.nondiff_argnums, d)})")
+        if name == "ufunc":
+            return f"ufunc({_stable(o._func, d)},{_stable(o.nin, d)},{_stable(o.nout, d)})"
+    wrapped = getattr(o, "__wrapped__", None)
+    if wrapped is not None and type(wrapped) is types.FunctionType and \
+            t.__name__ == "PjitFunction":
+        return f"jit({_stable(wrapped, d)})"
+    raise _NotStable
+
+
+def _rule(fun, rule, depth):
+    """A custom derivative's rule: stable, or (for jax's own functions, whose rules its version
+    fixes) by name."""
+    try:
+        return _stable(rule, depth)
+    except _NotStable:
+        f = getattr(fun, "__wrapped__", fun)
+        if getattr(f, "__module__", "").startswith("jax") and hasattr(rule, "__qualname__"):
+            return f"rule:{rule.__module__}.{rule.__qualname__}"
+        raise
+
+
+def _code(c):
+    """A code object's fingerprint: its bytecode, constants (nested code recursively) and names."""
+    import hashlib
+    h = hashlib.sha256(c.co_code)
+    for k in c.co_consts:
+        h.update((_code(k) if k.__class__ is c.__class__ else _stable(k, 0)).encode())
+    h.update(repr((c.co_names, c.co_varnames, c.co_freevars)).encode())
+    return h.hexdigest()[:24]
 
 
 from . import _fused  # noqa: E402  (fused eager records Tiered calls; it imports this module)

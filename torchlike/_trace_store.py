@@ -774,6 +774,8 @@ def put(ident, sig, closed_jaxpr, out_tree):
                 t = threading.Thread(target=_work, name="torchlike-trace-store", daemon=True)
                 t.start()
                 _worker.append(t)
+                import atexit
+                atexit.register(_stop)
         _q.put((d, k, closed_jaxpr, out_tree))
     except Exception:
         pass
@@ -785,9 +787,20 @@ def flush():
         _q.join()
 
 
+def _stop():
+    """At exit: let the writer finish what is queued (a daemon thread killed inside a write
+    aborts the interpreter's shutdown), for at most a few seconds."""
+    _q.put(None)
+    _worker[0].join(timeout=5.0)
+
+
 def _work():
     while True:
-        d, k, closed, tree = _q.get()
+        item = _q.get()
+        if item is None:
+            _q.task_done()
+            return
+        d, k, closed, tree = item
         try:
             _write(d, k, closed, tree)
         except Exception:
