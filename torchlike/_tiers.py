@@ -472,8 +472,7 @@ def _stable(o, depth):
                 f"{_stable(cells, d)}")
     if t is types.BuiltinFunctionType:
         return f"builtin:{getattr(o, '__module__', None)}.{o.__qualname__}"
-    from . import _dtype
-    if t is _dtype.dtype:
+    if t.__module__ == "torchlike._dtype" and t.__qualname__ == "dtype":
         return "tl:" + repr(o)
     if t.__module__.startswith("jax."):
         # jax's wrappers of a function: custom derivatives, jit, ufuncs (by what they wrap)
