@@ -592,10 +592,11 @@ def _versions():
     if not _versions_cache:
         import jaxlib
         import ml_dtypes
-        from . import version
+        version = sys.modules.get("torchlike.version")     # (imported by the package)
         v = {"format": _FORMAT, "jax": jax.__version__, "jaxlib": jaxlib.__version__,
              "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
-             "python": list(sys.version_info[:3]), "torchlike": version.__version__,
+             "python": list(sys.version_info[:3]),
+             "torchlike": str(getattr(version, "__version__", "")),
              "source": _source_hash(), "x64": bool(jax.config.jax_enable_x64)}
         _versions_cache.append(json.dumps(v, sort_keys=True).encode())
     return _versions_cache[0]
