@@ -200,7 +200,8 @@ def test_control_flow_random_keys_and_low_precision_round_trip():
 
 
 def test_a_training_step_round_trips_and_the_costs(monkeypatch):
-    """A Linear + cross_entropy + Adam step at shapes no other test uses (cold: every jaxpr traced by the interpreter tier):
+    """A Linear + cross_entropy + Adam step at shapes no other test uses (cold: every jaxpr
+    traced by the interpreter tier):
     each jaxpr round-trips bit-identically; dumps/loads cost against make_jaxpr."""
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
     traced = []
