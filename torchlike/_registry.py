@@ -161,8 +161,11 @@ class _Compiled:
             # every later trace: one backward per signature, whichever tier made the residuals.
             leaves, tree = jax.tree_util.tree_flatten(vjp)
             sig = tuple(jax.typeof(x) for x in xs)
-            first = pullbacks.setdefault(sig, tree)
-            if first is not tree:
+            avals = tuple(jax.typeof(x) for x in leaves)
+            first, first_avals = pullbacks.setdefault(sig, (tree, avals))
+            if first is not tree and first_avals == avals:
+                # (a trace under another transformation, a double backward's, may keep other
+                # residuals: it keeps its own pullback)
                 vjp = jax.tree_util.tree_unflatten(first, leaves)
             return diff, rest, vjp
 
