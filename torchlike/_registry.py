@@ -135,12 +135,10 @@ class _Compiled:
         counts = op.trace_counts
         pullbacks = {}          # input avals -> the pullback structure of their first trace
 
-        fn_inl = _tiers.inlined(fn)
-
         def f(*xs):
             if cast is not None:
                 xs = tuple(_cast(x, cast) for x in xs)
-            return fn_inl(*xs, **kw)
+            return fn(*xs, **kw)
 
         def fwd_vjp(*xs):
             diff_pos = [i for i, n in enumerate(needs) if n]

@@ -28,7 +28,7 @@ from jax._src.lib import xla_client as _xc
 
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "iota", "put", "trace", "inlined", "zeros_like", "stable"]
+           "set_interpret_calls", "iota", "put", "trace", "zeros_like", "stable"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 # fills, zeros and element numbers are built with numpy up to this size (a compile costs more)
@@ -143,21 +143,6 @@ def put(h, aval, device):
 def trace(f, args):
     """``jax.make_jaxpr(f, return_shape=True)(*args)``."""
     return jax.make_jaxpr(f, return_shape=True)(*args)
-
-
-def inlined(f):
-    """``f`` with jax's own jitted helpers inlined where it is traced (``jax.disable_jit`` inside
-    the trace: the outer ``jax.jit`` still compiles). jnp's functions are jitted, and under a trace
-    each one traces a nested program of its own at every new shape; inlined, a first trace costs
-    about half as much and the interpreter runs one flat jaxpr. Every trace of ``f`` (the
-    interpreter's, jit's) sees the same equations, so structures derived from them (a VJP's
-    residuals) agree."""
-    def run(*args, **kwargs):
-        with jax.disable_jit():
-            return f(*args, **kwargs)
-    run.__name__ = getattr(f, "__name__", "inlined")
-    run.__qualname__ = getattr(f, "__qualname__", run.__name__)
-    return run
 
 
 class _Plan:

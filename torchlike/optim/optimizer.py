@@ -73,7 +73,7 @@ def _jitted(fn, flags):
     key = (fn, flags)
     f = _JIT_CACHE.get(key)
     if f is None:
-        run = _tiers.inlined(functools.partial(_with_complex, fn, dict(flags)))
+        run = functools.partial(_with_complex, fn, dict(flags))
         f = _JIT_CACHE[key] = _tiers.Tiered(run, jax.jit(functools.partial(_counted, run)), "optim",
                                             ident=_tiers.stable("optim", fn, dict(flags)))
     return f
