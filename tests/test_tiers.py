@@ -235,13 +235,13 @@ def test_the_public_switch_turns_the_tier_off_and_back():
 def test_subnormals_survive_the_interpreter_as_in_torch_and_flush_once_compiled():
     """XLA's CPU programs flush subnormal floats to zero; numpy and torch keep them."""
     import torchlike.eager as eager
-    x = np.array([1e-39, 3e-39, 1.0], np.float32)
-    want = (torch.tensor(x) * 1.5).numpy()
-    assert want[0] != 0
+    x = np.array([1e-39, 3e-39, 1.0, 2.0, 4.0, 8.0, 16.0], np.float32).reshape(7, 1, 1)
+    want = (torch.tensor(x) * 1.5).numpy()      # (a shape no other test multiplies: its
+    assert want[0] != 0                         # first calls are interpreted in any order)
     np.testing.assert_array_equal((torchlike.tensor(x) * 1.5).numpy(), want)
     with eager.interpreting(0):
         compiled = (torchlike.tensor(x) * 1.5).numpy()
-    np.testing.assert_array_equal(compiled, [0.0, 0.0, 1.5])
+    np.testing.assert_array_equal(compiled.ravel(), [0.0, 0.0, 1.5, 3.0, 6.0, 12.0, 24.0])
 
 
 _FRESH = """
