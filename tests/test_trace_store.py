@@ -546,3 +546,22 @@ def test_a_warm_process_loads_the_traces_of_forwards_draws_and_updates(tmp_path)
     assert warm["loads"] > 20, warm
     assert warm["traces"] + warm["loads"] == cold["traces"]
     assert warm["traces"] <= 8, warm        # linear, square, mean: forward-with-VJP, backward
+
+
+def test_stable_identities_tell_functions_apart_and_refuse_what_they_cannot_name():
+    def make(k, op):
+        return lambda x: op(x) * k
+    a, b = make(2.0, np.tanh), make(3.0, np.tanh)
+    assert _tiers.stable(a) is not None
+    assert _tiers.stable(a) == _tiers.stable(make(2.0, np.tanh))    # the same computation
+    assert _tiers.stable(a) != _tiers.stable(b)                     # another captured value
+    assert _tiers.stable(a) != _tiers.stable(make(2.0, np.sin))     # another captured function
+    assert _tiers.stable(lambda x: x + 1) != _tiers.stable(lambda x: x - 1)   # other code
+    assert _tiers.stable(np.arange(3)) != _tiers.stable(np.arange(3) + 1)     # array contents
+    assert _tiers.stable(jnp.add) is not None and _tiers.stable(jax.nn.relu) is not None
+
+    class Opaque:
+        pass
+    assert _tiers.stable(make(Opaque(), np.tanh)) is None       # its text would be an address
+    assert _tiers.stable(list(range(300))) is None                # too big to name cheaply
+    assert _tiers.stable(np.zeros(1 << 20)) is None

@@ -424,6 +424,8 @@ def _stable(o, depth):
     if t in _STABLE_LEAVES:
         return repr(o)
     d = depth + 1
+    if (t is tuple or t is list or t is dict) and len(o) > 256:
+        raise _NotStable                # (an identity is made once per function; keep it cheap)
     if t is tuple or t is list:
         return t.__name__[0] + "(" + ",".join(_stable(x, d) for x in o) + ")"
     if t is dict:
@@ -436,13 +438,15 @@ def _stable(o, depth):
     if isinstance(o, np.generic):
         return f"np:{o.dtype.str}:{o.tobytes().hex()}"
     if t is np.ndarray:
-        if o.dtype.hasobject:
+        if o.dtype.hasobject or o.nbytes > (1 << 20):
             raise _NotStable
         import hashlib
         return f"nd:{o.dtype.str}{o.shape}:" + hashlib.sha256(
             np.ascontiguousarray(o).tobytes()).hexdigest()
     if isinstance(o, type):
         return f"type:{o.__module__}.{o.__qualname__}"
+    if t is np.ufunc:
+        return f"npufunc:{o.__name__}"
     import enum
     if isinstance(o, enum.Enum):
         return f"enum:{t.__module__}.{t.__qualname__}.{o.name}"
