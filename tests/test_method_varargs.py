@@ -11,7 +11,11 @@ CASES = {
  "repeat(2,1,1)": lambda x: x.repeat(2, 1, 1), "permute(2,0,1)": lambda x: x.permute(2, 0, 1),
  "view(6,4)": lambda x: x.view(6, 4), "reshape(6,4)": lambda x: x.reshape(6, 4), "expand(2,2,3,4)": lambda x: x.expand(2, 2, 3, 4),
  "squeeze(0,1)": lambda x: x[:1, :1].squeeze(0, 1), "new_zeros(2,3)": lambda x: x.new_zeros(2, 3), "new_ones(2)": lambda x: x.new_ones(2),
- "new_empty(2,3)": lambda x: x.new_empty(2, 3).shape, "new_full": lambda x: x.new_full((2,), 3.), "sum(dim=(0,1))": lambda x: x.sum((0, 1)),
+ "new_empty(2,3)": lambda x: x.new_empty(2, 3).shape, "new_full": lambda x: x.new_full((2,), 3.),
+ "new_zeros(size=)": lambda x: x.new_zeros(size=(2, 3)), "new_ones(size=[2])": lambda x: x.new_ones(size=[2]),
+ "new_empty(size=)": lambda x: x.new_empty(size=(3,)).shape, "new_ones(dtype of another)": lambda x: x.new_ones(2, dtype=x.long().dtype),
+ "new_zeros device": lambda x: str(x.new_zeros(2, device="meta").device), "new_tensor device": lambda x: str(x.new_tensor([1.0]).device),
+ "new_full(size=)": lambda x: x.new_full(size=(2,), fill_value=3.), "sum(dim=(0,1))": lambda x: x.sum((0, 1)),
  "amax(0,1)?": lambda x: x.amax((0, 1)), "roll(1,0)": lambda x: x.roll(1, 0), "rot90(1,[0,1])": lambda x: x.rot90(1, [0, 1]),
  "movedim(0,1)": lambda x: x.movedim(0, 1), "resize_(4,6)": lambda x: x.clone().resize_(4, 6).shape, "unflatten": lambda x: x.unflatten(2, (2, 2)),
  "size(1)": lambda x: x.size(1), "stride": lambda x: x.stride(), "mean((0,2))": lambda x: x.mean((0, 2)), "std(0)": lambda x: x.std(0),
@@ -42,6 +46,7 @@ def test_method_argument_forms_match_torch(name):
     got = f(xl)
     if isinstance(want, torch.Tensor):
         assert tuple(got.shape) == tuple(want.shape)
+        assert str(got.dtype) == str(want.dtype)
         np.testing.assert_allclose(np.asarray(got.numpy()).astype(float),
                                    want.numpy().astype(float))
     elif isinstance(want, (tuple, torch.Size)):

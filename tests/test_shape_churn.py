@@ -82,6 +82,7 @@ def test_growing_context_generation_matches_torch_and_the_compiled_path():
 
 
 def test_generation_under_a_tight_program_budget_gives_the_same_values(monkeypatch):
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)     # every call compiles: the budget binds
     _tm, lm = _twins()
     roomy = _generate(torchlike, lm, 4)
     monkeypatch.setattr(_registry, "MAX_PROGRAMS", 12)

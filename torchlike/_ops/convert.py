@@ -100,30 +100,50 @@ methods(**{n: _cast_method(d) for n, d in dict(
     cdouble=D.complex128).items()})
 
 
+def _new_size(name, args, size):
+    """``new_zeros(2, 3)``, ``new_zeros((2, 3))`` or ``new_zeros(size=(2, 3))``, as torch."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() received an invalid combination of arguments: the size was "
+                        "given both positionally and as size=")
+    return (size,)
+
+
+def _new_device(self, device):
+    return self.device if device is None else device
+
+
 @method("new_tensor")
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     from .._creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=_new_device(self, device),
+                  requires_grad=requires_grad)
 
 
 @method("new_zeros")
-def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+def _new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False):
     from .._creation import zeros
-    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return zeros(*_new_size("new_zeros", args, size), dtype=dtype or self.dtype,
+                 device=_new_device(self, device), requires_grad=requires_grad)
 
 
 @method("new_ones")
-def _new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+def _new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False):
     from .._creation import ones
-    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return ones(*_new_size("new_ones", args, size), dtype=dtype or self.dtype,
+                device=_new_device(self, device), requires_grad=requires_grad)
 
 
 @method("new_full")
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     from .._creation import full
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, device=_new_device(self, device),
+                requires_grad=requires_grad)
 
 
 @method("new_empty")
-def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    return _new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)
+def _new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False):
+    from .._creation import zeros
+    return zeros(*_new_size("new_empty", args, size), dtype=dtype or self.dtype,
+                 device=_new_device(self, device), requires_grad=requires_grad)
