@@ -883,11 +883,14 @@ def test_torchlike_ops_through_the_evaluator(monkeypatch):
     assert kinds == {"fwd", "fwd_vjp", "bwd"}, kinds
     assert sum(k == "bwd" for _, k in seen) > 100
     # what still falls back to compiling (and why: see torchlike/_interpret.py)
-    assert set(rec.unsupported) <= FALLBACKS, set(rec.unsupported) - FALLBACKS
+    left = {n for n in rec.unsupported if not n.startswith("random draw with ")}
+    assert left <= FALLBACKS, left - FALLBACKS
 
 
 # primitives the op tables meet that are left to the compiler (see
-# test_transforms_and_polygamma_compile_at_once)
+# test_transforms_and_polygamma_compile_at_once); random draws with a transcendental transform
+# ("random draw with erf_inv") compile at once too, for bits that do not depend on the tier
+# (tests/test_shape_churn.py::test_interpreted_draws_equal_the_compiled_draw)
 FALLBACKS = {"fft", "polygamma"}
 
 

@@ -250,6 +250,14 @@ _DRAWS = {
     "uniform_": lambda m: m.nn.init.uniform_(m.empty(5, 6), -1.0, 3.0),
     "kaiming": lambda m: m.nn.init.kaiming_uniform_(m.empty(10, 3)),
     "linear": lambda m: m.nn.Linear(6, 19).weight.detach(),
+    # samplers whose transform is transcendental (compiled at once: numpy's last bits differ)
+    "normal(mean,std)": lambda m: m.normal(m.zeros(5, 3), m.ones(5, 3)),
+    "Tensor.normal_": lambda m: m.empty(4, 7).normal_(1.0, 2.0),
+    "log_normal_": lambda m: m.empty(4, 7).log_normal_(),
+    "exponential_": lambda m: m.empty(4, 7).exponential_(),
+    "cauchy_": lambda m: m.empty(4, 7).cauchy_(),
+    "geometric_": lambda m: m.empty(4, 7).geometric_(0.3),
+    "gamma": lambda m: m.distributions.Gamma(m.ones(4, 7), m.ones(4, 7)).sample(),
 }
 
 
