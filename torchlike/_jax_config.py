@@ -16,7 +16,7 @@ import os
 
 import jax
 
-__all__ = ["configure", "compilation_cache_dir"]
+__all__ = ["configure", "compilation_cache_dir", "cache_subdir"]
 
 _DISABLED = ("0", "false", "off", "no")
 
@@ -29,6 +29,22 @@ def compilation_cache_dir():
     if not d:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         d = os.path.join(base, "torchlike", "xla")
+    return d
+
+
+def cache_subdir(name, *switches):
+    """``<cache dir>/<name>`` beside the compilation cache (``xla``), created; None when the
+    compilation cache is off, when one of the environment variables ``switches`` turns this
+    directory off, or when it cannot be created."""
+    d = compilation_cache_dir()
+    if d is None or any(os.environ.get(v, "1").lower() in _DISABLED for v in switches):
+        return None
+    d = d.rstrip(os.sep)
+    d = os.path.join(os.path.dirname(d) if os.path.basename(d) == "xla" else d, name)
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError:
+        return None
     return d
 
 

@@ -44,18 +44,8 @@ _pool = []
 def directory():
     """Where programs are kept, or None when the compilation cache is off."""
     if not _dir:
-        from ._jax_config import _DISABLED, compilation_cache_dir
-        d = compilation_cache_dir()
-        if os.environ.get("TORCHLIKE_PROGRAM_CACHE", "1").lower() in _DISABLED:
-            d = None
-        if d is not None:
-            d = os.path.join(os.path.dirname(d.rstrip(os.sep)), "programs") \
-                if os.path.basename(d.rstrip(os.sep)) == "xla" else os.path.join(d, "programs")
-            try:
-                os.makedirs(d, exist_ok=True)
-            except OSError:
-                d = None
-        _dir.append(d)
+        from ._jax_config import cache_subdir
+        _dir.append(cache_subdir("programs", "TORCHLIKE_PROGRAM_CACHE"))
     return _dir[0]
 
 

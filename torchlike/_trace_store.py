@@ -50,7 +50,6 @@ _FORMAT = 1
 _MAGIC = b"torchlike-trace\n"
 _PROTOCOL = 5
 MAX_BYTES = int(float(os.environ.get("TORCHLIKE_TRACE_CACHE_MB", "256")) * (1 << 20))
-_DISABLED = ("0", "false", "off", "no")
 
 _stats = {"loaded": 0, "saved": 0, "ignored": 0, "unserializable": 0}
 _lock = threading.Lock()
@@ -637,19 +636,8 @@ _absent: set = set()        # keys known missing in this process (one os check p
 def directory():
     """Where traces are kept, or None when the cache is off."""
     if not _dir:
-        from ._jax_config import compilation_cache_dir
-        d = compilation_cache_dir()
-        for var in ("TORCHLIKE_PROGRAM_CACHE", "TORCHLIKE_TRACE_CACHE"):
-            if os.environ.get(var, "1").lower() in _DISABLED:
-                d = None
-        if d is not None:
-            d = os.path.join(os.path.dirname(d.rstrip(os.sep)), "traces") \
-                if os.path.basename(d.rstrip(os.sep)) == "xla" else os.path.join(d, "traces")
-            try:
-                os.makedirs(d, exist_ok=True)
-            except OSError:
-                d = None
-        _dir.append(d)
+        from ._jax_config import cache_subdir
+        _dir.append(cache_subdir("traces", "TORCHLIKE_PROGRAM_CACHE", "TORCHLIKE_TRACE_CACHE"))
     return _dir[0]
 
 
