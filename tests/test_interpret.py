@@ -661,9 +661,9 @@ def test_pooling_windows_and_gradients():
 
 # ------------------------------------------------------------------ control flow and calls
 
-def test_control_flow_and_calls():
-    x = RNG.standard_normal(5).astype(F32)
-
+def control_flow_program():
+    """A function of (x: f32[5], n: i32) using scan (both ways), while, cond, switch,
+    checkpoint, grad through custom_jvp and custom_vjp, fori_loop and a nested jit."""
     @jax.custom_vjp
     def cv(x):
         return jnp.sin(x)
@@ -678,7 +678,14 @@ def test_control_flow_and_calls():
         r = jax.checkpoint(lambda x: jnp.exp(jnp.sin(x)))(x)
         g = jax.grad(lambda x: jnp.sum(jax.nn.relu(x) * cv(x)))(x)
         fi = lax.fori_loop(0, 3, lambda i, v: v + i, x)
-        return [c, ys, c2, ys2, *w, k, s, r, g, fi, jax.jit(jnp.tanh)(x), cv(x)]
+        return [c, ys, c2, ys2, *w, k, s, r, g, fi, jax.jit(jnp.tanh)(x), cv(x),
+                jax.nn.gelu(x)]
+    return f
+
+
+def test_control_flow_and_calls():
+    x = RNG.standard_normal(5).astype(F32)
+    f = control_flow_program()
     for n in (np.int32(0), np.int32(2), np.int32(7)):
         compare(f, (x, n), rtol=ulps(F32, 4))
 

@@ -150,24 +150,9 @@ def test_torchlike_op_jaxprs_round_trip_bit_identically(monkeypatch):
 
 
 def test_control_flow_random_keys_and_low_precision_round_trip():
+    import test_interpret as TI
     x = RNG.standard_normal(5).astype(np.float32)
-
-    @jax.custom_vjp
-    def cv(x):
-        return jnp.sin(x)
-    cv.defvjp(lambda x: (jnp.sin(x), x), lambda r, g: (g * jnp.cos(r),))
-
-    def f(x, n):
-        c, ys = lax.scan(lambda c, y: (c * 0.5 + y, c * y), np.float32(1.0), x)
-        c2, ys2 = lax.scan(lambda c, y: (c + y, c), np.float32(0.0), x, reverse=True)
-        w = lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 1.5), (0, x))
-        k = lax.cond(x[0] > 0, jnp.sin, jnp.cos, x)
-        s = lax.switch(n, [jnp.sin, jnp.cos, jnp.tanh], x)
-        r = jax.checkpoint(lambda x: jnp.exp(jnp.sin(x)))(x)
-        g = jax.grad(lambda x: jnp.sum(jax.nn.relu(x) * cv(x)))(x)
-        fi = lax.fori_loop(0, 3, lambda i, v: v + i, x)
-        return [c, ys, c2, ys2, *w, k, s, r, g, fi, jax.jit(jnp.tanh)(x), cv(x),
-                jax.nn.gelu(x)]
+    f = TI.control_flow_program()
     closed = jax.make_jaxpr(f)(x, np.int32(2))
     prims = {e.primitive.name for e in _all_eqns(closed.jaxpr)}
     assert {"scan", "while", "cond", "jit", "custom_vjp_call", "custom_jvp_call"} <= prims, prims
