@@ -119,6 +119,46 @@ def test_losses_equal_strict_mode_and_torch(make):
     np.testing.assert_allclose(fused_losses, ref, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("make", [_mlp, _gpt], ids=["mlp", "gpt"])
+def test_a_split_read_runs_its_part_and_dispatches_the_rest(make, monkeypatch):
+    """With the split on (accelerators' default), ``loss.item()`` runs the forward as one program
+    and dispatches the backward and update as a second, unwaited: same losses as strict mode,
+    two programs per steady step, nothing retraced, and the parameters hold arrays, not pending
+    values, once the read returns."""
+    ref_model, _ = make(T)
+    weights = {k: torch.tensor(v.detach().numpy()) for k, v in ref_model.state_dict().items()}
+    model, strict_step = make(torch)
+    model.load_state_dict(weights)
+    strict = [strict_step() for _ in range(7)]
+    monkeypatch.setattr(_fused, "SPLIT", True)
+    with E.fused():
+        model, step = make(torch)
+        model.load_state_dict(weights)
+        losses = [step() for _ in range(3)]
+        before = _fused.stats()
+        losses += [step() for _ in range(4)]
+        after = _fused.stats()
+        pending = [p for p in model.parameters()
+                   if p._d.__class__ is _fused.Deferred and p._d.value is None]
+        assert not pending
+    np.testing.assert_allclose(losses, strict, rtol=1e-5, atol=1e-6)
+    assert after["split"] - before["split"] == 4
+    assert after["segments"] - before["segments"] == 4
+    assert after["traces"] == before["traces"]
+
+
+def test_a_read_that_needs_the_whole_segment_is_not_split(fused, monkeypatch):
+    monkeypatch.setattr(_fused, "SPLIT", True)
+    before = _fused.stats()
+    for _ in range(3):
+        x = torch.arange(4.0) * 2
+        y = ((x + 1) * (x - 1) + 1) * 2 - 3    # every pending call is an ancestor of y
+        assert y.tolist() == [-3.0, 5.0, 29.0, 69.0]
+    after = _fused.stats()
+    assert after["fused"] - before["fused"] >= 1
+    assert after["split"] == before["split"]
+
+
 def test_a_long_loop_holds_no_old_segments_and_a_bounded_program_cache(fused):
     import gc
     _model, step = _mlp(torch)

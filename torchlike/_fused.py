@@ -19,7 +19,9 @@ each input comes from (an earlier call's output slot or an external array's slot
 external inputs' shapes and dtypes; at the cut, which outputs are still referenced (only those
 are materialised). A key met for the first time replays its calls one by one through their
 tiers (interpreted first calls, no compile); a key that repeats runs one ``jax.jit`` program of
-the whole segment, cached (bounded, least recently used dropped).
+the whole segment, cached (bounded, least recently used dropped). On accelerators, a read whose
+value needs part of a repeating segment runs it as two programs: the part the read needs, which
+it waits for, and the rest, dispatched without waiting (``SPLIT``).
 
 Values are those of the ops run one by one, except float results may differ in the last bits
 where XLA fuses (as between the interpreter and compiled tiers). Errors an op raises from its
@@ -53,13 +55,18 @@ MAX_CALLS = int(os.environ.get("TORCHLIKE_FUSED_MAX_CALLS", "4096"))
 MAX_BYTES = int(os.environ.get("TORCHLIKE_FUSED_MAX_BYTES", str(1 << 30)))
 # a segment key compiles into one program on its FUSE_AFTER-th occurrence
 FUSE_AFTER = int(os.environ.get("TORCHLIKE_FUSED_AFTER", "2"))
+# a read that needs part of a repeating segment runs that part as a program of its own, and the
+# rest as a second one that the read does not wait for (None: on accelerators only; on a CPU the
+# rest would compete with Python for the cores: measured slower on the 2-core GPT benchmark)
+SPLIT = {"1": True, "0": False}.get(os.environ.get("TORCHLIKE_FUSED_SPLIT", ""))
 MAX_PROGRAMS = int(os.environ.get("TORCHLIKE_FUSED_PROGRAMS", "64"))
 _SHAPES_MAX = 1024          # output shapes remembered per function
 _MAX_KEYS = 4096            # segment keys remembered (counted anew once forgotten)
 
 ACTIVE = False              # fused mode on (read by Tiered.__call__ on every call)
 _lock = threading.RLock()
-_stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "compiles": 0,
+_stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "split": 0,
+          "compiles": 0,
           "traces": 0, "materialized": 0, "dropped": 0}
 _cuts: collections.Counter = collections.Counter()
 _entries: dict = {}         # segment key -> [meetings, fused program or None, last use]
@@ -397,7 +404,7 @@ def resolve(d, reason="read"):
         with _lock:
             if d.value is None and d.error is None:
                 if d.seg is _seg and not _partial(d, reason):
-                    _flush(reason)
+                    _flush(reason, d.slot)
         if d.error is not None:
             raise d.error
         if d.value is None:
@@ -448,7 +455,8 @@ def sync(reason="sync"):
             _flush(reason)
 
 
-def _flush(reason):
+def _flush(reason, target=None):
+    """Run the pending segment; ``target``: the output slot whose read caused the cut."""
     global _seg
     seg = _seg
     _seg = _Segment()
@@ -469,7 +477,7 @@ def _flush(reason):
     key = _Key(hash((seg.h, ext_avals, live)), (tuple(seg.tokens), ext_avals, live))
     ent = _entries.get(key)
     if ent is None:
-        ent = _entries[key] = [0, None, 0]      # meetings, fused program, last use
+        ent = _entries[key] = [0, None, 0, None]    # meetings, program, last use, splits
         if len(_entries) > _MAX_KEYS:
             _evict_keys()
     ent[0] += 1
@@ -477,7 +485,7 @@ def _flush(reason):
     ent[2] = _clock[0]
     try:
         with suspended():                   # the segment's own calls run, not record
-            values = _run_segment(seg, ent, live)
+            values = _run_segment(seg, ent, live, target)
     except BaseException as e:
         for w in outs:
             d = w()
@@ -493,11 +501,30 @@ def _flush(reason):
     seg.calls = seg.tokens = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
 
 
-def _run_segment(seg, ent, live):
-    """The segment's live outputs: replayed on a first meeting, else its fused program."""
+def _run_segment(seg, ent, live, target):
+    """The segment's live outputs: replayed on a first meeting, else its fused program, or, when
+    a read of ``target`` cut it and ``target`` needs only part of the segment, two programs: the
+    part the read needs and the rest. Both are dispatched at once; the read waits for the first
+    only, and the rest (a training step's backward and optimizer update, behind its
+    ``loss.item()``) runs while Python goes on recording."""
     if ent[0] < FUSE_AFTER:
         _stats["replayed"] += 1
         return _replay(seg, live)
+    if target is not None and (SPLIT if SPLIT is not None else not _tiers.on_host()):
+        splits = ent[3]
+        if splits is None:
+            splits = ent[3] = {}
+        split = splits.get(target)
+        if split is None:
+            split = splits[target] = _split(seg.calls, seg.producers, live, target)
+        if split:
+            _stats["fused"] += 1
+            _stats["split"] += 1
+            head, head_live, rest, rest_pre, order = split
+            first = head(*seg.ext)
+            second = rest([first[i] for i in rest_pre], *seg.ext)
+            both = first + second
+            return [both[i] for i in order]
     prog = ent[1]
     if prog is None:
         prog = ent[1] = _program(seg.calls, live)
@@ -560,8 +587,9 @@ def _replay(seg, live):
     return [vals[i] for i in live]
 
 
-def _program(calls, live):
-    """One jitted program running a segment's calls; returns its live outputs."""
+def _program(calls, live, pre=None):
+    """One jitted program running a segment's calls; returns its live outputs. ``pre``: output
+    slots computed by an earlier program, passed (as a list) before the external inputs."""
 
     def run(*ext):
         _stats["traces"] += 1
@@ -569,7 +597,39 @@ def _program(calls, live):
         _evaluate(calls, ext, vals, traced=True)
         return [vals[i] for i in live]
 
-    return jax.jit(run)
+    def run_after(earlier, *ext):
+        _stats["traces"] += 1
+        vals = dict(zip(pre, earlier))
+        _evaluate(calls, ext, vals, traced=True)
+        return [vals[i] for i in live]
+
+    return jax.jit(run if pre is None else run_after)
+
+
+def _split(calls, producers, live, target):
+    """The two programs of a segment whose read of ``target`` needs part of it (False if it
+    needs it all): ``(head, head outputs, rest, the head outputs the rest takes, order)``, where
+    ``order`` indexes the heads' and the rest's outputs, concatenated, in ``live``'s order."""
+    cone = {producers[target]}
+    todo = [producers[target]]
+    while todo:
+        for r in calls[todo.pop()][2]:
+            if r >= 0:
+                c = producers[r]
+                if c not in cone:
+                    cone.add(c)
+                    todo.append(c)
+    if len(cone) == len(calls):
+        return False
+    rest_calls = [c for i, c in enumerate(calls) if i not in cone]
+    needed = sorted({r for c in rest_calls for r in c[2] if r >= 0 and producers[r] in cone})
+    head_live = sorted({i for i in live if producers[i] in cone} | {target} | set(needed))
+    rest_live = [i for i in live if producers[i] not in cone]
+    where = {s: k for k, s in enumerate(head_live)}
+    where.update({s: len(head_live) + k for k, s in enumerate(rest_live)})
+    head = _program([calls[i] for i in sorted(cone)], head_live)
+    rest = _program(rest_calls, rest_live, pre=needed)
+    return (head, head_live, rest, [where[s] for s in needed], [where[i] for i in live])
 
 
 # ------------------------------------------------------------------ counters
