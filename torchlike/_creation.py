@@ -194,7 +194,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     # jax may alias an aligned numpy buffer on CPU; torch.tensor always copies
     with np.errstate(all="ignore"):
         arr = np.array(a, dtype=dt.np, copy=True)
-    return _finish(jax.device_put(arr), device, requires_grad, pin_memory)
+    return _finish(_tiers.to_device(arr), device, requires_grad, pin_memory)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -211,7 +211,7 @@ def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return Tensor._make(_device.put(jax.device_put(np.array(ndarray, copy=True)), "cpu"))
+    return Tensor._make(_device.put(_tiers.to_device(np.array(ndarray, copy=True)), "cpu"))
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
@@ -219,7 +219,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     if isinstance(s, Tensor):
         s = s.item()
     s = D.check_scalar(s, dt, 1)
-    return _finish(jax.device_put(np.asarray(D.host_scalar(s, dt))), device, requires_grad)
+    return _finish(_tiers.to_device(np.asarray(D.host_scalar(s, dt))), device, requires_grad)
 
 
 def is_tensor(obj):
@@ -342,7 +342,7 @@ def _to_jax(vals, dt):
     """numpy values as a jax array of ``dt`` (device_put: ``jnp.asarray`` compiles per shape)."""
     vals = np.asarray(vals)
     if vals.dtype == dt.np:
-        return jax.device_put(vals)
+        return _tiers.to_device(vals)
     return jnp.asarray(vals, dt.np)
 
 
@@ -354,7 +354,7 @@ def _filled(shape, value, dt):
         n *= d
     # small arrays only (numpy refuses (0, 2**62); a big fill is cheaper as a program)
     if _tiers.on_host() and 0 < n <= _tiers.HOST_MAX_ELEMENTS:
-        return jax.device_put(np.full(shape, value, dt.np))
+        return _tiers.to_device(np.full(shape, value, dt.np))
     return jnp.full(shape, value, dt.np)
 
 

@@ -31,6 +31,7 @@ needs them (the same line as in strict mode: value checks read the value).
 from __future__ import annotations
 
 import collections
+import math
 import os
 import sys
 import threading
@@ -387,7 +388,7 @@ def _abstract(tiered, tree, leaves, sig):
     flat, out_tree = _tree_flatten(out)
     _tiers.seed_plan(tiered, tree, leaves, jaxpr, out_tree)
     keys = tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type)) for o in flat)
-    nbytes = sum(int(np.prod(k[0], dtype=np.int64)) * k[1].itemsize for k in keys)
+    nbytes = sum(math.prod(k[0]) * k[1].itemsize for k in keys)
     ent = (out_tree, keys, nbytes)
     if tiered.shapes is None or len(tiered.shapes) >= _SHAPES_MAX:
         tiered.shapes = {}          # (bounded: shapes that keep changing are forgotten)

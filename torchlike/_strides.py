@@ -19,6 +19,7 @@ input's layout: DIFFERENCES.md).
 """
 from __future__ import annotations
 
+import math
 import numpy as np
 
 __all__ = ["strides", "contiguous_strides", "channels_last_strides", "view_strides",
@@ -211,7 +212,7 @@ def _inferred(t):
     """Strides read off ``t``'s index map (contiguous if the map is not affine)."""
     from ._storage import alias_index, concrete_maps
     shape = tuple(t._d.shape)
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     if n == 0:
         return contiguous_strides(shape)
     with concrete_maps():
@@ -252,7 +253,7 @@ def view_strides(oldshape, oldstride, newshape):
     oldshape, oldstride, newshape = list(oldshape), list(oldstride), list(newshape)
     if not oldshape:
         return tuple([1] * len(newshape))
-    numel = int(np.prod(oldshape, dtype=np.int64))
+    numel = math.prod(oldshape)
     if numel == 0 and oldshape == newshape:
         return tuple(oldstride)
     newstride = [0] * len(newshape)

@@ -5,6 +5,7 @@ declared once there); this file holds data access, metadata, autograd entry poin
 """
 from __future__ import annotations
 
+import math
 import weakref
 
 import jax
@@ -173,7 +174,7 @@ class Tensor(InteropMixin):
         return self._d.ndim
 
     def numel(self):
-        return int(np.prod(self._d.shape, dtype=np.int64))
+        return math.prod(self._d.shape)
 
     nelement = numel
 

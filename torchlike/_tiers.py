@@ -28,7 +28,7 @@ from jax._src.lib import xla_client as _xc
 
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "iota", "put", "trace", "zeros_like", "stable"]
+           "set_interpret_calls", "iota", "put", "to_device", "trace", "zeros_like", "stable"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 # fills, zeros and element numbers are built with numpy up to this size (a compile costs more)
@@ -79,7 +79,7 @@ def iota(shape):
     for d in shape:
         n *= d
     if on_host() and 0 < n <= HOST_MAX_ELEMENTS:
-        return jax.device_put(np.arange(n, dtype=np.int64).reshape(shape))
+        return to_device(np.arange(n, dtype=np.int64).reshape(shape))
     return None
 
 
@@ -138,6 +138,14 @@ def put(h, aval, device):
     if not committed:
         device = _default_device()
     return _xc.batched_device_put(aval, _sharding(device), [h], [device], committed)
+
+
+def to_device(h):
+    """numpy ``h`` as an uncommitted jax array on the default device: ``jax.device_put(h)`` at a
+    tenth of its Python cost (like it, it may alias an aligned buffer on the CPU)."""
+    if h.__class__ is not np.ndarray:
+        h = np.asarray(h)
+    return put(h, jax.core.ShapedArray(h.shape, h.dtype), None)
 
 
 def trace(f, args):

@@ -5,6 +5,7 @@ sum_to_size."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -494,7 +495,7 @@ def diagflat(input, offset=0):
 
 @defop("unravel_index", differentiable=False)
 def _unravel_index(idx, shape):
-    total = int(np.prod(shape, dtype=np.int64))
+    total = int(math.prod(shape))
     rem = jnp.remainder(idx.astype(jnp.int64), total) if total else idx.astype(jnp.int64)
     outs = []
     for n in reversed(shape):

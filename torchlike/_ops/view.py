@@ -29,7 +29,7 @@ def infer_shape(shape, numel):
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+    known = int(math.prod([s for s in shape if s != -1]))
     if neg:
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
@@ -319,7 +319,7 @@ def unflatten(input, dim, sizes):
     cur = input._d.shape[d]
     if sizes.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
+    known = int(math.prod([s for s in sizes if s != -1]))
     if -1 in sizes:
         if known == 0 or cur % known:
             raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to "

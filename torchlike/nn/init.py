@@ -48,7 +48,7 @@ def _fans(t):
 def _write(t, arr, generator=None):
     if _tiers.on_host() and not isinstance(arr, jax.core.Tracer):
         # the cast on the host: an eager astype compiles a program per shape
-        t._set_data(jax.device_put(np.asarray(arr).astype(t._d.dtype)))
+        t._set_data(_tiers.to_device(np.asarray(arr).astype(t._d.dtype)))
     else:
         t._set_data(arr.astype(t._d.dtype))
     return t
