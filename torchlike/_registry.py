@@ -6,7 +6,8 @@ Per op and per (static kwargs, cast dtype, which inputs need grad) the registry 
 jitted functions (a ``_Compiled`` entry):
 
 * ``fwd``      the forward alone (grad mode off, or no input requires grad);
-* ``fwd_vjp``  ``jax.vjp`` inside ``jax.jit``: outputs plus the VJP residuals (a pytree);
+* ``fwd_vjp``  ``jax.vjp`` inside ``jax.jit``: outputs plus the VJP residuals (a ``Pullback``
+               named by the op and its input avals, so its traces can be kept on disk);
 * ``bwd``      applies those residuals to a cotangent.
 
 Each is a ``torchlike._tiers.Tiered``: on the CPU a signature's first calls evaluate the
@@ -17,6 +18,7 @@ this path.
 from __future__ import annotations
 
 import threading
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +27,7 @@ from . import _caches
 from . import _fused
 from ._fused import Deferred as _Deferred
 from . import _tiers
+from . import _trace_store
 from ._tiers import Tiered
 from . import _dtype as D
 from .autograd import engine as _engine
@@ -38,6 +41,7 @@ OPS: dict = {}
 _Tensor = None          # set by torchlike._tensor (the one late-bound cycle)
 _state = _gm._state
 _lock = threading.RLock()   # guards OPS and every op's cache (read-modify-write under threads)
+_BY_VJP_IDENT: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 # the engine builds Tensors (for hooks, .grad) without importing them: it is given the class
 _engine.bind(lambda: _Tensor)
 _INEXACT = (D._FLOAT, D._COMPLEX)
@@ -112,6 +116,53 @@ def program_budget():
             "evictions": _budget["evictions"]}
 
 
+class Pullback:
+    """An op's VJP residuals, named: ``Pullback(name, residuals)(cotangents)`` is the op's
+    backward. ``name`` (the op's stable identity and its input avals, plain text) is the pytree
+    node's aux data, so a backward's signature is the same in every process and the traces of a
+    forward-with-VJP and of its backward can be kept on disk (torchlike._trace_store). The
+    pullback structure the residuals fill is the first trace's in this process; a forward
+    loaded from disk has none until its backward needs one, which then traces the forward
+    abstractly, once."""
+
+    __slots__ = ("name", "residuals")
+
+    def __init__(self, name, residuals):
+        self.name, self.residuals = name, residuals
+
+    def __call__(self, cots):
+        tree = _PULLBACK_TREES.get(self.name)
+        if tree is None:
+            tree = _pullback_tree(self.name)
+        return jax.tree_util.tree_unflatten(tree, self.residuals)(cots)
+
+    def __repr__(self):
+        return f"<pullback of {len(self.residuals)} residuals>"
+
+
+_PULLBACK_TREES: dict = {}      # Pullback name -> the jax pullback structure its residuals fill
+
+
+def _pullback_tree(name):
+    """The pullback structure of ``name``: its op's forward-with-VJP traced on its avals."""
+    c = _BY_VJP_IDENT.get(name[0])
+    if c is None:
+        raise RuntimeError("torchlike: the op of a forward loaded from the trace store is gone; "
+                           "this is a torchlike defect")
+    specs = [jax.ShapeDtypeStruct(shape, jnp.dtype(dt), weak_type=weak)
+             for shape, dt, weak in name[1]]
+    raw = c._fwd_vjp_raw
+    # (records the structure as a side effect: a new function each time, so that jax's trace
+    # cache cannot answer without running it)
+    jax.make_jaxpr(lambda *xs: raw(*xs))(*specs)
+    return _PULLBACK_TREES[name]
+
+
+jax.tree_util.register_pytree_node(
+    Pullback, lambda p: (p.residuals, p.name), lambda name, res: Pullback(name, list(res)))
+_trace_store.register_node("pullback", Pullback)
+
+
 class _Compiled:
     """The three jitted functions of one op for one static configuration."""
 
@@ -134,6 +185,9 @@ class _Compiled:
         kw = dict(static)
         counts = op.trace_counts
         pullbacks = {}          # input avals -> the pullback structure of their first trace
+        # what fwd_vjp computes, as text stable across processes (or None): its residuals then
+        # travel in a Pullback named by it, so its traces and the backward's can be kept on disk
+        vjp_ident = _tiers.stable("op-vjp", op.name, fn, kw, cast, needs)
 
         def f(*xs):
             if cast is not None:
@@ -161,9 +215,16 @@ class _Compiled:
             sig = tuple(jax.typeof(x) for x in xs)
             avals = tuple(jax.typeof(x) for x in leaves)
             first, first_avals = pullbacks.setdefault(sig, (tree, avals))
-            if first is not tree and first_avals == avals:
+            if first_avals != avals:
                 # (a trace under another transformation, a double backward's, may keep other
                 # residuals: it keeps its own pullback)
+                return diff, rest, vjp
+            if vjp_ident is not None:
+                name = (vjp_ident, tuple((tuple(a.shape), str(a.dtype), bool(a.weak_type))
+                                         for a in sig))
+                _PULLBACK_TREES.setdefault(name, first)
+                return diff, rest, Pullback(name, leaves)
+            if first is not tree:
                 vjp = jax.tree_util.tree_unflatten(first, leaves)
             return diff, rest, vjp
 
@@ -182,8 +243,12 @@ class _Compiled:
         self.fwd = Tiered(f, counted("fwd", f), op.name,
                           ident=_tiers.stable("op", op.name, fn, kw, cast))
         self._fwd_vjp_raw = fwd_vjp
-        self.fwd_vjp = Tiered(fwd_vjp, counted("fwd_vjp", fwd_vjp), op.name, _finish_vjp)
-        self.bwd = Tiered(bwd, counted("bwd", bwd), op.name)
+        self.fwd_vjp = Tiered(fwd_vjp, counted("fwd_vjp", fwd_vjp), op.name, _finish_vjp,
+                              ident=vjp_ident)
+        self.bwd = Tiered(bwd, counted("bwd", bwd), op.name,
+                          ident=None if vjp_ident is None else "bwd|" + vjp_ident)
+        if vjp_ident is not None:
+            _BY_VJP_IDENT[vjp_ident] = self
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
         self.saves = op.saves
         self._vjp_op = None

@@ -425,6 +425,9 @@ class _NotStable(Exception):
     pass
 
 
+_describing = threading.local()     # the custom derivatives ``stable`` is describing (cycles)
+
+
 def _stable(o, depth):
     if depth > 12:
         raise _NotStable
@@ -474,12 +477,20 @@ def _stable(o, depth):
     if t.__module__.startswith("jax."):
         # jax's wrappers of a function: custom derivatives, jit, ufuncs (by what they wrap)
         name = t.__qualname__
-        if name == "custom_jvp":
-            return (f"custom_jvp({_stable(o.fun, d)},{_rule(o.fun, o.jvp, d)},"
-                    f"{_stable(o.nondiff_argnums, d)})")
-        if name == "custom_vjp":
-            return (f"custom_vjp({_stable(o.fun, d)},{_rule(o.fun, o.fwd, d)},"
-                    f"{_rule(o.fun, o.bwd, d)},{_stable(o.nondiff_argnums, d)})")
+        if name in ("custom_jvp", "custom_vjp"):
+            # (a rule made by ``defjvps`` refers back to its custom_jvp: named as "self")
+            active = _describing.__dict__.setdefault("ids", [])
+            if id(o) in active:
+                return "self"
+            active.append(id(o))
+            try:
+                if name == "custom_jvp":
+                    return (f"custom_jvp({_stable(o.fun, d)},{_rule(o.fun, o.jvp, d)},"
+                            f"{_stable(o.nondiff_argnums, d)})")
+                return (f"custom_vjp({_stable(o.fun, d)},{_rule(o.fun, o.fwd, d)},"
+                        f"{_rule(o.fun, o.bwd, d)},{_stable(o.nondiff_argnums, d)})")
+            finally:
+                active.pop()
         if name == "ufunc":
             return f"ufunc({_stable(o._func, d)},{_stable(o.nin, d)},{_stable(o.nout, d)})"
     wrapped = getattr(o, "__wrapped__", None)

@@ -44,7 +44,7 @@ import numpy as np
 from jax._src import core
 from jax._src import source_info_util
 
-__all__ = ["dumps", "loads", "get", "put", "flush", "directory", "key", "stats"]
+__all__ = ["dumps", "loads", "get", "put", "flush", "directory", "key", "stats", "register_node"]
 
 _FORMAT = 1
 _MAGIC = b"torchlike-trace\n"
@@ -489,8 +489,28 @@ class _Unpickler(pickle.Unpickler):
 
 # ------------------------------------------------------------------ output trees
 
+_NODES: dict = {}            # a registered pytree class -> its tag
+_BUILDERS: dict = {}         # tag -> build(aux, children) (the class or a function)
+
+
+def register_node(tag, cls, build=None):
+    """Let output trees hold ``cls`` nodes whose aux data is plain (strings, numbers, bools,
+    None and tuples of them): stored by ``tag``, rebuilt by ``build(aux, children)`` (default
+    ``cls(aux, children)``). The unpickler still constructs nothing but plain data."""
+    _NODES[cls] = tag
+    _BUILDERS[tag] = build or cls
+
+
+def _plain(o):
+    t = type(o)
+    if t in (str, int, bool, float, type(None)):
+        return True
+    return t is tuple and all(_plain(x) for x in o)
+
+
 def _tree_desc(tree):
-    """A PyTreeDef of tuples, lists, dicts, None and leaves as plain nested tuples."""
+    """A PyTreeDef of tuples, lists, dicts, None, registered nodes and leaves as plain nested
+    tuples."""
     if jax.tree_util.treedef_is_leaf(tree) and tree.num_leaves == 1:
         return "*"
     nd = tree.node_data()
@@ -506,6 +526,9 @@ def _tree_desc(tree):
         return ("l", kids)
     if kind is dict and all(type(k) in (str, int) for k in aux):
         return ("d", tuple(aux), kids)
+    tag = _NODES.get(kind)
+    if tag is not None and _plain(aux):
+        return ("n", tag, aux, kids)
     raise _Refuse(f"tree node {kind}")
 
 
@@ -524,6 +547,8 @@ def _tree_skeleton(desc):
         if len(desc[1]) != len(desc[2]):
             raise ValueError("tree")
         return {k: _tree_skeleton(d) for k, d in zip(desc[1], desc[2])}
+    if desc[0] == "n" and len(desc) == 4 and _plain(desc[2]):
+        return _BUILDERS[desc[1]](desc[2], [_tree_skeleton(d) for d in desc[3]])
     raise ValueError("tree")
 
 
