@@ -489,6 +489,11 @@ def test_a_second_process_loads_without_tracing_and_concurrent_writers(store, tm
 
 _WARM = """
 import json, sys
+import jax.monitoring as mon
+compiles = []
+mon.register_event_duration_secs_listener(
+    lambda name, secs, **kw: compiles.append(name) if name.endswith("backend_compile_duration")
+    else None)
 import torchlike as torch
 from torchlike import _tiers, _trace_store
 torch.manual_seed(0)
@@ -505,7 +510,7 @@ _trace_store.flush()
 s = _tiers.stats()
 print(json.dumps({"idx": idx.tolist(), "w": lin.weight.sum().item(),
                   "g": lin.weight.grad.square().sum().item(),
-                  "traces": s["traces"], "loads": s["trace_loads"]}))
+                  "traces": s["traces"], "loads": s["trace_loads"], "compiles": len(compiles)}))
 """
 
 
@@ -526,6 +531,7 @@ def test_a_warm_process_loads_the_traces_of_forwards_draws_and_updates(tmp_path)
     assert cold["idx"] == warm["idx"] and cold["w"] == warm["w"] and cold["g"] == warm["g"]
     assert cold["loads"] == 0 and cold["traces"] > 20
     assert warm["traces"] == 0 and warm["loads"] == cold["traces"], warm
+    assert cold["compiles"] == warm["compiles"] == 0     # (writing the store compiles nothing)
 
 
 def test_a_backward_without_its_pullback_structure_traces_the_forward_once(monkeypatch):

@@ -1832,9 +1832,21 @@ def _key_identity(p, ins, outs):
     return lambda x: x
 
 
-def _key_impl(p, ins, outs, base_fn):
-    """A key primitive: jax's own implementation on the key data, traced once to a jaxpr."""
-    closed = base_fn()
+def _key_impl(p, ins, outs, base_fn, *what):
+    """A key primitive: jax's own implementation on the key data, traced once to a jaxpr (kept
+    on disk by torchlike._trace_store under ``what``: the primitive's name, its PRNG
+    implementation's name and plain params and shapes)."""
+    from . import _trace_store
+    ident = repr(("interpret-key",) + what)
+    closed = None
+    if " at 0x" not in ident:
+        got = _trace_store.get(ident, ())
+        closed = got[0] if got is not None else None
+    if closed is None:
+        closed = base_fn()
+        if " at 0x" not in ident:
+            _trace_store.put(ident, (), closed, jax.tree_util.tree_structure(
+                tuple(range(len(closed.jaxpr.outvars)))))
     plan = _sub_closed(closed)
     return lambda *xs: _exec(plan, xs)[0]
 
@@ -1851,7 +1863,9 @@ def _random_bits(p, ins, outs):
     nd = len(ins[0].shape)
     return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
         lambda b: prng.random_bits_impl_base(impl, b, nd, bit_width=p["bit_width"],
-                                             shape=p["shape"]))(phys))
+                                             shape=p["shape"]))(phys),
+        "random_bits", impl.name, phys.shape, str(phys.dtype), nd, p["bit_width"],
+        tuple(p["shape"]))
 
 
 @rule("random_split")
@@ -1860,7 +1874,8 @@ def _random_split(p, ins, outs):
     phys, impl = _phys(ins[0])
     nd = len(ins[0].shape)
     return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
-        lambda b: prng.random_split_impl_base(impl, b, nd, shape=p["shape"]))(phys))
+        lambda b: prng.random_split_impl_base(impl, b, nd, shape=p["shape"]))(phys),
+        "random_split", impl.name, phys.shape, str(phys.dtype), nd, tuple(p["shape"]))
 
 
 @rule("random_fold_in")
@@ -1870,7 +1885,9 @@ def _random_fold_in(p, ins, outs):
     kshape = tuple(ins[0].shape)
     msgs = jax.ShapeDtypeStruct(tuple(ins[1].shape), ins[1].dtype)
     return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
-        lambda b, m: prng.random_fold_in_impl_base(impl, b, m, kshape))(phys, msgs))
+        lambda b, m: prng.random_fold_in_impl_base(impl, b, m, kshape))(phys, msgs),
+        "random_fold_in", impl.name, phys.shape, str(phys.dtype), kshape, msgs.shape,
+        str(msgs.dtype))
 
 
 @rule("random_seed")
@@ -1879,7 +1896,8 @@ def _random_seed(p, ins, outs):
     impl = p["impl"]
     seeds = jax.ShapeDtypeStruct(tuple(ins[0].shape), ins[0].dtype)
     return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
-        lambda s: prng.random_seed_impl_base(s, impl=impl))(seeds))
+        lambda s: prng.random_seed_impl_base(s, impl=impl))(seeds),
+        "random_seed", impl.name, seeds.shape, str(seeds.dtype))
 
 
 @rule("threefry2x32")
@@ -2156,7 +2174,9 @@ def _random_gamma(p, ins, outs):
     log_space = p["log_space"]
     return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
         lambda k, a: rcore._gamma_impl(prng.random_wrap(k, impl=impl), a, log_space=log_space,
-                                       use_vmap=True))(phys, a))
+                                       use_vmap=True))(phys, a),
+        "random_gamma", impl.name, phys.shape, str(phys.dtype), a.shape, str(a.dtype),
+        bool(log_space))
 
 
 @rule("reduce")

@@ -44,6 +44,8 @@ import numpy as np
 from jax._src import core
 from jax._src import source_info_util
 
+from . import _tiers
+
 __all__ = ["dumps", "loads", "get", "put", "flush", "directory", "key", "stats", "register_node"]
 
 _FORMAT = 1
@@ -436,7 +438,7 @@ class _Pickler(pickle.Pickler):
             spec = tuple(obj.spec)
             if all(s is None or type(s) is str for s in spec) and _r_sharding(spec) == obj:
                 return _r_sharding, (spec,)
-        if t is _ArrayImpl():
+        if t is _tiers._ArrayImpl:
             if obj.weak_type or not isinstance(obj.dtype, np.dtype):
                 raise _Refuse("weakly typed or key array constant")
             h = np.asarray(obj)
@@ -466,13 +468,6 @@ def _typed():
     return _TYPED[0]
 
 
-_AI = []
-
-
-def _ArrayImpl():
-    if not _AI:
-        _AI.append(type(jax.numpy.zeros(())))
-    return _AI[0]
 
 
 class _Unpickler(pickle.Unpickler):

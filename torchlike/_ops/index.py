@@ -8,9 +8,16 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .._registry import apply, defop
+from .. import _tiers
 from ._surface import methods, toplevel
 
 __all__ = ["index_put"]
+
+
+def _index_array(v):
+    """A host index (int or numpy) as an int64 jax array: a device put (``jnp.asarray`` with a
+    dtype compiles a conversion program)."""
+    return _tiers.to_device(np.asarray(v, np.int64))
 
 
 def _getitem_name(kw):
@@ -89,7 +96,7 @@ def _parse(x, key):
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {n}")
             # the position is a traced argument: x[i] for many i compiles once
             spec.append(("I",))
-            arrays.append(jnp.asarray(int(k) % n, jnp.int64))
+            arrays.append(_index_array(int(k) % n))
             dim += 1
         elif isinstance(k, slice):
             if k.step is not None and k.step <= 0:
@@ -106,7 +113,7 @@ def _parse(x, key):
             else:
                 # static length and step, traced start: x[i:i + b] compiles once per length
                 spec.append(("S", length, step))
-                arrays.append(jnp.asarray(start, jnp.int64))
+                arrays.append(_index_array(start))
             dim += 1
         else:
             # an index made from Python data inside a traced function is a constant
@@ -120,7 +127,7 @@ def _parse(x, key):
                         f"the shape of the indexed tensor {list(shape)} at index {dim + bad}")
                 for nz in np.nonzero(m) if m.ndim else ():
                     spec.append(("t",))
-                    arrays.append(jnp.asarray(nz, jnp.int64))
+                    arrays.append(_index_array(nz))
                 if m.ndim == 0:
                     spec.append(("n",) if bool(m) else ("z",))
                 dim += m.ndim
