@@ -8,3 +8,6 @@ tests/test_program_cache.py turns it on in the processes it starts.
 import os
 
 os.environ.setdefault("TORCHLIKE_PROGRAM_CACHE", "0")
+# compiles in the foreground: the tests that count programs see them when the call returns
+# (tests/test_tiers.py covers background compiles)
+os.environ.setdefault("TORCHLIKE_BACKGROUND_COMPILE", "0")

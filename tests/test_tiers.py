@@ -78,6 +78,52 @@ def test_after_n_calls_the_step_compiles_once_and_never_retraces(monkeypatch):
     assert counts[4:] == [counts[3]] * 4, "a warm step traced again"
 
 
+def test_a_signature_leaving_the_interpreter_compiles_in_the_background(monkeypatch):
+    """With background compiles on (the default outside the suite), the call that leaves the
+    interpreter starts the compile in the background thread and is interpreted, as are the
+    calls until the program is ready; then jit's program answers. Values never change."""
+    import jax
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", True)
+    f = _tiers.tiered(lambda x: x * 3 + 1)
+    x = jax.numpy.arange(7.0) + 0.5                 # (a signature no other test uses)
+    before = _tiers.stats()
+    want = np.arange(7.0) * 3 + 2.5
+    outs = [np.asarray(f(x)) for _ in range(3)]     # two interpreted, the third starts the compile
+    mid = _tiers.stats()
+    assert mid["background"] == before["background"] + 1
+    assert mid["interpreted"] == before["interpreted"] + 3
+    key = next(iter(f.seen))
+    f.seen[key][3].result(timeout=120)              # the background compile finished
+    assert f._cache_size() == 1
+    outs += [np.asarray(f(x)) for _ in range(3)]    # now jit's program
+    after = _tiers.stats()
+    assert after["interpreted"] == mid["interpreted"]
+    for o in outs:
+        np.testing.assert_array_equal(o, want)
+
+
+def test_a_training_loop_with_background_compiles_matches_the_foreground(monkeypatch):
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    rng = np.random.default_rng(3)
+    x = torchlike.tensor(rng.standard_normal((11, 29)).astype(np.float32))
+    y = torchlike.tensor(rng.integers(0, 5, (11,)))
+    runs = []
+    for background in (False, True):
+        monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", background)
+        model = _mlp(torchlike, (29, 13, 5))
+        opt = torchlike.optim.Adam(model.parameters(), lr=0.05)
+        losses = []
+        for _ in range(10):
+            loss = torchlike.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        runs.append(losses)
+    np.testing.assert_allclose(runs[1], runs[0], rtol=1e-5, atol=1e-6)
+
+
 def test_the_tier_off_switch_gives_the_compiled_bits(monkeypatch):
     rng = np.random.default_rng(2)
     a = rng.standard_normal((7, 23)).astype(np.float32)

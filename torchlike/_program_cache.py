@@ -216,10 +216,18 @@ def _bound(d):
 
 
 def warm(fn):
-    """Run ``fn`` (jax.jit's first call of a signature) in the background thread."""
+    """Run ``fn`` (jax.jit's first call of a signature, a background compile) in the background
+    thread. At exit the queued ones are dropped (the running one finishes): a script that ends
+    does not wait for programs it will not run."""
     if not _pool:
         with _lock:
             if not _pool:
-                _pool.append(concurrent.futures.ThreadPoolExecutor(
-                    1, thread_name_prefix="torchlike-warm"))
+                pool = concurrent.futures.ThreadPoolExecutor(
+                    1, thread_name_prefix="torchlike-warm")
+                _pool.append(pool)
+                # (threading's exit hooks run in reverse order: this one before the pool's
+                # own, which would run every queued item)
+                hook = getattr(threading, "_register_atexit", None)
+                if hook is not None:
+                    hook(lambda: pool.shutdown(wait=False, cancel_futures=True))
     return _pool[0].submit(fn)

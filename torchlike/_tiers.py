@@ -5,10 +5,12 @@ engine's and storage's helpers, an optimizer's group update) is a ``Tiered``: ``
 function plus an interpreter tier. On the CPU backend, for concrete inputs, the first
 ``INTERPRET_CALLS`` calls at a signature (the input pytree's structure, shapes and dtypes) trace
 the function to a jaxpr once (about a millisecond) and evaluate it with numpy
-(``torchlike._interpret``): no XLA compile, which costs 10-300 ms a program. From the next call
-at that signature the function runs through ``jax.jit`` as before, so a loop reaches its
-compiled programs after a few iterations, and a shape met only a few times (generation with a
-growing context, the short last batch, a unit test) never compiles.
+(``torchlike._interpret``): no XLA compile, which costs 10-300 ms a program. The next call at
+that signature starts its compile in a background thread and is interpreted, as are the calls
+until the program is ready (``TORCHLIKE_BACKGROUND_COMPILE=0``: that call compiles in the
+foreground); from then on the function runs through ``jax.jit``, so a loop reaches its compiled
+programs after a few iterations without waiting for them, and a shape met only a few times
+(generation with a growing context, the short last batch, a unit test) never compiles.
 
 Integer, bool and data-movement results are exact; float results may differ from the compiled
 program's in the last bits (summation order, transcendental implementations).
@@ -35,9 +37,13 @@ INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 HOST_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_HOST_MAX_ELEMENTS", str(1 << 22)))
 # the interpreter is not used past this many input elements (numpy would be slower than a compile)
 INTERPRET_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_INTERPRET_MAX_ELEMENTS", str(1 << 22)))
+# a signature leaving the interpreter compiles in a background thread while its calls stay
+# interpreted (0: the call that leaves compiles in the foreground)
+BACKGROUND_COMPILE = os.environ.get("TORCHLIKE_BACKGROUND_COMPILE", "1") != "0"
 _SEEN_MAX = 1024            # signatures remembered per function (then forgotten, counting anew)
 
-_stats = {"interpreted": 0, "traces": 0, "trace_loads": 0, "fallbacks": 0, "errors": 0}
+_stats = {"interpreted": 0, "traces": 0, "trace_loads": 0, "fallbacks": 0, "errors": 0,
+          "background": 0}
 _unsupported: dict = {}
 _lock = threading.Lock()
 _host = []                  # [bool]: is jax's default backend the CPU (decided on first use)
@@ -63,10 +69,11 @@ def set_interpret_calls(n):
 
 
 def stats():
-    """``{"interpreted", "traces", "trace_loads", "fallbacks", "errors", "unsupported"}``: calls
-    evaluated by the interpreter, jaxprs traced for it and jaxprs loaded from disk instead
-    (torchlike._trace_store), signatures compiled at once because of an unsupported
-    primitive (by name in ``unsupported``), and interpreter failures (compiled instead)."""
+    """``{"interpreted", "traces", "trace_loads", "fallbacks", "errors", "background",
+    "unsupported"}``: calls evaluated by the interpreter, jaxprs traced for it and jaxprs loaded
+    from disk instead (torchlike._trace_store), signatures compiled at once because of an
+    unsupported primitive (by name in ``unsupported``), interpreter failures (compiled
+    instead) and compiles handed to the background thread."""
     with _lock:
         out = dict(_stats)
         out["unsupported"] = dict(_unsupported)
@@ -250,17 +257,31 @@ class Tiered:
         if ent is None:
             if len(seen) >= _SEEN_MAX:
                 seen.clear()
-            ent = seen[key] = [0, None, None]   # calls, {tree: plan}, {tree: loaded program}
+            # calls, {tree: plan}, {tree: loaded program}, the background compile
+            ent = seen[key] = [0, None, None, None]
         elif ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
                 ent[0] += 1
-                return self._first_compiled(ent, tree, args)
-            loaded = ent[2]
-            if loaded:
-                exe = loaded.get(tree)
-                if exe is not None:             # from disk, until jax.jit's own is ready
-                    return exe(*args)
-            return _COMPILE
+                if not (BACKGROUND_COMPILE and ent[1] and tree in ent[1]):
+                    return self._first_compiled(ent, tree, args)
+                # compiled in the background; this call and the next are interpreted until
+                # the program is ready
+                from . import _program_cache
+                ent[3] = _program_cache.warm(lambda: self._compile_behind(ent, tree, args))
+                with _lock:
+                    _stats["background"] += 1
+            else:
+                behind = ent[3]
+                if behind is not None and not behind.done():
+                    pass                        # interpreted while the compile runs
+                else:
+                    ent[3] = None
+                    loaded = ent[2]
+                    if loaded:
+                        exe = loaded.get(tree)
+                        if exe is not None:     # from disk, until jax.jit's own is ready
+                            return exe(*args)
+                    return _COMPILE
         ent[0] += 1
         device = None
         size = 0
@@ -326,6 +347,15 @@ class Tiered:
             plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
 
 
+    def _compile_behind(self, ent, tree, args):
+        """The background thread's compile of a signature leaving the interpreter (errors are
+        left to the foreground call that meets them)."""
+        try:
+            if self._first_compiled(ent, tree, args) is _COMPILE:
+                self.jit(*args)
+        except Exception:
+            pass
+
     def _first_compiled(self, ent, tree, args):
         """A signature's first compiled call: its program from disk (torchlike._program_cache),
         else compiled by jax.jit and stored there."""
@@ -380,7 +410,7 @@ def seed_plan(f, tree, leaves, jaxpr, out_tree):
     if ent is None:
         if len(f.seen) >= _SEEN_MAX:
             return
-        ent = f.seen[tuple(key)] = [0, None, None]
+        ent = f.seen[tuple(key)] = [0, None, None, None]
     if ent[1] is None:
         ent[1] = {}
     ent[1].setdefault(None if flat else tree, _Plan(jaxpr, out_tree))
