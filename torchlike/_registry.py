@@ -240,12 +240,12 @@ class _Compiled:
             return jax.jit(traced)
 
         # each a Tiered: interpreted for a signature's first calls, then jax.jit (torchlike._tiers)
-        self.fwd = Tiered(f, counted("fwd", f), op.name,
+        self.fwd = Tiered(f, lambda: counted("fwd", f), op.name,
                           ident=_tiers.stable("op", op.name, fn, kw, cast))
         self._fwd_vjp_raw = fwd_vjp
-        self.fwd_vjp = Tiered(fwd_vjp, counted("fwd_vjp", fwd_vjp), op.name, _finish_vjp,
-                              ident=vjp_ident)
-        self.bwd = Tiered(bwd, counted("bwd", bwd), op.name,
+        self.fwd_vjp = Tiered(fwd_vjp, lambda: counted("fwd_vjp", fwd_vjp), op.name,
+                              _finish_vjp, ident=vjp_ident)
+        self.bwd = Tiered(bwd, lambda: counted("bwd", bwd), op.name,
                           ident=None if vjp_ident is None else "bwd|" + vjp_ident)
         if vjp_ident is not None:
             _BY_VJP_IDENT[vjp_ident] = self

@@ -176,15 +176,22 @@ class Tiered:
     """``jax.jit(raw)`` with the interpreter tier in front (see the module docstring).
 
     raw: the function to trace for the interpreter (side-effect free: trace counters belong in
-    ``jitted`` only). jitted: ``jax.jit`` of it, with its counters. finish: ``finish(flat, plan,
+    ``jitted`` only). jitted: ``jax.jit`` of it, with its counters, or a function making it
+    (called when the first program is needed: making a ``jax.jit`` costs about 0.2 ms, and
+    most signatures of a new op configuration never compile). finish: ``finish(flat, plan,
     device)`` builds the result from the interpreted outputs (numpy, flat); by default every
     leaf becomes a jax array on ``device``.
     """
 
-    __slots__ = ("raw", "jit", "seen", "finish", "name", "shapes", "ident", "__weakref__")
+    __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
+                 "__weakref__")
 
     def __init__(self, raw, jitted, name="", finish=None, ident=None):
-        self.raw, self.jit, self.name = raw, jitted, name
+        self.raw, self.name = raw, name
+        if hasattr(jitted, "lower"):            # a jax.jit already
+            self._jit, self._make_jit = jitted, None
+        else:
+            self._jit, self._make_jit = None, jitted
         self.finish = finish
         self.seen = {}
         self.shapes = None          # fused eager: output shapes per signature (_fused)
@@ -192,14 +199,25 @@ class Tiered:
         # None: its traces are kept on disk under it (torchlike._trace_store)
         self.ident = ident
 
+    @property
+    def jit(self):
+        j = self._jit
+        if j is None:
+            with _lock:
+                if self._jit is None:
+                    self._jit = self._make_jit()
+            j = self._jit
+        return j
+
     def clear_cache(self):
-        self.jit.clear_cache()
+        if self._jit is not None:
+            self._jit.clear_cache()
         self.seen.clear()
         self.shapes = None
 
     def _cache_size(self):
         """How many programs jax.jit holds for this function."""
-        return self.jit._cache_size()
+        return 0 if self._jit is None else self._jit._cache_size()
 
     def __call__(self, *args):
         if _fused.ACTIVE:
@@ -429,7 +447,8 @@ def _is_flat_tuple(tree, n):
 
 def tiered(raw, jitted=None, name="", finish=None, ident=None):
     """A ``Tiered`` of ``raw`` (``jitted`` defaults to ``jax.jit(raw)``)."""
-    return Tiered(raw, jax.jit(raw) if jitted is None else jitted, name, finish, ident)
+    return Tiered(raw, (lambda: jax.jit(raw)) if jitted is None else jitted, name, finish,
+                  ident)
 
 
 _STABLE_LEAVES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
