@@ -125,7 +125,7 @@ def _storage_modules():
 # the dispatch path's tiers sit at the bottom, beside the caches: every jitted function of the
 # registry, the engine and storage is a ``_tiers.Tiered``, which fused eager (``_fused``) records
 TIERS = {"torchlike._tiers", "torchlike._interpret", "torchlike._program_cache",
-         "torchlike._trace_store", "torchlike._fused"}
+         "torchlike._trace_store", "torchlike._fused", "torchlike._shape_poly"}
 
 
 def test_the_tiers_import_nothing_above_them():

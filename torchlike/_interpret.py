@@ -1970,6 +1970,14 @@ def _threefry(p, ins, outs):
     return f
 
 
+@rule("dim_as_value", moves=True)
+def _dim_as_value(p, ins, outs):
+    # a dimension used as a value (a shape-polymorphic trace, specialized: ``dim`` is an int)
+    val = np.array(p["dim"], np.dtype(outs[0].dtype))
+    val.flags.writeable = False
+    return lambda: val
+
+
 @rule("iota_2x32_shape")
 def _iota_2x32(p, ins, outs):
     shape = tuple(p["shape"])

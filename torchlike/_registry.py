@@ -240,7 +240,7 @@ class _Compiled:
             return jax.jit(traced)
 
         # each a Tiered: interpreted for a signature's first calls, then jax.jit (torchlike._tiers)
-        self.fwd = Tiered(f, lambda: counted("fwd", f), op.name,
+        self.fwd = Tiered(f, lambda: counted("fwd", f), op.name, poly=True,
                           ident=_tiers.stable("op", op.name, fn, kw, cast))
         self._fwd_vjp_raw = fwd_vjp
         self.fwd_vjp = Tiered(fwd_vjp, lambda: counted("fwd_vjp", fwd_vjp), op.name,

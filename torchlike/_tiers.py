@@ -184,9 +184,9 @@ class Tiered:
     """
 
     __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
-                 "__weakref__")
+                 "poly", "__weakref__")
 
-    def __init__(self, raw, jitted, name="", finish=None, ident=None):
+    def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False):
         self.raw, self.name = raw, name
         if hasattr(jitted, "lower"):            # a jax.jit already
             self._jit, self._make_jit = jitted, None
@@ -198,6 +198,9 @@ class Tiered:
         # what ``raw`` computes, as text that is the same in every process (``stable``), or
         # None: its traces are kept on disk under it (torchlike._trace_store)
         self.ident = ident
+        # a pure function of its inputs' values and shapes: its signatures are traced once per
+        # shape pattern (torchlike._shape_poly; None: every signature traced)
+        self.poly = True if poly else None
 
     @property
     def jit(self):
@@ -214,6 +217,8 @@ class Tiered:
             self._jit.clear_cache()
         self.seen.clear()
         self.shapes = None
+        if self.poly is not None:
+            self.poly = True
 
     def _cache_size(self):
         """How many programs jax.jit holds for this function."""
@@ -336,10 +341,18 @@ class Tiered:
                 with _lock:
                     _stats["trace_loads"] += 1
             else:
-                jaxpr, shape = trace(self.raw, args)
-                out_tree = jax.tree_util.tree_structure(shape)
-                with _lock:
-                    _stats["traces"] += 1
+                got = None
+                if self.poly is not None and tree is None and _shape_poly.ENABLED:
+                    got = _shape_poly.trace(self, args)     # a pattern's trace, specialized
+                    if got is not None and _interpret.check(got[0]) is not None:
+                        got = None
+                if got is not None:
+                    jaxpr, out_tree = got
+                else:
+                    jaxpr, shape = trace(self.raw, args)
+                    out_tree = jax.tree_util.tree_structure(shape)
+                    with _lock:
+                        _stats["traces"] += 1
                 if self.ident is not None:
                     _trace_store.put(self.ident, (key, tree), jaxpr, out_tree)
             bad = _interpret.check(jaxpr)
@@ -572,3 +585,4 @@ def _code(c):
 
 
 from . import _fused  # noqa: E402  (fused eager records Tiered calls; it imports this module)
+from . import _shape_poly  # noqa: E402

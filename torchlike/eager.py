@@ -95,11 +95,15 @@ def sync():
 
 
 def stats():
-    """The interpreter tier's counters (``interpreted``, ``traces``, ``fallbacks``, ``errors``,
-    ``unsupported``: calls it ran, jaxprs it traced, signatures compiled at once for a primitive
-    without a numpy form, interpreter failures answered by the compiled path) and, under
-    ``"fused"``, fused eager's (``torchlike._fused.stats``)."""
+    """The interpreter tier's counters (``interpreted``, ``traces``, ``trace_loads``,
+    ``fallbacks``, ``errors``, ``background``, ``unsupported``: calls it ran, jaxprs it traced
+    and loaded from disk, signatures compiled at once for a primitive without a numpy form,
+    interpreter failures answered by the compiled path, compiles handed to the background
+    thread), under ``"shape_poly"`` the shape-polymorphic traces' (``torchlike._shape_poly``)
+    and under ``"fused"`` fused eager's (``torchlike._fused.stats``)."""
+    from . import _shape_poly
     out = _tiers.stats()
+    out["shape_poly"] = _shape_poly.stats()
     out["fused"] = _fused.stats()
     return out
 

@@ -1,0 +1,187 @@
+"""Shape-polymorphic traces of op forwards (torchlike._shape_poly): one symbolic trace per shape
+pattern, specialized to each signature, with the comparisons its Python made as guards.
+
+Pinned here: the results are those of a concrete trace, bit for bit, over a sweep of ops and
+shapes (broadcasting against 1, equal sizes, reductions, indexing, joins, reshapes); a branch
+on a size retraces when the size decides it otherwise; what cannot be symbolic falls back to a
+concrete trace; generation with a growing context specializes instead of tracing; the switch."""
+import numpy as np
+import pytest
+
+import torchlike as torch
+from torchlike import _registry, _shape_poly, _tiers
+
+F = torch.nn.functional
+RNG = np.random.default_rng(7)
+
+
+def _t(*shape, dtype=np.float32):
+    if np.dtype(dtype).kind == "f":
+        return torch.tensor(RNG.standard_normal(shape).astype(dtype))
+    return torch.tensor(RNG.integers(0, 3, shape).astype(dtype))
+
+
+# (name, function of tensors, the input shapes of each call: same patterns, other sizes)
+CASES = [
+    ("add_broadcast", lambda a, b: a + b, [[(5, 1), (1, 7)], [(6, 1), (1, 2)], [(3, 1), (1, 3)]]),
+    ("add_equal_sizes", lambda a, b: a * b - a, [[(4, 4), (4, 4)], [(9, 9), (9, 9)]]),
+    ("add_row", lambda a, b: a + b, [[(5, 7), (7,)], [(8, 3), (3,)], [(2, 2), (2,)]]),
+    ("sum_mean", lambda a: a.sum(0) + a.mean(-1).sum(), [[(5, 6)], [(7, 3)], [(4, 4)]]),
+    ("var_std", lambda a: a.var(1) + a.std(0).mean(), [[(5, 6)], [(3, 9)]]),
+    ("softmax", lambda a: F.softmax(a, -1), [[(2, 5, 5)], [(2, 6, 6)], [(3, 4, 7)]]),
+    ("log_softmax", lambda a: F.log_softmax(a, 1), [[(4, 9)], [(6, 2)]]),
+    ("layer_norm", lambda a, w, b: F.layer_norm(a, (a.shape[-1],), w, b),
+     [[(1, 5, 8), (8,), (8,)], [(1, 6, 8), (8,), (8,)], [(1, 9, 8), (8,), (8,)]]),
+    ("linear", lambda x, w, b: F.linear(x, w, b),
+     [[(5, 8), (3, 8), (3,)], [(6, 8), (3, 8), (3,)], [(2, 8), (3, 8), (3,)]]),
+    ("matmul_batched", lambda a, b: a @ b,
+     [[(2, 4, 5, 3), (2, 4, 3, 5)], [(2, 4, 6, 3), (2, 4, 3, 6)], [(3, 2, 7, 5), (3, 2, 5, 7)]]),
+    ("gelu_tanh", lambda a: F.gelu(a) + torch.tanh(a), [[(3, 5)], [(4, 6)]]),
+    ("transpose_contig", lambda a: a.transpose(1, 2).contiguous(), [[(2, 5, 3)], [(2, 7, 4)]]),
+    ("getitem_last", lambda a: a[:, -1, :], [[(1, 5, 8)], [(1, 9, 8)], [(2, 3, 8)]]),
+    ("getitem_slice", lambda a: a[1:3] * 2, [[(5, 4)], [(6, 4)], [(3, 4)]]),
+    ("cat", lambda a, b: torch.cat([a, b], 1), [[(1, 5), (1, 1)], [(1, 6), (1, 1)]]),
+    ("cat_equal", lambda a, b: torch.cat([a, b], 0), [[(3, 4), (3, 4)], [(5, 2), (5, 2)]]),
+    ("argmax_keepdim", lambda a: a.argmax(-1, keepdim=True), [[(1, 7)], [(1, 9)], [(3, 3)]]),
+    ("masked_fill", lambda a, m: a.masked_fill(m > 1, float("-inf")),
+     [[(1, 4, 5, 5), (1, 1, 5, 5)], [(1, 4, 6, 6), (1, 1, 6, 6)]]),
+    ("tril", lambda a: torch.tril(a), [[(5, 5)], [(6, 6)], [(4, 7)]]),
+    ("embedding", lambda w, i: F.embedding(i, w), [[(9, 4), (1, 5)], [(9, 4), (1, 7)]]),
+    ("cumsum_flip", lambda a: a.cumsum(0).flip(1), [[(5, 3)], [(6, 4)]]),
+    ("sort_topk", lambda a: a.sort(-1)[0][..., :2] + a.topk(2, -1)[0], [[(3, 5)], [(4, 6)]]),
+    ("where_clamp", lambda a, b: torch.where(a > 0, a, b).clamp(-0.5, 0.5),
+     [[(5, 6), (5, 6)], [(2, 3), (2, 3)]]),
+    ("pow_exp", lambda a: (a.abs() + 1).pow(0.5).exp(), [[(4, 2)], [(5, 3)]]),
+    ("int_sum", lambda a: a.sum(0) * 2, [[(5, 3)], [(6, 4)]], np.int64),
+]
+
+
+def _inputs(name, shapes, dtype):
+    if name == "embedding":
+        return [_t(*shapes[0]), torch.tensor(RNG.integers(0, 9, shapes[1]))]
+    return [_t(*s, dtype=dtype) for s in shapes]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_specialized_traces_give_the_concrete_traces_bits(case, monkeypatch):
+    name, fn, calls = case[:3]
+    dtype = case[3] if len(case) > 3 else np.float32
+    inputs = [_inputs(name, shapes, dtype) for shapes in calls]
+    results = {}
+    for on in (False, True):
+        monkeypatch.setattr(_shape_poly, "ENABLED", on)
+        _registry.clear_caches()
+        before = _shape_poly.stats()
+        with torch.no_grad():
+            results[on] = [fn(*xs) for xs in inputs]
+    after = _shape_poly.stats()
+    for a, b in zip(results[False], results[True]):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    # symbolic traces were made (whether a later call could reuse one is up to its guards, which
+    # jax's own shape rules add to: test_a_sweep_specializes_more_than_it_traces counts reuse)
+    assert after["symbolic"] > before["symbolic"]
+
+
+def test_a_sweep_specializes_more_than_it_traces(monkeypatch):
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    _registry.clear_caches()
+    before = _shape_poly.stats()
+    with torch.no_grad():
+        for n in range(5, 13):
+            x = _t(1, n, 8)
+            F.softmax(x @ x.transpose(1, 2), -1).sum(-1)
+    after = _shape_poly.stats()
+    specialized = after["specialized"] - before["specialized"]
+    assert specialized >= 2 * 7
+    assert after["symbolic"] - before["symbolic"] < specialized / 2
+
+
+_BRANCHY = []
+
+
+def _branchy_op():
+    if not _BRANCHY:
+        @_registry.defop("test_shape_poly_branchy")
+        def branchy(x):
+            # Python that branches on a size: a trace for 3 rows must not serve 4 rows
+            if x.shape[0] == 3:
+                return x * 2
+            return x + 1
+        _BRANCHY.append(branchy)
+    return _BRANCHY[0]
+
+
+def test_a_branch_on_a_size_retraces_where_the_size_decides_otherwise(monkeypatch):
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    op = _branchy_op()
+    before = _shape_poly.stats()
+    with torch.no_grad():
+        four = _registry.apply(op, torch.zeros(4, 5))
+        three = _registry.apply(op, torch.zeros(3, 5))     # same pattern, the guard decides
+        six = _registry.apply(op, torch.zeros(6, 2))       # the first trace's guard holds
+    after = _shape_poly.stats()
+    assert four.tolist() == [[1.0] * 5] * 4                # x + 1
+    assert three.tolist() == [[0.0] * 5] * 3               # x * 2: the 3-row branch
+    assert six.tolist() == [[1.0] * 2] * 6
+    assert after["guard_misses"] - before["guard_misses"] >= 1
+    assert after["symbolic"] - before["symbolic"] == 2
+    assert after["specialized"] - before["specialized"] >= 1
+
+
+_CONCRETE = []
+
+
+def _concrete_op():
+    if not _CONCRETE:
+        @_registry.defop("test_shape_poly_needs_ints")
+        def needs_ints(x):
+            # a numpy buffer of the input's shape: cannot be symbolic
+            return x + np.arange(int(x.shape[0]) * x.shape[1], dtype=np.float32).reshape(
+                x.shape)
+        _CONCRETE.append(needs_ints)
+    return _CONCRETE[0]
+
+
+def test_what_cannot_be_symbolic_is_traced_concretely(monkeypatch):
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    op = _concrete_op()
+    before = _shape_poly.stats()
+    with torch.no_grad():
+        a = _registry.apply(op, torch.zeros(2, 3))
+        b = _registry.apply(op, torch.zeros(3, 2))
+    assert a.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert b.tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    assert _shape_poly.stats()["failed"] - before["failed"] == 1     # then marked: once
+
+
+def test_growing_context_generation_specializes_instead_of_tracing(monkeypatch):
+    def generate():
+        torch.manual_seed(0)
+        emb, lin = torch.nn.Embedding(40, 16), torch.nn.Linear(16, 40)
+        ln = torch.nn.LayerNorm(16)
+        idx = torch.zeros(1, 1, dtype=torch.long)
+        before = _tiers.stats()["traces"] + _shape_poly.stats()["symbolic"]
+        with torch.no_grad():
+            for _ in range(12):
+                h = F.gelu(ln(emb(idx)))
+                att = F.softmax(h @ h.transpose(1, 2), -1) @ h
+                idx = torch.cat([idx, lin(att)[:, -1].argmax(-1, keepdim=True)], dim=1)
+        return idx.tolist(), _tiers.stats()["traces"] + _shape_poly.stats()["symbolic"] - before
+    monkeypatch.setattr(_shape_poly, "ENABLED", False)
+    _registry.clear_caches()
+    want, concrete = generate()
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    _registry.clear_caches()
+    got, poly = generate()
+    assert got == want
+    assert poly * 3 < concrete, (poly, concrete)
+
+
+def test_the_switch_turns_it_off(monkeypatch):
+    monkeypatch.setattr(_shape_poly, "ENABLED", False)
+    before = _shape_poly.stats()
+    with torch.no_grad():
+        for n in (11, 12, 13):
+            (_t(n, 3) * 2).sum()
+    assert _shape_poly.stats() == before

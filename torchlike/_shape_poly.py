@@ -1,0 +1,270 @@
+"""Shape-polymorphic traces: an op's forward traced once for a family of shapes.
+
+The interpreter tier (``torchlike._tiers``) needs a jaxpr per signature, and ``jax.make_jaxpr``
+costs 1-15 ms, paid again at every new shape: generation with a growing context meets every op
+at a new shape at every token. For an op's forward (``Tiered`` objects with ``poly`` set), this
+module traces once with jax's symbolic dimensions and specializes the jaxpr to each later
+signature of the same *pattern*, in a fraction of the cost.
+
+* Pattern: each input's dtype and shape, where every dimension of 2 or more is a symbol (one
+  symbol per distinct size, so equal sizes share it) and dimensions 0 and 1 stay constants.
+* Guards: while tracing, every comparison of a symbolic dimension (``==``, ``<``, ``>=``, ...,
+  made by the op's code or by jax's shape rules) is decided with the sizes of the call being
+  traced and recorded. A later signature of the pattern reuses the trace only if every
+  recorded comparison decides the same way with its sizes: the trace's Python took the same
+  branches. Otherwise it is traced again (and that trace kept too, up to ``MAX_TRACES``).
+* Each trace has its own symbolic scope, so jax's caches of inner functions never serve one
+  trace's jaxpr (and its unrecorded comparisons) to another.
+* Anything that cannot be symbolic (``int(dim)``, ``range(dim)``, a numpy buffer of a symbolic
+  shape) fails the symbolic trace: the pattern is marked and traced concretely from then on.
+* Specializing substitutes the sizes into every aval and parameter, sub-jaxprs included.
+
+``TORCHLIKE_SHAPE_POLY=0`` turns it off (every signature traced concretely). ``stats()``
+counts symbolic traces, specializations, guard misses and failures.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import jax
+import numpy as np
+from jax import export as _export
+from jax._src import core as _core
+from jax._src.export import shape_poly as _sp
+
+__all__ = ["ENABLED", "trace", "stats", "MAX_TRACES"]
+
+ENABLED = os.environ.get("TORCHLIKE_SHAPE_POLY", "1") != "0"
+MAX_TRACES = 4              # symbolic traces kept per pattern (each with its own guards)
+_PATTERNS_MAX = 256         # patterns remembered per function
+
+_stats = {"symbolic": 0, "specialized": 0, "guard_misses": 0, "failed": 0}
+_lock = threading.Lock()
+_local = threading.local()  # .scope, .env, .guards while this thread traces symbolically
+_FAILED = object()
+_DimExpr = _sp._DimExpr
+
+
+def stats():
+    """``{"symbolic", "specialized", "guard_misses", "failed"}``: symbolic traces made,
+    signatures served by specializing one, lookups whose guards decided otherwise, and
+    symbolic traces that failed (their pattern is traced concretely)."""
+    with _lock:
+        return dict(_stats)
+
+
+# ------------------------------------------------------------------ recorded comparisons
+
+def _value(x, env):
+    return x._evaluate(env) if isinstance(x, _DimExpr) else x
+
+
+_OPS = {"__eq__": lambda a, b: a == b, "__ne__": lambda a, b: a != b,
+        "__lt__": lambda a, b: a < b, "__le__": lambda a, b: a <= b,
+        "__gt__": lambda a, b: a > b, "__ge__": lambda a, b: a >= b}
+
+
+def _decided(name, original):
+    op = _OPS[name]
+
+    def compare(self, other):
+        scope = getattr(_local, "scope", None)
+        if scope is None or self.scope is not scope or (
+                isinstance(other, _DimExpr) and other.scope is not scope):
+            return original(self, other)
+        if not isinstance(other, (_DimExpr, int, np.integer)):
+            return original(self, other)
+        env = _local.env
+        result = bool(op(_value(self, env), _value(other, env)))
+        _local.guards.append((self, name, other, result))
+        return result
+    compare.__name__ = name
+    return compare
+
+
+_installed = []
+
+
+def _install():
+    with _lock:
+        if not _installed:
+            for name in _OPS:
+                setattr(_DimExpr, name, _decided(name, getattr(_DimExpr, name)))
+            _installed.append(True)
+
+
+def _holds(guards, env):
+    for lhs, name, rhs, result in guards:
+        if bool(_OPS[name](_value(lhs, env), _value(rhs, env))) != result:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ patterns
+
+def _pattern(leaves):
+    """``(key, sizes)``: the pattern of a call's leaves and the sizes its symbols stand for, or
+    None (nothing symbolic, or a leaf that is not an array or a Python scalar)."""
+    sizes = {}
+    key = []
+    for a in leaves:
+        shape = getattr(a, "shape", None)
+        if shape is None or isinstance(a, (int, float, bool, complex)):
+            if type(a) in (int, float, bool, complex):
+                key.append(type(a))
+                continue
+            return None
+        dims = []
+        for d in shape:
+            if d >= 2:
+                k = sizes.get(d)
+                if k is None:
+                    k = sizes[d] = len(sizes)
+                dims.append(-1 - k)
+            else:
+                dims.append(d)
+        key.append((tuple(dims), a.dtype))
+    if not sizes:
+        return None
+    return tuple(key), tuple(sizes)
+
+
+def trace(tiered, args):
+    """``(closed_jaxpr, out_shape_tree)`` of ``tiered.raw`` at ``args`` (a flat tuple of
+    arrays and scalars) from a symbolic trace of its pattern, or None (trace it concretely)."""
+    pat = _pattern(args)
+    if pat is None:
+        return None
+    key, sizes = pat
+    table = tiered.poly
+    if table is None or table is True:
+        table = tiered.poly = {}
+    names = [f"d{i}" for i in range(len(sizes))]
+    env = dict(zip(names, sizes))
+    entries = table.get(key)
+    if entries is _FAILED:
+        return None
+    if entries is not None:
+        for closed, out_tree, guards in entries:
+            if _holds(guards, env):
+                with _lock:
+                    _stats["specialized"] += 1
+                return _specialize(closed, env), out_tree
+        with _lock:
+            _stats["guard_misses"] += 1
+        if len(entries) >= MAX_TRACES:
+            return None
+    got = _symbolic(tiered.raw, args, key, names, env)
+    if got is None:
+        if len(table) >= _PATTERNS_MAX:
+            table.clear()
+        table[key] = _FAILED
+        return None
+    closed, out_tree, guards = got
+    if len(table) >= _PATTERNS_MAX:
+        table.clear()
+    table.setdefault(key, []).append((closed, out_tree, guards))
+    return _specialize(closed, env), out_tree
+
+
+def _symbolic(raw, args, key, names, env):
+    _install()
+    scope = _export.SymbolicScope()
+    syms = _export.symbolic_shape(",".join(names), scope=scope)
+    specs = []
+    for a, k in zip(args, key):
+        if isinstance(k, type):
+            specs.append(a)
+        else:
+            dims, dtype = k
+            specs.append(jax.ShapeDtypeStruct(
+                tuple(syms[-1 - d] if d < 0 else d for d in dims), dtype,
+                weak_type=getattr(a, "weak_type", False)))
+    _local.scope, _local.env, _local.guards = scope, env, []
+    try:
+        closed, shape = jax.make_jaxpr(raw, return_shape=True)(*specs)
+    except Exception:
+        with _lock:
+            _stats["failed"] += 1
+        return None
+    finally:
+        guards = _local.guards
+        _local.scope = _local.env = _local.guards = None
+    with _lock:
+        _stats["symbolic"] += 1
+    return closed, jax.tree_util.tree_structure(shape), tuple(guards)
+
+
+# ------------------------------------------------------------------ specializing
+
+def _specialize(closed, env):
+    """``closed`` with every symbolic dimension replaced by its size in ``env``."""
+    return _Subst(env).closed(closed)
+
+
+class _Subst:
+    __slots__ = ("env", "vars", "memo")
+
+    def __init__(self, env):
+        self.env = env
+        self.vars = {}
+        self.memo = {}
+
+    def dim(self, d):
+        return int(d._evaluate(self.env)) if isinstance(d, _DimExpr) else d
+
+    def aval(self, a):
+        shape = getattr(a, "shape", None)
+        if shape is None or not any(isinstance(d, _DimExpr) for d in shape):
+            return a
+        return a.update(shape=tuple(self.dim(d) for d in shape))
+
+    def var(self, v):
+        if isinstance(v, _core.Literal):
+            return v
+        if isinstance(v, _core.DropVar):
+            aval = self.aval(v.aval)
+            return v if aval is v.aval else _core.DropVar(aval)
+        n = self.vars.get(v)
+        if n is None:
+            aval = self.aval(v.aval)
+            n = self.vars[v] = v if aval is v.aval else _core.Var(aval)
+        return n
+
+    def param(self, p):
+        t = type(p)
+        if t is _DimExpr:
+            return self.dim(p)
+        if t is tuple or t is list:
+            return t(self.param(x) for x in p)
+        if isinstance(p, tuple) and hasattr(p, "_fields"):        # NamedTuple
+            return t(*(self.param(x) for x in p))
+        if t is _core.ClosedJaxpr:
+            return self.closed(p)
+        if t is _core.Jaxpr:
+            return self.open(p)
+        if isinstance(p, _core.ShapedArray):
+            return self.aval(p)
+        return p
+
+    def closed(self, c):
+        got = self.memo.get(id(c))
+        if got is None:
+            got = self.memo[id(c)] = (c, _core.ClosedJaxpr(self.open(c.jaxpr), c.consts))
+        return got[1]
+
+    def open(self, j):
+        key = ("open", id(j))
+        got = self.memo.get(key)
+        if got is not None:
+            return got[1]
+        eqns = []
+        for e in j.eqns:
+            params = {k: self.param(v) for k, v in e.params.items()}
+            eqns.append(e.replace(invars=[self.var(v) for v in e.invars],
+                                  outvars=[self.var(v) for v in e.outvars], params=params))
+        out = _core.Jaxpr([self.var(v) for v in j.constvars], [self.var(v) for v in j.invars],
+                          [self.var(v) for v in j.outvars], eqns, j.effects, j.debug_info)
+        self.memo[key] = (j, out)
+        return out
