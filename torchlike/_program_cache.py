@@ -231,3 +231,17 @@ def warm(fn):
                 if hook is not None:
                     hook(lambda: pool.shutdown(wait=False, cancel_futures=True))
     return _pool[0].submit(fn)
+
+
+def wait(timeout=None):
+    """Wait for everything handed to ``warm`` so far (the pool has one thread and runs in order:
+    a marker submitted now runs after them). False if ``timeout`` seconds passed first."""
+    if not _pool:
+        return True
+    try:
+        _pool[0].submit(lambda: None).result(timeout)
+    except concurrent.futures.TimeoutError:
+        return False
+    except RuntimeError:            # (the pool is shut down: at exit)
+        pass
+    return True

@@ -33,7 +33,7 @@ from . import _fused
 from . import _tiers
 
 __all__ = ["interpret_calls", "set_interpret_calls", "interpreting", "stats", "mode",
-           "set_mode", "fused", "strict", "sync"]
+           "set_mode", "fused", "strict", "sync", "wait_compiles"]
 
 
 def interpret_calls():
@@ -92,6 +92,15 @@ def strict():
 def sync():
     """Run the ops recorded so far (fused mode; nothing to do in strict mode)."""
     _fused.sync("sync")
+
+
+def wait_compiles(timeout=None):
+    """Wait until the compiles handed to the background thread so far are done (signatures
+    leaving the interpreter compile there while their calls stay interpreted): a benchmark's
+    warm-up ends here, so that its timed steps run the compiled programs. Returns False if
+    ``timeout`` seconds passed first."""
+    from . import _program_cache
+    return _program_cache.wait(timeout)
 
 
 def stats():
