@@ -129,6 +129,33 @@ def test_a_branch_on_a_size_retraces_where_the_size_decides_otherwise(monkeypatc
     assert after["specialized"] - before["specialized"] >= 1
 
 
+_TRUTHY = []
+
+
+def _truthy_op():
+    if not _TRUTHY:
+        @_registry.defop("test_shape_poly_truthy")
+        def truthy(x):
+            # the truth of a size expression: zero at 2 rows, so a 3-row trace must not serve
+            if x.shape[0] - 2:
+                return x + 1
+            return x - 1
+        _TRUTHY.append(truthy)
+    return _TRUTHY[0]
+
+
+def test_the_truth_of_a_size_expression_is_a_guard(monkeypatch):
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    op = _truthy_op()
+    with torch.no_grad():
+        three = _registry.apply(op, torch.zeros(3, 4))
+        two = _registry.apply(op, torch.zeros(2, 4))       # same pattern, the guard decides
+        five = _registry.apply(op, torch.zeros(5, 7))
+    assert three.tolist() == [[1.0] * 4] * 3
+    assert two.tolist() == [[-1.0] * 4] * 2
+    assert five.tolist() == [[1.0] * 7] * 5
+
+
 _CONCRETE = []
 
 

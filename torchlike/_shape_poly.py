@@ -9,8 +9,8 @@ signature of the same *pattern*, in a fraction of the cost.
 * Pattern: each input's dtype and shape, where every dimension of 2 or more is a symbol (one
   symbol per distinct size, so equal sizes share it) and dimensions 0 and 1 stay constants.
 * Guards: while tracing, every comparison of a symbolic dimension (``==``, ``<``, ``>=``, ...,
-  made by the op's code or by jax's shape rules) is decided with the sizes of the call being
-  traced and recorded. A later signature of the pattern reuses the trace only if every
+  and its truth value, made by the op's code or by jax's shape rules) is decided with the sizes
+  of the call being traced and recorded. A later signature of the pattern reuses the trace only if every
   recorded comparison decides the same way with its sizes: the trace's Python took the same
   branches. Otherwise it is traced again (and that trace kept too, up to ``MAX_TRACES``).
 * Each trace has its own symbolic scope, so jax's caches of inner functions never serve one
@@ -83,6 +83,19 @@ def _decided(name, original):
     return compare
 
 
+def _truth(original):
+    """``bool(dim)``: jax gives every symbolic expression an object's truth (true), which would
+    be wrong for ``size - 2`` at size 2: decided with the sizes and recorded, as ``dim != 0``."""
+    def truth(self):
+        scope = getattr(_local, "scope", None)
+        if scope is None or self.scope is not scope:
+            return True if original is None else original(self)
+        result = _value(self, _local.env) != 0
+        _local.guards.append((self, "__ne__", 0, result))
+        return result
+    return truth
+
+
 _installed = []
 
 
@@ -91,6 +104,7 @@ def _install():
         if not _installed:
             for name in _OPS:
                 setattr(_DimExpr, name, _decided(name, getattr(_DimExpr, name)))
+            _DimExpr.__bool__ = _truth(_DimExpr.__dict__.get("__bool__"))
             _installed.append(True)
 
 
