@@ -97,24 +97,27 @@ def test_a_sweep_specializes_more_than_it_traces(monkeypatch):
     assert after["symbolic"] - before["symbolic"] < specialized / 2
 
 
-_BRANCHY = []
+_OPS = {}
 
 
-def _branchy_op():
-    if not _BRANCHY:
-        @_registry.defop("test_shape_poly_branchy")
-        def branchy(x):
-            # Python that branches on a size: a trace for 3 rows must not serve 4 rows
-            if x.shape[0] == 3:
-                return x * 2
-            return x + 1
-        _BRANCHY.append(branchy)
-    return _BRANCHY[0]
+def _op(fn):
+    """``fn`` declared once as a test op (the registry refuses a name twice)."""
+    name = "test_shape_poly_" + fn.__name__
+    if name not in _OPS:
+        _OPS[name] = _registry.defop(name)(fn)
+    return _OPS[name]
+
+
+def branchy(x):
+    # Python that branches on a size: a trace for 3 rows must not serve 4 rows
+    if x.shape[0] == 3:
+        return x * 2
+    return x + 1
 
 
 def test_a_branch_on_a_size_retraces_where_the_size_decides_otherwise(monkeypatch):
     monkeypatch.setattr(_shape_poly, "ENABLED", True)
-    op = _branchy_op()
+    op = _op(branchy)
     before = _shape_poly.stats()
     with torch.no_grad():
         four = _registry.apply(op, torch.zeros(4, 5))
@@ -129,24 +132,16 @@ def test_a_branch_on_a_size_retraces_where_the_size_decides_otherwise(monkeypatc
     assert after["specialized"] - before["specialized"] >= 1
 
 
-_TRUTHY = []
-
-
-def _truthy_op():
-    if not _TRUTHY:
-        @_registry.defop("test_shape_poly_truthy")
-        def truthy(x):
-            # the truth of a size expression: zero at 2 rows, so a 3-row trace must not serve
-            if x.shape[0] - 2:
-                return x + 1
-            return x - 1
-        _TRUTHY.append(truthy)
-    return _TRUTHY[0]
+def truthy(x):
+    # the truth of a size expression: zero at 2 rows, so a 3-row trace must not serve
+    if x.shape[0] - 2:
+        return x + 1
+    return x - 1
 
 
 def test_the_truth_of_a_size_expression_is_a_guard(monkeypatch):
     monkeypatch.setattr(_shape_poly, "ENABLED", True)
-    op = _truthy_op()
+    op = _op(truthy)
     with torch.no_grad():
         three = _registry.apply(op, torch.zeros(3, 4))
         two = _registry.apply(op, torch.zeros(2, 4))       # same pattern, the guard decides
@@ -156,23 +151,14 @@ def test_the_truth_of_a_size_expression_is_a_guard(monkeypatch):
     assert five.tolist() == [[1.0] * 7] * 5
 
 
-_CONCRETE = []
-
-
-def _concrete_op():
-    if not _CONCRETE:
-        @_registry.defop("test_shape_poly_needs_ints")
-        def needs_ints(x):
-            # a numpy buffer of the input's shape: cannot be symbolic
-            return x + np.arange(int(x.shape[0]) * x.shape[1], dtype=np.float32).reshape(
-                x.shape)
-        _CONCRETE.append(needs_ints)
-    return _CONCRETE[0]
+def needs_ints(x):
+    # a numpy buffer of the input's shape: cannot be symbolic
+    return x + np.arange(int(x.shape[0]) * x.shape[1], dtype=np.float32).reshape(x.shape)
 
 
 def test_what_cannot_be_symbolic_is_traced_concretely(monkeypatch):
     monkeypatch.setattr(_shape_poly, "ENABLED", True)
-    op = _concrete_op()
+    op = _op(needs_ints)
     before = _shape_poly.stats()
     with torch.no_grad():
         a = _registry.apply(op, torch.zeros(2, 3))

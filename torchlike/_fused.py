@@ -422,20 +422,13 @@ def _partial(d, reason):
     check, an index computed from a loop counter); False if the whole segment must run."""
     seg = d.seg
     calls, producers, outs = seg.calls, seg.producers, seg.outs
-    need = {producers[d.slot]}
-    todo = [producers[d.slot]]
-    while todo:
-        for r in calls[todo.pop()][2]:
-            if r >= 0:
-                o = outs[r]()
-                if o is not None and o.value is not None:
-                    continue
-                c = producers[r]
-                if c not in need:
-                    if len(need) >= PARTIAL_MAX:
-                        return False
-                    need.add(c)
-                    todo.append(c)
+
+    def computed(r):
+        o = outs[r]()
+        return o is not None and o.value is not None
+    need = _cone(calls, producers, d.slot, computed, PARTIAL_MAX)
+    if need is None:
+        return False
     vals = {}
     for i in need:                      # inputs computed before (by an earlier partial read)
         for r in calls[i][2]:
@@ -447,6 +440,23 @@ def _partial(d, reason):
     _stats["partial"] += 1
     _cuts["partial: " + reason] += 1
     return True
+
+
+def _cone(calls, producers, slot, known=None, limit=None):
+    """The indices of the calls output ``slot`` depends on (its producer included), skipping
+    inputs for which ``known(slot)`` holds; None past ``limit`` calls."""
+    cone = {producers[slot]}
+    todo = [producers[slot]]
+    while todo:
+        for r in calls[todo.pop()][2]:
+            if r >= 0 and not (known is not None and known(r)):
+                c = producers[r]
+                if c not in cone:
+                    if limit is not None and len(cone) >= limit:
+                        return None
+                    cone.add(c)
+                    todo.append(c)
+    return cone
 
 
 def sync(reason="sync"):
@@ -611,15 +621,7 @@ def _split(calls, producers, live, target):
     """The two programs of a segment whose read of ``target`` needs part of it (False if it
     needs it all): ``(head, head outputs, rest, the head outputs the rest takes, order)``, where
     ``order`` indexes the heads' and the rest's outputs, concatenated, in ``live``'s order."""
-    cone = {producers[target]}
-    todo = [producers[target]]
-    while todo:
-        for r in calls[todo.pop()][2]:
-            if r >= 0:
-                c = producers[r]
-                if c not in cone:
-                    cone.add(c)
-                    todo.append(c)
+    cone = _cone(calls, producers, target)
     if len(cone) == len(calls):
         return False
     rest_calls = [c for i, c in enumerate(calls) if i not in cone]

@@ -336,26 +336,27 @@ class Tiered:
             if self.ident is not None:
                 from . import _trace_store
                 stored = _trace_store.get(self.ident, (key, tree))
+            bad = None
             if stored is not None:
                 jaxpr, out_tree = stored
+                bad = _interpret.check(jaxpr)
                 with _lock:
                     _stats["trace_loads"] += 1
             else:
                 got = None
                 if self.poly is not None and tree is None and _shape_poly.ENABLED:
                     got = _shape_poly.trace(self, args)     # a pattern's trace, specialized
-                    if got is not None and _interpret.check(got[0]) is not None:
-                        got = None
                 if got is not None:
                     jaxpr, out_tree = got
-                else:
+                    bad = _interpret.check(jaxpr)
+                if got is None or bad is not None:  # (a symbolic trace's primitive: trace anew)
                     jaxpr, shape = trace(self.raw, args)
                     out_tree = jax.tree_util.tree_structure(shape)
+                    bad = _interpret.check(jaxpr)
                     with _lock:
                         _stats["traces"] += 1
                 if self.ident is not None:
                     _trace_store.put(self.ident, (key, tree), jaxpr, out_tree)
-            bad = _interpret.check(jaxpr)
             if bad is not None:
                 with _lock:
                     _stats["fallbacks"] += 1
