@@ -154,7 +154,7 @@ def _pullback_tree(name):
     raw = c._fwd_vjp_raw
     # (records the structure as a side effect: a new function each time, so that jax's trace
     # cache cannot answer without running it)
-    jax.make_jaxpr(lambda *xs: raw(*xs))(*specs)
+    jax.make_jaxpr(_tiers.inlined(raw))(*specs)
     return _PULLBACK_TREES[name]
 
 
@@ -237,7 +237,7 @@ class _Compiled:
                     counts[kind] += 1
                 _compiled_one(self)
                 return raw(*xs)
-            return jax.jit(traced)
+            return jax.jit(_tiers.inlined(traced))
 
         # each a Tiered: interpreted for a signature's first calls, then jax.jit (torchlike._tiers)
         self.fwd = Tiered(f, lambda: counted("fwd", f), op.name, poly=True,

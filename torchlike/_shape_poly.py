@@ -33,6 +33,8 @@ from jax import export as _export
 from jax._src import core as _core
 from jax._src.export import shape_poly as _sp
 
+from . import _tiers
+
 __all__ = ["ENABLED", "trace", "stats", "MAX_TRACES"]
 
 ENABLED = os.environ.get("TORCHLIKE_SHAPE_POLY", "1") != "0"
@@ -197,7 +199,7 @@ def _symbolic(raw, args, key, names, env):
                 weak_type=getattr(a, "weak_type", False)))
     _local.scope, _local.env, _local.guards = scope, env, []
     try:
-        closed, shape = jax.make_jaxpr(raw, return_shape=True)(*specs)
+        closed, shape = _tiers.trace(raw, specs)
     except Exception:
         with _lock:
             _stats["failed"] += 1

@@ -11,6 +11,7 @@ import jax.scipy.linalg as jsl
 import numpy as np
 
 from .. import _dtype as D
+from .. import _tiers
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import methods, public
@@ -231,7 +232,7 @@ def _lu_pivots(lu_data, piv, unpack_pivots):
                 j = p[i] - 1
                 pi, pj = perm[i], perm[j]
                 return perm.at[i].set(pj).at[j].set(pi)
-            return jax.lax.fori_loop(0, p.shape[0], body, perm)
+            return _tiers.fori_loop(0, p.shape[0], body, perm)
         pf = piv.reshape(-1, piv.shape[-1])
         perms = jax.vmap(one)(pf).reshape(piv.shape[:-1] + (m,))
         P = _perm_matrix(perms, m, lu_data.dtype)

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
-from .. import _random
+from .. import _random, _tiers
 from ..autograd import grad_mode as _gm
 from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace
@@ -1080,7 +1080,7 @@ def _nll_cascade(picked, wt, valid, weighted, reduction):
         return (jnp.where(ok, nl, loss), jnp.where(ok, nw, wsum)), None
 
     zero = jnp.zeros((8,), f32)
-    (loss, wsum), _ = jax.lax.scan(step, (zero, zero), xs)
+    (loss, wsum), _ = _tiers.scan(step, (zero, zero), xs)
     total = jnp.zeros((), f32)
     for j in range(8):
         total = rnd(total + loss[j])
@@ -2201,7 +2201,7 @@ def _ctc_nll_true(lp, ext, allow_skip, in_len, tgt_len):
         new = jnp.where((t < in_len)[:, None], new, alpha)
         return new, None
 
-    alpha, _ = jax.lax.scan(step, alpha0, (jnp.arange(1, T), emit[1:]))
+    alpha, _ = _tiers.scan(step, alpha0, (jnp.arange(1, T), emit[1:]))
     end = 2 * tgt_len
     last = jnp.take_along_axis(alpha, end[:, None], axis=1)[:, 0]
     prev = jnp.where(tgt_len > 0,

@@ -21,6 +21,7 @@ from jax import lax
 
 import torchlike as _tl
 from . import _bessel
+from .. import _tiers
 from .._registry import apply, defop
 from .._ops.special_ops import _float_dtype, blocked as _blocked, no_grad_for as _no_grad_for
 from .._tensor import Tensor
@@ -277,7 +278,7 @@ def _recur(x, n, q1, step):
         keep = j < n
         return jnp.where(keep, q, p), jnp.where(keep, r, q)
 
-    _, q = lax.fori_loop(jnp.asarray(1, n.dtype), top, body,
+    _, q = _tiers.fori_loop(jnp.asarray(1, n.dtype), top, body,
                          (jnp.ones_like(x), jnp.broadcast_to(q1, x.shape).astype(x.dtype)))
     return q
 

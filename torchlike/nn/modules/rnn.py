@@ -10,7 +10,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ... import _creation, _random
+from ... import _creation, _random, _tiers
 from ..._registry import apply, defop
 from ..._tensor import Tensor
 from .. import init
@@ -65,7 +65,7 @@ def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, valid=None,
             return (h2, c2 if lstm else c), jnp.where(v[:, None], h2, 0)
         return (h2, c2 if lstm else c), h2
 
-    (hT, cT), ys = jax.lax.scan(step, (h0, c0 if lstm else jnp.zeros((), x.dtype)),
+    (hT, cT), ys = _tiers.scan(step, (h0, c0 if lstm else jnp.zeros((), x.dtype)),
                                 (xp, valid), reverse=reverse)
     return ys, hT, cT
 
