@@ -191,6 +191,40 @@ def test_growing_context_generation_specializes_instead_of_tracing(monkeypatch):
     assert poly * 3 < concrete, (poly, concrete)
 
 
+def test_view_configurations_share_one_symbolic_trace(monkeypatch):
+    """``view``/``reshape``/``expand`` at a new static shape (a growing context's
+    ``view(B, T, h, d)``) reuse the op's symbolic trace: a static size equal to an input size
+    is that size's symbol."""
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    _registry.clear_caches()
+    before = _shape_poly.stats()
+    with torch.no_grad():
+        for n in range(5, 10):
+            x = _t(1, n, 12)
+            np.testing.assert_array_equal(x.view(1, n, 3, 4).numpy(),
+                                          x.numpy().reshape(1, n, 3, 4))
+            np.testing.assert_array_equal(x.transpose(1, 2).reshape(12, n).numpy(),
+                                          x.numpy().transpose(0, 2, 1).reshape(12, n))
+            r = _t(1, n)
+            np.testing.assert_array_equal(r.expand(n, n).numpy(),
+                                          np.broadcast_to(r.numpy(), (n, n)))
+    after = _shape_poly.stats()
+    # one symbolic trace per op configuration family (view, transpose, the copying reshape of a
+    # transposed tensor, expand) and a specialization for every other size
+    assert after["symbolic"] - before["symbolic"] == 4
+    assert after["specialized"] - before["specialized"] >= 12
+
+
+@pytest.mark.parametrize("src,dst", [((4, 8), (8, 4)), ((3, 8), (8, 3)), ((4, 8), (2, 16)),
+                                     ((2, 6), (2, 2, 3)), ((6, 6), (36,)), ((3, 2), (2, 3))])
+def test_a_static_size_equal_to_an_input_size_by_coincidence(src, dst, monkeypatch):
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    x = _t(*src)
+    with torch.no_grad():
+        np.testing.assert_array_equal(x.view(*dst).numpy(), x.numpy().reshape(dst))
+        np.testing.assert_array_equal(x.t().reshape(*dst).numpy(), x.numpy().T.reshape(dst))
+
+
 def test_the_switch_turns_it_off(monkeypatch):
     monkeypatch.setattr(_shape_poly, "ENABLED", False)
     before = _shape_poly.stats()

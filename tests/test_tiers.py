@@ -129,6 +129,7 @@ def test_the_tier_off_switch_gives_the_compiled_bits(monkeypatch):
     off = f(torchlike).numpy()
     # the same ops, each its own compiled program: identical bits
     import jax
+    import jax.extend.core
     import jax.numpy as jnp
     z = a
     for op in (lambda x: jnp.tanh(x @ b), jnp.exp, jnp.log1p, lambda x: x * 3.0,
@@ -261,6 +262,7 @@ def test_the_public_switch_turns_the_tier_off_and_back():
     y.log()
     assert eager.stats()["interpreted"] == before + 1
     import jax
+    import jax.extend.core
     import jax.numpy as jnp
     compiled = jax.jit(jnp.log)(np.linspace(0.1, 1.0, 19, dtype=np.float32))
     np.testing.assert_array_equal(off, np.asarray(compiled))      # the compiled program's bits
@@ -335,3 +337,25 @@ def test_generator_keys_are_jaxs_keys_and_seeds_wrap_as_torchs():
         with pytest.raises(ValueError) as theirs:
             torch.Generator().manual_seed(s)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_traces_inline_jax_numpy_and_keep_lax_loops():
+    import jax
+    import jax.extend.core
+    import jax.numpy as jnp
+
+    def f(x):
+        y = jnp.sqrt(jnp.abs(x)) + jnp.where(x > 0, x, 0.0) + jnp.clip(x, -1, 1)
+        c, ys = _tiers.scan(lambda c, v: (c + v, c * v), jnp.float32(0), y)
+        return c, ys
+    spec = (jax.ShapeDtypeStruct((5,), jnp.float32),)
+    closed, _ = _tiers.trace(f, spec)
+    names = [e.primitive.name for e in closed.jaxpr.eqns]
+    assert not {"jit", "pjit"} & set(names), names
+    assert names.count("scan") == 1
+    nested = [e.primitive.name for e in jax.make_jaxpr(f)(*spec).jaxpr.eqns]
+    assert {"jit", "pjit"} & set(nested)            # what inlining removes
+    x = np.linspace(-2, 2, 5, dtype=np.float32)
+    got, want = jax.jit(jax.extend.core.jaxpr_as_fun(closed))(x), jax.jit(f)(x)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from . import _caches
 from . import _fused
 from ._fused import Deferred as _Deferred
+from . import _shape_poly
 from . import _tiers
 from . import _trace_store
 from ._tiers import Tiered
@@ -189,10 +190,14 @@ class _Compiled:
         # travel in a Pullback named by it, so its traces and the backward's can be kept on disk
         vjp_ident = _tiers.stable("op-vjp", op.name, fn, kw, cast, needs)
 
-        def f(*xs):
-            if cast is not None:
-                xs = tuple(_cast(x, cast) for x in xs)
-            return fn(*xs, **kw)
+        def bound(kw):
+            def f(*xs):
+                if cast is not None:
+                    xs = tuple(_cast(x, cast) for x in xs)
+                return fn(*xs, **kw)
+            return f
+
+        f = bound(kw)
 
         def fwd_vjp(*xs):
             diff_pos = [i for i, n in enumerate(needs) if n]
@@ -240,7 +245,15 @@ class _Compiled:
             return jax.jit(_tiers.inlined(traced))
 
         # each a Tiered: interpreted for a signature's first calls, then jax.jit (torchlike._tiers)
-        self.fwd = Tiered(f, lambda: counted("fwd", f), op.name, poly=True,
+        poly = True
+        shape = kw.get(op.shape_arg) if op.shape_arg is not None else None
+        if shape.__class__ is tuple:
+            # the op's forwards at other static shapes share its symbolic traces
+            fam = (tuple(kv for kv in static if kv[0] != op.shape_arg), cast)
+            with _lock:
+                table = op.families.setdefault(fam, {})
+            poly = _shape_poly.Family(table, shape, lambda s: bound({**kw, op.shape_arg: s}))
+        self.fwd = Tiered(f, lambda: counted("fwd", f), op.name, poly=poly,
                           ident=_tiers.stable("op", op.name, fn, kw, cast))
         self._fwd_vjp_raw = fwd_vjp
         self.fwd_vjp = Tiered(fwd_vjp, lambda: counted("fwd_vjp", fwd_vjp), op.name,
@@ -300,11 +313,13 @@ class Op:
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
-                 "trace_counts", "view")
+                 "trace_counts", "view", "shape_arg", "families")
 
     def __init__(self, name, fn, *, promote=None, grad_name=None, saves=True,
-                 differentiable=True, view=None):
+                 differentiable=True, view=None, shape_arg=None):
         self.name = name
+        self.shape_arg = shape_arg
+        self.families = {}      # shape_arg's op: the other statics -> a shared shape_poly table
         self.fn = fn
         self.promote = promote
         self.grad_name = grad_name or (name.capitalize() + "Backward0")
@@ -329,7 +344,8 @@ class Op:
         return f"<op {self.name}>"
 
 
-def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None):
+def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None,
+          shape_arg=None):
     """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op.
 
     saves: what torch's backward of this op keeps (checked against in-place writes at
@@ -338,10 +354,13 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     view: the op's view rule (``torchlike._storage.view_rule(overlap=...)``) if its outputs
     alias its first input; ``True`` or a predicate of the static kwargs for the storage
     module's default rule.
+    shape_arg: the static keyword that is the result's shape (``view``'s ``shape``): the op's
+    configurations that differ only in it share their shape-polymorphic traces
+    (``torchlike._shape_poly.Family``).
     """
     def deco(fn):
         op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
-                differentiable=differentiable, view=view)
+                differentiable=differentiable, view=view, shape_arg=shape_arg)
         with _lock:
             if name in OPS:
                 raise ValueError(f"op {name!r} is already declared (in "
@@ -380,6 +399,7 @@ def clear_caches():
         _LIVE.clear()
         for op in list(OPS.values()):
             op.cache.clear()
+            op.families.clear()
             for k in op.trace_counts:
                 op.trace_counts[k] = 0
     _caches.clear_all()

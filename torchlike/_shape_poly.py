@@ -35,7 +35,7 @@ from jax._src.export import shape_poly as _sp
 
 from . import _tiers
 
-__all__ = ["ENABLED", "trace", "stats", "MAX_TRACES"]
+__all__ = ["ENABLED", "trace", "stats", "MAX_TRACES", "Family"]
 
 ENABLED = os.environ.get("TORCHLIKE_SHAPE_POLY", "1") != "0"
 MAX_TRACES = 4              # symbolic traces kept per pattern (each with its own guards)
@@ -146,6 +146,22 @@ def _pattern(leaves):
     return tuple(key), tuple(sizes)
 
 
+class Family:
+    """The forwards of one op that differ only in a static shape argument (``view``,
+    ``reshape``, ``expand``): they share one table of symbolic traces, and a size of the static
+    shape that equals an input's size is traced as that size's symbol. Generation with a growing
+    context makes a new ``view(B, T, h, C // h)`` configuration every token; with the family it
+    is traced once.
+
+    table: the op's shared table; shape: this configuration's static shape; make:
+    ``make(shape)`` is the forward with that (possibly symbolic) shape."""
+
+    __slots__ = ("table", "shape", "make")
+
+    def __init__(self, table, shape, make):
+        self.table, self.shape, self.make = table, shape, make
+
+
 def trace(tiered, args):
     """``(closed_jaxpr, out_shape_tree)`` of ``tiered.raw`` at ``args`` (a flat tuple of
     arrays and scalars) from a symbolic trace of its pattern, or None (trace it concretely)."""
@@ -153,9 +169,24 @@ def trace(tiered, args):
     if pat is None:
         return None
     key, sizes = pat
+    inputs = key
     table = tiered.poly
-    if table is None or table is True:
-        table = tiered.poly = {}
+    if table.__class__ is Family:
+        family = table
+        table = family.table
+        where = {d: i for i, d in enumerate(sizes)}
+        # the static shape's sizes that are input sizes: their symbols (a ref -1-k, as in key)
+        shape = tuple(-1 - where[d] if d >= 2 and d in where else d for d in family.shape)
+        key = (shape, inputs)
+
+        def raw_of(syms):
+            return family.make(tuple(syms[-1 - d] if d < 0 else d for d in shape))
+    else:
+        if table is None or table is True:
+            table = tiered.poly = {}
+
+        def raw_of(syms):
+            return tiered.raw
     names = [f"d{i}" for i in range(len(sizes))]
     env = dict(zip(names, sizes))
     entries = table.get(key)
@@ -171,7 +202,7 @@ def trace(tiered, args):
             _stats["guard_misses"] += 1
         if len(entries) >= MAX_TRACES:
             return None
-    got = _symbolic(tiered.raw, args, key, names, env)
+    got = _symbolic(raw_of, args, inputs, names, env)
     if got is None:
         if len(table) >= _PATTERNS_MAX:
             table.clear()
@@ -184,7 +215,7 @@ def trace(tiered, args):
     return _specialize(closed, env), out_tree
 
 
-def _symbolic(raw, args, key, names, env):
+def _symbolic(raw_of, args, key, names, env):
     _install()
     scope = _export.SymbolicScope()
     syms = _export.symbolic_shape(",".join(names), scope=scope)
@@ -199,7 +230,7 @@ def _symbolic(raw, args, key, names, env):
                 weak_type=getattr(a, "weak_type", False)))
     _local.scope, _local.env, _local.guards = scope, env, []
     try:
-        closed, shape = _tiers.trace(raw, specs)
+        closed, shape = _tiers.trace(raw_of(syms), specs)
     except Exception:
         with _lock:
             _stats["failed"] += 1

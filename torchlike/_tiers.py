@@ -226,8 +226,9 @@ class Tiered:
         # None: its traces are kept on disk under it (torchlike._trace_store)
         self.ident = ident
         # a pure function of its inputs' values and shapes: its signatures are traced once per
-        # shape pattern (torchlike._shape_poly; None: every signature traced)
-        self.poly = True if poly else None
+        # shape pattern (torchlike._shape_poly; None: every signature traced; a
+        # ``_shape_poly.Family``: the pattern table is shared with the op's other shapes)
+        self.poly = (True if poly is True else poly) if poly else None
 
     @property
     def jit(self):
@@ -244,7 +245,7 @@ class Tiered:
             self._jit.clear_cache()
         self.seen.clear()
         self.shapes = None
-        if self.poly is not None:
+        if self.poly.__class__ is dict:
             self.poly = True
 
     def _cache_size(self):

@@ -650,7 +650,20 @@ def key(ident, sig):
 # ------------------------------------------------------------------ the directory
 
 _dir = []
-_absent: set = set()        # keys known missing in this process (one os check per key)
+_listing = [None]           # the entry names in the directory at this process's first lookup
+
+
+def _listed(d):
+    """The names in ``d`` when this process first looked (one listing: a key not in it is a
+    miss without a file system call; an entry another process writes later is not seen)."""
+    names = _listing[0]
+    if names is None:
+        try:
+            names = set(os.listdir(d))
+        except OSError:
+            names = set()
+        _listing[0] = names
+    return names
 
 
 def directory():
@@ -665,7 +678,7 @@ def _reset():
     """Forget the decided directory and per-process memories (tests)."""
     flush()
     _dir.clear()
-    _absent.clear()
+    _listing[0] = None
     _keys.clear()
     _total[0] = None
     _versions_cache.clear()
@@ -726,14 +739,14 @@ def get(ident, sig):
         if d is None:
             return None
         k = key(ident, sig)
-        if k is None or k in _absent:
+        if k is None or k not in _listed(d):
             return None
         path = os.path.join(d, k)
         try:
             with open(path, "rb") as f:
                 blob = f.read()
         except OSError:
-            _absent.add(k)
+            _listed(d).discard(k)
             return None
         head = _head(k)
         if not blob.startswith(head) or blob[len(head) + 64:len(head) + 65] != b"\n":
@@ -837,7 +850,8 @@ def _write(d, k, closed, tree):
         except OSError:
             pass
         return
-    _absent.discard(k)
+    if _listing[0] is not None:
+        _listing[0].add(k)
     _count("saved")
     if _total[0] is None:
         _total[0] = _scan_size(d)[0]

@@ -39,7 +39,7 @@ def infer_shape(shape, numel):
     return tuple(shape)
 
 
-@defop("view", saves=False, view=True, grad_name="ViewBackward0")
+@defop("view", saves=False, view=True, grad_name="ViewBackward0", shape_arg="shape")
 def _view(a, shape):
     return jnp.reshape(a, shape)
 
@@ -75,12 +75,12 @@ def _squeeze(a, dims, kind):
     return jnp.squeeze(a, dims)
 
 
-@defop("expand", saves=False, view=True, grad_name="ExpandBackward0")
+@defop("expand", saves=False, view=True, grad_name="ExpandBackward0", shape_arg="shape")
 def _expand(a, shape):
     return jnp.broadcast_to(a, shape)
 
 
-@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0")
+@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0", shape_arg="shape")
 def _reshape_copy(a, shape):
     return jnp.reshape(a, shape)
 
