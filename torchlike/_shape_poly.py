@@ -251,15 +251,21 @@ def _specialize(closed, env):
 
 
 class _Subst:
-    __slots__ = ("env", "vars", "memo")
+    __slots__ = ("env", "vars", "memo", "dims")
 
     def __init__(self, env):
         self.env = env
+        self.dims = {}          # id(dim expression) -> its size (the jaxpr keeps them alive)
         self.vars = {}
         self.memo = {}
 
     def dim(self, d):
-        return int(d._evaluate(self.env)) if isinstance(d, _DimExpr) else d
+        if d.__class__ is not _DimExpr:
+            return d
+        got = self.dims.get(id(d))
+        if got is None:
+            got = self.dims[id(d)] = int(d._evaluate(self.env))
+        return got
 
     def aval(self, a):
         shape = getattr(a, "shape", None)
