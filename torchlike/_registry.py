@@ -252,7 +252,8 @@ class _Compiled:
             fam = (tuple(kv for kv in static if kv[0] != op.shape_arg), cast)
             with _lock:
                 table = op.families.setdefault(fam, {})
-            poly = _shape_poly.Family(table, shape, lambda s: bound({**kw, op.shape_arg: s}))
+            poly = _shape_poly.Family(table, shape, lambda s: bound({**kw, op.shape_arg: s}),
+                                      _tiers.stable("op-family", op.name, fn, fam, op.shape_arg))
         self.fwd = Tiered(f, lambda: counted("fwd", f), op.name, poly=poly,
                           ident=_tiers.stable("op", op.name, fn, kw, cast))
         self._fwd_vjp_raw = fwd_vjp

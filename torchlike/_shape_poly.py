@@ -41,7 +41,7 @@ ENABLED = os.environ.get("TORCHLIKE_SHAPE_POLY", "1") != "0"
 MAX_TRACES = 4              # symbolic traces kept per pattern (each with its own guards)
 _PATTERNS_MAX = 256         # patterns remembered per function
 
-_stats = {"symbolic": 0, "specialized": 0, "guard_misses": 0, "failed": 0}
+_stats = {"symbolic": 0, "loaded": 0, "specialized": 0, "guard_misses": 0, "failed": 0}
 _lock = threading.Lock()
 _local = threading.local()  # .scope, .env, .guards while this thread traces symbolically
 _FAILED = object()
@@ -49,8 +49,9 @@ _DimExpr = _sp._DimExpr
 
 
 def stats():
-    """``{"symbolic", "specialized", "guard_misses", "failed"}``: symbolic traces made,
-    signatures served by specializing one, lookups whose guards decided otherwise, and
+    """``{"symbolic", "loaded", "specialized", "guard_misses", "failed"}``: symbolic traces
+    made, symbolic traces loaded from disk (torchlike._trace_store), signatures served by
+    specializing one, lookups whose guards decided otherwise, and
     symbolic traces that failed (their pattern is traced concretely)."""
     with _lock:
         return dict(_stats)
@@ -154,12 +155,13 @@ class Family:
     is traced once.
 
     table: the op's shared table; shape: this configuration's static shape; make:
-    ``make(shape)`` is the forward with that (possibly symbolic) shape."""
+    ``make(shape)`` is the forward with that (possibly symbolic) shape; ident: the family's
+    stable identity (``_tiers.stable``) or None: its symbolic traces are kept on disk under it."""
 
-    __slots__ = ("table", "shape", "make")
+    __slots__ = ("table", "shape", "make", "ident")
 
-    def __init__(self, table, shape, make):
-        self.table, self.shape, self.make = table, shape, make
+    def __init__(self, table, shape, make, ident=None):
+        self.table, self.shape, self.make, self.ident = table, shape, make, ident
 
 
 def trace(tiered, args):
@@ -181,7 +183,9 @@ def trace(tiered, args):
 
         def raw_of(syms):
             return family.make(tuple(syms[-1 - d] if d < 0 else d for d in shape))
+        ident = family.ident
     else:
+        ident = tiered.ident
         if table is None or table is True:
             table = tiered.poly = {}
 
@@ -190,9 +194,13 @@ def trace(tiered, args):
     names = [f"d{i}" for i in range(len(sizes))]
     env = dict(zip(names, sizes))
     entries = table.get(key)
+    if entries is None and ident is not None:
+        entries = _stored(ident, key, len(inputs))
+        if entries:
+            table[key] = entries
     if entries is _FAILED:
         return None
-    if entries is not None:
+    if entries:
         for closed, out_tree, guards in entries:
             if _holds(guards, env):
                 with _lock:
@@ -211,8 +219,28 @@ def trace(tiered, args):
     closed, out_tree, guards = got
     if len(table) >= _PATTERNS_MAX:
         table.clear()
-    table.setdefault(key, []).append((closed, out_tree, guards))
+    entries = table.setdefault(key, [])
+    entries.append((closed, out_tree, guards))
+    if ident is not None:
+        from . import _trace_store
+        _trace_store.put_symbolic(ident, (key, len(entries) - 1), closed, out_tree, guards)
     return _specialize(closed, env), out_tree
+
+
+def _stored(ident, key, n_inputs):
+    """The symbolic traces of ``ident`` at pattern ``key`` kept on disk by an earlier process
+    (in the order they were made), or None."""
+    from . import _trace_store
+    out = []
+    while len(out) < MAX_TRACES:
+        got = _trace_store.get_symbolic(ident, (key, len(out)))
+        if got is None or len(got[0].in_avals) != n_inputs:
+            break
+        out.append(got)
+    if out:
+        with _lock:
+            _stats["loaded"] += len(out)
+    return out or None
 
 
 def _symbolic(raw_of, args, key, names, env):

@@ -383,8 +383,8 @@ class Tiered:
                     bad = _interpret.check(jaxpr)
                     with _lock:
                         _stats["traces"] += 1
-                if self.ident is not None:
-                    _trace_store.put(self.ident, (key, tree), jaxpr, out_tree)
+                    if self.ident is not None:  # (a symbolic trace is kept by _shape_poly)
+                        _trace_store.put(self.ident, (key, tree), jaxpr, out_tree)
             if bad is not None:
                 with _lock:
                     _stats["fallbacks"] += 1

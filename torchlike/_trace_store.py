@@ -46,9 +46,10 @@ from jax._src import source_info_util
 
 from . import _tiers
 
-__all__ = ["dumps", "loads", "get", "put", "flush", "directory", "key", "stats", "register_node"]
+__all__ = ["dumps", "loads", "get", "put", "get_symbolic", "put_symbolic", "flush", "directory",
+           "key", "stats", "register_node"]
 
-_FORMAT = 1
+_FORMAT = 2
 _MAGIC = b"torchlike-trace\n"
 _PROTOCOL = 5
 MAX_BYTES = int(float(os.environ.get("TORCHLIKE_TRACE_CACHE_MB", "256")) * (1 << 20))
@@ -314,6 +315,17 @@ def _r_sharding(spec):
     return NamedSharding(mesh_lib.empty_abstract_mesh, PartitionSpec(*spec))
 
 
+def _r_dim(text):
+    """A symbolic size (a shape-polymorphic trace's, torchlike._shape_poly) from its text, in
+    the scope of the payload being loaded (one scope per payload, as one trace has)."""
+    memo = _loading.dims
+    d = memo.get(text)
+    if d is None:
+        from jax import export
+        d = memo[text] = export.symbolic_shape(text, scope=_loading.scope)[0]
+    return d
+
+
 def _r_const(name):
     from jax._src import mesh as mesh_lib, named_sharding
     return {"unspecified": named_sharding.UNSPECIFIED,
@@ -322,6 +334,7 @@ def _r_const(name):
 
 
 _REBUILD = {n: f for n, f in list(globals().items()) if n.startswith("_r_") and callable(f)}
+_loading = threading.local()        # .scope, .dims while a payload loads
 
 
 # ------------------------------------------------------------------ the writer
@@ -369,6 +382,8 @@ class _Pickler(pickle.Pickler):
             return _r_typed, (kind, t.__mro__[1](obj), obj.dtype)
         if t is _Stub:
             return _r_stub, (obj.what,)
+        if t is _dim_expr():
+            return _r_dim, (_dim_text(obj),)
         if t is core.DebugInfo:
             rp = obj.result_paths
             if callable(rp):
@@ -459,6 +474,23 @@ class _Pickler(pickle.Pickler):
 
 
 _TYPED = []
+_DIM = []
+
+
+def _dim_expr():
+    if not _DIM:
+        from jax._src.export import shape_poly
+        _DIM.append(shape_poly._DimExpr)
+    return _DIM[0]
+
+
+def _dim_text(d):
+    """``d``'s text, which the loader parses back to the same expression (else refused)."""
+    from jax import export
+    text = str(d)
+    if str(export.symbolic_shape(text, scope=export.SymbolicScope())[0]) != text:
+        raise _Refuse(f"symbolic size {text}")
+    return text
 
 
 def _typed():
@@ -553,15 +585,16 @@ def _tree(desc):
 
 # ------------------------------------------------------------------ dumps / loads
 
-def dumps(closed_jaxpr, out_tree):
+def dumps(closed_jaxpr, out_tree, guards=()):
     """``(closed_jaxpr, out_tree)`` as bytes, or None where something in it cannot be written
-    faithfully (effects, an unknown primitive, parameter class or tree node, a sharding)."""
+    faithfully (effects, an unknown primitive, parameter class or tree node, a sharding).
+    guards: a shape-polymorphic trace's guards (``torchlike._shape_poly``), kept with it."""
     try:
         desc = _tree_desc(out_tree)
         if _tree(desc) != out_tree or out_tree.num_leaves != len(closed_jaxpr.jaxpr.outvars):
             return None
         buf = io.BytesIO()
-        _Pickler(buf, protocol=_PROTOCOL).dump((_FORMAT, closed_jaxpr, desc))
+        _Pickler(buf, protocol=_PROTOCOL).dump((_FORMAT, closed_jaxpr, desc, tuple(guards)))
         return buf.getvalue()
     except Exception:       # _Refuse, or anything unexpected: the caller traces
         return None
@@ -570,16 +603,25 @@ def dumps(closed_jaxpr, out_tree):
 def loads(data):
     """The ``(closed_jaxpr, out_tree)`` of ``dumps``'s bytes, or None (damaged, foreign or
     refused: an object outside the allow-list, an unknown primitive)."""
+    got = _loads(data)
+    return None if got is None else got[:2]
+
+
+def _loads(data):
+    from jax import export
+    _loading.scope, _loading.dims = export.SymbolicScope(), {}
     try:
-        fmt, closed, desc = _Unpickler(io.BytesIO(data)).load()
-        if fmt != _FORMAT or type(closed) is not core.ClosedJaxpr:
+        fmt, closed, desc, guards = _Unpickler(io.BytesIO(data)).load()
+        if fmt != _FORMAT or type(closed) is not core.ClosedJaxpr or type(guards) is not tuple:
             return None
         tree = _tree(desc)
         if tree.num_leaves != len(closed.jaxpr.outvars):
             return None
-        return closed, tree
+        return closed, tree, guards
     except Exception:
         return None
+    finally:
+        _loading.scope = _loading.dims = None
 
 
 # ------------------------------------------------------------------ keys
@@ -734,6 +776,17 @@ def _matches(closed, sig):
 def get(ident, sig):
     """The ``(closed_jaxpr, out_tree)`` stored for ``ident`` at ``sig``, or None (absent,
     off, foreign, damaged or refused: those are removed and counted). Never raises."""
+    got = _get(ident, sig)
+    return None if got is None else got[:2]
+
+
+def get_symbolic(ident, pattern):
+    """The ``(closed_jaxpr, out_tree, guards)`` of a shape-polymorphic trace stored for
+    ``ident`` at ``pattern`` (torchlike._shape_poly), or None."""
+    return _get(("symbolic", ident), pattern)
+
+
+def _get(ident, sig):
     try:
         d = directory()
         if d is None:
@@ -756,7 +809,7 @@ def get(ident, sig):
         if hashlib.sha256(payload).hexdigest().encode() != digest:
             _ignore(path)
             return None
-        out = loads(payload)
+        out = _loads(payload)
         if out is None or not _matches(out[0], sig):
             _ignore(path)
             return None
@@ -778,7 +831,12 @@ _pending: set = set()
 _total = [None]             # bytes in the directory (scanned at the first write)
 
 
-def put(ident, sig, closed_jaxpr, out_tree):
+def put_symbolic(ident, pattern, closed_jaxpr, out_tree, guards):
+    """Store a shape-polymorphic trace and its guards for ``ident`` at ``pattern``."""
+    put(("symbolic", ident), pattern, closed_jaxpr, out_tree, guards)
+
+
+def put(ident, sig, closed_jaxpr, out_tree, guards=()):
     """Store ``closed_jaxpr`` and its ``out_tree`` for ``ident`` at ``sig`` (written in the
     background: ``flush()`` waits). Never raises."""
     try:
@@ -798,7 +856,7 @@ def put(ident, sig, closed_jaxpr, out_tree):
                 _worker.append(t)
                 import atexit
                 atexit.register(_stop)
-        _q.put((d, k, closed_jaxpr, out_tree))
+        _q.put((d, k, closed_jaxpr, out_tree, guards))
     except Exception:
         pass
 
@@ -822,9 +880,9 @@ def _work():
         if item is None:
             _q.task_done()
             return
-        d, k, closed, tree = item
+        d, k, closed, tree, guards = item
         try:
-            _write(d, k, closed, tree)
+            _write(d, k, closed, tree, guards)
         except Exception:
             pass
         finally:
@@ -833,8 +891,8 @@ def _work():
             _q.task_done()
 
 
-def _write(d, k, closed, tree):
-    payload = dumps(closed, tree)
+def _write(d, k, closed, tree, guards):
+    payload = dumps(closed, tree, guards)
     if payload is None:
         _count("unserializable")
         return
