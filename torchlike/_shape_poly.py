@@ -278,6 +278,9 @@ def _specialize(closed, env):
     return _Subst(env).closed(closed)
 
 
+_AVALS: dict = {}       # concrete avals made by specializing (immutable: shared by every jaxpr)
+
+
 class _Subst:
     __slots__ = ("env", "vars", "memo", "dims")
 
@@ -297,9 +300,18 @@ class _Subst:
 
     def aval(self, a):
         shape = getattr(a, "shape", None)
-        if shape is None or not any(isinstance(d, _DimExpr) for d in shape):
+        if shape is None or not any(d.__class__ is _DimExpr for d in shape):
             return a
-        return a.update(shape=tuple(self.dim(d) for d in shape))
+        shape = tuple(self.dim(d) for d in shape)
+        if a.__class__ is not _core.ShapedArray:
+            return a.update(shape=shape)
+        k = (shape, a.dtype, a.weak_type, a.sharding, a.manual_axis_type, a.memory_space)
+        got = _AVALS.get(k)
+        if got is None:
+            if len(_AVALS) >= 4096:
+                _AVALS.clear()
+            got = _AVALS[k] = a.update(shape=shape)
+        return got
 
     def var(self, v):
         if isinstance(v, _core.Literal):
