@@ -187,22 +187,17 @@ def test_control_flow_random_keys_and_low_precision_round_trip():
 def test_a_training_step_round_trips_and_the_costs(monkeypatch):
     """A Linear + cross_entropy + Adam step at shapes no other test uses (cold: every jaxpr
     traced by the interpreter tier):
-    each jaxpr round-trips bit-identically; dumps/loads cost against make_jaxpr."""
+    each jaxpr round-trips bit-identically; dumps/loads cost against tracing."""
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
     traced = []
-    make = jax.make_jaxpr
+    trace = _tiers.trace
 
-    def recording(fn, *a, **k):
-        inner = make(fn, *a, **k)
-
-        def call(*args):
-            t0 = time.perf_counter()
-            out = inner(*args)
-            if k.get("return_shape"):       # the interpreter tier's traces
-                traced.append((fn, a, k, args, out, time.perf_counter() - t0))
-            return out
-        return call
-    monkeypatch.setattr(jax, "make_jaxpr", recording)
+    def recording(fn, args):            # the interpreter tier's traces
+        t0 = time.perf_counter()
+        out = trace(fn, args)
+        traced.append((fn, args, out, time.perf_counter() - t0))
+        return out
+    monkeypatch.setattr(_tiers, "trace", recording)
     m = torchlike
     m.manual_seed(0)
     model = m.nn.Sequential(m.nn.Linear(23, 18), m.nn.ReLU(), m.nn.Linear(18, 6))
@@ -213,11 +208,11 @@ def test_a_training_step_round_trips_and_the_costs(monkeypatch):
     opt.zero_grad()
     loss.backward()
     opt.step()
-    monkeypatch.setattr(jax, "make_jaxpr", make)
+    monkeypatch.setattr(_tiers, "trace", trace)
     assert len(traced) >= 10, len(traced)
     rows = []
     vjp_trees = 0
-    for fn, a, k, args, (closed, shape), first in traced:
+    for fn, args, (closed, shape), first in traced:
         leaves = [np.asarray(v) if isinstance(v, jax.Array) and
                   not jax.dtypes.issubdtype(v.dtype, jax.dtypes.prng_key) else v
                   for v in jax.tree_util.tree_leaves(args)]
@@ -232,7 +227,7 @@ def test_a_training_step_round_trips_and_the_costs(monkeypatch):
         t1 = time.perf_counter()
         T.loads(data)
         t2 = time.perf_counter()
-        make(fn, *a, **k)(*args)
+        trace(fn, args)
         t3 = time.perf_counter()
         rows.append((len(list(_all_eqns(closed.jaxpr))), t1 - t0, t2 - t1, first, t3 - t2,
                      len(data)))
@@ -240,9 +235,9 @@ def test_a_training_step_round_trips_and_the_costs(monkeypatch):
     big = rows[-1]
     med = [float(np.median([r[i] for r in rows])) * 1e3 for i in (1, 2, 3, 4)]
     print(f"\n{len(rows)} step jaxprs: median dumps {med[0]:.2f} ms, loads {med[1]:.2f} ms, "
-          f"make_jaxpr {med[2]:.2f} ms (again: {med[3]:.2f} ms), size "
+          f"trace {med[2]:.2f} ms (again: {med[3]:.2f} ms), size "
           f"{int(np.median([r[5] for r in rows]))} B; largest ({big[0]} equations): dumps "
-          f"{big[1] * 1e3:.2f} ms, loads {big[2] * 1e3:.2f} ms, make_jaxpr {big[3] * 1e3:.2f} ms "
+          f"{big[1] * 1e3:.2f} ms, loads {big[2] * 1e3:.2f} ms, trace {big[3] * 1e3:.2f} ms "
           f"(again: {big[4] * 1e3:.2f} ms), {big[5]} B")
     print(f"out trees with a Pullback node: {vjp_trees} of {len(rows)}")
     assert 0 < vjp_trees < len(rows) / 2

@@ -621,6 +621,15 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None,
 
 
 @with_out
+def _pow(b, x):
+    """The C library's ``pow`` (overflow, zero and negative bases as numpy's: inf, nan)."""
+    try:
+        return math.pow(b, x)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        with np.errstate(all="ignore"):
+            return float(np.power(b, x))
+
+
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``base ** linspace(start, end, steps)``, computed as torch's CPU kernel does."""
@@ -660,7 +669,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
                 lo = i < steps // 2
                 k = np.where(lo, i, steps - 1 - i).astype(_F64)
                 ex = np.where(lo, _F64(s) + step * k, _F64(e) - step * k)
-            v = np.power(_F64(base), ex)
+            # (math.pow is the C library's pow, as torch's kernel calls; numpy's float64 power
+            # is a SIMD approximation on AVX-512 machines, off in the last bit)
+            v = np.array([_pow(float(base), x) for x in ex.tolist()], dtype=_F64)
             vals = _to_int_dtype(v, dt) if dt.category == D._INT else v.astype(dt.np)
     return _finish(_to_jax(vals, dt), device, requires_grad)
 

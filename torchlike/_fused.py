@@ -614,7 +614,8 @@ def _program(calls, live, pre=None):
         _evaluate(calls, ext, vals, traced=True)
         return [vals[i] for i in live]
 
-    return jax.jit(run if pre is None else run_after)
+    # (traced inline, as each call's own jit is: the same residuals as its recorded trace)
+    return jax.jit(_tiers.inlined(run if pre is None else run_after))
 
 
 def _split(calls, producers, live, target):

@@ -108,8 +108,8 @@ def _counted(kind, fn, **jit_kw):
             _TRACES[kind] += 1
         return fn(*a)
     if jit_kw:
-        return jax.jit(traced, **jit_kw)
-    return _tiers.Tiered(fn, jax.jit(traced), kind)
+        return jax.jit(_tiers.inlined(traced), **jit_kw)
+    return _tiers.Tiered(fn, jax.jit(_tiers.inlined(traced)), kind)
 
 
 def _scatter_fn(root, values, idx):

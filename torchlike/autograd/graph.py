@@ -69,7 +69,7 @@ def _counted(kind, fn):
         with _trace_lock:
             _TRACES[kind] += 1
         return fn(*a)
-    return _tiers.Tiered(fn, jax.jit(traced), kind)
+    return _tiers.Tiered(fn, jax.jit(_tiers.inlined(traced)), kind)
 
 
 _jit_add = _counted("add", lambda a, b: a + b)

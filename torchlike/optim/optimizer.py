@@ -74,7 +74,8 @@ def _jitted(fn, flags):
     f = _JIT_CACHE.get(key)
     if f is None:
         run = functools.partial(_with_complex, fn, dict(flags))
-        f = _JIT_CACHE[key] = _tiers.Tiered(run, jax.jit(functools.partial(_counted, run)), "optim",
+        jitted = jax.jit(_tiers.inlined(functools.partial(_counted, run)))
+        f = _JIT_CACHE[key] = _tiers.Tiered(run, jitted, "optim",
                                             ident=_tiers.stable("optim", fn, dict(flags)))
     return f
 
