@@ -225,6 +225,25 @@ def test_a_static_size_equal_to_an_input_size_by_coincidence(src, dst, monkeypat
         np.testing.assert_array_equal(x.t().reshape(*dst).numpy(), x.numpy().T.reshape(dst))
 
 
+def test_compiled_guards_decide_as_the_recorded_comparisons():
+    from jax import export
+    _shape_poly._install()
+    d0, d1 = export.symbolic_shape("d0, d1", scope=export.SymbolicScope())
+    guards = ((d0, "__ge__", 2, True), (d1 - d0, "__ne__", 0, True),
+              (2 * d0 + 1, "__eq__", d1, False), (d0 // 2, "__lt__", d1 % 3 + 1, True),
+              (d0 * d1, "__gt__", 7, True), (d1, "__le__", 5, False))
+    check = _shape_poly._compiled(guards)
+    assert check is not None
+    decided = set()
+    for a in range(9):
+        for b in range(9):
+            env = {"d0": a, "d1": b}
+            want = _shape_poly._holds(guards, env)     # jax's own evaluation of each term
+            assert check(env) == want, env
+            decided.add(want)
+    assert decided == {True, False}
+
+
 def test_the_switch_turns_it_off(monkeypatch):
     monkeypatch.setattr(_shape_poly, "ENABLED", False)
     before = _shape_poly.stats()

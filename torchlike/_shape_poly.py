@@ -111,11 +111,46 @@ def _install():
             _installed.append(True)
 
 
-def _holds(guards, env):
+def _holds(guards, env, check=None):
+    """Do ``guards`` decide as recorded at the sizes ``env``? (``check``: their ``_compiled``
+    form, when there is one.)"""
+    if check is not None:
+        return check(env)
     for lhs, name, rhs, result in guards:
         if bool(_OPS[name](_value(lhs, env), _value(rhs, env))) != result:
             return False
     return True
+
+
+_SYMBOLS = {"floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "max": max, "min": min,
+            "non_negative": lambda a: max(a, 0), "__builtins__": {}}
+_PY = {"__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">",
+       "__ge__": ">="}
+
+
+def _compiled(guards):
+    """``guards`` as one Python function of the sizes (evaluating a size expression through
+    jax costs microseconds per term, and a lookup checks the guards of every trace of its
+    pattern), or None where an expression's text is not plain arithmetic."""
+    terms, names = [], set()
+    try:
+        for lhs, name, rhs, result in guards:
+            for x in (lhs, rhs):
+                if isinstance(x, _DimExpr):
+                    names.update(str(v) for v in x._get_vars())
+            t = f"(({_text(lhs)}) {_PY[name]} ({_text(rhs)}))"
+            terms.append(t if result else f"not {t}")
+        if not all(n.isidentifier() for n in names):
+            return None
+        fn = eval(f"lambda {', '.join(sorted(names) + ['**_'])}: "          # noqa: S307
+                  f"{' and '.join(terms) if terms else 'True'}", dict(_SYMBOLS))
+    except Exception:
+        return None
+    return lambda env: fn(**env)
+
+
+def _text(x):
+    return str(x) if isinstance(x, _DimExpr) else repr(int(x))
 
 
 # ------------------------------------------------------------------ patterns
@@ -201,8 +236,8 @@ def trace(tiered, args):
     if entries is _FAILED:
         return None
     if entries:
-        for closed, out_tree, guards in entries:
-            if _holds(guards, env):
+        for closed, out_tree, guards, check in entries:
+            if _holds(guards, env, check):
                 with _lock:
                     _stats["specialized"] += 1
                 return _specialize(closed, env), out_tree
@@ -220,7 +255,7 @@ def trace(tiered, args):
     if len(table) >= _PATTERNS_MAX:
         table.clear()
     entries = table.setdefault(key, [])
-    entries.append((closed, out_tree, guards))
+    entries.append((closed, out_tree, guards, _compiled(guards)))
     if ident is not None:
         from . import _trace_store
         _trace_store.put_symbolic(ident, (key, len(entries) - 1), closed, out_tree, guards)
@@ -236,7 +271,7 @@ def _stored(ident, key, n_inputs):
         got = _trace_store.get_symbolic(ident, (key, len(out)))
         if got is None or len(got[0].in_avals) != n_inputs:
             break
-        out.append(got)
+        out.append((*got, _compiled(got[2])))
     if out:
         with _lock:
             _stats["loaded"] += len(out)

@@ -791,8 +791,11 @@ def _get(ident, sig):
         d = directory()
         if d is None:
             return None
+        listed = _listed(d)
+        if not listed:              # (an empty directory: no key to compute)
+            return None
         k = key(ident, sig)
-        if k is None or k not in _listed(d):
+        if k is None or k not in listed:
             return None
         path = os.path.join(d, k)
         try:
