@@ -1896,6 +1896,12 @@ def _key_impl(p, ins, outs, base_fn, *what):
     return lambda *xs: _exec(plan, xs)[0]
 
 
+def _trace_key(fn, *specs):
+    """The jaxpr of a key primitive's implementation (traced as the dispatch path traces)."""
+    from . import _tiers
+    return _tiers.trace(fn, specs)[0]
+
+
 def _phys(aval):
     impl = aval.dtype._impl
     return jax.ShapeDtypeStruct(tuple(aval.shape) + tuple(impl.key_shape), np.uint32), impl
@@ -1906,9 +1912,9 @@ def _random_bits(p, ins, outs):
     from jax._src.random import prng
     phys, impl = _phys(ins[0])
     nd = len(ins[0].shape)
-    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
+    return _key_impl(p, ins, outs, lambda: _trace_key(
         lambda b: prng.random_bits_impl_base(impl, b, nd, bit_width=p["bit_width"],
-                                             shape=p["shape"]))(phys),
+                                             shape=p["shape"]), phys),
         "random_bits", impl.name, phys.shape, str(phys.dtype), nd, p["bit_width"],
         tuple(p["shape"]))
 
@@ -1918,8 +1924,8 @@ def _random_split(p, ins, outs):
     from jax._src.random import prng
     phys, impl = _phys(ins[0])
     nd = len(ins[0].shape)
-    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
-        lambda b: prng.random_split_impl_base(impl, b, nd, shape=p["shape"]))(phys),
+    return _key_impl(p, ins, outs, lambda: _trace_key(
+        lambda b: prng.random_split_impl_base(impl, b, nd, shape=p["shape"]), phys),
         "random_split", impl.name, phys.shape, str(phys.dtype), nd, tuple(p["shape"]))
 
 
@@ -1929,8 +1935,8 @@ def _random_fold_in(p, ins, outs):
     phys, impl = _phys(ins[0])
     kshape = tuple(ins[0].shape)
     msgs = jax.ShapeDtypeStruct(tuple(ins[1].shape), ins[1].dtype)
-    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
-        lambda b, m: prng.random_fold_in_impl_base(impl, b, m, kshape))(phys, msgs),
+    return _key_impl(p, ins, outs, lambda: _trace_key(
+        lambda b, m: prng.random_fold_in_impl_base(impl, b, m, kshape), phys, msgs),
         "random_fold_in", impl.name, phys.shape, str(phys.dtype), kshape, msgs.shape,
         str(msgs.dtype))
 
@@ -1940,8 +1946,8 @@ def _random_seed(p, ins, outs):
     from jax._src.random import prng
     impl = p["impl"]
     seeds = jax.ShapeDtypeStruct(tuple(ins[0].shape), ins[0].dtype)
-    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
-        lambda s: prng.random_seed_impl_base(s, impl=impl))(seeds),
+    return _key_impl(p, ins, outs, lambda: _trace_key(
+        lambda s: prng.random_seed_impl_base(s, impl=impl), seeds),
         "random_seed", impl.name, seeds.shape, str(seeds.dtype))
 
 
@@ -2225,9 +2231,9 @@ def _random_gamma(p, ins, outs):
     phys, impl = _phys(ins[0])
     a = jax.ShapeDtypeStruct(tuple(ins[1].shape), ins[1].dtype)
     log_space = p["log_space"]
-    return _key_impl(p, ins, outs, lambda: jax.make_jaxpr(
+    return _key_impl(p, ins, outs, lambda: _trace_key(
         lambda k, a: rcore._gamma_impl(prng.random_wrap(k, impl=impl), a, log_space=log_space,
-                                       use_vmap=True))(phys, a),
+                                       use_vmap=True), phys, a),
         "random_gamma", impl.name, phys.shape, str(phys.dtype), a.shape, str(a.dtype),
         bool(log_space))
 
