@@ -269,3 +269,25 @@ def test_docs_snippets_run():
     assert len(blocks) == 5
     for code in blocks:
         exec(compile(code, "docs/interop.md", "exec"), {"__name__": "docs_snippet"})
+
+
+def test_a_jax_function_with_a_loop_keeps_its_loop_in_the_op_trace():
+    """call_jax traces the user's function as jax does: a lax.scan stays one scan (torchlike
+    inlines its own ops' jitted helpers while tracing; a user's loop must not unroll)."""
+    from torchlike import _tiers
+    seen = []
+    trace = _tiers.trace
+
+    def recording(f, args):
+        out = trace(f, args)
+        seen.append([e.primitive.name for e in out[0].jaxpr.eqns])
+        return out
+
+    def cumulative(x):
+        return jax.lax.scan(lambda c, v: (c + v, c * v), jnp.zeros((), x.dtype), x)[1]
+    x = np.linspace(-1, 1, 300).astype(np.float32)
+    import unittest.mock
+    with unittest.mock.patch.object(_tiers, "trace", recording):
+        got = interop.call_jax(cumulative, torchlike.tensor(x))
+    np.testing.assert_allclose(got.numpy(), np.asarray(jax.jit(cumulative)(x)), rtol=1e-6)
+    assert seen and all(names.count("scan") == 1 and len(names) < 10 for names in seen), seen

@@ -27,6 +27,7 @@ from jax._src.lax import lax as _lax_internal
 
 import torchlike  # noqa: F401  (enables 64-bit jax)
 from torchlike import _interpret as I
+from torchlike import _tiers
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -818,7 +819,7 @@ class _Recorder:
     def evaluate(self, name, kind, fn, args):
         # an error while tracing is the op's own (the rows that pin torch's errors); an error
         # after it is the evaluator's or this recorder's, and fails the test
-        closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
+        closed, shapes = _tiers.trace(fn, args)        # (traced as the dispatch path traces)
         try:
             leaves = jax.tree_util.tree_leaves(args)
             missing = I.check(closed)

@@ -620,7 +620,6 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None,
     return _finish(_to_jax(vals, dt), device, requires_grad)
 
 
-@with_out
 def _pow(b, x):
     """The C library's ``pow`` (overflow, zero and negative bases as numpy's: inf, nan)."""
     try:
@@ -630,6 +629,7 @@ def _pow(b, x):
             return float(np.power(b, x))
 
 
+@with_out
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``base ** linspace(start, end, steps)``, computed as torch's CPU kernel does."""

@@ -245,8 +245,8 @@ class _Compiled:
             return jax.jit(_tiers.inlined(traced))
 
         # each a Tiered: interpreted for a signature's first calls, then jax.jit (torchlike._tiers)
-        poly = True
-        shape = kw.get(op.shape_arg) if op.shape_arg is not None else None
+        poly = op.poly
+        shape = kw.get(op.shape_arg) if op.shape_arg is not None and poly else None
         if shape.__class__ is tuple:
             # the op's forwards at other static shapes share its symbolic traces
             fam = (tuple(kv for kv in static if kv[0] != op.shape_arg), cast)
@@ -311,15 +311,19 @@ class Op:
     view: None, or the op's view rule (``torchlike._storage.view_rule(...)``): an object whose
     ``mark(entry, args, arrays, result, static)`` makes each call's outputs aliases of its first
     input. The registry only calls it.
+    shape_arg: see ``defop``. poly: False for an op whose function has effects a symbolic trace
+    would get wrong (``call_jax`` records its output structure per concrete shape): its forward
+    is traced at every shape.
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
-                 "trace_counts", "view", "shape_arg", "families")
+                 "trace_counts", "view", "shape_arg", "families", "poly")
 
     def __init__(self, name, fn, *, promote=None, grad_name=None, saves=True,
-                 differentiable=True, view=None, shape_arg=None):
+                 differentiable=True, view=None, shape_arg=None, poly=True):
         self.name = name
         self.shape_arg = shape_arg
+        self.poly = poly        # its forward may be traced once per shape pattern
         self.families = {}      # shape_arg's op: the other statics -> a shared shape_poly table
         self.fn = fn
         self.promote = promote

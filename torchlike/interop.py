@@ -98,13 +98,14 @@ class _JaxOp:
         self.out_info = {}          # (static, avals) -> (out treedef, order)
         name = getattr(fn, "__name__", "jax_fn")
         self.op = Op("call_jax:" + name, self._run, promote=None,
-                     grad_name="CallJaxBackward0")
+                     grad_name="CallJaxBackward0", poly=False)
 
     def _run(self, *arrays, static):
         it = iter(arrays)
         leaves = [next(it) if d else v for v, d in zip(static.leaves, static.dyn)]
         args, kwargs = jax.tree_util.tree_unflatten(static.treedef, leaves)
-        out = self.fn(*args, **kwargs)
+        with jax.disable_jit(False):    # the user's function traces as jax traces it:
+            out = self.fn(*args, **kwargs)  # its lax loops stay loops (see _tiers.inlined)
         flat, tree = jax.tree_util.tree_flatten(out)
         flat = [jax.numpy.asarray(o) for o in flat]
         if not flat:
