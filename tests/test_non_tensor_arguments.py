@@ -1,4 +1,5 @@
-"""The tensor queries given something that is not a tensor: torch's TypeError, in its words."""
+"""Functions given something that is not a tensor where torch wants one: torch's TypeError, in
+its words (the tensor queries, and every op family function whose first argument is ``input``)."""
 import pytest
 import torch
 
@@ -37,3 +38,53 @@ def test_is_same_size_of_a_non_tensor_raises_as_torch(value):
 def test_query_of_a_tensor_answers_as_torch(name):
     for make in (lambda m: m.tensor([1.5]), lambda m: m.tensor([3]), lambda m: m.tensor([0j])):
         assert getattr(torchlike, name)(make(torchlike)) == getattr(torch, name)(make(torch))
+
+
+def _checked():
+    from torchlike._ops import _surface
+    return sorted({n for n in _surface._CHECKED if hasattr(torch, n) and hasattr(torchlike, n)})
+
+
+def test_the_sweep_covers_the_op_families():
+    names = _checked()
+    assert len(names) > 200
+    assert {"exp", "sum", "abs", "relu", "sqrt", "matmul", "argmax", "cumsum", "pow"} <= set(names)
+
+
+@pytest.mark.parametrize("value", ["float", "int", "list"])
+def test_a_function_of_a_non_tensor_input_raises_typeerror_as_torch(value):
+    """``torch.exp(2.0)`` raises TypeError (a value there would be a silent difference); where
+    torch names the argument, the message is torch's."""
+    v = VALUES[value]
+    wrong = []
+    for name in _checked():
+        want = _error(lambda: getattr(torch, name)(v))
+        try:
+            got = _error(lambda: getattr(torchlike, name)(v))
+        except BaseException as e:      # (pytest.raises' failure: no exception)
+            wrong.append((name, "no error", repr(e)[:60]))
+            continue
+        if want[0] is TypeError and "must be Tensor, not" in want[1]:
+            if got != want:
+                wrong.append((name, got, want))
+        elif want[0] is TypeError and got[0] is not TypeError:
+            wrong.append((name, got, want))
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("name", ["pow", "remainder", "float_power", "xlogy", "bitwise_and",
+                                  "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                                  "bitwise_right_shift"])
+def test_a_number_as_input_needs_a_tensor_as_the_other_argument(name):
+    for m in (torch, torchlike):
+        with pytest.raises(TypeError):
+            getattr(m, name)(2, 3)
+    got = getattr(torchlike, name)(2, torchlike.tensor([1, 3]))
+    want = getattr(torch, name)(2, torch.tensor([1, 3]))
+    assert got.tolist() == want.tolist() and str(got.dtype) == str(want.dtype)
+
+
+def test_arithmetic_takes_two_numbers_as_torch():
+    for name in ("add", "sub", "mul", "div", "floor_divide", "true_divide"):
+        got, want = getattr(torchlike, name)(7, 2), getattr(torch, name)(7, 2)
+        assert got.item() == want.item() and str(got.dtype) == str(want.dtype), name

@@ -55,7 +55,70 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
             _declare("Tensor", n + "_", inplace_of(fn, n), where)
         if n in top:
             _declare("torch", n + "_", _resolve(n + "_"), where)
-    return with_out(fn, name, dtype_from_out) if out else fn
+    fn = with_out(fn, name, dtype_from_out) if out else fn
+    return _tensor_first(fn, name)
+
+
+# torch's functions whose ``input`` may be a Python number: with any ``other``, or (the second
+# set) only when ``other`` is a Tensor; the others raise TypeError for anything but a Tensor
+# there (probed against torch 2.13)
+_NUMBERS_TOO = frozenset({"add", "sub", "subtract", "mul", "multiply", "div", "divide",
+                          "true_divide", "floor_divide"})
+_SCALAR_INPUT = frozenset({"pow", "remainder", "float_power", "xlogy", "bitwise_and",
+                           "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                           "bitwise_right_shift", "bucketize"})
+
+
+def _type_name(x):
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _tensor_first(fn, name):
+    """``fn`` raising torch's TypeError when its first argument, ``input``, is not a Tensor
+    (``torch.exp(2.0)`` raises; computing a value there would be a silent difference). Methods
+    keep ``fn`` itself: their ``self`` is a Tensor."""
+    import functools
+    import inspect
+    if name in _NUMBERS_TOO:
+        return fn
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return fn
+    if not params or params[0].name != "input" or params[0].kind not in (
+            params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+        return fn
+    from .. import _registry
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if args:
+            x = args[0]
+        elif "input" in kwargs:
+            x = kwargs["input"]
+        else:
+            return fn(*args, **kwargs)
+        if not isinstance(x, _registry._Tensor):
+            if scalar_input:
+                other = args[1] if len(args) > 1 else kwargs.get("other", kwargs.get(
+                    "exponent", kwargs.get("boundaries")))
+                if isinstance(other, _registry._Tensor):
+                    return fn(*args, **kwargs)
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                f"({', '.join(_type_name(a) for a in args)}), but expected a "
+                                f"Tensor as 'input' or as the second argument")
+            # (torch's one-argument repeat_interleave names its argument 'repeats')
+            label = "repeats" if name == "repeat_interleave" and len(args) == 1 else "input"
+            raise TypeError(f"{name}(): argument '{label}' (position 1) must be Tensor, not "
+                            f"{_type_name(x)}")
+        return fn(*args, **kwargs)
+    scalar_input = name in _SCALAR_INPUT
+    _CHECKED.append(name)
+    return checked
+
+
+_CHECKED = []       # the functions whose ``input`` must be a Tensor (or, see above, a number)
 
 
 def method(*names):
