@@ -359,3 +359,62 @@ def test_traces_inline_jax_numpy_and_keep_lax_loops():
     got, want = jax.jit(jax.extend.core.jaxpr_as_fun(closed))(x), jax.jit(f)(x)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def _batches(m, model, sizes, seed=3):
+    rng = np.random.default_rng(seed)
+    opt = m.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for b in sizes:
+        x = m.tensor(rng.standard_normal((b, 23)).astype(np.float32))
+        y = m.tensor(rng.integers(0, 4, (b,)))
+        loss = m.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def test_first_calls_of_a_training_step_run_the_forward_and_recompute_it_in_the_backward(
+        monkeypatch):
+    """A differentiated op's first calls at a signature run its forward alone and the backward
+    recomputes it with its VJP (``Remat``): both traced once per shape pattern, so new batch
+    sizes specialize instead of tracing ``jax.vjp`` again, with torch's losses and weights."""
+    from torchlike import _shape_poly
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    sizes = (23, 19, 4)                 # shapes no other test uses
+    ours, theirs = _mlp(torchlike, sizes), _mlp(torch, sizes)
+    _copy_weights(ours, theirs)
+    x = torchlike.ones(3, 23, requires_grad=True)
+    assert isinstance((x * 2).sum().grad_fn.vjp, _registry.Remat)
+    before, poly = _tiers.stats()["traces"], _shape_poly.stats()
+    losses, params = _batches(torchlike, ours, (13, 14))
+    first = _tiers.stats()["traces"], _shape_poly.stats()["symbolic"]
+    more, params = _batches(torchlike, ours, (15, 16, 17, 18))
+    after = _tiers.stats()["traces"], _shape_poly.stats()
+    assert after[1]["symbolic"] == first[1], "a new batch size traced a pattern again"
+    assert after[0] - first[0] <= 4 * 2     # (the draws of the loss's reduction: none here)
+    assert after[1]["specialized"] - poly["specialized"] > 4 * 8
+    t_losses, t_params = _batches(torch, theirs, (13, 14))
+    t_more, t_params = _batches(torch, theirs, (15, 16, 17, 18))
+    np.testing.assert_allclose(losses + more, t_losses + t_more, rtol=1e-5, atol=1e-6)
+    for p, q in zip(params, t_params):
+        np.testing.assert_allclose(p, q, rtol=1e-4, atol=1e-5)
+
+
+def test_the_remat_switch_gives_a_forward_with_vjp_and_the_same_gradients(monkeypatch):
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    grads = {}
+    for on in (True, False):
+        monkeypatch.setattr(_registry, "REMAT", on)
+        _registry.clear_caches()
+        w = torchlike.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4),
+                             requires_grad=True)
+        out = (torchlike.tanh(w @ w.t()) * 3).logsumexp(1).sum()
+        kind = _registry.Remat if on else _registry.Pullback
+        assert isinstance(out.grad_fn.vjp, kind)
+        out.backward()
+        grads[on] = w.grad.numpy()
+    np.testing.assert_allclose(grads[True], grads[False], rtol=1e-6, atol=1e-7)

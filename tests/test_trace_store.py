@@ -187,8 +187,11 @@ def test_control_flow_random_keys_and_low_precision_round_trip():
 def test_a_training_step_round_trips_and_the_costs(monkeypatch):
     """A Linear + cross_entropy + Adam step at shapes no other test uses (cold: every jaxpr
     traced by the interpreter tier):
-    each jaxpr round-trips bit-identically; dumps/loads cost against tracing."""
+    each jaxpr round-trips bit-identically; dumps/loads cost against tracing. (Forwards-with-VJP
+    interpreted, as with ``TORCHLIKE_REMAT=0``: their Pullback trees round-trip too.)"""
+    from torchlike import _registry
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    monkeypatch.setattr(_registry, "REMAT", False)
     traced = []
     trace = _tiers.trace
 
@@ -531,11 +534,14 @@ def test_a_warm_process_loads_the_traces_of_forwards_draws_and_updates(tmp_path)
     assert cold["idx"] == warm["idx"] and cold["w"] == warm["w"] and cold["g"] == warm["g"]
     # (a shape pattern's symbolic trace is kept, with its guards; the second process
     # specializes it to each shape as the first did)
-    assert cold["loads"] == cold["poly_loads"] == 0 and cold["made"] > 10
+    # (the first process may load a pattern trace it wrote for another configuration of the
+    # same op: a forward with and without grad share them)
+    assert cold["loads"] == 0 and cold["made"] > 10
     assert warm["traces"] == 0 and warm["made"] == 0, warm
-    assert warm["loads"] + warm["poly_loads"] == cold["made"], warm
+    assert warm["loads"] + warm["poly_loads"] == cold["made"] + cold["poly_loads"], warm
     assert warm["poly_loads"] > 0
-    assert warm["specialized"] == cold["specialized"] + warm["poly_loads"]
+    # every use of a pattern trace is a specialization there (the first one's too)
+    assert warm["specialized"] == cold["specialized"] + cold["made"] - cold["traces"]
     assert cold["compiles"] == warm["compiles"] == 0     # (writing the store compiles nothing)
 
 
@@ -544,6 +550,7 @@ def test_a_backward_without_its_pullback_structure_traces_the_forward_once(monke
     backward gets it by tracing the forward abstractly, once, with torch's gradients."""
     import torch as real
     from torchlike import _registry
+    monkeypatch.setattr(_registry, "REMAT", False)     # (the forward-with-VJP runs at once)
     xv = np.array([[0.5, -1.0, 2.0, 0.125]], np.float32)      # (shapes no other test uses)
     wv = np.array([[1.0, 2.0, 0.5], [3.0, -4.0, 1.5], [0.5, 0.25, -2.0], [1.0, 0.0, 3.0]],
                   np.float32)

@@ -164,14 +164,31 @@ jax.tree_util.register_pytree_node(
 _trace_store.register_node("pullback", Pullback)
 
 
-class _Compiled:
-    """The three jitted functions of one op for one static configuration."""
+REMAT = _os.environ.get("TORCHLIKE_REMAT", "1") != "0"
 
-    __slots__ = ("fwd", "fwd_vjp", "bwd", "name", "saves", "op", "static", "cast", "needs",
+
+class Remat:
+    """A node's residuals where its forward ran alone (``_Compiled.remat``): the input
+    arrays, from which the backward recomputes the forward and its VJP."""
+
+    __slots__ = ("arrays",)
+
+    def __init__(self, arrays):
+        self.arrays = tuple(arrays)
+
+    def __repr__(self):
+        return f"<recomputed from {len(self.arrays)} inputs>"
+
+
+class _Compiled:
+    """The jitted functions of one op for one static configuration."""
+
+    __slots__ = ("fwd", "fwd_vjp", "bwd", "bwd_remat", "name", "saves", "op", "static", "cast",
+                 "needs",
                  "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "__weakref__")
 
     def drop_programs(self):
-        for f in (self.fwd, self.fwd_vjp, self.bwd):
+        for f in (self.fwd, self.fwd_vjp, self.bwd, self.bwd_remat):
             f.clear_cache()
         with _lock:
             _budget["programs"] -= self.programs
@@ -236,6 +253,22 @@ class _Compiled:
         def bwd(vjp, cots):
             return vjp(cots)
 
+        n_in = len(needs)
+        diff_pos = [i for i, n in enumerate(needs) if n]
+
+        def bwd_remat(*a):
+            # the backward of a forward that ran alone (``Remat``): the VJP at its inputs
+            xs, cots = a[:n_in], a[n_in:]
+
+            def g(*d):
+                full = list(xs)
+                for i, v in zip(diff_pos, d):
+                    full[i] = v
+                out = f(*full)
+                outs = out if isinstance(out, tuple) else (out,)
+                return tuple(o for o in outs if _is_inexact(o.dtype))
+            return jax.vjp(g, *[xs[i] for i in diff_pos])[1](tuple(cots))
+
         def counted(kind, raw):
             def traced(*xs):
                 with _lock:
@@ -261,14 +294,29 @@ class _Compiled:
                               _finish_vjp, ident=vjp_ident)
         self.bwd = Tiered(bwd, lambda: counted("bwd", bwd), op.name,
                           ident=None if vjp_ident is None else "bwd|" + vjp_ident)
+        self.bwd.late = REMAT      # (its forwards' first calls ran alone: see remat)
+        self.bwd_remat = Tiered(bwd_remat, lambda: counted("bwd", bwd_remat), op.name,
+                                poly=op.poly, ident=None if vjp_ident is None
+                                else "bwd-remat|" + vjp_ident)
         if vjp_ident is not None:
             _BY_VJP_IDENT[vjp_ident] = self
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
         self.saves = op.saves
         self._vjp_op = None
 
+    def remat(self, arrays):
+        """Does this call run as its forward alone, the backward recomputing it (``Remat``)?
+        Where the tier would interpret the forward-with-VJP: its first calls at a signature.
+        The forward and the recomputing backward are pure functions of arrays, traced once per
+        shape pattern (torchlike._shape_poly), where a forward-with-VJP is traced per shape
+        (``jax.vjp``'s trace costs four times the forward's)."""
+        return REMAT and self.fwd_vjp.claim(arrays)
+
     def backward(self, vjp, cots):
-        """The node's backward on arrays: the cached jitted VJP."""
+        """The node's backward on arrays: the cached jitted VJP (or, after ``remat``, the
+        forward recomputed with its VJP)."""
+        if vjp.__class__ is Remat:
+            return self.bwd_remat(*vjp.arrays, *cots)
         return self.bwd(vjp, cots)
 
     def backward_graph(self, inputs, cots):
@@ -531,7 +579,14 @@ def apply(op, *args, **static):
     c = op.compiled(skey, cast, needs)
     c.stamp = _budget["epoch"]
     try:
-        diff, rest, vjp = c.fwd_vjp(*arrays)
+        if c.remat(arrays):
+            out = c.fwd(*arrays)
+            out = out if isinstance(out, tuple) else (out,)
+            diff = tuple(o for o in out if _is_inexact(o.dtype))
+            rest = tuple(o for o in out if not _is_inexact(o.dtype))
+            vjp = Remat(arrays)
+        else:
+            diff, rest, vjp = c.fwd_vjp(*arrays)
     except (TypeError, ValueError) as e:
         _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:

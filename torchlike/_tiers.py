@@ -230,7 +230,7 @@ class Tiered:
     """
 
     __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
-                 "poly", "__weakref__")
+                 "poly", "late", "__weakref__")
 
     def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False):
         self.raw, self.name = raw, name
@@ -248,6 +248,11 @@ class Tiered:
         # shape pattern (torchlike._shape_poly; None: every signature traced; a
         # ``_shape_poly.Family``: the pattern table is shared with the op's other shapes)
         self.poly = (True if poly is True else poly) if poly else None
+        # its signatures' first calls are served by another function (the registry's backward
+        # of forwards that ran alone): a new signature is past the tier's first calls, and
+        # leaves it at its first call (compiled in the foreground) or, with background
+        # compiles, its second (the first interpreted, so that the compile can run behind)
+        self.late = False
 
     @property
     def jit(self):
@@ -284,6 +289,47 @@ class Tiered:
             if out is not _COMPILE:
                 return out
         return self.jit(*args)
+
+    def claim(self, args):
+        """True where the tier would interpret this call: counted as an interpreted call, and
+        the caller computes it another way (the registry runs a forward-with-VJP's first calls
+        as the forward alone, recomputed in the backward: both shape-polymorphic, no VJP
+        traced). As the tier does, the call that leaves it starts the compile in the
+        background and the calls until it is ready are claimed too. False: call ``self``."""
+        if not INTERPRET_CALLS or _fused.ACTIVE or not (_host[0] if _host else on_host()):
+            return False
+        sig = self._signature(args)
+        if sig is None:
+            return False
+        key, leaves, tree = sig
+        seen = self.seen
+        ent = seen.get(key)
+        if ent is None:
+            if len(seen) >= _SEEN_MAX:
+                seen.clear()
+            ent = seen[key] = [0, None, None, None]
+        elif ent[0] >= INTERPRET_CALLS:
+            if ent[0] == INTERPRET_CALLS and BACKGROUND_COMPILE:
+                ent[0] += 1
+                from . import _program_cache
+                ent[3] = _program_cache.warm(lambda: self._compile_behind(ent, tree, args))
+                with _lock:
+                    _stats["background"] += 1
+                return True
+            behind = ent[3]
+            return behind is not None and not behind.done()
+        size = 0
+        for a in leaves:
+            if a.__class__ is _ArrayImpl:
+                if a.committed and len(a.sharding.device_set) != 1:
+                    return False
+                size += a.size
+            elif a.__class__ is np.ndarray:
+                size += a.size
+        if size > INTERPRET_MAX_ELEMENTS:
+            return False
+        ent[0] += 1
+        return True
 
     # ---------------------------------------------------------------- the tier
 
@@ -329,7 +375,9 @@ class Tiered:
                 seen.clear()
             # calls, {tree: plan}, {tree: loaded program}, the background compile
             ent = seen[key] = [0, None, None, None]
-        elif ent[0] >= INTERPRET_CALLS:
+            if self.late:
+                ent[0] = max(INTERPRET_CALLS - (1 if BACKGROUND_COMPILE else 0), 0)
+        if ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
                 ent[0] += 1
                 if not (BACKGROUND_COMPILE and ent[1] and tree in ent[1]):
