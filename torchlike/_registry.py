@@ -2,18 +2,24 @@
 
 ``apply(op, *args, **static)`` is the only place that creates a Tensor with a ``grad_fn``.
 
-Per op and per (static kwargs, cast dtype, which inputs need grad) the registry keeps three
+Per op and per (static kwargs, cast dtype, which inputs need grad) the registry keeps four
 jitted functions (a ``_Compiled`` entry):
 
-* ``fwd``      the forward alone (grad mode off, or no input requires grad);
-* ``fwd_vjp``  ``jax.vjp`` inside ``jax.jit``: outputs plus the VJP residuals (a ``Pullback``
-               named by the op and its input avals, so its traces can be kept on disk);
-* ``bwd``      applies those residuals to a cotangent.
+* ``fwd``        the forward alone (grad mode off, or no input requires grad);
+* ``fwd_vjp``    ``jax.vjp`` inside ``jax.jit``: outputs plus the VJP residuals (a ``Pullback``
+                 named by the op and its input avals, so its traces can be kept on disk);
+* ``bwd``        applies those residuals to a cotangent;
+* ``bwd_remat``  the backward of a forward that ran alone: the forward recomputed at its
+                 inputs (a ``Remat``) and its VJP applied.
 
 Each is a ``torchlike._tiers.Tiered``: on the CPU a signature's first calls evaluate the
 function's jaxpr with numpy, later calls run ``jax.jit``'s program, which jit keys on shapes
-and dtypes, so the same op on the same shapes compiles once. Eager ``jax.vjp`` never runs on
-this path.
+and dtypes, so the same op on the same shapes compiles once. A differentiated call that the
+tier would interpret runs ``fwd`` and, at backward, ``bwd_remat`` instead of ``fwd_vjp`` and
+``bwd``: both are pure functions of arrays, traced once per shape pattern
+(``torchlike._shape_poly``), where a trace of ``jax.vjp`` costs four times the forward's and
+is made per shape (``TORCHLIKE_REMAT=0``: the forward-with-VJP from the first call). Eager
+``jax.vjp`` never runs on this path.
 """
 from __future__ import annotations
 
@@ -310,7 +316,7 @@ class _Compiled:
         The forward and the recomputing backward are pure functions of arrays, traced once per
         shape pattern (torchlike._shape_poly), where a forward-with-VJP is traced per shape
         (``jax.vjp``'s trace costs four times the forward's)."""
-        return REMAT and self.fwd_vjp.claim(arrays)
+        return REMAT and self.op.poly and self.fwd_vjp.claim(arrays)
 
     def backward(self, vjp, cots):
         """The node's backward on arrays: the cached jitted VJP (or, after ``remat``, the
@@ -359,9 +365,10 @@ class Op:
     view: None, or the op's view rule (``torchlike._storage.view_rule(...)``): an object whose
     ``mark(entry, args, arrays, result, static)`` makes each call's outputs aliases of its first
     input. The registry only calls it.
-    shape_arg: see ``defop``. poly: False for an op whose function has effects a symbolic trace
-    would get wrong (``call_jax`` records its output structure per concrete shape): its forward
-    is traced at every shape.
+    shape_arg: see ``defop``. poly: False for an op whose function is not a pure function of its
+    arrays and static arguments (``call_jax`` records its output structure per shape, a
+    compiled function's node reads the state of its call): its forward is traced at every
+    shape, and its backward uses the residuals of a forward-with-VJP, never a recomputation.
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
@@ -371,7 +378,7 @@ class Op:
                  differentiable=True, view=None, shape_arg=None, poly=True):
         self.name = name
         self.shape_arg = shape_arg
-        self.poly = poly        # its forward may be traced once per shape pattern
+        self.poly = poly        # a pure function: traced per shape pattern, recomputable
         self.families = {}      # shape_arg's op: the other statics -> a shared shape_poly table
         self.fn = fn
         self.promote = promote

@@ -94,7 +94,9 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
         entry.dtypes = [r.dtype for r in res]
         return res
 
-    entry.op = Op("compiled_" + name, op_fn, promote=None, grad_name="CompiledFunctionBackward")
+    # (its function reads the call's state: traced at every shape, never recomputed)
+    entry.op = Op("compiled_" + name, op_fn, promote=None, grad_name="CompiledFunctionBackward",
+                  poly=False)
     return entry
 
 
