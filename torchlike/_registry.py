@@ -132,10 +132,11 @@ class Pullback:
     loaded from disk has none until its backward needs one, which then traces the forward
     abstractly, once."""
 
-    __slots__ = ("name", "residuals")
+    __slots__ = ("name", "residuals", "late")
 
     def __init__(self, name, residuals):
         self.name, self.residuals = name, residuals
+        self.late = False       # made by a compiled forward whose first calls ran alone
 
     def __call__(self, cots):
         tree = _PULLBACK_TREES.get(self.name)
@@ -300,7 +301,6 @@ class _Compiled:
                               _finish_vjp, ident=vjp_ident)
         self.bwd = Tiered(bwd, lambda: counted("bwd", bwd), op.name,
                           ident=None if vjp_ident is None else "bwd|" + vjp_ident)
-        self.bwd.late = REMAT      # (its forwards' first calls ran alone: see remat)
         self.bwd_remat = Tiered(bwd_remat, lambda: counted("bwd", bwd_remat), op.name,
                                 poly=op.poly, ident=None if vjp_ident is None
                                 else "bwd-remat|" + vjp_ident)
@@ -323,6 +323,8 @@ class _Compiled:
         forward recomputed with its VJP)."""
         if vjp.__class__ is Remat:
             return self.bwd_remat(*vjp.arrays, *cots)
+        if vjp.__class__ is Pullback and vjp.late:
+            return self.bwd.call_late(vjp, cots)
         return self.bwd(vjp, cots)
 
     def backward_graph(self, inputs, cots):
@@ -586,7 +588,8 @@ def apply(op, *args, **static):
     c = op.compiled(skey, cast, needs)
     c.stamp = _budget["epoch"]
     try:
-        if c.remat(arrays):
+        claimed = c.remat(arrays)
+        if claimed:
             out = c.fwd(*arrays)
             out = out if isinstance(out, tuple) else (out,)
             diff = tuple(o for o in out if _is_inexact(o.dtype))
@@ -594,6 +597,8 @@ def apply(op, *args, **static):
             vjp = Remat(arrays)
         else:
             diff, rest, vjp = c.fwd_vjp(*arrays)
+            if claimed is _tiers.PAST_CLAIMS and vjp.__class__ is Pullback:
+                vjp.late = True
     except (TypeError, ValueError) as e:
         _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:

@@ -52,6 +52,19 @@ _host = []                  # [bool]: is jax's default backend the CPU (decided 
 _ArrayImpl = type(jax.device_put(np.zeros(())))  # the concrete array class (jax.Array is abstract)
 _SCALARS = (int, float, bool, complex)
 _COMPILE = object()         # a call's answer: run the compiled path
+
+
+class _Past:
+    """``Tiered.claim``'s answer for a signature past its claimed calls (false)."""
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "PAST_CLAIMS"
+
+
+PAST_CLAIMS = _Past()
 _PAST = 1 << 62             # a signature's count once it must not be interpreted (nor loaded)
 
 
@@ -230,7 +243,7 @@ class Tiered:
     """
 
     __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
-                 "poly", "late", "__weakref__")
+                 "poly", "__weakref__")
 
     def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False):
         self.raw, self.name = raw, name
@@ -248,11 +261,6 @@ class Tiered:
         # shape pattern (torchlike._shape_poly; None: every signature traced; a
         # ``_shape_poly.Family``: the pattern table is shared with the op's other shapes)
         self.poly = (True if poly is True else poly) if poly else None
-        # its signatures' first calls are served by another function (the registry's backward
-        # of forwards that ran alone): a new signature is past the tier's first calls, and
-        # leaves it at its first call (compiled in the foreground) or, with background
-        # compiles, its second (the first interpreted, so that the compile can run behind)
-        self.late = False
 
     @property
     def jit(self):
@@ -290,12 +298,28 @@ class Tiered:
                 return out
         return self.jit(*args)
 
+    def call_late(self, *args):
+        """A call whose signature's first calls another function served (the registry's
+        backward of a forward-with-VJP whose first calls ran as the forward alone): a new
+        signature is past the tier's first calls and leaves it at this call (compiled in the
+        foreground) or, with background compiles, at the next (this one interpreted, so that
+        the compile can run behind the calls)."""
+        if _fused.ACTIVE or _fused._installed:
+            return self(*args)
+        if INTERPRET_CALLS and (_host[0] if _host else on_host()):
+            out = self._interpret(args, True)
+            if out is not _COMPILE:
+                return out
+        return self.jit(*args)
+
     def claim(self, args):
         """True where the tier would interpret this call: counted as an interpreted call, and
         the caller computes it another way (the registry runs a forward-with-VJP's first calls
         as the forward alone, recomputed in the backward: both shape-polymorphic, no VJP
         traced). As the tier does, the call that leaves it starts the compile in the
-        background and the calls until it is ready are claimed too. False: call ``self``."""
+        background and the calls until it is ready are claimed too. ``PAST_CLAIMS`` (false):
+        the signature is past its claimed calls (call ``self``: its compiled program runs);
+        False: call ``self``."""
         if not INTERPRET_CALLS or _fused.ACTIVE or not (_host[0] if _host else on_host()):
             return False
         sig = self._signature(args)
@@ -317,7 +341,7 @@ class Tiered:
                     _stats["background"] += 1
                 return True
             behind = ent[3]
-            return behind is not None and not behind.done()
+            return True if behind is not None and not behind.done() else PAST_CLAIMS
         size = 0
         for a in leaves:
             if a.__class__ is _ArrayImpl:
@@ -363,7 +387,7 @@ class Tiered:
                 return None     # a tracer or something jit must decide about
         return tuple(key), leaves, tree
 
-    def _interpret(self, args):
+    def _interpret(self, args, late=False):
         sig = self._signature(args)
         if sig is None:
             return _COMPILE
@@ -375,7 +399,7 @@ class Tiered:
                 seen.clear()
             # calls, {tree: plan}, {tree: loaded program}, the background compile
             ent = seen[key] = [0, None, None, None]
-            if self.late:
+            if late:
                 ent[0] = max(INTERPRET_CALLS - (1 if BACKGROUND_COMPILE else 0), 0)
         if ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
