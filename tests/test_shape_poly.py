@@ -120,13 +120,15 @@ def test_a_branch_on_a_size_retraces_where_the_size_decides_otherwise(monkeypatc
     op = _op(branchy)
     before = _shape_poly.stats()
     with torch.no_grad():
-        four = _registry.apply(op, torch.zeros(4, 5))
-        three = _registry.apply(op, torch.zeros(3, 5))     # same pattern, the guard decides
-        six = _registry.apply(op, torch.zeros(6, 2))       # the first trace's guard holds
+        four = _registry.apply(op, torch.zeros(4, 5))      # (a pattern's first shape: concrete)
+        three = _registry.apply(op, torch.zeros(3, 5))     # symbolic, guarded by rows == 3
+        six = _registry.apply(op, torch.zeros(6, 2))       # the guard decides otherwise
+        five = _registry.apply(op, torch.zeros(5, 4))      # the second trace's guard holds
     after = _shape_poly.stats()
     assert four.tolist() == [[1.0] * 5] * 4                # x + 1
     assert three.tolist() == [[0.0] * 5] * 3               # x * 2: the 3-row branch
     assert six.tolist() == [[1.0] * 2] * 6
+    assert five.tolist() == [[1.0] * 4] * 5
     assert after["guard_misses"] - before["guard_misses"] >= 1
     assert after["symbolic"] - before["symbolic"] == 2
     assert after["specialized"] - before["specialized"] >= 1
@@ -210,9 +212,10 @@ def test_view_configurations_share_one_symbolic_trace(monkeypatch):
                                           np.broadcast_to(r.numpy(), (n, n)))
     after = _shape_poly.stats()
     # one symbolic trace per op configuration family (view, transpose, the copying reshape of a
-    # transposed tensor, expand) and a specialization for every other size
-    assert after["symbolic"] - before["symbolic"] == 4
-    assert after["specialized"] - before["specialized"] >= 12
+    # transposed tensor, expand; the first size traced concretely, one guard miss allowed) and
+    # a specialization for every other size (without the families: one trace per size)
+    assert 4 <= after["symbolic"] - before["symbolic"] <= 5
+    assert after["specialized"] - before["specialized"] >= 10
 
 
 @pytest.mark.parametrize("src,dst", [((4, 8), (8, 4)), ((3, 8), (8, 3)), ((4, 8), (2, 16)),
