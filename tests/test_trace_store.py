@@ -534,9 +534,9 @@ def test_a_warm_process_loads_the_traces_of_forwards_draws_and_updates(tmp_path)
     assert cold["idx"] == warm["idx"] and cold["w"] == warm["w"] and cold["g"] == warm["g"]
     # (a shape pattern's symbolic trace is kept, with its guards; the second process
     # specializes it to each shape as the first did)
-    # (the first process may load a pattern trace it wrote for another configuration of the
-    # same op: a forward with and without grad share them)
-    assert cold["loads"] == 0 and cold["made"] > 10
+    # (the first process may load a trace it wrote for another configuration of the same op: a
+    # forward with and without grad share them)
+    assert cold["made"] > 10 and cold["loads"] + cold["poly_loads"] < cold["made"]
     # (rarely one concrete trace: the first process's background writes race its own reads, and
     # a configuration served by another one's pattern trace leaves no trace of its own)
     assert warm["traces"] <= 1 and warm["made"] <= 1, warm
