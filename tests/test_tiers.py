@@ -366,8 +366,8 @@ def _batches(m, model, sizes, seed=3):
     opt = m.optim.SGD(model.parameters(), lr=0.1)
     losses = []
     for b in sizes:
-        x = m.tensor(rng.standard_normal((b, 23)).astype(np.float32))
-        y = m.tensor(rng.integers(0, 4, (b,)))
+        x = m.tensor(rng.standard_normal((b, 43)).astype(np.float32))
+        y = m.tensor(rng.integers(0, 3, (b,)))
         loss = m.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
@@ -384,21 +384,26 @@ def test_first_calls_of_a_training_step_run_the_forward_and_recompute_it_in_the_
     from torchlike import _shape_poly
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
     monkeypatch.setattr(_shape_poly, "ENABLED", True)
-    sizes = (23, 19, 4)                 # shapes no other test uses
+    _registry.clear_caches()
+    sizes = (43, 47, 3)                 # shapes no other test uses
     ours, theirs = _mlp(torchlike, sizes), _mlp(torch, sizes)
     _copy_weights(ours, theirs)
-    x = torchlike.ones(3, 23, requires_grad=True)
+    x = torchlike.ones(3, 43, requires_grad=True)
     assert isinstance((x * 2).sum().grad_fn.vjp, _registry.Remat)
-    before, poly = _tiers.stats()["traces"], _shape_poly.stats()
-    losses, params = _batches(torchlike, ours, (13, 14))
-    first = _tiers.stats()["traces"], _shape_poly.stats()["symbolic"]
-    more, params = _batches(torchlike, ours, (15, 16, 17, 18))
+    poly = _shape_poly.stats()
+    # (a pattern's first shape is traced concretely, its second symbolically)
+    losses, params = _batches(torchlike, ours, (53, 54))
+    first = _tiers.stats()["traces"], _shape_poly.stats()
+    more, params = _batches(torchlike, ours, (55, 56, 57, 58))
     after = _tiers.stats()["traces"], _shape_poly.stats()
-    assert after[1]["symbolic"] == first[1], "a new batch size traced a pattern again"
-    assert after[0] - first[0] <= 4 * 2     # (the draws of the loss's reduction: none here)
+    # no new trace at a new batch size, but where a size decides a recorded comparison
+    # otherwise (a guard miss traces the pattern again)
+    misses = after[1]["guard_misses"] - first[1]["guard_misses"]
+    assert after[1]["symbolic"] - first[1]["symbolic"] <= misses
+    assert after[0] == first[0], "a new batch size traced a signature concretely"
     assert after[1]["specialized"] - poly["specialized"] > 4 * 8
-    t_losses, t_params = _batches(torch, theirs, (13, 14))
-    t_more, t_params = _batches(torch, theirs, (15, 16, 17, 18))
+    t_losses, t_params = _batches(torch, theirs, (53, 54))
+    t_more, t_params = _batches(torch, theirs, (55, 56, 57, 58))
     np.testing.assert_allclose(losses + more, t_losses + t_more, rtol=1e-5, atol=1e-6)
     for p, q in zip(params, t_params):
         np.testing.assert_allclose(p, q, rtol=1e-4, atol=1e-5)
