@@ -310,13 +310,25 @@ class _Compiled:
         self.saves = op.saves
         self._vjp_op = None
 
-    def remat(self, arrays):
-        """Does this call run as its forward alone, the backward recomputing it (``Remat``)?
-        Where the tier would interpret the forward-with-VJP: its first calls at a signature.
-        The forward and the recomputing backward are pure functions of arrays, traced once per
-        shape pattern (torchlike._shape_poly), where a forward-with-VJP is traced per shape
-        (``jax.vjp``'s trace costs four times the forward's)."""
-        return REMAT and self.op.poly and self.fwd_vjp.claim(arrays)
+    def forward_with_vjp(self, arrays):
+        """``(diff, rest, vjp)``. Where the tier would interpret the forward-with-VJP (its first
+        calls at a signature), the forward runs alone and ``vjp`` is a ``Remat``: the forward
+        and the recomputing backward are pure functions of arrays, traced once per shape
+        pattern (torchlike._shape_poly), where a forward-with-VJP is traced per shape
+        (``jax.vjp``'s trace costs four times the forward's). After those calls the compiled
+        forward-with-VJP runs, and its Pullback is marked ``late`` (its backward's first calls
+        were the recomputing backward's)."""
+        if not (REMAT and self.op.poly):
+            return self.fwd_vjp(*arrays)
+        got = self.fwd_vjp.call_claiming(*arrays)
+        if got is not _tiers.CLAIMED:
+            if got[2].__class__ is Pullback:
+                got[2].late = True
+            return got
+        out = self.fwd(*arrays)
+        out = out if isinstance(out, tuple) else (out,)
+        return (tuple(o for o in out if _is_inexact(o.dtype)),
+                tuple(o for o in out if not _is_inexact(o.dtype)), Remat(arrays))
 
     def backward(self, vjp, cots):
         """The node's backward on arrays: the cached jitted VJP (or, after ``remat``, the
@@ -588,17 +600,7 @@ def apply(op, *args, **static):
     c = op.compiled(skey, cast, needs)
     c.stamp = _budget["epoch"]
     try:
-        claimed = c.remat(arrays)
-        if claimed:
-            out = c.fwd(*arrays)
-            out = out if isinstance(out, tuple) else (out,)
-            diff = tuple(o for o in out if _is_inexact(o.dtype))
-            rest = tuple(o for o in out if not _is_inexact(o.dtype))
-            vjp = Remat(arrays)
-        else:
-            diff, rest, vjp = c.fwd_vjp(*arrays)
-            if claimed is _tiers.PAST_CLAIMS and vjp.__class__ is Pullback:
-                vjp.late = True
+        diff, rest, vjp = c.forward_with_vjp(arrays)
     except (TypeError, ValueError) as e:
         _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:

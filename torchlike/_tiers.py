@@ -54,17 +54,7 @@ _SCALARS = (int, float, bool, complex)
 _COMPILE = object()         # a call's answer: run the compiled path
 
 
-class _Past:
-    """``Tiered.claim``'s answer for a signature past its claimed calls (false)."""
-
-    def __bool__(self):
-        return False
-
-    def __repr__(self):
-        return "PAST_CLAIMS"
-
-
-PAST_CLAIMS = _Past()
+CLAIMED = object()          # Tiered.call_claiming: the caller computes this call
 _PAST = 1 << 62             # a signature's count once it must not be interpreted (nor loaded)
 
 
@@ -312,48 +302,22 @@ class Tiered:
                 return out
         return self.jit(*args)
 
-    def claim(self, args):
-        """True where the tier would interpret this call: counted as an interpreted call, and
-        the caller computes it another way (the registry runs a forward-with-VJP's first calls
-        as the forward alone, recomputed in the backward: both shape-polymorphic, no VJP
-        traced). As the tier does, the call that leaves it starts the compile in the
-        background and the calls until it is ready are claimed too. ``PAST_CLAIMS`` (false):
-        the signature is past its claimed calls (call ``self``: its compiled program runs);
-        False: call ``self``."""
-        if not INTERPRET_CALLS or _fused.ACTIVE or not (_host[0] if _host else on_host()):
-            return False
-        sig = self._signature(args)
-        if sig is None:
-            return False
-        key, leaves, tree = sig
-        seen = self.seen
-        ent = seen.get(key)
-        if ent is None:
-            if len(seen) >= _SEEN_MAX:
-                seen.clear()
-            ent = seen[key] = [0, None, None, None]
-        elif ent[0] >= INTERPRET_CALLS:
-            if ent[0] == INTERPRET_CALLS and BACKGROUND_COMPILE:
-                ent[0] += 1
-                from . import _program_cache
-                ent[3] = _program_cache.warm(lambda: self._compile_behind(ent, tree, args))
-                with _lock:
-                    _stats["background"] += 1
-                return True
-            behind = ent[3]
-            return True if behind is not None and not behind.done() else PAST_CLAIMS
-        size = 0
-        for a in leaves:
-            if a.__class__ is _ArrayImpl:
-                if a.committed and len(a.sharding.device_set) != 1:
-                    return False
-                size += a.size
-            elif a.__class__ is np.ndarray:
-                size += a.size
-        if size > INTERPRET_MAX_ELEMENTS:
-            return False
-        ent[0] += 1
-        return True
+    def call_claiming(self, *args):
+        """A call, or ``CLAIMED`` where the tier would interpret it: counted as an interpreted
+        call, and the caller computes it another way (the registry runs a forward-with-VJP's
+        first calls as the forward alone, recomputed in the backward: both shape-polymorphic,
+        no VJP traced). As in a call, the one that leaves the tier starts the compile in the
+        background (with ``BACKGROUND_COMPILE``), and the calls until it is ready are claimed
+        too."""
+        if _fused.ACTIVE:
+            return self(*args)
+        if _fused._installed:
+            args = _fused.concrete(args)
+        if INTERPRET_CALLS and (_host[0] if _host else on_host()):
+            out = self._interpret(args, claim=True)
+            if out is not _COMPILE:
+                return out
+        return self.jit(*args)
 
     # ---------------------------------------------------------------- the tier
 
@@ -387,7 +351,7 @@ class Tiered:
                 return None     # a tracer or something jit must decide about
         return tuple(key), leaves, tree
 
-    def _interpret(self, args, late=False):
+    def _interpret(self, args, late=False, claim=False):
         sig = self._signature(args)
         if sig is None:
             return _COMPILE
@@ -404,7 +368,7 @@ class Tiered:
         if ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
                 ent[0] += 1
-                if not (BACKGROUND_COMPILE and ent[1] and tree in ent[1]):
+                if not (BACKGROUND_COMPILE and (claim or ent[1] and tree in ent[1])):
                     return self._first_compiled(ent, tree, args)
                 # compiled in the background; this call and the next are interpreted until
                 # the program is ready
@@ -445,6 +409,8 @@ class Tiered:
         if size > INTERPRET_MAX_ELEMENTS:
             ent[0] = _PAST
             return _COMPILE
+        if claim:
+            return CLAIMED
         plans = ent[1]
         if plans is None:
             plans = ent[1] = {}
