@@ -847,6 +847,7 @@ class _Entry:
         name = op.name
         object.__setattr__(self, "fwd", lambda *a: rec.evaluate(name, "fwd", f, a))
         object.__setattr__(self, "fwd_vjp", lambda *a: rec.evaluate(name, "fwd_vjp", fv, a))
+        object.__setattr__(self, "forward_with_vjp", lambda arrays: self.fwd_vjp(*arrays))
         object.__setattr__(self, "backward", lambda vjp, cots: rec.evaluate(
             name, "bwd", bw, (vjp, cots)))
 

@@ -363,8 +363,8 @@ class Tiered:
                 seen.clear()
             # calls, {tree: plan}, {tree: loaded program}, the background compile
             ent = seen[key] = [0, None, None, None]
-            if late:
-                ent[0] = max(INTERPRET_CALLS - (1 if BACKGROUND_COMPILE else 0), 0)
+        if late:            # (an entry counted earlier, by another caller, moves on too)
+            ent[0] = max(ent[0], INTERPRET_CALLS - (1 if BACKGROUND_COMPILE else 0))
         if ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
                 ent[0] += 1
