@@ -294,8 +294,10 @@ class Tiered:
         signature is past the tier's first calls and leaves it at this call (compiled in the
         foreground) or, with background compiles, at the next (this one interpreted, so that
         the compile can run behind the calls)."""
-        if _fused.ACTIVE or _fused._installed:
-            return self(*args)
+        if _fused.ACTIVE:
+            return self(*args)              # (recorded)
+        if _fused._installed:
+            args = _fused.concrete(args)
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
             out = self._interpret(args, True)
             if out is not _COMPILE:
