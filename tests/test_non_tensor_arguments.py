@@ -88,3 +88,16 @@ def test_arithmetic_takes_two_numbers_as_torch():
     for name in ("add", "sub", "mul", "div", "floor_divide", "true_divide"):
         got, want = getattr(torchlike, name)(7, 2), getattr(torch, name)(7, 2)
         assert got.item() == want.item() and str(got.dtype) == str(want.dtype), name
+
+
+@pytest.mark.parametrize("value", ["float", "int", "list"])
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "rand_like",
+                                  "randn_like", "full_like", "randint_like"])
+def test_a_like_factory_of_a_non_tensor_raises_as_torch(name, value):
+    v = VALUES[value]
+    args = (v, 3) if name in ("full_like", "randint_like") else (v,)
+    got = _error(lambda: getattr(torchlike, name)(*args))
+    want = _error(lambda: getattr(torch, name)(*args))
+    assert got[0] is want[0] is TypeError
+    if "must be Tensor, not" in want[1]:        # (else torch lists its overloads: DIFFERENCES)
+        assert got == want

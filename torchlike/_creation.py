@@ -429,17 +429,25 @@ def _like_dev(t, device):
     return t.device if device is None else device
 
 
-def _keeps_layout(fn):
+def _keeps_layout(fn, name=None):
     """A ``*_like`` factory whose result has the layout torch gives it: ``input``'s
-    (``memory_format=torch.preserve_format``, the default) or ``memory_format``'s."""
+    (``memory_format=torch.preserve_format``, the default) or ``memory_format``'s; a
+    non-Tensor ``input`` raises torch's TypeError."""
+    name = name or fn.__name__
+
     @functools.wraps(fn)
     def like(input, *args, memory_format=None, **kwargs):
         from ._ops.convert import _copy_strides
         from ._strides import set_layout
+        if not isinstance(input, Tensor):
+            t = type(input)
+            what = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {what}")
         out = fn(input, *args, **kwargs)
         if out._alias is None:
             set_layout(out, _copy_strides(input, memory_format))
         return out
+    like.__name__ = like.__qualname__ = name
     return like
 
 
@@ -457,7 +465,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
                    _like_dev(input, device), requires_grad, layout=layout)
 
 
-empty_like = zeros_like
+empty_like = _keeps_layout(zeros_like.__wrapped__, "empty_like")
 
 
 @_keeps_layout
