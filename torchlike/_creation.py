@@ -440,9 +440,9 @@ def _keeps_layout(fn, name=None):
         from ._ops.convert import _copy_strides
         from ._strides import set_layout
         if not isinstance(input, Tensor):
-            t = type(input)
-            what = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {what}")
+            from ._tensor import _type_name
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{_type_name(input)}")
         out = fn(input, *args, **kwargs)
         if out._alias is None:
             set_layout(out, _copy_strides(input, memory_format))

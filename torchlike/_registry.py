@@ -174,6 +174,13 @@ _trace_store.register_node("pullback", Pullback)
 REMAT = _os.environ.get("TORCHLIKE_REMAT", "1") != "0"
 
 
+def _split(out):
+    """An op's output(s) as (the inexact ones, the others), each in the op's order."""
+    outs = out if isinstance(out, tuple) else (out,)
+    return (tuple(o for o in outs if _is_inexact(o.dtype)),
+            tuple(o for o in outs if not _is_inexact(o.dtype)))
+
+
 class Remat:
     """A node's residuals where its forward ran alone (``_Compiled.remat``): the input
     arrays, from which the backward recomputes the forward and its VJP."""
@@ -223,19 +230,20 @@ class _Compiled:
 
         f = bound(kw)
 
-        def fwd_vjp(*xs):
-            diff_pos = [i for i, n in enumerate(needs) if n]
+        diff_pos = [i for i, n in enumerate(needs) if n]
 
+        def of_diff(xs):
+            """``f`` at ``xs`` as a function of the inputs that need grad: (the inexact outputs,
+            the others)."""
             def g(*d):
                 full = list(xs)
                 for i, v in zip(diff_pos, d):
                     full[i] = v
-                out = f(*full)
-                outs = out if isinstance(out, tuple) else (out,)
-                return (tuple(o for o in outs if _is_inexact(o.dtype)),
-                        tuple(o for o in outs if not _is_inexact(o.dtype)))
+                return _split(f(*full))
+            return g
 
-            diff, vjp, rest = jax.vjp(g, *[xs[i] for i in diff_pos], has_aux=True)
+        def fwd_vjp(*xs):
+            diff, vjp, rest = jax.vjp(of_diff(xs), *[xs[i] for i in diff_pos], has_aux=True)
             # Every trace of this function (the interpreter's, jit's) makes its own pullback
             # closure, equivalent to the others but not equal, and the backward is keyed by it.
             # The first trace's closure is kept per input signature and carries the residuals of
@@ -261,20 +269,12 @@ class _Compiled:
             return vjp(cots)
 
         n_in = len(needs)
-        diff_pos = [i for i, n in enumerate(needs) if n]
 
         def bwd_remat(*a):
             # the backward of a forward that ran alone (``Remat``): the VJP at its inputs
             xs, cots = a[:n_in], a[n_in:]
-
-            def g(*d):
-                full = list(xs)
-                for i, v in zip(diff_pos, d):
-                    full[i] = v
-                out = f(*full)
-                outs = out if isinstance(out, tuple) else (out,)
-                return tuple(o for o in outs if _is_inexact(o.dtype))
-            return jax.vjp(g, *[xs[i] for i in diff_pos])[1](tuple(cots))
+            g = of_diff(xs)
+            return jax.vjp(lambda *d: g(*d)[0], *[xs[i] for i in diff_pos])[1](tuple(cots))
 
         def counted(kind, raw):
             def traced(*xs):
@@ -325,10 +325,7 @@ class _Compiled:
             if got[2].__class__ is Pullback:
                 got[2].late = True
             return got
-        out = self.fwd(*arrays)
-        out = out if isinstance(out, tuple) else (out,)
-        return (tuple(o for o in out if _is_inexact(o.dtype)),
-                tuple(o for o in out if not _is_inexact(o.dtype)), Remat(arrays))
+        return (*_split(self.fwd(*arrays)), Remat(arrays))
 
     def backward(self, vjp, cots):
         """The node's backward on arrays: the cached jitted VJP (or, after ``remat``, the

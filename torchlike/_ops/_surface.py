@@ -69,11 +69,6 @@ _SCALAR_INPUT = frozenset({"pow", "remainder", "float_power", "xlogy", "bitwise_
                            "bitwise_right_shift", "bucketize"})
 
 
-def _type_name(x):
-    t = type(x)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
 def _tensor_first(fn, name):
     """``fn`` raising torch's TypeError when its first argument, ``input``, is not a Tensor
     (``torch.exp(2.0)`` raises; computing a value there would be a silent difference). Methods
@@ -90,6 +85,7 @@ def _tensor_first(fn, name):
             params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
         return fn
     from .. import _registry
+    from .._tensor import _type_name
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
