@@ -52,8 +52,6 @@ _host = []                  # [bool]: is jax's default backend the CPU (decided 
 _ArrayImpl = type(jax.device_put(np.zeros(())))  # the concrete array class (jax.Array is abstract)
 _SCALARS = (int, float, bool, complex)
 _COMPILE = object()         # a call's answer: run the compiled path
-
-
 CLAIMED = object()          # Tiered.call_claiming: the caller computes this call
 _PAST = 1 << 62             # a signature's count once it must not be interpreted (nor loaded)
 
@@ -294,15 +292,7 @@ class Tiered:
         signature is past the tier's first calls and leaves it at this call (compiled in the
         foreground) or, with background compiles, at the next (this one interpreted, so that
         the compile can run behind the calls)."""
-        if _fused.ACTIVE:
-            return self(*args)              # (recorded)
-        if _fused._installed:
-            args = _fused.concrete(args)
-        if INTERPRET_CALLS and (_host[0] if _host else on_host()):
-            out = self._interpret(args, True)
-            if out is not _COMPILE:
-                return out
-        return self.jit(*args)
+        return self._call_as(args, late=True)
 
     def call_claiming(self, *args):
         """A call, or ``CLAIMED`` where the tier would interpret it: counted as an interpreted
@@ -311,12 +301,15 @@ class Tiered:
         no VJP traced). As in a call, the one that leaves the tier starts the compile in the
         background (with ``BACKGROUND_COMPILE``), and the calls until it is ready are claimed
         too."""
+        return self._call_as(args, claim=True)
+
+    def _call_as(self, args, late=False, claim=False):
         if _fused.ACTIVE:
-            return self(*args)
+            return self(*args)              # (recorded)
         if _fused._installed:
             args = _fused.concrete(args)
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
-            out = self._interpret(args, claim=True)
+            out = self._interpret(args, late, claim)
             if out is not _COMPILE:
                 return out
         return self.jit(*args)
