@@ -254,3 +254,95 @@ def test_the_switch_turns_it_off(monkeypatch):
         for n in (11, 12, 13):
             (_t(n, 3) * 2).sum()
     assert _shape_poly.stats() == before
+
+
+# ------------------------------------------------------------------ running a symbolic trace
+
+def _shapeless_uses():
+    """A function per primitive the interpreter declares shapeless, of float32 ``x``, ``y``,
+    int32 ``i``, ``j`` and complex64 ``z`` of one symbolic shape (a, b)."""
+    import jax
+    from jax import lax
+    jnp = jax.numpy
+    unary = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos",
+             "cosh", "digamma", "erf", "erf_inv", "erfc", "exp", "exp2", "expm1", "floor",
+             "is_finite", "lgamma", "log", "log1p", "logistic", "neg", "rsqrt", "sign", "sin",
+             "sinh", "sqrt", "square", "tan", "tanh", "bessel_i0e", "bessel_i1e"]
+    uses = {n: (lambda f: lambda x, y, i, j, z: f(x))(getattr(lax, n)) for n in unary}
+    binary = ["add", "atan2", "div", "max", "min", "mul", "nextafter", "pow", "rem", "sub",
+              "eq", "ne", "lt", "le", "gt", "ge", "igamma", "igammac", "zeta"]
+    uses.update({n: (lambda f: lambda x, y, i, j, z: f(x, y))(getattr(lax, n)) for n in binary})
+    ints = {"and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor,
+            "shift_left": lax.shift_left, "shift_right_logical": lax.shift_right_logical,
+            "shift_right_arithmetic": lax.shift_right_arithmetic}
+    uses.update({n: (lambda f: lambda x, y, i, j, z: f(i, j))(f) for n, f in ints.items()})
+    uses.update({
+        "not": lambda x, y, i, j, z: lax.bitwise_not(i),
+        "population_count": lambda x, y, i, j, z: lax.population_count(i),
+        "clz": lambda x, y, i, j, z: lax.clz(i),
+        "round": lambda x, y, i, j, z: lax.round(x * 3),
+        "regularized_incomplete_beta": lambda x, y, i, j, z: lax.betainc(
+            jnp.abs(x) + 1, jnp.abs(y) + 1, lax.logistic(x)),
+        "clamp": lambda x, y, i, j, z: lax.clamp(jnp.float32(-0.5), x, jnp.float32(0.5)),
+        "real": lambda x, y, i, j, z: lax.real(z), "imag": lambda x, y, i, j, z: lax.imag(z),
+        "conj": lambda x, y, i, j, z: lax.conj(z),
+        "convert_element_type": lambda x, y, i, j, z: lax.convert_element_type(x, np.int32),
+        "copy": lambda x, y, i, j, z: jnp.array(x, copy=True),
+        "stop_gradient": lambda x, y, i, j, z: lax.stop_gradient(x),
+        "transpose": lambda x, y, i, j, z: lax.transpose(x, (1, 0)),
+        "concatenate": lambda x, y, i, j, z: lax.concatenate([x, y], 1),
+        "select_n": lambda x, y, i, j, z: lax.select_n(i > 0, x, y),
+        "integer_pow": lambda x, y, i, j, z: lax.integer_pow(x, 3),
+        "argmax": lambda x, y, i, j, z: jnp.argmax(x, 1),
+        "argmin": lambda x, y, i, j, z: jnp.argmin(x, 0),
+        "add_any": lambda x, y, i, j, z: jax.grad(lambda t: (t * t + t).sum())(x),
+    })
+    for n in ("sum", "prod", "max", "min"):
+        uses["reduce_" + n] = (lambda n: lambda x, y, i, j, z: getattr(jnp, n)(x, 1))(n)
+    for n in ("and", "or", "xor"):
+        uses["reduce_" + n] = (lambda n: lambda x, y, i, j, z: getattr(lax, f"reduce_{n}")(
+            i > 0, (0,)))(n)
+    for n in ("sum", "prod", "max", "min", "logsumexp"):
+        uses["cum" + n] = (lambda n: lambda x, y, i, j, z: getattr(lax, f"cum{n}")(x, 1))(n)
+    return uses
+
+
+def test_shapeless_steps_are_made_once_and_give_the_concrete_traces_bits():
+    """In a symbolic trace, a primitive declared shapeless (``_interpret.SHAPELESS``: its rule
+    reads no size) gets its step made once, shared by every set of sizes (``bind``); the steps
+    that need sizes are made per set. Every declared primitive is run here at two sets of sizes
+    against the concrete trace of the same function, bit for bit: a rule that read a size would
+    fail (or differ)."""
+    import jax
+    from jax import export
+    from torchlike import _interpret as I
+    uses = _shapeless_uses()
+    assert set(I.SHAPELESS) - {"copy_p"} <= set(uses)     # (copy_p: an older jax's name)
+    rng = np.random.default_rng(3)
+    met = set()
+    for name, fn in sorted(uses.items()):
+        a, b = export.symbolic_shape("a, b")
+        specs = [jax.ShapeDtypeStruct((a, b), d) for d in
+                 (np.float32, np.float32, np.int32, np.int32, np.complex64)]
+        closed, _ = _tiers.trace(fn, specs)
+        assert I.check(closed) is None, name
+        met |= {e.primitive.name for e in closed.jaxpr.eqns}
+        plans = []
+        for n, m in ((3, 5), (4, 7)):
+            args = [rng.standard_normal((n, m)).astype(np.float32),
+                    rng.standard_normal((n, m)).astype(np.float32),
+                    rng.integers(-9, 9, (n, m)).astype(np.int32),
+                    rng.integers(0, 40, (n, m)).astype(np.int32),
+                    (rng.standard_normal((n, m)) + 1j).astype(np.complex64)]
+            plan = I.bind(closed, _shape_poly.Subst({"a": n, "b": m}))
+            plans.append(plan)
+            got = I.run_plan(plan, *args)
+            want = I.run(_tiers.trace(fn, args)[0], *args)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape and g.dtype == w.dtype, name
+                np.testing.assert_array_equal(g, w, err_msg=name)
+        for s0, s1, e in zip(plans[0].steps, plans[1].steps, closed.jaxpr.eqns):
+            if e.primitive.name in I.SHAPELESS and not any(
+                    I._has_size(v) for v in e.params.values()):
+                assert s0[0] is s1[0], (name, e.primitive.name)    # made once
+    assert set(I.SHAPELESS) - {"copy_p"} <= met

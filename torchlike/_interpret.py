@@ -43,8 +43,10 @@ import jax
 import ml_dtypes
 import numpy as np
 from jax.extend import core as _jcore
+from jax._src.export.shape_poly import _DimExpr
 
-__all__ = ["run", "check", "Unsupported", "unsupported_counts", "RULES"]
+__all__ = ["run", "run_plan", "bind", "check", "Unsupported", "unsupported_counts", "RULES",
+           "SHAPELESS"]
 
 
 class Unsupported(Exception):
@@ -86,7 +88,7 @@ def _is_key(aval):
 
 class _Plan:
     __slots__ = ("steps", "template", "in_slots", "out_slots", "in_dtypes", "out_avals",
-                 "__weakref__")
+                 "late", "__weakref__")
 
 
 _PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -102,8 +104,14 @@ def _np_const(v, aval):
 
 
 def _plan(jaxpr, consts=()):
-    """The plan of an open ``Jaxpr`` whose constvars take ``consts``."""
+    """The plan of an open ``Jaxpr`` whose constvars take ``consts``.
+
+    In a shape-polymorphic jaxpr (symbolic input sizes), an equation whose rule needs sizes
+    (``_late``) gets no function here: its step is listed in ``plan.late`` and made by ``bind``
+    for each set of sizes; the others are made once."""
     plan = _Plan()
+    symbolic = any(_sized(v.aval) for v in jaxpr.invars)
+    late = []
     slots = {}
     template = []
 
@@ -126,12 +134,12 @@ def _plan(jaxpr, consts=()):
                 template.append(_np_const(v.val, v.aval))
             else:
                 ins.append(slot(v))
-        try:
-            fn = _make(eqn)
-        except Unsupported:
-            raise
-        except Exception as e:      # params this module's rule does not understand
-            raise Unsupported(eqn.primitive.name, f"{type(e).__name__}: {e}") from e
+        if symbolic and _late(eqn):
+            _supported(eqn)
+            late.append((len(steps), eqn))
+            fn = None
+        else:
+            fn = _made(eqn)
         outs = []
         for o in eqn.outvars:
             if isinstance(o, _DropVar):
@@ -165,7 +173,88 @@ def _plan(jaxpr, consts=()):
             dead[k].append(i)
     plan.steps = tuple((fn, ins, out, multi, tuple(d))
                        for (fn, ins, out, multi), d in zip(steps, dead))
+    plan.late = tuple(late)
     return plan
+
+
+def _made(eqn, params=None, ins=None, outs=None):
+    """``_make``, with a rule's failure on params it does not understand as ``Unsupported``."""
+    try:
+        return _make(eqn, params, ins, outs)
+    except Unsupported:
+        raise
+    except Exception as e:
+        raise Unsupported(eqn.primitive.name, f"{type(e).__name__}: {e}") from e
+
+
+def _sized(aval):
+    """Does ``aval`` have a symbolic size?"""
+    for d in getattr(aval, "shape", ()):
+        if d.__class__ is _DimExpr:
+            return True
+    return False
+
+
+def _symbolic_jaxpr(j):
+    return any(_sized(v.aval) for v in itertools.chain(j.constvars, j.invars, j.outvars))
+
+
+def _has_size(p):
+    """Does a param hold a symbolic size (sub-jaxprs included)?"""
+    t = p.__class__
+    if t is _DimExpr:
+        return True
+    if isinstance(p, (tuple, list)):
+        return any(_has_size(x) for x in p)
+    if t is _jcore.ClosedJaxpr:
+        return _symbolic_jaxpr(p.jaxpr)
+    if t is _jcore.Jaxpr:
+        return _symbolic_jaxpr(p)
+    return _sized(p) if hasattr(p, "shape") and hasattr(p, "dtype") else False
+
+
+def _late(eqn):
+    """Must the step of ``eqn`` (in a shape-polymorphic jaxpr) be made per set of sizes?"""
+    if any(_has_size(v) for v in eqn.params.values()):
+        return True
+    if eqn.primitive.name in SHAPELESS:
+        return False
+    return any(_sized(v.aval) for v in itertools.chain(eqn.invars, eqn.outvars))
+
+
+def _supported(eqn):
+    """Raise ``Unsupported`` for a primitive of ``eqn`` (sub-jaxprs included) with no rule: a
+    step made late must not be the first to find it."""
+    if eqn.primitive.name not in RULES:
+        raise Unsupported(eqn.primitive.name)
+    for sub in jax.core.jaxprs_in_params(eqn.params):
+        for e in sub.eqns:
+            _supported(e)
+
+
+def bind(closed, subst):
+    """The plan of shape-polymorphic ``closed`` at one set of sizes: ``subst.aval(aval)`` and
+    ``subst.param(param)`` give an aval or a param with its sizes (torchlike._shape_poly). The
+    steps ``_plan`` made once are shared; the late ones are made here. A concrete jaxpr's plan
+    is returned as it is. Raises ``Unsupported`` as ``check`` does."""
+    p = _closed_plan(closed)
+    if subst is None:
+        if p.late:
+            raise Unsupported("a symbolic size", "no sizes given")
+        return p
+    steps = list(p.steps)
+    for k, eqn in p.late:
+        fn = _made(eqn, {n: subst.param(v) for n, v in eqn.params.items()},
+                   [subst.aval(v.aval) for v in eqn.invars],
+                   [subst.aval(v.aval) for v in eqn.outvars])
+        _, ins, out, multi, dead = steps[k]
+        steps[k] = (fn, ins, out, multi, dead)
+    b = _Plan()
+    b.steps, b.template, b.in_slots, b.out_slots = tuple(steps), p.template, p.in_slots, \
+        p.out_slots
+    b.in_dtypes, b.late = p.in_dtypes, ()
+    b.out_avals = tuple(subst.aval(a) for a in p.out_avals)
+    return b
 
 
 def _closed_plan(closed):
@@ -200,14 +289,18 @@ def _exec(plan, args):
     return [env[i] for i in plan.out_slots]
 
 
-def _make(eqn):
+def _make(eqn, params=None, ins=None, outs=None):
+    """The step function of ``eqn`` (with ``params`` and avals ``ins``, ``outs`` in place of
+    its own: a shape-polymorphic equation at one set of sizes)."""
     name = eqn.primitive.name
     rule = RULES.get(name)
     if rule is None:
         raise Unsupported(name)
-    ins = [v.aval for v in eqn.invars]
-    outs = [v.aval for v in eqn.outvars]
-    params = eqn.params
+    if ins is None:
+        ins = [v.aval for v in eqn.invars]
+        outs = [v.aval for v in eqn.outvars]
+        params = eqn.params
+    eqn_out = outs[0] if outs else None
     if name not in _KEY_AWARE and not all(isinstance(getattr(a, "dtype", None), np.dtype)
                                           for a in ins + outs) and \
             any(_is_key(a) for a in ins + outs):
@@ -220,7 +313,7 @@ def _make(eqn):
         outs = [_physical(a) for a in outs]
         if name == "select_n":
             fn = rule(params, ins, outs)
-            k = len(outs[0].shape) - len(eqn.outvars[0].aval.shape)
+            k = len(outs[0].shape) - len(eqn_out.shape)
             return lambda pred, *cases: fn(np.reshape(pred, np.shape(pred) + (1,) * k), *cases)
         return rule(params, ins, outs)
     if name not in _MOVES and (any(getattr(a, "dtype", None) in _LOWP for a in ins)
@@ -382,6 +475,11 @@ def run(closed_jaxpr, *args):
     except Unsupported as e:
         _COUNTS[e.name] += 1
         raise
+    return run_plan(plan, *args)
+
+
+def run_plan(plan, *args):
+    """``run`` with a plan from ``bind``."""
     hosts = []
     for a, d in zip(args, plan.in_dtypes):
         if a.__class__ is not np.ndarray or a.dtype != d:
@@ -404,14 +502,22 @@ def run(closed_jaxpr, *args):
 # ------------------------------------------------------------------ rule helpers
 
 _MOVES = set()      # data-movement primitives: no float32 detour for low-precision dtypes
+# primitives whose rule reads no size from its avals or params (dtypes, ranks and axes only):
+# in a shape-polymorphic jaxpr their steps are made once for every size (see ``bind``)
+SHAPELESS = set()
 
 
-def rule(*names, moves=False):
+def rule(*names, moves=False, shapeless=False):
+    """Register ``make(params, in_avals, out_avals) -> fn(*arrays)`` for primitives ``names``.
+    moves: data movement (no float32 detour for low-precision dtypes); shapeless: ``make``
+    reads no size (an aval's shape or a size in params), only dtypes, ranks and axes."""
     def deco(make):
         for n in names:
             RULES[n] = make
             if moves:
                 _MOVES.add(n)
+            if shapeless:
+                SHAPELESS.add(n)
         return make
     return deco
 
@@ -420,7 +526,7 @@ def _simple(np_fn, *names, moves=False):
     """A primitive that is ``np_fn(*arrays)`` whatever its params."""
     def make(p, ins, outs):
         return np_fn
-    rule(*names, moves=moves)(make)
+    rule(*names, moves=moves, shapeless=True)(make)
 
 
 def _typed(np_fn, *names):
@@ -432,7 +538,7 @@ def _typed(np_fn, *names):
             r = np_fn(*a)
             return r if r.dtype == d else r.astype(d)
         return f
-    rule(*names)(make)
+    rule(*names, shapeless=True)(make)
 
 
 def _kind(aval):
@@ -462,12 +568,12 @@ _simple(np.imag, "imag")
 _typed(np.abs, "abs")
 
 
-@rule("sub")
+@rule("sub", shapeless=True)
 def _sub(p, ins, outs):
     return np.logical_xor if _kind(ins[0]) == "b" else np.subtract
 
 
-@rule("mul")
+@rule("mul", shapeless=True)
 def _mul(p, ins, outs):
     d = p.get("out_dtype")
     if d is None:
@@ -476,12 +582,12 @@ def _mul(p, ins, outs):
     return lambda x, y: np.multiply(x.astype(d), y.astype(d))
 
 
-@rule("square")
+@rule("square", shapeless=True)
 def _square(p, ins, outs):
     return lambda x: x * x
 
 
-@rule("conj")
+@rule("conj", shapeless=True)
 def _conj(p, ins, outs):
     d = outs[0].dtype
     return lambda x: np.conj(x).astype(d, copy=False)
@@ -508,7 +614,7 @@ def _unsigned(d):
     return np.dtype(f"u{np.dtype(d).itemsize}")
 
 
-@rule("div")
+@rule("div", shapeless=True)
 def _div(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     if d.kind not in "iu":
@@ -533,7 +639,7 @@ def _div(p, ins, outs):
     return f
 
 
-@rule("rem")
+@rule("rem", shapeless=True)
 def _rem(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     if d.kind == "f" or d.kind == "c":
@@ -552,7 +658,7 @@ def _rem(p, ins, outs):
     return f
 
 
-@rule("max")
+@rule("max", shapeless=True)
 def _max(p, ins, outs):
     if _kind(ins[0]) != "f":
         return np.maximum
@@ -564,7 +670,7 @@ def _max(p, ins, outs):
     return f
 
 
-@rule("min")
+@rule("min", shapeless=True)
 def _min(p, ins, outs):
     if _kind(ins[0]) != "f":
         return np.minimum
@@ -575,14 +681,14 @@ def _min(p, ins, outs):
     return f
 
 
-@rule("clamp")
+@rule("clamp", shapeless=True)
 def _clamp(p, ins, outs):
     mx = _max(p, ins[1:], outs)
     mn = _min(p, ins[1:], outs)
     return lambda lo, x, hi: mn(mx(x, lo), hi)
 
 
-@rule("sign")
+@rule("sign", shapeless=True)
 def _sign(p, ins, outs):
     k = _kind(ins[0])
     if k == "f":
@@ -603,7 +709,7 @@ def _sign(p, ins, outs):
     return np.sign
 
 
-@rule("select_n")
+@rule("select_n", shapeless=True)
 def _select_n(p, ins, outs):
     if len(ins) == 2:
         return lambda pred, x: x
@@ -618,7 +724,7 @@ def _select_n(p, ins, outs):
     return f
 
 
-@rule("nextafter", moves=True)
+@rule("nextafter", moves=True, shapeless=True)
 def _nextafter(p, ins, outs):
     d = np.dtype(ins[0].dtype)
     if d not in _LOWP:
@@ -640,7 +746,7 @@ def _nextafter(p, ins, outs):
     return f
 
 
-@rule("pow")
+@rule("pow", shapeless=True)
 def _pow(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     if _kind(ins[1]) in "iu":
@@ -651,7 +757,7 @@ def _pow(p, ins, outs):
     return lambda x, y: np.power(x, y).astype(d, copy=False)
 
 
-@rule("integer_pow", moves=True)
+@rule("integer_pow", moves=True, shapeless=True)
 def _integer_pow(p, ins, outs):
     # the multiplication chain jax's lowering emits (binary powering), so results are XLA's;
     # low-precision floats multiply in their own dtype (XLA rounds after each multiply)
@@ -676,7 +782,7 @@ def _integer_pow(p, ins, outs):
     return f
 
 
-@rule("round")
+@rule("round", shapeless=True)
 def _round(p, ins, outs):
     if int(p["rounding_method"]) == 1:
         return np.round
@@ -706,10 +812,10 @@ def _unary(np_fn, *names):
             r = np_fn(x)
             return r if r.dtype == d else r.astype(d)
         return f
-    rule(*names)(make)
+    rule(*names, shapeless=True)(make)
 
 
-@rule("exp2", moves=True)
+@rule("exp2", moves=True, shapeless=True)
 def _exp2(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     wide = _F32 if d in _LOWP else d
@@ -731,14 +837,14 @@ for _name, _fn in [("exp", np.exp), ("log", np.log), ("log1p", np.log1p),
     _unary(_fn, _name)
 
 
-@rule("rsqrt")
+@rule("rsqrt", shapeless=True)
 def _rsqrt(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     one = np.array(1, d)
     return lambda x: one / np.sqrt(x)
 
 
-@rule("logistic")
+@rule("logistic", shapeless=True)
 def _logistic(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     one = np.array(1, d)
@@ -814,7 +920,7 @@ def _special(name, sp_name, fix=None):
         if fix is None:
             return lambda *a: np.asarray(fn(*a)).astype(d, copy=False)
         return lambda *a: np.asarray(fix(fn(*a), *a)).astype(d, copy=False)
-    rule(name)(make)
+    rule(name, shapeless=True)(make)
 
 
 for _name, _sp, _fix in [
@@ -858,16 +964,17 @@ def _shift_rule(kind):
 RULES["shift_left"] = _shift_rule("left")
 RULES["shift_right_logical"] = _shift_rule("logical")
 RULES["shift_right_arithmetic"] = _shift_rule("arith")
+SHAPELESS.update(("shift_left", "shift_right_logical", "shift_right_arithmetic"))
 
 
-@rule("population_count")
+@rule("population_count", shapeless=True)
 def _popcnt(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     u = _unsigned(d)
     return lambda x: np.bitwise_count(np.asarray(x).view(u)).astype(d)
 
 
-@rule("clz")
+@rule("clz", shapeless=True)
 def _clz(p, ins, outs):
     d = np.dtype(outs[0].dtype)
     bits = d.itemsize * 8
@@ -892,7 +999,7 @@ def _clz(p, ins, outs):
 _INT_LIMITS = {}
 
 
-@rule("convert_element_type")
+@rule("convert_element_type", shapeless=True)
 def _convert(p, ins, outs):
     src = np.dtype(ins[0].dtype)
     dst = np.dtype(p["new_dtype"])
@@ -986,7 +1093,7 @@ def _reduce_precision(p, ins, outs):
 
 # ------------------------------------------------------------------ data movement
 
-@rule("copy", "copy_p", "stop_gradient", moves=True)
+@rule("copy", "copy_p", "stop_gradient", moves=True, shapeless=True)
 def _identity(p, ins, outs):
     return lambda x: x
 
@@ -1050,7 +1157,7 @@ def _expand_dims(p, ins, outs):
     return lambda x: np.reshape(x, shape)
 
 
-@rule("transpose", moves=True)
+@rule("transpose", moves=True, shapeless=True)
 def _transpose(p, ins, outs):
     perm = tuple(p["permutation"])
     return lambda x: np.transpose(x, perm)
@@ -1062,7 +1169,7 @@ def _rev(p, ins, outs):
     return lambda x: np.flip(x, dims) if dims else x
 
 
-@rule("concatenate", moves=True)
+@rule("concatenate", moves=True, shapeless=True)
 def _concatenate(p, ins, outs):
     dim = int(p["dimension"])
     return lambda *xs: np.concatenate(xs, axis=dim)
@@ -1363,6 +1470,8 @@ RULES["reduce_min"] = _reduce_rule(_rmin)
 RULES["reduce_and"] = _reduce_rule(_rand)
 RULES["reduce_or"] = _reduce_rule(_ror)
 RULES["reduce_xor"] = _reduce_rule(_rxor)
+SHAPELESS.update(("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+                  "reduce_or", "reduce_xor"))
 
 
 def _arg_rule(np_fn):
@@ -1375,6 +1484,7 @@ def _arg_rule(np_fn):
 
 RULES["argmax"] = _arg_rule(np.argmax)
 RULES["argmin"] = _arg_rule(np.argmin)
+SHAPELESS.update(("argmax", "argmin"))
 
 
 def _cum_rule(kind):
@@ -1405,6 +1515,7 @@ def _cum_rule(kind):
 
 for _k in ("sum", "prod", "max", "min", "logsumexp"):
     RULES["cum" + _k] = _cum_rule(_k)
+    SHAPELESS.add("cum" + _k)
 
 
 # ------------------------------------------------------------------ sort, top_k

@@ -35,7 +35,7 @@ from jax._src.export import shape_poly as _sp
 
 from . import _tiers
 
-__all__ = ["ENABLED", "trace", "stats", "MAX_TRACES", "Family"]
+__all__ = ["ENABLED", "trace", "stats", "MAX_TRACES", "Family", "Subst", "specialize"]
 
 ENABLED = os.environ.get("TORCHLIKE_SHAPE_POLY", "1") != "0"
 MAX_TRACES = 4              # symbolic traces kept per pattern (each with its own guards)
@@ -201,8 +201,10 @@ class Family:
 
 
 def trace(tiered, args):
-    """``(closed_jaxpr, out_shape_tree)`` of ``tiered.raw`` at ``args`` (a flat tuple of
-    arrays and scalars) from a symbolic trace of its pattern, or None (trace it concretely)."""
+    """``(closed_jaxpr, sizes, out_shape_tree)`` of ``tiered.raw`` at ``args`` (a flat tuple
+    of arrays and scalars): a symbolic trace of its pattern whose guards hold at ``args``, and
+    the sizes of its symbols there (``Subst(sizes)`` specializes it; the interpreter runs it
+    as it is, ``_interpret.bind``); or None (trace it concretely)."""
     pat = _pattern(args)
     if pat is None:
         return None
@@ -252,7 +254,7 @@ def trace(tiered, args):
             if _holds(guards, env, check):
                 with _lock:
                     _stats["specialized"] += 1
-                return _specialize(closed, env), out_tree
+                return closed, env, out_tree
         with _lock:
             _stats["guard_misses"] += 1
         if len(entries) >= MAX_TRACES:
@@ -273,7 +275,7 @@ def trace(tiered, args):
     if ident is not None:
         from . import _trace_store
         _trace_store.put_symbolic(ident, (key, len(entries) - 1), closed, out_tree, guards)
-    return _specialize(closed, env), out_tree
+    return closed, env, out_tree
 
 
 def _stored(ident, key, n_inputs):
@@ -322,15 +324,17 @@ def _symbolic(raw_of, args, key, names, env):
 
 # ------------------------------------------------------------------ specializing
 
-def _specialize(closed, env):
+def specialize(closed, env):
     """``closed`` with every symbolic dimension replaced by its size in ``env``."""
-    return _Subst(env).closed(closed)
+    return Subst(env).closed(closed)
 
 
 _AVALS: dict = {}       # concrete avals made by specializing (immutable: shared by every jaxpr)
 
 
-class _Subst:
+class Subst:
+    """Sizes put in for symbols: of avals, params and (sub-)jaxprs, each made once."""
+
     __slots__ = ("env", "vars", "memo", "dims")
 
     def __init__(self, env):

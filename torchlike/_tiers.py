@@ -208,15 +208,32 @@ def fori_loop(*args, **kwargs):
 
 
 class _Plan:
-    """A signature's interpreter plan: its jaxpr and output structure."""
+    """A signature's interpreter plan: the interpreter's steps (``run``), the output avals and
+    structure, and its jaxpr (made from a shape-polymorphic trace when first asked for: only a
+    signature that compiles needs it)."""
 
-    __slots__ = ("jaxpr", "out_tree", "avals", "name")
+    __slots__ = ("_jaxpr", "out_tree", "avals", "name", "run", "_symbolic")
 
-    def __init__(self, jaxpr, out_tree):
-        self.jaxpr, self.out_tree = jaxpr, out_tree
+    def __init__(self, jaxpr, out_tree, sizes=None):
+        self.out_tree = out_tree
         self.name = None            # its entry in the program cache, once needed
+        if sizes is None:
+            self._jaxpr, self._symbolic = jaxpr, None
+            self.run = _interpret.bind(jaxpr, None)
+        else:                       # a symbolic trace, run at ``sizes``
+            subst = _shape_poly.Subst(sizes)
+            self._jaxpr, self._symbolic = None, (jaxpr, subst)
+            self.run = _interpret.bind(jaxpr, subst)
         self.avals = [jax.core.ShapedArray(a.shape, a.dtype, weak_type=a.weak_type)
-                      for a in jaxpr.out_avals]
+                      for a in self.run.out_avals]
+
+    @property
+    def jaxpr(self):
+        j = self._jaxpr
+        if j is None:
+            closed, subst = self._symbolic
+            j = self._jaxpr = subst.closed(closed)
+        return j
 
 
 class Tiered:
@@ -367,7 +384,6 @@ class Tiered:
                     return self._first_compiled(ent, tree, args)
                 # compiled in the background; this call and the next are interpreted until
                 # the program is ready
-                from . import _program_cache
                 ent[3] = _program_cache.warm(lambda: self._compile_behind(ent, tree, args))
                 with _lock:
                     _stats["background"] += 1
@@ -411,42 +427,16 @@ class Tiered:
             plans = ent[1] = {}
         plan = plans.get(tree)
         if plan is None:
-            from . import _interpret
-            stored = None
-            if self.ident is not None:
-                from . import _trace_store
-                stored = _trace_store.get(self.ident, (key, tree))
-            bad = None
-            if stored is not None:
-                jaxpr, out_tree = stored
-                bad = _interpret.check(jaxpr)
-                with _lock:
-                    _stats["trace_loads"] += 1
-            else:
-                got = None
-                if self.poly is not None and tree is None and _shape_poly.ENABLED:
-                    got = _shape_poly.trace(self, args)     # a pattern's trace, specialized
-                if got is not None:
-                    jaxpr, out_tree = got
-                    bad = _interpret.check(jaxpr)
-                if got is None or bad is not None:  # (a symbolic trace's primitive: trace anew)
-                    jaxpr, shape = trace(self.raw, args)
-                    out_tree = jax.tree_util.tree_structure(shape)
-                    bad = _interpret.check(jaxpr)
-                    with _lock:
-                        _stats["traces"] += 1
-                    if self.ident is not None:  # (a symbolic trace is kept by _shape_poly)
-                        _trace_store.put(self.ident, (key, tree), jaxpr, out_tree)
-            if bad is not None:
+            plan = self._new_plan(args, key, tree)
+            if plan.__class__ is str:       # a primitive the interpreter has no numpy form for
                 with _lock:
                     _stats["fallbacks"] += 1
-                    _unsupported[bad] = _unsupported.get(bad, 0) + 1
+                    _unsupported[plan] = _unsupported.get(plan, 0) + 1
                 ent[0] = _PAST
                 return _COMPILE
-            plan = plans[tree] = _Plan(jaxpr, out_tree)
-        from . import _interpret
+            plans[tree] = plan
         try:
-            flat = _interpret.run(plan.jaxpr, *hosts)
+            flat = _interpret.run_plan(plan.run, *hosts)
         except Exception:           # an interpreter defect: the compiled path answers
             with _lock:
                 _stats["errors"] += 1
@@ -458,6 +448,39 @@ class Tiered:
         return jax.tree_util.tree_unflatten(
             plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
 
+
+    def _new_plan(self, args, key, tree):
+        """The interpreter's plan of a new signature, or the name of the primitive it lacks:
+        from the op's shape-polymorphic trace of the signature's pattern, from the trace store,
+        or traced now (and stored)."""
+        if self.poly is not None and tree is None and _shape_poly.ENABLED:
+            got = _shape_poly.trace(self, args)
+            if got is not None:
+                closed, sizes, out_tree = got
+                if _interpret.check(closed) is None:
+                    try:
+                        return _Plan(closed, out_tree, sizes)
+                    except _interpret.Unsupported:
+                        pass
+                # (a primitive of the symbolic trace the interpreter lacks: traced anew)
+        stored = None
+        if self.ident is not None:
+            stored = _trace_store.get(self.ident, (key, tree))
+        if stored is not None:
+            jaxpr, out_tree = stored
+            with _lock:
+                _stats["trace_loads"] += 1
+        else:
+            jaxpr, shape = trace(self.raw, args)
+            out_tree = jax.tree_util.tree_structure(shape)
+            with _lock:
+                _stats["traces"] += 1
+            if self.ident is not None:      # (a symbolic trace is kept by _shape_poly)
+                _trace_store.put(self.ident, (key, tree), jaxpr, out_tree)
+        bad = _interpret.check(jaxpr)
+        if bad is not None:
+            return bad
+        return _Plan(jaxpr, out_tree)
 
     def _compile_behind(self, ent, tree, args):
         """The background thread's compile of a signature leaving the interpreter (errors are
@@ -471,7 +494,7 @@ class Tiered:
     def _first_compiled(self, ent, tree, args):
         """A signature's first compiled call: its program from disk (torchlike._program_cache),
         else compiled by jax.jit and stored there."""
-        from . import _program_cache as cache
+        cache = _program_cache
         plan = ent[1].get(tree) if ent[1] else None
         if plan is None or cache.directory() is None:
             return _COMPILE
@@ -510,7 +533,6 @@ def seed_plan(f, tree, leaves, jaxpr, out_tree):
     flattened inputs (arrays, deferred values with shape and dtype, scalars)."""
     if not INTERPRET_CALLS:
         return
-    from . import _interpret
     if _interpret.check(jaxpr) is not None:
         return
     key = []
@@ -667,3 +689,4 @@ def _code(c):
 
 from . import _fused  # noqa: E402  (fused eager records Tiered calls; it imports this module)
 from . import _shape_poly  # noqa: E402
+from . import _interpret, _program_cache, _trace_store  # noqa: E402

@@ -675,7 +675,7 @@ def key(ident, sig):
     except TypeError:
         return None
     if k is None:
-        text = repr((str(ident), sig))
+        text = _text((str(ident), sig))
         if " at 0x" in text:
             k = ""
         else:
@@ -687,6 +687,25 @@ def key(ident, sig):
             _keys.clear()
         _keys[(ident, sig)] = k
     return k or None
+
+
+_DTYPE_TEXT: dict = {}
+
+
+def _text(o):
+    """``repr(o)`` for the tuples of a signature, with each numpy dtype's text made once (a
+    dtype's ``repr`` costs about 30 us in numpy 2)."""
+    t = o.__class__
+    if t is tuple:
+        if len(o) == 1:
+            return "(" + _text(o[0]) + ",)"
+        return "(" + ", ".join([_text(x) for x in o]) + ")"
+    if t.__module__ == "numpy.dtypes":
+        got = _DTYPE_TEXT.get(o)
+        if got is None:
+            got = _DTYPE_TEXT[o] = repr(o)
+        return got
+    return repr(o)
 
 
 # ------------------------------------------------------------------ the directory
