@@ -866,28 +866,50 @@ def _scipy_special():
 _ERF_HOST_MAX = 1 << 15     # past this many elements importing scipy (0.2 s) costs less
 
 
+# erf(x) / x as a rational function of x*x/4 on |x| <= 2, and erfc(x) * x * exp(x*x) of 4/(x*x) on
+# 2 < x <= 6, highest power first: least-squares fits (relative error weighted, Loeb's
+# iterations) against mpmath at 40 digits; relative errors under 4e-14 and 2e-12 (the second
+# scaled by erfc(x) < 5e-3 in erf)
+_ERF_P = (0.00028742222684455254, 0.01760382431130983, -0.006384860588940222,
+          0.1510894076294501, -0.4052654262456894, 0.497585664884585, -0.5073784968984991,
+          1.1283791670955508)
+_ERF_Q = (0.008940841509395711, 0.04046129627092823, 0.0650102202762353, -0.033624600118448006,
+          -0.22361702012145274, 0.01921494378805709, 0.883680847999065, 1.0)
+_ERFC_P = (0.003989209992678662, 0.1462294924011902, 0.45986892782081706,
+           -0.19371426891944632, -0.30734291807901365, 0.9222019897519904, 0.5641895829540146)
+_ERFC_Q = (0.022574491904323403, 0.35285891249631757, 0.8031187594902641,
+           -0.44300034324816073, -0.3716803250154229, 1.759560425711568, 1.0)
+
+
+def _horner(coefficients, t):
+    r = np.full_like(t, coefficients[0])
+    for c in coefficients[1:]:
+        r *= t
+        r += c
+    return r
+
+
+def _erf_near(x):
+    t = x * x * 0.25
+    return x * _horner(_ERF_P, t) / _horner(_ERF_Q, t)
+
+
 def _erf_float64(x):
-    """erf in float64 with numpy alone (relative error under 2e-15: float32 results are
-    correctly rounded): the Maclaurin series up to |x| = 2, erfc's continued fraction above."""
+    """erf in float64 with numpy alone, by two rational approximations (relative error under
+    4e-14: float32 results are correctly rounded, but for about one in a million at most)."""
     x = np.asarray(x, np.float64)
     a = np.abs(x)
-    out = np.ones_like(a)
-    small = a <= 2.0
-    t = a[small]
-    t2 = t * t
-    term, total = t.copy(), t.copy()
-    for n in range(1, 45):
-        term *= -t2 / n
-        total += term / (2 * n + 1)
-    out[small] = total * (2 / math.sqrt(math.pi))
-    big = (a > 2.0) & (a < 6.0)         # (past 6, erf is 1 in float64)
-    t = a[big]
-    f = t.copy()
-    for k in range(60, 0, -1):
-        f = t + (k / 2) / f
-    out[big] = 1 - np.exp(-t * t) / math.sqrt(math.pi) / f
-    out[np.isnan(a)] = np.nan
-    return np.copysign(out, x)
+    near = a <= 2.0
+    if near.all():
+        return _erf_near(x)
+    out = np.empty_like(a)
+    out[near] = _erf_near(x[near])
+    far = ~near
+    b = np.minimum(a[far], 6.0)         # (past 6, erf is 1 in float64)
+    u = 4.0 / (b * b)
+    r = 1.0 - np.exp(-b * b) / b * (_horner(_ERFC_P, u) / _horner(_ERFC_Q, u))
+    out[far] = np.copysign(np.where(np.isnan(a[far]), np.nan, r), x[far])
+    return out
 
 
 def _scipy_loaded():
