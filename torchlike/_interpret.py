@@ -136,7 +136,8 @@ def _plan(jaxpr, consts=()):
                 ins.append(slot(v))
         if symbolic and _late(eqn):
             _supported(eqn)
-            late.append((len(steps), eqn))
+            late.append((len(steps), eqn, tuple(n for n, v in eqn.params.items()
+                                                if _has_size(v))))
             fn = None
         else:
             fn = _made(eqn)
@@ -243,10 +244,15 @@ def bind(closed, subst):
             raise Unsupported("a symbolic size", "no sizes given")
         return p
     steps = list(p.steps)
-    for k, eqn in p.late:
-        fn = _made(eqn, {n: subst.param(v) for n, v in eqn.params.items()},
-                   [subst.aval(v.aval) for v in eqn.invars],
-                   [subst.aval(v.aval) for v in eqn.outvars])
+    aval = subst.aval
+    for k, eqn, sized in p.late:
+        params = eqn.params
+        if sized:
+            params = dict(params)
+            for n in sized:
+                params[n] = subst.param(params[n])
+        fn = _made(eqn, params, [aval(v.aval) for v in eqn.invars],
+                   [aval(v.aval) for v in eqn.outvars])
         _, ins, out, multi, dead = steps[k]
         steps[k] = (fn, ins, out, multi, dead)
     b = _Plan()

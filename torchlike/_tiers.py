@@ -677,14 +677,23 @@ def _rule(fun, rule, depth):
         raise
 
 
+_CODES: dict = {}            # code object -> its fingerprint (code objects are immutable)
+
+
 def _code(c):
     """A code object's fingerprint: its bytecode, constants (nested code recursively) and names."""
-    import hashlib
-    h = hashlib.sha256(c.co_code)
-    for k in c.co_consts:
-        h.update((_code(k) if k.__class__ is c.__class__ else _stable(k, 0)).encode())
-    h.update(repr((c.co_names, c.co_varnames, c.co_freevars)).encode())
-    return h.hexdigest()[:24]
+    got = _CODES.get(c)
+    if got is None:
+        import hashlib
+        h = hashlib.sha256(c.co_code)
+        for k in c.co_consts:
+            h.update((_code(k) if k.__class__ is c.__class__ else _stable(k, 0)).encode())
+        h.update(repr((c.co_names, c.co_varnames, c.co_freevars)).encode())
+        got = h.hexdigest()[:24]
+        if len(_CODES) >= 4096:
+            _CODES.clear()
+        _CODES[c] = got
+    return got
 
 
 from . import _fused  # noqa: E402  (fused eager records Tiered calls; it imports this module)
