@@ -330,6 +330,57 @@ def specialize(closed, env):
 
 
 _AVALS: dict = {}       # concrete avals made by specializing (immutable: shared by every jaxpr)
+_SIZERS: dict = {}      # id(aval or size expression) -> (it, its sizer)
+
+
+def _sizer(owner, x):
+    """A function of the sizes that evaluates ``x`` (a size expression, or a shape: a tuple of
+    sizes), made once per ``owner`` (an aval or the expression, kept alive here); None for a
+    shape without symbols. jax evaluates an expression term by term, which cost more than the
+    rest of running a small op at a new shape; the sizer is one Python expression."""
+    got = _SIZERS.get(id(owner))
+    if got is not None and got[0] is owner:
+        return got[1]
+    if x.__class__ is _DimExpr:
+        fn = _expression(x)
+        if fn is None:
+            def fn(env, x=x):
+                return int(x._evaluate(env))
+    elif any(d.__class__ is _DimExpr for d in x):
+        fn = _expression(x)
+        if fn is None:
+            def fn(env, x=x):
+                return tuple(int(d._evaluate(env)) if d.__class__ is _DimExpr else d for d in x)
+    else:
+        fn = None
+    if len(_SIZERS) >= 8192:
+        _SIZERS.clear()
+    _SIZERS[id(owner)] = (owner, fn)
+    return fn
+
+
+def _expression(x):
+    """``x`` (a size expression or a tuple of sizes) as a compiled function of the sizes, or
+    None where an expression's text is not plain arithmetic."""
+    names = set()
+    try:
+        if x.__class__ is _DimExpr:
+            names.update(str(v) for v in x._get_vars())
+            body = _text(x)
+        else:
+            parts = []
+            for d in x:
+                if d.__class__ is _DimExpr:
+                    names.update(str(v) for v in d._get_vars())
+                parts.append(_text(d))
+            body = "(" + "".join(p + ", " for p in parts) + ")"
+        if not all(n.isidentifier() for n in names):
+            return None
+        fn = eval(f"lambda {', '.join(sorted(names) + ['**_'])}: {body}",  # noqa: S307
+                  dict(_SYMBOLS))
+    except Exception:
+        return None
+    return lambda env: fn(**env)
 
 
 class Subst:
@@ -348,14 +399,17 @@ class Subst:
             return d
         got = self.dims.get(id(d))
         if got is None:
-            got = self.dims[id(d)] = int(d._evaluate(self.env))
+            got = self.dims[id(d)] = _sizer(d, d)(self.env)
         return got
 
     def aval(self, a):
         shape = getattr(a, "shape", None)
-        if shape is None or not any(d.__class__ is _DimExpr for d in shape):
+        if shape is None:
             return a
-        shape = tuple(self.dim(d) for d in shape)
+        sizer = _sizer(a, shape)
+        if sizer is None:
+            return a
+        shape = sizer(self.env)
         if a.__class__ is not _core.ShapedArray:
             return a.update(shape=shape)
         k = (shape, a.dtype, a.weak_type, a.sharding, a.manual_axis_type, a.memory_space)
