@@ -101,3 +101,42 @@ def test_a_like_factory_of_a_non_tensor_raises_as_torch(name, value):
     assert got[0] is want[0] is TypeError
     if "must be Tensor, not" in want[1]:        # (else torch lists its overloads: DIFFERENCES)
         assert got == want
+
+
+_ACTIVATIONS = ["gelu", "relu", "silu", "sigmoid", "tanh", "softplus", "elu", "leaky_relu",
+                "hardtanh", "selu", "celu", "mish", "logsigmoid", "softsign", "relu6", "hardswish",
+                "hardsigmoid", "softshrink", "hardshrink", "tanhshrink", "rrelu", "glu",
+                "softmax", "log_softmax", "dropout", "layer_norm", "linear", "embedding",
+                "cross_entropy", "mse_loss", "one_hot", "pad", "normalize"]
+
+
+@pytest.mark.parametrize("value", ["float", "int", "list"])
+def test_nn_functional_of_a_non_tensor_raises_as_torch(value):
+    """``F.gelu(1.0)`` raises TypeError in torch (its native refuses it), ``F.sigmoid(1.0)``
+    AttributeError (Python code reading a Tensor attribute): every function of
+    ``nn.functional`` both have, called with a non-Tensor first argument and one to three
+    arguments, raises torch's exception class (a value would be a silent difference), with
+    torch's message for the common functions' one-argument call. (Where torch first refuses
+    another argument's value, torchlike refuses the Tensor: both raise.)"""
+    import inspect
+    import warnings
+    v = VALUES[value]
+    TF, LF = torch.nn.functional, torchlike.nn.functional
+    names = sorted(n for n in dir(TF) if not n.startswith("_") and hasattr(LF, n)
+                   and inspect.isfunction(getattr(LF, n)) and callable(getattr(TF, n)))
+    assert len(names) > 120 and set(_ACTIVATIONS) <= set(names)
+    wrong = []
+    for name in names:
+        for n in (1, 2, 3):
+            args = (v,) * n
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = _error(lambda: getattr(TF, name)(*args))
+                got = _error(lambda: getattr(LF, name)(*args))
+            if want[0] is ValueError or "not supported between instances" in want[1] or \
+                    "bad operand type" in want[1]:
+                continue        # (torch refused another argument's value first)
+            if got[0] is not want[0] or (n == 1 and name in _ACTIVATIONS and got != want):
+                wrong.append((name, n, want, got))
+    assert not wrong, "\n".join(f"{w[0]} {w[1]}: torch {w[2][0].__name__} {w[2][1][:70]!r} "
+                                 f"torchlike {w[3][0].__name__} {w[3][1][:70]!r}" for w in wrong)

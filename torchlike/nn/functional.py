@@ -2906,3 +2906,141 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 
 from ._mha_functional import multi_head_attention_forward  # noqa: E402,F401
+
+
+# ------------------------------------------------------------------ a first argument not a Tensor
+#
+# torch's functions refuse a first argument that is not a Tensor (``F.gelu(1.0)``); computing a
+# value there would be a silent difference. What torch raises was probed against torch 2.13, per
+# function: the TypeError of the native function that refuses it (named below where its name or
+# its argument's differs from the function's; with ``inplace`` set, the in-place native's), the
+# TypeError listing a native's overloads, or, for functions written in Python, the
+# AttributeError of the first Tensor attribute they read.
+
+_NATIVE = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d",
+           "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear", "celu", "celu_",
+           "channel_shuffle", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "cosine_embedding_loss", "cosine_similarity", "dropout", "elu", "elu_",
+           "feature_alpha_dropout", "gelu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+           "hardtanh_", "hinge_embedding_loss", "kl_div", "layer_norm", "leaky_relu",
+           "leaky_relu_", "linear", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+           "max_pool2d_with_indices", "max_pool3d", "mish", "multi_margin_loss",
+           "multilabel_margin_loss", "native_channel_shuffle", "pad", "pairwise_distance",
+           "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu",
+           "relu6", "relu_", "rms_norm", "rrelu", "rrelu_", "scaled_dot_product_attention",
+           "selu", "selu_", "silu", "soft_margin_loss", "softplus", "softshrink", "threshold",
+           "threshold_", "triplet_margin_loss")
+_NATIVE_NAMED = {"adaptive_max_pool1d_with_indices": "adaptive_max_pool1d",
+                 "cross_entropy": "cross_entropy_loss", "fold": "col2im",
+                 "gaussian_nll_loss": "ones_like", "grid_sample": "grid_sampler",
+                 "gumbel_softmax": "empty_like", "logsigmoid": "log_sigmoid",
+                 "multilabel_soft_margin_loss": "log_sigmoid", "nll_loss": "nll_loss_nd",
+                 "one_hot": "one_hot", "unfold": "im2col"}
+_IN_PLACE = ("alpha_dropout", "celu", "dropout", "elu", "feature_alpha_dropout", "hardsigmoid",
+             "hardswish", "hardtanh", "leaky_relu", "mish", "relu", "relu6", "rrelu", "selu",
+             "silu", "threshold")
+_OVERLOADS = ("conv1d", "conv2d", "conv3d", "ctc_loss")
+# torch's natives exposed as these functions themselves: the Tensor is checked before the
+# argument count (for the others, a call Python refuses fails as such first)
+_BUILTIN = frozenset(("adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+                      "bilinear", "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d",
+                      "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                      "cosine_similarity", "elu_", "gelu", "hardshrink", "hardtanh_",
+                      "leaky_relu_", "linear", "logsigmoid", "native_channel_shuffle",
+                      "one_hot", "pairwise_distance", "pdist", "pixel_shuffle",
+                      "pixel_unshuffle", "prelu", "relu_", "rrelu_",
+                      "scaled_dot_product_attention", "selu_", "softplus", "softshrink",
+                      "threshold_"))
+_READS = {"adaptive_avg_pool2d": "size", "adaptive_avg_pool3d": "size",
+          "adaptive_max_pool2d": "size", "adaptive_max_pool2d_with_indices": "size",
+          "adaptive_max_pool3d": "size", "affine_grid": "is_floating_point",
+          "binary_cross_entropy": "size", "binary_cross_entropy_with_logits": "size",
+          "dropout1d": "dim", "dropout2d": "dim", "dropout3d": "dim", "embedding_bag": "dtype",
+          "fractional_max_pool2d": "dim", "fractional_max_pool2d_with_indices": "dim",
+          "fractional_max_pool3d": "dim", "fractional_max_pool3d_with_indices": "dim",
+          "glu": "dim", "group_norm": "dim", "huber_loss": "size", "instance_norm": "size",
+          "interpolate": "dim", "l1_loss": "size", "local_response_norm": "dim",
+          "log_softmax": "dim", "lp_pool1d": "pow", "lp_pool2d": "pow", "lp_pool3d": "pow",
+          "margin_ranking_loss": "dim", "max_pool3d_with_indices": "is_cuda",
+          "max_unpool1d": "size", "max_unpool2d": "size", "max_unpool3d": "size",
+          "mse_loss": "size", "normalize": "norm", "sigmoid": "sigmoid", "smooth_l1_loss": "size",
+          "softmax": "dim", "softmin": "dim", "softsign": "abs", "tanh": "tanh",
+          "tanhshrink": "tanh", "triplet_margin_with_distance_loss": "ndim", "upsample": "dim",
+          "upsample_bilinear": "dim", "upsample_nearest": "dim"}
+
+
+def _refusing(fn, name):
+    """``fn`` raising torch's error (above) when its first argument is not a Tensor."""
+    import functools
+    import inspect
+    from .._registry import _Tensor
+    from .._tensor import _type_name
+    sig = inspect.signature(fn)
+    params = list(sig.parameters)
+    first = params[0]
+    inplace_at = params.index("inplace") if name in _IN_PLACE and "inplace" in params else None
+    native = _NATIVE_NAMED.get(name, name)
+    reads = _READS.get(name)
+
+    builtin = name in _BUILTIN
+
+    def refuse(args, kwargs, x):
+        if not builtin:
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError:       # (a call Python refuses first: its own message)
+                return fn(*args, **kwargs)
+        if reads is not None:
+            raise AttributeError(f"'{_type_name(x)}' object has no attribute '{reads}'")
+        if name in _OVERLOADS:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({', '.join(_type_name(a) for a in args)}), but expected a Tensor "
+                            f"as '{first}'")
+        # (a native named otherwise calls its argument "input")
+        label, n = ("input" if name in _NATIVE_NAMED else first), native
+        if inplace_at is not None and (args[inplace_at] if len(args) > inplace_at
+                                       else kwargs.get("inplace")):
+            n = native + "_"
+        raise TypeError(f"{n}(): argument '{label}' (position 1) must be Tensor, not "
+                        f"{_type_name(x)}")
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        x = args[0] if args else kwargs.get(first, _Tensor)
+        if not isinstance(x, _Tensor) and x is not _Tensor:
+            return refuse(args, kwargs, x)
+        return fn(*args, **kwargs)
+    return checked
+
+
+def _embedding_refusing(fn):
+    """``embedding``: torch's native takes ``(weight, indices)`` and checks them in that order."""
+    import functools
+    from .._registry import _Tensor
+    from .._tensor import _type_name
+
+    @functools.wraps(fn)
+    def checked(input, weight, *args, **kwargs):
+        padding_idx = args[0] if args else kwargs.get("padding_idx")
+        if padding_idx is not None and not isinstance(weight, _Tensor):
+            # (torch checks padding_idx against weight.size(0) first)
+            raise AttributeError(f"'{_type_name(weight)}' object has no attribute 'size'")
+        if not isinstance(weight, _Tensor):
+            raise TypeError(f"embedding(): argument 'weight' (position 1) must be Tensor, not "
+                            f"{_type_name(weight)}")
+        if not isinstance(input, _Tensor):
+            raise TypeError(f"embedding(): argument 'indices' (position 2) must be Tensor, not "
+                            f"{_type_name(input)}")
+        return fn(input, weight, *args, **kwargs)
+    return checked
+
+
+def _install_refusals():
+    g = globals()
+    for name in (*_NATIVE, *_NATIVE_NAMED, *_OVERLOADS, *_READS):
+        if name in g and name != "embedding":
+            g[name] = _refusing(g[name], name)
+    g["embedding"] = _embedding_refusing(g["embedding"])
+
+
+_install_refusals()
