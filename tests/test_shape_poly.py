@@ -346,3 +346,20 @@ def test_shapeless_steps_are_made_once_and_give_the_concrete_traces_bits():
                     I._has_size(v) for v in e.params.values()):
                 assert s0[0] is s1[0], (name, e.primitive.name)    # made once
     assert set(I.SHAPELESS) - {"copy_p"} <= met
+
+
+def test_size_expressions_evaluate_as_jax_evaluates_them():
+    """The compiled Python of size expressions (shapes of a symbolic trace, guards) gives jax's
+    values: powers (jax writes ``a^3``), floor division, remainders, max and min."""
+    from jax import export
+    a, b = export.symbolic_shape("a, b")
+    exprs = [a * a * a - 1, a * b + 2, a * a * b, (a * b) // 3, (a + 5) % b, export.symbolic_shape(
+        "max(a, b)")[0], 2 * a - b + 7]
+    for env in ({"a": 4, "b": 8}, {"a": 7, "b": 3}, {"a": 2, "b": 2}):
+        for e in exprs:
+            want = int(e._evaluate(env))
+            assert _shape_poly._sizer(e, e)(env) == want, (str(e), env)
+            assert _shape_poly._compiled([(e, "__eq__", want, True)])(env), (str(e), env)
+            assert not _shape_poly._compiled([(e, "__eq__", want + 1, True)])(env)
+        shape = (1, a * a, b)
+        assert _shape_poly._sizer(shape, shape)(env) == (1, env["a"] ** 2, env["b"])

@@ -3,8 +3,10 @@
 The interpreter tier (``torchlike._tiers``) needs a jaxpr per signature, and ``jax.make_jaxpr``
 costs 1-15 ms, paid again at every new shape: generation with a growing context meets every op
 at a new shape at every token. For an op's forward (``Tiered`` objects with ``poly`` set), this
-module traces once with jax's symbolic dimensions and specializes the jaxpr to each later
-signature of the same *pattern*, in a fraction of the cost.
+module traces once with jax's symbolic dimensions and serves each later signature of the same
+*pattern* from that trace, in a fraction of the cost: the interpreter runs the symbolic jaxpr at
+the signature's sizes (``_interpret.bind``), and a signature that compiles gets the jaxpr
+specialized to its sizes (``specialize``).
 
 * Pattern: each input's dtype and shape, where every dimension of 2 or more is a symbol (one
   symbol per distinct size, so equal sizes share it) and dimensions 0 and 1 stay constants.
@@ -17,7 +19,8 @@ signature of the same *pattern*, in a fraction of the cost.
   trace's jaxpr (and its unrecorded comparisons) to another.
 * Anything that cannot be symbolic (``int(dim)``, ``range(dim)``, a numpy buffer of a symbolic
   shape) fails the symbolic trace: the pattern is marked and traced concretely from then on.
-* Specializing substitutes the sizes into every aval and parameter, sub-jaxprs included.
+* Specializing substitutes the sizes into every aval and parameter, sub-jaxprs included
+  (``Subst``; each size expression evaluated by one compiled Python expression).
 
 ``TORCHLIKE_SHAPE_POLY=0`` turns it off (every signature traced concretely). ``stats()``
 counts symbolic traces, specializations, guard misses and failures.
@@ -151,7 +154,8 @@ def _compiled(guards):
 
 
 def _text(x):
-    return str(x) if isinstance(x, _DimExpr) else repr(int(x))
+    """A size (expression) as Python: jax writes a power as ``d0^3``."""
+    return str(x).replace("^", "**") if isinstance(x, _DimExpr) else repr(int(x))
 
 
 # ------------------------------------------------------------------ patterns
