@@ -763,7 +763,9 @@ def test_random_bits_exact():
         return [jax.random.bits(k1, (5,), np.uint32), jax.random.uniform(k2, (2, 3)),
                 jax.random.normal(k3, (4,)), jax.random.key_data(k3),
                 jax.random.randint(key, (6,), 0, 10), jax.random.bits(key, (3,), np.uint8),
-                jax.random.key_data(jax.random.split(key, 3))]
+                jax.random.key_data(jax.random.split(key, 3)),
+                jax.random.bits(k2, (2, 3), np.uint64), jax.random.bits(k1, (4, 1, 2), np.uint16),
+                jax.random.bits(key, (), np.uint32)]
     # bits, integers and keys are exact; normals go through erf_inv (a few ulps)
     compare(f, (key,), rtol=lambda d: ulps(d, 4))
     compare(lambda s: jax.random.key_data(jax.random.key(s)), (np.int64(2 ** 40 + 5),))

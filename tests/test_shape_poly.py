@@ -363,3 +363,33 @@ def test_size_expressions_evaluate_as_jax_evaluates_them():
             assert not _shape_poly._compiled([(e, "__eq__", want + 1, True)])(env)
         shape = (1, a * a, b)
         assert _shape_poly._sizer(shape, shape)(env) == (1, env["a"] ** 2, env["b"])
+
+
+def test_draws_at_new_sizes_share_a_symbolic_trace():
+    """A sampler's draws at new sizes (``randint``, ``rand``, and the random bits behind
+    ``randn``) specialize one shape-pattern trace of the sampler instead of tracing it per size,
+    with the bits of the compiled draws, and the interpreter ran them all."""
+    from torchlike import _random
+    _random._draws.clear()
+    _random._families.clear()
+    sizes = range(5, 13)
+
+    def draws():
+        torch.manual_seed(3)
+        return [(torch.randint(0, 1000, (n,)).numpy(), torch.rand(n, 3).numpy(),
+                 torch.randn(2, n).numpy()) for n in sizes]
+    before, tier = _shape_poly.stats(), _tiers.stats()
+    got = draws()
+    after, tier_after = _shape_poly.stats(), _tiers.stats()
+    assert after["specialized"] - before["specialized"] >= 3 * (len(sizes) - 2)
+    assert after["symbolic"] - before["symbolic"] <= 3 + 2     # (a sampler's pattern: one)
+    assert tier_after["errors"] == tier["errors"]
+    old = _tiers.set_interpret_calls(0)
+    try:
+        _random._draws.clear()
+        want = draws()
+    finally:
+        _tiers.set_interpret_calls(old)
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            np.testing.assert_array_equal(a, b)

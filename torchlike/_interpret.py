@@ -113,7 +113,9 @@ def _plan(jaxpr, consts=()):
     (``_late``) gets no function here: its step is listed in ``plan.late`` and made by ``bind``
     for each set of sizes; the others are made once."""
     plan = _Plan()
-    symbolic = any(_sized(v.aval) for v in jaxpr.invars)
+    # (sizes come from the inputs, or from a static argument: a random draw's shape)
+    symbolic = any(_sized(v.aval) for v in itertools.chain(jaxpr.invars, jaxpr.outvars)) or \
+        any(_has_size(v) for e in jaxpr.eqns for v in e.params.values())
     late = []
     slots = {}
     template = []
@@ -2056,11 +2058,33 @@ def _random_bits(p, ins, outs):
     from jax._src.random import prng
     phys, impl = _phys(ins[0])
     nd = len(ins[0].shape)
+    if impl.name == "threefry2x32" and nd == 0 and jax.config.jax_threefry_partitionable:
+        return _threefry_bits(int(p["bit_width"]), tuple(p["shape"]))
     return _key_impl(p, ins, outs, lambda: _trace_key(
         lambda b: prng.random_bits_impl_base(impl, b, nd, bit_width=p["bit_width"],
                                              shape=p["shape"]), phys),
         "random_bits", impl.name, phys.shape, str(phys.dtype), nd, p["bit_width"],
         tuple(p["shape"]))
+
+
+def _threefry_bits(width, shape):
+    """One threefry key's random bits, as jax's partitionable threefry makes them (its 64-bit
+    element numbers through threefry2x32, the two words combined by width), without a trace
+    per shape."""
+    n = math.prod(shape)
+    mix = _threefry(None, None, [jax.core.ShapedArray(shape, np.uint32)])
+    dtype = np.dtype(f"uint{width}")
+
+    def f(key):
+        key = np.asarray(key, np.uint32)
+        count = np.arange(n, dtype=np.uint64).reshape(shape)
+        b1, b2 = mix(key[0], key[1], (count >> np.uint64(32)).astype(np.uint32),
+                     (count & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        if width == 64:
+            return (b1.astype(dtype) << dtype.type(32)) | b2.astype(dtype)
+        bits = b1 ^ b2
+        return bits if width == 32 else bits.astype(dtype)
+    return f
 
 
 @rule("random_split")

@@ -147,7 +147,7 @@ def next_key(generator=None):
 # in numpy float64 (the same code on every call, so the same bits), never compiled. Bigger draws
 # and other backends use jax's sampler (compiled at their shape).
 
-from . import _tiers                # noqa: E402
+from . import _shape_poly, _tiers   # noqa: E402
 
 _draws: dict = {}
 _DRAWS_MAX = 4096
@@ -173,12 +173,23 @@ def draw(sampler, key, shape, *args):
     if t is None:
         if len(_draws) >= _DRAWS_MAX:
             _draws.clear()
+            _families.clear()
 
-        def raw(data):
-            return sampler(jax.random.wrap_key_data(data), shape, *args)
-        t = _draws[k] = _tiers.tiered(raw, name="draw", ident=_tiers.stable(
-            "draw", f"{sampler.__module__}.{sampler.__qualname__}", shape, args))
+        def make(shape):
+            def raw(data):
+                return sampler(jax.random.wrap_key_data(data), shape, *args)
+            return raw
+        name = f"{sampler.__module__}.{sampler.__qualname__}"
+        # a sampler's draws at other shapes share its shape-polymorphic traces
+        family = _shape_poly.Family(_families.setdefault((sampler, args), {}), shape, make,
+                                    _tiers.stable("draw-family", name, args), free=True)
+        t = _draws[k] = _tiers.Tiered(make(shape), lambda: jax.jit(_tiers.inlined(make(shape))),
+                                      "draw", ident=_tiers.stable("draw", name, shape, args),
+                                      poly=family)
     return t(jax.random.key_data(key))
+
+
+_families: dict = {}        # (sampler, args) -> the table of its shape-polymorphic traces
 
 
 _2PI = 2.0 * np.pi

@@ -196,12 +196,29 @@ class Family:
 
     table: the op's shared table; shape: this configuration's static shape; make:
     ``make(shape)`` is the forward with that (possibly symbolic) shape; ident: the family's
-    stable identity (``_tiers.stable``) or None: its symbolic traces are kept on disk under it."""
+    stable identity (``_tiers.stable``) or None: its symbolic traces are kept on disk under it.
+    free: the static shape's sizes of 2 or more are symbols of their own, and the inputs keep
+    their sizes (a random draw: its input is a key, its shape the static argument)."""
 
-    __slots__ = ("table", "shape", "make", "ident")
+    __slots__ = ("table", "shape", "make", "ident", "free")
 
-    def __init__(self, table, shape, make, ident=None):
+    def __init__(self, table, shape, make, ident=None, free=False):
         self.table, self.shape, self.make, self.ident = table, shape, make, ident
+        self.free = free
+
+
+def _fixed(leaves):
+    """The pattern of leaves that keep their sizes (``Family.free``), or None."""
+    key = []
+    for a in leaves:
+        t = type(a)
+        if t in (int, float, bool, complex):
+            key.append(t)
+        elif getattr(a, "shape", None) is None:
+            return None
+        else:
+            key.append((tuple(a.shape), a.dtype))
+    return tuple(key)
 
 
 def trace(tiered, args):
@@ -209,17 +226,29 @@ def trace(tiered, args):
     of arrays and scalars): a symbolic trace of its pattern whose guards hold at ``args``, and
     the sizes of its symbols there (``Subst(sizes)`` specializes it; the interpreter runs it
     as it is, ``_interpret.bind``); or None (trace it concretely)."""
-    pat = _pattern(args)
-    if pat is None:
-        return None
-    key, sizes = pat
-    inputs = key
     table = tiered.poly
+    free = table.__class__ is Family and table.free
+    if free:
+        inputs = _fixed(args)
+        sizes = {}
+        for d in table.shape:
+            if d >= 2 and d not in sizes:
+                sizes[d] = len(sizes)
+        if inputs is None or not sizes:
+            return None
+        sizes = tuple(sizes)
+    else:
+        pat = _pattern(args)
+        if pat is None:
+            return None
+        inputs, sizes = pat
+    key = inputs
     if table.__class__ is Family:
         family = table
         table = family.table
         where = {d: i for i, d in enumerate(sizes)}
-        # the static shape's sizes that are input sizes: their symbols (a ref -1-k, as in key)
+        # the static shape's sizes that are input sizes (with ``free``, every size of 2 or
+        # more): their symbols (a ref -1-k, as in key)
         shape = tuple(-1 - where[d] if d >= 2 and d in where else d for d in family.shape)
         key = (shape, inputs)
 
