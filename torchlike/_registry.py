@@ -219,7 +219,17 @@ class _Compiled:
         pullbacks = {}          # input avals -> the pullback structure of their first trace
         # what fwd_vjp computes, as text stable across processes (or None): its residuals then
         # travel in a Pullback named by it, so its traces and the backward's can be kept on disk
-        vjp_ident = _tiers.stable("op-vjp", op.name, fn, kw, cast, needs)
+        # (made when first needed: a configuration run without grad never needs it, and a new
+        # static shape makes a new configuration)
+        vjp_box = []
+
+        def vjp_ident():
+            if not vjp_box:
+                i = _tiers.stable("op-vjp", op.name, fn, kw, cast, needs)
+                if i is not None:
+                    _BY_VJP_IDENT[i] = self
+                vjp_box.append(i)
+            return vjp_box[0]
 
         def bound(kw):
             def f(*xs):
@@ -256,8 +266,9 @@ class _Compiled:
                 # (a trace under another transformation, a double backward's, may keep other
                 # residuals: it keeps its own pullback)
                 return diff, rest, vjp
-            if vjp_ident is not None:
-                name = (vjp_ident, tuple((tuple(a.shape), str(a.dtype), bool(a.weak_type))
+            ident = vjp_ident()
+            if ident is not None:
+                name = (ident, tuple((tuple(a.shape), str(a.dtype), bool(a.weak_type))
                                          for a in sig))
                 _PULLBACK_TREES.setdefault(name, first)
                 return diff, rest, Pullback(name, leaves)
@@ -293,19 +304,23 @@ class _Compiled:
             with _lock:
                 table = op.families.setdefault(fam, {})
             poly = _shape_poly.Family(table, shape, lambda s: bound({**kw, op.shape_arg: s}),
-                                      _tiers.stable("op-family", op.name, fn, fam, op.shape_arg))
+                                      lambda: _tiers.stable("op-family", op.name, fn, fam,
+                                                            op.shape_arg))
+
+        def prefixed(prefix):
+            def ident():
+                i = vjp_ident()
+                return None if i is None else prefix + i
+            return ident
+        # (identities are functions, made on first use: see Tiered)
         self.fwd = Tiered(f, lambda: counted("fwd", f), op.name, poly=poly,
-                          ident=_tiers.stable("op", op.name, fn, kw, cast))
+                          ident=lambda: _tiers.stable("op", op.name, fn, kw, cast))
         self._fwd_vjp_raw = fwd_vjp
         self.fwd_vjp = Tiered(fwd_vjp, lambda: counted("fwd_vjp", fwd_vjp), op.name,
                               _finish_vjp, ident=vjp_ident)
-        self.bwd = Tiered(bwd, lambda: counted("bwd", bwd), op.name,
-                          ident=None if vjp_ident is None else "bwd|" + vjp_ident)
+        self.bwd = Tiered(bwd, lambda: counted("bwd", bwd), op.name, ident=prefixed("bwd|"))
         self.bwd_remat = Tiered(bwd_remat, lambda: counted("bwd", bwd_remat), op.name,
-                                poly=op.poly, ident=None if vjp_ident is None
-                                else "bwd-remat|" + vjp_ident)
-        if vjp_ident is not None:
-            _BY_VJP_IDENT[vjp_ident] = self
+                                poly=op.poly, ident=prefixed("bwd-remat|"))
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
         self.saves = op.saves
         self._vjp_op = None

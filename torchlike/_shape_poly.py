@@ -196,7 +196,8 @@ class Family:
 
     table: the op's shared table; shape: this configuration's static shape; make:
     ``make(shape)`` is the forward with that (possibly symbolic) shape; ident: the family's
-    stable identity (``_tiers.stable``) or None: its symbolic traces are kept on disk under it.
+    stable identity (``_tiers.stable``; or a function making it, called on first use) or None:
+    its symbolic traces are kept on disk under it.
     free: the static shape's sizes of 2 or more are symbols of their own, and the inputs keep
     their sizes (a random draw: its input is a key, its shape the static argument)."""
 
@@ -255,8 +256,10 @@ def trace(tiered, args):
         def raw_of(syms):
             return family.make(tuple(syms[-1 - d] if d < 0 else d for d in shape))
         ident = family.ident
+        if ident is not None and ident.__class__ is not str:
+            ident = family.ident = ident()          # (made on first use)
     else:
-        ident = tiered.ident
+        ident = tiered.identity()
         if table is None or table is True:
             table = tiered.poly = {}
 

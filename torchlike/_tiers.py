@@ -260,7 +260,8 @@ class Tiered:
         self.seen = {}
         self.shapes = None          # fused eager: output shapes per signature (_fused)
         # what ``raw`` computes, as text that is the same in every process (``stable``), or
-        # None: its traces are kept on disk under it (torchlike._trace_store)
+        # None: its traces are kept on disk under it (torchlike._trace_store); or a function
+        # making it, called when first needed (``identity``)
         self.ident = ident
         # a pure function of its inputs' values and shapes: its signatures are traced once per
         # shape pattern (torchlike._shape_poly; None: every signature traced; a
@@ -449,6 +450,13 @@ class Tiered:
             plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
 
 
+    def identity(self):
+        """``ident``, made now if it was given as a function."""
+        i = self.ident
+        if i is not None and i.__class__ is not str:
+            i = self.ident = i()
+        return i
+
     def _new_plan(self, args, key, tree):
         """The interpreter's plan of a new signature, or the name of the primitive it lacks:
         from the op's shape-polymorphic trace of the signature's pattern, from the trace store,
@@ -464,8 +472,9 @@ class Tiered:
                         pass
                 # (a primitive of the symbolic trace the interpreter lacks: traced anew)
         stored = None
-        if self.ident is not None:
-            stored = _trace_store.get(self.ident, (key, tree))
+        ident = self.identity()
+        if ident is not None:
+            stored = _trace_store.get(ident, (key, tree))
         if stored is not None:
             jaxpr, out_tree = stored
             with _lock:
@@ -475,8 +484,8 @@ class Tiered:
             out_tree = jax.tree_util.tree_structure(shape)
             with _lock:
                 _stats["traces"] += 1
-            if self.ident is not None:      # (a symbolic trace is kept by _shape_poly)
-                _trace_store.put(self.ident, (key, tree), jaxpr, out_tree)
+            if ident is not None:           # (a symbolic trace is kept by _shape_poly)
+                _trace_store.put(ident, (key, tree), jaxpr, out_tree)
         bad = _interpret.check(jaxpr)
         if bad is not None:
             return bad
