@@ -49,6 +49,45 @@ def test_the_sweep_covers_the_op_families():
     names = _checked()
     assert len(names) > 200
     assert {"exp", "sum", "abs", "relu", "sqrt", "matmul", "argmax", "cumsum", "pow"} <= set(names)
+    # and the functions declared elsewhere (views, complex parts, statistics, splits)
+    assert {"softmax", "squeeze", "poisson", "resolve_conj", "rsub", "unique", "real",
+            "clone"} <= set(names)
+
+
+def test_every_function_of_input_refuses_a_non_tensor_as_torch():
+    """Every top-level function both have whose first argument is ``input``, called with a
+    float there and one to three arguments, raises where torch raises, with torch's exception
+    class (``torch.poisson(1.0)``, ``torch.rsub(1.0, 0)`` computed values)."""
+    import inspect
+    import warnings
+    wrong = []
+    for name in sorted(dir(torchlike)):
+        f = getattr(torchlike, name, None)
+        if name.startswith("_") or not hasattr(torch, name) or not callable(f) or \
+                isinstance(f, type) or name in ("add", "sub", "subtract"):
+            continue        # (add(1.0, 0, 1.0): torch's deprecated (input, alpha, other) form)
+        try:
+            params = list(inspect.signature(f).parameters)
+        except (TypeError, ValueError):
+            continue
+        if not params or params[0] != "input":
+            continue
+        for args in ((1.0,), (1.0, 0), (1.0, 1.0, 1.0)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    getattr(torch, name)(*args)
+                    want = None
+                except Exception as e:
+                    want = type(e)
+                try:
+                    getattr(torchlike, name)(*args)
+                    got = None
+                except Exception as e:
+                    got = type(e)
+            if got is not want:
+                wrong.append((name, len(args), want, got))
+    assert not wrong, wrong
 
 
 @pytest.mark.parametrize("value", ["float", "int", "list"])

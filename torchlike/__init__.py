@@ -122,4 +122,8 @@ def _freeze_import_heap():
         gc.freeze()
 
 
+from ._ops import _surface as _surface_checks  # noqa: E402
+_surface_checks.refuse_non_tensors(globals())
+del _surface_checks
+
 _freeze_import_heap()

@@ -96,6 +96,8 @@ def _tensor_first(fn, name):
         else:
             return fn(*args, **kwargs)
         if not isinstance(x, _registry._Tensor):
+            if reads is not None:       # (torch's Python code reads a Tensor attribute first)
+                raise AttributeError(f"'{_type_name(x)}' object has no attribute '{reads}'")
             if scalar_input:
                 other = args[1] if len(args) > 1 else kwargs.get("other", kwargs.get(
                     "exponent", kwargs.get("boundaries")))
@@ -106,15 +108,38 @@ def _tensor_first(fn, name):
                                 f"Tensor as 'input' or as the second argument")
             # (torch's one-argument repeat_interleave names its argument 'repeats')
             label = "repeats" if name == "repeat_interleave" and len(args) == 1 else "input"
-            raise TypeError(f"{name}(): argument '{label}' (position 1) must be Tensor, not "
-                            f"{_type_name(x)}")
+            raise TypeError(f"{_NATIVE_NAMES.get(name, name)}(): argument '{label}' (position "
+                            f"1) must be Tensor, not {_type_name(x)}")
         return fn(*args, **kwargs)
     scalar_input = name in _SCALAR_INPUT
+    reads = _READS.get(name)
     _CHECKED.append(name)
     return checked
 
 
 _CHECKED = []       # the functions whose ``input`` must be a Tensor (or, see above, a number)
+_NATIVE_NAMES = {"unique": "_unique2"}      # torch's native that refuses it, where renamed
+_READS = {"norm": "layout"}     # torch's Python reads this attribute of ``input`` first
+
+# torch's functions defined outside the op families' declarations (views, complex parts,
+# linear algebra, splits, statistics) whose ``input`` must be a Tensor too (probed against
+# torch 2.13; computing a value there was a silent difference): ``torchlike/__init__.py``
+# checks them with ``refuse_non_tensors``
+REFUSING = ("adjoint", "binary_cross_entropy_with_logits", "bincount", "clone", "combinations",
+            "conj", "count_nonzero", "detach", "diagonal_scatter", "dist", "dsplit", "equal",
+            "feature_dropout", "fill", "flip", "gradient", "group_norm", "histogramdd", "hsplit",
+            "imag", "is_distributed", "istft", "log_softmax", "logdet", "pinverse", "poisson",
+            "real", "resolve_conj", "rsub", "softmax", "squeeze", "std_mean", "tile", "trace",
+            "unique", "unique_consecutive", "var_mean", "view_as_complex", "view_as_real",
+            "vsplit")
+
+
+def refuse_non_tensors(namespace):
+    """Check ``REFUSING``'s functions in ``namespace`` (torchlike's) with ``_tensor_first``."""
+    for name in REFUSING:
+        fn = namespace.get(name)
+        if fn is not None and name not in _CHECKED:
+            namespace[name] = _tensor_first(fn, name)
 
 
 def method(*names):
