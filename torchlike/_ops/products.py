@@ -2,6 +2,7 @@
 addmm / addmv / addr / baddbmm / addbmm, kron, cross, chain_matmul; LinAlgError."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -241,13 +242,18 @@ def tensordot(a, b, dims=2):
 
 def _addmm_name(kw):
     return {"mm": "AddmmBackward0", "mv": "AddmvBackward0", "r": "AddrBackward0",
-            "bmm": "BaddbmmBackward0", "addbmm": "AddbmmBackward0"}[kw["kind"]]
+            "bmm": "BaddbmmBackward0", "addbmm": "AddbmmBackward0",
+            "linear": "AddmmBackward0"}[kw["kind"]]
 
 
 @defop("addmm", promote="common", grad_name=_addmm_name)
 def _addmm(c, a, b, beta, alpha, kind):
     if kind == "r":
         p = jnp.outer(a, b)
+    elif kind == "linear":
+        # ``a`` of any rank times the weight ``b`` transposed, rows flattened (F.linear
+        # without autograd: no transposed weight nor flattened input to make first)
+        p = jax.lax.dot_general(a.reshape(-1, a.shape[-1]), b, (((1,), (1,)), ((), ())))
     elif kind == "addbmm":
         p = jnp.sum(jnp.matmul(a, b), axis=0)
     else:
@@ -283,6 +289,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                            f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
     _add_check(input, (mat1.shape[0], mat2.shape[1]))
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
+
+
+def linear_rows(bias, input, weight):
+    """``input`` (its rows flattened) times ``weight`` transposed plus ``bias``, as one op: F.linear
+    where autograd records nothing (torch's graph, ``t`` and ``view`` around ``addmm``, is then
+    not observable)."""
+    return apply(_addmm, bias, input, weight, beta=1, alpha=1, kind="linear")
 
 
 @public(out=True)

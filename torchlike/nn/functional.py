@@ -17,6 +17,7 @@ from .. import _dtype as D
 from .. import _random, _tiers
 from ..autograd import grad_mode as _gm
 from .._registry import apply, defop
+from .._ops import products as _products
 from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
 
@@ -106,6 +107,11 @@ def linear(input, weight, bias=None):
     if input.ndim == 0 or weight.ndim != 2:
         out = tl.matmul(input, weight.t())
         return out + bias if bias is not None else out
+    if bias is not None and input.ndim >= 2 and not (_gm._state.grad_enabled and (
+            input.requires_grad or weight.requires_grad or bias.requires_grad)):
+        # nothing to record: one op (torch's 3-D result is still a view of the 2-D product)
+        y = _products.linear_rows(bias, input, weight)
+        return y if input.ndim == 2 else y.view(*tuple(input.shape)[:-1], weight.shape[0])
     wt = weight.t()
     if input.ndim == 2:
         return tl.addmm(bias, input, wt) if bias is not None else input.mm(wt)
