@@ -302,10 +302,11 @@ class _Compiled:
             # the op's forwards at other static shapes share its symbolic traces
             fam = (tuple(kv for kv in static if kv[0] != op.shape_arg), cast)
             with _lock:
-                table = op.families.setdefault(fam, {})
+                table, ident = op.families.get(fam) or op.families.setdefault(fam, (
+                    {}, _once(lambda: _tiers.stable("op-family", op.name, fn, fam,
+                                                    op.shape_arg))))
             poly = _shape_poly.Family(table, shape, lambda s: bound({**kw, op.shape_arg: s}),
-                                      lambda: _tiers.stable("op-family", op.name, fn, fam,
-                                                            op.shape_arg))
+                                      ident)
 
         def prefixed(prefix):
             def ident():
@@ -405,7 +406,8 @@ class Op:
         self.name = name
         self.shape_arg = shape_arg
         self.poly = poly        # a pure function: traced per shape pattern, recomputable
-        self.families = {}      # shape_arg's op: the other statics -> a shared shape_poly table
+        # shape_arg's op: the other statics -> (a shared shape_poly table, its identity)
+        self.families = {}
         self.fn = fn
         self.promote = promote
         self.grad_name = grad_name or (name.capitalize() + "Backward0")
@@ -428,6 +430,17 @@ class Op:
 
     def __repr__(self):
         return f"<op {self.name}>"
+
+
+def _once(make):
+    """``make``, called once: later calls return its first result."""
+    box = []
+
+    def once():
+        if not box:
+            box.append(make())
+        return box[0]
+    return once
 
 
 def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None,
