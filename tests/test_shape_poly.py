@@ -393,3 +393,27 @@ def test_draws_at_new_sizes_share_a_symbolic_trace():
     for g, w in zip(got, want):
         for a, b in zip(g, w):
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_growing_size_is_traced_symbolically_from_its_second_pattern(monkeypatch):
+    """A size that grows from 1 meets two patterns of one skeleton (size 1 is a constant, 2 and
+    up a symbol): the first is traced concretely, the second symbolically at once (not first
+    concretely again), and every later size specializes it."""
+    from jax._src.export.shape_poly import _DimExpr
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    _registry.clear_caches()
+    made = []
+    trace = _tiers.trace
+
+    def counting(f, args):
+        made.append(any(d.__class__ is _DimExpr for a in args for d in getattr(a, "shape", ())))
+        return trace(f, args)
+    monkeypatch.setattr(_tiers, "trace", counting)
+    before = _shape_poly.stats()
+    with torch.no_grad():
+        for n in range(1, 7):
+            torch.special.log_softmax(_t(1, n, 8) * 3.0, -1)
+    after = _shape_poly.stats()
+    # (two ops, mul and log_softmax: each one concrete trace at size 1, one symbolic at 2)
+    assert made.count(False) == 2 and made.count(True) == 2, made
+    assert after["specialized"] - before["specialized"] >= 2 * 4

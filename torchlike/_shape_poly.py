@@ -244,6 +244,7 @@ def trace(tiered, args):
             return None
         inputs, sizes = pat
     key = inputs
+    shape = None
     if table.__class__ is Family:
         family = table
         table = family.table
@@ -275,12 +276,16 @@ def trace(tiered, args):
     if entries is None or entries.__class__ is int:
         # a pattern's first shape is traced concretely (a symbolic trace costs more: 2.4 ms
         # against 1.7 for a small op's recomputing backward, and most code meets one shape);
-        # its second shape makes the symbolic trace
+        # its second shape makes the symbolic trace. A pattern whose skeleton (ranks, dtypes)
+        # met another pattern before is traced symbolically at once: its sizes are moving (a
+        # growing context meets size 1, then 2 and up: two patterns of one skeleton)
         met = entries or 0
-        if met < CONCRETE_SHAPES:
+        skeleton = ("skeleton", _skeleton(inputs, shape))
+        if met < CONCRETE_SHAPES and (met or skeleton not in table):
             if len(table) >= _PATTERNS_MAX:
                 table.clear()
             table[key] = met + 1
+            table[skeleton] = True
             return None
         entries = None
     if entries is _FAILED:
@@ -312,6 +317,12 @@ def trace(tiered, args):
         from . import _trace_store
         _trace_store.put_symbolic(ident, (key, len(entries) - 1), closed, out_tree, guards)
     return closed, env, out_tree
+
+
+def _skeleton(inputs, shape):
+    """A pattern's ranks and dtypes (which sizes are symbols and which are 0 or 1 left out)."""
+    return (None if shape is None else len(shape),
+            tuple(k if isinstance(k, type) else (len(k[0]), k[1]) for k in inputs))
 
 
 def _stored(ident, key, n_inputs):
