@@ -423,11 +423,19 @@ def _expression(x):
             body = "(" + "".join(p + ", " for p in parts) + ")"
         if not all(n.isidentifier() for n in names):
             return None
-        fn = eval(f"lambda {', '.join(sorted(names) + ['**_'])}: {body}",  # noqa: S307
-                  dict(_SYMBOLS))
+        source = f"lambda {', '.join(sorted(names) + ['**_'])}: {body}"
+        fn = _COMPILED.get(source)
+        if fn is None:
+            fn = eval(source, dict(_SYMBOLS))  # noqa: S307
+            if len(_COMPILED) >= 4096:
+                _COMPILED.clear()
+            fn = _COMPILED[source] = (lambda f: lambda env: f(**env))(fn)
     except Exception:
         return None
-    return lambda env: fn(**env)
+    return fn
+
+
+_COMPILED: dict = {}        # an expression's source -> its function (shared by equal texts)
 
 
 class Subst:
