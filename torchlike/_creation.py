@@ -440,9 +440,8 @@ def _keeps_layout(fn, name=None):
         from ._ops.convert import _copy_strides
         from ._strides import set_layout
         if not isinstance(input, Tensor):
-            from ._tensor import _type_name
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                            f"{_type_name(input)}")
+            from ._tensor import not_a_tensor
+            raise not_a_tensor(name, input)
         out = fn(input, *args, **kwargs)
         if out._alias is None:
             set_layout(out, _copy_strides(input, memory_format))

@@ -533,6 +533,17 @@ def _type_name(v):
     return f"{tp.__module__}.{tp.__name__}"
 
 
+def not_a_tensor(fn, x, name="input", position=1):
+    """torch's TypeError for ``fn``'s Tensor argument ``name`` given ``x``."""
+    return TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                     f"{_type_name(x)}")
+
+
+def no_attribute(x, attr):
+    """The AttributeError of torch's Python code reading Tensor attribute ``attr`` of ``x``."""
+    return AttributeError(f"'{_type_name(x)}' object has no attribute '{attr}'")
+
+
 def _rebuild(array, requires_grad):
     t = Tensor._make(jnp.asarray(array))
     t._requires_grad = requires_grad

@@ -85,7 +85,7 @@ def _tensor_first(fn, name):
             params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
         return fn
     from .. import _registry
-    from .._tensor import _type_name
+    from .._tensor import _type_name, no_attribute, not_a_tensor
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
@@ -97,7 +97,7 @@ def _tensor_first(fn, name):
             return fn(*args, **kwargs)
         if not isinstance(x, _registry._Tensor):
             if reads is not None:       # (torch's Python code reads a Tensor attribute first)
-                raise AttributeError(f"'{_type_name(x)}' object has no attribute '{reads}'")
+                raise no_attribute(x, reads)
             if scalar_input:
                 other = args[1] if len(args) > 1 else kwargs.get("other", kwargs.get(
                     "exponent", kwargs.get("boundaries")))
@@ -108,8 +108,7 @@ def _tensor_first(fn, name):
                                 f"Tensor as 'input' or as the second argument")
             # (torch's one-argument repeat_interleave names its argument 'repeats')
             label = "repeats" if name == "repeat_interleave" and len(args) == 1 else "input"
-            raise TypeError(f"{_NATIVE_NAMES.get(name, name)}(): argument '{label}' (position "
-                            f"1) must be Tensor, not {_type_name(x)}")
+            raise not_a_tensor(_NATIVE_NAMES.get(name, name), x, label)
         return fn(*args, **kwargs)
     scalar_input = name in _SCALAR_INPUT
     reads = _READS.get(name)

@@ -7,7 +7,7 @@ import numpy as np
 import jax.numpy as jnp
 
 from .. import _dtype as D
-from .._tensor import Size, Tensor
+from .._tensor import Size, Tensor, not_a_tensor
 from ._surface import methods, toplevel
 
 __all__ = ["finfo", "iinfo", "result_type", "can_cast", "is_floating_point", "is_complex",
@@ -102,8 +102,7 @@ def can_cast(from_, to):
 def tensor_arg(fn, x, name="input", position=1):
     """``x`` when it is a Tensor, else torch's TypeError for ``fn``'s Tensor argument."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise not_a_tensor(fn, x, name, position)
     return x
 
 

@@ -2980,7 +2980,7 @@ def _refusing(fn, name):
     import functools
     import inspect
     from .._registry import _Tensor
-    from .._tensor import _type_name
+    from .._tensor import _type_name, no_attribute, not_a_tensor
     sig = inspect.signature(fn)
     params = list(sig.parameters)
     first = params[0]
@@ -2997,7 +2997,7 @@ def _refusing(fn, name):
             except TypeError:       # (a call Python refuses first: its own message)
                 return fn(*args, **kwargs)
         if reads is not None:
-            raise AttributeError(f"'{_type_name(x)}' object has no attribute '{reads}'")
+            raise no_attribute(x, reads)
         if name in _OVERLOADS:
             raise TypeError(f"{name}() received an invalid combination of arguments - got "
                             f"({', '.join(_type_name(a) for a in args)}), but expected a Tensor "
@@ -3007,8 +3007,7 @@ def _refusing(fn, name):
         if inplace_at is not None and (args[inplace_at] if len(args) > inplace_at
                                        else kwargs.get("inplace")):
             n = native + "_"
-        raise TypeError(f"{n}(): argument '{label}' (position 1) must be Tensor, not "
-                        f"{_type_name(x)}")
+        raise not_a_tensor(n, x, label)
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
@@ -3023,20 +3022,17 @@ def _embedding_refusing(fn):
     """``embedding``: torch's native takes ``(weight, indices)`` and checks them in that order."""
     import functools
     from .._registry import _Tensor
-    from .._tensor import _type_name
+    from .._tensor import no_attribute, not_a_tensor
 
     @functools.wraps(fn)
     def checked(input, weight, *args, **kwargs):
         padding_idx = args[0] if args else kwargs.get("padding_idx")
         if padding_idx is not None and not isinstance(weight, _Tensor):
-            # (torch checks padding_idx against weight.size(0) first)
-            raise AttributeError(f"'{_type_name(weight)}' object has no attribute 'size'")
+            raise no_attribute(weight, "size")  # (torch checks padding_idx against it first)
         if not isinstance(weight, _Tensor):
-            raise TypeError(f"embedding(): argument 'weight' (position 1) must be Tensor, not "
-                            f"{_type_name(weight)}")
+            raise not_a_tensor("embedding", weight, "weight")
         if not isinstance(input, _Tensor):
-            raise TypeError(f"embedding(): argument 'indices' (position 2) must be Tensor, not "
-                            f"{_type_name(input)}")
+            raise not_a_tensor("embedding", input, "indices", 2)
         return fn(input, weight, *args, **kwargs)
     return checked
 
