@@ -180,16 +180,20 @@ def draw(sampler, key, shape, *args):
                 return sampler(jax.random.wrap_key_data(data), shape, *args)
             return raw
         name = f"{sampler.__module__}.{sampler.__qualname__}"
-        # a sampler's draws at other shapes share its shape-polymorphic traces
-        family = _shape_poly.Family(_families.setdefault((sampler, args), {}), shape, make,
-                                    _tiers.stable("draw-family", name, args), free=True)
+        # a sampler's draws at other shapes share its shape-polymorphic traces (identities
+        # made on first use)
+        table, ident = _families.get((sampler, args)) or _families.setdefault(
+            (sampler, args), ({}, _tiers.once(lambda: _tiers.stable("draw-family", name, args))))
+        family = _shape_poly.Family(table, shape, make, ident, free=True)
         t = _draws[k] = _tiers.Tiered(make(shape), lambda: jax.jit(_tiers.inlined(make(shape))),
-                                      "draw", ident=_tiers.stable("draw", name, shape, args),
+                                      "draw", ident=lambda: _tiers.stable("draw", name, shape,
+                                                                          args),
                                       poly=family)
     return t(jax.random.key_data(key))
 
 
-_families: dict = {}        # (sampler, args) -> the table of its shape-polymorphic traces
+# (sampler, args) -> (the table of its shape-polymorphic traces, the family's identity)
+_families: dict = {}
 
 
 _2PI = 2.0 * np.pi

@@ -221,15 +221,12 @@ class _Compiled:
         # travel in a Pullback named by it, so its traces and the backward's can be kept on disk
         # (made when first needed: a configuration run without grad never needs it, and a new
         # static shape makes a new configuration)
-        vjp_box = []
-
-        def vjp_ident():
-            if not vjp_box:
-                i = _tiers.stable("op-vjp", op.name, fn, kw, cast, needs)
-                if i is not None:
-                    _BY_VJP_IDENT[i] = self
-                vjp_box.append(i)
-            return vjp_box[0]
+        def make_vjp_ident():
+            i = _tiers.stable("op-vjp", op.name, fn, kw, cast, needs)
+            if i is not None:
+                _BY_VJP_IDENT[i] = self
+            return i
+        vjp_ident = _tiers.once(make_vjp_ident)
 
         def bound(kw):
             def f(*xs):
@@ -303,7 +300,7 @@ class _Compiled:
             fam = (tuple(kv for kv in static if kv[0] != op.shape_arg), cast)
             with _lock:
                 table, ident = op.families.get(fam) or op.families.setdefault(fam, (
-                    {}, _once(lambda: _tiers.stable("op-family", op.name, fn, fam,
+                    {}, _tiers.once(lambda: _tiers.stable("op-family", op.name, fn, fam,
                                                     op.shape_arg))))
             poly = _shape_poly.Family(table, shape, lambda s: bound({**kw, op.shape_arg: s}),
                                       ident)
@@ -430,17 +427,6 @@ class Op:
 
     def __repr__(self):
         return f"<op {self.name}>"
-
-
-def _once(make):
-    """``make``, called once: later calls return its first result."""
-    box = []
-
-    def once():
-        if not box:
-            box.append(make())
-        return box[0]
-    return once
 
 
 def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None,

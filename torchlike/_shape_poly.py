@@ -256,9 +256,7 @@ def trace(tiered, args):
 
         def raw_of(syms):
             return family.make(tuple(syms[-1 - d] if d < 0 else d for d in shape))
-        ident = family.ident
-        if ident is not None and ident.__class__ is not str:
-            ident = family.ident = ident()          # (made on first use)
+        ident = family.ident = _tiers.made(family.ident)
     else:
         ident = tiered.identity()
         if table is None or table is True:

@@ -31,7 +31,7 @@ from jax._src.lib import xla_client as _xc
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
            "set_interpret_calls", "iota", "put", "to_device", "trace", "inlined", "scan", "fori_loop",
-           "zeros_like", "stable"]
+           "zeros_like", "stable", "made", "once"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 # fills, zeros and element numbers are built with numpy up to this size (a compile costs more)
@@ -452,9 +452,7 @@ class Tiered:
 
     def identity(self):
         """``ident``, made now if it was given as a function."""
-        i = self.ident
-        if i is not None and i.__class__ is not str:
-            i = self.ident = i()
+        i = self.ident = made(self.ident)
         return i
 
     def _new_plan(self, args, key, tree):
@@ -574,6 +572,23 @@ def tiered(raw, jitted=None, name="", finish=None, ident=None):
     """A ``Tiered`` of ``raw`` (``jitted`` defaults to ``jax.jit(raw)``)."""
     return Tiered(raw, (lambda: jax.jit(inlined(raw))) if jitted is None else jitted, name, finish,
                   ident)
+
+
+def made(ident):
+    """An identity (``stable`` text or None), or one given as a function (made on first use),
+    made now."""
+    return ident if ident is None or ident.__class__ is str else ident()
+
+
+def once(make):
+    """``make``, called once: later calls return its first result."""
+    box = []
+
+    def once():
+        if not box:
+            box.append(make())
+        return box[0]
+    return once
 
 
 _STABLE_LEAVES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
