@@ -109,13 +109,11 @@ def _np_const(v, aval):
 def _plan(jaxpr, consts=()):
     """The plan of an open ``Jaxpr`` whose constvars take ``consts``.
 
-    In a shape-polymorphic jaxpr (symbolic input sizes), an equation whose rule needs sizes
-    (``_late``) gets no function here: its step is listed in ``plan.late`` and made by ``bind``
-    for each set of sizes; the others are made once."""
+    In a shape-polymorphic jaxpr (symbolic sizes), an equation whose rule needs sizes (sizes in
+    its params, or in its avals unless its primitive is ``SHAPELESS``) gets no function here:
+    its step is listed in ``plan.late`` and made by ``bind`` for each set of sizes; the others
+    are made once."""
     plan = _Plan()
-    # (sizes come from the inputs, or from a static argument: a random draw's shape)
-    symbolic = any(_sized(v.aval) for v in itertools.chain(jaxpr.invars, jaxpr.outvars)) or \
-        any(_has_size(v) for e in jaxpr.eqns for v in e.params.values())
     late = []
     slots = {}
     template = []
@@ -139,10 +137,12 @@ def _plan(jaxpr, consts=()):
                 template.append(_np_const(v.val, v.aval))
             else:
                 ins.append(slot(v))
-        if symbolic and _late(eqn):
+        # (sizes come from the inputs, or from a static argument: a random draw's shape)
+        sized = tuple(n for n, v in eqn.params.items() if _has_size(v))
+        if sized or (eqn.primitive.name not in SHAPELESS and any(
+                _sized(v.aval) for v in itertools.chain(eqn.invars, eqn.outvars))):
             _supported(eqn)
-            late.append((len(steps), eqn, tuple(n for n, v in eqn.params.items()
-                                                if _has_size(v))))
+            late.append((len(steps), eqn, sized))
             fn = None
         else:
             fn = _made(eqn)
@@ -217,15 +217,6 @@ def _has_size(p):
     if t is _jcore.Jaxpr:
         return _symbolic_jaxpr(p)
     return _sized(p) if hasattr(p, "shape") and hasattr(p, "dtype") else False
-
-
-def _late(eqn):
-    """Must the step of ``eqn`` (in a shape-polymorphic jaxpr) be made per set of sizes?"""
-    if any(_has_size(v) for v in eqn.params.values()):
-        return True
-    if eqn.primitive.name in SHAPELESS:
-        return False
-    return any(_sized(v.aval) for v in itertools.chain(eqn.invars, eqn.outvars))
 
 
 def _supported(eqn):
@@ -996,10 +987,9 @@ def _shift_rule(kind):
     return make
 
 
-RULES["shift_left"] = _shift_rule("left")
-RULES["shift_right_logical"] = _shift_rule("logical")
-RULES["shift_right_arithmetic"] = _shift_rule("arith")
-SHAPELESS.update(("shift_left", "shift_right_logical", "shift_right_arithmetic"))
+for _k, _n in (("left", "shift_left"), ("logical", "shift_right_logical"),
+               ("arith", "shift_right_arithmetic")):
+    rule(_n, shapeless=True)(_shift_rule(_k))
 
 
 @rule("population_count", shapeless=True)
@@ -1498,15 +1488,9 @@ def _rxor(x, axis, d):
         np.zeros(np.sum(x, axis=axis).shape, d)
 
 
-RULES["reduce_sum"] = _reduce_rule(_sum)
-RULES["reduce_prod"] = _reduce_rule(_prod)
-RULES["reduce_max"] = _reduce_rule(_rmax)
-RULES["reduce_min"] = _reduce_rule(_rmin)
-RULES["reduce_and"] = _reduce_rule(_rand)
-RULES["reduce_or"] = _reduce_rule(_ror)
-RULES["reduce_xor"] = _reduce_rule(_rxor)
-SHAPELESS.update(("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
-                  "reduce_or", "reduce_xor"))
+for _n, _fn in (("sum", _sum), ("prod", _prod), ("max", _rmax), ("min", _rmin),
+                ("and", _rand), ("or", _ror), ("xor", _rxor)):
+    rule("reduce_" + _n, shapeless=True)(_reduce_rule(_fn))
 
 
 def _arg_rule(np_fn):
@@ -1517,9 +1501,8 @@ def _arg_rule(np_fn):
     return make
 
 
-RULES["argmax"] = _arg_rule(np.argmax)
-RULES["argmin"] = _arg_rule(np.argmin)
-SHAPELESS.update(("argmax", "argmin"))
+rule("argmax", shapeless=True)(_arg_rule(np.argmax))
+rule("argmin", shapeless=True)(_arg_rule(np.argmin))
 
 
 def _cum_rule(kind):
@@ -1549,8 +1532,7 @@ def _cum_rule(kind):
 
 
 for _k in ("sum", "prod", "max", "min", "logsumexp"):
-    RULES["cum" + _k] = _cum_rule(_k)
-    SHAPELESS.add("cum" + _k)
+    rule("cum" + _k, shapeless=True)(_cum_rule(_k))
 
 
 # ------------------------------------------------------------------ sort, top_k
@@ -2071,15 +2053,12 @@ def _threefry_bits(width, shape):
     """One threefry key's random bits, as jax's partitionable threefry makes them (its 64-bit
     element numbers through threefry2x32, the two words combined by width), without a trace
     per shape."""
-    n = math.prod(shape)
     mix = _threefry(None, None, [jax.core.ShapedArray(shape, np.uint32)])
     dtype = np.dtype(f"uint{width}")
 
     def f(key):
         key = np.asarray(key, np.uint32)
-        count = np.arange(n, dtype=np.uint64).reshape(shape)
-        b1, b2 = mix(key[0], key[1], (count >> np.uint64(32)).astype(np.uint32),
-                     (count & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        b1, b2 = mix(key[0], key[1], *_counts_2x32(shape))
         if width == 64:
             return (b1.astype(dtype) << dtype.type(32)) | b2.astype(dtype)
         bits = b1 ^ b2
@@ -2152,13 +2131,16 @@ def _dim_as_value(p, ins, outs):
     return lambda: val
 
 
+def _counts_2x32(shape):
+    """The element numbers of ``shape`` as uint64, split into (high, low) uint32 words."""
+    n = np.arange(math.prod(shape), dtype=np.uint64).reshape(shape)
+    return [(n >> np.uint64(32)).astype(np.uint32), (n & np.uint64(0xFFFFFFFF)).astype(np.uint32)]
+
+
 @rule("iota_2x32_shape")
 def _iota_2x32(p, ins, outs):
-    shape = tuple(p["shape"])
-    n = np.arange(math.prod(shape), dtype=np.uint64).reshape(shape)
-    hi = (n >> np.uint64(32)).astype(np.uint32)
-    lo = (n & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    return lambda: [hi, lo]
+    counts = _counts_2x32(tuple(p["shape"]))
+    return lambda: counts
 
 
 # ------------------------------------------------------------------ linear algebra, fft

@@ -136,21 +136,39 @@ def _compiled(guards):
     """``guards`` as one Python function of the sizes (evaluating a size expression through
     jax costs microseconds per term, and a lookup checks the guards of every trace of its
     pattern), or None where an expression's text is not plain arithmetic."""
-    terms, names = [], set()
+    terms = []
     try:
         for lhs, name, rhs, result in guards:
-            for x in (lhs, rhs):
-                if isinstance(x, _DimExpr):
-                    names.update(str(v) for v in x._get_vars())
             t = f"(({_text(lhs)}) {_PY[name]} ({_text(rhs)}))"
             terms.append(t if result else f"not {t}")
+    except (TypeError, ValueError):
+        return None
+    return _function(" and ".join(terms) if terms else "True",
+                     [x for g in guards for x in (g[0], g[2])])
+
+
+def _function(body, exprs):
+    """Python expression ``body`` over the symbols of size expressions ``exprs`` as a compiled
+    function of the sizes (shared by equal texts), or None where a text is not plain
+    arithmetic."""
+    try:
+        names = sorted({str(v) for x in exprs if x.__class__ is _DimExpr
+                        for v in x._get_vars()})
         if not all(n.isidentifier() for n in names):
             return None
-        fn = eval(f"lambda {', '.join(sorted(names) + ['**_'])}: "          # noqa: S307
-                  f"{' and '.join(terms) if terms else 'True'}", dict(_SYMBOLS))
+        source = f"lambda {', '.join(names + ['**_'])}: {body}"
+        fn = _FUNCTIONS.get(source)
+        if fn is None:
+            f = eval(source, dict(_SYMBOLS))  # noqa: S307
+            if len(_FUNCTIONS) >= 4096:
+                _FUNCTIONS.clear()
+            fn = _FUNCTIONS[source] = lambda env: f(**env)
     except Exception:
         return None
-    return lambda env: fn(**env)
+    return fn
+
+
+_FUNCTIONS: dict = {}       # a function's source -> the function (shared by equal texts)
 
 
 def _text(x):
@@ -407,33 +425,12 @@ def _sizer(owner, x):
 def _expression(x):
     """``x`` (a size expression or a tuple of sizes) as a compiled function of the sizes, or
     None where an expression's text is not plain arithmetic."""
-    names = set()
     try:
         if x.__class__ is _DimExpr:
-            names.update(str(v) for v in x._get_vars())
-            body = _text(x)
-        else:
-            parts = []
-            for d in x:
-                if d.__class__ is _DimExpr:
-                    names.update(str(v) for v in d._get_vars())
-                parts.append(_text(d))
-            body = "(" + "".join(p + ", " for p in parts) + ")"
-        if not all(n.isidentifier() for n in names):
-            return None
-        source = f"lambda {', '.join(sorted(names) + ['**_'])}: {body}"
-        fn = _COMPILED.get(source)
-        if fn is None:
-            fn = eval(source, dict(_SYMBOLS))  # noqa: S307
-            if len(_COMPILED) >= 4096:
-                _COMPILED.clear()
-            fn = _COMPILED[source] = (lambda f: lambda env: f(**env))(fn)
-    except Exception:
+            return _function(_text(x), (x,))
+        return _function("(" + "".join(_text(d) + ", " for d in x) + ")", x)
+    except (TypeError, ValueError):
         return None
-    return fn
-
-
-_COMPILED: dict = {}        # an expression's source -> its function (shared by equal texts)
 
 
 class Subst:
