@@ -8,10 +8,13 @@ Workloads, each run in its own new Python process and timed after the imports:
   4 heads, vocab 256) whose context grows each step under ``no_grad`` (nanoGPT's ``generate``);
 * ``rss``: resident memory after 1,000 and 5,000 warm MLP steps (torchlike only).
 
-torchlike runs three times per workload: with the interpreter tier off and an empty cache
-(every first call compiles), then with the tier (the default) on an empty and on a warm cache.
-Prints seconds, same-run ratios to torch and the targets. Asserts nothing.
-Run: ``python benchmarks/cold_start.py [--tokens 60] [--only step,batches,generate,rss]``
+torchlike runs with the interpreter tier off and an empty cache (every first call compiles,
+once), then ``--repeats`` times with the tier (the default): on a new empty cache and on that
+cache warm, each round beside a fresh torch process. First calls move between runs (torch's
+own by 2-4x), so each column is the median of its rounds, with the range, and the ratios are
+those of the medians. Asserts nothing.
+Run: ``python benchmarks/cold_start.py [--tokens 60] [--repeats 3]
+[--only step,batches,generate,rss]``
 """
 from __future__ import annotations
 
@@ -115,37 +118,60 @@ def run(backend, work, env, tokens):
     out = subprocess.run([sys.executable, "-c", src, backend], env=env, capture_output=True,
                          text=True, timeout=3600)
     if out.returncode:
-        return f"failed: {out.stderr.strip().splitlines()[-1] if out.stderr else '?'}"
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr else "?")
     return out.stdout.split()
+
+
+def _median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def _cell(xs):
+    """``median (min-max)`` of a column's rounds."""
+    m = _median(xs)
+    return f"{m:.3f}" if len(xs) == 1 else f"{m:.3f} ({min(xs):.3f}-{max(xs):.3f})"
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", type=int, default=60)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default="step,batches,generate,rss")
     a = ap.parse_args()
-    cache = tempfile.mkdtemp(prefix="torchlike-cache-")
-    env = dict(os.environ, TORCHLIKE_CACHE_DIR=cache)
-    off = dict(env, TORCHLIKE_INTERPRET_CALLS="0", TORCHLIKE_CACHE_DIR=tempfile.mkdtemp(
-        prefix="torchlike-cache-off-"))
     targets = {"step": "<=10x / <=5x", "batches": "<=10x", "generate": "<=15x / <=10x"}
-    print(f"{'workload':10s} {'torch s':>8s} {'no tier s':>10s} {'cold s':>8s} {'warm s':>8s} "
-          f"{'no tier/torch':>14s} {'cold/torch':>11s} {'warm/torch':>11s}  target (cold / warm)")
+    print(f"torch, cold and warm: median (min-max) of {a.repeats} rounds of fresh processes")
+    print(f"{'workload':10s} {'torch s':>22s} {'no tier s':>10s} {'cold s':>22s} "
+          f"{'warm s':>22s} {'no tier/torch':>14s} {'cold/torch':>11s} {'warm/torch':>11s}"
+          f"  target (cold / warm)")
     for w in a.only.split(","):
         if w == "rss":
-            r = run("torchlike", "rss", env, a.tokens)
+            env = dict(os.environ, TORCHLIKE_CACHE_DIR=tempfile.mkdtemp(prefix="torchlike-cache-"))
+            try:
+                r = run("torchlike", "rss", env, a.tokens)
+            except RuntimeError as e:
+                r = f"failed: {e}"
             print(f"rss MB after 1000 / 5000 steps: {r}")
             continue
-        t = run("torch", w, env, a.tokens)
-        notier = run("torchlike", w, off, a.tokens)    # every first call compiles
-        cold = run("torchlike", w, env, a.tokens)      # empty cache: first calls interpreted
-        warm = run("torchlike", w, env, a.tokens)      # the same programs, from the cache
+        off = dict(os.environ, TORCHLIKE_INTERPRET_CALLS="0", TORCHLIKE_CACHE_DIR=tempfile.mkdtemp(
+            prefix="torchlike-cache-off-"))
+        got = {"torch": [], "cold": [], "warm": []}
         try:
-            t, notier, cold, warm = float(t[0]), float(notier[0]), float(cold[0]), float(warm[0])
-            print(f"{w:10s} {t:8.3f} {notier:10.3f} {cold:8.3f} {warm:8.3f} {notier / t:13.1f}x "
-                  f"{cold / t:10.1f}x {warm / t:10.1f}x  {targets.get(w, '')}")
-        except (TypeError, ValueError, IndexError):
-            print(w, t, notier, cold, warm)
+            notier = float(run("torchlike", w, off, a.tokens)[0])     # every first call compiles
+            for _ in range(a.repeats):
+                env = dict(os.environ,
+                           TORCHLIKE_CACHE_DIR=tempfile.mkdtemp(prefix="torchlike-cache-"))
+                got["torch"].append(float(run("torch", w, env, a.tokens)[0]))
+                got["cold"].append(float(run("torchlike", w, env, a.tokens)[0]))  # empty cache
+                got["warm"].append(float(run("torchlike", w, env, a.tokens)[0]))  # from the cache
+        except (RuntimeError, ValueError, IndexError) as e:
+            print(w, "failed:", e, got)
+            continue
+        t, cold, warm = (_median(got[k]) for k in ("torch", "cold", "warm"))
+        print(f"{w:10s} {_cell(got['torch']):>22s} {notier:10.3f} {_cell(got['cold']):>22s} "
+              f"{_cell(got['warm']):>22s} {notier / t:13.1f}x {cold / t:10.1f}x "
+              f"{warm / t:10.1f}x  {targets.get(w, '')}")
 
 
 if __name__ == "__main__":

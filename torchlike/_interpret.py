@@ -2049,16 +2049,21 @@ def _random_bits(p, ins, outs):
         tuple(p["shape"]))
 
 
+_KEPT_COUNTS = 1 << 16
+
+
 def _threefry_bits(width, shape):
     """One threefry key's random bits, as jax's partitionable threefry makes them (its 64-bit
     element numbers through threefry2x32, the two words combined by width), without a trace
     per shape."""
     mix = _threefry(None, None, [jax.core.ShapedArray(shape, np.uint32)])
     dtype = np.dtype(f"uint{width}")
+    # the element numbers, made once for a small shape (kept with the plan)
+    counts = _counts_2x32(shape) if math.prod(shape) <= _KEPT_COUNTS else None
 
     def f(key):
         key = np.asarray(key, np.uint32)
-        b1, b2 = mix(key[0], key[1], *_counts_2x32(shape))
+        b1, b2 = mix(key[0], key[1], *(counts or _counts_2x32(shape)))
         if width == 64:
             return (b1.astype(dtype) << dtype.type(32)) | b2.astype(dtype)
         bits = b1 ^ b2
@@ -2104,21 +2109,24 @@ def _threefry(p, ins, outs):
     u32 = np.uint32
     rot = [(13, 15, 26, 6), (17, 29, 16, 24)]
 
-    def rotl(v, r):
-        return (v << u32(r)) | (v >> u32(32 - r))
-
     def f(k1, k2, x1, x2):
-        k1, k2, x1, x2 = (np.broadcast_to(np.asarray(a, u32), shape) for a in (k1, k2, x1, x2))
+        # the rounds write into two arrays in place (a fresh array per operation cost more
+        # than the arithmetic); uint32 arithmetic wraps, as threefry's does
+        k1, k2 = np.asarray(k1, u32), np.asarray(k2, u32)
         ks = [k1, k2, k1 ^ k2 ^ u32(0x1BD11BDA)]
-        a = x1 + ks[0]
-        b = x2 + ks[1]
+        a, b, t = np.empty(shape, u32), np.empty(shape, u32), np.empty(shape, u32)
+        np.add(np.asarray(x1, u32), ks[0], out=a)
+        np.add(np.asarray(x2, u32), ks[1], out=b)
         for i in range(5):
             for r in rot[i % 2]:
-                a = a + b
-                b = rotl(b, r)
-                b = a ^ b
-            a = a + ks[(i + 1) % 3]
-            b = b + ks[(i + 2) % 3] + u32(i + 1)
+                np.add(a, b, out=a)
+                np.left_shift(b, u32(r), out=t)         # b = rotl(b, r) ^ a
+                np.right_shift(b, u32(32 - r), out=b)
+                np.bitwise_or(b, t, out=b)
+                np.bitwise_xor(b, a, out=b)
+            np.add(a, ks[(i + 1) % 3], out=a)
+            np.add(b, ks[(i + 2) % 3], out=b)
+            np.add(b, u32(i + 1), out=b)
         return [a, b]
     return f
 
