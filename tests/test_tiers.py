@@ -437,3 +437,83 @@ def test_the_remat_switch_gives_a_forward_with_vjp_and_the_same_gradients(monkey
         out.backward()
         grads[on] = w.grad.numpy()
     np.testing.assert_allclose(grads[True], grads[False], rtol=1e-6, atol=1e-7)
+
+
+def _group_and_one_tierseds(opt):
+    from torchlike.optim import optimizer as O
+    group = [f for (fn, _), f in O._JIT_CACHE.items() if fn is type(opt)._update]
+    ones = [f for k, f in O._ONE_CACHE.items() if k[0] is type(opt)._update]
+    return group, ones
+
+
+@pytest.mark.parametrize("opt_cls", ["Adam", "AdamW", "SGD", "RMSprop", "Adafactor"])
+def test_an_optimizers_first_steps_run_one_parameter_at_a_time_with_the_groups_bits(
+        opt_cls, monkeypatch):
+    # the group's function is traced per parameter (a GPT's AdamW group: 60 ms), a parameter's
+    # update once per shape pattern; the values are the group's bit for bit
+    from torchlike.optim import optimizer as O
+    # (every call interpreted: the forward and backward give the same bits in both runs)
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 1000)
+    sizes = (23, 21, 19, 17, 15, 13, 3)         # twelve parameters, two ranks
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 23)).astype(np.float32)
+    y = rng.integers(0, 3, (6,))
+    results = {}
+    for per_parameter in (True, False):
+        monkeypatch.setattr(O, "PER_PARAMETER", per_parameter)
+        torchlike.optim.optimizer._clear_jit_cache()
+        model = _mlp(torchlike, sizes)
+        kw = {"momentum": 0.9} if opt_cls == "SGD" else {}
+        opt = getattr(torchlike.optim, opt_cls)(model.parameters(), lr=1e-2, **kw)
+        for _ in range(3):
+            loss = torchlike.nn.functional.cross_entropy(
+                model(torchlike.tensor(x)), torchlike.tensor(y))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        results[per_parameter] = [p.detach().numpy().copy() for p in model.parameters()]
+        group, ones = _group_and_one_tierseds(opt)
+        (g,) = group
+        planned = sum(1 for ent in g.seen.values() if ent[1])
+        if per_parameter:
+            assert planned == 0, "the group's function was traced for the interpreter"
+            assert ones and all(f._cache_size() == 0 for f in ones)
+            # a plan per parameter shape (six weights, six biases) and state structure (a first
+            # step's momentum buffer is None; Adafactor's state of a matrix and of a vector)
+            plans = sum(len(ent[1]) for f in ones for ent in f.seen.values() if ent[1])
+            assert 12 <= plans <= 24
+        else:
+            assert planned >= 1 and not ones
+        assert g._cache_size() == 0, "a first step compiled the group update"
+    for a, b in zip(results[True], results[False]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_group_past_the_size_bound_is_interpreted_per_parameter_and_a_big_parameter_compiles(
+        monkeypatch):
+    # the size bound applies to each parameter's update, not to the group's arrays together
+    from torchlike.optim import optimizer as O
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    monkeypatch.setattr(_tiers, "INTERPRET_MAX_ELEMENTS", 2000)
+    O._clear_jit_cache()
+    ps = [torchlike.nn.Parameter(torchlike.ones(300) * i) for i in range(1, 5)]
+    opt = torchlike.optim.Adam(ps, lr=0.1)
+    for p in ps:
+        p.grad = torchlike.full((300,), 0.5)
+    opt.step()
+    (g,), ones = _group_and_one_tierseds(opt)
+    assert g._cache_size() == 0 and ones, "a group of small parameters compiled"
+    expected = [torch.ones(300) * i for i in range(1, 5)]
+    t_opt = torch.optim.Adam([torch.nn.Parameter(e) for e in expected], lr=0.1)
+    for p in t_opt.param_groups[0]["params"]:
+        p.grad = torch.full((300,), 0.5)
+    t_opt.step()
+    for p, q in zip(ps, t_opt.param_groups[0]["params"]):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6)
+    # a parameter past the bound on its own: the group runs compiled, with the same values
+    big = torchlike.nn.Parameter(torchlike.ones(2500))
+    small = torchlike.nn.Parameter(torchlike.ones(10))
+    opt = torchlike.optim.Adam([big, small], lr=0.1)
+    big.grad, small.grad = torchlike.full((2500,), 0.5), torchlike.full((10,), 0.5)
+    opt.step()
+    assert float(big[0]) == pytest.approx(0.9) and float(small[0]) == pytest.approx(0.9)

@@ -82,7 +82,64 @@ def _jitted(fn, flags):
 
 def _clear_jit_cache():
     _JIT_CACHE.clear()
+    _ONE_CACHE.clear()
     _TRACES["update"] = 0
+
+
+# The interpreter tier's first calls of a group update run it one parameter at a time: each
+# parameter's update is traced once per shape pattern (``poly``), where the group's function
+# traces every parameter's (a GPT's AdamW group: ~1,000 equations, 60 ms to trace, before the
+# first step could run). The compiled program stays one per group.
+PER_PARAMETER = True
+_ONE_CACHE: dict = {}
+
+
+def _one(fn, flags, keys, present, hp_keys):
+    """A Tiered of ``fn``'s update of one parameter, flat: ``(p, g, *state, *hp)``; state
+    ``keys`` in order, ``present`` telling which hold an array (the others are None)."""
+    key = (fn, flags, keys, present, hp_keys)
+    f = _ONE_CACHE.get(key)
+    if f is None:
+        n_state = sum(present)
+
+        def one(p, g, *rest):
+            it = iter(rest[:n_state])
+            state = {k: [next(it) if has else None] for k, has in zip(keys, present)}
+            hp = dict(zip(hp_keys, rest[n_state:]))
+            new_p, new_state = _with_complex(fn, dict(flags), [p], [g], state, hp)
+            return new_p[0], {k: v[0] for k, v in new_state.items()}
+        f = _ONE_CACHE[key] = _tiers.Tiered(one, lambda: jax.jit(one), "optim (one parameter)",
+                                            ident=_tiers.stable("optim-one", fn, dict(flags),
+                                                                keys, present, hp_keys),
+                                            poly=True)
+    return f
+
+
+def _per_parameter(fn, flags, params, grads, arrays, hp):
+    """A group update the tier claimed, interpreted one parameter at a time; None where a
+    parameter's update cannot be interpreted (the caller runs the group)."""
+    keys = tuple(arrays)
+    hp_keys = tuple(hp)
+    hp_vals = []
+    for k in hp_keys:
+        v = hp[k]
+        if isinstance(v, np.generic):
+            v = np.asarray(v)           # (a 0-d array: its dtype, as the group's trace sees it)
+        elif v.__class__ is not _tiers._ArrayImpl:
+            return None
+        hp_vals.append(v)
+    new_p, new_state = [], {}
+    for i, (p, g) in enumerate(zip(params, grads)):
+        st = [arrays[k][i] for k in keys]
+        present = tuple(a is not None for a in st)
+        one = _one(fn, flags, keys, present, hp_keys)
+        out = one.interpreted(p, g, *[a for a in st if a is not None], *hp_vals)
+        if out is None:
+            return None
+        new_p.append(out[0])
+        for k, v in out[1].items():
+            new_state.setdefault(k, []).append(v)
+    return new_p, new_state
 
 
 def _register_cache():
@@ -317,11 +374,18 @@ class Optimizer:
             self._init_state(p, group)
         st = self._state_lists(params, group)
         arrays = {k: [None if t is None else _raw(t) for t in v] for k, v in st.items()}
-        fn = _jitted(type(self)._update, self._flags(group))
+        flags = self._flags(group)
+        fn = _jitted(type(self)._update, flags)
         traced = self._traced_hp
         hp = traced[id(group)] if traced is not None else self._hp(group)
-        new_p, new_state = fn([_raw(p) for p in params], [_raw(p.grad) for p in params],
-                              arrays, hp)
+        args = ([_raw(p) for p in params], [_raw(p.grad) for p in params], arrays, hp)
+        if PER_PARAMETER and len(params) > 1:
+            out = fn.call_claiming(*args, bounded=False)
+            if out is _tiers.CLAIMED:
+                out = _per_parameter(type(self)._update, flags, *args) or fn.jit(*args)
+        else:
+            out = fn(*args)
+        new_p, new_state = out
         for p, a in zip(params, new_p):
             p._set_data(a)
         for k, arrs in new_state.items():
