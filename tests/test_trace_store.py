@@ -190,8 +190,11 @@ def test_a_training_step_round_trips_and_the_costs(monkeypatch):
     each jaxpr round-trips bit-identically; dumps/loads cost against tracing. (Forwards-with-VJP
     interpreted, as with ``TORCHLIKE_REMAT=0``: their Pullback trees round-trip too.)"""
     from torchlike import _registry
+    from torchlike.optim import optimizer as O
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
     monkeypatch.setattr(_registry, "REMAT", False)
+    # the group update traced whole (as it is for its compiled program), the biggest jaxpr
+    monkeypatch.setattr(O, "PER_PARAMETER", False)
     traced = []
     trace = _tiers.trace
 
