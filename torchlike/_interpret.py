@@ -8,9 +8,10 @@ A jaxpr is turned once into a *plan* (cached on the jaxpr object): a flat list o
 ``(function, input slots, output slots, slots to free)`` steps whose functions already hold
 each equation's params. Running a plan is a loop of list reads, one call per equation and list
 writes (about 1.2 us an equation beyond numpy's own work); each value is dropped after its last
-use. Sub-jaxprs (``jit``, ``custom_jvp_call``, ``custom_vjp_call``, ``checkpoint``,
-``closed_call``, ``custom_linear_solve``, ``scan``, ``while``, ``cond``, ``reduce``,
-``reduce_window``) get plans of their own, built with their parent's.
+use. Calls (``jit``, ``custom_jvp_call``, ``custom_vjp_call``, ``checkpoint``,
+``closed_call``) are inlined into their caller's plan; the other sub-jaxprs
+(``custom_linear_solve``, ``scan``, ``while``, ``cond``, ``reduce``, ``reduce_window``) get
+plans of their own, built with their parent's.
 
 Semantics are XLA's (CPU backend), checked against jax's compiled results in
 ``tests/test_interpret.py``: integer division by zero, shifts past the bit width, saturating
@@ -106,65 +107,83 @@ def _np_const(v, aval):
     return a
 
 
+# call primitives whose sub-jaxpr is the value they compute: their equations join the caller's
+# plan (a shape-polymorphic trace's call is then no late step re-planned at every size)
+_CALLS = {"jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call",
+          "custom_vjp_call_jaxpr", "checkpoint", "remat", "remat2"}
+
+
+def _inlined(eqn):
+    """``(jaxpr, consts)`` of a call equation's sub-jaxpr, or None."""
+    if eqn.primitive.name not in _CALLS:
+        return None
+    p = eqn.params
+    j = p.get("jaxpr") or p.get("call_jaxpr") or p.get("fun_jaxpr")
+    if j is None:
+        return None
+    if hasattr(j, "consts"):
+        return j.jaxpr, j.consts
+    return j, ()
+
+
 def _plan(jaxpr, consts=()):
     """The plan of an open ``Jaxpr`` whose constvars take ``consts``.
 
-    In a shape-polymorphic jaxpr (symbolic sizes), an equation whose rule needs sizes (sizes in
-    its params, or in its avals unless its primitive is ``SHAPELESS``) gets no function here:
-    its step is listed in ``plan.late`` and made by ``bind`` for each set of sizes; the others
-    are made once."""
+    Calls (``pjit``, ``custom_jvp_call``...) are inlined. In a shape-polymorphic jaxpr
+    (symbolic sizes), an equation whose rule needs sizes (sizes in its params, or in its avals
+    unless its primitive is ``SHAPELESS``) gets no function here: its step is listed in
+    ``plan.late`` and made by ``bind`` for each set of sizes; the others are made once."""
     plan = _Plan()
     late = []
-    slots = {}
     template = []
-
-    def slot(v):
-        s = slots.get(v)
-        if s is None:
-            s = slots[v] = len(template)
-            template.append(None)
-        return s
-
-    for v, c in zip(jaxpr.constvars, consts):
-        template[slot(v)] = c if v.aval is None else _np_const(c, v.aval)
-    plan.in_slots = tuple(slot(v) for v in jaxpr.invars)
     steps = []
-    for eqn in jaxpr.eqns:
-        ins = []
-        for v in eqn.invars:
+
+    def new_slot(value=None):
+        template.append(value)
+        return len(template) - 1
+
+    def emit(jaxpr, consts, in_slots):
+        env = {}
+        for v, c in zip(jaxpr.constvars, consts):
+            env[v] = new_slot(c if v.aval is None else _np_const(c, v.aval))
+        for v, i in zip(jaxpr.invars, in_slots):
+            env[v] = i
+
+        def get(v):
             if isinstance(v, _Literal):
-                ins.append(len(template))
-                template.append(_np_const(v.val, v.aval))
+                return new_slot(_np_const(v.val, v.aval))
+            i = env.get(v)
+            if i is None:
+                i = env[v] = new_slot()
+            return i
+
+        for eqn in jaxpr.eqns:
+            ins = [get(v) for v in eqn.invars]
+            sub = _inlined(eqn)
+            if sub is not None:
+                for o, i in zip(eqn.outvars, emit(sub[0], sub[1], ins)):
+                    if not isinstance(o, _DropVar):
+                        env[o] = i
+                continue
+            # (sizes come from the inputs, or from a static argument: a random draw's shape)
+            sized = tuple(n for n, v in eqn.params.items() if _has_size(v))
+            if sized or (eqn.primitive.name not in SHAPELESS and any(
+                    _sized(v.aval) for v in itertools.chain(eqn.invars, eqn.outvars))):
+                _supported(eqn)
+                late.append((len(steps), eqn, sized))
+                fn = None
             else:
-                ins.append(slot(v))
-        # (sizes come from the inputs, or from a static argument: a random draw's shape)
-        sized = tuple(n for n, v in eqn.params.items() if _has_size(v))
-        if sized or (eqn.primitive.name not in SHAPELESS and any(
-                _sized(v.aval) for v in itertools.chain(eqn.invars, eqn.outvars))):
-            _supported(eqn)
-            late.append((len(steps), eqn, sized))
-            fn = None
-        else:
-            fn = _made(eqn)
-        outs = []
-        for o in eqn.outvars:
-            if isinstance(o, _DropVar):
-                outs.append(len(template))
-                template.append(None)
+                fn = _made(eqn)
+            outs = [new_slot() if isinstance(o, _DropVar) else get(o) for o in eqn.outvars]
+            if eqn.primitive.multiple_results:
+                steps.append((fn, tuple(ins), tuple(outs), True))
             else:
-                outs.append(slot(o))
-        if eqn.primitive.multiple_results:
-            steps.append((fn, tuple(ins), tuple(outs), True))
-        else:
-            steps.append((fn, tuple(ins), outs[0], False))
-    out_slots = []
-    for v in jaxpr.outvars:
-        if isinstance(v, _Literal):
-            out_slots.append(len(template))
-            template.append(_np_const(v.val, v.aval))
-        else:
-            out_slots.append(slot(v))
-    plan.out_slots = tuple(out_slots)
+                steps.append((fn, tuple(ins), outs[0], False))
+        return [get(v) for v in jaxpr.outvars]
+
+    in_slots = [new_slot() for _ in jaxpr.invars]
+    plan.in_slots = tuple(in_slots)
+    plan.out_slots = tuple(emit(jaxpr, consts, in_slots))
     plan.template = template
     # free each value after its last use: fresh memory for every intermediate costs page
     # faults (a 256x256 add took 1.3 ms instead of 25 us with all intermediates alive)
