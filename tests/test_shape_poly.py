@@ -348,6 +348,39 @@ def test_shapeless_steps_are_made_once_and_give_the_concrete_traces_bits():
     assert set(I.SHAPELESS) - {"copy_p"} <= met
 
 
+def test_calls_join_their_callers_plan_and_are_made_once_across_sizes():
+    """A call's sub-jaxpr (``custom_jvp_call``: ``jax.nn.relu``, torchlike's softmax; ``pjit``;
+    ``checkpoint``) is inlined into the plan of its caller: in a symbolic trace its shapeless
+    equations are made once, not re-planned as one late step at every set of sizes, and the
+    values are the concrete trace's."""
+    import jax
+    import jax.numpy as jnp
+    from jax import export
+    from torchlike import _interpret as I
+    from torchlike.nn import functional as F
+
+    def fn(x, y):
+        h = jax.nn.relu(x) * 2
+        h = jax.checkpoint(lambda u: jnp.tanh(u) + y)(h)
+        return F._softmax_fn(jax.jit(lambda u: u - 1)(h), 1)
+    a, b = export.symbolic_shape("a, b")
+    closed, _ = _tiers.trace(fn, [jax.ShapeDtypeStruct((a, b), np.float32)] * 2)
+    names = {e.primitive.name for e in closed.jaxpr.eqns}
+    assert "custom_jvp_call" in names and names & {"checkpoint", "remat2"}, names
+    plan = I._closed_plan(closed)
+    assert not [e.primitive.name for _, e, _ in plan.late if e.primitive.name in I._CALLS]
+    rng = np.random.default_rng(5)
+    plans = []
+    for n, m in ((3, 5), (4, 7)):
+        args = [rng.standard_normal((n, m)).astype(np.float32) for _ in range(2)]
+        plans.append(I.bind(closed, _shape_poly.Subst({"a": n, "b": m})))
+        got = I.run_plan(plans[-1], *args)
+        want = I.run(_tiers.trace(fn, args)[0], *args)
+        np.testing.assert_array_equal(got[0], want[0])
+    shared = sum(s0[0] is s1[0] for s0, s1 in zip(plans[0].steps, plans[1].steps))
+    assert shared >= 6          # relu's max, mul, tanh, add, sub, exp, div... made once
+
+
 def test_size_expressions_evaluate_as_jax_evaluates_them():
     """The compiled Python of size expressions (shapes of a symbolic trace, guards) gives jax's
     values: powers (jax writes ``a^3``), floor division, remainders, max and min."""
