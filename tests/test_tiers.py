@@ -482,6 +482,12 @@ def test_an_optimizers_first_steps_run_one_parameter_at_a_time_with_the_groups_b
             # step's momentum buffer is None; Adafactor's state of a matrix and of a vector)
             plans = sum(len(ent[1]) for f in ones for ent in f.seen.values() if ent[1])
             assert 12 <= plans <= 24
+            # traced symbolically from the first shape: one trace per pattern (distinct-sized
+            # matrices, vectors), served to every parameter of it (Adafactor's update reads
+            # its sizes as numbers: traced per shape)
+            for f in ones:
+                n = sum(len(e) for e in f.poly.values() if e.__class__ is list)
+                assert (n == 0) if opt_cls == "Adafactor" else (1 <= n <= 2), f.poly.keys()
         else:
             assert planned >= 1 and not ones
         assert g._cache_size() == 0, "a first step compiled the group update"

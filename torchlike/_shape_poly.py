@@ -38,7 +38,8 @@ from jax._src.export import shape_poly as _sp
 
 from . import _tiers
 
-__all__ = ["ENABLED", "trace", "stats", "MAX_TRACES", "Family", "Subst", "specialize"]
+__all__ = ["ENABLED", "trace", "stats", "MAX_TRACES", "Family", "SymbolicFirst", "Subst",
+           "specialize"]
 
 ENABLED = os.environ.get("TORCHLIKE_SHAPE_POLY", "1") != "0"
 MAX_TRACES = 4              # symbolic traces kept per pattern (each with its own guards)
@@ -226,6 +227,15 @@ class Family:
         self.free = free
 
 
+class SymbolicFirst(dict):
+    """A function's table of patterns (``Tiered(poly=SymbolicFirst())``) whose patterns are
+    traced symbolically at their first meeting: for a function met at many shapes at once,
+    whose shapes share few patterns (an optimizer's update of each parameter: a model's weights
+    and biases)."""
+
+    __slots__ = ()
+
+
 def _fixed(leaves):
     """The pattern of leaves that keep their sizes (``Family.free``), or None."""
     key = []
@@ -297,7 +307,8 @@ def trace(tiered, args):
         # growing context meets size 1, then 2 and up: two patterns of one skeleton)
         met = entries or 0
         skeleton = ("skeleton", _skeleton(inputs, shape))
-        if met < CONCRETE_SHAPES and (met or skeleton not in table):
+        if met < CONCRETE_SHAPES and (met or skeleton not in table) and \
+                table.__class__ is not SymbolicFirst:
             if len(table) >= _PATTERNS_MAX:
                 table.clear()
             table[key] = met + 1

@@ -265,8 +265,9 @@ class Tiered:
         self.ident = ident
         # a pure function of its inputs' values and shapes: its signatures are traced once per
         # shape pattern (torchlike._shape_poly; None: every signature traced; a
-        # ``_shape_poly.Family``: the pattern table is shared with the op's other shapes)
-        self.poly = (True if poly is True else poly) if poly else None
+        # ``_shape_poly.Family``: the pattern table is shared with the op's other shapes; a
+        # ``_shape_poly.SymbolicFirst``: patterns traced symbolically from their first shape)
+        self.poly = None if poly is None or poly is False else poly
 
     @property
     def jit(self):
@@ -285,6 +286,8 @@ class Tiered:
         self.shapes = None
         if self.poly.__class__ is dict:
             self.poly = True
+        elif self.poly.__class__ is _shape_poly.SymbolicFirst:
+            self.poly.clear()
 
     def _cache_size(self):
         """How many programs jax.jit holds for this function."""

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
-from .. import _tiers
+from .. import _shape_poly, _tiers
 from .._fused import raw as _raw
 from .._tensor import Tensor
 from ..utils.hooks import RemovableHandle
@@ -111,7 +111,7 @@ def _one(fn, flags, keys, present, hp_keys):
         f = _ONE_CACHE[key] = _tiers.Tiered(one, lambda: jax.jit(one), "optim (one parameter)",
                                             ident=_tiers.stable("optim-one", fn, dict(flags),
                                                                 keys, present, hp_keys),
-                                            poly=True)
+                                            poly=_shape_poly.SymbolicFirst())
     return f
 
 
