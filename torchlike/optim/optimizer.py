@@ -9,7 +9,9 @@ where a buffer does not exist yet), ``hp`` a dict of float64 scalars (the group'
 options, passed as traced arguments so changing ``lr`` never retraces) and ``flags`` the
 group's boolean options (static). The function is jitted once per (optimizer class, flags) and
 by jax per shapes; results are written back with ``Tensor._set_data``, so nothing is recorded
-on the autograd tape.
+on the autograd tape. Each parameter's update must depend on that parameter's arrays (and
+``hp``) alone, as torch's single-tensor loops do: the interpreter tier's first calls run the
+function one parameter at a time (``_per_parameter``), the compiled program takes the group.
 """
 from __future__ import annotations
 
