@@ -663,6 +663,7 @@ class ASGD(_Capturable, Optimizer):
 class Adafactor(Optimizer):
     """Adafactor (factored second moments for matrices), as torch.optim.Adafactor."""
 
+    _elementwise = False        # (a matrix's second moments are factored by rows and columns)
     _hp_keys = ("lr", "beta2_decay", "d", "weight_decay")
 
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import threading
 from collections import OrderedDict, defaultdict
 from itertools import chain
 
@@ -91,15 +92,31 @@ def _clear_jit_cache():
 # The interpreter tier's first calls of a group update run it one parameter at a time: each
 # parameter's update is traced once per shape pattern (``poly``), where the group's function
 # traces every parameter's (a GPT's AdamW group: ~1,000 equations, 60 ms to trace, before the
-# first step could run). The compiled program stays one per group.
+# first step could run). An elementwise update (``Optimizer._elementwise``) takes each
+# parameter flattened, so one trace serves every parameter of the group. The compiled program
+# stays one per group.
 PER_PARAMETER = True
 _ONE_CACHE: dict = {}
+_target = threading.local()         # .shape: the parameter shape a flattened update's results take
 
 
-def _one(fn, flags, keys, present, hp_keys):
+def _unflattened(flat, plan, device):
+    """A flattened update's results (numpy, flat) in their parameter's shape, on ``device``."""
+    shape = _target.shape
+    outs = []
+    for h, a in zip(flat, plan.avals):
+        if a.shape:                 # (a parameter-shaped array; the others are 0-d)
+            h = h.reshape(shape)
+            a = jax.core.ShapedArray(shape, a.dtype, weak_type=a.weak_type)
+        outs.append(_tiers.put(h, a, device))
+    return jax.tree_util.tree_unflatten(plan.out_tree, outs)
+
+
+def _one(fn, flags, keys, present, hp_keys, flattened):
     """A Tiered of ``fn``'s update of one parameter, flat: ``(p, g, *state, *hp)``; state
-    ``keys`` in order, ``present`` telling which hold an array (the others are None)."""
-    key = (fn, flags, keys, present, hp_keys)
+    ``keys`` in order, ``present`` telling which hold an array (the others are None);
+    ``flattened``: its parameter-shaped arrays come as vectors and go back in ``_target.shape``."""
+    key = (fn, flags, keys, present, hp_keys, flattened)
     f = _ONE_CACHE.get(key)
     if f is None:
         n_state = sum(present)
@@ -111,13 +128,33 @@ def _one(fn, flags, keys, present, hp_keys):
             new_p, new_state = _with_complex(fn, dict(flags), [p], [g], state, hp)
             return new_p[0], {k: v[0] for k, v in new_state.items()}
         f = _ONE_CACHE[key] = _tiers.Tiered(one, lambda: jax.jit(one), "optim (one parameter)",
+                                            finish=_unflattened if flattened else None,
                                             ident=_tiers.stable("optim-one", fn, dict(flags),
                                                                 keys, present, hp_keys),
                                             poly=_shape_poly.SymbolicFirst())
     return f
 
 
-def _per_parameter(fn, flags, params, grads, arrays, hp):
+def _flat(p, arrays):
+    """``arrays`` (a parameter's, its gradient's and state's) as numpy vectors where shaped like
+    ``p`` (not 0-d, on the default device), 0-d ones as they are; None otherwise."""
+    shape = p.shape
+    if not shape:
+        return None
+    out = []
+    for a in arrays:
+        if a.__class__ is not _tiers._ArrayImpl or a.committed:
+            return None
+        if a.shape == shape:
+            out.append(np.asarray(a).reshape(-1))
+        elif a.shape == ():
+            out.append(a)
+        else:
+            return None
+    return out
+
+
+def _per_parameter(fn, flags, params, grads, arrays, hp, elementwise=False):
     """A group update the tier claimed, interpreted one parameter at a time; None where a
     parameter's update cannot be interpreted (the caller runs the group)."""
     keys = tuple(arrays)
@@ -134,8 +171,13 @@ def _per_parameter(fn, flags, params, grads, arrays, hp):
     for i, (p, g) in enumerate(zip(params, grads)):
         st = [arrays[k][i] for k in keys]
         present = tuple(a is not None for a in st)
-        one = _one(fn, flags, keys, present, hp_keys)
-        out = one.interpreted(p, g, *[a for a in st if a is not None], *hp_vals)
+        ins = [p, g, *[a for a in st if a is not None]]
+        flat = _flat(p, ins) if elementwise else None
+        one = _one(fn, flags, keys, present, hp_keys, flat is not None)
+        if flat is not None:
+            _target.shape = p.shape
+            ins = flat
+        out = one.interpreted(*ins, *hp_vals)
         if out is None:
             return None
         new_p.append(out[0])
@@ -199,6 +241,9 @@ class Optimizer:
 
     # subclasses: the pure update function, the numeric (traced) and boolean (static) options
     _update = None
+    # the update is elementwise in each parameter's arrays (a flattened parameter's update is
+    # the update of the parameter, flattened): Adafactor's, which factors a matrix, is not
+    _elementwise = True
     _hp_keys: tuple = ()
     _flag_keys: tuple = ()
     _state_keys: tuple = ()
@@ -384,7 +429,8 @@ class Optimizer:
         if PER_PARAMETER and len(params) > 1:
             out = fn.call_claiming(*args, bounded=False)
             if out is _tiers.CLAIMED:
-                out = _per_parameter(type(self)._update, flags, *args) or fn.jit(*args)
+                out = _per_parameter(type(self)._update, flags, *args,
+                                     elementwise=type(self)._elementwise) or fn.jit(*args)
         else:
             out = fn(*args)
         new_p, new_state = out
