@@ -505,7 +505,8 @@ def test_an_optimizers_first_steps_run_one_parameter_at_a_time_with_the_groups_b
 
 def test_a_group_past_the_size_bound_is_interpreted_per_parameter_and_a_big_parameter_compiles(
         monkeypatch):
-    # the size bound applies to each parameter's update, not to the group's arrays together
+    # the size bound applies to each parameter's update; the group's arrays together have a
+    # bound of their own (GROUP_BOUND times it)
     from torchlike.optim import optimizer as O
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
     monkeypatch.setattr(_tiers, "INTERPRET_MAX_ELEMENTS", 2000)
@@ -524,6 +525,16 @@ def test_a_group_past_the_size_bound_is_interpreted_per_parameter_and_a_big_para
     t_opt.step()
     for p, q in zip(ps, t_opt.param_groups[0]["params"]):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6)
+    # a group past GROUP_BOUND times the bound: compiled at once (cheaper than interpreting it)
+    O._clear_jit_cache()
+    many = [torchlike.nn.Parameter(torchlike.ones(300)) for _ in range(8)]
+    opt = torchlike.optim.Adam(many, lr=0.1)
+    for p in many:
+        p.grad = torchlike.full((300,), 0.5)
+    opt.step()
+    (g,), ones = _group_and_one_tierseds(opt)
+    assert g._cache_size() == 1 and not ones
+    assert float(many[0][0]) == pytest.approx(0.9)
     # a parameter past the bound on its own: the group runs compiled, with the same values
     big = torchlike.nn.Parameter(torchlike.ones(2500))
     small = torchlike.nn.Parameter(torchlike.ones(10))

@@ -315,24 +315,24 @@ class Tiered:
         the compile can run behind the calls)."""
         return self._call_as(args, late=True)
 
-    def call_claiming(self, *args, bounded=True):
+    def call_claiming(self, *args, limit=None):
         """A call, or ``CLAIMED`` where the tier would interpret it: counted as an interpreted
         call, and the caller computes it another way (the registry runs a forward-with-VJP's
         first calls as the forward alone, recomputed in the backward: both shape-polymorphic,
         no VJP traced; an optimizer runs its group update one parameter at a time). As in a
         call, the one that leaves the tier starts the compile in the background (with
         ``BACKGROUND_COMPILE``), and the calls until it is ready are claimed too.
-        bounded=False: the interpreter's size bound is not applied to the call as a whole (the
-        caller splits it, and each part is bounded)."""
-        return self._call_as(args, claim=True, bounded=bounded)
+        limit: the size bound of the call as a whole, in place of ``INTERPRET_MAX_ELEMENTS``
+        (for a caller that splits it: each part is bounded as usual)."""
+        return self._call_as(args, claim=True, limit=limit)
 
-    def _call_as(self, args, late=False, claim=False, bounded=True):
+    def _call_as(self, args, late=False, claim=False, limit=None):
         if _fused.ACTIVE:
             return self(*args)              # (recorded)
         if _fused._installed:
             args = _fused.concrete(args)
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
-            out = self._interpret(args, late, claim, bounded)
+            out = self._interpret(args, late, claim, limit)
             if out is not _COMPILE:
                 return out
         return self.jit(*args)
@@ -369,7 +369,7 @@ class Tiered:
                 return None     # a tracer or something jit must decide about
         return tuple(key), leaves, tree
 
-    def _interpret(self, args, late=False, claim=False, bounded=True):
+    def _interpret(self, args, late=False, claim=False, limit=None):
         sig = self._signature(args)
         if sig is None:
             return _COMPILE
@@ -406,7 +406,7 @@ class Tiered:
                             return exe(*args)
                     return _COMPILE
         ent[0] += 1
-        return self._run(ent, args, key, leaves, tree, claim, bounded)
+        return self._run(ent, args, key, leaves, tree, claim, limit)
 
     def interpreted(self, *args):
         """The call interpreted whatever its count (its plan made or reused as in a call), or
@@ -422,10 +422,10 @@ class Tiered:
             if len(self.seen) >= _SEEN_MAX:
                 self.seen.clear()
             ent = self.seen[key] = [0, None, None, None]
-        out = self._run(ent, args, key, leaves, tree, False, True)
+        out = self._run(ent, args, key, leaves, tree, False, None)
         return None if out is _COMPILE else out
 
-    def _run(self, ent, args, key, leaves, tree, claim, bounded):
+    def _run(self, ent, args, key, leaves, tree, claim, limit):
         """Interpret a call of signature entry ``ent`` (``CLAIMED`` with ``claim``), or
         ``_COMPILE``."""
         device = None
@@ -445,7 +445,7 @@ class Tiered:
                 if isinstance(a, np.ndarray):
                     size += a.size
                 hosts.append(a)
-        if size > INTERPRET_MAX_ELEMENTS and bounded:
+        if size > (INTERPRET_MAX_ELEMENTS if limit is None else limit):
             ent[0] = _PAST
             return _COMPILE
         if claim:

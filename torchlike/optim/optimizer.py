@@ -96,6 +96,10 @@ def _clear_jit_cache():
 # parameter flattened, so one trace serves every parameter of the group. The compiled program
 # stays one per group.
 PER_PARAMETER = True
+# a group is interpreted per parameter up to this many times the interpreter's bound for one
+# call (with the default bound, 16M elements: a 4M-parameter Adam group); past it, compiling the
+# group's program costs less than interpreting its first calls
+GROUP_BOUND = 4
 _ONE_CACHE: dict = {}
 _target = threading.local()         # .shape: the parameter shape a flattened update's results take
 
@@ -427,7 +431,8 @@ class Optimizer:
         hp = traced[id(group)] if traced is not None else self._hp(group)
         args = ([_raw(p) for p in params], [_raw(p.grad) for p in params], arrays, hp)
         if PER_PARAMETER and len(params) > 1:
-            out = fn.call_claiming(*args, bounded=False)
+            out = fn.call_claiming(*args,
+                                   limit=GROUP_BOUND * _tiers.INTERPRET_MAX_ELEMENTS)
             if out is _tiers.CLAIMED:
                 out = _per_parameter(type(self)._update, flags, *args,
                                      elementwise=type(self)._elementwise) or fn.jit(*args)
