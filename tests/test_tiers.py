@@ -542,3 +542,30 @@ def test_a_group_past_the_size_bound_is_interpreted_per_parameter_and_a_big_para
     big.grad, small.grad = torchlike.full((2500,), 0.5), torchlike.full((10,), 0.5)
     opt.step()
     assert float(big[0]) == pytest.approx(0.9) and float(small[0]) == pytest.approx(0.9)
+
+
+def test_a_compiled_functions_node_is_never_traced_in_a_background_thread(monkeypatch):
+    # tracing a compiled module's node swaps its parameters' data for tracers: traced behind
+    # the calling thread, the parameters were tracers to it (an UnexpectedTracerError at the
+    # step the node left the interpreter, or a tracer written into the parameters)
+    import jax
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", True)
+    behind = []
+    compile_behind = _tiers.Tiered._compile_behind
+
+    def spy(self, ent, tree, args):
+        behind.append(self.name)
+        return compile_behind(self, ent, tree, args)
+    monkeypatch.setattr(_tiers.Tiered, "_compile_behind", spy)
+    torchlike.manual_seed(0)
+    model = torchlike.nn.Sequential(torchlike.nn.Linear(7, 5), torchlike.nn.LayerNorm(5))
+    compiled = torchlike.compile(model)
+    x = torchlike.randn(3, 7)
+    for _ in range(6):
+        compiled(x).square().sum().backward()
+        for p in model.parameters():
+            assert not isinstance(p._d, jax.core.Tracer)
+    torchlike.eager.wait_compiles()
+    assert behind, "nothing compiled in the background"
+    assert not [n for n in behind if n.startswith("compiled_")], behind

@@ -311,14 +311,16 @@ class _Compiled:
                 return None if i is None else prefix + i
             return ident
         # (identities are functions, made on first use: see Tiered)
+        pure = op.poly is not False         # (an impure function is never traced behind)
         self.fwd = Tiered(f, lambda: counted("fwd", f), op.name, poly=poly,
-                          ident=lambda: _tiers.stable("op", op.name, fn, kw, cast))
+                          ident=lambda: _tiers.stable("op", op.name, fn, kw, cast), pure=pure)
         self._fwd_vjp_raw = fwd_vjp
         self.fwd_vjp = Tiered(fwd_vjp, lambda: counted("fwd_vjp", fwd_vjp), op.name,
-                              _finish_vjp, ident=vjp_ident)
-        self.bwd = Tiered(bwd, lambda: counted("bwd", bwd), op.name, ident=prefixed("bwd|"))
+                              _finish_vjp, ident=vjp_ident, pure=pure)
+        self.bwd = Tiered(bwd, lambda: counted("bwd", bwd), op.name, ident=prefixed("bwd|"),
+                          pure=pure)
         self.bwd_remat = Tiered(bwd_remat, lambda: counted("bwd", bwd_remat), op.name,
-                                poly=op.poly, ident=prefixed("bwd-remat|"))
+                                poly=op.poly, ident=prefixed("bwd-remat|"), pure=pure)
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
         self.saves = op.saves
         self._vjp_op = None

@@ -248,10 +248,14 @@ class Tiered:
     """
 
     __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
-                 "poly", "__weakref__")
+                 "poly", "pure", "__weakref__")
 
-    def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False):
+    def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False, pure=True):
         self.raw, self.name = raw, name
+        # pure=False: tracing ``raw`` touches state the calling thread uses (a compiled
+        # function's node swaps its state tensors' data while traced; a user's jax function):
+        # it is never traced in a background thread
+        self.pure = pure
         if hasattr(jitted, "lower"):            # a jax.jit already
             self._jit, self._make_jit = jitted, None
         else:
@@ -386,7 +390,7 @@ class Tiered:
         if ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
                 ent[0] += 1
-                if not (BACKGROUND_COMPILE and (claim or ent[1] and tree in ent[1])):
+                if not (BACKGROUND_COMPILE and self.pure and (claim or ent[1] and tree in ent[1])):
                     return self._first_compiled(ent, tree, args)
                 # compiled in the background; this call and the next are interpreted until
                 # the program is ready
