@@ -561,7 +561,8 @@ class Tiered:
         def fast_path():            # jax.jit's own dispatch for this signature, then switch
             self.jit(*args)
             loaded.pop(tree, None)
-        cache.warm(fast_path)
+        if self.pure:               # (an impure function keeps the loaded program)
+            cache.warm(fast_path)
         return out
 
 
