@@ -136,3 +136,26 @@ def _outcome(fn):
 def test_loss_input_checks_as_torch(case):
     fn = LOSS_CASES[case]
     assert _outcome(lambda: fn(torchlike)) == _outcome(lambda: fn(torch))
+
+
+def _ignored_result(m, fn, shape, target, kw):
+    x = (m.arange(math.prod(shape), dtype=m.float32).reshape(shape) / 7 - 1).requires_grad_()
+    try:
+        loss = getattr(m.nn.functional, fn)(x, m.tensor(target, dtype=m.long), **kw)
+        loss.sum().backward()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    return ("ok", np.round(loss.detach().numpy(), 5).tolist(),
+            np.round(x.grad.numpy(), 5).tolist())
+
+
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target", [[-100, -100], [0, -100], [2, 1], [[1, -100], [-100, -100]]])
+def test_ignored_targets_values_and_gradients_as_torch(fn, reduction, target):
+    # every target ignored: the mean is 0 / 0 (NaN, as torch's), its gradient 0 (torch's
+    # backward writes nothing at an ignored target; ours was NaN)
+    shape = (2, 3, 2) if isinstance(target[0], list) else (2, 3)
+    kw = {"reduction": reduction}
+    assert str(_ignored_result(torchlike, fn, shape, target, kw)) == \
+        str(_ignored_result(torch, fn, shape, target, kw))

@@ -1154,7 +1154,9 @@ def _nll_core(logp, target, w, ignore_index, reduction, label_smoothing=0.0):
     picked = _pick_last(logp, safe)
     wt = jnp.take(w, safe) if w is not None else jnp.ones_like(picked)
     wt = jnp.where(valid, wt, jnp.zeros_like(wt))
-    loss = -picked * wt
+    # an ignored target's term is 0 whatever the total weight: its gradient stays 0 when every
+    # target is ignored (torch's backward writes nothing there; -0 * (g / 0) was NaN)
+    loss = jnp.where(valid, -picked * wt, jnp.zeros_like(picked))
     if reduction == "none":
         red = loss
         denom = None
