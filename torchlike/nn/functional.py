@@ -19,6 +19,7 @@ from .. import _random, _tiers
 from ..autograd import grad_mode as _gm
 from .._registry import apply, defop
 from .._ops import products as _products
+from .._ops.unary import _abs_fn
 from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
 
@@ -1051,8 +1052,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 @_pointwise_loss("smooth_l1", "SmoothL1LossBackward0")
 def _smooth_l1(x, y, reduction, beta):
     d = jnp.abs(x - y)
-    if beta == 0:
-        return _reduce(d, reduction)
+    if beta == 0:               # l1_loss, as torch computes it (d|x| = sign(x): 0 at 0)
+        return _reduce(_abs_fn(x - y), reduction)
     return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
@@ -1353,12 +1354,63 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                                f"{weight.shape[-bad]} at -{bad}! Mismatching argument at index 1 "
                                f"had {weight.shape}; but expected shape should be broadcastable "
                                f"to {list(input.shape)}")
-    for t, what in ((input, "input"), (target, "target")):
-        d = np.asarray(t._data)
-        if d.size and not ((d >= 0) & (d <= 1)).all():  # NaN fails both comparisons, as torch
-            raise RuntimeError(f"all elements of {what} should be between 0 and 1")
+    # torch's kernel checks each element's input, then its target: the first element out of
+    # [0, 1] in either names which (NaN fails both comparisons, as in torch)
+    bad = [~((d >= 0) & (d <= 1)) for d in (np.asarray(input._data), np.asarray(target._data))]
+    if any(b.any() for b in bad):
+        bad_in, bad_t = np.broadcast_arrays(*bad)
+        first = int(np.argmax((bad_in | bad_t).ravel()))
+        what = "input" if bad_in.ravel()[first] else "target"
+        raise RuntimeError(f"all elements of {what} should be between 0 and 1")
     args = [weight] if weight is not None else []
     return apply(_bce, input, target, *args, reduction=reduction)
+
+
+def _clamp_min(v, lo):
+    """``v.clamp_min(lo)`` as torch differentiates it: the gradient passes where ``v >= lo``
+    (``jnp.maximum`` halves it at a tie); NaN stays NaN."""
+    return jnp.where(v < lo, jnp.asarray(lo, v.dtype), v)
+
+
+def _positive(z):
+    """``z`` where ``z > 0``, else 0, as torch's margin kernels sum ``if (z > 0)``: no gradient
+    at ``z == 0`` (``jnp.maximum`` passes half), and a NaN counts as nothing."""
+    return jnp.where(z > 0, z, jnp.zeros((), z.dtype))
+
+
+def _softplus_neg(x):
+    """log(1 + exp(-x)), as torch's kernel writes it (stable on both sides)."""
+    return jnp.log1p(jnp.exp(-jnp.abs(x))) + jnp.maximum(-x, 0)
+
+
+# binary_cross_entropy_with_logits differentiates by torch's formulas: d/dx = sigmoid(x) - y
+# (with pos_weight, (pw * y + 1 - y) * sigmoid(x) - pw * y), d/dy = -x (with pos_weight,
+# -x + (pw - 1) * softplus(-x)). Differentiating the forward's max and abs gave 0 - y at x = 0
+# (a zero-initialised classifier's first logits) where torch gives 0.5 - y.
+
+@jax.custom_jvp
+def _bce_logits_plain(x, y):
+    return (1 - y) * x + _softplus_neg(x)
+
+
+@_bce_logits_plain.defjvp
+def _bce_logits_plain_jvp(primals, tangents):
+    (x, y), (dx, dy) = primals, tangents
+    return _bce_logits_plain(x, y), (jax.nn.sigmoid(x) - y) * dx + (-x) * dy
+
+
+@jax.custom_jvp
+def _bce_logits_pw(x, y, pw):
+    return (1 - y) * x + ((pw - 1) * y + 1) * _softplus_neg(x)
+
+
+@_bce_logits_pw.defjvp
+def _bce_logits_pw_jvp(primals, tangents):
+    (x, y, pw), (dx, dy, dpw) = primals, tangents
+    t = pw * y
+    sp = _softplus_neg(x)
+    return (_bce_logits_pw(x, y, pw), ((t + 1 - y) * jax.nn.sigmoid(x) - t) * dx
+            + (-x + (pw - 1) * sp) * dy + y * sp * dpw)
 
 
 @defop("binary_cross_entropy_with_logits", promote="common",
@@ -1372,11 +1424,9 @@ def _bce_logits(x, y, *wp, reduction, has_w, has_pw):
     if has_pw:
         pw = wp[i]
     if pw is not None:
-        log_weight = (pw - 1) * y + 1
-        loss = (1 - y) * x + log_weight * (jnp.log1p(jnp.exp(-jnp.abs(x)))
-                                           + jnp.maximum(-x, 0))
+        loss = _bce_logits_pw(x, y, pw)
     else:
-        loss = (1 - y) * x + jnp.maximum(-x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+        loss = _bce_logits_plain(x, y)
     if w is not None:
         loss = loss * w
     return _reduce(loss, reduction)
@@ -1430,7 +1480,7 @@ def _cos_emb(a, b, y, margin, reduction):
     m1 = jnp.sum(a * a, axis=-1) + eps
     m2 = jnp.sum(b * b, axis=-1) + eps
     cos = prod / jnp.sqrt(m1 * m2)
-    loss = jnp.where(y == 1, 1 - cos, jnp.where(y == -1, jnp.maximum(cos - margin, 0), 0.0))
+    loss = jnp.where(y == 1, 1 - cos, jnp.where(y == -1, _clamp_min(cos - margin, 0), 0.0))
     return _reduce(loss, reduction)
 
 
@@ -1450,7 +1500,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 @defop("margin_ranking_loss", promote="common", grad_name=_loss_name("ClampMinBackward0"))
 def _margin_ranking(a, b, y, margin, reduction):
-    return _reduce(jnp.maximum(-y * (a - b) + margin, 0), reduction)
+    return _reduce(_clamp_min(-y * (a - b) + margin, 0), reduction)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
@@ -1471,7 +1521,7 @@ def _triplet(a, p, n, margin, pnorm, eps, swap, reduction):
     if swap:
         ds = _pnorm(p - n + eps, pnorm, -1, False)
         dn = jnp.minimum(dn, ds)
-    return _reduce(jnp.maximum(margin + dp - dn, 0), reduction)
+    return _reduce(_clamp_min(margin + dp - dn, 0), reduction)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
@@ -2415,7 +2465,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 @defop("hinge_embedding_loss", promote="common", grad_name=_loss_name("AddBackward0"))
 def _hinge_emb(x, t, margin, reduction):
-    m = jnp.maximum(margin - x, 0)
+    m = _clamp_min(margin - x, 0)
     loss = jnp.where(t != 1, m, 0.0) + jnp.where(t != -1, x, 0.0)
     return _reduce(loss, reduction)
 
@@ -2451,7 +2501,7 @@ def _multi_margin(x, y, *w, p, margin, reduction):
         x, y = x[None], y.reshape(1)
     c = x.shape[1]
     xy = jnp.take_along_axis(x, y[:, None], axis=1)
-    z = jnp.maximum(margin - xy + x, 0)
+    z = _positive(margin - xy + x)
     if p == 2:
         z = z * z
     if w:
@@ -2685,7 +2735,7 @@ def _mlm(x, y, reduction):
     safe = jnp.where(valid, y, 0)
     is_t = jnp.zeros((n, c), bool).at[jnp.arange(n)[:, None], safe].max(valid)
     xj = jnp.take_along_axis(x, safe, axis=1)                      # (n, k) target scores
-    z = jnp.maximum(1 - (xj[:, :, None] - x[:, None, :]), 0)       # (n, k, c)
+    z = _positive(1 - (xj[:, :, None] - x[:, None, :]))            # (n, k, c)
     z = jnp.where(valid[:, :, None] & ~is_t[:, None, :], z, 0)
     loss = jnp.sum(z, axis=(1, 2)) / c
     if unb and reduction == "none":

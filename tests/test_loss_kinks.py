@@ -1,0 +1,86 @@
+"""Loss values and gradients at kinks and ties, against torch: a logit exactly 0
+(binary_cross_entropy_with_logits of a zero-initialised classifier), a difference exactly 0
+(l1, smooth_l1 with beta 0), a margin met exactly (hinge, margin ranking, cosine embedding,
+triplet, multi-margin, multilabel margin). torch differentiates these by its own formulas
+(sigmoid(x) - y; sign(0) = 0; clamp_min passing the gradient at the boundary; the margin
+kernels' strict ``z > 0``), where differentiating the forward's jnp.maximum / jnp.abs halved or
+flipped it."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+
+def _run(m, fn, arrays, kw, grad_idx):
+    try:
+        ts = [m.tensor(a, requires_grad=i in grad_idx) if np.asarray(a).dtype.kind == "f"
+              else m.tensor(a) for i, a in enumerate(arrays)]
+        kw = {k: m.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+        loss = getattr(m.nn.functional, fn)(*ts, **kw)
+        loss.sum().backward()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    out = [np.asarray(loss.detach().numpy(), np.float64)]
+    out += [ts[i].grad.numpy().astype(np.float64) for i in grad_idx]
+    return "ok", out
+
+
+def _same(a, b):
+    if a[0] != "ok" or b[0] != "ok":
+        return a == b
+    return all(x.shape == y.shape and np.allclose(x, y, rtol=1e-5, atol=1e-6, equal_nan=True)
+               for x, y in zip(a[1], b[1]))
+
+
+def _f(*a):
+    return np.array(a, np.float32)
+
+
+X = {"zeros": _f(0, 0, 0), "equal": _f(0.3, -1, 2), "mixed": _f(0, 0.5, -0.5),
+     "probs": _f(0, 0.5, 1)}
+Y = {"zeros": _f(0, 0, 0), "equal": _f(0.3, -1, 2), "ones": _f(1, 1, 1), "probs": _f(0, 1, 0.5)}
+POINTWISE = [("l1_loss", {}), ("mse_loss", {}), ("smooth_l1_loss", {"beta": 1.0}),
+             ("smooth_l1_loss", {"beta": 0.0}), ("huber_loss", {}), ("soft_margin_loss", {}),
+             ("binary_cross_entropy_with_logits", {}), ("poisson_nll_loss", {}),
+             ("binary_cross_entropy", {})]
+
+
+@pytest.mark.parametrize("fn,kw", POINTWISE, ids=[f"{f}{k}" for f, k in POINTWISE])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_pointwise_losses_at_zero_differences_and_logits_as_torch(fn, kw, reduction):
+    for (xn, x), (yn, y) in itertools.product(X.items(), Y.items()):
+        args = ([x[None], y[None]], {**kw, "reduction": reduction}, [0])
+        ours, theirs = _run(torchlike, fn, *args), _run(torch, fn, *args)
+        assert _same(ours, theirs), (xn, yn, ours, theirs)
+
+
+TIES = [
+    ("margin_ranking_loss", [_f(1, 0.5, 2), _f(0, 0.5, 1), _f(1, -1, 1)], {"margin": 1.0}, [0, 1]),
+    ("margin_ranking_loss", [_f(1, 0.5, 2), _f(0, 0.5, 1), _f(-1, -1, 1)], {}, [0, 1]),
+    ("hinge_embedding_loss", [_f(1, 0.5, 2, 0), _f(-1, -1, 1, -1)], {}, [0]),
+    ("cosine_embedding_loss", [_f([1, 0], [0, 1]), _f([1, 0], [1, 1]), _f(-1, -1)],
+     {"margin": 1.0}, [0, 1]),
+    ("cosine_embedding_loss", [_f([1, 0], [0, 1]), _f([0, 1], [1, 1]), _f(-1, -1)], {}, [0, 1]),
+    ("triplet_margin_loss", [_f([0, 0]), _f([1, 0]), _f([2, 0])], {"eps": 0.0}, [0, 1, 2]),
+    ("multi_margin_loss", [_f([1, 0, 2], [0.5, 0.5, 0.5]), np.array([0, 1])], {}, [0]),
+    ("multi_margin_loss", [_f([1, 0, 2], [0.5, 0.5, 0.5]), np.array([0, 1])], {"p": 2}, [0]),
+    ("multilabel_margin_loss", [_f([1, 0, 2], [0.5, 1.5, 0.5]),
+                                np.array([[0, -1, 0], [1, 0, -1]])], {}, [0]),
+    ("binary_cross_entropy_with_logits", [_f(0, 0, 1), _f(0, 1, 0.5)],
+     {"pos_weight": _f(2, 2, 3)}, [0, 1]),
+    ("binary_cross_entropy_with_logits", [_f(0, -3, 40), _f(0.3, 1, 0.5)], {}, [0, 1]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TIES)), ids=[t[0] for t in TIES])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_margin_losses_at_ties_and_logit_targets_as_torch(case, reduction):
+    fn, arrays, kw, grad_idx = TIES[case]
+    args = (arrays, {**kw, "reduction": reduction}, grad_idx)
+    ours, theirs = _run(torchlike, fn, *args), _run(torch, fn, *args)
+    assert _same(ours, theirs), (ours, theirs)
