@@ -84,3 +84,24 @@ def test_margin_losses_at_ties_and_logit_targets_as_torch(case, reduction):
     args = (arrays, {**kw, "reduction": reduction}, grad_idx)
     ours, theirs = _run(torchlike, fn, *args), _run(torch, fn, *args)
     assert _same(ours, theirs), (ours, theirs)
+
+
+ACTIVATIONS = [("relu", {}), ("relu6", {}), ("leaky_relu", {}), ("hardtanh", {}),
+               ("hardtanh", {"min_val": -0.5, "max_val": 0.5}), ("hardsigmoid", {}),
+               ("hardswish", {}), ("elu", {}), ("celu", {}), ("selu", {}), ("gelu", {}),
+               ("softplus", {}), ("softplus", {"beta": 2, "threshold": 1}),
+               ("threshold", {"threshold": 0.5, "value": -1.0}), ("softshrink", {}),
+               ("hardshrink", {}), ("mish", {}), ("logsigmoid", {})]
+
+
+@pytest.mark.parametrize("fn,kw", ACTIVATIONS, ids=[f"{f}{k}" for f, k in ACTIVATIONS])
+def test_activations_at_their_kinks_as_torch(fn, kw):
+    # every kink and threshold of the family is met exactly (softplus at beta * x == threshold
+    # passed half its gradient)
+    x = np.array([-6, -3, -1, -0.5, 0, 0.5, 1, 3, 6, -2, 2, 0.125, -0.125], np.float32)
+    got = []
+    for m in (torchlike, torch):
+        t = m.tensor(x, requires_grad=True)
+        getattr(m.nn.functional, fn)(t, **kw).sum().backward()
+        got.append(t.grad.numpy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-6)

@@ -307,7 +307,10 @@ def silu(input, inplace=False):
 
 def _softplus_raw(x, beta=1.0, threshold=20.0):
     bx = x * beta
-    return jnp.where(bx > threshold, x, jnp.log1p(jnp.exp(jnp.minimum(bx, threshold))) / beta)
+    # (the exponent capped where the linear branch is taken: at bx == threshold the softplus
+    # branch is torch's, and its whole gradient; jnp.minimum would pass half of it)
+    capped = jnp.where(bx > threshold, jnp.asarray(threshold, bx.dtype), bx)
+    return jnp.where(bx > threshold, x, jnp.log1p(jnp.exp(capped)) / beta)
 
 
 @_act("mish", "MishBackward0")
