@@ -348,6 +348,31 @@ def _take(a, idx, dim):
     return jnp.take(a, idx, axis=dim)
 
 
+_UNIQUE_GRAD = {"_unique2": "Unique2Backward0", "unique_dim": "UniqueDimBackward0",
+                "unique_consecutive": "UniqueConsecutiveBackward0"}
+
+
+def _no_derivative(kind):
+    """``_take`` whose backward raises torch's error: torch has no derivative for the unique
+    family (its output requires grad; ``backward`` through it raises)."""
+    def f(dim, a, idx):
+        return _take.fn(a, idx, dim)
+    f = _jax.custom_vjp(f, nondiff_argnums=(0,))
+
+    def bwd(_dim, _res, _g):
+        raise NotImplementedError(f"the derivative for '{kind}' is not implemented.")
+    f.defvjp(lambda dim, a, idx: (f(dim, a, idx), None), bwd)
+    return f
+
+
+_UNIQUE_TAKES = {k: _no_derivative(k) for k in _UNIQUE_GRAD}
+
+
+@defop("unique_values", grad_name=lambda kw: _UNIQUE_GRAD[kw["kind"]])
+def _unique_values(a, idx, dim, kind):
+    return _UNIQUE_TAKES[kind](dim, a, idx)
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements (always sorted, as torch on CPU), optionally with the inverse
     indices and counts; shapes depend on the data, so this runs eagerly."""
@@ -366,7 +391,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
             _, first, inv, cnt = _np.unique(x, return_index=True, return_inverse=True,
                                             return_counts=True, axis=d)
             inv = inv.reshape(-1)
-    vals = apply(_take, input, jnp.asarray(first, _I64), dim=None if dim is None else d)
+    vals = apply(_unique_values, input, jnp.asarray(first, _I64), dim=None if dim is None else d,
+                 kind="_unique2" if dim is None else "unique_dim")
     out = [vals]
     if return_inverse:
         out.append(Tensor._make(jnp.asarray(inv, _I64)))
@@ -635,7 +661,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         new[1:] = (moved[1:] != moved[:-1]).any(axis=1)
         shape = (moved.shape[0],)
     first = _np.flatnonzero(new)
-    out = [apply(_take, input, jnp.asarray(first, _I64), dim=d)]
+    out = [apply(_unique_values, input, jnp.asarray(first, _I64), dim=d,
+                 kind="unique_consecutive")]
     if return_inverse:
         out.append(Tensor._make(jnp.asarray((_np.cumsum(new) - 1).reshape(shape), _I64)))
     if return_counts:

@@ -1,0 +1,43 @@
+"""Ops torch has no derivative for: their outputs require grad (with torch's grad_fn name) and a
+backward through them raises torch's NotImplementedError; without grad they compute as usual.
+(torchlike's unique family differentiated through the selected elements, a gradient where torch
+raises.)"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchlike
+
+CASES = {
+    "unique": lambda m, x: x.unique(),
+    "unique_sorted_counts": lambda m, x: m.unique(x, return_counts=True)[0],
+    "unique_inverse": lambda m, x: m.unique(x, return_inverse=True)[0],
+    "unique_dim": lambda m, x: x.unique(dim=0),
+    "unique_consecutive": lambda m, x: x.unique_consecutive(),
+    "unique_consecutive_dim": lambda m, x: m.unique_consecutive(x, dim=1),
+}
+
+
+def _outcome(m, fn):
+    x = m.tensor([[1.0, 3.0, 3.0], [1.0, 3.0, 3.0]], requires_grad=True)
+    y = fn(m, x)
+    head = (y.requires_grad, y.grad_fn.name() if y.grad_fn is not None else None, y.tolist())
+    try:
+        y.sum().backward()
+    except Exception as e:  # noqa: BLE001
+        return head + (type(e).__name__, str(e))
+    return head + ("ok", x.grad.tolist())
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_backward_through_an_op_without_a_derivative_raises_as_torch(name):
+    assert _outcome(torchlike, CASES[name]) == _outcome(torch, CASES[name])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_without_grad_the_values_are_torchs(name):
+    x = [[2.0, 1.0, 2.0], [2.0, 1.0, 2.0]]
+    got = CASES[name](torchlike, torchlike.tensor(x))
+    want = CASES[name](torch, torch.tensor(x))
+    assert not got.requires_grad and got.tolist() == want.tolist()
