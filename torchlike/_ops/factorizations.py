@@ -52,9 +52,31 @@ def dist(input, other, p=2):
     return linalg_vector_norm(input - other, p)
 
 
+@jax.custom_vjp
+def _inf_dist(d):
+    return jnp.max(jnp.abs(d), axis=-1)
+
+
+def _inf_dist_fwd(d):
+    n = _inf_dist(d)
+    return n, (d, n)
+
+
+def _inf_dist_bwd(res, g):
+    # torch's cdist backward: every coordinate attaining the max distance gets the whole
+    # gradient (linalg.vector_norm's inf-norm shares it among the ties)
+    d, n = res
+    return (jnp.sign(d) * (jnp.abs(d) == n[..., None]) * g[..., None],)
+
+
+_inf_dist.defvjp(_inf_dist_fwd, _inf_dist_bwd)
+
+
 @defop("cdist", promote="common", grad_name="CdistBackward0")
 def _cdist(x1, x2, p):
     d = x1[..., :, None, :] - x2[..., None, :, :]
+    if p == float("inf"):
+        return _inf_dist(d)
     return _vnorm(d, float(p), (d.ndim - 1,), False)
 
 

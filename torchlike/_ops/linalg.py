@@ -517,14 +517,15 @@ def _vnorm_bwd(ord, axes, keepdim, res, g):
     else:
         ab = jnp.abs(x)
         gx = x * ab ** (ord - 2) * g / n ** (ord - 1)
-        gx = jnp.where(n == 0, 0, gx)
+        # (torch: 0 at a zero norm, and at a zero entry, where |x|^(p-2) is infinite for p < 2)
+        gx = jnp.where((n == 0) | (x == 0), 0, gx)
     return (gx.astype(x.dtype),)
 
 
 _vnorm.defvjp(_vnorm_fwd, _vnorm_bwd)
 
 
-@defop("linalg_vector_norm", grad_name="LinalgVectorNormBackward0")
+@defop("linalg_vector_norm", saves="both", grad_name="LinalgVectorNormBackward0")
 def _vector_norm(x, ord, dim, keepdim, dtype):
     if dtype is not None:
         x = x.astype(dtype)

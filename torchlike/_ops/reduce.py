@@ -88,27 +88,6 @@ def _mean(a, dims, keepdim, dtype):
     return jnp.mean(a, axis=_axes(dims, a.ndim), keepdims=keepdim)
 
 
-@defop("vector_norm", saves="both", grad_name="LinalgVectorNormBackward0")
-@_wide
-def _vector_norm(a, ord, dims, keepdim):
-    axes = _axes(dims, a.ndim)
-    x = jnp.abs(a) if jnp.iscomplexobj(a) else a
-    if ord == 2:
-        # sqrt of a sum of squares, with torch's zero gradient at a zero norm
-        s = jnp.sum(x * x if not jnp.iscomplexobj(a) else x * x, axis=axes, keepdims=keepdim)
-        zero = s == 0
-        return jnp.where(zero, 0.0, jnp.sqrt(jnp.where(zero, 1.0, s))).astype(s.dtype)
-    if ord == float("inf"):
-        return jnp.max(jnp.abs(x), axis=axes, keepdims=keepdim)
-    if ord == float("-inf"):
-        return jnp.min(jnp.abs(x), axis=axes, keepdims=keepdim)
-    if ord == 0:
-        return jnp.sum((x != 0).astype(x.dtype), axis=axes, keepdims=keepdim)
-    if ord == 1:
-        return jnp.sum(jnp.abs(x), axis=axes, keepdims=keepdim)
-    return jnp.sum(jnp.abs(x) ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
-
-
 @public(out=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over ``dim``; integer and bool inputs sum to int64."""
@@ -140,8 +119,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
             f"Got {input.dtype.name.capitalize()}")
     dims = dims_arg(dim, input.ndim)
-    out = apply(_vector_norm, input, ord=float(p), dims=dims,
-                keepdim=bool(keepdim) and dims is not None)
+    # linalg.vector_norm's op (torch.norm is it): one declaration, torch's gradient (0 at zero
+    # entries for p <= 1, ties sharing inf-norms)
+    from .linalg import _vector_norm
+    out = apply(_vector_norm, input, ord=float(p),
+                dim=None if dims is None else tuple(sorted(dims)),
+                keepdim=bool(keepdim), dtype=None)
     return out if dtype is None else out.to(dtype)
 
 

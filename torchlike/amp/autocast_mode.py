@@ -80,7 +80,7 @@ _CUDA_POLICY = {
     "expm1": "fp32", "log": "fp32", "log10": "fp32", "log2": "fp32", "log1p": "fp32",
     "reciprocal": "fp32", "rsqrt": "fp32", "sinh": "fp32", "tan": "fp32", "pow": "fp32",
     "nn_softplus": "fp32", "layer_norm": "fp32", "rms_norm": "fp32", "group_norm": "fp32",
-    "vector_norm": "fp32", "linalg_matrix_norm": "fp32", "cosine_similarity": "fp32",
+    "linalg_matrix_norm": "fp32", "cosine_similarity": "fp32",
     "poisson_nll_loss": "fp32", "cosine_embedding_loss": "fp32", "nll_loss": "fp32",
     "hinge_embedding_loss": "fp32", "kl_div": "fp32", "loss_l1": "fp32", "l1_loss": "fp32",
     "loss_smooth_l1": "fp32", "loss_huber": "fp32", "loss_mse": "fp32",
@@ -89,6 +89,8 @@ _CUDA_POLICY = {
     "binary_cross_entropy_with_logits": "fp32", "pdist": "fp32", "cdist": "fp32",
     "logsumexp": "fp32", "cross_entropy": "fp32",
     "prod": "fp32_opt", "nn_softmax": "fp32_opt", "nn_log_softmax": "fp32_opt",
+    # (torch.norm is linalg_vector_norm's op: torch lists it as fp32, which is what fp32_opt
+    # does without a dtype, and torch.norm passes its dtype to the result)
     "cumsum": "fp32_opt", "sum": "fp32_opt", "linalg_vector_norm": "fp32_opt",
     # promote
     "addcmul": "promote", "atan2": "promote", "bilinear": "promote", "cross": "promote",

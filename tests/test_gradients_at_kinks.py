@@ -1,10 +1,12 @@
-"""Loss values and gradients at kinks and ties, against torch: a logit exactly 0
+"""Values and gradients at kinks and ties, against torch. Losses: a logit exactly 0
 (binary_cross_entropy_with_logits of a zero-initialised classifier), a difference exactly 0
 (l1, smooth_l1 with beta 0), a margin met exactly (hinge, margin ranking, cosine embedding,
 triplet, multi-margin, multilabel margin). torch differentiates these by its own formulas
 (sigmoid(x) - y; sign(0) = 0; clamp_min passing the gradient at the boundary; the margin
 kernels' strict ``z > 0``), where differentiating the forward's jnp.maximum / jnp.abs halved or
-flipped it."""
+flipped it. Activations at every kink and threshold. Norms and reductions with zero entries and
+tied values (torch.norm at a zero entry: 0 for every p, as linalg.vector_norm; cdist's inf-norm
+giving each tied coordinate the whole gradient)."""
 from __future__ import annotations
 
 import itertools
@@ -105,3 +107,31 @@ def test_activations_at_their_kinks_as_torch(fn, kw):
         getattr(m.nn.functional, fn)(t, **kw).sum().backward()
         got.append(t.grad.numpy())
     np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-6)
+
+
+TIED = np.array([[1, 0, -2, 0], [0, 0, 3, 3], [5, 1, 5, 1]], np.float32)
+REDUCTIONS = [
+    "x.norm(dim=1, p=1)", "x.norm(dim=1, p=float('-inf'))", "x.norm(dim=1, p=float('inf'))",
+    "x.norm(dim=1, p=0.5)", "x.norm(dim=1, p=1.5)", "x.norm(dim=1, p=3)", "x.norm()",
+    "x.norm(dim=None, keepdim=True)", "x.norm(p=3, keepdim=True)",
+    "m.linalg.vector_norm(x, ord=0.5, dim=1)", "m.linalg.vector_norm(x, ord=1.5)",
+    "m.cdist(x, x, p=float('inf'))", "m.cdist(x, x, p=1)", "m.cdist(x, x)",
+    "x.max()", "x.amax(1)", "x.max(dim=1).values", "x.median()", "x.median(dim=1).values",
+    "x.topk(2, dim=1).values", "x.sort(dim=1).values", "x.cummax(1).values",
+    "m.maximum(x, x.flip(1))", "m.clamp(x, 0, 3)", "m.quantile(x, 0.5, dim=1)",
+    "m.nn.functional.max_pool1d(x.reshape(1, 3, 4), 2)", "x.logsumexp(1)", "x.std(1)",
+]
+
+
+@pytest.mark.parametrize("expr", REDUCTIONS)
+def test_norms_and_reductions_with_zeros_and_ties_as_torch(expr):
+    got = []
+    for m in (torchlike, torch):
+        x = m.tensor(TIED, requires_grad=True)
+        y = eval(expr, {"x": x, "m": m})
+        (y * m.arange(1.0, y.numel() + 1).reshape(tuple(y.shape))).sum().backward()
+        got.append((y.detach().numpy(), x.grad.numpy()))
+    (y0, g0), (y1, g1) = got
+    assert y0.shape == y1.shape
+    np.testing.assert_allclose(y0, y1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(g0, g1, rtol=1e-5, atol=1e-6)
