@@ -135,3 +135,32 @@ def test_norms_and_reductions_with_zeros_and_ties_as_torch(expr):
     assert y0.shape == y1.shape
     np.testing.assert_allclose(y0, y1, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(g0, g1, rtol=1e-5, atol=1e-6)
+
+
+SPECIAL_X = np.array([0.0, 1.0, -1.0, 0.5, 2.0, -2.0, 3.0], np.float32)
+SPECIAL_Y = np.array([0.0, 1.0, 0.0, 0.5, -2.0, 2.0, 0.0], np.float32)
+POINTWISE_OPS = ["m.copysign(x, y)", "m.xlogy(x, y)", "m.special.xlog1py(x, y)", "m.special.i0(x)",
+                 "x.lgamma()", "x.abs()", "x.sign()", "x.sqrt()", "x.pow(1.5)", "m.fmod(x, y + 3)",
+                 "m.remainder(x, y + 3)", "m.clamp(x, -1, 1)", "m.clamp(x, y)", "m.maximum(x, y)",
+                 "m.minimum(x, y)", "m.fmax(x, y)", "m.atan2(x, y)", "m.hypot(x, y)",
+                 "m.special.entr(x)", "m.sinc(x)", "m.lerp(x, y, x)"]
+
+
+@pytest.mark.parametrize("expr", POINTWISE_OPS)
+def test_pointwise_ops_at_zeros_and_poles_as_torch(expr):
+    # copysign's gradient at 0 (jax: 1, torch: 0), xlogy's at 0 (jax: log(0) = -inf), i0's at 0
+    # (jax: 1, torch: i1(0) = 0), lgamma's at the pole 0 (jax: NaN, torch: digamma(0) = -inf)
+    got = []
+    for m in (torchlike, torch):
+        x = m.tensor(SPECIAL_X[1:] if "lgamma" in expr else SPECIAL_X, requires_grad=True)
+        y = m.tensor(SPECIAL_Y[1:] if "lgamma" in expr else SPECIAL_Y, requires_grad=True)
+        if "lgamma" in expr:
+            x = m.cat([m.zeros(1), x.detach()]).requires_grad_()
+        r = eval(expr, {"x": x, "y": y, "m": m})
+        (r * m.arange(1.0, r.numel() + 1)).sum().backward()
+        got.append([r.detach().numpy()] + [t.grad.numpy() if t.grad is not None else None
+                                           for t in (x, y)])
+    for a, b in zip(*got):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)

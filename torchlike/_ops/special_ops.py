@@ -65,8 +65,13 @@ def blocked(args, which):
 
 # ------------------------------------------------------------------ i0
 
+@jax.custom_jvp
 def _i0_fn(x):
     return jsp.i0(x)
+
+
+# torch's derivative, i1(x) (jax's, through exp(|x|) * i0e(x), was 1 at 0)
+_i0_fn.defjvps(lambda g, ans, x: g * jsp.i1(x))
 
 
 _i0 = defop("i0", promote="float", grad_name="I0Backward0")(_i0_fn)

@@ -87,6 +87,15 @@ def _digamma_fn(a):
 
 
 @jax.custom_jvp
+def _lgamma_fn(a):
+    return jsp.gammaln(a)
+
+
+# torch's derivative, digamma with its values at +-0 (jax's was NaN there)
+_lgamma_fn.defjvps(lambda g, ans, a: g * _digamma_fn(a))
+
+
+@jax.custom_jvp
 def _logit_plain(a):
     return jnp.log(a / (1 - a))
 
@@ -137,7 +146,7 @@ _UNARY = {
     "trunc": (_int_keep(jnp.trunc), None, "TruncBackward0"),
     "deg2rad": (jnp.deg2rad, "float", "Deg2RadBackward0"),
     "rad2deg": (jnp.rad2deg, "float", "Rad2DegBackward0"),
-    "lgamma": (jsp.gammaln, "float", "LgammaBackward0"),
+    "lgamma": (_lgamma_fn, "float", "LgammaBackward0"),
     "digamma": (_digamma_fn, "float", "DigammaBackward0"),
     "sinc": (jnp.sinc, "float", "SincBackward0"),
     "frac": (lambda a: a - jnp.trunc(a), None, "FracBackward0"),
