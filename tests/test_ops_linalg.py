@@ -174,6 +174,13 @@ CASES = [
     Case("vector_norm_0dim", lambda m, a: m.linalg.vector_norm(a), (f32(),)),
     Case("vector_norm_empty", lambda m, a: m.linalg.vector_norm(a), (f32(0, 3),)),
     Case("vector_norm_f64", lambda m, a: m.linalg.vector_norm(a, 2, 0), (f64(3, 2),)),
+    # torch.norm with a string p: 'fro' over at most two dims is the vector 2-norm, 'nuc' (or
+    # 'fro' over more dims) linalg.matrix_norm
+    Case("norm_nuc", lambda m, a: m.norm(a, p="nuc"), (f64(3, 4),)),
+    Case("norm_nuc_dims", lambda m, a: m.norm(a, p="nuc", dim=(0, 2), keepdim=True),
+         (f64(3, 2, 4),)),
+    Case("norm_fro_dims", lambda m, a: a.norm(p="fro", dim=(0, 2)), (f32(3, 2, 4),)),
+    Case("norm_p1_dim_keepdim_none", lambda m, a: m.norm(a, 1, None, True), (TIES,)),
     Case("matrix_norm_fro", lambda m, a: m.linalg.matrix_norm(a), (f32(2, 3, 4),)),
     Case("matrix_norm_nuc", lambda m, a: m.linalg.matrix_norm(a, "nuc"), (f64(3, 4),)),
     Case("matrix_norm_2", lambda m, a: m.linalg.matrix_norm(a, 2), (f64(3, 4),)),
@@ -435,6 +442,10 @@ BAD = [
     ("matrix_norm_1d", lambda m, a: m.linalg.matrix_norm(a), (f32(3),)),
     ("matrix_norm_ord", lambda m, a: m.linalg.matrix_norm(a, 3), (f32(3, 3),)),
     ("norm_ord_3d", lambda m, a: m.linalg.norm(a, 2), (f32(2, 2, 2),)),
+    ("norm_nuc_3d", lambda m, a: m.norm(a, p="nuc"), (f32(2, 2, 2),)),
+    ("norm_nuc_int_dim", lambda m, a: m.norm(a, p="nuc", dim=1), (f32(2, 2, 2),)),
+    ("norm_fro_3_dims", lambda m, a: m.norm(a, p="fro", dim=(0, 1, 2)), (f32(2, 2, 2),)),
+    ("matrix_norm_one_dim", lambda m, a: m.linalg.matrix_norm(a, "fro", (0,)), (f32(2, 2),)),
     ("lstsq_rows", lambda m, a, b: m.linalg.lstsq(a, b), (f64(3, 2), f64(4, 1))),
     ("lstsq_driver", lambda m, a, b: m.linalg.lstsq(a, b, driver="nope"), (f64(3, 2), f64(3, 1))),
 ]

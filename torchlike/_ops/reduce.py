@@ -111,8 +111,16 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 @public(out=True)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """The vector p-norm over all elements or ``dim`` (``p='fro'`` is the 2-norm)."""
-    if p == "fro" or p is None:
+    """The vector p-norm over all elements or ``dim`` (``p='fro'`` over at most two dims is the
+    2-norm); ``p='nuc'`` (or ``'fro'`` over more dims) is ``linalg.matrix_norm``, as torch."""
+    if isinstance(p, str):
+        if not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
+            from .linalg import linalg_matrix_norm
+            dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(
+                dim, int) else dim
+            return linalg_matrix_norm(input, p, dims, keepdim, dtype=dtype)
+        p = 2
+    elif p is None:
         p = 2
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(
