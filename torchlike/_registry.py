@@ -637,7 +637,8 @@ def apply(op, *args, **static):
             # bilinear ops (mul, matmul): an input is read by the other inputs' gradients
             for i, a in enumerate(args):
                 if isinstance(a, T) and any(n for j, n in enumerate(needs) if j != i):
-                    saved.append((a._vc, a._vc[0], a, None))
+                    saved.append((a._vc, a._vc[0], a, i))     # (its position: see
+                    # _storage.commit_inplace)
         elif saves != _OUTPUT:
             for a in args:
                 if isinstance(a, T):

@@ -564,10 +564,14 @@ def commit_inplace(t, out, repeats_ok=False):
     with _lock:
         _write(t, data, out if tracked else None, repeats_ok)
         if tracked and node._saved_versions:
-            # the op's own saved view of ``t`` (input or output) is the value it just wrote
+            # the op's own saved view of ``t`` (input or output) is the value it just wrote;
+            # but a bilinear op's other operand aliasing ``t`` (``a.mul_(a)``,
+            # ``a.mul_(a.detach())``) was saved before this write, and torch's backward raises
             vc = t._vc
+            others = node.saves == "others"
             node._saved_versions = [
-                (vc, vc[0], e[2], e[3]) if (e[0] is vc or e[0] is out._vc) else e
+                (vc, vc[0], e[2], e[3]) if (e[0] is vc or e[0] is out._vc) and not (
+                    others and e[3].__class__ is int and e[3] >= 1) else e
                 for e in node._saved_versions]
     if "_fw" in out.__dict__:           # a forward AD tangent goes with the value written
         t.__dict__["_fw"] = out.__dict__["_fw"]
