@@ -446,6 +446,9 @@ BAD = [
     ("norm_nuc_int_dim", lambda m, a: m.norm(a, p="nuc", dim=1), (f32(2, 2, 2),)),
     ("norm_fro_3_dims", lambda m, a: m.norm(a, p="fro", dim=(0, 1, 2)), (f32(2, 2, 2),)),
     ("matrix_norm_one_dim", lambda m, a: m.linalg.matrix_norm(a, "fro", (0,)), (f32(2, 2),)),
+    ("matrix_norm_nuc_half", lambda m, a: m.linalg.matrix_norm(a.half(), "nuc"), (f32(2, 2),)),
+    ("matrix_norm_2_bf16", lambda m, a: m.linalg.matrix_norm(a.bfloat16(), 2), (f32(2, 2),)),
+    ("norm_nuc_half", lambda m, a: m.norm(a.half(), p="nuc"), (f32(2, 2),)),
     ("lstsq_rows", lambda m, a, b: m.linalg.lstsq(a, b), (f64(3, 2), f64(4, 1))),
     ("lstsq_driver", lambda m, a, b: m.linalg.lstsq(a, b, driver="nope"), (f64(3, 2), f64(3, 1))),
 ]

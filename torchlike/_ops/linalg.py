@@ -597,6 +597,10 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
                            f"{dim[1]})")
+    if ord in ("nuc", 2.0, -2.0) and A.dtype in (D.float16, D.bfloat16):
+        # (singular values: torch computes none in half precision)
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
+                           f"{D.legacy_name(A.dtype)}")
     if dtype is not None:
         A = A.to(dtype)
     return apply(_matrix_norm, A, ord=ord, dims=(d0, d1), keepdim=bool(keepdim))
