@@ -266,33 +266,16 @@ def _fmod_(self, other):
 # copysign and xlogy differentiate by torch's formulas: copysign's input gets result / input (0
 # where the input is 0: jax's gave 1), its other nothing; xlogy's input gets xlogy(input != 0,
 # other) (0 at input 0, where jax's log(other) was -inf at other 0), its other input / other
-
-@jax.custom_jvp
-def _copysign_v(a, b):
-    return jnp.copysign(a, b)
-
-
-@_copysign_v.defjvp
-def _copysign_jvp(primals, tangents):
-    (a, b), (da, _db) = primals, tangents
-    r = jnp.copysign(a, b)
-    return r, jnp.where(a == 0, jnp.zeros((), r.dtype), r / jnp.where(a == 0, 1, a)) * da
+_copysign_v = jax.custom_jvp(lambda a, b: jnp.copysign(a, b))
+_copysign_v.defjvps(lambda da, r, a, b: jnp.where(a == 0, jnp.zeros((), r.dtype),
+                                                  r / jnp.where(a == 0, 1, a)) * da, None)
+_xlogy_v = jax.custom_jvp(lambda a, b: jsp.xlogy(a, b))
+_xlogy_v.defjvps(lambda da, r, a, b: jsp.xlogy((a != 0).astype(a.dtype), b) * da,
+                 lambda db, r, a, b: a / b * db)
 
 
-@jax.custom_jvp
-def _xlogy_v(a, b):
-    return jsp.xlogy(a, b)
-
-
-@_xlogy_v.defjvp
-def _xlogy_jvp(primals, tangents):
-    (a, b), (da, db) = primals, tangents
-    return _xlogy_v(a, b), jsp.xlogy((a != 0).astype(a.dtype), b) * da + a / b * db
-
-
-copysign = _binary("copysign", lambda a, b: _copysign_v(a, b), promote="float",
-                   grad_name="CopysignBackward0")
-xlogy = _binary("xlogy", lambda a, b: _xlogy_v(a, b), promote="float",
+copysign = _binary("copysign", _copysign_v, promote="float", grad_name="CopysignBackward0")
+xlogy = _binary("xlogy", _xlogy_v, promote="float",
                 grad_name="XlogyBackward0", top_inplace=True)
 
 

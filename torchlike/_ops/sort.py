@@ -3,6 +3,7 @@ unique_consecutive, bincount, histc, quantile/nanquantile, nanmedian, logcumsume
 from __future__ import annotations
 
 import builtins as _bi
+import functools
 import jax as _jax
 import jax.numpy as jnp
 import numpy as _np
@@ -11,6 +12,7 @@ from .. import _dtype as D
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
 from ._surface import methods, public
+from .special_ops import no_grad_for
 from .reduce import _I64, _RT, _even_split, _gather, _nonempty_dim, _one_dim, _return_type
 
 __all__ = ['median', 'mode', 'topk', 'sort', 'argsort', 'kthvalue', 'unique', 'bincount', 'histc',
@@ -350,27 +352,18 @@ def _take(a, idx, dim):
 
 _UNIQUE_GRAD = {"_unique2": "Unique2Backward0", "unique_dim": "UniqueDimBackward0",
                 "unique_consecutive": "UniqueConsecutiveBackward0"}
-
-
-def _no_derivative(kind):
-    """``_take`` whose backward raises torch's error: torch has no derivative for the unique
-    family (its output requires grad; ``backward`` through it raises)."""
-    def f(dim, a, idx):
-        return _take.fn(a, idx, dim)
-    f = _jax.custom_vjp(f, nondiff_argnums=(0,))
-
-    def bwd(_dim, _res, _g):
-        raise NotImplementedError(f"the derivative for '{kind}' is not implemented.")
-    f.defvjp(lambda dim, a, idx: (f(dim, a, idx), None), bwd)
-    return f
-
-
-_UNIQUE_TAKES = {k: _no_derivative(k) for k in _UNIQUE_GRAD}
+_UNIQUE_TAKES: dict = {}
 
 
 @defop("unique_values", grad_name=lambda kw: _UNIQUE_GRAD[kw["kind"]])
 def _unique_values(a, idx, dim, kind):
-    return _UNIQUE_TAKES[kind](dim, a, idx)
+    """``_take`` whose backward raises torch's error: torch has no derivative for the unique
+    family (its output requires grad; ``backward`` through it raises)."""
+    f = _UNIQUE_TAKES.get((kind, dim))
+    if f is None:
+        f = _UNIQUE_TAKES[(kind, dim)] = no_grad_for(functools.partial(_take.fn, dim=dim),
+                                                     which=(0,), name=kind)
+    return f(a, idx, blocked=True)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
