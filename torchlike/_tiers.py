@@ -412,11 +412,11 @@ class Tiered:
         ent[0] += 1
         return self._run(ent, args, key, leaves, tree, claim, limit)
 
-    def interpreted(self, *args):
+    def interpreted(self, *args, finish=None):
         """The call interpreted whatever its count (its plan made or reused as in a call), or
         ``None`` where the interpreter cannot run it (it is not counted): for a caller that
         splits a call the tier claimed into smaller ones (an optimizer's group update, its
-        parameters one by one)."""
+        parameters one by one). ``finish``: in place of the Tiered's own, for this call."""
         sig = self._signature(args)
         if sig is None:
             return None
@@ -426,10 +426,10 @@ class Tiered:
             if len(self.seen) >= _SEEN_MAX:
                 self.seen.clear()
             ent = self.seen[key] = [0, None, None, None]
-        out = self._run(ent, args, key, leaves, tree, False, None)
+        out = self._run(ent, args, key, leaves, tree, False, None, finish)
         return None if out is _COMPILE else out
 
-    def _run(self, ent, args, key, leaves, tree, claim, limit):
+    def _run(self, ent, args, key, leaves, tree, claim, limit, finish=None):
         """Interpret a call of signature entry ``ent`` (``CLAIMED`` with ``claim``), or
         ``_COMPILE``."""
         device = None
@@ -475,8 +475,9 @@ class Tiered:
             ent[0] = _PAST
             return _COMPILE
         _stats["interpreted"] += 1      # (a counter: a lost update under threads is harmless)
-        if self.finish is not None:
-            return self.finish(flat, plan, device)
+        finish = finish or self.finish
+        if finish is not None:
+            return finish(flat, plan, device)
         return jax.tree_util.tree_unflatten(
             plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
 

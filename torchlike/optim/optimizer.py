@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import threading
 from collections import OrderedDict, defaultdict
 from itertools import chain
 
@@ -101,12 +100,11 @@ PER_PARAMETER = True
 # group's program costs less than interpreting its first calls
 GROUP_BOUND = 4
 _ONE_CACHE: dict = {}
-_target = threading.local()         # .shape: the parameter shape a flattened update's results take
 
 
-def _unflattened(flat, plan, device):
-    """A flattened update's results (numpy, flat) in their parameter's shape, on ``device``."""
-    shape = _target.shape
+def _unflattened(shape, flat, plan, device):
+    """A flattened update's results (numpy, flat) in their parameter's ``shape``, on
+    ``device`` (the interpreted call's ``finish``)."""
     outs = []
     for h, a in zip(flat, plan.avals):
         if a.shape:                 # (a parameter-shaped array; the others are 0-d)
@@ -116,11 +114,10 @@ def _unflattened(flat, plan, device):
     return jax.tree_util.tree_unflatten(plan.out_tree, outs)
 
 
-def _one(fn, flags, keys, present, hp_keys, flattened):
+def _one(fn, flags, keys, present, hp_keys):
     """A Tiered of ``fn``'s update of one parameter, flat: ``(p, g, *state, *hp)``; state
-    ``keys`` in order, ``present`` telling which hold an array (the others are None);
-    ``flattened``: its parameter-shaped arrays come as vectors and go back in ``_target.shape``."""
-    key = (fn, flags, keys, present, hp_keys, flattened)
+    ``keys`` in order, ``present`` telling which hold an array (the others are None)."""
+    key = (fn, flags, keys, present, hp_keys)
     f = _ONE_CACHE.get(key)
     if f is None:
         n_state = sum(present)
@@ -132,7 +129,6 @@ def _one(fn, flags, keys, present, hp_keys, flattened):
             new_p, new_state = _with_complex(fn, dict(flags), [p], [g], state, hp)
             return new_p[0], {k: v[0] for k, v in new_state.items()}
         f = _ONE_CACHE[key] = _tiers.Tiered(one, lambda: jax.jit(one), "optim (one parameter)",
-                                            finish=_unflattened if flattened else None,
                                             ident=_tiers.stable("optim-one", fn, dict(flags),
                                                                 keys, present, hp_keys),
                                             poly=_shape_poly.SymbolicFirst())
@@ -177,11 +173,12 @@ def _per_parameter(fn, flags, params, grads, arrays, hp, elementwise=False):
         present = tuple(a is not None for a in st)
         ins = [p, g, *[a for a in st if a is not None]]
         flat = _flat(p, ins) if elementwise else None
-        one = _one(fn, flags, keys, present, hp_keys, flat is not None)
-        if flat is not None:
-            _target.shape = p.shape
-            ins = flat
-        out = one.interpreted(*ins, *hp_vals)
+        one = _one(fn, flags, keys, present, hp_keys)
+        if flat is None:
+            out = one.interpreted(*ins, *hp_vals)
+        else:
+            out = one.interpreted(*flat, *hp_vals,
+                                  finish=functools.partial(_unflattened, p.shape))
         if out is None:
             return None
         new_p.append(out[0])
