@@ -164,3 +164,55 @@ def test_pointwise_ops_at_zeros_and_poles_as_torch(expr):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+# ---- documented differences (DIFFERENCES.md, "Ops: ties and corner cases")
+
+def test_gradient_sign_at_negative_zero_differs_for_rsqrt_pow_half_and_logit():
+    # the infinite gradient at -0.0 of these three has the opposite sign to torch's (torch's
+    # kernels and jax's formulas treat the zero's sign differently); every other point matches
+    for expr in ("x.rsqrt()", "x.pow(0.5)", "m.special.logit(x)"):
+        got = []
+        for m in (torchlike, torch):
+            x = m.tensor([-0.0, 0.25], requires_grad=True)
+            eval(expr, {"x": x, "m": m}).sum().backward()
+            got.append(x.grad.numpy())
+        assert np.isinf(got[0][0]) and got[0][0] == -got[1][0], expr
+        np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-6)
+
+
+def test_in_place_ops_saving_an_aliased_operand_compute_where_torch_raises():
+    # a.div_(a), a.pow_(a), a.atan2_(a), a.addcmul_(a, b): torch's backward raises the version
+    # error (it saved the aliased operand before the write); torchlike gives the gradient of
+    # the values before the write
+    for case in ("a.div_(a)", "a.pow_(a)", "a.atan2_(a)", "a.addcmul_(a, b)"):
+        for m, raises in ((torch, True), (torchlike, False)):
+            x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            a, b = x * 1, m.tensor([4.0, 5.0, 6.0], requires_grad=True) * 1
+            try:
+                eval(case).sum().backward()
+                raised = False
+            except RuntimeError as e:
+                raised = "modified by an inplace operation" in str(e)
+            assert raised == raises, (m.__name__, case)
+            if not raises:
+                assert np.isfinite(x.grad.numpy()).all(), case
+
+
+def test_bce_with_logits_of_a_wider_input_than_target_keeps_the_wider_dtype():
+    # torch returns the target's dtype (its kernel writes into it); torchlike the promoted one
+    got = [m.nn.functional.binary_cross_entropy_with_logits(
+        m.tensor([0.0, 1.0], dtype=m.float64), m.tensor([0.0, 1.0])) for m in (torchlike, torch)]
+    assert got[0].dtype == torchlike.float64 and got[1].dtype == torch.float32
+    assert float(got[0]) == pytest.approx(float(got[1]), rel=1e-6)
+
+
+def test_a_zero_norm_order_gives_a_zero_gradient_where_torch_leaves_none():
+    # dist / norm with p = 0 (a count of nonzeros): torch's gradient is undefined (``.grad``
+    # stays None), torchlike's is zeros
+    x = torchlike.tensor([1.0, 2.0], requires_grad=True)
+    torchlike.dist(x, torchlike.zeros(2), 0).backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+    t = torch.tensor([1.0, 2.0], requires_grad=True)
+    torch.dist(t, torch.zeros(2), 0).backward()
+    assert t.grad is None
