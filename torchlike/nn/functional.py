@@ -915,12 +915,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
+    if input.ndim >= 2:
+        c = input.shape[1]
+        for what, t in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+            if t is not None and t.numel() != c:
+                raise RuntimeError(f"{what} should contain {c} elements not {t.numel()}")
     has_stats = running_mean is not None and running_var is not None
     if training and has_stats:
         m, v = apply(_batch_norm_update, input.detach(), running_mean, running_var,
                      momentum=float(momentum))
         running_mean._set_data(m._data)
         running_var._set_data(v._data)
+        # training normalises with the batch statistics: the running buffers are not operands
+        # of the normalisation, so a later forward's in-place update of them (a module called
+        # twice before backward) does not invalidate this one's backward, as in torch
+        has_stats = False
     args = [running_mean, running_var] if has_stats else []
     args += [a for a in (weight, bias) if a is not None]
     return apply(_batch_norm, input, *args, training=bool(training), eps=float(eps),
@@ -2040,12 +2050,34 @@ def _pixel_shuffle(x, r, inverse):
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
+def _check_pixel_shuffle(input, r, name, what):
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {r}")
+
+
 def pixel_shuffle(input, upscale_factor):
-    return apply(_pixel_shuffle, input, r=int(upscale_factor), inverse=False)
+    r = int(upscale_factor)
+    _check_pixel_shuffle(input, r, "pixel_shuffle", "upscale_factor")
+    c = input.shape[-3]
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible "
+                           f"by the square of upscale_factor, but input.size(-3)={c} is not "
+                           f"divisible by {r * r}")
+    return apply(_pixel_shuffle, input, r=r, inverse=False)
 
 
 def pixel_unshuffle(input, downscale_factor):
-    return apply(_pixel_shuffle, input, r=int(downscale_factor), inverse=True)
+    r = int(downscale_factor)
+    _check_pixel_shuffle(input, r, "pixel_unshuffle", "downscale_factor")
+    for d, what in ((-2, "height"), (-1, "width")):
+        if input.shape[d] % r:
+            raise RuntimeError(f"pixel_unshuffle expects {what} to be divisible by "
+                               f"downscale_factor, but input.size({d})={input.shape[d]} is not "
+                               f"divisible by {r}")
+    return apply(_pixel_shuffle, input, r=r, inverse=True)
 
 
 _UPSAMPLE_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "bicubic": "Bicubic"}
@@ -2657,10 +2689,30 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 @defop("max_unpool", grad_name=lambda kw: "MaxUnpool3DBackward0" if len(kw["out"]) == 3
        else "MaxUnpool2DBackward0")
 def _max_unpool(x, idx, out):
+    return _unpool_scatter(x, idx, tuple(out))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _unpool_scatter(x, idx, out):
+    return _unpool_write(x, idx, out, "set")
+
+
+@_unpool_scatter.defjvp
+def _unpool_scatter_jvp(out, primals, tangents):
+    # torch's max_unpool backward gathers the output gradient at every index, so an input whose
+    # index repeats (overlapping pooling windows) gets the gradient of that output position each
+    # time; a scatter-add tangent transposes to exactly that gather (a scatter-set's would give it
+    # only to the one write that won)
+    (x, idx), (t, _) = primals, tangents
+    return _unpool_write(x, idx, out, "set"), _unpool_write(t, idx, out, "add")
+
+
+def _unpool_write(x, idx, out, how):
     n, c = x.shape[:2]
     flat = jnp.zeros((n, c, int(np.prod(out))), x.dtype)
-    flat = flat.at[jnp.arange(n)[:, None, None], jnp.arange(c)[None, :, None],
-                   idx.reshape(n, c, -1)].set(x.reshape(n, c, -1))
+    at = flat.at[jnp.arange(n)[:, None, None], jnp.arange(c)[None, :, None],
+                 idx.reshape(n, c, -1)]
+    flat = at.set(x.reshape(n, c, -1)) if how == "set" else at.add(x.reshape(n, c, -1))
     return flat.reshape((n, c) + tuple(out))
 
 
