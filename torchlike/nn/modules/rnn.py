@@ -120,21 +120,38 @@ class RNNBase(Module):
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
                  dtype=None):
         super().__init__()
+        # torch's checks, in torch's order
+        if not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1 \
+                or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            import warnings
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+        if not isinstance(batch_first, bool):
+            raise TypeError(f"batch_first should be of type bool, got: "
+                            f"{type(batch_first).__name__}")
+        if not isinstance(input_size, int):
+            raise TypeError(f"input_size should be of type int, got: "
+                            f"{type(input_size).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: "
+                            f"{type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
             raise ValueError("proj_size should be a positive integer or zero to disable "
                              "projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
-        if proj_size and mode != "LSTM":
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1 \
-                or isinstance(dropout, bool):
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")
-        if hidden_size <= 0:
-            raise ValueError("hidden_size must be greater than zero")
-        if num_layers <= 0:
-            raise ValueError("num_layers must be greater than zero")
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -229,15 +246,39 @@ class RNNBase(Module):
 
     def _forward(self, input, hx=None, lengths=None, _time_major=False):
         lstm = self.mode == "LSTM"
-        batched = input.dim() == 3
-        if input.dim() not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
-                             f"{input.dim()}D instead")
+        packed = lengths is not None
+        if packed:
+            batched = True
+        else:
+            if input.dim() not in (2, 3):
+                name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
+                                 f"{' tensor' if name == 'RNN' else ''} instead")
+            batched = input.dim() == 3
+            if hx is not None:
+                want = 3 if batched else 2
+                kind = "batched 3-D" if batched else "unbatched 2-D"
+                if lstm:
+                    dims = (hx[0].dim(), hx[1].dim())
+                    if dims != (want, want):
+                        raise RuntimeError(f"For {kind} input, hx and cx should also be "
+                                           f"{want}-D but got ({dims[0]}-D, {dims[1]}-D) "
+                                           "tensors")
+                elif hx.dim() != want:
+                    raise RuntimeError(f"For {kind} input, hx should also be {want}-D but "
+                                       f"got {hx.dim()}-D tensor")
         x = input
         if not batched:
             x = x.unsqueeze(1)
         elif self.batch_first and not _time_major:
             x = x.transpose(0, 1)
+        wdt = self._flat_weights[0].dtype
+        if input.dtype != wdt:
+            import torchlike as _tl
+            if not (_tl.is_autocast_enabled() or _tl.is_autocast_cpu_enabled()):
+                raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                                 f"({wdt}). Convert input: input.to({wdt}), or convert model: "
+                                 f"model.to({input.dtype})")
         if x.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {x.shape[-1]}")
@@ -251,15 +292,25 @@ class RNNBase(Module):
             c0 = _creation.zeros(*cshape, dtype=input.dtype) if lstm else None
         else:
             if lstm:
-                h0, c0 = hx
+                h0, c0 = hx[0], hx[1]
             else:
                 h0, c0 = hx, None
             if not batched:
                 h0 = h0.unsqueeze(1)
                 c0 = c0.unsqueeze(1) if c0 is not None else None
             if tuple(h0.shape) != shape:
-                raise RuntimeError(f"Expected hidden size {shape}, got {list(h0.shape)}"
-                                   .replace("(", "[").replace(")", "]"))
+                raise RuntimeError(f"Expected hidden{'[0]' if lstm else ''} size {shape}, got "
+                                   f"{list(h0.shape)}")
+            if lstm and tuple(c0.shape) != cshape:
+                raise RuntimeError(f"Expected hidden[1] size {cshape}, got {list(c0.shape)}")
+            if h0.dtype != wdt:
+                from ..._dtype import legacy_name
+                if self.bias:
+                    raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                                       f"{legacy_name(h0.dtype)} and {legacy_name(wdt)}")
+                raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                                   f"{legacy_name(h0.dtype).lower()} != "
+                                   f"{legacy_name(wdt).lower()}")
         args = [x, h0] + ([c0] if lstm else []) + self._flat_weights
         has_key = self.training and self.dropout > 0 and self.num_layers > 1
         if has_key:
@@ -286,10 +337,13 @@ class RNNBase(Module):
 
 class RNN(RNNBase):
     def __init__(self, *args, **kwargs):
-        nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if len(args) > 3:
             nonlinearity = args[3]
             args = args[:3] + args[4:]
+        else:
+            nonlinearity = kwargs.pop("nonlinearity", "tanh")
         if nonlinearity == "tanh":
             mode = "RNN_TANH"
         elif nonlinearity == "relu":
@@ -308,6 +362,8 @@ class LSTM(RNNBase):
 
 class GRU(RNNBase):
     def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
 
 
@@ -357,6 +413,19 @@ class RNNCellBase(Module):
             init.uniform_(weight, -stdv, stdv)
 
     def _run(self, mode, input, hx, cx=None):
+        name = type(self).__name__ if type(self).__name__ in ("RNNCell", "LSTMCell",
+                                                              "GRUCell") else \
+            {"LSTM": "LSTMCell", "GRU": "GRUCell"}.get(mode, "RNNCell")
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D "
+                             "instead")
+        if mode == "LSTM":
+            for idx, value in enumerate(() if hx is None else (hx, cx)):
+                if value.dim() not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
+                                     f"{value.dim()}D instead")
+        elif hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
         batched = input.dim() == 2
         if not batched:
             input = input.unsqueeze(0)
@@ -365,12 +434,35 @@ class RNNCellBase(Module):
             hx = _creation.zeros(B, self.hidden_size, dtype=input.dtype)
         elif not batched:
             hx = hx.unsqueeze(0)
-        args = [input, hx]
         if mode == "LSTM":
             if cx is None:
                 cx = _creation.zeros(B, self.hidden_size, dtype=input.dtype)
             elif not batched:
                 cx = cx.unsqueeze(0)
+        # aten's rnn-cell checks (check_rnn_cell_forward_input / _hidden), in its order
+        if input.shape[1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
+                               f"expected {self.input_size}")
+        for idx, h in enumerate((hx, cx) if mode == "LSTM" else (hx,)):
+            if h.shape[0] != B:
+                raise RuntimeError(f"Input batch size {B} doesn't match hidden{idx} batch size "
+                                   f"{h.shape[0]}")
+            if h.dim() < 2 or h.shape[1] != self.hidden_size:
+                got = h.shape[1] if h.dim() >= 2 else None
+                raise RuntimeError(f"hidden{idx} has inconsistent hidden_size: got {got}, "
+                                   f"expected {self.hidden_size}")
+        wdt = self.weight_ih.dtype
+        for t in (input, hx):
+            if t.dtype != wdt:
+                from ..._dtype import legacy_name
+                if self.bias:
+                    raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                                       f"{legacy_name(t.dtype)} and {legacy_name(wdt)}")
+                raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                                   f"{legacy_name(t.dtype).lower()} != "
+                                   f"{legacy_name(wdt).lower()}")
+        args = [input, hx]
+        if mode == "LSTM":
             args.append(cx)
         args += [self.weight_ih, self.weight_hh]
         if self.bias:
@@ -388,6 +480,11 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
+        if self.nonlinearity not in ("tanh", "relu"):
+            if input.dim() not in (1, 2):
+                raise ValueError(f"RNNCell: Expected input to be 1D or 2D, got {input.dim()}D "
+                                 "instead")
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
         return self._run(mode, input, hx)
 
@@ -397,7 +494,12 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype)
 
     def forward(self, input, hx=None):
-        h, c = (None, None) if hx is None else hx
+        if hx is not None and len(hx) != 2:
+            if input.dim() not in (1, 2):
+                raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D "
+                                 "instead")
+            raise RuntimeError("lstm_cell expects two hidden states")
+        h, c = (None, None) if hx is None else (hx[0], hx[1])
         return self._run("LSTM", input, h, c)
 
 

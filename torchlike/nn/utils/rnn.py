@@ -88,6 +88,10 @@ def _unpack_padded(packed, padding_value, total_length=None):
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     lens = np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths).astype(np.int64)
+    batch = input.shape[0 if batch_first else 1]
+    if lens.ndim != 1 or len(lens) != batch:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{lens.size if lens.ndim != 1 else len(lens)} (batch_size={batch})")
     if enforce_sorted:
         if np.any(np.diff(lens) > 0):
             raise RuntimeError("`lengths` array must be sorted in decreasing order when "
@@ -115,6 +119,12 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    if total_length is not None:
+        max_seq_length = int(np.asarray(sequence.batch_sizes._data).shape[0])
+        if total_length < max_seq_length:
+            raise ValueError("Expected total_length to be at least the length of the longest "
+                             f"sequence in input, but got total_length={total_length} and max "
+                             f"sequence length being {max_seq_length}")
     padded, lengths = _unpack_padded(sequence, padding_value, total_length)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)
@@ -128,7 +138,17 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     """Stack variable-length sequences into (T, B, *) (or (B, T, *)) padded with a value."""
     from ... import stack
     from .. import functional as F
+    sequences = list(sequences)
     max_len = max(s.shape[0] for s in sequences)
+    trailing = tuple(sequences[0].shape[1:])
+    for i, s in enumerate(sequences[1:], 1):
+        for d, (a, b) in enumerate(zip(trailing, tuple(s.shape[1:]))):
+            if a != b and b != 1:
+                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor "
+                                   f"b ({b}) at non-singleton dimension {d + 1}")
+        if tuple(s.shape[1:]) != trailing:
+            # torch copies each sequence into its slot, broadcasting size-1 dims
+            sequences[i] = s.expand(s.shape[0], *trailing)
     padded = []
     for s in sequences:
         extra = max_len - s.shape[0]

@@ -1,0 +1,158 @@
+"""Sequence-model programs (RNN / LSTM / GRU and cells, packed sequences, attention and
+transformers, embeddings, CTC) against real torch: same weights (through state_dict), same
+data, same outputs, gradients and exceptions."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import torchlike  # noqa: E402
+from oracle import assert_close  # noqa: E402
+
+R = np.random.default_rng(7)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def f64(*shape):
+    return R.standard_normal(shape)
+
+
+def _copy(tm, lm):
+    sd = {k: torchlike.tensor(v.detach().numpy().copy()) for k, v in tm.state_dict().items()}
+    res = lm.load_state_dict(sd)
+    assert not res.missing_keys and not res.unexpected_keys
+
+
+def _pair(ctor):
+    torch.manual_seed(0)
+    tm, lm = ctor(torch.nn), ctor(torchlike.nn)
+    _copy(tm, lm)
+    return tm, lm
+
+
+def _raises_same(fn):
+    """Run ``fn(m)`` for torch and torchlike; both must raise the same class and message."""
+    with pytest.raises(Exception) as te:
+        fn(torch)
+    with pytest.raises(Exception) as le:
+        fn(torchlike)
+    assert type(le.value).__name__ == type(te.value).__name__, (le.value, te.value)
+    assert str(le.value) == str(te.value)
+
+
+# ---------------------------------------------------------------- RNN argument checks
+
+def _rnn_call(mode, *arrays):
+    def fn(M):
+        tm, lm = _pair(lambda nn: getattr(nn, mode)(4, 6))
+        m = tm if M is torch else lm
+        ts = [M.tensor(a) for a in arrays]
+        if mode == "LSTM" and len(ts) == 3:
+            return m(ts[0], (ts[1], ts[2]))
+        return m(*ts)
+    return fn
+
+
+@pytest.mark.parametrize("mode,arrays", [
+    ("LSTM", (f32(5, 3, 4), f32(2, 3, 6), f32(1, 3, 6))),      # hidden[0] size
+    ("LSTM", (f32(5, 3, 4), f32(1, 3, 6), f32(2, 3, 6))),      # hidden[1] size
+    ("LSTM", (f32(5, 3, 4), f32(1, 6), f32(1, 6))),            # batched input, 2-D states
+    ("LSTM", (f32(5, 4), f32(1, 1, 6), f32(1, 1, 6))),         # unbatched input, 3-D states
+    ("GRU", (f32(5, 3, 4), f32(1, 2, 6))),                     # hidden size
+    ("GRU", (f32(5, 4), f32(1, 1, 6))),                        # unbatched input, 3-D hx
+    ("GRU", (f32(5, 3, 4), f32(1, 6))),                        # batched input, 2-D hx
+    ("RNN", (f32(5, 3, 4, 1),)),                               # 4-D input
+    ("GRU", (f64(5, 3, 4),)),                                  # input dtype != weight dtype
+    ("LSTM", (np.ones((5, 3, 4), np.int64),)),
+    ("GRU", (f32(5, 3, 4), f64(1, 3, 6))),                     # hx dtype != weight dtype
+    ("RNN", (f32(5, 3, 4), f64(1, 3, 6))),
+], ids=["lstm_h0_size", "lstm_c0_size", "lstm_2d_states", "lstm_unbatched_3d_states",
+        "gru_h_size", "gru_unbatched_3d_h", "gru_batched_2d_h", "rnn_4d", "gru_double_input",
+        "lstm_int_input", "gru_double_h", "rnn_double_h"])
+def test_rnn_bad_input_or_state_raises_like_torch(mode, arrays):
+    _raises_same(_rnn_call(mode, *arrays))
+
+
+@pytest.mark.parametrize("args", ["(4, 0)", "(0, 6)", "(4, 6, 0)", "(4, 6, bias=1)",
+                                  "(4, 6, batch_first=None)", "(4.0, 6)",
+                                  "(4, 6, proj_size=6)", "(4, 6, dropout=1.5)"])
+def test_lstm_constructor_checks_in_torchs_order(args):
+    _raises_same(lambda M: eval("M.nn.LSTM" + args))
+
+
+def test_gru_and_rnn_refuse_proj_size_keyword_even_zero():
+    _raises_same(lambda M: M.nn.GRU(4, 6, proj_size=0))
+    _raises_same(lambda M: M.nn.RNN(4, 6, proj_size=2))
+
+
+def test_rnn_dropout_single_layer_warns_like_torch():
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
+        torchlike.nn.LSTM(4, 6, dropout=0.5)
+
+
+# ---------------------------------------------------------------- cells
+
+CELLS = ["RNNCell", "LSTMCell", "GRUCell"]
+
+
+def _cell_call(mode, *arrays, bias=True):
+    def fn(M):
+        tm, lm = _pair(lambda nn: getattr(nn, mode)(4, 6, bias=bias))
+        m = tm if M is torch else lm
+        ts = [M.tensor(a) for a in arrays]
+        if len(ts) == 1:
+            return m(ts[0])
+        return m(ts[0], (ts[1], ts[1]) if mode == "LSTMCell" else ts[1])
+    return fn
+
+
+@pytest.mark.parametrize("mode", CELLS)
+@pytest.mark.parametrize("arrays,bias", [
+    ((f32(2, 3, 4),), True),                  # 3-D input
+    ((f32(3, 5),), True),                     # wrong input_size
+    ((f32(3, 4), f32(3, 5)), True),           # wrong hidden_size
+    ((f32(3, 4), f32(2, 6)), True),           # batch mismatch
+    ((f32(3, 4), f32(1, 3, 6)), True),        # 3-D hidden
+    ((f32(4), f32(1, 6)), True),              # unbatched input, batched hidden
+    ((f64(3, 4),), True),                     # double input into float weights
+    ((f64(3, 4),), False),
+    ((f32(3, 4), f64(3, 6)), True),           # double hidden
+], ids=["3d_input", "input_size", "hidden_size", "batch", "3d_hidden", "unbatched_vs_2d_h",
+        "double_input", "double_input_nobias", "double_hidden"])
+def test_rnn_cell_bad_input_raises_like_torch(mode, arrays, bias):
+    _raises_same(_cell_call(mode, *arrays, bias=bias))
+
+
+def test_rnn_cell_unknown_nonlinearity_raises_at_forward():
+    _raises_same(lambda M: M.nn.RNNCell(4, 6, nonlinearity="gelu")(M.randn(3, 4)))
+
+
+def test_lstm_cell_one_hidden_state_raises():
+    _raises_same(lambda M: M.nn.LSTMCell(4, 6)(M.zeros(3, 4), (M.zeros(3, 6),)))
+
+
+# ---------------------------------------------------------------- nn.utils.rnn
+
+def test_pack_padded_sequence_lengths_count_must_match_batch():
+    x = f32(4, 3, 2)
+    _raises_same(lambda M: M.nn.utils.rnn.pack_padded_sequence(M.tensor(x), [4, 2]))
+
+
+def test_pad_packed_sequence_total_length_too_short_raises():
+    x = f32(4, 3, 2)
+    _raises_same(lambda M: M.nn.utils.rnn.pad_packed_sequence(
+        M.nn.utils.rnn.pack_padded_sequence(M.tensor(x), [4, 2, 1]), total_length=2))
+
+
+def test_pad_sequence_trailing_mismatch_raises_and_size_one_broadcasts():
+    a, b = f32(4, 3), f32(2, 2)
+    _raises_same(lambda M: M.nn.utils.rnn.pad_sequence([M.tensor(a), M.tensor(b)]))
+    c = f32(2, 1)
+    ours = torchlike.nn.utils.rnn.pad_sequence([torchlike.tensor(a), torchlike.tensor(c)])
+    theirs = torch.nn.utils.rnn.pad_sequence([torch.tensor(a), torch.tensor(c)])
+    assert_close(ours, theirs)
