@@ -315,9 +315,11 @@ def test_affine_grid_then_grid_sample_graph_and_errors():
                                                              align_corners=False), IMG, GRID)
     check_raises(lambda m, x, g: m.nn.functional.grid_sample(x, g, padding_mode="wrap",
                                                              align_corners=False), IMG, GRID)
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        torchlike.nn.functional.grid_sample(torchlike.tensor(IMG), torchlike.tensor(GRID),
-                                            mode="bicubic", align_corners=False)
+    # bicubic is implemented (tests/test_vision_programs.py compares it); 5-D is bilinear/nearest
+    grid3 = np.zeros((IMG.shape[0], 2, 2, 2, 3), np.float32)
+    check_raises(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="bicubic",
+                                                             align_corners=False),
+                 IMG[:, :, None].copy(), grid3)
 
 
 def test_deprecated_init_aliases_warn_and_init_as_torch():

@@ -112,3 +112,113 @@ def test_groupnorm_indivisible_channels_message():
 ], ids=["shuffle_channels", "unshuffle_height", "unshuffle_width", "shuffle_zero", "unshuffle_2d"])
 def test_pixel_shuffle_bad_shapes_raise_like_torch(fn, shape):
     raises_like(fn, f32(*shape))
+
+
+# ---------------------------------------------------------------- grid_sample
+
+def _grid_case(m, x, theta, mode, pm, ac, size, scale):
+    F = m.nn.functional
+    grid = F.affine_grid(theta, size, align_corners=ac) * scale
+    return F.grid_sample(x, grid, mode=mode, padding_mode=pm, align_corners=ac)
+
+
+def _compare_grad_case(fn, *arrays, atol=1e-4):
+    (to, tin), (lo, lin) = both(fn, *arrays)
+    assert tuple(lo.shape) == tuple(to.shape)
+    assert_close(lo, to, atol, 1e-4, "out")
+    g = f32(*to.shape)
+    (to * torch.tensor(g)).sum().backward()
+    (lo * torchlike.tensor(g)).sum().backward()
+    for i, (a, b) in enumerate(zip(lin, tin)):
+        assert_close(a.grad, b.grad, atol * 10, 1e-3, f"grad {i}")
+
+
+@pytest.mark.parametrize("ac", [False, True])
+@pytest.mark.parametrize("pm", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic(pm, ac):
+    theta = f32(2, 2, 3, scale=0.3) + np.eye(2, 3, dtype=np.float32)
+    _compare_grad_case(lambda m, x, t: _grid_case(m, x, t, "bicubic", pm, ac, [2, 4, 6, 7], 1.7),
+                       f32(2, 4, 9, 10), theta)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("pm", ["zeros", "border", "reflection"])
+def test_grid_sample_volumetric(mode, pm):
+    theta = f32(2, 3, 4, scale=0.3) + np.eye(3, 4, dtype=np.float32)
+    _compare_grad_case(lambda m, x, t: _grid_case(m, x, t, mode, pm, False, [2, 3, 4, 3, 5], 1.5),
+                       f32(2, 3, 5, 6, 7), theta)
+
+
+@pytest.mark.parametrize("mode,xs,gs", [
+    ("bilinear", (2, 4, 5, 6), (3, 5, 3, 2)),        # batch sizes differ
+    ("bilinear", (2, 4, 5, 6), (2, 5, 3, 3)),        # last grid dim is not 2
+    ("bilinear", (2, 3, 4, 5, 6), (2, 5, 3, 3)),     # 5-D input, 4-D grid
+    ("bicubic", (2, 3, 4, 5, 6), (2, 5, 3, 3, 3)),   # bicubic is 2-D only
+    ("bilinear", (2, 3, 4), (2, 5, 1)),              # 3-D input
+    ("bilinear", (2, 3, 0, 4), (2, 5, 3, 2)),        # empty spatial dim
+], ids=["batch", "last_dim", "ndim", "bicubic_5d", "input_3d", "empty"])
+def test_grid_sample_bad_shapes_raise_like_torch(mode, xs, gs):
+    raises_like(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode=mode, align_corners=False),
+                f32(*xs), f32(*gs))
+
+
+def test_grid_sample_grid_dtype_must_match_input():
+    raises_like(lambda m, x, g: m.nn.functional.grid_sample(x, g.double(), align_corners=False),
+                f32(2, 4, 5, 6), f32(2, 5, 3, 2))
+
+
+def test_spatial_transformer_network_training():
+    # the PyTorch STN tutorial's shape: a localisation net regresses theta, initialised to the
+    # identity, then affine_grid + grid_sample warp the input before a classifier
+    def build(nn):
+        class STN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.loc = nn.Sequential(nn.Conv2d(1, 4, 5), nn.MaxPool2d(2, stride=2), nn.ReLU(True))
+                self.fc_loc = nn.Sequential(nn.Linear(4 * 4 * 4, 8), nn.ReLU(True), nn.Linear(8, 6))
+                self.fc_loc[2].weight.data.zero_()
+                self.fc_loc[2].bias.data.copy_(
+                    self.fc_loc[2].bias.data.new_tensor([1, 0, 0, 0, 1, 0]))
+                self.cls = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(),
+                                         nn.Linear(4 * 10 * 10, 5))
+
+            def forward(self, x, mode):
+                theta = self.fc_loc(self.loc(x).view(-1, 64)).view(-1, 2, 3)
+                grid = nn.functional.affine_grid(theta, x.size(), align_corners=False)
+                x = nn.functional.grid_sample(x, grid, mode=mode, align_corners=False)
+                return self.cls(x)
+        return STN()
+
+    data = [(f32(4, 1, 12, 12), R.integers(0, 5, 4)) for _ in range(3)]
+    for mode in ("bilinear", "bicubic"):
+        torch.manual_seed(0)
+        tm, lm = build(torch.nn), build(torchlike.nn)
+        copy_state(tm, lm)
+        topt = torch.optim.SGD(tm.parameters(), lr=0.05, momentum=0.9)
+        lopt = torchlike.optim.SGD(lm.parameters(), lr=0.05, momentum=0.9)
+        for step, (x, y) in enumerate(data * 2):
+            losses = []
+            for m, model, opt in ((torch, tm, topt), (torchlike, lm, lopt)):
+                opt.zero_grad()
+                loss = m.nn.functional.cross_entropy(model(m.tensor(x), mode), m.tensor(y))
+                loss.backward()
+                opt.step()
+                losses.append(loss)
+            assert_close(losses[1], losses[0], 1e-5, 1e-4, f"{mode} step {step} loss")
+        tp = dict(tm.named_parameters())
+        for k, p in lm.named_parameters():
+            assert_close(p, tp[k], 1e-5, 1e-4, f"{mode} param {k}")
+
+
+@pytest.mark.parametrize("ac", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_affine_grid_identity_is_torchs_grid_bit_for_bit(ac, dtype):
+    # an identity theta must put grid points exactly where torch does (pixel centres): an ulp
+    # off flips grid_sample's floor() and the gradient reaching theta
+    theta = np.eye(2, 3, dtype=np.float32)[None]
+    a = torch.nn.functional.affine_grid(torch.tensor(theta, dtype=getattr(torch, dtype)),
+                                        [1, 1, 12, 33], align_corners=ac).numpy()
+    b = torchlike.nn.functional.affine_grid(
+        torchlike.tensor(theta, dtype=getattr(torchlike, dtype)), [1, 1, 12, 33],
+        align_corners=ac).numpy()
+    np.testing.assert_array_equal(b, a)

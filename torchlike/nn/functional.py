@@ -7,6 +7,7 @@ functions, with torch's conventions where they differ at kinks (``where`` instea
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import warnings
 
@@ -2925,8 +2926,17 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
 def _linspace_from_neg_one(n, align_corners, dtype):
     if n <= 1:
         return jnp.zeros((1,), dtype)
-    r = jnp.linspace(-1.0, 1.0, n, dtype=dtype)
-    return r if align_corners else r * (n - 1) / n
+    # torch's CPU linspace, bit for bit: a grid point one ulp off a pixel centre moves the
+    # floor() of grid_sample's taps, and with it the gradient flowing back to theta
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        r = jnp.linspace(-1.0, 1.0, n, dtype=dtype)
+        return r if align_corners else r * (n - 1) / n
+    from .._creation import _linspace_np
+    r = np.asarray(_linspace_np(-1.0, 1.0, n, D.from_jax(dtype)))
+    t = r.dtype.type
+    if not align_corners:
+        r = (r * t(n - 1)).astype(r.dtype) / t(n)
+    return jnp.asarray(r.astype(np.dtype(dtype)))
 
 
 @defop("affine_grid_generator", grad_name="AffineGridGeneratorBackward0")
@@ -3003,7 +3013,10 @@ def _reflect(x, twice_low, twice_high):
 
 
 def _source_index(coord, size, padding_mode, align_corners):
-    x = _unnormalize(coord, size, align_corners)
+    return _pad_coord(_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
+
+
+def _pad_coord(x, size, padding_mode, align_corners):
     if padding_mode == "border":
         x = jnp.clip(x, 0, size - 1)
     elif padding_mode == "reflection":
@@ -3013,35 +3026,76 @@ def _source_index(coord, size, padding_mode, align_corners):
     return x
 
 
-@defop("grid_sampler_2d", promote="common", grad_name="GridSampler2DBackward0")
-def _grid_sample2d(x, grid, mode, padding_mode, align_corners):
-    N, C, H, W = x.shape
-    ix = _source_index(grid[..., 0], W, padding_mode, align_corners)
-    iy = _source_index(grid[..., 1], H, padding_mode, align_corners)
-    xt = jnp.transpose(x, (0, 2, 3, 1))                   # (N, H, W, C)
-    n = jnp.arange(N)[:, None, None]
+def _cubic_weights(t):
+    # torch's get_cubic_upsample_coefficients (A = -0.75)
+    A = -0.75
 
-    def tap(yy, xx):
-        inb = (xx >= 0) & (xx <= W - 1) & (yy >= 0) & (yy <= H - 1)
-        xc = jnp.clip(xx, 0, W - 1).astype(jnp.int32)
-        yc = jnp.clip(yy, 0, H - 1).astype(jnp.int32)
-        v = xt[n, yc, xc]                                  # (N, Ho, Wo, C)
+    def conv1(v):
+        return ((A + 2) * v - (A + 3)) * v * v + 1
+
+    def conv2(v):
+        return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A
+
+    return conv2(t + 1.0), conv1(t), conv1(1.0 - t), conv2(2.0 - t)
+
+
+def _grid_sample_nd(x, grid, mode, padding_mode, align_corners):
+    """torch's grid_sampler_2d / _3d: ``grid[..., 0]`` indexes the last (W) dimension."""
+    nd = x.ndim - 2
+    N, sizes = x.shape[0], x.shape[2:]
+    xt = jnp.moveaxis(x, 1, -1)                            # (N, *spatial, C)
+    n = jnp.arange(N).reshape((N,) + (1,) * nd)
+
+    def tap(idx):                                          # float index arrays, one per dim
+        inb = functools.reduce(jnp.logical_and, [(i >= 0) & (i <= s - 1)
+                                                 for i, s in zip(idx, sizes)])
+        ints = tuple(jnp.clip(i, 0, s - 1).astype(jnp.int32) for i, s in zip(idx, sizes))
+        v = xt[(n,) + ints]                                # (N, *out_spatial, C)
         return jnp.where(inb[..., None], v, jnp.zeros_like(v))
 
+    raw = [grid[..., nd - 1 - d] for d in range(nd)]       # per spatial dim, outermost first
+    if mode == "bicubic":                                  # 4-D only (checked by grid_sample)
+        iy, ix = (_unnormalize(c, s, align_corners) for c, s in zip(raw, sizes))
+        y0, x0 = jnp.floor(iy), jnp.floor(ix)
+        wy, wx = _cubic_weights(iy - y0), _cubic_weights(ix - x0)
+        H, W = sizes
+
+        def bounded(yy, xx):
+            return tap([_pad_coord(yy, H, padding_mode, align_corners),
+                        _pad_coord(xx, W, padding_mode, align_corners)])
+
+        rows = [sum(bounded(y0 - 1 + i, x0 - 1 + j) * wx[j][..., None] for j in range(4))
+                for i in range(4)]
+        out = sum(rows[i] * wy[i][..., None] for i in range(4))
+        return jnp.moveaxis(out, -1, 1)
+    coords = [_source_index(c, s, padding_mode, align_corners) for c, s in zip(raw, sizes)]
     if mode == "nearest":
-        out = tap(jnp.round(iy), jnp.round(ix))
+        out = tap([jnp.round(c) for c in coords])
     else:
-        x0, y0 = jnp.floor(ix), jnp.floor(iy)
-        x1, y1 = x0 + 1, y0 + 1
-        wx1, wy1 = ix - x0, iy - y0
-        wx0, wy0 = x1 - ix, y1 - iy
-        out = (tap(y0, x0) * (wx0 * wy0)[..., None] + tap(y0, x1) * (wx1 * wy0)[..., None]
-               + tap(y1, x0) * (wx0 * wy1)[..., None] + tap(y1, x1) * (wx1 * wy1)[..., None])
-    return jnp.transpose(out, (0, 3, 1, 2))
+        lo = [jnp.floor(c) for c in coords]
+        out = None
+        for corner in itertools.product((0, 1), repeat=nd):
+            w = None
+            for d in reversed(range(nd)):
+                wd = coords[d] - lo[d] if corner[d] else lo[d] + 1 - coords[d]
+                w = wd if w is None else w * wd
+            term = tap([lo[d] + corner[d] for d in range(nd)]) * w[..., None]
+            out = term if out is None else out + term
+    return jnp.moveaxis(out, -1, 1)
+
+
+@defop("grid_sampler_2d", grad_name="GridSampler2DBackward0")
+def _grid_sample2d(x, grid, mode, padding_mode, align_corners):
+    return _grid_sample_nd(x, grid, mode, padding_mode, align_corners)
+
+
+@defop("grid_sampler_3d", grad_name="GridSampler3DBackward0")
+def _grid_sample3d(x, grid, mode, padding_mode, align_corners):
+    return _grid_sample_nd(x, grid, mode, padding_mode, align_corners)
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Sample ``input`` at ``grid``'s normalised coordinates (4-D: bilinear, nearest)."""
+    """Sample ``input`` at ``grid``'s normalised coordinates (torch's grid_sampler)."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
                          f"'nearest' or 'bicubic', but got: '{mode}'")
@@ -3051,16 +3105,31 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_GRID_WARNING)
         align_corners = False
-    if input.dim() != 4 or mode == "bicubic":
-        raise NotImplementedError(
-            f"grid_sample: {input.dim()}-D input with mode={mode!r} is not implemented in "
-            "torchlike yet (4-D bilinear and nearest are)")
-    if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and "
-                           f"the same batch size as input, but got grid with sizes "
-                           f"{list(grid.shape)}")
-    return apply(_grid_sample2d, input, grid, mode=mode, padding_mode=padding_mode,
-                 align_corners=bool(align_corners))
+    # torch's check_grid_sampler_common, then _2d / _3d's checks, in torch's order
+    isz, gsz = list(input.shape), list(grid.shape)
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, but "
+                           f"got input with sizes {isz} and grid with sizes {gsz}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last "
+                           f"dimension, but got grid with sizes {gsz}")
+    for i in range(2, input.dim()):
+        if input.shape[i] <= 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {isz} with dimension {i} being "
+                               "empty")
+    nd = 2 if input.dim() == 4 else 3
+    if input.dim() != nd + 2 or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same number "
+                           f"of dimensions, but got input with sizes {isz} and grid with sizes "
+                           f"{gsz}")
+    if nd == 3 and mode == "bicubic":
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if grid.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {D.legacy_name(input.dtype)} but found "
+                           f"{D.legacy_name(grid.dtype)}")
+    return apply(_grid_sample2d if nd == 2 else _grid_sample3d, input, grid, mode=mode,
+                 padding_mode=padding_mode, align_corners=bool(align_corners))
 
 
 from ._mha_functional import multi_head_attention_forward  # noqa: E402,F401
