@@ -372,6 +372,14 @@ def write(t, new, grad_out=None, repeats_ok=False):
         _write(t, new, grad_out, repeats_ok)
 
 
+def write_each(tensors, arrays):
+    """Raw writes (as ``write(t, new)``) of ``arrays`` into ``tensors``, under one lock: an
+    optimizer's update of its parameters and state."""
+    with _lock:
+        for t, new in zip(tensors, arrays):
+            _write(t, new, None)
+
+
 def write_roots(tensors, arrays):
     """Raw writes of ``arrays`` into root ``tensors`` (no autograd; aliases refreshed), under
     one lock: the write-back of a compiled step."""

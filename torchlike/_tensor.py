@@ -78,6 +78,8 @@ _NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tenso
                "as it is), or use jax.experimental.sparse on t.jax().")
 
 
+_storage_write = [None]     # torchlike._storage.write, bound on first use (it imports this module)
+
 class Tensor(InteropMixin):
     """A torch-style tensor over an immutable jax array.
 
@@ -122,8 +124,11 @@ class Tensor(InteropMixin):
         Bumps the version counter shared with every alias and makes the write visible through
         them (see torchlike/_storage.py).
         """
-        from ._storage import write
-        write(self, data)
+        w = _storage_write[0]
+        if w is None:
+            from ._storage import write as w
+            _storage_write[0] = w
+        w(self, data)
 
     # The version counter is shared by a tensor and all its views/aliases (torch semantics).
     @property

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
+from .. import _strides
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
 from ._surface import public, method, methods
@@ -89,21 +90,19 @@ def _reshape_copy(a, shape):
 def reshape(input, *shape):
     """The same values in a new shape (one dim may be -1): a view of a contiguous tensor, a
     copy of a non-contiguous one (a transposed or strided view), as in torch."""
-    from .._strides import strides, view_strides
     shape = infer_shape(_shape_arg(shape), input.numel())
-    if view_strides(input._d.shape, strides(input), shape) is None:
+    if _strides.view_strides(input._d.shape, _strides.strides(input), shape) is None:
         return apply(_reshape_copy, input, shape=shape)
     return apply(_view, input, shape=shape)
 
 
 @method("view")
 def view(self, *shape):
-    from .._strides import VIEW_ERROR, strides, view_strides
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
     shape = infer_shape(_shape_arg(shape), self.numel())
-    if view_strides(self._d.shape, strides(self), shape) is None:
-        raise RuntimeError(VIEW_ERROR)
+    if _strides.view_strides(self._d.shape, _strides.strides(self), shape) is None:
+        raise RuntimeError(_strides.VIEW_ERROR)
     return apply(_view, self, shape=shape)
 
 

@@ -8,8 +8,8 @@ Each optimizer declares its update as ONE pure jax function over the whole param
 where a buffer does not exist yet), ``hp`` a dict of float64 scalars (the group's numeric
 options, passed as traced arguments so changing ``lr`` never retraces) and ``flags`` the
 group's boolean options (static). The function is jitted once per (optimizer class, flags) and
-by jax per shapes; results are written back with ``Tensor._set_data``, so nothing is recorded
-on the autograd tape. Each parameter's update must depend on that parameter's arrays (and
+by jax per shapes; results are written back as raw writes (``_storage.write_each``), so
+nothing is recorded on the autograd tape. Each parameter's update must depend on that parameter's arrays (and
 ``hp``) alone, as torch's single-tensor loops do: the interpreter tier's first calls run the
 function one parameter at a time (``_per_parameter``), the compiled program takes the group.
 """
@@ -27,6 +27,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _shape_poly, _tiers
 from .._fused import raw as _raw
+from .._storage import write_each as _write_each
 from .._tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
@@ -436,8 +437,7 @@ class Optimizer:
         else:
             out = fn(*args)
         new_p, new_state = out
-        for p, a in zip(params, new_p):
-            p._set_data(a)
+        dst, src = list(params), list(new_p)
         for k, arrs in new_state.items():
             for p, t, a in zip(params, st[k], arrs):
                 if a is None:
@@ -445,7 +445,9 @@ class Optimizer:
                 if t is None:
                     self.state[p][k] = Tensor._make(a)
                 else:
-                    t._set_data(a)
+                    dst.append(t)
+                    src.append(a)
+        _write_each(dst, src)
 
     # ------------------------------------------------------------ state dicts
     def state_dict(self):
