@@ -156,3 +156,145 @@ def test_pad_sequence_trailing_mismatch_raises_and_size_one_broadcasts():
     ours = torchlike.nn.utils.rnn.pad_sequence([torchlike.tensor(a), torchlike.tensor(c)])
     theirs = torch.nn.utils.rnn.pad_sequence([torch.tensor(a), torch.tensor(c)])
     assert_close(ours, theirs)
+
+
+# ---------------------------------------------------------------- MultiheadAttention
+
+E, H, L, S, NB = 8, 2, 4, 5, 3
+
+
+def _mha_both(ctor, call, inputs, grad=True, atol=1e-5, rtol=1e-4):
+    """Run ``call(M, module, *tensors)`` on torch and torchlike; compare outputs and every
+    gradient (NaN positions must agree)."""
+    tm, lm = _pair(ctor)
+    tm.eval()
+    lm.eval()
+    res = []
+    for M, m in ((torch, tm), (torchlike, lm)):
+        ts = [M.tensor(x).requires_grad_(grad) for x in inputs]
+        out = call(M, m, *ts)
+        res.append((out, ts, m))
+    (tout, tts, tm), (lout, lts, lm) = res
+    for i, (lo, to) in enumerate(zip(lout, tout)):
+        if to is None:
+            assert lo is None
+            continue
+        assert_close(lo, to, atol, rtol, f"output {i}")
+    if not grad:
+        return
+    c = R.standard_normal(tuple(tout[0].shape)).astype(np.float32)
+    (torch.nan_to_num(tout[0]) * torch.tensor(c)).sum().backward()
+    (torchlike.nan_to_num(lout[0]) * torchlike.tensor(c)).sum().backward()
+    for (k, tp), (_, lp) in zip(tm.named_parameters(), lm.named_parameters()):
+        assert_close(lp.grad, tp.grad, atol * 10, rtol * 10, f"grad {k}")
+    for lt, tt in zip(lts, tts):
+        assert_close(lt.grad, tt.grad, atol * 10, rtol * 10, "input grad")
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_mha_fully_masked_key_padding_row_matches_torch(need_weights):
+    # need_weights=False runs scaled_dot_product_attention in torch: a batch entry whose keys
+    # are all padding attends to nothing (0 before out_proj), not NaN; need_weights=True: NaN
+    kpm = np.zeros((NB, S), bool)
+    kpm[1] = True
+    kpm[0, 3:] = True
+
+    def call(M, m, q, kv):
+        return m(q, kv, kv, key_padding_mask=M.tensor(kpm), need_weights=need_weights)
+    _mha_both(lambda nn: nn.MultiheadAttention(E, H), call, [f32(L, NB, E), f32(S, NB, E)])
+
+
+def test_mha_fully_masked_attn_mask_row_matches_torch():
+    mask = np.zeros((L, S), bool)
+    mask[2] = True
+
+    def call(M, m, q, kv):
+        return m(q, kv, kv, attn_mask=M.tensor(mask), need_weights=False)
+    _mha_both(lambda nn: nn.MultiheadAttention(E, H, batch_first=True), call,
+              [f32(NB, L, E), f32(NB, S, E)])
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_mha_fast_path_fully_masked_row_is_nan_like_torch(need_weights):
+    # eval + no_grad + batch_first self-attention: torch's _native_multi_head_attention
+    kpm = np.zeros((NB, L), bool)
+    kpm[1] = True
+
+    def call(M, m, q):
+        with M.no_grad():
+            return m(q, q, q, key_padding_mask=M.tensor(kpm), need_weights=need_weights)
+    _mha_both(lambda nn: nn.MultiheadAttention(E, H, batch_first=True), call, [f32(NB, L, E)],
+              grad=False)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_mha_is_causal_hint_replaces_mask_like_torch(need_weights):
+    # torch: is_causal with no key_padding_mask and need_weights=False drops attn_mask and runs
+    # a causal scaled_dot_product_attention; with need_weights=True the mask is used
+    mask = f32(L, L)
+
+    def call(M, m, q):
+        return m(q, q, q, attn_mask=M.tensor(mask), is_causal=True, need_weights=need_weights)
+    _mha_both(lambda nn: nn.MultiheadAttention(E, H), call, [f32(L, NB, E)])
+
+
+def test_mha_fast_path_ignores_is_causal_like_torch():
+    def call(M, m, q):
+        with M.no_grad():
+            return m(q, q, q, is_causal=True, need_weights=False)
+    _mha_both(lambda nn: nn.MultiheadAttention(E, H, batch_first=True), call, [f32(NB, L, E)],
+              grad=False)
+
+
+def _mha_raise(call, *arrays, **kw):
+    def fn(M):
+        tm, lm = _pair(lambda nn: nn.MultiheadAttention(E, H, **kw))
+        return call(M, tm if M is torch else lm, *[M.tensor(a) for a in arrays])
+    _raises_same(fn)
+
+
+@pytest.mark.parametrize("case", [
+    "embed_dim", "mask2d", "mask3d", "kv_len", "batch", "kpm_len", "kpm_batch", "int_mask",
+    "query4d", "key2d", "kpm3d", "mask4d", "unbatched_mask3d", "kdim"])
+def test_mha_bad_input_raises_like_torch(case):
+    q, kv = f32(L, NB, E), f32(S, NB, E)
+    if case == "embed_dim":
+        _mha_raise(lambda M, m, q: m(q, q, q), f32(L, NB, E + 1))
+    elif case == "mask2d":
+        _mha_raise(lambda M, m, q: m(q, q, q, attn_mask=M.zeros(L + 1, L)), q)
+    elif case == "mask3d":
+        _mha_raise(lambda M, m, q: m(q, q, q, attn_mask=M.zeros(NB, L, L)), q)
+    elif case == "kv_len":
+        _mha_raise(lambda M, m, q, k, v: m(q, k, v), q, kv, f32(S + 1, NB, E))
+    elif case == "batch":
+        _mha_raise(lambda M, m, q, k: m(q, k, k), q, f32(S, NB + 1, E))
+    elif case == "kpm_len":
+        _mha_raise(lambda M, m, q: m(q, q, q, key_padding_mask=M.zeros(NB, L + 1,
+                                                                       dtype=M.bool)), q)
+    elif case == "kpm_batch":
+        _mha_raise(lambda M, m, q: m(q, q, q, key_padding_mask=M.zeros(NB + 1, L,
+                                                                       dtype=M.bool)), q)
+    elif case == "int_mask":
+        _mha_raise(lambda M, m, q: m(q, q, q, attn_mask=M.zeros(L, L, dtype=M.int64)), q)
+    elif case == "query4d":
+        _mha_raise(lambda M, m, q: m(q, q, q), f32(1, L, NB, E))
+    elif case == "key2d":
+        _mha_raise(lambda M, m, q, k: m(q, k, k), q, f32(S, E))
+    elif case == "kpm3d":
+        _mha_raise(lambda M, m, q: m(q, q, q, key_padding_mask=M.zeros(1, NB, L,
+                                                                       dtype=M.bool)), q)
+    elif case == "mask4d":
+        _mha_raise(lambda M, m, q: m(q, q, q, attn_mask=M.zeros(1, NB * H, L, L)), q)
+    elif case == "unbatched_mask3d":
+        _mha_raise(lambda M, m, q: m(q, q, q, attn_mask=M.zeros(H + 1, L, L)), f32(L, E))
+    elif case == "kdim":
+        _mha_raise(lambda M, m, q, k, v: m(q, k, v), q, f32(S, NB, 5), f32(S, NB, 7),
+                   kdim=6, vdim=7)
+
+
+def test_mha_mismatched_mask_types_warn_like_torch():
+    m = torchlike.nn.MultiheadAttention(E, H)
+    q = torchlike.randn(L, NB, E)
+    with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and attn_mask"):
+        m(q, q, q, attn_mask=torchlike.zeros(L, L),
+          key_padding_mask=torchlike.zeros(NB, L, dtype=torchlike.bool))

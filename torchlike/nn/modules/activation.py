@@ -297,9 +297,50 @@ class Softmax2d(Module):
 _HI = jax.lax.Precision.HIGHEST
 
 
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """torch.nn.functional._mha_shape_check: the ranks of query, key, value and the masks."""
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
+                                 f"3-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found {key_padding_mask.dim()}-D tensor "
+                                 "instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                                 f"2-D or 3-D but found {attn_mask.dim()}-D tensor instead")
+    elif query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
+                                 f"2-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to "
+                                 f"be `None` or 1-D but found {key_padding_mask.dim()}-D tensor "
+                                 "instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                     f"`None`, 2-D or 3-D but found {attn_mask.dim()}-D tensor "
+                                     "instead")
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                     f"{attn_mask.shape}")
+    else:
+        raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.dim()}-D query tensor")
+
+
 @defop("multi_head_attention", grad_name="TransposeBackward0")
 def _mha(q, k, v, *rest, H, separate, has_in_bias, has_out_bias, has_bias_kv, add_zero_attn,
-         mask_kind, mask_ndim, kpm_kind, dropout_p, average):
+         mask_kind, mask_ndim, kpm_kind, dropout_p, average, causal=False, safe=False):
+    """torch's multi_head_attention_forward as one op. ``causal``: scaled_dot_product_attention's
+    is_causal (top-left ``tril`` over the final keys) in place of a mask; ``safe``: the
+    need_weights=False path (scaled_dot_product_attention), where a row with every key masked
+    attends to nothing (output 0, no gradient) instead of NaN."""
     L, N, E = q.shape
     i = 0
 
@@ -366,7 +407,13 @@ def _mha(q, k, v, *rest, H, separate, has_in_bias, has_out_bias, has_bias_kv, ad
         scores = scores + mask
     if kpm is not None:
         scores = scores + kpm[:, None, None, :]
-    attn = jax.nn.softmax(scores, axis=-1)
+    if causal:
+        scores = jnp.where(jnp.tril(jnp.ones((L, S), bool)), scores, -jnp.inf)
+    if safe:
+        dead = jnp.all(scores == -jnp.inf, axis=-1, keepdims=True)
+        attn = jnp.where(dead, 0, jax.nn.softmax(jnp.where(dead, 0, scores), axis=-1))
+    else:
+        attn = jax.nn.softmax(scores, axis=-1)
     if dropout_p > 0:
         keepm = jax.random.bernoulli(key, 1 - dropout_p, attn.shape)
         attn = jnp.where(keepm, attn / (1 - dropout_p), 0)
@@ -437,19 +484,111 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
+    def _torch_fast_path(self, query, key, value, attn_mask, key_padding_mask):
+        """Whether torch's forward takes its fast path (torch._native_multi_head_attention).
+        The values are the slow path's except for a query row whose every key is masked: the
+        fast path gives NaN there even with need_weights=False, where the slow path's
+        scaled_dot_product_attention gives 0."""
+        from ... import backends
+        from ...autograd import grad_mode
+        if any(m is not None and m.is_floating_point() for m in (attn_mask, key_padding_mask)):
+            return False
+        if (not backends.mha.get_fastpath_enabled() or query.dim() != 3
+                or not (query is key and key is value) or self.training
+                or self.in_proj_weight is None or self.in_proj_bias is None
+                or query.dtype != self.in_proj_weight.dtype or self.num_heads % 2 == 1
+                or not self.batch_first or self.bias_k is not None or self.add_zero_attn
+                or not self._qkv_same_embed_dim):
+            return False
+        import torchlike
+        if torchlike.is_autocast_enabled():
+            return False
+        args = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                self.out_proj.bias)
+        if grad_mode.is_grad_enabled() and any(a is not None and a.requires_grad for a in args):
+            return False
+        return True
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
+        import warnings
+        # torch's MultiheadAttention.forward and F.multi_head_attention_forward: their checks,
+        # in their order
+        for m, name in ((key_padding_mask, "key_padding_mask"), (attn_mask, "attn_mask")):
+            if m is not None and m.dtype.name != "bool" and not m.is_floating_point():
+                raise AssertionError(f"only bool and floating types of {name} are supported")
+        if key_padding_mask is not None and attn_mask is not None \
+                and key_padding_mask.dtype != attn_mask.dtype:
+            warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
+                          "Use same type for both instead.", stacklevel=2)
+        batched = query.dim() == 3
+        fast = self._torch_fast_path(query, key, value, attn_mask, key_padding_mask)
+        if self.batch_first and batched:
+            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+        _mha_shape_check(query, key, value, key_padding_mask, attn_mask, self.num_heads)
+        if fast:
+            is_causal = False     # torch's fast path takes no is_causal: the mask, as given
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
                                "the Transformer module method `generate_square_subsequent_mask`"
                                " to create this mask.")
-        batched = query.dim() == 3
-        if self.batch_first and batched:
-            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+        causal = False
+        if is_causal and key_padding_mask is None and not need_weights:
+            # torch drops the mask and runs scaled_dot_product_attention(is_causal=True)
+            attn_mask, causal = None, True
+        E = query.shape[-1]
+        if E != self.embed_dim:
+            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but "
+                                 f"got {E}")
+        if not self._qkv_same_embed_dim:
+            if tuple(key.shape[:-1]) != tuple(value.shape[:-1]):
+                raise AssertionError(f"key's sequence and batch dims {key.shape[:-1]} do not "
+                                     f"match value's {value.shape[:-1]}")
+        elif tuple(key.shape) != tuple(value.shape):
+            raise AssertionError(f"key shape {key.shape} does not match value shape "
+                                 f"{value.shape}")
+        if not self._qkv_same_embed_dim:
+            for name, x, w in (("key", key, self.k_proj_weight),
+                               ("value", value, self.v_proj_weight)):
+                if x.shape[-1] != w.shape[1]:
+                    raise AssertionError(f"expecting {name} weights shape of "
+                                         f"{(E, x.shape[-1])}, but got {w.shape}")
+        elif key.shape[-1] != self.kdim or value.shape[-1] != self.vdim:
+            d, w = (key, self.kdim) if key.shape[-1] != self.kdim else (value, self.vdim)
+            rows = 1
+            for n in tuple(d.shape)[:-1]:
+                rows *= n
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
+                               f"{d.shape[-1]} and {w}x{self.embed_dim})")
+        tgt_len, src_len = query.shape[0], key.shape[0]
+        bsz = query.shape[1] if batched else 1
+        if attn_mask is not None:
+            if attn_mask.dim() == 2 and tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(tgt_len, src_len)}.")
+            if attn_mask.dim() == 3 and batched and tuple(attn_mask.shape) != (
+                    bsz * self.num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(bsz * self.num_heads, tgt_len, src_len)}.")
+        if batched and key.shape[1] != bsz:
+            raise RuntimeError(f"shape '[{src_len}, {bsz * self.num_heads}, {self.head_dim}]' "
+                               f"is invalid for input of size {key.shape[0] * key.shape[1] * self.embed_dim}")
+        if key_padding_mask is not None:
+            extra = int(self.bias_k is not None) + int(bool(self.add_zero_attn))
+            kshape = (1,) + tuple(key_padding_mask.shape) if not batched \
+                else tuple(key_padding_mask.shape)
+            if kshape[0] != bsz:
+                raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                     f"{kshape[0]}")
+            if kshape[1] != src_len:
+                raise AssertionError(f"Expected key_padded_mask.shape[1] to be "
+                                     f"{src_len + extra}, but got {kshape[1] + extra}")
         if not batched:
             query, key, value = (x.unsqueeze(1) for x in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
+            if attn_mask is not None and attn_mask.dim() == 3:
+                attn_mask = attn_mask.reshape(self.num_heads, tgt_len, src_len)
         args = [query, key, value]
         if self._qkv_same_embed_dim:
             args.append(self.in_proj_weight)
@@ -478,7 +617,8 @@ class MultiheadAttention(Module):
                        has_bias_kv=self.bias_k is not None, add_zero_attn=self.add_zero_attn,
                        mask_kind=mask_kind, mask_ndim=None if attn_mask is None
                        else attn_mask.dim(), kpm_kind=kpm_kind, dropout_p=float(p),
-                       average=bool(average_attn_weights))
+                       average=bool(average_attn_weights), causal=causal,
+                       safe=not need_weights and not fast)
         if self.batch_first and batched:
             out = out.transpose(0, 1)
         if not batched:
