@@ -222,3 +222,93 @@ def test_affine_grid_identity_is_torchs_grid_bit_for_bit(ac, dtype):
         torchlike.tensor(theta, dtype=getattr(torchlike, dtype)), [1, 1, 12, 33],
         align_corners=ac).numpy()
     np.testing.assert_array_equal(b, a)
+
+
+# ---------------------------------------------------------------- convolution geometry checks
+
+def _w(*shape):
+    return f32(*shape)
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (lambda m, x, w: m.nn.functional.conv2d(x, w, padding=-1), ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv2d(x, w, stride=0), ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv2d(x, w, dilation=0), ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv2d(x, w, groups=0), ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv2d(x, w, stride=(1, 1, 1)), ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv2d(x, w, groups=3), ((2, 6, 9, 10), (4, 2, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv2d(x, w, m.zeros(3)), ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv_transpose2d(x, w, stride=2, output_padding=2),
+     ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv_transpose1d(x, w, stride=2, output_padding=2),
+     ((2, 4, 9), (4, 4, 3))),
+    (lambda m, x, w: m.nn.functional.conv_transpose3d(x, w, stride=2, output_padding=2),
+     ((1, 4, 3, 4, 5), (4, 4, 3, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv_transpose2d(x, w, padding=-1),
+     ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv_transpose2d(x, w, output_padding=-1),
+     ((2, 4, 9, 10), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv_transpose2d(x, w), ((2, 4, 9, 10), (3, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv_transpose2d(x, w), ((4, 9), (4, 4, 3, 3))),
+    (lambda m, x, w: m.nn.functional.conv_transpose2d(x, w, m.zeros(3)),
+     ((2, 4, 9, 10), (4, 2, 3, 3))),
+], ids=["neg_padding", "zero_stride", "zero_dilation", "zero_groups", "stride_len",
+        "weight_groups", "bias_size", "t_output_padding", "t1_output_padding",
+        "t3_output_padding", "t_neg_padding", "t_neg_output_padding", "t_channels", "t_2d_input",
+        "t_bias_size"])
+def test_conv_bad_geometry_raises_like_torch(fn, shapes):
+    raises_like(fn, *[f32(*s) for s in shapes])
+
+
+def test_conv_transpose_output_padding_below_dilation_is_allowed():
+    # torch allows output_padding < stride OR < dilation
+    x, w = f32(2, 4, 6, 7), f32(4, 3, 3, 3)
+    (to, _), (lo, _) = both(lambda m, x, w: m.nn.functional.conv_transpose2d(
+        x, w, stride=1, dilation=3, output_padding=2), x, w, grad=False)
+    assert_close(lo, to, 1e-5, 1e-5, "out")
+
+
+@pytest.mark.parametrize("output_size", [(2, 19, 20), (19,), [30, 30], [2, 4, 30, 30]],
+                         ids=["len3", "len1", "too_big", "full_too_big"])
+def test_conv_transpose_module_output_size_errors(output_size):
+    def fn(m, x):
+        return m.nn.ConvTranspose2d(4, 4, 3, stride=2)(x, output_size=output_size)
+    raises_like(fn, f32(2, 4, 9, 10))
+
+
+def test_conv_transpose_module_output_size_full_shape_and_unbatched():
+    x = f32(2, 4, 9, 10)
+    for call in (lambda mod, m, x: mod(x, output_size=[2, 4, 18, 20]),
+                 lambda mod, m, x: mod(x[0], output_size=m.Size([4, 18, 19]))):
+        outs = []
+        for m in (torch, torchlike):
+            torch.manual_seed(0)
+            tmod = torch.nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1)
+            mod = tmod if m is torch else copy_state(tmod, torchlike.nn.ConvTranspose2d(
+                4, 3, 3, stride=2, padding=1))
+            outs.append(call(mod, m, m.tensor(x)))
+        assert tuple(outs[1].shape) == tuple(outs[0].shape)
+        assert_close(outs[1], outs[0], 1e-5, 1e-5, "out")
+
+
+# ---------------------------------------------------------------- padding modes
+
+@pytest.mark.parametrize("mode,shape,pad", [
+    ("reflect", (2, 4, 9, 10), (10, 10, 1, 1)),
+    ("reflect", (2, 4, 9, 10), (1, 1, 9, 0)),
+    ("reflect", (1, 2, 3, 4, 5), (0, 0, 0, 0, 3, 0)),
+    ("circular", (2, 4, 9, 10), (11, 1, 2, 5)),
+    ("circular", (2, 4, 9, 10), (1, 1, 10, 0)),
+    ("replicate", (2, 4, 9, 10), (1, 1)),
+    ("reflect", (9,), (1, 1)),
+    ("replicate", (2, 4, 0, 10), (1, 1, 0, 0)),
+], ids=["reflect_w", "reflect_h", "reflect_d", "circular_w", "circular_h", "replicate_4d_1pad",
+        "reflect_1d", "replicate_empty"])
+def test_pad_non_constant_bad_sizes_raise_like_torch(mode, shape, pad):
+    raises_like(lambda m, x: m.nn.functional.pad(x, pad, mode=mode), f32(*shape))
+
+
+def test_circular_pad_up_to_the_whole_dimension():
+    (to, _), (lo, _) = both(lambda m, x: m.nn.functional.pad(x, (10, 1, 9, 0), mode="circular"),
+                            f32(2, 3, 9, 10), grad=False)
+    assert_close(lo, to, 0, 0, "out")

@@ -56,14 +56,30 @@ def pad(input, pad, mode="constant", value=None):
                      value=0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    shape = tuple(input._d.shape)
+    if k > 3 or n not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {n}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode in ("reflect", "replicate") and any(d == 0 for d in shape[n - k - 1:]):
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
+                           "batch size and other non-zero dimensions for input, but got: "
+                           f"{list(shape)}")
     if mode == "reflect":
+        # torch checks the last dimension first (its argument #4, then #6, #8)
+        for j, (lo, hi) in enumerate(reversed(pairs)):
+            dim = n - 1 - j
+            if lo >= shape[dim] or hi >= shape[dim]:
+                raise RuntimeError(f"Argument #{4 + 2 * j}: Padding size should be less than "
+                                   f"the corresponding input dimension, but got: padding ({lo}, "
+                                   f"{hi}) at dimension {dim} of input {list(shape)}")
+    if mode == "circular":
         for i, (lo, hi) in enumerate(pairs):
-            size = input._d.shape[n - k + i]
-            if lo >= size or hi >= size:
-                raise RuntimeError(f"Argument #4: Padding size should be less than the "
-                                   f"corresponding input dimension, but got: padding ({lo}, "
-                                   f"{hi}) at dimension {n - k + i} of input "
-                                   f"{list(input._d.shape)}")
+            if lo > shape[n - k + i] or hi > shape[n - k + i]:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
     return apply(_pad, input, pads=pairs, mode=mode, value=0)
 
 

@@ -1649,22 +1649,83 @@ def _conv(x, w, *b, stride, padding, dilation, groups, nd, unbatched):
     return y[0] if unbatched else y
 
 
+def _conv_param(v, nd, name):
+    """torch's expand_param_if_needed: one value, or one per spatial dimension."""
+    if isinstance(v, (tuple, list)) and len(v) not in (1, nd):
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} "
+                           "values to match the convolution dimensions, but got "
+                           f"{name}={[int(a) for a in v]}")
+    return _tup(v, nd)
+
+
+_SPATIAL_NAMES = {1: ("height", "width"), 2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
+def _spatial_listing(name, vals, fill):
+    """torch's ``name_height: v ...`` listing (1-d convolutions are 2-d with height ``fill``)."""
+    vals = ((fill,) + tuple(vals)) if len(vals) == 1 else tuple(vals)
+    return [f"{name}_{d}: {v}" for d, v in zip(_SPATIAL_NAMES[len(vals)], vals)]
+
+
+def _check_conv_params(nd, stride, padding, dilation, groups, output_padding=None):
+    """at::_convolution's checks of the geometry, in torch's order and words."""
+    stride = _conv_param(stride, nd, "stride")
+    if not isinstance(padding, str):
+        padding = _conv_param(padding, nd, "padding")
+    dilation = _conv_param(dilation, nd, "dilation")
+    if output_padding is not None:
+        output_padding = _conv_param(output_padding, nd, "output_padding")
+    if not isinstance(padding, str) and any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if output_padding is not None and any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(v <= 0 for v in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if int(groups) <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(v <= 0 for v in dilation):
+        if output_padding is None:
+            raise RuntimeError("non-positive dilation is not supported")
+        raise RuntimeError("dilation should be greater than zero, but got "
+                           + ", ".join(_spatial_listing("dilation", dilation, 1)))
+    if output_padding is not None and any(op >= s and op >= d for op, s, d
+                                          in zip(output_padding, stride, dilation)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            + " ".join(_spatial_listing("output_padding", output_padding, 0)
+                       + _spatial_listing("stride", stride, 1)
+                       + _spatial_listing("dilation", dilation, 1)))
+    return stride, padding, dilation, output_padding
+
+
+def _check_weight_groups(weight, groups):
+    if weight.shape[0] % int(groups):
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
+                           "instead")
+
+
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_mode="zeros"):
     unbatched = input.ndim == nd + 1
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"conv{nd}d, but got input of size: {list(input.shape)}")
-    stride, dilation = _tup(stride, nd), _tup(dilation, nd)
+    stride, padding, dilation, _ = _check_conv_params(nd, stride, padding, dilation, groups)
     ks = tuple(weight.shape[2:])
     c_in = input.shape[0 if unbatched else 1]
     if bias is not None and bias.dtype != input.dtype:
         raise RuntimeError(f"Input type ({_CPP_NAMES[input.dtype.name]}) and bias type "
                            f"({_CPP_NAMES[bias.dtype.name]}) should be the same")
+    _check_weight_groups(weight, groups)
     if c_in != weight.shape[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(input.shape)} to have "
                            f"{weight.shape[1] * groups} channels, but got {c_in} channels "
                            "instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {weight.shape[0]} elements, but got bias of "
+                           f"size {list(bias.shape)} instead")
     if not isinstance(padding, str):
         p = _tup(padding, nd)
         padded = [int(input.shape[-nd + i]) + 2 * p[i] for i in range(nd)]
@@ -1740,22 +1801,24 @@ def _conv_t(x, w, *b, stride, padding, output_padding, dilation, groups, nd, unb
 def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
               output_size=None):
     unbatched = input.ndim == nd + 1
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"conv_transpose{nd}d, but got input of size: {list(input.shape)}")
     if output_size is not None:
-        stride_, padding_, dil_ = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
-        out = list(output_size)[-nd:]
-        ks = tuple(weight.shape[2:])
-        spatial = tuple(input.shape[-nd:])
-        op = []
-        for i in range(nd):
-            min_size = ((spatial[i] - 1) * stride_[i] - 2 * padding_[i]
-                        + dil_[i] * (ks[i] - 1) + 1)
-            max_size = min_size + stride_[i] - 1
-            if not min_size <= out[i] <= max_size:
-                raise ValueError(f"requested an output size of {out}, but valid sizes range "
-                                 f"from {[min_size]} to {[max_size]} (for an input of "
-                                 f"{list(spatial)})")
-            op.append(out[i] - min_size)
-        output_padding = tuple(op)
+        output_padding = _output_padding_for(input, output_size, weight, stride, padding,
+                                             dilation, nd)
+    stride, padding, dilation, output_padding = _check_conv_params(
+        nd, stride, padding, dilation, groups, output_padding)
+    _check_weight_groups(weight, groups)
+    c_in = input.shape[0 if unbatched else 1]
+    if c_in != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"input{list(input.shape)} to have {weight.shape[0]} channels, but "
+                           f"got {c_in} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[1] * groups):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"bias to be 1-dimensional with {weight.shape[1] * groups} elements, "
+                           f"but got bias of size {list(bias.shape)} instead")
     if bias is not None and bias.dtype != input.dtype:
         raise RuntimeError(f"Input type ({_CPP_NAMES[input.dtype.name]}) and bias type "
                            f"({_CPP_NAMES[bias.dtype.name]}) should be the same")
@@ -1766,6 +1829,28 @@ def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dila
     return apply(_conv_t, input, weight, *args, stride=_tup(stride, nd),
                  padding=_tup(padding, nd), output_padding=_tup(output_padding, nd),
                  dilation=_tup(dilation, nd), groups=int(groups), nd=nd, unbatched=unbatched)
+
+
+def _output_padding_for(input, output_size, weight, stride, padding, dilation, nd):
+    """torch's _ConvTransposeNd._output_padding (its messages; ``input.size()[2:]`` as torch
+    prints it, also for an unbatched input)."""
+    stride, padding, dilation = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
+    non_spatial = 2 if input.dim() == nd + 2 else 1
+    if len(output_size) == non_spatial + nd:
+        output_size = output_size[non_spatial:]
+    if len(output_size) != nd:
+        raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have "
+                         f"{nd} or {non_spatial + nd} elements (got {len(output_size)})")
+    ks = tuple(weight.shape[2:])
+    min_sizes = [(input.shape[d + non_spatial] - 1) * stride[d] - 2 * padding[d]
+                 + dilation[d] * (ks[d] - 1) + 1 for d in range(nd)]
+    max_sizes = [min_sizes[d] + stride[d] - 1 for d in range(nd)]
+    for size, lo, hi in zip(output_size, min_sizes, max_sizes):
+        if size < lo or size > hi:
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range "
+                             f"from {min_sizes} to {max_sizes} (for an input of "
+                             f"{input.size()[2:]})")
+    return tuple(int(output_size[d]) - min_sizes[d] for d in range(nd))
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
