@@ -298,3 +298,70 @@ def test_mha_mismatched_mask_types_warn_like_torch():
     with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and attn_mask"):
         m(q, q, q, attn_mask=torchlike.zeros(L, L),
           key_padding_mask=torchlike.zeros(NB, L, dtype=torchlike.bool))
+
+
+# ---------------------------------------------------------------- Transformer
+
+FF = 16
+
+
+def _no_grad_call(**kw):
+    def call(M, m, *xs):
+        with M.no_grad():
+            return (m(*xs, **{k: (M.tensor(v) if isinstance(v, np.ndarray) else v)
+                              for k, v in kw.items()}),)
+    return call
+
+
+@pytest.mark.parametrize("float_mask", [False, True])
+def test_encoder_eval_padding_mask_nested_path_matches_torch(float_mask):
+    # eval + no_grad with a left-aligned padding mask: torch runs nested tensors and pads the
+    # result with 0 (a float -inf/0 mask too); an all-padding sequence gives 0 rows, not NaN
+    kpm = np.zeros((3, 5), bool)
+    kpm[0, 3:] = True
+    kpm[1] = True
+    mask = np.where(kpm, -np.inf, 0).astype(np.float32) if float_mask else kpm
+    ctor = lambda nn: nn.TransformerEncoder(  # noqa: E731
+        nn.TransformerEncoderLayer(E, H, FF, dropout=0.0, batch_first=True), 2)
+    _mha_both(ctor, _no_grad_call(src_key_padding_mask=mask), [f32(3, 5, E)], grad=False)
+
+
+@pytest.mark.parametrize("act", ["relu", "tanh"])
+@pytest.mark.parametrize("float_mask", [False, True])
+def test_encoder_layer_eval_fully_padded_row_matches_torch(act, float_mask):
+    # torch's fused layer (relu/gelu) gives NaN for an all-padding sequence; with another
+    # activation it runs the slow path, whose attention gives 0 there
+    kpm = np.zeros((3, 5), bool)
+    kpm[1] = True
+    mask = np.where(kpm, -np.inf, 0).astype(np.float32) if float_mask else kpm
+
+    def ctor(nn):
+        a = nn.functional.relu if act == "relu" else nn.functional.tanh
+        return nn.TransformerEncoderLayer(E, H, FF, dropout=0.0, batch_first=True, activation=a)
+    _mha_both(ctor, _no_grad_call(src_key_padding_mask=mask), [f32(3, 5, E)], grad=False)
+
+
+def test_encoder_layer_fast_path_gelu_tanh_module_runs_exact_gelu_like_torch():
+    ctor = lambda nn: nn.TransformerEncoderLayer(  # noqa: E731
+        E, H, FF, dropout=0.0, batch_first=True, activation=nn.GELU(approximate="tanh"))
+    x = f32(3, 5, E) * 3
+    _mha_both(ctor, _no_grad_call(), [x], grad=False, atol=1e-6, rtol=1e-6)
+
+
+def test_transformer_src_tgt_mismatch_raises_like_torch():
+    def fn_batch(M):
+        return M.nn.Transformer(E, H, 1, 1, FF)(M.zeros(5, 3, E), M.zeros(4, 2, E))
+
+    def fn_dim(M):
+        return M.nn.Transformer(E, H, 1, 1, FF, batch_first=True)(M.zeros(3, 5, E),
+                                                                    M.zeros(3, 4, E + 2))
+    _raises_same(fn_batch)
+    _raises_same(fn_dim)
+
+
+def test_encoder_mismatched_mask_types_warn_with_torchs_names():
+    enc = torchlike.nn.TransformerEncoder(
+        torchlike.nn.TransformerEncoderLayer(E, H, FF, dropout=0.0), 1)
+    with pytest.warns(UserWarning, match="mismatched src_key_padding_mask and mask"):
+        enc(torchlike.zeros(5, 3, E), mask=torchlike.zeros(5, 5),
+            src_key_padding_mask=torchlike.zeros(3, 5, dtype=torchlike.bool))

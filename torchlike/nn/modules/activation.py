@@ -510,7 +510,7 @@ class MultiheadAttention(Module):
         return True
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
-                attn_mask=None, average_attn_weights=True, is_causal=False):
+                attn_mask=None, average_attn_weights=True, is_causal=False, *, _fast=None):
         import warnings
         # torch's MultiheadAttention.forward and F.multi_head_attention_forward: their checks,
         # in their order
@@ -522,7 +522,9 @@ class MultiheadAttention(Module):
             warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
                           "Use same type for both instead.", stacklevel=2)
         batched = query.dim() == 3
-        fast = self._torch_fast_path(query, key, value, attn_mask, key_padding_mask)
+        # _fast: TransformerEncoderLayer says torch runs its fused layer (same semantics)
+        fast = self._torch_fast_path(query, key, value, attn_mask, key_padding_mask) \
+            if _fast is None else _fast
         if self.batch_first and batched:
             query, key, value = (x.transpose(0, 1) for x in (query, key, value))
         _mha_shape_check(query, key, value, key_padding_mask, attn_mask, self.num_heads)

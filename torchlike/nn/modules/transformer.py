@@ -24,6 +24,22 @@ __all__ = ["TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 
 
+def _canonical_mask(mask, name, other, other_name, dtype):
+    """torch.nn.functional._canonical_mask: a bool mask as a float one (-inf where True)."""
+    if mask is None:
+        return None
+    if mask.dtype.name != "bool" and not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if other is not None and mask.dtype != other.dtype:
+        import warnings
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same "
+                      "type for both instead.", stacklevel=3)
+    if mask.dtype.name == "bool":
+        from ... import zeros_like
+        return zeros_like(mask, dtype=dtype).masked_fill_(mask, float("-inf"))
+    return mask
+
+
 def _get_activation_fn(activation):
     if activation == "relu":
         return F.relu
@@ -58,7 +74,39 @@ class TransformerEncoderLayer(Module):
             self.activation_relu_or_gelu = 0
         self.activation = activation
 
+    def _torch_fast_path(self, src):
+        """Whether torch's forward runs torch._transformer_encoder_layer_fwd (eval, no grad,
+        batch_first, ...). Its values are the slow path's except where a query's every key is
+        masked: NaN there, where the slow path's attention gives 0."""
+        from ... import backends
+        from ...autograd import grad_mode
+        sa = self.self_attn
+        if (not backends.mha.get_fastpath_enabled() or src.dim() != 3 or self.training
+                or not isinstance(sa, MultiheadAttention) or not sa.batch_first
+                or sa.in_proj_bias is None or not sa._qkv_same_embed_dim
+                or not self.activation_relu_or_gelu or self.norm1.eps != self.norm2.eps
+                or sa.num_heads % 2 == 1):
+            return False
+        import torchlike
+        if torchlike.is_autocast_enabled():
+            return False
+        if any(m._forward_hooks or m._forward_pre_hooks for m in self.modules()):
+            return False
+        args = (src, sa.in_proj_weight, sa.in_proj_bias, sa.out_proj.weight, sa.out_proj.bias,
+                self.norm1.weight, self.norm1.bias, self.norm2.weight, self.norm2.bias,
+                self.linear1.weight, self.linear1.bias, self.linear2.weight,
+                self.linear2.bias)
+        if grad_mode.is_grad_enabled() and any(a is not None and a.requires_grad
+                                               for a in args):
+            return False
+        return True
+
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        # torch turns bool masks into float (-inf) ones first
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                               src_mask, "src_mask", src.dtype)
+        src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype)
+        self._fast = self._torch_fast_path(src)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -69,12 +117,22 @@ class TransformerEncoderLayer(Module):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        kw = {}
+        if getattr(self, "_fast", False):
+            # torch's fused layer: the mask as given (no is_causal), NaN for fully masked rows
+            kw = {"_fast": True}
+            is_causal = False
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
+                           need_weights=False, is_causal=is_causal, **kw)[0]
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        act = self.activation
+        if getattr(self, "_fast", False):
+            # torch's fused layer applies relu or exact gelu by activation_relu_or_gelu (so a
+            # GELU(approximate='tanh') module runs as exact gelu there)
+            act = F.relu if self.activation_relu_or_gelu == 1 else F.gelu
+        x = self.linear2(self.dropout(act(self.linear1(x))))
         return self.dropout2(x)
 
 
@@ -165,10 +223,10 @@ class TransformerEncoder(Module):
         from ...autograd import grad_mode
         first = self.layers[0]
         if (not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3
-                or src_key_padding_mask is None or mask is not None
-                or src_key_padding_mask.dtype.name != "bool"):
+                or src_key_padding_mask is None or mask is not None):
             return False
-        keep = ~np.asarray(src_key_padding_mask._data)
+        # torch canonicalizes a float mask (-inf / 0) and keeps the positions where it is 0
+        keep = np.asarray(src_key_padding_mask._data) == 0
         if self.mask_check and not np.all(np.sort(keep, axis=1)[:, ::-1] == keep):
             return False
         args = [src, first.self_attn.in_proj_weight, first.self_attn.in_proj_bias,
@@ -181,6 +239,9 @@ class TransformerEncoder(Module):
         return True
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                               mask, "mask", src.dtype)
+        mask = _canonical_mask(mask, "mask", None, "", src.dtype)
         output = src
         nested = self._padded_fast_path(src, mask, src_key_padding_mask)
         for mod in self.layers:
@@ -188,8 +249,10 @@ class TransformerEncoder(Module):
                          src_key_padding_mask=src_key_padding_mask)
         if nested:
             # torch runs nested tensors here and pads the result back with zeros
-            keep = Tensor._make(~src_key_padding_mask._data[..., None])
-            output = output * keep
+            # (where, not a product: a fully padded sequence is empty there, its rows 0 not NaN)
+            from ... import where
+            keep = Tensor._make((src_key_padding_mask._data == 0)[..., None])
+            output = where(keep, output, 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -248,6 +311,12 @@ class Transformer(Module):
                 src_key_padding_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):
+        is_batched = src.dim() == 3
+        if is_batched and src.size(0 if self.batch_first else 1) != \
+                tgt.size(0 if self.batch_first else 1):
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
                               is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
