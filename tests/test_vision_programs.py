@@ -312,3 +312,82 @@ def test_circular_pad_up_to_the_whole_dimension():
     (to, _), (lo, _) = both(lambda m, x: m.nn.functional.pad(x, (10, 1, 9, 0), mode="circular"),
                             f32(2, 3, 9, 10), grad=False)
     assert_close(lo, to, 0, 0, "out")
+
+
+# ---------------------------------------------------------------- pooling checks
+
+_POOL_CASES = {
+    "max2d_2d_input": (lambda F, x: F.max_pool2d(x, 2), (9, 10)),
+    "max2d_too_small": (lambda F, x: F.max_pool2d(x, 12), (2, 4, 9, 10)),
+    "max2d_zero_stride": (lambda F, x: F.max_pool2d(x, 2, stride=0), (2, 4, 9, 10)),
+    "max2d_zero_kernel": (lambda F, x: F.max_pool2d(x, 0, stride=1), (2, 4, 9, 10)),
+    "max2d_neg_padding": (lambda F, x: F.max_pool2d(x, 2, padding=-1), (2, 4, 9, 10)),
+    "max2d_zero_dilation": (lambda F, x: F.max_pool2d(x, 2, dilation=0), (2, 4, 9, 10)),
+    "max2d_kernel_len": (lambda F, x: F.max_pool2d(x, (2, 2, 2)), (2, 4, 9, 10)),
+    "max2d_stride_len": (lambda F, x: F.max_pool2d(x, 2, stride=(1, 1, 1)), (2, 4, 9, 10)),
+    "max2d_idx_too_small": (lambda F, x: F.max_pool2d(x, 12, return_indices=True),
+                            (2, 4, 9, 10)),
+    "max2d_empty_channels": (lambda F, x: F.max_pool2d(x[:, :0], 2), (2, 4, 9, 10)),
+    "max1d_too_small": (lambda F, x: F.max_pool1d(x, 12), (2, 4, 9)),
+    "max1d_1d_input": (lambda F, x: F.max_pool1d(x, 2), (9,)),
+    "max1d_padding": (lambda F, x: F.max_pool1d(x, 2, padding=2), (2, 4, 9)),
+    "max1d_idx_too_small": (lambda F, x: F.max_pool1d(x, 12, return_indices=True), (2, 4, 9)),
+    "max1d_idx_4d_input": (lambda F, x: F.max_pool1d(x, 2, return_indices=True), (1, 2, 4, 9)),
+    "max3d_too_small": (lambda F, x: F.max_pool3d(x, 6), (1, 2, 4, 5, 6)),
+    "max2d_padding_over_half": (lambda F, x: F.max_pool2d(x, (3, 5), 1, (2, 1), 2),
+                                (1, 2, 9, 9)),
+    "max1d_idx_padding_over_half": (lambda F, x: F.max_pool1d(x, 3, 1, 2, 2, return_indices=True),
+                                    (1, 2, 9)),
+    "max3d_padding_over_half": (lambda F, x: F.max_pool3d(x, 3, 1, 2, 2), (1, 2, 9, 9, 9)),
+    "max3d_zero_kernel": (lambda F, x: F.max_pool3d(x, 0, stride=1), (1, 2, 4, 5, 6)),
+    "avg2d_2d_input": (lambda F, x: F.avg_pool2d(x, 2), (9, 10)),
+    "avg2d_5d_input": (lambda F, x: F.avg_pool2d(x, 2), (1, 2, 4, 9, 10)),
+    "avg2d_too_small": (lambda F, x: F.avg_pool2d(x, 12), (2, 4, 9, 10)),
+    "avg2d_neg_padding": (lambda F, x: F.avg_pool2d(x, 2, padding=-1), (2, 4, 9, 10)),
+    "avg2d_zero_divisor": (lambda F, x: F.avg_pool2d(x, 2, divisor_override=0), (2, 4, 9, 10)),
+    "avg2d_int32": (lambda F, x: F.avg_pool2d(x.int(), 2), (2, 4, 9, 10)),
+    "avg1d_4d_input": (lambda F, x: F.avg_pool1d(x, 2), (2, 4, 9, 10)),
+    "avg1d_too_small": (lambda F, x: F.avg_pool1d(x, 12), (2, 4, 9)),
+    "avg3d_smaller_than_kernel": (lambda F, x: F.avg_pool3d(x, 3, padding=1), (1, 2, 2, 5, 6)),
+    "adaptive_avg_len": (lambda F, x: F.adaptive_avg_pool2d(x, (2, 3, 4)), (2, 4, 9, 10)),
+    "adaptive_avg_2d_input": (lambda F, x: F.adaptive_avg_pool2d(x, 2), (9, 10)),
+    "adaptive_avg_negative": (lambda F, x: F.adaptive_avg_pool2d(x, (-1, 2)), (2, 4, 9, 10)),
+    "adaptive_avg1d_len": (lambda F, x: F.adaptive_avg_pool1d(x, (2, 2)), (2, 4, 9)),
+    "adaptive_avg1d_1d_input": (lambda F, x: F.adaptive_avg_pool1d(x, 2), (9,)),
+    "adaptive_avg3d_len": (lambda F, x: F.adaptive_avg_pool3d(x, (1, 2)), (1, 2, 3, 4, 5)),
+    "adaptive_max_len": (lambda F, x: F.adaptive_max_pool2d(x, (2, 3, 4)), (2, 4, 9, 10)),
+    "adaptive_max_2d_input": (lambda F, x: F.adaptive_max_pool2d(x, 2), (9, 10)),
+    "adaptive_max_negative": (lambda F, x: F.adaptive_max_pool2d(x, (-1, 2)), (2, 4, 9, 10)),
+    "adaptive_max_empty": (lambda F, x: F.adaptive_max_pool2d(x[:, :, :0], 2), (2, 4, 9, 10)),
+    "adaptive_avg_long": (lambda F, x: F.adaptive_avg_pool2d(x.long(), 2), (2, 4, 9, 10)),
+    "unpool_output_size": (lambda F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True),
+                                                       2, output_size=(20, 20)), (2, 4, 9, 10)),
+    "unpool_output_size_len": (lambda F, x: F.max_unpool2d(
+        *F.max_pool2d(x, 2, return_indices=True), 2, output_size=(2, 20, 20)), (2, 4, 9, 10)),
+    "unpool_indices_shape": (lambda F, x: F.max_unpool2d(
+        F.max_pool2d(x, 2), F.max_pool2d(x, 2, return_indices=True)[1][..., :3], 2),
+        (2, 4, 9, 10)),
+    "unpool_indices_dtype": (lambda F, x: F.max_unpool2d(
+        F.max_pool2d(x, 2), F.max_pool2d(x, 2, return_indices=True)[1].int(), 2), (2, 4, 9, 10)),
+    "unpool_2d_input": (lambda F, x: F.max_unpool2d(x, x.long(), 2), (4, 5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_POOL_CASES))
+def test_pooling_misuse_raises_like_torch(case):
+    fn, shape = _POOL_CASES[case]
+    raises_like(lambda m, x: fn(m.nn.functional, x), f32(*shape))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x: F.avg_pool2d(x, 2, padding=1, count_include_pad=True),
+    lambda F, x: F.avg_pool2d(x, 2, padding=1, count_include_pad=False, ceil_mode=True),
+    lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1, divisor_override=4),
+    lambda F, x: F.avg_pool1d(x.flatten(1, 2), 3),
+    lambda F, x: F.avg_pool3d(x.unsqueeze(0), 2),
+], ids=["include_pad", "exclude_pad_ceil", "divisor", "1d", "3d"])
+def test_avg_pool_int64_stays_int64_and_truncates(fn):
+    x = np.arange(-20, 20, dtype=np.int64).reshape(1, 2, 4, 5)
+    (to, _), (lo, _) = both(lambda m, x: fn(m.nn.functional, x), x, grad=False)
+    assert str(lo.dtype) == str(to.dtype)
+    np.testing.assert_array_equal(lo.numpy(), to.numpy())

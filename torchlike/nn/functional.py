@@ -1607,11 +1607,38 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if isinstance(attn_mask, CausalBias):
         return attn_mask._dispatch(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                    enable_gqa)
-    if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
-                           "when is_causal=True")
+    # torch's checks (sdp_utils): one dtype for query, key and value; a bool mask or one of
+    # the query's dtype. A mask with is_causal=True: torch's CPU flash kernel applies both, its
+    # math path raises
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {_CPP_NAMES[query.dtype.name]} key.dtype: "
+                           f"{_CPP_NAMES[key.dtype.name]} and value.dtype: "
+                           f"{_CPP_NAMES[value.dtype.name]} instead.")
+    if attn_mask is not None and attn_mask.dtype.name != "bool" \
+            and attn_mask.dtype != query.dtype:
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {_CPP_NAMES[attn_mask.dtype.name]} "
+                           f"and  query.dtype: {_CPP_NAMES[query.dtype.name]} instead.")
+    if query.dim() >= 2 and key.dim() >= 2 and not enable_gqa:
+        qb, kb = tuple(query.shape[:-2]), tuple(key.shape[:-2])
+        n = max(len(qb), len(kb))
+        qb, kb = (1,) * (n - len(qb)) + qb, (1,) * (n - len(kb)) + kb
+        for d, (a, b) in enumerate(zip(qb, kb)):
+            if a != b and a != 1 and b != 1:
+                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor "
+                                   f"b ({b}) at non-singleton dimension {d}")
+    if query.dim() >= 3 and key.dim() == query.dim() and query.shape[-1] != key.shape[-1]:
+        nb = 1
+        for n in tuple(query.shape[:-2]):
+            nb *= n
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{nb}, {query.shape[-1]}] but got: [{nb}, {key.shape[-1]}].")
     use_math = select_backend(query, key, value, attn_mask, dropout_p,
                               enable_gqa) == "math"
+    if is_causal and attn_mask is not None and use_math:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     args = []
     kind = None
@@ -1876,22 +1903,159 @@ def _pool_out(L, k, s, p, d, ceil_mode):
     return out
 
 
-def _pool_geometry(shape, nd, kernel_size, stride, padding, dilation, ceil_mode):
+_WORDS = {2: "two", 3: "three"}
+
+
+def _ctrunc(a, b):
+    """C++ integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _pool_params(kind, nd, kernel_size, stride, padding, dilation):
+    """The pooling arguments as per-dimension tuples, with torch's messages for a wrong length
+    (``kind``: "max" (max_poolNd), "maxidx" (with indices) or "avg")."""
+    name = ("avg" if kind == "avg" else "max") + f"_pool{nd}d"
+    no_stride = stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0)
+
+    def check(v, arg):
+        if not isinstance(v, (tuple, list)) or len(v) in (1, nd):
+            return
+        if nd == 1 and kind == "max":
+            how = {"kernel_size": "an int, list of ints or", "stride": "None, an int, list of "
+                   "ints, or", "padding": "an int, list of ints, or",
+                   "dilation": "an int, list of ints or"}[arg]
+            msg = f"max_pool1d() {arg} must be {how} tuple of ints of size 1 but got size {len(v)}"
+        elif nd == 1:
+            msg = f"{name}() argument '{arg}' should contain one int (got {len(v)})"
+        elif kind == "avg" and nd == 3:
+            how = {"kernel_size": "be", "stride": "be omitted,", "padding": "be"}[arg]
+            msg = f"avg_pool3d: {arg} must {how} a single int, or a tuple of three ints"
+        else:
+            how = {"kernel_size": "either be", "stride": "either be omitted,",
+                   "padding": "either be", "dilation": "be either"}[arg]
+            msg = f"{name}: {arg} must {how} a single int, or a tuple of {_WORDS[nd]} ints"
+        raise RuntimeError(msg)
+
+    check(kernel_size, "kernel_size")
+    if not no_stride:
+        check(stride, "stride")
+    check(padding, "padding")
+    if kind != "avg":
+        check(dilation, "dilation")
     k = _tup(kernel_size, nd)
-    s = _tup(stride if (stride is not None and stride != [] and stride != ()) else k, nd)
-    p = _tup(padding, nd)
-    d = _tup(dilation, nd)
-    spatial = shape[-nd:]
-    outs, pads = [], []
-    for L, kk, ss, pp, dd in zip(spatial, k, s, p, d):
+    return k, (k if no_stride else _tup(stride, nd)), _tup(padding, nd), _tup(dilation, nd)
+
+
+def _pool_geometry(input, kind, nd, kernel_size, stride, padding, dilation, ceil_mode,
+                   divisor_override=None):
+    """torch's pooling argument and shape checks, in its order and words; returns the
+    per-dimension kernel, stride, padding, dilation, output sizes and (lo, hi) paddings."""
+    k, s, p, d = _pool_params(kind, nd, kernel_size, stride, padding, dilation)
+    shape = tuple(input.shape)
+    n = len(shape)
+    name = ("avg" if kind == "avg" else "max") + f"_pool{nd}d"
+    if kind == "avg" and divisor_override is not None and nd > 1 and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    if nd == 1 and kind == "max":
+        if n not in (2, 3) or any(v == 0 for v in shape[-2:]):
+            raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
+                               f"0 dim batch size for input, but got:{list(shape)}")
+        (kk,), (ss,), (pp,), (dd,) = k, s, p, d
+        if kk <= 0:
+            raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {kk}")
+        if ss <= 0:
+            raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {ss}")
+        if pp < 0:
+            raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pp}")
         if pp > kk // 2:
+            raise RuntimeError("max_pool1d() padding should be at most half of kernel size, but "
+                               f"got padding={pp} and kernel_size={kk}")
+        if dd <= 0:
+            raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dd}")
+        o = _pool_out(shape[-1], kk, ss, pp, dd, ceil_mode)
+        if o < 1:
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {o}")
+        return _pool_pads(shape, k, s, p, d, (o,))
+    if nd == 1:
+        # torch runs the 1-d poolings with indices and average pooling as 2-d ones of height 1
+        if n not in (2, 3):
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {n}-dimensional tensor for "
+                               f"argument #1 'self' (while checking arguments for {name})")
+        vshape = shape[:-1] + (1, shape[-1])
+        vk, vs, vp, vd = (1,) + k, (1,) + s, (0,) + p, (1,) + d
+        vnd = 2
+    else:
+        if n not in (nd + 1, nd + 2):
+            if kind == "avg" and nd == 2 and n < 3:
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
+                                 f"{n - 1}], but got -3)")
+            if kind == "avg" and nd == 2:
+                raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim "
+                                   f"batch size for input, but got:{list(shape)}")
+            raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected "
+                               "for input")
+        vshape, vk, vs, vp, vd, vnd = shape, k, s, p, d, nd
+    spatial = vshape[-vnd:]
+    outs = []
+    for L, kk, ss, pp, dd in zip(spatial, vk, vs, vp, vd):
+        if ss == 0:
+            raise RuntimeError("stride should not be zero")
+        if pp < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
+        if pp > _ctrunc((kk - 1) * dd + 1, 2):
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={pp}, kernel_size={kk} and dilation={dd}")
-        o = _pool_out(L, kk, ss, pp, dd, ceil_mode)
-        if o <= 0:
-            raise RuntimeError("Output size is too small")
+        outs.append(_pool_out(L, kk, ss, pp, dd, ceil_mode) if kk > 0 and dd > 0 else 0)
+    letters = ("H", "W") if vnd == 2 else ("T", "H", "W")
+    if any(v <= 0 for v in vk):
+        raise RuntimeError("kernel size should be greater than zero, but got "
+                           + " ".join(f"k{a}: {v}" for a, v in zip(letters, vk)))
+    if any(v <= 0 for v in vs):
+        raise RuntimeError("stride should be greater than zero, but got "
+                           + " ".join(f"d{a}: {v}" for a, v in zip(letters, vs)))
+    if any(v <= 0 for v in vd):
+        raise RuntimeError("dilation should be greater than zero, but got "
+                           + " ".join(f"dilation{a}: {v}" for a, v in zip(letters, vd)))
+    batched = len(vshape) == vnd + 2
+    half = any(pp > kk // 2 for pp, kk in zip(vp, vk))
+    if vnd == 2:
+        if any(v == 0 for v in vshape[-3:]):
+            raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                               f"size for input, but got:{list(vshape)}")
+        if half:
+            raise RuntimeError("pad should be smaller than or equal to half of kernel size, but "
+                               f"got padW = {vp[1]}, padH = {vp[0]}, kW = {vk[1]}, kH = {vk[0]}")
+    else:
+        for i, v in enumerate(vshape[1 if batched else 0:]):
+            if v == 0:
+                who = ("avg_pool3d()" if kind == "avg"
+                       else "max_pool3d_with_indices_out_cpu_template()")
+                raise RuntimeError(f"{who}: Expected input's non-batch dimensions to have "
+                                   f"positive length, but input has a shape of {list(vshape)} "
+                                   f"and non-batch dimension {i} has length zero!")
+        if half:
+            raise RuntimeError("pad should be smaller than or equal to half of kernel size, but "
+                               f"got kT: {vk[0]} kW: {vk[2]} kH: {vk[1]} padT: {vp[0]} "
+                               f"padW: {vp[2]} padH: {vp[1]}")
+        if kind == "avg" and any(L < kk for L, kk in zip(spatial, vk)):
+            raise RuntimeError(
+                "input image (" + " ".join(f"{a}: {v}" for a, v in zip(letters, spatial))
+                + ") smaller than kernel size ("
+                + " ".join(f"k{a}: {v}" for a, v in zip(letters, vk)) + ")")
+    if any(o < 1 for o in outs):
+        c = vshape[-vnd - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + tuple(spatial)))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (c,) + tuple(outs)))}"
+                           "). Output size is too small")
+    return _pool_pads(shape, k, s, p, d, tuple(outs[-nd:]))
+
+
+def _pool_pads(shape, k, s, p, d, outs):
+    spatial = shape[-len(k):]
+    pads = []
+    for L, kk, ss, pp, dd, o in zip(spatial, k, s, p, d, outs):
         extra = max((o - 1) * ss + dd * (kk - 1) + 1 - (L + 2 * pp), 0)
-        outs.append(o)
         pads.append((pp, pp + extra))
     return k, s, p, d, tuple(outs), tuple(pads)
 
@@ -1934,10 +2098,8 @@ def _max_pool_idx(x, k, s, d, pads, nd, outs):
 
 
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"max_pool{nd}d: Expected {nd + 1}D or {nd + 2}D input")
-    k, s, p, d, outs, pads = _pool_geometry(tuple(input.shape), nd, kernel_size, stride,
-                                            padding, dilation, ceil_mode)
+    k, s, p, d, outs, pads = _pool_geometry(input, "maxidx" if return_indices else "max", nd,
+                                            kernel_size, stride, padding, dilation, ceil_mode)
     if return_indices or any(v != 1 for v in d):
         out = apply(_max_pool_idx, input, k=k, s=s, d=d, pads=pads, nd=nd, outs=outs)
         return out if return_indices else out[0]
@@ -1964,8 +2126,12 @@ def _avg_pool(x, k, s, pads, p, nd, count_include_pad, divisor):
     win = (1,) * lead + k
     st = (1,) * lead + s
     allpads = [(0, 0)] * lead + list(pads)
-    tot = jax.lax.reduce_window(x, 0.0, jax.lax.add, win, st, allpads)
+    integer = jnp.issubdtype(x.dtype, jnp.integer)
+    zero = 0 if integer else 0.0   # (a Python literal: reduce_window's add monoid for autodiff)
+    tot = jax.lax.reduce_window(x, zero, jax.lax.add, win, st, allpads)
     if divisor is not None:
+        if integer:   # torch's int64 kernel: the sum divided as C++ integers (toward zero)
+            return jax.lax.div(tot, jnp.asarray(int(divisor), x.dtype))
         return tot / divisor
     spatial = x.shape[lead:]
     if count_include_pad:
@@ -1974,14 +2140,20 @@ def _avg_pool(x, k, s, pads, p, nd, count_include_pad, divisor):
     else:
         ones = jnp.ones(spatial, x.dtype)
         cpads = list(pads)
-    cnt = jax.lax.reduce_window(ones, 0.0, jax.lax.add, k, s, cpads)
+    cnt = jax.lax.reduce_window(ones, zero, jax.lax.add, k, s, cpads)
+    if integer:
+        return jax.lax.div(tot, jnp.broadcast_to(cnt, tot.shape))
     return tot / cnt
 
 
 def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override, nd):
-    k, s, p, d, outs, pads = _pool_geometry(tuple(input.shape), nd, kernel_size, stride,
-                                            padding, 1, ceil_mode)
+    k, s, p, d, outs, pads = _pool_geometry(input, "avg", nd, kernel_size, stride, padding, 1,
+                                            ceil_mode, divisor_override)
+    if not input.is_floating_point() and input.dtype is not D.int64:
+        # (torch's CPU average pooling has float and int64 kernels; 1-d runs the 2-d one)
+        raise NotImplementedError(f'"avg_pool{max(nd, 2)}d" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
     return apply(_avg_pool, input, k=k, s=s, pads=pads, p=p, nd=nd,
                  count_include_pad=bool(count_include_pad),
                  divisor=None if divisor_override is None else float(divisor_override))
@@ -2000,7 +2172,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool3d(input, output_size):
-    outs = _out_size(output_size, input.shape, 3)
+    outs = _adaptive_size(input, output_size, 3, "avg")
     if outs == (1, 1, 1) and input.ndim in (4, 5) and input.numel():
         return input.mean((-1, -2, -3), keepdim=True)  # torch's global-pool fast path
     return apply(_adaptive_avg, input, outs=outs, nd=3)
@@ -2045,12 +2217,57 @@ def _out_size(output_size, shape, nd):
     return tuple(int(shape[-nd + i]) if v is None else int(v) for i, v in enumerate(o))
 
 
+def _adaptive_size(input, output_size, nd, kind):
+    """The output size of adaptive_{kind}_pool{nd}d, with torch's checks and messages."""
+    name = f"adaptive_{kind}_pool{nd}d"
+    shape = list(input.shape)
+    n = len(shape)
+    if isinstance(output_size, (tuple, list)) and len(output_size) not in ((1, nd) if nd > 1
+                                                                         else (1,)):
+        if nd == 1:
+            raise RuntimeError(f"{name}() argument 'output_size' should contain one int "
+                               f"(got {len(output_size)})")
+        if kind == "avg":
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
+    if nd == 1 and n not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {n}-dimensional tensor for "
+                           f"argument #1 'self' (while checking arguments for {name})")
+    if nd > 1 and n not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got"
+                           f"{':' if kind == 'max' else ''} {shape}")
+    outs = _out_size(output_size, input.shape, nd)
+    if any(v < 0 for v in outs):
+        # (1-d pooling runs as 2-d pooling of height 1)
+        vouts = (1,) + outs if nd == 1 else outs
+        if kind == "avg":
+            vals = [str(v) for v in vouts]
+            listed = (", ".join(vals) if len(vals) < 3
+                      else ", ".join(vals[:2]) + "," + ",".join(vals[2:]))
+            raise RuntimeError(f"adaptive_avg_pool{max(nd, 2)}d: elements of output_size must be "
+                               f"greater than or equal to 0 but received {{{listed}}}")
+        lead = shape[:-nd] + ([1] if nd == 1 else [])
+        bad = next(v for v in outs if v < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                           f"{lead + list(outs)}")
+    if kind == "max" and nd > 1:
+        for i in range(1, n):
+            if shape[i] == 0:
+                raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                                   f"dimensions, but input has sizes {shape} with dimension {i} "
+                                   "being empty")
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"{name if nd > 1 else f"adaptive_{kind}_pool2d"}" not '
+                                  f"implemented for '{D.legacy_name(input.dtype)}'")
+    return outs
+
+
 def adaptive_avg_pool1d(input, output_size):
-    return apply(_adaptive_avg, input, outs=_out_size(output_size, input.shape, 1), nd=1)
+    return apply(_adaptive_avg, input, outs=_adaptive_size(input, output_size, 1, "avg"), nd=1)
 
 
 def adaptive_avg_pool2d(input, output_size):
-    outs = _out_size(output_size, input.shape, 2)
+    outs = _adaptive_size(input, output_size, 2, "avg")
     if outs == (1, 1) and input.ndim in (3, 4) and input.numel():
         return input.mean((-1, -2), keepdim=True)      # torch's global-pool fast path
     return apply(_adaptive_avg, input, outs=outs, nd=2)
@@ -2107,14 +2324,14 @@ def _adaptive_max_idx(x, outs, nd):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    outs = _out_size(output_size, input.shape, 1)
+    outs = _adaptive_size(input, output_size, 1, "max")
     if return_indices:
         return apply(_adaptive_max_idx, input, outs=outs, nd=1)
     return apply(_adaptive_max, input, outs=outs, nd=1)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    outs = _out_size(output_size, input.shape, 2)
+    outs = _adaptive_size(input, output_size, 2, "max")
     if return_indices:
         return apply(_adaptive_max_idx, input, outs=outs, nd=2)
     return apply(_adaptive_max, input, outs=outs, nd=2)
@@ -2690,7 +2907,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
-    outs = _out_size(output_size, input.shape, 3)
+    outs = _adaptive_size(input, output_size, 3, "max")
     if return_indices:
         return apply(_adaptive_max_idx, input, outs=outs, nd=3)
     return apply(_adaptive_max, input, outs=outs, nd=3)
@@ -2806,10 +3023,34 @@ def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nd)
     k = _tup(kernel_size, nd)
     s = _tup(stride if stride is not None else kernel_size, nd)
     p = _tup(padding, nd)
+    # torch's _unpool_output_size
+    default = [(input.shape[-nd + i] - 1) * s[i] + k[i] - 2 * p[i] for i in range(nd)]
     if output_size is not None:
-        out = tuple(int(v) for v in list(output_size)[-nd:])
+        if len(output_size) == nd + 2:
+            output_size = output_size[2:]
+        if len(output_size) != nd:
+            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                             f"elements, but it has a length of '{len(output_size)}'")
+        for i in range(nd):
+            lo, hi = default[i] - s[i], default[i] + s[i]
+            if not lo < output_size[i] < hi:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {i} must be between '
+                                 f"{lo} and {hi})")
+        out = tuple(int(v) for v in output_size)
     else:
-        out = tuple((input.shape[-nd + i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(nd))
+        out = tuple(default)
+    # at::max_unpooling2d's checks (1-d runs as 2-d)
+    if indices.dtype is not D.int64:
+        raise RuntimeError("elements in indices should be type int64 but got: "
+                           f"{D.legacy_name(indices.dtype)}")
+    if nd < 3 and input.ndim not in (nd + 1, nd + 2):
+        vnd = input.ndim + (1 if nd == 1 else 0)
+        raise RuntimeError("Input to max_unpooling2d should be a 3d or 4d Tensor, but got a "
+                           f"tensor with {vnd} dimensions.")
+    if tuple(input.shape) != tuple(indices.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
     unb = input.ndim == nd + 1
     if unb:
         input, indices = input.unsqueeze(0), indices.unsqueeze(0)
