@@ -365,3 +365,60 @@ def test_encoder_mismatched_mask_types_warn_with_torchs_names():
     with pytest.warns(UserWarning, match="mismatched src_key_padding_mask and mask"):
         enc(torchlike.zeros(5, 3, E), mask=torchlike.zeros(5, 5),
             src_key_padding_mask=torchlike.zeros(3, 5, dtype=torchlike.bool))
+
+
+# ---------------------------------------------------------------- scaled_dot_product_attention
+
+def _sdpa_both(*arrays, **kw):
+    outs, grads = [], []
+    for M in (torch, torchlike):
+        ts = [M.tensor(a).requires_grad_(True) for a in arrays]
+        mask = kw.get("attn_mask")
+        kk = dict(kw, attn_mask=None if mask is None else M.tensor(mask))
+        o = M.nn.functional.scaled_dot_product_attention(*ts, **kk)
+        o.sum().backward()
+        outs.append(o)
+        grads.append([t.grad for t in ts])
+    assert_close(outs[1], outs[0], 1e-5, 1e-4)
+    for lg, tg in zip(grads[1], grads[0]):
+        assert_close(lg, tg, 1e-4, 1e-3)
+
+
+@pytest.mark.parametrize("float_mask", [False, True])
+def test_sdpa_mask_with_is_causal_applies_both_like_torch(float_mask):
+    # torch 2.13's CPU flash kernel takes an attn_mask together with is_causal=True
+    mask = f32(4, 6) if float_mask else (R.random((4, 6)) < 0.6)
+    if not float_mask:
+        mask[:, 0] = True
+    _sdpa_both(f32(2, 3, 4, 8), f32(2, 3, 6, 8), f32(2, 3, 6, 8), attn_mask=mask,
+               is_causal=True)
+
+
+def test_sdpa_mask_with_is_causal_on_math_path_raises_like_torch():
+    # value head dim != query head dim: math backend, which refuses the pair
+    q, k, v = f32(2, 3, 4, 8), f32(2, 3, 5, 8), f32(2, 3, 5, 6)
+    _raises_same(lambda M: M.nn.functional.scaled_dot_product_attention(
+        M.tensor(q), M.tensor(k), M.tensor(v), attn_mask=M.zeros(4, 5), is_causal=True))
+
+
+@pytest.mark.parametrize("case", ["qkv_dtype", "int_mask", "double_mask", "heads", "head_dim"])
+def test_sdpa_bad_input_raises_like_torch(case):
+    q = f32(2, 3, 4, 8)
+
+    def fn(M):
+        F = M.nn.functional
+        t = M.tensor(q)
+        if case == "qkv_dtype":
+            return F.scaled_dot_product_attention(t.double(), t, t)
+        if case == "int_mask":
+            return F.scaled_dot_product_attention(t, t, t, attn_mask=M.zeros(4, 4,
+                                                                         dtype=M.int64))
+        if case == "double_mask":
+            return F.scaled_dot_product_attention(t, t, t, attn_mask=M.zeros(4, 4,
+                                                                         dtype=M.float64))
+        if case == "heads":
+            k = M.zeros(2, 2, 4, 8)
+            return F.scaled_dot_product_attention(M.zeros(2, 6, 4, 8), k, k)
+        k = M.zeros(2, 3, 5, 9)
+        return F.scaled_dot_product_attention(t, k, k)
+    _raises_same(fn)

@@ -1620,6 +1620,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {_CPP_NAMES[attn_mask.dtype.name]} "
                            f"and  query.dtype: {_CPP_NAMES[query.dtype.name]} instead.")
+    use_math = select_backend(query, key, value, attn_mask, dropout_p,
+                              enable_gqa) == "math"
+    if is_causal and attn_mask is not None and use_math:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
     if query.dim() >= 2 and key.dim() >= 2 and not enable_gqa:
         qb, kb = tuple(query.shape[:-2]), tuple(key.shape[:-2])
         n = max(len(qb), len(kb))
@@ -1634,11 +1639,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             nb *= n
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{nb}, {query.shape[-1]}] but got: [{nb}, {key.shape[-1]}].")
-    use_math = select_backend(query, key, value, attn_mask, dropout_p,
-                              enable_gqa) == "math"
-    if is_causal and attn_mask is not None and use_math:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
-                           "when is_causal=True")
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     args = []
     kind = None
