@@ -391,3 +391,62 @@ def test_avg_pool_int64_stays_int64_and_truncates(fn):
     (to, _), (lo, _) = both(lambda m, x: fn(m.nn.functional, x), x, grad=False)
     assert str(lo.dtype) == str(to.dtype)
     np.testing.assert_array_equal(lo.numpy(), to.numpy())
+
+
+# ---------------------------------------------------------------- interpolate
+
+_INTERP_ERRORS = {
+    "size_and_scale": lambda F, x: F.interpolate(x, size=3, scale_factor=2),
+    "neither": lambda F, x: F.interpolate(x),
+    "bad_mode": lambda F, x: F.interpolate(x, scale_factor=2, mode="cubic"),
+    "size_len": lambda F, x: F.interpolate(x, size=(3, 4, 5)),
+    "scale_len": lambda F, x: F.interpolate(x, scale_factor=(2.0, 3.0, 4.0)),
+    "float_size": lambda F, x: F.interpolate(x, size=(3.0, 4)),
+    "zero_output": lambda F, x: F.interpolate(x, scale_factor=0.05),
+    "zero_output_bilinear": lambda F, x: F.interpolate(x, size=(0, 3), mode="bilinear"),
+    "recompute_with_size": lambda F, x: F.interpolate(x, size=3, recompute_scale_factor=True),
+    "linear_on_4d": lambda F, x: F.interpolate(x, scale_factor=2, mode="linear"),
+    "trilinear_on_4d": lambda F, x: F.interpolate(x, scale_factor=2, mode="trilinear"),
+    "bilinear_on_3d": lambda F, x: F.interpolate(x[0], scale_factor=2, mode="bilinear"),
+    "antialias_nearest": lambda F, x: F.interpolate(x, scale_factor=2, antialias=True),
+    "lanczos_no_antialias": lambda F, x: F.interpolate(x, scale_factor=2, mode="lanczos"),
+    "lanczos_align_corners": lambda F, x: F.interpolate(x, scale_factor=2, mode="lanczos",
+                                                         antialias=True, align_corners=True),
+    "nearest_int64": lambda F, x: F.interpolate(x.long(), scale_factor=2),
+    "bilinear_int32": lambda F, x: F.interpolate(x.int(), scale_factor=2, mode="bilinear"),
+    "linear_uint8": lambda F, x: F.interpolate(x[0].byte(), scale_factor=2, mode="linear"),
+    "antialias_half": lambda F, x: F.interpolate(x.half(), scale_factor=0.5, mode="bilinear",
+                                                  antialias=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INTERP_ERRORS))
+def test_interpolate_misuse_raises_like_torch(case):
+    raises_like(lambda m, x: _INTERP_ERRORS[case](m.nn.functional, x), f32(2, 3, 9, 10))
+
+
+@pytest.mark.parametrize("size", [(5, 17), (9, 10), (23, 6)])
+def test_interpolate_lanczos(size):
+    _compare_grad_case(lambda m, x: m.nn.functional.interpolate(
+        x, size=size, mode="lanczos", antialias=True), f32(2, 3, 9, 10))
+
+
+@pytest.mark.parametrize("mode,kw", [
+    ("nearest", {}), ("nearest-exact", {}),
+    ("bilinear", {"align_corners": False}), ("bilinear", {"align_corners": True}),
+    ("bicubic", {"align_corners": False}), ("bicubic", {"align_corners": True}),
+    ("bilinear", {"antialias": True}), ("bicubic", {"antialias": True}),
+    ("lanczos", {"antialias": True}),
+], ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}={w}" for k, w in v.items()))
+def test_interpolate_uint8_images(mode, kw):
+    # resizing a uint8 image interpolates (it used to truncate the weights to nearest-like
+    # values) and saturates: torch's fixed-point kernels may round a pixel the other way
+    img = R.integers(0, 256, (2, 3, 17, 23)).astype(np.uint8)
+    for size in ((9, 11), (40, 31)):
+        a = torch.nn.functional.interpolate(torch.tensor(img), size=size, mode=mode, **kw)
+        b = torchlike.nn.functional.interpolate(torchlike.tensor(img), size=size, mode=mode,
+                                                **kw)
+        assert str(b.dtype) == str(a.dtype)
+        diff = np.abs(a.numpy().astype(int) - b.numpy().astype(int))
+        assert diff.max() <= (0 if mode.startswith("nearest") else 1), diff.max()
+        assert (diff != 0).mean() < 0.03

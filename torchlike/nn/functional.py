@@ -634,8 +634,15 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 # ================================================================== embedding and friends
 
 @defop("embedding", grad_name="EmbeddingBackward0")
-def _embedding(idx, w, padding_idx):
+def _embedding(idx, w, padding_idx, scale_grad_by_freq=False):
     out = jnp.take(w, idx, axis=0)
+    if scale_grad_by_freq:
+        # each row's gradient divided by how often its index occurs in the batch (the value is
+        # unchanged: sg(out) + 0)
+        counts = jnp.zeros((w.shape[0],), w.dtype).at[idx.reshape(-1)].add(1)
+        c = jnp.take(counts, idx, axis=0)[..., None]
+        sg = jax.lax.stop_gradient(out)
+        out = sg + (out - sg) / c
     if padding_idx is None:
         return out
     return jnp.where((idx == padding_idx)[..., None], jax.lax.stop_gradient(out), out)
@@ -653,7 +660,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if input.dtype.category >= D._FLOAT:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
-                           f"torch.{input.dtype.name.capitalize()}Tensor instead (while checking "
+                           f"torch.{D.legacy_name(input.dtype)}Tensor instead (while checking "
                            "arguments for embedding)")
     idx = np.asarray(input._data)
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
@@ -661,7 +668,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
-    return apply(_embedding, input, weight, padding_idx=padding_idx)
+    return apply(_embedding, input, weight, padding_idx=padding_idx,
+                 scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
 def _embedding_renorm_(weight, input, max_norm, norm_type):
@@ -2383,7 +2391,8 @@ def pixel_unshuffle(input, downscale_factor):
     return apply(_pixel_shuffle, input, r=r, inverse=True)
 
 
-_UPSAMPLE_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "bicubic": "Bicubic"}
+_UPSAMPLE_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "bicubic": "Bicubic",
+                   "lanczos": "Lanczos"}
 _LINEAR_NAMES = {1: "Linear", 2: "Bilinear", 3: "Trilinear"}
 
 
@@ -2393,8 +2402,26 @@ def _upsample_name(kw):
     return f"Upsample{base}{kw['nd']}D" + ("AaBackward0" if kw.get("aa") else "Backward0")
 
 
+def _from_float_u8(y, dtype):
+    """uint8 images: interpolated in float32, rounded to the nearest integer and saturated (torch's
+    fixed-point uint8 kernels may differ by one at exact halves)."""
+    return jnp.clip(jnp.floor(y + 0.5), 0, 255).astype(dtype)
+
+
 @defop("interpolate", grad_name=_upsample_name)
 def _interpolate(x, size, mode, align_corners, nd, scales):
+    if x.dtype == jnp.uint8 and mode == "linear":
+        # as _interp_by_matrices: separable passes, last axis first, each rounded to uint8
+        for i in reversed(range(nd)):
+            ax = x.ndim - nd + i
+            y = _interpolate_f(jnp.moveaxis(x, ax, -1).astype(jnp.float32), (size[i],), mode,
+                               align_corners, 1, (scales[i],))
+            x = _from_float_u8(jnp.moveaxis(y, -1, ax), x.dtype)
+        return x
+    return _interpolate_f(x, size, mode, align_corners, nd, scales)
+
+
+def _interpolate_f(x, size, mode, align_corners, nd, scales):
     for i in range(nd):
         ax = x.ndim - nd + i
         L, O = x.shape[ax], size[i]
@@ -2443,7 +2470,7 @@ def _interp_matrix(L, O, mode, align_corners, sc, antialias):
     M = np.zeros((O, L), np.float64)
     scale = _area_scale(L, O, align_corners, sc)
     if antialias:
-        interp = 2 if mode == "linear" else 4
+        interp = {"linear": 2, "bicubic": 4, "lanczos": 6}[mode]
         support = interp * 0.5 * scale if scale >= 1.0 else interp * 0.5
         inv = 1.0 / scale if scale >= 1.0 else 1.0
         for i in range(O):
@@ -2453,6 +2480,9 @@ def _interp_matrix(L, O, mode, align_corners, sc, antialias):
             x = np.abs((np.arange(lo, hi) - center + 0.5) * inv)
             if mode == "linear":
                 w = np.where(x < 1, 1 - x, 0.0)
+            elif mode == "lanczos":
+                # Lanczos-3 (PIL's LANCZOS): sinc(x) sinc(x / 3) on |x| < 3
+                w = np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
             else:
                 a = -0.5
                 w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
@@ -2472,6 +2502,20 @@ def _interp_matrix(L, O, mode, align_corners, sc, antialias):
 
 @defop("interpolate_matrix", grad_name=_upsample_name)
 def _interp_by_matrices(x, *ms, mode, nd, aa):
+    if x.dtype == jnp.uint8:
+        # torch's (PIL-like) uint8 kernels: one separable pass per axis, the last axis first,
+        # each pass's result rounded and saturated to uint8 (a cubic's overshoot is clipped
+        # before the next pass)
+        for i in reversed(range(nd)):
+            ax = x.ndim - nd + i
+            y = jnp.tensordot(x.astype(jnp.float32), ms[i].astype(jnp.float32),
+                              axes=([ax], [1]), precision=_HI)
+            x = _from_float_u8(jnp.moveaxis(y, -1, ax), x.dtype)
+        return x
+    return _interp_by_matrices_f(x, ms, nd)
+
+
+def _interp_by_matrices_f(x, ms, nd):
     for i, m in enumerate(ms):
         ax = x.ndim - nd + i
         x = jnp.moveaxis(jnp.tensordot(x, m.astype(x.dtype), axes=([ax], [1]),
@@ -2479,35 +2523,118 @@ def _interp_by_matrices(x, *ms, mode, nd, aa):
     return x
 
 
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos", "area",
+                 "nearest-exact")
+
+
+def _interp_dtype_check(input, mode, nd, antialias):
+    """torch's CPU upsampling kernels: floating types, and uint8 for all but (tri)linear; the
+    antialiased ones float32/float64/uint8 only. The names are the kernels torch reports."""
+    dt = input.dtype
+    if dt in (D.float32, D.float64):
+        return
+    if antialias:
+        ok, kernel = dt is D.uint8, "compute_index_ranges_weights"
+    elif dt in (D.float16, D.bfloat16):
+        return
+    elif mode in ("nearest", "nearest-exact"):
+        ok = dt is D.uint8
+        kernel = ("upsample_nearest2d_channels_last" if nd == 2
+                  else "compute_indices_weights_nearest")
+    elif mode == "bicubic":
+        ok, kernel = dt is D.uint8, "compute_indices_weights_cubic"
+    elif mode == "bilinear":
+        ok, kernel = dt is D.uint8, "upsample_bilinear2d_channels_last"
+    else:
+        ok, kernel = False, "compute_indices_weights_linear"
+    if not ok:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.legacy_name(dt)}\'')
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    nd = input.ndim - 2
-    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
-        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
-                         "requires a 4-D tensor as input")
-    if mode in ("linear", "bilinear", "trilinear", "bicubic"):
-        want = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}[mode]
-        if nd != want:
-            raise NotImplementedError(
-                f"Got {input.ndim}D input, but {mode} mode needs {want + 2}D input")
-        mode_k = "bicubic" if mode == "bicubic" else "linear"
-    elif mode in ("nearest", "nearest-exact", "area"):
-        mode_k = mode
+    """torch.nn.functional.interpolate: its Python checks in its order, then the kernels'."""
+    if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes:"
                              " linear | bilinear | bicubic | trilinear")
-    else:
-        raise NotImplementedError(f"interpolate mode {mode!r} is not supported")
+    elif align_corners is None:
+        align_corners = False
+    nd = input.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        out = _tup(size, nd)
-        scales = (None,) * nd
+        if isinstance(size, (list, tuple)):
+            if len(size) != nd:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
+                    f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                    "and output size in (o1, o2, ...,oK) format.")
+            if not all(isinstance(v, (int, np.integer)) or (isinstance(v, Tensor)
+                       and not v.is_floating_point()) for v in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] "
+                                "or Tuple[int, int, int], but got size with types "
+                                f"{[type(v) for v in size]}")
+            out = [int(v) for v in size]
+        else:
+            out = [int(size)] * nd
+        scales = None
+    elif scale_factor is not None:
+        out = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != nd:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. Please provide input tensor in (N, C, "
+                    "d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(v) for v in scale_factor]
+        else:
+            scales = [float(scale_factor)] * nd
     else:
-        sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * nd
-        out = tuple(int(math.floor(input.shape[2 + i] * sf[i])) for i in range(nd))
-        scales = (None,) * nd if recompute_scale_factor else tuple(float(v) for v in sf)
-    if mode_k == "area":
-        return apply(_adaptive_avg, input, outs=out, nd=nd)
-    if mode_k == "bicubic" or antialias:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and out is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        out = [int(input.shape[i + 2] * scales[i]) for i in range(nd)]
+        scales = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         "and requires a 4-D tensor as input")
+    want = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2, "lanczos": 2}
+    if mode not in _INTERP_MODES or not 1 <= nd <= 3 or want.get(mode, nd) != nd:
+        if mode in ("linear", "bilinear", "trilinear") and 1 <= nd <= 3:
+            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                      f"{want[mode] + 2}D input")
+        raise NotImplementedError(
+            "Input Error: Only 3D, 4D and 5D input Tensors supported"
+            f" (got {input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
+            f"trilinear | lanczos | area | nearest-exact (got {mode})")
+    if mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    if mode == "area":
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input,
+                                                                                   out)
+    # the kernels' own checks (torch's upsample_*_common_check and compute_output_size)
+    if out is None:
+        out = [int(input.shape[i + 2] * scales[i]) for i in range(nd)]
+    names = ("W",) if nd == 1 else ("H", "W") if nd == 2 else ("D", "H", "W")
+    spatial = tuple(int(v) for v in input.shape[2:])
+    if any(v <= 0 for v in spatial + tuple(out)):
+        listing = lambda vals: ", ".join(f"{n}: {v}" for n, v in zip(names, vals))  # noqa: E731
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({listing(spatial)}) output ({listing(out)})")
+    _interp_dtype_check(input, mode, nd, antialias)
+    out = tuple(out)
+    scales = (None,) * nd if scales is None else tuple(scales)
+    mode_k = "linear" if mode in ("linear", "bilinear", "trilinear") else mode
+    if mode_k in ("bicubic", "lanczos") or antialias:
         ms = [Tensor._make(jnp.asarray(_interp_matrix(int(input.shape[2 + i]), out[i], mode_k,
                                                       bool(align_corners), scales[i],
                                                       antialias)))
@@ -2557,8 +2684,13 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 # ================================================================== embedding_bag
 
 @defop("embedding_bag", grad_name="EmbeddingBagBackward0")
-def _embedding_bag(idx, seg, w, *psw, nbags, mode, padding_idx):
+def _embedding_bag(idx, seg, w, *psw, nbags, mode, padding_idx, scale_grad_by_freq=False):
     rows = jnp.take(w, idx, axis=0)
+    if scale_grad_by_freq:
+        # each row's gradient divided by its index's count in the whole input (value unchanged)
+        counts = jnp.zeros((w.shape[0],), w.dtype).at[idx].add(1)
+        sg = jax.lax.stop_gradient(rows)
+        rows = sg + (rows - sg) / jnp.take(counts, idx, axis=0)[:, None]
     valid = jnp.ones(idx.shape, bool) if padding_idx is None else idx != padding_idx
     if psw:
         rows = rows * psw[0][:, None]
@@ -2577,6 +2709,60 @@ def _embedding_bag(idx, seg, w, *psw, nbags, mode, padding_idx):
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
+    # torch.nn.functional.embedding_bag's checks, in its order
+    if weight.dtype.name == "int64" and input.is_floating_point():
+        import warnings
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found "
+                             f"offsets of type {type(offsets)}")
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    elif mode not in ("sum", "mean"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    for t in (input, offsets):
+        # (torch names both 'indices')
+        if t is not None and t.dtype.name not in ("int64", "int32"):
+            raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                               "following scalar types: Long, Int; but got "
+                               f"torch.{D.legacy_name(t.dtype)}Tensor instead (while checking "
+                               "arguments for embedding_bag)")
+    if input.dim() == 1:
+        off0 = np.asarray(offsets._data)
+        if off0.size and int(off0[0]) != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
+                               "mini-batch has to start from position 0. However, got "
+                               f"{int(off0[0])}\n[ torch.{D.legacy_name(offsets.dtype)}Tensor{{}} ]")
+        if off0.size and int(off0[-1]) > input.shape[0]:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                               f"{input.shape[0]} but got offsets[-1] of {int(off0[-1])}")
+        if off0.size and np.any(np.diff(off0) < 0):
+            raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this "
+                               "error message be improved?  If so, please report an enhancement "
+                               "request to PyTorch.)")
     idx = np.asarray(input._data)
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
@@ -2611,7 +2797,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     segt = Tensor._make(jnp.asarray(seg, jnp.int32))
     args = [psw] if psw is not None else []
     return apply(_embedding_bag, flat, segt, weight, *args, nbags=int(nbags), mode=mode,
-                 padding_idx=padding_idx)
+                 padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
 # ================================================================== ctc_loss
