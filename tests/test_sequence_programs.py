@@ -422,3 +422,79 @@ def test_sdpa_bad_input_raises_like_torch(case):
         k = M.zeros(2, 3, 5, 9)
         return F.scaled_dot_product_attention(t, k, k)
     _raises_same(fn)
+
+
+# ---------------------------------------------------------------- Embedding / EmbeddingBag
+
+IDX = np.array([[1, 2, 4, 5], [4, 3, 2, 0], [0, 0, 9, 1]], np.int64)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 0, 2])
+@pytest.mark.parametrize("max_norm", [None, 1.0])
+def test_embedding_scale_grad_by_freq_matches_torch(padding_idx, max_norm):
+    tm, lm = _pair(lambda nn: nn.Embedding(10, 3, padding_idx=padding_idx, max_norm=max_norm,
+                                           scale_grad_by_freq=True))
+    c = f32(3, 4, 3)
+    to, lo = tm(torch.tensor(IDX)), lm(torchlike.tensor(IDX))
+    assert_close(lo, to)
+    (to * torch.tensor(c)).sum().backward()
+    (lo * torchlike.tensor(c)).sum().backward()
+    assert_close(lm.weight.grad, tm.weight.grad)
+
+
+def test_embedding_float_indices_message_names_legacy_type():
+    _raises_same(lambda M: M.nn.functional.embedding(M.zeros(3), M.zeros(4, 2)))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_scale_grad_by_freq_divides_by_index_frequency(mode):
+    # the documented rule (F.embedding's): each index's gradient divided by its count in the
+    # input. (torch's CPU embedding_bag scales some rows by another index's count; the oracle
+    # here is torch's F.embedding followed by the per-bag sum/mean.)
+    inp = np.array([1, 2, 4, 5, 4, 3, 2, 9, 0, 0], np.int64)
+    offs = np.array([0, 3, 3, 7], np.int64)
+    seg = np.searchsorted(offs, np.arange(len(inp)), side="right") - 1
+    w = f32(10, 3)
+    c = f32(4, 3)
+    tw = torch.tensor(w, requires_grad=True)
+    rows = torch.nn.functional.embedding(torch.tensor(inp), tw, scale_grad_by_freq=True)
+    bags = torch.zeros(4, 3).index_add(0, torch.tensor(seg), rows)
+    if mode == "mean":
+        cnt = torch.tensor(np.maximum(np.bincount(seg, minlength=4), 1), dtype=torch.float32)
+        bags = bags / cnt[:, None]
+    (bags * torch.tensor(c)).sum().backward()
+    lw = torchlike.tensor(w, requires_grad=True)
+    lo = torchlike.nn.functional.embedding_bag(torchlike.tensor(inp), lw, torchlike.tensor(offs),
+                                               mode=mode, scale_grad_by_freq=True)
+    assert_close(lo, bags)
+    (lo * torchlike.tensor(c)).sum().backward()
+    assert_close(lw.grad, tw.grad)
+
+
+@pytest.mark.parametrize("case", ["max_scale_grad", "bad_mode", "offsets_not_0", "offsets_past_end",
+                                  "offsets_decreasing", "psw_shape", "input_3d", "float_offsets",
+                                  "weight_1d"])
+def test_embedding_bag_bad_arguments_raise_like_torch(case):
+    inp = np.array([1, 2, 4, 5, 4, 3, 2, 9, 0, 0], np.int64)
+
+    def fn(M):
+        F = M.nn.functional
+        i, w, o = M.tensor(inp), M.zeros(10, 3), M.tensor([0, 3, 3, 7])
+        if case == "max_scale_grad":
+            return F.embedding_bag(i, w, o, mode="max", scale_grad_by_freq=True)
+        if case == "bad_mode":
+            return F.embedding_bag(i, w, o, mode="min")
+        if case == "offsets_not_0":
+            return F.embedding_bag(i, w, o + 1)
+        if case == "offsets_past_end":
+            return F.embedding_bag(i, w, M.tensor([0, 5, 11]))
+        if case == "offsets_decreasing":
+            return F.embedding_bag(i, w, M.tensor([0, 5, 3]))
+        if case == "psw_shape":
+            return F.embedding_bag(i, w, o, mode="sum", per_sample_weights=M.ones(3))
+        if case == "input_3d":
+            return F.embedding_bag(i.reshape(1, 2, 5), w)
+        if case == "float_offsets":
+            return F.embedding_bag(i, w, o.float())
+        return F.embedding_bag(i, M.zeros(10), o)
+    _raises_same(fn)
