@@ -450,3 +450,43 @@ def test_interpolate_uint8_images(mode, kw):
         diff = np.abs(a.numpy().astype(int) - b.numpy().astype(int))
         assert diff.max() <= (0 if mode.startswith("nearest") else 1), diff.max()
         assert (diff != 0).mean() < 0.03
+
+
+# ---------------------------------------------------------------- normalisation checks
+
+def _mod(m, cls, *a, **k):
+    torch.manual_seed(0)
+    t = getattr(torch.nn, cls)(*a, **k)
+    return t if m is torch else copy_state(t, getattr(torchlike.nn, cls)(*a, **k))
+
+
+_NORM_ERRORS = {
+    "groupnorm_weight_size": lambda m, x: _mod(m, "GroupNorm", 2, 6)(x),
+    "instancenorm_channels_affine": lambda m, x: _mod(m, "InstanceNorm2d", 3, affine=True)(x),
+    "instancenorm_2d_input": lambda m, x: _mod(m, "InstanceNorm2d", 4)(x[0, 0]),
+    "instancenorm_one_spatial": lambda m, x: _mod(m, "InstanceNorm2d", 4)(x[:, :, :1, :1]),
+    "batchnorm_eval_without_stats": lambda m, x: m.nn.functional.batch_norm(
+        x, None, None, training=False),
+    "batchnorm_double_input_float_params": lambda m, x: _mod(m, "BatchNorm2d", 4)(x.double()),
+    "batchnorm_float_input_double_params": lambda m, x: _mod(m, "BatchNorm2d", 4).double()(x),
+    "batchnorm_half_input_double_params": lambda m, x: _mod(m, "BatchNorm2d", 4).double()(
+        x.half()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NORM_ERRORS))
+def test_normalisation_misuse_raises_like_torch(case):
+    raises_like(_NORM_ERRORS[case], f32(2, 4, 9, 10))
+
+
+def test_instancenorm_channel_mismatch_without_affine_warns():
+    x = torchlike.tensor(f32(2, 4, 9, 10))
+    with pytest.warns(UserWarning, match="does not match num_features"):
+        torchlike.nn.InstanceNorm2d(3)(x)
+
+
+def test_batchnorm_half_input_float_params_is_allowed():
+    x = f32(2, 4, 9, 10)
+    (to, _), (lo, _) = both(lambda m, x: _mod(m, "BatchNorm2d", 4)(x.half()), x, grad=False)
+    assert str(lo.dtype) == str(to.dtype)
+    assert_close(lo.float(), to.float(), 2e-3, 2e-3, "out")

@@ -854,6 +854,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups,"
                            f" but got input of shape {input.shape} and num_groups={num_groups}")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "
+                               f"channels in input, but got {what} of shape {list(t.shape)} and "
+                               f"input of shape {list(input.shape)}")
     args = [a for a in (weight, bias) if a is not None]
     return apply(_group_norm, input, *args, groups=int(num_groups), eps=float(eps),
                  has_w=weight is not None, has_b=bias is not None)
@@ -930,6 +935,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                         ("weight", weight), ("bias", bias)):
             if t is not None and t.numel() != c:
                 raise RuntimeError(f"{what} should contain {c} elements not {t.numel()}")
+    if not training:
+        for what, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{what} must be defined in evaluation mode")
+    params = [t for t in (weight, bias, running_mean, running_var) if t is not None]
+    if any(t.dtype is not input.dtype for t in params):
+        # torch's CPU kernel: the parameters in the input's dtype, or float32 ones with a
+        # float16 / bfloat16 input
+        if any(t.dtype is not D.float32 for t in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype not in (D.float16, D.bfloat16):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     has_stats = running_mean is not None and running_var is not None
     if training and has_stats:
         m, v = apply(_batch_norm_update, input.detach(), running_mean, running_var,
@@ -948,6 +965,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{input.size()}")
     n, c = input.shape[0], input.shape[1]
     x = input.reshape(1, n * c, *input.shape[2:])
     rm = rv = None
@@ -2837,17 +2857,17 @@ def _ctc_nll_true(lp, ext, allow_skip, in_len, tgt_len):
     return -_lse3(last, prev, jnp.full_like(last, -jnp.inf))
 
 
-@jax.custom_vjp
-def _ctc_nll(lp, ext, allow_skip, in_len, tgt_len):
+@functools.partial(jax.custom_vjp, nondiff_argnums=(5,))
+def _ctc_nll(lp, ext, allow_skip, in_len, tgt_len, zero_infinity=False):
     return _ctc_nll_true(lp, ext, allow_skip, in_len, tgt_len)
 
 
-def _ctc_fwd(lp, ext, allow_skip, in_len, tgt_len):
+def _ctc_fwd(lp, ext, allow_skip, in_len, tgt_len, zero_infinity=False):
     out, vjp = jax.vjp(lambda x: _ctc_nll_true(x, ext, allow_skip, in_len, tgt_len), lp)
     return out, (vjp, lp, in_len, out)
 
 
-def _ctc_bwd(res, ct):
+def _ctc_bwd(zero_infinity, res, ct):
     vjp, lp, in_len, nll = res
     (g,) = vjp(ct)
     # torch's kernel returns the gradient for log_softmax inputs: it adds exp(log_probs) on
@@ -2856,6 +2876,10 @@ def _ctc_bwd(res, ct):
     valid = (jnp.arange(T)[:, None] < in_len[None, :])[..., None]
     ctf = jnp.where(jnp.isfinite(nll), ct, 0.0)[None, :, None]
     g = jnp.where(jnp.isfinite(g), g, 0.0) + jnp.where(valid, jnp.exp(lp) * ctf, 0.0)
+    if not zero_infinity:
+        # torch: an impossible alignment (nll = inf) gives NaN on its valid time steps
+        # (exp(-inf + inf)); zero_infinity=True gives 0 there
+        g = jnp.where(valid & ~jnp.isfinite(nll)[None, :, None], jnp.nan, g)
     return g.astype(lp.dtype), None, None, None, None
 
 
@@ -2886,7 +2910,7 @@ def _ctc_loss(lp, targets, in_len, tgt_len, blank, reduction, zero_infinity, unb
     ext = ext.at[:, 1::2].set(tg)
     prev2 = jnp.concatenate([jnp.full((N, 2), blank, jnp.int32), ext[:, :-2]], axis=1)
     allow_skip = (ext != blank) & (ext != prev2)
-    nll = _ctc_nll(lp, ext, allow_skip, in_len, tgt_len)
+    nll = _ctc_nll(lp, ext, allow_skip, in_len, tgt_len, bool(zero_infinity))
     if zero_infinity:
         nll = jnp.where(jnp.isinf(nll), 0.0, nll)
     if reduction == "mean":
@@ -2917,11 +2941,33 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if target_lengths.numel() != batch:
         raise RuntimeError("target_lengths must be of size batch_size")
     il = np.asarray(input_lengths._data).reshape(-1)
-    if il.size and int(il.max()) > log_probs.shape[0]:
-        raise RuntimeError(f"Expected input_lengths to have value at most {log_probs.shape[0]}, "
-                           f"but got value {int(il.max())} (while checking arguments for "
-                           f"ctc_loss_allocate_outputs)")
     tl = np.asarray(target_lengths._data).reshape(-1)
+    # ctc_loss_allocate_outputs' checks, in its order
+    where = " (while checking arguments for ctc_loss_allocate_outputs)"
+    for v in tl:
+        if int(v) < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got "
+                               f"value {int(v)}{where}")
+    if not unbatched and targets.ndim == 1:
+        if targets.shape[0] != int(tl.sum()):
+            raise RuntimeError(f"Expected tensor to have size {int(tl.sum())} at dimension 0, "
+                               f"but got size {targets.shape[0]} for argument #2 'targets'"
+                               f"{where}")
+    elif not unbatched:
+        if targets.shape[0] != batch:
+            raise RuntimeError(f"Expected tensor to have size {batch} at dimension 0, but got "
+                               f"size {targets.shape[0]} for argument #2 'targets'{where}")
+        if tl.size and targets.shape[1] < int(tl.max()):
+            raise RuntimeError(f"Expected tensor to have size at least {int(tl.max())} at "
+                               f"dimension 1, but got size {targets.shape[1]} for argument #2 "
+                               f"'targets'{where}")
+    for v in il:
+        if int(v) < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got "
+                               f"value {int(v)}{where}")
+        if int(v) > log_probs.shape[0]:
+            raise RuntimeError(f"Expected input_lengths to have value at most "
+                               f"{log_probs.shape[0]}, but got value {int(v)}{where}")
     concatenated = targets.ndim == 1 and not unbatched
     smax = int(tl.max()) if tl.size else 0
     return apply(_ctc_loss, log_probs, targets, input_lengths, target_lengths, blank=int(blank),

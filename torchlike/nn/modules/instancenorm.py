@@ -1,6 +1,8 @@
 """Instance normalisation (torch.nn.modules.instancenorm)."""
 from __future__ import annotations
 
+import warnings
+
 from .. import functional as F
 from .batchnorm import _NormBase
 from .lazy import _lazy_norm
@@ -17,7 +19,22 @@ class _InstanceNorm(_NormBase):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device,
                          dtype=dtype, bias=bias)
 
+    def _check_input_dim(self, input):
+        if input.dim() not in (self._nd + 1, self._nd + 2):
+            raise ValueError(f"expected {self._nd + 1}D or {self._nd + 2}D input (got "
+                             f"{input.dim()}D input)")
+
     def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.dim() - (self._nd + 1)
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          "can silence this warning by not passing in num_features, which is "
+                          "not used because affine=False", stacklevel=2)
         unbatched = input.dim() == self._nd + 1
         if unbatched:
             input = input.unsqueeze(0)
