@@ -498,3 +498,53 @@ def test_embedding_bag_bad_arguments_raise_like_torch(case):
             return F.embedding_bag(i, w, o.float())
         return F.embedding_bag(i, M.zeros(10), o)
     _raises_same(fn)
+
+
+# ---------------------------------------------------------------- CTC
+
+def _log_probs(T, N, C):
+    x = f32(T, N, C)
+    return (x - np.log(np.exp(x).sum(-1, keepdims=True))).astype(np.float32)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_impossible_alignment_gradient_matches_torch(reduction, zero_infinity):
+    # a sample whose targets cannot fit its input length: loss inf and, without
+    # zero_infinity, NaN gradients on its valid time steps (torch's exp(-inf + inf))
+    T, N, C = 12, 3, 6
+    x = f32(T, N, C)
+    tg = np.array([[2, 2, 2, 3, 3]] * N, np.int64)
+    il, tl = np.array([6, 9, 12]), np.array([5, 5, 5])
+    res = []
+    for M in (torch, torchlike):
+        xx = M.tensor(x, requires_grad=True)
+        loss = M.nn.functional.ctc_loss(xx.log_softmax(-1), M.tensor(tg), M.tensor(il),
+                                        M.tensor(tl), reduction=reduction,
+                                        zero_infinity=zero_infinity)
+        (loss.sum() if reduction == "none" else loss).backward()
+        res.append((loss, xx.grad))
+    assert_close(res[1][0], res[0][0], 1e-5, 1e-4)
+    assert_close(res[1][1], res[0][1], 1e-5, 1e-4)
+
+
+@pytest.mark.parametrize("case", ["targets_too_short", "concat_total", "targets_batch",
+                                  "neg_target_length", "neg_input_length", "both"])
+def test_ctc_bad_lengths_raise_like_torch(case):
+    lp = _log_probs(12, 3, 6)
+    tg = R.integers(1, 6, (3, 5)).astype(np.int64)
+    il, tl = (12, 10, 8), (5, 3, 4)
+    t = tg
+    if case == "targets_too_short":
+        tl = (6, 3, 4)
+    elif case == "concat_total":
+        t = tg.reshape(-1)[:9]
+    elif case == "targets_batch":
+        t = tg[:2]
+    elif case == "neg_target_length":
+        tl = (5, -1, 4)
+    elif case == "neg_input_length":
+        il = (12, -1, 8)
+    else:
+        il, tl = (13, 10, 8), (6, 3, 4)
+    _raises_same(lambda M: M.nn.functional.ctc_loss(M.tensor(lp), M.tensor(t), il, tl))
