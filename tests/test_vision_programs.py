@@ -490,3 +490,36 @@ def test_batchnorm_half_input_float_params_is_allowed():
     (to, _), (lo, _) = both(lambda m, x: _mod(m, "BatchNorm2d", 4)(x.half()), x, grad=False)
     assert str(lo.dtype) == str(to.dtype)
     assert_close(lo.float(), to.float(), 2e-3, 2e-3, "out")
+
+
+# ---------------------------------------------------------------- feature dropout masks
+
+def _mask_shape(y, shape):
+    return tuple(s if not np.all(y == np.take(y, [0], axis=i)) else 1
+                 for i, s in enumerate(shape))
+
+
+@pytest.mark.parametrize("cls,shape", [
+    ("Dropout2d", (64, 8, 8)), ("Dropout2d", (16, 8, 4, 4)), ("Dropout2d", (64, 8)),
+    ("Dropout2d", (4, 8, 3, 3, 3)), ("Dropout1d", (64, 8)), ("Dropout1d", (4, 64, 8)),
+    ("Dropout3d", (16, 2, 2, 2)), ("Dropout3d", (16, 2, 2)),
+], ids=str)
+def test_feature_dropout_masks_the_dimensions_torch_masks(cls, shape):
+    # dropout2d reads a 3-D input as (N, C, L) (one mask value per batch and channel), and any
+    # other rank by its first two dimensions; the statistics must match torch's
+    import warnings
+    masks = []
+    for m in (torch, torchlike):
+        m.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = getattr(m.nn, cls)(0.5)(m.ones(*shape)).numpy()
+        masks.append(_mask_shape(y, shape))
+    assert masks[1] == masks[0]
+
+
+def test_dropout2d_3d_input_warns_like_torch():
+    with pytest.warns(UserWarning, match="interpreted as shape \\(N, C, L\\)"):
+        torchlike.nn.functional.dropout2d(torchlike.ones(4, 8, 8), 0.5)
+    with pytest.warns(UserWarning, match="Received a 5-D input to dropout2d"):
+        torchlike.nn.functional.dropout2d(torchlike.ones(2, 4, 8, 8, 2), 0.5)

@@ -575,17 +575,40 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 def _feature_dropout(input, p, training, inplace, batched_ndim, name):
+    """torch's dropout{1,2,3}d: one mask value per (batch, channel). An input of the unbatched
+    rank is one sample (dropout1d / dropout3d); dropout2d keeps torch's historical reading of a
+    3-D input as (N, C, L), and any other rank masks its first two dimensions
+    (``feature_dropout``), with torch's warnings."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     nd = input.ndim
+    k = batched_ndim - 2
     if nd not in (batched_ndim - 1, batched_ndim):
-        warnings.warn(f"{name}: Received a {nd}-D input to {name.lower()}, which is deprecated "
-                      "and will result in an error in a future release.")
+        warnings.warn(f"{name}: Received a {nd}-D input to {name}, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and "
+                      f"silence this warning, please use dropout instead. Note that {name} "
+                      f"exists to provide channel-wise dropout on inputs with {k} spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      f"{batched_ndim - 1}D or {batched_ndim}D inputs).", stacklevel=3)
+    if name == "dropout2d" and nd == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape (C, H, "
+                      "W). To maintain the 1D channel-wise dropout behavior, please switch to "
+                      "using dropout1d instead.", stacklevel=3)
     shape = tuple(input.shape)
-    n_feat = 2 if nd == batched_ndim else 1
-    mask_shape = shape[:n_feat] + (1,) * (nd - n_feat)
+    if name == "dropout2d":
+        lead = shape[:2]                                   # feature_dropout on the input as is
+    else:                                                  # unsqueezed to a batch of one
+        lead = shape[:2] if nd == batched_ndim else shape[:1]
+    mask_shape = tuple(lead) + (1,) * (nd - len(lead))
     return _dropout_impl(input, p, training, inplace, mask_shape)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if input.ndim not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
                            "input. Note that dropout1d exists to provide channel-wise dropout "
