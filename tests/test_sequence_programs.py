@@ -548,3 +548,40 @@ def test_ctc_bad_lengths_raise_like_torch(case):
     else:
         il, tl = (13, 10, 8), (6, 3, 4)
     _raises_same(lambda M: M.nn.functional.ctc_loss(M.tensor(lp), M.tensor(t), il, tl))
+
+
+# ---------------------------------------------------------------- PackedSequence / encoder warnings
+
+@pytest.mark.parametrize("method", ["double", "float", "half", "long", "int", "short", "char",
+                                    "byte", "cpu"])
+def test_packed_sequence_conversion_methods_like_torch(method):
+    seqs = [f32(3, 2), f32(1, 2), f32(2, 2)]
+    outs = []
+    for M in (torch, torchlike):
+        p = M.nn.utils.rnn.pack_sequence([M.tensor(s) for s in seqs], enforce_sorted=False)
+        q = getattr(p, method)()
+        assert type(q).__name__ == "PackedSequence"
+        outs.append(q)
+    assert str(outs[1].data.dtype) == str(outs[0].data.dtype)
+    assert_close(outs[1].data, outs[0].data)
+    assert_close(outs[1].sorted_indices, outs[0].sorted_indices)
+    assert_close(outs[1].batch_sizes, outs[0].batch_sizes)
+
+
+@pytest.mark.parametrize("kw", [{}, {"batch_first": True, "norm_first": True},
+                                {"batch_first": True, "nhead": 1},
+                                {"batch_first": True, "activation": "tanh"},
+                                {"batch_first": True}])
+def test_transformer_encoder_nested_tensor_warning_like_torch(kw):
+    import warnings
+
+    def messages(M):
+        k = dict(kw)
+        nhead = k.pop("nhead", 2)
+        if k.get("activation") == "tanh":
+            k["activation"] = M.tanh
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            enc = M.nn.TransformerEncoder(M.nn.TransformerEncoderLayer(8, nhead, 16, **k), 2)
+        return [str(x.message) for x in w if "nested" in str(x.message)], enc.use_nested_tensor
+    assert messages(torchlike) == messages(torch)

@@ -207,15 +207,29 @@ class TransformerEncoder(Module):
         self.enable_nested_tensor = enable_nested_tensor
         self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
-        L = encoder_layer
+        L, enc = encoder_layer, "encoder_layer"
         why = ""
         if not isinstance(L, TransformerEncoderLayer):
-            why = "not TransformerEncoderLayer"
-        elif (L.norm_first or not L.self_attn.batch_first or not L.self_attn._qkv_same_embed_dim
-              or L.self_attn.in_proj_bias is None or not L.activation_relu_or_gelu
-              or L.norm1.eps != L.norm2.eps or L.self_attn.num_heads % 2 == 1):
-            why = "layer configuration"
+            why = f"{enc} was not TransformerEncoderLayer"
+        elif L.norm_first:
+            why = f"{enc}.norm_first was True"
+        elif not L.self_attn.batch_first:
+            why = (f"{enc}.self_attn.batch_first was not True(use batch_first for better "
+                   "inference performance)")
+        elif not L.self_attn._qkv_same_embed_dim:
+            why = f"{enc}.self_attn._qkv_same_embed_dim was not True"
+        elif L.self_attn.in_proj_bias is None:
+            why = f"{enc}.self_attn was passed bias=False"
+        elif not L.activation_relu_or_gelu:
+            why = f"{enc}.activation_relu_or_gelu was not True"
+        elif L.norm1.eps != L.norm2.eps:
+            why = f"{enc}.norm1.eps was not equal to {enc}.norm2.eps"
+        elif L.self_attn.num_heads % 2 == 1:
+            why = f"{enc}.self_attn.num_heads is odd"
         if enable_nested_tensor and why:
+            import warnings
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why}", stacklevel=2)
             self.use_nested_tensor = False
 
     def _padded_fast_path(self, src, mask, src_key_padding_mask):

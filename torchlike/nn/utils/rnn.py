@@ -28,12 +28,54 @@ class PackedSequence(namedtuple("PackedSequence",
                                                          self.sorted_indices,
                                                          self.unsorted_indices)
 
+    def pin_memory(self):
+        return type(self)(self.data.pin_memory(), self.batch_sizes,
+                          None if self.sorted_indices is None else self.sorted_indices.pin_memory(),
+                          None if self.unsorted_indices is None
+                          else self.unsorted_indices.pin_memory())
+
+    def cuda(self, *args, **kwargs):
+        kwargs.setdefault("device", "cuda")
+        return self.to(*args, **kwargs)
+
+    def cpu(self, *args, **kwargs):
+        kwargs.setdefault("device", "cpu")
+        return self.to(*args, **kwargs)
+
+    def _as(self, name):
+        from ... import _dtype
+        return self.to(dtype=getattr(_dtype, name))
+
+    def double(self):
+        return self._as("float64")
+
+    def float(self):
+        return self._as("float32")
+
+    def half(self):
+        return self._as("float16")
+
+    def long(self):
+        return self._as("int64")
+
+    def int(self):
+        return self._as("int32")
+
+    def short(self):
+        return self._as("int16")
+
+    def char(self):
+        return self._as("int8")
+
+    def byte(self):
+        return self._as("uint8")
+
     @property
     def is_cuda(self):
-        return False
+        return bool(getattr(self.data, "is_cuda", False))
 
     def is_pinned(self):
-        return False
+        return bool(self.data.is_pinned()) if hasattr(self.data, "is_pinned") else False
 
 
 def _invert(perm):
