@@ -85,6 +85,12 @@ def test_lstm_constructor_checks_in_torchs_order(args):
     _raises_same(lambda M: eval("M.nn.LSTM" + args))
 
 
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("shape", [(0, 3, 4), (0, 4)])
+def test_rnn_empty_sequence_raises_like_torch(mode, shape):
+    _raises_same(_rnn_call(mode, np.zeros(shape, np.float32)))
+
+
 def test_gru_and_rnn_refuse_proj_size_keyword_even_zero():
     _raises_same(lambda M: M.nn.GRU(4, 6, proj_size=0))
     _raises_same(lambda M: M.nn.RNN(4, 6, proj_size=2))

@@ -311,6 +311,8 @@ class RNNBase(Module):
                 raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                    f"{legacy_name(h0.dtype).lower()} != "
                                    f"{legacy_name(wdt).lower()}")
+        if x.shape[0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         args = [x, h0] + ([c0] if lstm else []) + self._flat_weights
         has_key = self.training and self.dropout > 0 and self.num_layers > 1
         if has_key:
