@@ -81,9 +81,7 @@ def test_accumulate_grad_and_device_copy_nodes():
 # op-table rows whose node name differs from torch's: row -> (torch's, torchlike's). Most are ops
 # torch composes from others (einsum ends in a ViewBackward0) that torchlike runs as one op.
 NODE_NAME_GAPS = {
-    'adaptive_avg_pool1d': ('SqueezeBackward1', 'AdaptiveAvgPool1DBackward0'),
     'atleast_2d': ('UnsqueezeBackward0', 'ViewBackward0'),
-    'avg_pool1d': ('SqueezeBackward1', 'AvgPool1DBackward0'),
     'celu': ('CeluBackward0', 'EluBackward0'),
     'chain_matmul': ('ViewBackward0', 'SqueezeBackward1'),
     'cholesky_inverse': ('CholeskyInverseBackward0', 'CholeskySolveBackward0'),
@@ -111,14 +109,12 @@ NODE_NAME_GAPS = {
     'masked_scatter': ('MaskedScatterBackward0', 'PutBackward0'),
     'masked_select': ('MaskedSelectBackward0', 'TakeBackward0'),
     'matrix_power': ('MmBackward0', 'LinalgMatrixPowerBackward0'),
-    'max_pool1d_with_indices': ('SqueezeBackward1', 'MaxPool1DWithIndicesBackward0'),
     'min_full_ties': ('MinBackward1', 'MaxBackward1'),
     'nanmean_keepdim_nodim': ('DivBackward0', 'NansumBackward0'),
     'nanquantile': ('SqueezeBackward4', 'QuantileBackward0'),
     'narrow_copy': ('NarrowCopyBackward0', 'CloneBackward0'),
     'norm_except_dim': ('ViewBackward0', 'LinalgVectorNormBackward0'),
     'nuclear_norm': ('PermuteBackward0', 'LinalgMatrixNormBackward0'),
-    'pixel_unshuffle': ('PixelUnshuffleBackward0', 'PixelShuffleBackward0'),
     'quantile': ('SqueezeBackward4', 'QuantileBackward0'),
     'ravel': ('ViewBackward0', 'UnsafeViewBackward0'),
     'renorm': ('RenormBackward0', 'MulBackward0'),

@@ -523,3 +523,21 @@ def test_dropout2d_3d_input_warns_like_torch():
         torchlike.nn.functional.dropout2d(torchlike.ones(4, 8, 8), 0.5)
     with pytest.warns(UserWarning, match="Received a 5-D input to dropout2d"):
         torchlike.nn.functional.dropout2d(torchlike.ones(2, 4, 8, 8, 2), 0.5)
+
+
+# ---------------------------------------------------------------- grad_fn names
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x: F.max_pool1d(x, 2),
+    lambda F, x: F.max_pool1d(x, 2, return_indices=True)[0],
+    lambda F, x: F.avg_pool1d(x, 2),
+    lambda F, x: F.adaptive_avg_pool1d(x, 3),
+    lambda F, x: F.adaptive_max_pool1d(x, 3),
+    lambda F, x: F.pad(x, (1, 1), mode="circular"),
+    lambda F, x: F.pixel_unshuffle(x.unsqueeze(0).expand(2, -1, -1, -1).reshape(2, 4, 2, 6), 2),
+], ids=["max_pool1d", "max_pool1d_indices", "avg_pool1d", "adaptive_avg_pool1d",
+        "adaptive_max_pool1d", "circular_pad", "pixel_unshuffle"])
+def test_grad_fn_names_as_torch(fn):
+    x = f32(2, 4, 6)
+    (to, _), (lo, _) = both(lambda m, x: fn(m.nn.functional, x), x)
+    assert lo.grad_fn.name() == type(to.grad_fn).__name__

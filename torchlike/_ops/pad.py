@@ -14,7 +14,7 @@ __all__ = ['constant_pad_nd']
 @defop("pad", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
                                                  "reflect": "ReflectionPad{}DBackward0",
                                                  "replicate": "ReplicationPad{}DBackward0",
-                                                 "circular": "CircularPad{}DBackward0"}[kw["mode"]]
+                                                 "circular": "CopySlices"}[kw["mode"]]
        .format(len(kw["pads"])))
 def _pad(a, pads, mode, value):
     """``pads``: ((before, after), ...) for the last len(pads) dims, innermost last."""

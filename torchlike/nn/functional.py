@@ -1943,6 +1943,11 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 # ================================================================== pooling
 
+def _pool_grad_name(kw, fmt):
+    # torch runs its 1-d poolings as 2-d ones between an unsqueeze and a squeeze
+    return "SqueezeBackward1" if kw["nd"] == 1 else fmt.format(kw["nd"])
+
+
 def _pool_out(L, k, s, p, d, ceil_mode):
     num = L + 2 * p - d * (k - 1) - 1
     if ceil_mode:
@@ -2111,7 +2116,7 @@ def _pool_pads(shape, k, s, p, d, outs):
     return k, s, p, d, tuple(outs), tuple(pads)
 
 
-@defop("max_pool", grad_name=lambda kw: f"MaxPool{kw['nd']}DWithIndicesBackward0")
+@defop("max_pool", grad_name=lambda kw: _pool_grad_name(kw, "MaxPool{}DWithIndicesBackward0"))
 def _max_pool(x, k, s, d, pads, nd):
     lead = x.ndim - nd
     init = -np.inf if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
@@ -2120,7 +2125,8 @@ def _max_pool(x, k, s, d, pads, nd):
                                  [(0, 0)] * lead + list(pads), window_dilation=(1,) * lead + d)
 
 
-@defop("max_pool_indices", grad_name=lambda kw: f"MaxPool{kw['nd']}DWithIndicesBackward0")
+@defop("max_pool_indices",
+       grad_name=lambda kw: _pool_grad_name(kw, "MaxPool{}DWithIndicesBackward0"))
 def _max_pool_idx(x, k, s, d, pads, nd, outs):
     # windows gathered explicitly: values and flat indices (torch's return_indices)
     lead = x.ndim - nd
@@ -2171,7 +2177,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                        return_indices, 2)
 
 
-@defop("avg_pool", grad_name=lambda kw: f"AvgPool{kw['nd']}DBackward0")
+@defop("avg_pool", grad_name=lambda kw: _pool_grad_name(kw, "AvgPool{}DBackward0"))
 def _avg_pool(x, k, s, pads, p, nd, count_include_pad, divisor):
     lead = x.ndim - nd
     win = (1,) * lead + k
@@ -2254,7 +2260,8 @@ def _adaptive_matrix(L, out):
     return m
 
 
-@defop("adaptive_avg_pool", grad_name=lambda kw: f"AdaptiveAvgPool{kw['nd']}DBackward0")
+@defop("adaptive_avg_pool",
+       grad_name=lambda kw: _pool_grad_name(kw, "AdaptiveAvgPool{}DBackward0"))
 def _adaptive_avg(x, outs, nd):
     for i in range(nd):
         ax = x.ndim - nd + i
@@ -2324,7 +2331,8 @@ def adaptive_avg_pool2d(input, output_size):
     return apply(_adaptive_avg, input, outs=outs, nd=2)
 
 
-@defop("adaptive_max_pool", grad_name=lambda kw: f"AdaptiveMaxPool{kw['nd']}DBackward0")
+@defop("adaptive_max_pool",
+       grad_name=lambda kw: _pool_grad_name(kw, "AdaptiveMaxPool{}DBackward0"))
 def _adaptive_max(x, outs, nd):
     # last axis first: the first maximum in row-major order wins ties, as in torch
     for i in reversed(range(nd)):
@@ -2343,7 +2351,7 @@ def _adaptive_max(x, outs, nd):
 
 
 @defop("adaptive_max_pool_indices",
-       grad_name=lambda kw: f"AdaptiveMaxPool{kw['nd']}DBackward0")
+       grad_name=lambda kw: _pool_grad_name(kw, "AdaptiveMaxPool{}DBackward0"))
 def _adaptive_max_idx(x, outs, nd):
     lead = x.ndim - nd
     spatial = x.shape[lead:]
@@ -2390,7 +2398,8 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 # ================================================================== reshaping layers
 
-@defop("pixel_shuffle", grad_name="PixelShuffleBackward0", saves=False)
+@defop("pixel_shuffle", saves=False, grad_name=lambda kw: "PixelUnshuffleBackward0"
+       if kw["inverse"] else "PixelShuffleBackward0")
 def _pixel_shuffle(x, r, inverse):
     *lead, c, h, w = x.shape
     if not inverse:
