@@ -1,7 +1,7 @@
 """Fused eager mode: ops recorded into segments that run as one cached XLA program at a host read.
 
 Pinned here: a steady training step runs one program and traces nothing new; the cut reasons of
-a logging loop; values equal strict mode's (and torch's); hooks, views, version counters and
+a logging loop (and of one that reads nothing: a backward ends a step's segment); values equal strict mode's (and torch's); hooks, views, version counters and
 errors keep eager semantics; the switches."""
 import threading
 
@@ -95,11 +95,11 @@ def test_steady_step_is_one_program_and_traces_nothing(make, fused):
     assert after["fused"] - before["fused"] == 4
     assert after["compiles"] == before["compiles"]          # no new program
     assert after["traces"] == before["traces"]              # nothing retraced
-    # the only full cut of a logging loop is its loss.item()
+    # the only full cut of a logging loop is its backward (dispatched, not waited for): the
+    # loss.item() after it finds the loss computed
     new_cuts = {k: after["cuts"].get(k, 0) - before["cuts"].get(k, 0) for k in after["cuts"]}
     full = {k: v for k, v in new_cuts.items() if v and not k.startswith("partial")}
-    assert list(full) and all(k.startswith("item ") for k in full), full
-    assert sum(full.values()) == 4
+    assert full == {"backward": 4}, full
     assert after["dropped"] > before["dropped"]             # intermediates never materialised
 
 
@@ -119,32 +119,70 @@ def test_losses_equal_strict_mode_and_torch(make):
     np.testing.assert_allclose(fused_losses, ref, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("make", [_mlp, _gpt], ids=["mlp", "gpt"])
-def test_a_split_read_runs_its_part_and_dispatches_the_rest(make, monkeypatch):
-    """With the split on (accelerators' default), ``loss.item()`` runs the forward as one program
-    and dispatches the backward and update as a second, unwaited: same losses as strict mode,
-    two programs per steady step, nothing retraced, and the parameters hold arrays, not pending
-    values, once the read returns."""
-    ref_model, _ = make(T)
-    weights = {k: torch.tensor(v.detach().numpy()) for k, v in ref_model.state_dict().items()}
-    model, strict_step = make(torch)
-    model.load_state_dict(weights)
-    strict = [strict_step() for _ in range(7)]
+def test_a_split_read_runs_its_part_and_dispatches_the_rest(monkeypatch):
+    """With the split on (accelerators' default), a read whose value needs part of a repeating
+    segment runs that part as one program and dispatches the rest as a second, unwaited: the
+    same values as strict mode, two programs per read, nothing retraced."""
+    def work(m, w):
+        u = ((w @ w).tanh() @ w).relu() * 2 + 1             # never read: the rest
+        v = ((m.arange(8.0) * 3 + 1).exp() + 1).log() - 1  # read: its own part (5 calls)
+        return u, v
+
+    w0 = torch.tensor(np.random.default_rng(3).standard_normal((8, 8), np.float32))
+    strict = [work(torch, w0 + i) for i in range(6)]
     monkeypatch.setattr(_fused, "SPLIT", True)
     with E.fused():
-        model, step = make(torch)
-        model.load_state_dict(weights)
-        losses = [step() for _ in range(3)]
-        before = _fused.stats()
-        losses += [step() for _ in range(4)]
+        got, reads = [], []
+        for i in range(6):
+            if i == 3:
+                before = _fused.stats()
+            u, v = work(torch, w0 + i)
+            reads.append(v.tolist())
+            got.append(u)
         after = _fused.stats()
-        pending = [p for p in model.parameters()
-                   if p._d.__class__ is _fused.Deferred and p._d.value is None]
-        assert not pending
-    np.testing.assert_allclose(losses, strict, rtol=1e-5, atol=1e-6)
-    assert after["split"] - before["split"] == 4
-    assert after["segments"] - before["segments"] == 4
+        np.testing.assert_allclose([u.tolist() for u in got],
+                                   [u.tolist() for u, _ in strict], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(reads, [v.tolist() for _, v in strict], rtol=1e-6)
+    assert after["split"] - before["split"] == 3
+    assert after["segments"] - before["segments"] == 3
     assert after["traces"] == before["traces"]
+
+
+def test_a_loop_that_reads_nothing_runs_a_program_per_step(fused):
+    """A backward ends its step's segment (dispatched, not waited for): a training loop that
+    never reads a value runs one program per step instead of growing to the segment bound."""
+    _model, step = _mlp(torch)
+    for _ in range(3):
+        step()
+    model, _ = _mlp(torch)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.ones(5, 31)
+    before = _fused.stats()
+    for _ in range(6):
+        loss = model(x).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    after = _fused.stats()
+    assert after["segments"] - before["segments"] == 6
+    assert after["cuts"]["backward"] - before["cuts"].get("backward", 0) == 6
+    assert after["compiles"] - before["compiles"] == 1       # its second meeting compiles
+    assert loss.item() > 0
+
+
+def test_a_segment_cut_by_its_bound_is_never_compiled(fused, monkeypatch):
+    """A segment cut at its size bound is an arbitrary window of a longer run: it replays
+    call by call however often its structure comes back (compiling a 4096-call window took
+    minutes)."""
+    monkeypatch.setattr(_fused, "MAX_CALLS", 8)
+    before = _fused.stats()
+    x = torch.ones(3)
+    for _ in range(8 * 5):
+        x = x * 1.5 - 0.25
+    assert x.tolist() == pytest.approx([(1.0 - 0.5) * 1.5 ** 40 + 0.5] * 3, rel=1e-5)
+    after = _fused.stats()
+    assert after["cuts"]["segment bound"] - before["cuts"].get("segment bound", 0) >= 4
+    assert after["compiles"] == before["compiles"]
 
 
 def test_a_read_that_needs_the_whole_segment_is_not_split(fused, monkeypatch):
@@ -188,9 +226,12 @@ def test_hooks_see_real_gradients_and_a_computing_hook_does_not_cut(fused):
     x.register_hook(lambda g: g * 3)
     y = (x * 2).sum()
     y.register_hook(lambda g: seen.append(g) or None)
-    before = _fused.stats()["segments"]
+    before = _fused.stats()["cuts"]
     y.backward()
-    assert _fused.stats()["segments"] == before          # the backward stays pending
+    # no hook read a value: the only cut is the backward's end (its segment dispatched)
+    new = {k: v - before.get(k, 0) for k, v in _fused.stats()["cuts"].items()
+           if v != before.get(k, 0)}
+    assert new == {"backward": 1}, new
     assert x.grad.tolist() == [6.0, 6.0, 6.0]
     assert seen[0].item() == 1.0
 

@@ -14,6 +14,8 @@ import threading
 
 import jax
 
+from . import _fused
+
 __all__ = ["device"]
 
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -283,12 +285,13 @@ def move(t, dev):
     """
     target = device(dev)
     jdev = check(target)
-    src = t._data
+    src = t._d                          # (fused eager: a pending value knows its device)
     try:
         if src.devices() == {jdev}:
             return t
     except Exception:
         return t
+    src = t._data
     from ._registry import _Tensor as Tensor
     from .autograd import grad_mode as _gm
     if jdev.platform == "meta" or getattr(src, "__slots__", None) == ("shape", "dtype"):
@@ -329,6 +332,8 @@ def _make_node_class():
                 return (move(g, of_array_dev(self.src)),)
             if hasattr(g, "_data"):
                 g = g._data
+            if g.__class__ is _fused.Deferred:   # (fused eager: a move needs the value)
+                g = _fused.resolve(g, "device move")
             return (jax.device_put(g, self.src),)
 
     # named as torch's node class

@@ -47,6 +47,10 @@ __all__ = ["Deferred", "set_mode", "mode", "sync", "stats", "record", "raw",
 
 _ArrayImpl = _tiers._ArrayImpl
 _SingleDevice = jax.sharding.SingleDeviceSharding
+try:                                        # jax's typed PRNG key arrays
+    from jax._src.random.prng import PRNGKeyArray as _KeyArray
+except ImportError:                         # (they then run at once, as other unrecordables)
+    _KeyArray = None
 _SCALARS = (int, float, bool, complex)
 _tree_flatten = jax.tree_util.tree_flatten
 _tree_unflatten = jax.tree_util.tree_unflatten
@@ -64,6 +68,7 @@ MAX_PROGRAMS = int(os.environ.get("TORCHLIKE_FUSED_PROGRAMS", "64"))
 _SHAPES_MAX = 1024          # output shapes remembered per function
 _MAX_KEYS = 4096            # segment keys remembered (counted anew once forgotten)
 
+_BOUND = "segment bound"   # the cut reason of a segment that reached MAX_CALLS / MAX_BYTES
 ACTIVE = False              # fused mode on (read by Tiered.__call__ on every call)
 _lock = threading.RLock()
 _stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "split": 0,
@@ -332,6 +337,12 @@ def record(tiered, args):
                 ext.append(a)
                 seg.ext_avals.append(key)
                 keys.append(key)
+            elif c is _KeyArray and a.sharding.__class__ is _SingleDevice:
+                key = (a.shape, a.dtype, False)     # (a dropout's key: an input like the others)
+                refs.append(~len(ext))
+                ext.append(a)
+                seg.ext_avals.append(key)
+                keys.append(key)
             else:
                 return _strict(leaves)
         refs = tuple(refs)
@@ -360,7 +371,7 @@ def record(tiered, args):
         _stats["recorded"] += 1
         result = _tree_unflatten(out_tree, outs)
         if len(seg.calls) >= MAX_CALLS or seg.nbytes >= MAX_BYTES:
-            _flush("segment bound")
+            _flush(_BOUND)
         return result
 
 
@@ -496,7 +507,7 @@ def _flush(reason, target=None):
     ent[2] = _clock[0]
     try:
         with suspended():                   # the segment's own calls run, not record
-            values = _run_segment(seg, ent, live, target)
+            values = _run_segment(seg, ent, live, target, reason == _BOUND)
     except BaseException as e:
         for w in outs:
             d = w()
@@ -512,13 +523,15 @@ def _flush(reason, target=None):
     seg.calls = seg.tokens = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
 
 
-def _run_segment(seg, ent, live, target):
+def _run_segment(seg, ent, live, target, bounded=False):
     """The segment's live outputs: replayed on a first meeting, else its fused program, or, when
     a read of ``target`` cut it and ``target`` needs only part of the segment, two programs: the
     part the read needs and the rest. Both are dispatched at once; the read waits for the first
     only, and the rest (a training step's backward and optimizer update, behind its
     ``loss.item()``) runs while Python goes on recording."""
-    if ent[0] < FUSE_AFTER:
+    if ent[0] < FUSE_AFTER or bounded:
+        # (a segment cut by its size bound is an arbitrary window of a longer run: compiling
+        # it would cost minutes at 4096 calls, for a structure that may never come back)
         _stats["replayed"] += 1
         return _replay(seg, live)
     if target is not None and (SPLIT if SPLIT is not None else not _tiers.on_host()):

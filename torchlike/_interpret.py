@@ -243,7 +243,7 @@ def _supported(eqn):
     step made late must not be the first to find it."""
     if eqn.primitive.name not in RULES:
         raise Unsupported(eqn.primitive.name)
-    for sub in jax.core.jaxprs_in_params(eqn.params):
+    for sub in _jcore.jaxprs_in_params(eqn.params):
         for e in sub.eqns:
             _supported(e)
 
@@ -470,7 +470,7 @@ def _inexact_draw(jaxpr):
     def walk(j):
         for eqn in j.eqns:
             names.add(eqn.primitive.name)
-            for sub in jax.core.jaxprs_in_params(eqn.params):
+            for sub in _jcore.jaxprs_in_params(eqn.params):
                 walk(sub)
     walk(jaxpr)
     if names & _RANDOM:

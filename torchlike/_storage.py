@@ -556,14 +556,14 @@ def commit_inplace(t, out, repeats_ok=False):
     """
     if isinstance(out, tuple):
         out = out[0]
-    data = out._data
+    data = _raw(out)                    # (fused eager: a pending value stays pending)
     if data.dtype != t._d.dtype:
         src, dst = D.from_jax(data.dtype), D.from_jax(t._d.dtype)
         if src.category > dst.category:
             raise RuntimeError(f"result type {_torch_type_name(src)} can't be cast to the "
                                f"desired output type {_torch_type_name(dst)}")
         out = out.to(dst)
-        data = out._data
+        data = _raw(out)
     if data.shape != t._d.shape:
         raise RuntimeError(f"output with shape {list(t._d.shape)} doesn't match the broadcast "
                            f"shape {list(data.shape)}")

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _tiers
+from .. import _fused, _tiers
 
 from . import graph as graph
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
@@ -97,6 +97,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         for t, g in zip(inputs, captured):
             if t.grad_fn is not None and g is not None:
                 _accumulate(t, g, create_graph)
+    if _fused.ACTIVE:
+        # fused eager: a backward ends a training step's segment; it is dispatched now, not
+        # waited for, so the program runs while Python goes on (a loop that reads no value
+        # every step runs one program a step instead of growing to the segment bound)
+        _fused.sync("backward")
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import warnings
 
+from .. import _fused
+
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
 
 # [enabled, check_nan] (process-wide, as torch's)
@@ -73,6 +75,8 @@ def check_gradients(node, grads):
         if g is None:
             continue
         data = g if not hasattr(g, "_data") else g._data
+        if data.__class__ is _fused.Deferred:       # (fused eager: the check reads the value)
+            data = _fused.resolve(data, "anomaly check")
         if jnp.issubdtype(data.dtype, jnp.inexact) and bool(jnp.isnan(data).any()):
             warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
                           "caused the error:\n (forward tracebacks are not recorded by "

@@ -33,56 +33,91 @@ def _grads(parameters):
     return [p.grad for p in _params(parameters) if p.grad is not None]
 
 
+def _no_grad(fn):
+    """``fn`` run under ``no_grad`` (torch decorates the clipping functions so)."""
+    import functools
+    from ...autograd.grad_mode import no_grad
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with no_grad():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+@_no_grad
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The ``norm_type``-norm of the tensors' norms (as if they were one vector), computed as
+    torch computes it: each tensor's norm in its dtype, then the norm of their stack. Recorded
+    ops: no host read (fused eager keeps the step in one program) unless
+    ``error_if_nonfinite``."""
+    import torchlike as tl
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     tensors = list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        return Tensor._make(jnp.asarray(0.0, jnp.float32))
-    if norm_type == math.inf:
-        norms = [jnp.max(jnp.abs(g._data)) for g in tensors]
-        total = jnp.max(jnp.stack(norms))
-    else:
-        norms = [jnp.sum(jnp.abs(g._data.astype(jnp.float64)) ** norm_type) ** (1 / norm_type)
-                 for g in tensors]
-        total = jnp.sum(jnp.stack(norms) ** norm_type) ** (1 / norm_type)
-    total = total.astype(tensors[0]._d.dtype)
-    if error_if_nonfinite and not bool(jnp.isfinite(total)):
+        return tl.tensor(0.0)
+    first = tensors[0].device
+    norms = [tl.linalg.vector_norm(g, norm_type) for g in tensors]
+    total = tl.linalg.vector_norm(tl.stack([n.to(first) for n in norms]), norm_type)
+    if error_if_nonfinite and bool(total.isnan() | total.isinf()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            "`parameters` is non-finite, so it cannot be clipped. To disable "
                            "this error and scale the gradients by the non-finite norm anyway, "
                            "set `error_if_nonfinite=False`")
-    return Tensor._make(total)
+    return total
 
 
+@_no_grad
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients in place by ``min(max_norm / (total_norm + 1e-6), 1)``, a tensor
+    (torch never reads it on the host)."""
+    import torchlike as tl
     grads = _grads(parameters)
+    max_norm = float(max_norm)
     if not grads:
         return
-    coef = float(max_norm) / (float(total_norm) + 1e-6)
-    coef = min(coef, 1.0)
+    coef = tl.clamp(max_norm / (total_norm + 1e-6), max=1.0)
     for g in grads:
-        g._set_data((g._data * coef).astype(g._d.dtype))
+        g.mul_(coef.to(g.device))
 
 
+@_no_grad
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
                     foreach=None):
-    """Scale gradients in place so that their total norm is at most ``max_norm``."""
-    params = _params(parameters)
+    """Scale gradients in place so that their total norm is at most ``max_norm``; returns the
+    total norm (a tensor)."""
+    import types
+    import warnings
+    if isinstance(parameters, Tensor):
+        params = [parameters]
+    else:
+        generator = isinstance(parameters, types.GeneratorType)
+        params = list(parameters)
+        if generator and not params:
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.",
+                          stacklevel=3)
     grads = _grads(params)
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(params, max_norm, total)
     return total
 
 
-clip_grad_norm = clip_grad_norm_
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated spelling of ``clip_grad_norm_`` (torch's FutureWarning)."""
+    import warnings
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
+@_no_grad
 def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient in place to ``[-clip_value, clip_value]``."""
     clip_value = float(clip_value)
     for g in _grads(parameters):
-        g._set_data(jnp.clip(g._data, -clip_value, clip_value))
+        g.clamp_(min=-clip_value, max=clip_value)
 
 
 def parameters_to_vector(parameters):
