@@ -591,3 +591,24 @@ def test_transformer_encoder_nested_tensor_warning_like_torch(kw):
             enc = M.nn.TransformerEncoder(M.nn.TransformerEncoderLayer(8, nhead, 16, **k), 2)
         return [str(x.message) for x in w if "nested" in str(x.message)], enc.use_nested_tensor
     assert messages(torchlike) == messages(torch)
+
+
+def test_embedding_bag_from_pretrained_like_torch():
+    w = f32(10, 3)
+    inp, offs = np.array([1, 2, 3, 2, 5]), np.array([0, 2])
+    res = []
+    for M in (torch, torchlike):
+        bag = M.nn.EmbeddingBag.from_pretrained(M.tensor(w), freeze=False, mode="max",
+                                                padding_idx=2)
+        out = bag(M.tensor(inp), M.tensor(offs))
+        out.sum().backward()
+        res.append((out, bag.weight.grad, repr(bag),
+                    M.nn.EmbeddingBag.from_pretrained(M.tensor(w)).weight.requires_grad))
+    assert_close(res[1][0], res[0][0])
+    assert_close(res[1][1], res[0][1])
+    assert res[1][2:] == res[0][2:]
+
+
+def test_embedding_bag_weight_shape_checked():
+    w = f32(10, 3)
+    _raises_same(lambda M: M.nn.EmbeddingBag(10, 4, _weight=M.tensor(w)))

@@ -98,6 +98,8 @@ class EmbeddingBag(Module):
             self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, dtype=dtype))
             self.reset_parameters()
         else:
+            assert list(_weight.shape) == [num_embeddings, embedding_dim], \
+                "Shape of weight does not match num_embeddings and embedding_dim"
             self.weight = Parameter(_weight)
         self.mode = mode
         self.sparse = sparse
@@ -125,3 +127,16 @@ class EmbeddingBag(Module):
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"
         return s.format(**{k: repr(v) for k, v in self.__dict__.items()})
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
+        rows, cols = embeddings.shape
+        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, max_norm=max_norm,
+                  norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, mode=mode,
+                  sparse=sparse, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
