@@ -541,3 +541,30 @@ def test_grad_fn_names_as_torch(fn):
     x = f32(2, 4, 6)
     (to, _), (lo, _) = both(lambda m, x: fn(m.nn.functional, x), x)
     assert lo.grad_fn.name() == type(to.grad_fn).__name__
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest_source_indices_in_torchs_float32_arithmetic(nd, mode):
+    # (19 + 0.5) / 1.3 is 15 in torch's float32 arithmetic and 14.99... in float64; torch's
+    # 2-d nearest kernel also short-cuts an unchanged or doubled size (1.1, 2.0001)
+    for L in (3, 7, 23):
+        for sf in (0.7, 1.1, 1.3, 2.0001, 3.3):
+            shape = (1, 1) + (L,) * nd if nd < 3 else (1, 1, L, 4, 3)
+            x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+            a = torch.nn.functional.interpolate(torch.tensor(x), scale_factor=sf, mode=mode)
+            b = torchlike.nn.functional.interpolate(torchlike.tensor(x), scale_factor=sf,
+                                                    mode=mode)
+            np.testing.assert_array_equal(b.numpy(), a.numpy(), err_msg=f"L={L} sf={sf}")
+
+
+def test_reduced_precision_upsampling_gradient_accumulates_in_float32():
+    x = f32(2, 3, 5, 6)
+    g = f32(2, 3, 10, 12)
+    grads = []
+    for m in (torch, torchlike):
+        t = m.tensor(x).bfloat16().requires_grad_()
+        y = m.nn.functional.interpolate(t, scale_factor=2)
+        (y * m.tensor(g).bfloat16()).sum().backward()
+        grads.append(t.grad.float().numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])

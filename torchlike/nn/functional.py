@@ -2470,7 +2470,29 @@ def _interpolate(x, size, mode, align_corners, nd, scales):
                                align_corners, 1, (scales[i],))
             x = _from_float_u8(jnp.moveaxis(y, -1, ax), x.dtype)
         return x
+    if x.dtype in (jnp.float16, jnp.bfloat16):
+        # torch computes reduced-precision upsampling (and accumulates its gradient) in float32
+        y = _interpolate_f(x.astype(jnp.float32), size, mode, align_corners, nd, scales)
+        return y.astype(x.dtype)
     return _interpolate_f(x, size, mode, align_corners, nd, scales)
+
+
+def _nearest_source(L, O, sc, mode, nd):
+    """torch's nearest / nearest-exact source indices, in its float32 arithmetic (a float64
+    product can land on the other side of an integer: 19.5 / 1.3). torch's 2-d nearest kernel
+    (nearest_idx) short-cuts an unchanged or doubled size; its 1-d and 3-d ones do not."""
+    i = np.arange(O)
+    if mode == "nearest" and nd == 2 and O == L:
+        return i
+    if mode == "nearest" and nd == 2 and O == 2 * L:
+        return i >> 1
+    f32 = np.float32
+    scale = f32(1.0 / sc) if sc and sc > 0 else f32(L) / f32(O)      # compute_scales_value
+    if mode == "nearest":
+        src = np.floor(i.astype(f32) * scale)                            # floorf(i * scale)
+    else:
+        src = np.floor(((i + 0.5) * np.float64(scale)).astype(f32))     # floorf((i + .5) * s)
+    return np.minimum(src.astype(np.int64), L - 1)
 
 
 def _interpolate_f(x, size, mode, align_corners, nd, scales):
@@ -2479,10 +2501,7 @@ def _interpolate_f(x, size, mode, align_corners, nd, scales):
         L, O = x.shape[ax], size[i]
         sc = scales[i]
         if mode in ("nearest", "nearest-exact"):
-            scale = (1.0 / sc) if sc else L / O
-            off = 0.5 if mode == "nearest-exact" else 0.0
-            src = np.minimum(np.floor((np.arange(O) + off) * scale).astype(np.int64), L - 1)
-            x = jnp.take(x, jnp.asarray(src), axis=ax)
+            x = jnp.take(x, jnp.asarray(_nearest_source(L, O, sc, mode, nd)), axis=ax)
         else:
             if align_corners:
                 pos = np.arange(O) * ((L - 1) / (O - 1)) if O > 1 else np.zeros(O)
@@ -2564,6 +2583,8 @@ def _interp_by_matrices(x, *ms, mode, nd, aa):
                               axes=([ax], [1]), precision=_HI)
             x = _from_float_u8(jnp.moveaxis(y, -1, ax), x.dtype)
         return x
+    if x.dtype in (jnp.float16, jnp.bfloat16):
+        return _interp_by_matrices_f(x.astype(jnp.float32), ms, nd).astype(x.dtype)
     return _interp_by_matrices_f(x, ms, nd)
 
 
