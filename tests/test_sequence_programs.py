@@ -612,3 +612,15 @@ def test_embedding_bag_from_pretrained_like_torch():
 def test_embedding_bag_weight_shape_checked():
     w = f32(10, 3)
     _raises_same(lambda M: M.nn.EmbeddingBag(10, 4, _weight=M.tensor(w)))
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_pad_sequence_is_contiguous_like_torch(batch_first):
+    # code calls .view on the padded batch; torch's is contiguous in both layouts
+    seqs = [f32(3, 2), f32(1, 2), f32(2, 2)]
+    ours = torchlike.nn.utils.rnn.pad_sequence([torchlike.tensor(s) for s in seqs],
+                                               batch_first=batch_first)
+    theirs = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in seqs],
+                                             batch_first=batch_first)
+    assert ours.is_contiguous() and tuple(ours.stride()) == theirs.stride()
+    assert_close(ours.view(-1, 2), theirs.view(-1, 2))

@@ -196,8 +196,8 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         extra = max_len - s.shape[0]
         pads = [0, 0] * (s.ndim - 1) + ([0, extra] if padding_side == "right" else [extra, 0])
         padded.append(F.pad(s, pads, value=padding_value) if extra else s)
-    out = stack(padded, 0)
-    return out if batch_first else out.transpose(0, 1)
+    # stacked along the batch dim directly: contiguous (T, B, *) as torch's, not a transpose
+    return stack(padded, 0 if batch_first else 1)
 
 
 def pack_sequence(sequences, enforce_sorted=True):
