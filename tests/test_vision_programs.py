@@ -568,3 +568,46 @@ def test_reduced_precision_upsampling_gradient_accumulates_in_float32():
         (y * m.tensor(g).bfloat16()).sum().backward()
         grads.append(t.grad.float().numpy())
     np.testing.assert_array_equal(grads[1], grads[0])
+
+
+# ---------------------------------------------------------------- max pooling corner values
+
+@pytest.mark.parametrize("dtype", ["float32", "uint8", "int8"])
+def test_max_pool_indices_never_point_into_padding(dtype):
+    # a window whose real values are all the dtype's minimum (-inf, 0 for uint8) must pick its
+    # first real element, as torch's scan does, not a padding position
+    x = R.integers(0, 2, (1, 2, 5, 5)).astype(np.float32)
+    x[0, 0, :2, :2] = -np.inf if dtype == "float32" else 0
+    x[0, 1, :3, :3] = -np.inf if dtype == "float32" else 0
+    if dtype == "int8":
+        x = np.where(np.isinf(x), 0, x) - 128
+    arr = x.astype(dtype)
+    res = []
+    for m in (torch, torchlike):
+        t = m.tensor(arr, requires_grad=dtype == "float32")
+        v, i = m.nn.functional.max_pool2d(t, 3, stride=2, padding=1, return_indices=True)
+        if dtype == "float32":
+            v.sum().backward()
+        res.append((v.numpy() if dtype != "float32" else v.detach().numpy(), i.numpy(),
+                    t.grad.numpy() if dtype == "float32" else None))
+    for a, b in zip(res[1], res[0]):
+        if b is not None:
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x: F.max_pool2d(x.bool(), 2),
+    lambda F, x: F.max_pool1d(x.long()[0], 2),
+    lambda F, x: F.max_pool3d(x.bool()[None], 2, return_indices=True),
+], ids=["bool_2d", "int64_1d", "bool_3d"])
+def test_max_pool_unsupported_dtypes_raise_like_torch(fn):
+    raises_like(lambda m, x: fn(m.nn.functional, x), f32(1, 2, 4, 4))
+
+
+def test_max_pool_uint8():
+    x = R.integers(0, 256, (1, 2, 7, 7)).astype(np.uint8)
+    for kw in ({"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}):
+        a = torch.nn.functional.max_pool2d(torch.tensor(x), **kw)
+        b = torchlike.nn.functional.max_pool2d(torchlike.tensor(x), **kw)
+        assert str(b.dtype) == str(a.dtype)
+        np.testing.assert_array_equal(b.numpy(), a.numpy())

@@ -2119,7 +2119,9 @@ def _pool_pads(shape, k, s, p, d, outs):
 @defop("max_pool", grad_name=lambda kw: _pool_grad_name(kw, "MaxPool{}DWithIndicesBackward0"))
 def _max_pool(x, k, s, d, pads, nd):
     lead = x.ndim - nd
-    init = -np.inf if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
+    # (-inf: a literal, reduce_window's max monoid for autodiff; integers: their minimum)
+    init = (-np.inf if jnp.issubdtype(x.dtype, jnp.floating)
+            else np.array(jnp.iinfo(x.dtype).min, x.dtype))
     return jax.lax.reduce_window(x, init, jax.lax.max,
                                  (1,) * lead + k, (1,) * lead + s,
                                  [(0, 0)] * lead + list(pads), window_dilation=(1,) * lead + d)
@@ -2131,20 +2133,28 @@ def _max_pool_idx(x, k, s, d, pads, nd, outs):
     # windows gathered explicitly: values and flat indices (torch's return_indices)
     lead = x.ndim - nd
     spatial = x.shape[lead:]
-    xp = jnp.pad(x, [(0, 0)] * lead + list(pads), constant_values=-jnp.inf)
-    idx_axes = []
-    for i in range(nd):
-        o = np.arange(outs[i])[:, None] * s[i] + np.arange(k[i])[None, :] * d[i]   # (out, k)
-        idx_axes.append(o)
-    # build full gather over the padded spatial dims
+    floating = jnp.issubdtype(x.dtype, jnp.floating)
+    low = -np.inf if floating else np.array(jnp.iinfo(x.dtype).min, x.dtype)
+    xp = jnp.pad(x, [(0, 0)] * lead + list(pads), constant_values=low)
+    # the full gather over the padded spatial dims: window element positions per output
     grids = np.meshgrid(*[np.arange(outs[i]) for i in range(nd)],
                         *[np.arange(k[i]) for i in range(nd)], indexing="ij")
     pos = [grids[i] * s[i] + grids[nd + i] * d[i] for i in range(nd)]
     flat_shape = tuple(outs) + (int(np.prod(k)),)
     pos = [p.reshape(flat_shape) for p in pos]
+    valid = np.ones(flat_shape, bool)                      # not a padding position
+    for i in range(nd):
+        valid &= (pos[i] >= pads[i][0]) & (pos[i] < pads[i][0] + spatial[i])
     win = xp[(Ellipsis,) + tuple(pos)]
-    arg = jnp.argmax(win, axis=-1)
-    # the gradient goes to the first maximum of each window, as in torch
+    # torch's scan: the first NaN, else the first element above the running maximum (from
+    # -inf, at the first real position): the first maximum, never a padding position
+    key = jnp.where(valid, win, low)
+    hit = (key == jnp.max(key, axis=-1, keepdims=True)) & valid
+    if floating:
+        nan = jnp.isnan(win) & valid
+        hit = jnp.where(jnp.any(nan, axis=-1, keepdims=True), nan, hit)
+    arg = jnp.argmax(hit, axis=-1)
+    # the gradient goes to that element, as in torch
     val = jnp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
     orig = [jnp.take_along_axis(jnp.broadcast_to(jnp.asarray(pos[i] - pads[i][0]), win.shape),
                                 arg[..., None], axis=-1)[..., 0] for i in range(nd)]
@@ -2157,11 +2167,14 @@ def _max_pool_idx(x, k, s, d, pads, nd, outs):
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
     k, s, p, d, outs, pads = _pool_geometry(input, "maxidx" if return_indices else "max", nd,
                                             kernel_size, stride, padding, dilation, ceil_mode)
+    if input.dtype is D.bool or (nd == 1 and not return_indices
+                                 and not input.is_floating_point()):
+        name = "max_pool1d_impl" if nd == 1 and not return_indices else f"max_pool{max(nd, 2)}d"
+        raise NotImplementedError(f'"{name}" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
     if return_indices or any(v != 1 for v in d):
         out = apply(_max_pool_idx, input, k=k, s=s, d=d, pads=pads, nd=nd, outs=outs)
         return out if return_indices else out[0]
-    if False:
-        return apply(_max_pool_idx, input, k=k, s=s, d=d, pads=pads, nd=nd, outs=outs)
     return apply(_max_pool, input, k=k, s=s, d=d, pads=pads, nd=nd)
 
 
