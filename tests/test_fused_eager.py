@@ -336,3 +336,21 @@ def test_sync_runs_pending_ops(fused):
     torch.sync()
     assert x._d.value is not None
     assert _fused.stats()["cuts"].get("sync", 0) >= 1
+
+
+def test_detach_and_zeroing_grads_read_nothing(fused):
+    """``detach()`` (GAN steps, batch norm's statistics) and ``zero_grad(set_to_none=False)``
+    keep pending values pending: neither is a cut."""
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    (model(torch.ones(4, 3)).sum()).backward()
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    y = model(torch.ones(4, 3)) * 2
+    z = y.detach()
+    assert z._d.__class__ is _fused.Deferred and z._d.value is None
+    opt.zero_grad(set_to_none=False)
+    model.zero_grad(set_to_none=False)
+    assert _fused.stats()["cuts"] == before
+    assert z.tolist() == y.tolist()
+    assert model.weight.grad.abs().sum().item() == 0.0

@@ -230,9 +230,16 @@ def constant(x):
     return x
 
 
+def zeros_like(t):
+    """Zeros of ``t``'s shape and dtype on its device, without reading ``t`` (a pending fused
+    value stays pending)."""
+    d = _raw(t)
+    return jnp.zeros(d.shape, d.dtype, device=next(iter(d.devices())))
+
+
 def detached_alias(t):
     """``t.detach()``: same storage and version counter, no autograd history."""
-    out = _make(t._data)
+    out = _make(_raw(t))
     root = _root_of(t)
     ta = t._alias
     out._vc = root._vc

@@ -27,7 +27,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _shape_poly, _tiers
 from .._fused import raw as _raw
-from .._storage import write_each as _write_each
+from .._storage import write_each as _write_each, zeros_like as _zeros_like
 from .._tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
@@ -348,7 +348,7 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    g._set_data(jnp.zeros_like(g._data))
+                    g._set_data(_zeros_like(g))
 
     # ------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook):

@@ -10,8 +10,8 @@ import functools
 import warnings
 from collections import OrderedDict, namedtuple
 
-import jax.numpy as jnp
 
+from ..._storage import zeros_like as _zeros_like
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -613,7 +613,7 @@ class Module:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    g._set_data(jnp.zeros_like(g._data))
+                    g._set_data(_zeros_like(g))
 
     def share_memory(self):
         return self
