@@ -354,3 +354,19 @@ def test_detach_and_zeroing_grads_read_nothing(fused):
     assert _fused.stats()["cuts"] == before
     assert z.tolist() == y.tolist()
     assert model.weight.grad.abs().sum().item() == 0.0
+
+
+def test_normal_draws_and_initializers_are_not_cuts(fused):
+    """A host-made normal draw and nn.init's draws run at once: nothing is recorded only to be
+    read back (each was a cut)."""
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    torch.manual_seed(0)
+    a = torch.randn(4, 3)
+    lin = torch.nn.Linear(3, 5)
+    torch.nn.init.normal_(lin.weight)
+    assert _fused.stats()["cuts"] == before
+    with E.strict():
+        torch.manual_seed(0)
+        b = torch.randn(4, 3)
+    assert a.tolist() == b.tolist()

@@ -147,7 +147,7 @@ def next_key(generator=None):
 # in numpy float64 (the same code on every call, so the same bits), never compiled. Bigger draws
 # and other backends use jax's sampler (compiled at their shape).
 
-from . import _shape_poly, _tiers   # noqa: E402
+from . import _fused, _shape_poly, _tiers   # noqa: E402
 
 _draws: dict = {}
 _DRAWS_MAX = 4096
@@ -192,6 +192,13 @@ def draw(sampler, key, shape, *args):
     return t(jax.random.key_data(key))
 
 
+def draw_now(sampler, key, shape, *args):
+    """``draw``, run at once even in fused eager: for host code that reads the draw right
+    away (recording it would only make a cut)."""
+    with _fused.suspended():
+        return draw(sampler, key, shape, *args)
+
+
 # (sampler, args) -> (the table of its shape-polymorphic traces, the family's identity)
 _families: dict = {}
 
@@ -211,8 +218,8 @@ def _host_normal(key, shape, dtype=float):
         z = (z[0] + 1j * z[1]).astype(dtype).reshape(shape)
         return _tiers.put(z, jax.core.ShapedArray(shape, dtype), None)
     m = (n + 1) // 2
-    bits = np.asarray(draw(jax.random.bits, key, (2, m), jnp.uint64 if dtype.itemsize > 4
-                           else jnp.uint32), np.float64)
+    bits = np.asarray(draw_now(jax.random.bits, key, (2, m), jnp.uint64 if dtype.itemsize > 4
+                               else jnp.uint32), np.float64)
     scale = 2.0 ** -(64 if dtype.itemsize > 4 else 32)
     u = (bits + 0.5) * scale            # in (0, 1): the logarithm is finite
     r = np.sqrt(-2.0 * np.log(u[0]))

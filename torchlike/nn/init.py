@@ -56,13 +56,13 @@ def _write(t, arr, generator=None):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     k = _random.next_key(generator)
-    return _write(tensor, _random.draw(jax.random.uniform, k, tensor._d.shape, jnp.float64,
-                                       a, b))
+    return _write(tensor, _random.draw_now(jax.random.uniform, k, tensor._d.shape,
+                                           jnp.float64, a, b))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     k = _random.next_key(generator)
-    z = _random.draw(jax.random.normal, k, tensor._d.shape, jnp.float64)
+    z = _random.draw_now(jax.random.normal, k, tensor._d.shape, jnp.float64)
     if _tiers.on_host() and not isinstance(z, jax.core.Tracer):
         z = np.asarray(z)               # the same float64 arithmetic, without a program
     return _write(tensor, mean + std * z)
