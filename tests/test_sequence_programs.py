@@ -624,3 +624,32 @@ def test_pad_sequence_is_contiguous_like_torch(batch_first):
                                              batch_first=batch_first)
     assert ours.is_contiguous() and tuple(ours.stride()) == theirs.stride()
     assert_close(ours.view(-1, 2), theirs.view(-1, 2))
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("masks", ["kpm64", "attn64", "attn16", "bool_and_kpm64"])
+def test_mha_mask_of_another_float_dtype_raises_like_torch(need_weights, masks):
+    def fn(M):
+        tm, lm = _pair(lambda nn: nn.MultiheadAttention(E, H))
+        m = tm if M is torch else lm
+        q = M.tensor(f32(L, NB, E))
+        kw = {"kpm64": dict(key_padding_mask=M.zeros(NB, L, dtype=M.float64)),
+              "attn64": dict(attn_mask=M.zeros(L, L, dtype=M.float64)),
+              "attn16": dict(attn_mask=M.zeros(L, L, dtype=M.float16)),
+              "bool_and_kpm64": dict(attn_mask=M.zeros(L, L, dtype=M.bool),
+                                     key_padding_mask=M.zeros(NB, L, dtype=M.float64))}[masks]
+        return m(q, q, q, need_weights=need_weights, **kw)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _raises_same(fn)
+
+
+@pytest.mark.parametrize("kw", [{}, {"bias": False}, {"kdim": 4, "vdim": 4}])
+def test_mha_input_dtype_other_than_weights_raises_like_torch(kw):
+    def fn(M):
+        m = M.nn.MultiheadAttention(E, H, **kw)
+        q = M.randn(L, NB, E, dtype=M.float64)
+        kv = M.randn(L, NB, kw.get("kdim", E), dtype=M.float64)
+        return m(q, kv, kv)
+    _raises_same(fn)

@@ -562,6 +562,17 @@ class MultiheadAttention(Module):
                 rows *= n
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
                                f"{d.shape[-1]} and {w}x{self.embed_dim})")
+        wdt = (self.in_proj_weight if self._qkv_same_embed_dim else self.q_proj_weight).dtype
+        for x in (query, key, value):
+            # the in-projection's linear refuses another dtype than its weight's
+            if x.dtype != wdt:
+                from ..._dtype import legacy_name
+                if self.in_proj_bias is not None:
+                    raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                                       f"{legacy_name(x.dtype)} and {legacy_name(wdt)}")
+                raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                                   f"{legacy_name(x.dtype).lower()} != "
+                                   f"{legacy_name(wdt).lower()}")
         tgt_len, src_len = query.shape[0], key.shape[0]
         bsz = query.shape[1] if batched else 1
         if attn_mask is not None:
@@ -585,6 +596,23 @@ class MultiheadAttention(Module):
             if kshape[1] != src_len:
                 raise AssertionError(f"Expected key_padded_mask.shape[1] to be "
                                      f"{src_len + extra}, but got {kshape[1] + extra}")
+        canon = [query.dtype if m.dtype.name == "bool" else m.dtype
+                 for m in (attn_mask, key_padding_mask) if m is not None]
+        if canon:
+            # the merged float mask (a bool one takes the query's dtype) must have the query's
+            # dtype: torch's baddbmm (need_weights) or scaled_dot_product_attention refuses
+            # another
+            import torchlike
+            mdt = canon[0] if len(canon) == 1 else torchlike.promote_types(*canon)
+            if mdt != query.dtype:
+                from ..functional import _CPP_NAMES
+                qn, mn = _CPP_NAMES[query.dtype.name], _CPP_NAMES[mdt.name]
+                if need_weights and not fast:
+                    raise RuntimeError(f"Input dtypes must be the same, got: input {mn}, "
+                                       f"batch1: {qn}, batch2: {qn}")
+                raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match "
+                                   f"query dtype, but got attn_mask.dtype: {mn} and  "
+                                   f"query.dtype: {qn} instead.")
         if not batched:
             query, key, value = (x.unsqueeze(1) for x in (query, key, value))
             if key_padding_mask is not None:
