@@ -611,3 +611,64 @@ def test_max_pool_uint8():
         b = torchlike.nn.functional.max_pool2d(torchlike.tensor(x), **kw)
         assert str(b.dtype) == str(a.dtype)
         np.testing.assert_array_equal(b.numpy(), a.numpy())
+
+
+# ---------------------------------------------------------------- segmentation losses
+
+_CE_SHAPES = {
+    "4d_target_2d": ((2, 5, 4, 3), (2, 4)),
+    "4d_size_mismatch": ((2, 5, 4, 3), (2, 2, 3)),
+    "4d_batch": ((2, 5, 4, 3), (3, 4, 3)),
+    "3d_target_size": ((2, 5, 4), (2, 3)),
+    "5d_target_size": ((2, 5, 4, 3, 2), (2, 4, 3, 1)),
+    "1d_target_two": ((5,), (2,)),
+}
+
+
+@pytest.mark.parametrize("fn", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("case", sorted(_CE_SHAPES))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_class_index_losses_bad_shapes_raise_like_torch(fn, case, weighted):
+    xs, ts = _CE_SHAPES[case]
+    errs = []
+    for m in (torch, torchlike):
+        with pytest.raises(Exception) as ei:
+            getattr(m.nn.functional, fn)(m.zeros(*xs), m.zeros(*ts, dtype=m.long),
+                                         weight=m.ones(3) if weighted else None)
+        errs.append(ei.value)
+    assert type(errs[1]).__name__ == type(errs[0]).__name__
+    assert str(errs[1]) == str(errs[0])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x, w: F.cross_entropy(x, F.softmax(x, 1).argmax(1), weight=w[:5]),
+    lambda F, x, w: F.nll_loss(F.log_softmax(x, 1), F.softmax(x, 1).argmax(1), weight=w[:5]),
+    lambda F, x, w: F.binary_cross_entropy(x.sigmoid(), x.sigmoid().detach(),
+                                           weight=w.view(1, 5, 1, 1)[:, :, :, :1]),
+    lambda F, x, w: F.binary_cross_entropy_with_logits(x, x.sigmoid().detach(),
+                                                       pos_weight=w.view(5, 1, 1)),
+], ids=["cross_entropy", "nll_loss", "bce", "bce_with_logits_pos_weight"])
+def test_loss_weights_requiring_grad_raise_like_torch(fn):
+    x, w = f32(2, 5, 4, 3), np.abs(f32(5)) + 0.1
+    errs = []
+    for m in (torch, torchlike):
+        with pytest.raises(RuntimeError) as ei:
+            fn(m.nn.functional, m.tensor(x, requires_grad=True), m.tensor(w, requires_grad=True))
+        errs.append(str(ei.value))
+    assert errs[1] == errs[0]
+
+
+def test_segmentation_cross_entropy_with_weights_and_ignore_index():
+    logits = f32(2, 5, 4, 3)
+    tgt = R.integers(0, 5, (2, 4, 3))
+    tgt[0, 0] = 255
+    w = np.abs(f32(5)) + 0.1
+    outs = []
+    for m in (torch, torchlike):
+        x = m.tensor(logits, requires_grad=True)
+        loss = m.nn.functional.cross_entropy(x, m.tensor(tgt), weight=m.tensor(w),
+                                             ignore_index=255, label_smoothing=0.1)
+        loss.backward()
+        outs.append((loss, x.grad))
+    assert_close(outs[1][0], outs[0][0], 1e-5, 1e-5, "loss")
+    assert_close(outs[1][1], outs[0][1], 1e-5, 1e-5, "grad")

@@ -1073,6 +1073,14 @@ def _class_target_dtype(target, what="expected target dtype to be Long or Byte, 
         raise RuntimeError(what + D.legacy_name(target.dtype))
 
 
+def _no_grad_arg(fn, arg, t):
+    """torch's autograd kernels refuse a gradient-requiring tensor for an argument they have no
+    derivative for (a loss's class weights)."""
+    if t is not None and t.requires_grad and _gm.is_grad_enabled():
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
+                           f"'{arg}'. This input cannot have requires_grad True.")
+
+
 def _check_class_weight(weight, n_classes, prefix=""):
     if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
         raise RuntimeError(f"{prefix}weight tensor should be defined either for all "
@@ -1275,30 +1283,59 @@ def _check_target_range(input, target, ignore_index):
         raise IndexError(f"Target {int(bad.reshape(-1)[0])} is out of bounds.")
 
 
-def _check_target(input, target):
+def _check_target(input, target, weight=None):
+    """torch's nll_loss_nd checks, in its order and words; the class weight's too (checked
+    here for inputs of more than 2 dimensions, which torch runs as nll_loss2d)."""
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if input.ndim > 2 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]) \
-            and target.ndim >= 1 and target.shape[0] == input.shape[0]:
-        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got "
-                           f"{list(target.shape)}")
     if input.ndim == 1:
-        if target.ndim != 0:
+        if target.ndim == 1 and target.shape[0] != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{target.shape[0]}")
+        if target.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif input.ndim >= 2 and tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
-        if input.ndim == 2:
+        return
+    if input.ndim == 2:
+        if tuple(target.shape) != (input.shape[0],):
             if target.ndim != 1:
                 raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                              f"batch_size ({target.shape[0]}).")
-        raise RuntimeError(f"size mismatch (got input: {input.shape}, target: {target.shape})")
+        return
+    tb = target.shape[0] if target.ndim else 0
+    if tb != input.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({tb}).")
+    want = (input.shape[0],) + tuple(input.shape[2:])
+
+    def check_weight():
+        if weight is not None and weight.numel() != input.shape[1]:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+
+    if input.ndim == 4:
+        if target.ndim != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {target.ndim}")
+        check_weight()
+        if tuple(target.shape) != want:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
+                               f"{list(target.shape)}")
+        return
+    if tuple(target.shape) != want:
+        raise RuntimeError(f"Expected target size {list(want)}, got {list(target.shape)}")
+    check_weight()
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
-    _check_target(input, target)
-    _check_class_weight(weight, input.shape[0] if input.ndim == 1 else input.shape[1])
+    _check_target(input, target, weight)
+    _no_grad_arg("nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward", "weight",
+                 weight)
+    if input.ndim <= 2:
+        _check_class_weight(weight, input.shape[0] if input.ndim == 1 else input.shape[1])
+    if input.ndim == 1 and target.ndim == 1:
+        target = target.reshape(())                       # (one class index, as torch reads it)
     _check_float_input(input, "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame")
     _class_target_dtype(target)
     _check_target_range(input, target, ignore_index)
@@ -1326,8 +1363,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError("ignore_index is not supported for floating point target")
         _check_class_weight(weight, input.shape[class_dim], "cross_entropy: ")
     else:
-        _check_target(input, target)
-        _check_class_weight(weight, input.shape[class_dim])
+        _check_target(input, target, weight)
+        _no_grad_arg("nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward", "weight",
+                     weight)
+        if input.ndim <= 2:
+            _check_class_weight(weight, input.shape[class_dim])
+        if input.ndim == 1 and target.ndim == 1:
+            target = target.reshape(())
         _class_target_dtype(target)
         _check_target_range(input, target, ignore_index)
     lsm = log_softmax(input, class_dim)
@@ -1405,6 +1447,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         # (under autocast, torch casts both to float32 before this check)
         raise RuntimeError(f"Found dtype {D.legacy_name(target.dtype)} but expected "
                            f"{D.legacy_name(input.dtype)}")
+    _no_grad_arg("binary_cross_entropy", "weight", weight)
     if weight is not None:
         try:
             np.broadcast_shapes(tuple(weight.shape), tuple(input.shape))
@@ -1508,6 +1551,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                            f"desired output type {D.legacy_name(target.dtype)}")
     if pos_weight is not None:
         _broadcastable(pos_weight, target)
+    _no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
+    _no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     args = [a for a in (weight, pos_weight) if a is not None]
     return apply(_bce_logits, input, target, *args, reduction=reduction,
                  has_w=weight is not None, has_pw=pos_weight is not None)
@@ -3165,6 +3210,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"[{n}], but got {list(target.shape)}. Input has shape "
                            f"{list(input.shape)}.")
     _class_target_dtype(target, "expected scalar type Long but found ")
+    _no_grad_arg("multi_margin_loss", "weight", weight)
     if weight is not None and (weight.ndim != 1 or weight.numel() != c):
         raise RuntimeError(f"inconsistent weight size, expected {c} but got "
                            f"{list(weight.shape)}")
