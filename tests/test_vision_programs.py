@@ -672,3 +672,25 @@ def test_segmentation_cross_entropy_with_weights_and_ignore_index():
         outs.append((loss, x.grad))
     assert_close(outs[1][0], outs[0][0], 1e-5, 1e-5, "loss")
     assert_close(outs[1][1], outs[0][1], 1e-5, 1e-5, "grad")
+
+
+# ---------------------------------------------------------------- nn.utils for deployment code
+
+def test_convert_conv_weight_memory_format_and_utils_submodules():
+    x = f32(2, 3, 8, 8)
+    outs = []
+    for m in (torch, torchlike):
+        torch.manual_seed(0)
+        tnet = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Sequential(
+            torch.nn.ConvTranspose2d(4, 2, 3)))
+        net = tnet if m is torch else copy_state(tnet, torchlike.nn.Sequential(
+            torchlike.nn.Conv2d(3, 4, 3), torchlike.nn.Sequential(
+                torchlike.nn.ConvTranspose2d(4, 2, 3))))
+        assert m.nn.utils.convert_conv2d_weight_memory_format(net, m.channels_last) is net
+        assert m.nn.utils.convert_conv3d_weight_memory_format(net, m.channels_last) is net
+        vec = m.nn.utils.convert_parameters.parameters_to_vector(net.parameters())
+        outs.append((net(m.tensor(x)), vec))
+        assert m.nn.utils.clip_grad.clip_grad_norm_ is m.nn.utils.clip_grad_norm_
+        assert m.nn.utils.init.skip_init is m.nn.utils.skip_init
+    for i, (a, b) in enumerate(zip(outs[1], outs[0])):
+        assert_close(a, b, 1e-5, 1e-5, f"out {i}")

@@ -147,3 +147,9 @@ def skip_init(module_cls, *args, **kwargs):
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
     return module_cls(*args, **kwargs)
+
+
+# torch's submodules of torch.nn.utils (imported after the functions they re-export)
+from . import clip_grad, convert_parameters, init, memory_format  # noqa: F401,E402
+from .memory_format import (convert_conv2d_weight_memory_format,  # noqa: F401,E402
+                            convert_conv3d_weight_memory_format)
