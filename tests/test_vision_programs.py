@@ -686,9 +686,9 @@ def test_convert_conv_weight_memory_format_and_utils_submodules():
         net = tnet if m is torch else copy_state(tnet, torchlike.nn.Sequential(
             torchlike.nn.Conv2d(3, 4, 3), torchlike.nn.Sequential(
                 torchlike.nn.ConvTranspose2d(4, 2, 3))))
+        vec = m.nn.utils.convert_parameters.parameters_to_vector(net.parameters())
         assert m.nn.utils.convert_conv2d_weight_memory_format(net, m.channels_last) is net
         assert m.nn.utils.convert_conv3d_weight_memory_format(net, m.channels_last) is net
-        vec = m.nn.utils.convert_parameters.parameters_to_vector(net.parameters())
         outs.append((net(m.tensor(x)), vec))
         assert m.nn.utils.clip_grad.clip_grad_norm_ is m.nn.utils.clip_grad_norm_
         assert m.nn.utils.init.skip_init is m.nn.utils.skip_init
