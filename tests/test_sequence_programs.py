@@ -653,3 +653,30 @@ def test_mha_input_dtype_other_than_weights_raises_like_torch(kw):
         kv = M.randn(L, NB, kw.get("kdim", E), dtype=M.float64)
         return m(q, kv, kv)
     _raises_same(fn)
+
+
+def test_encoder_layer_eval_with_mha_subclass_or_patched_forward_runs():
+    # the layer's fused-path hint goes only into MultiheadAttention's own forward: a subclass
+    # with torch's forward signature, or an instance-patched forward, still runs
+    class MyMHA(torchlike.nn.MultiheadAttention):
+        def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                    attn_mask=None, average_attn_weights=True, is_causal=False):
+            return super().forward(query, key, value, key_padding_mask=key_padding_mask,
+                                   need_weights=need_weights, attn_mask=attn_mask,
+                                   average_attn_weights=average_attn_weights,
+                                   is_causal=is_causal)
+    layer = torchlike.nn.TransformerEncoderLayer(E, H, FF, batch_first=True).eval()
+    layer.self_attn = MyMHA(E, H, batch_first=True)
+    x = torchlike.randn(2, 3, E)
+    with torchlike.no_grad():
+        assert layer(x).shape == (2, 3, E)
+    layer2 = torchlike.nn.TransformerEncoderLayer(E, H, FF, batch_first=True).eval()
+    orig = layer2.self_attn.forward
+
+    def patched(q, k, v, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        return orig(q, k, v, key_padding_mask=key_padding_mask, need_weights=True,
+                    attn_mask=attn_mask, average_attn_weights=False, is_causal=is_causal)
+    layer2.self_attn.forward = patched
+    with torchlike.no_grad():
+        assert layer2(x).shape == (2, 3, E)

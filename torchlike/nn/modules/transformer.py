@@ -118,7 +118,11 @@ class TransformerEncoderLayer(Module):
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         kw = {}
-        if getattr(self, "_fast", False):
+        sa = self.self_attn
+        if getattr(self, "_fast", False) and type(sa).forward is MultiheadAttention.forward \
+                and "forward" not in vars(sa):
+            # (only into MultiheadAttention's own forward: a subclass's or a patched one's
+            # signature may not take _fast)
             # torch's fused layer: the mask as given (no is_causal), NaN for fully masked rows
             kw = {"_fast": True}
             is_causal = False
