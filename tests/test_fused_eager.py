@@ -370,3 +370,32 @@ def test_normal_draws_and_initializers_are_not_cuts(fused):
         torch.manual_seed(0)
         b = torch.randn(4, 3)
     assert a.tolist() == b.tolist()
+
+
+def test_deepcopy_parameters_and_an_ema_update_read_nothing(fused):
+    """copy.deepcopy of a module, nn.Parameter of a pending tensor and an EMA
+    (AveragedModel.update_parameters) keep pending values pending: its only read is torch's own
+    (n_averaged)."""
+    import copy
+    S = torch.optim.swa_utils
+    model = torch.nn.Linear(3, 2)
+    ema = S.AveragedModel(model, multi_avg_fn=S.get_ema_multi_avg_fn(0.9))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        model(torch.ones(4, 3)).square().sum().backward()
+        opt.step()
+        opt.zero_grad()
+        ema.update_parameters(model)
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    model(torch.ones(4, 3)).square().sum().backward()
+    opt.step()
+    twin = copy.deepcopy(model)
+    p = torch.nn.Parameter(model.weight * 2)
+    ema.update_parameters(model)
+    new = {k: v - before.get(k, 0) for k, v in _fused.stats()["cuts"].items()
+           if v != before.get(k, 0)}
+    assert new.pop("backward") == 1
+    assert all("swa_utils" in k for k in new) and sum(new.values()) <= 1, new
+    assert twin.weight._d.__class__ is _fused.Deferred
+    assert p.tolist() == (model.weight * 2).tolist()

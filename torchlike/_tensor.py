@@ -520,8 +520,8 @@ class Tensor(InteropMixin):
                                "attempting to deepcopy a module, this may be because of a "
                                "torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        t = type(self)._make(self._data)
-        t._requires_grad = self._requires_grad
+        t = type(self)._make(_fused.raw(self))     # (arrays are immutable: shared; a pending
+        t._requires_grad = self._requires_grad      # fused value stays pending)
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
         t.__dict__.update(self.__dict__)

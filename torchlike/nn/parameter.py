@@ -1,6 +1,7 @@
 """nn.Parameter: a leaf Tensor that Modules register as a parameter."""
 from __future__ import annotations
 
+from .._fused import raw as _raw
 from .._tensor import Tensor
 from .._tensor_str import tensor_repr
 
@@ -16,7 +17,7 @@ class Parameter(Tensor):
         if data is None:
             from .._creation import empty
             data = empty(0)
-        p = cls._make(data._data)
+        p = cls._make(_raw(data))          # (a pending fused value stays pending)
         p._requires_grad = False
         p._is_inference = data._is_inference    # torch refuses requires_grad on one below
         if requires_grad:
@@ -31,7 +32,7 @@ class Parameter(Tensor):
         return (_rebuild_parameter, (np.asarray(self._data), self._requires_grad))
 
     def __deepcopy__(self, memo):
-        p = type(self)(Tensor._make(self._data), self._requires_grad)
+        p = type(self)(Tensor._make(_raw(self)), self._requires_grad)
         if self._grad is not None:
             p._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = p

@@ -1,6 +1,7 @@
 """Stochastic weight averaging and EMA: a port of torch/optim/swa_utils.py (PyTorch,
-BSD-3-Clause). Averages are written into the averaged model's tensors in place with
-``Tensor._set_data`` (outside autograd), following torch's per-tensor formulas."""
+BSD-3-Clause). Averages are computed with tensor ops (recorded in fused eager: no host read) and
+written into the averaged model's tensors in place outside autograd, following torch's
+per-tensor formulas."""
 from __future__ import annotations
 
 import itertools
@@ -8,13 +9,11 @@ import math
 import warnings
 from copy import deepcopy
 
-import jax.numpy as jnp
-
+from .._fused import raw as _raw
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.module import Module
 from .lr_scheduler import LRScheduler, _format_param
-from .optimizer import lerp
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -22,6 +21,20 @@ __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
 
 def _is_inexact(t):
     return t.is_floating_point() or t.is_complex()
+
+
+def _assign(dst, value):
+    """``dst`` holds ``value`` (cast to its dtype), written in place outside autograd."""
+    with no_grad():
+        if value.dtype is not dst.dtype:
+            value = value.to(dst.dtype)
+        dst._set_data(_raw(value))
+
+
+def _lerp(a, b, w):
+    import torchlike
+    with no_grad():
+        return torchlike.lerp(a, b, w)
 
 
 def get_ema_multi_avg_fn(decay=0.999):
@@ -33,10 +46,11 @@ def get_ema_multi_avg_fn(decay=0.999):
     def ema_update(ema_param_list, current_param_list, _):
         if _is_inexact(ema_param_list[0]):
             for e, c in zip(ema_param_list, current_param_list):
-                e._set_data(lerp(e._data, c._data, jnp.asarray(1 - decay)))
+                _assign(e, _lerp(e, c, 1 - decay))
         else:
-            for e, c in zip(ema_param_list, current_param_list):
-                e._set_data((e._data * decay + c._data * (1 - decay)).astype(e._d.dtype))
+            with no_grad():
+                for e, c in zip(ema_param_list, current_param_list):
+                    _assign(e, e * decay + c * (1 - decay))
     return ema_update
 
 
@@ -45,11 +59,12 @@ def get_swa_multi_avg_fn():
 
     def swa_update(averaged_param_list, current_param_list, num_averaged):
         n = int(num_averaged.item() if isinstance(num_averaged, Tensor) else num_averaged)
-        for a, c in zip(averaged_param_list, current_param_list):
-            if _is_inexact(a):
-                a._set_data(lerp(a._data, c._data, jnp.asarray(1 / (n + 1))))
-            else:
-                a._set_data((a._data + (c._data - a._data) / (n + 1)).astype(a._d.dtype))
+        with no_grad():
+            for a, c in zip(averaged_param_list, current_param_list):
+                if _is_inexact(a):
+                    _assign(a, _lerp(a, c, 1 / (n + 1)))
+                else:
+                    _assign(a, a + (c - a) / (n + 1))
     return swa_update
 
 
@@ -106,7 +121,7 @@ class AveragedModel(Module):
             mine.append(a)
             theirs.append(p)
             if n == 0:
-                a._set_data(p._data.astype(a._d.dtype))
+                _assign(a, p.detach())
         if n > 0:
             if self.multi_avg_fn is not None:
                 groups = {}                     # torch calls it once per (device, dtype)
@@ -118,21 +133,17 @@ class AveragedModel(Module):
                     self.multi_avg_fn(ours, models, self.n_averaged)
             elif self.avg_fn is None:
                 # torch on CPU: averaged + (current - averaged) / (n_averaged + 1)
-                for a, p in zip(mine, theirs):
-                    d = a._d.dtype
-                    a._set_data((a._data + (p._data - a._data) / jnp.asarray(n + 1)
-                                 .astype(d if jnp.issubdtype(d, jnp.inexact) else jnp.float32))
-                                .astype(d))
+                with no_grad():
+                    for a, p in zip(mine, theirs):
+                        _assign(a, a + (p - a) / (self.n_averaged + 1))
             else:
                 for a, p in zip(mine, theirs):
-                    out = self.avg_fn(Tensor._make(a._data), Tensor._make(p._data),
-                                      self.n_averaged)
-                    a._set_data(out._data.astype(a._d.dtype))
+                    _assign(a, self.avg_fn(a.detach(), p.detach(), self.n_averaged))
         if not self.use_buffers:
             for b_swa, b_model in zip(self.module.buffers(), model.buffers()):
-                b_swa._set_data(b_model._data.astype(b_swa._d.dtype))
-        self.n_averaged._set_data(self.n_averaged._data + 1)
-
+                _assign(b_swa, b_model.detach())
+        with no_grad():
+            _assign(self.n_averaged, self.n_averaged + 1)
 
 def update_bn(loader, model, device=None):
     """Recompute BatchNorm running statistics with one pass over ``loader``."""
