@@ -680,3 +680,16 @@ def test_encoder_layer_eval_with_mha_subclass_or_patched_forward_runs():
     layer2.self_attn.forward = patched
     with torchlike.no_grad():
         assert layer2(x).shape == (2, 3, E)
+
+
+@pytest.mark.parametrize("ctor", ["CrossEntropyLoss(size_average=False)", "NLLLoss(reduce=False)",
+                                  "MSELoss(size_average=True, reduce=True)"])
+def test_loss_legacy_size_average_reduce_warns_like_torch(ctor):
+    import warnings
+
+    def run(M):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m = eval("M.nn." + ctor)
+        return m.reduction, [str(x.message) for x in w if "size_average" in str(x.message)]
+    assert run(torchlike) == run(torch)

@@ -16,6 +16,9 @@ class _Loss(Module):
         super().__init__()
         if size_average is not None or reduce is not None:
             self.reduction = F._legacy_reduction(size_average, reduce, reduction)
+            import warnings
+            warnings.warn("size_average and reduce args will be deprecated, please use "
+                          f"reduction='{self.reduction}' instead.", stacklevel=1)
         else:
             self.reduction = reduction
 
