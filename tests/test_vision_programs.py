@@ -694,3 +694,31 @@ def test_convert_conv_weight_memory_format_and_utils_submodules():
         assert m.nn.utils.init.skip_init is m.nn.utils.skip_init
     for i, (a, b) in enumerate(zip(outs[1], outs[0])):
         assert_close(a, b, 1e-5, 1e-5, f"out {i}")
+
+
+# ---------------------------------------------------------------- embeddings / metric learning
+
+@pytest.mark.parametrize("fn", [
+    lambda F, a, b: F.normalize(a, p=3.5, dim=1),
+    lambda F, a, b: F.normalize(a, p=0.5, dim=1),
+    lambda F, a, b: F.pdist(a, p=1.5),
+    lambda F, a, b: F.pairwise_distance(a, b, p=3.0, eps=0.0),
+], ids=["normalize_p3.5", "normalize_p0.5", "pdist_p1.5", "pairwise_p3"])
+def test_p_norms_of_zero_vectors_have_torchs_gradient(fn):
+    # a zero row (a dead embedding, identical rows in pdist) has norm 0 and gradient 0 through
+    # the norm, not NaN
+    a = f32(4, 8)
+    a[1] = 0
+    a[3] = a[0]
+    b = a.copy()
+    b[2] = f32(8)
+    _compare_grad_case(lambda m, x, y: fn(m.nn.functional, x, y), a, b)
+
+
+def test_cosine_embedding_loss_target_gets_no_gradient():
+    y = np.array([1, -1, 1, -1], np.float32)
+    for m in (torch, torchlike):
+        t = m.tensor(y, requires_grad=True)
+        m.nn.functional.cosine_embedding_loss(m.tensor(f32(4, 8), requires_grad=True),
+                                              m.tensor(f32(4, 8)), t, margin=0.2).backward()
+        assert t.grad is None

@@ -740,7 +740,13 @@ def _pnorm(x, p, axis, keepdims=True):
         return jnp.sum(jnp.abs(x), axis=axis, keepdims=keepdims)
     if p == float("inf"):
         return jnp.max(jnp.abs(x), axis=axis, keepdims=keepdims)
-    return jnp.sum(jnp.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    # an all-zero slice: norm 0 with a zero gradient, as torch's norm backward (the power's
+    # derivative there would be 0 * inf)
+    zero = jnp.all(x == 0, axis=axis, keepdims=True)
+    xs = jnp.where(zero, jnp.ones_like(x), x)
+    s = jnp.sum(jnp.abs(xs) ** p, axis=axis, keepdims=True) ** (1.0 / p)
+    s = jnp.where(zero, jnp.zeros_like(s), s)
+    return s if keepdims else jnp.squeeze(s, axis=axis)
 
 
 def _low_norm(x, p, dim):
@@ -1605,7 +1611,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     if target.ndim == 0 and (input1.ndim != 1 or input2.ndim != 1):
         raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with "
                            f"sizes {list(input1.shape)} and {list(input2.shape)}.")
-    return apply(_cos_emb, input1, input2, target, margin=float(margin), reduction=reduction)
+    # (torch's target only selects between the two branches: no gradient reaches it)
+    return apply(_cos_emb, input1, input2, target.detach(), margin=float(margin),
+                 reduction=reduction)
 
 
 @defop("margin_ranking_loss", promote="common", grad_name=_loss_name("ClampMinBackward0"))
