@@ -693,3 +693,12 @@ def test_loss_legacy_size_average_reduce_warns_like_torch(ctor):
             m = eval("M.nn." + ctor)
         return m.reduction, [str(x.message) for x in w if "size_average" in str(x.message)]
     assert run(torchlike) == run(torch)
+
+
+def test_triplet_margin_with_distance_loss_default_distance_is_a_module():
+    ours, theirs = torchlike.nn.TripletMarginWithDistanceLoss(), \
+        torch.nn.TripletMarginWithDistanceLoss()
+    assert repr(ours) == repr(theirs)
+    assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
+    a, p, n = f32(4, 5), f32(4, 5), f32(4, 5)
+    assert_close(ours(*map(torchlike.tensor, (a, p, n))), theirs(*map(torch.tensor, (a, p, n))))

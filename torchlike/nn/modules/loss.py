@@ -215,8 +215,10 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
                              f"than 0, got {margin} instead")
+        from .distance import PairwiseDistance
+        # torch's default is a PairwiseDistance module (a registered child, shown in the repr)
         self.distance_function = distance_function if distance_function is not None \
-            else F.pairwise_distance
+            else PairwiseDistance()
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor, positive, negative):
