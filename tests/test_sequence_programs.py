@@ -702,3 +702,7 @@ def test_triplet_margin_with_distance_loss_default_distance_is_a_module():
     assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
     a, p, n = f32(4, 5), f32(4, 5), f32(4, 5)
     assert_close(ours(*map(torchlike.tensor, (a, p, n))), theirs(*map(torch.tensor, (a, p, n))))
+
+
+def test_hardtanh_bad_range_message_like_torch():
+    _raises_same(lambda M: M.nn.Hardtanh(1.0, -1.0))

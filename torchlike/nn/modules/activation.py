@@ -70,7 +70,8 @@ class Hardtanh(Module):
         if max_value is not None:
             max_val = max_value
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
-        assert self.max_val > self.min_val
+        assert self.max_val > self.min_val, \
+            f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})"
 
     def forward(self, input):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
