@@ -706,3 +706,7 @@ def test_triplet_margin_with_distance_loss_default_distance_is_a_module():
 
 def test_hardtanh_bad_range_message_like_torch():
     _raises_same(lambda M: M.nn.Hardtanh(1.0, -1.0))
+
+
+def test_rnn_base_unknown_mode_raises_like_torch():
+    _raises_same(lambda M: M.nn.RNNBase("FOO", 3, 4))

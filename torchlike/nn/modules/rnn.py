@@ -152,6 +152,8 @@ class RNNBase(Module):
                              "projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
