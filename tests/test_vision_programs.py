@@ -725,3 +725,31 @@ def test_cosine_embedding_loss_target_gets_no_gradient():
         m.nn.functional.cosine_embedding_loss(m.tensor(f32(4, 8), requires_grad=True),
                                               m.tensor(f32(4, 8)), t, margin=0.2).backward()
         assert t.grad is None
+
+
+# ---------------------------------------------------------------- empty batches
+
+def test_batchnorm_empty_batch_leaves_running_stats():
+    # (the last, empty batch of a dataset; torch neither updates nor NaNs the statistics)
+    outs = []
+    x = f32(3, 4, 2, 2)
+    for m in (torch, torchlike):
+        bn = m.nn.BatchNorm2d(4)
+        bn(m.tensor(x))
+        y = bn(m.zeros(0, 4, 2, 2))
+        outs.append((tuple(y.shape), bn.running_mean.numpy(), bn.running_var.numpy(),
+                     int(bn.num_batches_tracked)))
+    assert outs[1][0] == outs[0][0] and outs[1][3] == outs[0][3]
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-5, atol=1e-6)
+
+
+def test_groupnorm_empty_batch():
+    (to, _), (lo, _) = both(lambda m, x: m.nn.GroupNorm(2, 4)(x), f32(0, 4, 5, 5), grad=False)
+    assert tuple(lo.shape) == tuple(to.shape)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_interpolate_zero_channels_raises_like_torch(mode):
+    raises_like(lambda m, x: m.nn.functional.interpolate(x, size=(3, 3), mode=mode),
+                f32(2, 0, 2, 2))

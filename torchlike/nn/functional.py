@@ -861,7 +861,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 def _group_norm(x, *wb, groups, eps, has_w, has_b):
     shape = x.shape
     n = shape[0]
-    xg = x.reshape((n, groups, -1))
+    xg = x.reshape((n, groups, int(np.prod(shape[1:])) // groups))   # (n may be 0)
     mean = jnp.mean(xg, axis=-1, keepdims=True)
     var = jnp.mean(jnp.square(xg - mean), axis=-1, keepdims=True)
     y = ((xg - mean) * jax.lax.rsqrt(var + eps)).reshape(shape)
@@ -977,7 +977,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if input.dtype not in (D.float16, D.bfloat16):
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     has_stats = running_mean is not None and running_var is not None
-    if training and has_stats:
+    if training and has_stats and input.numel() > 0:
+        # (torch leaves the running statistics alone for an empty batch)
         m, v = apply(_batch_norm_update, input.detach(), running_mean, running_var,
                      momentum=float(momentum))
         running_mean._set_data(m._data)
@@ -2769,6 +2770,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         listing = lambda vals: ", ".join(f"{n}: {v}" for n, v in zip(names, vals))  # noqa: E731
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({listing(spatial)}) output ({listing(out)})")
+    if input.shape[1] == 0 or any(v == 0 for v in spatial):
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with "
+                           f"sizes {list(input.shape)}")
     _interp_dtype_check(input, mode, nd, antialias)
     out = tuple(out)
     scales = (None,) * nd if scales is None else tuple(scales)
