@@ -753,3 +753,31 @@ def test_groupnorm_empty_batch():
 def test_interpolate_zero_channels_raises_like_torch(mode):
     raises_like(lambda m, x: m.nn.functional.interpolate(x, size=(3, 3), mode=mode),
                 f32(2, 0, 2, 2))
+
+
+# ---------------------------------------------------------------- unfold / fold (patches)
+
+_FOLD_ERRORS = {
+    "unfold_5d": lambda F, x: F.unfold(x.unsqueeze(0), 2),
+    "unfold_2d": lambda F, x: F.unfold(x[0, 0], 2),
+    "unfold_too_big": lambda F, x: F.unfold(x, 10),
+    "unfold_zero_stride": lambda F, x: F.unfold(x, 2, stride=0),
+    "unfold_kernel_len": lambda F, x: F.unfold(x, (2, 2, 2)),
+    "unfold_negative_padding": lambda F, x: F.unfold(x, 2, padding=-1),
+    "unfold_zero_dilation": lambda F, x: F.unfold(x, 2, dilation=0),
+    "fold_block_count": lambda F, x: F.fold(x.reshape(2, 12, 36)[:, :, :30], (8, 9), 2),
+    "fold_channels": lambda F, x: F.fold(x.reshape(2, 12, 36)[:, :11], (8, 9), 2),
+    "fold_4d": lambda F, x: F.fold(x, (8, 9), 2),
+    "fold_output_size_len": lambda F, x: F.fold(x.reshape(2, 12, 36), (8, 9, 3), 2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_FOLD_ERRORS))
+def test_unfold_fold_misuse_raises_like_torch(case):
+    raises_like(lambda m, x: _FOLD_ERRORS[case](m.nn.functional, x), f32(2, 3, 8, 9))
+
+
+def test_unfold_fold_unbatched():
+    _compare_grad_case(lambda m, x: m.nn.functional.fold(
+        m.nn.functional.unfold(x, 3, padding=1, stride=2), (8, 9), 3, padding=1, stride=2),
+        f32(3, 8, 9))

@@ -2796,9 +2796,50 @@ def _unfold(x, k, d, p, s):
     return patches.reshape(n, c * k[0] * k[1], -1)
 
 
+def _im2col_params(**kw):
+    out = {}
+    for name, v in kw.items():
+        if isinstance(v, (tuple, list)) and len(v) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
+        out[name] = _tup(v, 2)
+    return out
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    return apply(_unfold, input, k=_tup(kernel_size, 2), d=_tup(dilation, 2),
-                 p=_tup(padding, 2), s=_tup(stride, 2))
+    """torch's im2col, with its checks (an unbatched 3-D input is one sample)."""
+    if input.ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, "
+                         f"{input.ndim - 1}], but got 2)")
+    a = _im2col_params(kernel_size=kernel_size, dilation=dilation, padding=padding,
+                       stride=stride)
+    k, d, p, s = a["kernel_size"], a["dilation"], a["padding"], a["stride"]
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
+                           f"{k[0]} kernel_width: {k[1]}")
+    if min(d) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
+                           f"{d[0]} dilation_width: {d[1]}")
+    if min(p) < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {p[0]} "
+                           f"pad_width: {p[1]}")
+    if min(s) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: {s[0]} "
+                           f"stride_width: {s[1]}")
+    shape = list(input.shape)
+    if input.ndim not in (3, 4) or any(v == 0 for v in shape[-3:]):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: {shape}")
+    hw = shape[-2:]
+    blocks = [_ctrunc(hw[i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1), s[i]) + 1 for i in range(2)]
+    if min(blocks) < 1:
+        raise RuntimeError(f"Given input with spatial size ({hw[0]}, {hw[1]}), kernel_size=("
+                           f"{k[0]}, {k[1]}), dilation=({d[0]}, {d[1]}), padding=({p[0]}, "
+                           f"{p[1]}), calculated shape of the array of sliding blocks as "
+                           f"({blocks[0]}, {blocks[1]}), but its components must be at least "
+                           "one.")
+    if input.ndim == 3:
+        return apply(_unfold, input.unsqueeze(0), k=k, d=d, p=p, s=s).squeeze(0)
+    return apply(_unfold, input, k=k, d=d, p=p, s=s)
 
 
 @defop("col2im", grad_name="Col2ImBackward0")
@@ -2820,8 +2861,45 @@ def _fold(x, out, k, d, p, s):
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    return apply(_fold, input, out=_tup(output_size, 2), k=_tup(kernel_size, 2),
-                 d=_tup(dilation, 2), p=_tup(padding, 2), s=_tup(stride, 2))
+    """torch's col2im, with its checks (an unbatched 2-D input is one sample)."""
+    a = _im2col_params(output_size=output_size, kernel_size=kernel_size, dilation=dilation,
+                       padding=padding, stride=stride)
+    out, k, d, p, s = (a["output_size"], a["kernel_size"], a["dilation"], a["padding"],
+                       a["stride"])
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
+                           f"{k[0]} kernel_width: {k[1]}")
+    if min(s) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: {s[0]} "
+                           f"stride_width: {s[1]}")
+    if min(d) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
+                           f"{d[0]} dilation_width: {d[1]}")
+    if min(p) < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {p[0]} "
+                           f"pad_width: {p[1]}")
+    shape = list(input.shape)
+    if input.ndim not in (2, 3) or any(v == 0 for v in shape[-2:]):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch "
+                           f"size and non-zero dimensions for input, but got: {shape}")
+    planes, length = shape[-2], shape[-1]
+    if planes % (k[0] * k[1]):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={planes} and kernel_size=("
+                           f"{k[0]}, {k[1]}).")
+    blocks = [(out[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
+    geometry = (f"Given output_size=({out[0]}, {out[1]}), kernel_size=({k[0]}, {k[1]}), "
+                f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), ")
+    if length != blocks[0] * blocks[1]:
+        raise RuntimeError(geometry + "expected size of input's dimension 2 to match the "
+                           f"calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
+                           f"{blocks[0] * blocks[1]}, but got input.size(2)={length}.")
+    if min(blocks) < 1:
+        raise RuntimeError(geometry + "calculated shape of the array of sliding blocks as ("
+                           f"{blocks[0]}, {blocks[1]}), which is too small (non-positive)")
+    if input.ndim == 2:
+        return apply(_fold, input.unsqueeze(0), out=out, k=k, d=d, p=p, s=s).squeeze(0)
+    return apply(_fold, input, out=out, k=k, d=d, p=p, s=s)
 
 
 # ================================================================== embedding_bag
