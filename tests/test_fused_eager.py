@@ -399,3 +399,43 @@ def test_deepcopy_parameters_and_an_ema_update_read_nothing(fused):
     assert all("swa_utils" in k for k in new) and sum(new.values()) <= 1, new
     assert twin.weight._d.__class__ is _fused.Deferred
     assert p.tolist() == (model.weight * 2).tolist()
+
+
+def test_a_deferred_index_check_raises_torchs_error_where_its_segment_runs(fused):
+    """An integer index computed in the segment is not read when used: its bounds are checked
+    when the segment runs. The error is torch's (class and message) with a note naming the
+    line that recorded the op; what was recorded before it has its values, what came after
+    it raises the same error."""
+    x = torch.arange(10.0)
+    before = x * 3                          # recorded before the failing index
+    idx = torch.tensor([1, 2, 3]) * 5       # 10 and 15: out of bounds
+    y = x[idx]
+    after = y * 2
+    with pytest.raises(IndexError) as expected:
+        T.arange(10.0)[T.tensor([1, 2, 3]) * 5]
+    with pytest.raises(IndexError) as info:
+        after.sum().item()
+    assert str(info.value) == str(expected.value)
+    assert "test_fused_eager.py" in info.value.__notes__[0]
+    assert before.tolist() == [3.0 * i for i in range(10)]
+    with pytest.raises(IndexError, match="index 10 is out of bounds"):
+        after.tolist()
+    assert _fused.stats()["check_errors"] >= 1
+
+
+def test_a_passing_deferred_check_reads_nothing_and_blocks_partial_reads(fused):
+    """An in-bounds computed index cuts nothing; a read of a value gathered with it runs the
+    whole segment (a partial read would skip the check)."""
+    torch.sync()
+    before = dict(_fused.stats())
+    x = torch.arange(10.0) * 2
+    idx = torch.tensor([0, 4, 9]) + 0
+    y = x[idx]
+    assert _fused.stats()["cuts"] == before["cuts"]
+    assert y.sum().item() == 26.0
+    after = _fused.stats()
+    assert after["partial"] == before["partial"]
+    assert after["segments"] == before["segments"] + 1
+    with E.strict():
+        strict = (torch.arange(10.0) * 2)[torch.tensor([0, 4, 9])]
+    assert y.tolist() == strict.tolist()

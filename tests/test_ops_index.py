@@ -1,5 +1,5 @@
-"""Issue 3, indexing: ``__getitem__`` combinations and ``__setitem__`` (values and gradients)
-against torch (tests/oracle.py), then bad input."""
+"""Indexing: ``__getitem__`` combinations and ``__setitem__`` (values and gradients) against
+torch (tests/oracle.py), then bad input."""
 import numpy as np
 import pytest
 
@@ -329,3 +329,27 @@ def test_bad_input_messages_match_torch():
         if str(lerr) != str(terr):
             mismatched.append((name, str(lerr), str(terr)))
     assert not mismatched, mismatched
+
+
+@pytest.mark.parametrize("shape,key", [
+    ((10,), ([5, 10, 15],)), ((10,), ([15, 10],)), ((10,), ([-11, 20],)),
+    ((10,), ([3, -12, 11],)), ((10,), ([[1, 12], [11, 0]],)),
+    ((3, 4), ([0, 5], [9, 1])), ((3, 4), (slice(None), [1, 7, 9])),
+    ((3, 4), ([[0], [4]], [5, 1])),
+])
+def test_out_of_range_index_names_the_first_bad_element_as_torch(shape, key):
+    """torch names the first element (in the broadcast order of the index tensors) with an
+    index out of range, and its first such index: not the largest or smallest."""
+    import torch
+    import torchlike
+    msgs = []
+    for m in (torch, torchlike):
+        x = m.zeros(shape)
+        k = tuple(m.tensor(i) if isinstance(i, list) else i for i in key)
+        with pytest.raises(IndexError) as info:
+            x[k]
+        msgs.append(str(info.value))
+        with pytest.raises(IndexError) as info:
+            x[k] = 1.0
+        msgs.append(str(info.value))
+    assert msgs[:2] == msgs[2:]

@@ -72,7 +72,7 @@ _BOUND = "segment bound"   # the cut reason of a segment that reached MAX_CALLS 
 ACTIVE = False              # fused mode on (read by Tiered.__call__ on every call)
 _lock = threading.RLock()
 _stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "split": 0,
-          "compiles": 0,
+          "compiles": 0, "check_errors": 0,
           "traces": 0, "materialized": 0, "dropped": 0}
 _cuts: collections.Counter = collections.Counter()
 _entries: dict = {}         # segment key -> [meetings, fused program or None, last use]
@@ -174,7 +174,7 @@ class _Segment:
     """The pending calls: their key tokens, the external inputs, the outputs' weak references."""
 
     __slots__ = ("calls", "tokens", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
-                 "nbytes", "done", "__weakref__")
+                 "nbytes", "done", "checks", "__weakref__")
 
     def __init__(self):
         self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
@@ -187,6 +187,7 @@ class _Segment:
         self.producers = []     # output slot -> the index of the call that makes it
         self.nbytes = 0
         self.done = False
+        self.checks = []        # (flag, make_error, the call index, where): value checks
 
 
 _seg = _Segment()
@@ -269,6 +270,18 @@ def _user_frame():
                                     or f.f_code.co_name in _PLUMBING):
         f = f.f_back
     return f"{f.f_code.co_name} ({_short(f.f_code.co_filename)}:{f.f_lineno})"
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _recording_site():
+    """The first frame outside torchlike, numpy and jax: the user's line that called the op."""
+    f = sys._getframe(2)
+    while f.f_back is not None and (f.f_code.co_filename.startswith(_PACKAGE)
+                                    or "site-packages" in f.f_code.co_filename):
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
 def _short(path):
@@ -432,6 +445,8 @@ def _partial(d, reason):
     """Compute ``d`` alone when its dependency cone is small (a view of an input read by a value
     check, an index computed from a loop counter); False if the whole segment must run."""
     seg = d.seg
+    if seg.checks:
+        return False            # (its values are given only once its checks have passed)
     calls, producers, outs = seg.calls, seg.producers, seg.outs
 
     def computed(r):
@@ -507,7 +522,8 @@ def _flush(reason, target=None):
     ent[2] = _clock[0]
     try:
         with suspended():                   # the segment's own calls run, not record
-            values = _run_segment(seg, ent, live, target, reason == _BOUND)
+            values = _run_segment(seg, ent, live, target,
+                                  reason == _BOUND, bool(seg.checks))
     except BaseException as e:
         for w in outs:
             d = w()
@@ -520,10 +536,67 @@ def _flush(reason, target=None):
         d = outs[i]()
         if d is not None and d.value is None:
             d.value = v
+    checks = seg.checks
+    producers = seg.producers
     seg.calls = seg.tokens = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
+    seg.checks = None
+    if checks:
+        _verify(checks, outs, producers)
 
 
-def _run_segment(seg, ent, live, target, bounded=False):
+def _verify(checks, outs, producers):
+    """Read a segment's value checks (in recording order); at the first that fails, its error
+    (torch's class and message, with a note naming where the op was recorded) is raised, and
+    every value recorded after the failing check holds that error: as in eager execution,
+    what came before it happened, what came after did not."""
+    for flag, make_error, index, where in checks:
+        e = make_error(np.asarray(flag.value))
+        if e is None:
+            continue
+        e.add_note(f"(torchlike fused eager: the op was recorded at {where}; the check ran "
+                   f"with its segment)")
+        _stats["check_errors"] += 1
+        for slot, w in enumerate(outs):
+            d = w()
+            if d is not None and producers[slot] >= index:
+                d.value = None
+                d.error = e
+        raise e
+
+
+def defer_check(fn, arrays, make_error):
+    """In fused eager, with a pending value among ``arrays``: record ``fn(*arrays)`` (a jax
+    function computing what a value check needs, a flag or the offending value) and return True;
+    the segment reads it when it runs and raises ``make_error(value)`` unless that is None
+    (``_verify``). Otherwise False: the caller checks on the host now, as in strict mode."""
+    if not ACTIVE:
+        return False
+    for a in arrays:
+        if a.__class__ is Deferred and a.value is None:
+            break
+    else:
+        return False
+    t = _check_tiers.get(fn)
+    if t is None:
+        t = _check_tiers[fn] = _tiers.Tiered(fn, lambda: jax.jit(_tiers.inlined(fn)),
+                                             "check " + getattr(fn, "__name__", "?"))
+    with _lock:
+        index = len(_seg.calls)
+        flag = t(*arrays)
+        if flag.__class__ is not Deferred or flag.seg is not _seg:
+            # (not recorded, or its recording cut the segment: the value is there)
+            e = make_error(np.asarray(flag.value if flag.__class__ is Deferred else flag))
+            if e is not None:
+                raise e
+            return True
+        _seg.checks.append((flag, make_error, index, _recording_site()))
+    return True
+
+
+_check_tiers: dict = {}
+
+
+def _run_segment(seg, ent, live, target, bounded=False, checked=False):
     """The segment's live outputs: replayed on a first meeting, else its fused program, or, when
     a read of ``target`` cut it and ``target`` needs only part of the segment, two programs: the
     part the read needs and the rest. Both are dispatched at once; the read waits for the first
@@ -534,7 +607,8 @@ def _run_segment(seg, ent, live, target, bounded=False):
         # it would cost minutes at 4096 calls, for a structure that may never come back)
         _stats["replayed"] += 1
         return _replay(seg, live)
-    if target is not None and (SPLIT if SPLIT is not None else not _tiers.on_host()):
+    if target is not None and not checked and (
+            SPLIT if SPLIT is not None else not _tiers.on_host()):
         splits = ent[3]
         if splits is None:
             splits = ent[3] = {}

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .._registry import apply, defop
-from .. import _tiers
+from .. import _fused, _tiers
 from ._surface import methods, toplevel
 
 __all__ = ["index_put"]
@@ -81,6 +81,7 @@ def _parse(x, key):
     if consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     spec, arrays = [], []
+    bounds = []             # (an integer index tensor's values, its dim's size, its position)
     dim = 0
     for k in key:
         if k is None:
@@ -115,6 +116,8 @@ def _parse(x, key):
                 spec.append(("S", length, step))
                 arrays.append(_index_array(start))
             dim += 1
+        elif isinstance(k, Tensor) and _deferred_index(k, shape, dim, spec, arrays):
+            dim += 1        # (fused eager: a pending integer index, its bounds checked later)
         else:
             # an index made from Python data inside a traced function is a constant
             t = _constant(k._data) if isinstance(k, Tensor) else np.asarray(k)
@@ -143,15 +146,63 @@ def _parse(x, key):
                 from .._compile._hostchecks import index_bounds
                 index_bounds(t, n, k_adv)
             else:
-                ta = np.asarray(t)
-                if ta.size and (ta.max() >= n or ta.min() < -n):
-                    bad = int(ta.max()) if ta.max() >= n else int(ta.min())
-                    raise IndexError(
-                        f"index {bad} is out of bounds for dimension {k_adv} with size {n}")
+                bounds.append((np.asarray(t), n, k_adv))
             spec.append(("t",))
             arrays.append(jnp.asarray(t))
             dim += 1
+    if bounds:
+        _check_bounds(bounds)
     return tuple(spec), arrays
+
+
+def _check_bounds(bounds):
+    """torch's IndexError for the first out-of-range index: the index tensors broadcast
+    together, the first element (in order) with an index out of range, its first such index."""
+    if not any(((a >= n) | (a < -n)).any() for a, n, _ in bounds):
+        return
+    try:
+        arrays = np.broadcast_arrays(*[a for a, _, _ in bounds])
+    except ValueError:
+        arrays = [a for a, _, _ in bounds]     # (the indexing op raises torch's shape error)
+        if len(arrays) > 1:
+            return
+    bad = [(a >= n) | (a < -n) for a, (_, n, _) in zip(arrays, bounds)]
+    first = int(np.argmax(np.logical_or.reduce(bad).reshape(-1)))
+    for a, b, (_, n, k) in zip(arrays, bad, bounds):
+        if b.reshape(-1)[first]:
+            raise IndexError(f"index {int(a.reshape(-1)[first])} is out of bounds for "
+                             f"dimension {k} with size {n}")
+
+
+def _first_out_of_range(idx, n):
+    """Whether an index is out of ``[-n, n)``, and the first that is (a deferred bounds
+    check's value)."""
+    flat = idx.reshape(-1)
+    bad = (flat >= n) | (flat < -n)
+    return jnp.stack([bad.any().astype(jnp.int64), flat[jnp.argmax(bad)].astype(jnp.int64)])
+
+
+def _deferred_index(k, shape, dim, spec, arrays):
+    """A pending integer index tensor in fused eager: used as it is, its bounds checked when
+    its segment runs (``_fused.defer_check``) instead of read now; False otherwise."""
+    d = _fused.raw(k)
+    if d.__class__ is not _fused.Deferred or d.value is not None:
+        return False
+    if not np.issubdtype(d.dtype, np.integer) or d.dtype == np.uint8:
+        return False        # (masks need their values; other dtypes raise on the eager path)
+    n = shape[dim]
+    k_adv = sum(1 for s in spec if s[0] == "t")
+
+    def error(v):
+        if v[0]:
+            return IndexError(f"index {int(v[1])} is out of bounds for dimension {k_adv} with "
+                              f"size {n}")
+        return None
+    if d.size and not _fused.defer_check(_first_out_of_range, [d, n], error):
+        return False
+    spec.append(("t",))
+    arrays.append(d)
+    return True
 
 
 def getitem(self, key):
