@@ -781,3 +781,28 @@ def test_unfold_fold_unbatched():
     _compare_grad_case(lambda m, x: m.nn.functional.fold(
         m.nn.functional.unfold(x, 3, padding=1, stride=2), (8, 9), 3, padding=1, stride=2),
         f32(3, 8, 9))
+
+
+# ---------------------------------------------------------------- weighted regression losses
+
+@pytest.mark.parametrize("fn", ["mse_loss", "l1_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_regression_losses_honour_weight(fn, reduction):
+    # (torch 2.13's per-element weight; it used to be accepted and ignored)
+    x, t, w = f32(3, 4), f32(3, 4), np.abs(f32(3, 4))
+    outs = []
+    for m in (torch, torchlike):
+        xt = m.tensor(x, requires_grad=True)
+        y = getattr(m.nn.functional, fn)(xt, m.tensor(t), reduction=reduction, weight=m.tensor(w))
+        y.sum().backward()
+        outs.append((y, xt.grad))
+    assert_close(outs[1][0], outs[0][0], 1e-5, 1e-5, "loss")
+    assert_close(outs[1][1], outs[0][1], 1e-5, 1e-5, "grad")
+
+
+@pytest.mark.parametrize("fn", ["mse_loss", "l1_loss", "huber_loss"])
+def test_regression_loss_weight_shape_and_reduction_errors(fn):
+    raises_like(lambda m, x, w: getattr(m.nn.functional, fn)(x, x, weight=w[:2]),
+                f32(3, 4), f32(3, 4))
+    raises_like(lambda m, x, w: getattr(m.nn.functional, fn)(x, x, reduction="avg", weight=w),
+                f32(3, 4), f32(3, 4))

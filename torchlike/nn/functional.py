@@ -1107,9 +1107,34 @@ def _mse(x, y, reduction):
     return _reduce(jnp.square(x - y), reduction)
 
 
+def _weighted_loss(elementwise, weight, input, reduction, mean_by_weight=True):
+    """torch's Python path for a per-element ``weight`` (mse/l1: mean = sum / sum(weight);
+    huber: a plain mean of the weighted losses)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = elementwise() * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     "'sum'.")
+
+
+def _expanded(input, target):
+    from .. import broadcast_tensors
+    return broadcast_tensors(input, target)
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _check_sizes(input, target, "mse_loss")
+    if weight is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+        x, t = _expanded(input, target)
+        return _weighted_loss(lambda: (x - t).pow(2), weight, input, reduction)
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     return apply(_mse, input, target, reduction=reduction)
 
 
@@ -1119,10 +1144,14 @@ def _abs_t(d):
         if False else jnp.abs(d)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target| reduced, composed as torch composes it (Mean/Sum over Abs over Sub)."""
-    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _check_sizes(input, target, "l1_loss")
+    if weight is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+        x, t = _expanded(input, target)
+        return _weighted_loss(lambda: (x - t).abs(), weight, input, reduction)
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     d = (input - target).abs()
     if reduction == "mean":
         return d.mean()
@@ -1152,8 +1181,12 @@ def _huber(x, y, reduction, delta):
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    _check_reduction(reduction)
     _check_sizes(input, target, "huber_loss")
+    if weight is not None:
+        x, t = _expanded(input, target)
+        return _weighted_loss(lambda: apply(_huber, x, t, reduction="none", delta=float(delta)),
+                              weight, input, reduction, mean_by_weight=False)
+    _check_reduction(reduction)
     return apply(_huber, input, target, reduction=reduction, delta=float(delta))
 
 
