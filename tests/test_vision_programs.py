@@ -806,3 +806,14 @@ def test_regression_loss_weight_shape_and_reduction_errors(fn):
                 f32(3, 4), f32(3, 4))
     raises_like(lambda m, x, w: getattr(m.nn.functional, fn)(x, x, reduction="avg", weight=w),
                 f32(3, 4), f32(3, 4))
+
+
+def test_adaptive_max_pool3d_with_indices_and_grid_sample_mode_tables():
+    x = f32(1, 2, 4, 5, 6)
+    a = torch.nn.functional.adaptive_max_pool3d_with_indices(torch.tensor(x), (2, 3, 3))
+    b = torchlike.nn.functional.adaptive_max_pool3d_with_indices(torchlike.tensor(x), (2, 3, 3))
+    np.testing.assert_array_equal(b[0].numpy(), a[0].numpy())
+    np.testing.assert_array_equal(b[1].numpy(), a[1].numpy())
+    F, TF = torchlike.nn.functional, torch.nn.functional
+    assert F.GRID_SAMPLE_INTERPOLATION_MODES == TF.GRID_SAMPLE_INTERPOLATION_MODES
+    assert F.GRID_SAMPLE_PADDING_MODES == TF.GRID_SAMPLE_PADDING_MODES

@@ -3373,6 +3373,14 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     return adaptive_max_pool2d(input, output_size, True)
 
 
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     outs = _adaptive_size(input, output_size, 3, "max")
     if return_indices:
