@@ -817,3 +817,12 @@ def test_adaptive_max_pool3d_with_indices_and_grid_sample_mode_tables():
     F, TF = torchlike.nn.functional, torch.nn.functional
     assert F.GRID_SAMPLE_INTERPOLATION_MODES == TF.GRID_SAMPLE_INTERPOLATION_MODES
     assert F.GRID_SAMPLE_PADDING_MODES == TF.GRID_SAMPLE_PADDING_MODES
+
+
+@pytest.mark.parametrize("p", [float("inf"), -float("inf")])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_lp_pool_infinity_norm(p, nd):
+    x = f32(1, 2, 6, 8)
+    xs = x[0] if nd == 1 else x if nd == 2 else x[None]
+    _compare_grad_case(lambda m, t: getattr(m.nn.functional, f"lp_pool{nd}d")(
+        t, p, 2, ceil_mode=True), xs)

@@ -3421,6 +3421,12 @@ native_channel_shuffle = channel_shuffle
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
     k = _tup(kernel_size, nd)
+    if math.isinf(norm_type):
+        # torch 2.13: the infinity norm is the largest |x| (-inf: the smallest)
+        mp = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+        if norm_type > 0:
+            return mp(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -mp(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
     if stride is not None:
         out = pool(input.pow(norm_type), k, stride, 0, ceil_mode)
