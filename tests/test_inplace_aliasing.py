@@ -26,3 +26,78 @@ def _outcome(m, case):
 @pytest.mark.parametrize("case", CASES)
 def test_in_place_with_an_aliased_operand_as_torch(case):
     assert _outcome(torchlike, case) == _outcome(torch, case)
+
+
+def _both(fn):
+    """``fn(m)`` for torch and torchlike: its result or the error's class and message."""
+    out = []
+    for m in (torch, torchlike):
+        try:
+            out.append(fn(m))
+        except RuntimeError as e:
+            out.append(("RuntimeError", str(e).split("\n")[0]))
+    return out
+
+
+def test_a_view_of_data_or_of_a_detached_tensor_writes_outside_autograd():
+    """``p.data[2:4].fill_(1)`` (the LSTM forget-gate bias initialisation) and
+    ``x.detach()[0:2].fill_(3)`` write into a leaf that requires grad, as torch allows."""
+    def data_slice(m):
+        p = m.nn.Parameter(m.zeros(8))
+        p.data[2:4].fill_(1.0)
+        lstm = m.nn.LSTM(3, 4)
+        for name, b in lstm.named_parameters():
+            if "bias" in name:
+                b.data[4:8].fill_(1.0)
+        return p.tolist(), p._version, lstm.bias_ih_l0.tolist()[4:8]
+
+    def detached_slice(m):
+        x = m.ones(4, requires_grad=True)
+        x.detach()[0:2].fill_(3.0)
+        return x.tolist(), x._version
+
+    for fn in (data_slice, detached_slice):
+        t, l = _both(fn)
+        assert l == t
+
+
+def test_data_writes_bump_their_own_version_counter():
+    """``.data`` has a version counter of its own, shared by its views: writing through it never
+    invalidates a saved tensor (torch then silently uses the new values: see DIFFERENCES)."""
+    def run(m):
+        q = m.nn.Parameter(m.ones(4))
+        z = (q * q).sum()
+        d = q.data
+        d[1:2].fill_(5.0)
+        z.backward()
+        return q._version, d._version > 0, q.grad.tolist()
+
+    t, l = _both(run)
+    assert l[:2] == t[:2]
+    assert t[2] == [2.0, 10.0, 2.0, 2.0]      # torch: the saved q's new values
+    assert l[2] == [2.0, 2.0, 2.0, 2.0]       # torchlike: the values the forward saved
+
+
+@pytest.mark.parametrize("write", ["bias", "weight_no_input_grad", "weight_input_grad",
+                                   "addmm_self_alias"])
+def test_addmm_saves_what_torchs_backward_reads(write):
+    """addmm (linear) keeps a matrix only for the other's gradient and never the added input:
+    rewriting the bias, or the weight when the input needs no grad, leaves the backward valid;
+    rewriting the weight the input's gradient reads raises torch's error."""
+    def run(m):
+        m.manual_seed(0)
+        lin = m.nn.Linear(3, 2)
+        x = m.ones(4, 3, requires_grad=write == "weight_input_grad")
+        if write == "addmm_self_alias":
+            c = m.ones(2, 2, requires_grad=True) * 1
+            c.addmm_(c, m.ones(2, 2, requires_grad=True))
+            c.sum().backward()
+            return "ran"
+        o = lin(x)
+        with m.no_grad():
+            (lin.bias if write == "bias" else lin.weight).mul_(2)
+        o.sum().backward()
+        return lin.weight.grad.tolist(), lin.bias.grad.tolist()
+
+    t, l = _both(run)
+    assert l == t

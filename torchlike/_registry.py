@@ -437,7 +437,9 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
 
     saves: what torch's backward of this op keeps (checked against in-place writes at
     backward): True (its inputs), "others" (an input only when another input needs grad, as
-    for mul and matmul), "output", "both", or False (nothing).
+    for mul and matmul), a dict ``{position: positions}`` (an input only when one of those
+    inputs needs grad: addmm's ``{1: (2,), 2: (1,)}``), "output", "both", or False
+    (nothing).
     view: the op's view rule (``torchlike._storage.view_rule(overlap=...)``) if its outputs
     alias its first input; ``True`` or a predicate of the static kwargs for the storage
     module's default rule.
@@ -639,6 +641,13 @@ def apply(op, *args, **static):
                 if isinstance(a, T) and any(n for j, n in enumerate(needs) if j != i):
                     saved.append((a._vc, a._vc[0], a, i))     # (its position: see
                     # _storage.commit_inplace)
+        elif saves.__class__ is dict:
+            # {position: the positions whose gradients read it} (addmm: each matrix is read
+            # by the other's gradient, the added input by none)
+            for i, a in enumerate(args):
+                deps = saves.get(i)
+                if deps and isinstance(a, T) and any(needs[j] for j in deps if j < len(needs)):
+                    saved.append((a._vc, a._vc[0], a, i))
         elif saves != _OUTPUT:
             for a in args:
                 if isinstance(a, T):

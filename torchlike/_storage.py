@@ -29,6 +29,7 @@ bump it under a lock, so concurrent writers never lose a version.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
@@ -262,13 +263,15 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None):
     """
     root = _root_of(parent)
     pa = parent._alias
-    out._vc = root._vc
+    # a view shares its parent's version counter: the root's, or a ``.data`` alias's own
+    out._vc = parent._vc
     if parent._is_inference:
         out._is_inference = True        # torch: a view of an inference tensor is one too
     parent_overlap = False if pa is None else pa.overlap
     # a view of a tensor with repeated elements may or may not repeat them: decided at a write
     overlap = True if repeats else (False if parent_overlap is False else None)
-    out._alias = Alias(root, parent, fwd, rest, k, False, overlap,
+    # a view of a detached alias (``p.data[2:4]``, ``p.detach()[0]``) is outside autograd too
+    out._alias = Alias(root, parent, fwd, rest, k, pa is not None and pa.detached, overlap,
                        multi or (pa.multi if pa is not None else None), op)
     with _lock:
         _aliases(root).add(out)
@@ -430,7 +433,7 @@ def _write(t, new, grad_out, repeats_ok=False):
         idx_t = _make(idx if idx is not None else
                       _iota_shaped(root._d.shape))
         r = apply(_copy_slices, root, grad_out, idx_t)
-        root._data = r._data
+        root._data = _raw(r)
         if r.grad_fn is not None:
             _rebase(root, r.grad_fn, 0)
     elif idx is None:
@@ -454,6 +457,9 @@ def _rebase(t, node, output_nr):
     t._requires_grad = True
 
 
+_NO_CONTEXT = contextlib.nullcontext()
+
+
 def _refresh(root):
     """Make every live alias of ``root`` read the root's current values (and history)."""
     d = root.__dict__.get("_aliases")
@@ -461,12 +467,18 @@ def _refresh(root):
         return
     rdata = _raw(root)
     track = root._requires_grad and root.grad_fn is not None
+    # a leaf written in place (under no_grad): its views made with grad get torch's regenerated
+    # history, AsStridedBackward0 into the leaf (the same gradient, under its name)
+    leaf = root._requires_grad and root.grad_fn is None
     for v in list(d):
         idx = alias_index(v)
         v._data = _reshape(rdata, v._d.shape) if idx is None else _take(rdata, idx)
-        if track and not v._alias.detached:
-            g = apply(_gather, root, _make(
-                idx if idx is not None else _iota_shaped(v._d.shape)))
+        if v._alias.detached:
+            continue
+        if track or (leaf and v.grad_fn is not None):
+            with _gm.set_grad_enabled(True) if leaf else _NO_CONTEXT:
+                g = apply(_gather, root, _make(
+                    idx if idx is not None else _iota_shaped(v._d.shape)))
             _rebase(v, g.grad_fn, 0)
 
 
@@ -583,7 +595,7 @@ def commit_inplace(t, out, repeats_ok=False):
             # but a bilinear op's other operand aliasing ``t`` (``a.mul_(a)``,
             # ``a.mul_(a.detach())``) was saved before this write, and torch's backward raises
             vc = t._vc
-            others = node.saves == "others"
+            others = node.saves == "others" or node.saves.__class__ is dict
             node._saved_versions = [
                 (vc, vc[0], e[2], e[3]) if (e[0] is vc or e[0] is out._vc) and not (
                     others and e[3].__class__ is int and e[3] >= 1) else e

@@ -246,7 +246,7 @@ def _addmm_name(kw):
             "linear": "AddmmBackward0"}[kw["kind"]]
 
 
-@defop("addmm", promote="common", grad_name=_addmm_name)
+@defop("addmm", promote="common", grad_name=_addmm_name, saves={1: (2,), 2: (1,)})
 def _addmm(c, a, b, beta, alpha, kind):
     if kind == "r":
         p = jnp.outer(a, b)
