@@ -826,3 +826,52 @@ def test_lp_pool_infinity_norm(p, nd):
     xs = x[0] if nd == 1 else x if nd == 2 else x[None]
     _compare_grad_case(lambda m, t: getattr(m.nn.functional, f"lp_pool{nd}d")(
         t, p, 2, ceil_mode=True), xs)
+
+
+# ---------------------------------------------------------------- whole programs
+
+def _dcgan(nn):
+    g = nn.Sequential(
+        nn.ConvTranspose2d(8, 16, 4, 1, 0, bias=False), nn.BatchNorm2d(16), nn.ReLU(True),
+        nn.ConvTranspose2d(16, 8, 3, 2, 1, output_padding=1, bias=False), nn.BatchNorm2d(8),
+        nn.ReLU(True), nn.ConvTranspose2d(8, 1, 4, 2, 1, bias=False), nn.Tanh())
+    d = nn.Sequential(
+        nn.Conv2d(1, 8, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+        nn.Conv2d(8, 16, 4, 2, 1, bias=False), nn.BatchNorm2d(16), nn.LeakyReLU(0.2, inplace=True),
+        nn.Conv2d(16, 1, 4, 1, 0, bias=False), nn.Sigmoid(), nn.Flatten(0))
+    return g, d
+
+
+def test_dcgan_discriminator_on_real_and_fake_before_one_backward():
+    # the common GAN loop that runs D on the real and the (detached) fake batch and backs up
+    # once: BatchNorm is called twice between backward passes
+    data = [(np.tanh(f32(6, 1, 16, 16)), f32(6, 8, 1, 1)) for _ in range(3)]
+    torch.manual_seed(0)
+    tg, td = _dcgan(torch.nn)
+    lg, ld = _dcgan(torchlike.nn)
+    copy_state(tg, lg)
+    copy_state(td, ld)
+    recs = []
+    for m, g, d in ((torch, tg, td), (torchlike, lg, ld)):
+        crit = m.nn.BCELoss()
+        od = m.optim.Adam(d.parameters(), lr=2e-4, betas=(0.5, 0.999))
+        og = m.optim.Adam(g.parameters(), lr=2e-4, betas=(0.5, 0.999))
+        rec = []
+        for step in range(4):
+            real, z = (m.tensor(a) for a in data[step % 3])
+            fake = g(z)
+            od.zero_grad()
+            loss_d = (crit(d(real), m.ones(6)) + crit(d(fake.detach()), m.zeros(6))) / 2
+            loss_d.backward()
+            od.step()
+            og.zero_grad()
+            loss_g = crit(d(fake), m.ones(6))
+            loss_g.backward()
+            og.step()
+            rec += [loss_d, loss_g, d[3].running_mean.clone(), g[1].running_var.clone()]
+        g.eval()
+        with m.no_grad():
+            rec.append(g(m.tensor(data[0][1])))
+        recs.append(rec)
+    for i, (a, b) in enumerate(zip(recs[1], recs[0])):
+        assert_close(a, b, 1e-4, 1e-3, f"record {i}")
