@@ -11,8 +11,10 @@ registry (the tape, hooks, storage, the engine, optimizers) keeps working on the
 A segment runs (a *cut*) when a concrete value is needed: a Tensor's ``_data`` is read by host
 code (``item``, ``tolist``, ``numpy``, ``bool``, printing, value checks, JAX interop, ``save``),
 ``torchlike.sync()`` is called, ``torchlike.compile`` starts a call, or the segment reaches its
-size bound. The cut reasons are counted (``stats()["cuts"]``, by the function that needed the
-value).
+size bound; and at the end of each ``backward()``, which dispatches its segment without waiting
+for it (a training loop runs a program a step, whether or not it reads a value). The cut
+reasons are counted (``stats()["cuts"]``, by the function that needed the value). A value check
+on pending inputs may be recorded with the segment (``defer_check``): read when it runs.
 
 The segment's key is built while recording: per call the function, its input structure, where
 each input comes from (an earlier call's output slot or an external array's slot) and the
