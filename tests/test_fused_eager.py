@@ -439,3 +439,20 @@ def test_a_passing_deferred_check_reads_nothing_and_blocks_partial_reads(fused):
     with E.strict():
         strict = (torch.arange(10.0) * 2)[torch.tensor([0, 4, 9])]
     assert y.tolist() == strict.tolist()
+
+
+def test_multinomial_checks_its_probabilities_with_the_segment(fused):
+    """Sampling from computed probabilities (a generation loop) reads nothing; invalid ones
+    raise torch's error when the segment runs."""
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    probs = torch.softmax(torch.arange(10.0).reshape(2, 5), -1)
+    s = torch.multinomial(probs, 2)
+    assert _fused.stats()["cuts"] == before
+    assert s.shape == (2, 2) and all(0 <= i < 5 for i in sum(s.tolist(), []))
+    bad = torch.multinomial(torch.tensor([1.0, 2.0]) * -1, 1)
+    with pytest.raises(RuntimeError) as info:
+        bad.tolist()
+    with pytest.raises(RuntimeError) as expected:
+        T.multinomial(T.tensor([1.0, 2.0]) * -1, 1)
+    assert str(info.value) == str(expected.value)

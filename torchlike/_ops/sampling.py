@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
-from .. import _random
+from .. import _fused, _random
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import method, methods, public
@@ -286,13 +286,28 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not replacement and num_samples > ncat:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    v = np.asarray(input._data, np.float64)
-    if (~np.isfinite(v)).any() or (v < 0).any():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if (v.reshape(-1, ncat).sum(-1) <= 0).any():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not _fused.defer_check(_multinomial_flags, [_fused.raw(input)], _multinomial_error):
+        e = _multinomial_error(_multinomial_flags(np.asarray(input._data)))
+        if e is not None:
+            raise e
     return apply(_multinomial, input, _key(generator), n=int(num_samples),
                  replacement=bool(replacement))
+
+
+def _multinomial_flags(p):
+    """(a probability is inf, nan or negative, a row sums to <= 0): multinomial's checks."""
+    xp = np if isinstance(p, np.ndarray) else jnp
+    v = p.astype(xp.float64)
+    return xp.stack([(~xp.isfinite(v) | (v < 0)).any(),
+                     (v.reshape(-1, v.shape[-1]).sum(-1) <= 0).any()])
+
+
+def _multinomial_error(flags):
+    if flags[0]:
+        return RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if flags[1]:
+        return RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return None
 
 
 @defop("poisson", saves=False, grad_name="PoissonBackward0")
