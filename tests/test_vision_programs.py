@@ -875,3 +875,12 @@ def test_dcgan_discriminator_on_real_and_fake_before_one_backward():
         recs.append(rec)
     for i, (a, b) in enumerate(zip(recs[1], recs[0])):
         assert_close(a, b, 1e-4, 1e-3, f"record {i}")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x: F.pad(x, (1, 1), mode="reflect", value=1.0),
+    lambda F, x: F.pad(x, (1, 1, 1, 1), mode="replicate", value=1.0),
+    lambda F, x: F.pad(x, [1.5, 1]),
+], ids=["value_for_reflect_1pad", "value_for_replicate", "float_pad"])
+def test_pad_argument_errors_like_torch(fn):
+    raises_like(lambda m, x: fn(m.nn.functional, x), f32(1, 2, 4, 4))

@@ -34,6 +34,10 @@ def _pad(a, pads, mode, value):
 
 def pad(input, pad, mode="constant", value=None):
     """torch.nn.functional.pad: ``pad`` pairs from the last dim backwards."""
+    for i, p in enumerate(pad):
+        if isinstance(p, float):
+            raise TypeError("pad(): argument 'pad' (position 2) must be tuple of ints, but found "
+                            f"element of type float at pos {i}")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -56,6 +60,8 @@ def pad(input, pad, mode="constant", value=None):
                      value=0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     shape = tuple(input._d.shape)
     if k > 3 or n not in (k + 1, k + 2):
         raise NotImplementedError(
