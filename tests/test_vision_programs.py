@@ -884,3 +884,13 @@ def test_dcgan_discriminator_on_real_and_fake_before_one_backward():
 ], ids=["value_for_reflect_1pad", "value_for_replicate", "float_pad"])
 def test_pad_argument_errors_like_torch(fn):
     raises_like(lambda m, x: fn(m.nn.functional, x), f32(1, 2, 4, 4))
+
+
+@pytest.mark.parametrize("name", ["upsample", "upsample_nearest", "upsample_bilinear"])
+def test_deprecated_upsample_functions_warn(name):
+    x = f32(1, 2, 3, 3)
+    with pytest.warns(UserWarning, match=f"`nn.functional.{name}` is deprecated"):
+        y = getattr(torchlike.nn.functional, name)(torchlike.tensor(x), scale_factor=2)
+    with pytest.warns(UserWarning):
+        t = getattr(torch.nn.functional, name)(torch.tensor(x), scale_factor=2)
+    assert_close(y, t, 1e-6, 1e-6, "out")
