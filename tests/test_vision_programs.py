@@ -894,3 +894,16 @@ def test_deprecated_upsample_functions_warn(name):
     with pytest.warns(UserWarning):
         t = getattr(torch.nn.functional, name)(torch.tensor(x), scale_factor=2)
     assert_close(y, t, 1e-6, 1e-6, "out")
+
+
+@pytest.mark.parametrize("ctor", [
+    "Conv2d(3, 4, 3, padding=1, padding_mode='reflect')",
+    "Conv2d(3, 4, (2, 5), padding='same', dilation=(3, 1))",
+    "ConvTranspose2d(3, 4, 3, stride=2, padding=(1, 2))",
+    "Conv1d(3, 4, 3, padding='valid')",
+    "Conv3d(2, 2, 3, padding=(0, 1, 2))",
+])
+def test_conv_reversed_padding_attribute(ctor):
+    # third-party convs (timm's "same"-padding Conv2d, custom _conv_forward overrides) read it
+    assert (eval("torchlike.nn." + ctor)._reversed_padding_repeated_twice
+            == eval("torch.nn." + ctor)._reversed_padding_repeated_twice)

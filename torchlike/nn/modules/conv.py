@@ -50,6 +50,17 @@ class _ConvNd(Module):
         self.output_padding = output_padding
         self.groups = groups
         self.padding_mode = padding_mode
+        # torch's F.pad argument for a non-zeros padding_mode (third-party convs read it)
+        if isinstance(padding, str):
+            self._reversed_padding_repeated_twice = [0, 0] * len(kernel_size)
+            if padding == "same":
+                for d, k, i in zip(dilation, kernel_size, range(len(kernel_size) - 1, -1, -1)):
+                    total = d * (k - 1)
+                    self._reversed_padding_repeated_twice[2 * i] = total // 2
+                    self._reversed_padding_repeated_twice[2 * i + 1] = total - total // 2
+        else:
+            self._reversed_padding_repeated_twice = tuple(x for x in reversed(padding)
+                                                          for _ in range(2))
         if transposed:
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
