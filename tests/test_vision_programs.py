@@ -907,3 +907,21 @@ def test_conv_reversed_padding_attribute(ctor):
     # third-party convs (timm's "same"-padding Conv2d, custom _conv_forward overrides) read it
     assert (eval("torchlike.nn." + ctor)._reversed_padding_repeated_twice
             == eval("torch.nn." + ctor)._reversed_padding_repeated_twice)
+
+
+_LN_ERRORS = {
+    "ln_int_shape": lambda F, x, w: F.layer_norm(x, 5),
+    "ln_float_shape": lambda F, x, w: F.layer_norm(x, [5.0]),
+    "ln_empty_shape": lambda F, x, w: F.layer_norm(x, ()),
+    "ln_weight_shape": lambda F, x, w: F.layer_norm(x, (5,), w),
+    "ln_bias_shape": lambda F, x, w: F.layer_norm(x, (5,), None, w),
+    "ln_input_shape": lambda F, x, w: F.layer_norm(x, (4,)),
+    "rms_int_shape": lambda F, x, w: F.rms_norm(x, 5),
+    "rms_weight_shape": lambda F, x, w: F.rms_norm(x, (5,), w),
+    "rms_input_shape": lambda F, x, w: F.rms_norm(x, (3, 4, 5, 6)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LN_ERRORS))
+def test_layer_and_rms_norm_argument_errors_like_torch(case):
+    raises_like(lambda m, x, w: _LN_ERRORS[case](m.nn.functional, x, w), f32(2, 3, 4, 5), f32(4))

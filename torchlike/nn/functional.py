@@ -819,21 +819,38 @@ def _layer_norm(x, *wb, n, eps, has_w, has_b):
     return y.astype(x.dtype)
 
 
-def _check_norm_shape(input, normalized_shape):
+def _check_norm_shape(input, normalized_shape, name="layer_norm", params=()):
+    """torch's _check_layer_norm_inputs (and rms_norm's), in its order and words."""
+    if isinstance(normalized_shape, (int, float)) and not isinstance(normalized_shape, bool):
+        raise TypeError(f"{name}(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(normalized_shape).__name__}")
+    for i, v in enumerate(normalized_shape):
+        if isinstance(v, float):
+            raise TypeError(f"{name}(): argument 'normalized_shape' (position 2) must be tuple "
+                            f"of ints, but found element of type float at pos {i}")
+    ns = tuple(int(v) for v in normalized_shape)
+    if not ns:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for what, t in params:
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but got "
+                               f"{what} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(ns)}")
     shape = tuple(input.shape)
-    ns = tuple(normalized_shape)
     if shape[len(shape) - len(ns):] != ns or len(ns) > len(shape):
+        star = "*, " if name == "layer_norm" else "*"
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
-                           f"[*, {', '.join(str(s) for s in ns)}], but got input of size"
-                           f"{input.shape}".replace("torch.Size(", "").replace(")", ""))
+                           f"[{star}{', '.join(str(s) for s in ns)}], but got input of size"
+                           f"{list(shape)}")
+    return ns
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    _check_norm_shape(input, normalized_shape)
+    ns = _check_norm_shape(input, normalized_shape, "layer_norm",
+                           (("weight", weight), ("bias", bias)))
     args = [a for a in (weight, bias) if a is not None]
-    return apply(_layer_norm, input, *args, n=len(tuple(normalized_shape)), eps=float(eps),
+    return apply(_layer_norm, input, *args, n=len(ns), eps=float(eps),
                  has_w=weight is not None, has_b=bias is not None)
 
 
@@ -848,12 +865,9 @@ def _rms_norm(x, *w, n, eps):
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    _check_norm_shape(input, normalized_shape)
+    ns = _check_norm_shape(input, normalized_shape, "rms_norm", (("weight", weight),))
     args = [weight] if weight is not None else []
-    return apply(_rms_norm, input, *args, n=len(tuple(normalized_shape)),
-                 eps=None if eps is None else float(eps))
+    return apply(_rms_norm, input, *args, n=len(ns), eps=None if eps is None else float(eps))
 
 
 @defop("group_norm", grad_name="NativeGroupNormBackward0")
