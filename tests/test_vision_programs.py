@@ -925,3 +925,33 @@ _LN_ERRORS = {
 @pytest.mark.parametrize("case", sorted(_LN_ERRORS))
 def test_layer_and_rms_norm_argument_errors_like_torch(case):
     raises_like(lambda m, x, w: _LN_ERRORS[case](m.nn.functional, x, w), f32(2, 3, 4, 5), f32(4))
+
+
+_NORM_ARG_ERRORS = {
+    "group_norm_zero_groups": lambda F, x: F.group_norm(x, 0),
+    "group_norm_negative_groups": lambda F, x: F.group_norm(x, -2),
+    "group_norm_one_value_per_group": lambda F, x: F.group_norm(x[:1, :, :1, :1], 4),
+    "group_norm_bias_size": lambda F, x: F.group_norm(x, 2, None, x[0, 0, 0]),
+    "group_norm_int": lambda F, x: F.group_norm(x.long(), 2),
+    "batch_norm_int": lambda F, x: F.batch_norm(x.long(), None, None, training=True),
+    "batch_norm_zero_eps_training": lambda F, x: F.batch_norm(x, None, None, training=True,
+                                                              eps=0.0),
+    "batch_norm_negative_eps": lambda F, x: F.batch_norm(x, x[0, :, 0, 0], x[0, :, 0, 0].abs(),
+                                                         eps=-1.0),
+    "batch_norm_1d_input": lambda F, x: F.batch_norm(x[0, 0, 0], None, None, training=True),
+    "layer_norm_int": lambda F, x: F.layer_norm(x.long(), (3,)),
+    "instance_norm_int": lambda F, x: F.instance_norm(x.long()),
+    "rms_norm_int": lambda F, x: F.rms_norm(x.int(), (3,)),
+    "local_response_norm_2d": lambda F, x: F.local_response_norm(x[0, 0], 2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NORM_ARG_ERRORS))
+def test_normalisation_argument_errors_like_torch(case):
+    raises_like(lambda m, x: _NORM_ARG_ERRORS[case](m.nn.functional, x), f32(2, 4, 3, 3))
+
+
+def test_instance_norm_zero_eps_is_allowed():
+    (to, _), (lo, _) = both(lambda m, x: m.nn.functional.instance_norm(x, eps=0.0),
+                            f32(2, 4, 3, 3), grad=False)
+    assert_close(lo, to, 1e-4, 1e-4, "out")

@@ -819,6 +819,12 @@ def _layer_norm(x, *wb, n, eps, has_w, has_b):
     return y.astype(x.dtype)
 
 
+def _norm_dtype(input, kernel):
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
+
+
 def _check_norm_shape(input, normalized_shape, name="layer_norm", params=()):
     """torch's _check_layer_norm_inputs (and rms_norm's), in its order and words."""
     if isinstance(normalized_shape, (int, float)) and not isinstance(normalized_shape, bool):
@@ -849,6 +855,7 @@ def _check_norm_shape(input, normalized_shape, name="layer_norm", params=()):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     ns = _check_norm_shape(input, normalized_shape, "layer_norm",
                            (("weight", weight), ("bias", bias)))
+    _norm_dtype(input, "LayerNormKernelImpl")
     args = [a for a in (weight, bias) if a is not None]
     return apply(_layer_norm, input, *args, n=len(ns), eps=float(eps),
                  has_w=weight is not None, has_b=bias is not None)
@@ -866,6 +873,7 @@ def _rms_norm(x, *w, n, eps):
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     ns = _check_norm_shape(input, normalized_shape, "rms_norm", (("weight", weight),))
+    _norm_dtype(input, "rms_norm")
     args = [weight] if weight is not None else []
     return apply(_rms_norm, input, *args, n=len(ns), eps=None if eps is None else float(eps))
 
@@ -894,14 +902,26 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
     c = input.shape[1]
+    shape = list(input.shape)
+    # torch's Python _verify_batch_size on the grouped shape (num_groups=0: its // raises)
+    vsize = [shape[0] * c // num_groups, num_groups] + shape[2:]
+    if num_groups > 0 and math.prod([vsize[0]] + vsize[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{vsize}")
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups,"
-                           f" but got input of shape {input.shape} and num_groups={num_groups}")
+                           f" but got input of shape {shape} and num_groups={num_groups}")
     for what, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.ndim != 1 or t.numel() != c):
+            # (torch's bias message shows the weight's shape: [0] without a weight)
+            shown = (list(t.shape) if what == "weight" else
+                     list(weight.shape) if weight is not None else [0])
             raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "
-                               f"channels in input, but got {what} of shape {list(t.shape)} and "
-                               f"input of shape {list(input.shape)}")
+                               f"channels in input, but got {what} of shape {shown} and input "
+                               f"of shape {shape}")
+    _norm_dtype(input, "GroupNormKernelImpl")
     args = [a for a in (weight, bias) if a is not None]
     return apply(_group_norm, input, *args, groups=int(num_groups), eps=float(eps),
                  has_w=weight is not None, has_b=bias is not None)
@@ -963,6 +983,15 @@ def _batch_norm_update(x, rm, rv, momentum):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _batch_norm_impl(input, running_mean, running_var, weight, bias, training, momentum,
+                            eps)
+
+
+def _batch_norm_impl(input, running_mean, running_var, weight, bias, training, momentum, eps):
     if training:
         size = tuple(input.shape)
         n = 1
@@ -972,6 +1001,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
+    if input.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, "
+                         f"{input.ndim - 1}], but got 1)")
     if input.ndim >= 2:
         c = input.shape[1]
         for what, t in (("running_mean", running_mean), ("running_var", running_var),
@@ -982,6 +1014,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         for what, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t is None:
                 raise RuntimeError(f"{what} must be defined in evaluation mode")
+    _norm_dtype(input, "batch_norm")
     params = [t for t in (weight, bias, running_mean, running_var) if t is not None]
     if any(t.dtype is not input.dtype for t in params):
         # torch's CPU kernel: the parameters in the input's dtype, or float32 ones with a
@@ -1018,7 +1051,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if running_mean is not None:
         rm = Tensor._make(jnp.tile(running_mean._data, n))
         rv = Tensor._make(jnp.tile(running_var._data, n))
-    out = batch_norm(x, rm, rv, None, None, use_input_stats, momentum, eps)
+    out = _batch_norm_impl(x, rm, rv, None, None, use_input_stats, momentum, eps)
     if running_mean is not None and use_input_stats:
         running_mean._set_data(rm._data.reshape(n, c).mean(0))
         running_var._set_data(rv._data.reshape(n, c).mean(0))
@@ -3485,8 +3518,10 @@ def _lrn(x, size, alpha, beta, k):
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     if input.dim() < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} "
-                         "dimensions)")
+        raise ValueError("Expected 3D or higher dimensionality                          input "
+                         f"(got {input.dim()} dimensions)")     # (torch's spaces)
+    if input.numel() == 0:
+        return input
     return apply(_lrn, input, size=int(size), alpha=float(alpha), beta=float(beta), k=float(k))
 
 
