@@ -2427,8 +2427,23 @@ def _adaptive_size(input, output_size, nd, kind):
     name = f"adaptive_{kind}_pool{nd}d"
     shape = list(input.shape)
     n = len(shape)
-    if isinstance(output_size, (tuple, list)) and len(output_size) not in ((1, nd) if nd > 1
-                                                                         else (1,)):
+    if nd > 1 and not isinstance(output_size, (int, np.integer)):
+        # torch's Python _list_with_default: ints expand, sequences get None filled in
+        if not isinstance(output_size, (tuple, list)):
+            raise TypeError(f"object of type '{type(output_size).__name__}' has no len()")
+        if n <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        output_size = [shape[n - len(output_size) + i] if v is None else v
+                       for i, v in enumerate(output_size)]
+    if nd == 1 and output_size is None:
+        raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, "
+                        "not NoneType")
+    if isinstance(output_size, (tuple, list)):
+        for i, v in enumerate(output_size):
+            if isinstance(v, float):
+                raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of "
+                                f"ints, but found element of type float at pos {i}")
+    if isinstance(output_size, (tuple, list)) and len(output_size) != (nd if nd > 1 else 1):
         if nd == 1:
             raise RuntimeError(f"{name}() argument 'output_size' should contain one int "
                                f"(got {len(output_size)})")
