@@ -964,3 +964,18 @@ def test_instance_norm_zero_eps_is_allowed():
     (to, _), (lo, _) = both(lambda m, x: m.nn.functional.instance_norm(x, eps=0.0),
                             f32(2, 4, 3, 3), grad=False)
     assert_close(lo, to, 1e-4, 1e-4, "out")
+
+
+@pytest.mark.parametrize("fn", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("shapes", [((2, 5, 4), (2, 4)), ((2, 5, 4, 3), (2, 4, 3))],
+                         ids=["3d", "4d"])
+def test_uint8_segmentation_targets_raise_like_torch(fn, shapes):
+    # a uint8 mask is a common target; torch's nll_loss2d takes int64 only (2-d inputs take
+    # uint8 too)
+    xs, ts = shapes
+    errs = []
+    for m in (torch, torchlike):
+        with pytest.raises(RuntimeError) as ei:
+            getattr(m.nn.functional, fn)(m.zeros(*xs), m.zeros(*ts, dtype=m.uint8))
+        errs.append(str(ei.value))
+    assert errs[1] == errs[0]

@@ -1122,9 +1122,13 @@ def _check_reduction_named(reduction):
     return reduction
 
 
-def _class_target_dtype(target, what="expected target dtype to be Long or Byte, but got "):
+def _class_target_dtype(target, what="expected target dtype to be Long or Byte, but got ",
+                        input=None):
     if target.dtype not in (D.int64, D.uint8):
         raise RuntimeError(what + D.legacy_name(target.dtype))
+    if input is not None and input.ndim > 2 and target.dtype is D.uint8:
+        # torch's nll_loss2d kernel (inputs of more than 2 dimensions) takes Long only
+        raise RuntimeError("expected scalar type Long but found Byte")
 
 
 def _no_grad_arg(fn, arg, t):
@@ -1424,7 +1428,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 1 and target.ndim == 1:
         target = target.reshape(())                       # (one class index, as torch reads it)
     _check_float_input(input, "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame")
-    _class_target_dtype(target)
+    _class_target_dtype(target, input=input)
     _check_target_range(input, target, ignore_index)
     args = [weight] if weight is not None else []
     return apply(_nll_loss, input, target, *args, ignore_index=int(ignore_index),
@@ -1457,7 +1461,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             _check_class_weight(weight, input.shape[class_dim])
         if input.ndim == 1 and target.ndim == 1:
             target = target.reshape(())
-        _class_target_dtype(target)
+        _class_target_dtype(target, input=input)
         _check_target_range(input, target, ignore_index)
     lsm = log_softmax(input, class_dim)
     n_classes = input.shape[class_dim]
