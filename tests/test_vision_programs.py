@@ -979,3 +979,25 @@ def test_uint8_segmentation_targets_raise_like_torch(fn, shapes):
             getattr(m.nn.functional, fn)(m.zeros(*xs), m.zeros(*ts, dtype=m.uint8))
         errs.append(str(ei.value))
     assert errs[1] == errs[0]
+
+
+@pytest.mark.parametrize("dtypes", [
+    ("float64", "float32", "float32"), ("float32", "float64", None), ("float16", "float32", None),
+    ("bfloat16", "float32", None), ("bfloat16", "bfloat16", "float32"),
+    ("float16", "float16", "float32"), ("float32", "float16", None),
+], ids=lambda d: "-".join(str(v) for v in d))
+@pytest.mark.parametrize("fn", ["conv2d", "conv_transpose2d", "conv1d"])
+def test_conv_dtype_mismatch_errors_like_torch(fn, dtypes):
+    xd, wd, bd = dtypes
+    shp, wshp = ((1, 2, 5, 5), (2, 2, 3, 3)) if "2d" in fn else ((1, 2, 5), (2, 2, 3))
+    raises_like(lambda m, x, w, b: getattr(m.nn.functional, fn)(
+        x.to(getattr(m, xd)), w.to(getattr(m, wd)), b.to(getattr(m, bd)) if bd else None),
+        f32(*shp), f32(*wshp), f32(2))
+
+
+def test_conv_transpose_takes_another_float_dtype_bias():
+    # torch's transposed convolution accepts a float64 bias for float32 input (result float32)
+    (to, tin), (lo, lin) = both(lambda m, x, w, b: m.nn.functional.conv_transpose2d(
+        x, w, b.double(), stride=2), f32(1, 2, 5, 5), f32(2, 3, 3, 3), f32(3))
+    assert str(lo.dtype) == str(to.dtype)
+    assert_close(lo, to, 1e-5, 1e-5, "out")

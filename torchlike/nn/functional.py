@@ -1914,6 +1914,26 @@ def _check_conv_params(nd, stride, padding, dilation, groups, output_padding=Non
     return stride, padding, dilation, output_padding
 
 
+_TENSOR_TYPE_NAMES = {"float16": "torch.HalfTensor", "bfloat16": "CPUBFloat16Type",
+                      "float32": "torch.FloatTensor", "float64": "torch.DoubleTensor"}
+
+
+def _mkldnn_mismatch(input, t, what):
+    """torch's CPU message for a float16/bfloat16 convolution input with another dtype's
+    weight or (transposed) bias."""
+    name = lambda x: _TENSOR_TYPE_NAMES.get(x.dtype.name, x.dtype.name)  # noqa: E731
+    return (f"Input type ({name(input)}) and {what} type ({name(t)}) should be the same or "
+            f"input should be a MKLDNN tensor and {what} is a dense tensor")
+
+
+def _check_conv_weight_dtype(input, weight):
+    if weight.dtype != input.dtype:
+        if input.dtype in (D.float16, D.bfloat16):
+            raise RuntimeError(_mkldnn_mismatch(input, weight, "weight"))
+        raise RuntimeError(f"expected scalar type {D.legacy_name(input.dtype)} but found "
+                           f"{D.legacy_name(weight.dtype)}")
+
+
 def _check_weight_groups(weight, groups):
     if weight.shape[0] % int(groups):
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
@@ -1974,9 +1994,7 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_
             flat += [lo, hi]
         input = pad(input, flat, mode=padding_mode)
         pads = tuple((0, 0) for _ in range(nd))
-    if weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {D.legacy_name(input.dtype)} but found "
-                           f"{D.legacy_name(weight.dtype)}")
+    _check_conv_weight_dtype(input, weight)
     args = [bias] if bias is not None else []
     return apply(_conv, input, weight, *args, stride=stride, padding=pads, dilation=dilation,
                  groups=int(groups), nd=nd, unbatched=unbatched)
@@ -2035,12 +2053,11 @@ def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dila
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
                            f"bias to be 1-dimensional with {weight.shape[1] * groups} elements, "
                            f"but got bias of size {list(bias.shape)} instead")
+    _check_conv_weight_dtype(input, weight)
     if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({_CPP_NAMES[input.dtype.name]}) and bias type "
-                           f"({_CPP_NAMES[bias.dtype.name]}) should be the same")
-    if weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {D.legacy_name(input.dtype)} but found "
-                           f"{D.legacy_name(weight.dtype)}")
+        if input.dtype in (D.float16, D.bfloat16):
+            raise RuntimeError(_mkldnn_mismatch(input, bias, "bias"))
+        bias = bias.to(input.dtype)     # (torch's transposed kernel takes the bias as input's)
     args = [bias] if bias is not None else []
     return apply(_conv_t, input, weight, *args, stride=_tup(stride, nd),
                  padding=_tup(padding, nd), output_padding=_tup(output_padding, nd),
