@@ -1001,3 +1001,13 @@ def test_conv_transpose_takes_another_float_dtype_bias():
         x, w, b.double(), stride=2), f32(1, 2, 5, 5), f32(2, 3, 3, 3), f32(3))
     assert str(lo.dtype) == str(to.dtype)
     assert_close(lo, to, 1e-5, 1e-5, "out")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x: F.channel_shuffle(x, 3),
+    lambda F, x: F.channel_shuffle(x, 0),
+    lambda F, x: F.channel_shuffle(x[0, 0], 2),
+    lambda F, x: F.channel_shuffle(x[0], 2),
+], ids=["indivisible", "zero_groups", "2d_input", "unbatched_indivisible"])
+def test_channel_shuffle_errors_like_torch(fn):
+    raises_like(lambda m, x: fn(m.nn.functional, x), f32(2, 4, 3, 3))

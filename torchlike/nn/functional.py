@@ -3502,6 +3502,15 @@ def _channel_shuffle(x, groups):
 
 
 def channel_shuffle(input, groups):
+    if input.ndim <= 2:
+        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got "
+                           f"{input.shape[1]} channels and {groups} groups.")
     return apply(_channel_shuffle, input, groups=int(groups))
 
 
