@@ -1011,3 +1011,20 @@ def test_conv_transpose_takes_another_float_dtype_bias():
 ], ids=["indivisible", "zero_groups", "2d_input", "unbatched_indivisible"])
 def test_channel_shuffle_errors_like_torch(fn):
     raises_like(lambda m, x: fn(m.nn.functional, x), f32(2, 4, 3, 3))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x, p: F.dropout(x, p),
+    lambda F, x, p: F.dropout2d(x.view(1, 2, 3, 1), p),
+    lambda F, x, p: F.alpha_dropout(x, p, True),
+    lambda F, x, p: F.dropout(x.bool(), p),
+    lambda F, x, p: F.dropout(x.to(torchlike.uint8 if F is torchlike.nn.functional
+                                   else torch.uint8), p),
+], ids=["dropout", "dropout2d", "alpha_dropout", "bool", "uint8"])
+def test_dropout_of_integer_tensors_like_torch(fn):
+    x = np.ones((2, 3), np.int64)
+    raises_like(lambda m, t: fn(m.nn.functional, t, 0.5), x)
+    for p in (0.0, 1.0):
+        (to, _), (lo, _) = both(lambda m, t: fn(m.nn.functional, t, p), x, grad=False)
+        assert str(lo.dtype) == str(to.dtype)
+        np.testing.assert_array_equal(lo.numpy(), to.numpy())

@@ -557,14 +557,22 @@ def _dropout(x, key, p, mask_shape):
     return jnp.where(keep, x * jnp.asarray(1.0 / (1.0 - p), x.dtype), jnp.zeros_like(x))
 
 
+def _dropout_float_only(input):
+    # torch scales by 1 / (1 - p) in the input's dtype: an integer input cannot hold the result
+    if not input.is_floating_point() and not input.is_complex():
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{D.legacy_name(input.dtype)}")
+
+
 def _dropout_impl(input, p, training, inplace, mask_shape):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        out = input * 0.0
+        out = input * _tl.zeros((), dtype=input.dtype)     # (torch: times a zero of its dtype)
     else:
+        _dropout_float_only(input)
         out = apply(_dropout, input, _random.next_key(), p=float(p), mask_shape=mask_shape)
     return _inplace(input, out) if inplace else out
 
@@ -640,7 +648,8 @@ def _alpha_impl(input, p, training, inplace, mask_shape):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return input * _tl.zeros((), dtype=input.dtype)
+    _dropout_float_only(input)
     out = apply(_alpha_dropout, input, _random.next_key(), p=float(p), mask_shape=mask_shape)
     return _inplace(input, out) if inplace else out
 
