@@ -141,6 +141,7 @@ def check_raises(fn, *inputs, match=None):
         raise AssertionError("torch did not raise: the case is wrong")
     try:
         fn(torchlike, *largs)
+        torchlike.sync()        # (fused eager: a value check of a computed input runs here)
     except Exception as e:  # noqa: BLE001
         lerr = e
     else:

@@ -266,14 +266,39 @@ def test_shape_errors_surface_where_the_op_is_called(fused):
         torch.ones(3) + torch.ones(4)
 
 
-def test_value_checks_surface_at_the_op_with_torchs_error(fused):
+def test_value_checks_of_computed_inputs_raise_torchs_error_where_the_segment_runs(fused):
+    """Class indices, embedding indices and binary_cross_entropy's [0, 1] range, computed in the
+    segment, are checked when it runs: nothing is read where the op is called, and the error
+    is torch's, raised at the read (a concrete input is still checked at the op)."""
+    F = torch.nn.functional
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
     logits = torch.zeros(4, 3) * 2
-    target = torch.tensor([0, 1, 2, 7]) + 0                # computed: deferred
-    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
-        torch.nn.functional.cross_entropy(logits, target)
+    ok = F.cross_entropy(logits, torch.tensor([0, 1, 2, 1]) + 0)
     emb = torch.nn.Embedding(5, 2)
-    with pytest.raises(IndexError, match="index out of range in self"):
-        emb(torch.tensor([1, 9]) * 1)
+    e = emb(torch.tensor([1, 4]) * 1)
+    b = F.binary_cross_entropy(torch.sigmoid(logits), torch.ones(4, 3) * 0.5)
+    assert _fused.stats()["cuts"] == before
+    assert ok.item() == pytest.approx(float(np.log(3)))
+    assert e.shape == (2, 2) and b.item() == pytest.approx(float(np.log(2)))
+    cases = [
+        (lambda m: m.nn.functional.cross_entropy(m.zeros(4, 3) * 2,
+                                                 m.tensor([0, 1, 2, 7]) + 0), IndexError),
+        (lambda m: m.nn.functional.embedding(m.tensor([1, 9]) * 1, m.ones(5, 2)), IndexError),
+        (lambda m: m.nn.functional.binary_cross_entropy(m.zeros(3) + 2, m.ones(3) * 0.5),
+         RuntimeError),
+        (lambda m: m.nn.functional.binary_cross_entropy(m.zeros(3) + 0.5, m.ones(3) * -1),
+         RuntimeError),
+    ]
+    for make, cls in cases:
+        with pytest.raises(cls) as expected:
+            make(T)
+        out = make(torch)                   # recorded: no error yet
+        with pytest.raises(cls) as info:
+            out.sum().item()
+        assert str(info.value) == str(expected.value)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):     # concrete: at the op
+        F.cross_entropy(logits, torch.tensor([0, 1, 2, 7]))
 
 
 def test_segment_bound_cuts(fused, monkeypatch):

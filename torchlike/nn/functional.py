@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
-from .. import _random, _tiers
+from .. import _fused, _random, _tiers
 from ..autograd import grad_mode as _gm
 from .._registry import apply, defop
 from .._ops import products as _products
@@ -680,6 +680,15 @@ def _embedding(idx, w, padding_idx, scale_grad_by_freq=False):
     return jnp.where((idx == padding_idx)[..., None], jax.lax.stop_gradient(out), out)
 
 
+def _indices_out_of_range(idx, n):
+    """Whether an embedding index is outside ``[0, n)`` (numpy or jax arrays)."""
+    return ((idx < 0) | (idx >= n)).any() if idx.size else False
+
+
+def _embedding_error(bad):
+    return IndexError("index out of range in self") if bad else None
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     if padding_idx is not None:
@@ -694,10 +703,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            "following scalar types: Long, Int; but got "
                            f"torch.{D.legacy_name(input.dtype)}Tensor instead (while checking "
                            "arguments for embedding)")
-    idx = np.asarray(input._data)
-    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
-        # jax would clamp silently; torch refuses
-        raise IndexError("index out of range in self")
+    # jax would clamp silently; torch refuses (fused eager: computed indices are checked when
+    # their segment runs)
+    if max_norm is not None or not _fused.defer_check(
+            _indices_out_of_range, [_fused.raw(input), weight.shape[0]], _embedding_error):
+        e = _embedding_error(_indices_out_of_range(np.asarray(input._data), weight.shape[0]))
+        if e is not None:
+            raise e
     if max_norm is not None:
         _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
     return apply(_embedding, input, weight, padding_idx=padding_idx,
@@ -1037,8 +1049,8 @@ def _batch_norm_impl(input, running_mean, running_var, weight, bias, training, m
         # (torch leaves the running statistics alone for an empty batch)
         m, v = apply(_batch_norm_update, input.detach(), running_mean, running_var,
                      momentum=float(momentum))
-        running_mean._set_data(m._data)
-        running_var._set_data(v._data)
+        running_mean._set_data(_fused.raw(m))        # (fused eager: pending stays pending)
+        running_var._set_data(_fused.raw(v))
         # training normalises with the batch statistics: the running buffers are not operands
         # of the normalisation, so a later forward's in-place update of them (a module called
         # twice before backward) does not invalidate this one's backward, as in torch
@@ -1375,12 +1387,29 @@ def _check_float_input(input, kernel):
 
 
 def _check_target_range(input, target, ignore_index):
-    """torch's IndexError for class indices out of range (jax would clamp silently)."""
-    t = np.asarray(target._data)
+    """torch's IndexError for class indices out of range (jax would clamp silently); in fused
+    eager, a computed target is checked when its segment runs."""
     c = input.shape[0] if input.ndim == 1 else input.shape[1]
-    bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
-    if bad.size:
-        raise IndexError(f"Target {int(bad.reshape(-1)[0])} is out of bounds.")
+    if _fused.defer_check(_first_bad_target, [_fused.raw(target), c, ignore_index],
+                          _target_error):
+        return
+    e = _target_error(_first_bad_target(np.asarray(target._data), c, ignore_index))
+    if e is not None:
+        raise e
+
+
+def _first_bad_target(t, c, ignore_index):
+    """(a class index is out of range, the first that is), numpy or jax."""
+    xp = np if isinstance(t, np.ndarray) else jnp
+    flat = t.reshape(-1)
+    if not flat.size:
+        return xp.zeros(2, xp.int64)
+    bad = (flat != ignore_index) & ((flat < 0) | (flat >= c))
+    return xp.stack([bad.any().astype(xp.int64), flat[xp.argmax(bad)].astype(xp.int64)])
+
+
+def _target_error(v):
+    return IndexError(f"Target {int(v[1])} is out of bounds.") if v[0] else None
 
 
 def _check_target(input, target, weight=None):
@@ -1536,6 +1565,26 @@ def _bce(x, y, *w, reduction):
     return _reduce(loss, reduction)
 
 
+def _bce_out_of_range(x, y):
+    """(an element is outside [0, 1], whether the first is the input's (0) or the target's
+    (1)): torch's kernel checks each element's input, then its target (NaN fails both)."""
+    xp = np if isinstance(x, np.ndarray) else jnp
+    bad_x, bad_y = xp.broadcast_arrays(~((x >= 0) & (x <= 1)), ~((y >= 0) & (y <= 1)))
+    either = (bad_x | bad_y).reshape(-1)
+    if not either.size:
+        return xp.zeros(2, xp.int64)
+    first = xp.argmax(either)
+    return xp.stack([either.any().astype(xp.int64),
+                     (~bad_x.reshape(-1)[first]).astype(xp.int64)])
+
+
+def _bce_error(v):
+    if v[0]:
+        return RuntimeError(f"all elements of {'target' if v[1] else 'input'} should be "
+                            f"between 0 and 1")
+    return None
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
@@ -1564,12 +1613,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                                f"to {list(input.shape)}")
     # torch's kernel checks each element's input, then its target: the first element out of
     # [0, 1] in either names which (NaN fails both comparisons, as in torch)
-    bad = [~((d >= 0) & (d <= 1)) for d in (np.asarray(input._data), np.asarray(target._data))]
-    if any(b.any() for b in bad):
-        bad_in, bad_t = np.broadcast_arrays(*bad)
-        first = int(np.argmax((bad_in | bad_t).ravel()))
-        what = "input" if bad_in.ravel()[first] else "target"
-        raise RuntimeError(f"all elements of {what} should be between 0 and 1")
+    if not _fused.defer_check(_bce_out_of_range, [_fused.raw(input), _fused.raw(target)],
+                              _bce_error):
+        e = _bce_error(_bce_out_of_range(np.asarray(input._data), np.asarray(target._data)))
+        if e is not None:
+            raise e
     args = [weight] if weight is not None else []
     return apply(_bce, input, target, *args, reduction=reduction)
 
