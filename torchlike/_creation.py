@@ -193,7 +193,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         device = data.device
     # jax may alias an aligned numpy buffer on CPU; torch.tensor always copies
     with np.errstate(all="ignore"):
-        arr = np.array(a, dtype=dt.np, copy=True)
+        if dt.category == D._INT and isinstance(a, np.ndarray):
+            arr = D.cast(a, dt.np, np)      # torch's float -> integer conversion (wraps)
+        else:
+            arr = np.array(a, dtype=dt.np, copy=True)
     return _finish(_tiers.to_device(arr), device, requires_grad, pin_memory)
 
 

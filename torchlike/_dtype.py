@@ -327,3 +327,31 @@ def host_scalar(v, d):
                 return np.array(v % (1 << 64), np.uint64).astype(d.np)
             return np.array(_pyfloat(v), np.float64).astype(d.np)
         return np.array(v).astype(d.np)
+
+
+def cast(x, np_dtype, xp=jnp):
+    """``x`` (a jax array, or a numpy array with ``xp=np``) converted to ``np_dtype`` as
+    torch's CPU kernels convert (``to``, ``type``, ``long()``..., ``copy_``).
+
+    Float (and complex, through its real part) to integer follows C's truncating conversion as
+    the x86 instructions torch compiles to give it: the value is truncated toward zero and
+    converted to int64 (for int64 and uint8) or to int32 (for int32, int16 and int8); what does
+    not fit that type (nan, +-inf, large magnitudes) becomes its most negative value; the
+    narrow types then keep the low bits (wrap modulo 2**bits). So ``-1.5 -> uint8`` is 255,
+    ``300.0 -> uint8`` is 44 and ``nan -> int32`` is -2**31. XLA's conversion saturates
+    instead, hence this function. Everything else is a plain ``astype``.
+    """
+    target = np.dtype(np_dtype)
+    src = np.dtype(x.dtype)
+    if target.kind not in "iu" or (src.kind not in "fc" and src != jnp.bfloat16):
+        return x.astype(target)
+    if src.kind == "c":
+        x = xp.real(x)
+    if x.dtype in (np.float16, jnp.bfloat16):
+        x = x.astype(np.float32)
+    wide, lim = (np.int64, 2.0 ** 63) if target in (np.int64, np.uint8) else (np.int32, 2.0 ** 31)
+    t = xp.trunc(x)
+    fits = (t >= -lim) & (t < lim)
+    with np.errstate(all="ignore"):
+        w = xp.where(fits, t, xp.asarray(-lim, x.dtype)).astype(wide)
+        return w.astype(target)

@@ -20,7 +20,7 @@ def _clone(a):
 
 @defop("to_copy", saves=False, grad_name="ToCopyBackward0")
 def _to_copy(a, dtype):
-    return a.astype(dtype)
+    return D.cast(a, dtype)
 
 
 def _copy_strides(t, memory_format):

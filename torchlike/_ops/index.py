@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import jax.numpy as jnp
 
+from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop
 from .. import _fused, _tiers
@@ -335,7 +336,7 @@ def _index_put(a, value, *idx, spec, accumulate, advanced):
     if any(s[0] == "z" for s in spec):
         return a + jnp.zeros((), a.dtype) * jnp.sum(jnp.asarray(value)).astype(a.dtype)
     target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i), a, *idx).shape
-    v = _fit_value(jnp.asarray(value), target, advanced).astype(a.dtype)
+    v = D.cast(_fit_value(jnp.asarray(value), target, advanced), a.dtype)
     if accumulate:
         return _set_impl(a, v, spec, idx, mode="add")
     return _put(spec, a, v, *idx)
@@ -345,7 +346,13 @@ def _value_arg(self, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, complex, np.number)):
-        return value.item() if isinstance(value, np.number) else value
+        value = value.item() if isinstance(value, np.number) else value
+        # torch's checked scalar conversion (through double for half/bfloat16): a number
+        # outside the dtype raises, never wraps
+        if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
+        D.check_scalar(value, self.dtype, 1)
+        return value
     from .typeinfo import typename
     kind = type(value)
     name = ("numpy." if kind.__module__ == "numpy" else "") + kind.__name__

@@ -15,13 +15,13 @@ __all__ = []
 
 @defop("copy", saves=False, grad_name="CopyBackwards")
 def _copy(dst, src):
-    return jnp.broadcast_to(src.astype(dst.dtype), dst.shape)
+    return jnp.broadcast_to(D.cast(src, dst.dtype), dst.shape)
 
 
 @defop("fill", saves=False,
        grad_name=lambda kw: "FillBackward1" if kw["tensor_value"] else "FillBackward0")
 def _fill(dst, value, tensor_value):
-    return jnp.broadcast_to(jnp.asarray(value).astype(dst.dtype), dst.shape)
+    return jnp.broadcast_to(D.cast(jnp.asarray(value), dst.dtype), dst.shape)
 
 
 @defop("zero", saves=False, grad_name="ZeroBackward0")
