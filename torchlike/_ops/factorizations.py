@@ -17,7 +17,7 @@ from .._registry import apply, defop
 from ._surface import methods, public
 from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
                      linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv)
-from .products import tensordot
+from .products import _done, _own_out, tensordot
 
 __all__ = ["trace", "inner", "dist", "cdist", "matrix_exp", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "lu_unpack", "vander", "lu", "lu_solve"]
@@ -39,13 +39,14 @@ def trace(input):
 
 
 @public(out=True)
-def inner(input, other):
+@_own_out
+def inner(input, other, *, out=None):
     if input.ndim == 0 or other.ndim == 0:
-        return input * other
+        return _done(input * other, out, "inner")
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
-    return tensordot(input, other, ([-1], [-1]))
+    return tensordot(input, other, ([-1], [-1]), out=out)
 
 
 def dist(input, other, p=2):

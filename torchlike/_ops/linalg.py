@@ -12,7 +12,7 @@ from .. import _dtype as D
 from .._registry import apply, defop
 from .._tensor import _wrap_dim
 from ._surface import methods, public
-from .products import LinAlgError, _cross_impl, _tname, mm
+from .products import LinAlgError, _cpp, _cross_impl, _done, _own_out, _tname, mm
 
 __all__ = ['det', 'logdet', 'slogdet', 'inverse', 'pinverse', 'matrix_power', 'cholesky', 'svd',
            'qr']
@@ -630,23 +630,45 @@ def linalg_cross(input, other, *, dim=-1):
 
 
 @public(out=True)
-def linalg_multi_dot(tensors):
-    if len(tensors) < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+@_own_out
+def linalg_multi_dot(tensors, *, out=None):
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
     first, last = tensors[0], tensors[-1]
+    if first.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
+                           f"{first.ndim}D")
+    if last.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got "
+                           f"{last.ndim}D")
+    for i in range(1, n - 1):
+        if tensors[i].ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].ndim}D")
     ts = list(tensors)
     if first.ndim == 1:
         ts[0] = first.unsqueeze(0)
     if last.ndim == 1:
         ts[-1] = last.unsqueeze(-1)
-    out = ts[0]
+    for i in range(1, n):
+        if ts[i].dtype is not ts[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {_cpp(ts[0].dtype)} and tensor {i} {_cpp(ts[i].dtype)}")
+        if ts[i - 1].shape[-1] != ts[i].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
+                               f"{list(tensors[i - 1].shape)} and {list(tensors[i].shape)} "
+                               f"cannot be multiplied")
+    if out is not None and out.dtype is not ts[0].dtype:
+        raise RuntimeError(f"multi_dot(): expected out tensor to have dtype {_cpp(ts[0].dtype)} "
+                           f"but got {_cpp(out.dtype)}")
+    res = ts[0]
     for t in ts[1:]:
-        out = mm(out, t)
+        res = mm(res, t)
     if first.ndim == 1:
-        out = out.squeeze(0)
+        res = res.squeeze(0)
     if last.ndim == 1:
-        out = out.squeeze(-1)
-    return out
+        res = res.squeeze(-1)
+    return _done(res, out, "linalg_multi_dot")
 
 
 # ------------------------------------------------------------------ Tensor methods

@@ -9,7 +9,34 @@ import numpy as np
 from .. import _dtype as D
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
-from ._surface import inplace_methods, methods, public, toplevel
+from ._surface import inplace_methods, methods, public, toplevel, write_out
+
+
+def _own_out(fn):
+    """``fn`` takes torch's ``out=`` itself (its out checks sit among the op's own checks, as in
+    torch's structured kernels); the Tensor method is ``fn`` without ``out``."""
+    import functools
+
+    def no_out(*args, **kwargs):
+        if "out" in kwargs:
+            raise TypeError(f"{fn.__name__}() got an unexpected keyword argument 'out'")
+        return fn(*args, **kwargs)
+    functools.update_wrapper(no_out, fn)
+    del no_out.__wrapped__
+    fn.__wrapped__ = no_out
+    fn._handles_out = True
+    return fn
+
+
+def _out_check(out, expected):
+    """A structured kernel's ``out``: it must have the dtype the kernel computes in."""
+    if out is not None and out.dtype is not expected:
+        raise RuntimeError(f"Expected out tensor to have dtype {_cpp(expected)}, but got "
+                           f"{_cpp(out.dtype)} instead")
+
+
+def _done(result, out, name):
+    return result if out is None else write_out(result, out, name)
 
 __all__ = ['matmul', 'mm', 'bmm', 'mv', 'dot', 'vdot', 'outer', 'ger', 'einsum', 'tensordot',
            'addmm', 'addmv', 'addr', 'baddbmm', 'addbmm', 'kron', 'cross', 'chain_matmul']
@@ -35,74 +62,173 @@ def _matmul(a, b, ndims):
     return jnp.matmul(a, b)
 
 
-def _check(a, b):
-    sa, sb = tuple(a._d.shape), tuple(b._d.shape)
-    if len(sa) == 0 or len(sb) == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{len(sa)}D and {len(sb)}D")
+def _cpp(dt):
+    """torch's C++ type name of ``dt`` (caffe2 TypeMeta: "float", "long int", "c10::Half")."""
+    from .._tensor import _CPP
+    return _CPP[dt.name]
+
+
+def _not_for_bool(kernel, *ts):
+    """torch's CPU kernels dispatch on every type but bool: a bool operand raises their
+    NotImplementedError."""
+    for t in ts:
+        if t.dtype is D.bool:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _dot_checks(a, b, out=None):
+    if out is not None and out.dtype is not a.dtype:
+        raise RuntimeError(f"result dtype {_tname(out.dtype)} does not match input dtype "
+                           f"{_tname(a.dtype)}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_tname(a.dtype)} and {_tname(b.dtype)}")
+    if a._d.shape[0] != b._d.shape[0]:
+        n, m = a._d.shape[0], b._d.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                           f"have the same number of elements, but got {n} and {m} elements "
+                           f"respectively")
+    _not_for_bool("dot", a)
+
+
+def _mv_checks(inp, mat, vec, rows, k, out=None):
+    """addmv's checks after its rank check: sizes, then the three dtypes (torch's mv passes a
+    result of ``vec``'s dtype as ``input``)."""
+    n = vec._d.shape[0]
+    if k != n or (inp is not None and tuple(inp._d.shape) not in ((rows,), (1,), ())):
+        irows = rows if inp is None else _size(inp, 0)
+        raise RuntimeError(f"size mismatch, got input ({irows}), mat ({rows}x{k}), vec ({n})")
+    idt = (vec.dtype if out is None else out.dtype) if inp is None else inp.dtype
+    if not (idt is mat.dtype is vec.dtype):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_tname(idt)}, {_tname(mat.dtype)}, and {_tname(vec.dtype)}")
+    if inp is not None:
+        _out_check(out, inp.dtype)
+    _not_for_bool("addmv_impl_cpu", mat)
+
+
+def _mm_checks(a, b, sa, sb, out=None):
+    """mm's checks on the (folded) matrices of shapes ``sa`` and ``sb``."""
+    if sa[1] != sb[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and "
+                           f"{sb[0]}x{sb[1]})")
+    _out_check(out, a.dtype)
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{a.dtype.name.replace('float32', 'float')} != "
-                           f"{b.dtype.name.replace('float32', 'float')}")
-    k_a = sa[-1]
-    k_b = sb[0] if len(sb) == 1 else sb[-2]
-    if k_a == k_b:
-        return
-    if len(sa) == 1 and len(sb) == 1:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{sa[0]}] and src "
-                           f"[{sb[0]}] to have the same number of elements, but got {sa[0]} "
-                           f"and {sb[0]} elements respectively")
-    if len(sa) == 2 and len(sb) == 1:
-        raise RuntimeError(f"size mismatch, got input ({sa[0]}), mat ({sa[0]}x{sa[1]}), "
-                           f"vec ({sb[0]})")
-    if len(sa) <= 2 and len(sb) <= 2:
-        m1 = "x".join(map(str, sa if len(sa) == 2 else (1,) + sa))
-        m2 = "x".join(map(str, sb))
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m1} and {m2})")
-    raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                       f"[{sb[0] if len(sb) > 2 else 1}, {k_a}] but got: "
-                       f"[{sb[0] if len(sb) > 2 else 1}, {k_b}].")
+                           f"{_cpp(a.dtype)} != {_cpp(b.dtype)}")
+    _not_for_bool("addmm_impl_cpu_", a)
+
+
+def _bmm_kernel_checks(b1, b2, numel, k, kernel="bmm"):
+    """bmm's kernel: nothing to compute (no element or an empty contraction) skips its checks;
+    else a bool ``batch1`` is not implemented and ``batch2`` must have its dtype."""
+    if numel == 0 or k == 0:
+        return False
+    _not_for_bool(kernel, b1)
+    if b1.dtype is not b2.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(b1.dtype)} but found "
+                           f"{_tname(b2.dtype)}")
+    return True
+
+
+def _check(a, b, out=None):
+    """torch.matmul's checks, in the order of the kernel it reduces to (dot, mv, mm or bmm).
+    Returns False where torch skips the dtype checks (an empty batched product)."""
+    sa, sb = tuple(a._d.shape), tuple(b._d.shape)
+    na, nb = len(sa), len(sb)
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{na}D and {nb}D")
+    if na == 1 and nb == 1:
+        _dot_checks(a, b, out)
+    elif nb == 1:
+        rows = _numel(sa[:-1])
+        _mv_checks(None, a, b, rows, sa[-1], out)
+    elif nb == 2:
+        _mm_checks(a, b, (_numel(sa[:-1]), sa[-1]), sb, out)
+    else:
+        from .._registry import broadcast_error
+        ba, bb = sa[:-2], sb[:-2]
+        err = broadcast_error([ba, bb])
+        if err:
+            raise RuntimeError(err)
+        batch = _numel(np.broadcast_shapes(ba, bb))
+        k_a, k_b = sa[-1], sb[-2]
+        if k_a != k_b:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{batch}, {k_a}] but got: [{batch}, {k_b}].")
+        m = sa[-2] if na >= 2 else 1
+        _out_check(out, b.dtype)
+        return _bmm_kernel_checks(a, b, batch * m * sb[-1], k_a)
+    return True
 
 
 @public(out=True)
-def matmul(input, other):
+@_own_out
+def matmul(input, other, *, out=None):
     """torch.matmul: dot, mv, mm or a batched product by the inputs' dims."""
-    _check(input, other)
-    return apply(_matmul, input, other, ndims=(input._d.ndim, other._d.ndim))
+    if not _check(input, other, out):
+        # an empty batched product: torch's bmm returns zeros of ``other``'s dtype unchecked
+        input = input.to(other.dtype)
+    return _done(apply(_matmul, input, other, ndims=(input._d.ndim, other._d.ndim)), out,
+                 "matmul")
 
 
 @public(out=True)
-def mm(input, mat2):
+@_own_out
+def mm(input, mat2, *, out=None):
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    return matmul(input, mat2)
+    _mm_checks(input, mat2, tuple(input._d.shape), tuple(mat2._d.shape), out)
+    return _done(apply(_matmul, input, mat2, ndims=(2, 2)), out, "mm")
 
 
 @public(out=True)
-def bmm(input, mat2):
+@_own_out
+def bmm(input, mat2, *, out=None):
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _check(input, mat2)
-    return apply(_matmul, input, mat2, ndims=(-3, -3))
+    sa, sb = tuple(input._d.shape), tuple(mat2._d.shape)
+    if sb[0] != sa[0] or sb[1] != sa[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
+    _out_check(out, mat2.dtype)
+    if not _bmm_kernel_checks(input, mat2, sa[0] * sa[1] * sb[2], sa[2]):
+        # nothing to compute: torch's result has batch2's dtype, unchecked
+        input = input.to(mat2.dtype)
+    return _done(apply(_matmul, input, mat2, ndims=(-3, -3)), out, "bmm")
 
 
 @public(out=True)
-def mv(input, vec):
+@_own_out
+def mv(input, vec, *, out=None):
+    _size(input, 0)         # torch sizes its result first
     if input.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
-    return matmul(input, vec)
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, "
+                           f"{vec.ndim}")
+    _mv_checks(None, input, vec, input._d.shape[0], input._d.shape[1], out)
+    return _done(apply(_matmul, input, vec, ndims=(2, 1)), out, "mv")
 
 
 @public(out=True)
-def dot(input, other):
+@_own_out
+def dot(input, other, *, out=None):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            f"tensors")
-    return matmul(input, other)
+    _dot_checks(input, other, out)
+    return _done(apply(_matmul, input, other, ndims=(1, 1)), out, "dot")
 
 
 methods(matmul=matmul)
@@ -134,17 +260,13 @@ def _vdot(a, b):
 
 
 @public(out=True)
-def vdot(input, other):
+@_own_out
+def vdot(input, other, *, out=None):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            f"tensors")
-    _same_dtype(input, other, "dot : expected both vectors to have same dtype, but found {} "
-                              "and {}")
-    if input.shape[0] != other.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
-                           f"src [{other.shape[0]}] to have the same number of elements, but "
-                           f"got {input.shape[0]} and {other.shape[0]} elements respectively")
-    return apply(_vdot, input, other)
+    _dot_checks(input, other, out)
+    return _done(apply(_vdot, input, other), out, "vdot")
 
 
 @defop("outer", promote="common", grad_name="MulBackward0")
@@ -164,7 +286,7 @@ def outer(input, vec2):
 ger = outer
 
 
-@defop("einsum", grad_name="EinsumBackward")
+@defop("einsum", promote="common", grad_name="EinsumBackward")
 def _einsum(*ops, eq):
     return jnp.einsum(eq, *ops)
 
@@ -174,10 +296,6 @@ def einsum(equation, *operands):
         operands = tuple(operands[0])
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
-    for o in operands[1:]:
-        if o.dtype is not operands[0].dtype:
-            raise RuntimeError(f"expected scalar type {_tname(operands[0].dtype)} but found "
-                               f"{_tname(o.dtype)}")
     eq = equation.replace(" ", "")
     lhs = eq.split("->")[0].split(",")
     if len(lhs) != len(operands):
@@ -206,7 +324,30 @@ def einsum(equation, *operands):
                                    f"{seen[lab]}")
             if n != 1 or lab not in seen:
                 seen[lab] = n
-    return apply(_einsum, *operands, eq=eq)
+    # torch first sums each label that only one operand has and the output drops: an
+    # integral or bool operand's sum is int64
+    sides = eq.split("->")
+    ins = sides[0].split(",")
+    out = sides[1] if len(sides) > 1 else "".join(
+        c for c in sorted(set(sides[0])) if c.isalpha() and sides[0].count(c) == 1)
+    ops = list(operands)
+    for k, (sub, o) in enumerate(zip(ins, ops)):
+        private = [c for c in sub if c.isalpha() and c not in out
+                   and not any(c in other for j, other in enumerate(ins) if j != k)]
+        if private and not o.dtype.is_floating_point and not o.dtype.is_complex:
+            ops[k] = o.to(D.int64)
+    pair_mul = False
+    if len(ops) == 2:
+        # torch contracts a pair with bmm (no bool kernel, one dtype) where a label of both
+        # operands is summed away, else it multiplies them (with type promotion)
+        pair_mul = not any(c.isalpha() and c in ins[1] and c not in out for c in ins[0])
+        if not pair_mul and ops[0].dtype is D.bool:
+            raise NotImplementedError('"bmm" not implemented for \'Bool\'')
+    for o in ops[1:]:
+        if o.dtype is not ops[0].dtype and not pair_mul:
+            raise RuntimeError(f"expected scalar type {_tname(ops[0].dtype)} but found "
+                               f"{_tname(o.dtype)}")
+    return apply(_einsum, *ops, eq=eq)
 
 
 @defop("tensordot", promote="common", grad_name="TensordotBackward0")
@@ -215,13 +356,16 @@ def _tensordot(a, b, dims_a, dims_b):
 
 
 @public(out=True)
-def tensordot(a, b, dims=2):
+@_own_out
+def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        da = list(range(a.ndim - dims, a.ndim))
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da = list(range(-dims, 0))
         db = list(range(dims))
     else:
         da, db = dims
@@ -229,15 +373,29 @@ def tensordot(a, b, dims=2):
         db = [db] if isinstance(db, int) else list(db)
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
+    given = list(zip(da, db))
     da = tuple(_wrap_dim(d, a.ndim) for d in da)
     db = tuple(_wrap_dim(d, b.ndim) for d in db)
-    for x, y in zip(da, db):
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    for x, y, (gx, gy) in zip(da, db, given):
         if a.shape[x] != b.shape[y]:
+            # torch sums the other operand over a contracted dim of size 1
+            if a.shape[x] == 1:
+                b = b.sum(y, keepdim=True)
+                continue
+            if b.shape[y] == 1:
+                a = a.sum(x, keepdim=True)
+                continue
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
-                               f"dim {y}")
-    _same_dtype(a, b, "expected scalar type {} but found {}")
-    return apply(_tensordot, a, b, dims_a=da, dims_b=db)
+                               f"{a.shape[x]} in dim {gx} and second has size {b.shape[y]} in "
+                               f"dim {gy}")
+    _not_for_bool("dot" if a.ndim == b.ndim == len(da) == 1 else "addmm_impl_cpu_", a)
+    if out is not None and out.dtype is not a.dtype:
+        raise RuntimeError(f"tensordot: Expected the output tensor to have dtype "
+                           f"{_tname(a.dtype)}, but got an output tensor with dtype "
+                           f"{_tname(out.dtype)}")
+    return _done(apply(_tensordot, a, b, dims_a=da, dims_b=db), out, "tensordot")
 
 
 def _addmm_name(kw):
@@ -255,7 +413,7 @@ def _addmm(c, a, b, beta, alpha, kind):
         # without autograd: no transposed weight nor flattened input to make first)
         p = jax.lax.dot_general(a.reshape(-1, a.shape[-1]), b, (((1,), (1,)), ((), ())))
     elif kind == "addbmm":
-        p = jnp.sum(jnp.matmul(a, b), axis=0)
+        p = jnp.sum(jnp.matmul(a, b), axis=0, dtype=jnp.result_type(a, b))
     else:
         p = jnp.matmul(a, b)
     if alpha != 1:
@@ -268,6 +426,11 @@ def _addmm(c, a, b, beta, alpha, kind):
 
 def _add_check(input, shape):
     ish = tuple(input._d.shape)
+    if len(ish) > len(shape):
+        raise RuntimeError(f"expand(torch.{_tname(input.dtype)}Tensor{{{list(ish)}}}, size="
+                           f"{list(shape)}): the number of sizes provided ({len(shape)}) must be "
+                           f"greater or equal to the number of dimensions in the tensor "
+                           f"({len(ish)})")
     if len(ish) > len(shape) or any(s != 1 and s != t for s, t in
                                     zip(ish[::-1], shape[::-1])):
         bad = next(i for i in range(1, len(ish) + 1)
@@ -278,16 +441,45 @@ def _add_check(input, shape):
                            f"{list(ish)}")
 
 
-@public(out=True)
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    if mat1.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2
-                           else f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
-    _same_dtype(mat1, mat2, "self and mat2 must have the same dtype, but got {} and {}")
+def _inplace_check(self, dtype, shape):
+    """A structured in-place kernel's ``self`` must be its output: same dtype and size."""
+    if self.dtype is not dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp(self.dtype)} and output "
+                           f"tensor dtype {_cpp(dtype)} should match")
+    if tuple(self._d.shape) != tuple(shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self._d.shape)} and "
+                           f"output tensor size {list(shape)} should match")
+
+
+def _addmm_checks(input, mat1, mat2, out=None, inplace=False):
+    """addmm's meta checks (dtypes first, then ranks and sizes), its expansion of ``input``
+    and its kernel's dtype dispatch."""
+    _same_dtype(input, mat2, "self and mat2 must have the same dtype, but got {} and {}")
+    _same_dtype(mat1, mat2, "mat1 and mat2 must have the same dtype, but got {} and {}")
+    if mat1.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor")
+    if mat2.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
                            f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    if inplace:
+        _inplace_check(input, mat1.dtype, (mat1.shape[0], mat2.shape[1]))
     _add_check(input, (mat1.shape[0], mat2.shape[1]))
+    _out_check(out, input.dtype)
+    _not_for_bool("addmm_impl_cpu_", mat1)
+
+
+@public(out=True)
+@_own_out
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    _addmm_checks(input, mat1, mat2, out)
+    return _done(apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm"), out,
+                 "addmm")
+
+
+def _addmm_inplace(input, mat1, mat2, *, beta=1, alpha=1):
+    _addmm_checks(input, mat1, mat2, inplace=True)
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
 
 
@@ -295,61 +487,115 @@ def linear_rows(bias, input, weight):
     """``input`` (its rows flattened) times ``weight`` transposed plus ``bias``, as one op: F.linear
     where autograd records nothing (torch's graph, ``t`` and ``view`` around ``addmm``, is then
     not observable)."""
+    _not_for_bool("addmm_impl_cpu_", input)
     return apply(_addmm, bias, input, weight, beta=1, alpha=1, kind="linear")
 
 
 @public(out=True)
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    if mat.ndim != 2 or vec.ndim != 1:
+@_own_out
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
-    if mat.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({mat.shape[0]}), mat ({mat.shape[0]}x"
-                           f"{mat.shape[1]}), vec ({vec.shape[0]})")
-    _add_check(input, (mat.shape[0],))
-    return apply(_addmm, input, mat, vec, beta=beta, alpha=alpha, kind="mv")
+    _mv_checks(input, mat, vec, mat.shape[0], mat.shape[1], out)
+    return _done(apply(_addmm, input, mat, vec, beta=beta, alpha=alpha, kind="mv"), out,
+                 "addmv")
 
 
 @public(out=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    if vec1.ndim != 1 or vec2.ndim != 1:
+    if vec1.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D")
+    if vec2.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
     _add_check(input, (vec1.shape[0], vec2.shape[0]))
     return apply(_addmm, input, vec1, vec2, beta=beta, alpha=alpha, kind="r")
 
 
-def _bmm_check(b1, b2):
-    if b1.ndim >= 2 and b2.ndim == 2:
-        # torch reads batch2's size(2) first
-        raise IndexError(f"Dimension out of range (expected to be in range of [-2, 1], but got "
-                         f"2)")
+def _size(t, d):
+    """``t.size(d)`` as torch reads it (IndexError out of range)."""
+    n = t._d.ndim
+    if n == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if d >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return t._d.shape[d]
+
+
+def _bmm_shape_checks(b1, b2):
     if b1.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _same_dtype(b1, b2, "expected scalar type {} but found {}")
     if b1.shape[0] != b2.shape[0] or b1.shape[2] != b2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b1.shape[0]}, {b1.shape[2]}] but got: [{b2.shape[0]}, "
                            f"{b2.shape[1]}].")
 
 
-@public(out=True)
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    _bmm_check(batch1, batch2)
-    _add_check(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+def _baddbmm(input, batch1, batch2, beta, alpha, inplace, out=None):
+    shape = (_size(batch1, 0), _size(batch1, 1), _size(batch2, 2))
+    _add_check(input, shape)
+    if input.dtype is not batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input.dtype)}, "
+                           f"batch1: {_cpp(batch1.dtype)}, batch2: {_cpp(batch2.dtype)}")
+    _bmm_shape_checks(batch1, batch2)
+    if inplace:
+        _inplace_check(input, batch2.dtype, shape)
+    _out_check(out, batch2.dtype)
+    if not _bmm_kernel_checks(batch1, batch2, _numel(shape), shape[2] and batch1.shape[2],
+                              "baddbmm"):
+        # nothing to multiply: torch's result has batch2's dtype
+        batch1, input = batch1.to(batch2.dtype), input.to(batch2.dtype)
     return apply(_addmm, input, batch1, batch2, beta=beta, alpha=alpha, kind="bmm")
 
 
 @public(out=True)
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    _bmm_check(batch1, batch2)
-    _add_check(input, (batch1.shape[1], batch2.shape[2]))
-    return apply(_addmm, input, batch1, batch2, beta=beta, alpha=alpha, kind="addbmm")
+@_own_out
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    return _done(_baddbmm(input, batch1, batch2, beta, alpha, False, out), out, "baddbmm")
+
+
+def _baddbmm_inplace(input, batch1, batch2, *, beta=1, alpha=1):
+    return _baddbmm(input, batch1, batch2, beta, alpha, True)
+
+
+@public(out=True)
+@_own_out
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    _add_check(input, (_size(batch1, 1), _size(batch2, 2)))
+    _bmm_shape_checks_addbmm(batch1, batch2)
+    # torch copies ``input`` into the result (``out``'s dtype), then adds each batch's addmm
+    res = input if out is None else input.to(out.dtype)
+    if batch1.shape[0] == 0:
+        # no batch: torch returns ``beta * input`` without its per-batch addmm checks
+        return _done(apply(_addmm, res, batch1.to(res.dtype), batch2.to(res.dtype), beta=beta,
+                           alpha=alpha, kind="addbmm"), out, "addbmm")
+    _same_dtype(res, batch2, "self and mat2 must have the same dtype, but got {} and {}")
+    _same_dtype(batch1, batch2, "mat1 and mat2 must have the same dtype, but got {} and {}")
+    _not_for_bool("addmm_impl_cpu_", batch1)
+    return _done(apply(_addmm, res, batch1, batch2, beta=beta, alpha=alpha, kind="addbmm"),
+                 out, "addbmm")
+
+
+def _bmm_shape_checks_addbmm(b1, b2):
+    if b1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if b1.shape[0] != b2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{b1.shape[0]} and {b2.shape[0]}")
+    if b1.shape[2] != b2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} "
+                           f"and {b2.shape[1]}x{b2.shape[2]})")
 
 
 @defop("kron", promote="common", grad_name="KronBackward0")
 def _kron(a, b):
+    if a.dtype == jnp.bool_:
+        return jnp.kron(a.astype(jnp.uint8), b.astype(jnp.uint8)).astype(jnp.bool_)
     return jnp.kron(a, b)
 
 
@@ -399,15 +645,32 @@ def cross(input, other, dim=None):
     return _cross_impl(input, other, dim, "linalg.cross")
 
 
+_CHAIN_MATMUL_WARNED = [False]
+
+
 @public(out=True)
-def chain_matmul(*matrices):
-    out = matrices[0]
-    for m in matrices[1:]:
-        out = mm(out, m)
-    return out
+@_own_out
+def chain_matmul(*matrices, out=None):
+    if not _CHAIN_MATMUL_WARNED[0]:
+        # torch's TORCH_WARN_ONCE: once per process
+        _CHAIN_MATMUL_WARNED[0] = True
+        import warnings
+        warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                      "release. Use torch.linalg.multi_dot instead, which accepts a list of two "
+                      "or more tensors rather than multiple parameters.", UserWarning,
+                      stacklevel=2)
+    for m in matrices:
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return _done(matrices[0].clone(), out, "chain_matmul")
+    from .linalg import linalg_multi_dot
+    return linalg_multi_dot(matrices, out=out)
 
 
 methods(vdot=vdot, outer=outer, ger=outer, addmm=addmm, addmv=addmv, addr=addr, baddbmm=baddbmm,
         addbmm=addbmm, kron=kron, cross=cross)
-inplace_methods(addmm=addmm, addmv=addmv, addr=addr, baddbmm=baddbmm, addbmm=addbmm)
+inplace_methods(addmm=_addmm_inplace, addmv=addmv, addr=addr, baddbmm=_baddbmm_inplace, addbmm=addbmm)
 toplevel("addmv_")

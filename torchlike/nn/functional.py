@@ -89,19 +89,30 @@ def linear(input, weight, bias=None):
         from ..amp.autocast_mode import cast_composite
         cast = cast_composite("linear", input, weight, *(() if bias is None else (bias,)))
         input, weight, bias = cast[0], cast[1], (cast[2] if bias is not None else None)
+    if bias is None and input.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"0D and {weight.ndim}D")
     if weight.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{weight.ndim}D")
+    if bias is None and weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and 0D")
+    if bias is not None and input.ndim >= 1:
+        # torch's addmm(bias, input, weight.t()) checks the dtypes first, bias's first
+        if bias.dtype != weight.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                               f"{_legacy(bias.dtype)} and {_legacy(weight.dtype)}")
+        if input.dtype != weight.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{_legacy(input.dtype)} and {_legacy(weight.dtype)}")
     if input.ndim >= 1 and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
         rows = 1
         for n in tuple(input.shape)[:-1]:
             rows *= n
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
                            f"{input.shape[-1]} and {weight.shape[1]}x{weight.shape[0]})")
-    if input.dtype != weight.dtype:
-        if bias is not None and input.ndim >= 1:
-            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                               f"{_legacy(input.dtype)} and {_legacy(weight.dtype)}")
+    if input.dtype != weight.dtype and weight.ndim == 2:   # (else matmul's own checks)
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_CPP_NAMES[input.dtype.name]} != {_CPP_NAMES[weight.dtype.name]}")
     if bias is not None and bias.dtype != weight.dtype:
@@ -135,6 +146,27 @@ def _bilinear(x1, x2, w, *b):
 
 
 def bilinear(input1, input2, weight, bias=None):
+    ts = [input1, input2, weight] + ([] if bias is None else [bias])
+    if any(t.dtype != input1.dtype for t in ts):
+        names = ["input1", "input2", "weight", "bias"]
+        raise RuntimeError("All tensors must have the same dtype, got " + ", ".join(
+            f"{n}: {_CPP_NAMES[t.dtype.name]}" for n, t in zip(names, ts)))
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    for i, (a, b) in enumerate(zip(tuple(input1.shape)[:-1], tuple(input2.shape)[:-1])):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                               f"{a} and {b}")
+    for k, x in ((1, input1), (2, input2)):
+        if x.shape[-1] != weight.shape[k]:
+            raise RuntimeError(f"bilinear(): input{k} size does not match weight size: got "
+                               f"{x.shape[-1]} but expected {weight.shape[k]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {weight.shape[0]}")
+    if input1.dtype == _tl.bool:
+        raise NotImplementedError('"bmm" not implemented for \'Bool\'')
     if bias is None:
         return apply(_bilinear, input1, input2, weight)
     return apply(_bilinear, input1, input2, weight, bias)
