@@ -124,7 +124,8 @@ def _run_jobs(d):
     }
     deadline = t0 + TIMEOUT
     done = {k: list(_finish(p, deadline)) for k, p in procs.items()}
-    assert "PIDS " in done["spawn"][1], f"the spawn job printed no pids:\n{done['spawn'][2][-4000:]}"
+    assert "PIDS " in done["spawn"][1], \
+        f"the spawn job printed no pids:\n{done['spawn'][2][-4000:]}"
     res = {"dir": str(d), "done": done,
            "leftover": {"torchlike": _leftover(str(d / "tl")),
                         "crash": _leftover(os.path.join(WORKERS, "failures.py")),

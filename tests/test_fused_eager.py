@@ -1,8 +1,10 @@
-"""Fused eager mode: ops recorded into segments that run as one cached XLA program at a host read.
+"""Fused eager mode: ops recorded into segments that run as one cached XLA program at a host read
+or at the end of a backward.
 
 Pinned here: a steady training step runs one program and traces nothing new; the cut reasons of
-a logging loop (and of one that reads nothing: a backward ends a step's segment); values equal strict mode's (and torch's); hooks, views, version counters and
-errors keep eager semantics; the switches."""
+a logging loop (and of one that reads nothing: a backward ends a step's segment); values equal
+strict mode's (and torch's); hooks, views, version counters and errors keep eager semantics;
+value checks of computed inputs run with the segment; the switches."""
 import threading
 
 import numpy as np
