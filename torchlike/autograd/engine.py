@@ -80,10 +80,12 @@ class _Walk:
             self.keep = _needed(nodes, self.targets)
             nodes = [n for n in nodes if n in self.keep]
         self.nodes = frozenset(nodes)
-        self.deps = {}
+        self.deps = deps = {}
+        self.kids = kids = {}           # node -> its children in the walk (made once)
         for n in nodes:
-            for child in self.children(n):
-                self.deps[child] = self.deps.get(child, 0) + 1
+            ks = kids[n] = self.children(n)
+            for child in ks:
+                deps[child] = deps.get(child, 0) + 1
         self.tick = itertools.count()
         self.ready = [(-n.seq, next(self.tick), n) for n in root_nodes
                       if self.deps.get(n, 0) == 0 and (self.keep is None or n in self.keep)]
@@ -99,8 +101,10 @@ class _Walk:
 
     def done(self, node):
         """``node`` has run: its children wait for one parent less."""
-        for child in self.children(node):
-            d = self.deps[child] = self.deps[child] - 1
+        deps = self.deps
+        kids = self.kids.get(node)
+        for child in (kids if kids is not None else self.children(node)):
+            d = deps[child] = deps[child] - 1
             if d == 0:
                 heapq.heappush(self.ready, (-child.seq, next(self.tick), child))
 
