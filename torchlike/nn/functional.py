@@ -1121,15 +1121,22 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 def _legacy_reduction(size_average, reduce, reduction):
+    """torch's ``_Reduction.legacy_get_string``: the deprecated ``size_average``/``reduce``
+    arguments, when given, decide the reduction (with torch's UserWarning, once per call)."""
     if size_average is None and reduce is None:
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if size_average and reduce:
-        return "mean"
-    if reduce:
-        return "sum"
-    return "none"
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    import warnings
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' "
+                  f"instead.", UserWarning, stacklevel=1)
+    return ret
 
 
 def _check_reduction(reduction):
@@ -1301,6 +1308,7 @@ def _soft_margin(x, y, reduction):
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _no_grad_arg("soft_margin_loss", "target", target)
     return apply(_soft_margin, input, target, reduction=reduction)
 
 
@@ -1750,8 +1758,9 @@ def _kl_div(x, t, reduction, log_target):
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    legacy = size_average is not None or reduce is not None
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
-    if reduction == "mean":
+    if reduction == "mean" and not legacy:
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns with "
                       "the KL div math definition.'mean' will be changed to behave the same as "
@@ -3390,9 +3399,10 @@ def _poisson_nll(x, t, log_input, full, eps, reduction):
     else:
         loss = x - t * jnp.log(x + eps)
     if full:
-        st = t * jnp.log(jnp.where(t > 1, t, 1.0)) - t + 0.5 * jnp.log(
-            2 * jnp.pi * jnp.where(t > 1, t, 1.0))
-        loss = loss + jnp.where(t > 1, st, 0.0)
+        # torch's ``stirling.masked_fill(target <= 1, 0)``: the masked term's target gradient
+        # is 0 * log(0) = NaN at a zero target, as in torch
+        st = t * jnp.log(t) - t + 0.5 * jnp.log(2 * jnp.pi * t)
+        loss = loss + jnp.where(t <= 1, 0.0, st)
     return _reduce(loss, reduction)
 
 
@@ -3450,7 +3460,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _broadcastable(target, input)
-    return apply(_hinge_emb, input, target, margin=float(margin), reduction=reduction)
+    # torch reads the target only through comparisons: it has no gradient (None)
+    return apply(_hinge_emb, input, target.detach(), margin=float(margin), reduction=reduction)
 
 
 @defop("multilabel_soft_margin_loss", promote="common", grad_name=_loss_name("DivBackward0"))

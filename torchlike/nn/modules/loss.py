@@ -15,10 +15,8 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
+            # (the one deprecation warning is _legacy_reduction's, as torch's legacy_get_string)
             self.reduction = F._legacy_reduction(size_average, reduce, reduction)
-            import warnings
-            warnings.warn("size_average and reduce args will be deprecated, please use "
-                          f"reduction='{self.reduction}' instead.", stacklevel=1)
         else:
             self.reduction = reduction
 

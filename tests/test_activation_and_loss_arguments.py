@@ -1,0 +1,210 @@
+"""Losses and activations with unusual arguments, against torch 2.13.
+
+Losses: every ``nn.functional`` loss with a target that requires grad gives torch's target
+gradient (or None), or raises torch's error (soft_margin_loss); the deprecated
+``size_average``/``reduce`` arguments give torch's one UserWarning, in the functional and the
+module forms. Activations: invalid or edge parameters (zero/negative/inf/nan alpha, beta,
+lambda, threshold, slope, bounds; prelu's weight shapes and dtypes) raise torch's exception
+with its message, or give torch's values and gradients."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from oracle import both_outcomes
+
+R = np.random.default_rng(0)
+X = R.standard_normal((3, 4))
+P = R.random((3, 4)) * 0.8 + 0.1
+Y01 = (R.random((3, 4)) > 0.5).astype(np.float64)
+YPM = Y01 * 2 - 1
+Y1 = np.array([1.0, -1.0, 1.0])
+YPOIS = np.array([[0.0, 1.0, 2.0, 0.5], [3.0, 0.0, 1.0, 2.0], [0.0, 0.0, 4.0, 1.0]])
+
+
+def _close(a, b):
+    if (a is None) != (b is None):
+        return False
+    if a is None:
+        return True
+    a, b = np.asarray(a.tolist()), np.asarray(b.tolist())
+    return a.shape == b.shape and np.allclose(a, b, equal_nan=True, atol=1e-6, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ losses: target gradients
+
+def _pw(m):
+    return m.ones(4, dtype=m.float64) * 2
+
+
+LOSSES = {
+    "l1_loss": (lambda F, m, x, y, **k: F.l1_loss(x, y, **k), X, X[::-1]),
+    "mse_loss": (lambda F, m, x, y, **k: F.mse_loss(x, y, **k), X, X[::-1]),
+    "mse_loss_broadcast": (lambda F, m, x, y, **k: F.mse_loss(x, y, **k), X, X[0]),
+    "smooth_l1_loss": (lambda F, m, x, y, **k: F.smooth_l1_loss(x, y, **k), X, X[::-1] * 0.3),
+    "huber_loss": (lambda F, m, x, y, **k: F.huber_loss(x, y, **k), X, X[::-1] * 3),
+    "soft_margin_loss": (lambda F, m, x, y, **k: F.soft_margin_loss(x, y, **k), X, YPM),
+    "bce_with_logits": (lambda F, m, x, y, **k: F.binary_cross_entropy_with_logits(x, y, **k),
+                        X, P),
+    "bce_with_logits_pos_weight": (
+        lambda F, m, x, y, **k: F.binary_cross_entropy_with_logits(x, y, pos_weight=_pw(m), **k),
+        X, P),
+    "binary_cross_entropy": (lambda F, m, x, y, **k: F.binary_cross_entropy(x, y, **k),
+                             P, P[::-1]),
+    "poisson_nll_loss": (lambda F, m, x, y, **k: F.poisson_nll_loss(x, y, **k), X, YPOIS),
+    "poisson_nll_loss_full": (lambda F, m, x, y, **k: F.poisson_nll_loss(x, y, full=True, **k),
+                              X, YPOIS),
+    "poisson_nll_loss_full_no_log": (
+        lambda F, m, x, y, **k: F.poisson_nll_loss(x, y, log_input=False, full=True, **k),
+        P + 0.5, YPOIS),
+    "gaussian_nll_loss": (
+        lambda F, m, x, y, **k: F.gaussian_nll_loss(x, y, (x * 0 + 1.5).detach(), **k),
+        X, X[::-1]),
+    "kl_div": (lambda F, m, x, y, **k: F.kl_div(x, y, **k), np.log(P), P[::-1]),
+    "kl_div_log_target": (lambda F, m, x, y, **k: F.kl_div(x, y, log_target=True, **k),
+                          np.log(P), np.log(P[::-1])),
+    "kl_div_zero_target": (lambda F, m, x, y, **k: F.kl_div(x, y, **k), np.log(P),
+                           P * (P > 0.5)),
+    "hinge_embedding_loss": (lambda F, m, x, y, **k: F.hinge_embedding_loss(x, y, **k), X, YPM),
+    "hinge_embedding_loss_float_target": (
+        lambda F, m, x, y, **k: F.hinge_embedding_loss(x, y, **k), X, X[::-1]),
+    "multilabel_soft_margin_loss": (
+        lambda F, m, x, y, **k: F.multilabel_soft_margin_loss(x, y, **k), X, Y01),
+    "cross_entropy_probabilities": (lambda F, m, x, y, **k: F.cross_entropy(x, y, **k),
+                                    X, P / P.sum(1, keepdims=True)),
+    "cross_entropy_probabilities_smoothing": (
+        lambda F, m, x, y, **k: F.cross_entropy(x, y, label_smoothing=0.1, **k),
+        X, P / P.sum(1, keepdims=True)),
+    "margin_ranking_loss": (lambda F, m, x, y, **k: F.margin_ranking_loss(x, x.flip(0), y, **k),
+                            X[:, 0], Y1),
+    "cosine_embedding_loss": (
+        lambda F, m, x, y, **k: F.cosine_embedding_loss(x, x.flip(0), y, **k), X, Y1),
+    "triplet_margin_loss": (lambda F, m, x, y, **k: F.triplet_margin_loss(x, y, x.flip(0), **k),
+                            X, X[::-1] * 0.5),
+}
+
+
+def _loss_run(m, name, reduction, input_grad):
+    fn, x, y = LOSSES[name]
+    xt = m.tensor(np.ascontiguousarray(x), requires_grad=input_grad)
+    yt = m.tensor(np.ascontiguousarray(y), requires_grad=True)
+    try:
+        out = fn(m.nn.functional, m, xt, yt, reduction=reduction)
+    except Exception as e:  # noqa: BLE001
+        return ("raise", type(e).__name__, str(e))
+    if out.requires_grad:
+        out.sum().backward()
+    return ("ok", out.detach(), out.requires_grad, xt.grad, yt.grad)
+
+
+@pytest.mark.parametrize("input_grad", [True, False], ids=["input_grad", "target_grad_only"])
+@pytest.mark.parametrize("reduction", ["mean", "none", "sum"])
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_loss_with_target_requiring_grad_matches_torch(name, reduction, input_grad):
+    theirs = _loss_run(torch, name, reduction, input_grad)
+    ours = _loss_run(torchlike, name, reduction, input_grad)
+    assert ours[0] == theirs[0], f"torchlike {ours}; torch {theirs}"
+    if theirs[0] == "raise":
+        assert ours == theirs
+        return
+    assert _close(ours[1], theirs[1]), "value"
+    assert ours[2] == theirs[2], "requires_grad"
+    assert _close(ours[3], theirs[3]), f"input grad {ours[3]} != torch {theirs[3]}"
+    assert _close(ours[4], theirs[4]), f"target grad {ours[4]} != torch {theirs[4]}"
+
+
+def test_soft_margin_loss_refuses_a_target_requiring_grad():
+    def run(m):
+        return m.nn.functional.soft_margin_loss(m.zeros(3, requires_grad=True),
+                                                m.ones(3, requires_grad=True))
+    both_outcomes(run)
+    with torchlike.no_grad():   # (no graph: nothing to refuse)
+        run(torchlike)
+
+
+def test_hinge_embedding_loss_target_has_no_gradient():
+    x = torchlike.tensor(X, requires_grad=True)
+    y = torchlike.tensor(YPM, requires_grad=True)
+    torchlike.nn.HingeEmbeddingLoss()(x, y).backward()
+    assert y.grad is None and x.grad is not None
+
+
+def test_poisson_nll_loss_full_target_gradient_is_nan_at_zero_targets():
+    y = torchlike.tensor(YPOIS, requires_grad=True)
+    torchlike.nn.PoissonNLLLoss(full=True)(torchlike.tensor(X), y).backward()
+    assert np.array_equal(np.isnan(np.asarray(y.grad.tolist())), YPOIS == 0)
+
+
+# ------------------------------------------------------------------ losses: legacy arguments
+
+def _t(m, a):
+    return m.tensor(np.ascontiguousarray(a))
+
+
+CL = np.array([0, 3, 1])
+MLT = np.array([[0, 1, -1, 0], [3, -1, 0, 0], [2, 1, 0, -1]])
+LEGACY = {
+    "l1_loss": lambda m, **k: m.nn.functional.l1_loss(_t(m, X), _t(m, P), **k),
+    "mse_loss": lambda m, **k: m.nn.functional.mse_loss(_t(m, X), _t(m, P), **k),
+    "smooth_l1_loss": lambda m, **k: m.nn.functional.smooth_l1_loss(_t(m, X), _t(m, P), **k),
+    "soft_margin_loss": lambda m, **k: m.nn.functional.soft_margin_loss(_t(m, X), _t(m, YPM),
+                                                                         **k),
+    "binary_cross_entropy": lambda m, **k: m.nn.functional.binary_cross_entropy(
+        _t(m, P), _t(m, P[::-1]), **k),
+    "bce_with_logits": lambda m, **k: m.nn.functional.binary_cross_entropy_with_logits(
+        _t(m, X), _t(m, P), **k),
+    "poisson_nll_loss": lambda m, **k: m.nn.functional.poisson_nll_loss(_t(m, X), _t(m, P), **k),
+    "kl_div": lambda m, **k: m.nn.functional.kl_div(_t(m, np.log(P)), _t(m, P), **k),
+    "hinge_embedding_loss": lambda m, **k: m.nn.functional.hinge_embedding_loss(
+        _t(m, X), _t(m, YPM), **k),
+    "multilabel_soft_margin_loss": lambda m, **k: m.nn.functional.multilabel_soft_margin_loss(
+        _t(m, X), _t(m, Y01), **k),
+    "multilabel_margin_loss": lambda m, **k: m.nn.functional.multilabel_margin_loss(
+        _t(m, X), _t(m, MLT), **k),
+    "multi_margin_loss": lambda m, **k: m.nn.functional.multi_margin_loss(_t(m, X), _t(m, CL),
+                                                                           **k),
+    "nll_loss": lambda m, **k: m.nn.functional.nll_loss(_t(m, X), _t(m, CL), **k),
+    "cross_entropy": lambda m, **k: m.nn.functional.cross_entropy(_t(m, X), _t(m, CL), **k),
+    "margin_ranking_loss": lambda m, **k: m.nn.functional.margin_ranking_loss(
+        _t(m, X[:, 0]), _t(m, X[:, 1]), _t(m, Y1), **k),
+    "cosine_embedding_loss": lambda m, **k: m.nn.functional.cosine_embedding_loss(
+        _t(m, X), _t(m, P), _t(m, Y1), **k),
+    "triplet_margin_loss": lambda m, **k: m.nn.functional.triplet_margin_loss(
+        _t(m, X), _t(m, P), _t(m, X[::-1]), **k),
+    "L1Loss": lambda m, **k: m.nn.L1Loss(**k)(_t(m, X), _t(m, P)),
+    "MSELoss": lambda m, **k: m.nn.MSELoss(**k)(_t(m, X), _t(m, P)),
+    "BCELoss": lambda m, **k: m.nn.BCELoss(**k)(_t(m, P), _t(m, P[::-1])),
+    "KLDivLoss": lambda m, **k: m.nn.KLDivLoss(**k)(_t(m, np.log(P)), _t(m, P)),
+    "NLLLoss": lambda m, **k: m.nn.NLLLoss(**k)(_t(m, X), _t(m, CL)),
+    "CrossEntropyLoss": lambda m, **k: m.nn.CrossEntropyLoss(**k)(_t(m, X), _t(m, CL)),
+    "HingeEmbeddingLoss": lambda m, **k: m.nn.HingeEmbeddingLoss(**k)(_t(m, X), _t(m, YPM)),
+    "MultiMarginLoss": lambda m, **k: m.nn.MultiMarginLoss(**k)(_t(m, X), _t(m, CL)),
+    "TripletMarginLoss": lambda m, **k: m.nn.TripletMarginLoss(**k)(_t(m, X), _t(m, P),
+                                                                   _t(m, X[::-1])),
+}
+LEGACY_KW = {"none": {}, "size_average_false": {"size_average": False},
+             "size_average_true": {"size_average": True}, "reduce_false": {"reduce": False},
+             "reduce_true": {"reduce": True},
+             "both": {"size_average": False, "reduce": True},
+             "both_none": {"size_average": None, "reduce": None},
+             "with_reduction": {"reduction": "sum", "size_average": True}}
+
+
+def _legacy_run(m, name, kw):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = LEGACY[name](m, **kw)
+    return (np.round(np.asarray(out.tolist()), 6).tolist(),
+            [(x.category, str(x.message)) for x in w])
+
+
+@pytest.mark.parametrize("kw", sorted(LEGACY_KW))
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_loss_legacy_reduction_arguments_warn_once_as_torch(name, kw):
+    assert _legacy_run(torchlike, name, LEGACY_KW[kw]) == _legacy_run(torch, name,
+                                                                       LEGACY_KW[kw])
