@@ -32,6 +32,9 @@ def _finish(arr, device=None, requires_grad=False, pin_memory=False, layout=None
         raise NotImplementedError(f"layout={layout}: torchlike tensors are dense (torch.strided)")
     t = Tensor._make(_device.put(arr, device))
     if requires_grad:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         t.requires_grad_(True)
     return t
 
@@ -178,6 +181,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     that do not fit the dtype raise torch's errors (ints outside int64: ValueError; values
     outside an integer dtype: RuntimeError), they do not wrap.
     """
+    _check_kw("tensor", dtype=dtype, device=device, requires_grad=requires_grad,
+              pin_memory=pin_memory)
     a, dt, python = _infer_np(data)
     if dt is None:
         # scanned Python data (ints outside int64): torch's inference, then its conversion
@@ -218,6 +223,8 @@ def from_numpy(ndarray):
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    _check_kw("scalar_tensor", dtype=dtype, device=device, requires_grad=requires_grad)
+    _check_number("scalar_tensor", "s", 1, s)
     dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if isinstance(s, Tensor):
         s = s.item()
@@ -247,12 +254,12 @@ def _size(size, name="zeros"):
         size = tuple(size[0])
     out = []
     for i, s in enumerate(size):
-        if isinstance(s, Tensor):
+        if isinstance(s, Tensor) and _int_tensor(s):
             s = int(s.item())
         elif isinstance(s, np.integer):
             s = int(s)
         if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            tn = type(s).__name__
+            tn = _tp_name(s)
             if len(size) == 1 and not seq:
                 raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
                                 f"not {tn}")
@@ -272,6 +279,198 @@ def _size(size, name="zeros"):
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
+
+
+def _int_tensor(t):
+    """torch takes a one-element integer tensor where it wants an int (a size)."""
+    return t.numel() == 1 and t.dtype.category == D._INT
+
+
+def _tp_name(x):
+    """The type name torch's argument parser prints for ``x`` (``Py_TYPE(x)->tp_name``)."""
+    t = type(x)
+    mod = t.__module__ or ""
+    if mod == "torchlike" or mod.startswith("torchlike."):
+        if t.__name__ == "Generator":
+            return "torch._C.Generator"
+        if t.__name__ in ("dtype", "Size", "layout", "device", "memory_format", "finfo",
+                          "iinfo"):
+            return "torch." + t.__name__
+        return t.__name__
+    if mod == "builtins":
+        return t.__name__
+    return f"{mod}.{t.__name__}"
+
+
+# torch's keyword-only factory parameters: (check, the type name its messages give)
+def _is(kind):
+    def check(v):
+        from . import _runtime
+        return isinstance(v, getattr(_runtime, kind))
+    return check
+
+
+_PARAM = {
+    "generator": (lambda v: isinstance(v, _random.Generator), "torch.Generator"),
+    "out": (lambda v: isinstance(v, Tensor), "Tensor"),
+    "memory_format": (_is("memory_format"), "torch.memory_format"),
+    "dtype": (lambda v: isinstance(v, D.dtype) or v in (builtins.float, builtins.int,
+                                                         builtins.bool, builtins.complex),
+              "torch.dtype"),
+    "layout": (_is("layout"), "torch.layout"),
+    "device": (lambda v: isinstance(v, (str, _device.device)) or
+               (isinstance(v, int) and not isinstance(v, builtins.bool)), "torch.device"),
+    "pin_memory": (lambda v: isinstance(v, builtins.bool), "bool"),
+    "requires_grad": (lambda v: isinstance(v, builtins.bool), "bool"),
+}
+_OPTS = ("out", "dtype", "layout", "device", "pin_memory", "requires_grad")
+
+
+def _check_number(name, arg, pos, v):
+    """torch's Scalar parameter: a number, or a one-element tensor."""
+    if isinstance(v, (numbers.Number, np.bool_)) or (isinstance(v, Tensor) and v.numel() == 1):
+        return
+    raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Number, not "
+                    f"{_tp_name(v)}")
+
+
+def _check_kw(name, **kw):
+    """torch's type checks of a factory's keyword options (``dtype`` must be a torch.dtype or
+    a Python type, ``requires_grad`` a bool, ...)."""
+    for k, v in kw.items():
+        if v is not None and k in _PARAM and not _PARAM[k][0](v):
+            raise TypeError(f"{name}(): argument '{k}' must be {_PARAM[k][1]}, not "
+                            f"{_tp_name(v)}")
+
+
+def _parse_sized(name, args, kwargs, params):
+    """torch's argument parser on ``name(*size, <keyword-only params>)``: the size as varargs
+    ints, one tuple/list, or ``size=``; each keyword checked in order; then unknown or doubled
+    keywords. Raises torch's TypeError; returns the size tuple."""
+    if args:
+        a0 = args[0]
+        if isinstance(a0, (tuple, list)):
+            if len(args) > 1:
+                raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were "
+                                f"given")
+            if a0 and not _intlike(a0[0]):
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"but found element of type {_tp_name(a0[0])} at pos 0")
+            size = (tuple(a0),)
+        elif _intlike(a0):
+            size = args
+        elif len(args) > 1:
+            raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+        else:
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{_tp_name(a0)}")
+    elif "size" in kwargs:
+        v = kwargs["size"]
+        if not isinstance(v, (tuple, list)) or (v and not _intlike(v[0])):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                            f"{_tp_name(v)}")
+        size = (tuple(v),)
+    else:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    for p in params:
+        if p in kwargs and kwargs[p] is not None and not _PARAM[p][0](kwargs[p]):
+            raise TypeError(f"{name}(): argument '{p}' must be {_PARAM[p][1]}, not "
+                            f"{_tp_name(kwargs[p])}")
+    for k in kwargs:
+        if k == "size" and args:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if k != "size" and k not in params:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    return size
+
+
+def _intlike(v):
+    return (isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+            or isinstance(v, Tensor) and _int_tensor(v))
+
+
+def _signature(params):
+    return "(tuple of ints size, *, " + ", ".join(
+        f"{_PARAM[p][1]} {p}" + ("" if p == "generator" else
+                                  " = False" if _PARAM[p][1] == "bool" else " = None")
+        for p in params) + ")"
+
+
+def _invalid_combination(name, args, kwargs, overloads):
+    got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in
+                                         reversed(list(kwargs.items()))]
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected one of:\n" +
+                     "".join(f" * {_signature(o)}\n" for o in overloads))
+
+
+def _factory_args(name, args, kwargs, overloads):
+    """Parse a size factory's arguments against torch's visible overloads (each a tuple of
+    keyword-only parameter names); returns ``(shape, options)``. Like torch, an error names
+    the argument when only one overload takes that many arguments, else lists the overloads.
+    ``out=`` gives the dtype when ``dtype`` is not given; a different ``dtype`` raises."""
+    n = len(args) + len(kwargs)
+    err = None
+    for params in overloads:
+        try:
+            size = _parse_sized(name, args, kwargs, params)
+        except TypeError as e:
+            err = err or e
+            continue
+        if "generator" in params and "generator" not in kwargs and len(overloads) > 1:
+            err = err or TypeError(f"{name}(): argument 'generator' must be torch.Generator")
+            continue
+        break
+    else:
+        plausible = [o for o in overloads
+                     if (2 if "generator" in o else 1) <= n <= len(o) + 1]
+        if len(plausible) == 1:
+            _parse_sized(name, args, kwargs, plausible[0])
+        if len(overloads) == 1:
+            raise err
+        raise _invalid_combination(name, args, kwargs, overloads)
+    opts = {k: v for k, v in kwargs.items() if k != "size"}
+    for k, v in (("requires_grad", False), ("pin_memory", False)):
+        if opts.get(k) is None:
+            opts[k] = v
+    if opts.get("dtype") in (builtins.float, builtins.int, builtins.bool, builtins.complex):
+        opts["dtype"] = {builtins.float: D.float64, builtins.int: D.int64,
+                         builtins.bool: D.bool, builtins.complex: D.complex128}[opts["dtype"]]
+    out = opts.get("out")
+    if out is not None:
+        if opts.get("dtype") is None:
+            opts["dtype"] = out.dtype
+        elif D.to_dtype(opts["dtype"]) is not out.dtype:
+            raise RuntimeError(f"dtype {D.legacy_name(D.to_dtype(opts['dtype']))} does not match "
+                               f"dtype of out parameter ({D.legacy_name(out.dtype)})")
+    return _size(size, name), opts
+
+
+def _sized_factory(name, impl, overloads):
+    """``name(*size, **options)`` with torch's argument parsing around ``impl(shape, ...)``;
+    ``out=`` takes the result (and ``requires_grad``, as torch sets it on ``out``)."""
+    import inspect
+
+    def factory(*args, **kwargs):
+        shape, opts = _factory_args(name, args, kwargs, overloads)
+        out = opts.pop("out", None)
+        if out is None:
+            return impl(shape, **opts)
+        rg = opts.pop("requires_grad")
+        r = write_out(impl(shape, **opts), out, name)
+        if rg:
+            r.requires_grad_(True)
+        return r
+    factory.__name__ = factory.__qualname__ = name
+    factory.__module__ = __name__
+    factory.__doc__ = impl.__doc__
+    P = inspect.Parameter
+    allp = [p for o in overloads for p in o]
+    factory.__signature__ = inspect.Signature(
+        [P("size", P.VAR_POSITIONAL)] +
+        [P(p, P.KEYWORD_ONLY, default=False if _PARAM[p][1] == "bool" else None)
+         for p in dict.fromkeys(allp)])
+    return factory
 
 
 def _storage_bytes(shape, itemsize):
@@ -361,32 +560,33 @@ def _filled(shape, value, dt):
     return jnp.full(shape, value, dt.np)
 
 
-@with_out
-def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
-    shape, dt = _size(size, "zeros"), _dt(dtype)
+def _zeros(shape, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False):
+    dt = _dt(dtype)
     _check_alloc(shape, dt, device)
     return _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
 
 
-@with_out
-def ones(*size, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False, memory_format=None):
-    shape, dt = _size(size, "ones"), _dt(dtype)
+def _ones(shape, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    dt = _dt(dtype)
     _check_alloc(shape, dt, device)
     return _finish(_filled(shape, 1, dt), device, requires_grad, pin_memory, layout)
 
 
-@with_out
-def empty(*size, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
+def _empty(shape, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False, memory_format=None):
     """Uninitialised in torch; zeros here."""
     from ._strides import format_strides, set_layout
-    shape, dt = _size(size, "empty"), _dt(dtype)
+    dt = _dt(dtype)
     _check_alloc(shape, dt, device)
     out = _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
     return out if memory_format is None else set_layout(out, format_strides(memory_format,
                                                                             shape))
+
+
+zeros = _sized_factory("zeros", _zeros, [_OPTS])
+ones = _sized_factory("ones", _ones, [_OPTS])
+empty = _sized_factory("empty", _empty, [("memory_format",) + _OPTS])
 
 
 def _scalar_default(v):
@@ -405,6 +605,12 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """``size`` filled with ``fill_value``; a value outside the dtype's range raises torch's
     "value cannot be converted to type ... without overflow"."""
+    _check_kw("full", out=out, dtype=dtype, layout=layout, device=device,
+              requires_grad=requires_grad, pin_memory=pin_memory)
+    _check_number("full", "fill_value", 2, fill_value)
+    if out is not None and dtype is not None and D.to_dtype(dtype) is not out.dtype:
+        raise RuntimeError(f"dtype {D.legacy_name(D.to_dtype(dtype))} does not match dtype of "
+                           f"out parameter ({D.legacy_name(out.dtype)})")
     if out is not None and dtype is None:
         dtype = out.dtype
     dt = _dt(dtype, _scalar_default(fill_value))
@@ -445,6 +651,7 @@ def _keeps_layout(fn, name=None):
         if not isinstance(input, Tensor):
             from ._tensor import not_a_tensor
             raise not_a_tensor(name, input)
+        _check_kw(name, memory_format=memory_format, **kwargs)
         out = fn(input, *args, **kwargs)
         if out._alias is None:
             set_layout(out, _copy_strides(input, memory_format))
@@ -473,6 +680,7 @@ empty_like = _keeps_layout(zeros_like.__wrapped__, "empty_like")
 @_keeps_layout
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    _check_number("full_like", "fill_value", 2, fill_value)
     dt = _like(input, dtype)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
@@ -797,24 +1005,46 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False)
 
 # ------------------------------------------------------------------ random
 
-@with_out
-def rand(*size, generator=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
-    """Uniform samples in [0, 1)."""
-    dt, shape = _dt(dtype), _size(size, "rand")
-    _check_alloc(shape, dt, device)
-    arr = _random.draw(jax.random.uniform, _random.next_key(generator), shape, dt.np)
-    return _finish(arr, device, requires_grad, layout=layout)
+def _random_dtype(dt, kernel):
+    if dt.category in (D._INT, D._BOOL):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.legacy_name(dt)}\'')
 
 
-@with_out
-def randn(*size, generator=None, dtype=None, layout=None, device=None,
+def _draw(sampler, shape, dt, generator):
+    """``sampler`` (jax.random.uniform/normal) in ``dt``; a complex dtype draws its real and
+    imaginary parts (each with variance 1/2 for the normal, as torch)."""
+    key = _random.next_key(generator)
+    if dt.category != D._COMPLEX:
+        return _random.draw(sampler, key, shape, dt.np)
+    part = D.float64 if dt is D.complex128 else D.float32
+    arr = _random.draw(sampler, key, tuple(shape) + (2,), part.np)
+    if sampler is jax.random.normal:
+        arr = arr * np.sqrt(0.5).astype(part.np)
+    return jax.lax.complex(arr[..., 0], arr[..., 1])
+
+
+def _rand(shape, generator=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    """Standard normal samples."""
-    dt, shape = _dt(dtype), _size(size, "randn")
+    """Uniform samples in [0, 1)."""
+    dt = _dt(dtype)
+    _random_dtype(dt, "check_uniform_bounds")
     _check_alloc(shape, dt, device)
-    arr = _random.draw(jax.random.normal, _random.next_key(generator), shape, dt.np)
-    return _finish(arr, device, requires_grad, layout=layout)
+    return _finish(_draw(jax.random.uniform, shape, dt, generator), device, requires_grad,
+                   pin_memory, layout=layout)
+
+
+def _randn(shape, generator=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
+    """Standard normal samples."""
+    dt = _dt(dtype)
+    _random_dtype(dt, "normal_kernel_cpu")
+    _check_alloc(shape, dt, device)
+    return _finish(_draw(jax.random.normal, shape, dt, generator), device, requires_grad,
+                   pin_memory, layout=layout)
+
+
+rand = _sized_factory("rand", _rand, [("generator",) + _OPTS, _OPTS])
+randn = _sized_factory("randn", _randn, [("generator",) + _OPTS, _OPTS])
 
 
 @with_out
@@ -829,6 +1059,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     dt, shape = _dt(dtype, D.int64), _size((size,), "randint")
+    _randint_bounds(low, high, dt)
     _check_alloc(shape, dt, device)
     arr = _random.draw(jax.random.randint, _random.next_key(generator), shape, low, high,
                        np.int64)
@@ -837,12 +1068,41 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
     return _finish(arr, device, requires_grad, layout=layout)
 
 
+_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+            "int16": "short int", "int32": "int", "float16": "c10::Half"}
+
+
+def _randint_bounds(low, high, dt):
+    """torch's check that [low, high) fits the result dtype."""
+    if dt.name not in _C_NAMES:
+        return
+    lo, hi = (0, 1) if dt is D.bool else (-65504, 65504) if dt is D.float16 else \
+        D._INT_RANGE[dt.name]
+    if low < lo:
+        raise RuntimeError(f"from is out of bounds for {_C_NAMES[dt.name]}")
+    if high - 1 > hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[dt.name]}")
+
+
+def _randperm_bounds(n, dt):
+    if dt is D.bool:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if dt.category == D._INT and n - 1 > D._INT_RANGE[dt.name][1]:
+        name = "int" if dt is D.int32 else f"{dt.name}_t"
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if dt is D.float16 and n > 2049:
+        raise RuntimeError("n cannot be greater than 2049 for Half type.")
+    if dt is D.float32 and n > 2 ** 24 + 1:
+        raise RuntimeError("n cannot be greater than 2^24+1 for Float type.")
+
+
 @with_out
 def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = _dt(dtype, D.int64)
+    _randperm_bounds(n, dt)
     _check_alloc((n,), dt, device)
     arr = jax.random.permutation(_random.next_key(generator), n).astype(dt.np)
     return _finish(arr, device, requires_grad, layout=layout)

@@ -107,14 +107,14 @@ def to_dtype(d) -> dtype:
     """Accept a torchlike dtype, a numpy/jax dtype, a Python type or a dtype name."""
     if isinstance(d, dtype):
         return d
-    if d is _pyfloat:
-        return _default[0]
+    if d is _pyfloat:                   # a Python float is a C double, as in torch
+        return float64
     if d is _pyint:
         return int64
     if d is _pybool:
         return bool
     if d is _pycomplex:
-        return _default[0].to_complex()
+        return complex128
     if isinstance(d, str):
         name = d.replace("torch.", "")
         aliases = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",

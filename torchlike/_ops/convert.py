@@ -46,8 +46,8 @@ def _to(self, *args, **kwargs):
     copy = kwargs.get("copy", False)
     fmt = kwargs.get("memory_format")
     for a in args:
-        if isinstance(a, D.dtype):
-            dtype = a
+        if isinstance(a, D.dtype) or (isinstance(a, type) and a in (float, int, bool, complex)):
+            dtype = a           # a Python type: float is float64, complex complex128
         elif isinstance(a, Tensor):
             dtype, dev = a.dtype, a.device
         elif isinstance(a, (str, _device.device, int)):

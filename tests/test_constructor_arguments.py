@@ -1,0 +1,198 @@
+"""Argument errors of tensor factories and nn layer constructors, against torch 2.13.
+
+Each case runs on torch first and then on torchlike: where torch raises, torchlike raises the
+same exception class with the same message (first line: torch's "invalid combination" messages
+go on to list the overloads); where torch returns, torchlike returns a tensor of the same dtype,
+shape and ``requires_grad`` (or a module whose ``repr`` and attributes are torch's).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from oracle import both_outcomes
+
+
+def _same(fn):
+    got = both_outcomes(fn, msg="first_line")
+    if got is None:
+        return
+    lv, tv = got
+    if isinstance(tv, torch.Tensor):
+        assert (str(lv.dtype), tuple(lv.shape), lv.requires_grad) == \
+            (str(tv.dtype), tuple(tv.shape), tv.requires_grad)
+
+
+# ------------------------------------------------------------------ size factories
+
+SIZED = ["zeros", "ones", "empty", "rand", "randn"]
+
+SIZE_CASES = {
+    "no_size": lambda m, f: f(),
+    "negative": lambda m, f: f(-1),
+    "negative_in_varargs": lambda m, f: f(2, -3),
+    "negative_in_tuple": lambda m, f: f((2, -3)),
+    "float": lambda m, f: f(2.0),
+    "float_second": lambda m, f: f(2, 3.0),
+    "float_first_of_two": lambda m, f: f(2.0, 3),
+    "float_in_tuple": lambda m, f: f((2, 3.0)),
+    "float_first_in_tuple": lambda m, f: f((2.0, 3)),
+    "float_in_list": lambda m, f: f([2.0]),
+    "int_tensor": lambda m, f: f(m.tensor(3)),
+    "one_element_int_tensor": lambda m, f: f(m.tensor([3])),
+    "two_element_tensor": lambda m, f: f(m.tensor([2, 3])),
+    "float_tensor": lambda m, f: f(m.tensor(3.0)),
+    "int_tensor_second": lambda m, f: f(2, m.tensor(3)),
+    "float_tensor_second": lambda m, f: f(2, m.tensor(3.0)),
+    "float_tensor_in_tuple": lambda m, f: f((m.tensor(3.0), 2)),
+    "tuple_then_int": lambda m, f: f((2, 3), 4),
+    "int_then_tuple": lambda m, f: f(2, (3, 4)),
+    "two_tuples": lambda m, f: f((2,), (3,)),
+    "size_keyword": lambda m, f: f(size=(2, 3)),
+    "size_keyword_int": lambda m, f: f(size=2),
+    "size_keyword_float_first": lambda m, f: f(size=(2.0, 3)),
+    "size_positional_and_keyword": lambda m, f: f(2, size=(2, 3)),
+    "shape_keyword": lambda m, f: f(2, shape=(2, 3)),
+    "unknown_keyword": lambda m, f: f(2, foo=1),
+    "bad_dtype_then_unknown": lambda m, f: f(2, dtype="float32", foo=1),
+    "dtype_str": lambda m, f: f(2, dtype="float32"),
+    "dtype_python_float": lambda m, f: f(2, dtype=float),
+    "dtype_python_int": lambda m, f: f(2, dtype=int),
+    "dtype_python_complex": lambda m, f: f(2, dtype=complex),
+    "dtype_numpy": lambda m, f: f(2, dtype=np.float32),
+    "dtype_int64": lambda m, f: f(2, dtype=m.int64),
+    "dtype_bool": lambda m, f: f(2, dtype=m.bool),
+    "dtype_complex_requires_grad": lambda m, f: f(2, dtype=m.complex64, requires_grad=True),
+    "dtype_int_requires_grad": lambda m, f: f(2, dtype=m.int64, requires_grad=True),
+    "requires_grad_int": lambda m, f: f(2, requires_grad=1),
+    "requires_grad_none": lambda m, f: f(2, requires_grad=None),
+    "requires_grad_numpy_bool": lambda m, f: f(2, requires_grad=np.bool_(True)),
+    "pin_memory_int": lambda m, f: f(2, pin_memory=1),
+    "device_float": lambda m, f: f(2, device=1.5),
+    "device_bool": lambda m, f: f(2, device=True),
+    "layout_int": lambda m, f: f(2, layout=1),
+    "layout_strided": lambda m, f: f(2, layout=m.strided),
+    "out_resized": lambda m, f: f(2, out=m.zeros(3)),
+    "out_int": lambda m, f: f(2, out=m.zeros(2, dtype=m.int64)),
+    "out_and_other_dtype": lambda m, f: f(2, out=m.zeros(2), dtype=m.float64),
+    "out_and_same_dtype": lambda m, f: f(2, out=m.zeros(2), dtype=m.float32),
+    "out_requires_grad": lambda m, f: f(2, out=m.zeros(2), requires_grad=True),
+    "out_list": lambda m, f: f(2, out=[1]),
+    "dtype_positional": lambda m, f: f(2, 3, m.float64),
+    "none": lambda m, f: f(None),
+    "string": lambda m, f: f("3"),
+    "bool": lambda m, f: f(True),
+    "numpy_int": lambda m, f: f(np.int64(2)),
+    "numpy_float": lambda m, f: f(np.float64(2)),
+    "torch_size": lambda m, f: f(m.Size([2, 3])),
+    "torch_size_then_int": lambda m, f: f(m.Size([2, 3]), 4),
+    "empty_list": lambda m, f: f([]),
+    "empty_tuple": lambda m, f: f(()),
+    "pin_memory": lambda m, f: f(2, pin_memory=True),
+    "memory_format": lambda m, f: f(2, memory_format=m.contiguous_format),
+    "memory_format_int": lambda m, f: f(2, memory_format=1),
+    "generator": lambda m, f: f(2, generator=m.Generator()),
+    "generator_none": lambda m, f: f(2, generator=None),
+    "generator_int": lambda m, f: f(2, generator=1),
+    "generator_only": lambda m, f: f(generator=m.Generator()),
+}
+
+
+@pytest.mark.parametrize("case", list(SIZE_CASES))
+@pytest.mark.parametrize("name", SIZED)
+def test_size_factory_arguments_as_torch(name, case):
+    _same(lambda m: SIZE_CASES[case](m, getattr(m, name)))
+
+
+def test_zeros_without_size_raises_torch_type_error():
+    with pytest.raises(TypeError, match='missing 1 required positional arguments: "size"'):
+        torchlike.zeros()
+
+
+@pytest.mark.parametrize("name", SIZED)
+def test_size_factory_signature_lists_out(name):
+    import inspect
+    params = inspect.signature(getattr(torchlike, name)).parameters
+    assert "out" in params and "dtype" in params and "requires_grad" in params
+
+
+OTHER_CASES = {
+    "full_bad_fill_str": lambda m: m.full((2,), "a"),
+    "full_fill_none": lambda m: m.full((2,), None),
+    "full_fill_two_element_tensor": lambda m: m.full([2], m.tensor([1.0, 2.0])),
+    "full_fill_zero_dim_tensor": lambda m: m.full([2], m.tensor(1.0)),
+    "full_int_size": lambda m: m.full(2, 1.0),
+    "full_float_size": lambda m: m.full((2.0,), 1.0),
+    "full_negative": lambda m: m.full((-1,), 1.0),
+    "full_unknown_keyword": lambda m: m.full((2,), 1, foo=1),
+    "full_dtype_str": lambda m: m.full((2,), 1, dtype="f"),
+    "full_dtype_python_float": lambda m: m.full((2,), 1, dtype=float),
+    "full_int_requires_grad": lambda m: m.full((2,), 1, requires_grad=True),
+    "full_requires_grad_int": lambda m: m.full((2,), 1.0, requires_grad=1),
+    "full_out": lambda m: m.full((2,), 1, out=m.zeros(2)),
+    "full_out_other_dtype": lambda m: m.full((2,), 1, out=m.zeros(2), dtype=m.float64),
+    "full_keywords": lambda m: m.full(size=(2,), fill_value=1),
+    "zeros_like_list": lambda m: m.zeros_like([1, 2]),
+    "zeros_like_unknown_keyword": lambda m: m.zeros_like(m.zeros(2), foo=1),
+    "zeros_like_dtype_str": lambda m: m.zeros_like(m.zeros(2), dtype="f"),
+    "zeros_like_dtype_python_float": lambda m: m.zeros_like(m.zeros(2), dtype=float),
+    "zeros_like_int_requires_grad": lambda m: m.zeros_like(m.zeros(2, dtype=m.int64),
+                                                           requires_grad=True),
+    "zeros_like_requires_grad_int": lambda m: m.zeros_like(m.zeros(2), requires_grad=1),
+    "ones_like_dtype_python_int": lambda m: m.ones_like(m.zeros(2), dtype=int),
+    "empty_like_device_float": lambda m: m.empty_like(m.zeros(2), device=1.5),
+    "full_like_bad_fill": lambda m: m.full_like(m.zeros(2), "a"),
+    "rand_like_int": lambda m: m.rand_like(m.zeros(2, dtype=m.int64)),
+    "randn_like_int": lambda m: m.randn_like(m.zeros(2, dtype=m.int64)),
+    "rand_like_dtype_int": lambda m: m.rand_like(m.zeros(2), dtype=m.int64),
+    "scalar_tensor_str": lambda m: m.scalar_tensor("a"),
+    "scalar_tensor_int_requires_grad": lambda m: m.scalar_tensor(1, dtype=m.int64,
+                                                                 requires_grad=True),
+    "tensor_dtype_str": lambda m: m.tensor(1, dtype="f"),
+    "tensor_dtype_python_float": lambda m: m.tensor(1, dtype=float),
+    "tensor_dtype_python_complex": lambda m: m.tensor(1, dtype=complex),
+    "tensor_int_requires_grad": lambda m: m.tensor([1], requires_grad=True),
+    "tensor_requires_grad_int": lambda m: m.tensor(1.0, requires_grad=1),
+    "to_python_float": lambda m: m.zeros(2).to(float),
+    "to_python_complex": lambda m: m.zeros(2).to(complex),
+    "arange_dtype_python_float": lambda m: m.arange(3, dtype=float),
+    "arange_int_requires_grad": lambda m: m.arange(3, requires_grad=True),
+    "eye_dtype_python_float": lambda m: m.eye(2, dtype=float),
+    "eye_int_requires_grad": lambda m: m.eye(2, dtype=m.int64, requires_grad=True),
+    "linspace_int_requires_grad": lambda m: m.linspace(0, 1, 3, dtype=m.int64,
+                                                       requires_grad=True),
+    "randint_float_dtype": lambda m: m.randint(5, (3,), dtype=m.float32),
+    "randint_int_requires_grad": lambda m: m.randint(5, (3,), requires_grad=True),
+    "randint_negative_size": lambda m: m.randint(5, (-3,)),
+    "randperm_negative": lambda m: m.randperm(-1),
+    "randperm_float_dtype": lambda m: m.randperm(3, dtype=m.float32),
+    "randperm_int_requires_grad": lambda m: m.randperm(3, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("case", list(OTHER_CASES))
+def test_factory_arguments_as_torch(case):
+    _same(OTHER_CASES[case])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64",
+                                   "float16", "float32"])
+@pytest.mark.parametrize("low,high", [(0, 2), (0, 300), (-1, 5), (0, 70000),
+                                      (0, 2 ** 31 + 1), (-2 ** 31 - 1, 0)])
+def test_randint_bounds_checked_against_dtype_as_torch(dtype, low, high):
+    _same(lambda m: m.randint(low, high, (3,), dtype=getattr(m, dtype)))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64",
+                                   "float16"])
+@pytest.mark.parametrize("n", [3, 300, 70000])
+def test_randperm_length_checked_against_dtype_as_torch(dtype, n):
+    _same(lambda m: m.randperm(n, dtype=getattr(m, dtype)))
+
+
+@pytest.mark.parametrize("name", ["rand", "randn"])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float16", "bfloat16"])
+def test_random_factories_take_float_and_complex_dtypes(name, dtype):
+    _same(lambda m: getattr(m, name)(2, 3, dtype=getattr(m, dtype)))
