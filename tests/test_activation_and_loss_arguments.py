@@ -208,3 +208,118 @@ def _legacy_run(m, name, kw):
 def test_loss_legacy_reduction_arguments_warn_once_as_torch(name, kw):
     assert _legacy_run(torchlike, name, LEGACY_KW[kw]) == _legacy_run(torch, name,
                                                                        LEGACY_KW[kw])
+
+
+# ------------------------------------------------------------------ activations
+
+XA = np.array([[-3.0, -1.0, -0.5, -0.25, 0.0], [0.25, 0.5, 1.0, 2.0, 25.0]])
+INF, NAN = math.inf, math.nan
+
+
+def _f(m):
+    return m.nn.functional
+
+
+ACTS = {}
+for _a in [1.0, 0.0, -1.0, 0.5, INF, NAN]:
+    ACTS[f"elu-alpha={_a}"] = lambda m, x, a=_a: _f(m).elu(x, alpha=a)
+    ACTS[f"celu-alpha={_a}"] = lambda m, x, a=_a: _f(m).celu(x, alpha=a)
+    ACTS[f"CELU-alpha={_a}"] = lambda m, x, a=_a: m.nn.CELU(alpha=a)(x)
+    ACTS[f"elu_-alpha={_a}"] = lambda m, x, a=_a: _f(m).elu_(x.clone(), alpha=a)
+    ACTS[f"celu_-alpha={_a}"] = lambda m, x, a=_a: _f(m).celu_(x.clone(), alpha=a)
+    ACTS[f"elu-inplace-alpha={_a}"] = lambda m, x, a=_a: _f(m).elu(x.clone(), alpha=a,
+                                                                   inplace=True)
+for _l in [0.5, 0.0, -0.5, -1, INF, NAN]:
+    ACTS[f"softshrink-lambd={_l}"] = lambda m, x, v=_l: _f(m).softshrink(x, v)
+    ACTS[f"Softshrink-lambd={_l}"] = lambda m, x, v=_l: m.nn.Softshrink(v)(x)
+for _l in [0.5, 0.0, -0.5, INF]:
+    ACTS[f"hardshrink-lambd={_l}"] = lambda m, x, v=_l: _f(m).hardshrink(x, v)
+for _b in [1.0, 0.0, -1.0, 2.0, INF]:
+    for _cut in [20.0, 0.0, -1.0]:
+        ACTS[f"softplus-beta={_b}-threshold={_cut}"] = \
+            lambda m, x, b=_b, t=_cut: _f(m).softplus(x, beta=b, threshold=t)
+    ACTS[f"Softplus-beta={_b}"] = lambda m, x, b=_b: m.nn.Softplus(beta=b)(x)
+for _lo, _hi in [(-1, 1), (1, -1), (0, 0), (2, 1)]:
+    ACTS[f"hardtanh-{_lo},{_hi}"] = lambda m, x, lo=_lo, hi=_hi: _f(m).hardtanh(x, lo, hi)
+    ACTS[f"Hardtanh-{_lo},{_hi}"] = lambda m, x, lo=_lo, hi=_hi: m.nn.Hardtanh(lo, hi)(x)
+    ACTS[f"hardtanh_-{_lo},{_hi}"] = lambda m, x, lo=_lo, hi=_hi: _f(m).hardtanh_(x.clone(),
+                                                                                  lo, hi)
+for _th, _v in [(0.0, 0.0), (1.0, -5.0), (NAN, 1.0), (0.5, INF)]:
+    ACTS[f"threshold-{_th},{_v}"] = lambda m, x, th=_th, v=_v: _f(m).threshold(x, th, v)
+    ACTS[f"threshold_-{_th},{_v}"] = lambda m, x, th=_th, v=_v: _f(m).threshold_(x.clone(), th,
+                                                                               v)
+for _s in [0.01, 0.0, -0.5, NAN]:
+    ACTS[f"leaky_relu-slope={_s}"] = lambda m, x, s=_s: _f(m).leaky_relu(x, s)
+    ACTS[f"leaky_relu_-slope={_s}"] = lambda m, x, s=_s: _f(m).leaky_relu_(x.clone(), s)
+for _lo, _hi in [(0.1, 0.3), (0.3, 0.1), (-1, -0.5)]:
+    ACTS[f"rrelu-eval-{_lo},{_hi}"] = lambda m, x, lo=_lo, hi=_hi: _f(m).rrelu(x, lo, hi)
+    ACTS[f"RReLU-eval-{_lo},{_hi}"] = lambda m, x, lo=_lo, hi=_hi: m.nn.RReLU(lo, hi).eval()(x)
+    ACTS[f"rrelu_-eval-{_lo},{_hi}"] = lambda m, x, lo=_lo, hi=_hi: _f(m).rrelu_(x.clone(), lo,
+                                                                                 hi)
+ACTS["rrelu-training-equal-bounds"] = lambda m, x: _f(m).rrelu(x, 0.2, 0.2, training=True)
+ACTS["rrelu-training-bounds-swapped"] = lambda m, x: _f(m).rrelu(x, 0.3, 0.1, training=True)
+for _ap in ["none", "tanh", "foo", None]:
+    ACTS[f"gelu-approximate={_ap}"] = lambda m, x, ap=_ap: _f(m).gelu(x, approximate=ap)
+for _d in [0, 1, -1, 2, -3]:
+    ACTS[f"glu-dim={_d}"] = lambda m, x, d=_d: _f(m).glu(x, d)
+for _w in [(1,), (5,), (2,), (1, 1), ()]:
+    ACTS[f"prelu-2d-weight{_w}"] = lambda m, x, w=_w: _f(m).prelu(x, m.full(w, 0.25,
+                                                                             dtype=x.dtype))
+    ACTS[f"prelu-1d-weight{_w}"] = lambda m, x, w=_w: _f(m).prelu(x[0], m.full(w, 0.25,
+                                                                                dtype=x.dtype))
+    ACTS[f"prelu-0d-weight{_w}"] = lambda m, x, w=_w: _f(m).prelu(x[0, 0], m.full(
+        w, 0.25, dtype=x.dtype))
+ACTS["prelu-long-weight"] = lambda m, x: _f(m).prelu(x, m.ones(1, dtype=m.int64))
+ACTS["PReLU-float32-weight"] = lambda m, x: m.nn.PReLU()(x)
+ACTS["PReLU-channel-mismatch"] = lambda m, x: m.nn.PReLU(3, dtype=x.dtype)(x)
+
+
+def _act_run(m, name, dtype):
+    x = m.tensor(XA, dtype=getattr(m, dtype), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            y = ACTS[name](m, x * 1)
+        except Exception as e:  # noqa: BLE001
+            return ("raise", type(e).__name__, str(e))
+        try:
+            y.sum().backward()
+        except Exception as e:  # noqa: BLE001
+            return ("backward raises", type(e).__name__, str(e), y.detach().float())
+    return ("ok", y.detach().float(), str(y.dtype).split(".")[-1], x.grad.float())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", sorted(ACTS))
+def test_activation_arguments_match_torch(name, dtype):
+    theirs = _act_run(torch, name, dtype)
+    ours = _act_run(torchlike, name, dtype)
+    assert ours[0] == theirs[0], f"torchlike {ours}; torch {theirs}"
+    if theirs[0] == "raise":
+        assert ours == theirs
+    elif theirs[0] == "backward raises":
+        assert ours[:3] == theirs[:3] and _close(ours[3], theirs[3])
+    else:
+        assert ours[2] == theirs[2], "dtype"
+        assert _close(ours[1], theirs[1]), f"value {ours[1]} != torch {theirs[1]}"
+        assert _close(ours[3], theirs[3]), f"gradient {ours[3]} != torch {theirs[3]}"
+
+
+def test_softplus_beta_zero_gradient_is_torchs_half():
+    x = torchlike.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    torchlike.nn.Softplus(beta=0)(x).sum().backward()
+    assert x.grad.tolist() == [0.5, 0.5, 0.5]
+
+
+def test_prelu_channel_mismatch_message_is_torchs():
+    both_outcomes(lambda m: m.nn.functional.prelu(m.zeros(2, 5), m.ones(2)))
+
+
+def test_celu_zero_alpha_message_is_torchs():
+    both_outcomes(lambda m: m.nn.functional.celu(m.zeros(2), alpha=0.0))
+
+
+def test_softshrink_negative_lambda_raises_as_torch():
+    for dt in ("float32", "float64", "float16", "bfloat16"):
+        both_outcomes(lambda m: m.nn.functional.softshrink(m.zeros(2, dtype=getattr(m, dt)),
+                                                           -0.5))

@@ -17,7 +17,7 @@ from .._registry import apply, defop
 from ._surface import methods, public
 from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
                      linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv)
-from .products import _done, _own_out, tensordot
+from .products import _done, _method, _own_out, tensordot
 
 __all__ = ["trace", "inner", "dist", "cdist", "matrix_exp", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "lu_unpack", "vander", "lu", "lu_solve"]
@@ -357,7 +357,7 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return A.diagonal(offset, dim1, dim2)
 
 
-methods(trace=trace, inner=inner, dist=dist, matrix_exp=matrix_exp,
+methods(trace=trace, inner=_method(inner), dist=dist, matrix_exp=matrix_exp,
         cholesky_solve=cholesky_solve, cholesky_inverse=cholesky_inverse,
         triangular_solve=triangular_solve)
 

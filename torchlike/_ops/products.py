@@ -23,9 +23,26 @@ def _own_out(fn):
         return fn(*args, **kwargs)
     functools.update_wrapper(no_out, fn)
     del no_out.__wrapped__
+    import inspect
+    sig = inspect.signature(fn)     # (read through fn.__wrapped__)
+    no_out.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values()
+                                                   if p.name != "out"])
     fn.__wrapped__ = no_out
     fn._handles_out = True
     return fn
+
+
+def _method(fn):
+    """The Tensor method of an ``_own_out`` function: as in torch, no ``out=``."""
+    name = fn.__name__
+
+    def m(self, *args, **kwargs):
+        if "out" in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+        return fn(self, *args, **kwargs)
+    m.__name__ = m.__qualname__ = name
+    m.__doc__ = fn.__doc__
+    return m
 
 
 def _out_check(out, expected):
@@ -231,9 +248,9 @@ def dot(input, other, *, out=None):
     return _done(apply(_matmul, input, other, ndims=(1, 1)), out, "dot")
 
 
-methods(matmul=matmul)
+methods(matmul=_method(matmul))
 methods(**{"__rmatmul__": lambda self, other: matmul(other, self)})
-methods(mm=mm, bmm=bmm, mv=mv, dot=dot)
+methods(mm=_method(mm), bmm=_method(bmm), mv=_method(mv), dot=_method(dot))
 
 
 class LinAlgError(RuntimeError):
@@ -670,7 +687,8 @@ def chain_matmul(*matrices, out=None):
     return linalg_multi_dot(matrices, out=out)
 
 
-methods(vdot=vdot, outer=outer, ger=outer, addmm=addmm, addmv=addmv, addr=addr, baddbmm=baddbmm,
-        addbmm=addbmm, kron=kron, cross=cross)
-inplace_methods(addmm=_addmm_inplace, addmv=addmv, addr=addr, baddbmm=_baddbmm_inplace, addbmm=addbmm)
+methods(vdot=_method(vdot), outer=outer, ger=outer, addmm=_method(addmm), addmv=_method(addmv),
+        addr=addr, baddbmm=_method(baddbmm), addbmm=_method(addbmm), kron=kron, cross=cross)
+inplace_methods(addmm=_addmm_inplace, addmv=_method(addmv), addr=addr, baddbmm=_baddbmm_inplace,
+                addbmm=_method(addbmm))
 toplevel("addmv_")

@@ -214,19 +214,25 @@ def relu_(input):
 
 @_act("hardtanh", "HardtanhBackward0")
 def _hardtanh(x, min_val, max_val):
-    return jnp.where(x <= min_val, jnp.asarray(min_val, x.dtype),
-                     jnp.where(x >= max_val, jnp.asarray(max_val, x.dtype), x))
+    # torch's min(max(x, min_val), max_val): max_val wins where min_val > max_val
+    v = jnp.where(x <= min_val, jnp.asarray(min_val, x.dtype), x)
+    return jnp.where(v >= max_val, jnp.asarray(max_val, x.dtype), v)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    return _hardtanh_op(input, min_val, max_val, inplace)
+
+
+def _hardtanh_op(input, min_val, max_val, inplace):
     out = apply(_hardtanh, input, min_val=float(min_val), max_val=float(max_val))
     return _inplace(input, out) if inplace else out
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    return hardtanh(input, min_val, max_val, True)
+    # (torch's F.hardtanh_ is the native op: no min_val > max_val check)
+    return _hardtanh_op(input, min_val, max_val, True)
 
 
 def relu6(input, inplace=False):
@@ -235,11 +241,55 @@ def relu6(input, inplace=False):
 
 @_act("leaky_relu", "LeakyReluBackward0")
 def _leaky_relu(x, slope):
-    return jnp.where(x > 0, x, x * slope)
+    @jax.custom_jvp
+    def f(x):
+        return jnp.where(x > 0, x, x * slope)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # torch's leaky_relu_backward: x > 0 ? grad : grad * slope (the factor chosen first:
+        # a NaN slope stays out of the positive side's gradient)
+        return f(x), t * jnp.where(x > 0, jnp.ones_like(x), jnp.asarray(slope, x.dtype))
+    return f(x)
+
+
+_NEGATIVE_SLOPE = {
+    "elu": "In-place elu backward calculation is triggered with a negative slope which is not "
+           "supported. This is caused by calling in-place forward function with a negative "
+           "slope, please call out-of-place version instead.",
+    "leaky_relu": "In-place leakyReLu backward calculation is triggered with a negative slope "
+                  "which is not supported. This is caused by calling in-place forward function "
+                  "with a negative slope, please call out-of-place version instead. File an "
+                  "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                  "in-place leakRelu backward calculation with negative slope"}
+_REFUSE_BACKWARD = []
+
+
+def _refuse_backward(out, message):
+    """``out`` whose backward raises torch's ``message``: torch's in-place elu and leaky_relu
+    differentiate through their result, which a negative (or NaN) slope makes impossible, and
+    their backward refuses it (the forward succeeds)."""
+    if not (_gm._state.grad_enabled and out.requires_grad):
+        return out
+    if not _REFUSE_BACKWARD:
+        class _NegativeSlopeInplace(_tl.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, msg):
+                ctx.msg = msg
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, grad):
+                raise RuntimeError(ctx.msg)
+        _REFUSE_BACKWARD.append(_NegativeSlopeInplace)
+    return _REFUSE_BACKWARD[0].apply(out, message)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     out = apply(_leaky_relu, input, slope=float(negative_slope))
+    if inplace and not negative_slope >= 0:
+        out = _refuse_backward(out, _NEGATIVE_SLOPE["leaky_relu"])
     return _inplace(input, out) if inplace else out
 
 
@@ -257,10 +307,26 @@ def _prelu(x, w):
 
 
 def prelu(input, weight):
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_legacy(input.dtype)} and "
+                           f"{_legacy(weight.dtype)}")
+    if weight.numel() != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
     return apply(_prelu, input, weight)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     key = _random.next_key()
@@ -271,16 +337,55 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 @_act("rrelu_train", "RreluWithNoiseBackward0")
 def _rrelu_train(x, key, lower, upper):
     a = jax.random.uniform(key, x.shape, x.dtype, lower, upper)
-    return jnp.where(x >= 0, x, x * a)
+    # (torch draws the noise where x <= 0)
+    return jnp.where(x > 0, x, x * a)
 
 
 @_act("elu", "EluBackward0")
 def _elu(x, alpha, scale, input_scale):
-    return jnp.where(x > 0, x * scale, alpha * scale * jnp.expm1(x * input_scale))
+    neg = alpha * scale
+
+    @jax.custom_jvp
+    def f(x):
+        # (a zero input takes the positive branch: 0, also for an infinite alpha)
+        return jnp.where(x < 0, neg * jnp.expm1(x * input_scale), x * scale)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # torch's elu_backward: x <= 0 ? grad * input_scale * alpha * scale *
+        # exp(x * input_scale) : grad * scale
+        k = jnp.asarray(input_scale * neg, x.dtype)
+        return f(x), t * jnp.where(x <= 0, k * jnp.exp(x * input_scale),
+                                   jnp.asarray(scale, x.dtype))
+    return f(x)
+
+
+@_act("elu_result", "EluBackward1")
+def _elu_result(x, alpha, scale, input_scale):
+    """In-place elu: torch differentiates through the result y (its input is overwritten):
+    y <= 0 ? grad * input_scale * (y + alpha * scale) : grad * scale."""
+    neg = alpha * scale
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.where(x < 0, neg * jnp.expm1(x * input_scale), x * scale)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = f(x)
+        yo = y.astype(jnp.float32) if y.dtype in _HALF else y
+        k = jnp.where(yo <= 0, input_scale * (yo + neg), jnp.asarray(scale, yo.dtype))
+        return y, (t * k).astype(t.dtype)
+    return f(x)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    out = apply(_elu, input, alpha=float(alpha), scale=1.0, input_scale=1.0)
+    out = apply(_elu_result if inplace else _elu, input, alpha=float(alpha), scale=1.0,
+                input_scale=1.0)
+    if inplace and not alpha >= 0:
+        out = _refuse_backward(out, _NEGATIVE_SLOPE["elu"])
     return _inplace(input, out) if inplace else out
 
 
@@ -303,8 +408,11 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
-    out = apply(_elu, input, alpha=float(alpha), scale=1.0, input_scale=1.0 / float(alpha))
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    out = apply(_elu_result if inplace else _elu, input, alpha=float(alpha), scale=1.0,
+                input_scale=1.0 / float(alpha))
+    if inplace and not alpha >= 0:
+        out = _refuse_backward(out, _NEGATIVE_SLOPE["elu"])
     return _inplace(input, out) if inplace else out
 
 
@@ -322,6 +430,9 @@ def _gelu(x, approximate):
 
 
 def gelu(input, approximate="none"):
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not "
+                        f"{type(approximate).__name__}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     return apply(_gelu, input, approximate=approximate)
@@ -388,7 +499,19 @@ def hardswish(input, inplace=False):
 @_act("softplus", "SoftplusBackward0")
 @_opmath
 def _softplus(x, beta, threshold):
-    return _softplus_raw(x, beta, threshold)
+    @jax.custom_jvp
+    def f(x):
+        return _softplus_raw(x, beta, threshold)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # torch's softplus_backward: z = exp(x * beta); x * beta > threshold ? grad :
+        # grad * z / (z + 1) (a zero beta: 1/2, not 0/0)
+        bx = x * beta
+        z = jnp.exp(jnp.where(bx > threshold, jnp.asarray(0, bx.dtype), bx))
+        return f(x), t * jnp.where(bx > threshold, jnp.ones_like(z), z / (z + 1)).astype(t.dtype)
+    return f(x)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -424,7 +547,7 @@ def tanhshrink(input):
 
 @_act("hardshrink", "HardshrinkBackward0")
 def _hardshrink(x, lambd):
-    return jnp.where((x > lambd) | (x < -lambd), x, jnp.zeros_like(x))
+    return jnp.where((x >= -lambd) & (x <= lambd), jnp.zeros_like(x), x)
 
 
 def hardshrink(input, lambd=0.5):
@@ -437,12 +560,16 @@ def _softshrink(x, lambd):
 
 
 def softshrink(input, lambd=0.5):
+    top = D._FLOAT_MAX.get(input.dtype.name)
+    if top is not None and not 0 <= lambd <= top:
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{_legacy(input.dtype)}, but found {lambd:g}")
     return apply(_softshrink, input, lambd=float(lambd))
 
 
 @_act("threshold", "ThresholdBackward0")
 def _threshold(x, threshold, value):
-    return jnp.where(x > threshold, x, jnp.asarray(value, x.dtype))
+    return jnp.where(x <= threshold, jnp.asarray(value, x.dtype), x)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -463,6 +590,8 @@ def _glu(x, dim):
 def glu(input, dim=-1):
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    from .._tensor import _wrap_dim
+    dim = _wrap_dim(dim, input.ndim)
     n = input.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension "
