@@ -196,3 +196,166 @@ def test_randperm_length_checked_against_dtype_as_torch(dtype, n):
 @pytest.mark.parametrize("dtype", ["complex64", "complex128", "float16", "bfloat16"])
 def test_random_factories_take_float_and_complex_dtypes(name, dtype):
     _same(lambda m: getattr(m, name)(2, 3, dtype=getattr(m, dtype)))
+
+
+# ------------------------------------------------------------------ padding modules
+
+def _module_facts(mod):
+    return (repr(mod), getattr(mod, "padding", "absent"), getattr(mod, "value", "absent"),
+            mod.extra_repr())
+
+
+PAD_ARGS = {
+    "none": (),
+    "int": (2,),
+    "int_value": (2, 1.5),
+    "pair": ((1, 2),),
+    "one_element_list": ([3],),
+    "float": (1.5,),
+    "negative": (-1,),
+    "pair_value": ((1, 2), 0.5),
+    "three": (2, 3, 4),
+}
+
+
+def _full_padding(n):
+    return tuple(range(1, 2 * n + 1))
+
+
+@pytest.mark.parametrize("args", list(PAD_ARGS) + ["full", "too_long", "value_keyword",
+                                                    "int_tensor"])
+@pytest.mark.parametrize("kind", ["Constant", "Zero", "Reflection", "Replication", "Circular"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_padding_module_constructor_and_attributes_as_torch(n, kind, args):
+    def make(m):
+        cls = getattr(m.nn, f"{kind}Pad{n}d")
+        if args == "full":
+            return cls(_full_padding(n))
+        if args == "too_long":
+            return cls([1] * (2 * n + 1))
+        if args == "value_keyword":
+            return cls(2, value=1.0)
+        if args == "int_tensor":
+            return cls(m.tensor(1))
+        return cls(*PAD_ARGS[args])
+    got = both_outcomes(make, msg="exact")
+    if got is not None:
+        lv, tv = got
+        if args == "int_tensor":
+            assert repr(lv) == repr(tv)
+        else:
+            assert _module_facts(lv) == _module_facts(tv)
+
+
+@pytest.mark.parametrize("args", ["int", "pair", "full", "negative", "too_long", "float"])
+@pytest.mark.parametrize("kind", ["Constant", "Zero", "Reflection", "Replication", "Circular"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
+def test_padding_module_forward_on_each_rank_as_torch(n, kind, args, rank):
+    x0 = np.arange(4 ** rank, dtype=np.float32).reshape((4,) * rank)
+
+    def run(m):
+        cls = getattr(m.nn, f"{kind}Pad{n}d")
+        a = {"full": (_full_padding(n),), "too_long": ([1] * (2 * n + 1),)}.get(args) or \
+            PAD_ARGS[args]
+        mod = cls(*a, 0.5) if kind == "Constant" else cls(*a)
+        return mod(m.tensor(x0))
+    got = both_outcomes(run, msg="first_line")
+    if got is not None:
+        lv, tv = got
+        np.testing.assert_array_equal(np.asarray(lv.tolist()), np.asarray(tv.tolist()))
+
+
+def test_zero_pad_is_a_constant_pad_with_value_zero():
+    m = torchlike.nn.ZeroPad2d(1)
+    assert isinstance(m, torchlike.nn.ConstantPad2d) and m.value == 0.0
+    assert isinstance(torch.nn.ZeroPad2d(1), torch.nn.ConstantPad2d)
+
+
+def test_constant_pad_requires_value():
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'value'"):
+        torchlike.nn.ConstantPad2d(2)
+
+
+# ------------------------------------------------------------------ convolution modules
+
+CONVS = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+
+CONV_ARGS = {
+    "float_kernel": dict(kernel_size=3.0),
+    "float_in_kernel_tuple": dict(kernel_size=(3, 3.0)),
+    "zero_kernel": dict(kernel_size=0),
+    "negative_kernel": dict(kernel_size=-1),
+    "one_element_kernel": dict(kernel_size=(3,)),
+    "long_kernel": dict(kernel_size=(3, 3, 3, 3)),
+    "none_kernel": dict(kernel_size=None),
+    "str_kernel": dict(kernel_size="3"),
+    "bool_kernel": dict(kernel_size=True),
+    "float_in_channels": dict(in_channels=4.0),
+    "float_out_channels": dict(out_channels=4.0),
+    "zero_in_channels": dict(in_channels=0),
+    "zero_out_channels": dict(out_channels=0),
+    "negative_in_channels": dict(in_channels=-1),
+    "negative_out_channels": dict(out_channels=-2),
+    "numpy_in_channels": dict(in_channels=np.int64(4)),
+    "float_stride": dict(stride=1.0),
+    "zero_stride": dict(stride=0),
+    "float_padding": dict(padding=1.0),
+    "negative_padding": dict(padding=-1),
+    "one_element_padding": dict(padding=(1,)),
+    "same_padding": dict(padding="same"),
+    "bad_padding_string": dict(padding="bad"),
+    "same_padding_strided": dict(padding="same", stride=2),
+    "float_dilation": dict(dilation=1.0),
+    "float_groups": dict(groups=2.0),
+    "zero_groups": dict(groups=0),
+    "indivisible_groups": dict(groups=3),
+    "negative_groups": dict(groups=-1),
+    "bias_zero": dict(bias=0),
+    "reflect_padding_mode": dict(padding_mode="reflect"),
+    "output_padding": dict(output_padding=1, stride=2),
+    "float_output_padding": dict(output_padding=1.0, stride=2),
+    "long_stride": dict(stride=(1, 1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("case", list(CONV_ARGS) + ["tensor_kernel", "bad_padding_mode"])
+@pytest.mark.parametrize("name", CONVS)
+def test_conv_constructor_arguments_as_torch(name, case):
+    def make(m):
+        kw = dict(in_channels=4, out_channels=4, kernel_size=3)
+        if case == "tensor_kernel":
+            kw["kernel_size"] = m.tensor(3)
+        elif case == "bad_padding_mode":
+            kw["padding_mode"] = "bad"
+        else:
+            kw.update(CONV_ARGS[case])
+        return getattr(m.nn, name)(**kw)
+    # the set in the bad padding_mode message prints in hash order
+    got = both_outcomes(make, msg=None if case == "bad_padding_mode" else "first_line")
+    if got is not None:
+        lv, tv = got
+        assert repr(lv) == repr(tv)
+        assert [(n, tuple(p.shape)) for n, p in lv.named_parameters()] == \
+            [(n, tuple(p.shape)) for n, p in tv.named_parameters()]
+
+
+def test_conv2d_float_kernel_size_raises_type_error():
+    with pytest.raises(TypeError, match="must be tuple of ints"):
+        torchlike.nn.Conv2d(4, 4, 3.0)
+
+
+@pytest.mark.parametrize("name", CONVS)
+def test_conv_still_builds_and_runs_with_int_arguments(name):
+    nd = int(name[-2])
+    x0 = np.random.default_rng(0).standard_normal((1, 4) + (5,) * nd).astype(np.float32)
+    outs = []
+    for m in (torch, torchlike):
+        m.manual_seed(0)
+        mod = getattr(m.nn, name)(4, 2, 3, stride=1, padding=1)
+        with m.no_grad():
+            mod.weight.copy_(m.tensor(np.linspace(-1, 1, mod.weight.numel(), dtype=np.float32)
+                                      .reshape(tuple(mod.weight.shape))))
+            mod.bias.fill_(0.25)
+        outs.append(np.asarray(mod(m.tensor(x0)).detach().tolist()))
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-4)

@@ -258,8 +258,8 @@ def _size(size, name="zeros"):
             s = int(s.item())
         elif isinstance(s, np.integer):
             s = int(s)
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            tn = _tp_name(s)
+        if (isinstance(s, bool) and i == 0) or not isinstance(s, numbers.Integral):
+            tn = _tp_name(s)        # (torch takes a bool as an int after the first size)
             if len(size) == 1 and not seq:
                 raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
                                 f"not {tn}")

@@ -1,7 +1,9 @@
 """Conv1d/2d/3d and ConvTranspose1d/2d with torch's parameters, init and repr."""
 from __future__ import annotations
 
+import collections.abc
 import math
+from itertools import repeat
 
 from ... import _creation
 from .. import functional as F
@@ -13,6 +15,16 @@ from .module import Module
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
            "LazyConvTranspose3d"]
+
+
+def _ntuple(n):
+    """torch.nn.modules.utils._ntuple: an iterable as a tuple (unchecked), else ``n`` copies.
+    The values are kept as given: torch's ``empty`` then rejects a float kernel size."""
+    def parse(x):
+        if isinstance(x, collections.abc.Iterable):
+            return tuple(x)
+        return tuple(repeat(x, n))
+    return parse
 
 
 class _ConvNd(Module):
@@ -65,7 +77,7 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(_creation.empty(*shape, dtype=dtype))
+        self.weight = Parameter(_creation.empty(shape, dtype=dtype))
         if bias:
             self.bias = Parameter(_creation.empty(out_channels, dtype=dtype))
         else:
@@ -100,12 +112,12 @@ class _ConvNd(Module):
 class _Conv(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        nd = self._nd
-        k = F._tup(kernel_size, nd)
-        s = F._tup(stride, nd)
-        p = padding if isinstance(padding, str) else F._tup(padding, nd)
-        d = F._tup(dilation, nd)
-        super().__init__(in_channels, out_channels, k, s, p, d, False, F._tup(0, nd), groups,
+        tup = _ntuple(self._nd)
+        k = tup(kernel_size)
+        s = tup(stride)
+        p = padding if isinstance(padding, str) else tup(padding)
+        d = tup(dilation)
+        super().__init__(in_channels, out_channels, k, s, p, d, False, tup(0), groups,
                          bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
@@ -135,10 +147,10 @@ class _ConvTranspose(_ConvNd):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for '
                              f"{self.__class__.__name__}")
-        nd = self._nd
-        super().__init__(in_channels, out_channels, F._tup(kernel_size, nd), F._tup(stride, nd),
-                         F._tup(padding, nd), F._tup(dilation, nd), True,
-                         F._tup(output_padding, nd), groups, bias, padding_mode, device, dtype)
+        tup = _ntuple(self._nd)
+        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride),
+                         tup(padding), tup(dilation), True, tup(output_padding), groups, bias,
+                         padding_mode, device, dtype)
 
     def forward(self, input, output_size=None):
         return F._conv_tnd(input, self.weight, self.bias, self.stride, self.padding,
@@ -156,6 +168,26 @@ class ConvTranspose2d(_ConvTranspose):
 
 class ConvTranspose3d(_ConvTranspose):
     _nd = 3
+
+
+def _own_init(cls):
+    """Give ``cls`` a copy of its base's ``__init__`` named ``cls.__init__``, so Python's
+    argument errors read ``Conv2d.__init__() ...`` as torch's."""
+    import types
+    from .module import _builds_on_device
+    f = getattr(cls.__init__, "__wrapped__", cls.__init__)
+    code = f.__code__
+    if hasattr(code, "co_qualname"):
+        code = code.replace(co_qualname=f"{cls.__name__}.__init__")
+    g = types.FunctionType(code, f.__globals__, "__init__", f.__defaults__, f.__closure__)
+    g.__kwdefaults__ = f.__kwdefaults__
+    g.__qualname__ = f"{cls.__name__}.__init__"
+    g.__doc__ = f.__doc__
+    cls.__init__ = _builds_on_device(g)
+
+
+for _cls in (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d):
+    _own_init(_cls)
 
 
 LazyConv1d = _lazy_conv(Conv1d, __name__)
