@@ -323,3 +323,24 @@ def test_softshrink_negative_lambda_raises_as_torch():
     for dt in ("float32", "float64", "float16", "bfloat16"):
         both_outcomes(lambda m: m.nn.functional.softshrink(m.zeros(2, dtype=getattr(m, dt)),
                                                            -0.5))
+
+
+FLOAT_KERNELS = ["elu", "selu", "celu", "softplus", "softshrink", "hardshrink", "leaky_relu",
+                 "gelu", "glu", "hardsigmoid", "hardswish", "silu", "mish", "logsigmoid",
+                 "rrelu", "rrelu_training", "relu6", "hardtanh", "prelu"]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16", "complex64"])
+@pytest.mark.parametrize("name", FLOAT_KERNELS)
+def test_activation_of_integer_bool_or_complex_input_as_torch(name, dtype):
+    def run(m):
+        x = m.tensor([1, 2, 0, 4]).to(getattr(m, dtype))
+        F = m.nn.functional
+        if name == "prelu":
+            return F.prelu(x, m.ones(1, dtype=x.dtype))
+        if name == "rrelu_training":
+            return F.rrelu(x, 0.2, 0.2, training=True)
+        return getattr(F, name)(x)
+    res = both_outcomes(run)
+    if res is not None:
+        assert str(res[0].dtype) == str(res[1].dtype)

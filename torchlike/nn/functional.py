@@ -212,6 +212,14 @@ def relu_(input):
     return _tl.relu_(input)
 
 
+def _float_kernel(kernel, input, complex_ok=False):
+    """torch's CPU activation kernels dispatch on floating types only: an integer, bool (or,
+    for most, complex) input raises their NotImplementedError (instead of computing in a
+    float type)."""
+    if not (input.dtype.is_floating_point or (complex_ok and input.dtype.is_complex)):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy(input.dtype)}\'')
+
+
 @_act("hardtanh", "HardtanhBackward0")
 def _hardtanh(x, min_val, max_val):
     # torch's min(max(x, min_val), max_val): max_val wins where min_val > max_val
@@ -226,6 +234,12 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def _hardtanh_op(input, min_val, max_val, inplace):
+    if input.dtype is D.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
+    if input.dtype is D.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     out = apply(_hardtanh, input, min_val=float(min_val), max_val=float(max_val))
     return _inplace(input, out) if inplace else out
 
@@ -287,6 +301,7 @@ def _refuse_backward(out, message):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _float_kernel("leaky_relu_cpu", input)
     out = apply(_leaky_relu, input, slope=float(negative_slope))
     if inplace and not negative_slope >= 0:
         out = _refuse_backward(out, _NEGATIVE_SLOPE["leaky_relu"])
@@ -321,6 +336,7 @@ def prelu(input, weight):
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")
+    _float_kernel("prelu_cpu", input)
     return apply(_prelu, input, weight)
 
 
@@ -329,6 +345,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
+    _float_kernel("rrelu_with_noise_out_cpu", input)
+    if input.dtype is D.float16:        # (its CPU kernel has bfloat16 but no Half)
+        raise NotImplementedError('"rrelu_with_noise_out_cpu" not implemented for \'Half\'')
     key = _random.next_key()
     out = apply(_rrelu_train, input, key, lower=float(lower), upper=float(upper))
     return _inplace(input, out) if inplace else out
@@ -382,6 +401,7 @@ def _elu_result(x, alpha, scale, input_scale):
 
 
 def elu(input, alpha=1.0, inplace=False):
+    _float_kernel("elu_cpu", input)
     out = apply(_elu_result if inplace else _elu, input, alpha=float(alpha), scale=1.0,
                 input_scale=1.0)
     if inplace and not alpha >= 0:
@@ -398,6 +418,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def selu(input, inplace=False):
+    _float_kernel("elu_cpu", input)
     out = apply(_elu, input, alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
     return _inplace(input, out) if inplace else out
 
@@ -409,6 +430,7 @@ def selu_(input):
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _float_kernel("elu_cpu", input)
     out = apply(_elu_result if inplace else _elu, input, alpha=float(alpha), scale=1.0,
                 input_scale=1.0 / float(alpha))
     if inplace and not alpha >= 0:
@@ -435,6 +457,7 @@ def gelu(input, approximate="none"):
                         f"{type(approximate).__name__}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    _float_kernel("GeluKernelImpl", input)
     return apply(_gelu, input, approximate=approximate)
 
 
@@ -445,6 +468,7 @@ def _silu(x):
 
 
 def silu(input, inplace=False):
+    _float_kernel("silu_cpu", input, complex_ok=True)
     out = apply(_silu, input)
     return _inplace(input, out) if inplace else out
 
@@ -464,6 +488,7 @@ def _mish(x):
 
 
 def mish(input, inplace=False):
+    _float_kernel("mish_cpu", input)
     out = apply(_mish, input)
     return _inplace(input, out) if inplace else out
 
@@ -482,6 +507,7 @@ def _hardsigmoid(x):
 
 
 def hardsigmoid(input, inplace=False):
+    _float_kernel("hardsigmoid_cpu", input)
     out = apply(_hardsigmoid, input)
     return _inplace(input, out) if inplace else out
 
@@ -492,6 +518,7 @@ def _hardswish(x):
 
 
 def hardswish(input, inplace=False):
+    _float_kernel("hardswish_cpu", input)
     out = apply(_hardswish, input)
     return _inplace(input, out) if inplace else out
 
@@ -515,6 +542,7 @@ def _softplus(x, beta, threshold):
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    _float_kernel("softplus_cpu", input)
     return apply(_softplus, input, beta=float(beta), threshold=float(threshold))
 
 
@@ -533,6 +561,7 @@ def _logsigmoid(x):
 
 
 def logsigmoid(input):
+    _float_kernel("log_sigmoid_cpu", input)
     return apply(_logsigmoid, input)
 
 
@@ -551,6 +580,7 @@ def _hardshrink(x, lambd):
 
 
 def hardshrink(input, lambd=0.5):
+    _float_kernel("hardshrink_cpu", input)
     return apply(_hardshrink, input, lambd=float(lambd))
 
 
@@ -560,6 +590,7 @@ def _softshrink(x, lambd):
 
 
 def softshrink(input, lambd=0.5):
+    _float_kernel("softshrink_check", input)
     top = D._FLOAT_MAX.get(input.dtype.name)
     if top is not None and not 0 <= lambd <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
@@ -596,6 +627,7 @@ def glu(input, dim=-1):
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension "
                            f"{dim % input.ndim} is size {n}")
+    _float_kernel("glu_cpu", input)
     return apply(_glu, input, dim=dim % input.ndim)
 
 
