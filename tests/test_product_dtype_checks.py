@@ -240,3 +240,49 @@ def test_product_method_takes_no_out():
     a = torchlike.ones(2, 2)
     with pytest.raises(TypeError):
         a.mm(a, out=torchlike.zeros(2, 2))
+
+
+ADD = {"addmm": [(2, 4), (2, 3), (3, 4)], "addmv": [(2,), (2, 3), (3,)],
+       "addr": [(2, 3), (2,), (3,)], "baddbmm": [(2, 2, 4), (2, 2, 3), (2, 3, 4)],
+       "addbmm": [(2, 4), (2, 2, 3), (2, 3, 4)]}
+FACTORS = [0, 2, 0.5, True, 1j, float("nan"), float("inf"), -1]
+
+
+@pytest.mark.parametrize("factor", FACTORS, ids=str)
+@pytest.mark.parametrize("which", ["beta", "alpha"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex64"])
+@pytest.mark.parametrize("name", sorted(ADD))
+def test_beta_and_alpha_convert_to_the_result_dtype_as_torch(name, dtype, which, factor):
+    if name == "addbmm" and which == "alpha" and factor == float("inf"):
+        pytest.skip("torch scales each batch's product before summing (inf * 0 = nan)")
+    _compare(lambda m, *ts: getattr(m, name)(*ts, **{which: factor}),
+             [_arr(s) for s in ADD[name]], (dtype,) * 3)
+
+
+@pytest.mark.parametrize("name", sorted(ADD))
+def test_zero_alpha_or_beta_with_nonfinite_operands_as_torch(name):
+    shapes = ADD[name]
+    a0 = _arr(shapes[0])
+    a0.flat[0] = np.nan
+    _compare(lambda m, *ts: getattr(m, name)(*ts, beta=0), [a0] + [_arr(s) for s in shapes[1:]],
+             ("float64",) * 3)
+    a1 = _arr(shapes[1])
+    a1.flat[0] = np.inf
+    _compare(lambda m, *ts: getattr(m, name)(*ts, alpha=0), [_arr(shapes[0]), a1,
+                                                             _arr(shapes[2])], ("float64",) * 3)
+
+
+NON_TENSOR = ["mm", "bmm", "matmul", "dot", "vdot", "mv", "outer", "inner", "kron", "tensordot",
+              "addmm", "addmv", "addr", "baddbmm", "addbmm"]
+
+
+@pytest.mark.parametrize("value", [2.0, [1.0], None], ids=["float", "list", "none"])
+@pytest.mark.parametrize("name", NON_TENSOR)
+def test_product_of_a_non_tensor_operand_raises_as_torch(name, value):
+    def run(m):
+        if name in ADD:
+            shapes = ADD[name]
+            return getattr(m, name)(m.ones(shapes[0]), m.ones(shapes[1]), value)
+        first = m.ones(2) if name in ("dot", "vdot", "outer") else m.ones(2, 2)
+        return getattr(m, name)(first, value)
+    both_outcomes(run)

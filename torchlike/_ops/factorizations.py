@@ -17,7 +17,7 @@ from .._registry import apply, defop
 from ._surface import methods, public
 from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
                      linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv)
-from .products import _done, _method, _own_out, tensordot
+from .products import _done, _method, _need, _own_out, tensordot
 
 __all__ = ["trace", "inner", "dist", "cdist", "matrix_exp", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "lu_unpack", "vander", "lu", "lu_solve"]
@@ -41,6 +41,7 @@ def trace(input):
 @public(out=True)
 @_own_out
 def inner(input, other, *, out=None):
+    _need("inner", ("other", other, 2))
     if input.ndim == 0 or other.ndim == 0:
         return _done(input * other, out, "inner")
     if input.shape[-1] != other.shape[-1]:

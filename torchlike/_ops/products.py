@@ -45,6 +45,29 @@ def _method(fn):
     return m
 
 
+def _need(fn, *args):
+    """torch's argument parser: each ``(name, value, position)`` must be a Tensor."""
+    from .._tensor import not_a_tensor
+    for name, v, pos in args:
+        if not isinstance(v, Tensor):
+            raise not_a_tensor(fn, v, name, pos)
+
+
+def _factors(dtype, beta, alpha):
+    """``beta`` and ``alpha`` as torch's kernels read them: converted to the result's dtype
+    (torch's checked conversion: a complex factor for a real result, a nan or inf for an
+    integer one, raise; a float factor of an integer result truncates)."""
+    res = []
+    for v in (beta, alpha):
+        v = D.check_scalar(v, dtype)
+        if isinstance(v, complex) and not dtype.is_complex:
+            v = v.real
+        if not dtype.is_floating_point and not dtype.is_complex and isinstance(v, float):
+            v = int(v)
+        res.append(v)
+    return res
+
+
 def _out_check(out, expected):
     """A structured kernel's ``out``: it must have the dtype the kernel computes in."""
     if out is not None and out.dtype is not expected:
@@ -191,6 +214,7 @@ def _check(a, b, out=None):
 @_own_out
 def matmul(input, other, *, out=None):
     """torch.matmul: dot, mv, mm or a batched product by the inputs' dims."""
+    _need("matmul", ("other", other, 2))
     if not _check(input, other, out):
         # an empty batched product: torch's bmm returns zeros of ``other``'s dtype unchecked
         input = input.to(other.dtype)
@@ -201,6 +225,7 @@ def matmul(input, other, *, out=None):
 @public(out=True)
 @_own_out
 def mm(input, mat2, *, out=None):
+    _need("mm", ("mat2", mat2, 2))
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -212,6 +237,7 @@ def mm(input, mat2, *, out=None):
 @public(out=True)
 @_own_out
 def bmm(input, mat2, *, out=None):
+    _need("bmm", ("mat2", mat2, 2))
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
@@ -230,6 +256,7 @@ def bmm(input, mat2, *, out=None):
 @public(out=True)
 @_own_out
 def mv(input, vec, *, out=None):
+    _need("mv", ("vec", vec, 2))
     _size(input, 0)         # torch sizes its result first
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, "
@@ -241,6 +268,7 @@ def mv(input, vec, *, out=None):
 @public(out=True)
 @_own_out
 def dot(input, other, *, out=None):
+    _need("dot", ("tensor", other, 2))
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            f"tensors")
@@ -279,6 +307,7 @@ def _vdot(a, b):
 @public(out=True)
 @_own_out
 def vdot(input, other, *, out=None):
+    _need("vdot", ("other", other, 2))
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            f"tensors")
@@ -293,6 +322,7 @@ def _outer(a, b):
 
 @public(out=True)
 def outer(input, vec2):
+    _need("outer", ("vec2", vec2, 2))
     if input.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
     if vec2.ndim != 1:
@@ -380,6 +410,9 @@ def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        for t in (a, b):
+            if not isinstance(t, Tensor):
+                raise AttributeError(f"'{type(t).__name__}' object has no attribute 'dim'")
         if dims > min(a.ndim, b.ndim):
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da = list(range(-dims, 0))
@@ -433,7 +466,11 @@ def _addmm(c, a, b, beta, alpha, kind):
         p = jnp.sum(jnp.matmul(a, b), axis=0, dtype=jnp.result_type(a, b))
     else:
         p = jnp.matmul(a, b)
-    if alpha != 1:
+    if alpha == 0 and kind in ("mm", "mv", "addbmm", "linear"):
+        # (torch's BLAS call with alpha 0 reads no product: inf or nan there do not leak; its
+        # bmm and outer kernels multiply)
+        p = jnp.zeros_like(p)
+    elif alpha != 1:
         p = p * alpha
     if beta == 0:
         return jnp.broadcast_to(p, jnp.broadcast_shapes(p.shape, c.shape)) + jnp.zeros((),
@@ -490,13 +527,17 @@ def _addmm_checks(input, mat1, mat2, out=None, inplace=False):
 @public(out=True)
 @_own_out
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    _need("addmm", ("mat1", mat1, 2), ("mat2", mat2, 3))
     _addmm_checks(input, mat1, mat2, out)
+    beta, alpha = _factors(input.dtype, beta, alpha)
     return _done(apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm"), out,
                  "addmm")
 
 
 def _addmm_inplace(input, mat1, mat2, *, beta=1, alpha=1):
+    _need("addmm_", ("mat1", mat1, 1), ("mat2", mat2, 2))
     _addmm_checks(input, mat1, mat2, inplace=True)
+    beta, alpha = _factors(input.dtype, beta, alpha)
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
 
 
@@ -511,21 +552,35 @@ def linear_rows(bias, input, weight):
 @public(out=True)
 @_own_out
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    _need("addmv", ("mat", mat, 2), ("vec", vec, 3))
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
     _mv_checks(input, mat, vec, mat.shape[0], mat.shape[1], out)
+    beta, alpha = _factors(input.dtype, beta, alpha)
     return _done(apply(_addmm, input, mat, vec, beta=beta, alpha=alpha, kind="mv"), out,
                  "addmv")
 
 
 @public(out=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    _need("addr", ("vec1", vec1, 2), ("vec2", vec2, 3))
     if vec1.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D")
     if vec2.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
     _add_check(input, (vec1.shape[0], vec2.shape[0]))
+    rt = D.promote_types(D.promote_types(input.dtype, vec1.dtype), vec2.dtype)
+    if rt is not D.bool:
+        for n, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, bool):
+                raise RuntimeError(f"Boolean {n} only supported for Boolean results.")
+    if not rt.is_floating_point and not rt.is_complex and rt is not D.bool:
+        for n, v in (("beta", beta), ("alpha", alpha)):
+            if not isinstance(v, int):
+                raise RuntimeError(f"For integral input tensors, argument {n} must not be a "
+                                   f"floating point number.")
+    beta, alpha = _factors(rt, beta, alpha)
     return apply(_addmm, input, vec1, vec2, beta=beta, alpha=alpha, kind="r")
 
 
@@ -552,6 +607,8 @@ def _bmm_shape_checks(b1, b2):
 
 
 def _baddbmm(input, batch1, batch2, beta, alpha, inplace, out=None):
+    p = 1 if inplace else 2
+    _need("baddbmm_" if inplace else "baddbmm", ("batch1", batch1, p), ("batch2", batch2, p + 1))
     shape = (_size(batch1, 0), _size(batch1, 1), _size(batch2, 2))
     _add_check(input, shape)
     if input.dtype is not batch1.dtype:
@@ -561,6 +618,7 @@ def _baddbmm(input, batch1, batch2, beta, alpha, inplace, out=None):
     if inplace:
         _inplace_check(input, batch2.dtype, shape)
     _out_check(out, batch2.dtype)
+    beta, alpha = _factors(input.dtype, beta, alpha)
     if not _bmm_kernel_checks(batch1, batch2, _numel(shape), shape[2] and batch1.shape[2],
                               "baddbmm"):
         # nothing to multiply: torch's result has batch2's dtype
@@ -581,10 +639,12 @@ def _baddbmm_inplace(input, batch1, batch2, *, beta=1, alpha=1):
 @public(out=True)
 @_own_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    _need("addbmm", ("batch1", batch1, 2), ("batch2", batch2, 3))
     _add_check(input, (_size(batch1, 1), _size(batch2, 2)))
     _bmm_shape_checks_addbmm(batch1, batch2)
     # torch copies ``input`` into the result (``out``'s dtype), then adds each batch's addmm
     res = input if out is None else input.to(out.dtype)
+    beta, alpha = _factors(res.dtype, beta, alpha)
     if batch1.shape[0] == 0:
         # no batch: torch returns ``beta * input`` without its per-batch addmm checks
         return _done(apply(_addmm, res, batch1.to(res.dtype), batch2.to(res.dtype), beta=beta,
@@ -618,6 +678,7 @@ def _kron(a, b):
 
 @public(out=True)
 def kron(input, other):
+    _need("kron", ("other", other, 2))
     return apply(_kron, input, other)
 
 
