@@ -359,3 +359,69 @@ def test_conv_still_builds_and_runs_with_int_arguments(name):
             mod.bias.fill_(0.25)
         outs.append(np.asarray(mod(m.tensor(x0)).detach().tolist()))
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-4)
+
+
+# ------------------------------------------------------------------ pooling, fold and unfold modules
+
+POOLS = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+         "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+POOL_ARGS = {"int": (2,), "float": (2.0,), "zero": (0,), "negative": (-1,),
+             "float_in_tuple": ((2, 2.0),), "none": (None,), "str": ("2",), "one_element": ((2,),),
+             "float_stride": (2, 1.5), "zero_stride": (2, 0), "float_padding": (2, 2, 1.0),
+             "no_arguments": (), "bool": (True,), "long_tuple": ((2,) * 4,)}
+
+
+@pytest.mark.parametrize("args", list(POOL_ARGS))
+@pytest.mark.parametrize("name", POOLS)
+def test_pooling_constructor_keeps_arguments_as_torch(name, args):
+    a = POOL_ARGS[args]
+    if name.startswith("LP") and a:
+        a = (2.0,) + a
+    got = both_outcomes(lambda m: getattr(m.nn, name)(*a), msg="exact")
+    if got is not None:
+        assert repr(got[0]) == repr(got[1])
+
+
+ADAPTIVE = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+
+
+@pytest.mark.parametrize("args", [(), (2,), (None,), ((None, 2),), (2, True), (2, 1.5),
+                                  (2, True, 1)])
+@pytest.mark.parametrize("name", ADAPTIVE)
+def test_adaptive_pooling_constructor_as_torch(name, args):
+    got = both_outcomes(lambda m: getattr(m.nn, name)(*args), msg="exact")
+    if got is not None:
+        assert repr(got[0]) == repr(got[1])
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(kernel_size=2, output_size=2),
+                                dict(kernel_size=2.0, output_size=2),
+                                dict(kernel_size=2, output_ratio=0.5),
+                                dict(kernel_size=2, output_ratio=1.5),
+                                dict(kernel_size=2, output_ratio=(0.5,)),
+                                dict(kernel_size=2, output_size=3, output_ratio=0.5),
+                                dict(kernel_size=2), dict(kernel_size=0, output_size=2),
+                                dict(kernel_size=(2, 0, 2), output_size=2)])
+@pytest.mark.parametrize("name", ["FractionalMaxPool2d", "FractionalMaxPool3d"])
+def test_fractional_max_pool_constructor_as_torch(name, kw):
+    def make(m):
+        mod = getattr(m.nn, name)(**kw)
+        return (mod.kernel_size, mod.output_size, mod.output_ratio)
+    got = both_outcomes(make, msg="exact")
+    if got is not None:
+        assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=2.0),
+                                dict(kernel_size=(2, 2.0)), dict(kernel_size=0),
+                                dict(kernel_size=2, dilation=1.0), dict(kernel_size=2, padding=1.0),
+                                dict(kernel_size=2, stride=1.0), dict(kernel_size=2, stride=0),
+                                dict(kernel_size=(2, 2, 2))])
+@pytest.mark.parametrize("name", ["Fold", "Unfold"])
+def test_fold_unfold_constructor_as_torch(name, kw):
+    def make(m):
+        return getattr(m.nn, name)(**(dict(kw, output_size=4) if name == "Fold" else kw))
+    got = both_outcomes(make, msg="exact")
+    if got is not None:
+        assert repr(got[0]) == repr(got[1])

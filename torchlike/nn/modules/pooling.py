@@ -1,6 +1,9 @@
 """Pooling modules (torch.nn.modules.pooling): max, average, Lp, adaptive and unpooling."""
 from __future__ import annotations
 
+import collections.abc
+from itertools import repeat
+
 from .. import functional as F
 from .module import Module
 
@@ -9,6 +12,14 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", 
            "FractionalMaxPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "AdaptiveAvgPool3d"]
+
+
+def _ntuple(x, n):
+    """torch.nn.modules.utils._ntuple(n)(x): an iterable as a tuple (unchecked), else ``n``
+    copies; the values are kept as given, as torch (its functional form rejects floats)."""
+    if isinstance(x, collections.abc.Iterable):
+        return tuple(x)
+    return tuple(repeat(x, n))
 
 
 class _MaxPoolNd(Module):
@@ -49,9 +60,9 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
-        self.kernel_size = F._tup(kernel_size, 1)
-        self.stride = F._tup(stride if stride is not None else kernel_size, 1)
-        self.padding = F._tup(padding, 1)
+        self.kernel_size = _ntuple(kernel_size, 1)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _ntuple(padding, 1)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
@@ -188,9 +199,9 @@ class _MaxUnpoolNd(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = F._tup(kernel_size, self._nd)
-        self.stride = F._tup(stride if stride is not None else kernel_size, self._nd)
-        self.padding = F._tup(padding, self._nd)
+        self.kernel_size = _ntuple(kernel_size, self._nd)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _ntuple(padding, self._nd)
 
     def forward(self, input, indices, output_size=None):
         return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
@@ -225,22 +236,23 @@ class _FractionalMaxPoolNd(Module):
                  _random_samples=None):
         super().__init__()
         nd = self._nd
-        self.kernel_size = F._tup(kernel_size, nd)
+        if nd == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or
+                        (isinstance(kernel_size, (tuple, list)) and
+                         not all(k > 0 for k in kernel_size))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _ntuple(kernel_size, nd)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = F._tup(output_size, nd) if output_size is not None else None
-        if output_ratio is not None:
-            r = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
-            self.output_ratio = tuple(r) * nd if len(r) == 1 else tuple(r)
-        else:
-            self.output_ratio = None
+        self.output_size = _ntuple(output_size, nd) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, nd) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
             raise ValueError(f"{type(self).__name__} requires specifying either an output "
                              "size, or a pooling ratio")
         if output_size is not None and output_ratio is not None:
             raise ValueError("only one of output_size and output_ratio may be specified")
         if self.output_ratio is not None:
-            if not all(0 < r < 1 for r in self.output_ratio):
+            # torch indexes the first nd ratios (a shorter tuple: IndexError)
+            if not all(0 < self.output_ratio[i] < 1 for i in range(nd)):
                 raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
     def forward(self, input):
@@ -255,3 +267,27 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     _nd = 3
+
+
+def _named_init(cls, qualname):
+    """Give ``cls`` a copy of its ``__init__`` whose name is torch's (``MaxUnpool2d.__init__``,
+    ``_AdaptiveAvgPoolNd.__init__``), as Python's argument errors print it."""
+    import types
+    from .module import _builds_on_device
+    f = getattr(cls.__init__, "__wrapped__", cls.__init__)
+    code = f.__code__
+    if hasattr(code, "co_qualname"):
+        code = code.replace(co_qualname=qualname)
+    g = types.FunctionType(code, f.__globals__, "__init__", f.__defaults__, f.__closure__)
+    g.__kwdefaults__ = f.__kwdefaults__
+    g.__qualname__ = qualname
+    g.__doc__ = f.__doc__
+    cls.__init__ = _builds_on_device(g)
+
+
+for _cls in (MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, FractionalMaxPool2d, FractionalMaxPool3d):
+    _named_init(_cls, f"{_cls.__name__}.__init__")
+for _cls in (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d):
+    _named_init(_cls, "_AdaptiveAvgPoolNd.__init__")
+for _cls in (AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d):
+    _named_init(_cls, "_AdaptiveMaxPoolNd.__init__")
