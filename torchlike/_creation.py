@@ -992,15 +992,79 @@ def _fmt_num(v):
     return str(v)
 
 
-@with_out
-def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
+def _int_arg(v):
+    """``v`` as torch's int parameter takes it (an int, a numpy int or a one-element integer
+    tensor; not a bool), else None."""
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    if isinstance(v, (numbers.Integral, np.integer)):
+        return int(v)
+    if isinstance(v, Tensor) and _int_tensor(v):
+        return int(v.item())
+    return None
+
+
+_NO_M = object()
+
+
+def _eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         **kwargs):
+    """torch.eye's argument parsing (its two overloads: ``(n)`` and ``(n, m)``)."""
+    given = [n] + ([] if m is _NO_M else [m])
+    opts = dict(out=out, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
+    ni, mi = _int_arg(n), None if m is _NO_M else _int_arg(m)
+    bad = ni is None or (m is not _NO_M and mi is None) or kwargs
+    if not bad:
+        try:
+            _check_kw("eye", **opts)
+        except TypeError:
+            bad = True
+    if bad:
+        kw = {k: v for k, v in opts.items()
+              if v is not None and not (k == "requires_grad" and v is False)}
+        kw.update(kwargs)
+        if m is _NO_M and not kw:           # one argument: one overload takes it
+            if ni is None:
+                raise TypeError(f"eye(): argument 'n' (position 1) must be int, not "
+                                f"{_tp_name(n)}")
+            _check_kw("eye", **opts)
+        sig = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+               "torch.device device = None, bool pin_memory = False, bool requires_grad = False")
+        got = [_tp_name(a) for a in given] + [f"{k}={_tp_name(v)}" for k, v in
+                                              reversed(list(kw.items()))]
+        raise TypeError(f"eye() received an invalid combination of arguments - got "
+                        f"({', '.join(got)}), but expected one of:\n"
+                        f" * (int n, *, {sig})\n * (int n, int m, *, {sig})\n")
+    if out is not None:
+        if dtype is None:
+            dtype = out.dtype
+        elif D.to_dtype(dtype) is not out.dtype:
+            raise RuntimeError(f"dtype {D.legacy_name(D.to_dtype(dtype))} does not match dtype "
+                               f"of out parameter ({D.legacy_name(out.dtype)})")
+        r = _eye_impl(ni, mi, dtype=dtype, layout=layout, device=device)
+        r = write_out(r, out, "eye")
+        if requires_grad:
+            r.requires_grad_(True)
+        return r
+    return _eye_impl(ni, mi, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad)
+
+
+def _eye_impl(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt = _dt(dtype)
     _check_alloc((n, n if m is None else m), dt, device)
-    return _finish(jnp.eye(n, m, dtype=dt.np), device, requires_grad)
+    return _finish(jnp.eye(n, m, dtype=dt.np), device, requires_grad, layout=layout)
+
+
+def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        **kwargs):
+    """The identity matrix ``n x n`` (or ``n x m``), with torch's argument errors."""
+    return _eye(n, m, out=out, dtype=dtype, layout=layout, device=device,
+                requires_grad=requires_grad, **kwargs)
 
 
 # ------------------------------------------------------------------ random
@@ -1099,6 +1163,12 @@ def _randperm_bounds(n, dt):
 @with_out
 def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
+    ni = _int_arg(n)
+    if ni is None:
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not {_tp_name(n)}")
+    n = ni
+    _check_kw("randperm", dtype=dtype, layout=layout, device=device,
+              requires_grad=requires_grad, pin_memory=pin_memory)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = _dt(dtype, D.int64)
