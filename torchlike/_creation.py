@@ -1111,14 +1111,94 @@ rand = _sized_factory("rand", _rand, [("generator",) + _OPTS, _OPTS])
 randn = _sized_factory("randn", _randn, [("generator",) + _OPTS, _OPTS])
 
 
-@with_out
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None,
-            device=None, requires_grad=False):
-    """Integers uniform in [low, high); int64 by default."""
-    if size is None:
-        low, high, size = 0, low, high
-    if high is None:
-        low, high = 0, low
+_RANDINT_OPTS = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+                 "torch.device device = None, bool pin_memory = False, "
+                 "bool requires_grad = False")
+_RANDINT_SIGS = "".join(
+    f" * ({args}, *, {gen}{_RANDINT_OPTS})\n"
+    for args in ("int high, tuple of ints size", "int low, int high, tuple of ints size")
+    for gen in ("torch.Generator generator, ", ""))
+
+
+def _randint_args(args, kwargs):
+    """torch.randint's parsing of ``(high, size)`` / ``(low, high, size)``: returns
+    ``(low, high, size)`` or raises torch's TypeError (naming the argument when only one
+    overload takes that many arguments, else listing the overloads)."""
+    n = len(args) + len(kwargs)
+
+    def combo():
+        got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in
+                                             reversed(list(kwargs.items()))]
+        return TypeError(f"randint() received an invalid combination of arguments - got "
+                         f"({', '.join(got)}), but expected one of:\n" + _RANDINT_SIGS)
+    names = ("high", "size") if len(args) <= 2 and "low" not in kwargs else \
+        ("low", "high", "size")
+    vals = dict(zip(names, args))
+    for k in names[len(args):]:
+        if k in kwargs:
+            vals[k] = kwargs[k]
+    if len(args) > 3 or any(k not in vals for k in names):
+        raise combo()
+    only = n == 2           # only (high, size) without a generator takes two arguments
+    for pos, k in enumerate(names[:-1], 1):
+        if _int_arg(vals[k]) is None:
+            if only:
+                where = f" (position {pos})" if pos <= len(args) else ""
+                raise TypeError(f"randint(): argument '{k}'{where} must be int, not "
+                                f"{_tp_name(vals[k])}")
+            raise combo()
+    size = vals["size"]
+    if not isinstance(size, (tuple, list)) or (size and not _intlike(size[0])):
+        if only or n == 1:
+            where = f" (position {len(names)})" if len(args) == len(names) else ""
+            if isinstance(size, (tuple, list)):
+                raise TypeError(f"randint(): argument 'size'{where} must be tuple of ints, but "
+                                f"found element of type {_tp_name(size[0])} at pos 0")
+            raise TypeError(f"randint(): argument 'size'{where} must be tuple of ints, not "
+                            f"{_tp_name(size)}")
+        raise combo()
+    low = _int_arg(vals["low"]) if "low" in vals else 0
+    return low, _int_arg(vals["high"]), tuple(size)
+
+
+def randint(*args, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+            pin_memory=False, out=None, **kwargs):
+    """Integers uniform in [low, high); int64 by default: ``randint(high, size)`` or
+    ``randint(low, high, size)`` with torch's argument errors."""
+    given = dict(kwargs)
+    for k, v, d in (("generator", generator, None), ("dtype", dtype, None),
+                    ("layout", layout, None), ("device", device, None),
+                    ("requires_grad", requires_grad, False), ("pin_memory", pin_memory, False),
+                    ("out", out, None)):
+        if v is not d:
+            given[k] = v
+    bad = [k for k in kwargs if k not in ("low", "high", "size")]
+    try:
+        _check_kw("randint", generator=generator, dtype=dtype, layout=layout, device=device,
+                  requires_grad=requires_grad, pin_memory=pin_memory, out=out)
+    except TypeError:
+        bad.append("?")
+    pos_kw = {k: v for k, v in kwargs.items() if k in ("low", "high", "size")}
+    if bad:
+        _randint_args(args, given)          # its own error first, when it has one
+        got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in
+                                             reversed(list(given.items()))]
+        raise TypeError(f"randint() received an invalid combination of arguments - got "
+                        f"({', '.join(got)}), but expected one of:\n" + _RANDINT_SIGS)
+    extra = {k: v for k, v in given.items() if k not in pos_kw}
+    low, high, size = _randint_args(args, {**pos_kw, **extra})
+    if out is not None:
+        if dtype is None:
+            dtype = out.dtype
+        r = _randint(low, high, size, generator=generator, dtype=dtype, layout=layout,
+                     device=device)
+        return write_out(r, out, "randint")
+    return _randint(low, high, size, generator=generator, dtype=dtype, layout=layout,
+                    device=device, requires_grad=requires_grad)
+
+
+def _randint(low, high, size, *, generator=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
