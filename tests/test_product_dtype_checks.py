@@ -286,3 +286,18 @@ def test_product_of_a_non_tensor_operand_raises_as_torch(name, value):
         first = m.ones(2) if name in ("dot", "vdot", "outer") else m.ones(2, 2)
         return getattr(m, name)(first, value)
     both_outcomes(run)
+
+
+LINEAR_SHAPES = [((), (4, 3), (4,)), ((3,), (), (4,)), ((2, 3), (3,), ()), ((2, 3), (3,), (2,)),
+                 ((3,), (3,), ()), ((3,), (4, 3), (1, 4)), ((2, 2, 2, 3), (4, 3), (1, 4)),
+                 ((2, 2, 2, 3), (4, 3), (2, 4)), ((2, 2, 2, 3), (4, 3), (1, 1, 4)),
+                 ((2, 2, 2, 3), (4, 3), (4, 1)), ((3,), (2, 3), (1, 1)), ((3,), (2, 3), (2, 1, 4)),
+                 ((2, 2, 3), (2,), (2, 3)), ((2, 2, 3), (4, 3), (0, 3)), ((3,), (0, 3), (0, 3)),
+                 ((2, 2, 3), (0, 3), (1, 0)), ((2, 3), (0, 3), (5, 0)), ((2, 2, 3), (4, 3), ()),
+                 ((2, 3), (4, 3), (2, 4)), ((2, 3), (4, 3), (3, 4)), ((2, 2, 3), (2, 4, 3), (4,))]
+
+
+@pytest.mark.parametrize("shapes", LINEAR_SHAPES, ids=str)
+def test_linear_bias_shapes_take_torchs_fused_or_unfused_path(shapes):
+    _compare(lambda m, x, w, b: m.nn.functional.linear(x, w, b), [_arr(s) for s in shapes],
+             ("float32",) * 3)

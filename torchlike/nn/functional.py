@@ -89,23 +89,36 @@ def linear(input, weight, bias=None):
         from ..amp.autocast_mode import cast_composite
         cast = cast_composite("linear", input, weight, *(() if bias is None else (bias,)))
         input, weight, bias = cast[0], cast[1], (cast[2] if bias is not None else None)
-    if bias is None and input.ndim == 0:
+    if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
-                           f"0D and {weight.ndim}D")
+                           f"{input.ndim}D and {weight.ndim}D")
     if weight.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{weight.ndim}D")
-    if bias is None and weight.ndim == 0:
-        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
-                           f"{input.ndim}D and 0D")
-    if bias is not None and input.ndim >= 1:
-        # torch's addmm(bias, input, weight.t()) checks the dtypes first, bias's first
-        if bias.dtype != weight.dtype:
-            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                               f"{_legacy(bias.dtype)} and {_legacy(weight.dtype)}")
-        if input.dtype != weight.dtype:
-            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                               f"{_legacy(input.dtype)} and {_legacy(weight.dtype)}")
+    if bias is not None and not (input.ndim == 2 or bias.ndim == 1
+                                 or sum(n != 1 for n in bias.shape) == 1):
+        # torch's unfused form (a bias that does not squeeze to one dim): matmul, then the
+        # bias added in place into its result
+        out = linear(input, weight)
+        from .._registry import broadcast_error
+        err = broadcast_error([tuple(out.shape), tuple(bias.shape)])
+        if err:
+            raise RuntimeError(err)
+        shape = tuple(np.broadcast_shapes(tuple(out.shape), tuple(bias.shape)))
+        if shape != tuple(out.shape):
+            raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        return out + bias
+    if bias is not None:
+        # torch's addmm(bias, input's rows, weight.t()): its checks, in its order
+        from types import SimpleNamespace as _NS
+        rows = 1
+        for n in tuple(input.shape)[:-1]:
+            rows *= n
+        _products._addmm_checks(bias, _NS(dtype=input.dtype, ndim=2,
+                                          shape=(rows, input.shape[-1])),
+                                _NS(dtype=weight.dtype, ndim=weight.ndim,
+                                    shape=tuple(weight.shape)[::-1]))
     if input.ndim >= 1 and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
         rows = 1
         for n in tuple(input.shape)[:-1]:
@@ -115,9 +128,6 @@ def linear(input, weight, bias=None):
     if input.dtype != weight.dtype and weight.ndim == 2:   # (else matmul's own checks)
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_CPP_NAMES[input.dtype.name]} != {_CPP_NAMES[weight.dtype.name]}")
-    if bias is not None and bias.dtype != weight.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{_legacy(bias.dtype)} and {_legacy(weight.dtype)}")
     if input.ndim == 0 or weight.ndim != 2:
         out = tl.matmul(input, weight.t())
         return out + bias if bias is not None else out
