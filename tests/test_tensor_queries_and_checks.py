@@ -132,3 +132,22 @@ def test_sparse_conversions_say_they_are_not_provided(name):
 
 def test_record_stream_is_accepted():
     torchlike.ones(2).record_stream(None)
+
+
+def test_an_integer_tensor_refuses_grad_in_each_callers_words():
+    """torch words the refusal three ways: ``requires_grad_()``, the ``requires_grad``
+    attribute, and ``nn.Parameter`` (a module built with an integer dtype)."""
+    import torch
+    import torchlike
+
+    def msgs(m):
+        out = []
+        for f in (lambda: m.zeros(2, dtype=m.int64).requires_grad_(),
+                  lambda: setattr(m.zeros(2, dtype=m.int64), "requires_grad", True),
+                  lambda: m.nn.Parameter(m.zeros(2, dtype=m.int64)),
+                  lambda: m.nn.Conv2d(4, 4, 3, dtype=m.int64)):
+            with pytest.raises(RuntimeError) as info:
+                f()
+            out.append(str(info.value))
+        return out
+    assert msgs(torchlike) == msgs(torch)

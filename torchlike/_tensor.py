@@ -78,6 +78,7 @@ _NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tenso
                "as it is), or use jax.experimental.sparse on t.jax().")
 
 
+_FLOAT_OR_COMPLEX_MSG = "only Tensors of floating point and complex dtype can require gradients"
 _storage_write = [None]     # torchlike._storage.write, bound on first use (it imports this module)
 
 class Tensor(InteropMixin):
@@ -268,10 +269,13 @@ class Tensor(InteropMixin):
 
     @requires_grad.setter
     def requires_grad(self, value):
-        self.requires_grad_(value)
+        self._set_requires_grad(value, _FLOAT_OR_COMPLEX_MSG)
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on a leaf; returns self."""
+        return self._set_requires_grad(requires_grad)
+
+    def _set_requires_grad(self, requires_grad, _dtype_msg=None):
         requires_grad = bool(requires_grad)
         if self.grad_fn is not None:
             if not requires_grad:
@@ -281,8 +285,10 @@ class Tensor(InteropMixin):
                     "use var_no_grad = var.detach().")
             return self
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError(
-                "only Tensors of floating point dtype can require gradients")
+            # (torch's three callers word it three ways: requires_grad_(), the attribute,
+            # nn.Parameter)
+            raise RuntimeError(_dtype_msg or
+                               "only Tensors of floating point dtype can require gradients")
         if requires_grad and self._is_inference and not _gm._state.inference:
             raise RuntimeError(_gm.INFERENCE_REQUIRES_GRAD_MSG)
         self._requires_grad = requires_grad

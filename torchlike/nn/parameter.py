@@ -21,7 +21,8 @@ class Parameter(Tensor):
         p._requires_grad = False
         p._is_inference = data._is_inference    # torch refuses requires_grad on one below
         if requires_grad:
-            p.requires_grad_(True)
+            p._set_requires_grad(True, "Only Tensors of floating point and complex dtype "
+                                       "can require gradients")
         return p
 
     def __repr__(self):
