@@ -344,3 +344,35 @@ def test_activation_of_integer_bool_or_complex_input_as_torch(name, dtype):
     res = both_outcomes(run)
     if res is not None:
         assert str(res[0].dtype) == str(res[1].dtype)
+
+
+NUMBER_ARGS = {
+    "elu-alpha": lambda m, v: _f(m).elu(m.ones(2), alpha=v),
+    "elu_-alpha": lambda m, v: _f(m).elu_(m.ones(2), alpha=v),
+    "celu-alpha": lambda m, v: _f(m).celu(m.ones(2), alpha=v),
+    "leaky_relu-slope": lambda m, v: _f(m).leaky_relu(m.ones(2), v),
+    "hardtanh_-min": lambda m, v: _f(m).hardtanh_(m.ones(2), v, 1.0),
+    "softplus-beta": lambda m, v: _f(m).softplus(m.ones(2), beta=v),
+    "softplus-threshold": lambda m, v: _f(m).softplus(m.ones(2), threshold=v),
+    "softshrink-lambd": lambda m, v: _f(m).softshrink(m.ones(2), v),
+    "hardshrink-lambd": lambda m, v: _f(m).hardshrink(m.ones(2), v),
+    "threshold-threshold": lambda m, v: _f(m).threshold(m.ones(2), v, 0.0),
+    "threshold-value": lambda m, v: _f(m).threshold(m.ones(2), 0.0, v),
+    "rrelu-lower": lambda m, v: _f(m).rrelu(m.ones(2), v, 0.3),
+    "glu-dim": lambda m, v: _f(m).glu(m.ones(2, 2), v),
+    "addmm-beta": lambda m, v: m.addmm(m.ones(2, 2), m.ones(2, 2), m.ones(2, 2), beta=v),
+    "addmm-method-beta": lambda m, v: m.ones(2, 2).addmm(m.ones(2, 2), m.ones(2, 2), beta=v),
+    "addmm_-alpha": lambda m, v: m.ones(2, 2).addmm_(m.ones(2, 2), m.ones(2, 2), alpha=v),
+    "addmv-alpha": lambda m, v: m.addmv(m.ones(2), m.ones(2, 2), m.ones(2), alpha=v),
+    "addr-beta": lambda m, v: m.addr(m.ones(2, 2), m.ones(2), m.ones(2), beta=v),
+    "baddbmm-beta": lambda m, v: m.baddbmm(m.ones(1, 2, 2), m.ones(1, 2, 2), m.ones(1, 2, 2),
+                                           beta=v),
+    "addbmm-beta": lambda m, v: m.addbmm(m.ones(2, 2), m.ones(1, 2, 2), m.ones(1, 2, 2), beta=v),
+    "tensordot-dims": lambda m, v: m.tensordot(m.ones(2, 2), m.ones(2, 2), dims=v),
+}
+
+
+@pytest.mark.parametrize("value", ["a", None, [1.0], 1.5], ids=["str", "none", "list", "float"])
+@pytest.mark.parametrize("name", sorted(NUMBER_ARGS))
+def test_non_number_parameters_raise_as_torch(name, value):
+    both_outcomes(lambda m: NUMBER_ARGS[name](m, value))

@@ -39,6 +39,8 @@ def _method(fn):
     def m(self, *args, **kwargs):
         if "out" in kwargs:
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+        if name in _OVERLOADED:
+            kwargs["_as_method"] = True
         return fn(self, *args, **kwargs)
     m.__name__ = m.__qualname__ = name
     m.__doc__ = fn.__doc__
@@ -51,6 +53,32 @@ def _need(fn, *args):
     for name, v, pos in args:
         if not isinstance(v, Tensor):
             raise not_a_tensor(fn, v, name, pos)
+
+
+_OVERLOADED = {"addmm": "mat1, Tensor mat2", "baddbmm": "batch1, Tensor batch2"}
+
+
+def _check_factors(fn, beta, alpha, method=False):
+    """torch's argument parser on ``beta``/``alpha`` (Numbers). addmm and baddbmm have a
+    second overload (``out_dtype``): a bad factor there lists both."""
+    bad = {k: v for k, v in (("beta", beta), ("alpha", alpha))
+           if not isinstance(v, (bool, int, float, complex, np.number))
+           and not (isinstance(v, Tensor) and v.numel() == 1)}
+    if not bad:
+        return
+    if fn in _OVERLOADED and not method:
+        got = ", ".join(f"{k}={type(v).__name__}" for k, v in sorted(
+            (("beta", beta), ("alpha", alpha))) if k in bad or v != 1)
+        sig = _OVERLOADED[fn]
+        raise TypeError(
+            f"{fn}() received an invalid combination of arguments - got (Tensor, Tensor, "
+            f"Tensor, {got}), but expected one of:\n"
+            f" * (Tensor input, Tensor {sig}, *, Number beta = 1, Number alpha = 1, Tensor out "
+            f"= None)\n"
+            f" * (Tensor input, Tensor {sig}, torch.dtype out_dtype, *, Number beta = 1, Number "
+            f"alpha = 1, Tensor out = None)\n")
+    k = next(iter(bad))
+    raise TypeError(f"{fn}(): argument '{k}' must be Number, not {type(bad[k]).__name__}")
 
 
 def _factors(dtype, beta, alpha):
@@ -405,6 +433,9 @@ def _tensordot(a, b, dims_a, dims_b):
 @public(out=True)
 @_own_out
 def tensordot(a, b, dims=2, out=None):
+    if not isinstance(dims, (tuple, list, Tensor, int)) or isinstance(dims, bool):
+        raise RuntimeError(f"tensordot expects dims to be int or tuple[list[int], list[int]] or "
+                           f"list[list[int]] containing two lists, but got dims={dims}")
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
@@ -526,8 +557,9 @@ def _addmm_checks(input, mat1, mat2, out=None, inplace=False):
 
 @public(out=True)
 @_own_out
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None, _as_method=False):
     _need("addmm", ("mat1", mat1, 2), ("mat2", mat2, 3))
+    _check_factors("addmm", beta, alpha, _as_method)
     _addmm_checks(input, mat1, mat2, out)
     beta, alpha = _factors(input.dtype, beta, alpha)
     return _done(apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm"), out,
@@ -536,6 +568,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def _addmm_inplace(input, mat1, mat2, *, beta=1, alpha=1):
     _need("addmm_", ("mat1", mat1, 1), ("mat2", mat2, 2))
+    _check_factors("addmm_", beta, alpha)
     _addmm_checks(input, mat1, mat2, inplace=True)
     beta, alpha = _factors(input.dtype, beta, alpha)
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
@@ -553,6 +586,7 @@ def linear_rows(bias, input, weight):
 @_own_out
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     _need("addmv", ("mat", mat, 2), ("vec", vec, 3))
+    _check_factors("addmv", beta, alpha)
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
@@ -575,6 +609,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         for n, v in (("beta", beta), ("alpha", alpha)):
             if isinstance(v, bool):
                 raise RuntimeError(f"Boolean {n} only supported for Boolean results.")
+    for n, v in (("beta", beta), ("alpha", alpha)):
+        if not isinstance(v, (bool, int, float, complex, np.number, Tensor)):
+            raise TypeError(f"addr(): argument '{n}' must be Number, not {type(v).__name__}")
     if not rt.is_floating_point and not rt.is_complex and rt is not D.bool:
         for n, v in (("beta", beta), ("alpha", alpha)):
             if not isinstance(v, int):
@@ -606,9 +643,10 @@ def _bmm_shape_checks(b1, b2):
                            f"{b2.shape[1]}].")
 
 
-def _baddbmm(input, batch1, batch2, beta, alpha, inplace, out=None):
+def _baddbmm(input, batch1, batch2, beta, alpha, inplace, out=None, as_method=False):
     p = 1 if inplace else 2
     _need("baddbmm_" if inplace else "baddbmm", ("batch1", batch1, p), ("batch2", batch2, p + 1))
+    _check_factors("baddbmm_" if inplace else "baddbmm", beta, alpha, as_method)
     shape = (_size(batch1, 0), _size(batch1, 1), _size(batch2, 2))
     _add_check(input, shape)
     if input.dtype is not batch1.dtype:
@@ -628,8 +666,9 @@ def _baddbmm(input, batch1, batch2, beta, alpha, inplace, out=None):
 
 @public(out=True)
 @_own_out
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    return _done(_baddbmm(input, batch1, batch2, beta, alpha, False, out), out, "baddbmm")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None, _as_method=False):
+    return _done(_baddbmm(input, batch1, batch2, beta, alpha, False, out, _as_method), out,
+                 "baddbmm")
 
 
 def _baddbmm_inplace(input, batch1, batch2, *, beta=1, alpha=1):
@@ -640,6 +679,7 @@ def _baddbmm_inplace(input, batch1, batch2, *, beta=1, alpha=1):
 @_own_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _need("addbmm", ("batch1", batch1, 2), ("batch2", batch2, 3))
+    _check_factors("addbmm", beta, alpha)
     _add_check(input, (_size(batch1, 1), _size(batch2, 2)))
     _bmm_shape_checks_addbmm(batch1, batch2)
     # torch copies ``input`` into the result (``out``'s dtype), then adds each batch's addmm

@@ -222,6 +222,37 @@ def relu_(input):
     return _tl.relu_(input)
 
 
+def _number(fn, *args):
+    """torch's argument parser: each ``(name, value, position or None)`` must be a Number
+    (a Python or numpy number, or a one-element tensor)."""
+    for name, v, pos in args:
+        if isinstance(v, (bool, int, float, complex, np.number)) or (
+                isinstance(v, _tl.Tensor) and v.numel() == 1):
+            continue
+        where = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fn}(): argument '{name}'{where} must be Number, not "
+                        f"{type(v).__name__}")
+
+
+def _native_numbers(fn, params, args, kwargs):
+    """The Number arguments of a native in-place activation (``F.elu_`` is torch's native
+    ``elu_``): its parser names a bad argument's position only when it was given by position."""
+    vals = []
+    for i, (name, default) in enumerate(params):
+        if i < len(args):
+            v, pos = args[i], i + 2
+        else:
+            v, pos = kwargs.pop(name, default), None
+        if name != "training":
+            _number(fn, (name, v, pos))
+        vals.append(v)
+    if len(args) > len(params) or kwargs:
+        bad = next(iter(kwargs), None)
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{bad}'" if bad else
+                        f"{fn}() takes at most {len(params) + 1} arguments")
+    return vals
+
+
 def _float_kernel(kernel, input, complex_ok=False):
     """torch's CPU activation kernels dispatch on floating types only: an integer, bool (or,
     for most, complex) input raises their NotImplementedError (instead of computing in a
@@ -244,6 +275,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def _hardtanh_op(input, min_val, max_val, inplace):
+    _number("hardtanh_" if inplace else "hardtanh", ("min_val", min_val, 2),
+            ("max_val", max_val, 3))
     if input.dtype is D.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if input.dtype.is_complex:
@@ -254,8 +287,10 @@ def _hardtanh_op(input, min_val, max_val, inplace):
     return _inplace(input, out) if inplace else out
 
 
-def hardtanh_(input, min_val=-1.0, max_val=1.0):
+def hardtanh_(input, *args, **kwargs):
     # (torch's F.hardtanh_ is the native op: no min_val > max_val check)
+    min_val, max_val = _native_numbers("hardtanh_", [("min_val", -1.0), ("max_val", 1.0)],
+                                       args, kwargs)
     return _hardtanh_op(input, min_val, max_val, True)
 
 
@@ -311,6 +346,7 @@ def _refuse_backward(out, message):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _number("leaky_relu_" if inplace else "leaky_relu", ("negative_slope", negative_slope, 2))
     _float_kernel("leaky_relu_cpu", input)
     out = apply(_leaky_relu, input, slope=float(negative_slope))
     if inplace and not negative_slope >= 0:
@@ -318,8 +354,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _inplace(input, out) if inplace else out
 
 
-def leaky_relu_(input, negative_slope=0.01):
-    return leaky_relu(input, negative_slope, True)
+def leaky_relu_(input, *args, **kwargs):
+    slope, = _native_numbers("leaky_relu_", [("negative_slope", 0.01)], args, kwargs)
+    return leaky_relu(input, slope, True)
 
 
 @_act("prelu", "PreluKernelBackward0")
@@ -351,6 +388,7 @@ def prelu(input, weight):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    _number("rrelu_" if inplace else "rrelu", ("lower", lower, 2), ("upper", upper, 3))
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
@@ -411,6 +449,7 @@ def _elu_result(x, alpha, scale, input_scale):
 
 
 def elu(input, alpha=1.0, inplace=False):
+    _number("elu_" if inplace else "elu", ("alpha", alpha, 2))
     _float_kernel("elu_cpu", input)
     out = apply(_elu_result if inplace else _elu, input, alpha=float(alpha), scale=1.0,
                 input_scale=1.0)
@@ -419,7 +458,8 @@ def elu(input, alpha=1.0, inplace=False):
     return _inplace(input, out) if inplace else out
 
 
-def elu_(input, alpha=1.0):
+def elu_(input, *args, **kwargs):
+    alpha, = _native_numbers("elu_", [("alpha", 1.0)], args, kwargs)
     return elu(input, alpha, True)
 
 
@@ -438,6 +478,7 @@ def selu_(input):
 
 
 def celu(input, alpha=1.0, inplace=False):
+    _number("celu_" if inplace else "celu", ("alpha", alpha, 2))
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _float_kernel("elu_cpu", input)
@@ -448,7 +489,8 @@ def celu(input, alpha=1.0, inplace=False):
     return _inplace(input, out) if inplace else out
 
 
-def celu_(input, alpha=1.0):
+def celu_(input, *args, **kwargs):
+    alpha, = _native_numbers("celu_", [("alpha", 1.0)], args, kwargs)
     return celu(input, alpha, True)
 
 
@@ -552,6 +594,7 @@ def _softplus(x, beta, threshold):
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    _number("softplus", ("beta", beta, None), ("threshold", threshold, None))
     _float_kernel("softplus_cpu", input)
     return apply(_softplus, input, beta=float(beta), threshold=float(threshold))
 
@@ -590,6 +633,7 @@ def _hardshrink(x, lambd):
 
 
 def hardshrink(input, lambd=0.5):
+    _number("hardshrink", ("lambd", lambd, 2))
     _float_kernel("hardshrink_cpu", input)
     return apply(_hardshrink, input, lambd=float(lambd))
 
@@ -600,6 +644,7 @@ def _softshrink(x, lambd):
 
 
 def softshrink(input, lambd=0.5):
+    _number("softshrink", ("lambd", lambd, 2))
     _float_kernel("softshrink_check", input)
     top = D._FLOAT_MAX.get(input.dtype.name)
     if top is not None and not 0 <= lambd <= top:
@@ -614,12 +659,18 @@ def _threshold(x, threshold, value):
 
 
 def threshold(input, threshold, value, inplace=False):
+    _number("threshold_" if inplace else "threshold", ("threshold", threshold, 2),
+            ("value", value, 3))
     out = apply(_threshold, input, threshold=float(threshold), value=float(value))
     return _inplace(input, out) if inplace else out
 
 
-def threshold_(input, threshold, value):
-    return globals()["threshold"](input, threshold, value, True)
+def threshold_(input, *args, **kwargs):
+    if len(args) + len(kwargs) < 2:
+        raise TypeError("threshold_() missing required arguments 'threshold' and 'value'")
+    th, value = _native_numbers("threshold_", [("threshold", None), ("value", None)], args,
+                                kwargs)
+    return globals()["threshold"](input, th, value, True)
 
 
 @_act("glu", "GluBackward0")
@@ -629,6 +680,9 @@ def _glu(x, dim):
 
 
 def glu(input, dim=-1):
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"glu(): argument 'dim' (position 2) must be int, not "
+                        f"{type(dim).__name__}")
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     from .._tensor import _wrap_dim
@@ -3742,7 +3796,9 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return apply(_adaptive_max, input, outs=outs, nd=3)
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+def rrelu_(input, *args, **kwargs):
+    lower, upper, training = _native_numbers(
+        "rrelu_", [("lower", 1.0 / 8), ("upper", 1.0 / 3), ("training", False)], args, kwargs)
     return rrelu(input, lower, upper, training, True)
 
 
