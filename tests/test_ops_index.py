@@ -353,3 +353,68 @@ def test_out_of_range_index_names_the_first_bad_element_as_torch(shape, key):
             x[k] = 1.0
         msgs.append(str(info.value))
     assert msgs[:2] == msgs[2:]
+
+
+def _outcomes(cases):
+    import torch
+    import torchlike
+    res = []
+    for m in (torch, torchlike):
+        out = []
+        for f in cases:
+            try:
+                out.append(f(m).tolist())
+            except Exception as e:  # noqa: BLE001
+                out.append(f"{type(e).__name__}: {e}")
+        res.append(out)
+    return res
+
+
+def _put(dt, key, val):
+    def f(m):
+        x = m.zeros(3, dtype=getattr(m, dt))
+        x[key(m) if callable(key) else key] = val(m)
+        return x
+    return f
+
+
+def test_advanced_index_put_requires_the_destinations_dtype():
+    """``x[tensor_index] = value`` and ``index_put(_)`` take a tensor source only of ``x``'s
+    dtype (torch raises, even for a 0-d source); basic indexing and numbers convert."""
+    cases = [
+        _put("float32", lambda m: m.tensor([0, 2]),
+             lambda m: m.tensor([1.5, 2.0], dtype=m.float64)),
+        _put("int64", lambda m: m.tensor([0, 2]), lambda m: m.tensor([1.5, 2.0])),
+        _put("float32", lambda m: m.tensor([True, False, True]),
+             lambda m: m.tensor([1.5, 2.0], dtype=m.float64)),
+        _put("float32", lambda m: m.tensor([0, 2]), lambda m: m.tensor(1.5, dtype=m.float64)),
+        _put("float32", [0, 2], lambda m: m.tensor([1, 2])),
+        _put("float32", slice(0, 2), lambda m: m.tensor([1.5, 2.0], dtype=m.float64)),
+        _put("float32", 1, lambda m: m.tensor(1.5, dtype=m.float64)),
+        _put("float32", lambda m: m.tensor([0, 2]), lambda m: 1.5),
+        lambda m: m.index_put(m.zeros(3), (m.tensor([0, 2]),),
+                              m.tensor([1.5, 2.0], dtype=m.float64), accumulate=True),
+        lambda m: m.zeros(3, dtype=m.uint8).index_put_((m.tensor([0, 2]),),
+                                                       m.tensor([1.5, 2.0], dtype=m.float64)),
+    ]
+    t, l = _outcomes(cases)
+    assert l == t
+
+
+def test_fill_values_are_converted_with_torchs_overflow_check():
+    """masked_fill / index_fill convert their value (a number or a 0-d tensor's item) with
+    torch's checked conversion: out of range raises; negative ints wrap for uint8."""
+    M = lambda m: m.tensor([True, False, True])     # noqa: E731
+    cases = [
+        lambda m: m.zeros(3, dtype=m.uint8).masked_fill(M(m), m.tensor(-1.5)),
+        lambda m: m.zeros(3, dtype=m.uint8).masked_fill(M(m), 2.5),
+        lambda m: m.zeros(3, dtype=m.uint8).masked_fill(M(m), 300),
+        lambda m: m.zeros(3, dtype=m.uint8).masked_fill(M(m), -1),
+        lambda m: m.zeros(3).masked_fill(M(m), m.tensor(1e300, dtype=m.float64)),
+        lambda m: m.zeros(3).masked_fill(M(m), float("-inf")),
+        lambda m: m.zeros(3, dtype=m.float16).masked_fill(M(m), 1e6),
+        lambda m: m.zeros(3, dtype=m.uint8).index_fill(0, m.tensor([0, 2]), m.tensor(-1.5)),
+        lambda m: m.zeros(3, dtype=m.int8).index_fill(0, m.tensor([0, 2]), 200),
+    ]
+    t, l = _outcomes(cases)
+    assert l == t

@@ -369,9 +369,21 @@ def setitem(self, key, value):
                            "in-place operation.")
     check_inplace(self)
     value = _value_arg(self, value)
+    advanced = any(s[0] == "t" for s in spec)
+    if advanced:
+        _same_dtype_put(self, value)
     out = apply(_index_put, self, value, *[Tensor._make(a) for a in arrays], spec=spec,
-                accumulate=False, advanced=any(s[0] == "t" for s in spec))
+                accumulate=False, advanced=advanced)
     commit_inplace(self, out)
+
+
+def _same_dtype_put(self, value):
+    """torch's index_put (advanced indexing) takes a tensor source only of the destination's
+    dtype (basic indexing copies, converting)."""
+    if isinstance(value, Tensor) and value.dtype is not self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{D.legacy_name(self.dtype)} for the destination and "
+                           f"{D.legacy_name(value.dtype)} for the source.")
 
 
 def _grad_enabled():
@@ -385,6 +397,7 @@ def index_put(input, indices, values, accumulate=False):
         if not isinstance(k, Tensor) and k is not None:
             raise TypeError("index_put(): argument 'indices' must be tuple of Tensors")
     spec, arrays = _parse(input, key)
+    _same_dtype_put(input, values)
     return apply(_index_put, input, _value_arg(input, values),
                  *[Tensor._make(a) for a in arrays], spec=spec, accumulate=bool(accumulate),
                  advanced=True)

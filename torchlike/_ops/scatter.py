@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
+from .. import _fused
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
 from ._surface import public
@@ -229,6 +230,7 @@ def index_fill(input, dim, index, value):
     d = _check_vector_index("index_fill", input, dim, index)
     if _is_t(value):
         value = value.item()
+    _check_fill_value(input, value)
     return apply(_index_add, input, index, value, dim=d, alpha=1, mode="fill")
 
 
@@ -273,6 +275,19 @@ def _masked_fill_args(input, mask, value):
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value._d.ndim} dimension(s).")
     _broadcast_shape([tuple(mask._d.shape), tuple(input._d.shape)])
+    _check_fill_value(input, value)
+
+
+def _check_fill_value(input, value):
+    """torch's checked conversion of a fill value (a number, or a 0-d tensor's item) to the
+    input's dtype: out of range raises, never wraps. A value still pending in fused eager is
+    not read for it."""
+    if _is_t(value):
+        d = _fused.raw(value)
+        if d.__class__ is _fused.Deferred and d.value is None:
+            return
+        value = value.item()
+    D.check_scalar(value, input.dtype)
 
 
 @public(method=True, inplace=True)
