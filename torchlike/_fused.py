@@ -11,10 +11,12 @@ registry (the tape, hooks, storage, the engine, optimizers) keeps working on the
 A segment runs (a *cut*) when a concrete value is needed: a Tensor's ``_data`` is read by host
 code (``item``, ``tolist``, ``numpy``, ``bool``, printing, value checks, JAX interop, ``save``),
 ``torchlike.sync()`` is called, ``torchlike.compile`` starts a call, or the segment reaches its
-size bound; and at the end of each ``backward()``, which dispatches its segment without waiting
-for it (a training loop runs a program a step, whether or not it reads a value). The cut
+size bound; and at the end of a training step, ``optimizer.step()`` after a backward (or a
+second backward with no step between), dispatched without waiting for it: a training loop runs a
+program a step, whether or not it reads a value. The cut
 reasons are counted (``stats()["cuts"]``, by the function that needed the value). A value check
-on pending inputs may be recorded with the segment (``defer_check``): read when it runs.
+on inputs more than a few pending calls away is recorded with the segment (``defer_check``):
+read when it runs.
 
 The segment's key is built while recording: per call the function, its input structure, where
 each input comes from (an earlier call's output slot or an external array's slot) and the
@@ -176,7 +178,7 @@ class _Segment:
     """The pending calls: their key tokens, the external inputs, the outputs' weak references."""
 
     __slots__ = ("calls", "tokens", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
-                 "nbytes", "done", "checks", "__weakref__")
+                 "nbytes", "done", "checks", "backward", "__weakref__")
 
     def __init__(self):
         self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
@@ -190,6 +192,7 @@ class _Segment:
         self.nbytes = 0
         self.done = False
         self.checks = []        # (flag, make_error, the call index, where): value checks
+        self.backward = False   # a backward ran into it, not yet followed by a step's end
 
 
 _seg = _Segment()
@@ -443,6 +446,17 @@ def resolve(d, reason="read"):
 PARTIAL_MAX = 4             # a read whose value needs at most this many calls runs only those
 
 
+def _small_cone(d):
+    """Whether pending ``d`` needs at most ``PARTIAL_MAX`` of its segment's calls."""
+    seg = d.seg
+    outs = seg.outs
+
+    def computed(r):
+        o = outs[r]()
+        return o is not None and o.value is not None
+    return _cone(seg.calls, seg.producers, d.slot, computed, PARTIAL_MAX) is not None
+
+
 def _partial(d, reason):
     """Compute ``d`` alone when its dependency cone is small (a view of an input read by a value
     check, an index computed from a loop counter); False if the whole segment must run."""
@@ -485,6 +499,24 @@ def _cone(calls, producers, slot, known=None, limit=None):
                     cone.add(c)
                     todo.append(c)
     return cone
+
+
+def step_end(kind):
+    """A training step's boundary: ``"backward"`` at the end of a backward, ``"optimizer"`` at
+    the end of an optimizer's step. The segment of a step (the forward, the backward and the
+    update that consumes its gradients) runs at the optimizer's step, dispatched without
+    waiting; a second backward with no step between (gradient accumulation, a custom
+    optimizer) runs the pending segment at its own end. So a loop that reads no value runs a
+    program per step instead of growing to the segment bound."""
+    with _lock:
+        seg = _seg
+        if kind == "backward":
+            if seg.backward:
+                _flush("backward")
+            else:
+                seg.backward = True
+        elif seg.backward:
+            _flush("optimizer step")
 
 
 def sync(reason="sync"):
@@ -567,17 +599,23 @@ def _verify(checks, outs, producers):
 
 
 def defer_check(fn, arrays, make_error):
-    """In fused eager, with a pending value among ``arrays``: record ``fn(*arrays)`` (a jax
-    function computing what a value check needs, a flag or the offending value) and return True;
-    the segment reads it when it runs and raises ``make_error(value)`` unless that is None
-    (``_verify``). Otherwise False: the caller checks on the host now, as in strict mode."""
+    """In fused eager, with a pending value among ``arrays`` that needs more than
+    ``PARTIAL_MAX`` calls: record ``fn(*arrays)`` (a jax function computing what a value check
+    needs, a flag or the offending value) and return True; the segment reads it when it runs
+    and raises ``make_error(value)`` unless that is None (``_verify``). Otherwise False (pending
+    values a few calls away are computed now): the caller checks on the host, as in strict
+    mode."""
     if not ACTIVE:
         return False
-    for a in arrays:
-        if a.__class__ is Deferred and a.value is None:
-            break
-    else:
+    pending = [a for a in arrays if a.__class__ is Deferred and a.value is None]
+    if not pending:
         return False
+    with _lock:
+        seg = _seg
+        if not seg.checks and all(a.seg is seg and _small_cone(a) for a in pending):
+            for a in pending:               # (a few calls: computed now, checked at the op)
+                resolve(a, "value check")
+            return False
     t = _check_tiers.get(fn)
     if t is None:
         t = _check_tiers[fn] = _tiers.Tiered(fn, lambda: jax.jit(_tiers.inlined(fn)),

@@ -98,10 +98,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             if t.grad_fn is not None and g is not None:
                 _accumulate(t, g, create_graph)
     if _fused.ACTIVE:
-        # fused eager: a backward ends a training step's segment; it is dispatched now, not
-        # waited for, so the program runs while Python goes on (a loop that reads no value
-        # every step runs one program a step instead of growing to the segment bound)
-        _fused.sync("backward")
+        # fused eager: a training step's boundary (its segment is dispatched at the optimizer's
+        # step, or at a second backward: ``_fused.step_end``)
+        _fused.step_end("backward")
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _shape_poly, _tiers
+from .. import _fused
 from .._fused import raw as _raw
 from .._storage import write_each as _write_each, zeros_like as _zeros_like
 from .._tensor import Tensor
@@ -397,6 +398,8 @@ class Optimizer:
             self._step_group(group)
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
+        if _fused.ACTIVE:
+            _fused.step_end("optimizer")    # (fused eager: the step's segment runs)
         return loss
 
     def _init_state(self, p, group):
