@@ -1030,3 +1030,36 @@ def test_dropout_of_integer_tensors_like_torch(fn):
         (to, _), (lo, _) = both(lambda m, t: fn(m.nn.functional, t, p), x, grad=False)
         assert str(lo.dtype) == str(to.dtype)
         np.testing.assert_array_equal(lo.numpy(), to.numpy())
+
+
+@pytest.mark.parametrize("case", [
+    "max2_k", "max2_s", "max2_p", "max2_d", "max2_tuple0", "max2_tuple1", "max2_str", "avg2_k",
+    "avg2_p", "avg3_tuple2", "max1_k", "avg1_k", "max3_k", "lp2_k", "lp1_k", "lp2_inf", "lp2_s",
+])
+def test_pool_size_arguments_must_be_ints(case):
+    """A float (or a list holding one) as a pooling kernel, stride, padding or dilation is
+    torch's argument-parser TypeError (in its two wordings), never a size."""
+    def call(m):
+        F = m.nn.functional
+        x1, x2, x3 = m.ones(1, 1, 4), m.ones(1, 1, 4, 4), m.ones(1, 1, 4, 4, 4)
+        return {
+            "max2_k": lambda: F.max_pool2d(x2, 2.0), "max2_s": lambda: F.max_pool2d(x2, 2, 1.0),
+            "max2_p": lambda: F.max_pool2d(x2, 2, 1, 0.0),
+            "max2_d": lambda: F.max_pool2d(x2, 2, dilation=1.0),
+            "max2_tuple0": lambda: F.max_pool2d(x2, (2.0, 2)),
+            "max2_tuple1": lambda: F.max_pool2d(x2, (2, 2.0)),
+            "max2_str": lambda: F.max_pool2d(x2, [2, "a"]),
+            "avg2_k": lambda: F.avg_pool2d(x2, 2.0), "avg2_p": lambda: F.avg_pool2d(x2, 2, 1, 0.5),
+            "avg3_tuple2": lambda: F.avg_pool3d(x3, (2, 2, 2.0)),
+            "max1_k": lambda: F.max_pool1d(x1, 2.0), "avg1_k": lambda: F.avg_pool1d(x1, 2.0),
+            "max3_k": lambda: F.max_pool3d(x3, 2.0), "lp2_k": lambda: F.lp_pool2d(x2, 2, 2.0),
+            "lp1_k": lambda: F.lp_pool1d(x1, 2, 2.0),
+            "lp2_inf": lambda: F.lp_pool2d(x2, float("inf"), 2.0),
+            "lp2_s": lambda: F.lp_pool2d(x2, 2, (2, 2), 1.0),
+        }[case]()
+    msgs = []
+    for m in (torch, torchlike):
+        with pytest.raises(TypeError) as info:
+            call(m)
+        msgs.append(str(info.value))
+    assert msgs[1] == msgs[0]

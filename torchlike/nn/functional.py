@@ -2481,14 +2481,37 @@ def _pool_params(kind, nd, kernel_size, stride, padding, dilation):
     return k, (k if no_stride else _tup(stride, nd)), _tup(padding, nd), _tup(dilation, nd)
 
 
+def _int_list_arg(fn, arg, pos, value):
+    """torch's argument parser for an ``int[]`` argument: a float (or a list holding one) is
+    a TypeError, not a size."""
+    if value is None or isinstance(value, Tensor):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            if not isinstance(v, (int, np.integer, Tensor)):
+                if i:       # (the parser's second form, counting from 1)
+                    raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at "
+                                    f"pos {i + 1} with error \"type must be tuple of ints,but "
+                                    f"got {type(v).__name__}\"")
+                raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of "
+                                f"ints, but found element of type {type(v).__name__} at pos 0")
+    elif not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of ints, not "
+                        f"{type(value).__name__}")
+
+
 def _pool_geometry(input, kind, nd, kernel_size, stride, padding, dilation, ceil_mode,
                    divisor_override=None):
     """torch's pooling argument and shape checks, in its order and words; returns the
     per-dimension kernel, stride, padding, dilation, output sizes and (lo, hi) paddings."""
+    name = ("avg" if kind == "avg" else "max") + f"_pool{nd}d"
+    for arg, value, pos in (("kernel_size", kernel_size, 2), ("stride", stride, 3),
+                            ("padding", padding, 4), ("dilation", dilation, 5)):
+        if kind != "avg" or arg != "dilation":
+            _int_list_arg(name, arg, pos, value)
     k, s, p, d = _pool_params(kind, nd, kernel_size, stride, padding, dilation)
     shape = tuple(input.shape)
     n = len(shape)
-    name = ("avg" if kind == "avg" else "max") + f"_pool{nd}d"
     if kind == "avg" and divisor_override is not None and nd > 1 and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if nd == 1 and kind == "max":
@@ -3845,6 +3868,9 @@ native_channel_shuffle = channel_shuffle
 
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
+    fn = ("max" if math.isinf(norm_type) else "avg") + f"_pool{nd}d"
+    _int_list_arg(fn, "kernel_size", 2, kernel_size)       # (torch pools with them as given)
+    _int_list_arg(fn, "stride", 3, stride)
     k = _tup(kernel_size, nd)
     if math.isinf(norm_type):
         # torch 2.13: the infinity norm is the largest |x| (-inf: the smallest)
