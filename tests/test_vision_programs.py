@@ -1035,10 +1035,12 @@ def test_dropout_of_integer_tensors_like_torch(fn):
 @pytest.mark.parametrize("case", [
     "max2_k", "max2_s", "max2_p", "max2_d", "max2_tuple0", "max2_tuple1", "max2_str", "avg2_k",
     "avg2_p", "avg3_tuple2", "max1_k", "avg1_k", "max3_k", "lp2_k", "lp1_k", "lp2_inf", "lp2_s",
+    "unfold_k", "unfold_s", "unfold_tuple1", "unfold_2d_input", "fold_k", "fold_out", "fold_p",
 ])
 def test_pool_size_arguments_must_be_ints(case):
-    """A float (or a list holding one) as a pooling kernel, stride, padding or dilation is
-    torch's argument-parser TypeError (in its two wordings), never a size."""
+    """A float (or a list holding one) as a pooling, unfold or fold size (kernel, stride,
+    padding, dilation, output size) is torch's argument-parser TypeError (in its two wordings),
+    never a size."""
     def call(m):
         F = m.nn.functional
         x1, x2, x3 = m.ones(1, 1, 4), m.ones(1, 1, 4, 4), m.ones(1, 1, 4, 4, 4)
@@ -1056,6 +1058,12 @@ def test_pool_size_arguments_must_be_ints(case):
             "lp1_k": lambda: F.lp_pool1d(x1, 2, 2.0),
             "lp2_inf": lambda: F.lp_pool2d(x2, float("inf"), 2.0),
             "lp2_s": lambda: F.lp_pool2d(x2, 2, (2, 2), 1.0),
+            "unfold_k": lambda: F.unfold(x2, 2.0), "unfold_s": lambda: F.unfold(x2, 2, stride=1.0),
+            "unfold_tuple1": lambda: F.unfold(x2, (2, 2.0)),
+            "unfold_2d_input": lambda: F.unfold(m.ones(2, 2), 2.0),
+            "fold_k": lambda: F.fold(m.ones(1, 4, 9), 4, 2.0),
+            "fold_out": lambda: F.fold(m.ones(1, 4, 9), 4.0, 2),
+            "fold_p": lambda: F.fold(m.ones(1, 4, 9), 4, 2, padding=0.0),
         }[case]()
     msgs = []
     for m in (torch, torchlike):

@@ -3258,6 +3258,13 @@ def _unfold(x, k, d, p, s):
     return patches.reshape(n, c * k[0] * k[1], -1)
 
 
+def _im2col_sizes_are_ints(op, **kw):
+    """torch's argument parser on im2col/col2im's ``int[2]`` arguments (after ``_pair``):
+    floats raise its TypeError; positions count from the input (1)."""
+    for pos, (name, v) in enumerate(kw.items(), start=2):
+        _int_list_arg(op, name, pos, tuple(v) if isinstance(v, (tuple, list)) else (v, v))
+
+
 def _im2col_params(**kw):
     out = {}
     for name, v in kw.items():
@@ -3269,6 +3276,8 @@ def _im2col_params(**kw):
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch's im2col, with its checks (an unbatched 3-D input is one sample)."""
+    _im2col_sizes_are_ints("im2col", kernel_size=kernel_size, dilation=dilation,
+                           padding=padding, stride=stride)
     if input.ndim < 3:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, "
                          f"{input.ndim - 1}], but got 2)")
@@ -3324,6 +3333,8 @@ def _fold(x, out, k, d, p, s):
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """torch's col2im, with its checks (an unbatched 2-D input is one sample)."""
+    _im2col_sizes_are_ints("col2im", output_size=output_size, kernel_size=kernel_size,
+                           dilation=dilation, padding=padding, stride=stride)
     a = _im2col_params(output_size=output_size, kernel_size=kernel_size, dilation=dilation,
                        padding=padding, stride=stride)
     out, k, d, p, s = (a["output_size"], a["kernel_size"], a["dilation"], a["padding"],
