@@ -408,14 +408,19 @@ def _rrelu_train(x, key, lower, upper):
     return jnp.where(x > 0, x, x * a)
 
 
+def _elu_value(x, neg, scale, input_scale):
+    """elu's forward (both differentiations of it share it); a zero input takes the positive
+    branch: 0, also for an infinite alpha."""
+    return jnp.where(x < 0, neg * jnp.expm1(x * input_scale), x * scale)
+
+
 @_act("elu", "EluBackward0")
 def _elu(x, alpha, scale, input_scale):
     neg = alpha * scale
 
     @jax.custom_jvp
     def f(x):
-        # (a zero input takes the positive branch: 0, also for an infinite alpha)
-        return jnp.where(x < 0, neg * jnp.expm1(x * input_scale), x * scale)
+        return _elu_value(x, neg, scale, input_scale)
 
     @f.defjvp
     def f_jvp(primals, tangents):
@@ -436,7 +441,7 @@ def _elu_result(x, alpha, scale, input_scale):
 
     @jax.custom_jvp
     def f(x):
-        return jnp.where(x < 0, neg * jnp.expm1(x * input_scale), x * scale)
+        return _elu_value(x, neg, scale, input_scale)
 
     @f.defjvp
     def f_jvp(primals, tangents):

@@ -115,6 +115,17 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
     return tuple(last) + tuple(hs) + tuple(cs)
 
 
+def _weight_dtype_error(dt, wdt, bias):
+    """torch's error for an input or hidden state whose dtype is not the weights': the message
+    of the matmul its kernel reaches (addmm with a bias, mm without)."""
+    from ..._dtype import legacy_name
+    if bias:
+        return RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                            f"{legacy_name(dt)} and {legacy_name(wdt)}")
+    return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                        f"{legacy_name(dt).lower()} != {legacy_name(wdt).lower()}")
+
+
 class RNNBase(Module):
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
@@ -306,13 +317,7 @@ class RNNBase(Module):
             if lstm and tuple(c0.shape) != cshape:
                 raise RuntimeError(f"Expected hidden[1] size {cshape}, got {list(c0.shape)}")
             if h0.dtype != wdt:
-                from ..._dtype import legacy_name
-                if self.bias:
-                    raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                                       f"{legacy_name(h0.dtype)} and {legacy_name(wdt)}")
-                raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                                   f"{legacy_name(h0.dtype).lower()} != "
-                                   f"{legacy_name(wdt).lower()}")
+                raise _weight_dtype_error(h0.dtype, wdt, self.bias)
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         args = [x, h0] + ([c0] if lstm else []) + self._flat_weights
@@ -458,13 +463,7 @@ class RNNCellBase(Module):
         wdt = self.weight_ih.dtype
         for t in (input, hx):
             if t.dtype != wdt:
-                from ..._dtype import legacy_name
-                if self.bias:
-                    raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                                       f"{legacy_name(t.dtype)} and {legacy_name(wdt)}")
-                raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                                   f"{legacy_name(t.dtype).lower()} != "
-                                   f"{legacy_name(wdt).lower()}")
+                raise _weight_dtype_error(t.dtype, wdt, self.bias)
         args = [input, hx]
         if mode == "LSTM":
             args.append(cx)
