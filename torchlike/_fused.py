@@ -13,10 +13,9 @@ code (``item``, ``tolist``, ``numpy``, ``bool``, printing, value checks, JAX int
 ``torchlike.sync()`` is called, ``torchlike.compile`` starts a call, or the segment reaches its
 size bound; and at the end of a training step, ``optimizer.step()`` after a backward (or a
 second backward with no step between), dispatched without waiting for it: a training loop runs a
-program a step, whether or not it reads a value. The cut
-reasons are counted (``stats()["cuts"]``, by the function that needed the value). A value check
-on inputs more than a few pending calls away is recorded with the segment (``defer_check``):
-read when it runs.
+program a step, whether or not it reads a value. The cut reasons are counted
+(``stats()["cuts"]``, by the function that needed the value). A value check on inputs more than
+a few pending calls away is recorded with the segment (``defer_check``): read when it runs.
 
 The segment's key is built while recording: per call the function, its input structure, where
 each input comes from (an earlier call's output slot or an external array's slot) and the
@@ -447,14 +446,15 @@ PARTIAL_MAX = 4             # a read whose value needs at most this many calls r
 
 
 def _small_cone(d):
-    """Whether pending ``d`` needs at most ``PARTIAL_MAX`` of its segment's calls."""
+    """The calls of its segment pending ``d`` still needs (those an earlier partial read
+    computed left out), or None past ``PARTIAL_MAX`` of them."""
     seg = d.seg
     outs = seg.outs
 
     def computed(r):
         o = outs[r]()
         return o is not None and o.value is not None
-    return _cone(seg.calls, seg.producers, d.slot, computed, PARTIAL_MAX) is not None
+    return _cone(seg.calls, seg.producers, d.slot, computed, PARTIAL_MAX)
 
 
 def _partial(d, reason):
@@ -464,11 +464,7 @@ def _partial(d, reason):
     if seg.checks:
         return False            # (its values are given only once its checks have passed)
     calls, producers, outs = seg.calls, seg.producers, seg.outs
-
-    def computed(r):
-        o = outs[r]()
-        return o is not None and o.value is not None
-    need = _cone(calls, producers, d.slot, computed, PARTIAL_MAX)
+    need = _small_cone(d)
     if need is None:
         return False
     vals = {}
@@ -612,7 +608,8 @@ def defer_check(fn, arrays, make_error):
         return False
     with _lock:
         seg = _seg
-        if not seg.checks and all(a.seg is seg and _small_cone(a) for a in pending):
+        if not seg.checks and all(a.seg is seg and _small_cone(a) is not None
+                                  for a in pending):
             for a in pending:               # (a few calls: computed now, checked at the op)
                 resolve(a, "value check")
             return False
