@@ -262,6 +262,50 @@ def test_multiprocessing_spawn_job_and_its_failed_rank(jobs):
     assert jobs["leftover"]["spawn"] == []
 
 
+class _Exited:
+    """A process that has already exited (its sentinel is not waited on)."""
+    def __init__(self, pid, exitcode):
+        self.pid, self.exitcode, self.sentinel = pid, exitcode, None
+
+    def is_alive(self):
+        return False
+
+    def join(self, timeout=None):
+        pass
+
+
+class _Queue:
+    def __init__(self, *items):
+        self.items = list(items)
+
+    def empty(self):
+        return not self.items
+
+    def get(self):
+        return self.items.pop(0)
+
+
+def test_spawn_join_reports_the_process_that_raised_first():
+    """Both ranks exited before join looked: rank 1 raised first and rank 0's collective
+    failed after it, so join reports rank 1 (not the lower index), as the spawn job above
+    expects whatever the timing."""
+    from torchlike.multiprocessing import (ProcessContext, ProcessExitedException,
+                                           ProcessRaisedException)
+    ctx = ProcessContext([_Exited(10, 1), _Exited(11, 1)],
+                         [_Queue((20.0, "barrier failed: peer gone")),
+                          _Queue((19.5, "ValueError: rank 1 failed on purpose"))])
+    with pytest.raises(ProcessRaisedException, match="Process 1 terminated") as e:
+        ctx.join()
+    assert "rank 1 failed on purpose" in str(e.value) and e.value.error_index == 1
+    # a process ended by a signal without an error reported: the first one that exited
+    ctx = ProcessContext([_Exited(10, 0), _Exited(11, -9), _Exited(12, 1)],
+                         [_Queue(), _Queue(), _Queue()])
+    with pytest.raises(ProcessExitedException,
+                       match="process 1 terminated with signal SIGKILL") as e:
+        ctx.join()
+    assert (e.value.exit_code, e.value.signal_name) == (-9, "SIGKILL")
+
+
 # ---------------------------------------------------------------- in this process
 
 @pytest.mark.parametrize("n,reps,seed,drop_last", [(11, 3, 4, False), (10, 4, 0, True),

@@ -59,13 +59,16 @@ class ProcessExitedException(ProcessException):
 
 
 def _wrap(fn, i, args, error_queue):
+    import time
     import traceback
     try:
         fn(i, *args)
     except KeyboardInterrupt:
         pass
     except Exception:
-        error_queue.put(traceback.format_exc())
+        # with the time it failed: a peer blocked in a collective with this process fails
+        # after it, and the first failure is the one to report
+        error_queue.put((time.time(), traceback.format_exc()))
         # at once, as torch's: a normal exit would wait in jax.distributed's shutdown barrier
         # for ranks that may be blocked in a collective with this one
         sys.stdout.flush()
@@ -89,12 +92,8 @@ class ProcessContext:
         alive = {p.sentinel: i for i, p in enumerate(self.processes) if p.exitcode is None}
         if alive:
             multiprocessing.connection.wait(list(alive), timeout)
-        failed = None
-        for i, p in enumerate(self.processes):
-            if p.exitcode not in (None, 0):
-                failed = i
-                break
-        if failed is None:
+        failed = [i for i, p in enumerate(self.processes) if p.exitcode not in (None, 0)]
+        if not failed:
             return all(p.exitcode == 0 for p in self.processes)
         for q in self.processes:
             if q.is_alive():
@@ -104,12 +103,21 @@ class ProcessContext:
             if q.is_alive():
                 q.kill()
                 q.join()
+        # of the processes that failed before the others were ended, the one that raised
+        # first (its peers' collectives fail after it); else the first to exit with a code
+        raised = {i: self.error_queues[i].get() for i in failed
+                  if not self.error_queues[i].empty()}
+        failed = min(raised, key=lambda i: raised[i][0]) if raised else failed[0]
         p = self.processes[failed]
-        q = self.error_queues[failed]
-        if not q.empty():
-            tb = q.get()
+        if failed in raised:
+            tb = raised[failed][1]
             msg = f"\n\n-- Process {failed} terminated with the following error:\n{tb}"
             raise ProcessRaisedException(msg, failed, p.pid)
+        if p.exitcode < 0:
+            import signal
+            name = signal.Signals(-p.exitcode).name
+            raise ProcessExitedException(f"process {failed} terminated with signal {name}",
+                                         failed, p.pid, p.exitcode, name)
         raise ProcessExitedException(
             f"process {failed} terminated with exit code {p.exitcode}", failed, p.pid,
             p.exitcode)
