@@ -26,6 +26,7 @@ def _deep(t):
 
 @pytest.fixture
 def fused():
+    _fused.sync()                   # (what an earlier test left pending is not this test's)
     with E.fused():
         yield
     _fused.sync()
@@ -502,3 +503,33 @@ def test_multinomial_checks_its_probabilities_with_the_segment(fused):
     with pytest.raises(RuntimeError) as expected:
         T.multinomial(T.tensor([1.0, 2.0]) * -1, 1)
     assert str(info.value) == str(expected.value)
+
+
+def test_suspended_regions_of_two_threads_close_in_any_order(fused):
+    """A thread's host computation suspends recording while another's is suspended too: the
+    first to close must not resume recording inside the other's region (its calls would come
+    back deferred), and the last to close resumes it (fused mode is not left off for good)."""
+    import threading
+    entered, closed_a = threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with _fused.suspended():
+            entered.wait(10)
+        closed_a.set()
+
+    def b():
+        with _fused.suspended():
+            entered.set()
+            closed_a.wait(10)
+            seen["inside"] = _fused.ACTIVE
+            seen["value"] = torch.ones(2) * 3      # runs now: a concrete value
+    ta, tb = threading.Thread(target=a), threading.Thread(target=b)
+    ta.start()
+    tb.start()
+    ta.join(20)
+    tb.join(20)
+    assert seen["inside"] is False
+    assert seen["value"]._d.__class__ is not _fused.Deferred
+    assert _fused.ACTIVE and E.mode() == "fused"
+    assert (torch.ones(2) * 2)._d.__class__ is _fused.Deferred       # recording again

@@ -239,9 +239,15 @@ def test_op_cache_and_registry_under_threads():
 
 
 def test_clear_caches_covers_every_named_cache(monkeypatch):
-    """``clear_caches()``/``trace_counts()`` reach the engine's and the storage's jit caches."""
+    """``clear_caches()``/``trace_counts()`` reach the engine's and the storage's jit caches
+    (strict eager: each call runs its own program)."""
     from torchlike import _tiers
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)       # every call compiles (and counts)
+    with torchlike.eager.strict():
+        _clear_caches_reach_the_engine_and_storage()
+
+
+def _clear_caches_reach_the_engine_and_storage():
     from torchlike import _caches
     assert {"engine", "storage"} <= set(_caches.names())
     x = torchlike.zeros(3, 2, dtype=torchlike.complex128, requires_grad=True)

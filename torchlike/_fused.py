@@ -72,7 +72,11 @@ _SHAPES_MAX = 1024          # output shapes remembered per function
 _MAX_KEYS = 4096            # segment keys remembered (counted anew once forgotten)
 
 _BOUND = "segment bound"   # the cut reason of a segment that reached MAX_CALLS / MAX_BYTES
-ACTIVE = False              # fused mode on (read by Tiered.__call__ on every call)
+ACTIVE = False              # recording now: fused mode on and no region suspended (read by
+                            # Tiered.__call__ on every call)
+_ON = [False]               # fused mode on
+_suspensions = [0]          # suspended regions open, in any thread
+_mode_lock = threading.Lock()   # (ACTIVE, _ON and _suspensions change together)
 _lock = threading.RLock()
 _stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "split": 0,
           "compiles": 0, "check_errors": 0,
@@ -200,7 +204,7 @@ _seg = _Segment()
 # ------------------------------------------------------------------ modes
 
 def mode():
-    return "fused" if ACTIVE else "strict"
+    return "fused" if _ON[0] else "strict"
 
 
 def set_mode(name):
@@ -212,26 +216,37 @@ def set_mode(name):
     old = mode()
     if name == "fused":
         _install()
-        ACTIVE = True
+        with _mode_lock:
+            _ON[0] = True
+            ACTIVE = not _suspensions[0]
     else:
         sync("set_mode")
-        ACTIVE = False
+        with _mode_lock:
+            _ON[0] = ACTIVE = False
     return old
 
 
 class suspended:
-    """Context: ops run at once inside (index maps and other host-side computations)."""
+    """Context: ops run at once inside (index maps, a segment's own calls and other host-side
+    computations). While any thread is in one, every thread's calls run at once (pending inputs
+    wait for the segment lock the flushing thread holds); recording resumes when the last one
+    closes, so threads that suspend and resume in any order never leave recording on inside a
+    suspended region or off for good."""
 
-    __slots__ = ("was",)
+    __slots__ = ()
 
     def __enter__(self):
         global ACTIVE
-        self.was, ACTIVE = ACTIVE, False
+        with _mode_lock:
+            _suspensions[0] += 1
+            ACTIVE = False
         return self
 
     def __exit__(self, *exc):
         global ACTIVE
-        ACTIVE = self.was
+        with _mode_lock:
+            _suspensions[0] -= 1
+            ACTIVE = _ON[0] and not _suspensions[0]
         return False
 
 
@@ -244,7 +259,9 @@ def _install():
         d = t._d
         if d.__class__ is Deferred:
             v = d.value
-            d = t._d = v if v is not None else resolve(d, _caller())
+            # (not stored back into ``t._d``: a writer in another thread may have replaced it
+            # since it was read, and its newer value would be lost)
+            return v if v is not None else resolve(d, _caller())
         return d
 
     def set_(t, v):
