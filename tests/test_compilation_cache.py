@@ -27,7 +27,9 @@ def _run(env):
 
 def test_second_process_hits_the_cache(tmp_path):
     # every call compiles (with the interpreter tier, a first process compiles nothing here)
-    env = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path / "xla"), TORCHLIKE_INTERPRET_CALLS="0")
+    # (strict eager: the per-op programs are what the cache holds)
+    env = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path / "xla"), TORCHLIKE_INTERPRET_CALLS="0",
+               TORCHLIKE_EAGER="strict")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     d, hits1 = _run(env)
     assert d == str(tmp_path / "xla")

@@ -27,7 +27,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run(cache_dir, **env):
-    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(cache_dir), TORCHLIKE_PROGRAM_CACHE="1", **env)
+    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(cache_dir), TORCHLIKE_PROGRAM_CACHE="1",
+             TORCHLIKE_EAGER="strict", **env)     # (per-op programs: strict eager)
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=e, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -78,7 +79,8 @@ def test_corrupt_and_foreign_entries_are_ignored_and_removed(tmp_path):
 
 
 def test_two_processes_share_one_directory(tmp_path):
-    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1")
+    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1",
+             TORCHLIKE_EAGER="strict")
     procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=e, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = []
@@ -100,7 +102,8 @@ def test_two_processes_share_one_directory(tmp_path):
 
 @pytest.mark.parametrize("switch", ["TORCHLIKE_COMPILATION_CACHE", "TORCHLIKE_PROGRAM_CACHE"])
 def test_the_cache_switches_off(tmp_path, switch):
-    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1")
+    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1",
+             TORCHLIKE_EAGER="strict")
     e[switch] = "0"
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=e, capture_output=True, text=True,
                          timeout=300)

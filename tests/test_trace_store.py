@@ -516,7 +516,8 @@ print(json.dumps({"idx": idx.tolist(), "w": lin.weight.sum().item(),
                   "made": s["traces"] + sp["symbolic"], "specialized": sp["specialized"],
                   "poly_loads": sp["loaded"],
                   "g": lin.weight.grad.square().sum().item(),
-                  "traces": s["traces"], "loads": s["trace_loads"], "compiles": len(compiles)}))
+                  "traces": s["traces"], "loads": s["trace_loads"], "compiles": len(compiles),
+                  "fused_traces": torch.eager.stats()["fused"]["traces"]}))
 """
 
 
@@ -525,6 +526,7 @@ def test_a_warm_process_loads_the_traces_of_forwards_draws_and_updates(tmp_path)
     generation, the forwards-with-VJP and backwards of a training step, the draws and the
     optimizer's update come from disk, with the first process's results and gradients."""
     env = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1",
+               TORCHLIKE_EAGER="strict",     # (the per-op path's traces)
                TORCHLIKE_TRACE_CACHE="1", TORCHLIKE_INTERPRET_CALLS="8")
     env.pop("TORCHLIKE_COMPILATION_CACHE", None)
     runs = []
@@ -549,6 +551,28 @@ def test_a_warm_process_loads_the_traces_of_forwards_draws_and_updates(tmp_path)
     assert warm["loads"] > 0 and warm["poly_loads"] > 0 and warm["specialized"] > 0
     assert warm["loads"] + warm["specialized"] >= cold["made"], warm
     assert cold["compiles"] == warm["compiles"] == 0     # (writing the store compiles nothing)
+
+
+def test_a_warm_fused_process_records_from_the_stored_traces(tmp_path):
+    """Fused eager's recording takes each call's output shapes from the interpreter's plan of
+    its signature: a second process with the same cache directory records the same calls
+    (generation with a growing context, a training step, a draw, an update) tracing nothing,
+    with the first process's results and gradients."""
+    env = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="1",
+               TORCHLIKE_EAGER="fused", TORCHLIKE_TRACE_CACHE="1",
+               TORCHLIKE_INTERPRET_CALLS="8")
+    env.pop("TORCHLIKE_COMPILATION_CACHE", None)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", _WARM], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    assert cold["idx"] == warm["idx"] and cold["w"] == warm["w"] and cold["g"] == warm["g"]
+    assert cold["made"] + cold["fused_traces"] > 10, cold
+    assert warm["traces"] + warm["fused_traces"] <= 1 and warm["made"] <= 1, warm
+    assert warm["loads"] + warm["specialized"] >= cold["made"], warm
 
 
 def test_a_backward_without_its_pullback_structure_traces_the_forward_once(monkeypatch):

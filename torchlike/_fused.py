@@ -419,19 +419,24 @@ def _strict(leaves):
 
 def _abstract(tiered, tree, leaves, sig):
     """Output structure, (shape, dtype, weak_type)s and bytes of ``tiered`` at a signature
-    (cached). The jaxpr traced for it becomes the interpreter tier's plan for the signature
-    (one trace serves both)."""
-    spec = []
-    for a in leaves:
-        c = a.__class__
-        if c is Deferred or c is _ArrayImpl:
-            spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type))
-        else:
-            spec.append(a)
-    jaxpr, out = _tiers.trace(tiered.raw, _tree_unflatten(tree, spec))
-    _stats["traces"] += 1
-    flat, out_tree = _tree_flatten(out)
-    _tiers.seed_plan(tiered, tree, leaves, jaxpr, out_tree)
+    (cached): from the interpreter tier's plan for the signature, made as a first call makes
+    it (a shape pattern's symbolic trace, the trace store of a warm start), else traced here
+    (and the trace becomes the tier's plan: one trace serves both)."""
+    plan = _tiers.plan_of(tiered, tree, leaves)
+    if plan is not None:
+        out_tree, flat = plan.out_tree, plan.avals
+    else:
+        spec = []
+        for a in leaves:
+            c = a.__class__
+            if c is Deferred or c is _ArrayImpl:
+                spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type))
+            else:
+                spec.append(a)
+        jaxpr, out = _tiers.trace(tiered.raw, _tree_unflatten(tree, spec))
+        _stats["traces"] += 1
+        flat, out_tree = _tree_flatten(out)
+        _tiers.seed_plan(tiered, tree, leaves, jaxpr, out_tree)
     keys = tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type)) for o in flat)
     nbytes = sum(math.prod(k[0]) * k[1].itemsize for k in keys)
     ent = (out_tree, keys, nbytes)
@@ -632,8 +637,11 @@ def defer_check(fn, arrays, make_error):
             return False
     t = _check_tiers.get(fn)
     if t is None:
+        # (traced once per shape pattern, and kept on disk as the ops' traces are)
         t = _check_tiers[fn] = _tiers.Tiered(fn, lambda: jax.jit(_tiers.inlined(fn)),
-                                             "check " + getattr(fn, "__name__", "?"))
+                                             "check " + getattr(fn, "__name__", "?"),
+                                             ident=lambda: _tiers.stable("check", fn),
+                                             poly=True)
     with _lock:
         index = len(_seg.calls)
         flag = t(*arrays)

@@ -567,6 +567,48 @@ class Tiered:
         return out
 
 
+def plan_of(f, tree, leaves):
+    """The interpreter's plan of ``f`` at the signature of ``leaves`` (arrays, deferred values
+    with shape and dtype, scalars; ``tree`` their structure), made as a first interpreted call
+    makes it (its pattern's symbolic trace, the trace store, or traced now) and kept for that
+    call; or None (a weak-typed input, whose signature the interpreter does not key, or a
+    primitive it lacks): fused eager's abstract evaluation of a call, which then traces it."""
+    if not INTERPRET_CALLS:
+        return None
+    key = []
+    spec = []
+    for a in leaves:
+        t = a.__class__
+        if t in _SCALARS:
+            key.append(t)
+            spec.append(a)
+        else:
+            if getattr(a, "weak_type", False):     # (numpy inputs are not weak)
+                return None
+            key.append((a.shape, a.dtype))
+            spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype))
+    key = tuple(key)
+    flat = _is_flat_tuple(tree, len(leaves))
+    ptree = None if flat else tree
+    ent = f.seen.get(key)
+    if ent is not None and ent[1]:
+        plan = ent[1].get(ptree)
+        if plan is not None:
+            return plan
+    args = tuple(spec) if flat else jax.tree_util.tree_unflatten(tree, spec)
+    plan = f._new_plan(args, key, ptree)
+    if plan.__class__ is str:
+        return None
+    if ent is None:
+        if len(f.seen) >= _SEEN_MAX:
+            return plan
+        ent = f.seen[key] = [0, None, None, None]
+    if ent[1] is None:
+        ent[1] = {}
+    ent[1].setdefault(ptree, plan)
+    return plan
+
+
 def seed_plan(f, tree, leaves, jaxpr, out_tree):
     """Give ``f``'s interpreter the plan of a signature traced elsewhere (fused eager's abstract
     evaluation), so its first interpreted call does not trace again. ``leaves``: the call's
