@@ -11,3 +11,15 @@ os.environ.setdefault("TORCHLIKE_PROGRAM_CACHE", "0")
 # compiles in the foreground: the tests that count programs see them when the call returns
 # (tests/test_tiers.py covers background compiles)
 os.environ.setdefault("TORCHLIKE_BACKGROUND_COMPILE", "0")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def strict_eager():
+    """Strict eager inside the test, whatever ``$TORCHLIKE_EAGER`` says: for the tests that pin
+    the per-op dispatch path (its tiers, traces and programs per op), which fused eager's
+    recording replaces by design (tests/test_fused_eager.py pins its own)."""
+    import torchlike.eager
+    with torchlike.eager.strict():
+        yield

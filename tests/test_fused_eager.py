@@ -533,3 +533,45 @@ def test_suspended_regions_of_two_threads_close_in_any_order(fused):
     assert seen["value"]._d.__class__ is not _fused.Deferred
     assert _fused.ACTIVE and E.mode() == "fused"
     assert (torch.ones(2) * 2)._d.__class__ is _fused.Deferred       # recording again
+
+
+def test_new_batch_sizes_record_forwards_and_recomputing_backwards(fused):
+    """Fused eager records an op's forward and a backward that recomputes it (a segment's
+    program computes both, XLA sharing the work), not a forward-with-VJP: both are traced once
+    per shape pattern, so a step at a batch size never seen traces nothing new (the first
+    batch size's symbolic traces specialize), with strict eager's and torch's losses."""
+    from torchlike import _registry, _shape_poly, _tiers
+
+    m0 = torch.nn.Sequential(torch.nn.Linear(13, 11), torch.nn.Tanh(), torch.nn.Linear(11, 5))
+    init = {k: v.detach().numpy().copy() for k, v in m0.state_dict().items()}
+
+    def run(m, sizes):
+        nn = m.nn
+        model = nn.Sequential(nn.Linear(13, 11), nn.Tanh(), nn.Linear(11, 5))
+        model.load_state_dict({k: m.tensor(v) for k, v in init.items()})
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        rng = np.random.default_rng(3)
+        losses, traced = [], []
+        for b in sizes:
+            before = (_tiers.stats()["traces"], _fused.stats()["traces"],
+                      _shape_poly.stats()["symbolic"])
+            x = m.tensor(rng.standard_normal((b, 13), np.float32))
+            y = m.tensor(rng.integers(0, 5, b))
+            loss = m.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            traced.append((_tiers.stats()["traces"], _fused.stats()["traces"],
+                           _shape_poly.stats()["symbolic"]) != before)
+        return losses, traced
+
+    assert _registry.FUSED_REMAT
+    sizes = (7, 9, 10, 12)
+    losses, traced = run(torch, sizes)
+    assert traced[0] and not any(traced[2:]), traced     # (the second size may meet a guard)
+    with E.strict():
+        strict_losses, _ = run(torch, sizes)
+    torch_losses, _ = run(T, sizes)
+    np.testing.assert_allclose(losses, strict_losses, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(losses, torch_losses, rtol=1e-4, atol=1e-5)

@@ -143,7 +143,8 @@ def test_keys_tell_programs_apart_by_every_parameter(params):
 def test_programs_jax_loaded_from_its_own_cache_are_not_written_again(tmp_path):
     """An executable jax took from its persistent cache fails to run in another process once
     serialized again: only programs this process compiled are kept."""
-    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="0")
+    e = dict(os.environ, TORCHLIKE_CACHE_DIR=str(tmp_path), TORCHLIKE_PROGRAM_CACHE="0",
+             TORCHLIKE_EAGER="strict")
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=e, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -185,6 +185,7 @@ def test_interpreted_data_movement_gives_torchs_values(name, dtype, monkeypatch)
     np.testing.assert_array_equal(_bits(_moved(torchlike, name, dtype)), want)
 
 
+@pytest.mark.usefixtures("strict_eager")
 def test_a_new_shape_is_interpreted_then_compiles_once(monkeypatch):
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 3)
     x = torchlike.arange(35.0).reshape(5, 7)      # a shape no other test uses

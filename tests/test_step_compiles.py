@@ -6,6 +6,8 @@ import torchlike as torch
 from torchlike import _registry as R
 from torchlike import _tiers
 
+pytestmark = pytest.mark.usefixtures("strict_eager")    # (the per-op programs)
+
 # programs a Linear-ReLU-Linear-ReLU-Linear + cross_entropy + Adam step compiles once each of its
 # signatures has met the interpreter INTERPRET_CALLS times: per op its forward-with-VJP and
 # backward, the weights' transposes (forward-with-VJP, backward), the engine's gradient sums and

@@ -11,6 +11,8 @@ import torch
 import torchlike
 from torchlike import _registry, _tiers
 
+pytestmark = pytest.mark.usefixtures("strict_eager")    # (the per-op tiers)
+
 
 def _mlp(m, sizes):
     m.manual_seed(0)

@@ -113,6 +113,7 @@ def _small():
 
 # ------------------------------------------------------------------ round trips
 
+@pytest.mark.usefixtures("strict_eager")
 def test_torchlike_op_jaxprs_round_trip_bit_identically(monkeypatch):
     """Forward, forward-with-VJP and backward jaxprs of a quarter of the op tables' ops (every
     fourth by name, first case each), plus bf16 and f16 ops: all written, all bit-identical."""
@@ -184,6 +185,7 @@ def test_control_flow_random_keys_and_low_precision_round_trip():
     assert round_trip(closed, [h, c16]) is not None
 
 
+@pytest.mark.usefixtures("strict_eager")
 def test_a_training_step_round_trips_and_the_costs(monkeypatch):
     """A Linear + cross_entropy + Adam step at shapes no other test uses (cold: every jaxpr
     traced by the interpreter tier):

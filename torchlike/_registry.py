@@ -18,8 +18,11 @@ and dtypes, so the same op on the same shapes compiles once. A differentiated ca
 tier would interpret runs ``fwd`` and, at backward, ``bwd_remat`` instead of ``fwd_vjp`` and
 ``bwd``: both are pure functions of arrays, traced once per shape pattern
 (``torchlike._shape_poly``), where a trace of ``jax.vjp`` costs four times the forward's and
-is made per shape (``TORCHLIKE_REMAT=0``: the forward-with-VJP from the first call). Eager
-``jax.vjp`` never runs on this path.
+is made per shape (``TORCHLIKE_REMAT=0``: the forward-with-VJP from the first call). Fused
+eager records ``fwd`` and ``bwd_remat`` at every call (``TORCHLIKE_FUSED_REMAT=0``: as strict
+eager): a segment's program holds the forward and the recomputing backward, and XLA shares
+their common work, while a new shape (a batch size, a context length) traces nothing its
+pattern has not. Eager ``jax.vjp`` never runs on this path.
 """
 from __future__ import annotations
 
@@ -172,6 +175,7 @@ _trace_store.register_node("pullback", Pullback)
 
 
 REMAT = _os.environ.get("TORCHLIKE_REMAT", "1") != "0"
+FUSED_REMAT = _os.environ.get("TORCHLIKE_FUSED_REMAT", "1") != "0"
 
 
 def _split(out):
@@ -335,6 +339,8 @@ class _Compiled:
         were the recomputing backward's)."""
         if not (REMAT and self.op.poly):
             return self.fwd_vjp(*arrays)
+        if _fused.ACTIVE and FUSED_REMAT:
+            return (*_split(self.fwd(*arrays)), Remat(arrays))
         got = self.fwd_vjp.call_claiming(*arrays)
         if got is not _tiers.CLAIMED:
             if got[2].__class__ is Pullback:
