@@ -20,9 +20,11 @@ a few pending calls away is recorded with the segment (``defer_check``): read wh
 The segment's key is built while recording: per call the function, its input structure, where
 each input comes from (an earlier call's output slot or an external array's slot) and the
 external inputs' shapes and dtypes; at the cut, which outputs are still referenced (only those
-are materialised). A key met for the first time replays its calls one by one through their
-tiers (interpreted first calls, no compile); a key that repeats runs one ``jax.jit`` program of
-the whole segment, cached (bounded, least recently used dropped). On accelerators, a read whose
+are materialised). A key met for the first times replays its calls one by one through their
+tiers (interpreted first calls, no compile); from its third meeting on (``FUSE_AFTER``) it runs
+one ``jax.jit`` program of the whole segment, cached (bounded, least recently used dropped): a
+loop reaches it at its third step, while a structure met only twice (a test that runs the same
+steps twice, before and after a checkpoint) never pays a whole-segment compile. On accelerators, a read whose
 value needs part of a repeating segment runs it as two programs: the part the read needs, which
 it waits for, and the rest, dispatched without waiting (``SPLIT``).
 
@@ -61,8 +63,10 @@ _tree_unflatten = jax.tree_util.tree_unflatten
 # cut a segment past this many recorded calls or this many bytes of deferred outputs
 MAX_CALLS = int(os.environ.get("TORCHLIKE_FUSED_MAX_CALLS", "4096"))
 MAX_BYTES = int(os.environ.get("TORCHLIKE_FUSED_MAX_BYTES", str(1 << 30)))
-# a segment key compiles into one program on its FUSE_AFTER-th occurrence
-FUSE_AFTER = int(os.environ.get("TORCHLIKE_FUSED_AFTER", "2"))
+# a segment key compiles into one program on its FUSE_AFTER-th occurrence (measured: at the
+# second, tests/test_optim.py ran 3.3x slower than strict eager, compiling structures that
+# repeat once; at the third, 1.2x)
+FUSE_AFTER = int(os.environ.get("TORCHLIKE_FUSED_AFTER", "3"))
 # a read that needs part of a repeating segment runs that part as a program of its own, and the
 # rest as a second one that the read does not wait for (None: on accelerators only; on a CPU the
 # rest would compete with Python for the cores: measured slower on the 2-core GPT benchmark)

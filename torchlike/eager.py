@@ -10,9 +10,9 @@ programs.
 **Fused** (``TORCHLIKE_EAGER=fused``, ``set_mode("fused")`` or ``with fused():``): ops are
 recorded, not dispatched; the ops between two host reads (``item()``, printing, ``numpy()``,
 a value check, ``sync()``) run as one XLA program, cached by the segment's structure, so a
-training loop runs one program per step. A segment met for the first time runs its ops one by
-one through the tiers above; one that repeats compiles once. ``stats()["fused"]["cuts"]`` says
-what made segments run.
+training loop runs one program per step. A segment met for the first and second time runs its
+ops one by one through the tiers above; from its third meeting it runs its compiled program.
+``stats()["fused"]["cuts"]`` says what made segments run.
 
     >>> import torchlike, torchlike.eager
     >>> torchlike.eager.interpret_calls()           # $TORCHLIKE_INTERPRET_CALLS, default 8
