@@ -206,7 +206,7 @@ def test_a_segment_cut_by_its_bound_is_never_compiled(fused, monkeypatch):
 def test_a_read_that_needs_the_whole_segment_is_not_split(fused, monkeypatch):
     monkeypatch.setattr(_fused, "SPLIT", True)
     before = _fused.stats()
-    for _ in range(3):
+    for _ in range(_fused.FUSE_AFTER + 1):
         x = torch.arange(4.0) * 2
         y = ((x + 1) * (x - 1) + 1) * 2 - 3    # every pending call is an ancestor of y
         assert y.tolist() == [-3.0, 5.0, 29.0, 69.0]
@@ -218,7 +218,7 @@ def test_a_read_that_needs_the_whole_segment_is_not_split(fused, monkeypatch):
 def test_a_long_loop_holds_no_old_segments_and_a_bounded_program_cache(fused):
     import gc
     _model, step = _mlp(torch)
-    for _ in range(3):
+    for _ in range(_fused.FUSE_AFTER + 1):
         step()
     programs = _fused.stats()["programs"]
     for _ in range(40):
