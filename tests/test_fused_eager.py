@@ -576,3 +576,18 @@ def test_new_batch_sizes_record_forwards_and_recomputing_backwards(fused):
     torch_losses, _ = run(T, sizes)
     np.testing.assert_allclose(losses, strict_losses, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(losses, torch_losses, rtol=1e-4, atol=1e-5)
+
+
+def test_a_read_of_a_few_calls_that_are_the_whole_segment_runs_it_as_one(fused):
+    """A read whose few calls are every pending call runs the segment (its structure cached:
+    compiled from its third meeting), not a partial evaluation of its calls one by one that
+    would leave nothing pending: a loop of a few ops and a read runs one program a read."""
+    before = _fused.stats()
+    for _ in range(_fused.FUSE_AFTER + 2):
+        a = torch.arange(20).float().reshape(4, 5)
+        b = (a @ a.T).numpy()
+    after = _fused.stats()
+    ref = np.arange(20.0).reshape(4, 5)
+    np.testing.assert_allclose(b, ref @ ref.T)
+    assert after["partial"] == before["partial"]
+    assert after["fused"] - before["fused"] >= 2

@@ -493,6 +493,9 @@ def _partial(d, reason):
     need = _small_cone(d)
     if need is None:
         return False
+    if len(need) == len(calls) and not any(o().value is not None for o in outs
+                                           if o() is not None):
+        return False            # (the whole segment: run as one, its structure cached)
     vals = {}
     for i in need:                      # inputs computed before (by an earlier partial read)
         for r in calls[i][2]:
