@@ -1,0 +1,1083 @@
+"""Realistic programs run three ways: real torch, torchlike strict eager and torchlike fused eager.
+
+Each program ``prog(m)`` takes the module (``torch`` or ``torchlike``) and returns a nested
+structure of results (tensors, numbers, exception descriptions). Fused must equal strict
+(rtol 1e-5: float results may differ in the last bits where XLA fuses), integer and bool results
+exactly; both are compared with torch at a looser tolerance. Loops run past
+``_fused.FUSE_AFTER`` steps so that compiled whole-segment programs are exercised, not only the
+replayed first meetings."""
+from __future__ import annotations
+
+import io
+import threading
+
+import numpy as np
+import pytest
+
+T = pytest.importorskip("torch")
+
+import torchlike  # noqa: E402
+import torchlike.eager as E  # noqa: E402
+from torchlike import _fused  # noqa: E402
+
+STEPS = _fused.FUSE_AFTER + 3
+
+
+def _np(v, m):
+    """Results as plain python / numpy (a host read of every pending value)."""
+    if isinstance(v, m.Tensor):
+        v = v.detach()
+        if v.dtype == m.bfloat16:
+            v = v.float()
+        return np.asarray(v.cpu().numpy())
+    if isinstance(v, dict):
+        return {k: _np(x, m) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_np(x, m) for x in v]
+    if v is None or isinstance(v, (int, float, bool, str, complex, np.ndarray, np.generic)):
+        return v
+    if isinstance(v, BaseException):
+        return ("error", type(v).__name__, str(v))
+    return v
+
+
+def _close(a, b, rtol, atol, where):
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), (where, a, b)
+        for k in a:
+            _close(a[k], b[k], rtol, atol, f"{where}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), (where, a, b)
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, rtol, atol, f"{where}[{i}]")
+    elif isinstance(a, (np.ndarray, np.generic, float)) or isinstance(b, (np.ndarray, float)):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape, (where, a.shape, b.shape)
+        if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+            np.testing.assert_allclose(a.astype(np.complex128 if a.dtype.kind == "c" else
+                                                np.float64), b, rtol=rtol, atol=atol,
+                                       err_msg=where)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=where)
+    else:
+        assert a == b, (where, a, b)
+
+
+def run3(prog, rtol=1e-5, atol=1e-6, torch_rtol=1e-4, torch_atol=1e-5, check_torch=True):
+    """Run prog under torch, torchlike strict and torchlike fused; compare; return the three."""
+    ref = _np(prog(T), T)
+    _fused.sync()
+    with E.strict():
+        strict = _np(prog(torchlike), torchlike)
+    _fused.sync()
+    with E.fused():
+        fused = prog(torchlike)
+        fused = _np(fused, torchlike)
+    _fused.sync()
+    _close(fused, strict, rtol, atol, "fused vs strict")
+    if check_torch:
+        _close(strict, ref, torch_rtol, torch_atol, "strict vs torch")
+        _close(fused, ref, torch_rtol, torch_atol, "fused vs torch")
+    return ref, strict, fused
+
+
+def _err(fn):
+    try:
+        fn()
+    except Exception as e:      # noqa: BLE001
+        return e
+    return None
+
+
+def _mlp(m, seed=0, i=6, h=8, o=3):
+    m.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = m.nn.Sequential(m.nn.Linear(i, h), m.nn.Tanh(), m.nn.Linear(h, o))
+    with m.no_grad():
+        for p in model.parameters():
+            p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.5))
+    return model
+
+
+def _data(m, n=5, i=6, seed=1):
+    rng = np.random.default_rng(seed)
+    return (m.tensor(rng.standard_normal((n, i)).astype(np.float32)),
+            m.tensor(rng.standard_normal((n, 3)).astype(np.float32)))
+
+
+# ---------------------------------------------------------------------------------------------
+# in-place ops on views and on slices of parameters
+
+
+def test_inplace_on_parameter_slices_across_cuts():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        w = model[0].weight
+        out = []
+        for step in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            model.zero_grad()
+            loss.backward()
+            with m.no_grad():
+                for p in model.parameters():
+                    p.sub_(0.1 * p.grad)
+                w[0].mul_(0.5)              # a row of a parameter, written through
+                w[:, 1:3].clamp_(-0.2, 0.2)
+                w.t()[2].zero_()            # a column through a transposed view
+            if step % 2:
+                out.append(loss.item())     # a cut in some steps only
+            out.append(w.sum())
+        out.append(w)
+        return out
+    run3(prog)
+
+
+def test_views_of_views_write_through_and_alias_after_cut():
+    def prog(m):
+        base = m.arange(24.0).reshape(4, 6)
+        v = base[1:, ::2]
+        vv = v.t()[1]
+        out = []
+        for k in range(STEPS):
+            vv.add_(k)
+            out.append(base.sum().item())
+            v.mul_(1.5)
+            d = base.diagonal()
+            d.copy_(m.full((4,), float(k)))
+            out.append(vv.clone())
+        base.unsqueeze(0).squeeze(0)[0].fill_(-1)
+        out.append(base)
+        out.append(v)
+        return out
+    run3(prog)
+
+
+def test_version_counter_error_after_inplace_on_view_across_cut():
+    def prog(m):
+        a = m.ones(3, 4, requires_grad=True)
+        b = a * 2
+        c = b[1].exp()
+        print_ = b.sum().item()
+        b[1].add_(1)                        # modifies what exp saved (its output is saved)
+        e = _err(lambda: c.sum().backward())
+        b2 = a * 3
+        s = b2.sigmoid()
+        b2.add_(1)
+        e2 = _err(lambda: s.sum().backward())
+        return [print_, e, e2]
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# hooks
+
+
+def test_hooks_reading_items_and_modifying_grads():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        seen = []
+
+        def fwd_hook(mod, inp, outp):
+            seen.append(("f", outp.abs().sum().item()))
+
+        def fwd_pre(mod, inp):
+            return (inp[0] * 1.0,)
+
+        def bwd_hook(mod, gin, gout):
+            seen.append(("b", gout[0].norm().item()))
+            return (gin[0] * 0.5,)
+
+        model[0].register_forward_hook(fwd_hook)
+        model[2].register_forward_pre_hook(fwd_pre)
+        model[2].register_full_backward_hook(bwd_hook)
+        model[0].weight.register_hook(lambda g: g.clamp(-0.1, 0.1))
+        model[2].bias.register_hook(lambda g: seen.append(("g", g.tolist())))
+        opt = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        losses = []
+        for _ in range(STEPS):
+            opt.zero_grad()
+            h = model[1](model[0](x))
+            h.retain_grad()
+            loss = ((model[2](h) - y) ** 2).mean()
+            loss.backward()
+            losses.append(h.grad.clone())
+            opt.step()
+            losses.append(loss)
+        return [seen, losses, list(model.parameters())]
+    run3(prog)
+
+
+def test_tensor_hook_mutating_its_grad_and_post_accumulate_hook():
+    def prog(m):
+        w = m.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        log = []
+
+        def h(g):
+            g2 = g.clone()
+            g2[0] = 0.0                 # an in-place write into the returned gradient
+            return g2
+
+        w.register_hook(h)
+        w.register_post_accumulate_grad_hook(
+            lambda p: log.append(p.grad.sum().item()))
+        for k in range(STEPS):
+            loss = (w * w * (k + 1)).sum()
+            loss.backward()             # accumulation: no zeroing
+            log.append(w.grad.clone())
+        return log
+    run3(prog)
+
+
+def test_retain_grad_on_intermediate_in_a_loop_with_in_place_relu():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        out = []
+        for _ in range(STEPS):
+            model.zero_grad()
+            z = model[0](x)
+            z.retain_grad()
+            a = z * 1.0
+            a.retain_grad()
+            a2 = a.mul_(2)               # in-place on a retained-grad tensor
+            loss = (a2.sum(1) - y[:, 0]).pow(2).mean()
+            loss.backward()
+            out += [z.grad, a.grad, loss]
+            with m.no_grad():
+                model[0].weight -= 0.01 * model[0].weight.grad
+        return out
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# gradient accumulation, hand-written SGD, detach_/requires_grad_ toggling
+
+
+def test_gradient_accumulation_with_and_without_steps():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m, n=8)
+        opt = m.optim.Adam(model.parameters(), lr=1e-2)
+        out = []
+        for step in range(2 * STEPS):
+            for mb in range(3):
+                loss = ((model(x[mb * 2:mb * 2 + 3]) - y[mb * 2:mb * 2 + 3]) ** 2).mean() / 3
+                loss.backward()
+            if step % 3 != 2:
+                opt.step()
+                opt.zero_grad(set_to_none=step % 2 == 0)
+            out.append(loss)
+            out.append(model[0].weight.grad if model[0].weight.grad is not None else "none")
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_hand_written_sgd_under_no_grad():
+    def prog(m):
+        m.manual_seed(0)
+        w = m.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+        b = m.zeros(4, requires_grad=True)
+        x = m.tensor(np.linspace(0, 2, 15, dtype=np.float32).reshape(5, 3))
+        tgt = m.tensor(np.arange(5) % 4)
+        out = []
+        for step in range(STEPS * 2):
+            logits = x @ w + b
+            loss = m.nn.functional.cross_entropy(logits, tgt)
+            loss.backward()
+            with m.no_grad():
+                w -= 0.5 * w.grad
+                b.add_(b.grad, alpha=-0.5)
+                w.grad.zero_()
+                b.grad = None
+            if loss < 0.5:               # data-dependent control flow
+                out.append("small")
+            out.append(loss.detach())
+        return [out, w, b]
+    run3(prog)
+
+
+def test_detach_inplace_and_requires_grad_toggling():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.05)
+        out = []
+        hidden = m.zeros(5, 8)
+        for step in range(STEPS * 2):
+            model[0].weight.requires_grad_(step % 3 != 1)       # freeze some steps
+            h = model[1](model[0](x) + hidden)
+            loss = ((model[2](h) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            hidden = h
+            hidden.detach_()                                    # truncated BPTT
+            out.append(loss)
+            out.append(model[0].weight.grad is None)
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# higher-order autograd, torch.func
+
+
+def test_double_backward_gradient_penalty():
+    def prog(m):
+        model = _mlp(m, o=1)
+        x, _ = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.01)
+        out = []
+        for _ in range(STEPS):
+            xi = x.clone().requires_grad_(True)
+            d = model(xi)
+            g, = m.autograd.grad(d.sum(), xi, create_graph=True)
+            penalty = ((g.norm(2, dim=1) - 1) ** 2).mean()
+            loss = d.mean() + 10 * penalty
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out += [penalty, loss]
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_func_grad_and_vmap_inside_a_loop():
+    def prog(m):
+        x, y = _data(m)
+        w = m.zeros(6, 3)
+
+        def loss_fn(w, xb, yb):
+            return ((xb @ w - yb) ** 2).mean()
+
+        per_example = m.func.vmap(m.func.grad(loss_fn), in_dims=(None, 0, 0))
+        out = []
+        for _ in range(STEPS):
+            g = m.func.grad(loss_fn)(w, x, y)
+            pe = per_example(w, x[:, None], y[:, None])
+            w = w - 0.1 * g
+            out += [g, pe.mean(0)]
+            out.append(loss_fn(w, x, y).item())
+        return out
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# data-dependent shapes, masking, random reproducibility
+
+
+def test_boolean_masks_nonzero_and_where():
+    def prog(m):
+        x, _ = _data(m, n=7)
+        out = []
+        for k in range(STEPS):
+            x = x * 1.1 - 0.05 * k
+            mask = x > 0
+            out.append(x[mask])
+            nz = m.nonzero(mask)
+            out.append(nz)
+            x[~mask] = 0.0                  # masked assignment
+            idx = (x.sum(1) > 0.5).nonzero(as_tuple=True)[0]
+            out.append(x.index_select(0, idx).sum())
+            x.masked_fill_(x > 2.0, 2.0)
+            out.append(m.where(mask, x, -x).sum(0))
+            out.append(mask.sum().item())
+            out.append(m.unique(mask.sum(1)))
+        return out
+    run3(prog)
+
+
+def test_random_ops_are_reproducible_with_manual_seed():
+    def prog(m):
+        out = []
+        for seed in (0, 1, 0):
+            m.manual_seed(seed)
+            drop = m.nn.Dropout(0.3)
+            a = m.rand(4, 5)
+            b = m.randn(3)
+            c = m.randint(0, 10, (6,))
+            d = drop(m.ones(8))
+            e = m.randperm(7)
+            f = m.empty(5).uniform_(-1, 1)
+            g = m.multinomial(m.tensor([0.1, 0.2, 0.7]), 4, replacement=True)
+            out.append([a, b, c, d, e, f, g])
+        st = m.get_rng_state()
+        r1 = m.rand(3)
+        m.set_rng_state(st)
+        r2 = m.rand(3)
+        gen = m.Generator().manual_seed(5)
+        r3 = m.rand(3, generator=gen)
+        return [out, (r1 == r2).all().item(), r3.shape]
+    # (torchlike's generator is not torch's: compare fused with strict only)
+    _, strict, fused = run3(prog, check_torch=False)
+    assert strict[1] is True
+    s = strict[0]
+    for x, y in zip(s[0], s[2]):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_dropout_training_loop_reproducible():
+    def prog(m):
+        m.manual_seed(3)
+        model = m.nn.Sequential(m.nn.Linear(6, 16), m.nn.ReLU(), m.nn.Dropout(0.5),
+                                m.nn.Linear(16, 3))
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        out = []
+        for step in range(STEPS):
+            model.train(step % 3 != 2)
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out.append(loss)
+        return [out, list(model.parameters())]
+    run3(prog, check_torch=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# save / load, schedulers, clipping, AMP, dtypes
+
+
+def test_save_and_load_of_pending_tensors_and_optimizer_state():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.AdamW(model.parameters(), lr=1e-2)
+        for _ in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        pending = model[0].weight * 2           # a pending value
+        buf = io.BytesIO()
+        m.save({"model": model.state_dict(), "opt": opt.state_dict(), "t": pending,
+                "view": pending[1]}, buf)
+        buf.seek(0)
+        st = m.load(buf)
+        model2 = _mlp(m, seed=9)
+        model2.load_state_dict(st["model"])
+        opt2 = m.optim.AdamW(model2.parameters(), lr=1e-2)
+        opt2.load_state_dict(st["opt"])
+        out = [st["t"], st["view"]]
+        for _ in range(STEPS):
+            loss = ((model2(x) - y) ** 2).mean()
+            opt2.zero_grad()
+            loss.backward()
+            opt2.step()
+            out.append(loss)
+        return [out, list(model2.parameters())]
+    run3(prog)
+
+
+def test_lr_schedulers_and_grad_clipping():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.5, momentum=0.9, nesterov=True)
+        sched = m.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.5, total_steps=STEPS * 2)
+        plateau_opt = m.optim.Adam([m.nn.Parameter(m.zeros(1))], lr=0.1)
+        plateau = m.optim.lr_scheduler.ReduceLROnPlateau(plateau_opt, patience=0)
+        out = []
+        for _ in range(STEPS * 2):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            norm = m.nn.utils.clip_grad_norm_(model.parameters(), 0.3)
+            m.nn.utils.clip_grad_value_(model.parameters(), 0.05)
+            opt.step()
+            sched.step()
+            plateau.step(loss)                  # reads the loss
+            out += [loss, norm, opt.param_groups[0]["lr"], plateau_opt.param_groups[0]["lr"]]
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_autocast_and_grad_scaler_loop():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.05)
+        scaler = m.amp.GradScaler("cpu", init_scale=2.0 ** 4)
+        out = []
+        for step in range(STEPS):
+            with m.autocast("cpu", dtype=m.bfloat16):
+                pred = model(x)
+                loss = ((pred.float() - y) ** 2).mean()
+            opt.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            m.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+            out += [pred.dtype == m.bfloat16, loss, scaler.get_scale()]
+        return [out, list(model.parameters())]
+    # bfloat16: a fused program may keep an intermediate of a chain of bf16 ops in float32
+    # (XLA's excess precision), where strict mode rounds it: about one bf16 ulp per step
+    run3(prog, rtol=2e-2, atol=2e-3, torch_rtol=3e-2, torch_atol=3e-2)
+
+
+def test_copy_between_dtypes_and_type_conversions():
+    def prog(m):
+        a = m.linspace(-3, 3, 13)
+        out = []
+        i32 = m.zeros(13, dtype=m.int32)
+        h = m.zeros(13, dtype=m.float16)
+        bf = m.zeros(13, dtype=m.bfloat16)
+        b = m.zeros(13, dtype=m.bool)
+        for k in range(STEPS):
+            a = a * 1.3
+            i32.copy_(a)
+            h.copy_(a)
+            bf[1:].copy_(a[:-1])
+            b.copy_(a)
+            d = m.zeros(13, dtype=m.float64)
+            d.copy_(i32)
+            out += [i32.clone(), h.float(), bf.float(), b.clone(), d,
+                    a.to(m.int64).sum().item(), a.long().tolist()]
+        return out
+    run3(prog)
+
+
+def test_tensor_shared_between_two_optimizers():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        shared = model[0].weight
+        opt1 = m.optim.SGD([shared, model[0].bias], lr=0.1)
+        opt2 = m.optim.Adam([shared] + list(model[2].parameters()), lr=1e-2)
+        out = []
+        for _ in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            opt1.zero_grad()
+            opt2.zero_grad()
+            loss.backward()
+            opt1.step()
+            opt2.step()
+            out += [loss, shared.clone()]
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# data loading, generation, exceptions, threads
+
+
+def test_dataloader_training_loop_with_eval():
+    def prog(m):
+        m.manual_seed(0)
+        model = _mlp(m)
+        rng = np.random.default_rng(4)
+        X = m.tensor(rng.standard_normal((20, 6)).astype(np.float32))
+        Y = m.tensor(rng.standard_normal((20, 3)).astype(np.float32))
+        ds = m.utils.data.TensorDataset(X, Y)
+        dl = m.utils.data.DataLoader(ds, batch_size=6, shuffle=False, drop_last=False)
+        opt = m.optim.RMSprop(model.parameters(), lr=1e-2)
+        out = []
+        for epoch in range(3):
+            model.train()
+            tot = 0.0
+            for xb, yb in dl:
+                loss = ((model(xb) - yb) ** 2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                tot += loss.item() * len(xb)
+            model.eval()
+            with m.no_grad():
+                ev = sum(((model(xb) - yb) ** 2).sum() for xb, yb in dl)
+            out += [tot, ev]
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_generation_loop_with_growing_context():
+    def prog(m):
+        m.manual_seed(0)
+        vocab, d = 11, 8
+        emb = m.nn.Embedding(vocab, d)
+        head = m.nn.Linear(d, vocab)
+        rng = np.random.default_rng(5)
+        with m.no_grad():
+            emb.weight.copy_(m.tensor(rng.standard_normal((vocab, d)).astype(np.float32)))
+            head.weight.copy_(m.tensor(rng.standard_normal((vocab, d)).astype(np.float32)))
+            head.bias.zero_()
+        idx = m.tensor([[1, 2], [3, 4]])
+        out = []
+        with m.no_grad():
+            for _ in range(10):
+                h = emb(idx).cumsum(1) / m.arange(1, idx.shape[1] + 1)[None, :, None]
+                logits = head(h[:, -1, :])
+                probs = logits.softmax(-1)
+                nxt = probs.argmax(-1, keepdim=True)
+                topv, topi = probs.topk(3, dim=-1)
+                idx = m.cat([idx, nxt], dim=1)
+                out.append(topv)
+                if (nxt == 0).all():
+                    break
+        out.append(idx)
+        out.append(idx.tolist())
+        return out
+    run3(prog)
+
+
+def test_exception_mid_segment_then_earlier_tensors_used():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        out = []
+        for _ in range(STEPS):
+            a = model(x)
+            b = a * 2
+            out.append(_err(lambda: b @ m.ones(4, 4)))          # shape error mid-segment
+            out.append(_err(lambda: b.view(7)))
+            out.append(_err(lambda: m.cat([b, m.ones(2, 2)])))
+            out.append(_err(lambda: b[10]))
+            out.append(_err(lambda: m.zeros(3)[m.tensor([5])]))
+            loss = ((b - y) ** 2).mean()
+            model.zero_grad()
+            loss.backward()
+            out += [loss, model[0].weight.grad]
+        return out
+    run3(prog)
+
+
+def test_value_error_at_cut_then_recovery():
+    def prog(m):
+        x = m.arange(5.0)
+        ok = x * 2
+        bad_idx = (x + 10).long()
+        errs = []
+        r = _err(lambda: m.nn.functional.embedding(bad_idx, m.ones(6, 2)).sum().item())
+        errs.append(type(r).__name__ if r else None)
+        errs.append(ok.tolist())
+        errs.append((ok + 1).sum().item())
+        y = m.ones(3, requires_grad=True)
+        z = (y * 3).sum()
+        z.backward()
+        errs.append(y.grad)
+        errs.append(_err(lambda: z.backward()))     # graph freed
+        return errs
+    run3(prog)
+
+
+def test_threads_training_and_reading():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        results = {}
+
+        def worker(name, scale):
+            with m.no_grad():
+                h = model(x * scale)
+                results[name] = h.sum().item()
+
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        out = []
+        for step in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            t = threading.Thread(target=worker, args=(f"w{step}", step + 1.0))
+            t.start()
+            t.join(60)
+            out.append(loss)
+        return [out, results, list(model.parameters())]
+    run3(prog)
+
+
+def test_thread_reads_pending_tensor_made_in_main():
+    def prog(m):
+        a = m.arange(6.0).reshape(2, 3)
+        b = (a * 3).exp().log()
+        c = b[1]
+        got = []
+        t = threading.Thread(target=lambda: got.append((c * 2).tolist()))
+        t.start()
+        t.join(60)
+        c.add_(100)
+        return [got, b, a]
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# more model shapes
+
+
+def test_rnn_tbptt_with_hidden_state_carry():
+    def prog(m):
+        m.manual_seed(0)
+        rnn = m.nn.GRU(4, 5, batch_first=True)
+        head = m.nn.Linear(5, 1)
+        rng = np.random.default_rng(7)
+        with m.no_grad():
+            for p in list(rnn.parameters()) + list(head.parameters()):
+                p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+        seq = m.tensor(rng.standard_normal((2, 12, 4)).astype(np.float32))
+        tgt = m.tensor(rng.standard_normal((2, 12, 1)).astype(np.float32))
+        opt = m.optim.Adam(list(rnn.parameters()) + list(head.parameters()), lr=1e-2)
+        hstate = None
+        out = []
+        for epoch in range(2):
+            hstate = None
+            for t0 in range(0, 12, 3):
+                o, hstate = rnn(seq[:, t0:t0 + 3], hstate)
+                loss = ((head(o) - tgt[:, t0:t0 + 3]) ** 2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                hstate = hstate.detach()
+                out.append(loss)
+        return [out, list(rnn.parameters())]
+    run3(prog, torch_rtol=1e-3, torch_atol=1e-4)
+
+
+def test_batchnorm_running_stats_and_eval_switch():
+    def prog(m):
+        m.manual_seed(0)
+        model = m.nn.Sequential(m.nn.Linear(6, 8), m.nn.BatchNorm1d(8), m.nn.ReLU(),
+                                m.nn.Linear(8, 3))
+        with m.no_grad():
+            rng = np.random.default_rng(8)
+            for p in model.parameters():
+                p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.4))
+        x, y = _data(m, n=6)
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        out = []
+        for step in range(STEPS):
+            model.train()
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            model.eval()
+            with m.no_grad():
+                out.append(model(x[:2]))
+            out.append(model[1].num_batches_tracked.item())
+        bn = model[1]
+        out += [bn.running_mean, bn.running_var]
+        return out
+    run3(prog)
+
+
+def test_ema_model_and_parameter_vector_round_trip():
+    def prog(m):
+        model = _mlp(m)
+        ema = _mlp(m, seed=3)
+        ema.load_state_dict(model.state_dict())
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        out = []
+        for step in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with m.no_grad():
+                for pe, p in zip(ema.parameters(), model.parameters()):
+                    pe.mul_(0.9).add_(p, alpha=0.1)
+            vec = m.nn.utils.parameters_to_vector(ema.parameters())
+            if step == 2:
+                m.nn.utils.vector_to_parameters(vec * 0.5, model.parameters())
+            out += [vec.norm(), loss]
+        return [out, list(ema.parameters()), list(model.parameters())]
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# custom autograd, checkpointing, parametrizations, caches
+
+
+def test_custom_autograd_function_with_mark_dirty_and_saved_tensors():
+    def prog(m):
+        class ScaleInplace(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, s):
+                ctx.s = s
+                x.mul_(s)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.s, None
+
+        class Cube(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return 3 * x * x * g
+
+        w = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        out = []
+        for k in range(STEPS):
+            h = w * 1.0
+            h = ScaleInplace.apply(h, 0.5 + k)
+            y = Cube.apply(h).sum()
+            y.backward()
+            out += [y, w.grad.clone()]
+            with m.no_grad():
+                w.sub_(0.01 * w.grad)
+                w.grad.zero_()
+        return out
+    run3(prog)
+
+
+def test_activation_checkpointing():
+    def prog(m):
+        from importlib import import_module
+        cp = import_module(m.__name__ + ".utils.checkpoint")
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        out = []
+        for _ in range(STEPS):
+            h = cp.checkpoint(lambda t: model[1](model[0](t)), x, use_reentrant=False)
+            loss = ((model[2](h) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out.append(loss)
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_weight_and_spectral_norm_parametrizations():
+    def prog(m):
+        P = m.nn.utils.parametrizations
+        m.manual_seed(0)
+        lin = P.weight_norm(m.nn.Linear(6, 4))
+        lin2 = P.spectral_norm(m.nn.Linear(4, 3))
+        rng = np.random.default_rng(11)
+        with m.no_grad():
+            lin.parametrizations.weight.original0.copy_(
+                m.tensor(rng.standard_normal((4, 1)).astype(np.float32)))
+            lin.parametrizations.weight.original1.copy_(
+                m.tensor(rng.standard_normal((4, 6)).astype(np.float32)))
+            lin.bias.zero_()
+            lin2.parametrizations.weight.original.copy_(
+                m.tensor(rng.standard_normal((3, 4)).astype(np.float32)))
+            lin2.bias.zero_()
+            lin2.parametrizations.weight[0]._u.copy_(
+                m.tensor(rng.standard_normal(3).astype(np.float32)))
+            lin2.parametrizations.weight[0]._v.copy_(
+                m.tensor(rng.standard_normal(4).astype(np.float32)))
+        x, y = _data(m)
+        params = list(lin.parameters()) + list(lin2.parameters())
+        opt = m.optim.Adam(params, lr=1e-2)
+        out = []
+        for _ in range(STEPS):
+            loss = ((lin2(m.tanh(lin(x))) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out += [loss, lin2.parametrizations.weight[0]._u.clone()]
+        return [out, params]
+    run3(prog, torch_rtol=1e-3, torch_atol=1e-4)
+
+
+def test_kv_cache_written_in_place_during_generation():
+    def prog(m):
+        rng = np.random.default_rng(12)
+        d, T_, B = 4, 9, 2
+        wq, wk, wv = (m.tensor(rng.standard_normal((d, d)).astype(np.float32)) for _ in range(3))
+        kcache = m.zeros(B, T_, d)
+        vcache = m.zeros(B, T_, d)
+        x = m.tensor(rng.standard_normal((B, d)).astype(np.float32))
+        out = []
+        with m.inference_mode():
+            for pos in range(T_):
+                kcache[:, pos] = x @ wk
+                vcache[:, pos].copy_(x @ wv)
+                q = x @ wq
+                att = (kcache[:, :pos + 1] @ q[:, :, None]).squeeze(-1).softmax(-1)
+                x = (att[:, :, None] * vcache[:, :pos + 1]).sum(1).tanh()
+                out.append(x)
+                if pos % 3 == 0:
+                    out.append(att.max().item())
+        out += [kcache, vcache]
+        return out
+    run3(prog)
+
+
+def test_scatter_and_index_add_accumulators_across_cuts():
+    def prog(m):
+        counts = m.zeros(5)
+        sums = m.zeros(5, 3)
+        hist = m.zeros(5, dtype=m.int64)
+        out = []
+        x, _ = _data(m, n=12, i=3)
+        for k in range(STEPS):
+            xs = x * (k + 1)
+            lab = (xs[:, 0].abs() * 3).long() % 5       # computed indices
+            counts.index_add_(0, lab, m.ones(12))
+            sums.scatter_add_(0, lab[:, None].expand(-1, 3), xs)
+            hist += m.bincount(lab, minlength=5)
+            sums[lab[:2]] += 1.0                        # advanced-index in-place update
+            out += [counts.clone(), sums.clone(), hist.tolist()]
+        return out
+    run3(prog)
+
+
+def test_embedding_max_norm_renormalises_weight_in_place():
+    def prog(m):
+        m.manual_seed(0)
+        emb = m.nn.Embedding(7, 3, max_norm=1.0, padding_idx=0)
+        with m.no_grad():
+            emb.weight.copy_(m.tensor(np.linspace(-2, 2, 21, dtype=np.float32).reshape(7, 3)))
+        opt = m.optim.SGD(emb.parameters(), lr=0.5)
+        out = []
+        for k in range(STEPS):
+            idx = m.tensor([[k % 7, 1, 2], [3, 0, 5]])
+            e = emb(idx)
+            loss = (e.sum(-1) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out += [loss, emb.weight.clone()]
+        return out
+    run3(prog)
+
+
+def test_lbfgs_with_closure():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.LBFGS(model.parameters(), lr=0.5, max_iter=5, history_size=4)
+        out = []
+
+        def closure():
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            return loss
+
+        for _ in range(STEPS):
+            out.append(opt.step(closure))
+        return [out, list(model.parameters())]
+    run3(prog, torch_rtol=1e-3, torch_atol=1e-4)
+
+
+def test_param_data_assignment_and_add_param_group():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.Adam(list(model[0].parameters()), lr=1e-2)
+        out = []
+        for step in range(STEPS * 2):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step == 2:
+                opt.add_param_group({"params": list(model[2].parameters()), "lr": 5e-2})
+            if step == 4:
+                model[0].weight.data = model[0].weight.data * 0.5
+                model[2].bias.data.mul_(-1)
+            out += [loss, model[2].bias.grad]
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_leaf_inplace_and_backward_errors():
+    def prog(m):
+        w = m.ones(3, requires_grad=True)
+        out = []
+        out.append(_err(lambda: w.add_(1)))
+        y = (w * 2).sum()
+        y.backward()
+        out.append(_err(lambda: y.backward()))
+        with m.no_grad():
+            w.add_(1)
+        z = (w ** 2).sum()
+        with m.no_grad():
+            w.mul_(2)                       # modifies a saved input
+        out.append(_err(lambda: z.backward()))
+        v = w.detach()
+        v.zero_()                           # shares storage with w
+        out += [w, w.grad]
+        out.append(_err(lambda: m.ones(2, requires_grad=True).view(2)[0].add_(1)))
+        a = m.ones(4)
+        out.append(_err(lambda: a.expand(2, 4).add_(1)))
+        return out
+    run3(prog)
+
+
+def test_hook_handle_removed_inside_hook_and_module_state_mutation():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        calls = []
+        handles = {}
+
+        def once(mod, inp, outp):
+            calls.append(outp.mean().item())
+            handles["h"].remove()
+            return outp * 0.0 + outp.detach() * 2 - outp.detach() + outp - outp.detach()
+
+        handles["h"] = model[0].register_forward_hook(once)
+        model.register_buffer("steps", m.zeros((), dtype=m.int64))
+
+        def count(mod, inp):
+            mod.steps += 1
+
+        model.register_forward_pre_hook(count)
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        out = []
+        for _ in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out += [loss, model.steps.clone()]
+        return [calls, out, model.steps.item()]
+    run3(prog)
+
+
+def test_multihead_attention_with_padding_mask_training():
+    def prog(m):
+        m.manual_seed(0)
+        mha = m.nn.MultiheadAttention(8, 2, batch_first=True)
+        rng = np.random.default_rng(13)
+        with m.no_grad():
+            for p in mha.parameters():
+                p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+        x = m.tensor(rng.standard_normal((2, 5, 8)).astype(np.float32))
+        pad = m.tensor([[False] * 5, [False, False, False, True, True]])
+        # (SGD: the key bias's gradient is zero up to rounding, which Adam would amplify)
+        opt = m.optim.SGD(mha.parameters(), lr=0.1)
+        out = []
+        for _ in range(STEPS):
+            o, w = mha(x, x, x, key_padding_mask=pad)
+            loss = o.pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out += [loss, w]
+        return [out, list(mha.parameters())]
+    run3(prog, torch_rtol=1e-3, torch_atol=1e-4)
+
+
+def test_fft_and_complex_in_a_loop():
+    def prog(m):
+        x = m.linspace(0, 1, 16, requires_grad=True)
+        out = []
+        for k in range(STEPS):
+            spec = m.fft.rfft(x * (k + 1))
+            power = (spec.abs() ** 2)
+            z = m.view_as_real(spec)
+            loss = power[1:4].sum() + z.sum()
+            loss.backward()
+            out += [power, x.grad.clone(), spec.angle()]
+            with m.no_grad():
+                x.grad.zero_()
+        return out
+    run3(prog, torch_rtol=1e-3, torch_atol=1e-3)
