@@ -3963,10 +3963,61 @@ def _unpool_scatter_jvp(out, primals, tangents):
 def _unpool_write(x, idx, out, how):
     n, c = x.shape[:2]
     flat = jnp.zeros((n, c, int(np.prod(out))), x.dtype)
+    m = int(np.prod(x.shape[2:]))      # (explicit: a batch of 0 leaves no -1 to infer)
     at = flat.at[jnp.arange(n)[:, None, None], jnp.arange(c)[None, :, None],
-                 idx.reshape(n, c, -1)]
-    flat = at.set(x.reshape(n, c, -1)) if how == "set" else at.add(x.reshape(n, c, -1))
+                 idx.reshape(n, c, m)]
+    flat = at.set(x.reshape(n, c, m)) if how == "set" else at.add(x.reshape(n, c, m))
     return flat.reshape((n, c) + tuple(out))
+
+
+def _last_bad_unpool_index(idx, size):
+    """(an index is outside ``[0, size)``, the last that is in memory order): what torch's
+    max_unpool kernel reports (it records every bad index and raises the last), numpy or jax."""
+    xp = np if isinstance(idx, np.ndarray) else jnp
+    flat = idx.reshape(-1)
+    if not flat.size:
+        return xp.zeros(2, xp.int64)
+    bad = (flat < 0) | (flat >= size)
+    last = flat.size - 1 - xp.argmax(bad[::-1])
+    return xp.stack([bad.any().astype(xp.int64), flat[last].astype(xp.int64)])
+
+
+def _last_bad_unpool_index_cl(idx, size):
+    """The same over a channels-last input, which torch's kernel walks channels innermost."""
+    return _last_bad_unpool_index(idx.reshape(idx.shape[:2] + (-1,)).swapaxes(1, 2), size)
+
+
+def _check_unpool_indices(input, indices, out):
+    """torch's RuntimeError for an index outside the output (jax would drop or wrap it
+    silently); in fused eager a computed index tensor is checked when its segment runs, while
+    torchlike.compile traces inside the program."""
+    size = int(np.prod(out))
+    dims = "x".join(str(v) for v in out)
+
+    def error(v):
+        if not v[0]:
+            return None
+        return RuntimeError(f"Found an invalid max index: {int(v[1])} (output volumes are of "
+                            f"size {dims})")
+    cl = (input.ndim == 4 and not input.is_contiguous()
+          and input.is_contiguous(memory_format=_channels_last()))
+    fn = _last_bad_unpool_index_cl if cl else _last_bad_unpool_index
+    d = _fused.raw(indices)
+    if isinstance(d, jax.core.Tracer):
+        from .._compile._hostchecks import value_check
+        value_check(d, lambda a: fn(a, size)[0] != 0, lambda v: error((1, v)),
+                    lambda a: fn(a, size)[1])
+        return
+    if _fused.defer_check(fn, [d, size], error):
+        return
+    e = error(fn(np.asarray(indices._data), size))
+    if e is not None:
+        raise e
+
+
+def _channels_last():
+    from .. import channels_last
+    return channels_last
 
 
 def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nd):
@@ -3986,21 +4037,66 @@ def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nd)
             if not lo < output_size[i] < hi:
                 raise ValueError(f'invalid output_size "{output_size}" (dim {i} must be between '
                                  f"{lo} and {hi})")
-        out = tuple(int(v) for v in output_size)
+        out = list(output_size)
     else:
-        out = tuple(default)
-    # at::max_unpooling2d's checks (1-d runs as 2-d)
-    if indices.dtype is not D.int64:
-        raise RuntimeError("elements in indices should be type int64 but got: "
-                           f"{D.legacy_name(indices.dtype)}")
-    if nd < 3 and input.ndim not in (nd + 1, nd + 2):
-        vnd = input.ndim + (1 if nd == 1 else 0)
-        raise RuntimeError("Input to max_unpooling2d should be a 3d or 4d Tensor, but got a "
-                           f"tensor with {vnd} dimensions.")
+        out = list(default)
+    for i in range(nd):
+        cond = out[i] >= 0
+        if isinstance(cond, Tensor):
+            # (torch._check_value refuses the tensor its comparison gives)
+            raise TypeError("cond must be a bool, but got a Tensor. For tensor conditions, use "
+                            "torch._check_tensor_all() to assert that all elements are true.")
+        if not isinstance(cond, bool):
+            raise TypeError(f"cond must be a bool, but got {type(cond)}")
+        if not cond:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial "
+                             f"dimensions, but got output_size[{i}]={out[i]}")
+    native = "max_unpool3d" if nd == 3 else "max_unpool2d"
+    for i, v in enumerate(out):
+        if not isinstance(v, int) or isinstance(v, bool):
+            # (torch's argument parser words the first element and the later ones apart)
+            if i == 0:
+                raise TypeError(f"{native}(): argument 'output_size' (position 3) must be tuple "
+                                f"of ints, but found element of type {type(v).__name__} at pos 0")
+            raise TypeError(f"{native}(): argument 'output_size' failed to unpack the object at "
+                            f"pos {i + 1} with error \"type must be tuple of ints,but got "
+                            f"{type(v).__name__}\"")
+    out = tuple(int(v) for v in out)
+    if nd == 3:
+        # at::max_unpooling3d_shape_check, in its order
+        if indices.dtype is not D.int64:
+            raise RuntimeError("elements in indices should be type int64")
+        if input.ndim not in (4, 5):
+            raise RuntimeError("Input to max_unpooling3d should be a 4d or 5d Tensor, but got a "
+                               f"tensor with {input.ndim} dimensions.")
+    else:
+        # at::max_unpooling2d's checks (1-d runs as 2-d)
+        if indices.dtype is not D.int64:
+            raise RuntimeError("elements in indices should be type int64 but got: "
+                               f"{D.legacy_name(indices.dtype)}")
+        if input.ndim not in (nd + 1, nd + 2):
+            vnd = input.ndim + (1 if nd == 1 else 0)
+            raise RuntimeError("Input to max_unpooling2d should be a 3d or 4d Tensor, but got a "
+                               f"tensor with {vnd} dimensions.")
     if tuple(input.shape) != tuple(indices.shape):
+        sh = list(input.shape) + ([1] if nd == 1 else [])
+        ish = list(indices.shape) + ([1] if nd == 1 else [])
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
-                           f"({list(input.shape)}) but got indices tensor with shape: "
-                           f"{list(indices.shape)}")
+                           f"({sh}) but got indices tensor with shape: {ish}")
+    for i in range(1, input.ndim):
+        if input.shape[i] == 0:
+            sh = list(input.shape) + ([1] if nd == 1 else [])
+            raise RuntimeError(f"max_unpooling{3 if nd == 3 else 2}d_forward_out_cpu(): Expected "
+                               "input to have non-zero size for non-batch dimensions, but got "
+                               f"{sh} with dimension {i} being empty.")
+    if nd == 3 and min(s) <= 0:
+        raise RuntimeError(f"strides should be greater than zero, but got stride: {list(s)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{native}" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
+    if input.numel() and int(np.prod(out)):
+        # (torch's kernel runs, and checks, only for a non-empty output; 1-d runs as 2-d)
+        _check_unpool_indices(input, indices, out + ((1,) if nd == 1 else ()))
     unb = input.ndim == nd + 1
     if unb:
         input, indices = input.unsqueeze(0), indices.unsqueeze(0)

@@ -1,0 +1,204 @@
+"""Argument and value checks that torchlike once got wrong, swept by family against torch:
+max_unpool's index/shape/dtype/output_size checks, einsum's dtype handling over several
+operands, matmul/addmv with empty operands, F.pad and the factories' argument parsing, and the
+memory format ``t.data = other`` takes. Each case runs on real torch and on torchlike: the
+same exception class and message, or the same values, dtype and shape."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from oracle import both_outcomes
+
+
+def _same(fn, msg="exact"):
+    """torch's outcome of ``fn(m)``: the same exception and message, or the same value."""
+    r = both_outcomes(fn, msg=msg)
+    if r is None:
+        return
+    lv, tv = r
+    if isinstance(tv, torch.Tensor):
+        assert isinstance(lv, torchlike.Tensor), f"torchlike returned {lv!r}"
+        assert str(lv.dtype).split(".")[-1] == str(tv.dtype).split(".")[-1], \
+            f"dtype {lv.dtype} != torch {tv.dtype}"
+        assert tuple(lv.shape) == tuple(tv.shape), f"shape {tuple(lv.shape)} != {tuple(tv.shape)}"
+        a = np.asarray(lv.detach().float().tolist() if lv.dtype is torchlike.bfloat16
+                       else lv.detach().tolist())
+        b = np.asarray(tv.detach().float().tolist() if tv.dtype is torch.bfloat16
+                       else tv.detach().tolist())
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    else:
+        assert lv == tv, f"{lv!r} != torch {tv!r}"
+
+
+@pytest.fixture
+def one_torch_thread():
+    """torch's unpool kernel reports the *last* bad index it meets; with several threads which
+    one that is depends on the race, with one thread it is the last in memory order."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+# ================================================================== 1. max_unpool
+
+def _unpool(nd, x_shape, idx, kernel=2, x_dtype="float32", idx_dtype="int64", **kw):
+    def fn(m):
+        x = m.arange(float(np.prod(x_shape))).reshape(x_shape).to(getattr(m, x_dtype))
+        i = m.tensor(idx, dtype=getattr(m, idx_dtype))
+        f = getattr(m.nn.functional, f"max_unpool{nd}d")
+        return f(x, i, kernel, **kw)
+    return fn
+
+
+UNPOOL_CASES = {
+    # out-of-range, negative, and == size indices (torch raises; jax would drop or wrap)
+    "1d_oob": _unpool(1, (1, 1, 2), [[[0, 9]]]),
+    "1d_neg": _unpool(1, (1, 1, 2), [[[0, -1]]]),
+    "1d_eq_size": _unpool(1, (1, 1, 2), [[[0, 4]]]),
+    "1d_unbatched_oob": _unpool(1, (1, 2), [[0, 7]]),
+    "2d_oob": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 16]]]]),
+    "2d_neg": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, -3]]]]),
+    "2d_unbatched_oob": _unpool(2, (1, 2, 2), [[[0, 1], [2, 16]]]),
+    "2d_second_batch_oob": _unpool(2, (2, 1, 2, 2), [[[[0, 1], [2, 3]]], [[[0, 1], [2, 99]]]]),
+    "2d_output_size_smaller_oob": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 15]]]],
+                                          output_size=(3, 3)),
+    "2d_output_size_larger_ok": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 24]]]],
+                                        output_size=(5, 5)),
+    "2d_empty_output_unchecked": _unpool(2, (1, 1, 1, 1), [[[[5]]]], stride=1, padding=1),
+    "3d_oob": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, 100]]]]]),
+    "3d_neg": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, -1]]]]]),
+    "3d_unbatched_oob": _unpool(3, (1, 1, 1, 2), [[[[0, 16]]]]),
+    "2d_channels_last_oob": lambda m: m.nn.functional.max_unpool2d(
+        m.arange(8.).reshape(1, 2, 2, 2).contiguous(memory_format=m.channels_last),
+        m.tensor([[[[0, 1], [2, 3]], [[0, 5], [17, 3]]]]), 2),
+    # index dtype
+    "1d_float_idx": _unpool(1, (1, 1, 2), [[[0, 1]]], idx_dtype="float32"),
+    "2d_int32_idx": _unpool(2, (1, 1, 1, 2), [[[[0, 1]]]], idx_dtype="int32"),
+    "2d_int16_idx": _unpool(2, (1, 1, 1, 2), [[[[0, 1]]]], idx_dtype="int16"),
+    "3d_int32_idx": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, 1]]]]], idx_dtype="int32"),
+    "3d_int32_idx_oob": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, 100]]]]], idx_dtype="int32"),
+    # input dtype (the kernels are floating point only)
+    "1d_int_input": _unpool(1, (1, 1, 2), [[[0, 1]]], x_dtype="int32"),
+    "2d_long_input_oob": _unpool(2, (1, 1, 1, 2), [[[[0, 99]]]], x_dtype="int64"),
+    "2d_bool_input": _unpool(2, (1, 1, 1, 2), [[[[0, 1]]]], x_dtype="bool"),
+    "2d_complex_input": _unpool(2, (1, 1, 1, 2), [[[[0, 1]]]], x_dtype="complex64"),
+    "3d_long_input": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, 1]]]]], x_dtype="int64"),
+    "2d_half_input": _unpool(2, (1, 1, 1, 2), [[[[0, 3]]]], x_dtype="float16"),
+    "3d_bf16_input": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, 3]]]]], x_dtype="bfloat16"),
+    "1d_f64_input": _unpool(1, (1, 1, 2), [[[0, 3]]], x_dtype="float64"),
+    # shapes
+    "1d_shape_mismatch": _unpool(1, (1, 1, 2), [[[0]]]),
+    "3d_shape_mismatch": _unpool(3, (1, 1, 1, 1, 2), [[[[[0]]]]]),
+    "2d_idx_0dim": _unpool(2, (1, 1, 1, 1), 3),
+    "1d_4dim": _unpool(1, (1, 1, 1, 2), [[[[0, 1]]]]),
+    "3d_3dim": _unpool(3, (1, 1, 2), [[[0, 1]]]),
+    "3d_6dim": _unpool(3, (1, 1, 1, 1, 1, 2), [[[[[[0, 1]]]]]]),
+    "2d_zero_batch": _unpool(2, (0, 1, 2, 2), np.zeros((0, 1, 2, 2), np.int64)),
+    "2d_zero_batch_unbatched": _unpool(2, (0, 1, 2), np.zeros((0, 1, 2), np.int64)),
+    "1d_zero_batch": _unpool(1, (0, 1, 2), np.zeros((0, 1, 2), np.int64)),
+    "3d_zero_batch": _unpool(3, (0, 1, 1, 1, 2), np.zeros((0, 1, 1, 1, 2), np.int64)),
+    "2d_zero_channels": _unpool(2, (1, 0, 2, 2), np.zeros((1, 0, 2, 2), np.int64)),
+    "2d_zero_height": _unpool(2, (1, 1, 0, 2), np.zeros((1, 1, 0, 2), np.int64)),
+    "1d_zero_width": _unpool(1, (1, 1, 0), np.zeros((1, 1, 0), np.int64)),
+    "3d_zero_channels": _unpool(3, (1, 0, 1, 1, 2), np.zeros((1, 0, 1, 1, 2), np.int64)),
+    "3d_zero_channels_long": _unpool(3, (1, 0, 1, 1, 2), np.zeros((1, 0, 1, 1, 2), np.int64),
+                                     x_dtype="int64"),
+    # strides, padding, output_size
+    "3d_stride0": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, 1]]]]], stride=0),
+    "3d_stride_neg": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, 1]]]]], stride=-1),
+    "2d_stride0": _unpool(2, (1, 1, 1, 2), [[[[0, 1]]]], stride=0),
+    "1d_negative_default_size": _unpool(1, (1, 1, 1), [[[0]]], kernel=1, stride=1, padding=1),
+    "2d_negative_default_size": _unpool(2, (1, 1, 1, 1), [[[[0]]]], kernel=1, stride=1,
+                                        padding=1),
+    "3d_negative_default_size": _unpool(3, (1, 1, 1, 1, 1), [[[[[0]]]]], kernel=1, stride=1,
+                                        padding=1),
+    "2d_output_size_out_of_range": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 3]]]],
+                                           output_size=(9, 9)),
+    "2d_output_size_length": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 3]]]],
+                                     output_size=(4, 4, 4)),
+    "2d_output_size_full": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 3]]]],
+                                   output_size=(1, 1, 5, 5)),
+    "2d_output_size_float": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 3]]]],
+                                    output_size=[4.5, 4]),
+    "3d_output_size_float": _unpool(3, (1, 1, 1, 1, 2), [[[[[0, 1]]]]],
+                                    output_size=[2, 2, 4.0]),
+    "2d_output_size_int": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 3]]]], output_size=5),
+    "2d_pad": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 3]]]], kernel=3, stride=2, padding=1),
+    "3d_pad_neg": _unpool(3, (1, 1, 1, 2, 2), [[[[[0, 1], [2, 3]]]]], stride=2, padding=-1),
+    "2d_duplicate_idx": _unpool(2, (1, 1, 2, 2), [[[[0, 0], [0, 3]]]]),
+    "module_oob": lambda m: m.nn.MaxUnpool2d(2)(m.ones(1, 1, 2, 2),
+                                                m.tensor([[[[0, 1], [2, 16]]]])),
+    "module3d_neg": lambda m: m.nn.MaxUnpool3d(2)(m.ones(1, 1, 1, 1, 2),
+                                                  m.tensor([[[[[-2, 1]]]]])),
+}
+
+
+@pytest.mark.parametrize("name", list(UNPOOL_CASES))
+def test_max_unpool(name):
+    _same(UNPOOL_CASES[name])
+
+
+def test_max_unpool_reports_last_bad_index(one_torch_thread):
+    """Several bad indices: torch (one thread) reports the last in memory order, the input's
+    memory order (channels last walks channels innermost)."""
+    idx = [[[[0, 1], [2, 20]], [[0, 5], [17, 3]]]]
+    _same(lambda m: m.nn.functional.max_unpool2d(m.arange(8.).reshape(1, 2, 2, 2),
+                                                 m.tensor(idx), 2))
+    _same(lambda m: m.nn.functional.max_unpool2d(
+        m.arange(8.).reshape(1, 2, 2, 2).contiguous(memory_format=m.channels_last),
+        m.tensor(idx), 2))
+    _same(_unpool(3, (1, 1, 1, 1, 3), [[[[[50, -1, 60]]]]]))
+    _same(_unpool(1, (2, 1, 3), [[[50, -1, 2]], [[-7, 0, 1]]]))
+
+
+def test_max_unpool_computed_indices():
+    """Indices computed by earlier ops (pending in fused eager) are checked too; a bad one
+    raises, and what ran before it is unharmed."""
+    def fn(m, shift):
+        x = m.arange(32.).reshape(2, 1, 4, 4)
+        y, i = m.nn.functional.max_pool2d(x, 2, return_indices=True)
+        return m.nn.functional.max_unpool2d(y * 2, i + shift, 2)
+    _same(lambda m: fn(m, 0))
+    _same(lambda m: fn(m, 1))           # 15 + 1 = 16: out of range in both batches
+    _same(lambda m: fn(m, -5))          # 5 - 5 = 0 ok, but 0 - 5 < 0
+
+
+def test_max_unpool_compiled_checks():
+    """Under torchlike.compile the check is traced into the program and still raises."""
+    F = torchlike.nn.functional
+
+    @torchlike.compile
+    def f(x, i):
+        return F.max_unpool2d(x * 2, i + 1, 2)
+    x = torchlike.ones(1, 1, 2, 2)
+    assert float(f(x, torchlike.tensor([[[[0, 1], [2, 3]]]])).sum()) == 8.0
+    with pytest.raises(RuntimeError, match=r"Found an invalid max index: 16 \(output volumes "
+                                           r"are of size 4x4\)"):
+        f(x, torchlike.tensor([[[[0, 1], [2, 15]]]]))
+        torchlike.sync()
+
+
+def test_max_unpool_gradient_through_valid_indices():
+    def fn(m):
+        x = m.arange(4.).reshape(1, 1, 2, 2).requires_grad_()
+        y = m.nn.functional.max_unpool2d(x, m.tensor([[[[0, 5], [5, 15]]]]), 2)
+        (y * m.arange(16.).reshape(1, 1, 4, 4)).sum().backward()
+        return x.grad
+    _same(fn)
+
+
+@pytest.mark.parametrize("nd,osz", [(2, [4.5, 4]), (2, [4, 4.5]), (2, [4.0, 4]), (2, [True, 4]), (2, [4, True]),
+                                    (3, [2.5, 2, 4]), (3, [2, 2, 4.0]), (3, [2, 2.0, 4]),
+                                    (3, ["t", 2, 4]), (2, [np.int64(4), 4]),
+                                    (2, [np.float64(4), 4]), (1, [np.int64(4)]), (1, [4.0])])
+def test_max_unpool_output_size_elements(nd, osz):
+    def fn(m):
+        shape = (1, 1) + (1,) * (nd - 1) + (2,)
+        el = [m.tensor(2) if v == "t" else v for v in osz]
+        f = getattr(m.nn.functional, f"max_unpool{nd}d")
+        return f(m.ones(shape), m.zeros(shape, dtype=m.long), 2, output_size=el)
+    _same(fn)
