@@ -1081,3 +1081,23 @@ def test_fft_and_complex_in_a_loop():
                 x.grad.zero_()
         return out
     run3(prog, torch_rtol=1e-3, torch_atol=1e-3)
+
+
+def test_numpy_operands_mutated_after_the_op():
+    """A numpy array operand is read where the op is called: writing into it afterwards (a
+    reused host buffer) does not change the result (fused mode copied nothing and read the
+    array at the cut)."""
+    def prog(m):
+        x = m.arange(3.0) * 2
+        buf = np.ones(3, np.float32)
+        out = []
+        for k in range(STEPS):
+            buf[:] = k
+            out += [x + buf, x * buf, x - buf[::-1]]
+            view = buf[1:]
+            ro = view.view()
+            ro.flags.writeable = False
+            out.append(x[1:] + ro)
+        buf[:] = 100
+        return out
+    run3(prog)

@@ -370,6 +370,10 @@ def record(tiered, args):
                 seg.ext_avals.append(c)
                 keys.append(c)
             elif c is np.ndarray or isinstance(a, np.generic):
+                if c is np.ndarray:
+                    # (a copy: the caller may write into its array, or one it views, before
+                    # the cut; the op, run where it was called in strict mode, read it before)
+                    a = leaves[i] = a.copy()
                 key = (c, a.shape, a.dtype)
                 refs.append(~len(ext))
                 ext.append(a)
