@@ -1101,3 +1101,287 @@ def test_numpy_operands_mutated_after_the_op():
         buf[:] = 100
         return out
     run3(prog)
+
+
+def test_threads_training_their_own_models_concurrently():
+    def prog(m):
+        res = {}
+
+        def train(name, seed, read):
+            model = _mlp(m, seed=seed)
+            x, y = _data(m, seed=seed + 1)
+            opt = m.optim.Adam(model.parameters(), lr=1e-2)
+            out = []
+            for _ in range(STEPS * 2):
+                loss = ((model(x) - y) ** 2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                out.append(loss.item() if read else loss)
+                with m.no_grad():
+                    model[0].weight[0, 0] += 0.001
+            res[name] = [out, list(model.parameters())]
+
+        ts = [threading.Thread(target=train, args=(f"t{i}", i, i % 2 == 0)) for i in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(120)
+        return res
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# aliases of gradients and optimizer state, data-dependent sizes, host conversions
+
+
+def test_grad_and_optimizer_state_aliases_see_in_place_updates():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.Adam(model.parameters(), lr=1e-2)
+        w = model[0].weight
+        out = []
+        held_grad = held_avg = None
+        for step in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad(set_to_none=False)
+            loss.backward()
+            if held_grad is None:
+                held_grad = w.grad              # the same tensor from step to step
+            out.append(held_grad.clone())
+            opt.step()
+            if held_avg is None:
+                held_avg = opt.state[w]["exp_avg"]
+            out += [held_avg.clone(), held_grad is w.grad]
+        out += [held_grad, held_avg, opt.state[w]["exp_avg_sq"]]
+        return out
+    run3(prog)
+
+
+def test_data_dependent_sizes_from_computed_values():
+    def prog(m):
+        x = m.tensor([3, 1, 4, 1, 5, 9, 2, 6])
+        out = []
+        for k in range(STEPS):
+            y = (x * (k + 1)) % 11
+            out.append(m.bincount(y))                       # length = max + 1
+            out.append(m.repeat_interleave(m.arange(3), y[:3] % 4))
+            n = int(y.max())
+            out.append(m.zeros(n).shape[0])
+            out.append(m.arange(y[0]).sum())                # a 0-d tensor as a size
+            vals, counts = m.unique(y, return_counts=True)
+            out += [vals, counts, m.argwhere(y > 5), m.masked_select(y, y < 4)]
+            out.append([int(v) for v in y[:3]])             # iteration of a pending tensor
+            out.append(f"{y.float().mean():.4f}")
+            out.append(y.float().mean().__format__(".3e"))
+            out.append(len(y))
+            out.append(list(range(y[1])))                   # __index__
+        return out
+    run3(prog)
+
+
+def test_grad_scaler_skips_overflowing_steps():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.05)
+        scaler = m.amp.GradScaler("cpu", init_scale=2.0 ** 120, growth_interval=2)
+        out = []
+        for step in range(STEPS * 2):
+            loss = ((model(x) - y) ** 2).mean() * (1e10 if step == 5 else 1.0)
+            opt.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            out += [scaler.get_scale(), model[0].weight.sum()]
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_clip_grad_norm_error_if_nonfinite_and_nan_guards():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.05)
+        out = []
+        for step in range(STEPS):
+            scale = float("inf") if step == 3 else 1.0
+            loss = ((model(x) - y) ** 2).mean() * scale
+            opt.zero_grad()
+            loss.backward()
+            e = _err(lambda: m.nn.utils.clip_grad_norm_(model.parameters(), 1.0,
+                                                        error_if_nonfinite=True))
+            out.append(e)
+            if not m.isfinite(loss):
+                out.append("skip")
+                continue
+            opt.step()
+            out.append(loss)
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_reinforce_with_categorical_distribution():
+    def prog(m):
+        m.manual_seed(0)
+        policy = _mlp(m, o=4)
+        opt = m.optim.Adam(policy.parameters(), lr=1e-2)
+        x, _ = _data(m, n=6)
+        out = []
+        for step in range(STEPS):
+            logits = policy(x)
+            dist = m.distributions.Categorical(logits=logits)
+            action = m.tensor([(step + i) % 4 for i in range(6)])   # (fixed: RNGs differ)
+            reward = (action == 2).float() - 0.25
+            loss = -(dist.log_prob(action) * reward).mean() - 0.01 * dist.entropy().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out += [loss, dist.probs]
+            n = m.distributions.Normal(logits[:, 0], logits[:, 1].exp())
+            out.append(n.log_prob(m.zeros(6)).sum())
+            out.append(_err(lambda: m.distributions.Categorical(probs=logits)))  # validation
+        return [out, list(policy.parameters())]
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# autograd machinery: saved-tensor hooks, anomaly mode, grad_fn hooks, functional
+
+
+def test_saved_tensors_hooks_offloading_and_grad_fn_hooks():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        packed = []
+
+        def pack(t):
+            packed.append(tuple(t.shape))
+            return t.detach().clone() * 1.0
+
+        def unpack(t):
+            return t + 0.0
+
+        out = []
+        for _ in range(STEPS):
+            with m.autograd.graph.saved_tensors_hooks(pack, unpack):
+                loss = ((model(x) - y) ** 2).mean()
+            seen = []
+            loss.grad_fn.register_prehook(lambda g: seen.append(g[0].item()) or None)
+            loss.grad_fn.register_hook(lambda gi, go: seen.append(gi[0].sum().item()) or None)
+            model.zero_grad()
+            loss.backward(inputs=[model[0].weight, model[2].bias])
+            out += [loss, seen, model[0].weight.grad, model[2].bias.grad,
+                    model[0].bias.grad is None]
+            with m.no_grad():
+                model[0].weight.sub_(model[0].weight.grad * 0.1)
+        return [out, sorted(set(packed))]
+    run3(prog)
+
+
+def test_anomaly_mode_reports_nan_backward():
+    def prog(m):
+        out = []
+        w = m.tensor([0.0, 1.0, 4.0], requires_grad=True)
+        for k in range(STEPS):
+            y = (w * (k + 1)).sqrt().sum()
+            y.backward()
+            out.append(w.grad.clone())
+            w.grad = None
+        with m.autograd.detect_anomaly():
+            y = (w.sqrt() * 0).sum()
+            e = _err(lambda: y.backward())
+        out.append(("error", type(e).__name__, str(e).split(".")[0]))
+        return out
+    run3(prog)
+
+
+def test_autograd_functional_jacobian_hessian_in_a_loop():
+    def prog(m):
+        x = m.tensor([0.5, -0.3, 0.8])
+        out = []
+
+        def f(v):
+            return (v ** 3).sum() + v.prod()
+
+        for _ in range(STEPS):
+            h = m.autograd.functional.hessian(f, x)
+            j = m.autograd.functional.jacobian(lambda v: v.sin() * v, x)
+            x = x - 0.1 * m.linalg.solve(h + 3 * m.eye(3), j.sum(0))
+            out += [h, j, x]
+        return out
+    run3(prog, torch_rtol=1e-4, torch_atol=1e-5)
+
+
+def test_retain_graph_multiple_backwards_and_grad_of_grad():
+    def prog(m):
+        w = m.tensor([1.0, 2.0, -1.0], requires_grad=True)
+        out = []
+        for k in range(STEPS):
+            y = (w.exp() * w).sum()
+            y.backward(retain_graph=True)
+            y.backward(retain_graph=True)
+            (y * 2).backward()
+            g, = m.autograd.grad((w ** 3).sum(), w, create_graph=True)
+            gg, = m.autograd.grad(g.sum(), w)
+            out += [w.grad.clone(), gg]
+            with m.no_grad():
+                w -= 0.01 * w.grad
+            w.grad.zero_()
+        return out
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# RNG state juggling, initialisers, shuffled data
+
+
+def test_rng_state_juggling_with_pending_draws():
+    def prog(m):
+        out = []
+        m.manual_seed(1)
+        a = m.randn(4)
+        st = m.get_rng_state()
+        b = m.randn(4) * 2
+        m.manual_seed(1)
+        c = m.randn(4)
+        m.set_rng_state(st)
+        d = m.randn(4) * 2
+        g = m.Generator().manual_seed(7)
+        e = m.rand(3, generator=g)
+        gs = g.get_state()
+        f = m.rand(3, generator=g)
+        g.set_state(gs)
+        f2 = m.rand(3, generator=g)
+        out += [(a == c).all().item(), (b == d).all().item(), (f == f2).all().item(),
+                e.shape, m.initial_seed()]
+        w = m.empty(4, 5)
+        m.nn.init.trunc_normal_(w, std=0.5)
+        m.nn.init.orthogonal_(w)
+        v = m.empty(6)
+        v[::2].normal_()
+        v[1::2].bernoulli_(0.5)
+        out.append((w @ w.t()).diagonal())
+        return [out, a, b, e, f, w, v]
+    ref, strict, fused = run3(prog, check_torch=False)
+    assert strict[0][:3] == [True, True, True] and ref[0][:3] == [True, True, True]
+
+
+def test_shuffled_dataloader_with_generator_and_sampler():
+    def prog(m):
+        X = m.arange(40.0).reshape(20, 2)
+        Y = m.arange(20)
+        ds = m.utils.data.TensorDataset(X, Y)
+        g = m.Generator().manual_seed(3)
+        dl = m.utils.data.DataLoader(ds, batch_size=7, shuffle=True, generator=g)
+        w = m.utils.data.WeightedRandomSampler(m.linspace(0.1, 1, 20), 10,
+                                               generator=m.Generator().manual_seed(4))
+        out = []
+        for epoch in range(3):
+            for xb, yb in dl:
+                out.append(yb.tolist())
+                out.append((xb * 2).sum())
+        out.append(list(w))
+        return out
+    run3(prog, check_torch=False)
