@@ -1495,3 +1495,119 @@ def test_set_shares_storage():
         b.mul_(2)
         return [a, b]
     run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# optimizer in backward, SWA, pruning, mode switches mid-loop
+
+
+def test_optimizer_step_inside_post_accumulate_grad_hooks():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opts = {p: m.optim.Adam([p], lr=1e-2) for p in model.parameters()}
+
+        def hook(p):
+            opts[p].step()
+            opts[p].zero_grad()
+
+        for p in model.parameters():
+            p.register_post_accumulate_grad_hook(hook)
+        out = []
+        for _ in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            out.append(loss)
+            out.append(model[0].weight.grad)
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_swa_averaged_model_and_pruning_masks():
+    def prog(m):
+        from importlib import import_module
+        import_module(m.__name__ + ".nn.utils.prune")
+        import_module(m.__name__ + ".optim.swa_utils")
+        model = m.nn.Sequential(m.nn.Linear(6, 8), m.nn.BatchNorm1d(8), m.nn.ReLU(),
+                                m.nn.Linear(8, 3))
+        rng = np.random.default_rng(21)
+        with m.no_grad():
+            for p in model.parameters():
+                p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.4))
+        m.nn.utils.prune.l1_unstructured(model[0], "weight", amount=0.3)
+        swa = m.optim.swa_utils.AveragedModel(model[1:])
+        x, y = _data(m, n=6)
+        opt = m.optim.SGD(model.parameters(), lr=0.05)
+        out = []
+        for step in range(STEPS):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            swa.update_parameters(model[1:])
+            out += [loss, swa.n_averaged.clone()]
+        loader = [(model[0](x[:3]),), (model[0](x[3:]),)]
+        m.optim.swa_utils.update_bn(loader, swa)
+        m.nn.utils.prune.remove(model[0], "weight")
+        out += [list(swa.parameters()), swa.module[0].running_mean, model[0].weight]
+        return out
+    run3(prog)
+
+
+def test_switching_to_strict_mode_inside_a_fused_loop():
+    import contextlib
+
+    def prog(m):
+        strict = E.strict if m is torchlike else contextlib.nullcontext
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.Adam(model.parameters(), lr=1e-2)
+        out = []
+        for step in range(STEPS * 2):
+            h = model[1](model[0](x))                   # pending (fused) forward
+            if step % 2:
+                with strict():                          # a block debugged strictly
+                    pred = model[2](h)
+                    loss = ((pred - y) ** 2).mean()
+                    loss.backward()
+            else:
+                loss = ((model[2](h) - y) ** 2).mean()
+                loss.backward()
+            opt.step()
+            opt.zero_grad()
+            out.append(loss)
+        return [out, list(model.parameters())]
+    run3(prog)
+
+
+def test_custom_function_needs_input_grad_and_once_differentiable():
+    def prog(m):
+        from importlib import import_module
+        once = import_module(m.__name__ + ".autograd.function").once_differentiable
+
+        class MulAdd(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b, c):
+                ctx.save_for_backward(a, b)
+                return a * b + c
+
+            @staticmethod
+            @once
+            def backward(ctx, g):
+                a, b = ctx.saved_tensors
+                ga = g * b if ctx.needs_input_grad[0] else None
+                gb = g * a if ctx.needs_input_grad[1] else None
+                return ga, gb, g if ctx.needs_input_grad[2] else None
+
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        b = m.tensor([3.0, -1.0])
+        c = m.tensor([0.5, 0.5], requires_grad=True)
+        out = []
+        for k in range(STEPS):
+            y = MulAdd.apply(a, b * (k + 1), c)
+            (y ** 2).sum().backward()
+            out += [a.grad.clone(), c.grad.clone(), y]
+            with m.no_grad():
+                a -= 0.01 * a.grad
+        return out
+    run3(prog)
