@@ -129,7 +129,6 @@ UNPOOL_CASES = {
     "2d_output_size_int": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 3]]]], output_size=5),
     "2d_pad": _unpool(2, (1, 1, 2, 2), [[[[0, 1], [2, 3]]]], kernel=3, stride=2, padding=1),
     "3d_pad_neg": _unpool(3, (1, 1, 1, 2, 2), [[[[[0, 1], [2, 3]]]]], stride=2, padding=-1),
-    "2d_duplicate_idx": _unpool(2, (1, 1, 2, 2), [[[[0, 0], [0, 3]]]]),
     "module_oob": lambda m: m.nn.MaxUnpool2d(2)(m.ones(1, 1, 2, 2),
                                                 m.tensor([[[[0, 1], [2, 16]]]])),
     "module3d_neg": lambda m: m.nn.MaxUnpool3d(2)(m.ones(1, 1, 1, 1, 2),
@@ -153,6 +152,8 @@ def test_max_unpool_reports_last_bad_index(one_torch_thread):
         m.tensor(idx), 2))
     _same(_unpool(3, (1, 1, 1, 1, 3), [[[[[50, -1, 60]]]]]))
     _same(_unpool(1, (2, 1, 3), [[[50, -1, 2]], [[-7, 0, 1]]]))
+    # a repeated index: the last write wins (with one torch thread; several race)
+    _same(_unpool(2, (1, 1, 2, 2), [[[[0, 0], [0, 3]]]]))
 
 
 def test_max_unpool_computed_indices():
@@ -202,3 +203,92 @@ def test_max_unpool_output_size_elements(nd, osz):
         f = getattr(m.nn.functional, f"max_unpool{nd}d")
         return f(m.ones(shape), m.zeros(shape, dtype=m.long), 2, output_size=el)
     _same(fn)
+
+
+# ================================================================== 2. einsum, 3+ operands
+
+def _einsum(eq, *specs):
+    def fn(m):
+        return m.einsum(eq, *[m.arange(1, 1 + int(np.prod(s))).reshape(s).to(getattr(m, d))
+                              for d, s in specs])
+    return fn
+
+
+EINSUM_CASES = [
+    # torch contracts along opt_einsum's path: jk with kl first, bmm(kl, jk) (sumproduct_pair
+    # swaps the pair), so the third operand's dtype is the one "expected"
+    ("ij,jk,kl->il", ("float32", (2, 3)), ("float32", (3, 4)), ("float64", (4, 2))),
+    ("ij,jk,kl->il", ("float32", (2, 3)), ("float64", (3, 4)), ("float32", (4, 2))),
+    ("ij,jk,kl->il", ("int64", (2, 3)), ("float32", (3, 4)), ("float32", (4, 2))),
+    ("ij,jk,kl->il", ("float32", (2, 3)), ("float32", (3, 4)), ("bool", (4, 2))),
+    ("ij,jk,kl->il", ("float16", (2, 3)), ("float16", (3, 4)), ("float16", (4, 2))),
+    ("ij,jk,kl->il", ("int32", (2, 3)), ("int32", (3, 4)), ("int32", (4, 2))),
+    ("ij,jk,kl", ("complex64", (2, 3)), ("float32", (3, 4)), ("complex64", (4, 2))),
+    # a product that sums nothing is mul, with type promotion
+    ("i,i,i->", ("float32", (3,)), ("float64", (3,)), ("float64", (3,))),
+    ("i,i,i->", ("float32", (3,)), ("int64", (3,)), ("float32", (3,))),
+    ("i,i,i->", ("float32", (3,)), ("float32", (3,)), ("float64", (3,))),
+    ("i,i,i->", ("bool", (3,)), ("bool", (3,)), ("bool", (3,))),
+    ("i,i,i->", ("float32", (3,)), ("bool", (3,)), ("bool", (3,))),
+    ("i,i,i->i", ("int8", (3,)), ("bool", (3,)), ("float16", (3,))),
+    ("a,b,c->abc", ("int32", (2,)), ("float64", (3,)), ("bool", (2,))),
+    # labels summed on their own first: an integral or bool sum is int64
+    ("ij,j,k->i", ("int32", (2, 3)), ("int32", (3,)), ("int32", (2,))),
+    ("ij,j,k->i", ("int64", (2, 3)), ("int64", (3,)), ("bool", (2,))),
+    ("ij,j,k->ik", ("float32", (2, 3)), ("int64", (3,)), ("float64", (2,))),
+    ("ab,bc,cd,de->ae", ("float32", (2, 3)), ("float64", (3, 4)), ("float32", (4, 2)),
+     ("float32", (2, 3))),
+    ("ab,bc,cd,de->ae", ("int64", (2, 3)), ("int64", (3, 4)), ("int64", (4, 2)),
+     ("int32", (2, 3))),
+    ("bij,bjk,bkl->bil", ("float32", (2, 2, 3)), ("float32", (2, 3, 2)), ("float64", (2, 2, 2))),
+    ("...i,i,i->...", ("float32", (2, 3)), ("float64", (3,)), ("float32", (3,))),
+    ("ij,jk,ki->", ("float64", (2, 3)), ("float32", (3, 2)), ("float64", (2, 2))),
+    ("Ab,bA,aA->a", ("float32", (2, 3)), ("float32", (3, 2)), ("int64", (4, 2))),
+    # broadcast (size-1) and empty dimensions
+    ("ij,jk,kl->il", ("float32", (1, 3)), ("float32", (3, 1)), ("float64", (1, 2))),
+    ("ij,jk,kl->il", ("float32", (2, 0)), ("float32", (0, 4)), ("float64", (4, 2))),
+    # a repeated label's sizes must match
+    ("ii,i,i->", ("float32", (2, 1)), ("float32", (2,)), ("float32", (2,))),
+    ("ii->", ("int8", (1, 3))),
+    ("ii->", ("int8", (3, 3))),
+    # two operands (left to right, no opt_einsum)
+    ("ij,jk->ik", ("float32", (2, 3)), ("float64", (3, 4))),
+    ("ij,jk->ijk", ("float32", (2, 3)), ("float64", (3, 4))),
+]
+
+
+@pytest.mark.parametrize("case", EINSUM_CASES, ids=[c[0] + "-" + "-".join(d for d, _ in c[1:])
+                                                     for c in EINSUM_CASES])
+def test_einsum_dtypes(case):
+    _same(_einsum(*case))
+
+
+def test_einsum_without_opt_einsum():
+    """With opt_einsum off torch contracts left to right, each result put first."""
+    cases = [("ij,jk,kl->il", ("float32", (2, 3)), ("float32", (3, 4)), ("float64", (4, 2))),
+             ("ij,jk,kl->il", ("float64", (2, 3)), ("float32", (3, 4)), ("float32", (4, 2))),
+             ("ab,bc,cd,de->ae", ("float32", (2, 3)), ("float32", (3, 4)), ("int64", (4, 2)),
+              ("float32", (2, 3)))]
+    try:
+        torch.backends.opt_einsum.enabled = False
+        torchlike.backends.opt_einsum.enabled = False
+        for case in cases:
+            _same(_einsum(*case))
+    finally:
+        torch.backends.opt_einsum.enabled = True
+        torchlike.backends.opt_einsum.enabled = True
+
+
+def test_einsum_mixed_dtype_gradients():
+    """A promoting three-operand einsum: values, dtype and the float operands' gradients."""
+    def fn(m):
+        a = m.arange(1., 4.).requires_grad_()
+        c = m.arange(2., 5.).requires_grad_()
+        y = m.einsum("i,i,i->i", a, m.tensor([1, 2, 3]), c.double())
+        y.sum().backward()
+        return m.stack([a.grad, c.grad]), y.detach()
+    r = both_outcomes(fn)
+    (lg, ly), (tg, ty) = r
+    assert str(ly.dtype).split(".")[-1] == str(ty.dtype).split(".")[-1]
+    np.testing.assert_allclose(np.asarray(lg.tolist()), np.asarray(tg.tolist()))
+    np.testing.assert_allclose(np.asarray(ly.tolist()), np.asarray(ty.tolist()))

@@ -391,38 +391,151 @@ def einsum(equation, *operands):
                                    f"({len(labels)}) does not match the number of dimensions "
                                    f"({nd}) for operand {k} and no ellipsis was given")
             pos = list(range(nd))
+        first = {}
         for lab, p in zip(labels, pos):
             n = o._d.shape[p]
+            if lab in first:
+                # a repeated label takes the diagonal
+                prev = o._d.shape[first[lab]]
+                if n != prev:
+                    raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand {k} "
+                                       f"but the sizes don't match, {n} != {prev}")
+                continue
+            first[lab] = p
             if lab in seen and seen[lab] != n and n != 1 and seen[lab] != 1:
                 raise RuntimeError(f"einsum(): subscript {lab} has size {n} for operand {k} "
                                    f"which does not broadcast with previously seen size "
                                    f"{seen[lab]}")
             if n != 1 or lab not in seen:
                 seen[lab] = n
-    # torch first sums each label that only one operand has and the output drops: an
-    # integral or bool operand's sum is int64
+    final = _einsum_dtype(eq, operands)
+    ops = [o if o.dtype is final else o.to(final) for o in operands]
+    return apply(_einsum, *ops, eq=eq)
+
+
+def _einsum_path(eq, operands):
+    """The contraction path torch's einsum takes: with 3 or more operands and opt_einsum on,
+    opt_einsum's (flattened pairs, each result appended last); else left to right (None, each
+    result put first)."""
+    from .. import backends
+    oe = backends.opt_einsum
+    if len(operands) <= 2 or not oe.enabled or not oe.is_available():
+        return None
+    import opt_einsum           # (a dependency of jax)
+    path = opt_einsum.contract_path(eq, *[tuple(o._d.shape) for o in operands], shapes=True,
+                                    optimize=oe.strategy)[0]
+    return [tuple(pair) for pair in path]
+
+
+def _einsum_dtype(eq, operands):
+    """torch's einsum run over each operand's dtype and sizes only: its contraction order, the
+    sums of labels no later operand has (an integral or bool sum is int64), ``mul`` (with type
+    promotion) for a pair that sums no shared label, ``bmm`` (no bool kernel, one dtype:
+    torch's errors) for one that does. Returns the result's dtype."""
     sides = eq.split("->")
     ins = sides[0].split(",")
-    out = sides[1] if len(sides) > 1 else "".join(
-        c for c in sorted(set(sides[0])) if c.isalpha() and sides[0].count(c) == 1)
-    ops = list(operands)
-    for k, (sub, o) in enumerate(zip(ins, ops)):
-        private = [c for c in sub if c.isalpha() and c not in out
-                   and not any(c in other for j, other in enumerate(ins) if j != k)]
-        if private and not o.dtype.is_floating_point and not o.dtype.is_complex:
-            ops[k] = o.to(D.int64)
-    pair_mul = False
-    if len(ops) == 2:
-        # torch contracts a pair with bmm (no bool kernel, one dtype) where a label of both
-        # operands is summed away, else it multiplies them (with type promotion)
-        pair_mul = not any(c.isalpha() and c in ins[1] and c not in out for c in ins[0])
-        if not pair_mul and ops[0].dtype is D.bool:
-            raise NotImplementedError('"bmm" not implemented for \'Bool\'')
-    for o in ops[1:]:
-        if o.dtype is not ops[0].dtype and not pair_mul:
-            raise RuntimeError(f"expected scalar type {_tname(ops[0].dtype)} but found "
-                               f"{_tname(o.dtype)}")
-    return apply(_einsum, *ops, eq=eq)
+    labelled = []                        # per operand: {label: size} (ellipsis dims numbered)
+    for sub, o in zip(ins, operands):
+        shape = tuple(o._d.shape)
+        if "..." in sub:
+            pre, post = sub.split("...")
+            n_ell = len(shape) - len(pre) - len(post)
+            labels = list(pre) + [("...", j) for j in range(-n_ell, 0)] + list(post)
+        else:
+            labels = list(sub)
+        sizes = {}
+        for lab, n in zip(labels, shape):
+            sizes[lab] = n                  # (a repeated label: its diagonal, same size)
+        labelled.append(sizes)
+    if len(sides) > 1:
+        out = {c for c in sides[1] if c.isalpha()}
+        ell_out = "..." in sides[1]
+    else:
+        counts = {}
+        for sub in ins:
+            for c in sub:
+                if c.isalpha():
+                    counts[c] = counts.get(c, 0) + 1
+        out = {c for c, k in counts.items() if k == 1}
+        ell_out = True
+    every = {lab for sizes in labelled for lab in sizes}
+    contracted = [lab for lab in every
+                  if not (lab in out or (isinstance(lab, tuple) and ell_out))]
+    # torch's permuted layout: the output's dimensions, the ellipsis (when the output has it
+    # not), then the contracted labels, A-Z before a-z
+    ell = sorted({lab for lab in every if isinstance(lab, tuple)}, key=lambda t: t[1])
+    order = []
+    if len(sides) > 1:
+        for c in sides[1].replace("...", "."):
+            order.extend(ell if c == "." else [c] if c.isalpha() else [])
+    else:
+        order = ell + sorted(out)
+    if not ell_out:
+        order += ell
+    order += sorted(lab for lab in contracted if not isinstance(lab, tuple))
+    dim_counts = {lab: sum(1 for sizes in labelled if sizes.get(lab, 1) != 1)
+                  for lab in contracted}
+
+    def summed(dt):
+        return D.int64 if not (dt.is_floating_point or dt.is_complex) else dt
+
+    if len(operands) == 1:
+        return summed(operands[0].dtype) if contracted else operands[0].dtype
+    ops = [(o.dtype, {k: v for k, v in sizes.items() if v != 1})
+           for o, sizes in zip(operands, labelled)]
+    path = _einsum_path(eq, operands)
+    step = 0
+    while len(ops) > 1:
+        i, j = (0, 1) if path is None else sorted(path[step])
+        step += 1
+        (adt, a), (bdt, b) = ops[i], ops[j]
+        del ops[j], ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        for lab in contracted:
+            if lab in a and lab in b:
+                dim_counts[lab] -= 1
+                if dim_counts[lab] == 1:
+                    sum_dims.append(lab)
+                    dim_counts[lab] = 0
+            elif dim_counts[lab] == 1:
+                if lab in a:
+                    a_sum.append(lab)
+                    dim_counts[lab] = 0
+                elif lab in b:
+                    b_sum.append(lab)
+                    dim_counts[lab] = 0
+        if a_sum:
+            adt, a = summed(adt), {k: v for k, v in a.items() if k not in a_sum}
+        if b_sum:
+            bdt, b = summed(bdt), {k: v for k, v in b.items() if k not in b_sum}
+        both = {**a, **b}
+        if not sum_dims:
+            dt = D.promote_types(adt, bdt)
+        else:
+            # sumproduct_pair: bmm(left, right), swapped where every dimension only the right
+            # has comes before those only the left has
+            lo = [d for d, lab in enumerate(order) if lab not in sum_dims and lab in a
+                  and lab not in b]
+            ro = [d for d, lab in enumerate(order) if lab not in sum_dims and lab not in a]
+            if lo and ro and ro[-1] < lo[0]:
+                adt, bdt = bdt, adt
+            k = int(np.prod([a[lab] for lab in sum_dims]))
+            numel = int(np.prod([v for lab, v in both.items() if lab not in sum_dims]))
+            if numel == 0 or k == 0:
+                dt = bdt                     # (nothing to compute: batch2's dtype, unchecked)
+            else:
+                if adt is D.bool:
+                    raise NotImplementedError('"bmm" not implemented for \'Bool\'')
+                if adt is not bdt:
+                    raise RuntimeError(f"expected scalar type {_tname(adt)} but found "
+                                       f"{_tname(bdt)}")
+                dt = adt
+        res = (dt, {k: v for k, v in both.items() if k not in sum_dims})
+        if path is None:
+            ops.insert(0, res)
+        else:
+            ops.append(res)
+    return ops[0][0]
 
 
 @defop("tensordot", promote="common", grad_name="TensordotBackward0")
