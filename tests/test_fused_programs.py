@@ -1611,3 +1611,41 @@ def test_custom_function_needs_input_grad_and_once_differentiable():
                 a -= 0.01 * a.grad
         return out
     run3(prog)
+
+
+_VC_CASES = [
+    ("exp, input written", lambda m, x: x.exp(), "in"),        # exp saves its result
+    ("exp, result written", lambda m, x: x.exp(), "out"),
+    ("sin, input written", lambda m, x: x.sin(), "in"),
+    ("add, input written", lambda m, x: x + 2, "in"),
+    ("mul by scalar, input", lambda m, x: x * 3, "in"),
+    ("mul tensors, input", lambda m, x: x * x.detach(), "in"),
+    ("sigmoid, result written", lambda m, x: m.sigmoid(x), "out"),
+    ("tanh, input written", lambda m, x: m.tanh(x), "in"),
+    ("relu, input written", lambda m, x: m.relu(x), "in"),
+    ("pow 2, input written", lambda m, x: x ** 2, "in"),
+    ("softmax, input written", lambda m, x: x.softmax(0), "in"),
+    ("matmul, input written", lambda m, x: x[None] @ m.ones(4, 2), "in"),
+    ("sum, input written", lambda m, x: x.sum(), "in"),
+    ("view, result written", lambda m, x: x.view(2, 2), "out"),
+]
+
+
+def test_version_counters_of_what_each_op_saves():
+    """In-place writes after the forward: an error exactly where torch's saved tensor changed
+    (fused mode's backward recomputes the forward from its inputs, which must not turn a legal
+    write into an error or an illegal one into a silent result)."""
+
+    def prog(m):
+        out = []
+        for name, f, which in _VC_CASES:
+            for _ in range(2):
+                w = m.tensor([0.5, -1.0, 2.0, 0.25], requires_grad=True)
+                x = w * 1.0
+                y = f(m, x)
+                (x if which == "in" else y).add_(1.0)
+                e = _err(lambda: (y * y).sum().backward())
+                out.append([name, None if e is None else (type(e).__name__, str(e)[:60]),
+                            w.grad])
+        return out
+    run3(prog)

@@ -203,9 +203,9 @@ def _opmath(fn):
     return f
 
 
-def _act(name, grad_name):
+def _act(name, grad_name, saves=True):
     def deco(fn):
-        return defop("nn_" + name, grad_name=grad_name)(fn)
+        return defop("nn_" + name, grad_name=grad_name, saves=saves)(fn)
     return deco
 
 
@@ -737,7 +737,7 @@ def _log_softmax_jvp(dim, primals, tangents):
     return y, t - jnp.sum(jnp.exp(y) * t, axis=dim, keepdims=True)
 
 
-@_act("softmax", "SoftmaxBackward0")
+@_act("softmax", "SoftmaxBackward0", saves="output")   # (torch saves the result)
 @_opmath
 def _softmax(x, dim, neg):
     if neg:
@@ -747,7 +747,7 @@ def _softmax(x, dim, neg):
     return _softmax_fn(x, dim)
 
 
-@_act("log_softmax", "LogSoftmaxBackward0")
+@_act("log_softmax", "LogSoftmaxBackward0", saves="output")
 def _log_softmax(x, dim):
     if x.ndim == 0:
         return jnp.zeros_like(x)
