@@ -80,3 +80,21 @@ def test_imag_of_real_tensor_raises_like_torch():
     import numpy as np
     check_raises(lambda m, a: a.imag, np.ones(2, np.float32),
                  match="imag is not implemented for tensors with non-complex dtypes.")
+
+
+def test_view_as_real_and_view_as_complex_are_copies():
+    """DIFFERENCES.md: ``view_as_real`` / ``view_as_complex`` return new tensors with torch's
+    values, shapes and gradients, not views: a write into either result does not reach its
+    source, and a later write into the source is not seen by the result."""
+    import numpy as np
+    z = torchlike.tensor([1 + 2j, 3 - 4j])
+    r = torchlike.view_as_real(z)
+    assert r.tolist() == torch.view_as_real(torch.tensor([1 + 2j, 3 - 4j])).tolist()
+    r[0, 0] = 10.0
+    assert z.tolist() == [1 + 2j, 3 - 4j]            # torch: (10+2j)
+    z.mul_(2)
+    assert r[1].tolist() == [3.0, -4.0]               # torch: [6.0, -8.0]
+    x = torchlike.tensor([[1.0, 2.0]])
+    c = torchlike.view_as_complex(x)
+    c.mul_(1j)
+    np.testing.assert_array_equal(x.numpy(), [[1.0, 2.0]])   # torch: [[-2.0, 1.0]]
