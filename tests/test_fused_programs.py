@@ -1649,3 +1649,133 @@ def test_version_counters_of_what_each_op_saves():
                             w.grad])
         return out
     run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# more model families
+
+
+def test_model_ensembling_with_functional_call_and_vmap():
+    def prog(m):
+        models = [_mlp(m, seed=s) for s in range(3)]
+        params, buffers = m.func.stack_module_state(models)
+        base = _mlp(m, seed=0).to("meta") if m is T else None
+        x, y = _data(m)
+        proto = models[0]
+
+        def f(p, b, xb):
+            return m.func.functional_call(proto, (p, b), (xb,))
+
+        out = []
+        for k in range(STEPS):
+            preds = m.func.vmap(f, in_dims=(0, 0, None))(params, buffers, x * (1 + 0.1 * k))
+            out.append(preds)
+            jv = m.func.jvp(lambda v: (v ** 3).sin(), (x[0],), (m.ones(6),))
+            jr = m.func.jacrev(lambda v: v.softmax(0) * v)(x[1])
+            out += [jv[1], jr]
+            params = {n: p - 0.01 * preds.mean() for n, p in params.items()}
+        del base
+        return out
+    run3(prog, torch_rtol=1e-4, torch_atol=1e-5)
+
+
+def test_transformer_encoder_training_and_inference():
+    def prog(m):
+        m.manual_seed(0)
+        layer = m.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0,
+                                             batch_first=True)
+        enc = m.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        rng = np.random.default_rng(31)
+        with m.no_grad():
+            for p in enc.parameters():
+                p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+        x = m.tensor(rng.standard_normal((2, 5, 8)).astype(np.float32))
+        pad = m.tensor([[False] * 5, [False, False, False, False, True]])
+        causal = m.nn.Transformer.generate_square_subsequent_mask(5)
+        opt = m.optim.AdamW(enc.parameters(), lr=1e-3)
+        out = []
+        for _ in range(STEPS):
+            enc.train()
+            o = enc(x, mask=causal, src_key_padding_mask=pad)
+            loss = o[:, :4].pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            enc.eval()
+            with m.no_grad():
+                out.append(enc(x, src_key_padding_mask=pad)[:, :4])
+            out.append(loss)
+        return out
+    run3(prog, torch_rtol=1e-3, torch_atol=1e-4)
+
+
+def test_cnn_with_channels_last_and_batchnorm_training():
+    def prog(m):
+        m.manual_seed(0)
+        net = m.nn.Sequential(m.nn.Conv2d(3, 4, 3, padding=1), m.nn.BatchNorm2d(4), m.nn.ReLU(),
+                              m.nn.MaxPool2d(2), m.nn.Flatten(), m.nn.Linear(4 * 4 * 4, 5))
+        rng = np.random.default_rng(32)
+        with m.no_grad():
+            for p in net.parameters():
+                p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+        net = net.to(memory_format=m.channels_last)
+        x = m.tensor(rng.standard_normal((3, 3, 8, 8)).astype(np.float32)).to(
+            memory_format=m.channels_last)
+        tgt = m.tensor([0, 3, 4])
+        opt = m.optim.SGD(net.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
+        out = []
+        for _ in range(STEPS):
+            loss = m.nn.functional.cross_entropy(net(x), tgt, label_smoothing=0.1)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out += [loss, net[1].running_var.clone(),
+                    net[0].weight.is_contiguous(memory_format=m.channels_last)]
+        return [out, list(net.parameters())]
+    run3(prog, torch_rtol=1e-4, torch_atol=1e-5)
+
+
+def test_ctc_loss_and_packed_sequences_with_computed_lengths():
+    def prog(m):
+        m.manual_seed(0)
+        rng = np.random.default_rng(33)
+        lstm = m.nn.LSTM(4, 6)
+        proj = m.nn.Linear(6, 5)
+        with m.no_grad():
+            for p in list(lstm.parameters()) + list(proj.parameters()):
+                p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+        x = m.tensor(rng.standard_normal((7, 3, 4)).astype(np.float32))
+        raw_len = m.tensor([7, 5, 6])
+        targets = m.tensor([[1, 2, 3], [2, 2, 0], [4, 1, 0]])
+        opt = m.optim.Adam(list(lstm.parameters()) + list(proj.parameters()), lr=1e-2)
+        out = []
+        for k in range(STEPS):
+            lengths = raw_len - (k % 2)                         # computed lengths
+            tlen = (targets > 0).sum(1)
+            packed = m.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+            o, _ = lstm(packed)
+            o, olen = m.nn.utils.rnn.pad_packed_sequence(o, total_length=7)
+            logp = proj(o).log_softmax(-1)
+            loss = m.nn.functional.ctc_loss(logp, targets, lengths, tlen, zero_infinity=True)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out += [loss, olen]
+        return out
+    run3(prog, torch_rtol=1e-3, torch_atol=1e-4)
+
+
+def test_sorting_and_order_statistics_on_computed_values():
+    def prog(m):
+        x, _ = _data(m, n=9)
+        out = []
+        for k in range(STEPS):
+            v = (x * (k + 1)).round(decimals=1)
+            s, i = v.sort(dim=0, stable=True)
+            out += [s, i, v.argsort(dim=1, descending=True, stable=True)]
+            out += list(v.kthvalue(3, dim=0)) + list(v.median(dim=1))
+            out += [m.quantile(v, 0.3, dim=0), v.cummax(0)[0], m.cdist(v[:3], v[3:6]),
+                    m.einsum("ij,kj->ik", v[:2], v[2:4])]
+            out.append(m.searchsorted(s[:, 0].contiguous(), m.tensor([0.0, 0.5])))
+        return out
+    run3(prog)

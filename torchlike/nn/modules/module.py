@@ -12,6 +12,7 @@ from collections import OrderedDict, namedtuple
 
 
 from ..._storage import zeros_like as _zeros_like
+from ... import _strides
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -632,10 +633,14 @@ class Module:
             if param is None:
                 continue
             new = fn(param.detach())
-            if new._data is not param._data:
+            layout = new.__dict__.get("_layout")    # (a memory format: the strides it keeps)
+            if new._data is not param._data or layout != param.__dict__.get("_layout"):
                 param._data = new._data
+                _strides.set_layout(param, None if layout is None else layout[1])
                 if param.grad is not None:
-                    param._grad = Tensor._make(fn(param.grad.detach())._data)
+                    g = fn(param.grad.detach())
+                    param._grad = _strides.set_layout(
+                        Tensor._make(g._data), _strides.strides(g))
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -657,16 +662,20 @@ class Module:
                               "template=bug-report.yml if a complex module does not work as "
                               "expected.")
 
+        memory_format = kwargs.get("memory_format")     # (torch: 4-d and 5-d tensors only)
+
         def convert(t):
             kw = {}
             if device is not None:
                 kw["device"] = device
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 kw["dtype"] = dtype
+            if memory_format is not None and t.dim() in (4, 5):
+                kw["memory_format"] = memory_format
             if not kw:
                 return t
             return t.to(**kw, non_blocking=non_blocking)
-        if device is None and dtype is None:
+        if device is None and dtype is None and memory_format is None:
             return self
         return self._apply(convert)
 
