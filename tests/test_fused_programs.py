@@ -1779,3 +1779,79 @@ def test_sorting_and_order_statistics_on_computed_values():
             out.append(m.searchsorted(s[:, 0].contiguous(), m.tensor([0.0, 0.5])))
         return out
     run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# optimizers and schedulers, gradients set by hand
+
+
+_OPTIMIZERS = [
+    ("Adam", dict(lr=1e-2, amsgrad=True, weight_decay=1e-3)),
+    ("Adam", dict(lr=1e-2, maximize=True)),
+    ("AdamW", dict(lr=1e-2, betas=(0.8, 0.9))),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01)),
+    ("Adadelta", dict(lr=1.0)),
+    ("Adamax", dict(lr=1e-2)),
+    ("NAdam", dict(lr=1e-2, decoupled_weight_decay=True, weight_decay=1e-2)),
+    ("RAdam", dict(lr=1e-2)),
+    ("ASGD", dict(lr=1e-2, t0=2)),
+    ("Rprop", dict(lr=1e-2)),
+    ("RMSprop", dict(lr=1e-2, centered=True, momentum=0.5)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1)),
+    ("LBFGS", dict(lr=0.5, max_iter=4, line_search_fn="strong_wolfe")),
+]
+
+
+@pytest.mark.parametrize("name,kw", _OPTIMIZERS,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(_OPTIMIZERS)])
+def test_optimizer_zoo_with_schedulers(name, kw):
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = getattr(m.optim, name)(model.parameters(), **kw)
+        S = m.optim.lr_scheduler
+        sched = S.SequentialLR(opt, [S.LinearLR(opt, 0.5, total_iters=2),
+                                     S.CosineAnnealingWarmRestarts(opt, T_0=2)], milestones=[2])
+        out = []
+
+        def closure():
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            return loss
+
+        for _ in range(STEPS):
+            if name == "LBFGS":
+                loss = opt.step(closure)
+            else:
+                loss = closure()
+                opt.step()
+            sched.step()
+            out += [loss, opt.param_groups[0]["lr"]]
+        state = [{k: v for k, v in s.items()} for s in opt.state_dict()["state"].values()
+                 if name != "LBFGS"]    # (its search directions' small terms: rounding noise)
+        return [out, list(model.parameters()), state]
+    # (LBFGS's line search amplifies the last-bit differences of a fused program)
+    tol = dict(rtol=1e-4, atol=1e-5) if name == "LBFGS" else {}
+    run3(prog, torch_rtol=1e-3, torch_atol=1e-5, **tol)
+
+
+def test_gradients_assigned_by_hand_as_views():
+    def prog(m):
+        model = _mlp(m)
+        params = list(model.parameters())
+        n = sum(p.numel() for p in params)
+        flat = m.zeros(n)
+        opt = m.optim.SGD(params, lr=0.1, momentum=0.5)
+        out = []
+        for k in range(STEPS):
+            flat.copy_(m.linspace(-1, 1, n) * (k + 1))
+            off = 0
+            for p in params:
+                p.grad = flat[off:off + p.numel()].view_as(p)     # views of one buffer
+                off += p.numel()
+            opt.step()
+            opt.zero_grad(set_to_none=False)                      # zeroes flat through them
+            out += [flat.abs().sum(), params[0].clone()]
+        return [out, params]
+    run3(prog)
