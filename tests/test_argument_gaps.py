@@ -292,3 +292,110 @@ def test_einsum_mixed_dtype_gradients():
     assert str(ly.dtype).split(".")[-1] == str(ty.dtype).split(".")[-1]
     np.testing.assert_allclose(np.asarray(lg.tolist()), np.asarray(tg.tolist()))
     np.testing.assert_allclose(np.asarray(ly.tolist()), np.asarray(ty.tolist()))
+
+
+# ================================================================== 3. matmul, addmv, empties
+
+def _ones(m, shape, dt="float32"):
+    return m.ones(shape, dtype=getattr(m, dt))
+
+
+MATMUL_CASES = [
+    # a vector times an empty batch: torch folds the batch (transposed) into a matrix: mv
+    ((0,), (2, 3, 0), "float32", "float32"),
+    ((0,), (0, 3, 2), "float32", "float32"),
+    ((0,), (1, 3, 0), "int64", "float32"),
+    ((3,), (2, 0, 3), "float32", "float32"),
+    ((3,), (0, 1, 3), "bool", "bool"),
+    ((1,), (2, 1, 0, 3), "float32", "float32"),
+    ((0,), (2, 1, 0, 3), "float32", "float64"),     # folded: addmv's dtype error
+    ((3,), (2, 3, 0), "float32", "float64"),
+    ((3,), (2, 3, 0), "float32", "float32"),
+    ((3,), (1, 3, 2), "float32", "float32"),        # a fold that is a view (n == 1)
+    ((3,), (2, 3, 2), "float32", "float32"),        # no fold: batched
+    ((4,), (2, 3, 2), "float32", "float32"),        # no fold: bmm's size error
+    ((2,), (1, 2, 3), "float32", "float64"),        # fold (a view): addmv's dtype error
+    ((2,), (2, 2, 3), "float32", "float64"),        # no fold: bmm's dtype error
+    # bool products with nothing to compute
+    ((0,), (0, 4), "bool", "bool"),
+    ((3,), (3, 0), "bool", "bool"),
+    ((2, 3), (3, 0), "bool", "bool"),
+    ((0, 3), (3, 2), "bool", "bool"),
+    ((2, 0, 3), (3,), "bool", "bool"),
+    ((2, 2, 3), (3, 0), "bool", "bool"),
+    ((2, 3), (3, 2), "bool", "bool"),
+]
+
+
+@pytest.mark.parametrize("sa,sb,da,db", MATMUL_CASES)
+def test_matmul_empty_and_folded(sa, sb, da, db):
+    _same(lambda m: m.matmul(_ones(m, sa, da), _ones(m, sb, db)))
+
+
+def test_matmul_vector_requiring_grad_folds():
+    """A vector that requires grad makes torch fold even where the fold copies."""
+    def fn(m):
+        return m.matmul(m.ones(4, requires_grad=True), m.ones(2, 3, 2))
+    _same(fn)
+
+    def fn2(m):
+        return m.matmul(m.ones(2, requires_grad=True), m.ones(2, 2, 3, dtype=m.float64))
+    _same(fn2)
+
+
+@pytest.mark.parametrize("fn", ["mm", "mv"])
+@pytest.mark.parametrize("shapes", [((2, 0), (0, 3)), ((0, 2), (2, 3)), ((2, 3), (3, 0)),
+                                    ((0, 0), (0, 0)), ((2, 0), (0,)), ((0, 2), (2,)),
+                                    ((2, 3), (3, 2)), ((2, 3), (3,))])
+def test_mm_mv_bool_empty(fn, shapes):
+    sa, sb = shapes
+    if (fn == "mv") != (len(sb) == 1):
+        pytest.skip("not this function's shapes")
+    _same(lambda m: getattr(m, fn)(_ones(m, sa, "bool"), _ones(m, sb, "bool")))
+
+
+ADDMV_INPUTS = [(), (1,), (2,), (0,), (3,), (2, 1)]
+ADDMV_MATS = [((2, 0), (0,)), ((0, 2), (2,)), ((0, 0), (0,)), ((0, 3), (3,)), ((2, 3), (3,))]
+
+
+@pytest.mark.parametrize("dt", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("inp", ADDMV_INPUTS)
+@pytest.mark.parametrize("mat_vec", ADDMV_MATS)
+@pytest.mark.parametrize("kw", [{}, {"beta": 0}, {"alpha": 2, "beta": 3}, {"beta": 0.5}],
+                         ids=["default", "beta0", "alpha2beta3", "beta_half"])
+def test_addmv_empty_matrix(dt, inp, mat_vec, kw):
+    """An empty matrix: torch returns zeros of the product's shape (beta 0) or ``input *
+    beta`` of ``input``'s own shape (not broadcast)."""
+    mat, vec = mat_vec
+    _same(lambda m: m.addmv(_ones(m, inp, dt), _ones(m, mat, dt), _ones(m, vec, dt), **kw))
+
+
+@pytest.mark.parametrize("inp", [(), (1,), (2,)])
+@pytest.mark.parametrize("mat_vec", [((2, 0), (0,)), ((2, 3), (3,))])
+def test_addmv_out_and_inplace(inp, mat_vec):
+    mat, vec = mat_vec
+    _same(lambda m: m.addmv(m.full(inp, 2.), _ones(m, mat), _ones(m, vec), out=m.empty(0)))
+    _same(lambda m: m.full(inp, 2.).addmv_(_ones(m, mat), _ones(m, vec)))
+    _same(lambda m: m.full(inp, 2.).addmv_(_ones(m, mat), _ones(m, vec, "float64")))
+
+
+def test_addmv_empty_matrix_gradient():
+    def fn(m):
+        x = m.full((2,), 2., requires_grad=True)
+        a = m.ones(2, 0, requires_grad=True)
+        y = m.addmv(x, a, m.ones(0), beta=3)
+        (y * m.tensor([1., 2.])).sum().backward()
+        assert tuple(a.grad.shape) == (2, 0)
+        return m.stack([y.detach(), x.grad])
+    _same(fn)
+
+
+@pytest.mark.parametrize("dt", ["int64", "float32", "bool", "complex64"])
+@pytest.mark.parametrize("beta", [1, 0.5, 1j, True, 2, 0, False])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_addmm_empty_contraction(dt, beta, inplace):
+    """k == 0: torch scales the result by beta in place (mul_), a cast check of its own."""
+    def fn(m):
+        x, a, b = _ones(m, (2, 3), dt), _ones(m, (2, 0), dt), _ones(m, (0, 3), dt)
+        return x.addmm_(a, b, beta=beta) if inplace else m.addmm(x, a, b, beta=beta)
+    _same(fn)

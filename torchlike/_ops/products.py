@@ -179,7 +179,9 @@ def _mv_checks(inp, mat, vec, rows, k, out=None):
                            f"{_tname(idt)}, {_tname(mat.dtype)}, and {_tname(vec.dtype)}")
     if inp is not None:
         _out_check(out, inp.dtype)
-    _not_for_bool("addmv_impl_cpu", mat)
+    if rows * k:
+        # (an empty matrix computes nothing: zeros, or ``input`` scaled, for any dtype)
+        _not_for_bool("addmv_impl_cpu", mat)
 
 
 def _mm_checks(a, b, sa, sb, out=None):
@@ -191,7 +193,9 @@ def _mm_checks(a, b, sa, sb, out=None):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_cpp(a.dtype)} != {_cpp(b.dtype)}")
-    _not_for_bool("addmm_impl_cpu_", a)
+    if sa[0] * sb[1] and sa[1]:
+        # (no element, or an empty contraction's zeros: torch's kernel dispatches nothing)
+        _not_for_bool("addmm_impl_cpu_", a)
 
 
 def _bmm_kernel_checks(b1, b2, numel, k, kernel="bmm"):
@@ -204,6 +208,17 @@ def _bmm_kernel_checks(b1, b2, numel, k, kernel="bmm"):
         raise RuntimeError(f"expected scalar type {_tname(b1.dtype)} but found "
                            f"{_tname(b2.dtype)}")
     return True
+
+
+def _folds(a, b):
+    """torch's should_fold for a vector ``a`` times a ``b`` of 3 or more dims: ``b``
+    transposed folds into a matrix when ``a`` requires grad, ``b`` is empty, or the fold is a
+    view (its leading dims contiguous over its transposed matrices)."""
+    if a.requires_grad or b.numel() == 0:
+        return True
+    sh, st = list(b._d.shape), list(b.stride())
+    sh[-2:], st[-2:] = sh[-1:-3:-1], st[-1:-3:-1]
+    return all(st[i] == st[i + 1] * sh[i + 1] for i in range(len(sh) - 2))
 
 
 def _check(a, b, out=None):
@@ -221,6 +236,9 @@ def _check(a, b, out=None):
         _mv_checks(None, a, b, rows, sa[-1], out)
     elif nb == 2:
         _mm_checks(a, b, (_numel(sa[:-1]), sa[-1]), sb, out)
+    elif na == 1 and _folds(a, b):
+        # torch folds ``b`` transposed into a matrix and multiplies it by the vector (mv)
+        _mv_checks(None, b, a, _numel(sb[:-2]) * sb[-1], sb[-2], out)
     else:
         from .._registry import broadcast_error
         ba, bb = sa[:-2], sb[:-2]
@@ -593,13 +611,16 @@ def tensordot(a, b, dims=2, out=None):
 
 
 def _addmm_name(kw):
-    return {"mm": "AddmmBackward0", "mv": "AddmvBackward0", "r": "AddrBackward0",
+    return {"mm": "AddmmBackward0", "mv": "AddmvBackward0", "mv0": "AddmvBackward0",
+            "r": "AddrBackward0",
             "bmm": "BaddbmmBackward0", "addbmm": "AddbmmBackward0",
             "linear": "AddmmBackward0"}[kw["kind"]]
 
 
 @defop("addmm", promote="common", grad_name=_addmm_name, saves={1: (2,), 2: (1,)})
 def _addmm(c, a, b, beta, alpha, kind):
+    if kind == "mv0":
+        return c * jnp.asarray(beta).astype(c.dtype)     # (torch's scalar_tensor(beta, c))
     if kind == "r":
         p = jnp.outer(a, b)
     elif kind == "linear":
@@ -649,7 +670,7 @@ def _inplace_check(self, dtype, shape):
                            f"output tensor size {list(shape)} should match")
 
 
-def _addmm_checks(input, mat1, mat2, out=None, inplace=False):
+def _addmm_checks(input, mat1, mat2, out=None, inplace=False, beta=1):
     """addmm's meta checks (dtypes first, then ranks and sizes), its expansion of ``input``
     and its kernel's dtype dispatch."""
     _same_dtype(input, mat2, "self and mat2 must have the same dtype, but got {} and {}")
@@ -665,7 +686,32 @@ def _addmm_checks(input, mat1, mat2, out=None, inplace=False):
         _inplace_check(input, mat1.dtype, (mat1.shape[0], mat2.shape[1]))
     _add_check(input, (mat1.shape[0], mat2.shape[1]))
     _out_check(out, input.dtype)
-    _not_for_bool("addmm_impl_cpu_", mat1)
+    if not mat1.shape[0] * mat2.shape[1]:
+        return              # (no element: torch's kernel returns before any dispatch)
+    if mat1.shape[1]:
+        _not_for_bool("addmm_impl_cpu_", mat1)
+    elif not (isinstance(beta, Tensor) or beta == 0):
+        # an empty contraction: torch scales the result in place by ``beta`` (mul_), which
+        # refuses a factor of a higher kind than the result's dtype
+        _scale_check(input.dtype, beta)
+
+
+def _scale_check(dtype, v):
+    """torch's ``result.mul_(v)`` cast check of a Python number ``v``."""
+    kind = (0 if isinstance(v, (bool, np.bool_)) else 1 if isinstance(v, (int, np.integer))
+            else 2 if isinstance(v, (float, np.floating)) else 3)
+    have = (0 if dtype is D.bool else 3 if dtype.is_complex else 2 if dtype.is_floating_point
+            else 1)
+    if kind > have:
+        if kind == 1:
+            name = "Long"
+        elif kind == 2:
+            name = _tname(D.get_default_dtype())
+        else:
+            name = {"Double": "ComplexDouble", "Half": "ComplexHalf"}.get(
+                _tname(dtype), "ComplexFloat")
+        raise RuntimeError(f"result type {name} can't be cast to the desired output type "
+                           f"{_tname(dtype)}")
 
 
 @public(out=True)
@@ -673,7 +719,7 @@ def _addmm_checks(input, mat1, mat2, out=None, inplace=False):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None, _as_method=False):
     _need("addmm", ("mat1", mat1, 2), ("mat2", mat2, 3))
     _check_factors("addmm", beta, alpha, _as_method)
-    _addmm_checks(input, mat1, mat2, out)
+    _addmm_checks(input, mat1, mat2, out, beta=beta)
     beta, alpha = _factors(input.dtype, beta, alpha)
     return _done(apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm"), out,
                  "addmm")
@@ -682,7 +728,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None, _as_method=False):
 def _addmm_inplace(input, mat1, mat2, *, beta=1, alpha=1):
     _need("addmm_", ("mat1", mat1, 1), ("mat2", mat2, 2))
     _check_factors("addmm_", beta, alpha)
-    _addmm_checks(input, mat1, mat2, inplace=True)
+    _addmm_checks(input, mat1, mat2, inplace=True, beta=beta)
     beta, alpha = _factors(input.dtype, beta, alpha)
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
 
@@ -697,16 +743,30 @@ def linear_rows(bias, input, weight):
 
 @public(out=True)
 @_own_out
-def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None, _inplace=False):
     _need("addmv", ("mat", mat, 2), ("vec", vec, 3))
     _check_factors("addmv", beta, alpha)
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
     _mv_checks(input, mat, vec, mat.shape[0], mat.shape[1], out)
+    if _inplace:
+        _inplace_check(input, vec.dtype, (mat.shape[0],))
+    given = beta
     beta, alpha = _factors(input.dtype, beta, alpha)
-    return _done(apply(_addmm, input, mat, vec, beta=beta, alpha=alpha, kind="mv"), out,
+    kind = "mv"
+    if mat.numel() == 0 and not (isinstance(given, Tensor) or given == 0):
+        # an empty matrix: torch's kernel writes ``input * scalar_tensor(beta, input's
+        # dtype)``, of ``input``'s own shape (an out tensor resized to it); zeros for beta 0
+        kind = "mv0"
+        if not isinstance(given, complex):
+            beta = bool(given) if input.dtype is D.bool else beta
+    return _done(apply(_addmm, input, mat, vec, beta=beta, alpha=alpha, kind=kind), out,
                  "addmv")
+
+
+def _addmv_inplace(input, mat, vec, *, beta=1, alpha=1):
+    return addmv(input, mat, vec, beta=beta, alpha=alpha, _inplace=True)
 
 
 @public(out=True)
@@ -903,6 +963,6 @@ def chain_matmul(*matrices, out=None):
 
 methods(vdot=_method(vdot), outer=outer, ger=outer, addmm=_method(addmm), addmv=_method(addmv),
         addr=addr, baddbmm=_method(baddbmm), addbmm=_method(addbmm), kron=kron, cross=cross)
-inplace_methods(addmm=_addmm_inplace, addmv=_method(addmv), addr=addr, baddbmm=_baddbmm_inplace,
+inplace_methods(addmm=_addmm_inplace, addmv=_addmv_inplace, addr=addr, baddbmm=_baddbmm_inplace,
                 addbmm=_method(addbmm))
 toplevel("addmv_")
