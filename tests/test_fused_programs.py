@@ -51,6 +51,8 @@ def _close(a, b, rtol, atol, where):
         for i, (x, y) in enumerate(zip(a, b)):
             _close(x, y, rtol, atol, f"{where}[{i}]")
     elif isinstance(a, (np.ndarray, np.generic, float)) or isinstance(b, (np.ndarray, float)):
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype, (where, a.dtype, b.dtype)
         a, b = np.asarray(a), np.asarray(b)
         assert a.shape == b.shape, (where, a.shape, b.shape)
         if a.dtype.kind in "fc" or b.dtype.kind in "fc":
