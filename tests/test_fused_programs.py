@@ -50,7 +50,8 @@ def _close(a, b, rtol, atol, where):
         assert isinstance(b, list) and len(a) == len(b), (where, a, b)
         for i, (x, y) in enumerate(zip(a, b)):
             _close(x, y, rtol, atol, f"{where}[{i}]")
-    elif isinstance(a, (np.ndarray, np.generic, float)) or isinstance(b, (np.ndarray, float)):
+    elif isinstance(a, (np.ndarray, np.generic, float, complex)) or isinstance(
+            b, (np.ndarray, float, complex)):
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             assert a.dtype == b.dtype, (where, a.dtype, b.dtype)
         a, b = np.asarray(a), np.asarray(b)
@@ -1856,4 +1857,88 @@ def test_gradients_assigned_by_hand_as_views():
             opt.zero_grad(set_to_none=False)                      # zeroes flat through them
             out += [flat.abs().sum(), params[0].clone()]
         return [out, params]
+    run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# GANs: two optimizers, detached fakes, weight clipping through .data, n_critic steps
+
+
+def test_wgan_with_weight_clipping_and_critic_iterations():
+    def prog(m):
+        G = _mlp(m, seed=1, i=4, h=8, o=6)
+        D = _mlp(m, seed=2, i=6, h=8, o=1)
+        optG = m.optim.RMSprop(G.parameters(), lr=5e-3)
+        optD = m.optim.RMSprop(D.parameters(), lr=5e-3)
+        real, _ = _data(m, n=5)
+        rng = np.random.default_rng(40)
+        noise = [m.tensor(rng.standard_normal((5, 4)).astype(np.float32)) for _ in range(20)]
+        out = []
+        k = 0
+        for it in range(STEPS):
+            for _ in range(3):
+                fake = G(noise[k % 20]).detach()
+                k += 1
+                lossD = D(fake).mean() - D(real).mean()
+                optD.zero_grad()
+                lossD.backward()
+                optD.step()
+                for p in D.parameters():
+                    p.data.clamp_(-0.3, 0.3)
+            lossG = -D(G(noise[k % 20])).mean()
+            optG.zero_grad()
+            optD.zero_grad()
+            lossG.backward()
+            optG.step()
+            out += [lossD, lossG]
+            if it % 2:
+                out.append(f"{lossD.item():.3f}")
+        return [out, list(G.parameters()), list(D.parameters())]
+    run3(prog)
+
+
+def test_dcgan_style_step_with_bce_and_label_flips():
+    def prog(m):
+        G = _mlp(m, seed=3, i=4, h=8, o=6)
+        D = _mlp(m, seed=4, i=6, h=8, o=1)
+        optG = m.optim.Adam(G.parameters(), lr=2e-3, betas=(0.5, 0.999))
+        optD = m.optim.Adam(D.parameters(), lr=2e-3, betas=(0.5, 0.999))
+        crit = m.nn.BCEWithLogitsLoss()
+        real, _ = _data(m, n=5)
+        z = m.tensor(np.random.default_rng(41).standard_normal((5, 4)).astype(np.float32))
+        out = []
+        for it in range(STEPS):
+            ones, zeros = m.ones(5, 1), m.zeros(5, 1)
+            if it % 3 == 2:
+                ones, zeros = zeros, ones                   # label flip
+            fake = G(z * (1 + 0.1 * it))
+            lossD = crit(D(real), ones * 0.9) + crit(D(fake.detach()), zeros)
+            optD.zero_grad()
+            lossD.backward()
+            optD.step()
+            lossG = crit(D(fake), m.ones(5, 1))
+            optG.zero_grad()
+            lossG.backward()
+            optG.step()
+            acc = ((D(real) > 0).float().mean() + (D(fake) < 0).float().mean()) / 2
+            out += [lossD, lossG, acc.item()]
+        return [out, list(G.parameters()), list(D.parameters())]
+    run3(prog)
+
+
+def test_host_conversions_and_metadata_of_pending_tensors():
+    def prog(m):
+        w = m.tensor([[1.5, -2.0, 3.25], [0.0, 4.0, -1.0]], requires_grad=True)
+        out = []
+        for k in range(STEPS):
+            y = (w * (0.3 + 0.1 * k)).tanh()      # (unsaturated: XLA's tanh is not numpy's)
+            v = y[1, 1:]
+            out += [repr(y), str(v), repr(y.detach()), repr(y.sum()), repr((y > 0))]
+            out += [np.asarray(y.detach()), y.detach().numpy().copy(), y.tolist(),
+                    v.storage_offset(), v.stride(), v.is_contiguous(), y.t().is_contiguous(),
+                    float(y[0, 0]), int(y[0, 1] * 10),
+                    bool(y[0, 0] > 0), complex(y[0, 2]), y.double().sum().item(),
+                    y.half().tolist(), y.to(m.int32).tolist(), y.argmax().item(),
+                    y.is_leaf, y.requires_grad, y.grad_fn.name(), y.dtype == m.float32]
+        return out
     run3(prog)
