@@ -1942,3 +1942,61 @@ def test_host_conversions_and_metadata_of_pending_tensors():
                     y.is_leaf, y.requires_grad, y.grad_fn.name(), y.dtype == m.float32]
         return out
     run3(prog)
+
+
+# ---------------------------------------------------------------------------------------------
+# index checks of computed indices: torch's error, in fused mode at the segment's run
+
+
+def _deep(m, t):
+    for _ in range(6):          # (past _fused.PARTIAL_MAX: the check is recorded with the segment)
+        t = t + 0
+    return t
+
+
+_INDEX_OPS = {
+    "getitem": lambda m, i: m.arange(5.0)[i],
+    "getitem_negative": lambda m, i: m.arange(5.0)[i - 7],
+    "index_select": lambda m, i: m.arange(5.0).index_select(0, i),
+    "gather": lambda m, i: m.arange(5.0).gather(0, i),
+    "take": lambda m, i: m.take(m.arange(5.0), i),
+    "scatter": lambda m, i: m.zeros(5).scatter(0, i, m.ones(2)),
+    "scatter_add_": lambda m, i: m.zeros(5).scatter_add_(0, i, m.ones(2)),
+    "index_add_": lambda m, i: m.zeros(5).index_add_(0, i, m.ones(2)),
+    "index_copy_": lambda m, i: m.zeros(5).index_copy_(0, i, m.ones(2)),
+    "index_fill_": lambda m, i: m.zeros(5).index_fill_(0, i, 1.0),
+    "index_put_": lambda m, i: m.zeros(5).index_put_((i,), m.ones(2), accumulate=True),
+    "setitem": lambda m, i: m.zeros(5).__setitem__(i, 1.0),
+    "embedding": lambda m, i: m.nn.functional.embedding(i, m.ones(5, 2)),
+    "one_hot": lambda m, i: m.nn.functional.one_hot(i, 5),
+    "nll_loss": lambda m, i: m.nn.functional.nll_loss(m.zeros(2, 5), i),
+    "bincount_negative": lambda m, i: m.bincount(i - 10),
+    "index_2d": lambda m, i: m.arange(10.0).view(5, 2)[i, 0],
+    "multinomial": lambda m, i: m.multinomial(i.float() - 3, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(_INDEX_OPS))
+@pytest.mark.parametrize("good", [True, False], ids=["in-range", "out-of-range"])
+def test_index_checks_of_computed_indices(name, good):
+    f = _INDEX_OPS[name]
+
+    def prog(m):
+        out = []
+        for k in range(STEPS):
+            i = m.tensor([1, 3 if good else 6]) * 1
+            if m is torchlike:
+                i = _deep(m, i)
+            base = m.arange(4.0) * (k + 1)                  # recorded before the failing op
+
+            def call():
+                r = f(m, i)
+                if m is torchlike:
+                    torchlike.sync()
+                return r
+
+            e = _err(call)
+            out += [e, base]
+            out.append((base * 2).sum().item())             # recorded after: works
+        return out
+    run3(prog)
