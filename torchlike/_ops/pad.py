@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._registry import apply, defop
 
@@ -23,21 +24,35 @@ def _pad(a, pads, mode, value):
     if mode == "constant":
         cfg = [(lo, hi, 0) for lo, hi in full]
         return jax.lax.pad(a, jnp.asarray(value, a.dtype), cfg)
+    if mode in ("reflect", "replicate"):
+        # torch's kernels map every output index to an input index of the *uncropped* input
+        # (a negative pad on one side shifts the other side's reflection), dim by dim
+        for d, (lo, hi) in enumerate(full):
+            if lo or hi:
+                a = jnp.take(a, _pad_index(mode, a.shape[d], lo, hi), axis=d, mode="clip")
+        return a
     # negative pads crop first, then the positive parts are padded
     crop = tuple(slice(max(-lo, 0), a.shape[i] - max(-hi, 0)) for i, (lo, hi) in
                  enumerate(full))
     a = a[crop]
     pos = [(max(lo, 0), max(hi, 0)) for lo, hi in full]
-    jmode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
-    return jnp.pad(a, pos, mode=jmode)
+    return jnp.pad(a, pos, mode="wrap")
 
 
-def pad(input, pad, mode="constant", value=None):
+def _pad_index(mode, n, lo, hi):
+    """The input index of each output index along one dim (torch's reflection/replication
+    pad kernels' arithmetic)."""
+    j = np.arange(max(n + lo + hi, 0))
+    if mode == "reflect":
+        ip = np.where(j < lo, 2 * lo - j, np.where(j < n + lo, j, 2 * (n + lo - 1) - j))
+    else:
+        ip = np.clip(j, lo, n + lo - 1)
+    return ip - max(lo, 0) + max(-lo, 0)
+
+
+def pad(input, pad, mode="constant", value=None, _name="pad"):
     """torch.nn.functional.pad: ``pad`` pairs from the last dim backwards."""
-    for i, p in enumerate(pad):
-        if isinstance(p, float):
-            raise TypeError("pad(): argument 'pad' (position 2) must be tuple of ints, but found "
-                            f"element of type float at pos {i}")
+    _int_list(_name, "pad", 2, pad)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -49,13 +64,14 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension {n}")
     pairs = tuple((pad[2 * i], pad[2 * i + 1]) for i in range(k))[::-1]
     if mode == "constant":
+        # torch's constant_pad_nd narrows by the negative pads first, dim by dim
         for i, (lo, hi) in enumerate(pairs):
-            size = input._d.shape[n - k + i] + lo + hi
-            if size < 0:
-                raise RuntimeError(f"The input size {input._d.shape[n - k + i]}, plus "
-                                   f"negative padding {lo} and {hi} resulted in a negative "
-                                   f"output size, which is invalid. Check dimension "
-                                   f"{n - k + i} of your input.")
+            size = input._d.shape[n - k + i]
+            for p in (lo, hi):
+                if p < 0:
+                    size += p
+                    if size < 0:
+                        raise RuntimeError("narrow(): length must be non-negative.")
         return apply(_pad, input, pads=pairs, mode="constant",
                      value=0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
@@ -82,13 +98,70 @@ def pad(input, pad, mode="constant", value=None):
                 raise RuntimeError(f"Argument #{4 + 2 * j}: Padding size should be less than "
                                    f"the corresponding input dimension, but got: padding ({lo}, "
                                    f"{hi}) at dimension {dim} of input {list(shape)}")
+    if mode in ("reflect", "replicate"):
+        _negative_output_check(mode, shape, pairs)
     if mode == "circular":
         for i, (lo, hi) in enumerate(pairs):
             if lo > shape[n - k + i] or hi > shape[n - k + i]:
                 raise RuntimeError("Padding value causes wrapping around more than once.")
+            if shape[n - k + i] + lo + hi < 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
     return apply(_pad, input, pads=pairs, mode=mode, value=0)
 
 
+def _negative_output_check(mode, shape, pairs):
+    """reflection/replication padding's output size checks (negative pads crop): every
+    padded dim below 1 is "too small"; some negative, torch fails allocating."""
+    k = len(pairs)
+    ins = shape[len(shape) - k:]
+    outs = [d + lo + hi for d, (lo, hi) in zip(ins, pairs)]
+    if all(o < 1 for o in outs):
+        names = "DHW"[3 - k:]
+        if k == 3:
+            have = f"D: {ins[0]} H: {ins[1]}, W: {ins[2]}"
+        else:
+            have = ", ".join(f"{a}: {d}" for a, d in zip(names, ins))
+            if k == 2 and mode == "replicate":
+                have += " "
+        got = " ".join(f"{a}: {o}" for a, o in zip(names, outs))
+        raise RuntimeError(f"input ({have}) is too small. Calculated output {got}")
+    if any(o < 0 for o in outs):
+        if k == 2 and mode == "reflect":
+            raise RuntimeError("numel: integer multiplication overflow")
+        full = list(shape[:len(shape) - k]) + outs
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(o for o in outs if o < 0)}: {full}")
+
+
+def _int_list(fn, arg, pos, value):
+    """torch's argument parser for a ``SymInt[]`` argument (no single int): ints, numpy ints
+    and integral one-element tensors; a bool, float, None or string is a TypeError."""
+    from .._tensor import Tensor
+
+    def name(v):
+        t = type(v)
+        if isinstance(v, Tensor):
+            return "Tensor"
+        return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of ints, not "
+                        f"{name(value)}")
+    for i, v in enumerate(value):
+        if isinstance(v, Tensor):
+            ok = v.ndim == 0 and not (v.dtype.is_floating_point or v.dtype.is_complex)
+        else:
+            # (the parser's first-element check refuses a bool; the later elements' does not)
+            ok = isinstance(v, (int, np.integer)) and not (i == 0 and isinstance(v, bool))
+        if ok:
+            continue
+        if i:
+            raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{name(v)}\"")
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of ints, but "
+                        f"found element of type {name(v)} at pos 0")
+
+
 def constant_pad_nd(input, pad, value=0):
-    return globals()["pad"](input, pad, "constant", value)
+    return globals()["pad"](input, pad, "constant", value, _name="constant_pad_nd")
 

@@ -4053,8 +4053,9 @@ def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nd)
                              f"dimensions, but got output_size[{i}]={out[i]}")
     native = "max_unpool3d" if nd == 3 else "max_unpool2d"
     for i, v in enumerate(out):
-        if not isinstance(v, int) or isinstance(v, bool):
-            # (torch's argument parser words the first element and the later ones apart)
+        if not isinstance(v, int) or (i == 0 and isinstance(v, bool)):
+            # (torch's argument parser words the first element and the later ones apart; only
+            # its first-element check refuses a bool)
             if i == 0:
                 raise TypeError(f"{native}(): argument 'output_size' (position 3) must be tuple "
                                 f"of ints, but found element of type {type(v).__name__} at pos 0")
