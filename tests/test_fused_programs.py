@@ -2000,3 +2000,57 @@ def test_index_checks_of_computed_indices(name, good):
             out.append((base * 2).sum().item())             # recorded after: works
         return out
     run3(prog)
+
+
+def test_hooks_on_views_and_on_tensors_written_in_place():
+    def prog(m):
+        out = []
+        for k in range(STEPS):
+            w = m.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+            seen = []
+            h = w * 2
+            h.register_hook(lambda g: seen.append(("before", g.clone())))
+            h.add_(1)                                   # the hook stays on the old version
+            h.register_hook(lambda g: seen.append(("after", g.clone())) or g * 2)
+            v = h[1:3]
+            v.retain_grad()
+            v.register_hook(lambda g: g + k)
+            u = v * v
+            u.mul_(3)
+            loss = (u.sum() + h.sum())
+            loss.backward()
+            out += [seen, v.grad, w.grad]
+        return out
+    run3(prog)
+
+
+class _WorkerDataset:
+    """Items computed in the worker (in fused mode when $TORCHLIKE_EAGER says so)."""
+
+    def __init__(self, m):
+        self.X = m.arange(60.0).reshape(20, 3)     # pending in the parent when pickled
+
+    def __len__(self):
+        return 20
+
+    def __getitem__(self, i):
+        x = self.X[i] * 2 + 1
+        return x, (x.sum() > 50).long()
+
+
+def test_dataloader_worker_processes():
+    def prog(m):
+        dl = m.utils.data.DataLoader(_WorkerDataset(m), batch_size=6, num_workers=2,
+                                     persistent_workers=True)
+        model = _mlp(m, i=3, o=2)
+        opt = m.optim.SGD(model.parameters(), lr=0.01)
+        out = []
+        for _ in range(2):
+            for xb, yb in dl:
+                loss = m.nn.functional.cross_entropy(model(xb), yb)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                out += [xb, yb, loss]
+        return out
+    run3(prog)
