@@ -2054,3 +2054,55 @@ def test_dataloader_worker_processes():
                 out += [xb, yb, loss]
         return out
     run3(prog)
+
+
+def test_sampling_generation_with_top_k_and_temperature_is_reproducible():
+    def prog(m):
+        vocab, d = 13, 8
+        rng = np.random.default_rng(50)
+        emb = m.tensor(rng.standard_normal((vocab, d)).astype(np.float32))
+        head = m.tensor(rng.standard_normal((d, vocab)).astype(np.float32))
+        out = []
+        for seed in (0, 1, 0):
+            m.manual_seed(seed)
+            idx = m.tensor([[1], [2], [3]])
+            with m.no_grad():
+                for t in range(STEPS * 2):
+                    h = emb[idx].mean(1)
+                    logits = (h @ head) / 0.8
+                    v, _ = logits.topk(4, dim=-1)
+                    logits[logits < v[:, [-1]]] = float("-inf")
+                    probs = logits.softmax(-1)
+                    nxt = m.multinomial(probs, 1)
+                    idx = m.cat([idx, nxt], 1)
+            out.append(idx)
+        return out
+    _, strict, fused = run3(prog, check_torch=False)
+    np.testing.assert_array_equal(strict[0], strict[2])
+
+
+def test_forward_ad_grad_modes_and_inference_tensors():
+    def prog(m):
+        fwAD = m.autograd.forward_ad
+        out = []
+        w = m.tensor([0.3, -0.2, 0.5], requires_grad=True)
+        for k in range(STEPS):
+            with fwAD.dual_level():
+                x = fwAD.make_dual(w.detach() * (k + 1), m.ones(3))
+                y = (x.sin() * x).sum()
+                out.append(fwAD.unpack_dual(y).tangent)
+            with m.no_grad():
+                a = w * 2
+                with m.enable_grad():
+                    b = w * 3
+                out += [a.requires_grad, b.requires_grad]
+            with m.inference_mode():
+                inf = w * 4
+            out.append(_err(lambda: (inf * w).sum().backward()))
+            out.append(_err(lambda: inf.add_(1)))
+            out.append(_err(lambda: (w * 1).requires_grad_(False)))
+            c = w.detach().requires_grad_()
+            (c ** 2).sum().backward()
+            out += [c.grad, inf.is_inference()]
+        return out
+    run3(prog)
