@@ -2106,3 +2106,25 @@ def test_forward_ad_grad_modes_and_inference_tensors():
             out += [c.grad, inf.is_inference()]
         return out
     run3(prog)
+
+
+def test_linear_algebra_errors_and_info_flags_in_a_loop():
+    def prog(m):
+        out = []
+        A = m.tensor([[1.0, 2.0], [2.0, 1.0]])             # not positive-definite
+        S = m.tensor([[1.0, 2.0], [2.0, 4.0]])             # singular
+        for k in range(STEPS):
+            A2, S2 = A * (k + 1), S * (k + 1)
+            for f in [lambda: m.linalg.cholesky(A2), lambda: m.linalg.inv(S2),
+                      lambda: m.linalg.solve(S2, m.ones(2)), lambda: m.linalg.cholesky_ex(A2).info,
+                      lambda: m.linalg.inv_ex(S2).info,
+                      lambda: m.linalg.inv_ex(m.stack([S2, A2])).info,
+                      lambda: m.linalg.inv_ex(S2, check_errors=True),
+                      lambda: m.linalg.cholesky(A2 @ A2.T), lambda: m.linalg.eigh(A2).eigenvalues,
+                      lambda: m.linalg.matrix_rank(S2)]:
+                e = _err(lambda: out.append(f()))
+                # (torch's class is torch._C._LinAlgError, torchlike's LinAlgError: both are
+                # torch.linalg.LinAlgError, a RuntimeError)
+                out.append(None if e is None else (isinstance(e, m.linalg.LinAlgError), str(e)))
+        return out
+    run3(prog, torch_rtol=1e-4, torch_atol=1e-5)

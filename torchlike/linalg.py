@@ -36,9 +36,18 @@ def vecdot(x, y, *, dim=-1):
 
 @_public(out=True)
 def inv_ex(A, *, check_errors=False):
+    """torch.linalg.inv_ex: the inverse and, per matrix, the 1-based index of the first zero
+    pivot (0: invertible); a singular input raises only with ``check_errors``."""
     from collections import namedtuple
     import torchlike
+    from ._ops import linalg as _L
+    from ._registry import apply
     r = namedtuple("linalg_inv_ex", ["inverse", "info"])
-    return r(inv(A), torchlike.zeros(tuple(A.shape[:-2]), dtype=torchlike.int32))
+    _L._float_check(A, "linalg.inv")
+    _L._square_check(A, "linalg.inv")
+    if check_errors:
+        _L._singular_check(A, "linalg.inv_ex")
+    info = apply(_L._lu_info, A.detach()).to(torchlike.int32)
+    return r(apply(_L._inv, A), info)
 
 
