@@ -2128,3 +2128,30 @@ def test_linear_algebra_errors_and_info_flags_in_a_loop():
                 out.append(None if e is None else (isinstance(e, m.linalg.LinAlgError), str(e)))
         return out
     run3(prog, torch_rtol=1e-4, torch_atol=1e-5)
+
+
+def test_a_hook_raising_mid_backward_then_training_goes_on():
+    def prog(m):
+        model = _mlp(m)
+        x, y = _data(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        state = {"fail": False}
+
+        def hook(g):
+            if state["fail"]:
+                raise ValueError("bad gradient seen")
+            return g
+
+        model[0].weight.register_hook(hook)
+        out = []
+        for step in range(STEPS * 2):
+            state["fail"] = step == 3
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            e = _err(lambda: loss.backward())
+            out += [e, [p.grad for p in model.parameters()]]
+            if e is None:
+                opt.step()
+            out.append(loss)
+        return [out, list(model.parameters())]
+    run3(prog)
