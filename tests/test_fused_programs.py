@@ -2155,3 +2155,19 @@ def test_a_hook_raising_mid_backward_then_training_goes_on():
             out.append(loss)
         return [out, list(model.parameters())]
     run3(prog)
+
+
+def test_python_protocol_errors_on_pending_tensors():
+    def prog(m):
+        out = []
+        for k in range(STEPS):
+            t = m.tensor(3.0) * (k + 1)
+            v = m.ones(2) * k
+            for f in [lambda: len(t), lambda: list(t), lambda: t[0], lambda: float(v),
+                      lambda: int(v), lambda: bool(v), lambda: range(m.tensor(2.5) * 1),
+                      lambda: m.ones(3)[m.tensor(1.0) * 1], lambda: list(range(t.long())),
+                      lambda: [float(a) for a in v], lambda: max(t, t + 1).item(),
+                      lambda: sorted([t, t - 1, t * 0.5])[0].item()]:
+                out.append(_err(lambda: out.append(f())))
+        return out
+    run3(prog)
