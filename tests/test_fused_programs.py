@@ -2171,3 +2171,29 @@ def test_python_protocol_errors_on_pending_tensors():
                 out.append(_err(lambda: out.append(f())))
         return out
     run3(prog)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpointed_dropout_block_recomputes_the_same_mask(reentrant):
+    def prog(m, plain=False):
+        from importlib import import_module
+        cp = import_module(m.__name__ + ".utils.checkpoint")
+        m.manual_seed(5)
+        block = m.nn.Sequential(m.nn.Linear(6, 8), m.nn.Dropout(0.4), m.nn.Tanh())
+        head = m.nn.Linear(8, 3)
+        x, y = _data(m)
+        x.requires_grad_(True)
+        opt = m.optim.SGD(list(block.parameters()) + list(head.parameters()), lr=0.1)
+        out = []
+        for _ in range(STEPS):
+            h = block(x) if plain else cp.checkpoint(block, x, use_reentrant=reentrant)
+            loss = ((head(h) - y) ** 2).mean()
+            opt.zero_grad()
+            x.grad = None
+            loss.backward()
+            opt.step()
+            out += [loss, x.grad, block[0].weight.grad]
+        return out
+    _, strict, fused = run3(prog, check_torch=False)
+    with E.fused():         # the same as without checkpointing (the recomputed mask is the mask)
+        _close(fused, _np(prog(torchlike, plain=True), torchlike), 1e-5, 1e-6, "no checkpoint")
