@@ -1476,18 +1476,6 @@ def test_compiled_model_inside_a_fused_loop():
     run3(prog)
 
 
-@pytest.mark.xfail(strict=True, reason="torchlike's view_as_real returns a copy, not a view: "
-                   "writes into it do not reach the complex tensor (strict and fused alike; "
-                   "views are index maps over one dtype, a complex<->real reinterpretation is "
-                   "not one)")
-def test_view_as_real_writes_through_to_the_complex_tensor():
-    def prog(m):
-        z = m.complex(m.tensor([1.0, 2.0]), m.tensor([3.0, 4.0]))
-        m.view_as_real(z)[:, 0].mul_(-1)
-        return [m.view_as_real(z).clone()]
-    run3(prog)
-
-
 @pytest.mark.xfail(strict=True, reason="Tensor.set_ is not implemented in torchlike "
                    "(AttributeError; strict and fused alike)")
 def test_set_shares_storage():
