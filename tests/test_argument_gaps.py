@@ -466,3 +466,72 @@ def test_pad_mixed_sign_values(k, p, mode):
         (y * m.arange(float(y.numel())).reshape(y.shape)).sum().backward()
         return m.cat([y.detach().reshape(-1), x.grad.reshape(-1)])
     _same(fn)
+
+
+# ================================================================== 5. t.data = other: layout
+
+def _layout(m, t):
+    return (tuple(t.shape), tuple(t.stride()), t.is_contiguous(),
+            t.is_contiguous(memory_format=m.channels_last), t.flatten().tolist()[:8])
+
+
+def _cl_source(m, shape=(2, 3, 4, 5), fmt="channels_last"):
+    return m.arange(float(np.prod(shape))).reshape(shape).contiguous(
+        memory_format=getattr(m, fmt))
+
+
+DATA_CASES = {
+    "channels_last_into_contiguous": lambda m: (m.zeros(2, 3, 4, 5), _cl_source(m)),
+    "contiguous_into_channels_last": lambda m: (
+        m.zeros(2, 3, 4, 5).contiguous(memory_format=m.channels_last),
+        m.arange(120.).reshape(2, 3, 4, 5)),
+    "channels_last_into_other_shape": lambda m: (m.zeros(1), _cl_source(m)),
+    "channels_last_into_requires_grad": lambda m: (m.zeros(2, 3, 4, 5, requires_grad=True),
+                                                   _cl_source(m)),
+    "channels_last_into_parameter": lambda m: (m.nn.Parameter(m.zeros(2, 3, 4, 5)),
+                                               _cl_source(m)),
+    "permuted_view": lambda m: (m.zeros(2, 3, 4, 5), _cl_source(m).transpose(0, 1)),
+    "sliced_view": lambda m: (m.zeros(2, 3, 4, 5), _cl_source(m)[:, :, 1:3]),
+    "channels_last_3d": lambda m: (m.zeros(1, 2, 3, 4, 5),
+                                   _cl_source(m, (1, 2, 3, 4, 5), "channels_last_3d")),
+}
+
+
+@pytest.mark.parametrize("name", list(DATA_CASES))
+def test_data_setter_takes_layout(name):
+    res = []
+    for m in (torch, torchlike):
+        t, other = DATA_CASES[name](m)
+        t.data = other
+        res.append(_layout(m, t) + (_layout(m, t.data), _layout(m, t.detach()),
+                                    t.requires_grad))
+    assert res[1] == res[0]
+
+
+@pytest.mark.parametrize("op", ["mul_", "clone", "index0", "permute_view", "contiguous",
+                                "view_error", "reshape", "set_back"])
+def test_data_setter_layout_afterwards(op):
+    def fn(m):
+        t = m.zeros(2, 3, 4, 5)
+        t.data = _cl_source(m)
+        if op == "mul_":
+            return t.mul_(2)
+        if op == "clone":
+            return t.clone()
+        if op == "index0":
+            return t[0]
+        if op == "permute_view":
+            return t.permute(0, 2, 3, 1).view(-1)
+        if op == "contiguous":
+            return t.contiguous()
+        if op == "view_error":
+            t.data = _cl_source(m)[:, :, 1:3]
+            return t.view(-1)
+        if op == "reshape":
+            return t.reshape(6, 20)
+        t.data = m.arange(120.).reshape(2, 3, 4, 5)
+        return t
+    r = both_outcomes(fn)
+    if r is not None:
+        lv, tv = r
+        assert _layout(torchlike, lv) == _layout(torch, tv)

@@ -356,8 +356,13 @@ class Tensor(InteropMixin):
 
     @data.setter
     def data(self, value):
-        # torch swaps the tensor's storage: no version bump, aliases are not affected
+        # torch swaps the tensor's storage: no version bump, aliases are not affected; the
+        # tensor takes the new data's sizes and strides (a channels_last, permuted or sliced
+        # ``value`` keeps its layout)
+        from ._strides import set_layout, strides
         self._data = value._data if isinstance(value, Tensor) else jnp.asarray(value)
+        if self._alias is None:
+            set_layout(self, strides(value) if isinstance(value, Tensor) else None)
 
     def _edge(self):
         """The (node, output_nr) through which gradient flows into this tensor."""
