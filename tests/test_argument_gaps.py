@@ -535,3 +535,60 @@ def test_data_setter_layout_afterwards(op):
     if r is not None:
         lv, tv = r
         assert _layout(torchlike, lv) == _layout(torch, tv)
+
+
+# ================================================================== 4b. range factories' parsing
+
+def _fv(m, v):
+    """Test values: strings starting with "T" are tensors."""
+    if isinstance(v, str) and v.startswith("T"):
+        return {"T1": lambda: m.tensor(3), "T2": lambda: m.tensor([1, 2]),
+                "Tf": lambda: m.tensor(2.5), "Te": lambda: m.tensor([]),
+                "Tb": lambda: m.tensor(True), "Tc": lambda: m.tensor(1 + 1j),
+                "T11": lambda: m.tensor([[4]]),
+                "Trg": lambda: m.tensor(3., requires_grad=True)}[v]()
+    return v
+
+
+FACTORY_VALUES = ["a", None, 1j, 2 + 0j, "T1", "T2", "Tf", "Te", "Tb", "Tc", "T11", "Trg",
+                  True, np.int64(3), np.float32(2.5), np.bool_(True), [3], (3,), 3, 2.5]
+FACTORY_FORMS = {
+    "arange(v)": lambda m, v: m.arange(v),
+    "arange(0,v)": lambda m, v: m.arange(0, v),
+    "arange(v,5)": lambda m, v: m.arange(v, 5),
+    "arange(0,5,v)": lambda m, v: m.arange(0, 5, v),
+    "arange(end=v)": lambda m, v: m.arange(end=v),
+    "arange(v,dtype)": lambda m, v: m.arange(v, dtype=m.float32),
+    "linspace(v,5,3)": lambda m, v: m.linspace(v, 5, 3),
+    "linspace(0,v,3)": lambda m, v: m.linspace(0, v, 3),
+    "linspace(0,5,v)": lambda m, v: m.linspace(0, 5, v),
+    "linspace(0,5,steps=v)": lambda m, v: m.linspace(0, 5, steps=v),
+    "logspace(0,v,3)": lambda m, v: m.logspace(0, v, 3),
+    "logspace(0,5,v)": lambda m, v: m.logspace(0, 5, v),
+    "logspace(0,5,3,base=v)": lambda m, v: m.logspace(0, 5, 3, base=v),
+}
+
+
+@pytest.mark.parametrize("form", list(FACTORY_FORMS))
+@pytest.mark.parametrize("v", FACTORY_VALUES, ids=[repr(v) for v in FACTORY_VALUES])
+def test_range_factory_arguments(form, v):
+    if (form.startswith("logspace") and "base" not in form
+            and v in (1j, 2 + 0j, "Tc")):
+        pytest.skip("complex logspace rounds differently (DIFFERENCES.md)")
+    _same(lambda m: FACTORY_FORMS[form](m, _fv(m, v)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.arange(), lambda m: m.arange(start=1), lambda m: m.arange(start=1, end=3),
+    lambda m: m.arange(0, end=3), lambda m: m.arange(1, 2, 3, 4),
+    lambda m: m.arange(3, foo=1), lambda m: m.arange(3, dtype="float32"),
+    lambda m: m.arange(1, end="a"), lambda m: m.arange(3, dtype=m.float32, requires_grad=1),
+    lambda m: m.arange(0, None), lambda m: m.arange(0, 5, None),
+    lambda m: m.linspace(0, 1), lambda m: m.linspace(0, 1, steps=None),
+    lambda m: m.linspace(m.tensor([1.]), m.tensor([[5.]]), 3),
+    lambda m: m.logspace(0, m.tensor([5.]), 3), lambda m: m.linspace(0, 5, 3.0),
+    lambda m: m.linspace(m.tensor(1., requires_grad=True), 5, 3),
+    lambda m: m.logspace(0, 5, 3, base=True), lambda m: m.logspace(0, 5, 3, base=m.tensor(2.)),
+])
+def test_range_factory_calls(call):
+    _same(call)

@@ -804,6 +804,123 @@ def _linspace_np(start, end, steps, dt):
         return np.trunc(v).astype(np.int64).astype(dt.np)
 
 
+# ------------------------------------------------------------------ range factories' parsing
+#
+# torch's argument parser over arange/linspace/logspace's overloads: a value of the wrong type
+# names the argument when only one overload takes that many arguments, else every overload is
+# listed ("invalid combination").
+
+_RANGE_KW = (("Tensor", "out", None), ("torch.dtype", "dtype", None),
+             ("torch.layout", "layout", None), ("torch.device", "device", None),
+             ("bool", "pin_memory", False), ("bool", "requires_grad", False))
+_NO_OUT = tuple(p for p in _RANGE_KW if p[1] != "out")
+_REQ = object()
+
+_RANGE_OVERLOADS = {
+    "arange": [((("Number", "end", _REQ),), _RANGE_KW),
+               ((("Number", "start", _REQ), ("Number", "end", _REQ)), _NO_OUT),
+               ((("Number", "start", _REQ), ("Number", "end", _REQ), ("Number", "step", 1)),
+                _RANGE_KW)],
+    "linspace": [(((a, "start", _REQ), (b, "end", _REQ), ("int", "steps", _REQ)), _RANGE_KW)
+                 for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"),
+                              ("Number", "Number"))],
+}
+_RANGE_OVERLOADS["logspace"] = [(pos + (("float", "base", 10.0),), kw)
+                                for pos, kw in _RANGE_OVERLOADS["linspace"]]
+
+
+def _range_type_ok(tp, v):
+    if tp == "Tensor":
+        return isinstance(v, Tensor)
+    if isinstance(v, Tensor):
+        if v.ndim != 0:
+            return False
+        if tp == "Number":
+            return not v.requires_grad
+        if tp == "int":
+            return v.dtype.category == D._INT
+        return tp == "float" and not v.requires_grad
+    if tp == "Number":
+        return isinstance(v, (numbers.Number, np.number, np.bool_))
+    if tp == "int":
+        return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+    if tp == "float":
+        return isinstance(v, (numbers.Real, np.integer, np.floating, np.bool_))
+    if tp == "torch.dtype":
+        return isinstance(v, D.dtype) or v in (float, int, bool, complex)
+    if tp == "bool":
+        return isinstance(v, (bool, np.bool_))
+    return True
+
+
+def _range_sig(pos, kw):
+    parts = [f"{tp} {n}" + ("" if d is _REQ else f" = {d}") for tp, n, d in pos]
+    parts.append("*")
+    parts += [f"{tp} {n} = {d}" for tp, n, d in kw]
+    return "(" + ", ".join(parts) + ")"
+
+
+def _range_bind(name, args, kwargs, pos, kw, raise_):
+    """Bind ``args``/``kwargs`` to one overload: {name: value}, or None (``raise_``: torch's
+    error for the first bad argument)."""
+    names = [n for _, n, _ in pos] + [n for _, n, _ in kw]
+    missing = [n for i, (_, n, d) in enumerate(pos) if d is _REQ and i >= len(args)
+               and n not in kwargs]
+    if missing and raise_:
+        raise TypeError(f"{name}() missing {len(missing)} required positional arguments: "
+                        + ", ".join(f'"{n}"' for n in missing))
+    if missing or len(args) > len(pos) or any(k not in names for k in kwargs) or \
+            any(n in kwargs for _, n, _ in pos[:len(args)]):
+        return None
+    out = {}
+    for i, (tp, n, d) in enumerate(tuple(pos) + tuple(kw)):
+        if i < len(args):
+            v, where = args[i], f" (position {i + 1})"
+        elif n in kwargs:
+            v, where = kwargs[n], ""
+        else:
+            out[n] = d
+            continue
+        if v is None and d is None:
+            out[n] = None
+            continue
+        if not _range_type_ok(tp, v):
+            if raise_:
+                raise TypeError(f"{name}(): argument '{n}'{where} must be {tp}, not "
+                                f"{_tp_name(v)}")
+            return None
+        out[n] = v
+    return out
+
+
+def _range_args(name, args, kwargs):
+    """Parse a range factory's arguments as torch does: {parameter: value}."""
+    overloads = _RANGE_OVERLOADS[name]
+    for pos, kw in overloads:
+        got = _range_bind(name, args, kwargs, pos, kw, False)
+        if got is not None:
+            return got
+    n = len(args) + len(kwargs)
+    plausible = [(pos, kw) for pos, kw in overloads
+                 if sum(d is _REQ for _, _, d in pos) <= n <= len(pos) + len(kw)]
+    if len(plausible) == 1:
+        _range_bind(name, args, kwargs, *plausible[0], True)
+    got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in
+                                         reversed(list(kwargs.items()))]
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"({', '.join(got)}), but expected one of:\n" +
+                    "".join(f" * {_range_sig(pos, kw)}\n" for pos, kw in overloads))
+
+
+def _zero_dim_ends(name, start, end):
+    """linspace/logspace's check of tensor ``start``/``end``: 0-dimensional only."""
+    bad = [f"{w} with {t.ndim} dimension(s)" for w, t in (("start", start), ("end", end))
+           if isinstance(t, Tensor) and t.ndim != 0]
+    if bad:
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"{' and '.join(bad)}.")
+
+
 def _range_scalar(v, what):
     v = _num(v)
     if isinstance(v, complex):
@@ -812,10 +929,15 @@ def _range_scalar(v, what):
 
 
 @with_out
-def linspace(start, end, steps, *, dtype=None, layout=None, device=None,
-             requires_grad=False):
+def linspace(*args, **kwargs):
     """``steps`` values from ``start`` to ``end``, computed as torch's CPU kernel does."""
+    a = _range_args("linspace", args, kwargs)
+    start, end, steps, dtype, device, requires_grad = (
+        a["start"], a["end"], a["steps"], a["dtype"], a["device"], a["requires_grad"])
+    _zero_dim_ends("linspace", start, end)
     start, end = _num(start), _num(end)
+    if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+        dtype = D.promote_types(D.get_default_dtype(), D.complex64)   # (torch's complex default)
     if isinstance(steps, Tensor):
         steps = int(steps.item())
     if steps < 0:
@@ -848,10 +970,21 @@ def _pow(b, x):
 
 
 @with_out
-def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
-             requires_grad=False):
+def logspace(*args, **kwargs):
     """``base ** linspace(start, end, steps)``, computed as torch's CPU kernel does."""
+    a = _range_args("logspace", args, kwargs)
+    start, end, steps, base, dtype, device, requires_grad = (
+        a["start"], a["end"], a["steps"], a["base"], a["dtype"], a["device"],
+        a["requires_grad"])
+    _zero_dim_ends("logspace", start, end)
+    base = _num(base)
+    if isinstance(base, complex):
+        if base.imag:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        base = base.real
     start, end = _num(start), _num(end)
+    if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+        dtype = D.promote_types(D.get_default_dtype(), D.complex64)   # (torch's complex default)
     if isinstance(steps, Tensor):
         steps = int(steps.item())
     if steps < 0:
@@ -939,17 +1072,23 @@ def _arange_np(start, step, n, dt):
 
 
 @with_out
-def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None,
-           requires_grad=False):
+def arange(*args, **kwargs):
     """Values from ``start`` to ``end`` (exclusive); int64 for integer arguments. The size and
     values follow torch's CPU kernel (an integer dtype truncates ``start`` and ``step``)."""
-    start, end, step = _num(start), _num(end), _num(step)
-    if end is None:
-        start, end = 0, start
+    a = _range_args("arange", args, kwargs)
+    start, end, step = a.get("start", 0), a["end"], a.get("step", 1)
+    dtype, device, requires_grad = a["dtype"], a["device"], a["requires_grad"]
+    # (torch's parser reads a numpy bool as a double)
+    start, end, step = (float(v) if isinstance(v, np.bool_) else _num(v)
+                        for v in (start, end, step))
     for v in (start, end, step):
         if isinstance(v, complex):
-            raise TypeError("arange(): argument 'end' must be Number, not complex")
+            if v.imag:
+                # (torch reads a Number as a double: a complex one overflows that)
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            v = v.real
         D.parse_scalar(v)
+    start, end, step = (v.real if isinstance(v, complex) else v for v in (start, end, step))
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dt = _dt(dtype, D.get_default_dtype() if is_float else D.int64)
     if dt.category not in (D._INT, D._FLOAT):
