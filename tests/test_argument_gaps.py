@@ -592,3 +592,19 @@ def test_range_factory_arguments(form, v):
 ])
 def test_range_factory_calls(call):
     _same(call)
+
+
+@pytest.mark.parametrize("call", [
+    "range(3)", "range(0,1,1,1,1,1)", "range()", "range(0,5,None)", "range(1j,5)",
+    "range(0,5)", "range(0,5,2,dtype=m.int64)", "range(0.5,2.5,0.5)", "range(0,5,0)",
+    "range(0,5,-1)", "range(0,float('inf'))", "range(0,5,0.0)", "range(float('nan'),5)",
+    "range(0,m.tensor(True))", "range(0,m.tensor(2.5))", "range(0,'a')", "range(0,None)",
+    "range(0,m.tensor([1,2]))", "range(start=1)", "range(0,5,requires_grad=True)"])
+def test_torch_range_arguments(call):
+    import warnings
+
+    def fn(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return eval("m." + call)
+    _same(fn)

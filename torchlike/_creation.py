@@ -825,6 +825,8 @@ _RANGE_OVERLOADS = {
                  for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"),
                               ("Number", "Number"))],
 }
+_RANGE_OVERLOADS["range"] = [((("Number", "start", _REQ), ("Number", "end", _REQ),
+                                ("Number", "step", 1)), _RANGE_KW)]
 _RANGE_OVERLOADS["logspace"] = [(pos + (("float", "base", 10.0),), kw)
                                 for pos, kw in _RANGE_OVERLOADS["linspace"]]
 
@@ -866,8 +868,14 @@ def _range_bind(name, args, kwargs, pos, kw, raise_):
     names = [n for _, n, _ in pos] + [n for _, n, _ in kw]
     missing = [n for i, (_, n, d) in enumerate(pos) if d is _REQ and i >= len(args)
                and n not in kwargs]
+    if raise_ and len(args) > len(pos):
+        least = sum(d is _REQ for _, _, d in pos)
+        raise TypeError(f"{name}() takes from {least} to {len(pos)} positional arguments but "
+                        f"{len(args)} were given")
     if missing and raise_:
-        raise TypeError(f"{name}() missing {len(missing)} required positional arguments: "
+        # (torch's plural is the other way round)
+        word = "arguments" if len(missing) == 1 else "argument"
+        raise TypeError(f"{name}() missing {len(missing)} required positional {word}: "
                         + ", ".join(f'"{n}"' for n in missing))
     if missing or len(args) > len(pos) or any(k not in names for k in kwargs) or \
             any(n in kwargs for _, n, _ in pos[:len(args)]):
@@ -896,6 +904,8 @@ def _range_bind(name, args, kwargs, pos, kw, raise_):
 def _range_args(name, args, kwargs):
     """Parse a range factory's arguments as torch does: {parameter: value}."""
     overloads = _RANGE_OVERLOADS[name]
+    if len(overloads) == 1:
+        return _range_bind(name, args, kwargs, *overloads[0], True)
     for pos, kw in overloads:
         got = _range_bind(name, args, kwargs, pos, kw, False)
         if got is not None:

@@ -15,13 +15,24 @@ _REMOVED = "This function was deprecated since version 1.9 and is now removed. "
 
 
 @public(out=True)
-def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
-          requires_grad=False):
+def range(*args, **kwargs):
     """``torch.range``: like ``arange`` but the end is included (torch warns it is deprecated)."""
     import warnings
-    from .._creation import arange
-    if end is None:
-        start, end = 0, start
+    from .._creation import _num, _range_args, arange
+    a = _range_args("range", args, kwargs)
+    dtype, device, requires_grad = a["dtype"], a["device"], a["requires_grad"]
+    start, end, step = (_num(a[k]) for k in ("start", "end", "step"))
+    for v in (start, end, step):
+        if isinstance(v, complex) and v.imag:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+    start, end, step = (v.real if isinstance(v, complex) else v for v in (start, end, step))
+    # torch's range_out checks, in its order
+    if not (step > 0 or step < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        from .._creation import _fmt_num
+        raise RuntimeError(f"unsupported range: {_fmt_num(float(start))} -> "
+                           f"{_fmt_num(float(end))}")
     warnings.warn("torch.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,
