@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from .._registry import apply, defop
-from .._storage import check_inplace, commit_inplace
+from .._storage import check_inplace, commit_inplace, inplace_of
 from ._surface import inplace_methods, methods, public
 from .join import stack, tensor_split
 from .scatter import _check_index_dims, _grid, _scatter_set
@@ -157,15 +157,26 @@ def put(self, index, source, accumulate=False):
     return apply(_put, self, idx, source, accumulate=bool(accumulate))
 
 
-def masked_scatter(self, mask, source):
-    if mask.dtype is not D.bool:
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {mask.dtype.name}")
+def _masked_scatter_checks(self, mask, source, shp):
+    # torch's order: shapes (the caller), then the source's dtype, then the mask's dtype
     if self.dtype is not source.dtype:
-        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but "
-                           f"got {self.dtype.name} and {source.dtype.name}")
-    shp = _broadcast_shape([tuple(self._d.shape), tuple(mask._d.shape)])
-    m = np.broadcast_to(_host(mask), shp).reshape(-1)
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{D.legacy_name(self.dtype)} and {D.legacy_name(source.dtype)}")
+    if mask.dtype is not D.bool:
+        if mask.dtype is D.uint8:
+            import warnings
+            warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior "
+                          "is now deprecated,please use a mask with dtype torch.bool instead.",
+                          UserWarning, stacklevel=3)
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {D.legacy_name(mask.dtype)}")
+    return np.broadcast_to(_host(mask), shp).reshape(-1)
+
+
+def masked_scatter(self, mask, source):
+    # torch broadcasts (mask, self) in that order: the mask is "tensor a" in the size error
+    shp = _broadcast_shape([tuple(mask._d.shape), tuple(self._d.shape)])
+    m = _masked_scatter_checks(self, mask, source, shp)
     pos = np.nonzero(m)[0]
     if pos.size > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
@@ -617,5 +628,18 @@ methods(as_strided=as_strided, storage_offset=_storage_offset, index_reduce=inde
         diagflat=diagflat, fill_diagonal_=fill_diagonal_, select_scatter=select_scatter,
         slice_scatter=slice_scatter, diagonal_scatter=diagonal_scatter,
         mH=property(adjoint), H=property(_H))
-inplace_methods(index_reduce=index_reduce, put=put, masked_scatter=masked_scatter,
-                scatter_reduce=scatter_reduce)
+inplace_methods(index_reduce=index_reduce, put=put, scatter_reduce=scatter_reduce)
+
+
+def _masked_scatter_(self, mask, source):
+    # the in-place form checks the source's dtype, then expands the mask to self's shape
+    # (torch's expand error), then checks the mask's dtype
+    shp = tuple(self._d.shape)
+    if self.dtype is source.dtype:
+        mask = mask.expand(*shp)
+    _masked_scatter_checks(self, mask, source, shp)
+    return _masked_scatter_inplace(self, mask, source)
+
+
+_masked_scatter_inplace = inplace_of(masked_scatter, "masked_scatter")
+methods(masked_scatter_=_masked_scatter_)

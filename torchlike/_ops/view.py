@@ -214,12 +214,23 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, *shp[:s], -1, *shp[e + 1:])
 
 
+_CPP_TENSOR_TYPES = ("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double")
+
+
+def _cpp_type(dt):
+    """torch's C++ ``Tensor::toString()``: ``torch.FloatTensor`` for the eight classic types,
+    ``CPUBoolType`` / ``CPUBFloat16Type`` / ``CPUComplexFloatType`` ... for the others."""
+    from .. import _dtype as D
+    n = D.legacy_name(dt)
+    return f"torch.{n}Tensor" if n in _CPP_TENSOR_TYPES else f"CPU{n}Type"
+
+
 @method("expand")
 def expand(self, *sizes):
     sizes = _shape_arg(sizes)
     shp = self._d.shape
     if len(sizes) < len(shp):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shp)}}}, size={list(sizes)}): the "
+        raise RuntimeError(f"expand({_cpp_type(self.dtype)}{{{list(shp)}}}, size={list(sizes)}): the "
                            f"number of sizes provided ({len(sizes)}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({len(shp)})")
     lead = len(sizes) - len(shp)
