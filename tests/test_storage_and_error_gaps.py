@@ -67,3 +67,34 @@ def test_expand_too_few_sizes_names_the_type_as_torch(dt):
     def run(m):
         return m.ones(2, 3, dtype=getattr(m, dt)).expand(3)
     assert _outcome(lambda: run(torchlike)) == _outcome(lambda: run(torch))
+
+
+# ------------------------------------------------------------------ LinAlgError
+
+def test_linalg_error_class_as_torch():
+    for m in (torch, torchlike):
+        E = m.linalg.LinAlgError
+        assert E.__name__ == E.__qualname__ == "_LinAlgError"
+        assert issubclass(E, RuntimeError)
+    assert torch.linalg.LinAlgError is torch._C._LinAlgError
+
+
+@pytest.mark.parametrize("case", ["inv", "solve", "cholesky", "inv_ex"])
+def test_linalg_error_is_caught_and_named_as_torch(case):
+    def run(m):
+        z, n = m.zeros(2, 2), -m.eye(2)
+        f = {"inv": lambda: m.linalg.inv(z), "solve": lambda: m.linalg.solve(z, m.ones(2)),
+             "cholesky": lambda: m.linalg.cholesky(n),
+             "inv_ex": lambda: m.linalg.inv_ex(z, check_errors=True)}[case]
+        try:
+            f()
+        except m.linalg.LinAlgError as e:
+            return type(e).__name__, str(e)
+        return None
+    assert run(torchlike) == run(torch)
+
+
+def test_linalg_error_pickles():
+    import pickle
+    E = torchlike.linalg.LinAlgError
+    assert type(pickle.loads(pickle.dumps(E("x")))) is E

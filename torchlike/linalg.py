@@ -20,6 +20,12 @@ from ._ops.factorizations import (matrix_exp, solve_triangular, lu_factor,  # no
 
 from ._ops._surface import public as _public  # noqa: E402
 
+# torch.linalg.LinAlgError is torch._C._LinAlgError: its name is ``_LinAlgError`` (what
+# ``type(e).__name__`` and tracebacks show). The class stays importable where it lives
+# (``torchlike._ops.products._LinAlgError``), so exceptions still pickle: torchlike has no
+# ``_C`` module to name.
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+
 __all__ = ["matrix_exp", "solve_triangular", "lu_factor", "lu", "lu_solve", "matrix_rank",
            "cond", "vander", "eigvals", "diagonal", "eig", "solve_ex", "lu_factor_ex",
            "tensorinv", "tensorsolve", "householder_product",
