@@ -98,3 +98,43 @@ def test_linalg_error_pickles():
     import pickle
     E = torchlike.linalg.LinAlgError
     assert type(pickle.loads(pickle.dumps(E("x")))) is E
+
+
+# ------------------------------------------------------------------ embedding_bag out of range
+
+_EB_CASES = [([1, 7, 2], [0, 1]), ([7, 1, 2], [0, 1]), ([1, 2, 7], [0, 1]), ([1, 2, 7], [0, 2]),
+             ([1, 2, 3, 7], [0, 2]), ([1, 7, 2], [0]), ([1, 7], [0, 1]), ([7], [0]),
+             ([1, -1], [0]), ([1, 2, -3], [0, 1]), ([1, 2, 7], [0, 0, 2]),
+             ([1, 2, 3, 4, 7, 1, 2, 3], [0, 1, 2, 3, 4, 5, 6, 7]),
+             ([[1, 7], [2, 3]], None), ([[7, 1], [2, 3]], None), ([[1, 2], [3, 7]], None)]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("case", _EB_CASES, ids=str)
+def test_embedding_bag_out_of_range_index_as_torch(case, dt, mode, threads):
+    def run(m):
+        idx, off = case
+        w = m.ones(5, 3, dtype=getattr(m, dt))
+        old = m.get_num_threads()
+        m.set_num_threads(threads)
+        try:
+            return m.nn.functional.embedding_bag(
+                m.tensor(idx), w, None if off is None else m.tensor(off), mode=mode)
+        finally:
+            m.set_num_threads(old)
+    assert _outcome(lambda: run(torchlike)) == _outcome(lambda: run(torch))
+
+
+@pytest.mark.parametrize("kw", ["padding_idx", "per_sample_weights", "include_last_offset"])
+def test_embedding_bag_out_of_range_index_options_as_torch(kw):
+    def run(m, idx):
+        extra = {"padding_idx": {"padding_idx": 1},
+                 "per_sample_weights": {"per_sample_weights": m.ones(3)},
+                 "include_last_offset": {"include_last_offset": True}}[kw]
+        off = [0, 1, 3] if kw == "include_last_offset" else [0, 1]
+        return m.nn.functional.embedding_bag(m.tensor(idx), m.ones(5, 3), m.tensor(off),
+                                             mode="sum", **extra)
+    for idx in ([1, 7, 2], [7, 1, 2]):
+        assert _outcome(lambda: run(torchlike, idx)) == _outcome(lambda: run(torch, idx))

@@ -3405,6 +3405,60 @@ def _embedding_bag(idx, seg, w, *psw, nbags, mode, padding_idx, scale_grad_by_fr
     return s / jnp.maximum(cnt, 1)[:, None]
 
 
+def _embedding_bag_index_error(idx, offsets, weight, mode, padding_idx, per_sample_weights,
+                               include_last_offset):
+    """torch's CPU error for an index outside [0, num_embeddings), which depends on the kernel.
+
+    max mode, float64 weights and a padding_idx take the plain loop: the first bad index, in
+    order. float32/float16/bfloat16 sum and mean take fbgemm, run by ``at::parallel_for`` over
+    the bags in ``get_num_threads()`` chunks; a failing chunk re-walks its bags with its
+    offsets shifted but not rebased (``fbgemm_spmdm_report_error_``), so the position it names
+    is ``i`` counted from the chunk's first index while it reads ``indices[offsets[start] + i]``
+    and checks ``i < chunk's index count`` first: the message names the right element only in
+    the first chunk. (With several failing chunks torch reports whichever thread fails first:
+    nearly always a worker's, not the calling thread's first chunk; this reports the second
+    failing chunk then.)"""
+    n_emb = int(weight.shape[0])
+    flat = idx.reshape(-1).astype(np.int64)
+    fbgemm = (mode in ("sum", "mean") and padding_idx is None
+              and weight.dtype.name in ("float32", "float16", "bfloat16"))
+    if not fbgemm:
+        bad = next(int(v) for v in flat if v < 0 or v >= n_emb)
+        raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but "
+                           f"found idx to be {bad}")
+    if idx.ndim == 2:
+        b, L = idx.shape
+        offs = np.arange(0, b * L + 1, max(L, 1), dtype=np.int64)[:b + 1]
+    else:
+        offs = np.asarray(offsets._data).astype(np.int64)
+        if not include_last_offset:
+            offs = np.append(offs, flat.size)
+    nbags = offs.size - 1
+    from .. import _runtime
+    tasks = max(1, min(int(_runtime.get_num_threads()), nbags))
+    chunk = -(-nbags // tasks)
+    failing = [s for s in range(0, nbags, chunk)
+               if np.any(((seg := flat[int(offs[s]):int(offs[min(s + chunk, nbags)])]) < 0)
+                         | (seg >= n_emb))]
+    for s in failing[1:2] or failing[:1]:
+        e = min(s + chunk, nbags)
+        base, size = int(offs[s]), int(offs[e] - offs[s])
+        for m in range(s, e):
+            for i in range(int(offs[m]), int(offs[m + 1])):
+                if not i < size:
+                    raise RuntimeError("Expected i < index_size to be true, but got false.  "
+                                       "(Could this error message be improved?  If so, please "
+                                       "report an enhancement request to PyTorch.)")
+                v = int(flat[base + i])
+                if not 0 <= v < n_emb:
+                    raise RuntimeError(f"Index {i} of input takes value {v} which is not in "
+                                       f"the valid range [0, {n_emb})")
+        if int(offs[e]) != size:
+            raise RuntimeError("Yout input seems to be incorrect: the last offset value should "
+                               "be the size of the indices tensor, but it appears not.")
+    raise RuntimeError("embedding_bag: index out of range")   # not reached
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
@@ -3464,7 +3518,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                "request to PyTorch.)")
     idx = np.asarray(input._data)
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
-        raise IndexError("index out of range in self")
+        _embedding_bag_index_error(idx, offsets, weight, mode, padding_idx,
+                                   per_sample_weights, include_last_offset)
     if max_norm is not None:
         _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
     if per_sample_weights is not None and mode != "sum":
