@@ -138,3 +138,171 @@ def test_embedding_bag_out_of_range_index_options_as_torch(kw):
                                              mode="sum", **extra)
     for idx in ([1, 7, 2], [7, 1, 2]):
         assert _outcome(lambda: run(torchlike, idx)) == _outcome(lambda: run(torch, idx))
+
+
+# ------------------------------------------------------------------ Tensor.set_
+
+def _set_story(m):
+    out = []
+    x = m.zeros(3)
+    y = m.arange(6.).reshape(2, 3).t()
+    v = x[1:]
+    r = x.set_(y)
+    out.append((r is x, tuple(x.shape), x.stride(), x.storage_offset(), x._version, y._version,
+                x.is_set_to(y), y.is_set_to(x)))
+    y.add_(1)
+    out.append((x.tolist(), x._version, y._version))
+    x.mul_(2)
+    out.append((y.tolist(), x._version, y._version, v.tolist(), v._version))
+    v.fill_(5)
+    out.append((y.tolist(), v.tolist()))
+    out.append(x.data_ptr() == y.data_ptr())
+    x.set_()
+    out.append((tuple(x.shape), x.stride(), x._version, x.untyped_storage().nbytes(),
+                x.data_ptr()))
+    return out
+
+
+def test_set_shares_storage_sizes_and_strides_as_torch():
+    assert _set_story(torchlike) == _set_story(torch)
+
+
+def _set_views_story(m):
+    out = []
+    base = m.arange(12.).reshape(3, 4)
+    t = m.zeros(1)
+    t.set_(base[1])
+    t[0] = 100
+    base[1, 3] = -1
+    out.append((base.tolist(), t.tolist(), t.storage_offset(), t.stride(),
+                t.data_ptr() - base.data_ptr()))
+    u = t[1:3]
+    u.fill_(7)
+    out.append((base.tolist(), u.data_ptr() - base.data_ptr()))
+    s = m.arange(5.)
+    s.set_(s[2:])
+    s[0] = 9
+    out.append((s.tolist(), s.storage_offset()))
+    cl = m.zeros(2, 3, 4, 5).to(memory_format=m.channels_last)
+    q = m.zeros(1)
+    q.set_(cl)
+    out.append((q.stride(), q.is_contiguous(memory_format=m.channels_last)))
+    yy = m.arange(6.)
+    q.set_(yy, 2, (2, 2), (1, 2))
+    yy[3] = -5
+    out.append((q.tolist(), q.stride(), q.storage_offset()))
+    q = m.zeros(4)[::2]
+    q.set_(m.arange(12.), 1, (2,))
+    out.append((q.tolist(), q.stride()))
+    q = m.zeros(2, 3).t()
+    q.set_(m.arange(12.), 1, (2, 3))
+    out.append((q.tolist(), q.stride()))
+    st = m.arange(6.).untyped_storage()
+    q = m.zeros(2)
+    q.set_(st)
+    out.append((q.tolist(), q.stride()))
+    q.set_(st, 1, (2,), (2,))
+    out.append((q.tolist(), q.storage_offset()))
+    return out
+
+
+def test_set_views_offsets_and_storages_as_torch():
+    assert _set_views_story(torchlike) == _set_views_story(torch)
+
+
+def _set_autograd(m, case):
+    try:
+        if case == "leaf":
+            m.zeros(3, requires_grad=True).set_(m.ones(3))
+        elif case == "leaf_empty":
+            m.zeros(3, requires_grad=True).set_()
+        elif case == "leaf_no_grad":
+            w = m.zeros(3, requires_grad=True)
+            with m.no_grad():
+                w.set_(m.ones(2))
+            return w.tolist(), w.requires_grad, w.is_leaf
+        elif case == "nonleaf":
+            a = m.zeros(3, requires_grad=True) * 1
+            a.set_(m.ones(3))
+            assert a.grad_fn is not None and a.requires_grad
+            a.sum().backward()
+        elif case == "source_requires_grad":
+            d = m.zeros(3)
+            e = m.ones(3, requires_grad=True)
+            d.set_(e)
+            assert d.requires_grad and not d.is_leaf
+            d.sum().backward()
+        elif case == "source_history":
+            b = m.ones(3, requires_grad=True)
+            c = m.zeros(3)
+            c.set_(b * 2)
+            c.sum().backward()
+    except RuntimeError as e:
+        return "RuntimeError", str(e)
+    return "ok"
+
+
+@pytest.mark.parametrize("case", ["leaf", "leaf_empty", "leaf_no_grad", "nonleaf",
+                                  "source_requires_grad", "source_history"])
+def test_set_autograd_rules_as_torch(case):
+    assert _set_autograd(torchlike, case) == _set_autograd(torch, case)
+
+
+@pytest.mark.parametrize("dt", ["float64", "int64", "int32", "int16", "int8", "uint8", "bool",
+                                "float16", "bfloat16", "complex64"])
+def test_set_dtype_mismatch_as_torch(dt):
+    def run(m):
+        return m.zeros(3).set_(m.zeros(3, dtype=getattr(m, dt)))
+    assert _outcome(lambda: run(torchlike)) == _outcome(lambda: run(torch))
+
+
+def test_set_refuses_what_it_cannot_do_exactly():
+    st = torchlike.arange(6.).untyped_storage()
+    with pytest.raises(NotImplementedError, match="cannot grow"):
+        torchlike.zeros(2).set_(st, 5, (4,), (1,))       # torch grows the storage
+    with pytest.raises(NotImplementedError, match="alias one element twice"):
+        torchlike.zeros(2).set_(torchlike.arange(6.), 0, (3,), (0,))
+    with pytest.raises(NotImplementedError, match="reinterpreted"):
+        torchlike.zeros(2, dtype=torchlike.int32).set_(st)
+
+
+def test_set_fused_pending_source():
+    # a source whose value is still pending in fused eager mode
+    x = torchlike.zeros(3)
+    y = torchlike.arange(3.) * 2 + 1
+    x.set_(y)
+    y.add_(1)
+    assert x.tolist() == [2.0, 4.0, 6.0]
+
+
+# ------------------------------------------------------------------ data_ptr / untyped_storage
+
+def _ptr_story(m):
+    z = m.zeros(4, 4)
+    p = m.nn.Parameter(m.zeros(3))
+    before = p.data_ptr()
+    opt = m.optim.SGD([p], lr=1.0)
+    p.grad = m.ones(3)
+    opt.step()
+    return [z[1].data_ptr() - z.data_ptr(), z[:, 2].data_ptr() - z.data_ptr(),
+            z.t().data_ptr() == z.data_ptr(), z[1:, 2].untyped_storage().nbytes(),
+            z[1].untyped_storage().data_ptr() == z.data_ptr(),
+            z.detach().data_ptr() == z.data_ptr(), z.data.data_ptr() == z.data_ptr(),
+            z.clone().data_ptr() == z.data_ptr(), m.zeros(4, 4).data_ptr() == z.data_ptr(),
+            z.view(-1)[5:].data_ptr() - z.data_ptr(), z.untyped_storage().element_size(),
+            z.untyped_storage().size(), len(z.untyped_storage()), m.zeros(0).data_ptr(),
+            m.zeros(3, dtype=m.float64)[1:].data_ptr()
+            - m.zeros(3, dtype=m.float64).data_ptr() != 8,
+            p.data_ptr() == before, z.data_ptr() != 0, z.data_ptr() % 64]
+
+
+def test_data_ptr_and_untyped_storage_as_torch():
+    assert _ptr_story(torchlike) == _ptr_story(torch)
+
+
+def test_untyped_storage_refuses_byte_access():
+    s = torchlike.zeros(3).untyped_storage()
+    with pytest.raises(NotImplementedError, match="UntypedStorage.resize_"):
+        s.resize_(100)
+    with pytest.raises(NotImplementedError, match="UntypedStorage.tolist"):
+        s.tolist()

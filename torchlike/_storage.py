@@ -683,3 +683,105 @@ def with_out(fn, name=None, dtype_from_out=False):
 def _torch_type_name(d):
     """torch's legacy type name of a dtype (``Float``, ``Long``, ...), as in its messages."""
     return D.legacy_name(d)
+
+
+# ------------------------------------------------------------------ set_ and storage identity
+
+def _orphan_aliases(t):
+    """``t`` (a root) is about to read another storage: its live aliases keep the one they
+    read, now held by a hidden root with ``t``'s values, history and version counter (in
+    torch, views of ``t`` keep the old storage and share ``t``'s version counter)."""
+    from ._strides import strides
+    d = t.__dict__.get("_aliases")
+    if t._alias is not None or not d:
+        return
+    live = list(d)
+    with concrete_maps():
+        for v in live:
+            alias_index(v)          # fix the maps and strides: the parent chain is cut below
+            strides(v)
+    nr = _make(_raw(t))
+    nr._vc = t._vc
+    nr.grad_fn, nr._requires_grad, nr._output_nr = t.grad_fn, t._requires_grad, t._output_nr
+    if "_layout" in t.__dict__:
+        nr.__dict__["_layout"] = t.__dict__["_layout"]
+    for v in live:
+        v._alias.root = nr
+        if v._alias.idx is None:
+            v._alias.fwd = None
+        v._alias.parent = nr
+    del t.__dict__["_aliases"]
+    _aliases(nr).update(live)
+
+
+def _leave_root(t):
+    if t._alias is not None:
+        root = t._alias.root
+        # (a WeakSet's discard compares tensors with ==: rebuild it without ``t`` instead)
+        root.__dict__["_aliases"] = weakref.WeakSet(v for v in _aliases(root) if v is not t)
+        t._alias = None
+
+
+def rebind(t, source):
+    """``t.set_(source)``: ``t`` reads ``source``'s storage with its sizes and strides (an
+    alias of ``source``'s root with ``source``'s index map). ``t`` keeps its own version
+    counter (torch's is per tensor, not per storage) and its autograd state (the caller's)."""
+    from ._strides import strides
+    with _lock:
+        st = strides(source)
+        sidx = alias_index(source)
+        if source is t:
+            return t
+        _orphan_aliases(t)
+        _leave_root(t)
+        root = _root_of(source)
+        sa = source._alias
+        a = Alias(root, source, None, (), 0, True, False if sa is None else sa.overlap,
+                  op=None)
+        a.idx = sidx
+        a.strides = tuple(st)
+        t.__dict__.pop("_layout", None)
+        t._alias = a
+        t._data = _raw(source)
+        t._vc[0] += 1
+        _aliases(root).add(t)
+    return t
+
+
+def rebind_empty(t):
+    """``t.set_()``: ``t`` reads a new, empty storage (shape ``(0,)``)."""
+    with _lock:
+        _orphan_aliases(t)
+        _leave_root(t)
+        t.__dict__.pop("_layout", None)
+        t.__dict__.pop("_data_ptr", None)
+        t._data = zeros_like(t).reshape(-1)[:0]
+        t._vc[0] += 1
+    return t
+
+
+_PTR_LOCK = threading.Lock()
+_NEXT_PTR = [0x7F0000000040]
+
+
+def storage_root(t):
+    """The tensor that owns ``t``'s storage (the root itself, never a detached copy)."""
+    return _root_of(t)
+
+
+def base_address(root):
+    """A stable, unique address for ``root``'s storage (what ``data_ptr`` counts from): jax
+    arrays are immutable and move on every write, so the address is torchlike's own, with the
+    storage's byte length reserved after it; 0 for an empty storage, as torch's nullptr."""
+    nbytes = int(root._d.size) * root.dtype.itemsize
+    if nbytes == 0:
+        return 0
+    p = root.__dict__.get("_data_ptr")
+    if p is None:
+        with _PTR_LOCK:
+            p = root.__dict__.get("_data_ptr")
+            if p is None:
+                p = _NEXT_PTR[0]
+                _NEXT_PTR[0] += (nbytes + 127) // 64 * 64
+                root.__dict__["_data_ptr"] = p
+    return p

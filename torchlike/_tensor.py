@@ -225,9 +225,6 @@ class Tensor(InteropMixin):
     def is_shared(self):
         return False
 
-    def is_set_to(self, tensor):
-        return self is tensor
-
     def is_coalesced(self):
         raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
                            "Strided")

@@ -643,3 +643,181 @@ def _masked_scatter_(self, mask, source):
 
 _masked_scatter_inplace = inplace_of(masked_scatter, "masked_scatter")
 methods(masked_scatter_=_masked_scatter_)
+
+
+# ------------------------------------------------------------------ storage identity and set_
+
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                   "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+class UntypedStorage:
+    """What ``Tensor.untyped_storage()`` returns: the storage's identity and size (torch's
+    ``data_ptr()``, ``nbytes()``, ``size()``, ``device``), for telling whether tensors share
+    memory. torchlike's storage is its root tensor's jax array, which has no bytes to read or
+    write in place: byte access, ``resize_``, ``copy_``, ``fill_`` and the like raise."""
+
+    __slots__ = ("_root",)
+
+    def __init__(self, root):
+        self._root = root
+
+    def nbytes(self):
+        r = self._root
+        return int(r._d.size) * r.dtype.itemsize
+
+    size = nbytes
+
+    def __len__(self):
+        return self.nbytes()
+
+    def element_size(self):
+        return 1
+
+    def data_ptr(self):
+        from .._storage import base_address
+        return base_address(self._root)
+
+    @property
+    def device(self):
+        return self._root.device
+
+    @property
+    def is_cuda(self):
+        return self._root.is_cuda
+
+    def is_shared(self):
+        return False
+
+    def __repr__(self):
+        return (f"torchlike.UntypedStorage of {self.nbytes()} bytes on {self.device} "
+                f"(data_ptr {self.data_ptr():#x})")
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedError(
+            f"torchlike: UntypedStorage.{name} is not available: a torchlike storage is an "
+            f"immutable jax array owned by a tensor, with no bytes to access or resize; it "
+            f"offers data_ptr(), nbytes(), size(), element_size(), device and is_shared()")
+
+
+def _data_ptr(self):
+    from .._storage import base_address, storage_root
+    root = storage_root(self)
+    base = base_address(root)
+    return base + _storage_offset(self) * self.dtype.itemsize if base else 0
+
+
+def _untyped_storage(self):
+    from .._storage import storage_root
+    return UntypedStorage(storage_root(self))
+
+
+def _check_set_dtype(self, src_dtype):
+    if src_dtype is not self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {_CPP_TYPE_NAMES.get(src_dtype.name, src_dtype.name)}"
+                           f" to a tensor of type {_CPP_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}")
+
+
+@jax.custom_vjp
+def _set_identity(old, src):
+    return src
+
+
+def _set_fwd(old, src):
+    return src, None
+
+
+def _set_bwd(res, g):
+    raise RuntimeError("derivative for set_ is not implemented")
+
+
+_set_identity.defvjp(_set_fwd, _set_bwd)
+
+
+@defop("set_", saves=False, grad_name="torch::autograd::NotImplemented")
+def _set_node(old, src):
+    return _set_identity(old, src)
+
+
+def set_(self, source=None, storage_offset=None, size=None, stride=None):
+    """torch's ``Tensor.set_``: ``set_()`` empties ``self``; ``set_(tensor)`` makes ``self``
+    share ``tensor``'s storage, sizes and strides (writes through either are seen by both);
+    ``set_(tensor_or_storage, offset, size, stride)`` reads that storage as ``as_strided``
+    does, when the positions are distinct (else NotImplementedError: torchlike cannot alias
+    one storage element twice)."""
+    from .._storage import rebind, rebind_empty, storage_root, _LEAF_INPLACE
+    from ..autograd import grad_mode as _gm
+    grad = _gm.is_grad_enabled()
+    if grad and self.requires_grad and self.grad_fn is None:
+        raise RuntimeError(_LEAF_INPLACE)
+    if source is None:
+        if storage_offset is not None or size is not None or stride is not None:
+            raise TypeError("set_(): source is required with storage_offset, size, stride")
+        return rebind_empty(self)
+    if isinstance(source, UntypedStorage):
+        root = source._root
+        if root.dtype is not self.dtype:
+            raise NotImplementedError(
+                f"torchlike: set_(storage) reading a {root.dtype} storage as "
+                f"{self.dtype}: torchlike storages cannot be reinterpreted as another dtype")
+        if storage_offset is None:
+            storage_offset, size, stride = 0, (int(root._d.size),), (1,)
+        src = root
+    elif isinstance(source, Tensor):
+        _check_set_dtype(self, source.dtype)
+        src = source
+    else:
+        raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
+                        f"{type(source).__name__}")
+    if storage_offset is not None:
+        if size is None:
+            raise TypeError("set_(): size is required with storage_offset")
+        size = tuple(int(n) for n in size)
+        if stride is None or len(stride) == 0:
+            # torch's resize without strides: unchanged when the sizes are, else contiguous
+            from .._strides import contiguous_strides, strides as _st
+            stride = _st(self) if tuple(self.shape) == size else contiguous_strides(size)
+        stride = tuple(int(n) for n in stride)
+        base = storage_root(src) if isinstance(source, Tensor) else src
+        off = int(storage_offset)
+        need = off + sum((n - 1) * st for n, st in zip(size, stride)) + 1 \
+            if all(n > 0 for n in size) else 0
+        if need > int(base._d.size):
+            raise NotImplementedError(
+                f"torchlike: set_ with storage offset {off}, sizes {list(size)} and strides "
+                f"{list(stride)} needs {need} elements but the storage holds "
+                f"{int(base._d.size)}: torch grows the storage (new elements uninitialized); "
+                f"torchlike storages cannot grow")
+        src = as_strided(base, size, stride, off)
+        if src._alias is None:
+            raise NotImplementedError(
+                f"torchlike: set_ with sizes {list(size)} and strides {list(stride)} places "
+                f"several elements at one storage position: torchlike views cannot alias one "
+                f"element twice (as_strided is a copy then)")
+    node = None
+    if grad and (self.requires_grad or src.requires_grad):
+        node = apply(_set_node, self, src)
+    rebind(self, src)
+    if node is not None and node.grad_fn is not None:
+        from .._storage import _rebase
+        _rebase(self, node.grad_fn, 0)
+    return self
+
+
+def _is_set_to(self, tensor):
+    """torch's ``is_set_to``: the same storage, storage offset, sizes and strides."""
+    from .._storage import storage_root
+    from .._strides import strides
+    if self is tensor:
+        return True
+    return (storage_root(self) is storage_root(tensor) and self.dtype is tensor.dtype
+            and tuple(self.shape) == tuple(tensor.shape)
+            and _storage_offset(self) == _storage_offset(tensor)
+            and strides(self) == strides(tensor))
+
+
+methods(set_=set_, data_ptr=_data_ptr, untyped_storage=_untyped_storage, is_set_to=_is_set_to)
