@@ -306,3 +306,67 @@ def test_untyped_storage_refuses_byte_access():
         s.resize_(100)
     with pytest.raises(NotImplementedError, match="UntypedStorage.tolist"):
         s.tolist()
+
+
+# ------------------------------------------------------------------ channels_last gradients
+
+def _conv_story(m):
+    m.manual_seed(0)
+    conv = m.nn.Conv2d(3, 4, 3).to(memory_format=m.channels_last)
+    x = m.randn(2, 3, 8, 8).to(memory_format=m.channels_last)
+    conv(x).sum().backward()
+    g = conv.weight.grad
+    return (g.stride(), g.is_contiguous(memory_format=m.channels_last), conv.bias.grad.stride())
+
+
+def test_channels_last_conv_weight_grad_as_torch():
+    assert _conv_story(torchlike) == _conv_story(torch)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "ASGD",
+                                  "Adadelta", "Rprop", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("foreach", [None, False, True])
+def test_channels_last_grad_and_optimizer_state_as_torch(name, foreach):
+    def run(m):
+        p = m.nn.Parameter(m.randn(2, 3, 4, 5).to(memory_format=m.channels_last))
+        extra = ({"lr": 0.1, "momentum": 0.9} if name == "SGD" else
+                 {"momentum": 0.5, "centered": True} if name == "RMSprop" else {})
+        opt = getattr(m.optim, name)([p], foreach=foreach, **extra)
+        for _ in range(2):
+            (p * p).sum().backward()
+            opt.step()
+        return (p.grad.stride(), p.stride(),
+                p.grad.is_contiguous(memory_format=m.channels_last),
+                sorted((k, v.stride()) for k, v in opt.state[p].items() if v.dim() == 4))
+    assert run(torchlike) == run(torch)
+
+
+@pytest.mark.parametrize("case", ["permuted", "channels_last_3d", "reduction", "accumulate",
+                                  "create_graph", "autograd_grad", "plain_requires_grad"])
+def test_grad_takes_the_parameter_layout_as_torch(case):
+    def run(m):
+        if case == "permuted":
+            p = m.nn.Parameter(m.randn(3, 4).t())
+        elif case == "channels_last_3d":
+            p = m.nn.Parameter(m.randn(2, 3, 4, 5, 6).to(memory_format=m.channels_last_3d))
+        elif case == "plain_requires_grad":
+            p = m.randn(2, 3, 4, 5, requires_grad=True)
+            (p.to(memory_format=m.channels_last) * 2).sum().backward()
+            return p.grad.stride()
+        else:
+            p = m.nn.Parameter(m.randn(2, 3, 4, 5).to(memory_format=m.channels_last))
+        if case == "reduction":
+            p.sum(1).sum().backward()
+        elif case == "accumulate":
+            (p * 2).sum().backward()
+            (p * 3).sum().backward()
+        elif case == "create_graph":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                (p * p).sum().backward(create_graph=True)
+        elif case == "autograd_grad":
+            return m.autograd.grad((p * 2).sum(), p)[0].stride()
+        else:
+            (p * 2).sum().backward()
+        return p.stride(), p.grad.stride()
+    assert run(torchlike) == run(torch)

@@ -184,12 +184,26 @@ def cotangents(create_graph):
 _grad_lock = threading.RLock()   # read-modify-write of .grad: concurrent backwards lose nothing
 
 
+def _obey_layout(u, tensor):
+    """torch's ``clone_obey_contract``: a new ``.grad`` takes the strides of its variable
+    when the variable's are non-overlapping and dense (channels_last, permuted), else
+    contiguous ones."""
+    from .._strides import contiguous_strides, is_non_overlapping_and_dense, set_layout, strides
+    st = strides(tensor)
+    shape = tuple(tensor._d.shape)
+    if st == contiguous_strides(shape) or not is_non_overlapping_and_dense(shape, st):
+        return u
+    if u._alias is not None or tuple(u._d.shape) != shape:
+        return u
+    return set_layout(u, st)
+
+
 def accumulate(tensor, g, create_graph):
     """Add the internal cotangent ``g`` to ``tensor.grad`` (torch's AccumulateGrad)."""
     u = cotangents(create_graph).to_user(g)
     with _grad_lock:
         if tensor.grad is None:
-            tensor.grad = u
+            tensor.grad = _obey_layout(u, tensor)
         elif create_graph:
             tensor.grad = tensor.grad + u
         else:

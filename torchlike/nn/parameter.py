@@ -8,6 +8,18 @@ from .._tensor_str import tensor_repr
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
 
+def _keep_layout(p, data):
+    """``p`` (a new root with ``data``'s values) takes ``data``'s strides when they are
+    non-overlapping and dense (channels_last, permuted), as torch's Parameter, which shares
+    ``data``'s storage, reports them."""
+    from .._strides import contiguous_strides, is_non_overlapping_and_dense, set_layout, strides
+    st = strides(data)
+    shape = tuple(data.shape)
+    if st != contiguous_strides(shape) and is_non_overlapping_and_dense(shape, st):
+        set_layout(p, st)
+    return p
+
+
 class Parameter(Tensor):
     """A Tensor that is a module parameter; ``requires_grad=True`` by default."""
 
@@ -18,6 +30,7 @@ class Parameter(Tensor):
             from .._creation import empty
             data = empty(0)
         p = cls._make(_raw(data))          # (a pending fused value stays pending)
+        _keep_layout(p, data)
         p._requires_grad = False
         p._is_inference = data._is_inference    # torch refuses requires_grad on one below
         if requires_grad:
@@ -33,7 +46,7 @@ class Parameter(Tensor):
         return (_rebuild_parameter, (np.asarray(self._data), self._requires_grad))
 
     def __deepcopy__(self, memo):
-        p = type(self)(Tensor._make(_raw(self)), self._requires_grad)
+        p = type(self)(_keep_layout(Tensor._make(_raw(self)), self), self._requires_grad)
         if self._grad is not None:
             p._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = p

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _tiers
 from .._tensor import Tensor
-from .optimizer import Optimizer, cast, lerp, _zero_scalar
+from .optimizer import Optimizer, cast, lerp, _zero_scalar, _layout_of
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
            "Rprop", "ASGD", "Adafactor"]
@@ -24,7 +24,8 @@ def _check(cond, msg):
 
 
 def _zeros_like(p):
-    return Tensor._make(_tiers.zeros_like(p._d))
+    return _layout_of(Tensor._make(_tiers.zeros_like(p._d)), p)
+
 
 
 def _init_zero_state(self, p, group):
@@ -319,8 +320,8 @@ class Adagrad(Optimizer):
         st = self.state[p]
         if len(st) == 0:
             st["step"] = _zero_scalar()
-            st["sum"] = Tensor._make(jnp.full_like(p._data,
-                                                   self.defaults["initial_accumulator_value"]))
+            st["sum"] = _layout_of(Tensor._make(jnp.full_like(
+                p._data, self.defaults["initial_accumulator_value"])), p)
 
     def _flags(self, group):
         return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
@@ -571,7 +572,7 @@ class Rprop(_Capturable, Optimizer):
             st["prev"] = _zeros_like(p)
             lr = float(group["lr"])
             fill = complex(lr, lr) if p.is_complex() else lr
-            st["step_size"] = Tensor._make(jnp.full_like(p.grad._data, fill))
+            st["step_size"] = _layout_of(Tensor._make(jnp.full_like(p.grad._data, fill)), p)
 
     def _hp(self, group):
         hp = super()._hp(group)

@@ -45,6 +45,16 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+def _layout_of(t, p):
+    """``t`` (a new state tensor shaped as ``p``) with the strides torch's
+    ``zeros_like(p, memory_format=torch.preserve_format)`` / ``clone(grad)`` give it:
+    channels_last for a channels_last parameter."""
+    from .._strides import preserved_strides, set_layout
+    if tuple(t._d.shape) == tuple(p._d.shape):
+        set_layout(t, preserved_strides(p))
+    return t
+
+
 def _scalar_dtype():
     return jnp.float64 if D.get_default_dtype() is D.float64 else jnp.float32
 
@@ -446,7 +456,7 @@ class Optimizer:
                 if a is None:
                     continue
                 if t is None:
-                    self.state[p][k] = Tensor._make(a)
+                    self.state[p][k] = _layout_of(Tensor._make(a), p)
                 else:
                     dst.append(t)
                     src.append(a)
