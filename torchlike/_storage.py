@@ -687,11 +687,12 @@ def _torch_type_name(d):
 
 # ------------------------------------------------------------------ set_ and storage identity
 
-def _orphan_aliases(t):
+def _orphan_aliases(t, strides):
     """``t`` (a root) is about to read another storage: its live aliases keep the one they
     read, now held by a hidden root with ``t``'s values, history and version counter (in
-    torch, views of ``t`` keep the old storage and share ``t``'s version counter)."""
-    from ._strides import strides
+    torch, views of ``t`` keep the old storage and share ``t``'s version counter).
+    ``strides``: ``torchlike._strides.strides`` (given by the caller: storage does not import
+    the layer above it)."""
     d = t.__dict__.get("_aliases")
     if t._alias is not None or not d:
         return
@@ -722,17 +723,17 @@ def _leave_root(t):
         t._alias = None
 
 
-def rebind(t, source):
+def rebind(t, source, strides):
     """``t.set_(source)``: ``t`` reads ``source``'s storage with its sizes and strides (an
     alias of ``source``'s root with ``source``'s index map). ``t`` keeps its own version
-    counter (torch's is per tensor, not per storage) and its autograd state (the caller's)."""
-    from ._strides import strides
+    counter (torch's is per tensor, not per storage) and its autograd state (the caller's).
+    ``strides``: as in ``_orphan_aliases``."""
     with _lock:
         st = strides(source)
         sidx = alias_index(source)
         if source is t:
             return t
-        _orphan_aliases(t)
+        _orphan_aliases(t, strides)
         _leave_root(t)
         root = _root_of(source)
         sa = source._alias
@@ -748,10 +749,11 @@ def rebind(t, source):
     return t
 
 
-def rebind_empty(t):
-    """``t.set_()``: ``t`` reads a new, empty storage (shape ``(0,)``)."""
+def rebind_empty(t, strides):
+    """``t.set_()``: ``t`` reads a new, empty storage (shape ``(0,)``); ``strides``: as in
+    ``_orphan_aliases``."""
     with _lock:
-        _orphan_aliases(t)
+        _orphan_aliases(t, strides)
         _leave_root(t)
         t.__dict__.pop("_layout", None)
         t.__dict__.pop("_data_ptr", None)

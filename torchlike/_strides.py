@@ -402,3 +402,24 @@ _RULES = {
     "unbind": _drop("dim"), "diagonal": _diagonal, "unfold": _unfold, "getitem": _getitem,
     "detach": _same,
 }
+
+
+def obey_layout(u, tensor):
+    """torch's ``clone_obey_contract``: a new ``.grad`` ``u`` takes the strides of its
+    variable ``tensor`` when those are non-overlapping and dense (channels_last, permuted),
+    else contiguous ones (bound into the engine's gradient accumulation)."""
+    st = strides(tensor)
+    shape = tuple(tensor._d.shape)
+    if st == contiguous_strides(shape) or not is_non_overlapping_and_dense(shape, st):
+        return u
+    if u._alias is not None or tuple(u._d.shape) != shape:
+        return u
+    return set_layout(u, st)
+
+
+def _bind():
+    from .autograd import graph
+    graph.obey_layout[0] = obey_layout
+
+
+_bind()

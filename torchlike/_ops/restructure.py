@@ -749,6 +749,7 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     ``set_(tensor_or_storage, offset, size, stride)`` reads that storage as ``as_strided``
     does, when the positions are distinct (else NotImplementedError: torchlike cannot alias
     one storage element twice)."""
+    from .. import _strides
     from .._storage import rebind, rebind_empty, storage_root, _LEAF_INPLACE
     from ..autograd import grad_mode as _gm
     grad = _gm.is_grad_enabled()
@@ -757,7 +758,7 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     if source is None:
         if storage_offset is not None or size is not None or stride is not None:
             raise TypeError("set_(): source is required with storage_offset, size, stride")
-        return rebind_empty(self)
+        return rebind_empty(self, _strides.strides)
     if isinstance(source, UntypedStorage):
         root = source._root
         if root.dtype is not self.dtype:
@@ -801,7 +802,7 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     node = None
     if grad and (self.requires_grad or src.requires_grad):
         node = apply(_set_node, self, src)
-    rebind(self, src)
+    rebind(self, src, _strides.strides)
     if node is not None and node.grad_fn is not None:
         from .._storage import _rebase
         _rebase(self, node.grad_fn, 0)

@@ -184,18 +184,17 @@ def cotangents(create_graph):
 _grad_lock = threading.RLock()   # read-modify-write of .grad: concurrent backwards lose nothing
 
 
+# torch's ``clone_obey_contract`` for a new ``.grad`` of a tensor with strides of its own
+# (``torchlike._strides.obey_layout``, bound by that module: the engine imports nothing above
+# autograd)
+obey_layout = [None]
+
+
 def _obey_layout(u, tensor):
-    """torch's ``clone_obey_contract``: a new ``.grad`` takes the strides of its variable
-    when the variable's are non-overlapping and dense (channels_last, permuted), else
-    contiguous ones."""
-    from .._strides import contiguous_strides, is_non_overlapping_and_dense, set_layout, strides
-    st = strides(tensor)
-    shape = tuple(tensor._d.shape)
-    if st == contiguous_strides(shape) or not is_non_overlapping_and_dense(shape, st):
-        return u
-    if u._alias is not None or tuple(u._d.shape) != shape:
-        return u
-    return set_layout(u, st)
+    if tensor._alias is None and "_layout" not in tensor.__dict__:
+        return u                    # (a contiguous root: most parameters)
+    f = obey_layout[0]
+    return u if f is None else f(u, tensor)
 
 
 def accumulate(tensor, g, create_graph):
