@@ -1476,8 +1476,6 @@ def test_compiled_model_inside_a_fused_loop():
     run3(prog)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.set_ is not implemented in torchlike "
-                   "(AttributeError; strict and fused alike)")
 def test_set_shares_storage():
     def prog(m):
         a = m.arange(6.0) * 1
