@@ -11,6 +11,8 @@ shape in its environment and joins the job here, before the first device lookup:
 
 On CPU the processes' collectives run over gloo (``jax_cpu_collectives_implementation``).
 ``init_process_group`` then only checks that its rank and world size are the ones joined here.
+A rank of a job of several processes compiles in the foreground (``_tiers.BACKGROUND_COMPILE``
+off), so that every rank leaves the interpreter tier at the same call.
 """
 from __future__ import annotations
 
@@ -54,3 +56,10 @@ def join_from_env():
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(addr, n, pid, initialization_timeout=timeout)
     _joined[0] = (n, pid)
+    if n > 1:
+        # every rank must move a function from the interpreter tier to its compiled program at
+        # the same call: their float results differ in the last bits, and DDP's ranks keep
+        # their parameters equal by computing the same thing (a compile that finishes in the
+        # background at a time that depends on the machine's load would let them drift)
+        from . import _tiers
+        _tiers.BACKGROUND_COMPILE = False

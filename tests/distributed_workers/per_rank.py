@@ -42,6 +42,9 @@ os.environ["MASTER_PORT"] = str(port + 10)
 dist.init_process_group("gloo")
 r, n = dist.get_rank(), dist.get_world_size()
 res = {"rank": r, "world": n}
+if LIB == "torchlike":
+    from torchlike import _tiers
+    res["background_compile"] = _tiers.BACKGROUND_COMPILE
 
 
 def tl(t):
