@@ -17,10 +17,112 @@ from .._registry import apply, defop
 from ._surface import methods, public
 from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
                      linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv)
-from .products import _done, _method, _need, _own_out, tensordot
+from .products import LinAlgError, _done, _method, _need, _own_out, tensordot
 
 __all__ = ["trace", "inner", "dist", "cdist", "matrix_exp", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "lu_unpack", "vander", "lu", "lu_solve"]
+
+
+# ------------------------------------------------------------------ value checks (LAPACK's info)
+#
+# torch reads LAPACK's ``info`` per matrix after a factorization and raises for the first failing
+# matrix of a batch, naming it ("(Batch element k): "). The flags are computed on the device and
+# read on the host only where torch raises (the ``*_ex`` forms return them as tensors).
+
+@defop("zero_pivot_info", differentiable=False)
+def _zero_pivot_info(a):
+    """getrf's / trtri's info per matrix: the 1-based index of the first zero on the diagonal
+    of ``a`` (an LU factor, a triangular factor), 0 where there is none."""
+    d = jnp.diagonal(a, axis1=-2, axis2=-1)
+    if d.shape[-1] == 0:
+        return jnp.zeros(d.shape[:-1], jnp.int32)
+    z = d == 0
+    return jnp.where(z.any(-1), jnp.argmax(z, -1) + 1, 0).astype(jnp.int32)
+
+
+@defop("nan_matrices", differentiable=False)
+def _nan_matrices(a, dims):
+    """Per matrix (the dimensions ``dims``), whether it holds a NaN."""
+    return jnp.isnan(a).any(axis=dims)
+
+
+def _first_failure(info):
+    """(batch index, info) of the first matrix whose flag is nonzero, or None (a host read)."""
+    flat = np.asarray(info._data).reshape(-1)
+    bad = np.flatnonzero(flat)
+    return (int(bad[0]), int(flat[bad[0]])) if bad.size else None
+
+
+def _batch(A, k):
+    return f"(Batch element {k}): " if A.ndim > 2 else ""
+
+
+def _svd_check(A, dims=(-2, -1)):
+    """torch (LAPACK's gesdd) refuses a matrix holding a NaN (an infinity gives NaN values)."""
+    if A.numel() == 0:
+        return
+    dims = tuple(sorted(d % A.ndim for d in dims))
+    bad = _first_failure(apply(_nan_matrices, A.detach(), dims=dims))
+    if bad:
+        raise LinAlgError(f"linalg.svd: {_batch(A, bad[0])}The algorithm failed to converge because the input matrix contained non-finite values.")
+
+
+def _cholesky_info(A, upper):
+    """potrf's info per matrix: 0, or the order of the first leading minor that is not
+    positive-definite (a NaN fails it, as LAPACK's ``ajj <= 0 or isnan(ajj)``). Host-side, run
+    only when the factorization failed; it reads the triangle torch reads."""
+    a = np.asarray(A._data)
+    flat = a.reshape(-1, *a.shape[-2:])
+    info = np.zeros(flat.shape[0], np.int32)
+    for k, m in enumerate(flat):
+        lo = (np.triu(m, 1).conj().T + np.triu(m)) if upper else \
+            (np.tril(m) + np.tril(m, -1).conj().T)
+        for order in range(1, m.shape[-1] + 1):
+            try:
+                if np.isnan(np.linalg.cholesky(lo[:order, :order])).any():
+                    raise np.linalg.LinAlgError
+            except np.linalg.LinAlgError:
+                info[k] = order
+                break
+    return info.reshape(a.shape[:-2])
+
+
+def cholesky_ex(A, upper=False, check_errors=False, name="linalg.cholesky_ex"):
+    """torch.linalg.cholesky_ex (and, with ``check_errors``, cholesky): ``(L, info)``; L is
+    unspecified where info > 0, as in torch (LAPACK leaves a partial factor, jax NaNs)."""
+    from .linalg import _cholesky
+    from .._creation import tensor
+    _float_check(A, "linalg.cholesky")
+    _square_check(A, "linalg.cholesky")
+    L = apply(_cholesky, A, upper=bool(upper))
+    info = np.zeros(A.shape[:-2], np.int32)
+    if L.numel() and apply(_nan_matrices, L.detach(), dims=(L.ndim - 2, L.ndim - 1)).any():
+        info = _cholesky_info(A, upper)
+        flat = info.reshape(-1)
+        bad = np.flatnonzero(flat)
+        if check_errors and bad.size:
+            k = int(bad[0])
+            raise LinAlgError(f"{name}: {_batch(A, k)}The factorization could not be completed "
+                              f"because the input is not positive-definite (the leading minor "
+                              f"of order {int(flat[k])} is not positive-definite).")
+    return L, tensor(info, dtype=D.int32)
+
+
+_WARNED: set = set()
+
+
+def _deprecated(key, message):
+    """torch's TORCH_WARN_ONCE for its deprecated linear-algebra forms: once per process."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        import os
+        import sys
+        import warnings
+        root = os.path.dirname(os.path.dirname(__file__))
+        level, f = 2, sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith(root):
+            level, f = level + 1, f.f_back      # (the caller's line, outside torchlike)
+        warnings.warn(message, UserWarning, stacklevel=level)
 
 
 # ------------------------------------------------------------------ small products
@@ -127,14 +229,35 @@ def cholesky_solve(B, L, upper=False):
     if B.dtype is not L.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{_tname(B.dtype)} and A of type {_tname(L.dtype)} instead.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{L.shape[-2]} by {L.shape[-1]} matrices")
+    if L.shape[-1] != B.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is {B.shape[-2]} "
+                           f"by {B.shape[-1]}")
+    if L.dtype.category < D._FLOAT:
+        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for "
+                                  f"'{_tname(L.dtype)}'")
     return apply(_cholesky_solve, B, L, upper=bool(upper))
 
 
 @public(out=True)
 def cholesky_inverse(L, upper=False):
+    """(L L^H)^-1 from a Cholesky factor; torch (LAPACK's trtri) raises for a zero on the
+    factor's diagonal."""
     from .._creation import eye
+    _square_check(L, "cholesky_inverse")
+    if L.dtype.category < D._FLOAT:
+        raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for "
+                                  f"'{_tname(L.dtype)}'")
+    bad = _first_failure(apply(_zero_pivot_info, L.detach()))
+    if bad:
+        raise LinAlgError(f"cholesky_inverse: {_batch(L, bad[0])}The diagonal element {bad[1]} "
+                          f"is zero, the inversion could not be completed because the input "
+                          f"matrix is singular.")
     n = L.shape[-1]
-    return cholesky_solve(eye(n, dtype=L.dtype).expand(*L.shape), L, upper)
+    return apply(_cholesky_solve, eye(n, dtype=L.dtype).expand(*L.shape), L, upper=bool(upper))
 
 
 @defop("solve_triangular", promote="common", grad_name="LinalgSolveTriangularBackward0")
@@ -174,6 +297,11 @@ TriangularSolveResult = collections.namedtuple("triangular_solve",
 @public(out=True)
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve (legacy): solves A X = b (or A^T X = b)."""
+    _deprecated("triangular_solve", "torch.triangular_solve is deprecated in favor of "
+                "torch.linalg.solve_triangularand will be removed in a future PyTorch release.\n"
+                "torch.linalg.solve_triangular has its arguments reversed and does not return a "
+                "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould "
+                "be replaced with\nX = torch.linalg.solve_triangular(A, B).")
     AA = A.mT if transpose else A
     x = solve_triangular(AA, b, upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolveResult(x, A.clone())
@@ -192,16 +320,38 @@ def _lu_factor(a):
     return lu, (piv + 1).astype(jnp.int32)
 
 
-@public(out=True)
-def lu_factor(A, *, pivot=True):
-    if A.dtype.category < D._FLOAT:
+def _lu_checks(A, name):
+    """torch's checks of an LU factorization's input (``name``: the function's, as torch
+    spells it in the dimension message)."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    if A.dtype.category < D._FLOAT or A.dtype in (D.float16, D.bfloat16):
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_tname(A.dtype)}'")
-    _float_check(A, "linalg.lu_factor")
-    _matrix_check(A, "linalg.lu_factor")
+
+
+def _lu_factor_ex(A, pivot, check_errors, name):
+    _lu_checks(A, "torch.lu_factor")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
                            "CPU")
-    return LUFactorResult(*apply(_lu_factor, A))
+    LU, piv = apply(_lu_factor, A)
+    info = apply(_zero_pivot_info, LU.detach())
+    if check_errors:
+        bad = _first_failure(info)
+        if bad:
+            raise RuntimeError(f"torch.{name}: {_batch(A, bad[0])}U[{bad[1]},{bad[1]}] is zero "
+                               f"and using it on lu_solve would result in a division by zero. "
+                               f"If you still want to perform the factorization, consider "
+                               f"calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    return LU, piv, info
+
+
+@public(out=True)
+def lu_factor(A, *, pivot=True):
+    """torch.linalg.lu_factor: raises (a RuntimeError, as torch) when U has a zero on its
+    diagonal, which lu_solve would divide by."""
+    return LUFactorResult(*_lu_factor_ex(A, pivot, True, "linalg.lu_factor")[:2])
 
 
 def _perm_matrix(perm, n, dtype):
@@ -228,8 +378,7 @@ def _lu_P(a):
 
 @public(out=True)
 def linalg_lu(A, *, pivot=True):
-    _float_check(A, "linalg.lu")
-    _matrix_check(A, "linalg.lu")
+    _lu_checks(A, "linalg.lu")
     L, U = apply(_lu, A)
     return LUResult(apply(_lu_P, A), L, U)
 
@@ -274,6 +423,26 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 @public(out=True)
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    _float_check(LU, "torch.linalg.lu_solve")
+    if LU.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {_tname(LU.dtype)} and B of type "
+                           f"{_tname(B.dtype)} instead")
+    if pivots.dtype is not D.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type "
+                           "torch.int32")
+    _square_check(LU, "torch.linalg.lu_solve")
+    _matrix_check(B, "linalg.lu_solve", "B")
+    if (B.shape[-2] if left else B.shape[-1]) != LU.shape[-1]:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({LU.shape[-2]}x{LU.shape[-1]} "
+                           f"and {B.shape[-2]}x{B.shape[-1]})")
+    if pivots.shape[-1:] != LU.shape[-1:]:
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the "
+                           "dimension of the matrix")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the "
+                           f"same, but got pivots with shape {list(pivots.shape)} instead")
     P, L, U = lu_unpack(LU, pivots)
     if left and not adjoint:
         # A = P L U:  X = U^-1 L^-1 P^T B
@@ -299,6 +468,8 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     _float_check(A, "torch.linalg.matrix_rank")
     _matrix_check(A, "torch.linalg.matrix_rank", "input")
+    if not hermitian:
+        _svd_check(A)
     from .. import no_grad
     with no_grad():
         s = linalg_svdvals(A)
@@ -314,17 +485,37 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
         return (s > thr).sum(-1)
 
 
+_COND_ORDS = (None, 1, -1, 2, -2, float("inf"), float("-inf"), "fro", "nuc")
+
+
 @public(out=True)
 def cond(A, p=None):
-    _float_check(A, "linalg.cond")
-    _matrix_check(A, "linalg.cond")
+    """torch.linalg.cond: s_max / s_min for p in (None, 2, -2); else ||A||_p ||A^-1||_p, with an
+    infinite inverse for a singular matrix and NaN read as infinity (torch's NumPy rule)."""
+    if not (p is None or isinstance(p, str) or isinstance(p, (int, float))) or \
+            p not in _COND_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: "
+                           f"{p if isinstance(p, str) else format(p, 'g')}")
     if p is None or p in (2, -2):
+        _float_check(A, "linalg.svd")
+        _matrix_check(A, "linalg.cond")
+        if A.numel() == 0:
+            return A.abs().sum((-2, -1))
+        _svd_check(A)
         s = linalg_svdvals(A)
         if p == -2:
             return s[..., -1] / s[..., 0]
         return s[..., 0] / s[..., -1]
+    _float_check(A, "linalg.inv")
     _square_check(A, f"linalg.cond(ord={p if isinstance(p, str) else format(p, 'g')})")
-    return linalg_matrix_norm(A, p) * linalg_matrix_norm(linalg_inv(A), p)
+    if A.numel() == 0:
+        return A.abs().sum((-2, -1))
+    from .linalg import _inv, _lu_info
+    inv = apply(_inv, A)
+    info = apply(_lu_info, A.detach())
+    inv = inv.masked_fill((info > 0)[..., None, None], float("inf"))
+    r = linalg_matrix_norm(A, p) * linalg_matrix_norm(inv, p)
+    return r.nan_to_num(float("inf"), float("inf"), float("-inf"))
 
 
 @defop("vander", saves=False, grad_name="LinalgVanderBackward0")
@@ -380,27 +571,52 @@ def eig(A):
     DIFFERENCES.md)."""
     _float_check(A, "linalg.eig")
     _square_check(A, "linalg.eig")
+    if A.numel() and not bool(A.detach().isfinite().all()):
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
     return EigResult(*apply(_eig, A))
-
-
-def _info(A):
-    return Tensor._make(jnp.zeros(tuple(A.shape[:-2]), jnp.int32))
 
 
 SolveExResult = collections.namedtuple("linalg_solve_ex", ["result", "info"])
 LUFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+LUWithInfoResult = collections.namedtuple("_lu_with_info", ["LU", "pivots", "info"])
+
+
+def _solve_ex(A, B, left, check_errors, name):
+    """torch.linalg.solve_ex / solve: the solution and getrf's info per matrix of A (of A^T for
+    ``left=False``, the matrix torch factors); ``check_errors`` raises for the first singular
+    matrix, as torch."""
+    from .linalg import _lu_info, _solve
+    _float_check(A, "linalg.solve")
+    _square_check(A, "linalg.solve")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {_tname(A.dtype)} and B of type {_tname(B.dtype)} "
+                           f"instead")
+    vector = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and
+                                        tuple(B.shape[:-1]) == tuple(A.shape[:-2])))
+    n = A.shape[-1]
+    k = B.shape[-1] if vector else (B.shape[-2] if left else B.shape[-1])
+    if k != n:
+        bs = (f"{B.shape[-1]}x1" if vector else f"{B.shape[-2]}x{B.shape[-1]}")
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {bs})")
+    info = apply(_lu_info, A.detach()).to(D.int32)     # (torch factors A for both sides)
+    if check_errors:
+        bad = _first_failure(info)
+        if bad:
+            raise LinAlgError(f"torch.{name}: {_batch(A, bad[0])}The solver failed because the "
+                              f"input matrix is singular.")
+    return apply(_solve, A, B, vector=bool(vector), left=bool(left)), info
 
 
 @public(out=True)
 def solve_ex(A, B, *, left=True, check_errors=False):
-    from .linalg import linalg_solve
-    return SolveExResult(linalg_solve(A, B, left=left), _info(A))
+    return SolveExResult(*_solve_ex(A, B, left, check_errors, "linalg.solve_ex"))
 
 
 @public(out=True)
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
-    LU, piv = lu_factor(A, pivot=pivot)
-    return LUFactorExResult(LU, piv, _info(A))
+    return LUFactorExResult(*_lu_factor_ex(A, pivot, check_errors, "linalg.lu_factor_ex"))
 
 
 @public(out=True)
@@ -445,13 +661,24 @@ def vander(x, N=None, increasing=False):
 
 @public(out=True)
 def legacy_lu(A, pivot=True, get_infos=False):
-    """torch.lu (deprecated form): (LU, pivots) or (LU, pivots, infos)."""
-    LU, piv = lu_factor(A, pivot=pivot)
-    return (LU, piv, _info(A)) if get_infos else (LU, piv)
+    """torch.lu (deprecated form): (LU, pivots), or ``_lu_with_info`` (LU, pivots, infos);
+    never raises for a singular input."""
+    _deprecated("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+                "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+                "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\nLU, pivots = "
+                "torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+                "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                "torch.linalg.lu_factor_ex(A, compute_pivots)")
+    LU, piv, info = _lu_factor_ex(A, pivot, False, "lu")
+    return LUWithInfoResult(LU, piv, info) if get_infos else (LU, piv)
 
 
 @public(out=True)
 def legacy_lu_solve(b, LU_data, LU_pivots):
+    _deprecated("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand "
+                "will be removed in a future PyTorch release.\nNote that torch.linalg.lu_solve "
+                "has its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be "
+                "replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
@@ -493,9 +720,18 @@ def householder_product(A, tau):
     if tau.shape[-1] > n:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
                            "than or equal to tau.shape[-1]")
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one "
+                           f"dimension less than input, but got tau.ndim equal to {tau.ndim} "
+                           f"and input.ndim is equal to {A.ndim}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"torch.linalg.householder_product: Expected batch dimensions of tau "
+                           f"to be equal to input.shape[:-2], but got {list(tau.shape[:-1])}")
     if A.dtype is not tau.dtype:
-        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {tau.dtype} does not "
-                           f"match input dtype {A.dtype}")
+        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {_tname(tau.dtype)} "
+                           f"does not match input dtype {_tname(A.dtype)}")
+    if A.dtype.category < D._FLOAT:
+        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{_tname(A.dtype)}'")
     return apply(_householder_product, A, tau)
 
 

@@ -1,0 +1,347 @@
+"""Linear algebra's errors and its singular / non-finite inputs, side by side with torch (CPU):
+the exception's class name and message, or the values, dtypes, shapes and info flags returned.
+
+Each case is ``fn(m)`` run with ``m = torch`` and ``m = torchlike``; inputs are built inside from
+nested lists, so both sides see the same numbers."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+NAN, INF = float("nan"), float("inf")
+SING = [[1.0, 2.0], [2.0, 4.0]]              # singular: U[2,2] == 0 after one row swap
+NPD = [[1.0, 2.0], [2.0, 1.0]]               # symmetric, not positive-definite (order 2)
+NANM = [[1.0, NAN], [0.0, 1.0]]              # a NaN above the diagonal
+LSING = [[1.0, 0.0], [1.0, 0.0]]             # a Cholesky factor with a zero on its diagonal
+EYE = [[1.0, 0.0], [0.0, 1.0]]
+
+
+def t(m, x, dt="float32"):
+    return m.tensor(x, dtype=getattr(m, dt))
+
+
+def b2(m, a, dt="float32"):
+    """A batch of two: the identity, then ``a`` (torch names the failing batch element 1)."""
+    return m.stack([t(m, EYE, dt), t(m, a, dt)])
+
+
+def _leaves(r):
+    if isinstance(r, (tuple, list)):
+        return [x for v in r for x in _leaves(v)]
+    return [r]
+
+
+def outcome(fn, m):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn(m)
+        except Exception as e:                                  # noqa: BLE001
+            return ("raise", type(e).__name__, str(e), isinstance(e, RuntimeError),
+                    isinstance(e, m.linalg.LinAlgError))
+    kind = type(r).__name__ if isinstance(r, tuple) else None
+    vals = []
+    for v in _leaves(r):
+        if hasattr(v, "dtype") and hasattr(v, "shape"):
+            vals.append((str(v.dtype).split(".")[-1], tuple(v.shape),
+                         np.asarray(v.detach().cpu().numpy() if m is torch else v.numpy())))
+        else:
+            vals.append(v)
+    # (torch's deprecation warnings come once per process: test_deprecated_forms_warn_once)
+    return ("value", kind, vals, sorted({str(x.message).split(" (Triggered")[0] for x in w
+                                         if "is deprecated" not in str(x.message)}))
+
+
+def same(fn, rtol=1e-5, atol=1e-6):
+    want, got = outcome(fn, torch), outcome(fn, torchlike)
+    if want[0] == "raise" or got[0] == "raise":
+        assert got == want
+        return
+    assert got[1] == want[1], "result type"
+    assert got[3] == want[3], "warnings"
+    assert len(got[2]) == len(want[2])
+    for g, w in zip(got[2], want[2]):
+        if not isinstance(w, tuple):
+            assert g == w
+            continue
+        assert g[:2] == w[:2], "dtype/shape"
+        np.testing.assert_allclose(g[2], w[2], rtol=rtol, atol=atol, equal_nan=True)
+
+
+L = lambda m: m.linalg      # noqa: E731
+DTS = ["float32", "float64"]
+
+# ------------------------------------------------------------------ cases (name, fn(m, dt))
+
+CASES = [
+    # LinAlgError's identity
+    ("linalg_error_names", lambda m, dt: (m.linalg.LinAlgError.__module__,
+                                          m.linalg.LinAlgError.__qualname__,
+                                          m.linalg.LinAlgError.__name__,
+                                          issubclass(m.linalg.LinAlgError, RuntimeError))),
+    # lu_factor / lu_factor_ex / legacy lu
+    ("lu_factor_singular", lambda m, dt: L(m).lu_factor(t(m, SING, dt))),
+    ("lu_factor_singular_batched", lambda m, dt: L(m).lu_factor(b2(m, SING, dt))),
+    ("lu_factor_zero", lambda m, dt: L(m).lu_factor(m.zeros(3, 3, dtype=getattr(m, dt)))),
+    ("lu_factor_wide_singular", lambda m, dt: L(m).lu_factor(
+        t(m, [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]], dt))),
+    ("lu_factor_tall", lambda m, dt: L(m).lu_factor(t(m, [[1.0, 2.0], [2.0, 4.0], [3.0, 6.5]],
+                                                      dt))),
+    ("lu_factor_nan", lambda m, dt: L(m).lu_factor(t(m, NANM, dt))),
+    ("lu_factor_int", lambda m, dt: L(m).lu_factor(m.eye(2, dtype=m.int64))),
+    ("lu_factor_1d", lambda m, dt: L(m).lu_factor(m.ones(2, dtype=getattr(m, dt)))),
+    ("lu_factor_no_pivot", lambda m, dt: L(m).lu_factor(t(m, EYE, dt), pivot=False)),
+    ("lu_factor_ex_singular", lambda m, dt: L(m).lu_factor_ex(t(m, SING, dt))),
+    ("lu_factor_ex_singular_batched", lambda m, dt: L(m).lu_factor_ex(b2(m, SING, dt))),
+    ("lu_factor_ex_zero", lambda m, dt: L(m).lu_factor_ex(m.zeros(3, 3, dtype=getattr(m, dt)))),
+    ("lu_factor_ex_ok", lambda m, dt: L(m).lu_factor_ex(b2(m, NPD, dt))),
+    ("lu_factor_ex_check", lambda m, dt: L(m).lu_factor_ex(t(m, SING, dt), check_errors=True)),
+    ("lu_factor_ex_check_batched", lambda m, dt: L(m).lu_factor_ex(b2(m, SING, dt),
+                                                                   check_errors=True)),
+    ("lu_factor_ex_check_ok", lambda m, dt: L(m).lu_factor_ex(b2(m, NPD, dt),
+                                                              check_errors=True)),
+    ("lu_factor_ex_int", lambda m, dt: L(m).lu_factor_ex(m.eye(2, dtype=m.int64))),
+    ("lu_factor_ex_1d", lambda m, dt: L(m).lu_factor_ex(m.ones(2, dtype=getattr(m, dt)))),
+    ("lu_factor_ex_no_pivot", lambda m, dt: L(m).lu_factor_ex(t(m, EYE, dt), pivot=False)),
+    ("legacy_lu_infos", lambda m, dt: m.lu(t(m, SING, dt), get_infos=True)),
+    ("legacy_lu_infos_batched", lambda m, dt: m.lu(b2(m, SING, dt), get_infos=True)),
+    ("legacy_lu_singular", lambda m, dt: m.lu(t(m, SING, dt))),
+    ("lu_singular", lambda m, dt: L(m).lu(t(m, SING, dt))),
+    ("lu_int", lambda m, dt: L(m).lu(m.eye(2, dtype=m.int64))),
+    ("lu_1d", lambda m, dt: L(m).lu(m.ones(2, dtype=getattr(m, dt)))),
+    # lu_solve
+    ("lu_solve_singular", lambda m, dt: L(m).lu_solve(*L(m).lu_factor_ex(t(m, SING, dt))[:2],
+                                                      m.ones(2, 1, dtype=getattr(m, dt)))),
+    ("lu_solve_int_pivots", lambda m, dt: L(m).lu_solve(t(m, EYE, dt), m.ones(2, dtype=m.int64),
+                                                        m.ones(2, 1, dtype=getattr(m, dt)))),
+    ("lu_solve_bad_b", lambda m, dt: L(m).lu_solve(t(m, EYE, dt), m.ones(2, dtype=m.int32),
+                                                   m.ones(3, 1, dtype=getattr(m, dt)))),
+    ("lu_solve_1d_b", lambda m, dt: L(m).lu_solve(t(m, EYE, dt), m.ones(2, dtype=m.int32),
+                                                  m.ones(2, dtype=getattr(m, dt)))),
+    ("lu_solve_right_bad_b", lambda m, dt: L(m).lu_solve(t(m, EYE, dt), m.ones(2, dtype=m.int32),
+                                                         m.ones(2, 3, dtype=getattr(m, dt)),
+                                                         left=False)),
+    ("lu_solve_nonsquare", lambda m, dt: L(m).lu_solve(m.ones(2, 3, dtype=getattr(m, dt)),
+                                                       m.ones(2, dtype=m.int32),
+                                                       m.ones(2, 1, dtype=getattr(m, dt)))),
+    # inv / inv_ex / matrix_power
+    ("inv_singular", lambda m, dt: L(m).inv(t(m, SING, dt))),
+    ("inv_singular_batched", lambda m, dt: L(m).inv(b2(m, SING, dt))),
+    ("inv_nan", lambda m, dt: L(m).inv(t(m, NANM, dt))),
+    ("inv_int", lambda m, dt: L(m).inv(m.eye(2, dtype=m.int64))),
+    ("inv_nonsquare", lambda m, dt: L(m).inv(m.ones(2, 3, dtype=getattr(m, dt)))),
+    ("inv_1d", lambda m, dt: L(m).inv(m.ones(3, dtype=getattr(m, dt)))),
+    ("inv_ex_singular", lambda m, dt: L(m).inv_ex(t(m, SING, dt))),
+    ("inv_ex_singular_batched", lambda m, dt: L(m).inv_ex(b2(m, SING, dt))),
+    ("inv_ex_check", lambda m, dt: L(m).inv_ex(t(m, SING, dt), check_errors=True)),
+    ("inv_ex_check_batched", lambda m, dt: L(m).inv_ex(b2(m, SING, dt), check_errors=True)),
+    ("inv_ex_int", lambda m, dt: L(m).inv_ex(m.eye(2, dtype=m.int64))),
+    ("matrix_power_singular", lambda m, dt: L(m).matrix_power(t(m, SING, dt), -1)),
+    ("matrix_power_singular_batched", lambda m, dt: L(m).matrix_power(
+        m.stack([t(m, EYE, dt), m.zeros(2, 2, dtype=getattr(m, dt))]), -2)),
+    ("matrix_power_int_neg", lambda m, dt: L(m).matrix_power(m.eye(2, dtype=m.int64), -1)),
+    ("matrix_power_int", lambda m, dt: L(m).matrix_power(m.tensor([[1, 2], [3, 4]]), 2)),
+    ("matrix_power_nonsquare", lambda m, dt: L(m).matrix_power(m.ones(2, 3), 2)),
+    ("matrix_power_1d", lambda m, dt: L(m).matrix_power(m.ones(2), 2)),
+    # solve / solve_ex
+    ("solve_singular", lambda m, dt: L(m).solve(t(m, SING, dt), m.ones(2, dtype=getattr(m, dt)))),
+    ("solve_singular_batched", lambda m, dt: L(m).solve(b2(m, SING, dt),
+                                                        m.ones(2, 2, 1, dtype=getattr(m, dt)))),
+    ("solve_singular_left_false", lambda m, dt: L(m).solve(
+        t(m, SING, dt), m.ones(1, 2, dtype=getattr(m, dt)), left=False)),
+    ("solve_nan", lambda m, dt: L(m).solve(t(m, NANM, dt), m.ones(2, dtype=getattr(m, dt)))),
+    ("solve_int", lambda m, dt: L(m).solve(m.eye(2, dtype=m.int64), m.ones(2))),
+    ("solve_dtype", lambda m, dt: L(m).solve(t(m, EYE, dt), m.ones(2, dtype=m.float16))),
+    ("solve_shape", lambda m, dt: L(m).solve(t(m, EYE, dt), m.ones(3, dtype=getattr(m, dt)))),
+    ("solve_ex_singular", lambda m, dt: L(m).solve_ex(t(m, SING, dt),
+                                                      m.ones(2, dtype=getattr(m, dt)))),
+    ("solve_ex_singular_batched", lambda m, dt: L(m).solve_ex(
+        b2(m, SING, dt), m.ones(2, 2, 1, dtype=getattr(m, dt)))),
+    ("solve_ex_broadcast_b", lambda m, dt: L(m).solve_ex(
+        t(m, EYE, dt), m.ones(3, 2, 1, dtype=getattr(m, dt)))),
+    ("solve_ex_left_false", lambda m, dt: L(m).solve_ex(
+        t(m, SING, dt), m.ones(1, 2, dtype=getattr(m, dt)), left=False)),
+    ("solve_ex_broadcast_a_batch", lambda m, dt: L(m).solve_ex(
+        b2(m, SING, dt), m.ones(4, 1, 2, 1, dtype=getattr(m, dt))).info),
+    ("solve_broadcast_a_batch", lambda m, dt: L(m).solve(
+        b2(m, SING, dt), m.ones(4, 1, 2, 1, dtype=getattr(m, dt)))),
+    ("solve_ex_check", lambda m, dt: L(m).solve_ex(t(m, SING, dt),
+                                                   m.ones(2, dtype=getattr(m, dt)),
+                                                   check_errors=True)),
+    ("solve_ex_check_batched", lambda m, dt: L(m).solve_ex(
+        b2(m, SING, dt), m.ones(2, 2, 1, dtype=getattr(m, dt)), check_errors=True)),
+    ("solve_ex_check_ok", lambda m, dt: L(m).solve_ex(
+        b2(m, NPD, dt), m.ones(2, 2, 1, dtype=getattr(m, dt)), check_errors=True)),
+    ("solve_ex_nan", lambda m, dt: L(m).solve_ex(t(m, NANM, dt),
+                                                 m.ones(2, dtype=getattr(m, dt)))),
+    ("solve_ex_int", lambda m, dt: L(m).solve_ex(m.eye(2, dtype=m.int64), m.ones(2))),
+    # cholesky / cholesky_ex
+    ("cholesky_npd", lambda m, dt: L(m).cholesky(t(m, NPD, dt))),
+    ("cholesky_npd_batched", lambda m, dt: L(m).cholesky(b2(m, NPD, dt))),
+    ("cholesky_npd_upper", lambda m, dt: L(m).cholesky(t(m, NPD, dt), upper=True)),
+    ("cholesky_nan_diag", lambda m, dt: L(m).cholesky(t(m, [[NAN, 0.0], [0.0, 1.0]], dt))),
+    ("cholesky_int", lambda m, dt: L(m).cholesky(m.eye(2, dtype=m.int64))),
+    ("cholesky_nonsquare", lambda m, dt: L(m).cholesky(m.ones(2, 3, dtype=getattr(m, dt)))),
+    ("cholesky_ex_npd_info", lambda m, dt: L(m).cholesky_ex(t(m, NPD, dt)).info),
+    ("cholesky_ex_npd_batched_info", lambda m, dt: L(m).cholesky_ex(b2(m, NPD, dt)).info),
+    ("cholesky_ex_check", lambda m, dt: L(m).cholesky_ex(t(m, NPD, dt), check_errors=True)),
+    ("cholesky_ex_check_batched", lambda m, dt: L(m).cholesky_ex(b2(m, NPD, dt),
+                                                                 check_errors=True)),
+    ("cholesky_ex_check_ok", lambda m, dt: L(m).cholesky_ex(b2(m, [[2.0, 1.0], [1.0, 2.0]], dt),
+                                                            check_errors=True)),
+    ("cholesky_ex_int", lambda m, dt: L(m).cholesky_ex(m.eye(2, dtype=m.int64))),
+    # cholesky_inverse / cholesky_solve
+    ("cholesky_inverse_singular", lambda m, dt: m.cholesky_inverse(t(m, LSING, dt))),
+    ("cholesky_inverse_zero", lambda m, dt: m.cholesky_inverse(m.zeros(2, 2,
+                                                                       dtype=getattr(m, dt)))),
+    ("cholesky_inverse_singular_upper", lambda m, dt: m.cholesky_inverse(
+        t(m, [[1.0, 1.0], [0.0, 0.0]], dt), upper=True)),
+    ("cholesky_inverse_singular_batched", lambda m, dt: m.cholesky_inverse(b2(m, LSING, dt))),
+    ("cholesky_inverse_method", lambda m, dt: t(m, LSING, dt).cholesky_inverse()),
+    ("cholesky_inverse_ok", lambda m, dt: m.cholesky_inverse(b2(m, [[2.0, 0.0], [1.0, 1.0]], dt))),
+    ("cholesky_inverse_int", lambda m, dt: m.cholesky_inverse(m.eye(2, dtype=m.int64))),
+    ("cholesky_inverse_1d", lambda m, dt: m.cholesky_inverse(m.ones(2, dtype=getattr(m, dt)))),
+    ("cholesky_inverse_nonsquare", lambda m, dt: m.cholesky_inverse(
+        m.ones(2, 3, dtype=getattr(m, dt)))),
+    ("cholesky_solve_singular", lambda m, dt: m.cholesky_solve(
+        m.ones(2, 1, dtype=getattr(m, dt)), t(m, LSING, dt))),
+    ("cholesky_solve_int", lambda m, dt: m.cholesky_solve(m.ones(2, 1, dtype=m.int64),
+                                                          m.eye(2, dtype=m.int64))),
+    ("cholesky_solve_nonsquare", lambda m, dt: m.cholesky_solve(
+        m.ones(2, 1, dtype=getattr(m, dt)), m.ones(2, 3, dtype=getattr(m, dt)))),
+    ("cholesky_solve_shapes", lambda m, dt: m.cholesky_solve(
+        m.ones(3, 1, dtype=getattr(m, dt)), t(m, EYE, dt))),
+    # svd family on NaN
+    ("svd_nan", lambda m, dt: L(m).svd(t(m, NANM, dt))),
+    ("svd_nan_batched", lambda m, dt: L(m).svd(b2(m, NANM, dt))),
+    ("svd_nan_reduced", lambda m, dt: L(m).svd(t(m, NANM, dt), full_matrices=False)),
+    ("svd_nan_wide", lambda m, dt: L(m).svd(t(m, [[1.0, NAN, 2.0]], dt))),
+    ("svdvals_nan", lambda m, dt: L(m).svdvals(t(m, NANM, dt))),
+    ("svdvals_nan_batched", lambda m, dt: L(m).svdvals(b2(m, NANM, dt))),
+    ("svdvals_nan_complex", lambda m, dt: L(m).svdvals(
+        t(m, NANM, dt).to(m.complex64 if dt == "float32" else m.complex128))),
+    ("svdvals_int", lambda m, dt: L(m).svdvals(m.eye(2, dtype=m.int64))),
+    ("svdvals_empty", lambda m, dt: L(m).svdvals(m.zeros(0, 2, dtype=getattr(m, dt)))),
+    ("pinv_nan", lambda m, dt: L(m).pinv(t(m, NANM, dt))),
+    ("pinv_nan_batched", lambda m, dt: L(m).pinv(b2(m, NANM, dt))),
+    ("matrix_rank_nan", lambda m, dt: L(m).matrix_rank(t(m, NANM, dt))),
+    ("matrix_rank_nan_batched", lambda m, dt: L(m).matrix_rank(b2(m, NANM, dt))),
+    ("matrix_rank_singular", lambda m, dt: L(m).matrix_rank(b2(m, SING, dt))),
+    ("matrix_norm_2_nan", lambda m, dt: L(m).matrix_norm(t(m, NANM, dt), 2)),
+    ("matrix_norm_nuc_nan_batched", lambda m, dt: L(m).matrix_norm(b2(m, NANM, dt), "nuc")),
+    ("matrix_norm_m2_nan_dims", lambda m, dt: L(m).matrix_norm(
+        b2(m, NANM, dt).permute(1, 0, 2), -2, dim=(0, 2))),
+    ("matrix_norm_fro_nan", lambda m, dt: L(m).matrix_norm(t(m, NANM, dt))),
+    ("norm_2_nan", lambda m, dt: L(m).norm(t(m, NANM, dt), 2)),
+    ("norm_nuc_nan_dim", lambda m, dt: L(m).norm(b2(m, NANM, dt), "nuc", dim=(1, 2))),
+    ("norm_2_vector_nan", lambda m, dt: L(m).norm(t(m, NANM, dt), 2, dim=1)),
+    # cond
+    ("cond_nan", lambda m, dt: L(m).cond(t(m, NANM, dt))),
+    ("cond_nan_m2", lambda m, dt: L(m).cond(t(m, NANM, dt), -2)),
+    ("cond_nan_1", lambda m, dt: L(m).cond(t(m, NANM, dt), 1)),
+    ("cond_nan_fro", lambda m, dt: L(m).cond(t(m, NANM, dt), "fro")),
+    ("cond_singular_2", lambda m, dt: L(m).cond(t(m, [[1.0, 0.0], [0.0, 0.0]], dt))),
+    ("cond_singular_fro", lambda m, dt: L(m).cond(t(m, SING, dt), "fro")),
+    ("cond_singular_nuc", lambda m, dt: L(m).cond(t(m, [[1.0, 0.0], [0.0, 0.0]], dt), "nuc")),
+    ("cond_singular_1", lambda m, dt: L(m).cond(t(m, SING, dt), 1)),
+    ("cond_singular_inf_batched", lambda m, dt: L(m).cond(b2(m, SING, dt), INF)),
+    ("cond_singular_m1_batched", lambda m, dt: L(m).cond(b2(m, SING, dt), -1)),
+    ("cond_zero_2", lambda m, dt: L(m).cond(m.zeros(2, 2, dtype=getattr(m, dt)))),
+    ("cond_zero_fro", lambda m, dt: L(m).cond(m.zeros(2, 2, dtype=getattr(m, dt)), "fro")),
+    ("cond_empty_fro", lambda m, dt: L(m).cond(m.zeros(2, 0, 0, dtype=getattr(m, dt)), "fro")),
+    ("cond_bad_ord", lambda m, dt: L(m).cond(t(m, EYE, dt), 3)),
+    ("cond_bad_str", lambda m, dt: L(m).cond(t(m, EYE, dt), "abc")),
+    ("cond_nonsquare_fro", lambda m, dt: L(m).cond(m.ones(2, 3, dtype=getattr(m, dt)), "fro")),
+    ("cond_int", lambda m, dt: L(m).cond(m.eye(2, dtype=m.int64))),
+    ("cond_int_fro", lambda m, dt: L(m).cond(m.eye(2, dtype=m.int64), "fro")),
+    # eig family
+    ("eig_nan", lambda m, dt: L(m).eig(t(m, NANM, dt))),
+    ("eig_inf", lambda m, dt: L(m).eig(t(m, [[1.0, INF], [0.0, 1.0]], dt))),
+    ("eig_nan_batched", lambda m, dt: L(m).eig(b2(m, NANM, dt))),
+    ("eigh_nan_lower_ignored", lambda m, dt: L(m).eigh(t(m, NANM, dt))),
+    ("eigvalsh_nan_lower_ignored", lambda m, dt: L(m).eigvalsh(b2(m, NANM, dt))),
+    ("eigh_nonsquare", lambda m, dt: L(m).eigh(m.ones(2, 3, dtype=getattr(m, dt)))),
+    ("eigh_bad_uplo", lambda m, dt: L(m).eigh(t(m, EYE, dt), UPLO="X")),
+    ("eigh_int", lambda m, dt: L(m).eigh(m.eye(2, dtype=m.int64))),
+    # det / slogdet on singular: values, no error
+    ("det_singular", lambda m, dt: L(m).det(t(m, [[1.0, 0.0], [0.0, 0.0]], dt))),
+    ("slogdet_singular", lambda m, dt: L(m).slogdet(t(m, [[1.0, 0.0], [0.0, 0.0]], dt))),
+    ("det_nan", lambda m, dt: L(m).det(t(m, NANM, dt))),
+    ("det_int", lambda m, dt: L(m).det(m.eye(2, dtype=m.int64))),
+    # triangular solves on singular: inf/nan values, no error
+    ("solve_triangular_singular", lambda m, dt: L(m).solve_triangular(
+        t(m, [[1.0, 1.0], [0.0, 0.0]], dt), m.ones(2, 1, dtype=getattr(m, dt)), upper=True)),
+    ("solve_triangular_1d_b", lambda m, dt: L(m).solve_triangular(
+        t(m, EYE, dt), m.ones(2, dtype=getattr(m, dt)), upper=True)),
+    ("solve_triangular_shape", lambda m, dt: L(m).solve_triangular(
+        t(m, EYE, dt), m.ones(3, 1, dtype=getattr(m, dt)), upper=True)),
+    # qr, householder_product
+    ("qr_int", lambda m, dt: L(m).qr(m.eye(2, dtype=m.int64))),
+    ("qr_bad_mode", lambda m, dt: L(m).qr(t(m, EYE, dt), mode="x")),
+    ("householder_tau_dims", lambda m, dt: L(m).householder_product(
+        t(m, EYE, dt), m.ones(2, 2, dtype=getattr(m, dt)))),
+    ("householder_tau_batch", lambda m, dt: L(m).householder_product(
+        m.ones(2, 3, 2, dtype=getattr(m, dt)), m.ones(3, 2, dtype=getattr(m, dt)))),
+    ("householder_wide", lambda m, dt: L(m).householder_product(
+        m.ones(2, 3, dtype=getattr(m, dt)), m.ones(2, dtype=getattr(m, dt)))),
+    ("householder_1d", lambda m, dt: L(m).householder_product(
+        m.ones(3, dtype=getattr(m, dt)), m.ones(1, dtype=getattr(m, dt)))),
+    # norms with bad arguments
+    ("matrix_norm_bad_ord", lambda m, dt: L(m).matrix_norm(t(m, EYE, dt), 3)),
+    ("matrix_norm_bad_str", lambda m, dt: L(m).matrix_norm(t(m, EYE, dt), "abc")),
+    ("matrix_norm_1d", lambda m, dt: L(m).matrix_norm(m.ones(2, dtype=getattr(m, dt)))),
+    ("matrix_norm_same_dims", lambda m, dt: L(m).matrix_norm(t(m, EYE, dt), dim=(0, 0))),
+    ("norm_3d_ord", lambda m, dt: L(m).norm(m.ones(2, 2, 2, dtype=getattr(m, dt)), 2)),
+    ("norm_str_1d", lambda m, dt: L(m).norm(m.ones(3, dtype=getattr(m, dt)), "fro")),
+    ("norm_str_3d", lambda m, dt: L(m).norm(m.ones(2, 2, 2, dtype=getattr(m, dt)), "fro")),
+    ("norm_str_dim3", lambda m, dt: L(m).norm(m.ones(2, 2, 2, dtype=getattr(m, dt)), "fro",
+                                              dim=(0, 1, 2))),
+    ("norm_str_dim1", lambda m, dt: L(m).norm(m.ones(2, 2, dtype=getattr(m, dt)), "fro",
+                                              dim=(0,))),
+    ("vector_norm_str", lambda m, dt: L(m).vector_norm(t(m, EYE, dt), "fro")),
+    ("vector_norm_int", lambda m, dt: L(m).vector_norm(m.eye(2, dtype=m.int64))),
+    # lstsq
+    ("lstsq_singular", lambda m, dt: L(m).lstsq(t(m, SING, dt),
+                                                m.ones(2, 1, dtype=getattr(m, dt))).solution),
+    ("lstsq_bad_driver", lambda m, dt: L(m).lstsq(t(m, EYE, dt),
+                                                  m.ones(2, 1, dtype=getattr(m, dt)),
+                                                  driver="x")),
+    ("lstsq_dtype", lambda m, dt: L(m).lstsq(t(m, EYE, dt), m.ones(2, 1, dtype=m.float16))),
+    ("lstsq_shape", lambda m, dt: L(m).lstsq(t(m, EYE, dt), m.ones(3, 1, dtype=getattr(m, dt)))),
+]
+
+
+@pytest.mark.parametrize("dt", DTS)
+@pytest.mark.parametrize("name,fn", CASES, ids=[c[0] for c in CASES])
+def test_as_torch(name, fn, dt):
+    same(lambda m: fn(m, dt), rtol=1e-4 if dt == "float32" else 1e-7,
+         atol=1e-5 if dt == "float32" else 1e-9)
+
+
+def test_linalg_error_pickles_and_is_caught_as_runtime_error():
+    import pickle
+    E = torchlike.linalg.LinAlgError
+    e = pickle.loads(pickle.dumps(E("x")))
+    assert type(e) is E and str(e) == "x"
+    with pytest.raises(RuntimeError):
+        torchlike.linalg.inv(torchlike.zeros(2, 2))
+
+
+@pytest.mark.parametrize("name,call", [
+    ("lu", lambda m: m.lu(m.eye(2))),
+    ("lu_solve", lambda m: m.lu_solve(m.ones(2, 1), *m.linalg.lu_factor(m.eye(2)))),
+    ("triangular_solve", lambda m: m.triangular_solve(m.ones(2, 1), m.eye(2)))])
+def test_deprecated_forms_warn_once(name, call):
+    """torch's TORCH_WARN_ONCE: the first call in a process warns, at the caller's line."""
+    from torchlike._ops import factorizations
+    factorizations._WARNED.discard(name)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        call(torchlike)
+        call(torchlike)
+    assert len(w) == 1 and w[0].category is UserWarning
+    assert str(w[0].message).startswith(f"torch.{name} is deprecated in favor of torch.linalg.")
+    assert w[0].filename == __file__
