@@ -201,6 +201,17 @@ CASES = [
         t(m, [[1.0, 1.0], [0.0, 0.0]], dt), upper=True)),
     ("cholesky_inverse_singular_batched", lambda m, dt: m.cholesky_inverse(b2(m, LSING, dt))),
     ("cholesky_inverse_method", lambda m, dt: t(m, LSING, dt).cholesky_inverse()),
+    ("cholesky_inverse_singular_complex", lambda m, dt: m.cholesky_inverse(
+        t(m, LSING, dt).to(m.complex64 if dt == "float32" else m.complex128))),
+    ("lu_factor_ex_singular_complex", lambda m, dt: L(m).lu_factor_ex(
+        t(m, SING, dt).to(m.complex64 if dt == "float32" else m.complex128))),
+    ("solve_ex_check_broadcast_b", lambda m, dt: L(m).solve_ex(
+        b2(m, SING, dt), m.ones(3, 1, 2, 1, dtype=getattr(m, dt)), check_errors=True)),
+    ("cholesky_nan_lower", lambda m, dt: L(m).cholesky(t(m, [[1.0, 0.0], [NAN, 1.0]], dt))),
+    ("cholesky_nan_upper", lambda m, dt: L(m).cholesky(t(m, NANM, dt), upper=True)),
+    ("cholesky_ex_nan_info", lambda m, dt: L(m).cholesky_ex(b2(m, [[NAN, 0.0], [0.0, 1.0]],
+                                                               dt)).info),
+    ("eigvals_nonsquare", lambda m, dt: L(m).eigvals(m.ones(2, 3, dtype=getattr(m, dt)))),
     ("cholesky_inverse_ok", lambda m, dt: m.cholesky_inverse(b2(m, [[2.0, 0.0], [1.0, 1.0]], dt))),
     ("cholesky_inverse_int", lambda m, dt: m.cholesky_inverse(m.eye(2, dtype=m.int64))),
     ("cholesky_inverse_1d", lambda m, dt: m.cholesky_inverse(m.ones(2, dtype=getattr(m, dt)))),
@@ -345,3 +356,25 @@ def test_deprecated_forms_warn_once(name, call):
     assert len(w) == 1 and w[0].category is UserWarning
     assert str(w[0].message).startswith(f"torch.{name} is deprecated in favor of torch.linalg.")
     assert w[0].filename == __file__
+
+
+def test_value_checks_compile_without_graph_breaks():
+    """While torchlike.compile traces, the checks are outputs of the program: torch's error
+    after the call, no graph break."""
+    from torchlike._compile import _api
+
+    def f(a):
+        return (torchlike.linalg.svdvals(a).sum() + torchlike.linalg.lu_factor(a).LU.sum()
+                + torchlike.linalg.solve(a, a).sum() + torchlike.cholesky_inverse(a.tril()).sum())
+    cf = torchlike.compile(f)
+    ok = torchlike.tensor([[2.0, 1.0], [1.0, 3.0]])
+    breaks = _api._STATS["graph_breaks"]
+    assert torch.allclose(torch.tensor(cf(ok).item()), torch.tensor(f(ok).item()))
+    for bad, msg in [([[1.0, NAN], [0.0, 1.0]], "linalg.svd: The algorithm failed"),
+                     (SING, "torch.linalg.lu_factor: U[2,2] is zero"),
+                     ([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]],
+                      "torch.linalg.lu_factor: (Batch element 1): U[2,2] is zero")]:
+        with pytest.raises(RuntimeError) as e:
+            cf(torchlike.tensor(bad))
+        assert str(e.value).startswith(msg)
+    assert _api._STATS["graph_breaks"] == breaks

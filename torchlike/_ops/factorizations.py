@@ -46,11 +46,33 @@ def _nan_matrices(a, dims):
     return jnp.isnan(a).any(axis=dims)
 
 
-def _first_failure(info):
-    """(batch index, info) of the first matrix whose flag is nonzero, or None (a host read)."""
-    flat = np.asarray(info._data).reshape(-1)
+@defop("nonfinite", differentiable=False)
+def _nonfinite(a):
+    """Whether ``a`` holds an infinity or a NaN (one flag)."""
+    return ~jnp.isfinite(a).all()
+
+
+def _raise_first(info, make_error):
+    """Raise ``make_error(k, v)`` for the first matrix k of a batch whose flag v (``info``, an
+    integer or bool tensor, one entry per matrix) is nonzero. A host read; while
+    torchlike.compile traces, the check becomes an output of the program, read after the call
+    (``_compile._hostchecks.value_check``), so it breaks no graph."""
+    from .._compile._trace import is_tracer
+    d = info._data
+    if is_tracer(d):
+        from .._compile._hostchecks import value_check
+        flat = jnp.reshape(d, (-1,)).astype(jnp.int64)
+        if flat.size == 0:
+            return
+        big = 1 << 31              # (index and value travel as one integer: k * big + v)
+        value_check(flat, lambda a: jnp.any(a != 0),
+                    lambda v: make_error(int(v) // big, int(v) % big),
+                    lambda a: jnp.argmax(a != 0) * big + a[jnp.argmax(a != 0)])
+        return
+    flat = np.asarray(d).reshape(-1)
     bad = np.flatnonzero(flat)
-    return (int(bad[0]), int(flat[bad[0]])) if bad.size else None
+    if bad.size:
+        raise make_error(int(bad[0]), int(flat[bad[0]]))
 
 
 def _batch(A, k):
@@ -62,9 +84,9 @@ def _svd_check(A, dims=(-2, -1)):
     if A.numel() == 0:
         return
     dims = tuple(sorted(d % A.ndim for d in dims))
-    bad = _first_failure(apply(_nan_matrices, A.detach(), dims=dims))
-    if bad:
-        raise LinAlgError(f"linalg.svd: {_batch(A, bad[0])}The algorithm failed to converge because the input matrix contained non-finite values.")
+    _raise_first(apply(_nan_matrices, A.detach(), dims=dims), lambda k, _v: LinAlgError(
+        f"linalg.svd: {_batch(A, k)}The algorithm failed to converge because the input matrix "
+        f"contained non-finite values."))
 
 
 def _cholesky_info(A, upper):
@@ -251,11 +273,9 @@ def cholesky_inverse(L, upper=False):
     if L.dtype.category < D._FLOAT:
         raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for "
                                   f"'{_tname(L.dtype)}'")
-    bad = _first_failure(apply(_zero_pivot_info, L.detach()))
-    if bad:
-        raise LinAlgError(f"cholesky_inverse: {_batch(L, bad[0])}The diagonal element {bad[1]} "
-                          f"is zero, the inversion could not be completed because the input "
-                          f"matrix is singular.")
+    _raise_first(apply(_zero_pivot_info, L.detach()), lambda k, v: LinAlgError(
+        f"cholesky_inverse: {_batch(L, k)}The diagonal element {v} is zero, the inversion could "
+        f"not be completed because the input matrix is singular."))
     n = L.shape[-1]
     return apply(_cholesky_solve, eye(n, dtype=L.dtype).expand(*L.shape), L, upper=bool(upper))
 
@@ -338,12 +358,10 @@ def _lu_factor_ex(A, pivot, check_errors, name):
     LU, piv = apply(_lu_factor, A)
     info = apply(_zero_pivot_info, LU.detach())
     if check_errors:
-        bad = _first_failure(info)
-        if bad:
-            raise RuntimeError(f"torch.{name}: {_batch(A, bad[0])}U[{bad[1]},{bad[1]}] is zero "
-                               f"and using it on lu_solve would result in a division by zero. "
-                               f"If you still want to perform the factorization, consider "
-                               f"calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+        _raise_first(info, lambda k, v: RuntimeError(
+            f"torch.{name}: {_batch(A, k)}U[{v},{v}] is zero and using it on lu_solve would "
+            f"result in a division by zero. If you still want to perform the factorization, "
+            f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"))
     return LU, piv, info
 
 
@@ -571,8 +589,9 @@ def eig(A):
     DIFFERENCES.md)."""
     _float_check(A, "linalg.eig")
     _square_check(A, "linalg.eig")
-    if A.numel() and not bool(A.detach().isfinite().all()):
-        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    if A.numel():
+        _raise_first(apply(_nonfinite, A.detach()), lambda _k, _v: RuntimeError(
+            "torch.linalg.eig: input tensor should not contain infs or NaNs."))
     return EigResult(*apply(_eig, A))
 
 
@@ -602,10 +621,9 @@ def _solve_ex(A, B, left, check_errors, name):
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {bs})")
     info = apply(_lu_info, A.detach()).to(D.int32)     # (torch factors A for both sides)
     if check_errors:
-        bad = _first_failure(info)
-        if bad:
-            raise LinAlgError(f"torch.{name}: {_batch(A, bad[0])}The solver failed because the "
-                              f"input matrix is singular.")
+        _raise_first(info, lambda k, _v: LinAlgError(
+            f"torch.{name}: {_batch(A, k)}The solver failed because the input matrix is "
+            f"singular."))
     return apply(_solve, A, B, vector=bool(vector), left=bool(left)), info
 
 
