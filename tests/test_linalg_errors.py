@@ -314,6 +314,18 @@ CASES = [
                                               dim=(0,))),
     ("vector_norm_str", lambda m, dt: L(m).vector_norm(t(m, EYE, dt), "fro")),
     ("vector_norm_int", lambda m, dt: L(m).vector_norm(m.eye(2, dtype=m.int64))),
+    # half precision: torch's CPU kernels refuse it
+    ("inv_half", lambda m, dt: L(m).inv(m.eye(2, dtype=m.float16))),
+    ("inv_ex_bf16", lambda m, dt: L(m).inv_ex(m.eye(2, dtype=m.bfloat16))),
+    ("svd_half", lambda m, dt: L(m).svd(m.eye(2, dtype=m.float16))),
+    ("svdvals_bf16", lambda m, dt: L(m).svdvals(m.eye(2, dtype=m.bfloat16))),
+    ("cholesky_bf16", lambda m, dt: L(m).cholesky(m.eye(2, dtype=m.bfloat16))),
+    ("cholesky_ex_half", lambda m, dt: L(m).cholesky_ex(m.eye(2, dtype=m.float16))),
+    ("det_half", lambda m, dt: L(m).det(m.eye(2, dtype=m.float16))),
+    ("lu_factor_half", lambda m, dt: L(m).lu_factor(m.eye(2, dtype=m.float16))),
+    ("eig_int", lambda m, dt: L(m).eig(m.eye(2, dtype=m.int64))),
+    ("matrix_rank_int", lambda m, dt: L(m).matrix_rank(m.eye(2, dtype=m.int64))),
+    ("det_nonsquare", lambda m, dt: L(m).det(m.ones(2, 3, dtype=getattr(m, dt)))),
     # lstsq
     ("lstsq_singular", lambda m, dt: L(m).lstsq(t(m, SING, dt),
                                                 m.ones(2, 1, dtype=getattr(m, dt))).solution),

@@ -2,7 +2,6 @@
 ``products`` and ``factorizations``)."""
 from ._ops import linalg as _L
 from ._ops.linalg import (LinAlgError,  # noqa: F401
-                          linalg_inv as inv, linalg_det as det,
                           linalg_slogdet as slogdet,
                           linalg_qr as qr,
                           linalg_matrix_power as matrix_power,
@@ -58,8 +57,7 @@ def inv_ex(A, *, check_errors=False):
     from ._ops import linalg as _L
     from ._registry import apply
     r = namedtuple("linalg_inv_ex", ["inverse", "info"])
-    _L._float_check(A, "linalg.inv")
-    _L._square_check(A, "linalg.inv")
+    _inv_args(A)
     if check_errors:
         _L._singular_check(A, "linalg.inv_ex")
     info = apply(_L._lu_info, A.detach()).to(torchlike.int32)
@@ -95,10 +93,34 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 
 def _svd_args(A):
-    from ._ops.factorizations import _svd_check
+    from ._ops.factorizations import _low_precision, _svd_check
     _L._float_check(A, "linalg.svd")
     _L._matrix_check(A, "linalg.svd")
+    _low_precision(A, "linalg_svd_cpu")
     _svd_check(A)
+
+
+def _inv_args(A):
+    _L._float_check(A, "linalg.inv")
+    _L._square_check(A, "linalg.inv")
+    if A.dtype in (_D.float16, _D.bfloat16):
+        raise RuntimeError(f"linalg.inv: Low precision dtypes not supported. Got "
+                           f"{_D.legacy_name(A.dtype)}")
+
+
+@_public(out=True)
+def inv(A):
+    _inv_args(A)
+    return _L.linalg_inv(A)
+
+
+@_public(out=True)
+def det(A):
+    from ._ops.factorizations import _low_precision
+    _L._float_check(A, "linalg.det")
+    _L._square_check(A, "linalg.det")
+    _low_precision(A, "lu_cpu")
+    return _L.linalg_det(A)
 
 
 @_public(out=True)

@@ -75,6 +75,12 @@ def _raise_first(info, make_error):
         raise make_error(int(bad[0]), int(flat[bad[0]]))
 
 
+def _low_precision(A, kernel):
+    """torch's CPU LAPACK kernels have no half-precision forms."""
+    if A.dtype in (D.float16, D.bfloat16):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(A.dtype)}'")
+
+
 def _batch(A, k):
     return f"(Batch element {k}): " if A.ndim > 2 else ""
 
@@ -116,6 +122,7 @@ def cholesky_ex(A, upper=False, check_errors=False, name="linalg.cholesky_ex"):
     from .._creation import tensor
     _float_check(A, "linalg.cholesky")
     _square_check(A, "linalg.cholesky")
+    _low_precision(A, "cholesky_cpu")
     L = apply(_cholesky, A, upper=bool(upper))
     info = np.zeros(A.shape[:-2], np.int32)
     if L.numel() and apply(_nan_matrices, L.detach(), dims=(L.ndim - 2, L.ndim - 1)).any():
@@ -484,7 +491,8 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
 @public(out=True)
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
-    _float_check(A, "torch.linalg.matrix_rank")
+    if A.dtype.category < D._FLOAT:
+        raise RuntimeError("This function doesn't handle types other than float and double")
     _matrix_check(A, "torch.linalg.matrix_rank", "input")
     if not hermitian:
         _svd_check(A)
@@ -587,7 +595,8 @@ def _eig(a):
 def eig(A):
     """Eigen-decomposition of a general matrix (complex results; no gradient, see
     DIFFERENCES.md)."""
-    _float_check(A, "linalg.eig")
+    if A.dtype.category < D._FLOAT:
+        raise RuntimeError(f"Unknown Complex ScalarType for {_tname(A.dtype)}")
     _square_check(A, "linalg.eig")
     if A.numel():
         _raise_first(apply(_nonfinite, A.detach()), lambda _k, _v: RuntimeError(
