@@ -120,3 +120,128 @@ def test_steady_mlp_step_runs_one_program_and_its_checks():
 
 def test_steady_gpt_step_with_view_buffers_runs_one_program_and_its_checks():
     _steady(_gpt)
+
+
+def _state_outputs(entry):
+    """How many state tensors the step's program writes back."""
+    return len(entry.spec[0])
+
+
+def _eager_reference(make, calls):
+    """The losses and parameters of the same steps run eagerly."""
+    step, batch = make()
+    losses = [float(step(*batch())) for _ in range(calls)]
+    return losses, step
+
+
+def test_zero_grad_at_the_end_returns_no_gradients():
+    # the step lets its .grads go (zero_grad(set_to_none=True) at its end): the program does
+    # not return them; only the parameters and the optimizer's state are written back
+    step, batch = _mlp()
+    c = L.compile(step, fullgraph=True)
+    losses = [float(c(*batch())) for _ in range(4)]
+    entry = next(iter(c._entries.values()))
+    n_params = 6
+    assert _state_outputs(entry) == n_params + 3 * n_params      # params, exp_avg(_sq), step
+    assert len(entry.assumes_fresh) == n_params
+    assert c.trace_count == 1 and c.compile_count == 1
+    ref, _ = _eager_reference(_mlp, 4)
+    np.testing.assert_allclose(losses, ref, rtol=1e-5)
+
+
+def test_gradients_kept_by_the_step_are_returned():
+    # zero_grad at the step's start: the .grads live on after the call and are written back
+    nn = L.nn
+
+    def make():
+        L.manual_seed(0)
+        model = nn.Linear(7, 3)
+        opt = L.optim.Adam(model.parameters(), lr=0.1)
+        x, y = L.randn(5, 7), L.randn(5, 3)
+
+        def step():
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return model, step
+
+    model, step = make()
+    c = L.compile(step, fullgraph=True)
+    for _ in range(3):
+        c()
+    grads = [p.grad.clone() for p in model.parameters()]
+    emodel, estep = make()
+    for _ in range(3):
+        estep()
+    for g, p in zip(grads, emodel.parameters()):
+        np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-7)
+    assert c.trace_count == 1
+
+
+def test_a_gradient_that_is_not_a_fresh_zero_gets_a_program_of_its_own():
+    # the first calls' program drops the fresh zero .grads; a call that finds real .grads
+    # (an eager backward ran before it) accumulates into them as eager execution does
+    nn = L.nn
+
+    def make():
+        L.manual_seed(0)
+        model = nn.Linear(4, 2)
+        opt = L.optim.SGD(model.parameters(), lr=0.1)
+        x, y = L.randn(6, 4), L.randn(6, 2)
+
+        def step():
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            kept = [p.grad.clone() for p in model.parameters()]
+            opt.step()
+            opt.zero_grad()
+            return loss, kept
+        return model, step, x, y
+
+    model, step, x, y = make()
+    c = L.compile(step, fullgraph=True)
+    c(), c()
+    ((model(x) - y) ** 2).sum().backward()         # real .grads before the next call
+    _, kept = c()
+    emodel, estep, ex, ey = make()
+    estep(), estep()
+    ((emodel(ex) - ey) ** 2).sum().backward()
+    _, ekept = estep()
+    for a, b in zip(kept, ekept):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(model.parameters(), emodel.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert c.trace_count == 2      # the fresh-zero program and the one for real gradients
+
+
+def test_a_gradient_the_step_keeps_a_reference_to_is_written_back():
+    # a reference taken during the step outlives it: that .grad is returned and written back
+    nn = L.nn
+
+    def make():
+        L.manual_seed(0)
+        model = nn.Linear(4, 2)
+        opt = L.optim.SGD(model.parameters(), lr=0.1)
+        x, y = L.randn(6, 4), L.randn(6, 2)
+        seen = []
+
+        def step():
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            seen.append(model.weight.grad)
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step, seen
+
+    step, seen = make()
+    c = L.compile(step, fullgraph=True)
+    c()
+    estep, eseen = make()
+    estep()
+    # (the bias's .grad is let go: only it is dropped)
+    assert len(next(iter(c._entries.values())).assumes_fresh) == 1
+    np.testing.assert_allclose(seen[0].numpy(), eseen[0].numpy(), rtol=1e-5, atol=1e-7)
+    assert float(seen[0].abs().sum()) > 0

@@ -189,6 +189,7 @@ def _common_key():
 # ------------------------------------------------------------------ functions
 
 _ZEROS: dict = {}
+_STALE_GRADS = "gradients that are not fresh zeros"
 
 
 def _preinit(found):
@@ -282,6 +283,7 @@ class CompiledFunction(_Program):
             found = discover(fn, args, kwargs)
             made = _preinit(found)
             st = StepState(found)
+            st.fresh = frozenset(id(ts[0][0]) for o, p, ts in made if o is None)
         except _trace.GraphBreak as e:
             _undo_preinit(made, True)
             self._graph_break(e, None)
@@ -289,6 +291,12 @@ class CompiledFunction(_Program):
         key = (akey, treedef, st.key, _common_key())
         try:
             entry = self._lookup(key)
+            fresh = getattr(entry, "assumes_fresh", None)
+            if fresh and not all(id(st.S[i]) in st.fresh for i in fresh):
+                # (its program drops .grads that are fresh zeros; these are not: a program
+                # traced for them)
+                key = key + (_STALE_GRADS,)
+                entry = self._lookup(key)
         except Exception:
             _undo_preinit(made, True)
             raise

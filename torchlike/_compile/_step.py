@@ -18,6 +18,8 @@ norm) fire every call; the cost is one device-to-host round trip per hook per ca
 """
 from __future__ import annotations
 
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -38,7 +40,8 @@ class NeedNode(Exception):
 class StepState:
     """The state of one call, enumerated from the discovered roots."""
 
-    __slots__ = ("T", "S", "opts", "gens", "modules", "grad_idx", "opt_layout", "key", "hps")
+    __slots__ = ("T", "S", "opts", "gens", "modules", "grad_idx", "opt_layout", "key", "hps",
+                 "fresh")
 
     def __init__(self, found):
         # (this runs on every call: plain loops over the modules' dicts, ids in sets)
@@ -64,6 +67,7 @@ class StepState:
             if id(t) not in ids:
                 ids.add(id(t))
                 T.append(t)
+        self.fresh = frozenset()        # ids of the zero .grads made for this call (_preinit)
         S, views = _trace.state_roots(T)
         pos = {id(t): i for i, t in enumerate(S)}
 
@@ -170,10 +174,13 @@ def _hashable(v):
 
 
 class StepEntry:
-    __slots__ = ("jitted", "spec", "traces", "name", "precheck")
+    __slots__ = ("jitted", "spec", "traces", "name", "precheck", "assumes_fresh")
 
     def __init__(self, name):
         self.name = name
+        # the state positions the program does not write back, as they held a fresh zero
+        # .grad (StepState.fresh) when it was traced: a call must have them fresh too
+        self.assumes_fresh = ()
         self.jitted = None
         self.spec = None
         self.traces = 0
@@ -230,6 +237,18 @@ def _wrap_hook(hook):
     return wrapped
 
 
+def _held_after(z, T, out, refs_before):
+    """Can anything read fresh zero gradient ``z`` after the traced step: a parameter's
+    ``.grad`` is still ``z``, the step returns it, or something took a reference to it
+    during the step (more references now than before it ran, less the parameter's own)."""
+    if any(t._grad is z for t in T):
+        return True
+    if any(x is z for x in jax.tree_util.tree_leaves(
+            out, is_leaf=lambda x: isinstance(x, Tensor))):
+        return True
+    return sys.getrefcount(z) > refs_before - 1
+
+
 def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
     """A jitted program ``(s_arrs, g_arrs, hp_arrs, a_arrs) -> (changed, created, outs)``."""
     import jax.experimental  # noqa: F401  (io_callback)
@@ -271,6 +290,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                                 saved_hooks.append((hooks, dict(hooks)))
                                 for hid in list(hooks):
                                     hooks[hid] = _wrap_hook(hooks[hid])
+                fresh_refs = {id(t): sys.getrefcount(t) for t in S if id(t) in st.fresh}
                 lv = list(static_leaves)
                 for p, a, rg in zip(tensor_pos, a_arrs, arg_rg):
                     t = Tensor._make(a)
@@ -300,6 +320,16 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                     return ("new", len(created) - 1)
 
                 changed = [i for i, (t, a) in enumerate(zip(S, s_arrs)) if t._data is not a]
+                # a zero .grad made for this call that the step accumulated into and then let
+                # go (``zero_grad()`` at the step's end): nothing can read it after the call, so
+                # the program does not return it (a parameter-sized output that also kept XLA
+                # from fusing the gradient into the update); a call whose .grad at that place
+                # is not a fresh zero runs a program traced for it (``assumes_fresh``)
+                dropped = [i for i in changed if id(S[i]) in st.fresh
+                           and not _held_after(S[i], T, out, fresh_refs.get(id(S[i]), 0))]
+                if dropped:
+                    changed = [i for i in changed if i not in dropped]
+                entry.assumes_fresh = tuple(dropped)
                 new_data = [S[i]._data for i in changed]
                 ch = set(changed)
                 grads_changed = any(t._grad is not g0 for t, g0 in zip(T, saved_grads)) or any(
