@@ -57,8 +57,14 @@ _engine.bind(lambda: _Tensor)
 _INEXACT = (D._FLOAT, D._COMPLEX)
 
 
+_INEXACT_OF: dict = {}       # dtype -> is it a float or complex dtype (jnp.issubdtype costs ~1 us)
+
+
 def _is_inexact(np_dtype):
-    return jnp.issubdtype(np_dtype, jnp.inexact)
+    r = _INEXACT_OF.get(np_dtype)
+    if r is None:
+        r = _INEXACT_OF[np_dtype] = bool(jnp.issubdtype(np_dtype, jnp.inexact))
+    return r
 
 
 def _cast(x, dtype):
@@ -180,7 +186,9 @@ FUSED_REMAT = _os.environ.get("TORCHLIKE_FUSED_REMAT", "1") != "0"
 
 def _split(out):
     """An op's output(s) as (the inexact ones, the others), each in the op's order."""
-    outs = out if isinstance(out, tuple) else (out,)
+    if out.__class__ is not tuple:
+        return ((out,), ()) if _is_inexact(out.dtype) else ((), (out,))
+    outs = out
     return (tuple(o for o in outs if _is_inexact(o.dtype)),
             tuple(o for o in outs if not _is_inexact(o.dtype)))
 
@@ -530,8 +538,35 @@ def trace_total():
 _PY_SCALARS = (bool, int, float, complex)
 
 
+_PROMOTED: dict = {}        # (promote, default dtype, operand kinds) -> result dtype
+_PROMOTED_MAX = 4096
+
+
 def _result_dtype(op, args):
-    """torch's result dtype for ``args`` (a torchlike dtype); ``op.promote`` decides int->float."""
+    """torch's result dtype for ``args`` (a torchlike dtype); ``op.promote`` decides int->float.
+    Cached by the operands' kinds: each tensor's dtype and whether it is 0-dim, each Python
+    scalar's type (the default dtype, which a float scalar takes, is part of the key)."""
+    T = _Tensor
+    key = [op.promote, D._default[0]]
+    for a in args:
+        c = a.__class__
+        if c is T or isinstance(a, T):
+            d = a._d
+            key.append((d.dtype, not d.shape))
+        elif c in _PY_SCALARS or a is None:
+            key.append(c)
+        else:
+            return _promoted(op, args)       # (anything else: not cached)
+    key = tuple(key)
+    r = _PROMOTED.get(key)
+    if r is None:
+        if len(_PROMOTED) >= _PROMOTED_MAX:
+            _PROMOTED.clear()
+        r = _PROMOTED[key] = _promoted(op, args)
+    return r
+
+
+def _promoted(op, args):
     T = _Tensor
     r = None
     simple = True

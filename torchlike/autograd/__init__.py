@@ -30,10 +30,22 @@ def _as_list(x):
     return list(x)
 
 
+_SEEDS: dict = {}
+
+
 def _seed(shape, dtype):
     """The implicit gradient of a scalar output: ones, placed from the host (an eager
-    ``jnp.ones`` dispatches two XLA ops: ten times the cost)."""
-    return _tiers.put(np.ones(shape, dtype), jax.core.ShapedArray(shape, dtype), None)
+    ``jnp.ones`` dispatches two XLA ops: ten times the cost), once per shape, dtype and default
+    device (jax arrays are immutable and nothing donates them: one array serves every
+    backward)."""
+    key = (shape, dtype, _tiers._default_device())
+    arr = _SEEDS.get(key)
+    if arr is None:
+        if len(_SEEDS) > 64:
+            _SEEDS.clear()
+        arr = _SEEDS[key] = _tiers.put(np.ones(shape, dtype), jax.core.ShapedArray(shape, dtype),
+                                       None)
+    return arr
 
 
 def _make_grads(outputs, grad_outputs, create_graph):
