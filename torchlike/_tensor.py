@@ -54,6 +54,18 @@ class Size(tuple):
         return Size(tuple(self) + tuple(other))
 
 
+_SIZES: dict = {}       # shape tuple -> its torch.Size (immutable: one object per shape)
+
+
+def _size_of(shape):
+    r = Size(shape)
+    if all(type(d) is int for d in shape):     # (not symbolic sizes)
+        if len(_SIZES) >= 4096:
+            _SIZES.clear()
+        _SIZES[shape] = r
+    return r
+
+
 def _size_items(items):
     """ints of a torch.Size: anything with ``__index__`` (numpy ints, 0-dim int tensors);
     torch's TypeError otherwise."""
@@ -163,11 +175,15 @@ class Tensor(InteropMixin):
 
     @property
     def shape(self):
-        return Size(self._d.shape)
+        s = self._d.shape
+        r = _SIZES.get(s)
+        return r if r is not None else _size_of(s)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._d.shape)
+            s = self._d.shape
+            r = _SIZES.get(s)
+            return r if r is not None else _size_of(s)
         return self._d.shape[_wrap_dim(dim, self._d.ndim)]
 
     def dim(self):

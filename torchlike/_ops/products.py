@@ -733,6 +733,12 @@ def _addmm_inplace(input, mat1, mat2, *, beta=1, alpha=1):
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
 
 
+def addmm_rows(bias, input, weight_t):
+    """``torch.addmm(bias, input, weight_t)`` for F.linear's common case, whose checks the caller
+    has made (float operands of one dtype, matching sizes, a non-empty product)."""
+    return apply(_addmm, bias, input, weight_t, beta=1, alpha=1, kind="mm")
+
+
 def linear_rows(bias, input, weight):
     """``input`` (its rows flattened) times ``weight`` transposed plus ``bias``, as one op: F.linear
     where autograd records nothing (torch's graph, ``t`` and ``view`` around ``addmm``, is then

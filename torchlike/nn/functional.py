@@ -80,9 +80,25 @@ def _legacy(d):
     return D.legacy_name(d)
 
 
+_LINEAR_DTYPES = frozenset(np.dtype(n) for n in ("float32", "float64", "float16"))
+
+
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as torch records it (``AddmmBackward0`` over
     ``TBackward0`` for 2-D input; views around the matmul for other ranks)."""
+    if bias is not None and _gm._state.autocast is None and bias.__class__ is weight.__class__ \
+            and isinstance(weight, Tensor):
+        # the common case, which none of the checks below can refuse: a batch of rows, a
+        # matrix and a bias of one floating dtype, sizes that match, no empty product
+        d, w, b = input._d, weight._d, bias._d
+        dsh, wsh = d.shape, w.shape
+        if (len(dsh) == 2 and len(wsh) == 2 and len(b.shape) == 1 and d.dtype == w.dtype
+                and d.dtype == b.dtype and d.dtype in _LINEAR_DTYPES and dsh[1] == wsh[1]
+                and b.shape[0] == wsh[0] and dsh[0] and dsh[1] and wsh[0]):
+            if _gm._state.grad_enabled and (input._requires_grad or weight._requires_grad
+                                            or bias._requires_grad):
+                return _products.addmm_rows(bias, input, weight.t())
+            return _products.linear_rows(bias, input, weight)
     import torchlike as tl
     if _gm._state.autocast is not None:
         # torch autocasts linear as one op: its inputs are cast before its dtype checks
