@@ -336,6 +336,209 @@ CASES = [
     ("lstsq_shape", lambda m, dt: L(m).lstsq(t(m, EYE, dt), m.ones(3, 1, dtype=getattr(m, dt)))),
 ]
 
+# The legacy torch.* and Tensor-method forms: the same checks, declared once with each op
+# (torch names most of them linalg.*; torch.cholesky says "cholesky").
+F = lambda m, dt: getattr(m, dt)      # noqa: E731
+UTRI_SING = [[1.0, 1.0], [0.0, 0.0]]
+NAND = [[NAN, 0.0], [0.0, 1.0]]
+LEGACY = [
+    # torch.svd / Tensor.svd
+    ("svd_nan", lambda m, dt: m.svd(t(m, NANM, dt))),
+    ("svd_nan_batched", lambda m, dt: m.svd(b2(m, NANM, dt))),
+    ("svd_nan_method", lambda m, dt: t(m, NANM, dt).svd()),
+    ("svd_nan_no_uv", lambda m, dt: m.svd(t(m, NANM, dt), compute_uv=False)),
+    ("svd_no_uv", lambda m, dt: m.svd(t(m, [[3.0, 1.0, 0.0], [1.0, 2.0, 1.0]], dt),
+                                      compute_uv=False)),
+    ("svd_no_uv_batched", lambda m, dt: m.svd(b2(m, [[3.0, 1.0], [1.0, 2.0]], dt), some=False,
+                                              compute_uv=False)),
+    ("svd_values", lambda m, dt: m.svd(t(m, [[3.0, 1.0], [1.0, 2.0], [0.0, 1.0]], dt)).S),
+    ("svd_int", lambda m, dt: m.svd(m.eye(2, dtype=m.int64))),
+    ("svd_half", lambda m, dt: m.svd(m.eye(2, dtype=m.float16))),
+    ("svd_half_no_uv", lambda m, dt: m.svd(m.eye(2, dtype=m.float16), compute_uv=False)),
+    ("svd_1d", lambda m, dt: m.svd(m.ones(2, dtype=F(m, dt)))),
+    ("linalg_svd_1d", lambda m, dt: L(m).svd(m.ones(2, dtype=F(m, dt)))),
+    ("svdvals_1d", lambda m, dt: L(m).svdvals(m.ones(2, dtype=F(m, dt)))),
+    # torch.pinverse / Tensor.pinverse / linalg.pinv
+    ("pinverse_nan", lambda m, dt: m.pinverse(t(m, NANM, dt))),
+    ("pinverse_nan_batched", lambda m, dt: m.pinverse(b2(m, NANM, dt))),
+    ("pinverse_nan_method", lambda m, dt: t(m, NANM, dt).pinverse()),
+    ("pinverse_int", lambda m, dt: m.pinverse(m.eye(2, dtype=m.int64))),
+    ("pinverse_half", lambda m, dt: m.pinverse(m.eye(2, dtype=m.float16))),
+    ("pinverse_1d", lambda m, dt: m.pinverse(m.ones(2, dtype=F(m, dt)))),
+    ("pinv_bf16", lambda m, dt: L(m).pinv(m.eye(2, dtype=m.bfloat16))),
+    ("pinv_hermitian_ok", lambda m, dt: L(m).pinv(t(m, [[2.0, 1.0], [1.0, 2.0]], dt),
+                                                  hermitian=True)),
+    # torch.norm / Tensor.norm (the SVD's NaN check in matrix_norm itself)
+    ("norm_nuc_nan", lambda m, dt: m.norm(t(m, NANM, dt), p="nuc")),
+    ("norm_nuc_nan_method", lambda m, dt: t(m, NANM, dt).norm(p="nuc")),
+    ("norm_nuc_nan_batched", lambda m, dt: m.norm(b2(m, NANM, dt), p="nuc", dim=(1, 2))),
+    ("norm_nuc_half", lambda m, dt: m.norm(m.eye(2, dtype=m.float16), p="nuc")),
+    ("norm_nuc_1d", lambda m, dt: m.norm(m.ones(2, dtype=F(m, dt)), p="nuc")),
+    ("norm_fro_nan", lambda m, dt: m.norm(t(m, NANM, dt), p="fro")),
+    ("norm_2_nan", lambda m, dt: m.norm(t(m, NANM, dt), p=2)),
+    ("norm_nuc_int", lambda m, dt: m.norm(m.eye(2, dtype=m.int64), p="nuc")),
+    ("matrix_norm_nuc_nan", lambda m, dt: L(m).matrix_norm(t(m, NANM, dt), "nuc")),
+    ("matrix_norm_2_nan_batched", lambda m, dt: L(m).matrix_norm(b2(m, NANM, dt), 2)),
+    ("nuclear_norm_nan", lambda m, dt: m.nuclear_norm(t(m, NANM, dt))),
+    # torch.cholesky / Tensor.cholesky: "cholesky:", NaN fails
+    ("cholesky_npd", lambda m, dt: m.cholesky(t(m, NPD, dt))),
+    ("cholesky_npd_batched", lambda m, dt: m.cholesky(b2(m, NPD, dt))),
+    ("cholesky_npd_method", lambda m, dt: t(m, NPD, dt).cholesky()),
+    ("cholesky_npd_upper", lambda m, dt: m.cholesky(t(m, NPD, dt), upper=True)),
+    ("cholesky_nan_diag", lambda m, dt: m.cholesky(t(m, NAND, dt))),
+    ("cholesky_nan_diag_method", lambda m, dt: t(m, NAND, dt).cholesky()),
+    ("cholesky_nan_lower", lambda m, dt: m.cholesky(t(m, [[1.0, 0.0], [NAN, 1.0]], dt))),
+    ("cholesky_nan_batched", lambda m, dt: m.cholesky(b2(m, NAND, dt))),
+    ("cholesky_ok", lambda m, dt: m.cholesky(b2(m, [[2.0, 1.0], [1.0, 2.0]], dt), upper=True)),
+    ("cholesky_int", lambda m, dt: m.cholesky(m.eye(2, dtype=m.int64))),
+    ("cholesky_half", lambda m, dt: m.cholesky(m.eye(2, dtype=m.float16))),
+    ("cholesky_1d", lambda m, dt: m.cholesky(m.ones(2, dtype=F(m, dt)))),
+    ("cholesky_nonsquare", lambda m, dt: m.cholesky(m.ones(2, 3, dtype=F(m, dt)))),
+    ("linalg_cholesky_1d", lambda m, dt: L(m).cholesky(m.ones(2, dtype=F(m, dt)))),
+    ("linalg_cholesky_ex_1d", lambda m, dt: L(m).cholesky_ex(m.ones(2, dtype=F(m, dt)))),
+    # cholesky_inverse / cholesky_solve
+    ("cholesky_inverse_nan", lambda m, dt: m.cholesky_inverse(t(m, NAND, dt))),
+    ("cholesky_inverse_nan_upper", lambda m, dt: m.cholesky_inverse(t(m, NAND, dt), upper=True)),
+    ("cholesky_inverse_method_batched", lambda m, dt: b2(m, LSING, dt).cholesky_inverse()),
+    ("cholesky_inverse_upper_method", lambda m, dt: t(m, [[2.0, 1.0], [0.0, 1.0]], dt)
+     .cholesky_inverse(upper=True)),
+    ("cholesky_inverse_half", lambda m, dt: m.cholesky_inverse(m.eye(2, dtype=m.float16))),
+    ("cholesky_inverse_3x3", lambda m, dt: m.cholesky_inverse(
+        t(m, [[2.0, 0.0, 0.0], [1.0, 3.0, 0.0], [-1.0, 0.5, 1.5]], dt))),
+    ("cholesky_solve_nan", lambda m, dt: m.cholesky_solve(m.ones(2, 1, dtype=F(m, dt)),
+                                                          t(m, NAND, dt))),
+    ("cholesky_solve_batched", lambda m, dt: m.cholesky_solve(m.ones(2, 2, 1, dtype=F(m, dt)),
+                                                              b2(m, LSING, dt))),
+    ("cholesky_solve_method", lambda m, dt: m.ones(2, 1, dtype=F(m, dt)).cholesky_solve(
+        t(m, [[2.0, 0.0], [1.0, 1.0]], dt))),
+    ("cholesky_solve_half", lambda m, dt: m.cholesky_solve(m.ones(2, 1, dtype=m.float16),
+                                                           m.eye(2, dtype=m.float16))),
+    ("cholesky_solve_1d", lambda m, dt: m.cholesky_solve(m.ones(2, dtype=F(m, dt)),
+                                                         t(m, EYE, dt))),
+    ("cholesky_solve_dtype", lambda m, dt: m.cholesky_solve(m.ones(2, 1, dtype=m.float16),
+                                                            t(m, EYE, dt))),
+    # det / logdet / slogdet (values and signs: test_det_signed_zero)
+    ("det_singular_swap", lambda m, dt: m.det(t(m, SING, dt))),
+    ("det_singular_method_batched", lambda m, dt: b2(m, SING, dt).det()),
+    ("det_nan_legacy", lambda m, dt: m.det(t(m, NANM, dt))),
+    ("det_int_legacy", lambda m, dt: m.det(m.eye(2, dtype=m.int64))),
+    ("det_half_legacy", lambda m, dt: m.det(m.eye(2, dtype=m.float16))),
+    ("det_1d", lambda m, dt: m.det(m.ones(2, dtype=F(m, dt)))),
+    ("det_values", lambda m, dt: m.det(t(m, [[[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]],
+                                             [[0.0, 1.0, 2.0], [1.0, 0.0, 3.0], [4.0, -3.0, 8.0]]],
+                                             dt))),
+    ("logdet_singular", lambda m, dt: m.logdet(t(m, SING, dt))),
+    ("logdet_negative", lambda m, dt: m.logdet(t(m, [[0.0, 1.0], [1.0, 0.0]], dt))),
+    ("logdet_nan", lambda m, dt: m.logdet(t(m, NANM, dt))),
+    ("logdet_method_batched", lambda m, dt: b2(m, SING, dt).logdet()),
+    ("logdet_int", lambda m, dt: m.logdet(m.eye(2, dtype=m.int64))),
+    ("logdet_half", lambda m, dt: m.logdet(m.eye(2, dtype=m.float16))),
+    ("logdet_1d", lambda m, dt: m.logdet(m.ones(2, dtype=F(m, dt)))),
+    ("slogdet_singular_legacy", lambda m, dt: m.slogdet(t(m, SING, dt))),
+    ("slogdet_nan", lambda m, dt: m.slogdet(t(m, NANM, dt))),
+    ("slogdet_method_batched", lambda m, dt: b2(m, SING, dt).slogdet()),
+    ("slogdet_negative", lambda m, dt: m.slogdet(t(m, [[0.0, 1.0], [1.0, 0.0]], dt))),
+    ("slogdet_int", lambda m, dt: m.slogdet(m.eye(2, dtype=m.int64))),
+    ("slogdet_half", lambda m, dt: m.slogdet(m.eye(2, dtype=m.float16))),
+    ("linalg_slogdet_bf16", lambda m, dt: L(m).slogdet(m.eye(2, dtype=m.bfloat16))),
+    ("slogdet_1d", lambda m, dt: m.slogdet(m.ones(2, dtype=F(m, dt)))),
+    ("slogdet_nonsquare", lambda m, dt: m.slogdet(m.ones(2, 3, dtype=F(m, dt)))),
+    # torch.inverse / Tensor.inverse / matrix_power
+    ("inverse_singular", lambda m, dt: m.inverse(t(m, SING, dt))),
+    ("inverse_singular_batched", lambda m, dt: m.inverse(b2(m, SING, dt))),
+    ("inverse_method_batched", lambda m, dt: b2(m, SING, dt).inverse()),
+    ("inverse_nan", lambda m, dt: m.inverse(t(m, NANM, dt))),
+    ("inverse_int", lambda m, dt: m.inverse(m.eye(2, dtype=m.int64))),
+    ("inverse_half", lambda m, dt: m.inverse(m.eye(2, dtype=m.float16))),
+    ("inverse_1d", lambda m, dt: m.inverse(m.ones(2, dtype=F(m, dt)))),
+    ("inverse_nonsquare", lambda m, dt: m.inverse(m.ones(2, 3, dtype=F(m, dt)))),
+    ("matrix_power_legacy_singular_batched", lambda m, dt: m.matrix_power(b2(m, SING, dt), -1)),
+    ("matrix_power_method_singular", lambda m, dt: t(m, SING, dt).matrix_power(-1)),
+    ("matrix_power_half_neg", lambda m, dt: m.matrix_power(m.eye(2, dtype=m.float16), -1)),
+    ("matrix_power_nan_neg", lambda m, dt: m.matrix_power(t(m, NANM, dt), -1)),
+    ("matrix_power_int_pos", lambda m, dt: m.matrix_power(m.tensor([[1, 2], [3, 4]]), 3)),
+    ("inv_ex_half", lambda m, dt: L(m).inv_ex(m.eye(2, dtype=m.float16))),
+    # lu_unpack / linalg.lu
+    ("lu_unpack_singular", lambda m, dt: m.lu_unpack(*L(m).lu_factor_ex(b2(m, SING, dt))[:2])),
+    ("lu_unpack_int_pivots", lambda m, dt: m.lu_unpack(t(m, EYE, dt), m.ones(2, dtype=m.int64))),
+    ("lu_unpack_int_pivots_unused", lambda m, dt: m.lu_unpack(
+        t(m, EYE, dt), m.ones(2, dtype=m.int64), unpack_pivots=False)),
+    ("lu_unpack_1d", lambda m, dt: m.lu_unpack(m.ones(2, dtype=F(m, dt)),
+                                               m.ones(2, dtype=m.int32))),
+    ("lu_unpack_pivot_range", lambda m, dt: m.lu_unpack(t(m, EYE, dt),
+                                                        m.tensor([3, 1], dtype=m.int32))),
+    ("lu_unpack_pivot_zero", lambda m, dt: m.lu_unpack(t(m, EYE, dt),
+                                                       m.tensor([0, 2], dtype=m.int32))),
+    ("lu_unpack_short_pivots", lambda m, dt: m.lu_unpack(t(m, EYE, dt),
+                                                         m.ones(1, dtype=m.int32))),
+    ("lu_unpack_tall", lambda m, dt: m.lu_unpack(m.ones(3, 2, dtype=F(m, dt)),
+                                                 m.tensor([3, 2], dtype=m.int32))),
+    ("lu_unpack_wide_range", lambda m, dt: m.lu_unpack(m.ones(2, 3, dtype=F(m, dt)),
+                                                       m.tensor([3, 2], dtype=m.int32))),
+    ("lu_unpack_int_data", lambda m, dt: m.lu_unpack(m.eye(2, dtype=m.int64),
+                                                     m.ones(2, dtype=m.int32))),
+    ("linalg_lu_singular_batched", lambda m, dt: L(m).lu(b2(m, SING, dt))),
+    ("linalg_lu_zero", lambda m, dt: L(m).lu(m.zeros(2, 2, dtype=F(m, dt)))),
+    ("linalg_lu_half", lambda m, dt: L(m).lu(m.eye(2, dtype=m.float16))),
+    # torch.qr / Tensor.qr
+    ("qr_legacy_singular", lambda m, dt: m.qr(t(m, SING, dt))),
+    ("qr_method_complete", lambda m, dt: t(m, [[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]], dt)
+     .qr(some=False)),
+    ("qr_legacy_int", lambda m, dt: m.qr(m.eye(2, dtype=m.int64))),
+    ("qr_legacy_half", lambda m, dt: m.qr(m.eye(2, dtype=m.float16))),
+    ("linalg_qr_bf16", lambda m, dt: L(m).qr(m.eye(2, dtype=m.bfloat16))),
+    ("qr_legacy_1d", lambda m, dt: m.qr(m.ones(2, dtype=F(m, dt)))),
+    ("orgqr_half", lambda m, dt: m.orgqr(m.eye(2, dtype=m.float16), m.ones(2, dtype=m.float16))),
+    ("orgqr_int", lambda m, dt: m.orgqr(m.eye(2, dtype=m.int64), m.ones(2, dtype=m.int64))),
+    # torch.triangular_solve / linalg.solve_triangular: a zero pivot gives inf / nan, no error
+    ("triangular_solve_singular", lambda m, dt: m.triangular_solve(m.ones(2, 1, dtype=F(m, dt)),
+                                                                   t(m, UTRI_SING, dt))),
+    ("triangular_solve_singular_batched", lambda m, dt: m.triangular_solve(
+        m.ones(2, 2, 1, dtype=F(m, dt)), b2(m, UTRI_SING, dt))),
+    ("triangular_solve_method", lambda m, dt: m.ones(2, 1, dtype=F(m, dt)).triangular_solve(
+        t(m, UTRI_SING, dt), transpose=True)),
+    ("triangular_solve_nan", lambda m, dt: m.triangular_solve(m.ones(2, 1, dtype=F(m, dt)),
+                                                              t(m, NANM, dt))),
+    ("triangular_solve_int", lambda m, dt: m.triangular_solve(m.ones(2, 1, dtype=m.int64),
+                                                              m.eye(2, dtype=m.int64))),
+    ("triangular_solve_half", lambda m, dt: m.triangular_solve(m.ones(2, 1, dtype=m.float16),
+                                                               m.eye(2, dtype=m.float16))),
+    ("triangular_solve_1d_b", lambda m, dt: m.triangular_solve(m.ones(2, dtype=F(m, dt)),
+                                                               t(m, EYE, dt))),
+    ("triangular_solve_1d_A", lambda m, dt: m.triangular_solve(m.ones(2, 1, dtype=F(m, dt)),
+                                                               m.ones(2, dtype=F(m, dt)))),
+    ("triangular_solve_dtype", lambda m, dt: m.triangular_solve(m.ones(2, 1, dtype=m.int64),
+                                                                t(m, EYE, dt))),
+    ("triangular_solve_shape", lambda m, dt: m.triangular_solve(m.ones(3, 1, dtype=F(m, dt)),
+                                                                t(m, EYE, dt))),
+    ("triangular_solve_nonsquare", lambda m, dt: m.triangular_solve(
+        m.ones(2, 1, dtype=F(m, dt)), m.ones(2, 3, dtype=F(m, dt)))),
+    ("solve_triangular_singular_lower", lambda m, dt: L(m).solve_triangular(
+        t(m, LSING, dt), m.ones(2, 1, dtype=F(m, dt)), upper=False)),
+    ("solve_triangular_singular_right", lambda m, dt: L(m).solve_triangular(
+        t(m, UTRI_SING, dt), m.ones(1, 2, dtype=F(m, dt)), upper=True, left=False)),
+    ("solve_triangular_singular_batched", lambda m, dt: L(m).solve_triangular(
+        b2(m, UTRI_SING, dt), m.ones(2, 2, 1, dtype=F(m, dt)), upper=True)),
+    ("solve_triangular_nan", lambda m, dt: L(m).solve_triangular(
+        t(m, NANM, dt), m.ones(2, 1, dtype=F(m, dt)), upper=True)),
+    ("solve_triangular_int", lambda m, dt: L(m).solve_triangular(
+        m.eye(2, dtype=m.int64), m.ones(2, 1, dtype=m.int64), upper=True)),
+    ("solve_triangular_half", lambda m, dt: L(m).solve_triangular(
+        m.eye(2, dtype=m.float16), m.ones(2, 1, dtype=m.float16), upper=True)),
+    ("solve_triangular_b_cast", lambda m, dt: L(m).solve_triangular(
+        t(m, [[3.0, 1.0], [0.0, 7.0]], dt), m.ones(2, 1, dtype=m.float16) / 3, upper=True)),
+    ("solve_triangular_b_int", lambda m, dt: L(m).solve_triangular(
+        t(m, [[3.0, 1.0], [0.0, 7.0]], dt), m.ones(2, 1, dtype=m.int64) * 3, upper=True)),
+    # solve / solve_ex in half precision (getrf has none)
+    ("solve_half", lambda m, dt: L(m).solve(m.eye(2, dtype=m.float16),
+                                            m.ones(2, dtype=m.float16))),
+    ("solve_ex_bf16", lambda m, dt: L(m).solve_ex(m.eye(2, dtype=m.bfloat16),
+                                                  m.ones(2, dtype=m.bfloat16))),
+    ("eigh_half", lambda m, dt: L(m).eigh(m.eye(2, dtype=m.float16))),
+    ("eigvalsh_int_nonsquare", lambda m, dt: L(m).eigvalsh(m.ones(2, 3, dtype=m.int64))),
+]
+CASES += LEGACY
+
 
 @pytest.mark.parametrize("dt", DTS)
 @pytest.mark.parametrize("name,fn", CASES, ids=[c[0] for c in CASES])
@@ -356,7 +559,9 @@ def test_linalg_error_pickles_and_is_caught_as_runtime_error():
 @pytest.mark.parametrize("name,call", [
     ("lu", lambda m: m.lu(m.eye(2))),
     ("lu_solve", lambda m: m.lu_solve(m.ones(2, 1), *m.linalg.lu_factor(m.eye(2)))),
-    ("triangular_solve", lambda m: m.triangular_solve(m.ones(2, 1), m.eye(2)))])
+    ("triangular_solve", lambda m: m.triangular_solve(m.ones(2, 1), m.eye(2))),
+    ("cholesky", lambda m: m.cholesky(m.eye(2))),
+    ("qr", lambda m: m.qr(m.eye(2)))])
 def test_deprecated_forms_warn_once(name, call):
     """torch's TORCH_WARN_ONCE: the first call in a process warns, at the caller's line."""
     from torchlike._ops import factorizations
@@ -390,3 +595,27 @@ def test_value_checks_compile_without_graph_breaks():
             cf(torchlike.tensor(bad))
         assert str(e.value).startswith(msg)
     assert _api._STATS["graph_breaks"] == breaks
+
+
+@pytest.mark.parametrize("dt", DTS)
+@pytest.mark.parametrize("name,fn", [
+    ("det", lambda m, a: m.det(a)),
+    ("linalg_det", lambda m, a: m.linalg.det(a)),
+    ("slogdet_sign", lambda m, a: m.slogdet(a).sign),
+    ("linalg_slogdet_sign", lambda m, a: m.linalg.slogdet(a)[0]),
+])
+def test_det_signed_zero(name, fn, dt):
+    """torch's det is sign(P) * prod(diag(U)) (its slogdet's sign likewise, sgn(NaN) = 0): a
+    singular matrix after an odd number of row swaps gives -0, after none +0."""
+    mats = [SING, [[1.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]],
+            [[2.0, 1.0, 0.0], [4.0, 2.0, 0.0], [1.0, 1.0, 1.0]], NANM]
+    for a in mats:
+        for strided in (False, True):    # (torch factors A^T of a contiguous A, else A)
+            x = [t(m, a, dt) for m in (torch, torchlike)]
+            if strided:
+                x = [v.mT.contiguous().mT for v in x]
+            w, g = fn(torch, x[0]).numpy(), fn(torchlike, x[1]).numpy()
+            np.testing.assert_array_equal(g, w)
+            assert np.signbit(g).tolist() == np.signbit(w).tolist() or np.isnan(w).all(), \
+                (a, strided)
+

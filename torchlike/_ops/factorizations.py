@@ -75,9 +75,14 @@ def _raise_first(info, make_error):
         raise make_error(int(bad[0]), int(flat[bad[0]]))
 
 
+def _is_traced(t):
+    from .._compile._trace import is_tracer
+    return is_tracer(t._data)
+
+
 def _low_precision(A, kernel):
-    """torch's CPU LAPACK kernels have no half-precision forms."""
-    if A.dtype in (D.float16, D.bfloat16):
+    """torch's CPU LAPACK kernels have no half-precision (nor integer) forms."""
+    if A.dtype in (D.float16, D.bfloat16) or A.dtype.category < D._FLOAT:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(A.dtype)}'")
 
 
@@ -115,13 +120,17 @@ def _cholesky_info(A, upper):
     return info.reshape(a.shape[:-2])
 
 
-def cholesky_ex(A, upper=False, check_errors=False, name="linalg.cholesky_ex"):
-    """torch.linalg.cholesky_ex (and, with ``check_errors``, cholesky): ``(L, info)``; L is
-    unspecified where info > 0, as in torch (LAPACK leaves a partial factor, jax NaNs)."""
+def cholesky_ex(A, upper=False, check_errors=False, name="linalg.cholesky_ex",
+                args="linalg.cholesky"):
+    """torch.linalg.cholesky_ex (and, with ``check_errors``, linalg.cholesky and the deprecated
+    torch.cholesky): ``(L, info)``; L is unspecified where info > 0, as in torch (LAPACK leaves a
+    partial factor, jax NaNs: DIFFERENCES.md). ``name`` names the failure, ``args`` the argument
+    errors (torch.cholesky: ``cholesky``, and its kernel refuses integers)."""
     from .linalg import _cholesky
     from .._creation import tensor
-    _float_check(A, "linalg.cholesky")
-    _square_check(A, "linalg.cholesky")
+    if args == "linalg.cholesky":
+        _float_check(A, args)
+    _square_check(A, args)
     _low_precision(A, "cholesky_cpu")
     L = apply(_cholesky, A, upper=bool(upper))
     info = np.zeros(A.shape[:-2], np.int32)
@@ -265,9 +274,7 @@ def cholesky_solve(B, L, upper=False):
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is {B.shape[-2]} "
                            f"by {B.shape[-1]}")
-    if L.dtype.category < D._FLOAT:
-        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for "
-                                  f"'{_tname(L.dtype)}'")
+    _low_precision(L, "cholesky_solve_cpu")
     return apply(_cholesky_solve, B, L, upper=bool(upper))
 
 
@@ -275,16 +282,25 @@ def cholesky_solve(B, L, upper=False):
 def cholesky_inverse(L, upper=False):
     """(L L^H)^-1 from a Cholesky factor; torch (LAPACK's trtri) raises for a zero on the
     factor's diagonal."""
-    from .._creation import eye
     _square_check(L, "cholesky_inverse")
-    if L.dtype.category < D._FLOAT:
-        raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for "
-                                  f"'{_tname(L.dtype)}'")
+    _low_precision(L, "cholesky_inverse_out_cpu")
     _raise_first(apply(_zero_pivot_info, L.detach()), lambda k, v: LinAlgError(
         f"cholesky_inverse: {_batch(L, k)}The diagonal element {v} is zero, the inversion could "
         f"not be completed because the input matrix is singular."))
-    n = L.shape[-1]
-    return apply(_cholesky_solve, eye(n, dtype=L.dtype).expand(*L.shape), L, upper=bool(upper))
+    return apply(_cholesky_inverse, L, upper=bool(upper))
+
+
+@defop("cholesky_inverse", grad_name="CholeskyInverseBackward0")
+def _cholesky_inverse(l, upper):
+    # LAPACK's potri: the triangular inverse (trtri), then its product with its adjoint (lauum);
+    # a NaN spreads as there (not over the whole matrix, as a solve against I would)
+    n = l.shape[-1]
+    t = jnp.triu(l) if upper else jnp.tril(l)
+    eye = jnp.broadcast_to(jnp.eye(n, dtype=l.dtype), l.shape)
+    inv = jax.lax.linalg.triangular_solve(t, eye, left_side=True, lower=not upper)
+    inv = jnp.triu(inv) if upper else jnp.tril(inv)
+    h = jnp.conj(jnp.swapaxes(inv, -1, -2))
+    return inv @ h if upper else h @ inv
 
 
 @defop("solve_triangular", promote="common", grad_name="LinalgSolveTriangularBackward0")
@@ -299,20 +315,20 @@ def _solve_triangular(a, b, upper, left, unit):
 
 @public(out=True)
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
-    _float_check(A, "linalg.solve_triangular")
+    """torch.linalg.solve_triangular: B is read in A's dtype (as torch); a zero on A's diagonal
+    gives infinities / NaNs, no error (LAPACK's trsm has no info)."""
     _square_check(A, "linalg.solve_triangular")
     if B.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
                            "dimensions.")
-    if A.dtype is not B.dtype:
-        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
-                           f"but found A of type {_tname(A.dtype)} and B of type "
-                           f"{_tname(B.dtype)} instead")
     k = B.shape[-2] if left else B.shape[-1]
     if k != A.shape[-1]:
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {'AX = B' if left else 'XA = B'} ({A.shape[-2]}x"
                            f"{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    _low_precision(A, "triangular_solve_cpu")
+    if B.dtype is not A.dtype:
+        B = B.to(A.dtype)
     return apply(_solve_triangular, A, B, upper=bool(upper), left=bool(left),
                  unit=bool(unitriangular))
 
@@ -329,8 +345,24 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
                 "torch.linalg.solve_triangular has its arguments reversed and does not return a "
                 "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould "
                 "be replaced with\nX = torch.linalg.solve_triangular(A, B).")
+    for what, t in (("b", b), ("A", A)):
+        if t.ndim < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected {what} to have at least 2 "
+                               f"dimensions, but it has {t.ndim} dimensions instead")
+    if b.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_tname(b.dtype)} and A of type {_tname(A.dtype)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} "
+                           f"by {A.shape[-1]} matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    _low_precision(A, "triangular_solve_cpu")
     AA = A.mT if transpose else A
-    x = solve_triangular(AA, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = apply(_solve_triangular, AA, b, upper=bool(upper != transpose), left=True,
+              unit=bool(unitriangular))
     return TriangularSolveResult(x, A.clone())
 
 
@@ -441,6 +473,22 @@ def _lu_pivots(lu_data, piv, unpack_pivots):
 
 @public(out=True)
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    if LU_data.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(LU_data.shape)} instead")
+    if unpack_pivots:
+        if LU_pivots.dtype is not D.int32:
+            raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor "
+                               "of torch.int32 dtype.\nNote: this function is intended to be "
+                               "used with the output produced by torch.linalg.lu_factor")
+        m, k = LU_data.shape[-2], min(LU_data.shape[-2:])
+        p = np.asarray(LU_pivots.detach()._data) if not _is_traced(LU_pivots) else None
+        if LU_pivots.ndim < 1 or LU_pivots.shape[-1] < k or (
+                p is not None and p.size and (p.min() < 1 or p.max() > m)):
+            raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) "
+                               "inclusive.Did you properly pass the result of lu_factor?")
+        if LU_pivots.shape[-1] > k:
+            LU_pivots = LU_pivots[..., :k]
     L, U = apply(_lu_unpack, LU_data, unpack_data=bool(unpack_data))
     P = apply(_lu_pivots, LU_data, LU_pivots, unpack_pivots=bool(unpack_pivots))
     return LUUnpackResult(P, L, U)
@@ -628,6 +676,7 @@ def _solve_ex(A, B, left, check_errors, name):
         bs = (f"{B.shape[-1]}x1" if vector else f"{B.shape[-2]}x{B.shape[-1]}")
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {bs})")
+    _low_precision(A, "lu_cpu")
     info = apply(_lu_info, A.detach()).to(D.int32)     # (torch factors A for both sides)
     if check_errors:
         _raise_first(info, lambda k, _v: LinAlgError(
@@ -757,8 +806,7 @@ def householder_product(A, tau):
     if A.dtype is not tau.dtype:
         raise RuntimeError(f"torch.linalg.householder_product: tau dtype {_tname(tau.dtype)} "
                            f"does not match input dtype {_tname(A.dtype)}")
-    if A.dtype.category < D._FLOAT:
-        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{_tname(A.dtype)}'")
+    _low_precision(A, "orgqr_cpu")
     return apply(_householder_product, A, tau)
 
 

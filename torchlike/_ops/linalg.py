@@ -39,6 +39,26 @@ def _matrix_check(A, name, what="A"):
         raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
 
 
+def _half_check(A, name):
+    """torch's ``Low precision dtypes not supported`` (a RuntimeError, where a linalg function
+    checks the dtype itself rather than its LAPACK kernel's NotImplementedError)."""
+    if A.dtype in (D.float16, D.bfloat16):
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got "
+                           f"{D.legacy_name(A.dtype)}")
+
+
+def _kernel_check(A, kernel):
+    """torch's CPU LAPACK kernels have no half-precision (or integer) forms."""
+    from .factorizations import _low_precision
+    _low_precision(A, kernel)
+
+
+def _return_type(name, fields):
+    cls = collections.namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    return cls
+
+
 @defop("lu_info", differentiable=False)
 def _lu_info(a):
     """1-based index of the first zero pivot of each LU factorization (0: nonsingular)."""
@@ -50,18 +70,12 @@ def _lu_info(a):
     return jnp.where(z.any(-1), jnp.argmax(z, -1) + 1, 0).astype(jnp.int64)
 
 
-def _singular_check(A, name, solver=False):
-    info = np.asarray(apply(_lu_info, A.detach())._data).reshape(-1)
-    bad = np.nonzero(info)[0]
-    if bad.size:
-        k = int(bad[0])
-        pre = f"(Batch element {k}): " if A.ndim > 2 else ""
-        if solver:
-            raise LinAlgError(f"torch.{name}: The solver failed because the input matrix is "
-                              f"singular.")
-        raise LinAlgError(f"{name}: {pre}The diagonal element {int(info[k])} is zero, the "
-                          f"inversion could not be completed because the input matrix is "
-                          f"singular.")
+def _singular_check(A, name):
+    """getrf's info: a LinAlgError for the first singular matrix (its batch element named)."""
+    from .factorizations import _batch, _raise_first
+    _raise_first(apply(_lu_info, A.detach()), lambda k, v: LinAlgError(
+        f"{name}: {_batch(A, k)}The diagonal element {v} is zero, the inversion could not be "
+        f"completed because the input matrix is singular."))
 
 
 # ------------------------------------------------------------------ inverse, solve, det
@@ -71,12 +85,31 @@ def _inv(a):
     return jnp.linalg.inv(a)
 
 
-@public(out=True)
-def linalg_inv(A):
+def _inv_args(A):
     _float_check(A, "linalg.inv")
     _square_check(A, "linalg.inv")
+    _half_check(A, "linalg.inv")
+
+
+@public(out=True)
+def linalg_inv(A):
+    _inv_args(A)
     _singular_check(A, "linalg.inv")
     return apply(_inv, A)
+
+
+InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
+
+
+@public(out=True)
+def linalg_inv_ex(A, *, check_errors=False):
+    """torch.linalg.inv_ex: the inverse and, per matrix, the 1-based index of the first zero
+    pivot (0: invertible); a singular input raises only with ``check_errors``."""
+    _inv_args(A)
+    if check_errors:
+        _singular_check(A, "linalg.inv_ex")
+    info = apply(_lu_info, A.detach()).to(D.int32)
+    return InvExResult(apply(_inv, A), info)
 
 
 inverse = linalg_inv
@@ -103,37 +136,53 @@ def _solve(a, b, vector, left):
 
 @public(out=True)
 def linalg_solve(A, B, *, left=True):
-    _float_check(A, "linalg.solve")
-    _square_check(A, "linalg.solve")
-    if A.dtype is not B.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {_tname(A.dtype)} and B of type {_tname(B.dtype)} "
-                           f"instead")
-    vector = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and
-                                        tuple(B.shape[:-1]) == tuple(A.shape[:-2])))
-    n = A.shape[-1]
-    k = B.shape[-1] if vector else (B.shape[-2] if left else B.shape[-1])
-    if k != n:
-        bs = (f"{B.shape[-1]}x1" if vector else f"{B.shape[-2]}x{B.shape[-1]}")
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {bs})")
-    _singular_check(A, "linalg.solve", solver=True)
-    return apply(_solve, A, B, vector=bool(vector), left=bool(left))
+    """torch.linalg.solve: ``linalg.solve_ex`` raising for a singular matrix (its checks)."""
+    from .factorizations import _solve_ex
+    return _solve_ex(A, B, left, True, "linalg.solve")[0]
+
+
+def _lu_diag_parity(a, transposed):
+    """getrf's U diagonal and the sign of its row permutation (+-1, in ``a``'s dtype), of ``a``
+    or (``transposed``) of its transpose: torch factors A^T for a contiguous real A (det(A^T) =
+    det(A)), which decides the sign of a zero determinant."""
+    lu, piv, _ = jax.lax.linalg.lu(jnp.swapaxes(a, -1, -2) if transposed else a)
+    swaps = jnp.sum(piv != jnp.arange(piv.shape[-1], dtype=piv.dtype), axis=-1)
+    return (jnp.diagonal(lu, axis1=-2, axis2=-1),
+            jnp.where(swaps % 2 == 1, -1, 1).astype(a.dtype))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _det_lu(a, transposed):
+    # torch's value: sign(P) * prod(diag(U)) (a singular matrix gives -0 after an odd number of
+    # row swaps); the derivative is jax's det's (defined at singular matrices too)
+    d, parity = _lu_diag_parity(a, transposed)
+    return parity * jnp.prod(d, axis=-1)
+
+
+@_det_lu.defjvp
+def _det_lu_jvp(transposed, primals, tangents):
+    return _det_lu(primals[0], transposed), jax.jvp(jnp.linalg.det, primals, tangents)[1]
+
+
+def _lu_of_transpose(A):
+    """Whether torch's det / slogdet factor A^T (a contiguous real A) rather than A."""
+    return bool(A.is_contiguous() and not A.is_complex())
 
 
 @defop("linalg_det", grad_name="LinalgDetBackward0")
-def _det(a):
+def _det(a, transposed):
     if a.shape[-1] == 0:
         # the empty product; jax's det has no gradient rule for 0x0 matrices
         return jnp.ones(a.shape[:-2], a.dtype) + jnp.sum(a, axis=(-2, -1))
-    return jnp.linalg.det(a)
+    return _det_lu(a, transposed)
 
 
 @public(out=True)
 def linalg_det(A):
     _float_check(A, "linalg.det")
     _square_check(A, "linalg.det")
-    return apply(_det, A)
+    _kernel_check(A, "lu_cpu")
+    return apply(_det, A, transposed=_lu_of_transpose(A))
 
 
 det = linalg_det
@@ -142,11 +191,16 @@ SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 
 
 @defop("linalg_slogdet", grad_name="LinalgSlogdetBackward0")
-def _slogdet(a):
+def _slogdet(a, transposed):
     if a.shape[-1] == 0:
         z = jnp.sum(a, axis=(-2, -1))
         return jnp.ones(a.shape[:-2], a.dtype), z
     s, l = jnp.linalg.slogdet(a)
+    if not jnp.issubdtype(a.dtype, jnp.complexfloating):
+        # torch's sign: sign(P) * prod(sgn(diag(U))), sgn(NaN) = 0; so -0 for a singular matrix
+        # after an odd number of row swaps, 0 (not NaN) for a NaN
+        d, parity = _lu_diag_parity(a, transposed)
+        s = parity * jnp.prod(jnp.where(d > 0, 1, jnp.where(d < 0, -1, 0)).astype(a.dtype), -1)
     return jax.lax.stop_gradient(s), l
 
 
@@ -154,12 +208,16 @@ def _slogdet(a):
 def linalg_slogdet(A):
     _float_check(A, "linalg.slogdet")
     _square_check(A, "linalg.slogdet")
-    return SlogdetResult(*apply(_slogdet, A))
+    _half_check(A, "linalg.slogdet")
+    return SlogdetResult(*apply(_slogdet, A, transposed=_lu_of_transpose(A)))
+
+
+_SlogdetLegacy = _return_type("slogdet", ["sign", "logabsdet"])
 
 
 @public(out=True)
 def slogdet(input):
-    return linalg_slogdet(input)
+    return _SlogdetLegacy(*linalg_slogdet(input))
 
 
 @defop("logdet", grad_name="LogdetBackward0")
@@ -171,6 +229,7 @@ def _logdet(a):
 def logdet(input):
     _float_check(input, "logdet")
     _square_check(input, "logdet")
+    _half_check(input, "logdet")
     return apply(_logdet, input)
 
 
@@ -182,44 +241,10 @@ def _cholesky(a, upper):
     return jnp.swapaxes(l, -1, -2).conj() if upper else l
 
 
-def _cholesky_info(A):
-    """LAPACK's info per matrix: 0, or the order of the first leading minor that is not
-    positive-definite (read on the host: only when the factorization failed)."""
-    a = np.asarray(A._data)
-    flat = a.reshape(-1, *a.shape[-2:])
-    info = np.zeros(flat.shape[0], np.int32)
-    for k, m in enumerate(flat):
-        lo = np.tril(m) + np.tril(m, -1).conj().T      # torch reads the lower triangle
-        for order in range(1, m.shape[-1] + 1):
-            try:
-                np.linalg.cholesky(lo[:order, :order])
-            except np.linalg.LinAlgError:
-                info[k] = order
-                break
-    return info.reshape(a.shape[:-2])
-
-
-def _cholesky_checked(A, upper, check):
-    _float_check(A, "linalg.cholesky")
-    _square_check(A, "linalg.cholesky")
-    L = apply(_cholesky, A, upper=bool(upper))
-    info = np.zeros(A.shape[:-2], np.int32)
-    if np.isnan(np.asarray(L._data)).any():
-        info = _cholesky_info(A)
-        if check:
-            for k, order in enumerate(info.reshape(-1)):
-                if order:
-                    pre = f"(Batch element {k}): " if A.ndim > 2 else ""
-                    raise LinAlgError(f"linalg.cholesky: {pre}The factorization could not be "
-                                      f"completed because the input is not positive-definite "
-                                      f"(the leading minor of order {order} is not "
-                                      f"positive-definite).")
-    return L, info
-
-
 @public(out=True)
 def linalg_cholesky(A, *, upper=False):
-    return _cholesky_checked(A, upper, True)[0]
+    from .factorizations import cholesky_ex
+    return cholesky_ex(A, upper, True, "linalg.cholesky")[0]
 
 
 CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])
@@ -228,15 +253,22 @@ CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])
 @public(out=True)
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
     """``(L, info)``: info is LAPACK's (0, or the order of the failing leading minor); L is
-    unspecified where info > 0, as in torch."""
-    from .._creation import tensor
-    L, info = _cholesky_checked(A, upper, check_errors)
-    return CholeskyExResult(L, tensor(info, dtype=D.int32))
+    unspecified where info > 0, as in torch (see DIFFERENCES.md)."""
+    from .factorizations import cholesky_ex
+    return CholeskyExResult(*cholesky_ex(A, upper, check_errors, "linalg.cholesky_ex"))
 
 
 @public(out=True)
 def cholesky(input, upper=False):
-    return linalg_cholesky(input, upper=upper)
+    """torch.cholesky (deprecated): linalg.cholesky's factor, its checks named ``cholesky``."""
+    from .factorizations import _deprecated, cholesky_ex
+    _deprecated("cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and "
+                "will be removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be "
+                "replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
+                "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+                "transform will produce equivalent results for all valid (symmetric positive "
+                "definite) inputs.")
+    return cholesky_ex(input, upper, True, "cholesky", args="cholesky")[0]
 
 
 QRResult = collections.namedtuple("linalg_qr", ["Q", "R"])
@@ -254,15 +286,24 @@ def _qr(a, mode):
 def linalg_qr(A, mode="reduced"):
     _float_check(A, "linalg.qr")
     _matrix_check(A, "linalg.qr")
+    _kernel_check(A, "geqrf_cpu")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            f"'reduced' (default), 'r', or 'complete'")
     return QRResult(*apply(_qr, A, mode=mode))
 
 
+_QRLegacy = _return_type("qr", ["Q", "R"])
+
+
 @public(out=True)
 def qr(input, some=True):
-    return linalg_qr(input, "reduced" if some else "complete")
+    from .factorizations import _deprecated
+    _deprecated("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in "
+                "a future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
+                "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
+                "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    return _QRLegacy(*linalg_qr(input, "reduced" if some else "complete"))
 
 
 SVDResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
@@ -284,10 +325,19 @@ def _svd(a, full_matrices):
     return u, s, vh
 
 
-@public(out=True)
-def linalg_svd(A, full_matrices=True, *, driver=None):
+def _svd_args(A):
+    """torch's checks of an SVD's input: a float matrix, no half precision, and no NaN (LAPACK's
+    gesdd fails to converge: a LinAlgError naming the batch element)."""
+    from .factorizations import _svd_check
     _float_check(A, "linalg.svd")
     _matrix_check(A, "linalg.svd")
+    _kernel_check(A, "linalg_svd_cpu")
+    _svd_check(A)
+
+
+@public(out=True)
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    _svd_args(A)
     return SVDResult(*apply(_svd, A, full_matrices=bool(full_matrices)))
 
 
@@ -298,16 +348,29 @@ def _svdvals(a):
 
 @public(out=True)
 def linalg_svdvals(A, *, driver=None):
-    _float_check(A, "linalg.svdvals")
-    _matrix_check(A, "linalg.svdvals")
+    _svd_args(A)
     return apply(_svdvals, A)
+
+
+_SVDLegacy = _return_type("svd", ["U", "S", "V"])
 
 
 @public(out=True)
 def svd(input, some=True, compute_uv=True):
-    """torch.svd (legacy): returns U, S, V (not Vh)."""
+    """torch.svd (legacy): U, S, V (not Vh); without ``compute_uv``, U and V are zero-filled
+    (m x m and n x n, whatever ``some``), as torch."""
+    if input.ndim < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
+                           f"{input.ndim} dimensions instead")
+    if not compute_uv:
+        from .._creation import zeros
+        S = linalg_svdvals(input)
+        m, n = input.shape[-2:]
+        batch = tuple(input.shape[:-2])
+        return _SVDLegacy(zeros(*batch, m, m, dtype=input.dtype),
+                          S, zeros(*batch, n, n, dtype=input.dtype))
     U, S, Vh = linalg_svd(input, full_matrices=not some)
-    return U, S, Vh.mH if hasattr(Vh, "mH") else Vh.transpose(-2, -1)
+    return _SVDLegacy(U, S, Vh.mH)
 
 
 @defop("linalg_eigh", grad_name="LinalgEighBackward0")
@@ -332,17 +395,20 @@ def _uplo(UPLO):
     return UPLO == "U"
 
 
+def _eigh_args(A, name):
+    _square_check(A, name)
+    _kernel_check(A, "linalg_eigh_cpu")
+
+
 @public(out=True)
 def linalg_eigh(A, UPLO="L"):
-    _float_check(A, "linalg.eigh")
-    _square_check(A, "linalg.eigh")
+    _eigh_args(A, "linalg.eigh")
     return EighResult(*apply(_eigh, A, upper=_uplo(UPLO)))
 
 
 @public(out=True)
 def linalg_eigvalsh(A, UPLO="L"):
-    _float_check(A, "linalg.eigvalsh")
-    _square_check(A, "linalg.eigvalsh")
+    _eigh_args(A, "linalg.eigh")     # (torch names eigvalsh's checks linalg.eigh)
     return apply(_eigvalsh, A, upper=_uplo(UPLO))
 
 
@@ -355,8 +421,13 @@ def _pinv(a, rtol, hermitian):
 
 @public(out=True)
 def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
-    _float_check(A, "linalg.pinv")
-    _matrix_check(A, "linalg.pinv")
+    from .factorizations import _svd_check
+    if A.dtype.category < D._FLOAT or A.dtype in (D.float16, D.bfloat16) or A.ndim < 2:
+        raise RuntimeError(f"linalg.pinv({D.legacy_name(A.dtype)}{{{list(A.shape)}}}): "
+                           f"expected a tensor with 2 or more dimensions of float, double, "
+                           f"cfloat or cdouble types")
+    if not hermitian:
+        _svd_check(A)           # (hermitian: eigh, which reads one triangle and never raises)
     if atol is not None:
         raise NotImplementedError("linalg.pinv: atol is not supported by torchlike")
     if rtol is None:
@@ -382,7 +453,7 @@ def _matrix_power(a, n):
 def linalg_matrix_power(A, n):
     _square_check(A, "linalg.matrix_power")
     if n < 0:
-        _float_check(A, "linalg.inv")
+        _inv_args(A)
         _singular_check(A, "linalg.inv")
     return apply(_matrix_power, A, n=int(n))
 
@@ -426,7 +497,8 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
     _matrix_check(A, "linalg.lstsq")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
-                           f"dtype, but got input's dtype {A.dtype} and other's dtype {B.dtype}")
+                           f"dtype, but got input's dtype {D.legacy_name(A.dtype)} and other's "
+                           f"dtype {D.legacy_name(B.dtype)}")
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, "
@@ -545,6 +617,9 @@ def _dims(dim, n):
 
 @public(out=True)
 def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(ord, str):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
+                        f"not str")
     _float_check(x, "linalg.vector_norm")
     ord = float(ord)
     d = _dims(dim, x.ndim)
@@ -601,6 +676,9 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
         # (singular values: torch computes none in half precision)
         raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
                            f"{D.legacy_name(A.dtype)}")
+    if ord in ("nuc", 2.0, -2.0):
+        from .factorizations import _svd_check
+        _svd_check(A, (d0, d1))
     if dtype is not None:
         A = A.to(dtype)
     return apply(_matrix_norm, A, ord=ord, dims=(d0, d1), keepdim=bool(keepdim))
@@ -608,9 +686,18 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
 
 @public(out=True)
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    if dim is not None and not isinstance(dim, int):
-        dim = tuple(dim)
-    if dim is not None and not isinstance(dim, int) and len(dim) == 2:
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if isinstance(ord, str):
+        # torch: a string order is a matrix norm, over dims (0, 1) when none are given
+        if dim is not None and len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                               f"Got {list(dim)}")
+        if dim is None and A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
+                               f"must be 1D or 2D. Got {A.ndim}D.")
+        return linalg_matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+    if dim is not None and len(dim) == 2:
         return linalg_matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
     if dim is None and ord is not None:
         if A.ndim == 2:
@@ -618,9 +705,6 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         if A.ndim != 1:
             raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
                                f"must be 1D or 2D. Got {A.ndim}D.")
-    if isinstance(ord, str):
-        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 2. Got "
-                           f"[{dim}]")
     return linalg_vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
