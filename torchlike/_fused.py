@@ -59,6 +59,7 @@ except ImportError:                         # (they then run at once, as other u
 _SCALARS = (int, float, bool, complex)
 _tree_flatten = jax.tree_util.tree_flatten
 _tree_unflatten = jax.tree_util.tree_unflatten
+_LEAF = jax.tree_util.tree_structure(0)     # a call with one output, not in a container
 
 # cut a segment past this many recorded calls or this many bytes of deferred outputs
 MAX_CALLS = int(os.environ.get("TORCHLIKE_FUSED_MAX_CALLS", "4096"))
@@ -182,15 +183,15 @@ Deferred.__neg__ = lambda self: -resolve(self, "__neg__")
 
 
 class _Segment:
-    """The pending calls: their key tokens, the external inputs, the outputs' weak references."""
+    """The pending calls (they are the segment's key), the external inputs, the outputs' weak
+    references."""
 
-    __slots__ = ("calls", "tokens", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
+    __slots__ = ("calls", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
                  "nbytes", "done", "checks", "backward", "__weakref__")
 
     def __init__(self):
         self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
-        self.tokens = []
-        self.h = 0              # the running hash of the tokens
+        self.h = 0              # the running hash of the calls' structure
         self.ext = []           # external input values
         self.ext_ids = {}       # id(array) -> its slot (an array used twice is one input)
         self.ext_avals = []
@@ -333,6 +334,7 @@ def record(tiered, args):
         leaves, tree = _tree_flatten(args)
         refs = []
         keys = []
+        ref, key_of = refs.append, keys.append
         ext, ids = seg.ext, seg.ext_ids
         device = None
         for i, a in enumerate(leaves):
@@ -340,8 +342,8 @@ def record(tiered, args):
             if c is Deferred:
                 if a.value is None:
                     if a.seg is seg:
-                        refs.append(a.slot)
-                        keys.append(a.key)
+                        ref(a.slot)
+                        key_of(a.key)
                         if device is None:
                             device = a.device
                         continue
@@ -362,59 +364,69 @@ def record(tiered, args):
                     seg.ext_avals.append(key)
                 if device is None:
                     device = sh._device
-                refs.append(~k)
-                keys.append(key)
+                ref(~k)
+                key_of(key)
             elif c in _SCALARS:
-                refs.append(~len(ext))
+                ref(~len(ext))
                 ext.append(a)
                 seg.ext_avals.append(c)
-                keys.append(c)
-            elif c is np.ndarray or isinstance(a, np.generic):
-                if c is np.ndarray:
-                    # (a copy: the caller may write into its array, or one it views, before
-                    # the cut; the op, run where it was called in strict mode, read it before)
-                    a = leaves[i] = a.copy()
-                key = (c, a.shape, a.dtype)
-                refs.append(~len(ext))
-                ext.append(a)
-                seg.ext_avals.append(key)
-                keys.append(key)
-            elif c is _KeyArray and a.sharding.__class__ is _SingleDevice:
-                key = (a.shape, a.dtype, False)     # (a dropout's key: an input like the others)
-                refs.append(~len(ext))
-                ext.append(a)
-                seg.ext_avals.append(key)
-                keys.append(key)
+                key_of(c)
             else:
-                return _strict(leaves)
+                key = _other_input(a, c, leaves, i)
+                if key is None:
+                    return _strict(leaves)
+                ref(~len(ext))
+                ext.append(leaves[i])
+                seg.ext_avals.append(key)
+                key_of(key)
         refs = tuple(refs)
         sig = (tree, tuple(keys))
         shapes = tiered.shapes
         ent = shapes.get(sig) if shapes is not None else None
         if ent is None:
             ent = _abstract(tiered, tree, leaves, sig)
-        out_tree, out_keys, nbytes = ent
+        out_tree, out_keys, nbytes, single, tree = ent     # (one tree object per signature)
         if device is None:
             device = _tiers._default_device()
+        calls = seg.calls
         start = len(seg.outs)
-        n = len(out_keys)
-        seg.producers.extend([len(seg.calls)] * n)
-        outs = []
-        append = seg.outs.append
-        for k, key in enumerate(out_keys):
-            d = Deferred(key, device, seg, start + k)
-            outs.append(d)
-            append(weakref.ref(d))
-        seg.calls.append((tiered, tree, refs, start, out_tree, n))
-        tok = (tiered, tree, refs)
-        seg.tokens.append(tok)
-        seg.h = hash((seg.h, tok))
+        if single:
+            result = Deferred(out_keys[0], device, seg, start)
+            seg.outs.append(weakref.ref(result))
+            seg.producers.append(len(calls))
+            n = 1
+        else:
+            n = len(out_keys)
+            seg.producers.extend([len(calls)] * n)
+            outs = []
+            append = seg.outs.append
+            for k, key in enumerate(out_keys):
+                d = Deferred(key, device, seg, start + k)
+                outs.append(d)
+                append(weakref.ref(d))
+            result = _tree_unflatten(out_tree, outs)
+        # (the segment's key is its calls: start, output structure and count follow from
+        # the calls before and the signature)
+        calls.append((tiered, tree, refs, start, out_tree, n))
+        seg.h = hash((seg.h, tiered, tree, refs))
         seg.nbytes += nbytes
-        _stats["recorded"] += 1
-        result = _tree_unflatten(out_tree, outs)
-        if len(seg.calls) >= MAX_CALLS or seg.nbytes >= MAX_BYTES:
+        if len(calls) >= MAX_CALLS or seg.nbytes >= MAX_BYTES:
             _flush(_BOUND)
         return result
+
+
+def _other_input(a, c, leaves, i):
+    """The key of a numpy input or a PRNG key array (``leaves[i]`` becomes what is kept), or
+    None: a leaf the segment cannot take."""
+    if c is np.ndarray or isinstance(a, np.generic):
+        if c is np.ndarray:
+            # (a copy: the caller may write into its array, or one it views, before the
+            # cut; the op, run where it was called in strict mode, read it before)
+            a = leaves[i] = a.copy()
+        return (c, a.shape, a.dtype)
+    if c is _KeyArray and a.sharding.__class__ is _SingleDevice:
+        return (a.shape, a.dtype, False)      # (a dropout's key: an input like the others)
+    return None
 
 
 def _strict(leaves):
@@ -447,7 +459,8 @@ def _abstract(tiered, tree, leaves, sig):
         _tiers.seed_plan(tiered, tree, leaves, jaxpr, out_tree)
     keys = tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type)) for o in flat)
     nbytes = sum(math.prod(k[0]) * k[1].itemsize for k in keys)
-    ent = (out_tree, keys, nbytes)
+    single = out_tree == _LEAF
+    ent = (out_tree, keys, nbytes, single, tree)
     if tiered.shapes is None or len(tiered.shapes) >= _SHAPES_MAX:
         tiered.shapes = {}          # (bounded: shapes that keep changing are forgotten)
     tiered.shapes[sig] = ent
@@ -567,6 +580,7 @@ def _flush(reason, target=None):
         reason = f"{reason} in {_user_frame()}"
     _cuts[reason] += 1
     _stats["segments"] += 1
+    _stats["recorded"] += len(seg.calls)
     outs = seg.outs
     live = []
     for i, w in enumerate(outs):
@@ -574,7 +588,7 @@ def _flush(reason, target=None):
             live.append(i)
     live = tuple(live)
     ext_avals = tuple(seg.ext_avals)
-    key = _Key(hash((seg.h, ext_avals, live)), (tuple(seg.tokens), ext_avals, live))
+    key = _Key(hash((seg.h, ext_avals, live)), (seg.calls, ext_avals, live))
     ent = _entries.get(key)
     if ent is None:
         ent = _entries[key] = [0, None, 0, None]    # meetings, program, last use, splits
@@ -601,7 +615,7 @@ def _flush(reason, target=None):
             d.value = v
     checks = seg.checks
     producers = seg.producers
-    seg.calls = seg.tokens = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
+    seg.calls = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
     seg.checks = None
     if checks:
         _verify(checks, outs, producers)
@@ -806,6 +820,7 @@ def stats():
     programs held, and the cuts by reason."""
     with _lock:
         out = dict(_stats)
+        out["recorded"] += len(_seg.calls)     # (counted when their segment runs)
         out["mode"] = mode()
         out["programs"] = len(_programs)
         out["cuts"] = dict(_cuts)
