@@ -139,22 +139,28 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
     outer = getattr(_running, "walk", None)
     _running.walk = walk          # for hooks that ask which nodes this backward runs
 
+    ready, pop, done = walk.ready, heapq.heappop, walk.done
     try:
         with _gm.set_grad_enabled(create_graph):
-            while (node := walk.pop()) is not None:
+            while ready:
+                node = pop(ready)[2]
                 buf = buffers.pop(node, None) or [None] * max(len(node.out_meta), 1)
-                buf = node.before(buf, rep)
+                if node.pre_hooks or node.retains:
+                    buf = node.before(buf, rep)
                 if targets is not None and node in targets:
                     for nr, i in targets[node]:
                         captured[i] = buf[nr]
-                if isinstance(node, AccumulateGrad):
+                if node.__class__ is AccumulateGrad or isinstance(node, AccumulateGrad):
                     if targets is None or (node in targets and not capture):
                         node.run(buf, create_graph)
                     continue
                 if keep is not None and not walk.children(node):
                     continue
-                if all(b is None for b in buf):   # (identity: == on Tensors is elementwise)
-                    walk.done(node)
+                for b in buf:                   # (identity: == on Tensors is elementwise)
+                    if b is not None:
+                        break
+                else:
+                    done(node)
                     continue
                 if node.freed or node._saved_versions:
                     node.check_alive()
@@ -167,7 +173,7 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                 if not retain_graph:
                     node.release()
                 _send(buffers, rep, node, in_grads, keep)
-                walk.done(node)
+                done(node)
     finally:
         _running.walk = outer
 

@@ -123,9 +123,10 @@ class _Arrays:
 
     def fill(self, buf, metas):
         """All cotangents of a node, zeros for outputs that got none."""
-        if all(b is not None for b in buf):
-            return tuple(buf)
-        return tuple(b if b is not None else self.zeros(m) for b, m in zip(buf, metas))
+        for b in buf:
+            if b is None:
+                return tuple(b if b is not None else self.zeros(m) for b, m in zip(buf, metas))
+        return tuple(buf)
 
     def wrap(self, g):
         return None if g is None else tensor_class()._make(g)
