@@ -665,9 +665,14 @@ def apply(op, *args, **static):
     for a, n in zip(args, needs):
         if n:
             edges.append(a._edge())
-    node = Node(c.name, tuple(edges), c, vjp, args,
-                tuple((o.shape, o.dtype) for o in diff), saves=c.saves)
-    outs = [T._make(o, node, i) for i, o in enumerate(diff)]
+    if len(diff) == 1:
+        d0 = diff[0]
+        node = Node(c.name, tuple(edges), c, vjp, args, ((d0.shape, d0.dtype),), c.saves)
+        outs = [T._make(d0, node, 0)]
+    else:
+        node = Node(c.name, tuple(edges), c, vjp, args,
+                    tuple((o.shape, o.dtype) for o in diff), c.saves)
+        outs = [T._make(o, node, i) for i, o in enumerate(diff)]
     if rest:
         # Non-differentiable outputs (integer indices, bools) follow the differentiable ones in
         # the op's own output order; ops with mixed outputs put float outputs first.
