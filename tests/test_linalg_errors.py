@@ -395,6 +395,17 @@ LEGACY = [
     ("cholesky_1d", lambda m, dt: m.cholesky(m.ones(2, dtype=F(m, dt)))),
     ("cholesky_nonsquare", lambda m, dt: m.cholesky(m.ones(2, 3, dtype=F(m, dt)))),
     ("linalg_cholesky_1d", lambda m, dt: L(m).cholesky(m.ones(2, dtype=F(m, dt)))),
+    # cholesky_ex's L where it fails: LAPACK's partial factor, as torch's
+    ("cholesky_ex_npd_L", lambda m, dt: L(m).cholesky_ex(t(m, NPD, dt))),
+    ("cholesky_ex_nan_L_batched", lambda m, dt: L(m).cholesky_ex(b2(m, NAND, dt))),
+    ("cholesky_ex_npd_upper_L", lambda m, dt: L(m).cholesky_ex(
+        t(m, [[1.0, 2.0], [5.0, 1.0]], dt), upper=True)),
+    ("cholesky_ex_npd_3x3_L", lambda m, dt: L(m).cholesky_ex(
+        t(m, [[4.0, 2.0, 1.0], [2.0, 5.0, 3.0], [1.0, 3.0, 1.0]], dt))),
+    ("cholesky_ex_npd_complex_L", lambda m, dt: L(m).cholesky_ex(
+        t(m, [[4.0, 2.0, 1.0], [2.0, 5.0, 3.0], [1.0, 3.0, 1.0]], dt).to(
+            m.complex64 if dt == "float32" else m.complex128) * (1 + 0j) +
+        1j * t(m, [[0.0, -1.0, 0.5], [1.0, 0.0, 0.0], [-0.5, 0.0, 0.0]], dt))),
     ("linalg_cholesky_ex_1d", lambda m, dt: L(m).cholesky_ex(m.ones(2, dtype=F(m, dt)))),
     # cholesky_inverse / cholesky_solve
     ("cholesky_inverse_nan", lambda m, dt: m.cholesky_inverse(t(m, NAND, dt))),
@@ -619,3 +630,129 @@ def test_det_signed_zero(name, fn, dt):
             assert np.signbit(g).tolist() == np.signbit(w).tolist() or np.isnan(w).all(), \
                 (a, strided)
 
+
+
+# ------------------------------------------------------------------ DIFFERENCES.md pins
+#
+# Where torchlike's result differs from torch's, each test pins both: torchlike's behaviour and
+# torch's, so that a change on either side shows.
+
+def _potf2(a):
+    """LAPACK's unblocked Cholesky of the lower triangle, stopping at the first non-positive
+    pivot (stored in place); (partial factor, info)."""
+    a = np.tril(a).copy()
+    for j in range(a.shape[0]):
+        ajj = a[j, j] - a[j, :j] @ a[j, :j]
+        if not ajj > 0:
+            a[j, j] = ajj
+            return a, j + 1
+        a[j, j] = np.sqrt(ajj)
+        a[j + 1:, j] = (a[j + 1:, j] - a[j + 1:, :j] @ a[j, :j]) / a[j, j]
+    return a, 0
+
+
+def _npd(n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, n))
+    a = x @ x.T + n * np.eye(n)
+    a[k - 1, k - 1] = -1e4            # the leading minor of order k fails
+    return a
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_ex_partial_factor_as_lapacks_unblocked(upper):
+    """On failure, cholesky_ex's L is LAPACK's partial factor (potf2: columns before the failing
+    one computed, the failing pivot stored on the diagonal, later columns the input's): torch's
+    exactly up to n = 128, where MKL's potrf runs unblocked."""
+    a = np.stack([np.eye(20), _npd(20, 7)])
+    w = torch.linalg.cholesky_ex(torch.tensor(a), upper=upper)
+    g = torchlike.linalg.cholesky_ex(torchlike.tensor(a), upper=upper)
+    assert g.info.tolist() == w.info.tolist() == [0, 7]
+    np.testing.assert_allclose(g.L.numpy(), w.L.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_cholesky_ex_partial_factor_above_128_differs_from_mkls_blocked():
+    """DIFFERENCES.md: above n = 128 MKL's blocked potrf leaves another partial factor (the
+    failing block's trailing rows are not updated); torchlike's stays potf2's. info agrees, and
+    L is unspecified where info > 0 in torch's documentation."""
+    a = _npd(130, 100)
+    w = torch.linalg.cholesky_ex(torch.tensor(a))
+    g = torchlike.linalg.cholesky_ex(torchlike.tensor(a))
+    assert int(g.info) == int(w.info) == 100
+    ref, info = _potf2(a)
+    assert info == 100
+    np.testing.assert_allclose(g.L.numpy(), ref, rtol=1e-10, atol=1e-10)
+    assert not np.allclose(w.L.numpy(), ref)                       # torch (MKL): blocked
+    np.testing.assert_allclose(w.L.numpy()[:, :64], ref[:, :64], rtol=1e-10, atol=1e-10)
+
+
+def test_qr_of_a_nan_matrix_spreads_nan_differently():
+    """DIFFERENCES.md: LAPACK's geqrf applies a reflector with tau = 0 anyway (0 * NaN = NaN
+    reaches R's trailing column); jax's QR leaves the column alone."""
+    w = torch.linalg.qr(torch.tensor(NANM))
+    g = torchlike.linalg.qr(torchlike.tensor(NANM))
+    np.testing.assert_array_equal(g.Q.numpy(), w.Q.numpy())
+    assert np.isnan(w.R[1, 1].item()) and g.R[1, 1].item() == 1.0
+    np.testing.assert_array_equal(g.R.numpy()[:, 0], w.R.numpy()[:, 0])
+
+
+NEAR_SINGULAR = [[0.0, 0.0, 0.0, 0.0, 0.0],
+                 [3 / 7, 1 / 7, -4 / 7, -5 / 7, -13 / 7],
+                 [-1.0, 1 / 7, 6 / 7, 0.0, 12 / 7],
+                 [3 / 7, 1 / 7, -4 / 7, -5 / 7, -13 / 7],
+                 [-5 / 7, 1 / 7, 4 / 7, -1 / 7, 1.0]]          # rank 2, float32
+
+
+def test_lu_pivots_of_a_rank_deficient_float32_matrix_may_differ():
+    """DIFFERENCES.md: once the Schur complement is rounding noise, which row is largest depends
+    on the rounding of the update (MKL's kernels vs jax's); both factorizations are valid."""
+    w = torch.linalg.lu_factor_ex(torch.tensor(NEAR_SINGULAR))
+    g = torchlike.linalg.lu_factor_ex(torchlike.tensor(NEAR_SINGULAR))
+    assert w.pivots.tolist() == [3, 2, 4, 5, 5]
+    assert g.pivots.tolist() == [3, 2, 5, 4, 5]
+    P, L_, U = torchlike.lu_unpack(g.LU, g.pivots)
+    np.testing.assert_allclose((P @ L_ @ U).numpy(), np.float32(NEAR_SINGULAR), atol=1e-6)
+    np.testing.assert_allclose(g.LU.numpy()[:2], w.LU.numpy()[:2], rtol=1e-6)   # (two steps)
+
+
+def test_lstsq_and_eigvals_of_nan_input_return_nan():
+    """DIFFERENCES.md: torch's lstsq of a matrix holding NaN fails an internal assert (MKL's
+    gelsy reports an illegal argument), its eigvals returns what balancing leaves (or crashes
+    the process, test below); torchlike returns NaN."""
+    a = [[1.0, NAN], [0.0, 1.0]]
+    with pytest.raises(RuntimeError, match="INTERNAL ASSERT FAILED"):
+        torch.linalg.lstsq(torch.tensor(a), torch.ones(2, 1))
+    r = torchlike.linalg.lstsq(torchlike.tensor(a), torchlike.ones(2, 1))
+    assert np.isnan(r.solution.numpy()).all()
+    assert torch.linalg.eigvals(torch.tensor(a)).tolist() == [1 + 0j, 1 + 0j]
+    assert np.isnan(torchlike.linalg.eigvals(torchlike.tensor(a)).numpy()).all()
+
+
+def test_eigvals_of_a_full_nan_row_crashes_torch():
+    """DIFFERENCES.md: torch's eigvals of [[nan, 1], [1, 1]] ends the process (MKL's gebal gets
+    an illegal argument, then a segmentation fault); torchlike returns NaN."""
+    import subprocess
+    import sys
+    code = ("import torch; torch.linalg.eigvals(torch.tensor([[float('nan'), 1.], [1., 1.]]));"
+            "print('returned')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "returned" not in p.stdout
+    assert np.isnan(torchlike.linalg.eigvals(torchlike.tensor([[NAN, 1.0], [1.0, 1.0]]))
+                    .numpy()).all()
+
+
+def test_det_gradient_at_an_exactly_singular_matrix():
+    """DIFFERENCES.md: at an exactly singular matrix torch's det backward gives zeros; torchlike
+    gives the derivative (the adjugate's transpose), as it does near it, where both agree."""
+    for a, want_torch in [(SING, [[0.0, 0.0], [0.0, 0.0]]),
+                          ([[1.0, 2.0], [2.0, 4.0 + 1e-9]], None)]:
+        x = torch.tensor(a, dtype=torch.float64, requires_grad=True)
+        torch.linalg.det(x).backward()
+        y = torchlike.tensor(a, dtype=torchlike.float64, requires_grad=True)
+        torchlike.linalg.det(y).backward()
+        adj = np.array([[a[1][1], -a[1][0]], [-a[0][1], a[0][0]]])
+        np.testing.assert_allclose(y.grad.numpy(), adj, rtol=1e-6)
+        if want_torch is None:
+            np.testing.assert_allclose(x.grad.numpy(), adj, rtol=1e-6)
+        else:
+            np.testing.assert_array_equal(x.grad.numpy(), want_torch)

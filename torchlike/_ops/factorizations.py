@@ -100,32 +100,36 @@ def _svd_check(A, dims=(-2, -1)):
         f"contained non-finite values."))
 
 
-def _cholesky_info(A, upper):
-    """potrf's info per matrix: 0, or the order of the first leading minor that is not
-    positive-definite (a NaN fails it, as LAPACK's ``ajj <= 0 or isnan(ajj)``). Host-side, run
-    only when the factorization failed; it reads the triangle torch reads."""
-    a = np.asarray(A._data)
-    flat = a.reshape(-1, *a.shape[-2:])
-    info = np.zeros(flat.shape[0], np.int32)
-    for k, m in enumerate(flat):
-        lo = (np.triu(m, 1).conj().T + np.triu(m)) if upper else \
-            (np.tril(m) + np.tril(m, -1).conj().T)
-        for order in range(1, m.shape[-1] + 1):
-            try:
-                if np.isnan(np.linalg.cholesky(lo[:order, :order])).any():
-                    raise np.linalg.LinAlgError
-            except np.linalg.LinAlgError:
-                info[k] = order
-                break
-    return info.reshape(a.shape[:-2])
+def _potf2(m, upper):
+    """LAPACK's unblocked Cholesky (potf2, left-looking) of one matrix, on the host: ``(factor,
+    info)``. info is 0, or the order of the first leading minor that is not positive-definite
+    (``ajj <= 0 or isnan(ajj)``: a NaN fails it); the factor is then LAPACK's partial one, as
+    torch returns it: the columns before the failing one computed, the failing diagonal entry
+    holding its pivot (``ajj``), the later columns the input's. It reads the triangle torch
+    reads."""
+    a = (np.triu(m).conj().T if upper else np.tril(m)).copy()
+    info = 0
+    for j in range(a.shape[-1]):
+        r = a[j, :j]
+        ajj = a[j, j].real - np.vdot(r, r).real
+        if not ajj > 0:
+            a[j, j] = ajj
+            info = j + 1
+            break
+        ajj = np.sqrt(ajj)
+        a[j, j] = ajj
+        a[j + 1:, j] = (a[j + 1:, j] - a[j + 1:, :j] @ r.conj()) / ajj
+    a = np.tril(a)
+    return (a.conj().T if upper else a), info
 
 
 def cholesky_ex(A, upper=False, check_errors=False, name="linalg.cholesky_ex",
                 args="linalg.cholesky"):
     """torch.linalg.cholesky_ex (and, with ``check_errors``, linalg.cholesky and the deprecated
-    torch.cholesky): ``(L, info)``; L is unspecified where info > 0, as in torch (LAPACK leaves a
-    partial factor, jax NaNs: DIFFERENCES.md). ``name`` names the failure, ``args`` the argument
-    errors (torch.cholesky: ``cholesky``, and its kernel refuses integers)."""
+    torch.cholesky): ``(L, info)``. Where info > 0, L is LAPACK's unblocked partial factor
+    (torch's for n <= 128; MKL's blocked potrf leaves another above: DIFFERENCES.md). ``name``
+    names the failure, ``args`` the argument errors (torch.cholesky: ``cholesky``, and its
+    kernel refuses integers)."""
     from .linalg import _cholesky
     from .._creation import tensor
     if args == "linalg.cholesky":
@@ -135,14 +139,29 @@ def cholesky_ex(A, upper=False, check_errors=False, name="linalg.cholesky_ex",
     L = apply(_cholesky, A, upper=bool(upper))
     info = np.zeros(A.shape[:-2], np.int32)
     if L.numel() and apply(_nan_matrices, L.detach(), dims=(L.ndim - 2, L.ndim - 1)).any():
-        info = _cholesky_info(A, upper)
-        flat = info.reshape(-1)
-        bad = np.flatnonzero(flat)
+        # jax's factor is NaN where the factorization failed: LAPACK's info and partial factor
+        # from the host, for the matrices that hold a NaN
+        a = np.asarray(A.detach()._data)
+        flat = a.reshape(-1, *a.shape[-2:])
+        nan = np.asarray(apply(_nan_matrices, L.detach(),
+                               dims=(L.ndim - 2, L.ndim - 1))._data).reshape(-1)
+        parts = np.zeros_like(flat)
+        for k in np.flatnonzero(nan):
+            parts[k], info.reshape(-1)[k] = _potf2(flat[k], upper)
+        flat_info = info.reshape(-1)
+        bad = np.flatnonzero(flat_info)
         if check_errors and bad.size:
             k = int(bad[0])
             raise LinAlgError(f"{name}: {_batch(A, k)}The factorization could not be completed "
                               f"because the input is not positive-definite (the leading minor "
-                              f"of order {int(flat[k])} is not positive-definite).")
+                              f"of order {int(flat_info[k])} is not positive-definite).")
+        if bad.size:
+            from .._tensor import Tensor
+            mask = np.zeros(flat.shape[0], bool)
+            mask[bad] = True
+            failed = Tensor._make(jnp.asarray(mask.reshape(a.shape[:-2] + (1, 1))))
+            L = L.masked_scatter(failed.expand(*L.shape), Tensor._make(
+                jnp.asarray(parts[bad].reshape(-1))))
     return L, tensor(info, dtype=D.int32)
 
 
