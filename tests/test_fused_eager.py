@@ -541,7 +541,7 @@ def test_new_batch_sizes_record_forwards_and_recomputing_backwards(fused):
     program computes both, XLA sharing the work), not a forward-with-VJP: both are traced once
     per shape pattern, so a step at a batch size never seen traces nothing new (the first
     batch size's symbolic traces specialize), with strict eager's and torch's losses."""
-    from torchlike import _registry, _shape_poly, _tiers
+    from torchlike import _caches, _registry, _shape_poly, _tiers
 
     m0 = torch.nn.Sequential(torch.nn.Linear(13, 11), torch.nn.Tanh(), torch.nn.Linear(11, 5))
     init = {k: v.detach().numpy().copy() for k, v in m0.state_dict().items()}
@@ -569,6 +569,7 @@ def test_new_batch_sizes_record_forwards_and_recomputing_backwards(fused):
 
     assert _registry.FUSED_REMAT
     sizes = (7, 9, 10, 12)
+    _caches.clear_all()         # (the first size traces: earlier tests may have met its patterns)
     losses, traced = run(torch, sizes)
     assert traced[0] and not any(traced[2:]), traced     # (the second size may meet a guard)
     with E.strict():

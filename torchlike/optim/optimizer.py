@@ -199,6 +199,35 @@ def _per_parameter(fn, flags, params, grads, arrays, hp, elementwise=False):
     return new_p, new_state
 
 
+def _per_parameter_recorded(fn, flags, params, grads, arrays, hp):
+    """Fused eager: an elementwise group update recorded one parameter at a time. Recording
+    needs the update's output shapes; the group's function would be traced whole for them
+    (every parameter's update, before a cold first step could run), where each parameter's
+    update is traced once per shape pattern. The segment's program holds the updates side by
+    side, as the group's program would. None where an input is not an array (the caller
+    records the group)."""
+    keys = tuple(arrays)
+    hp_keys = tuple(hp)
+    hp_vals = []
+    for k in hp_keys:
+        v = hp[k]
+        if isinstance(v, np.generic):
+            v = np.asarray(v)           # (a 0-d array: its dtype, as the group's trace sees it)
+        elif v.__class__ is not _tiers._ArrayImpl and v.__class__ is not _fused.Deferred:
+            return None
+        hp_vals.append(v)
+    new_p, new_state = [], {}
+    for i, (p, g) in enumerate(zip(params, grads)):
+        st = [arrays[k][i] for k in keys]
+        present = tuple(a is not None for a in st)
+        out = _one(fn, flags, keys, present, hp_keys)(
+            p, g, *[a for a in st if a is not None], *hp_vals)
+        new_p.append(out[0])
+        for k, v in out[1].items():
+            new_state.setdefault(k, []).append(v)
+    return new_p, new_state
+
+
 def _register_cache():
     from .. import _caches
     _caches.register("optim", _clear_jit_cache, lambda: dict(_TRACES))
@@ -441,7 +470,9 @@ class Optimizer:
         traced = self._traced_hp
         hp = traced[id(group)] if traced is not None else self._hp(group)
         args = ([_raw(p) for p in params], [_raw(p.grad) for p in params], arrays, hp)
-        if PER_PARAMETER and len(params) > 1:
+        if PER_PARAMETER and len(params) > 1 and _fused.ACTIVE and type(self)._elementwise:
+            out = _per_parameter_recorded(type(self)._update, flags, *args) or fn(*args)
+        elif PER_PARAMETER and len(params) > 1:
             out = fn.call_claiming(*args,
                                    limit=GROUP_BOUND * _tiers.INTERPRET_MAX_ELEMENTS)
             if out is _tiers.CLAIMED:
