@@ -193,6 +193,20 @@ def _split(out):
             tuple(o for o in outs if not _is_inexact(o.dtype)))
 
 
+def _cotangent_like(g, x):
+    """A declared backward's gradient ``g`` as ``jax.vjp`` gives it for input ``x``: summed over
+    the dimensions ``x`` was broadcast along, in ``x``'s dtype."""
+    shape = jnp.shape(x)
+    if g.shape != shape:
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                          if n == 1 and g.shape[lead + i] != 1)
+        g = jnp.sum(g, axis=axes, keepdims=False)
+        if g.shape != shape:
+            g = g.reshape(shape)
+    return g if g.dtype == x.dtype else g.astype(x.dtype)
+
+
 class Remat:
     """A node's residuals where its forward ran alone (``_Compiled.remat``): the input
     arrays, from which the backward recomputes the forward and its VJP."""
@@ -234,7 +248,7 @@ class _Compiled:
         # (made when first needed: a configuration run without grad never needs it, and a new
         # static shape makes a new configuration)
         def make_vjp_ident():
-            i = _tiers.stable("op-vjp", op.name, fn, kw, cast, needs)
+            i = _tiers.stable("op-vjp", op.name, fn, kw, cast, needs, op.vjp)
             if i is not None:
                 _BY_VJP_IDENT[i] = self
             return i
@@ -290,9 +304,16 @@ class _Compiled:
 
         n_in = len(needs)
 
+        rule = op.vjp
+
         def bwd_remat(*a):
             # the backward of a forward that ran alone (``Remat``): the VJP at its inputs
             xs, cots = a[:n_in], a[n_in:]
+            if rule is not None:
+                cx = xs if cast is None else tuple(_cast(x, cast) for x in xs)
+                got = rule(tuple(cots), cx, needs, **kw)
+                if got is not NotImplemented:
+                    return tuple(_cotangent_like(g, xs[i]) for g, i in zip(got, diff_pos))
             g = of_diff(xs)
             return jax.vjp(lambda *d: g(*d)[0], *[xs[i] for i in diff_pos])[1](tuple(cots))
 
@@ -412,11 +433,12 @@ class Op:
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
-                 "trace_counts", "view", "shape_arg", "families", "poly")
+                 "trace_counts", "view", "shape_arg", "families", "poly", "vjp")
 
     def __init__(self, name, fn, *, promote=None, grad_name=None, saves=True,
-                 differentiable=True, view=None, shape_arg=None, poly=True):
+                 differentiable=True, view=None, shape_arg=None, poly=True, vjp=None):
         self.name = name
+        self.vjp = vjp          # a declared backward (see ``defop``), or None: jax.vjp's
         self.shape_arg = shape_arg
         self.poly = poly        # a pure function: traced per shape pattern, recomputable
         # shape_arg's op: the other statics -> (a shared shape_poly table, its identity)
@@ -446,7 +468,7 @@ class Op:
 
 
 def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None,
-          shape_arg=None):
+          shape_arg=None, vjp=None):
     """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op.
 
     saves: what torch's backward of this op keeps (checked against in-place writes at
@@ -460,10 +482,17 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     shape_arg: the static keyword that is the result's shape (``view``'s ``shape``): the op's
     configurations that differ only in it share their shape-polymorphic traces
     (``torchlike._shape_poly.Family``).
+    vjp: the op's backward written out, ``vjp(cots, xs, needs, **static)`` -> the gradients of
+    the inputs that need grad, in order (each summed to its input's shape and cast to its dtype
+    by the registry), or ``NotImplemented`` for a configuration it does not cover (then
+    ``jax.vjp`` of the function): what a first call's backward traces (``bwd_remat``), several
+    times cheaper to trace than ``jax.vjp``'s linearize-and-transpose. ``xs`` are the inputs
+    after the op's promotion, ``cots`` the cotangents of its float outputs (jax's convention:
+    rules are declared for real dtypes).
     """
     def deco(fn):
         op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
-                differentiable=differentiable, view=view, shape_arg=shape_arg)
+                differentiable=differentiable, view=view, shape_arg=shape_arg, vjp=vjp)
         with _lock:
             if name in OPS:
                 raise ValueError(f"op {name!r} is already declared (in "

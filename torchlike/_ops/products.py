@@ -617,7 +617,33 @@ def _addmm_name(kw):
             "linear": "AddmmBackward0"}[kw["kind"]]
 
 
-@defop("addmm", promote="common", grad_name=_addmm_name, saves={1: (2,), 2: (1,)})
+def _addmm_vjp(cots, xs, needs, beta, alpha, kind):
+    """addmm's backward as torch's AddmmBackward0 computes it (real dtypes, the matrix-matrix
+    and F.linear kinds): ``g * beta``, ``g @ b.T * alpha``, ``a.T @ g * alpha``."""
+    (g,), (c, a, b) = cots, xs
+    if kind not in ("mm", "linear") or jnp.iscomplexobj(g):
+        return NotImplemented
+    out = []
+    if needs[0]:
+        out.append(jnp.zeros_like(g) if beta == 0 else g * beta if beta != 1 else g)
+    if needs[1] or needs[2]:
+        ga = g if alpha == 1 else g * alpha if alpha != 0 else jnp.zeros_like(g)
+        if kind == "mm":
+            if needs[1]:
+                out.append(jnp.matmul(ga, b.T))
+            if needs[2]:
+                out.append(jnp.matmul(a.T, ga))
+        else:                   # (rows of ``a`` times the weight ``b`` transposed)
+            a2 = a.reshape(-1, a.shape[-1])
+            if needs[1]:
+                out.append(jnp.matmul(ga, b).reshape(a.shape))
+            if needs[2]:
+                out.append(jnp.matmul(ga.T, a2))
+    return out
+
+
+@defop("addmm", promote="common", grad_name=_addmm_name, saves={1: (2,), 2: (1,)},
+       vjp=_addmm_vjp)
 def _addmm(c, a, b, beta, alpha, kind):
     if kind == "mv0":
         return c * jnp.asarray(beta).astype(c.dtype)     # (torch's scalar_tensor(beta, c))

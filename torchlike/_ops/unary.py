@@ -159,10 +159,18 @@ _ALIASES = {"trunc": ("fix",), "asin": ("arcsin",), "acos": ("arccos",), "atan":
             "asinh": ("arcsinh",), "acosh": ("arccosh",), "atanh": ("arctanh",)}
 
 
+# declared backwards (``defop``'s ``vjp``): what a first call's backward traces
+_VJP = {
+    # torch's threshold_backward: the gradient where the input is positive, 0 elsewhere (NaN)
+    "relu": lambda cots, xs, needs: [jnp.where(xs[0] > 0, cots[0], 0)],
+}
+
+
 def _unary(name, f, promote, grad_name):
     """``torchlike.<name>`` and ``Tensor.<name>_``: one op, declared once."""
     op = defop(name, promote=promote, grad_name=grad_name,
-               saves="output" if name in _SAVES_OUTPUT else True)(lambda a: f(a))
+               saves="output" if name in _SAVES_OUTPUT else True,
+               vjp=_VJP.get(name))(lambda a: f(a))
     check = name in _FLOAT_ONLY
 
     def fn(input):

@@ -45,17 +45,21 @@ def _view(a, shape):
     return jnp.reshape(a, shape)
 
 
-@defop("transpose", saves=False, view=True, grad_name="TransposeBackward0")
+@defop("transpose", saves=False, view=True, grad_name="TransposeBackward0",
+       vjp=lambda cots, xs, needs, d0, d1: [jnp.swapaxes(cots[0], d0, d1)])
 def _transpose(a, d0, d1):
     return jnp.swapaxes(a, d0, d1)
 
 
-@defop("t", saves=False, view=True, grad_name="TBackward0")
+@defop("t", saves=False, view=True, grad_name="TBackward0",
+       vjp=lambda cots, xs, needs: [cots[0].T])
 def _t(a):
     return a.T
 
 
-@defop("permute", saves=False, view=True, grad_name="PermuteBackward0")
+@defop("permute", saves=False, view=True, grad_name="PermuteBackward0",
+       vjp=lambda cots, xs, needs, dims: [jnp.transpose(
+           cots[0], np.argsort([d % max(cots[0].ndim, 1) for d in dims]))])
 def _permute(a, dims):
     return jnp.transpose(a, dims)
 

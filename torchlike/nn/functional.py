@@ -219,9 +219,9 @@ def _opmath(fn):
     return f
 
 
-def _act(name, grad_name, saves=True):
+def _act(name, grad_name, saves=True, vjp=None):
     def deco(fn):
-        return defop("nn_" + name, grad_name=grad_name, saves=saves)(fn)
+        return defop("nn_" + name, grad_name=grad_name, saves=saves, vjp=vjp)(fn)
     return deco
 
 
@@ -763,7 +763,16 @@ def _softmax(x, dim, neg):
     return _softmax_fn(x, dim)
 
 
-@_act("log_softmax", "LogSoftmaxBackward0", saves="output")
+def _log_softmax_vjp(cots, xs, needs, dim):
+    """LogSoftmaxBackward0: ``g - exp(y) * sum(g)`` (what jax transposes the JVP into)."""
+    (g,), (x,) = cots, xs
+    if x.ndim == 0 or x.dtype in _HALF:
+        return NotImplemented
+    y = _log_softmax_fn(x, dim)
+    return [g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True)]
+
+
+@_act("log_softmax", "LogSoftmaxBackward0", saves="output", vjp=_log_softmax_vjp)
 def _log_softmax(x, dim):
     if x.ndim == 0:
         return jnp.zeros_like(x)
@@ -1655,8 +1664,31 @@ def _nll_core(logp, target, w, ignore_index, reduction, label_smoothing=0.0):
     return (1 - label_smoothing) * red + sred * (label_smoothing / c)
 
 
+def _nll_loss_vjp(cots, xs, needs, ignore_index, reduction, ndim):
+    """NllLossBackward0 for (N, C) input of float32/64 and no weight gradient: at each kept
+    target's class, ``-g * w[t]`` (``/ sum(w[t])`` for the mean), 0 elsewhere."""
+    (g,), (x, target, *w) = cots, xs
+    if ndim != 2 or x.dtype in _HALF or any(needs[1:]):
+        return NotImplemented
+    valid = target != ignore_index
+    safe = jnp.where(valid, target, 0).astype(jnp.int32)
+    if w:
+        wt = jnp.where(valid, jnp.take(w[0], safe), jnp.zeros((), x.dtype))
+    else:
+        wt = valid.astype(x.dtype)
+    if reduction == "none":
+        coef = -g * wt
+    elif reduction == "sum":
+        coef = -g * wt
+    else:
+        coef = -g * wt / jnp.sum(wt)
+    coef = jnp.where(valid, coef, jnp.zeros((), coef.dtype))
+    hot = safe[:, None] == jnp.arange(x.shape[-1], dtype=jnp.int32)
+    return [jnp.where(hot, coef[:, None], jnp.zeros((), coef.dtype))]
+
+
 @defop("nll_loss", grad_name=lambda kw: "NllLossBackward0" if kw["ndim"] <= 2
-       else "NllLoss2DBackward0")
+       else "NllLoss2DBackward0", vjp=_nll_loss_vjp)
 def _nll_loss(x, target, *w, ignore_index, reduction, ndim):
     logp = _class_last(x, ndim)
     if ndim == 1:
