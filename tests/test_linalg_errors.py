@@ -547,6 +547,67 @@ LEGACY = [
                                                   m.ones(2, dtype=m.bfloat16))),
     ("eigh_half", lambda m, dt: L(m).eigh(m.eye(2, dtype=m.float16))),
     ("eigvalsh_int_nonsquare", lambda m, dt: L(m).eigvalsh(m.ones(2, 3, dtype=m.int64))),
+    # ldl_factor / ldl_factor_ex / ldl_solve: LAPACK's sytrf / sytrs (Bunch-Kaufman)
+    ("ldl_factor", lambda m, dt: L(m).ldl_factor(t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt))),
+    ("ldl_factor_2x2_pivot", lambda m, dt: L(m).ldl_factor(t(m, NPD, dt))),
+    ("ldl_factor_ex_batched", lambda m, dt: L(m).ldl_factor_ex(
+        m.stack([t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt), t(m, [[4.0, 1.0, 0.0], [1.0, 0.0, 2.0], [0.0, 2.0, -3.0]],
+                                        dt)]))),
+    ("ldl_factor_upper_ignored", lambda m, dt: L(m).ldl_factor(t(m, [[1.0, 5.0], [2.0, 1.0]], dt))),
+    ("ldl_factor_hermitian", lambda m, dt: L(m).ldl_factor(
+        t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt).to(m.complex64 if dt == "float32" else m.complex128) +
+        1j * t(m, [[0.0, -1.0, 0.5], [1.0, 0.0, 2.0], [-0.5, -2.0, 0.0]], dt), hermitian=True)),
+    ("ldl_factor_complex_symmetric", lambda m, dt: L(m).ldl_factor(
+        t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt).to(m.complex64 if dt == "float32" else m.complex128) +
+        1j * t(m, [[0.0, 1.0, 0.5], [1.0, 0.0, 2.0], [0.5, 2.0, 0.3]], dt))),
+    ("ldl_factor_ex_singular", lambda m, dt: L(m).ldl_factor_ex(b2(m, [[0.0, 0.0], [0.0, 0.0]],
+                                                                  dt))),
+    ("ldl_factor_singular", lambda m, dt: L(m).ldl_factor(t(m, [[0.0, 0.0], [0.0, 1.0]], dt))),
+    ("ldl_factor_singular_batched", lambda m, dt: L(m).ldl_factor(b2(m, [[0.0, 0.0], [0.0, 0.0]],
+                                                                     dt))),
+    ("ldl_factor_ex_check", lambda m, dt: L(m).ldl_factor_ex(b2(m, [[0.0, 0.0], [0.0, 0.0]], dt),
+                                                             check_errors=True)),
+    ("ldl_factor_ex_nan", lambda m, dt: L(m).ldl_factor_ex(
+        t(m, [[0.01, 2.0, NAN], [2.0, 1.0, 1.0], [NAN, 1.0, 0.0]], dt))),
+    ("ldl_factor_ex_nan_diag", lambda m, dt: L(m).ldl_factor_ex(t(m, [[NAN, 1.0], [1.0, 1.0]],
+                                                                  dt))),
+    ("ldl_factor_empty", lambda m, dt: L(m).ldl_factor(m.zeros(3, 0, 0, dtype=F(m, dt)))),
+    ("ldl_factor_int", lambda m, dt: L(m).ldl_factor(m.eye(2, dtype=m.int64))),
+    ("ldl_factor_half", lambda m, dt: L(m).ldl_factor(m.eye(2, dtype=m.float16))),
+    ("ldl_factor_1d", lambda m, dt: L(m).ldl_factor(m.ones(2, dtype=F(m, dt)))),
+    ("ldl_factor_nonsquare", lambda m, dt: L(m).ldl_factor_ex(m.ones(2, 3, dtype=F(m, dt)))),
+    ("ldl_solve", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt)),
+                                               t(m, [[1.0, 0.0], [2.0, 1.0], [-1.0, 3.0]], dt))),
+    ("ldl_solve_2x2_pivot", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(t(m, NPD, dt)),
+                                                         m.ones(2, 1, dtype=F(m, dt)))),
+    ("ldl_solve_broadcast_b", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(t(m, NPD, dt)),
+                                                           m.ones(3, 2, 1, dtype=F(m, dt)))),
+    ("ldl_solve_hermitian", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(
+        t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt).to(m.complex64 if dt == "float32" else m.complex128) +
+        1j * t(m, [[0.0, -1.0, 0.5], [1.0, 0.0, 2.0], [-0.5, -2.0, 0.0]], dt), hermitian=True),
+        m.ones(3, 1, dtype=m.complex64 if dt == "float32" else m.complex128), hermitian=True)),
+    ("ldl_solve_int64_pivots", lambda m, dt: L(m).ldl_solve(
+        L(m).ldl_factor(t(m, NPD, dt))[0], m.ones(2, dtype=m.int64), m.ones(2, 1, dtype=F(m, dt)))),
+    ("ldl_solve_float_pivots", lambda m, dt: L(m).ldl_solve(
+        t(m, EYE, dt), m.ones(2, dtype=F(m, dt)), m.ones(2, 1, dtype=F(m, dt)))),
+    ("ldl_solve_pivots_shape", lambda m, dt: L(m).ldl_solve(
+        t(m, EYE, dt), m.ones(3, dtype=m.int32), m.ones(2, 1, dtype=F(m, dt)))),
+    ("ldl_solve_pivot_zero", lambda m, dt: L(m).ldl_solve(
+        t(m, EYE, dt), m.tensor([0, 1], dtype=m.int32), m.ones(2, 1, dtype=F(m, dt)))),
+    ("ldl_solve_pivot_large", lambda m, dt: L(m).ldl_solve(
+        t(m, EYE, dt), m.tensor([1, 5], dtype=m.int32), m.ones(2, 1, dtype=F(m, dt)))),
+    ("ldl_solve_b_1d", lambda m, dt: L(m).ldl_solve(
+        t(m, EYE, dt), m.ones(2, dtype=m.int32), m.ones(2, dtype=F(m, dt)))),
+    ("ldl_solve_b_rows", lambda m, dt: L(m).ldl_solve(
+        t(m, EYE, dt), m.ones(2, dtype=m.int32), m.ones(3, 1, dtype=F(m, dt)))),
+    ("ldl_solve_dtype", lambda m, dt: L(m).ldl_solve(
+        t(m, EYE, dt), m.ones(2, dtype=m.int32), m.ones(2, 1, dtype=m.float16))),
+    ("ldl_solve_int", lambda m, dt: L(m).ldl_solve(
+        m.eye(2, dtype=m.int64), m.ones(2, dtype=m.int32), m.ones(2, 1, dtype=m.int64))),
+    ("ldl_solve_nonsquare", lambda m, dt: L(m).ldl_solve(
+        m.ones(2, 3, dtype=F(m, dt)), m.ones(2, dtype=m.int32), m.ones(2, 1, dtype=F(m, dt)))),
+    ("ldl_solve_1d", lambda m, dt: L(m).ldl_solve(
+        m.ones(2, dtype=F(m, dt)), m.ones(2, dtype=m.int32), m.ones(2, 1, dtype=F(m, dt)))),
 ]
 CASES += LEGACY
 
@@ -756,3 +817,53 @@ def test_det_gradient_at_an_exactly_singular_matrix():
             np.testing.assert_allclose(x.grad.numpy(), adj, rtol=1e-6)
         else:
             np.testing.assert_array_equal(x.grad.numpy(), want_torch)
+
+
+@pytest.mark.parametrize("n,herm,dt", [(12, False, "float64"), (40, False, "float32"),
+                                       (9, True, "complex128"), (150, False, "float64")])
+def test_ldl_factor_matches_lapack_pivots(n, herm, dt):
+    """LD, pivots and info as torch's (MKL's sytrf), on indefinite matrices with small diagonals
+    (1x1 and 2x2 pivots, interchanges); the solve agrees."""
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((2, n, n))
+    if dt.startswith("complex"):
+        x = x + 1j * rng.standard_normal((2, n, n))
+    a = x + (np.conj(np.swapaxes(x, -1, -2)) if herm else np.swapaxes(x, -1, -2))
+    a[:, np.arange(n), np.arange(n)] *= 0.01
+    a = a.astype(dt)
+    b = rng.standard_normal((2, n, 3)).astype(dt)
+    w = torch.linalg.ldl_factor_ex(torch.tensor(a), hermitian=herm)
+    g = torchlike.linalg.ldl_factor_ex(torchlike.tensor(a), hermitian=herm)
+    assert g.pivots.tolist() == w.pivots.tolist() and g.info.tolist() == w.info.tolist()
+    tol = 1e-3 if dt in ("float32", "complex64") else 1e-9
+    np.testing.assert_allclose(g.LD.numpy(), w.LD.numpy(), rtol=tol, atol=tol)
+    xs = torch.linalg.ldl_solve(w.LD, w.pivots, torch.tensor(b), hermitian=herm).numpy()
+    xg = torchlike.linalg.ldl_solve(g.LD, g.pivots, torchlike.tensor(b), hermitian=herm).numpy()
+    np.testing.assert_allclose(xg, xs, rtol=tol, atol=tol)
+    np.testing.assert_allclose(a @ xg, b, rtol=tol * 10, atol=tol * 10)
+
+
+def test_ldl_has_no_derivative_as_torch():
+    """torch's ldl_factor / ldl_solve outputs carry a NotImplemented node whose backward
+    raises."""
+    for m in (torch, torchlike):
+        a = m.tensor(NPD, requires_grad=True)
+        LD, piv = m.linalg.ldl_factor(a)
+        assert LD.requires_grad and not piv.requires_grad
+        assert type(LD.grad_fn).__name__ == "NotImplemented"
+        with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_factor_ex is not "
+                                               "implemented"):
+            LD.sum().backward()
+        b = m.ones(2, 1, requires_grad=True)
+        x = m.linalg.ldl_solve(LD.detach(), piv, b)
+        with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_solve is not "
+                                               "implemented"):
+            x.sum().backward()
+
+
+def test_ldl_compiles():
+    f = lambda a, b: torchlike.linalg.ldl_solve(*torchlike.linalg.ldl_factor(a), b)  # noqa
+    a = torchlike.tensor([[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]])
+    b = torchlike.ones(3, 2)
+    np.testing.assert_allclose(torchlike.compile(f)(a, b).numpy(), f(a, b).numpy(), rtol=1e-6)
+    np.testing.assert_allclose((a @ f(a, b)).numpy(), b.numpy(), rtol=1e-5, atol=1e-5)

@@ -22,7 +22,8 @@ from ._ops.factorizations import (matrix_exp, solve_triangular, lu_factor,  # no
                                 linalg_lu as lu, linalg_lu_solve as lu_solve,
                                 matrix_rank, cond, linalg_vander as vander, eigvals, eig, solve_ex,
                                 lu_factor_ex, tensorinv, tensorsolve,
-                                linalg_diagonal as diagonal, householder_product)
+                                linalg_diagonal as diagonal, householder_product,
+                                ldl_factor, ldl_factor_ex, ldl_solve)
 
 from ._ops._surface import public as _public  # noqa: E402
 
@@ -47,7 +48,8 @@ __all__ = ["matrix_exp", "solve_triangular", "lu_factor", "lu", "lu_solve", "mat
            "tensorinv", "tensorsolve", "householder_product",
            "LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet",
            "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_power",
-           "lstsq", "cross", "multi_dot", "matmul", "vecdot", "inv_ex", "cholesky_ex"]
+           "lstsq", "cross", "multi_dot", "matmul", "vecdot", "inv_ex", "cholesky_ex",
+           "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 
 @_public(out=True)

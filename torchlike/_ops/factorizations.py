@@ -832,3 +832,312 @@ def householder_product(A, tau):
 orgqr = householder_product
 methods(orgqr=householder_product)
 __all__ += ["orgqr"]
+
+
+# ------------------------------------------------------------------ LDL (Bunch-Kaufman)
+#
+# torch.linalg.ldl_factor(_ex) is LAPACK's sytrf / hetrf on the lower triangle; for the sizes
+# torch's MKL factors unblocked its result is sytf2's, replayed here on the host (the same pivot
+# decisions, the same compact LD and LAPACK's 1-based pivots, negative for 2x2 blocks), and
+# ldl_solve is sytrs. torch has no derivative for either (its grad_fn is NotImplemented).
+
+LDLFactorResult = collections.namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+LDLFactorExResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+
+
+def _idamax(v):
+    """i?amax as MKL's: the first index of the largest entry, or of the first NaN."""
+    i = int(np.argmax(v))
+    return i, v[i]
+
+
+def _sytf2(m, herm):
+    """LAPACK's ?sytf2 / ?hetf2 with uplo = 'L' on one matrix: (LD, pivots, info)."""
+    a = np.tril(m).copy()
+    n = a.shape[0]
+    cplx = np.iscomplexobj(a)
+    rt = a.real.dtype.type
+    cabs1 = (lambda x: np.abs(x.real) + np.abs(x.imag)) if cplx else np.abs
+    cj = np.conj if herm else (lambda x: x)
+    dabs = (lambda x: np.abs(x.real)) if herm else cabs1
+    alpha = rt((1 + np.sqrt(17.0)) / 8)
+    ipiv = np.zeros(n, np.int32)
+    info = 0
+    if herm:
+        a[np.diag_indices(n)] = a.diagonal().real
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = dabs(a[k, k])
+        if k < n - 1:
+            i, colmax = _idamax(cabs1(a[k + 1:, k]))
+            imax = k + 1 + i
+        else:
+            imax, colmax = k, rt(0)
+        if (absakk if absakk > colmax else colmax) == 0:   # (Fortran's MAX: NaN loses)
+            info = info or k + 1
+            kp = k
+        else:
+            if absakk >= alpha * colmax:
+                kp = k
+            else:
+                rowmax = _idamax(cabs1(a[imax, k:imax]))[1]
+                if imax < n - 1:
+                    c2 = _idamax(cabs1(a[imax + 1:, imax]))[1]
+                    rowmax = rowmax if rowmax > c2 else c2
+                if absakk >= alpha * colmax * (colmax / rowmax):
+                    kp = k
+                elif dabs(a[imax, imax]) >= alpha * rowmax:
+                    kp = imax
+                else:
+                    kp, kstep = imax, 2
+            kk = k + kstep - 1
+            if kp != kk:
+                t = a[kp + 1:, kk].copy()
+                a[kp + 1:, kk] = a[kp + 1:, kp]
+                a[kp + 1:, kp] = t
+                t = cj(a[kk + 1:kp, kk].copy())
+                a[kk + 1:kp, kk] = cj(a[kp, kk + 1:kp])
+                a[kp, kk + 1:kp] = t
+                if herm:
+                    a[kp, kk] = np.conj(a[kp, kk])
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if kstep == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            if kstep == 1:
+                if k < n - 1:
+                    r1 = (rt(1) / a[k, k].real) if herm else (a.dtype.type(1) / a[k, k])
+                    x = a[k + 1:, k].copy()
+                    low = np.tri(n - k - 1, dtype=bool)
+                    a[k + 1:, k + 1:] = np.where(low, a[k + 1:, k + 1:] - r1 * np.outer(x, cj(x)),
+                                                 a[k + 1:, k + 1:])
+                    a[k + 1:, k] = r1 * x
+                    if herm:
+                        d = np.arange(k + 1, n)
+                        a[d, d] = a[d, d].real
+            elif k < n - 2:
+                if herm:
+                    d = np.abs(a[k + 1, k])
+                    d11, d22 = a[k + 1, k + 1].real / d, a[k, k].real / d
+                    tt = rt(1) / (d11 * d22 - rt(1))
+                    d21 = a[k + 1, k] / d
+                    dd = tt / d
+                    ck, ck1 = a[k + 2:, k].copy(), a[k + 2:, k + 1].copy()
+                    wk = dd * (d11 * ck - d21 * ck1)
+                    wkp1 = dd * (d22 * ck1 - np.conj(d21) * ck)
+                else:
+                    d21 = a[k + 1, k]
+                    d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
+                    tt = a.dtype.type(1) / (d11 * d22 - a.dtype.type(1))
+                    d21 = tt / d21
+                    ck, ck1 = a[k + 2:, k].copy(), a[k + 2:, k + 1].copy()
+                    wk = d21 * (d11 * ck - ck1)
+                    wkp1 = d21 * (d22 * ck1 - ck)
+                low = np.tri(n - k - 2, dtype=bool)
+                a[k + 2:, k + 2:] = np.where(
+                    low, a[k + 2:, k + 2:] - np.outer(ck, cj(wk)) - np.outer(ck1, cj(wkp1)),
+                    a[k + 2:, k + 2:])
+                a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
+                if herm:
+                    d = np.arange(k + 2, n)
+                    a[d, d] = a[d, d].real
+        if kstep == 1:
+            ipiv[k] = kp + 1
+        else:
+            ipiv[k] = ipiv[k + 1] = -(kp + 1)
+        k += kstep
+    return a, ipiv, np.int32(info)
+
+
+def _sytrs(ld, ipiv, b, herm):
+    """LAPACK's ?sytrs / ?hetrs with uplo = 'L': solves A X = B from sytf2's (LD, pivots)."""
+    a, x = ld, b.copy()
+    n = a.shape[0]
+    cj = np.conj if herm else (lambda v: v)
+    k = 0
+    while k < n:                     # L D Y = P^T B
+        if ipiv[k] > 0:
+            kp = ipiv[k] - 1
+            if kp != k:
+                x[[k, kp]] = x[[kp, k]]
+            x[k + 1:] -= np.outer(a[k + 1:, k], x[k])
+            x[k] = x[k] / (a[k, k].real if herm else a[k, k])
+            k += 1
+        else:
+            kp = -ipiv[k] - 1
+            if kp != k + 1:
+                x[[k + 1, kp]] = x[[kp, k + 1]]
+            if k < n - 2:
+                x[k + 2:] -= np.outer(a[k + 2:, k], x[k])
+                x[k + 2:] -= np.outer(a[k + 2:, k + 1], x[k + 1])
+            akm1k = a[k + 1, k]
+            akm1 = a[k, k] / cj(akm1k)
+            ak = a[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1, bk = x[k] / cj(akm1k), x[k + 1] / akm1k
+            x[k], x[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:                    # L^T (L^H) P^T X = Y
+        if ipiv[k] > 0:
+            if k < n - 1:
+                x[k] -= cj(a[k + 1:, k]) @ x[k + 1:]
+            kp = ipiv[k] - 1
+            if kp != k:
+                x[[k, kp]] = x[[kp, k]]
+            k -= 1
+        else:
+            if k < n - 1:
+                x[k] -= cj(a[k + 1:, k]) @ x[k + 1:]
+                x[k - 1] -= cj(a[k + 1:, k - 1]) @ x[k + 1:]
+            kp = -ipiv[k] - 1
+            if kp != k:
+                x[[k, kp]] = x[[kp, k]]
+            k -= 2
+    return x
+
+
+def _ldl_factor_host(a, herm):
+    a = np.asarray(a)
+    n = a.shape[-1]
+    flat = a.reshape(-1, n, n)
+    ld = np.zeros_like(flat)
+    piv = np.zeros(flat.shape[:2], np.int32)
+    info = np.zeros(flat.shape[0], np.int32)
+    for k in range(flat.shape[0]):
+        ld[k], piv[k], info[k] = _sytf2(flat[k], herm)
+    return ld.reshape(a.shape), piv.reshape(a.shape[:-1]), info.reshape(a.shape[:-2])
+
+
+def _ldl_solve_host(ld, piv, b, herm):
+    ld, piv, b = np.asarray(ld), np.asarray(piv), np.asarray(b)
+    n = ld.shape[-1]
+    batch = np.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
+    ldb = np.broadcast_to(ld, batch + ld.shape[-2:]).reshape(-1, n, n)
+    pb = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(-1, n)
+    bb = np.broadcast_to(b, batch + b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    out = np.stack([_sytrs(ldb[k], pb[k], bb[k], herm) for k in range(bb.shape[0])]) \
+        if bb.shape[0] else np.zeros(bb.shape, b.dtype)
+    return out.reshape(batch + b.shape[-2:]).astype(b.dtype)
+
+
+def _no_derivative(fn, name):
+    """``fn`` whose backward raises torch's error for an op without a derivative."""
+    @jax.custom_vjp
+    def f(*xs):
+        return fn(*xs)
+
+    def fwd(*xs):
+        return fn(*xs), None
+
+    def bwd(_res, _g):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _ldl_factor_fn(a, hermitian):
+    shapes = (jax.ShapeDtypeStruct(a.shape, a.dtype),
+              jax.ShapeDtypeStruct(a.shape[:-1], jnp.int32),
+              jax.ShapeDtypeStruct(a.shape[:-2], jnp.int32))
+    return jax.pure_callback(lambda x: _ldl_factor_host(x, hermitian), shapes, a,
+                             vmap_method="sequential")
+
+
+@defop("linalg_ldl_factor_ex", grad_name="NotImplemented")
+def _ldl_factor(a, hermitian):
+    if a.shape[-1] == 0:
+        return a, jnp.zeros(a.shape[:-1], jnp.int32), jnp.zeros(a.shape[:-2], jnp.int32)
+    return _no_derivative(lambda x: _ldl_factor_fn(x, hermitian), "linalg_ldl_factor_ex")(a)
+
+
+@defop("linalg_ldl_solve", grad_name="NotImplemented")
+def _ldl_solve(ld, piv, b, hermitian):
+    batch = jnp.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
+    shape = jax.ShapeDtypeStruct(batch + b.shape[-2:], b.dtype)
+    if ld.shape[-1] == 0 or b.size == 0:
+        return jnp.zeros(shape.shape, b.dtype)
+
+    def solve(ld, b):
+        return jax.pure_callback(lambda l, p, x: _ldl_solve_host(l, p, x, hermitian), shape,
+                                 ld, piv, b, vmap_method="sequential")
+    return _no_derivative(solve, "linalg_ldl_solve")(ld, b)
+
+
+def _ldl_factor_args(A, name):
+    _square_check(A, name)
+    _float_check(A, name)
+    _low_precision(A, "ldl_factor_kernel_cpu")
+
+
+_UNKNOWN_INFO = ('false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/'
+                 'BatchLinearAlgebra.cpp":1642, please report a bug to PyTorch. {name}: Unknown '
+                 'error code: {v}.')
+
+
+def _ldl_factor_ex(A, hermitian, check_errors, name):
+    _ldl_factor_args(A, "torch.linalg.ldl_factor_ex")
+    LD, piv, info = apply(_ldl_factor, A, hermitian=bool(hermitian))
+    if check_errors:
+        # (torch's check of sytrf's info has no message for it: an internal assert, the batch
+        # element unnamed)
+        _raise_first(info, lambda _k, v: RuntimeError(_UNKNOWN_INFO.format(name=name, v=v)))
+    return LD, piv, info
+
+
+@public(out=True)
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """torch.linalg.ldl_factor_ex: LAPACK's Bunch-Kaufman LDL^T (LDL^H with ``hermitian``) of
+    the lower triangle: the compact ``LD``, 1-based ``pivots`` (negative: a 2x2 block) and
+    sytrf's info (the first zero pivot)."""
+    return LDLFactorExResult(*_ldl_factor_ex(A, hermitian, check_errors,
+                                             "torch.linalg.ldl_factor_ex"))
+
+
+@public(out=True)
+def ldl_factor(A, *, hermitian=False):
+    return LDLFactorResult(*_ldl_factor_ex(A, hermitian, True, "torch.linalg.ldl_factor")[:2])
+
+
+@public(out=True)
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """torch.linalg.ldl_solve: LAPACK's sytrs from ldl_factor's (LD, pivots)."""
+    name = "torch.linalg.ldl_solve"
+    _square_check(LD, name)
+    _float_check(LD, name)
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_tname(B.dtype)} and A of type {_tname(LD.dtype)} instead.")
+    if B.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"-2)")
+    if B.shape[-2] != LD.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is "
+                           f"{LD.shape[-2]} by {LD.shape[-1]} but each b matrix is "
+                           f"{B.shape[-2]} by {B.shape[-1]}")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape {list(pivots.shape)} instead")
+    if pivots.dtype.category != D._INT:
+        raise RuntimeError(f"{name}: Expected pivots to be integers. Got "
+                           f"{_tname(pivots.dtype)}")
+    _low_precision(LD, "ldl_solve_kernel_cpu")
+    n = LD.shape[-1]
+    if pivots.numel():
+        p = apply(_pivot_range, pivots.detach(), n=int(n))
+        _raise_first(p, lambda _k, v: RuntimeError(
+            "Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass the "
+            "result of ldl_factor?" if v == 1 else
+            "Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you properly "
+            "pass the result of ldl_factor?"))
+    return apply(_ldl_solve, LD, pivots.to(D.int32), B, hermitian=bool(hermitian))
+
+
+@defop("ldl_pivot_range", differentiable=False)
+def _pivot_range(p, n):
+    """1 where a pivot is 0, 2 where |pivot| > n (one flag for all)."""
+    a = jnp.abs(p.astype(jnp.int64))
+    return jnp.where(jnp.any(a < 1), 1, jnp.where(jnp.any(a > n), 2, 0)).astype(jnp.int32)
+
+
