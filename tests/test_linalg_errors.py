@@ -341,6 +341,8 @@ CASES = [
 F = lambda m, dt: getattr(m, dt)      # noqa: E731
 UTRI_SING = [[1.0, 1.0], [0.0, 0.0]]
 NAND = [[NAN, 0.0], [0.0, 1.0]]
+SYM3 = [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]]   # indefinite: 2x2 pivots
+C = lambda m, dt: m.complex64 if dt == "float32" else m.complex128      # noqa: E731
 LEGACY = [
     # torch.svd / Tensor.svd
     ("svd_nan", lambda m, dt: m.svd(t(m, NANM, dt))),
@@ -548,17 +550,17 @@ LEGACY = [
     ("eigh_half", lambda m, dt: L(m).eigh(m.eye(2, dtype=m.float16))),
     ("eigvalsh_int_nonsquare", lambda m, dt: L(m).eigvalsh(m.ones(2, 3, dtype=m.int64))),
     # ldl_factor / ldl_factor_ex / ldl_solve: LAPACK's sytrf / sytrs (Bunch-Kaufman)
-    ("ldl_factor", lambda m, dt: L(m).ldl_factor(t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt))),
+    ("ldl_factor", lambda m, dt: L(m).ldl_factor(t(m, SYM3, dt))),
     ("ldl_factor_2x2_pivot", lambda m, dt: L(m).ldl_factor(t(m, NPD, dt))),
     ("ldl_factor_ex_batched", lambda m, dt: L(m).ldl_factor_ex(
-        m.stack([t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt), t(m, [[4.0, 1.0, 0.0], [1.0, 0.0, 2.0], [0.0, 2.0, -3.0]],
-                                        dt)]))),
+        m.stack([t(m, SYM3, dt), t(m, [[4.0, 1.0, 0.0], [1.0, 0.0, 2.0], [0.0, 2.0, -3.0]],
+                                   dt)]))),
     ("ldl_factor_upper_ignored", lambda m, dt: L(m).ldl_factor(t(m, [[1.0, 5.0], [2.0, 1.0]], dt))),
     ("ldl_factor_hermitian", lambda m, dt: L(m).ldl_factor(
-        t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt).to(m.complex64 if dt == "float32" else m.complex128) +
+        t(m, SYM3, dt).to(C(m, dt)) +
         1j * t(m, [[0.0, -1.0, 0.5], [1.0, 0.0, 2.0], [-0.5, -2.0, 0.0]], dt), hermitian=True)),
     ("ldl_factor_complex_symmetric", lambda m, dt: L(m).ldl_factor(
-        t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt).to(m.complex64 if dt == "float32" else m.complex128) +
+        t(m, SYM3, dt).to(C(m, dt)) +
         1j * t(m, [[0.0, 1.0, 0.5], [1.0, 0.0, 2.0], [0.5, 2.0, 0.3]], dt))),
     ("ldl_factor_ex_singular", lambda m, dt: L(m).ldl_factor_ex(b2(m, [[0.0, 0.0], [0.0, 0.0]],
                                                                   dt))),
@@ -576,14 +578,14 @@ LEGACY = [
     ("ldl_factor_half", lambda m, dt: L(m).ldl_factor(m.eye(2, dtype=m.float16))),
     ("ldl_factor_1d", lambda m, dt: L(m).ldl_factor(m.ones(2, dtype=F(m, dt)))),
     ("ldl_factor_nonsquare", lambda m, dt: L(m).ldl_factor_ex(m.ones(2, 3, dtype=F(m, dt)))),
-    ("ldl_solve", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt)),
+    ("ldl_solve", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(t(m, SYM3, dt)),
                                                t(m, [[1.0, 0.0], [2.0, 1.0], [-1.0, 3.0]], dt))),
     ("ldl_solve_2x2_pivot", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(t(m, NPD, dt)),
                                                          m.ones(2, 1, dtype=F(m, dt)))),
     ("ldl_solve_broadcast_b", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(t(m, NPD, dt)),
                                                            m.ones(3, 2, 1, dtype=F(m, dt)))),
     ("ldl_solve_hermitian", lambda m, dt: L(m).ldl_solve(*L(m).ldl_factor(
-        t(m, [[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]], dt).to(m.complex64 if dt == "float32" else m.complex128) +
+        t(m, SYM3, dt).to(C(m, dt)) +
         1j * t(m, [[0.0, -1.0, 0.5], [1.0, 0.0, 2.0], [-0.5, -2.0, 0.0]], dt), hermitian=True),
         m.ones(3, 1, dtype=m.complex64 if dt == "float32" else m.complex128), hermitian=True)),
     ("ldl_solve_int64_pivots", lambda m, dt: L(m).ldl_solve(
@@ -863,7 +865,7 @@ def test_ldl_has_no_derivative_as_torch():
 
 def test_ldl_compiles():
     f = lambda a, b: torchlike.linalg.ldl_solve(*torchlike.linalg.ldl_factor(a), b)  # noqa
-    a = torchlike.tensor([[0.01, 2.0, 3.0], [2.0, 1.0, -1.0], [3.0, -1.0, 0.5]])
+    a = torchlike.tensor(SYM3)
     b = torchlike.ones(3, 2)
     np.testing.assert_allclose(torchlike.compile(f)(a, b).numpy(), f(a, b).numpy(), rtol=1e-6)
     np.testing.assert_allclose((a @ f(a, b)).numpy(), b.numpy(), rtol=1e-5, atol=1e-5)

@@ -252,8 +252,8 @@ CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])
 
 @public(out=True)
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
-    """``(L, info)``: info is LAPACK's (0, or the order of the failing leading minor); L is
-    unspecified where info > 0, as in torch (see DIFFERENCES.md)."""
+    """``(L, info)``: info is LAPACK's (0, or the order of the failing leading minor); where
+    info > 0, L is LAPACK's partial factor (torch's up to n = 128: DIFFERENCES.md)."""
     from .factorizations import cholesky_ex
     return CholeskyExResult(*cholesky_ex(A, upper, check_errors, "linalg.cholesky_ex"))
 
