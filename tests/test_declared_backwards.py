@@ -49,6 +49,27 @@ CASES = {
                 ((f(2, 3, 4),), dict(dims=(-1, 0, 1)), (True,))],
     "nn_log_softmax": [((f(4, 7),), dict(dim=1), (True,)), ((f(3, 4, 5),), dict(dim=0), (True,)),
                        ((f(6, dtype=F64),), dict(dim=0), (True,))],
+    "view": [((f(2, 3, 4),), dict(shape=(6, 4)), (True,)), ((f(12),), dict(shape=(3, 4)), (True,))],
+    "split": [((f(4, 9),), dict(sizes=(2, 3, 4), dim=1), (True,)),
+              ((f(6, 2),), dict(sizes=(3, 3), dim=0), (True,))],
+    "matmul": [((f(3, 4), f(4, 5)), dict(ndims=(2, 2)), (True, True)),
+               ((f(2, 3, 3, 4), f(2, 3, 4, 5)), dict(ndims=(4, 4)), (True, True)),
+               ((f(2, 3, 4), f(4, 5)), dict(ndims=(3, 2)), (True, True)),      # broadcast b
+               ((f(3, 4), f(2, 4, 5)), dict(ndims=(2, 3)), (False, True)),
+               ((f(2, 1, 3, 4), f(5, 4, 2)), dict(ndims=(4, 3)), (True, True))],
+    "layer_norm": [
+        ((f(4, 6), np.abs(f(6)) + 0.5, f(6)), dict(n=1, eps=1e-5, has_w=True, has_b=True),
+         (True, True, True)),
+        ((f(2, 3, 4, dtype=F64), f(3, 4, dtype=F64)), dict(n=2, eps=1e-6, has_w=True,
+                                                            has_b=False), (True, True)),
+        ((f(5, 7),), dict(n=1, eps=1e-5, has_w=False, has_b=False), (True,)),
+        ((f(4, 6), np.abs(f(6)) + 0.5, f(6)), dict(n=1, eps=1e-5, has_w=True, has_b=True),
+         (False, True, False)),
+    ],
+    "embedding": [
+        ((np.array([[0, 2, 2], [4, 1, 0]]), f(5, 3)), dict(padding_idx=None), (False, True)),
+        ((np.array([0, 2, 2, 4, 1, 0]), f(5, 3)), dict(padding_idx=2), (False, True)),
+    ],
     "nll_loss": [
         ((f(6, 5), targets(6, 5)), dict(ignore_index=-100, reduction="mean", ndim=2),
          (True, False)),
@@ -79,7 +100,8 @@ def test_declared_backward_equals_jax_vjp(name, case):
     xs = tuple(jnp.asarray(x) for x in xs)
     c = op.compiled(tuple(sorted(static.items())), None, needs)
     out = op.fn(*xs, **static)
-    cots = (jnp.asarray(R.standard_normal(np.shape(out)).astype(out.dtype)),)
+    outs = out if isinstance(out, tuple) else (out,)
+    cots = tuple(jnp.asarray(R.standard_normal(np.shape(o)).astype(o.dtype)) for o in outs)
     pos = [i for i, n in enumerate(needs) if n]
 
     def of_diff(*d):
@@ -88,7 +110,8 @@ def test_declared_backward_equals_jax_vjp(name, case):
             full[i] = v
         return op.fn(*full, **static)
 
-    want = jax.vjp(of_diff, *[xs[i] for i in pos])[1](cots[0])
+    want = jax.vjp(of_diff, *[xs[i] for i in pos])[1](cots if isinstance(out, tuple)
+                                                      else cots[0])
     rule = op.vjp(cots, xs, needs, **static)
     assert rule is not NotImplemented, "the case is one the rule declares"
     got = c.bwd_remat.raw(*xs, *cots)

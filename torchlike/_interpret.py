@@ -886,7 +886,11 @@ def _scipy_special():
     return sp
 
 
-_ERF_HOST_MAX = 1 << 15     # past this many elements importing scipy (0.2 s) costs less
+# float32 erf is computed with numpy alone (about 30 ns an element) until this many elements
+# have been, then by scipy.special (10 ns an element, but 0.1-0.2 s to import): a GELU model's
+# first step does not wait for the import, and a process that keeps interpreting erf pays it once
+_ERF_NUMPY_BUDGET = 1 << 21
+_erf_numpy_done = [0]
 
 
 # erf(x) / x as a rational function of x*x/4 on |x| <= 2, and erfc(x) * x * exp(x*x) of 4/(x*x) on
@@ -940,10 +944,11 @@ def _scipy_loaded():
 
 
 def _erf_small(sp_erf):
-    """float32 erf: numpy alone for small arrays while scipy is not imported yet (a GELU
-    model's first calls need not pay scipy.special's import), scipy otherwise."""
+    """float32 erf: numpy alone while scipy is not imported and the numpy budget lasts
+    (``_ERF_NUMPY_BUDGET``), scipy otherwise."""
     def f(x):
-        if x.size <= _ERF_HOST_MAX and not _scipy_loaded():
+        if not _scipy_loaded() and _erf_numpy_done[0] + x.size <= _ERF_NUMPY_BUDGET:
+            _erf_numpy_done[0] += x.size
             return _erf_float64(x)
         return sp_erf()(x)
     return f

@@ -134,7 +134,9 @@ def column_stack(tensors):
 
 # ------------------------------------------------------------------ split, chunk, unbind
 
-@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0")
+@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0",
+       vjp=lambda cots, xs, needs, sizes, dim: [jnp.concatenate(cots, axis=dim)]
+       if len(cots) == len(sizes) else NotImplemented)
 def _split(a, sizes, dim):
     outs, start = [], 0
     for s in sizes:

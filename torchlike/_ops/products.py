@@ -125,7 +125,21 @@ def _matmul_name(kw):
     return "UnsafeViewBackward0"
 
 
-@defop("matmul", promote="common", saves="others", grad_name=_matmul_name)
+def _matmul_vjp(cots, xs, needs, ndims):
+    """MmBackward / BmmBackward for real matrices and batches of them (the registry sums the
+    batch dimensions an operand was broadcast along): ``g @ b^T``, ``a^T @ g``."""
+    (g,), (a, b) = cots, xs
+    if a.ndim < 2 or b.ndim < 2 or jnp.iscomplexobj(g):
+        return NotImplemented
+    out = []
+    if needs[0]:
+        out.append(jnp.matmul(g, jnp.swapaxes(b, -1, -2)))
+    if needs[1]:
+        out.append(jnp.matmul(jnp.swapaxes(a, -1, -2), g))
+    return out
+
+
+@defop("matmul", promote="common", saves="others", grad_name=_matmul_name, vjp=_matmul_vjp)
 def _matmul(a, b, ndims):
     return jnp.matmul(a, b)
 

@@ -40,7 +40,8 @@ def infer_shape(shape, numel):
     return tuple(shape)
 
 
-@defop("view", saves=False, view=True, grad_name="ViewBackward0", shape_arg="shape")
+@defop("view", saves=False, view=True, grad_name="ViewBackward0", shape_arg="shape",
+       vjp=lambda cots, xs, needs, shape: [jnp.reshape(cots[0], jnp.shape(xs[0]))])
 def _view(a, shape):
     return jnp.reshape(a, shape)
 

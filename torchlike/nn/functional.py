@@ -952,7 +952,18 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 # ================================================================== embedding and friends
 
-@defop("embedding", grad_name="EmbeddingBackward0")
+def _embedding_vjp(cots, xs, needs, padding_idx, scale_grad_by_freq=False):
+    """EmbeddingBackward0 (no frequency scaling): each index's row of ``g`` added into the
+    weight's gradient, rows at ``padding_idx`` left out."""
+    (g,), (idx, w) = cots, xs
+    if scale_grad_by_freq or needs[0]:
+        return NotImplemented
+    if padding_idx is not None:
+        g = jnp.where((idx == padding_idx)[..., None], jnp.zeros((), g.dtype), g)
+    return [jnp.zeros(w.shape, g.dtype).at[idx.reshape(-1)].add(g.reshape(-1, w.shape[-1]))]
+
+
+@defop("embedding", grad_name="EmbeddingBackward0", vjp=_embedding_vjp)
 def _embedding(idx, w, padding_idx, scale_grad_by_freq=False):
     out = jnp.take(w, idx, axis=0)
     if scale_grad_by_freq:
@@ -1109,7 +1120,30 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 # ================================================================== normalisation
 
-@defop("layer_norm", grad_name="NativeLayerNormBackward0")
+def _layer_norm_vjp(cots, xs, needs, n, eps, has_w, has_b):
+    """NativeLayerNormBackward0 for float32/64: ``b``'s gradient is ``g`` and ``w``'s is
+    ``g * xhat`` (summed over the leading dimensions by the registry); the input's is
+    ``rstd * (gx - mean(gx) - xhat * mean(gx * xhat))`` with ``gx = g * w``."""
+    (g,), (x, *wb) = cots, xs
+    if x.dtype in _HALF or jnp.iscomplexobj(x):
+        return NotImplemented
+    axes = tuple(range(x.ndim - n, x.ndim))
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True) + eps)
+    xhat = (x - mean) * rstd
+    out = []
+    if needs[0]:
+        gx = g * wb[0] if has_w else g
+        out.append(rstd * (gx - jnp.mean(gx, axis=axes, keepdims=True)
+                           - xhat * jnp.mean(gx * xhat, axis=axes, keepdims=True)))
+    if has_w and needs[1]:
+        out.append(g * xhat)
+    if has_b and needs[1 + has_w]:
+        out.append(g)
+    return out
+
+
+@defop("layer_norm", grad_name="NativeLayerNormBackward0", vjp=_layer_norm_vjp)
 def _layer_norm(x, *wb, n, eps, has_w, has_b):
     axes = tuple(range(x.ndim - n, x.ndim))
     xf = x.astype(jnp.promote_types(x.dtype, jnp.float32))
