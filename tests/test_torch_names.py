@@ -84,7 +84,6 @@ NODE_NAME_GAPS = {
     'atleast_2d': ('UnsqueezeBackward0', 'ViewBackward0'),
     'celu': ('CeluBackward0', 'EluBackward0'),
     'chain_matmul': ('ViewBackward0', 'SqueezeBackward1'),
-    'cholesky_inverse': ('CholeskyInverseBackward0', 'CholeskySolveBackward0'),
     'chunk': ('SplitBackward0', 'SplitWithSizesBackward0'),
     'combinations': ('StackBackward0', 'IndexBackward0'),
     'cond': ('SqueezeBackward1', 'DivBackward0'),
