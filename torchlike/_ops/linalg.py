@@ -201,6 +201,9 @@ def _slogdet(a, transposed):
         # after an odd number of row swaps, 0 (not NaN) for a NaN
         d, parity = _lu_diag_parity(a, transposed)
         s = parity * jnp.prod(jnp.where(d > 0, 1, jnp.where(d < 0, -1, 0)).astype(a.dtype), -1)
+        # (a NaN: torch's sign is +0; the row swaps around a NaN pivot depend on the LU's
+        # implementation, and so would the sign of the zero)
+        s = jnp.where(jnp.isnan(d).any(-1), jnp.zeros((), s.dtype), s)
     return jax.lax.stop_gradient(s), l
 
 
