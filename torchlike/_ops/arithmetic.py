@@ -19,12 +19,51 @@ __all__ = ['add', 'sub', 'subtract', 'mul', 'multiply', 'div', 'divide', 'true_d
 
 # ------------------------------------------------------------------ arithmetic
 
-@defop("add", promote="common", saves=False, grad_name="AddBackward0")
+def _real(g):
+    return not jnp.iscomplexobj(g)
+
+
+def _add_vjp(cots, xs, needs, alpha=1, sign=1):
+    """AddBackward0 / SubBackward0: ``g`` and ``±alpha * g`` (summed to each input's shape by
+    the registry)."""
+    (g,) = cots
+    if not _real(g):
+        return NotImplemented
+    out = [g] if needs[0] else []
+    if needs[1]:
+        f = sign * alpha
+        out.append(g if f == 1 else -g if f == -1 else g * f)
+    return out
+
+
+def _mul_vjp(cots, xs, needs):
+    """MulBackward0: ``g * b`` and ``g * a``."""
+    (g,), (a, b) = cots, xs
+    if not _real(g):
+        return NotImplemented
+    return [g * o for o, n in ((b, needs[0]), (a, needs[1])) if n]
+
+
+def _div_vjp(cots, xs, needs):
+    """DivBackward0: ``g / b`` and ``-g * a / b^2``."""
+    (g,), (a, b) = cots, xs
+    if not _real(g):
+        return NotImplemented
+    out = []
+    if needs[0]:
+        out.append(g / b)
+    if needs[1]:
+        out.append(-g * a / (b * b))
+    return out
+
+
+@defop("add", promote="common", saves=False, grad_name="AddBackward0", vjp=_add_vjp)
 def _add(a, b, alpha=1):
     return a + b * alpha if alpha != 1 else a + b
 
 
-@defop("sub", promote="common", saves=False, grad_name="SubBackward0")
+@defop("sub", promote="common", saves=False, grad_name="SubBackward0",
+       vjp=lambda cots, xs, needs, alpha=1: _add_vjp(cots, xs, needs, alpha, -1))
 def _sub(a, b, alpha=1):
     return a - b * alpha if alpha != 1 else a - b
 
@@ -34,12 +73,12 @@ def _rsub(a, b):
     return b - a
 
 
-@defop("mul", promote="common", saves="others", grad_name="MulBackward0")
+@defop("mul", promote="common", saves="others", grad_name="MulBackward0", vjp=_mul_vjp)
 def _mul(a, b):
     return a * b
 
 
-@defop("div", promote="float", grad_name="DivBackward0")
+@defop("div", promote="float", grad_name="DivBackward0", vjp=_div_vjp)
 def _div(a, b):
     return a / b
 

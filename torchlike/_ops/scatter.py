@@ -262,7 +262,16 @@ def masked_select(input, mask):
     return apply(_take, x, Tensor._make(jnp.asarray(np.nonzero(m)[0])))
 
 
-@defop("masked_fill", saves=False, grad_name="MaskedFillBackward0")
+def _masked_fill_vjp(cots, xs, needs):
+    """MaskedFillBackward0: ``g`` where the mask is False, 0 where it is True (a tensor
+    value's gradient is left to jax.vjp)."""
+    (g,), (a, mask, value) = cots, xs
+    if len(needs) > 2 and needs[2] or jnp.iscomplexobj(g):
+        return NotImplemented
+    return [jnp.where(mask, jnp.zeros((), g.dtype), g)]
+
+
+@defop("masked_fill", saves=False, grad_name="MaskedFillBackward0", vjp=_masked_fill_vjp)
 def _masked_fill(a, mask, value):
     return jnp.where(mask, jnp.asarray(value).astype(a.dtype), a)
 

@@ -515,7 +515,22 @@ def celu_(input, *args, **kwargs):
     return celu(input, alpha, True)
 
 
-@_act("gelu", "GeluBackward0")
+def _gelu_vjp(cots, xs, needs, approximate):
+    """GeluBackward0 for float32/64: ``g * gelu'(x)``."""
+    (g,), (x,) = cots, xs
+    if x.dtype in _HALF or jnp.iscomplexobj(x):
+        return NotImplemented
+    if approximate == "tanh":
+        k = math.sqrt(2.0 / math.pi)
+        t = jnp.tanh(k * (x + 0.044715 * x * x * x))
+        d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    else:
+        d = (0.5 * (1 + jax.lax.erf(x * (1 / math.sqrt(2.0))))
+             + x * jnp.exp(-0.5 * x * x) * (1 / math.sqrt(2.0 * math.pi)))
+    return [g * d]
+
+
+@_act("gelu", "GeluBackward0", vjp=_gelu_vjp)
 @_opmath
 def _gelu(x, approximate):
     if approximate == "tanh":
@@ -753,8 +768,18 @@ def _log_softmax_jvp(dim, primals, tangents):
     return y, t - jnp.sum(jnp.exp(y) * t, axis=dim, keepdims=True)
 
 
-@_act("softmax", "SoftmaxBackward0", saves="output")   # (torch saves the result)
-@_opmath
+def _softmax_vjp(cots, xs, needs, dim, neg):
+    """SoftmaxBackward0 for float32/64: ``y * (g - sum(g * y))`` (negated for softmin)."""
+    (g,), (x,) = cots, xs
+    if x.ndim == 0 or x.dtype in _HALF or jnp.iscomplexobj(x):
+        return NotImplemented
+    y = _softmax_fn(-x if neg else x, dim)
+    gx = y * (g - jnp.sum(g * y, axis=dim, keepdims=True))
+    return [-gx if neg else gx]
+
+
+@_act("softmax", "SoftmaxBackward0", saves="output", vjp=_softmax_vjp)   # (torch saves
+@_opmath                                                                   # the result)
 def _softmax(x, dim, neg):
     if neg:
         x = -x
