@@ -160,7 +160,8 @@ def test_no_private_module_leaks():
         "nn", "optim", "utils", "autograd", "linalg", "random", "serialization", "fft",
         "special", "distributions", "func", "interop", "cuda", "backends", "jit", "amp",
         "testing", "profiler", "compiler", "accelerator", "mps", "cpu", "onnx", "distributed",
-        "multiprocessing", "hub", "types", "overrides", "library", "version", "eager"}
+        "multiprocessing", "hub", "types", "overrides", "library", "version", "eager",
+        "return_types"}
     leaked = []
     for n, v in vars(torchlike).items():
         if n.startswith("_") or not isinstance(v, types.ModuleType):

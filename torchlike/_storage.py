@@ -624,6 +624,11 @@ def inplace_of(fn, name=None):
 
 # ------------------------------------------------------------------ out=
 
+# torch.return_types.<op> -> torch.return_types.<op>_out, what out= returns (filled by
+# torchlike.return_types, which this module does not import)
+STRUCTSEQ_OUT: dict = {}
+
+
 def write_out(result, out, name):
     """torch's ``out=``: ``result`` written into ``out`` (cast to its dtype); returns ``out``.
 
@@ -635,7 +640,10 @@ def write_out(result, out, name):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
         res = tuple(write_out(r, o, name) for r, o in zip(result, out))
-        return type(result)(*res) if hasattr(result, "_fields") else res
+        if hasattr(result, "_fields"):
+            return type(result)(*res)
+        cls = STRUCTSEQ_OUT.get(type(result))       # torch.return_types.<op>_out
+        return res if cls is None else tuple.__new__(cls, res)
     if not isinstance(out, _R._Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if _gm._state.grad_enabled and (result.requires_grad or out.requires_grad):

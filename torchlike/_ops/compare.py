@@ -37,16 +37,16 @@ _lxor = defop("logical_xor", differentiable=False)(
 _lnot = defop("logical_not", differentiable=False)(lambda a: a == 0)
 
 
-def _bitwise_check(a):
+def _bitwise_check(a, name):
     if jnp.issubdtype(a.dtype, jnp.inexact):
-        raise RuntimeError(f"\"bitwise_cpu\" not implemented for "
-                           f"'{D.from_jax(a.dtype).name.capitalize()}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                  f"'{D.legacy_name(D.from_jax(a.dtype))}'")
 
 
 def _bw(name, f):
     def fn(a, b):
-        _bitwise_check(a)
-        _bitwise_check(b)
+        _bitwise_check(a, name)
+        _bitwise_check(b, name)
         return f(a, b)
     return defop(name, promote="common", differentiable=False)(fn)
 
@@ -58,7 +58,7 @@ _bxor = _bw("bitwise_xor", jnp.bitwise_xor)
 
 @defop("bitwise_not", differentiable=False)
 def _bnot(a):
-    _bitwise_check(a)
+    _bitwise_check(a, "bitwise_not")
     return jnp.logical_not(a) if a.dtype == jnp.bool_ else jnp.invert(a)
 
 
@@ -162,7 +162,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{input.dtype.name} did not match {other.dtype.name}")
+        raise RuntimeError(f"{D.legacy_name(input.dtype)} did not match "
+                           f"{D.legacy_name(other.dtype)}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:

@@ -3,7 +3,6 @@ cholesky_inverse, triangular solves, LU (factor, unpack, solve), matrix_rank, co
 eigvals; the ``torchlike.linalg`` namespace re-exports the linalg ones."""
 from __future__ import annotations
 
-import collections
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +10,7 @@ import jax.scipy.linalg as jsl
 import numpy as np
 
 from .. import _dtype as D
+from .. import return_types as _return_types
 from .. import _tiers
 from .._tensor import Tensor
 from .._registry import apply, defop
@@ -210,7 +210,11 @@ def inner(input, other, *, out=None):
 
 
 def dist(input, other, p=2):
-    return linalg_vector_norm(input - other, p)
+    d = input - other
+    if not (d.dtype.is_floating_point or d.dtype.is_complex):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {D.legacy_name(d.dtype)} instead.")
+    return linalg_vector_norm(d, p)
 
 
 @jax.custom_vjp
@@ -352,8 +356,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
                  unit=bool(unitriangular))
 
 
-TriangularSolveResult = collections.namedtuple("triangular_solve",
-                                               ["solution", "cloned_coefficient"])
+TriangularSolveResult = _return_types.maker("triangular_solve")
 
 
 @public(out=True)
@@ -387,9 +390,9 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 
 # ------------------------------------------------------------------ LU
 
-LUFactorResult = collections.namedtuple("linalg_lu_factor", ["LU", "pivots"])
-LUResult = collections.namedtuple("linalg_lu", ["P", "L", "U"])
-LUUnpackResult = collections.namedtuple("lu_unpack", ["P", "L", "U"])
+LUFactorResult = _return_types.maker("linalg_lu_factor")
+LUResult = _return_types.maker("linalg_lu")
+LUUnpackResult = _return_types.maker("lu_unpack")
 
 
 @defop("lu_factor", grad_name="LinalgLuFactorExBackward0")
@@ -649,7 +652,7 @@ methods(trace=trace, inner=_method(inner), dist=dist, matrix_exp=matrix_exp,
 
 # ------------------------------------------------------------------ eig and the *_ex / tensor forms
 
-EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+EigResult = _return_types.maker("linalg_eig")
 
 
 @defop("linalg_eig", differentiable=False)
@@ -671,9 +674,9 @@ def eig(A):
     return EigResult(*apply(_eig, A))
 
 
-SolveExResult = collections.namedtuple("linalg_solve_ex", ["result", "info"])
-LUFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-LUWithInfoResult = collections.namedtuple("_lu_with_info", ["LU", "pivots", "info"])
+SolveExResult = _return_types.maker("linalg_solve_ex")
+LUFactorExResult = _return_types.maker("linalg_lu_factor_ex")
+LUWithInfoResult = _return_types.maker("_lu_with_info")
 
 
 def _solve_ex(A, B, left, check_errors, name):
@@ -841,8 +844,8 @@ __all__ += ["orgqr"]
 # decisions, the same compact LD and LAPACK's 1-based pivots, negative for 2x2 blocks), and
 # ldl_solve is sytrs. torch has no derivative for either (its grad_fn is NotImplemented).
 
-LDLFactorResult = collections.namedtuple("linalg_ldl_factor", ["LD", "pivots"])
-LDLFactorExResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+LDLFactorResult = _return_types.maker("linalg_ldl_factor")
+LDLFactorExResult = _return_types.maker("linalg_ldl_factor_ex")
 
 
 def _idamax(v):

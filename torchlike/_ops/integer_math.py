@@ -2,11 +2,11 @@
 heaviside."""
 from __future__ import annotations
 
-import collections
 
 import jax.numpy as jnp
 
 from .. import _dtype as D
+from .. import return_types as _return_types
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import public
@@ -79,7 +79,7 @@ def bitwise_right_shift(input, other):
     return apply(_rshift, input, other)
 
 
-frexp_result = collections.namedtuple("frexp", ["mantissa", "exponent"])
+frexp_result = _return_types.maker("frexp")
 
 
 @defop("frexp", differentiable=False)

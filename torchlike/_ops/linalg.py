@@ -2,13 +2,13 @@
 pinv) and the norms; ``torchlike.linalg`` re-exports them under torch's names."""
 from __future__ import annotations
 
-import collections
 import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
+from .. import return_types as _return_types
 from .._registry import apply, defop
 from .._tensor import _wrap_dim
 from ._surface import methods, public
@@ -54,9 +54,8 @@ def _kernel_check(A, kernel):
 
 
 def _return_type(name, fields):
-    cls = collections.namedtuple(name, fields)
-    cls.__module__ = "torch.return_types"
-    return cls
+    """The positional maker of ``torch.return_types.<name>`` (one factory: return_types.py)."""
+    return _return_types.maker(name)
 
 
 @defop("lu_info", differentiable=False)
@@ -98,7 +97,7 @@ def linalg_inv(A):
     return apply(_inv, A)
 
 
-InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
+InvExResult = _return_types.maker("linalg_inv_ex")
 
 
 @public(out=True)
@@ -187,7 +186,7 @@ def linalg_det(A):
 
 det = linalg_det
 
-SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+SlogdetResult = _return_types.maker("linalg_slogdet")
 
 
 @defop("linalg_slogdet", grad_name="LinalgSlogdetBackward0")
@@ -250,7 +249,7 @@ def linalg_cholesky(A, *, upper=False):
     return cholesky_ex(A, upper, True, "linalg.cholesky")[0]
 
 
-CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])
+CholeskyExResult = _return_types.maker("linalg_cholesky_ex")
 
 
 @public(out=True)
@@ -274,7 +273,7 @@ def cholesky(input, upper=False):
     return cholesky_ex(input, upper, True, "cholesky", args="cholesky")[0]
 
 
-QRResult = collections.namedtuple("linalg_qr", ["Q", "R"])
+QRResult = _return_types.maker("linalg_qr")
 
 
 @defop("linalg_qr", grad_name="LinalgQrBackward0")
@@ -309,10 +308,9 @@ def qr(input, some=True):
     return _QRLegacy(*linalg_qr(input, "reduced" if some else "complete"))
 
 
-SVDResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
-EighResult = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-LstsqResult = collections.namedtuple("linalg_lstsq",
-                                     ["solution", "residuals", "rank", "singular_values"])
+SVDResult = _return_types.maker("linalg_svd")
+EighResult = _return_types.maker("linalg_eigh")
+LstsqResult = _return_types.maker("linalg_lstsq")
 
 
 @defop("linalg_svd", grad_name="LinalgSvdBackward0")

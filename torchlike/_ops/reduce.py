@@ -5,9 +5,9 @@ import builtins as _bi
 import jax as _jax
 import jax.numpy as jnp
 import numpy as _np
-from collections import namedtuple as _namedtuple
 
 from .. import _dtype as D
+from .. import return_types as _return_types
 from .._registry import apply, defop
 from .._storage import apply_
 from .._tensor import Tensor, _wrap_dim
@@ -125,7 +125,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
-            f"Got {input.dtype.name.capitalize()}")
+            f"Got {D.legacy_name(input.dtype)}")
     dims = dims_arg(dim, input.ndim)
     # linalg.vector_norm's op (torch.norm is it): one declaration, torch's gradient (0 at zero
     # entries for p <= 1, ties sharing inf-norms)
@@ -150,15 +150,14 @@ methods(sum=sum, mean=mean, norm=norm)
 # and only the gather / count is an op.
 
 
-def _return_type(name, fields=("values", "indices")):
-    cls = _namedtuple(name, fields)
-    cls.__module__ = "torch.return_types"
-    return cls
+def _return_type(name, fields=None):
+    """The positional maker of ``torch.return_types.<name>`` (torchlike/return_types.py is the
+    one factory of these classes; ``fields`` is theirs, kept for the callers' spelling)."""
+    return _return_types.maker(name)
 
 
 _RT = {n: _return_type(n) for n in ("max", "min", "median", "mode", "kthvalue", "topk", "sort",
-                                    "cummax", "cummin")}
-_RT["aminmax"] = _return_type("aminmax", ("min", "max"))
+                                    "cummax", "cummin", "aminmax")}
 
 _I64 = jnp.int64
 

@@ -278,8 +278,9 @@ def _masked_fill(a, mask, value):
 
 def _masked_fill_args(input, mask, value):
     if not _is_t(mask) or mask.dtype is not D.bool:
+        from .._tensor import _CPP
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype.name.replace('float32', 'float')}")
+                           f"{_CPP[mask.dtype.name]}")
     if _is_t(value) and value._d.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value._d.ndim} dimension(s).")

@@ -1,10 +1,9 @@
 """Statistics of samples: covariance, correlation, histograms."""
 from __future__ import annotations
 
-import collections
-
 import jax.numpy as jnp
 
+from .. import return_types as _return_types
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import public
@@ -70,7 +69,7 @@ def corrcoef(input):
     return c.clamp(-1, 1) if not c.dtype.is_complex else c
 
 
-histogram_result = collections.namedtuple("histogram", ["hist", "bin_edges"])
+histogram_result = _return_types.maker("histogram")
 
 
 @defop("histogram", differentiable=False)
@@ -91,11 +90,32 @@ def _histogram(a, *rest, bins, lo_hi, density, has_w, edges_given):
     return hist.astype(a.dtype), edges
 
 
+def _histogram_checks(input, bins, weight):
+    """torch's (histogramdd kernel's) dtype checks: C++ type names for a mismatch, legacy names
+    for an unsupported dtype."""
+    from .._dtype import float32, float64, legacy_name
+    from .._tensor import _CPP
+    if isinstance(bins, Tensor) and bins.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the "
+                           f"same dtype, but got input with dtype {_CPP[input.dtype.name]} and "
+                           f"bins for dimension 0 with dtype {_CPP[bins.dtype.name]}")
+    if isinstance(weight, Tensor) and weight.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and "
+                           f"weight tensor should have the same dtype, but got "
+                           f"input({_CPP[input.dtype.name]}), and "
+                           f"weight({_CPP[weight.dtype.name]})")
+    if isinstance(bins, Tensor):
+        if not input.dtype.is_floating_point:
+            raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
+                                      f"'{legacy_name(input.dtype)}'")
+    elif input.dtype not in (float32, float64):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                  f"'{legacy_name(input.dtype)}'")
+
+
 @public(method=True, out=True)
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same "
-                           f"dtype, but got input {input.dtype} and bins {input.dtype}")
+    _histogram_checks(input, bins, weight)
     if isinstance(bins, Tensor):
         rest = [bins] + ([weight] if weight is not None else [])
         h, e = apply(_histogram, input, *rest, bins=None, lo_hi=None, density=bool(density),
@@ -108,7 +128,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     return histogram_result(h, e)
 
 
-histogramdd_result = collections.namedtuple("histogramdd", ["hist", "bin_edges"])
+histogramdd_result = _return_types.maker("histogramdd")
 
 
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
@@ -123,7 +143,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
                               weights=None if weight is None else
                               np.asarray(weight.numpy()).reshape(-1), density=density)
     return histogramdd_result(tensor(h.astype(a.dtype)),
-                              [tensor(e.astype(a.dtype)) for e in edges])
+                              tuple(tensor(e.astype(a.dtype)) for e in edges))
 
 
 builtins_range = __builtins__["range"] if isinstance(__builtins__, dict) else __builtins__.range

@@ -1,5 +1,6 @@
 """A small pytree in torch's convention (torch.utils._pytree): tuples, lists, dicts,
-OrderedDicts and namedtuples are nodes; everything else (Tensors, None, numbers) is a leaf.
+OrderedDicts, namedtuples and torch.return_types are nodes; everything else (Tensors, None,
+numbers) is a leaf.
 
 jax's tree_util treats None as an empty node, so torch's ``in_dims=(0, None)`` cannot be
 flattened with it; the transforms use this module for user-facing structures.
@@ -42,6 +43,8 @@ def _node(x):
     if isinstance(x, tuple):
         if hasattr(type(x), "_fields"):
             return "namedtuple", type(x), list(x)
+        if hasattr(type(x), "n_sequence_fields"):      # torch.return_types (structseq)
+            return "structseq", type(x), list(x)
         return "tuple", None, list(x)
     if isinstance(x, list):
         return "list", None, list(x)
@@ -85,6 +88,8 @@ def tree_unflatten(leaves, spec):
             return dict(zip(s.meta, kids))
         if s.kind == "odict":
             return OrderedDict(zip(s.meta, kids))
+        if s.kind == "structseq":
+            return s.meta(kids)
         return s.meta(*kids)
 
     return rec(spec)
@@ -116,7 +121,7 @@ def broadcast_prefix(prefix, spec):
                 return False
             d = dict(zip(meta, kids))
             kids = [d[k] for k in s.meta]
-        elif kind == "namedtuple" and meta is not s.meta:
+        elif kind in ("namedtuple", "structseq") and meta is not s.meta:
             return False
         return all(rec(k, c) for k, c in zip(kids, s.children))
 
