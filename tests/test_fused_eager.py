@@ -592,3 +592,36 @@ def test_a_read_of_a_few_calls_that_are_the_whole_segment_runs_it_as_one(fused):
     np.testing.assert_allclose(b, ref @ ref.T)
     assert after["partial"] == before["partial"]
     assert after["fused"] - before["fused"] >= 2
+
+
+def test_an_optimizer_steps_hyperparameters_are_one_input_each(fused, monkeypatch):
+    """An elementwise optimizer's update is recorded one parameter at a time; its
+    hyperparameters (lr, betas, eps, weight decay) are one device scalar per value, shared by
+    every parameter's call and by later steps: the step's program takes each once, whatever the
+    number of parameters (as numpy inputs they were one per parameter, each converted at every
+    dispatch)."""
+    seen = []
+    run = _fused._run_segment
+
+    def spy(seg, *a, **k):
+        seen.append(list(seg.ext))
+        return run(seg, *a, **k)
+    monkeypatch.setattr(_fused, "_run_segment", spy)
+
+    def ext_of_a_step(layers):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(layers)])
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        x = torch.randn(3, 4)
+        for _ in range(3):
+            del seen[:]
+            model(x).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+        (ext,) = seen
+        assert not any(isinstance(a, np.ndarray) for a in ext)
+        return [a for a in ext if getattr(a, "dtype", None) == np.float64 and a.shape == ()]
+
+    one, four = ext_of_a_step(1), ext_of_a_step(4)
+    assert 0 < len(one) == len(four) <= 6
+    assert [id(a) for a in one] == [id(a) for a in four]      # (the same scalars, reused)

@@ -212,7 +212,9 @@ def _per_parameter_recorded(fn, flags, params, grads, arrays, hp):
     for k in hp_keys:
         v = hp[k]
         if isinstance(v, np.generic):
-            v = np.asarray(v)           # (a 0-d array: its dtype, as the group's trace sees it)
+            # one device scalar per value, shared by the parameters' calls (and by later steps
+            # while the value holds): one input of the segment, not one per parameter
+            v = _hp_scalar(v)
         elif v.__class__ is not _tiers._ArrayImpl and v.__class__ is not _fused.Deferred:
             return None
         hp_vals.append(v)
@@ -226,6 +228,20 @@ def _per_parameter_recorded(fn, flags, params, grads, arrays, hp):
         for k, v in out[1].items():
             new_state.setdefault(k, []).append(v)
     return new_p, new_state
+
+
+_HP_SCALARS: dict = {}
+
+
+def _hp_scalar(v):
+    """numpy scalar ``v`` as a 0-d jax array (its dtype), one per value (bounded)."""
+    key = (v.dtype.str, v.tobytes())
+    a = _HP_SCALARS.get(key)
+    if a is None:
+        if len(_HP_SCALARS) >= 256:
+            _HP_SCALARS.clear()
+        a = _HP_SCALARS[key] = _tiers.put(np.asarray(v), jax.core.ShapedArray((), v.dtype), None)
+    return a
 
 
 def _register_cache():
