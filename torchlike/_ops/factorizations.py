@@ -267,8 +267,8 @@ def _matrix_exp(a):
 
 
 def matrix_exp(A):
+    _square_check(A, "linalg.matrix_exp")      # (torch checks the shape first)
     _float_check(A, "linalg.matrix_exp")
-    _square_check(A, "linalg.matrix_exp")
     return apply(_matrix_exp, A)
 
 

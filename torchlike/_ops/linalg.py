@@ -26,6 +26,24 @@ def _float_check(A, name):
                            f"Got {_tname(A.dtype)}")
 
 
+def _norm_dtype_check(dtype, self_dt, name):
+    """torch's check_linalg_norm_dtype: a norm's ``dtype=`` is floating or complex, complex
+    exactly for complex inputs, and the input's dtype promotes to it without narrowing."""
+    if dtype is None:
+        return
+    dt = D.to_dtype(dtype)
+    if dt.category < D._FLOAT:
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{_tname(dt)}")
+    if self_dt.is_complex != dt.is_complex:
+        kind = "complex" if self_dt.is_complex else "real"
+        raise RuntimeError(f"{name}: dtype should be {kind} for {kind} inputs, but got "
+                           f"{_tname(dt)}")
+    if D.promote_types(self_dt, dt) is not dt:
+        raise RuntimeError(f"{name}: the dtype of the input ({_tname(self_dt)}) should be "
+                           f"convertible without narrowing to the specified dtype ({_tname(dt)})")
+
+
 def _square_check(A, name, what="A"):
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
@@ -628,6 +646,7 @@ def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                                        (d is None or any(x.shape[k] == 0 for k in d))):
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty "
                            f"tensor because the operation does not have an identity")
+    _norm_dtype_check(dtype, x.dtype, "linalg.vector_norm")
     return apply(_vector_norm, x, ord=ord, dim=d, keepdim=bool(keepdim),
                  dtype=None if dtype is None else D.to_dtype(dtype).np)
 
@@ -677,6 +696,7 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
         # (singular values: torch computes none in half precision)
         raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
                            f"{D.legacy_name(A.dtype)}")
+    _norm_dtype_check(dtype, A.dtype, "linalg.matrix_norm")
     if ord in ("nuc", 2.0, -2.0):
         from .factorizations import _svd_check
         _svd_check(A, (d0, d1))

@@ -101,9 +101,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements, or over ``dim``; needs a floating or complex dtype."""
     dt = D.to_dtype(dtype) if dtype is not None else input.dtype
     if not (dt.is_floating_point or dt.is_complex):
-                raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {D.legacy_name(dt)}")
+        raise RuntimeError(
+            f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} "
+            "dtype must be either a floating point or complex dtype. "
+            f"Got: {D.legacy_name(dt)}")
     dims = dims_arg(dim, input.ndim)
     return apply(_mean, input, dims=dims, keepdim=bool(keepdim) and dims is not None,
                  dtype=None if dtype is None else dt.np)
@@ -127,6 +128,10 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
             f"Got {D.legacy_name(input.dtype)}")
     dims = dims_arg(dim, input.ndim)
+    from .linalg import _norm_dtype_check
+    _norm_dtype_check(dtype, input.dtype, "linalg.vector_norm")
+    if dtype is not None and D.to_dtype(dtype).is_complex:    # the norm of a complex is real
+        dtype = {D.complex64: D.float32, D.complex128: D.float64}[D.to_dtype(dtype)]
     # linalg.vector_norm's op (torch.norm is it): one declaration, torch's gradient (0 at zero
     # entries for p <= 1, ties sharing inf-norms)
     from .linalg import _vector_norm
@@ -285,13 +290,13 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    _need_float("std and var", input)
+    _need_float("var_mean", input)
     return apply(_var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction),
                  sqrt=False)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    _need_float("std and var", input)
+    _need_float("std_mean", input)
     return apply(_var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction),
                  sqrt=True)
 
@@ -546,9 +551,17 @@ def _cumsum(a, dim, dtype, prod):
     return (jnp.cumprod if prod else jnp.cumsum)(a, axis=dim)
 
 
+def _scan_dtype(kernel, dtype):
+    """torch's cumsum/cumprod kernels dispatch on every type but bool: ``dtype=torch.bool``
+    raises their NotImplementedError (whatever the input)."""
+    if dtype is not None and D.to_dtype(dtype) is D.bool:
+        raise NotImplementedError(f'"{kernel}_out_cpu" not implemented for \'Bool\'')
+
+
 @public(out=True, dtype_from_out=True)
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim``; integer and bool inputs give int64."""
+    _scan_dtype("cumsum", dtype)
     return apply(_cumsum, input, dim=_one_dim(dim, input.ndim),
                  dtype=None if dtype is None else D.to_dtype(dtype).np, prod=False)
 
@@ -556,6 +569,7 @@ def cumsum(input, dim, *, dtype=None):
 @public(out=True, dtype_from_out=True)
 def cumprod(input, dim, *, dtype=None):
     """Cumulative product along ``dim``; integer and bool inputs give int64."""
+    _scan_dtype("cumprod", dtype)
     return apply(_cumsum, input, dim=_one_dim(dim, input.ndim),
                  dtype=None if dtype is None else D.to_dtype(dtype).np, prod=True)
 
@@ -647,9 +661,20 @@ def _nansum(a, dims, keepdim, mean, pinned=False):
     return jnp.nansum(a, axis=axes, keepdims=keepdim, dtype=a.dtype)
 
 
+def _nansum_check(input, dtype):
+    """torch's CPU nansum: no complex input; a floating input's kernel dispatches on the
+    floating types only (an integer or bool input is summed by ``sum``)."""
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if input.dtype.is_floating_point and dtype is not None and D.to_dtype(dtype).is_complex:
+        raise NotImplementedError(f'"nansum_cpu" not implemented for '
+                                  f"'{D.legacy_name(D.to_dtype(dtype))}'")
+
+
 @public(out=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero."""
+    _nansum_check(input, dtype)
     x = input if dtype is None else input.to(dtype)
     dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
     if dtype is not None:
@@ -660,9 +685,15 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 @public(out=True)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of the non-NaN elements."""
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {D.legacy_name(input.dtype)}")
+    if dtype is not None and not (D.to_dtype(dtype).is_floating_point or
+                                  D.to_dtype(dtype).is_complex):
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be "
+                           "either a floating point or complex dtype. Got: "
+                           f"{D.legacy_name(D.to_dtype(dtype))}")
+    _nansum_check(input, dtype)
     x = input if dtype is None else input.to(dtype)
     dims, keep = _keep_all(dims_arg(dim, input.ndim), keepdim, input.ndim)
     return apply(_nansum, x, dims=dims, keepdim=keep, mean=True)
@@ -678,6 +709,12 @@ methods(prod=prod, std=std, var=var, max=max, min=min, amax=amax, amin=amin, ami
 
 def _cum_(prod_):
     def f_(self, dim, *, dtype=None):
+        if dtype is not None and D.to_dtype(dtype) is not self.dtype:
+            from .._tensor import _CPP
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP[self.dtype.name]} "
+                               f"and output tensor dtype {_CPP[D.to_dtype(dtype).name]} should "
+                               "match")
+        _scan_dtype("cumprod" if prod_ else "cumsum", self.dtype)
         return apply_(_cumsum, self, dim=_one_dim(dim, self.ndim),
                       dtype=None if dtype is None else D.to_dtype(dtype).np, prod=prod_)
     return f_

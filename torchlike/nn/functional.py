@@ -817,6 +817,10 @@ def _log_softmax(x, dim):
 def _softmax_prep(input, dim, dtype, name):
     if dim is None:
         dim = _get_softmax_dim(name, input.ndim, 4)
+    if name == "softmin" and input.dtype is D.bool:     # torch's softmin is (-input).softmax
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
     if dtype is not None:
         input = input.to(dtype)
     nd = max(input.ndim, 1)
@@ -825,7 +829,9 @@ def _softmax_prep(input, dim, dtype, name):
                          f" but got {dim})")
     kernel = "log_softmax" if name == "log_softmax" else "softmax"
     last = "_lastdim" if dim % nd == nd - 1 else ""
-    _check_float_input(input, f"{kernel}{last}_kernel_impl")
+    if not input.dtype.is_floating_point:     # (torch's CPU kernels: no complex either)
+        raise NotImplementedError(f'"{kernel}{last}_kernel_impl" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
     return input, dim % nd
 
 
