@@ -697,6 +697,9 @@ def _threshold(x, threshold, value):
 def threshold(input, threshold, value, inplace=False):
     _number("threshold_" if inplace else "threshold", ("threshold", threshold, 2),
             ("value", value, 3))
+    if input.dtype is D.bool or input.dtype.is_complex:
+        raise NotImplementedError(f'"threshold_cpu" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
     out = apply(_threshold, input, threshold=float(threshold), value=float(value))
     return _inplace(input, out) if inplace else out
 
@@ -1114,6 +1117,9 @@ def _normalize(x, p, dim, eps):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):   # (torch: input.norm)
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {D.legacy_name(input.dtype)}")
     return apply(_normalize, input, p=float(p), dim=dim % max(input.ndim, 1), eps=float(eps))
 
 
@@ -1135,6 +1141,10 @@ def _cosine_similarity(a, b, dim, eps):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    common = D.promote_types(x1.dtype, x2.dtype)
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{D.legacy_name(common)}")
     nd = max(x1.ndim, x2.ndim)
     return apply(_cosine_similarity, x1, x2, dim=dim % nd, eps=float(eps))
 
@@ -1554,6 +1564,15 @@ def _weighted_loss(elementwise, weight, input, reduction, mean_by_weight=True):
                      "'sum'.")
 
 
+def _loss_kernel(kernel, input, target):
+    """torch's CPU loss kernels (mse, smooth_l1, huber) dispatch on the floating types of the
+    operands' common dtype: an integer, bool or complex one raises their NotImplementedError."""
+    common = D.promote_types(input.dtype, target.dtype)
+    if not common.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{D.legacy_name(common)}'")
+
+
 def _expanded(input, target):
     from .. import broadcast_tensors
     return broadcast_tensors(input, target)
@@ -1566,6 +1585,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         x, t = _expanded(input, target)
         return _weighted_loss(lambda: (x - t).pow(2), weight, input, reduction)
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _loss_kernel("mse_cpu", input, target)
     return apply(_mse, input, target, reduction=reduction)
 
 
@@ -1602,6 +1622,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_sizes(input, target, "smooth_l1_loss")
+    _loss_kernel("smooth_l1_cpu", input, target)
     return apply(_smooth_l1, input, target, reduction=reduction, beta=float(beta))
 
 
@@ -1618,6 +1639,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         return _weighted_loss(lambda: apply(_huber, x, t, reduction="none", delta=float(delta)),
                               weight, input, reduction, mean_by_weight=False)
     _check_reduction(reduction)
+    _loss_kernel("huber_cpu", input, target)
     return apply(_huber, input, target, reduction=reduction, delta=float(delta))
 
 
@@ -1979,6 +2001,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         # (under autocast, torch casts both to float32 before this check)
         raise RuntimeError(f"Found dtype {D.legacy_name(target.dtype)} but expected "
                            f"{D.legacy_name(input.dtype)}")
+    _float_kernel("binary_cross_entropy", input)
     _no_grad_arg("binary_cross_entropy", "weight", weight)
     if weight is not None:
         try:
@@ -2080,6 +2103,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if not target.dtype.is_floating_point and input.dtype.is_floating_point:
         raise RuntimeError(f"result type {D.legacy_name(input.dtype)} can't be cast to the "
                            f"desired output type {D.legacy_name(target.dtype)}")
+    _float_kernel("log_sigmoid_cpu", input)
     if pos_weight is not None:
         _broadcastable(pos_weight, target)
     _no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
@@ -2108,6 +2132,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "support size.'batchmean' divides only by the batch size, and aligns with "
                       "the KL div math definition.'mean' will be changed to behave the same as "
                       "'batchmean' in the next major release.")
+    if input.dtype.is_complex or target.dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     if not (input.dtype.is_floating_point or input.dtype.is_complex) or not (
             target.dtype.is_floating_point or target.dtype.is_complex):
         raise RuntimeError("kl_div: Integral inputs not supported.")
@@ -2436,6 +2462,9 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_
         input = pad(input, flat, mode=padding_mode)
         pads = tuple((0, 0) for _ in range(nd))
     _check_conv_weight_dtype(input, weight)
+    if input.dtype is D.bool:      # torch's CPU convolution kernels take every type but bool
+        raise NotImplementedError(f'"slow_conv{3 if nd == 3 else 2}d_cpu" not implemented for '
+                                  "'Bool'")
     args = [bias] if bias is not None else []
     return apply(_conv, input, weight, *args, stride=stride, padding=pads, dilation=dilation,
                  groups=int(groups), nd=nd, unbatched=unbatched)
@@ -2495,6 +2524,10 @@ def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dila
                            f"bias to be 1-dimensional with {weight.shape[1] * groups} elements, "
                            f"but got bias of size {list(bias.shape)} instead")
     _check_conv_weight_dtype(input, weight)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex or input.dtype is D.int64):
+        # torch's CPU transposed-convolution kernels: floating, complex and int64 only
+        raise NotImplementedError(f'"slow_conv_transpose{3 if nd == 3 else 2}d_out_cpu" not '
+                                  f"implemented for '{D.legacy_name(input.dtype)}'")
     if bias is not None and bias.dtype != input.dtype:
         if input.dtype in (D.float16, D.bfloat16):
             raise RuntimeError(_mkldnn_mismatch(input, bias, "bias"))
@@ -3908,6 +3941,7 @@ def _mlsm(x, t, *w, reduction):
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _check_reduction_named(_legacy_reduction(size_average, reduce, reduction))
+    _float_kernel("log_sigmoid_cpu", input)        # (torch: logsigmoid(input) first)
     _broadcastable(target, input)
     args = [weight] if weight is not None else []
     return apply(_mlsm, input, target, *args, reduction=reduction)
@@ -4073,16 +4107,24 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
     return (out.sign() * relu(out.abs())).mul(n).pow(1.0 / norm_type)
 
 
+def _lp_norm(norm_type):
+    """torch pools ``input.pow(norm_type)``: an int power keeps an integer input integral
+    (its average pooling then divides as integers, or raises for the types it lacks)."""
+    if isinstance(norm_type, (int, np.integer)) and not isinstance(norm_type, bool):
+        return int(norm_type)
+    return float(norm_type)
+
+
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    return _lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 1)
+    return _lp_pool(input, _lp_norm(norm_type), kernel_size, stride, ceil_mode, 1)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    return _lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 2)
+    return _lp_pool(input, _lp_norm(norm_type), kernel_size, stride, ceil_mode, 2)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    return _lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 3)
+    return _lp_pool(input, _lp_norm(norm_type), kernel_size, stride, ceil_mode, 3)
 
 
 @defop("local_response_norm", grad_name="DivBackward0")
@@ -4102,6 +4144,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     if input.dim() < 3:
         raise ValueError("Expected 3D or higher dimensionality                          input "
                          f"(got {input.dim()} dimensions)")     # (torch's spaces)
+    if not (input.dtype.is_floating_point or input.dtype is D.int64):
+        # torch averages the squares with avg_pool2d (3-D input) or avg_pool3d
+        kernel = "avg_pool2d" if input.dim() == 3 else "avg_pool3d_out_frame"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
     if input.numel() == 0:
         return input
     return apply(_lrn, input, size=int(size), alpha=float(alpha), beta=float(beta), k=float(k))
@@ -4294,6 +4341,10 @@ def _pdist(x, p):
 
 
 def pdist(input, p=2):
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
     return apply(_pdist, input, p=float(p))
 
 
