@@ -92,13 +92,18 @@ def linear(input, weight, bias=None):
         # matrix and a bias of one floating dtype, sizes that match, no empty product
         d, w, b = input._d, weight._d, bias._d
         dsh, wsh = d.shape, w.shape
-        if (len(dsh) == 2 and len(wsh) == 2 and len(b.shape) == 1 and d.dtype == w.dtype
-                and d.dtype == b.dtype and d.dtype in _LINEAR_DTYPES and dsh[1] == wsh[1]
-                and b.shape[0] == wsh[0] and dsh[0] and dsh[1] and wsh[0]):
+        if (len(dsh) >= 2 and len(wsh) == 2 and len(b.shape) == 1 and d.dtype == w.dtype
+                and d.dtype == b.dtype and d.dtype in _LINEAR_DTYPES and dsh[-1] == wsh[1]
+                and b.shape[0] == wsh[0] and math.prod(dsh) and wsh[0]):
             if _gm._state.grad_enabled and (input._requires_grad or weight._requires_grad
                                             or bias._requires_grad):
-                return _products.addmm_rows(bias, input, weight.t())
-            return _products.linear_rows(bias, input, weight)
+                wt = weight.t()
+                if len(dsh) == 2:
+                    return _products.addmm_rows(bias, input, wt)
+                y = _products.addmm_rows(bias, input.reshape(-1, dsh[-1]), wt)
+                return y.view(*dsh[:-1], wsh[0])
+            y = _products.linear_rows(bias, input, weight)
+            return y if len(dsh) == 2 else y.view(*dsh[:-1], wsh[0])
     import torchlike as tl
     if _gm._state.autocast is not None:
         # torch autocasts linear as one op: its inputs are cast before its dtype checks
