@@ -176,17 +176,29 @@ def _unary(name, f, promote, grad_name):
     def fn(input):
         if check:
             _need_float(name + "_cpu", input)
+        if name == "relu":
+            _relu_dtype(input)
         return apply(op, input)
 
     def fn_(self):
         if check:
             _need_float(name + "_cpu", self)
+        if name == "relu":
+            _relu_dtype(self)
         return apply_(op, self)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}, elementwise."
     fn_.__name__ = fn_.__qualname__ = name + "_"
     return fn, fn_
+
+
+def _relu_dtype(t):
+    """torch's relu: no bool (its own message), no complex (clamp_min's)."""
+    if t.dtype is D.bool:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if t.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 def _declare(name, fn, fn_, also=()):

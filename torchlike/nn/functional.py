@@ -646,7 +646,9 @@ def _softsign(x):
 
 
 def softsign(input):
-    return apply(_softsign, input)
+    if input.dtype is D.bool:       # (torch: input / (1 + input.abs()))
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
+    return _int_to_default_float(apply(_softsign, input), input)
 
 
 @_act("logsigmoid", "LogSigmoidBackward0")
@@ -665,7 +667,9 @@ def _tanhshrink(x):
 
 
 def tanhshrink(input):
-    return apply(_tanhshrink, input)
+    if input.dtype is D.bool:       # (torch: input - input.tanh())
+        raise RuntimeError(_SUB_BOOL1)
+    return _int_to_default_float(apply(_tanhshrink, input), input)
 
 
 @_act("hardshrink", "HardshrinkBackward0")
@@ -1161,6 +1165,8 @@ def _pairwise_distance(a, b, p, eps, keepdim):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    if x1.dtype is D.bool and x2.dtype is D.bool:
+        raise RuntimeError(_SUB_BOOL2)
     return apply(_pairwise_distance, x1, x2, p=float(p), eps=float(eps), keepdim=bool(keepdim))
 
 
@@ -1569,6 +1575,24 @@ def _weighted_loss(elementwise, weight, input, reduction, mean_by_weight=True):
                      "'sum'.")
 
 
+_SUB_BOOL2 = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+              "`^` or `logical_xor()` operator instead.")
+_SUB_BOOL1 = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+              "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.")
+_CLAMP_COMPLEX = "clamp is not supported for complex types"
+
+
+def _int_to_default_float(out, *ts):
+    """torch's composite forms meet a float scalar or a true division on integer operands
+    (after their integer steps, which wrap as torch's): the result is the default float dtype,
+    not the float64 that x64 jax widens to."""
+    if all(not (t.dtype.is_floating_point or t.dtype.is_complex) for t in ts):
+        return out.to(D.get_default_dtype())
+    return out
+
+
 def _loss_kernel(kernel, input, target):
     """torch's CPU loss kernels (mse, smooth_l1, huber) dispatch on the floating types of the
     operands' common dtype: an integer, bool or complex one raises their NotImplementedError."""
@@ -1656,6 +1680,12 @@ def _soft_margin(x, y, reduction):
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _no_grad_arg("soft_margin_loss", "target", target)
+    common = D.promote_types(input.dtype, target.dtype)
+    if common is D.bool:            # (torch: neg(input).mul_(target).exp_().log1p_())
+        raise RuntimeError(_NEG_BOOL)
+    if not (common.is_floating_point or common.is_complex):
+        raise RuntimeError(f"result type {D.legacy_name(D.get_default_dtype())} can't be cast "
+                           f"to the desired output type {D.legacy_name(common)}")
     return apply(_soft_margin, input, target, reduction=reduction)
 
 
@@ -2168,6 +2198,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     if target.ndim == 0 and (input1.ndim != 1 or input2.ndim != 1):
         raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with "
                            f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    if input1.dtype.is_complex or input2.dtype.is_complex:
+        raise NotImplementedError(_CLAMP_COMPLEX)
     # (torch's target only selects between the two branches: no gradient reaches it)
     return apply(_cos_emb, input1, input2, target.detach(), margin=float(margin),
                  reduction=reduction)
@@ -2185,8 +2217,13 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
                            f"target: {target.shape} ")
-    return apply(_margin_ranking, input1, input2, target, margin=float(margin),
-                 reduction=reduction)
+    if input1.dtype is D.bool and input2.dtype is D.bool:
+        raise RuntimeError(_SUB_BOOL2)
+    if any(t.dtype.is_complex for t in (input1, input2, target)):
+        raise NotImplementedError(_CLAMP_COMPLEX)
+    return _int_to_default_float(apply(_margin_ranking, input1, input2, target,
+                                       margin=float(margin), reduction=reduction),
+                                 input1, input2, target)
 
 
 @defop("triplet_margin_loss", promote="common", grad_name=_loss_name("ClampMinBackward0"))
@@ -2211,8 +2248,11 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                            f"and negative {n}D inputs")
     _broadcastable(anchor, positive)
     _broadcastable(anchor, negative)
-    return apply(_triplet, anchor, positive, negative, margin=float(margin), pnorm=float(p),
-                 eps=float(eps), swap=bool(swap), reduction=reduction)
+    if anchor.dtype is D.bool and positive.dtype is D.bool:
+        raise RuntimeError(_SUB_BOOL2)
+    return _int_to_default_float(
+        apply(_triplet, anchor, positive, negative, margin=float(margin), pnorm=float(p),
+              eps=float(eps), swap=bool(swap), reduction=reduction), anchor, positive, negative)
 
 
 # ================================================================== attention
@@ -2281,6 +2321,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {_CPP_NAMES[attn_mask.dtype.name]} "
                            f"and  query.dtype: {_CPP_NAMES[query.dtype.name]} instead.")
+    if query.dtype.is_complex:
+        raise NotImplementedError(f'"softmax_lastdim_kernel_impl" not implemented for '
+                                  f"'{D.legacy_name(query.dtype)}'")
+    if not query.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type {D.legacy_name(D.get_default_dtype())} but "
+                           f"found {D.legacy_name(query.dtype)}")
     use_math = select_backend(query, key, value, attn_mask, dropout_p,
                               enable_gqa) == "math"
     if is_causal and attn_mask is not None and use_math:
@@ -2824,8 +2870,8 @@ def _max_pool_idx(x, k, s, d, pads, nd, outs):
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
     k, s, p, d, outs, pads = _pool_geometry(input, "maxidx" if return_indices else "max", nd,
                                             kernel_size, stride, padding, dilation, ceil_mode)
-    if input.dtype is D.bool or (nd == 1 and not return_indices
-                                 and not input.is_floating_point()):
+    if input.dtype is D.bool or input.dtype.is_complex or (
+            nd == 1 and not return_indices and not input.is_floating_point()):
         name = "max_pool1d_impl" if nd == 1 and not return_indices else f"max_pool{max(nd, 2)}d"
         raise NotImplementedError(f'"{name}" not implemented for '
                                   f"'{D.legacy_name(input.dtype)}'")
@@ -2879,7 +2925,8 @@ def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pa
                                             ceil_mode, divisor_override)
     if not input.is_floating_point() and input.dtype is not D.int64:
         # (torch's CPU average pooling has float and int64 kernels; 1-d runs the 2-d one)
-        raise NotImplementedError(f'"avg_pool{max(nd, 2)}d" not implemented for '
+        kernel = "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{D.legacy_name(input.dtype)}'")
     return apply(_avg_pool, input, k=k, s=s, pads=pads, p=p, nd=nd,
                  count_include_pad=bool(count_include_pad),
@@ -3000,8 +3047,16 @@ def _adaptive_size(input, output_size, nd, kind):
                                    f"dimensions, but input has sizes {shape} with dimension {i} "
                                    "being empty")
     if not input.is_floating_point():
-        raise NotImplementedError(f'"{name if nd > 1 else f"adaptive_{kind}_pool2d"}" not '
-                                  f"implemented for '{D.legacy_name(input.dtype)}'")
+        if kind == "avg" and nd > 1 and all(v == 1 for v in outs) and input.numel():
+            # torch's global-pool fast path is a mean: complex computes, the rest its message
+            if input.dtype.is_complex:
+                return outs
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
+                               "a floating point or complex dtype. Got: "
+                               f"{D.legacy_name(input.dtype)}")
+        kernel = name + "_cpu" if nd == 3 else name if nd > 1 else f"adaptive_{kind}_pool2d"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
     return outs
 
 
@@ -3699,6 +3754,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         seg = np.searchsorted(off, np.arange(n), side="right") - 1
         flat = input
         psw = per_sample_weights
+    if not weight.dtype.is_floating_point:
+        from .._ops.view import _cpp_type
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following "
+                           f"scalar types: Half, BFloat16, Float, Double; but got "
+                           f"{_cpp_type(weight.dtype)} instead (while checking arguments for "
+                           "embedding_bag)")
     segt = Tensor._make(jnp.asarray(seg, jnp.int32))
     args = [psw] if psw is not None else []
     return apply(_embedding_bag, flat, segt, weight, *args, nbags=int(nbags), mode=mode,
@@ -3880,8 +3941,11 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
                      reduce=None, reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _broadcastable(target, input)
-    return apply(_poisson_nll, input, target, log_input=bool(log_input), full=bool(full),
-                 eps=float(eps), reduction=reduction)
+    if input.dtype is D.bool or target.dtype is D.bool:
+        raise RuntimeError(_SUB_BOOL1)
+    return _int_to_default_float(
+        apply(_poisson_nll, input, target, log_input=bool(log_input), full=bool(full),
+              eps=float(eps), reduction=reduction), input, target)
 
 
 @jax.custom_vjp
@@ -3913,8 +3977,14 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     ish, vsh = tuple(input.shape), tuple(var.shape)
     if vsh != ish and not (vsh[:-1] == ish[:-1] and vsh[-1:] == (1,)) and vsh != ish[:-1]:
         raise ValueError("var is of incorrect size")
+    if var.dtype.is_complex:        # (torch: torch.any(var < 0), then var.clamp_(min=eps))
+        raise NotImplementedError(f'"lt_cpu" not implemented for '
+                                  f"'{D.legacy_name(var.dtype)}'")
     if bool((np.asarray(var._data) < 0).any()):
         raise ValueError("var has negative entry/entries")
+    if not var.dtype.is_floating_point:
+        raise RuntimeError(f"result type {D.legacy_name(D.get_default_dtype())} can't be cast "
+                           f"to the desired output type {_CPP_NAMES[var.dtype.name]}")
     return apply(_gaussian_nll, input, target, var, full=bool(full), eps=float(eps),
                  reduction=reduction)
 
@@ -3930,6 +4000,13 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction="mean"):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _broadcastable(target, input)
+    if input.dtype.is_complex:
+        raise NotImplementedError(_CLAMP_COMPLEX)
+    if input.dtype is D.bool:
+        raise RuntimeError(_SUB_BOOL2)
+    if not input.dtype.is_floating_point and reduction == "mean":
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {D.legacy_name(input.dtype)}")
     # torch reads the target only through comparisons: it has no gradient (None)
     return apply(_hinge_emb, input, target.detach(), margin=float(margin), reduction=reduction)
 
