@@ -1129,6 +1129,10 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):   # (torch: input.norm)
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {D.legacy_name(input.dtype)}")
+    if input.dtype.is_complex:      # torch's composition: the norm of |x| (real), clamped
+        from .._ops.linalg import linalg_vector_norm
+        denom = linalg_vector_norm(input, float(p), dim, True).clamp_min(float(eps))
+        return input / denom.expand_as(input)
     return apply(_normalize, input, p=float(p), dim=dim % max(input.ndim, 1), eps=float(eps))
 
 
@@ -1167,6 +1171,11 @@ def _pairwise_distance(a, b, p, eps, keepdim):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if x1.dtype is D.bool and x2.dtype is D.bool:
         raise RuntimeError(_SUB_BOOL2)
+    if not (x1.dtype.is_floating_point or x2.dtype.is_floating_point):
+        # torch's norm(x1 - x2 + eps): the norm of a complex difference is real (|d|, not d*d);
+        # integers subtract (and wrap) in their own dtype before eps makes them float
+        from .._ops.linalg import linalg_vector_norm
+        return linalg_vector_norm(x1 - x2 + eps, float(p), -1, bool(keepdim))
     return apply(_pairwise_distance, x1, x2, p=float(p), eps=float(eps), keepdim=bool(keepdim))
 
 
@@ -1651,6 +1660,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_sizes(input, target, "smooth_l1_loss")
+    if beta == 0 and not D.promote_types(input.dtype, target.dtype).is_floating_point:
+        # torch runs l1_loss for beta=0 ((input - target).abs() and the reduction)
+        return l1_loss(input, target, reduction=reduction)
     _loss_kernel("smooth_l1_cpu", input, target)
     return apply(_smooth_l1, input, target, reduction=reduction, beta=float(beta))
 
@@ -2250,6 +2262,14 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     _broadcastable(anchor, negative)
     if anchor.dtype is D.bool and positive.dtype is D.bool:
         raise RuntimeError(_SUB_BOOL2)
+    if any(t.dtype.is_complex for t in (anchor, positive, negative)):
+        # torch composes it of pairwise_distance (real for complex inputs) and clamp_min
+        dp = pairwise_distance(anchor, positive, p, eps)
+        dn = pairwise_distance(anchor, negative, p, eps)
+        if swap:
+            dn = _tl.minimum(dn, pairwise_distance(positive, negative, p, eps))
+        loss = (margin + dp - dn).clamp_min(0)
+        return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
     return _int_to_default_float(
         apply(_triplet, anchor, positive, negative, margin=float(margin), pnorm=float(p),
               eps=float(eps), swap=bool(swap), reduction=reduction), anchor, positive, negative)
