@@ -18,7 +18,23 @@ __all__ = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_sta
 
 # ------------------------------------------------------------------ cat, stack and friends
 
-@defop("cat", promote="common", saves=False, grad_name="CatBackward0")
+def _cat_vjp(cots, xs, needs, dim, skip):
+    """CatBackward0: each input's slice of the cotangent (zeros for a skipped input)."""
+    (g,) = cots
+    out, start = [], 0
+    for i, x in enumerate(xs):
+        if i in skip:
+            if needs[i]:
+                out.append(jnp.zeros(jnp.shape(x), g.dtype))
+            continue
+        n = jnp.shape(x)[dim]
+        if needs[i]:
+            out.append(jax.lax.slice_in_dim(g, start, start + n, axis=dim))
+        start += n
+    return out
+
+
+@defop("cat", promote="common", saves=False, grad_name="CatBackward0", vjp=_cat_vjp)
 def _cat(*xs, dim, skip):
     return jnp.concatenate([x for i, x in enumerate(xs) if i not in skip], axis=dim)
 
@@ -68,7 +84,10 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
-@defop("stack", promote="common", saves=False, grad_name="StackBackward0")
+@defop("stack", promote="common", saves=False, grad_name="StackBackward0",
+       vjp=lambda cots, xs, needs, dim: [jax.lax.index_in_dim(cots[0], i, axis=dim,
+                                                              keepdims=False)
+                                         for i, n in enumerate(needs) if n])
 def _stack(*xs, dim):
     return jnp.stack(xs, axis=dim)
 

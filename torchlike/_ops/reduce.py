@@ -61,7 +61,39 @@ def _sum_name(kw):
     return "SumBackward0" if kw["dims"] is None else "SumBackward1"
 
 
-@defop("sum", saves=False, grad_name=_sum_name)
+def _reduced_back(g, a, dims, keepdim):
+    """A reduction's cotangent ``g`` broadcast back to ``a``'s shape."""
+    axes = _axes(dims, a.ndim)
+    if axes is None:
+        axes = tuple(range(a.ndim))
+    elif a.ndim:
+        axes = tuple(d % a.ndim for d in axes)
+    if not keepdim and axes:
+        g = jnp.expand_dims(g, axes)
+    return jnp.broadcast_to(g, a.shape)
+
+
+def _sum_vjp(cots, xs, needs, dims, keepdim, dtype):
+    """SumBackward: the cotangent broadcast back over the summed dimensions (real floats)."""
+    (g,), (a,) = cots, xs
+    if not jnp.issubdtype(a.dtype, jnp.floating) or a.dtype in _HALF or jnp.iscomplexobj(g):
+        return NotImplemented
+    return [_reduced_back(g, a, dims, keepdim)]
+
+
+def _mean_vjp(cots, xs, needs, dims, keepdim, dtype):
+    """MeanBackward: the cotangent divided by the count, broadcast back (real floats)."""
+    (g,), (a,) = cots, xs
+    if not jnp.issubdtype(a.dtype, jnp.floating) or a.dtype in _HALF or jnp.iscomplexobj(g):
+        return NotImplemented
+    axes = _axes(dims, a.ndim)
+    n = 1
+    for d in (range(a.ndim) if axes is None else axes):
+        n *= a.shape[d]
+    return [_reduced_back(g / n, a, dims, keepdim)]
+
+
+@defop("sum", saves=False, grad_name=_sum_name, vjp=_sum_vjp)
 def _sum(a, dims, keepdim, dtype):
     if dtype is not None:
         a = a.astype(dtype)
@@ -78,7 +110,7 @@ def _mean_name(kw):
     return "MeanBackward0" if kw["dims"] is None else "MeanBackward1"
 
 
-@defop("mean", saves=False, grad_name=_mean_name)
+@defop("mean", saves=False, grad_name=_mean_name, vjp=_mean_vjp)
 def _mean(a, dims, keepdim, dtype):
     if dtype is not None:
         a = a.astype(dtype)

@@ -160,9 +160,29 @@ _ALIASES = {"trunc": ("fix",), "asin": ("arcsin",), "acos": ("arccos",), "atan":
 
 
 # declared backwards (``defop``'s ``vjp``): what a first call's backward traces
+def _real_only(rule):
+    def f(cots, xs, needs):
+        return NotImplemented if jnp.iscomplexobj(cots[0]) else [rule(cots[0], xs[0])]
+    return f
+
+
+def _tanh_back(g, x):
+    y = jnp.tanh(x)
+    return (g + g * y) * (1 - y)
+
+
+def _sigmoid_back(g, x):
+    y = jax.nn.sigmoid(x)
+    return g * (y * (1 - y))
+
+
 _VJP = {
     # torch's threshold_backward: the gradient where the input is positive, 0 elsewhere (NaN)
     "relu": lambda cots, xs, needs: [jnp.where(xs[0] > 0, cots[0], 0)],
+    "exp": _real_only(lambda g, x: g * jnp.exp(x)),
+    "tanh": _real_only(_tanh_back),
+    "sigmoid": _real_only(_sigmoid_back),
+    "sqrt": _real_only(lambda g, x: g * (0.5 / jnp.sqrt(x))),
 }
 
 

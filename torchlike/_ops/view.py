@@ -40,8 +40,14 @@ def infer_shape(shape, numel):
     return tuple(shape)
 
 
+def _reshaped_back(cots, xs, needs, **static):
+    """The backward of an op that only reshapes (view, unsqueeze, squeeze): the cotangent in
+    the input's shape."""
+    return [jnp.reshape(cots[0], jnp.shape(xs[0]))]
+
+
 @defop("view", saves=False, view=True, grad_name="ViewBackward0", shape_arg="shape",
-       vjp=lambda cots, xs, needs, shape: [jnp.reshape(cots[0], jnp.shape(xs[0]))])
+       vjp=_reshaped_back)
 def _view(a, shape):
     return jnp.reshape(a, shape)
 
@@ -65,7 +71,7 @@ def _permute(a, dims):
     return jnp.transpose(a, dims)
 
 
-@defop("unsqueeze", saves=False, view=True, grad_name="UnsqueezeBackward0")
+@defop("unsqueeze", saves=False, view=True, grad_name="UnsqueezeBackward0", vjp=_reshaped_back)
 def _unsqueeze(a, dim):
     return jnp.expand_dims(a, dim)
 
@@ -75,13 +81,14 @@ def _squeeze_name(kw):
                                                                       "SqueezeBackward2")
 
 
-@defop("squeeze", saves=False, view=True, grad_name=_squeeze_name)
+@defop("squeeze", saves=False, view=True, grad_name=_squeeze_name, vjp=_reshaped_back)
 def _squeeze(a, dims, kind):
     dims = tuple(d for d in dims if a.shape[d] == 1) if dims is not None else None
     return jnp.squeeze(a, dims)
 
 
-@defop("expand", saves=False, view=True, grad_name="ExpandBackward0", shape_arg="shape")
+@defop("expand", saves=False, view=True, grad_name="ExpandBackward0", shape_arg="shape",
+       vjp=lambda cots, xs, needs, shape: [cots[0]])      # (summed to the input's shape)
 def _expand(a, shape):
     return jnp.broadcast_to(a, shape)
 
