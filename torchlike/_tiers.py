@@ -50,6 +50,14 @@ _lock = threading.Lock()
 _host = []                  # [bool]: is jax's default backend the CPU (decided on first use)
 
 _ArrayImpl = type(jax.device_put(np.zeros(())))  # the concrete array class (jax.Array is abstract)
+try:                                        # jax's typed PRNG key arrays (a dropout's key)
+    from jax._src.random.prng import PRNGKeyArray as _KeyArray
+except ImportError:
+    _KeyArray = None
+
+
+def _single_device(a):
+    return len(a.sharding.device_set) == 1
 _SCALARS = (int, float, bool, complex)
 _COMPILE = object()         # a call's answer: run the compiled path
 CLAIMED = object()          # Tiered.call_claiming: the caller computes this call
@@ -353,6 +361,8 @@ class Tiered:
                 key.append((a.shape, a.dtype))
             elif t in _SCALARS:
                 key.append(t)
+            elif t is _KeyArray and _single_device(a):
+                key.append((a.shape, a.dtype))      # (a dropout's key: its data is interpreted)
             else:
                 simple = False
                 break
@@ -369,6 +379,8 @@ class Tiered:
                 key.append((a.shape, a.dtype))
             elif t in _SCALARS:
                 key.append(t)
+            elif t is _KeyArray and _single_device(a):
+                key.append((a.shape, a.dtype))
             else:
                 return None     # a tracer or something jit must decide about
         return tuple(key), leaves, tree

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ... import _creation
+from ...autograd.grad_mode import no_grad as _no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -87,7 +88,8 @@ class _BatchNorm(_NormBase):
             eaf = self.momentum
         if self.training and self.track_running_stats:
             if self.num_batches_tracked is not None:
-                self.num_batches_tracked._set_data(self.num_batches_tracked._data + 1)
+                with _no_grad():                # (torch: num_batches_tracked.add_(1))
+                    self.num_batches_tracked.add_(1)
                 if self.momentum is None:
                     eaf = 1.0 / float(self.num_batches_tracked.item())
                 else:
