@@ -571,7 +571,9 @@ def test_new_batch_sizes_record_forwards_and_recomputing_backwards(fused):
     sizes = (7, 9, 10, 12)
     _caches.clear_all()         # (the first size traces: earlier tests may have met its patterns)
     losses, traced = run(torch, sizes)
-    assert traced[0] and not any(traced[2:]), traced     # (the second size may meet a guard)
+    # the first size traces; by the last nothing is new (a symbolic trace loaded from the
+    # trace store, made by other tests at other sizes, may meet a guard at the second or third)
+    assert traced[0] and not traced[3], traced
     with E.strict():
         strict_losses, _ = run(torch, sizes)
     torch_losses, _ = run(T, sizes)
