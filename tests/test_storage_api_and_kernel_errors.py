@@ -1,4 +1,4 @@
-"""Gaps against torch 2.13: masked_scatter's shape/dtype errors (order of the two sizes, the
+"""Against torch 2.13: masked_scatter's shape/dtype errors (order of the two sizes, the
 in-place form's expand error, legacy dtype names), expand's type name, LinAlgError's class,
 embedding_bag's out-of-range index errors, Tensor.set_, data_ptr / untyped_storage, and
 channels_last gradients and optimizer state."""

@@ -166,17 +166,28 @@ def _flat(p, arrays):
     return out
 
 
-def _per_parameter(fn, flags, params, grads, arrays, hp, elementwise=False):
-    """A group update the tier claimed, interpreted one parameter at a time; None where a
-    parameter's update cannot be interpreted (the caller runs the group)."""
+def _per_parameter(fn, flags, params, grads, arrays, hp, elementwise=False, recorded=False):
+    """A group update one parameter at a time; None where a parameter's update cannot be run so
+    (the caller runs the group).
+
+    Interpreted (``recorded=False``): the group update the tier claimed, each parameter's
+    interpreted. Recorded (fused eager, an elementwise update): each parameter's call recorded;
+    recording needs the update's output shapes, for which the group's function would be traced
+    whole (every parameter's update, before a cold first step could run), where each
+    parameter's update is traced once per shape pattern; the segment's program holds the
+    updates side by side, as the group's program would."""
     keys = tuple(arrays)
     hp_keys = tuple(hp)
     hp_vals = []
     for k in hp_keys:
         v = hp[k]
         if isinstance(v, np.generic):
-            v = np.asarray(v)           # (a 0-d array: its dtype, as the group's trace sees it)
-        elif v.__class__ is not _tiers._ArrayImpl:
+            # interpreted: a 0-d array, its dtype as the group's trace sees it; recorded: one
+            # device scalar per value, shared by the parameters' calls and later steps (one
+            # input of the segment, not one per parameter)
+            v = _hp_scalar(v) if recorded else np.asarray(v)
+        elif v.__class__ is not _tiers._ArrayImpl and not (
+                recorded and v.__class__ is _fused.Deferred):
             return None
         hp_vals.append(v)
     new_p, new_state = [], {}
@@ -184,46 +195,18 @@ def _per_parameter(fn, flags, params, grads, arrays, hp, elementwise=False):
         st = [arrays[k][i] for k in keys]
         present = tuple(a is not None for a in st)
         ins = [p, g, *[a for a in st if a is not None]]
-        flat = _flat(p, ins) if elementwise else None
         one = _one(fn, flags, keys, present, hp_keys)
-        if flat is None:
-            out = one.interpreted(*ins, *hp_vals)
+        if recorded:
+            out = one(*ins, *hp_vals)
         else:
-            out = one.interpreted(*flat, *hp_vals,
-                                  finish=functools.partial(_unflattened, p.shape))
-        if out is None:
-            return None
-        new_p.append(out[0])
-        for k, v in out[1].items():
-            new_state.setdefault(k, []).append(v)
-    return new_p, new_state
-
-
-def _per_parameter_recorded(fn, flags, params, grads, arrays, hp):
-    """Fused eager: an elementwise group update recorded one parameter at a time. Recording
-    needs the update's output shapes; the group's function would be traced whole for them
-    (every parameter's update, before a cold first step could run), where each parameter's
-    update is traced once per shape pattern. The segment's program holds the updates side by
-    side, as the group's program would. None where an input is not an array (the caller
-    records the group)."""
-    keys = tuple(arrays)
-    hp_keys = tuple(hp)
-    hp_vals = []
-    for k in hp_keys:
-        v = hp[k]
-        if isinstance(v, np.generic):
-            # one device scalar per value, shared by the parameters' calls (and by later steps
-            # while the value holds): one input of the segment, not one per parameter
-            v = _hp_scalar(v)
-        elif v.__class__ is not _tiers._ArrayImpl and v.__class__ is not _fused.Deferred:
-            return None
-        hp_vals.append(v)
-    new_p, new_state = [], {}
-    for i, (p, g) in enumerate(zip(params, grads)):
-        st = [arrays[k][i] for k in keys]
-        present = tuple(a is not None for a in st)
-        out = _one(fn, flags, keys, present, hp_keys)(
-            p, g, *[a for a in st if a is not None], *hp_vals)
+            flat = _flat(p, ins) if elementwise else None
+            if flat is None:
+                out = one.interpreted(*ins, *hp_vals)
+            else:
+                out = one.interpreted(*flat, *hp_vals,
+                                      finish=functools.partial(_unflattened, p.shape))
+            if out is None:
+                return None
         new_p.append(out[0])
         for k, v in out[1].items():
             new_state.setdefault(k, []).append(v)
@@ -487,7 +470,7 @@ class Optimizer:
         hp = traced[id(group)] if traced is not None else self._hp(group)
         args = ([_raw(p) for p in params], [_raw(p.grad) for p in params], arrays, hp)
         if PER_PARAMETER and len(params) > 1 and _fused.ACTIVE and type(self)._elementwise:
-            out = _per_parameter_recorded(type(self)._update, flags, *args) or fn(*args)
+            out = _per_parameter(type(self)._update, flags, *args, recorded=True) or fn(*args)
         elif PER_PARAMETER and len(params) > 1:
             out = fn.call_claiming(*args,
                                    limit=GROUP_BOUND * _tiers.INTERPRET_MAX_ELEMENTS)
