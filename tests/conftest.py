@@ -23,3 +23,27 @@ def strict_eager():
     import torchlike.eager
     with torchlike.eager.strict():
         yield
+
+
+_XLA_COMPILES = []
+_LISTENING = [False]
+
+
+def _on_compile(name, secs, **kw):
+    if _LISTENING[0] and name.endswith("backend_compile_duration"):
+        _XLA_COMPILES.append(name)
+
+
+@pytest.fixture
+def xla_compiles():
+    """The XLA compiles made while the test runs (a list that fills as they happen)."""
+    import jax.monitoring
+    if not getattr(_on_compile, "registered", False):
+        jax.monitoring.register_event_duration_secs_listener(_on_compile)
+        _on_compile.registered = True
+    del _XLA_COMPILES[:]
+    _LISTENING[0] = True
+    try:
+        yield _XLA_COMPILES
+    finally:
+        _LISTENING[0] = False

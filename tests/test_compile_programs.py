@@ -4,22 +4,11 @@ per call: the step, and its value checks split off to run first (``_step._preche
 import math
 
 import jax
-import jax.monitoring
 import numpy as np
 
 import torchlike as L
 from torchlike import _registry as R
 
-_COMPILES = []
-_ON = [False]
-
-
-def _listener(name, secs, **kw):
-    if _ON[0] and name.endswith("backend_compile_duration"):
-        _COMPILES.append(name)
-
-
-jax.monitoring.register_event_duration_secs_listener(_listener)
 
 
 def _mlp():
@@ -93,33 +82,29 @@ def _gpt(vocab=13, d=16, n_head=2, t=8):
     return step, batch
 
 
-def _steady(make):
+def _steady(make, compiles):
     step, batch = make()
     c = L.compile(step, fullgraph=True)
     for _ in range(3):
         c(*batch())
     entry = next(iter(c._entries.values()))
     traces = R.trace_total()
-    del _COMPILES[:]
-    _ON[0] = True
-    try:
-        losses = [float(c(*batch())) for _ in range(5)]
-    finally:
-        _ON[0] = False
+    del compiles[:]
+    losses = [float(c(*batch())) for _ in range(5)]
     assert all(np.isfinite(losses))
     assert c.trace_count == 1 and c.compile_count == 1     # one program for every step
-    assert _COMPILES == []                                   # nothing compiled after warm-up
+    assert compiles == []                                    # nothing compiled after warm-up
     assert R.trace_total() == traces                      # no eager op ran or traced
     assert entry.precheck, "the value checks run as their own program before the step"
     return c
 
 
-def test_steady_mlp_step_runs_one_program_and_its_checks():
-    _steady(_mlp)
+def test_steady_mlp_step_runs_one_program_and_its_checks(xla_compiles):
+    _steady(_mlp, xla_compiles)
 
 
-def test_steady_gpt_step_with_view_buffers_runs_one_program_and_its_checks():
-    _steady(_gpt)
+def test_steady_gpt_step_with_view_buffers_runs_one_program_and_its_checks(xla_compiles):
+    _steady(_gpt, xla_compiles)
 
 
 def _state_outputs(entry):

@@ -573,21 +573,7 @@ def test_a_compiled_functions_node_is_never_traced_in_a_background_thread(monkey
     assert not [n for n in behind if n.startswith("compiled_")], behind
 
 
-_COMPILES = []
-_LISTENING = [False]
-
-
-def _on_compile(name, secs, **kw):
-    if _LISTENING[0] and name.endswith("backend_compile_duration"):
-        _COMPILES.append(name)
-
-
-import jax.monitoring  # noqa: E402
-
-jax.monitoring.register_event_duration_secs_listener(_on_compile)
-
-
-def test_a_cold_cnn_step_with_batch_norm_and_dropout_compiles_nothing(monkeypatch):
+def test_a_cold_cnn_step_with_batch_norm_and_dropout_compiles_nothing(monkeypatch, xla_compiles):
     """Typed PRNG keys (a dropout's) are interpreted like arrays, and BatchNorm counts its
     batches with an op: a cold step of a small CNN runs no XLA compile at all."""
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
@@ -597,18 +583,14 @@ def test_a_cold_cnn_step_with_batch_norm_and_dropout_compiles_nothing(monkeypatc
                           nn.Dropout(0.25), nn.Flatten(), nn.Linear(5 * 6 * 7, 4))
     opt = torchlike.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     x, y = torchlike.randn(3, 3, 6, 7), torchlike.tensor([0, 3, 1])
-    del _COMPILES[:]
-    _LISTENING[0] = True
-    try:
-        for _ in range(2):
-            loss = torchlike.nn.functional.cross_entropy(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            assert np.isfinite(loss.item())
-    finally:
-        _LISTENING[0] = False
-    assert _COMPILES == []
+    del xla_compiles[:]                 # (the steps', not the model's construction)
+    for _ in range(2):
+        loss = torchlike.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        assert np.isfinite(loss.item())
+    assert xla_compiles == []
     assert int(model[1].num_batches_tracked) == 2
 
 
