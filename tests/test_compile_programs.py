@@ -3,7 +3,6 @@ step (causal-mask view buffers) trace nothing, compile no XLA program, and run t
 per call: the step, and its value checks split off to run first (``_step._precheck``)."""
 import math
 
-import jax
 import numpy as np
 
 import torchlike as L
