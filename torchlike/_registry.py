@@ -193,17 +193,22 @@ def _split(out):
             tuple(o for o in outs if not _is_inexact(o.dtype)))
 
 
+def sum_to(g, shape):
+    """``g`` summed over the dimensions an operand of ``shape`` was broadcast along (the
+    leading ones and its size-1 ones): the operand's share of a broadcast op's cotangent."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[i + lead] != 1)
+    return jnp.sum(g, axis=axes, keepdims=True).reshape(shape) if axes else g.reshape(shape)
+
+
 def _cotangent_like(g, x):
     """A declared backward's gradient ``g`` as ``jax.vjp`` gives it for input ``x``: summed over
     the dimensions ``x`` was broadcast along, in ``x``'s dtype."""
-    shape = jnp.shape(x)
-    if g.shape != shape:
-        lead = g.ndim - len(shape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                          if n == 1 and g.shape[lead + i] != 1)
-        g = jnp.sum(g, axis=axes, keepdims=False)
-        if g.shape != shape:
-            g = g.reshape(shape)
+    g = sum_to(g, jnp.shape(x))
     return g if g.dtype == x.dtype else g.astype(x.dtype)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from .._registry import apply, defop
+from .._registry import apply, defop, sum_to as _sum_to
 from ._surface import public, method
 from .._storage import apply_
 
@@ -189,16 +189,6 @@ def _pow_bwd(res, g):
     ga = jnp.where(b == 0, 0.0, g * b * jnp.power(a, b - 1)).astype(a.dtype)
     gb = jnp.where((a == 0) & (jnp.real(b) >= 0), 0.0, g * out * jnp.log(a)).astype(b.dtype)
     return _sum_to(ga, a.shape), _sum_to(gb, jnp.shape(b))
-
-
-def _sum_to(g, shape):
-    shape = tuple(shape)
-    if g.shape == shape:
-        return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
-                                      if n == 1 and g.shape[i + lead] != 1)
-    return jnp.sum(g, axis=axes, keepdims=True).reshape(shape) if axes else g.reshape(shape)
 
 
 _pow_masked.defvjp(_pow_fwd, _pow_bwd)

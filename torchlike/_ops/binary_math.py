@@ -16,7 +16,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import arithmetic as _pw
 from .unary import _check_bcast, _is_int, _need_float
-from .._registry import apply, defop
+from .._registry import apply, defop, sum_to as _sum_to
 from ._surface import method, methods, public
 from .._storage import apply_
 
@@ -26,7 +26,6 @@ __all__ = ['clamp', 'clip', 'clamp_min', 'clamp_max', 'float_power', 'lerp', 'hy
            'xlogy', 'copysign', 'addcmul', 'addcdiv']
 
 
-_sum_to = _pw._sum_to
 
 
 # ------------------------------------------------------------------ clamp
