@@ -25,8 +25,11 @@ def _deep(t):
 
 
 @pytest.fixture
-def fused():
+def fused(monkeypatch):
     _fused.sync()                   # (what an earlier test left pending is not this test's)
+    # (a step's segment waits for a zero_grad until a loop is seen not to zero right after
+    # its steps: a learnt state that earlier tests leave as they end)
+    monkeypatch.setattr(_fused, "_step_waits", [True, 0])
     with E.fused():
         yield
     _fused.sync()
@@ -186,6 +189,50 @@ def test_a_loop_that_reads_nothing_runs_a_program_per_step(fused):
         model(x).square().mean().backward()
     after = _fused.stats()
     assert after["cuts"].get("backward", 0) - before["cuts"].get("backward", 0) == 1
+
+
+def test_gradients_a_zero_grad_after_the_step_lets_go_are_never_materialised(fused):
+    """``step(); zero_grad()``: the step's segment runs at the ``zero_grad``, without the
+    gradients it drops among the program's outputs (one output fewer per parameter than a loop
+    that zeroes first, whose gradients are still referenced at the step); the values are the
+    same either way, and the same as strict mode's."""
+    def run(zero_first, steps=6):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(7, 5), torch.nn.Tanh(), torch.nn.Linear(5, 1))
+        opt = torch.optim.Adam(model.parameters(), lr=0.05)
+        x = torch.linspace(-1, 1, 21).reshape(3, 7)
+        losses, materialized, cuts = [], [], []
+        for _ in range(steps):
+            before = _fused.stats()
+            if zero_first:
+                opt.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            opt.step()
+            if not zero_first:
+                opt.zero_grad()
+                assert all(p.grad is None for p in model.parameters())
+            losses.append(loss.item())
+            after = _fused.stats()
+            materialized.append(after["materialized"] - before["materialized"])
+            cuts.append(after["cuts"].get("optimizer step", 0)
+                        - before["cuts"].get("optimizer step", 0))
+        return losses, materialized, cuts, model
+
+    after_losses, after_out, after_cuts, m1 = run(zero_first=False)
+    first_losses, first_out, first_cuts, m2 = run(zero_first=True)
+    after_losses2, after_out2, _, _ = run(zero_first=False, steps=_fused._PROBE + 2)
+    # (each step's segment runs before its loss is read: at the zero_grad, or at the step)
+    assert after_cuts == first_cuts == [1] * 6
+    n_params = len(list(m1.parameters()))
+    # (from the second step: the first one's segment also holds the model's initialisation)
+    assert [a - b for a, b in zip(first_out[1:], after_out[1:])] == [n_params] * 5
+    # the pattern is learnt back at a probe (one step in _PROBE)
+    assert after_out2[1] == after_out[-1] + n_params and after_out2[-1] == after_out[-1]
+    with E.strict():
+        strict_losses = run(zero_first=False)[0]
+    assert after_losses == pytest.approx(strict_losses, rel=1e-6)
+    assert first_losses == pytest.approx(strict_losses, rel=1e-6)
 
 
 def test_a_segment_cut_by_its_bound_is_never_compiled(fused, monkeypatch):

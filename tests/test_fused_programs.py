@@ -23,6 +23,13 @@ from torchlike import _fused  # noqa: E402
 STEPS = _fused.FUSE_AFTER + 3
 
 
+@pytest.fixture(autouse=True)
+def _torch_validates_args():
+    """torch's default distribution validation is on; importing torch.compile's machinery (as
+    other tests in the same worker do) turns it off process-wide."""
+    T.distributions.Distribution.set_default_validate_args(True)
+
+
 def _np(v, m):
     """Results as plain python / numpy (a host read of every pending value)."""
     if isinstance(v, m.Tensor):

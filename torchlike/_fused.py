@@ -11,9 +11,11 @@ registry (the tape, hooks, storage, the engine, optimizers) keeps working on the
 A segment runs (a *cut*) when a concrete value is needed: a Tensor's ``_data`` is read by host
 code (``item``, ``tolist``, ``numpy``, ``bool``, printing, value checks, JAX interop, ``save``),
 ``torchlike.sync()`` is called, ``torchlike.compile`` starts a call, or the segment reaches its
-size bound; and at the end of a training step, ``optimizer.step()`` after a backward (or a
-second backward with no step between), dispatched without waiting for it: a training loop runs a
-program a step, whether or not it reads a value. The cut reasons are counted
+size bound; and at the end of a training step, dispatched without waiting for it: at the
+``zero_grad()`` that follows ``optimizer.step()`` after a backward (then the gradients it lets
+go are never materialised), or at the step itself where the loop zeroes its gradients elsewhere,
+or at a second backward with no step between. A training loop runs a program a step, whether
+or not it reads a value. The cut reasons are counted
 (``stats()["cuts"]``, by the function that needed the value). A value check on inputs more than
 a few pending calls away is recorded with the segment (``defer_check``): read when it runs.
 
@@ -187,7 +189,7 @@ class _Segment:
     references."""
 
     __slots__ = ("calls", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
-                 "nbytes", "done", "checks", "backward", "__weakref__")
+                 "nbytes", "done", "checks", "backward", "ended", "__weakref__")
 
     def __init__(self):
         self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
@@ -201,6 +203,9 @@ class _Segment:
         self.done = False
         self.checks = []        # (flag, make_error, the call index, where): value checks
         self.backward = False   # a backward ran into it, not yet followed by a step's end
+        self.ended = False      # an optimizer's step ended it: it runs at the next recorded
+                                # call, read, or ``zero_grad`` (so gradients that
+                                # ``zero_grad`` lets go are never materialised)
 
 
 _seg = _Segment()
@@ -331,6 +336,10 @@ def record(tiered, args):
     None where it must run now (tracers, sharded arrays, values jit must decide about)."""
     with _lock:
         seg = _seg
+        if seg.ended:
+            _flush(_STEP)
+            _step_waits[0] = False
+            seg = _seg
         leaves, tree = _tree_flatten(args)
         refs = []
         keys = []
@@ -474,8 +483,11 @@ def resolve(d, reason="read"):
     a few of the segment's calls only, just those: the segment stays pending)."""
     if d.value is None:
         with _lock:
-            if d.value is None and d.error is None:
-                if d.seg is _seg and not _partial(d, reason):
+            if d.value is None and d.error is None and d.seg is _seg:
+                if _seg.ended:
+                    _flush(_STEP, d.slot)
+                    _step_waits[0] = False
+                elif not _partial(d, reason):
                     _flush(reason, d.slot)
         if d.error is not None:
             raise d.error
@@ -545,11 +557,15 @@ def _cone(calls, producers, slot, known=None, limit=None):
 
 def step_end(kind):
     """A training step's boundary: ``"backward"`` at the end of a backward, ``"optimizer"`` at
-    the end of an optimizer's step. The segment of a step (the forward, the backward and the
-    update that consumes its gradients) runs at the optimizer's step, dispatched without
-    waiting; a second backward with no step between (gradient accumulation, a custom
-    optimizer) runs the pending segment at its own end. So a loop that reads no value runs a
-    program per step instead of growing to the segment bound."""
+    the end of an optimizer's step, ``"zero_grad"`` at the end of a ``zero_grad``. The segment
+    of a step (the forward, the backward and the update that consumes its gradients) ends at
+    the optimizer's step and runs, dispatched without waiting: at a ``zero_grad`` that follows
+    (the usual ``step(); zero_grad()``: the gradients it lets go are never materialised), or,
+    where something else came first (the next recorded call, a read), from then on at the
+    step itself. A second backward with no step between
+    (gradient accumulation, a custom optimizer) runs the pending segment at its own end. So a
+    loop that reads no value runs a program per step instead of growing to the segment
+    bound."""
     with _lock:
         seg = _seg
         if kind == "backward":
@@ -557,8 +573,27 @@ def step_end(kind):
                 _flush("backward")
             else:
                 seg.backward = True
-        elif seg.backward:
-            _flush("optimizer step")
+        elif kind == "optimizer":
+            if seg.backward:
+                w = _step_waits
+                if w[0] or w[1] >= _PROBE:
+                    seg.ended = True        # (it waits, or tries again whether it should)
+                    w[1] = 0
+                else:
+                    w[1] += 1
+                    _flush(_STEP)
+        elif seg.ended:
+            _flush(_STEP)
+            _step_waits[0] = True
+
+
+_STEP = "optimizer step"   # the cut reason of a segment an optimizer's step ended
+# [an ended step's segment waits for a ``zero_grad``, steps dispatched at once since]: it waits
+# so long as a ``zero_grad`` came right after the step, else (a loop that zeroes its gradients
+# first, or reads a value between) each step's segment runs at the step, and one step in
+# ``_PROBE`` waits again, to find out whether the loop changed
+_step_waits = [True, 0]
+_PROBE = 8
 
 
 def sync(reason="sync"):

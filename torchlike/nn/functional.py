@@ -1845,7 +1845,10 @@ def _check_target_range(input, target, ignore_index):
     if _fused.defer_check(_first_bad_target, [_fused.raw(target), c, ignore_index],
                           _target_error):
         return
-    e = _target_error(_first_bad_target(np.asarray(target._data), c, ignore_index))
+    t = np.asarray(target._data)
+    if t.size and t.min() >= 0 and t.max() < c:
+        return                                  # (the common case: two reductions)
+    e = _target_error(_first_bad_target(t, c, ignore_index))
     if e is not None:
         raise e
 
@@ -1920,6 +1923,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_float_input(input, "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame")
     _class_target_dtype(target, input=input)
     _check_target_range(input, target, ignore_index)
+    return _nll(input, target, weight, ignore_index, reduction)
+
+
+def _nll(input, target, weight, ignore_index, reduction):
+    """nll_loss's op on checked arguments."""
     args = [weight] if weight is not None else []
     return apply(_nll_loss, input, target, *args, ignore_index=int(ignore_index),
                  reduction=reduction, ndim=input.ndim)
@@ -1968,7 +1976,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if reduction == "sum":
             return -prod.sum()
         return -prod.sum(class_dim)
-    nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
+    nll = _nll(lsm, target, weight, ignore_index, reduction)    # (checked above)
     if label_smoothing <= 0:
         return nll
     ignore_mask = target == ignore_index

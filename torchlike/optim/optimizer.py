@@ -388,6 +388,8 @@ class Optimizer:
                     else:
                         g.requires_grad_(False)
                     g._set_data(_zeros_like(g))
+        if _fused.ACTIVE:
+            _fused.step_end("zero_grad")    # (fused eager: an ended step's segment runs)
 
     # ------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook):

@@ -12,7 +12,7 @@ from collections import OrderedDict, namedtuple
 
 
 from ..._storage import zeros_like as _zeros_like
-from ... import _strides
+from ... import _fused, _strides
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -615,6 +615,8 @@ class Module:
                     else:
                         g.requires_grad_(False)
                     g._set_data(_zeros_like(g))
+        if _fused.ACTIVE:
+            _fused.step_end("zero_grad")    # (fused eager: an ended step's segment runs)
 
     def share_memory(self):
         return self
