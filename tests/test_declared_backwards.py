@@ -84,6 +84,7 @@ CASES = {
     "sigmoid": [((f(3, 4),), {}, (True,))],
     "sqrt": [((np.abs(f(3, 4)) + 0.1,), {}, (True,))],
     "view": [((f(2, 3, 4),), dict(shape=(6, 4)), (True,)), ((f(12),), dict(shape=(3, 4)), (True,))],
+    "reshape_copy": [((f(2, 3, 4),), dict(shape=(4, 6)), (True,))],
     "split": [((f(4, 9),), dict(sizes=(2, 3, 4), dim=1), (True,)),
               ((f(6, 2),), dict(sizes=(3, 3), dim=0), (True,))],
     "matmul": [((f(3, 4), f(4, 5)), dict(ndims=(2, 2)), (True, True)),
@@ -194,3 +195,4 @@ def test_a_first_calls_backward_matches_torch():
 
     for g, want in zip(grads(T), grads(torch)):
         np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6)
+

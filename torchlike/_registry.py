@@ -225,6 +225,26 @@ class Remat:
         return f"<recomputed from {len(self.arrays)} inputs>"
 
 
+class _Released(Remat):
+    """The residuals of a node whose backward needs its floating inputs' shapes only, once that
+    backward ran without ``retain_graph`` (torch saves nothing for such ops: their inputs are
+    let go, as torch lets them go). ``arrays`` holds ``_Meta`` in place of those inputs; a
+    later backward through the node (legal: nothing was freed) recomputes at zeros."""
+
+    __slots__ = ()
+
+    def concrete(self):
+        return tuple(jnp.zeros(a.shape, a.dtype) if a.__class__ is _Meta else a
+                     for a in self.arrays)
+
+
+class _Meta:
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+
 class _Compiled:
     """The jitted functions of one op for one static configuration."""
 
@@ -360,7 +380,7 @@ class _Compiled:
         self.bwd_remat = Tiered(bwd_remat, lambda: counted("bwd", bwd_remat), op.name,
                                 poly=op.poly, ident=prefixed("bwd-remat|"), pure=pure)
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
-        self.saves = op.saves
+        self.saves = op.saves(kw) if callable(op.saves) else op.saves
         self._vjp_op = None
 
     def forward_with_vjp(self, arrays):
@@ -387,9 +407,35 @@ class _Compiled:
         forward recomputed with its VJP)."""
         if vjp.__class__ is Remat:
             return self.bwd_remat(*vjp.arrays, *cots)
+        if vjp.__class__ is _Released:
+            return self.bwd_remat(*vjp.concrete(), *cots)
         if vjp.__class__ is Pullback and vjp.late:
             return self.bwd.call_late(vjp, cots)
         return self.bwd(vjp, cots)
+
+    def release(self, vjp):
+        """The residuals a node of this entry keeps once its backward ran without
+        ``retain_graph``, where torch saves nothing for the op (a view, a sum, an add; the node
+        calls this for those only): with a declared backward (which reads its floating inputs'
+        shapes only), ``_Released`` in place of a recomputing backward's inputs; else None (they
+        stay)."""
+        if vjp.__class__ is not Remat or self.op.vjp is None:
+            return None
+        kept = []
+        for a in vjp.arrays:
+            c = a.__class__
+            if c is _Deferred or c is _tiers._ArrayImpl:
+                d = a.dtype
+                if d.kind in "fc" or d.kind == "V":     # (V: bfloat16 and the float8s)
+                    a = _Meta(a.shape, d)
+            kept.append(a)
+        return _Released(kept)
+
+    def stand_ins(self, vjp):
+        """A released node's inputs for a backward recorded as an op (``create_graph``)."""
+        T = _Tensor
+        return tuple(T._make(a) if a.__class__ in (_Deferred, _tiers._ArrayImpl) else a
+                     for a in vjp.concrete())
 
     def backward_graph(self, inputs, cots):
         """The node's backward on Tensors, recorded as an op (``create_graph=True``)."""
@@ -479,8 +525,10 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     saves: what torch's backward of this op keeps (checked against in-place writes at
     backward): True (its inputs), "others" (an input only when another input needs grad, as
     for mul and matmul), a dict ``{position: positions}`` (an input only when one of those
-    inputs needs grad: addmm's ``{1: (2,), 2: (1,)}``), "output", "both", or False
-    (nothing).
+    inputs needs grad: addmm's ``{1: (2,), 2: (1,)}``), "output", "both", False (nothing), or
+    a function of the static kwargs giving one of those (getitem saves its index tensors
+    only). An op that saves something is freed after a backward without ``retain_graph`` (a
+    second one raises torch's error); one that saves nothing may run backward again.
     view: the op's view rule (``torchlike._storage.view_rule(overlap=...)``) if its outputs
     alias its first input; ``True`` or a predicate of the static kwargs for the storage
     module's default rule.
@@ -685,9 +733,9 @@ def apply(op, *args, **static):
             op.view.mark(c, args, arrays, outs, static)
         return outs
     needs = tuple(needs)
-    if inference:
-        _gm.check_inference_saved(args, needs, op.saves)
     c = op.compiled(skey, cast, needs)
+    if inference:
+        _gm.check_inference_saved(args, needs, c.saves)
     c.stamp = _budget["epoch"]
     try:
         diff, rest, vjp = c.forward_with_vjp(arrays)

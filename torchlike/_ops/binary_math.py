@@ -337,7 +337,7 @@ def lerp(input, end, weight):
 
 
 
-@defop("where", grad_name="WhereBackward0", saves=False)
+@defop("where", grad_name="WhereBackward0", saves={0: (1, 2)})
 def _where(c, x, y, dtype):
     return jnp.where(c, jnp.asarray(x).astype(dtype), jnp.asarray(y).astype(dtype))
 

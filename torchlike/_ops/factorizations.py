@@ -614,7 +614,7 @@ def cond(A, p=None):
     return r.nan_to_num(float("inf"), float("inf"), float("-inf"))
 
 
-@defop("vander", saves=False, grad_name="LinalgVanderBackward0")
+@defop("vander", grad_name="LinalgVanderBackward0")
 def _vander(x, n):
     return x[..., None] ** jnp.arange(n, dtype=x.dtype if jnp.issubdtype(x.dtype, jnp.inexact)
                                       else jnp.int64)

@@ -38,8 +38,18 @@ def _getitem_name(kw):
     return name
 
 
-@defop("getitem", saves=False, view=lambda kw: not any(s[0] == "t" for s in kw["spec"]),
-       grad_name=_getitem_name)
+def _index_arrays_saved(first):
+    """``saves`` of an op whose index arrays follow its first ``first`` inputs: torch saves
+    them (read by the other inputs' gradients) when there are any."""
+    def saves(kw):
+        if not any(s[0] == "t" for s in kw["spec"]):
+            return False
+        return {i: tuple(range(first)) for i in range(first, first + len(kw["spec"]))}
+    return saves
+
+
+@defop("getitem", saves=_index_arrays_saved(1),
+       view=lambda kw: not any(s[0] == "t" for s in kw["spec"]), grad_name=_getitem_name)
 def _getitem(a, *idx, spec, single_slice):
     out = _get_impl(a, spec, idx)
     if any(s[0] == "z" for s in spec):
@@ -331,7 +341,7 @@ def _put(spec, a, v, *idx):
 _put.defvjp(_put_fwd, _put_bwd)
 
 
-@defop("index_put", saves=False, grad_name=_index_put_name)
+@defop("index_put", saves=_index_arrays_saved(2), grad_name=_index_put_name)
 def _index_put(a, value, *idx, spec, accumulate, advanced):
     if any(s[0] == "z" for s in spec):
         return a + jnp.zeros((), a.dtype) * jnp.sum(jnp.asarray(value)).astype(a.dtype)

@@ -122,7 +122,7 @@ def _T(dt):
     return _tname(dt)
 
 
-@defop("put", saves=False, grad_name="PutBackward0")
+@defop("put", saves={1: (0, 2)}, grad_name="PutBackward0")
 def _put(a, index, src, accumulate):
     flat = a.reshape(-1)
     idx = index.reshape(-1)
@@ -316,7 +316,7 @@ def _highest(dt):
     return jnp.inf if jnp.issubdtype(dt, jnp.floating) else jnp.iinfo(dt).max
 
 
-@defop("scatter_reduce", saves=False, grad_name="ScatterReduceBackward0")
+@defop("scatter_reduce", grad_name="ScatterReduceBackward0")
 def _scatter_reduce(a, index, src, dim, reduce, include_self):
     index = index.astype(jnp.int64) % a.shape[dim]
     src = src[tuple(slice(0, k) for k in index.shape)]

@@ -34,7 +34,7 @@ def _grid(index, dim):
     return tuple(idx)
 
 
-@defop("gather", saves=False, grad_name="GatherBackward0")
+@defop("gather", saves={1: (0,)}, grad_name="GatherBackward0")
 def _gather(a, index, dim):
     if a.ndim == 0:
         return a
@@ -98,7 +98,7 @@ def _scatter_name(kw):
             "add": "ScatterAddBackward0"}.get(kw["mode"], "ScatterReduceBackward0")
 
 
-@defop("scatter", saves=False, grad_name=_scatter_name)
+@defop("scatter", saves={1: (0, 2)}, grad_name=_scatter_name)
 def _scatter(a, index, src, dim, mode):
     if a.ndim == 0:
         a1 = a.reshape(1)
@@ -162,7 +162,7 @@ def scatter_add(input, dim, index, src):
 
 # ------------------------------------------------------------------ index_select and friends
 
-@defop("index_select", saves=False, grad_name="IndexSelectBackward0")
+@defop("index_select", saves={1: (0,)}, grad_name="IndexSelectBackward0")
 def _index_select(a, index, dim):
     if a.ndim == 0:
         return a
@@ -202,7 +202,7 @@ def index_select(input, dim, index):
     return apply(_index_select, input, index, dim=d)
 
 
-@defop("index_add", saves=False, grad_name="IndexAddBackward0")
+@defop("index_add", saves={1: (0, 2)}, grad_name="IndexAddBackward0")
 def _index_add(a, index, src, dim, alpha, mode):
     idx = (slice(None),) * dim + (index.reshape(-1),)
     if mode == "add":
@@ -234,7 +234,7 @@ def index_fill(input, dim, index, value):
     return apply(_index_add, input, index, value, dim=d, alpha=1, mode="fill")
 
 
-@defop("take", saves=False, grad_name="TakeBackward0")
+@defop("take", saves={1: (0,)}, grad_name="TakeBackward0")
 def _take(a, index):
     return jnp.take(a.reshape(-1), index)
 
@@ -271,7 +271,7 @@ def _masked_fill_vjp(cots, xs, needs):
     return [jnp.where(mask, jnp.zeros((), g.dtype), g)]
 
 
-@defop("masked_fill", saves=False, grad_name="MaskedFillBackward0", vjp=_masked_fill_vjp)
+@defop("masked_fill", saves={1: (0, 2)}, grad_name="MaskedFillBackward0", vjp=_masked_fill_vjp)
 def _masked_fill(a, mask, value):
     return jnp.where(mask, jnp.asarray(value).astype(a.dtype), a)
 
@@ -306,7 +306,7 @@ def masked_fill(input, mask, value):
     return apply(_masked_fill, input, mask, value)
 
 
-@defop("take_along_dim", saves=False, grad_name="TakeAlongDimBackward0")
+@defop("take_along_dim", saves={1: (0,)}, grad_name="TakeAlongDimBackward0")
 def _take_along_dim(a, index, dim):
     if dim is None:
         return jnp.take(a.reshape(-1), index.reshape(-1))

@@ -93,7 +93,8 @@ def _expand(a, shape):
     return jnp.broadcast_to(a, shape)
 
 
-@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0", shape_arg="shape")
+@defop("reshape_copy", saves=False, grad_name="UnsafeViewBackward0", shape_arg="shape",
+       vjp=_reshaped_back)
 def _reshape_copy(a, shape):
     return jnp.reshape(a, shape)
 

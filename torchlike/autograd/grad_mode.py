@@ -154,9 +154,16 @@ def check_inference_saved(args, needs, saves=True):
     Call it where a tape node is recorded (grad mode on, some input needs grad), with the op's
     ``args``, the per-argument ``needs`` flags and the op's ``saves`` rule (as the registry's
     ``defop``: True = its tensor inputs, ``"others"`` = an input only when another input needs
-    grad, ``"output"``/False = no input). Costs one attribute read per tensor argument.
+    grad, a dict ``{position: positions}`` = an input when one of those needs grad,
+    ``"output"``/False = no input). Costs one attribute read per tensor argument.
     """
     if not saves or saves == "output":
+        return
+    if saves.__class__ is dict:         # {position: the positions whose gradients read it}
+        for i, deps in saves.items():
+            if (i < len(args) and getattr(args[i], "_is_inference", False)
+                    and any(needs[j] for j in deps if j < len(needs))):
+                raise RuntimeError(INFERENCE_SAVED_MSG)
         return
     others = saves == "others"
     n_need = 0

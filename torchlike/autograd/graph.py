@@ -334,7 +334,10 @@ class Node:
         if self.packed is not None:
             return self._run_unpacked(cotangents, create_graph)
         if create_graph:
-            return self.compiled.backward_graph(self.inputs, cotangents)
+            inputs = self.inputs
+            if inputs is None:              # (released: see ``release``)
+                inputs = self.compiled.stand_ins(self.vjp)
+            return self.compiled.backward_graph(inputs, cotangents)
         return self.compiled.backward(self.vjp, cotangents)
 
     def _run_unpacked(self, cotangents, create_graph):
@@ -364,6 +367,14 @@ class Node:
             self._saved_versions = None     # (the tensors it checked: they may be freed now)
             self.packed = None
             self.freed = True
+        elif self.packed is None and self.inputs is not None:
+            # torch saves nothing for the op, so the graph may run again; the inputs a
+            # recomputing backward would read are let go where their shapes are all it needs
+            release = getattr(self.compiled, "release", None)
+            vjp = release(self.vjp) if release is not None else None
+            if vjp is not None:
+                self.vjp = vjp
+                self.inputs = None
 
     def check_alive(self):
         if self.freed:
