@@ -56,6 +56,12 @@ CASES = {
  "linear3d": lambda m, F: F.linear(L(m, X3), L(m, W), L(m, B)),
  "linear3d_nob": lambda m, F: F.linear(L(m, X3), L(m, W)),
  "linear2d_xnograd": lambda m, F: F.linear(L(m, X2, False), L(m, W), L(m, B)),
+ # a strided input: torch's matmul of it, then the bias added in place
+ "linear3d_strided": lambda m, F: F.linear(L(m, X3).transpose(0, 1), L(m, W), L(m, B)),
+ "linear3d_strided_nob": lambda m, F: F.linear(L(m, X3).transpose(0, 1), L(m, W)),
+ "linear4d": lambda m, F: F.linear(L(m, X3).reshape(2, 3, 1, 4) * 1, L(m, W), L(m, B)),
+ "linear4d_strided": lambda m, F: F.linear(L(m, X3).reshape(2, 3, 1, 4).transpose(0, 1),
+                                          L(m, W), L(m, B)),
  "cross_entropy": lambda m, F: F.cross_entropy(L(m, X2), m.tensor(T)),
  "cross_entropy_sum": lambda m, F: F.cross_entropy(L(m, X2), m.tensor(T), reduction="sum"),
  "cross_entropy_none": lambda m, F: F.cross_entropy(L(m, X2), m.tensor(T), reduction="none"),
@@ -111,10 +117,6 @@ CASES = {
 
 # rows whose remaining difference is a name owned by another op, with the reason
 KNOWN = {
-    "linear1d_nob": "torch squeezes with squeeze_(dim) (SqueezeBackward4); torchlike's squeeze "
-                    "records SqueezeBackward1",
-    "linear3d_nob": "torch's matmul folds with _unsafe_view (UnsafeViewBackward0); torchlike "
-                    "records ViewBackward0",
     "cross_entropy_probs": "Tensor / Python scalar is DivBackward1 in torch, DivBackward0 here",
     "cross_entropy_ls": "Tensor * Python scalar is MulBackward1 in torch, MulBackward0 here",
     "kl_div": "kl_div is one op here; torch composes xlogy/sub/sum/div",
@@ -153,3 +155,22 @@ def test_linear_values_and_grads_through_the_composite():
                             [y, x.grad, w.grad] + ([b.grad] if bias else [])])
             for a, b_ in zip(*res):
                 np.testing.assert_allclose(b_, a, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("grad", [True, False])
+@pytest.mark.parametrize("form", ["1d", "2d", "3d", "3d strided", "4d", "4d strided", "rows of 3"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_output_is_a_view_where_torchs_is(form, bias, grad):
+    """F.linear's result is a view of its 2-D product for a contiguous input of more than 2
+    dimensions with a bias (torch flattens it), and not otherwise (matmul's reshape back, or the
+    in-place bias add of a strided input's product); with or without autograd recording."""
+    res = []
+    for m in (torch, torchlike):
+        x = m.tensor(np.arange(72, dtype=np.float32).reshape(3, 2, 3, 4) / 10)
+        x = {"1d": x[0, 0, 0], "2d": x[0, 0], "3d": x[0], "3d strided": x[0].transpose(0, 1),
+             "4d": x, "4d strided": x.transpose(1, 2), "rows of 3": x[1:, 0]}[form]
+        w, b = L(m, W, grad), L(m, B, grad)
+        y = m.nn.functional.linear(x, w, b if bias else None)
+        res.append((y._is_view(), tuple(y.shape), y.detach().numpy()))
+    assert res[1][:2] == res[0][:2]
+    np.testing.assert_allclose(res[1][2], res[0][2], rtol=1e-5, atol=1e-5)

@@ -1085,6 +1085,13 @@ def _arange_np(start, step, n, dt):
 def arange(*args, **kwargs):
     """Values from ``start`` to ``end`` (exclusive); int64 for integer arguments. The size and
     values follow torch's CPU kernel (an integer dtype truncates ``start`` and ``step``)."""
+    if not kwargs and 0 < len(args) <= 2 and args[0].__class__ is int \
+            and args[-1].__class__ is int:
+        # ``arange(n)``, ``arange(a, b)`` with Python ints (position ids, index ranges): no
+        # check below can refuse an increasing range of int64 values
+        start, end = (0, args[0]) if len(args) == 1 else args
+        if 0 <= end - start <= _ARANGE_QUICK and -_ARANGE_QUICK <= start <= _ARANGE_QUICK:
+            return _finish(_tiers.to_device(np.arange(start, end, dtype=np.int64)), None, False)
     a = _range_args("arange", args, kwargs)
     start, end, step = a.get("start", 0), a["end"], a.get("step", 1)
     dtype, device, requires_grad = a["dtype"], a["device"], a["requires_grad"]
@@ -1133,6 +1140,9 @@ def arange(*args, **kwargs):
     _check_alloc((n,), dt, device)
     vals = _arange_np(xs, xst, n, dt)
     return _finish(_to_jax(vals, dt), device, requires_grad)
+
+
+_ARANGE_QUICK = 1 << 24
 
 
 def _fmt_num(v):

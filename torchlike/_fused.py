@@ -62,6 +62,7 @@ _SCALARS = (int, float, bool, complex)
 _tree_flatten = jax.tree_util.tree_flatten
 _tree_unflatten = jax.tree_util.tree_unflatten
 _LEAF = jax.tree_util.tree_structure(0)     # a call with one output, not in a container
+_FLAT: dict = {}                            # n -> the structure of a tuple of n leaves
 
 # cut a segment past this many recorded calls or this many bytes of deferred outputs
 MAX_CALLS = int(os.environ.get("TORCHLIKE_FUSED_MAX_CALLS", "4096"))
@@ -340,7 +341,16 @@ def record(tiered, args):
             _flush(_STEP)
             _step_waits[0] = False
             seg = _seg
-        leaves, tree = _tree_flatten(args)
+        for a in args:
+            c = a.__class__
+            if c is not Deferred and c is not _ArrayImpl and c not in _SCALARS:
+                leaves, tree = _tree_flatten(args)
+                break
+        else:                   # (arrays and numbers only, the common call: no pytree walk)
+            leaves = list(args)
+            tree = _FLAT.get(len(args))
+            if tree is None:
+                tree = _FLAT[len(args)] = jax.tree_util.tree_structure((0,) * len(args))
         refs = []
         keys = []
         ref, key_of = refs.append, keys.append

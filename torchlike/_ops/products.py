@@ -2,6 +2,8 @@
 addmm / addmv / addr / baddbmm / addbmm, kron, cross, chain_matmul; LinAlgError."""
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -773,10 +775,25 @@ def _addmm_inplace(input, mat1, mat2, *, beta=1, alpha=1):
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
 
 
-def addmm_rows(bias, input, weight_t):
-    """``torch.addmm(bias, input, weight_t)`` for F.linear's common case, whose checks the caller
-    has made (float operands of one dtype, matching sizes, a non-empty product)."""
-    return apply(_addmm, bias, input, weight_t, beta=1, alpha=1, kind="mm")
+def linear_graph(bias, input, weight):
+    """F.linear's common case where autograd records, as torch records it: ``addmm`` over
+    ``weight.t()``, and for other ranks than 2 the rows flattened before and the result viewed
+    back after. The caller has made the checks (float operands of one dtype, matching sizes, a
+    non-empty product), so the views are applied without their argument parsing. None for a
+    strided input of more than 2 dimensions (torch's graph is then F.linear's general one)."""
+    from .view import _t, _view
+    shape = input._d.shape
+    if len(shape) == 2:
+        return apply(_addmm, bias, input, apply(_t, weight), beta=1, alpha=1, kind="mm")
+    k = shape[-1]
+    if input._alias is None:            # (a root is contiguous: its rows are a view)
+        rows = apply(_view, input, shape=(math.prod(shape) // k, k))
+    elif input.is_contiguous():
+        rows = input.reshape(-1, k)
+    else:
+        return None                     # (torch: matmul, then the bias added in place)
+    y = apply(_addmm, bias, rows, apply(_t, weight), beta=1, alpha=1, kind="mm")
+    return apply(_view, y, shape=(*shape[:-1], weight._d.shape[0]))
 
 
 def linear_rows(bias, input, weight):

@@ -21,6 +21,7 @@ from ..autograd import grad_mode as _gm
 from .._registry import apply, defop
 from .._ops import products as _products
 from .._ops.unary import _abs_fn
+from .._ops.view import _reshape_copy
 from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
 
@@ -97,13 +98,12 @@ def linear(input, weight, bias=None):
                 and b.shape[0] == wsh[0] and math.prod(dsh) and wsh[0]):
             if _gm._state.grad_enabled and (input._requires_grad or weight._requires_grad
                                             or bias._requires_grad):
-                wt = weight.t()
-                if len(dsh) == 2:
-                    return _products.addmm_rows(bias, input, wt)
-                y = _products.addmm_rows(bias, input.reshape(-1, dsh[-1]), wt)
-                return y.view(*dsh[:-1], wsh[0])
-            y = _products.linear_rows(bias, input, weight)
-            return y if len(dsh) == 2 else y.view(*dsh[:-1], wsh[0])
+                y = _products.linear_graph(bias, input, weight)
+                if y is not None:
+                    return y
+            else:
+                y = _products.linear_rows(bias, input, weight)
+                return y if len(dsh) == 2 else _rows_back(y, input, (*dsh[:-1], wsh[0]))
     import torchlike as tl
     if _gm._state.autocast is not None:
         # torch autocasts linear as one op: its inputs are cast before its dtype checks
@@ -156,18 +156,33 @@ def linear(input, weight, bias=None):
             input.requires_grad or weight.requires_grad or bias.requires_grad)):
         # nothing to record: one op (torch's 3-D result is still a view of the 2-D product)
         y = _products.linear_rows(bias, input, weight)
-        return y if input.ndim == 2 else y.view(*tuple(input.shape)[:-1], weight.shape[0])
+        return y if input.ndim == 2 else _rows_back(
+            y, input, (*tuple(input.shape)[:-1], weight.shape[0]))
     wt = weight.t()
     if input.ndim == 2:
         return tl.addmm(bias, input, wt) if bias is not None else input.mm(wt)
     if input.ndim == 1:
         if bias is not None:
             return tl.addmm(bias, input.view(1, -1), wt).view(-1)
-        return input.unsqueeze(0).mm(wt).squeeze(0)
+        return input.unsqueeze(0).mm(wt).squeeze_(0)       # (torch's matmul squeezes in place)
+    if bias is not None and not input.is_contiguous():
+        # torch: the matmul of a strided input, then the bias added in place into its result
+        return linear(input, weight).add_(bias)
     lead = tuple(input.shape)[:-1]
     x2 = input.reshape(-1, input.shape[-1])
-    y = tl.addmm(bias, x2, wt) if bias is not None else x2.mm(wt)
-    return y.view(*lead, weight.shape[0])
+    if bias is not None:
+        return tl.addmm(bias, x2, wt).view(*lead, weight.shape[0])
+    # torch: a matmul, whose product is reshaped back (``_unsafe_view``: not a view)
+    return apply(_reshape_copy, x2.mm(wt), shape=(*lead, weight.shape[0]))
+
+
+def _rows_back(y, input, shape):
+    """F.linear's product of the rows of an input of more than 2 dimensions, in its shape: a
+    view for a contiguous input (torch flattens it), else not (torch's matmul and in-place
+    add)."""
+    if input.is_contiguous():
+        return y.view(*shape)
+    return apply(_reshape_copy, y, shape=shape)
 
 
 @defop("bilinear", promote="common", grad_name="AddBackward0")
