@@ -160,3 +160,23 @@ def test_a_fused_step_whose_output_outlives_it_materialises_no_intermediate(monk
     with E.fused():
         kept, dropped = run(True), run(False)
     assert [k - d for k, d in zip(kept[1:], dropped[1:])] == [1] * 4
+
+
+def test_a_second_backward_through_fill_diagonal_runs():
+    """DIFFERENCES.md: torch's CopySlices node is freed (a second backward raises); torchlike's
+    FillBackward0 saves nothing and runs it, with torch's gradient (that of the first)."""
+    def run(m):
+        a = m.ones(2, 3, requires_grad=True)
+        y = a.clone().fill_diagonal_(0.0)
+        y.sum().backward()
+        first = a.grad.numpy().tolist()
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            return first, str(e).split(".")[0]
+        return first, a.grad.numpy().tolist()
+    t_first, t_second = run(torch)
+    l_first, l_second = run(T)
+    assert t_first == l_first == [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]]
+    assert t_second.startswith("Trying to backward through the graph a second time")
+    assert l_second == [[0.0, 2.0, 2.0], [2.0, 0.0, 2.0]]
