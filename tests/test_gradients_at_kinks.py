@@ -182,11 +182,11 @@ def test_gradient_sign_at_negative_zero_differs_for_rsqrt_pow_half_and_logit():
 
 
 def test_in_place_ops_saving_an_aliased_operand_compute_where_torch_raises():
-    # a.div_(a), a.pow_(a), a.atan2_(a), a.addcmul_(a, b): torch's backward raises the version
-    # error (it saved the aliased operand before the write); torchlike gives the gradient of
-    # the values before the write
-    for case in ("a.div_(a)", "a.pow_(a)", "a.atan2_(a)", "a.addcmul_(a, b)"):
-        for m, raises in ((torch, True), (torchlike, False)):
+    # a.div_(a), a.pow_(a), a.atan2_(a): torch's backward raises the version error (it saved
+    # the aliased operand before the write); torchlike gives the gradient of the values before
+    # the write. a.mul_(a) and a.addcmul_(a, b) raise in both.
+    for case in ("a.div_(a)", "a.pow_(a)", "a.atan2_(a)", "a.mul_(a)", "a.addcmul_(a, b)"):
+        for m, raises in ((torch, True), (torchlike, case in ("a.mul_(a)", "a.addcmul_(a, b)"))):
             x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
             a, b = x * 1, m.tensor([4.0, 5.0, 6.0], requires_grad=True) * 1
             try:

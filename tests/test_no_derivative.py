@@ -1,4 +1,4 @@
-"""Ops torch has no derivative for: their outputs require grad (with torch's grad_fn name) and a
+"""Ops torch has no derivative for (the unique family, floor_divide): their outputs require grad (with torch's grad_fn name) and a
 backward through them raises torch's NotImplementedError; without grad they compute as usual.
 (torchlike's unique family differentiated through the selected elements, a gradient where torch
 raises.)"""
@@ -16,13 +16,19 @@ CASES = {
     "unique_dim": lambda m, x: x.unique(dim=0),
     "unique_consecutive": lambda m, x: x.unique_consecutive(),
     "unique_consecutive_dim": lambda m, x: m.unique_consecutive(x, dim=1),
+    "floor_divide": lambda m, x: m.floor_divide(x, 2.0),
+    "floor_divide_tensor": lambda m, x: x.floor_divide(x.detach() + 1),
+    "floordiv_operator": lambda m, x: x // 2,
+    "rfloordiv_operator": lambda m, x: 7.0 // x,
 }
 
 
 def _outcome(m, fn):
     x = m.tensor([[1.0, 3.0, 3.0], [1.0, 3.0, 3.0]], requires_grad=True)
     y = fn(m, x)
-    head = (y.requires_grad, y.grad_fn.name() if y.grad_fn is not None else None, y.tolist())
+    # (the node's class name: torch's name() prefixes its C++-only nodes, NotImplemented)
+    head = (y.requires_grad, type(y.grad_fn).__name__ if y.grad_fn is not None else None,
+            y.tolist())
     try:
         y.sum().backward()
     except Exception as e:  # noqa: BLE001

@@ -87,7 +87,6 @@ NODE_NAME_GAPS = {
     'chunk': ('SplitBackward0', 'SplitWithSizesBackward0'),
     'combinations': ('StackBackward0', 'IndexBackward0'),
     'cond': ('SqueezeBackward1', 'DivBackward0'),
-    'cumprod': ('CumprodBackward0', 'CumsumBackward0'),
     'dist': ('DistBackward0', 'LinalgVectorNormBackward0'),
     'dsplit': ('SliceBackward0', 'SplitWithSizesBackward0'),
     'einsum_mm': ('ViewBackward0', 'EinsumBackward'),

@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop, sum_to as _sum_to
 from ._surface import public, method
+from .special_ops import no_derivative
 from .._storage import apply_
 
 
@@ -132,7 +133,8 @@ def check_int_div(a, b):
         raise RuntimeError("ZeroDivisionError")
 
 
-@defop("remainder", promote="common", grad_name="RemainderBackward0")
+@defop("remainder", promote="common", grad_name="RemainderBackward0",
+       saves={0: (1,), 1: (1,)})                       # (read by other's gradient only)
 def _remainder(a, b):
     return jnp.remainder(a, b)
 
@@ -274,10 +276,17 @@ def true_divide(input, other):
     return apply(_div, input, other)
 
 
+@defop("floor_divide", promote="common", grad_name="NotImplemented", saves=False)
+def _floor_divide(a, b):
+    """``div(rounding_mode="floor")``, without a derivative (torch has none for floor_divide:
+    its output requires grad and a backward through it raises)."""
+    return no_derivative(lambda a, b: _div_mode.fn(a, b, "floor"), "floor_divide")(a, b)
+
+
 @public(method=True, inplace=True, out=True)
 def floor_divide(input, other):
     check_int_div(input, other)
-    return apply(_div_mode, input, other, rounding_mode="floor")
+    return apply(_floor_divide, input, other)
 
 
 @public(method=True, inplace=True, out=True)

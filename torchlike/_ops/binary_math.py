@@ -246,7 +246,8 @@ logaddexp = _binary("logaddexp", lambda a, b: _logaddexp_v(a, b),
 logaddexp2 = _binary("logaddexp2", lambda a, b: _logaddexp2_v(a, b),
                      grad_name="Logaddexp2Backward0", inplace=False, float_only=True,
                      tensor_other=True)
-_fmod_op = defop("fmod", promote="common", grad_name="FmodBackward0")(jnp.fmod)
+_fmod_op = defop("fmod", promote="common", grad_name="FmodBackward0",
+                 saves={0: (1,), 1: (1,)})(jnp.fmod)     # (read by other's gradient only)
 
 
 @public(method=True, out=True)
@@ -311,7 +312,7 @@ def float_power_(self, exponent):
 
 
 
-@defop("lerp", grad_name="LerpBackward0")
+@defop("lerp", grad_name="LerpBackward0", saves={0: (2,), 1: (2,), 2: (0, 1)})
 def _lerp(a, b, w):
     w = w.astype(a.dtype) if hasattr(w, "dtype") else jnp.asarray(w, a.dtype)
     return a + w * (b - a)
@@ -375,7 +376,9 @@ methods(where=lambda self, condition, other: where(condition, self, other))
 # ------------------------------------------------------------------ addcmul, addcdiv
 
 @defop("addcmul", promote="common", grad_name=lambda kw: ("AddcdivBackward0" if kw["div"]
-                                                          else "AddcmulBackward0"))
+                                                          else "AddcmulBackward0"),
+       # each factor for the other's gradient (a divisor for its own too)
+       saves=lambda kw: {1: (0, 1, 2), 2: (0, 1, 2)} if kw["div"] else {1: (2,), 2: (1,)})
 def _addcmul(a, t1, t2, value, div):
     v = jnp.asarray(value, a.dtype)
     return a + v * (t1 / t2 if div else t1 * t2)

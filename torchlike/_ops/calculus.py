@@ -19,7 +19,7 @@ def _wrap(dim, ndim):
     return dim % builtins.max(ndim, 1)
 
 
-@defop("diff", grad_name="SubBackward0")
+@defop("diff", grad_name="SubBackward0", saves=False)
 def _diff(a, *, n, dim):
     if a.dtype == jnp.bool_:
         for _ in range(n):

@@ -15,6 +15,7 @@ from .. import _tiers
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import methods, public
+from .special_ops import no_derivative
 from .linalg import (_float_check, _matrix_check, _square_check, _tname, _vnorm,
                      linalg_matrix_norm, linalg_vector_norm, linalg_svdvals, linalg_inv)
 from .products import LinAlgError, _done, _method, _need, _own_out, tensordot
@@ -1024,22 +1025,6 @@ def _ldl_solve_host(ld, piv, b, herm):
     return out.reshape(batch + b.shape[-2:]).astype(b.dtype)
 
 
-def _no_derivative(fn, name):
-    """``fn`` whose backward raises torch's error for an op without a derivative."""
-    @jax.custom_vjp
-    def f(*xs):
-        return fn(*xs)
-
-    def fwd(*xs):
-        return fn(*xs), None
-
-    def bwd(_res, _g):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-
-    f.defvjp(fwd, bwd)
-    return f
-
-
 def _ldl_factor_fn(a, hermitian):
     shapes = (jax.ShapeDtypeStruct(a.shape, a.dtype),
               jax.ShapeDtypeStruct(a.shape[:-1], jnp.int32),
@@ -1052,7 +1037,7 @@ def _ldl_factor_fn(a, hermitian):
 def _ldl_factor(a, hermitian):
     if a.shape[-1] == 0:
         return a, jnp.zeros(a.shape[:-1], jnp.int32), jnp.zeros(a.shape[:-2], jnp.int32)
-    return _no_derivative(lambda x: _ldl_factor_fn(x, hermitian), "linalg_ldl_factor_ex")(a)
+    return no_derivative(lambda x: _ldl_factor_fn(x, hermitian), "linalg_ldl_factor_ex")(a)
 
 
 @defop("linalg_ldl_solve", grad_name="NotImplemented")
@@ -1065,7 +1050,7 @@ def _ldl_solve(ld, piv, b, hermitian):
     def solve(ld, b):
         return jax.pure_callback(lambda l, p, x: _ldl_solve_host(l, p, x, hermitian), shape,
                                  ld, piv, b, vmap_method="sequential")
-    return _no_derivative(solve, "linalg_ldl_solve")(ld, b)
+    return no_derivative(solve, "linalg_ldl_solve")(ld, b)
 
 
 def _ldl_factor_args(A, name):

@@ -12,7 +12,9 @@ __all__ = ['constant_pad_nd']
 
 # ------------------------------------------------------------------ pad
 
-@defop("pad", saves=False, grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
+# (torch's reflection and replication pads save their input; a constant pad nothing; the
+# circular pad's CopySlices is freed by a backward)
+@defop("pad", saves=lambda kw: kw["mode"] != "constant", grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
                                                  "reflect": "ReflectionPad{}DBackward0",
                                                  "replicate": "ReplicationPad{}DBackward0",
                                                  "circular": "CopySlices"}[kw["mode"]]

@@ -569,7 +569,8 @@ def logsumexp(input, dim, keepdim=False):
     return apply(_logsumexp, input, dims=dims, keepdim=bool(keepdim))
 
 
-@defop("cumsum", grad_name="CumsumBackward0", saves=False)
+@defop("cumsum", grad_name=lambda kw: "CumprodBackward0" if kw["prod"] else "CumsumBackward0",
+       saves=lambda kw: kw["prod"])          # (cumprod's backward reads its input and result)
 def _cumsum(a, dim, dtype, prod):
     if dtype is not None:
         a = a.astype(dtype)

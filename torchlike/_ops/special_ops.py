@@ -58,6 +58,23 @@ def no_grad_for(fn, *, which, name):
     return lambda *xs, blocked: made[blocked](*xs)
 
 
+def no_derivative(fn, name):
+    """``fn`` whose backward raises torch's error for an op without a derivative (its output
+    requires grad; ``backward`` through it raises)."""
+    @jax.custom_vjp
+    def f(*xs):
+        return fn(*xs)
+
+    def fwd(*xs):
+        return fn(*xs), None
+
+    def bwd(_res, _g):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
 def blocked(args, which):
     """Whether one of ``args[i] for i in which`` is a Tensor that requires grad."""
     return any(isinstance(args[i], Tensor) and args[i].requires_grad for i in which)

@@ -150,6 +150,7 @@ _UNARY = {
     "digamma": (_digamma_fn, "float", "DigammaBackward0"),
     "sinc": (jnp.sinc, "float", "SincBackward0"),
     "frac": (lambda a: a - jnp.trunc(a), None, "FracBackward0"),
+    "sgn": (_sign_fn, None, "SgnBackward0"),      # (sign's complex form: z / |z|)
 }
 _FLOAT_ONLY = {"frac"}                            # torch refuses integer input
 _NO_OUT = {"relu"}                                # torch.relu takes no out=
@@ -186,10 +187,16 @@ _VJP = {
 }
 
 
+# torch saves nothing for these (their gradient is zero or a constant factor): a second
+# backward through them runs
+_SAVES_NOTHING = frozenset({"floor", "ceil", "trunc", "frac", "sign", "deg2rad", "rad2deg"})
+
+
 def _unary(name, f, promote, grad_name):
     """``torchlike.<name>`` and ``Tensor.<name>_``: one op, declared once."""
     op = defop(name, promote=promote, grad_name=grad_name,
-               saves="output" if name in _SAVES_OUTPUT else True,
+               saves=("output" if name in _SAVES_OUTPUT else
+                      False if name in _SAVES_NOTHING else True),
                vjp=_VJP.get(name))(lambda a: f(a))
     check = name in _FLOAT_ONLY
 
@@ -231,15 +238,17 @@ _FNS = {n: _unary(n, *row) for n, row in _UNARY.items()}
 (exp, log, tanh, sigmoid, sqrt, rsqrt, sin, cos, reciprocal, relu, square, conj_physical, exp2,
  expm1, log2, log10, log1p, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, erf, erfc,
  erfinv, floor, ceil, trunc, deg2rad, rad2deg, lgamma, digamma, sinc, frac) = (
-    _declare(n, *_FNS[n], also=_ALIASES.get(n, ())) for n in _UNARY if n not in ("abs", "sign"))
+    _declare(n, *_FNS[n], also=_ALIASES.get(n, ())) for n in _UNARY
+    if n not in ("abs", "sign", "sgn"))
 abs = absolute = _declare("abs", *_FNS["abs"], also=("absolute",))
 assert [f.__name__ for f in (exp, frac)] == ["exp", "frac"]   # the unpacking follows _UNARY
 fix, arcsin, arccos, arctan, arcsinh, arccosh, arctanh = trunc, asin, acos, atan, asinh, acosh, \
     atanh
 
-# sign and sgn are one op; torch.sign refuses complex input (use sgn: z / |z|)
-_sgn, _sgn_ = _FNS["sign"]
-_sgn.__name__ = _sgn.__qualname__ = "sgn"
+# sign and sgn compute alike; torch.sign refuses complex input (use sgn: z / |z|), and saves
+# nothing for its (zero) gradient, where sgn saves its input and result
+_sign_real, _sign_real_ = _FNS["sign"]
+_sgn, _sgn_ = _FNS["sgn"]
 methods(sgn_=_sgn_)
 sgn = public(_sgn, method=True, out=True, top_inplace=False)
 _SIGN_COMPLEX = ("Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
@@ -251,14 +260,14 @@ def sign(input):
     """-1, 0 or 1 elementwise (0 for NaN); complex input is refused, as in torch (use sgn)."""
     if input.dtype.is_complex:
         raise NotImplementedError(_SIGN_COMPLEX)
-    return sgn(input)
+    return _sign_real(input)
 
 
 @method("sign_")
 def _sign_(self):
     if self.dtype.is_complex:
         raise NotImplementedError(_SIGN_COMPLEX)
-    return _sgn_(self)
+    return _sign_real_(self)
 
 
 @public(method=True)
@@ -300,7 +309,7 @@ def _round(a, decimals):
     return jnp.round(a / s) * s
 
 
-_round_op = defop("round", grad_name="RoundBackward0")(_round)
+_round_op = defop("round", grad_name="RoundBackward0", saves=False)(_round)
 
 
 @public(method=True, out=True, top_inplace=True)

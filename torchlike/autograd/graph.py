@@ -361,7 +361,9 @@ class Node:
         return self.compiled.backward(vjp, cotangents)
 
     def release(self):
-        if self.saves:
+        if self.saves and (self.saves.__class__ is not dict or self._saved_versions):
+            # (a dict's positions are saved only where a gradient reads them: a node that
+            # saved none of them is not freed, as torch's)
             self.vjp = None
             self.inputs = None
             self._saved_versions = None     # (the tensors it checked: they may be freed now)
