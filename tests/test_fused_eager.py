@@ -674,3 +674,31 @@ def test_an_optimizer_steps_hyperparameters_are_one_input_each(fused, monkeypatc
     one, four = ext_of_a_step(1), ext_of_a_step(4)
     assert 0 < len(one) == len(four) <= 6
     assert [id(a) for a in one] == [id(a) for a in four]      # (the same scalars, reused)
+
+
+def test_an_ended_step_met_by_a_traced_call_runs_outside_the_trace(fused, monkeypatch):
+    """A step's segment left pending (waiting for its ``zero_grad``) and met first by a call
+    inside a jit trace (a torchlike module run as a JAX function) runs then, eagerly: its
+    values are arrays, not the trace's tracers."""
+    import jax
+    import jax.numpy as jnp
+    from torchlike import _tiers, interop
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 0)   # (calls compiled: jit calls, which a
+    torch.manual_seed(0)                                # trace would stage)
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    (params, _buffers), fn = interop.to_jax_function(torch.nn.Linear(3, 2))
+    x = torch.ones(4, 3)
+    for i in range(_fused.FUSE_AFTER + 2):  # (the step's segment is a compiled program)
+        opt.zero_grad()
+        model(x).square().sum().backward()
+        if i == _fused.FUSE_AFTER + 1:
+            _fused._step_waits[0] = True    # (the last one waits for a zero_grad)
+        opt.step()
+    assert _fused._seg.ended
+    with jax.checking_leaks():
+        out = jax.jit(lambda p, x: fn(p, _buffers, x).sum())(params, jnp.ones((4, 3), jnp.float32))
+    assert np.isfinite(float(out))
+    assert isinstance(model.weight._d.value if isinstance(model.weight._d, _fused.Deferred)
+                      else model.weight._d, jax.Array)
+    assert not isinstance(np.asarray(model.weight.detach().numpy()), jax.core.Tracer)

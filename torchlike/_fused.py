@@ -46,6 +46,7 @@ import weakref
 
 import jax
 import numpy as np
+from jax._src import core as _jcore
 
 from . import _tiers
 
@@ -613,6 +614,24 @@ def sync(reason="sync"):
             _flush(reason)
 
 
+def staging():
+    """Is a jit trace active in this thread (an op now would be staged, not run)?"""
+    return _jcore.trace_ctx.trace is not _jcore.eval_trace
+
+
+class _NoContext:
+    __slots__ = ()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+NO_CONTEXT = _NoContext()      # (a context that does nothing, cheaper than nullcontext())
+
+
 def _flush(reason, target=None):
     """Run the pending segment; ``target``: the output slot whose read caused the cut."""
     global _seg
@@ -643,7 +662,9 @@ def _flush(reason, target=None):
     _clock[0] += 1
     ent[2] = _clock[0]
     try:
-        with suspended():                   # the segment's own calls run, not record
+        # the segment's own calls run, not record; and run now even where a jit trace is
+        # active (an ended step's segment met by the first call of a traced function)
+        with suspended(), (jax.ensure_compile_time_eval() if staging() else NO_CONTEXT):
             values = _run_segment(seg, ent, live, target,
                                   reason == _BOUND, bool(seg.checks))
     except BaseException as e:

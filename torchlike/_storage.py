@@ -39,7 +39,6 @@ import weakref
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import core as _jcore
 
 from . import _caches
 from . import _dtype as D
@@ -190,22 +189,7 @@ def alias_index(t):
     return a.idx
 
 
-def _staging():
-    """Is a jit trace active in this thread (an op now would be staged, not run)?"""
-    return _jcore.trace_ctx.trace is not _jcore.eval_trace
-
-
-class _NoContext:
-    __slots__ = ()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NO_CONTEXT = _NoContext()
+_staging = _fused.staging
 
 
 def concrete_maps():
@@ -213,7 +197,7 @@ def concrete_maps():
     (``jax.ensure_compile_time_eval``) instead of becoming part of the program."""
     if _fused.ACTIVE:
         return _fused.suspended()       # fused eager: maps are computed now, not recorded
-    return jax.ensure_compile_time_eval() if _staging() else _NO_CONTEXT
+    return jax.ensure_compile_time_eval() if _staging() else _fused.NO_CONTEXT
 
 
 def constant(x):
