@@ -415,10 +415,11 @@ class _Compiled:
 
     def release(self, vjp):
         """The residuals a node of this entry keeps once its backward ran without
-        ``retain_graph``, where torch saves nothing for the op (a view, a sum, an add; the node
-        calls this for those only): with a declared backward (which reads its floating inputs'
-        shapes only), ``_Released`` in place of a recomputing backward's inputs; else None (they
-        stay)."""
+        ``retain_graph``, where torch saved nothing (an op that saves nothing: a view, a sum, an
+        add; or one whose ``saves`` positions no gradient needed: addmm with only its bias
+        needing grad; the node calls this for those only). With a declared backward, which then
+        reads its floating inputs' shapes only: ``_Released`` in place of a recomputing
+        backward's inputs; else None (they stay)."""
         if vjp.__class__ is not Remat or self.op.vjp is None:
             return None
         kept = []

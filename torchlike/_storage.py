@@ -189,15 +189,12 @@ def alias_index(t):
     return a.idx
 
 
-_staging = _fused.staging
-
-
 def concrete_maps():
     """Context for computing index maps: while a jit traces, ops on concrete inputs run now
     (``jax.ensure_compile_time_eval``) instead of becoming part of the program."""
     if _fused.ACTIVE:
         return _fused.suspended()       # fused eager: maps are computed now, not recorded
-    return jax.ensure_compile_time_eval() if _staging() else _fused.NO_CONTEXT
+    return jax.ensure_compile_time_eval() if _fused.staging() else _fused.NO_CONTEXT
 
 
 def constant(x):
@@ -220,6 +217,26 @@ def zeros_like(t):
     value stays pending)."""
     d = _raw(t)
     return jnp.zeros(d.shape, d.dtype, device=next(iter(d.devices())))
+
+
+def zero_grads(params, set_to_none):
+    """``zero_grad`` of an optimizer or a module: each ``.grad`` let go (``set_to_none``) or
+    detached and zeroed in place; in fused eager, an optimizer's step whose segment waits for
+    this runs now (without the gradients let go among its outputs)."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None       # (no local holds it: a pending one is not an output)
+            continue
+        g = p.grad
+        if g.grad_fn is not None:
+            g.detach_()
+        else:
+            g.requires_grad_(False)
+        g._set_data(zeros_like(g))
+    if _fused.ACTIVE:
+        _fused.step_end("zero_grad")
 
 
 def detached_alias(t):

@@ -14,11 +14,11 @@ __all__ = ['constant_pad_nd']
 
 # (torch's reflection and replication pads save their input; a constant pad nothing; the
 # circular pad's CopySlices is freed by a backward)
-@defop("pad", saves=lambda kw: kw["mode"] != "constant", grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
-                                                 "reflect": "ReflectionPad{}DBackward0",
-                                                 "replicate": "ReplicationPad{}DBackward0",
-                                                 "circular": "CopySlices"}[kw["mode"]]
-       .format(len(kw["pads"])))
+@defop("pad", saves=lambda kw: kw["mode"] != "constant",
+       grad_name=lambda kw: {"constant": "ConstantPadNdBackward0",
+                             "reflect": "ReflectionPad{}DBackward0",
+                             "replicate": "ReplicationPad{}DBackward0",
+                             "circular": "CopySlices"}[kw["mode"]].format(len(kw["pads"])))
 def _pad(a, pads, mode, value):
     """``pads``: ((before, after), ...) for the last len(pads) dims, innermost last."""
     n = a.ndim

@@ -28,7 +28,7 @@ from .. import _dtype as D
 from .. import _shape_poly, _tiers
 from .. import _fused
 from .._fused import raw as _raw
-from .._storage import write_each as _write_each, zeros_like as _zeros_like
+from .._storage import write_each as _write_each, zero_grads as _zero_grads
 from .._tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
@@ -375,21 +375,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all optimized tensors (to None by default)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g._set_data(_zeros_like(g))
-        if _fused.ACTIVE:
-            _fused.step_end("zero_grad")    # (fused eager: an ended step's segment runs)
+        _zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     # ------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook):

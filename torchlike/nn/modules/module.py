@@ -11,8 +11,8 @@ import warnings
 from collections import OrderedDict, namedtuple
 
 
-from ..._storage import zeros_like as _zeros_like
-from ... import _fused, _strides
+from ..._storage import zero_grads as _zero_grads
+from ... import _strides
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -604,19 +604,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g._set_data(_zeros_like(g))
-        if _fused.ACTIVE:
-            _fused.step_end("zero_grad")    # (fused eager: an ended step's segment runs)
+        _zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
         return self
