@@ -461,22 +461,26 @@ def _abstract(tiered, tree, leaves, sig):
     """Output structure, (shape, dtype, weak_type)s and bytes of ``tiered`` at a signature
     (cached): from the interpreter tier's plan for the signature, made as a first call makes
     it (a shape pattern's symbolic trace, the trace store of a warm start), else traced here
-    (and the trace becomes the tier's plan: one trace serves both)."""
-    plan = _tiers.plan_of(tiered, tree, leaves)
-    if plan is not None:
-        out_tree, flat = plan.out_tree, plan.avals
+    (and the trace becomes the tier's plan: one trace serves both); or, for a call that is not
+    interpreted (a graph's backward), from its own ``declared_outputs()``."""
+    if tiered.declared_outputs is not None:
+        out_tree, flat = tiered.declared_outputs()
     else:
-        spec = []
-        for a in leaves:
-            c = a.__class__
-            if c is Deferred or c is _ArrayImpl:
-                spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type))
-            else:
-                spec.append(a)
-        jaxpr, out = _tiers.trace(tiered.raw, _tree_unflatten(tree, spec))
-        _stats["traces"] += 1
-        flat, out_tree = _tree_flatten(out)
-        _tiers.seed_plan(tiered, tree, leaves, jaxpr, out_tree)
+        plan = _tiers.plan_of(tiered, tree, leaves)
+        if plan is not None:
+            out_tree, flat = plan.out_tree, plan.avals
+        else:
+            spec = []
+            for a in leaves:
+                c = a.__class__
+                if c is Deferred or c is _ArrayImpl:
+                    spec.append(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type))
+                else:
+                    spec.append(a)
+            jaxpr, out = _tiers.trace(tiered.raw, _tree_unflatten(tree, spec))
+            _stats["traces"] += 1
+            flat, out_tree = _tree_flatten(out)
+            _tiers.seed_plan(tiered, tree, leaves, jaxpr, out_tree)
     keys = tuple((tuple(o.shape), np.dtype(o.dtype), bool(o.weak_type)) for o in flat)
     nbytes = sum(math.prod(k[0]) * k[1].itemsize for k in keys)
     single = out_tree == _LEAF

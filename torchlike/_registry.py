@@ -41,6 +41,7 @@ from . import _trace_store
 from ._tiers import Tiered
 from . import _dtype as D
 from .autograd import engine as _engine
+from .autograd import fused_backward as _fused_backward
 from .autograd import _apply_hooks
 from .autograd import grad_mode as _gm
 from .autograd.graph import Node
@@ -223,6 +224,9 @@ class Remat:
 
     def __repr__(self):
         return f"<recomputed from {len(self.arrays)} inputs>"
+
+
+_fused_backward.residual_classes[:] = [Remat, Pullback]
 
 
 class _Released(Remat):

@@ -257,6 +257,9 @@ class Tiered:
 
     __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
                  "poly", "pure", "__weakref__")
+    # fused eager's abstract evaluation makes the interpreter's plan of a call's signature,
+    # unless its class declares its outputs (``() -> (structure, avals)``: a graph's backward)
+    declared_outputs = None
 
     def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False, pure=True):
         self.raw, self.name = raw, name

@@ -13,6 +13,8 @@ from __future__ import annotations
 import heapq
 import itertools
 
+from .. import _fused
+from . import fused_backward
 from . import grad_mode as _gm
 from .graph import AccumulateGrad, accumulate, bind, cotangents, flip_conj  # noqa: F401
 from .graph import _running
@@ -134,6 +136,12 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
             buffers[node] = [None] * max(len(node.out_meta), 1)
             root_nodes.append(node)
         buffers[node][nr] = rep.add(buffers[node][nr], g)
+    graph = None
+    if (_fused.ACTIVE and inputs is None and not create_graph and not _anomaly[0]
+            and fused_backward.ENABLED):
+        graph = fused_backward.run(buffers, root_nodes, retain_graph)
+        if graph is True:
+            return None     # (recorded as one call: a graph without hooks, walked before)
     walk = _Walk(root_nodes, inputs)
     targets, keep, captured = walk.targets, walk.keep, {}
     outer = getattr(_running, "walk", None)
@@ -176,6 +184,8 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                 done(node)
     finally:
         _running.walk = outer
+    if graph is not None:
+        fused_backward.remember(graph)
 
     if inputs is not None:
         return [captured.get(i) for i in range(len(inputs))]

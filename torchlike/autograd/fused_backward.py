@@ -1,0 +1,274 @@
+"""Fused eager: the backward of a graph without hooks, recorded as one call.
+
+In fused mode the engine's walk costs Python at every node: route the cotangents, sum them,
+record the node's backward as a call of the pending segment. A training loop walks the same
+graph every step, so from a graph's second backward on, ``run`` records the whole walk as one
+call (a ``_GraphBackward``), whose function is the engine's walk itself: traced inline into the
+segment's fused program, or run node by node through the ops' own tiers where the segment is
+replayed. What is left in Python per step is one pass over the graph (its key, its inputs, the
+checks that decide whether the fast path may run) and the leaves' accumulation.
+
+It runs only where nothing can observe the walk: a ``.backward()`` without ``inputs=``,
+``create_graph`` or anomaly mode, through nodes of registered ops (not custom Functions) with
+no hook of any kind, no retained gradient, no saved-tensor hooks, whose saved tensors are
+unmodified (else the engine runs, and raises torch's error at the node). The gradients it gives
+are the engine's to the bit: the walk follows the engine's order (newest node first, leaves as
+soon as they are ready) and sums in it.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+
+import jax
+import jax.numpy as jnp
+
+from .. import _caches
+from .. import _fused
+from .. import _tiers
+from . import grad_mode as _gm
+from .graph import AccumulateGrad, Node, _jit_add
+
+# the registry's residual classes (bound by torchlike._registry: autograd imports nothing above
+# it): a node's backward recomputes from its inputs (Remat) or reads a VJP's residuals
+# (Pullback)
+residual_classes = [None, None]
+
+# (``TORCHLIKE_FUSED_GRAPH_BACKWARD=0``: every backward walks in the engine, node by node)
+ENABLED = os.environ.get("TORCHLIKE_FUSED_GRAPH_BACKWARD", "1") != "0"
+_NODE_RUN = Node.run
+_plans: dict = {}       # graph key -> True (walked once by the engine) or its _GraphBackward
+_MAX_PLANS = 256
+
+
+class _Plan:
+    """A graph's structure, by position: nodes newest first (leaves, all of one rank, first),
+    each with its op entry and edges ``(child position, output)``."""
+
+    __slots__ = ("entries", "pullback", "edges", "metas", "deps", "roots", "leaves",
+                 "leaf_avals")
+
+    def __init__(self, parts, roots):
+        self.entries, self.pullback, self.edges, self.metas = [], [], [], []
+        self.leaves = {}                    # position -> its index among the outputs
+        self.leaf_avals = []
+        deps = [0] * len(parts)
+        for i, p in enumerate(parts):
+            if p.__class__ is _Leaf:
+                self.leaves[i] = len(self.leaves)
+                self.leaf_avals.append(jax.ShapeDtypeStruct(p.shape, p.dtype))
+                p = (None, False, (), None)
+            entry, pullback, edges, metas = p
+            self.entries.append(entry)
+            self.pullback.append(pullback)
+            self.edges.append(edges)
+            self.metas.append(metas)
+            for e in edges:
+                if e is not None:
+                    deps[e[0]] += 1
+        self.deps = deps
+        self.roots = roots                  # ((position, output), ...) of the seeds
+
+
+def _walk(plan, inputs, seeds, traced):
+    """The engine's walk over ``plan``: the leaves' gradients (None where none arrived).
+    ``traced``: the nodes' raw backwards (inside a program's trace), else their tiers."""
+    n = len(plan.entries)
+    bufs = [None] * n
+    metas, edges, entries, pullback, leaves = (plan.metas, plan.edges, plan.entries,
+                                               plan.pullback, plan.leaves)
+    for (i, nr), g in zip(plan.roots, seeds):
+        b = bufs[i]
+        if b is None:
+            b = bufs[i] = [None] * (len(metas[i]) if metas[i] else 1)
+        b[nr] = g
+    deps = list(plan.deps)
+    tick = itertools.count()
+    ready = []
+    for i, _nr in plan.roots:
+        if deps[i] == 0 and bufs[i] is not None and not any(r[2] == i for r in ready):
+            ready.append((0 if i in leaves else i, next(tick), i))
+    heapq.heapify(ready)
+    out = [None] * len(leaves)
+    while ready:
+        i = heapq.heappop(ready)[2]
+        buf = bufs[i]
+        bufs[i] = None
+        if i in leaves:
+            out[leaves[i]] = _as_declared(None if buf is None else buf[0],
+                                          plan.leaf_avals[leaves[i]], traced)
+            continue
+        if buf is not None and any(b is not None for b in buf):
+            if not all(b is not None for b in buf):
+                buf = [b if b is not None else jnp.zeros(*m) for b, m in zip(buf, metas[i])]
+            c = entries[i]
+            if pullback[i]:
+                grads = (c.bwd.raw if traced else c.bwd)(inputs[i], tuple(buf))
+            else:
+                grads = (c.bwd_remat.raw if traced else c.bwd_remat)(*inputs[i], *buf)
+            for e, g in zip(edges[i], grads):
+                if e is None or g is None:
+                    continue
+                j, nr = e
+                b = bufs[j]
+                if b is None:
+                    b = bufs[j] = [None] * (len(metas[j]) if metas[j] else 1)
+                a = b[nr]
+                b[nr] = g if a is None else (a + g if traced else _jit_add(a, g))
+        for e in edges[i]:
+            if e is not None:
+                j = e[0]
+                d = deps[j] = deps[j] - 1
+                if d == 0:
+                    heapq.heappush(ready, (0 if j in leaves else j, next(tick), j))
+    return tuple(out)
+
+
+def _as_declared(g, aval, traced):
+    """A leaf's gradient as declared (the leaf's shape and dtype, not weak-typed: what the
+    engine's sums give it)."""
+    if g is None:
+        # (every registered op's backward gives each differentiable input a gradient)
+        raise RuntimeError("torchlike fused eager: a leaf of a recorded backward got no "
+                           "gradient; this is a torchlike defect")
+    if g.dtype != aval.dtype or (traced and g.aval.weak_type):
+        g = jax.lax.convert_element_type(g, aval.dtype)
+    return g
+
+
+class _Leaf(tuple):
+    """A leaf's part of a graph's key: its variable's (shape, dtype)."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        return self[0]
+
+    @property
+    def dtype(self):
+        return self[1]
+
+
+class _GraphBackward(_tiers.Tiered):
+    """One graph's backward as a call: ``(node inputs, seeds) -> leaf gradients``."""
+
+    __slots__ = ("plan",)
+
+    def __init__(self, plan):
+        self.plan = plan
+
+        def traced(inputs, seeds):
+            return _walk(plan, inputs, seeds, True)
+        super().__init__(traced, lambda: jax.jit(_tiers.inlined(traced)), "graph backward")
+
+    def __call__(self, inputs, seeds):
+        if _fused.ACTIVE:
+            out = _fused.record(self, (inputs, seeds))
+            if out is not None:
+                return out
+        if _fused._installed:
+            inputs, seeds = _fused.concrete((inputs, seeds))
+        # (a replayed segment, or a call that could not be recorded: node by node, each
+        # through its op's tiers, as the engine would)
+        return _walk(self.plan, inputs, seeds, False)
+
+    def declared_outputs(self):
+        avals = self.plan.leaf_avals
+        return jax.tree_util.tree_structure(tuple(avals)), avals
+
+
+def run(buffers, root_nodes, retain_graph):
+    """Run a plain ``.backward()`` (seeded ``buffers``, by root node) as one recorded call, if
+    the graph allows and the engine walked it before; else the engine must walk it: None, or
+    the graph's key, to ``remember`` once the engine's walk succeeded (a backward that raised,
+    as an op without a derivative does, never becomes a recorded call)."""
+    remat, pullback = residual_classes
+    seen = set(root_nodes)
+    stack = list(root_nodes)
+    nodes = []
+    while stack:
+        node = stack.pop()
+        c = node.__class__
+        if c is AccumulateGrad:
+            if node.pre_hooks or node.post_acc_hooks or node.retains or node.post_hooks:
+                return None
+        else:
+            if (c.run is not _NODE_RUN or node.pre_hooks or node.retains or node.post_hooks
+                    or node.packed is not None or node.freed):
+                return None
+            v = node.vjp.__class__
+            if v is not remat and v is not pullback:
+                return None
+            saved = node._saved_versions
+            if saved:
+                for s in saved:
+                    if s[0][0] != s[1]:
+                        return None         # (the engine raises torch's version error)
+        nodes.append(node)
+        for e in node.next_edges:
+            if e is not None and e[0] not in seen:
+                seen.add(e[0])
+                stack.append(e[0])
+    # newest first, as the engine pops them; the leaves (one rank) in the order met
+    nodes.sort(key=_seq, reverse=True)
+    index = {n: i for i, n in enumerate(nodes)}
+    parts = []
+    inputs = []
+    for node in nodes:
+        if node.__class__ is AccumulateGrad:
+            t = node.variable
+            d = t._d if t is not None else None
+            parts.append(_Leaf((tuple(d.shape), d.dtype) if d is not None else
+                               node.out_meta[0]))
+            inputs.append(None)
+            continue
+        edges = tuple(None if e is None else (index[e[0]], e[1]) for e in node.next_edges)
+        meta = node.out_meta
+        v = node.vjp
+        pb = v.__class__ is pullback
+        parts.append((node.compiled, pb, edges, meta if len(meta) > 1 else None))
+        inputs.append(v if pb else v.arrays)
+    roots = []
+    seeds = []
+    for node in root_nodes:
+        for nr, g in enumerate(buffers[node]):
+            if g is not None:
+                roots.append((index[node], nr))
+                seeds.append(g)
+    key = (tuple(parts), tuple(roots))
+    fn = _plans.get(key)
+    if fn is None:
+        return key                          # (a graph met for the first time)
+    if fn is True:
+        fn = _plans[key] = _GraphBackward(_Plan(parts, key[1]))
+    grads = fn(tuple(inputs), tuple(seeds))
+    with _gm.set_grad_enabled(False):
+        for i, k in fn.plan.leaves.items():
+            g = grads[k]
+            if g is not None:
+                nodes[i].run((g,), False)
+    if not retain_graph:
+        for node in nodes:
+            if node.__class__ is not AccumulateGrad:
+                node.release()
+    return True
+
+
+def remember(key):
+    """A graph the engine walked without error: its next backward is one recorded call."""
+    if len(_plans) >= _MAX_PLANS:
+        _plans.clear()
+    _plans.setdefault(key, True)
+
+
+def _seq(node):
+    return node.seq
+
+
+def _clear():
+    _plans.clear()
+
+
+_caches.register("graph backward", _clear)
