@@ -251,3 +251,33 @@ def test_backwards_the_engine_must_walk(fused, how):
             with torch.autograd.detect_anomaly():
                 y.backward()
     np.testing.assert_allclose(w.grad.detach().numpy(), np.full(3, 2 * np.e, np.float32), rtol=1e-6)
+
+
+def test_graphs_recorded_in_strict_mode_backward_in_fused_mode(monkeypatch):
+    """A forward run strict holds the compiled forward-with-VJP's residuals (once its first
+    calls are past the interpreter): its nodes, walked by a fused backward recorded as one
+    call, give strict mode's gradients."""
+    from torchlike import _tiers
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+
+    def run(fused_backward_on):
+        model = _model()
+        x = torch.randn(4, 7)
+        kinds = set()
+        for _ in range(8):
+            loss = (model(x) ** 2).mean()
+            kinds.add(type(loss.grad_fn.next_functions[0][0].vjp).__name__)
+            if fused_backward_on:
+                with E.fused():
+                    loss.backward()
+                _fused.sync()
+            else:
+                loss.backward()
+        return kinds, _grads(model)
+    fused_backward._plans.clear()
+    kinds, got = run(True)
+    assert "Pullback" in kinds, kinds
+    assert any(p is not True and any(p.plan.pullback) for p in fused_backward._plans.values())
+    _kinds, ref = run(False)
+    for ga, gb in zip(got, ref):
+        np.testing.assert_allclose(ga, gb, rtol=1e-6, atol=1e-7)
