@@ -252,8 +252,8 @@ class _Meta:
 class _Compiled:
     """The jitted functions of one op for one static configuration."""
 
-    __slots__ = ("fwd", "fwd_vjp", "bwd", "bwd_remat", "name", "saves", "op", "static", "cast",
-                 "needs",
+    __slots__ = ("fwd", "fwd_vjp", "bwd", "bwd_remat", "name", "saves", "saved_at", "op",
+                 "static", "cast", "needs",
                  "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "__weakref__")
 
     def drop_programs(self):
@@ -384,7 +384,21 @@ class _Compiled:
         self.bwd_remat = Tiered(bwd_remat, lambda: counted("bwd", bwd_remat), op.name,
                                 poly=op.poly, ident=prefixed("bwd-remat|"), pure=pure)
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
-        self.saves = op.saves(kw) if callable(op.saves) else op.saves
+        self.saves = saves = op.saves(kw) if callable(op.saves) else op.saves
+        # the input positions whose tensors the node saves (None: every tensor input), from
+        # ``saves`` and which inputs need grad
+        n = len(needs)
+        if saves == _OTHERS:
+            # bilinear ops (mul, matmul): an input is read by the other inputs' gradients
+            self.saved_at = tuple(i for i in range(n)
+                                  if any(needs[j] for j in range(n) if j != i))
+        elif saves.__class__ is dict:
+            # {position: the positions whose gradients read it} (addmm: each matrix is read by
+            # the other's gradient, the added input by none)
+            self.saved_at = tuple(i for i in range(n) if saves.get(i)
+                                  and any(needs[j] for j in saves[i] if j < n))
+        else:
+            self.saved_at = None
         self._vjp_op = None
 
     def forward_with_vjp(self, arrays):
@@ -768,18 +782,12 @@ def apply(op, *args, **static):
     if saves:
         # what torch's backward would read, with the version it must still be at
         saved = []
-        if saves == _OTHERS:
-            # bilinear ops (mul, matmul): an input is read by the other inputs' gradients
-            for i, a in enumerate(args):
-                if isinstance(a, T) and any(n for j, n in enumerate(needs) if j != i):
-                    saved.append((a._vc, a._vc[0], a, i))     # (its position: see
-                    # _storage.commit_inplace)
-        elif saves.__class__ is dict:
-            # {position: the positions whose gradients read it} (addmm: each matrix is read
-            # by the other's gradient, the added input by none)
-            for i, a in enumerate(args):
-                deps = saves.get(i)
-                if deps and isinstance(a, T) and any(needs[j] for j in deps if j < len(needs)):
+        at = c.saved_at
+        if at is not None:
+            for i in at:
+                a = args[i]
+                if isinstance(a, T):
+                    # (its position: see _storage.commit_inplace)
                     saved.append((a._vc, a._vc[0], a, i))
         elif saves != _OUTPUT:
             for a in args:
