@@ -9,8 +9,10 @@ not work on this machine), and a hand-written pure-JAX ``jax.jit`` step with the
 optimizer state donated. Prints ms/step, the ratio to the JAX step, and the warm-up time (the
 first calls: trace + compile).
 
-Timed steps per workload by default: chain 100, mlp 30, gpt 10, matmul 3 (``--steps`` sets one
-number for all). XLA's persistent compilation cache is off for this process unless ``--cache``
+Every contestant is warmed up first; then all are timed in five interleaved rounds (each round
+runs every contestant's steps in turn, so all meet the same background load) and each keeps its
+best round. Timed steps per round by default: chain 100, mlp 30, gpt 10, matmul 3 (``--steps``
+sets one number for all). XLA's persistent compilation cache is off for this process unless ``--cache``
 is given, so warm-up times are real compiles, not disk loads. On a quiet 2-core CPU the whole
 run takes about 3 minutes without torch.compile; torch.compile's first calls (inductor's C++
 build) add a few minutes more (``--no-torch-compile`` skips them).
@@ -47,13 +49,14 @@ def _sync(loss):
         jax.block_until_ready(loss)
 
 
-def timeit(step, batch, steps, warm=12):
+def warm_up(step, batch, warm=12):
+    """The first calls: ``warm`` steps, then until a step traces, interprets and compiles
+    nothing (a backward whose forward has just compiled meets its compiled signature a step
+    later), at most 40 more; their seconds."""
     t0 = time.perf_counter()
     for _ in range(warm):
         _sync(step(*batch()))
     import torchlike
-    # then until a step traces, interprets and compiles nothing (a backward whose forward has
-    # just compiled meets its compiled signature a step later), at most 40 more
     for _ in range(40):
         torchlike.eager.wait_compiles()     # (the programs compiling in the background are ready)
         before = _tier_counts(torchlike)
@@ -61,14 +64,18 @@ def timeit(step, batch, steps, warm=12):
         if _tier_counts(torchlike) == before:
             break
     _sync(step(*batch()))
-    compile_s = time.perf_counter() - t0
+    return time.perf_counter() - t0
+
+
+def timeit(step, batch, steps):
+    """ms per step over ``steps`` steps (the loss read after each, unless ``--no-read``)."""
     t0 = time.perf_counter()
     for _ in range(steps):
         loss = step(*batch())
         if PER_STEP_READ[0]:
             _read(loss)
     _sync(loss)
-    return (time.perf_counter() - t0) / steps * 1e3, compile_s
+    return (time.perf_counter() - t0) / steps * 1e3
 
 
 def _tier_counts(torchlike):
@@ -234,43 +241,70 @@ def functools_partial_donate(fn):
 
 # ------------------------------------------------------------------ driver
 
-def bench(kind, steps, torch_compile=True):
+def bench(kind, steps, torch_compile=True, rounds=5):
+    """Every contestant warmed up, then timed in ``rounds`` interleaved rounds of ``steps``
+    steps each (all exposed to the same background load); each keeps its best round."""
     import torchlike
-    rows = []
+    import torchlike.eager
+    contestants = []        # [label, step, batch, mode context, warm-up s, note]
 
-    def run(label, lib, how):
+    def add(label, lib, how, mode=None):
+        ctx = mode or _NoMode
         try:
             model, opt, step, batch, holder = workloads.WORKLOADS[kind](lib)
-            if how == "module":
-                holder[0] = (torchlike.compile(model) if lib is torchlike
-                             else lib.compile(model))
-            elif how == "step":
-                step = torchlike.compile(step)
-            ms, cs = timeit(step, batch, steps)
-            rows.append((label, ms, cs, ""))
+            with ctx():
+                if how == "module":
+                    holder[0] = (torchlike.compile(model) if lib is torchlike
+                                 else lib.compile(model))
+                elif how == "step":
+                    step = torchlike.compile(step)
+                cs = warm_up(step, batch)
+            contestants.append([label, step, batch, ctx, cs, ""])
         except Exception as e:  # noqa: BLE001
-            rows.append((label, float("nan"), float("nan"),
-                         f"{type(e).__name__}: {str(e).splitlines()[0][:90]}"))
+            contestants.append([label, None, None, ctx, float("nan"),
+                                f"{type(e).__name__}: {str(e).splitlines()[0][:90]}"])
 
-    run("torchlike eager (strict)", torchlike, "eager")
-    import torchlike.eager
-    with torchlike.eager.fused():
-        run("torchlike eager (fused)", torchlike, "eager")
+    add("torchlike eager (strict)", torchlike, "eager")
+    add("torchlike eager (fused)", torchlike, "eager", torchlike.eager.fused)
     if kind != "chain":
-        run("torchlike compiled module", torchlike, "module")
-    run("torchlike compiled step", torchlike, "step")
+        add("torchlike compiled module", torchlike, "module")
+    add("torchlike compiled step", torchlike, "step")
     try:
         import torch
         torch.set_num_threads(TORCH_THREADS[0] or max(1, os.cpu_count() or 1))
-        run("torch eager", torch, "eager")
+        add("torch eager", torch, "eager")
         if torch_compile and kind != "chain":
-            run("torch.compile (module)", torch, "module")
+            add("torch.compile (module)", torch, "module")
     except ImportError:
-        rows.append(("torch", float("nan"), float("nan"), "torch not installed"))
+        contestants.append(["torch", None, None, _NoMode, float("nan"), "torch not installed"])
     jstep = make_jax_step(kind)
-    ms, cs = timeit(lambda *a: jstep(), lambda: (), steps)
-    rows.append(("pure JAX jit step (donated)", ms, cs, ""))
-    return rows
+    t0 = time.perf_counter()
+    for _ in range(3):
+        _sync(jstep())
+    contestants.append(["pure JAX jit step (donated)", lambda *a: jstep(), lambda: (), _NoMode,
+                        time.perf_counter() - t0, ""])
+    best = {c[0]: float("inf") for c in contestants}
+    for _ in range(rounds):
+        for c in contestants:
+            label, step, batch, ctx = c[:4]
+            if step is None:
+                continue
+            try:
+                with ctx():
+                    best[label] = min(best[label], timeit(step, batch, steps))
+            except Exception as e:  # noqa: BLE001
+                c[1] = None
+                c[5] = f"{type(e).__name__}: {str(e).splitlines()[0][:90]}"
+    return [(label, best[label] if step is not None else float("nan"), cs, note)
+            for label, step, _b, _c, cs, note in contestants]
+
+
+class _NoMode:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 TORCH_THREADS = [0]
@@ -299,8 +333,8 @@ def main():
         steps = a.steps or _STEPS[kind]
         rows = bench(kind, steps, not a.no_torch_compile)
         jx = rows[-1][1]
-        print(f"\n## {kind}  ({steps} timed steps after 12 warm-up steps and until a step "
-              f"compiles nothing, loss read every step)")
+        print(f"\n## {kind}  (best of 5 interleaved rounds of {steps} timed steps, after 12 "
+              f"warm-up steps and until a step compiles nothing; loss read every step)")
         print(f"| backend | ms/step | x JAX step | warm-up (compile) s | note |")
         print("|---|---|---|---|---|")
         for label, ms, cs, note in rows:
