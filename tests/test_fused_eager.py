@@ -106,6 +106,7 @@ def test_steady_step_is_one_program_and_traces_nothing(make, fused):
         step()
     after = _fused.stats()
     assert after["segments"] - before["segments"] == 4      # one program per step
+    assert after["graph_backwards"] - before["graph_backwards"] == 4    # one call per backward
     assert after["fused"] - before["fused"] == 4
     assert after["compiles"] == before["compiles"]          # no new program
     assert after["traces"] == before["traces"]              # nothing retraced

@@ -88,7 +88,7 @@ _suspensions = [0]          # suspended regions open, in any thread
 _mode_lock = threading.Lock()   # (ACTIVE, _ON and _suspensions change together)
 _lock = threading.RLock()
 _stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "split": 0,
-          "compiles": 0, "check_errors": 0,
+          "compiles": 0, "check_errors": 0, "graph_backwards": 0,
           "traces": 0, "materialized": 0, "dropped": 0}
 _cuts: collections.Counter = collections.Counter()
 _entries: dict = {}         # segment key -> [meetings, fused program or None, last use]
@@ -883,11 +883,12 @@ def _split(calls, producers, live, target):
 # ------------------------------------------------------------------ counters
 
 def stats():
-    """``{"mode", "recorded", "segments", "replayed", "fused", "compiles", "traces",
-    "materialized", "dropped", "programs", "cuts"}``: calls recorded, segments run (replayed
-    one call at a time on a first meeting, or as one fused program), fused programs compiled,
-    abstract evaluations and program traces, outputs materialised and never materialised, the
-    programs held, and the cuts by reason."""
+    """``{"mode", "recorded", "segments", "replayed", "fused", "compiles", "graph_backwards",
+    "traces", "materialized", "dropped", "programs", "cuts"}``: calls recorded, segments run
+    (replayed one call at a time on a first meeting, or as one fused program), fused programs
+    compiled, backwards recorded as one call (``autograd/fused_backward.py``), abstract
+    evaluations and program traces, outputs materialised and never materialised, the programs
+    held, and the cuts by reason."""
     with _lock:
         out = dict(_stats)
         out["recorded"] += len(_seg.calls)     # (counted when their segment runs)

@@ -244,6 +244,7 @@ def run(buffers, root_nodes, retain_graph):
     if fn is True:
         fn = _plans[key] = _GraphBackward(_Plan(parts, key[1]))
     grads = fn(tuple(inputs), tuple(seeds))
+    _fused._stats["graph_backwards"] += 1
     with _gm.set_grad_enabled(False):
         for i, k in fn.plan.leaves.items():
             g = grads[k]
