@@ -6,7 +6,9 @@ summed over every use (tensor hooks, retained ``.grad``, node pre-hooks), then i
 ``node.run(cotangents, create_graph)``, then its post-hooks; the results go to its children.
 
 The cotangent representation (jax arrays, or Tensors under ``create_graph``) is chosen once per
-backward (``graph.cotangents``). The engine imports nothing above ``autograd/``.
+backward (``graph.cotangents``). In fused eager, a plain backward of a graph without hooks that
+the engine walked before is recorded as one call (``fused_backward``), whose function is this
+walk, by positions. The engine imports nothing above ``autograd/``.
 """
 from __future__ import annotations
 
