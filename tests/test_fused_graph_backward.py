@@ -281,3 +281,73 @@ def test_graphs_recorded_in_strict_mode_backward_in_fused_mode(monkeypatch):
     _kinds, ref = run(False)
     for ga, gb in zip(got, ref):
         np.testing.assert_allclose(ga, gb, rtol=1e-6, atol=1e-7)
+
+
+# graphs of many shapes: each program runs four times (the engine walks the first, the rest are
+# one recorded call each) and its gradients are compared with strict mode's
+def _prog_multi_output(w, x):
+    v, i = (x * w).max(dim=1)                   # (the indices: no gradient)
+    a, b = (x + w).chunk(2, dim=1)
+    c, _unused = (x - w).chunk(2, dim=0)        # (an output without a cotangent: zeros)
+    return v.sum() + (a * 2).sum() - b.exp().mean() + c.square().sum()
+
+
+def _prog_views(w, x):
+    y = (x @ w.t()).view(2, 2, 4).transpose(0, 1)
+    z = y[:, 1:, ::2].reshape(-1)
+    return (z * z).sum() + y.permute(2, 0, 1).contiguous().sum(0).pow(2).mean()
+
+
+def _prog_shared(w, x):
+    h = x * w                                   # (one tensor, many uses: sums in order)
+    return (h * h).sum() + h.sin().sum() + (h + w).tanh().mean() + w.sum()
+
+
+def _prog_indexing(w, x):
+    idx = torch.tensor([0, 3, 1, 3])
+    g = (x * w)[:, idx]
+    m = torch.where(x > 0, x * w, w.exp())
+    return g.sum() + m.sum() + x.gather(1, idx.expand(4, 4)).mul(w[:, :4]).sum()
+
+
+def _prog_reductions(w, x):
+    h = torch.cat([x * w, x - w], dim=0)
+    return h.logsumexp(1).sum() + h.norm() + h.var(0).sum() + h.cumsum(1)[:, -1].sum()
+
+
+def _prog_nn(w, x):
+    F = torch.nn.functional
+    h = F.layer_norm(x[:, :4] @ w.t(), (4,))
+    h = F.gelu(h) + F.softmax(h, -1)
+    return F.cross_entropy(h, torch.tensor([0, 1, 2, 3])) + F.mse_loss(h, x[:, :4])
+
+
+def _prog_two_roots_one_leaf_twice(w, x):
+    a = (w * 3).sum()
+    return a + (w * w * x[:, :4]).sum() + a
+
+
+@pytest.mark.parametrize("prog", [_prog_multi_output, _prog_views, _prog_shared, _prog_indexing,
+                                  _prog_reductions, _prog_nn, _prog_two_roots_one_leaf_twice])
+def test_graph_families_give_strict_modes_gradients(fused, prog):
+    def run():
+        rng = np.random.default_rng(5)
+        w = torch.tensor(rng.standard_normal((4, 6), np.float32), requires_grad=True)
+        grads = []
+        for i in range(4):
+            x = torch.tensor(rng.standard_normal((4, 6), np.float32), requires_grad=i % 2 == 0)
+            w.grad = None
+            prog(w[:, :4] if prog is _prog_nn or prog is _prog_two_roots_one_leaf_twice
+                 else w, x).backward()
+            grads.append(w.grad.numpy().copy())
+            if x.grad is not None:
+                grads.append(x.grad.numpy().copy())
+        return grads
+    before = _fused.stats()["graph_backwards"]
+    got = run()
+    assert _fused.stats()["graph_backwards"] > before
+    with E.strict():
+        ref = run()
+    assert len(got) == len(ref)
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
