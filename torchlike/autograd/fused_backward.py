@@ -11,9 +11,10 @@ checks that decide whether the fast path may run) and the leaves' accumulation.
 It runs only where nothing can observe the walk: a ``.backward()`` without ``inputs=``,
 ``create_graph`` or anomaly mode, through nodes of registered ops (not custom Functions) with
 no hook of any kind, no retained gradient, no saved-tensor hooks, whose saved tensors are
-unmodified (else the engine runs, and raises torch's error at the node). The gradients it gives
-are the engine's to the bit: the walk follows the engine's order (newest node first, leaves as
-soon as they are ready) and sums in it.
+unmodified (else the engine runs, and raises torch's error at the node). It runs the same
+node backwards as the engine, in the engine's order (newest node first, leaves as soon as they
+are ready), and sums in it: with every call compiled, its gradients equal the engine's to the
+bit.
 """
 from __future__ import annotations
 
