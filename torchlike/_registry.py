@@ -384,21 +384,9 @@ class _Compiled:
         self.bwd_remat = Tiered(bwd_remat, lambda: counted("bwd", bwd_remat), op.name,
                                 poly=op.poly, ident=prefixed("bwd-remat|"), pure=pure)
         self.name = op.grad_name(kw) if callable(op.grad_name) else op.grad_name
-        self.saves = saves = op.saves(kw) if callable(op.saves) else op.saves
-        # the input positions whose tensors the node saves (None: every tensor input), from
-        # ``saves`` and which inputs need grad
-        n = len(needs)
-        if saves == _OTHERS:
-            # bilinear ops (mul, matmul): an input is read by the other inputs' gradients
-            self.saved_at = tuple(i for i in range(n)
-                                  if any(needs[j] for j in range(n) if j != i))
-        elif saves.__class__ is dict:
-            # {position: the positions whose gradients read it} (addmm: each matrix is read by
-            # the other's gradient, the added input by none)
-            self.saved_at = tuple(i for i in range(n) if saves.get(i)
-                                  and any(needs[j] for j in saves[i] if j < n))
-        else:
-            self.saved_at = None
+        self.saves = op.saves(kw) if callable(op.saves) else op.saves
+        # the input positions whose tensors the node saves (None: every tensor input)
+        self.saved_at = _gm.saved_positions(self.saves, needs)
         self._vjp_op = None
 
     def forward_with_vjp(self, arrays):
@@ -783,16 +771,16 @@ def apply(op, *args, **static):
         # what torch's backward would read, with the version it must still be at
         saved = []
         at = c.saved_at
-        if at is not None:
+        if at is None:
+            for a in args:
+                if isinstance(a, T):
+                    saved.append((a._vc, a._vc[0], a, None))
+        else:
             for i in at:
                 a = args[i]
                 if isinstance(a, T):
                     # (its position: see _storage.commit_inplace)
                     saved.append((a._vc, a._vc[0], a, i))
-        elif saves != _OUTPUT:
-            for a in args:
-                if isinstance(a, T):
-                    saved.append((a._vc, a._vc[0], a, None))
         if saves == _OUTPUT or saves == _BOTH:
             for o in outs[:len(diff)]:
                 saved.append((o._vc, 0, None, (tuple(o._d.shape), o._d.dtype)))
@@ -807,7 +795,6 @@ _apply_hooks.bind(apply, lambda: _Tensor)
 
 _OUTPUT = "output"
 _BOTH = "both"
-_OTHERS = "others"
 _I64 = 1 << 63
 
 

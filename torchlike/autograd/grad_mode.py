@@ -148,33 +148,35 @@ def check_inference_inplace(t):
         raise RuntimeError(INFERENCE_INPLACE_MSG)
 
 
+def saved_positions(saves, needs):
+    """The input positions whose tensors a node keeps for its backward, from its op's ``saves``
+    rule (as the registry's ``defop``: True or ``"both"`` = its tensor inputs, ``"others"`` =
+    an input only when another input needs grad, a dict ``{position: positions}`` = an input
+    when one of those needs grad, ``"output"``/False = no input) and the per-argument ``needs``
+    flags: a tuple, or None for every tensor input."""
+    n = len(needs)
+    if not saves or saves == "output":
+        return ()
+    if saves == "others":
+        # bilinear ops (mul, matmul): an input is read by the other inputs' gradients
+        return tuple(i for i in range(n) if any(needs[j] for j in range(n) if j != i))
+    if saves.__class__ is dict:
+        # addmm's {1: (2,), 2: (1,)}: each matrix is read by the other's gradient, the added
+        # input by none
+        return tuple(i for i in range(n) if saves.get(i)
+                     and any(needs[j] for j in saves[i] if j < n))
+    return None
+
+
 def check_inference_saved(args, needs, saves=True):
     """torch's error when a recorded op would save an inference tensor for its backward.
 
     Call it where a tape node is recorded (grad mode on, some input needs grad), with the op's
-    ``args``, the per-argument ``needs`` flags and the op's ``saves`` rule (as the registry's
-    ``defop``: True = its tensor inputs, ``"others"`` = an input only when another input needs
-    grad, a dict ``{position: positions}`` = an input when one of those needs grad,
-    ``"output"``/False = no input). Costs one attribute read per tensor argument.
-    """
-    if not saves or saves == "output":
-        return
-    if saves.__class__ is dict:         # {position: the positions whose gradients read it}
-        for i, deps in saves.items():
-            if (i < len(args) and getattr(args[i], "_is_inference", False)
-                    and any(needs[j] for j in deps if j < len(needs))):
-                raise RuntimeError(INFERENCE_SAVED_MSG)
-        return
-    others = saves == "others"
-    n_need = 0
-    if others:
-        for n in needs:
-            if n:
-                n_need += 1
-    for i, a in enumerate(args):
-        if getattr(a, "_is_inference", False):
-            if others and n_need - (1 if needs[i] else 0) <= 0:
-                continue
+    ``args``, the per-argument ``needs`` flags and the op's ``saves`` rule (``saved_positions``
+    reads it)."""
+    at = saved_positions(saves, needs)
+    for i in range(len(args)) if at is None else at:
+        if getattr(args[i], "_is_inference", False):
             raise RuntimeError(INFERENCE_SAVED_MSG)
 
 
