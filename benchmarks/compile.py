@@ -12,14 +12,15 @@ first calls: trace + compile).
 Every contestant is warmed up first; then all are timed in five interleaved rounds (each round
 runs every contestant's steps in turn, so all meet the same background load) and each keeps its
 best round. Timed steps per round by default: chain 100, mlp 30, gpt 10, matmul 3 (``--steps``
-sets one number for all). XLA's persistent compilation cache is off for this process unless ``--cache``
-is given, so warm-up times are real compiles, not disk loads. On a quiet 2-core CPU the whole
+sets one number for all). XLA's persistent compilation cache is off for this process unless
+``--cache`` is given, so warm-up times are real compiles, not disk loads. On a quiet 2-core CPU the whole
 run takes about 3 minutes without torch.compile; torch.compile's first calls (inductor's C++
 build) add a few minutes more (``--no-torch-compile`` skips them).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import platform
@@ -249,7 +250,7 @@ def bench(kind, steps, torch_compile=True, rounds=5):
     contestants = []        # [label, step, batch, mode context, warm-up s, note]
 
     def add(label, lib, how, mode=None):
-        ctx = mode or _NoMode
+        ctx = mode or contextlib.nullcontext
         try:
             model, opt, step, batch, holder = workloads.WORKLOADS[kind](lib)
             with ctx():
@@ -276,12 +277,14 @@ def bench(kind, steps, torch_compile=True, rounds=5):
         if torch_compile and kind != "chain":
             add("torch.compile (module)", torch, "module")
     except ImportError:
-        contestants.append(["torch", None, None, _NoMode, float("nan"), "torch not installed"])
+        contestants.append(["torch", None, None, contextlib.nullcontext, float("nan"),
+                            "torch not installed"])
     jstep = make_jax_step(kind)
     t0 = time.perf_counter()
     for _ in range(3):
         _sync(jstep())
-    contestants.append(["pure JAX jit step (donated)", lambda *a: jstep(), lambda: (), _NoMode,
+    contestants.append(["pure JAX jit step (donated)", lambda *a: jstep(), lambda: (),
+                        contextlib.nullcontext,
                         time.perf_counter() - t0, ""])
     best = {c[0]: float("inf") for c in contestants}
     for _ in range(rounds):
@@ -297,14 +300,6 @@ def bench(kind, steps, torch_compile=True, rounds=5):
                 c[5] = f"{type(e).__name__}: {str(e).splitlines()[0][:90]}"
     return [(label, best[label] if step is not None else float("nan"), cs, note)
             for label, step, _b, _c, cs, note in contestants]
-
-
-class _NoMode:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 TORCH_THREADS = [0]

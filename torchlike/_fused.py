@@ -339,8 +339,7 @@ def record(tiered, args):
     with _lock:
         seg = _seg
         if seg.ended:
-            _flush(_STEP)
-            _step_waits[0] = False
+            _run_ended()
             seg = _seg
         for a in args:
             c = a.__class__
@@ -500,8 +499,7 @@ def resolve(d, reason="read"):
         with _lock:
             if d.value is None and d.error is None and d.seg is _seg:
                 if _seg.ended:
-                    _flush(_STEP, d.slot)
-                    _step_waits[0] = False
+                    _run_ended(d.slot)
                 elif not _partial(d, reason):
                     _flush(reason, d.slot)
         if d.error is not None:
@@ -600,6 +598,13 @@ def step_end(kind):
         elif seg.ended:
             _flush(_STEP)
             _step_waits[0] = True
+
+
+def _run_ended(target=None):
+    """An ended step's segment met by a recorded call or a read before any ``zero_grad``: it
+    runs now, and the steps after it run at the optimizer's step (``_step_waits``)."""
+    _flush(_STEP, target)
+    _step_waits[0] = False
 
 
 _STEP = "optimizer step"   # the cut reason of a segment an optimizer's step ended

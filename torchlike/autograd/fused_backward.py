@@ -202,11 +202,8 @@ def run(buffers, root_nodes, retain_graph):
             v = node.vjp.__class__
             if v is not remat and v is not pullback:
                 return None
-            saved = node._saved_versions
-            if saved:
-                for s in saved:
-                    if s[0][0] != s[1]:
-                        return None         # (the engine raises torch's version error)
+            if node._saved_versions and node.stale_saved() is not None:
+                return None                 # (the engine raises torch's version error)
         nodes.append(node)
         for e in node.next_edges:
             if e is not None and e[0] not in seen:

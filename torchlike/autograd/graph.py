@@ -381,10 +381,19 @@ class Node:
     def check_alive(self):
         if self.freed:
             raise RuntimeError(_FREED_MSG)
+        stale = self.stale_saved()
+        if stale is not None:
+            vc, expected, tensor, meta = stale
+            raise RuntimeError(_version_message(self, vc[0], expected, tensor, meta))
+
+    def stale_saved(self):
+        """The first saved tensor an in-place write changed since the node saved it, or
+        None."""
         if self._saved_versions:
-            for vc, expected, tensor, meta in self._saved_versions:
-                if vc[0] != expected:
-                    raise RuntimeError(_version_message(self, vc[0], expected, tensor, meta))
+            for s in self._saved_versions:
+                if s[0][0] != s[1]:
+                    return s
+        return None
 
 
 def _run_tensor_hooks(hooks, g, rep):
