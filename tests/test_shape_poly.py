@@ -13,6 +13,8 @@ import pytest
 import torchlike as torch
 from torchlike import _registry, _shape_poly, _tiers
 
+pytestmark = pytest.mark.usefixtures("strict_eager")    # (the per-op tiers' own traces)
+
 F = torch.nn.functional
 RNG = np.random.default_rng(7)
 
@@ -400,11 +402,11 @@ def test_size_expressions_evaluate_as_jax_evaluates_them():
         assert _shape_poly._sizer(shape, shape)(env) == (1, env["a"] ** 2, env["b"])
 
 
-def test_draws_at_new_sizes_share_a_symbolic_trace(monkeypatch, strict_eager):
+def test_draws_at_new_sizes_share_a_symbolic_trace(monkeypatch):
     """A sampler's draws at new sizes (``randint``, ``rand``, and the random bits behind
     ``randn``) specialize one shape-pattern trace of the sampler instead of tracing it per size,
-    with the bits of the compiled draws, and the interpreter ran them all. (Strict eager, the
-    switches at their defaults, no trace store: the counts are the per-op tier's own.)"""
+    with the bits of the compiled draws, and the interpreter ran them all. (The switches at
+    their defaults and no trace store: the counts are the per-op tier's own.)"""
     from torchlike import _random
     monkeypatch.setattr(_shape_poly, "ENABLED", True)
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
