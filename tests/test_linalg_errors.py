@@ -28,6 +28,12 @@ def b2(m, a, dt="float32"):
     return m.stack([t(m, EYE, dt), t(m, a, dt)])
 
 
+def _qr_args(m, dt, a, tau, other, **dts):
+    """ormqr's three arguments of these shapes, filled with ones (dtypes ``dt`` unless named)."""
+    return tuple(m.ones(shape, dtype=getattr(m, dts.get(n, dt)))
+                 for n, shape in (("a", a), ("tau", tau), ("other", other)))
+
+
 def _leaves(r):
     if isinstance(r, (tuple, list)):
         return [x for v in r for x in _leaves(v)]
@@ -300,6 +306,29 @@ CASES = [
         m.ones(2, 3, dtype=getattr(m, dt)), m.ones(2, dtype=getattr(m, dt)))),
     ("householder_1d", lambda m, dt: L(m).householder_product(
         m.ones(3, dtype=getattr(m, dt)), m.ones(1, dtype=getattr(m, dt)))),
+    # geqrf, ormqr: each argument check in torch's order, and the kernels' dtypes
+    ("geqrf_1d", lambda m, dt: m.geqrf(m.ones(3, dtype=getattr(m, dt)))),
+    ("geqrf_int", lambda m, dt: m.geqrf(m.eye(2, dtype=m.int64))),
+    ("geqrf_half", lambda m, dt: m.geqrf(m.eye(2, dtype=m.float16))),
+    ("geqrf_empty", lambda m, dt: m.geqrf(m.ones(0, 3, dtype=getattr(m, dt)))),
+    ("ormqr_input_1d", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3,), (1,), (3, 2)))),
+    ("ormqr_other_1d", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3, 2), (2,), (3,)))),
+    ("ormqr_other_rows", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3, 2), (2,), (4, 2)))),
+    ("ormqr_other_cols_right", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3, 2), (2,), (2, 4)),
+                                                     left=False)),
+    ("ormqr_tau_short", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3, 2), (1,), (3, 2)))),
+    ("ormqr_tau_long", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3, 2), (3,), (3, 2)))),
+    ("ormqr_tau_0d", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3, 2), (), (3, 2)))),
+    ("ormqr_tau_ndim", lambda m, dt: m.ormqr(*_qr_args(m, dt, (2, 3, 2), (2,), (2, 3, 2)))),
+    ("ormqr_other_ndim", lambda m, dt: m.ormqr(*_qr_args(m, dt, (2, 3, 2), (2, 2), (3, 2)))),
+    ("ormqr_tau_batch", lambda m, dt: m.ormqr(*_qr_args(m, dt, (2, 3, 2), (3, 2), (2, 3, 2)))),
+    ("ormqr_other_batch", lambda m, dt: m.ormqr(*_qr_args(m, dt, (2, 3, 2), (2, 2), (4, 3, 2)))),
+    ("ormqr_tau_dtype", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3, 2), (2,), (3, 2), tau="float64"
+                                                         if dt == "float32" else "float32"))),
+    ("ormqr_other_dtype", lambda m, dt: m.ormqr(*_qr_args(m, dt, (3, 2), (2,), (3, 2),
+                                                          other="complex64"))),
+    ("ormqr_int", lambda m, dt: m.ormqr(*_qr_args(m, "int32", (3, 2), (2,), (3, 2)))),
+    ("ormqr_half", lambda m, dt: m.ormqr(*_qr_args(m, "float16", (3, 2), (2,), (3, 2)))),
     # norms with bad arguments
     ("matrix_norm_bad_ord", lambda m, dt: L(m).matrix_norm(t(m, EYE, dt), 3)),
     ("matrix_norm_bad_str", lambda m, dt: L(m).matrix_norm(t(m, EYE, dt), "abc")),

@@ -158,6 +158,40 @@ def test_weight_norm_loads_the_legacy_keys():
     assert_close(new_l.weight, new_t.weight)
 
 
+@pytest.mark.parametrize("omap", ["householder", None])
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_orthogonal_without_trivialization_starts_from_the_weights_reflectors(shape, omap):
+    """``use_trivialization=False``: the weight is stored as its QR reflectors (``geqrf``, R's
+    diagonal made signs), so the parametrized weight, the stored original and an assigned
+    orthogonal matrix's reflectors are torch's (a square weight's default map, the matrix
+    exponential, refuses the assignment, as torch's does)."""
+    n, k = shape
+    w = rng.standard_normal(shape).astype(np.float32)
+    q = np.linalg.qr(rng.standard_normal((max(shape), max(shape))))[0][:n, :k].astype(np.float32)
+    res = []
+    for m in (torch, torchlike):
+        lin = m.nn.Linear(k, n, bias=False)
+        lin.weight = m.nn.Parameter(m.tensor(w))
+        m.nn.utils.parametrizations.orthogonal(lin, orthogonal_map=omap,
+                                               use_trivialization=False)
+        first = (lin.weight.detach().clone(),
+                 lin.parametrizations.weight.original.detach().clone())
+        try:
+            with m.no_grad():
+                lin.weight = m.tensor(q)
+        except NotImplementedError as e:
+            res.append(first + (str(e),))
+            continue
+        res.append(first + (lin.parametrizations.weight.original.detach(),
+                            lin.weight.detach()))
+    assert len(res[1]) == len(res[0]) == (3 if n == k and omap is None else 4)
+    for got, want in zip(res[1], res[0]):
+        if isinstance(want, str):
+            assert got == want
+        else:
+            assert_close(got, want, atol=1e-5)
+
+
 @pytest.mark.parametrize("make_mod", [lambda m: m.nn.Linear(4, 5),
                                       lambda m: m.nn.Conv2d(2, 3, 3),
                                       lambda m: m.nn.ConvTranspose2d(2, 3, 3)],

@@ -108,6 +108,13 @@ CASES = [
          (A.T.astype(np.float64).copy(), np.abs(B).astype(np.float64))),
     Case("orgqr", lambda m, a, t: m.orgqr(a, t[0, :2]),
          (A.T.astype(np.float64).copy(), np.abs(B).astype(np.float64))),
+    Case("geqrf", lambda m, a: m.geqrf(a), (A.T.astype(np.float64).copy(),), grad=False),
+    Case("geqrf_method", lambda m, a: a.geqrf().tau, (A.astype(np.float64),), grad=False),
+    Case("ormqr", lambda m, a, o: m.ormqr(*m.geqrf(a.detach()), o),
+         (A.T.astype(np.float64).copy(), R.randn(A.shape[1], 3))),
+    Case("ormqr_method_right_transposed",
+         lambda m, a, o: (lambda f, t: f.ormqr(t, o, left=False, transpose=True))(
+             *m.geqrf(a.detach())), (A.T.astype(np.float64).copy(), R.randn(2, A.shape[1]))),
     Case("frombuffer", lambda m: m.frombuffer(bytearray(b"\x01\x00\x02\x00\x03\x00"),
                                               dtype=m.int16, offset=2), (), grad=False),
     Case("bartlett_window", lambda m: m.bartlett_window(7), (), grad=False),

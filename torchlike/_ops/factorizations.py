@@ -838,6 +838,89 @@ methods(orgqr=householder_product)
 __all__ += ["orgqr"]
 
 
+# ------------------------------------------------------------------ LAPACK's QR, raw
+
+def _geqrf_raw(a):
+    from jax._src.lax import linalg as _lax_linalg     # (jax's geqrf is not public yet)
+    if 0 in a.shape:                                    # (LAPACK is not called: nothing to do)
+        return a, jnp.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype)
+    return _lax_linalg.geqrf(a)
+
+
+@defop("geqrf", grad_name="GeqrfBackward0")
+def _geqrf(a):
+    return no_derivative(_geqrf_raw, "geqrf", declared=True)(a)
+
+
+_GeqrfResult = _return_types.maker("geqrf")
+
+
+@public(method=True, out=True)
+def geqrf(input):
+    """LAPACK's geqrf: ``(a, tau)``, R on and above a's diagonal, the Householder vectors
+    below it and their scales in tau (``householder_product`` and ``ormqr`` read them)."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _low_precision(input, "geqrf_cpu")
+    return _GeqrfResult(*apply(_geqrf, input))
+
+
+@defop("ormqr", grad_name="OrmqrBackward0")
+def _ormqr(a, tau, other, left, transpose):
+    # Q (mn x mn) = H_1 ... H_k: the Householder product of a's columns completed to a square
+    mn, k = a.shape[-2], a.shape[-1]
+    square = jnp.concatenate([a, jnp.zeros(a.shape[:-1] + (mn - k,), a.dtype)], -1) \
+        if k < mn else a[..., :mn]
+    q = _householder_product.fn(square, tau)
+    if transpose:
+        q = jnp.conj(jnp.swapaxes(q, -1, -2))
+    return q @ other if left else other @ q
+
+
+@public(method=True, out=True)
+def ormqr(input, input2, input3, left=True, transpose=False):
+    """``Q @ other`` (``other @ Q`` with ``left=False``; Q^H with ``transpose=True``), Q the
+    product of the Householder reflectors ``geqrf`` left in ``input`` and ``tau``, without
+    forming Q as LAPACK's ormqr does."""
+    tau, other = input2, input3
+    if input.dim() < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if other.dim() < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}]"
+                           f", input.shape[-1])")
+    if input.dim() - tau.dim() != 1:
+        raise RuntimeError(f"torch.ormqr: Expected tau to have one dimension less than input, "
+                           f"but got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{input.dim()}")
+    if input.dim() != other.dim():
+        raise RuntimeError(f"torch.ormqr: Expected other to have the same number of dimensions "
+                           f"as input, but got other.ndim equal to {other.dim()} and input.ndim "
+                           f"is equal to {input.dim()}")
+    if input.dim() > 2:
+        batch = tuple(input.shape[:-2])
+        for what, t, got in (("tau", tau, tau.shape[:-1]), ("other", other, other.shape[:-2])):
+            if tuple(got) != batch:
+                raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {what} to be "
+                                   f"equal to input.shape[:-2], but got {list(got)}")
+    for what, t in (("tau", tau), ("other", other)):
+        if t.dtype is not input.dtype:
+            raise RuntimeError(f"torch.ormqr: Expected input and {what} to have the same dtype, "
+                               f"but input has dtype{_tname(input.dtype)} and {what} has dtype "
+                               f"{_tname(t.dtype)}")
+    _low_precision(input, "ormqr_cpu")
+    return apply(_ormqr, input, tau, other, left=bool(left), transpose=bool(transpose))
+
+
+__all__ += ["geqrf", "ormqr"]
+
+
 # ------------------------------------------------------------------ LDL (Bunch-Kaufman)
 #
 # torch.linalg.ldl_factor(_ex) is LAPACK's sytrf / hetrf on the lower triangle; for the sizes

@@ -58,9 +58,10 @@ def no_grad_for(fn, *, which, name):
     return lambda *xs, blocked: made[blocked](*xs)
 
 
-def no_derivative(fn, name):
+def no_derivative(fn, name, declared=False):
     """``fn`` whose backward raises torch's error for an op without a derivative (its output
-    requires grad; ``backward`` through it raises)."""
+    requires grad; ``backward`` through it raises): an op with no formula at all, or
+    (``declared``) one whose formula torch declares as not implemented."""
     @jax.custom_vjp
     def f(*xs):
         return fn(*xs)
@@ -69,6 +70,8 @@ def no_derivative(fn, name):
         return fn(*xs), None
 
     def bwd(_res, _g):
+        if declared:
+            raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
         raise RuntimeError(f"derivative for aten::{name} is not implemented")
 
     f.defvjp(fwd, bwd)

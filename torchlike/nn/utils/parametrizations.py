@@ -97,14 +97,11 @@ class _Orthogonal(Module):
                     raise NotImplementedError("It is not possible to assign to the matrix "
                                               "exponential or the Cayley parametrizations when "
                                               "use_trivialization=False.")
-                if not hasattr(tl, "geqrf"):
-                    raise NotImplementedError("orthogonal(..., use_trivialization=False) "
-                                              "assignment needs torch.geqrf, which torchlike "
-                                              "does not provide yet")
+                # the reflectors of Q = QR with diag(R) > 0: R's diagonal becomes its signs,
+                # flipped where LAPACK applied no reflection (tau exactly 0)
                 A, tau = tl.geqrf(Q)
-                d = A.diagonal(dim1=-2, dim2=-1).sign()
-                d = tl.where(tau == 0.0, -d, d)
-                A = A.tril(-1) + A.triu(1) + tl.diag_embed(d)[..., :A.shape[-2], :A.shape[-1]]
+                A.diagonal(dim1=-2, dim2=-1).sign_()
+                A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
                 return A.mT if transpose else A
             if n == k:
                 Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
