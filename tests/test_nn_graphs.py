@@ -40,7 +40,7 @@ def graph(out, m, depth=2):
     def rec(n, d):
         if n is None:
             return None
-        s = type(n).__name__ if m is torch else n.name()
+        s = n.name()
         if d == 0:
             return s
         kids = [rec(c, d - 1) for c, _ in n.next_functions]

@@ -78,6 +78,23 @@ def test_accumulate_grad_and_device_copy_nodes():
         type(tx.to("cpu", torch.float64).grad_fn).__name__ == "ToCopyBackward0"
 
 
+def test_name_of_torchs_own_autograd_nodes_has_their_namespace():
+    """``name()`` of the nodes torch implements in its autograd's C++ namespace (a leaf's
+    AccumulateGrad, an indexed write's CopySlices, an op without a derivative) carries it; the
+    class name and a tensor's repr do not."""
+    got = []
+    for m in (torch, torchlike):
+        x = m.ones(3, requires_grad=True)
+        w = x.clone()
+        w[0] = 5.0
+        nodes = [(x * 1).grad_fn.next_functions[0][0], w.grad_fn, (x // 2).grad_fn]
+        got.append(([n.name() for n in nodes], [type(n).__name__ for n in nodes], repr(w)))
+    assert got[1] == got[0]
+    assert got[0][0] == ["torch::autograd::AccumulateGrad", "torch::autograd::CopySlices",
+                         "torch::autograd::NotImplemented"]
+    assert got[0][2].endswith("grad_fn=<CopySlices>)")
+
+
 # op-table rows whose node name differs from torch's: row -> (torch's, torchlike's). Most are ops
 # torch composes from others (einsum ends in a ViewBackward0) that torchlike runs as one op.
 NODE_NAME_GAPS = {

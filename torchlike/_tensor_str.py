@@ -24,6 +24,12 @@ class _PrintOptions:
 PRINT_OPTS = _PrintOptions()
 
 
+
+def _node_name(fn):
+    """A grad_fn as a tensor's repr names it: without the C++ namespace ``name()`` gives
+    torch's own nodes (``<CopySlices>``)."""
+    return fn.name().rsplit("::", 1)[-1]
+
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None):
     """torch.set_printoptions."""
@@ -186,7 +192,7 @@ def _meta_repr(t, prefix):
     if t.dtype is not D.get_default_dtype():
         parts.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:
-        parts.append(f"grad_fn=<{t.grad_fn.name()}>")
+        parts.append(f"grad_fn=<{_node_name(t.grad_fn)}>")
     elif t.requires_grad:
         parts.append("requires_grad=True")
     return prefix + ", ".join(parts) + ")"
@@ -214,7 +220,7 @@ def tensor_repr(t, prefix="tensor("):
             suffixes.append("dtype=" + repr(dt))
         body = _values_str(a, dt, indent)
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{_node_name(t.grad_fn)}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     fw = t.__dict__.get("_fw")           # a forward AD tangent (torchlike.autograd.forward_ad)

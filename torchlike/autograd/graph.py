@@ -260,7 +260,8 @@ class Node:
         self.packed = None                # (unpack_hook, entries): saved_hooks.py
 
     def name(self) -> str:
-        return self._name
+        n = self._name
+        return "torch::autograd::" + n if n in _CPP_NODES else n
 
     def __repr__(self):
         return f"<{self._name} object at {hex(id(self))}>"
@@ -438,6 +439,12 @@ def node_class(name):
                                                          "__module__": "builtins",
                                                          "__qualname__": name})
     return cls
+
+
+# nodes torch implements in its autograd's own C++ namespace: ``name()`` says so (their class
+# name and repr do not)
+_CPP_NODES = frozenset({"AccumulateGrad", "CopySlices", "NotImplemented", "Error",
+                        "DelayedError", "GraphRoot"})
 
 
 class AccumulateGrad(Node):
