@@ -2323,6 +2323,16 @@ def _qr(p, ins, outs):
     return f
 
 
+@rule("geqrf")
+def _geqrf(p, ins, outs):
+    da, dt = np.dtype(outs[0].dtype), np.dtype(outs[1].dtype)
+
+    def f(x):
+        h, tau = np.linalg.qr(x, mode="raw")        # (LAPACK's geqrf, its matrix transposed)
+        return [np.swapaxes(h, -1, -2).astype(da), tau.astype(dt, copy=False)]
+    return f
+
+
 @rule("eig")
 def _eig(p, ins, outs):
     if p.get("compute_left_eigenvectors"):
