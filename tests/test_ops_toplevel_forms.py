@@ -193,3 +193,51 @@ def test_half_precision_norms_accumulate_in_float32_as_torch(name, dt):
              "renorm_rows": lambda: m.renorm(x, 2, 0, 5.0)[:, :3]}[name]
         outs.append(f().float().numpy() if m is torch else f().float().numpy())
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-2)
+
+
+# torch's top-level in-place forms of nn ops: each writes into its input and returns it
+INPLACE = {
+    "selu_": lambda m, x: m.selu_(x),
+    "celu_": lambda m, x: m.celu_(x, 2.0),
+    "rrelu_eval": lambda m, x: m.rrelu_(x, 0.1, 0.3),
+    "threshold_": lambda m, x: m.threshold_(x, 0.1, 20.0),
+    "dropout_eval": lambda m, x: m.dropout_(x, 0.5, False),
+    "dropout_p0": lambda m, x: m.dropout_(x, 0.0, True),
+    "dropout_p1": lambda m, x: m.dropout_(x, 1.0, True),
+    "alpha_dropout_eval": lambda m, x: m.alpha_dropout_(x, 0.5, False),
+    "alpha_dropout_p1": lambda m, x: m.alpha_dropout_(x, 1.0, True),
+    "functional_alpha_dropout_p1": lambda m, x: m.nn.functional.alpha_dropout(x, 1.0, True,
+                                                                              inplace=True),
+    "feature_dropout_eval": lambda m, x: m.feature_dropout_(x, 0.5, False),
+    "feature_dropout_p1": lambda m, x: m.feature_dropout_(x, 1.0, True),
+    "feature_alpha_dropout_p1": lambda m, x: m.feature_alpha_dropout_(x, 1.0, True),
+    "dropout_bad_p_not_training": lambda m, x: m.dropout_(x, 1.5, False),
+    "dropout_bad_p": lambda m, x: m.dropout(x, -1, True),
+    "feature_alpha_dropout_bad_p": lambda m, x: m.feature_alpha_dropout(x, 2.0, True),
+    "selu_leaf_requiring_grad": lambda m, x: m.selu_(x.requires_grad_()),
+    "embedding_renorm_": lambda m, x: m.embedding_renorm_(x[0], m.tensor([0, 2]), 1.0, 2.0),
+    "embedding_renorm_int32_repeated": lambda m, x: m.embedding_renorm_(
+        x[1], m.tensor([[1, 1], [2, 1]], dtype=m.int32), 0.3, 1.0),
+    "embedding_renorm_float_indices": lambda m, x: m.embedding_renorm_(
+        x[0], m.tensor([0.0, 2.0]), 1.0, 2.0),
+}
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_toplevel_inplace_nn_forms_write_their_input(name):
+    import torch
+
+    import torchlike
+    seen = []
+    for m in (torch, torchlike):
+        x = m.tensor(X)
+        try:
+            r = INPLACE[name](m, x)
+        except Exception as e:  # noqa: BLE001
+            seen.append((type(e).__name__, str(e)))
+            continue
+        base = x[0] if name.startswith("embedding_renorm_") and "int32" not in name else \
+            x[1] if "int32" in name else x
+        seen.append((r is base or r.data_ptr() == base.data_ptr(),
+                     np.round(x.detach().numpy(), 5).tolist()))
+    assert seen[1] == seen[0]

@@ -190,19 +190,48 @@ def _nn_toplevel(F):
     def log_softmax(input, dim, dtype=None):
         return F.log_softmax(input, dim, dtype=dtype)
 
+    # the dropouts (and their in-place forms, torch.dropout_(input, p, train)) check p as
+    # ATen does: a RuntimeError, also when not training
+    def _p(p):
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
+        return p
+
     def dropout(input, p, train):
-        return F.dropout(input, p, training=train)
+        return F.dropout(input, _p(p), training=train)
 
     def alpha_dropout(input, p, train):
-        return F.alpha_dropout(input, p, training=train)
+        return F.alpha_dropout(input, _p(p), training=train)
 
     def feature_alpha_dropout(input, p, train):
-        return F.feature_alpha_dropout(input, p, training=train)
+        return F.feature_alpha_dropout(input, _p(p), training=train)
 
-    def feature_dropout(input, p, train):
-        return F.dropout2d(input, p, training=train) if input.dim() == 4 else \
-            F.dropout1d(input, p, training=train) if input.dim() == 3 else \
-            F.dropout3d(input, p, training=train)
+    def feature_dropout(input, p, train, inplace=False):
+        _p(p)
+        return F.dropout2d(input, p, training=train, inplace=inplace) if input.dim() == 4 else \
+            F.dropout1d(input, p, training=train, inplace=inplace) if input.dim() == 3 else \
+            F.dropout3d(input, p, training=train, inplace=inplace)
+
+    def dropout_(input, p, train):
+        return F.dropout(input, _p(p), training=train, inplace=True)
+
+    def alpha_dropout_(input, p, train):
+        return F.alpha_dropout(input, _p(p), training=train, inplace=True)
+
+    def feature_alpha_dropout_(input, p, train):
+        return F.feature_alpha_dropout(input, _p(p), training=train, inplace=True)
+
+    def feature_dropout_(input, p, train):
+        return feature_dropout(input, p, train, inplace=True)
+
+    def embedding_renorm_(input, indices, max_norm, norm_type):
+        if indices.dtype.is_floating_point or indices.dtype.is_complex:
+            raise RuntimeError(f"Expected tensor for argument #2 'indices' to have one of the "
+                               f"following scalar types: Long, Int; but got "
+                               f"{indices.type()} instead (while checking arguments for "
+                               f"embedding_renorm_)")
+        F._embedding_renorm_(input, indices, float(max_norm), float(norm_type))
+        return input
 
     def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
                    cudnn_enable=True):
@@ -305,7 +334,10 @@ def _nn_toplevel(F):
 
     table = dict(softmax=softmax, log_softmax=log_softmax, dropout=dropout,
                  alpha_dropout=alpha_dropout, feature_alpha_dropout=feature_alpha_dropout,
-                 feature_dropout=feature_dropout, layer_norm=layer_norm, group_norm=group_norm,
+                 feature_dropout=lambda input, p, train: feature_dropout(input, p, train),
+                 dropout_=dropout_, alpha_dropout_=alpha_dropout_,
+                 feature_alpha_dropout_=feature_alpha_dropout_, feature_dropout_=feature_dropout_,
+                 embedding_renorm_=embedding_renorm_, layer_norm=layer_norm, group_norm=group_norm,
                  batch_norm=batch_norm, instance_norm=instance_norm, embedding=embedding,
                  threshold=threshold, rms_norm=rms_norm, adaptive_max_pool1d=adaptive_max_pool1d,
                  max_pool1d_with_indices=max_pool1d_with_indices,
@@ -320,7 +352,7 @@ def _nn_toplevel(F):
     # the same signature at the top level as in nn.functional
     for n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "adaptive_avg_pool1d", "bilinear", "celu", "selu", "prelu",
-              "rrelu", "hardshrink", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+              "rrelu", "celu_", "selu_", "rrelu_", "threshold_", "hardshrink", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
               "pairwise_distance", "cosine_similarity", "pdist", "native_channel_shuffle"):
         f = _same(n)
         if f is not None:

@@ -993,9 +993,11 @@ def _alpha_impl(input, p, training, inplace, mask_shape):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * _tl.zeros((), dtype=input.dtype)
-    _dropout_float_only(input)
-    out = apply(_alpha_dropout, input, _random.next_key(), p=float(p), mask_shape=mask_shape)
+        out = input * _tl.zeros((), dtype=input.dtype)
+    else:
+        _dropout_float_only(input)
+        out = apply(_alpha_dropout, input, _random.next_key(), p=float(p),
+                    mask_shape=mask_shape)
     return _inplace(input, out) if inplace else out
 
 
