@@ -501,3 +501,137 @@ def test_update_bn_matches_torch():
     for a, b in zip(res["torchlike"][:3], res["torch"][:3]):
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6)
     assert res["torchlike"][3] == res["torch"][3] == 0.1
+
+
+# ---------------------------------------------------------------------------- Muon
+# Muon orthogonalizes each update in bfloat16 (as torch does): torchlike's Newton-Schulz
+# iterations are torch's bit for bit, but an update one float32 ulp away (torch's lerp kernel
+# fuses its multiply-add) can round to a neighbouring bfloat16, which moves a parameter by about
+# lr * 2**-8: the tolerances below are that, over 50 steps
+MUON_SHAPES = [(6, 4), (4, 6), (5, 5)]
+MUON_P0 = [R.standard_normal(s).astype(np.float32) for s in MUON_SHAPES]
+MUON_GRADS = [[R.standard_normal(s).astype(np.float32) for s in MUON_SHAPES]
+              for _ in range(STEPS)]
+MUON_CASES = [dict(), dict(lr=0.02), dict(lr=0.02, nesterov=False, weight_decay=0.0),
+              dict(lr=0.01, momentum=0.5, adjust_lr_fn="match_rms_adamw"),
+              dict(lr=0.01, ns_steps=3, eps=1e-3, ns_coefficients=(2.0, -1.5, 0.5))]
+
+
+def _muon_run(m, kw, steps):
+    ps = [m.tensor(a.copy(), requires_grad=True) for a in MUON_P0]
+    opt = m.optim.Muon(ps, **kw)
+    for t in steps:
+        for p, g in zip(ps, MUON_GRADS[t]):
+            p.grad = m.tensor(g)
+        opt.step()
+    return ps, opt
+
+
+@pytest.mark.parametrize("kw", MUON_CASES, ids=lambda kw: "-".join(f"{k}={v}" for k, v in
+                                                                     kw.items()) or "defaults")
+def test_muon_50_steps_match_torch(kw):
+    tps, topt = _muon_run(torch, kw, range(STEPS))
+    lps, lopt = _muon_run(torchlike, kw, range(STEPS))
+    tol = kw.get("lr", 1e-3) * 2 ** -6
+    assert_params(lps, tps, rtol=1e-5, atol=tol)
+    assert_state(lopt, topt, rtol=1e-5, atol=1e-5)
+    # resumed from its state_dict half way: the same steps
+    _, half = _muon_run(torchlike, kw, range(25))
+    resumed = [torchlike.tensor(_np(p), requires_grad=True)
+               for p in half.param_groups[0]["params"]]
+    ropt = torchlike.optim.Muon(resumed, **kw)
+    ropt.load_state_dict(copy.deepcopy(half.state_dict()))
+    for t in range(25, STEPS):
+        for p, g in zip(resumed, MUON_GRADS[t]):
+            p.grad = torchlike.tensor(g)
+        ropt.step()
+    assert_params(resumed, tps, rtol=1e-5, atol=tol)
+
+
+def test_muon_errors_and_state_as_torch():
+    w = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+
+    def mk(m, **kw):
+        p = m.nn.Parameter(m.tensor(w))
+        return p, m.optim.Muon([p], **kw)
+
+    def bad_steps(m, **kw):
+        # torch meets the bad option orthogonalizing the first parameter: every momentum
+        # buffer is made, the first one updated
+        p, o = mk(m, **kw)
+        q = m.nn.Parameter(m.ones(2, 2))
+        o.add_param_group({"params": [q]})
+        p.grad, q.grad = m.ones(3, 4), m.ones(2, 2)
+        with pytest.raises(ValueError) as e:
+            o.step()
+        return (str(e.value), o.state[p]["momentum_buffer"].numpy().round(6).tolist(),
+                [len(o.state[x]) for x in (p, q)])
+
+    def complex_param(m):
+        p = m.nn.Parameter(m.ones(2, 2, dtype=m.complex64))
+        o = m.optim.Muon([p])
+        p.grad = m.ones(2, 2, dtype=m.complex64)
+        o.step()
+
+    cases = {
+        "1d": lambda m: m.optim.Muon([m.nn.Parameter(m.ones(3))]),
+        "3d": lambda m: m.optim.Muon([m.nn.Parameter(m.ones(2, 2, 2))]),
+        "lr": lambda m: mk(m, lr=-1.0),
+        "momentum": lambda m: mk(m, momentum=-1.0),
+        "weight_decay": lambda m: mk(m, weight_decay=-1.0),
+        "adjust_lr_fn": lambda m: mk(m, adjust_lr_fn="x"),
+        "tensor_lr": lambda m: mk(m, lr=m.ones(2)),
+        "complex": complex_param,
+        "ns_steps": lambda m: bad_steps(m, ns_steps=100),
+        "ns_coefficients": lambda m: bad_steps(m, ns_coefficients=(1.0, 2.0)),
+        "repr_and_defaults": lambda m: (repr(mk(m)[1]), sorted(mk(m)[1].defaults.items())),
+    }
+    for name, f in cases.items():
+        seen = []
+        for m in (torch, torchlike):
+            try:
+                seen.append(("ok", f(m) if name in ("ns_steps", "ns_coefficients",
+                                                   "repr_and_defaults") else None))
+            except Exception as e:  # noqa: BLE001
+                seen.append((type(e).__name__, str(e)))
+        assert seen[1] == seen[0], name
+
+
+@pytest.mark.parametrize("how", ["fused", "compiled"])
+def test_muon_trains_in_fused_eager_and_compiled_steps(how):
+    """A 2-layer network trained with Muon: fused eager and ``torchlike.compile`` follow
+    torch's losses."""
+    import contextlib
+
+    import torchlike.eager
+    rs = np.random.default_rng(5)
+    w1 = (rs.standard_normal((16, 8)) * 0.3).astype(np.float32)
+    w2 = (rs.standard_normal((4, 16)) * 0.3).astype(np.float32)
+    x0 = rs.standard_normal((32, 8)).astype(np.float32)
+    y0 = rs.integers(0, 4, 32)
+    losses = []
+    for m in (torch, torchlike):
+        model = m.nn.Sequential(m.nn.Linear(8, 16, bias=False), m.nn.ReLU(),
+                                m.nn.Linear(16, 4, bias=False))
+        with m.no_grad():
+            model[0].weight.copy_(m.tensor(w1))
+            model[2].weight.copy_(m.tensor(w2))
+        opt = m.optim.Muon(model.parameters(), lr=0.02)
+        x, y = m.tensor(x0), m.tensor(y0)
+
+        def step(x, y):
+            loss = m.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        ctx = contextlib.nullcontext()
+        if m is torchlike:
+            if how == "compiled":
+                step = torchlike.compile(step)
+            else:
+                ctx = torchlike.eager.fused()
+        with ctx:
+            losses.append([step(x, y).item() for _ in range(8)])
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-5, atol=1e-6)
+    assert losses[0][-1] < losses[0][0]

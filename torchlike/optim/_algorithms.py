@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from .optimizer import Optimizer, cast, lerp, _zero_scalar, _layout_of
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "Adafactor"]
+           "Rprop", "ASGD", "Adafactor", "Muon"]
 
 F64 = jnp.float64
 
@@ -744,3 +744,106 @@ class Adafactor(Optimizer):
             out["col_var"].append(col if g.ndim > 1 else None)
             out["variance"].append(var if g.ndim <= 1 else None)
         return new_p, out
+
+
+# ---------------------------------------------------------------------------- Muon
+_MUON_NS = (3.4445, -4.7750, 2.0315)        # Keller Jordan's quintic Newton-Schulz coefficients
+
+
+def _newton_schulz(g, coefficients, steps, eps):
+    """torch.optim's ``_zeropower_via_newtonschulz``: ``steps`` quintic iterations toward the
+    orthogonal factor of ``g``, in bfloat16 as torch runs them (each product accumulated in
+    float32 and its ``addmm`` rounded once, as torch's CPU kernels do)."""
+    a, b, c = (np.float32(v) for v in coefficients)
+    f32, bf16 = jnp.float32, jnp.bfloat16
+    x = g.astype(bf16)
+    wide = g.shape[0] > g.shape[1]
+    if wide:
+        x = x.T
+    norm = jnp.sqrt(jnp.sum(jnp.square(x.astype(f32)))).astype(bf16)
+    norm = jnp.maximum(norm, eps.astype(f32).astype(bf16))
+    x = (x.astype(f32) / norm.astype(f32)).astype(bf16)
+    for _ in range(steps):
+        gram = jnp.matmul(x, x.T, preferred_element_type=f32).astype(bf16)
+        poly = (b * gram.astype(f32) + c * jnp.matmul(gram, gram, preferred_element_type=f32)
+                ).astype(bf16)
+        x = (a * x.astype(f32) + jnp.matmul(poly, x, preferred_element_type=f32)).astype(bf16)
+    return x.T if wide else x
+
+
+class Muon(Optimizer):
+    """Muon (momentum orthogonalized by Newton-Schulz), for 2-D parameters, as
+    torch.optim.Muon."""
+
+    _elementwise = False        # (each update orthogonalizes a whole matrix)
+    _hp_keys = ("lr", "weight_decay", "momentum", "eps")
+    _state_keys = ("momentum_buffer",)
+
+    def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
+                 ns_coefficients=_MUON_NS, eps=1e-7, ns_steps=5, adjust_lr_fn=None):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}")
+        _check(0.0 <= momentum, f"momentum should be >= 0 but is: {momentum}")
+        _check(0.0 <= weight_decay, f"weight decay should be >= 0 but is: {weight_decay}")
+        _check(adjust_lr_fn in (None, "original", "match_rms_adamw"),
+               f"Adjust learning rate function {adjust_lr_fn} is not supported")
+        defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
+                        ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps,
+                        adjust_lr_fn=adjust_lr_fn)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.ndim != 2:
+                    raise ValueError(f"Muon only supports 2D parameters whereas we found a "
+                                     f"parameter with size: {p.size()}")
+
+    def _init_state(self, p, group):
+        if p.is_complex():
+            raise RuntimeError("Muon does not support complex parameters")
+        st = self.state[p]
+        if "momentum_buffer" not in st:
+            st["momentum_buffer"] = _zeros_like(p)
+
+    def _flags(self, group):
+        return (("nesterov", bool(group["nesterov"])),
+                ("ns_coefficients", tuple(float(c) for c in group["ns_coefficients"])),
+                ("ns_steps", int(group["ns_steps"])), ("adjust_lr_fn", group["adjust_lr_fn"]))
+
+    def _step_group(self, group):
+        steps, coefficients = group["ns_steps"], group["ns_coefficients"]
+        bad = ("Number of steps must be less than 100 for computational efficiency"
+               if steps >= 100 else "Coefficients must be a tuple of exactly 3 values"
+               if len(coefficients) != 3 else None)
+        if bad is not None:
+            # torch meets it orthogonalizing the first parameter: every buffer made, the first
+            # one updated
+            params = [p for p in group["params"] if p.grad is not None]
+            for p in params:
+                self._init_state(p, group)
+            if params:
+                from ..autograd.grad_mode import no_grad
+                with no_grad():
+                    self.state[params[0]]["momentum_buffer"].lerp_(params[0].grad,
+                                                                    1 - group["momentum"])
+            raise ValueError(bad)
+        super()._step_group(group)
+
+    @staticmethod
+    def _update(params, grads, state, hp, *, nesterov, ns_coefficients, ns_steps,
+                adjust_lr_fn):
+        new_p, new_buf = [], []
+        lr = hp["lr"]
+        for p, g, buf in zip(params, grads, state["momentum_buffer"]):
+            buf = lerp(buf, g, 1 - hp["momentum"])
+            update = lerp(g, buf, hp["momentum"]) if nesterov else buf
+            update = _newton_schulz(update, ns_coefficients, ns_steps, hp["eps"])
+            rows, cols = p.shape[:2]
+            if adjust_lr_fn is None or adjust_lr_fn == "original":
+                ratio = max(1.0, rows / cols) ** 0.5
+            else:                                       # "match_rms_adamw"
+                ratio = 0.2 * max(rows, cols) ** 0.5
+            p = p * cast(1 - lr * hp["weight_decay"], p)
+            new_p.append(p + cast(-(lr * ratio), p) * update.astype(p.dtype))
+            new_buf.append(buf)
+        return new_p, {"momentum_buffer": new_buf}
