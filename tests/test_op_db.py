@@ -117,6 +117,8 @@ DEDICATED = {
     'real': 'test_complex_autograd.py',
     'reciprocal_': 'in-place form: the _inplace rows of reciprocal',
     'relu_': 'in-place form: the _inplace rows of relu',
+    'pca_lowrank': 'test_lowrank.py',
+    'svd_lowrank': 'test_lowrank.py',
     'alpha_dropout_': 'test_ops_toplevel_forms.py, in-place nn forms',
     'celu_': 'test_ops_toplevel_forms.py, in-place nn forms',
     'dropout_': 'test_ops_toplevel_forms.py, in-place nn forms',

@@ -1212,3 +1212,83 @@ def _pivot_range(p, n):
     return jnp.where(jnp.any(a < 1), 1, jnp.where(jnp.any(a > n), 2, 0)).astype(jnp.int32)
 
 
+
+
+# ------------------------------------------------------------------ randomized low-rank SVD
+
+def _floating_dtype(A):
+    """The dtype the random projection is drawn in (integers: float32)."""
+    if A.is_complex() or A.dtype in (D.float16, D.float32, D.float64):
+        return A.dtype
+    return D.float32
+
+
+def _approximate_basis(A, q, niter=2, M=None):
+    """Q with q orthonormal columns such that Q Q^H (A - M) approximates A - M (Halko et al.,
+    2009, algorithm 4.4: a random projection refined by ``niter`` subspace iterations)."""
+    from .. import linalg, randn
+    niter = 2 if niter is None else niter
+    R = randn(A.shape[-1], q, dtype=_floating_dtype(A), device=A.device)
+    X = A @ R
+    if M is not None:
+        X = X - M @ R
+    Q = linalg.qr(X).Q
+    for _ in range(niter):
+        X = A.mH @ Q
+        if M is not None:
+            X = X - M.mH @ Q
+        Q = linalg.qr(X).Q
+        X = A @ Q
+        if M is not None:
+            X = X - M @ Q
+        Q = linalg.qr(X).Q
+    return Q
+
+
+def _svd_lowrank(A, q=6, niter=2, M=None):
+    from .. import linalg
+    q = 6 if q is None else q
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.size())
+    if m < n:
+        A = A.mH
+        if M is not None:
+            M = M.mH
+    Q = _approximate_basis(A, q, niter=niter, M=M)
+    B = Q.mH @ A
+    if M is not None:
+        B = B - Q.mH @ M
+    U, S, Vh = linalg.svd(B, full_matrices=False)
+    V = Vh.mH
+    U = Q.matmul(U)
+    if m < n:
+        U, V = V, U
+    return U, S, V
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """A nearly optimal rank-``q`` SVD ``(U, S, V)``, ``A - M ~ U diag(S) V^H``, by random
+    projection (Halko et al., 2009, algorithm 5.1); the projection is drawn from torchlike's
+    generator (DIFFERENCES: random streams)."""
+    return _svd_lowrank(A, q=q, niter=niter, M=M)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """Principal components of the rows of ``A`` (centered by default) as a low-rank SVD
+    ``(U, S, V)``: V's columns are the principal directions, ``S**2 / (m - 1)`` the
+    covariance's eigenvalues."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not (q >= 0 and q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than "
+                         f"min(m, n)={min(m, n)}")
+    if not (niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter=niter, M=None)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter=niter, M=None)
+
+
+__all__ += ["svd_lowrank", "pca_lowrank"]
