@@ -301,3 +301,52 @@ def test_mv_and_dot_run_in_lower_precision_difference():
         theirs = (torch.mv(ta.t(), tv[:3]).dtype, torch.dot(tv, tv).dtype)
     assert [str(d) for d in ours] == ["torch.bfloat16"] * 2
     assert theirs == (torch.float32, torch.float32)
+
+
+# torch's per-device autocast switches, deprecated for the forms taking a device type: each
+# warns torch's DeprecationWarning and answers as the new form (each call leaves the state as it
+# found it)
+def _round_trip(m, name, dev_value, default):
+    getattr(m, f"set_autocast_{name}")(dev_value)
+    got = (getattr(m, f"get_autocast_{name}") if "dtype" in name
+           else getattr(m, f"is_autocast_{name}"))()
+    getattr(m, f"set_autocast_{name}")(default)
+    return got
+
+
+DEPRECATED_AUTOCAST = {
+    "is_cpu": lambda m: m.is_autocast_cpu_enabled(),
+    "cpu_dtype": lambda m: m.get_autocast_cpu_dtype(),
+    "gpu_dtype": lambda m: m.get_autocast_gpu_dtype(),
+    "ipu_dtype": lambda m: m.get_autocast_ipu_dtype(),
+    "xla_dtype": lambda m: m.get_autocast_xla_dtype(),
+    "is_ipu": lambda m: m.is_autocast_ipu_enabled(),
+    "is_xla": lambda m: m.is_autocast_xla_enabled(),
+    "set_cpu_enabled": lambda m: (_round_trip(m, "cpu_enabled", True, False),
+                                  m.is_autocast_enabled("cpu")),
+    "set_cpu_dtype": lambda m: (_round_trip(m, "cpu_dtype", m.float16, m.bfloat16),
+                                m.get_autocast_dtype("cpu")),
+    "set_gpu_dtype": lambda m: _round_trip(m, "gpu_dtype", m.bfloat16, m.float16),
+    "set_xla_enabled": lambda m: _round_trip(m, "xla_enabled", True, False),
+    "set_ipu_dtype": lambda m: _round_trip(m, "ipu_dtype", m.bfloat16, m.float16),
+    "cache": lambda m: (m.is_autocast_cache_enabled(), m.set_autocast_cache_enabled(False),
+                        m.is_autocast_cache_enabled(), m.set_autocast_cache_enabled(True)),
+    "set_cpu_enabled_int": lambda m: m.set_autocast_cpu_enabled(1),
+    "set_cache_int": lambda m: m.set_autocast_cache_enabled(0),
+}
+
+
+@pytest.mark.parametrize("name", DEPRECATED_AUTOCAST)
+def test_deprecated_per_device_autocast_forms_as_torch(name):
+    seen = []
+    for m in (torch, torchlike):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                got = repr(DEPRECATED_AUTOCAST[name](m)).replace("torchlike.", "torch.")
+            except Exception as e:  # noqa: BLE001
+                got = (type(e).__name__, str(e))
+        seen.append((got, [(x.category.__name__, str(x.message).split(" (Triggered")[0])
+                           for x in w]))
+    assert seen[1] == seen[0]
+    assert not torchlike.is_autocast_enabled("cpu")

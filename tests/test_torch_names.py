@@ -25,7 +25,7 @@ CLASS_PATH_GAPS = {
     "OutOfMemoryError",     # torchlike.cuda.OutOfMemoryError (torch: torch.OutOfMemoryError)
     # optimizers live in one module (torch: one module each, torch.optim.sgd.SGD, ...)
     "ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "RAdam",
-    "RMSprop", "Rprop", "SGD",
+    "Muon", "RMSprop", "Rprop", "SGD",
 }
 
 

@@ -29,8 +29,7 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "set_default_device", "get_default_device", "set_warn_always", "is_warn_always_enabled",
            "set_flush_denormal", "is_autocast_enabled", "get_autocast_dtype",
-           "set_autocast_enabled", "set_autocast_dtype", "get_autocast_gpu_dtype",
-           "get_autocast_cpu_dtype", "is_autocast_cpu_enabled", "clear_autocast_cache",
+           "set_autocast_enabled", "set_autocast_dtype", "clear_autocast_cache",
            "pi", "e", "inf", "nan", "newaxis",
            "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged", "memory_format", "contiguous_format", "channels_last",
@@ -251,20 +250,99 @@ def set_autocast_dtype(device_type, dtype):
     return _amp().set_autocast_dtype(device_type, dtype)
 
 
-def get_autocast_gpu_dtype():
-    return _amp().get_autocast_dtype("cuda")
-
-
-def get_autocast_cpu_dtype():
-    return _amp().get_autocast_dtype("cpu")
-
-
-def is_autocast_cpu_enabled():
-    return _amp().is_autocast_enabled("cpu")
-
-
 def clear_autocast_cache():
     """torchlike's autocast keeps no cast cache: nothing to clear."""
+
+
+_CACHE = [True]
+
+
+def is_autocast_cache_enabled():
+    return _CACHE[0]
+
+
+def _bool(enabled):
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+
+
+def set_autocast_cache_enabled(enabled):
+    """torch's cache of autocast's casts (a speed switch; torchlike casts inside each op's
+    program, with no cache to turn off: the values are the same either way)."""
+    _bool(enabled)
+    _CACHE[0] = enabled
+
+
+# torch's per-device forms, deprecated for the forms taking a device type: each warns so. IPU
+# and XLA autocast never meets a tensor here (no such devices): their state is only kept
+_OTHER = {"ipu": [False, None], "xla": [False, None]}
+
+
+def _deprecated(old, new):
+    _warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                   DeprecationWarning, stacklevel=3)
+
+
+def _enabled(dev):
+    return _OTHER[dev][0] if dev in _OTHER else _amp().is_autocast_enabled(dev)
+
+
+def _set_enabled(dev, enabled):
+    if dev in _OTHER:
+        _OTHER[dev][0] = enabled
+    else:
+        _amp().set_autocast_enabled(dev, enabled)
+
+
+def _dtype(dev):
+    if dev in _OTHER:
+        from . import _dtype as D
+        got = _OTHER[dev][1]
+        return got if got is not None else (D.float16 if dev == "ipu" else D.bfloat16)
+    return _amp().get_autocast_dtype(dev)
+
+
+def _set_dtype(dev, dtype):
+    if dev in _OTHER:
+        _OTHER[dev][1] = dtype
+    else:
+        _amp().set_autocast_dtype(dev, dtype)
+
+
+def _per_device(name, dev):
+    """torch.<get/set/is>_autocast_<name>_<...>: the deprecated per-device forms."""
+    def is_enabled():
+        _deprecated(f"is_autocast_{name}_enabled()", f"is_autocast_enabled('{dev}')")
+        return _enabled(dev)
+
+    def set_enabled(enabled):
+        _bool(enabled)              # (torch's argument parser refuses it before the warning)
+        _deprecated(f"set_autocast_{name}_enabled(enabled)",
+                    f"set_autocast_enabled('{dev}', enabled)")
+        _set_enabled(dev, enabled)
+
+    def get_dtype():
+        _deprecated(f"get_autocast_{name}_dtype()", f"get_autocast_dtype('{dev}')")
+        return _dtype(dev)
+
+    def set_dtype(dtype):
+        _deprecated(f"set_autocast_{name}_dtype(dtype)", f"set_autocast_dtype('{dev}', dtype)")
+        _set_dtype(dev, dtype)
+
+    out = {f"get_autocast_{name}_dtype": get_dtype, f"set_autocast_{name}_dtype": set_dtype}
+    if name != "gpu":       # (torch.is_autocast_enabled() is cuda's, not deprecated)
+        out[f"is_autocast_{name}_enabled"] = is_enabled
+        out[f"set_autocast_{name}_enabled"] = set_enabled
+    for k, f in out.items():
+        f.__name__ = f.__qualname__ = k
+    return out
+
+
+for _name, _dev in (("cpu", "cpu"), ("gpu", "cuda"), ("ipu", "ipu"), ("xla", "xla")):
+    _made = _per_device(_name, _dev)
+    globals().update(_made)
+    __all__ += list(_made)
+__all__ += ["is_autocast_cache_enabled", "set_autocast_cache_enabled"]
 
 
 # ------------------------------------------------------------------ at import

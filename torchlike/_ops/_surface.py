@@ -126,11 +126,11 @@ _READS = {"norm": "layout"}     # torch's Python reads this attribute of ``input
 # checks them with ``refuse_non_tensors``
 REFUSING = ("adjoint", "binary_cross_entropy_with_logits", "bincount", "clone", "combinations",
             "conj", "count_nonzero", "detach", "diagonal_scatter", "dist", "dsplit", "equal",
-            "feature_dropout", "fill", "flip", "gradient", "group_norm", "histogramdd", "hsplit",
-            "imag", "is_distributed", "istft", "log_softmax", "logdet", "pinverse", "poisson",
-            "real", "resolve_conj", "rsub", "softmax", "squeeze", "std_mean", "tile", "trace",
-            "unique", "unique_consecutive", "var_mean", "view_as_complex", "view_as_real",
-            "vsplit")
+            "feature_dropout", "feature_dropout_", "fill", "flip", "gradient", "group_norm",
+            "histogramdd", "hsplit", "imag", "is_distributed", "istft", "log_softmax", "logdet",
+            "pinverse", "poisson", "real", "resolve_conj", "rsub", "softmax", "squeeze",
+            "std_mean", "tile", "trace", "unique", "unique_consecutive", "var_mean",
+            "view_as_complex", "view_as_real", "vsplit")
 
 
 def refuse_non_tensors(namespace):

@@ -288,7 +288,7 @@ class RNNBase(Module):
         wdt = self._flat_weights[0].dtype
         if input.dtype != wdt:
             import torchlike as _tl
-            if not (_tl.is_autocast_enabled() or _tl.is_autocast_cpu_enabled()):
+            if not (_tl.is_autocast_enabled() or _tl.is_autocast_enabled("cpu")):
                 raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
                                  f"({wdt}). Convert input: input.to({wdt}), or convert model: "
                                  f"model.to({input.dtype})")
