@@ -113,6 +113,16 @@ CASES = {
         memory_format=m.channels_last),
     "channels_last_3d": lambda m: _x(m, 2, 3, 4, 5, 2).to(memory_format=m.channels_last_3d),
     "empty_channels_last": lambda m: m.empty(2, 3, 4, 5, memory_format=m.channels_last),
+    "empty_strided_transposed": lambda m: m.empty_strided((2, 3), (1, 2)),
+    "empty_strided_3d": lambda m: m.empty_strided((2, 3, 4), (1, 8, 2)),
+    "empty_strided_contiguous": lambda m: m.empty_strided((2, 3), (3, 1)),
+    "empty_strided_size_1": lambda m: m.empty_strided((2, 1, 3), (1, 7, 2)),
+    "empty_strided_then_t": lambda m: m.empty_strided((2, 3), (1, 2)).t(),
+    "empty_strided_clone": lambda m: m.empty_strided((2, 3, 4), (1, 8, 2)).clone(),
+    "empty_permuted": lambda m: m.empty_permuted((2, 3, 4), (0, 2, 1)),
+    "empty_permuted_rotated": lambda m: m.empty_permuted((2, 3, 4), (2, 0, 1)),
+    "new_empty_strided": lambda m: m.ones(2, dtype=m.float64).new_empty_strided((2, 3),
+                                                                                 (1, 2)),
     "permuted_to_channels_last_layout": lambda m: _x(m, 2, 4, 5, 3).permute(0, 3, 1, 2),
 }
 
@@ -217,3 +227,34 @@ def test_pointwise_results_are_contiguous():
     y = _x(torchlike, 2, 3).t() + 1
     assert y.stride() == (2, 1) and y.is_contiguous()
     assert y.tolist() == (_x(torch, 2, 3).t() + 1).tolist()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.empty_strided((2, 3), (3,)),
+    lambda m: m.empty_strided((2, 3), (-1, 1)),
+    lambda m: m.ones(2).new_empty_strided((2, 3), (3,)),
+    lambda m: m.empty_permuted((2, 3), (0, 0)),
+    lambda m: m.empty_permuted((2, 3), (0,)),
+    lambda m: m.empty_permuted((2, 3), (1, -1)),
+    lambda m: m.ones(2, dtype=m.float64).new_empty_strided((2, 3), (3, 1), dtype=m.int32).dtype,
+    lambda m: m.ones(2).new_empty_strided([2, 3], [3, 1], requires_grad=True).requires_grad,
+], ids=["sizes", "negative", "new_sizes", "permuted_duplicate", "permuted_length", "permuted_range",
+        "new_dtype", "new_grad"])
+def test_strided_factories_as_torch(call):
+    seen = []
+    for m in (torch, torchlike):
+        try:
+            seen.append(("ok", str(call(m)).replace("torchlike", "torch")))
+        except Exception as e:  # noqa: BLE001
+            seen.append((type(e).__name__, str(e)))
+    assert seen[1] == seen[0]
+
+
+def test_empty_strided_with_gaps_or_overlaps_is_contiguous():
+    """DIFFERENCES.md: strides. A layout with gaps or overlapping elements has no row-major
+    form: such an ``empty_strided`` tensor is contiguous here (torch reports the strides asked
+    for, and an overlapping tensor's elements alias each other)."""
+    for stride in ((4, 1), (0, 1)):
+        t = torchlike.empty_strided((2, 3), stride)
+        assert torch.empty_strided((2, 3), stride).stride() == stride
+        assert t.stride() == (3, 1) and t.is_contiguous()

@@ -32,7 +32,8 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "set_autocast_enabled", "set_autocast_dtype", "clear_autocast_cache",
            "pi", "e", "inf", "nan", "newaxis",
            "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
-           "sparse_bsc", "jagged", "memory_format", "contiguous_format", "channels_last",
+           "sparse_bsc", "jagged", "memory_format", "contiguous_format", "legacy_contiguous_format",
+           "AcceleratorError", "FatalError", "channels_last",
            "channels_last_3d", "preserve_format", "_assert"]
 
 # ------------------------------------------------------------------ constants
@@ -95,9 +96,24 @@ class memory_format:
 
 
 contiguous_format = memory_format("contiguous_format")
+legacy_contiguous_format = contiguous_format        # (torch's alias: the same object)
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
+
+
+class AcceleratorError(RuntimeError):
+    """torch.AcceleratorError: an accelerator runtime's error (a RuntimeError)."""
+
+
+AcceleratorError.__module__ = "torchlike"
+
+
+class FatalError(Exception):
+    """torch.FatalError."""
+
+
+FatalError.__module__ = "torchlike"
 
 
 def _assert(condition, message):

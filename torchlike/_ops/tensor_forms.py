@@ -31,19 +31,48 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
-    """``empty(size)``: torchlike tensors are dense and contiguous (DIFFERENCES.md: strides)."""
+    """``empty(size)`` reporting ``stride`` (its layout, when non-overlapping and dense: the
+    values of torchlike's tensors are row-major arrays, their strides metadata; DIFFERENCES.md:
+    strides)."""
     from .._creation import empty
+    from .._strides import is_non_overlapping_and_dense, set_layout
+    size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
-    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    t = empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    if is_non_overlapping_and_dense(size, stride):
+        set_layout(t, stride)
+    return t
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
                    requires_grad=False, pin_memory=False):
-    from .._creation import empty
-    if sorted(physical_layout) != list(range(len(size))):
-        raise RuntimeError("Dimension order must be a permutation of the dimensions")
-    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    """``empty(size)`` laid out in memory in ``physical_layout``'s order of dims (outermost
+    first)."""
+    size, n = tuple(size), len(size)
+    if len(physical_layout) != n:
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {n} is not equal to "
+                           f"len(physical_layout) = {len(physical_layout)}")
+    seen = set()
+    for i, d in enumerate(physical_layout):
+        if not 0 <= d < n:
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {n - 1}, "
+                               f"but got {d} at index {i}).  NB: negative dims not currently "
+                               f"supported; file an issue if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    stride, acc = [0] * len(size), 1
+    for d in reversed(physical_layout):
+        stride[d] = acc
+        acc *= max(size[d], 1)
+    return empty_strided(size, stride, dtype=dtype, device=device,
+                         requires_grad=requires_grad)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
