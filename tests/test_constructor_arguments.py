@@ -470,3 +470,86 @@ def test_fold_unfold_constructor_as_torch(name, kw):
     got = both_outcomes(make, msg="exact")
     if got is not None:
         assert repr(got[0]) == repr(got[1])
+
+
+# data torch.tensor cannot read: the error torch's parser meets first (sizes read along the
+# first elements, then the inferred dtype, then each value as it is stored), worded for the
+# dtype when one is given; and nested sequences of uneven lengths
+BAD_DATA = ["x", ["a"], [1, "a"], None, {1: 2}, [None], [1, None], [[1], ["a"]], ["a", "b"],
+            [[1, 2], "ab"], [{}], [1.5, "a"], ("a",), [2 ** 70, None], [1, [2]],
+            [[1], [2, 3]], [[1], 2], [1.0, [2]], [True, [1]], [[1, 2], [3]],
+            [[[1]], [[1, 2]]], [[1], []], [[], [1]], [[[], [1]]], ["a", None], [[1, "a"], [3]],
+            b"x", [1, b"x"]]
+
+
+def _bytes_in_a_list(data):
+    return isinstance(data, list) and any(isinstance(x, bytes) for x in data)
+
+
+@pytest.mark.parametrize("data,dtype", [
+    (d, dt) for d in BAD_DATA for dt in (None, "float32", "int64", "bool", "complex64")
+    if dt is None or not _bytes_in_a_list(d)], ids=repr)
+def test_tensor_of_data_it_cannot_read_as_torch(data, dtype):
+    for fn in ("tensor", "as_tensor"):
+        seen = []
+        for m in (torch, torchlike):
+            kw = {} if dtype is None else {"dtype": getattr(m, dtype)}
+            try:
+                seen.append(str(getattr(m, fn)(data, **kw)).replace("torchlike", "torch"))
+            except Exception as e:  # noqa: BLE001
+                seen.append((type(e).__name__, str(e)))
+        assert seen[1] == seen[0], fn
+
+
+NEW_FILLED = {
+    "sizes": lambda m, t, f: f(2, 3), "tuple": lambda m, t, f: f((2, 3)),
+    "size_kw": lambda m, t, f: f(size=[2, 3]), "Size": lambda m, t, f: f(m.Size([2, 3])),
+    "none": lambda m, t, f: f(), "negative": lambda m, t, f: f(2, -1),
+    "float": lambda m, t, f: f(2.0), "two_tuples": lambda m, t, f: f((2,), 3),
+    "twice": lambda m, t, f: f(2, size=(3,)),
+    "layout": lambda m, t, f: f(2, layout=m.strided),
+    "pin_memory": lambda m, t, f: f(2, pin_memory=False),
+    "pin_memory_true": lambda m, t, f: f(2, pin_memory=True),
+    "dtype_grad": lambda m, t, f: f(2, dtype=m.float16, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("method", ["new_zeros", "new_ones", "new_empty"])
+@pytest.mark.parametrize("case", NEW_FILLED)
+def test_new_filled_tensors_as_torch(method, case):
+    seen = []
+    for m in (torch, torchlike):
+        t = m.ones(2, dtype=m.float64)
+        try:
+            r = NEW_FILLED[case](m, t, getattr(t, method))
+            seen.append((tuple(r.shape), str(r.dtype).replace("torchlike", "torch"),
+                         r.requires_grad, r.stride(),
+                         None if method == "new_empty" else r.tolist()))
+        except Exception as e:  # noqa: BLE001
+            seen.append((type(e).__name__, str(e)))
+    assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.new_full((2, 3), 5), lambda t: t.new_full(2, 1),
+    lambda t: t.new_full((2,), 1, layout=t.new_zeros(1).layout, pin_memory=False),
+    lambda t: t.new_full((-1,), 1.0), lambda t: t.new_full(2.0, 1)],
+    ids=["plain", "int_size", "layout", "negative", "float_size"])
+def test_new_full_as_torch(call):
+    seen = []
+    for m in (torch, torchlike):
+        try:
+            r = call(m.ones(2, dtype=m.float64))
+            seen.append((tuple(r.shape), str(r.dtype).replace("torchlike", "torch"), r.tolist()))
+        except Exception as e:  # noqa: BLE001
+            seen.append((type(e).__name__, str(e)))
+    assert seen[1] == seen[0]
+
+
+def test_bytes_in_a_list_with_a_dtype_raise():
+    """DIFFERENCES.md: given a dtype, torch reads a bytes element as a sequence of its byte
+    values (``torch.tensor([b"x"], dtype=torch.float32)`` is ``[[120.]]``); torchlike raises
+    the TypeError it raises for any other element that is not a number."""
+    assert torch.tensor([b"x"], dtype=torch.float32).tolist() == [[120.0]]
+    with pytest.raises(TypeError, match="must be real number, not bytes"):
+        torchlike.tensor([b"x"], dtype=torchlike.float32)

@@ -47,7 +47,7 @@ def _pin_error():
                               "pin_memory=False (transfers with .to(device) still work)")
 
 
-def _infer_np(data):
+def _infer_np(data, dtype=None):
     """Convert nested Python data to numpy with torch's dtype inference.
 
     Returns ``(array, dtype, python)``; ``python`` is True when ``data`` was Python numbers
@@ -61,7 +61,7 @@ def _infer_np(data):
         return np.asarray(data), D.from_jax(data.dtype), True
     if isinstance(data, (list, tuple)):
         if any(isinstance(x, Tensor) for x in data):
-            parts = [_infer_np(x) for x in data]
+            parts = [_infer_np(x, dtype) for x in data]
             dt = parts[0][1]
             for _, d, _p in parts[1:]:
                 dt = D._promote2(dt, d)
@@ -70,11 +70,16 @@ def _infer_np(data):
         a = np.array(data)
     except OverflowError:
         a = np.array(data, dtype=object)
+    except ValueError:
+        err, sizes = _bad_data(data, dtype)
+        if err is not None:
+            raise err from None
+        a = np.zeros(sizes)         # (torch reads no element past a size of 0: [[], [1]])
     k = a.dtype.kind
     if k in "uO" or (k == "f" and a.size and bool((np.abs(a) >= _TWO63).any())):
         # ints outside int64 (numpy made them uint64, object or float64): torch's rules need
         # the Python values themselves (rare: the common path above is one numpy call)
-        return _scan_python(data), None, True
+        return _scan_python(data, dtype), None, True
     if k == "b":
         dt = D.bool
     elif k in "iu":
@@ -86,8 +91,71 @@ def _infer_np(data):
     elif a.size == 0:
         dt = D.get_default_dtype()
     else:
-        raise TypeError(f"Could not infer dtype of {a.dtype}")
+        raise _bad_data(data, dtype)[0] or TypeError(f"Could not infer dtype of {a.dtype}")
     return a, dt, True
+
+
+def _bad_data(data, dtype=None):
+    """(torch's error for ``data``, or None, and the sizes read from it), in the order
+    torch.tensor's parser meets them: the sizes, read along the first elements (a string
+    there: ValueError); without a dtype, the dtype inferred from every element (None, a
+    dict: RuntimeError); then each value as it is stored (a sequence of another length:
+    ValueError; a value that is not a number: TypeError, worded for the dtype). No element is
+    read past a size of 0 (``[[], [1]]`` is a (2, 0) tensor)."""
+    sizes = []
+    head = data
+    while isinstance(head, (list, tuple)):
+        sizes.append(len(head))
+        if not head:
+            break
+        head = head[0]
+    if isinstance(head, str) and head is not data:
+        return ValueError("too many dimensions 'str'"), ()
+    if not sizes and isinstance(data, (str, bytes)):
+        return TypeError(f"new(): invalid data type '{type(data).__name__}'"), ()
+    numbers = (bool, int, float, complex, np.generic, np.ndarray, Tensor)
+    if dtype is None:
+        def no_dtype(x):        # (the first element with no dtype,) or None
+            if isinstance(x, (list, tuple)):
+                return next((b for b in map(no_dtype, x) if b is not None), None)
+            return None if isinstance(x, numbers + (str, bytes)) else (x,)
+        bad = no_dtype(data)
+        if bad is not None:
+            return RuntimeError(f"Could not infer dtype of {type(bad[0]).__name__}"), ()
+
+        def kinds(x):
+            if isinstance(x, (list, tuple)):
+                return any(map(kinds, x))
+            return isinstance(x, (float, complex, np.floating, np.complexfloating))
+        real = kinds(data)
+    else:
+        real = D.to_dtype(dtype).category >= D._FLOAT
+    integer = dtype is not None and D.to_dtype(dtype).category == D._INT
+
+    def value_error(x):
+        if dtype is None and isinstance(x, (str, bytes)):
+            return TypeError(f"new(): invalid data type '{type(x).__name__}'")
+        if real:
+            return TypeError(f"must be real number, not {type(x).__name__}")
+        return TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+
+    def walk(x, d):
+        if d == len(sizes):
+            if isinstance(x, (list, tuple)) or not isinstance(x, numbers):
+                return value_error(x)
+            if integer and x.__class__ is int and not -2 ** 63 <= x < 2 ** 63:
+                return ValueError("Overflow when unpacking long long")
+            return None
+        if not isinstance(x, (list, tuple, str)):       # (a string is a sequence there)
+            return TypeError("not a sequence")
+        if sizes[d] == 0:
+            return None
+        if len(x) != sizes[d]:
+            return ValueError(f"expected sequence of length {sizes[d]} at dim {d} "
+                              f"(got {len(x)})")
+        return next((e for e in (walk(y, d + 1) for y in x) if e is not None), None)
+
+    return walk(data, 0), tuple(sizes)
 
 
 _TWO63 = 2.0 ** 63
@@ -102,7 +170,7 @@ class _Scanned:
         self.data, self.kind, self.big = data, kind, big
 
 
-def _scan_python(data):
+def _scan_python(data, dtype=None):
     kinds = set()
     big = [False]
 
@@ -123,7 +191,8 @@ def _scan_python(data):
         elif isinstance(x, complex):
             kinds.add("c")
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            raise _bad_data(data, dtype)[0] or TypeError(
+                f"Could not infer dtype of {type(x).__name__}")
 
     walk(data)
     kind = next((k for k in "cfib" if k in kinds), "f")
@@ -183,7 +252,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """
     _check_kw("tensor", dtype=dtype, device=device, requires_grad=requires_grad,
               pin_memory=pin_memory)
-    a, dt, python = _infer_np(data)
+    a, dt, python = _infer_np(data, dtype)
     if dt is None:
         # scanned Python data (ints outside int64): torch's inference, then its conversion
         dt = D.to_dtype(dtype) if dtype is not None else (

@@ -105,13 +105,34 @@ def _new_size(name, args, size):
     if size is None:
         return args
     if args:
-        raise TypeError(f"{name}() received an invalid combination of arguments: the size was "
-                        "given both positionally and as size=")
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
     return (size,)
 
 
 def _new_device(self, device):
     return self.device if device is None else device
+
+
+def _as_method(name, factory, *args, **kwargs):
+    """``factory(*args, **kwargs)`` for Tensor method ``name``: torch's argument errors name
+    the method (``new_zeros(): argument 'size' ...``), and a negative size is reported as
+    the method's empty allocation reports it."""
+    fname = factory.__name__
+    try:
+        return factory(*args, **kwargs)
+    except TypeError as e:
+        msg = str(e)
+        if msg.startswith(fname + "()"):
+            raise TypeError(name + msg[len(fname):]) from None
+        raise
+    except RuntimeError as e:
+        if str(e) == f"{fname}: Dimension size must be non-negative.":
+            dims = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) \
+                else list(args)
+            bad = next(d for d in dims if d < 0)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                               f"{dims}") from None
+        raise
 
 
 @method("new_tensor")
@@ -121,25 +142,33 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
                   requires_grad=requires_grad)
 
 
-@method("new_zeros")
-def _new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False):
-    from .._creation import zeros
-    return zeros(*_new_size("new_zeros", args, size), dtype=dtype or self.dtype,
-                 device=_new_device(self, device), requires_grad=requires_grad)
+def _new_filled(name, factory):
+    def new(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+            pin_memory=False):
+        return _as_method(name, factory, *_new_size(name, args, size),
+                          dtype=dtype or self.dtype, device=_new_device(self, device),
+                          requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+    new.__name__ = new.__qualname__ = name
+    return new
 
 
-@method("new_ones")
-def _new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False):
-    from .._creation import ones
-    return ones(*_new_size("new_ones", args, size), dtype=dtype or self.dtype,
-                device=_new_device(self, device), requires_grad=requires_grad)
+def _declare_new_filled():
+    from .. import _creation
+    for name, factory in (("new_zeros", _creation.zeros), ("new_ones", _creation.ones),
+                          ("new_empty", _creation.zeros)):
+        method(name)(_new_filled(name, factory))
+
+
+_declare_new_filled()
 
 
 @method("new_full")
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+              layout=None, pin_memory=False):
     from .._creation import full
-    return full(size, fill_value, dtype=dtype or self.dtype, device=_new_device(self, device),
-                requires_grad=requires_grad)
+    return _as_method("new_full", full, size, fill_value, dtype=dtype or self.dtype,
+                      device=_new_device(self, device), requires_grad=requires_grad,
+                      layout=layout, pin_memory=pin_memory)
 
 
 @method("new_empty_strided")
@@ -150,8 +179,3 @@ def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_
                          device=_new_device(self, device), requires_grad=requires_grad)
 
 
-@method("new_empty")
-def _new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False):
-    from .._creation import zeros
-    return zeros(*_new_size("new_empty", args, size), dtype=dtype or self.dtype,
-                 device=_new_device(self, device), requires_grad=requires_grad)
