@@ -1,5 +1,6 @@
 """Functions given something that is not a tensor where torch wants one: torch's TypeError, in
 its words (the tensor queries, and every op family function whose first argument is ``input``)."""
+import numpy as np
 import pytest
 import torch
 
@@ -179,3 +180,37 @@ def test_nn_functional_of_a_non_tensor_raises_as_torch(value):
                 wrong.append((name, n, want, got))
     assert not wrong, "\n".join(f"{w[0]} {w[1]}: torch {w[2][0].__name__} {w[2][1][:70]!r} "
                                  f"torchlike {w[3][0].__name__} {w[3][1][:70]!r}" for w in wrong)
+
+
+# Python's operators with an operand torch's operators do not take (a list, a tuple, None, a
+# string, a dict, any object): torch returns NotImplemented, so Python raises its TypeError, or
+# compares identities for == and != (``x == None`` is False, ``x == [1, 1]`` is False: no
+# elementwise comparison). Numbers and numpy scalars are taken.
+OPERATOR_CASES = {
+    "eq_none": lambda m, x: x == None,  # noqa: E711
+    "ne_none": lambda m, x: x != None,  # noqa: E711
+    "none_eq": lambda m, x: None == x,  # noqa: E711
+    "eq_str": lambda m, x: x == "a", "ne_str": lambda m, x: x != "a",
+    "eq_object": lambda m, x: x == object(), "eq_list": lambda m, x: x == [1, 1],
+    "eq_tuple": lambda m, x: x == (1, 1), "eq_dict": lambda m, x: x == {},
+    "lt_none": lambda m, x: x < None, "add_none": lambda m, x: x + None,
+    "add_list": lambda m, x: x + [1, 1], "list_add": lambda m, x: [1, 1] + x,
+    "mul_none": lambda m, x: x * None, "pow_none": lambda m, x: x ** None,
+    "and_none": lambda m, x: x & None, "matmul_list": lambda m, x: x @ [1.0, 1.0],
+    "list_truediv": lambda m, x: [1.0, 1.0] / x, "tuple_mul": lambda m, x: (1,) * x,
+    "iadd_list": lambda m, x: x.__iadd__([1, 1]),
+    "add_numpy_scalar": lambda m, x: x + np.float32(2), "add_bool": lambda m, x: x + True,
+    "mul_complex": lambda m, x: x * (2 + 1j), "rsub": lambda m, x: 2 - x,
+    "rpow": lambda m, x: 2 ** x, "eq_tensor": lambda m, x: x == x,
+}
+
+
+@pytest.mark.parametrize("name", OPERATOR_CASES)
+def test_operators_with_an_operand_torch_does_not_take(name):
+    seen = []
+    for m in (torch, torchlike):
+        try:
+            seen.append(repr(OPERATOR_CASES[name](m, m.ones(2))).replace("torchlike", "torch"))
+        except Exception as e:  # noqa: BLE001
+            seen.append((type(e).__name__, str(e)))
+    assert seen[1] == seen[0]

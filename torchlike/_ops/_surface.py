@@ -438,19 +438,43 @@ def _write_declared(ns, Tensor):
         setattr(o, n, obj)
 
 
+_UNARY = frozenset({"__neg__", "__abs__", "__invert__", "__pos__"})
+
+
+def _operand_checked(f, operands):
+    """Binary operator ``f``, returning NotImplemented for an operand torch's operators do
+    not take (a list, a tuple, None, a string): Python then raises its TypeError, or, for
+    ``==`` and ``!=``, compares identities (``x == None`` is False, as in torch)."""
+    def op(self, other):
+        if other.__class__ in operands or isinstance(other, operands):
+            return f(self, other)
+        return NotImplemented
+    op.__name__ = getattr(f, "__name__", "op")
+    op.__wrapped__ = f
+    return op
+
+
 def bind(ns, Tensor):
     """Write the surface: every declaration, then Python's operators (``DUNDERS``)."""
+    import numbers
+
+    import jax
+    import numpy as np
     _declare_nn(ns)
     _write_declared(ns, Tensor)
+    # what torch's operators take: tensors and numbers (numpy's arrays go on to numpy, jax's
+    # arrays are taken for interop)
+    operands = (Tensor, numbers.Number, np.generic, np.ndarray, jax.Array)
     for d, (m, how) in DUNDERS.items():
         if d in Tensor.__dict__:
             raise RuntimeError(f"Tensor.{d} is declared twice: in the operator table and "
                                f"elsewhere")
         if how == "method":
-            setattr(Tensor, d, getattr(Tensor, m))
+            f = getattr(Tensor, m)
         elif how == "reflected":
-            setattr(Tensor, d, (lambda f: lambda self, other: f(other, self))(getattr(ns, m)))
+            f = (lambda g: lambda self, other: g(other, self))(getattr(ns, m))
         else:
-            setattr(Tensor, d, getattr(ns, m))
+            f = getattr(ns, m)
+        setattr(Tensor, d, f if d in _UNARY else _operand_checked(f, operands))
     for d, f in DUNDER_FNS.items():
-        setattr(Tensor, d, f)
+        setattr(Tensor, d, f if d in _UNARY else _operand_checked(f, operands))
