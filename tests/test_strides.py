@@ -238,8 +238,13 @@ def test_pointwise_results_are_contiguous():
     lambda m: m.empty_permuted((2, 3), (1, -1)),
     lambda m: m.ones(2, dtype=m.float64).new_empty_strided((2, 3), (3, 1), dtype=m.int32).dtype,
     lambda m: m.ones(2).new_empty_strided([2, 3], [3, 1], requires_grad=True).requires_grad,
+    lambda m: m.empty_strided((2, 3), (1, 2), pin_memory=True),
+    lambda m: m.ones(2).new_empty_strided((2, 3), (1, 2), pin_memory=True),
+    lambda m: m.empty_permuted((2, 3), (1, 0), pin_memory=True),
+    lambda m: m.empty_strided((2, 3), (1, 2), layout=m.strided).stride(),
 ], ids=["sizes", "negative", "new_sizes", "permuted_duplicate", "permuted_length", "permuted_range",
-        "new_dtype", "new_grad"])
+        "new_dtype", "new_grad", "pin_memory", "new_pin_memory", "permuted_pin_memory",
+        "layout"])
 def test_strided_factories_as_torch(call):
     seen = []
     for m in (torch, torchlike):

@@ -206,11 +206,14 @@ def _nn_toplevel(F):
     def feature_alpha_dropout(input, p, train):
         return F.feature_alpha_dropout(input, _p(p), training=train)
 
-    def feature_dropout(input, p, train, inplace=False):
+    def _feature(input, p, train, inplace):
         _p(p)
         return F.dropout2d(input, p, training=train, inplace=inplace) if input.dim() == 4 else \
             F.dropout1d(input, p, training=train, inplace=inplace) if input.dim() == 3 else \
             F.dropout3d(input, p, training=train, inplace=inplace)
+
+    def feature_dropout(input, p, train):
+        return _feature(input, p, train, False)
 
     def dropout_(input, p, train):
         return F.dropout(input, _p(p), training=train, inplace=True)
@@ -222,7 +225,7 @@ def _nn_toplevel(F):
         return F.feature_alpha_dropout(input, _p(p), training=train, inplace=True)
 
     def feature_dropout_(input, p, train):
-        return feature_dropout(input, p, train, inplace=True)
+        return _feature(input, p, train, True)
 
     def embedding_renorm_(input, indices, max_norm, norm_type):
         if indices.dtype.is_floating_point or indices.dtype.is_complex:
@@ -334,7 +337,7 @@ def _nn_toplevel(F):
 
     table = dict(softmax=softmax, log_softmax=log_softmax, dropout=dropout,
                  alpha_dropout=alpha_dropout, feature_alpha_dropout=feature_alpha_dropout,
-                 feature_dropout=lambda input, p, train: feature_dropout(input, p, train),
+                 feature_dropout=feature_dropout,
                  dropout_=dropout_, alpha_dropout_=alpha_dropout_,
                  feature_alpha_dropout_=feature_alpha_dropout_, feature_dropout_=feature_dropout_,
                  embedding_renorm_=embedding_renorm_, layer_norm=layer_norm, group_norm=group_norm,

@@ -175,7 +175,8 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
 def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
                        layout=None, pin_memory=False):
     from .tensor_forms import empty_strided
-    return empty_strided(size, stride, dtype=dtype or self.dtype,
-                         device=_new_device(self, device), requires_grad=requires_grad)
+    return empty_strided(size, stride, dtype=dtype or self.dtype, layout=layout,
+                         device=_new_device(self, device), requires_grad=requires_grad,
+                         pin_memory=pin_memory)
 
 

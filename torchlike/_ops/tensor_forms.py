@@ -43,7 +43,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if any(s < 0 for s in stride):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
                            f"strides={list(stride)}")
-    t = empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    t = empty(*size, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad,
+              pin_memory=pin_memory)
     if is_non_overlapping_and_dense(size, stride):
         set_layout(t, stride)
     return t
@@ -71,8 +72,8 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     for d in reversed(physical_layout):
         stride[d] = acc
         acc *= max(size[d], 1)
-    return empty_strided(size, stride, dtype=dtype, device=device,
-                         requires_grad=requires_grad)
+    return empty_strided(size, stride, dtype=dtype, layout=layout, device=device,
+                         requires_grad=requires_grad, pin_memory=pin_memory)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
