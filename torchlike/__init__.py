@@ -60,6 +60,7 @@ from .serialization import save, load  # noqa: F401,E402
 
 # namespaces imported with torchlike (the lazily imported ones are listed below)
 from . import autograd, linalg, nn, optim, random, serialization, utils  # noqa: F401,E402
+from .nn.modules.rnn import lstm, gru, rnn_tanh, rnn_relu  # noqa: F401,E402  ATen's forms
 
 from ._ops import _surface  # noqa: E402
 

@@ -109,7 +109,8 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
         inp = outs[0] if num_dirs == 1 else jnp.concatenate(outs, axis=-1)
         if dropout > 0 and layer < num_layers - 1:
             keep = jax.random.bernoulli(jax.random.fold_in(key, layer), 1 - dropout, inp.shape)
-            inp = jnp.where(keep, inp / (1 - dropout), 0)
+            # p == 1 zeroes every element (no 1/0 scale: its gradient would be nan)
+            inp = jnp.where(keep, inp * (1 / (1 - dropout) if dropout < 1 else 0), 0)
     # the last layer's outputs per direction and each layer's final states, unstacked: the
     # module joins them with torchlike.cat/stack, so the graph is torch's (h_n: StackBackward0)
     return tuple(last) + tuple(hs) + tuple(cs)
@@ -124,6 +125,43 @@ def _weight_dtype_error(dt, wdt, bias):
                             f"{legacy_name(dt)} and {legacy_name(wdt)}")
     return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                         f"{legacy_name(dt).lower()} != {legacy_name(wdt).lower()}")
+
+
+def _stack(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bidirectional,
+           lengths=None):
+    """The stacked recurrence on time-major ``x`` (T, B, I) from checked states and weights:
+    ``(output, h_n, c_n)`` (``c_n`` None unless LSTM). nn.RNN/LSTM/GRU and torch.rnn_tanh,
+    rnn_relu, lstm and gru all compute here; ``lengths`` (per batch entry, sorted) marks the
+    valid steps of a packed batch."""
+    import torchlike as _tl
+    lstm = mode == "LSTM"
+    nd = 2 if bidirectional else 1
+    args = [x, h0] + ([c0] if lstm else []) + list(params)
+    has_key = bool(train) and dropout > 0 and num_layers > 1
+    if has_key:
+        args.append(_random.next_key())
+    if lengths is not None:
+        args.append(lengths)
+    outs = apply(_rnn, *args, mode=mode, num_layers=num_layers, num_dirs=nd,
+                 has_bias=bool(has_biases), dropout=float(dropout) if has_key else 0.0,
+                 has_key=has_key, has_lengths=lengths is not None,
+                 has_proj=lstm and h0.shape[-1] != c0.shape[-1])
+    n = num_layers * nd
+    out = outs[0] if nd == 1 else _tl.cat(outs[:nd], -1)
+    hn = _tl.stack(outs[nd:nd + n])
+    cn = _tl.stack(outs[nd + n:]) if lstm else None
+    return out, hn, cn
+
+
+def _stack_packed(mode, data, batch_sizes, h0, c0, params, has_biases, num_layers, dropout,
+                  train, bidirectional):
+    """``_stack`` on a packed batch (``data`` (sum(batch_sizes), I), states in batch_sizes'
+    order): the packed output's data, h_n, c_n."""
+    from ..utils.rnn import PackedSequence, _pack_gather, _unpack_padded
+    padded, lengths = _unpack_padded(PackedSequence(data, batch_sizes), 0.0)
+    out, hn, cn = _stack(mode, padded, h0, c0, params, has_biases, num_layers, dropout, train,
+                         bidirectional, lengths=lengths)
+    return _pack_gather(out, batch_sizes), hn, cn
 
 
 class RNNBase(Module):
@@ -234,57 +272,33 @@ class RNNBase(Module):
         return s.format(**self.__dict__)
 
     def forward(self, input, hx=None):
-        from ..utils.rnn import PackedSequence, _pack_gather, _unpack_padded
+        from ..utils.rnn import PackedSequence
         if isinstance(input, PackedSequence):
             return self._forward_packed(input, hx)
         return self._forward(input, hx)
 
     def _forward_packed(self, packed, hx):
-        from ..utils.rnn import PackedSequence, _pack_gather, _unpack_padded
+        from ..utils.rnn import PackedSequence
         lstm = self.mode == "LSTM"
-        padded, lengths = _unpack_padded(packed, 0.0)          # sorted order, (T, B, *)
+        data, batch_sizes = packed.data, packed.batch_sizes
+        self._check_input(data)
+        h0, c0 = self._states(hx, int(batch_sizes[0]), data.dtype)
         if hx is not None and packed.sorted_indices is not None:
             perm = packed.sorted_indices
-            hx = (tuple(h.index_select(1, perm) for h in hx) if lstm
-                  else hx.index_select(1, perm))
-        out, hidden = self._forward(padded, hx, lengths=lengths, _time_major=True)
-        data = _pack_gather(out, packed.batch_sizes)
-        out = PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
-                             packed.unsorted_indices)
+            h0 = h0.index_select(1, perm)
+            c0 = c0.index_select(1, perm) if lstm else None
+        out, hn, cn = _stack_packed(self.mode, data, batch_sizes, h0, c0, self._flat_weights,
+                                    self.bias, self.num_layers, self.dropout, self.training,
+                                    self.bidirectional)
+        out = PackedSequence(out, batch_sizes, packed.sorted_indices, packed.unsorted_indices)
         if packed.unsorted_indices is not None:
             un = packed.unsorted_indices
-            hidden = (tuple(h.index_select(1, un) for h in hidden) if lstm
-                      else hidden.index_select(1, un))
-        return out, hidden
+            hn = hn.index_select(1, un)
+            cn = cn.index_select(1, un) if lstm else None
+        return out, ((hn, cn) if lstm else hn)
 
-    def _forward(self, input, hx=None, lengths=None, _time_major=False):
-        lstm = self.mode == "LSTM"
-        packed = lengths is not None
-        if packed:
-            batched = True
-        else:
-            if input.dim() not in (2, 3):
-                name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
-                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
-                                 f"{' tensor' if name == 'RNN' else ''} instead")
-            batched = input.dim() == 3
-            if hx is not None:
-                want = 3 if batched else 2
-                kind = "batched 3-D" if batched else "unbatched 2-D"
-                if lstm:
-                    dims = (hx[0].dim(), hx[1].dim())
-                    if dims != (want, want):
-                        raise RuntimeError(f"For {kind} input, hx and cx should also be "
-                                           f"{want}-D but got ({dims[0]}-D, {dims[1]}-D) "
-                                           "tensors")
-                elif hx.dim() != want:
-                    raise RuntimeError(f"For {kind} input, hx should also be {want}-D but "
-                                       f"got {hx.dim()}-D tensor")
-        x = input
-        if not batched:
-            x = x.unsqueeze(1)
-        elif self.batch_first and not _time_major:
-            x = x.transpose(0, 1)
+    def _check_input(self, input):
+        """torch's module checks of the input's dtype and feature size."""
         wdt = self._flat_weights[0].dtype
         if input.dtype != wdt:
             import torchlike as _tl
@@ -292,54 +306,69 @@ class RNNBase(Module):
                 raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
                                  f"({wdt}). Convert input: input.to({wdt}), or convert model: "
                                  f"model.to({input.dtype})")
-        if x.shape[-1] != self.input_size:
+        if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {x.shape[-1]}")
+                               f"{self.input_size}, got {input.shape[-1]}")
+
+    def _states(self, hx, B, dtype):
+        """The initial (h0, c0) for a batch of B: zeros, or ``hx`` checked as torch's module
+        checks it (batched: (L*D, B, H) each)."""
+        lstm = self.mode == "LSTM"
         nd = 2 if self.bidirectional else 1
-        B = x.shape[1]
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         shape = (self.num_layers * nd, B, real_hidden)
         cshape = (self.num_layers * nd, B, self.hidden_size)
         if hx is None:
-            h0 = _creation.zeros(*shape, dtype=input.dtype)
-            c0 = _creation.zeros(*cshape, dtype=input.dtype) if lstm else None
-        else:
+            return (_creation.zeros(*shape, dtype=dtype),
+                    _creation.zeros(*cshape, dtype=dtype) if lstm else None)
+        h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
+        if tuple(h0.shape) != shape:
+            raise RuntimeError(f"Expected hidden{'[0]' if lstm else ''} size {shape}, got "
+                               f"{list(h0.shape)}")
+        if lstm and tuple(c0.shape) != cshape:
+            raise RuntimeError(f"Expected hidden[1] size {cshape}, got {list(c0.shape)}")
+        wdt = self._flat_weights[0].dtype
+        if h0.dtype != wdt:
+            raise _weight_dtype_error(h0.dtype, wdt, self.bias)
+        return h0, c0
+
+    def _forward(self, input, hx=None):
+        lstm = self.mode == "LSTM"
+        if input.dim() not in (2, 3):
+            name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
+                             f"{' tensor' if name == 'RNN' else ''} instead")
+        batched = input.dim() == 3
+        if hx is not None:
+            want = 3 if batched else 2
+            kind = "batched 3-D" if batched else "unbatched 2-D"
             if lstm:
-                h0, c0 = hx[0], hx[1]
-            else:
-                h0, c0 = hx, None
-            if not batched:
-                h0 = h0.unsqueeze(1)
-                c0 = c0.unsqueeze(1) if c0 is not None else None
-            if tuple(h0.shape) != shape:
-                raise RuntimeError(f"Expected hidden{'[0]' if lstm else ''} size {shape}, got "
-                                   f"{list(h0.shape)}")
-            if lstm and tuple(c0.shape) != cshape:
-                raise RuntimeError(f"Expected hidden[1] size {cshape}, got {list(c0.shape)}")
-            if h0.dtype != wdt:
-                raise _weight_dtype_error(h0.dtype, wdt, self.bias)
+                dims = (hx[0].dim(), hx[1].dim())
+                if dims != (want, want):
+                    raise RuntimeError(f"For {kind} input, hx and cx should also be "
+                                       f"{want}-D but got ({dims[0]}-D, {dims[1]}-D) "
+                                       "tensors")
+            elif hx.dim() != want:
+                raise RuntimeError(f"For {kind} input, hx should also be {want}-D but "
+                                   f"got {hx.dim()}-D tensor")
+        x = input
+        if not batched:
+            x = x.unsqueeze(1)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        self._check_input(input)
+        if hx is not None and not batched:
+            hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
+        h0, c0 = self._states(hx, x.shape[1], input.dtype)
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        args = [x, h0] + ([c0] if lstm else []) + self._flat_weights
-        has_key = self.training and self.dropout > 0 and self.num_layers > 1
-        if has_key:
-            args.append(_random.next_key())
-        if lengths is not None:
-            args.append(lengths)
-        outs = apply(_rnn, *args, mode=self.mode, num_layers=self.num_layers, num_dirs=nd,
-                     has_bias=bool(self.bias), dropout=self.dropout if has_key else 0.0,
-                     has_key=has_key, has_lengths=lengths is not None,
-                     has_proj=self.proj_size > 0)
-        import torchlike as _tl
-        n = self.num_layers * nd
-        out = outs[0] if nd == 1 else _tl.cat(outs[:nd], -1)
-        hn = _tl.stack(outs[nd:nd + n])
-        cn = _tl.stack(outs[nd + n:]) if lstm else None
+        out, hn, cn = _stack(self.mode, x, h0, c0, self._flat_weights, self.bias,
+                             self.num_layers, self.dropout, self.training, self.bidirectional)
         if not batched:
             out = out.squeeze(1)
             hn = hn.squeeze(1)
             cn = cn.squeeze(1) if cn is not None else None
-        elif self.batch_first and not _time_major:
+        elif self.batch_first:
             out = out.transpose(0, 1)
         return (out, (hn, cn)) if lstm else (out, hn)
 
@@ -512,3 +541,169 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         return self._run("GRU", input, hx)
+
+
+# ------------------------------------------------------------------ torch.lstm, gru, rnn_*
+# ATen's functional forms that torch's modules call: two overloads each, the packed one
+# (data, batch_sizes, ...) tried first as torch's argument parser does.
+
+def _is_tensors(v):
+    return isinstance(v, (list, tuple)) and len(v) > 0 and all(isinstance(t, Tensor) for t in v)
+
+
+def _is_int(v):
+    import numbers
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_float(v):
+    import numbers
+    return isinstance(v, numbers.Real)
+
+
+_KINDS = {"Tensor": lambda v: isinstance(v, Tensor), "tuple of Tensors": _is_tensors,
+          "bool": lambda v: isinstance(v, bool), "int": _is_int, "float": _is_float}
+_TAIL = (("tuple of Tensors", "params"), ("bool", "has_biases"), ("int", "num_layers"),
+         ("float", "dropout"), ("bool", "train"), ("bool", "bidirectional"))
+
+
+def _overloads(lstm):
+    hx = ("tuple of Tensors" if lstm else "Tensor", "hx")
+    return ((("Tensor", "data"), ("Tensor", "batch_sizes"), hx) + _TAIL,
+            (("Tensor", "input"), hx) + _TAIL + (("bool", "batch_first"),))
+
+
+def _parse(name, args, kwargs):
+    """Bind a call to the first of torch's overloads it fits: (packed?, {name: value})."""
+    from ..._creation import _tp_name
+    overloads = _overloads(name == "lstm")
+    for packed, sig in zip((True, False), overloads):
+        names = [n for _, n in sig]
+        if len(args) > len(sig) or any(k not in names[len(args):] for k in kwargs):
+            continue
+        bound = dict(zip(names, args), **kwargs)
+        if len(bound) == len(sig) and all(_KINDS[k](bound[n]) for k, n in sig):
+            return packed, bound
+    got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in kwargs.items()]
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"({', '.join(got)}), but expected one of:\n" +
+                    "".join(" * (" + ", ".join(f"{k} {n}" for k, n in sig) + ")\n"
+                            for sig in overloads))
+
+
+def _functional(mode, name, args, kwargs):
+    """torch.<name>: ATen's checks of the states and weights, then ``_stack``."""
+    from ..._dtype import legacy_name
+    packed, a = _parse(name, args, kwargs)
+    lstm = mode == "LSTM"
+    x = a["data"] if packed else a["input"]
+    params, has_biases, num_layers = list(a["params"]), a["has_biases"], int(a["num_layers"])
+    dropout, train, bidirectional = float(a["dropout"]), a["train"], a["bidirectional"]
+    if lstm:
+        if len(a["hx"]) != 2:
+            raise RuntimeError("lstm expects two hidden states")
+        h0, c0 = a["hx"]
+    else:
+        h0, c0 = a["hx"], None
+    nd = 2 if bidirectional else 1
+    proj = lstm and h0.dim() == 3 and c0.dim() == 3 and h0.shape[2] != c0.shape[2]
+    per = (4 if has_biases else 2) + (1 if proj else 0)
+    if len(params) % per:
+        raise RuntimeError("got an incorrect number of RNN parameters")
+    for h in (h0, c0) if lstm else (h0,):
+        if h.dim() != 3 or h.shape[0] != num_layers * nd:
+            raise RuntimeError("Expected more hidden states in stacked_rnn")
+    if len(params) // per != num_layers * nd:
+        raise RuntimeError("Expected more weights in stacked_rnn")
+    if packed:
+        batch_sizes = a["batch_sizes"]
+        if batch_sizes.dtype.name != "int64":
+            raise RuntimeError(f"expected scalar type Long but found "
+                               f"{legacy_name(batch_sizes.dtype)}")
+        sizes = [int(n) for n in batch_sizes.reshape(-1).tolist()]
+        if batch_sizes.dim() != 1 or not sizes or sizes[-1] < 1 or \
+                any(b < n for b, n in zip(sizes, sizes[1:])):
+            raise RuntimeError(f"{name}: batch_sizes must be a 1-D non-increasing tensor of "
+                               f"positive sizes, got {sizes}")
+        if x.dim() != 2 or x.shape[0] != sum(sizes):
+            raise RuntimeError(f"{name}: expected packed data of shape ({sum(sizes)}, "
+                               f"input_size) for batch_sizes {sizes}, got {list(x.shape)}")
+        T, B = len(sizes), sizes[0]
+    else:
+        if x.dim() != 3:
+            if x.dim() < 3:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-max(x.dim(), 1)}, {max(x.dim(), 1) - 1}], but got 2)")
+            raise RuntimeError(f"{name}: expected a 3-D input, got {x.dim()}-D")
+        T, B = (x.shape[1], x.shape[0]) if a["batch_first"] else (x.shape[0], x.shape[1])
+        if T == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    gates = _GATES[mode]
+    H = c0.shape[2] if lstm else h0.shape[2]
+    real_hidden = h0.shape[2]
+    for h, size in ((h0, real_hidden), (c0, H)) if lstm else ((h0, H),):
+        if packed and h.shape[1] != B:
+            raise RuntimeError(f"The size of tensor a ({h.shape[1]}) must match the size of "
+                               f"tensor b ({B}) at non-singleton dimension 0")
+        if tuple(h.shape) != (num_layers * nd, B, size):
+            raise RuntimeError(f"Expected hidden size {(num_layers * nd, B, size)}, got "
+                               f"{list(h.shape)}")
+    wdt = params[0].dtype
+    for t in (x, h0, c0) if lstm else (x, h0):
+        if t.dtype != wdt:
+            raise _weight_dtype_error(t.dtype, wdt, has_biases)
+    if not wdt.is_floating_point:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{legacy_name(wdt)}")
+    for k in range(num_layers * nd):
+        w = params[k * per:(k + 1) * per]
+        in_size = x.shape[-1] if k < nd else real_hidden * nd
+        if w[0].dim() != 2 or w[0].shape[1] != in_size:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({T * B}x{in_size} "
+                               f"and {'x'.join(map(str, reversed(w[0].shape)))})")
+        want = [(gates * H, in_size), (gates * H, real_hidden)]
+        want += [(gates * H,), (gates * H,)] if has_biases else []
+        want += [(real_hidden, H)] if proj else []
+        if [tuple(p.shape) for p in w] != want:
+            raise RuntimeError(f"{name}: the weights of layer {k // nd}"
+                               f"{' (reverse)' if k % nd else ''} have shapes "
+                               f"{[list(p.shape) for p in w]}, expected {[list(s) for s in want]}")
+        if any(p.dtype != wdt for p in w):
+            raise RuntimeError(f"{name}: all weights must have the dtype {wdt}")
+    if train and dropout != 0 and num_layers > 1 and not 0 <= dropout <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout:g}")
+    if packed:
+        out, hn, cn = _stack_packed(mode, x, batch_sizes, h0, c0, params, has_biases,
+                                    num_layers, dropout, train, bidirectional)
+    else:
+        if a["batch_first"]:
+            x = x.transpose(0, 1)
+        out, hn, cn = _stack(mode, x, h0, c0, params, has_biases, num_layers, dropout, train,
+                             bidirectional)
+        if a["batch_first"]:
+            out = out.transpose(0, 1)
+    return (out, hn, cn) if lstm else (out, hn)
+
+
+def lstm(*args, **kwargs):
+    """torch.lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n, c_n); or (data, batch_sizes, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional) for a packed batch. ``hx`` is (h_0, c_0);
+    ``params`` per layer and direction: w_ih, w_hh[, b_ih, b_hh][, w_hr]."""
+    return _functional("LSTM", "lstm", args, kwargs)
+
+
+def gru(*args, **kwargs):
+    """torch.gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n); or the packed overload (data, batch_sizes, hx, ...)."""
+    return _functional("GRU", "gru", args, kwargs)
+
+
+def rnn_tanh(*args, **kwargs):
+    """torch.rnn_tanh: torch.gru's signature, an Elman recurrence with tanh."""
+    return _functional("RNN_TANH", "rnn_tanh", args, kwargs)
+
+
+def rnn_relu(*args, **kwargs):
+    """torch.rnn_relu: torch.gru's signature, an Elman recurrence with relu."""
+    return _functional("RNN_RELU", "rnn_relu", args, kwargs)
