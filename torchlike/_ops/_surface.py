@@ -56,7 +56,135 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
         if n in top:
             _declare("torch", n + "_", _resolve(n + "_"), where)
     fn = with_out(fn, name, dtype_from_out) if out else fn
-    return _tensor_first(fn, name)
+    return operands_checked(_tensor_first(fn, name), name)
+
+
+# ------------------------------------------------------------------ Tensor operands
+
+# torch's parameters that take a Tensor (after ``input``/``self``), where torch's argument
+# parser refuses anything else: a list, a tuple, None, a string, a numpy array (computing a
+# value there was a silent difference). Per function, its Tensor parameters in order, each of
+# one kind (probed against torch 2.13):
+#   "tensor":   a Tensor only ("atan2(): argument 'other' (position 2) must be Tensor, not int");
+#   "number":   a Tensor or a Python number, one signature (add's "argument 'other' ... must be
+#               Tensor, not list");
+#   "overload": Tensor and Number overloads ("eq() received an invalid combination of arguments
+#               - got (Tensor, list), but expected one of: ...");
+#   "overload-tensor": a Tensor in each of the overloads (lerp's ``end``, masked_fill's ``mask``);
+#   "scalar":   a Python number or a Tensor, keyword-only ("argument 'alpha' must be Number");
+# a trailing "?": None is taken too (clamp's bounds). In-place forms (``add_``) share the entry;
+# "Tensor.<name>": the method's own, where its parameters differ from the function's.
+_T, _N, _O, _OT, _S = "tensor", "number", "overload", "overload-tensor", "scalar"
+_OPERANDS = {
+    "add": (("other", _N), ("alpha", _S)), "sub": (("other", _N), ("alpha", _S)),
+    **{n: (("other", _N),) for n in ("mul", "div")},
+    "where": (("input", _O), ("other", _O)), "Tensor.where": (("condition", _OT), ("other", _O)),
+    **{n: (("other", _O),) for n in (
+        "eq", "ne", "not_equal", "lt", "less", "le", "less_equal", "gt", "greater", "ge",
+        "greater_equal", "fmod", "remainder", "copysign", "divide", "multiply", "subtract",
+        "true_divide", "floor_divide", "xlogy", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "bitwise_left_shift", "bitwise_right_shift")},
+    **{n: (("other", _T),) for n in (
+        "atan2", "arctan2", "hypot", "igamma", "igammac", "logaddexp", "logaddexp2",
+        "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "fmax", "fmin",
+        "nextafter", "gcd", "lcm", "ldexp", "kron", "cross", "dist", "isclose", "allclose",
+        "equal", "expand_as", "reshape_as", "view_as", "type_as", "is_same_size")},
+    "pow": (("exponent", _O),), "float_power": (("exponent", _O),),
+    "fill_": (("value", _O),),
+    "clamp": (("min", _O + "?"), ("max", _O + "?")), "clip": (("min", _O + "?"), ("max", _O + "?")),
+    "clamp_min": (("min", _O),), "clamp_max": (("max", _O),),
+    "lerp": (("end", _OT), ("weight", _O)),
+    "masked_fill": (("mask", _OT), ("value", _O)),
+    "masked_select": (("mask", _T),), "masked_scatter": (("mask", _T), ("source", _T)),
+    **{n: (("tensor1", _T), ("tensor2", _T), ("value", _S)) for n in ("addcmul", "addcdiv")},
+    "outer": (("vec2", _T),), "ger": (("vec2", _T),),
+    "diagonal_scatter": (("src", _T),), "select_scatter": (("src", _T),),
+    "slice_scatter": (("src", _T),), "as_strided_scatter": (("src", _T),),
+    "prelu": (("weight", _T),),
+    "cosine_similarity": (("x2", _T),), "pairwise_distance": (("x2", _T),),
+    "cosine_embedding_loss": (("input2", _T), ("target", _T)),
+    "margin_ranking_loss": (("input2", _T), ("target", _T)),
+    "heaviside": (("values", _T),), "isin": (("test_elements", _O),),
+    "rsub": (("other", _O), ("alpha", _S)),
+    "copy_": (("other", _N),), "resize_as_": (("the_template", _T),),
+    **{n: (("weight", _T),) for n in ("conv_transpose1d", "conv_transpose2d",
+                                      "conv_transpose3d", "convolution")},
+    **{n: (("weight", _OT),) for n in ("conv1d", "conv2d", "conv3d")},
+    "bilinear": (("input2", _T), ("weight", _T)),
+    **{n: (("weight", _T + "?"), ("bias", _T + "?"), ("running_mean", _T + "?"),
+           ("running_var", _T + "?")) for n in ("batch_norm", "instance_norm")},
+}
+# the function's first argument where it is not a Tensor-only ``input`` (``_tensor_first``)
+_FIRST = {"add": _N, "sub": _N, "mul": _N, "div": _N, "where": _OT}
+# functions whose Tensor parameters are all Tensors or all numbers (torch's overloads)
+_ALIKE = frozenset({"clamp", "clip"})
+
+
+def operands_checked(fn, name, method=False):
+    """``fn`` raising torch's TypeError where a Tensor parameter of ``name`` (``_OPERANDS``)
+    gets something torch's argument parser refuses; ``fn`` itself for the others. ``method``:
+    the Tensor method (positions and the arguments listed count from after ``self``)."""
+    base = name[:-1] if name.endswith("_") and name not in _OPERANDS else name
+    spec = (method and _OPERANDS.get("Tensor." + base)) or _OPERANDS.get(base)
+    if spec is None:
+        return fn
+    first = None if method else _FIRST.get(base)
+    alike = base in _ALIKE
+    if first is not None:
+        spec = (("input", first),) + spec
+    fn = getattr(fn, "_operands_of", fn)       # (a function's check, declared as a method)
+    import functools
+    import numbers
+
+    import jax
+    import numpy as np
+    from .._tensor import Tensor, _type_name
+    tensors = (Tensor, jax.Array)             # (jax's arrays: interop)
+    numbers_ = (Tensor, jax.Array, numbers.Number, np.generic)
+    where = {p: i for i, (p, _k) in enumerate(spec)}
+    takes = tuple(numbers_ if k.rstrip("?") in (_N, _O, _S) else tensors for _p, k in spec)
+    none_ok = tuple(k.endswith("?") for _p, k in spec)
+    # (an op with overloads refuses any argument with the overloads' message)
+    overload = (any(k.startswith(_O) for _p, k in spec),) * len(spec)
+    scalar = tuple(k == _S for _p, k in spec)
+    skip = 0 if first is not None else 1      # (the arguments before the first checked one)
+    n = len(spec)
+
+    def refuse(args, kwargs, i, keyword):
+        p, v = spec[i][0], (kwargs[spec[i][0]] if keyword else args[i + skip])
+        if overload[i]:
+            got = [_type_name(a) if not isinstance(a, Tensor) else "Tensor"
+                   for a in args[1 if method else 0:]]
+            got += [f"{k}={'Tensor' if isinstance(a, Tensor) else _type_name(a)}"
+                    for k, a in kwargs.items()]
+            return TypeError(f"{name}() received an invalid combination of arguments - got "
+                             f"({', '.join(got)}), but expected one of:")
+        want = "Number" if scalar[i] else "Tensor"
+        at = "" if keyword else f" (position {i + skip + (0 if method else 1)})"
+        return TypeError(f"{name}(): argument '{p}'{at} must be {want}, not {_type_name(v)}")
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for i in range(min(len(args) - skip, n)):
+            a = args[i + skip]
+            if a.__class__ is not Tensor and not isinstance(a, takes[i]) and not (
+                    a is None and none_ok[i]):
+                raise refuse(args, kwargs, i, False)
+        if kwargs:
+            for k, a in kwargs.items():
+                i = where.get(k)
+                if i is not None and a.__class__ is not Tensor and not isinstance(
+                        a, takes[i]) and not (a is None and none_ok[i]):
+                    raise refuse(args, kwargs, i, True)
+        if alike:
+            given = [a for a in (*args[skip:skip + n], *(kwargs.get(p) for p, _k in spec))
+                     if a is not None]
+            if 0 < sum(isinstance(a, Tensor) for a in given) < len(given):
+                raise refuse(args, kwargs, 0, False)
+        return fn(*args, **kwargs)
+    checked._operands_of = fn
+    checked._operands_name = name
+    return checked
 
 
 # torch's functions whose ``input`` may be a Python number: with any ``other``, or (the second
@@ -134,11 +262,17 @@ REFUSING = ("adjoint", "binary_cross_entropy_with_logits", "bincount", "clone", 
 
 
 def refuse_non_tensors(namespace):
-    """Check ``REFUSING``'s functions in ``namespace`` (torchlike's) with ``_tensor_first``."""
+    """Check ``REFUSING``'s functions in ``namespace`` (torchlike's) with ``_tensor_first``, and
+    the Tensor parameters of every function of ``_OPERANDS`` there (``operands_checked``)."""
     for name in REFUSING:
         fn = namespace.get(name)
         if fn is not None and name not in _CHECKED:
             namespace[name] = _tensor_first(fn, name)
+    for name in _OPERANDS:
+        fn = namespace.get(name)
+        if callable(fn) and getattr(fn, "_operands_name", None) != name:
+            # (an alias shares its function's object: its check names the alias)
+            namespace[name] = operands_checked(fn, name)
 
 
 def method(*names):
@@ -438,6 +572,8 @@ def _write_declared(ns, Tensor):
         seen[owner, n] = where
         if isinstance(obj, _resolve):
             obj = getattr(Tensor, obj.name)
+        elif callable(obj) and not isinstance(obj, type):
+            obj = operands_checked(obj, n, method=owner == "Tensor")
         setattr(o, n, obj)
 
 
@@ -478,6 +614,7 @@ def bind(ns, Tensor):
             f = (lambda g: lambda self, other: g(other, self))(getattr(ns, m))
         else:
             f = getattr(ns, m)
+        f = getattr(f, "_operands_of", f)     # (the operator checks its operand itself)
         setattr(Tensor, d, f if d in _UNARY else _operand_checked(f, operands))
     for d, f in DUNDER_FNS.items():
         setattr(Tensor, d, f if d in _UNARY else _operand_checked(f, operands))

@@ -115,19 +115,41 @@ def logical_not(input):
     return apply(_lnot, input)
 
 
-@public(method=True, inplace=True, out=True)
+@public(method=True, out=True)
 def bitwise_and(input, other):
     return apply(_band, input, other)
 
 
-@public(method=True, inplace=True, out=True)
+@public(method=True, out=True)
 def bitwise_or(input, other):
     return apply(_bor, input, other)
 
 
-@public(method=True, inplace=True, out=True)
+@public(method=True, out=True)
 def bitwise_xor(input, other):
     return apply(_bxor, input, other)
+
+
+def _bitwise_inplace(fn):
+    """``Tensor.<fn>_``: as torch, an integer tensor given a float operand fails its cast
+    before the kernel refuses floats."""
+    from .._storage import inplace_of
+    from .typeinfo import result_type
+    inplace = inplace_of(fn)
+
+    def m(self, other):
+        r = result_type(self, other)
+        if r.is_floating_point and not self.dtype.is_floating_point:
+            raise RuntimeError(f"result type {D.legacy_name(r)} can't be cast to the desired "
+                               f"output type {D.legacy_name(self.dtype)}")
+        return inplace(self, other)
+    m.__name__ = m.__qualname__ = inplace.__name__
+    m.__doc__ = inplace.__doc__
+    return m
+
+
+methods(**{f.__name__ + "_": _bitwise_inplace(f) for f in (bitwise_and, bitwise_or,
+                                                             bitwise_xor)})
 
 
 @public(method=True, inplace=True, out=True)
@@ -206,5 +228,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments - got (" +
                         type(elements).__name__ + ", " + type(test_elements).__name__ + ")")
+    if builtins.any(v.__class__ is bool or isinstance(v, Tensor) and v.dtype is D.bool
+                    for v in (elements, test_elements)):
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     return apply(_isin, elements, test_elements, invert=bool(invert))
 

@@ -37,10 +37,12 @@ def _broadcastable(src_shape, dst_shape):
 
 @method("copy_")
 def copy_(self, src, non_blocking=False):
-    """Copy ``src``'s values (broadcast and cast) into ``self``; the gradient flows to ``src``."""
+    """Copy ``src``'s values (broadcast and cast) into ``self``; the gradient flows to ``src``.
+    A Python number is copied as a 0-dim tensor (torch's Scalar; other types raise torch's
+    TypeError: ``_surface._OPERANDS``)."""
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
-                        f"{type(src).__name__}")
+        from .._creation import scalar_tensor
+        src = scalar_tensor(src, device=self.device)
     if not _broadcastable(tuple(src.shape), tuple(self.shape)):
         raise RuntimeError(f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) must "
                            f"match the size of tensor b ({src.shape[-1] if src.ndim else 1}) at "

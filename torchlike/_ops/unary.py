@@ -370,7 +370,9 @@ def _nan_to_num(a, nan, posinf, neginf):
 
 
 def _ntn_kw(nan, posinf, neginf):
-    return dict(nan=float(nan), posinf=None if posinf is None else float(posinf),
+    # (nan=None is the default, 0.0, as in torch)
+    return dict(nan=0.0 if nan is None else float(nan),
+                posinf=None if posinf is None else float(posinf),
                 neginf=None if neginf is None else float(neginf))
 
 

@@ -1,0 +1,149 @@
+"""Tensor parameters given what torch's argument parser refuses (a list, a tuple, None, a string,
+a numpy array, and for most a Python number) raise torch's TypeError with its message, in the
+function, method and in-place forms; what torch takes (a Tensor, a number where it has a
+Number overload) computes as torch does. Computing a value there was a silent difference
+(``torch.add(x, [1, 1])``, ``x.clamp([0, 0])``, ``x.masked_fill(m, [1, 1])``)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+F32 = np.array([0.5, -1.5, 2.0], np.float32)
+I32 = np.array([3, 5, 6], np.int32)
+MASK = np.array([True, False, True])
+
+
+def _f(m):
+    return m.tensor(F32)
+
+
+def _i(m):
+    return m.tensor(I32)
+
+
+# op -> (the arguments of a call torch takes: fn(m) -> list, the indices of its Tensor
+# operands to replace, the forms: "fn", "method", "inplace")
+CASES = {
+    **{n: (lambda m: [_f(m), _f(m)], (1,), ("fn", "method", "inplace")) for n in (
+        "add", "sub", "mul", "div", "fmod", "remainder", "copysign", "atan2", "hypot",
+        "xlogy", "subtract", "multiply", "divide", "true_divide", "floor_divide", "eq",
+        "ne", "lt", "le", "gt", "ge", "greater", "less_equal", "nextafter", "igamma")},
+    **{n: (lambda m: [_f(m), _f(m)], (1,), ("fn", "method")) for n in (
+        "maximum", "minimum", "fmax", "fmin", "logaddexp", "logaddexp2", "logical_and",
+        "logical_or", "logical_xor", "isclose", "allclose", "equal", "dist", "kron",
+        "heaviside")},
+    **{n: (lambda m: [_i(m), _i(m)], (1,), ("fn", "method", "inplace")) for n in (
+        "bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm")},
+    "pow": (lambda m: [_f(m), _f(m)], (1,), ("fn", "method", "inplace")),
+    "float_power": (lambda m: [_f(m).double(), _f(m).double()], (1,), ("fn", "method")),
+    "clamp": (lambda m: [_f(m), _f(m), _f(m) + 1], (1, 2), ("fn", "method", "inplace")),
+    "clamp_min": (lambda m: [_f(m), _f(m)], (1,), ("fn", "method", "inplace")),
+    "clamp_max": (lambda m: [_f(m), _f(m)], (1,), ("fn", "method", "inplace")),
+    "lerp": (lambda m: [_f(m), _f(m) * 2, _f(m)], (1, 2), ("fn", "method", "inplace")),
+    "addcmul": (lambda m: [_f(m), _f(m), _f(m)], (1, 2), ("fn", "method", "inplace")),
+    "addcdiv": (lambda m: [_f(m), _f(m), _f(m) + 3], (1, 2), ("fn", "method", "inplace")),
+    "masked_fill": (lambda m: [_f(m), m.tensor(MASK), m.tensor(2.0)], (1, 2),
+                    ("fn", "method", "inplace")),
+    "masked_select": (lambda m: [_f(m), m.tensor(MASK)], (1,), ("fn", "method")),
+    "where": (lambda m: [m.tensor(MASK), _f(m), _f(m) * 3], (1, 2), ("fn",)),
+    "outer": (lambda m: [_f(m), _f(m)], (1,), ("fn", "method")),
+    "rsub": (lambda m: [_f(m), _f(m)], (1,), ("fn",)),
+    "isin": (lambda m: [_f(m), _f(m)], (1,), ("fn",)),
+    "cosine_similarity": (lambda m: [_f(m)[None], _f(m)[None]], (1,), ("fn",)),
+    "pairwise_distance": (lambda m: [_f(m)[None], _f(m)[None]], (1,), ("fn",)),
+    "prelu": (lambda m: [_f(m), m.tensor([0.25])], (1,), ("fn", "method")),
+    "conv1d": (lambda m: [m.ones(1, 1, 4), m.ones(1, 1, 2)], (1,), ("fn",)),
+    "conv_transpose1d": (lambda m: [m.ones(1, 1, 4), m.ones(1, 1, 2)], (1,), ("fn",)),
+    "expand_as": (lambda m: [_f(m)[:1], _f(m)], (1,), ("method",)),
+    "type_as": (lambda m: [_f(m), _i(m)], (1,), ("method",)),
+    "copy_": (lambda m: [_f(m), _f(m) * 2], (1,), ("method",)),
+    "fill_": (lambda m: [_f(m), m.tensor(2.0)], (1,), ("method",)),
+}
+BAD = {"list": lambda: [1.0, 2.0, 3.0], "tuple": lambda: (1.0,), "None": lambda: None,
+       "str": lambda: "a", "ndarray": lambda: np.ones(3, np.float32), "int": lambda: 2,
+       "float": lambda: 0.5, "bool": lambda: True}
+
+
+def _call(m, name, form, args):
+    if form == "fn":
+        return getattr(m, name)(*args)
+    if form == "method":
+        return getattr(args[0], name)(*args[1:])
+    return getattr(args[0], name + "_")(*args[1:])
+
+
+def _outcome(m, name, form, args):
+    try:
+        out = _call(m, name, form, args)
+    except Exception as e:      # (the first line: torch lists its overloads after it)
+        return type(e), str(e).split("\n")[0]
+    if isinstance(out, (m.Tensor,)):
+        return "value", out.detach().numpy().tolist()
+    return "value", out
+
+
+def _cases():
+    for name, (make, at, forms) in sorted(CASES.items()):
+        for form in forms:
+            for i in at:
+                for bad in BAD:
+                    yield pytest.param(name, form, i, bad, id=f"{name}-{form}-{i}-{bad}")
+
+
+@pytest.mark.parametrize("name,form,i,bad", list(_cases()))
+def test_operand_of_another_type_as_torch(name, form, i, bad):
+    make = CASES[name][0]
+    got = []
+    for m in (torch, torchlike):
+        args = make(m)
+        args[i] = BAD[bad]()
+        got.append(_outcome(m, name, form, args))
+    want, mine = got
+    if want[0] == "value" or mine[0] == "value":
+        assert mine[0] == want[0], (want, mine)
+        np.testing.assert_allclose(np.asarray(mine[1], np.float64),
+                                   np.asarray(want[1], np.float64), rtol=1e-6)
+    else:
+        assert (mine[0].__name__, mine[1]) == (want[0].__name__, want[1])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tensor_operands_compute_as_torch(name):
+    """The check lets every call torch takes through: the same values."""
+    make, _at, forms = CASES[name]
+    for form in forms:
+        want = _outcome(torch, name, form, make(torch))
+        mine = _outcome(torchlike, name, form, make(torchlike))
+        assert want[0] == "value" and mine[0] == "value", (form, want, mine)
+        np.testing.assert_allclose(np.asarray(mine[1], np.float64),
+                                   np.asarray(want[1], np.float64), rtol=1e-6)
+
+
+def test_keyword_operands_name_the_argument_without_a_position():
+    x = torchlike.ones(2)
+    for call, msg in [
+            (lambda: torchlike.add(x, other=[1]),
+             "add(): argument 'other' must be Tensor, not list"),
+            (lambda: x.add(other=None), "add(): argument 'other' must be Tensor, not NoneType"),
+            (lambda: torchlike.add(x, x, alpha="a"),
+             "add(): argument 'alpha' must be Number, not str"),
+            (lambda: torchlike.eq(x, other=[1]), "eq() received an invalid combination of "
+             "arguments - got (Tensor, other=list), but expected one of:"),
+            (lambda: torchlike.add([1, 1], x), "add(): argument 'input' (position 1) must be "
+             "Tensor, not list")]:
+        with pytest.raises(TypeError) as e:
+            call()
+        assert str(e.value).split("\n")[0] == msg
+
+
+def test_operators_keep_their_own_operand_rule():
+    """Python's operators return NotImplemented (Python raises), and take numpy and jax arrays
+    (interop): the functions' check does not run under them."""
+    x = torchlike.ones(2)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        x + [1, 1]
+    assert (x == None) is False                    # noqa: E711
+    assert (x * 2).tolist() == [2.0, 2.0]
