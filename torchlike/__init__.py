@@ -12,10 +12,10 @@ from ._distributed_env import join_from_env as _join_distributed  # noqa: E402
 _join_distributed()   # a launched rank joins jax.distributed before any device lookup
 
 # dtypes, devices, the Tensor
-from ._dtype import (dtype, bool, uint8, int8, int16, short, int32, int, int64, long,  # noqa
-                     float16, half, bfloat16, float32, float, float64, double, complex64,
-                     cfloat, complex128, cdouble, get_default_dtype, set_default_dtype,
-                     promote_types)
+from ._dtype import (dtype, bool, uint8, uint16, uint32, uint64, int8, int16, short, int32,  # noqa
+                     int, int64, long, float16, half, bfloat16, float32, float, float64,
+                     double, complex64, cfloat, complex128, cdouble, get_default_dtype,
+                     set_default_dtype, promote_types)
 from ._device import device  # noqa: F401,E402
 from ._tensor import Tensor, Size  # noqa: F401,E402
 

@@ -65,6 +65,10 @@ def _infer_np(data, dtype=None):
             dt = parts[0][1]
             for _, d, _p in parts[1:]:
                 dt = D._promote2(dt, d)
+            if dt is D.uint64:
+                # torch reads each element through its unsigned 64-bit conversion, which
+                # takes Python ints only
+                raise TypeError("an integer is required")
             return (np.stack([p[0] for p in parts]) if parts else np.zeros(0)), dt, False
     try:
         a = np.array(data)
@@ -232,7 +236,8 @@ def _checked_python(a, dt):
         if dt is D.int64:
             return
         mn, mx = int(a.min()), int(a.max())
-        bad = mx > hi or (mn < -hi if dt is D.uint8 else mn < lo)
+        # torch lets negative ints wrap for unsigned types: -hi ... hi
+        bad = mx > hi or (mn < -hi if lo == 0 else mn < lo)
     elif k == "f":
         with np.errstate(invalid="ignore"):
             bad = bool(np.isnan(a).any()) or float(a.min()) < float(lo) or \
@@ -252,6 +257,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """
     _check_kw("tensor", dtype=dtype, device=device, requires_grad=requires_grad,
               pin_memory=pin_memory)
+    if (dtype is not None and D.to_dtype(dtype) is D.uint64 or isinstance(data, np.uint64)) \
+            and not isinstance(data, (np.ndarray, Tensor)):
+        return _finish(_tiers.to_device(_uint64_python(data)), device, requires_grad,
+                       pin_memory)
     a, dt, python = _infer_np(data, dtype)
     if dt is None:
         # scanned Python data (ints outside int64): torch's inference, then its conversion
@@ -274,6 +283,28 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _finish(_tiers.to_device(arr), device, requires_grad, pin_memory)
 
 
+def _uint64_python(data):
+    """Python data as uint64, as torch reads it: each element through its unsigned 64-bit
+    integer conversion, which takes Python ints (and bools) only."""
+    def check(x):
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                check(y)
+        elif not isinstance(x, int):
+            raise TypeError("an integer is required")
+        elif x < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        elif x >= 2 ** 64:
+            raise OverflowError("int too big to convert")
+    if not isinstance(data, (list, tuple)) or data:
+        err, _sizes = _bad_data(data, D.int64)
+        if isinstance(err, (ValueError, TypeError)) and "Overflow" not in str(err) and \
+                "interpreted as an integer" not in str(err):
+            raise err                   # ragged or not a sequence: torch's parse errors
+    check(data)
+    return np.array(data, dtype=np.uint64)
+
+
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         out = data if dtype is None or data.dtype is D.to_dtype(dtype) else data.to(dtype)
@@ -288,6 +319,8 @@ def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if ndarray.dtype in D._BAREBONES_NP:
+        D.activate_barebones()          # (before any op runs on the tensor)
     return Tensor._make(_device.put(_tiers.to_device(np.array(ndarray, copy=True)), "cpu"))
 
 
@@ -1023,8 +1056,8 @@ def linspace(*args, **kwargs):
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
     _check_alloc((steps,), dt, device)
-    if dt is D.bool and steps > 1:
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if (dt is D.bool or dt in D.BAREBONES) and steps > 1:
+        raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{D.legacy_name(dt)}'")
     if dt.category == D._COMPLEX or isinstance(start, complex) or isinstance(end, complex):
         # complex: jax's linspace (torch's complex kernel rounds differently: DIFFERENCES.md)
         return _finish(jnp.linspace(start, end, steps, dtype=dt.np), device, requires_grad)
@@ -1070,8 +1103,8 @@ def logspace(*args, **kwargs):
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
     _check_alloc((steps,), dt, device)
-    if dt is D.bool and steps > 1:
-        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if (dt is D.bool or dt in D.BAREBONES) and steps > 1:
+        raise NotImplementedError(f"\"logspace_cpu\" not implemented for '{D.legacy_name(dt)}'")
     if dt.category == D._COMPLEX or isinstance(start, complex) or isinstance(end, complex):
         # complex: jax's logspace (torch's complex kernel rounds differently: DIFFERENCES.md)
         return _finish(jnp.logspace(start, end, steps, base=base, dtype=dt.np), device,
@@ -1177,7 +1210,7 @@ def arange(*args, **kwargs):
     start, end, step = (v.real if isinstance(v, complex) else v for v in (start, end, step))
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dt = _dt(dtype, D.get_default_dtype() if is_float else D.int64)
-    if dt.category not in (D._INT, D._FLOAT):
+    if dt.category not in (D._INT, D._FLOAT) or dt in D.BAREBONES:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{D.legacy_name(dt)}'")
     ds, de, dst = (float(D.check_scalar(v, D.float64)) for v in (start, end, step))
     if not (dst > 0 or dst < 0):
@@ -1285,6 +1318,8 @@ def _eye_impl(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt = _dt(dtype)
     _check_alloc((n, n if m is None else m), dt, device)
+    if dt in D.BAREBONES:
+        raise NotImplementedError(f"\"eye\" not implemented for '{D.legacy_name(dt)}'")
     return _finish(jnp.eye(n, m, dtype=dt.np), device, requires_grad, layout=layout)
 
 
@@ -1441,7 +1476,8 @@ def _randint(low, high, size, *, generator=None, dtype=None, layout=None, device
 
 
 _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-            "int16": "short int", "int32": "int", "float16": "c10::Half"}
+            "int16": "short int", "int32": "int", "float16": "c10::Half",
+            "uint16": "short unsigned int", "uint32": "unsigned int"}
 
 
 def _randint_bounds(low, high, dt):
@@ -1457,8 +1493,8 @@ def _randint_bounds(low, high, dt):
 
 
 def _randperm_bounds(n, dt):
-    if dt is D.bool:
-        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if dt is D.bool or dt in D.BAREBONES:
+        raise NotImplementedError(f"\"randperm\" not implemented for '{D.legacy_name(dt)}'")
     if dt.category == D._INT and n - 1 > D._INT_RANGE[dt.name][1]:
         name = "int" if dt is D.int32 else f"{dt.name}_t"
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")

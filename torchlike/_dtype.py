@@ -10,7 +10,8 @@ import numpy as np
 
 __all__ = [
     "dtype", "float32", "float", "float64", "double", "float16", "half", "bfloat16",
-    "int8", "int16", "int32", "int", "int64", "long", "uint8", "bool", "complex64",
+    "int8", "int16", "int32", "int", "int64", "long", "uint8", "uint16", "uint32", "uint64",
+    "bool", "complex64",
     "cfloat", "complex128", "cdouble", "get_default_dtype", "set_default_dtype",
     "promote_types",
 ]
@@ -28,7 +29,7 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.category = category
         self.itemsize = self.np.itemsize
-        self.is_signed = name not in ("uint8", "bool")
+        self.is_signed = not (name == "bool" or name.startswith("uint"))
         self._rank = rank
 
     @property
@@ -43,6 +44,8 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
+        if self in BAREBONES:
+            raise RuntimeError(f"Unknown Complex ScalarType for {legacy_name(self)}")
         return {float64: complex128, complex128: complex128}.get(self, complex64)
 
     def __repr__(self):
@@ -68,6 +71,37 @@ float32 = dtype("float32", np.float32, _FLOAT, 2)
 float64 = dtype("float64", np.float64, _FLOAT, 3)
 complex64 = dtype("complex64", np.complex64, _COMPLEX, 2)
 complex128 = dtype("complex128", np.complex128, _COMPLEX, 3)
+# torch's "barebones" unsigned types: tensors of them exist, are created, converted, viewed,
+# indexed, copied and compared for equality, while most of torch's kernels are not compiled
+# for them (``torchlike._barebones`` raises torch's errors) and they promote only with
+# themselves and with floating types
+
+
+class _Barebones(dtype):
+    """A barebones dtype: reading its numpy dtype (what every tensor of it is built from)
+    switches on ``torchlike._barebones``' check of op calls, so programs that never use these
+    dtypes do not pay for it."""
+
+    __slots__ = ("_np",)
+
+    def __init__(self, name, np_dtype, category, rank):
+        self._np = np.dtype(np_dtype)
+        self.name = name
+        self.category = category
+        self.itemsize = self._np.itemsize
+        self.is_signed = False
+        self._rank = rank
+
+    @property
+    def np(self):
+        activate_barebones()
+        return self._np
+
+
+uint16 = _Barebones("uint16", np.uint16, _INT, 2)
+uint32 = _Barebones("uint32", np.uint32, _INT, 3)
+uint64 = _Barebones("uint64", np.uint64, _INT, 4)
+BAREBONES = frozenset((uint16, uint32, uint64))
 
 # torch's aliases
 float, double, half = float32, float64, float16
@@ -78,7 +112,8 @@ cfloat, cdouble = complex64, complex128
 # one map of them
 LEGACY_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
                 "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-                "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+                "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 def legacy_name(d):
@@ -87,9 +122,21 @@ def legacy_name(d):
 
 
 _ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-        complex64, complex128)
+        complex64, complex128, uint16, uint32, uint64)
 _BY_NAME = {d.name: d for d in _ALL}
-_BY_NP = {d.np: d for d in _ALL}
+# the barebones dtypes join _BY_NP when they are first used (activate_barebones)
+_BY_NP = {d.np: d for d in _ALL if d not in BAREBONES}
+_BAREBONES_NP = {d._np: d for d in BAREBONES}
+_barebones_on = [False]
+
+
+def activate_barebones():
+    """Switch on the op check of the barebones dtypes (``torchlike._barebones``), once."""
+    if not _barebones_on[0]:
+        _barebones_on[0] = True
+        from . import _barebones
+        _barebones.activate()
+        _BY_NP.update(_BAREBONES_NP)
 
 
 def from_jax(np_dtype) -> dtype:
@@ -100,6 +147,9 @@ def from_jax(np_dtype) -> dtype:
         d = np.dtype(np_dtype)
         if d in _BY_NP:
             return _BY_NP[d]
+        if d in _BAREBONES_NP:
+            activate_barebones()
+            return _BAREBONES_NP[d]
         raise TypeError(f"torchlike has no dtype for {d!r}") from None
 
 
@@ -143,7 +193,7 @@ def set_default_dtype(d) -> None:
     d = to_dtype(d)
     if not d.is_floating_point:
         raise TypeError(
-            f"only floating-point types are supported as the default type (got {d!r})")
+            "only floating-point types are supported as the default type")
     _default[0] = d
 
 
@@ -152,6 +202,9 @@ def set_default_dtype(d) -> None:
 def _promote2(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
+    if (a in BAREBONES or b in BAREBONES) and not (a.category == _FLOAT or b.category == _FLOAT):
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {legacy_name(a)} and {legacy_name(b)}")
     if a.category == _BOOL:
         return b
     if b.category == _BOOL:
@@ -229,7 +282,8 @@ def result_type_of(dims, zeros, scalars) -> dtype:
 
 _pyinf = _b.float("inf")
 _INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1),
-              "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+              "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1),
+              "uint16": (0, 2 ** 16 - 1), "uint32": (0, 2 ** 32 - 1), "uint64": (0, 2 ** 64 - 1)}
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
               "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
               "complex64": 3.4028234663852886e38, "complex128": 1.7976931348623157e308}
@@ -237,7 +291,8 @@ _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
 CPP_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
              "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
              "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-             "complex128": "c10::complex<double>", "bool": "bool"}
+             "complex128": "c10::complex<double>", "bool": "bool", "uint16": "uint16_t",
+             "uint32": "uint32_t", "uint64": "uint64_t"}
 
 
 def _real_overflows(v, name):
@@ -246,7 +301,7 @@ def _real_overflows(v, name):
     if r is not None:
         lo, hi = r
         if isinstance(v, _pyint):
-            if name == "uint8":
+            if lo == 0:
                 # torch lets negative values wrap for unsigned types: -255 ... 255
                 return v > hi or -v > hi
             return v < lo or v > hi
@@ -335,9 +390,10 @@ def cast(x, np_dtype, xp=jnp):
 
     Float (and complex, through its real part) to integer follows C's truncating conversion as
     the x86 instructions torch compiles to give it: the value is truncated toward zero and
-    converted to int64 (for int64 and uint8) or to int32 (for int32, int16 and int8); what does
-    not fit that type (nan, +-inf, large magnitudes) becomes its most negative value; the
-    narrow types then keep the low bits (wrap modulo 2**bits). So ``-1.5 -> uint8`` is 255,
+    converted to int64 (for int64, uint8, uint32 and uint64) or to int32 (for int32, int16,
+    uint16 and int8); what does not fit that type (nan, +-inf, large magnitudes) becomes its
+    most negative value; the narrow types then keep the low bits (wrap modulo 2**bits); uint64
+    also holds [2**63, 2**64) exactly. So ``-1.5 -> uint8`` is 255,
     ``300.0 -> uint8`` is 44 and ``nan -> int32`` is -2**31. XLA's conversion saturates
     instead, hence this function. Everything else is a plain ``astype``.
     """
@@ -349,9 +405,18 @@ def cast(x, np_dtype, xp=jnp):
         x = xp.real(x)
     if x.dtype in (np.float16, jnp.bfloat16):
         x = x.astype(np.float32)
-    wide, lim = (np.int64, 2.0 ** 63) if target in (np.int64, np.uint8) else (np.int32, 2.0 ** 31)
+    wide64 = target in (np.int64, np.uint8, np.uint32, np.uint64)
+    wide, lim = (np.int64, 2.0 ** 63) if wide64 else (np.int32, 2.0 ** 31)
     t = xp.trunc(x)
     fits = (t >= -lim) & (t < lim)
     with np.errstate(all="ignore"):
         w = xp.where(fits, t, xp.asarray(-lim, x.dtype)).astype(wide)
-        return w.astype(target)
+        if target != np.uint64:
+            return w.astype(target)
+        # uint64 converts [2**63, 2**64) exactly; past it (and +inf) it gives 0, and nan and
+        # values below -2**63 give 2**63 (the wrapped int64 minimum)
+        w = w.astype(target)
+        high = (t >= lim) & (t < 2 * lim)
+        h = xp.where(high, t - lim, xp.asarray(0, x.dtype)).astype(np.int64).astype(target)
+        h = h + np.uint64(2 ** 63)
+        return xp.where(high, h, xp.where(t >= 2 * lim, np.uint64(0), w))

@@ -21,6 +21,7 @@ import weakref
 import jax
 import numpy as np
 
+from . import _dtype as D
 from ._registry import Op, apply
 from ._tensor import Tensor
 from .func import _core as C
@@ -37,6 +38,8 @@ def from_jax(array):
         return array
     if not isinstance(array, (jax.Array, jax.core.Tracer)):
         raise TypeError(f"from_jax: expected a jax array, got {type(array).__name__}")
+    if array.dtype in D._BAREBONES_NP:
+        D.activate_barebones()      # (before any op runs on the tensor)
     return Tensor._make(array)
 
 

@@ -103,7 +103,7 @@ _STORAGE_DTYPES = {
 }
 _DTYPE_STORAGE = {d.name: n for n, d in _STORAGE_DTYPES.items()}
 # dtypes torch has and torchlike does not (yet): loading a tensor of one raises a clear error
-_TORCH_ONLY_DTYPES = ("uint16", "uint32", "uint64", "complex32", "float8_e4m3fn",
+_TORCH_ONLY_DTYPES = ("complex32", "float8_e4m3fn",
                       "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
                       "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2", "quint2x4",
                       "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16", "int1", "int2",
@@ -296,6 +296,18 @@ class _TorchGlobal:
 
 
 _REBUILD_V2 = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_V3 = _TorchGlobal("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED = _TorchGlobal("torch.storage", "UntypedStorage")
+
+
+def _rebuild(ref, offset, size, stride, requires_grad):
+    """The reduce tuple torch writes for a tensor over ``ref``: ``_rebuild_tensor_v2`` with a
+    typed storage, or for a dtype without a storage class (uint16, uint32, uint64)
+    ``_rebuild_tensor_v3`` with an untyped storage and the dtype."""
+    args = (ref, offset, size, stride, requires_grad, OrderedDict())
+    if ref.dtype.name in _DTYPE_STORAGE:
+        return (_REBUILD_V2, args)
+    return (_REBUILD_V3, args + (ref.dtype,))
 _REBUILD_PARAM = _TorchGlobal("torch._utils", "_rebuild_parameter")
 
 
@@ -332,6 +344,9 @@ class _Pickler(pickle._Pickler):
             if key is None:
                 key = self._keys[id(obj)] = str(len(self._keys))
                 self.storages[key] = obj
+            if obj.dtype.name not in _DTYPE_STORAGE:
+                # an untyped storage counts bytes
+                return ("storage", _UNTYPED, key, "cpu", int(obj.array.nbytes))
             storage_type = _TorchGlobal("torch", _DTYPE_STORAGE[obj.dtype.name])
             return ("storage", storage_type, key, "cpu", int(obj.array.size))
         return None
@@ -342,15 +357,15 @@ class _Pickler(pickle._Pickler):
             if isinstance(obj, Parameter):
                 plain = Tensor._make(obj._data)
                 return (_REBUILD_PARAM, (plain, obj.requires_grad, OrderedDict()))
-            if obj.dtype.name not in _DTYPE_STORAGE:
+            if obj.dtype.name not in _DTYPE_STORAGE and obj.dtype not in D.BAREBONES:
                 raise pickle.PicklingError(f"cannot save a tensor of dtype {obj.dtype}")
             expanded = self._expanded(obj)
             if expanded is not None:
                 return expanded
             arr = np.asarray(obj._data)        # (ascontiguousarray would make 0-d 1-d)
             ref = _StorageRef(np.array(arr.reshape(-1), order="C"), obj.dtype)
-            return (_REBUILD_V2, (ref, 0, tuple(arr.shape), tuple(obj.stride()),
-                                  bool(obj.requires_grad), OrderedDict()))
+            return _rebuild(ref, 0, tuple(arr.shape), tuple(obj.stride()),
+                            bool(obj.requires_grad))
         if isinstance(obj, Size):
             return (_TorchGlobal("torch", "Size"), (tuple(int(s) for s in obj),))
         if isinstance(obj, _device):
@@ -394,8 +409,7 @@ class _Pickler(pickle._Pickler):
             self._root_refs[id(root)] = ref
             self._keep.append(root)
         strides = [0 if n == 1 else s for n, s in zip(idx.shape, strides)]
-        return (_REBUILD_V2, (ref, off, tuple(idx.shape), tuple(strides),
-                              bool(t.requires_grad), OrderedDict()))
+        return _rebuild(ref, off, tuple(idx.shape), tuple(strides), bool(t.requires_grad))
 
     def save(self, obj, save_persistent_id=True):
         if isinstance(obj, D.dtype):

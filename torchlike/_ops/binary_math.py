@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
 
-from .. import _dtype as D
+from .. import _barebones, _dtype as D
 from .._tensor import Tensor
 from . import arithmetic as _pw
 from .unary import _check_bcast, _is_int, _need_float
@@ -361,6 +361,7 @@ def where(condition, input=None, other=None):
     ``where(condition)`` is ``nonzero(condition, as_tuple=True)``."""
     if input is None and other is None:
         import numpy as np
+        _barebones.require("nonzero_count_cpu", condition)
         nz = np.nonzero(np.asarray(condition._data))
         return tuple(Tensor._make(jnp.asarray(i, jnp.int64)) for i in nz)
     if condition.dtype is not D.bool:

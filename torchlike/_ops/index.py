@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import jax.numpy as jnp
 
-from .. import _dtype as D
+from .. import _barebones, _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop
 from .. import _fused, _tiers
@@ -382,6 +382,9 @@ def setitem(self, key, value):
     advanced = any(s[0] == "t" for s in spec)
     if advanced:
         _same_dtype_put(self, value)
+        if isinstance(key, Tensor) and key.dtype is D.bool and not isinstance(value, Tensor):
+            # torch fills through a bool mask with masked_fill's kernel
+            _barebones.require("masked_fill", self)
     out = apply(_index_put, self, value, *[Tensor._make(a) for a in arrays], spec=spec,
                 accumulate=False, advanced=advanced)
     commit_inplace(self, out)

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _barebones, _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace, inplace_of
@@ -174,6 +174,7 @@ def _masked_scatter_checks(self, mask, source, shp):
 
 
 def masked_scatter(self, mask, source):
+    _barebones.require("masked_scatter", self)
     # torch broadcasts (mask, self) in that order: the mask is "tensor a" in the size error
     shp = _broadcast_shape([tuple(mask._d.shape), tuple(self._d.shape)])
     m = _masked_scatter_checks(self, mask, source, shp)

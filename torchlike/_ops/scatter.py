@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _barebones, _dtype as D
 from .. import _fused
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
@@ -255,6 +255,7 @@ def take(input, index):
 def masked_select(input, mask):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    _barebones.require("masked_select", input)
     shapes = [tuple(input._d.shape), tuple(mask._d.shape)]
     shp = _broadcast_shape(shapes)
     m = np.broadcast_to(_host(mask), shp).reshape(-1)

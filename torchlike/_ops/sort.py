@@ -433,6 +433,10 @@ def _histc(x, bins, lo, hi):
 @public(out=True)
 def histc(input, bins=100, min=0, max=0):
     """Histogram with ``bins`` equal bins over [min, max] (the data range if both are equal)."""
+    if input.dtype in D.BAREBONES:
+        # torch reaches another kernel first: the data's range, or the bin edges
+        raise NotImplementedError(f"\"{'aminmax_cpu' if min == max else 'linspace_cpu'}\" not "
+                                  f"implemented for '{D.legacy_name(input.dtype)}'")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                                   f"'{D.legacy_name(input.dtype)}'")

@@ -74,7 +74,8 @@ class iinfo:
         return hash(("iinfo", self.dtype))
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        # torch prints the limits as C's %g: six significant digits
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 def result_type(tensor1, tensor2):
