@@ -1,4 +1,4 @@
-"""Random sampling: normal, bernoulli, multinomial, poisson and the in-place fills
+"""Random sampling: normal, bernoulli, multinomial, poisson, binomial and the in-place fills
 ``uniform_``, ``normal_``, ``bernoulli_``, ``exponential_``, ``random_``, ``geometric_``,
 ``log_normal_``, ``cauchy_``.
 
@@ -19,8 +19,9 @@ from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import method, methods, public
 from .._storage import check_inplace, commit_inplace
+from .special_ops import no_derivative
 
-__all__ = ["normal", "bernoulli", "multinomial", "poisson"]
+__all__ = ["normal", "bernoulli", "multinomial", "poisson", "binomial"]
 
 
 def _key(generator):
@@ -318,6 +319,61 @@ def _poisson(rate, kd):
 
 def poisson(input, generator=None):
     return apply(_poisson, input, _key(generator))
+
+
+def _binomial_draws(count, prob, rng):
+    """Binomial(count, prob) draws by ``rng`` (numpy: jax's binomial sampler compiles for
+    seconds per shape), with the cases of torch's kernel: a count or prob <= 0 draws 0, a prob
+    >= 1 draws the count itself (fractional or infinite alike), else the count is truncated to
+    an integer; a nan prob, or a non-finite count otherwise, gives nan (torch's kernel never
+    returns for a nan count there)."""
+    n, p = np.broadcast_arrays(np.asarray(count, np.float64), np.asarray(prob, np.float64))
+    zero = (n <= 0) | (p <= 0)
+    whole = ~zero & (p >= 1)
+    draw = ~zero & (p < 1) & np.isfinite(n)
+    out = np.full(n.shape, np.nan)
+    out[zero] = 0
+    out[whole] = n[whole]
+    out[draw] = rng.binomial(np.trunc(n[draw]).astype(np.int64), p[draw])
+    return out
+
+
+# the draws are made on the host and passed in; the op gives its output torch's graph: it
+# requires grad with its inputs, and backward through it raises torch's error
+_binomial = defop("binomial", saves=False, grad_name="torch::autograd::NotImplemented")(
+    no_derivative(lambda count, prob, draws: draws, "binomial"))
+
+
+def binomial(count, prob, generator=None):
+    """Draws of Binomial(count, prob), count and prob broadcast, in their (floating) dtype."""
+    from .._random import Generator
+    from .._registry import broadcast_error
+    from .._tensor import not_a_tensor
+    from .._creation import _tp_name
+    for pos, (name, t) in enumerate((("count", count), ("prob", prob)), 1):
+        if not isinstance(t, Tensor):
+            raise not_a_tensor("binomial", t, name, pos)
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"binomial(): argument 'generator' must be torch.Generator, not "
+                        f"{_tp_name(generator)}")
+    for name, t in (("count", count), ("prob", prob)):
+        if not t.dtype.is_floating_point:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{_tname(t.dtype)}")
+    err = broadcast_error([tuple(count.shape), tuple(prob.shape)])
+    if err:
+        raise RuntimeError(err)
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {_tname(prob.dtype)} but expected "
+                           f"{_tname(count.dtype)}")
+    if count.dtype.name not in ("float32", "float64"):
+        raise NotImplementedError(f"\"binomial_cpu\" not implemented for "
+                                  f"'{_tname(count.dtype)}'")
+    from ..distributions._ops import _host_rng
+    draws = _binomial_draws(np.asarray(count.detach()._data), np.asarray(prob.detach()._data),
+                            _host_rng(generator))
+    return apply(_binomial, count, prob,
+                 Tensor._make(jnp.asarray(draws.astype(count.dtype.np))))
 
 
 methods(**dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
