@@ -800,10 +800,12 @@ def test_lu_pivots_of_a_rank_deficient_float32_matrix_may_differ():
     on the rounding of the update (MKL's kernels vs jax's); both factorizations are valid."""
     w = torch.linalg.lu_factor_ex(torch.tensor(NEAR_SINGULAR))
     g = torchlike.linalg.lu_factor_ex(torchlike.tensor(NEAR_SINGULAR))
-    assert w.pivots.tolist() == [3, 2, 4, 5, 5]
-    assert g.pivots.tolist() == [3, 2, 5, 4, 5]
-    P, L_, U = torchlike.lu_unpack(g.LU, g.pivots)
-    np.testing.assert_allclose((P @ L_ @ U).numpy(), np.float32(NEAR_SINGULAR), atol=1e-6)
+    # (torch's pivots vary with the CPU's kernels: [3, 2, 4, 5, 5] on some, torchlike's on
+    # others; the steps before the noise agree)
+    assert g.pivots.tolist()[:2] == w.pivots.tolist()[:2] == [3, 2]
+    for m, f in ((torch, w), (torchlike, g)):
+        P, L_, U = m.lu_unpack(f.LU, f.pivots)
+        np.testing.assert_allclose((P @ L_ @ U).numpy(), np.float32(NEAR_SINGULAR), atol=1e-6)
     np.testing.assert_allclose(g.LU.numpy()[:2], w.LU.numpy()[:2], rtol=1e-6)   # (two steps)
 
 

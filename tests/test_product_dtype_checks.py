@@ -9,6 +9,8 @@ import itertools
 import numpy as np
 import pytest
 
+import torchlike
+
 from oracle import assert_close, both_outcomes, same_dtype
 
 R = np.random.default_rng(0)
@@ -253,10 +255,29 @@ FACTORS = [0, 2, 0.5, True, 1j, float("nan"), float("inf"), -1]
 @pytest.mark.parametrize("dtype", ["float32", "int64", "complex64"])
 @pytest.mark.parametrize("name", sorted(ADD))
 def test_beta_and_alpha_convert_to_the_result_dtype_as_torch(name, dtype, which, factor):
-    if name == "addbmm" and which == "alpha" and factor == float("inf"):
-        pytest.skip("torch scales each batch's product before summing (inf * 0 = nan)")
+    if which == "alpha" and factor == float("inf") and dtype != "int64":
+        pytest.skip("torch's BLAS applies alpha inside its kernel: nan or inf per element by "
+                    "CPU (DIFFERENCES.md; test_infinite_alpha_scales_the_product)")
     _compare(lambda m, *ts: getattr(m, name)(*ts, **{which: factor}),
              [_arr(s) for s in ADD[name]], (dtype,) * 3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize("name", sorted(ADD))
+def test_infinite_alpha_scales_the_product(name, dtype):
+    """``alpha=inf``: ``beta * input + inf * (mat1 @ mat2)``, each element ±inf, or nan where
+    the product is 0 (torch's result depends on its BLAS kernel: DIFFERENCES.md)."""
+    arrays = [_arr(s).astype(dtype) for s in ADD[name]]
+    arrays[1].flat[0] = 0          # (a zero row or entry: some products are 0)
+    got = getattr(torchlike, name)(*[torchlike.tensor(a) for a in arrays],
+                                   alpha=float("inf")).numpy()
+    inp, a, b = (x.astype(np.complex128 if dtype == "complex64" else np.float64) for x in arrays)
+    prod = {"addmm": lambda: a @ b, "addmv": lambda: a @ b, "addr": lambda: np.outer(a, b),
+            "baddbmm": lambda: a @ b, "addbmm": lambda: (a @ b).sum(0)}[name]()
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = inp + np.inf * prod
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)].astype(got.dtype))
 
 
 @pytest.mark.parametrize("name", sorted(ADD))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from .._storage import inplace_of, with_out, write_out  # noqa: F401  (re-exported for families)
 
 __all__ = ["bind", "public", "method", "methods", "inplace_methods", "toplevel", "with_out",
-           "write_out", "inplace_of", "declared"]
+           "write_out", "inplace_of", "declared", "alias"]
 
 # (owner, attribute, object or a callable resolving it at bind, declaring module)
 _DECLARED = []
@@ -118,6 +118,12 @@ _OPERANDS = {
 _FIRST = {"add": _N, "sub": _N, "mul": _N, "div": _N, "where": _OT}
 # functions whose Tensor parameters are all Tensors or all numbers (torch's overloads)
 _ALIKE = frozenset({"clamp", "clip"})
+
+
+def alias(fn, name):
+    """``fn`` under another of torch's names (``subtract`` for ``sub``): the same function,
+    whose argument errors name the alias, as torch's do."""
+    return operands_checked(fn, name)
 
 
 def operands_checked(fn, name, method=False):

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop, sum_to as _sum_to
-from ._surface import public, method
+from ._surface import alias, method, public
 from .special_ops import no_derivative
 from .._storage import apply_
 
@@ -240,7 +240,7 @@ def sub(input, other, *, alpha=1):
     return apply(_sub, input, other, **_alpha(alpha))
 
 
-subtract = sub
+subtract = alias(sub, "subtract")
 
 
 def rsub(input, other, alpha=1):
@@ -253,7 +253,7 @@ def mul(input, other):
     return apply(_mul, input, other)
 
 
-multiply = mul
+multiply = alias(mul, "multiply")
 
 
 @public(method=True, out=True, also=("divide",))
@@ -268,7 +268,7 @@ def div(input, other, *, rounding_mode=None):
     return apply(_div_mode, input, other, rounding_mode=rounding_mode)
 
 
-divide = div
+divide = alias(div, "divide")
 
 
 @public(method=True, inplace=True, out=True)

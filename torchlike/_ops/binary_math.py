@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from . import arithmetic as _pw
 from .unary import _check_bcast, _is_int, _need_float
 from .._registry import apply, defop, sum_to as _sum_to
-from ._surface import method, methods, public
+from ._surface import alias, method, methods, public
 from .._storage import apply_
 
 
@@ -108,7 +108,7 @@ def clamp_(self, min=None, max=None):
     return apply_(_clamp, self, *bounds, **kw)
 
 
-clip = clamp
+clip = alias(clamp, "clip")
 
 
 @public(method=True, out=True, top_inplace=True)
@@ -128,15 +128,12 @@ methods(clamp_min_=lambda self, min: clamp_(self, min=min),
 # ------------------------------------------------------------------ binary math
 
 def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_only=False,
-            tensor_other=False, also=(), top_inplace=False):
+            also=(), top_inplace=False):
     """``torchlike.<name>(input, other)`` (a method, with ``out=``) and, with ``inplace``,
     ``Tensor.<name>_``: one op."""
     op = defop(name, promote=promote, grad_name=grad_name)(fn)
 
-    def check(input, other):
-        if tensor_other and not isinstance(other, Tensor):
-            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
-                            f"{type(other).__name__}")
+    def check(input, other):       # (other's type: _surface._OPERANDS)
         if float_only:
             _need_float(name + "_cpu", input, other)
 
@@ -229,23 +226,20 @@ def _int_or(v, f):
 
 
 maximum = _binary("maximum", _int_or(_maximum_v, jnp.maximum), grad_name="MaximumBackward0",
-                  inplace=False, tensor_other=True)
+                  inplace=False)
 minimum = _binary("minimum", _int_or(_minimum_v, jnp.minimum), grad_name="MinimumBackward0",
-                  inplace=False, tensor_other=True)
-fmax = _binary("fmax", _int_or(_fmax_v, jnp.maximum), grad_name="FmaxBackward0", inplace=False,
-               tensor_other=True)
-fmin = _binary("fmin", _int_or(_fmin_v, jnp.minimum), grad_name="FminBackward0", inplace=False,
-               tensor_other=True)
+                  inplace=False)
+fmax = _binary("fmax", _int_or(_fmax_v, jnp.maximum), grad_name="FmaxBackward0", inplace=False)
+fmin = _binary("fmin", _int_or(_fmin_v, jnp.minimum), grad_name="FminBackward0", inplace=False)
 hypot = _binary("hypot", lambda a, b: _hypot_v(a, b), grad_name="HypotBackward0",
-                float_only=True, tensor_other=True)
-atan2 = arctan2 = _binary("atan2", lambda a, b: _atan2_v(a, b), promote="float",
-                          grad_name="Atan2Backward0", tensor_other=True, also=("arctan2",))
+                float_only=True)
+atan2 = _binary("atan2", lambda a, b: _atan2_v(a, b), promote="float",
+                grad_name="Atan2Backward0", also=("arctan2",))
+arctan2 = alias(atan2, "arctan2")
 logaddexp = _binary("logaddexp", lambda a, b: _logaddexp_v(a, b),
-                    grad_name="LogaddexpBackward0", inplace=False, float_only=True,
-                    tensor_other=True)
+                    grad_name="LogaddexpBackward0", inplace=False, float_only=True)
 logaddexp2 = _binary("logaddexp2", lambda a, b: _logaddexp2_v(a, b),
-                     grad_name="Logaddexp2Backward0", inplace=False, float_only=True,
-                     tensor_other=True)
+                     grad_name="Logaddexp2Backward0", inplace=False, float_only=True)
 _fmod_op = defop("fmod", promote="common", grad_name="FmodBackward0",
                  saves={0: (1,), 1: (1,)})(jnp.fmod)     # (read by other's gradient only)
 

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop
-from ._surface import methods, public
+from ._surface import alias, methods, public
 from .unary import _is_int
 
 
@@ -92,7 +92,9 @@ def ge(input, other):
     return apply(_ge, input, other)
 
 
-greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+greater, less, greater_equal, less_equal, not_equal = (
+    alias(f, n) for f, n in ((gt, "greater"), (lt, "less"), (ge, "greater_equal"),
+                             (le, "less_equal"), (ne, "not_equal")))
 
 
 @public(method=True, inplace=True, out=True)
@@ -180,9 +182,6 @@ def _isclose(a, b, rtol, atol, equal_nan, cdt):
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (both must have one dtype)."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{D.legacy_name(input.dtype)} did not match "
                            f"{D.legacy_name(other.dtype)}")

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype as D
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
-from ._surface import inplace_methods, methods, public, toplevel, write_out
+from ._surface import alias, inplace_methods, methods, public, toplevel, write_out
 
 
 def _own_out(fn):
@@ -392,7 +392,7 @@ def outer(input, vec2):
     return apply(_outer, input, vec2)
 
 
-ger = outer
+ger = alias(outer, "ger")
 
 
 @defop("einsum", promote="common", grad_name="EinsumBackward")
