@@ -34,7 +34,8 @@ __all__ = [
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     "embedding", "embedding_bag", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
     "layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm",
-    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy",
+    "linear_cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
     "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "soft_margin_loss",
     "poisson_nll_loss", "gaussian_nll_loss", "hinge_embedding_loss",
@@ -2010,6 +2011,95 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         ret = smooth
     return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``.
+
+    ``input`` is (in_features) or (N, in_features); ``linear_weight`` (C, d_1, ..., d_K,
+    in_features) gives the logits (N, C, d_1, ..., d_K) (K-dimensional loss: batched input
+    only), ``linear_bias`` (C, d_1, ..., d_K). ``ignore_index`` None is -100 for class indices
+    and is refused for class probabilities. ``options`` (``nn.LinearCrossEntropyOptions``)
+    chooses the chunked path (``nn.modules.linear_cross_entropy``) for int64 class indices
+    with reduction "mean", "sum" or "none", no label smoothing and K == 0; otherwise it warns
+    and computes the reference path."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and "
+                           f"{linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, "
+                           f"(N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    # class probabilities are told from indices by the target's shape, as cross_entropy does
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    chunkable = (not out_features and reduction in {"mean", "sum", "none"}
+                 and label_smoothing == 0.0 and target.dtype == D.int64)
+    if options is not None and not chunkable:
+        warnings.warn(
+            "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+            "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features "
+            f"== (). Got reduction={reduction!r}, label_smoothing={label_smoothing}, "
+            f"target.dtype={target.dtype}, out_features={out_features}, tracing=False, "
+            f"linear_bias.shape="
+            f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+    if options is not None and chunkable and _chunk_checks(
+            input, linear_weight, target, linear_bias, weight, ignore_index, num_classes):
+        from .modules.linear_cross_entropy import chunked
+        batched = bool(num_batches)
+        if not batched:
+            input, target = input.unsqueeze(0), target.unsqueeze(0)
+        options = options._adjust(num_batches=input.shape[0], in_features=in_features,
+                                  num_classes=num_classes, dtype=input.dtype,
+                                  device=input.device)
+        result = chunked(input, linear_weight, target, linear_bias, weight, reduction,
+                         ignore_index, options)
+        return result if batched else result.squeeze(0)
+    if out_features:
+        linear_weight = linear_weight.reshape((math.prod(out_features, start=num_classes),
+                                               in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+def _chunk_checks(input, linear_weight, target, linear_bias, weight, ignore_index, C):
+    """Whether the chunked path can take these operands: the dtypes agree, the target is one
+    class per row and the class weights are (C,); when not, the reference path computes, and
+    raises torch's error for them. A target outside [0, C) (other than ignore_index) raises
+    the chunked path's error."""
+    dts = {t.dtype for t in (input, linear_weight, linear_bias) if t is not None}
+    if len(dts) != 1 or (weight is not None and tuple(weight.shape) != (C,)):
+        return False
+    if tuple(target.shape) != tuple(input.shape[:-1]):
+        return False
+    t = np.asarray(target._data).reshape(-1)
+    bad = t[((t < 0) | (t >= C)) & (t != ignore_index)]
+    if bad.size:
+        # the chunked kernel's gather of the target's logit refuses it
+        raise RuntimeError(f"index {bad[0]} is out of bounds for dimension 1 with size {C}")
+    return True
 
 
 @jax.custom_vjp

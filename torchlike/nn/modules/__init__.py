@@ -22,6 +22,7 @@ from .fold import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 from ..parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401
 from ..parallel import DataParallel  # noqa: F401
 from . import module  # noqa: F401
