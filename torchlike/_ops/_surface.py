@@ -71,10 +71,16 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
 #   "overload": Tensor and Number overloads ("eq() received an invalid combination of arguments
 #               - got (Tensor, list), but expected one of: ...");
 #   "overload-tensor": a Tensor in each of the overloads (lerp's ``end``, masked_fill's ``mask``);
+#   "overload-int": an int or a one-element integer Tensor (narrow's ``start``);
 #   "scalar":   a Python number or a Tensor, keyword-only ("argument 'alpha' must be Number");
+#   "int":      an int (not a bool, not a float: "argument 'dim' (position 1) must be int");
+#   "ints":     a size or a list of dims, as one sequence or spread over the remaining arguments
+#               (``x.view(2, 3)``): ints only, with torch's messages for a float at its place;
 # a trailing "?": None is taken too (clamp's bounds). In-place forms (``add_``) share the entry;
 # "Tensor.<name>": the method's own, where its parameters differ from the function's.
-_T, _N, _O, _OT, _S = "tensor", "number", "overload", "overload-tensor", "scalar"
+_T, _N, _O, _OT, _S, _I, _IS = ("tensor", "number", "overload", "overload-tensor", "scalar",
+                                "int", "ints")
+_OI = "overload-int"
 _OPERANDS = {
     "add": (("other", _N), ("alpha", _S)), "sub": (("other", _N), ("alpha", _S)),
     **{n: (("other", _N),) for n in ("mul", "div")},
@@ -113,6 +119,22 @@ _OPERANDS = {
     "bilinear": (("input2", _T), ("weight", _T)),
     **{n: (("weight", _T + "?"), ("bias", _T + "?"), ("running_mean", _T + "?"),
            ("running_var", _T + "?")) for n in ("batch_norm", "instance_norm")},
+    # sizes and dims
+    "Tensor.view": (("size", _IS + "-overload"),), "reshape": (("shape", _IS),),
+    "permute": (("dims", _IS),), "repeat": (("repeats", _IS),), "expand": (("size", _IS),),
+    "tile": (("dims", _IS),), "broadcast_to": (("size", _IS),), "flip": (("dims", _IS),),
+    **{n: (("size", _IS),) for n in ("new_zeros", "new_ones", "new_empty")},
+    "unsqueeze": (("dim", _I),), "transpose": (("dim0", _I), ("dim1", _I)),
+    "swapaxes": (("axis0", _I), ("axis1", _I)), "swapdims": (("dim0", _I), ("dim1", _I)),
+    "select": (("dim", _I), ("index", _I)), "flatten": (("start_dim", _I), ("end_dim", _I)),
+    "chunk": (("chunks", _I), ("dim", _I)), "topk": (("k", _I), ("dim", _I)),
+    "diagonal": (("offset", _I), ("dim1", _I), ("dim2", _I)),
+    "tril": (("diagonal", _I),), "triu": (("diagonal", _I),), "unbind": (("dim", _I),),
+    "cumsum": (("dim", _I),), "cumprod": (("dim", _I),), "gather": (("dim", _I),),
+    "index_select": (("dim", _I),),
+    "narrow": (("dim", _OI), ("start", _OI), ("length", _OI)),
+    "repeat_interleave": (("repeats", _OI),),
+    **{n: (("dim", _I),) for n in ("cat", "concat", "concatenate", "stack")},
 }
 # the function's first argument where it is not a Tensor-only ``input`` (``_tensor_first``)
 _FIRST = {"add": _N, "sub": _N, "mul": _N, "div": _N, "where": _OT}
@@ -145,14 +167,17 @@ def operands_checked(fn, name, method=False):
     import jax
     import numpy as np
     from .._tensor import Tensor, _type_name
+    if spec[0][1].startswith(_IS):
+        return _ints_checked(fn, name, spec[0][0], method, spec[0][1].endswith("overload"))
     tensors = (Tensor, jax.Array)             # (jax's arrays: interop)
     numbers_ = (Tensor, jax.Array, numbers.Number, np.generic)
     where = {p: i for i, (p, _k) in enumerate(spec)}
-    takes = tuple(numbers_ if k.rstrip("?") in (_N, _O, _S) else tensors for _p, k in spec)
+    takes = tuple(numbers_ if k.rstrip("?") in (_N, _O, _S) else _Int if k == _I
+                  else (Tensor, _Int) if k == _OI else tensors for _p, k in spec)
     none_ok = tuple(k.endswith("?") for _p, k in spec)
     # (an op with overloads refuses any argument with the overloads' message)
     overload = (any(k.startswith(_O) for _p, k in spec),) * len(spec)
-    scalar = tuple(k == _S for _p, k in spec)
+    want = tuple("Number" if k == _S else "int" if k == _I else "Tensor" for _p, k in spec)
     skip = 0 if first is not None else 1      # (the arguments before the first checked one)
     n = len(spec)
 
@@ -165,9 +190,9 @@ def operands_checked(fn, name, method=False):
                     for k, a in kwargs.items()]
             return TypeError(f"{name}() received an invalid combination of arguments - got "
                              f"({', '.join(got)}), but expected one of:")
-        want = "Number" if scalar[i] else "Tensor"
         at = "" if keyword else f" (position {i + skip + (0 if method else 1)})"
-        return TypeError(f"{name}(): argument '{p}'{at} must be {want}, not {_type_name(v)}")
+        return TypeError(f"{name}(): argument '{p}'{at} must be {want[i]}, not "
+                         f"{'Tensor' if isinstance(v, Tensor) else _type_name(v)}")
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
@@ -187,6 +212,92 @@ def operands_checked(fn, name, method=False):
                      if a is not None]
             if 0 < sum(isinstance(a, Tensor) for a in given) < len(given):
                 raise refuse(args, kwargs, 0, False)
+        return fn(*args, **kwargs)
+    checked._operands_of = fn
+    checked._operands_name = name
+    return checked
+
+
+class _IntMeta(type):
+    def __instancecheck__(cls, v):
+        return _int_like(v)
+
+
+class _Int(metaclass=_IntMeta):
+    """``isinstance(v, _Int)``: what torch's argument parser takes as an int."""
+
+
+def _int_like(v, bools=False):
+    """An int as torch's argument parser takes one: a Python or numpy integer (a bool only in
+    a list of ints, ``bools``), or an integer tensor of one element."""
+    import numpy as np
+
+    from .. import _dtype as D
+    from .._tensor import Tensor
+    c = v.__class__
+    if c is int:
+        return True
+    if c is bool or isinstance(v, (bool, np.bool_)):
+        return bools
+    if isinstance(v, (int, np.integer)):
+        return True
+    if isinstance(v, Tensor):
+        d = v.dtype
+        return not (d.is_floating_point or d.is_complex or d is D.bool) and v.numel() == 1
+    return False
+
+
+def _ints_checked(fn, name, param, method, overloaded):
+    """``fn`` whose arguments after ``self``/``input`` are one size (``x.view(2, 3)``,
+    ``x.view((2, 3))``): torch's TypeErrors where an element is not an int."""
+    import functools
+
+    from .. import _dtype as D
+    from .._tensor import Tensor, _type_name
+
+    def tname(v):
+        return "Tensor" if isinstance(v, Tensor) else _type_name(v)
+
+    def unpack_error(i, v):
+        return TypeError(f"{name}(): argument '{param}' failed to unpack the object at pos "
+                         f"{i + 1} with error \"type must be tuple of ints,but got {tname(v)}\"")
+
+    def combination(args):
+        return TypeError(f"{name}() received an invalid combination of arguments - got "
+                         f"({', '.join(tname(a) for a in args)}), but expected one of:")
+    pos = 1 if method else 2
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        rest = args[1:]
+        if not rest and param in kwargs:
+            rest = (kwargs[param],)
+        if len(rest) == 1:
+            seq = rest[0]
+            if isinstance(seq, (tuple, list)):
+                if seq and not _int_like(seq[0]):
+                    if overloaded:
+                        raise combination(rest)
+                    raise TypeError(f"{name}(): argument '{param}' (position {pos}) must be "
+                                    f"tuple of ints, but found element of type {tname(seq[0])} "
+                                    f"at pos 0")
+                for i, v in enumerate(seq):
+                    if not _int_like(v, bools=True):
+                        raise unpack_error(i, v)
+            elif not _int_like(seq) and not (overloaded and isinstance(seq, D.dtype)):
+                if overloaded:
+                    raise combination(rest)
+                raise TypeError(f"{name}(): argument '{param}' (position {pos}) must be tuple "
+                                f"of ints, not {tname(seq)}")
+        elif rest:
+            if not _int_like(rest[0]):
+                if overloaded:
+                    raise combination(rest)
+                raise TypeError(f"{name}() takes 1 positional argument but {len(rest)} were "
+                                f"given")
+            for i, v in enumerate(rest):
+                if not _int_like(v, bools=True):
+                    raise unpack_error(i, v)
         return fn(*args, **kwargs)
     checked._operands_of = fn
     checked._operands_name = name

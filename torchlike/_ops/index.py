@@ -3,6 +3,8 @@ tensors or lists, as one op whose static part is the index's structure."""
 from __future__ import annotations
 
 import jax
+import operator
+
 import numpy as np
 import jax.numpy as jnp
 
@@ -65,6 +67,19 @@ def _getitem(a, *idx, spec, single_slice):
     return out
 
 
+
+def _slice_bound(v):
+    """A slice's start, stop or step as Python takes it: None or an integer (``__index__``); a
+    float raises Python's TypeError, as in torch (``int()`` would truncate 1.5 silently)."""
+    if v is None:
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError("slice indices must be integers or None or have an __index__ "
+                        "method") from None
+
+
 def _parse(x, key):
     """Split an index into a hashable spec and the integer index arrays it uses."""
     if not isinstance(key, tuple):
@@ -115,9 +130,7 @@ def _parse(x, key):
                 raise ValueError("slice step cannot be zero" if k.step == 0 else
                                  "step must be greater than zero")
             n = shape[dim]
-            sl = slice(k.start if k.start is None else int(k.start),
-                       k.stop if k.stop is None else int(k.stop),
-                       k.step if k.step is None else int(k.step))
+            sl = slice(_slice_bound(k.start), _slice_bound(k.stop), _slice_bound(k.step))
             start, stop, step = sl.indices(n)
             length = len(range(start, stop, step))
             if (start == 0 and step == 1 and length == n) or length == 0:

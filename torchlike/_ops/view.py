@@ -247,13 +247,14 @@ def expand(self, *sizes):
                            f"number of sizes provided ({len(sizes)}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({len(shp)})")
     lead = len(sizes) - len(shp)
-    out = []
-    for i, s in enumerate(sizes):
+    out = [0] * len(sizes)
+    for i in range(len(sizes) - 1, -1, -1):     # (torch checks from the last dimension)
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
                                    f"leading, non-existing dimension {i}")
-            out.append(s)
+            out[i] = s
             continue
         cur = shp[i - lead]
         if s == -1:
@@ -262,7 +263,7 @@ def expand(self, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(shp)}")
-        out.append(s)
+        out[i] = s
     check_materialized_size("expand", tuple(out), self.dtype.itemsize)
     return apply(_expand, self, shape=tuple(out))
 
@@ -449,8 +450,9 @@ def broadcast_shapes(*shapes):
 
 
 @public(method=True)
-def broadcast_to(input, size):
-    return expand(input, *_shape_arg((size,) if isinstance(size, int) else tuple(size)))
+def broadcast_to(input, *size):
+    """``input`` expanded to ``size`` (one sequence, or spread: ``x.broadcast_to(2, 3)``)."""
+    return expand(input, *_shape_arg(size))
 
 
 def broadcast_tensors(*tensors):

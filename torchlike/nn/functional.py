@@ -1093,6 +1093,10 @@ def _one_hot(x, n):
 
 
 def one_hot(tensor, num_classes=-1):
+    from .._ops._surface import _int_like
+    if not _int_like(num_classes):
+        raise TypeError(f"one_hot(): argument 'num_classes' (position 2) must be int, not "
+                        f"{type(num_classes).__name__}")
     if tensor.dtype.name != "int64":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     data = np.asarray(tensor._data)

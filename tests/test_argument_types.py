@@ -147,3 +147,42 @@ def test_operators_keep_their_own_operand_rule():
         x + [1, 1]
     assert (x == None) is False                    # noqa: E711
     assert (x * 2).tolist() == [2.0, 2.0]
+
+
+# sizes and dims: (the call on ``x``, a 2x3 float tensor, written once for both libraries)
+SIZES = [f"x.{op}({args})" for op, (a, b) in [
+    ("view", (3, 2)), ("reshape", (3, 2)), ("permute", (1, 0)), ("repeat", (2, 1)),
+    ("expand", (2, 3)), ("tile", (2, 1)), ("broadcast_to", (2, 3)), ("new_zeros", (2, 3)),
+    ("new_ones", (2, 3)), ("flip", (0, 1))]
+    for args in [f"{float(a)}, {b}", f"{a}, {float(b)}", f"({float(a)}, {b})",
+                 f"({a}, {float(b)})", f"[{a}, {float(b)}]", f"{a}, it", f"{a}, ft",
+                 f"({a}, ft)", f"{float(a)}", f"({a}, '{b}')", f"({a}, None)", f"{a}, {b}",
+                 f"({a}, {b})", f"{a}, True"]] + [
+    f"m.{op}(x, {args})" for op in ("reshape", "permute", "tile", "broadcast_to", "flip")
+    for args in ("(1.0, 0)", "(1, 0.0)", "(1, 0)")] + [
+    "x.unsqueeze(1.0)", "x.unsqueeze(True)", "x.unsqueeze(it)", "x.transpose(0, 1.0)",
+    "x.swapaxes(0.0, 1)", "x.select(0, 1.0)", "x.select(0, it // 3)", "x.flatten(0.0)",
+    "x.chunk(2.0)", "x.topk(1.0)", "x.diagonal(0.0)", "x.tril(1.0)", "x.triu(diagonal=1.0)",
+    "x.unbind(0.0)", "x.cumsum(1.0)", "x.cumprod(dim=1.0)", "x.gather(1.0, lt)",
+    "x.index_select(0.0, lt[0])", "x.narrow(1, 0.0, 2)", "x.narrow(1, it // 3, 2)",
+    "x.narrow(1, 0, 2)", "m.arange(3).repeat_interleave(2.0)",
+    "m.arange(3).repeat_interleave(m.tensor([1, 2, 0]))", "m.cat([x, x], 1.0)",
+    "m.stack([x, x], 0.0)", "m.cat([x, x], 1)", "x[0:1.0]", "x[0:it // 3]", "x[::2.0]",
+    "m.nn.functional.one_hot(m.tensor([1]), 3.0)", "m.nn.functional.one_hot(m.tensor([1]), 3)"]
+
+
+@pytest.mark.parametrize("call", SIZES)
+def test_sizes_and_dims_of_another_type_as_torch(call):
+    """A size, a dim, a slice bound given a float, a bool, a float tensor, None or a string
+    raises torch's TypeError (``int()`` truncated 2.5 to 2 silently: ``x.view(-1, d / 2)``);
+    ints and one-element integer tensors work as in torch."""
+    got = []
+    for m in (torch, torchlike):
+        env = {"m": m, "x": m.ones(2, 3), "it": m.tensor(3), "ft": m.tensor(3.0),
+               "lt": m.zeros(2, 1, dtype=m.long)}
+        try:
+            out = eval(call, env)       # noqa: S307  (a table of calls, written once)
+            got.append(("value", tuple(out.shape)))
+        except Exception as e:
+            got.append((type(e).__name__, str(e).split("\n")[0]))
+    assert got[1] == got[0]
