@@ -16,10 +16,7 @@ import torch
 import torchlike  # noqa: F401
 
 # torch names not provided yet, each with its reason
-NOT_YET = {
-    "LinearCrossEntropyLoss": "fused linear + cross-entropy (new in torch 2.13) not implemented",
-    "LinearCrossEntropyOptions": "options object of LinearCrossEntropyLoss, not implemented",
-}
+NOT_YET: dict = {}
 
 
 def _torch_classes():

@@ -25,6 +25,7 @@ DEDICATED = {
     'adaptive_max_pool1d': 'test_nn_functional.py, test_nn_layers.py',
     'addmv_': 'in-place form: the _inplace rows of addmv',
     'arange': 'test_core.py, test_ops_core.py',
+    'binomial': 'test_binomial.py (random draws: distribution properties and torch\'s errors)',
     'arccos_': 'in-place form: the _inplace rows of arccos',
     'arccosh_': 'in-place form: the _inplace rows of arccosh',
     'arcsin_': 'in-place form: the _inplace rows of arcsin',

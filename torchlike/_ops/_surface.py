@@ -182,7 +182,6 @@ def operands_checked(fn, name, method=False):
     n = len(spec)
 
     def refuse(args, kwargs, i, keyword):
-        p, v = spec[i][0], (kwargs[spec[i][0]] if keyword else args[i + skip])
         if overload[i]:
             got = [_type_name(a) if not isinstance(a, Tensor) else "Tensor"
                    for a in args[1 if method else 0:]]
@@ -190,6 +189,7 @@ def operands_checked(fn, name, method=False):
                     for k, a in kwargs.items()]
             return TypeError(f"{name}() received an invalid combination of arguments - got "
                              f"({', '.join(got)}), but expected one of:")
+        p, v = spec[i][0], (kwargs[spec[i][0]] if keyword else args[i + skip])
         at = "" if keyword else f" (position {i + skip + (0 if method else 1)})"
         return TypeError(f"{name}(): argument '{p}'{at} must be {want[i]}, not "
                          f"{'Tensor' if isinstance(v, Tensor) else _type_name(v)}")

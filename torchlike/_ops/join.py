@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
-from ._surface import public
+from ._surface import alias, public
 from .view import _host, _is_t, reshape, unsqueeze
 
 __all__ = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack',
@@ -81,7 +81,7 @@ def cat(tensors, dim=0):
     return apply(_cat, *tensors, dim=d, skip=skip)
 
 
-concat = concatenate = cat
+concat, concatenate = alias(cat, "concat"), alias(cat, "concatenate")
 
 
 @defop("stack", promote="common", saves=False, grad_name="StackBackward0",
