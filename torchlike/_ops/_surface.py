@@ -230,14 +230,16 @@ class _Int(metaclass=_IntMeta):
 def _int_like(v, bools=False):
     """An int as torch's argument parser takes one: a Python or numpy integer (a bool only in
     a list of ints, ``bools``), or an integer tensor of one element."""
+    c = v.__class__
+    if c is int:
+        return True
+    if c is bool:
+        return bools
     import numpy as np
 
     from .. import _dtype as D
     from .._tensor import Tensor
-    c = v.__class__
-    if c is int:
-        return True
-    if c is bool or isinstance(v, (bool, np.bool_)):
+    if isinstance(v, (bool, np.bool_)):
         return bools
     if isinstance(v, (int, np.integer)):
         return True
