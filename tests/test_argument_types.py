@@ -186,3 +186,69 @@ def test_sizes_and_dims_of_another_type_as_torch(call):
         except Exception as e:
             got.append((type(e).__name__, str(e).split("\n")[0]))
     assert got[1] == got[0]
+
+
+# reductions and dim-taking functions: the call's arguments after ``x`` ({D}: the dim; {K}:
+# keepdim; {T}: dtype), each in function and method form
+DIM_CALLS = {
+    **{n: ("{D}", "1, keepdim={K}", "dtype={T}") for n in (
+        "sum", "mean", "nansum", "nanmean", "prod")},
+    **{n: ("{D}", "1, keepdim={K}", None) for n in (
+        "std", "var", "std_mean", "var_mean", "max", "min", "amax", "amin", "argmax", "argmin",
+        "all", "any", "logsumexp", "median", "nanmedian", "mode")},
+    "aminmax": ("dim={D}", "dim=1, keepdim={K}", None),
+    **{n: ("{D}", None, "1, dtype={T}") for n in ("softmax", "log_softmax", "cumsum",
+                                                   "cumprod")},
+    **{n: ("{D}", None, None) for n in ("cummax", "cummin", "squeeze", "count_nonzero", "sort",
+                                        "argsort", "flip")},
+    "kthvalue": ("1, {D}", "1, 1, keepdim={K}", None),
+    "norm": ("2, {D}", "2, 1, keepdim={K}", "2, 1, dtype={T}"),
+    "topk": ("1, {D}", None, None), "unique": ("dim={D}", None, None),
+    "roll": ("1, {D}", None, None), "movedim": ("{D}, 0", None, None),
+    "split": ("1, {D}", None, None), "chunk": ("2, {D}", None, None),
+    "unflatten": ("{D}, (1, 3)", None, None), "diff": ("1, {D}", None, None),
+}
+DIM_VALUES = ["1.0", "True", "None", "'a'", "[0, 1.0]", "(1.0,)", "ft", "it", "1", "(0, 1)",
+              "-1"]
+KEEPDIM_VALUES = ["1", "'a'", "None", "True", "0.0"]
+DTYPE_VALUES = ["'float32'", "1", "m.float64", "None"]
+UNMATCHED = {"x.flip(it)"}      # (spread dims: a 0-d int tensor is iterated; torch takes it)
+
+
+def _dim_calls():
+    for n, (d, k, t) in sorted(DIM_CALLS.items()):
+        for pre in (f"m.{n}(x, ", f"x.{n}("):
+            if pre.startswith("x.") and n in ("std_mean", "var_mean"):
+                continue
+            calls = [d.format(D=v) for v in DIM_VALUES]
+            calls += [k.format(K=v) for v in KEEPDIM_VALUES] if k else []
+            calls += [t.format(T=v) for v in DTYPE_VALUES] if t else []
+            for c in calls:
+                call = pre + c + ")"
+                yield pytest.param(call, id=call, marks=[pytest.mark.xfail(strict=True)]
+                                   if call in UNMATCHED else [])
+
+
+def _dim_outcome(m, call):
+    def conv(o):
+        if isinstance(o, m.Tensor):
+            return (str(o.dtype).split(".")[-1], tuple(o.shape),
+                    np.asarray(o.detach().numpy(), np.float64).round(5).tolist())
+        if isinstance(o, (tuple, list)):
+            return tuple(conv(a) for a in o)
+        return o
+    env = {"m": m, "x": m.arange(6.).reshape(2, 3), "it": m.tensor(1), "ft": m.tensor(1.0)}
+    try:
+        return "value", conv(eval(call, env))      # noqa: S307  (a table of calls)
+    except Exception as e:      # (the first line: torch lists its overloads after it)
+        return type(e).__name__, str(e).split("\n")[0]
+
+
+@pytest.mark.parametrize("call", list(_dim_calls()))
+def test_dims_keepdim_and_dtype_of_another_type_as_torch(call):
+    """A dim given a float, a bool, None, a string, a list with a float, a float tensor; keepdim
+    given a non-bool; dtype given a non-dtype: torch's TypeError and first line (``int()``
+    truncated 1.0 silently, and a cache keyed by ``1.0 == 1`` then served the float's error to
+    ints); what torch takes (ints, int tensors, tuples, None where optional) computes as
+    torch."""
+    assert _dim_outcome(torchlike, call) == _dim_outcome(torch, call)

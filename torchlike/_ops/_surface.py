@@ -81,6 +81,12 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
 _T, _N, _O, _OT, _S, _I, _IS = ("tensor", "number", "overload", "overload-tensor", "scalar",
                                 "int", "ints")
 _OI = "overload-int"
+# the dim-taking functions' kinds (``_dims_checked``): "dims": an int or a sequence of ints
+# (torch's IntArrayRef, "must be tuple of ints"); "bool": a bool only (keepdim); "dtype": a
+# torch dtype or None; "any": not checked. A "?" takes None; "int|tensor": an int or any
+# Tensor (max's other); "dims|bool": std's unbiased at dim's place; "-overload": refused with
+# the overloads' message in every case
+_DS, _B, _DT, _ANY = "dims", "bool", "dtype", "any"
 _OPERANDS = {
     "add": (("other", _N), ("alpha", _S)), "sub": (("other", _N), ("alpha", _S)),
     **{n: (("other", _N),) for n in ("mul", "div")},
@@ -127,15 +133,56 @@ _OPERANDS = {
     "unsqueeze": (("dim", _I),), "transpose": (("dim0", _I), ("dim1", _I)),
     "swapaxes": (("axis0", _I), ("axis1", _I)), "swapdims": (("dim0", _I), ("dim1", _I)),
     "select": (("dim", _I), ("index", _I)), "flatten": (("start_dim", _I), ("end_dim", _I)),
-    "chunk": (("chunks", _I), ("dim", _I)), "topk": (("k", _I), ("dim", _I)),
+    "chunk": (("chunks", _I), ("dim", _I)),
     "diagonal": (("offset", _I), ("dim1", _I), ("dim2", _I)),
     "tril": (("diagonal", _I),), "triu": (("diagonal", _I),), "unbind": (("dim", _I),),
-    "cumsum": (("dim", _I),), "cumprod": (("dim", _I),), "gather": (("dim", _I),),
+    "gather": (("dim", _I),),
     "index_select": (("dim", _I),),
     "narrow": (("dim", _OI), ("start", _OI), ("length", _OI)),
     "repeat_interleave": (("repeats", _OI),),
     **{n: (("dim", _I),) for n in ("cat", "concat", "concatenate", "stack")},
+    # reductions and dim-taking functions (``_dims_checked``; "overloaded" rows: ``_OVERLOADED``)
+    **{n: (("dim", _DS + "?"), ("keepdim", _B), ("dtype", _DT)) for n in (
+        "sum", "mean", "nansum", "nanmean")},
+    "prod": (("dim", _I), ("keepdim", _B), ("dtype", _DT)),
+    **{n: (("dim", _DS + "|bool?"), ("unbiased", _ANY), ("keepdim", _B + "-overload"))
+       for n in ("std", "var", "std_mean", "var_mean")},
+    **{n: (("dim", _I + "|tensor"), ("keepdim", _B)) for n in ("max", "min")},
+    **{n: (("dim", _DS + "?"), ("keepdim", _B)) for n in ("amax", "amin", "all", "any")},
+    **{n: (("dim", _I + "?"), ("keepdim", _B)) for n in ("argmax", "argmin", "aminmax")},
+    "logsumexp": (("dim", _DS), ("keepdim", _B)),
+    **{n: (("dim", _I), ("dtype", _DT)) for n in ("softmax", "log_softmax", "cumsum",
+                                                    "cumprod")},
+    "cummax": (("dim", _I),), "cummin": (("dim", _I),),
+    **{n: (("dim", _I), ("keepdim", _B)) for n in ("median", "nanmedian", "mode")},
+    "kthvalue": (("k", _I), ("dim", _I), ("keepdim", _B)),
+    "squeeze": (("dim", _DS),), "count_nonzero": (("dim", _DS + "?"),),
+    "sort": (("dim", _I), ("descending", _ANY)), "argsort": (("dim", _I), ("descending", _ANY)),
+    "topk": (("k", _I), ("dim", _I), ("largest", _ANY), ("sorted", _ANY)),
+    "roll": (("shifts", _DS), ("dims", _DS + "?")),
+    "movedim": (("source", _DS + "-overload"), ("destination", _DS + "-overload")),
+    "split": (("split_size", _DS + "-overload"), ("dim", _I)),
+    "unflatten": (("dim", _I), ("sizes", _ANY)),
+    "diff": (("n", _I), ("dim", _I), ("prepend", _ANY), ("append", _ANY)),
+    "unique": (("sorted", _ANY), ("return_inverse", _ANY), ("return_counts", _ANY),
+               ("dim", _I + "?")),
+    "norm": (("p", _ANY), ("dim", _DS + "?"), ("keepdim", _B), ("dtype", _DT)),
 }
+# rows whose refusals are torch's "received an invalid combination of arguments" (its
+# overloads), but for a bool argument ("keepdim ... must be bool") and a list of dims whose
+# later element is refused ("failed to unpack"); the name and the arguments torch's message
+# shows, where torch's Python calls another native (``unique_dim``; ``split`` shows ``self``)
+_OVERLOADED = frozenset({"sum", "mean", "prod", "std", "var", "std_mean", "var_mean", "max",
+                         "min", "all", "any", "squeeze", "count_nonzero", "sort", "argsort",
+                         "movedim", "split"})
+_NATIVE = {"unique": ("unique_dim", {"dim": 2}),      # (its positions there, by name)
+           "norm": ("linalg_vector_norm", {"dim": 3, "keepdim": 4})}
+# the forms whose keepdim is refused with the overloads' message: the functions', and (the
+# second set) the methods' too
+_KEEPDIM_COMBINED = frozenset({"mean", "max", "min", "all", "any"})
+_KEEPDIM_COMBINED_METHOD = frozenset({"all", "any"})
+_SHOWS_SELF = frozenset({"split"})
+_DIMS_KINDS = frozenset({_DS, _B, _DT, _ANY, _I})
 # the function's first argument where it is not a Tensor-only ``input`` (``_tensor_first``)
 _FIRST = {"add": _N, "sub": _N, "mul": _N, "div": _N, "where": _OT}
 # functions whose Tensor parameters are all Tensors or all numbers (torch's overloads)
@@ -161,6 +208,9 @@ def operands_checked(fn, name, method=False):
     if first is not None:
         spec = (("input", first),) + spec
     fn = getattr(fn, "_operands_of", fn)       # (a function's check, declared as a method)
+    if base in _OVERLOADED or all(k.split("-")[0].split("|")[0].rstrip("?") in _DIMS_KINDS
+                                  for _p, k in spec):
+        return _dims_checked(fn, name, base, spec, method)
     import functools
     import numbers
 
@@ -249,6 +299,122 @@ def _int_like(v, bools=False):
     return False
 
 
+def _dims_checked(fn, name, base, spec, method):
+    """``fn`` (a reduction, a dim-taking function) raising torch's TypeError where an argument
+    of ``spec`` (``_OPERANDS``) is of a type torch's parser refuses (a float or bool dim, a
+    non-bool keepdim, a non-dtype dtype). A Python int (a bool for keepdim) passes on the first
+    test."""
+    import functools
+
+    from .. import _dtype as D
+    from .._tensor import Tensor, _type_name
+    overloaded = base in _OVERLOADED
+    label, positions = _NATIVE.get(base, (name, None))
+    keep_combined = base in (_KEEPDIM_COMBINED_METHOD if method else _KEEPDIM_COMBINED)
+    same_kind = base == "movedim"       # (source and destination: both ints or both lists)
+    shows = 0 if base in _SHOWS_SELF or not method else 1     # (the arguments shown)
+    skip = 1
+    where = {p: i for i, (p, _k) in enumerate(spec)}
+    kinds = tuple(k for _p, k in spec)
+    fast = tuple(bool if k.startswith(_B) else type(None) if k == _DT else None if k == _ANY
+                 else int for k in kinds)
+    n = len(spec)
+
+    def tname(v):
+        return "Tensor" if isinstance(v, Tensor) else _type_name(v)
+
+    def combination(args, kwargs):
+        got = [tname(a) for a in args[shows:]]
+        got = ", ".join(got + [f"{k}={tname(a)}" for k, a in kwargs.items()]) if got else \
+            "".join(f"{k}={tname(a)}, " for k, a in kwargs.items())
+        return TypeError(f"{name}() received an invalid combination of arguments - got "
+                         f"({got}), but expected one of:")
+
+    def problem(kind, v):
+        """None where ``v`` is taken; else what torch says: (message, is it the overloads')."""
+        if v is None and kind.endswith("?"):
+            return None
+        kind = kind.rstrip("?")
+        every = kind.endswith("-overload")
+        kind = kind.replace("-overload", "")
+        over = overloaded or every
+        if kind.startswith(_B):
+            if isinstance(v, bool):
+                return None
+            return f"must be bool, not {tname(v)}", every or keep_combined
+        if kind == _DT:
+            if v is None or isinstance(v, D.dtype):
+                return None
+            return f"must be torch.dtype, not {tname(v)}", over
+        if kind.startswith(_I):
+            if _int_like(v) or (kind == _I + "|tensor" and isinstance(v, Tensor)):
+                return None
+            return f"must be int, not {tname(v)}", over
+        if kind.startswith(_DS):
+            if _int_like(v) or (kind == _DS + "|bool" and isinstance(v, bool)):
+                return None
+            if isinstance(v, bool) and positions:       # (torch's Python lists it: [True])
+                v = [v]
+            if isinstance(v, (tuple, list)):
+                if v and not _int_like(v[0]):
+                    return (f"must be tuple of ints, but found element of type "
+                            f"{tname(v[0])} at pos 0"), over
+                for i, e in enumerate(v):
+                    if not _int_like(e, bools=True):
+                        return (f"failed to unpack the object at pos {i + 1} with error "
+                                f"\"type must be tuple of ints,but got {tname(e)}\""), every
+                return None
+            return f"must be tuple of ints, not {tname(v)}", over
+        return None
+
+    def refuse(args, kwargs, i, keyword, message):
+        text, combined = message
+        if combined:
+            return combination(args, kwargs)
+        p = spec[i][0]
+        if text.startswith("failed"):
+            return TypeError(f"{label}(): argument '{p}' {text}")
+        at = "" if keyword else f" (position {i + (1 if method else 2)})"
+        if positions is not None:       # (torch's Python passes them on by position)
+            at = f" (position {positions[p]})" if p in positions else ""
+        return TypeError(f"{label}(): argument '{p}'{at} {text}")
+
+    def as_int(kind, v):
+        """An integer tensor taken as a dim is passed on as its int."""
+        return int(v) if isinstance(v, Tensor) and not kind.endswith("|tensor") else v
+
+    reads = base in _READS      # (torch's Python reads an attribute of ``input`` first)
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if reads and args and not isinstance(args[0], Tensor):
+            return fn(*args, **kwargs)
+        for i in range(min(len(args) - skip, n)):
+            a = args[i + skip]
+            if a.__class__ is not fast[i] and fast[i] is not None:
+                message = problem(kinds[i], a)
+                if message is not None:
+                    raise refuse(args, kwargs, i, False, message)
+                b = as_int(kinds[i], a)
+                if b is not a:
+                    args = args[:i + skip] + (b,) + args[i + skip + 1:]
+        if kwargs:
+            for k, a in kwargs.items():
+                i = where.get(k)
+                if i is not None and a.__class__ is not fast[i] and fast[i] is not None:
+                    message = problem(kinds[i], a)
+                    if message is not None:
+                        raise refuse(args, kwargs, i, True, message)
+                    kwargs[k] = as_int(kinds[i], a)
+        if same_kind and len(args) > 2 and isinstance(args[1], (tuple, list)) != isinstance(
+                args[2], (tuple, list)):
+            raise combination(args, kwargs)
+        return fn(*args, **kwargs)
+    checked._operands_of = fn
+    checked._operands_name = name
+    return checked
+
+
 def _ints_checked(fn, name, param, method, overloaded):
     """``fn`` whose arguments after ``self``/``input`` are one size (``x.view(2, 3)``,
     ``x.view((2, 3))``): torch's TypeErrors where an element is not an int."""
@@ -286,6 +452,9 @@ def _ints_checked(fn, name, param, method, overloaded):
                 for i, v in enumerate(seq):
                     if not _int_like(v, bools=True):
                         raise unpack_error(i, v)
+            elif not method and name == "flip":     # (torch.flip takes one sequence only)
+                raise TypeError(f"{name}(): argument '{param}' (position {pos}) must be tuple "
+                                f"of ints, not {tname(seq)}")
             elif not _int_like(seq) and not (overloaded and isinstance(seq, D.dtype)):
                 if overloaded:
                     raise combination(rest)
