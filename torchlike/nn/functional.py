@@ -1525,6 +1525,23 @@ def _reduce(loss, reduction):
     return loss
 
 
+_SCALAR_NAMES = {"add": "AddBackward1", "mul": "MulBackward1", "div": "DivBackward1"}
+
+
+@defop("scalar_arith", promote="float", saves=False,
+       grad_name=lambda kw: _SCALAR_NAMES[kw["kind"]])
+def _scalar_arith(a, b, kind):
+    """``a + b``, ``a * b`` or ``a / b`` for a Python number ``b``: ATen's Tensor-Scalar
+    overloads, which torch's C++ losses call (``AddBackward1``, ``MulBackward1``,
+    ``DivBackward1``). Python's ``t / 2`` wraps the number in a tensor and is
+    ``DivBackward0``."""
+    return a + b if kind == "add" else a * b if kind == "mul" else a / b
+
+
+def _scalar(kind, a, b):
+    return apply(_scalar_arith, a, b, kind=kind)
+
+
 def _loss_name(base):
     def name(kw):
         r = kw.get("reduction")
@@ -1951,6 +1968,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def _nll(input, target, weight, ignore_index, reduction):
     """nll_loss's op on checked arguments."""
     args = [weight] if weight is not None else []
+    if (input.ndim == 3 or input.ndim > 4) and input.numel() and target.numel():
+        # torch's nll_loss_nd: the 2-d loss of (N, C, 1, -1) and (N, 1, -1) reshapes of the
+        # contiguous operands, an unreduced result viewed back to the target's shape
+        n, c = input.shape[:2]
+        ret = apply(_nll_loss, input.contiguous().reshape(n, c, 1, -1),
+                    target.contiguous().reshape(n, 1, -1), *args,
+                    ignore_index=int(ignore_index), reduction=reduction, ndim=4)
+        return ret.view(n, *input.shape[2:]) if reduction == "none" else ret
     return apply(_nll_loss, input, target, *args, ignore_index=int(ignore_index),
                  reduction=reduction, ndim=input.ndim)
 
@@ -1991,10 +2016,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         weight_ = weight.view(*wshape)
     if probs:
         if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+            target = _scalar("add", _scalar("mul", target, 1 - label_smoothing),
+                             label_smoothing / n_classes)
         prod = lsm * target if weight is None else lsm * target * weight_
         if reduction == "mean":
-            return -prod.sum() / (input.numel() // n_classes if n_classes else 0)
+            return _scalar("div", -prod.sum(), input.numel() // n_classes if n_classes else 0)
         if reduction == "sum":
             return -prod.sum()
         return -prod.sum(class_dim)
@@ -2014,7 +2040,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         ret = smooth.sum()
     else:
         ret = smooth
-    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
+    return (_scalar("mul", nll, 1 - label_smoothing)
+            + _scalar("mul", ret, label_smoothing / n_classes))
 
 
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
@@ -2279,8 +2306,17 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                  has_w=weight is not None, has_pw=pos_weight is not None)
 
 
-@defop("kl_div", promote="common", grad_name=_loss_name("SubBackward0"))
-def _kl_div(x, t, reduction, log_target):
+def _kl_div_name(kw):
+    # torch.kl_div ends in exp(t) * (t - x) or xlogy(t, t) - t * x, then mean / sum; F.kl_div
+    # computes "batchmean" as the sum divided in Python by the batch size (a 0-d input: the sum)
+    r = kw["reduction"]
+    if r == "batchmean":
+        return "DivBackward0" if kw["x_ndim"] else "SumBackward0"
+    return _loss_name("MulBackward0" if kw["log_target"] else "SubBackward0")(kw)
+
+
+@defop("kl_div", promote="common", grad_name=_kl_div_name)
+def _kl_div(x, t, reduction, log_target, x_ndim):
     if log_target:
         loss = jnp.exp(t) * (t - x)
     else:
@@ -2304,7 +2340,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
             target.dtype.is_floating_point or target.dtype.is_complex):
         raise RuntimeError("kl_div: Integral inputs not supported.")
     _broadcastable(target, input)
-    return apply(_kl_div, input, target, reduction=reduction, log_target=bool(log_target))
+    return apply(_kl_div, input, target, reduction=reduction, log_target=bool(log_target),
+                 x_ndim=input.dim())
 
 
 @defop("cosine_embedding_loss", promote="common", grad_name=_loss_name("AddBackward0"))
@@ -4062,7 +4099,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 # ================================================================== more losses
 
-@defop("poisson_nll_loss", promote="common", grad_name=_loss_name("ExpBackward0"))
+# torch's poisson_nll_loss ends in exp(x) - t * x (or x - t * log(x + eps)), to which full
+# adds the Stirling term in place
+@defop("poisson_nll_loss", promote="common",
+       grad_name=lambda kw: _loss_name("AddBackward0" if kw["full"] else "SubBackward0")(kw))
 def _poisson_nll(x, t, log_input, full, eps, reduction):
     if log_input:
         loss = jnp.exp(x) - t * x
@@ -4096,7 +4136,9 @@ _clamp_min_identity_grad.defvjp(lambda v, eps: (jnp.maximum(v, eps), None),
                                 lambda _, g: (g, None))
 
 
-@defop("gaussian_nll_loss", promote="common", grad_name=_loss_name("MulBackward0"))
+# torch's gaussian_nll_loss ends in 0.5 * (...), to which full adds 0.5 * log(2 pi) in place
+@defop("gaussian_nll_loss", promote="common",
+       grad_name=lambda kw: _loss_name("AddBackward0" if kw["full"] else "MulBackward0")(kw))
 def _gaussian_nll(x, t, var, full, eps, reduction):
     if var.ndim == x.ndim - 1 or (var.ndim == x.ndim and var.shape[-1] == 1
                                   and x.shape[-1] != 1):
