@@ -132,3 +132,55 @@ def test_non_finite_count_draws_nan():
     out = torchlike.binomial(torchlike.tensor([float("nan"), float("inf")]),
                              torchlike.tensor([0.5, 0.5]))
     assert np.isnan(out.numpy()).all()
+
+
+# distributions.Binomial.sample draws through torch.binomial, as torch's does: its edge cases,
+# dtypes and errors are binomial's
+BINOMIAL_SAMPLES = [
+    ("a prob of 1 draws the fractional count, 0 draws 0",
+     lambda L: L.distributions.Binomial(L.tensor([2.5, 3.0, 0.0]), validate_args=False,
+                                        probs=L.tensor([1.0, 0.0, 0.5])).sample((2,))),
+    ("infinite logits", lambda L: L.distributions.Binomial(
+        L.tensor([2.5, 3.0]), logits=L.tensor([float("inf"), -float("inf")]),
+        validate_args=False).sample()),
+    ("an infinite count at prob 1", lambda L: L.distributions.Binomial(
+        L.tensor([float("inf")]), probs=L.tensor([1.0]), validate_args=False).sample()),
+    ("float64", lambda L: L.distributions.Binomial(
+        L.tensor([4.0, 0.0], dtype=L.float64), probs=L.tensor([1.0, 0.5], dtype=L.float64))
+     .sample((3,))),
+]
+
+
+@pytest.mark.parametrize("label,call", BINOMIAL_SAMPLES, ids=[s[0] for s in BINOMIAL_SAMPLES])
+def test_distribution_sample_edge_cases(label, call):
+    t, ours = both(call)
+    assert ours.dtype == getattr(torchlike, str(t.dtype).split(".")[-1])
+    assert tuple(ours.shape) == tuple(t.shape)
+    np.testing.assert_array_equal(ours.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_distribution_sample_refuses_what_binomial_refuses(dtype):
+    def call(L):
+        return L.distributions.Binomial(5, probs=L.tensor([0.3], dtype=getattr(L, dtype))) \
+            .sample()
+    with pytest.raises(Exception) as t:
+        call(torch)
+    with pytest.raises(Exception) as ours:
+        call(torchlike)
+    assert type(ours.value) is type(t.value) and str(ours.value) == str(t.value)
+
+
+def test_distribution_sample_shape_graph_and_moments():
+    def draw(L):
+        p = L.tensor([0.2, 0.7], requires_grad=True)
+        return L.distributions.Binomial(L.tensor([8.0, 3.0]), probs=p).sample((20000,))
+    t, ours = both(draw)
+    assert tuple(ours.shape) == tuple(t.shape) and ours.dtype == torchlike.float32
+    assert ours.requires_grad is t.requires_grad is False and ours.grad_fn is None
+    v = ours.numpy()
+    assert np.all(v == np.round(v)) and v.min() >= 0 and np.all(v.max(0) <= [8, 3])
+    # 6 standard errors of the sample means (the streams differ from torch's)
+    n, p = np.array([8.0, 3.0]), np.array([0.2, 0.7])
+    assert np.all(np.abs(v.mean(0) - n * p) < 6 * np.sqrt(n * p * (1 - p) / len(v)))
+    np.testing.assert_allclose(t.numpy().mean(0), n * p, atol=0.05)

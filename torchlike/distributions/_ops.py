@@ -1,12 +1,13 @@
-"""Private ops the distributions need that torchlike does not export (yet): gamma,
-binomial and poisson sampling, and the regularized incomplete gamma/beta functions.
+"""Private ops the distributions need that torchlike does not export (yet): gamma and
+poisson sampling, and the regularized incomplete gamma/beta functions (Binomial draws through
+``torch.binomial``, as torch's).
 
 Each jax op is declared through the registry (``dist_`` names), so it is jitted, cached and
 taped like every other op. Samplers take their keys from torchlike's generator (its stream is
 not torch's). jax's own gamma/binomial/poisson samplers take seconds to compile for every new
 shape, so gamma draws here use a fixed-round Marsaglia-Tsang sampler on flat arrays padded to
-a power of two (one compile per size bucket), and binomial/poisson draws are made on the host
-by numpy seeded from the same generator.
+a power of two (one compile per size bucket), and poisson draws are made on the host by numpy
+seeded from the same generator.
 """
 from __future__ import annotations
 
@@ -108,16 +109,6 @@ def _standard_gamma(alpha, generator=None):
 def _host_rng(generator=None):
     """A numpy generator seeded from torchlike's generator (one key per call)."""
     return np.random.default_rng(np.asarray(_key_data(generator)).astype(np.uint32))
-
-
-def _binomial(count, probs, generator=None):
-    """Binomial(count, probs) samples shaped like the broadcast inputs, drawn on the host
-    (jax's binomial sampler takes seconds to compile per shape)."""
-    from .._tensor import Tensor
-    n = np.asarray(count.detach()._data)
-    p = np.asarray(probs.detach()._data)
-    out = _host_rng(generator).binomial(n.astype(np.int64), np.clip(p, 0, 1))
-    return Tensor._make(jnp.asarray(out.astype(p.dtype)))
 
 
 def _poisson(rate, generator=None):

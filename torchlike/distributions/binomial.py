@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import torchlike as torch
 from . import constraints
-from ._ops import _binomial
 from .bernoulli import _one_of
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -79,7 +78,7 @@ class Binomial(Distribution):
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
         with torch.no_grad():
-            return _binomial(self.total_count.expand(shape), self.probs.expand(shape))
+            return torch.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
