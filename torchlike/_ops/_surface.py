@@ -430,22 +430,29 @@ def _ints_checked(fn, name, param, method, overloaded):
         return TypeError(f"{name}(): argument '{param}' failed to unpack the object at pos "
                          f"{i + 1} with error \"type must be tuple of ints,but got {tname(v)}\"")
 
-    def combination(args):
+    def combination(args, keyword=False):
+        got = f"{param}={tname(args[0])}, " if keyword else ", ".join(tname(a) for a in args)
         return TypeError(f"{name}() received an invalid combination of arguments - got "
-                         f"({', '.join(tname(a) for a in args)}), but expected one of:")
+                         f"({got}), but expected one of:")
     pos = 1 if method else 2
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         rest = args[1:]
-        if not rest and param in kwargs:
-            rest = (kwargs[param],)
+        keyword = not rest and param in kwargs
+        if keyword:                             # (the size by keyword: ``x.view(size=(6,))``)
+            kwargs = dict(kwargs)
+            rest = (kwargs.pop(param),)
+            args = (*args, *rest)
         if len(rest) == 1:
             seq = rest[0]
             if isinstance(seq, (tuple, list)):
                 if seq and not _int_like(seq[0]):
                     if overloaded:
-                        raise combination(rest)
+                        raise combination(rest, keyword)
+                    if keyword:     # (torch's parser then names the sequence's own type)
+                        raise TypeError(f"{name}(): argument '{param}' must be tuple of ints, "
+                                        f"not {tname(seq)}")
                     raise TypeError(f"{name}(): argument '{param}' (position {pos}) must be "
                                     f"tuple of ints, but found element of type {tname(seq[0])} "
                                     f"at pos 0")
@@ -457,13 +464,13 @@ def _ints_checked(fn, name, param, method, overloaded):
                                 f"of ints, not {tname(seq)}")
             elif not _int_like(seq) and not (overloaded and isinstance(seq, D.dtype)):
                 if overloaded:
-                    raise combination(rest)
+                    raise combination(rest, keyword)
                 raise TypeError(f"{name}(): argument '{param}' (position {pos}) must be tuple "
                                 f"of ints, not {tname(seq)}")
         elif rest:
             if not _int_like(rest[0]):
                 if overloaded:
-                    raise combination(rest)
+                    raise combination(rest, keyword)
                 raise TypeError(f"{name}() takes 1 positional argument but {len(rest)} were "
                                 f"given")
             for i, v in enumerate(rest):
@@ -561,6 +568,36 @@ def refuse_non_tensors(namespace):
         if callable(fn) and getattr(fn, "_operands_name", None) != name:
             # (an alias shares its function's object: its check names the alias)
             namespace[name] = operands_checked(fn, name)
+    for name, param in _ONE_SEQUENCE.items():
+        namespace[name] = _one_sequence(namespace[name], name, param)
+
+
+# functions whose size or dims are one sequence at the top level (``torch.reshape(x, (6,))``;
+# the method spreads them: ``x.reshape(6)``); torchlike's own modules call them with an int
+_ONE_SEQUENCE = {"reshape": "shape", "permute": "dims", "tile": "dims", "broadcast_to": "size"}
+
+
+def _one_sequence(fn, name, param):
+    """``torchlike.<name>`` refusing a size that is not one sequence, as torch's function."""
+    import functools
+
+    from .._tensor import Tensor, _type_name
+
+    @functools.wraps(fn)
+    def top(input, *rest, **kwargs):
+        if len(rest) > 1:
+            raise TypeError(f"{name}() takes 2 positional arguments but {len(rest) + 1} were "
+                            f"given")
+        keyword = not rest and param in kwargs
+        if keyword:                                 # (the size by keyword: ``shape=(6,)``)
+            rest = (kwargs.pop(param),)
+        v = rest[0] if rest else ()
+        if not isinstance(v, (tuple, list)):
+            at = "" if keyword else " (position 2)"
+            raise TypeError(f"{name}(): argument '{param}'{at} must be tuple of ints, not "
+                            f"{'Tensor' if isinstance(v, Tensor) else _type_name(v)}")
+        return fn(input, *rest, **kwargs)
+    return top
 
 
 def method(*names):
