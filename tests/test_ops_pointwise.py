@@ -500,3 +500,20 @@ def test_out_that_is_a_view_is_not_resized():
     base = torchlike.zeros(8)
     with pytest.raises(NotImplementedError, match="is a view or has views"):
         torchlike.exp(x, out=base[:4])
+
+
+@pytest.mark.parametrize("call", [
+    "x.clamp_min(0.5)", "x.clamp_min(t)", "x.clamp_max(0.5)", "x.clamp_max(t)",
+    "m.clamp_min(x, 0.5)", "m.clamp_max(x, t)", "x.clamp(min=0.5)", "x.clamp(min=t)",
+    "x.clamp(max=t)", "x.clamp(t, t + 1)", "x.clamp(0.1, 0.9)", "x.clip(min=t)",
+    "x.clone().clamp_min_(0.5)", "x.clone().clamp_max_(t)", "x.clone().clamp_(t, t + 1)"])
+def test_clamp_nodes_are_torchs(call):
+    """clamp's node by its bounds' kind (ClampBackward1 for numbers, ClampBackward0 for
+    Tensors), clamp_min's and clamp_max's their own (ClampMinBackward0 / 1), as torch's."""
+    import torch
+    names = []
+    for m in (torch, torchlike):
+        x = m.tensor([0.2, 0.7], requires_grad=True)
+        t = m.tensor([0.4, 0.4])
+        names.append(eval(call, {"m": m, "x": x, "t": t}).grad_fn.name())   # noqa: S307
+    assert names[1] == names[0]

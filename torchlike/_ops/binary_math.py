@@ -70,17 +70,20 @@ _CLAMP_FNS = {w: _clamp_vjp_fn(w) for w in ("lo", "hi", "both")}
 
 
 def _clamp_name(kw):
-    return "ClampBackward1" if kw["scalar"] else {"lo": "ClampMinBackward1",
-                                                  "hi": "ClampMaxBackward1"}.get(
-        kw["which"], "ClampBackward0")
+    # torch's nodes: clamp's by its bounds' kind (ClampBackward1 for numbers, 0 for Tensors);
+    # clamp_min's and clamp_max's their own (ClampMinBackward0 for a number, 1 for a Tensor)
+    named = kw["named"]
+    if named is None:
+        return "ClampBackward1" if kw["scalar"] else "ClampBackward0"
+    return f"Clamp{named}Backward{0 if kw['scalar'] else 1}"
 
 
 @defop("clamp", promote="common", grad_name=_clamp_name)
-def _clamp(x, *b, which, scalar):
+def _clamp(x, *b, which, scalar, named):
     return _CLAMP_FNS[which](x, *b)
 
 
-def _clamp_args(min, max):
+def _clamp_args(min, max, named=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     which = "both" if (min is not None and max is not None) else ("lo" if min is not None
@@ -90,22 +93,27 @@ def _clamp_args(min, max):
     if not scalar and not builtins.all(isinstance(b, Tensor) for b in bounds):
         raise TypeError("clamp() received an invalid combination of arguments - got a Tensor "
                         "and a number as bounds: both must be Tensors or both numbers")
-    return bounds, dict(which=which, scalar=scalar)
+    return bounds, dict(which=which, scalar=scalar, named=named)
+
+
+def _clamp_one(input, min, max, named=None, inplace=False):
+    bounds, kw = _clamp_args(min, max, named)
+    if inplace:
+        return apply_(_clamp, input, *bounds, **kw)
+    _check_bcast(input, *bounds)
+    return apply(_clamp, input, *bounds, **kw)
 
 
 @public(method=True, out=True, top_inplace=True, also=("clip",))
 def clamp(input, min=None, max=None):
     """Clamp into [min, max]; bounds are numbers or (broadcasting) Tensors. The gradient
     passes where min <= input <= max (bounds included), as in torch."""
-    bounds, kw = _clamp_args(min, max)
-    _check_bcast(input, *bounds)
-    return apply(_clamp, input, *bounds, **kw)
+    return _clamp_one(input, min, max)
 
 
 @method("clamp_", "clip_")
 def clamp_(self, min=None, max=None):
-    bounds, kw = _clamp_args(min, max)
-    return apply_(_clamp, self, *bounds, **kw)
+    return _clamp_one(self, min, max, inplace=True)
 
 
 clip = alias(clamp, "clip")
@@ -113,16 +121,16 @@ clip = alias(clamp, "clip")
 
 @public(method=True, out=True, top_inplace=True)
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    return _clamp_one(input, min, None, "Min")
 
 
 @public(method=True, out=True, top_inplace=True)
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    return _clamp_one(input, None, max, "Max")
 
 
-methods(clamp_min_=lambda self, min: clamp_(self, min=min),
-        clamp_max_=lambda self, max: clamp_(self, max=max))
+methods(clamp_min_=lambda self, min: _clamp_one(self, min, None, "Min", inplace=True),
+        clamp_max_=lambda self, max: _clamp_one(self, None, max, "Max", inplace=True))
 
 
 # ------------------------------------------------------------------ binary math
