@@ -174,7 +174,17 @@ SIZES = [f"x.{op}({args})" for op, (a, b) in [
     "m.tile(x, 2)", "m.broadcast_to(x, 3)", "m.reshape(x, shape=6)", "m.reshape(x, shape=(6,))",
     "x.reshape(shape=(6,))", "x.reshape(shape=(6.0,))", "x.view(size=(6,))", "x.view(size=6.0)",
     "m.permute(x, dims=(1, 0))", "x.permute(dims=[1, 0])", "x.expand(size=(2, 3))",
-    "x.repeat(repeats=(1, 2))", "m.tile(x, dims=(2,))", "x.new_zeros(size=(2,))"]
+    "x.repeat(repeats=(1, 2))", "m.tile(x, dims=(2,))", "x.new_zeros(size=(2,))",
+    # one sequence of ints as a parameter: sizes, strides, split sizes, split indices
+    "m.as_strided(x, [1.0, 1], [1, 1])", "m.as_strided(x, [1, 1], [1, 1.0])",
+    "x.as_strided((2, 2), (1.5, 1))", "x.as_strided((2, 2), (1, 1), 0.0)", "x.as_strided(2, 1)",
+    "x.as_strided([2, 2], [1, 2], 1)", "x.split_with_sizes([1.0, 1])",
+    "x.split_with_sizes([1, 1.0])", "x.split_with_sizes(2)", "x.split_with_sizes([1, 2], 1)",
+    "m.unsafe_split_with_sizes(x, [1.0, 1])", "x.unsafe_split(1.0)", "x.hsplit([1.0])",
+    "m.hsplit(x, [1, 1.0])", "m.hsplit(x, 2.0)", "x.hsplit(3)", "x.vsplit([1.0])",
+    "x.tensor_split([1.0])", "x.tensor_split(2.0)", "x.tensor_split(m.tensor([1, 2]), 1)",
+    "x.tensor_split([1, 2], dim=1)", "x.unflatten(1, (3.0, 1))", "x.unflatten(1, (3, 1.0))",
+    "x.unflatten(-1, [3, -1])"]
 
 
 @pytest.mark.parametrize("call", SIZES)

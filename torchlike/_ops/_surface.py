@@ -162,7 +162,15 @@ _OPERANDS = {
     "roll": (("shifts", _DS), ("dims", _DS + "?")),
     "movedim": (("source", _DS + "-overload"), ("destination", _DS + "-overload")),
     "split": (("split_size", _DS + "-overload"), ("dim", _I)),
-    "unflatten": (("dim", _I), ("sizes", _ANY)),
+    "unflatten": (("dim", _I), ("sizes", _DS + "|list")),
+    # sizes and strides: one sequence of ints ("|list": a single int is refused too)
+    "as_strided": (("size", _DS + "|list"), ("stride", _DS + "|list"),
+                   ("storage_offset", _I + "?")),
+    **{n: (("split_sizes", _DS + "|list"), ("dim", _I)) for n in (
+        "split_with_sizes", "unsafe_split_with_sizes")},
+    "unsafe_split": (("split_size", _I), ("dim", _I)),
+    **{n: (("indices", _DS),) for n in ("hsplit", "vsplit", "dsplit")},
+    "tensor_split": (("indices", _DS + "|tensor"), ("dim", _I)),
     "diff": (("n", _I), ("dim", _I), ("prepend", _ANY), ("append", _ANY)),
     "unique": (("sorted", _ANY), ("return_inverse", _ANY), ("return_counts", _ANY),
                ("dim", _I + "?")),
@@ -174,7 +182,7 @@ _OPERANDS = {
 # shows, where torch's Python calls another native (``unique_dim``; ``split`` shows ``self``)
 _OVERLOADED = frozenset({"sum", "mean", "prod", "std", "var", "std_mean", "var_mean", "max",
                          "min", "all", "any", "squeeze", "count_nonzero", "sort", "argsort",
-                         "movedim", "split"})
+                         "movedim", "split", "hsplit", "vsplit", "dsplit", "tensor_split"})
 _NATIVE = {"unique": ("unique_dim", {"dim": 2}),      # (its positions there, by name)
            "norm": ("linalg_vector_norm", {"dim": 3, "keepdim": 4})}
 # the forms whose keepdim is refused with the overloads' message: the functions', and (the
@@ -299,6 +307,10 @@ def _int_like(v, bools=False):
     return False
 
 
+class _Unmatched:
+    """No argument's class: an argument of a kind with no fast pass (a sequence) is checked."""
+
+
 def _dims_checked(fn, name, base, spec, method):
     """``fn`` (a reduction, a dim-taking function) raising torch's TypeError where an argument
     of ``spec`` (``_OPERANDS``) is of a type torch's parser refuses (a float or bool dim, a
@@ -317,7 +329,7 @@ def _dims_checked(fn, name, base, spec, method):
     where = {p: i for i, (p, _k) in enumerate(spec)}
     kinds = tuple(k for _p, k in spec)
     fast = tuple(bool if k.startswith(_B) else type(None) if k == _DT else None if k == _ANY
-                 else int for k in kinds)
+                 else _Unmatched if k.startswith(_DS + "|list") else int for k in kinds)
     n = len(spec)
 
     def tname(v):
@@ -351,7 +363,10 @@ def _dims_checked(fn, name, base, spec, method):
                 return None
             return f"must be int, not {tname(v)}", over
         if kind.startswith(_DS):
-            if _int_like(v) or (kind == _DS + "|bool" and isinstance(v, bool)):
+            if kind == _DS + "|tensor" and isinstance(v, Tensor):
+                return None
+            if (_int_like(v) and kind != _DS + "|list") or (
+                    kind == _DS + "|bool" and isinstance(v, bool)):
                 return None
             if isinstance(v, bool) and positions:       # (torch's Python lists it: [True])
                 v = [v]
