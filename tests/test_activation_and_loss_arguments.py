@@ -376,3 +376,23 @@ NUMBER_ARGS = {
 @pytest.mark.parametrize("name", sorted(NUMBER_ARGS))
 def test_non_number_parameters_raise_as_torch(name, value):
     both_outcomes(lambda m: NUMBER_ARGS[name](m, value))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.nn.functional.softmax(x), lambda m, x: m.nn.functional.log_softmax(x),
+    lambda m, x: m.nn.functional.softmin(x), lambda m, x: m.nn.Softmax()(x),
+    lambda m, x: m.nn.LogSoftmax()(x), lambda m, x: m.nn.functional.softmax(x, _stacklevel=2)],
+    ids=["softmax", "log_softmax", "softmin", "Softmax", "LogSoftmax", "stacklevel_2"])
+def test_implicit_softmax_dim_warns_where_torch_points(call):
+    """The implicit-dim deprecation warning names the frame torch's does: the caller of a
+    function, a module's call (``module.py``) for a module, ``_stacklevel``'s frame if given."""
+    import os
+    files = []
+    for m in (torch, torchlike):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            call(m, m.ones(2, 3))
+        msgs = [r for r in w if "Implicit dimension choice" in str(r.message)]
+        assert len(msgs) == 1, [str(r.message) for r in w]
+        files.append(os.path.basename(msgs[0].filename))
+    assert files[1] == files[0]

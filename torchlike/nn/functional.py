@@ -842,9 +842,11 @@ def _log_softmax(x, dim):
     return (xf - m - lse).astype(low)
 
 
-def _softmax_prep(input, dim, dtype, name):
+def _softmax_prep(input, dim, dtype, name, stacklevel):
     if dim is None:
-        dim = _get_softmax_dim(name, input.ndim, 4)
+        # (torch's _stacklevel counts its own frames: here this function and the argument
+        # check around the public function are two more)
+        dim = _get_softmax_dim(name, input.ndim, stacklevel + 2)
     if name == "softmin" and input.dtype is D.bool:     # torch's softmin is (-input).softmax
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
@@ -864,17 +866,17 @@ def _softmax_prep(input, dim, dtype, name):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_prep(input, dim, dtype, "softmax")
+    input, dim = _softmax_prep(input, dim, dtype, "softmax", _stacklevel)
     return apply(_softmax, input, dim=dim, neg=False)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_prep(input, dim, dtype, "softmin")
+    input, dim = _softmax_prep(input, dim, dtype, "softmin", _stacklevel)
     return apply(_softmax, input, dim=dim, neg=True)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_prep(input, dim, dtype, "log_softmax")
+    input, dim = _softmax_prep(input, dim, dtype, "log_softmax", _stacklevel)
     return apply(_log_softmax, input, dim=dim)
 
 

@@ -267,7 +267,9 @@ class _SoftmaxBase(Module):
             self.dim = None
 
     def forward(self, input):
-        return type(self)._fn(input, self.dim, _stacklevel=5)
+        # (torch passes 5 to reach its module's call: its Module.__call__ is two frames,
+        # torchlike's one)
+        return type(self)._fn(input, self.dim, _stacklevel=4)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -290,7 +292,7 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
                              "instead")
-        return F.softmax(input, -3, _stacklevel=5)
+        return F.softmax(input, -3, _stacklevel=4)
 
 
 # ------------------------------------------------------------------ attention
