@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import torchlike
+from oracle import check_raises
 
 
 def both(fn):
@@ -118,12 +119,9 @@ ERRORS = [
 
 @pytest.mark.parametrize("label,call", ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors(label, call):
-    with pytest.raises(Exception) as t:
-        call(torch)
-    with pytest.raises(Exception) as ours:
-        call(torchlike)
-    assert type(ours.value) is type(t.value)
-    assert str(ours.value) == str(t.value)
+    ours, t = check_raises(lambda m: call(m))
+    assert type(ours) is type(t)
+    assert str(ours) == str(t)
 
 
 def test_non_finite_count_draws_nan():
