@@ -171,7 +171,8 @@ SIZES = [f"x.{op}({args})" for op, (a, b) in [
     "m.nn.functional.one_hot(m.tensor([1]), 3.0)", "m.nn.functional.one_hot(m.tensor([1]), 3)",
     # the top level's size is one sequence (the method spreads it); sizes by keyword
     "m.reshape(x, 6)", "m.reshape(x, 3, 2)", "m.permute(x, 0)", "m.permute(x, 1, 0)",
-    "m.tile(x, 2)", "m.broadcast_to(x, 3)", "m.reshape(x, shape=6)", "m.reshape(x, shape=(6,))",
+    "m.tile(x, 2)", "m.broadcast_to(x, 3)", "m.flip(x, 1)", "m.flip(x, dims=1)",
+    "m.flip(x, 0, 1)", "m.reshape(x, shape=6)", "m.reshape(x, shape=(6,))",
     "x.reshape(shape=(6,))", "x.reshape(shape=(6.0,))", "x.view(size=(6,))", "x.view(size=6.0)",
     "m.permute(x, dims=(1, 0))", "x.permute(dims=[1, 0])", "x.expand(size=(2, 3))",
     "x.repeat(repeats=(1, 2))", "m.tile(x, dims=(2,))", "x.new_zeros(size=(2,))",

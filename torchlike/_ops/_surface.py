@@ -230,40 +230,41 @@ def operands_checked(fn, name, method=False):
     tensors = (Tensor, jax.Array)             # (jax's arrays: interop)
     numbers_ = (Tensor, jax.Array, numbers.Number, np.generic)
     where = {p: i for i, (p, _k) in enumerate(spec)}
-    takes = tuple(numbers_ if k.rstrip("?") in (_N, _O, _S) else _Int if k == _I
-                  else (Tensor, _Int) if k == _OI else tensors for _p, k in spec)
+    def int_or_tensor(a):
+        return isinstance(a, Tensor) or _int_like(a)
+    takes = tuple(int_or_tensor if k == _OI else
+                  (lambda a, t=numbers_ if k.rstrip("?") in (_N, _O, _S) else tensors:
+                   isinstance(a, t)) for _p, k in spec)
     none_ok = tuple(k.endswith("?") for _p, k in spec)
     # (an op with overloads refuses any argument with the overloads' message)
     overload = (any(k.startswith(_O) for _p, k in spec),) * len(spec)
-    want = tuple("Number" if k == _S else "int" if k == _I else "Tensor" for _p, k in spec)
+    want = tuple("Number" if k == _S else "Tensor" for _p, k in spec)
     skip = 0 if first is not None else 1      # (the arguments before the first checked one)
     n = len(spec)
 
     def refuse(args, kwargs, i, keyword):
         if overload[i]:
-            got = [_type_name(a) if not isinstance(a, Tensor) else "Tensor"
-                   for a in args[1 if method else 0:]]
-            got += [f"{k}={'Tensor' if isinstance(a, Tensor) else _type_name(a)}"
-                    for k, a in kwargs.items()]
+            got = [_type_name(a) for a in args[1 if method else 0:]]
+            got += [f"{k}={_type_name(a)}" for k, a in kwargs.items()]
             return TypeError(f"{name}() received an invalid combination of arguments - got "
                              f"({', '.join(got)}), but expected one of:")
         p, v = spec[i][0], (kwargs[spec[i][0]] if keyword else args[i + skip])
         at = "" if keyword else f" (position {i + skip + (0 if method else 1)})"
         return TypeError(f"{name}(): argument '{p}'{at} must be {want[i]}, not "
-                         f"{'Tensor' if isinstance(v, Tensor) else _type_name(v)}")
+                         f"{_type_name(v)}")
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         for i in range(min(len(args) - skip, n)):
             a = args[i + skip]
-            if a.__class__ is not Tensor and not isinstance(a, takes[i]) and not (
+            if a.__class__ is not Tensor and not takes[i](a) and not (
                     a is None and none_ok[i]):
                 raise refuse(args, kwargs, i, False)
         if kwargs:
             for k, a in kwargs.items():
                 i = where.get(k)
-                if i is not None and a.__class__ is not Tensor and not isinstance(
-                        a, takes[i]) and not (a is None and none_ok[i]):
+                if i is not None and a.__class__ is not Tensor and not takes[i](a) and not (
+                        a is None and none_ok[i]):
                     raise refuse(args, kwargs, i, True)
         if alike:
             given = [a for a in (*args[skip:skip + n], *(kwargs.get(p) for p, _k in spec))
@@ -274,15 +275,6 @@ def operands_checked(fn, name, method=False):
     checked._operands_of = fn
     checked._operands_name = name
     return checked
-
-
-class _IntMeta(type):
-    def __instancecheck__(cls, v):
-        return _int_like(v)
-
-
-class _Int(metaclass=_IntMeta):
-    """``isinstance(v, _Int)``: what torch's argument parser takes as an int."""
 
 
 def _int_like(v, bools=False):
@@ -332,8 +324,7 @@ def _dims_checked(fn, name, base, spec, method):
                  else _Unmatched if k.startswith(_DS + "|list") else int for k in kinds)
     n = len(spec)
 
-    def tname(v):
-        return "Tensor" if isinstance(v, Tensor) else _type_name(v)
+    tname = _type_name      # (a Tensor's is "Tensor")
 
     def combination(args, kwargs):
         got = [tname(a) for a in args[shows:]]
@@ -436,10 +427,9 @@ def _ints_checked(fn, name, param, method, overloaded):
     import functools
 
     from .. import _dtype as D
-    from .._tensor import Tensor, _type_name
+    from .._tensor import _type_name
 
-    def tname(v):
-        return "Tensor" if isinstance(v, Tensor) else _type_name(v)
+    tname = _type_name      # (a Tensor's is "Tensor")
 
     def unpack_error(i, v):
         return TypeError(f"{name}(): argument '{param}' failed to unpack the object at pos "
@@ -474,9 +464,6 @@ def _ints_checked(fn, name, param, method, overloaded):
                 for i, v in enumerate(seq):
                     if not _int_like(v, bools=True):
                         raise unpack_error(i, v)
-            elif not method and name == "flip":     # (torch.flip takes one sequence only)
-                raise TypeError(f"{name}(): argument '{param}' (position {pos}) must be tuple "
-                                f"of ints, not {tname(seq)}")
             elif not _int_like(seq) and not (overloaded and isinstance(seq, D.dtype)):
                 if overloaded:
                     raise combination(rest, keyword)
@@ -589,14 +576,15 @@ def refuse_non_tensors(namespace):
 
 # functions whose size or dims are one sequence at the top level (``torch.reshape(x, (6,))``;
 # the method spreads them: ``x.reshape(6)``); torchlike's own modules call them with an int
-_ONE_SEQUENCE = {"reshape": "shape", "permute": "dims", "tile": "dims", "broadcast_to": "size"}
+_ONE_SEQUENCE = {"reshape": "shape", "permute": "dims", "tile": "dims", "broadcast_to": "size",
+                 "flip": "dims"}
 
 
 def _one_sequence(fn, name, param):
     """``torchlike.<name>`` refusing a size that is not one sequence, as torch's function."""
     import functools
 
-    from .._tensor import Tensor, _type_name
+    from .._tensor import _type_name
 
     @functools.wraps(fn)
     def top(input, *rest, **kwargs):
@@ -610,7 +598,7 @@ def _one_sequence(fn, name, param):
         if not isinstance(v, (tuple, list)):
             at = "" if keyword else " (position 2)"
             raise TypeError(f"{name}(): argument '{param}'{at} must be tuple of ints, not "
-                            f"{'Tensor' if isinstance(v, Tensor) else _type_name(v)}")
+                            f"{_type_name(v)}")
         return fn(input, *rest, **kwargs)
     return top
 
