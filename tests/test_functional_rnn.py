@@ -274,3 +274,20 @@ def test_keywords_and_tuple_params():
                                  dropout=0, train=False, bidirectional=False, batch_first=False)
     for a, b in zip(outs[torchlike], outs[torch]):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.lstm(L.zeros(5, 3, 4, 1), (_h(L, 1, 3, 6), _h(L, 1, 3, 6)), _ws(L, "lstm"),
+                     True, 1, 0.0, False, False, False),
+    lambda L: L.gru(L.zeros(5, 3, 4), _h(L, 1, 2, 6), _ws(L, "gru"), True, 1, 0.0, False,
+                    False, False),
+    lambda L: L.lstm(L.zeros(3, 5, 4), (_h(L, 1, 2, 6), _h(L, 1, 2, 6)), _ws(L, "lstm"), True, 1,
+                     0.0, False, False, True)],
+    ids=["4d_input", "hidden_batch_mismatch", "batch_first_hidden_mismatch"])
+def test_inputs_torch_does_not_check_raise(call):
+    """DIFFERENCES.md: where torch's functional recurrences compute on a 4-D input, raise a
+    broadcast error for a hidden state of another batch, or corrupt the heap (batch_first),
+    torchlike raises a RuntimeError naming the expected shape (not run against torch here: one
+    case ends torch's process)."""
+    with pytest.raises(RuntimeError, match=r"expected a 3-D input|Expected hidden size"):
+        call(torchlike)
