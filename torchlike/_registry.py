@@ -44,7 +44,7 @@ from .autograd import engine as _engine
 from .autograd import fused_backward as _fused_backward
 from .autograd import _apply_hooks
 from .autograd import grad_mode as _gm
-from .autograd.graph import Node
+from .autograd.graph import Node, node_class
 
 __all__ = ["Op", "defop", "apply", "clear_caches", "trace_counts", "trace_total", "OPS"]
 
@@ -253,7 +253,7 @@ class _Compiled:
     """The jitted functions of one op for one static configuration."""
 
     __slots__ = ("fwd", "fwd_vjp", "bwd", "bwd_remat", "name", "saves", "saved_at", "op",
-                 "static", "cast", "needs",
+                 "static", "cast", "needs", "node_cls", "remat_fused",
                  "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "__weakref__")
 
     def drop_programs(self):
@@ -388,6 +388,9 @@ class _Compiled:
         # the input positions whose tensors the node saves (None: every tensor input)
         self.saved_at = _gm.saved_positions(self.saves, needs)
         self._vjp_op = None
+        self.node_cls = node_class(self.name) if self.name else Node
+        # (fused eager records the forward alone, the backward recomputing it)
+        self.remat_fused = REMAT and FUSED_REMAT and bool(op.poly)
 
     def forward_with_vjp(self, arrays):
         """``(diff, rest, vjp)``. Where the tier would interpret the forward-with-VJP (its first
@@ -745,7 +748,15 @@ def apply(op, *args, **static):
         _gm.check_inference_saved(args, needs, c.saves)
     c.stamp = _budget["epoch"]
     try:
-        diff, rest, vjp = c.forward_with_vjp(arrays)
+        out = None
+        if _fused.ACTIVE and c.remat_fused:
+            # (fused eager: the forward recorded, as forward_with_vjp would, without its calls)
+            out = _fused.record(c.fwd, arrays)
+        if out is None:
+            diff, rest, vjp = c.forward_with_vjp(arrays)
+        else:
+            diff, rest = _split(out)
+            vjp = Remat(arrays)
     except (TypeError, ValueError) as e:
         _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:
@@ -754,13 +765,14 @@ def apply(op, *args, **static):
     for a, n in zip(args, needs):
         if n:
             edges.append(a._edge())
+    node = _new(c.node_cls)
     if len(diff) == 1:
         d0 = diff[0]
-        node = Node(c.name, tuple(edges), c, vjp, args, ((d0.shape, d0.dtype),), c.saves)
+        node.__init__(c.name, tuple(edges), c, vjp, args, ((d0.shape, d0.dtype),), c.saves)
         outs = [T._make(d0, node, 0)]
     else:
-        node = Node(c.name, tuple(edges), c, vjp, args,
-                    tuple((o.shape, o.dtype) for o in diff), c.saves)
+        node.__init__(c.name, tuple(edges), c, vjp, args,
+                      tuple((o.shape, o.dtype) for o in diff), c.saves)
         outs = [T._make(o, node, i) for i, o in enumerate(diff)]
     if rest:
         # Non-differentiable outputs (integer indices, bools) follow the differentiable ones in
@@ -793,6 +805,7 @@ def apply(op, *args, **static):
 
 _apply_hooks.bind(apply, lambda: _Tensor)
 
+_new = object.__new__
 _OUTPUT = "output"
 _BOTH = "both"
 _I64 = 1 << 63

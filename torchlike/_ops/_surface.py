@@ -912,8 +912,10 @@ def _operand_checked(f, operands):
     """Binary operator ``f``, returning NotImplemented for an operand torch's operators do
     not take (a list, a tuple, None, a string): Python then raises its TypeError, or, for
     ``==`` and ``!=``, compares identities (``x == None`` is False, as in torch)."""
+    common = frozenset((*operands[:1], bool, int, float, complex))   # (no ABC check)
+
     def op(self, other):
-        if other.__class__ in operands or isinstance(other, operands):
+        if other.__class__ in common or isinstance(other, operands):
             return f(self, other)
         return NotImplemented
     op.__name__ = getattr(f, "__name__", "op")

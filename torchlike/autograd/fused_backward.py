@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import operator
 import os
 
 import jax
@@ -187,47 +188,59 @@ def run(buffers, root_nodes, retain_graph):
     as an op without a derivative does, never becomes a recorded call)."""
     remat, pullback = residual_classes
     seen = set(root_nodes)
+    add = seen.add
     stack = list(root_nodes)
+    pop, push = stack.pop, stack.append
     nodes = []
+    keep = nodes.append
+    acc_cls, node_run = AccumulateGrad, _NODE_RUN
     while stack:
-        node = stack.pop()
+        node = pop()
         c = node.__class__
-        if c is AccumulateGrad:
+        if c is acc_cls:
             if node.pre_hooks or node.post_acc_hooks or node.retains or node.post_hooks:
                 return None
         else:
-            if (c.run is not _NODE_RUN or node.pre_hooks or node.retains or node.post_hooks
+            if (c.run is not node_run or node.pre_hooks or node.retains or node.post_hooks
                     or node.packed is not None or node.freed):
                 return None
             v = node.vjp.__class__
             if v is not remat and v is not pullback:
                 return None
-            if node._saved_versions and node.stale_saved() is not None:
-                return None                 # (the engine raises torch's version error)
-        nodes.append(node)
+            saved = node._saved_versions
+            if saved:
+                for s in saved:
+                    if s[0][0] != s[1]:
+                        return None         # (the engine raises torch's version error)
+        keep(node)
         for e in node.next_edges:
-            if e is not None and e[0] not in seen:
-                seen.add(e[0])
-                stack.append(e[0])
+            if e is not None:
+                e = e[0]
+                if e not in seen:
+                    add(e)
+                    push(e)
     # newest first, as the engine pops them; the leaves (one rank) in the order met
     nodes.sort(key=_seq, reverse=True)
     index = {n: i for i, n in enumerate(nodes)}
     parts = []
     inputs = []
+    part, given = parts.append, inputs.append
     for node in nodes:
-        if node.__class__ is AccumulateGrad:
+        if node.__class__ is acc_cls:
             t = node.variable
             d = t._d if t is not None else None
-            parts.append(_Leaf((tuple(d.shape), d.dtype) if d is not None else
-                               node.out_meta[0]))
-            inputs.append(None)
+            part(_Leaf((tuple(d.shape), d.dtype) if d is not None else node.out_meta[0]))
+            given(None)
             continue
-        edges = tuple(None if e is None else (index[e[0]], e[1]) for e in node.next_edges)
+        edges = tuple([None if e is None else (index[e[0]], e[1]) for e in node.next_edges])
         meta = node.out_meta
         v = node.vjp
-        pb = v.__class__ is pullback
-        parts.append((node.compiled, pb, edges, meta if len(meta) > 1 else None))
-        inputs.append(v if pb else v.arrays)
+        if v.__class__ is pullback:
+            part((node.compiled, True, edges, meta if len(meta) > 1 else None))
+            given(v)
+        else:
+            part((node.compiled, False, edges, meta if len(meta) > 1 else None))
+            given(v.arrays)
     roots = []
     seeds = []
     for node in root_nodes:
@@ -262,8 +275,7 @@ def remember(key):
     _plans.setdefault(key, True)
 
 
-def _seq(node):
-    return node.seq
+_seq = operator.attrgetter("seq")
 
 
 def _clear():
