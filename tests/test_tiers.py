@@ -10,6 +10,7 @@ import torch
 
 import torchlike
 from torchlike import _registry, _tiers
+from torchlike.autograd import fused_backward
 
 pytestmark = pytest.mark.usefixtures("strict_eager")    # (the per-op tiers)
 
@@ -77,7 +78,10 @@ def test_after_n_calls_the_step_compiles_once_and_never_retraces(monkeypatch):
         counts.append(_registry.trace_total())
     assert counts[0] == counts[2], "the interpreted steps compiled"
     assert counts[3] > counts[2], "the fourth step did not reach the compiled programs"
-    assert counts[4:] == [counts[3]] * 4, "a warm step traced again"
+    # the backward's graph, steady from the fourth step, compiles as one program at its third
+    # meeting (autograd/fused_backward.py); nothing after
+    assert counts[4] == counts[3], "a warm step traced again"
+    assert counts[5:] == [counts[3] + 1] * 3, "a warm step traced again"
 
 
 def test_a_signature_leaving_the_interpreter_compiles_in_the_background(monkeypatch):
@@ -454,8 +458,10 @@ def test_an_optimizers_first_steps_run_one_parameter_at_a_time_with_the_groups_b
     # the group's function is traced per parameter (a GPT's AdamW group: 60 ms), a parameter's
     # update once per shape pattern; the values are the group's bit for bit
     from torchlike.optim import optimizer as O
-    # (every call interpreted: the forward and backward give the same bits in both runs)
+    # (every call interpreted: the forward and backward give the same bits in both runs; the
+    # backward walked node by node, not compiled as one program at its third meeting)
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 1000)
+    monkeypatch.setattr(fused_backward, "STRICT_AFTER", 0)
     sizes = (23, 21, 19, 17, 15, 13, 3)         # twelve parameters, two ranks
     rng = np.random.default_rng(3)
     x = rng.standard_normal((6, 23)).astype(np.float32)

@@ -139,8 +139,8 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
             root_nodes.append(node)
         buffers[node][nr] = rep.add(buffers[node][nr], g)
     graph = None
-    if (_fused.ACTIVE and inputs is None and not create_graph and not _anomaly[0]
-            and fused_backward.ENABLED):
+    if (inputs is None and not create_graph and not _anomaly[0]
+            and fused_backward.ENABLED and (_fused.ACTIVE or not _fused.staging())):
         graph = fused_backward.run(buffers, root_nodes, retain_graph)
         if graph is True:
             return None     # (recorded as one call: a graph without hooks, walked before)

@@ -1,20 +1,27 @@
-"""Fused eager: the backward of a graph without hooks, recorded as one call.
+"""A graph's backward as one call: in fused eager recorded into the segment, in strict eager
+one compiled program.
 
-In fused mode the engine's walk costs Python at every node: route the cotangents, sum them,
-record the node's backward as a call of the pending segment. A training loop walks the same
-graph every step, so from a graph's second backward on, ``run`` records the whole walk as one
-call (a ``_GraphBackward``), whose function is the engine's walk itself: traced inline into the
-segment's fused program, or run node by node through the ops' own tiers where the segment is
-replayed. What is left in Python per step is one pass over the graph (its key, its inputs, the
-checks that decide whether the fast path may run) and the leaves' accumulation.
+The engine's walk costs Python and a dispatch at every node: route the cotangents, sum them,
+run (or, fused, record) the node's backward. A training loop walks the same graph every step,
+so ``run`` turns the walk of a graph met before into one call (a ``_GraphBackward``) whose
+function is the engine's walk itself:
+- in fused eager, from the graph's second backward on, a call of the pending segment: traced
+  inline into the segment's fused program, or run node by node through the ops' own tiers where
+  the segment is replayed;
+- in strict eager, one jitted program per input signature (the residuals' shapes and dtypes),
+  compiled in the background once the signature has come back ``STRICT_AFTER`` times (the
+  engine walks until it is ready): a step's backward is one dispatch instead of one per node.
+What is left in Python per step is one pass over the graph (its key, its inputs, the checks
+that decide whether the fast path may run) and the leaves' accumulation.
 
 It runs only where nothing can observe the walk: a ``.backward()`` without ``inputs=``,
-``create_graph`` or anomaly mode, through nodes of registered ops (not custom Functions) with
-no hook of any kind, no retained gradient, no saved-tensor hooks, whose saved tensors are
-unmodified (else the engine runs, and raises torch's error at the node). It runs the same
-node backwards as the engine, in the engine's order (newest node first, leaves as soon as they
-are ready), and sums in it: with every call compiled, its gradients equal the engine's to the
-bit.
+``create_graph`` or anomaly mode, outside a jit trace, through nodes of registered ops (not
+custom Functions) with no hook of any kind, no retained gradient, no saved-tensor hooks, whose
+saved tensors are unmodified (else the engine runs, and raises torch's error at the node). It
+runs the same node backwards as the engine, in the engine's order (newest node first, leaves as
+soon as they are ready), and sums in it: node by node its gradients equal the engine's to the
+bit; as one program, XLA may fuse across nodes (float results within rounding, as any fused
+program's: DIFFERENCES.md).
 """
 from __future__ import annotations
 
@@ -28,6 +35,7 @@ import jax.numpy as jnp
 
 from .. import _caches
 from .. import _fused
+from .. import _program_cache
 from .. import _tiers
 from . import grad_mode as _gm
 from .graph import AccumulateGrad, Node, _jit_add
@@ -39,9 +47,15 @@ residual_classes = [None, None]
 
 # (``TORCHLIKE_FUSED_GRAPH_BACKWARD=0``: every backward walks in the engine, node by node)
 ENABLED = os.environ.get("TORCHLIKE_FUSED_GRAPH_BACKWARD", "1") != "0"
+# strict eager: a graph's backward at an input signature compiles as one program when the
+# signature comes back for the STRICT_AFTER-th time (0: never; the engine walks node by node)
+STRICT_AFTER = int(os.environ.get("TORCHLIKE_GRAPH_BACKWARD_AFTER", "3"))
+_SIGNATURES_MAX = 8     # signatures compiled per graph (a graph whose shapes keep changing
+                        # then walks in the engine)
 _NODE_RUN = Node.run
-_plans: dict = {}       # graph key -> True (walked once by the engine) or its _GraphBackward
+_plans: dict = {}       # graph key -> the engine's walks of it (int) or its _GraphBackward
 _MAX_PLANS = 256
+_stats = {"programs": 0, "traces": 0, "calls": 0}
 
 
 class _Plan:
@@ -156,12 +170,14 @@ class _Leaf(tuple):
 class _GraphBackward(_tiers.Tiered):
     """One graph's backward as a call: ``(node inputs, seeds) -> leaf gradients``."""
 
-    __slots__ = ("plan",)
+    __slots__ = ("plan", "signatures")
 
     def __init__(self, plan):
         self.plan = plan
+        self.signatures = {}        # strict eager: input signature -> meetings, or its state
 
         def traced(inputs, seeds):
+            _stats["traces"] += 1
             return _walk(plan, inputs, seeds, True)
         super().__init__(traced, lambda: jax.jit(_tiers.inlined(traced)), "graph backward")
 
@@ -176,9 +192,74 @@ class _GraphBackward(_tiers.Tiered):
         # through its op's tiers, as the engine would)
         return _walk(self.plan, inputs, seeds, False)
 
+    def compiled(self, inputs, seeds):
+        """Strict eager: the leaves' gradients from the graph's program at this input
+        signature, or None where the engine walks (a signature met fewer than
+        ``STRICT_AFTER`` times, compiling in the background, or one jit cannot run)."""
+        sig = _signature((inputs, seeds))
+        if sig is None:
+            return None
+        sigs = self.signatures
+        state = sigs.get(sig)
+        if state is None:
+            if len(sigs) >= _SIGNATURES_MAX:
+                return None
+            # (the engine's walk that made the graph known counts as its first signature's
+            # first meeting)
+            state = 0 if sigs else 1
+        if state.__class__ is int:
+            state += 1
+            if state < STRICT_AFTER:
+                sigs[sig] = state
+                return None
+            _stats["programs"] += 1
+            if _tiers.BACKGROUND_COMPILE:
+                sigs[sig] = _program_cache.warm(lambda: self._compile(inputs, seeds))
+                return None
+            state = sigs[sig] = self._compile(inputs, seeds)
+        elif state.__class__ is not bool:
+            if not state.done():
+                return None             # (compiling: the engine walks meanwhile)
+            state = sigs[sig] = state.result()
+        if not state:
+            return None
+        _stats["calls"] += 1
+        return self.jit(inputs, seeds)
+
+    def _compile(self, inputs, seeds):
+        """Compile (by a first call) the program at these inputs' signature: False where jit
+        cannot run it (inputs on several devices), which the engine then walks."""
+        try:
+            jax.block_until_ready(self.jit(inputs, seeds))
+        except Exception:  # noqa: BLE001  (the engine walks it, and raises what it raises)
+            return False
+        return True
+
     def declared_outputs(self):
         avals = self.plan.leaf_avals
         return jax.tree_util.tree_structure(tuple(avals)), avals
+
+
+def _signature(tree):
+    """The shapes and dtypes of a graph's inputs (their leaves), or None where one is not a
+    concrete single-device array or a Python number."""
+    key = []
+    for a in jax.tree_util.tree_leaves(tree):
+        c = a.__class__
+        if c is _ArrayImpl:
+            if a.sharding.__class__ is not _SingleDevice:
+                return None
+            key.append((a.shape, a.dtype, a.weak_type))
+        elif c in _NUMBERS:
+            key.append(c)
+        else:
+            return None
+    return tuple(key)
+
+
+_NUMBERS = frozenset((bool, int, float, complex))
+_ArrayImpl = _tiers._ArrayImpl
+_SingleDevice = jax.sharding.SingleDeviceSharding
 
 
 def run(buffers, root_nodes, retain_graph):
@@ -225,6 +306,7 @@ def run(buffers, root_nodes, retain_graph):
     parts = []
     inputs = []
     part, given = parts.append, inputs.append
+    recomputed = False
     for node in nodes:
         if node.__class__ is acc_cls:
             t = node.variable
@@ -241,6 +323,7 @@ def run(buffers, root_nodes, retain_graph):
         else:
             part((node.compiled, False, edges, meta if len(meta) > 1 else None))
             given(v.arrays)
+            recomputed = True
     roots = []
     seeds = []
     for node in root_nodes:
@@ -252,10 +335,19 @@ def run(buffers, root_nodes, retain_graph):
     fn = _plans.get(key)
     if fn is None:
         return key                          # (a graph met for the first time)
-    if fn is True:
+    if fn.__class__ is int:
         fn = _plans[key] = _GraphBackward(_Plan(parts, key[1]))
-    grads = fn(tuple(inputs), tuple(seeds))
-    _fused._stats["graph_backwards"] += 1
+    if _fused.ACTIVE:
+        grads = fn(tuple(inputs), tuple(seeds))
+        _fused._stats["graph_backwards"] += 1
+    else:
+        if STRICT_AFTER <= 0 or recomputed:
+            # (a node that recomputes its forward: an op in its first, interpreted calls at
+            # its shape, where compiling the graph would undo the tier; the engine walks)
+            return None
+        grads = fn.compiled(tuple(inputs), tuple(seeds))
+        if grads is None:
+            return None                     # (the engine walks; the graph is known)
     with _gm.set_grad_enabled(False):
         for i, k in fn.plan.leaves.items():
             g = grads[k]
@@ -269,10 +361,20 @@ def run(buffers, root_nodes, retain_graph):
 
 
 def remember(key):
-    """A graph the engine walked without error: its next backward is one recorded call."""
+    """A graph the engine walked without error: counted (its next backward in fused eager, its
+    ``STRICT_AFTER``-th in strict eager, is one call)."""
     if len(_plans) >= _MAX_PLANS:
         _plans.clear()
-    _plans.setdefault(key, True)
+    n = _plans.get(key, 0)
+    if n.__class__ is int:
+        _plans[key] = n + 1
+
+
+def stats():
+    """Strict eager's graph backwards: ``programs`` compiled (one per graph and input
+    signature), ``traces`` of the walk into a program (fused segments' included), ``calls``
+    run as one program."""
+    return dict(_stats)
 
 
 _seq = operator.attrgetter("seq")
@@ -282,4 +384,4 @@ def _clear():
     _plans.clear()
 
 
-_caches.register("graph backward", _clear)
+_caches.register("graph backward", _clear, lambda: {"traces": _stats["traces"]})
