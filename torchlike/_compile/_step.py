@@ -256,6 +256,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
     tensor_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     arg_rg = [leaves[i]._requires_grad for i in tensor_pos]
     static_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
+    arg_state = []
 
     def body(s_arrs, g_arrs, hp_arrs, a_arrs):
         entry.traces += 1
@@ -267,6 +268,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
         saved_groups = []
         saved_g = []
         saved_hooks = []
+        held = []
         drawn = []
         checks = _hostchecks.collecting()
         watch = _trace.WriteWatch()
@@ -292,12 +294,35 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                                     hooks[hid] = _wrap_hook(hooks[hid])
                 fresh_refs = {id(t): sys.getrefcount(t) for t in S if id(t) in st.fresh}
                 lv = list(static_leaves)
-                for p, a, rg in zip(tensor_pos, a_arrs, arg_rg):
+                if not arg_state and tensor_pos:
+                    # the arguments that are state roots (positions in S): at the first trace,
+                    # the call's own tensors; a retrace is for a call of the same key
+                    pos = {id(t): i for i, t in enumerate(S)}
+                    arg_state[:] = [pos.get(id(leaves[p])) if leaves[p]._alias is None
+                                    and leaves[p].grad_fn is None else None
+                                    for p in tensor_pos]
+                cut = []            # arguments with a history outside (as leaves here)
+                for p, a, rg, i in zip(tensor_pos, a_arrs, arg_rg, arg_state):
+                    if i is not None:
+                        lv[p] = S[i]        # (its data is the traced state array)
+                        continue
                     t = Tensor._make(a)
                     t._requires_grad = rg
                     lv[p] = t
+                    if rg and leaves[p].grad_fn is not None:
+                        cut.append(t)
+                # state with a history outside (a captured ``h = w * 3``) is a leaf inside:
+                # a backward reaching it would flow on into the caller's graph (eager instead)
+                for t in T:
+                    if t.grad_fn is not None and t._requires_grad:
+                        held.append((t, t.grad_fn, t._output_nr, t._acc, t._grad))
+                        t.grad_fn = t._acc = None
                 args, kwargs = jax.tree_util.tree_unflatten(treedef, lv)
                 out = fn(*args, **kwargs)
+                if any(t._grad is not g for t, _n, _o, _a, g in held):
+                    raise _trace.GraphBreak(
+                        "a backward inside the compiled function reaches a captured tensor's "
+                        "autograd history from outside it")
 
                 for o, snaps in zip(st.opts, saved_groups):
                     for g, snap in zip(o.param_groups, snaps):
@@ -332,9 +357,15 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 entry.assumes_fresh = tuple(dropped)
                 new_data = [S[i]._data for i in changed]
                 ch = set(changed)
+                if any(t._grad is not None for t in cut):
+                    # (the gradient would flow on into the caller's graph: eager execution)
+                    raise _trace.GraphBreak(
+                        "a backward inside the compiled function reaches an argument's autograd "
+                        "history from outside it")
                 grads_changed = any(t._grad is not g0 for t, g0 in zip(T, saved_grads)) or any(
                     g0 is not None and sid.get(id(g0)) in ch for g0 in saved_grads) or any(
-                    isinstance(a, Tensor) and a._grad is not None for a in lv)
+                    isinstance(a, Tensor) and id(a) not in sid and a._grad is not None
+                    for a in lv)
                 grad_spec = [ref(t._grad) for t in T]
                 tid = {id(t): i for i, t in enumerate(T)}
                 opt_spec = []
@@ -372,6 +403,9 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 if live and not grads_changed:
                     raise NeedNode()
         finally:
+            for t, node, nr, acc, _g in held:
+                t.grad_fn, t._output_nr, t._acc = node, nr, acc
+            del held[:]
             for hooks, orig in saved_hooks:
                 hooks.clear()
                 hooks.update(orig)
