@@ -254,3 +254,52 @@ def test_the_switch_gives_the_node_by_node_bits_at_every_step(monkeypatch):
         grads.append(x.grad.numpy())
     for g in grads[1:]:
         np.testing.assert_array_equal(g, grads[0])
+
+
+@pytest.mark.parametrize("case", ["mixed dtypes", "complex", "two roots with seeds",
+                                  "shared subexpression", "bfloat16"])
+def test_graph_families_match_torch_once_compiled(case):
+    """Graphs of the families a backward program must get right, past their compile: each
+    step's gradients against torch's."""
+    rng = np.random.default_rng(5)
+    a0 = rng.standard_normal((4, 3))
+    b0 = rng.standard_normal(3)
+
+    def make(m):
+        if case == "complex":
+            a = m.tensor(a0 + 1j * a0[::-1], dtype=m.complex64, requires_grad=True)
+            b = m.tensor(b0, dtype=m.float32, requires_grad=True)
+        elif case == "bfloat16":
+            a = m.tensor(a0, dtype=m.bfloat16, requires_grad=True)
+            b = m.tensor(b0, dtype=m.float32, requires_grad=True)
+        else:
+            a = m.tensor(a0, dtype=m.float64, requires_grad=True)
+            b = m.tensor(b0, dtype=m.float32, requires_grad=True)
+        return a, b
+
+    def step(m, a, b):
+        if case in ("mixed dtypes", "bfloat16"):
+            (a * b).tanh().sum().backward()
+        elif case == "complex":
+            ((a * b).abs() ** 2).sum().backward()
+        elif case == "two roots with seeds":
+            y = (a * b).sin()
+            z = (a - b).exp().sum(0)
+            m.autograd.backward([y, z], [m.ones_like(y) * 0.5, m.arange(3.0, dtype=z.dtype)])
+        else:
+            s = (a * b).sigmoid()
+            (s * s + s.sum(1, keepdim=True) * s).mean().backward()
+
+    ours, theirs = make(torchlike), make(T)
+    before = _calls()
+    for _ in range(5):
+        step(torchlike, *ours)
+        step(T, *theirs)
+        for o, t in zip(ours, theirs):
+            assert o.grad.dtype == getattr(torchlike, str(t.grad.dtype).split(".")[1])
+            tol = 2e-2 if case == "bfloat16" else 1e-5
+            np.testing.assert_allclose(o.grad.detach().float().numpy() if case == "bfloat16"
+                                       else o.grad.numpy(),
+                                       t.grad.detach().float().numpy() if case == "bfloat16"
+                                       else t.grad.numpy(), rtol=tol, atol=tol)
+    assert _calls() - before == 3
