@@ -140,3 +140,178 @@ def test_fullgraph_refuses_a_backward_into_an_outside_history():
     with pytest.raises(Exception, match="autograd history from outside"):
         step(w * 2)
     assert w.grad is None
+
+
+# ------------------------------------------------------------------ the family, as one table:
+# each function compiled with torchlike.compile and run eagerly by torch on the same inputs; the
+# results, every involved tensor's .grad and the callers' tensors after the calls compared
+# (a compiled training step's returned loss has no grad_fn: DIFFERENCES.md, so requires_grad of
+# results is not compared)
+
+def make_inputs(m):
+    w = m.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+    lin = m.nn.Linear(3, 2)
+    with m.no_grad():
+        lin.weight.copy_(m.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 10))
+        lin.bias.copy_(m.tensor([0.1, -0.2]))
+    buf = m.zeros(2, 3)
+    return w, lin, buf
+
+
+CASES = {}
+
+
+def case(f):
+    CASES[f.__name__] = f
+    return f
+
+@case
+def grad_of_arg(m, w, lin, buf, c):
+    def f(a):
+        l = (a * 3).cos().sum(); l.backward(); return l
+    f = c(f)
+    r = [f(w) for _ in range(3)]
+    return r, w.grad
+
+@case
+def grad_of_arg_in_list(m, w, lin, buf, c):
+    def f(xs):
+        l = (xs[0] * xs[1]).sum(); l.backward(); return l
+    f = c(f)
+    v = m.ones(2, 3, requires_grad=True)
+    r = [f([w, v]) for _ in range(3)]
+    return r, w.grad, v.grad
+
+@case
+def grad_of_kwarg(m, w, lin, buf, c):
+    def f(*, a):
+        l = a.exp().sum(); l.backward(); return l
+    f = c(f)
+    r = [f(a=w) for _ in range(3)]
+    return r, w.grad
+
+@case
+def param_passed_as_arg(m, w, lin, buf, c):
+    def f(p, x):
+        l = lin(x).sum() + (p * p).sum(); l.backward(); return l
+    f = c(f)
+    x = m.ones(4, 3)
+    r = [f(lin.weight, x) for _ in range(3)]
+    return r, lin.weight.grad, lin.bias.grad
+
+@case
+def arg_view_inplace(m, w, lin, buf, c):
+    def f(v):
+        v.mul_(2).add_(1); return v.sum()
+    f = c(f)
+    r = [f(buf[0]) for _ in range(3)]
+    return r, buf
+
+@case
+def arg_inplace_then_return(m, w, lin, buf, c):
+    def f(b, k):
+        b.add_(k); return b
+    f = c(f)
+    r = [f(buf, m.tensor(1.5)) for _ in range(3)]
+    return r[-1] is buf, buf
+
+@case
+def returns_arg(m, w, lin, buf, c):
+    def f(a):
+        return a
+    f = c(f)
+    r = f(buf)
+    return r is buf,
+
+@case
+def grad_then_step_on_arg(m, w, lin, buf, c):
+    opt = m.optim.SGD([w], lr=0.1)
+    def f(a):
+        l = (a ** 2).sum(); l.backward(); opt.step(); opt.zero_grad(); return l
+    f = c(f)
+    r = [f(w) for _ in range(3)]
+    return r, w
+
+@case
+def no_grad_arg_used(m, w, lin, buf, c):
+    def f(a, x):
+        l = (a * x).sum(); l.backward(); return l
+    f = c(f)
+    xs = [m.full((2, 3), float(i)) for i in range(3)]
+    r = [f(w, xi) for xi in xs]
+    return r, w.grad, xs[0].grad
+
+@case
+def detached_arg(m, w, lin, buf, c):
+    def f(a):
+        return (a * 2).sum()
+    f = c(f)
+    r = [f(w.detach()) for _ in range(3)]
+    return r, w.grad
+
+@case
+def same_tensor_twice(m, w, lin, buf, c):
+    def f(a, b):
+        l = (a * b).sum(); l.backward(); return l
+    f = c(f)
+    r = [f(w, w) for _ in range(3)]
+    return r, w.grad
+
+@case
+def arg_grad_preset(m, w, lin, buf, c):
+    w.grad = m.ones(2, 3)
+    def f(a):
+        l = a.sum(); l.backward(); return l
+    f = c(f)
+    r = [f(w) for _ in range(2)]
+    return r, w.grad
+
+@case
+def grad_inside_no_backward(m, w, lin, buf, c):
+    def f(a):
+        return (a * a).sum()
+    f = c(f)
+    l = f(w)
+    l.backward()
+    l2 = f(w)
+    l2.backward()
+    return l, w.grad
+
+@case
+def autograd_grad_of_arg(m, w, lin, buf, c):
+    def f(a):
+        l = (a.sin() * a).sum()
+        g, = m.autograd.grad(l, a)
+        return g
+    f = c(f)
+    r = [f(w) for _ in range(2)]
+    return r, w.grad
+
+def conv(v):
+    """A result as comparable values: tensors as (values, dtype), the rest as is."""
+    if isinstance(v, (torch.Tensor, torchlike.Tensor)):
+        return ("T", np.asarray(v.detach().float().numpy()), str(v.dtype).split(".")[-1])
+    if isinstance(v, (list, tuple)):
+        return [conv(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float)):
+        return v
+    return repr(type(v))
+
+
+def eq(a, b):
+    if isinstance(a, tuple) and a and a[0] == "T":
+        return (isinstance(b, tuple) and b[0] == "T" and a[1].shape == b[1].shape
+                and np.allclose(a[1], b[1], rtol=1e-5, atol=1e-6) and a[2] == b[2])
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(eq(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_functions_arguments_as_torch(name):
+    fn = CASES[name]
+    ref = conv(fn(torch, *make_inputs(torch), lambda f: f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = conv(fn(torchlike, *make_inputs(torchlike), torchlike.compile))
+    assert eq(ours, ref), (ours, ref)

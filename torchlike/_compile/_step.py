@@ -295,16 +295,16 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 fresh_refs = {id(t): sys.getrefcount(t) for t in S if id(t) in st.fresh}
                 lv = list(static_leaves)
                 if not arg_state and tensor_pos:
-                    # the arguments that are state roots (positions in S): at the first trace,
-                    # the call's own tensors; a retrace is for a call of the same key
-                    pos = {id(t): i for i, t in enumerate(S)}
-                    arg_state[:] = [pos.get(id(leaves[p])) if leaves[p]._alias is None
-                                    and leaves[p].grad_fn is None else None
-                                    for p in tensor_pos]
+                    # the arguments without a history (positions in T): at the first trace, the
+                    # call's own tensors; a retrace is for a call of the same key
+                    pos = {id(t): i for i, t in enumerate(T)}
+                    arg_state[:] = [pos.get(id(leaves[p])) if leaves[p].grad_fn is None
+                                    else None for p in tensor_pos]
                 cut = []            # arguments with a history outside (as leaves here)
                 for p, a, rg, i in zip(tensor_pos, a_arrs, arg_rg, arg_state):
                     if i is not None:
-                        lv[p] = S[i]        # (its data is the traced state array)
+                        # (its data is the traced state array, or a view's read of it)
+                        lv[p] = T[i]
                         continue
                     t = Tensor._make(a)
                     t._requires_grad = rg
