@@ -1,7 +1,8 @@
 """A compiled function's Tensor arguments are the caller's tensors: a backward inside it
 accumulates their ``.grad`` and an in-place op writes them, as in torch eager; a backward that
 would flow on into autograd history from outside the function runs eagerly (a graph break),
-with torch's values. Each case against torch eager.
+with torch's values. A function compiled as one tape node (it returns a live graph) takes its
+arguments' gradients through that node. Each case against torch eager.
 """
 import warnings
 
@@ -315,3 +316,169 @@ def test_compiled_functions_arguments_as_torch(name):
         warnings.simplefilter("ignore")
         ours = conv(fn(torchlike, *make_inputs(torchlike), torchlike.compile))
     assert eq(ours, ref), (ours, ref)
+
+
+# functions compiled as one tape node (they return a live graph; the backward runs outside)
+
+NODE_CASES = {}
+
+
+def node_case(f):
+    NODE_CASES[f.__name__] = f
+    return f
+
+
+def node_inputs(m):
+    w, lin, _buf = make_inputs(m)
+    return w, lin
+
+
+@node_case
+def module_arg_requires_grad(m, w, lin, c):
+    cm = c(lin)
+    for _ in range(3):
+        cm(w).sum().backward()
+    return w.grad, lin.weight.grad, lin.bias.grad
+
+@node_case
+def module_arg_with_history(m, w, lin, c):
+    cm = c(lin)
+    for _ in range(3):
+        cm(w * 2).pow(2).sum().backward()
+    return w.grad, lin.weight.grad
+
+@node_case
+def function_two_outputs(m, w, lin, c):
+    def f(a, b):
+        return a.sin() * b, (a * b).sum(1)
+    f = c(f)
+    v = m.ones(2, 3, requires_grad=True)
+    for _ in range(3):
+        y, z = f(w, v)
+        (y.sum() + z.pow(2).sum()).backward()
+    return w.grad, v.grad
+
+@node_case
+def function_kwarg_grad(m, w, lin, c):
+    def f(x, *, scale):
+        return (x * scale).tanh()
+    f = c(f)
+    s = m.tensor(0.5, requires_grad=True)
+    for _ in range(3):
+        f(w, scale=s).sum().backward()
+    return w.grad, s.grad
+
+@node_case
+def function_closure_param(m, w, lin, c):
+    def f(x):
+        return lin(x).relu()
+    f = c(f)
+    x = m.ones(4, 3)
+    for _ in range(3):
+        f(x).sum().backward()
+    return lin.weight.grad, lin.bias.grad
+
+@node_case
+def no_grad_context_call(m, w, lin, c):
+    cm = c(lin)
+    with m.no_grad():
+        y = cm(w)
+    return y, y.requires_grad
+
+@node_case
+def output_used_twice(m, w, lin, c):
+    cm = c(lin)
+    for _ in range(3):
+        y = cm(w)
+        (y * y + y).sum().backward()
+    return w.grad, lin.weight.grad
+
+@node_case
+def retain_graph_double(m, w, lin, c):
+    cm = c(lin)
+    y = cm(w).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    return w.grad, lin.weight.grad
+
+@node_case
+def hook_on_output(m, w, lin, c):
+    cm = c(lin)
+    seen = []
+    for _ in range(2):
+        y = cm(w)
+        y.register_hook(lambda g: seen.append(g.clone()) or g * 2)
+        y.sum().backward()
+    return w.grad, seen
+
+@node_case
+def int_arg_static(m, w, lin, c):
+    def f(x, k):
+        return x.pow(k)
+    f = c(f)
+    for k in (2, 3, 2):
+        f(w, k).sum().backward()
+    return w.grad
+
+@node_case
+def inplace_on_arg_in_forward(m, w, lin, c):
+    def f(x, b):
+        b.add_(x.detach())
+        return x * b
+    f = c(f)
+    b = m.zeros(2, 3)
+    for _ in range(3):
+        f(w, b).sum().backward()
+    return w.grad, b
+
+
+@pytest.mark.parametrize("name", sorted(NODE_CASES))
+def test_compiled_nodes_arguments_as_torch(name):
+    fn = NODE_CASES[name]
+    ref = conv(fn(torch, *node_inputs(torch), lambda f: f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = conv(fn(torchlike, *node_inputs(torchlike), torchlike.compile))
+    assert eq(ours, ref), (ours, ref)
+
+
+
+def test_a_returned_argument_is_a_new_tensor_with_its_values():
+    """DIFFERENCES.md: torch returns the argument object; torchlike a new tensor with its values
+    and graph (its gradient reaches the argument)."""
+    w = torchlike.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    @torchlike.compile
+    def f(a):
+        return a, a.exp()
+
+    for _ in range(2):
+        a, e = f(w)
+        (a * e).sum().backward()
+    assert a is not w
+    np.testing.assert_array_equal(a.detach().numpy(), w.detach().numpy())
+    x = w.detach().numpy()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.exp(x) * (1 + x), rtol=1e-6)
+
+
+def test_a_double_backward_through_a_compiled_module():
+    """DIFFERENCES.md: the input-independent first derivative of a linear layer gives the input a
+    zero gradient where torch gives None; the weight's is torch's."""
+    def run(m, compile):
+        m.manual_seed(0)
+        lin = m.nn.Linear(3, 2)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 10))
+            lin.bias.copy_(m.tensor([0.1, -0.2]))
+        w = m.ones(2, 3, requires_grad=True)
+        y = compile(lin)(w)
+        g, = m.autograd.grad(y.sum(), w, create_graph=True)
+        (g * g).sum().backward()
+        return g.detach().numpy(), w.grad, lin.weight.grad.numpy()
+
+    rg, rw, rlin = run(torch, lambda f: f)
+    og, ow, olin = run(torchlike, torchlike.compile)
+    np.testing.assert_allclose(og, rg, rtol=1e-5)
+    np.testing.assert_allclose(olin, rlin, rtol=1e-5)
+    assert rw is None
+    np.testing.assert_array_equal(ow.numpy(), np.zeros((2, 3), np.float32))

@@ -715,8 +715,10 @@ def apply(op, *args, **static):
             d = a._d
             if d.__class__ is _Deferred and (d.value is not None or not _fused.ACTIVE):
                 d = a._data         # resolved (fused eager: a pending one stays deferred)
-            arrays.append(d)
             n = grad_on and a._requires_grad
+            if not n and NODE_TRACE[0] and getattr(_node_local, "on", False):
+                d = _untracked(d)
+            arrays.append(d)
             needs.append(n)
             any_need = any_need or n
             inference = inference or a._is_inference
@@ -806,6 +808,36 @@ def apply(op, *args, **static):
 _apply_hooks.bind(apply, lambda: _Tensor)
 
 _new = object.__new__
+# a function compiled as one node tracing (torchlike/_compile/_node.py, ``node_trace``):
+# jax differentiates the whole function, so what torch's graph does not track (a tensor
+# that does not require grad: detached, ``.data``, made under ``no_grad``) is cut for jax too
+NODE_TRACE = [0]                    # (traces under way, in any thread)
+_node_local = threading.local()     # .on: this thread's
+
+
+class node_trace:
+    """Context: this thread traces a function compiled as one node."""
+
+    def __enter__(self):
+        self.outer = getattr(_node_local, "on", False)
+        _node_local.on = True
+        with _lock:
+            NODE_TRACE[0] += 1
+
+    def __exit__(self, *exc):
+        _node_local.on = self.outer
+        with _lock:
+            NODE_TRACE[0] -= 1
+        return False
+
+
+def _untracked(d):
+    """``d`` with jax's gradient stopped (float arrays; others carry none)."""
+    if _is_inexact(d.dtype):
+        return jax.lax.stop_gradient(d)
+    return d
+
+
 _OUTPUT = "output"
 _BOTH = "both"
 _I64 = 1 << 63

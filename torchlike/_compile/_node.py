@@ -12,6 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _registry
 from .._registry import Op, apply
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
@@ -27,7 +28,7 @@ def _is_inexact(dt):
 class NodeEntry:
     """One compiled configuration (one guard key) of a node program."""
 
-    __slots__ = ("op", "spec", "dtypes", "traces", "name")
+    __slots__ = ("op", "spec", "dtypes", "traces", "name", "state")
 
     def __init__(self, name):
         self.name = name
@@ -35,6 +36,7 @@ class NodeEntry:
         self.spec = None         # (out_tree, out_kinds, changed, drawn): set while tracing
         self.dtypes = None       # dtypes of the op's outputs (to undo the registry's ordering)
         self.traces = 0
+        self.state = None        # the state tensors of the last trace
 
 
 def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
@@ -43,11 +45,19 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
     entry = NodeEntry(name)
     tensor_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     static_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
+    arg_state = []
+    arg_rg = [leaves[i]._requires_grad for i in tensor_pos]
+    grad_enabled = _gm._state.grad_enabled
     ng = len(gens)
 
     def op_fn(*arrays):
         entry.traces += 1
         state = state_ref()
+        if state is None:
+            # (a trace after the call: a create_graph backward recomputing the forward; the
+            # state's structure is the last call's)
+            state = entry.state
+        entry.state = state
         s_arrs = arrays[:n_state]
         g_arrs = arrays[n_state:n_state + 2 * ng]
         a_arrs = arrays[n_state + 2 * ng:]
@@ -57,15 +67,29 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
         checks = _hostchecks.collecting()
         watch = _trace.WriteWatch()
         try:
-            with _trace.tracing(), checks, watch, _gm.no_grad():
+            # (grad mode as the call's, a part of its key: torch's graph inside decides where
+            # jax's gradient is cut, ``_registry.node_trace``)
+            with _trace.tracing(), checks, watch, _gm.set_grad_enabled(grad_enabled), \
+                    _registry.node_trace():
                 for t, a in zip(state, s_arrs):
                     swap.put(t, a)
                 swap.derive()
                 for i, g in enumerate(gens):
                     saved_g.append(g._begin_trace(g_arrs[2 * i], g_arrs[2 * i + 1]))
                 lv = list(static_leaves)
-                for p, a in zip(tensor_pos, a_arrs):
-                    lv[p] = Tensor._make(a)
+                if not arg_state and tensor_pos:
+                    # the arguments without a history are state (positions in it): the state
+                    # tensor itself, whose writes go back (``changed``); at the first trace,
+                    # the call's own tensors, a retrace is for a call of the same key
+                    pos = {id(t): i for i, t in enumerate(state)}
+                    arg_state[:] = [pos.get(id(leaves[p])) if leaves[p].grad_fn is None
+                                    else None for p in tensor_pos]
+                for p, a, i, rg in zip(tensor_pos, a_arrs, arg_state, arg_rg):
+                    if i is None:
+                        t = lv[p] = Tensor._make(a)
+                        t._requires_grad = rg and grad_enabled
+                    else:
+                        lv[p] = state[i]
                 args, kwargs = jax.tree_util.tree_unflatten(treedef, lv)
                 out = fn(*args, **kwargs)
                 out_leaves, out_tree = jax.tree_util.tree_flatten(
