@@ -716,7 +716,7 @@ def apply(op, *args, **static):
             if d.__class__ is _Deferred and (d.value is not None or not _fused.ACTIVE):
                 d = a._data         # resolved (fused eager: a pending one stays deferred)
             n = grad_on and a._requires_grad
-            if not n and NODE_TRACE[0] and getattr(_node_local, "on", False):
+            if not n and NODE_TRACE[0] and getattr(_node_local, "on", False) is True:
                 d = _untracked(d)
             arrays.append(d)
             needs.append(n)
@@ -808,19 +808,27 @@ def apply(op, *args, **static):
 _apply_hooks.bind(apply, lambda: _Tensor)
 
 _new = object.__new__
-# a function compiled as one node tracing (torchlike/_compile/_node.py, ``node_trace``):
-# jax differentiates the whole function, so what torch's graph does not track (a tensor
+# a function jax differentiates as a whole tracing (torchlike/_compile/_node.py, torch.func;
+# ``node_trace``): jax differentiates the whole function, so what torch's graph does not track (a tensor
 # that does not require grad: detached, ``.data``, made under ``no_grad``) is cut for jax too
 NODE_TRACE = [0]                    # (traces under way, in any thread)
 _node_local = threading.local()     # .on: this thread's
 
 
+FORWARD = "forward"
+
+
 class node_trace:
-    """Context: this thread traces a function compiled as one node."""
+    """Context: this thread traces a function jax differentiates as a whole (compiled as one
+    node, or under a torch.func transform); ``forward``: by forward mode (jvp), where torch's
+    grad mode does not stop tangents, only ``detach()`` and ``.data`` do (``detached``)."""
+
+    def __init__(self, forward=False):
+        self.mode = FORWARD if forward else True
 
     def __enter__(self):
         self.outer = getattr(_node_local, "on", False)
-        _node_local.on = True
+        _node_local.on = self.mode
         with _lock:
             NODE_TRACE[0] += 1
 
@@ -829,6 +837,18 @@ class node_trace:
         with _lock:
             NODE_TRACE[0] -= 1
         return False
+
+
+def node_tracing():
+    """Is this thread tracing a function compiled as one node (``node_trace``)?"""
+    return bool(NODE_TRACE[0]) and getattr(_node_local, "on", False)
+
+
+def detached(d):
+    """A detached tensor's data: its tangent stopped inside a forward-mode trace."""
+    if NODE_TRACE[0] and getattr(_node_local, "on", False) is FORWARD:
+        return _untracked(d)
+    return d
 
 
 def _untracked(d):

@@ -363,6 +363,8 @@ class Tensor(InteropMixin):
     @property
     def data(self):
         """The same storage, detached from autograd, with a version counter of its own."""
+        if _vmapping():
+            raise RuntimeError("accessing `data` under vmap transform is not allowed")
         t = self.detach()
         t._vc = [0]
         return t
@@ -441,6 +443,8 @@ class Tensor(InteropMixin):
         """A new tensor sharing this one's data and version counter, outside the graph."""
         from ._storage import detached_alias
         t = detached_alias(self)
+        if _registry.NODE_TRACE[0]:
+            t._data = _registry.detached(t._data)
         if self._is_inference:
             t._is_inference = True      # torch: a detached inference tensor is one too
         return t
@@ -551,6 +555,13 @@ class Tensor(InteropMixin):
         t.__dict__.update(self.__dict__)
         memo[id(self)] = t
         return t
+
+
+def _vmapping():
+    """Is torch.func.vmap the innermost transform tracing in this thread?"""
+    from .func import _core
+    apis = _core._state.apis
+    return bool(apis) and apis[-1] == "vmap"
 
 
 def _type_name(v):

@@ -17,8 +17,10 @@ import sys
 import threading
 
 import jax
+import jax.numpy as jnp
 
 from .. import _random
+from .. import _registry
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from . import _pytree as P
@@ -37,8 +39,23 @@ def is_tracer(x):
 
 
 def wrap(x):
-    """A jax value as a fresh Tensor (no autograd history)."""
-    return Tensor._make(x)
+    """A jax value as a fresh Tensor: no autograd history, or, inside a differentiating
+    transform (a transform's result there depends on its inputs), a tracked one (a float
+    result requires grad, as a non-leaf: torch lets it be written in place)."""
+    t = Tensor._make(x)
+    if _registry.node_tracing() and jnp.issubdtype(x.dtype, jnp.inexact):
+        t._requires_grad = True
+        t = t.clone()
+    return t
+
+
+def wrap_tracked(x):
+    """A differentiated input as a fresh Tensor that requires grad (a float one): inside the
+    transform, torch's graph from it decides where jax's gradient is cut (``traced``)."""
+    t = Tensor._make(x)
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        t._requires_grad = True
+    return t
 
 
 def unwrap(t):
@@ -55,6 +72,7 @@ class _State(threading.local):
     def __init__(self):
         self.depth = 0
         self.random = []      # stack of (mode, index tracer or None) per vmap level
+        self.apis = []        # the transforms tracing, innermost last
 
 
 _state = _State()
@@ -109,13 +127,29 @@ def _host_read_error(api, e):
     return RuntimeError(msg)
 
 
+_FORWARD_MODE = frozenset({"jvp", "jacfwd", "linearize"})
+
+
 @contextlib.contextmanager
-def traced(api):
-    """Run the body as the inside of a transform: grad mode off, tracer errors explained."""
+def traced(api, differentiating=False):
+    """Run the body as the inside of a transform, tracer errors explained.
+
+    A differentiating transform (grad, vjp, jvp, jacrev, ...) runs it with grad mode on, its
+    inputs requiring grad (``wrap_tracked``): torch's graph then says what is tracked, and what
+    it does not track (a ``detach()``, ``.data``, a ``no_grad`` block, a tensor that does not
+    require grad) is cut for jax too (``_registry.node_trace``). Other transforms (vmap) run it
+    with grad mode off, unless inside a differentiating one (whose tracking goes on)."""
     st = _gm._state
     prev = st.grad_enabled
-    st.grad_enabled = False
+    node = None
+    if differentiating:
+        st.grad_enabled = True
+        node = _registry.node_trace(forward=api in _FORWARD_MODE)
+        node.__enter__()
+    elif not _registry.node_tracing():
+        st.grad_enabled = False
     _state.depth += 1
+    _state.apis.append(api)
     if _state.depth == 1:
         _patch_generator()
     try:
@@ -124,9 +158,12 @@ def traced(api):
         raise _host_read_error(api, e).with_traceback(e.__traceback__) from None
     finally:
         _state.depth -= 1
+        _state.apis.pop()
         if _state.depth == 0:
             _unpatch_generator()
         st.grad_enabled = prev
+        if node is not None:
+            node.__exit__(None, None, None)
 
 
 # ------------------------------------------------------------------ randomness under vmap

@@ -106,8 +106,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
         snap = C.snapshot(C.outside_tensors(func, args, kwargs))
 
         def f(*arrs):
-            diff = P.tree_unflatten([C.wrap(a) for a in arrs], spec)
-            with C.traced("grad"):
+            diff = P.tree_unflatten([C.wrap_tracked(a) for a in arrs], spec)
+            with C.traced("grad", differentiating=True):
                 out = func(*_replace(args, diff, an), **kwargs)
             out, aux = _split_aux(out, has_aux, api)
             if not isinstance(out, Tensor):
@@ -176,8 +176,8 @@ def vjp(func, *primals, has_aux=False):
     snap = C.snapshot(C.outside_tensors(func, primals, {}))
 
     def f(*arrs):
-        args = P.tree_unflatten([C.wrap(a) for a in arrs], spec)
-        with C.traced("vjp"):
+        args = P.tree_unflatten([C.wrap_tracked(a) for a in arrs], spec)
+        with C.traced("vjp", differentiating=True):
             out = func(*args)
         out, aux = _split_aux(out, has_aux, api)
         oleaves, ospec = _out_tensors(out, api)
@@ -288,8 +288,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     snap = C.snapshot(C.outside_tensors(func, primals, {}))
 
     def f(*arrs):
-        args = P.tree_unflatten([C.wrap(a) for a in arrs], ps)
-        with C.traced("jvp"):
+        args = P.tree_unflatten([C.wrap_tracked(a) for a in arrs], ps)
+        with C.traced("jvp", differentiating=True):
             out = func(*args)
         out, aux = _split_aux(out, has_aux, api)
         oleaves, ospec = _out_tensors(out, api)
@@ -317,8 +317,8 @@ def linearize(func, *primals):
     info = {}
 
     def f(*arrs):
-        args = P.tree_unflatten([C.wrap(a) for a in arrs], spec)
-        with C.traced("linearize"):
+        args = P.tree_unflatten([C.wrap_tracked(a) for a in arrs], spec)
+        with C.traced("linearize", differentiating=True):
             out = func(*args)
         oleaves, ospec = _out_tensors(out, api)
         info["ospec"] = ospec
@@ -404,8 +404,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         snap = C.snapshot(C.outside_tensors(func, args, kwargs))
 
         def f(*arrs):
-            diff = P.tree_unflatten([C.wrap(a) for a in arrs], spec)
-            with C.traced("jacrev"):
+            diff = P.tree_unflatten([C.wrap_tracked(a) for a in arrs], spec)
+            with C.traced("jacrev", differentiating=True):
                 out = func(*_replace(args, diff, an), **kwargs)
             out, aux = _split_aux(out, has_aux, "jacrev(f, ...)(*args)")
             oleaves, ospec = _out_tensors(out, "jacrev(f, ...)(*args)")
@@ -473,8 +473,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         snap = C.snapshot(C.outside_tensors(func, args, kwargs))
 
         def f(*arrs):
-            diff = P.tree_unflatten([C.wrap(a) for a in arrs], spec)
-            with C.traced("jacfwd"):
+            diff = P.tree_unflatten([C.wrap_tracked(a) for a in arrs], spec)
+            with C.traced("jacfwd", differentiating=True):
                 out = func(*_replace(args, diff, an), **kwargs)
             out, aux = _split_aux(out, has_aux, "jvp(f, primals, tangents)")
             oleaves, ospec = _out_tensors(out, "jvp(f, primals, tangents)")

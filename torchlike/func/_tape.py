@@ -9,6 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _registry
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from ..autograd.function import Function
@@ -58,9 +59,12 @@ def maybe_on_tape(api, run, args, kwargs):
     def pure(*arrs):
         new = list(leaves)
         for i, a in zip(pos, arrs):
-            new[i] = Tensor._make(a)
+            new[i] = C.wrap_tracked(a)     # (they require grad on the tape: tracked inside)
         a2, k2 = P.tree_unflatten(new, spec)
-        out = run(a2, k2)
+        # (jax differentiates the whole transform: what torch's graph inside does not track is
+        # cut, as in a differentiating transform)
+        with _registry.node_trace(), _gm.enable_grad():
+            out = run(a2, k2)
         arrays, rebuild, _ = C.split_output(out, api)
         kinds = [_inexact(a) for a in arrays]
         box["rebuild"], box["kinds"] = rebuild, kinds

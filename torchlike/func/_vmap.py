@@ -152,7 +152,9 @@ def _run_chunk(func, name, out_dims, randomness, flat_args, flat_dims, spec, bpo
     def inner(idx, *arrs):
         leaves = list(flat_args)
         for i, a in zip(bpos, arrs):
-            leaves[i] = Tensor._make(a)
+            t = leaves[i] = Tensor._make(a)
+            # (inside a differentiating transform: tracked as the tensor it batches)
+            t._requires_grad = flat_args[i]._requires_grad
         call_args = P.tree_unflatten(leaves, spec)
         with C.traced("vmap"), C.randomness_level(randomness, idx):
             out = func(*call_args, **kwargs)
@@ -199,7 +201,7 @@ def _run_chunk(func, name, out_dims, randomness, flat_args, flat_dims, spec, bpo
     def rebuild(arrs):
         new = list(leaves)
         for k, a in zip(kept, arrs):
-            new[k] = Tensor._make(a)
+            new[k] = C.wrap(a)
         return P.tree_unflatten(new, ospec)
 
     odims = [None if d is None else (d if d >= 0 else d + jnp.ndim(a))
