@@ -291,3 +291,33 @@ def test_a_jax_function_with_a_loop_keeps_its_loop_in_the_op_trace():
         got = interop.call_jax(cumulative, torchlike.tensor(x))
     np.testing.assert_allclose(got.numpy(), np.asarray(jax.jit(cumulative)(x)), rtol=1e-6)
     assert seen and all(names.count("scan") == 1 and len(names) < 10 for names in seen), seen
+
+
+def test_jax_functions_cut_the_gradient_where_torchs_graph_stops():
+    """Under jax.grad, a torch-style function's detach(), .data and no_grad blocks stop the
+    gradient, as torch's autograd would (jax_function and to_jax_function)."""
+    import jax
+    import jax.numpy as jnp
+    from torchlike import interop
+
+    def f(r):
+        with torchlike.no_grad():
+            s = r * 3
+        return (r * r.detach() + r * s + r * r.data).sum()
+
+    x = np.array([0.3, -1.2, 2.5], np.float32)
+    g = jax.grad(interop.jax_function(f))(jnp.asarray(x))
+    np.testing.assert_allclose(np.asarray(g), x + 3 * x + x, rtol=1e-6)
+
+    class Straight(torchlike.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torchlike.nn.Parameter(torchlike.tensor(x))
+
+        def forward(self):
+            w = self.w
+            return (w + (w.round() - w).detach()).sum()
+
+    (params, buffers), fn = interop.to_jax_function(Straight())
+    grads = jax.grad(lambda p: fn(p, buffers))(params)
+    np.testing.assert_allclose(np.asarray(grads["w"]), np.ones(3), rtol=1e-6)

@@ -190,9 +190,10 @@ def jax_op(fn):
 # ------------------------------------------------------------------ torchlike inside jax
 
 def _to_tensors(tree):
+    """jax arrays as Tensors jax may differentiate: tracked (``func._core.wrap_tracked``)."""
     return jax.tree_util.tree_map(
-        lambda x: Tensor._make(x) if _is_array(x) or isinstance(x, np.ndarray) else x, tree,
-        is_leaf=lambda x: isinstance(x, Tensor))
+        lambda x: C.wrap_tracked(x) if _is_array(x) or isinstance(x, np.ndarray)
+        else x, tree, is_leaf=lambda x: isinstance(x, Tensor))
 
 
 def _from_tensors(tree, api):
@@ -211,7 +212,7 @@ def jax_function(f):
         args, kwargs = _to_tensors((args, kwargs))
         snap = C.snapshot(C.outside_tensors(f, (), {}))
         try:
-            with C.traced("jax_function"):
+            with C.traced("jax_function", differentiating=True):
                 out = f(*args, **kwargs)
         finally:
             C.check_no_leak(snap, "jax_function")
@@ -240,14 +241,14 @@ def to_jax_function(module, *, with_buffers=False, rng=False):
             if not args:
                 raise TypeError("to_jax_function(rng=True): fn(params, buffers, key, *args)")
             key, args = args[0], args[1:]
-        p = {k: Tensor._make(v) for k, v in params.items()}
-        b = {k: Tensor._make(v) for k, v in buffers.items()}
+        p = {k: C.wrap_tracked(v) for k, v in params.items()}
+        b = {k: C.wrap_tracked(v) for k, v in buffers.items()}
         b_in = dict(b)
         data_in = {k: t._data for k, t in b.items()}
         targs, tkwargs = _to_tensors((args, kwargs))
         traced_state = any(C.is_tracer(x) for x in jax.tree_util.tree_leaves(
             (params, buffers, args, kwargs)))
-        with C.traced("to_jax_function"), C.key_level(key, traced_state):
+        with C.traced("to_jax_function", differentiating=True), C.key_level(key, traced_state):
             with reparametrize(module, {**p, **b}, tie_weights=True):
                 out = module(*targs, **tkwargs)
         out = _from_tensors(out, "to_jax_function")
