@@ -717,7 +717,7 @@ def apply(op, *args, **static):
                 d = a._data         # resolved (fused eager: a pending one stays deferred)
             n = grad_on and a._requires_grad
             if not n and NODE_TRACE[0] and getattr(_node_local, "on", False) is True:
-                d = _untracked(d)
+                d = _untracked(a._data if d.__class__ is _Deferred else d)
             arrays.append(d)
             needs.append(n)
             any_need = any_need or n
