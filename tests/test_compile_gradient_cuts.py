@@ -101,3 +101,74 @@ def test_a_compiled_module_cuts_where_torch_does(form):
     ours = run(torchlike, torchlike.compile)
     for a, b in zip(ours, ref):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _grad_reverse(m):
+    class GradReverse(m.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.view_as(x)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return -2 * g
+    return GradReverse
+
+
+def test_a_custom_function_in_a_compiled_module_runs_its_backward_eagerly():
+    """jax would differentiate the Function's forward and never call its backward: the module
+    runs eagerly (a graph break), with torch's gradient."""
+    def run(m, compile):
+        gr = _grad_reverse(m)
+
+        class Net(m.nn.Module):
+            def forward(self, x):
+                return gr.apply(x).sin()
+
+        net = compile(Net())
+        x = m.tensor(X, requires_grad=True)
+        for _ in range(2):
+            net(x).sum().backward()
+        return x.grad.numpy()
+
+    ref = run(torch, lambda f: f)
+    with pytest.warns(UserWarning, match="custom autograd.Function GradReverse"):
+        ours = run(torchlike, torchlike.compile)
+    np.testing.assert_allclose(ours, ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_activation_checkpointing_in_a_compiled_module(reentrant):
+    def run(m, compile):
+        from importlib import import_module
+        cp = import_module(m.__name__ + ".utils.checkpoint")
+        lin = m.nn.Linear(4, 4)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor(np.eye(4, dtype=np.float32) * 0.7))
+            lin.bias.fill_(0.1)
+
+        class Net(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lin
+
+            def forward(self, x):
+                return cp.checkpoint(lambda t: self.lin(t).tanh(), x,
+                                     use_reentrant=reentrant).sum()
+
+        net = compile(Net())
+        x = m.tensor(X, requires_grad=True)
+        for _ in range(2):
+            net(x).backward()
+        return x.grad.numpy(), lin.weight.grad.numpy()
+
+    ref = run(torch, lambda f: f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = run(torchlike, torchlike.compile)
+    for a, b in zip(ours, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -113,3 +113,28 @@ def test_data_inside_nested_transforms_stops_every_level():
     np.testing.assert_allclose(ours.numpy(), np.diag(np.exp(x) * x), rtol=1e-5, atol=1e-6)
     ref = torch.func.hessian(lambda r: (r.exp() * r.data).sum())(torch.tensor(x))
     assert not np.allclose(ref.numpy(), ours.numpy(), atol=1e-3)
+
+
+def test_a_custom_function_under_a_transform_raises_a_clear_error():
+    """DIFFERENCES.md: torch runs a custom Function's backward under torch.func.grad; torchlike's
+    transform is one jax transform that would differentiate the forward instead: it raises."""
+    class GradReverse(torchlike.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.view_as(x)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return -2 * g
+
+    with pytest.raises(RuntimeError, match="custom autograd.Function GradReverse is called "
+                                           "inside a function that jax differentiates"):
+        torchlike.func.grad(lambda r: GradReverse.apply(r).sin().sum())(torchlike.tensor(X[0]))
+    # outside a transform it is the user's backward, as in torch
+    x = torchlike.tensor(X[0], requires_grad=True)
+    GradReverse.apply(x).sin().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), -2 * np.cos(X[0]), rtol=1e-6)

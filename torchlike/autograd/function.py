@@ -121,6 +121,9 @@ class Function(metaclass=_FunctionMeta):
                                   "AD.")
 
     vjp = backward
+    # torchlike's own Functions whose backward is the forward's derivative: jax may
+    # differentiate their forward where it differentiates a whole function
+    _jax_differentiable = False
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -128,9 +131,23 @@ class Function(metaclass=_FunctionMeta):
         ctx = FunctionCtx()
         grad_on = _gm.is_grad_enabled()
         needs = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on for a in args)
+        traced = False
+        if any(needs):
+            from .. import _registry
+            traced = _registry.node_tracing()
+            if traced and not cls._jax_differentiable:
+                # (jax would differentiate the forward's ops and never call this backward)
+                raise RuntimeError(
+                    f"torchlike: the custom autograd.Function {cls.__name__} is called inside a "
+                    f"function that jax differentiates as a whole (a compiled module's forward, "
+                    f"a torch.func transform, interop.jax_function), where its backward cannot "
+                    f"be used; call it outside the transform (torchlike.compile runs such a "
+                    f"function eagerly)")
         ctx.needs_input_grad = needs
         separate = cls.setup_context is not Function.setup_context
-        with _gm.no_grad():
+        # (where jax differentiates the whole function, the forward's ops are tracked: jax's
+        # derivative of them stands for the backward)
+        with _gm.enable_grad() if traced else _gm.no_grad():
             if separate:
                 out = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, out)

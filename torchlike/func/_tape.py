@@ -24,6 +24,7 @@ def _inexact(a):
 
 
 class TorchFunc(Function):
+    _jax_differentiable = True   # (its backward is the forward's derivative)
     @staticmethod
     def forward(ctx, pure, *tensors):
         outs, vjp_fn, rest = jax.vjp(pure, *[t._data for t in tensors], has_aux=True)

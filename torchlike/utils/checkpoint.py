@@ -97,6 +97,7 @@ def _detach_inputs(inputs):
 
 class CheckpointFunction(Function):
     """The reentrant checkpoint: forward without a graph, backward recomputes it."""
+    _jax_differentiable = True   # (its backward is the forward's derivative)
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):

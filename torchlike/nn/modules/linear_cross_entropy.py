@@ -69,6 +69,7 @@ def _operands(input, weight, bias, cls_weight):
 
 class _ScalarReduction(Function):
     """reduction "mean" / "sum": gradients computed in forward, handed out in backward."""
+    _jax_differentiable = True   # (its backward is the forward's derivative)
 
     @staticmethod
     def forward(ctx, input, weight, bias, target, cls_weight, reduction, ignore_index, chunk,
@@ -102,6 +103,7 @@ class _ScalarReduction(Function):
 
 class _NoReduction(Function):
     """reduction "none": the per-row losses; backward recomputes from the saved inputs."""
+    _jax_differentiable = True   # (its backward is the forward's derivative)
 
     @staticmethod
     def forward(ctx, input, weight, bias, target, cls_weight, ignore_index, chunk, acc):

@@ -46,6 +46,7 @@ def _make_device_put():
     from ....autograd.function import Function
 
     class DevicePut(Function):
+        _jax_differentiable = True   # (its backward is the forward's derivative)
         """Re-lay ``x`` out as ``sharding``; the gradient goes back to ``x``'s layout."""
 
         @staticmethod
