@@ -808,40 +808,9 @@ def apply(op, *args, **static):
 _apply_hooks.bind(apply, lambda: _Tensor)
 
 _new = object.__new__
-# a function jax differentiates as a whole tracing (torchlike/_compile/_node.py, torch.func;
-# ``node_trace``): jax differentiates the whole function, so what torch's graph does not track (a tensor
-# that does not require grad: detached, ``.data``, made under ``no_grad``) is cut for jax too
-NODE_TRACE = [0]                    # (traces under way, in any thread)
-_node_local = threading.local()     # .on: this thread's
-
-
-FORWARD = "forward"
-
-
-class node_trace:
-    """Context: this thread traces a function jax differentiates as a whole (compiled as one
-    node, or under a torch.func transform); ``forward``: by forward mode (jvp), where torch's
-    grad mode does not stop tangents, only ``detach()`` and ``.data`` do (``detached``)."""
-
-    def __init__(self, forward=False):
-        self.mode = FORWARD if forward else True
-
-    def __enter__(self):
-        self.outer = getattr(_node_local, "on", False)
-        _node_local.on = self.mode
-        with _lock:
-            NODE_TRACE[0] += 1
-
-    def __exit__(self, *exc):
-        _node_local.on = self.outer
-        with _lock:
-            NODE_TRACE[0] -= 1
-        return False
-
-
-def node_tracing():
-    """Is this thread tracing a function compiled as one node (``node_trace``)?"""
-    return bool(NODE_TRACE[0]) and getattr(_node_local, "on", False)
+# a function jax differentiates as a whole tracing (``autograd.grad_mode.node_trace``)
+NODE_TRACE, FORWARD = _gm.NODE_TRACE, _gm.FORWARD
+node_trace, node_tracing, _node_local = _gm.node_trace, _gm.node_tracing, _gm._node_local
 
 
 def detached(d):

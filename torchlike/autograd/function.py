@@ -133,8 +133,7 @@ class Function(metaclass=_FunctionMeta):
         needs = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on for a in args)
         traced = False
         if any(needs):
-            from .. import _registry
-            traced = _registry.node_tracing()
+            traced = _gm.node_tracing()
             if traced and not cls._jax_differentiable:
                 # (jax would differentiate the forward's ops and never call this backward)
                 raise RuntimeError(

@@ -201,3 +201,41 @@ class set_multithreading_enabled:
     def __exit__(self, *exc):
         _multithreading[0] = self.prev
         return False
+
+
+# ------------------------------------------------------------------ whole-function tracing
+
+# a function jax differentiates as a whole tracing (a compiled module's node, a torch.func
+# transform, interop.jax_function): what torch's graph does not track inside it (a tensor that
+# does not require grad: detached, ``.data``, made under ``no_grad``) is cut for jax too, where
+# ``apply`` reads its inputs (``torchlike._registry``)
+NODE_TRACE = [0]                    # (traces under way, in any thread)
+_node_local = threading.local()     # .on: this thread's mode (True, FORWARD) or False
+_node_lock = threading.Lock()
+FORWARD = "forward"
+
+
+class node_trace:
+    """Context: this thread traces a function jax differentiates as a whole; ``forward``: by
+    forward mode (jvp), where torch's grad mode does not stop tangents, only ``detach()`` and
+    ``.data`` do."""
+
+    def __init__(self, forward=False):
+        self.mode = FORWARD if forward else True
+
+    def __enter__(self):
+        self.outer = getattr(_node_local, "on", False)
+        _node_local.on = self.mode
+        with _node_lock:
+            NODE_TRACE[0] += 1
+
+    def __exit__(self, *exc):
+        _node_local.on = self.outer
+        with _node_lock:
+            NODE_TRACE[0] -= 1
+        return False
+
+
+def node_tracing():
+    """This thread's whole-function trace mode (True, FORWARD), or False."""
+    return bool(NODE_TRACE[0]) and getattr(_node_local, "on", False)
