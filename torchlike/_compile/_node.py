@@ -95,8 +95,13 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
                 out_leaves, out_tree = jax.tree_util.tree_flatten(
                     out, is_leaf=lambda x: isinstance(x, Tensor))
                 out_arrays, kinds = [], []
+                held = {id(t): i for i, t in enumerate(state)}
                 for x in out_leaves:
                     if isinstance(x, Tensor):
+                        i = held.get(id(x))
+                        if i is not None:
+                            kinds.append(("state", i))      # (the caller's tensor itself)
+                            continue
                         kinds.append(None)
                         out_arrays.append(x._data)
                     elif _trace.is_tracer(x) or isinstance(x, jax.Array):
@@ -169,5 +174,6 @@ def run_node_entry(entry, state, gens, leaves):
         if n:
             g._counter += n
     it = iter(results)
-    leaves_out = [next(it) if k is None else k[1] for k in kinds]
+    leaves_out = [next(it) if k is None else state[k[1]] if k[0] == "state" else k[1]
+                  for k in kinds]
     return jax.tree_util.tree_unflatten(out_tree, leaves_out)
