@@ -432,6 +432,20 @@ def inplace_on_arg_in_forward(m, w, lin, c):
     return w.grad, b
 
 
+@node_case
+def captured_tensor_requires_grad(m, w, lin, c):
+    v = m.full((3,), 0.5, requires_grad=True)
+    h = v * 2                       # (captured with a history outside the function)
+
+    class Net(m.nn.Module):
+        def forward(self, x):
+            return (x * v).sum() + (x * h).sum()
+
+    net = c(Net())
+    for _ in range(2):
+        net(w).backward(retain_graph=True)
+    return w.grad, v.grad
+
 @pytest.mark.parametrize("name", sorted(NODE_CASES))
 def test_compiled_nodes_arguments_as_torch(name):
     fn = NODE_CASES[name]

@@ -16,6 +16,7 @@ from .. import _registry
 from .._registry import Op, apply
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
+from ..autograd import graph as _graph
 from . import _hostchecks, _trace
 
 __all__ = ["NodeEntry", "build_node_entry", "run_node_entry"]
@@ -91,9 +92,16 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
                     else:
                         lv[p] = state[i]
                 args, kwargs = jax.tree_util.tree_unflatten(treedef, lv)
+                start = next(_graph._seq)
                 out = fn(*args, **kwargs)
                 out_leaves, out_tree = jax.tree_util.tree_flatten(
                     out, is_leaf=lambda x: isinstance(x, Tensor))
+                if grad_enabled and _reaches_outside(out_leaves, (*state, *lv), start):
+                    # (the op's inputs are its state and arguments: a gradient into anything
+                    # else would be lost)
+                    raise _trace.GraphBreak(
+                        "the function uses a tensor captured from outside it that requires grad "
+                        "(not a parameter, buffer or argument)")
                 out_arrays, kinds = [], []
                 held = {id(t): i for i, t in enumerate(state)}
                 for x in out_leaves:
@@ -127,6 +135,28 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
     entry.op = Op("compiled_" + name, op_fn, promote=None, grad_name="CompiledFunctionBackward",
                   poly=False)
     return entry
+
+
+def _reaches_outside(outputs, inputs, start):
+    """Does the graph the trace recorded from ``outputs`` reach a tensor other than ``inputs``
+    that requires grad: a captured leaf, or a node recorded before the trace (``start``)?"""
+    leaves = {id(t) for t in inputs if isinstance(t, Tensor)}
+    known = {id(t.grad_fn) for t in inputs if isinstance(t, Tensor) and t.grad_fn is not None}
+    stack = [t.grad_fn for t in outputs if isinstance(t, Tensor) and t.grad_fn is not None]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or id(node) in known:
+            continue
+        seen.add(id(node))
+        if isinstance(node, _graph.AccumulateGrad):
+            if id(node.variable) not in leaves:
+                return True
+            continue
+        if node.seq < start:
+            return True
+        stack.extend(e[0] for e in node.next_edges if e is not None)
+    return False
 
 
 def run_node_entry(entry, state, gens, leaves):
