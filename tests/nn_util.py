@@ -95,3 +95,21 @@ def compare_module(ctor, inputs, *, train=True, atol=1e-5, rtol=1e-5, grad=True,
             assert p.grad is not None, f"no grad for {name}"
             assert_close(p.grad, tg, atol * 10, rtol * 10, f"param grad {name}")
     return tm, lm
+
+
+def grad_reverse(m):
+    """A custom autograd.Function (torch's or torchlike's, ``m``) whose backward is not its
+    forward's derivative: identity forward, gradient times -2."""
+    class GradReverse(m.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.view_as(x)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return -2 * g
+    return GradReverse

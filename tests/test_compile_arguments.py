@@ -308,16 +308,6 @@ def eq(a, b):
     return a == b
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_compiled_functions_arguments_as_torch(name):
-    fn = CASES[name]
-    ref = conv(fn(torch, *make_inputs(torch), lambda f: f))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ours = conv(fn(torchlike, *make_inputs(torchlike), torchlike.compile))
-    assert eq(ours, ref), (ours, ref)
-
-
 # functions compiled as one tape node (they return a live graph; the backward runs outside)
 
 NODE_CASES = {}
@@ -446,15 +436,17 @@ def captured_tensor_requires_grad(m, w, lin, c):
         net(w).backward(retain_graph=True)
     return w.grad, v.grad
 
-@pytest.mark.parametrize("name", sorted(NODE_CASES))
-def test_compiled_nodes_arguments_as_torch(name):
-    fn = NODE_CASES[name]
-    ref = conv(fn(torch, *node_inputs(torch), lambda f: f))
+TABLE = [(name, CASES[name], make_inputs) for name in sorted(CASES)] + [
+    (name, NODE_CASES[name], node_inputs) for name in sorted(NODE_CASES)]
+
+
+@pytest.mark.parametrize("name,fn,inputs", TABLE, ids=[t[0] for t in TABLE])
+def test_compiled_functions_arguments_as_torch(name, fn, inputs):
+    ref = conv(fn(torch, *inputs(torch), lambda f: f))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ours = conv(fn(torchlike, *node_inputs(torchlike), torchlike.compile))
+        ours = conv(fn(torchlike, *inputs(torchlike), torchlike.compile))
     assert eq(ours, ref), (ours, ref)
-
 
 
 def test_a_returned_argument_is_the_callers_tensor():

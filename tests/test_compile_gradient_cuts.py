@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import torchlike
+from nn_util import grad_reverse
 
 
 def _detach(m, x):
@@ -103,27 +104,11 @@ def test_a_compiled_module_cuts_where_torch_does(form):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
-def _grad_reverse(m):
-    class GradReverse(m.autograd.Function):
-        @staticmethod
-        def forward(x):
-            return x.view_as(x)
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            pass
-
-        @staticmethod
-        def backward(ctx, g):
-            return -2 * g
-    return GradReverse
-
-
 def test_a_custom_function_in_a_compiled_module_runs_its_backward_eagerly():
     """jax would differentiate the Function's forward and never call its backward: the module
     runs eagerly (a graph break), with torch's gradient."""
     def run(m, compile):
-        gr = _grad_reverse(m)
+        gr = grad_reverse(m)
 
         class Net(m.nn.Module):
             def forward(self, x):

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import torchlike
+from nn_util import grad_reverse
 
 X = np.array([[0.3, -1.2, 2.5], [1.0, 0.5, -0.4]], np.float32)
 
@@ -118,19 +119,7 @@ def test_data_inside_nested_transforms_stops_every_level():
 def test_a_custom_function_under_a_transform_raises_a_clear_error():
     """DIFFERENCES.md: torch runs a custom Function's backward under torch.func.grad; torchlike's
     transform is one jax transform that would differentiate the forward instead: it raises."""
-    class GradReverse(torchlike.autograd.Function):
-        @staticmethod
-        def forward(x):
-            return x.view_as(x)
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            pass
-
-        @staticmethod
-        def backward(ctx, g):
-            return -2 * g
-
+    GradReverse = grad_reverse(torchlike)
     with pytest.raises(RuntimeError, match="custom autograd.Function GradReverse is called "
                                            "inside a function that jax differentiates"):
         torchlike.func.grad(lambda r: GradReverse.apply(r).sin().sum())(torchlike.tensor(X[0]))

@@ -809,8 +809,7 @@ _apply_hooks.bind(apply, lambda: _Tensor)
 
 _new = object.__new__
 # a function jax differentiates as a whole tracing (``autograd.grad_mode.node_trace``)
-NODE_TRACE, FORWARD = _gm.NODE_TRACE, _gm.FORWARD
-node_trace, node_tracing, _node_local = _gm.node_trace, _gm.node_tracing, _gm._node_local
+NODE_TRACE, FORWARD, _node_local = _gm.NODE_TRACE, _gm.FORWARD, _gm._node_local
 
 
 def detached(d):

@@ -290,9 +290,8 @@ class CompiledFunction(_Program):
             return self._after_break(fn, args, kwargs)
         # (a Tensor argument without a history is the state tensor itself inside the trace:
         # its .grad and in-place writes are the state's; where it sits in T is in the key)
-        pos = {id(t): i for i, t in enumerate(st.T)}
-        astate = tuple(pos.get(id(x)) if x.grad_fn is None else None for x in leaves
-                       if isinstance(x, Tensor))
+        astate = tuple(_trace.argument_positions(
+            st.T, [x for x in leaves if isinstance(x, Tensor)]))
         key = (akey, treedef, st.key, astate, _common_key())
         try:
             entry = self._lookup(key)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .. import _registry
 from .._registry import Op, apply
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
@@ -69,9 +68,9 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
         watch = _trace.WriteWatch()
         try:
             # (grad mode as the call's, a part of its key: torch's graph inside decides where
-            # jax's gradient is cut, ``_registry.node_trace``)
+            # jax's gradient is cut, ``autograd.grad_mode.node_trace``)
             with _trace.tracing(), checks, watch, _gm.set_grad_enabled(grad_enabled), \
-                    _registry.node_trace():
+                    _gm.node_trace():
                 for t, a in zip(state, s_arrs):
                     swap.put(t, a)
                 swap.derive()
@@ -82,9 +81,8 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
                     # the arguments without a history are state (positions in it): the state
                     # tensor itself, whose writes go back (``changed``); at the first trace,
                     # the call's own tensors, a retrace is for a call of the same key
-                    pos = {id(t): i for i, t in enumerate(state)}
-                    arg_state[:] = [pos.get(id(leaves[p])) if leaves[p].grad_fn is None
-                                    else None for p in tensor_pos]
+                    arg_state[:] = _trace.argument_positions(
+                        state, [leaves[p] for p in tensor_pos])
                 for p, a, i, rg in zip(tensor_pos, a_arrs, arg_state, arg_rg):
                     if i is None:
                         t = lv[p] = Tensor._make(a)

@@ -297,9 +297,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 if not arg_state and tensor_pos:
                     # the arguments without a history (positions in T): at the first trace, the
                     # call's own tensors; a retrace is for a call of the same key
-                    pos = {id(t): i for i, t in enumerate(T)}
-                    arg_state[:] = [pos.get(id(leaves[p])) if leaves[p].grad_fn is None
-                                    else None for p in tensor_pos]
+                    arg_state[:] = _trace.argument_positions(T, [leaves[p] for p in tensor_pos])
                 cut = []            # arguments with a history outside (as leaves here)
                 for p, a, rg, i in zip(tensor_pos, a_arrs, arg_rg, arg_state):
                     if i is not None:

@@ -305,6 +305,14 @@ def read_map(root, idx):
     return flat[flat_idx].reshape(np.shape(idx))
 
 
+def argument_positions(state, arguments):
+    """Where each argument tensor sits in ``state`` (a list of tensors), or None for one that
+    is not there or has a history: an argument without a history is the state tensor itself
+    inside a trace (its ``.grad`` and in-place writes are the state's)."""
+    pos = {id(t): i for i, t in enumerate(state)}
+    return [pos.get(id(x)) if x.grad_fn is None else None for x in arguments]
+
+
 def state_roots(tensors):
     """The tensors a program threads for ``tensors`` (parameters, buffers, ...): each one's
     storage root, once (a view registered as a buffer is read from its root, and a write

@@ -20,7 +20,6 @@ import jax
 import jax.numpy as jnp
 
 from .. import _random
-from .. import _registry
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from . import _pytree as P
@@ -43,7 +42,7 @@ def wrap(x):
     transform (a transform's result there depends on its inputs), a tracked one (a float
     result requires grad, as a non-leaf: torch lets it be written in place)."""
     t = Tensor._make(x)
-    if _registry.node_tracing() and jnp.issubdtype(x.dtype, jnp.inexact):
+    if _gm.node_tracing() and jnp.issubdtype(x.dtype, jnp.inexact):
         t._requires_grad = True
         t = t.clone()
     return t
@@ -70,7 +69,6 @@ def tensor_leaves(tree):
 
 class _State(threading.local):
     def __init__(self):
-        self.depth = 0
         self.random = []      # stack of (mode, index tracer or None) per vmap level
         self.apis = []        # the transforms tracing, innermost last
 
@@ -80,7 +78,7 @@ _state = _State()
 
 def in_transform():
     """True while a torch.func transform is tracing a function."""
-    return _state.depth > 0
+    return bool(_state.apis)
 
 
 def _culprit(tb):
@@ -137,29 +135,28 @@ def traced(api, differentiating=False):
     A differentiating transform (grad, vjp, jvp, jacrev, ...) runs it with grad mode on, its
     inputs requiring grad (``wrap_tracked``): torch's graph then says what is tracked, and what
     it does not track (a ``detach()``, ``.data``, a ``no_grad`` block, a tensor that does not
-    require grad) is cut for jax too (``_registry.node_trace``). Other transforms (vmap) run it
-    with grad mode off, unless inside a differentiating one (whose tracking goes on)."""
+    require grad) is cut for jax too (``autograd.grad_mode.node_trace``). Other transforms
+    (vmap) run it with grad mode off, unless inside a differentiating one (whose tracking goes
+    on)."""
     st = _gm._state
     prev = st.grad_enabled
     node = None
     if differentiating:
         st.grad_enabled = True
-        node = _registry.node_trace(forward=api in _FORWARD_MODE)
+        node = _gm.node_trace(forward=api in _FORWARD_MODE)
         node.__enter__()
-    elif not _registry.node_tracing():
+    elif not _gm.node_tracing():
         st.grad_enabled = False
-    _state.depth += 1
     _state.apis.append(api)
-    if _state.depth == 1:
+    if len(_state.apis) == 1:
         _patch_generator()
     try:
         yield
     except _TRACER_ERRORS as e:
         raise _host_read_error(api, e).with_traceback(e.__traceback__) from None
     finally:
-        _state.depth -= 1
         _state.apis.pop()
-        if _state.depth == 0:
+        if not _state.apis:
             _unpatch_generator()
         st.grad_enabled = prev
         if node is not None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .. import _registry
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from ..autograd.function import Function
@@ -25,6 +24,7 @@ def _inexact(a):
 
 class TorchFunc(Function):
     _jax_differentiable = True   # (its backward is the forward's derivative)
+
     @staticmethod
     def forward(ctx, pure, *tensors):
         outs, vjp_fn, rest = jax.vjp(pure, *[t._data for t in tensors], has_aux=True)
@@ -64,7 +64,7 @@ def maybe_on_tape(api, run, args, kwargs):
         a2, k2 = P.tree_unflatten(new, spec)
         # (jax differentiates the whole transform: what torch's graph inside does not track is
         # cut, as in a differentiating transform)
-        with _registry.node_trace(), _gm.enable_grad():
+        with _gm.node_trace(), _gm.enable_grad():
             out = run(a2, k2)
         arrays, rebuild, _ = C.split_output(out, api)
         kinds = [_inexact(a) for a in arrays]

@@ -14,6 +14,7 @@ __all__ = ["all_reduce", "all_gather"]
 
 class _AllReduce(Function):
     _jax_differentiable = True   # (its backward is the forward's derivative)
+
     @staticmethod
     def forward(ctx, op, group, tensor):
         ctx.group, ctx.op = group, op
@@ -37,6 +38,7 @@ def all_reduce(tensor, op=c10d.ReduceOp.SUM, group=None):
 
 class _AllGather(Function):
     _jax_differentiable = True   # (its backward is the forward's derivative)
+
     @staticmethod
     def forward(ctx, group, tensor):
         ctx.group = group

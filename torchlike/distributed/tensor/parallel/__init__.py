@@ -46,8 +46,8 @@ def _make_device_put():
     from ....autograd.function import Function
 
     class DevicePut(Function):
-        _jax_differentiable = True   # (its backward is the forward's derivative)
         """Re-lay ``x`` out as ``sharding``; the gradient goes back to ``x``'s layout."""
+        _jax_differentiable = True   # (its backward is the forward's derivative)
 
         @staticmethod
         def forward(ctx, x, sharding):
