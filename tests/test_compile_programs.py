@@ -3,6 +3,7 @@ step (causal-mask view buffers) trace nothing, compile no XLA program, and run t
 per call: the step, and its value checks split off to run first (``_step._precheck``)."""
 import math
 
+import jax
 import numpy as np
 
 import torchlike as L
@@ -104,6 +105,38 @@ def test_steady_mlp_step_runs_one_program_and_its_checks(xla_compiles):
 
 def test_steady_gpt_step_with_view_buffers_runs_one_program_and_its_checks(xla_compiles):
     _steady(_gpt, xla_compiles)
+
+
+def test_the_step_takes_its_host_numbers_as_one_array():
+    # the optimizer's hyperparameters and the generator's (key, counter) reach the program as
+    # one float64 array (jit converts each host argument on its own); the values it unpacks are
+    # the ones it reads: a scheduler's new lr changes the step without a retrace
+    step, batch = _mlp()
+    c = L.compile(step, fullgraph=True)
+    c(*batch())
+    entry = next(iter(c._entries.values()))
+    seen = []
+    jitted = entry.jitted
+
+    def spy(*args):
+        seen.append([type(a) for a in jax.tree_util.tree_leaves(args)
+                     if not isinstance(a, jax.Array)])
+        return jitted(*args)
+    entry.jitted = spy
+    c(*batch())
+    assert seen == [[np.ndarray]]
+    opt = next(o for o in _opts(step))
+    before = [p.detach().clone() for p in opt.param_groups[0]["params"]]
+    opt.param_groups[0]["lr"] = 0.0
+    c(*batch())
+    for a, p in zip(before, opt.param_groups[0]["params"]):
+        np.testing.assert_array_equal(a.numpy(), p.detach().numpy())
+    assert c.trace_count == 1
+
+
+def _opts(step):
+    return [cell.cell_contents for cell in step.__closure__
+            if isinstance(cell.cell_contents, L.optim.Optimizer)]
 
 
 def _state_outputs(entry):

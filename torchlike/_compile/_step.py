@@ -123,7 +123,10 @@ class StepState:
                 or _mm._global_backward_hooks or _mm._global_backward_pre_hooks):
             raise _trace.GraphBreak("global module hooks")
         self.hps = [[_hp(o, g) for g in o.param_groups] for o in self.opts]
+        # (the common optimizers' numbers travel as one array: see ``host_values``)
+        packed = all(v.__class__ is np.float64 for hs in self.hps for h in hs for v in h.values())
         self.key = (
+            packed,
             tuple([(d.shape, d.dtype, t._requires_grad) for t in S for d in (t._data,)]),
             tuple(i is not None for i in grad_idx),
             tuple((tuple(lay), tuple((o._flags(g), tuple(o._state_keys_for(g)),
@@ -250,7 +253,7 @@ def _held_after(z, T, out, refs_before):
 
 
 def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
-    """A jitted program ``(s_arrs, g_arrs, hp_arrs, a_arrs) -> (changed, created, outs)``."""
+    """A jitted program ``(s_arrs, host values, a_arrs) -> (changed, created, outs)``."""
     import jax.experimental  # noqa: F401  (io_callback)
     entry = StepEntry(name)
     tensor_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
@@ -258,9 +261,10 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
     static_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
     arg_state = []
 
-    def body(s_arrs, g_arrs, hp_arrs, a_arrs):
+    def body(s_arrs, host, a_arrs):
         entry.traces += 1
         st = state_ref()
+        g_arrs, hp_arrs = _unpack_host(st, host)
         T, S = st.T, st.S
         swap = _trace.Swap()
         saved_grads = [t._grad for t in T]
@@ -465,12 +469,44 @@ def _precheck(entry, args):
     return fn, tuple(used), entry.traces
 
 
+def host_values(st):
+    """The call's numbers from the host: the generators' (key, counter) and the optimizers'
+    hyperparameters, as one float64 array where they are all float64 (the common optimizers'
+    ``_hp``; uint32 values are exact in it): jit converts each host argument on its own, a few
+    microseconds apiece. Else ``(generator states, hyperparameter dicts)`` as they are."""
+    if not st.key[0]:
+        return [g._state_arrays() for g in st.gens], st.hps
+    vals = [h[k] for hs in st.hps for h in hs for k in sorted(h)]
+    for g in st.gens:
+        key, counter = g._state_arrays()
+        vals.extend(key.tolist())
+        vals.append(int(counter))
+    return np.array(vals, np.float64)
+
+
+def _unpack_host(st, host):
+    """``host_values``' array inside the trace: ``(generator states, hyperparameter dicts)``."""
+    if isinstance(host, tuple):
+        return host
+    i = 0
+    hp_arrs = []
+    for hs in st.hps:
+        groups = []
+        for h in hs:
+            groups.append({k: host[i + n] for n, k in enumerate(sorted(h))})
+            i += len(h)
+        hp_arrs.append(groups)
+    g_arrs = []
+    for _g in st.gens:
+        g_arrs.append((host[i:i + 2].astype(jnp.uint32), host[i + 2].astype(jnp.uint32)))
+        i += 3
+    return g_arrs, hp_arrs
+
+
 def run_step_entry(entry, st, leaves):
     S, T = st.S, st.T
-    g_arrs = [g._state_arrays() for g in st.gens]
-    hp_arrs = st.hps
     a_arrs = [x._data for x in leaves if isinstance(x, Tensor)]
-    args = ([t._data for t in S], g_arrs, hp_arrs, a_arrs)
+    args = ([t._data for t in S], host_values(st), a_arrs)
     pre = entry.precheck
     if pre:
         # torch's value errors (class indices, embedding indices) before the step runs
