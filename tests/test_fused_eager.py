@@ -12,6 +12,7 @@ import pytest
 import torch as T
 
 import torchlike as torch
+import torchlike.interop
 import torchlike.eager as E
 from torchlike import _fused
 
@@ -745,3 +746,28 @@ def test_a_segments_python_numbers_are_one_program_input_per_kind(fused, monkeyp
                                    rtol=1e-6)
     # one program, traced once: x, i, c and the float, int, bool and complex packs
     assert traced == [7]
+
+
+def test_a_steps_program_takes_over_the_buffers_only_it_references(fused):
+    """A steady step's program writes the parameters and the optimizer's state into the buffers
+    of the values they replace (jit donation): nothing else references those. An array someone
+    else holds (here through JAX interop) is never taken over: it keeps its values and the
+    program works on a copy."""
+    model, step = _mlp(torch)
+    for _ in range(_fused.FUSE_AFTER + 1):
+        step()
+    n_params = len(list(model.parameters()))
+    before = _fused.stats()["donated"]
+    step()
+    # (each parameter, its two moments and its step count)
+    assert _fused.stats()["donated"] - before == 4 * n_params
+    held = torchlike.interop.jax_view(model[0].weight)
+    kept = np.array(held)
+    losses = [step() for _ in range(3)]
+    assert not held.is_deleted()
+    np.testing.assert_array_equal(np.asarray(held), kept)
+    assert not np.array_equal(model[0].weight.detach().numpy(), kept)
+    model_s, strict_step = _mlp(torch)
+    with E.strict():
+        ref = [strict_step() for _ in range(_fused.FUSE_AFTER + 5)]
+    np.testing.assert_allclose(losses, ref[-3:], rtol=1e-5)

@@ -90,7 +90,7 @@ _mode_lock = threading.Lock()   # (ACTIVE, _ON and _suspensions change together)
 _lock = threading.RLock()
 _stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "split": 0,
           "compiles": 0, "check_errors": 0, "graph_backwards": 0,
-          "traces": 0, "materialized": 0, "dropped": 0}
+          "traces": 0, "materialized": 0, "dropped": 0, "donated": 0}
 _cuts: collections.Counter = collections.Counter()
 _entries: dict = {}         # segment key -> [meetings, fused program or None, last use]
 _programs: list = []        # the entries holding a program (bounded)
@@ -789,7 +789,9 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
             return [both[i] for i in order]
     prog = ent[1]
     if prog is None:
-        prog = ent[1] = _program(seg.calls, live, seg.ext_avals)
+        prog = ent[1] = _program(seg.calls, live, seg.ext_avals,
+                                 donate=_donatable(seg.ext, seg.ext_avals,
+                                                   [seg.outs[i]().key for i in live]))
         _stats["compiles"] += 1
         _programs.append(ent)
         if len(_programs) > MAX_PROGRAMS:
@@ -849,7 +851,29 @@ def _replay(seg, live):
     return [vals[i] for i in live]
 
 
-def _program(calls, live, ext_avals, pre=None):
+def _donatable(ext, ext_avals, out_keys):
+    """The external arrays a segment's program may take over (``donate_argnums``): those that
+    nothing but the segment references (so nothing can read them after it), each matching a
+    live output of its shape and dtype that XLA can write in its place. A training step's
+    parameters and optimizer state are: their tensors now hold the step's deferred updates.
+    Reusing their buffers spares an allocation and a free of each (page faults, on a CPU)."""
+    free = collections.Counter((k[0], k[1]) for k in out_keys)
+    out = []
+    for i, key in enumerate(ext_avals):
+        if ext[i].__class__ is _ArrayImpl and sys.getrefcount(ext[i]) <= _ONLY_SEGMENT:
+            k = (key[0], key[1])
+            if free[k] > 0:
+                free[k] -= 1
+                out.append(i)
+    return tuple(out)
+
+
+# references to an external array that only its segment holds, as ``sys.getrefcount`` counts
+# them: the segment's list and the count's own argument
+_ONLY_SEGMENT = 2
+
+
+def _program(calls, live, ext_avals, pre=None, donate=()):
     """One jitted program running a segment's calls, as ``call(ext)`` (or ``call(ext,
     earlier)``) returning its live outputs. ``pre``: output slots computed by an earlier
     program, passed (as a list) as ``earlier``. The segment's Python numbers travel packed, one
@@ -882,13 +906,25 @@ def _program(calls, live, ext_avals, pre=None):
         return [vals[i] for i in live]
 
     # (traced inline, as each call's own jit is: the same residuals as its recorded trace)
-    jitted = jax.jit(_tiers.inlined(run if pre is None else run_after))
+    where = {i: k for k, i in enumerate(arrays)}
+    given = tuple(where[i] for i in donate)
+    jitted = jax.jit(_tiers.inlined(run if pre is None else run_after),
+                     donate_argnums=given)
     array = np.array
 
     def call(ext, *earlier):
-        return jitted(*earlier, *[ext[i] for i in arrays],
+        args = [ext[i] for i in arrays]
+        for i, k in zip(donate, given):
+            if sys.getrefcount(ext[i]) > _ONLY_SEGMENT + 1:
+                # (referenced elsewhere this time: the program takes a copy)
+                args[k] = _copy(args[k])
+        _stats["donated"] += len(given)
+        return jitted(*earlier, *args,
                       *[array([ext[i] for i in idx], dtype) for _c, dtype, idx in groups])
     return call
+
+
+_copy = jax.numpy.copy
 
 
 # a Python number's kind -> the dtype jit gives it (torchlike enables 64-bit types)
@@ -918,11 +954,12 @@ def _split(calls, producers, live, target, ext_avals):
 
 def stats():
     """``{"mode", "recorded", "segments", "replayed", "fused", "compiles", "graph_backwards",
-    "traces", "materialized", "dropped", "programs", "cuts"}``: calls recorded, segments run
-    (replayed one call at a time on a first meeting, or as one fused program), fused programs
-    compiled, backwards recorded as one call (``autograd/fused_backward.py``), abstract
-    evaluations and program traces, outputs materialised and never materialised, the programs
-    held, and the cuts by reason."""
+    "traces", "materialized", "dropped", "donated", "programs", "cuts"}``: calls recorded,
+    segments run (replayed one call at a time on a first meeting, or as one fused program),
+    fused programs compiled, backwards recorded as one call (``autograd/fused_backward.py``),
+    abstract evaluations and program traces, outputs materialised and never materialised,
+    input buffers fused programs took over (``_donatable``), the programs held, and the cuts by
+    reason."""
     with _lock:
         out = dict(_stats)
         out["recorded"] += len(_seg.calls)     # (counted when their segment runs)
