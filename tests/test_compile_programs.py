@@ -5,9 +5,11 @@ import math
 
 import jax
 import numpy as np
+import pytest
 
 import torchlike as L
 from torchlike import _registry as R
+from torchlike._compile import _step
 
 
 
@@ -107,22 +109,21 @@ def test_steady_gpt_step_with_view_buffers_runs_one_program_and_its_checks(xla_c
     _steady(_gpt, xla_compiles)
 
 
-def test_the_step_takes_its_host_numbers_as_one_array():
+def test_the_step_takes_its_host_numbers_as_one_array(monkeypatch):
     # the optimizer's hyperparameters and the generator's (key, counter) reach the program as
     # one float64 array (jit converts each host argument on its own); the values it unpacks are
     # the ones it reads: a scheduler's new lr changes the step without a retrace
     step, batch = _mlp()
     c = L.compile(step, fullgraph=True)
     c(*batch())
-    entry = next(iter(c._entries.values()))
     seen = []
-    jitted = entry.jitted
+    call = _step._call_program
 
-    def spy(*args):
+    def spy(entry, args, *rest):
         seen.append([type(a) for a in jax.tree_util.tree_leaves(args)
                      if not isinstance(a, jax.Array)])
-        return jitted(*args)
-    entry.jitted = spy
+        return call(entry, args, *rest)
+    monkeypatch.setattr(_step, "_call_program", spy)
     c(*batch())
     assert seen == [[np.ndarray]]
     opt = next(o for o in _opts(step))
@@ -262,3 +263,46 @@ def test_a_gradient_the_step_keeps_a_reference_to_is_written_back():
     assert len(next(iter(c._entries.values())).assumes_fresh) == 1
     np.testing.assert_allclose(seen[0].numpy(), eseen[0].numpy(), rtol=1e-5, atol=1e-7)
     assert float(seen[0].abs().sum()) > 0
+
+
+def test_the_step_overwrites_the_state_it_replaces_and_spares_what_others_hold():
+    # the program takes over the buffers of the parameters and the optimizer's state it writes
+    # back (each held by its tensor alone), as a hand-written JAX step donates its state; an
+    # array someone else holds is not taken (here through JAX interop): it keeps its values
+    import torchlike.interop
+    step, batch = _mlp()
+    c = L.compile(step, fullgraph=True)
+    losses = [float(c(*batch())) for _ in range(2)]
+    entry = next(iter(c._entries.values()))
+    params = list(_opts(step)[0].param_groups[0]["params"])
+    where = [p._data.unsafe_buffer_pointer() for p in params]
+    losses.append(float(c(*batch())))
+    # (overwritten in place: without donation the new values get buffers of their own)
+    assert [p._data.unsafe_buffer_pointer() for p in params] == where
+    held = torchlike.interop.jax_view(params[0])
+    kept = np.array(held)
+    losses += [float(c(*batch())) for _ in range(2)]
+    assert not held.is_deleted()
+    np.testing.assert_array_equal(np.asarray(held), kept)
+    assert tuple(entry.spec[0]) in entry.program      # (the donating program ran)
+    ref, _ = _eager_reference(_mlp, 5)
+    np.testing.assert_allclose(losses, ref, rtol=1e-5)
+
+
+def test_a_failing_check_after_the_program_leaves_the_state_readable(monkeypatch):
+    # a step whose value checks are read after its program (here: not split off) donates
+    # nothing: a failing check writes nothing back and the parameters keep their arrays
+    monkeypatch.setattr(_step, "_precheck", lambda entry, args: False)
+    step, batch = _mlp()
+    c = L.compile(step, fullgraph=True)
+    for _ in range(2):
+        c(*batch())
+    params = list(_opts(step)[0].param_groups[0]["params"])
+    before = [p.detach().numpy().copy() for p in params]
+    x, _y = batch()
+    bad = L.full((9,), 7)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        c(x, bad)
+    for b, p in zip(before, params):
+        np.testing.assert_array_equal(b, p.detach().numpy())
+    assert () in next(iter(c._entries.values())).program

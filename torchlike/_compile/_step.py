@@ -177,10 +177,13 @@ def _hashable(v):
 
 
 class StepEntry:
-    __slots__ = ("jitted", "spec", "traces", "name", "precheck", "assumes_fresh")
+    __slots__ = ("jitted", "spec", "traces", "name", "precheck", "assumes_fresh", "program")
 
     def __init__(self, name):
         self.name = name
+        # (the compiled program of the traced step, taking over the buffers of the state it
+        # replaces: ``_call_program``)
+        self.program = None
         # the state positions the program does not write back, as they held a fresh zero
         # .grad (StepState.fresh) when it was traced: a call must have them fresh too
         self.assumes_fresh = ()
@@ -503,6 +506,42 @@ def _unpack_host(st, host):
     return g_arrs, hp_arrs
 
 
+def _call_program(entry, args, checked_before):
+    """Run the step's program on ``args``: the traced step (its jaxpr, traced once), compiled
+    with the buffers of the state it writes back donated. A parameter's or an optimizer
+    state's old array, held by its tensor alone, is overwritten in place of a new allocation
+    (and a free) per tensor, as a hand-written JAX step donates its state; an array something
+    else holds too, at this call, goes in as a copy. A step whose value checks are read after
+    its program (``checked_before`` false) donates nothing, so that a failing check leaves the
+    tensors their arrays: the first call (it copies what it donates) and a step whose checks
+    are not split off (``_precheck``), which gets a program without donation."""
+    from jax._src import core as jcore
+    prog = entry.program
+    first = prog is None
+    if first:
+        traced = entry.jitted.trace(*args)        # (the step's one trace: ``body``)
+        prog = entry.program = {"jaxpr": traced.jaxpr,
+                                "tree": jax.tree_util.tree_structure(traced.out_info)}
+    if checked_before or first:
+        # (a first call copies what it donates: its checks are read after it)
+        donate = tuple(entry.spec[0])
+    else:
+        donate = ()         # (a step whose checks are read after it, every call)
+    fn = prog.get(donate)
+    if fn is None:
+        fn = prog[donate] = jax.jit(jcore.jaxpr_as_fun(prog["jaxpr"]), donate_argnums=donate)
+    flat = jax.tree_util.tree_leaves(args)
+    for i in donate:        # (the state arrays come first among the leaves)
+        if first or sys.getrefcount(flat[i]) > _HELD:
+            flat[i] = jnp.copy(flat[i])
+    return jax.tree_util.tree_unflatten(prog["tree"], fn(*flat))
+
+
+# references to a state array that its tensor alone holds, as ``sys.getrefcount`` counts them
+# in ``_call_program``: the tensor, the state list, the flat leaves and the count's argument
+_HELD = 4
+
+
 def run_step_entry(entry, st, leaves):
     S, T = st.S, st.T
     a_arrs = [x._data for x in leaves if isinstance(x, Tensor)]
@@ -510,11 +549,11 @@ def run_step_entry(entry, st, leaves):
     pre = entry.precheck
     if pre:
         # torch's value errors (class indices, embedding indices) before the step runs
-        inputs = jax.tree_util.tree_leaves(args)
-        _hostchecks.raise_failed(entry.spec[-1],
-                                 pre[0](*[x for x, u in zip(inputs, pre[1]) if u]))
+        _hostchecks.raise_failed(entry.spec[-1], pre[0](
+            *[x for x, u in zip(jax.tree_util.tree_leaves(args), pre[1]) if u]))
     traces = entry.traces
-    new_data, created, outs, flags = entry.jitted(*args)
+    new_data, created, outs, flags = _call_program(
+        entry, args, bool(pre) or (pre is False and not entry.spec[-1]))
     changed, grad_spec, opt_spec, out_tree, kinds, drawn, errors = entry.spec
     if not pre:
         # torch's value errors before anything is written back (waits for the program)
