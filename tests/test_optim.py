@@ -635,3 +635,41 @@ def test_muon_trains_in_fused_eager_and_compiled_steps(how):
             losses.append([step(x, y).item() for _ in range(8)])
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-5, atol=1e-6)
     assert losses[0][-1] < losses[0][0]
+
+
+def test_a_steady_update_overwrites_the_buffers_only_its_tensors_hold():
+    """The compiled group update takes over the buffers of the parameters and the state it
+    replaces (jit donation, as a hand-written JAX step): no allocation and free per tensor and
+    step. An array something else holds (a JAX handle; a detached alias, which torch updates
+    in place) is never taken: the update works on a copy, and values match torch's."""
+    import torchlike.interop
+    from torchlike import _tiers
+    w0 = R.standard_normal((5, 3)).astype(np.float32)
+    tw = torch.nn.Parameter(torch.tensor(w0))
+    lw = torchlike.nn.Parameter(torchlike.tensor(w0))
+    topt = torch.optim.Adam([tw], lr=0.1)
+    lopt = torchlike.optim.Adam([lw], lr=0.1)
+
+    def step(m, w, opt, k):
+        opt.zero_grad()
+        (w * m.tensor(GRADS[k][0][:1, :1].item())).square().sum().backward()
+        opt.step()
+    for k in range(_tiers.INTERPRET_CALLS + 3):        # (past the interpreted first calls)
+        step(torch, tw, topt, k)
+        step(torchlike, lw, lopt, k)
+    state = lopt.state[lw]
+    where = [t._d.unsafe_buffer_pointer() for t in (lw, state["exp_avg"], state["exp_avg_sq"])]
+    step(torchlike, lw, lopt, 0)
+    step(torch, tw, topt, 0)
+    assert [t._d.unsafe_buffer_pointer()
+            for t in (lw, state["exp_avg"], state["exp_avg_sq"])] == where
+    held = torchlike.interop.jax_view(lw)
+    kept = np.array(held)
+    alias, talias = lw.detach(), tw.detach()
+    for k in range(3):
+        step(torchlike, lw, lopt, k)
+        step(torch, tw, topt, k)
+    assert not held.is_deleted()
+    np.testing.assert_array_equal(np.asarray(held), kept)
+    np.testing.assert_allclose(lw.detach().numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(alias.numpy(), talias.numpy(), rtol=1e-5, atol=1e-6)

@@ -22,9 +22,11 @@ compiled at once (counted in ``stats()["fallbacks"]``).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax._src.lib import xla_client as _xc
 
@@ -256,13 +258,19 @@ class Tiered:
     """
 
     __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
-                 "poly", "pure", "__weakref__")
+                 "poly", "pure", "donate", "__weakref__")
     # fused eager's abstract evaluation makes the interpreter's plan of a call's signature,
     # unless its class declares its outputs (``() -> (structure, avals)``: a graph's backward)
     declared_outputs = None
 
-    def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False, pure=True):
+    def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False, pure=True,
+                 donate=()):
         self.raw, self.name = raw, name
+        # the arguments ``jitted`` donates (``donate_argnums``): containers of arrays each held
+        # by one owner that the caller gives the call's results (an optimizer's parameters and
+        # state); a leaf someone else holds too goes in as a copy (``owned``). The compiled
+        # program is never run from disk or in the background on a call's own arrays
+        self.donate = donate
         # pure=False: tracing ``raw`` touches state the calling thread uses (a compiled
         # function's node swaps its state tensors' data while traced; a user's jax function):
         # it is never traced in a background thread
@@ -320,7 +328,23 @@ class Tiered:
             out = self._interpret(args)
             if out is not _COMPILE:
                 return out
+        if self.donate:
+            return self.jit(*self.owned(args))
         return self.jit(*args)
+
+    def compiled_call(self, *args):
+        """The call through the compiled program, past the tier."""
+        if self.donate:
+            return self.jit(*self.owned(args))
+        return self.jit(*args)
+
+    def owned(self, args):
+        """``args`` with every array leaf of a donated argument that more than its owner and its
+        container reference replaced by a copy: the program takes over the others' buffers."""
+        args = list(args)
+        for i in self.donate:
+            args[i] = _owned(args[i])
+        return args
 
     def call_late(self, *args):
         """A call whose signature's first calls another function served (the registry's
@@ -350,7 +374,7 @@ class Tiered:
             out = self._interpret(args, late, claim, limit)
             if out is not _COMPILE:
                 return out
-        return self.jit(*args)
+        return self.compiled_call(*args)
 
     # ---------------------------------------------------------------- the tier
 
@@ -409,6 +433,8 @@ class Tiered:
                     return self._first_compiled(ent, tree, args)
                 # compiled in the background; this call and the next are interpreted until
                 # the program is ready
+                if self.donate:     # (compiled from the shapes: the call keeps its arrays)
+                    args = _abstract(args)
                 ent[3] = _program_cache.warm(lambda: self._compile_behind(ent, tree, args))
                 with _lock:
                     _stats["background"] += 1
@@ -422,7 +448,7 @@ class Tiered:
                     if loaded:
                         exe = loaded.get(tree)
                         if exe is not None:     # from disk, until jax.jit's own is ready
-                            return exe(*args)
+                            return exe(*(self.owned(args) if self.donate else args))
                     return _COMPILE
         ent[0] += 1
         return self._run(ent, args, key, leaves, tree, claim, limit)
@@ -540,34 +566,58 @@ class Tiered:
         """The background thread's compile of a signature leaving the interpreter (errors are
         left to the foreground call that meets them)."""
         try:
-            if self._first_compiled(ent, tree, args) is _COMPILE:
+            if self.donate:
+                # (``args`` are shapes: a donating program runs on a call's arrays in the
+                # foreground only; compiled here, stored on disk, loaded by a foreground call)
+                self._compile_stored(ent, tree, args)
+            elif self._first_compiled(ent, tree, args) is _COMPILE:
                 self.jit(*args)
         except Exception:
             pass
+
+    def _compile_stored(self, ent, tree, spec):
+        """Compile a donating program from ``spec`` (shapes) and store it on disk."""
+        cache = _program_cache
+        name = self._disk_name(ent, tree)
+        hits = cache.jax_cache_hits()
+        self.jit.lower(*spec).compile()
+        if name is not None and cache.jax_cache_hits() == hits:
+            cache.save(name, self.jit, spec)
+
+    def _disk_name(self, ent, tree):
+        """The program's name in torchlike._program_cache, or None (no cache, no plan)."""
+        plan = ent[1].get(tree) if ent[1] else None
+        if plan is None or _program_cache.directory() is None:
+            return None
+        if plan.name is None:
+            plan.name = _program_cache.key(plan.jaxpr)
+        return plan.name
 
     def _first_compiled(self, ent, tree, args):
         """A signature's first compiled call: its program from disk (torchlike._program_cache),
         else compiled by jax.jit and stored there."""
         cache = _program_cache
-        plan = ent[1].get(tree) if ent[1] else None
-        if plan is None or cache.directory() is None:
-            return _COMPILE
-        name = plan.name
+        name = self._disk_name(ent, tree)
         if name is None:
-            name = plan.name = cache.key(plan.jaxpr)
+            return _COMPILE
+        plan = ent[1][tree]
+        # (a donating program's arrays are gone once it ran: what is kept is their shapes)
+        spec = _abstract(args) if self.donate else args
         exe = cache.load(name, jax.tree_util.tree_structure((args, {})), plan.out_tree)
         if exe is not None:
             try:
                 # waited for once: an executable XLA cannot run fails when it is dispatched
-                out = jax.block_until_ready(exe(*args))
+                # (a donating one runs on copies: the call keeps its arrays if it fails)
+                out = jax.block_until_ready(exe(*(_copied(args, self.donate) if self.donate
+                                                  else args)))
             except Exception:       # a program that does not run here: compile it
                 cache.discard(name)
                 exe = None
         if exe is None:
             hits = cache.jax_cache_hits()
-            out = self.jit(*args)
+            out = self.compiled_call(*args)
             if cache.jax_cache_hits() == hits:      # compiled here, not loaded by jax
-                cache.save(name, self.jit, args)
+                cache.save(name, self.jit, spec)
             return out
         loaded = ent[2]
         if loaded is None:
@@ -575,11 +625,56 @@ class Tiered:
         loaded[tree] = exe
 
         def fast_path():            # jax.jit's own dispatch for this signature, then switch
-            self.jit(*args)
+            if self.donate:
+                self.jit.lower(*spec).compile()
+            else:
+                self.jit(*args)
             loaded.pop(tree, None)
         if self.pure:               # (an impure function keeps the loaded program)
             cache.warm(fast_path)
         return out
+
+
+def _copied(args, donate):
+    """``args`` with every array of the donated arguments copied."""
+    args = list(args)
+    for i in donate:
+        args[i] = jax.tree_util.tree_map(
+            lambda a: jnp.copy(a) if a.__class__ is _ArrayImpl else a, args[i])
+    return args
+
+
+def _owned(x):
+    """Donated argument ``x`` (lists, tuples and dicts of arrays) rebuilt with every array that
+    more than its owner and its container reference replaced by a copy. (An array outside a
+    container is always copied: who holds it cannot be counted.)"""
+    c = x.__class__
+    if c is list or c is tuple:
+        out = list(x)
+        for i in range(len(out)):
+            # (references: its owner, ``x``, ``out`` and getrefcount's argument)
+            if out[i].__class__ is _ArrayImpl:
+                if sys.getrefcount(out[i]) > _OWNED:
+                    out[i] = jnp.copy(out[i])
+            elif out[i].__class__ in (list, tuple, dict):
+                out[i] = _owned(out[i])
+        return out if c is list else tuple(out)
+    if c is dict:
+        return {k: _owned(v) for k, v in x.items()}
+    if c is _ArrayImpl:
+        return jnp.copy(x)
+    return x
+
+
+_OWNED = 4
+
+
+def _abstract(args):
+    """``args`` with every array as its shape, dtype and sharding (what a compile needs)."""
+    return jax.tree_util.tree_map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding,
+                                       weak_type=a.weak_type)
+        if a.__class__ is _ArrayImpl else a, args)
 
 
 def plan_of(f, tree, leaves):

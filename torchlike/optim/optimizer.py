@@ -88,10 +88,17 @@ def _jitted(fn, flags):
     f = _JIT_CACHE.get(key)
     if f is None:
         run = functools.partial(_with_complex, fn, dict(flags))
-        jitted = jax.jit(_tiers.inlined(functools.partial(_counted, run)))
+        # (the parameters and the state are donated: the update overwrites their buffers, as
+        # a hand-written JAX step does, where their tensors alone hold them: ``Tiered.owned``)
+        jitted = jax.jit(_tiers.inlined(functools.partial(_counted, run)),
+                         donate_argnums=_DONATED)
         f = _JIT_CACHE[key] = _tiers.Tiered(run, jitted, "optim",
-                                            ident=_tiers.stable("optim", fn, dict(flags)))
+                                            ident=_tiers.stable("optim", fn, dict(flags)),
+                                            donate=_DONATED)
     return f
+
+
+_DONATED = (0, 2)     # a group update's (params, grads, state, hyperparameters)
 
 
 def _clear_jit_cache():
@@ -464,7 +471,7 @@ class Optimizer:
                                    limit=GROUP_BOUND * _tiers.INTERPRET_MAX_ELEMENTS)
             if out is _tiers.CLAIMED:
                 out = _per_parameter(type(self)._update, flags, *args,
-                                     elementwise=type(self)._elementwise) or fn.jit(*args)
+                                     elementwise=type(self)._elementwise) or fn.compiled_call(*args)
         else:
             out = fn(*args)
         new_p, new_state = out
