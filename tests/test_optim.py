@@ -637,6 +637,7 @@ def test_muon_trains_in_fused_eager_and_compiled_steps(how):
     assert losses[0][-1] < losses[0][0]
 
 
+@pytest.mark.usefixtures("strict_eager")    # (the update's own program: fused eager records it)
 def test_a_steady_update_overwrites_the_buffers_only_its_tensors_hold():
     """The compiled group update takes over the buffers of the parameters and the state it
     replaces (jit donation, as a hand-written JAX step): no allocation and free per tensor and
@@ -675,6 +676,7 @@ def test_a_steady_update_overwrites_the_buffers_only_its_tensors_hold():
     np.testing.assert_allclose(alias.numpy(), talias.numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.usefixtures("strict_eager")
 def test_updates_keep_overwriting_their_buffers_after_fused_eager_ran():
     # (once fused eager ran in the process, strict calls pass through its check for pending
     # values: it must hand the update the caller's own containers, or every array looks held)
