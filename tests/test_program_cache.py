@@ -154,3 +154,14 @@ def test_programs_jax_loaded_from_its_own_cache_are_not_written_again(tmp_path):
     third = _run(tmp_path)
     assert third["loaded"] == 0 and third["ignored"] == 0
     np.testing.assert_array_equal(np.array(third["w"]), np.array(first["w"]))
+
+
+def test_a_donating_program_is_stored_under_a_name_of_its_own():
+    # (a program that takes over its inputs must never be loaded for a caller that did not
+    # prepare them: an optimizer's group update and a one-parameter update can trace alike)
+    import jax
+    import jax.numpy as jnp
+    closed = jax.make_jaxpr(lambda p, s: (p - s, s * 0.9))(jnp.ones(3), jnp.ones(3))
+    assert _program_cache.key(closed) == _program_cache.key(closed, ())
+    assert _program_cache.key(closed, (0,)) != _program_cache.key(closed)
+    assert _program_cache.key(closed, (0,)) != _program_cache.key(closed, (0, 1))

@@ -79,11 +79,14 @@ def _header_bytes():
     return _header_cache[0]
 
 
-def key(jaxpr):
+def key(jaxpr, donate=()):
     """The entry name of ``jaxpr`` (a ClosedJaxpr): a hash of every equation with all its
-    parameters, its constants and input types, and the versions in the header. Parameters that
-    print as addresses (functions) make names that never match: a miss, never a wrong hit."""
+    parameters, its constants and input types, the arguments its program donates, and the
+    versions in the header. Parameters that print as addresses (functions) make names that
+    never match: a miss, never a wrong hit."""
     h = hashlib.sha256(_header_bytes())
+    if donate:              # (a program that takes over its inputs is another program)
+        h.update(f"donate{tuple(donate)}".encode())
     h.update(jaxpr.jaxpr.pretty_print(source_info=False, name_stack=False,
                                       custom_pp_eqn_rules=False).encode())
     h.update(repr([(a.shape, str(a.dtype), a.weak_type) for a in jaxpr.in_avals]).encode())

@@ -590,7 +590,7 @@ class Tiered:
         if plan is None or _program_cache.directory() is None:
             return None
         if plan.name is None:
-            plan.name = _program_cache.key(plan.jaxpr)
+            plan.name = _program_cache.key(plan.jaxpr, self.donate)
         return plan.name
 
     def _first_compiled(self, ent, tree, args):
