@@ -4,12 +4,13 @@ Every test here is about the dispatch path's tiers (torchlike._tiers); the inter
 primitive-by-primitive checks live in tests/test_interpret.py. Results are compared with real
 torch, and integer/bool/data-movement results bit for bit with the compiled path.
 """
+import jax
 import numpy as np
 import pytest
 import torch
 
 import torchlike
-from torchlike import _registry, _tiers
+from torchlike import _fused, _registry, _tiers
 from torchlike.autograd import fused_backward
 
 pytestmark = pytest.mark.usefixtures("strict_eager")    # (the per-op tiers)
@@ -610,3 +611,19 @@ def test_an_interpreted_dropout_draws_the_compiled_programs_mask():
     for a, b in zip(*outs):
         np.testing.assert_array_equal(a, b)
     assert 0 < (outs[0][0] == 0).sum() < x.numel()
+
+
+def test_a_donating_call_never_takes_a_pending_value_tensors_share():
+    # fused eager's pending values are resolved for a call that runs now; one deferred value
+    # may be several tensors' data (a detached alias), which its array's reference count does
+    # not show: a donating function gets copies of them
+    fn = lambda xs: [x * 2 for x in xs]
+    t = _tiers.Tiered(fn, jax.jit(fn, donate_argnums=(0,)), "test donate", donate=(0,))
+    with torchlike.eager.fused():
+        a = torchlike.arange(4.0) + 1
+        b = a.detach()
+    assert a._d.__class__ is _fused.Deferred and b._d is a._d
+    out = t.compiled_call(*t._concrete(([a._d],)))
+    np.testing.assert_array_equal(np.asarray(out[0]), [2, 4, 6, 8])
+    np.testing.assert_array_equal(b.numpy(), [1, 2, 3, 4])
+    np.testing.assert_array_equal(a.numpy(), [1, 2, 3, 4])

@@ -321,9 +321,9 @@ class Tiered:
             out = _fused.record(self, args)
             if out is not None:
                 return out
-            args = _fused.concrete(args)    # (a call that runs now: tracers, sharded inputs)
+            args = self._concrete(args)     # (a call that runs now: tracers, sharded inputs)
         elif _fused._installed:
-            args = _fused.concrete(args)
+            args = self._concrete(args)
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
             out = self._interpret(args)
             if out is not _COMPILE:
@@ -331,6 +331,15 @@ class Tiered:
         if self.donate:
             return self.jit(*self.owned(args))
         return self.jit(*args)
+
+    def _concrete(self, args):
+        """``args`` with fused eager's pending values resolved. A donating function gets the
+        resolved values of its donated arguments as copies: a deferred value may be shared by
+        several tensors, which no count of its array's references sees."""
+        got = _fused.concrete(args)
+        if got is not args and self.donate:
+            got = _copied(got, self.donate)
+        return got
 
     def compiled_call(self, *args):
         """The call through the compiled program, past the tier."""
@@ -369,7 +378,7 @@ class Tiered:
         if _fused.ACTIVE:
             return self(*args)              # (recorded)
         if _fused._installed:
-            args = _fused.concrete(args)
+            args = self._concrete(args)
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
             out = self._interpret(args, late, claim, limit)
             if out is not _COMPILE:
