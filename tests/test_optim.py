@@ -1,6 +1,7 @@
 """torchlike.optim against torch.optim: same params, same gradient sequence, 50 steps."""
 import copy
 
+import jax
 import numpy as np
 import pytest
 import torch
@@ -660,6 +661,8 @@ def test_a_steady_update_overwrites_the_buffers_only_its_tensors_hold():
         step(torchlike, lw, lopt, k)
     state = lopt.state[lw]
     where = [t._d.unsafe_buffer_pointer() for t in (lw, state["exp_avg"], state["exp_avg_sq"])]
+    # (ready first: XLA may copy a donated buffer a running program is still writing)
+    jax.block_until_ready([lw._d, state["exp_avg"]._d, state["exp_avg_sq"]._d])
     step(torchlike, lw, lopt, 0)
     step(torch, tw, topt, 0)
     assert [t._d.unsafe_buffer_pointer()
@@ -691,6 +694,7 @@ def test_updates_keep_overwriting_their_buffers_after_fused_eager_ran():
         (w * 3).sum().backward()
         opt.step()
     where = w._d.unsafe_buffer_pointer()
+    jax.block_until_ready(w._d)
     opt.zero_grad()
     (w * 3).sum().backward()
     opt.step()

@@ -627,3 +627,34 @@ def test_a_donating_call_never_takes_a_pending_value_tensors_share():
     np.testing.assert_array_equal(np.asarray(out[0]), [2, 4, 6, 8])
     np.testing.assert_array_equal(b.numpy(), [1, 2, 3, 4])
     np.testing.assert_array_equal(a.numpy(), [1, 2, 3, 4])
+
+
+def test_a_donating_function_compiles_once_in_the_background(monkeypatch, xla_compiles):
+    """A donating function (an optimizer's update) is compiled in the background from its
+    arguments' shapes (never run there on the call's arrays): the foreground then finds that
+    program and takes over its owners' buffers."""
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", True)
+
+    def update(ps, gs):
+        return [p - 0.5 * g for p, g in zip(ps, gs)]
+    t = _tiers.Tiered(update, jax.jit(update, donate_argnums=(0,)), "test donating update",
+                      donate=(0,))
+    owner = type("Owner", (), {})()
+    owner.p = jax.numpy.arange(11.0) + 0.25          # (a signature no other test uses)
+    g = jax.numpy.ones(11)
+    for _ in range(3):
+        owner.p = t([owner.p], [g])[0]
+    assert torchlike.eager.wait_compiles(120)
+    # (an interpreted call's result may sit in memory numpy allocated, which XLA cannot take
+    # over: the first compiled call writes a buffer of its own)
+    owner.p = t([owner.p], [g])[0]
+    del xla_compiles[:]
+    where = owner.p.unsafe_buffer_pointer()
+    for _ in range(3):
+        # (ready first: XLA may copy a donated buffer a running program is still writing)
+        owner.p.block_until_ready()
+        owner.p = t([owner.p], [g])[0]
+    assert xla_compiles == []                        # the background's program answered
+    assert owner.p.unsafe_buffer_pointer() == where  # and overwrote the owner's buffer
+    np.testing.assert_allclose(np.asarray(owner.p), np.arange(11.0) + 0.25 - 3.5)

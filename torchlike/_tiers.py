@@ -679,9 +679,11 @@ _OWNED = 4
 
 
 def _abstract(args):
-    """``args`` with every array as its shape, dtype and sharding (what a compile needs)."""
+    """``args`` with every array as its shape, dtype and (committed) sharding: what a compile
+    needs to make the program a call with the arrays themselves finds compiled."""
     return jax.tree_util.tree_map(
-        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding,
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype,
+                                       sharding=a.sharding if a.committed else None,
                                        weak_type=a.weak_type)
         if a.__class__ is _ArrayImpl else a, args)
 
