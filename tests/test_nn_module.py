@@ -597,3 +597,22 @@ def test_data_parallel_wrapper_keys_and_repr():
         return list(m.state_dict()), repr(m), type(m.module).__name__
     t, l = both(run)
     assert l == t
+
+
+def test_a_parameter_starts_from_its_tensors_values():
+    # DIFFERENCES.md: torch's Parameter shares the wrapped tensor's storage; torchlike's starts
+    # from its values and is independent afterwards (tying weights: assign the same Parameter)
+    def run(m):
+        x = m.zeros(3)
+        p = m.nn.Parameter(x)
+        x.add_(1)
+        with m.no_grad():
+            p.mul_(5)
+        return p.detach().tolist(), x.tolist()
+    assert run(torch) == ([5.0, 5.0, 5.0], [5.0, 5.0, 5.0])
+    assert run(torchlike) == ([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+    enc, dec = torchlike.nn.Linear(3, 3), torchlike.nn.Linear(3, 3)
+    dec.weight = enc.weight                     # (tied: one Parameter, as in torch)
+    with torchlike.no_grad():
+        enc.weight.add_(1)
+    assert dec.weight is enc.weight
