@@ -599,20 +599,57 @@ def test_data_parallel_wrapper_keys_and_repr():
     assert l == t
 
 
-def test_a_parameter_starts_from_its_tensors_values():
-    # DIFFERENCES.md: torch's Parameter shares the wrapped tensor's storage; torchlike's starts
-    # from its values and is independent afterwards (tying weights: assign the same Parameter)
+def test_a_parameter_shares_its_tensors_storage_as_torchs_does():
+    # nn.Parameter(t) shares t's storage: writes to either show in the other, through views,
+    # .data, from_pretrained and an optimizer's steps (which still take over the buffer when
+    # nothing else holds it)
+    from torchlike import _tiers
+
     def run(m):
+        out = []
         x = m.zeros(3)
         p = m.nn.Parameter(x)
         x.add_(1)
         with m.no_grad():
             p.mul_(5)
-        return p.detach().tolist(), x.tolist()
-    assert run(torch) == ([5.0, 5.0, 5.0], [5.0, 5.0, 5.0])
-    assert run(torchlike) == ([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
-    enc, dec = torchlike.nn.Linear(3, 3), torchlike.nn.Linear(3, 3)
-    dec.weight = enc.weight                     # (tied: one Parameter, as in torch)
-    with torchlike.no_grad():
-        enc.weight.add_(1)
-    assert dec.weight is enc.weight
+        out.append((p.detach().tolist(), x.tolist()))
+        base = m.arange(12.).reshape(3, 4)
+        q, r = m.nn.Parameter(base[1]), m.nn.Parameter(m.ones(4))
+        opt = m.optim.Adam([q, r], lr=0.1)
+        for _ in range(_tiers.INTERPRET_CALLS + 4):
+            opt.zero_grad()
+            ((q * r) ** 2).sum().backward()
+            opt.step()
+        out.append(base.numpy().tolist())
+        out.append(r.grad.tolist())
+        lin, lin2 = m.nn.Linear(2, 2), m.nn.Linear(2, 2)
+        lin2.weight = m.nn.Parameter(lin.weight.data)
+        with m.no_grad():
+            lin2.weight.add_(1)
+        out.append(lin.weight.detach().numpy().tolist() == lin2.weight.detach().numpy().tolist())
+        w = m.randn(5, 3)
+        emb = m.nn.Embedding.from_pretrained(w, freeze=False)
+        with m.no_grad():
+            emb.weight.mul_(0)
+        out.append(float(w.abs().sum()))
+        return out
+    ref, got = run(torch), run(torchlike)
+    assert got[0] == ref[0] == ([5.0, 5.0, 5.0], [5.0, 5.0, 5.0])
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
+    np.testing.assert_allclose(got[2], ref[2], rtol=1e-4)
+    assert got[3:] == ref[3:] == [True, 0.0]
+    lin = torchlike.nn.Linear(4, 4)        # (a temporary wrapped: a plain root, no alias left)
+    assert all(q._alias is None and not q.__dict__.get("_aliases") for q in lin.parameters())
+
+
+def test_a_parameter_of_a_tensor_in_autograd_shares_its_storage_too():
+    def run(m):
+        w = m.ones(3, requires_grad=True)
+        h = w * 2
+        p, q = m.nn.Parameter(w), m.nn.Parameter(h)
+        with m.no_grad():
+            p.add_(1)
+            q.add_(1)
+        (p * q).sum().backward()
+        return w.tolist(), h.tolist(), p.grad.tolist(), q.grad.tolist(), p.is_leaf, q.is_leaf
+    assert run(torchlike) == run(torch)

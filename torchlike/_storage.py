@@ -256,6 +256,26 @@ def detached_alias(t):
     return out
 
 
+def parameter_of(cls, t):
+    """``nn.Parameter(t)``'s tensor (of class ``cls``), sharing ``t``'s storage and version
+    counter as torch's does. A plain tensor (no views, no autograd) becomes a detached alias of
+    the new parameter, which is its storage's root: a temporary
+    (``Parameter(torch.empty(...))``) then leaves a plain root behind. Any other tensor (a
+    view, ``.data``, one with views, one in autograd) keeps its storage, and the parameter is
+    one more alias of it."""
+    if (t._alias is None and not t.__dict__.get("_aliases") and t.grad_fn is None
+            and not t._requires_grad):
+        p = cls._make(_raw(t))
+        p._vc = t._vc
+        t._alias = Alias(p, p, None, (), 0, True, False, op=("detach", {}))
+        with _lock:
+            _aliases(p).add(t)
+        return p
+    p = detached_alias(t)
+    p.__class__ = cls
+    return p
+
+
 def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None):
     """Register ``out`` (output ``k`` of a view op's ``fwd`` on ``parent``) as an alias.
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._fused import raw as _raw
+from .._storage import parameter_of
 from .._tensor import Tensor
 from .._tensor_str import tensor_repr
 
@@ -29,8 +30,9 @@ class Parameter(Tensor):
         if data is None:
             from .._creation import empty
             data = empty(0)
-        p = cls._make(_raw(data))          # (a pending fused value stays pending)
-        _keep_layout(p, data)
+        p = parameter_of(cls, data)        # (shares data's storage, as torch's does)
+        if p._alias is None:
+            _keep_layout(p, data)
         p._requires_grad = False
         p._is_inference = data._is_inference    # torch refuses requires_grad on one below
         if requires_grad:
