@@ -101,3 +101,40 @@ def test_addmm_saves_what_torchs_backward_reads(write):
 
     t, l = _both(run)
     assert l == t
+
+
+def test_assigning_data_shares_the_new_tensors_storage_as_torch():
+    import torch as T
+
+    def run(m):
+        out = []
+        q, y = m.zeros(4), m.ones(4)
+        q.data = y
+        q.add_(1)                                # (through q: y sees it; versions are own)
+        out.append((q.tolist(), y.tolist(), q._version, y._version))
+        r, z = m.zeros(3, requires_grad=True), m.ones(3)
+        r.data = z
+        z.mul_(3)                                # (through the new data: r sees it)
+        out.append((r.tolist(), r.requires_grad, r.is_leaf))
+        p, o = m.nn.Parameter(m.zeros(2)), m.nn.Parameter(m.ones(2))
+        p.data = o.data                          # (another tensor's storage: shared)
+        with m.no_grad():
+            o.add_(1)
+        out.append(p.tolist())
+        s = m.zeros(2, 3)
+        s.data = m.ones(3, 2).t()                # (its layout comes along)
+        out.append((s.stride(), s.tolist()))
+        w = m.nn.Linear(3, 2).weight
+        w.data = w.data.double()                 # (a temporary: a plain root again)
+        out.append((w.dtype == m.float64, w._alias is None if m is torchlike else True))
+        return out
+    assert run(torchlike) == run(T)
+
+
+def test_assigning_data_to_a_tensor_with_views_moves_the_views_too():
+    # DIFFERENCES.md: torch's views keep the old storage; torchlike's follow the tensor
+    x = torchlike.zeros(4)
+    v = x[:2]
+    x.data = torchlike.ones(4)
+    x.add_(1)
+    assert v.tolist() == [2.0, 2.0]

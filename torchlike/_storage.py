@@ -276,6 +276,35 @@ def parameter_of(cls, t):
     return p
 
 
+def take_storage(t, value):
+    """``t.data = value`` where ``t`` is a plain root (no views): ``t`` takes ``value``'s data and
+    shares its storage from then on, as in torch, keeping its own version counter and autograd
+    identity. A plain ``value`` (no views, no autograd) becomes a detached alias of ``t``, which
+    is its storage's root (a temporary, ``p.data = p.data.half()``, leaves a plain root); any
+    other ``value`` keeps its storage, and ``t`` becomes one more alias of it. False where
+    ``t`` has views or is one: its data is then replaced and its views follow it
+    (DIFFERENCES.md)."""
+    if t._alias is not None or t.__dict__.get("_aliases"):
+        return False
+    t._d = _raw(value)
+    if (value._alias is None and not value.__dict__.get("_aliases")
+            and value.grad_fn is None and not value._requires_grad):
+        value._alias = Alias(t, t, None, (), 0, True, False, op=("detach", {}))
+        with _lock:
+            _aliases(t).add(value)
+        return True
+    root = _root_of(value)
+    va = value._alias
+    t._alias = Alias(root, value, None, (), 0, True, False if va is None else va.overlap,
+                     op=("detach", {}))
+    if va is not None:
+        t._alias.idx = alias_index(value)
+        t._alias.fwd = va.fwd if t._alias.idx is None else None
+    with _lock:
+        _aliases(root).add(t)
+    return True
+
+
 def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None):
     """Register ``out`` (output ``k`` of a view op's ``fwd`` on ``parent``) as an alias.
 

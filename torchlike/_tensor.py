@@ -371,13 +371,16 @@ class Tensor(InteropMixin):
 
     @data.setter
     def data(self, value):
-        # torch swaps the tensor's storage: no version bump, aliases are not affected; the
-        # tensor takes the new data's sizes and strides (a channels_last, permuted or sliced
-        # ``value`` keeps its layout)
+        # torch swaps the tensor's storage: no version bump; the tensor takes the new data's
+        # sizes and strides (a channels_last, permuted or sliced ``value`` keeps its layout)
+        # and from then on shares ``value``'s storage (``_storage.take_storage``)
+        from ._storage import take_storage
         from ._strides import set_layout, strides
-        self._data = value._data if isinstance(value, Tensor) else jnp.asarray(value)
+        st = strides(value) if isinstance(value, Tensor) else None
+        if not (isinstance(value, Tensor) and take_storage(self, value)):
+            self._data = value._data if isinstance(value, Tensor) else jnp.asarray(value)
         if self._alias is None:
-            set_layout(self, strides(value) if isinstance(value, Tensor) else None)
+            set_layout(self, st)
 
     def _edge(self):
         """The (node, output_nr) through which gradient flows into this tensor."""

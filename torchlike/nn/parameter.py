@@ -9,12 +9,13 @@ from .._tensor_str import tensor_repr
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
 
-def _keep_layout(p, data):
-    """``p`` (a new root with ``data``'s values) takes ``data``'s strides when they are
-    non-overlapping and dense (channels_last, permuted), as torch's Parameter, which shares
-    ``data``'s storage, reports them."""
+def _keep_layout(p, data, st=None):
+    """``p`` (a new root with ``data``'s values) takes ``data``'s strides (``st``: as they were
+    before ``data`` became ``p``'s alias) when they are non-overlapping and dense
+    (channels_last, permuted), as torch's Parameter, which shares ``data``'s storage, reports
+    them."""
     from .._strides import contiguous_strides, is_non_overlapping_and_dense, set_layout, strides
-    st = strides(data)
+    st = strides(data) if st is None else st
     shape = tuple(data.shape)
     if st != contiguous_strides(shape) and is_non_overlapping_and_dense(shape, st):
         set_layout(p, st)
@@ -30,9 +31,11 @@ class Parameter(Tensor):
         if data is None:
             from .._creation import empty
             data = empty(0)
+        from .._strides import strides
+        st = strides(data)
         p = parameter_of(cls, data)        # (shares data's storage, as torch's does)
         if p._alias is None:
-            _keep_layout(p, data)
+            _keep_layout(p, data, st)
         p._requires_grad = False
         p._is_inference = data._is_inference    # torch refuses requires_grad on one below
         if requires_grad:
