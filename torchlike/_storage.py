@@ -242,9 +242,16 @@ def zero_grads(params, set_to_none):
 def detached_alias(t):
     """``t.detach()``: same storage and version counter, no autograd history."""
     out = _make(_raw(t))
+    out._vc = _root_of(t)._vc
+    _detach_into(out, t)
+    return out
+
+
+def _detach_into(out, t):
+    """Make ``out`` (holding ``t``'s data) a detached alias of ``t``'s storage: it reads the
+    root positions ``t`` reads."""
     root = _root_of(t)
     ta = t._alias
-    out._vc = root._vc
     out._alias = Alias(root, t, None, (), 0, True, False if ta is None else ta.overlap,
                        op=("detach", {}))
     if ta is not None:
@@ -253,27 +260,12 @@ def detached_alias(t):
         out._alias.fwd = ta.fwd if out._alias.idx is None else None
     with _lock:
         _aliases(root).add(out)
-    return out
 
 
-def parameter_of(cls, t):
-    """``nn.Parameter(t)``'s tensor (of class ``cls``), sharing ``t``'s storage and version
-    counter as torch's does. A plain tensor (no views, no autograd) becomes a detached alias of
-    the new parameter, which is its storage's root: a temporary
-    (``Parameter(torch.empty(...))``) then leaves a plain root behind. Any other tensor (a
-    view, ``.data``, one with views, one in autograd) keeps its storage, and the parameter is
-    one more alias of it."""
-    if (t._alias is None and not t.__dict__.get("_aliases") and t.grad_fn is None
-            and not t._requires_grad):
-        p = cls._make(_raw(t))
-        p._vc = t._vc
-        t._alias = Alias(p, p, None, (), 0, True, False, op=("detach", {}))
-        with _lock:
-            _aliases(p).add(t)
-        return p
-    p = detached_alias(t)
-    p.__class__ = cls
-    return p
+def _plain(t):
+    """A root without views, outside autograd: a tensor that may become another's alias."""
+    return (t._alias is None and not t.__dict__.get("_aliases") and t.grad_fn is None
+            and not t._requires_grad)
 
 
 def take_storage(t, value):
@@ -287,22 +279,22 @@ def take_storage(t, value):
     if t._alias is not None or t.__dict__.get("_aliases"):
         return False
     t._d = _raw(value)
-    if (value._alias is None and not value.__dict__.get("_aliases")
-            and value.grad_fn is None and not value._requires_grad):
-        value._alias = Alias(t, t, None, (), 0, True, False, op=("detach", {}))
-        with _lock:
-            _aliases(t).add(value)
-        return True
-    root = _root_of(value)
-    va = value._alias
-    t._alias = Alias(root, value, None, (), 0, True, False if va is None else va.overlap,
-                     op=("detach", {}))
-    if va is not None:
-        t._alias.idx = alias_index(value)
-        t._alias.fwd = va.fwd if t._alias.idx is None else None
-    with _lock:
-        _aliases(root).add(t)
+    if _plain(value):
+        _detach_into(value, t)
+    else:
+        _detach_into(t, value)
     return True
+
+
+def parameter_of(cls, t):
+    """``nn.Parameter(t)``'s tensor (of class ``cls``): a new tensor that takes ``t``'s storage
+    (``take_storage``) and shares its version counter, as torch's does. A temporary
+    (``Parameter(torch.empty(...))``) leaves the parameter a plain root."""
+    p = cls._make(_raw(t))
+    vc = t._vc if _plain(t) else _root_of(t)._vc
+    take_storage(p, t)
+    p._vc = vc
+    return p
 
 
 def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None):
