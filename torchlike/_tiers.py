@@ -328,9 +328,7 @@ class Tiered:
             out = self._interpret(args)
             if out is not _COMPILE:
                 return out
-        if self.donate:
-            return self.jit(*self.owned(args))
-        return self.jit(*args)
+        return self.compiled_call(*args)
 
     def _concrete(self, args):
         """``args`` with fused eager's pending values resolved. A donating function gets the

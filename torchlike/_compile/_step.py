@@ -23,6 +23,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src import core as jcore
 
 from .._storage import write_roots
 from .._tensor import Tensor
@@ -181,8 +182,8 @@ class StepEntry:
 
     def __init__(self, name):
         self.name = name
-        # (the compiled program of the traced step, taking over the buffers of the state it
-        # replaces: ``_call_program``)
+        # (the traced step's jaxpr, output structure and programs compiled from it by the
+        # positions they donate: ``_call_program``)
         self.program = None
         # the state positions the program does not write back, as they held a fresh zero
         # .grad (StepState.fresh) when it was traced: a call must have them fresh too
@@ -441,7 +442,6 @@ _PRECHECK_MAX_EQNS = 64
 
 def _count_eqns(jaxpr, limit):
     """Equations of ``jaxpr`` and of the jaxprs it calls (counting stops past ``limit``)."""
-    from jax._src import core as jcore
     n = 0
     for e in jaxpr.eqns:
         n += 1
@@ -458,7 +458,6 @@ def _precheck(entry, args):
     itself is never waited for (the host's write-back and the next call overlap the program).
     False when the checks would recompute much of the step (they then come from the step's
     own output, read after the call) or call the host."""
-    from jax._src import core as jcore
     from jax._src.interpreters import partial_eval as pe
     try:
         closed = entry.jitted.trace(*args).jaxpr
@@ -515,26 +514,24 @@ def _call_program(entry, args, checked_before):
     its program (``checked_before`` false) donates nothing, so that a failing check leaves the
     tensors their arrays: the first call (it copies what it donates) and a step whose checks
     are not split off (``_precheck``), which gets a program without donation."""
-    from jax._src import core as jcore
-    prog = entry.program
-    first = prog is None
+    first = entry.program is None
     if first:
         traced = entry.jitted.trace(*args)        # (the step's one trace: ``body``)
-        prog = entry.program = {"jaxpr": traced.jaxpr,
-                                "tree": jax.tree_util.tree_structure(traced.out_info)}
+        entry.program = (traced.jaxpr, jax.tree_util.tree_structure(traced.out_info), {})
+    jaxpr, out_tree, compiled = entry.program
     if checked_before or first:
         # (a first call copies what it donates: its checks are read after it)
         donate = tuple(entry.spec[0])
     else:
         donate = ()         # (a step whose checks are read after it, every call)
-    fn = prog.get(donate)
+    fn = compiled.get(donate)
     if fn is None:
-        fn = prog[donate] = jax.jit(jcore.jaxpr_as_fun(prog["jaxpr"]), donate_argnums=donate)
+        fn = compiled[donate] = jax.jit(jcore.jaxpr_as_fun(jaxpr), donate_argnums=donate)
     flat = jax.tree_util.tree_leaves(args)
     for i in donate:        # (the state arrays come first among the leaves)
         if first or sys.getrefcount(flat[i]) > _HELD:
             flat[i] = jnp.copy(flat[i])
-    return jax.tree_util.tree_unflatten(prog["tree"], fn(*flat))
+    return jax.tree_util.tree_unflatten(out_tree, fn(*flat))
 
 
 # references to a state array that its tensor alone holds, as ``sys.getrefcount`` counts them
