@@ -91,6 +91,7 @@ _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "util
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",
                "OutOfMemoryError": "cuda", "from_jax": "interop",
                "install_as_torch": "_dropin",
+               "ops": "_ops_namespace",       # torch.ops (torchlike.library's operators)
                "is_anomaly_enabled": "autograd.anomaly_mode",
                "is_anomaly_check_nan_enabled": "autograd.anomaly_mode",
                "set_anomaly_enabled": "autograd.anomaly_mode",
