@@ -16,6 +16,10 @@ from ._dtype import (dtype, bool, uint8, uint16, uint32, uint64, int8, int16, sh
                      int, int64, long, float16, half, bfloat16, float32, float, float64,
                      double, complex64, cfloat, complex128, cdouble, get_default_dtype,
                      set_default_dtype, promote_types)
+from ._dtype import (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,  # noqa
+                     float8_e8m0fnu, complex32, chalf, float4_e2m1fn_x2, bit, bits8, bits16,
+                     bits1x8, bits2x4, bits4x2, uint1, uint2, uint3, uint4, uint5, uint6, uint7,
+                     int1, int2, int3, int4, int5, int6, int7)
 from ._device import device  # noqa: F401,E402
 from ._tensor import Tensor, Size  # noqa: F401,E402
 

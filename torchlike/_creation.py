@@ -276,8 +276,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         device = data.device
     # jax may alias an aligned numpy buffer on CPU; torch.tensor always copies
     with np.errstate(all="ignore"):
-        if dt.category == D._INT and isinstance(a, np.ndarray):
-            arr = D.cast(a, dt.np, np)      # torch's float -> integer conversion (wraps)
+        if (dt.category == D._INT or dt in D.FLOAT8) and isinstance(a, np.ndarray):
+            arr = D.cast(a, dt.np, np)      # torch's float -> integer (wraps), -> float8 rules
         else:
             arr = np.array(a, dtype=dt.np, copy=True)
     return _finish(_tiers.to_device(arr), device, requires_grad, pin_memory)
@@ -666,7 +666,12 @@ def _zeros(shape, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
     dt = _dt(dtype)
     _check_alloc(shape, dt, device)
-    return _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
+    return _finish(_filled(shape, _ZERO_BITS.get(dt, 0), dt), device, requires_grad,
+                   pin_memory, layout)
+
+
+# torch's zeros of float8_e8m0fnu (no zero: its zero byte is 2**-127) are zero bytes
+_ZERO_BITS = {D.float8_e8m0fnu: np.zeros((), D.float8_e8m0fnu._np)}
 
 
 def _ones(shape, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -681,7 +686,8 @@ def _empty(shape, dtype=None, layout=None, device=None, requires_grad=False,
     from ._strides import format_strides, set_layout
     dt = _dt(dtype)
     _check_alloc(shape, dt, device)
-    out = _finish(_filled(shape, 0, dt), device, requires_grad, pin_memory, layout)
+    out = _finish(_filled(shape, _ZERO_BITS.get(dt, 0), dt), device, requires_grad,
+                  pin_memory, layout)
     return out if memory_format is None else set_layout(out, format_strides(memory_format,
                                                                             shape))
 
@@ -1056,7 +1062,7 @@ def linspace(*args, **kwargs):
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
     _check_alloc((steps,), dt, device)
-    if (dt is D.bool or dt in D.BAREBONES) and steps > 1:
+    if (dt is D.bool or dt in D.BAREBONES or dt in D.FLOAT8) and steps > 1:
         raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{D.legacy_name(dt)}'")
     if dt.category == D._COMPLEX or isinstance(start, complex) or isinstance(end, complex):
         # complex: jax's linspace (torch's complex kernel rounds differently: DIFFERENCES.md)
@@ -1210,7 +1216,7 @@ def arange(*args, **kwargs):
     start, end, step = (v.real if isinstance(v, complex) else v for v in (start, end, step))
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dt = _dt(dtype, D.get_default_dtype() if is_float else D.int64)
-    if dt.category not in (D._INT, D._FLOAT) or dt in D.BAREBONES:
+    if dt.category not in (D._INT, D._FLOAT) or dt in D.BAREBONES or dt in D.FLOAT8:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{D.legacy_name(dt)}'")
     ds, de, dst = (float(D.check_scalar(v, D.float64)) for v in (start, end, step))
     if not (dst > 0 or dst < 0):
@@ -1333,7 +1339,7 @@ def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_
 # ------------------------------------------------------------------ random
 
 def _random_dtype(dt, kernel):
-    if dt.category in (D._INT, D._BOOL):
+    if dt.category in (D._INT, D._BOOL) or dt in D.FLOAT8:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{D.legacy_name(dt)}\'')
 
 

@@ -54,7 +54,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 class _Formatter:
-    def __init__(self, values: np.ndarray, floating: bool):
+    def __init__(self, values: np.ndarray, floating: bool, counted=None):
         self.floating_dtype = floating
         self.int_mode = True
         self.sci_mode = False
@@ -66,7 +66,8 @@ class _Formatter:
                 self.max_width = max(self.max_width, len(f"{v}"))
             return
         vals = flat.astype(np.float64)
-        nz = vals[np.isfinite(vals) & (vals != 0)]
+        # ``counted``: which values choose the notation, where torch's isfinite/ne(0) differ
+        nz = vals[np.isfinite(vals) & (vals != 0) if counted is None else counted.reshape(-1)]
         if nz.size == 0:
             return
         a = np.abs(nz)
@@ -166,10 +167,19 @@ def _values_str(a: np.ndarray, dt, indent):
         f1 = _Formatter(src.real, True)
         f2 = _Formatter(src.imag, True)
         return _str_with_formatter(a, indent, summarize, f1, f2)
-    if dt is D.bfloat16 or dt is D.float16:
+    counted = None
+    if dt is D.float8_e8m0fnu:
+        # torch prints it from its own isfinite (true for its NaN) and ne(0) (0 converts to
+        # 2**-127, the zero byte), so a NaN among the values makes min/max NaN: fixed notation
+        counted = src.view(np.uint8) != 0
+        a, src = a.astype(np.float32), src.astype(np.float32)
+    elif dt in D.FLOAT8:
+        a, src = a.astype(np.float16), src.astype(np.float16)     # torch prints them as half
+    if dt is D.bfloat16 or dt is D.float16 or dt in D.FLOAT8:
         a = a.astype(np.float64)
         src = src.astype(np.float64)
-    return _str_with_formatter(a, indent, summarize, _Formatter(src, dt.is_floating_point), None)
+    return _str_with_formatter(a, indent, summarize,
+                               _Formatter(src, dt.is_floating_point, counted), None)
 
 
 def _add_suffixes(tensor_str, suffixes, indent):

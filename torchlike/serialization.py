@@ -103,9 +103,8 @@ _STORAGE_DTYPES = {
 }
 _DTYPE_STORAGE = {d.name: n for n, d in _STORAGE_DTYPES.items()}
 # dtypes torch has and torchlike does not (yet): loading a tensor of one raises a clear error
-_TORCH_ONLY_DTYPES = ("complex32", "float8_e4m3fn",
-                      "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
-                      "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2", "quint2x4",
+_TORCH_ONLY_DTYPES = ("complex32", "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
+                      "quint2x4",
                       "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16", "int1", "int2",
                       "int3", "int4", "int5", "int6", "int7", "uint1", "uint2", "uint3",
                       "uint4", "uint5", "uint6", "uint7")
@@ -311,6 +310,28 @@ def _rebuild(ref, offset, size, stride, requires_grad):
 _REBUILD_PARAM = _TorchGlobal("torch._utils", "_rebuild_parameter")
 
 
+def _storage_layout(arr, stride):
+    """The storage a tensor of values ``arr`` and strides ``stride`` is written with: its
+    elements in the order of its strides where they describe a dense layout (a transposed or
+    channels-last tensor keeps its strides, as torch saves it), else in C order with
+    contiguous strides."""
+    shape = arr.shape
+    order = sorted(range(arr.ndim), key=lambda k: -stride[k])
+    expect, dense = 1, True
+    for k in reversed(order):
+        if shape[k] != 1 and stride[k] != expect:
+            dense = False
+            break
+        expect *= shape[k]
+    if dense:
+        return np.array(arr.transpose(order).reshape(-1), order="C"), stride
+    contiguous, n = [], 1
+    for size in reversed(shape):
+        contiguous.append(n)
+        n *= max(size, 1)
+    return np.array(arr.reshape(-1), order="C"), tuple(reversed(contiguous))
+
+
 class _StorageRef:
     """One tensor's data to be written as ``data/<key>``."""
 
@@ -357,15 +378,16 @@ class _Pickler(pickle._Pickler):
             if isinstance(obj, Parameter):
                 plain = Tensor._make(obj._data)
                 return (_REBUILD_PARAM, (plain, obj.requires_grad, OrderedDict()))
-            if obj.dtype.name not in _DTYPE_STORAGE and obj.dtype not in D.BAREBONES:
+            if obj.dtype.name not in _DTYPE_STORAGE and obj.dtype not in D.BAREBONES \
+                    and obj.dtype not in D.FLOAT8:
                 raise pickle.PicklingError(f"cannot save a tensor of dtype {obj.dtype}")
             expanded = self._expanded(obj)
             if expanded is not None:
                 return expanded
             arr = np.asarray(obj._data)        # (ascontiguousarray would make 0-d 1-d)
-            ref = _StorageRef(np.array(arr.reshape(-1), order="C"), obj.dtype)
-            return _rebuild(ref, 0, tuple(arr.shape), tuple(obj.stride()),
-                            bool(obj.requires_grad))
+            flat, stride = _storage_layout(arr, tuple(obj.stride()))
+            ref = _StorageRef(flat, obj.dtype)
+            return _rebuild(ref, 0, tuple(arr.shape), stride, bool(obj.requires_grad))
         if isinstance(obj, Size):
             return (_TorchGlobal("torch", "Size"), (tuple(int(s) for s in obj),))
         if isinstance(obj, _device):
@@ -807,8 +829,12 @@ def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
     # a stride-0 dim (an expanded tensor) is read once: the tensor becomes an expand view of
     # the small array, as torch's tensor is a view of its small storage
     small = tuple(1 if (s == 0 and n > 1) else n for n, s in zip(size, stride))
-    compact = np.lib.stride_tricks.as_strided(arr[storage_offset:], shape=small,
+    src = arr[storage_offset:]
+    if src.dtype in D._FLOAT8_NP:
+        src = src.view(np.uint8)        # (as_strided cannot read ml_dtypes' float8 types)
+    compact = np.lib.stride_tricks.as_strided(src, shape=small,
                                               strides=tuple(s * item for s in stride)).copy()
+    compact = compact.view(arr.dtype)
     base = Tensor._make(_to_jax(compact, dev))
     if small == size:
         return base

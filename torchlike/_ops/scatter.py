@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _barebones, _dtype as D
+from .. import _barebones, _dtype as D, _float8
 from .. import _fused
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
@@ -242,6 +242,7 @@ def _take(a, index):
 @public(method=True, out=True)
 def take(input, index):
     _check_int_index(index, "take")
+    _float8.require("take_cpu", input)
     n = input.numel()
     iv = _host(index)
     if iv.size and (iv.max() >= n or iv.min() < -n):

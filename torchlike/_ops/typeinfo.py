@@ -28,6 +28,10 @@ class finfo:
             # (torch's message names 'torch.finfo' here, not the dtype)
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
+        if d is D.float4_e2m1fn_x2:
+            # torch's finfo of it has bits alone: every other limit raises
+            self.bits = 8
+            return
         fi = jnp.finfo(d.np)
         self.bits = int(fi.bits)
         self.eps = float(fi.eps)
@@ -35,6 +39,12 @@ class finfo:
         self.min = float(fi.min)
         self.tiny = self.smallest_normal = float(fi.tiny)
         self.resolution = 10.0 ** -int(fi.precision)
+        if d in D.FLOAT8:
+            # torch's float8 limits: resolution 1 (its digits10 is 0), and e5m2fnuz's eps
+            # is 2**-3 where ml_dtypes has 2**-2
+            self.resolution = 1.0
+            if d is D.float8_e5m2fnuz:
+                self.eps = 0.125
         self.dtype = d.name
 
     def __eq__(self, other):
@@ -43,7 +53,19 @@ class finfo:
     def __hash__(self):
         return hash(("finfo", self.dtype))
 
+    # torch's float4_e2m1fn_x2 finfo: the C++ limit each attribute reads, not compiled for it
+    _FLOAT4_LIMITS = {"eps": "epsilon", "max": "max", "min": "lowest", "tiny": "min",
+                      "smallest_normal": "min", "resolution": "digits10", "dtype": "dtype"}
+
+    def __getattr__(self, name):
+        if name in finfo._FLOAT4_LIMITS:
+            raise NotImplementedError(f'"{finfo._FLOAT4_LIMITS[name]}" not implemented for '
+                                      f"'Float4_e2m1fn_x2'")
+        raise AttributeError(f"'torch.finfo' object has no attribute '{name}'")
+
     def __repr__(self):
+        if "dtype" not in self.__dict__:
+            raise TypeError("bad argument type for built-in operation")
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
@@ -58,7 +80,7 @@ class iinfo:
                             f"{type.__class__.__name__}")
         if type is D.bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if type.category != D._INT:
+        if type.category != D._INT or type in D.UNBACKED:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
         ii = np.iinfo(type.np)

@@ -152,6 +152,8 @@ def _view_dtype(self, dtype):
             raise RuntimeError(f"self.size(-1) must be divisible by {b // a} to view "
                                f"{names[self.dtype.name]} as {names[dtype.name]} (different "
                                f"element sizes), but got {self._d.shape[-1]}")
+    if dtype in D.UNBACKED:
+        dtype.np                        # raises: jax has no arrays of it
     if self.dtype.is_complex or dtype.is_complex:
         raise NotImplementedError("torchlike: view(dtype) between complex and real dtypes")
     return apply(_bitcast, self, dtype=dtype.np)
