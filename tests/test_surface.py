@@ -38,7 +38,7 @@ INTERNAL = [
     (r"^per_(channel|tensor)", "quantization scheme"),
     (r"^(sparse_|to_sparse|sparse|coalesce|is_coalesced|indices$|values$|crow_|col_|row_|ccol_|"
      r"dense_dim|_nnz|smm|hsmm|dsmm|sspaddmm|saddmm|spmm|hspmm|is_sparse)", "sparse layouts"),
-    (r"_copy$", "functional view-copy variants for graph compilers"),
+    (r"^(indices|values)_copy$", "sparse layouts (their view-copy variants)"),
     (r"^(batch_norm_(backward|elemt|gather|stats|update)|grid_sampler|affine_grid_generator|"
      r"fused_moving_avg|empty_quantized|get_file_path|thread_safe_generator)",
      "aten kernels behind nn.functional / SyncBatchNorm, quantization, build info"),

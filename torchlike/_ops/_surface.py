@@ -176,13 +176,21 @@ _OPERANDS = {
                ("dim", _I + "?")),
     "norm": (("p", _ANY), ("dim", _DS + "?"), ("keepdim", _B), ("dtype", _DT)),
 }
+# the ``*_copy`` functions whose parameters are their view's (torchlike/_ops/view_copies.py)
+_OPERANDS.update({n + "_copy": _OPERANDS[n] for n in (
+    "transpose", "select", "unsqueeze", "diagonal", "unbind", "as_strided", "split_with_sizes",
+    "squeeze")})
+_OPERANDS.update({"unfold_copy": (("dimension", _I), ("size", _I), ("step", _I)),
+                  "slice_copy": (("dim", _I), ("start", _I + "?"), ("end", _I + "?"),
+                                 ("step", _I))})
 # rows whose refusals are torch's "received an invalid combination of arguments" (its
 # overloads), but for a bool argument ("keepdim ... must be bool") and a list of dims whose
 # later element is refused ("failed to unpack"); the name and the arguments torch's message
 # shows, where torch's Python calls another native (``unique_dim``; ``split`` shows ``self``)
 _OVERLOADED = frozenset({"sum", "mean", "prod", "std", "var", "std_mean", "var_mean", "max",
                          "min", "all", "any", "squeeze", "count_nonzero", "sort", "argsort",
-                         "movedim", "split", "hsplit", "vsplit", "dsplit", "tensor_split"})
+                         "movedim", "split", "hsplit", "vsplit", "dsplit", "tensor_split",
+                         "squeeze_copy"})
 _NATIVE = {"unique": ("unique_dim", {"dim": 2}),      # (its positions there, by name)
            "norm": ("linalg_vector_norm", {"dim": 3, "keepdim": 4})}
 # the forms whose keepdim is refused with the overloads' message: the functions', and (the

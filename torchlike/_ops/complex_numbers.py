@@ -86,9 +86,12 @@ def _view_as_complex(a):
 
 
 def view_as_complex(input):
+    if input.dtype is D.float16:
+        D.complex32.np              # raises: torch's result would be complex32, jax has none
     if input.dtype not in (D.float32, D.float64):
-        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
-                           f"but got a tensor of scalar type: {D.legacy_name(input.dtype)}")
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: "
+                           f"{D.legacy_name(input.dtype)}")
     if input.dim() == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     return apply(_view_as_complex, input)
