@@ -28,9 +28,6 @@ def _deep(t):
 @pytest.fixture
 def fused(monkeypatch):
     _fused.sync()                   # (what an earlier test left pending is not this test's)
-    # (a step's segment waits for a zero_grad until a loop is seen not to zero right after
-    # its steps: a learnt state that earlier tests leave as they end)
-    monkeypatch.setattr(_fused, "_step_waits", [True, 0])
     with E.fused():
         yield
     _fused.sync()
@@ -111,11 +108,11 @@ def test_steady_step_is_one_program_and_traces_nothing(make, fused):
     assert after["fused"] - before["fused"] == 4
     assert after["compiles"] == before["compiles"]          # no new program
     assert after["traces"] == before["traces"]              # nothing retraced
-    # the only full cut of a logging loop is its optimizer step (dispatched, not waited for):
-    # the loss.item() after it finds the loss computed
+    # the only full cut of a logging loop is its backward's end (dispatched, not waited for):
+    # the loss.item() after the optimizer's step finds the loss computed
     new_cuts = {k: after["cuts"].get(k, 0) - before["cuts"].get(k, 0) for k in after["cuts"]}
     full = {k: v for k, v in new_cuts.items() if v and not k.startswith("partial")}
-    assert full == {"optimizer step": 4}, full
+    assert full == {"backward": 4}, full
     assert after["dropped"] > before["dropped"]             # intermediates never materialised
 
 
@@ -166,9 +163,9 @@ def test_a_split_read_runs_its_part_and_dispatches_the_rest(monkeypatch):
 
 
 def test_a_loop_that_reads_nothing_runs_a_program_per_step(fused):
-    """An optimizer step after a backward ends the step's segment (dispatched, not waited for):
-    a training loop that never reads a value runs one program per step instead of growing to
-    the segment bound; a second backward with no step between ends it too."""
+    """A backward's end dispatches the pending segment (not waited for): a training loop that
+    never reads a value runs one program per step instead of growing to the segment bound, and
+    so does gradient accumulation without an optimizer."""
     _model, step = _mlp(torch)
     for _ in range(3):
         step()
@@ -183,58 +180,55 @@ def test_a_loop_that_reads_nothing_runs_a_program_per_step(fused):
         opt.step()
     after = _fused.stats()
     assert after["segments"] - before["segments"] == 6
-    assert after["cuts"]["optimizer step"] - before["cuts"].get("optimizer step", 0) == 6
+    assert after["cuts"]["backward"] - before["cuts"].get("backward", 0) == 6
     assert after["compiles"] - before["compiles"] == 1       # its third meeting compiles
     assert loss.item() > 0
     before = _fused.stats()
     for _ in range(3):                      # accumulation without a torchlike optimizer
         model(x).square().mean().backward()
     after = _fused.stats()
-    assert after["cuts"].get("backward", 0) - before["cuts"].get("backward", 0) == 1
+    assert after["cuts"].get("backward", 0) - before["cuts"].get("backward", 0) == 3
 
 
-def test_gradients_a_zero_grad_after_the_step_lets_go_are_never_materialised(fused):
-    """``step(); zero_grad()``: the step's segment runs at the ``zero_grad``, without the
-    gradients it drops among the program's outputs (one output fewer per parameter than a loop
-    that zeroes first, whose gradients are still referenced at the step); the values are the
-    same either way, and the same as strict mode's."""
+def test_the_optimizer_step_is_recorded_while_the_backward_runs(fused):
+    """A backward's end dispatches the pending segment: the optimizer's step and ``zero_grad``
+    are recorded after it (the update joins the next step's segment), so the loss read after
+    the step is no cut. A loop that zeroes first and one that zeroes after the step cut alike
+    and give strict mode's losses; a parameter read after the last step runs its pending
+    update and gives strict mode's weights."""
     def run(zero_first, steps=6):
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(7, 5), torch.nn.Tanh(), torch.nn.Linear(5, 1))
         opt = torch.optim.Adam(model.parameters(), lr=0.05)
         x = torch.linspace(-1, 1, 21).reshape(3, 7)
-        losses, materialized, cuts = [], [], []
+        losses, cuts, pending = [], [], []
         for _ in range(steps):
-            before = _fused.stats()
+            before = dict(_fused.stats()["cuts"])
             if zero_first:
                 opt.zero_grad()
             loss = model(x).square().mean()
             loss.backward()
+            pending.append(len(_fused._seg.calls))
             opt.step()
             if not zero_first:
                 opt.zero_grad()
                 assert all(p.grad is None for p in model.parameters())
             losses.append(loss.item())
-            after = _fused.stats()
-            materialized.append(after["materialized"] - before["materialized"])
-            cuts.append(after["cuts"].get("optimizer step", 0)
-                        - before["cuts"].get("optimizer step", 0))
-        return losses, materialized, cuts, model
+            after = _fused.stats()["cuts"]
+            cuts.append({k: v - before.get(k, 0) for k, v in after.items()
+                         if v != before.get(k, 0)})
+        left = len(_fused._seg.calls)
+        return losses, cuts, pending, left, model[0].weight.tolist()
 
-    after_losses, after_out, after_cuts, m1 = run(zero_first=False)
-    first_losses, first_out, first_cuts, m2 = run(zero_first=True)
-    after_losses2, after_out2, _, _ = run(zero_first=False, steps=_fused._PROBE + 2)
-    # (each step's segment runs before its loss is read: at the zero_grad, or at the step)
-    assert after_cuts == first_cuts == [1] * 6
-    n_params = len(list(m1.parameters()))
-    # (from the second step: the first one's segment also holds the model's initialisation)
-    assert [a - b for a, b in zip(first_out[1:], after_out[1:])] == [n_params] * 5
-    # the pattern is learnt back at a probe (one step in _PROBE)
-    assert after_out2[1] == after_out[-1] + n_params and after_out2[-1] == after_out[-1]
     with E.strict():
-        strict_losses = run(zero_first=False)[0]
-    assert after_losses == pytest.approx(strict_losses, rel=1e-6)
-    assert first_losses == pytest.approx(strict_losses, rel=1e-6)
+        strict_losses, _, _, _, strict_weight = run(zero_first=False)
+    for zero_first in (False, True):
+        losses, cuts, pending, left, weight = run(zero_first)
+        assert cuts == [{"backward": 1}] * 6, cuts
+        assert pending == [0] * 6           # (dispatched at the backward's end)
+        assert left > 0                     # (the last step's update, until the read)
+        assert losses == pytest.approx(strict_losses, rel=1e-6)
+        np.testing.assert_allclose(weight, strict_weight, rtol=1e-6, atol=1e-7)
 
 
 def test_a_segment_cut_by_its_bound_is_never_compiled(fused, monkeypatch):
@@ -295,7 +289,9 @@ def test_hooks_see_real_gradients_and_a_computing_hook_does_not_cut(fused):
     y.register_hook(lambda g: seen.append(g) or None)
     before = dict(_fused.stats()["cuts"])
     y.backward()
-    assert _fused.stats()["cuts"] == before          # no hook read a value: nothing ran
+    new = {k: v - before.get(k, 0) for k, v in _fused.stats()["cuts"].items()
+           if v != before.get(k, 0)}
+    assert new == {"backward": 1}   # no hook read a value: the backward's end is the only cut
     assert x.grad.tolist() == [6.0, 6.0, 6.0]
     assert seen[0].item() == 1.0
 
@@ -492,7 +488,7 @@ def test_deepcopy_parameters_and_an_ema_update_read_nothing(fused):
     ema.update_parameters(model)
     new = {k: v - before.get(k, 0) for k, v in _fused.stats()["cuts"].items()
            if v != before.get(k, 0)}
-    assert new.pop("optimizer step") == 1
+    assert new.pop("backward") == 1
     assert all("swa_utils" in k for k in new) and sum(new.values()) <= 1, new
     assert twin.weight._d.__class__ is _fused.Deferred
     assert p.tolist() == (model.weight * 2).tolist()
@@ -678,10 +674,10 @@ def test_an_optimizer_steps_hyperparameters_are_one_input_each(fused, monkeypatc
     assert [id(a) for a in one] == [id(a) for a in four]      # (the same scalars, reused)
 
 
-def test_an_ended_step_met_by_a_traced_call_runs_outside_the_trace(fused, monkeypatch):
-    """A step's segment left pending (waiting for its ``zero_grad``) and met first by a call
-    inside a jit trace (a torchlike module run as a JAX function) runs then, eagerly: its
-    values are arrays, not the trace's tracers."""
+def test_a_pending_update_read_inside_a_jit_trace_runs_outside_it(fused, monkeypatch):
+    """The update a step leaves pending (recorded after its backward's program) read first by a
+    function being traced by jax.jit: the segment runs then, eagerly, so the trace takes the
+    updated weight as a constant: its values are arrays, not the trace's tracers."""
     import jax
     import jax.numpy as jnp
     from torchlike import _tiers, interop
@@ -689,21 +685,18 @@ def test_an_ended_step_met_by_a_traced_call_runs_outside_the_trace(fused, monkey
     torch.manual_seed(0)                                # trace would stage)
     model = torch.nn.Linear(3, 2)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    (params, _buffers), fn = interop.to_jax_function(torch.nn.Linear(3, 2))
     x = torch.ones(4, 3)
-    for i in range(_fused.FUSE_AFTER + 2):  # (the step's segment is a compiled program)
+    for _ in range(_fused.FUSE_AFTER + 2):  # (the step's segment is a compiled program)
         opt.zero_grad()
         model(x).square().sum().backward()
-        if i == _fused.FUSE_AFTER + 1:
-            _fused._step_waits[0] = True    # (the last one waits for a zero_grad)
         opt.step()
-    assert _fused._seg.ended
+    assert model.weight._d.__class__ is _fused.Deferred and model.weight._d.value is None
+    f = interop.jax_function(lambda t: (t * model.weight).sum())
     with jax.checking_leaks():
-        out = jax.jit(lambda p, x: fn(p, _buffers, x).sum())(params, jnp.ones((4, 3), jnp.float32))
-    assert np.isfinite(float(out))
-    assert isinstance(model.weight._d.value if isinstance(model.weight._d, _fused.Deferred)
-                      else model.weight._d, jax.Array)
-    assert not isinstance(np.asarray(model.weight.detach().numpy()), jax.core.Tracer)
+        out = jax.jit(f)(jnp.full((2, 3), 2.0, jnp.float32))
+    w = model.weight._d.value
+    assert isinstance(w, jax.Array) and not isinstance(w, jax.core.Tracer)
+    assert float(out) == pytest.approx(2 * float(np.asarray(w).sum()), rel=1e-6)
 
 
 def test_a_segments_python_numbers_are_one_program_input_per_kind(fused, monkeypatch):
@@ -759,8 +752,9 @@ def test_a_steps_program_takes_over_the_buffers_only_it_references(fused):
     n_params = len(list(model.parameters()))
     before = _fused.stats()["donated"]
     step()
-    # (each parameter, its two moments and its step count)
-    assert _fused.stats()["donated"] - before == 4 * n_params
+    # (each parameter, its two moments, its step count, and its gradient: the previous
+    # backward's output, which the update recorded after it takes and zero_grad let go)
+    assert _fused.stats()["donated"] - before == 5 * n_params
     held = torchlike.interop.jax_view(model[0].weight)
     kept = np.array(held)
     losses = [step() for _ in range(3)]

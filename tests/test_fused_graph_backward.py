@@ -18,7 +18,6 @@ from torchlike.autograd import fused_backward
 @pytest.fixture
 def fused(monkeypatch):
     _fused.sync()
-    monkeypatch.setattr(_fused, "_step_waits", [True, 0])
     with E.fused():
         yield
     _fused.sync()

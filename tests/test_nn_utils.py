@@ -165,7 +165,7 @@ def test_clip_grad_norm_deprecated_alias_and_value_clip():
 
 def test_clip_grad_norm_stays_in_the_fused_segment():
     """In fused eager, clipping reads nothing on the host (no device move, no in-place write
-    and no norm is a cut): a step's only cut is its optimizer step."""
+    and no norm is a cut): a step's only cut is its backward's end."""
     from torchlike import _fused
     m = torchlike.nn.Linear(4, 3)
     opt = torchlike.optim.SGD(m.parameters(), lr=0.1)
@@ -181,5 +181,5 @@ def test_clip_grad_norm_stays_in_the_fused_segment():
             opt.zero_grad()
             loss.item()
             cuts = torchlike.eager.stats()["fused"]["cuts"]
-            assert cuts == {"optimizer step": 1}, cuts     # (the read finds the loss computed)
+            assert cuts == {"backward": 1}, cuts     # (the read finds the loss computed)
             assert total._d.__class__ is _fused.Deferred

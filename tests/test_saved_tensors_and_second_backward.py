@@ -76,20 +76,20 @@ def test_a_released_add_lets_its_input_tensor_go():
 
 def test_a_fused_step_whose_output_outlives_it_materialises_no_intermediate():
     """A loop that keeps its last output (``out = model(x)`` alive past the backward) runs a
-    segment whose outputs are those of one that drops it, plus that output: the intermediates
-    between are held by released nodes no longer."""
+    segment whose outputs are those of one that never holds it, plus that output: the
+    intermediates between are held by released nodes no longer."""
     def run(keep):
         T.manual_seed(0)
         model = T.nn.Sequential(T.nn.Linear(6, 5), T.nn.Tanh(), T.nn.Linear(5, 4))
         x = T.ones(3, 6)
         counts = []
         for _ in range(5):
-            out = (model(x).view(12) + 1.0).sum(0, keepdim=True)
-            out.square().sum().backward()
-            if not keep:
-                del out
             before = T.eager.stats()["fused"]["materialized"]
-            T.sync()                        # (the forward and the backward run here)
+            if keep:
+                out = (model(x).view(12) + 1.0).sum(0, keepdim=True)
+                out.square().sum().backward()   # (the forward and the backward run here)
+            else:
+                (model(x).view(12) + 1.0).sum(0, keepdim=True).square().sum().backward()
             counts.append(T.eager.stats()["fused"]["materialized"] - before)
             model.zero_grad()
         return counts

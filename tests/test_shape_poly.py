@@ -478,3 +478,30 @@ def test_a_growing_size_is_traced_symbolically_from_its_second_pattern(monkeypat
     # (two ops, mul and log_softmax: each one concrete trace at size 1, one symbolic at 2)
     assert made.count(False) == 2 and made.count(True) == 2, made
     assert after["specialized"] - before["specialized"] >= 2 * 4
+
+
+def test_a_symbolic_trace_leaves_its_callers_arguments_to_reference_counting(monkeypatch):
+    """jax keeps the TypeError a symbolic size raises in a local of ``_canonicalize_dimension``,
+    a cycle through its frame that holds its callers' frames: the op's arguments would then
+    live until the next garbage collection (in fused eager, pending values that became a
+    segment's outputs, and its key with them, as the collector happened to run). The trace
+    frees that garbage: an argument dropped after a symbolically traced call is freed at once."""
+    import gc
+    import weakref
+    monkeypatch.setattr(_shape_poly, "ENABLED", True)
+    _registry.clear_caches()
+    gc.collect()
+    gc.disable()
+    try:
+        freed = []
+        for n in (5, 6, 7):         # (the second shape of the pattern traces symbolically)
+            x = _t(2, n, 8)
+            with torch.no_grad():
+                F.softmax(x @ x.transpose(1, 2), -1)
+            ref = weakref.ref(x)
+            del x
+            freed.append(ref() is None)
+        assert _shape_poly.stats()["symbolic"] > 0
+    finally:
+        gc.enable()
+    assert freed == [True, True, True]

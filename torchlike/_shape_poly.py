@@ -27,6 +27,7 @@ counts symbolic traces, specializations, guard misses and failures.
 """
 from __future__ import annotations
 
+import gc
 import os
 import threading
 
@@ -298,6 +299,7 @@ def trace(tiered, args):
     if entries is None and ident is not None:
         entries = _stored(ident, key, len(inputs))
         if entries:
+            _drop_cycles()
             table[key] = entries
     if entries is None or entries.__class__ is int:
         # a pattern's first shape is traced concretely (a symbolic trace costs more: 2.4 ms
@@ -328,6 +330,7 @@ def trace(tiered, args):
         if len(entries) >= MAX_TRACES:
             return None
     got = _symbolic(raw_of, args, inputs, names, env)
+    _drop_cycles()
     if got is None:
         if len(table) >= _PATTERNS_MAX:
             table.clear()
@@ -344,6 +347,16 @@ def trace(tiered, args):
         from . import _trace_store
         _trace_store.put_symbolic(ident, (key, len(entries) - 1), closed, out_tree, guards)
     return closed, env, out_tree
+
+
+def _drop_cycles():
+    """Free the garbage a symbolic trace or load leaves: jax's ``_canonicalize_dimension`` keeps
+    the TypeError a symbolic size raises in a local, a cycle through its frame, whose callers'
+    frames (the recording op's, holding its arguments) then live until the next collection. In
+    fused eager those arguments are pending values: kept alive, they became outputs of the
+    segment, whose key then depended on when the garbage collector ran. The young generations
+    only: about 6 us."""
+    gc.collect(1)
 
 
 def _skeleton(inputs, shape):

@@ -235,8 +235,6 @@ def zero_grads(params, set_to_none):
         else:
             g.requires_grad_(False)
         g._set_data(zeros_like(g))
-    if _fused.ACTIVE:
-        _fused.step_end("zero_grad")
 
 
 def detached_alias(t):

@@ -110,9 +110,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             if t.grad_fn is not None and g is not None:
                 _accumulate(t, g, create_graph)
     if _fused.ACTIVE:
-        # fused eager: a training step's boundary (its segment is dispatched at the optimizer's
-        # step, or at a second backward: ``_fused.step_end``)
-        _fused.step_end("backward")
+        # fused eager: the segment is dispatched, and the optimizer's step is recorded while
+        # it runs (``_fused.backward_end``)
+        _fused.backward_end()
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

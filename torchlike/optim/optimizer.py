@@ -431,8 +431,6 @@ class Optimizer:
             self._step_group(group)
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
-        if _fused.ACTIVE:
-            _fused.step_end("optimizer")    # (fused eager: the step's segment runs)
         return loss
 
     def _init_state(self, p, group):

@@ -13,7 +13,6 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import _fused
 from .._tensor import Tensor
 from .optimizer import Optimizer
 
@@ -97,6 +96,4 @@ class SparseAdam(Optimizer):
                 p._set_data(new[0])
                 st["exp_avg"]._set_data(new[1])
                 st["exp_avg_sq"]._set_data(new[2])
-        if _fused.ACTIVE:
-            _fused.step_end("optimizer")    # (fused eager: the step's segment runs)
         return loss
