@@ -415,3 +415,19 @@ def test_saved_strided_tensors_load_in_torch(layout):
     assert torch.equal(got, want)
     if layout != "slice":
         assert got.stride() == want.stride()
+
+
+@pytest.mark.parametrize("name", ["bfloat16", *FLOAT8])
+def test_numpy_of_a_type_numpy_lacks_raises_torchs_error(name):
+    """``Tensor.numpy()`` (with ``force=True`` too) refuses bfloat16 and the float8 types, as
+    torch does; ``np.asarray`` gives ml_dtypes' array (DIFFERENCES.md)."""
+    def run(T, force):
+        t = T.zeros(2, dtype=getattr(T, name))
+        try:
+            t.numpy(force=force)
+        except TypeError as e:
+            return str(e)
+        return None
+    for force in (False, True):
+        assert run(torchlike, force) == run(torch, force) is not None
+    assert np.asarray(torchlike.ones(2, dtype=getattr(torchlike, name))).dtype.name == name

@@ -299,3 +299,26 @@ ERRORS = [
 @pytest.mark.parametrize("k", range(len(ERRORS)))
 def test_argument_errors_match_torch(k):
     assert both_outcomes(lambda m: ERRORS[k](m, m.tensor(X3)), msg="first_line") is None
+
+
+def test_differences_a_copy_is_two_nodes_and_its_out_is_written_detached():
+    """DIFFERENCES.md: torch's ``t_copy`` is one node over ``x``'s AccumulateGrad, torchlike's
+    the view's node then the copy's (same name, same gradient); an ``out=`` whose input
+    requires grad is written detached (torch gives it a NotImplemented grad_fn: a backward
+    through it raises either way)."""
+    def run(m):
+        x = m.ones(2, 3, requires_grad=True)
+        y = m.t_copy(x)
+        nxt = y.grad_fn.next_functions[0][0].name()
+        o = m.empty(3, 2)
+        m.t_copy(x, out=o)
+        try:
+            o.sum().backward()
+            raised = None
+        except RuntimeError as e:
+            raised = type(e)
+        return y.grad_fn.name(), nxt, o.requires_grad, raised
+
+    assert run(torch) == ("TBackward0_copy", "torch::autograd::AccumulateGrad", True,
+                          RuntimeError)
+    assert run(torchlike) == ("TBackward0_copy", "TBackward0", False, RuntimeError)

@@ -93,6 +93,12 @@ _NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tenso
 _FLOAT_OR_COMPLEX_MSG = "only Tensors of floating point and complex dtype can require gradients"
 _storage_write = [None]     # torchlike._storage.write, bound on first use (it imports this module)
 
+# the dtypes whose Tensor.numpy() torch refuses (numpy has no such type): torch's names
+_NO_NUMPY = {"bfloat16": "BFloat16", "float8_e4m3fn": "Float8_e4m3fn",
+             "float8_e5m2": "Float8_e5m2", "float8_e4m3fnuz": "Float8_e4m3fnuz",
+             "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e8m0fnu": "Float8_e8m0fnu"}
+
+
 class Tensor(InteropMixin):
     """A torch-style tensor over an immutable jax array.
 
@@ -479,6 +485,9 @@ class Tensor(InteropMixin):
         if self.device.type == "meta":
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
+        if self.dtype.name in _NO_NUMPY:
+            # (numpy has no such type; torch refuses where ml_dtypes would give one)
+            raise TypeError(f"Got unsupported ScalarType {_NO_NUMPY[self.dtype.name]}")
         return np.array(self._data)
 
     # numpy scalars and arrays on the left defer to the tensor's reflected operators, as with
