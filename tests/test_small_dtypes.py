@@ -309,23 +309,18 @@ OPS = {
     "view_grad": _view_grad,
 }
 
-# torch's zero fills of float8_e8m0fnu (no zero) write its zero byte, 2**-127; torchlike's
-# convert 0 (NaN); and Tensor.numpy() of a float8 tensor (torch: TypeError): left for the
-# files that own them (see the session report)
-KNOWN = {("float8_e8m0fnu", "zero_"), ("float8_e8m0fnu", "zeros_like"),
-         ("float8_e8m0fnu", "eye"), ("float8_e8m0fnu", "diag_embed")}
-OPS_KNOWN = {
+# zero fills: float8_e8m0fnu has no zero, and torch writes its zero byte (2**-127), not the
+# conversion of 0 (NaN)
+OPS_ZERO_FILLS = {
     "zero_": lambda T, x, y: x.clone().zero_(), "zeros_like": lambda T, x, y: T.zeros_like(x),
     "eye": lambda T, x, y: T.eye(2, dtype=x.dtype), "diag_embed": lambda T, x, y: x.diag_embed(),
 }
 
 
-@pytest.mark.parametrize("op", sorted(OPS) + sorted(OPS_KNOWN))
+@pytest.mark.parametrize("op", sorted(OPS) + sorted(OPS_ZERO_FILLS))
 @pytest.mark.parametrize("name", FLOAT8)
 def test_float8_ops_match_torch(name, op):
-    if (name, op) in KNOWN:
-        pytest.xfail("float8_e8m0fnu zero fills: see KNOWN")
-    f = OPS.get(op) or OPS_KNOWN[op]
+    f = OPS.get(op) or OPS_ZERO_FILLS[op]
     t, o = both(lambda T: f(T, _x(T, name), _y(T, name)))
     assert t == o
 

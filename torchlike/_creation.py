@@ -771,7 +771,8 @@ def _keeps_layout(fn, name=None):
 @_keeps_layout
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    return _finish(_filled(input._d.shape, 0, _like(input, dtype)),
+    dt = _like(input, dtype)
+    return _finish(_filled(input._d.shape, _ZERO_BITS.get(dt, 0), dt),
                    _like_dev(input, device), requires_grad, layout=layout)
 
 
@@ -1326,7 +1327,10 @@ def _eye_impl(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=
     _check_alloc((n, n if m is None else m), dt, device)
     if dt in D.BAREBONES:
         raise NotImplementedError(f"\"eye\" not implemented for '{D.legacy_name(dt)}'")
-    return _finish(jnp.eye(n, m, dtype=dt.np), device, requires_grad, layout=layout)
+    e = jnp.eye(n, m, dtype=dt.np)
+    if dt in _ZERO_BITS:        # (the off-diagonal zeros as torch's zero bytes)
+        e = jnp.where(jnp.eye(n, m, dtype=bool), e, _ZERO_BITS[dt])
+    return _finish(e, device, requires_grad, layout=layout)
 
 
 def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
@@ -26,7 +27,8 @@ def _fill(dst, value, tensor_value):
 
 @defop("zero", saves=False, grad_name="ZeroBackward0")
 def _zero(dst):
-    return jnp.zeros_like(dst)
+    # (np.zeros' zero bytes: float8_e8m0fnu has no 0, and torch writes its zero byte)
+    return jnp.full(dst.shape, np.zeros((), dst.dtype), dst.dtype)
 
 
 def _broadcastable(src_shape, dst_shape):

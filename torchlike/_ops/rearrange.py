@@ -201,7 +201,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 @defop("diag_embed", saves=False, grad_name="DiagEmbedBackward0")
 def _diag_embed(a, offset, dim1, dim2):
     m = a.shape[-1] + abs(offset)
-    out = jnp.zeros(a.shape[:-1] + (m, m), a.dtype)
+    # (np.zeros' zero bytes: float8_e8m0fnu has no 0, and torch writes its zero byte)
+    out = jnp.full(a.shape[:-1] + (m, m), np.zeros((), a.dtype), a.dtype)
     i = jnp.arange(a.shape[-1])
     r, c = (i, i + offset) if offset >= 0 else (i - offset, i)
     out = out.at[..., r, c].set(a)
