@@ -1,7 +1,9 @@
 """Issue 3, shape family: one table against torch (tests/oracle.py), then bad input."""
 import numpy as np
 import pytest
+import torch
 
+import torchlike
 from oracle import Case, check, check_raises
 
 R = np.random.default_rng(3)
@@ -726,3 +728,55 @@ def test_overlapping_as_strided_is_a_copy():
     w = x.as_strided((3, 3), (1, 1))
     w[0, 1] = 7.0
     assert x.tolist() == [0.0] * 5 and w[1, 0].item() == 0.0
+
+
+_SPLITS = [
+    ("split_size", lambda m, y: m.split(y, 2)), ("split_sections", lambda m, y: m.split(y, [2, 4])),
+    ("method_split", lambda m, y: y.split(2)), ("chunk", lambda m, y: y.chunk(3)),
+    ("split_with_sizes", lambda m, y: y.split_with_sizes([3, 3])),
+    ("tensor_split", lambda m, y: y.tensor_split(3)),
+    ("tensor_split_indices", lambda m, y: y.tensor_split([1, 4])),
+    ("hsplit", lambda m, y: m.hsplit(y, 2)), ("vsplit", lambda m, y: m.vsplit(y, [1, 4])),
+    ("dsplit", lambda m, y: m.dsplit(y.reshape(2, 3, 4), 2)), ("unbind", lambda m, y: y.unbind()),
+    ("unsafe_split", lambda m, y: m.unsafe_split(y, 2)),
+    ("unsafe_chunk", lambda m, y: y.unsafe_chunk(2)),
+    ("unsafe_split_with_sizes", lambda m, y: y.unsafe_split_with_sizes([2, 4])),
+]
+
+
+@pytest.mark.parametrize("case", _SPLITS, ids=[c[0] for c in _SPLITS])
+def test_split_family_nodes_and_inplace_writes_match_torch(case):
+    """Each splitting function's grad_fn name; and a write in place to its first output: torch's
+    error for a function returning several views (split, chunk, unbind), or, for tensor_split and
+    h/v/dsplit (one slice view per section), the write and its gradient. (torch's unsafe forms
+    track no views: DIFFERENCES.md.)"""
+    _name, f = case
+
+    def run(m):
+        x = m.ones(6, 4, requires_grad=True)
+        name = f(m, x * 1)[0].grad_fn.name()
+        y = x * 1
+        parts = f(m, y)
+        try:
+            parts[0].mul_(2)
+        except RuntimeError as e:
+            return name, str(e)
+        (y * 1).sum().backward()
+        return name, parts[0].grad_fn.name(), x.grad.sum().item()
+
+    ours, theirs = run(torchlike), run(torch)
+    if case[0].startswith("unsafe"):
+        assert ours[0] == theirs[0]
+        assert ours[1].startswith("Output 0 of UnsafeSplit") and len(theirs) == 3
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("dst,src", [((3,), (1, 3)), ((3,), (2, 3)), ((3,), (2, 2)),
+                                     ((2, 3), (4,)), ((2, 1), (2, 3)), ((), (2,))])
+def test_copy_from_a_shape_that_does_not_broadcast_to_self_raises_torchs_error(dst, src):
+    def run(m):
+        with pytest.raises(RuntimeError) as e:
+            m.zeros(dst).copy_(m.ones(src))
+        return str(e.value)
+    assert run(torchlike) == run(torch)

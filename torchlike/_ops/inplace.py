@@ -46,9 +46,16 @@ def copy_(self, src, non_blocking=False):
         from .._creation import scalar_tensor
         src = scalar_tensor(src, device=self.device)
     if not _broadcastable(tuple(src.shape), tuple(self.shape)):
-        raise RuntimeError(f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) must "
-                           f"match the size of tensor b ({src.shape[-1] if src.ndim else 1}) at "
-                           f"non-singleton dimension {max(self.ndim - 1, 0)}")
+        from .._registry import broadcast_error
+        dst, shape = tuple(self.shape), tuple(src.shape)
+        msg = broadcast_error([dst, shape])
+        if msg is None:         # (they broadcast, to a shape other than ``self``'s)
+            n = max(len(dst), len(shape))
+            a, b = (1,) * (n - len(dst)) + dst, (1,) * (n - len(shape)) + shape
+            full = [max(x, y) for x, y in zip(a, b)]
+            msg = (f"output with shape {list(dst)} doesn't match the broadcast shape "
+                   f"{full}")
+        raise RuntimeError(msg)
     check_inference_inplace(self)
     check_inplace(self)
     return commit_inplace(self, apply(_copy, self, src))

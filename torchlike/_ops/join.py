@@ -153,10 +153,12 @@ def column_stack(tensors):
 
 # ------------------------------------------------------------------ split, chunk, unbind
 
-@defop("split", saves=False, view=True, grad_name="SplitWithSizesBackward0",
-       vjp=lambda cots, xs, needs, sizes, dim: [jnp.concatenate(cots, axis=dim)]
+@defop("split", saves=False, view=True, grad_name=lambda kw: kw["name"] + "Backward0",
+       vjp=lambda cots, xs, needs, sizes, dim, name: [jnp.concatenate(cots, axis=dim)]
        if len(cots) == len(sizes) else NotImplemented)
-def _split(a, sizes, dim):
+def _split(a, sizes, dim, name):
+    # (``name``: torch's node, "Split" for a size, "SplitWithSizes" for sections, and their
+    # "Unsafe" forms)
     outs, start = [], 0
     for s in sizes:
         outs.append(jax.lax.slice_in_dim(a, start, start + s, axis=dim))
@@ -168,16 +170,37 @@ def _as_tuple(r):
     return r if isinstance(r, tuple) else (r,)
 
 
-def _split_sizes(input, sizes, dim):
+def _split_sizes(input, sizes, dim, name):
     n = input._d.ndim
     if n == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, n)
-    return apply(_split, input, sizes=tuple(sizes), dim=d)
+    return apply(_split, input, sizes=tuple(sizes), dim=d, name=name)
 
 
-@public(method=True, also=("unsafe_split",))
+def _sections(input, sizes, d):
+    """``tensor_split``'s sections, each its own slice view of ``input`` (as torch's: one of them
+    may be written in place)."""
+    from .view import _slice
+    out, start = [], 0
+    for s in sizes:
+        out.append(apply(_slice, input, jnp.asarray(start, jnp.int64), dim=d, length=s))
+        start += s
+    return tuple(out)
+
+
+@public(method=True)
 def split(tensor, split_size_or_sections, dim=0):
+    return _split_any(tensor, split_size_or_sections, dim, "")
+
+
+@public(method=True)
+def unsafe_split(tensor, split_size_or_sections, dim=0):
+    """``split`` (torch's outputs are not tracked as views; torchlike's are: DIFFERENCES.md)."""
+    return _split_any(tensor, split_size_or_sections, dim, "Unsafe")
+
+
+def _split_any(tensor, split_size_or_sections, dim, prefix):
     n = tensor._d.ndim
     if n == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -191,13 +214,15 @@ def split(tensor, split_size_or_sections, dim=0):
         sizes = [s] * (size // s) + ([size % s] if size % s else []) if s else [0]
         if not sizes:
             sizes = [0]
+        name = prefix + "Split"
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != size or any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {d}), but got "
                                f"split_sizes={sizes}")
-    return _as_tuple(_split_sizes(tensor, sizes, d))
+        name = prefix + "SplitWithSizes"
+    return _as_tuple(_split_sizes(tensor, sizes, d, name))
 
 
 @public(method=True)
@@ -227,11 +252,20 @@ def tensor_split(input, indices_or_sections, dim=0):
             starts.append(max(starts[-1], min(max(i, 0), size)))
         ends = starts[1:] + [size]
         sizes = [e - s for s, e in zip(starts, ends)]
-    return _as_tuple(_split_sizes(input, sizes, d))
+    return _sections(input, sizes, d)
 
 
-@public(method=True, also=("unsafe_chunk",))
+@public(method=True)
 def chunk(input, chunks, dim=0):
+    return _chunk(input, chunks, dim, split)
+
+
+@public(method=True)
+def unsafe_chunk(input, chunks, dim=0):
+    return _chunk(input, chunks, dim, unsafe_split)
+
+
+def _chunk(input, chunks, dim, split):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._d.ndim
@@ -261,12 +295,11 @@ def unbind(input, dim=0):
     return _as_tuple(apply(_unbind, input, dim=d))
 
 
-# torch's aliases whose only difference is aliasing bookkeeping (torchlike's views are exact)
-@public(method=True, also=("unsafe_split_with_sizes",))
+@public(method=True)
 def split_with_sizes(input, split_sizes, dim=0):
     return split(input, list(split_sizes), dim)
 
 
-unsafe_split = split
-unsafe_chunk = chunk
-unsafe_split_with_sizes = split_with_sizes
+@public(method=True)
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return _split_any(input, list(split_sizes), dim, "Unsafe")
