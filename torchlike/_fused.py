@@ -118,10 +118,7 @@ class Deferred:
 
     @property
     def size(self):
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def nbytes(self):
@@ -366,17 +363,21 @@ def record(tiered, args):
                 leaves[i] = a
                 c = a.__class__
             if c is _ArrayImpl:
-                sh = a.sharding
-                if sh.__class__ is not _SingleDevice:
-                    return _strict(leaves)
-                key = (a.shape, a.dtype, a.weak_type)
                 k = ids.get(id(a))
                 if k is None:
+                    sh = a.sharding
+                    if sh.__class__ is not _SingleDevice:
+                        return _strict(leaves)
+                    key = (a.shape, a.dtype, a.weak_type)
                     k = ids[id(a)] = len(ext)
                     ext.append(a)
                     seg.ext_avals.append(key)
-                if device is None:
-                    device = sh._device
+                    if device is None:
+                        device = sh._device
+                else:                   # (met before in this segment: its key and device)
+                    key = seg.ext_avals[k]
+                    if device is None:
+                        device = a.sharding._device
                 ref(~k)
                 key_of(key)
             elif c in _SCALARS:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import re
 import threading
 import warnings
@@ -328,8 +329,14 @@ def broadcasts(base, static):
 
 
 def _grows(base, outs, static):
-    n = base._d.size
-    return any(o._d.size > n for o in outs)
+    n = _prod(base._d.shape)
+    for o in outs:
+        if _prod(o._d.shape) > n:
+            return True
+    return False
+
+
+_prod = math.prod
 
 
 class ViewRule:
@@ -356,7 +363,7 @@ class ViewRule:
         rep = (self.overlap(base, static) if self.overlap is not None
                else _grows(base, outs, static))
         # positions made inside a traced function are constants: index maps need their values
-        rest = tuple(constant(x) for x in arrays[1:])
+        rest = tuple(constant(x) for x in arrays[1:]) if len(arrays) > 1 else ()
         fwd = entry.fwd
         op = (entry.op.name, dict(static))
         if isinstance(result, tuple):

@@ -104,9 +104,17 @@ def reshape(input, *shape):
     """The same values in a new shape (one dim may be -1): a view of a contiguous tensor, a
     copy of a non-contiguous one (a transposed or strided view), as in torch."""
     shape = infer_shape(_shape_arg(shape), input.numel())
-    if _strides.view_strides(input._d.shape, _strides.strides(input), shape) is None:
+    if not _viewable(input, shape):
         return apply(_reshape_copy, input, shape=shape)
     return apply(_view, input, shape=shape)
+
+
+def _viewable(t, shape):
+    """Can ``t`` be viewed as ``shape`` (of its size)? ATen's stride rule; a root tensor
+    without a layout of its own is contiguous, which every shape views."""
+    if t._alias is None and "_layout" not in t.__dict__:
+        return True
+    return _strides.view_strides(t._d.shape, _strides.strides(t), shape) is not None
 
 
 @method("view")
@@ -114,7 +122,7 @@ def view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
     shape = infer_shape(_shape_arg(shape), self.numel())
-    if _strides.view_strides(self._d.shape, _strides.strides(self), shape) is None:
+    if not _viewable(self, shape):
         raise RuntimeError(_strides.VIEW_ERROR)
     return apply(_view, self, shape=shape)
 
