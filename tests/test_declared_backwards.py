@@ -85,8 +85,8 @@ CASES = {
     "sqrt": [((np.abs(f(3, 4)) + 0.1,), {}, (True,))],
     "view": [((f(2, 3, 4),), dict(shape=(6, 4)), (True,)), ((f(12),), dict(shape=(3, 4)), (True,))],
     "reshape_copy": [((f(2, 3, 4),), dict(shape=(4, 6)), (True,))],
-    "split": [((f(4, 9),), dict(sizes=(2, 3, 4), dim=1), (True,)),
-              ((f(6, 2),), dict(sizes=(3, 3), dim=0), (True,))],
+    "split": [((f(4, 9),), dict(sizes=(2, 3, 4), dim=1, name="SplitWithSizes"), (True,)),
+              ((f(6, 2),), dict(sizes=(3, 3), dim=0, name="Split"), (True,))],
     "matmul": [((f(3, 4), f(4, 5)), dict(ndims=(2, 2)), (True, True)),
                ((f(2, 3, 3, 4), f(2, 3, 4, 5)), dict(ndims=(4, 4)), (True, True)),
                ((f(2, 3, 4), f(4, 5)), dict(ndims=(3, 2)), (True, True)),      # broadcast b
