@@ -122,11 +122,11 @@ def _product(name, args, dt):
         # powers of two: the exponents add (in float32 a product at or below 2**-127 is
         # rounded to the zero byte, one past 2**127 is inf, then NaN), computed on the bytes
         # since XLA's CPU arithmetic flushes float32's subnormals (2**-127 is one)
-        ea, eb = (jnp.asarray(t._d).view(jnp.uint8).astype(jnp.int32) for t in args)
+        ea, eb = (jnp.asarray(t._data).view(jnp.uint8).astype(jnp.int32) for t in args)
         e = jnp.clip(ea + eb - 127, 0, 255)
         e = jnp.where((ea == 255) | (eb == 255), 255, e)
         return _T[0]._make(e.astype(jnp.uint8).view(dt._np))
-    a, b = (D._widen(t._d, t._d.dtype, jnp) for t in args)
+    a, b = (D._widen(t._data, t._d.dtype, jnp) for t in args)
     r = a * b if name == "mul" else jnp.matmul(a, b)
     return _T[0]._make(D._to_float8(r, dt._np, jnp))
 
