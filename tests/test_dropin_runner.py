@@ -254,3 +254,22 @@ def test_examples_with_import_torch_under_the_runner_print_the_direct_output(tmp
     ours = ours.replace(str(copies) + "/", "/")
     assert ours.count("\n== ") + ours.startswith("== ") == len(SHORT_EXAMPLES)
     assert _mask_times(ours) == _mask_times(theirs)
+
+
+OPS_MODULE = """\
+import torch
+import torch._ops
+from torch._ops import OpOverload, OpOverloadPacket
+print(isinstance(torch.ops.aten.add.Tensor, OpOverload),
+      isinstance(torch.ops.aten.add, OpOverloadPacket), torch._ops.ops is torch.ops)
+"""
+
+
+def test_torch_ops_module_is_the_ops_namespace_under_the_runner(tmp_path):
+    """``torch._ops`` (where libraries import ``OpOverload`` from) is torchlike's ``torch.ops``
+    module, not its op-family package of the same name; the same answers as torch's."""
+    (tmp_path / "probe.py").write_text(OPS_MODULE)
+    theirs = subprocess.run([sys.executable, "probe.py"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=300).stdout
+    assert theirs == "True True True\n"
+    assert _run(["-m", "torchlike", "probe.py"], cwd=tmp_path) == theirs

@@ -30,9 +30,14 @@ SHIM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_dropin_shi
 __all__ = ["install", "installed", "main"]
 
 
+# torch's modules whose torchlike counterpart has another name (``torchlike._ops`` is the op
+# families' package; torch's ``_ops`` holds ``torch.ops`` and its overload classes)
+_RENAMED = {"torch._ops": "torchlike._ops_namespace"}
+
+
 def _target(fullname):
     """torch.X.Y -> torchlike.X.Y"""
-    return "torchlike" + fullname[len("torch"):]
+    return _RENAMED.get(fullname) or "torchlike" + fullname[len("torch"):]
 
 
 def _not_provided(fullname):
