@@ -511,3 +511,38 @@ def test_dtypes_exported():
     for d in DTYPES:
         assert repr(getattr(torchlike, d)) == "torch." + d
         assert torchlike.promote_types(d, getattr(torchlike, d)) is getattr(torchlike, d)
+
+
+_FRESH = """
+import sys
+import torchlike as T
+x = {make}
+try:
+    print({op})
+except Exception as e:
+    print(type(e).__name__, e)
+"""
+
+
+@pytest.mark.parametrize("make,op", [
+    ("T.tensor([1, 2, 0], dtype=T.uint64)", "T.count_nonzero(x)"),
+    ("T.arange(3).to(T.uint16)", "T.count_nonzero(x)"),
+    ("T.tensor([1.0, 2.0], dtype=T.float8_e5m2)", "x + x"),
+], ids=["tensor_uint64", "to_uint16", "tensor_float8"])
+def test_a_fresh_process_refuses_what_torch_refuses(make, op):
+    """The barebones and float8 dtypes switch their op checks on when first used: a tensor
+    made with one as the first thing a process does refuses torch's missing kernels too (the
+    checks were off until something read the dtype's numpy type, so such a program computed a
+    value where torch raises)."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _FRESH.format(make=make, op=op)],
+                         capture_output=True, text=True, timeout=300)
+    T = torch
+    x = eval(make)
+    try:
+        want = str(eval(op))
+    except Exception as e:        # noqa: BLE001 - the class and message are compared
+        want = f"{type(e).__name__} {e}"
+    assert want.startswith("NotImplementedError")
+    assert out.stdout.strip() == want, out.stderr[-2000:]

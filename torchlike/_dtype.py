@@ -258,6 +258,8 @@ def from_jax(np_dtype) -> dtype:
 def to_dtype(d) -> dtype:
     """Accept a torchlike dtype, a numpy/jax dtype, a Python type or a dtype name."""
     if isinstance(d, dtype):
+        if isinstance(d, _Barebones):
+            d.np                        # (switches its op check on: a tensor of it may follow)
         return d
     if d is _pyfloat:                   # a Python float is a C double, as in torch
         return float64
