@@ -528,7 +528,8 @@ except Exception as e:
     ("T.tensor([1, 2, 0], dtype=T.uint64)", "T.count_nonzero(x)"),
     ("T.arange(3).to(T.uint16)", "T.count_nonzero(x)"),
     ("T.tensor([1.0, 2.0], dtype=T.float8_e5m2)", "x + x"),
-], ids=["tensor_uint64", "to_uint16", "tensor_float8"])
+    ("T.from_dlpack(__import__('jax').numpy.array([1, 2, 0], 'uint32'))", "T.count_nonzero(x)"),
+], ids=["tensor_uint64", "to_uint16", "tensor_float8", "from_dlpack_uint32"])
 def test_a_fresh_process_refuses_what_torch_refuses(make, op):
     """The barebones and float8 dtypes switch their op checks on when first used: a tensor
     made with one as the first thing a process does refuses torch's missing kernels too (the

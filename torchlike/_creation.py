@@ -319,8 +319,7 @@ def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    if ndarray.dtype in D._BAREBONES_NP:
-        D.activate_barebones()          # (before any op runs on the tensor)
+    D.activate_for(ndarray.dtype)       # (before any op runs on the tensor)
     return Tensor._make(_device.put(_tiers.to_device(np.array(ndarray, copy=True)), "cpu"))
 
 

@@ -229,6 +229,15 @@ def activate_float8():
         _BY_NP.update(_FLOAT8_NP)
 
 
+def activate_for(np_dtype):
+    """Switch on the op check a tensor of numpy dtype ``np_dtype`` needs (a barebones or
+    float8 dtype), for the ways a tensor is made from an outside array (numpy, JAX, DLPack)."""
+    if np_dtype in _BAREBONES_NP:
+        activate_barebones()
+    elif np_dtype in _FLOAT8_NP:
+        activate_float8()
+
+
 def activate_barebones():
     """Switch on the op check of the barebones dtypes (``torchlike._barebones``), once."""
     if not _barebones_on[0]:

@@ -38,8 +38,7 @@ def from_jax(array):
         return array
     if not isinstance(array, (jax.Array, jax.core.Tracer)):
         raise TypeError(f"from_jax: expected a jax array, got {type(array).__name__}")
-    if array.dtype in D._BAREBONES_NP:
-        D.activate_barebones()      # (before any op runs on the tensor)
+    D.activate_for(array.dtype)     # (before any op runs on the tensor)
     return Tensor._make(array)
 
 

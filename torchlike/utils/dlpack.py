@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import jax
 
+from .. import _dtype as D
+
 __all__ = ["from_dlpack", "to_dlpack"]
 
 
@@ -28,13 +30,16 @@ def from_dlpack(ext_tensor):
     if isinstance(ext_tensor, Tensor):
         return Tensor._make(ext_tensor._data)
     if isinstance(ext_tensor, jax.Array):
+        D.activate_for(ext_tensor.dtype)
         return Tensor._make(ext_tensor)
     if type(ext_tensor).__name__ == "PyCapsule":
         ext_tensor = _Capsule(ext_tensor)
     if not hasattr(ext_tensor, "__dlpack__"):
         raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, "
                         f"got {type(ext_tensor).__name__}")
-    return Tensor._make(jax.dlpack.from_dlpack(ext_tensor))
+    array = jax.dlpack.from_dlpack(ext_tensor)
+    D.activate_for(array.dtype)         # (before any op runs on the tensor)
+    return Tensor._make(array)
 
 
 def to_dlpack(tensor):
