@@ -872,6 +872,10 @@ def _run_op_tables(monkeypatch, cases_per_op):
     # forwards-with-VJP and backwards as such (their first calls would run as the forward and
     # a recomputing backward: those are covered wherever the suite differentiates)
     monkeypatch.setattr(R, "REMAT", False)
+    # each node's backward, not a graph's as one call (which a graph met before in this process,
+    # by the op tables' own tests, would be: order-dependent)
+    from torchlike.autograd import fused_backward
+    monkeypatch.setattr(fused_backward, "ENABLED", False)
 
     def compiled(self, static, cast, needs):
         return _Entry(rec, orig(self, static, cast, needs), self, static, cast, needs)
