@@ -577,6 +577,7 @@ def test_a_warm_fused_process_records_from_the_stored_traces(tmp_path):
     assert warm["loads"] + warm["specialized"] >= cold["made"], warm
 
 
+@pytest.mark.usefixtures("strict_eager")     # (fused eager records forwards: no pullbacks)
 def test_a_backward_without_its_pullback_structure_traces_the_forward_once(monkeypatch):
     """A forward-with-VJP loaded from disk leaves no pullback structure in the process: the
     backward gets it by tracing the forward abstractly, once, with torch's gradients."""
