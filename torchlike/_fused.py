@@ -565,9 +565,8 @@ def backward_end():
     """The end of a backward: the pending segment (the previous step's update, this step's
     forward and backward) is dispatched, not waited for. The optimizer's step and
     ``zero_grad`` that follow are recorded while the program runs (in the next segment, with
-    the next step's forward), and a loss read after the step finds its value computed. On the
-    2-core benchmark CPU this overlap took the tiny GPT's fused step from 16.1-21.6 to
-    14.8-15.9 ms, where the segment had run at the ``zero_grad`` after the step."""
+    the next step's forward), and a loss read after the step finds its value computed: the
+    optimizer's Python overlaps the program (README's figures)."""
     with _lock:
         if _seg.calls:
             _flush(_BACKWARD)
