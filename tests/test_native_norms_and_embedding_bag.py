@@ -220,3 +220,14 @@ def test_native_dropout_matches_torch(train, p):
     else:       # the kept fraction is near 1 - p on both sides
         for mk in got.values():
             assert abs(mk.mean() - (1 - p)) < 0.05
+
+
+def test_embedding_bag_takes_padding_idx_by_position_only():
+    def run(m):
+        w, i, o = m.randn(5, 3), m.tensor([0, 2, 1]), m.tensor([0, 2])
+        try:
+            m.embedding_bag(w, i, o, padding_idx=0)
+        except TypeError as e:
+            return str(e)
+        return None
+    assert run(torchlike) == run(torch) is not None

@@ -115,13 +115,18 @@ _MODES = {0: "sum", 1: "mean", 2: "max"}
 
 @public
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
-                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+                  per_sample_weights=None, include_last_offset=False, *padding_idx):
     """``nn.functional.embedding_bag``'s output (``mode``: 0 sum, 1 mean, 2 max), and torch's
     CPU kernel's ``offset2bag`` (each index's bag; empty for sum without ``padding_idx``),
     ``bag_size`` (the non-padding indices per bag; zeros for sum) and ``max_indices`` (max:
     the weight row of each output element; mean: ``bag_size``; sum: zeros), in the indices'
     dtype."""
     from ..nn import functional as F
+    # (torch's overload with ``padding_idx`` takes it by position only: a keyword is refused)
+    if len(padding_idx) > 1:
+        raise TypeError(f"embedding_bag() takes from 3 to 9 positional arguments but "
+                        f"{8 + len(padding_idx)} were given")
+    padding_idx = padding_idx[0] if padding_idx else None
     if mode not in _MODES:
         raise RuntimeError("`mode` must be sum, mean, or max.")
     if per_sample_weights is not None and mode != 0:
