@@ -50,11 +50,8 @@ def copy_(self, src, non_blocking=False):
         dst, shape = tuple(self.shape), tuple(src.shape)
         msg = broadcast_error([dst, shape])
         if msg is None:         # (they broadcast, to a shape other than ``self``'s)
-            n = max(len(dst), len(shape))
-            a, b = (1,) * (n - len(dst)) + dst, (1,) * (n - len(shape)) + shape
-            full = [max(x, y) for x, y in zip(a, b)]
             msg = (f"output with shape {list(dst)} doesn't match the broadcast shape "
-                   f"{full}")
+                   f"{list(np.broadcast_shapes(dst, shape))}")
         raise RuntimeError(msg)
     check_inference_inplace(self)
     check_inplace(self)
