@@ -104,6 +104,11 @@ FSDP_ARGS = "--steps,3,--log-every,1"
 def _run_jobs(d):
     worker = os.path.join(WORKERS, "per_rank.py")
     ddp_args = "--epochs,2"
+    torch_cmd = [sys.executable, LAUNCHER, "--standalone", "--nproc-per-node", "2",
+                 worker, "torch", str(d / "torch"),
+                 f"ddp_train,{torch_copy('ddp_train.py', d)},{ddp_args}",
+                 f"fsdp_tp_dp2,{torch_copy('fsdp_tp.py', d)},{FSDP_ARGS},--dp,2,--no-compile",
+                 f"fsdp_tp_dp1,{torch_copy('fsdp_tp.py', d)},{FSDP_ARGS},--dp,1,--no-compile"]
     t0 = time.monotonic()
     procs = {
         "torchlike": _start([sys.executable, "-m", "torchlike.distributed.run", "--standalone",
@@ -111,19 +116,20 @@ def _run_jobs(d):
                              "torchlike", str(d / "tl"),
                              f"ddp_train,{EXAMPLES}/ddp_train.py,{ddp_args}"],
                             JAX_NUM_CPU_DEVICES="4"),
-        "torch": _start([sys.executable, LAUNCHER, "--standalone", "--nproc-per-node", "2",
-                         worker, "torch", str(d / "torch"),
-                         f"ddp_train,{torch_copy('ddp_train.py', d)},{ddp_args}",
-                         f"fsdp_tp_dp2,{torch_copy('fsdp_tp.py', d)},{FSDP_ARGS},--dp,2,"
-                         f"--no-compile",
-                         f"fsdp_tp_dp1,{torch_copy('fsdp_tp.py', d)},{FSDP_ARGS},--dp,1,"
-                         f"--no-compile"]),
+        "torch": _start(torch_cmd),
         "spawn": _start([sys.executable, os.path.join(WORKERS, "spawned.py"), str(d / "sp")]),
         "crash": _start([sys.executable, LAUNCHER, "--standalone", "--nproc-per-node", "2",
                          os.path.join(WORKERS, "failures.py")]),
     }
     deadline = t0 + TIMEOUT
     done = {k: list(_finish(p, deadline)) for k, p in procs.items()}
+    if done["torch"][0] != 0:
+        # the oracle is real torch, whose gloo/TCPStore start-up and teardown fail now and then
+        # on a loaded machine (not what this file tests): run it once more, alone, without
+        # the first run's files (its published ports among them)
+        for f in d.glob("torch.*"):
+            f.unlink()
+        done["torch"] = list(_finish(_start(torch_cmd), time.monotonic() + TIMEOUT))
     assert "PIDS " in done["spawn"][1], \
         f"the spawn job printed no pids:\n{done['spawn'][2][-4000:]}"
     res = {"dir": str(d), "done": done,

@@ -314,9 +314,14 @@ def _dist_run(m, port, monkeypatch):
 
 
 def test_distributed_single_process_matches_gloo(monkeypatch):
-    import random
-    port = random.randint(20000, 40000)
-    assert _dist_run(torchlike, port, monkeypatch) == _dist_run(torch, port + 7, monkeypatch)
+    import socket
+
+    def free_port():        # one the OS has free now (a random one can be taken)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    assert (_dist_run(torchlike, free_port(), monkeypatch)
+            == _dist_run(torch, free_port(), monkeypatch))
     # a world of more processes is the jax job joined at import (tests/test_distributed.py)
     with pytest.raises(RuntimeError, match="did not join a jax.distributed job"):
         torchlike.distributed.init_process_group("gloo", init_method="tcp://127.0.0.1:1",

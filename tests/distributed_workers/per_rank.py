@@ -25,20 +25,44 @@ nn = torch.nn
 # ---------------------------------------------------------------- the examples (first: each
 # initialises and destroys its own process group)
 examples = {}
-port = int(os.environ["MASTER_PORT"])
+
+
+def agreed_port(k):
+    """A rendezvous port for this job's ``k``-th process group: rank 0 takes a port the OS has
+    free and publishes it beside OUT; the other ranks wait for it. (Ports at fixed offsets from
+    the launcher's collided with gloo's and other jobs' ephemeral ports now and then: torch's
+    store client then failed with "Connection reset by peer".)"""
+    path = f"{out_path}.port{k}"
+    if os.environ["RANK"] == "0":
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with open(path + ".tmp", "w") as f:
+            f.write(str(port))
+        os.replace(path + ".tmp", path)
+        return port
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"rank 0 published no port at {path}")
+        time.sleep(0.02)
+    return int(open(path).read())
+
+
 for k, spec in enumerate(sys.argv[3:]):
     name, path, *args = spec.split(",")
     argv, sys.argv = sys.argv, [path] + args
     # a fresh rendezvous port per process group: torch's store on a port this process
     # already used can hang a later init_process_group
-    os.environ["MASTER_PORT"] = str(port + 1 + k)
+    os.environ["MASTER_PORT"] = str(agreed_port(k))
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         runpy.run_path(path, run_name="__main__")
     sys.argv = argv
     examples["example_" + name] = buf.getvalue()
 
-os.environ["MASTER_PORT"] = str(port + 10)
+os.environ["MASTER_PORT"] = str(agreed_port("main"))
 dist.init_process_group("gloo")
 r, n = dist.get_rank(), dist.get_world_size()
 res = {"rank": r, "world": n}
