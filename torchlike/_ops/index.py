@@ -140,6 +140,8 @@ def _parse(x, key):
                 spec.append(("S", length, step))
                 arrays.append(_index_array(start))
             dim += 1
+        elif isinstance(k, Tensor) and _select_index(k, shape, dim, spec, arrays):
+            dim += 1        # a 0-dim integer tensor selects, as an int does
         elif isinstance(k, Tensor) and _deferred_index(k, shape, dim, spec, arrays):
             dim += 1        # (fused eager: a pending integer index, its bounds checked later)
         else:
@@ -204,6 +206,29 @@ def _first_out_of_range(idx, n):
     flat = idx.reshape(-1)
     bad = (flat >= n) | (flat < -n)
     return jnp.stack([bad.any().astype(jnp.int64), flat[jnp.argmax(bad)].astype(jnp.int64)])
+
+
+def _select_index(k, shape, dim, spec, arrays):
+    """A 0-dim integer tensor index: torch selects with it as with an int (its ``item()``), so
+    the result is a view and the dim is gone before any advanced index applies. False for
+    other tensors."""
+    if k.ndim != 0 or k.dtype.category != D._INT or k.dtype.name == "uint8":
+        return False
+    n = shape[dim]
+    t = _constant(k._data)
+    if isinstance(t, jax.core.Tracer):
+        from .._compile._hostchecks import index_bounds
+        index_bounds(t, n, dim)
+        t = t.astype(jnp.int64)
+        spec.append(("I",))
+        arrays.append(jnp.where(t < 0, t + n, t))
+        return True
+    v = int(np.asarray(t))
+    if not -n <= v < n:
+        raise IndexError(f"index {v} is out of bounds for dimension {dim} with size {n}")
+    spec.append(("I",))
+    arrays.append(_index_array(v % n))
+    return True
 
 
 def _deferred_index(k, shape, dim, spec, arrays):
@@ -285,15 +310,45 @@ def _slice_dyn(a, dyn):
     return a
 
 
+def _split_selects(spec, key):
+    """torch's two steps for an index mixing ints and tensors: the ints select first (their
+    dims gone), then the tensors index what is left, with numpy's placement of the advanced
+    dims among those. Returns (the selecting key, the rest) or None when one step is all."""
+    if not any(s[0] == "t" for s in spec) or not any(s[0] in "iI" for s in spec):
+        return None
+    first, rest = [], []
+    for s, k in zip(spec, key):
+        if s[0] in "iI":
+            first.append(k)
+        elif s[0] in _CONSUMING:
+            first.append(slice(None))
+            rest.append(k)
+        elif s[0] == "e":
+            first.append(k)
+            rest.append(k)
+        else:
+            rest.append(k)
+    return tuple(first), tuple(rest)
+
+
 def _get_impl(a, spec, idx):
     key, dyn = _build_key(spec, idx, a.ndim)
+    split = _split_selects(spec, key)
+    if split is not None:
+        return _slice_dyn(a, dyn)[split[0]][split[1]]
     return _slice_dyn(a, dyn)[key]
 
 
 def _set_impl(a, v, spec, idx, mode="set"):
     key, dyn = _build_key(spec, idx, a.ndim)
     sub = _slice_dyn(a, dyn)
-    sub = sub.at[key].add(v) if mode == "add" else sub.at[key].set(v)
+    split = _split_selects(spec, key)
+    if split is not None:
+        part = sub[split[0]]
+        part = part.at[split[1]].add(v) if mode == "add" else part.at[split[1]].set(v)
+        sub = sub.at[split[0]].set(part)
+    else:
+        sub = sub.at[key].add(v) if mode == "add" else sub.at[key].set(v)
     if not dyn:
         return sub
     starts = [jnp.zeros((), jnp.int64)] * a.ndim
@@ -313,7 +368,11 @@ def _fit_value(v, target, advanced=True):
         s == 1 or s == t for s, t in zip(shp[::-1], target[::-1]))
     if not ok:
         if advanced:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(jnp.shape(v))} "
+            # (torch names the value's shape with every leading 1 dropped)
+            bare = list(shp)
+            while bare and bare[0] == 1:
+                bare.pop(0)
+            raise RuntimeError(f"shape mismatch: value tensor of shape {bare} "
                                f"cannot be broadcast to indexing result of shape "
                                f"{list(target)}")
         if len(shp) > len(target):

@@ -1,0 +1,141 @@
+"""Tensor operations as held-out programs write them, swept against live torch.
+
+Each table is a class of cases (forms, dtypes, shapes). torch runs first: where it raises,
+torchlike must raise the same class with the same message; where it returns, torchlike must
+return the same values, dtypes and shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+
+from oracle import assert_close, both_outcomes, same_dtype
+
+
+def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0):
+    """``fn(m)`` behaves the same with m = torch and m = torchlike (value or exception)."""
+    got = both_outcomes(fn, msg="exact" if msg else None)
+    if got is None:
+        return
+    lv, tv = got
+    outs_t = tv if isinstance(tv, (tuple, list)) else (tv,)
+    outs_l = lv if isinstance(lv, (tuple, list)) else (lv,)
+    assert len(outs_t) == len(outs_l)
+    for a, b in zip(outs_l, outs_t):
+        if isinstance(b, torch.Tensor):
+            assert isinstance(a, torchlike.Tensor), type(a)
+            assert same_dtype(a, b), f"dtype {a.dtype} != torch {b.dtype}"
+            assert tuple(a.shape) == tuple(b.shape), f"shape {a.shape} != torch {b.shape}"
+            assert_close(a, b, atol=atol, rtol=rtol)
+        else:
+            assert a == b or (a != a and b != b), f"{a!r} != torch {b!r}"
+
+
+# ============================================================ 1. ints and tensors in one index
+
+def _x3(m):
+    return m.arange(24).reshape(2, 3, 4)
+
+
+def _x4(m):
+    return m.arange(120).reshape(2, 3, 4, 5)
+
+
+MIXED_GET = {
+    "int_slice_list": lambda m: _x3(m)[0, :, [1, 2]],
+    "0d_slice_list": lambda m: _x3(m)[m.tensor(0), :, [1, 2]],
+    "slice_int_slice_list": lambda m: _x4(m)[:, 0, :, [1, 2]],
+    "none_int_slice_list": lambda m: _x4(m)[None, 0, :, [1, 0]],
+    "int_ellipsis_list": lambda m: _x4(m)[0, ..., [1, 0]],
+    "slice_0d_slice_tensor": lambda m: _x4(m)[:, m.tensor(1), :, m.tensor([1, 0])],
+    "list_int_adjacent": lambda m: _x3(m)[[0, 1], 0, [1, 2]],
+    "list_slice_int": lambda m: _x3(m)[[0, 1], :, 0],
+    "neg_0d_list_0d": lambda m: _x3(m)[m.tensor(-1), [0, 2], m.tensor(1)],
+    "int32_0d": lambda m: _x3(m)[m.tensor(1, dtype=m.int32), :, [0]],
+    "0d_out_of_range": lambda m: _x3(m)[1, m.tensor(5)],
+    "0d_out_of_range_neg": lambda m: _x3(m)[m.tensor(-3)],
+}
+
+
+@pytest.mark.parametrize("name", MIXED_GET)
+def test_int_then_tensor_index(name):
+    """torch selects with ints (and 0-dim integer tensors) first, then indexes with the tensors:
+    x[0, :, [1, 2]] is (3, 2), not numpy's (2, 3)."""
+    same_as_torch(MIXED_GET[name])
+
+
+def _set(m, key, value):
+    x = _x3(m)
+    x[key(m)] = value(m)
+    return x
+
+
+MIXED_SET = {
+    "row_value": (lambda m: (0, slice(None), [1, 2]), lambda m: m.tensor([[100, 200]])),
+    "col_value": (lambda m: (0, slice(None), [1, 2]), lambda m: m.tensor([1, 2, 3]).view(3, 1)),
+    "scalar": (lambda m: (1, slice(None), [3, 0]), lambda m: m.tensor(-1)),
+    "0d_key": (lambda m: (m.tensor(1), slice(None), [1, 2]), lambda m: m.tensor([[7, 8]])),
+    "bad_shape": (lambda m: (0, slice(None), [1, 2]), lambda m: m.tensor([[1, 2, 3]])),
+}
+
+
+@pytest.mark.parametrize("name", MIXED_SET)
+def test_int_then_tensor_index_assignment(name):
+    key, value = MIXED_SET[name]
+    same_as_torch(lambda m: _set(m, key, value))
+
+
+def test_int_then_tensor_index_accumulate_and_grad():
+    def acc(m):
+        x = _x3(m)
+        x[0, :, [1, 2]] += 1
+        return x
+    same_as_torch(acc)
+
+    def grad(m):
+        x = m.arange(24.).reshape(2, 3, 4).requires_grad_()
+        x[0, :, [1, 2]].backward(m.arange(6.).view(3, 2))
+        return x.grad
+    same_as_torch(grad)
+
+
+def test_0d_integer_tensor_index_is_a_view():
+    """x[t] with a 0-dim integer tensor is torch's select: a view that writes through
+    (``x[i][j] = v`` with i from a tensor)."""
+    def write(m):
+        x = m.zeros(3, 4)
+        i = m.tensor(2)
+        x[i][1] = 5
+        row = x[m.tensor(0)]
+        row[3] = 9
+        x[m.tensor(-1), 0] = 7
+        return x
+    same_as_torch(write)
+
+    def grad_fn(m):
+        x = m.arange(6.).reshape(2, 3).requires_grad_()
+        return (type(x[m.tensor(1)].grad_fn).__name__,
+                type(x[m.tensor(1), [0]].grad_fn).__name__)
+    same_as_torch(grad_fn)
+
+
+VALUE_SHAPE_ERRORS = {
+    "list": lambda m: ([0, 1],),
+    "list_slice": lambda m: ([0, 1], slice(1, None)),
+    "slice_list": lambda m: (slice(None), [0, 1]),
+    "mask": lambda m: (m.zeros(3, 4) > 0.5,),
+}
+
+
+@pytest.mark.parametrize("value_shape", [(1, 3), (1, 1, 3), (2, 1, 3)])
+@pytest.mark.parametrize("name", VALUE_SHAPE_ERRORS)
+def test_advanced_assignment_value_shape_error(name, value_shape):
+    """torch's message names the value's shape with its leading 1s dropped."""
+    def fn(m):
+        x = m.zeros(3, 4)
+        x[VALUE_SHAPE_ERRORS[name](m)] = m.ones(*value_shape)
+        return x
+    same_as_torch(fn)
