@@ -580,8 +580,8 @@ class Optimizer:
     def __repr__(self):
         s = self.__class__.__name__ + " ("
         for i, g in enumerate(self.param_groups):
-            s += "\n" + f"Parameter Group {i}"
+            s += "\n" + f"Parameter Group {i}\n"
             for k in sorted(g):
                 if k != "params":
-                    s += f"\n    {k}: {g[k]}"
-        return s + "\n)"
+                    s += f"    {k}: {g[k]}\n"
+        return s + ")"

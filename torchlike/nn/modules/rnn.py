@@ -405,8 +405,11 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
 
-@defop("rnn_cell", promote="common", grad_name=lambda kw: {"LSTM": "ThnnFusedLstmCellBackward0",
-                                                           "GRU": "ThnnFusedGruCellBackward0"}
+# grad_fn names are those of the last op of ATen's CPU cells (lstm_cell's h = o * tanh(c), whose
+# c = f * c + i * g is an AddBackward0 in torch; gru_cell's (h - n) * z + n)
+@defop("rnn_cell", promote="common", grad_name=lambda kw: {"LSTM": "MulBackward0",
+                                                           "GRU": "AddBackward0",
+                                                           "RNN_RELU": "ReluBackward0"}
        .get(kw["mode"], "TanhBackward0"))
 def _rnn_cell(x, h, *rest, mode, has_bias):
     lstm = mode == "LSTM"

@@ -27,6 +27,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ... import _random
+from ... import accelerator as _accelerator
 from ..._tensor import Tensor
 
 __all__ = [
@@ -727,6 +728,13 @@ class _BaseIter:
         self._index_sampler = loader._index_sampler
         self._collate_fn = loader.collate_fn
         self._num_yielded = 0
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used "
+                          "as the device,ignore pin_memory_device="
+                          f"'{loader.pin_memory_device}'.", stacklevel=3)
+        if loader.pin_memory and not _accelerator.is_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=3)
         self._base_seed = loader._base_seed()
         self._sampler_iter = iter(self._index_sampler)
 

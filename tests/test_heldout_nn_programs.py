@@ -1,0 +1,114 @@
+"""Pieces of typical training programs (tutorial models, optimizer and scheduler loops, data
+loaders) run on torch and torchlike side by side: same weights and data, same printed values,
+reprs, warnings and errors."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from oracle import assert_close
+
+R = np.random.default_rng(2024)
+
+
+def f32(*shape, scale=1.0):
+    return (R.standard_normal(shape) * scale).astype(np.float32)
+
+
+def det_init(model, seed=42, scale=0.1):
+    """Fill every parameter from a numpy stream (the same values on both libraries)."""
+    r = np.random.default_rng(seed)
+    m = torch if isinstance(model, torch.nn.Module) else torchlike
+    with m.no_grad():
+        for _, p in model.named_parameters():
+            p.copy_(m.from_numpy((r.standard_normal(tuple(p.shape)) * scale)
+                                 .astype(np.float32)))
+    return model
+
+
+def caught(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [(x.category, str(x.message)) for x in w]
+
+
+# ------------------------------------------------------------------ recurrent cells
+
+@pytest.mark.parametrize("ctor", [
+    lambda nn: nn.LSTMCell(3, 4), lambda nn: nn.LSTMCell(3, 4, bias=False),
+    lambda nn: nn.GRUCell(3, 4), lambda nn: nn.RNNCell(3, 4),
+    lambda nn: nn.RNNCell(3, 4, nonlinearity="relu"),
+], ids=["lstm", "lstm_nobias", "gru", "rnn_tanh", "rnn_relu"])
+def test_rnn_cell_outputs_print_torchs_grad_fn(ctor):
+    x = f32(2, 3)
+    outs = []
+    for m in (torch, torchlike):
+        cell = det_init(ctor(m.nn))
+        out = cell(m.tensor(x))
+        h = out[0] if isinstance(out, tuple) else out
+        outs.append((h, repr(h)))
+    assert_close(outs[1][0], outs[0][0])
+    assert outs[1][1] == outs[0][1]
+
+
+# ------------------------------------------------------------------ optimizers
+
+def test_optimizer_repr_with_param_groups():
+    def build(m):
+        return m.optim.SGD([{"params": [m.zeros(1)]}, {"params": [m.zeros(1)], "lr": 0.5}],
+                           lr=0.1, momentum=0.9)
+    assert repr(build(torchlike)) == repr(build(torch))
+    assert repr(torchlike.optim.Adam([torchlike.zeros(1)])) == \
+        repr(torch.optim.Adam([torch.zeros(1)]))
+
+
+def test_lbfgs_int_lr_keeps_state_step_an_int():
+    w0, x, y = f32(4, 3), f32(8, 3), f32(8, 4)
+    states = []
+    for m in (torch, torchlike):
+        lin = m.nn.Linear(3, 4, bias=False)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor(w0))
+        opt = m.optim.LBFGS(lin.parameters(), max_iter=3)
+
+        def closure():
+            opt.zero_grad()
+            loss = m.nn.functional.mse_loss(lin(m.tensor(x)), m.tensor(y))
+            loss.backward()
+            return loss
+        opt.step(closure)
+        st = opt.state[lin.weight]
+        states.append((st["t"], type(st["t"]), st["n_iter"], st["func_evals"]))
+        states.append(lin.weight)
+    assert states[2] == states[0]
+    assert_close(states[3], states[1])
+
+
+# ------------------------------------------------------------------ data loading
+
+def test_dataloader_pin_memory_without_accelerator_warns():
+    if torchlike.accelerator.is_available():
+        pytest.skip("an accelerator pins memory")
+
+    def first(m):
+        ds = m.utils.data.TensorDataset(m.arange(6.0).reshape(3, 2))
+        return next(iter(m.utils.data.DataLoader(ds, batch_size=2, pin_memory=True)))[0]
+    out, w = caught(lambda: first(torchlike))
+    ref, wref = caught(lambda: first(torch))
+    assert_close(out, ref)
+    assert w == wref and len(w) == 1
+
+
+def test_lstm_cell_state_shares_the_hidden_states_node():
+    """(DIFFERENCES.md, nn) torch's c is an AddBackward0; torchlike's cell is one node."""
+    cell = det_init(torchlike.nn.LSTMCell(3, 4))
+    h, c = cell(torchlike.tensor(f32(2, 3)))
+    assert c.grad_fn is h.grad_fn
+    assert type(c.grad_fn).__name__ == "MulBackward0"
+    tc = det_init(torch.nn.LSTMCell(3, 4))
+    assert type(tc(torch.tensor(f32(2, 3)))[1].grad_fn).__name__ == "AddBackward0"
