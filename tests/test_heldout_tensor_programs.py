@@ -139,3 +139,109 @@ def test_advanced_assignment_value_shape_error(name, value_shape):
         x[VALUE_SHAPE_ERRORS[name](m)] = m.ones(*value_shape)
         return x
     same_as_torch(fn)
+
+
+# ============================================================ 2. add/sub alpha, complex ordering
+
+ALPHA_FORMS = {
+    "add": lambda m, a, b, al: m.add(a, b, alpha=al),
+    "sub": lambda m, a, b, al: m.sub(a, b, alpha=al),
+    "method_add": lambda m, a, b, al: a.add(b, alpha=al),
+    "inplace_add": lambda m, a, b, al: a.clone().add_(b, alpha=al),
+    "inplace_sub": lambda m, a, b, al: a.clone().sub_(b, alpha=al),
+    "rsub": lambda m, a, b, al: m.rsub(a, b, alpha=al),
+}
+ALPHA_OPERANDS = {
+    "int_int": lambda m: (m.tensor([1, 2]), m.tensor([5, 7])),
+    "int_scalar": lambda m: (m.tensor([1, 2]), 3),
+    "int_float": lambda m: (m.tensor([1, 2]), m.tensor([1.5, 2.0])),
+    "int_0d_float": lambda m: (m.tensor([1, 2]), m.tensor(1.5)),
+    "float_int": lambda m: (m.tensor([1.0, 2.0]), 1),
+    "bool_bool": lambda m: (m.tensor([True, False]), m.tensor([True, True])),
+    "complex": lambda m: (m.tensor([1.0, 2.0]), m.tensor([1j, 2])),
+}
+
+
+@pytest.mark.parametrize("alpha", [2, 1.0, 1.5, True, 1j, -1])
+@pytest.mark.parametrize("operands", ALPHA_OPERANDS)
+@pytest.mark.parametrize("form", ALPHA_FORMS)
+def test_add_sub_alpha(form, operands, alpha):
+    """torch checks alpha against the result dtype (a float alpha on integers raises, a bool
+    alpha needs a bool result); rsub scales its input by alpha."""
+    same_as_torch(lambda m: ALPHA_FORMS[form](m, *ALPHA_OPERANDS[operands](m), alpha),
+                  atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["lt", "le", "gt", "ge", "eq", "ne"])
+@pytest.mark.parametrize("operands", [
+    lambda m: (m.tensor([1j, 2]), 0), lambda m: (m.tensor([1, 2]), 1j),
+    lambda m: (m.tensor([1.0, 2.0]), m.tensor([1j, 1]))])
+def test_ordering_comparisons_refuse_complex(op, operands):
+    same_as_torch(lambda m: getattr(m, op)(*operands(m)))
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.tensor([1], dtype=m.int8).add(m.tensor([1], dtype=m.int8), alpha=1000),
+    lambda m: m.tensor([1], dtype=m.int8).add(1, alpha=1000),
+    lambda m: m.tensor([1.], dtype=m.float16).add(m.tensor([1.], dtype=m.float16), alpha=1e5),
+    lambda m: m.tensor([1], dtype=m.uint8).sub(m.tensor([1], dtype=m.uint8), alpha=255),
+])
+def test_alpha_overflowing_the_result_dtype(case):
+    same_as_torch(case)
+
+
+def test_alpha_gradients():
+    def fn(m):
+        x = m.tensor([1., 2.], requires_grad=True)
+        y = m.tensor([3., 4.], requires_grad=True)
+        (m.add(x, y, alpha=2.5) + m.rsub(x, 5., alpha=1.5) - m.sub(y, x, alpha=-2)).sum()\
+            .backward()
+        return x.grad, y.grad
+    same_as_torch(fn, atol=1e-6)
+
+
+# ============================================================ 3. warnings torch gives
+
+def _warns(fn):
+    """The warning messages (first line, torch's '(Triggered internally ...)' cut) of fn."""
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn()
+    return [str(x.message).split(" (Triggered internally")[0] for x in w]
+
+
+DOF_CASES = {
+    "var_one": lambda m: m.tensor([1.]).var(),
+    "std_one": lambda m: m.tensor([1.]).std(),
+    "var_mean_one": lambda m: m.var_mean(m.tensor([1.])),
+    "std_mean_one": lambda m: m.std_mean(m.tensor([2.])),
+    "var_correction_2": lambda m: m.ones(2, 3).var(0, correction=2),
+    "var_correction_1_5": lambda m: m.ones(2, 3).var(0, correction=1.5),
+    "var_empty": lambda m: m.ones(0).var(),
+    "var_empty_out": lambda m: m.ones(3, 0).var(0),
+    "var_empty_in": lambda m: m.ones(0, 3).var(1),
+    "std_dim_keepdim": lambda m: m.ones(4, 1).std(1, keepdim=True),
+    "complex": lambda m: m.ones(2, 3, dtype=m.complex64).var(0, correction=2),
+    "fine": lambda m: m.ones(2, 3).std(0),
+}
+
+
+@pytest.mark.parametrize("name", DOF_CASES)
+def test_var_std_degrees_of_freedom_warning(name):
+    assert _warns(lambda: DOF_CASES[name](torchlike)) == _warns(lambda: DOF_CASES[name](torch))
+
+
+def test_scatter_reduce_keyword_with_tensor_src_warns():
+    def fn(m):
+        x = m.zeros(3, 5)
+        idx = m.tensor([[0, 1], [2, 3], [4, 0]])
+        x.scatter_(1, idx, 2.0, reduce="add")          # a value: no warning
+        return x.scatter(1, idx, m.arange(15.).reshape(3, 5), reduce="add")
+    from torchlike._ops import factorizations
+    factorizations._WARNED.discard("scatter_reduce_src")
+    assert _warns(lambda: fn(torchlike)) == [
+        "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
+        "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
+        "options."]
+    same_as_torch(fn)

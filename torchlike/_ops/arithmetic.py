@@ -58,20 +58,25 @@ def _div_vjp(cots, xs, needs):
     return out
 
 
+def _scaled(b, alpha):
+    """``b * alpha`` in ``b``'s dtype (torch's alpha takes no part in the promotion)."""
+    return b if alpha == 1 else (b * alpha).astype(jnp.result_type(b))
+
+
 @defop("add", promote="common", saves=False, grad_name="AddBackward0", vjp=_add_vjp)
 def _add(a, b, alpha=1):
-    return a + b * alpha if alpha != 1 else a + b
+    return a + _scaled(b, alpha)
 
 
 @defop("sub", promote="common", saves=False, grad_name="SubBackward0",
        vjp=lambda cots, xs, needs, alpha=1: _add_vjp(cots, xs, needs, alpha, -1))
 def _sub(a, b, alpha=1):
-    return a - b * alpha if alpha != 1 else a - b
+    return a - _scaled(b, alpha)
 
 
 @defop("rsub", promote="common", saves=False, grad_name="RsubBackward1")
-def _rsub(a, b):
-    return b - a
+def _rsub(a, b, alpha=1):
+    return b - _scaled(a, alpha)
 
 
 @defop("mul", promote="common", saves="others", grad_name="MulBackward0", vjp=_mul_vjp)
@@ -196,7 +201,28 @@ def _pow_bwd(res, g):
 _pow_masked.defvjp(_pow_fwd, _pow_bwd)
 
 
-def _alpha(alpha):
+def _alpha(alpha, input=None, other=None, inplace=False):
+    """The op's ``alpha`` keyword, after torch's check of it against the result dtype (of
+    ``input`` and ``other`` when given; in place, a result ``input`` cannot hold fails its
+    cast first)."""
+    if input is not None and not (alpha.__class__ is int and alpha == 1):
+        from .typeinfo import can_cast, result_type
+        try:
+            dt = result_type(input, other)
+        except TypeError:
+            dt = None
+        if dt is not None and not (inplace and not can_cast(dt, input.dtype)):
+            if isinstance(alpha, bool) and dt is not D.bool:
+                raise RuntimeError("Boolean alpha only supported for Boolean results.")
+            if isinstance(alpha, (float, complex)) and not (dt.is_floating_point
+                                                             or dt.is_complex):
+                raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                                   "floating point number.")
+            if isinstance(alpha, complex) and not dt.is_complex:
+                raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                                   "complex number.")
+            if isinstance(alpha, (int, float, complex)):
+                D.check_scalar(alpha, dt)
     # alpha=1 (the common case) shares the compiled entry of a plain add/sub
     return {} if alpha == 1 else {"alpha": alpha}
 
@@ -204,7 +230,7 @@ def _alpha(alpha):
 @public(method=True, out=True)
 def add(input, other, *, alpha=1):
     """input + alpha * other, with torch's type promotion."""
-    return apply(_add, input, other, **_alpha(alpha))
+    return apply(_add, input, other, **_alpha(alpha, input, other))
 
 
 def _is_bool(x):
@@ -237,7 +263,7 @@ def _check_neg(a):
 def sub(input, other, *, alpha=1):
     """input - alpha * other."""
     _check_sub(input, other)
-    return apply(_sub, input, other, **_alpha(alpha))
+    return apply(_sub, input, other, **_alpha(alpha, input, other))
 
 
 subtract = alias(sub, "subtract")
@@ -245,7 +271,7 @@ subtract = alias(sub, "subtract")
 
 def rsub(input, other, alpha=1):
     _check_sub(input, other)
-    return apply(_rsub, input, other)
+    return apply(_rsub, input, other, **_alpha(alpha, input, other))
 
 
 @public(method=True, out=True, also=("multiply",))
@@ -319,13 +345,13 @@ def pow(input, exponent):
 
 @method("add_")
 def _add_(self, other, *, alpha=1):
-    return apply_(_add, self, other, **_alpha(alpha))
+    return apply_(_add, self, other, **_alpha(alpha, self, other, inplace=True))
 
 
 @method("sub_", "subtract_")
 def _sub_(self, other, *, alpha=1):
     _check_sub(self, other)
-    return apply_(_sub, self, other, **_alpha(alpha))
+    return apply_(_sub, self, other, **_alpha(alpha, self, other, inplace=True))
 
 
 @method("mul_", "multiply_")

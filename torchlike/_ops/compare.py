@@ -25,10 +25,21 @@ def _cmp(name, f):
 
 _eq = _cmp("eq", lambda a, b: a == b)
 _ne = _cmp("ne", lambda a, b: a != b)
-_lt = _cmp("lt", lambda a, b: a < b)
-_le = _cmp("le", lambda a, b: a <= b)
-_gt = _cmp("gt", lambda a, b: a > b)
-_ge = _cmp("ge", lambda a, b: a >= b)
+def _order(name, f):
+    """An ordering comparison: torch has no kernel for complex operands."""
+    def fn(a, b):
+        for x in (a, b):
+            if jnp.iscomplexobj(x):
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                          f"'{D.legacy_name(D.from_jax(x.dtype))}'")
+        return f(a, b)
+    return _cmp(name, fn)
+
+
+_lt = _order("lt", lambda a, b: a < b)
+_le = _order("le", lambda a, b: a <= b)
+_gt = _order("gt", lambda a, b: a > b)
+_ge = _order("ge", lambda a, b: a >= b)
 _land = defop("logical_and", differentiable=False)(
     lambda a, b: jnp.logical_and(a != 0, b != 0))
 _lor = defop("logical_or", differentiable=False)(lambda a, b: jnp.logical_or(a != 0, b != 0))

@@ -169,18 +169,24 @@ def cholesky_ex(A, upper=False, check_errors=False, name="linalg.cholesky_ex",
 _WARNED: set = set()
 
 
+def _user_stacklevel():
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller) naming the first line
+    outside torchlike."""
+    import os
+    import sys
+    root = os.path.dirname(os.path.dirname(__file__))
+    level, f = 2, sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(root):
+        level, f = level + 1, f.f_back
+    return level
+
+
 def _deprecated(key, message):
     """torch's TORCH_WARN_ONCE for its deprecated linear-algebra forms: once per process."""
     if key not in _WARNED:
         _WARNED.add(key)
-        import os
-        import sys
         import warnings
-        root = os.path.dirname(os.path.dirname(__file__))
-        level, f = 2, sys._getframe(1)
-        while f is not None and f.f_code.co_filename.startswith(root):
-            level, f = level + 1, f.f_back      # (the caller's line, outside torchlike)
-        warnings.warn(message, UserWarning, stacklevel=level)
+        warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
 
 
 # ------------------------------------------------------------------ small products

@@ -307,29 +307,56 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     return dict(dims=dims, correction=correction, keepdim=keep)
 
 
+def _dof_warning(name, input, args):
+    """torch's warning when N - correction <= 0, N being the input's numel over the result's
+    (at least 1); twice for a complex input (its real and imaginary parts)."""
+    shape = tuple(input.shape)
+    dims = range(len(shape)) if args["dims"] is None else args["dims"]
+    out = 1
+    for i, n in enumerate(shape):
+        if i not in dims:
+            out *= n
+    if input.numel() / _bi.max(out, 1) - args["correction"] > 0:
+        return
+    from .factorizations import _user_stacklevel
+    import warnings
+    for _ in range(2 if input.dtype.is_complex else 1):
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      f"than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=_user_stacklevel())
+
+
+def _var_checked(name, input, dim, unbiased, keepdim, correction):
+    args = _var_args(input, dim, unbiased, keepdim, correction)
+    _dof_warning(name, input, args)
+    return args
+
+
 @public(out=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over all elements or ``dim``, divided by N - correction (default 1)."""
     _need_float("std and var", input)
-    return apply(_var, input, **_var_args(input, dim, unbiased, keepdim, correction))
+    return apply(_var, input, **_var_checked("var", input, dim, unbiased, keepdim, correction))
 
 
 @public(out=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation (sqrt of ``var``; zero gradient where it is 0)."""
     _need_float("std and var", input)
-    return apply(_std, input, **_var_args(input, dim, unbiased, keepdim, correction))
+    return apply(_std, input, **_var_checked("std", input, dim, unbiased, keepdim, correction))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _need_float("var_mean", input)
-    return apply(_var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction),
+    return apply(_var_mean, input,
+                 **_var_checked("var_mean", input, dim, unbiased, keepdim, correction),
                  sqrt=False)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _need_float("std_mean", input)
-    return apply(_var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction),
+    return apply(_var_mean, input,
+                 **_var_checked("std_mean", input, dim, unbiased, keepdim, correction),
                  sqrt=True)
 
 

@@ -348,6 +348,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
+    from .factorizations import _deprecated
+    _deprecated("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     n = input._d.ndim
     d = _wrap_dim(dim, n)
     if index.dtype.category != D._INT or index._d.ndim > 1:

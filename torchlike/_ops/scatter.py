@@ -136,6 +136,11 @@ def _scatter_impl(input, dim, index, src=None, value=None, reduce=None, add=Fals
     elif reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
+        if src is not None:
+            from .factorizations import _deprecated
+            _deprecated("scatter_reduce_src", "The reduce argument of torch.scatter with Tensor "
+                        "src is deprecated and will be removed in a future PyTorch release. Use "
+                        "torch.scatter_reduce instead for more reduction options.")
         mode = reduce
     else:
         mode = "set" if src is not None else "value"
