@@ -126,7 +126,59 @@ def scenario_backward_twice(m):
     return ["no error"]
 
 
-SCENARIOS = [scenario_exp, scenario_straight_through_and_hook, scenario_two_outputs,
+def scenario_every_output_gets_a_gradient(m):
+    """backward takes one gradient per forward output: a non-differentiable or integer tensor
+    output's is zeros (None without materialized grads), a non-tensor output's None."""
+    seen = []
+
+    def grads(gs):
+        return [None if g is None else (g.dtype == m.int64, g.tolist()) for g in gs]
+
+    class Mixed(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            i = x.argmax()
+            ctx.mark_non_differentiable(i)
+            return x * 2, i, 3, x * 3, (x * 5).detach()
+
+        @staticmethod
+        def backward(ctx, *gs):
+            seen.append(grads(gs))
+            return gs[0]
+
+    class Lazy(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            y = x * 5
+            ctx.mark_non_differentiable(y)
+            return x * 2, y
+
+        @staticmethod
+        def backward(ctx, *gs):
+            seen.append(grads(gs))
+            return gs[0]
+
+    x = m.tensor([1.0, 3.0], requires_grad=True)
+    a, i, k, b, c = Mixed.apply(x)
+    a.sum().backward()
+    p, q = Lazy.apply(x)
+    p.sum().backward()
+    return [seen, x.grad.tolist(), i.requires_grad, i.grad_fn, k, b.grad_fn is a.grad_fn,
+            c.requires_grad, q.requires_grad, q.grad_fn]
+
+
+def scenario_node_class(m):
+    Exp = make_classes(m)[0]
+    y = Exp.apply(m.tensor([1.0], requires_grad=True))
+    t = type(y.grad_fn)
+    return [t.__name__, t.__qualname__, t is Exp._backward_cls,
+            isinstance(y.grad_fn, m.autograd.function.BackwardCFunction),
+            y.grad_fn._forward_cls is Exp,
+            type(Exp.apply(m.tensor([2.0], requires_grad=True)).grad_fn) is t]
+
+
+SCENARIOS = [scenario_exp, scenario_every_output_gets_a_gradient, scenario_node_class, scenario_straight_through_and_hook, scenario_two_outputs,
              scenario_only_one_output_used, scenario_double_backward, scenario_no_grad_input,
              scenario_backward_twice]
 

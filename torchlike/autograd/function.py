@@ -23,7 +23,7 @@ import functools
 from . import grad_mode as _gm
 from .graph import _FREED_MSG, Node, cotangents, tensor_class
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -60,18 +60,26 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
-class _FunctionNode(Node):
-    """The tape node of one ``Function.apply`` call."""
+class BackwardCFunction(Node):
+    """The tape node of one ``Function.apply`` call; each Function has its own subclass,
+    ``<Function>Backward`` (``Function._backward_cls``), as in torch."""
 
-    __slots__ = ("fn_cls", "ctx", "n_args", "grad_positions")
+    __slots__ = ("fn_cls", "ctx", "n_args", "grad_positions", "outputs")
 
-    def __init__(self, fn_cls, ctx, edges, positions, out_meta, n_args):
+    def __init__(self, fn_cls, ctx, edges, positions, out_meta, n_args, outputs):
         super().__init__(fn_cls.__name__ + "Backward", tuple(edges), None, None, None,
                          out_meta, saves=True)
         self.fn_cls = fn_cls
         self.ctx = ctx
         self.n_args = n_args
         self.grad_positions = positions      # argument index of each edge
+        # per forward output: the index of its cotangent (a differentiable output), or the
+        # (shape, dtype) of a tensor output without one, or None (not a tensor)
+        self.outputs = outputs
+
+    @property
+    def _forward_cls(self):
+        return self.fn_cls
 
     def release(self):
         # like torch: a second backward fails only if the function saved tensors
@@ -84,9 +92,18 @@ class _FunctionNode(Node):
         return self.ctx.materialize_grads
 
     def run(self, cots, create_graph):
-        """Call the user's backward; return one gradient per edge."""
+        """Call the user's backward with a gradient per forward output (zeros, or None without
+        materialized grads, for a non-differentiable tensor output; None for any other
+        output); return one gradient per edge."""
         rep = cotangents(create_graph)
-        grads_in = [rep.to_user(c) for c in cots]
+        grads_in = []
+        for o in self.outputs:
+            if o.__class__ is int:
+                grads_in.append(rep.to_user(cots[o]))
+            elif o is not None and self.ctx.materialize_grads:
+                grads_in.append(tensor_class()._make(_jnp().zeros(*o)))
+            else:
+                grads_in.append(None)
         with _gm.set_grad_enabled(create_graph):
             res = self.fn_cls.backward(self.ctx, *grads_in)
         if not isinstance(res, tuple):
@@ -97,8 +114,19 @@ class _FunctionNode(Node):
         return tuple(rep.from_user(res[pos]) for pos in self.grad_positions)
 
 
+def _jnp():
+    import jax.numpy as jnp
+    return jnp
+
+
 class _FunctionMeta(type):
-    pass
+    """Gives each Function its node class, ``<name>Backward`` (``_backward_cls``)."""
+
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
+                                 {"__slots__": (), "__module__": BackwardCFunction.__module__,
+                                  "__qualname__": name + "Backward"})
 
 
 class Function(metaclass=_FunctionMeta):
@@ -163,9 +191,14 @@ class Function(metaclass=_FunctionMeta):
                 positions.append(i)
         diff = [o for o in outs if isinstance(o, Tensor) and id(o) not in ctx.non_differentiable
                 and (o.dtype.is_floating_point or o.dtype.is_complex)]
-        node = _FunctionNode(cls, ctx, edges, positions,
-                             tuple((tuple(o._d.shape), o._d.dtype) for o in diff),
-                             len(args))
+        outputs = []
+        for o in outs:
+            k = next((k for k, d in enumerate(diff) if o is d), None)
+            outputs.append(k if k is not None else
+                           (tuple(o._d.shape), o._d.dtype) if isinstance(o, Tensor) else None)
+        node = cls._backward_cls(cls, ctx, edges, positions,
+                                 tuple((tuple(o._d.shape), o._d.dtype) for o in diff),
+                                 len(args), tuple(outputs))
         wrapped = []
         k = 0
         for o in outs:

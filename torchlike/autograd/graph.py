@@ -1,7 +1,8 @@
 """Tape nodes, and how each runs its own backward.
 
 One ``Node`` per recorded op call, one ``AccumulateGrad`` per leaf that requires grad (custom
-``autograd.Function`` calls get a ``_FunctionNode``, in ``function.py``). Every node type
+``autograd.Function`` calls get their Function's ``BackwardCFunction`` subclass, in
+``function.py``). Every node type
 implements ``run(cotangents, create_graph)``: the gradients of its inputs (one per edge) from the
 cotangents of its outputs. The engine (``engine.py``) only orders the nodes and routes gradients.
 
