@@ -112,3 +112,62 @@ def test_lstm_cell_state_shares_the_hidden_states_node():
     assert type(c.grad_fn).__name__ == "MulBackward0"
     tc = det_init(torch.nn.LSTMCell(3, 4))
     assert type(tc(torch.tensor(f32(2, 3)))[1].grad_fn).__name__ == "AddBackward0"
+
+
+def _custom_sgd(m):
+    class MySGD(m.optim.Optimizer):
+        def __init__(self, params, lr=0.1):
+            super().__init__(params, dict(lr=lr))
+
+        @m.no_grad()
+        def step(self, closure=None):
+            loss = None
+            if closure is not None:
+                with m.enable_grad():
+                    loss = closure()
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self.state[p]["step"] = self.state[p].get("step", 0) + 1
+                        p.add_(p.grad, alpha=-group["lr"])
+            return loss
+    return MySGD
+
+
+@pytest.mark.parametrize("kind", ["custom", "SGD", "LBFGS"])
+def test_step_hooks_run_around_every_optimizer_class_step(kind):
+    """torch wraps each optimizer class's step (a user subclass's own step too) with the
+    global and per-optimizer step hooks; a pre hook may return new (args, kwargs)."""
+    logs = []
+    for m in (torch, torchlike):
+        from importlib import import_module
+        optmod = import_module(m.__name__ + ".optim.optimizer")
+        log = []
+        w = m.nn.Parameter(m.tensor([1.0, -2.0]))
+        make = {"custom": _custom_sgd(m), "SGD": m.optim.SGD, "LBFGS": m.optim.LBFGS}[kind]
+        opt = make([w], lr=0.1)
+
+        def closure():
+            opt.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+        h1 = optmod.register_optimizer_step_pre_hook(
+            lambda o, a, k: log.append(("gpre", type(o).__name__, len(a), sorted(k))))
+        h2 = optmod.register_optimizer_step_post_hook(
+            lambda o, a, k: log.append(("gpost", len(a), sorted(k))))
+        opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", a[0] is o, sorted(k))))
+        opt.register_step_post_hook(lambda o, a, k: log.append(("post", len(a))))
+        opt.step(closure)
+        opt.step(closure=closure)
+        h1.remove()
+        h2.remove()
+        opt.register_step_pre_hook(lambda o, a, k: ((o,), {"closure": closure}))
+        log.append(round(float(opt.step()), 6))
+        opt.register_step_pre_hook(lambda o, a, k: 5)
+        with pytest.raises(RuntimeError) as e:
+            opt.step(closure)
+        log.append(str(e.value).split(" must ")[1])
+        log.append(w.detach().numpy().round(5).tolist())
+        logs.append(log)
+    assert logs[1] == logs[0]

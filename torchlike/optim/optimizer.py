@@ -32,7 +32,26 @@ from .._storage import write_each as _write_each, zero_grads as _zero_grads
 from .._tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+           "required"]
+
+# hooks every optimizer's step calls (before its own pre hooks, after its own post hooks)
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)``, on every optimizer."""
+    h = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[h.id] = hook
+    return h
+
+
+def register_optimizer_step_post_hook(hook):
+    """``hook(optimizer, args, kwargs) -> None``, on every optimizer."""
+    h = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[h.id] = hook
+    return h
 
 
 class _RequiredParameter:
@@ -310,6 +329,7 @@ class Optimizer:
         self._optimizer_state_dict_post_hooks = OrderedDict()
         self._optimizer_load_state_dict_pre_hooks = OrderedDict()
         self._optimizer_load_state_dict_post_hooks = OrderedDict()
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
@@ -416,12 +436,36 @@ class Optimizer:
         return h
 
     # ------------------------------------------------------------ step
+    @staticmethod
+    def profile_hook_step(func):
+        """``func`` (a class's ``step``) calling the global and the optimizer's step hooks, as
+        torch wraps every optimizer class's ``step`` (a subclass's own ``step`` included)."""
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self = args[0]
+            for pre_hook in list(chain(_global_optimizer_pre_hooks.values(),
+                                       self._optimizer_step_pre_hooks.values())):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{func} must return None or a tuple of (new_args, "
+                                           f"new_kwargs), but got {result}.")
+            out = func(*args, **kwargs)
+            for post_hook in list(chain(self._optimizer_step_post_hooks.values(),
+                                        _global_optimizer_post_hooks.values())):
+                post_hook(self, args, kwargs)
+            return out
+        return wrapper
+
+    def _patch_step_function(self):
+        if not getattr(self.__class__.step, "hooked", None):
+            self.__class__.step = self.profile_hook_step(self.__class__.step)
+            self.__class__.step.hooked = True
+
     def step(self, closure=None):
         """Perform one optimization step; ``closure`` re-evaluates the loss and returns it."""
-        for hook in list(self._optimizer_step_pre_hooks.values()):
-            r = hook(self, (), {})
-            if r is not None:
-                raise RuntimeError("optimizer step pre hook must return None")
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad
@@ -429,8 +473,6 @@ class Optimizer:
                 loss = closure()
         for group in self.param_groups:
             self._step_group(group)
-        for hook in list(self._optimizer_step_post_hooks.values()):
-            hook(self, (), {})
         return loss
 
     def _init_state(self, p, group):
@@ -566,6 +608,7 @@ class Optimizer:
                      "_optimizer_load_state_dict_post_hooks"):
             if name not in self.__dict__:
                 setattr(self, name, OrderedDict())
+        self._patch_step_function()
         for name, default in self.defaults.items():
             if default is not required:
                 for g in self.param_groups:
