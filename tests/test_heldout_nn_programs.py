@@ -171,3 +171,21 @@ def test_step_hooks_run_around_every_optimizer_class_step(kind):
         log.append(w.detach().numpy().round(5).tolist())
         logs.append(log)
     assert logs[1] == logs[0]
+
+
+def test_full_backward_hook_without_input_grads_warns_and_sees_none_inputs():
+    x = f32(2, 3)
+    res = []
+    for m in (torch, torchlike):
+        lin = det_init(m.nn.Linear(3, 2))
+        seen = []
+        lin.register_full_backward_hook(
+            lambda mod, gin, gout: seen.append((gin, tuple(gout[0].shape))))
+
+        def run():
+            lin(m.tensor(x)).sum().backward()
+        _, w = caught(run)
+        res.append((seen, w, lin.weight.grad))
+    assert res[1][0] == res[0][0] == [((None,), (2, 2))]
+    assert res[1][1] == res[0][1] and len(res[0][1]) == 1
+    assert_close(res[1][2], res[0][2])

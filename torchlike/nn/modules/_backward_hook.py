@@ -7,6 +7,10 @@ runs the backward pre-hooks, which may replace it); the post-hook of the inputs'
 """
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 import jax.numpy as jnp
 
 from ..._registry import apply, defop
@@ -17,6 +21,17 @@ from ...autograd import grad_mode as _gm
 @defop("backward_hook_identity", grad_name="BackwardHookFunctionBackward", saves=False)
 def _identity(*xs):
     return tuple(xs) if len(xs) != 1 else xs[0]
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` naming the first line outside torchlike (the ``backward()`` call)."""
+    level, f = 2, sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_ROOT):
+        level, f = level + 1, f.f_back
+    return level
 
 
 class BackwardHook:
@@ -104,6 +119,11 @@ class BackwardHook:
                         self.grad_outputs = r
                 local = self.grad_outputs
                 if self.input_tensors_index is None:
+                    warnings.warn("Full backward hook is firing when gradients are computed with "
+                                  "respect to module outputs since no inputs require gradients. "
+                                  "See https://docs.pytorch.org/docs/main/generated/torch.nn."
+                                  "Module.html#torch.nn.Module.register_full_backward_hook for "
+                                  "more details.", stacklevel=_user_stacklevel())
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for h in self.user_hooks:
                         r = h(self.module, grad_inputs, self.grad_outputs)
