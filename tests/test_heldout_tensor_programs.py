@@ -245,3 +245,70 @@ def test_scatter_reduce_keyword_with_tensor_src_warns():
         "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
         "options."]
     same_as_torch(fn)
+
+
+# ============================================================ 4. torch.tensor of lists
+
+def _rs():
+    return np.random.RandomState(0).randn(3)
+
+
+TENSOR_DATA = {
+    "np_float64_scalars": lambda m: [np.float64(1.5), np.float64(2.5)],
+    "np_mean_std": lambda m: [_rs().mean(), _rs().std()],
+    "np_float64_and_float": lambda m: [2.0, np.float64(1.5)],
+    "np_float32_and_float": lambda m: [np.float32(1.5), 2.0],
+    "np_int32": lambda m: [np.int32(1), np.int32(2)],
+    "np_int32_and_int": lambda m: [np.int32(1), 2],
+    "np_int64_and_float": lambda m: [np.int64(1), 2.5],
+    "np_float16": lambda m: [np.float16(1)],
+    "np_nested": lambda m: [[np.float64(1.)], [2.]],
+    "np_bool": lambda m: [np.bool_(True), np.bool_(False)],
+    "np_bool_and_int8": lambda m: [True, np.int8(3)],
+    "np_uint8_and_negative": lambda m: [np.uint8(3), -1],
+    "np_float32_and_float64": lambda m: [np.float32(1), np.float64(2)],
+    "np_complex64": lambda m: [np.complex64(1j)],
+    "np_arrays": lambda m: [np.array([1., 2]), np.array([3., 4])],
+    "np_int32_arrays": lambda m: [np.array([1, 2], dtype=np.int32), np.array([3, 4], np.int32)],
+    "tuple": lambda m: (np.float32(1), 2),
+    "one_element_tensors": lambda m: [m.ones(1) * i for i in range(3)],
+    "int_one_element_tensors": lambda m: [m.tensor([1]), m.tensor([3])],
+    "nested_one_element": lambda m: [[m.tensor([1.])], [m.tensor([2.])]],
+    "2d_one_element": lambda m: [m.tensor([[1.]])],
+    "multi_element_float": lambda m: [m.tensor([1., 2]), m.tensor([3., 4])],
+    "multi_element_int": lambda m: [m.tensor([1, 2]), m.tensor([3, 4])],
+    "multi_element_bool": lambda m: [m.tensor([True, False])],
+    "tensor_then_list": lambda m: [m.tensor([1., 2]), [3., 4]],
+    "list_then_tensor": lambda m: [[1., 2.], m.tensor([3., 4])],
+    "int8_tensor_and_float": lambda m: [m.tensor(1, dtype=m.int8), 2.5],
+    "int_and_float64_tensor": lambda m: [1, m.tensor(2.5, dtype=m.float64)],
+    "0d_tensors": lambda m: [m.tensor(1.5), m.tensor(2)],
+    "requires_grad_element": lambda m: [m.tensor(1.5, requires_grad=True), 2.0],
+}
+
+
+@pytest.mark.parametrize("name", TENSOR_DATA)
+def test_tensor_from_list_dtype_and_shape(name):
+    """torch.tensor promotes the elements' own dtypes (numpy scalars and arrays keep theirs:
+    [np.float64(x)] is float64) and reads a tensor element as its single value."""
+    same_as_torch(lambda m: m.tensor(TENSOR_DATA[name](m)))
+
+
+@pytest.mark.parametrize("name", ["np_float64_scalars", "np_int32_and_int", "np_arrays"])
+def test_as_tensor_from_list_dtype(name):
+    same_as_torch(lambda m: m.as_tensor(TENSOR_DATA[name](m)))
+
+
+WARNING_CASES = {
+    "tensor_of_tensor": lambda m: m.tensor(m.ones(2)),
+    "tensor_of_tensor_dtype": lambda m: m.tensor(m.ones(2), dtype=m.int32),
+    "new_tensor_of_tensor": lambda m: m.ones(2).new_tensor(m.ones(2)),
+    "as_tensor_of_tensor": lambda m: m.as_tensor(m.ones(2)),
+    "tensor_of_list": lambda m: m.tensor([1.0, 2.0]),
+}
+
+
+@pytest.mark.parametrize("name", WARNING_CASES)
+def test_copy_construct_warning(name):
+    assert _warns(lambda: WARNING_CASES[name](torchlike)) == \
+        _warns(lambda: WARNING_CASES[name](torch))

@@ -60,6 +60,8 @@ def _infer_np(data, dtype=None):
     if isinstance(data, np.generic):
         return np.asarray(data), D.from_jax(data.dtype), True
     if isinstance(data, (list, tuple)):
+        if _tensor_leaves(data):
+            return _from_tensor_leaves(data)
         if any(isinstance(x, Tensor) for x in data):
             parts = [_infer_np(x, dtype) for x in data]
             dt = parts[0][1]
@@ -84,6 +86,10 @@ def _infer_np(data, dtype=None):
         # ints outside int64 (numpy made them uint64, object or float64): torch's rules need
         # the Python values themselves (rare: the common path above is one numpy call)
         return _scan_python(data, dtype), None, True
+    if dtype is None and isinstance(data, (list, tuple)) and a.size:
+        dt = _numpy_leaves_dtype(data)
+        if dt is not None:
+            return a, dt, True
     if k == "b":
         dt = D.bool
     elif k in "iu":
@@ -97,6 +103,94 @@ def _infer_np(data, dtype=None):
     else:
         raise _bad_data(data, dtype)[0] or TypeError(f"Could not infer dtype of {a.dtype}")
     return a, dt, True
+
+
+def _tensor_leaves(data):
+    """Whether nested lists ``data`` reach a Tensor along their first elements: torch reads
+    the sizes along them, not into a tensor, so the tensors there are elements."""
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return isinstance(data, Tensor)
+
+
+def _from_tensor_leaves(data):
+    """``(array, dtype, python)`` of nested lists whose elements are tensors (each read as
+    torch reads one: its single element) or numbers, the dtypes promoted together."""
+    if isinstance(data, Tensor):
+        if data.requires_grad:
+            from ._ops.factorizations import _deprecated
+            _deprecated("tensor_item_requires_grad", "Converting a tensor with "
+                        "requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                        "Consider using tensor.detach() first.")
+        if data.numel() != 1:
+            if data.dtype.category in (D._BOOL, D._INT):
+                raise TypeError("only integer tensors of a single element can be converted "
+                                "to an index")
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return np.asarray(data.detach()._data).reshape(()), data.dtype, False
+    if not isinstance(data, (list, tuple)):
+        return _infer_np(data)
+    parts = [_from_tensor_leaves(x) for x in data]
+    dt = parts[0][1]
+    for _, d, _p in parts[1:]:
+        dt = D._promote2(dt, d)
+    if dt is D.uint64:
+        # torch reads each element through its unsigned 64-bit conversion, which takes
+        # Python ints only
+        raise TypeError("an integer is required")
+    return np.stack([p[0] for p in parts]), dt, False
+
+
+def _leaf_types(data, out):
+    """The types of the non-sequence elements of nested lists/tuples ``data``, into ``out``."""
+    kinds = set(map(type, data))
+    for seq in (list, tuple):
+        if seq in kinds:
+            kinds.discard(seq)
+            for x in data:
+                if type(x) is seq:
+                    _leaf_types(x, out)
+    out |= kinds
+    return out
+
+
+def _leaf_arrays(data, out):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            _leaf_arrays(x, out)
+        elif isinstance(x, np.ndarray):
+            out.append(x.dtype)
+    return out
+
+
+_PY_KINDS = {bool: "bool", int: "int64", float: None, complex: "complex"}
+
+
+def _numpy_leaves_dtype(data):
+    """torch's dtype for a list holding numpy scalars or arrays: every element's dtype (a
+    numpy one's own, a Python number's as torch infers it) promoted together, not a Python
+    number's kind (``[np.float64(1.5)]`` is float64, ``[np.int32(1)]`` int32). None when the
+    list holds Python numbers only."""
+    kinds = _leaf_types(data, set())
+    if not any(issubclass(k, (np.generic, np.ndarray)) for k in kinds):
+        return None
+    dts = []
+    for k in kinds:
+        if issubclass(k, np.generic):
+            dts.append(D.from_jax(np.dtype(k)))
+        elif k in _PY_KINDS:
+            name = _PY_KINDS[k]
+            dts.append(D.get_default_dtype() if name is None else
+                       D.get_default_dtype().to_complex() if name == "complex" else
+                       getattr(D, name))
+        elif not issubclass(k, np.ndarray):
+            return None
+    if np.ndarray in kinds or any(issubclass(k, np.ndarray) for k in kinds):
+        dts.extend(D.from_jax(d) for d in _leaf_arrays(data, []))
+    dt = dts[0]
+    for d in dts[1:]:
+        dt = D._promote2(dt, d)
+    return dt
 
 
 def _bad_data(data, dtype=None):
@@ -257,6 +351,28 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """
     _check_kw("tensor", dtype=dtype, device=device, requires_grad=requires_grad,
               pin_memory=pin_memory)
+    if isinstance(data, Tensor):
+        copy_construct_warning("torch.tensor(sourceTensor)")
+    return _tensor(data, dtype, device, requires_grad, pin_memory)
+
+
+def copy_construct_warning(form):
+    """torch's warning when ``form`` (``torch.tensor(sourceTensor)``, ...) copies a tensor."""
+    import warnings
+    from ._ops.factorizations import _user_stacklevel
+    warnings.warn(f"To copy construct from a tensor, it is recommended to use "
+                  f"sourceTensor.detach().clone() or "
+                  f"sourceTensor.detach().clone().requires_grad_(True), rather than {form}.",
+                  UserWarning, stacklevel=_user_stacklevel())
+
+
+def _tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """``tensor`` after its argument checks."""
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
+        from ._ops.factorizations import _deprecated
+        _deprecated("tensor_from_ndarrays", "Creating a tensor from a list of numpy.ndarrays "
+                    "is extremely slow. Please consider converting the list to a single "
+                    "numpy.ndarray with numpy.array() before converting to a tensor.")
     if (dtype is not None and D.to_dtype(dtype) is D.uint64 or isinstance(data, np.uint64)) \
             and not isinstance(data, (np.ndarray, Tensor)):
         return _finish(_tiers.to_device(_uint64_python(data)), device, requires_grad,
@@ -309,7 +425,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         out = data if dtype is None or data.dtype is D.to_dtype(dtype) else data.to(dtype)
         return out if device is None else _device.move(out, device)
-    return tensor(data, dtype=dtype, device=device)
+    return _tensor(data, dtype=dtype, device=device)
 
 
 asarray = as_tensor

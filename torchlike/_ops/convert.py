@@ -138,6 +138,11 @@ def _as_method(name, factory, *args, **kwargs):
 @method("new_tensor")
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     from .._creation import tensor
+    if isinstance(data, Tensor):
+        from .._creation import _tensor, copy_construct_warning
+        copy_construct_warning("tensor.new_tensor(sourceTensor)")
+        return _tensor(data, dtype=dtype or self.dtype, device=_new_device(self, device),
+                       requires_grad=requires_grad)
     return tensor(data, dtype=dtype or self.dtype, device=_new_device(self, device),
                   requires_grad=requires_grad)
 
