@@ -189,3 +189,37 @@ def test_full_backward_hook_without_input_grads_warns_and_sees_none_inputs():
     assert res[1][0] == res[0][0] == [((None,), (2, 2))]
     assert res[1][1] == res[0][1] and len(res[0][1]) == 1
     assert_close(res[1][2], res[0][2])
+
+
+# ------------------------------------------------------------------ module API
+
+def test_sequential_repeats_with_mul():
+    out = []
+    for m in (torch, torchlike):
+        s = m.nn.Sequential(m.nn.Linear(2, 2), m.nn.ReLU())
+        r = s * 2
+        r2 = 3 * m.nn.Sequential(m.nn.Tanh())
+        s *= 2
+        errs = []
+        for bad in (lambda: s * 0, lambda: s * 1.5):
+            try:
+                bad()
+            except (TypeError, ValueError) as e:
+                errs.append((type(e).__name__, str(e).replace(m.__name__, "torch")))
+        out.append((repr(r), r[0] is r[2], repr(r2), repr(s), s[1] is s[3], errs))
+    assert out[1] == out[0]
+
+
+def test_legacy_weight_norm_warns_and_refuses_a_second_hook():
+    res, x = [], f32(2, 3)
+    for m in (torch, torchlike):
+        lin = det_init(m.nn.Linear(3, 4))
+        lin, w = caught(lambda: m.nn.utils.weight_norm(lin))
+        try:
+            m.nn.utils.weight_norm(lin)
+        except RuntimeError as e:
+            err = str(e)
+        res.append(([(c, msg.replace(m.__name__, "torch")) for c, msg in w], err,
+                    [n for n, _ in lin.named_parameters()], lin(m.tensor(x))))
+    assert res[1][:3] == res[0][:3]
+    assert_close(res[1][3], res[0][3])

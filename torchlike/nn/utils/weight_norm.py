@@ -1,7 +1,9 @@
 """nn.utils.weight_norm / remove_weight_norm (torch's hook-based form)."""
 from __future__ import annotations
 
-from ..parameter import Parameter
+import warnings
+
+from ..parameter import Parameter, UninitializedParameter
 
 __all__ = ["weight_norm", "remove_weight_norm", "WeightNorm"]
 
@@ -25,8 +27,19 @@ class WeightNorm:
 
     @staticmethod
     def apply(module, name, dim):
+        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
+                      stacklevel=2)
+        for hook in module._forward_pre_hooks.values():
+            if isinstance(hook, WeightNorm) and hook.name == name:
+                raise RuntimeError(f"Cannot register two weight_norm hooks on the same "
+                                   f"parameter {name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
+        if isinstance(weight, UninitializedParameter):
+            raise ValueError("The module passed to `WeightNorm` can't have uninitialized "
+                             "parameters. Make sure to run the dummy forward before applying "
+                             "weight normalization")
         del module._parameters[name]
         module.register_parameter(name + "_g",
                                   Parameter(_norm_except_dim(weight, fn.dim).detach()))
