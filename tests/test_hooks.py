@@ -332,6 +332,50 @@ def multi_root_backward(m):
     return [repr(x.grad)]
 
 
+def _names(fn):
+    return [type(f).__name__ if f is not None else None for f, _ in fn.next_functions]
+
+
+@scenario
+def next_functions_give_every_differentiable_input_a_slot(m):
+    x = m.ones(2, 2, requires_grad=True)
+    w = m.ones(2, 2)
+    F = m.nn.functional
+    ys = [x * 3, 3 * x, w * x, x + 1, x - w, x / 2, x ** 2, 2 ** x, x.clamp(0, 1),
+          m.where(w > 0, x, w), w @ x, m.addcmul(w, x, w), m.lerp(w, x, 0.5), F.linear(w, x),
+          m.cat([w, x]), m.stack([x, w, x]), m.maximum(w, x), F.mse_loss(x, w),
+          F.cross_entropy(x, m.tensor([0, 1])), x.masked_fill(w > 0, 0.0),
+          x[m.tensor([0])], m.add(w, x, alpha=2)]
+    return [_names(y.grad_fn) for y in ys]
+
+
+@scenario
+def node_post_hook_grad_inputs_hold_none_for_inputs_without_a_gradient(m):
+    log = []
+    x = m.ones(2, requires_grad=True)
+    w = m.full((2,), 2.0)
+    y = w * x
+    y.grad_fn.register_hook(lambda gi, go: log.append([None if g is None else repr(g)
+                                                       for g in gi]))
+    # (a replacement tuple has torch's layout too: None where no gradient flows)
+    y.grad_fn.register_hook(lambda gi, go: (None, gi[1] * 10))
+    y.sum().backward()
+    return [log, repr(x.grad)]
+
+
+@scenario
+def grads_batched_over_grad_outputs(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    w = m.ones(2, requires_grad=True)
+    y = x * x * 3
+    g = m.autograd.grad([y], [x, w], grad_outputs=[m.eye(2)], is_grads_batched=True,
+                        allow_unused=True)
+    y = x * x * 3
+    (h,) = m.autograd.grad([y], [x], grad_outputs=[m.eye(2)], is_grads_batched=True,
+                           create_graph=True)
+    return [repr(g[0]), g[1], repr(h.detach()), repr(m.autograd.grad(h.sum(), x)[0])]
+
+
 @pytest.mark.parametrize("fn", SCENARIOS, ids=lambda f: f.__name__)
 def test_semantics_match_torch(fn):
     expected = fn(torch)
@@ -377,3 +421,26 @@ def _hook_relative_ordering(m):
 
 def test_hook_relative_ordering_matches_torch():
     assert _hook_relative_ordering(torchlike) == _hook_relative_ordering(torch)
+
+
+_CREATE_GRAPH_WARNS = """
+import sys, warnings, importlib
+m = importlib.import_module(sys.argv[1])
+x = m.ones(2, requires_grad=True)
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    m.autograd.grad((x * x).sum(), x, create_graph=True)
+    (x * x).sum().backward(create_graph=True)
+    (x * x).sum().backward(create_graph=True)
+print([(r.category.__name__, str(r.message)[:300]) for r in w])
+"""
+
+
+def test_backward_with_create_graph_warns_once_a_process():
+    import subprocess
+    import sys
+    out = {lib: subprocess.run([sys.executable, "-c", _CREATE_GRAPH_WARNS, lib],
+                               capture_output=True, text=True, timeout=120).stdout
+           for lib in ("torch", "torchlike")}
+    assert "reference cycle" in out["torch"] and out["torch"].count("UserWarning") == 1
+    assert out["torchlike"] == out["torch"]

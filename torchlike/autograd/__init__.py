@@ -1,6 +1,8 @@
 """torchlike.autograd: backward, grad, grad modes."""
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -91,6 +93,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph and not _warned_create_graph:
+        _warn_create_graph()
     grads = _make_grads(tensors, grad_tensors, create_graph)
     inputs = _as_list(inputs)
     points = None
@@ -115,9 +119,28 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         _fused.backward_end()
 
 
+_warned_create_graph = False
+
+
+def _warn_create_graph():
+    """torch's warning, once a process, for ``backward(create_graph=True)``."""
+    global _warned_create_graph
+    _warned_create_graph = True
+    warnings.warn(
+        "Using backward() with create_graph=True will create a reference cycle between the "
+        "parameter and its gradient which can cause a memory leak. We recommend using "
+        "autograd.grad when creating the graph to avoid this. If you have to use this "
+        "function, make sure to reset the .grad fields of your parameters to None after use "
+        "to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of ``outputs`` w.r.t. ``inputs``, as a tuple (no ``.grad`` is touched)."""
+    """The gradients of ``outputs`` w.r.t. ``inputs``, as a tuple (no ``.grad`` is touched).
+
+    ``is_grads_batched``: each ``grad_outputs`` tensor has a leading batch dimension, and each
+    result stacks the gradients of its rows (torch vmaps the backward; here it runs once a
+    row, with the graph kept until the last)."""
     Tensor = graph.tensor_class()
     outputs = _as_list(outputs)
     inputs_l = _as_list(inputs)
@@ -128,6 +151,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grad_outputs = _as_list(grad_outputs) or [None] * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs_l, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if any(isinstance(t, graph.GradientEdge) for t in outputs):
         raise NotImplementedError("autograd.grad: a GradientEdge as an output is not supported "
                                   "by torchlike; pass the output tensor itself")
@@ -158,6 +184,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             out.append(g if create_graph else Tensor._make(g))
     return tuple(out)
 
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad`` with ``is_grads_batched=True``: one backward per row of the grad outputs."""
+    from .._ops.join import stack
+    if any(g is None for g in grad_outputs):
+        raise RuntimeError("autograd.grad with is_grads_batched=True needs a grad_outputs "
+                           "tensor for each output (its first dimension is the batch)")
+    sizes = {int(g.shape[0]) if g.dim() else None for g in grad_outputs}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError("autograd.grad with is_grads_batched=True: every grad_outputs "
+                           "tensor needs the same batch size as its first dimension")
+    n = sizes.pop()
+    rows = [grad(outputs, inputs, [g[b] for g in grad_outputs],
+                 retain_graph=True if b < n - 1 else retain_graph, create_graph=create_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for b in range(n)]
+    return tuple(None if col[0] is None else stack(list(col)) for col in zip(*rows))
 
 
 from . import gradcheck as _gradcheck_module  # noqa: E402

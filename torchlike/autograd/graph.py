@@ -267,9 +267,38 @@ class Node:
     def __repr__(self):
         return f"<{self._name} object at {hex(id(self))}>"
 
+    def _slots(self):
+        """Which of the op's inputs torch gives a slot among ``next_functions`` (its
+        differentiable inputs: floating tensors, and the number an arithmetic operator wraps
+        into a tensor), each True where this node has an edge for it; None where the node no
+        longer knows its inputs (after a backward freed them) or is not an op's."""
+        inputs, needs = self.inputs, getattr(self.compiled, "needs", None)
+        if (inputs is None or needs.__class__ is not tuple or len(needs) != len(inputs)
+                or sum(needs) != len(self.next_edges)):
+            return None
+        T = tensor_class()
+        wraps = getattr(getattr(self.compiled, "op", None), "name", None) in _WRAPS_NUMBERS
+        out = []
+        for a, n in zip(inputs, needs):
+            if n:
+                out.append(True)
+            elif isinstance(a, T):
+                if a.dtype.is_floating_point or a.dtype.is_complex:
+                    out.append(False)
+            elif wraps and isinstance(a, (int, float, complex)):
+                out.append(False)
+        return out
+
     @property
     def next_functions(self):
-        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+        """``(node, output_nr)`` per differentiable input, as torch's: ``(None, 0)`` for an input
+        that gets no gradient (a tensor that does not require grad, a wrapped number)."""
+        edges = tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+        slots = self._slots()
+        if slots is None or len(slots) == len(edges):
+            return edges
+        it = iter(edges)
+        return tuple(next(it) if n else (None, 0) for n in slots)
 
     # ---------------------------------------------------------------- hooks
     def register_prehook(self, hook, output_nr=0):
@@ -323,10 +352,17 @@ class Node:
         """Node post-hooks ``hook(grad_inputs, grad_outputs)``; they may replace the former."""
         gi = tuple(rep.wrap(g) for g in in_grads)
         go = tuple(rep.wrap(b) for b in buf)
+        slots = self._slots()
+        if slots is not None and len(slots) != len(gi):
+            # (one per differentiable input, as torch's: None where it gets no gradient)
+            it = iter(gi)
+            gi = tuple(next(it) if n else None for n in slots)
         for hook in list(self.post_hooks.values()):
             r = hook(gi, go)
             if r is not None:
                 gi = tuple(r)
+        if slots is not None and len(slots) != len(in_grads):
+            gi = tuple(g for g, n in zip(gi, slots) if n)
         return tuple(rep.unwrap(g) for g in gi)
 
     # ---------------------------------------------------------------- backward
@@ -427,6 +463,10 @@ def _version_message(node, now, expected, tensor, meta):
             "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
             "check_nan=False).")
 
+
+# ops whose Python number operand torch wraps into a tensor input (``x * 3`` is
+# ``mul.Tensor``): it has a slot among the node's ``next_functions``
+_WRAPS_NUMBERS = frozenset({"add", "sub", "mul", "div", "rsub"})
 
 _NODE_CLASSES: dict = {}   # name -> Node subclass
 
