@@ -1,6 +1,7 @@
 """Tensor queries and argument checks real programs meet, each compared with torch: layout and
 backend ``is_*`` queries, torch.Size's item types, the non-leaf ``.grad`` warning,
-``autograd.grad`` with no inputs, and sparse conversions (not provided: a clear error)."""
+``autograd.grad`` with no inputs, sparse conversions (not provided: a clear error),
+``format()`` specs, the ``.data`` setter's checks and ``.T``'s deprecation warnings."""
 from __future__ import annotations
 
 import warnings
@@ -151,3 +152,61 @@ def test_an_integer_tensor_refuses_grad_in_each_callers_words():
             out.append(str(info.value))
         return out
     assert msgs(torchlike) == msgs(torch)
+
+
+def _format(m, spec, make):
+    try:
+        return repr(format(make(m), spec))
+    except Exception as e:               # noqa: BLE001 (the class and message are compared)
+        return f"{type(e).__name__}: {e}"
+
+
+@pytest.mark.parametrize("spec", [".2f", "", ">10", "d", ".3e", "s"])
+@pytest.mark.parametrize("make", [
+    lambda m: m.tensor([1.0, 2.0]), lambda m: m.tensor(2.5), lambda m: m.tensor(3),
+    lambda m: m.tensor(2.5, requires_grad=True), lambda m: m.nn.Parameter(m.tensor(1.5))],
+    ids=["vector", "float0d", "int0d", "grad0d", "parameter0d"])
+def test_format_specs_as_torch(spec, make):
+    assert _format(torchlike, spec, make) == _format(torch, spec, make)
+
+
+def _set_data(m):
+    out = []
+    x = m.ones(2, requires_grad=True)
+    for v in [m.zeros(3, dtype=m.int64), m.zeros(2, dtype=m.float64), [1.0, 2.0],
+              m.zeros(2, requires_grad=True)]:
+        try:
+            x.data = v
+            out.append((str(x.dtype), x.requires_grad, tuple(x.shape)))
+        except Exception as e:           # noqa: BLE001
+            out.append(f"{type(e).__name__}: {e}")
+    y = m.zeros(2, dtype=m.int64)
+    y.data = m.zeros(2)
+    return out + [str(y.dtype)]
+
+
+def test_data_setter_checks_as_torch():
+    assert _set_data(torchlike) == _set_data(torch)
+
+
+_T_WARNINGS = """
+import sys, warnings, importlib
+m = importlib.import_module(sys.argv[1])
+out = []
+for n in (2, 0, 1, 3, 0):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s = m.ones([2] * n).T.shape
+    out.append((n, list(s), [(r.category.__name__, str(r.message).split(" (Triggered")[0])
+                             for r in w]))
+print(out)
+"""
+
+
+def test_T_of_a_tensor_not_2d_warns_once_a_process_as_torch():
+    import subprocess
+    import sys
+    out = {lib: subprocess.run([sys.executable, "-c", _T_WARNINGS, lib], capture_output=True,
+                               text=True, timeout=120).stdout for lib in ("torch", "torchlike")}
+    assert "deprecated" in out["torch"]
+    assert out["torchlike"] == out["torch"]

@@ -382,6 +382,12 @@ class Tensor(InteropMixin):
         # and from then on shares ``value``'s storage (``_storage.take_storage``)
         from ._storage import take_storage
         from ._strides import set_layout, strides
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {_type_name(value)}")
+        if self._requires_grad and not (value.dtype.is_floating_point
+                                        or value.dtype.is_complex):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         st = strides(value) if isinstance(value, Tensor) else None
         if not (isinstance(value, Tensor) and take_storage(self, value)):
             self._data = value._data if isinstance(value, Tensor) else jnp.asarray(value)
@@ -530,9 +536,11 @@ class Tensor(InteropMixin):
         return complex(self._scalar())
 
     def __format__(self, spec):
-        if self._d.ndim == 0:
-            return format(self.item(), spec)
-        return format(repr(self), spec)
+        # torch's: a plain 0-dim tensor formats its number; anything else (a Parameter too)
+        # only with an empty spec, as ``str``
+        if self._d.ndim == 0 and type(self) is Tensor:
+            return format(self.detach().item(), spec)
+        return object.__format__(self, spec)
 
     # ------------------------------------------------------------ printing
     def __repr__(self, *, tensor_contents=None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import math
+import warnings
 import numpy as np
 
 from .. import _dtype as D
@@ -294,10 +295,31 @@ def check_materialized_size(name, shape, itemsize):
                            f"{list(shape)}")
 
 
+_T_WARNED = set()      # torch warns once a process for each of the two deprecated uses
+
+
+def _reversed_dims(self):
+    """``Tensor.T``: the dimensions reversed, with torch's deprecation warnings (once) for
+    a tensor that is not 2-D."""
+    n = self.ndim
+    if n != 2:
+        kind = "0-D" if n == 0 else "not 2-D"
+        if kind not in _T_WARNED:
+            _T_WARNED.add(kind)
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the "
+                          "identity in these cases." if n == 0 else
+                          "The use of `x.T` on tensors of dimension other than 2 to reverse "
+                          "their shape is deprecated and it will throw an error in a future "
+                          "release. Consider `x.mT` to transpose batches of matrices or "
+                          "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.", UserWarning, stacklevel=2)
+    return permute(self, *reversed(range(n)))
+
+
 methods(view_as=lambda self, other: reshape(self, *other.shape),
         reshape_as=lambda self, other: reshape(self, *other.shape),
         expand_as=lambda self, other: expand(self, *other.shape),
-        T=property(lambda self: permute(self, *reversed(range(self.ndim)))),
+        T=property(_reversed_dims),
         mT=property(lambda self: transpose(self, -2, -1)))
 # ================================================================== reshaping, joining, splitting, selecting
 #
