@@ -223,3 +223,30 @@ def test_legacy_weight_norm_warns_and_refuses_a_second_hook():
                     [n for n, _ in lin.named_parameters()], lin(m.tensor(x))))
     assert res[1][:3] == res[0][:3]
     assert_close(res[1][3], res[0][3])
+
+
+@pytest.mark.parametrize("weights,n,replacement", [
+    ([0.0, 0.0, 1.0, 2.0], 3, False), ([0.0, 0.0, 0.0], 2, True), ([1.0, 2.0], 3, False),
+], ids=["zero_weights_without_replacement", "all_zero", "too_many"])
+def test_weighted_random_sampler_draws_and_errors_as_multinomial(weights, n, replacement):
+    """torch's sampler is one torch.multinomial call: zero-weight indices are drawn once the
+    others are used up (without replacement); its errors are multinomial's."""
+    res = []
+    for m in (torch, torchlike):
+        s = m.utils.data.WeightedRandomSampler(weights, n, replacement=replacement)
+        try:
+            out = list(s)
+            res.append(("ok", len(out), sorted(out)[-2:], all(isinstance(i, int) for i in out)))
+        except RuntimeError as e:
+            res.append(("err", str(e)))
+    assert res[1] == res[0]
+
+
+def test_random_split_empty_split_warns_at_the_callers_line():
+    ws = []
+    for m in (torch, torchlike):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m.utils.data.random_split(range(3), [0.5, 0.5, 0.0])
+        ws.append([(x.filename, str(x.message)) for x in w])
+    assert ws[1] == ws[0] and ws[0][0][0] == __file__

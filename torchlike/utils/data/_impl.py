@@ -201,7 +201,7 @@ def random_split(dataset, lengths, generator=None):
         for i, length in enumerate(lengths):
             if length == 0:
                 warnings.warn(f"Length of split at index {i} is 0. "
-                              f"This might result in an empty dataset.")
+                              f"This might result in an empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = _randperm(sum(lengths), generator).tolist()
@@ -329,16 +329,10 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        w = np.asarray(self.weights._data)
-        if np.any(w < 0) or not np.all(np.isfinite(w)) or w.sum() <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        if not self.replacement and self.num_samples > int((w > 0).sum()):
-            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                               "replacement")
-        key = _random.next_key(self.generator)
-        idx = jax.random.choice(key, len(w), (self.num_samples,), replace=self.replacement,
-                                p=w / w.sum())
-        yield from np.asarray(idx).astype(np.int64).tolist()
+        from ..._ops.sampling import multinomial
+        rand_tensor = multinomial(self.weights, self.num_samples, self.replacement,
+                                  generator=self.generator)
+        yield from iter(rand_tensor.tolist())
 
     def __len__(self):
         return self.num_samples
