@@ -312,3 +312,59 @@ WARNING_CASES = {
 def test_copy_construct_warning(name):
     assert _warns(lambda: WARNING_CASES[name](torchlike)) == \
         _warns(lambda: WARNING_CASES[name](torch))
+
+
+# ============================================================ 5. reductions over empty dims
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("shape,dim,keepdim", [((0,), 0, False), ((2, 0), 1, True),
+                                               ((0, 3), 0, False), ((0, 3), 1, False)])
+def test_logsumexp_over_an_empty_dim(dtype, shape, dim, keepdim):
+    """(-inf, as torch; the half-precision path raised numpy's 'zero-size array' error)"""
+    same_as_torch(lambda m: m.logsumexp(m.zeros(shape, dtype=getattr(m, dtype)), dim,
+                                        keepdim=keepdim))
+
+
+# ============================================================ 6. list keys and index dtypes
+
+LIST_KEYS = {
+    "list_of_lists": lambda m: [[0, 1], [2, 3]],
+    "list_of_tensors": lambda m: [m.tensor([0, 1]), m.tensor([2, 3])],
+    "list_with_slice": lambda m: [0, slice(1, 3)],
+    "list_with_none": lambda m: [None, 0],
+    "list_with_ellipsis": lambda m: [Ellipsis, 1],
+    "list_with_ndarray": lambda m: [np.array([0, 1])],
+    "plain_list": lambda m: [1, 2, 0],
+    "bool_list": lambda m: [True, False, True],
+    "long_list_of_lists": lambda m: [[0]] * 33,
+}
+
+
+@pytest.mark.parametrize("name", LIST_KEYS)
+def test_list_key_read_as_a_tuple(name):
+    """torch reads a list holding sequences, tensors, slices, None or Ellipsis as a tuple of
+    indices (x[[rows, cols]] is x[rows, cols]), warning that this is deprecated."""
+    def get(m):
+        return m.arange(12).reshape(3, 4)[LIST_KEYS[name](m)]
+    same_as_torch(get)
+    assert _warns(lambda: get(torchlike)) == _warns(lambda: get(torch))
+
+    def put(m):
+        x = m.arange(12).reshape(3, 4)
+        x[LIST_KEYS[name](m)] = -1
+        return x
+    same_as_torch(put)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8"])
+def test_index_tensor_dtypes(dtype):
+    """torch indexes with int64, int32 and (deprecated, as a mask) uint8 tensors only; a 0-dim
+    integer tensor of any width selects."""
+    def fn(m):
+        x = m.arange(12).reshape(3, 4)
+        return x[m.tensor([1, 0, 1], dtype=getattr(m, dtype))]
+    same_as_torch(fn)
+    same_as_torch(lambda m: m.arange(12).reshape(3, 4)[m.tensor(1, dtype=getattr(m, dtype))]
+                  if dtype != "uint8" else m.zeros(1))
+    if dtype in ("int32", "int64", "uint8"):
+        assert _warns(lambda: fn(torchlike)) == _warns(lambda: fn(torch))

@@ -148,6 +148,9 @@ def _parse(x, key):
             # an index made from Python data inside a traced function is a constant
             t = _constant(k._data) if isinstance(k, Tensor) else np.asarray(k)
             if t.dtype == np.bool_ or t.dtype == np.uint8:
+                if t.dtype == np.uint8:
+                    _warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                          "dtype torch.bool instead.")
                 m = np.asarray(t).astype(bool)
                 if m.shape != tuple(shape[dim:dim + m.ndim]):
                     bad = next(i for i in range(m.ndim) if m.shape[i] != shape[dim + i])
@@ -161,7 +164,7 @@ def _parse(x, key):
                     spec.append(("n",) if bool(m) else ("z",))
                 dim += m.ndim
                 continue
-            if not np.issubdtype(t.dtype, np.integer):
+            if t.dtype not in (np.int64, np.int32):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
             n = shape[dim]
@@ -237,7 +240,7 @@ def _deferred_index(k, shape, dim, spec, arrays):
     d = _fused.raw(k)
     if d.__class__ is not _fused.Deferred or d.value is not None:
         return False
-    if not np.issubdtype(d.dtype, np.integer) or d.dtype == np.uint8:
+    if d.dtype not in (np.int64, np.int32):
         return False        # (masks need their values; other dtypes raise on the eager path)
     n = shape[dim]
     k_adv = sum(1 for s in spec if s[0] == "t")
@@ -254,8 +257,31 @@ def _deferred_index(k, shape, dim, spec, arrays):
     return True
 
 
+def _warn(message):
+    import warnings
+    from .factorizations import _user_stacklevel
+    warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
+
+
+def _sequence_key(key):
+    """torch's legacy reading of a list index: a list (under 32 long) holding a tensor, a
+    sequence, a slice, None or Ellipsis is read as a tuple of indices (``x[[rows, cols]]`` is
+    ``x[rows, cols]``), with torch's deprecation warning; any other key as it is."""
+    if key.__class__ is not list or len(key) >= 32:
+        return key
+    for k in key:
+        if isinstance(k, (Tensor, list, tuple, slice, np.ndarray)) or k is None \
+                or k is Ellipsis:
+            _warn("Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                  "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                  "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                  "which will result either in an error or a different result")
+            return tuple(key)
+    return key
+
+
 def getitem(self, key):
-    spec, arrays = _parse(self, key)
+    spec, arrays = _parse(self, _sequence_key(key))
     return apply(_getitem, self, *[Tensor._make(a) for a in arrays], spec=spec,
                  single_slice=isinstance(key, slice))
 
@@ -443,6 +469,7 @@ def _value_arg(self, value):
 
 def setitem(self, key, value):
     """``self[key] = value``: an op producing the updated array, committed into ``self``."""
+    key = _sequence_key(key)
     spec, arrays = _parse(self, key)
     if (self._requires_grad and self.grad_fn is None and not any(s[0] == "t" for s in spec)
             and _grad_enabled()):

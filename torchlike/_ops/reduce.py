@@ -569,7 +569,8 @@ def _lse_low(a, axes, keepdim):
     input's dtype (``amax``, ``(x - max).exp()``, a float32-accumulated ``sum``, ``log``,
     ``+ max``), each rounded."""
     low, f32 = a.dtype, jnp.float32
-    m = _jax.lax.stop_gradient(jnp.max(a, axis=axes, keepdims=True).astype(f32))
+    m = _jax.lax.stop_gradient(jnp.max(a, axis=axes, keepdims=True, initial=-jnp.inf)
+                               .astype(f32))
     m = jnp.where(jnp.abs(m) == jnp.inf, 0.0, m)
     e = jnp.exp((a.astype(f32) - m).astype(low).astype(f32)).astype(low).astype(f32)
     lg = jnp.log(jnp.sum(e, axis=axes, keepdims=keepdim).astype(low).astype(f32))
