@@ -1,6 +1,8 @@
 """An in-place op whose other operand aliases its target (``a.mul_(a)``, ``a.mul_(a.detach())``):
 torch saved that operand before the write, so its backward raises the version error, where
-torchlike used to compute a gradient; the aliasing cases torch accepts still work."""
+torchlike used to compute a gradient; the aliasing cases torch accepts still work. A write that
+reads a part of its own target (``x[1:].add_(x[:-1])``) raises torch's overlap error where torch
+can decide the overlap, and reads the values from before the write where it cannot."""
 from __future__ import annotations
 
 import pytest
@@ -138,3 +140,75 @@ def test_assigning_data_to_a_tensor_with_views_moves_the_views_too():
     x.data = torchlike.ones(4)
     x.add_(1)
     assert v.tolist() == [2.0, 2.0]
+
+
+def _vec(m):
+    return m.arange(1.0, 7.0)
+
+
+def _mat(m):
+    return m.arange(1.0, 7.0).reshape(2, 3)
+
+
+I = [0, 1]
+# (target factory, the write): torch raises for a partial overlap of dense operands, and runs
+# a full overlap (the same positions) or one it cannot decide
+OVERLAP_CASES = {
+    "add_ shifted": (_vec, lambda m, x: x[1:].add_(x[:-1])),
+    "sub_ alpha shifted": (_vec, lambda m, x: x[1:].sub_(x[:-1], alpha=2)),
+    "mul_ shifted": (_vec, lambda m, x: x[1:].mul_(x[:-1])),
+    "pow_ shifted": (_vec, lambda m, x: x[1:].pow_(x[:-1])),
+    "lerp_ shifted": (_vec, lambda m, x: x[1:].lerp_(x[:-1], 0.5)),
+    "addcmul_ shifted": (_vec, lambda m, x: x[1:].addcmul_(x[:-1], x[:-1])),
+    "clamp_ by a shifted bound": (_vec, lambda m, x: x[1:].clamp_(x[:-1])),
+    "sub_ its own element": (_vec, lambda m, x: x.sub_(x[0])),
+    "itruediv its last element": (_vec, lambda m, x: x.__itruediv__(x[-1])),
+    "isub its first row": (_mat, lambda m, x: x.__isub__(x[0])),
+    "add_ its transpose": (lambda m: m.arange(1.0, 5.0).reshape(2, 2),
+                           lambda m, x: x.add_(x.t())),
+    "mul out= shifted": (_vec, lambda m, x: m.mul(x[1:], 2, out=x[:-1])),
+    "exp out= shifted": (_vec, lambda m, x: m.exp(x[1:], out=x[:-1])),
+    "maximum out= shifted": (_vec, lambda m, x: m.maximum(x[1:], x[:-1], out=x[:-1])),
+    "cat out= over its operands": (_vec, lambda m, x: m.cat([x[:2], x[2:3]], out=x[1:4])),
+    "index_copy_ from itself": (_vec, lambda m, x: x.index_copy_(0, m.tensor(I), x[:2])),
+    "index_add_ from itself": (_vec, lambda m, x: x.index_add_(0, m.tensor(I), x[:2])),
+    "scatter_ from itself": (_vec, lambda m, x: x.scatter_(0, m.tensor(I), x[:2])),
+    "put_ from itself": (_vec, lambda m, x: x.put_(m.tensor(I), x[:2])),
+    # accepted by torch: the same positions, disjoint parts, self, or undecidable (not dense)
+    "add_ itself": (_vec, lambda m, x: x.add_(x)),
+    "add_ its detached self": (_vec, lambda m, x: x.add_(x.detach())),
+    "add_ a view of all of it": (_vec, lambda m, x: x.add_(x.view(2, 3).view(6))),
+    "add_ its other half": (_vec, lambda m, x: x[:3].add_(x[3:])),
+    "add_ interleaved halves": (_vec, lambda m, x: x[::2].add_(x[1::2])),
+    "row from row": (_mat, lambda m, x: x[1].__isub__(x[0])),
+    "flip of itself": (_vec, lambda m, x: x.add_(x.flip(0))),
+    "masked_scatter_ (not checked by torch)": (
+        _vec, lambda m, x: x[1:].masked_scatter_(x[1:] > 3, x[:-1])),
+}
+
+
+def _overlap_outcome(m, case):
+    make, write = OVERLAP_CASES[case]
+    x = make(m)
+    try:
+        write(m, x)
+    except RuntimeError as e:
+        return "raised", str(e)
+    return x.tolist()
+
+
+@pytest.mark.parametrize("case", list(OVERLAP_CASES))
+def test_a_write_reading_part_of_its_target_as_torch(case):
+    assert _overlap_outcome(torchlike, case) == _overlap_outcome(torch, case)
+
+
+def test_a_write_reading_an_undecidable_part_of_its_target_reads_the_old_values():
+    # torch cannot decide the overlap of a broadcast column (not dense) and runs its kernel in
+    # memory order, reading some values it already wrote; torchlike reads the values from
+    # before the write (DIFFERENCES.md)
+    x = torchlike.arange(1.0, 7.0).reshape(2, 3)
+    x -= x[:, :1]
+    assert x.tolist() == [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+    t = torch.arange(1.0, 7.0).reshape(2, 3)
+    t -= t[:, :1]
+    assert t.tolist() == [[0.0, 2.0, 3.0], [0.0, 5.0, 6.0]]

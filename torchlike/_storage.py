@@ -652,16 +652,86 @@ def commit_inplace(t, out, repeats_ok=False):
     return t
 
 
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
+                    "written-to tensor refer to a single memory location. Please clone() the "
+                    "tensor before performing the operation.")
+
+
+def check_no_partial_overlap(t, inputs):
+    """torch's ``assert_no_partial_overlap`` for a write into ``t`` that reads ``inputs``: an
+    input sharing ``t``'s storage must read exactly what ``t`` is (the same positions in the
+    same layout) or nothing of it. As in torch, only tensors that are dense and do not overlap
+    themselves are compared (``x[1:] = x[:-1]`` raises; a diagonal or an expanded input is not
+    checked)."""
+    T = _R._Tensor
+    root = None
+    for a in _tensors_in(inputs):
+        if a is t:
+            continue
+        if root is None:
+            root = _root_of(t)
+            if "_layout" in root.__dict__:
+                return          # (its memory order is not its logical one: not compared)
+        if _root_of(a) is root and _overlap(t, a) == "partial":
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def _tensors_in(inputs):
+    """The tensors among ``inputs`` and in their lists and tuples (``cat``'s operands)."""
+    T = _R._Tensor
+    for a in inputs:
+        if isinstance(a, T):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (b for b in a if isinstance(b, T))
+
+
+# in-place forms torch runs without the overlap check (their result follows its kernel's order)
+_NO_OVERLAP_CHECK = frozenset({"masked_scatter"})
+
+
+def _dense_positions(t):
+    """The root positions ``t`` reads, if they are a run with no repeats (torch's
+    non-overlapping and dense), else None."""
+    n = t._d.size
+    idx = alias_index(t)
+    if idx is None:
+        return np.arange(n).reshape(t._d.shape), 0, n
+    pos = np.asarray(idx)
+    lo, hi = int(pos.min()), int(pos.max()) + 1
+    if hi - lo != n or np.unique(pos).size != n:
+        return None
+    return pos, lo, hi
+
+
+def _overlap(a, b):
+    """torch's overlap status of two tensors of one storage: "full", "partial" or None (none,
+    or not decidable: one of them is not dense or overlaps itself)."""
+    if not a._d.size or not b._d.size:
+        return None
+    pa, pb = _dense_positions(a), _dense_positions(b)
+    if pa is None or pb is None:
+        return None
+    if pa[1:] == pb[1:] and pa[0].shape == pb[0].shape and np.array_equal(pa[0], pb[0]):
+        return "full"
+    return "partial" if pa[1] < pb[2] and pb[1] < pa[2] else None
+
+
 def apply_(op, t, *args, **static):
     """In-place form of ``apply``: ``t`` becomes the result of ``op(t, *args)``."""
     check_inplace(t)
+    check_no_partial_overlap(t, args)
     return commit_inplace(t, apply(op, t, *args, **static))
 
 
 def inplace_of(fn, name=None):
     """The in-place method form of ``fn``: ``self`` becomes ``fn(self, ...)`` (torch's checks)."""
+    checked = (name or fn.__name__) not in _NO_OVERLAP_CHECK
+
     def m(self, *args, **kwargs):
         check_inplace(self)
+        if checked:
+            check_no_partial_overlap(self, args + tuple(kwargs.values()))
         return commit_inplace(self, fn(self, *args, **kwargs))
     m.__name__ = m.__qualname__ = (name or fn.__name__) + "_"
     m.__module__ = fn.__module__
@@ -729,6 +799,8 @@ def with_out(fn, name=None, dtype_from_out=False):
             return fn(*args, **kwargs)
         if dtype_from_out and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
+        for o in (out if isinstance(out, (tuple, list)) else (out,)):
+            check_no_partial_overlap(o, args)
         return write_out(fn(*args, **kwargs), out, name)
 
     g._handles_out = True
