@@ -555,7 +555,7 @@ def _optimized_module():
 
 # ------------------------------------------------------------------ compile
 
-_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs", "openxla", "tvm", "onnxrt",
              "xla", "jax")
 
