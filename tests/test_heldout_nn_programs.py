@@ -250,3 +250,63 @@ def test_random_split_empty_split_warns_at_the_callers_line():
             m.utils.data.random_split(range(3), [0.5, 0.5, 0.0])
         ws.append([(x.filename, str(x.message)) for x in w])
     assert ws[1] == ws[0] and ws[0][0][0] == __file__
+
+
+WORKERS_SCRIPT = """\
+import torch
+from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, get_worker_info
+
+
+def main():
+    class Local(Dataset):
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            return torch.tensor([i, i * 2])
+
+    class Stream(IterableDataset):
+        def __iter__(self):
+            info = get_worker_info()
+            return iter(range(info.id, 6, info.num_workers))
+
+    ds = TensorDataset(torch.arange(6.0))
+    dl = DataLoader(ds, batch_size=2, num_workers=2,
+                    collate_fn=lambda b: torch.stack([x[0] for x in b]) * 10)
+    print([t.tolist() for t in dl])
+    print([t.tolist() for t in DataLoader(Local(), batch_size=4, num_workers=2,
+                                          worker_init_fn=lambda i: None)])
+    print(sorted(t.item() for t in DataLoader(Stream(), num_workers=2)))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_worker_lambdas_and_local_classes_as_under_fork(tmp_path):
+    """torch forks its workers on Linux, so a lambda collate_fn / worker_init_fn and classes
+    defined in a function work; torchlike's spawned workers get them through cloudpickle."""
+    pytest.importorskip("cloudpickle")
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "train.py").write_text(WORKERS_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=root)
+    outs = [subprocess.run([sys.executable, *runner, "train.py"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+            for runner in ([], ["-m", "torchlike"])]
+    assert outs[0].returncode == 0, outs[0].stderr
+    assert outs[1].returncode == 0, outs[1].stderr
+    assert outs[1].stdout == outs[0].stdout
+
+
+def test_worker_arguments_pickle_cannot_carry_raise_pickles_error():
+    """(DIFFERENCES.md, Data loading) a forked torch worker inherits a lock; a spawned one
+    cannot get it by any pickler."""
+    import threading
+    ds = torchlike.utils.data.TensorDataset(torchlike.arange(4.0))
+    ds.lock = threading.Lock()
+    with pytest.raises(TypeError, match="cannot pickle '_thread.lock' object"):
+        list(torchlike.utils.data.DataLoader(ds, num_workers=1))

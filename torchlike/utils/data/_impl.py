@@ -15,6 +15,7 @@ import copy
 import itertools
 import math
 import multiprocessing
+import pickle
 import queue
 import random
 import sys
@@ -712,6 +713,28 @@ def _worker_loop(iterable, dataset, index_queue, data_queue, auto_collation, col
             pass
 
 
+def _pickled_by_value(state, error):
+    """``state`` (the worker's dataset, collate_fn, worker_init_fn, ...) pickled by cloudpickle,
+    which carries by value what pickle refuses to name: a lambda, a function or class defined
+    inside a function or in the main script. With fork, torch's workers inherit these objects;
+    a spawned worker needs them pickled. Raises ``error`` (pickle's) without cloudpickle."""
+    try:
+        import cloudpickle
+    except ImportError:
+        raise error from None
+    try:
+        return cloudpickle.dumps(state)
+    except Exception:  # noqa: BLE001  (unpicklable by any means: pickle's own error)
+        raise error from None
+
+
+def _worker_loop_by_value(payload, index_queue, data_queue, worker_id, num_workers):
+    iterable, dataset, auto_collation, collate_fn, drop_last, base_seed, init_fn = \
+        pickle.loads(payload)
+    _worker_loop(iterable, dataset, index_queue, data_queue, auto_collation, collate_fn,
+                 drop_last, base_seed, init_fn, worker_id, num_workers)
+
+
 # ============================================================================ iterators
 class _BaseIter:
     def __init__(self, loader):
@@ -770,15 +793,29 @@ class _MultiProcessIter(_BaseIter):
             ctx = multiprocessing.get_context(ctx)
         self._result_queue = ctx.Queue()
         self._index_queues, self._workers = [], []
+        state = (self._iterable, self._dataset, self._auto_collation, self._collate_fn,
+                 self._drop_last, self._base_seed, loader.worker_init_fn)
+        by_value = None
         for i in range(self._num_workers):
             iq = ctx.Queue()
             iq.cancel_join_thread()
-            w = ctx.Process(target=_worker_loop,
-                            args=(self._iterable, self._dataset, iq, self._result_queue,
-                                  self._auto_collation, self._collate_fn, self._drop_last,
-                                  self._base_seed, loader.worker_init_fn, i, self._num_workers),
-                            daemon=True)
-            w.start()
+            while True:
+                if by_value is None:
+                    w = ctx.Process(target=_worker_loop,
+                                    args=(*state[:2], iq, self._result_queue, *state[2:], i,
+                                          self._num_workers), daemon=True)
+                else:
+                    w = ctx.Process(target=_worker_loop_by_value,
+                                    args=(by_value, iq, self._result_queue, i,
+                                          self._num_workers), daemon=True)
+                try:
+                    w.start()
+                    break
+                except (pickle.PicklingError, AttributeError, TypeError) as e:
+                    # (a spawned worker's arguments are pickled before it starts)
+                    if by_value is not None or ctx.get_start_method() == "fork":
+                        raise
+                    by_value = _pickled_by_value(state, e)
             self._index_queues.append(iq)
             self._workers.append(w)
         self._shutdown = False
