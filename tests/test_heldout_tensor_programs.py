@@ -368,3 +368,32 @@ def test_index_tensor_dtypes(dtype):
                   if dtype != "uint8" else m.zeros(1))
     if dtype in ("int32", "int64", "uint8"):
         assert _warns(lambda: fn(torchlike)) == _warns(lambda: fn(torch))
+
+
+# ============================================================ 7. float-only binary kernels
+
+_BIN_DTYPES = ["float32", "int64", "bool", "float16", "int32", "complex64"]
+
+
+@pytest.mark.parametrize("op", ["hypot", "logaddexp", "logaddexp2", "nextafter"])
+@pytest.mark.parametrize("da", _BIN_DTYPES)
+@pytest.mark.parametrize("db", _BIN_DTYPES + ["0d_int", "0d_float"])
+def test_float_only_binary_ops_check_the_promoted_dtype(op, da, db):
+    """torch refuses integer operands only where both promote to an integer (or bool) dtype:
+    hypot(float, int tensor) computes."""
+    def fn(m):
+        a = m.tensor([1.5, -2.0, 0.0]).to(getattr(m, da))
+        b = (m.tensor(2) if db == "0d_int" else m.tensor(-1.5) if db == "0d_float"
+             else m.tensor([3.0, 0.5, -1.0]).to(getattr(m, db)))
+        return getattr(m, op)(a, b)
+    same_as_torch(fn, atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("da", ["float16", "float32", "float64", "bfloat16", "int64", "bool"])
+@pytest.mark.parametrize("db", ["int64", "int32", "int8", "uint8", "bool", "float32",
+                                "float16", "float64"])
+def test_ldexp_dtypes(da, db):
+    """A floating input with an integer exponent keeps the input's dtype (torch's kernel; a
+    bool exponent is refused); otherwise torch's composite input * 2.0 ** other."""
+    same_as_torch(lambda m: m.ldexp(m.tensor([1.5, 2.0]).to(getattr(m, da)),
+                                    m.tensor([3, -1]).to(getattr(m, db))))

@@ -135,6 +135,21 @@ methods(clamp_min_=lambda self, min: _clamp_one(self, min, None, "Min", inplace=
 
 # ------------------------------------------------------------------ binary math
 
+def _need_float_result(kernel, input, other):
+    """torch's error for a float-only kernel whose operands promote to an integer or bool
+    dtype (an integer operand with a float one is promoted, and computes)."""
+    from .typeinfo import result_type
+    try:
+        dt = result_type(input, other)
+    except TypeError:
+        return _need_float(kernel, input, other)
+    if not (dt.is_floating_point or (dt.is_complex and kernel in _COMPLEX_KERNELS)):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.legacy_name(dt)}'")
+
+
+_COMPLEX_KERNELS = frozenset({"logaddexp_cpu"})     # (hypot's and logaddexp2's refuse complex)
+
+
 def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_only=False,
             also=(), top_inplace=False):
     """``torchlike.<name>(input, other)`` (a method, with ``out=``) and, with ``inplace``,
@@ -143,7 +158,7 @@ def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_o
 
     def check(input, other):       # (other's type: _surface._OPERANDS)
         if float_only:
-            _need_float(name + "_cpu", input, other)
+            _need_float_result(name + "_cpu", input, other)
 
     def f(input, other):
         check(input, other)

@@ -98,8 +98,15 @@ def frexp(input):
 
 @public(method=True, inplace=True, out=True, top_inplace=True)
 def ldexp(input, other):
-    """torch's composite ``input * 2.0 ** other``."""
+    """``input * 2.0 ** other``: in ``input``'s dtype for a floating input and an integer
+    exponent tensor (torch's kernel; a bool exponent is refused there), else torch's
+    composite (promoting as ``mul`` and ``pow`` do)."""
     from .arithmetic import mul, pow
+    if isinstance(other, Tensor) and input.dtype.is_floating_point and \
+            other.dtype.category in (D._BOOL, D._INT):
+        if other.dtype is D.bool:
+            raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+        return mul(input, pow(2.0, other.to(input.dtype)))
     return mul(input, pow(2.0, other))
 
 
@@ -110,9 +117,11 @@ def _nextafter(a, b):
 
 @public(method=True, inplace=True, out=True)
 def nextafter(input, other):
-    if not input.dtype.is_floating_point:
+    from .typeinfo import result_type
+    dt = result_type(input, other) if isinstance(other, Tensor) else input.dtype
+    if not dt.is_floating_point:
         raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
-                                  f"'{D.legacy_name(input.dtype)}'")
+                                  f"'{D.legacy_name(dt)}'")
     return apply(_nextafter, input, other)
 
 
