@@ -310,3 +310,23 @@ def test_worker_arguments_pickle_cannot_carry_raise_pickles_error():
     ds.lock = threading.Lock()
     with pytest.raises(TypeError, match="cannot pickle '_thread.lock' object"):
         list(torchlike.utils.data.DataLoader(ds, num_workers=1))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.functional.mse_loss(m.ones(2, 3), m.ones(3)),
+    lambda m: m.nn.functional.l1_loss(m.ones(2, 3), m.ones(1, 3)),
+    lambda m: m.nn.functional.kl_div(m.zeros(2, 3), m.ones(2, 3)),
+    lambda m: m.nn.functional.dropout2d(m.ones(2, 3, 4)),
+    lambda m: m.nn.functional.dropout3d(m.ones(2, 3)),
+    lambda m: m.nn.functional.upsample(m.ones(1, 1, 2, 2), scale_factor=2),
+    lambda m: m.nn.functional.upsample_bilinear(m.ones(1, 1, 2, 2), scale_factor=2),
+], ids=["mse_size", "l1_size", "kl_div_mean", "dropout2d_3d", "dropout3d_2d", "upsample",
+        "upsample_bilinear"])
+def test_functional_warnings_name_the_callers_line(call):
+    ws = []
+    for m in (torch, torchlike):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            call(m)
+        ws.append([(x.category, x.filename, x.lineno, str(x.message)) for x in w])
+    assert ws[1] == ws[0] and ws[0] and ws[0][0][1] == __file__

@@ -52,6 +52,19 @@ __all__ = [
 _HI = jax.lax.Precision.HIGHEST
 
 
+def _stacklevel(level):
+    """The ``stacklevel`` for a ``warnings.warn`` in the calling function that names the frame
+    ``level`` (as torch counts it) when the argument-checking wrappers (``_refusing``) between
+    are not counted."""
+    import sys
+    f, lvl, counted = sys._getframe(1), 1, 1
+    while counted < level and f.f_back is not None:
+        f, lvl = f.f_back, lvl + 1
+        if not (f.f_code.co_name == "checked" and f.f_code.co_filename == __file__):
+            counted += 1
+    return lvl
+
+
 def _T(x):
     return x if isinstance(x, Tensor) else None
 
@@ -945,14 +958,14 @@ def _feature_dropout(input, p, training, inplace, batched_ndim, name):
                       f"silence this warning, please use dropout instead. Note that {name} "
                       f"exists to provide channel-wise dropout on inputs with {k} spatial "
                       "dimensions, a channel dimension, and an optional batch dimension (i.e. "
-                      f"{batched_ndim - 1}D or {batched_ndim}D inputs).", stacklevel=3)
+                      f"{batched_ndim - 1}D or {batched_ndim}D inputs).", stacklevel=_stacklevel(3))
     if name == "dropout2d" and nd == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
                       "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
                       "where C is the channel dim. This behavior will change in a future release "
                       "to interpret the input as one without a batch dimension, i.e. shape (C, H, "
                       "W). To maintain the 1D channel-wise dropout behavior, please switch to "
-                      "using dropout1d instead.", stacklevel=3)
+                      "using dropout1d instead.", stacklevel=_stacklevel(3))
     shape = tuple(input.shape)
     if name == "dropout2d":
         lead = shape[:2]                                   # feature_dropout on the input as is
@@ -1601,7 +1614,8 @@ def _check_sizes(input, target, name):
     if tuple(input.shape) != tuple(target.shape):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
                       f"size ({input.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=3)
+                      "broadcasting. Please ensure they have the same size.",
+                      stacklevel=_stacklevel(3))
 
 
 @_pointwise_loss("mse", "MseLossBackward0")
@@ -2335,7 +2349,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns with "
                       "the KL div math definition.'mean' will be changed to behave the same as "
-                      "'batchmean' in the next major release.")
+                      "'batchmean' in the next major release.", stacklevel=_stacklevel(2))
     if input.dtype.is_complex or target.dtype.is_complex:
         raise RuntimeError("kl_div: Complex inputs not supported.")
     if not (input.dtype.is_floating_point or input.dtype.is_complex) or not (
@@ -3851,7 +3865,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         import warnings
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=_stacklevel(2))
         weight, input = input, weight
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
@@ -4310,19 +4324,19 @@ def rrelu_(input, *args, **kwargs):
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+                  "instead.", stacklevel=_stacklevel(2))
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+                  "`nn.functional.interpolate` instead.", stacklevel=_stacklevel(2))
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+                  "`nn.functional.interpolate` instead.", stacklevel=_stacklevel(2))
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
