@@ -397,3 +397,19 @@ def test_ldexp_dtypes(da, db):
     bool exponent is refused); otherwise torch's composite input * 2.0 ** other."""
     same_as_torch(lambda m: m.ldexp(m.tensor([1.5, 2.0]).to(getattr(m, da)),
                                     m.tensor([3, -1]).to(getattr(m, db))))
+
+
+# ============================================================ 8. documented tie orders
+
+@pytest.mark.parametrize("n", [8, 16, 17, 30, 200])
+def test_mode_index_beyond_16_elements(n):
+    """(DIFFERENCES.md) the value is torch's; the index is the mode's last occurrence, which is
+    torch's for at most 16 elements only."""
+    a = np.random.RandomState(1).randint(0, 3, (4, n))
+    tv, ti = torch.tensor(a).mode(1)
+    lv, li = torchlike.tensor(a).mode(1)
+    assert lv.tolist() == tv.tolist()
+    last = [int(np.nonzero(row == v)[0][-1]) for row, v in zip(a, tv.tolist())]
+    assert li.tolist() == last
+    if n <= 16:
+        assert li.tolist() == ti.tolist()
