@@ -330,3 +330,36 @@ def test_functional_warnings_name_the_callers_line(call):
             call(m)
         ws.append([(x.category, x.filename, x.lineno, str(x.message)) for x in w])
     assert ws[1] == ws[0] and ws[0] and ws[0][0][1] == __file__
+
+
+# ------------------------------------------------------------------ nn.utils.rnn
+
+def test_unpad_sequence_transposes_its_input_in_place_and_copies_by_mask():
+    seqs = [f32(n, 2) for n in (3, 5, 2)]
+    res = []
+    for m in (torch, torchlike):
+        ts = [m.tensor(s, requires_grad=True) for s in seqs]
+        padded = m.nn.utils.rnn.pad_sequence(ts)
+        out = m.nn.utils.rnn.unpad_sequence(padded, m.tensor([3, 5, 2]))
+        res.append((tuple(padded.shape), [tuple(o.shape) for o in out],
+                    [type(o.grad_fn).__name__ for o in out], out))
+    assert res[1][:3] == res[0][:3]
+    for a, b in zip(res[1][3], res[0][3]):
+        assert_close(a, b)
+
+
+@pytest.mark.parametrize("lengths,enforce_sorted", [
+    ([3, 0, 2], False), ([2, 3], True), ([3, 2, 2, 1], True), ([3, 0, 2], True),
+    ([2, 4, 1], True),
+], ids=["zero_unsorted", "short_sorted", "long_sorted", "zero_sorted", "unsorted"])
+def test_pack_padded_sequence_checks_in_torchs_order(lengths, enforce_sorted):
+    x = f32(4, 3, 2)
+    errs = []
+    for m in (torch, torchlike):
+        try:
+            m.nn.utils.rnn.pack_padded_sequence(m.tensor(x), m.tensor(lengths),
+                                                enforce_sorted=enforce_sorted)
+            errs.append(None)
+        except RuntimeError as e:
+            errs.append(str(e))
+    assert errs[1] == errs[0] and errs[0] is not None

@@ -130,29 +130,31 @@ def _unpack_padded(packed, padding_value, total_length=None):
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     lens = np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths).astype(np.int64)
-    batch = input.shape[0 if batch_first else 1]
-    if lens.ndim != 1 or len(lens) != batch:
-        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
-                           f"{lens.size if lens.ndim != 1 else len(lens)} (batch_size={batch})")
+    batch_dim = 0 if batch_first else 1
     if enforce_sorted:
-        if np.any(np.diff(lens) > 0):
-            raise RuntimeError("`lengths` array must be sorted in decreasing order when "
-                               "`enforce_sorted` is True. You can pass `enforce_sorted=False` "
-                               "to pack_padded_sequence and/or pack_sequence to sidestep this "
-                               "requirement if you do not need ONNX exportability.")
         sorted_indices = None
-        order = np.arange(len(lens))
     else:
+        # (torch sorts and selects before the checks of _pack_padded_sequence below)
         order = np.argsort(-lens, kind="stable")
         sorted_indices = Tensor._make(jnp.asarray(order, jnp.int64))
         lens = lens[order]
-    if np.any(lens <= 0):
+        input = input.index_select(batch_dim, sorted_indices)
+    if input.numel() == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
+    batch = input.shape[batch_dim]
+    if lens.ndim != 1 or len(lens) != batch:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{lens.size if lens.ndim != 1 else len(lens)} (batch_size={batch})")
+    if lens[-1] <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an "
                            "element in 'lengths' that is <= 0")
+    if np.any(np.diff(lens) > 0):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when "
+                           "`enforce_sorted` is True. You can pass `enforce_sorted=False` "
+                           "to pack_padded_sequence and/or pack_sequence to sidestep this "
+                           "requirement if you do not need ONNX exportability.")
     if batch_first:
         input = input.transpose(0, 1)
-    if sorted_indices is not None:
-        input = input.index_select(1, sorted_indices)
     T = int(lens[0])
     batch_sizes = np.array([(lens > t).sum() for t in range(T)], np.int64)
     bst = Tensor._make(jnp.asarray(batch_sizes))
@@ -207,10 +209,18 @@ def pack_sequence(sequences, enforce_sorted=True):
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """torch's: ``padded_sequences`` is transposed in place when not ``batch_first``, and each
+    sequence is selected by a mask (a copy)."""
+    from ..._creation import arange
+    unpadded_sequences = []
     if not batch_first:
-        padded_sequences = padded_sequences.transpose(0, 1)
-    lens = np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths)
-    return [padded_sequences[i][:int(n)] for i, n in enumerate(lens)]
+        padded_sequences.transpose_(0, 1)
+    max_length = padded_sequences.shape[1]
+    idx = arange(max_length, device=lengths.device)
+    for seq, length in zip(padded_sequences, lengths, strict=True):
+        mask = idx < length
+        unpadded_sequences.append(seq[mask])
+    return unpadded_sequences
 
 
 def unpack_sequence(packed_sequences):
