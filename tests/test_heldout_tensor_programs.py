@@ -413,3 +413,25 @@ def test_mode_index_beyond_16_elements(n):
     assert li.tolist() == last
     if n <= 16:
         assert li.tolist() == ti.tolist()
+
+
+# ============================================================ 9. einsum forms
+
+EINSUM_CASES = {
+    "sublist": lambda m: m.einsum(m.ones(2, 3), [0, 1], m.ones(3), [1], [0]),
+    "sublist_implicit": lambda m: m.einsum(m.arange(6.).reshape(2, 3), [0, 1],
+                                           m.arange(3.), [1]),
+    "sublist_ellipsis": lambda m: m.einsum(m.arange(6.).reshape(2, 3), [Ellipsis, 0], [0]),
+    "sublist_big_labels": lambda m: m.einsum(m.ones(2, 2), [30, 51], [51]),
+    "sublist_out_of_range": lambda m: m.einsum(m.ones(2), [60]),
+    "list_of_operands": lambda m: m.einsum("i", [m.ones(2)]),
+    "too_many_operands": lambda m: m.einsum("i->i", m.ones(2), m.ones(2)),
+    "too_few_operands": lambda m: m.einsum("i,i->", m.ones(2)),
+    "no_operands": lambda m: m.einsum(m.ones(2)),
+    "spaces": lambda m: m.einsum("b i d, b j d -> b i j", m.ones(2, 3, 4), m.ones(2, 5, 4)),
+}
+
+
+@pytest.mark.parametrize("name", EINSUM_CASES)
+def test_einsum_forms(name):
+    same_as_torch(EINSUM_CASES[name])

@@ -400,7 +400,32 @@ def _einsum(*ops, eq):
     return jnp.einsum(eq, *ops)
 
 
-def einsum(equation, *operands):
+def _sublist_equation(args):
+    """torch's sublist form ``einsum(op1, [0, 1], op2, [1, 2], [0, 2])``: (equation,
+    operands), the integers 0-25 read as A-Z and 26-51 as a-z, Ellipsis as ``...``."""
+    def letter(n):
+        if n is Ellipsis:
+            return "..."
+        if 0 <= n < 26:
+            return chr(ord("A") + n)
+        if 26 <= n < 52:
+            return chr(ord("a") + n - 26)
+        raise ValueError("einsum(): subscript in subscript list is not within the valid range "
+                         "[0, 52)")
+    eq = ",".join("".join(letter(s) for s in sub) for sub in args[1::2])
+    if len(args) % 2 == 1:
+        return eq + "->" + "".join(letter(s) for s in args[-1]), args[:-1:2]
+    return eq, args[::2]
+
+
+def einsum(*args):
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(args[0], Tensor):
+        equation, operands = _sublist_equation(args)
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
@@ -408,7 +433,7 @@ def einsum(equation, *operands):
     eq = equation.replace(" ", "")
     lhs = eq.split("->")[0].split(",")
     if len(lhs) != len(operands):
-        raise ValueError(f"einsum(): more operands were provided than specified in the "
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
                          f"equation" if len(operands) > len(lhs) else
                          "einsum(): fewer operands were provided than specified in the equation")
     seen = {}
