@@ -542,18 +542,33 @@ def test_example_train_mlp_runs_and_torch_reads_its_checkpoint(tmp_path):
     assert lsched.last_epoch == 25 and lopt.state[first]["step"].item() == 25
 
 
-def test_views_load_as_independent_tensors():
-    """DIFFERENCES.md: tensors that shared a storage in torch load with the right values but
-    as separate tensors (the same tensor object saved twice stays one object)."""
-    base = torch.arange(6.0)
-    buf = io.BytesIO()
-    torch.save({"base": base, "view": base[2:], "again": base}, buf)
-    buf.seek(0)
-    out = torchlike.load(buf)
-    assert out["again"] is out["base"]
-    out["base"].add_(100)
-    assert out["view"].tolist() == [2.0, 3.0, 4.0, 5.0]
-    assert out["again"].tolist()[0] == 100.0
+def _shared_storage_outcome(m, f):
+    out = m.load(f, weights_only=False)
+    out["base"].add_(100)                     # (a write to one is seen by the others)
+    with m.no_grad():
+        out["p"].mul_(-1)
+    return [out["again"] is out["base"], out["view"].tolist(), out["t"].tolist(),
+            out["t"].stride(), out["t"].is_contiguous(), out["col"].stride(),
+            out["col"].tolist(), out["tied"].tolist(), out["pv"].tolist(),
+            out["pv"].requires_grad, type(out["p"]).__name__, out["p"].requires_grad]
+
+
+def test_tensors_sharing_a_storage_load_sharing_it(tmp_path):
+    """As torch: tensors saved over one storage (views, tied weights, a parameter and a view
+    of it) load as views of one storage, with torch's strides."""
+    base = torch.arange(12.0).reshape(3, 4)
+    p = torch.nn.Parameter(torch.arange(4.0))
+    f = tmp_path / "shared.pt"
+    torch.save({"view": base[1, 1:], "base": base, "again": base, "t": base.t(),
+                "col": base[:, 1], "tied": base.detach(), "p": p, "pv": p.detach()[1:3]}, f)
+    assert _shared_storage_outcome(torchlike, f) == _shared_storage_outcome(torch, f)
+    g = tmp_path / "shared_tl.pt"          # (torchlike's own files: the same)
+    base = torchlike.arange(12.0).reshape(3, 4)
+    p = torchlike.nn.Parameter(torchlike.arange(4.0))
+    torchlike.save({"view": base[1, 1:], "base": base, "again": base, "t": base.t(),
+                    "col": base[:, 1], "tied": base.detach(), "p": p, "pv": p.detach()[1:3]},
+                   g)
+    assert _shared_storage_outcome(torchlike, g) == _shared_storage_outcome(torch, f)
 
 
 def test_loading_never_imports_torch(tmp_path):

@@ -34,6 +34,7 @@ import codecs
 import enum
 import errno
 import io
+import math
 import mmap as _mmap
 import os
 import pickle
@@ -53,7 +54,9 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import device as _device
+from ._strides import contiguous_strides
 from ._tensor import Size, Tensor
+from .autograd.grad_mode import no_grad as _no_grad
 
 __all__ = ["save", "load", "DEFAULT_PROTOCOL", "LoadEndianness", "SourceChangeWarning",
            "StorageType", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
@@ -356,7 +359,7 @@ class _Pickler(pickle._Pickler):
         super().__init__(file, protocol)
         self.storages = {}          # key -> _StorageRef
         self._keys = {}             # id(_StorageRef) -> key
-        self._root_refs = {}        # id(root tensor) -> _StorageRef of an expanded view's root
+        self._root_refs = {}        # id(root tensor) -> _StorageRef of its storage
         self._keep = []             # those roots, alive while pickling
 
     def persistent_id(self, obj):
@@ -376,14 +379,16 @@ class _Pickler(pickle._Pickler):
         from .nn.parameter import Parameter
         if isinstance(obj, Tensor):
             if isinstance(obj, Parameter):
-                plain = Tensor._make(obj._data)
+                # (its data as a tensor over its own storage: a view of it saved with it
+                # shares the record)
+                plain = obj.detach()
                 return (_REBUILD_PARAM, (plain, obj.requires_grad, OrderedDict()))
             if obj.dtype.name not in _DTYPE_STORAGE and obj.dtype not in D.BAREBONES \
                     and obj.dtype not in D.FLOAT8:
                 raise pickle.PicklingError(f"cannot save a tensor of dtype {obj.dtype}")
-            expanded = self._expanded(obj)
-            if expanded is not None:
-                return expanded
+            shared = self._in_root_storage(obj)
+            if shared is not None:
+                return shared
             arr = np.asarray(obj._data)        # (ascontiguousarray would make 0-d 1-d)
             flat, stride = _storage_layout(arr, tuple(obj.stride()))
             ref = _StorageRef(flat, obj.dtype)
@@ -395,43 +400,48 @@ class _Pickler(pickle._Pickler):
             return (_TorchGlobal("torch", "device"), args)
         return NotImplemented
 
-    def _expanded(self, t):
-        """An expanded (stride-0) view is saved as torch saves it: its root's storage, offset
-        and strides, so the file holds the small storage, not the expanded values."""
+    def _in_root_storage(self, t):
+        """A view, or a tensor that has views, is saved as torch saves it: as a place in its
+        root's storage (one record per root, so tensors that share memory share it when
+        loaded, and an expanded view keeps its small storage); None for a tensor without views,
+        a root with a layout of its own, or a view whose positions are not a strided grid
+        (saved as a storage of its own)."""
         a = t._alias
-        if a is None or not a.overlap or t._d.ndim == 0:
+        root = t if a is None else a.root
+        if (a is None and not t.__dict__.get("_aliases")) or "_layout" in root.__dict__:
             return None
         from ._storage import alias_index
-        idx = alias_index(t)
-        if idx is None:
-            return None
-        idx = np.asarray(idx)
-        if idx.size == 0:
-            return None
-        off = int(idx.flat[0])
-        strides = []
-        for k, n in enumerate(idx.shape):
-            if n > 1:
+        idx = None if a is None else alias_index(t)
+        if idx is None:                     # (the whole root, as it is)
+            if tuple(t._d.shape) != tuple(root._d.shape):
+                return None
+            off, shape = 0, tuple(t._d.shape)
+            strides = contiguous_strides(shape)
+        else:
+            idx = np.asarray(idx)
+            if idx.size == 0:
+                return None
+            off, shape = int(idx.flat[0]), idx.shape
+            strides = []
+            for k, n in enumerate(shape):
                 pos = [0] * idx.ndim
                 pos[k] = 1
-                strides.append(int(idx[tuple(pos)]) - off)
-            else:
-                strides.append(0)
-        if any(s < 0 for s in strides) or 0 not in strides:
-            return None
-        grid = off + sum(np.arange(n).reshape([-1 if i == k else 1 for i in range(idx.ndim)]) * s
-                         for k, (n, s) in enumerate(zip(idx.shape, strides)))
-        if not np.array_equal(np.broadcast_to(grid, idx.shape), idx):
-            return None
-        root = a.root
+                strides.append(int(idx[tuple(pos)]) - off if n > 1 else 0)
+            if any(s < 0 for s in strides):
+                return None
+            grid = off + sum(np.arange(n).reshape([-1 if i == k else 1 for i in range(idx.ndim)])
+                             * s for k, (n, s) in enumerate(zip(shape, strides)))
+            if not np.array_equal(np.broadcast_to(grid, shape), idx):
+                return None
+            # (a size-1 dim's stride: torch's, from the view's own strides)
+            strides = [s if n > 1 else c for n, s, c in zip(shape, strides, t.stride())]
         ref = self._root_refs.get(id(root))
         if ref is None:
             rarr = np.asarray(root._data)
             ref = _StorageRef(np.array(rarr.reshape(-1), order="C"), root.dtype)
             self._root_refs[id(root)] = ref
             self._keep.append(root)
-        strides = [0 if n == 1 else s for n, s in zip(idx.shape, strides)]
-        return _rebuild(ref, off, tuple(idx.shape), tuple(strides), bool(t.requires_grad))
+        return _rebuild(ref, off, tuple(shape), tuple(strides), bool(t.requires_grad))
 
     def save(self, obj, save_persistent_id=True):
         if isinstance(obj, D.dtype):
@@ -648,12 +658,13 @@ class _LoadedStorage:
     ``storage.cpu()`` / ``storage.cuda(i)``), or None for the default placement.
     """
 
-    __slots__ = ("raw", "dtype", "byteorder", "device", "_arr")
+    __slots__ = ("raw", "dtype", "byteorder", "device", "_arr", "_roots")
 
     def __init__(self, raw, dtype, byteorder, device=None):
         self.raw, self.dtype, self.byteorder = raw, dtype, byteorder
         self.device = device if device is not None else _device("cpu")
         self._arr = {}
+        self._roots = {}        # (dtype, device) -> the tensor the storage's tensors view
 
     def nbytes(self):
         return len(self.raw)
@@ -668,7 +679,7 @@ class _LoadedStorage:
 
     def _moved(self, dev):
         out = _LoadedStorage(self.raw, self.dtype, self.byteorder, dev)
-        out._arr = self._arr
+        out._arr, out._roots = self._arr, self._roots
         return out
 
     def cpu(self):
@@ -829,6 +840,8 @@ def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
     # a stride-0 dim (an expanded tensor) is read once: the tensor becomes an expand view of
     # the small array, as torch's tensor is a view of its small storage
     small = tuple(1 if (s == 0 and n > 1) else n for n, s in zip(size, stride))
+    if small == size:
+        return _shared(storage, arr, dev, storage_offset, size, stride)
     src = arr[storage_offset:]
     if src.dtype in D._FLOAT8_NP:
         src = src.view(np.uint8)        # (as_strided cannot read ml_dtypes' float8 types)
@@ -843,6 +856,28 @@ def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
                            f"{list(size)} ({numel * item} bytes, more than this machine's "
                            f"memory): torchlike's expand views hold their values")
     return base.expand(size)
+
+
+def _shared(storage, arr, dev, offset, size, stride):
+    """The tensor at ``offset``/``size``/``stride`` of a storage, sharing it with the storage's
+    other tensors, as torch's loaded tensors do (tied weights, a tensor and its views): the
+    first tensor covering the whole storage in order is its root (the common case: a tensor
+    of its own storage, with no copy of an index map); any other is a view of the root, by
+    ``view`` where it covers the whole storage in order, by ``as_strided`` otherwise."""
+    key = (arr.dtype.str, str(dev))
+    root = storage._roots.get(key)
+    whole = (offset == 0 and math.prod(size) == arr.size
+             and all(s == c for n, s, c in zip(size, stride, contiguous_strides(size)) if n > 1))
+    if root is None:
+        root = Tensor._make(_to_jax(arr.reshape(size) if whole else arr.copy(), dev))
+        storage._roots[key] = root
+        if whole:
+            return root
+    with _no_grad():
+        base = root.detach()        # (outside autograd: the root may become a parameter)
+        if whole:
+            return base.view(size)
+        return base.as_strided(size, stride, offset)
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
