@@ -363,3 +363,36 @@ def test_pack_padded_sequence_checks_in_torchs_order(lengths, enforce_sorted):
         except RuntimeError as e:
             errs.append(str(e))
     assert errs[1] == errs[0] and errs[0] is not None
+
+
+# ------------------------------------------------------------------ nn.init
+
+@pytest.mark.parametrize("call", [
+    lambda I, t: I.kaiming_uniform_(t, mode="bad"),
+    lambda I, t: I.kaiming_normal_(t, mode="FAN_OUT"),
+    lambda I, t: I.calculate_gain("leaky_relu", "x"),
+    lambda I, t: I.calculate_gain("leaky_relu", True),
+    lambda I, t: I._calculate_correct_fan(t, "fan_out"),
+    lambda I, t: I._calculate_fan_in_and_fan_out(t),
+    lambda I, t: I._no_grad_fill_(t, 0.25),
+    lambda I, t: I._no_grad_zero_(t),
+    lambda I, t: I.uniform_(t.long()),
+    lambda I, t: I.normal_(t.bool()),
+    lambda I, t: I.xavier_normal_(t.int()),
+    lambda I, t: I.kaiming_uniform_(t.long()),
+    lambda I, t: I.trunc_normal_(t.long()),
+    lambda I, t: I.orthogonal_(t.long()),
+], ids=["bad_mode", "upper_mode", "slope_str", "slope_bool", "correct_fan", "fans", "fill",
+        "zero", "uniform_long", "normal_bool", "xavier_int", "kaiming_long", "trunc_long",
+        "orthogonal_long"])
+def test_init_modes_gains_helpers_and_dtype_errors(call):
+    res = []
+    for m in (torch, torchlike):
+        t = m.ones(6, 4, 3)
+        try:
+            out = call(m.nn.init, t)
+            res.append(("ok", out if not isinstance(out, m.Tensor) else
+                        (str(out.dtype).split(".")[-1], tuple(out.shape))))
+        except (ValueError, NotImplementedError) as e:
+            res.append((type(e).__name__, str(e)))
+    assert res[1] == res[0]

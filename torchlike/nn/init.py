@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype as D
 from .. import _random
 from .. import _tiers
 
@@ -28,7 +29,12 @@ def calculate_gain(nonlinearity, param=None):
     if nonlinearity == "relu":
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
-        slope = 0.01 if param is None else param
+        if param is None:
+            slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, int) or isinstance(param, float):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
@@ -45,6 +51,15 @@ def _fans(t):
     return t.shape[1] * rf, t.shape[0] * rf
 
 
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    valid_modes = ["fan_in", "fan_out"]
+    if mode not in valid_modes:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
+    fan_in, fan_out = _fans(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
 def _write(t, arr, generator=None):
     if _tiers.on_host() and not isinstance(arr, jax.core.Tracer):
         # the cast on the host: an eager astype compiles a program per shape
@@ -54,13 +69,22 @@ def _write(t, arr, generator=None):
     return t
 
 
+def _need_float(tensor, kernel):
+    """torch's error for its random kernels on an integer or bool tensor."""
+    dt = tensor.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.legacy_name(dt)}\'')
+
+
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    _need_float(tensor, "check_uniform_bounds")
     k = _random.next_key(generator)
     return _write(tensor, _random.draw_now(jax.random.uniform, k, tensor._d.shape,
                                            jnp.float64, a, b))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    _need_float(tensor, "normal_kernel_cpu")
     k = _random.next_key(generator)
     z = _random.draw_now(jax.random.normal, k, tensor._d.shape, jnp.float64)
     if _tiers.on_host() and not isinstance(z, jax.core.Tracer):
@@ -84,8 +108,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
-    fan_in, fan_out = _fans(tensor)
-    fan = fan_in if mode == "fan_in" else fan_out
+    fan = _calculate_correct_fan(tensor, mode)
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return uniform_(tensor, -bound, bound, generator)
 
@@ -94,8 +117,7 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
-    fan_in, fan_out = _fans(tensor)
-    fan = fan_in if mode == "fan_in" else fan_out
+    fan = _calculate_correct_fan(tensor, mode)
     return normal_(tensor, 0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
 
 
@@ -137,6 +159,7 @@ def dirac_(tensor, groups=1):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    _need_float(tensor, "normal_kernel_cpu")
     k = _random.next_key(generator)
     lo, hi = (a - mean) / std, (b - mean) / std
     z = jax.random.truncated_normal(k, lo, hi, tensor._d.shape, jnp.float64)
@@ -148,6 +171,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
+    _need_float(tensor, "normal_kernel_cpu")
     rows = tensor._d.shape[0]
     cols = tensor.numel() // rows
     k = _random.next_key(generator)
@@ -210,6 +234,27 @@ def sparse(tensor, sparsity, std=0.01):
 
 for _name in [n for n in __all__ if n.endswith("_")]:
     globals()[_name] = _skips_meta(globals()[_name])
+
+
+def _no_grad_uniform_(tensor, a, b, generator=None):
+    return uniform_(tensor, a, b, generator)
+
+
+def _no_grad_normal_(tensor, mean, std, generator=None):
+    return normal_(tensor, mean, std, generator)
+
+
+def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
+    return trunc_normal_(tensor, mean, std, a, b, generator)
+
+
+def _no_grad_fill_(tensor, val):
+    return constant_(tensor, val)
+
+
+def _no_grad_zero_(tensor):
+    return zeros_(tensor)
+
 
 uniform = _deprecated_alias(uniform_)
 normal = _deprecated_alias(normal_)
