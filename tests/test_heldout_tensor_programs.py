@@ -435,3 +435,42 @@ EINSUM_CASES = {
 @pytest.mark.parametrize("name", EINSUM_CASES)
 def test_einsum_forms(name):
     same_as_torch(EINSUM_CASES[name])
+
+
+# ============================================================ 10. unary/special dtype corners
+
+_SPECIAL_HALF = ["i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "erfcx", "bessel_j0",
+                 "bessel_y1", "modified_bessel_k0", "spherical_bessel_j0", "airy_ai"]
+
+
+@pytest.mark.parametrize("name", _SPECIAL_HALF)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_special_functions_on_half_precision(name, dtype):
+    """torch computes i1/i1e in float32 and rounds once, ndtr as its composite of rounded
+    steps, and has no half kernel for ndtri, log_ndtr, erfcx and the Bessel family."""
+    if name == "i0e":
+        pytest.skip("i0e: torch evaluates its Chebyshev series in the low precision")
+
+    def fn(m):
+        return getattr(m.special, name)(m.tensor([0.5, 1.0, 2.0, 3.5, -1.2, 0.0])
+                                        .to(getattr(m, dtype)))
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_sinc_at_integers_in_half_precision(dtype):
+    same_as_torch(lambda m: m.sinc(m.tensor([0.5, 1.0, 2.0, 3.5, -3.0, 0.0])
+                                   .to(getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("name", ["abs", "floor", "ceil", "trunc", "round", "fix", "absolute",
+                                  "square", "sign", "neg", "positive"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_unary_ops_on_bool(name, inplace):
+    """torch has no abs/floor/ceil/trunc/round kernel for bool; square promotes to int64."""
+    def fn(m):
+        x = m.tensor([True, False])
+        return getattr(x.clone(), name + "_")() if inplace else getattr(m, name)(x)
+    if inplace and name == "positive":
+        pytest.skip("no positive_")
+    same_as_torch(fn)

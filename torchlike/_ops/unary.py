@@ -109,6 +109,16 @@ _logit_plain.defjvps(lambda g, ans, a: g * jnp.where((a < 0) | (a > 1), jnp.nan,
 _SAVES_OUTPUT = {"exp", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal"}
 
 # name: (jax function, promote, torch grad_fn name)
+def _in_float32(f):
+    """``f`` computed in float32 for a float16/bfloat16 input and rounded once (torch's CPU
+    kernel for it; jax's would round its intermediate steps to the low precision)."""
+    def g(a):
+        if a.dtype in (jnp.float16, jnp.bfloat16):
+            return f(a.astype(jnp.float32)).astype(a.dtype)
+        return f(a)
+    return g
+
+
 _UNARY = {
     "exp": (jnp.exp, "float", "ExpBackward0"),
     "log": (jnp.log, "float", "LogBackward0"),
@@ -148,11 +158,14 @@ _UNARY = {
     "rad2deg": (jnp.rad2deg, "float", "Rad2DegBackward0"),
     "lgamma": (_lgamma_fn, "float", "LgammaBackward0"),
     "digamma": (_digamma_fn, "float", "DigammaBackward0"),
-    "sinc": (jnp.sinc, "float", "SincBackward0"),
+    "sinc": (_in_float32(jnp.sinc), "float", "SincBackward0"),
     "frac": (lambda a: a - jnp.trunc(a), None, "FracBackward0"),
     "sgn": (_sign_fn, None, "SgnBackward0"),      # (sign's complex form: z / |z|)
 }
 _FLOAT_ONLY = {"frac"}                            # torch refuses integer input
+# torch's kernels refusing bool input
+_NO_BOOL = {"abs": "abs_cpu", "floor": "floor_vml_cpu", "ceil": "ceil_vml_cpu",
+            "trunc": "trunc_vml_cpu"}
 _NO_OUT = {"relu"}                                # torch.relu takes no out=
 _NO_TOP_INPLACE = {"sign", "erfinv", "lgamma", "digamma", "absolute"}   # no torch.<name>_
 # torch's other names for the same op: Tensor.<alias>, Tensor.<alias>_, torchlike.<alias>
@@ -199,12 +212,18 @@ def _unary(name, f, promote, grad_name):
                       False if name in _SAVES_NOTHING else True),
                vjp=_VJP.get(name))(lambda a: f(a))
     check = name in _FLOAT_ONLY
+    no_bool = _NO_BOOL.get(name)
 
     def fn(input):
         if check:
             _need_float(name + "_cpu", input)
         if name == "relu":
             _relu_dtype(input)
+        if input.dtype is D.bool:
+            if no_bool:
+                _not_impl(no_bool, input)
+            if name == "square":
+                input = input.to(D.int64)       # (torch's pow(input, 2): bool promotes)
         return apply(op, input)
 
     def fn_(self):
@@ -212,6 +231,12 @@ def _unary(name, f, promote, grad_name):
             _need_float(name + "_cpu", self)
         if name == "relu":
             _relu_dtype(self)
+        if self.dtype is D.bool:
+            if no_bool:
+                _not_impl(no_bool, self)
+            if name == "square":
+                raise RuntimeError("result type Long can't be cast to the desired output type "
+                                   "Bool")
         return apply_(op, self)
 
     fn.__name__ = fn.__qualname__ = name
@@ -273,7 +298,7 @@ def _sign_(self):
 @public(method=True)
 def positive(input):
     if input.dtype is D.bool:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
@@ -317,6 +342,8 @@ def round(input, *, decimals=0):
     """Round half to even, optionally to ``decimals`` decimal places."""
     if decimals != 0 and input.dtype.category < D._FLOAT:
         _not_impl("round_cpu", input)
+    if input.dtype is D.bool:
+        _not_impl("round_vml_cpu", input)
     return apply(_round_op, input, decimals=int(decimals))
 
 
@@ -327,6 +354,8 @@ def logit_(self, eps=None):
 
 @method("round_")
 def round_(self, *, decimals=0):
+    if self.dtype is D.bool:
+        _not_impl("round_vml_cpu", self)
     return apply_(_round_op, self, decimals=int(decimals))
 
 

@@ -203,12 +203,47 @@ _UNARY = {
 }
 
 
+# torch's kernels for float16/bfloat16: none for these (NotImplementedError) ...
+_NO_HALF = frozenset({"ndtri", "log_ndtr", "erfcx", "spherical_bessel_j0", "modified_bessel_i0",
+                      "modified_bessel_i1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+                      "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+                      "scaled_modified_bessel_k1", "airy_ai"})
+# ... these compute in float32 and round once (jax's would compute in the low precision) ...
+_FLOAT32_HALF = frozenset({"i1", "i1e"})
+
+
+def _ndtr_half(x):
+    """... and ndtr is torch's composite (1 + erf(x * sqrt(1/2))) * 0.5, each step rounded to
+    the input's dtype."""
+    low, f32 = x.dtype, jnp.float32
+
+    def r(v):
+        return v.astype(low).astype(f32)
+    t = r(x.astype(f32) * jnp.float32(0.7071067811865476))
+    return (r(1 + r(jax.lax.erf(t))) * 0.5).astype(low)
+
+
+def _half_aware(name, f):
+    def g(x):
+        if x.dtype in (jnp.float16, jnp.bfloat16):
+            if name == "ndtr":
+                return _ndtr_half(x)
+            if name in _FLOAT32_HALF:
+                return f(x.astype(jnp.float32)).astype(x.dtype)
+        return f(x)
+    return g
+
+
 def _mk_unary(name, f, grad_name):
     op = defop("special_" + name, promote="float", grad_name=grad_name or "NotImplemented",
-               differentiable=grad_name is not None)(lambda x: f(x))
+               differentiable=grad_name is not None)(_half_aware(name, f))
 
     def fn(input, *, out=None):
         _need_tensor(name, input)
+        if name in _NO_HALF and input.dtype.name in ("float16", "bfloat16"):
+            from .._dtype import legacy_name
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                      f"'{legacy_name(input.dtype)}'")
         return _out(apply(op, input), out, name)
 
     fn.__name__ = fn.__qualname__ = name
