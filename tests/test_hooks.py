@@ -376,6 +376,33 @@ def grads_batched_over_grad_outputs(m):
     return [repr(g[0]), g[1], repr(h.detach()), repr(m.autograd.grad(h.sum(), x)[0])]
 
 
+@scenario
+def a_grad_mode_decorating_a_generator_holds_while_its_body_runs(m):
+    @m.no_grad()
+    def numbers(n):
+        for _ in range(n):
+            sent = yield (m.ones(1, requires_grad=True) * 2).requires_grad, m.is_grad_enabled()
+            out.append(("sent", sent, m.is_grad_enabled()))
+        return "done"
+
+    @m.enable_grad()
+    def enabled():
+        yield m.is_grad_enabled()
+
+    out = []
+    g = numbers(2)
+    out.append(next(g))
+    out.append(m.is_grad_enabled())          # (the caller's mode between yields)
+    out.append(g.send(7))
+    try:
+        g.send(8)
+    except StopIteration as stop:
+        out.append(stop.value)
+    with m.no_grad():
+        out.append(list(enabled()))
+    return out
+
+
 @pytest.mark.parametrize("fn", SCENARIOS, ids=lambda f: f.__name__)
 def test_semantics_match_torch(fn):
     expected = fn(torch)

@@ -58,6 +58,15 @@ def test_version_namespace():
     assert torchlike.version.hip is None
 
 
+def test_config_texts():
+    """torch.__config__: show() and parallel_info() are text naming the build and threads."""
+    for m in (torchlike, torch):
+        assert isinstance(m.__config__.show(), str) and "built with" in m.__config__.show()
+        info = m.__config__.parallel_info()
+        assert f"at::get_num_threads() : {m.get_num_threads()}" in info
+    assert "JAX" in torchlike.__config__.show()
+
+
 # ------------------------------------------------------------------ knobs
 
 def test_threads():

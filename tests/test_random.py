@@ -217,6 +217,34 @@ def test_generator_state_roundtrip():
     assert g.initial_seed() == 11
 
 
+def _set_state_error(m, state):
+    try:
+        m.set_rng_state(state(m))
+    except (TypeError, RuntimeError) as e:
+        return type(e).__name__, str(e).split(" of size ")[0]
+    return None
+
+
+@pytest.mark.parametrize("state", [lambda m: m.ones(3), lambda m: m.ones(3, dtype=m.uint8),
+                                   lambda m: [1, 2], lambda m: m.get_rng_state().long()],
+                         ids=["float", "short", "list", "int64"])
+def test_set_rng_state_refuses_what_torch_refuses(state):
+    assert _set_state_error(torchlike, state) == _set_state_error(torch, state) is not None
+
+
+def test_a_torch_generator_state_seeds_a_reproducible_stream():
+    """DIFFERENCES.md: torch's CPU generator state (a torch checkpoint's) seeds torchlike's
+    generator from its bytes; the stream is torchlike's, the same for the same state."""
+    s = torchlike.tensor(torch.get_rng_state().numpy())
+    torchlike.set_rng_state(s)
+    a = torchlike.rand(4)
+    torchlike.rand(2)
+    torchlike.set_rng_state(s)
+    b = torchlike.rand(4)
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert torchlike.get_rng_state().shape == (16,)
+
+
 def test_multinomial_without_replacement_distinct():
     g = torchlike.Generator().manual_seed(0)
     for _ in range(5):

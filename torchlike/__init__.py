@@ -91,7 +91,7 @@ _namespace = _lazy_submodules(__name__, {
     "accelerator", "mps", "cpu", "profiler", "testing", "onnx", "distributed",
     "multiprocessing", "hub", "compiler", "types", "overrides", "library", "export",
     "sparse", "masked", "quantization", "ao", "nested", "signal", "_dynamo",
-    "_logging"})
+    "_logging", "__config__"})
 # top-level names that live in a lazily imported namespace: name -> module
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",

@@ -86,10 +86,30 @@ class Generator:
         return Tensor._make(jnp.asarray(state))
 
     def set_state(self, state):
-        a = np.asarray(state._data).astype(np.uint8)
-        self._key = a[:-8].view(np.uint32)
-        self._counter = int(a[-8:].view(np.int64)[0])
+        """Restore a state ``get_state`` gave (torch's checks of its type and size). A state of
+        torch's CPU generator (5056 bytes, from a torch checkpoint) seeds this generator with
+        a hash of its bytes: the same torch state gives the same torchlike stream, which is not
+        torch's (DIFFERENCES.md)."""
+        from ._registry import _Tensor as Tensor
+        if not isinstance(state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(state).__name__}")
+        if state.dtype.name != "uint8":
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        a = np.asarray(state._data).reshape(-1)
+        if a.size == _TORCH_CPU_STATE_BYTES:
+            import hashlib
+            digest = hashlib.sha256(a.tobytes()).digest()
+            return self.manual_seed(int.from_bytes(digest[:8], "little"))
+        n = self._key.nbytes + 8
+        if a.size != n:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {n} but found the "
+                               f"input RNG state size to be {a.size}")
+        self._key = a[:-8].copy().view(np.uint32)
+        self._counter = int(a[-8:].copy().view(np.int64)[0])
         return self
+
+
+_TORCH_CPU_STATE_BYTES = 5056       # torch's mt19937 CPU generator state
 
 
 _FOLD_IN: dict = {}

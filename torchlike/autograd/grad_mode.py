@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
@@ -37,11 +38,39 @@ class _Mode:
     def __call__(self, fn):
         if isinstance(fn, type):
             raise TypeError(f"{type(self).__name__} can decorate functions, not classes")
+        if inspect.isgeneratorfunction(fn):
+            return self._generator(fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return fn(*args, **kwargs)
+        return wrapper
+
+    def _generator(self, fn):
+        """A decorated generator function: the mode holds while its body runs, between
+        yields (the caller's mode holds while the caller runs), as torch's decorator does."""
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self.clone():
+                    value = gen.send(None)
+                while True:
+                    try:
+                        request = yield value
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:      # (thrown in by the caller: passed on)
+                        with self.clone():
+                            value = gen.throw(e)
+                    else:
+                        with self.clone():
+                            value = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
         return wrapper
 
     def clone(self):
