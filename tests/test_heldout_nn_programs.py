@@ -396,3 +396,18 @@ def test_init_modes_gains_helpers_and_dtype_errors(call):
         except (ValueError, NotImplementedError) as e:
             res.append((type(e).__name__, str(e)))
     assert res[1] == res[0]
+
+
+def test_consume_prefix_of_a_data_parallel_checkpoint():
+    res = []
+    for m in (torch, torchlike):
+        from importlib import import_module
+        utils = import_module(m.__name__ + ".nn.modules.utils")
+        net = m.nn.Sequential(m.nn.Linear(2, 3), m.nn.BatchNorm1d(3))
+        sd = m.nn.DataParallel(net).state_dict()
+        keys = list(sd.keys())
+        utils.consume_prefix_in_state_dict_if_present(sd, "module.")
+        r = m.nn.Sequential(m.nn.Linear(2, 3), m.nn.BatchNorm1d(3)).load_state_dict(sd)
+        res.append((keys, list(sd.keys()), sorted(sd._metadata.keys()), repr(r),
+                    utils._list_with_default([None, 4], [1, 2, 3])))
+    assert res[1] == res[0]
