@@ -262,14 +262,23 @@ def test_benchmark_timer_measurement():
 
 def test_multiprocessing_names_and_spawn():
     tmp = torchlike.multiprocessing
-    assert tmp.get_start_method(allow_none=True) == torch.multiprocessing.get_start_method(
-        allow_none=True) or True
+    # (torchlike imposes no start method of its own)
+    assert tmp.get_start_method(allow_none=True) is tmp.multiprocessing.get_start_method(
+        allow_none=True)
     assert tmp.get_all_sharing_strategies() == torch.multiprocessing.get_all_sharing_strategies()
     assert tmp.get_sharing_strategy() == torch.multiprocessing.get_sharing_strategy()
     assert tmp.Process is not None and tmp.Queue is not None
     assert tmp.spawn(print, args=(), nprocs=1) is None
     with pytest.raises(tmp.ProcessRaisedException, match="TypeError"):
         tmp.spawn(int, args=("x",), nprocs=1)
+
+
+def test_share_memory_warns_that_processes_get_copies():
+    """DIFFERENCES.md: a tensor cannot be put in shared memory; share_memory_ says so."""
+    x = torchlike.ones(2)
+    with pytest.warns(UserWarning, match="Hogwild training"):
+        assert x.share_memory_() is x
+    assert not x.is_shared()
 
 
 # ------------------------------------------------------------------ hub, onnx

@@ -6,6 +6,7 @@ declared once there); this file holds data access, metadata, autograd entry poin
 from __future__ import annotations
 
 import math
+import warnings
 import weakref
 
 import jax
@@ -89,6 +90,12 @@ _NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tenso
                "arrays, so {name}() is not provided. Keep the tensor dense (most ops accept it "
                "as it is), or use jax.experimental.sparse on t.jax().")
 
+
+SHARE_MEMORY_MSG = (
+    "torchlike cannot put a tensor in memory shared between processes (jax arrays have no "
+    "shared storage): share_memory_() leaves it as it is, and a process that receives it gets "
+    "a copy, so in-place updates made in one process (Hogwild training) are not seen by the "
+    "others. Send results back through a queue instead.")
 
 _FLOAT_OR_COMPLEX_MSG = "only Tensors of floating point and complex dtype can require gradients"
 _storage_write = [None]     # torchlike._storage.write, bound on first use (it imports this module)
@@ -246,6 +253,14 @@ class Tensor(InteropMixin):
 
     def is_shared(self):
         return False
+
+    def share_memory_(self):
+        """torch moves the storage into shared memory, so that processes that receive the
+        tensor see each other's in-place writes (Hogwild training). jax arrays cannot live in
+        memory shared between processes: a tensor sent to another process is a copy. This
+        warns (once a place) and returns ``self`` unshared (DIFFERENCES.md)."""
+        warnings.warn(SHARE_MEMORY_MSG, UserWarning, stacklevel=2)
+        return self
 
     def is_coalesced(self):
         raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
