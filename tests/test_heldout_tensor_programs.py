@@ -474,3 +474,33 @@ def test_unary_ops_on_bool(name, inplace):
     if inplace and name == "positive":
         pytest.skip("no positive_")
     same_as_torch(fn)
+
+
+# ============================================================ 11. index dtypes of the index ops
+
+INDEX_OPS = {
+    "take_along_dim": lambda m, x, i: m.take_along_dim(x, i.view(2, 1), 1),
+    "take_along_dim_flat": lambda m, x, i: m.take_along_dim(x, i),
+    "index_select": lambda m, x, i: x.index_select(1, i),
+    "index_add": lambda m, x, i: x.index_add(1, i, m.ones(2, 2)),
+    "index_fill": lambda m, x, i: x.index_fill(1, i, 0.),
+    "index_copy": lambda m, x, i: x.index_copy(1, i, m.ones(2, 2)),
+    "gather": lambda m, x, i: m.gather(x, 1, i.view(2, 1)),
+    "scatter": lambda m, x, i: x.scatter(1, i.view(2, 1), 0.),
+    "scatter_add": lambda m, x, i: x.scatter_add(1, i.view(2, 1), m.ones(2, 1)),
+    "scatter_reduce": lambda m, x, i: x.scatter_reduce(1, i.view(2, 1), m.ones(2, 1), "amax"),
+    "take": lambda m, x, i: m.take(x, i),
+    "put": lambda m, x, i: x.put(i, m.ones(2)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "bool",
+                                   "float32"])
+@pytest.mark.parametrize("op", INDEX_OPS)
+def test_index_ops_index_dtypes(op, dtype):
+    """Which index dtypes each op takes (int32 and int64, or int64 only) and torch's error
+    for the others (an int8 index computed here before)."""
+    def fn(m):
+        return INDEX_OPS[op](m, m.arange(6.).reshape(2, 3),
+                             m.tensor([0, 1]).to(getattr(m, dtype)))
+    same_as_torch(fn)

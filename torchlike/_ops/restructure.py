@@ -17,7 +17,7 @@ from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace, inplace_of
 from ._surface import inplace_methods, methods, public
 from .join import stack, tensor_split
-from .scatter import _check_index_dims, _grid, _scatter_set
+from .scatter import _check_index_dims, _grid, _scatter_set, check_index_dtype
 from .view import _broadcast_shape, _host, _is_t, meshgrid, narrow, reshape
 
 __all__ = ["put", "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
@@ -136,9 +136,7 @@ _set_flat = _scatter_set      # torch's gradients of a set: zero where written, 
 
 
 def put(self, index, source, accumulate=False):
-    if index.dtype.category != D._INT:
-        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
-                           f"{_T(index.dtype)}")
+    check_index_dtype("put", index)
     if self.dtype is not source.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {_T(self.dtype)} and source.dtype = "
@@ -352,7 +350,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     _deprecated("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     n = input._d.ndim
     d = _wrap_dim(dim, n)
-    if index.dtype.category != D._INT or index._d.ndim > 1:
+    check_index_dtype("index_reduce", index)
+    if index._d.ndim > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector")
     iv = _host(index)
     size = input.shape[d] if n else 1

@@ -41,10 +41,41 @@ def _gather(a, index, dim):
     return a[_grid(index, dim)]
 
 
+# torch's index dtypes per op: int32 and int64 ("int") or int64 only ("long"), and its error
+_INDEX_DTYPES = {
+    "gather": ("int", RuntimeError, "gather(): Expected dtype int32/int64 for index"),
+    "scatter": ("int", RuntimeError, "scatter(): Expected dtype int32/int64 for index"),
+    "index_select": ("int", RuntimeError,
+                     "index_select(): Expected dtype int32 or int64 for index"),
+    "index_add": ("int", RuntimeError,
+                  "index_add_(): Expected dtype int32/int64 for index but got: {}"),
+    "index_reduce": ("int", RuntimeError,
+                     "index_reduce_(): Expected dtype int32/int64 for index but got: {}"),
+    "index_fill": ("long", IndexError, "index_fill_(): Expected dtype int64 for index."),
+    "index_copy": ("long", RuntimeError,
+                   "index_copy_(): Expected a long tensor for index, but got {}"),
+    "take": ("long", RuntimeError, "take(): Expected a long tensor for index, but got {}"),
+    "put": ("long", RuntimeError, "put_(): Expected a long tensor for index, but got {}"),
+    "take_along_dim": ("long", RuntimeError,
+                       "torch.take_along_dim(): dtype of indices should be Long but got {}"),
+}
+
+
+def check_index_dtype(name, index):
+    """torch's error for an index tensor of a dtype ``name`` does not take."""
+    kind, err, msg = _INDEX_DTYPES[name]
+    if not _is_t(index):
+        return
+    ok = (D.int64,) if kind == "long" else (D.int64, D.int32)
+    if index.dtype not in ok:
+        raise err(msg.format(D.legacy_name(index.dtype)))
+
+
 def _check_index_dims(name, input, dim, index, src=None):
     n = input._d.ndim
     d = _wrap_dim(dim, n)
     _check_int_index(index, name)
+    check_index_dtype(name, index)
     if max(index._d.ndim, 1) != max(n, 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
@@ -177,8 +208,9 @@ def _index_select(a, index, dim):
 def _check_vector_index(name, input, dim, index):
     n = input._d.ndim
     d = _wrap_dim(dim, n)
-    if not _is_t(index) or index.dtype.category != D._INT:
+    if not _is_t(index):
         raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
+    check_index_dtype(name, index)
     if index._d.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     size = input._d.shape[d] if n else 1
@@ -246,7 +278,7 @@ def _take(a, index):
 
 @public(method=True, out=True)
 def take(input, index):
-    _check_int_index(index, "take")
+    check_index_dtype("take", index)
     _float8.require("take_cpu", input)
     n = input.numel()
     iv = _host(index)
@@ -330,6 +362,8 @@ def _take_along_dim(a, index, dim):
 
 @public(method=True, out=True)
 def take_along_dim(input, indices, dim=None):
+    # (without a dim, torch gathers from the flattened input: gather's dtypes)
+    check_index_dtype("take_along_dim" if dim is not None else "gather", indices)
     _check_int_index(indices, "take_along_dim")
     if dim is None:
         n = input.numel()
