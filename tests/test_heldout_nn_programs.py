@@ -411,3 +411,36 @@ def test_consume_prefix_of_a_data_parallel_checkpoint():
         res.append((keys, list(sd.keys()), sorted(sd._metadata.keys()), repr(r),
                     utils._list_with_default([None, 4], [1, 2, 3])))
     assert res[1] == res[0]
+
+
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+def test_collate_with_a_custom_type_map():
+    """torch >= 2.0's collate(batch, collate_fn_map=...) and default_collate_fn_map, which
+    default_collate consults (programs register their own types there)."""
+    res = []
+    batch = [{"x": np.float32(i), "box": _Box(i), "t": (i, [i * 1.5])} for i in range(3)]
+    for m in (torch, torchlike):
+        from importlib import import_module
+        cm = import_module(m.__name__ + ".utils.data._utils.collate")
+
+        def collate_box(b, *, collate_fn_map):
+            return [x.v for x in b]
+        own = {**cm.default_collate_fn_map, _Box: collate_box}
+        out = cm.collate(batch, collate_fn_map=own)
+        try:
+            cm.default_collate(batch)
+        except TypeError as e:
+            err = str(e).replace(m.__name__, "torch")
+        cm.default_collate_fn_map[_Box] = collate_box
+        try:
+            out2 = m.utils.data.default_collate(batch)
+            loader = list(m.utils.data.DataLoader(batch, batch_size=2))
+        finally:
+            del cm.default_collate_fn_map[_Box]
+        res.append((repr(out), err, repr(out2), repr(loader),
+                    cm.collate_int_fn([1, 2]).dtype == m.int64))
+    assert res[1] == res[0]

@@ -408,57 +408,92 @@ def _stack(tensors):
     return stack(tensors, 0)
 
 
-def default_collate(batch):
-    """torch's default collation: stack tensors/arrays/numbers, recurse into containers."""
-    from ..._creation import as_tensor, tensor
+def collate(batch, *, collate_fn_map=None):
+    """torch's general collation: ``collate_fn_map`` maps a type (or tuple of types) of the
+    batch's first element to the function collating the batch; containers recurse."""
     elem = batch[0]
     elem_type = type(elem)
-    if isinstance(elem, Tensor):
-        return _stack(batch)
-    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_"):
-        if elem_type.__name__ in ("ndarray", "memmap"):
-            if elem.dtype.kind in "SaUO":
-                raise TypeError(_COLLATE_ERR.format(elem.dtype))
-            return default_collate([as_tensor(np.array(b)) for b in batch])
-        if elem.shape == ():
-            return as_tensor(np.array(batch))
-    elif isinstance(elem, bool):
-        return tensor(batch)
-    elif isinstance(elem, float):
-        return tensor(batch, dtype=D.float64)
-    elif isinstance(elem, int):
-        return tensor(batch)
-    elif isinstance(elem, (str, bytes)):
-        return batch
-    elif isinstance(elem, collections.abc.Mapping):
+    if collate_fn_map is not None:
+        if elem_type in collate_fn_map:
+            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map)
+        for collate_type in collate_fn_map:
+            if isinstance(elem, collate_type):
+                return collate_fn_map[collate_type](batch, collate_fn_map=collate_fn_map)
+
+    def rec(samples):
+        return collate(samples, collate_fn_map=collate_fn_map)
+    if isinstance(elem, collections.abc.Mapping):
         try:
             if isinstance(elem, collections.abc.MutableMapping):
                 clone = copy.copy(elem)
-                clone.update({k: default_collate([d[k] for d in batch]) for k in elem})
+                clone.update({k: rec([d[k] for d in batch]) for k in elem})
                 return clone
-            return elem_type({k: default_collate([d[k] for d in batch]) for k in elem})
+            return elem_type({k: rec([d[k] for d in batch]) for k in elem})
         except TypeError:
-            return {k: default_collate([d[k] for d in batch]) for k in elem}
-    elif _is_namedtuple(elem):
-        return elem_type(*(default_collate(s) for s in zip(*batch)))
-    elif isinstance(elem, collections.abc.Sequence):
+            return {k: rec([d[k] for d in batch]) for k in elem}
+    if _is_namedtuple(elem):
+        return elem_type(*(rec(s) for s in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
         it = iter(batch)
         elem_size = len(next(it))
         if not all(len(e) == elem_size for e in it):
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = list(zip(*batch))
         if isinstance(elem, tuple):
-            return [default_collate(s) for s in transposed]
+            return [rec(s) for s in transposed]
         try:
             if isinstance(elem, collections.abc.MutableSequence):
                 clone = copy.copy(elem)
                 for i, s in enumerate(transposed):
-                    clone[i] = default_collate(s)
+                    clone[i] = rec(s)
                 return clone
-            return elem_type([default_collate(s) for s in transposed])
+            return elem_type([rec(s) for s in transposed])
         except TypeError:
-            return [default_collate(s) for s in transposed]
+            return [rec(s) for s in transposed]
     raise TypeError(_COLLATE_ERR.format(elem_type))
+
+
+def collate_tensor_fn(batch, *, collate_fn_map=None):
+    return _stack(batch)
+
+
+def collate_numpy_array_fn(batch, *, collate_fn_map=None):
+    from ..._creation import as_tensor
+    elem = batch[0]
+    if elem.dtype.kind in "SaUO":
+        raise TypeError(_COLLATE_ERR.format(elem.dtype))
+    return collate([as_tensor(np.array(b)) for b in batch], collate_fn_map=collate_fn_map)
+
+
+def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
+    from ..._creation import as_tensor
+    return as_tensor(np.array(batch))
+
+
+def collate_float_fn(batch, *, collate_fn_map=None):
+    from ..._creation import tensor
+    return tensor(batch, dtype=D.float64)
+
+
+def collate_int_fn(batch, *, collate_fn_map=None):
+    from ..._creation import tensor
+    return tensor(batch)
+
+
+def collate_str_fn(batch, *, collate_fn_map=None):
+    return batch
+
+
+default_collate_fn_map = {Tensor: collate_tensor_fn, np.ndarray: collate_numpy_array_fn,
+                          (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
+                          float: collate_float_fn, int: collate_int_fn, str: collate_str_fn,
+                          bytes: collate_str_fn}
+
+
+def default_collate(batch):
+    """torch's default collation: stack tensors/arrays/numbers, recurse into containers (as
+    ``default_collate_fn_map`` says, which a program may extend)."""
+    return collate(batch, collate_fn_map=default_collate_fn_map)
 
 
 def default_convert(data):
@@ -503,6 +538,8 @@ class _MapFetcher:
         self.dataset, self.auto_collation = dataset, auto_collation
         self.collate_fn, self.drop_last = collate_fn, drop_last
         self.plan = _gather_plan(dataset) if (collate_fn is default_collate
+                                              and default_collate_fn_map.get(Tensor)
+                                              is collate_tensor_fn
                                               and auto_collation) else None
 
     def fetch(self, index):
