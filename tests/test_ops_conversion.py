@@ -184,6 +184,30 @@ def test_view_dtype_reinterprets_but_copies():
     assert x.tolist() == [1.0, 5.0]
 
 
+_VIEW_DTYPE_LAYOUTS = {
+    "transposed to smaller": lambda m: m.ones(2, 4).t().view(m.int16),
+    "transposed to larger": lambda m: m.ones(4, 2).t().view(m.float64),
+    "odd last size": lambda m: m.ones(3).view(m.float64),
+    "odd offset": lambda m: m.ones(2, 4)[:, 1:3].view(m.float64),
+    "bytes to short": lambda m: m.ones(2, 4, dtype=m.uint8)[:, 1:].view(m.int16),
+    "odd row stride": lambda m: m.ones(3, 5)[:, :2].view(m.float64),
+    "even row stride": lambda m: m.ones(3, 6)[:, :2].view(m.float64),
+    "a 0-dim tensor": lambda m: m.ones(()).view(m.int16),
+    "same size transposed": lambda m: m.ones(4, 2).t().view(m.int32),
+    "a middle slice to bytes": lambda m: m.ones(2, 3, 4)[:, 1].view(m.int8),
+}
+
+
+@pytest.mark.parametrize("case", list(_VIEW_DTYPE_LAYOUTS))
+def test_view_dtype_checks_the_layout_as_torch(case):
+    def outcome(m):
+        try:
+            r = _VIEW_DTYPE_LAYOUTS[case](m)
+        except RuntimeError as e:
+            return str(e)
+        return tuple(r.shape), r.tolist()
+    assert outcome(torchlike) == outcome(torch)
+
 
 def test_bad_input_messages_match_torch():
     """Beyond the exception class: torchlike's message is torch's, word for word."""

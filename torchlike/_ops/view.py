@@ -154,13 +154,28 @@ def _view_dtype(self, dtype):
     a, b = self.dtype.itemsize, dtype.itemsize
     names = D.LEGACY_NAMES
     if a != b:
+        what = (f"to view {names[self.dtype.name]} as {names[dtype.name]} (different element "
+                f"sizes)")
         if self._d.ndim == 0:
-            raise RuntimeError(f"self.dim() cannot be 0 to view {names[self.dtype.name]} as "
-                               f"{names[dtype.name]} (different element sizes)")
-        if b > a and self._d.shape[-1] % (b // a):
-            raise RuntimeError(f"self.size(-1) must be divisible by {b // a} to view "
-                               f"{names[self.dtype.name]} as {names[dtype.name]} (different "
-                               f"element sizes), but got {self._d.shape[-1]}")
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        st = self.stride()
+        if b > a:
+            # (torch's order: the last size, the storage offset, then the strides)
+            k = b // a
+            if self._d.shape[-1] % k:
+                raise RuntimeError(f"self.size(-1) must be divisible by {k} {what}, but got "
+                                   f"{self._d.shape[-1]}")
+            off = self.storage_offset()
+            if off % k:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {k} {what}, "
+                                   f"but got {off}")
+        if st[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st[-1]}")
+        if b > a:
+            for i, n in enumerate(st[:-1]):
+                if n % k:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {k} {what}, "
+                                       f"but got {n}")
     if dtype in D.UNBACKED:
         dtype.np                        # raises: jax has no arrays of it
     if self.dtype.is_complex or dtype.is_complex:
