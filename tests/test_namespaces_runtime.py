@@ -167,7 +167,36 @@ CLOSE_CASES = [
                                      m.tensor([1.001], dtype=m.float16)),
     lambda m: m.testing.assert_close({"a": 1}, {"b": 1}),
     lambda m: m.testing.assert_close([[m.tensor([1.])]], [[m.tensor([3.])]]),
+    lambda m: m.testing.assert_close(m.ones(2, 2).t(), m.ones(2, 2), check_stride=True),
+    lambda m: m.testing.assert_close(m.ones(2, 2).t(), m.ones(2, 2)),
+    lambda m: m.testing.assert_close(m.ones(2, 2)[:, :1], m.ones(2, 1), check_stride=True),
 ]
+
+
+def _make_tensor(m, shape, **kw):
+    try:
+        t = m.testing.make_tensor(shape, **{"dtype": m.float32, "device": "cpu", **kw})
+    except ValueError as e:
+        return str(e)
+    return (tuple(t.shape), str(t.dtype), t.stride(), t.is_contiguous(), t.requires_grad,
+            bool(((t >= kw.get("low", -9)) & (t <= kw.get("high", 10))).all()))
+
+
+MAKE_TENSOR_CASES = [
+    ((2, 3), {}), ((4, 4), {"noncontiguous": True}), ((1,), {"noncontiguous": True}),
+    ((2, 3, 4, 5), {"memory_format": "channels_last"}), ((3,), {"low": 3, "high": 1}),
+    ((3,), {"low": float("nan")}), ((5,), {"dtype": "int64", "low": 0, "high": 3}),
+    ((2,), {"dtype": "int64", "requires_grad": True}), ((2,), {"requires_grad": True}),
+    ((2, 3), {"noncontiguous": True, "memory_format": "channels_last"}),
+]
+
+
+@pytest.mark.parametrize("shape,kw", MAKE_TENSOR_CASES, ids=[str(c) for c in MAKE_TENSOR_CASES])
+def test_make_tensor_layouts_and_checks_as_torch(shape, kw):
+    def run(m):
+        k = {n: getattr(m, v) if n in ("dtype", "memory_format") else v for n, v in kw.items()}
+        return _make_tensor(m, shape, **k)
+    assert run(torchlike) == run(torch)
 
 
 @pytest.mark.parametrize("i", range(len(CLOSE_CASES)))

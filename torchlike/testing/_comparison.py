@@ -96,7 +96,7 @@ def _compare_scalars(actual, expected, rtol, atol, equal_nan, check_dtype):
 
 
 def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype,
-                     check_layout):
+                     check_layout, check_stride):
     from .._tensor import Tensor
     if actual.shape != expected.shape:
         raise _Fail(AssertionError, f"The values for attribute 'shape' do not match: "
@@ -104,6 +104,9 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
     if check_layout and repr(actual.layout) != repr(expected.layout):
         raise _Fail(AssertionError, f"The values for attribute 'layout' do not match: "
                                     f"{actual.layout} != {expected.layout}.")
+    elif check_stride and actual.stride() != expected.stride():
+        raise _Fail(AssertionError, f"The values for attribute 'stride()' do not match: "
+                                    f"{actual.stride()} != {expected.stride()}.")
     if check_device and actual.device != expected.device:
         raise _Fail(AssertionError, f"The values for attribute 'device' do not match: "
                                     f"{actual.device} != {expected.device}.")
@@ -181,7 +184,7 @@ def _compare_pair(actual, expected, id, opts):
                                    f"{_torch_type(actual)} and {_torch_type(expected)}.")
         return _compare_tensors(actual, expected, opts["rtol"], opts["atol"],
                                 opts["equal_nan"], opts["check_device"], opts["check_dtype"],
-                                opts["check_layout"])
+                                opts["check_layout"], opts["check_stride"])
     if isinstance(actual, np.ndarray) and isinstance(expected, np.ndarray):
         from .._creation import tensor
         return _compare(tensor(actual), tensor(expected), id, opts)
@@ -240,7 +243,8 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     """
     _tolerances(["float32"], rtol, atol)     # validates the rtol/atol pair early
     opts = dict(allow_subclasses=allow_subclasses, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                check_device=check_device, check_dtype=check_dtype, check_layout=check_layout)
+                check_device=check_device, check_dtype=check_dtype, check_layout=check_layout,
+                check_stride=check_stride)
     try:
         _compare(actual, expected, (), opts)
     except _Fail as f:
