@@ -444,3 +444,17 @@ def test_collate_with_a_custom_type_map():
         res.append((repr(out), err, repr(out2), repr(loader),
                     cm.collate_int_fn([1, 2]).dtype == m.int64))
     assert res[1] == res[0]
+
+
+def test_nll_loss2d_warns_deprecated_and_computes_nll():
+    x = f32(2, 3, 2, 2)
+    t = np.array([[[0, 1], [2, 1]], [[1, 1], [0, 2]]])
+    res = []
+    for m in (torch, torchlike):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            loss = m.nn.NLLLoss2d(ignore_index=2)
+        res.append(([(x_.category, x_.filename, str(x_.message)) for x_ in w],
+                    loss(m.nn.functional.log_softmax(m.tensor(x), 1), m.tensor(t))))
+    assert res[1][0] == res[0][0] and len(res[0][0]) == 1
+    assert_close(res[1][1], res[0][1])
