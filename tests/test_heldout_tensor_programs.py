@@ -504,3 +504,24 @@ def test_index_ops_index_dtypes(op, dtype):
         return INDEX_OPS[op](m, m.arange(6.).reshape(2, 3),
                              m.tensor([0, 1]).to(getattr(m, dtype)))
     same_as_torch(fn)
+
+
+# ============================================================ 12. numpy arrays torch cannot read
+
+NDARRAYS = {
+    "str": lambda: np.array(["a"]),
+    "object": lambda: np.array([1], dtype=object),
+    "datetime": lambda: np.zeros(2, dtype="datetime64[s]"),
+    "longdouble": lambda: np.zeros(2, dtype=np.longdouble),
+    "structured": lambda: np.zeros(2, dtype=[("a", "f4")]),
+    "negative_stride": lambda: np.zeros((2, 2))[::-1],
+    "negative_stride_cols": lambda: np.arange(6.).reshape(2, 3)[:, ::-1],
+    "positive_step": lambda: np.arange(6.)[::2],
+    "uint32": lambda: np.arange(3, dtype=np.uint32),
+}
+
+
+@pytest.mark.parametrize("make", ["from_numpy", "tensor", "as_tensor"])
+@pytest.mark.parametrize("name", NDARRAYS)
+def test_numpy_arrays_torch_refuses(name, make):
+    same_as_torch(lambda m: getattr(m, make)(NDARRAYS[name]()))

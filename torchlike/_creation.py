@@ -56,6 +56,7 @@ def _infer_np(data, dtype=None):
     if isinstance(data, Tensor):
         return np.asarray(data._data), data.dtype, False
     if isinstance(data, np.ndarray):
+        check_ndarray(data)
         return data, D.from_jax(data.dtype), False
     if isinstance(data, np.generic):
         return np.asarray(data), D.from_jax(data.dtype), True
@@ -191,6 +192,37 @@ def _numpy_leaves_dtype(data):
     for d in dts[1:]:
         dt = D._promote2(dt, d)
     return dt
+
+
+_NUMPY_KINDS = frozenset("biufc")
+_NUMPY_NAMES = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+                "uint64, uint32, uint16, uint8, and bool")
+
+
+def _ml_dtype(dt):
+    """Whether ``dt`` is one of jax's extra numpy types (bfloat16, the float8s)."""
+    if dt.kind != "V" or dt.names is not None:
+        return False
+    try:
+        D.from_jax(dt)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def check_ndarray(a):
+    """torch's errors for a numpy array it cannot read: a dtype without a torch type, a
+    negative stride (``a[::-1]``)."""
+    k = a.dtype.kind
+    if (k not in _NUMPY_KINDS and not _ml_dtype(a.dtype)) or \
+            (k == "f" and a.dtype.itemsize > 8) or (k == "c" and a.dtype.itemsize > 16):
+        raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The "
+                        f"only supported types are: {_NUMPY_NAMES}.")
+    if any(st < 0 for st in a.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and "
+                         "tensors with negative strides are not currently supported. (You can "
+                         "probably work around this by making a copy of your array  with "
+                         "array.copy().) ")
 
 
 def _bad_data(data, dtype=None):
@@ -435,6 +467,7 @@ def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    check_ndarray(ndarray)
     D.activate_for(ndarray.dtype)       # (before any op runs on the tensor)
     return Tensor._make(_device.put(_tiers.to_device(np.array(ndarray, copy=True)), "cpu"))
 
