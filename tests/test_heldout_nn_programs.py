@@ -458,3 +458,17 @@ def test_nll_loss2d_warns_deprecated_and_computes_nll():
                     loss(m.nn.functional.log_softmax(m.tensor(x), 1), m.tensor(t))))
     assert res[1][0] == res[0][0] and len(res[0][0]) == 1
     assert_close(res[1][1], res[0][1])
+
+
+def test_deprecated_container_subclass_and_concat_dataset_alias_warn():
+    res = []
+    for m in (torch, torchlike):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+
+            class Sub(m.nn.Container):
+                pass
+            Sub(a=m.nn.Linear(1, 1))
+            sizes = m.utils.data.ConcatDataset([[1, 2], [3]]).cummulative_sizes
+        res.append(([(x.category, x.filename, x.lineno, str(x.message)) for x in w], sizes))
+    assert res[1] == res[0] and len(res[0][0]) == 3

@@ -23,6 +23,11 @@ class Container(Module):
         for key, value in kwargs.items():
             self.add_module(key, value)
 
+    def __init_subclass__(cls, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
+                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)
+
 
 class Sequential(Module):
     """Modules run in order; ``Sequential(OrderedDict(...))`` names them."""

@@ -141,6 +141,12 @@ class ConcatDataset(Dataset):
         sample_idx = idx if dataset_idx == 0 else idx - self.cumulative_sizes[dataset_idx - 1]
         return self.datasets[dataset_idx][sample_idx]
 
+    @property
+    def cummulative_sizes(self):
+        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
+                      FutureWarning, stacklevel=2)
+        return self.cumulative_sizes
+
 
 class ChainDataset(IterableDataset):
     """The chaining of iterable datasets."""
