@@ -193,3 +193,57 @@ def test_grad_fn_name():
     y = Exp.apply(torchlike.tensor([1.0], requires_grad=True))
     assert y.grad_fn.name() == "ExpBackward"
     assert "grad_fn=<ExpBackward>" in repr(y)
+
+
+_RETURNED_GRADS = {
+    "float64 for float32": lambda m, g: (g.double(), None),
+    "broadcastable": lambda m, g: (m.ones(1, 2), None),
+    "0-dim for a vector": lambda m, g: (m.tensor(1.0), None),
+    "wrong shape": lambda m, g: (m.ones(3), None),
+    "for a number": lambda m, g: (g, m.ones(1)),
+    "extra None": lambda m, g: (g, None, None),
+    "extra tensor": lambda m, g: (g, None, m.ones(1)),
+    "int64": lambda m, g: (m.ones(2, dtype=m.int64), None),
+}
+
+
+@pytest.mark.parametrize("case", list(_RETURNED_GRADS))
+def test_returned_gradients_are_checked_and_fitted_as_torch(case):
+    """torch's engine sums a gradient that expands to its input's shape, casts it to the
+    input's dtype, and refuses other shapes, extra gradients and gradients for numbers."""
+    def run(m):
+        class F(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return _RETURNED_GRADS[case](m, g)
+        x = m.ones(2, requires_grad=True)
+        try:
+            F.apply(x, 2.0).sum().backward()
+        except RuntimeError as e:
+            return str(e)
+        return str(x.grad.dtype), x.grad.tolist()
+    assert run(torchlike) == run(torch)
+
+
+def test_custom_fwd_cast_inputs_under_autocast_as_torch():
+    def run(m):
+        class F(m.autograd.Function):
+            @staticmethod
+            @m.amp.custom_fwd(device_type="cpu", cast_inputs=m.float32)
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            @m.amp.custom_bwd(device_type="cpu")
+            def backward(ctx, g):
+                return g * 2
+        x = m.ones(2, dtype=m.bfloat16, requires_grad=True)
+        with m.autocast("cpu", dtype=m.bfloat16):
+            y = F.apply(x)
+        y.sum().backward()
+        return str(y.dtype), str(x.grad.dtype), x.grad.tolist()
+    assert run(torchlike) == run(torch)

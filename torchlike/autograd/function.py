@@ -64,9 +64,9 @@ class BackwardCFunction(Node):
     """The tape node of one ``Function.apply`` call; each Function has its own subclass,
     ``<Function>Backward`` (``Function._backward_cls``), as in torch."""
 
-    __slots__ = ("fn_cls", "ctx", "n_args", "grad_positions", "outputs")
+    __slots__ = ("fn_cls", "ctx", "n_args", "grad_positions", "outputs", "in_meta")
 
-    def __init__(self, fn_cls, ctx, edges, positions, out_meta, n_args, outputs):
+    def __init__(self, fn_cls, ctx, edges, positions, out_meta, n_args, outputs, in_meta):
         super().__init__(fn_cls.__name__ + "Backward", tuple(edges), None, None, None,
                          out_meta, saves=True)
         self.fn_cls = fn_cls
@@ -76,6 +76,7 @@ class BackwardCFunction(Node):
         # per forward output: the index of its cotangent (a differentiable output), or the
         # (shape, dtype) of a tensor output without one, or None (not a tensor)
         self.outputs = outputs
+        self.in_meta = in_meta      # per forward input: (shape, dtype) of a tensor, or None
 
     @property
     def _forward_cls(self):
@@ -108,10 +109,44 @@ class BackwardCFunction(Node):
             res = self.fn_cls.backward(self.ctx, *grads_in)
         if not isinstance(res, tuple):
             res = (res,)
-        if len(res) < self.n_args:
-            raise RuntimeError(f"function {self.fn_cls.__name__}Backward returned an incorrect "
-                               f"number of gradients (expected {self.n_args}, got {len(res)})")
-        return tuple(rep.from_user(res[pos]) for pos in self.grad_positions)
+        return tuple(rep.from_user(g) for g in self._validated(res))
+
+    def _validated(self, res):
+        """The user's gradients for the edges, checked and fitted as torch's engine does: one
+        per forward input (extra ones must be None), None for an input that is not a tensor;
+        a gradient of another shape summed to the input's if it expands to it (else torch's
+        error), and cast to the input's dtype."""
+        name, n = self.fn_cls.__name__ + "Backward", self.n_args
+        if len(res) < n or any(g is not None for g in res[n:]):
+            raise RuntimeError(f"function {name} returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(res)})")
+        for i, (g, meta) in enumerate(zip(res, self.in_meta)):
+            if g is not None and meta is None:
+                raise RuntimeError(f"function {name} returned a gradient different than None "
+                                   f"at position {i + 1}, but the corresponding forward input "
+                                   f"was not a Variable")
+        out = []
+        for pos in self.grad_positions:
+            g = res[pos]
+            if g is not None:
+                shape, dtype = self.in_meta[pos]
+                if tuple(g.shape) != shape:
+                    if not _expands_to(shape, tuple(g.shape)):
+                        raise RuntimeError(f"Function {name} returned an invalid gradient at "
+                                           f"index {pos} - got {list(g.shape)} but expected "
+                                           f"shape compatible with {list(shape)}")
+                    g = g.sum_to_size(shape)
+                if g.dtype is not dtype:
+                    g = g.to(dtype)
+            out.append(g)
+        return out
+
+
+def _expands_to(shape, target):
+    """Whether a tensor of ``shape`` broadcasts to ``target`` (torch's is_expandable_to)."""
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
 
 
 def _jnp():
@@ -198,7 +233,9 @@ class Function(metaclass=_FunctionMeta):
                            (tuple(o._d.shape), o._d.dtype) if isinstance(o, Tensor) else None)
         node = cls._backward_cls(cls, ctx, edges, positions,
                                  tuple((tuple(o._d.shape), o._d.dtype) for o in diff),
-                                 len(args), tuple(outputs))
+                                 len(args), tuple(outputs),
+                                 tuple((tuple(a._d.shape), a.dtype) if isinstance(a, Tensor)
+                                       else None for a in args))
         wrapped = []
         k = 0
         for o in outs:
