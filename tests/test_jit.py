@@ -1,5 +1,6 @@
 """torch.jit as a thin layer: script/trace compute the same as eager; decorators; save/load
 raise a clear error."""
+import io
 import typing
 
 import numpy as np
@@ -39,6 +40,26 @@ def test_script_and_trace_compute_the_same():
         assert_close(m.jit.script(f)(x, x), f(x, x))
         assert_close(m.jit.trace(f, (x, x))(x, x), f(x, x))
     assert_close(torchlike.jit.trace_module(ours, {"forward": x_o})(x_o), ref(x_t))
+
+
+def test_script_trace_save_and_load_warn_as_deprecated_as_torch():
+    import warnings
+
+    def caught(m, call):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                call(m)
+            except NotImplementedError:     # (torchlike has no TorchScript archives)
+                pass
+        return [(r.category.__name__, str(r.message)) for r in w
+                if issubclass(r.category, DeprecationWarning)]
+
+    for call in (lambda m: m.jit.script(m.nn.Linear(2, 2)),
+                 lambda m: m.jit.trace(lambda x: x * 2, (m.ones(2),)),
+                 lambda m: m.jit.save(m.jit.script(m.nn.Linear(2, 2)), io.BytesIO())):
+        assert caught(torchlike, call) == caught(torch, call)[:len(caught(torchlike, call))]
+        assert caught(torchlike, call)
 
 
 def test_decorators_and_queries():

@@ -74,8 +74,15 @@ def is_tracing() -> bool:
     return False
 
 
+def _deprecated(name, instead="`torch.compile` or `torch.export`"):
+    # torch 2.13's warning (attributed to the library's line, as torch's is)
+    warnings.warn(f"`torch.jit.{name}` is deprecated. Please switch to {instead}.",
+                  DeprecationWarning)
+
+
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """The function or module itself (it computes the same; see the module docstring)."""
+    _deprecated("script")
     if optimize is not None:
         warnings.warn("`optimize` is deprecated and has no effect. Use `with "
                       "torch.jit.optimized_execution()` instead", FutureWarning, stacklevel=2)
@@ -87,6 +94,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
           _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True):
     """Run ``func`` once on ``example_inputs`` (as torch's tracer does) and return it."""
     from .._tensor import Tensor
+    _deprecated("trace")
     if example_inputs is not None or example_kwarg_inputs is not None:
         args = (example_inputs,) if builtins.isinstance(example_inputs, Tensor) else \
             tuple(example_inputs or ())
@@ -169,10 +177,12 @@ _NO_ARCHIVES = ("TorchScript archives are not supported by torchlike (there is n
 
 
 def save(m, f, _extra_files=None):
+    _deprecated("save", "`torch.export`")
     raise NotImplementedError(f"torch.jit.save: {_NO_ARCHIVES}")
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
+    _deprecated("load", "`torch.export`")
     raise NotImplementedError(f"torch.jit.load: {_NO_ARCHIVES}")
 
 
