@@ -469,6 +469,7 @@ def test_deprecated_container_subclass_and_concat_dataset_alias_warn():
             class Sub(m.nn.Container):
                 pass
             Sub(a=m.nn.Linear(1, 1))
+            m.nn.Container(a=m.nn.Linear(1, 1))
             sizes = m.utils.data.ConcatDataset([[1, 2], [3]]).cummulative_sizes
         res.append(([(x.category, x.filename, x.lineno, str(x.message)) for x in w], sizes))
     assert res[1] == res[0] and len(res[0][0]) == 3

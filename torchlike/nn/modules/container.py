@@ -17,8 +17,10 @@ class Container(Module):
     """torch's deprecated keyword container (use Module.add_module); warns as torch does."""
 
     def __init__(self, **kwargs):
-        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
-                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        if type(self) is Container:     # (a subclass warned when it was defined)
+            warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                          "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                          stacklevel=2)
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)
