@@ -525,3 +525,33 @@ NDARRAYS = {
 @pytest.mark.parametrize("name", NDARRAYS)
 def test_numpy_arrays_torch_refuses(name, make):
     same_as_torch(lambda m: getattr(m, make)(NDARRAYS[name]()))
+
+
+# ============================================================ 13. bool operands of integer kernels
+
+BOOL_OPS = {
+    "floordiv": lambda m, a, b: a // b, "mod": lambda m, a, b: a % b,
+    "fmod": lambda m, a, b: m.fmod(a, b), "remainder": lambda m, a, b: m.remainder(a, b),
+    "pow": lambda m, a, b: a ** b, "rpow": lambda m, a, b: b ** a,
+    "lshift": lambda m, a, b: a << b, "rshift": lambda m, a, b: a >> b,
+    "div_trunc": lambda m, a, b: m.div(a, b, rounding_mode="trunc"),
+    "div_floor": lambda m, a, b: m.div(a, b, rounding_mode="floor"),
+    "rfloordiv": lambda m, a, b: b // a, "rmod": lambda m, a, b: b % a,
+    "floor_divide_": lambda m, a, b: a.clone().floor_divide_(b),
+    "pow_": lambda m, a, b: a.clone().pow_(b),
+    "gcd": lambda m, a, b: m.gcd(a, b if isinstance(b, m.Tensor) else m.tensor(b)),
+    "truediv": lambda m, a, b: a / b, "mul": lambda m, a, b: a * b,
+}
+BOOL_OTHERS = {
+    "bool_tensor": lambda m: m.tensor([True, True, False]), "true": lambda m: True,
+    "false": lambda m: False, "int": lambda m: 1, "float": lambda m: 2.5,
+    "int_tensor": lambda m: m.tensor([1, 2, 3]),
+}
+
+
+@pytest.mark.parametrize("other", BOOL_OTHERS)
+@pytest.mark.parametrize("op", BOOL_OPS)
+def test_bool_operands_of_integer_kernels(op, other):
+    """Where both operands promote to bool torch has no //, %, fmod, pow, shift or gcd kernel
+    (a bool tensor to a bool scalar power is itself, or ones); a non-bool operand promotes."""
+    same_as_torch(lambda m: BOOL_OPS[op](m, m.tensor([True, False, True]), BOOL_OTHERS[other](m)))

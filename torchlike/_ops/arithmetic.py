@@ -118,8 +118,11 @@ def _int_like(x):
     return isinstance(x, int)
 
 
-def check_int_div(a, b):
-    """Raise torch's ``RuntimeError: ZeroDivisionError`` for integer ``a`` / zero ``b``."""
+def check_int_div(a, b, kernel=None):
+    """Raise torch's ``RuntimeError: ZeroDivisionError`` for integer ``a`` / zero ``b``; with
+    ``kernel``, first torch's NotImplementedError where both promote to bool (no kernel)."""
+    if kernel is not None and _is_bool(a) and _is_bool(b):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if not (_int_like(b) and _int_like(a)):
         return
     if isinstance(a, Tensor) and a._d.size == 0:
@@ -175,6 +178,11 @@ def _int_pow(a, b):
 
 
 def _check_int_pow(input, exponent):
+    # torch has no pow kernel for bool (a bool tensor to a bool scalar power is the tensor's
+    # own fill: _pow_bool)
+    if _is_bool(input) and _is_bool(exponent) and not (
+            isinstance(input, Tensor) and isinstance(exponent, bool)):
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     # torch refuses an integer tensor to a negative Python-int power (a tensor exponent computes)
     if (isinstance(input, Tensor) and isinstance(exponent, int) and exponent < 0
             and input.dtype.category < D._FLOAT):
@@ -290,7 +298,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
-    check_int_div(input, other)
+    check_int_div(input, other, f"div_{rounding_mode}_cpu")
     return apply(_div_mode, input, other, rounding_mode=rounding_mode)
 
 
@@ -311,13 +319,13 @@ def _floor_divide(a, b):
 
 @public(method=True, inplace=True, out=True)
 def floor_divide(input, other):
-    check_int_div(input, other)
+    check_int_div(input, other, "div_floor_cpu")
     return apply(_floor_divide, input, other)
 
 
 @public(method=True, inplace=True, out=True)
 def remainder(input, other):
-    check_int_div(input, other)
+    check_int_div(input, other, "remainder_cpu")
     return apply(_remainder, input, other)
 
 
@@ -338,6 +346,8 @@ def pow(input, exponent):
     else:
         kind = "st"
     _check_int_pow(input, exponent)
+    if kind == "ts" and input.dtype is D.bool and isinstance(exponent, bool):
+        return input.clone() if exponent else input.new_ones(input.shape)
     return apply(_pow, input, exponent, kind=kind)
 
 
@@ -366,13 +376,15 @@ def _div_(self, other, *, rounding_mode=None):
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
-    check_int_div(self, other)
+    check_int_div(self, other, f"div_{rounding_mode}_cpu")
     return apply_(_div_mode, self, other, rounding_mode=rounding_mode)
 
 
 @method("pow_")
 def _pow_(self, exponent):
     _check_int_pow(self, exponent)
+    if self.dtype is D.bool and isinstance(exponent, bool):
+        return self if exponent else self.fill_(True)
     return apply_(_pow, self, exponent, kind="tt" if isinstance(exponent, Tensor) else "ts")
 
 

@@ -269,13 +269,13 @@ _fmod_op = defop("fmod", promote="common", grad_name="FmodBackward0",
 
 @public(method=True, out=True)
 def fmod(input, other):
-    _pw.check_int_div(input, other)
+    _pw.check_int_div(input, other, "fmod_cpu")
     return apply(_fmod_op, input, other)
 
 
 @method("fmod_")
 def _fmod_(self, other):
-    _pw.check_int_div(self, other)
+    _pw.check_int_div(self, other, "fmod_cpu")
     return apply_(_fmod_op, self, other)
 
 

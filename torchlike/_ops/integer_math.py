@@ -16,10 +16,17 @@ __all__ = ["gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "frexp", "
 
 
 def _int_only(name, *ts):
-    for t in ts:
-        if isinstance(t, Tensor) and not (t.dtype.category < D._FLOAT):
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
-                                      f"'{D.legacy_name(t.dtype)}'")
+    """torch's error where the operands promote to a dtype other than an integer one (bool
+    and floating types have no kernel)."""
+    from .typeinfo import result_type
+    try:
+        dt = result_type(*ts)
+    except TypeError:
+        dt = next((t.dtype for t in ts if isinstance(t, Tensor)
+                   and not t.dtype.category < D._FLOAT), None)
+    if dt is not None and dt.category != D._INT:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                  f"'{D.legacy_name(dt)}'")
 
 
 @defop("gcd", promote="common", differentiable=False)
