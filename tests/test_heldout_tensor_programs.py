@@ -555,3 +555,54 @@ def test_bool_operands_of_integer_kernels(op, other):
     """Where both operands promote to bool torch has no //, %, fmod, pow, shift or gcd kernel
     (a bool tensor to a bool scalar power is itself, or ones); a non-bool operand promotes."""
     same_as_torch(lambda m: BOOL_OPS[op](m, m.tensor([True, False, True]), BOOL_OTHERS[other](m)))
+
+
+# ============================================================ 14. complex input to real-only ops
+
+COMPLEX_OPS = {
+    "maximum": lambda m, c, f: m.maximum(c, f), "minimum": lambda m, c, f: m.minimum(f, c),
+    "fmax": lambda m, c, f: m.fmax(c, c), "fmin": lambda m, c, f: m.fmin(f, c),
+    "atan2": lambda m, c, f: m.atan2(f, c), "xlogy": lambda m, c, f: m.xlogy(c, f),
+    "xlogy_scalar": lambda m, c, f: m.xlogy(f, 1j),
+    "clamp": lambda m, c, f: c.clamp(0, 1), "clamp_min": lambda m, c, f: c.clamp(min=0),
+    "max": lambda m, c, f: c.max(), "max_dim": lambda m, c, f: c.max(0),
+    "min": lambda m, c, f: c.min(), "min_keepdim": lambda m, c, f: c.min(0, keepdim=True),
+    "amax": lambda m, c, f: c.amax(0), "amin": lambda m, c, f: c.amin(),
+    "aminmax": lambda m, c, f: c.aminmax(), "argmax": lambda m, c, f: c.argmax(),
+    "argmin": lambda m, c, f: c.argmin(0), "sort": lambda m, c, f: c.sort(),
+    "argsort": lambda m, c, f: c.argsort(), "msort": lambda m, c, f: c.msort(),
+    "topk": lambda m, c, f: c.topk(1), "cummax": lambda m, c, f: c.cummax(0),
+    "cummin": lambda m, c, f: c.cummin(0), "median": lambda m, c, f: c.median(),
+    "nanmedian": lambda m, c, f: c.nanmedian(), "kthvalue": lambda m, c, f: c.kthvalue(1),
+    "mode": lambda m, c, f: c.mode(), "floor": lambda m, c, f: c.floor(),
+    "ceil_": lambda m, c, f: c.clone().ceil_(), "trunc": lambda m, c, f: c.trunc(),
+    "frac": lambda m, c, f: c.frac(), "round": lambda m, c, f: c.round(),
+    "round_decimals": lambda m, c, f: c.round(decimals=2), "erf": lambda m, c, f: m.erf(c),
+    "fmod": lambda m, c, f: m.fmod(c, 2), "remainder": lambda m, c, f: c % 2,
+    "floordiv": lambda m, c, f: c // 2, "div_trunc": lambda m, c, f: c.div(f, rounding_mode="trunc"),
+    "float_mod_complex_scalar": lambda m, c, f: f % 1j,
+    "lt": lambda m, c, f: c < 1, "abs": lambda m, c, f: c.abs(), "exp": lambda m, c, f: c.exp(),
+}
+
+
+@pytest.mark.parametrize("op", COMPLEX_OPS)
+def test_complex_input_to_real_only_ops(op):
+    """torch refuses complex input to ordering and rounding ops (here they computed with jax's
+    lexicographic order or raised jax's TypeError)."""
+    same_as_torch(lambda m: COMPLEX_OPS[op](m, m.tensor([1 + 1j, 2]), m.tensor([1., 3.])),
+                  atol=1e-6, rtol=1e-6)
+
+
+def test_cross_without_dim_warns():
+    def fn(m):
+        a = m.ones(3, 3)
+        return m.cross(a, a)
+    from torchlike._ops import factorizations
+    factorizations._WARNED.discard("cross_dim")
+    # (torch warns once per process: its text, as torch 2.13 gives it)
+    assert _warns(lambda: fn(torchlike)) == [
+        "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
+        "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
+        "change to agree with that of linalg.cross in a future release."]
+    assert _warns(lambda: fn(torchlike)) == []
+    same_as_torch(fn)

@@ -123,6 +123,11 @@ def check_int_div(a, b, kernel=None):
     ``kernel``, first torch's NotImplementedError where both promote to bool (no kernel)."""
     if kernel is not None and _is_bool(a) and _is_bool(b):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if kernel is not None and any(isinstance(x, complex) or isinstance(x, Tensor)
+                                  and x.dtype.is_complex for x in (a, b)):
+        from .typeinfo import result_type
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{D.legacy_name(result_type(a, b))}'")
     if not (_int_like(b) and _int_like(a)):
         return
     if isinstance(a, Tensor) and a._d.size == 0:

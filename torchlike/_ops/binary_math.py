@@ -97,6 +97,11 @@ def _clamp_args(min, max, named=None):
 
 
 def _clamp_one(input, min, max, named=None, inplace=False):
+    if input.dtype.is_complex:
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            raise NotImplementedError(f"\"{'minimum' if min is None else 'maximum'}_cpu\" not "
+                                      f"implemented for '{D.legacy_name(input.dtype)}'")
+        raise NotImplementedError("clamp is not supported for complex types")
     bounds, kw = _clamp_args(min, max, named)
     if inplace:
         return apply_(_clamp, input, *bounds, **kw)
@@ -150,6 +155,19 @@ def _need_float_result(kernel, input, other):
 _COMPLEX_KERNELS = frozenset({"logaddexp_cpu"})     # (hypot's and logaddexp2's refuse complex)
 
 
+# torch's binary kernels without complex support: its error's wording per op
+_REAL_ONLY = {"maximum": "runtime", "minimum": "runtime", "fmax": "runtime", "fmin": "runtime",
+              "atan2": "kernel", "xlogy": "kernel"}
+
+
+def _real_only_error(name, input, other):
+    if _REAL_ONLY[name] == "runtime":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    from .typeinfo import result_type
+    raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                              f"'{D.legacy_name(result_type(input, other))}'")
+
+
 def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_only=False,
             also=(), top_inplace=False):
     """``torchlike.<name>(input, other)`` (a method, with ``out=``) and, with ``inplace``,
@@ -159,6 +177,9 @@ def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_o
     def check(input, other):       # (other's type: _surface._OPERANDS)
         if float_only:
             _need_float_result(name + "_cpu", input, other)
+        if name in _REAL_ONLY and any(isinstance(t, Tensor) and t.dtype.is_complex
+                                      or isinstance(t, complex) for t in (input, other)):
+            _real_only_error(name, input, other)
 
     def f(input, other):
         check(input, other)

@@ -1016,6 +1016,11 @@ def _bcastable(a, b):
 @public(out=True)
 def cross(input, other, dim=None):
     if dim is None:
+        from .factorizations import _deprecated
+        _deprecated("cross_dim", "Using torch.cross without specifying the dim arg is "
+                    "deprecated.\nPlease either pass the dim explicitly or simply use "
+                    "torch.linalg.cross.\nThe default value of dim will change to agree with "
+                    "that of linalg.cross in a future release.")
         if input.ndim != other.ndim:
             raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
         dim = next((i for i, n in enumerate(input.shape) if n == 3), None)

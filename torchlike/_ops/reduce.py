@@ -455,6 +455,10 @@ def _maxmin(name, largest, input, dim, keepdim, other):
     if other is not None:
         from .binary_math import maximum, minimum
         return (maximum if largest else minimum)(input, other)
+    if input.dtype.is_complex:
+        if dim is None:
+            _no_complex(input, f"{name}_all")
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         _nonempty_full(name, input)
         return apply(_max_full, input, largest=largest)
@@ -476,7 +480,16 @@ def min(input, dim=None, keepdim=False, *, other=None):
     return _maxmin("min", False, input, dim, keepdim, other)
 
 
+def _no_complex(input, kernel):
+    """torch's error for an ordering kernel given a complex input."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{D.legacy_name(input.dtype)}'")
+
+
 def _amaxmin(name, largest, input, dim, keepdim):
+    _no_complex(input, "aminmax_cpu" if name == "aminmax" else
+                "max_values_cpu" if largest else "min_values_cpu")
     dims = dims_arg(dim, input.ndim)
     if dims is None:
         _nonempty_full(name, input)
@@ -521,6 +534,8 @@ def _argmax(a, dim, keepdim, largest):
 def _arg(name, largest, input, dim, keepdim):
     if input.dtype is D.bool:
         raise RuntimeError(f"{name}(): does not support bool input")
+    if input.dtype.is_complex:
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
@@ -658,11 +673,13 @@ def _cummax(a, dim, largest):
 @public(out=True)
 def cummax(input, dim):
     """Running maximum along ``dim`` and the index where it was (last on ties)."""
+    _no_complex(input, "cummax_cpu")
     return _RT["cummax"](*apply(_cummax, input, dim=_one_dim(dim, input.ndim), largest=True))
 
 
 @public(out=True)
 def cummin(input, dim):
+    _no_complex(input, "cummin_cpu")
     return _RT["cummin"](*apply(_cummax, input, dim=_one_dim(dim, input.ndim), largest=False))
 
 

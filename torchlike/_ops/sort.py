@@ -40,15 +40,28 @@ def _argsort_op(a, dim, descending):
     return _argsort(a, dim, descending)
 
 
+def _no_complex_kernel(input, kernel):
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{D.legacy_name(input.dtype)}'")
+
+
+def _no_complex_sort(input, what):
+    if input.dtype.is_complex:
+        raise RuntimeError(f" {what} does not support complex dtypes on CPU")
+
+
 @public(out=True)
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices) sorted along ``dim`` (always stable; NaN sorts as the largest)."""
+    _no_complex_sort(input, "Sort")
     d = _one_dim(dim, input.ndim)
     return _RT["sort"](*apply(_sort, input, dim=d, descending=bool(descending)))
 
 
 @public(out=True)
 def argsort(input, dim=-1, descending=False, stable=False):
+    _no_complex_sort(input, "Sort")
     d = _one_dim(dim, input.ndim)
     return apply(_argsort_op, input, dim=d, descending=bool(descending))
 
@@ -157,6 +170,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) elements along ``dim`` as (values, indices), sorted."""
     if input.dtype is D.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    _no_complex_sort(input, "topk")
     d = _one_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
@@ -266,6 +280,7 @@ def _kthvalue(a, k, dim, keepdim, median):
 @public(out=True)
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element along ``dim`` as (values, indices)."""
+    _no_complex_kernel(input, "kthvalue_cpu")
     if input.dtype is D.bool:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     d = _one_dim(dim, input.ndim)
@@ -301,6 +316,7 @@ def _median_full(a):
 @public(out=True)
 def median(input, dim=None, keepdim=False):
     """median(input): the lower median (NaN if any); median(input, dim): (values, indices)."""
+    _no_complex_kernel(input, "median_cpu")
     if dim is None:
         return apply(_median_full, input)
     d = _one_dim(dim, input.ndim)
@@ -337,6 +353,7 @@ def _mode(a, dim, keepdim):
 @public(out=True)
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (smallest on ties) and its last index."""
+    _no_complex_kernel(input, "mode_cpu")
     d = _one_dim(dim, input.ndim)
     return _RT["mode"](*apply(_mode, input, dim=d, keepdim=bool(keepdim)))
 
@@ -629,6 +646,7 @@ def _allnan_nth_index(n):
 @public(out=True)
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only for an all-NaN slice)."""
+    _no_complex_kernel(input, "median_cpu")
     if dim is None:
         return apply(_nanmedian_full, input)
     d = _one_dim(dim, input.ndim)

@@ -163,6 +163,20 @@ _UNARY = {
     "sgn": (_sign_fn, None, "SgnBackward0"),      # (sign's complex form: z / |z|)
 }
 _FLOAT_ONLY = {"frac"}                            # torch refuses integer input
+# torch's refusals of complex input: its message, or its kernel's name
+_NO_COMPLEX = {"floor": "floor is not supported for complex inputs",
+               "ceil": "ceil is not supported for complex inputs",
+               "trunc": "trunc is not supported for complex inputs",
+               "frac": "frac_cpu", "erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu",
+               "erfinv": "erfinv_vml_cpu"}
+
+
+def _complex_error(what, t):
+    if " " in what:
+        raise NotImplementedError(what)
+    _not_impl(what, t)
+
+
 # torch's kernels refusing bool input
 _NO_BOOL = {"abs": "abs_cpu", "floor": "floor_vml_cpu", "ceil": "ceil_vml_cpu",
             "trunc": "trunc_vml_cpu"}
@@ -213,6 +227,7 @@ def _unary(name, f, promote, grad_name):
                vjp=_VJP.get(name))(lambda a: f(a))
     check = name in _FLOAT_ONLY
     no_bool = _NO_BOOL.get(name)
+    no_complex = _NO_COMPLEX.get(name)
 
     def fn(input):
         if check:
@@ -224,6 +239,8 @@ def _unary(name, f, promote, grad_name):
                 _not_impl(no_bool, input)
             if name == "square":
                 input = input.to(D.int64)       # (torch's pow(input, 2): bool promotes)
+        if no_complex and input.dtype.is_complex:
+            _complex_error(no_complex, input)
         return apply(op, input)
 
     def fn_(self):
@@ -237,6 +254,8 @@ def _unary(name, f, promote, grad_name):
             if name == "square":
                 raise RuntimeError("result type Long can't be cast to the desired output type "
                                    "Bool")
+        if no_complex and self.dtype.is_complex:
+            _complex_error(no_complex, self)
         return apply_(op, self)
 
     fn.__name__ = fn.__qualname__ = name
@@ -342,8 +361,8 @@ def round(input, *, decimals=0):
     """Round half to even, optionally to ``decimals`` decimal places."""
     if decimals != 0 and input.dtype.category < D._FLOAT:
         _not_impl("round_cpu", input)
-    if input.dtype is D.bool:
-        _not_impl("round_vml_cpu", input)
+    if input.dtype is D.bool or input.dtype.is_complex:
+        _not_impl("round_cpu" if decimals != 0 else "round_vml_cpu", input)
     return apply(_round_op, input, decimals=int(decimals))
 
 
@@ -354,8 +373,8 @@ def logit_(self, eps=None):
 
 @method("round_")
 def round_(self, *, decimals=0):
-    if self.dtype is D.bool:
-        _not_impl("round_vml_cpu", self)
+    if self.dtype is D.bool or self.dtype.is_complex:
+        _not_impl("round_cpu" if decimals != 0 else "round_vml_cpu", self)
     return apply_(_round_op, self, decimals=int(decimals))
 
 
