@@ -210,3 +210,45 @@ def test_T_of_a_tensor_not_2d_warns_once_a_process_as_torch():
                                text=True, timeout=120).stdout for lib in ("torch", "torchlike")}
     assert "deprecated" in out["torch"]
     assert out["torchlike"] == out["torch"]
+
+
+_FLOAT_WARNS = """
+import sys, warnings, importlib
+m = importlib.import_module(sys.argv[1])
+x = m.ones(1, requires_grad=True)
+out = []
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    with m.no_grad():
+        float(x)
+    out.append(len(w))
+    x.item(), int(x), x.tolist()
+    out.append(len(w))
+    float(x)
+    float(x)
+    out.append([str(r.message).split(" (Triggered")[0] for r in w])
+print(out)
+"""
+
+
+def test_float_of_a_tensor_requiring_grad_warns_once_as_torch():
+    import subprocess
+    import sys
+    out = {lib: subprocess.run([sys.executable, "-c", _FLOAT_WARNS, lib], capture_output=True,
+                               text=True, timeout=120).stdout for lib in ("torch", "torchlike")}
+    assert "Converting a tensor" in out["torch"]
+    assert out["torchlike"] == out["torch"]
+
+
+def test_requires_grad_attribute_of_a_non_leaf_as_torch():
+    def run(m):
+        y = m.ones(2, requires_grad=True) * 2
+        out = [y.requires_grad_(True) is y]
+        for v in (True, False):
+            try:
+                y.requires_grad = v
+                out.append("set")
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    assert run(torchlike) == run(torch)

@@ -91,6 +91,8 @@ _NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tenso
                "as it is), or use jax.experimental.sparse on t.jax().")
 
 
+_warned_float = [False]
+
 SHARE_MEMORY_MSG = (
     "torchlike cannot put a tensor in memory shared between processes (jax arrays have no "
     "shared storage): share_memory_() leaves it as it is, and a process that receives it gets "
@@ -303,6 +305,9 @@ class Tensor(InteropMixin):
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if self.grad_fn is not None and value:
+            # (torch's attribute refuses a non-leaf even for True, which requires_grad_ allows)
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
         self._set_requires_grad(value, _FLOAT_OR_COMPLEX_MSG)
 
     def requires_grad_(self, requires_grad=True):
@@ -528,6 +533,11 @@ class Tensor(InteropMixin):
         return self.item()
 
     def __float__(self):
+        if self._requires_grad and not _warned_float[0] and _gm._state.grad_enabled:
+            _warned_float[0] = True         # (torch's: once a process, with grad mode on)
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         return float(self._scalar())
 
     def __int__(self):
