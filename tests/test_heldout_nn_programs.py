@@ -473,3 +473,30 @@ def test_deprecated_container_subclass_and_concat_dataset_alias_warn():
             sizes = m.utils.data.ConcatDataset([[1, 2], [3]]).cummulative_sizes
         res.append(([(x.category, x.filename, x.lineno, str(x.message)) for x in w], sizes))
     assert res[1] == res[0] and len(res[0][0]) == 3
+
+
+def test_sparse_adam_trains_sparse_embeddings():
+    """word2vec-style: Embedding/EmbeddingBag(sparse=True) with optim.SparseAdam (torch's
+    gradients are sparse; torchlike's dense ones are updated at their nonzero rows)."""
+    rng = np.random.default_rng(7)
+    batches = [(rng.integers(0, 10, 5), rng.integers(0, 10, 5), rng.integers(0, 10, (5, 2)))
+               for _ in range(4)]
+    res = []
+    for m in (torch, torchlike):
+        u = m.nn.Embedding(10, 4, sparse=True, padding_idx=0)
+        bag = m.nn.EmbeddingBag(10, 4, mode="sum", sparse=True)
+        det_init(u)
+        det_init(bag, seed=3)
+        opt = m.optim.SparseAdam([u.weight, bag.weight], lr=0.05)
+        losses = []
+        for c, o, ctx in batches:
+            opt.zero_grad()
+            loss = -(m.nn.functional.logsigmoid((u(m.tensor(c)) * u(m.tensor(o))).sum(-1))
+                     + bag(m.tensor(ctx)).sum(-1) * 0.1).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        res.append((losses, u.weight, bag.weight, opt.state[u.weight]["exp_avg_sq"]))
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-5)
+    for a, b in zip(res[1][1:], res[0][1:]):
+        assert_close(a, b)

@@ -1086,6 +1086,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             raise e
     if max_norm is not None:
         _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
+    if sparse:
+        weight._sparse_embedding = True     # (torch's gradient is sparse: optim.SparseAdam)
     return apply(_embedding, input, weight, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
 
@@ -3954,6 +3956,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                            "embedding_bag)")
     segt = Tensor._make(jnp.asarray(seg, jnp.int32))
     args = [psw] if psw is not None else []
+    if sparse:
+        weight._sparse_embedding = True     # (torch's gradient is sparse: optim.SparseAdam)
     return apply(_embedding_bag, flat, segt, weight, *args, nbags=int(nbags), mode=mode,
                  padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 

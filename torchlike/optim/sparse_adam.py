@@ -1,10 +1,11 @@
 """SparseAdam: Adam whose moments and parameters move only where a sparse gradient has
 entries (torch.optim.SparseAdam).
 
-torchlike has no sparse-layout tensors yet: every ``.grad`` is dense, and torch refuses dense
-gradients here, so ``step`` raises torch's RuntimeError for them (use Adam). The update itself
-(``_sparse_adam_rows``) is written for a coalesced sparse gradient given as (indices,
-values) over the leading dims and is tested against torch's, ready for sparse gradients.
+torchlike has no sparse-layout tensors yet: every ``.grad`` is dense. A weight looked up by
+``embedding``/``embedding_bag`` with ``sparse=True`` (where torch's gradient is sparse) is
+updated at the rows where its dense gradient is nonzero (torch: the rows looked up); torch
+refuses other dense gradients, and so does ``step``. The update itself (``_sparse_adam_rows``)
+takes a coalesced sparse gradient as (indices, values) over the leading dims.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import Tensor
 from .optimizer import Optimizer
@@ -78,10 +80,16 @@ class SparseAdam(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if not getattr(p.grad, "is_sparse", False):
+                if getattr(p.grad, "is_sparse", False):
+                    grad = p.grad.coalesce()
+                    indices, values = grad._indices()._data, grad._values()._data
+                elif getattr(p, "_sparse_embedding", False):
+                    g = p.grad._data
+                    rows = np.flatnonzero(np.asarray(g != 0).reshape(g.shape[0], -1).any(1))
+                    indices, values = rows[None], g[jnp.asarray(rows)]
+                else:
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
-                grad = p.grad.coalesce()
                 st = self.state[p]
                 if len(st) == 0:
                     st["step"] = 0
@@ -89,7 +97,7 @@ class SparseAdam(Optimizer):
                     st["exp_avg_sq"] = Tensor._make(jnp.zeros_like(p._data))
                 st["step"] += 1
                 new = _sparse_adam_rows(p._data, st["exp_avg"]._data, st["exp_avg_sq"]._data,
-                                        grad._indices()._data, grad._values()._data,
+                                        indices, values,
                                         st["step"], lr=float(group["lr"]), beta1=beta1,
                                         beta2=beta2, eps=group["eps"],
                                         maximize=group.get("maximize", False))
