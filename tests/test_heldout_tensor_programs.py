@@ -606,3 +606,24 @@ def test_cross_without_dim_warns():
         "change to agree with that of linalg.cross in a future release."]
     assert _warns(lambda: fn(torchlike)) == []
     same_as_torch(fn)
+
+
+# ============================================================ 15. median corners, 0-dim norms
+
+MEDIAN_CASES = {
+    "bool_full": lambda m: m.tensor([True]).median(),
+    "bool_dim": lambda m: m.tensor([True]).median(0),
+    "bool_nan_full": lambda m: m.tensor([True]).nanmedian(),
+    "bool_nan_dim": lambda m: m.tensor([True]).nanmedian(0),
+    "empty_int64": lambda m: m.zeros(0, dtype=m.long).median(),
+    "empty_int32_nan": lambda m: m.zeros(0, dtype=m.int32).nanmedian(),
+    "empty_uint8": lambda m: m.zeros(0, dtype=m.uint8).median(),
+    "empty_float": lambda m: m.zeros(0).median(),
+    "norm_0d_dim": lambda m: m.tensor(2.).norm(dim=0),
+    "norm_0d_p1_dim": lambda m: m.tensor(-2.).norm(p=1, dim=-1, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("name", MEDIAN_CASES)
+def test_median_and_norm_corners(name):
+    same_as_torch(MEDIAN_CASES[name])

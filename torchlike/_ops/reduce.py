@@ -168,7 +168,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     # entries for p <= 1, ties sharing inf-norms)
     from .linalg import _vector_norm
     out = apply(_vector_norm, input, ord=float(p),
-                dim=None if dims is None else tuple(sorted(dims)),
+                dim=None if dims is None or input.ndim == 0 else tuple(sorted(dims)),
                 keepdim=bool(keepdim), dtype=None)
     return out if dtype is None else out.to(dtype)
 

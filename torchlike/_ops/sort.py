@@ -306,6 +306,22 @@ def _median_value(a):
     return v
 
 
+def _median_checks(input, dim):
+    """torch has no median kernel for complex or bool input."""
+    _no_complex_kernel(input, "median_cpu")
+    if input.dtype is D.bool:
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not "
+                                  f"implemented for 'Bool'")
+
+
+def _empty_int_median(input):
+    """torch's median of an empty integer tensor: its NaN converted to the dtype (int64's
+    smallest value, 0 for uint8)."""
+    from .._creation import tensor
+    with _np.errstate(invalid="ignore"):
+        return tensor(_np.array(_np.nan).astype(input.dtype.np), dtype=input.dtype)
+
+
 @defop("median_full", grad_name="MedianBackward0")
 def _median_full(a):
     if not jnp.issubdtype(a.dtype, jnp.inexact):
@@ -316,8 +332,10 @@ def _median_full(a):
 @public(out=True)
 def median(input, dim=None, keepdim=False):
     """median(input): the lower median (NaN if any); median(input, dim): (values, indices)."""
-    _no_complex_kernel(input, "median_cpu")
+    _median_checks(input, dim)
     if dim is None:
+        if input.numel() == 0 and input.dtype.category == D._INT:
+            return _empty_int_median(input)
         return apply(_median_full, input)
     d = _one_dim(dim, input.ndim)
     _nonempty_dim("median", input, d)
@@ -646,8 +664,10 @@ def _allnan_nth_index(n):
 @public(out=True)
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only for an all-NaN slice)."""
-    _no_complex_kernel(input, "median_cpu")
+    _median_checks(input, dim)
     if dim is None:
+        if input.numel() == 0 and input.dtype.category == D._INT:
+            return _empty_int_median(input)
         return apply(_nanmedian_full, input)
     d = _one_dim(dim, input.ndim)
     _nonempty_dim("nanmedian", input, d)
