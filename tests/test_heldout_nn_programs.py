@@ -500,3 +500,32 @@ def test_sparse_adam_trains_sparse_embeddings():
     np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-5)
     for a, b in zip(res[1][1:], res[0][1:]):
         assert_close(a, b)
+
+
+class _SizedStream(torchlike.utils.data.IterableDataset):
+    def __iter__(self):
+        return iter(range(7))
+
+    def __len__(self):
+        return 3
+
+    def __repr__(self):
+        return "SizedStream()"
+
+
+class _TorchSizedStream(torch.utils.data.IterableDataset):
+    __iter__, __len__, __repr__ = (_SizedStream.__iter__, _SizedStream.__len__,
+                                   _SizedStream.__repr__)
+
+
+@pytest.mark.parametrize("batch_size", [2, None])
+def test_iterable_dataset_yielding_past_its_len_warns(batch_size):
+    res = []
+    for m, ds in ((torch, _TorchSizedStream()), (torchlike, _SizedStream())):
+        dl = m.utils.data.DataLoader(ds, batch_size=batch_size)
+        n = len(dl)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = [b if batch_size is None else b.tolist() for b in dl]
+        res.append((n, out, [(x.filename, str(x.message)) for x in w]))
+    assert res[1] == res[0] and res[0][2]

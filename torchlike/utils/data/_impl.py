@@ -797,6 +797,8 @@ class _BaseIter:
                           "then device pinned memory won't be used.", stacklevel=3)
         self._base_seed = loader._base_seed()
         self._sampler_iter = iter(self._index_sampler)
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
+        self._n_workers = loader.num_workers
 
     def __iter__(self):
         return self
@@ -806,6 +808,21 @@ class _BaseIter:
 
     def _next_index(self):
         return next(self._sampler_iter)
+
+    def _warn_past_length(self, stacklevel):
+        """torch's warning when an IterableDataset yields more than ``len(dataloader)`` read
+        from its ``__len__`` (the dataset's length, compared with the batches fetched)."""
+        n = self._IterableDataset_len_called
+        if self._iterable and n is not None and self._num_yielded > n:
+            msg = (f"Length of IterableDataset {self._dataset} was reported to be {n}(when "
+                   f"accessing len(dataloader)), but {self._num_yielded} samples have been "
+                   "fetched. ")
+            if self._n_workers:
+                msg += ("For multiprocessing data-loading, this could be caused by not properly "
+                        "configuring the IterableDataset replica at each worker. Please see "
+                        "https://pytorch.org/docs/stable/data.html#torch.utils.data."
+                        "IterableDataset for examples.")
+            warnings.warn(msg, stacklevel=stacklevel + 1)
 
 
 class _SingleProcessIter(_BaseIter):
@@ -818,6 +835,7 @@ class _SingleProcessIter(_BaseIter):
         index = self._next_index()
         data = self._fetcher.fetch(index)
         self._num_yielded += 1
+        self._warn_past_length(2)
         return data
 
 
@@ -867,6 +885,7 @@ class _MultiProcessIter(_BaseIter):
     def _reset(self, loader, first_iter=False):
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._send_idx = 0
         self._rcvd_idx = 0
         self._task_info = {}
@@ -963,6 +982,7 @@ class _MultiProcessIter(_BaseIter):
             self._shutdown_workers()
             data.reraise()
         self._num_yielded += 1
+        self._warn_past_length(3)
         return data
 
     def _shutdown_workers(self):
@@ -1080,6 +1100,7 @@ class DataLoader(Generic[T_co]):
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._iterator = None
+        self._IterableDataset_len_called = None
         self.__initialized = True
 
     def __setattr__(self, attr, val):
@@ -1116,7 +1137,8 @@ class DataLoader(Generic[T_co]):
 
     def __len__(self):
         if self._dataset_kind_iterable:
-            length = len(self.dataset)
+            # (torch's iterators warn when more batches than this are fetched)
+            length = self._IterableDataset_len_called = len(self.dataset)
             if self.batch_size is not None:
                 if self.drop_last:
                     length = length // self.batch_size
