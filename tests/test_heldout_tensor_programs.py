@@ -627,3 +627,45 @@ MEDIAN_CASES = {
 @pytest.mark.parametrize("name", MEDIAN_CASES)
 def test_median_and_norm_corners(name):
     same_as_torch(MEDIAN_CASES[name])
+
+
+# ============================================================ 16. assignment reading its own target
+
+def _x5(m):
+    return m.arange(5.)
+
+
+def _y23(m):
+    return m.arange(6.).view(2, 3)
+
+
+OVERLAP_CASES = {
+    "shift_right": (_x5, lambda m, x: slice(1, None), lambda m, x: x[:-1]),
+    "self_to_self": (_x5, lambda m, x: slice(None), lambda m, x: x),
+    "disjoint": (_x5, lambda m, x: slice(0, 2), lambda m, x: x[3:]),
+    "list_from_slice": (_x5, lambda m, x: [1, 2], lambda m, x: x[:2]),
+    "mask_from_slice": (_x5, lambda m, x: x > 2, lambda m, x: x[:2]),
+    "int_from_0d": (_x5, lambda m, x: 0, lambda m, x: x[1]),
+    "slice_from_broadcast": (_x5, lambda m, x: slice(0, 2), lambda m, x: x[1]),
+    "list_from_0d": (_x5, lambda m, x: [1, 2], lambda m, x: x[0]),
+    "list_from_whole": (_x5, lambda m, x: [0, 1, 2, 3, 4], lambda m, x: x),
+    "list_from_gather": (_x5, lambda m, x: [0, 1], lambda m, x: x[[3, 4]]),
+    "row_from_row": (_y23, lambda m, x: 0, lambda m, x: x[1]),
+    "strided_columns": (_y23, lambda m, x: (slice(None), slice(0, 2)), lambda m, x: x[:, 1:]),
+    "int_list_from_other_row": (_y23, lambda m, x: (0, [0, 1]), lambda m, x: x[1, 1:]),
+    "mask_from_row": (_y23, lambda m, x: x > 3, lambda m, x: x[0, :2]),
+}
+
+
+@pytest.mark.parametrize("name", OVERLAP_CASES)
+def test_assignment_reading_its_own_target(name):
+    """torch raises where the value reads memory the assignment writes: a basic-index copy_
+    with a partial overlap (x[1:] = x[:-1]), an index_put_ with any overlap (x[[1, 2]] =
+    x[:2]); here the write went through with the old values."""
+    make, key, value = OVERLAP_CASES[name]
+
+    def fn(m):
+        x = make(m)
+        x[key(m, x)] = value(m, x)
+        return x
+    same_as_torch(fn)

@@ -479,6 +479,7 @@ def setitem(self, key, value):
     check_inplace(self)
     value = _value_arg(self, value)
     advanced = any(s[0] == "t" for s in spec)
+    _check_overlap(self, key, value, advanced)
     if advanced:
         _same_dtype_put(self, value)
         if isinstance(key, Tensor) and key.dtype is D.bool and not isinstance(value, Tensor):
@@ -487,6 +488,50 @@ def setitem(self, key, value):
     out = apply(_index_put, self, value, *[Tensor._make(a) for a in arrays], spec=spec,
                 accumulate=False, advanced=advanced)
     commit_inplace(self, out)
+
+
+def _basic_part(key):
+    """``key`` with each advanced index replaced by full slices over the dims it indexes: the
+    view torch's index_put_ writes into; None where that is not clear (a 0-dim bool)."""
+    out = []
+    for k in (key if isinstance(key, tuple) else (key,)):
+        if isinstance(k, (Tensor, np.ndarray)):
+            if k.ndim == 0:
+                if k.dtype in (np.bool_, D.bool):
+                    return None
+                out.append(k)
+            elif k.dtype in (np.bool_, np.uint8, D.bool, D.uint8):
+                out.extend([slice(None)] * k.ndim)
+            else:
+                out.append(slice(None))
+        elif isinstance(k, (list, tuple)):
+            out.append(slice(None))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def _check_overlap(self, key, value, advanced):
+    """torch's error where the value reads part of the memory the assignment writes
+    (``x[1:] = x[:-1]``: copy_ into the view; ``x[[1, 2]] = x[:2]``: index_put_ into x)."""
+    from .. import _storage
+    if not isinstance(value, Tensor) or \
+            _storage._root_of(value) is not _storage._root_of(self):
+        return
+    if advanced:
+        # index_put_ into the basic part's view: any shared element raises (the same memory
+        # too)
+        basic = _basic_part(key)
+        if basic is None:
+            return
+        dest = getitem(self, basic) if basic else self
+        if _storage._overlap(dest, value) is not None:
+            raise RuntimeError(_storage._PARTIAL_OVERLAP)
+        return
+    dest = getitem(self, key)
+    if tuple(dest.shape) != tuple(value.shape):
+        return      # (a broadcast value reads with stride 0: torch does not compare it)
+    _storage.check_no_partial_overlap(dest, [value])
 
 
 def _same_dtype_put(self, value):
