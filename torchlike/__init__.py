@@ -38,6 +38,8 @@ from ._ops.view import *  # noqa: F401,F403,E402  view, reshape, transpose, sque
 from ._ops.convert import *  # noqa: F401,F403,E402  clone, to, dtype shortcuts, new_*
 from ._ops.rearrange import *  # noqa: F401,F403,E402  repeat, flip, roll, tril/triu, diagonals
 from ._ops.join import *  # noqa: F401,F403,E402  cat, stack, split, chunk, unbind
+from .autograd import _STACK  # noqa: E402
+_STACK[0] = stack           # (autograd.grad's batched form stacks its rows' gradients)
 from ._ops.scatter import *  # noqa: F401,F403,E402  gather, scatter, index_*, masked_*, nonzero
 from ._ops.pad import *  # noqa: F401,F403,E402  constant_pad_nd
 from ._ops.restructure import *  # noqa: F401,F403,E402  as_strided, scatter_reduce, ...

@@ -152,9 +152,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
-        from .functional import batched_grad
-        return batched_grad(grad, outputs, inputs_l, grad_outputs, retain_graph, create_graph,
-                            allow_unused, materialize_grads)
+        return _batched_grad(outputs, inputs_l, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if any(isinstance(t, graph.GradientEdge) for t in outputs):
         raise NotImplementedError("autograd.grad: a GradientEdge as an output is not supported "
                                   "by torchlike; pass the output tensor itself")
@@ -185,6 +184,30 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             out.append(g if create_graph else Tensor._make(g))
     return tuple(out)
 
+
+
+_STACK = [None]     # torchlike.stack, bound by torchlike/__init__.py (autograd imports nothing
+                    # above it)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad`` with ``is_grads_batched=True``: one backward per row of the grad outputs,
+    stacked."""
+    stack = _STACK[0]
+    if any(g is None for g in grad_outputs):
+        raise RuntimeError("autograd.grad with is_grads_batched=True needs a grad_outputs "
+                           "tensor for each output (its first dimension is the batch)")
+    sizes = {int(g.shape[0]) if g.dim() else None for g in grad_outputs}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError("autograd.grad with is_grads_batched=True: every grad_outputs "
+                           "tensor needs the same batch size as its first dimension")
+    n = sizes.pop()
+    rows = [grad(outputs, inputs, [g[b] for g in grad_outputs],
+                 retain_graph=True if b < n - 1 else retain_graph, create_graph=create_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for b in range(n)]
+    return tuple(None if col[0] is None else stack(list(col)) for col in zip(*rows))
 
 
 from . import gradcheck as _gradcheck_module  # noqa: E402

@@ -393,23 +393,3 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         res = _zeros_for_none(res, inputs, strict, create_graph, "double_back_trick")
     return (_untuple(_post(outputs, create_graph), out_tuple),
             _untuple(_post(res, create_graph), in_tuple))
-
-
-def batched_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-                 materialize_grads):
-    """``autograd.grad`` (``grad``) with ``is_grads_batched=True``: one backward per row of the
-    grad outputs."""
-    from .._ops.join import stack
-    if any(g is None for g in grad_outputs):
-        raise RuntimeError("autograd.grad with is_grads_batched=True needs a grad_outputs "
-                           "tensor for each output (its first dimension is the batch)")
-    sizes = {int(g.shape[0]) if g.dim() else None for g in grad_outputs}
-    if len(sizes) != 1 or None in sizes:
-        raise RuntimeError("autograd.grad with is_grads_batched=True: every grad_outputs "
-                           "tensor needs the same batch size as its first dimension")
-    n = sizes.pop()
-    rows = [grad(outputs, inputs, [g[b] for g in grad_outputs],
-                 retain_graph=True if b < n - 1 else retain_graph, create_graph=create_graph,
-                 allow_unused=allow_unused, materialize_grads=materialize_grads)
-            for b in range(n)]
-    return tuple(None if col[0] is None else stack(list(col)) for col in zip(*rows))
