@@ -529,3 +529,19 @@ def test_iterable_dataset_yielding_past_its_len_warns(batch_size):
             out = [b if batch_size is None else b.tolist() for b in dl]
         res.append((n, out, [(x.filename, str(x.message)) for x in w]))
     assert res[1] == res[0] and res[0][2]
+
+
+def test_module_share_memory_warns_that_processes_get_copies():
+    """(DIFFERENCES.md, Data loading) torch shares the storages; torchlike cannot and says so,
+    as Tensor.share_memory_ does."""
+    model = torchlike.nn.Linear(2, 2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert model.share_memory() is model
+    assert len(w) == 1 and w[0].filename == __file__
+    assert "cannot put a tensor in memory shared between processes" in str(w[0].message)
+    assert not model.weight.is_shared()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        torchlike.nn.ReLU().share_memory()
+    assert not w

@@ -607,6 +607,12 @@ class Module:
         _zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
+        """torch moves every parameter and buffer into shared memory (Hogwild training);
+        jax arrays cannot be shared between processes, so this warns as
+        ``Tensor.share_memory_`` does and leaves them as they are (DIFFERENCES.md)."""
+        from ..._tensor import SHARE_MEMORY_MSG
+        if any(True for _ in self.parameters()) or any(True for _ in self.buffers()):
+            warnings.warn(SHARE_MEMORY_MSG, UserWarning, stacklevel=2)
         return self
 
     def apply(self, fn):
