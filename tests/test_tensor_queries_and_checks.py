@@ -252,3 +252,19 @@ def test_requires_grad_attribute_of_a_non_leaf_as_torch():
                 out.append(str(e))
         return out
     assert run(torchlike) == run(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: (m.ones(2, requires_grad=True) * 2)[:1], lambda m: m.ones(3)[1:],
+    lambda m: m.ones(3, requires_grad=True).detach(), lambda m: m.ones(2, requires_grad=True) * 2,
+    lambda m: m.ones(3).view(3)], ids=["view of a result", "plain view", "detached", "result",
+                                       "view op"])
+def test_detach_in_place_refuses_views_as_torch(make):
+    def run(m):
+        t = make(m)
+        try:
+            t.detach_()
+        except RuntimeError as e:
+            return str(e)
+        return t.requires_grad, t.grad_fn is None, t.is_leaf
+    assert run(torchlike) == run(torch)

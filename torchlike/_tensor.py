@@ -93,6 +93,13 @@ _NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tenso
 
 _warned_float = [False]
 
+_DETACH_VIEW_MSG = (
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution.")
+
 SHARE_MEMORY_MSG = (
     "torchlike cannot put a tensor in memory shared between processes (jax arrays have no "
     "shared storage): share_memory_() leaves it as it is, and a process that receives it gets "
@@ -485,6 +492,8 @@ class Tensor(InteropMixin):
         return t
 
     def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(_DETACH_VIEW_MSG)
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
