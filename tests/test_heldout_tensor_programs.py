@@ -669,3 +669,17 @@ def test_assignment_reading_its_own_target(name):
         x[key(m, x)] = value(m, x)
         return x
     same_as_torch(fn)
+
+
+# ============================================================ 17. reductions into out= of another dtype
+
+@pytest.mark.parametrize("op", ["sum", "prod"])
+@pytest.mark.parametrize("src", ["float32", "float16", "int64", "bool", "uint8"])
+@pytest.mark.parametrize("out", ["int64", "int32", "int8", "bool", "float64", "float16"])
+def test_sum_prod_compute_in_the_out_dtype(op, src, out):
+    """torch's sum/prod with out= and no dtype compute in out's dtype (the input cast first:
+    sum([1.5, 1.5], out=long) is 2); here a float sum into an integer out raised."""
+    def fn(m):
+        x = m.tensor([[1.5, 2.0, 0.0], [3.0, 1.5, 1.0]]).to(getattr(m, src))
+        return getattr(m, op)(x, 1, out=m.empty(0, dtype=getattr(m, out)))
+    same_as_torch(fn, atol=1e-3, rtol=1e-3)

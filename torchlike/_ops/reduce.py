@@ -120,7 +120,7 @@ def _mean(a, dims, keepdim, dtype):
     return jnp.mean(a, axis=_axes(dims, a.ndim), keepdims=keepdim)
 
 
-@public(out=True)
+@public(out=True, dtype_from_out=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over ``dim``; integer and bool inputs sum to int64."""
     dims = dims_arg(dim, input.ndim)
@@ -249,7 +249,7 @@ def _prod(a, dim, keepdim, dtype):
     return jnp.prod(a, axis=axes, keepdims=keepdim).astype(dt)
 
 
-@public(out=True)
+@public(out=True, dtype_from_out=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements or along one ``dim``; integer and bool inputs give int64."""
     d = None if dim is None else _one_dim(dim, input.ndim)
