@@ -799,7 +799,7 @@ def with_out(fn, name=None, dtype_from_out=False):
             return fn(*args, **kwargs)
         if dtype_from_out and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
-        for o in (out if isinstance(out, (tuple, list)) else (out,)):
+        for o in _tensors_in((out,)):
             check_no_partial_overlap(o, args)
         return write_out(fn(*args, **kwargs), out, name)
 
