@@ -56,7 +56,45 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
         if n in top:
             _declare("torch", n + "_", _resolve(n + "_"), where)
     fn = with_out(fn, name, dtype_from_out) if out else fn
-    return operands_checked(_tensor_first(fn, name), name)
+    return numpy_names(operands_checked(_tensor_first(fn, name), name), name)
+
+
+# numpy's names torch's argument parser takes for its own (``x.sum(axis=0, keepdims=True)``)
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+# torch functions written in Python (torch/functional.py, torch/_tensor.py), which its argument
+# parser does not read: they refuse numpy's names
+_PYTHON_DEFINED = frozenset({"split", "norm", "unique", "unique_consecutive", "unflatten"})
+
+
+def numpy_names(fn, name):
+    """``fn`` taking numpy's ``axis``/``keepdims`` for its ``dim``/``keepdim``, as torch's
+    native functions and methods do (not its Python-defined ones: ``F.softmax(x, axis=1)``
+    raises); ``fn`` itself when it has neither parameter. The names are read only when the
+    call fails with them (no cost to other calls)."""
+    if (getattr(fn, "_numpy_names", False) or not callable(fn) or isinstance(fn, type)
+            or name in _PYTHON_DEFINED):
+        return fn
+    import functools
+    import inspect
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return fn
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    aliases = {a: c for a, c in _NUMPY_NAMES.items() if c in params and a not in params}
+    if not aliases:
+        return fn
+
+    @functools.wraps(fn)
+    def g(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            if not any(k in aliases for k in kwargs) or \
+                    any(aliases[k] in kwargs for k in kwargs if k in aliases):
+                raise           # (numpy's name with torch's: torch refuses numpy's)
+        return fn(*args, **{aliases.get(k, k): v for k, v in kwargs.items()})
+    g._numpy_names = True
+    return g
 
 
 # ------------------------------------------------------------------ Tensor operands
@@ -909,7 +947,7 @@ def _write_declared(ns, Tensor):
         if isinstance(obj, _resolve):
             obj = getattr(Tensor, obj.name)
         elif callable(obj) and not isinstance(obj, type):
-            obj = operands_checked(obj, n, method=owner == "Tensor")
+            obj = numpy_names(operands_checked(obj, n, method=owner == "Tensor"), n)
         setattr(o, n, obj)
 
 
@@ -931,6 +969,23 @@ def _operand_checked(f, operands):
     return op
 
 
+def _numpy_names_at_top(ns):
+    """numpy's argument names for the top-level functions the op modules export themselves
+    (``from torchlike._ops.<family> import *``; declared ones get them where declared)."""
+    import sys
+    for n in dir(ns):
+        f = getattr(ns, n)
+        if getattr(f, "__module__", "").startswith("torchlike._ops.") and \
+                f.__class__.__name__ == "function":
+            g = numpy_names(f, n)
+            if g is not f:
+                # (and in its family's module: torchlike.<name> is the family's function)
+                for owner in (ns, sys.modules[f.__module__]):
+                    for k, v in list(vars(owner).items()):
+                        if v is f:
+                            setattr(owner, k, g)
+
+
 def bind(ns, Tensor):
     """Write the surface: every declaration, then Python's operators (``DUNDERS``)."""
     import numbers
@@ -939,6 +994,7 @@ def bind(ns, Tensor):
     import numpy as np
     _declare_nn(ns)
     _write_declared(ns, Tensor)
+    _numpy_names_at_top(ns)
     # what torch's operators take: tensors and numbers (numpy's arrays go on to numpy, jax's
     # arrays are taken for interop)
     operands = (Tensor, numbers.Number, np.generic, np.ndarray, jax.Array)
