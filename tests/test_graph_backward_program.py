@@ -233,6 +233,34 @@ def test_background_compile_walks_in_the_engine_until_the_program_is_ready(monke
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5)
 
 
+def test_a_graph_above_the_node_bound_walks_in_the_engine(monkeypatch):
+    """A graph with more than ``MAX_NODES`` nodes never becomes one program (XLA's compile
+    time grows quickly with size); one within it does."""
+    x = torchlike.ones(5, requires_grad=True)
+    n = len(_nodes(_chain(torchlike, x)))       # (the chain's graph, leaf included)
+    monkeypatch.setattr(FB, "MAX_NODES", n - 1)
+    before = _calls()
+    for _ in range(6):
+        x.grad = None
+        _chain(torchlike, x).backward()
+    assert _calls() == before
+    monkeypatch.setattr(FB, "MAX_NODES", n)
+    for _ in range(6):
+        x.grad = None
+        _chain(torchlike, x).backward()
+    assert _calls() > before
+
+
+def _nodes(root):
+    seen, todo = {root.grad_fn}, [root.grad_fn]
+    while todo:
+        for f, _i in todo.pop().next_functions:
+            if f is not None and f not in seen:
+                seen.add(f)
+                todo.append(f)
+    return seen
+
+
 def test_the_switch_turns_it_off(monkeypatch):
     monkeypatch.setattr(FB, "STRICT_AFTER", 0)
     x = torchlike.ones(3, requires_grad=True)
