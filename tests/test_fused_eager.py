@@ -246,6 +246,24 @@ def test_a_segment_cut_by_its_bound_is_never_compiled(fused, monkeypatch):
     assert after["compiles"] == before["compiles"]
 
 
+def test_a_segment_longer_than_the_compile_bound_replays(fused, monkeypatch):
+    """A repeating segment of more than ``COMPILE_MAX_CALLS`` calls replays call by call (XLA's
+    compile time grows faster than a program's size); one within the bound compiles."""
+    def steps(n):
+        for _ in range(FUSE + 2):
+            x = torch.ones(3)
+            for _ in range(n):
+                x = x * 1.5 - 0.25
+            x.tolist()
+    FUSE = _fused.FUSE_AFTER
+    monkeypatch.setattr(_fused, "COMPILE_MAX_CALLS", 12)
+    before = _fused.stats()
+    steps(7)                                # (14 calls a segment)
+    assert _fused.stats()["compiles"] == before["compiles"]
+    steps(5)                                # (10 calls)
+    assert _fused.stats()["compiles"] > before["compiles"]
+
+
 def test_a_read_that_needs_the_whole_segment_is_not_split(fused, monkeypatch):
     monkeypatch.setattr(_fused, "SPLIT", True)
     before = _fused.stats()

@@ -78,6 +78,10 @@ FUSE_AFTER = int(os.environ.get("TORCHLIKE_FUSED_AFTER", "3"))
 # rest would compete with Python for the cores: measured slower on the 2-core GPT benchmark)
 SPLIT = {"1": True, "0": False}.get(os.environ.get("TORCHLIKE_FUSED_SPLIT", ""))
 MAX_PROGRAMS = int(os.environ.get("TORCHLIKE_FUSED_PROGRAMS", "64"))
+# a segment of more calls than this is replayed call by call, never compiled: XLA's compile time
+# grows faster than a program's size (pytorch/examples' unrolled LSTM predictor, about 2,000
+# calls a step, spent 1m35s compiling on 2 cores; a tiny GPT step is 117 calls)
+COMPILE_MAX_CALLS = int(os.environ.get("TORCHLIKE_FUSED_COMPILE_MAX_CALLS", "1024"))
 _SHAPES_MAX = 1024          # output shapes remembered per function
 _MAX_KEYS = 4096            # segment keys remembered (counted anew once forgotten)
 
@@ -723,7 +727,7 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
     part the read needs and the rest. Both are dispatched at once; the read waits for the first
     only, and the rest (a training step's backward and optimizer update, behind its
     ``loss.item()``) runs while Python goes on recording."""
-    if ent[0] < FUSE_AFTER or bounded:
+    if ent[0] < FUSE_AFTER or bounded or len(seg.calls) > COMPILE_MAX_CALLS:
         # (a segment cut by its size bound is an arbitrary window of a longer run: compiling
         # it would cost minutes at 4096 calls, for a structure that may never come back)
         _stats["replayed"] += 1
