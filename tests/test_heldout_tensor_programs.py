@@ -683,3 +683,41 @@ def test_sum_prod_compute_in_the_out_dtype(op, src, out):
         x = m.tensor([[1.5, 2.0, 0.0], [3.0, 1.5, 1.0]]).to(getattr(m, src))
         return getattr(m, op)(x, 1, out=m.empty(0, dtype=getattr(m, out)))
     same_as_torch(fn, atol=1e-3, rtol=1e-3)
+
+
+# ============================================================ operators, softmax over nothing
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.ones(2).repeat(),
+    lambda m: m.ones(2).repeat(repeats=(2,)),
+    lambda m: +m.tensor([True]),
+    lambda m: +m.tensor([1.0, -2.0]),
+    lambda m: m.softmax(m.zeros(0), 0),
+    lambda m: m.log_softmax(m.zeros(2, 0), 1),
+    lambda m: m.nn.functional.softmax(m.zeros(0, 3), 0),
+    lambda m: m.softmax(m.tensor([-float("inf"), -float("inf")]), 0),
+], ids=["repeat without sizes", "repeat by keyword", "plus of bool", "plus", "softmax of empty",
+        "log_softmax over an empty dim", "F.softmax over an empty dim", "softmax of -inf"])
+def test_operator_and_softmax_corners(fn):
+    same_as_torch(fn)
+
+
+_MESHGRID_WARNS = """
+import sys, warnings, importlib
+m = importlib.import_module(sys.argv[1])
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    m.meshgrid(m.ones(2), m.ones(3), indexing="xy")
+    m.meshgrid(m.ones(2), m.ones(3))
+    m.meshgrid(m.ones(2))
+print([str(r.message).split(" (Triggered")[0] for r in w])
+"""
+
+
+def test_meshgrid_without_indexing_warns_once_a_process():
+    import subprocess
+    import sys
+    out = {lib: subprocess.run([sys.executable, "-c", _MESHGRID_WARNS, lib], capture_output=True,
+                               text=True, timeout=120).stdout for lib in ("torch", "torchlike")}
+    assert "indexing argument" in out["torch"]
+    assert out["torchlike"] == out["torch"]

@@ -174,6 +174,12 @@ OVERLAP_CASES = {
     "index_add_ from itself": (_vec, lambda m, x: x.index_add_(0, m.tensor(I), x[:2])),
     "scatter_ from itself": (_vec, lambda m, x: x.scatter_(0, m.tensor(I), x[:2])),
     "put_ from itself": (_vec, lambda m, x: x.put_(m.tensor(I), x[:2])),
+    "copy_ shifted": (_vec, lambda m, x: x[1:].copy_(x[:-1])),
+    "copy_ from its transpose": (lambda m: m.arange(1.0, 5.0).reshape(2, 2),
+                                 lambda m, x: x.copy_(x.t())),
+    "index_put_ from itself": (_vec, lambda m, x: x.index_put_((m.tensor(I),), x[:2])),
+    "copy_ its other half": (_vec, lambda m, x: x[3:].copy_(x[:3])),
+    "copy_ a broadcast element": (_vec, lambda m, x: x.copy_(x[0])),
     # accepted by torch: the same positions, disjoint parts, self, or undecidable (not dense)
     "add_ itself": (_vec, lambda m, x: x.add_(x)),
     "add_ its detached self": (_vec, lambda m, x: x.add_(x.detach())),

@@ -925,7 +925,13 @@ def _rtruediv(self, other):
     return self.reciprocal() * other
 
 
-DUNDER_FNS = {"__rtruediv__": _rtruediv, "__pos__": lambda self: self}
+def _pos(self):
+    # torch's ``+x`` is ``torch.positive``: the tensor itself, refused for bool
+    from . import unary
+    return unary.positive(self)
+
+
+DUNDER_FNS = {"__rtruediv__": _rtruediv, "__pos__": _pos}
 
 
 def _has(cls, n):

@@ -562,6 +562,7 @@ def index_put(input, indices, values, accumulate=False):
 
 def _index_put_(self, indices, values, accumulate=False):
     check_inplace(self)
+    _check_overlap(self, tuple(indices), values, True)
     return commit_inplace(self, index_put(self, indices, values, accumulate))
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import check_inference_inplace
-from .._storage import check_inplace, commit_inplace
+from .._storage import check_inplace, check_no_partial_overlap, commit_inplace
 from .._registry import apply, defop
 from ._surface import method, toplevel
 
@@ -55,6 +55,7 @@ def copy_(self, src, non_blocking=False):
         raise RuntimeError(msg)
     check_inference_inplace(self)
     check_inplace(self)
+    check_no_partial_overlap(self, (src,))
     return commit_inplace(self, apply(_copy, self, src))
 
 

@@ -22,7 +22,15 @@ def _tile(a, reps):
 
 
 @method("repeat")
-def _repeat(self, *sizes):
+def _repeat(self, *sizes, **kw):
+    if kw:
+        if set(kw) != {"repeats"} or sizes:
+            raise TypeError(f"repeat() got an unexpected keyword argument "
+                            f"'{next(k for k in kw if k != 'repeats')}'" if set(kw) - {"repeats"}
+                            else "repeat() got multiple values for argument 'repeats'")
+        sizes = (kw["repeats"],)
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     sizes = _shape_arg(sizes)
     if len(sizes) < self._d.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "

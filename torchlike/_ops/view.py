@@ -509,11 +509,18 @@ def broadcast_tensors(*tensors):
     return tuple(t if tuple(t._d.shape) == shp else expand(t, *shp) for t in tensors)
 
 
+_MESHGRID_WARNED = []
+
+
 def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if indexing is None and not _MESHGRID_WARNED:
+        _MESHGRID_WARNED.append(True)       # (torch's: once a process)
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
     indexing = indexing or "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "

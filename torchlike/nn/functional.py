@@ -785,7 +785,9 @@ def _get_softmax_dim(name, ndim, stacklevel=3):
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
 def _softmax_fn(x, dim):
-    e = jnp.exp(x - jax.lax.stop_gradient(jnp.max(x, axis=dim, keepdims=True)))
+    # (``initial``: the max over an empty dim is -inf, and the softmax of nothing is empty)
+    e = jnp.exp(x - jax.lax.stop_gradient(jnp.max(x, axis=dim, keepdims=True,
+                                                  initial=-jnp.inf)))
     return e / jnp.sum(e, axis=dim, keepdims=True)
 
 
@@ -798,7 +800,7 @@ def _softmax_jvp(dim, primals, tangents):
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
 def _log_softmax_fn(x, dim):
-    shifted = x - jax.lax.stop_gradient(jnp.max(x, axis=dim, keepdims=True))
+    shifted = x - jax.lax.stop_gradient(jnp.max(x, axis=dim, keepdims=True, initial=-jnp.inf))
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=dim, keepdims=True))
 
 
