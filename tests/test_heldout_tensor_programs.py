@@ -721,3 +721,17 @@ def test_meshgrid_without_indexing_warns_once_a_process():
                                text=True, timeout=120).stdout for lib in ("torch", "torchlike")}
     assert "indexing argument" in out["torch"]
     assert out["torchlike"] == out["torch"]
+
+
+# ============================================================ options torch's CPU kernels refuse
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.linalg.lu(m.tensor([[2.0, 1.0], [1.0, 3.0]]), pivot=False),
+    lambda m: m.linalg.lu_factor(m.tensor([[2.0, 1.0], [1.0, 3.0]]), pivot=False),
+    lambda m: m.linalg.svd(m.tensor([[2.0, 1.0], [1.0, 3.0]]), driver="gesvd"),
+    lambda m: m.linalg.svdvals(m.tensor([[2.0, 1.0], [1.0, 3.0]]), driver="gesvda"),
+    lambda m: m.linalg.svdvals(m.tensor([[2.0, 1.0], [1.0, 3.0]]), driver=None),
+], ids=["lu without pivoting", "lu_factor without pivoting", "svd driver", "svdvals driver",
+        "svdvals driver None"])
+def test_cuda_only_linalg_options_raise_as_on_torchs_cpu(fn):
+    same_as_torch(fn, atol=1e-5, rtol=1e-5)

@@ -465,6 +465,10 @@ def _lu_P(a):
 @public(out=True)
 def linalg_lu(A, *, pivot=True):
     _lu_checks(A, "linalg.lu")
+    if not pivot:
+        # (torch's CPU kernel refuses it; jax's LU always pivots, on every device)
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
+                           "CPU")
     L, U = apply(_lu, A)
     return LUResult(apply(_lu_P, A), L, U)
 

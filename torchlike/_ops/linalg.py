@@ -354,8 +354,16 @@ def _svd_args(A):
     _svd_check(A)
 
 
+def _no_driver(driver):
+    # (torch takes driver= on CUDA with cuSOLVER only; jax chooses its own algorithm)
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+
+
 @public(out=True)
 def linalg_svd(A, full_matrices=True, *, driver=None):
+    _no_driver(driver)
     _svd_args(A)
     return SVDResult(*apply(_svd, A, full_matrices=bool(full_matrices)))
 
@@ -367,6 +375,7 @@ def _svdvals(a):
 
 @public(out=True)
 def linalg_svdvals(A, *, driver=None):
+    _no_driver(driver)
     _svd_args(A)
     return apply(_svdvals, A)
 
