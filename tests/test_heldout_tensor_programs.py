@@ -735,3 +735,25 @@ def test_meshgrid_without_indexing_warns_once_a_process():
         "svdvals driver None"])
 def test_cuda_only_linalg_options_raise_as_on_torchs_cpu(fn):
     same_as_torch(fn, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("view", [
+    lambda a: a.T, lambda a: a.transpose(0, 2, 1), lambda a: np.asfortranarray(a),
+    lambda a: a.transpose(1, 0, 2)[::-1][::-1]],
+    ids=["transpose", "permuted", "fortran", "reversed twice"])
+def test_from_numpy_keeps_a_dense_arrays_strides(view):
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+    def run(m):
+        t = m.from_numpy(view(a))
+        return t.stride(), t.is_contiguous(), t.tolist(), t.reshape(-1)[:5].tolist()
+    assert run(torchlike) == run(torch)
+
+
+def test_from_numpy_of_an_array_with_gaps_is_contiguous():
+    """DIFFERENCES.md: the copy of an array with gaps between its elements (a strided slice)
+    is compact, where torch's tensor reads the array's memory with its strides."""
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)[:, :, 1]
+    t = torchlike.from_numpy(a)
+    assert t.stride() == (3, 1) and torch.from_numpy(a).stride() == (12, 4)
+    assert t.tolist() == a.tolist()

@@ -469,7 +469,15 @@ def from_numpy(ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     check_ndarray(ndarray)
     D.activate_for(ndarray.dtype)       # (before any op runs on the tensor)
-    return Tensor._make(_device.put(_tiers.to_device(np.array(ndarray, copy=True)), "cpu"))
+    t = Tensor._make(_device.put(_tiers.to_device(np.array(ndarray, copy=True)), "cpu"))
+    if ndarray.ndim > 1 and not ndarray.flags.c_contiguous and ndarray.itemsize:
+        # torch's tensor reads the array's memory with its strides; a dense array's layout
+        # (a transpose, Fortran order) is kept, one with gaps between rows is copied compactly
+        from ._strides import is_non_overlapping_and_dense, set_layout
+        st = tuple(s // ndarray.itemsize for s in ndarray.strides)
+        if is_non_overlapping_and_dense(ndarray.shape, st):
+            set_layout(t, st)
+    return t
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
