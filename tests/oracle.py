@@ -201,3 +201,33 @@ def both_outcomes(fn, *, msg="exact"):
         return None
     assert lk == "ok", f"torchlike raised {type(lv).__name__}({lv}); torch returned {tv!r}"
     return lv, tv
+
+
+def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0):
+    """``fn(m)`` behaves the same with m = torch and m = torchlike: the same exception (class
+    and message), or the same values, dtypes and shapes (tensors) and equal other results."""
+    got = both_outcomes(fn, msg="exact" if msg else None)
+    if got is None:
+        return
+    lv, tv = got
+    outs_t = tv if isinstance(tv, (tuple, list)) else (tv,)
+    outs_l = lv if isinstance(lv, (tuple, list)) else (lv,)
+    assert len(outs_t) == len(outs_l)
+    for a, b in zip(outs_l, outs_t):
+        if isinstance(b, torch.Tensor):
+            assert isinstance(a, torchlike.Tensor), type(a)
+            assert same_dtype(a, b), f"dtype {a.dtype} != torch {b.dtype}"
+            assert tuple(a.shape) == tuple(b.shape), f"shape {a.shape} != torch {b.shape}"
+            assert_close(a, b, atol=atol, rtol=rtol)
+        else:
+            assert a == b or (a != a and b != b), f"{a!r} != torch {b!r}"
+
+
+def fresh_process_outputs(code, timeout=120):
+    """What ``code`` prints run by a fresh Python with ``sys.argv[1]`` = ``"torch"`` and with
+    ``"torchlike"``: for behaviour that happens once a process (torch's warn-once warnings)."""
+    import subprocess
+    import sys
+    return {lib: subprocess.run([sys.executable, "-c", code, lib], capture_output=True,
+                                text=True, timeout=timeout).stdout
+            for lib in ("torch", "torchlike")}

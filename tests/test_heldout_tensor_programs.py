@@ -12,26 +12,7 @@ import torch
 
 import torchlike
 
-from oracle import assert_close, both_outcomes, same_dtype
-
-
-def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0):
-    """``fn(m)`` behaves the same with m = torch and m = torchlike (value or exception)."""
-    got = both_outcomes(fn, msg="exact" if msg else None)
-    if got is None:
-        return
-    lv, tv = got
-    outs_t = tv if isinstance(tv, (tuple, list)) else (tv,)
-    outs_l = lv if isinstance(lv, (tuple, list)) else (lv,)
-    assert len(outs_t) == len(outs_l)
-    for a, b in zip(outs_l, outs_t):
-        if isinstance(b, torch.Tensor):
-            assert isinstance(a, torchlike.Tensor), type(a)
-            assert same_dtype(a, b), f"dtype {a.dtype} != torch {b.dtype}"
-            assert tuple(a.shape) == tuple(b.shape), f"shape {a.shape} != torch {b.shape}"
-            assert_close(a, b, atol=atol, rtol=rtol)
-        else:
-            assert a == b or (a != a and b != b), f"{a!r} != torch {b!r}"
+from oracle import fresh_process_outputs, same_as_torch
 
 
 # ============================================================ 1. ints and tensors in one index
@@ -715,10 +696,7 @@ print([str(r.message).split(" (Triggered")[0] for r in w])
 
 
 def test_meshgrid_without_indexing_warns_once_a_process():
-    import subprocess
-    import sys
-    out = {lib: subprocess.run([sys.executable, "-c", _MESHGRID_WARNS, lib], capture_output=True,
-                               text=True, timeout=120).stdout for lib in ("torch", "torchlike")}
+    out = fresh_process_outputs(_MESHGRID_WARNS)
     assert "indexing argument" in out["torch"]
     assert out["torchlike"] == out["torch"]
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import torchlike
+from oracle import fresh_process_outputs
 
 SCENARIOS = []
 
@@ -464,10 +465,6 @@ print([(r.category.__name__, str(r.message)[:300]) for r in w])
 
 
 def test_backward_with_create_graph_warns_once_a_process():
-    import subprocess
-    import sys
-    out = {lib: subprocess.run([sys.executable, "-c", _CREATE_GRAPH_WARNS, lib],
-                               capture_output=True, text=True, timeout=120).stdout
-           for lib in ("torch", "torchlike")}
+    out = fresh_process_outputs(_CREATE_GRAPH_WARNS)
     assert "reference cycle" in out["torch"] and out["torch"].count("UserWarning") == 1
     assert out["torchlike"] == out["torch"]

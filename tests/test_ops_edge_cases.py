@@ -13,27 +13,9 @@ import torch
 
 import torchlike
 
-from oracle import assert_close, both_outcomes, same_dtype
+from oracle import assert_close, same_as_torch
 
 MODS = (torch, torchlike)
-
-
-def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0):
-    """``fn(m)`` behaves the same with m = torch and m = torchlike (value or exception)."""
-    got = both_outcomes(fn, msg="exact" if msg else None)
-    if got is None:
-        return
-    lv, tv = got
-    outs_t = tv if isinstance(tv, (tuple, list)) else (tv,)
-    outs_l = lv if isinstance(lv, (tuple, list)) else (lv,)
-    assert len(outs_t) == len(outs_l)
-    for a, b in zip(outs_l, outs_t):
-        if isinstance(b, torch.Tensor):
-            assert isinstance(a, torchlike.Tensor), type(a)
-            assert same_dtype(a, b), f"dtype {a.dtype} != torch {b.dtype}"
-            assert_close(a, b, atol=atol, rtol=rtol)
-        else:
-            assert a == b or (a != a and b != b), f"{a!r} != torch {b!r}"
 
 
 INT_DTYPES = ("uint8", "int8", "int16", "int32", "int64")

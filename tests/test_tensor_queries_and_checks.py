@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import torchlike
+from oracle import fresh_process_outputs
 
 
 def outcome(fn, m, *args):
@@ -204,10 +205,7 @@ print(out)
 
 
 def test_T_of_a_tensor_not_2d_warns_once_a_process_as_torch():
-    import subprocess
-    import sys
-    out = {lib: subprocess.run([sys.executable, "-c", _T_WARNINGS, lib], capture_output=True,
-                               text=True, timeout=120).stdout for lib in ("torch", "torchlike")}
+    out = fresh_process_outputs(_T_WARNINGS)
     assert "deprecated" in out["torch"]
     assert out["torchlike"] == out["torch"]
 
@@ -232,10 +230,7 @@ print(out)
 
 
 def test_float_of_a_tensor_requiring_grad_warns_once_as_torch():
-    import subprocess
-    import sys
-    out = {lib: subprocess.run([sys.executable, "-c", _FLOAT_WARNS, lib], capture_output=True,
-                               text=True, timeout=120).stdout for lib in ("torch", "torchlike")}
+    out = fresh_process_outputs(_FLOAT_WARNS)
     assert "Converting a tensor" in out["torch"]
     assert out["torchlike"] == out["torch"]
 
