@@ -735,3 +735,12 @@ def test_from_numpy_of_an_array_with_gaps_is_contiguous():
     t = torchlike.from_numpy(a)
     assert t.stride() == (3, 1) and torch.from_numpy(a).stride() == (12, 4)
     assert t.tolist() == a.tolist()
+
+
+@pytest.mark.parametrize("probs,n,replacement", [
+    ([0.1, -0.2, 0.5], 2, True), ([0.1, float("nan"), 0.5], 2, True),
+    ([0.1, float("inf"), 0.5], 2, True), ([0.1, -0.2, 0.5], 1, True),
+    ([0.1, -0.2, 0.5], 2, False), ([0.0, 0.0, 0.0], 2, True), ([0.0, 0.0, 0.0], 1, True),
+    ([[0.1, -0.2], [0.3, 0.4]], 2, True), ([0.1, float("inf"), 0.5], 1, True)])
+def test_multinomial_errors_as_torch(probs, n, replacement):
+    same_as_torch(lambda m: m.multinomial(m.tensor(probs, dtype=m.float64), n, replacement))

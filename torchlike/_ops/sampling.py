@@ -287,8 +287,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not replacement and num_samples > ncat:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    if not _fused.defer_check(_multinomial_flags, [_fused.raw(input)], _multinomial_error):
-        e = _multinomial_error(_multinomial_flags(np.asarray(input._data)))
+    # (torch's kernel with replacement and several samples words its errors per entry)
+    make_error = _multinomial_entry_error if replacement and num_samples > 1 else \
+        _multinomial_error
+    if not _fused.defer_check(_multinomial_flags, [_fused.raw(input)], make_error):
+        e = make_error(_multinomial_flags(np.asarray(input._data)))
         if e is not None:
             raise e
     return apply(_multinomial, input, _key(generator), n=int(num_samples),
@@ -296,17 +299,30 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 
 def _multinomial_flags(p):
-    """(a probability is inf, nan or negative, a row sums to <= 0): multinomial's checks."""
+    """(a probability is negative or nan, one is infinite, a row sums to <= 0): multinomial's
+    checks."""
     xp = np if isinstance(p, np.ndarray) else jnp
     v = p.astype(xp.float64)
-    return xp.stack([(~xp.isfinite(v) | (v < 0)).any(),
+    return xp.stack([((v < 0) | xp.isnan(v)).any(), xp.isinf(v).any(),
                      (v.reshape(-1, v.shape[-1]).sum(-1) <= 0).any()])
 
 
 def _multinomial_error(flags):
-    if flags[0]:
+    if flags[0] or flags[1]:
         return RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if flags[2]:
+        return RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return None
+
+
+def _multinomial_entry_error(flags):
+    if flags[0]:
+        return RuntimeError("invalid multinomial distribution (encountering probability entry "
+                            "< 0)")
     if flags[1]:
+        return RuntimeError("invalid multinomial distribution (encountering probability entry "
+                            "= infinity or NaN)")
+    if flags[2]:
         return RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     return None
 
