@@ -468,3 +468,18 @@ def test_backward_with_create_graph_warns_once_a_process():
     out = fresh_process_outputs(_CREATE_GRAPH_WARNS)
     assert "reference cycle" in out["torch"] and out["torch"].count("UserWarning") == 1
     assert out["torchlike"] == out["torch"]
+
+
+def test_next_functions_after_a_backward_list_the_inputs_with_a_gradient():
+    """DIFFERENCES.md: a node freed by its backward keeps only its edges in next_functions."""
+    def names(m, retain):
+        w, x = m.ones(2), m.ones(2, requires_grad=True)
+        y = (w * x).sum()
+        f = y.grad_fn.next_functions[0][0]
+        before = [None if g is None else type(g).__name__ for g, _ in f.next_functions]
+        y.backward(retain_graph=retain)
+        return before, [None if g is None else type(g).__name__ for g, _ in f.next_functions]
+    assert names(torchlike, True) == names(torch, True)
+    assert names(torchlike, False)[0] == [None, "AccumulateGrad"]
+    assert names(torchlike, False)[1] == ["AccumulateGrad"]
+    assert names(torch, False)[1] == [None, "AccumulateGrad"]

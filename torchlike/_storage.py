@@ -663,7 +663,6 @@ def check_no_partial_overlap(t, inputs):
     same layout) or nothing of it. As in torch, only tensors that are dense and do not overlap
     themselves are compared (``x[1:] = x[:-1]`` raises; a diagonal or an expanded input is not
     checked)."""
-    T = _R._Tensor
     root = None
     for a in _tensors_in(inputs):
         if a is t:
