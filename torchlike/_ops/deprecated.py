@@ -67,16 +67,25 @@ def norm_except_dim(v, pow=2, dim=0):
     return linalg.vector_norm(v, pow, dim=dims, keepdim=True)
 
 
-def _removed(name, replacement):
+# torch's texts after _REMOVED's first sentence (torch/_linalg_utils.py), one per function
+_REMOVED_TAILS = {
+    'eig': ' `torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)',
+    'symeig': " The default behavior has changed from using the upper triangular portion of the matrix by default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+    'solve': ' `torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its arguments reversed and does not return the LU factorization.\n\nTo get the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\nX = torch.linalg.solve(A, B)',
+    'lstsq': " `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed arguments and does not return the QR decomposition in the returned tuple (although it returns other information about the problem).\n\nTo get the QR decomposition consider using `torch.linalg.qr`.\n\nThe returned solution in `torch.lstsq` stored the residuals of the solution in the last m - n columns of the returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the field 'residuals' of the returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution",
+    'matrix_rank': "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.",
+}
+
+
+def _removed(name):
     def fn(*args, **kwargs):
-        raise RuntimeError(_REMOVED + f"Please use the `torch.linalg.{replacement}` function "
-                                      f"instead (`torch.{name}` was removed).")
+        raise RuntimeError(_REMOVED.rstrip() + _REMOVED_TAILS[name])
     fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-solve = public(_removed("solve", "solve"), method=True, out=True)
-lstsq = public(_removed("lstsq", "lstsq"), method=True, out=True)
-eig = public(_removed("eig", "eig"), method=True)
-symeig = public(_removed("symeig", "eigh"), method=True, out=True)
-matrix_rank = public(_removed("matrix_rank", "matrix_rank"), out=True)
+solve = public(_removed("solve"), method=True, out=True)
+lstsq = public(_removed("lstsq"), method=True, out=True)
+eig = public(_removed("eig"), method=True)
+symeig = public(_removed("symeig"), method=True, out=True)
+matrix_rank = public(_removed("matrix_rank"), out=True)

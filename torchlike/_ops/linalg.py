@@ -441,26 +441,53 @@ def linalg_eigvalsh(A, UPLO="L"):
 
 
 @defop("linalg_pinv", grad_name="LinalgPinvBackward0")
-def _pinv(a, rtol, hermitian):
+def _pinv(a, *tols, rtol, atol, hermitian, tol_tensors):
     if a.size == 0:
         return jnp.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+    tols = list(tols)
+    # a tolerance given as a tensor is an operand (one per matrix of the batch, broadcast)
+    atol = tols.pop(0).real if "atol" in tol_tensors else atol
+    rtol = tols.pop(0).real if "rtol" in tol_tensors else rtol
+    rdt = jnp.finfo(a.dtype).dtype
+    rtol = jnp.asarray(rtol, rdt)
+    if atol is not None:
+        # torch's cutoff max(atol, rtol * largest singular value), as a relative one for jax
+        s = jax.lax.stop_gradient(
+            jnp.abs(jnp.linalg.eigvalsh(a)) if hermitian
+            else jnp.linalg.svd(a, compute_uv=False))
+        smax = jnp.max(s, axis=-1)
+        rel = jnp.where(smax > 0, jnp.asarray(atol, rdt) / jnp.where(smax > 0, smax, 1), 0)
+        rtol = jnp.maximum(rtol, rel)
     return jnp.linalg.pinv(a, rtol=rtol, hermitian=hermitian)
 
 
 @public(out=True)
-def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
+def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    from .._tensor import Tensor
     from .factorizations import _svd_check
     if A.dtype.category < D._FLOAT or A.dtype in (D.float16, D.bfloat16) or A.ndim < 2:
         raise RuntimeError(f"linalg.pinv({D.legacy_name(A.dtype)}{{{list(A.shape)}}}): "
                            f"expected a tensor with 2 or more dimensions of float, double, "
                            f"cfloat or cdouble types")
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv() received an invalid combination of arguments: "
+                            "rcond with atol or rtol")
+        atol, rtol = 0.0, rcond            # (torch's rcond overload: atol 0, rtol rcond)
     if not hermitian:
         _svd_check(A)           # (hermitian: eigh, which reads one triangle and never raises)
-    if atol is not None:
-        raise NotImplementedError("linalg.pinv: atol is not supported by torchlike")
     if rtol is None:
-        rtol = float(np.finfo(A.dtype.np).eps) * max(A.shape[-1], A.shape[-2])
-    return apply(_pinv, A, rtol=float(rtol), hermitian=bool(hermitian))
+        # torch: eps * max(m, n) when neither is given, 0 when atol is given
+        rtol = 0.0 if atol is not None else \
+            float(np.finfo(A.dtype.np).eps) * max(A.shape[-1], A.shape[-2])
+    ops, names = [], []
+    for nm, v in (("atol", atol), ("rtol", rtol)):
+        if isinstance(v, Tensor):
+            ops.append(v.detach())
+            names.append(nm)
+    return apply(_pinv, A, *ops, hermitian=bool(hermitian), tol_tensors=tuple(names),
+                 atol=None if atol is None or isinstance(atol, Tensor) else float(atol),
+                 rtol=None if isinstance(rtol, Tensor) else float(rtol))
 
 
 def pinverse(input, rcond=1e-15):

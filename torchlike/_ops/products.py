@@ -991,6 +991,8 @@ def _cross(a, b, dim):
 
 
 def _cross_impl(input, other, dim, name):
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
     shp = tuple(np.broadcast_shapes(tuple(input.shape), tuple(other.shape))) \
         if _bcastable(input, other) else None
     if shp is None:
@@ -1022,7 +1024,7 @@ def cross(input, other, dim=None):
                     "torch.linalg.cross.\nThe default value of dim will change to agree with "
                     "that of linalg.cross in a future release.")
         if input.ndim != other.ndim:
-            raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+            raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
         dim = next((i for i, n in enumerate(input.shape) if n == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
