@@ -318,6 +318,9 @@ class Optimizer:
     _traced_hp = None
 
     def __init__(self, params, defaults):
+        if defaults.get("fused") and defaults.get("differentiable"):
+            # torch's SGD/Adam/AdamW/Adagrad, after their parameter checks
+            raise RuntimeError("`fused` does not support `differentiable`")
         if defaults.get("differentiable"):
             raise NotImplementedError(
                 "torchlike optimizers do not support differentiable=True: a step is one "
@@ -342,6 +345,8 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for g in param_groups:
             self.add_param_group(g)
+        if defaults.get("fused") and defaults.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     # ------------------------------------------------------------ groups
     def add_param_group(self, param_group):
@@ -555,12 +560,20 @@ class Optimizer:
         return sd
 
     def _cast_state(self, param, value, key=None):
+        # torch's ``_process_value_according_to_param_policy``: ``value.to(param's dtype)``,
+        # which is the saved tensor itself when its dtype already matches (the loaded state
+        # aliases the state_dict's tensors, as torch's does)
         if isinstance(value, Tensor):
             if key == "step":
-                return Tensor._make(value._data)
-            if param.is_floating_point() or param.is_complex():
-                return Tensor._make(value._data.astype(param._d.dtype))
-            return Tensor._make(value._data)
+                group = next((g for g in self.param_groups
+                              if any(q is param for q in g["params"])), {})
+                if group.get("capturable", False) or group.get("fused", False):
+                    from .. import float32
+                    return value.to(dtype=float32)
+                return value
+            if param.is_floating_point():
+                return value.to(dtype=param.dtype)
+            return value
         if isinstance(value, dict):
             return {k: self._cast_state(param, v, key=k) for k, v in value.items()}
         if isinstance(value, (list, tuple)) and not isinstance(value, str):

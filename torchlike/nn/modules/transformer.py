@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +23,9 @@ from .module import Module
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+
+# torch warns once a process when its encoder first builds a nested tensor
+_NESTED_WARNED = False
 
 
 def _canonical_mask(mask, name, other, other_name, dtype):
@@ -245,8 +249,15 @@ class TransformerEncoder(Module):
             return False
         # torch canonicalizes a float mask (-inf / 0) and keeps the positions where it is 0
         keep = np.asarray(src_key_padding_mask._data) == 0
-        if self.mask_check and not np.all(np.sort(keep, axis=1)[:, ::-1] == keep):
-            return False
+        if self.mask_check:
+            # torch._nested_tensor_from_mask_left_aligned's checks (src's first two dims, even
+            # when batch_first is False)
+            if keep.ndim != 2:
+                raise RuntimeError("Padding mask should be 2D")
+            if keep.shape != tuple(src.shape[:2]):
+                raise RuntimeError("Mask size should match input size")
+            if not np.all(np.sort(keep, axis=1)[:, ::-1] == keep):
+                return False
         args = [src, first.self_attn.in_proj_weight, first.self_attn.in_proj_bias,
                 first.self_attn.out_proj.weight, first.self_attn.out_proj.bias,
                 first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias,
@@ -254,6 +265,17 @@ class TransformerEncoder(Module):
                 first.linear2.bias]
         if grad_mode.is_grad_enabled() and any(a is not None and a.requires_grad for a in args):
             return False
+        global _NESTED_WARNED
+        if not _NESTED_WARNED:
+            # torch's TORCH_WARN_ONCE when it builds the nested tensor (once a process)
+            _NESTED_WARNED = True
+            warnings.warn(
+                "The PyTorch API of nested tensors is in prototype stage and will change in the "
+                "near future. We recommend specifying layout=torch.jagged when constructing a "
+                "nested tensor, as this layout receives active development, has better operator "
+                "coverage, and works with torch.compile. (Triggered internally at "
+                "/__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)",
+                UserWarning, stacklevel=3)
         return True
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):

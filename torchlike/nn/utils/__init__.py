@@ -129,10 +129,12 @@ def vector_to_parameters(vec, parameters):
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
     pointer = 0
-    data = vec._data
     for p in parameters:
         n = p.numel()
-        p._set_data(data[pointer:pointer + n].reshape(p._d.shape).astype(p._d.dtype))
+        # torch: ``param.data = vec[pointer:pointer + n].view_as(param).data`` (a short vector
+        # raises view's "shape '[4, 3]' is invalid for input of size 3")
+        piece = vec.detach()[pointer:pointer + n].view_as(p)
+        p._set_data(piece._data.astype(p._d.dtype))
         pointer += n
 
 

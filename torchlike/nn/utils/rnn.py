@@ -182,7 +182,12 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     """Stack variable-length sequences into (T, B, *) (or (B, T, *)) padded with a value."""
     from ... import stack
     from .. import functional as F
+    if padding_side not in ("left", "right"):
+        raise RuntimeError("Expected padding_side to be one of left or right, but got "
+                           f"{padding_side}.")
     sequences = list(sequences)
+    if not sequences:
+        raise RuntimeError("received an empty list of sequences")
     max_len = max(s.shape[0] for s in sequences)
     trailing = tuple(sequences[0].shape[1:])
     for i, s in enumerate(sequences[1:], 1):
