@@ -51,3 +51,107 @@ def test_pinv_atol_grad():
         m.linalg.pinv(x, atol=0.01).sum().backward()
         return x.grad
     same_as_torch(f, atol=1e-3, rtol=1e-3)
+
+
+# ============================================================ 2. spectra, counting, calculus
+
+_NAN, _INF = float("nan"), float("inf")
+
+COUNTING = {
+    "fft_n_minus_one": lambda m: m.fft.fft(m.arange(5.), n=-1),
+    "rfft_n_zero": lambda m: m.fft.rfft(m.arange(5.), n=0),
+    "irfftn_s_minus_one": lambda m: m.fft.irfftn(m.ones(1, 5, dtype=m.complex64), s=(1, -1)),
+    "histc_nan_data": lambda m: m.histc(m.tensor([1., _NAN]), bins=4),
+    "histc_single_nan": lambda m: m.histc(m.tensor([_NAN]), bins=4),
+    "histc_inf_data": lambda m: m.histc(m.tensor([1., _INF]), bins=4),
+    "histc_inf_max": lambda m: m.histc(m.tensor([1.5, 2.25]), bins=4, min=0.5, max=_INF),
+    "histc_min_over_max": lambda m: m.histc(m.tensor([1., 2.]), bins=4, min=1, max=0),
+    "histc_equal_bounds_use_data": lambda m: m.histc(m.tensor([1., 2.]), bins=4, min=3, max=3),
+    "histc_nan_ignored_with_range": lambda m: m.histc(m.tensor([1., 2., _NAN]), bins=2, min=0,
+                                                      max=3),
+    "histogram_nan_data": lambda m: m.histogram(m.tensor([1., _NAN]), bins=4),
+    "histogram_inf_data": lambda m: m.histogram(m.tensor([1., _INF]), bins=4),
+    "histogram_range_reversed": lambda m: m.histogram(m.tensor([1., 2.]), bins=4,
+                                                      range=(3., 0.)),
+    "histogram_range_inf": lambda m: m.histogram(m.tensor([1., 2.]), bins=4, range=(0., _INF)),
+    "histogram_empty": lambda m: tuple(m.histogram(m.tensor([]), bins=2)),
+    "histogram_bins_zero": lambda m: m.histogram(m.tensor([1.]), bins=0),
+    "histogramdd_nan": lambda m: m.histogramdd(m.tensor([[1., _NAN]]), bins=2),
+    "histogramdd_range_reversed": lambda m: m.histogramdd(m.tensor([[1., 2.], [0., 5.]]),
+                                                          bins=[2, 3], range=[0., 1., 5., 4.]),
+    "histogramdd_counts": lambda m: (lambda r: (r.hist, *r.bin_edges))(
+        m.histogramdd(m.tensor([[1., 2.], [0., 5.]]), bins=3)),
+    "searchsorted_nan_in_sequence": lambda m: m.searchsorted(
+        m.tensor([1., 3., _NAN]), m.tensor([_NAN, 4., 1., 3., -_INF, _INF])),
+    "searchsorted_nan_right": lambda m: m.searchsorted(
+        m.tensor([1., 3., _NAN, _NAN]), m.tensor([_NAN, 4., 1., 3.]), right=True),
+    "bucketize_sorted_with_nan": lambda m: m.bucketize(m.tensor([[_NAN, 2.], [5., 0.]]),
+                                                       m.tensor([1., 3., _NAN])),
+    "searchsorted_sorter_nan": lambda m: m.searchsorted(
+        m.tensor([5., _NAN, 1., 3.]), m.tensor([3., 6., _NAN]), sorter=m.tensor([2, 3, 0, 1])),
+    "searchsorted_batched": lambda m: m.searchsorted(m.tensor([[1, 3, 5], [2, 4, 6]]),
+                                                     m.tensor([[3, 0], [5, 7]]), right=True),
+    "searchsorted_bool": lambda m: m.searchsorted(m.tensor([False, True]), m.tensor([True])),
+    "searchsorted_complex": lambda m: m.searchsorted(m.tensor([1j]), m.tensor([1j])),
+    "searchsorted_bool_values_long_seq": lambda m: m.searchsorted(m.tensor([0, 1]),
+                                                                  m.tensor([True])),
+}
+
+
+@pytest.mark.parametrize("name", COUNTING)
+def test_spectra_and_counting(name):
+    _run(COUNTING, name, atol=1e-5, rtol=1e-5)
+
+
+def _y(kind):
+    return {
+        "int": lambda m: m.tensor([1, 2, 4]),
+        "float": lambda m: m.tensor([1., 2., 4.]),
+        "bool": lambda m: m.tensor([True, False, True]),
+        "empty": lambda m: m.tensor([]),
+        "empty_rows": lambda m: m.zeros(2, 0),
+        "one_int": lambda m: m.tensor([5]),
+    }[kind]
+
+
+CALCULUS = {}
+for _k in ("int", "float", "bool", "empty", "empty_rows", "one_int"):
+    for _f in ("trapezoid", "trapz", "cumulative_trapezoid"):
+        CALCULUS[f"{_f}_{_k}"] = lambda m, f=_f, k=_k: getattr(m, f)(_y(k)(m))
+        CALCULUS[f"{_f}_{_k}_dx"] = lambda m, f=_f, k=_k: getattr(m, f)(_y(k)(m), dx=0.5)
+        CALCULUS[f"{_f}_{_k}_int_x"] = lambda m, f=_f, k=_k: getattr(m, f)(
+            _y(k)(m), m.arange(_y(k)(m).shape[-1]))
+        CALCULUS[f"{_f}_{_k}_double_x"] = lambda m, f=_f, k=_k: getattr(m, f)(
+            _y(k)(m), m.arange(_y(k)(m).shape[-1], dtype=m.float64))
+        CALCULUS[f"{_f}_{_k}_positional_dx"] = lambda m, f=_f, k=_k: getattr(m, f)(_y(k)(m), 2)
+CALCULUS.update({
+    "trapezoid_x_too_short": lambda m: m.trapezoid(m.ones(2, 3), m.tensor([0., 1.])),
+    "cumulative_trapezoid_x_too_short": lambda m: m.cumulative_trapezoid(m.ones(2, 3),
+                                                                         m.tensor([0., 1.])),
+    "trapezoid_x_along_dim0": lambda m: m.trapezoid(m.ones(2, 3), m.tensor([0., 1.]), dim=0),
+    "trapezoid_x_2d": lambda m: m.trapezoid(m.ones(2, 3), m.tensor([[0., 1., 3.], [0., 2., 3.]])),
+    "trapezoid_complex_dx": lambda m: m.trapezoid(m.ones(2), dx=1j),
+    "trapezoid_bool_dx": lambda m: m.cumulative_trapezoid(m.ones(2), dx=True),
+    "trapezoid_tensor_dx": lambda m: m.trapezoid(m.ones(3), dx=m.tensor(2.)),
+    "trapezoid_x_and_dx": lambda m: m.trapezoid(m.ones(2), m.ones(2), dx=1),
+    "diff_prepend_fewer_dims": lambda m: m.diff(m.ones(2, 3), dim=0, prepend=m.zeros(3)),
+    "diff_append_fewer_dims": lambda m: m.diff(m.ones(2, 3), dim=0, append=m.zeros(3)),
+    "diff_prepend_wrong_size": lambda m: m.diff(m.ones(2, 3), dim=0, prepend=m.zeros(1, 2)),
+    "diff_prepend_0d": lambda m: m.diff(m.ones(2), prepend=m.tensor(0.)),
+    "diff_prepend_number": lambda m: m.diff(m.ones(2), prepend=0),
+    "diff_prepend_promotes": lambda m: m.diff(m.ones(2, dtype=m.int64), prepend=m.zeros(1)),
+})
+
+
+@pytest.mark.parametrize("name", CALCULUS)
+def test_trapezoid_and_diff(name):
+    _run(CALCULUS, name, atol=1e-6, rtol=1e-6)
+
+
+def test_trapezoid_gradients():
+    def f(m):
+        y = m.tensor([[1., 2., 4.], [0., 1., 1.]], requires_grad=True)
+        x = m.tensor([0., 1., 3.], requires_grad=True)
+        (m.trapezoid(y, x).sum() + m.cumulative_trapezoid(y, dx=0.5).pow(2).sum()).backward()
+        return y.grad, x.grad
+    same_as_torch(f, atol=1e-6, rtol=1e-6)

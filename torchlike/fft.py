@@ -218,7 +218,8 @@ def _c2r_call(x, s, dim, norm, forward, out, name):
 
 
 def _one(x, n, dim):
-    return ((_wrap(int(dim), x.ndim),), (None if n is None or n == -1 else int(n),))
+    # (torch's one-dimensional transforms take no -1 for "as the input": n=-1 is refused)
+    return ((_wrap(int(dim), x.ndim),), (None if n is None else int(n),))
 
 
 # ------------------------------------------------------------------ the public functions

@@ -37,6 +37,21 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = _wrap(dim, input.dim())
+    for name, p in (("prepend", prepend), ("append", append)):
+        if p is None:
+            continue
+        if not isinstance(p, Tensor):
+            raise TypeError(f"diff(): argument '{name}' must be Tensor, not "
+                            f"{type(p).__name__}")
+        if p.dim() != input.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as "
+                               "input")
+        for k in range(input.dim()):
+            if k != d and p.shape[k] != input.shape[k]:
+                raise RuntimeError(
+                    f"diff expects the shape of tensor to prepend or append to match that of "
+                    f"input except along the differencing dimension; input.size({k}) = "
+                    f"{input.shape[k]}, but got tensor.size({k}) = {p.shape[k]}")
     parts = [p for p in (prepend, input, append) if p is not None]
     x = cat(parts, d) if len(parts) > 1 else input
     if n == 0:
@@ -44,61 +59,105 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return apply(_diff, x, n=n, dim=d)
 
 
-@defop("trapezoid_dx", grad_name="MulBackward0")
-def _trapz_dx(y, *, dx, dim):
-    return jnp.trapezoid(y, dx=dx, axis=dim)
+_TRAPZ_OVERLOADS = {
+    "trapezoid": (" * (Tensor y, Tensor x, *, int dim = -1)\n"
+                  " * (Tensor y, *, Number dx = 1, int dim = -1)\n"),
+    "cumulative_trapezoid": (" * (Tensor y, Tensor x, *, int dim = -1)\n"
+                             " * (Tensor y, *, Number dx = 1, int dim = -1)\n"),
+    "trapz": (" * (Tensor y, *, float dx = 1, int dim = -1)\n"
+              " * (Tensor y, Tensor x, *, int dim = -1)\n"),
+}
 
 
-@defop("trapezoid_x", promote="float", grad_name="SumBackward1")
-def _trapz_x(y, x, *, dim):
-    return jnp.trapezoid(y, x=x, axis=dim)
+def _trapz_args(name, y, x, dx, dim):
+    """torch's overloads (y, x) and (y, *, dx): ``(x tensor or None, dx number, dim)``."""
+    from .._creation import _tp_name
+    if not isinstance(x, Tensor) and x is not None or isinstance(x, Tensor) and dx is not None:
+        got = [_tp_name(y)] + ([_tp_name(x)] if x is not None else []) + \
+            ([f"dx={_tp_name(dx)}"] if dx is not None else [])
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({', '.join(got)}), but expected one of:\n" + _TRAPZ_OVERLOADS[name])
+    if x is None:
+        if dx is None:
+            dx = 1
+        elif isinstance(dx, Tensor):
+            dx = dx.item()
+        elif name == "trapz" and isinstance(dx, complex):
+            raise TypeError(f"trapz() received an invalid combination of arguments - got "
+                            f"(Tensor, dx=complex), but expected one of:\n"
+                            + _TRAPZ_OVERLOADS[name])
+        if isinstance(dx, (builtins.bool, complex)):
+            raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    return x, dx, _wrap(dim, y.dim())
+
+
+def _x_steps(name, y, x, d):
+    """torch's x handling: a 1-D x viewed along ``dim``, a shorter one padded in front; the
+    differences of neighbouring samples."""
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[d] = x.shape[0]
+        x = x.view(shape)
+    elif x.dim() < y.dim():
+        x = x.view((1,) * (y.dim() - x.dim()) + tuple(x.shape))
+    return _cut(x, d, 1, None) - _cut(x, d, 0, -1)
+
+
+def _cut(t, d, lo, hi):
+    return t[(slice(None),) * d + (slice(lo, hi),)]
+
+
+def _pairs(y, d):
+    return _cut(y, d, 0, -1) + _cut(y, d, 1, None)
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
-    d = _wrap(dim, y.dim())
-    if isinstance(x, Tensor):
-        if dx is not None:
-            raise TypeError("trapezoid() received an invalid combination of arguments")
-        return apply(_trapz_x, y, x, dim=d)
-    if x is not None:
-        dx = x
-    y = y if y.dtype.is_floating_point or y.dtype.is_complex else y.double() \
-        if isinstance(dx, float) else y
-    return apply(_trapz_dx, y, dx=1 if dx is None else dx, dim=d)
+    return _trapezoid("trapezoid", y, x, dx, dim)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
-    return trapezoid(y, x, dx=dx, dim=dim)
+    return _trapezoid("trapz", y, x, dx, dim)
 
 
-@defop("cumulative_trapezoid_dx", grad_name="CumsumBackward0")
-def _ctrapz_dx(y, *, dx, dim):
-    lo = jnp.take(y, jnp.arange(y.shape[dim] - 1), axis=dim)
-    hi = jnp.take(y, jnp.arange(1, y.shape[dim]), axis=dim)
-    return jnp.cumsum((lo + hi) * (dx / 2), axis=dim)
-
-
-@defop("cumulative_trapezoid_x", promote="float", grad_name="CumsumBackward0")
-def _ctrapz_x(y, x, *, dim):
-    n = y.shape[dim]
-    lo = jnp.take(y, jnp.arange(n - 1), axis=dim)
-    hi = jnp.take(y, jnp.arange(1, n), axis=dim)
-    if x.ndim == 1:
-        shape = [1] * y.ndim
-        shape[dim] = n - 1
-        dxs = jnp.diff(x).reshape(shape)
-    else:
-        dxs = jnp.diff(x, axis=dim)
-    return jnp.cumsum((lo + hi) * dxs / 2, axis=dim)
+def _trapezoid(name, y, x, dx, dim):
+    """torch's composite (ATen/native/Integration.cpp): its dtypes, gradients and errors."""
+    x, dx, d = _trapz_args(name, y, x, dx, dim)
+    name = "trapezoid"          # (trapz's checks are trapezoid's)
+    if y.shape[d] == 0:          # (numpy's 0 for no samples, of y's dtype)
+        from .._creation import zeros
+        shape = list(y.shape)
+        del shape[d]
+        return zeros(shape, dtype=y.dtype, device=y.device)
+    if x is None:
+        if y.dtype is D_bool():
+            raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not "
+                               f"supported")
+        return (y.sum(d) - (y.select(d, 0) + y.select(d, -1)) * 0.5) * float(dx)
+    if y.dtype is D_bool() or x.dtype is D_bool():
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           f"supported")
+    return (_pairs(y, d) * _x_steps(name, y, x, d)).sum(d) / 2.
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    d = _wrap(dim, y.dim())
-    if isinstance(x, Tensor):
-        return apply(_ctrapz_x, y, x, dim=d)
-    if x is not None:
-        dx = x
-    return apply(_ctrapz_dx, y, dx=1 if dx is None else dx, dim=d)
+    name = "cumulative_trapezoid"
+    x, dx, d = _trapz_args(name, y, x, dx, dim)
+    if x is None:
+        if y.dtype is D_bool():
+            raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not "
+                               f"supported")
+        return (float(dx) / 2. * _pairs(y, d)).cumsum(d)
+    if y.dtype is D_bool() or x.dtype is D_bool():
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           f"supported")
+    return (_pairs(y, d) * _x_steps(name, y, x, d)).cumsum(d) / 2.
+
+
+def D_bool():
+    from .. import _dtype
+    return _dtype.bool
 
 
 def _grad1(f, dx, axis, edge_order):

@@ -414,11 +414,32 @@ def argwhere(input):
     return nonzero(input)
 
 
+def _bsearch(seq, values, side):
+    """torch's binary search (cus_lower_bound / cus_upper_bound) over the last axis of 1-D
+    ``seq``: it steps right while ``!(mid >= v)`` (left) or ``!(mid > v)`` (right), so a NaN in
+    the sequence or among the values lands where torch puts it (numpy orders NaN last)."""
+    n = seq.shape[-1]
+    lo = jnp.zeros(values.shape, jnp.int64)
+    hi = jnp.full(values.shape, n, jnp.int64)
+    if n == 0:
+        return lo
+
+    def step(_, lh):
+        lo, hi = lh
+        active = lo < hi
+        mid = lo + ((hi - lo) >> 1)
+        mv = seq[jnp.clip(mid, 0, n - 1)]
+        stop = (mv > values) if side == "right" else (mv >= values)
+        return (jnp.where(active & ~stop, mid + 1, lo), jnp.where(active & stop, mid, hi))
+    lo, _ = jax.lax.fori_loop(0, int(n).bit_length() + 1, step, (lo, hi))
+    return lo
+
+
 @defop("searchsorted", differentiable=False)
 def _searchsorted(seq, values, side, dtype):
     if seq.ndim <= 1:
-        return jnp.searchsorted(seq, values, side=side).astype(dtype)
-    f = jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))
+        return _bsearch(seq, values, side).astype(dtype)
+    f = jax.vmap(lambda s, v: _bsearch(s, v, side))
     lead = seq.shape[:-1]
     out = f(seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1]))
     return out.reshape(lead + (values.shape[-1],)).astype(dtype)
@@ -454,7 +475,11 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             f"boundaries tensor {list(seq._d.shape)} and input value tensor "
             f"{list(input._d.shape)}")
     dt = np.int32 if out_int32 else np.int64
-    common = D._promote2(seq.dtype, input.dtype).np
+    common_dt = D._promote2(seq.dtype, input.dtype)
+    if common_dt.is_complex or common_dt is D.bool:
+        raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for "
+                                  f"'{D.legacy_name(common_dt)}'")
+    common = common_dt.np
     s = seq if seq.dtype.np == common else seq.to(D.from_jax(common))
     v = input if input.dtype.np == common else input.to(D.from_jax(common))
     return apply(_searchsorted, s, v, side="right" if right else "left", dtype=dt)

@@ -2,6 +2,8 @@
 unique_consecutive, bincount, histc, quantile/nanquantile, nanmedian, logcumsumexp."""
 from __future__ import annotations
 
+import math as _math
+
 import builtins as _bi
 import functools
 import jax as _jax
@@ -478,14 +480,21 @@ def histc(input, bins=100, min=0, max=0):
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
-    if lo > hi:
-        raise RuntimeError("max must be larger than min")
+    nan_text = "nan"
     if lo == hi:
         x = _np.asarray(input._data)
         if x.size:
             lo, hi = float(x.min()), float(x.max())
+            # (torch's vectorised aminmax prints a NaN it met among others as -nan)
+            nan_text = "-nan" if x.size > 1 else "nan"
         if lo == hi:
             lo, hi = lo - 1, hi + 1
+    if not (_math.isfinite(lo) and _math.isfinite(hi)):
+        def g(v):
+            return nan_text if v != v else "%g" % v
+        raise RuntimeError(f"torch.histc: range of [{g(lo)}, {g(hi)}] is not finite")
+    if not lo < hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
     return apply(_histc, input, bins=int(bins), lo=lo, hi=hi)
 
 

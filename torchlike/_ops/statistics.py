@@ -113,9 +113,41 @@ def _histogram_checks(input, bins, weight):
                                   f"'{legacy_name(input.dtype)}'")
 
 
+def _outer_edges(cols, rng, dims):
+    """torch's select_outer_bin_edges: per dimension the range (given, else the data's: ``cols``
+    holds each dimension's samples, else [0, 1] for no data), checked finite and ordered."""
+    import math
+    import numpy as np
+    out = []
+    for k in builtins_range(dims):
+        if rng is not None:
+            lo, hi = float(rng[2 * k]), float(rng[2 * k + 1])
+        elif cols[k].size:
+            col = np.asarray(cols[k], np.float64)
+            lo, hi = (math.nan, math.nan) if np.isnan(col).any() else \
+                (float(col.min()), float(col.max()))
+        else:
+            lo, hi = 0.0, 1.0
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension {k}'s range [{lo:g}, {hi:g}] is "
+                               f"not finite")
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{lo:g} max {hi:g} for dimension {k}")
+        out.append((lo, hi))
+    return out
+
+
 @public(method=True, out=True)
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     _histogram_checks(input, bins, weight)
+    if not isinstance(bins, Tensor):
+        import numpy as np
+        if int(bins) <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {int(bins)} for "
+                               f"dimension 0")
+        data = None if range is not None else [np.asarray(input.detach()._data).reshape(-1)]
+        range = _outer_edges(data, range, 1)[0]
     if isinstance(bins, Tensor):
         rest = [bins] + ([weight] if weight is not None else [])
         h, e = apply(_histogram, input, *rest, bins=None, lo_hi=None, density=bool(density),
@@ -138,7 +170,10 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     d = a.shape[-1]
     b = [np.asarray(x.numpy()) for x in bins] if isinstance(bins, (list, tuple)) and bins and \
         isinstance(bins[0], Tensor) else bins
-    rng = None if range is None else [(range[2 * i], range[2 * i + 1]) for i in builtins_range(d)]
+    if b is bins:       # (bin counts, not edges: torch's range checks, then its range)
+        rng = _outer_edges([a.reshape(-1, d)[:, k] for k in builtins_range(d)], range, d)
+    else:
+        rng = None
     h, edges = np.histogramdd(a.reshape(-1, d), bins=b, range=rng,
                               weights=None if weight is None else
                               np.asarray(weight.numpy()).reshape(-1), density=density)
