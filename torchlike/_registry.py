@@ -701,20 +701,28 @@ def apply(op, *args, **static):
         out = _apply_hooks.current(op, args, static)
         if out is not NotImplemented:
             return out
-    if _state.autocast is not None:
-        args = _state.autocast(op, args, static)
-    # the cast dtype is keyed by its torchlike dtype object (hashed by identity: cheap)
-    cast = _result_dtype(op, args) if op.promote is not None else None
+    st = _state
+    if st.autocast is not None:
+        args = st.autocast(op, args, static)
+    # One pass over the operands: their arrays, which need grad, and the key of the result
+    # dtype (``_result_dtype``'s, for ``op.promote``: each tensor's dtype and whether it is
+    # 0-dim, each Python scalar's type)
+    promote = op.promote
+    kinds = [promote, D._default[0]] if promote is not None else None
     arrays = []
     needs = []
-    grad_on = _state.grad_enabled and op.differentiable
+    grad_on = st.grad_enabled and op.differentiable
     any_need = False
     inference = False
+    big = False
     for a in args:
-        if isinstance(a, T):
+        c = a.__class__
+        if c is T or isinstance(a, T):
             d = a._d
             if d.__class__ is _Deferred and (d.value is not None or not _fused.ACTIVE):
                 d = a._data         # resolved (fused eager: a pending one stays deferred)
+            if kinds is not None:
+                kinds.append((d.dtype, not d.shape))
             n = grad_on and a._requires_grad
             if not n and NODE_TRACE[0] and getattr(_node_local, "on", False) is True:
                 d = _untracked(a._data if d.__class__ is _Deferred else d)
@@ -723,10 +731,29 @@ def apply(op, *args, **static):
             any_need = any_need or n
             inference = inference or a._is_inference
         else:
-            if a.__class__ is int and not -_I64 <= a < _I64:
-                a = _big_int(a, cast, args)
+            if kinds is not None:
+                if c in _PY_SCALARS or a is None:
+                    kinds.append(c)
+                else:
+                    kinds = False           # (another operand: not cached)
+            if c is int and not -_I64 <= a < _I64:
+                big = True
             arrays.append(a)
             needs.append(False)
+    if kinds is None:
+        cast = None
+    elif kinds is False:
+        cast = _promoted(op, args)
+    else:
+        kinds = tuple(kinds)
+        cast = _PROMOTED.get(kinds)
+        if cast is None:
+            if len(_PROMOTED) >= _PROMOTED_MAX:
+                _PROMOTED.clear()
+            cast = _PROMOTED[kinds] = _promoted(op, args)
+    if big:
+        arrays = [_big_int(a, cast, args) if a.__class__ is int and not -_I64 <= a < _I64
+                  else a for a in arrays]
     skey = tuple(sorted(static.items())) if static else ()
     if not any_need:
         c = op.compiled(skey, cast, ())
@@ -745,7 +772,9 @@ def apply(op, *args, **static):
             op.view.mark(c, args, arrays, outs, static)
         return outs
     needs = tuple(needs)
-    c = op.compiled(skey, cast, needs)
+    c = op.cache.get((skey, cast, needs))
+    if c is None:
+        c = op.compiled(skey, cast, needs)
     if inference:
         _gm.check_inference_saved(args, needs, c.saves)
     c.stamp = _budget["epoch"]
@@ -753,12 +782,20 @@ def apply(op, *args, **static):
         out = None
         if _fused.ACTIVE and c.remat_fused:
             # (fused eager: the forward recorded, as forward_with_vjp would, without its calls)
+            arrays = tuple(arrays)
             out = _fused.record(c.fwd, arrays)
         if out is None:
             diff, rest, vjp = c.forward_with_vjp(arrays)
         else:
-            diff, rest = _split(out)
-            vjp = Remat(arrays)
+            if out.__class__ is _Deferred:
+                inexact = _INEXACT_OF.get(out.dtype)
+                if inexact is None:
+                    inexact = _is_inexact(out.dtype)
+                diff, rest = ((out,), ()) if inexact else ((), (out,))
+            else:
+                diff, rest = _split(out)
+            vjp = _new(Remat)
+            vjp.arrays = arrays
     except (TypeError, ValueError) as e:
         _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:
@@ -766,7 +803,8 @@ def apply(op, *args, **static):
     edges = []
     for a, n in zip(args, needs):
         if n:
-            edges.append(a._edge())
+            g = a.grad_fn
+            edges.append((g, a._output_nr) if g is not None else a._edge())
     node = _new(c.node_cls)
     if len(diff) == 1:
         d0 = diff[0]

@@ -320,7 +320,7 @@ def run(buffers, root_nodes, retain_graph):
             part(_Leaf((tuple(d.shape), d.dtype) if d is not None else node.out_meta[0]))
             given(None)
             continue
-        edges = tuple([None if e is None else (index[e[0]], e[1]) for e in node.next_edges])
+        edges = tuple([e and (index[e[0]], e[1]) for e in node.next_edges])
         meta = node.out_meta
         v = node.vjp
         if v.__class__ is pullback:
@@ -360,9 +360,16 @@ def run(buffers, root_nodes, retain_graph):
             if g is not None:
                 nodes[i].run((g,), False)
     if not retain_graph:
+        # (Node.release, inlined for the nodes whose saved tensors are freed: no node of a
+        # recorded graph holds packed saved tensors)
         for node in nodes:
-            if node.__class__ is not AccumulateGrad:
-                node.release()
+            if node.__class__ is not acc_cls:
+                saves = node.saves
+                if saves and (saves.__class__ is not dict or node._saved_versions):
+                    node.vjp = node.inputs = node._saved_versions = None
+                    node.freed = True
+                else:
+                    node.release()
     return True
 
 

@@ -203,8 +203,10 @@ def accumulate(tensor, g, create_graph):
     """Add the internal cotangent ``g`` to ``tensor.grad`` (torch's AccumulateGrad)."""
     u = cotangents(create_graph).to_user(g)
     with _grad_lock:
-        if tensor.grad is None:
-            tensor.grad = _obey_layout(u, tensor)
+        if tensor._grad is None:
+            # (the engine's gradient has the leaf's shape, dtype and device: the checks of a
+            # user's ``.grad =`` are not needed)
+            tensor._grad = _obey_layout(u, tensor)
         elif create_graph:
             tensor.grad = tensor.grad + u
         else:
