@@ -66,7 +66,7 @@ class _NormBase(Module):
                     **self.__dict__, use_bias=self.bias is not None))
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs, assign=False):
+                              unexpected_keys, error_msgs):
         version = local_metadata.get("version", None)
         if (version is None or version < 2) and self.track_running_stats:
             key = prefix + "num_batches_tracked"
@@ -76,7 +76,7 @@ class _NormBase(Module):
                                    if self.num_batches_tracked is not None
                                    else _creation.tensor(0, dtype=long))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs, assign)
+                                      unexpected_keys, error_msgs)
 
 
 class _BatchNorm(_NormBase):

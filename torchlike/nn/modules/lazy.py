@@ -18,6 +18,10 @@ class LazyModuleMixin:
 
     cls_to_become = None
 
+    def _loaded_first_call(self, *args, **kwargs):
+        """The first call after load_state_dict materialized every parameter (torch's
+        initialize_parameters then only fills in what the layer inferred, e.g. in_features)."""
+
     def has_uninitialized_params(self):
         return any(isinstance(p, (UninitializedParameter, UninitializedBuffer))
                    for p in list(self._parameters.values()) + list(self._buffers.values()))
@@ -26,8 +30,12 @@ class LazyModuleMixin:
         if self.has_uninitialized_params():
             self.initialize_parameters(*args, **kwargs)
             self.reset_parameters()
-            if self.cls_to_become is not None:
-                self.__class__ = self.cls_to_become
+        elif self.cls_to_become is not None and type(self) is not self.cls_to_become:
+            self._loaded_first_call(*args, **kwargs)
+        # (also after load_state_dict materialized the parameters: torch's first call then
+        # keeps the loaded values and changes the class)
+        if self.cls_to_become is not None:
+            self.__class__ = self.cls_to_become
         return Module.__call__(self, *args, **kwargs)
 
 

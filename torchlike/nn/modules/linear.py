@@ -99,6 +99,14 @@ class LazyLinear(LazyModuleMixin, Linear):
         if not self.has_uninitialized_params() and self.in_features != 0:
             Linear.reset_parameters(self)
 
+    def _loaded_first_call(self, input):
+        if self.in_features == 0:
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(
+                    f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                    f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
+
     def initialize_parameters(self, input):
         self.in_features = input.shape[-1]
         self.weight.materialize((self.out_features, self.in_features))

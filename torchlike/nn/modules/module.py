@@ -889,7 +889,10 @@ class Module:
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs, assign=False):
+                              unexpected_keys, error_msgs):
+        """torch's signature (subclasses override it with these eight arguments): ``assign``
+        arrives as ``local_metadata["assign_to_params_buffers"]``."""
+        from ..parameter import UninitializedBuffer, UninitializedParameter
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -897,6 +900,8 @@ class Module:
                               if k not in self._non_persistent_buffers_set}
         local_name_params = list(self._parameters.items()) + list(persistent_buffers.items())
         local_state = {k: v for k, v in local_name_params if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        lazy = (UninitializedParameter, UninitializedBuffer)
         for name, param in local_state.items():
             key = prefix + name
             if key in state_dict:
@@ -906,8 +911,12 @@ class Module:
                         f'While copying the parameter named "{key}", expected torch.Tensor or '
                         f"Tensor-like object from checkpoint but received {type(input_param)}")
                     continue
-                if input_param.ndim == 0 and param.ndim == 1 and False:
-                    pass
+                if isinstance(param, lazy) and not isinstance(input_param, lazy):
+                    # LazyModuleMixin's load hook: materialize to the checkpoint's shape
+                    param.materialize(tuple(input_param.shape))
+                # backward compatibility (torch 0.3's 1-element vectors for 0-dim values)
+                if param.ndim == 0 and input_param.ndim == 1 and input_param.shape[0] == 1:
+                    input_param = input_param[0]
                 if tuple(input_param.shape) != tuple(param.shape):
                     error_msgs.append(
                         f"size mismatch for {key}: copying a param with shape "
@@ -921,15 +930,14 @@ class Module:
                                                     requires_grad=param.requires_grad)
                         else:
                             input_param.requires_grad_(param.requires_grad)
-                        self._parameters[name] = input_param
-                    else:
-                        self._buffers[name] = input_param
+                    setattr(self, name, input_param)
                 else:
                     param._set_data(input_param._data.astype(param._d.dtype))
             elif strict:
                 missing_keys.append(key)
         extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if type(self).set_extra_state is not Module.set_extra_state:
+        if getattr(type(self), "set_extra_state", Module.set_extra_state) \
+                is not Module.set_extra_state:
             if extra_state_key in state_dict:
                 self.set_extra_state(state_dict[extra_state_key])
             elif strict:
@@ -940,11 +948,16 @@ class Module:
             for key in state_dict.keys():
                 if key.startswith(prefix) and key != extra_state_key:
                     input_name = key[len(prefix):].split(".", 1)
-                    if input_name[0] not in self._modules and input_name[0] not in local_state:
+                    # a dotted key must name a submodule; a plain one, a parameter or buffer
+                    if len(input_name) > 1:
+                        if input_name[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        if not isinstance(state_dict, dict):
+        from collections.abc import Mapping
+        if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
@@ -957,7 +970,7 @@ class Module:
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True,
-                                         missing_keys, unexpected_keys, error_msgs, assign)
+                                         missing_keys, unexpected_keys, error_msgs)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."

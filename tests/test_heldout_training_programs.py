@@ -1,0 +1,256 @@
+"""Pieces of training programs (nn.utils helpers, optimizer construction and checkpoints,
+transformer encoders in eval mode) run on torch and torchlike side by side: the same values,
+errors (class and message), warnings and aliasing."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from oracle import assert_close, same_as_torch
+
+R = np.random.default_rng(7)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def det_init(model, seed=0, scale=0.1):
+    r = np.random.default_rng(seed)
+    m = torch if isinstance(model, torch.nn.Module) else torchlike
+    with m.no_grad():
+        for _, p in model.named_parameters():
+            p.copy_(m.from_numpy((r.standard_normal(tuple(p.shape)) * scale)
+                                 .astype(np.float32)))
+    return model
+
+
+# ------------------------------------------------------------------ nn.utils
+
+def test_vector_to_parameters_short_vector_raises_views_error():
+    def fn(m):
+        lin = m.nn.Linear(3, 4)
+        v = m.nn.utils.parameters_to_vector(lin.parameters())
+        m.nn.utils.vector_to_parameters(v[:3], lin.parameters())
+    same_as_torch(fn)
+
+
+def test_vector_to_parameters_round_trip_values():
+    w = f32(4, 3)
+
+    def fn(m):
+        lin = m.nn.Linear(3, 4)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor(w))
+            lin.bias.zero_()
+        v = m.nn.utils.parameters_to_vector(lin.parameters())
+        m.nn.utils.vector_to_parameters(v * 2, lin.parameters())
+        return lin.weight.detach(), lin.bias.detach(), lin.weight.requires_grad
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.utils.rnn.pad_sequence([m.ones(2, 3)], padding_side="middle"),
+    lambda m: m.nn.utils.rnn.pad_sequence([]),
+    lambda m: m.nn.utils.rnn.pad_sequence([m.ones(2), m.ones(3)], True, -1.0, "left"),
+], ids=["bad_side", "empty", "left"])
+def test_pad_sequence_arguments(call):
+    same_as_torch(call)
+
+
+# ------------------------------------------------------------------ optimizers
+
+@pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW", "Adagrad"])
+@pytest.mark.parametrize("kw", [dict(fused=True, foreach=True),
+                                dict(fused=True, differentiable=True)],
+                         ids=["foreach", "differentiable"])
+def test_fused_optimizer_flag_conflicts(opt, kw):
+    same_as_torch(lambda m: getattr(m.optim, opt)([m.nn.Parameter(m.zeros(1))], lr=0.1, **kw)
+                  and None)
+
+
+@pytest.mark.parametrize("opt", ["Adam", "AdamW"])
+def test_adam_tensor_lr_with_foreach_raises(opt):
+    same_as_torch(lambda m: getattr(m.optim, opt)([m.nn.Parameter(m.zeros(1))],
+                                                  lr=m.tensor(0.1), foreach=True) and None)
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(lr=0.1)),
+    ("RMSprop", dict(lr=0.1, momentum=0.5)), ("Adagrad", dict(lr=0.1)),
+])
+def test_optimizer_load_state_dict_aliases_saved_state(name, kw):
+    """torch's load_state_dict keeps the saved tensors (``.to`` of a same-dtype tensor is
+    itself): two optimizers loaded from one state_dict share their buffers, so stepping one
+    moves the other's state too."""
+    x = f32(6, 3)
+
+    def fn(m):
+        lin = det_init(m.nn.Linear(3, 2))
+        opt = getattr(m.optim, name)(lin.parameters(), **kw)
+        lin(m.tensor(x)).pow(2).mean().backward()
+        opt.step()
+        lin2 = det_init(m.nn.Linear(3, 2))
+        opt2 = getattr(m.optim, name)(lin2.parameters(), **kw)
+        opt2.load_state_dict(opt.state_dict())
+        shared = {k: v is opt.state[lin.weight][k] for k, v in opt2.state[lin2.weight].items()}
+        with m.no_grad():
+            lin2.weight.copy_(lin.weight)
+            lin2.bias.copy_(lin.bias)
+        for o, mod in ((opt, lin), (opt2, lin2)):
+            o.zero_grad()
+            mod(m.tensor(x)).pow(2).mean().backward()
+            o.step()
+        return sorted(shared.items()), lin2.weight.detach()
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ transformer encoder
+
+def _eval_encoder(m):
+    layer = m.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    return det_init(m.nn.TransformerEncoder(layer, 2)).eval()
+
+
+@pytest.mark.parametrize("mask", [
+    lambda m: m.zeros(2, 4, dtype=m.bool), lambda m: m.zeros(1, 2, 5, dtype=m.bool),
+    lambda m: m.zeros(1, 5, dtype=m.bool),
+], ids=["short", "3d", "one_row"])
+def test_encoder_eval_padding_mask_size_errors(mask):
+    x = f32(2, 5, 8)
+
+    def fn(m):
+        with m.no_grad():
+            return _eval_encoder(m)(m.tensor(x), src_key_padding_mask=mask(m))
+    same_as_torch(fn)
+
+
+def test_encoder_nested_fast_path_warns_once_per_process():
+    from oracle import fresh_process_outputs
+    code = """
+import sys, warnings
+import numpy as np
+torch = __import__(sys.argv[1])
+layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+enc = torch.nn.TransformerEncoder(layer, 2).eval()
+x = torch.zeros(2, 5, 8)
+pad = torch.tensor([[False, False, False, True, True], [False] * 5])
+for i in range(2):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with torch.no_grad():
+            out = enc(x, src_key_padding_mask=pad)
+    print(i, [(c.category.__name__, str(c.message)) for c in w], out[0, 3].abs().sum().item())
+"""
+    outs = fresh_process_outputs(code)
+    assert "prototype stage" in outs["torch"]
+    assert outs["torchlike"] == outs["torch"]
+
+
+# ------------------------------------------------------------------ module state_dict plumbing
+
+def _custom_loader_module(m, log):
+    class Custom(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = m.nn.Parameter(m.ones(2))
+
+        # torch's eight-argument signature, as third-party modules override it
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                                  missing_keys, unexpected_keys, error_msgs):
+            log.append((prefix, sorted(state_dict), strict, dict(local_metadata)))
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                          missing_keys, unexpected_keys, error_msgs)
+
+        def get_extra_state(self):
+            return {"v": 3}
+
+        def set_extra_state(self, state):
+            log.append(("extra", state))
+    return m.nn.Sequential(Custom())
+
+
+@pytest.mark.parametrize("assign", [False, True])
+def test_load_from_state_dict_override_with_torchs_signature(assign):
+    def fn(m):
+        log = []
+        src = _custom_loader_module(m, log)
+        with m.no_grad():
+            src[0].w.mul_(3)
+        dst = _custom_loader_module(m, log)
+        r = dst.load_state_dict(src.state_dict(), assign=assign)
+        return str(r), log, dst[0].w.detach(), type(dst[0].w).__name__
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("sd", [
+    lambda m: {"weight": m.ones(2, 2), "bias": m.ones(2), "weight.x": m.ones(1)},
+    lambda m: {"weight": m.ones(2, 2), "bias": m.ones(2), "bias2": m.ones(1)},
+], ids=["dotted_key_under_a_parameter", "plain_unknown"])
+def test_load_state_dict_unexpected_key_rules(sd):
+    same_as_torch(lambda m: str(m.nn.Linear(2, 2).load_state_dict(sd(m), strict=False)))
+
+
+def test_load_state_dict_submodule_name_without_dot_is_unexpected():
+    def fn(m):
+        s = m.nn.Sequential(m.nn.Linear(2, 2))
+        return str(s.load_state_dict({"0.weight": m.ones(2, 2), "0.bias": m.ones(2),
+                                      "0": m.ones(1)}, strict=False))
+    same_as_torch(fn)
+
+
+def test_load_state_dict_accepts_any_mapping_and_old_one_element_vectors():
+    from collections.abc import Mapping
+
+    class Wrapped(Mapping):
+        def __init__(self, d):
+            self.d = d
+
+        def __getitem__(self, k):
+            return self.d[k]
+
+        def __iter__(self):
+            return iter(self.d)
+
+        def __len__(self):
+            return len(self.d)
+
+    def fn(m):
+        class Scalar(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("t", m.tensor(1.0))
+        lin = m.nn.Linear(2, 2)
+        r1 = lin.load_state_dict(Wrapped({"weight": m.ones(2, 2), "bias": m.zeros(2)}))
+        s = Scalar()
+        r2 = s.load_state_dict({"t": m.tensor([5.0])})
+        return str(r1), str(r2), lin.weight.detach(), s.t
+    same_as_torch(fn)
+
+
+def test_lazy_module_loads_a_checkpoint_then_becomes_its_class():
+    w = f32(3, 2)
+
+    def fn(m):
+        src = m.nn.Linear(2, 3)
+        with m.no_grad():
+            src.weight.copy_(m.tensor(w))
+            src.bias.fill_(0.5)
+        lazy = m.nn.LazyLinear(3)
+        r = lazy.load_state_dict(src.state_dict())
+        before = (type(lazy).__name__, tuple(lazy.weight.shape), repr(lazy))
+        out = lazy(m.ones(1, 2))
+        return str(r), before, type(lazy).__name__, repr(lazy), out.detach()
+    same_as_torch(fn)
+
+
+def test_lazy_linear_loaded_then_called_with_wrong_width():
+    def fn(m):
+        lazy = m.nn.LazyLinear(3)
+        lazy.load_state_dict(m.nn.Linear(2, 3).state_dict())
+        lazy(m.ones(1, 4))
+    same_as_torch(fn)
