@@ -155,3 +155,74 @@ def test_trapezoid_gradients():
         (m.trapezoid(y, x).sum() + m.cumulative_trapezoid(y, dx=0.5).pow(2).sum()).backward()
         return y.grad, x.grad
     same_as_torch(f, atol=1e-6, rtol=1e-6)
+
+
+# ============================================================ 3. bounds, in-place dtypes, einsum
+
+_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16", "float32",
+           "float64", "bool")
+_BOUNDS = {"huge_float": 1e300, "minus_one": -1, "million": 1e6, "half": 1.5, "true": True,
+           "inf": float("inf"), "nan": float("nan"), "imag": 1j, "minus_300": -300, "300": 300}
+
+CLAMP = {}
+for _d in _DTYPES:
+    for _bn, _b in _BOUNDS.items():
+        CLAMP[f"clamp_max_{_d}_{_bn}"] = lambda m, d=_d, b=_b: m.clamp(
+            m.tensor([1], dtype=getattr(m, d)), max=b)
+        CLAMP[f"clamp__min_{_d}_{_bn}"] = lambda m, d=_d, b=_b: m.tensor(
+            [1], dtype=getattr(m, d)).clamp_(b)
+CLAMP.update({
+    "clamp_uint8_both": lambda m: m.clamp(m.tensor([1, 200], dtype=m.uint8), -5, 300),
+    "clamp_int8_max": lambda m: m.clamp(m.tensor([1], dtype=m.int8), max=1000),
+    "clamp_bool_both": lambda m: m.clamp(m.tensor([True]), True, True),
+    "clamp_bool_ints": lambda m: m.clamp(m.tensor([True]), 0, 1),
+    "clamp_min_bool": lambda m: m.clamp_min(m.tensor([True]), True),
+    "clamp_min__int_float": lambda m: m.arange(5).clamp_min_(1.5),
+    "clamp_max__int_float": lambda m: m.arange(5).clamp_max_(1.5),
+    "clip__int_float": lambda m: m.arange(5).clip_(1.5, 2.5),
+    "clamp__int_tensor_bound": lambda m: m.arange(5).clamp_(m.tensor(1.5)),
+    "clamp_int_float_bounds": lambda m: m.clamp(m.arange(5), 1.5, 3.2),
+    "clamp_int64_2_63": lambda m: m.clamp(m.tensor([1]), max=2 ** 63),
+    "lerp__int_float_end": lambda m: m.arange(3).lerp_(m.ones(3), 0.5),
+    "lerp_int": lambda m: m.lerp(m.arange(3), m.arange(3), 0.5),
+    "lerp_half_float_end": lambda m: m.lerp(m.ones(3, dtype=m.float16), m.zeros(3), 0.5),
+    "lerp_double_0d_weight": lambda m: m.lerp(m.ones(3), m.zeros(3),
+                                              m.tensor(0.5, dtype=m.float64)),
+    "lerp_int_0d_weight": lambda m: m.lerp(m.ones(3), m.zeros(3), m.tensor(1)),
+    "lerp_double_1d_weight": lambda m: m.lerp(m.ones(3), m.zeros(3),
+                                              m.tensor([0.5], dtype=m.float64)),
+    "index_add__float_into_long": lambda m: m.arange(3).index_add_(0, m.tensor([0]), m.ones(1)),
+    "index_add_double_into_float": lambda m: m.ones(3).index_add(0, m.tensor([0]),
+                                                                 m.ones(1, dtype=m.float64)),
+    "index_add_float_index": lambda m: m.arange(3).index_add_(0, m.tensor([0.]), m.ones(1)),
+    "index_add_dtype_before_bounds": lambda m: m.arange(3).index_add_(0, m.tensor([5]),
+                                                                      m.ones(1)),
+    "index_copy__float_into_long": lambda m: m.arange(3).index_copy_(0, m.tensor([0]),
+                                                                     m.ones(1)),
+    "index_reduce__double_into_float": lambda m: m.arange(3.).index_reduce_(
+        0, m.tensor([0]), m.ones(1, dtype=m.float64), "prod"),
+    "addcdiv_int": lambda m: m.addcdiv(m.arange(3), m.arange(3), m.arange(1, 4)),
+    "nan_to_num_complex": lambda m: m.nan_to_num(
+        m.tensor([complex(_NAN, _INF), complex(-_INF, 1)]), posinf=5.),
+    "nan_to_num_complex128": lambda m: m.nan_to_num(
+        m.tensor([complex(_NAN, _INF), complex(-_INF, 1)], dtype=m.complex128)),
+})
+
+
+@pytest.mark.parametrize("name", CLAMP)
+def test_bounds_and_inplace_dtypes(name):
+    _run(CLAMP, name)
+
+
+_EQUATIONS = ["i1->i", "ij->jj", "ij->k", "ij->i.", "i..j->i", "ij...->...i...", "ij->...i",
+              "ij-i", "i,j", "ij->ij->i", "ijk", "ij->", "...ij->...ji", "i j->j", "ij,->i",
+              "ij->I", " ij -> j i ", "i...j...->i", "..", "ij.->i", "...", "ij,jk", "ij,j1"]
+EINSUM = {}
+for _eq in _EQUATIONS:
+    EINSUM[f"{_eq!r}_one"] = lambda m, eq=_eq: m.einsum(eq, m.ones(2, 3))
+    EINSUM[f"{_eq!r}_two"] = lambda m, eq=_eq: m.einsum(eq, m.ones(2, 3), m.ones(3, 2))
+
+
+@pytest.mark.parametrize("name", EINSUM)
+def test_einsum_equation_errors(name):
+    _run(EINSUM, name)

@@ -96,6 +96,38 @@ def _clamp_args(min, max, named=None):
     return bounds, dict(which=which, scalar=scalar, named=named)
 
 
+def _clamp_scalar_checks(input, bounds, which, inplace):
+    """torch's checks of number bounds, in its order: the in-place cast of the promoted type
+    (C++ type names), a complex bound, a bool result, a bound outside the result dtype."""
+    from .products import _cpp
+    kinds = tuple(_scalar_kind(b) for b in bounds)
+    rdt = D.result_type_of((input.dtype,), (), kinds) if input.dim() else \
+        D.result_type_of((), (input.dtype,), kinds)
+    if input.dtype.is_floating_point and builtins.any(isinstance(b, complex) for b in bounds):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    if inplace and rdt.category > input.dtype.category:
+        raise RuntimeError(f"result type {D.legacy_name(rdt)} can't be cast to the desired "
+                           f"output type {_cpp(input.dtype)}")
+    if builtins.any(isinstance(b, complex) for b in bounds):
+        raise NotImplementedError("clamp is not supported for complex types")
+    if rdt is D.bool:
+        kernel = {"both": "clamp", "lo": "clamp_min", "hi": "clamp_max"}[which]
+        raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
+    for b in bounds:
+        D.check_scalar(b, rdt)
+
+
+def _scalar_kind(b):
+    """The dtype torch's promotion gives a Python number operand (its category's default)."""
+    if isinstance(b, builtins.bool):
+        return D.bool
+    if isinstance(b, builtins.int):
+        return D.int64
+    if isinstance(b, complex):
+        return D.get_default_dtype().to_complex()
+    return D.get_default_dtype()
+
+
 def _clamp_one(input, min, max, named=None, inplace=False):
     if input.dtype.is_complex:
         if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -103,6 +135,8 @@ def _clamp_one(input, min, max, named=None, inplace=False):
                                       f"implemented for '{D.legacy_name(input.dtype)}'")
         raise NotImplementedError("clamp is not supported for complex types")
     bounds, kw = _clamp_args(min, max, named)
+    if kw["scalar"]:
+        _clamp_scalar_checks(input, bounds, kw["which"], inplace)
     if inplace:
         return apply_(_clamp, input, *bounds, **kw)
     _check_bcast(input, *bounds)
@@ -358,19 +392,20 @@ def _lerp(a, b, w):
 
 def _meta_name(d):
     # the C++ type names torch's messages print
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int"}.get(d.name, d.name)
+    from .._tensor import _CPP
+    return _CPP.get(d.name, d.name)
 
 
 @public(method=True, inplace=True, out=True)
 def lerp(input, end, weight):
     """input + weight * (end - input); ``weight`` a number or a Tensor."""
-    _need_float("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
-                input)
+    # torch's meta checks come first (a 0-dim weight is taken as a number, of any dtype)
     for nm, t in (("end", end), ("weight", weight)):
-        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+        if isinstance(t, Tensor) and t.dtype is not input.dtype and (nm == "end" or t.ndim):
             raise RuntimeError(f"expected dtype {_meta_name(input.dtype)} for `{nm}` but got "
                                f"dtype {_meta_name(t.dtype)}")
+    _need_float("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
+                input)
     return apply(_lerp, input, end, weight)
 
 
@@ -428,7 +463,7 @@ def _addc_check(name, input, t1, t2, value):
     if name == "addcdiv" and builtins.all(isinstance(t, Tensor) and t.dtype.category < D._FLOAT
                                           for t in (t1, t2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
-                           "future release addcdiv will perform a true division of tensor1 and "
+                           "future  release addcdiv will perform a true division of tensor1 and "
                            "tensor2. The historic addcdiv behavior can be implemented as "
                            "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
                            "for integer inputs and as (input + value * tensor1 / tensor2) for "

@@ -418,6 +418,74 @@ def _sublist_equation(args):
     return eq, args[::2]
 
 
+def _einsum_label(c):
+    return ("a" <= c <= "z") or ("A" <= c <= "Z")
+
+
+def _einsum_check_lhs(equation, num_ops):
+    """torch's parse of the operands' side (its checks and messages, in its order; an index
+    counts every character of the equation, spaces included)."""
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+    curr, found_ell, i = 0, False, 0
+    while i < len(lhs):
+        c = lhs[i]
+        if c == ".":
+            if found_ell:
+                raise RuntimeError(f"einsum(): found '.' for operand {curr} for which an "
+                                   f"ellipsis was already found")
+            if lhs[i:i + 3] != "...":
+                raise RuntimeError(f"einsum(): found '.' for operand {curr} that is not part of "
+                                   f"any ellipsis")
+            i += 2
+            found_ell = True
+        elif c == ",":
+            curr += 1
+            if curr >= num_ops:
+                raise RuntimeError("einsum(): fewer operands were provided than specified in "
+                                   "the equation")
+            found_ell = False
+        elif c != " " and not _einsum_label(c):
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               f"string, subscripts must be in [a-zA-Z]")
+        i += 1
+    if curr != num_ops - 1:
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+
+
+def _einsum_check_rhs(equation, seen):
+    """torch's parse of the output side: ``seen`` holds every input label."""
+    arrow = equation.find("->")
+    if arrow < 0:
+        return
+    rhs = equation[arrow + 2:]
+    found_ell, out, i = False, set(), 0
+    while i < len(rhs):
+        c = rhs[i]
+        if c == ".":
+            if found_ell:
+                raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) was "
+                                   "already found")
+            if rhs[i:i + 3] != "...":
+                raise RuntimeError("einsum(): found '.' for output that is not part of any "
+                                   "ellipsis (...)")
+            i += 2
+            found_ell = True
+        elif c != " ":
+            if not _einsum_label(c):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {arrow + 2 + i} "
+                                   f"in the equation string, subscripts must be in [a-zA-Z]")
+            if c in out:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
+                                   f"the output")
+            if c not in seen:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                                   f"equation for any input operand")
+            out.add(c)
+        i += 1
+
+
 def einsum(*args):
     if len(args) < 2:
         raise ValueError("einsum(): must specify the equation string and at least one operand, "
@@ -430,12 +498,9 @@ def einsum(*args):
         operands = tuple(operands[0])
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
+    _einsum_check_lhs(equation, len(operands))
     eq = equation.replace(" ", "")
     lhs = eq.split("->")[0].split(",")
-    if len(lhs) != len(operands):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
-                         f"equation" if len(operands) > len(lhs) else
-                         "einsum(): fewer operands were provided than specified in the equation")
     seen = {}
     for k, (sub, o) in enumerate(zip(lhs, operands)):
         nd = o._d.ndim
@@ -467,6 +532,7 @@ def einsum(*args):
                                    f"{seen[lab]}")
             if n != 1 or lab not in seen:
                 seen[lab] = n
+    _einsum_check_rhs(equation, seen)
     final = _einsum_dtype(eq, operands)
     ops = [o if o.dtype is final else o.to(final) for o in operands]
     return apply(_einsum, *ops, eq=eq)

@@ -353,6 +353,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     check_index_dtype("index_reduce", index)
     if index._d.ndim > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if isinstance(source, Tensor) and source.dtype is not input.dtype:
+        from .scatter import _source_dtype_error
+        raise _source_dtype_error("index_reduce", input, source)
     iv = _host(index)
     size = input.shape[d] if n else 1
     if iv.size and (iv.max() >= size or iv.min() < 0):

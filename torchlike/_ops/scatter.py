@@ -205,7 +205,7 @@ def _index_select(a, index, dim):
     return jnp.take(a, index.reshape(-1), axis=dim)
 
 
-def _check_vector_index(name, input, dim, index):
+def _check_vector_index(name, input, dim, index, source=None):
     n = input._d.ndim
     d = _wrap_dim(dim, n)
     if not _is_t(index):
@@ -213,6 +213,8 @@ def _check_vector_index(name, input, dim, index):
     check_index_dtype(name, index)
     if index._d.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
+    if _is_t(source) and source.dtype is not input.dtype:
+        raise _source_dtype_error(name, input, source)
     size = input._d.shape[d] if n else 1
     iv = _host(index)
     lo = -size if name == "index_fill" else 0    # torch's index_fill wraps negative indices
@@ -231,6 +233,16 @@ def _check_vector_index(name, input, dim, index):
         raise IndexError(f"{name}_(): index {bad} is out of bounds for dimension {d} with size "
                          f"{size}")
     return d
+
+
+def _source_dtype_error(name, input, source):
+    """torch's index_add_/index_reduce_/index_copy_ refusal of a source of another dtype."""
+    a, b = D.legacy_name(input.dtype), D.legacy_name(source.dtype)
+    if name == "index_copy":
+        return RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                            f"but got (self) {a} and (source) {b}")
+    return RuntimeError(f"{name}_(): self ({a}) and source ({b}) must have the same scalar "
+                        f"type")
 
 
 @public(method=True, out=True)
@@ -252,13 +264,13 @@ def _index_add(a, index, src, dim, alpha, mode):
 
 @public(method=True, inplace=True)
 def index_add(input, dim, index, source, *, alpha=1):
-    d = _check_vector_index("index_add", input, dim, index)
+    d = _check_vector_index("index_add", input, dim, index, source)
     return apply(_index_add, input, index, source, dim=d, alpha=alpha, mode="add")
 
 
 @public(method=True, inplace=True)
 def index_copy(input, dim, index, source):
-    d = _check_vector_index("index_copy", input, dim, index)
+    d = _check_vector_index("index_copy", input, dim, index, source)
     return apply(_index_add, input, index, source, dim=d, alpha=1, mode="copy")
 
 

@@ -409,6 +409,9 @@ signbit = _test("signbit",
 def _nan_to_num(a, nan, posinf, neginf):
     if _is_int(a):
         return a
+    if jnp.iscomplexobj(a):       # (torch: the real and imaginary parts each)
+        return jax.lax.complex(_nan_to_num.fn(a.real, nan, posinf, neginf),
+                               _nan_to_num.fn(a.imag, nan, posinf, neginf))
     fi = jnp.finfo(a.dtype)
     pi = fi.max if posinf is None else posinf
     ni = fi.min if neginf is None else neginf
