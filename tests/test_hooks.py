@@ -210,6 +210,58 @@ def backward_inputs_argument(m):
 
 
 @scenario
+def backward_inputs_non_leaf_accumulates_without_warning(m):
+    import warnings
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (y * y).sum().backward(inputs=[y], retain_graph=True)
+        (y * y).sum().backward(inputs=[y])      # (the second accumulates into y.grad)
+    return [repr(y.grad), x.grad is None, [str(w.message) for w in caught]]
+
+
+@scenario
+def backward_inputs_non_leaf_runs_and_frees_its_node(m):
+    """torch's engine runs a non-leaf input's own node in ``backward(inputs=[y])`` (its
+    gradients go nowhere): its post-hooks run and its saved tensors are freed; autograd.grad
+    does not run it."""
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.grad_fn.register_hook(lambda gi, go: log.append(("post", repr(gi[0]), repr(go[0]))))
+    log.append(repr(m.autograd.grad((y * 3).sum(), y)))
+    (y * 3).sum().backward(inputs=[y])
+    log.append(repr(y.grad))
+    for again in (lambda: (y * 3).sum().backward(inputs=[y]), lambda: (y * 3).sum().backward()):
+        try:
+            again()
+            log.append("ran")
+        except RuntimeError as e:
+            log.append(str(e)[:60])
+    z = x + 0                               # (a node that saves nothing runs again)
+    (z * 3).sum().backward(inputs=[z])
+    (z * 3).sum().backward(inputs=[z])
+    log.append(repr(z.grad))
+    return log
+
+
+@scenario
+def post_hooks_see_none_for_gradients_no_input_needs(m):
+    log = []
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    w = m.tensor([3.0, 4.0], requires_grad=True)
+    y = x * w
+    y.grad_fn.register_hook(lambda gi, go: log.append(("post", [repr(g) for g in gi])))
+    y.sum().backward(inputs=[w], retain_graph=True)
+    m.autograd.grad(y.sum(), [x])
+    z = (x * 2) * w
+    z.grad_fn.register_hook(lambda gi, go: log.append(("post2", [repr(g) for g in gi])))
+    z.sum().backward(inputs=[x])
+    return log + [repr(x.grad), repr(w.grad)]
+
+
+@scenario
 def autograd_grad_multiple(m):
     x = m.tensor([1.0, 2.0], requires_grad=True)
     w = m.tensor([3.0, 4.0], requires_grad=True)

@@ -164,7 +164,11 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                     if targets is None or (node in targets and not capture):
                         node.run(buf, create_graph)
                     continue
-                if keep is not None and not walk.children(node):
+                if keep is not None and not walk.children(node) and (
+                        capture or node not in targets):
+                    # (a node that only leads to a captured input; ``.backward(inputs=[y])``
+                    # runs a non-leaf input's own node as torch's engine does: its gradients go
+                    # nowhere, its saved tensors are freed)
                     continue
                 for b in buf:                   # (identity: == on Tensors is elementwise)
                     if b is not None:
@@ -176,6 +180,11 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                     node.check_alive()
                 cots = rep.fill(buf, node.out_meta) if node.materialize_grads else buf
                 in_grads = node.run(cots, create_graph)
+                if keep is not None:
+                    # (with ``inputs=``, a gradient no input needs is not computed in torch:
+                    # post-hooks see None for it)
+                    in_grads = tuple(g if e is not None and e[0] in keep else None
+                                     for e, g in zip(node.next_edges, in_grads))
                 if _anomaly[0]:
                     check_gradients(node, in_grads)
                 if node.post_hooks:
