@@ -226,3 +226,50 @@ for _eq in _EQUATIONS:
 @pytest.mark.parametrize("name", EINSUM)
 def test_einsum_equation_errors(name):
     _run(EINSUM, name)
+
+
+# ============================================================ 4. creation
+
+CREATION = {
+    "linspace_complex64_wide": lambda m: m.linspace(-1e5, 1e5, 1500, dtype=m.complex64),
+    "linspace_complex128_wide": lambda m: m.linspace(-1e5, 1e5, 1500, dtype=m.complex128),
+    "linspace_complex_ends": lambda m: m.linspace(1j, -2.5 + 3j, 101),
+    "linspace_complex_ends_128": lambda m: m.linspace(-1e5j, 1e5, 2001, dtype=m.complex128),
+    "linspace_complex_one_step": lambda m: m.linspace(1 + 1j, 2, 1),
+    "linspace_complex_to_float": lambda m: m.linspace(0, 1j, 3, dtype=m.float32),
+    "linspace_complex_to_long": lambda m: m.linspace(0, 1j, 3, dtype=m.int64),
+    "logspace_complex_to_float": lambda m: m.logspace(0, 1j, 3, dtype=m.float32),
+    "linspace_1d_start_tensor": lambda m: m.linspace(m.tensor([0.]), m.tensor(1.), 3),
+    "linspace_1d_end_tensor": lambda m: m.linspace(m.tensor(0.), m.tensor([1.]), 3),
+    "logspace_1d_start_number_end": lambda m: m.logspace(m.tensor([0.]), 1, 3),
+    "full_double_tensor_fill": lambda m: m.full((2,), m.tensor(3., dtype=m.float64)),
+    "full_half_tensor_fill": lambda m: m.full((2,), m.tensor(3., dtype=m.float16)),
+    "full_complex128_tensor_fill": lambda m: m.full((2,), m.tensor(1j, dtype=m.complex128)),
+    "full_int32_tensor_fill": lambda m: m.full((2,), m.tensor(3, dtype=m.int32)),
+    "full_bool_tensor_fill": lambda m: m.full((2,), m.tensor(True)),
+    "triu_indices_float": lambda m: m.triu_indices(3, 3, dtype=m.float32),
+    "tril_indices_int16": lambda m: m.tril_indices(3, 3, dtype=m.int16),
+    "tril_indices_int32": lambda m: m.tril_indices(3, 4, 1, dtype=m.int32),
+    "frombuffer_not_multiple": lambda m: m.frombuffer(bytearray(b"\x01\x02\x03"), dtype=m.int32),
+    "frombuffer_offset_not_multiple": lambda m: m.frombuffer(bytearray(b"1234"), dtype=m.int32,
+                                                             offset=1),
+    "frombuffer_count_too_big": lambda m: m.frombuffer(bytearray(b"1234"), dtype=m.uint8,
+                                                       count=5),
+    "frombuffer_count_zero": lambda m: m.frombuffer(bytearray(b"1234"), dtype=m.uint8, count=0),
+    "frombuffer_offset_past_end": lambda m: m.frombuffer(bytearray(b"1234"), dtype=m.uint8,
+                                                         offset=5),
+    "frombuffer_count_offset": lambda m: m.frombuffer(bytearray(b"\x01\x02\x03\x04"),
+                                                      dtype=m.uint8, count=2, offset=1),
+}
+
+
+@pytest.mark.parametrize("name", CREATION)
+def test_creation(name):
+    _run(CREATION, name)
+
+
+def test_complex_linspace_prints_as_torch():
+    import torch
+    import torchlike
+    got = repr(torchlike.linspace(-1e5, 1e5, 1500, dtype=torchlike.complex64))
+    assert got == repr(torch.linspace(-1e5, 1e5, 1500, dtype=torch.complex64))

@@ -855,7 +855,12 @@ empty = _sized_factory("empty", _empty, [("memory_format",) + _OPTS])
 
 def _scalar_default(v):
     if isinstance(v, Tensor):
-        return v.dtype
+        # (a Tensor fill value is read as a Scalar: its category's default dtype)
+        if v.dtype is D.bool:
+            return D.bool
+        if v.dtype.is_complex:
+            return D.get_default_dtype().to_complex()
+        return D.get_default_dtype() if v.dtype.is_floating_point else D.int64
     if isinstance(v, (bool, np.bool_)):
         return D.bool
     if isinstance(v, numbers.Integral):
@@ -1038,6 +1043,12 @@ def _fma32(a, b, c):
 _HALF = {"float16": np.float16, "bfloat16": jnp.bfloat16}
 
 
+def _complex_of(re, im, cdt):
+    out = np.empty(re.shape, cdt)
+    out.real, out.imag = re, im
+    return out
+
+
 def _linspace_np(start, end, steps, dt):
     """torch's CPU linspace as a numpy array of dtype ``dt`` (steps >= 2)."""
     i = np.arange(steps, dtype=np.int64)
@@ -1045,6 +1056,19 @@ def _linspace_np(start, end, steps, dt):
     k = np.where(lo, i, steps - 1 - i)
     name = dt.name
     with np.errstate(all="ignore"):
+        if name in ("complex64", "complex128"):
+            # c10::complex: each part as the real dtype's kernel computes it
+            s, e = complex(start), complex(end)
+            if name == "complex64":
+                rt, fma = np.float32, _fma32
+            else:
+                rt, fma = _F64, _fma64
+            parts = []
+            for sp, ep in ((s.real, e.real), (s.imag, e.imag)):
+                sp, ep = rt(sp), rt(ep)
+                step = rt(rt(ep - sp) / rt(steps - 1))
+                parts.append(np.where(lo, fma(step, k, sp), fma(-step, k, ep)).astype(rt))
+            return _complex_of(parts[0], parts[1], dt.np)
         if name == "float64":
             s, e = _F64(start), _F64(end)
             step = (e - s) / _F64(steps - 1)
@@ -1187,11 +1211,20 @@ def _range_args(name, args, kwargs):
                     "".join(f" * {_range_sig(pos, kw)}\n" for pos, kw in overloads))
 
 
+def _complex_ends(name, dtype):
+    """A complex start or end infers the default complex dtype: a real ``dtype`` refuses it."""
+    if dtype is not None and not D.to_dtype(dtype).is_complex:
+        inferred = D.promote_types(D.get_default_dtype(), D.complex64)
+        raise RuntimeError(f"torch.{name}(): inferred dtype {D.CPP_NAMES[inferred.name]} can't be "
+                           f"safely cast to passed dtype {D.legacy_name(D.to_dtype(dtype))}")
+
+
 def _zero_dim_ends(name, start, end):
     """linspace/logspace's check of tensor ``start``/``end``: 0-dimensional only."""
-    bad = [f"{w} with {t.ndim} dimension(s)" for w, t in (("start", start), ("end", end))
-           if isinstance(t, Tensor) and t.ndim != 0]
-    if bad:
+    ts = [(w, t) for w, t in (("start", start), ("end", end)) if isinstance(t, Tensor)]
+    bad = [f"{w} with {t.ndim} dimension(s)" for w, t in ts
+           if t.ndim != 0 or len(ts) == 2]      # (both tensors: torch names both)
+    if any(t.ndim != 0 for _, t in ts):
         raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
                            f"{' and '.join(bad)}.")
 
@@ -1211,6 +1244,8 @@ def linspace(*args, **kwargs):
         a["start"], a["end"], a["steps"], a["dtype"], a["device"], a["requires_grad"])
     _zero_dim_ends("linspace", start, end)
     start, end = _num(start), _num(end)
+    if isinstance(start, complex) or isinstance(end, complex):
+        _complex_ends("linspace", dtype)
     if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
         dtype = D.promote_types(D.get_default_dtype(), D.complex64)   # (torch's complex default)
     if isinstance(steps, Tensor):
@@ -1221,8 +1256,7 @@ def linspace(*args, **kwargs):
     _check_alloc((steps,), dt, device)
     if (dt is D.bool or dt in D.BAREBONES or dt in D.FLOAT8) and steps > 1:
         raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{D.legacy_name(dt)}'")
-    if dt.category == D._COMPLEX or isinstance(start, complex) or isinstance(end, complex):
-        # complex: jax's linspace (torch's complex kernel rounds differently: DIFFERENCES.md)
+    if dt.category != D._COMPLEX and (isinstance(start, complex) or isinstance(end, complex)):
         return _finish(jnp.linspace(start, end, steps, dtype=dt.np), device, requires_grad)
     start = D.check_scalar(start, dt, steps)
     end = D.check_scalar(end, dt, steps)
@@ -1258,6 +1292,8 @@ def logspace(*args, **kwargs):
             raise RuntimeError("value cannot be converted to type double without overflow")
         base = base.real
     start, end = _num(start), _num(end)
+    if isinstance(start, complex) or isinstance(end, complex):
+        _complex_ends("logspace", dtype)
     if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
         dtype = D.promote_types(D.get_default_dtype(), D.complex64)   # (torch's complex default)
     if isinstance(steps, Tensor):

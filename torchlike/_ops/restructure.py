@@ -489,6 +489,9 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def _tri_indices(row, col, offset, lower, dtype):
+    if dtype is not None and D.to_dtype(dtype) not in (D.int32, D.int64):
+        raise NotImplementedError(f"\"{'tril' if lower else 'triu'}_indices\" not implemented "
+                                  f"for '{D.legacy_name(D.to_dtype(dtype))}'")
     r, c = np.indices((row, col)) if row * col else (np.zeros((0, 0), int),) * 2
     keep = (c - r <= offset) if lower else (c - r >= offset)
     out = np.stack([r[keep], c[keep]]) if row * col else np.zeros((2, 0), np.int64)

@@ -82,12 +82,22 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     from .._creation import tensor
     dt = D.to_dtype(dtype)
     n = len(memoryview(buffer).cast("B"))
-    if n == 0:
-        raise ValueError("both buffer length (0) and count (-1) must not be 0")
+    # torch's checks (tensor_new.cpp), in its order
+    if n == 0 or count == 0:
+        raise ValueError(f"both buffer length ({n}) and count ({count}) must not be 0")
     if offset < 0 or offset >= n:
         raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
                          f"buffer length ({n} bytes) minus 1")
-    arr = np.frombuffer(buffer, dtype=dt.np, count=count, offset=offset)
+    size = dt.itemsize
+    if count < 0 and (n - offset) % size:
+        raise ValueError(f"buffer length ({n - offset} bytes) after offset ({offset} bytes) "
+                         f"must be a multiple of element size ({size})")
+    actual = (n - offset) // size if count < 0 else count
+    if offset + actual * size > n:
+        raise ValueError(f"requested buffer length ({actual} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({n} bytes)")
+    arr = np.frombuffer(buffer, dtype=dt.np, count=actual, offset=offset)
     return tensor(arr, dtype=dt, requires_grad=requires_grad)
 
 
