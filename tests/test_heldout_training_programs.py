@@ -254,3 +254,93 @@ def test_lazy_linear_loaded_then_called_with_wrong_width():
         lazy.load_state_dict(m.nn.Linear(2, 3).state_dict())
         lazy(m.ones(1, 4))
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ DataLoader workers
+
+_GUARDED_SCRIPT = '''
+import sys
+torch = __import__(sys.argv[1])
+D = torch.utils.data
+
+
+class Squares(D.Dataset):
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return i * i
+
+
+if __name__ == "__main__":
+    # defined under the guard: a forked worker inherits them, a spawned one must get them
+    class Shifted(D.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return {"v": i + 100}
+
+    def init_fn(worker_id):
+        info = D.get_worker_info()
+        assert info.id == worker_id and info.num_workers == 2
+
+    for ds in (Squares(), Shifted()):
+        dl = D.DataLoader(ds, batch_size=2, num_workers=2, worker_init_fn=init_fn)
+        out = [b["v"].tolist() if isinstance(b, dict) else b.tolist() for b in dl]
+        print(type(iter(dl)).__name__, out)
+'''
+
+
+def test_dataloader_workers_get_objects_defined_under_the_main_guard(tmp_path):
+    import subprocess
+    import sys
+    path = tmp_path / "train_script.py"
+    path.write_text(_GUARDED_SCRIPT)
+    outs = {lib: subprocess.run([sys.executable, str(path), lib], capture_output=True,
+                                text=True, timeout=300, cwd=tmp_path)
+            for lib in ("torch", "torchlike")}
+    assert outs["torch"].returncode == 0, outs["torch"].stderr
+    assert outs["torchlike"].returncode == 0, outs["torchlike"].stderr[-3000:]
+    assert outs["torchlike"].stdout == outs["torch"].stdout
+
+
+def test_dataloader_workers_of_a_python_c_program():
+    from oracle import fresh_process_outputs
+    code = """
+import sys
+torch = __import__(sys.argv[1])
+D = torch.utils.data
+class Ds(D.Dataset):
+    def __len__(self):
+        return 5
+    def __getitem__(self, i):
+        return (i, float(i) / 2)
+dl = D.DataLoader(Ds(), batch_size=2, num_workers=2, collate_fn=lambda b: [x[0] for x in b])
+print([b for b in dl])
+"""
+    outs = fresh_process_outputs(code, timeout=300)
+    assert outs["torch"].strip() == "[[0, 1], [2, 3], [4]]"
+    assert outs["torchlike"] == outs["torch"]
+
+
+def test_dataloader_iterator_class_names():
+    def fn(m):
+        it = iter(m.utils.data.DataLoader(range(3)))
+        return type(it).__name__, isinstance(it, m.utils.data.dataloader._BaseDataLoaderIter)
+    same_as_torch(fn)
+
+
+def test_lstm_cell_batched_input_with_a_tensor_hx():
+    def fn(m):
+        cell = m.nn.LSTMCell(3, 4)
+        cell(m.zeros(2, 3), m.zeros(2, 4))
+    same_as_torch(fn)
+
+
+def test_lstm_cell_unbatched_input_splits_a_tensor_hx():
+    def fn(m):
+        cell = det_init(m.nn.LSTMCell(3, 4))
+        h, c = cell(m.ones(3), m.ones(2, 4) * 0.5)
+        return h.detach(), c.detach()
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)

@@ -529,6 +529,11 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype)
 
     def forward(self, input, hx=None):
+        if isinstance(hx, Tensor) and input.dim() == 2:
+            # torch hands a batched input's hx straight to lstm_cell, whose parser wants a
+            # tuple (an unbatched input's hx is split as (hx[0], hx[1]) first)
+            raise TypeError("lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, "
+                            "not Tensor")
         if hx is not None and len(hx) != 2:
             if input.dim() not in (1, 2):
                 raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D "

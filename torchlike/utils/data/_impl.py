@@ -756,7 +756,7 @@ def _worker_loop(iterable, dataset, index_queue, data_queue, auto_collation, col
             pass
 
 
-def _pickled_by_value(state, error):
+def _pickled_by_value(state, error, wrapped=False):
     """``state`` (the worker's dataset, collate_fn, worker_init_fn, ...) pickled by cloudpickle,
     which carries by value what pickle refuses to name: a lambda, a function or class defined
     inside a function or in the main script. With fork, torch's workers inherit these objects;
@@ -766,20 +766,26 @@ def _pickled_by_value(state, error):
     except ImportError:
         raise error from None
     try:
-        return cloudpickle.dumps(state)
+        # (state, {name: object of the main script the worker must define})
+        return cloudpickle.dumps(state if wrapped else (state, {}))
     except Exception:  # noqa: BLE001  (unpicklable by any means: pickle's own error)
         raise error from None
 
 
 def _worker_loop_by_value(payload, index_queue, data_queue, worker_id, num_workers):
-    iterable, dataset, auto_collation, collate_fn, drop_last, base_seed, init_fn = \
-        pickle.loads(payload)
+    state, main_objects = pickle.loads(payload)
+    main = sys.modules.get("__main__")
+    for qualname, obj in main_objects.items():
+        # defined in the worker's __main__, so its results pickle back by name
+        if "." not in qualname and main is not None and not hasattr(main, qualname):
+            setattr(main, qualname, obj)
+    iterable, dataset, auto_collation, collate_fn, drop_last, base_seed, init_fn = state
     _worker_loop(iterable, dataset, index_queue, data_queue, auto_collation, collate_fn,
                  drop_last, base_seed, init_fn, worker_id, num_workers)
 
 
 # ============================================================================ iterators
-class _BaseIter:
+class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
         self._iterable = loader._dataset_kind_iterable
@@ -825,7 +831,7 @@ class _BaseIter:
             warnings.warn(msg, stacklevel=stacklevel + 1)
 
 
-class _SingleProcessIter(_BaseIter):
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
         self._fetcher = _make_fetcher(self._iterable, self._dataset, self._auto_collation,
@@ -839,7 +845,7 @@ class _SingleProcessIter(_BaseIter):
         return data
 
 
-class _MultiProcessIter(_BaseIter):
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
         self._num_workers = loader.num_workers
@@ -857,6 +863,14 @@ class _MultiProcessIter(_BaseIter):
         state = (self._iterable, self._dataset, self._auto_collation, self._collate_fn,
                  self._drop_last, self._base_seed, loader.worker_init_fn)
         by_value = None
+        if ctx.get_start_method() != "fork":
+            from ._main_rerun import main_objects_workers_miss
+            missing = main_objects_workers_miss(state)
+            if missing:
+                by_value = _pickled_by_value((state, missing), pickle.PicklingError(
+                    f"Can't pickle {next(iter(missing.values()))!r}: a spawned DataLoader "
+                    "worker does not define it (install cloudpickle to pass it by value)"),
+                    wrapped=True)
         for i in range(self._num_workers):
             iq = ctx.Queue()
             iq.cancel_join_thread()
@@ -1123,8 +1137,8 @@ class DataLoader(Generic[T_co]):
 
     def _get_iterator(self):
         if self.num_workers == 0:
-            return _SingleProcessIter(self)
-        return _MultiProcessIter(self)
+            return _SingleProcessDataLoaderIter(self)
+        return _MultiProcessingDataLoaderIter(self)
 
     def __iter__(self):
         if self.persistent_workers and self.num_workers > 0:

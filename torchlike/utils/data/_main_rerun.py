@@ -80,3 +80,74 @@ def warn_if_workers_rerun_main(num_workers, context):
         f"`if __name__ == \"__main__\":` runs once more in every worker (from line {line}: "
         f"{text!r}). Move that code under `if __name__ == \"__main__\":` to run it once, or "
         f"use num_workers=0.", UserWarning, stacklevel=3)
+
+
+def _bound_names(nodes, out):
+    """Names a module-level block binds, skipping ``if __name__ == "__main__":`` bodies and the
+    bodies of functions and classes (their own names count)."""
+    for node in nodes:
+        if _is_main_guard(node):
+            _bound_names(node.orelse, out)
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                out.add((a.asname or a.name).split(".")[0])
+            continue
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                out.add(child.id)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            sub = getattr(node, field, None)
+            if isinstance(sub, list):
+                _bound_names(sub, out)
+    return out
+
+
+def names_a_worker_finds():
+    """The names a spawned worker's re-import of the main script defines (None: unknown, so
+    take every one as found). A ``python -c`` or interactive main gives the worker nothing."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path:
+        return set()
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return _bound_names(tree.body, set())
+
+
+def main_objects_workers_miss(state):
+    """``{name: object}``: the classes and functions of the main script that ``state`` names and
+    that a spawned worker's re-import would not define (defined under the main guard, or in a
+    ``python -c`` program). torch's forked workers inherit them; spawned ones must get them by
+    value."""
+    import pickle
+    import types
+    found = names_a_worker_finds()
+    if found is None:
+        return {}
+    seen = {}
+
+    class _Probe(pickle.Pickler):
+        def reducer_override(self, obj):
+            if isinstance(obj, (type, types.FunctionType)) and \
+                    getattr(obj, "__module__", None) == "__main__":
+                top = obj.__qualname__.split(".")[0]
+                if "<locals>" not in obj.__qualname__ and top not in found:
+                    seen[obj.__qualname__] = obj
+            return NotImplemented
+
+    class _Sink:
+        def write(self, b):
+            return len(b)
+
+    try:
+        _Probe(_Sink(), protocol=pickle.HIGHEST_PROTOCOL).dump(state)
+    except Exception:  # noqa: BLE001  (unpicklable: the worker start reports it)
+        pass
+    return seen

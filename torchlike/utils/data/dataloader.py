@@ -1,6 +1,8 @@
 """torch.utils.data.dataloader: DataLoader and the names torch keeps beside it."""
 from ._impl import (DataLoader, default_collate, default_convert, get_worker_info,  # noqa
                     Dataset, IterableDataset, Sampler, SequentialSampler, RandomSampler,
-                    BatchSampler, _InfiniteConstantSampler, T_co)
+                    BatchSampler, _InfiniteConstantSampler, T_co,
+                    _BaseDataLoaderIter, _SingleProcessDataLoaderIter,
+                    _MultiProcessingDataLoaderIter)
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
