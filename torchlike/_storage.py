@@ -504,9 +504,6 @@ def _rebase(t, node, output_nr):
     t._requires_grad = True
 
 
-_NO_CONTEXT = contextlib.nullcontext()
-
-
 def _refresh(root):
     """Make every live alias of ``root`` read the root's current values (and history)."""
     d = root.__dict__.get("_aliases")
@@ -514,8 +511,9 @@ def _refresh(root):
         return
     rdata = _raw(root)
     track = root._requires_grad and root.grad_fn is not None
-    # a leaf written in place (under no_grad): its views made with grad get torch's regenerated
-    # history, AsStridedBackward0 into the leaf (the same gradient, under its name)
+    # torch regenerates the history of the views of a root written in place, in grad mode or
+    # not (a raw write under no_grad keeps a view of a non-leaf differentiable, and a view made
+    # with grad of a leaf): AsStridedBackward0 into the root (the same gradient, under its name)
     leaf = root._requires_grad and root.grad_fn is None
     for v in list(d):
         idx = alias_index(v)
@@ -523,7 +521,7 @@ def _refresh(root):
         if v._alias.detached:
             continue
         if track or (leaf and v.grad_fn is not None):
-            with _gm.set_grad_enabled(True) if leaf else _NO_CONTEXT:
+            with _gm.set_grad_enabled(True):
                 g = apply(_gather, root, _make(
                     idx if idx is not None else _iota_shaped(v._d.shape)))
             _rebase(v, g.grad_fn, 0)

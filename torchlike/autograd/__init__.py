@@ -1,6 +1,7 @@
 """torchlike.autograd: backward, grad, grad modes."""
 from __future__ import annotations
 
+import collections.abc
 import warnings
 
 import jax
@@ -142,12 +143,27 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result stacks the gradients of its rows (torch vmaps the backward; here it runs once a
     row, with the graph kept until the last)."""
     Tensor = graph.tensor_class()
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
     outputs = _as_list(outputs)
+    if type(inputs) is dict:
+        # (a dict of inputs: the gradients come back as a dict with its keys)
+        return dict(zip(inputs.keys(), grad(
+            outputs, list(inputs.values()), grad_outputs, retain_graph, create_graph,
+            only_inputs, allow_unused, is_grads_batched, materialize_grads)))
+    if isinstance(inputs, collections.abc.Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
     inputs_l = _as_list(inputs)
     if not inputs_l:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    if allow_unused is None:
-        allow_unused = materialize_grads
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
     grad_outputs = _as_list(grad_outputs) or [None] * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
@@ -157,11 +173,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if any(isinstance(t, graph.GradientEdge) for t in outputs):
         raise NotImplementedError("autograd.grad: a GradientEdge as an output is not supported "
                                   "by torchlike; pass the output tensor itself")
+    grads = _make_grads(outputs, grad_outputs, create_graph)
     edges = [isinstance(t, graph.GradientEdge) for t in inputs_l]
     for t, is_edge in zip(inputs_l, edges):
         if not is_edge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, grad_outputs, create_graph)
     roots = [t._edge() for t in outputs]
     points = [(t.node, t.output_nr, None) if e else t._edge() + (t,)
               for t, e in zip(inputs_l, edges)]
@@ -170,9 +186,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for idx, (t, g) in enumerate(zip(inputs_l, res)):
         if g is None:
             if materialize_grads:
-                shape, dt = ((t.node.out_meta[t.output_nr]) if edges[idx] else
-                             (t._d.shape, t._d.dtype))
-                out.append(Tensor._make(jnp.zeros(shape, dt)))
+                if edges[idx]:
+                    raise RuntimeError("materialize_grads cannot be used when the given input "
+                                       "is a GradientEdge")
+                z = Tensor._make(jnp.zeros(t._d.shape, t._d.dtype))
+                out.append(z.requires_grad_() if create_graph else z)
                 continue
             if not allow_unused:
                 raise RuntimeError(

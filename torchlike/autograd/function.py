@@ -215,10 +215,22 @@ class Function(metaclass=_FunctionMeta):
                 cls.setup_context(ctx, args, out)
             else:
                 out = cls.forward(ctx, *args, **kwargs)
-        if not any(needs):
-            return out
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
+        dirty = ctx.dirty
+        if dirty:
+            returned = {id(o) for o in outs}
+            if any(i not in returned for i in dirty):
+                raise RuntimeError(
+                    "Some elements marked as dirty during the forward method were not returned "
+                    "as output. The inputs that are modified inplace must all be outputs of the "
+                    "Function.")
+            for a, n in zip(args, needs):
+                if n and id(a) in dirty and a.grad_fn is None:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                       "in-place operation.")
+        if not any(needs):
+            return out
         edges, positions = [], []
         for i, (a, n) in enumerate(zip(args, needs)):
             if n:
@@ -241,6 +253,17 @@ class Function(metaclass=_FunctionMeta):
         for o in outs:
             if any(o is d for d in diff):
                 t = Tensor._make(o._data, node, k)
+                if id(o) in dirty and any(o is a for a in args):
+                    # an input modified in place (``mark_dirty``) is returned itself, its history
+                    # rebased on this node (a view's base takes it through the copy, as torch's
+                    # CopySlices); its version moves on, as in torch
+                    if o._base is None:
+                        o.grad_fn, o._output_nr, o._requires_grad = node, k, True
+                        o._vc[0] += 1
+                    else:
+                        with _gm.enable_grad():
+                            o.copy_(t)
+                    t = o
                 k += 1
                 wrapped.append(t)
             else:

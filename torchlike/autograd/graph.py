@@ -238,7 +238,7 @@ class Node:
 
     __slots__ = ("_name", "next_edges", "compiled", "vjp", "inputs", "out_meta", "seq",
                  "pre_hooks", "retains", "saves", "freed", "post_hooks", "_saved_versions",
-                 "packed", "__weakref__")
+                 "packed", "_metadata", "__weakref__")
 
     materialize_grads = True     # outputs without a cotangent get zeros before ``run``
 
@@ -265,6 +265,15 @@ class Node:
     def name(self) -> str:
         n = self._name
         return "torch::autograd::" + n if n in _CPP_NODES else n
+
+    @property
+    def metadata(self):
+        """A dict for the user's annotations of this node (made at the first read)."""
+        try:
+            return self._metadata
+        except AttributeError:
+            self._metadata = {}
+            return self._metadata
 
     def __repr__(self):
         return f"<{self._name} object at {hex(id(self))}>"
