@@ -273,3 +273,93 @@ def test_complex_linspace_prints_as_torch():
     import torchlike
     got = repr(torchlike.linspace(-1e5, 1e5, 1500, dtype=torchlike.complex64))
     assert got == repr(torch.linspace(-1e5, 1e5, 1500, dtype=torch.complex64))
+
+
+# ============================================================ 5. integer powers, random fills
+
+INT_POW = {
+    "rpow_int64_wraps": lambda m: 2 ** m.tensor([-7, -1, 0, 5, 7, 100, 64]),
+    "rpow_uint8": lambda m: 2 ** m.tensor([0, 5, 7, 100, 128], dtype=m.uint8),
+    "pow_tensor_exponents_wrap": lambda m: m.tensor([3, -3, 0, 1, -1, 7]) ** m.tensor(
+        [40, 41, 0, 100, 101, 63]),
+    "pow_uint8_tensors": lambda m: m.tensor([3, 2], dtype=m.uint8) ** m.tensor(
+        [5, 9], dtype=m.uint8),
+    "pow_int32_scalar": lambda m: m.tensor([3, -2], dtype=m.int32) ** 31,
+    "pow_int16_big_exponent": lambda m: m.tensor([3], dtype=m.int16) ** 2 ** 14,
+    "pow_number_base": lambda m: m.pow(3, m.tensor([30, 50])),
+    "pow__int": lambda m: m.tensor([5, 3]).pow_(3),
+}
+
+
+@pytest.mark.parametrize("name", INT_POW)
+def test_integer_powers(name):
+    _run(INT_POW, name)
+
+
+def _stats(t):
+    return [round(float(v), 1) for v in (t.real.mean(), t.imag.mean(), t.real.var(),
+                                          t.imag.var())]
+
+
+RANDOM = {
+    "bernoulli__long_self": lambda m: m.zeros(4, dtype=m.int64).bernoulli_(
+        m.tensor([1., 0., 1., 1.])),
+    "bernoulli__bool_self": lambda m: m.zeros(4, dtype=m.bool).bernoulli_(
+        m.tensor([1., 0., 1., 1.])),
+    "bernoulli__half_self_double_p": lambda m: m.zeros(4, dtype=m.float16).bernoulli_(
+        m.tensor([1., 0., 1., 1.], dtype=m.float64)),
+    "bernoulli__long_p": lambda m: m.zeros(4).bernoulli_(m.tensor([1, 0, 1, 1])),
+    "bernoulli__complex_self": lambda m: m.zeros(2, dtype=m.complex64).bernoulli_(
+        m.tensor([1, 0])),
+    "bernoulli__complex_scalar": lambda m: m.zeros(2, dtype=m.complex64).bernoulli_(0.5),
+    "bernoulli__p_longer": lambda m: m.zeros(2).bernoulli_(m.tensor([1., 0., 1.])),
+    "bernoulli__p_more_dims": lambda m: m.zeros(2).bernoulli_(m.tensor([[1., 0.]])),
+    "bernoulli__p_broadcast": lambda m: m.zeros(2, 2).bernoulli_(m.tensor([[1.], [0.]])),
+    "poisson_long": lambda m: m.poisson(m.tensor([1, 2])),
+    "poisson_negative": lambda m: m.poisson(m.tensor([-1.])),
+    "poisson_nan": lambda m: m.poisson(m.tensor([float("nan")])),
+    "poisson_zero_rate": lambda m: m.poisson(m.tensor([0., 0.])),
+    "exponential__long": lambda m: m.zeros(2, dtype=m.int64).exponential_(),
+    "exponential__complex": lambda m: m.zeros(2, dtype=m.complex64).exponential_(),
+    "exponential__bad_lambda_first": lambda m: m.zeros(2, dtype=m.complex64).exponential_(-1),
+    "cauchy__long": lambda m: m.zeros(2, dtype=m.int64).cauchy_(),
+    "cauchy__complex": lambda m: m.zeros(2, dtype=m.complex64).cauchy_(),
+    "random__complex": lambda m: m.zeros(2, dtype=m.complex64).random_(),
+    "random__complex_bad_range": lambda m: m.zeros(2, dtype=m.complex64).random_(5, 2),
+    "geometric__complex": lambda m: m.zeros(2, dtype=m.complex64).geometric_(0.5),
+    "uniform__complex_bad_range": lambda m: m.zeros(2, dtype=m.complex64).uniform_(3, 2),
+    "normal__complex_bad_std": lambda m: m.zeros(2, dtype=m.complex64).normal_(0, -1),
+    "normal__complex_dtype": lambda m: str(m.zeros(2, dtype=m.complex128).normal_(1, 2).dtype),
+    "uniform__complex_range": lambda m: (lambda t: bool(
+        ((t.real >= 1) & (t.real < 2) & (t.imag >= 1) & (t.imag < 2)).all()))(
+        m.zeros(1000, dtype=m.complex64).uniform_(1, 2)),
+    "normal__complex_moments": lambda m: _stats(
+        m.zeros(40000, dtype=m.complex64).normal_(1, 2)),
+    "normal_complex_mean_moments": lambda m: _stats(
+        m.normal(m.zeros(40000, dtype=m.complex64), 2.)),
+    "normal_complex_std": lambda m: m.normal(0., m.ones(2, dtype=m.complex64)),
+    "normal_output_takes_mean_dtype": lambda m: str(m.normal(
+        m.zeros(2), m.ones(2, dtype=m.float64)).dtype),
+    "normal_output_takes_mean_dtype_half": lambda m: str(m.normal(
+        m.zeros(2, dtype=m.float16), m.ones(2)).dtype),
+    "normal_complex_mean_double_std": lambda m: str(m.normal(
+        m.zeros(2, dtype=m.complex64), m.ones(2, dtype=m.float64)).dtype),
+    "rand_like_generator": lambda m: m.rand_like(
+        m.ones(2, 3), generator=m.Generator().manual_seed(0)).shape,
+    "randn_like_generator": lambda m: str(m.randn_like(
+        m.ones(2, dtype=m.float64), generator=m.Generator()).dtype),
+    "randint_like_generator": lambda m: str(m.randint_like(
+        m.ones(2), 3, 5, generator=m.Generator()).dtype),
+}
+
+
+@pytest.mark.parametrize("name", RANDOM)
+def test_random_fills(name):
+    _run(RANDOM, name)
+
+
+def test_like_factories_follow_their_generator():
+    import torchlike
+    a = torchlike.randn_like(torchlike.ones(4), generator=torchlike.Generator().manual_seed(3))
+    b = torchlike.randn_like(torchlike.ones(4), generator=torchlike.Generator().manual_seed(3))
+    assert bool((a == b).all())

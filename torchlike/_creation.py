@@ -1725,26 +1725,27 @@ def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
 
 
 @_keeps_layout
-def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
-    return rand(*input.shape, dtype=_like(input, dtype), device=_like_dev(input, device),
-                requires_grad=requires_grad, layout=layout)
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None):
+    return rand(*input.shape, generator=generator, dtype=_like(input, dtype),
+                device=_like_dev(input, device), requires_grad=requires_grad, layout=layout)
 
 
 @_keeps_layout
-def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
-    return randn(*input.shape, dtype=_like(input, dtype), device=_like_dev(input, device),
-                 requires_grad=requires_grad, layout=layout)
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+               requires_grad=False, memory_format=None):
+    return randn(*input.shape, generator=generator, dtype=_like(input, dtype),
+                 device=_like_dev(input, device), requires_grad=requires_grad, layout=layout)
 
 
 @_keeps_layout
-def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
-                 requires_grad=False, memory_format=None):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
+                 device=None, requires_grad=False, memory_format=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=_like(input, dtype),
-                   device=_like_dev(input, device), requires_grad=requires_grad, layout=layout)
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=_like(input, dtype), device=_like_dev(input, device),
+                   requires_grad=requires_grad, layout=layout)
 
 
 def _legacy_tensor(cls, *args, **kwargs):

@@ -169,13 +169,26 @@ def _pow(a, b, kind):
     return _pow_masked(a, b)
 
 
+def _powi(a, b):
+    """torch's powi_impl: binary exponentiation over every bit of a non-negative exponent,
+    wrapping as the dtype does (jnp.power reads only the exponent's low 6 bits)."""
+    a, b = jnp.broadcast_arrays(a, b)
+    acc = jnp.ones_like(a)
+    one = jnp.ones_like(b)
+    for _ in range(jnp.dtype(a.dtype).itemsize * 8):
+        acc = jnp.where((b & one) != 0, acc * a, acc)
+        a = a * a
+        b = jax.lax.shift_right_logical(b, one)
+    return acc
+
+
 def _int_pow(a, b):
     """torch's integer power: a negative exponent gives 1 for base 1, +-1 for base -1, else 0."""
     b = jnp.asarray(b, a.dtype)
     if not jnp.issubdtype(a.dtype, jnp.signedinteger):
-        return jnp.power(a, b)
+        return _powi(a, b)
     neg = b < 0
-    pos = jnp.power(a, jnp.where(neg, 0, b))
+    pos = _powi(a, jnp.where(neg, 0, b))
     one = jnp.ones_like(pos)
     negv = jnp.where(a == 1, one, jnp.where(a == -1, jnp.where(b % 2 == 0, one, -one),
                                              jnp.zeros_like(pos)))

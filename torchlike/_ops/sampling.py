@@ -47,6 +47,14 @@ def _fill(a, kd, p0, p1, kind, name, bounds=None):
     """Samples shaped like ``a`` (its values only matter for the gradient, which is zero)."""
     key = _k(kd)
     shp, dt = a.shape, a.dtype
+    if jnp.issubdtype(dt, jnp.complexfloating):
+        # torch fills view_as_real(self): each part drawn alone (a normal's std over sqrt(2))
+        part = jnp.float64 if dt == jnp.complex128 else jnp.float32
+        if kind == "uniform":
+            r = jax.random.uniform(key, shp + (2,), part, p0, p1)
+        else:
+            r = jax.random.normal(key, shp + (2,), part) * (p1 / np.sqrt(2.0)) + p0
+        return jax.lax.complex(r[..., 0], r[..., 1]).astype(dt)
     if kind == "uniform":
         ft = dt if dt != jnp.float16 and dt != jnp.bfloat16 else jnp.float32
         out = jax.random.uniform(key, shp, ft, p0, p1).astype(dt)
@@ -90,9 +98,14 @@ def _need_float(self, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(self.dtype)}'")
 
 
+def _need_float_or_complex(self, kernel):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(self.dtype)}'")
+
+
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
-    _need_float(self, "check_uniform_bounds")
+    _need_float_or_complex(self, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
@@ -100,10 +113,19 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    _need_float(self, "normal_kernel_cpu")
+    _need_float_or_complex(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return _inplace_fill(self, "normal", float(mean), float(std), generator, "NormalBackward0")
+
+
+def _continuous(self, what, cpp=False):
+    """exponential_'s and cauchy_'s refusal of a non-float dtype (after their argument checks)."""
+    if not self.dtype.is_floating_point:
+        from .products import _cpp
+        name = _cpp(self.dtype) if cpp else _tname(self.dtype)
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {name}")
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -115,17 +137,17 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    _need_float(self, "exponential_cpu")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    _continuous(self, "Exponential")
     return _inplace_fill(self, "exponential", float(lambd), 0.0, generator,
                          "ExponentialBackward0")
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    _need_float(self, "cauchy_cpu")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    _continuous(self, "Cauchy", cpp=True)
     return _inplace_fill(self, "cauchy", float(median), float(sigma), generator,
                          "CauchyBackward0")
 
@@ -133,22 +155,33 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self.dtype.is_complex:
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for "
+                                  f"'{_tname(self.dtype)}'")
     return _inplace_fill(self, "geometric", float(p), 0.0, generator, "GeometricBackward0")
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
-        _need_float(self, "bernoulli_tensor_cpu_p_")
+        # torch's kernel dispatches on self (any real dtype), then on p (floating only)
+        if self.dtype.is_complex:
+            raise NotImplementedError(f"\"bernoulli_tensor_cpu_self_\" not implemented for "
+                                      f"'{_tname(self.dtype)}'")
+        _need_float(p, "bernoulli_tensor_cpu_p_")
+        p = p.detach().expand(self.shape)        # (torch's expand error for a bad shape)
         pv = np.asarray(p._data)
         if ((pv < 0) | (pv > 1)).any():
             raise RuntimeError(_P_IN_MSG)
         check_inplace(self)
-        pp = jnp.broadcast_to(p._data.astype(jnp.float64), self._d.shape)
+        pp = jnp.asarray(p._data).astype(jnp.float64)
         out = apply(_fill, self, _key(generator), pp, 0.0, kind="bernoulli",
                     name="BernoulliBackward1")
         return commit_inplace(self, out)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    if self.dtype.is_complex:
+        raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for "
+                                  f"'{_tname(self.dtype)}'")
     return _inplace_fill(self, "bernoulli", float(p), 0.0, generator, "BernoulliBackward1")
 
 
@@ -166,6 +199,9 @@ def random_(self, from_=0, to=None, *, generator=None, **kw):
     """Integers uniform in [from, to); ``random_()`` spans the dtype's exact-integer range."""
     from_ = kw.pop("from", from_)
     name = self.dtype.name
+    if self.dtype.is_complex and (to is None or int(from_) < int(to)):
+        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
+                                  f"'{_tname(self.dtype)}'")
     if to is None and from_ != 0 and "from" not in kw:
         from_, to = 0, from_
     if to is None:
@@ -188,7 +224,14 @@ def random_(self, from_=0, to=None, *, generator=None, **kw):
 
 @defop("normal", saves=False, grad_name=lambda kw: kw["name"])
 def _normal(mean, std, kd, shape, dtype, name):
-    eps = jax.random.normal(_k(kd), shape, jnp.float64 if dtype == np.float64 else jnp.float32)
+    if np.issubdtype(dtype, np.complexfloating):
+        # a complex draw: each part with variance 1/2, as torch's complex randn
+        part = jnp.float64 if dtype == np.complex128 else jnp.float32
+        r = jax.random.normal(_k(kd), tuple(shape) + (2,), part) * np.sqrt(0.5).astype(part)
+        eps = jax.lax.complex(r[..., 0], r[..., 1])
+    else:
+        eps = jax.random.normal(_k(kd), shape, jnp.float64 if dtype == np.float64 else
+                                jnp.float32)
     m = jnp.asarray(mean)
     s = jnp.asarray(std)
     out = (jax.lax.stop_gradient(m) + jax.lax.stop_gradient(s) * eps).astype(dtype)
@@ -200,6 +243,8 @@ def _normal(mean, std, kd, shape, dtype, name):
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
            device=None, pin_memory=False, requires_grad=False):
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if st and std.dtype.is_complex:
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     if st:
         sv = np.asarray(std._data)
         if sv.size and (sv < 0).any():
@@ -223,13 +268,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         if msg:
             raise RuntimeError(msg)
         shape = tuple(np.broadcast_shapes(tuple(mean.shape), tuple(std.shape)))
-        dt = D._promote2(mean.dtype, std.dtype)
+        dt = mean.dtype                     # (torch: the output takes mean's dtype)
         name = "NormalBackward3"
     elif mt:
         shape, dt, name = tuple(mean.shape), mean.dtype, "NormalBackward1"
     else:
         shape, dt, name = tuple(std.shape), std.dtype, "NormalBackward2"
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_tname(dt)}'")
     return apply(_normal, mean if mt else float(mean), std if st else float(std),
                  _key(generator), shape=shape, dtype=dt.np, name=name)
@@ -334,6 +379,12 @@ def _poisson(rate, kd):
 
 
 def poisson(input, generator=None):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
+                                  f"'{_tname(input.dtype)}'")
+    v = np.asarray(input._data)
+    if v.size and not (v >= 0).all():          # (a NaN rate too)
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return apply(_poisson, input, _key(generator))
 
 
