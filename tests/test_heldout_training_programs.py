@@ -344,3 +344,42 @@ def test_lstm_cell_unbatched_input_splits_a_tensor_hx():
         h, c = cell(m.ones(3), m.ones(2, 4) * 0.5)
         return h.detach(), c.detach()
     same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ layer arguments
+
+@pytest.mark.parametrize("size", [
+    lambda m: m.Size([2, 3, 5, 6]), lambda m: (2, 3, 5, 6), lambda m: [2, 3, 5, 6],
+    lambda m: [2, 3, 5], lambda m: [2, 3, 0, 5],
+], ids=["torch_size", "tuple", "list", "3d", "zero"])
+def test_affine_grid_messages_show_the_size_as_given(size):
+    def fn(m):
+        theta = m.zeros(2, 1, 3) if len(size(m)) == 4 and 0 not in size(m) else m.zeros(2, 2, 3)
+        m.nn.functional.affine_grid(theta, size(m), align_corners=False)
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("args", [
+    (1, (3, 2)), (1, (2, -1)), (1, [2, 2]), (1, 3), (1, (2.0, 2)), ("a", (("x", 2),)),
+    (-1, (2, 2)),
+], ids=["bad_product", "inferred", "list", "int", "float", "named", "negative_dim"])
+def test_unflatten_module_arguments(args):
+    def fn(m):
+        mod = m.nn.Unflatten(*args)
+        return repr(mod), tuple(mod(m.zeros(3, 4)).shape)
+    same_as_torch(fn)
+
+
+def test_layer_norm_over_no_dimensions():
+    same_as_torch(lambda m: (repr(m.nn.LayerNorm([])), tuple(m.nn.LayerNorm([]).weight.shape)))
+
+
+@pytest.mark.parametrize("ls", [2.0, 1.5, -0.25, 0.0])
+@pytest.mark.parametrize("probs", [False, True], ids=["indices", "probabilities"])
+def test_cross_entropy_label_smoothing_bounds(ls, probs):
+    x = f32(3, 4)
+
+    def fn(m):
+        target = m.softmax(m.tensor(x * 2), 1) if probs else m.tensor([0, 1, 3])
+        return m.nn.CrossEntropyLoss(label_smoothing=ls)(m.tensor(x), target)
+    same_as_torch(fn, atol=1e-6, rtol=1e-6)

@@ -2005,9 +2005,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """log_softmax + nll_loss (class indices) or the probability form, composed as torch
     composes it, so the graph shows ``NllLossBackward0`` over ``LogSoftmaxBackward0``."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
-    if not 0.0 <= label_smoothing <= 1.0:
+    if label_smoothing > 1.0:
+        # (torch checks the upper bound only: a negative value is no smoothing; a C++ double,
+        # 2.0 prints as "2")
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
+                           f"{float(label_smoothing):g}")
     # torch: class probabilities when the shapes are equal, class indices otherwise
     probs = tuple(target.shape) == tuple(input.shape)
     class_dim = 0 if input.ndim == 1 else 1
@@ -4849,26 +4851,27 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    given = size    # torch's messages show it as passed: a list, tuple or torch.Size
     size = tuple(int(s) for s in size)
     if len(size) == 4:
         if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{list(size)}. Got {theta.shape}.")
+                             f"{given}. Got {theta.shape}.")
         spatial = size[-2:]
     elif len(size) == 5:
         if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{list(size)}. Got {theta.shape}.")
+                             f"{given}. Got {theta.shape}.")
         spatial = size[-3:]
     else:
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
-                                  f"affine transforms, respectively. Got size {list(size)}.")
+                                  f"affine transforms, respectively. Got size {given}.")
     if align_corners and min(spatial) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
                       "when align_corners=True. This is not an intended use case of affine_grid. "
                       "See the documentation of affine_grid for details.")
     if min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {list(size)}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
     return apply(_affine_grid, theta, size=size, align_corners=bool(align_corners))
 
 

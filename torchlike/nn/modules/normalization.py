@@ -19,9 +19,9 @@ __all__ = ["LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm", "RMSN
 
 def _affine_params(mod, enabled, shape, bias, dtype):
     """Register a normalisation layer's weight and (optional) bias, or None for both."""
-    mod.register_parameter("weight", Parameter(_creation.empty(*shape, dtype=dtype))
+    mod.register_parameter("weight", Parameter(_creation.empty(tuple(shape), dtype=dtype))
                            if enabled else None)
-    mod.register_parameter("bias", Parameter(_creation.empty(*shape, dtype=dtype))
+    mod.register_parameter("bias", Parameter(_creation.empty(tuple(shape), dtype=dtype))
                            if enabled and bias else None)
 
 
