@@ -11,7 +11,7 @@ import torchlike
 from torchlike import _registry
 
 from nn_util import copy_state
-from oracle import assert_close
+from oracle import assert_close, same_as_torch
 
 M = (torch, torchlike)
 RNG = np.random.default_rng(0)
@@ -350,6 +350,14 @@ def test_vmap_host_reads_raise():
                       (lambda a: a.sum().item(), r"\.item\(\)"),
                       (lambda a: a if a.sum() > 0 else -a, "data-dependent control flow")):
         raises_both(lambda m: m.func.vmap(fn)(m.tensor(X)), RuntimeError, match)
+
+
+@pytest.mark.parametrize("read", ["item", "float", "bool", "nonzero", "mask"])
+def test_vmap_host_reads_raise_torchs_messages(read):
+    body = {"item": lambda a: a.sum().item(), "float": lambda a: float(a[0]),
+            "bool": lambda a: a if a.sum() > 0 else -a, "nonzero": lambda a: a.nonzero(),
+            "mask": lambda a: a[a > 2]}[read]
+    same_as_torch(lambda m: m.func.vmap(body)(m.tensor(X)))
 
 
 def test_vmap_inplace_into_captured_tensor_raises_and_restores():

@@ -106,9 +106,34 @@ _ITEM = {"item", "tolist", "numpy", "__array__", "__float__", "__int__", "__comp
          "__index__", "__format__"}
 
 
+# vmap's messages where torch's vmap raises too (its batching rules refuse the same reads)
+_VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+              "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+              "other operations. If error is occurring somewhere inside PyTorch internals, "
+              "please file a bug report.")
+_VMAP_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some "
+                      "data-dependent control flow. We don't support that yet, please file an "
+                      "issue at https://github.com/pytorch/pytorch/issues .")
+_VMAP_DYNAMIC = ("vmap: We do not support batching operators that can output dynamic shape. "
+                 "Attempted to vmap over aten::{}. Please file an issue at "
+                 "https://github.com/pytorch/pytorch/issues if you need this feature.")
+_VMAP_MASK = ("vmap: We do not support batching operators that can support dynamic shape. "
+              "Attempting to batch over indexing with a boolean mask.")
+_DYNAMIC_OPS = {"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"}
+
+
 def _host_read_error(api, e):
     entry, inner = _culprit(e.__traceback__)
     names = {entry, inner}
+    if api == "vmap":
+        if "__bool__" in names or isinstance(e, jax.errors.TracerBoolConversionError):
+            return RuntimeError(_VMAP_CONTROL_FLOW)
+        if names & {"item", "__float__", "__int__", "__complex__", "__index__"}:
+            return RuntimeError(_VMAP_ITEM)
+        if entry in _DYNAMIC_OPS:
+            return RuntimeError(_VMAP_DYNAMIC.format(entry))
+        if entry in ("getitem", "__getitem__", "setitem", "__setitem__"):
+            return RuntimeError(_VMAP_MASK)
     if "__bool__" in names or isinstance(e, jax.errors.TracerBoolConversionError):
         msg = (f"{api}: It looks like you're attempting to use a Tensor in some data-dependent "
                f"control flow (in `{entry}`). torchlike traces the function with jax, so Python "
