@@ -383,3 +383,23 @@ def test_cross_entropy_label_smoothing_bounds(ls, probs):
         target = m.softmax(m.tensor(x * 2), 1) if probs else m.tensor([0, 1, 3])
         return m.nn.CrossEntropyLoss(label_smoothing=ls)(m.tensor(x), target)
     same_as_torch(fn, atol=1e-6, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ attention modules
+
+@pytest.mark.parametrize("batch_first", [False, True], ids=["seq_first", "batch_first"])
+@pytest.mark.parametrize("average", [True, False], ids=["avg", "per_head"])
+@pytest.mark.parametrize("need_weights", [True, False], ids=["weights", "no_weights"])
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
+def test_multihead_attention_outputs_grad_fn_names(batch_first, average, need_weights,
+                                                   batched):
+    x0 = f32(3, 2, 4) if batched else f32(3, 4)
+
+    def fn(m):
+        mha = det_init(m.nn.MultiheadAttention(4, 2, batch_first=batch_first))
+        x = m.tensor(x0, requires_grad=True)
+        o, w = mha(x, x, x, need_weights=need_weights, average_attn_weights=average)
+        names = (type(o.grad_fn).__name__, None if w is None else type(w.grad_fn).__name__)
+        (o.sum() + (0 if w is None else w.sum())).backward()
+        return names, o.detach(), x.grad
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)

@@ -337,7 +337,11 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
                              f"{query.dim()}-D query tensor")
 
 
-@defop("multi_head_attention", grad_name="TransposeBackward0")
+# torch's last steps name the outputs' grad_fn: ``weights.mean(dim=1)`` (MeanBackward1) or
+# ``weights.view(bsz, H, L, S)`` (ViewBackward0), ``output.view(L, bsz, E)`` (ViewBackward0,
+# added as a view when the weights are averaged)
+@defop("multi_head_attention",
+       grad_name=lambda kw: "MeanBackward1" if kw.get("average") else "ViewBackward0")
 def _mha(q, k, v, *rest, H, separate, has_in_bias, has_out_bias, has_bias_kv, add_zero_attn,
          mask_kind, mask_ndim, kpm_kind, dropout_p, average, causal=False, safe=False):
     """torch's multi_head_attention_forward as one op. ``causal``: scaled_dot_product_attention's
@@ -654,6 +658,8 @@ class MultiheadAttention(Module):
                        safe=not need_weights and not fast)
         if self.batch_first and batched:
             out = out.transpose(0, 1)
+        elif batched and average_attn_weights and out.grad_fn is not None:
+            out = out.view(tuple(out.shape))
         if not batched:
             out = out.squeeze(1)
             w = w.squeeze(0)
