@@ -134,11 +134,11 @@ def _trapezoid(name, y, x, dx, dim):
         if y.dtype is D_bool():
             raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not "
                                f"supported")
-        return (y.sum(d) - (y.select(d, 0) + y.select(d, -1)) * 0.5) * float(dx)
+        return _scalar("mul", y.sum(d) - (y.select(d, 0) + y.select(d, -1)) * 0.5, float(dx))
     if y.dtype is D_bool() or x.dtype is D_bool():
         raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
                            f"supported")
-    return (_pairs(y, d) * _x_steps(name, y, x, d)).sum(d) / 2.
+    return _scalar("div", (_pairs(y, d) * _x_steps(name, y, x, d)).sum(d), 2.)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
@@ -152,7 +152,14 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if y.dtype is D_bool() or x.dtype is D_bool():
         raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
                            f"supported")
-    return (_pairs(y, d) * _x_steps(name, y, x, d)).cumsum(d) / 2.
+    return _scalar("div", (_pairs(y, d) * _x_steps(name, y, x, d)).cumsum(d), 2.)
+
+
+def _scalar(kind, a, b):
+    """ATen's Tensor-Scalar overload (its MulBackward1/DivBackward1 node), as torch's C++
+    composite calls it."""
+    from ..nn.functional import _scalar as scalar_op
+    return scalar_op(kind, a, b)
 
 
 def D_bool():

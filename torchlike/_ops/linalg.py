@@ -240,7 +240,7 @@ def slogdet(input):
     return _SlogdetLegacy(*linalg_slogdet(input))
 
 
-@defop("logdet", grad_name="LogdetBackward0")
+@defop("logdet", grad_name="WhereBackward0")       # (torch's composite ends in where)
 def _logdet(a):
     s, l = jnp.linalg.slogdet(a)
     return jnp.where(s < 0, jnp.nan, jnp.where(s == 0, -jnp.inf, l)).astype(l.dtype)
@@ -687,7 +687,14 @@ def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                  dtype=None if dtype is None else D.to_dtype(dtype).np)
 
 
-@defop("linalg_matrix_norm", grad_name="LinalgMatrixNormBackward0")
+def _matrix_norm_name(kw):
+    # torch's composite: the node its last op leaves
+    o = kw["ord"]
+    return ("LinalgVectorNormBackward0" if o == "fro" else "SumBackward1" if o == "nuc" else
+            "AmaxBackward0" if o > 0 else "AminBackward0")
+
+
+@defop("linalg_matrix_norm", grad_name=_matrix_norm_name)
 def _matrix_norm(a, ord, dims, keepdim):
     d0, d1 = dims
     if ord == "fro":

@@ -663,7 +663,7 @@ def _einsum_dtype(eq, operands):
     return ops[0][0]
 
 
-@defop("tensordot", promote="common", grad_name="TensordotBackward0")
+@defop("tensordot", promote="common", grad_name="ViewBackward0")   # (torch: mm, then view)
 def _tensordot(a, b, dims_a, dims_b):
     return jnp.tensordot(a, b, (dims_a, dims_b))
 
@@ -1036,7 +1036,7 @@ def _bmm_shape_checks_addbmm(b1, b2):
                            f"and {b2.shape[1]}x{b2.shape[2]})")
 
 
-@defop("kron", promote="common", grad_name="KronBackward0")
+@defop("kron", promote="common", grad_name="UnsafeViewBackward0")   # (torch: a reshape)
 def _kron(a, b):
     if a.dtype == jnp.bool_:
         return jnp.kron(a.astype(jnp.uint8), b.astype(jnp.uint8)).astype(jnp.bool_)

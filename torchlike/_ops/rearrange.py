@@ -233,5 +233,11 @@ def diag(input, diagonal=0):
     if n == 1:
         return diag_embed(input, diagonal, 0, 1)
     if n == 2:
-        return apply(_diagonal, input, offset=int(diagonal), dim1=0, dim2=1)
+        # (a copy, as torch's diagonal_copy: writes to it leave the input alone)
+        return apply(_diag_copy, input, offset=int(diagonal))
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
+
+
+@defop("diag_copy", saves=False, grad_name="DiagonalBackward0_copy")
+def _diag_copy(a, offset):
+    return jnp.diagonal(a, offset, 0, 1)
