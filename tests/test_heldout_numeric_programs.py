@@ -420,3 +420,21 @@ def test_graph_node_names(name):
     t = NODE_NAMES[name](torch)
     t_like = NODE_NAMES[name](torchlike)
     assert type(t_like.grad_fn).__name__ == type(t.grad_fn).__name__
+
+
+EMPTY_REDUCTIONS = {
+    "mode_empty": lambda m: m.tensor([]).mode(),
+    "mode_empty_rows": lambda m: m.zeros(2, 0).mode(),
+    "mode_empty_dim0": lambda m: m.zeros(0, 2).mode(0),
+    "mode_nonempty_dim": lambda m: m.zeros(0, 2).mode(1),
+    "kthvalue_empty": lambda m: m.tensor([]).kthvalue(1),
+    "nanmedian_empty_dim": lambda m: m.zeros(0, 2).nanmedian(0),
+    "median_empty_dim": lambda m: m.zeros(0, 2).median(0),
+    "aminmax_empty_dim": lambda m: m.zeros(0, 2).aminmax(dim=0),
+    "argmax_empty_dim": lambda m: m.zeros(0, 2).argmax(0),
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_REDUCTIONS)
+def test_reductions_over_empty_dims(name):
+    _run(EMPTY_REDUCTIONS, name)

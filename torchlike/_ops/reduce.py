@@ -220,7 +220,9 @@ def _nonempty_full(name, input):
 
 def _nonempty_dim(name, input, d):
     if input.ndim and input.shape[d] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        # (aminmax's message has no parentheses)
+        call = name if name == "aminmax" else name + "()"
+        raise IndexError(f"{call}: Expected reduction dim {d} to have non-zero size.")
 
 
 def _need_float(name, input):

@@ -286,6 +286,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if input.dtype is D.bool:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     d = _one_dim(dim, input.ndim)
+    _nonempty_dim("kthvalue", input, d)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
@@ -375,6 +376,7 @@ def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (smallest on ties) and its last index."""
     _no_complex_kernel(input, "mode_cpu")
     d = _one_dim(dim, input.ndim)
+    _nonempty_dim("mode", input, d)
     return _RT["mode"](*apply(_mode, input, dim=d, keepdim=bool(keepdim)))
 
 
@@ -679,7 +681,7 @@ def nanmedian(input, dim=None, keepdim=False):
             return _empty_int_median(input)
         return apply(_nanmedian_full, input)
     d = _one_dim(dim, input.ndim)
-    _nonempty_dim("nanmedian", input, d)
+    _nonempty_dim("median", input, d)          # (torch's nanmedian words it as median's)
     return _RT["nanmedian"](*apply(_nanmedian_dim, input, dim=d, keepdim=bool(keepdim)))
 
 
