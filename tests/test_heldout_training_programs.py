@@ -403,3 +403,58 @@ def test_multihead_attention_outputs_grad_fn_names(batch_first, average, need_we
         (o.sum() + (0 if w is None else w.sum())).backward()
         return names, o.detach(), x.grad
     same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ grad_fn names of layers
+
+@pytest.mark.parametrize("ctor", [
+    "nn.LeakyReLU(0.2, inplace=True)", "nn.ELU(inplace=True)", "nn.CELU()", "nn.CELU(0.5)",
+    "nn.CELU(inplace=True)", "nn.SELU(inplace=True)", "nn.RReLU().eval()",
+    "nn.RReLU(inplace=True).eval()", "nn.Threshold(0.1, 20.0, inplace=True)",
+    "nn.Threshold(0.1, -5.0)",
+])
+def test_activation_grad_fn_names_and_gradients(ctor):
+    x0 = np.array([[-1.0, 0.0, 0.05, 2.0], [-0.3, 0.3, -2.0, 0.1]], np.float32)
+
+    def fn(m):
+        nn = m.nn
+        x = m.tensor(x0, requires_grad=True)
+        o = eval(ctor)(x * 1)
+        o.pow(2).sum().backward()
+        return type(o.grad_fn).__name__, o.detach(), x.grad
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+def test_rrelu_in_place_training_grad_fn_name():
+    def fn(m):
+        x = m.tensor([[-1.0, 0.5]], requires_grad=True)
+        return type(m.nn.RReLU(inplace=True)(x * 1).grad_fn).__name__
+    same_as_torch(fn)
+
+
+def test_channel_shuffle_grad_fn_name():
+    x0 = f32(1, 4, 2, 2)
+
+    def fn(m):
+        x = m.tensor(x0, requires_grad=True)
+        outs = (m.nn.ChannelShuffle(2)(x), m.nn.functional.channel_shuffle(x, 2),
+                m.channel_shuffle(x, 2))
+        return [type(o.grad_fn).__name__ for o in outs], outs[0].detach()
+    same_as_torch(fn)
+
+
+def test_lstm_cell_state_grad_fn_and_unrolled_gradients():
+    x0 = f32(5, 2, 3)
+
+    def fn(m):
+        cell = det_init(m.nn.LSTMCell(3, 4))
+        x = m.tensor(x0, requires_grad=True)
+        h = c = m.zeros(2, 4)
+        outs = []
+        for t in range(5):
+            h, c = cell(x[t], (h, c))
+            outs.append(h)
+        names = (type(h.grad_fn).__name__, type(c.grad_fn).__name__)
+        (m.stack(outs).pow(2).sum() + c.sum()).backward()
+        return names, x.grad, cell.weight_hh.grad
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)

@@ -348,8 +348,8 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-@_act("leaky_relu", "LeakyReluBackward0")
-def _leaky_relu(x, slope):
+@_act("leaky_relu", lambda kw: kw.get("name", "LeakyReluBackward0"))
+def _leaky_relu(x, slope, name="LeakyReluBackward0"):
     @jax.custom_jvp
     def f(x):
         return jnp.where(x > 0, x, x * slope)
@@ -398,7 +398,8 @@ def _refuse_backward(out, message):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _number("leaky_relu_" if inplace else "leaky_relu", ("negative_slope", negative_slope, 2))
     _float_kernel("leaky_relu_cpu", input)
-    out = apply(_leaky_relu, input, slope=float(negative_slope))
+    out = apply(_leaky_relu, input, slope=float(negative_slope),
+                **({"name": "LeakyReluBackward1"} if inplace else {}))
     if inplace and not negative_slope >= 0:
         out = _refuse_backward(out, _NEGATIVE_SLOPE["leaky_relu"])
     return _inplace(input, out) if inplace else out
@@ -442,17 +443,24 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+        # torch's rrelu_with_noise (leaky_relu's values at the mean slope)
+        _float_kernel("leaky_relu_cpu", input)
+        out = apply(_leaky_relu, input, slope=float((lower + upper) / 2),
+                    name="RreluWithNoiseBackward1" if inplace else "RreluWithNoiseBackward0")
+        if inplace and not (lower + upper) / 2 >= 0:
+            out = _refuse_backward(out, _NEGATIVE_SLOPE["leaky_relu"])
+        return _inplace(input, out) if inplace else out
     _float_kernel("rrelu_with_noise_out_cpu", input)
     if input.dtype is D.float16:        # (its CPU kernel has bfloat16 but no Half)
         raise NotImplementedError('"rrelu_with_noise_out_cpu" not implemented for \'Half\'')
     key = _random.next_key()
-    out = apply(_rrelu_train, input, key, lower=float(lower), upper=float(upper))
+    out = apply(_rrelu_train, input, key, lower=float(lower), upper=float(upper),
+                **({"name": "RreluWithNoiseBackward1"} if inplace else {}))
     return _inplace(input, out) if inplace else out
 
 
-@_act("rrelu_train", "RreluWithNoiseBackward0")
-def _rrelu_train(x, key, lower, upper):
+@_act("rrelu_train", lambda kw: kw.get("name", "RreluWithNoiseBackward0"))
+def _rrelu_train(x, key, lower, upper, name="RreluWithNoiseBackward0"):
     a = jax.random.uniform(key, x.shape, x.dtype, lower, upper)
     # (torch draws the noise where x <= 0)
     return jnp.where(x > 0, x, x * a)
@@ -464,8 +472,8 @@ def _elu_value(x, neg, scale, input_scale):
     return jnp.where(x < 0, neg * jnp.expm1(x * input_scale), x * scale)
 
 
-@_act("elu", "EluBackward0")
-def _elu(x, alpha, scale, input_scale):
+@_act("elu", lambda kw: kw.get("name", "EluBackward0"))
+def _elu(x, alpha, scale, input_scale, name="EluBackward0"):
     neg = alpha * scale
 
     @jax.custom_jvp
@@ -483,8 +491,8 @@ def _elu(x, alpha, scale, input_scale):
     return f(x)
 
 
-@_act("elu_result", "EluBackward1")
-def _elu_result(x, alpha, scale, input_scale):
+@_act("elu_result", lambda kw: kw.get("name", "EluBackward1"))
+def _elu_result(x, alpha, scale, input_scale, name="EluBackward1"):
     """In-place elu: torch differentiates through the result y (its input is overwritten):
     y <= 0 ? grad * input_scale * (y + alpha * scale) : grad * scale."""
     neg = alpha * scale
@@ -524,7 +532,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace=False):
     _float_kernel("elu_cpu", input)
-    out = apply(_elu, input, alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
+    # (torch's selu_ differentiates through its result: EluBackward1)
+    out = apply(_elu_result if inplace else _elu, input, alpha=_SELU_ALPHA, scale=_SELU_SCALE,
+                input_scale=1.0)
     return _inplace(input, out) if inplace else out
 
 
@@ -538,7 +548,8 @@ def celu(input, alpha=1.0, inplace=False):
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _float_kernel("elu_cpu", input)
     out = apply(_elu_result if inplace else _elu, input, alpha=float(alpha), scale=1.0,
-                input_scale=1.0 / float(alpha))
+                input_scale=1.0 / float(alpha),
+                name="CeluBackward1" if inplace else "CeluBackward0")
     if inplace and not alpha >= 0:
         out = _refuse_backward(out, _NEGATIVE_SLOPE["elu"])
     return _inplace(input, out) if inplace else out
@@ -727,8 +738,8 @@ def softshrink(input, lambd=0.5):
     return apply(_softshrink, input, lambd=float(lambd))
 
 
-@_act("threshold", "ThresholdBackward0")
-def _threshold(x, threshold, value):
+@_act("threshold", lambda kw: kw.get("name", "ThresholdBackward0"))
+def _threshold(x, threshold, value, name="ThresholdBackward0"):
     return jnp.where(x <= threshold, jnp.asarray(value, x.dtype), x)
 
 
@@ -738,7 +749,8 @@ def threshold(input, threshold, value, inplace=False):
     if input.dtype is D.bool or input.dtype.is_complex:
         raise NotImplementedError(f'"threshold_cpu" not implemented for '
                                   f"'{D.legacy_name(input.dtype)}'")
-    out = apply(_threshold, input, threshold=float(threshold), value=float(value))
+    out = apply(_threshold, input, threshold=float(threshold), value=float(value),
+                **({"name": "ThresholdBackward1"} if inplace else {}))
     return _inplace(input, out) if inplace else out
 
 
@@ -4348,7 +4360,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-@defop("channel_shuffle", grad_name="ViewBackward0", saves=False)
+@defop("channel_shuffle", grad_name="ChannelShuffleBackward0", saves=False)
 def _channel_shuffle(x, groups):
     n, c = x.shape[:2]
     rest = x.shape[2:]

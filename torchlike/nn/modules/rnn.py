@@ -405,6 +405,14 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
 
+@defop("rnn_cell_state", grad_name="AddBackward0", saves=False,
+       vjp=lambda cots, xs, needs: cots)
+def _cell_state(c):
+    """lstm_cell's c (its h's op is named MulBackward0; torch's c = f * c + i * g is an
+    AddBackward0): the value itself, under its own grad_fn name."""
+    return c
+
+
 # grad_fn names are those of the last op of ATen's CPU cells (lstm_cell's h = o * tanh(c), whose
 # c = f * c + i * g is an AddBackward0 in torch; gru_cell's (h - n) * z + n)
 @defop("rnn_cell", promote="common", grad_name=lambda kw: {"LSTM": "MulBackward0",
@@ -503,6 +511,8 @@ class RNNCellBase(Module):
         if self.bias:
             args += [self.bias_ih, self.bias_hh]
         out = apply(_rnn_cell, *args, mode=mode, has_bias=bool(self.bias))
+        if mode == "LSTM" and out[1].grad_fn is not None:
+            out = (out[0], apply(_cell_state, out[1]))
         if not batched:
             out = tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
         return out
