@@ -438,3 +438,36 @@ EMPTY_REDUCTIONS = {
 @pytest.mark.parametrize("name", EMPTY_REDUCTIONS)
 def test_reductions_over_empty_dims(name):
     _run(EMPTY_REDUCTIONS, name)
+
+
+# ============================================================ 7. rounding, logit, half precision
+
+ROUNDING = {}
+for _dt in ("int64", "int32", "uint8", "bool", "float16"):
+    ROUNDING[f"round_{_dt}"] = lambda m, d=_dt: m.round(m.tensor([1, 0, 1]).to(getattr(m, d)))
+    ROUNDING[f"round_decimals0_{_dt}"] = lambda m, d=_dt: m.round(
+        m.tensor([1, 0, 1]).to(getattr(m, d)), decimals=0)
+    ROUNDING[f"round_decimals1_{_dt}"] = lambda m, d=_dt: m.round(
+        m.tensor([1, 0, 1]).to(getattr(m, d)), decimals=1)
+    ROUNDING[f"special_round_{_dt}"] = lambda m, d=_dt: m.special.round(
+        m.tensor([1, 0, 1]).to(getattr(m, d)))
+    ROUNDING[f"round__decimals_{_dt}"] = lambda m, d=_dt: m.tensor([1, 0, 1]).to(
+        getattr(m, d)).round_(decimals=1)
+    ROUNDING[f"round__{_dt}"] = lambda m, d=_dt: m.tensor([1, 0, 1]).to(getattr(m, d)).round_()
+ROUNDING.update({
+    "logit_eps_over_half": lambda m: m.logit(m.tensor([0., 0.5, 1., _NAN]), 0.6),
+    "logit_eps_over_half_grad": lambda m: (lambda t: (m.logit(t, 0.6).sum().backward(),
+                                                      t.grad)[1])(
+        m.tensor([0., 0.5, 1.], requires_grad=True)),
+})
+_HALF_VALUES = [v / 20 for v in range(-200, 201)] + [0.3, 1.7, 5., 100., 1000., 60000.]
+for _dt in ("float16", "bfloat16"):
+    for _op in ("exp2", "log2", "log10", "deg2rad", "rad2deg"):
+        ROUNDING[f"{_op}_{_dt}"] = lambda m, d=_dt, op=_op: getattr(m, op)(
+            m.tensor(_HALF_VALUES, dtype=getattr(m, d))).float()
+
+
+@pytest.mark.parametrize("name", ROUNDING)
+def test_rounding_logit_and_half_precision(name):
+    tol = 1e-6 if name.startswith("logit") else 0.0     # (logit: the clamp, not its last ulp)
+    _run(ROUNDING, name, atol=tol, rtol=tol)

@@ -134,10 +134,10 @@ _UNARY = {
     "square": (lambda a: a * a, None, "PowBackward0"),
     "conj_physical": (jnp.conj, None, "ConjPhysicalBackward0"),
     "sign": (_sign_fn, None, "SignBackward0"),
-    "exp2": (jnp.exp2, "float", "Exp2Backward0"),
+    "exp2": (_in_float32(jnp.exp2), "float", "Exp2Backward0"),
     "expm1": (jnp.expm1, "float", "Expm1Backward0"),
-    "log2": (jnp.log2, "float", "Log2Backward0"),
-    "log10": (jnp.log10, "float", "Log10Backward0"),
+    "log2": (_in_float32(jnp.log2), "float", "Log2Backward0"),
+    "log10": (_in_float32(jnp.log10), "float", "Log10Backward0"),
     "log1p": (jnp.log1p, "float", "Log1PBackward0"),
     "tan": (jnp.tan, "float", "TanBackward0"),
     "asin": (jnp.arcsin, "float", "AsinBackward0"),
@@ -154,8 +154,8 @@ _UNARY = {
     "floor": (_int_keep(jnp.floor), None, "FloorBackward0"),
     "ceil": (_int_keep(jnp.ceil), None, "CeilBackward0"),
     "trunc": (_int_keep(jnp.trunc), None, "TruncBackward0"),
-    "deg2rad": (jnp.deg2rad, "float", "Deg2RadBackward0"),
-    "rad2deg": (jnp.rad2deg, "float", "Rad2DegBackward0"),
+    "deg2rad": (_in_float32(jnp.deg2rad), "float", "Deg2RadBackward0"),
+    "rad2deg": (_in_float32(jnp.rad2deg), "float", "Rad2DegBackward0"),
     "lgamma": (_lgamma_fn, "float", "LgammaBackward0"),
     "digamma": (_digamma_fn, "float", "DigammaBackward0"),
     "sinc": (_in_float32(jnp.sinc), "float", "SincBackward0"),
@@ -326,7 +326,9 @@ def _logit(a, eps):
     if eps is None:
         return _logit_plain(a)
     lo, hi = eps, 1 - eps
-    z = jnp.clip(jax.lax.stop_gradient(a), lo, hi)
+    # torch's kernel: x < lo ? lo : (x > hi ? hi : x) (with eps > 0.5, lo > hi)
+    sa = jax.lax.stop_gradient(a)
+    z = jnp.where(sa < lo, lo, jnp.where(sa > hi, hi, sa))
     inside = (a >= lo) & (a <= hi)
     # torch: zero gradient where the input was clamped
     z = jnp.where(inside, a, z)
@@ -357,13 +359,19 @@ _round_op = defop("round", grad_name="RoundBackward0", saves=False)(_round)
 
 
 @public(method=True, out=True, top_inplace=True)
-def round(input, *, decimals=0):
+def round(input, *, decimals=None):
     """Round half to even, optionally to ``decimals`` decimal places."""
-    if decimals != 0 and input.dtype.category < D._FLOAT:
-        _not_impl("round_cpu", input)
-    if input.dtype is D.bool or input.dtype.is_complex:
+    _round_checks(input, decimals)
+    return apply(_round_op, input, decimals=int(decimals or 0))
+
+
+def _round_checks(input, decimals):
+    # torch: an integer tensor rounds to itself only without ``decimals`` (round.decimals's
+    # kernels, round_vml for 0 and round for others, have no integer types)
+    if decimals is not None and input.dtype.category < D._FLOAT:
         _not_impl("round_cpu" if decimals != 0 else "round_vml_cpu", input)
-    return apply(_round_op, input, decimals=int(decimals))
+    if input.dtype is D.bool or input.dtype.is_complex:
+        _not_impl("round_cpu" if decimals else "round_vml_cpu", input)
 
 
 @method("logit_")
@@ -372,10 +380,9 @@ def logit_(self, eps=None):
 
 
 @method("round_")
-def round_(self, *, decimals=0):
-    if self.dtype is D.bool or self.dtype.is_complex:
-        _not_impl("round_cpu" if decimals != 0 else "round_vml_cpu", self)
-    return apply_(_round_op, self, decimals=int(decimals))
+def round_(self, *, decimals=None):
+    _round_checks(self, decimals)
+    return apply_(_round_op, self, decimals=int(decimals or 0))
 
 
 

@@ -66,7 +66,14 @@ def _same(name, top):
 
 erf, erfc, erfinv = _same("erf", "erf"), _same("erfc", "erfc"), _same("erfinv", "erfinv")
 exp2, expm1, log1p = _same("exp2", "exp2"), _same("expm1", "expm1"), _same("log1p", "log1p")
-sinc, xlogy, round = _same("sinc", "sinc"), _same("xlogy", "xlogy"), _same("round", "round")
+sinc, xlogy = _same("sinc", "sinc"), _same("xlogy", "xlogy")
+
+
+def round(input, *, decimals=0, out=None):
+    """torch.special.round: torch.round with ``decimals`` always given (an integer tensor
+    raises round_vml_cpu's NotImplementedError)."""
+    return _out(_tl.round(input, decimals=decimals), out, "round")
+
 digamma, psi = _same("digamma", "digamma"), _same("psi", "digamma")
 expit, gammaln = _same("expit", "sigmoid"), _same("gammaln", "lgamma")
 i0, polygamma = _same("i0", "i0"), _same("polygamma", "polygamma")
