@@ -458,3 +458,32 @@ def test_lstm_cell_state_grad_fn_and_unrolled_gradients():
         (m.stack(outs).pow(2).sum() + c.sum()).backward()
         return names, x.grad, cell.weight_hh.grad
     same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+def test_state_dict_positional_arguments_warn_and_post_hook_rules():
+    def fn(m):
+        lin = m.nn.Linear(2, 2)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            keys = list(lin.state_dict(None, "p."))
+        seen = [(x.category.__name__, str(x.message)) for x in w]
+
+        def public(mod, sd, prefix, meta):
+            return {"replaced": 1}
+
+        def private(mod, sd, prefix, meta):
+            return {"replaced": 2}
+        h = lin._register_state_dict_hook(private)
+        replaced = lin.state_dict()
+        h.remove()
+        lin.register_state_dict_post_hook(public)
+        try:
+            lin.state_dict()
+        except RuntimeError as e:
+            err = str(e)
+        try:
+            lin._register_state_dict_hook(public)
+        except RuntimeError as e:
+            err2 = str(e)
+        return keys, seen, dict(replaced), err, err2
+    same_as_torch(fn)

@@ -821,11 +821,21 @@ class Module:
         return h
 
     def register_state_dict_post_hook(self, hook):
+        """torch's public post-hook: it must return None (it mutates ``state_dict``)."""
+        hook._from_public_api = True
         h = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[h.id] = hook
         return h
 
-    _register_state_dict_hook = register_state_dict_post_hook
+    def _register_state_dict_hook(self, hook):
+        """torch's private form: the hook may return a new state_dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        h = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
 
     def register_load_state_dict_pre_hook(self, hook):
         h = RemovableHandle(self._load_state_dict_pre_hooks)
@@ -865,10 +875,17 @@ class Module:
                            "called.")
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        if args:
-            destination = args[0] if len(args) > 0 else destination
-            prefix = args[1] if len(args) > 1 else prefix
-            keep_vars = args[2] if len(args) > 2 else keep_vars
+        if len(args) > 0:
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
@@ -884,8 +901,11 @@ class Module:
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
             r = hook(self, destination, prefix, local_metadata)
-            if r is not None:
-                destination = r
+            if not getattr(hook, "_from_public_api", False):
+                if r is not None:
+                    destination = r
+            elif r is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
