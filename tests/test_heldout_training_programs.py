@@ -487,3 +487,23 @@ def test_state_dict_positional_arguments_warn_and_post_hook_rules():
             err2 = str(e)
         return keys, seen, dict(replaced), err, err2
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ torch.utils modules
+
+def test_tensorboard_import_without_the_package_and_model_zoo():
+    import importlib.util
+    if importlib.util.find_spec("tensorboard") is not None:
+        with pytest.raises(ImportError, match="SummaryWriter is not provided"):
+            importlib.import_module("torchlike.utils.tensorboard")
+        return
+
+    def fn(m):
+        try:
+            importlib.import_module(m.__name__ + ".utils.tensorboard")
+        except ImportError as e:
+            err = (type(e).__name__, str(e))
+        zoo = importlib.import_module(m.__name__ + ".utils.model_zoo")
+        return err, zoo.load_url is m.hub.load_state_dict_from_url
+    import importlib
+    same_as_torch(fn)
