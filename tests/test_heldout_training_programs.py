@@ -507,3 +507,28 @@ def test_tensorboard_import_without_the_package_and_model_zoo():
         return err, zoo.load_url is m.hub.load_state_dict_from_url
     import importlib
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ layer input errors
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.Conv1d(3, 4, 3)(m.zeros(2, 5)),
+    lambda m: m.nn.Conv2d(3, 4, 3)(m.zeros(2, 5, 5)),
+    lambda m: m.nn.ConvTranspose2d(3, 4, 3)(m.zeros(2, 5, 5)),
+    lambda m: m.nn.Conv2d(3, 4, 3)(m.zeros(1, 2, 5, 5)),
+], ids=["conv1d_unbatched", "conv2d_unbatched", "conv_transpose_unbatched", "batched"])
+def test_conv_channel_errors_show_the_batched_input_size(call):
+    same_as_torch(call)
+
+
+@pytest.mark.parametrize("shapes", [
+    ((2, 3), (2, 3), (3,)), ((2, 3), (2, 4), (2,)), ((2, 3), (3, 3), (2,)),
+    ((2, 3), (2, 3), (1,)), ((1, 3), (2, 3), (2,)),
+])
+def test_cosine_embedding_loss_broadcast_errors(shapes):
+    a, b, t = shapes
+    same_as_torch(lambda m: m.nn.CosineEmbeddingLoss()(m.ones(a), m.ones(b), m.ones(t)))
+
+
+def test_embedding_bag_2d_input_with_offsets_names_torchs_tensor_class():
+    same_as_torch(lambda m: m.nn.EmbeddingBag(5, 2)(m.tensor([[1, 2]]), m.tensor([0])))

@@ -2402,6 +2402,15 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
                            f"sizes {list(input1.shape)} and {list(input2.shape)}.")
     if input1.dtype.is_complex or input2.dtype.is_complex:
         raise NotImplementedError(_CLAMP_COMPLEX)
+    from .._registry import broadcast_error
+    # torch: the inputs' product broadcasts, then where(target == 1, 1 - cos, ...) broadcasts
+    # the target against the cosines (one per row)
+    err = broadcast_error([tuple(input1.shape), tuple(input2.shape)])
+    if not err:
+        rows = tuple(np.broadcast_shapes(tuple(input1.shape), tuple(input2.shape)))[:-1]
+        err = broadcast_error([tuple(target.shape), rows])
+    if err:
+        raise RuntimeError(err)
     # (torch's target only selects between the two branches: no gradient reaches it)
     return apply(_cos_emb, input1, input2, target.detach(), margin=float(margin),
                  reduction=reduction)
@@ -2662,6 +2671,16 @@ def _check_conv_weight_dtype(input, weight):
                            f"{D.legacy_name(weight.dtype)}")
 
 
+def _torch_type_repr(x):
+    """``repr(type(x))`` as torch prints it: torchlike's tensor classes under torch's names."""
+    from ..nn.parameter import Parameter
+    if isinstance(x, Parameter):
+        return "<class 'torch.nn.parameter.Parameter'>"
+    if isinstance(x, _tl.Tensor):
+        return "<class 'torch.Tensor'>"
+    return repr(type(x))
+
+
 def _check_weight_groups(weight, groups):
     if weight.shape[0] % int(groups):
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
@@ -2683,7 +2702,8 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_
     _check_weight_groups(weight, groups)
     if c_in != weight.shape[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
-                           f"expected input{list(input.shape)} to have "
+                           f"expected input{([1] if unbatched else []) + list(input.shape)} "
+                           "to have "
                            f"{weight.shape[1] * groups} channels, but got {c_in} channels "
                            "instead")
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
@@ -2778,7 +2798,8 @@ def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dila
     c_in = input.shape[0 if unbatched else 1]
     if c_in != weight.shape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
-                           f"input{list(input.shape)} to have {weight.shape[0]} channels, but "
+                           f"input{([1] if unbatched else []) + list(input.shape)} to have "
+                           f"{weight.shape[0]} channels, but "
                            f"got {c_in} channels instead")
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[1] * groups):
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
@@ -3896,7 +3917,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found "
-                             f"offsets of type {type(offsets)}")
+                             f"offsets of type {_torch_type_repr(offsets)}")
     elif input.dim() == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
