@@ -532,3 +532,11 @@ def test_cosine_embedding_loss_broadcast_errors(shapes):
 
 def test_embedding_bag_2d_input_with_offsets_names_torchs_tensor_class():
     same_as_torch(lambda m: m.nn.EmbeddingBag(5, 2)(m.tensor([[1, 2]]), m.tensor([0])))
+
+
+def test_reshape_transform_shapes_are_torch_sizes():
+    def fn(m):
+        t = m.distributions.transforms.ReshapeTransform((3,), (3, 1))
+        f, i = t.forward_shape((2, 3)), t.inverse_shape((4, 3, 1))
+        return type(f).__name__, tuple(f), type(i).__name__, tuple(i)
+    same_as_torch(fn)

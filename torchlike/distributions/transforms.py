@@ -364,7 +364,8 @@ class ReshapeTransform(Transform):
         cut = len(shape) - len(src)
         if shape[cut:] != src:
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {src}")
-        return shape[:cut] + dst
+        # (torch: tuple + torch.Size is a torch.Size, by Size.__radd__)
+        return torch.Size(tuple(shape[:cut]) + tuple(dst))
 
     def forward_shape(self, shape):
         return self._reshape(shape, self.in_shape, self.out_shape)
