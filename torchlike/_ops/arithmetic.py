@@ -63,20 +63,37 @@ def _scaled(b, alpha):
     return b if alpha == 1 else (b * alpha).astype(jnp.result_type(b))
 
 
+def _half_alpha(f):
+    """``f(a, b, alpha)`` for float16/bfloat16 with ``alpha != 1``: torch's kernel takes the
+    alpha in the dtype and sums in float32, rounding once."""
+    def g(a, b, alpha=1):
+        dt = jnp.result_type(a)
+        if alpha != 1 and dt in (jnp.float16, jnp.bfloat16, jnp.float32) and \
+                not isinstance(alpha, complex):
+            # torch's kernel fuses the multiply-add in float32 (one rounding; half types take
+            # the alpha in their dtype): a float32 product is exact in float64, so the sum
+            # there rounds as the fma does
+            al = jnp.asarray(alpha, dt).astype(jnp.float64)
+            r = f(a.astype(jnp.float64), b.astype(jnp.float64) * al)
+            return r.astype(jnp.float32).astype(dt)
+        return f(a, _scaled(b, alpha))
+    return g
+
+
 @defop("add", promote="common", saves=False, grad_name="AddBackward0", vjp=_add_vjp)
 def _add(a, b, alpha=1):
-    return a + _scaled(b, alpha)
+    return _half_alpha(lambda x, y: x + y)(a, b, alpha)
 
 
 @defop("sub", promote="common", saves=False, grad_name="SubBackward0",
        vjp=lambda cots, xs, needs, alpha=1: _add_vjp(cots, xs, needs, alpha, -1))
 def _sub(a, b, alpha=1):
-    return a - _scaled(b, alpha)
+    return _half_alpha(lambda x, y: x - y)(a, b, alpha)
 
 
 @defop("rsub", promote="common", saves=False, grad_name="RsubBackward1")
 def _rsub(a, b, alpha=1):
-    return b - _scaled(a, alpha)
+    return _half_alpha(lambda x, y: x - y)(b, a, alpha)
 
 
 @defop("mul", promote="common", saves="others", grad_name="MulBackward0", vjp=_mul_vjp)
@@ -89,6 +106,32 @@ def _div(a, b):
     return a / b
 
 
+def _opmath(f):
+    """``f`` computed in float32 for float16/bfloat16 operands and rounded once, as torch's
+    CPU kernels do (their opmath type); other dtypes as they are."""
+    def g(*xs, **kw):
+        dt = next((x.dtype for x in xs if hasattr(x, "dtype")), None)
+        if dt in (jnp.float16, jnp.bfloat16):
+            up = [x.astype(jnp.float32) if hasattr(x, "dtype") and x.dtype == dt else x
+                  for x in xs]
+            return f(*up, **kw).astype(dt)
+        return f(*xs, **kw)
+    return g
+
+
+def _div_floor_float(a, b):
+    """torch's div_floor_floating: the quotient from fmod (1.0 // 0.1 is 9, not
+    floor(1.0 / 0.1) = 10), rounded to the nearest integer, a signed zero for a zero quotient."""
+    mod = jnp.fmod(a, b)
+    div = (a - mod) / b
+    div = jnp.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    fl = jnp.floor(div)
+    fl = jnp.where(div - fl > 0.5, fl + 1, fl)
+    q = a / b
+    out = jnp.where(div != 0, fl, jnp.copysign(jnp.zeros_like(q), q))
+    return jnp.where(b == 0, jnp.floor(q), out)
+
+
 @defop("div_mode", promote="common", grad_name="DivBackward0")
 def _div_mode(a, b, rounding_mode):
     if rounding_mode == "trunc":
@@ -98,7 +141,9 @@ def _div_mode(a, b, rounding_mode):
         return jnp.trunc(a / b)
     if jnp.issubdtype(a.dtype, jnp.integer):
         return jnp.floor_divide(a, b)
-    return jnp.floor(a / b)
+    if jnp.iscomplexobj(a):
+        return jnp.floor(a / b)
+    return _div_floor_float(a, b)         # (in the dtype itself: torch's reduced-float kernel)
 
 
 # ------------------------------------------------------------------ integer division by zero

@@ -293,10 +293,10 @@ _maximum_v = _with_vjp(jnp.maximum, _maximum_grads)
 _minimum_v = _with_vjp(jnp.minimum, _minimum_grads)
 _fmax_v = _with_vjp(jnp.fmax, _fmax_grads)
 _fmin_v = _with_vjp(jnp.fmin, _fmin_grads)
-_hypot_v = _with_vjp(jnp.hypot, _hypot_grads)
+_hypot_v = _with_vjp(_pw._opmath(jnp.hypot), _hypot_grads)
 _atan2_v = _with_vjp(jnp.arctan2, _atan2_grads)
-_logaddexp_v = _with_vjp(jnp.logaddexp, _logaddexp_grads)
-_logaddexp2_v = _with_vjp(jnp.logaddexp2, _logaddexp2_grads)
+_logaddexp_v = _with_vjp(_pw._opmath(jnp.logaddexp), _logaddexp_grads)
+_logaddexp2_v = _with_vjp(_pw._opmath(jnp.logaddexp2), _logaddexp2_grads)
 
 
 def _int_or(v, f):
@@ -386,8 +386,29 @@ def float_power_(self, exponent):
 
 @defop("lerp", grad_name="LerpBackward0", saves={0: (2,), 1: (2,), 2: (0, 1)})
 def _lerp(a, b, w):
-    w = w.astype(a.dtype) if hasattr(w, "dtype") else jnp.asarray(w, a.dtype)
-    return a + w * (b - a)
+    half = a.dtype in (jnp.float16, jnp.bfloat16)
+    w = jnp.asarray(w)
+    # a number weight (or a 0-dim one of another dtype) stays float32 for half types
+    w = w.astype(jnp.float32 if half and w.dtype != a.dtype else a.dtype)
+    if half or a.dtype == jnp.float32:
+        dt = a.dtype
+        a, b, w = (x.astype(jnp.float32) for x in (a, b, w))
+        return _lerp_formula(a, b, w, fused=True).astype(dt)
+    return _lerp_formula(a, b, w)
+
+
+def _lerp_formula(a, b, w, fused=False):
+    """torch's lerp kernel: from the nearer end (exact at both); its float32 arithmetic
+    (half types' too) fuses each multiply-add, done here in float64, where a float32
+    product is exact."""
+    d = b - a
+    small = jnp.abs(w) < 0.5
+    if fused:
+        f64 = jnp.float64
+        near = a.astype(f64) + w.astype(f64) * d.astype(f64)
+        far = b.astype(f64) - d.astype(f64) * (1 - w).astype(f64)
+        return jnp.where(small, near, far).astype(jnp.float32)
+    return jnp.where(small, a + w * d, b - d * (1 - w))
 
 
 def _meta_name(d):
@@ -454,8 +475,19 @@ methods(where=lambda self, condition, other: where(condition, self, other))
        # each factor for the other's gradient (a divisor for its own too)
        saves=lambda kw: {1: (0, 1, 2), 2: (0, 1, 2)} if kw["div"] else {1: (2,), 2: (1,)})
 def _addcmul(a, t1, t2, value, div):
-    v = jnp.asarray(value, a.dtype)
-    return a + v * (t1 / t2 if div else t1 * t2)
+    # torch's kernel: self + value * t1 * t2 (or / t2), left to right; for float16/bfloat16
+    # in float32 with the value as a float, rounded once
+    if a.dtype in (jnp.float16, jnp.bfloat16):
+        v = jnp.asarray(value, jnp.float32)
+    else:
+        v = jnp.asarray(value, a.dtype)
+    if a.dtype in (jnp.float32, jnp.float16, jnp.bfloat16) and not div:
+        # torch's float32 addcmul (half types' too) fuses its last multiply-add:
+        # fma(value * t1, t2, self)
+        vt = (v * t1.astype(jnp.float32)).astype(jnp.float64)
+        r = a.astype(jnp.float64) + vt * t2.astype(jnp.float32).astype(jnp.float64)
+        return r.astype(jnp.float32).astype(a.dtype)
+    return _pw._opmath(lambda a, t1, t2: a + (v * t1 / t2 if div else v * t1 * t2))(a, t1, t2)
 
 
 def _addc_check(name, input, t1, t2, value):

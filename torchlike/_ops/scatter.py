@@ -213,7 +213,8 @@ def _check_vector_index(name, input, dim, index, source=None):
     check_index_dtype(name, index)
     if index._d.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
-    if _is_t(source) and source.dtype is not input.dtype:
+    if _is_t(source) and source.dtype is not input.dtype and not _autocast_promotes(
+            name, input, source):
         raise _source_dtype_error(name, input, source)
     size = input._d.shape[d] if n else 1
     iv = _host(index)
@@ -233,6 +234,15 @@ def _check_vector_index(name, input, dim, index, source=None):
         raise IndexError(f"{name}_(): index {bad} is out of bounds for dimension {d} with size "
                          f"{size}")
     return d
+
+
+def _autocast_promotes(name, input, source):
+    """CPU autocast runs index_copy in the widest floating type of its operands."""
+    if name != "index_copy" or not (input.dtype.is_floating_point
+                                    and source.dtype.is_floating_point):
+        return False
+    from ..amp.autocast_mode import is_autocast_enabled
+    return is_autocast_enabled("cpu")
 
 
 def _source_dtype_error(name, input, source):
