@@ -539,3 +539,21 @@ def test_division_and_fused_arithmetic(name):
     a = ARITH[name](torch).numpy()
     b = np.asarray(ARITH[name](torchlike).tolist(), dtype=np.float32)
     assert int((a != b).sum()) <= allowed
+
+
+CUMULATIVE = {}
+for _dt in ("float32", "float16", "bfloat16", "float64"):
+    for _op in ("cumsum", "cumprod", "logcumsumexp"):
+        CUMULATIVE[f"{_op}_{_dt}"] = lambda m, d=_dt, op=_op: getattr(
+            m.tensor(_A if op != "cumprod" else [1 + v / 500 for v in _A]).to(getattr(m, d)),
+            op)(0).double()
+CUMULATIVE["cumsum_complex64"] = lambda m: m.complex(m.tensor(_A[:100]),
+                                                     m.tensor(_B[:100])).cumsum(0)
+CUMULATIVE["cumsum_rows"] = lambda m: m.tensor(_A).reshape(30, 100).cumsum(1)
+
+
+@pytest.mark.parametrize("name", CUMULATIVE)
+def test_cumulative_accumulate_as_torch(name):
+    """torch's CPU scans accumulate in double for float32 (float32 for half types), rounding
+    each output: a float32 cumsum of 3000 samples differed from it in most elements."""
+    _run(CUMULATIVE, name)

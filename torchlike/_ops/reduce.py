@@ -623,10 +623,16 @@ def _cumsum(a, dim, dtype, prod):
         a = a.astype(_I64)
     if a.ndim == 0:
         return a
-    if a.dtype in _HALF:        # torch accumulates in float32, rounding each output
-        return (jnp.cumprod if prod else jnp.cumsum)(a.astype(jnp.float32),
-                                                     axis=dim).astype(a.dtype)
+    # torch's CPU kernel accumulates in acc_type (float32 for half types, double for float,
+    # complex<double> for complex<float>), rounding each output
+    acc = _CUM_ACC.get(jnp.dtype(a.dtype))
+    if acc is not None:
+        return (jnp.cumprod if prod else jnp.cumsum)(a.astype(acc), axis=dim).astype(a.dtype)
     return (jnp.cumprod if prod else jnp.cumsum)(a, axis=dim)
+
+
+_CUM_ACC = {jnp.dtype(jnp.float16): jnp.float32, jnp.dtype(jnp.bfloat16): jnp.float32,
+            jnp.dtype(jnp.float32): jnp.float64, jnp.dtype(jnp.complex64): jnp.complex128}
 
 
 def _scan_dtype(kernel, dtype):

@@ -598,6 +598,10 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 def _logcumsumexp(a, dim):
     if a.ndim == 0:
         return a
+    if a.dtype in (jnp.float32, jnp.float16, jnp.bfloat16):
+        # torch accumulates in acc_type (double for float, float for half types)
+        acc = jnp.float64 if a.dtype == jnp.float32 else jnp.float32
+        return _jax.lax.cumlogsumexp(a.astype(acc), axis=dim).astype(a.dtype)
     return _jax.lax.cumlogsumexp(a, axis=dim)
 
 
