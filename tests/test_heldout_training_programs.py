@@ -540,3 +540,23 @@ def test_reshape_transform_shapes_are_torch_sizes():
         f, i = t.forward_shape((2, 3)), t.inverse_shape((4, 3, 1))
         return type(f).__name__, tuple(f), type(i).__name__, tuple(i)
     same_as_torch(fn)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_nn_grad_conv_input_and_weight(nd):
+    sh, wsh = (2, 4) + (5,) * nd, (6, 2) + (3,) * nd
+    x0, w0 = f32(*sh), f32(*wsh)
+
+    def fn(m):
+        x = m.tensor(x0, requires_grad=True)
+        w = m.tensor(w0, requires_grad=True)
+        conv = getattr(m.nn.functional, f"conv{nd}d")
+        out = conv(x, w, stride=2, padding=1, groups=2)
+        go = m.ones(out.shape) * 0.5
+        gi = getattr(m.nn.grad, f"conv{nd}d_input")(x.shape, w, go, stride=2, padding=1,
+                                                      groups=2)
+        gw = getattr(m.nn.functional.grad, f"conv{nd}d_weight")(x, w.shape, go, stride=2,
+                                                                  padding=1, groups=2)
+        gi.pow(2).sum().backward()
+        return gi.detach(), gw.detach(), gi.requires_grad, gw.requires_grad, w.grad
+    same_as_torch(fn, atol=1e-4, rtol=1e-4)

@@ -8,6 +8,8 @@ from . import parallel  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
+from . import grad  # noqa: F401  (torch.nn.grad, also torch.nn.functional.grad)
+functional.grad = grad
 import importlib as _importlib
 # ``from .modules import *`` also brings ``modules.utils`` (torch's _pair helpers); bind the
 # package ``torchlike.nn.utils`` explicitly
