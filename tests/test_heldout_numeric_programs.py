@@ -557,3 +557,26 @@ def test_cumulative_accumulate_as_torch(name):
     """torch's CPU scans accumulate in double for float32 (float32 for half types), rounding
     each output: a float32 cumsum of 3000 samples differed from it in most elements."""
     _run(CUMULATIVE, name)
+
+
+def _x34(m):
+    return m.arange(12.).reshape(3, 4)
+
+
+SCATTER_SHAPES = {
+    "scatter_src_index_too_tall": lambda m: _x34(m).scatter(1, m.tensor([[0]] * 4), m.ones(4, 1)),
+    "scatter_src_smaller": lambda m: _x34(m).scatter(1, m.tensor([[0]] * 4), m.ones(3, 1)),
+    "scatter_index_longer_than_src": lambda m: _x34(m).scatter(1, m.tensor([[0, 1, 2, 3, 0]]),
+                                                               m.ones(1, 4)),
+    "scatter_value_index_too_tall": lambda m: _x34(m).scatter(1, m.tensor([[0]] * 4), 1.),
+    "scatter_add_index_too_tall": lambda m: _x34(m).scatter_add(1, m.tensor([[0]] * 4),
+                                                                m.ones(4, 1)),
+    "scatter_reduce_index_too_tall": lambda m: _x34(m).scatter_reduce(
+        1, m.tensor([[0]] * 4), m.ones(4, 1), "sum"),
+    "gather_index_too_tall": lambda m: _x34(m).gather(1, m.tensor([[0]] * 4)),
+}
+
+
+@pytest.mark.parametrize("name", SCATTER_SHAPES)
+def test_scatter_shape_errors(name):
+    _run(SCATTER_SHAPES, name)

@@ -82,11 +82,21 @@ def _check_index_dims(name, input, dim, index, src=None):
     if n:
         for k in range(n):
             if k != d and index._d.shape[k] > input._d.shape[k]:
-                raise RuntimeError(
-                    f"Size does not match at dimension {k} expected index "
-                    f"{list(index._d.shape)} to be no larger than self "
-                    f"{list(input._d.shape)} apart from dimension {d}")
-        if src is not None and any(index._d.shape[k] > src._d.shape[k] for k in range(n)):
+                if name == "gather":
+                    raise RuntimeError(
+                        f"Size does not match at dimension {k} expected index "
+                        f"{list(index._d.shape)} to be no larger than self "
+                        f"{list(input._d.shape)} apart from dimension {d}")
+                if src is None:             # (scatter's shape check words it without src)
+                    raise RuntimeError(
+                        f"Expected index {list(index._d.shape)} to be no larger than self "
+                        f"{list(input._d.shape)} apart from dimension {d}")
+                src_too_small = True
+                break
+        else:
+            src_too_small = src is not None and any(
+                index._d.shape[k] > src._d.shape[k] for k in range(n))
+        if src_too_small:
             raise RuntimeError(
                 f"Expected index {list(index._d.shape)} to be no larger than self "
                 f"{list(input._d.shape)} apart from dimension {d} and to be no larger size "
