@@ -560,3 +560,67 @@ def test_nn_grad_conv_input_and_weight(nd):
         gi.pow(2).sum().backward()
         return gi.detach(), gw.detach(), gi.requires_grad, gw.requires_grad, w.grad
     same_as_torch(fn, atol=1e-4, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ full backward hooks
+
+@pytest.mark.parametrize("setup", [
+    "k.register_full_backward_pre_hook(lambda mod, go: (m.ones(3),))",
+    "k.register_full_backward_hook(lambda mod, gi, go: (m.ones(2, 2),))",
+    "k.register_full_backward_hook(lambda mod, gi, go: (m.ones(1, 1, dtype=m.float64),))",
+    "k.register_full_backward_hook(lambda mod, gi, go: (3,))",
+    "k.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 2,))",
+    "k.register_full_backward_pre_hook(lambda mod, go: (go[0] * 3,))",
+], ids=["pre_size", "size", "dtype", "not_tensor", "scaled", "pre_scaled"])
+def test_full_backward_hook_results_are_checked(setup):
+    def fn(m):
+        k = det_init(m.nn.Linear(1, 1))
+        eval(setup)
+        x = m.ones(1, 1, requires_grad=True)
+        k(x).sum().backward()
+        return x.grad, k.weight.grad
+    same_as_torch(fn, atol=1e-6, rtol=1e-6)
+
+
+def _inplace_modules(m):
+    class WritesSecond(m.nn.Module):
+        def forward(self, a, b):
+            b.add_(1)
+            return a + b
+
+    class WritesFirst(m.nn.Module):
+        def forward(self, a, b):
+            a.add_(1)
+            return a + b
+    return WritesSecond, WritesFirst
+
+
+@pytest.mark.parametrize("case", ["relu_inplace", "second_of_two", "second_alone",
+                                  "pre_hook_only", "no_grad"])
+def test_full_backward_hook_refuses_in_place_writes_to_inputs(case):
+    def fn(m):
+        WritesSecond, WritesFirst = _inplace_modules(m)
+        a = m.ones(2, requires_grad=True) * 1
+        b = m.ones(2, requires_grad=True) * 1
+        if case == "relu_inplace":
+            k = m.nn.ReLU(inplace=True)
+            k.register_full_backward_hook(lambda *h: None)
+            return k(a).detach()
+        if case == "pre_hook_only":
+            k = WritesFirst()
+            k.register_full_backward_pre_hook(lambda *h: None)
+            return k(a, b).detach()
+        k = WritesSecond()
+        k.register_full_backward_hook(lambda *h: None)
+        if case == "second_alone":
+            return k(a, m.ones(2)).detach()
+        if case == "no_grad":
+            with m.no_grad():
+                return k(a, b)
+        return k(a, b).detach()
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("data", [lambda m: [1.0], lambda m: np.zeros(2)], ids=["list", "numpy"])
+def test_parameter_of_a_non_tensor(data):
+    same_as_torch(lambda m: m.nn.Parameter(data(m)))

@@ -31,6 +31,9 @@ class Parameter(Tensor):
         if data is None:
             from .._creation import empty
             data = empty(0)
+        if not isinstance(data, Tensor):
+            # torch's custom-tensor path: ``data.detach()`` (its AttributeError for a list)
+            data.detach()
         from .._strides import strides
         st = strides(data)
         p = parameter_of(cls, data)        # (shares data's storage, as torch's does)

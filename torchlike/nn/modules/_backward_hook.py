@@ -34,6 +34,24 @@ def _user_stacklevel():
     return level
 
 
+def _checked(originals, values):
+    """torch's checks of what a hook function gives back for its node's gradients (it runs
+    as a hook named ``hook``): a tensor (or None) of the gradient's size and type."""
+    from ..._dtype import legacy_name
+    for orig, new in zip(originals, values):
+        if new is None or orig is None:
+            continue
+        if not isinstance(new, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+        if tuple(new.shape) != tuple(orig.shape):
+            raise RuntimeError("hook 'hook' has changed the size of value")
+        if new.dtype != orig.dtype:
+            raise RuntimeError(f"hook 'hook' has changed the type of value (was "
+                               f"torch.{legacy_name(orig.dtype)}Tensor got "
+                               f"torch.{legacy_name(new.dtype)}Tensor)")
+    return values
+
+
 class BackwardHook:
     def __init__(self, module, user_hooks, user_pre_hooks):
         self.user_hooks = user_hooks
@@ -91,15 +109,37 @@ class BackwardHook:
                                            f"{len(res)}")
                     res = out
                 self.grad_outputs = None
-                return self._unpack_none(self.input_tensors_index, res)
+                return _checked(grad_input, self._unpack_none(self.input_tensors_index, res))
             grad_fn.register_hook(hook)
 
         res, idx = self._apply_on_tensors(fn, args)
+        # torch's wrapped inputs are outputs of a custom Function: modifying one in place in
+        # forward raises (checked by check_inputs_unmodified once forward returns)
+        self._wrapped = [] if idx is None else [(res[i], res[i]._version) for i in idx]
         self._other_inputs = {i: (tuple(a.shape), a._d.dtype) for i, a in enumerate(args)
                               if isinstance(a, Tensor) and not a.requires_grad}
         self.n_inputs = len(args)
         self.input_tensors_index = idx
         return res
+
+    def check_inputs_unmodified(self):
+        """torch's error for an in-place write to a hooked input (its BackwardHookFunction's
+        output, a view created inside a custom Function)."""
+        for k, (t, version) in enumerate(getattr(self, "_wrapped", ())):
+            if t._version != version:
+                if len(self._wrapped) == 1:
+                    raise RuntimeError(
+                        f"Output {k} of BackwardHookFunction is a view and is being modified "
+                        "inplace. This view was created inside a custom Function (or because an "
+                        "input was returned as-is) and the autograd logic to handle view+inplace "
+                        "would override the custom backward associated with the custom "
+                        "Function, leading to incorrect gradients. This behavior is forbidden. "
+                        "You can fix this by cloning the output of the custom Function.")
+                raise RuntimeError(
+                    f"Output {k} of BackwardHookFunction is a view and is being modified "
+                    "inplace. This view is the output of a function that returns multiple "
+                    "views. Such functions do not allow the output views to be modified "
+                    "inplace. You should replace the inplace operation by an out-of-place one.")
 
     def setup_output_hook(self, args):
         def fn(grad_fn):
@@ -133,7 +173,7 @@ class BackwardHook:
                                                "requires gradient should always return None or "
                                                "None for all gradients.")
                     self.grad_outputs = None
-                return tuple(local[i] for i in self.output_tensors_index)
+                return _checked(grad_output, tuple(local[i] for i in self.output_tensors_index))
             grad_fn.register_hook(hook)
 
         is_tuple = isinstance(args, tuple)

@@ -249,6 +249,8 @@ class Module:
                 args = bw_hook.setup_input_hook(args)
 
             result = self.forward(*args, **kwargs)
+            if bw_hook is not None:
+                bw_hook.check_inputs_unmodified()
 
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
                 if (hook_id in self._forward_hooks_always_called
