@@ -580,3 +580,22 @@ SCATTER_SHAPES = {
 @pytest.mark.parametrize("name", SCATTER_SHAPES)
 def test_scatter_shape_errors(name):
     _run(SCATTER_SHAPES, name)
+
+
+_SHAPE_SETS = [((3,), (2,)), ((3, 1), (2, 4, 2)), ((2, 3), (4, 1, 3), (5,)), ((3,), 2),
+               ((3,), (-1,)), ([1, 2], 4), ((2,), (3, 1), (1, 1, 1)), (), ((),), (None, (2,)),
+               ((0,), (1,)), ((0,), (3,)), ((-1,), (1,)), ((2, 3), "ab"), ((1,), (-2,))]
+GRIDS = {f"broadcast_shapes_{i}": (lambda m, sh=sh: m.broadcast_shapes(*sh))
+         for i, sh in enumerate(_SHAPE_SETS)}
+GRIDS.update({
+    "broadcast_shapes_sizes": lambda m: m.broadcast_shapes(m.Size([3]), m.Size([2])),
+    "meshgrid_dtype_checked_before_indexing": lambda m: m.meshgrid(
+        m.tensor([1]), m.tensor([2.]), indexing="foo"),
+    "meshgrid_indexing_checked_before_dims": lambda m: m.meshgrid(
+        m.ones(2, 2), m.ones(2), indexing="foo"),
+})
+
+
+@pytest.mark.parametrize("name", GRIDS)
+def test_broadcast_shapes_and_meshgrid_checks(name):
+    _run(GRIDS, name)

@@ -487,13 +487,35 @@ def _broadcast_shape(shapes):
 
 
 def broadcast_shapes(*shapes):
+    """torch._refs._broadcast_shapes: its checks and messages (the argument as given)."""
+    import collections.abc
+    import numbers
     from .._tensor import Size
-    sh = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
-    try:
-        return Size(np.broadcast_shapes(*sh))
-    except ValueError:
-        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape") \
-            from None
+    shapes = tuple((x,) if isinstance(x, numbers.Integral) else x
+                   for x in shapes if x is not None)
+    if not shapes:
+        return Size([])
+    for shape in shapes:
+        if not isinstance(shape, collections.abc.Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * max(len(shape) for shape in shapes)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            if shape[idx] == 1:
+                continue
+            if common[idx] != shape[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! "
+                    f"Mismatching argument at index {arg_idx} had {shape}; but expected shape "
+                    f"should be broadcastable to {common}")
+    return Size(common)
 
 
 @public(method=True)
@@ -522,19 +544,22 @@ def meshgrid(*tensors, indexing=None):
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
                       "indexing argument.", UserWarning, stacklevel=2)
     indexing = indexing or "ij"
-    if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
-                           f"received: {indexing}")
+    # torch's order: the dtypes, the indexing, then each tensor's dims (after xy's swap)
     for t in tensors:
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
-        if t._d.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
-                               f"but got: {t}")
-    ts = [reshape(t, -1) if t._d.ndim == 0 else t for t in tensors]
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    ts = list(tensors)
     swap = indexing == "xy" and len(ts) >= 2
     if swap:
         ts[0], ts[1] = ts[1], ts[0]
+    for t in ts:
+        if t._d.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    ts = [reshape(t, -1) if t._d.ndim == 0 else t for t in ts]
     shp = tuple(t._d.shape[0] for t in ts)
     outs = []
     for i, t in enumerate(ts):
