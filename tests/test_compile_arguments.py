@@ -488,3 +488,14 @@ def test_a_double_backward_through_a_compiled_module():
     np.testing.assert_allclose(olin, rlin, rtol=1e-5)
     assert rw is None
     np.testing.assert_array_equal(ow.numpy(), np.zeros((2, 3), np.float32))
+
+
+def test_an_unknown_backend_raises_dynamos_invalid_backend():
+    """torch._dynamo.exc.InvalidBackend (a TorchDynamoException, a RuntimeError), as torch."""
+    def run(m):
+        try:
+            m.compile(lambda x: x * 2, backend="nope")(m.ones(2))
+        except m._dynamo.exc.TorchDynamoException as e:
+            return type(e).__name__, isinstance(e, RuntimeError), str(e)
+    assert run(torchlike) == run(torch)
+    assert issubclass(torchlike._dynamo.exc.Unsupported, torchlike._dynamo.exc.TorchDynamoException)

@@ -80,7 +80,7 @@ def test_rnn_names_repr_and_init():
         for (n, p), (_, q) in zip(l.named_parameters(), t.named_parameters()):
             assert tuple(p.shape) == tuple(q.shape)
             bound = 1 / np.sqrt(t.hidden_size)
-            a = np.asarray(p)
+            a = np.asarray(p.detach())
             assert np.abs(a).max() <= bound
             if a.size >= 20:
                 assert np.abs(a).max() > 0.5 * bound

@@ -772,9 +772,7 @@ def apply(op, *args, **static):
             op.view.mark(c, args, arrays, outs, static)
         return outs
     needs = tuple(needs)
-    c = op.cache.get((skey, cast, needs))
-    if c is None:
-        c = op.compiled(skey, cast, needs)
+    c = op.compiled(skey, cast, needs)
     if inference:
         _gm.check_inference_saved(args, needs, c.saves)
     c.stamp = _budget["epoch"]

@@ -312,6 +312,8 @@ class Tensor(InteropMixin):
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if value.__class__ is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None and value:
             # (torch's attribute refuses a non-leaf even for True, which requires_grad_ allows)
             raise RuntimeError("you can only change requires_grad flags of leaf variables.")
@@ -319,6 +321,11 @@ class Tensor(InteropMixin):
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on a leaf; returns self."""
+        if requires_grad.__class__ is not bool:
+            kind = type(requires_grad)
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {'numpy.' if kind.__module__ == 'numpy' else ''}"
+                            f"{kind.__name__}")
         return self._set_requires_grad(requires_grad)
 
     def _set_requires_grad(self, requires_grad, _dtype_msg=None):
@@ -514,22 +521,28 @@ class Tensor(InteropMixin):
 
     def numpy(self, *, force=False):
         """A numpy copy of the data (torch shares memory; see DIFFERENCES.md)."""
+        self._check_numpy(force)
+        return np.array(self._data)
+
+    def _check_numpy(self, force=False, types=True):
+        """torch's refusals of a conversion to numpy (``numpy()``; ``np.asarray(t)`` takes the
+        types numpy lacks from ml_dtypes: ``types=False``, DIFFERENCES.md)."""
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         if self.device.type == "meta":
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
-        if self.dtype.name in _NO_NUMPY:
+        if types and self.dtype.name in _NO_NUMPY:
             # (numpy has no such type; torch refuses where ml_dtypes would give one)
             raise TypeError(f"Got unsupported ScalarType {_NO_NUMPY[self.dtype.name]}")
-        return np.array(self._data)
 
     # numpy scalars and arrays on the left defer to the tensor's reflected operators, as with
     # torch (np.float64(2) * float32 tensor is a float32 tensor)
     __array_priority__ = 1000
 
     def __array__(self, dtype=None, copy=None):
+        self._check_numpy(types=False)      # (torch's __array__ is its numpy())
         a = np.asarray(self._data)
         return a.astype(dtype) if dtype is not None else a
 

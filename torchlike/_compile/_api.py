@@ -589,8 +589,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
             "torchlike.compile: a callable backend (an FX graph compiler) is not supported; "
             "torchlike compiles with XLA (backend='inductor' and the other names are accepted)")
     if isinstance(backend, str) and backend not in _BACKENDS:
-        raise RuntimeError(f"Invalid backend: {backend!r}, see `torch._dynamo.list_backends()` "
-                           f"for available backends.")
+        from ._trace import InvalidBackend
+        raise InvalidBackend(f"Invalid backend: {backend!r}, see "
+                             f"`torch._dynamo.list_backends()` for available backends.")
     if recompile_limit is not None:
         raise NotImplementedError("torchlike.compile(recompile_limit=...): set "
                                   "torchlike.compiler.config.recompile_limit instead")

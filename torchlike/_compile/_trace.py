@@ -17,16 +17,24 @@ import numpy as np
 
 from .._tensor import Tensor
 
-__all__ = ["Unsupported", "GraphBreak", "tracing", "is_tracer", "break_reason", "Swap",
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "GraphBreak", "tracing", "is_tracer", "break_reason", "Swap",
            "read_map", "state_roots", "flatten_args", "arg_key"]
 
 _TL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIP_DIRS = (_TL_DIR, os.path.dirname(jax.__file__), os.path.dirname(np.__file__))
 
 
-class Unsupported(RuntimeError):
+class TorchDynamoException(RuntimeError):
+    """The base of torch.compile's errors (``torch._dynamo.exc.TorchDynamoException``)."""
+
+
+class Unsupported(TorchDynamoException):
     """Raised under ``fullgraph=True`` for code that cannot become one program (torch's
     ``torch._dynamo.exc.Unsupported``)."""
+
+
+class InvalidBackend(TorchDynamoException):
+    """``torch.compile(backend=<a name no backend has>)``."""
 
 
 class GraphBreak(Exception):

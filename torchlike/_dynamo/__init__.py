@@ -5,7 +5,7 @@ steer: ``config`` accepts and keeps any setting, ``reset`` clears torchlike.comp
 """
 from __future__ import annotations
 
-from . import config  # noqa: F401
+from . import config, exc  # noqa: F401
 
 __all__ = ["reset", "config", "is_compiling", "disable", "allow_in_graph", "mark_dynamic",
            "mark_static", "maybe_mark_dynamic", "mark_static_address", "optimize"]

@@ -46,7 +46,7 @@ def _prep(inputs, create_graph, need_graph):
         if create_graph and t.requires_grad:
             out.append(t.view_as(t))
         else:
-            out.append(t.detach().requires_grad_(need_graph))
+            out.append(t.detach().requires_grad_(bool(need_graph)))
     return tuple(out)
 
 
