@@ -624,3 +624,41 @@ def test_full_backward_hook_refuses_in_place_writes_to_inputs(case):
 @pytest.mark.parametrize("data", [lambda m: [1.0], lambda m: np.zeros(2)], ids=["list", "numpy"])
 def test_parameter_of_a_non_tensor(data):
     same_as_torch(lambda m: m.nn.Parameter(data(m)))
+
+
+# ------------------------------------------------------------------ packed sequences
+
+@pytest.mark.parametrize("enforce_sorted", [False, True], ids=["unsorted", "sorted"])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
+def test_packed_rnn_grad_fn_names_and_gradients(enforce_sorted, mode, bidirectional):
+    lens = [4, 3, 2] if enforce_sorted else [4, 2, 3]
+    xs = [f32(n, 3) for n in lens]
+
+    def fn(m):
+        U = m.nn.utils.rnn
+        seqs = [m.tensor(x, requires_grad=True) for x in xs]
+        pk = U.pack_sequence(seqs, enforce_sorted=enforce_sorted)
+        rnn = det_init(getattr(m.nn, mode)(3, 2, bidirectional=bidirectional))
+        o, h = rnn(pk)
+        h = h[0] if mode == "LSTM" else h
+        names = [type(U.pad_sequence(seqs).grad_fn).__name__, type(o.data.grad_fn).__name__,
+                 type(h.grad_fn).__name__]
+        outs = []
+        for bf in (False, True):
+            out, lengths = U.pad_packed_sequence(o, batch_first=bf)
+            names.append(type(out.grad_fn).__name__)
+            outs.append(out)
+        (outs[1].pow(2).sum() + h.sum()).backward()
+        return (names, outs[0].detach(), *[s.grad for s in seqs])
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("seqs", [
+    lambda m: [m.ones(2, 3), m.ones(1, 2, 3)], lambda m: [m.ones(2, 3), m.ones(3)],
+    lambda m: [m.ones(2, 3), m.ones(2, 4)], lambda m: [m.ones(2, 1, 3), m.ones(1, 2, 3)],
+    lambda m: [m.ones(2, 1, 3), m.ones(3, 1, 1)], lambda m: [m.tensor([1, 2]), m.tensor([3.5])],
+    lambda m: [m.tensor([True]), m.tensor([False, True])],
+], ids=["extra_dim", "vector", "mismatch", "wider", "broadcast", "int_first", "bool"])
+def test_pad_sequence_copies_into_the_first_sequences_layout(seqs):
+    same_as_torch(lambda m: m.nn.utils.rnn.pad_sequence(seqs(m), padding_value=-1))

@@ -161,7 +161,8 @@ def _stack_packed(mode, data, batch_sizes, h0, c0, params, has_biases, num_layer
     padded, lengths = _unpack_padded(PackedSequence(data, batch_sizes), 0.0)
     out, hn, cn = _stack(mode, padded, h0, c0, params, has_biases, num_layers, dropout, train,
                          bidirectional, lengths=lengths)
-    return _pack_gather(out, batch_sizes), hn, cn
+    # (torch's packed output data is the layers' directions concatenated: CatBackward0)
+    return _pack_gather(out, batch_sizes, name="CatBackward0"), hn, cn
 
 
 class RNNBase(Module):

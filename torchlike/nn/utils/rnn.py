@@ -100,20 +100,23 @@ def _positions(batch_sizes):
     return tt, bb, len(bs), int(bs[0])
 
 
-@defop("pack_gather", grad_name="PackPaddedSequenceBackward0")
-def _gather(x, tt, bb):
+# (``name``: torch's grad_fn of the result: a packed RNN's output data is a CatBackward0)
+@defop("pack_gather", grad_name=lambda kw: kw.get("name", "PackPaddedSequenceBackward0"))
+def _gather(x, tt, bb, name="PackPaddedSequenceBackward0"):
     return x[tt, bb]
 
 
-@defop("pack_scatter", grad_name="IndexPutBackward0")
+# torch's _pad_packed_sequence fills a new tensor and copies each step's rows into it
+@defop("pack_scatter", grad_name="CopySlices")
 def _scatter(data, tt, bb, T, B, fill):
     out = jnp.full((T, B) + data.shape[1:], fill, data.dtype)
     return out.at[tt, bb].set(data)
 
 
-def _pack_gather(padded, batch_sizes):
+def _pack_gather(padded, batch_sizes, **name):
     tt, bb, _, _ = _positions(batch_sizes)
-    return apply(_gather, padded, Tensor._make(jnp.asarray(tt)), Tensor._make(jnp.asarray(bb)))
+    return apply(_gather, padded, Tensor._make(jnp.asarray(tt)), Tensor._make(jnp.asarray(bb)),
+                 **name)
 
 
 def _unpack_padded(packed, padding_value, total_length=None):
@@ -170,11 +173,12 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                              f"sequence in input, but got total_length={total_length} and max "
                              f"sequence length being {max_seq_length}")
     padded, lengths = _unpack_padded(sequence, padding_value, total_length)
-    if sequence.unsorted_indices is not None:
-        padded = padded.index_select(1, sequence.unsorted_indices)
-        lengths = Tensor._make(lengths._data[sequence.unsorted_indices._data])
+    # torch: _pad_packed_sequence (transposed for batch_first), then the batch reordered
     if batch_first:
         padded = padded.transpose(0, 1)
+    if sequence.unsorted_indices is not None:
+        padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
+        lengths = Tensor._make(lengths._data[sequence.unsorted_indices._data])
     return padded, lengths
 
 
@@ -190,21 +194,36 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         raise RuntimeError("received an empty list of sequences")
     max_len = max(s.shape[0] for s in sequences)
     trailing = tuple(sequences[0].shape[1:])
+    from ..._registry import broadcast_error
     for i, s in enumerate(sequences[1:], 1):
-        for d, (a, b) in enumerate(zip(trailing, tuple(s.shape[1:]))):
-            if a != b and b != 1:
-                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor "
-                                   f"b ({b}) at non-singleton dimension {d + 1}")
-        if tuple(s.shape[1:]) != trailing:
-            # torch copies each sequence into its slot, broadcasting size-1 dims
-            sequences[i] = s.expand(s.shape[0], *trailing)
+        # torch copies each sequence into its slot (length, *trailing): copy_'s broadcasting
+        dst, src = (s.shape[0],) + trailing, tuple(s.shape)
+        err = broadcast_error([dst, src])
+        if err:
+            raise RuntimeError(err)
+        shape = tuple(np.broadcast_shapes(dst, src))
+        if shape != dst:
+            raise RuntimeError(f"output with shape {list(dst)} doesn't match the broadcast "
+                               f"shape {list(shape)}")
+        if src != dst:
+            sequences[i] = s.expand(*dst)
+    # torch fills a new tensor and copies each sequence into its slot (CopySlices), in the
+    # first sequence's dtype; stacked along the batch dim directly: contiguous as torch's
+    return apply(_pad_sequence, *sequences, batch_first=bool(batch_first),
+                 padding_value=padding_value, left=padding_side == "left")
+
+
+@defop("pad_sequence", grad_name="CopySlices", saves=False)
+def _pad_sequence(*seqs, batch_first, padding_value, left):
+    dt = seqs[0].dtype
+    max_len = max(s.shape[0] for s in seqs)
     padded = []
-    for s in sequences:
+    for s in seqs:
         extra = max_len - s.shape[0]
-        pads = [0, 0] * (s.ndim - 1) + ([0, extra] if padding_side == "right" else [extra, 0])
-        padded.append(F.pad(s, pads, value=padding_value) if extra else s)
-    # stacked along the batch dim directly: contiguous (T, B, *) as torch's, not a transpose
-    return stack(padded, 0 if batch_first else 1)
+        widths = [(extra, 0) if left else (0, extra)] + [(0, 0)] * (s.ndim - 1)
+        padded.append(jnp.pad(s.astype(dt), widths,
+                              constant_values=jnp.asarray(padding_value).astype(dt)))
+    return jnp.stack(padded, 0 if batch_first else 1)
 
 
 def pack_sequence(sequences, enforce_sorted=True):
