@@ -662,3 +662,32 @@ def test_packed_rnn_grad_fn_names_and_gradients(enforce_sorted, mode, bidirectio
 ], ids=["extra_dim", "vector", "mismatch", "wider", "broadcast", "int_first", "bool"])
 def test_pad_sequence_copies_into_the_first_sequences_layout(seqs):
     same_as_torch(lambda m: m.nn.utils.rnn.pad_sequence(seqs(m), padding_value=-1))
+
+
+# ------------------------------------------------------------------ distributions
+
+@pytest.mark.parametrize("df", [[0.5, 1.5, 3.0], 0.5, 1.5, 3.0], ids=["batch", "df_half", "df_1.5",
+                                                                    "df_3"])
+def test_student_t_moments_and_their_grad_fn(df):
+    def fn(m):
+        loc = m.zeros(3, requires_grad=True) if isinstance(df, list) else m.tensor(
+            0.0, requires_grad=True)
+        scale = m.ones(3) * 2 if isinstance(df, list) else m.tensor(2.0)
+        d = m.distributions.StudentT(m.tensor(df), loc, scale)
+        mean, var = d.mean, d.variance
+        names = None
+        if isinstance(df, list):
+            names = (type(mean.grad_fn).__name__, type(var.grad_fn).__name__ if var.grad_fn
+                     else None)
+        return names, mean.detach(), var.detach()
+    same_as_torch(fn)
+
+
+def test_gamma_rsample_grad_fn_and_gradient_shape():
+    def fn(m):
+        a = m.tensor([2.0, 0.7], requires_grad=True)
+        s = m.distributions.Gamma(a, m.tensor([1.2, 3.0])).rsample((5,))
+        s.sum().backward()
+        return type(s.grad_fn).__name__, tuple(s.shape), tuple(a.grad.shape), bool(
+            (s > 0).all())
+    same_as_torch(fn)

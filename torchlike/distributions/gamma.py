@@ -45,9 +45,10 @@ class Gamma(ExponentialFamily):
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
         value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-        # keep draws off zero (as torch clamps them), without touching the gradient
-        tiny = torch.finfo(value.dtype).tiny
-        return value + (value.detach().clamp(min=tiny) - value.detach())
+        # keep draws off zero, without touching the gradient: torch clamps the detached
+        # alias in place (the result stays the division, DivBackward0)
+        value.detach().clamp_(min=torch.finfo(value.dtype).tiny)
+        return value
 
     def log_prob(self, value):
         value = torch.as_tensor(value, dtype=self.rate.dtype)

@@ -33,8 +33,13 @@ class StudentT(Distribution):
 
     @property
     def mean(self):
-        return torch.where(self.df <= 1, torch.tensor(float("nan"), dtype=self.loc.dtype),
-                           self.loc)
+        # (torch's own steps: a clone written through masks, IndexPutBackward0)
+        if self.loc.dim() == 0:     # (torchlike's 0-dim masked write of nan is not reliable)
+            return torch.where(self.df <= 1, torch.tensor(float("nan"), dtype=self.loc.dtype),
+                               self.loc)
+        m = self.loc.clone(memory_format=torch.contiguous_format)
+        m[self.df <= 1] = float("nan")
+        return m
 
     @property
     def mode(self):
@@ -43,9 +48,16 @@ class StudentT(Distribution):
     @property
     def variance(self):
         df = self.df
-        big = self.scale.pow(2) * df / torch.where(df > 2, df - 2, torch.ones_like(df))
-        out = torch.where(df > 2, big, torch.full_like(df, float("inf")))
-        return torch.where(df <= 1, torch.full_like(df, float("nan")), out)
+        if df.dim() == 0:
+            big = self.scale.pow(2) * df / torch.where(df > 2, df - 2, torch.ones_like(df))
+            out = torch.where(df > 2, big, torch.full_like(df, float("inf")))
+            return torch.where(df <= 1, torch.full_like(df, float("nan")), out)
+        m = self.df.clone(memory_format=torch.contiguous_format)
+        m[self.df > 2] = (self.scale[self.df > 2].pow(2) * self.df[self.df > 2]
+                          / (self.df[self.df > 2] - 2))
+        m[(self.df <= 2) & (self.df > 1)] = float("inf")
+        m[self.df <= 1] = float("nan")
+        return m
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
