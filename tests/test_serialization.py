@@ -459,13 +459,15 @@ def _resume_training_equals_straight_run(tmp_path):
 
 
 # ---------------------------------------------------------------------------- pinned differences
-def test_legacy_format_refused_with_clear_error(tmp_path):
-    """DIFFERENCES.md: torch's pre-1.6 (non-zip) format is not read."""
+def test_legacy_format_is_read_not_written(tmp_path):
+    """DIFFERENCES.md: torch's pre-1.6 (non-zip) format is read (the values as torch reads
+    them: tests/test_serialization_files.py), not written."""
     f = tmp_path / "legacy.pt"
     torch.save({"w": torch.ones(2)}, f, _use_new_zipfile_serialization=False)
-    assert torch.load(f, weights_only=True)["w"].tolist() == [1.0, 1.0]
-    with pytest.raises(RuntimeError, match="legacy"):
-        torchlike.load(f)
+    assert torchlike.load(f)["w"].tolist() == torch.load(f)["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(NotImplementedError, match="zip format"):
+        torchlike.save({"w": torchlike.ones(2)}, tmp_path / "ours.pt",
+                       _use_new_zipfile_serialization=False)
 
 
 def test_pickled_torch_objects_other_than_tensors_refused(tmp_path):

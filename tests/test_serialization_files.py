@@ -117,6 +117,67 @@ def _assert_same(ours, theirs):
         assert ours == theirs
 
 
+# ============================================================================ torch's legacy format
+def _legacy_payloads():
+    g = torch.Generator().manual_seed(0)
+    base = torch.arange(12.).reshape(3, 4)
+    lin = torch.nn.Linear(3, 2)
+    return {**_payloads(),
+            "dtypes": {str(d): torch.arange(6).to(d) for d in (
+                torch.float16, torch.float64, torch.int8, torch.uint8, torch.int16,
+                torch.int32, torch.bool, torch.complex64)},
+            "views_share_storage": {"base": base, "col": base[:, 1], "t": base.t()},
+            "parameter_and_grad": {"p": torch.nn.Parameter(torch.randn(3, generator=g)),
+                                   "r": torch.ones(2, requires_grad=True)},
+            "state_dict": lin.state_dict(),
+            "scalars_and_empty": (torch.tensor(3.5), torch.empty(0, 4), None, "s", 1.5)}
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+@pytest.mark.parametrize("payload", sorted(_legacy_payloads()))
+def test_legacy_format_checkpoints_load_as_torch(payload, weights_only):
+    """Files written by torch before 1.6 (``_use_new_zipfile_serialization=False``): the same
+    values, dtypes, strides and storage sharing as torch reads them; every cut of one raises."""
+    obj = _legacy_payloads()[payload]
+    data = _torch_ckpt(obj, _use_new_zipfile_serialization=False)
+    _cmp_load(data, weights_only=weights_only)
+    ours = torchlike.load(io.BytesIO(data), weights_only=weights_only)
+    theirs = torch.load(io.BytesIO(data), weights_only=weights_only)
+    if payload == "views_share_storage":
+        for k in theirs:
+            assert ours[k].stride() == theirs[k].stride()
+            assert ours[k].storage_offset() == theirs[k].storage_offset()
+        ours["base"].add_(1)            # (one storage: the views see the write)
+        np.testing.assert_array_equal(ours["col"].numpy(), theirs["col"].numpy() + 1)
+    if payload == "parameter_and_grad":
+        assert type(ours["p"]).__name__ == "Parameter" and ours["r"].requires_grad
+    if payload == "state_dict":
+        assert getattr(ours, "_metadata", None) == getattr(theirs, "_metadata", None)
+    if payload == "f32":
+        # (a cut inside a pickle may raise another class than torch's: EOFError for
+        # UnpicklingError; both refuse every cut)
+        step = max(1, len(data) // 17)
+        for cut in list(range(0, len(data), step)) + [len(data) - 1]:
+            _, te = _outcome(lambda: torch.load(io.BytesIO(data[:cut]),
+                                                weights_only=weights_only))
+            _, oe = _outcome(lambda: torchlike.load(io.BytesIO(data[:cut]),
+                                                    weights_only=weights_only))
+            assert te is not None and oe is not None, cut
+
+
+def test_legacy_format_whole_module_refused_as_in_the_zip_format():
+    """A whole torch module pickled (torch's classes: DIFFERENCES.md) is refused by both
+    formats with the same error; weights_only refuses its class as torch does."""
+    lin = torch.nn.Linear(3, 2)
+    legacy = _torch_ckpt(lin, _use_new_zipfile_serialization=False)
+    _, te = _outcome(lambda: torch.load(io.BytesIO(legacy)))
+    _, oe = _outcome(lambda: torchlike.load(io.BytesIO(legacy)))
+    _same_class(oe, te)
+    _, le = _outcome(lambda: torchlike.load(io.BytesIO(legacy), weights_only=False))
+    _, ze = _outcome(lambda: torchlike.load(io.BytesIO(_torch_ckpt(lin)), weights_only=False))
+    assert type(le) is type(ze) and str(le) == str(ze)
+
+
 # ============================================================================ bad files
 def _bad_files():
     good = _torch_ckpt(_payloads()["f32"])

@@ -19,6 +19,11 @@ its own, never ``pickle``'s ``find_class``) accepts only the allowlist plus the 
 ``add_safe_globals`` / ``safe_globals``; anything else raises ``pickle.UnpicklingError`` with
 torch's message.
 
+``load`` also reads torch's legacy (pre-1.6) format, a stream of pickles (magic number,
+protocol version, system info, the object, its storage keys) followed by each storage's element
+count and bytes: the object's pickle is first scanned with inert globals (nothing imported or
+run) for its storages' types, then, with the storages read, unpickled as ``data.pkl`` is.
+
 Files: ``save`` to a path writes a temporary file next to the (symlink-resolved) target and
 renames it over the target, keeping the target's permission bits (a new file gets
 ``0o666 & ~umask`` as ``open()`` would); where torch would write in place and a rename cannot
@@ -38,6 +43,7 @@ import math
 import mmap as _mmap
 import os
 import pickle
+import pickletools
 import random
 import struct
 import sys
@@ -1691,9 +1697,9 @@ def _unpickle_errors(run, weights_only, what):
         raise _corrupt(e, what) from e
 
 
-def _load_non_zip(fobj, weights_only, pickle_load_args, real_file):
-    """Not a zip: torch's legacy format, a bare pickle or anything else. Read as far as torch
-    reads before its legacy loader (with the same restricted unpickler), then refused."""
+def _load_non_zip(fobj, map_location, weights_only, pickle_load_args, real_file):
+    """Not a zip: torch's legacy format (read by ``_load_legacy``), a bare pickle or anything
+    else (refused as torch refuses it)."""
     if real_file and fobj.tell() == 0:
         try:
             with tarfile.open(fileobj=fobj, mode="r:"):
@@ -1722,10 +1728,150 @@ def _load_non_zip(fobj, weights_only, pickle_load_args, real_file):
     protocol = _unpickle_errors(one, weights_only, what)
     if protocol != PROTOCOL_VERSION:
         raise RuntimeError(f"Invalid protocol version: {protocol}")
-    _unpickle_errors(one, weights_only, what)
-    raise RuntimeError("this checkpoint uses torch's legacy (pre-1.6) format, which "
-                       "torchlike does not read; re-save it with torch.save in the default "
-                       "zip format")
+    sys_info = _unpickle_errors(one, weights_only, what)
+    if isinstance(sys_info, dict) and sys_info.get("little_endian") is False:
+        raise RuntimeError("this legacy checkpoint was written on a big-endian machine, "
+                           "which torchlike does not read")
+    return _load_legacy(fobj, map_location, weights_only, pickle_load_args, what)
+
+
+class _Inert:
+    """Anything a legacy checkpoint's pickle names, while it is scanned for its storages:
+    calls, state and items are taken and ignored (nothing of the checkpoint runs)."""
+
+    name = None
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return type("_Inert", (_Inert,), {})     # (a type: it may be called or built)
+
+    def __setstate__(self, state):
+        pass
+
+    def __setitem__(self, key, value):
+        pass
+
+    def append(self, value):
+        pass
+
+    def extend(self, values):
+        pass
+
+
+class _ScanUnpickler(pickle.Unpickler):
+    """Reads a legacy checkpoint's main pickle for its persistent ids only."""
+
+    def __init__(self, file, pids):
+        super().__init__(file, encoding="latin1")
+        self._pids = pids
+
+    def find_class(self, module, name):
+        # (a class of its own per global: NEWOBJ needs a type, a storage's type its name)
+        return type(name, (_Inert,), {"name": name})
+
+    def persistent_load(self, pid):
+        self._pids.append(pid)
+        if isinstance(pid, tuple) and len(pid) == 4 and pid[0] == "module":
+            return pid[1]               # (a pickled module's class, with its source)
+        return _Inert()
+
+
+def _load_legacy(fobj, map_location, weights_only, pickle_load_args, what):
+    """torch's legacy (pre-1.6) format after its magic number, protocol version and system
+    info: the main pickle, whose storages are persistent ids ``('storage', type, key,
+    location, numel, view)``; the list of storage keys; then each storage's element count
+    (int64) and bytes, in that list's order. The main pickle is scanned first for the storages'
+    types (nothing in it runs), the storages are read, and then it is unpickled as a zip
+    checkpoint's data.pkl is (weights-only or not), its tensors built on the storages."""
+    encoding = pickle_load_args.get("encoding", "utf-8")
+
+    def unpickle(file, persistent_load):
+        if weights_only:
+            return _WeightsOnlyUnpickler(file, encoding=encoding, strict=True,
+                                         persistent_load=persistent_load).load()
+        return _FullZipUnpickler(file, persistent_load, **pickle_load_args).load()
+
+    start = fobj.tell()
+    try:
+        for _op in pickletools.genops(fobj):   # (to the main pickle's STOP, executing nothing)
+            pass
+    except Exception:  # noqa: BLE001
+        # a truncated or damaged pickle: unpickled as torch does, it fails with torch's error
+        # (its tensors built on zeros)
+        fobj.seek(start)
+        _unpickle_errors(lambda: unpickle(fobj, _zero_storage), weights_only, what)
+        raise RuntimeError(f"{what}: the checkpoint's pickle is damaged") from None
+    end = fobj.tell()
+    fobj.seek(start)
+    main = fobj.read(end - start)
+    pids = []
+    try:
+        _ScanUnpickler(io.BytesIO(main), pids).load()
+    except Exception as e:  # noqa: BLE001
+        raise RuntimeError(f"{what}: {e}") from None
+    types = {}
+    for pid in pids:
+        if isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage":
+            name = getattr(pid[1], "name", None)
+            types[str(pid[2])] = _StorageType(name)
+    def keys_pickle():
+        if weights_only:
+            return _WeightsOnlyUnpickler(fobj, encoding=encoding, strict=True).load()
+        return _FullUnpickler(fobj, **pickle_load_args).load()
+
+    keys = _unpickle_errors(keys_pickle, weights_only, what)
+    raws = {}
+    for key in keys:
+        key = str(key)
+        st = types.get(key)
+        if st is None:
+            raise RuntimeError(f"{what}: storage {key!r} is not in the checkpoint's pickle")
+        head = fobj.read(8)
+        if len(head) != 8:
+            raise RuntimeError(f"{what}: storage {key!r} is truncated")
+        numel = int.from_bytes(head, "little", signed=True)
+        nbytes = numel * st.dtype.np.itemsize
+        raw = fobj.read(nbytes)
+        if numel < 0 or len(raw) != nbytes:
+            raise RuntimeError(f"{what}: storage {key!r} is truncated")
+        raws[key] = raw
+    restore = _restorer(map_location)
+    storages = {}
+
+    def load_storage(pid):
+        if isinstance(pid, tuple) and len(pid) == 4 and _ascii(pid[0]) == "module":
+            return pid[1]       # (a whole module pickled: its class; torch compares sources)
+        if not (isinstance(pid, tuple) and len(pid) == 6 and _ascii(pid[0]) == "storage"):
+            raise pickle.UnpicklingError(f"unsupported persistent id in checkpoint: {pid!r}")
+        _, storage_type, key, location, numel, view = pid
+        if not isinstance(storage_type, _StorageType):
+            raise pickle.UnpicklingError(f"persistent id names a non-storage type: "
+                                         f"{storage_type!r}")
+        if view is not None:
+            raise RuntimeError("this legacy checkpoint holds storage views (torch before 0.4), "
+                               "which torchlike does not read")
+        key = _ascii(key)
+        st = storages.get(key)
+        if st is None:
+            raw = raws.get(key)
+            if raw is None:
+                raise pickle.UnpicklingError(f"invalid persistent id in checkpoint: {pid!r}")
+            st = storages[key] = restore(_LoadedStorage(raw, storage_type.dtype, "little"),
+                                         _ascii(location))
+        return st
+
+    return _unpickle_errors(lambda: unpickle(io.BytesIO(main), load_storage), weights_only,
+                            what)
+
+
+def _zero_storage(pid):
+    """A legacy persistent id's storage as zeros (for a damaged checkpoint's error only)."""
+    if not (isinstance(pid, tuple) and len(pid) == 6 and isinstance(pid[1], _StorageType)
+            and isinstance(pid[4], int) and 0 <= pid[4] < 1 << 24):
+        raise pickle.UnpicklingError(f"unsupported persistent id in checkpoint: {pid!r}")
+    return _LoadedStorage(bytes(pid[4] * pid[1].dtype.np.itemsize), pid[1].dtype, "little")
 
 
 def _load_zip(fobj, map_location, weights_only, pickle_load_args):
@@ -1832,7 +1978,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                "please torch.save your checkpoint with this option in order "
                                "to use mmap.")
         real_file = opened is not None or _has_fileno(fobj)
-        return _load_non_zip(fobj, weights_only, pickle_load_args, real_file)
+        return _load_non_zip(fobj, map_location, weights_only, pickle_load_args, real_file)
     finally:
         if mapped is not None:
             mapped.close()
