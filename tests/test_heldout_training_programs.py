@@ -691,3 +691,48 @@ def test_gamma_rsample_grad_fn_and_gradient_shape():
         return type(s.grad_fn).__name__, tuple(s.shape), tuple(a.grad.shape), bool(
             (s > 0).all())
     same_as_torch(fn)
+
+
+def test_optimizer_module_helpers_that_copied_optimizers_import():
+    """A custom optimizer written as torch's own are (typed with ParamsT, step decorated with
+    _use_grad_for_differentiable, state read with _get_value, ...)."""
+    import importlib
+    x0 = f32(4, 3)
+
+    def fn(m):
+        om = importlib.import_module(m.__name__ + ".optim.optimizer")
+
+        class MyAdam(m.optim.Optimizer):
+            def __init__(self, params: om.ParamsT, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                         differentiable=False):
+                super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
+                                              differentiable=differentiable))
+
+            @om._use_grad_for_differentiable
+            def step(self, closure=None):
+                seen.append(m.is_grad_enabled())
+                for g in self.param_groups:
+                    ps = [p for p in g["params"] if p.grad is not None]
+                    seen.append(om._default_to_fused_or_foreach(ps, False, use_fused=False))
+                    for p in ps:
+                        st = self.state[p]
+                        if not st:
+                            st["step"] = m.tensor(0.0, dtype=om._get_scalar_dtype())
+                            st["m"], st["v"] = m.zeros_like(p), m.zeros_like(p)
+                        st["step"] += 1
+                        step = om._get_value(st["step"])
+                        b1, b2 = g["betas"]
+                        st["m"].lerp_(p.grad, 1 - b1)
+                        st["v"].mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                        denom = (st["v"] / (1 - b2 ** step)).sqrt().add_(g["eps"])
+                        p.addcdiv_(st["m"], denom, value=-g["lr"] / (1 - b1 ** step))
+        seen = []
+        lin = det_init(m.nn.Linear(3, 2))
+        opt = MyAdam(lin.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            lin(m.tensor(x0)).pow(2).sum().backward()
+            opt.step()
+        return (seen, MyAdam.step.__name__, om._maximize_doc.split("(")[0],
+                type(om._get_value(m.tensor(1.0))).__name__, lin.weight.detach())
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)

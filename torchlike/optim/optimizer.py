@@ -64,6 +64,137 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+# ---------------------------------------------------------------- torch's helpers for optimizers
+# (third-party optimizers, often copied from torch's own, import these from torch.optim.optimizer)
+from collections.abc import Iterable as _Iterable  # noqa: E402
+from typing import Any as _Any, Union as _Union  # noqa: E402
+
+Args = tuple
+Kwargs = dict
+StateDict = dict
+ParamsT = _Union[_Iterable[Tensor], _Iterable[dict], _Iterable[tuple]]
+
+
+def _foreach_types():
+    from ..nn.parameter import Parameter
+    return [Tensor, Parameter]
+
+
+def __getattr__(name):
+    if name == "_foreach_supported_types":
+        return _foreach_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _use_grad_for_differentiable(func):
+    """torch's decorator of ``step``: runs it with grad mode set to the group's
+    ``differentiable`` (False: no graph)."""
+    import functools
+    from ..autograd import grad_mode
+
+    def _use_grad(*args, **kwargs):
+        self = args[0]
+        prev = grad_mode.is_grad_enabled()
+        try:
+            grad_mode.set_grad_enabled(bool(self.defaults.get("differentiable", False)))
+            return func(*args, **kwargs)
+        finally:
+            grad_mode.set_grad_enabled(prev)
+    functools.update_wrapper(_use_grad, func)
+    return _use_grad
+
+
+def _get_value(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _stack_if_compiling(x):
+    return x
+
+
+def _disable_dynamo_if_unsupported(single_tensor_fn=None):
+    def wrapper(func):
+        return func
+    return wrapper
+
+
+def _get_foreach_kernels_supported_devices():
+    return ["cuda", "xpu", "privateuseone"]
+
+
+def _get_fused_kernels_supported_devices():
+    return ["mps", "cuda", "xpu", "hpu", "cpu", "privateuseone"]
+
+
+def _get_capturable_supported_devices(supports_xla=True):
+    devices = ["cuda", "xpu", "hpu", "privateuseone"]
+    if supports_xla:
+        devices.append("xla")
+    return devices
+
+
+def _default_to_fused_or_foreach(params, differentiable, use_fused=False):
+    """torch's choice of implementation: (fused, foreach); foreach only on CUDA-like devices,
+    so (use_fused and every parameter floating, False) for torchlike's tensors on the CPU."""
+    if differentiable:
+        return False, False
+    types = _foreach_types()
+    fused_devices = _get_fused_kernels_supported_devices()
+    foreach_devices = _get_foreach_kernels_supported_devices()
+    fused = use_fused and all(
+        p is None or (type(p) in types and p.device.type in fused_devices
+                      and p.is_floating_point()) for p in params)
+    foreach = not fused and all(
+        p is None or (type(p) in types and p.device.type in foreach_devices) for p in params)
+    return fused, foreach
+
+
+def _device_dtype_check_for_fused(p, cuda_unsupported=False):
+    devices = _get_fused_kernels_supported_devices()
+    if cuda_unsupported:
+        devices.remove("cuda")
+    if not (p.device.type in devices and p.is_floating_point()):
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors "
+                           f"of supported devices: {devices} but {p.dtype} and "
+                           f"{p.device.type}")
+
+
+def _view_as_real(params, *state_and_grads):
+    from .. import view_as_real
+    for i, p in enumerate(params):
+        if p.is_complex():
+            params[i] = view_as_real(params[i])
+            for st in state_and_grads:
+                st[i] = view_as_real(st[i])
+
+
+def _get_scalar_dtype(is_fused=None):
+    if is_fused:
+        return D.float32
+    return D.float64 if D.get_default_dtype() is D.float64 else D.float32
+
+
+def _to_scalar(x):
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
+
+
+_params_doc = r"""params (iterable): iterable of parameters or named_parameters to optimize
+            or iterable of dicts defining parameter groups. When using named_parameters,
+            all parameters in all groups should be named"""
+_foreach_doc = r"""foreach (bool, optional): whether foreach implementation of optimizer
+            is used. (default: None)"""
+_fused_doc = r"""fused (bool, optional): whether the fused implementation is used.
+            (default: None)"""
+_capturable_doc = r"""capturable (bool, optional): whether this instance is safe to
+            capture in a graph. (default: False)"""
+_differentiable_doc = r"""differentiable (bool, optional): whether autograd should
+            occur through the optimizer step in training. (default: False)"""
+_maximize_doc = r"""maximize (bool, optional): maximize the objective with respect to the
+            params, instead of minimizing (default: False)"""
+
+
 def _layout_of(t, p):
     """``t`` (a new state tensor shaped as ``p``) with the strides torch's
     ``zeros_like(p, memory_format=torch.preserve_format)`` / ``clone(grad)`` give it:
