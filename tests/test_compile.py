@@ -259,7 +259,7 @@ def test_graph_break_warns_once_and_fullgraph_raises():
     for o, x in zip(outs, xs):
         assert_close(_np(o), _np(f(torch, torch.tensor(x))))
     strict = torchlike.compile(lambda x: f(torchlike, x), fullgraph=True)
-    with pytest.raises(torchlike._compile.Unsupported, match="fullgraph"):
+    with pytest.raises(torchlike._dynamo.exc.Unsupported, match="fullgraph"):
         strict(torchlike.tensor(xs[0]))
 
     # .item() inside a compiled training step: falls back, same numbers as eager
