@@ -736,3 +736,18 @@ def test_optimizer_module_helpers_that_copied_optimizers_import():
         return (seen, MyAdam.step.__name__, om._maximize_doc.split("(")[0],
                 type(om._get_value(m.tensor(1.0))).__name__, lin.weight.detach())
     same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mod,cls", [("adam", "Adam"), ("adamw", "AdamW"), ("sgd", "SGD"),
+                                     ("rmsprop", "RMSprop"), ("adagrad", "Adagrad"),
+                                     ("adadelta", "Adadelta"), ("adamax", "Adamax"),
+                                     ("nadam", "NAdam"), ("radam", "RAdam"), ("asgd", "ASGD"),
+                                     ("rprop", "Rprop"), ("lbfgs", "LBFGS"),
+                                     ("sparse_adam", "SparseAdam")])
+def test_optimizer_submodules(mod, cls):
+    import importlib
+
+    def fn(m):
+        module = importlib.import_module(f"{m.__name__}.optim.{mod}")
+        return getattr(module, cls) is getattr(m.optim, cls), getattr(m.optim, mod) is module
+    same_as_torch(fn)
