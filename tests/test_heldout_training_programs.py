@@ -751,3 +751,21 @@ def test_optimizer_submodules(mod, cls):
         module = importlib.import_module(f"{m.__name__}.optim.{mod}")
         return getattr(module, cls) is getattr(m.optim, cls)
     same_as_torch(fn)
+
+
+def test_nn_reduction_module_for_losses_written_as_torchs():
+    import importlib
+
+    def fn(m):
+        red = importlib.import_module(m.__name__ + ".nn._reduction")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = (red.get_enum("mean"), red.get_enum("elementwise_mean"),
+                   red.legacy_get_string(None, False), red.legacy_get_string(False, None),
+                   red.legacy_get_enum(True, True, emit_warning=False))
+        try:
+            red.get_enum("avg")
+        except ValueError as e:
+            err = str(e)
+        return out, [str(x.message) for x in w], err, m.nn._reduction is red
+    same_as_torch(fn)
