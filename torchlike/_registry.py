@@ -50,6 +50,7 @@ __all__ = ["Op", "defop", "apply", "clear_caches", "trace_counts", "trace_total"
 
 OPS: dict = {}
 _Tensor = None          # set by torchlike._tensor (the one late-bound cycle)
+_with_class = None      # set by torchlike._tensor: (fresh tensor, Tensor subclass) -> instance
 _state = _gm._state
 _lock = threading.RLock()   # guards OPS and every op's cache (read-modify-write under threads)
 _BY_VJP_IDENT: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
@@ -715,9 +716,12 @@ def apply(op, *args, **static):
     any_need = False
     inference = False
     big = False
+    sub = None
     for a in args:
         c = a.__class__
         if c is T or isinstance(a, T):
+            if c is not T and sub is None and c._results_keep_class:
+                sub = c
             d = a._d
             if d.__class__ is _Deferred and (d.value is not None or not _fused.ACTIVE):
                 d = a._data         # resolved (fused eager: a pending one stays deferred)
@@ -770,7 +774,7 @@ def apply(op, *args, **static):
             outs = T._make(out)
         if op.view is not None:
             op.view.mark(c, args, arrays, outs, static)
-        return outs
+        return outs if sub is None else _of_class(outs, sub)
     needs = tuple(needs)
     c = op.compiled(skey, cast, needs)
     if inference:
@@ -838,7 +842,16 @@ def apply(op, *args, **static):
     result = outs[0] if len(outs) == 1 else tuple(outs)
     if op.view is not None:
         op.view.mark(c, args, arrays, result, static)
-    return result
+    return result if sub is None else _of_class(result, sub)
+
+
+def _of_class(out, cls):
+    """An op's fresh results as instances of ``cls``, the Tensor subclass among its operands
+    (torch's default ``__torch_function__`` converts them; a Parameter's results stay Tensors:
+    ``_results_keep_class``)."""
+    if out.__class__ is tuple:
+        return tuple(_with_class(o, cls) for o in out)
+    return _with_class(out, cls)
 
 
 _apply_hooks.bind(apply, lambda: _Tensor)

@@ -147,6 +147,25 @@ class Tensor(InteropMixin):
         t._alias = None
         return t
 
+    # ops whose operands include an instance of a subclass give results of that subclass, as
+    # torch's default ``__torch_function__`` converts them (``_registry.result_class``)
+    _results_keep_class = True
+
+    def as_subclass(self, cls):
+        """An alias of this tensor (the same storage, ``AliasBackward0`` in its history) as an
+        instance of ``cls``."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                            "Tensor is not possible. Make sure your class inherits from Tensor.")
+        return _with_class(Tensor.__getitem__(self, Ellipsis), cls)   # (AliasBackward0)
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, **kwargs):
+        """A ``cls`` instance sharing ``data``'s storage, detached, requiring grad as asked."""
+        t = _with_class(data.detach(), cls)
+        t._requires_grad = bool(require_grad)
+        return t
+
     @classmethod
     def _resolve_data_with(cls, get, set_):
         """Fused eager (``torchlike._fused``): ``_data`` becomes a property that resolves a
@@ -496,7 +515,8 @@ class Tensor(InteropMixin):
             t._data = _registry.detached(t._data)
         if self._is_inference:
             t._is_inference = True      # torch: a detached inference tensor is one too
-        return t
+        c = self.__class__
+        return t if c is Tensor or not c._results_keep_class else _with_class(t, c)
 
     def detach_(self):
         if self._base is not None:
@@ -678,3 +698,21 @@ _CPP = dict(float32="float", float64="double", float16="c10::Half", bfloat16="c1
             int64="long int", int32="int", int16="short int", int8="signed char",
             uint8="unsigned char", bool="bool", complex64="c10::complex<float>",
             complex128="c10::complex<double>")
+
+
+def _with_class(t, cls):
+    """``t`` (a fresh tensor) as an instance of Tensor subclass ``cls``."""
+    if t.__class__ is cls:
+        return t
+    try:
+        t.__class__ = cls
+        return t
+    except TypeError:       # (a subclass with slots of its own: a new object, the same slots)
+        out = object.__new__(cls)
+        for s in Tensor.__slots__:
+            if s != "__weakref__" and hasattr(t, s):
+                setattr(out, s, getattr(t, s))
+        return out
+
+
+_registry._with_class = _with_class

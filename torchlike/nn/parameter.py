@@ -26,6 +26,8 @@ class Parameter(Tensor):
     """A Tensor that is a module parameter; ``requires_grad=True`` by default."""
 
     __slots__ = ()
+    _results_keep_class = False     # (ops on a Parameter give Tensors, as torch's disabled
+                                    # __torch_function__ does)
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -89,7 +91,18 @@ class Buffer(metaclass=_BufferMeta):
         return t
 
 
-class UninitializedParameter(Parameter):
+class UninitializedTensorMixin:
+    """torch's mixin of the uninitialized (lazy) parameter and buffer classes."""
+
+    __slots__ = ()
+
+
+def is_lazy(param):
+    """Whether ``param`` is an uninitialized parameter or buffer of a lazy module."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A parameter with no shape yet; ``materialize(shape)`` turns it into a Parameter."""
 
     __slots__ = ()
@@ -108,7 +121,7 @@ class UninitializedParameter(Parameter):
         return "<UninitializedParameter>"
 
 
-class UninitializedBuffer(Tensor):
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer with no shape yet; ``materialize(shape)`` turns it into a plain Tensor."""
 
     __slots__ = ()
