@@ -1,8 +1,9 @@
 """``torch.overrides``: the ``__torch_function__`` protocol's helpers.
 
-torchlike does not dispatch ``__torch_function__`` (tensor subclasses and modes are not
-honoured), so ``has_torch_function*`` are False for every argument and library code takes its
-plain path; ``handle_torch_function`` is never reached that way and raises if called.
+torchlike does not dispatch ``__torch_function__`` (a subclass's own override and modes are not
+called; ops on a subclass's instances give instances of it, as torch's default one does), so
+``has_torch_function*`` are False for every argument and library code takes its plain path;
+``handle_torch_function`` is never reached that way and raises if called.
 """
 from __future__ import annotations
 
