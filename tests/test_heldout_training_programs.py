@@ -769,3 +769,35 @@ def test_nn_reduction_module_for_losses_written_as_torchs():
             err = str(e)
         return out, [str(x.message) for x in w], err, m.nn._reduction is red
     same_as_torch(fn)
+
+
+def test_private_nn_names_custom_layers_import():
+    """Base classes, helpers and type aliases custom layers written as torch's own use."""
+    import importlib
+
+    def fn(m):
+        nn, F = m.nn, m.nn.functional
+        P = importlib.import_module(m.__name__ + ".nn.modules.pooling")
+        C = importlib.import_module(m.__name__ + ".nn.modules.conv")
+        RN = importlib.import_module(m.__name__ + ".nn.modules.rnn")
+        PA = importlib.import_module(m.__name__ + ".nn.parameter")
+        CT = importlib.import_module(m.__name__ + ".nn.common_types")
+        mods = [nn.AvgPool1d(2), nn.AvgPool3d(2), nn.AdaptiveAvgPool2d(1), nn.AdaptiveMaxPool1d(2),
+                nn.ConvTranspose2d(1, 1, 2), nn.Conv2d(1, 1, 2)]
+        kinds = [(isinstance(x, P._AvgPoolNd), isinstance(x, P._AdaptiveAvgPoolNd),
+                  isinstance(x, P._AdaptiveMaxPoolNd), isinstance(x, C._ConvTransposeNd),
+                  repr(x)) for x in mods]
+        lazy = (PA.is_lazy(nn.LazyLinear(2).weight), PA.is_lazy(m.zeros(1)),
+                isinstance(nn.LazyLinear(2).weight, PA.UninitializedTensorMixin))
+        perm = RN._apply_permutation(m.arange(6).view(2, 3), m.tensor([2, 0, 1]))
+        mask = F._canonical_mask(m.tensor([True, False]), "m", None, "o", m.float32)
+        try:
+            F._verify_batch_size([1, 3])
+        except ValueError as e:
+            err = str(e)
+        q = m.tensor(f32(3, 2, 4) * 0 + 1)
+        w = m.arange(48.0).reshape(12, 4) / 48
+        proj = F._in_projection_packed(q, q, q, w)
+        return (kinds, lazy, perm, mask, err, F._none_or_dtype(m.zeros(1)) == m.float32,
+                CT._size_2_t is not None, *proj)
+    same_as_torch(fn, atol=1e-6, rtol=1e-6)

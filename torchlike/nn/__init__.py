@@ -10,6 +10,7 @@ from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import grad  # noqa: F401  (torch.nn.grad, also torch.nn.functional.grad)
 from . import _reduction  # noqa: F401,E402
+from . import common_types  # noqa: F401,E402
 functional.grad = grad
 import importlib as _importlib
 # ``from .modules import *`` also brings ``modules.utils`` (torch's _pair helpers); bind the

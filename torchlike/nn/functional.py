@@ -5180,3 +5180,43 @@ def _install_refusals():
 
 
 _install_refusals()
+
+
+# ---------------------------------------------------------------- torch's private helpers
+# (custom attention / normalization layers written as torch's own import these)
+def _verify_batch_size(size):
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    if mask is not None:
+        mask_dtype = mask.dtype
+        mask_is_float = mask.is_floating_point()
+        if mask_dtype != D.bool and not mask_is_float:
+            raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+        if check_other and other_type is not None and mask_dtype != other_type:
+            warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+                          "Use same type for both instead.", stacklevel=2)
+        if not mask_is_float:
+            mask = _tl.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
+    return mask
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, _tl.Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    """torch's packed in-projection of multi-head attention: (q, k, v) projected by the
+    stacked weight ``w`` (3E, E) and bias ``b``."""
+    from ._mha_functional import _in_projection_packed as _packed
+    return _packed(q, k, v, w, b)

@@ -158,6 +158,10 @@ class _ConvTranspose(_ConvNd):
                            output_size)
 
 
+# torch's name for the transposed convolutions' base (isinstance checks in init loops)
+_ConvTransposeNd = _ConvTranspose
+
+
 class ConvTranspose1d(_ConvTranspose):
     _nd = 1
 

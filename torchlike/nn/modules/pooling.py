@@ -56,7 +56,14 @@ class MaxPool3d(_MaxPoolNd):
     _fn = staticmethod(F.max_pool3d)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    """torch's base of the average pools."""
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
@@ -74,7 +81,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -113,31 +120,43 @@ class _AdaptiveNd(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptiveNd):
+class _AdaptiveAvgPoolNd(_AdaptiveNd):
+    """torch's base of the adaptive average pools."""
+
+
+class _AdaptiveMaxPoolNd(_AdaptiveNd):
+    """torch's base of the adaptive max pools."""
+    _max = True
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size, return_indices)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     _fn = staticmethod(F.adaptive_avg_pool1d)
 
     def __init__(self, output_size):
         super().__init__(output_size)
 
 
-class AdaptiveAvgPool2d(_AdaptiveNd):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
     def __init__(self, output_size):
         super().__init__(output_size)
 
 
-class AdaptiveMaxPool1d(_AdaptiveNd):
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     _fn = staticmethod(F.adaptive_max_pool1d)
     _max = True
 
 
-class AdaptiveMaxPool2d(_AdaptiveNd):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     _fn = staticmethod(F.adaptive_max_pool2d)
     _max = True
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -156,14 +175,14 @@ class AvgPool3d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool3d(_AdaptiveNd):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     _fn = staticmethod(F.adaptive_avg_pool3d)
 
     def __init__(self, output_size):
         super().__init__(output_size)
 
 
-class AdaptiveMaxPool3d(_AdaptiveNd):
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     _fn = staticmethod(F.adaptive_max_pool3d)
     _max = True
 

@@ -726,3 +726,8 @@ def rnn_tanh(*args, **kwargs):
 def rnn_relu(*args, **kwargs):
     """torch.rnn_relu: torch.gru's signature, an Elman recurrence with relu."""
     return _functional("RNN_RELU", "rnn_relu", args, kwargs)
+
+
+def _apply_permutation(tensor, permutation, dim=1):
+    """torch's helper: ``tensor.index_select(dim, permutation)``."""
+    return tensor.index_select(dim, permutation)
