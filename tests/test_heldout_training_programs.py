@@ -801,3 +801,16 @@ def test_private_nn_names_custom_layers_import():
         return (kinds, lazy, perm, mask, err, F._none_or_dtype(m.zeros(1)) == m.float32,
                 CT._size_2_t is not None, *proj)
     same_as_torch(fn, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.utils.rnn.PackedSequence(m.zeros(3), [2, 1]),
+    lambda m: m.nn.utils.rnn.PackedSequence((m.zeros(3, 2), m.tensor([2, 1]))).batch_sizes,
+    lambda m: m.nn.utils.rnn.PackedSequence(m.zeros(3, 2)),
+    lambda m: type(m.nn.utils.rnn.PackedSequence(m.zeros(3, 2), m.tensor([2, 1]))).__mro__[1]
+    .__name__,
+    lambda m: m.nn.utils.rnn.PackedSequence(m.zeros(3, 2), m.tensor([2, 1])).to("cpu", copy=True),
+    lambda m: m.nn.utils.rnn.PackedSequence(m.zeros(3, 2), m.tensor([2, 1])).to(m.float64).data,
+], ids=["list_batch_sizes", "pair", "no_batch_sizes", "base_class", "copy", "dtype"])
+def test_packed_sequence_construction(call):
+    same_as_torch(call)

@@ -13,20 +13,38 @@ __all__ = ["PackedSequence", "pad_sequence", "pack_padded_sequence", "pad_packed
            "pack_sequence", "unpad_sequence", "unpack_sequence", "invert_permutation"]
 
 
-class PackedSequence(namedtuple("PackedSequence",
-                                ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
+PackedSequence_ = namedtuple("PackedSequence_",
+                             ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
+
+
+class PackedSequence(PackedSequence_):
     """Time-major packed batch: ``data`` holds the valid steps, ``batch_sizes`` per time step."""
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
         if unsorted_indices is None and sorted_indices is not None:
             unsorted_indices = _invert(sorted_indices)
+        if batch_sizes is not None:
+            # torch's _packed_sequence_init_args: batch_sizes must be a CPU tensor
+            if batch_sizes.device.type != "cpu":
+                raise ValueError(
+                    "batch_sizes should always be on CPU. Instances of PackedSequence should "
+                    "never be created manually. They should be instantiated by functions like "
+                    "pack_sequence and pack_padded_sequences in nn.utils.rnn. "
+                    "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence")
+        else:
+            # the PackedSequence((data, batch_sizes), ...) form
+            if not (isinstance(data, (list, tuple)) and len(data) == 2):
+                raise AssertionError("Expected data to be a list or tuple of length 2")
+            data, batch_sizes = data[0], data[1]
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs):
         data = self.data.to(*args, **kwargs)
-        return self if data is self.data else type(self)(data, self.batch_sizes,
-                                                         self.sorted_indices,
-                                                         self.unsorted_indices)
+        if data is self.data:
+            return self
+        if "copy" in kwargs:
+            raise RuntimeError(".to() does not accept copy argument")
+        return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
 
     def pin_memory(self):
         return type(self)(self.data.pin_memory(), self.batch_sizes,
