@@ -599,3 +599,37 @@ GRIDS.update({
 @pytest.mark.parametrize("name", GRIDS)
 def test_broadcast_shapes_and_meshgrid_checks(name):
     _run(GRIDS, name)
+
+
+# ============================================================ 9. special functions' tails
+
+_ZQ = [-2.5, -0.3, -7.7, -0.5, 2., 1., 1e9, 0., -3., 0.3, 7., 10.5, -9.99, 33.3]
+_ZX = [2., 3., 4., 2.5, 1., 0.5, 3., 2., 5., 4., 2.5, 2., 3., 6.]
+SPECIAL_TAILS = {}
+for _dt in ("float64", "float32"):
+    SPECIAL_TAILS.update({
+        f"ndtr_lower_tail_{_dt}": lambda m, d=_dt: m.special.ndtr(
+            m.tensor([-10., -8.5, -8.2, -6., -3., 0., 2., 9.], dtype=getattr(m, d))),
+        f"log_ndtr_{_dt}": lambda m, d=_dt: m.special.log_ndtr(
+            m.tensor([-40., -10., -3., -1., -0.5, 0., 2., 5., 7.9, 9.], dtype=getattr(m, d))),
+        f"zeta_{_dt}": lambda m, d=_dt: m.special.zeta(m.tensor(_ZX, dtype=getattr(m, d)),
+                                                      m.tensor(_ZQ, dtype=getattr(m, d))),
+        f"polygamma2_negative_{_dt}": lambda m, d=_dt: m.polygamma(
+            2, m.tensor([-9.99, -0.5, -3.3, 0.5, 2., 30., -2., 0.], dtype=getattr(m, d))),
+        f"polygamma3_{_dt}": lambda m, d=_dt: m.polygamma(
+            3, m.tensor([-9.99, -0.5, 1.5, 1e9], dtype=getattr(m, d))),
+    })
+SPECIAL_TAILS["log_ndtr_grad"] = lambda m: (lambda t: (m.special.log_ndtr(t).sum().backward(),
+                                                       t.grad)[1])(
+    m.tensor([-10., -3., -1., -0.5, 0., 2., 9.], dtype=m.float64, requires_grad=True))
+SPECIAL_TAILS["zeta_grad_q"] = lambda m: (lambda q: (m.special.zeta(
+    m.tensor([2., 3.], dtype=m.float64), q).sum().backward(), q.grad)[1])(
+    m.tensor([1.5, 2.5], dtype=m.float64, requires_grad=True))
+
+
+@pytest.mark.parametrize("name", SPECIAL_TAILS)
+def test_special_function_tails(name):
+    """torch's own formulas: ndtr's composite (its lower tail underflows to 0), log_ndtr's
+    erfcx branch, its Hurwitz zeta (which sums from a negative q), polygamma through it."""
+    tol = 1e-6 if name.endswith("float32") else 1e-13
+    _run(SPECIAL_TAILS, name, atol=0, rtol=tol)

@@ -129,9 +129,83 @@ def _trigamma(x):
     return jnp.where(low, -result, result)
 
 
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def torch_zeta(x, q):
+    """torch's Hurwitz zeta (ATen's Math.h, Cephes's Euler-Maclaurin sum) in double: a
+    negative non-integer ``q`` with an integer ``x`` sums from ``q`` on, as torch's does (jax's
+    zeta gives garbage there); in the dtype of ``x``/``q`` at the end."""
+    out_dt = jnp.result_type(x, q)
+    f64 = jnp.float64
+    x, q = jnp.broadcast_arrays(jnp.asarray(x, f64), jnp.asarray(q, f64))
+    machep = 1.11022302462515654042e-16
+
+    def pw(base, e):          # C's pow for a negative base and an integral exponent
+        r = jnp.abs(base) ** e
+        odd = jnp.mod(jnp.abs(e), 2) == 1
+        return jnp.where((base < 0) & odd, -r, r)
+
+    s = pw(q, -x)
+    a, b = q, jnp.zeros_like(q)
+    i = jnp.zeros(q.shape, jnp.int32)
+    # the cases torch returns before its sum (a pole, a domain error; an infinite q is an
+    # integer too) take no part in the loop
+    special = (x <= 1) | ((q <= 0) & ((q == jnp.floor(q)) | (x != jnp.floor(x))))
+    done = special
+    res = jnp.zeros_like(q)
+
+    def cond(st):
+        s, a, b, i, done, res = st
+        return jnp.any(~done & ((i < 9) | (a <= 9.0)))
+
+    def body(st):
+        s, a, b, i, done, res = st
+        act = ~done & ((i < 9) | (a <= 9.0))
+        i = jnp.where(act, i + 1, i)
+        a = jnp.where(act, a + 1.0, a)
+        b = jnp.where(act, pw(a, -x), b)
+        s = jnp.where(act, s + b, s)
+        stop = act & (-machep * s < b) & (b < machep * s)
+        res = jnp.where(stop, s, res)
+        return s, a, b, i, done | stop, res
+
+    s, a, b, i, done, res = jax.lax.while_loop(cond, body, (s, a, b, i, done, res))
+    w = a
+    s = s + b * w / (x - 1.0)
+    s = s - 0.5 * b
+    a = jnp.ones_like(q)
+    k = jnp.zeros_like(q)
+    for coef in _ZETA_A:
+        a = a * (x + k)
+        b = b / w
+        t = a * b / coef
+        s_new = s + t
+        stop = ~done & (jnp.abs(t / s_new) < machep)
+        s = jnp.where(done, s, s_new)
+        res = jnp.where(stop, s, res)
+        done = done | stop
+        k = k + 1.0
+        a = a * (x + k)
+        b = b / w
+        k = k + 1.0
+    res = jnp.where(done, res, s)
+    res = jnp.where((q <= 0) & (x != jnp.floor(x)), jnp.nan, res)
+    res = jnp.where((q <= 0) & (q == jnp.floor(q)), jnp.inf, res)
+    res = jnp.where(x < 1, jnp.nan, res)
+    res = jnp.where(x == 1, jnp.inf, res)
+    return res.astype(out_dt)
+
+
 def _polygamma_n(n, x):
-    # n >= 2: (-1)^(n+1) n! zeta(n + 1, x); zeta has poles at the non-positive integers
-    r = jsp.polygamma(jnp.maximum(n, 2), x).astype(x.dtype)
+    # n >= 2: torch's calc_polygamma, (-1)^(n+1) exp(lgamma(n + 1)) zeta(n + 1, x), in x's
+    # dtype around its double zeta; zeta has poles at the non-positive integers
+    nn = jnp.maximum(n, 2)
+    fact = jnp.exp(jsp.gammaln(nn.astype(x.dtype) + 1))
+    sgn = jnp.where(nn % 2 == 1, 1.0, -1.0).astype(x.dtype)
+    r = (sgn * fact * torch_zeta((nn + 1).astype(x.dtype), x)).astype(x.dtype)
     pole = (x <= 0) & (x == jnp.floor(x))
     sign = jnp.where(n % 2 == 1, 1.0, -1.0).astype(x.dtype)
     return jnp.where(pole, sign * jnp.inf, r)

@@ -147,7 +147,17 @@ _erfcx_fn.defjvps(lambda g, ans, x: g * (2 * x * ans - (2 / jnp.sqrt(jnp.pi)).as
 
 @jax.custom_jvp
 def _log_ndtr_fn(x):
-    return jsp.log_ndtr(x)
+    # torch's calc_log_ndtr: log(erfcx(-t) / 2) - t^2 below -1, else log1p(-erfc(t) / 2)
+    t = x * jnp.asarray(0.7071067811865476, x.dtype)
+    lo = jnp.log(jsp.erfcx(-t) / 2) - t * t
+    hi = jnp.log1p(-jax.lax.erfc(t) / 2)
+    return jnp.where(x < -1, lo, hi)
+
+
+def _ndtr_fn(x):
+    """torch's composite ndtr, (1 + erf(x * sqrt(1/2))) * 0.5 (its lower tail underflows to 0
+    below about -8.3 in float64, as torch's does)."""
+    return (1 + jax.lax.erf(x * jnp.asarray(0.7071067811865476, x.dtype))) * 0.5
 
 
 # torch: exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi)
@@ -190,7 +200,7 @@ _UNARY = {
     "i0e": (_i0e_fn, "SpecialI0EBackward0"),
     "i1": (_i1_fn, "SpecialI1Backward0"),
     "i1e": (_i1e_fn, "SpecialI1EBackward0"),
-    "ndtr": (jsp.ndtr, "MulBackward1"),
+    "ndtr": (_ndtr_fn, "MulBackward1"),
     "ndtri": (_ndtri_fn, "SpecialNdtriBackward0"),
     "log_ndtr": (_log_ndtr_fn, "SpecialLogNdtrBackward0"),
     "erfcx": (_erfcx_fn, "SpecialErfcxBackward0"),
@@ -286,14 +296,18 @@ def xlog1py(input, other, *, out=None):
 
 @jax.custom_jvp
 def _zeta_plain(x, q):
-    # torch: a pole (inf) at the non-positive integers q once x > 1
-    pole = (x > 1) & (q <= 0) & (q == jnp.floor(q))
-    return jnp.where(pole, jnp.inf, jsp.zeta(x, q)).astype(jnp.result_type(x, q))
+    # torch's own zeta (its poles, its sum from a negative q)
+    from .._ops.special_ops import torch_zeta
+    return torch_zeta(x, q)
+
+
+def _zeta_dq(g, ans, x, q):
+    from .._ops.special_ops import torch_zeta
+    return g * -x * torch_zeta(x + 1, q)
 
 
 # the x tangent is never used: a gradient to x raises before (torch has none)
-_zeta_plain.defjvps(lambda g, ans, x, q: jnp.zeros_like(ans),
-                    lambda g, ans, x, q: g * -x * jsp.zeta(x + 1, q))
+_zeta_plain.defjvps(lambda g, ans, x, q: jnp.zeros_like(ans), _zeta_dq)
 
 _zeta_vjp = _no_grad_for(_zeta_plain, which=(0,), name="zeta")
 _zeta = defop("special_zeta", promote="float", grad_name="SpecialZetaBackward0")(
