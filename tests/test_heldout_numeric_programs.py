@@ -633,3 +633,25 @@ def test_special_function_tails(name):
     erfcx branch, its Hurwitz zeta (which sums from a negative q), polygamma through it."""
     tol = 1e-6 if name.endswith("float32") else 1e-13
     _run(SPECIAL_TAILS, name, atol=0, rtol=tol)
+
+
+def test_eigenvectors_agree_with_torch_up_to_sign_or_phase():
+    """DIFFERENCES.md: the sign (eigh) or unit phase (eig) of an eigenvector is the LAPACK
+    build's choice (torch's MKL, jax's own LAPACK): values agree, vectors up to that factor."""
+    import numpy as np
+    import torch
+    import torchlike
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((6, 6))
+    s = m + m.T
+    for dt in ("float32", "float64"):
+        tw, tv = torch.linalg.eigh(torch.tensor(s, dtype=getattr(torch, dt)))
+        lw, lv = torchlike.linalg.eigh(torchlike.tensor(s, dtype=getattr(torchlike, dt)))
+        np.testing.assert_allclose(np.asarray(lw.tolist()), tw.numpy(), rtol=1e-4, atol=1e-5)
+        dots = np.abs((np.asarray(lv.tolist()) * tv.numpy()).sum(0))
+        np.testing.assert_allclose(dots, 1, atol=1e-4)
+    tw, tv = torch.linalg.eig(torch.tensor(m))
+    lw, lv = torchlike.linalg.eig(torchlike.tensor(m))
+    np.testing.assert_allclose(np.asarray(lw.tolist()), tw.numpy(), rtol=1e-6)
+    dots = np.abs((np.conj(np.asarray(lv.tolist())) * tv.numpy()).sum(0))
+    np.testing.assert_allclose(dots, 1, atol=1e-6)
