@@ -66,6 +66,25 @@ CASES = [
     ("double_stays", lambda m, F, a, b: a.double() @ b.double(), (A, B)),
     ("int_matmul", lambda m, F, a, b: (a * 10).long() @ (b * 10).long(), (A, B)),
     ("einsum", lambda m, F, a, b: m.einsum("ij,jk->ik", a, b), (A, B)),
+    # inputs of two dtypes (a lower-precision activation and float32 parameters): torch casts
+    # them before the kernels' own dtype checks
+    ("conv2d_mixed", lambda m, F, x, w: F.conv2d(x.bfloat16(), w, m.ones(4)), (X4, W4)),
+    ("conv_transpose2d_mixed", lambda m, F, x, w: F.conv_transpose2d(
+        x.bfloat16(), w.transpose(0, 1), m.ones(4)), (X4, W4)),
+    ("conv_bn_conv", lambda m, F, x, w: F.conv2d(F.relu(F.batch_norm(
+        F.conv2d(x, w, m.ones(4), padding=1), m.zeros(4), m.ones(4), m.ones(4), m.zeros(4))),
+        w.transpose(0, 1)[:, :4].reshape(3, 4, 3, 3), m.ones(3)), (X4, W4)),
+    ("matmul_mixed", lambda m, F, a, b: a.bfloat16() @ b, (A, B)),
+    ("mm_mixed", lambda m, F, a, b: m.mm(a, b.bfloat16()), (A, B)),
+    ("bmm_mixed", lambda m, F, a, b: m.bmm(a[None].bfloat16(), b[None]), (A, B)),
+    ("addmm_mixed", lambda m, F, a, b: m.addmm(m.ones(3, 5), a.bfloat16(), b), (A, B)),
+    ("baddbmm_mixed", lambda m, F, a, b: m.baddbmm(m.ones(1, 3, 5), a[None].bfloat16(),
+                                                   b[None]), (A, B)),
+    ("einsum_mixed", lambda m, F, a, b: m.einsum("ij,jk->ik", a.bfloat16(), b), (A, B)),
+    ("linear_mixed", lambda m, F, a, b: F.linear(a.bfloat16(), b.t(), m.ones(5)), (A, B)),
+    ("sdpa_mixed", lambda m, F, a: F.scaled_dot_product_attention(
+        a[None].bfloat16(), a[None], a[None], attn_mask=m.zeros(3, 3)), (A,)),
+    ("prelu_mixed", lambda m, F, a: F.prelu(a.bfloat16(), m.full((1,), 0.25)), (A,)),
 ]
 
 
@@ -100,14 +119,17 @@ def test_cpu_autocast_dtype_and_values(case, dtype):
                 assert_close(a.grad, b.grad, atol=1e-1, rtol=5e-2, what=name + " grad")
 
 
+@pytest.mark.parametrize("low_input", [False, True])
 @pytest.mark.parametrize("kind", ["RNN", "GRU", "GRUCell", "LSTMCell"])
-def test_recurrences_under_cpu_autocast(kind):
+def test_recurrences_under_cpu_autocast(kind, low_input):
     # (torch's LSTM under CPU autocast needs a oneDNN bf16 CPU: not compared here)
     outs = []
     for m in (torchlike, torch):
         m.manual_seed(0)
         layer = getattr(m.nn, kind)(4, 3)
         x = m.tensor(A[:, None, :] if "Cell" not in kind else A)
+        if low_input:
+            x = x.bfloat16()        # (a lower-precision activation into float32 weights)
         with m.autocast("cpu"):
             y = layer(x)
         y = y[0] if isinstance(y, tuple) else y
@@ -350,3 +372,35 @@ def test_deprecated_per_device_autocast_forms_as_torch(name):
                            for x in w]))
     assert seen[1] == seen[0]
     assert not torchlike.is_autocast_enabled("cpu")
+
+
+def _module_dtypes(m):
+    """Modules fed a lower-precision activation under CPU autocast (their parameters float32):
+    the dtypes of what comes out."""
+    m.manual_seed(0)
+    b = m.ones(2, 1, 4, dtype=m.bfloat16)
+    out = {}
+    with m.autocast("cpu"):
+        out["mha"] = m.nn.MultiheadAttention(4, 2)(b, b, b)[0]
+        net = m.nn.Sequential(m.nn.Conv2d(3, 4, 3, padding=1), m.nn.BatchNorm2d(4), m.nn.ReLU(),
+                              m.nn.Conv2d(4, 2, 3))
+        out["conv_bn_conv"] = net(m.ones(1, 3, 5, 5))
+        for kind in ("GRUCell", "LSTMCell", "RNNCell"):
+            cell = getattr(m.nn, kind)(4, 3)
+            for name, x in (("f32", m.ones(2, 4)), ("bf16", m.ones(2, 4, dtype=m.bfloat16))):
+                y = cell(x)
+                out[f"{kind}_{name}"] = y[0] if isinstance(y, tuple) else y
+            h = m.zeros(2, 3)
+            y = cell(m.ones(2, 4, dtype=m.bfloat16), (h, h) if kind == "LSTMCell" else h)
+            out[f"{kind}_bf16_in_f32_state"] = y[0] if isinstance(y, tuple) else y
+        for kind in ("GRU", "RNN"):
+            out[kind + "_bf16"] = getattr(m.nn, kind)(4, 3)(b)[0]
+    out["instance_norm_no_autocast"] = m.nn.functional.instance_norm(
+        m.ones(2, 2, 3, dtype=m.bfloat16), weight=m.ones(2), bias=m.zeros(2))
+    return {k: str(v.dtype) for k, v in out.items()}
+
+
+def test_lower_precision_activations_into_float32_modules():
+    """A conv after a BatchNorm, attention, recurrent cells: their float32 parameters meet a
+    lower-precision activation; torch casts before its kernels' dtype checks (these raised)."""
+    assert _module_dtypes(torchlike) == _module_dtypes(torch)

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
+from ..amp.autocast_mode import cast_composite
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
 from ._surface import alias, inplace_methods, methods, public, toplevel, write_out
@@ -277,6 +278,9 @@ def _check(a, b, out=None):
 def matmul(input, other, *, out=None):
     """torch.matmul: dot, mv, mm or a batched product by the inputs' dims."""
     _need("matmul", ("other", other, 2))
+    # (autocast casts a product's inputs before the kernel's dtype checks, as torch's does)
+    input, other = cast_composite("matmul", input, other,
+                                  ndims=(input._d.ndim, other._d.ndim))
     if not _check(input, other, out):
         # an empty batched product: torch's bmm returns zeros of ``other``'s dtype unchecked
         input = input.to(other.dtype)
@@ -288,6 +292,7 @@ def matmul(input, other, *, out=None):
 @_own_out
 def mm(input, mat2, *, out=None):
     _need("mm", ("mat2", mat2, 2))
+    input, mat2 = cast_composite("matmul", input, mat2, ndims=(2, 2))
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -300,6 +305,7 @@ def mm(input, mat2, *, out=None):
 @_own_out
 def bmm(input, mat2, *, out=None):
     _need("bmm", ("mat2", mat2, 2))
+    input, mat2 = cast_composite("matmul", input, mat2, ndims=(3, 3))
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
@@ -498,6 +504,8 @@ def einsum(*args):
         operands = tuple(operands[0])
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
+    if all(isinstance(o, Tensor) for o in operands):
+        operands = cast_composite("einsum", *operands)
     _einsum_check_lhs(equation, len(operands))
     eq = equation.replace(" ", "")
     lhs = eq.split("->")[0].split(",")
@@ -851,6 +859,7 @@ def _scale_check(dtype, v):
 @_own_out
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None, _as_method=False):
     _need("addmm", ("mat1", mat1, 2), ("mat2", mat2, 3))
+    input, mat1, mat2 = cast_composite("addmm", input, mat1, mat2, kind="mm")
     _check_factors("addmm", beta, alpha, _as_method)
     _addmm_checks(input, mat1, mat2, out, beta=beta)
     beta, alpha = _factors(input.dtype, beta, alpha)
@@ -994,6 +1003,8 @@ def _baddbmm(input, batch1, batch2, beta, alpha, inplace, out=None, as_method=Fa
 @public(out=True)
 @_own_out
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None, _as_method=False):
+    if isinstance(batch1, Tensor) and isinstance(batch2, Tensor):
+        input, batch1, batch2 = cast_composite("addmm", input, batch1, batch2, kind="bmm")
     return _done(_baddbmm(input, batch1, batch2, beta, alpha, False, out, _as_method), out,
                  "baddbmm")
 
@@ -1006,6 +1017,7 @@ def _baddbmm_inplace(input, batch1, batch2, *, beta=1, alpha=1):
 @_own_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _need("addbmm", ("batch1", batch1, 2), ("batch2", batch2, 3))
+    input, batch1, batch2 = cast_composite("addmm", input, batch1, batch2, kind="addbmm")
     _check_factors("addbmm", beta, alpha)
     _add_check(input, (_size(batch1, 1), _size(batch2, 2)))
     _bmm_shape_checks_addbmm(batch1, batch2)

@@ -47,7 +47,8 @@ _CPU_POLICY = {
     "nn_prelu": "lower", "scaled_dot_product_attention": "lower",
     "multi_head_attention": "lower",
     "addmm": ("lower", lambda kw: kw.get("kind") in ("mm", "bmm", "addbmm")),
-    # LSTM runs mkldnn_rnn_layer, RNN decomposes into matmuls; GRU's CPU kernel stays float32
+    # LSTM runs mkldnn_rnn_layer, RNN decomposes into matmuls; GRU's CPU kernel runs in its
+    # input's dtype (a lower-precision input takes the weights along: ``_cast_args``)
     "rnn": ("lower", lambda kw: kw.get("mode") != "GRU"),
     "einsum": "lower", "tensordot": "lower",      # composites of bmm/mm in torch
     # float32
@@ -201,6 +202,8 @@ def _cast_args(op, args, static):
         policy = _POLICIES[dev_type]
         if dev_type == "cuda" and name == "matmul" and static.get("ndims") == (1, 1):
             rule = "promote"
+        elif dev_type == "cpu" and name == "rnn" and static.get("mode") == "GRU":
+            rule = "input_lower"
         else:
             rule = _rule(policy, name, static)
         if rule is None:
@@ -211,6 +214,11 @@ def _cast_args(op, args, static):
             continue
         if rule == "banned":
             raise RuntimeError(_BANNED)
+        if rule == "input_lower":
+            # (the first argument's dtype, where it is the autocast dtype: the others follow)
+            if not cand or cand[0] != 0 or args[0].dtype is not _state.dtype[dev_type]:
+                continue
+            rule = "lower"
         if rule == "lower":
             target = _state.dtype[dev_type]
         elif rule == "fp32":
@@ -242,17 +250,29 @@ def _cast_args(op, args, static):
 COMPOSITE_NAMES = frozenset({"linear", "cross_entropy", "loss_l1", "l1_loss"})
 
 
-def cast_composite(name, *tensors):
-    """``tensors`` cast by the autocast policy of the composite function ``name`` (as
-    ``apply`` casts an op's arguments); the tensors unchanged when autocast is off."""
+def lower_dtype(t):
+    """The autocast dtype of tensor ``t``'s device where autocast is on there, else None."""
+    dev = _tensor_type(t._data)
+    return _state.dtype[dev] if _state.enabled.get(dev) else None
+
+
+class _Named:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+def cast_composite(name, *tensors, **static):
+    """``tensors`` cast by the autocast policy of op ``name`` at ``static`` (as ``apply`` casts
+    an op's arguments; None entries stay None): for a function that checks its inputs' dtypes
+    before its op runs, as torch's autocast casts them before the kernel's checks. The tensors
+    unchanged when autocast is off."""
     if _gm._state.autocast is None:
         return tensors
-
-    class _Named:
-        pass
-    op = _Named()
-    op.name = name
-    return _cast_args(op, tensors, {})
+    present = [t for t in tensors if t is not None]
+    cast = iter(_cast_args(_Named(name), tuple(present), static))
+    return tuple(None if t is None else next(cast) for t in tensors)
 
 
 # ------------------------------------------------------------------ the context manager

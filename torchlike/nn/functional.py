@@ -119,11 +119,8 @@ def linear(input, weight, bias=None):
                 y = _products.linear_rows(bias, input, weight)
                 return y if len(dsh) == 2 else _rows_back(y, input, (*dsh[:-1], wsh[0]))
     import torchlike as tl
-    if _gm._state.autocast is not None:
-        # torch autocasts linear as one op: its inputs are cast before its dtype checks
-        from ..amp.autocast_mode import cast_composite
-        cast = cast_composite("linear", input, weight, *(() if bias is None else (bias,)))
-        input, weight, bias = cast[0], cast[1], (cast[2] if bias is not None else None)
+    # torch autocasts linear as one op: its inputs are cast before its dtype checks
+    input, weight, bias = _autocast("linear", input, weight, bias)
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
@@ -420,6 +417,7 @@ def _prelu(x, w):
 
 
 def prelu(input, weight):
+    input, weight = _autocast("nn_prelu", input, weight)
     if input.dtype != weight.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {_legacy(input.dtype)} and "
                            f"{_legacy(weight.dtype)}")
@@ -1507,15 +1505,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if running_mean is not None:
         rm = Tensor._make(jnp.tile(running_mean._data, n))
         rv = Tensor._make(jnp.tile(running_var._data, n))
-    out = _batch_norm_impl(x, rm, rv, None, None, use_input_stats, momentum, eps)
+    # (torch's: a batch norm of the (1, n * c, ...) view with the affine parameters repeated,
+    # so that the result keeps the input's dtype and is rounded once)
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    out = _batch_norm_impl(x, rm, rv, w, b, use_input_stats, momentum, eps)
     if running_mean is not None and use_input_stats:
         running_mean._set_data(rm._data.reshape(n, c).mean(0))
         running_var._set_data(rv._data.reshape(n, c).mean(0))
-    out = out.reshape(*input.shape)
-    if weight is not None:
-        shape = (1, c) + (1,) * (input.ndim - 2)
-        out = out * weight.reshape(*shape) + bias.reshape(*shape)
-    return out
+    return out.reshape(*input.shape)
 
 
 # ================================================================== losses
@@ -2527,6 +2525,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if isinstance(attn_mask, CausalBias):
         return attn_mask._dispatch(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                    enable_gqa)
+    float_mask = attn_mask is not None and attn_mask.dtype.is_floating_point
+    query, key, value, cast_mask = _autocast("scaled_dot_product_attention", query, key, value,
+                                             attn_mask if float_mask else None)
+    if float_mask:
+        attn_mask = cast_mask
     # torch's checks (sdp_utils): one dtype for query, key and value; a bool mask or one of
     # the query's dtype. A mask with is_causal=True: torch's CPU flash kernel applies both, its
     # math path raises
@@ -2688,7 +2691,17 @@ def _check_weight_groups(weight, groups):
                            "instead")
 
 
+def _autocast(name, *tensors, **static):
+    """``tensors`` (None entries kept) as autocast casts op ``name``'s inputs: before a
+    function's own dtype checks, as torch casts before its kernel checks."""
+    if _gm._state.autocast is None:
+        return tensors
+    from ..amp.autocast_mode import cast_composite
+    return cast_composite(name, *tensors, **static)
+
+
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_mode="zeros"):
+    input, weight, bias = _autocast("convolution", input, weight, bias)
     unbatched = input.ndim == nd + 1
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
@@ -2785,6 +2798,7 @@ def _conv_t(x, w, *b, stride, padding, output_padding, dilation, groups, nd, unb
 
 def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
               output_size=None):
+    input, weight, bias = _autocast("conv_transpose", input, weight, bias)
     unbatched = input.ndim == nd + 1
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "

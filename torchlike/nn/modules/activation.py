@@ -570,9 +570,11 @@ class MultiheadAttention(Module):
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
                                f"{d.shape[-1]} and {w}x{self.embed_dim})")
         wdt = (self.in_proj_weight if self._qkv_same_embed_dim else self.q_proj_weight).dtype
+        from ...autograd import grad_mode
         for x in (query, key, value):
-            # the in-projection's linear refuses another dtype than its weight's
-            if x.dtype != wdt:
+            # the in-projection's linear refuses another dtype than its weight's (autocast
+            # casts both first)
+            if x.dtype != wdt and grad_mode._state.autocast is None:
                 from ..._dtype import legacy_name
                 if self.in_proj_bias is not None:
                     raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "

@@ -11,6 +11,8 @@ import jax
 import jax.numpy as jnp
 
 from ... import _creation, _random, _tiers
+from ... import _dtype as D
+from ...autograd import grad_mode as _gm
 from ..._registry import apply, defop
 from ..._tensor import Tensor
 from .. import init
@@ -501,22 +503,46 @@ class RNNCellBase(Module):
                 got = h.shape[1] if h.dim() >= 2 else None
                 raise RuntimeError(f"hidden{idx} has inconsistent hidden_size: got {got}, "
                                    f"expected {self.hidden_size}")
-        wdt = self.weight_ih.dtype
+        weights = [self.weight_ih, self.weight_hh]
+        if self.bias:
+            weights += [self.bias_ih, self.bias_hh]
+        if _gm._state.autocast is not None:
+            input, hx, cx, weights = _autocast_cell(mode, input, hx, cx, weights)
+        wdt = weights[0].dtype
         for t in (input, hx):
             if t.dtype != wdt:
                 raise _weight_dtype_error(t.dtype, wdt, self.bias)
         args = [input, hx]
         if mode == "LSTM":
             args.append(cx)
-        args += [self.weight_ih, self.weight_hh]
-        if self.bias:
-            args += [self.bias_ih, self.bias_hh]
+        args += weights
         out = apply(_rnn_cell, *args, mode=mode, has_bias=bool(self.bias))
         if mode == "LSTM" and out[1].grad_fn is not None:
             out = (out[0], apply(_cell_state, out[1]))
         if not batched:
             out = tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
         return out
+
+
+def _autocast_cell(mode, input, hx, cx, weights):
+    """A cell under autocast, as torch's CPU cells (composites) come out: RNNCell's products
+    run in the autocast dtype; GRUCell's and LSTMCell's in their input's dtype where the state
+    shares it, else in float32 (the state's)."""
+    from ...amp import autocast_mode as A
+    states = [hx] + ([cx] if mode == "LSTM" else [])
+    low = A.lower_dtype(input)
+    if low is None:
+        return input, hx, cx, weights
+    if mode == "RNN_TANH" or mode == "RNN_RELU" or mode not in ("LSTM", "GRU"):
+        target = low
+    else:
+        target = input.dtype if all(t.dtype is input.dtype for t in states) else D.float32
+
+    def cast(t):
+        return t if t.dtype is target or not t.dtype.is_floating_point else t.to(target)
+    states = [cast(t) for t in states]
+    return (cast(input), states[0], states[1] if mode == "LSTM" else cx,
+            [cast(w) for w in weights])
 
 
 class RNNCell(RNNCellBase):
