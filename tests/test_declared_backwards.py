@@ -28,6 +28,7 @@ def targets(n, c, ignore=None):
 
 # name: [(arrays, static, needs)]
 CASES = {
+    "rnn_cell_state": [((f(3, 4),), {}, (True,))],
     "addmm": [
         ((f(5), f(3, 4), f(4, 5)), dict(beta=1, alpha=1, kind="mm"), (True, True, True)),
         ((f(3, 5), f(3, 4), f(4, 5)), dict(beta=0.5, alpha=2.0, kind="mm"), (True, True, True)),

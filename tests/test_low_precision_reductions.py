@@ -160,13 +160,33 @@ def test_low_precision_result_within_torchs_tolerance(name, dtname):
     torch.testing.assert_close(torch.tensor(got).to(dt), torch.tensor(want).to(dt))
 
 
-def test_python_scalar_operand_rounds_to_the_low_precision_dtype():
-    """Pinned difference (DIFFERENCES.md): torch multiplies a bfloat16 tensor by a Python float
-    in float32 (the scalar unrounded) and rounds once; torchlike rounds the scalar to bfloat16
-    first, so a product can be one step away. Values stay within torch's tolerance."""
-    x = np.float32([3.0, -1.3, 2.7, 0.9, 5.1, -7.7, 11.0, 0.33])
-    want = (torch.tensor(x).bfloat16() * 0.85).float()
-    got = torch.tensor((torchlike.tensor(x).bfloat16() * 0.85).float().tolist())
-    assert not torch.equal(got, want)
-    assert torch.equal(got, (torch.tensor(x).bfloat16() * torch.tensor(0.85).bfloat16()).float())
-    torch.testing.assert_close(got.bfloat16(), want.bfloat16())
+SCALAR_PRODUCTS = {
+    "mul": lambda m, t: t * 0.85,
+    "rmul": lambda m, t: 1.3 * t,
+    "mul_0dim_float32": lambda m, t: t * m.tensor(0.85),
+    "mul_": lambda m, t: t.clone().mul_(0.1),
+    "div": lambda m, t: t / 1.3,
+    "rdiv": lambda m, t: 0.7 / t,
+    "div_": lambda m, t: t.clone().div_(0.85),
+    "floor_divide": lambda m, t: t // 0.3,
+    "div_trunc": lambda m, t: m.div(t, 0.3, rounding_mode="trunc"),
+    "add_rounds": lambda m, t: t + 0.85,      # (torch rounds an added number first)
+}
+
+
+@pytest.mark.parametrize("dtname", DTYPES)
+@pytest.mark.parametrize("name", sorted(SCALAR_PRODUCTS))
+def test_a_number_times_a_half_precision_tensor_as_torch(name, dtname):
+    """torch multiplies and divides a float16/bfloat16 tensor by a Python number (or a float32
+    0-dim tensor) in float32, the number unrounded, and rounds once; an added number is rounded
+    to the dtype first. The same values, bit for bit, and the same gradients."""
+    def run(m):
+        x = m.linspace(-7.7, 11.3, 501).to(getattr(m, dtname)).requires_grad_()
+        y = SCALAR_PRODUCTS[name](m, x)
+        out = [y.float().tolist()]
+        if name not in ("floor_divide", "div_trunc"):
+            g, = m.autograd.grad((y.float() * m.linspace(0.1, 2.0, 501)).sum(), x)
+            out.append(g.float().tolist())
+        return out
+    for ours, theirs in zip(run(torchlike), run(torch)):
+        np.testing.assert_array_equal(np.array(ours), np.array(theirs))

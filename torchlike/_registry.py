@@ -69,6 +69,17 @@ def _is_inexact(np_dtype):
     return r
 
 
+_HALF = frozenset({jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16)})
+
+
+def _number_operand(x):
+    """Is operand ``x`` (at trace time) a Python number or a 0-dim tensor of another dtype than
+    a half one: what torch's kernels read as a number (``Op``'s ``opmath``)?"""
+    if not hasattr(x, "dtype"):
+        return True
+    return not jnp.shape(x) and x.dtype not in _HALF
+
+
 def _cast(x, dtype):
     """Promote one operand to the op's result dtype; random keys pass through untouched."""
     if not hasattr(x, "dtype"):
@@ -284,9 +295,15 @@ class _Compiled:
             return i
         vjp_ident = _tiers.once(make_vjp_ident)
 
+        # (an opmath op with a half-precision result computes in float32: ``Op``)
+        opmath = op.opmath and cast in _HALF
+        compute = jnp.dtype(jnp.float32) if opmath else cast
+
         def bound(kw):
             def f(*xs):
                 if cast is not None:
+                    if opmath and any(_number_operand(x) for x in xs):
+                        return fn(*(_cast(x, compute) for x in xs), **kw).astype(cast)
                     xs = tuple(_cast(x, cast) for x in xs)
                 return fn(*xs, **kw)
             return f
@@ -340,7 +357,8 @@ class _Compiled:
             # the backward of a forward that ran alone (``Remat``): the VJP at its inputs
             xs, cots = a[:n_in], a[n_in:]
             if rule is not None:
-                cx = xs if cast is None else tuple(_cast(x, cast) for x in xs)
+                cx = xs if cast is None else tuple(_cast(x, compute if opmath and any(
+                    _number_operand(v) for v in xs) else cast) for x in xs)
                 got = rule(tuple(cots), cx, needs, **kw)
                 if got is not NotImplemented:
                     return tuple(_cotangent_like(g, xs[i]) for g, i in zip(got, diff_pos))
@@ -483,6 +501,10 @@ class Op:
     promote: ``None`` (inputs pass as they are), ``"common"`` (cast every input to torch's
     result type), ``"float"`` (the same, but integer and bool results become the default float).
     grad_name: torch's ``grad_fn`` class name, or a function of the static kwargs giving it.
+    opmath: for a float16/bfloat16 result with a number among the operands (a Python number,
+    a 0-dim tensor of another dtype), the operands converted to float32 from their own dtypes
+    (the number not rounded to the result's dtype first) and the result rounded once, as
+    torch's CPU kernels compute with a number (mul, div).
     saves: False for ops whose torch backward saves no tensors (their graph may be run twice).
     differentiable: False for ops with no gradient (comparisons, argmax, ...).
     view: None, or the op's view rule (``torchlike._storage.view_rule(...)``): an object whose
@@ -495,11 +517,13 @@ class Op:
     """
 
     __slots__ = ("name", "fn", "promote", "grad_name", "saves", "differentiable", "cache",
-                 "trace_counts", "view", "shape_arg", "families", "poly", "vjp")
+                 "trace_counts", "view", "shape_arg", "families", "poly", "vjp", "opmath")
 
     def __init__(self, name, fn, *, promote=None, grad_name=None, saves=True,
-                 differentiable=True, view=None, shape_arg=None, poly=True, vjp=None):
+                 differentiable=True, view=None, shape_arg=None, poly=True, vjp=None,
+                 opmath=False):
         self.name = name
+        self.opmath = opmath
         self.vjp = vjp          # a declared backward (see ``defop``), or None: jax.vjp's
         self.shape_arg = shape_arg
         self.poly = poly        # a pure function: traced per shape pattern, recomputable
@@ -530,7 +554,7 @@ class Op:
 
 
 def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True, view=None,
-          shape_arg=None, vjp=None):
+          shape_arg=None, vjp=None, opmath=False):
     """Decorator: declare ``fn`` as the op ``name`` in the registry and return the Op.
 
     saves: what torch's backward of this op keeps (checked against in-place writes at
@@ -556,7 +580,8 @@ def defop(name, *, promote=None, grad_name=None, saves=True, differentiable=True
     """
     def deco(fn):
         op = Op(name, fn, promote=promote, grad_name=grad_name, saves=saves,
-                differentiable=differentiable, view=view, shape_arg=shape_arg, vjp=vjp)
+                differentiable=differentiable, view=view, shape_arg=shape_arg, vjp=vjp,
+                opmath=opmath)
         with _lock:
             if name in OPS:
                 raise ValueError(f"op {name!r} is already declared (in "

@@ -96,12 +96,13 @@ def _rsub(a, b, alpha=1):
     return _half_alpha(lambda x, y: x - y)(b, a, alpha)
 
 
-@defop("mul", promote="common", saves="others", grad_name="MulBackward0", vjp=_mul_vjp)
+@defop("mul", promote="common", saves="others", grad_name="MulBackward0", vjp=_mul_vjp,
+       opmath=True)
 def _mul(a, b):
     return a * b
 
 
-@defop("div", promote="float", grad_name="DivBackward0", vjp=_div_vjp)
+@defop("div", promote="float", grad_name="DivBackward0", vjp=_div_vjp, opmath=True)
 def _div(a, b):
     return a / b
 
@@ -132,7 +133,7 @@ def _div_floor_float(a, b):
     return jnp.where(b == 0, jnp.floor(q), out)
 
 
-@defop("div_mode", promote="common", grad_name="DivBackward0")
+@defop("div_mode", promote="common", grad_name="DivBackward0", opmath=True)
 def _div_mode(a, b, rounding_mode):
     if rounding_mode == "trunc":
         if jnp.issubdtype(a.dtype, jnp.integer):
@@ -373,7 +374,8 @@ def true_divide(input, other):
     return apply(_div, input, other)
 
 
-@defop("floor_divide", promote="common", grad_name="NotImplemented", saves=False)
+@defop("floor_divide", promote="common", grad_name="NotImplemented", saves=False,
+       opmath=True)
 def _floor_divide(a, b):
     """``div(rounding_mode="floor")``, without a derivative (torch has none for floor_divide:
     its output requires grad and a backward through it raises)."""

@@ -105,6 +105,27 @@ _logit_plain.defjvps(lambda g, ans, a: g * jnp.where((a < 0) | (a > 1), jnp.nan,
                                                       1 / (a * (1 - a))))
 
 
+@jax.custom_vjp
+def _reciprocal_real(a):
+    return 1 / a
+
+
+def _reciprocal_fwd(a):
+    r = 1 / a
+    return r, r
+
+
+def _reciprocal_bwd(r, g):
+    return (g * -(r * r),)        # torch's: grad * -(result * result), each step in the dtype
+
+
+_reciprocal_real.defvjp(_reciprocal_fwd, _reciprocal_bwd)
+
+
+def _reciprocal_fn(a):
+    return 1 / a if jnp.iscomplexobj(a) else _reciprocal_real(a)
+
+
 # ops whose torch backward reads their result rather than their input
 _SAVES_OUTPUT = {"exp", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal"}
 
@@ -128,7 +149,7 @@ _UNARY = {
     "rsqrt": (jax.lax.rsqrt, "float", "RsqrtBackward0"),
     "sin": (jnp.sin, "float", "SinBackward0"),
     "cos": (jnp.cos, "float", "CosBackward0"),
-    "reciprocal": (lambda a: 1 / a, "float", "ReciprocalBackward0"),
+    "reciprocal": (_reciprocal_fn, "float", "ReciprocalBackward0"),
     "relu": (_relu_fn, None, "ReluBackward0"),
     "abs": (_abs_fn, None, "AbsBackward0"),
     "square": (lambda a: a * a, None, "PowBackward0"),
