@@ -744,3 +744,51 @@ def test_from_numpy_of_an_array_with_gaps_is_contiguous():
     ([[0.1, -0.2], [0.3, 0.4]], 2, True), ([0.1, float("inf"), 0.5], 1, True)])
 def test_multinomial_errors_as_torch(probs, n, replacement):
     same_as_torch(lambda m: m.multinomial(m.tensor(probs, dtype=m.float64), n, replacement))
+
+
+# ============================================================ conversions: to(), type(), map_()
+
+TO_FORMS = {
+    "dtype": lambda m: m.ones(2).to(m.float64),
+    "python_type": lambda m: m.ones(2).to(int),
+    "device_dtype": lambda m: m.ones(2).to("cpu", m.float16),
+    "device_dtype_flags": lambda m: m.ones(2).to("cpu", m.float64, False, True),
+    "dtype_keywords": lambda m: m.ones(2).to(dtype=m.float64, device="cpu", copy=True),
+    "other_tensor": lambda m: m.ones(2).to(m.zeros(1, dtype=m.int8)),
+    "tensor_keyword": lambda m: m.ones(2).to(tensor=m.zeros(1, dtype=m.int8)),
+    "memory_format": lambda m: m.ones(1, 2, 3, 4).to(memory_format=m.channels_last).stride(),
+    "same_is_self": lambda m: (lambda t: t.to(m.float32) is t)(m.ones(2)),
+    "copy_is_new": lambda m: (lambda t: t.to(m.float32, copy=True) is t)(m.ones(2)),
+    # torch's TypeError for what none of its overloads takes (torchlike ignored them)
+    "legacy_type_class": lambda m: m.ones(2).to(m.DoubleTensor),
+    "list": lambda m: m.ones(2).to([1]),
+    "numpy_type": lambda m: m.ones(2).to(__import__("numpy").float64),
+    "numpy_dtype": lambda m: m.ones(2).to(__import__("numpy").dtype("float64")),
+    "dtype_name": lambda m: m.ones(2).to("float64"),
+    "unknown_keyword": lambda m: m.ones(2).to(foo=1),
+    "int_flag": lambda m: m.ones(2).to("cpu", m.float64, 1),
+    "dtype_then_device": lambda m: m.ones(2).to(m.float64, "cpu"),
+    "other_keyword": lambda m: m.ones(2).to(other=m.zeros(1)),
+    "too_many": lambda m: m.ones(2).to(m.float64, True, True, True),
+    # type(): a legacy tensor type, its name, a dtype; others refused as torch
+    "type_legacy_class": lambda m: m.ones(2).type(m.DoubleTensor),
+    "type_legacy_long": lambda m: m.ones(2).type(m.LongTensor),
+    "type_name": lambda m: m.ones(2).type("torch.IntTensor"),
+    "type_dtype": lambda m: m.ones(2).type(m.float16),
+    "type_numpy_type": lambda m: m.ones(2).type(__import__("numpy").float64),
+    "type_python_type": lambda m: m.ones(2).type(float),
+    "type_int": lambda m: m.ones(2).type(3),
+    "type_no_argument": lambda m: m.ones(2, dtype=m.int16).type(),
+    # map_: callable(self element, other element), other broadcast, in place
+    "map_": lambda m: (lambda t: (t.map_(m.tensor([3., 4.]), lambda x, y: x * 10 + y), t))(
+        m.tensor([[1., 2.], [5., 6.]])),
+    "map_other_dtype": lambda m: m.tensor([1., 2.]).map_(m.tensor([1, 2]), lambda x, y: x),
+    "map_bad_shape": lambda m: m.tensor([1., 2.]).map_(m.tensor([1., 2., 3.]), lambda x, y: x),
+    "map_requires_grad": lambda m: m.tensor([1., 2.], requires_grad=True).map_(
+        m.tensor([1., 2.]), lambda x, y: x),
+}
+
+
+@pytest.mark.parametrize("name", TO_FORMS)
+def test_conversion_arguments_as_torch(name):
+    same_as_torch(TO_FORMS[name])

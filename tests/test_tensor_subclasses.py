@@ -73,3 +73,23 @@ def test_make_subclass_and_bad_classes_as_torch():
         return type(z).__name__, z.requires_grad, z.is_leaf
     same_as_torch(run)
     same_as_torch(lambda m: m.ones(1).as_subclass(int))
+
+
+def test_factories_from_a_subclass_give_plain_tensors():
+    """DIFFERENCES.md: torch's conversion also covers factories given a subclass instance
+    (``ones_like``, ``new_zeros``); torchlike's give plain Tensors, and a result's grad_fn is its
+    op's node where torch's is the conversion's AliasBackward0."""
+    import torchlike
+    Sub, _ = _classes(torchlike)
+    s = torchlike.ones(2, requires_grad=True).as_subclass(Sub)
+    assert type(torchlike.ones_like(s)) is torchlike.Tensor
+    assert type(s.new_zeros(2)) is torchlike.Tensor
+    assert type((s * 2).grad_fn).__name__ == "MulBackward0"
+
+
+def test_a_subclass_prints_its_name():
+    def run(m):
+        Sub, _ = _classes(m)
+        s = m.ones(2).as_subclass(Sub)
+        return repr(s), str(s * 2), repr(m.nn.Parameter(m.ones(2))), repr(m.ones(2))
+    same_as_torch(run)

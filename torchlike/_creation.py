@@ -552,7 +552,7 @@ def _tp_name(x):
         if t.__name__ == "Generator":
             return "torch._C.Generator"
         if t.__name__ in ("dtype", "Size", "layout", "device", "memory_format", "finfo",
-                          "iinfo"):
+                          "iinfo", "tensortype"):
             return "torch." + t.__name__
         return t.__name__
     if mod == "builtins":

@@ -873,7 +873,8 @@ def apply(op, *args, **static):
 def _of_class(out, cls):
     """An op's fresh results as instances of ``cls``, the Tensor subclass among its operands
     (torch's default ``__torch_function__`` converts them; a Parameter's results stay Tensors:
-    ``_results_keep_class``)."""
+    ``_results_keep_class``). torch converts with ``as_subclass``, an alias whose node is
+    AliasBackward0; torchlike's result keeps its op's node (DIFFERENCES.md)."""
     if out.__class__ is tuple:
         return tuple(_with_class(o, cls) for o in out)
     return _with_class(out, cls)

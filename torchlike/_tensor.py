@@ -150,6 +150,7 @@ class Tensor(InteropMixin):
     # ops whose operands include an instance of a subclass give results of that subclass, as
     # torch's default ``__torch_function__`` converts them (``_registry.result_class``)
     _results_keep_class = True
+    _plain_repr = True          # (printed "tensor(...)"; a subclass prints its own name)
 
     def as_subclass(self, cls):
         """An alias of this tensor (the same storage, ``AliasBackward0`` in its history) as an

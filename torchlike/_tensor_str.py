@@ -208,7 +208,11 @@ def _meta_repr(t, prefix):
     return prefix + ", ".join(parts) + ")"
 
 
-def tensor_repr(t, prefix="tensor("):
+def tensor_repr(t, prefix=None):
+    if prefix is None:
+        # torch's: "tensor(" for a Tensor or a Parameter, a subclass's own name otherwise
+        c = type(t)
+        prefix = "tensor(" if c.__dict__.get("_plain_repr") else c.__name__ + "("
     if t.device.type == "meta":
         return _meta_repr(t, prefix)
     indent = len(prefix)

@@ -37,21 +37,70 @@ def clone(input, *, memory_format=None):
     return set_layout(apply(_clone, input), _copy_strides(input, memory_format))
 
 
+_TO_OVERLOADS = (
+    ("device", "dtype", "non_blocking", "copy"),
+    ("dtype", "non_blocking", "copy"),
+    ("tensor", "non_blocking", "copy"),
+)
+_TO_SIGNATURES = (
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n")
+
+
+def _to_param_ok(name, v):
+    if name == "device":
+        return v is None or isinstance(v, (str, _device.device)) or (
+            isinstance(v, int) and not isinstance(v, bool))
+    if name == "dtype":
+        return v is None or isinstance(v, D.dtype) or any(v is t for t in (float, int, bool,
+                                                                            complex))
+    if name == "tensor":
+        return isinstance(v, Tensor)
+    if name == "memory_format":
+        from .._runtime import memory_format
+        return v is None or isinstance(v, memory_format)
+    return isinstance(v, bool)              # non_blocking, copy
+
+
+def _to_args(args, kwargs):
+    """torch's parse of ``to``'s arguments against its three overloads: ``{param: value}``,
+    or torch's TypeError naming what it got."""
+    for params in _TO_OVERLOADS:
+        if len(args) > len(params) or (params[0] != "device" and not args
+                                       and params[0] not in kwargs):
+            continue
+        got = dict(zip(params, args))
+        ok = True
+        for k, v in kwargs.items():
+            if k in got or (k not in params and k != "memory_format"):
+                ok = False
+                break
+            got[k] = v
+        if ok and all(_to_param_ok(k, v) for k, v in got.items()):
+            return got
+    from .._creation import _tp_name
+    names = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}, " for k, v in kwargs.items()]
+    shown = ", ".join(names[:len(args)]) + (", " if args and kwargs else "") + \
+        "".join(names[len(args):])
+    raise TypeError(f"to() received an invalid combination of arguments - got ({shown}), but "
+                    f"expected one of:\n{_TO_SIGNATURES}")
+
+
 def _to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns self when
     nothing changes. A copy keeps ``self``'s layout, or takes ``memory_format``'s."""
     from .._strides import is_contiguous, set_layout
-    dtype = kwargs.get("dtype")
-    dev = kwargs.get("device")
-    copy = kwargs.get("copy", False)
-    fmt = kwargs.get("memory_format")
-    for a in args:
-        if isinstance(a, D.dtype) or (isinstance(a, type) and a in (float, int, bool, complex)):
-            dtype = a           # a Python type: float is float64, complex complex128
-        elif isinstance(a, Tensor):
-            dtype, dev = a.dtype, a.device
-        elif isinstance(a, (str, _device.device, int)):
-            dev = a
+    got = _to_args(args, kwargs)
+    dtype = got.get("dtype")    # (a Python type: float is float64, complex complex128)
+    dev = got.get("device")
+    copy = got.get("copy", False)
+    fmt = got.get("memory_format")
+    if "tensor" in got:
+        dtype, dev = got["tensor"].dtype, got["tensor"].device
     relayout = fmt is not None and getattr(fmt, "_name", "") != "preserve_format" \
         and not is_contiguous(self, fmt)
     out = self

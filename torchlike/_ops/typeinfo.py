@@ -166,8 +166,8 @@ _TYPE_NAMES = {v.name: k for k, v in _TENSOR_TYPES.items()}
 
 
 class _LegacyTensorType(type):
-    """The metaclass of ``torch.LongTensor`` and friends: ``isinstance(t, torch.LongTensor)``
-    is true for an int64 tensor, as in torch."""
+    """The metaclass of ``torch.LongTensor`` and friends (torch's ``torch.tensortype``):
+    ``isinstance(t, torch.LongTensor)`` is true for an int64 tensor, as in torch."""
 
     def __instancecheck__(cls, obj):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype
@@ -184,6 +184,8 @@ def _legacy_type(name, d):
     return _LegacyTensorType(name, (), {"dtype": d, "__module__": "torch", "is_cuda": False})
 
 
+_LegacyTensorType.__name__ = _LegacyTensorType.__qualname__ = "tensortype"
+_LegacyTensorType.__module__ = "torchlike"
 _LEGACY_TYPES = {name: _legacy_type(name, d) for name, d in _TENSOR_TYPES.items()}
 globals().update(_LEGACY_TYPES)
 __all__ += list(_LEGACY_TYPES)
@@ -207,7 +209,14 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         if not name.startswith("torch.") or name[6:] not in _TENSOR_TYPES:
             raise ValueError(f"invalid type: '{dtype}'")
         return self.to(_TENSOR_TYPES[name[6:]])
-    return self.to(dtype)
+    if isinstance(dtype, _LegacyTensorType):
+        return self.to(dtype.dtype)
+    if isinstance(dtype, D.dtype):
+        return self.to(dtype)
+    if isinstance(dtype, type):
+        mod = "" if dtype.__module__ == "builtins" else dtype.__module__ + "."
+        raise ValueError(f"invalid type: '{mod}{dtype.__qualname__}'")
+    raise TypeError("dtype must be a type, str, or dtype object")
 
 
 methods(type=_type)
@@ -300,6 +309,23 @@ def _apply_(self, callable):
     return self
 
 
+def _map_(self, tensor, callable):
+    """CPU ``map_``: ``callable(self_element, other_element)`` on every element, ``tensor``
+    broadcast to ``self``'s shape, in place (as torch, not differentiable)."""
+    import numpy as _np
+    if self.requires_grad:
+        raise RuntimeError("Can't call map_() on Variable that requires grad. Use "
+                           "var.detach().map_() instead.")
+    if not isinstance(tensor, Tensor) or tensor.dtype is not self.dtype:
+        got = typename(tensor) if isinstance(tensor, Tensor) else type(tensor).__name__
+        raise TypeError(f"map_: expected {typename(self)} for 'other' (got {got})")
+    other = tensor.expand(*self.shape)
+    vals = _np.vectorize(callable, otypes=[self.dtype.np])(_np.asarray(self._data),
+                                                            _np.asarray(other._data))
+    self._set_data(jnp.asarray(vals, self._d.dtype))
+    return self
+
+
 def _contains(self, element):
     if isinstance(element, (Tensor, int, float, bool, complex)):
         return bool((self == element).any().item())
@@ -328,7 +354,7 @@ methods(to_dense=lambda self, dtype=None, *, masked_grad=None: self if dtype is 
 methods(is_pinned=lambda self, device=None: False)
 methods(pin_memory=_pin_memory)
 methods(new=_new)
-methods(apply_=_apply_)
+methods(apply_=_apply_, map_=_map_)
 methods(**{"__contains__": _contains})
 methods(**{"__reversed__": lambda self: self.flip(0) if self.dim() else self})
 methods(resize=_resize)

@@ -28,6 +28,7 @@ class Parameter(Tensor):
     __slots__ = ()
     _results_keep_class = False     # (ops on a Parameter give Tensors, as torch's disabled
                                     # __torch_function__ does)
+    _plain_repr = True
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
