@@ -655,3 +655,19 @@ def test_eigenvectors_agree_with_torch_up_to_sign_or_phase():
     np.testing.assert_allclose(np.asarray(lw.tolist()), tw.numpy(), rtol=1e-6)
     dots = np.abs((np.conj(np.asarray(lv.tolist())) * tv.numpy()).sum(0))
     np.testing.assert_allclose(dots, 1, atol=1e-6)
+
+
+def test_xlogy_gradients_as_torch():
+    """xlogy's gradient for ``self`` is log(other), 0 only where self == 0 and other <= 0 (it
+    was 0 wherever self == 0: Chi2/Gamma/Dirichlet log_prob gradients came out wrong)."""
+    from oracle import same_as_torch
+
+    def run(m):
+        s = m.tensor([0., 0., 0., 1., 1., 1., 2., float("nan"), 0.], requires_grad=True)
+        y = m.tensor([0.5, 0., float("nan"), 0.5, 0., float("nan"), -1., 0.5, float("inf")],
+                     requires_grad=True)
+        m.xlogy(s, y).sum().backward()
+        df = m.tensor(2.0, requires_grad=True)
+        m.distributions.Chi2(df).log_prob(m.tensor(0.5)).backward()
+        return s.grad, y.grad, df.grad
+    same_as_torch(run, atol=1e-6, rtol=1e-6)

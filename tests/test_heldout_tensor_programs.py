@@ -792,3 +792,24 @@ TO_FORMS = {
 @pytest.mark.parametrize("name", TO_FORMS)
 def test_conversion_arguments_as_torch(name):
     same_as_torch(TO_FORMS[name])
+
+
+MASKED_NOTHING = {
+    "nan_0d": lambda m: (lambda x: (x.__setitem__(m.tensor(False), float("nan")), x)[1])(
+        m.tensor(0.0)),
+    "inf_0d": lambda m: (lambda x: (x.__setitem__(m.tensor(3.0) <= 1, float("inf")), x)[1])(
+        m.tensor(0.0)),
+    "nan_tensor_value": lambda m: (lambda x: (x.__setitem__(m.tensor(False), m.tensor(
+        float("nan"))), x)[1])(m.tensor(1.0)),
+    "inf_into_2d": lambda m: (lambda x: (x.__setitem__(m.tensor(False), float("inf")), x)[1])(
+        m.zeros(2, 2)),
+    "true_mask": lambda m: (lambda x: (x.__setitem__(m.tensor(True), float("nan")), x)[1])(
+        m.tensor(0.0)),
+}
+
+
+@pytest.mark.parametrize("name", MASKED_NOTHING)
+def test_a_false_0dim_mask_writes_nothing(name):
+    """``x[cond] = nan`` with a 0-dim False condition leaves x as it is (a nan or inf value
+    leaked into every element)."""
+    same_as_torch(MASKED_NOTHING[name])

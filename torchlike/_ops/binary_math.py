@@ -342,7 +342,9 @@ _copysign_v = jax.custom_jvp(lambda a, b: jnp.copysign(a, b))
 _copysign_v.defjvps(lambda da, r, a, b: jnp.where(a == 0, jnp.zeros((), r.dtype),
                                                   r / jnp.where(a == 0, 1, a)) * da, None)
 _xlogy_v = jax.custom_jvp(lambda a, b: jsp.xlogy(a, b))
-_xlogy_v.defjvps(lambda da, r, a, b: jsp.xlogy((a != 0).astype(a.dtype), b) * da,
+# torch's: xlogy(grad, other) for self, masked to 0 where self == 0 and other <= 0
+_xlogy_v.defjvps(lambda da, r, a, b: jnp.where((a == 0) & (b <= 0), 0, jnp.log(b)).astype(
+                     da.dtype) * da,
                  lambda db, r, a, b: a / b * db)
 
 

@@ -442,7 +442,10 @@ _put.defvjp(_put_fwd, _put_bwd)
 @defop("index_put", saves=_index_arrays_saved(2), grad_name=_index_put_name)
 def _index_put(a, value, *idx, spec, accumulate, advanced):
     if any(s[0] == "z" for s in spec):
-        return a + jnp.zeros((), a.dtype) * jnp.sum(jnp.asarray(value)).astype(a.dtype)
+        # (a False 0-dim mask selects nothing: ``a`` unchanged, the value's gradient zeros; a
+        # select, not a product, so that a nan or inf value does not leak in)
+        v = jnp.sum(jnp.asarray(value)).astype(a.dtype)
+        return a + jnp.where(jnp.zeros((), bool), v, jnp.zeros((), a.dtype))
     target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i), a, *idx).shape
     v = D.cast(_fit_value(jnp.asarray(value), target, advanced), a.dtype)
     if accumulate:
