@@ -813,3 +813,20 @@ def test_a_false_0dim_mask_writes_nothing(name):
     """``x[cond] = nan`` with a 0-dim False condition leaves x as it is (a nan or inf value
     leaked into every element)."""
     same_as_torch(MASKED_NOTHING[name])
+
+
+SIZE_ARITHMETIC = {
+    "tuple_plus_size": lambda m: (2,) + m.Size([3]),
+    "size_plus_tuple": lambda m: m.Size([3]) + (2,),
+    "size_plus_list": lambda m: m.Size([3]) + [2],
+    "size_times_int": lambda m: m.Size([3]) * 2,
+    "int_times_size": lambda m: 2 * m.Size([3]),
+}
+
+
+@pytest.mark.parametrize("name", SIZE_ARITHMETIC)
+def test_size_arithmetic_gives_sizes(name):
+    def run(m):
+        r = SIZE_ARITHMETIC[name](m)
+        return type(r).__name__, tuple(r)
+    same_as_torch(run)

@@ -52,7 +52,20 @@ class Size(tuple):
         return Size(r) if isinstance(i, slice) else r
 
     def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to "
+                            f"torch.Size")
         return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
 
 
 _SIZES: dict = {}       # shape tuple -> its torch.Size (immutable: one object per shape)
