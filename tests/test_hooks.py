@@ -262,6 +262,24 @@ def post_hooks_see_none_for_gradients_no_input_needs(m):
 
 
 @scenario
+def node_post_hook_results_checked(m):
+    log = []
+    for ret in (lambda gi: (m.ones(3),), lambda gi: (m.ones(3), None),
+                lambda gi: (m.ones(2, dtype=m.float64), None), lambda gi: 5,
+                lambda gi: (m.ones(2), m.ones(2)), lambda gi: [m.ones(2)],
+                lambda gi: (None, None), lambda gi: (gi[0] * 10, None), lambda gi: (3, None)):
+        x = m.ones(2, requires_grad=True)
+        y = x * 2
+        y.grad_fn.register_hook(lambda gi, go, r=ret: r(gi))
+        try:
+            y.sum().backward()
+            log.append(repr(x.grad))
+        except (RuntimeError, TypeError) as e:
+            log.append((type(e).__name__, str(e)))
+    return log
+
+
+@scenario
 def autograd_grad_multiple(m):
     x = m.tensor([1.0, 2.0], requires_grad=True)
     w = m.tensor([3.0, 4.0], requires_grad=True)

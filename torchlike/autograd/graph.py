@@ -30,7 +30,7 @@ from .._fused import Deferred as _Deferred, raw as _raw
 from .._dtype import LEGACY_NAMES
 from ..utils.hooks import RemovableHandle
 from . import grad_mode as _gm
-from .hook_checks import check_hook_result
+from .hook_checks import check_hook_result, hook_name
 
 __all__ = ["Node", "AccumulateGrad", "bind", "tensor_class", "cotangents", "flip_conj",
            "accumulate"]
@@ -225,6 +225,24 @@ def _retain(tensor, g, rep):
             tensor.grad = tensor_class()._make(_jit_add(_raw(tensor.grad), _raw(u)))
 
 
+def _checked_post_hook_result(hook, old, new):
+    """What a node post-hook returned in place of ``grad_inputs``, as torch's engine checks it:
+    a tuple of one entry per grad input, each None where the input had None, else a tensor of
+    the input's type and size (``hook_checks``)."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{hook_name(hook)}' has returned an incorrect number of "
+                           f"values (got {len(new)}, but expected {len(old)})")
+    for o, n in zip(old, new):
+        if o is None:
+            if n is not None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+        else:
+            check_hook_result(hook, o, n)
+    return new
+
+
 # ------------------------------------------------------------------ nodes
 
 class Node:
@@ -371,7 +389,7 @@ class Node:
         for hook in list(self.post_hooks.values()):
             r = hook(gi, go)
             if r is not None:
-                gi = tuple(r)
+                gi = _checked_post_hook_result(hook, gi, r)
         if slots is not None and len(slots) != len(in_grads):
             gi = tuple(g for g, n in zip(gi, slots) if n)
         return tuple(rep.unwrap(g) for g in gi)
