@@ -89,3 +89,40 @@ def test_float64_scalar_times_float32_tensor_is_float32():
     r = np.float64(2.0) * torchlike.ones(2)
     assert isinstance(r, torchlike.Tensor) and r.dtype is torchlike.float32
     assert (np.float64(2.0) * torch.ones(2)).dtype == torch.float32
+
+
+# ------------------------------------------------------------------ numpy arrays as operands
+# torch's operators leave a numpy array to numpy: numpy computes on the tensor's values (a
+# tensor that requires grad refuses, as its numpy() does) and gives a tensor back with numpy's
+# dtype (float32 * float64 array is float64); comparisons other than == and != and an array on
+# the left raise Python's TypeError; torch.add and the like refuse the array
+
+ARRAY_OPERANDS = {
+    "mul_float64": lambda m: m.ones(2) * np.array([2.0, 3.0]),
+    "mul_float32": lambda m: m.ones(2) * np.array([2.0, 3.0], np.float32),
+    "mul_int": lambda m: m.ones(2) * np.array([2, 3]),
+    "add_0dim": lambda m: m.ones(2) + np.array(2.0),
+    "div": lambda m: m.ones(2) / np.array([2.0, 4.0]),
+    "matmul": lambda m: m.ones(2, 2) @ np.ones(2),
+    "requires_grad": lambda m: m.ones(2, requires_grad=True) * np.array([2.0, 3.0]),
+    "array_on_the_left": lambda m: np.array([2.0, 3.0]) * m.ones(2),
+    "less_than": lambda m: m.ones(2) < np.array([2.0, 0.0]),
+    "equal": lambda m: m.ones(2) == np.array([1.0, 0.0]),
+    "torch_add": lambda m: m.add(m.ones(2), np.array([2.0, 3.0])),
+    "in_place_add": lambda m: (lambda t: (t.__iadd__(np.array([1.0, 2.0])), t))(m.ones(2)),
+    "augmented_add": lambda m: (lambda t: [t := t + np.array([1.0, 2.0]), t][1])(m.ones(2)),
+    # numpy's ufuncs on a tensor give a tensor back (bool as uint8), as torch's __array_wrap__
+    "np_exp": lambda m: np.exp(m.tensor([1.0, 2.0])),
+    "np_add": lambda m: np.add(m.tensor([1.0, 2.0]), 1),
+    "np_maximum": lambda m: np.maximum(m.tensor([1.0, 3.0]), 2),
+    "np_isnan": lambda m: np.isnan(m.tensor([1.0, float("nan")])),
+}
+
+
+@pytest.mark.parametrize("name", ARRAY_OPERANDS)
+def test_numpy_array_operands_as_torch(name):
+    import warnings
+    from oracle import same_as_torch
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # (numpy's, about torch's wrap)
+        same_as_torch(ARRAY_OPERANDS[name])

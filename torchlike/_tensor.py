@@ -580,6 +580,14 @@ class Tensor(InteropMixin):
         a = np.asarray(self._data)
         return a.astype(dtype) if dtype is not None else a
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """numpy's result of an op of this tensor with an array (torch's operators leave
+        numpy's arrays to numpy, as torch's): a tensor of the array's dtype, bool as uint8."""
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        from ._creation import from_numpy
+        return from_numpy(np.ascontiguousarray(array))
+
     def __jax_array__(self):
         return self._data
 

@@ -1001,9 +1001,10 @@ def bind(ns, Tensor):
     _declare_nn(ns)
     _write_declared(ns, Tensor)
     _numpy_names_at_top(ns)
-    # what torch's operators take: tensors and numbers (numpy's arrays go on to numpy, jax's
-    # arrays are taken for interop)
-    operands = (Tensor, numbers.Number, np.generic, np.ndarray, jax.Array)
+    # what torch's operators take: tensors and numbers (numpy's arrays go on to numpy, which
+    # computes the op on the tensor's values and gives its result back as a tensor:
+    # ``Tensor.__array_wrap__``; == and != take them; jax's arrays are taken for interop)
+    operands = (Tensor, numbers.Number, np.generic, jax.Array)
     for d, (m, how) in DUNDERS.items():
         if d in Tensor.__dict__:
             raise RuntimeError(f"Tensor.{d} is declared twice: in the operator table and "
@@ -1015,6 +1016,7 @@ def bind(ns, Tensor):
         else:
             f = getattr(ns, m)
         f = getattr(f, "_operands_of", f)     # (the operator checks its operand itself)
-        setattr(Tensor, d, f if d in _UNARY else _operand_checked(f, operands))
+        setattr(Tensor, d, f if d in _UNARY else _operand_checked(
+            f, operands + (np.ndarray,) if d in ("__eq__", "__ne__") else operands))
     for d, f in DUNDER_FNS.items():
         setattr(Tensor, d, f if d in _UNARY else _operand_checked(f, operands))
