@@ -675,7 +675,11 @@ def _result_dtype(op, args):
             key.append(c)
         else:
             return _promoted(op, args)       # (anything else: not cached)
-    key = tuple(key)
+    return _promoted_cached(tuple(key), op, args)
+
+
+def _promoted_cached(key, op, args):
+    """``_promoted(op, args)``, cached by the operands' kinds ``key``."""
     r = _PROMOTED.get(key)
     if r is None:
         if len(_PROMOTED) >= _PROMOTED_MAX:
@@ -777,9 +781,7 @@ def apply(op, *args, **static):
         kinds = tuple(kinds)
         cast = _PROMOTED.get(kinds)
         if cast is None:
-            if len(_PROMOTED) >= _PROMOTED_MAX:
-                _PROMOTED.clear()
-            cast = _PROMOTED[kinds] = _promoted(op, args)
+            cast = _promoted_cached(kinds, op, args)
     if big:
         arrays = [_big_int(a, cast, args) if a.__class__ is int and not -_I64 <= a < _I64
                   else a for a in arrays]

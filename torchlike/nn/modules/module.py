@@ -11,6 +11,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 
 
+from ..._ops.convert import _TO_SIGNATURES     # (torch's to() overloads, for Module.to)
 from ..._storage import zero_grads as _zero_grads
 from ... import _strides
 from ..._tensor import Tensor
@@ -1059,13 +1060,6 @@ class _WrappedHook:
         return self.hook(self.module, *args)
 
 
-_TO_SIGNATURES = (
-    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
-    "bool copy = False, *, torch.memory_format memory_format = None)\n"
-    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
-    "torch.memory_format memory_format = None)\n"
-    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
-    "torch.memory_format memory_format = None)\n")
 
 
 def _type_name(a):
