@@ -1526,18 +1526,8 @@ def _legacy_reduction(size_average, reduce, reduction):
     arguments, when given, decide the reduction (with torch's UserWarning, once per call)."""
     if size_average is None and reduce is None:
         return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if size_average and reduce:
-        ret = "mean"
-    elif reduce:
-        ret = "sum"
-    else:
-        ret = "none"
-    import warnings
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' "
-                  f"instead.", UserWarning, stacklevel=1)
-    return ret
+    from ._reduction import legacy_get_string
+    return legacy_get_string(size_average, reduce)
 
 
 def _check_reduction(reduction):
