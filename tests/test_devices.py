@@ -400,3 +400,15 @@ def test_device_move_is_recorded_as_to_copy(tmp_path):
     r = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
                        timeout=300)
     assert "MOVE-OK" in r.stdout, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("dev", ["mps", "xpu", "xla", "ipu"])
+@pytest.mark.parametrize("how", ["to", "module_to", "factory"])
+def test_devices_torch_has_no_backend_for_here_raise_as_torch(dev, how):
+    """A move says it as torch's ``to`` ("not linked with support", XPU's assertion), a factory
+    as its allocation."""
+    from oracle import same_as_torch
+    f = {"to": lambda m: m.zeros(1).to(dev), "module_to": lambda m: m.nn.Linear(1, 1).to(dev),
+         "factory": lambda m: m.zeros(1, device=dev)}[how]
+    # (a factory's message is torch's first sentence and torchlike's explanation)
+    same_as_torch(f, msg=how != "factory" or dev == "xpu")

@@ -213,6 +213,8 @@ def check(dev):
         if i >= len(devs):
             raise RuntimeError("CUDA error: invalid device ordinal")
         return devs[i]
+    if dev.type == "xpu":
+        raise AssertionError("Torch not compiled with XPU enabled")
     if dev.type == "xla":
         devs = _jax_devices("tpu")
         if devs:
@@ -284,7 +286,12 @@ def move(t, dev):
     function cannot move data between devices (``device_put`` inside ``jit`` is a no-op).
     """
     target = device(dev)
-    jdev = check(target)
+    try:
+        jdev = check(target)
+    except NotImplementedError:
+        # (a move says it as torch's ``to`` does, a factory as its allocation does)
+        raise RuntimeError(f"PyTorch is not linked with support for {target.type} "
+                           f"devices") from None
     src = t._d                          # (fused eager: a pending value knows its device)
     try:
         if src.devices() == {jdev}:
