@@ -381,3 +381,11 @@ def test_bad_input_messages_match_torch():
         if str(lerr) != str(terr) and name not in differ:
             mismatched.append((name, str(lerr), str(terr)))
     assert not mismatched, mismatched
+
+
+def test_a_cuda_generator_without_cuda_raises_as_torch():
+    from oracle import same_as_torch
+    if torchlike.cuda.is_available():
+        pytest.skip("a CUDA device is present: the generator is made")
+    same_as_torch(lambda m: m.Generator(device="cuda"))
+    same_as_torch(lambda m: str(m.Generator(device="cpu").device))

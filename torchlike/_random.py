@@ -15,12 +15,27 @@ __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generato
            "get_rng_state", "set_rng_state"]
 
 
+# torch's (CPU build) refusal of a CUDA generator
+_NO_CUDA_GENERATOR = (
+    "Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend into two "
+    "shared libraries: a CPU library and a CUDA library; this error has occurred because you "
+    "are trying to use some CUDA functionality, but the CUDA library has not been loaded by the "
+    "dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF you don't "
+    "directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic "
+    "library dependencies if you don't depend on any of their symbols.  You can check if this "
+    "has occurred by using ldd on your binary to see if there is a dependency on *_cuda.so "
+    "library.")
+
+
 class Generator:
     """A source of random keys: ``Generator().manual_seed(0)``."""
 
     def __init__(self, device="cpu"):
-        from ._device import device as _dev
+        from ._device import cuda_devices, device as _dev
         self.device = device if isinstance(device, _dev) else _dev(device)
+        if self.device.type == "cuda" and not cuda_devices():
+            raise RuntimeError(_NO_CUDA_GENERATOR)
         self._lock = threading.Lock()
         # set only while torchlike.compile traces a program: the traced counter the program
         # starts from (keys drawn while tracing are fold_in(key, base + i), i = 0, 1, ...)
