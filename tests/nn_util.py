@@ -113,3 +113,14 @@ def grad_reverse(m):
         def backward(ctx, g):
             return -2 * g
     return GradReverse
+
+
+def det_init(model, seed=42, scale=0.1):
+    """Fill every parameter from a numpy stream (the same values on both libraries)."""
+    r = np.random.default_rng(seed)
+    m = torch if isinstance(model, torch.nn.Module) else torchlike
+    with m.no_grad():
+        for _, p in model.named_parameters():
+            p.copy_(m.from_numpy((r.standard_normal(tuple(p.shape)) * scale)
+                                 .astype(np.float32)))
+    return model

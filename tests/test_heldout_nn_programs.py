@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import torchlike
+from nn_util import det_init
 from oracle import assert_close
 
 R = np.random.default_rng(2024)
@@ -19,15 +20,6 @@ def f32(*shape, scale=1.0):
     return (R.standard_normal(shape) * scale).astype(np.float32)
 
 
-def det_init(model, seed=42, scale=0.1):
-    """Fill every parameter from a numpy stream (the same values on both libraries)."""
-    r = np.random.default_rng(seed)
-    m = torch if isinstance(model, torch.nn.Module) else torchlike
-    with m.no_grad():
-        for _, p in model.named_parameters():
-            p.copy_(m.from_numpy((r.standard_normal(tuple(p.shape)) * scale)
-                                 .astype(np.float32)))
-    return model
 
 
 def caught(fn):

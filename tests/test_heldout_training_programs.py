@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import torchlike
+import nn_util
 from oracle import assert_close, same_as_torch
 
 R = np.random.default_rng(7)
@@ -20,13 +21,7 @@ def f32(*shape):
 
 
 def det_init(model, seed=0, scale=0.1):
-    r = np.random.default_rng(seed)
-    m = torch if isinstance(model, torch.nn.Module) else torchlike
-    with m.no_grad():
-        for _, p in model.named_parameters():
-            p.copy_(m.from_numpy((r.standard_normal(tuple(p.shape)) * scale)
-                                 .astype(np.float32)))
-    return model
+    return nn_util.det_init(model, seed, scale)
 
 
 # ------------------------------------------------------------------ nn.utils
