@@ -70,6 +70,7 @@ def _is_inexact(np_dtype):
 
 
 _HALF = frozenset({jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16)})
+_FLOAT32 = jnp.dtype(jnp.float32)
 
 
 def _number_operand(x):
@@ -295,17 +296,22 @@ class _Compiled:
             return i
         vjp_ident = _tiers.once(make_vjp_ident)
 
-        # (an opmath op with a half-precision result computes in float32: ``Op``)
+        # (an opmath op with a half-precision result and a number operand computes in float32
+        # and rounds once: ``Op``)
         opmath = op.opmath and cast in _HALF
-        compute = jnp.dtype(jnp.float32) if opmath else cast
+
+        def compute_dtype(xs):
+            if opmath and any(_number_operand(x) for x in xs):
+                return _FLOAT32
+            return cast
 
         def bound(kw):
             def f(*xs):
-                if cast is not None:
-                    if opmath and any(_number_operand(x) for x in xs):
-                        return fn(*(_cast(x, compute) for x in xs), **kw).astype(cast)
-                    xs = tuple(_cast(x, cast) for x in xs)
-                return fn(*xs, **kw)
+                if cast is None:
+                    return fn(*xs, **kw)
+                dt = compute_dtype(xs)
+                out = fn(*(_cast(x, dt) for x in xs), **kw)
+                return out if dt is cast else out.astype(cast)
             return f
 
         f = bound(kw)
@@ -357,8 +363,11 @@ class _Compiled:
             # the backward of a forward that ran alone (``Remat``): the VJP at its inputs
             xs, cots = a[:n_in], a[n_in:]
             if rule is not None:
-                cx = xs if cast is None else tuple(_cast(x, compute if opmath and any(
-                    _number_operand(v) for v in xs) else cast) for x in xs)
+                if cast is None:
+                    cx = xs
+                else:
+                    dt = compute_dtype(xs)
+                    cx = tuple(_cast(x, dt) for x in xs)
                 got = rule(tuple(cots), cx, needs, **kw)
                 if got is not NotImplemented:
                     return tuple(_cotangent_like(g, xs[i]) for g, i in zip(got, diff_pos))

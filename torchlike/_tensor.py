@@ -161,7 +161,7 @@ class Tensor(InteropMixin):
         return t
 
     # ops whose operands include an instance of a subclass give results of that subclass, as
-    # torch's default ``__torch_function__`` converts them (``_registry.result_class``)
+    # torch's default ``__torch_function__`` converts them (``_registry._of_class``)
     _results_keep_class = True
     _plain_repr = True          # (printed "tensor(...)"; a subclass prints its own name)
 

@@ -48,8 +48,8 @@ _CPU_POLICY = {
     "multi_head_attention": "lower",
     "addmm": ("lower", lambda kw: kw.get("kind") in ("mm", "bmm", "addbmm")),
     # LSTM runs mkldnn_rnn_layer, RNN decomposes into matmuls; GRU's CPU kernel runs in its
-    # input's dtype (a lower-precision input takes the weights along: ``_cast_args``)
-    "rnn": ("lower", lambda kw: kw.get("mode") != "GRU"),
+    # input's dtype (a lower-precision input takes the weights along)
+    "rnn": lambda kw: "input_lower" if kw.get("mode") == "GRU" else "lower",
     "einsum": "lower", "tensordot": "lower",      # composites of bmm/mm in torch
     # float32
     "binary_cross_entropy": "fp32", "binary_cross_entropy_with_logits": "fp32",
@@ -121,7 +121,7 @@ def _rule(policy, name, static):
     if isinstance(r, tuple):
         rule, pred = r
         return rule if pred(static) else None
-    return r
+    return r(static) if callable(r) else r      # (a rule chosen by the static kwargs)
 
 
 # ------------------------------------------------------------------ thread-local state
@@ -202,8 +202,6 @@ def _cast_args(op, args, static):
         policy = _POLICIES[dev_type]
         if dev_type == "cuda" and name == "matmul" and static.get("ndims") == (1, 1):
             rule = "promote"
-        elif dev_type == "cpu" and name == "rnn" and static.get("mode") == "GRU":
-            rule = "input_lower"
         else:
             rule = _rule(policy, name, static)
         if rule is None:

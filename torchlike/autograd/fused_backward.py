@@ -360,16 +360,9 @@ def run(buffers, root_nodes, retain_graph):
             if g is not None:
                 nodes[i].run((g,), False)
     if not retain_graph:
-        # (Node.release, inlined for the nodes whose saved tensors are freed: no node of a
-        # recorded graph holds packed saved tensors)
         for node in nodes:
             if node.__class__ is not acc_cls:
-                saves = node.saves
-                if saves and (saves.__class__ is not dict or node._saved_versions):
-                    node.vjp = node.inputs = node._saved_versions = None
-                    node.freed = True
-                else:
-                    node.release()
+                node.release()
     return True
 
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _fused, _random, _tiers
+from ..amp.autocast_mode import cast_composite as _cast_composite   # (autocast casts before
+                                                                   # a function's dtype checks)
 from ..autograd import grad_mode as _gm
 from .._registry import apply, defop
 from .._ops import products as _products
@@ -120,7 +122,7 @@ def linear(input, weight, bias=None):
                 return y if len(dsh) == 2 else _rows_back(y, input, (*dsh[:-1], wsh[0]))
     import torchlike as tl
     # torch autocasts linear as one op: its inputs are cast before its dtype checks
-    input, weight, bias = _autocast("linear", input, weight, bias)
+    input, weight, bias = _cast_composite("linear", input, weight, bias)
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
@@ -417,7 +419,7 @@ def _prelu(x, w):
 
 
 def prelu(input, weight):
-    input, weight = _autocast("nn_prelu", input, weight)
+    input, weight = _cast_composite("nn_prelu", input, weight)
     if input.dtype != weight.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {_legacy(input.dtype)} and "
                            f"{_legacy(weight.dtype)}")
@@ -2516,7 +2518,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return attn_mask._dispatch(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                    enable_gqa)
     float_mask = attn_mask is not None and attn_mask.dtype.is_floating_point
-    query, key, value, cast_mask = _autocast("scaled_dot_product_attention", query, key, value,
+    query, key, value, cast_mask = _cast_composite("scaled_dot_product_attention", query, key, value,
                                              attn_mask if float_mask else None)
     if float_mask:
         attn_mask = cast_mask
@@ -2681,17 +2683,8 @@ def _check_weight_groups(weight, groups):
                            "instead")
 
 
-def _autocast(name, *tensors, **static):
-    """``tensors`` (None entries kept) as autocast casts op ``name``'s inputs: before a
-    function's own dtype checks, as torch casts before its kernel checks."""
-    if _gm._state.autocast is None:
-        return tensors
-    from ..amp.autocast_mode import cast_composite
-    return cast_composite(name, *tensors, **static)
-
-
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_mode="zeros"):
-    input, weight, bias = _autocast("convolution", input, weight, bias)
+    input, weight, bias = _cast_composite("convolution", input, weight, bias)
     unbatched = input.ndim == nd + 1
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
@@ -2788,7 +2781,7 @@ def _conv_t(x, w, *b, stride, padding, output_padding, dilation, groups, nd, unb
 
 def _conv_tnd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
               output_size=None):
-    input, weight, bias = _autocast("conv_transpose", input, weight, bias)
+    input, weight, bias = _cast_composite("conv_transpose", input, weight, bias)
     unbatched = input.ndim == nd + 1
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "

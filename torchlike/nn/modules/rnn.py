@@ -533,7 +533,7 @@ def _autocast_cell(mode, input, hx, cx, weights):
     low = A.lower_dtype(input)
     if low is None:
         return input, hx, cx, weights
-    if mode == "RNN_TANH" or mode == "RNN_RELU" or mode not in ("LSTM", "GRU"):
+    if mode not in ("LSTM", "GRU"):
         target = low
     else:
         target = input.dtype if all(t.dtype is input.dtype for t in states) else D.float32
