@@ -653,3 +653,25 @@ def test_a_parameter_of_a_tensor_in_autograd_shares_its_storage_too():
         (p * q).sum().backward()
         return w.tolist(), h.tolist(), p.grad.tolist(), q.grad.tolist(), p.is_leaf, q.is_leaf
     assert run(torchlike) == run(torch)
+
+
+MODULE_TO_FORMS = {
+    "python_type": lambda m, L: L.to(float),
+    "tensor_keyword": lambda m, L: L.to(tensor=m.zeros(1, dtype=m.float64)),
+    "copy_refused": lambda m, L: L.to(m.float64, copy=True),
+    "keywords_sorted_in_the_message": lambda m, L: L.to(zeta=1, alpha=2),
+    "positional_then_keyword": lambda m, L: L.to(m.float64, zeta=1),
+    "numpy_type": lambda m, L: L.to(__import__("numpy").float64),
+    "device_dtype_flag": lambda m, L: L.to("cpu", m.float64, True),
+}
+
+
+@pytest.mark.parametrize("name", MODULE_TO_FORMS)
+def test_module_to_parses_as_tensor_to(name):
+    """Module.to parses its arguments as torch's _parse_to (Tensor.to's overloads, no copy)."""
+    from oracle import same_as_torch
+
+    def run(m):
+        p = next(MODULE_TO_FORMS[name](m, m.nn.Linear(2, 2)).parameters())
+        return str(p.dtype).replace("torchlike", "torch"), str(p.device)
+    same_as_torch(run)

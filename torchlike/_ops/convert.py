@@ -83,9 +83,10 @@ def _to_args(args, kwargs):
         if ok and all(_to_param_ok(k, v) for k, v in got.items()):
             return got
     from .._creation import _tp_name
-    names = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}, " for k, v in kwargs.items()]
-    shown = ", ".join(names[:len(args)]) + (", " if args and kwargs else "") + \
-        "".join(names[len(args):])
+    # (torch's format: keywords sorted, each followed by ", " when no positional came first)
+    kws = [f"{k}={_tp_name(kwargs[k])}" for k in sorted(kwargs)]
+    shown = ", ".join([_tp_name(a) for a in args] + kws) if args else \
+        "".join(k + ", " for k in kws)
     raise TypeError(f"to() received an invalid combination of arguments - got ({shown}), but "
                     f"expected one of:\n{_TO_SIGNATURES}")
 

@@ -11,7 +11,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 
 
-from ..._ops.convert import _TO_SIGNATURES     # (torch's to() overloads, for Module.to)
+from ..._ops.convert import _to_args     # (torch's to() overloads, for Module.to)
 from ..._storage import zero_grads as _zero_grads
 from ... import _strides
 from ..._tensor import Tensor
@@ -1062,60 +1062,19 @@ class _WrappedHook:
 
 
 
-def _type_name(a):
-    from ... import _dtype as D
-    if isinstance(a, Tensor):
-        return "Tensor"
-    if isinstance(a, D.dtype):
-        return "torch.dtype"
-    from ..._device import device as _dev
-    if isinstance(a, _dev):
-        return "torch.device"
-    return type(a).__name__
-
-
 def _parse_to(*args, **kwargs):
-    """torch._C._nn._parse_to: (device, dtype, non_blocking) from Module.to's argument forms."""
-    from ... import _dtype as D
+    """torch._C._nn._parse_to: (device, dtype, non_blocking), parsed against Tensor.to's
+    overloads (a module takes no ``copy``)."""
     from ..._device import device as _dev
-
-    def bad():
-        if args:
-            got = ", ".join([_type_name(a) for a in args]
-                            + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
-        else:       # torch's own format here: sorted, each followed by ", "
-            got = "".join(f"{k}={_type_name(kwargs[k])}, " for k in sorted(kwargs))
-        return TypeError(f"to() received an invalid combination of arguments - got ({got}), "
-                         f"but expected one of:\n{_TO_SIGNATURES}")
-    allowed = {"device", "dtype", "non_blocking", "copy", "memory_format"}
-    for k in kwargs:
-        if k not in allowed:
-            raise bad()
-    device = kwargs.get("device")
-    dtype = kwargs.get("dtype")
-    non_blocking = kwargs.get("non_blocking", False)
-    rest = list(args)
-    if rest:
-        a = rest.pop(0)
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, D.dtype):
-            dtype = a
-        elif isinstance(a, (str, _dev, int)) and not isinstance(a, bool):
-            device = a
-            if rest and isinstance(rest[0], D.dtype):
-                dtype = rest.pop(0)
-        elif a is None:
-            if rest and isinstance(rest[0], D.dtype):
-                dtype = rest.pop(0)
-        else:
-            raise bad()
-    if len(rest) > 2 or not all(isinstance(b, bool) for b in rest):
-        raise bad()
-    if rest:
-        non_blocking = rest[0]
-    if dtype is not None and not isinstance(dtype, D.dtype):
-        raise bad()
+    got = _to_args(args, kwargs)
+    if got.get("copy"):
+        raise RuntimeError(".to() does not accept copy argument")
+    t = got.get("tensor")
+    device = t.device if t is not None else got.get("device")
+    dtype = t.dtype if t is not None else got.get("dtype")
+    if dtype is not None:
+        from ... import _dtype as D
+        dtype = D.to_dtype(dtype)       # (a Python type: float is float64)
     if device is not None and not isinstance(device, _dev):
         device = _dev(device)          # torch's "Invalid device string" for a bad string
-    return device, dtype, non_blocking
+    return device, dtype, got.get("non_blocking", False)
