@@ -1732,7 +1732,7 @@ def _load_non_zip(fobj, map_location, weights_only, pickle_load_args, real_file)
     if isinstance(sys_info, dict) and sys_info.get("little_endian") is False:
         raise RuntimeError("this legacy checkpoint was written on a big-endian machine, "
                            "which torchlike does not read")
-    return _load_legacy(fobj, map_location, weights_only, pickle_load_args, what)
+    return _load_legacy(fobj, map_location, weights_only, pickle_load_args, what, one)
 
 
 class _Inert:
@@ -1778,13 +1778,14 @@ class _ScanUnpickler(pickle.Unpickler):
         return _Inert()
 
 
-def _load_legacy(fobj, map_location, weights_only, pickle_load_args, what):
+def _load_legacy(fobj, map_location, weights_only, pickle_load_args, what, one):
     """torch's legacy (pre-1.6) format after its magic number, protocol version and system
     info: the main pickle, whose storages are persistent ids ``('storage', type, key,
     location, numel, view)``; the list of storage keys; then each storage's element count
     (int64) and bytes, in that list's order. The main pickle is scanned first for the storages'
     types (nothing in it runs), the storages are read, and then it is unpickled as a zip
-    checkpoint's data.pkl is (weights-only or not), its tensors built on the storages."""
+    checkpoint's data.pkl is (weights-only or not), its tensors built on the storages. ``one``
+    unpickles the stream's next pickle (as the magic number's was)."""
     encoding = pickle_load_args.get("encoding", "utf-8")
 
     def unpickle(file, persistent_load):
@@ -1816,12 +1817,7 @@ def _load_legacy(fobj, map_location, weights_only, pickle_load_args, what):
         if isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage":
             name = getattr(pid[1], "name", None)
             types[str(pid[2])] = _StorageType(name)
-    def keys_pickle():
-        if weights_only:
-            return _WeightsOnlyUnpickler(fobj, encoding=encoding, strict=True).load()
-        return _FullUnpickler(fobj, **pickle_load_args).load()
-
-    keys = _unpickle_errors(keys_pickle, weights_only, what)
+    keys = _unpickle_errors(one, weights_only, what)
     raws = {}
     for key in keys:
         key = str(key)
