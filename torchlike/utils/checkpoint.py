@@ -17,6 +17,7 @@ import warnings
 
 from ..autograd.function import Function
 from ..autograd import grad_mode as _gm
+from ..autograd.graph import _running
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "detach_variable",
            "check_backward_validity", "CheckpointFunction", "noop_context_fn",
@@ -128,6 +129,15 @@ class CheckpointFunction(Function):
     def backward(ctx, *grads):
         from .._tensor import Tensor
         from .. import _random, autograd, amp
+        walk = getattr(_running, "walk", None)
+        if walk is not None and walk.targets is not None:
+            # (a backward with capture points, ``autograd.grad`` or ``.backward(inputs=)``:
+            # the recomputation's own backward would accumulate into ``.grad`` instead)
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() "
+                "or passing an `inputs` parameter to .backward(). To resolve this error, you "
+                "can either set use_reentrant=False, or call .backward() without passing the "
+                "`inputs` argument.")
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t

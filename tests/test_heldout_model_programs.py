@@ -1,0 +1,113 @@
+"""Pieces of model and training programs (activation checkpointing, datasets and loaders,
+...) run on torch and torchlike side by side: the same values and errors (class and message)."""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+import nn_util
+from oracle import same_as_torch
+
+R = np.random.default_rng(11)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def det_init(model, seed=0, scale=0.1):
+    return nn_util.det_init(model, seed, scale)
+
+
+def sub(m, name):
+    return importlib.import_module(f"{m.__name__}.{name}")
+
+
+# ------------------------------------------------------------------ utils.checkpoint
+
+@pytest.mark.parametrize("how", ["grad", "backward_inputs"])
+def test_reentrant_checkpoint_refuses_a_backward_with_inputs(how):
+    x0 = f32(4, 3)
+
+    def fn(m):
+        lin = det_init(m.nn.Linear(3, 2))
+        x = m.tensor(x0, requires_grad=True)
+        y = sub(m, "utils.checkpoint").checkpoint(lin, x, use_reentrant=True)
+        if how == "grad":
+            return m.autograd.grad(y.sum(), x)
+        y.sum().backward(inputs=[x])
+    same_as_torch(fn)
+
+
+def test_reentrant_checkpoint_backward_and_non_reentrant_grad():
+    x0 = f32(4, 3)
+
+    def fn(m):
+        ck = sub(m, "utils.checkpoint").checkpoint
+        lin = det_init(m.nn.Sequential(m.nn.Linear(3, 5), m.nn.Tanh(), m.nn.Linear(5, 2)))
+        x = m.tensor(x0, requires_grad=True)
+        ck(lin, x, use_reentrant=True).pow(2).sum().backward()
+        gx, gw = x.grad, lin[0].weight.grad
+        g, = m.autograd.grad(ck(lin, x, use_reentrant=False).pow(2).sum(), x)
+        return gx, gw, g
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ utils.data
+
+def _batched(m):
+    class Batched(sub(m, "utils.data").Dataset):
+        """A dataset read only in batches (``__getitem__`` refuses)."""
+
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            raise RuntimeError("read one at a time")
+
+        def __getitems__(self, idx):
+            return [i * 10 for i in idx]
+    return Batched()
+
+
+def test_stack_dataset_reads_nested_datasets_in_batches():
+    def fn(m):
+        D = sub(m, "utils.data")
+        tup = D.StackDataset(_batched(m), m.arange(4.))
+        named = D.StackDataset(a=_batched(m), b=[1, 2, 3, 4])
+        return (tup.__getitems__([1, 3]), named.__getitems__([0, 2]),
+                list(D.DataLoader(tup, batch_size=3)), list(D.DataLoader(named, batch_size=3)))
+    assert [repr(x) for x in fn(torchlike)] == [repr(x) for x in fn(torch)]
+
+
+def test_stack_dataset_nested_batch_of_the_wrong_size():
+    class Short:
+        def __len__(self):
+            return 4
+
+        def __getitems__(self, idx):
+            return [0]
+    same_as_torch(lambda m: sub(m, "utils.data").StackDataset(Short(), m.arange(4.))
+                  .__getitems__([1, 3]))
+
+
+def test_subset_subclass_overriding_only_getitem_is_refused():
+    def fn(m):
+        class Picked(sub(m, "utils.data").Subset):
+            def __getitem__(self, i):
+                return 1
+        Picked(range(3), [0])
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("call", [
+    lambda D, m: D.TensorDataset(m.ones(3), m.ones(4)),
+    lambda D, m: D.ConcatDataset([]),
+    lambda D, m: list(D.ChainDataset([[1, 2]])),
+], ids=["tensor_sizes", "concat_empty", "chain_map_style"])
+def test_dataset_argument_errors(call):
+    same_as_torch(lambda m: call(sub(m, "utils.data"), m))
