@@ -111,3 +111,29 @@ def test_subset_subclass_overriding_only_getitem_is_refused():
 ], ids=["tensor_sizes", "concat_empty", "chain_map_style"])
 def test_dataset_argument_errors(call):
     same_as_torch(lambda m: call(sub(m, "utils.data"), m))
+
+
+# ------------------------------------------------------------------ nn.init
+
+@pytest.mark.parametrize("kw", [dict(a=2, b=-2), dict(a=2.5, b=-2.0), dict(std=0.0),
+                                dict(a=1, b=1)], ids=["reversed", "reversed_float", "std0", "point"])
+def test_trunc_normal_bounds_like_torch(kw):
+    same_as_torch(lambda m: m.nn.init.trunc_normal_(m.empty(4), **kw))
+
+
+@pytest.mark.parametrize("kw", [dict(std=-1.0), dict(std=-0.5, a=0.0, b=3.0),
+                                dict(mean=5.0)], ids=["neg_std", "neg_std_one_sided", "far_mean"])
+def test_trunc_normal_moments_and_warning(kw):
+    """A negative std draws as its absolute value (torch's sampler does); a mean far outside
+    [a, b] warns."""
+    import warnings
+    stats = []
+    for m in (torch, torchlike):
+        m.manual_seed(0)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            t = m.nn.init.trunc_normal_(m.empty(40000), **kw)
+        stats.append((float(t.mean()), float(t.std()), [str(x.message) for x in w]))
+        assert float(t.min()) >= kw.get("a", -2.0) and float(t.max()) <= kw.get("b", 2.0)
+    (lm, ls, lw), (tm, ts, tw) = stats[1], stats[0]
+    assert abs(lm - tm) < 0.02 and abs(ls - ts) < 0.02 and lw == tw

@@ -159,9 +159,16 @@ def dirac_(tensor, groups=1):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """A normal(mean, |std|) draw truncated to [a, b]."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    std = abs(std)
+    lo, hi = (a - mean) / std, (b - mean) / std
+    if a > b:
+        tensor.uniform_(a, b)       # (torch draws from [a, b) here: its range error)
     _need_float(tensor, "normal_kernel_cpu")
     k = _random.next_key(generator)
-    lo, hi = (a - mean) / std, (b - mean) / std
     z = jax.random.truncated_normal(k, lo, hi, tensor._d.shape, jnp.float64)
     return _write(tensor, jnp.clip(mean + std * z, a, b))
 
