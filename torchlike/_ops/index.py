@@ -54,18 +54,23 @@ def _index_arrays_saved(first):
        view=lambda kw: not any(s[0] == "t" for s in kw["spec"]), grad_name=_getitem_name)
 def _getitem(a, *idx, spec, single_slice):
     out = _get_impl(a, spec, idx)
-    if any(s[0] == "z" for s in spec):
-        # a scalar False adds a new axis of size 0 (placed as basic indexing places None)
-        pos = 0
-        for s in spec:
-            if s[0] == "z":
-                out = jax.lax.slice_in_dim(out, 0, 0, axis=pos)
-            if s[0] in "sSnzt":
-                pos += 1
-            elif s[0] == "e":
-                pos += a.ndim - sum(1 for t in spec if t[0] in _CONSUMING)
+    for axis in _false_axes(spec, a.ndim):
+        out = jax.lax.slice_in_dim(out, 0, 0, axis=axis)
     return out
 
+
+def _false_axes(spec, ndim):
+    """The result axes of an index's scalar False entries: each adds a new axis of size 0
+    (placed as basic indexing places None)."""
+    axes, pos = [], 0
+    for s in spec:
+        if s[0] == "z":
+            axes.append(pos)
+        if s[0] in "sSnzt":
+            pos += 1
+        elif s[0] == "e":
+            pos += ndim - sum(1 for t in spec if t[0] in _CONSUMING)
+    return axes
 
 
 def _slice_bound(v):
@@ -106,6 +111,7 @@ def _parse(x, key):
             consumed += 1
     if consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    key = _expand_ellipses(key, len(shape), consumed)
     spec, arrays = [], []
     bounds = []             # (an integer index tensor's values, its dim's size, its position)
     dim = 0
@@ -146,7 +152,7 @@ def _parse(x, key):
             dim += 1        # (fused eager: a pending integer index, its bounds checked later)
         else:
             # an index made from Python data inside a traced function is a constant
-            t = _constant(k._data) if isinstance(k, Tensor) else np.asarray(k)
+            t = _constant(k._data) if isinstance(k, Tensor) else _host_index(k)
             if t.dtype == np.bool_ or t.dtype == np.uint8:
                 if t.dtype == np.uint8:
                     _warn("indexing with dtype torch.uint8 is now deprecated, please use a "
@@ -182,6 +188,34 @@ def _parse(x, key):
     if bounds:
         _check_bounds(bounds)
     return tuple(spec), arrays
+
+
+def _host_index(k):
+    """A list or numpy index as torch reads it (``indexing_tensor_from_data``): bool and uint8
+    data stay masks, any other data converts to int64 (floats truncate toward zero)."""
+    t = np.asarray(k)
+    if t.dtype == np.bool_ or t.dtype == np.uint8:
+        return t
+    if t.dtype.kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    return t.astype(np.int64)
+
+
+def _expand_ellipses(key, ndim, consumed):
+    """torch's reading of an index with several Ellipsis (numpy allows one): each stands for
+    the dims the rest of the index leaves, full slices past the last dim dropped."""
+    if sum(1 for k in key if k is Ellipsis) < 2:
+        return key
+    out = []
+    for k in key:
+        out.extend([slice(None)] * (ndim - consumed) if k is Ellipsis else [k])
+    extra = consumed + sum(1 for k in key if k is Ellipsis) * (ndim - consumed) - ndim
+    while extra > 0 and out and out[-1] == slice(None):
+        out.pop()
+        extra -= 1
+    if extra > 0:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    return tuple(out)
 
 
 def _check_bounds(bounds):
@@ -441,12 +475,15 @@ _put.defvjp(_put_fwd, _put_bwd)
 
 @defop("index_put", saves=_index_arrays_saved(2), grad_name=_index_put_name)
 def _index_put(a, value, *idx, spec, accumulate, advanced):
-    if any(s[0] == "z" for s in spec):
+    target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i), a, *idx).shape
+    false_axes = _false_axes(spec, a.ndim)
+    if false_axes:
         # (a False 0-dim mask selects nothing: ``a`` unchanged, the value's gradient zeros; a
         # select, not a product, so that a nan or inf value does not leak in)
+        _fit_value(jnp.asarray(value),
+                   tuple(0 if i in false_axes else n for i, n in enumerate(target)), advanced)
         v = jnp.sum(jnp.asarray(value)).astype(a.dtype)
         return a + jnp.where(jnp.zeros((), bool), v, jnp.zeros((), a.dtype))
-    target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i), a, *idx).shape
     v = D.cast(_fit_value(jnp.asarray(value), target, advanced), a.dtype)
     if accumulate:
         return _set_impl(a, v, spec, idx, mode="add")
@@ -472,6 +509,9 @@ def _value_arg(self, value):
 
 def setitem(self, key, value):
     """``self[key] = value``: an op producing the updated array, committed into ``self``."""
+    value = _value_arg(self, value)
+    if key is False:
+        return      # (torch writes nothing, whatever the value's shape)
     key = _sequence_key(key)
     spec, arrays = _parse(self, key)
     if (self._requires_grad and self.grad_fn is None and not any(s[0] == "t" for s in spec)
@@ -480,11 +520,11 @@ def setitem(self, key, value):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     check_inplace(self)
-    value = _value_arg(self, value)
-    advanced = any(s[0] == "t" for s in spec)
+    dtypes = _advanced_dtypes(key)
+    advanced = bool(dtypes)
     _check_overlap(self, key, value, advanced)
     if advanced:
-        _same_dtype_put(self, value)
+        value = _put_value(self, dtypes, value, False, spec, arrays)
         if isinstance(key, Tensor) and key.dtype is D.bool and not isinstance(value, Tensor):
             # torch fills through a bool mask with masked_fill's kernel
             _barebones.require("masked_fill", self)
@@ -537,10 +577,54 @@ def _check_overlap(self, key, value, advanced):
     _storage.check_no_partial_overlap(dest, [value])
 
 
-def _same_dtype_put(self, value):
+def _advanced_dtypes(key):
+    """The dtypes (names) of a ``__setitem__`` key's advanced indices, in order, as torch's
+    index_put_ gets them: a list or array converted (``_host_index``), a 0-dim bool tensor, or
+    a Python bool in a tuple key, as an integer index (a 0-dim integer selects: none)."""
+    out = []
+    for k in key if isinstance(key, tuple) else (key,):
+        if isinstance(k, bool):
+            if isinstance(key, tuple):
+                out.append("int64")
+        elif isinstance(k, Tensor):
+            if k.ndim:
+                out.append(k.dtype.name)
+            elif k.dtype is D.bool:
+                out.append("int64")
+        elif isinstance(k, (list, np.ndarray)):
+            t = _host_index(k)
+            out.append(t.dtype.name if t.ndim else "int64")
+    return out
+
+
+def _put_value(self, dtypes, value, accumulate, spec, arrays):
+    """The value index_put_ writes, checked as torch: where the one index is a mask and the
+    value a single element, torch fills with ``masked_fill_(mask, value.item())`` (its
+    ``canDispatchToMaskedFill``: any value dtype, converted as a scalar; a uint8 mask raises);
+    otherwise a tensor value must have the destination's dtype."""
+    if not accumulate and len(dtypes) == 1 and dtypes[0] in ("bool", "uint8") and (
+            not isinstance(value, Tensor) or value.numel() == 1):
+        if dtypes[0] == "uint8":
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
+                               "dtype unsigned char")
+        if isinstance(value, Tensor) and value.dtype is not self.dtype:
+            D.check_scalar(value.item(), self.dtype)
+            value = value.to(self.dtype)
+        return value
+    _same_dtype_put(self, value, spec, arrays)
+    return value
+
+
+def _same_dtype_put(self, value, spec, arrays):
     """torch's index_put (advanced indexing) takes a tensor source only of the destination's
-    dtype (basic indexing copies, converting)."""
+    dtype (basic indexing copies, converting); a value of the wrong shape raises first."""
     if isinstance(value, Tensor) and value.dtype is not self.dtype:
+        target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i),
+                                *[jax.ShapeDtypeStruct(a.shape, a.dtype)
+                                  for a in (self._d, *arrays)]).shape
+        false_axes = _false_axes(spec, self.ndim)
+        _fit_value(np.empty(tuple(value.shape)),
+                   tuple(0 if i in false_axes else n for i, n in enumerate(target)))
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{D.legacy_name(self.dtype)} for the destination and "
                            f"{D.legacy_name(value.dtype)} for the source.")
@@ -551,23 +635,49 @@ def _grad_enabled():
     return grad_mode._state.grad_enabled
 
 
-def index_put(input, indices, values, accumulate=False):
-    key = tuple(indices)
-    for k in key:
-        if not isinstance(k, Tensor) and k is not None:
-            raise TypeError("index_put(): argument 'indices' must be tuple of Tensors")
+def _index_put_args(name, method, indices, values):
+    """torch's argument parsing of index_put(_)'s ``indices`` (a tuple or list of Tensors)
+    and ``values`` (a Tensor)."""
+    from .._tensor import _type_name
+    first = 1 if method else 2
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'indices' (position {first}) must be tuple of "
+                        f"Tensors, not {_type_name(indices)}")
+    for i, k in enumerate(indices):
+        if not isinstance(k, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument {first - 1}, but got "
+                            f"{_type_name(k)}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{name}(): argument 'values' (position {first + 1}) must be Tensor, "
+                        f"not {_type_name(values)}")
+    if not indices:
+        raise RuntimeError("sym_strides() called on an undefined Tensor")
+    return tuple(indices)
+
+
+def _put_indices(input, key, values, accumulate):
     spec, arrays = _parse(input, key)
-    _same_dtype_put(input, values)
-    return apply(_index_put, input, _value_arg(input, values),
-                 *[Tensor._make(a) for a in arrays], spec=spec, accumulate=bool(accumulate),
-                 advanced=True)
+    values = _put_value(input, [k.dtype.name for k in key], values, accumulate, spec, arrays)
+    return apply(_index_put, input, values, *[Tensor._make(a) for a in arrays], spec=spec,
+                 accumulate=bool(accumulate), advanced=True)
+
+
+def index_put(input, indices, values, accumulate=False):
+    key = _index_put_args("index_put", False, indices, values)
+    return _put_indices(input, key, values, accumulate)
+
+
+def _index_put_method(self, indices, values, accumulate=False):
+    return _put_indices(self, _index_put_args("index_put", True, indices, values), values,
+                      accumulate)
 
 
 def _index_put_(self, indices, values, accumulate=False):
+    key = _index_put_args("index_put_", True, indices, values)
     check_inplace(self)
-    _check_overlap(self, tuple(indices), values, True)
-    return commit_inplace(self, index_put(self, indices, values, accumulate))
+    _check_overlap(self, key, values, True)
+    return commit_inplace(self, _put_indices(self, key, values, accumulate))
 
 
-methods(__setitem__=setitem, index_put=index_put, index_put_=_index_put_)
+methods(__setitem__=setitem, index_put=_index_put_method, index_put_=_index_put_)
 toplevel("index_put_")

@@ -1,0 +1,194 @@
+"""Indexing, index assignment and the tensor-op idioms of third-party programs (index keys of
+every form, index_put_, masked fills, reductions, sorting, shape ops, dtype corners, printing),
+swept against live torch.
+
+torch runs first: where it raises, torchlike must raise the same class with the same message;
+where it returns, torchlike must return the same values, dtypes and shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracle import same_as_torch
+
+
+def _run(table, name, **kw):
+    fn = table[name]
+
+    def widened(m):
+        # bfloat16 results compared as float32 (numpy has no bfloat16 to read them into)
+        v = fn(m)
+        vs = v if isinstance(v, tuple) else (v,)
+        vs = tuple(x.float() if isinstance(x, m.Tensor) and x.dtype == m.bfloat16 else x
+                   for x in vs)
+        return vs if isinstance(v, tuple) else vs[0]
+    same_as_torch(widened, **kw)
+
+
+def _after(stmt, make):
+    """A program assigning into ``x = make(m)`` (``stmt(m, x)``), read back as ``x``."""
+    def f(m):
+        x = make(m)
+        stmt(m, x)
+        return x
+    return f
+
+
+def _a(m):
+    return m.arange(24.).reshape(2, 3, 4)
+
+
+def _ints(m):
+    return m.arange(-2, 3)
+
+
+def _ints2(m):
+    return m.arange(-2, 4).reshape(2, 3)
+
+
+# ============================================================ 1. index keys
+
+KEYS = {
+    "list_of_floats_truncates": lambda m: _a(m)[[1.0]],
+    "list_of_floats_negative": lambda m: _a(m)[[-1.5, -0.5]],
+    "list_of_floats_and_ints": lambda m: _a(m)[[1, 1.5]],
+    "list_of_bool_and_float": lambda m: _a(m)[[True, 1.5]],
+    "float_array": lambda m: _a(m)[np.array([1.7])],
+    "float_array_then_int": lambda m: _a(m)[np.array([1.7]), 0],
+    "int16_array": lambda m: _a(m)[np.array([1, 0], dtype=np.int16)],
+    "0d_float_array": lambda m: _a(m)[np.array(1.0)],
+    "empty_list": lambda m: _a(m)[[]],
+    "empty_list_then_int": lambda m: _a(m)[[], 0],
+    "empty_float_array": lambda m: _a(m)[np.array([], dtype=np.float32)],
+    "numpy_float_in_list": lambda m: _a(m)[[np.float64(1.5)]],
+    "complex_in_list": lambda m: _a(m)[[1j]],
+    "float_scalar": lambda m: _a(m)[1.0],
+    "float_tensor": lambda m: _a(m)[m.tensor([1.0])],
+    "two_ellipses": lambda m: _a(m)[..., ...],
+    "ellipsis_int_ellipsis": lambda m: _a(m)[..., 0, ...],
+    "int_ellipsis_ellipsis": lambda m: _a(m)[0, ..., ...],
+    "ellipsis_none_ellipsis": lambda m: _a(m)[..., None, ...],
+    "none_ellipsis_none_ellipsis": lambda m: _a(m)[None, ..., None, ...],
+    "ellipsis_list_ellipsis": lambda m: _a(m)[..., [0, 1], ...],
+    "int_ellipsis_int_ellipsis": lambda m: _a(m)[1, ..., 1, ...],
+    "false_scalar": lambda m: _a(m)[False],
+    "true_among_others": lambda m: _a(m)[None, True, ..., None],
+    "mask_then_list": lambda m: _a(m)[m.tensor([True, False]), :, [1, 2]],
+    "mask_wrong_shape": lambda m: _a(m)[m.tensor([True, False, True])],
+    "out_of_range_tensor": lambda m: m.arange(10)[m.tensor([-11])],
+    "out_of_range_int": lambda m: _a(m)[0, 0, 4],
+    "too_many": lambda m: _a(m)[0, 0, 0, 0],
+}
+
+
+@pytest.mark.parametrize("name", KEYS)
+def test_index_keys(name):
+    _run(KEYS, name)
+
+
+# ============================================================ 2. index assignment
+
+ASSIGN = {
+    # one mask and a one-element value: torch fills with masked_fill (any value dtype)
+    "mask_0d_float_into_long": (lambda m, x: x.__setitem__(x > 0, m.tensor(5.5)), _ints),
+    "mask_1elem_float_into_long": (lambda m, x: x.__setitem__(x > 0, m.tensor([5.5])), _ints),
+    "mask_1x1_float_into_long": (lambda m, x: x.__setitem__(x > 0, m.tensor([[5.5]])), _ints),
+    "mask_list_float_into_long": (
+        lambda m, x: x.__setitem__([True, False, True, False, True], m.tensor(5.5)), _ints),
+    "mask_after_none": (lambda m, x: x.__setitem__((None, x > 0), m.tensor(5.5)), _ints),
+    "mask_after_ellipsis": (lambda m, x: x.__setitem__((..., x > 0), m.tensor(5.5)), _ints),
+    "row_mask_then_int": (lambda m, x: x.__setitem__((x[:, 0] > 0, 1), m.tensor(7.5)),
+                          lambda m: m.arange(-2, 4).reshape(3, 2)),
+    "row_mask": (lambda m, x: x.__setitem__(x[:, 0] > 0, m.tensor(7.5)),
+                 lambda m: m.arange(-2, 4).reshape(3, 2)),
+    "mask_complex_into_long": (lambda m, x: x.__setitem__(x > 0, m.tensor(5.5 + 1j)), _ints),
+    "mask_overflowing_half": (lambda m, x: x.__setitem__(x > 0, m.tensor(1e6)),
+                              lambda m: m.arange(-2., 3.).half()),
+    "mask_python_scalar_half_inf": (lambda m, x: x.__setitem__(x > 0, 1e6),
+                                    lambda m: m.arange(-2., 3.).half()),
+    "mask_float_into_bool": (lambda m, x: x.__setitem__(x, m.tensor(0.5)),
+                             lambda m: m.tensor([True, False, True])),
+    "mask_float_into_bfloat16": (lambda m, x: x.__setitem__(x > 0, m.tensor(2.5, dtype=m.float64)),
+                                 lambda m: m.arange(-2., 3.).bfloat16()),
+    "mask_two_values_wrong_dtype": (lambda m, x: x.__setitem__(x > 0, m.tensor([5.5, 6.])),
+                                    _ints),
+    "uint8_mask_scalar": (lambda m, x: x.__setitem__((x > 0).to(m.uint8), 5), _ints),
+    "uint8_mask_0d": (lambda m, x: x.__setitem__((x > 0).to(m.uint8), m.tensor(5)), _ints),
+    "uint8_mask_values": (lambda m, x: x.__setitem__((x > 0).to(m.uint8), m.tensor([5, 6])),
+                          _ints),
+    "mask_and_index_wrong_dtype": (
+        lambda m, x: x.__setitem__((m.tensor([True, False]), m.tensor([1])), m.tensor(5.5)),
+        _ints2),
+    "list_index_wrong_dtype": (lambda m, x: x.__setitem__([0, 1], m.tensor(5.5)), _ints),
+    # a 0-dim bool tensor, or a bool in a tuple key, is an integer index to torch
+    "0d_true_wrong_dtype": (lambda m, x: x.__setitem__(m.tensor(True), m.tensor(5.5)), _ints),
+    "0d_true_same_dtype": (lambda m, x: x.__setitem__(m.tensor(True), m.tensor(5)), _ints),
+    "0d_true_python_value": (lambda m, x: x.__setitem__(m.tensor(True), 5.5), _ints),
+    "0d_false_wrong_dtype": (lambda m, x: x.__setitem__(m.tensor(False), m.tensor(5.5)), _ints),
+    "0d_false_wrong_shape": (lambda m, x: x.__setitem__(m.tensor(False), m.tensor([5, 1])),
+                             _ints),
+    "0d_false_wrong_shape_and_dtype": (
+        lambda m, x: x.__setitem__(m.tensor(False), m.tensor([5.5, 1])), _ints),
+    "0d_false_broadcast_value": (lambda m, x: x.__setitem__(m.tensor(False), m.tensor([[5]])),
+                                 _ints),
+    "0d_false_then_int": (lambda m, x: x.__setitem__((m.tensor(False), 0), m.tensor([5, 1])),
+                          _ints2),
+    "int_then_0d_false": (lambda m, x: x.__setitem__((0, m.tensor(False)), m.tensor([5, 1])),
+                          _ints2),
+    "slice_then_0d_false": (lambda m, x: x.__setitem__((slice(None), m.tensor(False)),
+                                                       m.tensor([5, 1])), _ints2),
+    "true_scalar_copies": (lambda m, x: x.__setitem__(True, m.tensor(5.5)), _ints),
+    "true_in_tuple": (lambda m, x: x.__setitem__((True,), m.tensor(5.5)), _ints),
+    "true_then_int": (lambda m, x: x.__setitem__((True, 0), m.tensor(5.5)), _ints2),
+    "false_scalar_writes_nothing": (lambda m, x: x.__setitem__(False, m.tensor([5, 1])), _ints2),
+    "false_in_tuple_checks_shape": (lambda m, x: x.__setitem__((False,), m.tensor([5, 1])),
+                                    _ints2),
+    "false_scalar_checks_value": (lambda m, x: x.__setitem__(False, 2 ** 40),
+                                  lambda m: m.zeros(3, dtype=m.int32)),
+    "list_index_value_shape_first": (lambda m, x: x.__setitem__([0, 1],
+                                                                m.tensor([1., 2., 3.])), _ints),
+    "float_list_key": (lambda m, x: x.__setitem__([0.5, 2.7], 9), _ints),
+    "two_ellipses_key": (lambda m, x: x.__setitem__((..., 0, ...), -1), _ints2),
+    "duplicates_add_once": (lambda m, x: x.__setitem__([0, 0, 1], x[[0, 0, 1]] + 1),
+                            lambda m: m.zeros(5)),
+}
+
+
+@pytest.mark.parametrize("name", ASSIGN)
+def test_index_assignment(name):
+    stmt, make = ASSIGN[name]
+    _run({name: _after(stmt, make)}, name)
+
+
+INDEX_PUT = {
+    "mask_0d_wrong_dtype": lambda m, x: x.index_put_((x > 0,), m.tensor(5.5)),
+    "mask_0d_wrong_dtype_accumulate": lambda m, x: x.index_put_((x > 0,), m.tensor(5.5),
+                                                                 accumulate=True),
+    "index_wrong_dtype": lambda m, x: x.index_put_((m.tensor([0, 1]),), m.tensor(5.5)),
+    "0d_bool_index": lambda m, x: x.index_put_((m.tensor(True),), m.tensor(5.5)),
+    "uint8_mask_0d": lambda m, x: x.index_put_((m.tensor([1, 0, 1, 0, 1], dtype=m.uint8),),
+                                               m.tensor(5)),
+    "uint8_mask_values": lambda m, x: x.index_put_(
+        (m.tensor([1, 0, 1, 0, 1], dtype=m.uint8),), m.tensor([5, 6, 7])),
+    "none_index": lambda m, x: x.index_put_((None, m.tensor([0, 1])), m.tensor(5)),
+    "int_index": lambda m, x: x.index_put_((1,), m.tensor(5)),
+    "int_second": lambda m, x: x.index_put((m.tensor([1]), 1), m.tensor(5)),
+    "tensor_as_indices": lambda m, x: x.index_put_(m.tensor([1]), m.tensor(1)),
+    "int_as_indices": lambda m, x: x.index_put_(5, m.tensor(1)),
+    "python_value": lambda m, x: x.index_put_((m.tensor([1]),), 1.),
+    "no_indices": lambda m, x: x.index_put_([], m.tensor(1)),
+    "list_of_indices": lambda m, x: x.index_put_([m.tensor([1, 0])], m.tensor(7)),
+    "function_none": lambda m, x: m.index_put(x, (None,), m.tensor(1)),
+    "accumulate_duplicates": lambda m, x: x.index_put_((m.tensor([0, 0, 1]),),
+                                                       m.tensor([1, 2, 3]), accumulate=True),
+}
+
+
+@pytest.mark.parametrize("name", INDEX_PUT)
+def test_index_put(name):
+    def f(m):
+        x = m.arange(-2, 3)
+        out = INDEX_PUT[name](m, x)
+        return x, out
+    _run({name: f}, name)
