@@ -173,3 +173,159 @@ def test_views_of_a_non_leaf_written_under_no_grad_keep_their_history(view, writ
         (v * sibling).sum().backward()
         return names, v.is_leaf, v._version, b, w.grad
     same_as_torch(run)
+
+
+# ------------------------------------------------------------------ custom Functions: vjp, jvp, torch.func
+
+def _fw(m):
+    import importlib
+    return importlib.import_module(m.__name__ + ".autograd.forward_ad")
+
+
+def _jvp_of(m, cls, *extra):
+    """The primal and tangent of each output of ``cls.apply`` on a dual input (tangent 3)."""
+    fw = _fw(m)
+    with fw.dual_level():
+        out = cls.apply(fw.make_dual(m.ones(2), m.full((2,), 3.0)), *extra)
+        outs = out if isinstance(out, tuple) else (out,)
+        return tuple(x for o in outs for x in (fw.unpack_dual(o).primal * 1,
+                                                  fw.unpack_dual(o).tangent))
+
+
+def _function(m, forward=None, jvp=None, backward=None, vjp=None, setup_context=None):
+    attrs = {k: staticmethod(f) for k, f in dict(
+        forward=forward, jvp=jvp, backward=backward, vjp=vjp,
+        setup_context=setup_context).items() if f is not None}
+    return type("F", (m.autograd.Function,), attrs)
+
+
+def _saved_for_forward(m):
+    def forward(ctx, a, b, k):
+        ctx.save_for_forward(a)
+        ctx.save_for_backward(b)
+        ctx.k = k
+        return a * b * k
+
+    def jvp(ctx, ta, tb, tk):
+        (a,) = ctx.saved_tensors        # save_for_forward's, not save_for_backward's
+        return ta * 10 + tb + a * (tk is None) + ctx.k
+    return _jvp_of(m, _function(m, forward, jvp), m.full((2,), 2.0), 5.0)
+
+
+def _new_style(m, grad_scale=100.0):
+    def forward(x, k):
+        return x.sin() * k
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.k = inputs[1]
+
+    def backward(ctx, g):                # (deliberately not the forward's derivative)
+        (x,) = ctx.saved_tensors
+        return g * grad_scale * ctx.k + x * 0, None
+    return _function(m, forward, backward=backward, setup_context=setup_context)
+
+
+def _old_style(m):
+    return _function(m, lambda ctx, x: x * 2, backward=lambda ctx, g: g * 5)
+
+
+def _x(m):
+    import numpy as np
+    return m.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 7 + 0.1)
+
+
+def _vmappable(m):
+    cls = _new_style(m)
+    cls.generate_vmap_rule = True
+    return cls
+
+
+CUSTOM_FUNCTIONS = {
+    # forward mode calls the Function's jvp, with save_for_forward's tensors
+    "jvp_saved_for_forward": _saved_for_forward,
+    "jvp_missing_raises": lambda m: _jvp_of(m, _function(
+        m, lambda ctx, a: a * 2, backward=lambda ctx, g: g)),
+    "jvp_wrong_size_raises": lambda m: _jvp_of(m, _function(
+        m, lambda ctx, a: a * 2, lambda ctx, t: t.sum())),
+    "jvp_too_many_raises": lambda m: _jvp_of(m, _function(
+        m, lambda ctx, a: a * 2, lambda ctx, t: (t * 4, t))),
+    "jvp_too_few_raises": lambda m: _jvp_of(m, _function(
+        m, lambda ctx, a: (a * 2, a * 3), lambda ctx, t: t * 4)),
+    "jvp_two_outputs": lambda m: _jvp_of(m, _function(
+        m, lambda ctx, a: (a * 2, a * 3), lambda ctx, t: (t * 4, t * 5))),
+    "jvp_cast_to_output_dtype": lambda m: _jvp_of(m, _function(
+        m, lambda ctx, a: a.double(), lambda ctx, t: t * 4)),
+    "jvp_setup_context_style": lambda m: _jvp_of(m, _function(
+        m, lambda a: a * 2, lambda ctx, t: t * ctx.saved_tensors[0] * 7,
+        setup_context=lambda ctx, inputs, output: ctx.save_for_forward(inputs[0]))),
+    "jvp_input_returned_as_is_raises": lambda m: _jvp_of(m, _function(
+        m, lambda ctx, a: a, lambda ctx, t: t * 2)),
+    # vjp is backward's other name; defining both is refused
+    "vjp_as_backward": lambda m: _backward_of(m, _function(
+        m, lambda ctx, a: a * 2, vjp=lambda ctx, g: g * 7)),
+    "backward_and_vjp_raises": lambda m: _backward_of(m, _function(
+        m, lambda ctx, a: a * 2, backward=lambda ctx, g: g, vjp=lambda ctx, g: g)),
+    # torch.func differentiates a Function by its backward (setup_context style only)
+    "func_grad": lambda m: m.func.grad(lambda x: _new_style(m).apply(x, 2.0).sum())(_x(m)),
+    "func_grad_twice": lambda m: m.func.grad(lambda x: (
+        _new_style(m).apply(x, 2.0) + _new_style(m).apply(x * 2, 3.0)).sum())(_x(m)),
+    "func_grad_and_value": lambda m: m.func.grad_and_value(
+        lambda x: _new_style(m).apply(x, 2.0).sum())(_x(m)),
+    "func_vjp": lambda m: m.func.vjp(lambda x: _new_style(m).apply(x, 1.0), _x(m))[1](
+        m.ones(2, 3)),
+    "func_jacrev": lambda m: m.func.jacrev(lambda x: _new_style(m).apply(x, 1.0))(_x(m)[0]),
+    "func_grad_old_style_raises": lambda m: m.func.grad(
+        lambda x: _old_style(m).apply(x).sum())(_x(m)),
+    "func_vmap_old_style_raises": lambda m: m.func.vmap(_old_style(m).apply)(_x(m)),
+    "func_vmap_without_rule_raises": lambda m: m.func.vmap(
+        lambda x: _new_style(m).apply(x, 2.0))(_x(m)),
+    "func_vmap_generated_rule": lambda m: m.func.vmap(
+        lambda x: _vmappable(m).apply(x, 2.0))(_x(m)),
+    "func_grad_of_vmap": lambda m: m.func.grad(lambda x: m.func.vmap(
+        lambda r: _vmappable(m).apply(r, 2.0))(x).sum())(_x(m)),
+    "func_vmap_of_grad": lambda m: m.func.vmap(m.func.grad(
+        lambda r: _vmappable(m).apply(r, 2.0).sum()))(_x(m)),
+    "func_jvp_without_jvp_raises": lambda m: m.func.jvp(
+        lambda x: _new_style(m).apply(x, 1.0), (_x(m),), (m.ones(2, 3),)),
+}
+
+
+def _backward_of(m, cls):
+    x = m.ones(2, requires_grad=True)
+    cls.apply(x).sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("name", CUSTOM_FUNCTIONS)
+def test_custom_function_as_torch(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)     # (torch's own jit.script note)
+        same_as_torch(CUSTOM_FUNCTIONS[name], rtol=1e-6)
+
+
+def test_a_functions_vmap_staticmethod_is_not_called():
+    """DIFFERENCES.md: under torch.func.vmap torch calls a Function's ``vmap`` staticmethod;
+    torchlike batches the forward's ops as they are (the same values wherever the rule is the
+    batched forward, as it must be for torch's own transforms to agree)."""
+    import numpy as np
+    import torch
+
+    import torchlike
+
+    def run(m):
+        class F(m.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def vmap(info, in_dims, x):        # (not the batched forward: times 3)
+                return x * 3, in_dims[0]
+        return m.func.vmap(F.apply)(_x(m)).numpy()
+    np.testing.assert_allclose(run(torch), _x(torch).numpy() * 3)
+    np.testing.assert_allclose(run(torchlike), _x(torch).numpy() * 2)

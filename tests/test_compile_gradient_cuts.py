@@ -104,9 +104,9 @@ def test_a_compiled_module_cuts_where_torch_does(form):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
-def test_a_custom_function_in_a_compiled_module_runs_its_backward_eagerly():
-    """jax would differentiate the Function's forward and never call its backward: the module
-    runs eagerly (a graph break), with torch's gradient."""
+def test_a_custom_function_in_a_compiled_module_is_compiled_with_its_backward():
+    """jax differentiates the compiled forward by the Function's backward (a custom_vjp), not
+    by its forward's derivative: torch's gradient, in one program, without a graph break."""
     def run(m, compile):
         gr = grad_reverse(m)
 
@@ -118,12 +118,57 @@ def test_a_custom_function_in_a_compiled_module_runs_its_backward_eagerly():
         x = m.tensor(X, requires_grad=True)
         for _ in range(2):
             net(x).sum().backward()
-        return x.grad.numpy()
+        return x.grad.numpy(), net
 
-    ref = run(torch, lambda f: f)
-    with pytest.warns(UserWarning, match="custom autograd.Function GradReverse"):
-        ours = run(torchlike, torchlike.compile)
+    ref, _ = run(torch, lambda f: f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no graph break)
+        ours, net = run(torchlike, torchlike.compile)
     np.testing.assert_allclose(ours, ref, rtol=1e-6)
+    assert net._program.compile_count == 1
+
+
+def test_a_python_value_a_compiled_program_reads_is_guarded():
+    """A Python number the compiled code reads (a module attribute, as a gradient-reversal
+    layer's lambda; a global; a closure's dict item; an object's attribute) is a constant of
+    its program: a new value compiles anew, as torch.compile's guards do, instead of reusing
+    the old constant."""
+    def run(m, compile):
+        class GR(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, lam):
+                ctx.lam = lam
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, g):
+                return -ctx.lam * g, None
+
+        class Net(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lam = 1.0
+
+            def forward(self, x):
+                return (GR.apply(x, self.lam) * SCALE).sin()
+
+        net = compile(Net())
+        cfg = {"k": 1.0}
+        f = compile(lambda x: x * cfg["k"])
+        out = []
+        global SCALE
+        for lam, k, scale in ((1.0, 1.0, 1.5), (1.0, 1.0, 1.5), (2.0, 3.0, 1.5), (0.5, 2.0, 3.0)):
+            net.lam, cfg["k"], SCALE = lam, k, scale
+            x = m.tensor(X, requires_grad=True)
+            net(x).sum().backward()
+            out += [x.grad.numpy(), f(m.tensor(X)).numpy()]
+        return out
+
+    for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+SCALE = 1.5
 
 
 @pytest.mark.parametrize("reentrant", [True, False])

@@ -116,14 +116,17 @@ def test_data_inside_nested_transforms_stops_every_level():
     assert not np.allclose(ref.numpy(), ours.numpy(), atol=1e-3)
 
 
-def test_a_custom_function_under_a_transform_raises_a_clear_error():
-    """DIFFERENCES.md: torch runs a custom Function's backward under torch.func.grad; torchlike's
-    transform is one jax transform that would differentiate the forward instead: it raises."""
-    GradReverse = grad_reverse(torchlike)
-    with pytest.raises(RuntimeError, match="custom autograd.Function GradReverse is called "
-                                           "inside a function that jax differentiates"):
-        torchlike.func.grad(lambda r: GradReverse.apply(r).sin().sum())(torchlike.tensor(X[0]))
-    # outside a transform it is the user's backward, as in torch
-    x = torchlike.tensor(X[0], requires_grad=True)
-    GradReverse.apply(x).sin().sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), -2 * np.cos(X[0]), rtol=1e-6)
+def test_a_custom_function_under_a_transform_runs_its_backward_as_torch():
+    """torch.func differentiates a custom Function (setup_context style) by its backward, not
+    by its forward: grad, vjp and jacrev of GradReverse are -2 times the forward's
+    derivative, as torch's."""
+    def run(m):
+        gr = grad_reverse(m)
+        x = m.tensor(X[0])
+        g = m.func.grad(lambda r: gr.apply(r).sin().sum())(x)
+        _, vjp = m.func.vjp(lambda r: gr.apply(r * 3), x)
+        j = m.func.jacrev(lambda r: gr.apply(r).exp())(x)
+        return g.numpy(), vjp(m.ones(3))[0].numpy(), j.numpy()
+    for a, b in zip(run(torchlike), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    np.testing.assert_allclose(run(torchlike)[0], -2 * np.cos(X[0]), rtol=1e-6)

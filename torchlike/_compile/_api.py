@@ -256,7 +256,9 @@ class CompiledFunction(_Program):
         super().__init__(getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn))),
                          fullgraph)
         self._fn = fn
-        self._key_names = ("the arguments", "the argument structure", "the state", "grad mode")
+        self._key_names = ("the arguments", "the argument structure", "the state",
+                           "the state among the arguments", "the Python values it reads",
+                           "grad mode, the default dtype or autocast")
         functools.update_wrapper(self, fn)
         self._holder = [None]
 
@@ -292,7 +294,7 @@ class CompiledFunction(_Program):
         # its .grad and in-place writes are the state's; where it sits in T is in the key)
         astate = tuple(_trace.argument_positions(
             st.T, [x for x in leaves if isinstance(x, Tensor)]))
-        key = (akey, treedef, st.key, astate, _common_key())
+        key = (akey, treedef, st.key, astate, tuple(found.values), _common_key())
         try:
             entry = self._lookup(key)
             fresh = getattr(entry, "assumes_fresh", None)
@@ -374,7 +376,8 @@ class _ModuleProgram(_Program):
         super().__init__(type(mod).__name__ + ".forward", fullgraph)
         self._key_names = ("the arguments", "the argument structure",
                            "the parameters and buffers", "the views among them",
-                           "module.training", "grad mode")
+                           "the modules' Python attributes (training among them)",
+                           "grad mode, the default dtype or autocast")
         self._holder = [None]
         self._hook_warned = False
 
@@ -391,7 +394,7 @@ class _ModuleProgram(_Program):
             return self._after_break(fwd, args, kwargs)
         state, views = _trace.state_roots([*mod.parameters(), *mod.buffers()])
         key = (akey, treedef, _state_key(state), views,
-               tuple(m.training for m in mod.modules()), _common_key())
+               tuple(discover(fwd, (), {}).values), _common_key())
         entry = self._lookup(key)
         if entry is _EAGER:
             if self._entries.get(key) is _EAGER:        # broken, not over the recompile limit

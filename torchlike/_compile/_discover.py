@@ -4,7 +4,9 @@ A compiled function's state is reached from what the function can name: its argu
 closure cells, the globals its code (and the code of plain Python functions it names) refers
 to, and the attributes of user objects among those (``self.model``, ``trainer.opt``). From
 there: modules (their parameters and buffers), optimizers (their parameters, ``.grad``s, state
-and hyperparameters), schedulers (their optimizer), Tensors and Generators.
+and hyperparameters), schedulers (their optimizer), Tensors and Generators; and the Python
+values met on the way (numbers, strings, None: globals, closure cells, attributes of modules and
+user objects, items of dicts and tuples), which a program bakes in, for its guard key.
 """
 from __future__ import annotations
 
@@ -21,10 +23,33 @@ _MAX_DEPTH = 4
 
 
 class Found:
-    __slots__ = ("modules", "opts", "tensors", "gens")
+    __slots__ = ("modules", "opts", "tensors", "gens", "values")
 
     def __init__(self):
         self.modules, self.opts, self.tensors, self.gens = [], [], [], []
+        # the Python numbers, strings and None met on the way (module attributes among them),
+        # in the walk's order: a program bakes them in, so they are part of its guard key
+        self.values = []
+
+
+_VALUES = frozenset((int, float, complex, bool, str, bytes, type(None)))
+
+
+def _value(v):
+    """A Python value as a guard: its type and value (nan equal to nan)."""
+    return (v.__class__, v if v == v else "nan")
+
+
+def module_values(mod, out):
+    """Append the Python values held by ``mod`` and its submodules (``self.scale``,
+    ``self.training``, ``p`` of a Dropout) to ``out``: what its forward may read and bake into
+    a program (not the private caches of torchlike's own modules)."""
+    for sub in mod.modules():
+        own = type(sub).__module__.startswith("torchlike.")
+        for k, v in vars(sub).items():
+            if v.__class__ in _VALUES and not (own and k[0] == "_"):
+                out.append((k, _value(v)))
+    return out
 
 
 def _library_code(fn):
@@ -45,7 +70,11 @@ def discover(fn, args, kwargs):
     found = Found()
     seen = set()
 
-    def scan(obj, depth):
+    def scan(obj, depth, guard=True):
+        if obj.__class__ in _VALUES:
+            if guard:
+                found.values.append(_value(obj))
+            return
         if id(obj) in seen or depth > _MAX_DEPTH:
             return
         seen.add(id(obj))
@@ -53,11 +82,12 @@ def discover(fn, args, kwargs):
             found.tensors.append(obj)
         elif isinstance(obj, Module):
             found.modules.append(obj)
+            module_values(obj, found.values)
         elif isinstance(obj, Optimizer):
             found.opts.append(obj)
         elif isinstance(obj, Generator):
             found.gens.append(obj)
-        elif isinstance(obj, (types.ModuleType, type, str, bytes, int, float, complex, bool)):
+        elif isinstance(obj, (types.ModuleType, type, str, bytes, int, float, complex)):
             return
         elif isinstance(obj, types.MethodType):
             scan(obj.__self__, depth)
@@ -82,8 +112,11 @@ def discover(fn, args, kwargs):
                 scan(d, depth + 1)
         elif isinstance(obj, (list, tuple, set, frozenset)):
             if len(obj) <= 256:
+                # (the numbers in a list or set are not guarded: a function appending to a
+                # list it closes over, a log, would change its key on every call)
+                numbers = obj.__class__ is tuple
                 for x in obj:
-                    scan(x, depth + 1)
+                    scan(x, depth + 1, numbers)
         elif isinstance(obj, dict):
             if len(obj) <= 256:
                 for x in list(obj.values()):

@@ -193,3 +193,57 @@ def _propagate(op, args, static):
     for o, t in zip(inexact, t_outs):
         _set_tangent(o, T._make(jnp.asarray(t, o._d.dtype)))
     return out
+
+
+# ------------------------------------------------------------------ custom Functions
+
+def function_apply(cls, ctx, args, kwargs, run_forward):
+    """``cls.apply`` where an input carries a tangent at the open level: the forward runs
+    without tangent propagation, then ``cls.jvp(ctx, *tangents)`` (a tangent per input: zeros
+    for a tensor without one, None for any other argument; ``ctx.saved_tensors`` are those of
+    ``ctx.save_for_forward``) gives each output's tangent, checked as torch's engine checks
+    them. None where no input carries a tangent (the caller applies as usual)."""
+    T = _tensor()
+    if _current_level < 0 or getattr(_tls, "busy", False) or not any(
+            isinstance(a, T) and tangent_of(a) is not None for a in args):
+        return None
+    from .function import Function
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+    out = _untracked(run_forward)
+    outs = out if isinstance(out, tuple) else (out,)
+    tangents = []
+    for a in args:
+        if isinstance(a, T):
+            t = tangent_of(a)
+            tangents.append(t if t is not None else _zeros_like(a))
+        else:
+            tangents.append(None)
+    saved = ctx._saved
+    ctx._saved = tuple(getattr(ctx, "to_save_forward", ()))
+    try:
+        res = _untracked(cls.jvp, ctx, *tangents)
+    finally:
+        ctx._saved = saved
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(outs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outs)} but got {len(res)})")
+    for i, (o, t) in enumerate(zip(outs, res)):
+        if t is None or not isinstance(o, T) or not (o.is_floating_point() or o.is_complex()):
+            continue
+        if any(o is a for a in args) and id(o) not in ctx.dirty:
+            raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                               "as-is) but the jvp is not returning a view.")
+        if tuple(t.shape) != tuple(o.shape):
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(o.shape)} "
+                f"while the given forward gradient is of size {list(t.shape)}.")
+        _set_tangent(o, t.detach())          # (in the jvp's dtype, as torch keeps it)
+    return out
+
+
+def _zeros_like(a):
+    return _registry._Tensor._make(jnp.zeros(a._d.shape, a._d.dtype))

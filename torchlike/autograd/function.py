@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 
+from . import forward_ad as _forward_ad
 from . import grad_mode as _gm
 from .graph import _FREED_MSG, Node, cotangents, tensor_class
 
@@ -106,7 +107,7 @@ class BackwardCFunction(Node):
             else:
                 grads_in.append(None)
         with _gm.set_grad_enabled(create_graph):
-            res = self.fn_cls.backward(self.ctx, *grads_in)
+            res = self.fn_cls._user_backward()(self.ctx, *grads_in)
         if not isinstance(res, tuple):
             res = (res,)
         return tuple(rep.from_user(g) for g in self._validated(res))
@@ -183,10 +184,38 @@ class Function(metaclass=_FunctionMeta):
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
 
-    vjp = backward
+    @staticmethod
+    def vjp(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @classmethod
+    def _user_backward(cls):
+        """The backward the engine calls: ``backward`` or its other name, ``vjp`` (not
+        both, as torch)."""
+        if cls.backward is not Function.backward:
+            if cls.vjp is not Function.vjp:
+                raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function "
+                                   "is not allowed. You should only implement one of them.")
+            return cls.backward
+        return cls.vjp
     # torchlike's own Functions whose backward is the forward's derivative: jax may
     # differentiate their forward where it differentiates a whole function
     _jax_differentiable = False
+    # under vmap, the forward's ops are batched as they are (torch: a Function needs this, or
+    # a ``vmap`` staticmethod, whose rule torchlike does not call: DIFFERENCES.md)
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -194,84 +223,110 @@ class Function(metaclass=_FunctionMeta):
         ctx = FunctionCtx()
         grad_on = _gm.is_grad_enabled()
         needs = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on for a in args)
-        traced = False
-        if any(needs):
-            traced = _gm.node_tracing()
-            if traced and not cls._jax_differentiable:
-                # (jax would differentiate the forward's ops and never call this backward)
-                raise RuntimeError(
-                    f"torchlike: the custom autograd.Function {cls.__name__} is called inside a "
-                    f"function that jax differentiates as a whole (a compiled module's forward, "
-                    f"a torch.func transform, interop.jax_function), where its backward cannot "
-                    f"be used; call it outside the transform (torchlike.compile runs such a "
-                    f"function eagerly)")
         ctx.needs_input_grad = needs
         separate = cls.setup_context is not Function.setup_context
-        # (where jax differentiates the whole function, the forward's ops are tracked: jax's
-        # derivative of them stands for the backward)
-        with _gm.enable_grad() if traced else _gm.no_grad():
-            if separate:
-                out = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, out)
+        _check_transforms(cls, separate)
+        tracked = False
+        if any(needs) and _gm.node_tracing():
+            if cls._jax_differentiable:
+                # (torchlike's own Functions: the forward's ops are tracked, and jax's
+                # derivative of them stands for the backward)
+                tracked = True
             else:
-                out = cls.forward(ctx, *args, **kwargs)
-        single = not isinstance(out, tuple)
-        outs = (out,) if single else out
-        dirty = ctx.dirty
-        if dirty:
-            returned = {id(o) for o in outs}
-            if any(i not in returned for i in dirty):
-                raise RuntimeError(
-                    "Some elements marked as dirty during the forward method were not returned "
-                    "as output. The inputs that are modified inplace must all be outputs of the "
-                    "Function.")
-            for a, n in zip(args, needs):
-                if n and id(a) in dirty and a.grad_fn is None:
-                    raise RuntimeError("a leaf Variable that requires grad has been used in an "
-                                       "in-place operation.")
+                # (jax differentiates the whole function: the forward becomes one jax function
+                # whose derivative is the user's backward, or its jvp in forward mode)
+                out = _as_jax_rule(cls, ctx, args, kwargs, needs, separate)
+                _check_dirty(ctx, out, args, needs)
+                return _record(cls, ctx, args, needs, out)
+
+        def run_forward():
+            with _gm.enable_grad() if tracked else _gm.no_grad():
+                return _forward(cls, ctx, args, kwargs, separate)
+
+        out = _forward_ad.function_apply(cls, ctx, args, kwargs, run_forward)
+        if out is None:
+            out = run_forward()
+        _check_dirty(ctx, out, args, needs)
         if not any(needs):
             return out
-        edges, positions = [], []
-        for i, (a, n) in enumerate(zip(args, needs)):
-            if n:
-                edges.append(a._edge())
-                positions.append(i)
-        diff = [o for o in outs if isinstance(o, Tensor) and id(o) not in ctx.non_differentiable
-                and (o.dtype.is_floating_point or o.dtype.is_complex)]
-        outputs = []
-        for o in outs:
-            k = next((k for k, d in enumerate(diff) if o is d), None)
-            outputs.append(k if k is not None else
-                           (tuple(o._d.shape), o._d.dtype) if isinstance(o, Tensor) else None)
-        node = cls._backward_cls(cls, ctx, edges, positions,
-                                 tuple((tuple(o._d.shape), o._d.dtype) for o in diff),
-                                 len(args), tuple(outputs),
-                                 tuple((tuple(a._d.shape), a.dtype) if isinstance(a, Tensor)
-                                       else None for a in args))
-        wrapped = []
-        k = 0
-        for o in outs:
-            if any(o is d for d in diff):
-                t = Tensor._make(o._data, node, k)
-                if id(o) in dirty and any(o is a for a in args):
-                    # an input modified in place (``mark_dirty``) is returned itself, its history
-                    # rebased on this node (a view's base takes it through the copy, as torch's
-                    # CopySlices); its version moves on, as in torch
-                    if o._base is None:
-                        o.grad_fn, o._output_nr, o._requires_grad = node, k, True
-                        o._vc[0] += 1
-                    else:
-                        with _gm.enable_grad():
-                            o.copy_(t)
-                    t = o
-                k += 1
-                wrapped.append(t)
-            else:
-                wrapped.append(o)
-        # saved tensors that are outputs must be the wrapped outputs (they carry the history)
-        ctx._saved = tuple(next((w for o, w in zip(outs, wrapped) if s is o), s)
-                           for s in ctx.to_save)
-        return wrapped[0] if single else tuple(wrapped)
+        return _record(cls, ctx, args, needs, out)
+
+
+def _forward(cls, ctx, args, kwargs, separate):
+    """The user's forward, in either style (``forward(ctx, ...)``, or ``forward(...)`` then
+    ``setup_context``)."""
+    if separate:
+        out = cls.forward(*args, **kwargs)
+        cls.setup_context(ctx, args, out)
+        return out
+    return cls.forward(ctx, *args, **kwargs)
+
+
+def _check_dirty(ctx, out, args, needs):
+    """torch's checks of the inputs ``mark_dirty`` names: returned, and not leaves that need
+    grad."""
+    dirty = ctx.dirty
+    if not dirty:
+        return
+    returned = {id(o) for o in (out if isinstance(out, tuple) else (out,))}
+    if any(i not in returned for i in dirty):
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned as "
+            "output. The inputs that are modified inplace must all be outputs of the Function.")
+    for a, n in zip(args, needs):
+        if n and id(a) in dirty and a.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                               "operation.")
+
+
+def _record(cls, ctx, args, needs, out):
+    """The forward's outputs with the call's node as their history (a dirty input returned
+    rebased on it)."""
+    Tensor = tensor_class()
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    dirty = ctx.dirty
+    edges, positions = [], []
+    for i, (a, n) in enumerate(zip(args, needs)):
+        if n:
+            edges.append(a._edge())
+            positions.append(i)
+    diff = [o for o in outs if isinstance(o, Tensor) and id(o) not in ctx.non_differentiable
+            and (o.dtype.is_floating_point or o.dtype.is_complex)]
+    outputs = []
+    for o in outs:
+        k = next((k for k, d in enumerate(diff) if o is d), None)
+        outputs.append(k if k is not None else
+                       (tuple(o._d.shape), o._d.dtype) if isinstance(o, Tensor) else None)
+    node = cls._backward_cls(cls, ctx, edges, positions,
+                             tuple((tuple(o._d.shape), o._d.dtype) for o in diff),
+                             len(args), tuple(outputs),
+                             tuple((tuple(a._d.shape), a.dtype) if isinstance(a, Tensor)
+                                   else None for a in args))
+    wrapped = []
+    k = 0
+    for o in outs:
+        if any(o is d for d in diff):
+            t = Tensor._make(o._data, node, k)
+            if id(o) in dirty and any(o is a for a in args):
+                # an input modified in place (``mark_dirty``) is returned itself, its history
+                # rebased on this node (a view's base takes it through the copy, as torch's
+                # CopySlices); its version moves on, as in torch
+                if o._base is None:
+                    o.grad_fn, o._output_nr, o._requires_grad = node, k, True
+                    o._vc[0] += 1
+                else:
+                    with _gm.enable_grad():
+                        o.copy_(t)
+                t = o
+            k += 1
+            wrapped.append(t)
+        else:
+            wrapped.append(o)
+    # saved tensors that are outputs must be the wrapped outputs (they carry the history)
+    ctx._saved = tuple(next((w for o, w in zip(outs, wrapped) if s is o), s)
+                       for s in ctx.to_save)
+    return wrapped[0] if single else tuple(wrapped)
 
 
 def once_differentiable(fn):
@@ -281,3 +336,113 @@ def once_differentiable(fn):
         with _gm.no_grad():
             return fn(ctx, *args)
     return wrapper
+
+
+_SETUP_CONTEXT_MSG = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+    "...), it must override the setup_context staticmethod. For more details, please see "
+    "https://pytorch.org/docs/main/notes/extending.func.html")
+
+
+def _check_transforms(cls, separate):
+    """torch's requirements of a Function called inside torch.func transforms: the
+    ``setup_context`` style, and a vmap rule under vmap."""
+    from ..func import _core
+    apis = _core._state.apis
+    if not apis:
+        return
+    if not separate:
+        raise RuntimeError(_SETUP_CONTEXT_MSG)
+    if "vmap" in apis and not cls.generate_vmap_rule and cls.vmap is Function.vmap:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+            f"override and implement the vmap staticmethod or set generate_vmap_rule=True. For "
+            f"more details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+
+
+def _as_jax_rule(cls, ctx, args, kwargs, needs, separate):
+    """The Function's outputs where jax differentiates the whole function (a torch.func
+    transform, a compiled forward): its forward becomes one jax function of the tensors that
+    need grad, whose derivative is the user's ``backward`` (``jax.custom_vjp``; the saved
+    tensors are its residuals) or, in forward mode, its ``jvp`` (``jax.custom_jvp``).
+    ``ctx``'s other attributes stay Python values, set by the forward's one run."""
+    import jax
+    import jax.numpy as jnp
+    Tensor = tensor_class()
+    pos = [i for i, n in enumerate(needs) if n]
+    made = {}               # the forward's outputs: their structure, the arrays' avals
+
+    def forward(arrays):
+        xs = list(args)
+        for i, arr in zip(pos, arrays):
+            xs[i] = Tensor._make(arr)
+        with _gm.no_grad():
+            out = _forward(cls, ctx, tuple(xs), kwargs, separate)
+        made["out"] = out
+        outs = out if isinstance(out, tuple) else (out,)
+        datas = tuple(o._data for o in outs if isinstance(o, Tensor))
+        made["avals"] = [(d.shape, d.dtype) for d in datas]
+        return datas, xs
+
+    def per_output(values):
+        """Tensors of ``values`` (one per tensor output) for the user's function: zeros where
+        an output has no derivative (None without materialized grads)."""
+        out = []
+        for v, (sh, dt) in zip(values, made["avals"]):
+            if v is not None and jnp.issubdtype(dt, jnp.inexact):
+                out.append(Tensor._make(jnp.asarray(v, dt)))
+            else:
+                out.append(Tensor._make(jnp.zeros(sh, dt)) if ctx.materialize_grads else None)
+        return out
+
+    if _gm.node_tracing() is _gm.FORWARD:
+        if cls.jvp is Function.jvp:
+            raise NotImplementedError("You must implement the jvp function for custom "
+                                      "autograd.Function to use it with forward mode AD.")
+
+        @jax.custom_jvp
+        def f(*arrays):
+            return forward(arrays)[0]
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            datas, xs = forward(primals)
+            ctx._saved = tuple(getattr(ctx, "to_save_forward", ()))
+            given = dict(zip(pos, tangents))
+            tans = [Tensor._make(given[k]) if k in given else
+                    Tensor._make(jnp.zeros(x._d.shape, x._d.dtype)) if isinstance(x, Tensor)
+                    else None for k, x in enumerate(xs)]
+            with _gm.no_grad():
+                res = cls.jvp(ctx, *tans)
+            res = res if isinstance(res, tuple) else (res,)
+            return datas, tuple(jnp.zeros(d.shape, d.dtype) if r is None else
+                                jnp.asarray(r._data, d.dtype) for d, r in zip(datas, res))
+    else:
+        @jax.custom_vjp
+        def f(*arrays):
+            return forward(arrays)[0]
+
+        def f_fwd(*arrays):
+            datas, _xs = forward(arrays)
+            saved = tuple(ctx.to_save)
+            made["saved"] = [isinstance(t, Tensor) for t in saved]
+            return datas, (tuple(t._data for t in saved if isinstance(t, Tensor)),
+                           tuple(arrays))
+
+        def f_bwd(res, cots):
+            saved, arrays = res
+            it = iter(saved)
+            ctx._saved = tuple(Tensor._make(next(it)) if t else None for t in made["saved"])
+            with _gm.no_grad():
+                grads = cls._user_backward()(ctx, *per_output(cots))
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            return tuple(jnp.zeros(a.shape, a.dtype) if grads[i] is None else
+                         jnp.broadcast_to(jnp.asarray(grads[i]._data, a.dtype), a.shape)
+                         for i, a in zip(pos, arrays))
+
+        f.defvjp(f_fwd, f_bwd)
+    datas = iter(f(*[args[i]._data for i in pos]))
+    out = made["out"]
+    if not isinstance(out, tuple):
+        return Tensor._make(next(datas)) if isinstance(out, Tensor) else out
+    return tuple(Tensor._make(next(datas)) if isinstance(o, Tensor) else o for o in out)
