@@ -128,49 +128,6 @@ def test_a_custom_function_in_a_compiled_module_is_compiled_with_its_backward():
     assert net._program.compile_count == 1
 
 
-def test_a_python_value_a_compiled_program_reads_is_guarded():
-    """A Python number the compiled code reads (a module attribute, as a gradient-reversal
-    layer's lambda; a global; a closure's dict item; an object's attribute) is a constant of
-    its program: a new value compiles anew, as torch.compile's guards do, instead of reusing
-    the old constant."""
-    def run(m, compile):
-        class GR(m.autograd.Function):
-            @staticmethod
-            def forward(ctx, x, lam):
-                ctx.lam = lam
-                return x.view_as(x)
-
-            @staticmethod
-            def backward(ctx, g):
-                return -ctx.lam * g, None
-
-        class Net(m.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.lam = 1.0
-
-            def forward(self, x):
-                return (GR.apply(x, self.lam) * SCALE).sin()
-
-        net = compile(Net())
-        cfg = {"k": 1.0}
-        f = compile(lambda x: x * cfg["k"])
-        out = []
-        global SCALE
-        for lam, k, scale in ((1.0, 1.0, 1.5), (1.0, 1.0, 1.5), (2.0, 3.0, 1.5), (0.5, 2.0, 3.0)):
-            net.lam, cfg["k"], SCALE = lam, k, scale
-            x = m.tensor(X, requires_grad=True)
-            net(x).sum().backward()
-            out += [x.grad.numpy(), f(m.tensor(X)).numpy()]
-        return out
-
-    for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
-
-
-SCALE = 1.5
-
-
 @pytest.mark.parametrize("reentrant", [True, False])
 def test_activation_checkpointing_in_a_compiled_module(reentrant):
     def run(m, compile):
