@@ -329,3 +329,47 @@ def test_a_functions_vmap_staticmethod_is_not_called():
         return m.func.vmap(F.apply)(_x(m)).numpy()
     np.testing.assert_allclose(run(torch), _x(torch).numpy() * 3)
     np.testing.assert_allclose(run(torchlike), _x(torch).numpy() * 2)
+
+
+# ------------------------------------------------------------------ grad modes, saved tensors
+
+def _set_grad_enabled_decorator(m):
+    @m.set_grad_enabled(False)
+    def f(x):
+        return (x * 2).requires_grad
+    # (making the decorator leaves the mode as it was)
+    return m.is_grad_enabled(), f(m.ones(1, requires_grad=True)), m.is_grad_enabled()
+
+
+def _mutated_after_save(m, backward_inside=True, nested=False):
+    ctx = m.autograd.graph.allow_mutation_on_saved_tensors
+    with ctx():
+        if nested:
+            with ctx():
+                pass
+        x = m.ones(3, requires_grad=True)
+        y = x * 1
+        z = (y * y).sum()           # (saves y)
+        y.mul_(2)
+        e = x.exp()
+        e.add_(1)                   # (exp saves its output)
+        loss = z + (y * 3).sum() + e.sum()
+        if backward_inside:
+            loss.backward()
+            return x.grad, y, e
+    loss.backward()
+
+
+SAVED_AND_MODES = {
+    "set_grad_enabled_as_decorator": _set_grad_enabled_decorator,
+    "allow_mutation_on_saved_tensors": _mutated_after_save,
+    "allow_mutation_backward_outside_raises": lambda m: _mutated_after_save(m, False),
+    "allow_mutation_nested_raises": lambda m: _mutated_after_save(m, nested=True),
+    "backward_with_empty_inputs_raises": lambda m: (m.ones(2, requires_grad=True) * 2).sum(
+        ).backward(inputs=[]),
+}
+
+
+@pytest.mark.parametrize("name", SAVED_AND_MODES)
+def test_grad_modes_and_saved_tensors_as_torch(name):
+    same_as_torch(SAVED_AND_MODES[name])

@@ -874,7 +874,7 @@ def apply(op, *args, **static):
         if saves == _OUTPUT or saves == _BOTH:
             for o in outs[:len(diff)]:
                 saved.append((o._vc, 0, None, (tuple(o._d.shape), o._d.dtype)))
-        node._saved_versions = saved
+        node._saved_versions = saved if st.allow_mutation is None else st.allow_mutation
     result = outs[0] if len(outs) == 1 else tuple(outs)
     if op.view is not None:
         op.view.mark(c, args, arrays, result, static)

@@ -101,7 +101,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     points = None
     if inputs is not None:
         if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in inputs:
             if not t.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")

@@ -18,6 +18,9 @@ class _State(threading.local):
         # autocast policy (torchlike.amp): None, or a callable ``(op, args, static) -> args``
         # that the registry's ``apply`` calls before promotion
         self.autocast = None
+        # inside ``autograd.graph.allow_mutation_on_saved_tensors``: what new nodes hold as
+        # their saved versions (nothing to check), else None
+        self.allow_mutation = None
 
 
 _state = _State()
@@ -114,6 +117,11 @@ class set_grad_enabled(_Mode):
 
     def clone(self):
         return _SetGrad(self.mode)
+
+    def __call__(self, fn):
+        # as a decorator, the call that made it set nothing: the mode is restored
+        _state.grad_enabled = self._prev[0]
+        return super().__call__(fn)
 
     def _set(self):
         _state.grad_enabled = self.mode

@@ -652,5 +652,44 @@ def get_gradient_edge(tensor):
     return GradientEdge(node, nr)
 
 
+class allow_mutation_on_saved_tensors:
+    """Context: in-place writes into tensors that nodes recorded inside it saved are allowed,
+    and the backward reads the values they had when saved (torch clones a saved tensor on its
+    mutation; torchlike's saved values are immutable arrays already, so only the version check
+    is lifted). A backward through such nodes outside the context raises torch's error."""
+
+    def __init__(self):
+        self.closed = False
+        self.unchecked = _Unchecked(self)
+
+    def __enter__(self):
+        if _gm._state.allow_mutation is not None:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        _gm._state.allow_mutation = self.unchecked
+        return self
+
+    def __exit__(self, *exc):
+        _gm._state.allow_mutation = None
+        self.closed = True
+        return False
+
+
+class _Unchecked:
+    """The saved versions of a node recorded under ``allow_mutation_on_saved_tensors``: none
+    to check while the context is open."""
+
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def __iter__(self):
+        if self.ctx.closed:
+            raise AssertionError("Trying to backward outside of the "
+                                 "'allow_mutation_on_saved_tensors' contextin which the graph was "
+                                 "originally recorded.")
+        return iter(())
+
+
 from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: E402,F401
                           disable_saved_tensors_hooks)
