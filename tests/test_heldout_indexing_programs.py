@@ -192,3 +192,127 @@ def test_index_put(name):
         out = INDEX_PUT[name](m, x)
         return x, out
     _run({name: f}, name)
+
+
+# ============================================================ 3. scatter, gather, index_*
+
+def _x(m):
+    return m.arange(12.).reshape(3, 4)
+
+
+SCATTER = {
+    "gather_0d_input_1d_index": lambda m: m.tensor(1.).gather(0, m.tensor([0, 0])),
+    "gather_empty_1d_index": lambda m: _x(m).gather(1, m.empty(0, dtype=m.long)),
+    "gather_empty_3d_index": lambda m: _x(m).gather(1, m.empty(0, 2, 2, dtype=m.long)),
+    "gather_empty_float_index": lambda m: _x(m).gather(1, m.empty(0)),
+    "scatter_empty_index": lambda m: _x(m).scatter(1, m.empty(0, 5, dtype=m.long), 1 + 1j),
+    "scatter_add_empty_index": lambda m: _x(m).scatter_add(1, m.empty(0, dtype=m.long),
+                                                          m.ones(2)),
+    "scatter_reduce_empty_index": lambda m: _x(m).scatter_reduce(
+        1, m.empty(0, dtype=m.long), m.ones(2), "amax"),
+    "scatter_0d_input": lambda m: m.tensor(1.).scatter(0, m.tensor([0, 0]), 3.),
+    "scatter_add_0d_input": lambda m: m.tensor(1.).scatter_add(0, m.tensor([0, 0]),
+                                                               m.tensor([3., 4.])),
+    "scatter_add_0d_input_0d_src": lambda m: m.tensor(1.).scatter_add(0, m.tensor([0]),
+                                                                      m.tensor(3.)),
+    "scatter_reduce_0d_input": lambda m: m.tensor(1.).scatter_reduce(
+        0, m.tensor([0, 0]), m.tensor([3., 4.]), "prod"),
+    "scatter_value_overflows_int8": lambda m: m.zeros(3, dtype=m.int8).scatter(
+        0, m.tensor([0, 0]), 300),
+    "scatter_complex_value_into_float": lambda m: m.zeros(3).scatter(0, m.tensor([0]), 1 + 1j),
+    "scatter_value_truncates": lambda m: m.zeros(3, dtype=m.int8).scatter(0, m.tensor([1]),
+                                                                          2.7),
+    "scatter_add_bool": lambda m: m.zeros(3, dtype=m.bool).scatter_add(
+        0, m.tensor([0, 0]), m.tensor([True, True])),
+    "scatter_reduce_add_bool": lambda m: m.zeros(3, dtype=m.bool).scatter(
+        0, m.tensor([0, 0]), m.tensor([True, True]), reduce="add"),
+    "scatter_reduce_multiply_bool": lambda m: m.ones(3, dtype=m.bool).scatter(
+        0, m.tensor([0, 0]), False, reduce="multiply"),
+    "scatter_reduce_mean_bool": lambda m: m.zeros(3, dtype=m.bool).scatter_reduce(
+        0, m.tensor([0]), m.tensor([True]), "mean"),
+    "scatter_reduce_amax_complex": lambda m: m.zeros(3, dtype=m.complex64).scatter_reduce(
+        0, m.tensor([0]), m.tensor([1j]), "amax"),
+    "scatter_reduce_mean_complex": lambda m: m.zeros(3, dtype=m.complex64).scatter_reduce(
+        0, m.tensor([0, 0]), m.tensor([1j, 1.]), "mean"),
+    "gather_out_of_range": lambda m: _x(m).gather(1, m.tensor([[4]])),
+    "gather_negative": lambda m: _x(m).gather(1, m.tensor([[-1]])),
+    "index_add_matrix_index": lambda m: _x(m).index_add(0, m.tensor([[0]]), m.ones(1, 4)),
+    "index_add_matrix_int_index": lambda m: _x(m).index_add(0, m.tensor([[0]]).int(),
+                                                            m.ones(1, 4)),
+    "index_add_count": lambda m: _x(m).index_add(0, m.tensor([0, 0]), m.ones(3, 4)),
+    "index_add_flat_source": lambda m: _x(m).index_add(0, m.tensor([0, 0]), m.ones(8)),
+    "index_add_slice_shape": lambda m: _x(m).index_add(0, m.tensor([0, 0]), m.ones(2, 3)),
+    "index_add_source_rank": lambda m: _x(m).index_add(0, m.tensor([0, 0]), m.ones(2, 4, 1)),
+    "index_add_dim_past_source": lambda m: m.zeros(2, 3, 4).index_add(2, m.tensor([0, 0]),
+                                                                      m.ones(2, 3)),
+    "index_add_0d_input": lambda m: m.tensor(1.).index_add(0, m.tensor([0]), m.tensor(2.)),
+    "index_add_0d_input_1d_source": lambda m: m.tensor(1.).index_add(0, m.tensor(0),
+                                                                     m.tensor([2.])),
+    "index_add_bool": lambda m: m.zeros(3, dtype=m.bool).index_add(
+        0, m.tensor([0, 0]), m.tensor([True, True])),
+    "index_add_bool_alpha_0": lambda m: m.zeros(3, dtype=m.bool).index_add(
+        0, m.tensor([0, 0]), m.tensor([True, True]), alpha=0),
+    "index_add_int_alpha_truncates": lambda m: m.zeros(3, dtype=m.long).index_add(
+        0, m.tensor([0, 1]), m.tensor([3, 1]), alpha=2.5),
+    "index_add_complex_alpha_into_long": lambda m: m.zeros(3, dtype=m.long).index_add(
+        0, m.tensor([0]), m.tensor([1]), alpha=1j),
+    "index_add_alpha_overflows_half": lambda m: m.zeros(3, dtype=m.half).index_add(
+        0, m.tensor([0]), m.tensor([1.]).half(), alpha=1e6),
+    "index_add_alpha_overflows_int32": lambda m: m.zeros(3, dtype=m.int32).index_add(
+        0, m.tensor([0]), m.tensor([2], dtype=m.int32), alpha=2 ** 40),
+    "index_copy_matrix_index": lambda m: _x(m).index_copy(0, m.tensor([[0]]), m.ones(1, 4)),
+    "index_copy_count": lambda m: _x(m).index_copy(0, m.tensor([0, 0]), m.ones(3, 4)),
+    "index_copy_slice_shape": lambda m: m.zeros(2, 3, 4).index_copy(1, m.tensor([0, 0]),
+                                                                    m.ones(3, 2, 2)),
+    "index_copy_rank": lambda m: _x(m).index_copy(0, m.tensor([0, 0]), m.ones(8)),
+    "index_copy_scalar_source": lambda m: _x(m).index_copy(0, m.tensor([0, 0]), m.tensor(1.)),
+    "index_copy_0d_input": lambda m: m.tensor(1.).index_copy(0, m.tensor([0]), m.tensor(2.)),
+    "index_copy_0d_input_1d_source": lambda m: m.tensor(1.).index_copy(0, m.tensor(0),
+                                                                       m.tensor([2.])),
+    "index_reduce_slice_shape": lambda m: _x(m).index_reduce(0, m.tensor([0, 0]), m.ones(2, 3),
+                                                             "prod"),
+    "index_reduce_count": lambda m: _x(m).index_reduce(0, m.tensor([0, 0]), m.ones(3, 4),
+                                                       "amax"),
+    "index_reduce_0d_source_shape": lambda m: m.tensor(1.).index_reduce(
+        0, m.tensor([0]), m.tensor([2.]), "prod"),
+    "index_reduce_bool": lambda m: m.zeros(3, dtype=m.bool).index_reduce(
+        0, m.tensor([0]), m.tensor([True]), "amax"),
+    "index_reduce_complex": lambda m: m.zeros(3, dtype=m.complex64).index_reduce(
+        0, m.tensor([0]), m.tensor([1j]), "mean"),
+    "index_fill_1d_value": lambda m: _x(m).index_fill(1, m.tensor([0]), m.tensor([2.])),
+    "index_fill_matrix_index": lambda m: _x(m).index_fill(0, m.tensor([[0]]), 1),
+    "index_fill_complex_value": lambda m: _x(m).index_fill(0, m.tensor([0]), 1 + 1j),
+    "index_fill_0d_input": lambda m: m.tensor(1.).index_fill(0, m.tensor([0]), 2.),
+    "index_select_0d_two_indices": lambda m: m.tensor(1.).index_select(0, m.tensor([0, 0])),
+}
+
+
+@pytest.mark.parametrize("name", SCATTER)
+def test_scatter_gather_and_index_ops(name):
+    _run(SCATTER, name)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int64", "float16", "bfloat16",
+                                   "float32"])
+def test_scatter_reduce_keeps_the_dtype(reduce, include_self, dtype):
+    def f(m):
+        dt = getattr(m, dtype)
+        x = (m.arange(12).reshape(3, 4) % 3).to(dt)
+        src = (m.arange(8).reshape(2, 4) % 2).to(dt)
+        return x.scatter_reduce(0, m.tensor([[0, 1, 2, 0], [0, 1, 0, 2]]), src, reduce,
+                                include_self=include_self)
+    _run({"f": f}, "f")
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float16", "float32"])
+def test_index_reduce_dtypes(reduce, include_self, dtype):
+    def f(m):
+        dt = getattr(m, dtype)
+        x = (m.arange(12).reshape(3, 4) - 5).to(dt)
+        src = (m.arange(12).reshape(3, 4) % 5 - 2).to(dt)
+        return x.index_reduce(0, m.tensor([0, 2, 0]), src, reduce, include_self=include_self)
+    _run({"f": f}, "f")

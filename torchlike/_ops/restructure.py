@@ -17,7 +17,8 @@ from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace, inplace_of
 from ._surface import inplace_methods, methods, public
 from .join import stack, tensor_split
-from .scatter import _check_index_dims, _grid, _scatter_set, check_index_dtype
+from .scatter import (_check_index_dims, _grid, _index_func_checks, _scatter_set,
+                      check_index_dtype)
 from .view import _broadcast_shape, _host, _is_t, meshgrid, narrow, reshape
 
 __all__ = ["put", "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
@@ -282,23 +283,31 @@ def _prod_vjp_factory(include_self, dim):
 
 
 def _scatter_reduce_fwd(a, index, src, reduce, include_self, dim):
+    if a.dtype == jnp.bool_:
+        # torch reduces bools as integers: a sum is an or, a product an and (in int32)
+        out = _scatter_reduce_fwd(a.astype(jnp.int32), index, src.astype(jnp.int32), reduce,
+                                  include_self, dim)
+        return out != 0
     idx = _grid(index, dim)
     touched = jnp.zeros(a.shape, bool).at[idx].set(True)
+
+    def fill(v):
+        return jnp.where(touched, jnp.asarray(v, a.dtype), a)
     if reduce == "sum":
-        base = a if include_self else jnp.where(touched, 0, a)
+        base = a if include_self else fill(0)
         return base.at[idx].add(src)
     if reduce == "prod":
-        base = a if include_self else jnp.where(touched, 1, a)
+        base = a if include_self else fill(1)
         return base.at[idx].multiply(src)
     if reduce == "amax":
-        base = a if include_self else jnp.where(touched, _lowest(a.dtype), a)
+        base = a if include_self else fill(_lowest(a.dtype))
         return base.at[idx].max(src)
     if reduce == "amin":
-        base = a if include_self else jnp.where(touched, _highest(a.dtype), a)
+        base = a if include_self else fill(_highest(a.dtype))
         return base.at[idx].min(src)
     # mean
     cnt = jnp.zeros(a.shape, a.dtype).at[idx].add(jnp.ones(src.shape, a.dtype))
-    base = a if include_self else jnp.where(touched, 0, a)
+    base = a if include_self else fill(0)
     tot = base.at[idx].add(src)
     cnt = cnt + (1 if include_self else 0)
     cnt = jnp.where(cnt == 0, 1, cnt)
@@ -317,6 +326,8 @@ def _highest(dt):
 
 @defop("scatter_reduce", grad_name="ScatterReduceBackward0")
 def _scatter_reduce(a, index, src, dim, reduce, include_self):
+    if index.size == 0:
+        return a
     index = index.astype(jnp.int64) % a.shape[dim]
     src = src[tuple(slice(0, k) for k in index.shape)]
     if reduce in ("amax", "amin") and jnp.issubdtype(a.dtype, jnp.floating):
@@ -333,8 +344,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = _check_index_dims("scatter", input, dim, index, src)
+    if index.numel() and ((reduce == "mean" and input.dtype is D.bool) or (
+            reduce in ("amax", "amin") and input.dtype.is_complex)):
+        raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not "
+                                  f"implemented for '{D.legacy_name(input.dtype)}'")
     if input._d.ndim == 0:
-        return apply(_scatter_reduce, reshape(input, 1), reshape(index, 1), reshape(src, -1),
+        return apply(_scatter_reduce, reshape(input, 1), reshape(index, -1), reshape(src, -1),
                      dim=0, reduce=reduce, include_self=bool(include_self)).reshape(())
     return apply(_scatter_reduce, input, index, src, dim=d, reduce=reduce,
                  include_self=bool(include_self))
@@ -346,20 +361,17 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
-    from .factorizations import _deprecated
-    _deprecated("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     n = input._d.ndim
-    d = _wrap_dim(dim, n)
-    check_index_dtype("index_reduce", index)
-    if index._d.ndim > 1:
-        raise IndexError("index_reduce_(): Index is supposed to be a vector")
-    if isinstance(source, Tensor) and source.dtype is not input.dtype:
-        from .scatter import _source_dtype_error
-        raise _source_dtype_error("index_reduce", input, source)
+    d = _index_func_checks("index_reduce", input, dim, index, source)
+    if input.dtype is D.bool or input.dtype.is_complex:
+        raise NotImplementedError(f"\"index_func_\" not implemented for "
+                                  f"'{D.legacy_name(input.dtype)}'")
     iv = _host(index)
     size = input.shape[d] if n else 1
     if iv.size and (iv.max() >= size or iv.min() < 0):
         raise IndexError("index out of range in self")
+    from .factorizations import _deprecated
+    _deprecated("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     shp = [1] * max(n, 1)
     shp[d] = -1
     idx = reshape(index, *shp).expand(*source.shape) if n else index

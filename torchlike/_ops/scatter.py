@@ -36,8 +36,10 @@ def _grid(index, dim):
 
 @defop("gather", saves={1: (0,)}, grad_name="GatherBackward0")
 def _gather(a, index, dim):
+    if index.size == 0:
+        return jnp.zeros(index.shape, a.dtype)
     if a.ndim == 0:
-        return a
+        return jnp.broadcast_to(a, index.shape)
     return a[_grid(index, dim)]
 
 
@@ -72,8 +74,11 @@ def check_index_dtype(name, index):
 
 
 def _check_index_dims(name, input, dim, index, src=None):
+    """gather/scatter's checks of ``index`` (none for an empty one: torch returns early)."""
     n = input._d.ndim
     d = _wrap_dim(dim, n)
+    if _is_t(index) and index.numel() == 0:
+        return d
     _check_int_index(index, name)
     check_index_dtype(name, index)
     if max(index._d.ndim, 1) != max(n, 1):
@@ -141,11 +146,16 @@ def _scatter_name(kw):
 
 @defop("scatter", saves={1: (0, 2)}, grad_name=_scatter_name)
 def _scatter(a, index, src, dim, mode):
+    if index.size == 0:
+        return a
     if a.ndim == 0:
-        a1 = a.reshape(1)
-        out = _scatter(a1, index.reshape(1), jnp.reshape(src, (-1,))[:1] if jnp.ndim(src)
-                       else src, dim=0, mode=mode)
-        return out.reshape(())
+        # (a 0-dim input scatters as one element: every index addresses it)
+        src = src if mode == "value" else jnp.reshape(src, (-1,))
+        return _scatter_into(a.reshape(1), index.reshape(-1), src, 0, mode).reshape(())
+    return _scatter_into(a, index, src, dim, mode)
+
+
+def _scatter_into(a, index, src, dim, mode):
     index = index.astype(jnp.int64) % a.shape[dim]
     idx = _grid(index, dim)
     if mode == "value":
@@ -153,6 +163,9 @@ def _scatter(a, index, src, dim, mode):
     sl = src[tuple(slice(0, n) for n in index.shape)].astype(a.dtype)
     if mode == "set":
         return _scatter_set(a, idx, sl)
+    if a.dtype == jnp.bool_:
+        # torch's bool add is an or, its multiply an and: counted in int32
+        return _scatter_into(a.astype(jnp.int32), index, sl.astype(jnp.int32), dim, mode) != 0
     if mode == "add":
         return a.at[idx].add(sl)
     if mode == "multiply":
@@ -168,7 +181,8 @@ def _scatter_impl(input, dim, index, src=None, value=None, reduce=None, add=Fals
     if src is not None:
         if src.dtype is not input.dtype:
             raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
-        if src._d.ndim != input._d.ndim and src._d.ndim != max(input._d.ndim, 1):
+        if index.numel() and src._d.ndim != input._d.ndim and \
+                src._d.ndim != max(input._d.ndim, 1):
             raise RuntimeError("Index tensor must have the same number of dimensions as src "
                                "tensor")
     d = _check_index_dims("scatter", input, dim, index, src)
@@ -188,6 +202,8 @@ def _scatter_impl(input, dim, index, src=None, value=None, reduce=None, add=Fals
     if value is not None:
         if _is_t(value):
             value = value.item()
+        if index.numel():
+            D.check_scalar(value, input.dtype)
         if mode in ("add", "multiply"):
             from .._creation import full
             src = full(tuple(index.shape), value, dtype=input.dtype)
@@ -220,12 +236,91 @@ def _check_vector_index(name, input, dim, index, source=None):
     d = _wrap_dim(dim, n)
     if not _is_t(index):
         raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
-    check_index_dtype(name, index)
+    if name == "index_copy":
+        _index_copy_checks(input, d, index, source)
+    elif name == "index_fill":
+        check_index_dtype(name, index)
+        if index._d.ndim > 1:
+            raise RuntimeError("Index has to be a vector/scalar")
+    else:
+        check_index_dtype(name, index)
+        if index._d.ndim > 1:
+            raise IndexError(f"{name}(): Index is supposed to be a vector")
+        if n == 0 and index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                               f"{index.numel()} value(s)")
+    return _check_index_bounds(name, input, d, index)
+
+
+def _index_func_checks(name, input, dim, index, source):
+    """index_add_'s and index_reduce_'s checks of their arguments (torch's
+    ``index_func_meta_impl``, in its order); returns the wrapped dim."""
+    n = input._d.ndim
+    d = _wrap_dim(dim, n)
+    if not _is_t(index):
+        raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
     if index._d.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector")
-    if _is_t(source) and source.dtype is not input.dtype and not _autocast_promotes(
-            name, input, source):
+        raise IndexError(f"{name}_(): Index is supposed to be a vector, but got dim: "
+                         f"{index._d.ndim} with type: {D.legacy_name(index.dtype)} and size: "
+                         f"{list(index._d.shape)}")
+    check_index_dtype(name, index)
+    if source.dtype is not input.dtype:
         raise _source_dtype_error(name, input, source)
+    ns = source._d.ndim
+    if not (d == 0 or d < ns):
+        raise RuntimeError(f"{name}_(): Indexing dim {d} is out of bounds of the source tensor "
+                           f"with dim {ns}")
+    count = index.numel()
+    if count != (source._d.shape[d] if ns else 1):
+        if not ns:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError(f"{name}_(): Number of indices ({count}) should be equal to "
+                           f"source.size(dim): ({source._d.shape[d]}), for dim: {d}")
+    own, theirs = list(input._d.shape), list(source._d.shape)
+    if ns and n:
+        del own[d], theirs[d]
+    if own != theirs:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input._d.shape)} "
+                           f"source.shape = {list(source._d.shape)}")
+    return d
+
+
+def _index_copy_checks(input, d, index, source):
+    """index_copy_'s checks of its arguments (torch's order)."""
+    n, ns, count = input._d.ndim, source._d.ndim, index.numel()
+    if index._d.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got "
+                         f"{index._d.ndim})")
+    if ns == 0 and count != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {count})")
+    if ns != n and ns and n:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({ns}), destination "
+                         f"dimensionality ({n})")
+    check_index_dtype("index_copy", index)
+    if source.dtype is not input.dtype and not _autocast_promotes("index_copy", input, source):
+        raise _source_dtype_error("index_copy", input, source)
+    own, theirs = list(input._d.shape), list(source._d.shape)
+    if own:
+        del own[d]
+    if theirs:
+        del theirs[d]
+    if own != theirs:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, own))} at "
+                           f"dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, theirs))} at dimension 0.")
+    if ns and count != source._d.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({count}) should be equal to "
+                         f"source.size(dim) ({source._d.shape[d]})")
+
+
+def _check_index_bounds(name, input, d, index):
+    """torch's error for an index out of range along ``d`` (each op's own words); returns
+    ``d``."""
+    n = input._d.ndim
     size = input._d.shape[d] if n else 1
     iv = _host(index)
     lo = -size if name == "index_fill" else 0    # torch's index_fill wraps negative indices
@@ -273,18 +368,33 @@ def index_select(input, dim, index):
 
 @defop("index_add", saves={1: (0, 2)}, grad_name="IndexAddBackward0")
 def _index_add(a, index, src, dim, alpha, mode):
+    if a.ndim == 0:
+        # (a 0-dim input is written as one element: every index addresses it)
+        src = src if mode == "fill" else jnp.reshape(src, (-1,))
+        return _index_write(a.reshape(1), index, src, 0, alpha, mode).reshape(())
+    return _index_write(a, index, src, dim, alpha, mode)
+
+
+def _index_write(a, index, src, dim, alpha, mode):
     idx = (slice(None),) * dim + (index.reshape(-1),)
     if mode == "add":
+        if a.dtype == jnp.bool_:
+            # torch's bool add is an or (counted in int32)
+            return _index_write(a.astype(jnp.int32), index, src.astype(jnp.int32), dim,
+                                int(alpha), mode) != 0
         return a.at[idx].add((src * alpha).astype(a.dtype) if alpha != 1 else src.astype(a.dtype))
     if mode == "fill":
-        idx = (slice(None),) * dim + (index.reshape(-1) % max(a.shape[dim] if a.ndim else 1, 1),)
+        idx = (slice(None),) * dim + (index.reshape(-1) % max(a.shape[dim], 1),)
         return a.at[idx].set(jnp.asarray(src, a.dtype))
     return a.at[idx].set(src.astype(a.dtype))
 
 
 @public(method=True, inplace=True)
 def index_add(input, dim, index, source, *, alpha=1):
-    d = _check_vector_index("index_add", input, dim, index, source)
+    d = _index_func_checks("index_add", input, dim, index, source)
+    _check_index_bounds("index_add", input, d, index)
+    # (torch's alpha in the input's dtype: checked, an integer's truncated, a bool's a bool)
+    alpha = D.host_scalar(D.check_scalar(alpha, input.dtype), input.dtype).item()
     return apply(_index_add, input, index, source, dim=d, alpha=alpha, mode="add")
 
 
@@ -296,9 +406,15 @@ def index_copy(input, dim, index, source):
 
 @public(method=True, inplace=True)
 def index_fill(input, dim, index, value):
+    if _is_t(value) and value._d.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._d.ndim} dimension(s).")
     d = _check_vector_index("index_fill", input, dim, index)
     if _is_t(value):
         value = value.item()
+    if isinstance(value, complex) and not input.dtype.is_complex:
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                           "supported")
     _check_fill_value(input, value)
     return apply(_index_add, input, index, value, dim=d, alpha=1, mode="fill")
 
