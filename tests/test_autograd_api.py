@@ -367,7 +367,29 @@ SAVED_AND_MODES = {
     "allow_mutation_nested_raises": lambda m: _mutated_after_save(m, nested=True),
     "backward_with_empty_inputs_raises": lambda m: (m.ones(2, requires_grad=True) * 2).sum(
         ).backward(inputs=[]),
+    "no_grad_decorator_without_parentheses": lambda m: m.no_grad(
+        lambda x: (x * 2).requires_grad)(m.ones(1, requires_grad=True)),
+    "enable_grad_decorator_without_parentheses": lambda m: _in_no_grad(m, m.enable_grad(
+        lambda x: (x * 2).requires_grad), m.ones(1, requires_grad=True)),
+    "inference_mode_decorator_without_parentheses": lambda m: m.inference_mode(
+        lambda x: (x * 2).is_inference())(m.ones(1)),
+    "inference_mode_false_inside_inference_mode": lambda m: _in_inference(m, m.inference_mode(
+        False)(lambda x: ((x * 2).is_inference(), m.is_inference_mode_enabled(),
+                          m.is_grad_enabled())), m.ones(1)),
+    "inference_mode_false_inside_no_grad": lambda m: _in_no_grad(
+        m, m.inference_mode(False)(m.is_grad_enabled)),
+    "inference_tensor_version_raises": lambda m: _in_inference(m, m.ones, 2)._version,
 }
+
+
+def _in_no_grad(m, fn, *args):
+    with m.no_grad():
+        return fn(*args)
+
+
+def _in_inference(m, fn, *args):
+    with m.inference_mode():
+        return fn(*args)
 
 
 @pytest.mark.parametrize("name", SAVED_AND_MODES)

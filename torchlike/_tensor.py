@@ -201,6 +201,8 @@ class Tensor(InteropMixin):
     # The version counter is shared by a tensor and all its views/aliases (torch semantics).
     @property
     def _version(self):
+        if self._is_inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0]
 
     @_version.setter

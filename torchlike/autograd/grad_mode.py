@@ -36,7 +36,13 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _Mode:
-    """Base of the grad-mode context managers; each is also a decorator."""
+    """Base of the grad-mode context managers; each is also a decorator, with or without its
+    parentheses (``@no_grad()``, ``@no_grad``)."""
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):
+            return cls()(args[0])               # (``@no_grad``: the decorated function)
+        return super().__new__(cls)
 
     def __call__(self, fn):
         if isinstance(fn, type):
@@ -155,9 +161,9 @@ class inference_mode(_Mode):
         return super().__call__(fn)
 
     def _set(self):
-        if self.mode:
-            _state.grad_enabled = False
-            _state.inference = True
+        # (inference_mode(False), as torch's: neither inference mode nor no_grad)
+        _state.grad_enabled = not self.mode
+        _state.inference = self.mode
 
 
 # ------------------------------------------------------------------ inference tensors
