@@ -137,3 +137,51 @@ def test_trunc_normal_moments_and_warning(kw):
         assert float(t.min()) >= kw.get("a", -2.0) and float(t.max()) <= kw.get("b", 2.0)
     (lm, ls, lw), (tm, ts, tw) = stats[1], stats[0]
     assert abs(lm - tm) < 0.02 and abs(ls - ts) < 0.02 and lw == tw
+
+
+# ------------------------------------------------------------------ lazy modules
+
+@pytest.mark.parametrize("call", [
+    lambda m, p: p.numel(), lambda m, p: p.dim(), lambda m, p: p.sum(), lambda m, p: p.detach(),
+    lambda m, p: p.view(-1), lambda m, p: p.shape, lambda m, p: p.share_memory_(),
+    lambda m, p: (p.size(), str(p.dtype), p.requires_grad, p.is_floating_point(),
+                  repr(p.float()), p.data.shape),
+], ids=["numel", "dim", "sum", "detach", "view", "shape", "share_memory", "allowed"])
+def test_uninitialized_parameter_refuses_use(call):
+    same_as_torch(lambda m: call(m, m.nn.UninitializedParameter()))
+
+
+def test_uninitialized_parameter_len_names_the_method():
+    """torch names ``Tensor.__len__`` by its repr (with its address)."""
+    def fn(m):
+        try:
+            len(m.nn.UninitializedParameter())
+        except ValueError as e:
+            return str(e).replace(repr(m.Tensor.__len__), "<__len__>")
+    same_as_torch(fn)
+
+
+def test_counting_a_lazy_models_parameters_raises_until_its_first_call():
+    def fn(m):
+        net = m.nn.Sequential(m.nn.LazyLinear(4), m.nn.ReLU(), m.nn.LazyLinear(2))
+        try:
+            sum(p.numel() for p in net.parameters())
+        except ValueError as e:
+            before = str(e)
+        net(m.ones(3, 5))
+        return before, sum(p.numel() for p in net.parameters())
+    same_as_torch(fn)
+
+
+def test_lazy_module_share_memory_and_materialize_with_a_live_data_alias():
+    def fn(m):
+        out = []
+        try:
+            m.nn.LazyLinear(3).share_memory()
+        except RuntimeError as e:
+            out.append(str(e))
+        p = m.nn.UninitializedParameter()
+        alias = p.data
+        p.materialize((2, 3))
+        return out, tuple(p.shape), type(p).__name__, tuple(alias.shape), p.requires_grad
+    same_as_torch(fn)

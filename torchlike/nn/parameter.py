@@ -1,6 +1,9 @@
 """nn.Parameter: a leaf Tensor that Modules register as a parameter."""
 from __future__ import annotations
 
+import os
+import sys
+
 from .._fused import raw as _raw
 from .._storage import parameter_of
 from .._tensor import Tensor
@@ -92,10 +95,60 @@ class Buffer(metaclass=_BufferMeta):
         return t
 
 
+# the Tensor methods an uninitialized parameter or buffer allows (torch's ``_allowed_methods``)
+_UNINITIALIZED_ALLOWED = frozenset({
+    "size", "copy_", "is_complex", "is_floating_point", "half", "float", "double", "char",
+    "short", "int", "long", "cuda", "cpu", "to", "get_device"})
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _called_by_the_program():
+    """Whether the caller of the function asking is outside torchlike (torchlike's own code
+    reads an uninitialized tensor's metadata freely)."""
+    return not sys._getframe(2).f_code.co_filename.startswith(_PACKAGE)
+
+
 class UninitializedTensorMixin:
-    """torch's mixin of the uninitialized (lazy) parameter and buffer classes."""
+    """torch's mixin of the uninitialized (lazy) parameter and buffer classes: until
+    ``materialize``, the program's calls of a Tensor method other than the few above, its
+    reads of ``shape`` and ``share_memory_`` raise (torch's ``__torch_function__`` refuses
+    them)."""
 
     __slots__ = ()
+
+    def __getattribute__(self, name):
+        if name == "shape" and _called_by_the_program():
+            raise RuntimeError(
+                "Can't access the shape of an uninitialized parameter or buffer. "
+                "This error usually happens in `load_state_dict` when trying to load "
+                "an uninitialized parameter into an initialized one. "
+                "Call `forward` to initialize the parameters before accessing their "
+                "attributes.")
+        attr = super().__getattribute__(name)
+        if (name[0] != "_" and name not in _UNINITIALIZED_ALLOWED
+                and callable(getattr(Tensor, name, None))
+                and getattr(type(self), name) is getattr(Tensor, name)
+                and _called_by_the_program()):
+            raise ValueError(_uninitialized_use(type(self), f"<method '{name}' of "
+                                                "'torch._C.TensorBase' objects>"))
+        return attr
+
+    def __len__(self):
+        raise ValueError(_uninitialized_use(type(self), Tensor.__len__))
+
+    def share_memory_(self):
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. "
+            "Call `forward` to initialize the parameters before calling "
+            "`module.share_memory()`.")
+
+
+def _uninitialized_use(cls, func):
+    return (f"Attempted to use an uninitialized parameter in {func}. This error happens when "
+            "you are using a `LazyModule` or explicitly manipulating "
+            f"`torch.nn.parameter.{cls.__name__}` objects. When using LazyModules Call "
+            "`forward` with a dummy batch to initialize the parameters before calling torch "
+            "functions")
 
 
 def is_lazy(param):
@@ -115,7 +168,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     def materialize(self, shape, device=None, dtype=None):
         from .._creation import empty
-        self._set_data(empty(*shape, dtype=dtype or self.dtype)._data)
+        self.data = empty(*shape, dtype=dtype or self.dtype)
         self.__class__ = self.cls_to_become
 
     def __repr__(self):
@@ -137,7 +190,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def materialize(self, shape, device=None, dtype=None):
         from .._creation import empty
-        self._set_data(empty(*shape, dtype=dtype or self.dtype)._data)
+        self.data = empty(*shape, dtype=dtype or self.dtype)
         self.__class__ = self.cls_to_become
 
     def __repr__(self):

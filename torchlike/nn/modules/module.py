@@ -7,6 +7,7 @@ torch's ``torch/nn/modules/module.py``.
 from __future__ import annotations
 
 import functools
+import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 
@@ -16,7 +17,7 @@ from ..._storage import zero_grads as _zero_grads
 from ... import _strides
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 from ._backward_hook import BackwardHook
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
@@ -614,6 +615,9 @@ class Module:
         jax arrays cannot be shared between processes, so this warns as
         ``Tensor.share_memory_`` does and leaves them as they are (DIFFERENCES.md)."""
         from ..._tensor import SHARE_MEMORY_MSG
+        for t in itertools.chain(self.parameters(), self.buffers()):
+            if is_lazy(t):
+                t.share_memory_()       # (raises: it has no memory yet)
         if any(True for _ in self.parameters()) or any(True for _ in self.buffers()):
             warnings.warn(SHARE_MEMORY_MSG, UserWarning, stacklevel=2)
         return self
