@@ -90,3 +90,20 @@ def test_a_python_side_effect_runs_when_the_function_is_traced():
         return out, len(log)
     assert run(torchlike) == ([2.0] * 3, 1)
     assert run(torch) == ([2.0] * 3, 3)
+
+
+def test_a_view_of_an_argument_returned_is_a_copy():
+    """DIFFERENCES.md: the output of a compiled function that is a view of its argument is a
+    new tensor in torchlike (a write into the argument is not seen through it); torch's is a
+    view. An argument returned as it is stays the caller's object in both."""
+    def run(m):
+        f = m.compile(lambda x: x[1:]) if m is torchlike else m.compile(
+            lambda x: x[1:], backend="eager")
+        x = m.tensor(X)
+        y = f(x)
+        x[1, 0] = 100.0
+        same = m.compile(lambda x: x) if m is torchlike else m.compile(lambda x: x,
+                                                                        backend="eager")
+        return float(y[0, 0]), same(x) is x
+    assert run(torch) == (100.0, True)
+    assert run(torchlike) == (float(X[1, 0]), True)
