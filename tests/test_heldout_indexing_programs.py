@@ -316,3 +316,58 @@ def test_index_reduce_dtypes(reduce, include_self, dtype):
         src = (m.arange(12).reshape(3, 4) % 5 - 2).to(dt)
         return x.index_reduce(0, m.tensor([0, 2, 0]), src, reduce, include_self=include_self)
     _run({"f": f}, "f")
+
+
+# ============================================================ 4. reductions
+
+def _c(m):
+    return m.arange(6.).reshape(2, 3) * 1j + 1
+
+
+REDUCTIONS = {
+    "logsumexp_empty_dims": lambda m: m.logsumexp(m.ones(2, 3), dim=()),
+    "logsumexp_empty_dims_list": lambda m: m.ones(2, 3).logsumexp([]),
+    "logsumexp_empty_dims_keepdim": lambda m: m.logsumexp(m.ones(2, 3), dim=(), keepdim=True),
+    "logsumexp_empty_dims_0d": lambda m: m.logsumexp(m.tensor(2.), dim=()),
+    "logsumexp_empty_dims_empty_input": lambda m: m.logsumexp(m.ones(0), dim=()),
+    "amax_dims_checked_in_order": lambda m: m.amax(m.zeros(0, 3), dim=(0, 2)),
+    "amax_dims_out_of_range_first": lambda m: m.amax(m.zeros(0, 3), dim=(2, 0)),
+    "amin_empty_dim_second": lambda m: m.amin(m.zeros(0, 3), dim=(1, 0)),
+    "aminmax_empty_no_dim": lambda m: m.aminmax(m.zeros(2, 0)),
+    "aminmax_empty_dim": lambda m: m.aminmax(m.zeros(2, 0), dim=1),
+    "norm_inf_empty": lambda m: m.norm(m.zeros(2, 0), p=float("inf")),
+    "norm_negative_empty": lambda m: m.zeros(2, 0).norm(p=-1),
+    "norm_inf_empty_kept_dim": lambda m: m.norm(m.zeros(2, 0), p=float("inf"), dim=0),
+    "median_complex_dim": lambda m: m.median(_c(m), 0),
+    "nanmedian_complex_dim": lambda m: m.nanmedian(_c(m), 0),
+    "sum_complex_to_float": lambda m: m.sum(_c(m), dtype=m.float64),
+    "sum_complex_to_int": lambda m: m.sum(_c(m) * 1.5, 0, dtype=m.int32),
+    "sum_complex_to_bool": lambda m: m.sum(_c(m) - 1, dtype=m.bool),
+    "mean_complex_to_half": lambda m: m.mean(_c(m), 0, dtype=m.float16),
+    "prod_complex_to_float": lambda m: m.prod(_c(m), dtype=m.float32),
+    "cumprod_complex_to_double": lambda m: m.cumprod(_c(m), 0, dtype=m.float64),
+    "sum_nan_to_int64": lambda m: m.sum(m.tensor([float("nan"), 1.5]), dtype=m.int64),
+    "sum_float_to_int_truncates": lambda m: m.sum(m.tensor([1.7, -1.7, 2.5]), dtype=m.int64),
+    "complex_to_bool": lambda m: (m.arange(3.) * 1j).bool(),
+}
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions(name):
+    _run(REDUCTIONS, name)
+
+
+@pytest.mark.parametrize("program", [
+    "x.float()", "x.to(m.float64)", "m.sum(x, dtype=m.float64)", "m.zeros(2, 3).copy_(x)",
+    "m.zeros(2, 3).__setitem__(0, x[1])", "x.bool()",
+])
+def test_complex_to_real_warns_once_a_process(program):
+    from oracle import fresh_process_outputs
+    code = ("import sys, warnings; warnings.simplefilter('always'); "
+            "m = __import__(sys.argv[1]); x = m.arange(6.).reshape(2, 3) * 1j\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            f"    {program}; {program}\n"
+            "print([str(x.message).split(' (Triggered')[0] for x in w])")
+    out = fresh_process_outputs(code)
+    assert out["torch"] and out["torchlike"] == out["torch"]

@@ -561,10 +561,10 @@ def cast(x, np_dtype, xp=jnp):
         x, src = _from_float8(x, src, target, xp)
         if target in _FLOAT8_NP:
             return _to_float8(x, target, xp, wide)
+    if src.kind == "c" and target.kind not in "cb":
+        x, src = xp.real(x), np.dtype(xp.real(x).dtype)     # (the imaginary part discarded)
     if target.kind not in "iu" or (src.kind not in "fc" and src != jnp.bfloat16):
         return x.astype(target)
-    if src.kind == "c":
-        x = xp.real(x)
     if x.dtype in (np.float16, jnp.bfloat16):
         x = x.astype(np.float32)
     wide64 = target in (np.int64, np.uint8, np.uint32, np.uint64)

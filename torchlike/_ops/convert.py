@@ -105,6 +105,8 @@ def _to(self, *args, **kwargs):
     relayout = fmt is not None and getattr(fmt, "_name", "") != "preserve_format" \
         and not is_contiguous(self, fmt)
     out = self
+    if dtype is not None:
+        warn_complex_discard(self.dtype, D.to_dtype(dtype))
     if dtype is not None and D.to_dtype(dtype) is not self.dtype and self.device.type == "meta":
         out = Tensor._make(self._data.astype(D.to_dtype(dtype).np))      # shape and dtype only
         out._requires_grad = self._requires_grad and D.to_dtype(dtype).is_floating_point
@@ -117,6 +119,20 @@ def _to(self, *args, **kwargs):
     if out is not self:
         set_layout(out, _copy_strides(self, fmt))
     return out
+
+
+_DISCARD_WARNED = []
+
+
+def warn_complex_discard(src, dst):
+    """torch's once-a-process warning where a copy casts complex values (dtype ``src``) to the
+    real dtype ``dst`` (bool reads the whole value: no warning)."""
+    if src.is_complex and not dst.is_complex and dst is not D.bool and not _DISCARD_WARNED:
+        import warnings
+        from .factorizations import _user_stacklevel
+        _DISCARD_WARNED.append(True)
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=_user_stacklevel())
 
 
 def _contiguous(self, memory_format=None):

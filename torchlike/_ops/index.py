@@ -525,6 +525,9 @@ def setitem(self, key, value):
     _check_overlap(self, key, value, advanced)
     if advanced:
         value = _put_value(self, dtypes, value, False, spec, arrays)
+    elif isinstance(value, Tensor):
+        from .convert import warn_complex_discard
+        warn_complex_discard(value.dtype, self.dtype)      # (torch copies into the view)
         if isinstance(key, Tensor) and key.dtype is D.bool and not isinstance(value, Tensor):
             # torch fills through a bool mask with masked_fill's kernel
             _barebones.require("masked_fill", self)

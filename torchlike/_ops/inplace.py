@@ -56,6 +56,8 @@ def copy_(self, src, non_blocking=False):
     check_inference_inplace(self)
     check_inplace(self)
     check_no_partial_overlap(self, (src,))
+    from .convert import warn_complex_discard
+    warn_complex_discard(src.dtype, self.dtype)
     return commit_inplace(self, apply(_copy, self, src))
 
 

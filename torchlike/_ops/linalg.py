@@ -670,6 +670,15 @@ def _dims(dim, n):
     return tuple(sorted(_wrap_dim(d, n) for d in dim)) if n else None
 
 
+def _check_empty_norm(x, ord, d):
+    """torch's error for a vector norm with no identity (negative or inf order) over an empty
+    reduction."""
+    if x.numel() == 0 and ord < 0 or (x.numel() == 0 and ord == float("inf") and
+                                       (d is None or any(x.shape[k] == 0 for k in d))):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty "
+                           f"tensor because the operation does not have an identity")
+
+
 @public(out=True)
 def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
@@ -678,10 +687,7 @@ def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     _float_check(x, "linalg.vector_norm")
     ord = float(ord)
     d = _dims(dim, x.ndim)
-    if x.numel() == 0 and ord < 0 or (x.numel() == 0 and ord == float("inf") and
-                                       (d is None or any(x.shape[k] == 0 for k in d))):
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty "
-                           f"tensor because the operation does not have an identity")
+    _check_empty_norm(x, ord, d)
     _norm_dtype_check(dtype, x.dtype, "linalg.vector_norm")
     return apply(_vector_norm, x, ord=ord, dim=d, keepdim=bool(keepdim),
                  dtype=None if dtype is None else D.to_dtype(dtype).np)

@@ -32,6 +32,16 @@ def dims_arg(dim, ndim):
     return (_wrap_dim(dim, ndim),)
 
 
+def _dtype_arg(input, dtype):
+    """A reduction's ``dtype=`` as a numpy dtype (None: the op's own); the input is cast to it
+    first, with torch's warning for a complex input cast to a real dtype."""
+    if dtype is None:
+        return None
+    from .convert import warn_complex_discard
+    warn_complex_discard(input.dtype, D.to_dtype(dtype))
+    return D.to_dtype(dtype).np
+
+
 def _axes(dims, ndim):
     # a 0-dim tensor reduced over dim 0 / -1 reduces over nothing
     if dims is None:
@@ -96,7 +106,7 @@ def _mean_vjp(cots, xs, needs, dims, keepdim, dtype):
 @defop("sum", saves=False, grad_name=_sum_name, vjp=_sum_vjp)
 def _sum(a, dims, keepdim, dtype):
     if dtype is not None:
-        a = a.astype(dtype)
+        a = D.cast(a, dtype)
     elif not jnp.issubdtype(a.dtype, jnp.inexact):
         a = a.astype(jnp.int64)
     elif a.dtype in _HALF:      # torch accumulates in float32
@@ -113,7 +123,7 @@ def _mean_name(kw):
 @defop("mean", saves=False, grad_name=_mean_name, vjp=_mean_vjp)
 def _mean(a, dims, keepdim, dtype):
     if dtype is not None:
-        a = a.astype(dtype)
+        a = D.cast(a, dtype)
     if a.dtype in _HALF:        # torch accumulates in float32
         return jnp.mean(a.astype(jnp.float32), axis=_axes(dims, a.ndim),
                         keepdims=keepdim).astype(a.dtype)
@@ -125,7 +135,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over ``dim``; integer and bool inputs sum to int64."""
     dims = dims_arg(dim, input.ndim)
     return apply(_sum, input, dims=dims, keepdim=bool(keepdim) and dims is not None,
-                 dtype=None if dtype is None else D.to_dtype(dtype).np)
+                 dtype=_dtype_arg(input, dtype))
 
 
 @public(out=True)
@@ -139,7 +149,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             f"Got: {D.legacy_name(dt)}")
     dims = dims_arg(dim, input.ndim)
     return apply(_mean, input, dims=dims, keepdim=bool(keepdim) and dims is not None,
-                 dtype=None if dtype is None else dt.np)
+                 dtype=_dtype_arg(input, dtype))
 
 
 @public(out=True)
@@ -160,7 +170,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
             f"Got {D.legacy_name(input.dtype)}")
     dims = dims_arg(dim, input.ndim)
-    from .linalg import _norm_dtype_check
+    from .linalg import _check_empty_norm, _norm_dtype_check
+    _check_empty_norm(input, float(p), dims)
     _norm_dtype_check(dtype, input.dtype, "linalg.vector_norm")
     if dtype is not None and D.to_dtype(dtype).is_complex:    # the norm of a complex is real
         dtype = {D.complex64: D.float32, D.complex128: D.float64}[D.to_dtype(dtype)]
@@ -239,7 +250,7 @@ def _prod_name(kw):
 @defop("prod", grad_name=_prod_name)
 def _prod(a, dim, keepdim, dtype):
     if dtype is not None:
-        a = a.astype(dtype)
+        a = D.cast(a, dtype)
     elif not jnp.issubdtype(a.dtype, jnp.inexact):
         a = a.astype(_I64)
     dt = a.dtype
@@ -256,7 +267,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements or along one ``dim``; integer and bool inputs give int64."""
     d = None if dim is None else _one_dim(dim, input.ndim)
     return apply(_prod, input, dim=d, keepdim=bool(keepdim) and d is not None,
-                 dtype=None if dtype is None else D.to_dtype(dtype).np)
+                 dtype=_dtype_arg(input, dtype))
 
 
 # ------------------------------------------------------------------ var, std
@@ -492,12 +503,15 @@ def _no_complex(input, kernel):
 def _amaxmin(name, largest, input, dim, keepdim):
     _no_complex(input, "aminmax_cpu" if name == "aminmax" else
                 "max_values_cpu" if largest else "min_values_cpu")
+    # (torch wraps and checks each dim in the order given)
+    for d in dim if isinstance(dim, (list, tuple)) else (dim,):
+        _nonempty_dim(name, input, _wrap_dim(d, input.ndim))
     dims = dims_arg(dim, input.ndim)
+    if dims is None and input.numel() == 0 and name == "aminmax":
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
     if dims is None:
         _nonempty_full(name, input)
-    else:
-        for d in dims:
-            _nonempty_dim(name, input, d)
     dims, keep = _keep_all(dims, keepdim, input.ndim)
     return apply(_amax, input, dims=dims, keepdim=keep, largest=largest)
 
@@ -610,6 +624,10 @@ def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, computed stably."""
     dims = dims_arg(dim, input.ndim)
     if dims is None:
+        if input.ndim and input.numel() and not keepdim:
+            # (torch reduces every dim into a kept-dims result, then fails to copy it out)
+            raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
+                               f"{[1] * input.ndim}")
         dims = tuple(range(input.ndim))
     return apply(_logsumexp, input, dims=dims, keepdim=bool(keepdim))
 
@@ -618,7 +636,7 @@ def logsumexp(input, dim, keepdim=False):
        saves=lambda kw: kw["prod"])          # (cumprod's backward reads its input and result)
 def _cumsum(a, dim, dtype, prod):
     if dtype is not None:
-        a = a.astype(dtype)
+        a = D.cast(a, dtype)
     elif not jnp.issubdtype(a.dtype, jnp.inexact):
         a = a.astype(_I64)
     if a.ndim == 0:
@@ -647,7 +665,7 @@ def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim``; integer and bool inputs give int64."""
     _scan_dtype("cumsum", dtype)
     return apply(_cumsum, input, dim=_one_dim(dim, input.ndim),
-                 dtype=None if dtype is None else D.to_dtype(dtype).np, prod=False)
+                 dtype=_dtype_arg(input, dtype), prod=False)
 
 
 @public(out=True, dtype_from_out=True)
@@ -655,7 +673,7 @@ def cumprod(input, dim, *, dtype=None):
     """Cumulative product along ``dim``; integer and bool inputs give int64."""
     _scan_dtype("cumprod", dtype)
     return apply(_cumsum, input, dim=_one_dim(dim, input.ndim),
-                 dtype=None if dtype is None else D.to_dtype(dtype).np, prod=True)
+                 dtype=_dtype_arg(input, dtype), prod=True)
 
 
 @defop("cummax", grad_name=lambda kw: "CummaxBackward0" if kw["largest"] else "CumminBackward0")

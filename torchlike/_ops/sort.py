@@ -311,10 +311,10 @@ def _median_value(a):
 
 def _median_checks(input, dim):
     """torch has no median kernel for complex or bool input."""
-    _no_complex_kernel(input, "median_cpu")
+    kernel = "median_cpu" if dim is None else "median_out"
+    _no_complex_kernel(input, kernel)
     if input.dtype is D.bool:
-        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not "
-                                  f"implemented for 'Bool'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _empty_int_median(input):
