@@ -185,3 +185,22 @@ def test_lazy_module_share_memory_and_materialize_with_a_live_data_alias():
         p.materialize((2, 3))
         return out, tuple(p.shape), type(p).__name__, tuple(alias.shape), p.requires_grad
     same_as_torch(fn)
+
+
+@pytest.mark.parametrize("lengths", [
+    lambda m: [m.tensor(1), m.tensor(3)], lambda m: m.tensor([1, 3]),
+    lambda m: [m.tensor(0.25), m.tensor(0.75)], lambda m: [True, 3],
+], ids=["tensor_items", "tensor", "tensor_fractions", "bool"])
+def test_random_split_lengths_given_as_tensors(lengths):
+    same_as_torch(lambda m: [len(s) for s in sub(m, "utils.data").random_split(
+        range(4), lengths(m), generator=m.Generator().manual_seed(0))])
+
+
+@pytest.mark.parametrize("call", [
+    lambda D: D.Sampler(None),
+    lambda D: type("S", (D.Sampler,), {"__init__": lambda self, d: super(type(self), self)
+                                       .__init__(d)})([1]),
+    lambda D: len(D.Sampler()),
+], ids=["data_source", "subclass_passes_data_source", "len"])
+def test_sampler_base_takes_no_arguments(call):
+    same_as_torch(lambda m: call(sub(m, "utils.data")))

@@ -29,6 +29,7 @@ import numpy as np
 from ... import _dtype as D
 from ... import _random
 from ... import accelerator as _accelerator
+from ..._creation import randperm
 from ..._tensor import Tensor
 
 __all__ = [
@@ -221,8 +222,6 @@ class Subset(Dataset):
 
 def random_split(dataset, lengths, generator=None):
     """Split ``dataset`` into non-overlapping Subsets of the given lengths (or fractions)."""
-    if generator is None:
-        generator = _random.default_generator
     lengths = list(lengths)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths = []
@@ -240,12 +239,9 @@ def random_split(dataset, lengths, generator=None):
                               f"This might result in an empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = _randperm(sum(lengths), generator).tolist()
-    out, offset = [], 0
-    for length in lengths:
-        out.append(Subset(dataset, indices[offset:offset + length]))
-        offset += length
-    return out
+    indices = randperm(sum(lengths), generator=generator).tolist()
+    return [Subset(dataset, indices[offset - length:offset])
+            for offset, length in zip(itertools.accumulate(lengths), lengths)]
 
 
 # ============================================================================ samplers
@@ -266,12 +262,8 @@ def _seeded_generator():
 
 
 class Sampler(Generic[T_co]):
-    """Base class: an iterable over dataset indices (or batches of them)."""
-
-    def __init__(self, data_source=None):
-        if data_source is not None:
-            warnings.warn("`data_source` argument is not used and will be removed in 2.2.0."
-                          "You may still have custom implementation that utilizes it.")
+    """Base class: an iterable over dataset indices (or batches of them); it takes no
+    arguments (torch 2.2 removed ``data_source``)."""
 
     def __iter__(self):
         raise NotImplementedError
