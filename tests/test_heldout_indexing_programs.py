@@ -371,3 +371,13 @@ def test_complex_to_real_warns_once_a_process(program):
             "print([str(x.message).split(' (Triggered')[0] for x in w])")
     out = fresh_process_outputs(code)
     assert out["torch"] and out["torchlike"] == out["torch"]
+
+
+@pytest.mark.parametrize("value", ["7", "m.tensor(7, dtype=m.uint16)",
+                                   "m.tensor([7, 8], dtype=m.uint16)"])
+def test_mask_fill_kernel_of_unsigned_dtypes(value):
+    def f(m):
+        x = m.zeros(3, dtype=m.uint16)
+        x[m.tensor([True, False, True])] = eval(value)
+        return x.to(m.int64)
+    same_as_torch(f)

@@ -528,9 +528,6 @@ def setitem(self, key, value):
     elif isinstance(value, Tensor):
         from .convert import warn_complex_discard
         warn_complex_discard(value.dtype, self.dtype)      # (torch copies into the view)
-        if isinstance(key, Tensor) and key.dtype is D.bool and not isinstance(value, Tensor):
-            # torch fills through a bool mask with masked_fill's kernel
-            _barebones.require("masked_fill", self)
     out = apply(_index_put, self, value, *[Tensor._make(a) for a in arrays], spec=spec,
                 accumulate=False, advanced=advanced)
     commit_inplace(self, out)
@@ -610,6 +607,7 @@ def _put_value(self, dtypes, value, accumulate, spec, arrays):
         if dtypes[0] == "uint8":
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
                                "dtype unsigned char")
+        _barebones.require("masked_fill", self)
         if isinstance(value, Tensor) and value.dtype is not self.dtype:
             D.check_scalar(value.item(), self.dtype)
             value = value.to(self.dtype)
