@@ -547,8 +547,9 @@ def test_transforms_leave_no_tape_and_no_tracers_behind():
         j = tl.func.jacrev(model)(x[0])
     for t in list(g.values()) + [j]:
         assert not isinstance(t._data, jax.core.Tracer)
-    # explicit arguments that require grad give one TorchFunc node; captured ones give none
-    assert g["0.weight"].grad_fn.name() == "TorchFuncBackward" and j.grad_fn is None
+    # arguments that require grad, and captured parameters, give one TorchFunc node each
+    assert g["0.weight"].grad_fn.name() == "TorchFuncBackward"
+    assert j.grad_fn.name() == "TorchFuncBackward"
     for p in model.parameters():
         assert not isinstance(p._data, jax.core.Tracer) and p.grad is None
     with jax.checking_leaks():
@@ -570,11 +571,14 @@ def test_differences_inplace_inputs_host_reads_and_unsupported_options():
     assert_close(torch.func.grad(f(torch))(torch.ones(3)), torch.full((3,), 2.0))
     with pytest.raises(RuntimeError, match=r"grad: It looks like you're calling \.item\(\)"):
         torchlike.func.grad(f(torchlike))(torchlike.ones(3))
-    # 3. results carry no autograd history, even from captured tensors that require grad
-    w = {m: m.ones(3, requires_grad=True) for m in M}
-    outs = {m: m.func.vmap(lambda a: a * w[m])(m.ones(2, 3)) for m in M}
+    # 3. a captured view that requires grad is a constant of the transform (a captured root
+    #    carries its history, as in torch)
+    w = {m: m.ones(4, requires_grad=True) for m in M}
+    outs = {m: m.func.vmap(lambda a: a * w[m][1:])(m.ones(2, 3)) for m in M}
     assert outs[torch].requires_grad and not outs[torchlike].requires_grad
     close(outs[torchlike], outs[torch].detach())
+    roots = {m: m.func.vmap(lambda a: a * w[m])(m.ones(2, 4)) for m in M}
+    assert roots[torch].requires_grad and roots[torchlike].requires_grad
     # 4. options without an implementation raise
     _, fn = torchlike.func.vjp(torchlike.sin, torchlike.ones(2))
     with pytest.raises(NotImplementedError, match="create_graph=True"):
@@ -610,6 +614,29 @@ def test_transforms_of_tensors_that_require_grad_are_differentiable_maml():
 
     outs = both(run, atol=1e-5)
     assert outs[1][2].grad_fn is not None
+
+
+def test_captured_parameters_get_their_gradients_through_transforms():
+    """A transform of a function that captures a model (``vmap(model)``, a physics-informed
+    loss ``vmap(jacrev(model))``, ``grad`` of a closure) is differentiated by the outer
+    ``.backward()`` w.r.t. the model's parameters, as torch's is: the parameters get torch's
+    gradients (they got none)."""
+    tm, lm = pair(mlp)
+    models = {torch: tm, torchlike: lm}
+
+    def run(m):
+        model = models[m]
+        model.zero_grad()
+        x = m.tensor(X)
+        out = m.func.vmap(model)(x)                              # (B, 3)
+        jac = m.func.vmap(m.func.jacrev(model))(x)               # (B, 3, 5)
+        g = m.func.grad(lambda a: model(a).pow(2).sum())(x[0])   # (5,)
+        loss = out.pow(2).mean() + jac.pow(2).mean() + g.pow(2).sum()
+        loss.backward()
+        return loss, [p.grad for p in model.parameters()]
+
+    outs = both(run, atol=1e-5)
+    assert all(g is not None for g in outs[1][1])
 
 
 def test_complex_inputs_follow_torch_conjugation_convention():

@@ -132,7 +132,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        return maybe_on_tape("grad", lambda a, k: impl(*a, **k), args, kwargs)
+        return maybe_on_tape("grad", lambda a, k: impl(*a, **k), args, kwargs, func)
 
     return wrapper
 
@@ -443,7 +443,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        return maybe_on_tape("jacrev", lambda a, k: impl(*a, **k), args, kwargs)
+        return maybe_on_tape("jacrev", lambda a, k: impl(*a, **k), args, kwargs, func)
 
     return wrapper
 
@@ -515,7 +515,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        return maybe_on_tape("jacfwd", lambda a, k: impl(*a, **k), args, kwargs)
+        return maybe_on_tape("jacfwd", lambda a, k: impl(*a, **k), args, kwargs, func)
 
     return wrapper
 

@@ -42,7 +42,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         return maybe_on_tape("vmap", lambda a, k: _vmap_impl(
-            func, in_dims, out_dims, randomness, chunk_size, a, k), args, kwargs)
+            func, in_dims, out_dims, randomness, chunk_size, a, k), args, kwargs, func)
 
     return wrapped
 
