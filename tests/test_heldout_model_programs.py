@@ -204,3 +204,29 @@ def test_random_split_lengths_given_as_tensors(lengths):
 ], ids=["data_source", "subclass_passes_data_source", "len"])
 def test_sampler_base_takes_no_arguments(call):
     same_as_torch(lambda m: call(sub(m, "utils.data")))
+
+
+# ------------------------------------------------------------------ optimizers
+
+def _sparse_embedding_steps(m, name, kw):
+    e = det_init(m.nn.Embedding(5, 2, sparse=True))
+    opt = getattr(m.optim, name)(e.parameters(), **kw)
+    for idx in ([1, 2, 1], [0, 2]):
+        opt.zero_grad()
+        e(m.tensor(idx)).pow(2).sum().backward()
+        opt.step()
+    return e.weight.detach()
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("Adam", {}), ("AdamW", {}), ("Adamax", {}), ("NAdam", {}), ("RAdam", {}), ("ASGD", {}),
+    ("Rprop", {}), ("RMSprop", {}), ("Adadelta", {}), ("Adafactor", {}),
+    ("SGD", dict(lr=0.1, weight_decay=0.1)), ("SGD", dict(lr=0.1, fused=True)),
+    ("Adagrad", dict(weight_decay=0.1)), ("Adagrad", dict(fused=True)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1)),
+], ids=lambda v: v if isinstance(v, str) else "-".join(sorted(v)))
+def test_optimizers_over_a_sparse_embeddings_gradient(name, kw):
+    """torch's gradient of a weight looked up with sparse=True is sparse: most optimizers
+    refuse it; SGD and Adagrad take it (the rows looked up move)."""
+    same_as_torch(lambda m: _sparse_embedding_steps(m, name, kw), atol=1e-6, rtol=1e-5)

@@ -115,6 +115,13 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
+    def _sparse_grad_refusal(self, group):
+        if group["fused"]:
+            return "`_fused_sgd` does not support sparse gradients"
+        if group["weight_decay"] != 0:
+            return "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+        return None
+
     def _flags(self, group):
         return (("use_momentum", group["momentum"] != 0), ("wd", group["weight_decay"] != 0),
                 ("nesterov", bool(group["nesterov"])), ("maximize", bool(group["maximize"])))
@@ -159,6 +166,9 @@ class Adam(_Capturable, _BetasMixin, Optimizer):
                         capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+
+    def _sparse_grad_refusal(self, group):
+        return "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     def _flags(self, group):
         return (("amsgrad", bool(group["amsgrad"])), ("maximize", bool(group["maximize"])),
@@ -325,6 +335,13 @@ class Adagrad(Optimizer):
             st["step"] = _zero_scalar()
             st["sum"] = _layout_of(Tensor._make(jnp.full_like(
                 p._data, self.defaults["initial_accumulator_value"])), p)
+
+    def _sparse_grad_refusal(self, group):
+        if group["fused"]:
+            return "`fused` does not support sparse grad or complex param"
+        if group["weight_decay"] != 0:
+            return "weight_decay option is not compatible with sparse gradients"
+        return None
 
     def _flags(self, group):
         return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))

@@ -608,8 +608,23 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
+            self._refuse_sparse_grads(group)
             self._step_group(group)
         return loss
+
+    def _sparse_grad_refusal(self, group):
+        """The RuntimeError message of a step over a sparse gradient (None where the
+        optimizer takes them)."""
+        return f"{type(self).__name__} does not support sparse gradients"
+
+    def _refuse_sparse_grads(self, group):
+        # (a weight looked up with sparse=True: torch's gradient is sparse, torchlike's dense)
+        if any(p.grad is not None and (p.grad.is_sparse or getattr(p, "_sparse_embedding",
+                                                                     False))
+               for p in group["params"]):
+            refusal = self._sparse_grad_refusal(group)
+            if refusal is not None:
+                raise RuntimeError(refusal)
 
     def _init_state(self, p, group):
         """Fill ``self.state[p]`` on first use (subclasses)."""
