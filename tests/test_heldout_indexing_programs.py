@@ -381,3 +381,56 @@ def test_mask_fill_kernel_of_unsigned_dtypes(value):
         x[m.tensor([True, False, True])] = eval(value)
         return x.to(m.int64)
     same_as_torch(f)
+
+
+# ============================================================ 5. sorting, selection, searching
+
+_CX = [1 + 1j, 1j]
+
+SELECTION = {
+    "unique_complex": lambda m: m.unique(m.tensor(_CX)),
+    "unique_complex_inverse": lambda m: m.tensor(_CX).unique(return_inverse=True),
+    "unique_complex_dim": lambda m: m.unique(m.tensor(_CX), dim=0),
+    "unique_consecutive_complex": lambda m: m.unique_consecutive(m.tensor(_CX)),
+    "unique_consecutive_complex_dim": lambda m: m.unique_consecutive(m.tensor(_CX), dim=0),
+    "unique_dim_of_0d": lambda m: m.unique(m.tensor(3.), dim=0),
+    "unique_consecutive_dim_of_0d": lambda m: m.unique_consecutive(m.tensor(3.), dim=0),
+    "unique_consecutive_empty_dim": lambda m: m.unique_consecutive(m.zeros(0), dim=0),
+    "unique_consecutive_empty_kept_dim": lambda m: m.unique_consecutive(m.zeros(2, 0), dim=1),
+    "unique_consecutive_other_dim_empty": lambda m: m.unique_consecutive(m.zeros(2, 0), dim=0),
+    "unique_other_dim_empty": lambda m: m.unique(m.zeros(2, 0), dim=0, return_counts=True),
+    "unique_empty_dim_counts": lambda m: m.unique(m.zeros(2, 0), dim=1, return_counts=True),
+    "isin_complex": lambda m: m.isin(m.tensor(_CX), m.tensor([1, 3])),
+    "isin_complex_test": lambda m: m.isin(m.tensor([1]), m.tensor([1j])),
+    "isin_complex_scalar": lambda m: m.isin(m.tensor([1]), 1j),
+    "isin_scalar_in_complex": lambda m: m.isin(1, m.tensor(_CX)),
+    "isin_bool_test": lambda m: m.isin(m.tensor([1.]), m.tensor([True])),
+    "topk_bool_k_out_of_range": lambda m: m.topk(m.tensor([True, False]), 7),
+    "topk_complex_k_negative": lambda m: m.topk(m.tensor(_CX), -1),
+    "topk_empty_dim": lambda m: m.topk(m.zeros(0, 3), 1, dim=0),
+    "topk_empty_other_dim": lambda m: m.topk(m.zeros(0, 3), 1, dim=1),
+    "kthvalue_bool_k_out_of_range": lambda m: m.kthvalue(m.tensor([True, False]), 7),
+    "kthvalue_0d_bool": lambda m: m.kthvalue(m.tensor(True), 1),
+    "kthvalue_empty": lambda m: m.kthvalue(m.zeros(0), 1),
+    "searchsorted_0d_both": lambda m: m.searchsorted(m.tensor(3.), m.tensor(3.)),
+    "searchsorted_0d_boundaries": lambda m: m.searchsorted(m.tensor(3.), m.tensor([3.])),
+    "searchsorted_0d_value_2d_boundaries": lambda m: m.searchsorted(m.tensor([[3.]]),
+                                                                    m.tensor(3.)),
+    "searchsorted_0d_value": lambda m: m.searchsorted(m.tensor([3.]), m.tensor(3.)),
+    "searchsorted_0d_tensor_keeps_category": lambda m: m.searchsorted(
+        m.tensor([1, 2, 3], dtype=m.uint8), m.tensor(-1)),
+    "searchsorted_1d_tensor_promotes": lambda m: m.searchsorted(
+        m.tensor([1, 2, 3], dtype=m.uint8), m.tensor([-1])),
+}
+
+for _seq in ("m.tensor([1, 2, 3])", "m.tensor([False, True])", "m.tensor([1, 2, 3], dtype=m.uint8)",
+             "m.tensor([1., 2.]).half()", "m.tensor([1, 2, 3], dtype=m.int8)"):
+    for _v in ("2.5", "2", "True", "-1", "300", "1e10", "float('nan')"):
+        SELECTION[f"searchsorted({_seq}, {_v})"] = eval(
+            f"lambda m: (m.searchsorted({_seq}, {_v}), m.searchsorted({_seq}, {_v}, right=True),"
+            f" m.bucketize({_v}, {_seq}))")
+
+
+@pytest.mark.parametrize("name", SELECTION)
+def test_sorting_selection_and_searching(name):
+    _run(SELECTION, name)

@@ -238,8 +238,11 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments - got (" +
                         type(elements).__name__ + ", " + type(test_elements).__name__ + ")")
-    if builtins.any(v.__class__ is bool or isinstance(v, Tensor) and v.dtype is D.bool
-                    for v in (elements, test_elements)):
-        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    for v in (elements, test_elements):
+        dt = v.dtype if isinstance(v, Tensor) else D.bool if v.__class__ is bool else \
+            D.complex128 if isinstance(v, complex) else None
+        if dt is D.bool or dt is not None and dt.is_complex:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                               f"{D.legacy_name(dt)}")
     return apply(_isin, elements, test_elements, invert=bool(invert))
 

@@ -607,14 +607,20 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence
     if sorter is not None:
         seq = take_along_dim(seq, sorter, -1)
-    scalar = not _is_t(input)
-    if scalar:
+    scalars = []
+    if not _is_t(input):
+        # a Python number takes part as torch's wrapped number (its own type, promoting only
+        # across categories)
         from .._creation import scalar_tensor
-        input = scalar_tensor(input, dtype=seq.dtype)
-        if seq._d.ndim != 1:
-            raise RuntimeError("torch.searchsorted(): input value can be a scalar only when "
-                               "boundaries tensor dimension is 1, but we got boundaries tensor "
-                               f"dim({seq._d.ndim}) and input value's dim(0) numel(1)")
+        scalars = [D.scalar_dtype(input)]
+        input = scalar_tensor(input, dtype=scalars[0])
+    if input._d.ndim == 0 and seq._d.ndim != 1:
+        raise RuntimeError("torch.searchsorted(): input value can be a scalar only when "
+                           "boundaries tensor dimension is 1, but we got boundaries tensor "
+                           f"dim({seq._d.ndim}) and input value's dim(0) numel(1)")
+    if seq._d.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
     if seq._d.ndim > 1 and (input._d.ndim != seq._d.ndim or
                                 input._d.shape[:-1] != seq._d.shape[:-1]):
         raise RuntimeError(
@@ -623,7 +629,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             f"boundaries tensor {list(seq._d.shape)} and input value tensor "
             f"{list(input._d.shape)}")
     dt = np.int32 if out_int32 else np.int64
-    common_dt = D._promote2(seq.dtype, input.dtype)
+    tensors = [seq] + ([] if scalars else [input])
+    common_dt = D.result_type_of([t.dtype for t in tensors if t._d.ndim],
+                                 [t.dtype for t in tensors if not t._d.ndim], scalars)
     if common_dt.is_complex or common_dt is D.bool:
         raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for "
                                   f"'{D.legacy_name(common_dt)}'")

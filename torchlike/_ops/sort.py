@@ -170,13 +170,13 @@ def _slice_k(x, k, dim):
 @public(out=True)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) elements along ``dim`` as (values, indices), sorted."""
-    if input.dtype is D.bool:
-        raise RuntimeError("topk does not support bool dtypes on CPU")
-    _no_complex_sort(input, "topk")
     d = _one_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if input.dtype is D.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    _no_complex_sort(input, "topk")
     return _RT["topk"](*apply(_topk, input, k=int(k), dim=d, largest=bool(largest),
                               sort=bool(sorted)))
 
@@ -282,14 +282,15 @@ def _kthvalue(a, k, dim, keepdim, median):
 @public(out=True)
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element along ``dim`` as (values, indices)."""
-    _no_complex_kernel(input, "kthvalue_cpu")
-    if input.dtype is D.bool:
-        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     d = _one_dim(dim, input.ndim)
     _nonempty_dim("kthvalue", input, d)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if input.ndim:          # (torch answers a 0-dim input without its kernel: any dtype)
+        _no_complex_kernel(input, "kthvalue_cpu")
+        if input.dtype is D.bool:
+            raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     return _RT["kthvalue"](*apply(_kthvalue, input, k=int(k), dim=d, keepdim=bool(keepdim),
                                   median=False))
 
@@ -405,9 +406,25 @@ def _unique_values(a, idx, dim, kind):
     return f(a, idx, blocked=True)
 
 
+def _unique_checks(input, dim, kernel):
+    """torch's refusals of the unique family: complex input (no kernel), a dim of a 0-dim
+    tensor, a dim beside other empty dims."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{D.legacy_name(input.dtype)}'")
+    if dim is None:
+        return
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if input.numel() == 0 and input.shape[_wrap_dim(dim, input.ndim)] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements (always sorted, as torch on CPU), optionally with the inverse
     indices and counts; shapes depend on the data, so this runs eagerly."""
+    _unique_checks(input, dim, "unique" if dim is None else "unique_dim")
     x = _np.asarray(input._data)
     if dim is None:
         _, first, inv, cnt = _np.unique(x.reshape(-1), return_index=True, return_inverse=True,
@@ -698,6 +715,7 @@ methods(nanmedian=nanmedian)
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements (rows along ``dim``); NaNs never compare
     equal. Output shapes depend on the data, so this runs eagerly."""
+    _unique_checks(input, dim, "unique")
     x = _np.asarray(input._data)
     if dim is None:
         flat = x.reshape(-1)
@@ -706,7 +724,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         d, shape = None, x.shape
     else:
         d = _wrap_dim(dim, input.ndim)
-        moved = _np.moveaxis(x, d, 0).reshape(x.shape[d], -1) if x.ndim else x.reshape(1, 1)
+        rest = x.size // x.shape[d] if x.shape[d] else 0
+        moved = _np.moveaxis(x, d, 0).reshape(x.shape[d], rest)
         new = _np.ones(moved.shape[0], bool)
         new[1:] = (moved[1:] != moved[:-1]).any(axis=1)
         shape = (moved.shape[0],)
