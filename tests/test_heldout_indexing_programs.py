@@ -434,3 +434,67 @@ for _seq in ("m.tensor([1, 2, 3])", "m.tensor([False, True])", "m.tensor([1, 2, 
 @pytest.mark.parametrize("name", SELECTION)
 def test_sorting_selection_and_searching(name):
     _run(SELECTION, name)
+
+
+# ============================================================ 6. shape ops
+
+def _b(m):
+    return m.arange(6).reshape(2, 3)
+
+
+SHAPES = {
+    "chunk_empty_keeps_every_chunk": lambda m: m.chunk(m.arange(0), 2),
+    "chunk_empty_rows": lambda m: m.chunk(m.zeros(0, 2), 3),
+    "tensor_split_decreasing_indices": lambda m: m.tensor_split(m.arange(7), (5, 1)),
+    "tensor_split_negative_index": lambda m: m.tensor_split(m.arange(7), [-2]),
+    "tensor_split_far_negative": lambda m: m.tensor_split(m.arange(7), [-10]),
+    "tensor_split_past_the_end": lambda m: m.tensor_split(m.arange(7), [10, 2]),
+    "tensor_split_mixed": lambda m: m.tensor_split(m.arange(7), [3, -1, 2]),
+    "tensor_split_tensor_indices": lambda m: m.tensor_split(m.arange(7), m.tensor([6, 2])),
+    "tensor_split_float_tensor": lambda m: m.tensor_split(m.arange(7), m.tensor([1.])),
+    "tensor_split_float_0d_tensor": lambda m: m.tensor_split(m.arange(7), m.tensor(2.)),
+    "tensor_split_matrix_tensor": lambda m: m.tensor_split(m.arange(7), m.tensor([[1]])),
+    "tensor_split_dim": lambda m: m.tensor_split(m.zeros(2, 7), [3, 1], dim=1),
+    "split_negative_size": lambda m: m.split(m.arange(7), -1),
+    "movedim_repeated_source": lambda m: m.movedim(m.zeros(2, 3, 4), (0, -3), (1, 2)),
+    "movedim_repeated_destination": lambda m: m.movedim(m.zeros(2, 3, 4), (0, 1), (2, 2)),
+    "repeat_negative": lambda m: _b(m).repeat(2, -1),
+    "repeat_negative_leading": lambda m: _b(m).repeat(2, 0, -3),
+    "tile_negative": lambda m: m.tile(_b(m), (-1,)),
+    "repeat_interleave_output_size_wrong": lambda m: m.repeat_interleave(
+        _b(m), m.tensor([1, 2]), dim=0, output_size=4),
+    "repeat_interleave_output_size_right": lambda m: _b(m).repeat_interleave(
+        m.tensor([1, 2]), dim=0, output_size=3),
+    "repeat_interleave_int_output_size_wrong": lambda m: m.repeat_interleave(
+        _b(m), 2, dim=0, output_size=5),
+    "repeat_interleave_only_output_size": lambda m: m.repeat_interleave(m.tensor([1, 2]),
+                                                                        output_size=3),
+    "repeat_interleave_only_output_size_wrong": lambda m: m.repeat_interleave(
+        m.tensor([1, 2]), output_size=5),
+    "repeat_interleave_float_repeats": lambda m: m.repeat_interleave(_b(m), m.tensor([1., 2.]),
+                                                                     dim=0),
+    "repeat_interleave_bool_repeats": lambda m: m.repeat_interleave(
+        _b(m), m.tensor([True, False]), dim=0),
+    "repeat_interleave_short_repeats_only": lambda m: m.repeat_interleave(
+        m.tensor([2, 1]).short()),
+    "repeat_interleave_int_repeats": lambda m: m.repeat_interleave(m.tensor([2, 1]).int()),
+    "repeat_interleave_matrix_repeats": lambda m: m.repeat_interleave(_b(m),
+                                                                      m.tensor([[1, 2]]), dim=0),
+    "repeat_interleave_negative": lambda m: m.repeat_interleave(_b(m), -1),
+    "repeat_interleave_matrix_only": lambda m: m.repeat_interleave(m.tensor([[1, 2]])),
+    "repeat_interleave_0d_only": lambda m: m.repeat_interleave(m.tensor(2)),
+}
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_shape_ops(name):
+    _run(SHAPES, name)
+
+
+@pytest.mark.parametrize("sizes", [(-1, -1), (-1, -1, -3), (-2, -6), (-1, -2), (0, -1), (5, -1)])
+@pytest.mark.parametrize("n", [12, 0])
+def test_unflatten_size_errors(sizes, n):
+    from oracle import both_outcomes
+    got = both_outcomes(lambda m: m.unflatten(m.zeros(2, n), 1, sizes), msg="first_line")
+    if got is not None:
+        assert tuple(got[0].shape) == tuple(got[1].shape)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype as D
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
 from ._surface import alias, public
@@ -178,15 +179,12 @@ def _split_sizes(input, sizes, dim, name):
     return apply(_split, input, sizes=tuple(sizes), dim=d, name=name)
 
 
-def _sections(input, sizes, d):
-    """``tensor_split``'s sections, each its own slice view of ``input`` (as torch's: one of them
-    may be written in place)."""
+def _sections(input, bounds, d):
+    """``tensor_split``'s sections, ``(start, length)`` each, each its own slice view of
+    ``input`` (as torch's: one of them may be written in place)."""
     from .view import _slice
-    out, start = [], 0
-    for s in sizes:
-        out.append(apply(_slice, input, jnp.asarray(start, jnp.int64), dim=d, length=s))
-        start += s
-    return tuple(out)
+    return tuple(apply(_slice, input, jnp.asarray(start, jnp.int64), dim=d, length=s)
+                 for start, s in bounds)
 
 
 @public(method=True)
@@ -208,7 +206,10 @@ def _split_any(tensor, split_size_or_sections, dim, prefix):
     size = tensor._d.shape[d]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
-        if s < 0 or (s == 0 and size != 0):
+        if s < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got "
+                               f"split_size={s}")
+        if s == 0 and size != 0:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {size}")
         sizes = [s] * (size // s) + ([size % s] if size % s else []) if s else [0]
@@ -233,26 +234,33 @@ def tensor_split(input, indices_or_sections, dim=0):
                            "tensor with 0 dims")
     d = _wrap_dim(dim, n)
     size = input._d.shape[d]
-    if isinstance(indices_or_sections, Tensor) and indices_or_sections.ndim == 0:
-        indices_or_sections = int(indices_or_sections.item())
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        if t.dtype is not D.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {D.legacy_name(t.dtype)}")
+        if t.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
+                               f"zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {t.ndim} dims")
+        indices_or_sections = int(t.item()) if t.ndim == 0 else _host(t).tolist()
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
         if k <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {k}")
         q, r = divmod(size, k)
         sizes = [q + 1] * r + [q] * (k - r)
-    else:
-        idx = [int(i) for i in (_host(indices_or_sections).tolist()
-                                if _is_t(indices_or_sections) else indices_or_sections)]
-        bounds = [0] + [min(max(i, 0), size) for i in idx] + [size]
-        sizes = [max(b - a, 0) for a, b in zip(bounds[:-1], bounds[1:])]
-        # torch: each section starts at max(previous start, index)
-        starts = [0]
-        for i in idx:
-            starts.append(max(starts[-1], min(max(i, 0), size)))
-        ends = starts[1:] + [size]
-        sizes = [e - s for s, e in zip(starts, ends)]
-    return _sections(input, sizes, d)
+        starts = [sum(sizes[:i]) for i in range(k)]
+        return _sections(input, list(zip(starts, sizes)), d)
+    # torch: section i is ``input.slice(d, idx[i - 1], idx[i])``, with slice's reading of
+    # negative and out-of-range bounds (an end before its start gives an empty section)
+    idx = [int(i) for i in indices_or_sections]
+    bounds = []
+    for start, end in zip([0] + idx, idx + [size]):
+        start = min(max(start + size if start < 0 else start, 0), size)
+        end = min(max(end + size if end < 0 else end, start), size)
+        bounds.append((start, end - start))
+    return _sections(input, bounds, d)
 
 
 @public(method=True)
@@ -273,10 +281,9 @@ def _chunk(input, chunks, dim, split):
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, n)
     size = input._d.shape[d]
-    step = -(-size // chunks)
-    if step == 0:
-        return split(input, [0] * min(chunks, 1) if size == 0 else [size], d)
-    return split(input, step, d)
+    if size == 0:
+        return split(input, [0] * chunks, d)       # (every chunk, each empty: torch's)
+    return split(input, -(-size // chunks), d)
 
 
 @defop("unbind", saves=False, view=True, grad_name="UnbindBackward0")

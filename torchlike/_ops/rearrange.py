@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype as D
 from .._registry import apply, defop
 from .._tensor import _wrap_dim
 from ._surface import public, method
@@ -36,8 +37,11 @@ def _repeat(self, *sizes, **kw):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     if any(s < 0 for s in sizes):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: "
-                           f"{list(sizes)}")
+        # (torch names the result's sizes: each input size, padded with 1s, times its repeat)
+        shape = (1,) * (len(sizes) - self._d.ndim) + tuple(self._d.shape)
+        target = [n * r for n, r in zip(shape, sizes)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(t for t in target if t < 0)}: {target}")
     a = self
     if len(sizes) > a._d.ndim:
         a = apply(_view, a, shape=(1,) * (len(sizes) - a._d.ndim) + tuple(a._d.shape))
@@ -63,19 +67,32 @@ def _repeat_interleave(a, repeats, axis, total):
                       axis=axis, total_repeat_length=total)
 
 
+def _repeats_dtype(repeats):
+    """torch's repeat_interleave kernel counts with int32 or int64 repeats only."""
+    if repeats.dtype not in (D.int32, D.int64):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                  f"'{D.legacy_name(repeats.dtype)}'")
+
+
 @public(method=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:
         # torch.repeat_interleave(repeats): arange(len(repeats)) repeated
-        reps = _host(input)
+        if input._d.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _repeats_dtype(input)
         from .._creation import arange
-        return repeat_interleave(arange(len(reps), dtype=input.dtype), input, 0)
+        return repeat_interleave(arange(input._d.shape[0], dtype=input.dtype), input, 0,
+                                 output_size=output_size)
     if dim is None:
         input = reshape(input, -1)
         dim = 0
     d = _wrap_dim(dim, input._d.ndim)
     size = input._d.shape[d] if input._d.ndim else 1
     if _is_t(repeats):
+        if repeats._d.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        _repeats_dtype(repeats)
         r = _host(repeats).astype(np.int64).reshape(-1)
         if r.size == 1 and size != 1:
             r = np.full(size, r[0])
@@ -86,10 +103,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("repeats can not be negative")
         reps = tuple(int(v) for v in r)
         total = int(r.sum())
+        if output_size is not None and output_size != total:
+            raise RuntimeError("allocated size does not match required size")
     else:
         if repeats < 0:
-            raise RuntimeError("repeats can not be negative")
+            raise RuntimeError("Repeats must be non-negative")
         reps, total = int(repeats), int(repeats) * size
+        if output_size is not None and output_size != total:
+            raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but "
+                               f"got {output_size}")
     if input._d.ndim == 0:
         input = reshape(input, 1)
     return apply(_repeat_interleave, input, repeats=reps, axis=d, total=total)

@@ -388,10 +388,20 @@ def unflatten(input, dim, sizes):
     if len(sizes) == 0:
         raise RuntimeError("unflatten: sizes must be non-empty")
     cur = input._d.shape[d]
-    if sizes.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    # (torch's infer_size reads the sizes; its errors come wrapped in unflatten's words)
+    wrapped = "unflatten got an unexpected error:\n"
+    for i, s in enumerate(sizes):
+        if s == -1 and sizes.index(-1) < i:
+            raise RuntimeError(wrapped + "only one dimension can be inferred")
+        if s < -1:
+            raise RuntimeError(wrapped + f"invalid shape dimension {s} at index {i} of shape "
+                               f"{list(sizes)}")
     known = int(math.prod([s for s in sizes if s != -1]))
     if -1 in sizes:
+        if known == 0 and cur == 0:
+            raise RuntimeError(wrapped + f"cannot reshape tensor of 0 elements into shape "
+                               f"{list(sizes)} because the unspecified dimension size -1 can "
+                               f"be any value and is ambiguous")
         if known == 0 or cur % known:
             raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to "
                                f"the size of dim {dim} ({cur}) in the input tensor")
@@ -412,8 +422,12 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
                            f"dims) should contain the same number of dims as destination "
                            f"({list(dst)} dims)")
-    src = _dims_list(src, n)
-    dst = _dims_list(dst, n)
+    wrapped_src = [_wrap_dim(k, n) for k in src]
+    wrapped_dst = [_wrap_dim(k, n) for k in dst]
+    for name, given, dims in (("source", src, wrapped_src), ("destination", dst, wrapped_dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    src, dst = wrapped_src, wrapped_dst
     order = [None] * max(n, 1)
     for s, d in zip(src, dst):
         order[d] = s
