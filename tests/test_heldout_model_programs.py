@@ -230,3 +230,77 @@ def test_optimizers_over_a_sparse_embeddings_gradient(name, kw):
     """torch's gradient of a weight looked up with sparse=True is sparse: most optimizers
     refuse it; SGD and Adagrad take it (the rows looked up move)."""
     same_as_torch(lambda m: _sparse_embedding_steps(m, name, kw), atol=1e-6, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ checkpoint recomputation
+
+def _bn_block(m):
+    return det_init(m.nn.Sequential(m.nn.Linear(3, 3), m.nn.BatchNorm1d(3)))
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+@pytest.mark.parametrize("program", ["once", "retained_twice", "two_regions", "two_outputs",
+                                     "unused", "autograd_grad"])
+def test_checkpoint_recomputation_updates_batchnorm_statistics_again(reentrant, program):
+    """torch recomputes a checkpointed region when a backward first needs it (either
+    variant): BatchNorm's running statistics move a second time."""
+    x0 = f32(4, 3)
+
+    def fn(m):
+        ck = sub(m, "utils.checkpoint").checkpoint
+        net = _bn_block(m)
+        x = m.tensor(x0, requires_grad=True)
+        if program == "two_outputs":
+            a, b = ck(lambda t: (net(t), net(t * 2)), x, use_reentrant=reentrant)
+            (a.sum() * b.sum()).backward()
+        elif program == "two_regions":
+            (ck(net, x, use_reentrant=reentrant).sum()
+             + ck(net, x * 2, use_reentrant=reentrant).sum()).backward()
+        else:
+            y = ck(net, x, use_reentrant=reentrant)
+            if program == "unused":
+                x.sum().backward()
+            elif program == "autograd_grad":
+                m.autograd.grad(y.pow(2).sum(), net[0].weight)
+            else:
+                y.pow(2).sum().backward(retain_graph=program == "retained_twice")
+                if program == "retained_twice":
+                    y.pow(2).sum().backward()
+        bn = net[1]
+        return bn.num_batches_tracked, bn.running_mean, bn.running_var, x.grad
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+@pytest.mark.parametrize("preserve", [True, False])
+def test_checkpoint_recomputation_runs_forward_hooks_and_draws(reentrant, preserve):
+    """The recomputation runs the region's forward hooks (grad on) and, without
+    preserve_rng_state, draws from the global stream."""
+    x0 = f32(4, 3)
+
+    def fn(m):
+        net = det_init(m.nn.Sequential(m.nn.Linear(3, 3), m.nn.Dropout(0.5)))
+        calls = []
+        net[0].register_forward_hook(lambda mod, a, o: calls.append(m.is_grad_enabled()))
+        x = m.tensor(x0, requires_grad=True)
+        m.manual_seed(1)
+        sub(m, "utils.checkpoint").checkpoint(net, x, use_reentrant=reentrant,
+                                              preserve_rng_state=preserve).sum().backward()
+        after = m.rand(3)
+        m.manual_seed(1)
+        net(x)
+        return calls, bool((after == m.rand(3)).all())
+    same_as_torch(fn)
+
+
+def test_reentrant_checkpoint_under_no_grad_warns_that_no_input_needs_grad():
+    import warnings
+
+    def fn(m):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with m.no_grad():
+                sub(m, "utils.checkpoint").checkpoint(m.nn.Linear(3, 3), m.ones(2, 3),
+                                                      use_reentrant=True)
+        return [str(x.message) for x in w]
+    same_as_torch(fn)

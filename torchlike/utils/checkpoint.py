@@ -8,12 +8,17 @@ backpropagates through the recomputation, as torch's reentrant variant does.
 ``use_reentrant=False`` records ``function``'s graph as an ordinary forward would: values,
 gradients and ``grad_fn`` names equal torch's, but the activations are kept rather than
 recomputed (torch frees them through saved-tensor hooks, which torchlike's tape does not have;
-see DIFFERENCES.md).
+see DIFFERENCES.md). torch recomputes the region when a backward first needs it, so its side
+effects happen again (BatchNorm's running statistics, forward hooks, draws from an unrestored
+random stream): the first gradient reaching the region's outputs in each backward reruns
+``function`` for them, its results discarded.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
+import weakref
 
 from ..autograd.function import Function
 from ..autograd import grad_mode as _gm
@@ -106,8 +111,7 @@ class CheckpointFunction(Function):
         from .. import _random
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
-        if preserve_rng_state:
-            ctx.fwd_rng_state = _random.get_rng_state()
+        ctx.fwd_rng_state = _random.get_rng_state() if preserve_rng_state else None
         ctx.inputs = []
         ctx.tensor_indices = []
         tensors = []
@@ -119,16 +123,14 @@ class CheckpointFunction(Function):
             else:
                 ctx.inputs.append(a)
         ctx.save_for_backward(*tensors)
-        from .. import amp
-        ctx.autocast = {d: (amp.is_autocast_enabled(d), amp.get_autocast_dtype(d))
-                        for d in ("cpu", "cuda")}
+        ctx.autocast = _autocast_state()
         with _gm.no_grad():
             return run_function(*args)
 
     @staticmethod
     def backward(ctx, *grads):
         from .._tensor import Tensor
-        from .. import _random, autograd, amp
+        from .. import autograd
         walk = getattr(_running, "walk", None)
         if walk is not None and walk.targets is not None:
             # (a backward with capture points, ``autograd.grad`` or ``.backward(inputs=)``:
@@ -142,19 +144,7 @@ class CheckpointFunction(Function):
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
         detached = _detach_inputs(inputs)
-        state = None
-        if ctx.preserve_rng_state:
-            state = _random.get_rng_state()
-            _random.set_rng_state(ctx.fwd_rng_state)
-        try:
-            with _gm.enable_grad(), contextlib.ExitStack() as stack:
-                for d, (on, dt) in ctx.autocast.items():
-                    if on:
-                        stack.enter_context(amp.autocast(d, dtype=dt))
-                outputs = ctx.run_function(*detached)
-        finally:
-            if state is not None:
-                _random.set_rng_state(state)
+        outputs = _recompute(ctx.run_function, detached, {}, ctx.fwd_rng_state, ctx.autocast)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads)
@@ -165,6 +155,51 @@ class CheckpointFunction(Function):
         autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
         return (None, None) + tuple(x.grad if isinstance(x, Tensor) else None
                                     for x in detached)
+
+
+def _autocast_state():
+    from .. import amp
+    return {d: (amp.is_autocast_enabled(d), amp.get_autocast_dtype(d)) for d in ("cpu", "cuda")}
+
+
+def _recompute(function, args, kwargs, rng_state, autocast, context=None):
+    """``function(*args, **kwargs)`` again, with grad on, under the forward's ``autocast``
+    state, inside ``context`` and, given the forward's ``rng_state``, drawing the forward's
+    random numbers (the stream is left as it was)."""
+    from .. import _random, amp
+    saved = None
+    if rng_state is not None:
+        saved = _random.get_rng_state()
+        _random.set_rng_state(rng_state)
+    try:
+        with _gm.enable_grad(), contextlib.ExitStack() as stack:
+            for d, (on, dt) in autocast.items():
+                if on:
+                    stack.enter_context(amp.autocast(d, dtype=dt))
+            if context is not None:
+                stack.enter_context(context)
+            return function(*args, **kwargs)
+    finally:
+        if saved is not None:
+            _random.set_rng_state(saved)
+
+
+def _rerun_in_each_backward(outputs, rerun):
+    """Call ``rerun()`` when the first gradient of a backward reaches one of ``outputs``."""
+    from .._tensor import Tensor
+    from ._pytree import tree_leaves
+    last = [lambda: None]               # (a weak reference to the backward that reran it)
+
+    def hook(grad):
+        walk = getattr(_running, "walk", None)
+        if walk is not None and last[0]() is walk:
+            return
+        last[0] = weakref.ref(walk) if walk is not None else (lambda: None)
+        rerun()
+
+    for t in tree_leaves(outputs):
+        if isinstance(t, Tensor) and t.requires_grad and t.grad_fn is not None:
+            t.register_hook(hook)
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
@@ -188,15 +223,20 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
-        if _gm.is_grad_enabled():
-            check_backward_validity(args)
+        check_backward_validity(args)
         return CheckpointFunction.apply(function, preserve, *args)
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
-    fwd_ctx, _recompute_ctx = context_fn()
+    from .. import _random
+    fwd_ctx, recompute_ctx = context_fn()
+    rng_state = _random.get_rng_state() if preserve else None
+    autocast = _autocast_state()
     with fwd_ctx:
-        return function(*args, **kwargs)
+        outputs = function(*args, **kwargs)
+    _rerun_in_each_backward(outputs, functools.partial(
+        _recompute, function, _detach_inputs(args), kwargs, rng_state, autocast, recompute_ctx))
+    return outputs
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
