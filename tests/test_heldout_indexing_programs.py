@@ -498,3 +498,41 @@ def test_unflatten_size_errors(sizes, n):
     got = both_outcomes(lambda m: m.unflatten(m.zeros(2, n), 1, sizes), msg="first_line")
     if got is not None:
         assert tuple(got[0].shape) == tuple(got[1].shape)
+
+
+TRANSPOSES = {
+    "roll_no_shifts": lambda m: m.roll(_b(m), [], 0),
+    "roll_no_shifts_no_dims": lambda m: m.roll(_b(m), (), ()),
+    "roll_no_dims_flattens": lambda m: m.roll(_b(m), 1, []),
+    "flip_0d": lambda m: m.flip(m.tensor(3.), (0,)),
+    "flip_0d_negative_dim": lambda m: m.flip(m.tensor(3.), (-1,)),
+    "flip_0d_bad_dim": lambda m: m.flip(m.tensor(3.), (1,)),
+    "mT_1d": lambda m: m.arange(3.).mT,
+    "mT_0d": lambda m: m.tensor(1j).mT,
+    "mH_1d": lambda m: m.arange(3.).mH,
+    "mH_0d": lambda m: m.tensor(1j).mH.resolve_conj(),
+    "H_1d": lambda m: m.arange(3.).H,
+    "H_0d": lambda m: m.tensor(1j).H.resolve_conj(),
+    "H_3d": lambda m: m.zeros(2, 3, 4).H,
+    "adjoint_1d": lambda m: m.adjoint(m.arange(3.)),
+    "adjoint_0d": lambda m: m.adjoint(m.tensor(1j)).resolve_conj(),
+    "tril_indices_negative_row": lambda m: m.tril_indices(-1, -2),
+    "triu_indices_negative_col": lambda m: m.triu_indices(3, -1),
+}
+
+
+@pytest.mark.parametrize("name", TRANSPOSES)
+def test_rolls_flips_and_transposes(name):
+    _run(TRANSPOSES, name)
+
+
+@pytest.mark.parametrize("prop", ["mT", "mH", "H"])
+def test_0d_transposes_warn_once_a_process(prop):
+    from oracle import fresh_process_outputs
+    code = ("import sys, warnings\nm = __import__(sys.argv[1])\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            f"    m.tensor(1j).{prop}; m.tensor(2j).{prop}; m.adjoint(m.tensor(1j))\n"
+            "print([str(x.message).split(' (Triggered')[0] for x in w])")
+    out = fresh_process_outputs(code)
+    assert out["torch"] and out["torchlike"] == out["torch"]

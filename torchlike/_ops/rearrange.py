@@ -119,7 +119,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 @defop("flip", saves=False, grad_name="FlipBackward0")
 def _flip(a, dims):
-    return jnp.flip(a, dims) if dims else a
+    return jnp.flip(a, dims) if dims and a.ndim else a      # (a 0-dim tensor flips to itself)
 
 
 def flip(input, dims):
@@ -155,6 +155,10 @@ def _roll(a, shifts, dims):
 @public(method=True)
 def roll(input, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if dims is not None and not isinstance(dims, int) and not len(dims):
+        dims = None         # (torch reads no dims as none given: the flattened roll)
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "

@@ -501,6 +501,9 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def _tri_indices(row, col, offset, lower, dtype):
+    for name, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be non-negative, got{v}")
     if dtype is not None and D.to_dtype(dtype) not in (D.int32, D.int64):
         raise NotImplementedError(f"\"{'tril' if lower else 'triu'}_indices\" not implemented "
                                   f"for '{D.legacy_name(D.to_dtype(dtype))}'")
@@ -595,23 +598,36 @@ def _adjoint(a):
     return jnp.swapaxes(a, -1, -2).conj()
 
 
-def adjoint(input):
-    if input._d.ndim < 2:
-        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           "matrices. Got 1-D tensor." if input._d.ndim == 1 else
-                           "tensor.adjoint() is only supported on matrices or batches of "
-                           "matrices. Got 0-D tensor.")
+def _adjoint_of(input, call, name):
+    """The conjugate transpose of the last two dims (``call``: torch's name in its error,
+    ``name`` in its warning); a 0-D tensor's is its conjugate, with torch's warning (once)."""
+    n = input._d.ndim
+    if n == 1:
+        raise RuntimeError(f"{call} is only supported on matrices or batches of matrices. Got "
+                           f"1-D tensor.")
+    if n == 0:
+        from .view import warn_once
+        warn_once(name + " 0-D", f"{name} is deprecated on 0-D tensors. Consider using "
+                                 f"x.conj().")
+        return input.conj()
     return apply(_adjoint, input)
 
 
+def adjoint(input):
+    return _adjoint_of(input, "tensor.adjoint()", "adjoint()")
+
+
+def _mH(self):
+    return _adjoint_of(self, "tensor.mH", "Tensor.mH")
+
+
 def _H(self):
-    if self._d.ndim > 2:
+    if self._d.ndim == 1 or self._d.ndim > 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
-                           f"{self._d.ndim}-D tensor. For batches of matrices, consider "
-                           f"using tensor.mH")
-    if self._d.ndim < 2:
-        return self
-    return apply(_adjoint, self)
+                           f"{self._d.ndim}-D tensor." + (
+                               " For batches of matrices, consider using tensor.mH"
+                               if self._d.ndim > 2 else ""))
+    return _adjoint_of(self, "tensor.H", "Tensor.H")
 
 
 def ravel(input):
@@ -647,7 +663,7 @@ methods(as_strided=as_strided, storage_offset=_storage_offset, index_reduce=inde
         sum_to_size=sum_to_size, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
         diagflat=diagflat, fill_diagonal_=fill_diagonal_, select_scatter=select_scatter,
         slice_scatter=slice_scatter, diagonal_scatter=diagonal_scatter,
-        mH=property(adjoint), H=property(_H))
+        mH=property(_mH), H=property(_H))
 inplace_methods(index_reduce=index_reduce, put=put, scatter_reduce=scatter_reduce)
 
 
