@@ -395,3 +395,45 @@ def _in_inference(m, fn, *args):
 @pytest.mark.parametrize("name", SAVED_AND_MODES)
 def test_grad_modes_and_saved_tensors_as_torch(name):
     same_as_torch(SAVED_AND_MODES[name])
+
+
+# ------------------------------------------------------------------ gradients of gradients
+
+def _gradient_penalty(m, act):
+    """A WGAN-GP critic's gradient penalty (a gradient with create_graph, then its backward):
+    the last layer's bias, which the input's gradient does not read, keeps a None .grad."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    critic = m.nn.Sequential(m.nn.Conv2d(1, 4, 3, padding=1), act(m), m.nn.Conv2d(4, 4, 3,
+                             stride=2), act(m), m.nn.Flatten(), m.nn.Linear(36, 1))
+    with m.no_grad():
+        for i, p in enumerate(critic.parameters()):
+            p.copy_(m.tensor(np.sin(np.arange(p.numel(), dtype=np.float32) * 0.37 + i)
+                             .reshape(p.shape) * 0.3))
+    x = m.tensor(rng.standard_normal((4, 1, 8, 8)).astype(np.float32), requires_grad=True)
+    out = critic(x)
+    g, = m.autograd.grad(out, x, m.ones_like(out), create_graph=True)
+    penalty = ((g.reshape(4, -1).norm(2, dim=1) - 1) ** 2).mean()
+    penalty.backward()
+    return (penalty, *[p.grad for p in critic.parameters()])
+
+
+DOUBLE_BACKWARD = {
+    "gradient_penalty_leaky_relu": lambda m: _gradient_penalty(m, lambda m: m.nn.LeakyReLU(0.2)),
+    "gradient_penalty_tanh": lambda m: _gradient_penalty(m, lambda m: m.nn.Tanh()),
+    "linear_hessian_strict_raises": lambda m: m.autograd.functional.hessian(
+        lambda x: (x * 3).sum(), m.ones(3), strict=True),
+    "gradient_of_a_linear_function_needs_no_grad": _grad_requires_grad,
+}
+
+
+def _grad_requires_grad(m):
+    x = m.ones(3, requires_grad=True)
+    g, = m.autograd.grad((x * 2).sum(), x, create_graph=True)
+    h, = m.autograd.grad((x ** 2).sum(), x, create_graph=True)
+    return g.requires_grad, h.requires_grad
+
+
+@pytest.mark.parametrize("name", DOUBLE_BACKWARD)
+def test_gradients_of_gradients_as_torch(name):
+    same_as_torch(DOUBLE_BACKWARD[name], rtol=1e-4, atol=1e-6)

@@ -574,7 +574,8 @@ def test_differences_inplace_inputs_host_reads_and_unsupported_options():
     # 3. a captured view that requires grad is a constant of the transform (a captured root
     #    carries its history, as in torch)
     w = {m: m.ones(4, requires_grad=True) for m in M}
-    outs = {m: m.func.vmap(lambda a: a * w[m][1:])(m.ones(2, 3)) for m in M}
+    v = {m: w[m][1:] for m in M}
+    outs = {m: m.func.vmap(lambda a: a * v[m])(m.ones(2, 3)) for m in M}
     assert outs[torch].requires_grad and not outs[torchlike].requires_grad
     close(outs[torchlike], outs[torch].detach())
     roots = {m: m.func.vmap(lambda a: a * w[m])(m.ones(2, 4)) for m in M}

@@ -31,6 +31,7 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+from jax._src.interpreters import partial_eval as _pe      # (dce_jaxpr: what a backward reads)
 
 from . import _caches
 from . import _fused
@@ -267,7 +268,7 @@ class _Compiled:
 
     __slots__ = ("fwd", "fwd_vjp", "bwd", "bwd_remat", "name", "saves", "saved_at", "op",
                  "static", "cast", "needs", "node_cls", "remat_fused",
-                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "__weakref__")
+                 "_vjp_op", "_fwd_vjp_raw", "programs", "stamp", "_reads", "__weakref__")
 
     def drop_programs(self):
         for f in (self.fwd, self.fwd_vjp, self.bwd, self.bwd_remat):
@@ -280,6 +281,7 @@ class _Compiled:
         cast = None if cast is None else cast.np
         self.op, self.static, self.cast, self.needs = op, static, cast, needs
         self.programs = 0
+        self._reads = {}        # backward signature -> the inputs its backward reads
         self.stamp = 0
         fn = op.fn
         kw = dict(static)
@@ -476,9 +478,37 @@ class _Compiled:
                      for a in vjp.concrete())
 
     def backward_graph(self, inputs, cots):
-        """The node's backward on Tensors, recorded as an op (``create_graph=True``)."""
+        """The node's backward on Tensors, recorded as an op (``create_graph=True``). An input
+        the backward does not read (a linear layer's bias, for the gradients of its input and
+        weight) goes in without its history, as torch's backward graph does not reach it: its
+        gradient through these gradients stays None instead of becoming a zero."""
+        reads = self._backward_reads(inputs, cots)
+        if reads is not None:
+            T = _Tensor
+            inputs = tuple(x if r or not isinstance(x, T) or not x._requires_grad
+                           else x.detach() for x, r in zip(inputs, reads))
         out = apply(self.vjp_op(), *inputs, *cots, n_in=len(inputs), n_cot=len(cots))
         return out if isinstance(out, tuple) else (out,)
+
+    def _backward_reads(self, inputs, cots):
+        """Per input, whether the backward's outputs depend on it (jax's dead-code analysis of
+        the backward's trace, once per signature), or None where that is not known."""
+        T = _Tensor
+        args = (*inputs, *cots)
+        key = tuple((a._d.shape, a._d.dtype) if isinstance(a, T) else a.__class__ for a in args)
+        reads = self._reads.get(key, False)
+        if reads is False:
+            fn, n_in, n_cot = self.vjp_op().fn, len(inputs), len(cots)
+            try:
+                closed = jax.make_jaxpr(lambda *a: fn(*a, n_in=n_in, n_cot=n_cot))(
+                    *[a._data if isinstance(a, T) else a for a in args])
+                _j, used = _pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
+                                         instantiate=False)
+                reads = tuple(used[:n_in])
+            except Exception:  # noqa: BLE001  (unknown: every input keeps its history)
+                reads = None
+            self._reads[key] = reads
+        return reads
 
     def vjp_op(self):
         """The backward of this entry as an op of its own (used by ``create_graph=True``).
