@@ -304,3 +304,41 @@ def test_reentrant_checkpoint_under_no_grad_warns_that_no_input_needs_grad():
                                                       use_reentrant=True)
         return [str(x.message) for x in w]
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ utils._pytree
+
+def _tree():
+    import collections
+    pair = collections.namedtuple("Pair", "a b")
+    return {"b": [1, (2, 3)], "a": collections.OrderedDict(z=4, y=pair(5, None)),
+            "c": collections.defaultdict(list, {"k": 6}), "d": collections.deque([7, 8])}
+
+
+def test_pytree_spec_shape_and_repr():
+    def fn(m):
+        P = sub(m, "utils._pytree")
+        leaves, spec = P.tree_flatten(_tree())
+        back = P.tree_unflatten([x * 10 if isinstance(x, int) else x for x in leaves], spec)
+        return (leaves, repr(spec).replace(m.__name__, "torch"), spec.num_leaves,
+                spec.num_nodes, spec.num_children, repr(back), repr(spec.child(1)),
+                len(spec.children()))
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("rest", [
+    lambda: [[3, 4], {"a": 5}], lambda: (1, 2), lambda: {"a": 1}, lambda: [1, 2, 3],
+    lambda: _tree()["a"]["y"],
+], ids=["prefix", "tuple", "dict", "arity", "namedtuple"])
+def test_pytree_map_over_a_tree_with_this_prefix(rest):
+    same_as_torch(lambda m: repr(sub(m, "utils._pytree").tree_map(
+        lambda x, y: (x, y), [1, 2], rest())))
+
+
+@pytest.mark.parametrize("tree,rest", [
+    ({"a": 1, "b": 2}, {"a": 1, "c": 2}), ({"a": 1, "b": 2}, {"b": 3, "a": 4}),
+    ((1, 2), [1, 2]),
+], ids=["keys", "key_order", "type"])
+def test_pytree_map_dict_keys_and_node_types(tree, rest):
+    same_as_torch(lambda m: repr(sub(m, "utils._pytree").tree_map(
+        lambda x, y: (x, y), tree, rest)))

@@ -57,22 +57,18 @@ register_pytree_node(collections.defaultdict,
                      lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)))
 register_pytree_node(collections.deque, lambda x: (list(x), x.maxlen),
                      lambda c, maxlen: collections.deque(c, maxlen=maxlen))
+# (every namedtuple class is one node type, ``collections.namedtuple``; the class is the context)
+register_pytree_node(collections.namedtuple, lambda x: (list(x), type(x)),
+                     lambda c, cls: cls(*c))
+
+_BUILTIN_TYPES = frozenset({tuple, list, dict, collections.namedtuple, collections.OrderedDict,
+                            collections.defaultdict, collections.deque})
+_DICT_TYPES = frozenset({dict, collections.OrderedDict, collections.defaultdict})
 
 
-def _node_type(x):
+def _get_node_type(x):
     t = type(x)
-    if t in SUPPORTED_NODES:
-        return t
-    if is_namedtuple_class(t):
-        return "namedtuple"
-    return None
-
-
-def _flatten_one(x):
-    t = _node_type(x)
-    if t == "namedtuple":
-        return list(x), type(x)
-    return SUPPORTED_NODES[t][0](x)
+    return collections.namedtuple if is_namedtuple_class(t) else t
 
 
 @dataclasses.dataclass
@@ -88,19 +84,86 @@ class TreeSpec:
         return sum(c.num_leaves for c in self.children_specs)
 
     @property
+    def num_nodes(self):
+        return 1 + sum(c.num_nodes for c in self.children_specs)
+
+    @property
     def num_children(self):
         return len(self.children_specs)
 
     def is_leaf(self):
         return False
 
+    def children(self):
+        return list(self.children_specs)
+
+    def child(self, index):
+        return self.children_specs[index]
+
     def unflatten(self, leaves):
         return tree_unflatten(leaves, self)
 
+    def flatten_up_to(self, tree):
+        """The subtrees of ``tree`` at this spec's leaves (``tree`` has this structure, or it
+        as a prefix); a mismatch raises ValueError with torch's message."""
+        subtrees = []
+
+        def go(spec, node):
+            if spec.is_leaf():
+                subtrees.append(node)
+                return
+            node_type = _get_node_type(node)
+            if spec.type not in _BUILTIN_TYPES:
+                if node_type != spec.type:
+                    raise ValueError(f"Type mismatch; expected {spec.type!r}, but got "
+                                     f"{node_type!r}.")
+                children, context = SUPPORTED_NODES[node_type][0](node)
+                if len(children) != spec.num_children:
+                    raise ValueError(f"Node arity mismatch; expected {spec.num_children}, "
+                                     f"but got {len(children)}.")
+                if context != spec.context:
+                    raise ValueError(f"Node context mismatch for custom node type "
+                                     f"{spec.type!r}.")
+            else:
+                both_dicts = spec.type in _DICT_TYPES and node_type in _DICT_TYPES
+                if not both_dicts and node_type != spec.type:
+                    raise ValueError(f"Node type mismatch; expected {spec.type!r}, but got "
+                                     f"{node_type!r}.")
+                if len(node) != spec.num_children:
+                    raise ValueError(f"Node arity mismatch; expected {spec.num_children}, "
+                                     f"but got {len(node)}.")
+                if both_dicts:
+                    # (dict types match each other, in any key order)
+                    keys = (spec.context if spec.type is not collections.defaultdict
+                            else spec.context[1])
+                    got, want = set(node), set(keys)
+                    if got != want:
+                        message = ""
+                        if want - got:
+                            message += f"; missing key(s): {want - got}"
+                        if got - want:
+                            message += f"; extra key(s): {got - want}"
+                        raise ValueError(f"Node keys mismatch{message}.")
+                    children = [node[k] for k in keys]
+                else:
+                    children, context = SUPPORTED_NODES[node_type][0](node)
+                    if node_type is not collections.deque and context != spec.context:
+                        raise ValueError(f"Node context mismatch for node type {spec.type!r}; "
+                                         f"expected {spec.context!r}, but got {context!r}.")
+            for child, child_spec in zip(children, spec.children_specs):
+                go(child_spec, child)
+
+        go(self, tree)
+        return subtrees
+
     def __repr__(self, indent=0):
-        kids = ", ".join(c.__repr__(indent + 2) for c in self.children_specs)
-        name = getattr(self.type, "__name__", str(self.type))
-        return f"TreeSpec({name}, {self.context}, [{kids}])"
+        kids = ""
+        if self.children_specs:
+            indent += 2
+            first, *rest = self.children_specs
+            kids = first.__repr__(indent) + ("," if rest else "") + ",".join(
+                "\n" + " " * indent + c.__repr__(indent) for c in rest)
+        return f"TreeSpec({self.type.__name__}, {self.context}, [{kids}])"
 
 
 class LeafSpec(TreeSpec):
@@ -113,6 +176,10 @@ class LeafSpec(TreeSpec):
     def num_leaves(self):
         return 1
 
+    @property
+    def num_nodes(self):
+        return 1
+
     def is_leaf(self):
         return True
 
@@ -121,7 +188,7 @@ class LeafSpec(TreeSpec):
 
 
 def tree_is_leaf(tree, is_leaf=None):
-    return (is_leaf is not None and is_leaf(tree)) or _node_type(tree) is None
+    return (is_leaf is not None and is_leaf(tree)) or _get_node_type(tree) not in SUPPORTED_NODES
 
 
 def tree_flatten(tree, is_leaf=None):
@@ -132,8 +199,8 @@ def tree_flatten(tree, is_leaf=None):
         if tree_is_leaf(x, is_leaf):
             leaves.append(x)
             return LeafSpec()
-        children, context = _flatten_one(x)
-        t = type(x) if _node_type(x) != "namedtuple" else "namedtuple"
+        t = _get_node_type(x)
+        children, context = SUPPORTED_NODES[t][0](x)
         return TreeSpec(t, context, [go(c) for c in children])
 
     spec = go(tree)
@@ -156,8 +223,6 @@ def tree_unflatten(leaves, treespec):
         if spec.is_leaf():
             return next(it)
         children = [go(c) for c in spec.children_specs]
-        if spec.type == "namedtuple":
-            return spec.context(*children)
         return SUPPORTED_NODES[spec.type][1](children, spec.context)
 
     return go(treespec)
@@ -176,22 +241,16 @@ def tree_structure(tree, is_leaf=None):
 
 
 def tree_map(func, tree, *rests, is_leaf=None):
-    """``func`` applied to every leaf (and the matching leaves of ``rests``)."""
+    """``func`` applied to every leaf and the matching subtrees of ``rests`` (each with
+    ``tree``'s structure, or it as a prefix)."""
     leaves, spec = tree_flatten(tree, is_leaf)
-    others = [_flatten_as(r, spec, is_leaf) for r in rests]
+    others = [spec.flatten_up_to(r) for r in rests]
     return tree_unflatten([func(*xs) for xs in zip(leaves, *others)], spec)
-
-
-def _flatten_as(tree, spec, is_leaf):
-    leaves, other = tree_flatten(tree, is_leaf)
-    if other != spec:
-        raise ValueError(f"Tree structure mismatch: {other} vs {spec}")
-    return leaves
 
 
 def tree_map_(func, tree, *rests, is_leaf=None):
     leaves, spec = tree_flatten(tree, is_leaf)
-    others = [_flatten_as(r, spec, is_leaf) for r in rests]
+    others = [spec.flatten_up_to(r) for r in rests]
     for xs in zip(leaves, *others):
         func(*xs)
     return tree
