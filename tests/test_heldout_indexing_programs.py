@@ -536,3 +536,41 @@ def test_0d_transposes_warn_once_a_process(prop):
             "print([str(x.message).split(' (Triggered')[0] for x in w])")
     out = fresh_process_outputs(code)
     assert out["torch"] and out["torchlike"] == out["torch"]
+
+
+# ============================================================ 7. dtype corners
+
+_Z = [1 + 1j]
+
+DTYPE_CORNERS = {
+    "clamp_complex_tensor_min": lambda m: m.clamp(m.tensor(_Z), min=m.tensor(0.5)),
+    "clamp_complex_no_bounds": lambda m: m.clamp(m.tensor(_Z)),
+    "clamp_min_complex_tensor": lambda m: m.clamp_min(m.tensor(_Z), m.tensor(0.5)),
+    "clamp_real_complex_min": lambda m: m.clamp(m.tensor([1.]), min=m.tensor(1j)),
+    "clamp_real_complex_max": lambda m: m.clamp(m.tensor([1.]), max=m.tensor(1j)),
+    "clamp_real_complex_both": lambda m: m.clamp(m.tensor([1]), m.tensor(0),
+                                                 m.tensor(1j, dtype=m.complex128)),
+    "clamp_0d_tensor_and_number": lambda m: m.clamp(m.tensor([3]), m.tensor(0), 2.5),
+    "clamp_number_and_0d_tensor": lambda m: m.clamp(m.tensor([1.]), 0., m.tensor(0.5)),
+    "clamp_keywords_mixed": lambda m: m.clip(m.tensor([5]), max=m.tensor(2.5), min=1),
+    "clamp_method_mixed": lambda m: m.tensor([1.]).clamp(m.tensor(0.), 0.5),
+    "clamp_mixed_complex_number": lambda m: m.clamp(m.tensor([1]), m.tensor(0), 1j),
+    "addcmul_bool": lambda m: m.addcmul(m.tensor([True]), m.tensor([True]), m.tensor([True])),
+    "addcmul_bool_input_int_factors": lambda m: m.addcmul(m.tensor([True]), m.tensor([1]),
+                                                          m.tensor([2])),
+    "addcmul_bool_in_place": lambda m: m.tensor([True]).addcmul_(m.tensor([True]),
+                                                                 m.tensor([True])),
+    "signbit_complex": lambda m: m.signbit(m.tensor(_Z)),
+    "copysign_complex": lambda m: m.copysign(m.tensor(_Z), 1),
+    "copysign_complex_other": lambda m: m.copysign(m.tensor([1.]), m.tensor(_Z)),
+    "invert_float": lambda m: ~m.tensor(1.5),
+    "invert_complex": lambda m: ~m.tensor(_Z),
+    "invert_bool": lambda m: ~m.tensor([True, False]),
+    "invert_uint8": lambda m: ~m.tensor([3], dtype=m.uint8),
+    "bitwise_not_float": lambda m: m.tensor([1.]).bitwise_not(),
+}
+
+
+@pytest.mark.parametrize("name", DTYPE_CORNERS)
+def test_dtype_corners(name):
+    _run(DTYPE_CORNERS, name)

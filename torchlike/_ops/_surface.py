@@ -316,7 +316,13 @@ def operands_checked(fn, name, method=False):
             given = [a for a in (*args[skip:skip + n], *(kwargs.get(p) for p, _k in spec))
                      if a is not None]
             if 0 < sum(isinstance(a, Tensor) for a in given) < len(given):
-                raise refuse(args, kwargs, 0, False)
+                if any(isinstance(a, Tensor) and a.ndim for a in given):
+                    raise refuse(args, kwargs, 0, False)
+                # (torch's number overload takes a 0-dim tensor as its number)
+                args = args[:skip] + tuple(a.item() if isinstance(a, Tensor) else a
+                                           for a in args[skip:])
+                kwargs = {k: a.item() if k in where and isinstance(a, Tensor) else a
+                          for k, a in kwargs.items()}
         return fn(*args, **kwargs)
     checked._operands_of = fn
     checked._operands_name = name
@@ -903,7 +909,7 @@ DUNDERS = {
     **{f"__{d}__": (m, "method") for d, m in (
         ("add", "add"), ("radd", "add"), ("sub", "sub"), ("mul", "mul"), ("rmul", "mul"),
         ("truediv", "div"), ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
-        ("neg", "neg"), ("abs", "abs"), ("invert", "bitwise_not"),
+        ("neg", "neg"), ("abs", "abs"),
         ("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"),
         ("and", "bitwise_and"), ("rand", "bitwise_and"), ("or", "bitwise_or"),
         ("ror", "bitwise_or"), ("xor", "bitwise_xor"), ("rxor", "bitwise_xor"),
@@ -931,7 +937,15 @@ def _pos(self):
     return unary.positive(self)
 
 
-DUNDER_FNS = {"__rtruediv__": _rtruediv, "__pos__": _pos}
+def _invert(self):
+    # torch's ``~x`` is ``bitwise_not`` for integer and bool tensors, a TypeError for others
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return self.bitwise_not()
+
+
+DUNDER_FNS = {"__rtruediv__": _rtruediv, "__pos__": _pos, "__invert__": _invert}
 
 
 def _has(cls, n):

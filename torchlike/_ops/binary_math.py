@@ -129,12 +129,22 @@ def _scalar_kind(b):
 
 
 def _clamp_one(input, min, max, named=None, inplace=False):
+    bounds, kw = _clamp_args(min, max, named)
+    tensors = [b for b in (min, max) if isinstance(b, Tensor)]
+    if not input.dtype.is_complex and any(b.dtype.is_complex for b in tensors):
+        # (complex tensor bounds: clamp's kernel for two, maximum's or minimum's for one, in the
+        # promoted dtype)
+        kernel = "clamp" if len(tensors) == 2 else "maximum" if min is not None else "minimum"
+        dt = input.dtype
+        for b in tensors:
+            dt = D._promote2(dt, b.dtype)
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{D.legacy_name(dt)}'")
     if input.dtype.is_complex:
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
+        # (clamp_min/clamp_max with a tensor bound run maximum/minimum's kernels)
+        if named is not None and (isinstance(min, Tensor) or isinstance(max, Tensor)):
             raise NotImplementedError(f"\"{'minimum' if min is None else 'maximum'}_cpu\" not "
                                       f"implemented for '{D.legacy_name(input.dtype)}'")
         raise NotImplementedError("clamp is not supported for complex types")
-    bounds, kw = _clamp_args(min, max, named)
     if kw["scalar"]:
         _clamp_scalar_checks(input, bounds, kw["which"], inplace)
     if inplace:
@@ -191,7 +201,7 @@ _COMPLEX_KERNELS = frozenset({"logaddexp_cpu"})     # (hypot's and logaddexp2's 
 
 # torch's binary kernels without complex support: its error's wording per op
 _REAL_ONLY = {"maximum": "runtime", "minimum": "runtime", "fmax": "runtime", "fmin": "runtime",
-              "atan2": "kernel", "xlogy": "kernel"}
+              "atan2": "kernel", "xlogy": "kernel", "copysign": "kernel"}
 
 
 def _real_only_error(name, input, other):
@@ -494,6 +504,9 @@ def _addcmul(a, t1, t2, value, div):
 
 def _addc_check(name, input, t1, t2, value):
     _check_bcast(input, t1, t2)
+    if name == "addcmul" and builtins.all(isinstance(t, Tensor) and t.dtype is D.bool
+                                          for t in (input, t1, t2)):
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
     if name == "addcdiv" and builtins.all(isinstance(t, Tensor) and t.dtype.category < D._FLOAT
                                           for t in (t1, t2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "

@@ -504,7 +504,7 @@ def _amaxmin(name, largest, input, dim, keepdim):
     _no_complex(input, "aminmax_cpu" if name == "aminmax" else
                 "max_values_cpu" if largest else "min_values_cpu")
     # (torch wraps and checks each dim in the order given)
-    for d in dim if isinstance(dim, (list, tuple)) else (dim,):
+    for d in dim if isinstance(dim, (list, tuple)) else () if dim is None else (dim,):
         _nonempty_dim(name, input, _wrap_dim(d, input.ndim))
     dims = dims_arg(dim, input.ndim)
     if dims is None and input.numel() == 0 and name == "aminmax":

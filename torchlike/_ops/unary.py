@@ -407,11 +407,14 @@ def round_(self, *, decimals=None):
 
 
 
-def _test(name, f, out=False):
-    """``torchlike.<name>``: an elementwise test (a bool tensor, no gradient)."""
+def _test(name, f, out=False, complex_error=None):
+    """``torchlike.<name>``: an elementwise test (a bool tensor, no gradient); with
+    ``complex_error``, torch's NotImplementedError for a complex input."""
     op = defop(name, differentiable=False)(f)
 
     def fn(input):
+        if complex_error is not None and isinstance(input, Tensor) and input.dtype.is_complex:
+            raise NotImplementedError(complex_error)
         return apply(op, input)
 
     fn.__name__ = fn.__qualname__ = name
@@ -430,7 +433,7 @@ isneginf = _test("isneginf",
                  out=True)
 signbit = _test("signbit",
                 lambda a: jnp.signbit(a) if a.dtype != jnp.bool_ else jnp.zeros(a.shape, bool),
-                out=True)
+                out=True, complex_error="signbit is not implemented for complex tensors.")
 
 
 @defop("nan_to_num", grad_name="NanToNumBackward0")
