@@ -342,3 +342,33 @@ def test_pytree_map_over_a_tree_with_this_prefix(rest):
 def test_pytree_map_dict_keys_and_node_types(tree, rest):
     same_as_torch(lambda m: repr(sub(m, "utils._pytree").tree_map(
         lambda x, y: (x, y), tree, rest)))
+
+
+def test_pytree_key_paths():
+    def fn(m):
+        import collections
+        P = sub(m, "utils._pytree")
+        path_leaves, spec = P.tree_flatten_with_path(_tree())
+        return ([(repr(k), P.keystr(k), v) for k, v in path_leaves],
+                repr(P.tree_map_with_path(lambda p, x, y: (P.keystr(p), x, y),
+                                          [1, {"a": 2}], [[5], {"a": 3}])),
+                repr(P.tree_leaves_with_path([1, [2]])),
+                P.key_get({"x": [1, (2, 3)]}, (P.MappingKey("x"), P.SequenceKey(1),
+                                               P.SequenceKey(0))),
+                repr(P.tree_flatten_with_path(5)),
+                [str(k) for k in (P.GetAttrKey("a"), P.SequenceKey(2), P.MappingKey("k"))],
+                collections.Counter([P.MappingKey("k"), P.MappingKey("k")])[P.MappingKey("k")])
+    same_as_torch(fn)
+
+
+def test_pytree_key_paths_of_a_node_registered_without_keys():
+    def fn(m):
+        P = sub(m, "utils._pytree")
+        box = type("Box", (), {"__init__": lambda self, v: setattr(self, "v", v)})
+        P.register_pytree_node(box, lambda b: ([b.v], None), lambda c, _: box(c[0]))
+        try:
+            assert P.tree_leaves(box(1)) == [1]
+            P.tree_flatten_with_path(box(1))
+        finally:
+            P.SUPPORTED_NODES.pop(box)
+    same_as_torch(fn)

@@ -2,7 +2,8 @@
 
 Containers: tuple, list, dict (insertion order), namedtuple, OrderedDict, defaultdict, deque and
 classes given to :func:`register_pytree_node`; everything else (tensors, numbers, None) is a
-leaf, as in torch.
+leaf, as in torch. The ``*_with_path`` forms pair each leaf with its key path (a tuple of
+``SequenceKey``/``MappingKey``/``GetAttrKey``; :func:`keystr` prints it).
 
     >>> leaves, spec = tree_flatten({"a": [1, 2], "b": (3,)})
     >>> leaves, tree_unflatten([x * 10 for x in leaves], spec)
@@ -18,9 +19,14 @@ __all__ = ["TreeSpec", "LeafSpec", "register_pytree_node", "tree_is_leaf", "tree
            "tree_unflatten", "tree_iter", "tree_leaves", "tree_structure", "tree_map",
            "tree_map_", "tree_map_only", "tree_map_only_", "tree_all", "tree_any",
            "tree_all_only", "tree_any_only", "is_namedtuple", "is_namedtuple_class",
-           "is_namedtuple_instance"]
+           "is_namedtuple_instance", "KeyEntry", "SequenceKey", "MappingKey", "GetAttrKey",
+           "keystr", "key_get", "tree_flatten_with_path", "tree_leaves_with_path",
+           "tree_map_with_path"]
 
-# type -> (flatten(x) -> (children, context), unflatten(children, context) -> x)
+# flatten_fn(x) -> (children, context); unflatten_fn(children, context) -> x;
+# flatten_with_keys_fn(x) -> ([(key, child), ...], context), or None
+NodeDef = collections.namedtuple("NodeDef",
+                                 "type flatten_fn unflatten_fn flatten_with_keys_fn")
 SUPPORTED_NODES: dict = {}
 
 
@@ -28,10 +34,77 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
                          to_dumpable_context=None, from_dumpable_context=None,
                          flatten_with_keys_fn=None):
     """Make ``cls`` a container: ``flatten_fn(x) -> (children, context)``,
-    ``unflatten_fn(children, context) -> x``."""
+    ``unflatten_fn(children, context) -> x`` (``flatten_with_keys_fn`` for the key paths)."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = (flatten_fn, unflatten_fn)
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+
+
+class KeyEntry:
+    """One step of a key path: ``get(parent)`` reads the child it names."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey(KeyEntry):
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+@dataclasses.dataclass(frozen=True)
+class MappingKey(KeyEntry):
+    key: Any
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey(KeyEntry):
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+def keystr(kp):
+    """A key path as the Python accessors it stands for: ``['x'][1].a``."""
+    return "".join(str(k) for k in kp)
+
+
+def key_get(obj, kp):
+    """The subtree of ``obj`` at key path ``kp``."""
+    for k in kp:
+        obj = k.get(obj)
+    return obj
+
+
+def _sequence_keys(flatten_fn):
+    def flatten_with_keys(x):
+        children, context = flatten_fn(x)
+        return [(SequenceKey(i), c) for i, c in enumerate(children)], context
+    return flatten_with_keys
+
+
+def _mapping_keys(flatten_fn, keys_of=lambda context: context):
+    def flatten_with_keys(x):
+        children, context = flatten_fn(x)
+        return [(MappingKey(k), c) for k, c in zip(keys_of(context), children)], context
+    return flatten_with_keys
+
+
+def _register_builtin(cls, flatten_fn, unflatten_fn, keys):
+    register_pytree_node(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn=keys(flatten_fn))
 
 
 def is_namedtuple_class(cls):
@@ -46,20 +119,30 @@ def is_namedtuple_instance(obj):
     return is_namedtuple_class(type(obj))
 
 
-register_pytree_node(tuple, lambda x: (list(x), None), lambda c, _: tuple(c))
-register_pytree_node(list, lambda x: (list(x), None), lambda c, _: list(c))
-register_pytree_node(dict, lambda x: (list(x.values()), list(x.keys())),
-                     lambda c, keys: dict(zip(keys, c)))
-register_pytree_node(collections.OrderedDict, lambda x: (list(x.values()), list(x.keys())),
-                     lambda c, keys: collections.OrderedDict(zip(keys, c)))
-register_pytree_node(collections.defaultdict,
-                     lambda x: (list(x.values()), [x.default_factory, list(x.keys())]),
-                     lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)))
-register_pytree_node(collections.deque, lambda x: (list(x), x.maxlen),
-                     lambda c, maxlen: collections.deque(c, maxlen=maxlen))
+_register_builtin(tuple, lambda x: (list(x), None), lambda c, _: tuple(c), _sequence_keys)
+_register_builtin(list, lambda x: (list(x), None), lambda c, _: list(c), _sequence_keys)
+_register_builtin(dict, lambda x: (list(x.values()), list(x.keys())),
+                  lambda c, keys: dict(zip(keys, c)), _mapping_keys)
+_register_builtin(collections.OrderedDict, lambda x: (list(x.values()), list(x.keys())),
+                  lambda c, keys: collections.OrderedDict(zip(keys, c)), _mapping_keys)
+_register_builtin(collections.defaultdict,
+                  lambda x: (list(x.values()), [x.default_factory, list(x.keys())]),
+                  lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)),
+                  lambda flatten_fn: _mapping_keys(flatten_fn, lambda ctx: ctx[1]))
+_register_builtin(collections.deque, lambda x: (list(x), x.maxlen),
+                  lambda c, maxlen: collections.deque(c, maxlen=maxlen), _sequence_keys)
+
+
+def _namedtuple_keys(flatten_fn):
+    def flatten_with_keys(x):
+        children, cls = flatten_fn(x)
+        return [(GetAttrKey(f), c) for f, c in zip(cls._fields, children)], cls
+    return flatten_with_keys
+
+
 # (every namedtuple class is one node type, ``collections.namedtuple``; the class is the context)
-register_pytree_node(collections.namedtuple, lambda x: (list(x), type(x)),
-                     lambda c, cls: cls(*c))
+_register_builtin(collections.namedtuple, lambda x: (list(x), type(x)), lambda c, cls: cls(*c),
+                  _namedtuple_keys)
 
 _BUILTIN_TYPES = frozenset({tuple, list, dict, collections.namedtuple, collections.OrderedDict,
                             collections.defaultdict, collections.deque})
@@ -117,7 +200,7 @@ class TreeSpec:
                 if node_type != spec.type:
                     raise ValueError(f"Type mismatch; expected {spec.type!r}, but got "
                                      f"{node_type!r}.")
-                children, context = SUPPORTED_NODES[node_type][0](node)
+                children, context = SUPPORTED_NODES[node_type].flatten_fn(node)
                 if len(children) != spec.num_children:
                     raise ValueError(f"Node arity mismatch; expected {spec.num_children}, "
                                      f"but got {len(children)}.")
@@ -146,7 +229,7 @@ class TreeSpec:
                         raise ValueError(f"Node keys mismatch{message}.")
                     children = [node[k] for k in keys]
                 else:
-                    children, context = SUPPORTED_NODES[node_type][0](node)
+                    children, context = SUPPORTED_NODES[node_type].flatten_fn(node)
                     if node_type is not collections.deque and context != spec.context:
                         raise ValueError(f"Node context mismatch for node type {spec.type!r}; "
                                          f"expected {spec.context!r}, but got {context!r}.")
@@ -200,7 +283,7 @@ def tree_flatten(tree, is_leaf=None):
             leaves.append(x)
             return LeafSpec()
         t = _get_node_type(x)
-        children, context = SUPPORTED_NODES[t][0](x)
+        children, context = SUPPORTED_NODES[t].flatten_fn(x)
         return TreeSpec(t, context, [go(c) for c in children])
 
     spec = go(tree)
@@ -223,9 +306,42 @@ def tree_unflatten(leaves, treespec):
         if spec.is_leaf():
             return next(it)
         children = [go(c) for c in spec.children_specs]
-        return SUPPORTED_NODES[spec.type][1](children, spec.context)
+        return SUPPORTED_NODES[spec.type].unflatten_fn(children, spec.context)
 
     return go(treespec)
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """``([(key_path, leaf), ...], spec)`` of ``tree``."""
+    paths = []
+
+    def go(x, path):
+        if tree_is_leaf(x, is_leaf):
+            paths.append(path)
+            return
+        t = _get_node_type(x)
+        flatten_with_keys = SUPPORTED_NODES[t].flatten_with_keys_fn
+        if flatten_with_keys is None:
+            raise ValueError(f"Did not find a flatten_with_keys_fn for type: {t}. Please pass "
+                             "a flatten_with_keys_fn argument to register_pytree_node.")
+        for k, c in flatten_with_keys(x)[0]:
+            go(c, path + (k,))
+
+    go(tree, ())
+    leaves, spec = tree_flatten(tree, is_leaf)
+    return list(zip(paths, leaves)), spec
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(func, tree, *rests, is_leaf=None):
+    """``func(key_path, leaf, *matching subtrees of rests)`` at every leaf."""
+    path_leaves, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [spec.flatten_up_to(r) for r in rests]
+    return tree_unflatten([func(kp, x, *xs) for (kp, x), *xs in zip(path_leaves, *others)],
+                          spec)
 
 
 def tree_iter(tree, is_leaf=None):
