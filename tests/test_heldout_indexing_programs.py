@@ -574,3 +574,25 @@ DTYPE_CORNERS = {
 @pytest.mark.parametrize("name", DTYPE_CORNERS)
 def test_dtype_corners(name):
     _run(DTYPE_CORNERS, name)
+
+
+SCALAR_ARGUMENTS = {
+    "full_1elem_tensor": lambda m: m.full((2,), m.tensor([3.])),
+    "full_grad_tensor": lambda m: m.full((2,), m.tensor(3., requires_grad=True)),
+    "full_0d_tensor": lambda m: m.full((2,), m.tensor(3)),
+    "full_like_1elem_tensor": lambda m: m.full_like(m.ones(2), m.tensor([3.])),
+    "scalar_tensor_1elem_tensor": lambda m: m.scalar_tensor(m.tensor([3.])),
+    "add_alpha_1elem_tensor": lambda m: m.add(m.ones(2), 1, alpha=m.tensor([2.])),
+    "add_alpha_grad_tensor": lambda m: m.add(m.ones(2), 1, alpha=m.tensor(2., requires_grad=True)),
+    "add_alpha_0d_tensor": lambda m: m.add(m.ones(2), 1, alpha=m.tensor(2.)),
+    "add_inplace_alpha_1elem_tensor": lambda m: m.ones(2).add_(1, alpha=m.tensor([2.])),
+    "addcmul_value_1elem_tensor": lambda m: m.addcmul(m.ones(2), m.ones(2), m.ones(2),
+                                                      value=m.tensor([2.])),
+    "addcmul_value_0d_tensor": lambda m: m.addcmul(m.ones(2), m.ones(2), m.ones(2),
+                                                   value=m.tensor(2.)),
+}
+
+
+@pytest.mark.parametrize("name", SCALAR_ARGUMENTS)
+def test_number_arguments_take_0d_tensors_only(name):
+    _run(SCALAR_ARGUMENTS, name)

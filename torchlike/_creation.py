@@ -585,8 +585,9 @@ _OPTS = ("out", "dtype", "layout", "device", "pin_memory", "requires_grad")
 
 
 def _check_number(name, arg, pos, v):
-    """torch's Scalar parameter: a number, or a one-element tensor."""
-    if isinstance(v, (numbers.Number, np.bool_)) or (isinstance(v, Tensor) and v.numel() == 1):
+    """torch's Scalar parameter: a number, or a 0-dim tensor that does not require grad."""
+    if isinstance(v, (numbers.Number, np.bool_)) or (
+            isinstance(v, Tensor) and v.ndim == 0 and not v.requires_grad):
         return
     raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Number, not "
                     f"{_tp_name(v)}")

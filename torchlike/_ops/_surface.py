@@ -278,9 +278,16 @@ def operands_checked(fn, name, method=False):
     where = {p: i for i, (p, _k) in enumerate(spec)}
     def int_or_tensor(a):
         return isinstance(a, Tensor) or _int_like(a)
-    takes = tuple(int_or_tensor if k == _OI else
-                  (lambda a, t=numbers_ if k.rstrip("?") in (_N, _O, _S) else tensors:
+
+    def scalar(a):
+        # (torch's Scalar: a number, or a 0-dim tensor that does not require grad)
+        return isinstance(a, Tensor) and a.ndim == 0 and not a.requires_grad or \
+            not isinstance(a, Tensor) and isinstance(a, numbers_)
+    takes = tuple(int_or_tensor if k == _OI else scalar if k == _S else
+                  (lambda a, t=numbers_ if k.rstrip("?") in (_N, _O) else tensors:
                    isinstance(a, t)) for _p, k in spec)
+    # (a Tensor is checked only where the kind refuses some tensors)
+    tensor_checked = tuple(k == _S for _p, k in spec)
     none_ok = tuple(k.endswith("?") for _p, k in spec)
     # (an op with overloads refuses any argument with the overloads' message)
     overload = (any(k.startswith(_O) for _p, k in spec),) * len(spec)
@@ -303,14 +310,14 @@ def operands_checked(fn, name, method=False):
     def checked(*args, **kwargs):
         for i in range(min(len(args) - skip, n)):
             a = args[i + skip]
-            if a.__class__ is not Tensor and not takes[i](a) and not (
+            if (a.__class__ is not Tensor or tensor_checked[i]) and not takes[i](a) and not (
                     a is None and none_ok[i]):
                 raise refuse(args, kwargs, i, False)
         if kwargs:
             for k, a in kwargs.items():
                 i = where.get(k)
-                if i is not None and a.__class__ is not Tensor and not takes[i](a) and not (
-                        a is None and none_ok[i]):
+                if i is not None and (a.__class__ is not Tensor or tensor_checked[i]) and \
+                        not takes[i](a) and not (a is None and none_ok[i]):
                     raise refuse(args, kwargs, i, True)
         if alike:
             given = [a for a in (*args[skip:skip + n], *(kwargs.get(p) for p, _k in spec))
