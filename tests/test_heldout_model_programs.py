@@ -372,3 +372,20 @@ def test_pytree_key_paths_of_a_node_registered_without_keys():
         finally:
             P.SUPPORTED_NODES.pop(box)
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ attention masks
+
+@pytest.mark.parametrize("mask", [(3, 4, 6), (2, 3, 4, 6), (4, 5), (5, 6), (1, 3, 1, 1), (4, 6),
+                                  (2, 1, 4, 6)])
+@pytest.mark.parametrize("dtype", ["float32", "bool"])
+def test_sdpa_mask_that_does_not_broadcast_to_the_scores(mask, dtype):
+    same_as_torch(lambda m: m.nn.functional.scaled_dot_product_attention(
+        m.ones(2, 2, 4, 8), m.ones(2, 2, 6, 8), m.ones(2, 2, 6, 8),
+        attn_mask=m.zeros(mask, dtype=getattr(m, dtype))))
+
+
+def test_sdpa_gqa_mask_broadcast_names_the_query_heads():
+    same_as_torch(lambda m: m.nn.functional.scaled_dot_product_attention(
+        m.ones(2, 4, 4, 8), m.ones(2, 2, 6, 8), m.ones(2, 2, 6, 8),
+        attn_mask=m.zeros(3, 4, 6), enable_gqa=True))

@@ -20,7 +20,7 @@ from .. import _fused, _random, _tiers
 from ..amp.autocast_mode import cast_composite as _cast_composite   # (autocast casts before
                                                                    # a function's dtype checks)
 from ..autograd import grad_mode as _gm
-from .._registry import apply, defop
+from .._registry import apply, broadcast_error, defop
 from .._ops import products as _products
 from .._ops.unary import _abs_fn
 from .._ops.view import _reshape_copy
@@ -2560,6 +2560,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             nb *= n
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{nb}, {query.shape[-1]}] but got: [{nb}, {key.shape[-1]}].")
+    if attn_mask is not None and query.dim() >= 2 and key.dim() >= 2:
+        # (torch adds the mask to the scores: its broadcast error names their sizes)
+        batch = tuple(query.shape[:-2]) if enable_gqa else tuple(
+            np.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2])))
+        msg = broadcast_error([batch + (query.shape[-2], key.shape[-2]),
+                               tuple(attn_mask.shape)])
+        if msg is not None:
+            raise RuntimeError(msg)
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     args = []
     kind = None
