@@ -73,6 +73,9 @@ from .nn.modules.rnn import lstm, gru, rnn_tanh, rnn_relu  # noqa: F401,E402  AT
 from ._ops import _surface  # noqa: E402
 
 _surface.bind(__import__(__name__), Tensor)   # methods, in-place forms, out=, nn ops at the top
+from ._ops.deprecated_signatures import install as _install  # noqa: E402
+_install(__import__(__name__), Tensor)     # torch's deprecated signatures: add_(alpha, other)
+del _install
 
 from . import version  # noqa: E402  torch.version; __version__ compares as torch 2.13's
 # public classes report their public path, as torch's do (<class 'torchlike.Tensor'>)
