@@ -86,3 +86,21 @@ def test_legacy_constructor_of_a_tensor_is_an_alias():
         base = m.tensor([1.0, 2.0])
         m.FloatTensor(base).add_(1)
         assert base.tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("form", ["plain", "requires_grad", "volatile"])
+def test_variable_as_torch(form):
+    """``autograd.Variable``, the pre-0.4 wrapper: the tensor itself (a new leaf when asked for
+    grad), and ``volatile=`` warns that it has no effect, as torch's."""
+    import warnings
+
+    def run(m):
+        kw = {"plain": {}, "requires_grad": {"requires_grad": True},
+              "volatile": {"volatile": True}}[form]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            x = m.ones(2) * 2
+            v = m.autograd.Variable(x, **kw)
+        return (v is x, v.requires_grad, v.is_leaf, isinstance(v, m.autograd.Variable),
+                [str(x.message) for x in w])
+    assert run(torchlike) == run(torch)

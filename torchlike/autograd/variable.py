@@ -21,6 +21,10 @@ class _VariableMeta(type):
             return Tensor._make(jnp.zeros((0,), jnp.float32))
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if volatile:
+            import warnings
+            warnings.warn("volatile was removed and now has no effect. Use `with "
+                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
         if requires_grad:
             return data.detach().requires_grad_(True)
         return data
