@@ -596,3 +596,39 @@ SCALAR_ARGUMENTS = {
 @pytest.mark.parametrize("name", SCALAR_ARGUMENTS)
 def test_number_arguments_take_0d_tensors_only(name):
     _run(SCALAR_ARGUMENTS, name)
+
+
+STATISTICS = {
+    "renorm_nan_row_kept": lambda m: m.renorm(
+        m.tensor([[1., 5., float("nan"), 2.], [3., 3., 1., 0.]]), 2, 0, 1.),
+    "quantile_q_checked_before_empty": lambda m: m.quantile(m.zeros(0), 1.5),
+    "quantile_empty_before_dim": lambda m: m.quantile(m.zeros(0), 0.5, dim=1),
+    "quantile_bad_dim": lambda m: m.quantile(m.zeros(2), 0.5, dim=1),
+    "quantile_interpolation_before_empty": lambda m: m.quantile(m.zeros(0), 0.5,
+                                                                interpolation="x"),
+    "nanquantile_empty": lambda m: m.nanquantile(m.zeros(2, 0), 0.5),
+    "nanquantile_q_out_of_range": lambda m: m.nanquantile(m.zeros(2), 1.5),
+    "nanquantile_interpolation": lambda m: m.nanquantile(m.zeros(2), 0.5, interpolation="x"),
+    "nanquantile_int": lambda m: m.nanquantile(m.zeros(2, dtype=m.int64), 0.5),
+    "nanquantile_q_tensor_range": lambda m: m.nanquantile(m.zeros(2), m.tensor([1.5])),
+}
+
+
+@pytest.mark.parametrize("name", STATISTICS)
+def test_statistics(name):
+    _run(STATISTICS, name)
+
+
+@pytest.mark.parametrize("program", ["m.cov(m.tensor(2.))", "m.corrcoef(m.zeros(2, 0))",
+                                     "m.cov(m.ones(2, 3), correction=3)", "m.cov(m.ones(2, 3))"])
+def test_cov_warns_of_no_degrees_of_freedom(program):
+    import warnings
+    import torch
+    import torchlike
+
+    def warned(m):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            eval(program)
+        return [str(x.message).split(" (Triggered")[0] for x in w]
+    assert warned(torchlike) == warned(torch)

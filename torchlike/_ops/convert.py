@@ -121,18 +121,13 @@ def _to(self, *args, **kwargs):
     return out
 
 
-_DISCARD_WARNED = []
-
-
 def warn_complex_discard(src, dst):
     """torch's once-a-process warning where a copy casts complex values (dtype ``src``) to the
     real dtype ``dst`` (bool reads the whole value: no warning)."""
-    if src.is_complex and not dst.is_complex and dst is not D.bool and not _DISCARD_WARNED:
-        import warnings
-        from .factorizations import _user_stacklevel
-        _DISCARD_WARNED.append(True)
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
-                      stacklevel=_user_stacklevel())
+    if src.is_complex and not dst.is_complex and dst is not D.bool:
+        from .factorizations import _deprecated
+        _deprecated("complex to real", "Casting complex values to real discards the imaginary "
+                    "part")
 
 
 def _contiguous(self, memory_format=None):

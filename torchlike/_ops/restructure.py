@@ -606,9 +606,9 @@ def _adjoint_of(input, call, name):
         raise RuntimeError(f"{call} is only supported on matrices or batches of matrices. Got "
                            f"1-D tensor.")
     if n == 0:
-        from .view import warn_once
-        warn_once(name + " 0-D", f"{name} is deprecated on 0-D tensors. Consider using "
-                                 f"x.conj().")
+        from .factorizations import _deprecated
+        _deprecated(name + " 0-D", f"{name} is deprecated on 0-D tensors. Consider using "
+                                   f"x.conj().")
         return input.conj()
     return apply(_adjoint, input)
 

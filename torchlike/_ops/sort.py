@@ -573,28 +573,30 @@ def _quantile(a, q, dim, keepdim, interpolation, ignore_nan):
     return vals
 
 
-def _quantile_call(name, input, q, dim, keepdim, interpolation, ignore_nan):
-    if input.dtype not in (D.float32, D.float64):
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+def _quantile_call(input, q, dim, keepdim, interpolation, ignore_nan):
+    """quantile's and nanquantile's checks, in torch's order and words (both say
+    ``quantile()``), then the op."""
+    if not isinstance(q, Tensor) and not 0 <= q <= 1:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
     if interpolation not in _INTERP:
-        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
-    d = None if dim is None else _one_dim(dim, input.ndim)
     if input.numel() == 0:
-        raise RuntimeError(f"{name}() input tensor must be non-empty")
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if isinstance(q, Tensor) and q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if isinstance(q, Tensor):
-        if q.ndim > 1:
-            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
         if q.dtype is not input.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
         qa = _np.asarray(q._data)
         if qa.size and (qa.min() < 0 or qa.max() > 1):
-            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
         qarg = q
     else:
-        if not 0 <= q <= 1:
-            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
         qarg = float(q)
+    d = None if dim is None else _one_dim(dim, input.ndim)
     return apply(_quantile, input, qarg, dim=d, keepdim=bool(keepdim),
                  interpolation=interpolation, ignore_nan=ignore_nan)
 
@@ -602,13 +604,13 @@ def _quantile_call(name, input, q, dim, keepdim, interpolation, ignore_nan):
 @public(out=True)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles over all elements or ``dim`` (NaN if the slice holds a NaN)."""
-    return _quantile_call("quantile", input, q, dim, keepdim, interpolation, False)
+    return _quantile_call(input, q, dim, keepdim, interpolation, False)
 
 
 @public(out=True)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` ignoring NaN (NaN only for an all-NaN slice)."""
-    return _quantile_call("nanquantile", input, q, dim, keepdim, interpolation, True)
+    return _quantile_call(input, q, dim, keepdim, interpolation, True)
 
 
 @defop("logcumsumexp", grad_name="LogcumsumexpBackward0")

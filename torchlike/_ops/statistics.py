@@ -50,6 +50,12 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if aweights is not None and not aweights.dtype.is_floating_point:
         raise RuntimeError("cov(): expected aweights to have floating point dtype")
     ws = [w for w in (fweights, aweights) if w is not None]
+    if not ws and (input.shape[-1] if input.dim() == 2 else input.numel()) - correction <= 0:
+        import warnings
+        from .factorizations import _user_stacklevel
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning,
+                      stacklevel=_user_stacklevel())
     return apply(_cov, input, *ws, correction=int(correction), has_f=fweights is not None,
                  has_a=aweights is not None)
 

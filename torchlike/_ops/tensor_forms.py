@@ -137,7 +137,7 @@ def renorm(input, p, dim, maxnorm):
 
 def _renorm_factor(norms, maxnorm):
     from .binary_math import where
-    return where(norms > maxnorm, maxnorm / (norms + 1e-7), norms * 0 + 1)
+    return where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.)     # (a NaN norm: kept)
 
 
 # ------------------------------------------------------------------ recurrent cells

@@ -310,7 +310,6 @@ def check_materialized_size(name, shape, itemsize):
                            f"{list(shape)}")
 
 
-_T_WARNED = set()      # the deprecation warnings given (torch gives each once a process)
 
 
 def _reversed_dims(self):
@@ -318,24 +317,16 @@ def _reversed_dims(self):
     a tensor that is not 2-D."""
     n = self.ndim
     if n != 2:
-        warn_once("T 0-D" if n == 0 else "T not 2-D",
-                  "Tensor.T is deprecated on 0-D tensors. This function is the identity in "
-                  "these cases." if n == 0 else
-                  "The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
-                  "is deprecated and it will throw an error in a future release. Consider "
-                  "`x.mT` to transpose batches of matrices or "
-                  "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of "
-                  "a tensor.")
+        from .factorizations import _deprecated
+        _deprecated("T 0-D" if n == 0 else "T not 2-D",
+                    "Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                    "these cases." if n == 0 else
+                    "The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                    "shape is deprecated and it will throw an error in a future release. "
+                    "Consider `x.mT` to transpose batches of matrices or "
+                    "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                    "of a tensor.")
     return permute(self, *reversed(range(n)))
-
-
-def warn_once(key, message):
-    """torch's once-a-process deprecation warnings of the transposing properties (``key``
-    names one)."""
-    if key not in _T_WARNED:
-        _T_WARNED.add(key)
-        from .factorizations import _user_stacklevel
-        warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
 
 
 def _matrix_transpose(self):
@@ -346,8 +337,9 @@ def _matrix_transpose(self):
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            "Got 1-D tensor.")
     if n == 0:
-        warn_once("mT 0-D", "Tensor.mT is deprecated on 0-D tensors. This function is the "
-                            "identity in these cases.")
+        from .factorizations import _deprecated
+        _deprecated("mT 0-D", "Tensor.mT is deprecated on 0-D tensors. This function is the "
+                              "identity in these cases.")
         return permute(self)
     return transpose(self, -2, -1)
 
