@@ -99,8 +99,11 @@ def test_variable_as_torch(form):
               "volatile": {"volatile": True}}[form]
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            x = m.ones(2) * 2
+            x = m.ones(2, requires_grad=True) * 2
             v = m.autograd.Variable(x, **kw)
-        return (v is x, v.requires_grad, v.is_leaf, isinstance(v, m.autograd.Variable),
-                [str(x.message) for x in w])
+            p = m.autograd.Variable(m.nn.Parameter(m.ones(2)), **kw)
+        with m.no_grad():
+            v.add_(1)                           # (the same storage)
+        return (v is x, v.requires_grad, v.is_leaf, v.grad_fn, x.tolist(), type(p).__name__,
+                isinstance(v, m.autograd.Variable), [str(x.message) for x in w])
     assert run(torchlike) == run(torch)

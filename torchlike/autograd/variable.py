@@ -1,7 +1,7 @@
 """``torch.autograd.Variable``: the pre-0.4 wrapper, now the Tensor itself.
 
-``Variable(t, requires_grad=True)`` returns ``t`` (detached when asked for grad, as torch's
-legacy constructor makes a new leaf); every Tensor is an instance of ``Variable``.
+``Variable(t, requires_grad=...)`` is a new leaf over ``t``'s storage (``t.detach()``), as
+torch's legacy constructor makes; every Tensor is an instance of ``Variable``.
 """
 from __future__ import annotations
 
@@ -25,9 +25,8 @@ class _VariableMeta(type):
             import warnings
             warnings.warn("volatile was removed and now has no effect. Use `with "
                           "torch.no_grad():` instead.", UserWarning, stacklevel=2)
-        if requires_grad:
-            return data.detach().requires_grad_(True)
-        return data
+        # (a new leaf over the same storage, as torch's legacy constructor makes)
+        return data.detach().requires_grad_(bool(requires_grad))
 
 
 class Variable(metaclass=_VariableMeta):
