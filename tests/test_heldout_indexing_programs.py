@@ -632,3 +632,32 @@ def test_cov_warns_of_no_degrees_of_freedom(program):
             eval(program)
         return [str(x.message).split(" (Triggered")[0] for x in w]
     assert warned(torchlike) == warned(torch)
+
+
+_C3 = [True, False, True]
+
+WHERE = {
+    "where_int8_overflowing_number": lambda m: m.where(m.tensor(_C3), m.tensor([1, 2, 3],
+                                                                             dtype=m.int8), 300),
+    "where_number_first_overflowing": lambda m: m.where(m.tensor(_C3), 300,
+                                                        m.tensor([1, 2, 3], dtype=m.int8)),
+    "where_uint8_negative_wraps": lambda m: m.where(m.tensor(_C3),
+                                                    m.tensor([1, 2, 3], dtype=m.uint8), -1),
+    "where_uint8_256": lambda m: m.where(m.tensor(_C3), m.tensor([1, 2, 3], dtype=m.uint8), 256),
+    "where_half_inf": lambda m: m.where(m.tensor(_C3), m.tensor([1., 2., 3.]).half(), 1e6),
+    "where_int32_2_40": lambda m: m.where(m.tensor(_C3), m.tensor([1, 2, 3], dtype=m.int32),
+                                          2 ** 40),
+    "where_method_overflow": lambda m: m.tensor([1, 2, 3], dtype=m.int8).where(m.tensor(_C3),
+                                                                               300),
+    "where_int8_float_number_promotes": lambda m: m.where(
+        m.tensor(_C3), m.tensor([1, 2, 3], dtype=m.int8), 1e10),
+    "where_0d_condition_true": lambda m: m.where(m.tensor(3)),
+    "where_0d_condition_false": lambda m: m.where(m.tensor(0.)),
+    "masked_select_broadcast_error": lambda m: m.masked_select(m.arange(3),
+                                                               m.tensor([True, False])),
+}
+
+
+@pytest.mark.parametrize("name", WHERE)
+def test_where_and_masked_select(name):
+    _run(WHERE, name)

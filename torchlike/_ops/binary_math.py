@@ -468,13 +468,19 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         import numpy as np
         _barebones.require("nonzero_count_cpu", condition)
-        nz = np.nonzero(np.asarray(condition._data))
+        # (a 0-dim condition reads as 1-dim, as torch's nonzero does)
+        nz = np.nonzero(np.atleast_1d(np.asarray(condition._data)))
         return tuple(Tensor._make(jnp.asarray(i, jnp.int64)) for i in nz)
     if condition.dtype is not D.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {D.legacy_name(condition.dtype)}")
     _check_bcast(condition, input, other)
-    return apply(_where, condition, input, other, dtype=_promote_of(input, other).np)
+    dt = _promote_of(input, other)
+    for v in (input, other):
+        if not isinstance(v, Tensor):
+            # torch makes a number a 0-dim tensor of the result dtype: checked conversion
+            D.check_scalar(v, dt, 1)
+    return apply(_where, condition, input, other, dtype=dt.np)
 
 
 methods(where=lambda self, condition, other: where(condition, self, other))

@@ -442,7 +442,7 @@ def masked_select(input, mask):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
     _barebones.require("masked_select", input)
-    shapes = [tuple(input._d.shape), tuple(mask._d.shape)]
+    shapes = [tuple(mask._d.shape), tuple(input._d.shape)]
     shp = _broadcast_shape(shapes)
     m = np.broadcast_to(_host(mask), shp).reshape(-1)
     x = input if tuple(input._d.shape) == shp else broadcast_to(input, shp)
