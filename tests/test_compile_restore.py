@@ -194,12 +194,19 @@ def test_out_of_range_indices_raise_torchs_error_and_leave_state():
 
 # ------------------------------------------------------------------ writes into non-state
 
-def _cache_net(nn, lib):
+def _cache_net(nn, lib, in_list=True):
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
             self.lin = nn.Linear(3, 3)
-            self.cache = lib.zeros(3)       # a plain attribute, not a registered buffer
+            # a tensor in a list attribute (not state), or a plain tensor attribute (state,
+            # as a buffer is)
+            self.caches = [lib.zeros(3)] if in_list else None
+            self.plain = None if in_list else lib.zeros(3)
+
+        @property
+        def cache(self):
+            return self.caches[0] if self.caches else self.plain
 
         def forward(self, x):
             y = self.lin(x)
@@ -211,8 +218,9 @@ def _cache_net(nn, lib):
 
 @pytest.mark.parametrize("how", ["step", "module"])
 def test_write_into_tensor_that_is_not_state_falls_back(how):
-    """A tensor the compiled function writes but cannot thread (not a parameter, buffer,
-    optimizer state, argument or named global) makes it run eagerly with one warning, and
+    """A tensor the compiled function writes but cannot thread (not a parameter, buffer, plain
+    tensor attribute of a module, optimizer state, argument or named global: here a tensor in
+    a list) makes it run eagerly with one warning, and
     the tensor holds the eager values, not a tracer; under fullgraph=True it raises."""
     torch.manual_seed(0)
     tnet = _cache_net(torch.nn, torch)
@@ -249,3 +257,42 @@ def test_write_into_tensor_that_is_not_state_falls_back(how):
     with pytest.raises(torchlike._compile.Unsupported, match="not state"):
         go(torchlike, lnet, True, fullgraph=True)
     assert not _is_tracer(lnet.cache._data)
+
+
+@pytest.mark.parametrize("how", ["step", "module"])
+def test_a_plain_tensor_attribute_of_a_module_is_state(how):
+    """A module's tensor attribute that is not a registered buffer (``self.t = torch.zeros(3)``)
+    is state, as a buffer is: read at its current value on every call (reassigned or written
+    in place between calls) and written back when the program writes it, as torch's."""
+    torch.manual_seed(0)
+    tnet = _cache_net(torch.nn, torch, in_list=False)
+    lnet = _cache_net(torchlike.nn, torchlike, in_list=False)
+    lnet.load_state_dict({k: torchlike.tensor(v.detach().numpy())
+                          for k, v in tnet.state_dict().items()})
+
+    def go(lib, net, compiled):
+        opt = lib.optim.SGD(net.parameters(), lr=0.1)
+        fwd = lib.compile(net) if compiled and how == "module" else net
+
+        def step(x):
+            loss = (fwd(x).square().sum() + net.scale * 1.0).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        if compiled and how == "step":
+            step = lib.compile(step)
+        out = []
+        for i in range(1, 4):
+            net.scale = lib.tensor(float(i))                # reassigned
+            out.append(float(step(lib.tensor(np.full((2, 3), 0.5 * i, np.float32)))))
+            out.append(net.plain.tolist())                   # written by the program
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # (no graph break)
+        ours = go(torchlike, lnet, True)
+    theirs = go(torch, tnet, False)
+    for a, b in zip(ours, theirs):
+        assert_close(np.array(a), np.array(b), atol=1e-5)
+

@@ -392,9 +392,9 @@ class _ModuleProgram(_Program):
         except _trace.GraphBreak as e:
             self._graph_break(e, None)
             return self._after_break(fwd, args, kwargs)
-        state, views = _trace.state_roots([*mod.parameters(), *mod.buffers()])
-        key = (akey, treedef, _state_key(state), views,
-               tuple(discover(fwd, (), {}).values), _common_key())
+        found = discover(fwd, (), {})
+        state, views = _trace.state_roots([*mod.parameters(), *mod.buffers(), *found.tensors])
+        key = (akey, treedef, _state_key(state), views, tuple(found.values), _common_key())
         entry = self._lookup(key)
         if entry is _EAGER:
             if self._entries.get(key) is _EAGER:        # broken, not over the recompile limit

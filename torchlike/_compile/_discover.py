@@ -40,15 +40,20 @@ def _value(v):
     return (v.__class__, v if v == v else "nan")
 
 
-def module_values(mod, out):
+def module_values(mod, out, tensors):
     """Append the Python values held by ``mod`` and its submodules (``self.scale``,
     ``self.training``, ``p`` of a Dropout) to ``out``: what its forward may read and bake into
-    a program (not the private caches of torchlike's own modules)."""
+    a program (not the private caches of torchlike's own modules); and their tensors that are
+    plain attributes, not parameters or buffers (``self.scale = torch.tensor(2.0)``), to
+    ``tensors``: state, threaded through the program as parameters are."""
     for sub in mod.modules():
         own = type(sub).__module__.startswith("torchlike.")
         for k, v in vars(sub).items():
-            if v.__class__ in _VALUES and not (own and k[0] == "_"):
-                out.append((k, _value(v)))
+            if v.__class__ in _VALUES:
+                if not (own and k[0] == "_"):
+                    out.append((k, _value(v)))
+            elif isinstance(v, Tensor):
+                tensors.append(v)
     return out
 
 
@@ -82,7 +87,10 @@ def discover(fn, args, kwargs):
             found.tensors.append(obj)
         elif isinstance(obj, Module):
             found.modules.append(obj)
-            module_values(obj, found.values)
+            plain = []
+            module_values(obj, found.values, plain)
+            for t in plain:
+                scan(t, depth)
         elif isinstance(obj, Optimizer):
             found.opts.append(obj)
         elif isinstance(obj, Generator):
