@@ -2,7 +2,9 @@
 ...) run on torch and torchlike side by side: the same values and errors (class and message)."""
 from __future__ import annotations
 
+import copy
 import importlib
+import pickle
 
 import numpy as np
 import pytest
@@ -158,6 +160,45 @@ def test_uninitialized_parameter_len_names_the_method():
             len(m.nn.UninitializedParameter())
         except ValueError as e:
             return str(e).replace(repr(m.Tensor.__len__), "<__len__>")
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("init", ["uniform_", "normal_", "constant_", "zeros_", "ones_",
+                                  "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
+                                  "xavier_normal_", "eye_", "dirac_", "trunc_normal_",
+                                  "orthogonal_", "sparse_"])
+def test_initializers_refuse_an_uninitialized_parameter(init):
+    """Each names what torch's initializer first touches (itself, a method, or the shape)."""
+    args = {"constant_": (1.0,), "sparse_": (0.1,)}.get(init, ())
+
+    def fn(m):
+        fun = getattr(m.nn.init, init)
+        try:
+            fun(m.nn.UninitializedParameter(), *args)
+        except ValueError as e:
+            raise ValueError(str(e).replace(repr(fun), "<init>")) from None
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.nn.utils.parameters_to_vector([m.nn.UninitializedParameter()]),
+    lambda m: m.nn.utils.vector_to_parameters(m.ones(0), [m.nn.UninitializedParameter()]),
+    lambda m: m.nn.utils.parameters_to_vector(
+        m.nn.Conv2d(3, 4, 3).to(memory_format=m.channels_last).parameters()),
+    lambda m: type(copy.deepcopy(m.nn.LazyLinear(2)).weight).__name__,
+    lambda m: type(pickle.loads(pickle.dumps(m.nn.UninitializedBuffer()))).__name__,
+    lambda m: type(copy.copy(m.nn.UninitializedParameter())).__name__,
+], ids=["to_vector", "from_vector", "channels_last_to_vector", "deepcopy", "pickle", "copy"])
+def test_uninitialized_parameters_in_nn_utils_and_copies(call):
+    same_as_torch(call)
+
+
+def test_deep_copy_of_a_lazy_batchnorm_raises():
+    def fn(m):
+        try:
+            copy.deepcopy(m.nn.LazyBatchNorm1d())
+        except ValueError as e:
+            raise ValueError(str(e).replace(repr(m.Tensor.__deepcopy__), "<f>")) from None
     same_as_torch(fn)
 
 

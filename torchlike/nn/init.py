@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _random
 from .. import _tiers
+from .parameter import is_lazy, uninitialized_use_error
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "dirac_", "trunc_normal_", "orthogonal_", "kaiming_uniform_", "kaiming_normal_",
@@ -206,10 +207,21 @@ def _deprecated_alias(meth):
     return deprecated_init
 
 
+# what torch's initializer first uses of an uninitialized (lazy) parameter, where that is not
+# the initializer itself (which checks for torch-function overrides): a Tensor method, or shape
+_LAZY_FIRST_USE = {"zeros_": "zero_", "ones_": "fill_", "kaiming_normal_": "shape",
+                   "xavier_uniform_": "dim", "xavier_normal_": "dim", "eye_": "dim",
+                   "dirac_": "dim", "orthogonal_": "dim", "sparse_": "dim",
+                   "trunc_normal_": "new_tensor"}
+
+
 def _skips_meta(fn):
-    """An initializer that leaves a ``meta`` tensor as it is (it has no data), as torch's."""
+    """An initializer that leaves a ``meta`` tensor as it is (it has no data) and refuses an
+    uninitialized one, as torch's."""
     @functools.wraps(fn)
     def init(tensor, *args, **kwargs):
+        if is_lazy(tensor):
+            raise uninitialized_use_error(tensor, _LAZY_FIRST_USE.get(fn.__name__, init))
         if tensor.device.type == "meta":
             return tensor
         return fn(tensor, *args, **kwargs)

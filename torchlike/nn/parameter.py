@@ -100,41 +100,59 @@ _UNINITIALIZED_ALLOWED = frozenset({
     "size", "copy_", "is_complex", "is_floating_point", "half", "float", "double", "char",
     "short", "int", "long", "cuda", "cpu", "to", "get_device"})
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# torchlike's helpers written over the Tensor API, as torch's Python ones are: their uses of an
+# uninitialized tensor are the program's
+_HELPERS = (os.path.join(_PACKAGE, "nn", "utils") + os.sep,
+            os.path.join(_PACKAGE, "nn", "init.py"))
 
 
 def _called_by_the_program():
-    """Whether the caller of the function asking is outside torchlike (torchlike's own code
-    reads an uninitialized tensor's metadata freely)."""
-    return not sys._getframe(2).f_code.co_filename.startswith(_PACKAGE)
+    """Whether the caller of the function asking is the program (torchlike's own tensor
+    machinery reads an uninitialized tensor freely)."""
+    f = sys._getframe(2).f_code.co_filename
+    return not f.startswith(_PACKAGE) or f.startswith(_HELPERS)
+
+
+def uninitialized_use_error(t, use):
+    """torch's error for the program's ``use`` of the uninitialized tensor ``t``: ``"shape"``,
+    the name of a Tensor method, or a function (one checking for torch-function overrides)."""
+    if use == "shape":
+        return RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. "
+            "This error usually happens in `load_state_dict` when trying to load "
+            "an uninitialized parameter into an initialized one. "
+            "Call `forward` to initialize the parameters before accessing their attributes.")
+    func = f"<method '{use}' of 'torch._C.TensorBase' objects>" if isinstance(use, str) else use
+    return ValueError(
+        f"Attempted to use an uninitialized parameter in {func}. This error happens when you "
+        "are using a `LazyModule` or explicitly manipulating "
+        f"`torch.nn.parameter.{type(t).__name__}` objects. When using LazyModules Call "
+        "`forward` with a dummy batch to initialize the parameters before calling torch "
+        "functions")
 
 
 class UninitializedTensorMixin:
     """torch's mixin of the uninitialized (lazy) parameter and buffer classes: until
     ``materialize``, the program's calls of a Tensor method other than the few above, its
     reads of ``shape`` and ``share_memory_`` raise (torch's ``__torch_function__`` refuses
-    them)."""
+    them). A copy or a pickle is a new uninitialized tensor (a deep copy of a buffer raises), as
+    torch's."""
 
     __slots__ = ()
 
     def __getattribute__(self, name):
         if name == "shape" and _called_by_the_program():
-            raise RuntimeError(
-                "Can't access the shape of an uninitialized parameter or buffer. "
-                "This error usually happens in `load_state_dict` when trying to load "
-                "an uninitialized parameter into an initialized one. "
-                "Call `forward` to initialize the parameters before accessing their "
-                "attributes.")
+            raise uninitialized_use_error(self, name)
         attr = super().__getattribute__(name)
         if (name[0] != "_" and name not in _UNINITIALIZED_ALLOWED
                 and callable(getattr(Tensor, name, None))
                 and getattr(type(self), name) is getattr(Tensor, name)
                 and _called_by_the_program()):
-            raise ValueError(_uninitialized_use(type(self), f"<method '{name}' of "
-                                                "'torch._C.TensorBase' objects>"))
+            raise uninitialized_use_error(self, name)
         return attr
 
     def __len__(self):
-        raise ValueError(_uninitialized_use(type(self), Tensor.__len__))
+        raise uninitialized_use_error(self, Tensor.__len__)
 
     def share_memory_(self):
         raise RuntimeError(
@@ -142,13 +160,8 @@ class UninitializedTensorMixin:
             "Call `forward` to initialize the parameters before calling "
             "`module.share_memory()`.")
 
-
-def _uninitialized_use(cls, func):
-    return (f"Attempted to use an uninitialized parameter in {func}. This error happens when "
-            "you are using a `LazyModule` or explicitly manipulating "
-            f"`torch.nn.parameter.{cls.__name__}` objects. When using LazyModules Call "
-            "`forward` with a dummy batch to initialize the parameters before calling torch "
-            "functions")
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
 
 
 def is_lazy(param):
@@ -171,6 +184,9 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
         self.data = empty(*shape, dtype=dtype or self.dtype)
         self.__class__ = self.cls_to_become
 
+    def __deepcopy__(self, memo):
+        return memo.setdefault(id(self), self.__class__(self.requires_grad))
+
     def __repr__(self):
         return "<UninitializedParameter>"
 
@@ -192,6 +208,9 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
         from .._creation import empty
         self.data = empty(*shape, dtype=dtype or self.dtype)
         self.__class__ = self.cls_to_become
+
+    def __deepcopy__(self, memo):
+        raise uninitialized_use_error(self, Tensor.__deepcopy__)
 
     def __repr__(self):
         return "<UninitializedBuffer>"

@@ -122,7 +122,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
 
 def parameters_to_vector(parameters):
     from ... import cat
-    return cat([p.reshape(-1) for p in parameters])
+    return cat([p.view(-1) for p in parameters])
 
 
 def vector_to_parameters(vec, parameters):
