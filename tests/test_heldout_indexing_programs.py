@@ -661,3 +661,39 @@ WHERE = {
 @pytest.mark.parametrize("name", WHERE)
 def test_where_and_masked_select(name):
     _run(WHERE, name)
+
+
+def _i8(m):
+    return m.tensor([1, 2, 3], dtype=m.int8)
+
+
+NUMBER_OPERANDS = {
+    "floor_divide_by_wrapped_zero": lambda m: _i8(m) // 256,
+    "remainder_by_wrapped_zero": lambda m: _i8(m) % 512,
+    "fmod_by_wrapped_zero": lambda m: m.fmod(_i8(m), 2 ** 40),
+    "uint8_floor_divide_by_wrapped_zero": lambda m: m.tensor([1, 2], dtype=m.uint8) // -256,
+    "div_floor_by_wrapped_zero": lambda m: m.div(_i8(m), 256, rounding_mode="floor"),
+    "div_trunc_by_wrapped_zero": lambda m: m.div(_i8(m), 256, rounding_mode="trunc"),
+    "fmod_in_place_by_wrapped_zero": lambda m: _i8(m).fmod_(256),
+    "floor_divide_wraps": lambda m: _i8(m) // 300,
+    "true_divide_does_not_wrap": lambda m: m.div(_i8(m), 256),
+    "bool_floor_divide": lambda m: m.tensor([True, False]) // 2,
+    "floor_divide_past_uint64": lambda m: _i8(m) // 2 ** 64,
+    "pow_int8_overflowing_exponent": lambda m: _i8(m) ** 300,
+    "pow_int8_in_place_overflowing": lambda m: _i8(m).pow_(300),
+    "pow_int8_2_40": lambda m: m.pow(_i8(m), 2 ** 40),
+    "pow_int8_127_wraps": lambda m: _i8(m) ** 127,
+    "pow_half_overflowing_exponent": lambda m: _i8(m).half() ** 70000.,
+    "pow_half_largest_exponent": lambda m: _i8(m).half() ** 65504.,
+    "pow_bfloat16_overflowing_exponent": lambda m: _i8(m).bfloat16() ** 1e39,
+    "pow_float_exponent_as_double": lambda m: _i8(m).float() ** 1e40,
+    "pow_number_base_wraps": lambda m: m.pow(300, _i8(m)),
+    "lerp_weight_overflowing_float": lambda m: m.lerp(_i8(m).float(), _i8(m).float(), 1e40),
+    "lerp_half_weight_in_float": lambda m: m.lerp(_i8(m).half(), _i8(m).half(), 1e6),
+    "lerp_complex_weight_real_input": lambda m: m.lerp(_i8(m).float(), _i8(m).float(), 1j),
+}
+
+
+@pytest.mark.parametrize("name", NUMBER_OPERANDS)
+def test_number_operands_convert_as_torch(name):
+    _run(NUMBER_OPERANDS, name)

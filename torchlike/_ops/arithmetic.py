@@ -188,8 +188,15 @@ def check_int_div(a, b, kernel=None):
             zero = bool(_any_zero(d))                 # one reduced bool comes back
         if zero:
             raise RuntimeError("ZeroDivisionError")
-    elif b == 0:
+    elif b == 0 or (isinstance(a, Tensor) and not isinstance(b, bool) and
+                    -2 ** 63 <= b < 2 ** 64 and D.host_scalar(b, _result_dtype(a, b)) == 0):
+        # (torch converts the number to the integer result dtype first: 256 is a uint8 zero)
         raise RuntimeError("ZeroDivisionError")
+
+
+def _result_dtype(a, b):
+    from .typeinfo import result_type
+    return result_type(a, b)
 
 
 @defop("remainder", promote="common", grad_name="RemainderBackward0",
@@ -251,6 +258,12 @@ def _check_int_pow(input, exponent):
     if (isinstance(input, Tensor) and isinstance(exponent, int) and exponent < 0
             and input.dtype.category < D._FLOAT):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    # torch's kernel takes a number exponent in an integer or half-precision result dtype (a
+    # checked conversion; float and double take it as a double)
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        dt = _result_dtype(input, exponent)
+        if dt.category < D._FLOAT or dt in (D.float16, D.bfloat16):
+            D.check_scalar(exponent, dt)
 
 
 @jax.custom_vjp

@@ -439,6 +439,10 @@ def lerp(input, end, weight):
                                f"dtype {_meta_name(t.dtype)}")
     _need_float("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
                 input)
+    if not isinstance(weight, Tensor):
+        # (torch's kernel takes a number weight in the input's compute dtype, checked)
+        D.check_scalar(weight, D.float32 if input.dtype in (D.float16, D.bfloat16)
+                       else input.dtype)
     return apply(_lerp, input, end, weight)
 
 
