@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import types
+from collections import OrderedDict
 
 from .._random import Generator, default_generator
 from .._tensor import Tensor
@@ -46,15 +47,20 @@ def module_values(mod, out, tensors):
     a program (not the private caches of torchlike's own modules); and their tensors that are
     plain attributes, not parameters or buffers (``self.scale = torch.tensor(2.0)``), to
     ``tensors``: state, threaded through the program as parameters are."""
+    add = out.append
     for sub in mod.modules():
-        own = type(sub).__module__.startswith("torchlike.")
+        own = sub.__class__.__module__.startswith("torchlike.")
         for k, v in vars(sub).items():
-            if v.__class__ in _VALUES:
+            c = v.__class__
+            if c in _VALUES:
                 if not (own and k[0] == "_"):
-                    out.append((k, _value(v)))
-            elif isinstance(v, Tensor):
+                    add((k, c, v if c is not float or v == v else "nan"))
+            elif c not in _PLAIN and isinstance(v, Tensor):
                 tensors.append(v)
     return out
+
+
+_PLAIN = frozenset((dict, OrderedDict, set, list, tuple))     # (a module's usual attributes)
 
 
 def _library_code(fn):
