@@ -697,3 +697,43 @@ NUMBER_OPERANDS = {
 @pytest.mark.parametrize("name", NUMBER_OPERANDS)
 def test_number_operands_convert_as_torch(name):
     _run(NUMBER_OPERANDS, name)
+
+
+def _h2(m):
+    return m.ones(2, 2).half()
+
+
+FACTORS = {
+    "addmm_half_alpha_in_float": lambda m: m.addmm(_h2(m), _h2(m), _h2(m), alpha=1e6),
+    "addmm_half_beta_in_float": lambda m: m.addmm(_h2(m), _h2(m), _h2(m), beta=1e6),
+    "addmm_in_place_half_alpha": lambda m: _h2(m).addmm_(_h2(m), _h2(m), alpha=1e6),
+    "addmm_bfloat16_alpha_overflows_float": lambda m: m.addmm(
+        _h2(m).bfloat16(), _h2(m).bfloat16(), _h2(m).bfloat16(), alpha=1e39),
+    "baddbmm_half_alpha_in_float": lambda m: m.baddbmm(_h2(m)[None], _h2(m)[None],
+                                                       _h2(m)[None], alpha=1e6),
+    "addbmm_half_beta_in_float": lambda m: m.addbmm(_h2(m), _h2(m)[None], _h2(m)[None],
+                                                    beta=1e6),
+    "addmv_half_alpha_in_half": lambda m: m.addmv(_h2(m)[0], _h2(m), _h2(m)[0], alpha=1e6),
+    "addr_half_alpha_in_half": lambda m: m.addr(_h2(m), _h2(m)[0], _h2(m)[0], alpha=1e6),
+    "fill_diagonal_int8_overflow": lambda m: m.ones(3, 3, dtype=m.int8).fill_diagonal_(300),
+    "fill_diagonal_half_overflow": lambda m: _h2(m).fill_diagonal_(1e6),
+    "fill_diagonal_uint8_negative_wraps": lambda m: m.ones(3, 3, dtype=m.uint8)
+    .fill_diagonal_(-1),
+    "addcmul_int8_value_overflow": lambda m: m.addcmul(_i8(m), _i8(m), _i8(m), value=300),
+    "addcmul_in_place_value_overflow": lambda m: _i8(m).addcmul_(_i8(m), _i8(m), value=300),
+    "addcmul_half_value_in_float": lambda m: m.addcmul(_h2(m), _h2(m), _h2(m), value=1e6),
+    "addcdiv_float_value_overflow": lambda m: m.addcdiv(_h2(m).float(), _h2(m).float(),
+                                                        _h2(m).float(), value=1e40),
+    "addcmul_complex_value_real_input": lambda m: m.addcmul(_h2(m).float(), _h2(m).float(),
+                                                            _h2(m).float(), value=1j),
+    "nan_to_num_complex_nan": lambda m: m.nan_to_num(_h2(m), nan=1j),
+    "nan_to_num_str_posinf": lambda m: m.nan_to_num(_h2(m), posinf="a"),
+    "nan_to_num_1elem_tensor": lambda m: m.nan_to_num(_h2(m), nan=m.tensor([2.])),
+    "nan_to_num_0d_tensor": lambda m: m.nan_to_num(m.tensor([float("nan")]), nan=m.tensor(2.)),
+    "nan_to_num_in_place_list": lambda m: _h2(m).nan_to_num_(neginf=[1]),
+}
+
+
+@pytest.mark.parametrize("name", FACTORS)
+def test_factors_and_fill_values(name):
+    _run(FACTORS, name)

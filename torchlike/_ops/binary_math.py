@@ -514,6 +514,10 @@ def _addcmul(a, t1, t2, value, div):
 
 def _addc_check(name, input, t1, t2, value):
     _check_bcast(input, t1, t2)
+    if not isinstance(value, Tensor) and isinstance(input, Tensor):
+        # (torch's kernel takes the value in the input's compute dtype, checked)
+        D.check_scalar(value, D.float32 if input.dtype in (D.float16, D.bfloat16)
+                       else input.dtype)
     if name == "addcmul" and builtins.all(isinstance(t, Tensor) and t.dtype is D.bool
                                           for t in (input, t1, t2)):
         raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")

@@ -84,13 +84,15 @@ def _check_factors(fn, beta, alpha, method=False):
     raise TypeError(f"{fn}(): argument '{k}' must be Number, not {type(bad[k]).__name__}")
 
 
-def _factors(dtype, beta, alpha):
+def _factors(dtype, beta, alpha, opmath=False):
     """``beta`` and ``alpha`` as torch's kernels read them: converted to the result's dtype
     (torch's checked conversion: a complex factor for a real result, a nan or inf for an
-    integer one, raise; a float factor of an integer result truncates)."""
+    integer one, raise; a float factor of an integer result truncates). ``opmath``: the
+    kernel (addmm's, baddbmm's) reads a half-precision result's factors as float32."""
     res = []
     for v in (beta, alpha):
-        v = D.check_scalar(v, dtype)
+        v = D.check_scalar(v, D.float32 if opmath and dtype in (D.float16, D.bfloat16)
+                           else dtype)
         if isinstance(v, complex) and not dtype.is_complex:
             v = v.real
         if not dtype.is_floating_point and not dtype.is_complex and isinstance(v, float):
@@ -862,7 +864,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None, _as_method=False):
     input, mat1, mat2 = cast_composite("addmm", input, mat1, mat2, kind="mm")
     _check_factors("addmm", beta, alpha, _as_method)
     _addmm_checks(input, mat1, mat2, out, beta=beta)
-    beta, alpha = _factors(input.dtype, beta, alpha)
+    beta, alpha = _factors(input.dtype, beta, alpha, opmath=True)
     return _done(apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm"), out,
                  "addmm")
 
@@ -871,7 +873,7 @@ def _addmm_inplace(input, mat1, mat2, *, beta=1, alpha=1):
     _need("addmm_", ("mat1", mat1, 1), ("mat2", mat2, 2))
     _check_factors("addmm_", beta, alpha)
     _addmm_checks(input, mat1, mat2, inplace=True, beta=beta)
-    beta, alpha = _factors(input.dtype, beta, alpha)
+    beta, alpha = _factors(input.dtype, beta, alpha, opmath=True)
     return apply(_addmm, input, mat1, mat2, beta=beta, alpha=alpha, kind="mm")
 
 
@@ -992,7 +994,7 @@ def _baddbmm(input, batch1, batch2, beta, alpha, inplace, out=None, as_method=Fa
     if inplace:
         _inplace_check(input, batch2.dtype, shape)
     _out_check(out, batch2.dtype)
-    beta, alpha = _factors(input.dtype, beta, alpha)
+    beta, alpha = _factors(input.dtype, beta, alpha, opmath=True)
     if not _bmm_kernel_checks(batch1, batch2, _numel(shape), shape[2] and batch1.shape[2],
                               "baddbmm"):
         # nothing to multiply: torch's result has batch2's dtype
@@ -1023,7 +1025,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _bmm_shape_checks_addbmm(batch1, batch2)
     # torch copies ``input`` into the result (``out``'s dtype), then adds each batch's addmm
     res = input if out is None else input.to(out.dtype)
-    beta, alpha = _factors(res.dtype, beta, alpha)
+    beta, alpha = _factors(res.dtype, beta, alpha, opmath=True)
     if batch1.shape[0] == 0:
         # no batch: torch returns ``beta * input`` without its per-batch addmm checks
         return _done(apply(_addmm, res, batch1.to(res.dtype), batch2.to(res.dtype), beta=beta,

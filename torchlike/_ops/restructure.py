@@ -213,6 +213,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
     check_inplace(self)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    D.check_scalar(fill_value, self.dtype)
     return commit_inplace(self, apply(_fill_diagonal, self, fill_value, wrap=bool(wrap)))
 
 

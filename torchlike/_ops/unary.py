@@ -451,8 +451,16 @@ def _nan_to_num(a, nan, posinf, neginf):
                                jnp.where(a == -jnp.inf, jnp.asarray(ni, a.dtype), a)))
 
 
-def _ntn_kw(nan, posinf, neginf):
-    # (nan=None is the default, 0.0, as in torch)
+def _ntn_kw(nan, posinf, neginf, fn="nan_to_num"):
+    # (nan=None is the default, 0.0, as in torch); each a float to torch's parser: a real
+    # number or a 0-dim tensor that does not require grad
+    import numbers
+    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if v is None or isinstance(v, numbers.Real) or (
+                isinstance(v, Tensor) and v.ndim == 0 and not v.requires_grad):
+            continue
+        from .._tensor import _type_name
+        raise TypeError(f"{fn}(): argument '{name}' must be float, not {_type_name(v)}")
     return dict(nan=0.0 if nan is None else float(nan),
                 posinf=None if posinf is None else float(posinf),
                 neginf=None if neginf is None else float(neginf))
@@ -468,4 +476,4 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 @method("nan_to_num_")
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
-    return apply_(_nan_to_num, self, **_ntn_kw(nan, posinf, neginf))
+    return apply_(_nan_to_num, self, **_ntn_kw(nan, posinf, neginf, "nan_to_num_"))
