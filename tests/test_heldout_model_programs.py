@@ -430,3 +430,13 @@ def test_sdpa_gqa_mask_broadcast_names_the_query_heads():
     same_as_torch(lambda m: m.nn.functional.scaled_dot_product_attention(
         m.ones(2, 4, 4, 8), m.ones(2, 2, 6, 8), m.ones(2, 2, 6, 8),
         attn_mask=m.zeros(3, 4, 6), enable_gqa=True))
+
+
+@pytest.mark.parametrize("workers,ctx", [(1, "fork"), (1, "spawn_object"), (1, 3), (1, "foo"),
+                                         (0, "spawn")])
+def test_dataloader_multiprocessing_context_option(workers, ctx):
+    import multiprocessing
+    context = multiprocessing.get_context("spawn") if ctx == "spawn_object" else ctx
+    same_as_torch(lambda m: type(sub(m, "utils.data").DataLoader(
+        range(3), num_workers=workers, multiprocessing_context=context)
+        .multiprocessing_context).__name__)

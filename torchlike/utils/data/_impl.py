@@ -877,8 +877,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         ctx = loader.multiprocessing_context
         if ctx is None:
             ctx = multiprocessing.get_context("spawn")
-        elif isinstance(ctx, str):
-            ctx = multiprocessing.get_context(ctx)
         self._result_queue = ctx.Queue()
         self._index_queues, self._workers = [], []
         state = (self._iterable, self._dataset, self._auto_collation, self._collate_fn,
@@ -1089,7 +1087,7 @@ class DataLoader(Generic[T_co]):
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
         from ._main_rerun import warn_if_workers_rerun_main
-        warn_if_workers_rerun_main(num_workers, multiprocessing_context)
+        warn_if_workers_rerun_main(num_workers, self.multiprocessing_context)
         iterable = isinstance(dataset, IterableDataset)
         self._dataset_kind_iterable = iterable
         if iterable:
@@ -1143,6 +1141,31 @@ class DataLoader(Generic[T_co]):
             raise ValueError(f"{attr} attribute should not be set after "
                              f"{self.__class__.__name__} is initialized")
         super().__setattr__(attr, val)
+
+    @property
+    def multiprocessing_context(self):
+        return self._multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, multiprocessing_context):
+        """A start method's name becomes its context; it needs worker processes."""
+        if multiprocessing_context is not None:
+            if self.num_workers <= 0:
+                raise ValueError("multiprocessing_context can only be used with multi-process "
+                                 "loading (num_workers > 0), but got "
+                                 f"num_workers={self.num_workers}")
+            if isinstance(multiprocessing_context, str):
+                valid_start_methods = multiprocessing.get_all_start_methods()
+                if multiprocessing_context not in valid_start_methods:
+                    raise ValueError("multiprocessing_context option should specify a valid "
+                                     f"start method in {valid_start_methods!r}, but got "
+                                     f"multiprocessing_context={multiprocessing_context!r}")
+                multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
+            if not isinstance(multiprocessing_context, multiprocessing.context.BaseContext):
+                raise TypeError("multiprocessing_context option should be a valid context "
+                                "object or a string specifying the start method, but got "
+                                f"multiprocessing_context={multiprocessing_context}")
+        self._multiprocessing_context = multiprocessing_context
 
     @property
     def _auto_collation(self):
