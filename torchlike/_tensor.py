@@ -652,6 +652,16 @@ class Tensor(InteropMixin):
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.asarray(self._data), self._requires_grad))
 
+    def __copy__(self):
+        """``copy.copy``: a new tensor over the same storage, as torch's (its reduce rebuilds
+        the tensor on the storage itself): the same ``requires_grad``, no history, no
+        ``.grad``."""
+        t = self.detach()
+        if type(self) is not Tensor:
+            t = t.as_subclass(type(self))
+        t._requires_grad = self._requires_grad
+        return t
+
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
@@ -659,12 +669,28 @@ class Tensor(InteropMixin):
                                "attempting to deepcopy a module, this may be because of a "
                                "torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        t = type(self)._make(_fused.raw(self))     # (arrays are immutable: shared; a pending
-        t._requires_grad = self._requires_grad      # fused value stays pending)
+        if self._alias is not None:
+            t = self._deepcopy_view(memo)
+        else:
+            t = type(self)._make(_fused.raw(self))     # (arrays are immutable: shared; a
+            t._requires_grad = self._requires_grad      # pending fused value stays pending)
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
-        t.__dict__.update(self.__dict__)
+        t.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_aliases"})
         memo[id(self)] = t
+        return t
+
+    def _deepcopy_view(self, memo):
+        """A view deep-copied: a view of its storage root's copy, made once per ``deepcopy``
+        call (``memo``), so tensors that share storage share it in the copy, as torch's."""
+        import copy
+        from ._storage import storage_root
+        new_root = copy.deepcopy(storage_root(self), memo)
+        with _gm.no_grad():
+            t = new_root.as_strided(tuple(self._d.shape), self.stride(), self.storage_offset())
+        if type(self) is not Tensor:
+            t = t.as_subclass(type(self))
+        t._requires_grad = self._requires_grad
         return t
 
 

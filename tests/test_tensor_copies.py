@@ -1,0 +1,72 @@
+"""``copy.copy``, ``copy.deepcopy`` and ``pickle`` of tensors, parameters and modules against
+torch: what shares storage afterwards (a shallow copy is a new tensor over the same storage;
+tensors deep-copied together keep sharing their copied storage, views included), and what
+history, ``requires_grad`` and ``.grad`` the copies have."""
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+from oracle import same_as_torch
+
+
+def _module_with_view_buffer(m):
+    class M(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            base = m.tril(m.ones(4, 4))
+            self.register_buffer("a", base)
+            self.register_buffer("mask", base.view(1, 1, 4, 4))     # (minGPT's causal mask)
+    mod = copy.deepcopy(M())
+    mod.a[0, 1] = 7
+    return mod.mask[0, 0, 0, 1], mod.mask.shape
+
+
+def _shallow(m, make, write=True):
+    t = make(m)
+    c = copy.copy(t)
+    if write:
+        with m.no_grad():
+            c.add_(1)
+    return t, c, type(c).__name__, c.requires_grad, c.is_leaf, c.grad, c is t
+
+
+def _deep_together(m, make_pair, index):
+    a, b = copy.deepcopy(make_pair(m))
+    a[index] = 9.0
+    return a, b, b.stride(), b.is_contiguous()
+
+
+COPIES = {
+    "copy_shares_storage": lambda m: _shallow(m, lambda m: m.ones(2)),
+    "copy_of_a_leaf_needing_grad": lambda m: _shallow(
+        m, lambda m: _with_grad(m.ones(2, requires_grad=True)), write=False),
+    "copy_of_a_non_leaf_is_a_leaf": lambda m: _shallow(
+        m, lambda m: m.ones(2, requires_grad=True) * 2, write=False)[3:6],
+    "copy_of_a_parameter": lambda m: _shallow(m, lambda m: m.nn.Parameter(m.ones(2))),
+    "copy_of_a_view": lambda m: _shallow(m, lambda m: m.arange(4.)[1:3]),
+    "deepcopy_keeps_a_slice_shared": lambda m: _deep_together(
+        m, lambda m: (lambda t: [t, t[1:3]])(m.arange(4.)), 1),
+    "deepcopy_keeps_a_transpose_shared": lambda m: _deep_together(
+        m, lambda m: (lambda t: (t, t.t()))(m.arange(6.).reshape(2, 3)), (0, 1)),
+    "deepcopy_view_first": lambda m: _deep_together(
+        m, lambda m: (lambda t: (t.view(2, 2), t))(m.arange(4.)), (0, 1))[:2],
+    "deepcopy_module_view_buffer": _module_with_view_buffer,
+    "deepcopy_of_a_non_leaf_raises": lambda m: copy.deepcopy(m.ones(2, requires_grad=True) * 2),
+    "deepcopy_keeps_grad": lambda m: (lambda c: (c.grad, c.requires_grad))(
+        copy.deepcopy(_with_grad(m.ones(2, requires_grad=True)))),
+    "pickle_round_trip": lambda m: (lambda r: (r, r.requires_grad, type(r).__name__))(
+        pickle.loads(pickle.dumps(m.nn.Parameter(m.arange(3.))))),
+}
+
+
+def _with_grad(t):
+    t.grad = t.detach() * 3
+    return t
+
+
+@pytest.mark.parametrize("name", COPIES)
+def test_copies_as_torch(name):
+    same_as_torch(COPIES[name])
