@@ -440,3 +440,18 @@ def test_dataloader_multiprocessing_context_option(workers, ctx):
     same_as_torch(lambda m: type(sub(m, "utils.data").DataLoader(
         range(3), num_workers=workers, multiprocessing_context=context)
         .multiprocessing_context).__name__)
+
+
+@pytest.mark.parametrize("workers", [0, 2, 3])
+def test_dataloader_warns_about_more_workers_than_cpus(workers, monkeypatch):
+    import os
+    import warnings
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+
+    def fn(m):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            loader = sub(m, "utils.data").DataLoader(range(3), num_workers=workers)
+            loader.check_worker_number_rationality()
+        return [str(x.message) for x in w]
+    same_as_torch(fn)

@@ -15,6 +15,7 @@ import copy
 import itertools
 import math
 import multiprocessing
+import os
 import pickle
 import queue
 import random
@@ -1135,6 +1136,7 @@ class DataLoader(Generic[T_co]):
         self._iterator = None
         self._IterableDataset_len_called = None
         self.__initialized = True
+        self.check_worker_number_rationality()
 
     def __setattr__(self, attr, val):
         if self.__dict__.get("_DataLoader__initialized") and attr in self._FROZEN:
@@ -1182,7 +1184,29 @@ class DataLoader(Generic[T_co]):
     def _get_iterator(self):
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
+        self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
+
+    def check_worker_number_rationality(self):
+        """Warn (as torch, at construction and at each multi-process iterator) when there are
+        more workers than CPUs this process may run on."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        suggest = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if suggest is not None and self.num_workers <= suggest:
+            return
+        if suggest is None:
+            suggested = ("DataLoader is not able to compute a suggested max number of worker "
+                         "in current system.")
+        else:
+            suggested = (f"Our suggested max number of worker in current system is {suggest}"
+                         f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}"
+                         ", which is smaller than what this DataLoader is going to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
+                      f"total. {suggested} Please be aware that excessive worker creation might "
+                      "get DataLoader running slow or even freeze, lower the worker number to "
+                      "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
     def __iter__(self):
         if self.persistent_workers and self.num_workers > 0:
