@@ -164,7 +164,8 @@ def _close(a, b, tol):
 COLLECTIVES = ["all_reduce_SUM", "all_reduce_AVG", "all_reduce_PRODUCT", "all_reduce_MIN",
                "all_reduce_MAX", "all_reduce_int_BAND", "all_reduce_int_BOR",
                "all_reduce_int_BXOR", "all_reduce_int_SUM", "all_reduce_scalar", "all_gather",
-               "all_gather_into_tensor", "reduce_scatter_tensor", "reduce_scatter_tensor_max",
+               "all_gather_single", "all_gather_into_tensor", "reduce_scatter_single",
+               "reduce_scatter_tensor_max",
                "broadcast", "all_to_all_single", "all_gather_object", "broadcast_object_list",
                "new_group_all_reduce", "new_group_rank", "world"]
 

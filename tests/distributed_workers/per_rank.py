@@ -13,6 +13,7 @@ import os
 import runpy
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -93,14 +94,22 @@ lst = [torch.zeros(2, 3) for _ in range(n)]
 dist.all_gather(lst, x)
 res["all_gather"] = [tl(t) for t in lst]
 o = torch.zeros(2 * n, 3)
-dist.all_gather_into_tensor(o, x)
-res["all_gather_into_tensor"] = tl(o)
+dist.all_gather_single(o, x)
+res["all_gather_single"] = tl(o)
+o = torch.zeros(2 * n, 3)
+with warnings.catch_warnings(record=True) as w:     # (the names before torch 2.13: deprecated)
+    warnings.simplefilter("always")
+    dist.all_gather_into_tensor(o, x)
+    res["all_gather_into_tensor"] = [tl(o), [(x.category.__name__, str(x.message)) for x in w]]
 o = torch.zeros(2 * 3 // n if 6 % n == 0 else 1)
-dist.reduce_scatter_tensor(o, x.reshape(-1))
-res["reduce_scatter_tensor"] = tl(o)
+dist.reduce_scatter_single(o, x.reshape(-1))
+res["reduce_scatter_single"] = tl(o)
 o = torch.zeros(6 // n)
-dist.reduce_scatter_tensor(o, x.reshape(-1), op=dist.ReduceOp.MAX)
-res["reduce_scatter_tensor_max"] = tl(o)
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    dist.reduce_scatter_tensor(o, x.reshape(-1), op=dist.ReduceOp.MAX)
+    res["reduce_scatter_tensor_max"] = [tl(o), [(x.category.__name__, str(x.message))
+                                                 for x in w]]
 y = x.clone()
 dist.broadcast(y, src=n - 1)
 res["broadcast"] = tl(y)

@@ -25,6 +25,7 @@ import pickle
 import sys
 import threading
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -36,8 +37,9 @@ from .. import _distributed_env
 
 __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group",
            "get_rank", "get_world_size", "get_backend", "barrier", "all_reduce", "reduce",
-           "broadcast", "all_gather", "all_gather_into_tensor", "gather", "scatter",
-           "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
+           "broadcast", "all_gather", "all_gather_single", "all_gather_into_tensor", "gather",
+           "scatter", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor",
+           "all_to_all", "all_to_all_single",
            "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
            "new_group", "ReduceOp", "Backend", "group", "GroupMember", "is_nccl_available",
            "is_gloo_available", "is_mpi_available", "is_torchelastic_launched",
@@ -717,7 +719,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     return _done(async_op)
 
 
-def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
     """``output_tensor`` ([n * d0, ...] or [n, ...]) becomes every rank's ``input_tensor``
     concatenated (or stacked)."""
     _check_tensor(output_tensor, "output_tensor")
@@ -775,7 +777,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     return _done(async_op)
 
 
-def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """``output`` becomes this rank's block of the reduction of every rank's ``input``."""
     _check_tensor(output, "output")
     _check_tensor(input, "input")
@@ -789,6 +791,21 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     (y,) = _run("reduce_scatter", g, [x], op, what="_REDUCE_SCATTER_BASE")
     _write(output, y)
     return _done(async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """``all_gather_single``'s name before torch 2.13, which warns that it is deprecated."""
+    warnings.warn("`torch.distributed.all_gather_into_tensor` is deprecated. Please use "
+                  "`torch.distributed.all_gather_single` instead.", FutureWarning, stacklevel=2)
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """``reduce_scatter_single``'s name before torch 2.13, which warns that it is deprecated."""
+    warnings.warn("`torch.distributed.reduce_scatter_tensor` is deprecated. Please use "
+                  "`torch.distributed.reduce_scatter_single` instead.", FutureWarning,
+                  stacklevel=2)
+    return reduce_scatter_single(output, input, op, group, async_op)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
