@@ -405,3 +405,12 @@ def test_ddp_train_example_equals_torch(jobs):
     assert "parameters identical on all 2 ranks: True" in ours
     assert "parameters identical on all 2 ranks: True" in theirs
     assert jobs["torchlike"][1]["example_ddp_train"] == ""      # rank 0 reports
+
+
+def test_availability_queries_and_default_timeout_as_torch():
+    import torchlike.distributed as ld
+    import torch.distributed as td
+    for name in ("is_available", "is_gloo_available", "is_nccl_available", "is_mpi_available",
+                 "is_ucc_available", "is_xccl_available"):
+        assert getattr(ld, name)() == getattr(td, name)(), name
+    assert ld.default_pg_timeout == td.default_pg_timeout

@@ -42,7 +42,8 @@ __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_proc
            "all_to_all", "all_to_all_single",
            "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
            "new_group", "ReduceOp", "Backend", "group", "GroupMember", "is_nccl_available",
-           "is_gloo_available", "is_mpi_available", "is_torchelastic_launched",
+           "is_gloo_available", "is_mpi_available", "is_ucc_available", "is_xccl_available",
+           "default_pg_timeout", "is_torchelastic_launched",
            "get_node_local_rank", "monitored_barrier", "ProcessGroup", "get_global_rank",
            "get_group_rank", "get_process_group_ranks", "send", "recv", "isend", "irecv",
            "batch_isend_irecv", "P2POp", "Work", "is_backend_available",
@@ -51,6 +52,7 @@ __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_proc
 _NOT_INIT = ("Default process group has not been initialized, please make sure to call "
              "init_process_group.")
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
+default_pg_timeout = _DEFAULT_TIMEOUT       # (torch's name for it)
 
 
 class DistError(RuntimeError):
@@ -202,6 +204,14 @@ def is_gloo_available():
 
 
 def is_mpi_available():
+    return False
+
+
+def is_ucc_available():
+    return False
+
+
+def is_xccl_available():
     return False
 
 
