@@ -31,7 +31,6 @@ import weakref
 
 import jax
 import jax.numpy as jnp
-from jax._src.interpreters import partial_eval as _pe      # (dce_jaxpr: what a backward reads)
 
 from . import _caches
 from . import _fused
@@ -500,10 +499,12 @@ class _Compiled:
         if reads is False:
             fn, n_in, n_cot = self.vjp_op().fn, len(inputs), len(cots)
             try:
+                # (jax's internal dead-code elimination: which inputs the outputs depend on)
+                from jax._src.interpreters.partial_eval import dce_jaxpr
                 closed = jax.make_jaxpr(lambda *a: fn(*a, n_in=n_in, n_cot=n_cot))(
                     *[a._data if isinstance(a, T) else a for a in args])
-                _j, used = _pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
-                                         instantiate=False)
+                _j, used = dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
+                                     instantiate=False)
                 reads = tuple(used[:n_in])
             except Exception:  # noqa: BLE001  (unknown: every input keeps its history)
                 reads = None
