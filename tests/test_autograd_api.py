@@ -423,7 +423,7 @@ DOUBLE_BACKWARD = {
     "gradient_penalty_tanh": lambda m: _gradient_penalty(m, lambda m: m.nn.Tanh()),
     "linear_hessian_strict_raises": lambda m: m.autograd.functional.hessian(
         lambda x: (x * 3).sum(), m.ones(3), strict=True),
-    "gradient_of_a_linear_function_needs_no_grad": _grad_requires_grad,
+    "gradient_of_a_linear_function_needs_no_grad": lambda m: _grad_requires_grad(m),
 }
 
 
