@@ -29,6 +29,13 @@ def sub(m, name):
     return importlib.import_module(f"{m.__name__}.{name}")
 
 
+def leaves(x):
+    """The leaves of nested tuples and lists, for a comparison leaf by leaf."""
+    if isinstance(x, (tuple, list)):
+        return [y for item in x for y in leaves(item)]
+    return [x]
+
+
 # ------------------------------------------------------------------ utils.checkpoint
 
 @pytest.mark.parametrize("how", ["grad", "backward_inputs"])
@@ -454,4 +461,54 @@ def test_dataloader_warns_about_more_workers_than_cpus(workers, monkeypatch):
             loader = sub(m, "utils.data").DataLoader(range(3), num_workers=workers)
             loader.check_worker_number_rationality()
         return [str(x.message) for x in w]
+    same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ recurrent / attention APIs
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("packed", [False, True])
+def test_rnn_public_checks_that_custom_recurrent_modules_call(kind, packed):
+    x0 = f32(3, 5, 4)
+
+    def fn(m):
+        r = det_init(getattr(m.nn, kind)(4, 6, batch_first=True, num_layers=2,
+                                         bidirectional=True))
+        x, bs = m.tensor(x0), None
+        if packed:
+            p = m.nn.utils.rnn.pack_padded_sequence(x, [5, 2, 3], batch_first=True,
+                                                    enforce_sorted=False)
+            x, bs = p.data, p.batch_sizes
+        h = m.zeros(4, 3, 6)
+        hx = (h, h) if kind == "LSTM" else h
+        out = [r.get_expected_hidden_size(x, bs)]
+        if kind == "LSTM":
+            out.append(r.get_expected_cell_size(x, bs))
+        r.check_forward_args(x, hx, bs)
+        bad_args = [(x, (b, h) if kind == "LSTM" else b) for b in (m.zeros(4, 2, 6),
+                                                                   m.zeros(2, 3, 6))]
+        if kind == "LSTM":
+            bad_args.append((x, (h, m.zeros(4, 2, 6))))
+        bad_args += [(x[..., :3], hx), (x[0], hx), (x.double(), hx)]
+        for xi, hi in bad_args:
+            try:
+                r.check_forward_args(xi, hi, bs)
+            except (RuntimeError, ValueError) as e:
+                out.append((type(e).__name__, str(e)))
+        return leaves([out, r.permute_hidden(hx, m.tensor([2, 0, 1])),
+                       r.permute_hidden(hx, None) is hx])
+    same_as_torch(fn)
+
+
+def test_mha_merge_masks():
+    def fn(m):
+        a = m.nn.MultiheadAttention(8, 2, batch_first=True)
+        q = m.ones(2, 5, 8)
+        kpm = m.tensor([[False] * 5, [False] * 3 + [True] * 2])
+        out = [a.merge_masks(None, None, q), a.merge_masks(None, kpm, q)]
+        for am in (m.zeros(5, 5, dtype=m.bool), m.zeros(4, 5, 5),
+                   m.nn.Transformer.generate_square_subsequent_mask(5)):
+            out += [a.merge_masks(am, None, q),
+                    a.merge_masks(am, kpm if am.dtype == m.bool else kpm.float(), q)]
+        return leaves(out)
     same_as_torch(fn)

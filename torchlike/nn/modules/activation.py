@@ -516,6 +516,30 @@ class MultiheadAttention(Module):
             return False
         return True
 
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """``(mask, type)``: the key padding mask (type 1), or the attention mask expanded to
+        (batch, heads, L, L) with the padding mask added when there is one (type 2), or
+        ``(None, None)``; torch's helper of its fused path."""
+        mask_type = None
+        merged_mask = None
+        if key_padding_mask is not None:
+            mask_type = 1
+            merged_mask = key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                attn_mask_expanded = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                attn_mask_expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(
+                    batch_size, self.num_heads, -1, -1)
+            merged_mask = attn_mask_expanded
+            if key_padding_mask is not None:
+                key_padding_mask_expanded = key_padding_mask.view(
+                    batch_size, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+                merged_mask = attn_mask_expanded + key_padding_mask_expanded
+        return merged_mask, mask_type
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False, *, _fast=None):
         import warnings

@@ -286,10 +286,9 @@ class RNNBase(Module):
         data, batch_sizes = packed.data, packed.batch_sizes
         self._check_input(data)
         h0, c0 = self._states(hx, int(batch_sizes[0]), data.dtype)
-        if hx is not None and packed.sorted_indices is not None:
-            perm = packed.sorted_indices
-            h0 = h0.index_select(1, perm)
-            c0 = c0.index_select(1, perm) if lstm else None
+        if hx is not None:
+            h0, c0 = self.permute_hidden((h0, c0), packed.sorted_indices) if lstm else (
+                self.permute_hidden(h0, packed.sorted_indices), None)
         out, hn, cn = _stack_packed(self.mode, data, batch_sizes, h0, c0, self._flat_weights,
                                     self.bias, self.num_layers, self.dropout, self.training,
                                     self.bidirectional)
@@ -300,8 +299,9 @@ class RNNBase(Module):
             cn = cn.index_select(1, un) if lstm else None
         return out, ((hn, cn) if lstm else hn)
 
-    def _check_input(self, input):
-        """torch's module checks of the input's dtype and feature size."""
+    def _check_input(self, input, dims=None):
+        """torch's module checks of the input's dtype, number of dimensions (``dims``: any
+        when None) and feature size."""
         wdt = self._flat_weights[0].dtype
         if input.dtype != wdt:
             import torchlike as _tl
@@ -309,6 +309,8 @@ class RNNBase(Module):
                 raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
                                  f"({wdt}). Convert input: input.to({wdt}), or convert model: "
                                  f"model.to({input.dtype})")
+        if dims is not None and input.dim() != dims:
+            raise RuntimeError(f"input must have {dims} dimensions, got {input.dim()}")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
@@ -325,15 +327,41 @@ class RNNBase(Module):
             return (_creation.zeros(*shape, dtype=dtype),
                     _creation.zeros(*cshape, dtype=dtype) if lstm else None)
         h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
-        if tuple(h0.shape) != shape:
-            raise RuntimeError(f"Expected hidden{'[0]' if lstm else ''} size {shape}, got "
-                               f"{list(h0.shape)}")
-        if lstm and tuple(c0.shape) != cshape:
-            raise RuntimeError(f"Expected hidden[1] size {cshape}, got {list(c0.shape)}")
+        if lstm:
+            self.check_hidden_size(h0, shape, "Expected hidden[0] size {}, got {}")
+            self.check_hidden_size(c0, cshape, "Expected hidden[1] size {}, got {}")
+        else:
+            self.check_hidden_size(h0, shape)
         wdt = self._flat_weights[0].dtype
         if h0.dtype != wdt:
             raise _weight_dtype_error(h0.dtype, wdt, self.bias)
         return h0, c0
+
+    # torch's public checks (custom recurrent modules built on RNNBase call them)
+    def check_input(self, input, batch_sizes):
+        self._check_input(input, 2 if batch_sizes is not None else 3)
+
+    def get_expected_hidden_size(self, input, batch_sizes):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, mini_batch,
+                self.proj_size if self.proj_size > 0 else self.hidden_size)
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        if tuple(hx.size()) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return _apply_permutation(hx, permutation)
 
     def _forward(self, input, hx=None):
         lstm = self.mode == "LSTM"
@@ -399,6 +427,26 @@ class RNN(RNNBase):
 class LSTM(RNNBase):
     def __init__(self, *args, **kwargs):
         super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input, batch_sizes):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
 
 
 class GRU(RNNBase):
