@@ -737,3 +737,63 @@ FACTORS = {
 @pytest.mark.parametrize("name", FACTORS)
 def test_factors_and_fill_values(name):
     _run(FACTORS, name)
+
+
+# ============================================================ 8. out= of the result's dtype
+
+def _x23(m):
+    return m.arange(6.).reshape(2, 3)
+
+
+_OUT_CALLS = {
+    "amax": lambda m, o: m.amax(_x23(m), 1, out=o),
+    "nonzero": lambda m, o: m.nonzero(_x23(m), out=o),
+    "gather": lambda m, o: m.gather(_x23(m), 1, m.tensor([[0], [1]]), out=o),
+    "index_select": lambda m, o: m.index_select(_x23(m), 1, m.tensor([0]), out=o),
+    "take": lambda m, o: m.take(_x23(m), m.tensor([0]), out=o),
+    "take_along_dim": lambda m, o: m.take_along_dim(_x23(m), m.tensor([[0]]), 1, out=o),
+    "masked_select": lambda m, o: m.masked_select(_x23(m), _x23(m) > 2, out=o),
+    "quantile": lambda m, o: m.quantile(_x23(m), 0.5, out=o),
+    "nanquantile": lambda m, o: m.nanquantile(_x23(m), 0.5, out=o),
+    "clamp": lambda m, o: m.clamp(_x23(m), 1, 2, out=o),
+    "clamp_int": lambda m, o: m.clamp(_x23(m).long(), 1, 2, out=o),
+    "clamp_min": lambda m, o: m.clamp_min(_x23(m), 1, out=o),
+    "abs": lambda m, o: m.abs(_x23(m), out=o),
+    "floor": lambda m, o: m.floor(_x23(m), out=o),
+    "max_dim": lambda m, o: m.max(_x23(m), 1, out=(o, m.empty(0, dtype=m.long))),
+    "max_full_casts": lambda m, o: m.max(_x23(m), out=o),
+    "sort": lambda m, o: m.sort(_x23(m), out=(o, m.empty(0, dtype=m.long))),
+    "sort_int32_indices": lambda m, o: m.sort(_x23(m), out=(m.empty(0), o)),
+    "topk": lambda m, o: m.topk(_x23(m), 1, out=(o, m.empty(0, dtype=m.long))),
+    "kthvalue": lambda m, o: m.kthvalue(_x23(m), 1, out=(o, m.empty(0, dtype=m.long))),
+    "cummax": lambda m, o: m.cummax(_x23(m), 1, out=(o, m.empty(0, dtype=m.long))),
+    "mode": lambda m, o: m.mode(_x23(m), 1, out=(o, m.empty(0, dtype=m.long))),
+    "median_dim": lambda m, o: m.median(_x23(m), 1, out=(o, m.empty(0, dtype=m.long))),
+    "logcumsumexp": lambda m, o: m.logcumsumexp(_x23(m), 1, out=o),
+    "where": lambda m, o: m.where(_x23(m) > 2, _x23(m), _x23(m), out=o),
+    "isin": lambda m, o: m.isin(_x23(m), _x23(m), out=o),
+    "mm": lambda m, o: m.mm(_x23(m), _x23(m).t(), out=o),
+    "dot": lambda m, o: m.dot(_x23(m)[0], _x23(m)[0], out=o),
+    "argmax": lambda m, o: m.argmax(_x23(m), 1, out=o),
+    "norm": lambda m, o: m.norm(_x23(m), dim=1, out=o),
+    "tril": lambda m, o: m.tril(_x23(m), out=o),
+    "histc": lambda m, o: m.histc(_x23(m), 3, out=o),
+    "searchsorted": lambda m, o: m.searchsorted(m.arange(6), m.tensor([2]), out=o),
+    "bucketize": lambda m, o: m.bucketize(m.tensor([2]), m.arange(6), out=o),
+    "nan_to_num": lambda m, o: m.nan_to_num(_x23(m), out=o),
+    "signbit": lambda m, o: m.signbit(_x23(m), out=o),
+    "sum_casts": lambda m, o: m.sum(_x23(m), 1, out=o),
+    "exp_casts": lambda m, o: m.exp(_x23(m), out=o),
+    "linspace_in_out_dtype": lambda m, o: m.linspace(0, 10, 4, out=o),
+    "logspace_in_out_dtype": lambda m, o: m.logspace(0, 2, 3, out=o),
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "int64", "int32", "bool"])
+@pytest.mark.parametrize("name", _OUT_CALLS)
+def test_out_of_another_dtype(name, out_dtype):
+    def f(m):
+        o = m.empty(0, dtype=getattr(m, out_dtype))
+        r = _OUT_CALLS[name](m, o)
+        return o if not isinstance(r, tuple) else tuple(r)
+    _run({name: f}, name)

@@ -1237,7 +1237,7 @@ def _range_scalar(v, what):
     return D.parse_scalar(v)
 
 
-@with_out
+@functools.partial(with_out, dtype_from_out=True)      # (torch computes in out's dtype)
 def linspace(*args, **kwargs):
     """``steps`` values from ``start`` to ``end``, computed as torch's CPU kernel does."""
     a = _range_args("linspace", args, kwargs)
@@ -1279,7 +1279,7 @@ def _pow(b, x):
             return float(np.power(b, x))
 
 
-@with_out
+@functools.partial(with_out, dtype_from_out=True)
 def logspace(*args, **kwargs):
     """``base ** linspace(start, end, steps)``, computed as torch's CPU kernel does."""
     a = _range_args("logspace", args, kwargs)

@@ -55,8 +55,121 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
             _declare("Tensor", n + "_", inplace_of(fn, n), where)
         if n in top:
             _declare("torch", n + "_", _resolve(n + "_"), where)
-    fn = with_out(fn, name, dtype_from_out) if out else fn
+    if out:
+        fn = with_out(fn, name, dtype_from_out)
+        if name in _STRICT_OUT:
+            fn = _strict_out(fn, name)
     return numpy_names(operands_checked(_tensor_first(fn, name), name), name)
+
+
+# ------------------------------------------------------------------ out= of the result's dtype
+
+# torch's functions whose ``out`` must have the result's dtype (each tensor of a tuple ``out``)
+# where other functions cast into it, with the wording of each one's error: given the legacy
+# names (``L``) and C++ type names (``C``) of the dtype wanted and the one got.
+_C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _expected(w, g):
+    return (f"Expected out tensor to have dtype {_C_TYPES.get(w.name, w.name)}, but got "
+            f"{_C_TYPES.get(g.name, g.name)} instead")
+
+
+def _found(w, g):
+    return f"Found dtype {_legacy(g)} but expected {_legacy(w)}"
+
+
+def _legacy(d):
+    from .. import _dtype as D
+    return D.legacy_name(d)
+
+
+_STRICT_OUT = {
+    **{n: _expected for n in ("gather", "take_along_dim", "max", "min", "sort", "topk", "msort",
+                              "isin", "mm", "bmm", "mv", "matmul", "norm", "cross", "diag",
+                              "tril", "triu", "argmax", "argmin")},
+    **{n: _found for n in ("abs", "absolute", "neg", "negative", "floor", "ceil", "round",
+                           "sign", "sgn", "trunc", "fix", "frac", "clamp", "clip", "clamp_min",
+                           "clamp_max")},
+    **{n: lambda w, g: (f"Expected the dtype for input and out to match, but got {_legacy(w)} "
+                        f"for input's dtype and {_legacy(g)} for out's dtype.")
+       for n in ("amax", "amin")},
+    "nonzero": lambda w, g: (f"nonzero: Expected out tensor to have scalar type Long but got "
+                             f"scalar type{_legacy(g)}"),
+    **{n: lambda w, g: "quantile() out tensor must be same dtype as the input tensor"
+       for n in ("quantile", "nanquantile")},
+    "take": lambda w, g: (f"take(): self and out expected to have the same dtype, but got "
+                          f"self.dtype = {_legacy(w)} and out.dtype = {_legacy(g)}"),
+    **{n: lambda w, g, n=n: f"{n}(): self and result must have the same scalar type"
+       for n in ("index_select", "masked_select")},
+    "nan_to_num": lambda w, g: (f"nan_to_num: dtype of out: {_legacy(g)} should be same as "
+                                f"input: {_legacy(w)}"),
+    "signbit": lambda w, g: "signbit does not support non-boolean outputs.",
+    "where": lambda w, g: f"Expected out type to be {_legacy(w)} but got {_legacy(g)}",
+    "dot": lambda w, g: f"result dtype {_legacy(g)} does not match input dtype {_legacy(w)}",
+    "kthvalue": lambda w, g: "output values must be of same type as input",
+    **{n: lambda w, g: f"expected scalar_type {_legacy(w)} but found {_legacy(g)}"
+       for n in ("cummax", "cummin", "logcumsumexp")},
+    "mode": lambda w, g: (f"expected scalar type '{_legacy(w)}' but got '{_legacy(g)}' for "
+                          f"values output"),
+    **{n: lambda w, g: (f"Expected tensor for 'values' to have the same type as tensor for "
+                        f"argument #2 'self'; but type {_tensor_name(g)} does not equal "
+                        f"{_tensor_name(w)} (while checking arguments for median)")
+       for n in ("median", "nanmedian")},
+    **{n: lambda w, g: (f"torch.searchsorted(): output tensor's dtype is wrong, it can only be "
+                        f"Int(int32) or Long(int64) depending on whether out_int32 flag is True, "
+                        f"but we got output tensor's dtype {_legacy(g)} and out_int32 flag is "
+                        f"{w.name == 'int32'}")
+       for n in ("searchsorted", "bucketize")},
+    "histc": lambda w, g: (f"torch.histogram: input tensor and hist tensor should have the same "
+                           f"dtype, but got input {_C_TYPES.get(w.name, w.name)} and hist "
+                           f"{_C_TYPES.get(g.name, g.name)}"),
+}
+
+
+def _tensor_name(d):
+    # (torch's legacy type name in the median check; bool has no legacy tensor type)
+    return "CPUBoolType" if d.name == "bool" else f"torch.{_legacy(d)}Tensor"
+
+
+def _strict_out(g, name):
+    """``g`` (a function with ``out=``, ``with_out``) refusing an ``out`` of a dtype other than
+    the result's with torch's error (``_STRICT_OUT[name]``) instead of casting into it."""
+    import functools
+
+    from .._storage import _tensors_in, check_no_partial_overlap
+    from .._tensor import Tensor
+    fn, message = g.__wrapped__, _STRICT_OUT[name]
+
+    @functools.wraps(g)
+    def h(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        for o in _tensors_in((out,)):
+            check_no_partial_overlap(o, args)
+        result = fn(*args, **kwargs)
+        tuples = isinstance(result, tuple)
+        if name in ("max", "min") and not tuples and isinstance(out, Tensor):
+            # (a full max/min casts into its out, where the dtypes allow it)
+            from .typeinfo import can_cast
+            if not can_cast(result.dtype, out.dtype):
+                raise RuntimeError(
+                    "Expected canCast( typeMetaToScalarType(self.dtype()), "
+                    "typeMetaToScalarType(out.dtype())) to be true, but got false.  (Could this "
+                    "error message be improved?  If so, please report an enhancement request to "
+                    "PyTorch.)")
+            return write_out(result, out, name)
+        if tuples != isinstance(out, (tuple, list)):
+            return write_out(result, out, name)      # (its error for a mismatched out)
+        for r, o in zip(result, out) if tuples else [(result, out)]:
+            if getattr(o, "dtype", r.dtype) is not r.dtype:
+                raise RuntimeError(message(r.dtype, o.dtype))
+        return write_out(result, out, name)
+    h._handles_out = True
+    return h
 
 
 # numpy's names torch's argument parser takes for its own (``x.sum(axis=0, keepdims=True)``)
