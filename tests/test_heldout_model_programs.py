@@ -512,3 +512,12 @@ def test_mha_merge_masks():
                     a.merge_masks(am, kpm if am.dtype == m.bool else kpm.float(), q)]
         return leaves(out)
     same_as_torch(fn)
+
+
+def test_adagrad_share_memory_keeps_its_state():
+    """(torchlike warns that memory is not shared between processes: DIFFERENCES.md)"""
+    def fn(m):
+        lin = det_init(m.nn.Linear(2, 2))
+        opt = m.optim.Adagrad(lin.parameters(), initial_accumulator_value=0.5)
+        return opt.share_memory(), opt.state[lin.weight]["sum"]
+    same_as_torch(fn)

@@ -336,6 +336,11 @@ class Adagrad(Optimizer):
             st["sum"] = _layout_of(Tensor._make(jnp.full_like(
                 p._data, self.defaults["initial_accumulator_value"])), p)
 
+    def share_memory(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
+
     def _sparse_grad_refusal(self, group):
         if group["fused"]:
             return "`fused` does not support sparse grad or complex param"
