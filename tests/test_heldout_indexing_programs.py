@@ -797,3 +797,26 @@ def test_out_of_another_dtype(name, out_dtype):
         r = _OUT_CALLS[name](m, o)
         return o if not isinstance(r, tuple) else tuple(r)
     _run({name: f}, name)
+
+
+VIEWS = {
+    "squeeze_0d_bad_dim": lambda m: m.squeeze(m.tensor(1.), 1),
+    "squeeze_0d_bad_dims": lambda m: m.squeeze(m.tensor(1.), (1,)),
+    "squeeze_0d_repeated_dims": lambda m: m.squeeze(m.tensor(1.), (0, 0)),
+    "squeeze_repeated_dims": lambda m: m.squeeze(m.zeros(1, 2), (0, 0)),
+    "squeeze_0d_dim": lambda m: m.tensor(1.).squeeze(-1),
+    "narrow_1d_tensor_start": lambda m: m.narrow(m.arange(6), 0, m.tensor([1]), 2),
+    "narrow_float_tensor_start": lambda m: m.narrow(m.arange(6), 0, m.tensor(1.), 2),
+    "narrow_bool_tensor_start": lambda m: m.narrow(m.arange(6), 0, m.tensor(True), 2),
+    "narrow_0d_tensor_start": lambda m: m.narrow(m.arange(6), 0, m.tensor(1), 2),
+    "view_ambiguous_empty": lambda m: m.zeros(0, 3).view(0, -1, 3),
+    "reshape_ambiguous_empty": lambda m: m.zeros(0, 3).reshape(0, -1),
+    "view_empty_inferred": lambda m: m.zeros(0, 3).view(5, -1),
+    "view_invalid_dimension": lambda m: m.zeros(2, 3).view(-2, 3),
+    "reshape_invalid_dimension": lambda m: m.zeros(2, 3).reshape(-1, -3),
+}
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_view_arguments(name):
+    _run(VIEWS, name)

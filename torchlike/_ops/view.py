@@ -31,8 +31,15 @@ def infer_shape(shape, numel):
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
     known = int(math.prod([s for s in shape if s != -1]))
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because "
+                               f"the unspecified dimension size -1 can be any value and is "
+                               f"ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -223,10 +230,12 @@ def squeeze(input, dim=None):
     n = input._d.ndim
     if dim is None:
         return apply(_squeeze, input, dims=None, kind=None)
+    # (a 0-dim tensor squeezes nothing, its dims still checked)
     if isinstance(dim, (tuple, list)):
-        return apply(_squeeze, input, dims=tuple(_wrap_dim(d, n) for d in dim) if n else (),
-                     kind="tuple")
-    return apply(_squeeze, input, dims=(_wrap_dim(dim, n),) if n else (), kind="int")
+        dims = _dims_list(dim, n)
+        return apply(_squeeze, input, dims=dims if n else (), kind="tuple")
+    d = _wrap_dim(dim, n)
+    return apply(_squeeze, input, dims=(d,) if n else (), kind="int")
 
 
 @method("squeeze")
@@ -467,6 +476,8 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, n)
     size = input._d.shape[d]
+    if isinstance(start, Tensor) and (start.ndim or start.dtype.category != D._INT):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start = int(start)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
