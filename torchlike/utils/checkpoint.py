@@ -206,7 +206,6 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
                determinism_check="default", debug=False, early_stop=True, **kwargs):
     """``function(*args)``, recomputed in the backward pass (``use_reentrant=True``) or
     recorded as usual (``use_reentrant=False``); see the module docstring."""
-    from .._tensor import Tensor
     if use_reentrant is None:
         warnings.warn(
             "torch.utils.checkpoint: the use_reentrant parameter should be "
