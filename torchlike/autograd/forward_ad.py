@@ -27,6 +27,7 @@ import jax.numpy as jnp
 
 from .. import _registry
 from . import _apply_hooks
+from . import function as _function
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -197,7 +198,7 @@ def _propagate(op, args, static):
 
 # ------------------------------------------------------------------ custom Functions
 
-def function_apply(cls, ctx, args, kwargs, run_forward):
+def function_apply(cls, ctx, args, run_forward, has_jvp):
     """``cls.apply`` where an input carries a tangent at the open level: the forward runs
     without tangent propagation, then ``cls.jvp(ctx, *tangents)`` (a tangent per input: zeros
     for a tensor without one, None for any other argument; ``ctx.saved_tensors`` are those of
@@ -207,8 +208,7 @@ def function_apply(cls, ctx, args, kwargs, run_forward):
     if _current_level < 0 or getattr(_tls, "busy", False) or not any(
             isinstance(a, T) and tangent_of(a) is not None for a in args):
         return None
-    from .function import Function
-    if cls.jvp is Function.jvp:
+    if not has_jvp:
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
     out = _untracked(run_forward)
@@ -247,3 +247,6 @@ def function_apply(cls, ctx, args, kwargs, run_forward):
 
 def _zeros_like(a):
     return _registry._Tensor._make(jnp.zeros(a._d.shape, a._d.dtype))
+
+
+_function.forward_mode_apply[0] = function_apply

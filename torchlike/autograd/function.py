@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 
-from . import forward_ad as _forward_ad
 from . import grad_mode as _gm
 from .graph import _FREED_MSG, Node, cotangents, tensor_class
 
@@ -243,7 +242,9 @@ class Function(metaclass=_FunctionMeta):
             with _gm.enable_grad() if tracked else _gm.no_grad():
                 return _forward(cls, ctx, args, kwargs, separate)
 
-        out = _forward_ad.function_apply(cls, ctx, args, kwargs, run_forward)
+        forward_mode = forward_mode_apply[0]
+        out = None if forward_mode is None else forward_mode(
+            cls, ctx, args, run_forward, cls.jvp is not Function.jvp)
         if out is None:
             out = run_forward()
         _check_dirty(ctx, out, args, needs)
@@ -344,11 +345,18 @@ _SETUP_CONTEXT_MSG = (
     "https://pytorch.org/docs/main/notes/extending.func.html")
 
 
+# the torch.func transforms tracing in this thread, innermost last (bound by torchlike.func:
+# autograd imports nothing above it)
+active_transforms = [lambda: ()]
+# forward AD's apply of a Function (bound by autograd.forward_ad when it is imported: no dual
+# level can be open before)
+forward_mode_apply = [None]
+
+
 def _check_transforms(cls, separate):
     """torch's requirements of a Function called inside torch.func transforms: the
     ``setup_context`` style, and a vmap rule under vmap."""
-    from ..func import _core
-    apis = _core._state.apis
+    apis = active_transforms[0]()
     if not apis:
         return
     if not separate:
