@@ -286,6 +286,27 @@ def test_grid_sample(mode, padding_mode, align_corners):
                (IMG[:, :, :5, :6].copy(), GRID), atol=1e-5, rtol=1e-4))
 
 
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_gradient_at_the_border(padding_mode, align_corners):
+    """A spatial transformer's grid that lands exactly on the border (an align_corners grid of
+    a near-identity theta): torch's clipped coordinates pass no gradient there, to the grid
+    nor to theta."""
+    theta = np.array([[[1, 0.2, 0.1], [-0.1, 0.9, 0.05]], [[0.8, 0, 0], [0, 1.1, -0.2]]],
+                     np.float32)
+    x = IMG[:2, :1, :6, :6].copy()
+
+    def run(m):
+        th, xt = m.tensor(theta, requires_grad=True), m.tensor(x, requires_grad=True)
+        g = m.nn.functional.affine_grid(th, (2, 1, 5, 4), align_corners=align_corners)
+        y = m.nn.functional.grid_sample(xt, g, padding_mode=padding_mode,
+                                        align_corners=align_corners)
+        (y ** 2).sum().backward()
+        return y.detach().numpy(), xt.grad.numpy(), th.grad.numpy()
+    for a, b in zip(run(torchlike), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("size", [(2, 3, 4, 5), (2, 3, 4, 5, 6)])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_affine_grid(size, align_corners):

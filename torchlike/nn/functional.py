@@ -4936,12 +4936,19 @@ def _source_index(coord, size, padding_mode, align_corners):
 
 def _pad_coord(x, size, padding_mode, align_corners):
     if padding_mode == "border":
-        x = jnp.clip(x, 0, size - 1)
+        x = _clip_coordinates(x, size)
     elif padding_mode == "reflection":
         x = (_reflect(x, 0, 2 * (size - 1)) if align_corners
              else _reflect(x, -1, 2 * size - 1))
-        x = jnp.clip(x, 0, size - 1)
+        x = _clip_coordinates(x, size)
     return x
+
+
+def _clip_coordinates(x, size):
+    """``x`` clipped to ``[0, size - 1]`` with torch's gradient (clip_coordinates_set_grad):
+    1 strictly inside, 0 on the borders as outside them (jax's clip passes half or all of it
+    at a border, where an align_corners grid lands exactly)."""
+    return jnp.where((x > 0) & (x < size - 1), x, jax.lax.stop_gradient(jnp.clip(x, 0, size - 1)))
 
 
 def _cubic_weights(t):
