@@ -820,3 +820,15 @@ VIEWS = {
 @pytest.mark.parametrize("name", VIEWS)
 def test_view_arguments(name):
     _run(VIEWS, name)
+
+
+@pytest.mark.parametrize("key", ["0", "[0]", "x == 0"])
+@pytest.mark.parametrize("value", ["np.float32(2)", "np.float64(2)", "np.int64(2)", "np.int32(2)",
+                                   "np.uint8(3)", "np.bool_(True)", "np.complex64(1)",
+                                   "np.complex128(1)", "np.float16(2)", "np.array(2.)"])
+def test_numpy_scalar_assigned(key, value):
+    def f(m):
+        x = m.zeros(3)
+        exec(f"x[{key}] = {value}", {"x": x, "np": np})
+        return x
+    same_as_torch(f)

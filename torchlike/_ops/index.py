@@ -493,7 +493,9 @@ def _index_put(a, value, *idx, spec, accumulate, advanced):
 def _value_arg(self, value):
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (bool, int, float, complex, np.number)):
+    # (torch's numbers: Python's, numpy's integers, and the numpy scalars that subclass
+    # Python's float and complex; numpy's float32, float16, complex64 and bool_ are refused)
+    if isinstance(value, (bool, int, float, complex, np.integer)):
         value = value.item() if isinstance(value, np.number) else value
         # torch's checked scalar conversion (through double for half/bfloat16): a number
         # outside the dtype raises, never wraps
