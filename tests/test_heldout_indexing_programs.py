@@ -691,6 +691,11 @@ NUMBER_OPERANDS = {
     "lerp_weight_overflowing_float": lambda m: m.lerp(_i8(m).float(), _i8(m).float(), 1e40),
     "lerp_half_weight_in_float": lambda m: m.lerp(_i8(m).half(), _i8(m).half(), 1e6),
     "lerp_complex_weight_real_input": lambda m: m.lerp(_i8(m).float(), _i8(m).float(), 1j),
+    "floor_divide_by_numpy_zero": lambda m: _i8(m) // np.int64(0),
+    "remainder_by_numpy_wrapped_zero": lambda m: _i8(m) % np.int64(256),
+    "fmod_by_numpy_zero": lambda m: m.fmod(_i8(m).long(), np.int32(0)),
+    "pow_numpy_float_exponent": lambda m: m.zeros(3).pow(np.float32(2)),
+    "pow_numpy_int_exponent_overflow": lambda m: _i8(m) ** np.int64(300),
 }
 
 

@@ -167,6 +167,7 @@ def _int_like(x):
 def check_int_div(a, b, kernel=None):
     """Raise torch's ``RuntimeError: ZeroDivisionError`` for integer ``a`` / zero ``b``; with
     ``kernel``, first torch's NotImplementedError where both promote to bool (no kernel)."""
+    a, b = (int(v) if isinstance(v, np.integer) else v for v in (a, b))   # (numpy's integers)
     if kernel is not None and _is_bool(a) and _is_bool(b):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if kernel is not None and any(isinstance(x, complex) or isinstance(x, Tensor)
@@ -261,9 +262,10 @@ def _check_int_pow(input, exponent):
     # torch's kernel takes a number exponent in an integer or half-precision result dtype (a
     # checked conversion; float and double take it as a double)
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        dt = _result_dtype(input, exponent)
+        e = exponent.item() if isinstance(exponent, np.generic) else exponent
+        dt = _result_dtype(input, e)
         if dt.category < D._FLOAT or dt in (D.float16, D.bfloat16):
-            D.check_scalar(exponent, dt)
+            D.check_scalar(e, dt)
 
 
 @jax.custom_vjp
