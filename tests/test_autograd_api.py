@@ -288,7 +288,36 @@ CUSTOM_FUNCTIONS = {
         lambda r: _vmappable(m).apply(r, 2.0).sum()))(_x(m)),
     "func_jvp_without_jvp_raises": lambda m: m.func.jvp(
         lambda x: _new_style(m).apply(x, 1.0), (_x(m),), (m.ones(2, 3),)),
+    # a saved tensor written in place before the backward: torch's version error
+    "saved_input_modified_raises": lambda m: _saved_then_modified(m, "input"),
+    "saved_leaf_modified_under_no_grad_raises": lambda m: _saved_then_modified(m, "leaf"),
+    "saved_output_modified_raises": lambda m: _saved_then_modified(m, "output"),
+    "saved_unmodified_runs": lambda m: _saved_then_modified(m, None),
 }
+
+
+def _saved_then_modified(m, which):
+    def forward(ctx, x):
+        out = x * 2
+        ctx.save_for_backward(x, out)
+        return out
+
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        return g * x + out
+    cls = _function(m, forward, backward=backward)
+    a = m.ones(2, requires_grad=True)
+    b = a * 1 if which != "leaf" else a
+    y = cls.apply(b)
+    if which == "input":
+        b.add_(1)
+    elif which == "leaf":
+        with m.no_grad():
+            a.add_(1)
+    elif which == "output":
+        y.mul_(3)
+    y.sum().backward()
+    return a.grad
 
 
 def _backward_of(m, cls):

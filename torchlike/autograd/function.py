@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 
 from . import grad_mode as _gm
-from .graph import _FREED_MSG, Node, cotangents, tensor_class
+from .graph import _FREED_MSG, Node, _version_message, cotangents, tensor_class
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -36,6 +36,7 @@ class FunctionCtx:
         self.non_differentiable = set()
         self.dirty = set()
         self._saved = None
+        self._versions = None       # per saved tensor: (version counter, version, is output)
         self._freed = False
 
     def save_for_backward(self, *tensors):
@@ -48,7 +49,18 @@ class FunctionCtx:
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(_FREED_MSG)
+        if self._versions:
+            self._check_versions()
         return self._saved if self._saved is not None else tuple(self.to_save)
+
+    def _check_versions(self):
+        """torch's error for a saved tensor an in-place write changed since the forward."""
+        for t, (vc, v, output) in zip(self._saved, self._versions):
+            if vc is not None and vc[0] != v:
+                if output is None:
+                    raise RuntimeError(_version_message(None, vc[0], v, t, None))
+                raise RuntimeError(_version_message(_Named(output), vc[0], v, None,
+                                                    (tuple(t._d.shape), t._d.dtype)))
 
     def mark_non_differentiable(self, *tensors):
         self.non_differentiable.update(id(t) for t in tensors)
@@ -58,6 +70,18 @@ class FunctionCtx:
 
     def set_materialize_grads(self, value):
         self.materialize_grads = bool(value)
+
+
+class _Named:
+    """A node's name where a message reads ``fn.name()`` (the saved output's node)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def name(self):
+        return self._name
 
 
 class BackwardCFunction(Node):
@@ -327,6 +351,11 @@ def _record(cls, ctx, args, needs, out):
     # saved tensors that are outputs must be the wrapped outputs (they carry the history)
     ctx._saved = tuple(next((w for o, w in zip(outs, wrapped) if s is o), s)
                        for s in ctx.to_save)
+    if ctx._saved:
+        # (the versions torch's backward checks: an output's is named by this node)
+        ctx._versions = [(t._vc, t._vc[0], node.name() if any(t is w for w in wrapped)
+                          else None)
+                         if isinstance(t, Tensor) else (None, 0, None) for t in ctx._saved]
     return wrapped[0] if single else tuple(wrapped)
 
 
