@@ -404,3 +404,18 @@ def test_lower_precision_activations_into_float32_modules():
     """A conv after a BatchNorm, attention, recurrent cells: their float32 parameters meet a
     lower-precision activation; torch casts before its kernels' dtype checks (these raised)."""
     assert _module_dtypes(torchlike) == _module_dtypes(torch)
+
+
+def test_cuda_amp_custom_fwd_and_bwd_warn_as_torch():
+    """torch.cuda.amp.custom_fwd / custom_bwd are deprecated for torch.amp's (device_type=
+    'cuda'): the same FutureWarnings, as decorators and as decorator factories."""
+    import warnings
+
+    def run(m):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m.cuda.amp.custom_fwd(lambda ctx, x: x)
+            m.cuda.amp.custom_bwd(lambda ctx, g: g)
+            m.cuda.amp.custom_fwd(cast_inputs=m.float32)
+        return [(x.category.__name__, str(x.message)) for x in w]
+    assert run(torchlike) == run(torch)

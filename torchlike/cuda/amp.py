@@ -33,10 +33,16 @@ class GradScaler(_amp.GradScaler):
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
+    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
     if fwd is None:
-        return functools.partial(custom_fwd, cast_inputs=cast_inputs)
+        return functools.partial(_amp.custom_fwd, device_type="cuda", cast_inputs=cast_inputs)
     return _amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
 
 
 def custom_bwd(bwd):
+    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
     return _amp.custom_bwd(bwd, device_type="cuda")
