@@ -699,3 +699,77 @@ def test_updates_keep_overwriting_their_buffers_after_fused_eager_ran():
     (w * 3).sum().backward()
     opt.step()
     assert w._d.unsafe_buffer_pointer() == where
+
+
+def _old_style_adam(m):
+    """An optimizer written as older third-party code writes one (RAdam/AdaBound style):
+    an int step in its state, deprecated add_/addcmul_/addcdiv_ signatures, out= aliasing."""
+    import math
+
+    class OldAdam(m.optim.Optimizer):
+        def __init__(self, params, lr=1e-2, betas=(0.9, 0.999), eps=1e-8, amsgrad=True):
+            super().__init__(params, dict(lr=lr, betas=betas, eps=eps, amsgrad=amsgrad))
+
+        @m.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    grad = p.grad.data
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = 0
+                        state["exp_avg"] = m.zeros_like(p.data)
+                        state["exp_avg_sq"] = m.zeros_like(p.data)
+                        state["max_exp_avg_sq"] = m.zeros_like(p.data)
+                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                    beta1, beta2 = group["betas"]
+                    state["step"] += 1
+                    exp_avg.mul_(beta1).add_(1 - beta1, grad)
+                    exp_avg_sq.mul_(beta2).addcmul_(1 - beta2, grad, grad)
+                    m.max(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
+                    denom = (state["max_exp_avg_sq"].sqrt()
+                             / math.sqrt(1 - beta2 ** state["step"])).add_(group["eps"])
+                    p.data.addcdiv_(-group["lr"] / (1 - beta1 ** state["step"]), exp_avg,
+                                    denom)
+    return OldAdam
+
+
+def test_an_old_style_optimizer_and_its_state_dict_as_torch():
+    import io
+    import warnings
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(6, 4)
+
+    def run(m):
+        m.manual_seed(0)
+        net = m.nn.Linear(4, 1)
+        with m.no_grad():
+            net.weight.copy_(m.tensor([[0.3, -0.2, 0.1, 0.4]]))
+            net.bias.fill_(0.05)
+        cls = _old_style_adam(m)
+        opt = cls(net.parameters())
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = net(m.tensor(x)).pow(2).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        buf = io.BytesIO()
+        m.save(opt.state_dict(), buf)
+        buf.seek(0)
+        opt2 = cls(net.parameters())
+        opt2.load_state_dict(m.load(buf))
+        step = opt2.state[net.weight]["step"]          # (an int stays an int)
+        opt2.zero_grad()
+        net(m.tensor(x)).pow(2).mean().backward()
+        opt2.step()
+        return losses, type(step).__name__, step, net.weight.detach().numpy()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ours, theirs = run(torchlike), run(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5)
+    assert ours[1:3] == theirs[1:3] == ("int", 3)
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-5)

@@ -772,9 +772,17 @@ class Optimizer:
             if default is not required:
                 for g in self.param_groups:
                     g.setdefault(name, default)
-        for p, s in self.state.items():
-            if "step" in s and not isinstance(s["step"], Tensor):
-                s["step"] = _zero_scalar(float(s["step"]))
+        if self._builtin_step_tensors():
+            for p, s in self.state.items():
+                if "step" in s and not isinstance(s["step"], Tensor):
+                    s["step"] = _zero_scalar(float(s["step"]))
+
+    def _builtin_step_tensors(self):
+        """Whether this optimizer is (or subclasses) one of torch's own, whose ``__setstate__``
+        makes a loaded Python ``step`` a tensor; a custom Optimizer keeps its own ``step``
+        as it is (an int stays an int), as torch's base class does."""
+        return any(c is not Optimizer and c.__module__.startswith("torchlike.optim")
+                   for c in type(self).__mro__)
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
