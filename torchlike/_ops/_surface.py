@@ -89,8 +89,8 @@ def _legacy(d):
 
 _STRICT_OUT = {
     **{n: _expected for n in ("gather", "take_along_dim", "max", "min", "sort", "topk", "msort",
-                              "isin", "mm", "bmm", "mv", "matmul", "norm", "cross", "diag",
-                              "tril", "triu", "argmax", "argmin")},
+                              "isin", "norm", "cross", "diag", "tril", "triu", "argmax",
+                              "argmin")},
     **{n: _found for n in ("abs", "absolute", "neg", "negative", "floor", "ceil", "round",
                            "sign", "sgn", "trunc", "fix", "frac", "clamp", "clip", "clamp_min",
                            "clamp_max")},
@@ -109,7 +109,6 @@ _STRICT_OUT = {
                                 f"input: {_legacy(w)}"),
     "signbit": lambda w, g: "signbit does not support non-boolean outputs.",
     "where": lambda w, g: f"Expected out type to be {_legacy(w)} but got {_legacy(g)}",
-    "dot": lambda w, g: f"result dtype {_legacy(g)} does not match input dtype {_legacy(w)}",
     "kthvalue": lambda w, g: "output values must be of same type as input",
     **{n: lambda w, g: f"expected scalar_type {_legacy(w)} but found {_legacy(g)}"
        for n in ("cummax", "cummin", "logcumsumexp")},
