@@ -521,3 +521,19 @@ def test_adagrad_share_memory_keeps_its_state():
         opt = m.optim.Adagrad(lin.parameters(), initial_accumulator_value=0.5)
         return opt.share_memory(), opt.state[lin.weight]["sum"]
     same_as_torch(fn)
+
+
+def test_a_tied_sparse_embedding_weight_is_refused_by_dense_optimizers():
+    """DIFFERENCES.md: a weight that an Embedding(sparse=True) looks up and another module
+    uses too (tied) has a dense gradient in torch, which Adam trains; torchlike marks the weight
+    as sparse-looked-up and Adam refuses it, as it refuses an untied one (torch's error)."""
+    def run(m):
+        emb = m.nn.Embedding(5, 3, sparse=True)
+        lin = m.nn.Linear(3, 5, bias=False)
+        lin.weight = emb.weight
+        opt = m.optim.Adam(emb.parameters(), lr=0.1)
+        lin(emb(m.tensor([1, 2]))).sum().backward()
+        opt.step()
+    run(torch)
+    with pytest.raises(RuntimeError, match="Adam does not support sparse gradients"):
+        run(torchlike)
