@@ -412,3 +412,12 @@ def test_devices_torch_has_no_backend_for_here_raise_as_torch(dev, how):
          "factory": lambda m: m.zeros(1, device=dev)}[how]
     # (a factory's message is torch's first sentence and torchlike's explanation)
     same_as_torch(f, msg=how != "factory" or dev == "xpu")
+
+
+@pytest.mark.parametrize("kind", ["xpu", "ipu", "mtia"])
+def test_moves_to_devices_torch_was_not_built_with(kind):
+    """``Module.xpu()/ipu()/mtia()`` and ``Tensor.to(kind)`` raise torch's errors (class and
+    message) on a machine without those devices."""
+    from oracle import same_as_torch
+    same_as_torch(lambda m: getattr(m.nn.Linear(1, 1), kind)())
+    same_as_torch(lambda m: m.ones(1).to(kind))

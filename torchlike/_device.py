@@ -24,6 +24,9 @@ _PLATFORM_TO_TYPE = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "cuda"
 _TYPE_TO_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "xla": "tpu"}
 _DEVICE_RE = re.compile(r"^([a-zA-Z_]+)(?::(0|[1-9][0-9]*))?$")
 
+_NO_MTIA = ("Torch not compiled with MTIA enabled. Ensure you have `import "
+            "mtia.host_runtime.torch_mtia.dynamic_library` in your python src file and include "
+            "`//mtia/host_runtime/torch_mtia:torch_mtia` as your target dependency!")
 NO_CUDA = "Torch not compiled with CUDA enabled"
 NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 
@@ -215,6 +218,8 @@ def check(dev):
         return devs[i]
     if dev.type == "xpu":
         raise AssertionError("Torch not compiled with XPU enabled")
+    if dev.type == "mtia":
+        raise AssertionError(_NO_MTIA)
     if dev.type == "xla":
         devs = _jax_devices("tpu")
         if devs:

@@ -704,6 +704,15 @@ class Module:
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
+    def xpu(self, device=None):
+        return self._apply(lambda t: t.to(_device_of("xpu", device)))
+
+    def ipu(self, device=None):
+        return self._apply(lambda t: t.to(_device_of("ipu", device)))
+
+    def mtia(self, device=None):
+        return self._apply(lambda t: t.to(_device_of("mtia", device)))
+
     def to_empty(self, *, device=None, recurse=True):
         """Parameters and buffers replaced by uninitialised tensors (zeros here) of the same
         shapes and dtypes on ``device``: how a module built on the ``meta`` device gets
@@ -1082,3 +1091,11 @@ def _parse_to(*args, **kwargs):
     if device is not None and not isinstance(device, _dev):
         device = _dev(device)          # torch's "Invalid device string" for a bad string
     return device, dtype, got.get("non_blocking", False)
+
+
+def _device_of(kind, device):
+    """``Module.xpu(device)``'s target: the kind's device at an index (an int, or a device)."""
+    from ..._device import device as _dev
+    if device is None or isinstance(device, int):
+        return _dev(kind, device)
+    return _dev(device)
