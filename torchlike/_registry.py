@@ -31,6 +31,7 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as _np
 
 from . import _caches
 from . import _fused
@@ -696,6 +697,23 @@ def trace_total():
 _PY_SCALARS = (bool, int, float, complex)
 
 
+def _as_number(a):
+    """A numpy scalar operand as torch's argument parser reads it: a Python number of its kind
+    (a floating one, and a bool_, as a float; an integer as an int), so it promotes as a Python
+    number does (``int8_tensor * np.float32(0.5)`` is float32, not int8); anything else as it
+    is."""
+    if not isinstance(a, _np.generic):
+        return a
+    k = a.dtype.kind
+    if k in "fb":
+        return float(a)
+    if k in "iu":
+        return int(a)
+    if k == "c":
+        return complex(a)
+    return a
+
+
 _PROMOTED: dict = {}        # (promote, default dtype, operand kinds) -> result dtype
 _PROMOTED_MAX = 4096
 
@@ -794,7 +812,7 @@ def apply(op, *args, **static):
             d = a._d
             if d.__class__ is _Deferred and (d.value is not None or not _fused.ACTIVE):
                 d = a._data         # resolved (fused eager: a pending one stays deferred)
-            if kinds is not None:
+            if kinds:
                 kinds.append((d.dtype, not d.shape))
             n = grad_on and a._requires_grad
             if not n and NODE_TRACE[0] and getattr(_node_local, "on", False) is True:
@@ -804,7 +822,9 @@ def apply(op, *args, **static):
             any_need = any_need or n
             inference = inference or a._is_inference
         else:
-            if kinds is not None:
+            if c not in _PY_SCALARS and a is not None and isinstance(a, _np.generic):
+                return apply(op, *map(_as_number, args), **static)
+            if kinds:
                 if c in _PY_SCALARS or a is None:
                     kinds.append(c)
                 else:
