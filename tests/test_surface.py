@@ -258,3 +258,24 @@ def test_nothing_but_bind_writes_onto_tensor():
             found += [f"{os.path.relpath(path, root)}: {m.group(0)}"
                       for m in pat.finditer(open(path, encoding="utf-8").read())]
     assert not found, found
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min", "amax", "any", "all",
+                                  "std", "var", "cumsum", "sort", "argmax", "median", "norm",
+                                  "logsumexp", "topk", "kthvalue", "nansum"])
+def test_tensor_methods_take_no_out(name):
+    """torch's Tensor methods take no ``out=`` (its functions do): a method call with one
+    raises TypeError, so numpy's ``np.sum(t)`` (which passes ``out=None``) raises as torch's
+    does instead of computing."""
+    import numpy as np
+    import torch
+
+    args = {"cumsum": (0,), "logsumexp": (0,), "topk": (1,), "kthvalue": (1,)}.get(name, ())
+    for m in (torch, torchlike):
+        with pytest.raises(TypeError):
+            getattr(m.ones(2, 2), name)(*args, out=None)
+    for f in (np.sum, np.mean, np.max, np.any, np.prod):
+        with pytest.raises(TypeError):
+            f(torch.ones(2))
+        with pytest.raises(TypeError):
+            f(torchlike.ones(2))

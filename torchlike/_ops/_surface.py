@@ -26,9 +26,32 @@ _DECLARED = []
 
 
 def _declare(owner, name, obj, where):
-    if owner == "Tensor" and getattr(obj, "_handles_out", False):
-        obj = obj.__wrapped__          # as in torch, Tensor methods take no out=
     _DECLARED.append((owner, name, obj, where))
+
+
+def _takes_out(fn):
+    """Whether ``fn`` (or a function it wraps) has an ``out`` parameter."""
+    seen = 0
+    while fn is not None and seen < 8:
+        code = getattr(fn, "__code__", None)
+        if code is not None and "out" in code.co_varnames[:code.co_argcount
+                                                          + code.co_kwonlyargcount]:
+            return True
+        fn, seen = getattr(fn, "__wrapped__", None), seen + 1
+    return False
+
+
+def _refusing_out(fn, name):
+    """A method made from a function with ``out=``: torch's methods take none (``np.sum(t)``
+    passes ``out=None`` and gets torch's TypeError, not a value)."""
+    import functools
+
+    @functools.wraps(fn)
+    def method(*args, **kwargs):
+        if "out" in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+        return fn(*args, **kwargs)
+    return method
 
 
 class _resolve:
@@ -1086,7 +1109,11 @@ def _write_declared(ns, Tensor):
         if isinstance(obj, _resolve):
             obj = getattr(Tensor, obj.name)
         elif callable(obj) and not isinstance(obj, type):
-            obj = numpy_names(operands_checked(obj, n, method=owner == "Tensor"), n)
+            method = owner == "Tensor"
+            refuse = method and _takes_out(obj)     # (as in torch, methods take no out=)
+            obj = numpy_names(operands_checked(obj, n, method=method), n)
+            if refuse:
+                obj = _refusing_out(obj, n)
         setattr(o, n, obj)
 
 
