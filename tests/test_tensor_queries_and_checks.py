@@ -263,3 +263,38 @@ def test_detach_in_place_refuses_views_as_torch(make):
             return str(e)
         return t.requires_grad, t.grad_fn is None, t.is_leaf
     assert run(torchlike) == run(torch)
+
+
+PYTHON_NUMBERS = {
+    "int_of_real_complex": lambda m: int(m.tensor(2 + 0j)),
+    "float_of_real_complex": lambda m: float(m.tensor(2.5 + 0j)),
+    "int_of_complex_raises": lambda m: int(m.tensor(2 + 1j)),
+    "float_of_complex_raises": lambda m: float(m.tensor(2 + 1j)),
+    "index_of_bool": lambda m: (__import__("operator").index(m.tensor(True)),
+                                [10, 20, 30][m.tensor(True)]),
+    "index_of_float_raises": lambda m: __import__("operator").index(m.tensor(1.5)),
+    "rmatmul_of_a_list_raises": lambda m: [[1.0, 2.0]] @ m.ones(2, 2),
+    "typename": lambda m: (m.typename(1.0), m.typename([1]), m.typename(len),
+                           m.typename(m.ones(1, dtype=m.int64))),
+    "is_storage": lambda m: (m.is_storage(m.ones(1).untyped_storage()),
+                             m.is_storage(m.ones(1))),
+}
+
+
+def test_from_numpy_of_a_read_only_array_warns_once_as_torch():
+    from oracle import fresh_process_outputs
+    out = fresh_process_outputs(
+        "import sys, warnings, numpy as np\n"
+        "m = __import__(sys.argv[1])\n"
+        "a = np.zeros(3, np.float32); a.flags.writeable = False\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    print(m.from_numpy(a).tolist(), m.from_numpy(a).tolist())\n"
+        "print([str(x.message).split(' (Triggered')[0] for x in w])\n")
+    assert out["torchlike"] == out["torch"] and "not writable" in out["torch"]
+
+
+@pytest.mark.parametrize("name", PYTHON_NUMBERS)
+def test_python_numbers_and_names_as_torch(name):
+    from oracle import same_as_torch
+    same_as_torch(PYTHON_NUMBERS[name])

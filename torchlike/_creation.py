@@ -463,11 +463,23 @@ def as_tensor(data, dtype=None, device=None):
 asarray = as_tensor
 
 
+_warned_readonly = [False]
+
+
 def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     check_ndarray(ndarray)
+    if not ndarray.flags.writeable and not _warned_readonly[0]:
+        _warned_readonly[0] = True      # (torch's: once a program)
+        import warnings
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
+                      "non-writable tensors. This means writing to this tensor will result in "
+                      "undefined behavior. You may want to copy the array to protect its data "
+                      "or make it writable before converting it to a tensor. This type of "
+                      "warning will be suppressed for the rest of this program.", UserWarning,
+                      stacklevel=2)
     D.activate_for(ndarray.dtype)       # (before any op runs on the tensor)
     t = Tensor._make(_device.put(_tiers.to_device(np.array(ndarray, copy=True)), "cpu"))
     if ndarray.ndim > 1 and not ndarray.flags.c_contiguous and ndarray.itemsize:

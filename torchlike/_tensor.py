@@ -593,10 +593,19 @@ class Tensor(InteropMixin):
     def __jax_array__(self):
         return self._data
 
-    def _scalar(self):
+    def _scalar(self, target=None):
+        """The single value, for ``int()``/``float()`` (``target``: torch's C++ type name): a
+        complex one converts its real part when its imaginary part is 0, else raises torch's
+        overflow error."""
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        v = self.item()
+        if target is not None and v.__class__ is complex:
+            if v.imag:
+                raise RuntimeError(f"value cannot be converted to type {target} without "
+                                   f"overflow")
+            v = v.real
+        return v
 
     def __float__(self):
         if self._requires_grad and not _warned_float[0] and _gm._state.grad_enabled:
@@ -604,10 +613,10 @@ class Tensor(InteropMixin):
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
                           "unexpected behavior.\nConsider using tensor.detach() first.",
                           UserWarning, stacklevel=2)
-        return float(self._scalar())
+        return float(self._scalar("double"))
 
     def __int__(self):
-        return int(self._scalar())
+        return int(self._scalar("int64_t"))
 
     def __bool__(self):
         n = self.numel()
@@ -618,7 +627,7 @@ class Tensor(InteropMixin):
         return bool(self.item())
 
     def __index__(self):
-        if self.dtype.category != D._INT or self.numel() != 1:
+        if self.dtype.category > D._INT or self.numel() != 1:     # (bool and integer dtypes)
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return int(self.item())

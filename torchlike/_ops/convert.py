@@ -146,7 +146,10 @@ def _contiguous(self, memory_format=None):
 methods(contiguous=_contiguous, clone=clone, to=_to,
         cpu=lambda self, memory_format=None: _to(self, "cpu"),
         cuda=lambda self, device=None, non_blocking=False, memory_format=None: _to(
-            self, _device.device("cuda", device if isinstance(device, int) else None)))
+            self, _device.device("cuda", device if isinstance(device, int) else None)),
+        **{k: (lambda k: lambda self, device=None, non_blocking=False, memory_format=None: _to(
+            self, _device.device(k, device if isinstance(device, int) else None)))(k)
+           for k in ("xpu", "ipu", "mtia")})
 
 
 def _cast_method(dt):

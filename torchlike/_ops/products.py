@@ -347,7 +347,15 @@ def dot(input, other, *, out=None):
 
 
 methods(matmul=_method(matmul))
-methods(**{"__rmatmul__": lambda self, other: matmul(other, self)})
+def _rmatmul(self, other):
+    """``other @ self``: a tensor's matmul; anything else is left to Python, which raises its
+    TypeError as torch's operator does (a list, a numpy array, a number)."""
+    if not isinstance(other, (Tensor, jax.Array)):
+        return NotImplemented
+    return matmul(other, self)
+
+
+methods(__rmatmul__=_rmatmul)
 methods(mm=_method(mm), bmm=_method(bmm), mv=_method(mv), dot=_method(dot))
 
 

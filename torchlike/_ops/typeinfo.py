@@ -147,8 +147,9 @@ def is_nonzero(input):
 
 
 def is_storage(obj):
-    """No torchlike object is a torch storage (tensors own jax arrays)."""
-    return False
+    """Whether ``obj`` is a storage (what ``Tensor.untyped_storage()`` returns)."""
+    from .restructure import UntypedStorage
+    return isinstance(obj, UntypedStorage)
 
 
 def numel(input):
@@ -192,9 +193,15 @@ __all__ += list(_LEGACY_TYPES)
 
 
 def typename(obj):
+    """A tensor's type name (``torch.FloatTensor``), else ``module.qualname`` of ``obj`` (a
+    class or function) or of its class, the module left out for builtins, as torch's."""
     if isinstance(obj, Tensor):
         return "torch." + _TYPE_NAMES[obj.dtype.name]
-    return type(obj).__module__ + "." + type(obj).__qualname__
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if qualname is None:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
