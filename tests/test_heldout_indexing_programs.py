@@ -788,7 +788,8 @@ _OUT_CALLS = {
     "nan_to_num": lambda m, o: m.nan_to_num(_x23(m), out=o),
     "signbit": lambda m, o: m.signbit(_x23(m), out=o),
     "sum_casts": lambda m, o: m.sum(_x23(m), 1, out=o),
-    "exp_casts": lambda m, o: m.exp(_x23(m), out=o),
+    # (sqrt: correctly rounded in both libraries; the values are compared exactly)
+    "sqrt_casts": lambda m, o: m.sqrt(_x23(m), out=o),
     "linspace_in_out_dtype": lambda m, o: m.linspace(0, 10, 4, out=o),
     "logspace_in_out_dtype": lambda m, o: m.logspace(0, 2, 3, out=o),
 }

@@ -291,7 +291,10 @@ _pow_masked.defvjp(_pow_fwd, _pow_bwd)
 def _alpha(alpha, input=None, other=None, inplace=False):
     """The op's ``alpha`` keyword, after torch's check of it against the result dtype (of
     ``input`` and ``other`` when given; in place, a result ``input`` cannot hold fails its
-    cast first)."""
+    cast first). A 0-dim tensor (or numpy scalar) alpha is read as its Python number, as
+    torch's Scalar parameter reads it: the op's static argument is a number."""
+    if isinstance(alpha, (Tensor, np.generic)):
+        alpha = alpha.item()
     if input is not None and not (alpha.__class__ is int and alpha == 1):
         from .typeinfo import can_cast, result_type
         try:
