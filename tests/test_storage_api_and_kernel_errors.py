@@ -370,3 +370,22 @@ def test_grad_takes_the_parameter_layout_as_torch(case):
             (p * 2).sum().backward()
         return p.stride(), p.grad.stride()
     assert run(torchlike) == run(torch)
+
+
+def test_typed_storage_as_torch():
+    """``Tensor.storage()`` (torch's deprecated TypedStorage): sizes in elements, the shared
+    data pointer, its values, type name; a view's storage is its base's."""
+    import warnings
+
+    def run(m):
+        t = m.arange(6.).reshape(2, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            s, v = t.storage(), t[1].storage()
+        return (type(s).__name__, s.size(), len(s), str(s.dtype), str(s.device),
+                s.data_ptr() == t.data_ptr(), v.data_ptr() == s.data_ptr(), s.element_size(),
+                s.nbytes(), s.tolist(), s.is_shared(), s.type())
+    import torch
+
+    import torchlike
+    assert run(torchlike) == run(torch)

@@ -741,6 +741,67 @@ class UntypedStorage:
             f"offers data_ptr(), nbytes(), size(), element_size(), device and is_shared()")
 
 
+class TypedStorage:
+    """What ``Tensor.storage()`` returns (torch's deprecated typed storage): the untyped storage
+    read as elements of the tensor's dtype: ``size()``/``len``, ``dtype``, ``device``,
+    ``data_ptr()``, ``element_size()``, ``nbytes()``, ``tolist()``, ``untyped()``."""
+
+    __slots__ = ("_untyped", "dtype")
+
+    def __init__(self, untyped, dtype):
+        self._untyped, self.dtype = untyped, dtype
+
+    def size(self):
+        return self._untyped.nbytes() // self.dtype.itemsize
+
+    def __len__(self):
+        return self.size()
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def nbytes(self):
+        return self._untyped.nbytes()
+
+    def data_ptr(self):
+        return self._untyped.data_ptr()
+
+    @property
+    def device(self):
+        return self._untyped.device
+
+    def is_shared(self):
+        return False
+
+    def untyped(self):
+        return self._untyped
+
+    def tolist(self):
+        return np.asarray(self._untyped._root.detach()).reshape(-1).tolist()
+
+    def type(self):
+        return "torch." + D.legacy_name(self.dtype) + "Storage"
+
+    def __repr__(self):
+        return f"torchlike.TypedStorage(dtype={self.dtype}, size {self.size()})"
+
+
+_warned_typed = [False]
+
+
+def _storage(self):
+    """``Tensor.storage()``: torch's deprecated typed storage (warning once, as torch)."""
+    if not _warned_typed[0]:
+        _warned_typed[0] = True
+        import warnings
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                      "UntypedStorage will be the only storage class. This should only matter "
+                      "to you if you are using storages directly.  To access UntypedStorage "
+                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=2)
+    return TypedStorage(_untyped_storage(self), self.dtype)
+
+
 def _data_ptr(self):
     from .._storage import base_address, storage_root
     root = storage_root(self)
@@ -858,4 +919,5 @@ def _is_set_to(self, tensor):
             and strides(self) == strides(tensor))
 
 
-methods(set_=set_, data_ptr=_data_ptr, untyped_storage=_untyped_storage, is_set_to=_is_set_to)
+methods(set_=set_, data_ptr=_data_ptr, untyped_storage=_untyped_storage, storage=_storage,
+        is_set_to=_is_set_to)
