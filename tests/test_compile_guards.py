@@ -107,3 +107,18 @@ def test_a_view_of_an_argument_returned_is_a_copy():
         return float(y[0, 0]), same(x) is x
     assert run(torch) == (100.0, True)
     assert run(torchlike) == (float(X[1, 0]), True)
+
+
+def test_a_number_read_from_a_list_is_a_constant_of_the_program():
+    """DIFFERENCES.md: numbers held in a list (or set) the compiled function reads are not part
+    of its guard key (a list the function appends to would recompile it every call): a changed
+    list item keeps the value of the first trace, where torch's guard sees the change."""
+    def run(m):
+        scale = [2.0]
+        f = m.compile(lambda x: x * scale[0]) if m is torchlike else m.compile(
+            lambda x: x * scale[0], backend="eager")
+        first = float(f(m.ones(1)))
+        scale[0] = 3.0
+        return first, float(f(m.ones(1)))
+    assert run(torch) == (2.0, 3.0)
+    assert run(torchlike) == (2.0, 2.0)
