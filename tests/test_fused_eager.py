@@ -759,6 +759,39 @@ def test_a_segments_python_numbers_are_one_program_input_per_kind(fused, monkeyp
     assert traced == [7]
 
 
+def test_a_steps_program_updates_the_buffers_it_takes_over_in_place(fused, monkeypatch):
+    """Each parameter and optimizer-state buffer a step's program takes over is paired with its
+    own update, which XLA then writes in place. jit pairs donated inputs with outputs of their
+    shape first come, first served; paired otherwise (a weight's buffer given its first
+    moment's update, computed while the weight is still read), XLA copies every such input
+    first: 26 copies in the MLP step, about a tenth of its time on a 2-core CPU."""
+    import jax
+    made = []
+    jit = jax.jit
+
+    def spy(f, **kw):
+        j = jit(f, **kw)
+
+        def call(*args):
+            made.append((f, kw, [jax.ShapeDtypeStruct(a.shape, a.dtype,
+                                                      weak_type=getattr(a, "weak_type", False))
+                                 for a in args]))
+            return j(*args)
+        return call
+    monkeypatch.setattr(jax, "jit", spy)
+    model, step = _mlp(torch)
+    for _ in range(_fused.FUSE_AFTER + 1):
+        step()
+    monkeypatch.setattr(jax, "jit", jit)
+    (f, kw, specs), = [m for m in made if m[1].get("donate_argnums")]
+    n_params = len(list(model.parameters()))
+    assert len(kw["donate_argnums"]) == 5 * n_params
+    text = jit(f, **kw).lower(*specs).compile().as_text()
+    copied = [line for line in text.splitlines()
+              if " copy(%arg" in line and "[] copy(" not in line]
+    assert copied == []
+
+
 def test_a_steps_program_takes_over_the_buffers_only_it_references(fused):
     """A steady step's program writes the parameters and the optimizer's state into the buffers
     of the values they replace (jit donation): nothing else references those. An array someone

@@ -193,7 +193,7 @@ class _Segment:
     references."""
 
     __slots__ = ("calls", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
-                 "nbytes", "done", "checks", "__weakref__")
+                 "nbytes", "done", "checks", "replaced", "__weakref__")
 
     def __init__(self):
         self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
@@ -206,6 +206,8 @@ class _Segment:
         self.nbytes = 0
         self.done = False
         self.checks = []        # (flag, make_error, the call index, where): value checks
+        self.replaced = {}      # external input slot -> the output slot a tensor holding it
+                                # was given instead (a parameter's update: ``_donatable``)
 
 
 _seg = _Segment()
@@ -275,6 +277,15 @@ def _install():
         return d
 
     def set_(t, v):
+        if v.__class__ is Deferred:
+            old = t._d
+            if old.__class__ is Deferred:
+                old = old.value
+            if old.__class__ is _ArrayImpl:
+                seg = v.seg
+                k = seg.ext_ids.get(id(old)) if seg is _seg else None
+                if k is not None:
+                    seg.replaced[k] = v.slot
         t._d = v
 
     _tensor_class[0]._resolve_data_with(get, set_)
@@ -751,9 +762,9 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
             return [both[i] for i in order]
     prog = ent[1]
     if prog is None:
-        prog = ent[1] = _program(seg.calls, live, seg.ext_avals,
-                                 donate=_donatable(seg.ext, seg.ext_avals,
-                                                   [seg.outs[i]().key for i in live]))
+        paired, takers, others = _donatable(seg, live)
+        prog = ent[1] = _program(seg.calls, live, seg.ext_avals, donate=paired + others,
+                                 takers=takers)
         _stats["compiles"] += 1
         _programs.append(ent)
         if len(_programs) > MAX_PROGRAMS:
@@ -813,21 +824,49 @@ def _replay(seg, live):
     return [vals[i] for i in live]
 
 
-def _donatable(ext, ext_avals, out_keys):
-    """The external arrays a segment's program may take over (``donate_argnums``): those that
-    nothing but the segment references (so nothing can read them after it), each matching a
-    live output of its shape and dtype that XLA can write in its place. A training step's
-    parameters and optimizer state are: their tensors now hold the step's deferred updates.
-    Reusing their buffers spares an allocation and a free of each (page faults, on a CPU)."""
-    free = collections.Counter((k[0], k[1]) for k in out_keys)
-    out = []
+def _donatable(seg, live):
+    """The external arrays a segment's program may take over (``donate_argnums``), and the live
+    outputs (positions in ``live``) that take their buffers: arrays that nothing but the
+    segment references (so nothing can read them after it), each matched with a live output of
+    its shape and dtype. A training step's parameters and optimizer state are: their tensors
+    now hold the step's deferred updates. Reusing their buffers spares an allocation and a free
+    of each (page faults, on a CPU).
+
+    An array whose tensor was given one of the segment's outputs instead
+    (``_Segment.replaced``: a parameter and its update) is paired with that output, which XLA
+    then writes in place; another pairing costs a copy of the input wherever the output is
+    computed while the input is still read. The others (the previous step's gradients, let go
+    by ``zero_grad``) take what outputs of their shape are left. Returns ``(paired inputs,
+    their outputs, other inputs)``."""
+    ext, ext_avals, outs = seg.ext, seg.ext_avals, seg.outs
+    where = {slot: k for k, slot in enumerate(live)}
+    paired, takers = [], []
+    taken = set()
+    for i, slot in sorted(seg.replaced.items()):
+        k = where.get(slot)
+        a = ext[i]
+        if k is None or k in taken or a.__class__ is not _ArrayImpl or \
+                sys.getrefcount(a) > _ONLY_SEGMENT + 1:
+            continue
+        key, out = ext_avals[i], outs[slot]()
+        if out is None or out.key[0] != key[0] or out.key[1] != key[1]:
+            continue
+        taken.add(k)
+        paired.append(i)
+        takers.append(k)
+    free = collections.Counter(outs[s]().key[:2] for k, s in enumerate(live) if k not in taken)
+    others = []
+    given = set(paired)
     for i, key in enumerate(ext_avals):
-        if ext[i].__class__ is _ArrayImpl and sys.getrefcount(ext[i]) <= _ONLY_SEGMENT:
-            k = (key[0], key[1])
-            if free[k] > 0:
-                free[k] -= 1
-                out.append(i)
-    return tuple(out)
+        a = ext[i]
+        if i in given or a.__class__ is not _ArrayImpl or \
+                sys.getrefcount(a) > _ONLY_SEGMENT + 1:
+            continue
+        k = key[:2]
+        if free[k] > 0:
+            free[k] -= 1
+            others.append(i)
+    return tuple(paired), tuple(takers), tuple(others)
 
 
 # references to an external array that only its segment holds, as ``sys.getrefcount`` counts
@@ -835,16 +874,24 @@ def _donatable(ext, ext_avals, out_keys):
 _ONLY_SEGMENT = 2
 
 
-def _program(calls, live, ext_avals, pre=None, donate=()):
+def _program(calls, live, ext_avals, pre=None, donate=(), takers=()):
     """One jitted program running a segment's calls, as ``call(ext)`` (or ``call(ext,
     earlier)``) returning its live outputs. ``pre``: output slots computed by an earlier
-    program, passed (as a list) as ``earlier``. The segment's Python numbers travel packed, one
+    program, passed (as a list) as ``earlier``. ``donate``: the external inputs it takes over,
+    the first ``len(takers)`` of them each by the output at the same place of ``takers``
+    (positions in ``live``): jit pairs donated inputs with outputs of their shape and dtype
+    first come, first served, so the program takes those inputs first and returns those
+    outputs first, in that order. The segment's Python numbers travel packed, one
     array per kind, and are unpacked inside as the numbers jit makes of them (weak-typed, bools
     excepted): jit converts each number argument on its own, 4-5 us apiece."""
-    arrays = tuple(i for i, a in enumerate(ext_avals) if a not in _PACKED)
+    arrays = tuple(donate) + tuple(i for i, a in enumerate(ext_avals)
+                                   if a not in _PACKED and i not in set(donate))
     groups = tuple((c, _PACKED[c], tuple(i for i, a in enumerate(ext_avals) if a is c))
                    for c in _SCALARS if c in ext_avals)
     n = len(ext_avals)
+    order = list(takers) + [k for k in range(len(live)) if k not in set(takers)]
+    back = None if order == sorted(order) else [order.index(k) for k in range(len(live))]
+    live = [live[k] for k in order]
 
     def unpack(args):
         ext = [None] * n
@@ -881,8 +928,9 @@ def _program(calls, live, ext_avals, pre=None, donate=()):
                 # (referenced elsewhere this time: the program takes a copy)
                 args[k] = _copy(args[k])
         _stats["donated"] += len(given)
-        return jitted(*earlier, *args,
-                      *[array([ext[i] for i in idx], dtype) for _c, dtype, idx in groups])
+        out = jitted(*earlier, *args,
+                     *[array([ext[i] for i in idx], dtype) for _c, dtype, idx in groups])
+        return out if back is None else [out[k] for k in back]
     return call
 
 
