@@ -2498,7 +2498,8 @@ def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa, math, upcast
         s = jnp.where(rest[0], s, -jnp.inf)
         i = 1
     elif mask_kind == "float":
-        s = s + rest[0].astype(s.dtype)
+        # a float32 mask on a half-precision query: torch adds it in float32
+        s = s.astype(jnp.result_type(s.dtype, rest[0].dtype)) + rest[0]
         i = 1
     # fully masked rows give 0 (torch's flash and math paths both), with finite gradients
     empty = jnp.all(s == -jnp.inf, axis=-1, keepdims=True)
@@ -2530,7 +2531,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                            f"query.dtype: {_CPP_NAMES[query.dtype.name]} key.dtype: "
                            f"{_CPP_NAMES[key.dtype.name]} and value.dtype: "
                            f"{_CPP_NAMES[value.dtype.name]} instead.")
-    if attn_mask is not None and attn_mask.dtype.name != "bool" \
+    if attn_mask is not None and attn_mask.dtype.name not in ("bool", "float32") \
             and attn_mask.dtype != query.dtype:
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {_CPP_NAMES[attn_mask.dtype.name]} "
@@ -4038,22 +4039,34 @@ def _ctc_nll_true(lp, ext, allow_skip, in_len, tgt_len):
     prev = jnp.where(tgt_len > 0,
                      jnp.take_along_axis(alpha, jnp.maximum(end - 1, 0)[:, None], axis=1)[:, 0],
                      neg)
-    return -_lse3(last, prev, jnp.full_like(last, -jnp.inf))
+    return -_lse3(last, prev, jnp.full_like(last, -jnp.inf)), last
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(5,))
 def _ctc_nll(lp, ext, allow_skip, in_len, tgt_len, zero_infinity=False):
-    return _ctc_nll_true(lp, ext, allow_skip, in_len, tgt_len)
+    return _ctc_nll_true(lp, ext, allow_skip, in_len, tgt_len)[0]
 
 
 def _ctc_fwd(lp, ext, allow_skip, in_len, tgt_len, zero_infinity=False):
-    out, vjp = jax.vjp(lambda x: _ctc_nll_true(x, ext, allow_skip, in_len, tgt_len), lp)
-    return out, (vjp, lp, in_len, out)
+    out, vjp, last = jax.vjp(lambda x: _ctc_nll_true(x, ext, allow_skip, in_len, tgt_len), lp,
+                             has_aux=True)
+    return out, (vjp, lp, in_len, out, ext, tgt_len, last)
 
 
 def _ctc_bwd(zero_infinity, res, ct):
-    vjp, lp, in_len, nll = res
+    vjp, lp, in_len, nll, ext, tgt_len, last = res
     (g,) = vjp(ct)
+    # torch's kernel, where the last target is the blank itself: at the last time step its
+    # blank gradient is assigned from the last label's position, dropping the final blank's
+    # share (exp(alpha + nll) of it)
+    blank = ext[:, 0]
+    end_label = jnp.take_along_axis(ext, jnp.maximum(2 * tgt_len - 1, 0)[:, None], axis=1)[:, 0]
+    lost = (tgt_len > 0) & (end_label == blank) & (in_len > 0)
+    share = jnp.where(lost & jnp.isfinite(nll), jnp.exp(last + nll) * ct, 0.0)
+    T, C = lp.shape[0], lp.shape[2]
+    at = (jnp.arange(T)[:, None, None] == (in_len - 1)[None, :, None]) & \
+        (jnp.arange(C)[None, None, :] == blank[None, :, None])
+    g = g + jnp.where(at, share[None, :, None], 0.0)
     # torch's kernel returns the gradient for log_softmax inputs: it adds exp(log_probs) on
     # the valid time steps (the two agree once back-propagated through log_softmax)
     T = lp.shape[0]
@@ -4093,7 +4106,9 @@ def _ctc_loss(lp, targets, in_len, tgt_len, blank, reduction, zero_infinity, unb
     ext = jnp.full((N, L), blank, jnp.int32)
     ext = ext.at[:, 1::2].set(tg)
     prev2 = jnp.concatenate([jnp.full((N, 2), blank, jnp.int32), ext[:, :-2]], axis=1)
-    allow_skip = (ext != blank) & (ext != prev2)
+    # torch's kernel: a skip from s-2 whenever l'[s] != l'[s-2] (the blank positions never
+    # skip, their s-2 being blank too; a target equal to the blank skips like any label)
+    allow_skip = ext != prev2
     nll = _ctc_nll(lp, ext, allow_skip, in_len, tgt_len, bool(zero_infinity))
     if zero_infinity:
         nll = jnp.where(jnp.isinf(nll), 0.0, nll)

@@ -1,0 +1,75 @@
+"""Pieces of sequence-model and language-model programs (attention masks, generation loops,
+RNNs over packed batches, CTC and the training utilities around them) run on torch and
+torchlike side by side: the same values, dtypes, shapes and errors (class and message)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+from oracle import same_as_torch
+
+R = np.random.default_rng(23)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def F(m):
+    return m.nn.functional
+
+
+# ------------------------------------------------------------------ attention masks
+
+Q0, K0, V0 = f32(2, 2, 5, 4), f32(2, 2, 5, 4), f32(2, 2, 5, 4)
+
+
+@pytest.mark.parametrize("qdt", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("mdt", ["float32", "float64", "bfloat16", "float16", "int64", "uint8"])
+def test_sdpa_float32_mask_on_any_float_query(qdt, mdt):
+    # torch accepts a float32 additive mask whatever the query's floating dtype (HF code
+    # builds its masks with torch.finfo(float32).min and runs the model in bfloat16)
+    def fn(m):
+        q, k, v = (m.tensor(a).to(getattr(m, qdt)) for a in (Q0, K0, V0))
+        mask = m.zeros(5, 5).masked_fill(~m.tril(m.ones(5, 5, dtype=m.bool)),
+                                          m.finfo(m.float32).min).to(getattr(m, mdt))
+        return F(m).scaled_dot_product_attention(q, k, v, attn_mask=mask).float()
+    tol = 1e-5 if qdt in ("float32", "float64") else 2e-2
+    same_as_torch(fn, atol=tol, rtol=tol)
+
+
+def test_sdpa_float32_mask_on_bfloat16_query_gradients():
+    m0 = f32(5, 5)
+
+    def fn(m):
+        q, k, v = (m.tensor(a).bfloat16().requires_grad_() for a in (Q0, K0, V0))
+        mask = m.tensor(m0)
+        out = F(m).scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        out.float().pow(2).sum().backward()
+        return out.float(), q.grad.float(), k.grad.float(), v.grad.float(), out.dtype == m.bfloat16
+    same_as_torch(fn, atol=3e-2, rtol=3e-2)
+
+
+# ------------------------------------------------------------------ CTC
+
+CT = f32(10, 2, 5)
+
+
+@pytest.mark.parametrize("blank", [0, 4])
+@pytest.mark.parametrize("targets", [[[1, 2, 2], [3, 1, 0]], [[1, 2, 2], [3, 4, 0]],
+                                     [[4, 4, 1], [3, 4, 0]], [[0, 0, 1], [3, 0, 0]],
+                                     [[2, 0, 2], [0, 0, 1]]])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_ctc_targets_holding_the_blank(blank, targets, reduction):
+    # a target equal to the blank index: torch's recursion lets it skip like any label, and
+    # its backward drops the final blank's share at the last step when the last target is
+    # the blank
+    def fn(m):
+        lp = m.tensor(CT, requires_grad=True)
+        loss = F(m).ctc_loss(lp.log_softmax(2), m.tensor(targets), m.tensor([10, 9]),
+                             m.tensor([3, 2]), blank=blank, reduction=reduction)
+        loss.sum().backward()
+        return loss, lp.grad
+    same_as_torch(fn, atol=1e-4, rtol=1e-4)
