@@ -43,6 +43,11 @@ class Generator:
         self.manual_seed(np.random.SeedSequence().entropy % (2 ** 63))
 
     def manual_seed(self, seed):
+        # torch's Generator.manual_seed takes an integer only (torch.manual_seed reads its
+        # argument with int() first)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            from ._creation import _tp_name
+            raise RuntimeError(f"manual_seed expected a long, but got {_tp_name(seed)}")
         seed = int(seed)
         if not -(1 << 63) <= seed < (1 << 64):
             raise ValueError("Overflow when unpacking long long")
@@ -147,7 +152,7 @@ default_generator = Generator()
 
 def manual_seed(seed):
     """Seed the global generator; returns it."""
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed))
 
 
 def seed():

@@ -106,15 +106,29 @@ def _need_float_or_complex(self, kernel):
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
     _need_float_or_complex(self, "check_uniform_bounds")
+    from_, to = float(from_), float(to)
+    # torch's check_uniform_bounds, in the dtype of the values drawn (a complex tensor's parts)
+    name = {"complex64": "float32", "complex128": "float64"}.get(self.dtype.name,
+                                                                 self.dtype.name)
+    fi = np.finfo(D.to_dtype(getattr(D, name)).np)
+    lo, hi = float(fi.min), float(fi.max)
+    if not lo <= from_ <= hi:
+        raise RuntimeError(f"from is out of bounds for {_C_NAMES[name]}")
+    if not lo <= to <= hi:
+        raise RuntimeError(f"to is out of bounds for {_C_NAMES[name]}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
+    if not to - from_ <= hi:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                           f"{_tname(getattr(D, name))}>::max(), but found to={to:g} and "
+                           f"from={from_:g} which result in to-from to exceed the limit")
     return _inplace_fill(self, "uniform", float(from_), float(to), generator, "UniformBackward0")
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _need_float_or_complex(self, "normal_kernel_cpu")
-    if std < 0:
+    if not std >= 0:                    # (a NaN std too)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return _inplace_fill(self, "normal", float(mean), float(std), generator, "NormalBackward0")
 
@@ -130,7 +144,7 @@ def _continuous(self, what, cpp=False):
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     _need_float(self, "log_normal_cpu")
-    if std <= 0:
+    if not std > 0:                     # (a NaN std too)
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     return _inplace_fill(self, "log_normal", float(mean), float(std), generator,
                          "LogNormalBackward0")
@@ -192,31 +206,166 @@ _TYPE_LIMITS = {"int64": (-2 ** 63, 2 ** 63 - 1), "int32": (-2 ** 31, 2 ** 31 - 
                 "int16": (-2 ** 15, 2 ** 15 - 1), "int8": (-128, 127), "uint8": (0, 255),
                 "bool": (0, 1)}
 _C_NAMES = {"int64": "long", "int32": "int", "int16": "short", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}
+            "uint8": "unsigned char", "bool": "bool", "float32": "float", "float64": "double",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+# the float types' mantissa digits (std::numeric_limits<T>::digits)
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+_RANDOM_OVERLOADS = (" * (*, torch.Generator generator = None)\n{}"
+                     " * (int from, int to, *, torch.Generator generator = None)\n"
+                     " * (int to, *, torch.Generator generator = None)\n")
+_NO_ARG = object()
 
 
-def random_(self, from_=0, to=None, *, generator=None, **kw):
-    """Integers uniform in [from, to); ``random_()`` spans the dtype's exact-integer range."""
-    from_ = kw.pop("from", from_)
+def _is_int_arg(v):
+    """An argument torch's parser reads as ``int``: a Python or numpy integer (not a bool, not
+    a tensor)."""
+    if isinstance(v, Tensor):            # (an integer tensor of one element reads as its value)
+        return v.numel() == 1 and not (v.dtype.is_floating_point or v.dtype.is_complex or
+                                       v.dtype.name == "bool")
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _random_args_error(args, kw):
+    from .._creation import _tp_name
+    got = ", ".join([_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in kw.items()])
+    if kw and not args:
+        got += ", "
+    note = ""
+    if kw and "to" in kw and args:
+        note = "      didn't match because some of the keywords were incorrect: to\n"
+    elif len(args) == 2:
+        note = ("      didn't match because some of the arguments have invalid types: (" +
+                ", ".join(f"!{_tp_name(a)}!" for a in args) + ")\n")
+    return TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n" + _RANDOM_OVERLOADS.format(note))
+
+
+def _float_cast(v, name):
+    """``static_cast<int64_t>(static_cast<scalar_t>(v))``: v rounded to the float dtype and
+    back (None where the float overflows)."""
+    with np.errstate(over="ignore"):
+        f = float(np.asarray(v, np.float64).astype(D.to_dtype(getattr(D, name)).np))
+    return int(f) if np.isfinite(f) else None
+
+
+def _update_from(frm, name):
+    """torch's update_from: ``from`` moved up to the first integer the float dtype holds."""
+    fp1 = _float_cast(frm + 1, name)
+    if fp1 is not None and fp1 < frm:
+        n = max(abs(frm + 1).bit_length() - 1, 0)
+        frm = fp1 + (1 << (n - _DIGITS[name] + 1))
+    return frm
+
+
+def _update_to(to, name):
+    """torch's update_to: ``to`` moved down to the last integer the float dtype holds."""
+    tm1 = _float_cast(to - 1, name)
+    if tm1 is not None and tm1 >= to:
+        n = max(abs(to - 1).bit_length() - 1, 0)
+        to = tm1 - (1 << (n - _DIGITS[name] + 1))
+    return to
+
+
+def _check_random_range(frm, to_inc, name):
+    """torch's check_from_to_in_range: both ends within the dtype's values (an error), and, for
+    a float dtype, within its exact integers (a warning)."""
+    if name in _DIGITS:
+        fi = np.finfo(D.to_dtype(getattr(D, name)).np)
+        lo, hi = float(fi.min), float(fi.max)
+    elif name in _TYPE_LIMITS:
+        lo, hi = _TYPE_LIMITS[name]
+    else:
+        return
+    if not lo <= frm <= hi:
+        raise RuntimeError(f"from is out of bounds for {_C_NAMES[name]}")
+    if not lo <= to_inc <= hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[name]}")
+    if name in _DIGITS:
+        import warnings
+        d = _DIGITS[name]
+        for v, what, line in ((frm, "from", 110), (to_inc, "to - 1", 111)):
+            if v < -(1 << d) or v > (1 << d):
+                warnings.warn(
+                    f"{what} is out of bounds [-(2^{d}), 2^{d}]. Due to precision limitations "
+                    f"{_C_NAMES[name]} can support discrete uniform distribution only within "
+                    f"this range. This warning will become an error in version 1.7 release, "
+                    f"please fix the code in advance (Triggered internally at "
+                    f"/__w/pytorch/pytorch/aten/src/ATen/native/DistributionTemplates.h:{line}.)",
+                    UserWarning, stacklevel=4)
+
+
+def random_(self, *args, generator=None, **kw):
+    """Integers uniform in [from, to); ``random_()`` spans the dtype's exact-integer range.
+    torch's overloads: ``random_()``, ``random_(to)``, ``random_(from, to)`` (``to`` may be
+    None: up to the dtype's largest exact integer), each argument an int."""
+    if len(args) > 2:
+        raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
+    if "from" in kw and "from_" in kw:
+        raise TypeError("random_() got multiple values for argument 'from'")
+    if "from_" in kw:
+        kw["from"] = kw.pop("from_")
+    bad = [k for k in kw if k not in ("from", "to")]
+    if bad:
+        raise TypeError(f"random_() got an unexpected keyword argument '{bad[0]}'")
+    params = list(args)
+    if "from" in kw:
+        if len(params) > 0:
+            raise _random_args_error(args, kw)
+        params.append(kw["from"])
+    if "to" in kw:
+        if len(params) == 0 and "from" not in kw:
+            frm, to = 0, kw["to"]               # random_(to=n)
+            if not _is_int_arg(to):
+                raise _random_args_error(args, kw)
+        elif len(params) == 1:
+            frm, to = params[0], kw["to"]
+        else:
+            raise _random_args_error(args, kw)
+    elif len(params) == 2:
+        frm, to = params
+    elif len(params) == 1:
+        if "from" in kw:                        # (torch: from= needs to=)
+            raise _random_args_error(args, kw)
+        frm, to = 0, params[0]                  # random_(to)
+        if not _is_int_arg(to):
+            raise _random_args_error(args, kw)
+    else:
+        frm, to = _NO_ARG, _NO_ARG
+    if frm is not _NO_ARG and (not _is_int_arg(frm) or not (to is None or _is_int_arg(to))):
+        raise _random_args_error(args, kw)
     name = self.dtype.name
-    if self.dtype.is_complex and (to is None or int(from_) < int(to)):
+    if frm is not _NO_ARG:
+        frm = int(frm)
+        to = None if to is None else int(to)
+        for v in (frm, to):
+            if v is not None and not -(1 << 63) <= v < (1 << 63):
+                raise ValueError("Overflow when unpacking long long")
+    if self.dtype.is_complex and (frm is _NO_ARG or to is None or frm < to):
         raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
                                   f"'{_tname(self.dtype)}'")
-    if to is None and from_ != 0 and "from" not in kw:
-        from_, to = 0, from_
-    if to is None:
-        lo, hi = int(from_), _RANDOM_TO[name] + 1
-    else:
-        lo, hi = int(from_), int(to)
-        if lo >= hi:
+    if frm is _NO_ARG:
+        lo, hi = 0, _RANDOM_TO[name] + 1
+    elif to is not None:
+        if frm >= to:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
-                               f"from={lo} >= to={hi}")
-        if name in _TYPE_LIMITS:
-            tlo, thi = _TYPE_LIMITS[name]
-            if lo < tlo or lo > thi:
-                raise RuntimeError(f"from is out of bounds for {_C_NAMES[name]}")
-            if hi - 1 > thi or hi - 1 < tlo:
-                raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[name]}")
+                               f"from={frm} >= to={to}")
+        if name in _DIGITS:
+            frm, to = _update_from(frm, name), _update_to(to, name)
+            if frm >= to:
+                raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than "
+                                   f"'to' casted to dtype, but got from={frm} >= to={to}")
+        _check_random_range(frm, to - 1, name)
+        lo, hi = frm, to
+    else:
+        to_inc = _RANDOM_TO[name]
+        if name in _DIGITS:
+            frm = _update_from(frm, name)
+            if not frm < to_inc:
+                raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than or "
+                                   f"equal to 'to_inc' casted to dtype, but got from={frm} > "
+                                   f"to_inc={to_inc}")
+        _check_random_range(frm, to_inc, name)
+        lo, hi = frm, to_inc + 1
     return _inplace_fill(self, "random", 0.0, 0.0, generator, "RandomBackward0", (lo, hi))
 
 
@@ -235,8 +384,10 @@ def _normal(mean, std, kd, shape, dtype, name):
     m = jnp.asarray(mean)
     s = jnp.asarray(std)
     out = (jax.lax.stop_gradient(m) + jax.lax.stop_gradient(s) * eps).astype(dtype)
-    # zero gradients to tensor arguments (torch's NormalBackward)
-    return out + (jnp.sum(m) * 0 + jnp.sum(s) * 0).astype(dtype)
+    # zero gradients to tensor arguments (torch's NormalBackward); a where, not a product by
+    # zero, so an infinite mean or std leaves the draw infinite rather than NaN
+    zero = jnp.sum(jnp.where(False, m, 0)) + jnp.sum(jnp.where(False, s, 0))
+    return out + zero.astype(dtype)
 
 
 @public(out=True)
@@ -247,15 +398,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         raise RuntimeError("normal expects standard deviation to be non-complex")
     if st:
         sv = np.asarray(std._data)
-        if sv.size and (sv < 0).any():
+        if sv.size and not (sv >= 0).all():        # (a NaN too)
             raise RuntimeError(f"normal expects all elements of std >= 0.0")
-    elif std < 0:
+    elif not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     if not mt and not st:
-        if size is None:
-            raise TypeError("normal() missing required argument 'size'")
+        if size is None or isinstance(size, (int, np.integer)):
+            raise _normal_args_error(mean, std, size)
         from .._creation import _size
-        shape = _size((size,)) if not isinstance(size, int) else (size,)
+        shape = _size((size,))
         dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
         r = apply(_normal, float(mean), float(std), _key(generator), shape=shape, dtype=dt.np,
                   name="NormalBackward0")
@@ -278,6 +429,21 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_tname(dt)}'")
     return apply(_normal, mean if mt else float(mean), std if st else float(std),
                  _key(generator), shape=shape, dtype=dt.np, name=name)
+
+
+def _normal_args_error(mean, std, size):
+    from .._creation import _tp_name
+    got = ", ".join(_tp_name(a) for a in (mean, std) + (() if size is None else (size,)))
+    return TypeError(
+        f"normal() received an invalid combination of arguments - got ({got}), but expected "
+        f"one of:\n"
+        f" * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+        f" * (Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = "
+        f"None)\n"
+        f" * (float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+        f" * (float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
+        f"Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device "
+        f"device = None, bool pin_memory = False, bool requires_grad = False)\n")
 
 
 @defop("bernoulli", saves=False, grad_name="BernoulliBackward0")

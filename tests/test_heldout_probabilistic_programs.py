@@ -1,0 +1,160 @@
+"""Numeric and probabilistic programs (random fills and samplers, seeding, linear algebra,
+spectral transforms, distributions) as third-party scripts write them, swept against live
+torch.
+
+torch runs first: where it raises, torchlike must raise the same class with the same message;
+where it returns, torchlike must return the same values, dtypes and shapes (for random draws:
+the same shapes and dtypes, the values coming from other streams) and warn the same warnings.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import both_outcomes, same_as_torch
+
+
+def _raises_as_torch(fn):
+    """torch raises on ``fn``, and torchlike raises the same class with the same message."""
+    import torch
+    try:
+        fn(torch)
+    except Exception:  # noqa: BLE001
+        pass
+    else:
+        raise AssertionError("torch does not raise: the case is wrong")
+    assert both_outcomes(fn) is None
+
+
+def _warnings_of(fn, m):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn(m)
+    return [(type(x.message).__name__, str(x.message)) for x in w]
+
+
+def _same_warnings(fn):
+    import torch
+    import torchlike
+    assert _warnings_of(fn, torchlike) == _warnings_of(fn, torch)
+
+
+def _kind(t):
+    """A draw's shape and dtype (its values come from another stream than torch's)."""
+    return tuple(t.shape), str(t.dtype)
+
+
+# ============================================================ 1. random fills: argument checks
+
+_H = "float16"
+
+FILL_ERRORS = {
+    # random_: torch's overloads take ints only; random_(0) is random_(to=0)
+    "random_float_from": lambda m: m.empty(3).random_(1.5, 3),
+    "random_float_to": lambda m: m.empty(3).random_(1, 2.5),
+    "random_float_only": lambda m: m.empty(3).random_(1.5),
+    "random_bool_only": lambda m: m.empty(3).random_(True),
+    "random_none_only": lambda m: m.empty(3).random_(None),
+    "random_float_tensor": lambda m: m.empty(3).random_(m.tensor(2.)),
+    "random_to_kw_none": lambda m: m.empty(3).random_(to=None),
+    "random_from_kw_alone": lambda m: m.empty(3).random_(**{"from": 2}),
+    "random_float_from_to_kw": lambda m: m.empty(3).random_(1.5, to=3),
+    "random_three_args": lambda m: m.empty(3).random_(2, 3, 4),
+    "random_to_zero": lambda m: m.empty(3).random_(0),
+    "random_to_negative": lambda m: m.empty(3).random_(-5),
+    "random_empty_still_checks": lambda m: m.empty(0).random_(3, 1),
+    # a float dtype: both ends within its values, and from < to once cast to it
+    "random_half_to_too_big": lambda m: m.empty(3, dtype=m.float16).random_(0, 70000),
+    "random_half_from_too_small": lambda m: m.empty(3, dtype=m.float16).random_(-70000, 0),
+    "random_half_to_only_too_big": lambda m: m.empty(3, dtype=m.float16).random_(70000),
+    "random_float_cast_collapses": lambda m: m.empty(3).random_(2 ** 30 + 1, 2 ** 30 + 2),
+    "random_from_over_to_inc": lambda m: m.empty(3).random_(2 ** 26, None),
+    "random_half_from_at_to_inc": lambda m: m.empty(3, dtype=m.float16).random_(2 ** 11, None),
+    "random_int8_from_none_too_big": lambda m: m.empty(3, dtype=m.int8).random_(200, None),
+    "random_int32_to_too_big": lambda m: m.empty(3, dtype=m.int32).random_(0, 2 ** 40),
+    # uniform_: both ends finite in the dtype, and to - from representable
+    "uniform_nan_from": lambda m: m.empty(3).uniform_(float("nan"), 1),
+    "uniform_nan_to": lambda m: m.empty(3).uniform_(0, float("nan")),
+    "uniform_minus_inf": lambda m: m.empty(3).uniform_(-float("inf"), 1),
+    "uniform_inf_to": lambda m: m.empty(3).uniform_(0., float("inf")),
+    "uniform_empty_inf": lambda m: m.empty(0).uniform_(float("inf"), 1),
+    "uniform_half_from_too_big": lambda m: m.empty(3, dtype=m.float16).uniform_(-1e5, 1e5),
+    "uniform_range_overflows_float": lambda m: m.empty(3).uniform_(-3e38, 3e38),
+    "uniform_range_overflows_double":
+        lambda m: m.empty(3, dtype=m.float64).uniform_(-1e308, 1e308),
+    "uniform_range_overflows_bfloat16":
+        lambda m: m.empty(3, dtype=m.bfloat16).uniform_(-3e38, 3e38),
+    "uniform_range_overflows_complex":
+        lambda m: m.empty(3, dtype=m.complex64).uniform_(-3e38, 3e38),
+    # a NaN standard deviation
+    "normal__nan_std": lambda m: m.empty(3).normal_(0., float("nan")),
+    "log_normal__nan_std": lambda m: m.empty(3).log_normal_(0., float("nan")),
+    "normal_scalar_nan_std": lambda m: m.normal(0., float("nan"), (2,)),
+    "normal_tensor_mean_nan_std": lambda m: m.normal(m.zeros(2), float("nan")),
+    "normal_tensor_nan_std": lambda m: m.normal(m.zeros(2), m.tensor([1., float("nan")])),
+    # normal(float, float) needs a size, a tuple
+    "normal_no_size": lambda m: m.normal(0., 1.),
+    "normal_int_size": lambda m: m.normal(0., 1., 3),
+    # Generator.manual_seed takes an integer only
+    "generator_seed_float": lambda m: m.Generator().manual_seed(1.5),
+    "generator_seed_bool": lambda m: m.Generator().manual_seed(True),
+    "generator_seed_tensor": lambda m: m.Generator().manual_seed(m.tensor(3)),
+    "generator_seed_str": lambda m: m.Generator().manual_seed("3"),
+    "generator_seed_none": lambda m: m.Generator().manual_seed(None),
+    "manual_seed_none": lambda m: m.manual_seed(None),
+}
+
+
+@pytest.mark.parametrize("name", FILL_ERRORS)
+def test_random_fill_argument_errors(name):
+    _raises_as_torch(FILL_ERRORS[name])
+
+
+FILL_DRAWS = {
+    "random_int_tensor_to": lambda m: _kind(m.empty(3).random_(m.tensor(2))),
+    "random_numpy_int": lambda m: _kind(m.empty(3).random_(np.int64(2), 5)),
+    "random_to_kw": lambda m: _kind(m.empty(3).random_(to=5)),
+    "random_from_to_kw": lambda m: _kind(m.empty(3).random_(0, to=5)),
+    "random_from_none": lambda m: _kind(m.empty(3).random_(2, None)),
+    "random_half_exact_one": lambda m: m.empty(3, dtype=m.float16).random_(5000, 5001),
+    "random_int8_from_none": lambda m: bool((m.empty(50, dtype=m.int8).random_(100, None)
+                                             >= 100).all()),
+    "random_bool_from_none": lambda m: _kind(m.empty(3, dtype=m.bool).random_(0, None)),
+    "uniform_tensor_bounds": lambda m: _kind(m.empty(3).uniform_(m.tensor(0.), 2)),
+    "uniform_bool_bound": lambda m: _kind(m.empty(3).uniform_(True, 2)),
+    "uniform_equal_bounds": lambda m: m.empty(3).uniform_(1., 1.),
+    "normal_inf_std_is_infinite": lambda m: m.normal(0., float("inf"), (4,)).isinf().all(),
+    "normal_tensor_inf_std": lambda m: m.normal(m.zeros(2), m.tensor([1., float("inf")]))[1]
+    .isinf(),
+    "normal__inf_std": lambda m: m.empty(3).normal_(0., float("inf")).isinf().all(),
+    "normal_int_tuple_size": lambda m: _kind(m.normal(0, 1, (2,))),
+    "manual_seed_float_reads_int": lambda m: m.manual_seed(3.7).initial_seed(),
+    "manual_seed_bool_reads_int": lambda m: m.manual_seed(True).initial_seed(),
+    "manual_seed_str_reads_int": lambda m: m.manual_seed("3").initial_seed(),
+    "manual_seed_tensor_reads_int": lambda m: m.manual_seed(m.tensor(4)).initial_seed(),
+}
+
+
+@pytest.mark.parametrize("name", FILL_DRAWS)
+def test_random_fill_draws(name):
+    same_as_torch(FILL_DRAWS[name])
+
+
+FILL_WARNINGS = {
+    "random_float_to_past_exact": lambda m: m.empty(3).random_(0, 2 ** 25),
+    "random_float_to_only_past_exact": lambda m: m.empty(3).random_(2 ** 25),
+    "random_half_both_past_exact": lambda m: m.empty(3, dtype=m.float16).random_(5000, 5001),
+    "random_half_from_none_below": lambda m: m.empty(3, dtype=m.float16).random_(-2 ** 11 - 10,
+                                                                                  None),
+    "random_bfloat16_past_exact": lambda m: m.empty(3, dtype=m.bfloat16).random_(2 ** 9),
+    "random_double_past_exact": lambda m: m.empty(3, dtype=m.float64).random_(2 ** 60,
+                                                                              2 ** 60 + 5),
+    "random_within_exact": lambda m: m.empty(3).random_(0, 2 ** 20),
+}
+
+
+@pytest.mark.parametrize("name", FILL_WARNINGS)
+def test_random_fill_precision_warnings(name):
+    _same_warnings(FILL_WARNINGS[name])
