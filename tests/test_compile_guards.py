@@ -122,3 +122,65 @@ def test_a_number_read_from_a_list_is_a_constant_of_the_program():
         return first, float(f(m.ones(1)))
     assert run(torch) == (2.0, 3.0)
     assert run(torchlike) == (2.0, 2.0)
+
+
+def test_tensors_a_module_holds_in_plain_containers_are_state():
+    """Tensors a module holds in plain lists, tuples and dicts (anchors, per-layer scales, a
+    list of its own weights) are read at their current values on every call, as plain tensor
+    attributes are: writing into one, replacing one, or rebinding a list item or an attribute
+    from one state tensor to another gives eager's result (they used to be constants of the
+    program, or read through the first call's identities), for a compiled module and a
+    compiled training step alike."""
+    def run(m, compile):
+        m.manual_seed(0)
+
+        class Net(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = m.nn.Linear(3, 3)
+                self.b = m.nn.Linear(3, 3)
+                self.layers = [self.a, self.b]
+                self.ws = [self.a.weight, self.b.weight]
+                self.scales = (m.tensor(2.0), [m.tensor(0.5)])
+                self.extra = {"shift": m.ones(3)}
+                self.t = self.a.bias
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                x = x * self.scales[0] * self.scales[1][0] + self.extra["shift"] + self.t
+                return x.sum() + sum(w.sum() for w in self.ws)
+
+        net = Net()
+        with m.no_grad():                   # (the same weights in both libraries)
+            for i, p in enumerate(net.parameters()):
+                p.copy_(m.tensor(np.linspace(-1, 1, p.numel(), dtype=np.float32) * (i + 1))
+                        .reshape(p.shape))
+        opt = m.optim.SGD(net.parameters(), lr=0.05)
+
+        def step(x):
+            loss = net(x)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        fwd, train = compile(net), compile(step)
+        x = m.tensor(X)
+        out = []
+        for change in range(5):
+            if change == 1:
+                net.scales[1][0].fill_(3.0)
+            elif change == 2:
+                net.scales[1][0] = m.tensor(-1.0)
+                net.extra["shift"] = m.full((3,), 2.0)
+            elif change == 3:
+                net.ws[0] = net.b.weight
+            elif change == 4:
+                net.t = net.b.bias
+            for _ in range(2):
+                out += [fwd(x).item(), train(x).item()]
+        return out
+
+    np.testing.assert_allclose(run(torchlike, torchlike.compile), run(torch, lambda f: f),
+                               rtol=1e-5)

@@ -45,7 +45,8 @@ def module_values(mod, out, tensors):
     """Append the Python values held by ``mod`` and its submodules (``self.scale``,
     ``self.training``, ``p`` of a Dropout) to ``out``: what its forward may read and bake into
     a program (not the private caches of torchlike's own modules); and their tensors that are
-    plain attributes, not parameters or buffers (``self.scale = torch.tensor(2.0)``), to
+    plain attributes, not parameters or buffers (``self.scale = torch.tensor(2.0)``), or items
+    of plain lists, tuples and dicts they hold (``self.anchors = [torch.ones(3), ...]``), to
     ``tensors``: state, threaded through the program as parameters are."""
     add = out.append
     for sub in mod.modules():
@@ -55,9 +56,33 @@ def module_values(mod, out, tensors):
             if c in _VALUES:
                 if not (own and k[0] == "_"):
                     add((k, c, v if c is not float or v == v else "nan"))
-            elif c not in _PLAIN and isinstance(v, Tensor):
+            elif c in _PLAIN:
+                if not (own and k[0] == "_") and k not in _MODULE_INTERNALS:
+                    _held_tensors(v, tensors, 2)
+            elif isinstance(v, Tensor):
                 tensors.append(v)
     return out
+
+
+def _held_tensors(v, tensors, depth):
+    """The tensors among the items of a plain container ``v`` (and of the containers in it,
+    ``depth`` levels down)."""
+    if len(v) > 256:
+        return
+    for x in (v.values() if isinstance(v, dict) else v):
+        if isinstance(x, Tensor):
+            tensors.append(x)
+        elif depth and x.__class__ in _PLAIN:
+            _held_tensors(x, tensors, depth - 1)
+
+
+# a Module's own containers (its parameters, buffers, submodules, hooks)
+_MODULE_INTERNALS = frozenset((
+    "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set", "_backward_hooks",
+    "_backward_pre_hooks", "_forward_hooks", "_forward_hooks_always_called",
+    "_forward_hooks_with_kwargs", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+    "_load_state_dict_post_hooks", "_load_state_dict_pre_hooks", "_state_dict_hooks",
+    "_state_dict_pre_hooks"))
 
 
 _PLAIN = frozenset((dict, OrderedDict, set, list, tuple))     # (a module's usual attributes)

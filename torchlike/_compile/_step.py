@@ -18,6 +18,7 @@ norm) fire every call; the cost is one device-to-host round trip per hook per ca
 """
 from __future__ import annotations
 
+import itertools
 import sys
 
 import jax
@@ -46,28 +47,24 @@ class StepState:
 
     def __init__(self, found):
         # (this runs on every call: plain loops over the modules' dicts, ids in sets)
-        T, ids = [], set()
+        T, ids = [], {}
+        # (an occurrence of a tensor met before: where, and which; the key holds them, so that
+        # rebinding a name from one state tensor to another, ``self.ws[0] = self.b.weight``,
+        # retraces where the count of distinct tensors stays the same)
+        again = []
         modules = _walk(found.modules)
-        for m in modules:
-            for p in m._parameters.values():
-                if p is not None and id(p) not in ids:
-                    ids.add(id(p))
-                    T.append(p)
-        for m in modules:
-            for b in m._buffers.values():
-                if b is not None and id(b) not in ids:
-                    ids.add(id(b))
-                    T.append(b)
-        for o in found.opts:
-            for g in o.param_groups:
-                for p in g["params"]:
-                    if id(p) not in ids:
-                        ids.add(id(p))
-                        T.append(p)
-        for t in found.tensors:
-            if id(t) not in ids:
-                ids.add(id(t))
+        occurrences = itertools.chain(
+            *[m._parameters.values() for m in modules], *[m._buffers.values() for m in modules],
+            *[g["params"] for o in found.opts for g in o.param_groups], found.tensors)
+        for n, t in enumerate(occurrences):
+            if t is None:
+                continue
+            i = ids.get(id(t))
+            if i is None:
+                ids[id(t)] = len(T)
                 T.append(t)
+            else:
+                again.append((n, i))
         self.fresh = frozenset()        # ids of the zero .grads made for this call (_preinit)
         S, views = _trace.state_roots(T)
         pos = {id(t): i for i, t in enumerate(S)}
@@ -137,6 +134,7 @@ class StepState:
             tuple(m.training for m in modules),
             tuple(hooks),
             views,
+            tuple(again),
         )
 
 

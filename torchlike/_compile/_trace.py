@@ -324,17 +324,22 @@ def argument_positions(state, arguments):
 def state_roots(tensors):
     """The tensors a program threads for ``tensors`` (parameters, buffers, ...): each one's
     storage root, once (a view registered as a buffer is read from its root, and a write
-    through it reaches the root), and the guard of the views among them: per view its
-    position, identity and shape (its index map is a constant of the program)."""
-    roots, seen, views = [], set(), []
+    through it reaches the root), and the guard of the views and repeats among them: per view
+    its position, identity and shape (its index map is a constant of the program); per tensor
+    met again (a buffer also held in a plain list) its position and the root it is, so that
+    rebinding a name from one state tensor to another retraces."""
+    roots, pos, views = [], {}, []
     for i, t in enumerate(tensors):
         a = t._alias
         r = t if a is None else a.root
         if a is not None:
             views.append((i, id(t), t._d.shape))
-        if id(r) not in seen:
-            seen.add(id(r))
+        k = pos.get(id(r))
+        if k is None:
+            pos[id(r)] = len(roots)
             roots.append(r)
+        elif a is None:
+            views.append((i, k))
     return roots, tuple(views)
 
 
