@@ -73,3 +73,35 @@ def test_ctc_targets_holding_the_blank(blank, targets, reduction):
         loss.sum().backward()
         return loss, lp.grad
     same_as_torch(fn, atol=1e-4, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ normalisation layers
+
+@pytest.mark.parametrize("first", ["m.float16, m.float32", "m.float32, m.float64",
+                                   "m.bfloat16, m.bfloat16"])
+def test_rms_norm_warns_once_of_a_weight_of_another_dtype(first):
+    from oracle import fresh_process_outputs
+    code = ("import sys, warnings\nm = __import__(sys.argv[1])\n"
+            "F = m.nn.functional\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            f"    for a, b in [({first}), (m.bfloat16, m.float32), (m.float32, m.float16)]:\n"
+            "        y = F.rms_norm(m.ones(2, 3, dtype=a), (3,), weight=m.ones(3, dtype=b))\n"
+            "        print(y.dtype)\n"
+            "print([(x.category.__name__, str(x.message).split(' (Triggered')[0]) for x in w])")
+    out = fresh_process_outputs(code)
+    assert out["torch"] and out["torchlike"] == out["torch"]
+
+
+@pytest.mark.parametrize("a", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("b", ["float32", "float64", "bfloat16", "float16"])
+def test_rms_norm_mixed_dtypes_values_and_gradients(a, b):
+    x0 = f32(2, 3)
+
+    def fn(m):
+        x = m.tensor(x0).to(getattr(m, a)).requires_grad_()
+        w = m.tensor([0.5, 1.0, 2.0]).to(getattr(m, b)).requires_grad_()
+        y = F(m).rms_norm(x, (3,), weight=w, eps=1e-5)
+        y.float().sum().backward()
+        return y.float(), x.grad.float(), w.grad.float(), str(y.dtype), str(w.grad.dtype)
+    same_as_torch(fn, atol=2e-2, rtol=2e-2)

@@ -1327,10 +1327,21 @@ def _rms_norm(x, *w, n, eps):
     return (y * w[0] if w else y).astype(x.dtype)
 
 
+_RMS_MIXED_WARNED = False
+
+
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     ns = _check_norm_shape(input, normalized_shape, "rms_norm", (("weight", weight),))
     _norm_dtype(input, "rms_norm")
     args = [weight] if weight is not None else []
+    global _RMS_MIXED_WARNED
+    if weight is not None and weight.dtype != input.dtype and not _RMS_MIXED_WARNED:
+        # torch's TORCH_WARN_ONCE: a weight of another dtype takes its composite path
+        _RMS_MIXED_WARNED = True
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = "
+                      f"{_CPP_NAMES.get(input.dtype.name, input.dtype.name)}, weight dtype = "
+                      f"{_CPP_NAMES.get(weight.dtype.name, weight.dtype.name)}, Cannot dispatch "
+                      f"to fused implementation.", UserWarning, stacklevel=2)
     return apply(_rms_norm, input, *args, n=len(ns), eps=None if eps is None else float(eps))
 
 
