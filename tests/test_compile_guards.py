@@ -184,3 +184,50 @@ def test_tensors_a_module_holds_in_plain_containers_are_state():
 
     np.testing.assert_allclose(run(torchlike, torchlike.compile), run(torch, lambda f: f),
                                rtol=1e-5)
+
+
+class _Config:
+    def __init__(self):
+        self.scale = 2.0
+        self.use_shift = True
+
+
+class _Anchors:
+    def __init__(self, lib):
+        self.points = lib.ones(3)
+
+
+def test_user_objects_a_module_holds_are_scanned():
+    """A compiled module's forward that reads a config object's number (``self.cfg.scale``)
+    or a tensor held by a helper object (``self.anchors.points``) sees their current values:
+    the number is guarded (a new value compiles anew), the tensor is state (a write into it or
+    a new tensor is read). Both used to be constants of the first trace."""
+    def run(m, compile):
+        class Net(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cfg = _Config()
+                self.anchors = _Anchors(m)
+
+            def forward(self, x):
+                y = x * self.cfg.scale
+                if self.cfg.use_shift:
+                    y = y + self.anchors.points
+                return y
+
+        net = Net()
+        f = compile(net)
+        x = m.tensor(X)
+        out = [f(x).numpy()]
+        net.cfg.scale = 3.0
+        out.append(f(x).numpy())
+        net.anchors.points.mul_(4)
+        out.append(f(x).numpy())
+        net.anchors.points = m.full((3,), -1.0)
+        out.append(f(x).numpy())
+        net.cfg.use_shift = False
+        out.append(f(x).numpy())
+        return out
+
+    for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

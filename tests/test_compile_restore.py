@@ -194,24 +194,19 @@ def test_out_of_range_indices_raise_torchs_error_and_leave_state():
 
 # ------------------------------------------------------------------ writes into non-state
 
-class _Box:
-    def __init__(self, t):
-        self.t = t
-
-
-def _cache_net(nn, lib, in_object=True):
+def _cache_net(nn, lib, hidden=True):
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
             self.lin = nn.Linear(3, 3)
-            # a tensor held by a plain object the module holds (not state), or a plain tensor
-            # attribute (state, as a buffer is)
-            self.box = _Box(lib.zeros(3)) if in_object else None
-            self.plain = None if in_object else lib.zeros(3)
+            # a tensor reached only through a function the module holds (not state), or a
+            # plain tensor attribute (state, as a buffer is)
+            self.get = (lambda box: lambda: box[0])([lib.zeros(3)]) if hidden else None
+            self.plain = None if hidden else lib.zeros(3)
 
         @property
         def cache(self):
-            return self.box.t if self.box else self.plain
+            return self.get() if self.get else self.plain
 
         def forward(self, x):
             y = self.lin(x)
@@ -224,8 +219,9 @@ def _cache_net(nn, lib, in_object=True):
 @pytest.mark.parametrize("how", ["step", "module"])
 def test_write_into_tensor_that_is_not_state_falls_back(how):
     """A tensor the compiled function writes but cannot thread (not a parameter, buffer, plain
-    tensor attribute of a module or an item of a plain container it holds, optimizer state,
-    argument or named global: here a tensor held by a plain object the module holds) makes it run eagerly with one warning, and
+    tensor attribute of a module, an item of a plain container or user object it holds,
+    optimizer state, argument or named global: here a tensor reached only through a function
+    the module holds) makes it run eagerly with one warning, and
     the tensor holds the eager values, not a tracer; under fullgraph=True it raises."""
     torch.manual_seed(0)
     tnet = _cache_net(torch.nn, torch)
@@ -270,8 +266,8 @@ def test_a_plain_tensor_attribute_of_a_module_is_state(how):
     is state, as a buffer is: read at its current value on every call (reassigned or written
     in place between calls) and written back when the program writes it, as torch's."""
     torch.manual_seed(0)
-    tnet = _cache_net(torch.nn, torch, in_object=False)
-    lnet = _cache_net(torchlike.nn, torchlike, in_object=False)
+    tnet = _cache_net(torch.nn, torch, hidden=False)
+    lnet = _cache_net(torchlike.nn, torchlike, hidden=False)
     lnet.load_state_dict({k: torchlike.tensor(v.detach().numpy())
                           for k, v in tnet.state_dict().items()})
 

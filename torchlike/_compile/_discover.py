@@ -41,13 +41,15 @@ def _value(v):
     return (v.__class__, v if v == v else "nan")
 
 
-def module_values(mod, out, tensors):
+def module_values(mod, out, tensors, objects):
     """Append the Python values held by ``mod`` and its submodules (``self.scale``,
     ``self.training``, ``p`` of a Dropout) to ``out``: what its forward may read and bake into
     a program (not the private caches of torchlike's own modules); and their tensors that are
     plain attributes, not parameters or buffers (``self.scale = torch.tensor(2.0)``), or items
     of plain lists, tuples and dicts they hold (``self.anchors = [torch.ones(3), ...]``), to
-    ``tensors``: state, threaded through the program as parameters are."""
+    ``tensors``: state, threaded through the program as parameters are; and the user objects
+    they hold (a config, a helper holding a tensor), to ``objects``: scanned as the function's
+    own user objects are (their numbers guarded, their tensors state)."""
     add = out.append
     for sub in mod.modules():
         own = sub.__class__.__module__.startswith("torchlike.")
@@ -58,22 +60,34 @@ def module_values(mod, out, tensors):
                     add((k, c, v if c is not float or v == v else "nan"))
             elif c in _PLAIN:
                 if not (own and k[0] == "_") and k not in _MODULE_INTERNALS:
-                    _held_tensors(v, tensors, 2)
+                    _held_tensors(v, tensors, objects, 2)
             elif isinstance(v, Tensor):
                 tensors.append(v)
+            elif not own and is_user_object(v):
+                objects.append(v)
     return out
 
 
-def _held_tensors(v, tensors, depth):
-    """The tensors among the items of a plain container ``v`` (and of the containers in it,
-    ``depth`` levels down)."""
+def is_user_object(v):
+    """An instance of a user's class (not a function, class, module, or an object of
+    torchlike, jax or numpy): its attributes are scanned."""
+    return isinstance(getattr(v, "__dict__", None), dict) and \
+        not type(v).__module__.startswith(("torchlike", "jax", "numpy", "builtins"))
+
+
+def _held_tensors(v, tensors, objects, depth):
+    """The tensors and user objects among the items of a plain container ``v`` (and of the
+    containers in it, ``depth`` levels down)."""
     if len(v) > 256:
         return
     for x in (v.values() if isinstance(v, dict) else v):
         if isinstance(x, Tensor):
             tensors.append(x)
-        elif depth and x.__class__ in _PLAIN:
-            _held_tensors(x, tensors, depth - 1)
+        elif x.__class__ in _PLAIN:
+            if depth:
+                _held_tensors(x, tensors, objects, depth - 1)
+        elif is_user_object(x):
+            objects.append(x)
 
 
 # a Module's own containers (its parameters, buffers, submodules, hooks)
@@ -118,10 +132,12 @@ def discover(fn, args, kwargs):
             found.tensors.append(obj)
         elif isinstance(obj, Module):
             found.modules.append(obj)
-            plain = []
-            module_values(obj, found.values, plain)
+            plain, objects = [], []
+            module_values(obj, found.values, plain, objects)
             for t in plain:
                 scan(t, depth)
+            for o in objects:
+                scan(o, depth + 1)
         elif isinstance(obj, Optimizer):
             found.opts.append(obj)
         elif isinstance(obj, Generator):
@@ -163,8 +179,7 @@ def discover(fn, args, kwargs):
         elif hasattr(obj, "optimizer") and isinstance(getattr(obj, "optimizer", None),
                                                        Optimizer):
             scan(obj.optimizer, depth)          # an lr scheduler
-        elif isinstance(getattr(obj, "__dict__", None), dict) and \
-                not type(obj).__module__.startswith(("torchlike", "jax", "numpy", "builtins")):
+        elif is_user_object(obj):
             for x in list(vars(obj).values()):
                 scan(x, depth + 1)
 
