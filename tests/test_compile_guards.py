@@ -231,3 +231,47 @@ def test_user_objects_a_module_holds_are_scanned():
 
     for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+SUB_SCALE = 2.0
+SUB_BIAS = None
+
+
+def test_globals_read_by_submodules_methods_are_guarded():
+    """A global number or tensor read by a submodule's forward, or by a helper method it calls,
+    is guarded or state, whether the module or a step calling it is compiled (the globals of
+    the compiled function's own code were; those of the modules' methods were baked in)."""
+    def run(m, compile):
+        global SUB_SCALE, SUB_BIAS
+        SUB_SCALE, SUB_BIAS = 2.0, m.ones(3)
+
+        class Sub(m.nn.Module):
+            def shift(self):
+                return SUB_BIAS
+
+            def forward(self, x):
+                return x * SUB_SCALE + self.shift()
+
+        class Net(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sub = Sub()
+
+            def forward(self, x):
+                return self.sub(x)
+
+        net = Net()
+        fwd = compile(net)
+        step = compile(lambda x: net(x) * 1)
+        x = m.tensor(X)
+        out = []
+        for change in range(3):
+            if change == 1:
+                SUB_SCALE = 5.0
+            elif change == 2:
+                SUB_BIAS.mul_(10)
+            out += [fwd(x).numpy(), step(x).numpy()]
+        return out
+
+    for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

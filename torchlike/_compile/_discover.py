@@ -3,7 +3,8 @@
 A compiled function's state is reached from what the function can name: its arguments, its
 closure cells, the globals its code (and the code of plain Python functions it names) refers
 to, and the attributes of user objects among those (``self.model``, ``trainer.opt``). From
-there: modules (their parameters and buffers), optimizers (their parameters, ``.grad``s, state
+there: modules (their parameters and buffers; the methods of their user classes, whose globals
+their forward reads), optimizers (their parameters, ``.grad``s, state
 and hyperparameters), schedulers (their optimizer), Tensors and Generators; and the Python
 values met on the way (numbers, strings, None: globals, closure cells, attributes of modules and
 user objects, items of dicts and tuples), which a program bakes in, for its guard key.
@@ -138,6 +139,15 @@ def discover(fn, args, kwargs):
                 scan(t, depth)
             for o in objects:
                 scan(o, depth + 1)
+            # the code of its (and its submodules') user classes: the globals their forward
+            # and helper methods read
+            for sub in obj.modules():
+                for klass in type(sub).__mro__:
+                    if klass.__module__.startswith(("torchlike", "builtins")):
+                        continue
+                    for f in list(vars(klass).values()):
+                        if isinstance(f, types.FunctionType):
+                            scan(f, depth + 1)
         elif isinstance(obj, Optimizer):
             found.opts.append(obj)
         elif isinstance(obj, Generator):
