@@ -105,3 +105,28 @@ def test_rms_norm_mixed_dtypes_values_and_gradients(a, b):
         y.float().sum().backward()
         return y.float(), x.grad.float(), w.grad.float(), str(y.dtype), str(w.grad.dtype)
     same_as_torch(fn, atol=2e-2, rtol=2e-2)
+
+
+# ------------------------------------------------------------------ transformer layers
+
+@pytest.mark.parametrize("pad_value", [1.0, 0.5, -1e9, float("-inf")])
+@pytest.mark.parametrize("train", [False, True])
+def test_encoder_float_key_padding_mask_of_any_value(pad_value, train):
+    # `src_key_padding_mask=(ids == pad).float()`: torch's eval fast path (a nested tensor)
+    # drops the positions where the mask is nonzero; training adds the mask to the scores
+    x0 = f32(2, 5, 8)
+    kp = np.where(np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]]) > 0, pad_value, 0.0) \
+        .astype(np.float32)
+
+    def fn(m):
+        m.manual_seed(0)
+        layer = m.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        enc = m.nn.TransformerEncoder(layer, 2)
+        r = np.random.default_rng(1)
+        with m.no_grad():
+            for p in enc.parameters():
+                p.copy_(m.tensor((r.standard_normal(tuple(p.shape)) * 0.2).astype(np.float32)))
+        enc.train(train)
+        with m.no_grad():
+            return enc(m.tensor(x0), src_key_padding_mask=m.tensor(kp))
+    same_as_torch(fn, atol=1e-5, rtol=1e-4)

@@ -284,9 +284,15 @@ class TransformerEncoder(Module):
         mask = _canonical_mask(mask, "mask", None, "", src.dtype)
         output = src
         nested = self._padded_fast_path(src, mask, src_key_padding_mask)
+        layer_mask = src_key_padding_mask
+        if nested:
+            # torch's nested tensor holds only the positions where the mask is 0 (its
+            # logical_not): a float mask of other values than -inf drops its nonzero
+            # positions rather than adding them
+            layer_mask = Tensor._make(src_key_padding_mask._data != 0)
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=bool(is_causal),
-                         src_key_padding_mask=src_key_padding_mask)
+                         src_key_padding_mask=layer_mask)
         if nested:
             # torch runs nested tensors here and pads the result back with zeros
             # (where, not a product: a fully padded sequence is empty there, its rows 0 not NaN)
