@@ -275,3 +275,24 @@ def test_globals_read_by_submodules_methods_are_guarded():
 
     for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_a_class_attribute_a_forward_reads_is_guarded():
+    """A number in a module's class body (``scale = 2.0``, read as ``self.scale``) is guarded:
+    changing it on the class compiles anew (it was a constant of the first trace)."""
+    def run(m, compile):
+        class Scaled(m.nn.Module):
+            scale = 2.0
+
+            def forward(self, x):
+                return x * self.scale
+
+        f = compile(Scaled())
+        x = m.tensor(X)
+        out = [f(x).numpy()]
+        Scaled.scale = 4.0
+        out.append(f(x).numpy())
+        return out
+
+    for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -139,15 +139,18 @@ def discover(fn, args, kwargs):
                 scan(t, depth)
             for o in objects:
                 scan(o, depth + 1)
-            # the code of its (and its submodules') user classes: the globals their forward
-            # and helper methods read
+            # its (and its submodules') user classes: the globals their forward and helper
+            # methods read, their class attributes (``scale = 2.0`` in the class body)
             for sub in obj.modules():
                 for klass in type(sub).__mro__:
-                    if klass.__module__.startswith(("torchlike", "builtins")):
+                    if id(klass) in seen or klass.__module__.startswith(("torchlike", "builtins")):
                         continue
-                    for f in list(vars(klass).values()):
+                    seen.add(id(klass))
+                    for k, f in list(vars(klass).items()):
                         if isinstance(f, types.FunctionType):
                             scan(f, depth + 1)
+                        elif f.__class__ in _VALUES and k[:2] != "__":
+                            found.values.append((k, _value(f)))
         elif isinstance(obj, Optimizer):
             found.opts.append(obj)
         elif isinstance(obj, Generator):
