@@ -120,6 +120,7 @@ def discover(fn, args, kwargs):
     from ..optim.optimizer import Optimizer
     found = Found()
     seen = set()
+    classes = set()
 
     def scan(obj, depth, guard=True):
         if obj.__class__ in _VALUES:
@@ -143,9 +144,9 @@ def discover(fn, args, kwargs):
             # methods read, their class attributes (``scale = 2.0`` in the class body)
             for sub in obj.modules():
                 for klass in type(sub).__mro__:
-                    if id(klass) in seen or klass.__module__.startswith(("torchlike", "builtins")):
+                    if klass in classes or klass.__module__.startswith(("torchlike", "builtins")):
                         continue
-                    seen.add(id(klass))
+                    classes.add(klass)
                     for k, f in list(vars(klass).items()):
                         if isinstance(f, types.FunctionType):
                             scan(f, depth + 1)
