@@ -158,3 +158,108 @@ FILL_WARNINGS = {
 @pytest.mark.parametrize("name", FILL_WARNINGS)
 def test_random_fill_precision_warnings(name):
     _same_warnings(FILL_WARNINGS[name])
+
+
+# ============================================================ 2. linear algebra
+
+_A = [[2., 0.5, 0.1], [0.5, 1.5, 0.2], [0.3, 0.2, 1.]]
+_ROT = [[0., -1.], [1., 0.5]]
+_TALL = [[1., 2., 0.5], [0.3, -1., 2.], [2., 0., 1.], [-1., 1., 1.]]
+
+
+def _qr_backward(mode, rows):
+    def run(m):
+        x = m.tensor(_TALL[:rows], requires_grad=True)
+        q, r = m.linalg.qr(x, mode=mode)
+        (r.sum() + (q.sum() if q.numel() else 0)).backward()
+        return x.grad
+    return run
+
+
+LINALG_ERRORS = {
+    # backward through QR where torch's formula does not apply
+    "qr_r_backward": _qr_backward("r", 4),
+    "qr_r_backward_square": _qr_backward("r", 3),
+    "qr_complete_tall_backward": _qr_backward("complete", 4),
+    "qr_legacy_some_false_tall_backward":
+        lambda m: m.qr(m.tensor(_TALL, requires_grad=True), some=False).R.sum().backward(),
+    # linalg.norm: dim of length 1 or 2, whatever the order
+    "norm_three_dims": lambda m: m.linalg.norm(m.ones(3, 3, 3), dim=(0, 1, 2)),
+    "norm_repeated_dims_ord": lambda m: m.linalg.norm(m.ones(3, 3), ord=2, dim=(0, 1, 1)),
+    "norm_empty_dims": lambda m: m.linalg.norm(m.ones(3, 3), dim=()),
+    "norm_empty_dims_ord": lambda m: m.linalg.norm(m.ones(3, 3), 1, dim=[]),
+    # eig / eigvals: float inputs of a LAPACK precision only
+    "eigvals_int": lambda m: m.linalg.eigvals(m.eye(2, dtype=m.int64)),
+    "eigvals_uint8": lambda m: m.linalg.eigvals(m.eye(2, dtype=m.uint8)),
+    "eigvals_bool": lambda m: m.linalg.eigvals(m.eye(2, dtype=m.bool)),
+    "eigvals_bfloat16": lambda m: m.linalg.eigvals(m.eye(2, dtype=m.bfloat16)),
+    "eig_bfloat16": lambda m: m.linalg.eig(m.eye(2, dtype=m.bfloat16)),
+    "eigvals_not_square": lambda m: m.linalg.eigvals(m.ones(2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", LINALG_ERRORS)
+def test_linalg_errors(name):
+    _raises_as_torch(LINALG_ERRORS[name])
+
+
+def _eigvals_grad(loss, a, dtype="float64"):
+    def run(m):
+        x = m.tensor(a, dtype=getattr(m, dtype), requires_grad=True)
+        out = loss(m, x)
+        out.backward()
+        return out, x.grad, m.linalg.eigvals(x).grad_fn.name()
+    return run
+
+
+LINALG_VALUES = {
+    "qr_complete_square_backward": _qr_backward("complete", 3),
+    "qr_complete_wide_backward": lambda m: (lambda x: (
+        m.linalg.qr(x, mode="complete").R.sum().backward(), x.grad)[1])(
+        m.tensor(_TALL, requires_grad=True).T),
+    "qr_r_no_grad": lambda m: m.linalg.qr(m.tensor(_TALL), mode="r").R.abs(),
+    "norm_one_dim": lambda m: m.linalg.norm(m.tensor(_TALL), dim=[1]),
+    "norm_two_dims_no_ord": lambda m: m.linalg.norm(m.tensor(_TALL), dim=(1, 0)),
+    # eigenvalue gradients (a stability penalty, a spectral radius, a complex input)
+    "eigvals_real_part_penalty": _eigvals_grad(
+        lambda m, a: (m.linalg.eigvals(a).real ** 2).sum() + m.linalg.eigvals(a).real.sum(), _A),
+    "eigvals_spectral_radius": _eigvals_grad(lambda m, a: m.linalg.eigvals(a).abs().max(), _ROT),
+    "eigvals_imag_weighted": _eigvals_grad(
+        lambda m, a: (m.linalg.eigvals(a).imag * m.tensor([1., 3.], dtype=a.dtype)).sum(), _ROT),
+    "eigvals_float32": _eigvals_grad(lambda m, a: m.linalg.eigvals(a).real.max(), _A, "float32"),
+    "eigvals_complex_input": _eigvals_grad(
+        lambda m, a: (m.linalg.eigvals(a) * m.tensor([1 + 1j, 2 - 1j], dtype=a.dtype))
+        .real.sum(), [[1 + 1j, 2], [0.5j, -1]], "complex128"),
+    "eigvals_batched": _eigvals_grad(
+        lambda m, a: m.linalg.eigvals(a.expand(2, 3, 3) * m.tensor([1., 2.], dtype=a.dtype)
+                                      [:, None, None]).real.sum(), _A),
+}
+
+
+@pytest.mark.parametrize("name", LINALG_VALUES)
+def test_linalg_values(name):
+    same_as_torch(LINALG_VALUES[name], atol=1e-6, rtol=1e-6)
+
+
+# ============================================================ 3. spectral
+
+SPECTRAL_ERRORS = {
+    # a centred stft pads the signal (viewed as 3D) before refusing its dimension
+    "stft_3d_names_padded_length":
+        lambda m: m.stft(m.ones(2, 2, 64), 16, window=m.ones(16), return_complex=True),
+    "stft_3d_short_reflect":
+        lambda m: m.stft(m.ones(2, 2, 6), 16, window=m.ones(16), return_complex=True),
+    "stft_4d_reflect_pad_refused":
+        lambda m: m.stft(m.ones(2, 2, 2, 64), 16, window=m.ones(16), return_complex=True),
+    "stft_4d_constant_padded":
+        lambda m: m.stft(m.ones(2, 2, 2, 64), 16, window=m.ones(16), return_complex=True,
+                         pad_mode="constant"),
+    "stft_3d_not_centred":
+        lambda m: m.stft(m.ones(2, 2, 64), 16, window=m.ones(16), return_complex=True,
+                         center=False),
+}
+
+
+@pytest.mark.parametrize("name", SPECTRAL_ERRORS)
+def test_spectral_errors(name):
+    _raises_as_torch(SPECTRAL_ERRORS[name])

@@ -640,14 +640,25 @@ def linalg_vander(x, *, N=None):
     return apply(_vander, x, n=int(n))
 
 
-@defop("linalg_eigvals", differentiable=False)
+@defop("linalg_eigvals", grad_name="LinalgEigBackward0")
 def _eigvals(a):
+    # differentiable: jax's eigenvalue derivative (diag(V^-1 dA V)) is torch's backward
     return jnp.linalg.eigvals(a)
+
+
+def _eig_dtype_check(A):
+    """torch's geev kernel: complex results of a float input only (no integer input, no
+    half-precision kernel)."""
+    if A.dtype.category < D._FLOAT:
+        raise RuntimeError(f"Unknown Complex ScalarType for {_tname(A.dtype)}")
+    if A.dtype in (D.float16, D.bfloat16):
+        raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for "
+                                  f"'{_tname(A.dtype)}'")
 
 
 @public(out=True)
 def eigvals(A):
-    _float_check(A, "linalg.eigvals")
+    _eig_dtype_check(A)
     _square_check(A, "linalg.eigvals")
     return apply(_eigvals, A)
 
@@ -676,8 +687,7 @@ def _eig(a):
 def eig(A):
     """Eigen-decomposition of a general matrix (complex results; no gradient, see
     DIFFERENCES.md)."""
-    if A.dtype.category < D._FLOAT:
-        raise RuntimeError(f"Unknown Complex ScalarType for {_tname(A.dtype)}")
+    _eig_dtype_check(A)
     _square_check(A, "linalg.eig")
     if A.numel():
         _raise_first(apply(_nonfinite, A.detach()), lambda _k, _v: RuntimeError(

@@ -294,12 +294,43 @@ def cholesky(input, upper=False):
 QRResult = _return_types.maker("linalg_qr")
 
 
-@defop("linalg_qr", grad_name="LinalgQrBackward0")
-def _qr(a, mode):
+def _qr_values(a, mode):
     if mode == "r":
         return jnp.zeros((0,), a.dtype), jnp.linalg.qr(a, mode="r")
     q, r = jnp.linalg.qr(a, mode=mode)
     return q, r
+
+
+def _backward_raises(fn, error):
+    """``fn`` (of one array) whose backward raises ``error()`` (torch's refusal to
+    differentiate a configuration of an op)."""
+    @jax.custom_vjp
+    def f(a):
+        return fn(a)
+
+    def fwd(a):
+        return fn(a), None
+
+    def bwd(_res, _g):
+        raise error()
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@defop("linalg_qr", grad_name="LinalgQrBackward0")
+def _qr(a, mode):
+    # torch's backward needs Q (not computed for mode='r'), and the reduced Q's columns only
+    if mode == "r":
+        return _backward_raises(lambda x: _qr_values(x, mode), lambda: RuntimeError(
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+            "linalg.qr."))(a)
+    if mode == "complete" and a.shape[-2] > a.shape[-1]:
+        return _backward_raises(lambda x: _qr_values(x, mode), lambda: RuntimeError(
+            "The QR decomposition is not differentiable when mode='complete' and "
+            "nrows > ncols."))(a)
+    return _qr_values(a, mode)
 
 
 @public(out=True)
@@ -758,11 +789,11 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if dim is not None:
         dim = (dim,) if isinstance(dim, int) else tuple(dim)
-    if isinstance(ord, str):
-        # torch: a string order is a matrix norm, over dims (0, 1) when none are given
-        if dim is not None and len(dim) not in (1, 2):
+        if len(dim) not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                                f"Got {list(dim)}")
+    if isinstance(ord, str):
+        # torch: a string order is a matrix norm, over dims (0, 1) when none are given
         if dim is None and A.ndim not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
                                f"must be 1D or 2D. Got {A.ndim}D.")

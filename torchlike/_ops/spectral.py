@@ -155,6 +155,19 @@ def _pad_window(window, win_length, n_fft, dtype):
     return window
 
 
+_WARNED: set = set()
+_TRIGGERED = (" (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+              "SpectralOps.cpp:{}.)")
+
+
+def _warn_once(what):
+    """torch's TORCH_WARN_ONCE: True the first time a process asks for ``what``."""
+    if what in _WARNED:
+        return False
+    _WARNED.add(what)
+    return True
+
+
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
@@ -162,12 +175,13 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     ``return_complex=False`` (deprecated in torch, as here)."""
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
-    if window is None:
+    if window is None and _warn_once("stft_window"):
         warnings.warn("A window was not provided. A rectangular window will be applied,which is "
                       "known to cause spectral leakage. Other windows such as torch.hann_window "
                       "or torch.hamming_window are recommended to reduce spectral leakage.To "
                       "suppress this warning and use a rectangular window, explicitly set "
-                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+                      "`window=torch.ones(n_fft, device=<device>)`." + _TRIGGERED.format(835),
+                      UserWarning, stacklevel=2)
     complex_in = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_in:
@@ -175,19 +189,27 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                                "inputs, and will further require that return_complex=True in a "
                                "future PyTorch release.")
         return_complex = True
-    elif not return_complex:
+    elif not return_complex and _warn_once("stft_return_complex"):
         warnings.warn("stft with return_complex=False is deprecated. In a future pytorch "
                       "release, stft will return complex tensors for all inputs, and "
                       "return_complex=False will raise an error.\nNote: you can still call "
                       "torch.view_as_real on the complex output to recover the old return "
-                      "format.", UserWarning, stacklevel=2)
+                      "format." + _TRIGGERED.format(874),
+                      UserWarning, stacklevel=2)
     hop = n_fft // 4 if hop_length is None else hop_length
     wl = n_fft if win_length is None else win_length
     shape = list(input.shape)
     pad = 0
     if center:
         pad = n_fft // 2
-        if input.ndim in (1, 2):
+        # torch pads the signal (viewed as 3D) before its checks: a 3D signal is padded too
+        # (and refused after), a 4D one refused by F.pad for a non-constant mode
+        if input.ndim >= 4 and pad_mode != "constant":
+            from ..nn.functional import pad as _pad
+            _pad(input, (pad, pad), mode=pad_mode)
+        if input.ndim >= 4:
+            shape[-1] += 2 * pad
+        elif input.ndim >= 1:
             if pad_mode not in _PAD_MODES:
                 raise NotImplementedError(f"Unrecognised padding mode {pad_mode}")
             if pad_mode == "reflect" and pad >= shape[-1]:
@@ -261,11 +283,12 @@ def _istft(s, w, *, n_fft, hop, onesided, normalized, return_complex, start, end
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
     """Inverse of stft: overlap-add of the inverse transforms, divided by the window envelope."""
-    if window is None:
+    if window is None and _warn_once("istft_window"):
         warnings.warn("A window was not provided. A rectangular window will be applied.Please "
                       "provide the same window used by stft to make the inversion lossless.To "
                       "suppress this warning and use a rectangular window, explicitly set "
-                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+                      "`window=torch.ones(n_fft, device=<device>)`." + _TRIGGERED.format(1035),
+                      UserWarning, stacklevel=2)
     if not input.dtype.is_complex:
         raise RuntimeError("istft requires a complex-valued input tensor matching the output "
                            "from stft with return_complex=True.")
@@ -327,9 +350,11 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError(desc[:-3] + " window overlap add min: 1\n[ CPUBoolType{} ]")
     pad_tail = 0
     if end > out_len:
-        warnings.warn("The length of signal is shorter than the length parameter. Result is "
-                      "being padded with zeros in the tail. Please check your center and "
-                      "hop_length settings.", UserWarning, stacklevel=2)
+        if _warn_once("istft_length"):
+            warnings.warn("The length of signal is shorter than the length parameter. Result is "
+                          "being padded with zeros in the tail. Please check your center and "
+                          "hop_length settings." + _TRIGGERED.format(1199),
+                          UserWarning, stacklevel=2)
         pad_tail = end - out_len
     x = input if input.ndim == 3 else input.unsqueeze(0)
     y = apply(_istft, x, w, n_fft=n_fft, hop=hop, onesided=bool(onesided),
