@@ -296,3 +296,40 @@ def test_a_class_attribute_a_forward_reads_is_guarded():
 
     for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+W_NP = None
+
+
+def test_numpy_arrays_and_scalars_a_program_reads_are_guarded():
+    """A numpy array (a global, a module attribute) or numpy scalar the compiled code reads is
+    part of the guard by its contents: a write into it, or a new array, compiles anew. Its
+    values were constants of the first trace."""
+    def run(m, compile):
+        global W_NP
+        W_NP = np.ones(3, np.float32)
+
+        class Net(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.offset = np.float32(0.5)
+                self.table = np.arange(3, dtype=np.float32)
+
+            def forward(self, x):
+                return x * m.from_numpy(W_NP) + float(self.table.sum()) + self.offset
+
+        net = Net()
+        f = compile(net)
+        x = m.tensor(X)
+        out = [f(x).numpy()]
+        W_NP[0] = 5
+        out.append(f(x).numpy())
+        W_NP = np.zeros(3, np.float32)
+        out.append(f(x).numpy())
+        net.table[1] = 10
+        net.offset = np.float32(-2.0)
+        out.append(f(x).numpy())
+        return out
+
+    for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -6,14 +6,17 @@ to, and the attributes of user objects among those (``self.model``, ``trainer.op
 there: modules (their parameters and buffers; the methods of their user classes, whose globals
 their forward reads), optimizers (their parameters, ``.grad``s, state
 and hyperparameters), schedulers (their optimizer), Tensors and Generators; and the Python
-values met on the way (numbers, strings, None: globals, closure cells, attributes of modules and
-user objects, items of dicts and tuples), which a program bakes in, for its guard key.
+values met on the way (numbers, strings, None, numpy arrays and scalars: globals, closure cells,
+attributes of modules and user objects, items of dicts and tuples), which a program bakes in,
+for its guard key.
 """
 from __future__ import annotations
 
 import os
 import types
 from collections import OrderedDict
+
+import numpy as np
 
 from .._random import Generator, default_generator
 from .._tensor import Tensor
@@ -42,6 +45,15 @@ def _value(v):
     return (v.__class__, v if v == v else "nan")
 
 
+def _array_value(a):
+    """A numpy array or scalar as a guard: its type, shape, dtype and contents (their hash past
+    4 KB): a program that reads it (``torch.from_numpy(W)``, ``float(W.sum())``) bakes its
+    values in, so a write into it or a new array compiles anew, as torch.compile, which reads
+    a numpy array as an input, sees the new values."""
+    b = np.ascontiguousarray(a).tobytes()
+    return (a.__class__, a.shape, a.dtype.str, b if len(b) <= 4096 else hash(b))
+
+
 def module_values(mod, out, tensors, objects):
     """Append the Python values held by ``mod`` and its submodules (``self.scale``,
     ``self.training``, ``p`` of a Dropout) to ``out``: what its forward may read and bake into
@@ -64,6 +76,9 @@ def module_values(mod, out, tensors, objects):
                     _held_tensors(v, tensors, objects, 2)
             elif isinstance(v, Tensor):
                 tensors.append(v)
+            elif isinstance(v, (np.ndarray, np.generic)):
+                if not (own and k[0] == "_"):
+                    add((k, _array_value(v)))
             elif not own and is_user_object(v):
                 objects.append(v)
     return out
@@ -126,6 +141,10 @@ def discover(fn, args, kwargs):
         if obj.__class__ in _VALUES:
             if guard:
                 found.values.append(_value(obj))
+            return
+        if isinstance(obj, (np.ndarray, np.generic)):
+            if guard:
+                found.values.append(_array_value(obj))
             return
         if id(obj) in seen or depth > _MAX_DEPTH:
             return
