@@ -333,3 +333,30 @@ def test_numpy_arrays_and_scalars_a_program_reads_are_guarded():
 
     for a, b in zip(run(torchlike, torchlike.compile), run(torch, lambda f: f)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_a_draw_from_pythons_random_module_breaks_the_graph():
+    """A compiled function that draws from Python's ``random`` module or numpy's global
+    generator runs eagerly (one graph-break warning), so each call draws anew as in torch,
+    where dynamo breaks the graph at such a call; the trace's draws are given back (the eager
+    calls draw what torch's do). Its draws used to be constants of the program: the same
+    "random" number every call. Under fullgraph=True it raises."""
+    import random
+
+    def run(m, compile):
+        random.seed(0)
+        np.random.seed(0)
+        f = compile(lambda x: x * random.random() + float(np.random.rand()))
+        x = m.tensor(X)
+        return [f(x).numpy() for _ in range(3)]
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ours = run(torchlike, torchlike.compile)
+    assert len([x for x in w if "random module" in str(x.message)]) == 1
+    for a, b in zip(ours, run(torch, lambda f: f)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    f = torchlike.compile(lambda x: x * random.random(), fullgraph=True)
+    import pytest
+    with pytest.raises(torchlike._compile.Unsupported, match="random module"):
+        f(torchlike.tensor(X))

@@ -7,6 +7,7 @@ bookkeeping; the maths runs through the ordinary op registry, whose jitted ops a
 from __future__ import annotations
 
 import os
+import random
 import threading
 import traceback
 import warnings
@@ -121,16 +122,23 @@ class WriteWatch:
     alive when the function has returned (not locals of the trace) and are not its outputs
     were written from outside the program: ``check`` raises a graph break naming one (the
     function then runs eagerly, or raises under ``fullgraph=True``). ``restore`` puts their
-    data and version back on every exit path, so no tracer stays behind."""
+    data and version back on every exit path, so no tracer stays behind.
 
-    __slots__ = ("seen",)
+    It also watches Python's ``random`` module and numpy's global generator: a draw from them
+    while tracing would be a constant of the program (the same "random" number every call), so
+    ``check`` puts their states back (the eager run draws what it would have) and raises a
+    graph break, as torch's dynamo breaks the graph at such a call."""
+
+    __slots__ = ("seen", "rng")
 
     def __init__(self):
         self.seen = {}
+        self.rng = None
 
     def __enter__(self):
         st = _local.__dict__.setdefault("watch", [])
         st.append(self)
+        self.rng = (random.getstate(), np.random.get_state())
         return self
 
     def __exit__(self, *exc):
@@ -162,6 +170,16 @@ class WriteWatch:
         return live
 
     def check(self, outputs=()):
+        if self.rng is not None:
+            py, npy = self.rng
+            now = np.random.get_state()
+            if random.getstate() != py or now[2:] != npy[2:] or \
+                    not np.array_equal(now[1], npy[1]):
+                random.setstate(py)
+                np.random.set_state(npy)
+                raise GraphBreak("a draw from Python's random module or numpy's global "
+                                 "generator: its value would be a constant of the program "
+                                 "(draw with torch's generators, or outside the function)")
         live = self.leaked(outputs)
         if live:
             t = live[0]
