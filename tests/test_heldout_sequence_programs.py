@@ -130,3 +130,55 @@ def test_encoder_float_key_padding_mask_of_any_value(pad_value, train):
         with m.no_grad():
             return enc(m.tensor(x0), src_key_padding_mask=m.tensor(kp))
     same_as_torch(fn, atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ autocast (cpu, bfloat16)
+
+_A, _S = f32(4, 6), f32(6, 6)
+
+AUTOCAST_CASES = {
+    # rotary embeddings computed inside the autocast region
+    "polar": lambda m, a, s: m.polar(a.bfloat16().abs(), a.bfloat16()),
+    "view_as_complex": lambda m, a, s: m.view_as_complex(a.bfloat16().view(4, 3, 2)),
+    "rope_product": lambda m, a, s: m.view_as_real(
+        m.view_as_complex(a.bfloat16().view(4, 3, 2))
+        * m.polar(m.ones(4, 3), a[:, :3])).flatten(1),
+    "grid_sample": lambda m, a, s: m.nn.functional.grid_sample(
+        a.bfloat16()[None, None], m.zeros(1, 2, 2, 2, dtype=m.bfloat16), align_corners=False),
+    "fractional_max_pool2d": lambda m, a, s: m.nn.functional.fractional_max_pool2d(
+        a.bfloat16()[None, None], 2, output_size=2,
+        _random_samples=m.full((1, 1, 2), 0.5, dtype=m.bfloat16)),
+    "max_unpool1d": lambda m, a, s: m.nn.functional.max_unpool1d(
+        *m.nn.functional.max_pool1d(a.bfloat16()[None], 2, return_indices=True), 2),
+    "lstsq": lambda m, a, s: m.linalg.lstsq((s @ s.T + m.eye(6)).bfloat16(), s.bfloat16())[0],
+    "matrix_power_2": lambda m, a, s: m.linalg.matrix_power(s, 2),
+    "matrix_power_-2": lambda m, a, s: m.linalg.matrix_power(s @ s.T + m.eye(6), -2),
+    "matrix_power_-1": lambda m, a, s: m.linalg.matrix_power(s @ s.T + m.eye(6), -1),
+    "matrix_power_1": lambda m, a, s: m.linalg.matrix_power(s, 1),
+    "matrix_power_0": lambda m, a, s: m.linalg.matrix_power(s, 0),
+    "stft": lambda m, a, s: m.stft(a.bfloat16().flatten(), 8, return_complex=True,
+                                   window=m.hann_window(8)),
+    "matmul_vectors": lambda m, a, s: m.matmul(a[0], a[1]),
+    "mm": lambda m, a, s: m.mm(a, s),
+}
+
+
+@pytest.mark.parametrize("name", list(AUTOCAST_CASES))
+def test_cpu_autocast_policy_of_ops_in_sequence_models(name):
+    def fn(m):
+        a, s = m.tensor(_A), m.tensor(_S)
+        with m.autocast("cpu", dtype=m.bfloat16):
+            out = AUTOCAST_CASES[name](m, a, s)
+        return str(out.dtype), (out.abs() if out.is_complex() else out).float()
+    same_as_torch(fn, atol=0.1, rtol=0.1)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(3, 4), (1, 4), (2, 0), (0, 3)])
+@pytest.mark.parametrize("autocast", [False, True])
+def test_pdist_refuses_half_precision(dtype, shape, autocast):
+    def fn(m):
+        x = m.ones(*shape, dtype=getattr(m, dtype))
+        with m.autocast("cpu", enabled=autocast):
+            return m.nn.functional.pdist(x)
+    same_as_torch(fn)

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from ..amp.autocast_mode import cast_composite
 from .._registry import apply, defop
 from ._surface import methods, public
 from .unary import conj_physical
@@ -62,6 +63,8 @@ def _polar(r, theta):
 
 @public(out=True)
 def polar(abs, angle):
+    # (CPU autocast runs torch's polar in float32: a bfloat16 pair becomes complex64)
+    abs, angle = cast_composite("polar", abs, angle)
     _same_float_pair("polar", abs, angle)
     if abs.dtype is D.float16:
         raise NotImplementedError("torchlike: complex32 (chalf) has no jax dtype")
@@ -86,6 +89,7 @@ def _view_as_complex(a):
 
 
 def view_as_complex(input):
+    (input,) = cast_composite("view_as_complex", input)   # (float32 under CPU autocast)
     if input.dtype is D.float16:
         D.complex32.np              # raises: torch's result would be complex32, jax has none
     if input.dtype not in (D.float32, D.float64):

@@ -43,7 +43,10 @@ def _nd23(kw):
 
 _CPU_POLICY = {
     # lower precision
-    "convolution": "lower", "conv_transpose": "lower", "matmul": "lower", "linear": "lower",
+    "convolution": "lower", "conv_transpose": "lower", "linear": "lower",
+    # (torch.mv and torch.dot are not on torch's CPU list: they keep float32 where their
+    # call marks the matmul op as theirs)
+    "matmul": ("lower", lambda kw: kw.get("vector_op") is None),
     "nn_prelu": "lower", "scaled_dot_product_attention": "lower",
     "multi_head_attention": "lower",
     "addmm": ("lower", lambda kw: kw.get("kind") in ("mm", "bmm", "addbmm")),
@@ -55,7 +58,18 @@ _CPU_POLICY = {
     "binary_cross_entropy": "fp32", "binary_cross_entropy_with_logits": "fp32",
     "avg_pool": ("fp32", _nd3), "max_pool": ("fp32", _nd3), "max_pool_indices": ("fp32", _nd3),
     "adaptive_avg_pool": ("fp32", _nd3), "adaptive_max_pool": ("fp32", _nd3),
-    "adaptive_max_pool_indices": ("fp32", _nd3), "max_unpool": ("fp32", _nd23),
+    "adaptive_max_pool_indices": ("fp32", _nd3),
+    # (torch's max_unpool1d runs max_unpool2d: every rank is float32)
+    "max_unpool": "fp32", "grid_sampler": "fp32", "fractional_max_pool": "fp32",
+    "polar": "fp32", "view_as_complex": "fp32", "stft": "fp32",
+    "linalg_inv": "fp32", "linalg_cholesky": "fp32", "linalg_solve": "fp32",
+    "linalg_svd": "fp32", "linalg_svdvals": "fp32", "linalg_eig": "fp32",
+    "linalg_eigvals": "fp32", "linalg_eigh": "fp32", "linalg_eigvalsh": "fp32",
+    "linalg_qr": "fp32", "linalg_lstsq": "fp32", "geqrf": "fp32", "ormqr": "fp32",
+    "householder_product": "fp32", "cholesky_inverse": "fp32",
+    # (torch's matrix_power and vecdot are matmul and linalg_vecdot there: lower precision)
+    "linalg_matrix_power": ("lower", lambda kw: kw.get("n", 2) not in (-1, 0, 1)),
+    "linalg_vecdot": "lower",
     "pad": ("fp32", lambda kw: kw.get("mode") in ("reflect", "replicate")),
     "prod": "fp32", "quantile": "fp32", "cdist": "fp32", "trace": "fp32",
     "cholesky_solve": "fp32", "loss_mse": "fp32",
@@ -245,7 +259,8 @@ def _cast_args(op, args, static):
 
 # Functions nn composes from several ops (torch autocasts them as one op): their policy
 # entries are applied by ``cast_composite``, which such a function calls on its inputs.
-COMPOSITE_NAMES = frozenset({"linear", "cross_entropy", "loss_l1", "l1_loss"})
+COMPOSITE_NAMES = frozenset({"linear", "cross_entropy", "loss_l1", "l1_loss", "grid_sampler",
+                             "linalg_vecdot"})
 
 
 def lower_dtype(t):

@@ -4696,6 +4696,11 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not input.dtype.is_floating_point:
         raise RuntimeError("pdist only supports floating-point dtypes")
+    if input.dtype.name in ("bfloat16", "float16") and input.shape[0] > 1 \
+            and input.shape[1] > 0:
+        # torch's CPU pdist kernel has no half-precision dtypes (nor under autocast)
+        raise NotImplementedError(f'"pdist" not implemented for '
+                                  f"'{D.legacy_name(input.dtype)}'")
     return apply(_pdist, input, p=float(p))
 
 
@@ -4830,6 +4835,8 @@ def _fractional_max_poolnd(input, kernel_size, output_size, output_ratio, return
     if _random_samples is None:
         _random_samples = tl.rand(x.shape[0], x.shape[1], nd, dtype=input.dtype)
     u = _random_samples
+    # (CPU autocast runs torch's fractional_max_pool in float32, its samples cast too)
+    x, u = _cast_composite("fractional_max_pool", x, u)
     if u.requires_grad and _gm._state.grad_enabled and input.requires_grad:
         raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
                            "argument 'random_samples'. This input cannot have requires_grad "
@@ -5056,6 +5063,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_GRID_WARNING)
         align_corners = False
+    # (CPU autocast runs torch's grid_sampler in float32, cast before its checks)
+    input, grid = _cast_composite("grid_sampler", input, grid)
     # torch's check_grid_sampler_common, then _2d / _3d's checks, in torch's order
     isz, gsz = list(input.shape), list(grid.shape)
     if input.shape[0] != grid.shape[0]:
