@@ -41,6 +41,13 @@ def _same_warnings(fn):
     assert _warnings_of(fn, torchlike) == _warnings_of(fn, torch)
 
 
+def _ignoring_errors(fn, m):
+    try:
+        fn(m)
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def _kind(t):
     """A draw's shape and dtype (its values come from another stream than torch's)."""
     return tuple(t.shape), str(t.dtype)
@@ -263,3 +270,69 @@ SPECTRAL_ERRORS = {
 @pytest.mark.parametrize("name", SPECTRAL_ERRORS)
 def test_spectral_errors(name):
     _raises_as_torch(SPECTRAL_ERRORS[name])
+
+
+# ============================================================ 4. sample statistics
+
+_OBS = [[1., 2., 0.5, 3.], [0.3, -1., 2., 0.], [2., 0., 1., 1.]]
+
+COV = {
+    "fweights_float": lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([1., 2., 1., 3.])),
+    "fweights_bool": lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([True, False, True,
+                                                                         True])),
+    "fweights_2d": lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([[1, 2, 1, 3]])),
+    "fweights_wrong_numel": lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([1, 2, 1])),
+    "fweights_negative": lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([1, -2, 1, 3])),
+    "fweights_sum_zero": lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([0, 0, 0, 0])),
+    "aweights_int": lambda m: m.cov(m.tensor(_OBS), aweights=m.tensor([1, 2, 1, 3])),
+    "aweights_complex": lambda m: m.cov(m.tensor(_OBS), aweights=m.tensor([1., 2, 1, 3],
+                                                                         dtype=m.complex64)),
+    "aweights_2d": lambda m: m.cov(m.tensor(_OBS), aweights=m.tensor([[1., 2, 1, 3]])),
+    "aweights_wrong_numel": lambda m: m.cov(m.tensor(_OBS), aweights=m.tensor([1., 2, 1])),
+    "aweights_negative": lambda m: m.cov(m.tensor(_OBS), aweights=m.tensor([1., -2., 1., 3.])),
+    "aweights_nan": lambda m: m.cov(m.tensor(_OBS), aweights=m.tensor([1., 2, 1, float("nan")])),
+    "aweights_sum_zero": lambda m: m.cov(m.tensor(_OBS), aweights=m.zeros(4)),
+    "bool_input": lambda m: m.cov(m.tensor([True, False])),
+    "float_correction": lambda m: m.cov(m.tensor(_OBS), correction=1.5),
+    "both_weights": lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([1, 2, 1, 3]),
+                                    aweights=m.tensor([0.5, 1., 2., 1.])),
+    "one_weighted_observation": lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([1, 0, 0, 0])),
+    "one_observation": lambda m: m.cov(m.tensor([[1.], [2.]])),
+    "correction_past_observations": lambda m: m.cov(m.tensor(_OBS), correction=5),
+    "weighted_correction_past_weights":
+        lambda m: m.cov(m.tensor(_OBS), fweights=m.tensor([1, 0, 1, 0]), correction=2),
+    "aweighted_dof_zero": lambda m: m.cov(m.tensor(_OBS), aweights=m.tensor([1., 0, 0, 0])),
+}
+
+
+@pytest.mark.parametrize("name", COV)
+def test_cov_weights(name):
+    _same_warnings(lambda m: _ignoring_errors(COV[name], m))
+    same_as_torch(COV[name], atol=1e-6, rtol=1e-6)
+
+
+# ============================================================ 5. distributions
+
+def _gpd64(m):
+    f64 = m.float64
+    return m.distributions.GeneralizedPareto(m.tensor([0.1, 0.5], dtype=f64),
+                                             m.tensor([1., 2.], dtype=f64),
+                                             m.tensor([0.2, -0.1], dtype=f64))
+
+
+DISTRIBUTIONS = {
+    # torch's GeneralizedPareto compares its concentration with torch.tensor(0.0) in log_prob
+    # and the survival function: a float64 distribution raises there, and only there
+    "gpd_float64_log_prob": lambda m: _gpd64(m).log_prob(m.tensor([0.3, 0.8],
+                                                                  dtype=m.float64)),
+    "gpd_float64_cdf": lambda m: _gpd64(m).cdf(m.tensor([0.3, 0.8], dtype=m.float64)),
+    "gpd_float64_icdf": lambda m: _gpd64(m).icdf(m.tensor([0.3, 0.8], dtype=m.float64)),
+    "gpd_float64_stats": lambda m: (_gpd64(m).mean, _gpd64(m).variance, _gpd64(m).entropy()),
+    "gpd_float32_log_prob": lambda m: m.distributions.GeneralizedPareto(
+        0., m.tensor([1., 2.]), m.tensor([0.2, 0.])).log_prob(m.tensor([0.3, 0.8])),
+}
+
+
+@pytest.mark.parametrize("name", DISTRIBUTIONS)
+def test_distributions(name):
+    same_as_torch(DISTRIBUTIONS[name], atol=1e-6, rtol=1e-6)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from .. import return_types as _return_types
 from .._tensor import Tensor
@@ -40,22 +41,67 @@ def _cov(x, *w, correction, has_f, has_a):
     return jnp.squeeze(c)
 
 
+def _host_true(t):
+    """The value of a one-element bool tensor read on the host; None while torchlike.compile
+    traces (the check is then left to the program's values)."""
+    from .._compile._trace import is_tracer
+    if is_tracer(t._data):
+        return None
+    return bool(np.asarray(t._data))
+
+
 @public(method=True)
 def cov(input, *, correction=1, fweights=None, aweights=None):
+    """torch's cov, with its checks of the weights (dtype, shape, sign, sum) in its order."""
+    import warnings
+    from .factorizations import _tname, _user_stacklevel
+    if isinstance(correction, bool) or not isinstance(correction, (int, np.integer)):
+        from .._creation import _tp_name
+        raise TypeError(f"cov(): argument 'correction' must be int, not {_tp_name(correction)}")
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.dim()} dimensions")
-    if fweights is not None and fweights.dtype.is_floating_point:
-        raise RuntimeError("cov(): expected fweights to have integral dtype")
-    if aweights is not None and not aweights.dtype.is_floating_point:
-        raise RuntimeError("cov(): expected aweights to have floating point dtype")
+    if input.dtype.name == "bool":
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    n_obs = input.shape[-1] if input.dim() == 2 else input.numel()
+    for name, w in (("fweights", fweights), ("aweights", aweights)):
+        if w is None:
+            continue
+        if w.dim() > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                               f"{name} with {w.dim()} dimensions")
+        if name == "fweights" and (w.dtype.is_floating_point or w.dtype.is_complex or
+                                   w.dtype.name == "bool"):
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
+                               f"fweights with {_tname(w.dtype)} dtype")
+        if name == "aweights" and not w.dtype.is_floating_point:
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
+                               f"aweights with {_tname(w.dtype)} dtype")
+        if w.numel() != n_obs:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                               f"observations in the input but got {w.numel()} != {n_obs}")
+        if n_obs and _host_true(w.detach().min().ge(0)) is False:     # (a NaN too)
+            raise RuntimeError(f"cov(): {name} cannot be negative")
     ws = [w for w in (fweights, aweights) if w is not None]
-    if not ws and (input.shape[-1] if input.dim() == 2 else input.numel()) - correction <= 0:
-        import warnings
-        from .factorizations import _user_stacklevel
+    if ws:
+        wt = ws[0].detach() if len(ws) == 1 else fweights.detach() * aweights.detach()
+        wsum = wt.sum()
+        if _host_true(wsum.ne(0)) is False:
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+        if correction == 0:
+            low = None
+        elif aweights is not None:
+            low = (wsum - correction * (wt * aweights.detach()).sum() / wsum).le(0)
+        else:
+            low = (wsum - correction).le(0)
+        low = None if low is None else _host_true(low)
+    else:
+        low = n_obs - correction <= 0
+    if low:
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning,
-                      stacklevel=_user_stacklevel())
+                      "than the number of observations. (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/Correlation.cpp:129.)",
+                      UserWarning, stacklevel=_user_stacklevel())
     return apply(_cov, input, *ws, correction=int(correction), has_f=fweights is not None,
                  has_a=aweights is not None)
 

@@ -29,8 +29,11 @@ class GeneralizedPareto(Distribution):
         return self._expand_params(GeneralizedPareto, batch_shape, _instance,
                                    ("loc", "scale", "concentration"))
 
-    def _safe_conc(self):
-        eq_zero = torch.isclose(self.concentration, torch.zeros_like(self.concentration))
+    def _safe_conc(self, zero=None):
+        # log_prob and the survival function compare with torch.tensor(0.0), as torch's: a
+        # float64 distribution raises there (isclose's "Double did not match Float"), as torch
+        eq_zero = torch.isclose(self.concentration,
+                                torch.zeros_like(self.concentration) if zero is None else zero)
         return eq_zero, torch.where(eq_zero, torch.ones_like(self.concentration),
                                     self.concentration)
 
@@ -42,7 +45,7 @@ class GeneralizedPareto(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
-        eq_zero, c = self._safe_conc()
+        eq_zero, c = self._safe_conc(torch.tensor(0.0))
         y = 1 / c + torch.ones_like(z)
         nonzero = torch.where(y == 0, y, y * torch.log1p(c * z))
         log_scale = math.log(self.scale) if isinstance(self.scale, Real) else self.scale.log()
@@ -52,7 +55,7 @@ class GeneralizedPareto(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
-        eq_zero, c = self._safe_conc()
+        eq_zero, c = self._safe_conc(torch.tensor(0.0))
         return torch.where(eq_zero, -z, -torch.log1p(c * z) / c)
 
     def log_cdf(self, value):
