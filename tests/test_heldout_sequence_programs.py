@@ -182,3 +182,24 @@ def test_pdist_refuses_half_precision(dtype, shape, autocast):
         with m.autocast("cpu", enabled=autocast):
             return m.nn.functional.pdist(x)
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ beam bookkeeping errors
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 4), (2, 3, 4, 5), (0, 3), (2, 0),
+                                   (2, 0, 3), (0,)])
+@pytest.mark.parametrize("idx", [[7], [-1], [1, 9, 0], [-7, 1], [0], []])
+def test_index_select_and_index_add_out_of_range_errors(shape, idx):
+    # an out-of-range beam index: torch's CPU kernels word it by the path they take (the
+    # dim-1 fast path of index_select, the first/last dim path of index_add; with several
+    # bad indices torch's threads may name any of them, so one bad index a case)
+    for d in range(-len(shape), len(shape)):
+        def sel(m):
+            return m.ones(*shape).index_select(d, m.tensor(idx, dtype=m.long))
+
+        def add(m):
+            s = list(shape)
+            s[d] = len(idx)
+            return m.ones(*shape).index_add(d, m.tensor(idx, dtype=m.long), m.ones(*s))
+        same_as_torch(sel)
+        same_as_torch(add)

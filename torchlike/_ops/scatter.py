@@ -324,12 +324,20 @@ def _check_index_bounds(name, input, d, index):
     size = input._d.shape[d] if n else 1
     iv = _host(index)
     lo = -size if name == "index_fill" else 0    # torch's index_fill wraps negative indices
+    if name == "index_select" and n > 1 and iv.size and size == 0 \
+            and input._d.size == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if name == "index_add" and n > 1 and input._d.size == 0:
+        return d            # (torch's index_add of an empty tensor checks no index)
     if iv.size and (iv.max() >= size or iv.min() < lo):
-        bad = int(iv.max()) if iv.max() >= size else int(iv.min())
-        if name == "index_select" and n > 1:
+        flat = iv.reshape(-1)
+        bad = int(flat[(flat >= size) | (flat < lo)][0])     # (the first, in order)
+        # torch's CPU kernels: index_select's dim-1 fast path (and its check of an empty
+        # self) and index_add's TensorIterator path (the first and last dims) word it so
+        if name == "index_select" and n > 1 and (d == 1 or input._d.size == 0):
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
                                f"axis_dim={size}")
-        if name == "index_add" and n > 1:
+        if name == "index_add" and n > 1 and d in (0, n - 1):
             raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
                                f"{size}")
         if name in ("index_select", "index_add"):
