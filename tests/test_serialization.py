@@ -606,3 +606,23 @@ def test_torch_files_of_every_pickle_protocol(proto):
         out.seek(0)
         assert_same(torchlike.load(io.BytesIO(out.getvalue())), torch.load(out,
                                                                           weights_only=True))
+
+
+def test_saving_a_local_class_or_function_raises_torchs_error():
+    """An object whose class, or a function, defined inside a function cannot be pickled:
+    torch's C pickler raises AttributeError("Can't pickle local object ..."), and code that
+    catches it (falling back to saving a state_dict) sees the same class here."""
+    def objects(m):
+        class Local:
+            pass
+
+        def helper():
+            return 1
+        return [{"a": Local()}, {"f": helper}, Local]
+
+    for ours, theirs in zip(objects(torchlike), objects(torch)):
+        with pytest.raises(AttributeError) as e_t:
+            torch.save(theirs, io.BytesIO())
+        with pytest.raises(AttributeError) as e_l:
+            torchlike.save(ours, io.BytesIO())
+        assert str(e_l.value) == str(e_t.value)

@@ -49,6 +49,7 @@ import struct
 import sys
 import tarfile
 import threading
+import types
 import warnings
 import zipfile
 from collections import Counter, OrderedDict
@@ -453,6 +454,16 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, D.dtype):
             obj = _TorchGlobal("torch", obj.name)
         super().save(obj, save_persistent_id)
+
+    def save_global(self, obj, name=None):
+        # (torch pickles with the C pickler, which refuses a class or function defined inside
+        # a function with this AttributeError; the pure-Python one raises a PicklingError)
+        qual = getattr(obj, "__qualname__", None)
+        if name is None and isinstance(qual, str) and "<locals>" in qual:
+            raise AttributeError(f"Can't pickle local object {qual!r}")
+        super().save_global(obj, name)
+
+    dispatch[types.FunctionType] = save_global
 
 
 def _aligned_info(zf, name):
