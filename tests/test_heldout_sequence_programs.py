@@ -203,3 +203,25 @@ def test_index_select_and_index_add_out_of_range_errors(shape, idx):
             return m.ones(*shape).index_add(d, m.tensor(idx, dtype=m.long), m.ones(*s))
         same_as_torch(sel)
         same_as_torch(add)
+
+
+@pytest.mark.parametrize("case", [
+    ("1d", (3,), [[-7, -4, -5, 100, 3, -3, -1]], 0),
+    ("rows", (2, 3), [[7], [-8]], 1),
+    ("cols", (2, 3), [[7, 8, 1]], 0),
+    ("broadcast_error_first", (2, 3, 4), [[[9, 9]]], 1),
+    ("empty_dim", (2, 0), [[1], [0]], 1),
+    ("no_dim", (2, 3), [7, 1], None),
+    ("no_dim_negative", (2, 3), [-1, 1], None),
+])
+def test_take_along_dim_wraps_indices_along_a_dim(case):
+    # picking beam scores with take_along_dim: along a dim torch takes each index modulo the
+    # dim's size (its gradient too); the flattened form refuses them
+    _, shape, idx, dim = case
+
+    def fn(m):
+        x = (m.arange(float(np.prod(shape))).reshape(shape) * 10).requires_grad_()
+        y = m.take_along_dim(x, m.tensor(idx), dim)
+        y.sum().backward()
+        return y, x.grad
+    same_as_torch(fn)

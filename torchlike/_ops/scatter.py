@@ -534,14 +534,17 @@ def take_along_dim(input, indices, dim=None):
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {n} dimensions for input, and "
                            f"{indices._d.ndim} dimensions for indices")
-    size = input._d.shape[d]
-    iv = _host(indices)
-    if iv.size and (iv.max() >= size or iv.min() < -size):
-        bad = int(iv.max()) if iv.max() >= size else int(iv.min())
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     sa, si = list(input._d.shape), list(indices._d.shape)
     sa[d] = si[d] = 1
     _broadcast_shape([tuple(sa), tuple(si)])
+    size = input._d.shape[d]
+    iv = _host(indices)
+    if iv.size and (iv.max() >= size or iv.min() < 0):
+        # torch's take_along_dim along a dim takes every index modulo the dim's size (Python's
+        # %: 7 -> 1, -7 -> 2 for a size of 3), where gather would refuse it
+        if size == 0:
+            raise RuntimeError("ZeroDivisionError")
+        indices = indices.remainder(size)
     return apply(_take_along_dim, input, indices, dim=d)
 
 
