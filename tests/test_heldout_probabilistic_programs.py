@@ -248,6 +248,135 @@ def test_linalg_values(name):
     same_as_torch(LINALG_VALUES[name], atol=1e-6, rtol=1e-6)
 
 
+# one triangle read: LAPACK never looks at the other (a NaN there, or a non-symmetric input)
+_NONSYM = [[4., 100., -3.], [2., 3., 50.], [0.5, 1., 2.]]
+_NONSYM_UP = [[4., 1., 0.5], [-70., 3., 1.], [20., 9., 2.]]
+_HERM = [[3 + 0j, 0.5 - 0.2j, 0.1j], [0.5 + 0.2j, 2, 0.3], [-0.1j, 0.3, 1.5]]
+
+
+def _grad_of(fn, a, dtype="float64"):
+    """fn(m, A) and the gradient of a weighted sum of its outputs with respect to A."""
+    def run(m):
+        x = m.tensor(a, dtype=getattr(m, dtype), requires_grad=True)
+        out = fn(m, x)
+        outs = out if isinstance(out, tuple) else (out,)
+        total = 0
+        for o in outs:
+            r = o.abs() if o.is_complex() else o
+            total = total + (r * (m.arange(r.numel(), dtype=r.dtype).reshape(r.shape) + 1)).sum()
+        total.backward()
+        return (*outs, x.grad)
+    return run
+
+
+TRIANGLES = {
+    "cholesky_lower_of_nonsymmetric": _grad_of(lambda m, a: m.linalg.cholesky(a), _NONSYM),
+    "cholesky_upper_of_nonsymmetric":
+        _grad_of(lambda m, a: m.linalg.cholesky(a, upper=True), _NONSYM_UP),
+    "cholesky_ex_of_nonsymmetric": _grad_of(lambda m, a: m.linalg.cholesky_ex(a).L, _NONSYM),
+    "cholesky_symmetric_gradient": _grad_of(lambda m, a: m.linalg.cholesky(a), _A),
+    "cholesky_complex_nonhermitian": _grad_of(
+        lambda m, a: m.linalg.cholesky(a), [[3 + 0j, 9 + 2j, -3j], [0.5 + 0.2j, 2, 7],
+                                            [-0.1j, 0.3, 1.5]], "complex128"),
+    "cholesky_nan_above": lambda m: m.linalg.cholesky(m.tensor([[1., float("nan")], [0., 1.]])),
+    "cholesky_upper_inf_below":
+        lambda m: m.linalg.cholesky(m.tensor([[1., 0.], [float("inf"), 1.]]), upper=True),
+    "gp_marginal_likelihood": _grad_of(
+        lambda m, k: m.cholesky_solve(m.tensor([[0.1], [0.5], [-0.2]], dtype=k.dtype),
+                                      m.linalg.cholesky(k)), _A),
+    "eigh_vectors_gradient": _grad_of(lambda m, a: m.linalg.eigh(a)[1].abs(), _A),
+    "eigh_vectors_of_nonsymmetric": _grad_of(lambda m, a: m.linalg.eigh(a)[1].abs(), _NONSYM),
+    "eigh_upper_of_nonsymmetric":
+        _grad_of(lambda m, a: m.linalg.eigh(a, UPLO="U")[1].abs(), _NONSYM_UP),
+    "eigh_complex_vectors": _grad_of(lambda m, a: (m.linalg.eigh(a)[1].abs() ** 2).sum(0),
+                                     _HERM, "complex128"),
+    "pinv_hermitian_of_nonsymmetric": _grad_of(lambda m, a: m.linalg.pinv(a, hermitian=True),
+                                               _NONSYM),
+    "pinv_hermitian_symmetric": _grad_of(lambda m, a: m.linalg.pinv(a, hermitian=True), _A),
+    "pinv_hermitian_complex": _grad_of(lambda m, a: m.linalg.pinv(a, hermitian=True), _HERM,
+                                       "complex128"),
+    "pinv_hermitian_singular":
+        _grad_of(lambda m, a: m.linalg.pinv(a, hermitian=True), [[1., 1.], [1., 1.]]),
+    "matrix_rank_hermitian_reads_lower":
+        lambda m: m.linalg.matrix_rank(m.tensor([[1., 100.], [1., 1.]]), hermitian=True),
+    "matrix_rank_hermitian_singular_lower":
+        lambda m: m.linalg.matrix_rank(m.tensor([[1., 0.], [1., 1.]]), hermitian=True),
+}
+
+
+@pytest.mark.parametrize("name", TRIANGLES)
+def test_factorizations_read_one_triangle(name):
+    same_as_torch(TRIANGLES[name], atol=1e-6, rtol=1e-6)
+
+
+LINALG_EDGES = {
+    # logdet of a complex matrix is the complex logarithm of the determinant
+    "logdet_complex": _grad_of(lambda m, a: m.logdet(a), _HERM, "complex128"),
+    "logdet_complex_singular": lambda m: m.logdet(m.zeros(2, 2, dtype=m.complex64)),
+    "logdet_complex_grad_fn": lambda m: m.logdet(m.tensor(_HERM, requires_grad=True))
+    .grad_fn.name(),
+    # lstsq: torch's checks in torch's order, empty systems, real residuals of complex ones
+    "lstsq_1d_input": lambda m: m.linalg.lstsq(m.ones(3), m.ones(3)),
+    "lstsq_0d_other": lambda m: m.linalg.lstsq(m.ones(3, 2), m.tensor(1.)),
+    "lstsq_other_too_many_dims": lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(2, 3, 2, 1)),
+    "lstsq_vector_size": lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(2)),
+    "lstsq_int": lambda m: m.linalg.lstsq(m.ones(3, 2, dtype=m.int64), m.ones(3, 1,
+                                                                          dtype=m.int64)),
+    "lstsq_half": lambda m: m.linalg.lstsq(m.eye(2, dtype=m.float16), m.eye(2, dtype=m.float16)),
+    "lstsq_bool": lambda m: m.linalg.lstsq(m.eye(2, dtype=m.bool), m.eye(2, dtype=m.bool)),
+    "lstsq_int_bad_driver": lambda m: m.linalg.lstsq(m.ones(3, 2, dtype=m.int64),
+                                                     m.ones(3, dtype=m.int64), driver="foo"),
+    "lstsq_no_rows": lambda m: tuple(m.linalg.lstsq(m.ones(0, 2), m.ones(0, 1))),
+    "lstsq_no_columns": lambda m: tuple(m.linalg.lstsq(m.ones(2, 0), m.ones(2, 1))),
+    "lstsq_empty_gelsd": lambda m: tuple(m.linalg.lstsq(m.ones(0, 0), m.ones(0, 1),
+                                                        driver="gelsd")),
+    "lstsq_no_columns_gels": lambda m: tuple(m.linalg.lstsq(m.ones(4, 0), m.ones(4, 2),
+                                                            driver="gels")),
+    "lstsq_batch_no_rows_gelss": lambda m: tuple(m.linalg.lstsq(m.ones(2, 0, 3), m.ones(2, 0, 1),
+                                                                driver="gelss")),
+    "lstsq_no_columns_gelsd": lambda m: tuple(m.linalg.lstsq(m.ones(4, 0), m.ones(4),
+                                                             driver="gelsd")),
+    "lstsq_vector_residuals_keep_column": _grad_of(lambda m, a: tuple(m.linalg.lstsq(
+        a, m.tensor([1., 2., 0.], dtype=a.dtype), driver="gelsd"))[:2], [[1., 0], [0, 1], [1, 1]]),
+    "lstsq_batched_vector_residuals": lambda m: tuple(m.linalg.lstsq(
+        m.tensor([[1., 0], [0, 1], [1, 1]]).expand(2, 3, 2), m.tensor([1., 2., 0.]).expand(2, 3),
+        driver="gels")),
+    "lstsq_complex_gelsd": lambda m: tuple(m.linalg.lstsq(
+        m.tensor([[1., 0], [0, 1], [1, 1]], dtype=m.complex64),
+        m.ones(3, 1, dtype=m.complex64), driver="gelsd")),
+    "lstsq_complex_gels_residuals": lambda m: tuple(m.linalg.lstsq(
+        m.tensor([[1., 0], [0, 1], [1, 1]], dtype=m.complex64),
+        m.ones(3, 1, dtype=m.complex64), driver="gels")),
+    # matrix norms over an empty dimension: 0 for a positive order, amin's error for a negative
+    "matrix_norm_2_empty": lambda m: m.linalg.matrix_norm(m.ones(0, 0), 2),
+    "matrix_norm_2_no_rows": lambda m: m.linalg.matrix_norm(m.ones(0, 3), 2),
+    "matrix_norm_minus2_empty": lambda m: m.linalg.matrix_norm(m.ones(0, 0), -2),
+    "matrix_norm_1_no_columns": lambda m: m.linalg.matrix_norm(m.ones(3, 0), 1),
+    "matrix_norm_minus1_no_columns": lambda m: m.linalg.matrix_norm(m.ones(3, 0), -1),
+    "matrix_norm_minus_inf_no_rows": lambda m: m.linalg.matrix_norm(m.ones(0, 3), -float("inf")),
+    "matrix_norm_inf_batch": lambda m: m.linalg.matrix_norm(m.ones(2, 0, 3), float("inf")),
+    "matrix_norm_2_keepdim": lambda m: m.linalg.matrix_norm(m.ones(2, 0, 3), 2, keepdim=True),
+    "matrix_norm_minus1_keepdim":
+        lambda m: m.linalg.matrix_norm(m.ones(3, 0), -1, keepdim=True),
+    "norm_2_empty": lambda m: m.linalg.norm(m.ones(0, 0), 2),
+    # dtypes torch's kernels refuse
+    "trace_bool": lambda m: m.trace(m.eye(2, dtype=m.bool)),
+    "matrix_power_bool_square": lambda m: m.linalg.matrix_power(m.eye(2, dtype=m.bool), 2),
+    "matrix_power_bool_one": lambda m: m.linalg.matrix_power(m.eye(2, dtype=m.bool), 1),
+    "matrix_rank_half": lambda m: m.linalg.matrix_rank(m.eye(2, dtype=m.float16)),
+    "matrix_rank_bfloat16_hermitian":
+        lambda m: m.linalg.matrix_rank(m.eye(2, dtype=m.bfloat16), hermitian=True),
+    "cond_vector": lambda m: m.linalg.cond(m.ones(3)),
+    "cond_scalar_2": lambda m: m.linalg.cond(m.tensor(1.), 2),
+    "cond_vector_fro": lambda m: m.linalg.cond(m.ones(3), "fro"),
+}
+
+
+@pytest.mark.parametrize("name", LINALG_EDGES)
+def test_linalg_edges(name):
+    same_as_torch(LINALG_EDGES[name], atol=1e-5, rtol=1e-5)
+
+
 # ============================================================ 3. spectral
 
 SPECTRAL_ERRORS = {
@@ -270,6 +399,30 @@ SPECTRAL_ERRORS = {
 @pytest.mark.parametrize("name", SPECTRAL_ERRORS)
 def test_spectral_errors(name):
     _raises_as_torch(SPECTRAL_ERRORS[name])
+
+
+SHIFTS_AND_FREQUENCIES = {
+    "fftshift_dim_out_of_range": lambda m: m.fft.fftshift(m.ones(3, 4), dim=(0, 5)),
+    "fftshift_negative_dim_out_of_range": lambda m: m.fft.fftshift(m.ones(3, 4), dim=-3),
+    "fftshift_scalar_dim": lambda m: m.fft.fftshift(m.tensor(1.), dim=0),
+    "ifftshift_scalar_negative_dim": lambda m: m.fft.ifftshift(m.tensor(1.), dim=-1),
+    "fftshift_scalar": lambda m: m.fft.fftshift(m.tensor(1.)),
+    "fftshift_repeated_dim": lambda m: m.fft.fftshift(m.arange(5), dim=(0, 0)),
+    "ifftshift_negative_dim": lambda m: m.fft.ifftshift(m.arange(12).reshape(3, 4), dim=-2),
+    "fftfreq_bool_n": lambda m: m.fft.fftfreq(True),
+    "rfftfreq_float_n": lambda m: m.fft.rfftfreq(4.5),
+    "fftfreq_str_d": lambda m: m.fft.fftfreq(4, "a"),
+    "fftfreq_none_d": lambda m: m.fft.fftfreq(4, None),
+    "fftfreq_float_tensor_n": lambda m: m.fft.fftfreq(m.tensor(4.)),
+    "fftfreq_int_tensor_n": lambda m: m.fft.fftfreq(m.tensor(4)),
+    "fftfreq_tensor_d": lambda m: m.fft.fftfreq(4, d=m.tensor(2.)),
+    "fftfreq_numpy_n": lambda m: m.fft.fftfreq(np.int64(4)),
+}
+
+
+@pytest.mark.parametrize("name", SHIFTS_AND_FREQUENCIES)
+def test_fft_shifts_and_frequencies(name):
+    same_as_torch(SHIFTS_AND_FREQUENCIES[name])
 
 
 # ============================================================ 4. sample statistics

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from . import _dtype as D
@@ -347,6 +348,15 @@ def _freq_call(name, n, d, out, dtype, device, requires_grad, rfft):
     if dtype.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for "
                                   f"'{D.legacy_name(dtype)}'")
+    from ._creation import _tp_name
+    if isinstance(n, Tensor) and n.numel() == 1 and n.dtype.category == D._INT:
+        n = int(n)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"fft_{name}(): argument 'n' (position 1) must be int, not "
+                        f"{_tp_name(n)}")
+    if isinstance(d, str) or d is None:
+        raise TypeError(f"fft_{name}(): argument 'd' (position 2) must be float, not "
+                        f"{_tp_name(d)}")
     n = int(n)
     count = int(n / 2) + 1 if rfft else n        # C++ integer division truncates
     if count < 0:
@@ -369,9 +379,14 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
 
 
 def _shift_dims(input, dim):
+    """fftshift's dims, wrapped with torch's IndexError (roll's)."""
     if dim is None:
         return tuple(range(input.ndim))
-    return (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if input.ndim == 0 and dims:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    from ._tensor import _wrap_dim
+    return tuple(_wrap_dim(d, input.ndim) for d in dims)
 
 
 def fftshift(input, dim=None):

@@ -200,6 +200,8 @@ def trace(input):
     if input._d.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
                            f"{input._d.ndim}")
+    if input.dtype.name == "bool":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     dt = D.int64 if input.dtype.category <= D._INT else input.dtype
     return apply(_trace, input, dtype=dt.np)
 
@@ -572,14 +574,19 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
 @public(out=True)
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
-    if A.dtype.category < D._FLOAT:
+    if A.dtype.category < D._FLOAT or A.dtype in (D.float16, D.bfloat16):
         raise RuntimeError("This function doesn't handle types other than float and double")
     _matrix_check(A, "torch.linalg.matrix_rank", "input")
     if not hermitian:
         _svd_check(A)
     from .. import no_grad
     with no_grad():
-        s = linalg_svdvals(A)
+        if hermitian:
+            # torch: the eigenvalues' magnitudes, from the lower triangle
+            from .linalg import linalg_eigvalsh
+            s = linalg_eigvalsh(A).abs()
+        else:
+            s = linalg_svdvals(A)
         smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
         if tol is not None:
             thr = tol
@@ -605,7 +612,8 @@ def cond(A, p=None):
                            f"{p if isinstance(p, str) else format(p, 'g')}")
     if p is None or p in (2, -2):
         _float_check(A, "linalg.svd")
-        _matrix_check(A, "linalg.cond")
+        if A.ndim < 2:
+            raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
         if A.numel() == 0:
             return A.abs().sum((-2, -1))
         _svd_check(A)

@@ -240,9 +240,13 @@ def slogdet(input):
     return _SlogdetLegacy(*linalg_slogdet(input))
 
 
-@defop("logdet", grad_name="WhereBackward0")       # (torch's composite ends in where)
-def _logdet(a):
+@defop("logdet", grad_name=lambda kw: "AddBackward0" if kw["complex_"] else "WhereBackward0")
+def _logdet(a, complex_=False):
     s, l = jnp.linalg.slogdet(a)
+    if complex_:
+        # torch's composite for a complex matrix: log(sign) + logabsdet (a complex logarithm)
+        # (a singular matrix: -inf + nan j, as torch's)
+        return jnp.where(s == 0, jnp.asarray(complex(-np.inf, np.nan), s.dtype), jnp.log(s) + l)
     return jnp.where(s < 0, jnp.nan, jnp.where(s == 0, -jnp.inf, l)).astype(l.dtype)
 
 
@@ -250,14 +254,32 @@ def logdet(input):
     _float_check(input, "logdet")
     _square_check(input, "logdet")
     _half_check(input, "logdet")
-    return apply(_logdet, input)
+    return apply(_logdet, input, complex_=bool(input.dtype.is_complex))
 
 
 # ------------------------------------------------------------------ decompositions
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def hermitian_from(a, upper):
+    """The Hermitian matrix LAPACK reads from one triangle of ``a`` (the upper one for
+    ``upper``; the diagonal's real part): the other triangle is never read, so a NaN there
+    changes nothing. Its derivative is the symmetric part of ``da`` (torch's Hermitian
+    backward formulas, e.g. cholesky's and eigh's, give symmetric gradients)."""
+    t = jnp.triu(a, 1) if upper else jnp.tril(a, -1)
+    d = jnp.diagonal(a, axis1=-2, axis2=-1).real.astype(a.dtype)
+    return t + jnp.swapaxes(t, -1, -2).conj() + d[..., None] * jnp.eye(a.shape[-1],
+                                                                     dtype=a.dtype)
+
+
+@hermitian_from.defjvp
+def _hermitian_from_jvp(upper, primals, tangents):
+    (a,), (da,) = primals, tangents
+    return hermitian_from(a, upper), (da + jnp.swapaxes(da, -1, -2).conj()) / 2
+
+
 @defop("linalg_cholesky", grad_name="LinalgCholeskyExBackward0")
 def _cholesky(a, upper):
-    l = jnp.linalg.cholesky(a)
+    l = jax.lax.linalg.cholesky(hermitian_from(a, upper), symmetrize_input=False)
     return jnp.swapaxes(l, -1, -2).conj() if upper else l
 
 
@@ -434,12 +456,8 @@ def svd(input, some=True, compute_uv=True):
 
 @defop("linalg_eigh", grad_name="LinalgEighBackward0")
 def _eigh(a, upper):
-    t = jnp.triu(a) if upper else jnp.tril(a)
-    sym = t + jnp.swapaxes(t, -1, -2).conj() - jnp.eye(a.shape[-1], dtype=a.dtype) * \
-        jnp.diagonal(a, axis1=-2, axis2=-1)[..., None, :]
-    # values from one triangle (as LAPACK reads them); the gradient is torch's, unsymmetrized
-    a = a + jax.lax.stop_gradient(sym - a)
-    w, v = jnp.linalg.eigh(a, symmetrize_input=False)
+    # values from one triangle (as LAPACK reads them); the gradient is torch's (symmetric)
+    w, v = jnp.linalg.eigh(hermitian_from(a, upper), symmetrize_input=False)
     return w, v
 
 
@@ -489,7 +507,28 @@ def _pinv(a, *tols, rtol, atol, hermitian, tol_tensors):
         smax = jnp.max(s, axis=-1)
         rel = jnp.where(smax > 0, jnp.asarray(atol, rdt) / jnp.where(smax > 0, smax, 1), 0)
         rtol = jnp.maximum(rtol, rel)
-    return jnp.linalg.pinv(a, rtol=rtol, hermitian=hermitian)
+    if hermitian:
+        return _pinv_hermitian(a, rtol)
+    return jnp.linalg.pinv(a, rtol=rtol)
+
+
+@jax.custom_jvp
+def _pinv_hermitian(a, rtol):
+    """torch's pinv(hermitian=True): the values from eigh of the lower triangle; the gradient
+    torch's general pinv formula at the whole input (jax's pinv derivative, at ``a``)."""
+    return jnp.linalg.pinv(hermitian_from(a, False), rtol=rtol, hermitian=True)
+
+
+@_pinv_hermitian.defjvp
+def _pinv_hermitian_jvp(primals, tangents):
+    a, rtol = primals
+    da = tangents[0]
+    p = _pinv_hermitian(a, rtol)
+    m, n = a.shape[-2:]
+    h = lambda x: jnp.conj(jnp.swapaxes(x, -1, -2))     # noqa: E731
+    dp = (-p @ da @ p + (p @ h(p)) @ h(da) @ (jnp.eye(m, dtype=a.dtype) - a @ p) +
+          (jnp.eye(n, dtype=a.dtype) - p @ a) @ h(da) @ (h(p) @ p))
+    return p, dp
 
 
 @public(out=True)
@@ -541,6 +580,8 @@ def linalg_matrix_power(A, n):
     if n < 0:
         _inv_args(A)
         _singular_check(A, "linalg.inv")
+    elif n >= 2 and A.dtype.name == "bool":
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     return apply(_matrix_power, A, n=int(n))
 
 
@@ -554,16 +595,24 @@ def _lstsq(a, b, vector, rcond, want):
     batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = jnp.broadcast_to(a, batch + a.shape[-2:])
     b = jnp.broadcast_to(b, batch + b.shape[-2:])
-    x = jnp.matmul(jnp.linalg.pinv(a, rtol=rcond), b)
     m, n = a.shape[-2:]
-    s = jnp.linalg.svd(jax.lax.stop_gradient(a), compute_uv=False)
-    rank = jnp.sum(s > rcond * jnp.max(s, axis=-1, keepdims=True), axis=-1).astype(jnp.int64)
-    if want["residuals"]:
-        r = jnp.sum(jnp.abs(jnp.matmul(a, x) - b) ** 2, axis=-2)
-        if vector:
-            r = r[..., 0]
+    if min(m, n) == 0:
+        # an empty system: the zero solution, of rank 0 (the residuals are b's)
+        x = jnp.zeros(batch + (n, b.shape[-1]), a.dtype) + 0 * jnp.sum(a) + 0 * jnp.sum(b)
+        rank = jnp.zeros(batch, jnp.int64)
     else:
-        r = jnp.zeros((0,), a.dtype)
+        x = jnp.matmul(jnp.linalg.pinv(a, rtol=rcond), b)
+        s = jnp.linalg.svd(jax.lax.stop_gradient(a), compute_uv=False)
+        rank = jnp.sum(s > rcond * jnp.max(s, axis=-1, keepdims=True),
+                       axis=-1).astype(jnp.int64)
+    # (the residuals keep b's column dimension, a vector's too, as torch's)
+    if want["residuals"] and min(m, n) == 0 and want.get("gels"):
+        # (LAPACK's gels returns at once for an empty system, having zeroed b)
+        r = jnp.zeros(batch + (b.shape[-1],), jnp.finfo(a.dtype).dtype)
+    elif want["residuals"]:
+        r = jnp.sum(jnp.abs(jnp.matmul(a, x) - b) ** 2, axis=-2)
+    else:
+        r = jnp.zeros((0,), jnp.finfo(a.dtype).dtype)     # (real for a complex system)
     if vector:
         x = x[..., 0]
     rk = rank if want["rank"] else jnp.zeros((0,), jnp.int64)
@@ -574,25 +623,34 @@ def _lstsq(a, b, vector, rcond, want):
 def _lstsq_sv(a, want):
     if want:
         return jnp.linalg.svd(a, compute_uv=False)
-    return jnp.zeros((0,), a.dtype)
+    return jnp.zeros((0,), jnp.finfo(a.dtype).dtype)
 
 
 @public(out=True)
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
-    _float_check(A, "linalg.lstsq")
-    _matrix_check(A, "linalg.lstsq")
+    # torch's checks, in its order
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {D.legacy_name(A.dtype)} and other's "
                            f"dtype {D.legacy_name(B.dtype)}")
+    if not 0 <= A.ndim - B.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
+    vector = B.ndim == A.ndim - 1
+    m, n = A.shape[-2], A.shape[-1]
+    if (B.shape[-1] if vector else B.shape[-2]) != m:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match "
+                           f"other.size({-1 if vector else -2})")
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, "
                            f"gelsy, gelsd, gelss)")
-    vector = B.ndim == A.ndim - 1
-    m, n = A.shape[-2], A.shape[-1]
-    if (B.shape[-1] if vector else B.shape[-2]) != m:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    if A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        raise RuntimeError("This function doesn't handle types other than float and double")
     if rcond is None:
         rcond = float(np.finfo(A.dtype.np).eps) * max(m, n)
     want = {"residuals": False, "sv": driver in ("gelsd", "gelss"), "rank": driver != "gels"}
@@ -604,7 +662,8 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
                   want=_Want({"residuals": False, "sv": False, "rank": True}))[2]._data) == n))
         if full:
             r = apply(_lstsq, A, B, vector=vector, rcond=float(rcond),
-                      want=_Want({"residuals": True, "sv": False, "rank": False}))[1]
+                      want=_Want({"residuals": True, "sv": False, "rank": False,
+                                  "gels": driver == "gels"}))[1]
     return LstsqResult(x, r, rk, sv)
 
 
@@ -782,6 +841,20 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
         _svd_check(A, (d0, d1))
     if dtype is not None:
         A = A.to(dtype)
+    if ord != "fro" and ord != "nuc":
+        # torch's composite reduces the singular values (the column/row sums of absolute
+        # values) by amax / amin: over an empty dimension a positive order gives 0, a negative
+        # one amin's IndexError
+        if ord in (2.0, -2.0):
+            empty, rdim = min(A.shape[d0], A.shape[d1]) == 0, -1
+        else:
+            first, second = (d0, d1) if abs(ord) == 1 else (d1, d0)
+            empty = A.shape[second] == 0
+            rdim = second - 1 if not keepdim and first < second else second
+        if empty:
+            if ord < 0:
+                raise IndexError(f"amin(): Expected reduction dim {rdim} to have non-zero size.")
+            return A.abs().sum((d0, d1), keepdim=bool(keepdim))
     return apply(_matrix_norm, A, ord=ord, dims=(d0, d1), keepdim=bool(keepdim))
 
 
