@@ -778,11 +778,15 @@ def test_a_steps_program_updates_the_buffers_it_takes_over_in_place(fused, monke
                                  for a in args]))
             return j(*args)
         return call
-    monkeypatch.setattr(jax, "jit", spy)
+
+    class Spied:                    # (jax, as the fused layer sees it, with jit spied on)
+        def __getattr__(self, name):
+            return spy if name == "jit" else getattr(jax, name)
+    monkeypatch.setattr(_fused, "jax", Spied())
     model, step = _mlp(torch)
     for _ in range(_fused.FUSE_AFTER + 1):
         step()
-    monkeypatch.setattr(jax, "jit", jit)
+    monkeypatch.setattr(_fused, "jax", jax)
     (f, kw, specs), = [m for m in made if m[1].get("donate_argnums")]
     n_params = len(list(model.parameters()))
     assert len(kw["donate_argnums"]) == 5 * n_params
@@ -816,3 +820,28 @@ def test_a_steps_program_takes_over_the_buffers_only_it_references(fused):
     with E.strict():
         ref = [strict_step() for _ in range(_fused.FUSE_AFTER + 5)]
     np.testing.assert_allclose(losses, ref[-3:], rtol=1e-5)
+
+
+def test_a_segment_compiles_in_the_background_while_it_replays(fused, monkeypatch):
+    """With background compiles on (the default outside the test suite), a segment structure
+    met for the third time starts its program's compile in the background thread and is
+    replayed call by call until the program is ready, as strict eager interprets an op while
+    its program compiles: a loop's first steps never wait for a whole-step compile. Then the
+    steps run as the compiled executable; the losses are strict eager's throughout."""
+    from torchlike import _tiers
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", True)
+    _fused.clear()
+    _fused.reset_stats()
+    model, step = _mlp(torch)
+    losses = [step() for _ in range(_fused.FUSE_AFTER + 1)]
+    st = _fused.stats()
+    assert st["compiles"] >= 1
+    assert E.wait_compiles(120)
+    before = _fused.stats()["fused"]
+    losses += [step() for _ in range(3)]
+    assert _fused.stats()["fused"] - before >= 3
+    assert any(e[1] is not None and e[1].executable is not None for e in _fused._programs)
+    _model_s, strict_step = _mlp(torch)
+    with E.strict():
+        ref = [strict_step() for _ in range(len(losses))]
+    np.testing.assert_allclose(losses, ref, rtol=1e-5)

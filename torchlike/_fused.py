@@ -23,10 +23,12 @@ The segment's key is built while recording: per call the function, its input str
 each input comes from (an earlier call's output slot or an external array's slot) and the
 external inputs' shapes and dtypes; at the cut, which outputs are still referenced (only those
 are materialised). A key met for the first times replays its calls one by one through their
-tiers (interpreted first calls, no compile); from its third meeting on (``FUSE_AFTER``) it runs
-one ``jax.jit`` program of the whole segment, cached (bounded, least recently used dropped): a
-loop reaches it at its third step, while a structure met only twice (a test that runs the same
-steps twice, before and after a checkpoint) never pays a whole-segment compile. On accelerators, a read whose
+tiers (interpreted first calls, no compile); at its third meeting (``FUSE_AFTER``) the program
+of the whole segment starts compiling in the background thread (``_tiers.BACKGROUND_COMPILE``;
+else at once), the segment replaying until it is ready, and from then on it runs as that one
+program, cached (bounded, least recently used dropped): a loop never waits for a whole-step
+compile, while a structure met only twice (a test that runs the same steps twice, before and
+after a checkpoint) never pays one. On accelerators, a read whose
 value needs part of a repeating segment runs it as two programs: the part the read needs, which
 it waits for, and the rest, dispatched without waiting (``SPLIT``).
 
@@ -49,6 +51,7 @@ import numpy as np
 from jax._src import core as _jcore
 from jax._src.lax import lax as _lax
 
+from . import _program_cache
 from . import _tiers
 
 __all__ = ["Deferred", "set_mode", "mode", "sync", "stats", "record", "raw",
@@ -764,11 +767,16 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
     if prog is None:
         paired, takers, others = _donatable(seg, live)
         prog = ent[1] = _program(seg.calls, live, seg.ext_avals, donate=paired + others,
-                                 takers=takers)
+                                 takers=takers, background=_tiers.BACKGROUND_COMPILE)
         _stats["compiles"] += 1
         _programs.append(ent)
         if len(_programs) > MAX_PROGRAMS:
             _evict_programs()
+    if not prog.ready():
+        # (compiling in the background: the segment is replayed meanwhile, as strict eager
+        # interprets an op's calls while its program compiles)
+        _stats["replayed"] += 1
+        return _replay(seg, live)
     _stats["fused"] += 1
     return prog(seg.ext)
 
@@ -874,7 +882,7 @@ def _donatable(seg, live):
 _ONLY_SEGMENT = 2
 
 
-def _program(calls, live, ext_avals, pre=None, donate=(), takers=()):
+def _program(calls, live, ext_avals, pre=None, donate=(), takers=(), background=False):
     """One jitted program running a segment's calls, as ``call(ext)`` (or ``call(ext,
     earlier)``) returning its live outputs. ``pre``: output slots computed by an earlier
     program, passed (as a list) as ``earlier``. ``donate``: the external inputs it takes over,
@@ -883,7 +891,9 @@ def _program(calls, live, ext_avals, pre=None, donate=(), takers=()):
     first come, first served, so the program takes those inputs first and returns those
     outputs first, in that order. The segment's Python numbers travel packed, one
     array per kind, and are unpacked inside as the numbers jit makes of them (weak-typed, bools
-    excepted): jit converts each number argument on its own, 4-5 us apiece."""
+    excepted): jit converts each number argument on its own, 4-5 us apiece. ``background``:
+    the program compiles in the background thread (``pending`` until it is ready: the caller
+    replays the segment meanwhile) and runs as that executable."""
     arrays = tuple(donate) + tuple(i for i, a in enumerate(ext_avals)
                                    if a not in _PACKED and i not in set(donate))
     groups = tuple((c, _PACKED[c], tuple(i for i, a in enumerate(ext_avals) if a is c))
@@ -920,6 +930,7 @@ def _program(calls, live, ext_avals, pre=None, donate=(), takers=()):
     jitted = jax.jit(_tiers.inlined(run if pre is None else run_after),
                      donate_argnums=given)
     array = np.array
+    prog = _Program()
 
     def call(ext, *earlier):
         args = [ext[i] for i in arrays]
@@ -928,10 +939,59 @@ def _program(calls, live, ext_avals, pre=None, donate=(), takers=()):
                 # (referenced elsewhere this time: the program takes a copy)
                 args[k] = _copy(args[k])
         _stats["donated"] += len(given)
-        out = jitted(*earlier, *args,
-                     *[array([ext[i] for i in idx], dtype) for _c, dtype, idx in groups])
+        packs = [array([ext[i] for i in idx], dtype) for _c, dtype, idx in groups]
+        exe = prog.executable
+        if exe is not None:
+            try:
+                out = exe(*args, *packs)
+            except (TypeError, ValueError):
+                # (inputs the executable was not compiled for, a device or a weak type: it
+                # checks them before it runs, so nothing was donated; jit's path from now on)
+                prog.executable = exe = None
+        if exe is None:
+            out = jitted(*earlier, *args, *packs)
         return out if back is None else [out[k] for k in back]
-    return call
+    prog.call = call
+    if background and pre is None:
+        specs = [_spec(ext_avals[i]) for i in arrays] + [
+            jax.ShapeDtypeStruct((len(idx),), dtype) for _c, dtype, idx in groups]
+        prog.pending = _program_cache.warm(lambda: jitted.lower(*specs).compile())
+    return prog
+
+
+class _Program:
+    """A segment's fused program: ``call(ext)`` runs it; ``pending`` is the background compile
+    (a future of the executable) until ``ready`` has taken it."""
+
+    __slots__ = ("call", "pending", "executable")
+
+    def __init__(self):
+        self.call = self.pending = self.executable = None
+
+    def __call__(self, ext, *earlier):
+        return self.call(ext, *earlier)
+
+    def ready(self):
+        """Is the program compiled (its background compile taken, or none started)? A compile
+        that failed leaves jit's own path, which compiles at the call and raises there."""
+        p = self.pending
+        if p is None:
+            return True
+        if not p.done():
+            return False
+        self.pending = None
+        try:
+            self.executable = p.result()
+        except Exception:  # noqa: BLE001
+            self.executable = None
+        return True
+
+
+def _spec(key):
+    """The abstract value of an external input of the segment, by its key (``record``)."""
+    if key[0] is np.ndarray or (key[0].__class__ is type and issubclass(key[0], np.generic)):
+        return jax.ShapeDtypeStruct(key[1], key[2])
+    return jax.ShapeDtypeStruct(key[0], key[1], weak_type=key[2])
 
 
 _copy = jax.numpy.copy
