@@ -225,3 +225,26 @@ def test_take_along_dim_wraps_indices_along_a_dim(case):
         y.sum().backward()
         return y, x.grad
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ embeddings and padding
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "int8", "bool",
+                                   "float32", "bfloat16", "complex64"])
+@pytest.mark.parametrize("max_norm", [None, 1.0])
+@pytest.mark.parametrize("weight_dims", [1, 2, 3])
+def test_embedding_index_dtype_and_weight_checks(dtype, max_norm, weight_dims):
+    # token ids kept as uint8/int16 (a compact corpus) must be widened first in torch
+    def fn(m):
+        w = m.ones(*[4, 3, 2][:weight_dims])
+        return F(m).embedding(m.tensor([0, 1], dtype=getattr(m, dtype)), w, max_norm=max_norm)
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("seqs", ["[m.tensor(1.), m.ones(2)]", "[m.ones(2), m.tensor(1.)]",
+                                  "[m.tensor(1.)]", "[m.ones(2, 3), m.tensor(1.)]"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_pad_sequence_of_a_zero_dim_tensor(seqs, batch_first):
+    def fn(m):
+        return m.nn.utils.rnn.pad_sequence(eval(seqs), batch_first=batch_first)
+    same_as_torch(fn)

@@ -1086,11 +1086,26 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         elif padding_idx < 0:
             assert padding_idx >= -n, "Padding_idx must be within num_embeddings"
             padding_idx = n + padding_idx
-    if input.dtype.category >= D._FLOAT:
+    from .._ops.view import _cpp_type
+    int_index = input.dtype in (D.int64, D.int32)
+    if max_norm is not None:
+        # (torch renorms the weight first: embedding_renorm_'s checks)
+        if weight.dim() != 2:
+            raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional "
+                               f"tensor for argument #1 'self' (while checking arguments for "
+                               f"embedding_renorm_)")
+        if not int_index:
+            raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the "
+                               f"following scalar types: Long, Int; but got "
+                               f"{_cpp_type(input.dtype)} instead (while checking arguments for "
+                               "embedding_renorm_)")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if not int_index:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
-                           f"torch.{D.legacy_name(input.dtype)}Tensor instead (while checking "
-                           "arguments for embedding)")
+                           f"{_cpp_type(input.dtype)} instead (while checking arguments for "
+                           "embedding)")
     # jax would clamp silently; torch refuses (fused eager: computed indices are checked when
     # their segment runs)
     if max_norm is not None or not _fused.defer_check(

@@ -210,6 +210,11 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     sequences = list(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
+    # torch's kernel reads the first sequence's trailing sizes, then each one's length
+    if sequences[0].dim() == 0:
+        raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
+    if any(s.dim() == 0 for s in sequences):
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     max_len = max(s.shape[0] for s in sequences)
     trailing = tuple(sequences[0].shape[1:])
     from ..._registry import broadcast_error
