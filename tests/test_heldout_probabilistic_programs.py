@@ -489,3 +489,81 @@ DISTRIBUTIONS = {
 @pytest.mark.parametrize("name", DISTRIBUTIONS)
 def test_distributions(name):
     same_as_torch(DISTRIBUTIONS[name], atol=1e-6, rtol=1e-6)
+
+
+# ============================================================ 6. torch.special's argument parsing
+
+_SPECIAL_NAMES = ["airy_ai", "bessel_j0", "chebyshev_polynomial_t", "digamma", "entr", "erf",
+                  "erfcx", "expit", "gammainc", "gammaln", "hermite_polynomial_he", "i0e",
+                  "legendre_polynomial_p", "log_ndtr", "log_softmax", "logit", "logsumexp",
+                  "multigammaln", "ndtri", "polygamma", "psi", "round",
+                  "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_w", "sinc",
+                  "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+_SPECIAL_CALLS = {
+    "no_arguments": ((), {}),
+    "a_float": ((2.,), {}),
+    "a_list": (([0.5],), {}),
+    "two_floats": ((0.5, 2.), {}),
+    "unknown_keyword": (("T",), {"foo": 1}),
+    "none": ((None,), {}),
+    "four_tensors": (("T", "T", "T", "T"), {}),
+}
+SPECIAL_ARGUMENT_ERRORS = {f"{n}_{c}": (n, c) for n in _SPECIAL_NAMES for c in _SPECIAL_CALLS}
+
+
+@pytest.mark.parametrize("name", SPECIAL_ARGUMENT_ERRORS)
+def test_special_argument_errors(name):
+    fname, call = SPECIAL_ARGUMENT_ERRORS[name]
+    args, kwargs = _SPECIAL_CALLS[call]
+
+    def run(m):
+        real = tuple(m.ones(2) if a == "T" else a for a in args)
+        return getattr(m.special, fname)(*real, **kwargs)
+    _raises_as_torch(run)
+
+
+_T2 = [0.5, 1.5]
+SPECIAL_CALL_FORMS = {
+    "keyword_input": lambda m: m.special.erf(input=m.tensor(_T2)),
+    "keyword_x": lambda m: m.special.airy_ai(x=m.tensor(_T2)),
+    "keyword_input_where_x": lambda m: m.special.airy_ai(input=m.tensor(_T2)),
+    "xlogy_keywords": lambda m: m.special.xlogy(input=m.tensor(_T2), other=m.tensor(_T2)),
+    "xlogy_number_other": lambda m: m.special.xlogy(m.tensor(_T2), other=2.),
+    "xlogy_number_first": lambda m: m.special.xlogy(2., m.tensor(_T2)),
+    "xlogy_number_self_keyword": lambda m: m.special.xlogy(self=2., other=m.tensor(_T2)),
+    "xlogy_out_not_tensor": lambda m: m.special.xlogy(m.tensor(_T2), m.tensor(_T2), out=3),
+    "xlogy_two_ints": lambda m: m.special.xlogy(2, 3),
+    "zeta_two_floats": lambda m: m.special.zeta(2., 1.),
+    "polynomial_keywords": lambda m: m.special.chebyshev_polynomial_t(x=m.tensor(_T2), n=2),
+    "polynomial_number_x": lambda m: m.special.hermite_polynomial_h(0.5, m.tensor([2, 3])),
+    "polynomial_tensor_only": lambda m: m.special.chebyshev_polynomial_t(m.tensor(_T2)),
+    "softmax_dtype_positional": lambda m: m.special.softmax(m.tensor(_T2), 0, m.float64),
+    "softmax_float_dim": lambda m: m.special.softmax(m.tensor(_T2), 0.5),
+    "log_softmax_keywords": lambda m: m.special.log_softmax(input=m.tensor(_T2), dim=0,
+                                                            dtype=m.float64),
+    "logsumexp_keywords": lambda m: m.special.logsumexp(m.tensor(_T2), dim=0, keepdim=True),
+    "logit_eps_positional": lambda m: m.special.logit(m.tensor(_T2), 0.1),
+    "logit_eps_str": lambda m: m.special.logit(m.tensor(_T2), "a"),
+    "polygamma_keywords": lambda m: m.special.polygamma(n=1, input=m.tensor(_T2)),
+    "polygamma_tensor_n": lambda m: m.special.polygamma(m.tensor(1), m.tensor(_T2)),
+    "polygamma_float_n": lambda m: m.special.polygamma(1.5, m.tensor(_T2)),
+    "multigammaln_float_p": lambda m: m.special.multigammaln(m.tensor([2.5]), 2.),
+    "round_decimals_positional": lambda m: m.special.round(m.tensor(_T2), 1),
+    "round_decimals_float": lambda m: m.special.round(m.tensor(_T2), decimals=1.5),
+    "gammainc_number_other": lambda m: m.special.gammainc(m.tensor(_T2), 2.),
+    "softmax_tensor_dtype": lambda m: m.special.softmax(m.ones(2), 0, m.ones(2)),
+    "log_softmax_dtype_positional": lambda m: m.special.log_softmax(m.ones(2), 0, m.float64),
+    "log_softmax_str_dtype": lambda m: m.special.log_softmax(m.ones(2), 0, dtype="a"),
+    "logsumexp_str_dim": lambda m: m.special.logsumexp(m.ones(2), "a"),
+    "logsumexp_str_keepdim": lambda m: m.special.logsumexp(m.ones(2), 0, "a"),
+    "logsumexp_list_dim_keepdim": lambda m: m.special.logsumexp(m.ones(2, 2), [0], True),
+    "xlogy_four_arguments_with_float":
+        lambda m: m.special.xlogy(m.ones(1), m.ones(1), 2., m.ones(1)),
+    "legendre_four_arguments": lambda m: m.special.legendre_polynomial_p(m.ones(1), 2, m.ones(1),
+                                                                         m.ones(1)),
+}
+
+
+@pytest.mark.parametrize("name", SPECIAL_CALL_FORMS)
+def test_special_call_forms(name):
+    same_as_torch(SPECIAL_CALL_FORMS[name], atol=1e-6, rtol=1e-6)

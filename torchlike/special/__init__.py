@@ -454,4 +454,182 @@ def _mk_poly(name, f):
 for _name, _f in _POLY.items():
     globals()[_name] = _mk_poly(_name, _f)
 
-del _name, _f, _g, functools
+del _name, _f, _g
+
+
+# ------------------------------------------------------------------ torch's argument parsing
+#
+# torch.special's functions are C++ bindings: their argument errors name ``special_<name>``
+# and torch's parameter names, and the binary ones list their overloads (Tensor or Number on
+# either side). Each public function checks its arguments that way before running.
+
+# name -> (positional parameters as (name, kind, required), keyword-only parameters); kind
+# "Tensor", "int", "float" (checked) or "any"
+_UNARY_X = ("airy_ai", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+            "spherical_bessel_j0")
+_SIGNATURES = {
+    "logit": ((("input", "Tensor", True), ("eps", "float?", False)), ("out",)),
+    "logsumexp": ((("input", "Tensor", True), ("dim", "tuple of ints", True),
+                   ("keepdim", "bool", False)), ("out",)),
+    "softmax": ((("input", "Tensor", True), ("dim", "int", True),
+                 ("dtype", "torch.dtype?", False)), ()),
+    "log_softmax": ((("input", "Tensor", True), ("dim", "int", True)), ("dtype",)),
+    "multigammaln": ((("input", "Tensor", True), ("p", "int", True)), ("out",)),
+    "polygamma": ((("n", "int", True), ("input", "Tensor", True)), ("out",)),
+    "gammainc": ((("input", "Tensor", True), ("other", "Tensor", True)), ("out",)),
+    "gammaincc": ((("input", "Tensor", True), ("other", "Tensor", True)), ("out",)),
+    "round": ((("input", "Tensor", True),), ("decimals", "out")),
+}
+_OVERLOADED = {n: ("input", "other") for n in ("xlogy", "xlog1py", "zeta")}
+_OVERLOADED.update({n: ("x", "n") for n in _POLY})
+
+
+def _tp(v):
+    from .._creation import _tp_name
+    return _tp_name(v)
+
+
+def _is_number(v):
+    import numbers
+    return isinstance(v, numbers.Number) and not isinstance(v, Tensor)
+
+
+def _kind_ok(kind, v):
+    if kind == "Tensor":
+        return isinstance(v, Tensor)
+    if kind == "int":
+        import numbers
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool) or \
+            (isinstance(v, Tensor) and v.numel() == 1 and not v.dtype.is_floating_point)
+    if kind == "float?":
+        import numbers
+        return v is None or isinstance(v, numbers.Real) or isinstance(v, Tensor)
+    if kind == "torch.dtype?":
+        return v is None or isinstance(v, _tl.dtype)
+    if kind == "bool":
+        return isinstance(v, bool)
+    if kind == "tuple of ints":
+        import numbers
+        return isinstance(v, numbers.Integral) or (isinstance(v, (tuple, list)) and all(
+            isinstance(d, numbers.Integral) for d in v)) or (isinstance(v, Tensor) and
+                                                            v.numel() == 1)
+    return True
+
+
+def _overload_error(name, args, kwargs):
+    a, b = _OVERLOADED[name]
+    parts = [_tp(v) for v in args]
+    kw = [f"{k}={_tp(v)}" for k, v in kwargs.items()]
+    got = ", ".join(parts + kw) + (", " if kw and not parts else "")
+    first = "self" if a == "input" else a
+    overloads = ((f"Tensor {a}, Tensor {b}", ("Tensor", "Tensor")),
+                 (f"Number {first}, Tensor {b}", ("Number", "Tensor")),
+                 (f"Tensor {a}, Number {b}", ("Tensor", "Number")))
+    lines = []
+    for text, kinds in overloads:
+        lines.append(f" * ({text}, *, Tensor out = None)\n")
+        if len(args) == 4 and not kwargs:
+            # (torch's parser details the mismatch for four positional arguments: each one
+            # past the two operands, each Number parameter, each non-Tensor for a Tensor)
+            marks = [f"!{_tp(v)}!" if i >= 2 or kinds[i] == "Number" or
+                     not isinstance(v, Tensor) else _tp(v) for i, v in enumerate(args)]
+            lines.append(f"      didn't match because some of the arguments have invalid "
+                         f"types: ({', '.join(marks)})\n")
+    return TypeError(
+        f"special_{name}() received an invalid combination of arguments - got ({got}), but "
+        f"expected one of:\n" + "".join(lines))
+
+
+def _check_overloaded(name, args, kwargs):
+    """torch's checks of a binary function's overloads; the call's (args, kwargs) in the
+    implementation's form: the two operands positional."""
+    a, b = _OVERLOADED[name]
+    if a == "input" and "self" in kwargs and not args and "input" not in kwargs and \
+            _is_number(kwargs["self"]):
+        kwargs = dict(kwargs)                   # (the Number overload names it self)
+        kwargs["input"] = kwargs.pop("self")
+    rest = {k: v for k, v in kwargs.items() if k not in (a, b)}
+    vals = list(args)
+    ok = len(vals) <= 2 and all(k == "out" for k in rest) and \
+        (rest.get("out") is None or isinstance(rest["out"], Tensor))
+    for k in (a, b)[len(vals):]:
+        if k in kwargs:
+            vals.append(kwargs[k])
+    if ok and (len(vals) != 2 or any(k in kwargs for k in (a, b)[:len(args)])):
+        ok = False
+    if ok:
+        x, y = vals
+        ok = (isinstance(x, Tensor) and (isinstance(y, Tensor) or _is_number(y))) or \
+            (_is_number(x) and isinstance(y, Tensor))
+    if not ok:
+        raise _overload_error(name, args, kwargs)
+    return tuple(vals), rest
+
+
+def _check_signature(name, args, kwargs):
+    pos, kwonly = _SIGNATURES.get(name) or (
+        ((("x" if name in _UNARY_X else "input"), "Tensor", True),), ("out",))
+    names = [p[0] for p in pos]
+    lo = sum(1 for p in pos if p[2])
+    if len(args) > len(pos):
+        takes = f"{len(pos)} positional argument{'s' if len(pos) != 1 else ''}" if \
+            lo == len(pos) else f"from {lo} to {len(pos)} positional arguments"
+        raise TypeError(f"special_{name}() takes {takes} but {len(args)} were given")
+    # (torch's order: each parameter in turn, its type or its absence; then unknown keywords)
+    missing = [p[0] for i, p in enumerate(pos) if p[2] and i >= len(args) and
+               p[0] not in kwargs]
+    for i, (p, kind, _req) in enumerate(pos):
+        given = i < len(args)
+        if not given and p not in kwargs:
+            if p in missing:
+                n = len(missing)
+                raise TypeError(f"special_{name}() missing {n} required positional argument"
+                                f"{'s' if n == 1 else ''}: " +
+                                ", ".join(f'"{m}"' for m in missing))
+            continue
+        v = args[i] if given else kwargs[p]
+        if not _kind_ok(kind, v):
+            where = f" (position {i + 1})" if given else ""
+            want = kind.rstrip("?")
+            raise TypeError(f"special_{name}(): argument '{p}'{where} must be {want}, not "
+                            f"{_tp(v)}")
+    for k in kwargs:
+        if k not in names and k not in kwonly:
+            raise TypeError(f"special_{name}() got an unexpected keyword argument '{k}'")
+    for k, kind in (("decimals", "int"), ("dtype", "torch.dtype?")):
+        if k in kwargs and k in kwonly and not _kind_ok(kind, kwargs[k]):
+            raise TypeError(f"special_{name}(): argument '{k}' must be {kind.rstrip('?')}, "
+                            f"not {_tp(kwargs[k])}")
+    if kwargs.get("out") is not None and not isinstance(kwargs["out"], Tensor):
+        raise TypeError(f"special_{name}(): argument 'out' must be Tensor, not "
+                        f"{_tp(kwargs['out'])}")
+    # the implementation's form: torch's positional parameters positional (an integer given
+    # as a tensor read as its value), the keyword-only ones (and softmax's dtype) by keyword
+    vals, rest = [], {k: v for k, v in kwargs.items() if k in kwonly}
+    for i, (p, kind, _req) in enumerate(pos):
+        if i < len(args) or p in kwargs:
+            v = args[i] if i < len(args) else kwargs[p]
+            if kind == "int" and isinstance(v, Tensor):
+                v = int(v)
+            if p == "dtype":
+                rest["dtype"] = v
+            else:
+                vals.append(v)
+        elif p != "dtype":
+            break
+    return tuple(vals), rest
+
+
+def _with_torch_args(name, fn):
+    check = _check_overloaded if name in _OVERLOADED else _check_signature
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        args, kwargs = check(name, args, kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+for _name in __all__:
+    globals()[_name] = _with_torch_args(_name, globals()[_name])
+del _name
