@@ -248,3 +248,38 @@ def test_pad_sequence_of_a_zero_dim_tensor(seqs, batch_first):
     def fn(m):
         return m.nn.utils.rnn.pad_sequence(eval(seqs), batch_first=batch_first)
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ argument dtype checks
+
+ARG_DTYPE_CASES = {
+    "searchsorted_sorter": lambda m, i: m.searchsorted(m.tensor([3., 1., 2.]), m.tensor([2.5]),
+                                                       sorter=i),
+    "multi_margin_target": lambda m, i: F(m).multi_margin_loss(m.ones(3, 3), i),
+    "multilabel_margin_target": lambda m, i: F(m).multilabel_margin_loss(m.ones(1, 3),
+                                                                         i.view(1, 3)),
+    "embedding_bag_2d": lambda m, i: F(m).embedding_bag(i.view(1, 3), m.ones(3, 2)),
+    "ctc_input_lengths": lambda m, i: F(m).ctc_loss(
+        m.ones(4, 3, 3).log_softmax(2), m.tensor([[1, 2]] * 3), i + 2, m.tensor([2, 2, 1])),
+    "ctc_target_lengths": lambda m, i: F(m).ctc_loss(
+        m.ones(4, 3, 3).log_softmax(2), m.tensor([[1, 2]] * 3), m.tensor([4, 4, 4]), i + 1),
+}
+
+
+@pytest.mark.parametrize("name", list(ARG_DTYPE_CASES))
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "bool", "float32"])
+def test_index_like_argument_dtypes(name, dtype):
+    def fn(m):
+        i = m.tensor([1, 0, 1] if dtype != "bool" else [True, False, True],
+                     dtype=getattr(m, dtype))
+        if name.startswith("searchsorted") and dtype != "bool":
+            i = m.tensor([1, 2, 0], dtype=getattr(m, dtype))
+        return ARG_DTYPE_CASES[name](m, i)
+    same_as_torch(fn, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("sorter", [[1, 2, 0], [1, 2, 5], [1, 2, -1], [1, 2], [[1, 2, 0]]])
+def test_searchsorted_sorter_checks(sorter):
+    def fn(m):
+        return m.searchsorted(m.tensor([3., 1., 2.]), m.tensor([2.5, 0.5]), sorter=m.tensor(sorter))
+    same_as_torch(fn)

@@ -616,8 +616,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "got side of left while right was True")
         right = side == "right"
     seq = sorted_sequence
-    if sorter is not None:
-        seq = take_along_dim(seq, sorter, -1)
+    if sorter is not None and tuple(sorter._d.shape) != tuple(seq._d.shape):
+        raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, "
+                           f"but got boundary tensor {list(seq._d.shape)}and got sorter tensor "
+                           f"{list(sorter._d.shape)}")
     scalars = []
     if not _is_t(input):
         # a Python number takes part as torch's wrapped number (its own type, promoting only
@@ -639,6 +641,16 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             f"dimensions of boundaries tensor and input value tensor must match, but we got "
             f"boundaries tensor {list(seq._d.shape)} and input value tensor "
             f"{list(input._d.shape)}")
+    if sorter is not None:
+        # (torch checks the sorter's dtype and range, then sorts by it; take_along_dim would
+        # wrap an index out of range)
+        if sorter.dtype is not D.int64:
+            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {D.legacy_name(sorter.dtype)}")
+        sv = _host(sorter)
+        if sv.size and (sv.min() < 0 or sv.max() >= sorter._d.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        seq = take_along_dim(seq, sorter, -1)
     dt = np.int32 if out_int32 else np.int64
     tensors = [seq] + ([] if scalars else [input])
     common_dt = D.result_type_of([t.dtype for t in tensors if t._d.ndim],

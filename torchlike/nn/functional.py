@@ -3950,6 +3950,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found "
                              f"offsets of type {_torch_type_repr(offsets)}")
+        if input.dtype is D.bool:
+            # (torch builds the offsets with arange in the input's dtype)
+            raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     elif input.dim() == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
@@ -4156,6 +4159,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             return v
         return Tensor._make(jnp.asarray(np.asarray(v, np.int64)))
     input_lengths, target_lengths = as_t(input_lengths), as_t(target_lengths)
+    for name, t in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype is D.bool:
+            raise RuntimeError(f"{name} must be integral")
     unbatched = log_probs.ndim == 2
     batch = 1 if unbatched else log_probs.shape[1]
     n_classes = log_probs.shape[-1]
@@ -4347,7 +4353,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"the number of input samples (batch size). Expected target size "
                            f"[{n}], but got {list(target.shape)}. Input has shape "
                            f"{list(input.shape)}.")
-    _class_target_dtype(target, "expected scalar type Long but found ")
+    if target.dtype is not D.int64:     # (Long only: a Byte target too)
+        raise RuntimeError("expected scalar type Long but found " + D.legacy_name(target.dtype))
     _no_grad_arg("multi_margin_loss", "weight", weight)
     if weight is not None and (weight.ndim != 1 or weight.numel() != c):
         raise RuntimeError(f"inconsistent weight size, expected {c} but got "
@@ -4772,6 +4779,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     c = input.shape[-1] if input.ndim else 1
     if t.size and ((t < -1) | (t >= c)).any():
         raise RuntimeError("argument #2 'target' is out of range")
+    if target.dtype is D.uint8:
+        # (torch's kernel reads the targets as Long after checking their range)
+        raise RuntimeError("expected scalar type Long but found Byte")
     return apply(_mlm, input, target, reduction=reduction)
 
 
