@@ -279,6 +279,7 @@ def test_set_fused_pending_source():
 
 def _ptr_story(m):
     z = m.zeros(4, 4)
+    a, b = m.zeros(3, dtype=m.float64), m.zeros(3, dtype=m.float64)
     p = m.nn.Parameter(m.zeros(3))
     before = p.data_ptr()
     opt = m.optim.SGD([p], lr=1.0)
@@ -291,13 +292,37 @@ def _ptr_story(m):
             z.clone().data_ptr() == z.data_ptr(), m.zeros(4, 4).data_ptr() == z.data_ptr(),
             z.view(-1)[5:].data_ptr() - z.data_ptr(), z.untyped_storage().element_size(),
             z.untyped_storage().size(), len(z.untyped_storage()), m.zeros(0).data_ptr(),
-            m.zeros(3, dtype=m.float64)[1:].data_ptr()
-            - m.zeros(3, dtype=m.float64).data_ptr() != 8,
+            a[1:].data_ptr() - b.data_ptr() != 8,
             p.data_ptr() == before, z.data_ptr() != 0, z.data_ptr() % 64]
 
 
 def test_data_ptr_and_untyped_storage_as_torch():
     assert _ptr_story(torchlike) == _ptr_story(torch)
+
+
+def _raw_read(t):
+    """The bytes C code reads at ``t.data_ptr()`` (as safetensors' save_file does)."""
+    import ctypes
+    n = t.numel() * t.element_size()
+    return bytes((ctypes.c_ubyte * n).from_address(t.data_ptr()))
+
+
+def _raw_story(m):
+    x = m.arange(12, dtype=m.float32).reshape(3, 4)
+    clone = x.clone()
+    out = [_raw_read(x), _raw_read(x[1]), _raw_read(x.to(m.bfloat16)),
+           _raw_read(m.tensor([True, False]))]
+    ptr = x.data_ptr()
+    x.mul_(2)
+    out += [x.data_ptr() == ptr, _raw_read(x), clone.data_ptr() != x.data_ptr(), _raw_read(clone)]
+    return out
+
+
+def test_raw_memory_at_data_ptr_holds_the_values():
+    """C code that reads raw memory at ``data_ptr()`` (safetensors' save_file, ctypes) finds
+    the tensor's bytes there, and the address is stable across in-place writes and unique to
+    its storage (a clone has its own), as torch's; it pointed at no memory (a segfault)."""
+    assert _raw_story(torchlike) == _raw_story(torch)
 
 
 def test_untyped_storage_refuses_byte_access():

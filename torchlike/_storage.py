@@ -896,12 +896,21 @@ def storage_root(t):
 
 
 def base_address(root):
-    """A stable, unique address for ``root``'s storage (what ``data_ptr`` counts from): jax
-    arrays are immutable and move on every write, so the address is torchlike's own, with the
-    storage's byte length reserved after it; 0 for an empty storage, as torch's nullptr."""
+    """``data_ptr``'s address of ``root``'s storage: 0 for an empty storage, as torch's nullptr.
+
+    On the CPU it is the address of a host copy of the storage's bytes, made at the first call
+    and refreshed in place at every later call where the storage has been written since: jax
+    arrays are immutable and move on every write (and a clone may share its source's buffer),
+    so their own addresses are neither stable nor unique, but C code that reads raw memory at
+    ``data_ptr()`` (safetensors' ``save_file``, ctypes) must find the values there. The address
+    is unique per storage and stable across writes, as torch's; writes through it are not seen
+    by the tensor (DIFFERENCES.md). Elsewhere (device memory) a stable address of torchlike's
+    own, with the storage's byte length reserved after it."""
     nbytes = int(root._d.size) * root.dtype.itemsize
     if nbytes == 0:
         return 0
+    if root.device.type == "cpu":
+        return _host_mirror(root, nbytes)
     p = root.__dict__.get("_data_ptr")
     if p is None:
         with _PTR_LOCK:
@@ -911,3 +920,20 @@ def base_address(root):
                 _NEXT_PTR[0] += (nbytes + 127) // 64 * 64
                 root.__dict__["_data_ptr"] = p
     return p
+
+
+def _host_mirror(root, nbytes):
+    """The address of ``root``'s host copy (64-byte aligned, as torch's allocations), its
+    bytes those of the storage's current array."""
+    data = root._data
+    with _PTR_LOCK:
+        m = root.__dict__.get("_data_ptr")
+        if m is None or m[0].nbytes < nbytes + 64:
+            buf = np.empty(nbytes + 64, np.uint8)
+            m = root.__dict__["_data_ptr"] = [buf, None, (-buf.ctypes.data) % 64]
+        buf, src, off = m
+        if src is not data:
+            flat = np.ascontiguousarray(np.asarray(data)).reshape(-1)
+            buf[off:off + nbytes] = flat.view(np.uint8)
+            m[1] = data
+        return buf.ctypes.data + off

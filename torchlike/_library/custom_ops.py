@@ -426,11 +426,11 @@ def _is_functional(schema):
 def _check_aliasing(name, args, kwargs, result):
     """A custom operator's outputs may not be (views of) its inputs or of each other."""
     from .._tensor import Tensor
-    seen = {t.untyped_storage().data_ptr() for t in _reg._tensors(list(args)
-                                                                  + list(kwargs.values()))}
+    from .._storage import storage_root
+    seen = {id(storage_root(t)) for t in _reg._tensors(list(args) + list(kwargs.values()))}
     outs = result if isinstance(result, (tuple, list)) else (result,)
     for t in _reg._tensors(outs):
-        key = t.untyped_storage().data_ptr()
+        key = id(storage_root(t))
         if key in seen:
             raise RuntimeError(
                 f"{name} (with implementation in {inspect.getmodule(_check_aliasing)}): The "
