@@ -308,13 +308,17 @@ def _raw_read(t):
 
 
 def _raw_story(m):
+    import copy
     x = m.arange(12, dtype=m.float32).reshape(3, 4)
     clone = x.clone()
+    x.data_ptr()
+    deep = copy.deepcopy(x)
     out = [_raw_read(x), _raw_read(x[1]), _raw_read(x.to(m.bfloat16)),
            _raw_read(m.tensor([True, False]))]
     ptr = x.data_ptr()
     x.mul_(2)
-    out += [x.data_ptr() == ptr, _raw_read(x), clone.data_ptr() != x.data_ptr(), _raw_read(clone)]
+    out += [x.data_ptr() == ptr, _raw_read(x), clone.data_ptr() != x.data_ptr(), _raw_read(clone),
+            deep.data_ptr() != x.data_ptr(), _raw_read(deep), _raw_read(x)]
     return out
 
 

@@ -685,7 +685,9 @@ class Tensor(InteropMixin):
             t._requires_grad = self._requires_grad      # pending fused value stays pending)
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
-        t.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_aliases"})
+        # (not its views, nor the host copy its data_ptr points at: the copy has its own)
+        t.__dict__.update({k: v for k, v in self.__dict__.items()
+                           if k != "_aliases" and k != "_data_ptr"})
         memo[id(self)] = t
         return t
 
