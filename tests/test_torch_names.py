@@ -21,7 +21,7 @@ CLASS_PATH_GAPS = {
     # legacy tensor types report module 'torch' (their module is the legacy-type map's)
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor",
-    "Generator",            # torch._C.Generator: torchlike has no _C
+    "Generator",            # torch._C.Generator; torchlike.Generator (torchlike._C.Generator too)
     "OutOfMemoryError",     # torchlike.cuda.OutOfMemoryError (torch: torch.OutOfMemoryError)
     # optimizers live in one module (torch: one module each, torch.optim.sgd.SGD, ...)
     "ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "RAdam",

@@ -83,3 +83,25 @@ def test_dynamo_and_logging_names():
     f = dyn.disable(lambda a: a + 1)
     assert f(1) == 2
     assert torchlike._dynamo is dyn and torchlike._logging is lg
+
+
+def _c_story(m):
+    class Plain(m.Tensor):
+        __torch_function__ = m._C._disabled_torch_function_impl
+
+    t = m.ones(2)
+    s = t.as_subclass(Plain)
+    return [m._C._log_api_usage_once("torchmetrics.metric.Accuracy"),
+            m._C._get_tracing_state(), isinstance(t, m._C.TensorBase),
+            isinstance(t, m._C._TensorBase), (s + 1).tolist(), type(m._C.Generator()).__name__]
+
+
+def test_torch_C_names_libraries_call():
+    """The few names of torch's C extension that libraries call from Python (torchmetrics'
+    API-usage logging at every metric's construction, the tracing-state check, a subclass
+    opting out of ``__torch_function__``, ``TensorBase``) behave as torch's; torchmetrics failed
+    on its first metric. Any other ``_C`` name is an AttributeError saying torchlike has no C
+    extension."""
+    assert _c_story(torchlike) == _c_story(torch)
+    with pytest.raises(AttributeError, match="C\\+\\+ extension"):
+        torchlike._C._cuda_getDeviceCount

@@ -1,0 +1,45 @@
+"""``torch._C``: the few names of torch's C extension that libraries call from Python.
+
+torch's ``_C`` is its C++ core; torchlike has none. Libraries that run on torch touch a handful
+of its names as part of their plumbing (torchmetrics' and Lightning's API-usage logging, the
+tracing-state check of code that may run under ``torch.jit.trace``, a Tensor subclass opting
+out of ``__torch_function__``, the ``TensorBase`` class): those are here, doing what torch's do
+on a CPU-only install. Any other name is an AttributeError that says so.
+"""
+from __future__ import annotations
+
+from ._random import Generator  # noqa: F401  (torch._C.Generator)
+from ._tensor import Tensor as _Tensor
+
+__all__ = ["Generator", "TensorBase", "_TensorBase", "_log_api_usage_once",
+           "_get_tracing_state", "_disabled_torch_function_impl", "_get_default_device"]
+
+TensorBase = _TensorBase = _Tensor
+
+
+def _log_api_usage_once(event):
+    """torch logs the event to its usage telemetry (off unless configured): nothing to do."""
+    return None
+
+
+def _get_tracing_state():
+    """Not inside ``torch.jit.trace``: torchlike's trace runs the Python, so None, always."""
+    return None
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """A Tensor subclass's ``__torch_function__ = torch._C._disabled_torch_function_impl``:
+    the function itself, run without dispatch."""
+    return func(*args, **(kwargs or {}))
+
+
+def _get_default_device():
+    return "cpu"
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"module 'torchlike._C' has no attribute {name!r} (torch._C is torch's "
+                         f"C++ extension; torchlike provides only the few names libraries call "
+                         f"from Python)")
