@@ -567,3 +567,69 @@ SPECIAL_CALL_FORMS = {
 @pytest.mark.parametrize("name", SPECIAL_CALL_FORMS)
 def test_special_call_forms(name):
     same_as_torch(SPECIAL_CALL_FORMS[name], atol=1e-6, rtol=1e-6)
+
+
+# ============================================================ 7. torch.linalg / torch.fft argument parsing
+
+_LINALG_NAMES = ["cholesky", "cholesky_ex", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+                 "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_solve",
+                 "lstsq", "lu", "lu_factor", "lu_solve", "matmul", "matrix_exp", "matrix_power",
+                 "multi_dot", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+                 "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+_FFT_NAMES = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "rfft2", "ihfft2",
+              "fftn", "irfftn", "hfftn", "fftshift", "ifftshift"]
+_BINDING_CALLS = {
+    "no_arguments": ((), {}),
+    "a_float": ((2.,), {}),
+    "a_numpy_array": ((np.ones((2, 2), np.float32),), {}),
+    "unknown_keyword": (("T",), {"foo": 1}),
+    "seven_tensors": (("T",) * 7, {}),
+}
+BINDING_ARGUMENT_ERRORS = {f"{mod}.{n}_{c}": (mod, n, c)
+                           for mod, names in (("linalg", _LINALG_NAMES), ("fft", _FFT_NAMES))
+                           for n in names for c in _BINDING_CALLS}
+# the overloaded functions: a non-tensor input is a TypeError (torch's text for pinv and
+# matrix_rank, which list their overloads)
+BINDING_ARGUMENT_ERRORS.update({f"linalg.{n}_a_float": ("linalg", n, "a_float")
+                                for n in ("cond", "matrix_norm", "norm", "pinv",
+                                          "matrix_rank")})
+
+
+@pytest.mark.parametrize("name", BINDING_ARGUMENT_ERRORS)
+def test_linalg_and_fft_argument_errors(name):
+    mod, fname, call = BINDING_ARGUMENT_ERRORS[name]
+    args, kwargs = _BINDING_CALLS[call]
+
+    def run(m):
+        real = tuple(m.ones(2, 2) if isinstance(a, str) else a for a in args)
+        return getattr(getattr(m, mod), fname)(*real, **kwargs)
+    _raises_as_torch(run)
+
+
+BINDING_CALL_FORMS = {
+    "cholesky_input_keyword": lambda m: m.linalg.cholesky(input=m.tensor(_A)),
+    "det_A_keyword": lambda m: m.linalg.det(A=m.tensor(_A)),
+    "solve_keywords": lambda m: m.linalg.solve(A=m.tensor(_A), B=m.ones(3)),
+    "solve_B_not_tensor": lambda m: m.linalg.solve(m.tensor(_A), 2.),
+    "solve_B_keyword_not_tensor": lambda m: m.linalg.solve(m.tensor(_A), B=[1., 2., 3.]),
+    "lstsq_b_keyword": lambda m: m.linalg.lstsq(m.tensor(_A), b=m.ones(3, 1)).solution,
+    "solve_triangular_missing_upper":
+        lambda m: m.linalg.solve_triangular(m.tensor(_A), m.ones(3, 1)),
+    "solve_triangular_missing_B_and_upper": lambda m: m.linalg.solve_triangular(m.tensor(_A)),
+    "solve_triangular_input_keyword": lambda m: m.linalg.solve_triangular(
+        input=m.tensor(_A).triu(), B=m.ones(3, 1), upper=True),
+    "vector_norm_str_ord_keyword": lambda m: m.linalg.vector_norm(m.ones(3), ord="fro"),
+    "vector_norm_none_ord": lambda m: m.linalg.vector_norm(m.ones(3), None),
+    "vector_norm_input_keyword": lambda m: m.linalg.vector_norm(input=m.ones(3), ord=1),
+    "multi_dot_float": lambda m: m.linalg.multi_dot(2.),
+    "matrix_power_n_keyword": lambda m: m.linalg.matrix_power(m.tensor(_A), n=2),
+    "eigh_UPLO_positional": lambda m: m.linalg.eigh(m.tensor(_A), "U")[0],
+    "rfft_keywords": lambda m: m.fft.rfft(input=m.ones(8), n=6, norm="ortho"),
+    "fft2_s_keyword": lambda m: m.fft.fft2(m.ones(2, 3), s=(3, 3)),
+    "fftshift_input_keyword": lambda m: m.fft.fftshift(input=m.arange(5)),
+}
+
+
+@pytest.mark.parametrize("name", BINDING_CALL_FORMS)
+def test_linalg_and_fft_call_forms(name):
+    same_as_torch(BINDING_CALL_FORMS[name], atol=1e-6, rtol=1e-6)

@@ -403,3 +403,19 @@ def ifftshift(input, dim=None):
     if not dims:
         raise RuntimeError("`shifts` required")
     return _roll(input, tuple((input.shape[d] + 1) // 2 for d in dims), dims)
+
+
+# torch's argument parsing (``torchlike.linalg.torch_binding``): errors name ``fft_<name>``
+def _bind_all():
+    from .linalg import torch_binding
+    g = globals()
+    for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+        g[name] = torch_binding(g[name], "fft_" + name, ("input:T", "n=", "dim=", "norm="))
+    for name in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2", "fftn", "ifftn",
+                 "rfftn", "irfftn", "hfftn", "ihfftn"):
+        g[name] = torch_binding(g[name], "fft_" + name, ("input:T", "s=", "dim=", "norm="))
+    for name in ("fftshift", "ifftshift"):
+        g[name] = torch_binding(g[name], "fft_" + name, ("input:T", "dim="))
+
+
+_bind_all()
