@@ -569,7 +569,7 @@ def test_special_call_forms(name):
     same_as_torch(SPECIAL_CALL_FORMS[name], atol=1e-6, rtol=1e-6)
 
 
-# ============================================================ 7. torch.linalg / torch.fft argument parsing
+# ============================================================ 7. linalg / fft argument parsing
 
 _LINALG_NAMES = ["cholesky", "cholesky_ex", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
                  "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_solve",

@@ -67,8 +67,9 @@ def vecdot(x, y, *, dim=-1):
 # function checks its arguments that way and passes them on by position.
 
 # name -> (binding, torch's positional parameters: "name", ":T" a Tensor, ":L" a tuple of
-# Tensors, ":N" a Number, "=" optional; None where torch has several overloads (only the first argument,
-# ``input``, is checked), required keyword-only parameters)
+# Tensors, ":N" a Number, "=" optional; None where torch has several overloads (only the first
+# argument, ``input``, is checked; a string: the tolerance of pinv's / matrix_rank's listed
+# overloads), required keyword-only parameters)
 _SIGNATURES = {
     "cholesky": ("linalg_cholesky", ("input:T",)),
     "cholesky_ex": ("linalg_cholesky_ex", ("input:T",)),
