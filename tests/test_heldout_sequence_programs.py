@@ -283,3 +283,78 @@ def test_searchsorted_sorter_checks(sorter):
     def fn(m):
         return m.searchsorted(m.tensor([3., 1., 2.]), m.tensor([2.5, 0.5]), sorter=m.tensor(sorter))
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ LSTM states
+
+_XL = f32(2, 4, 3)
+
+LSTM_PACKED_STATES = {
+    "ok": "(m.zeros(1, 2, 5), m.zeros(1, 2, 5))",
+    "h_batch": "(m.zeros(1, 3, 5), m.zeros(1, 3, 5))",
+    "h_batch_1": "(m.zeros(1, 1, 5), m.zeros(1, 2, 5))",
+    "c_batch": "(m.zeros(1, 2, 5), m.zeros(1, 3, 5))",
+    "c_batch_1": "(m.zeros(1, 2, 5), m.tensor(_C1))",
+    "layers": "(m.zeros(2, 3, 5), m.zeros(2, 3, 5))",
+    "hidden": "(m.zeros(1, 2, 4), m.zeros(1, 2, 5))",
+    "h_1d": "(m.zeros(5), m.zeros(1, 2, 5))",
+    "c_2d": "(m.zeros(1, 2, 5), m.zeros(2, 5))",
+    "h_double": "(m.zeros(1, 2, 5, dtype=m.float64), m.zeros(1, 2, 5))",
+}
+_C1 = f32(1, 1, 5)
+
+
+@pytest.mark.parametrize("states", list(LSTM_PACKED_STATES))
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+@pytest.mark.parametrize("inp", ["x", "x[..., :2]", "x.double()", "x.bfloat16()"])
+def test_lstm_on_a_packed_batch_takes_its_states_through_the_kernel(states, enforce_sorted,
+                                                                   inp):
+    # torch's LSTM skips its module checks on a packed batch: states of a larger batch are
+    # taken through the unsorting permutation, a cell state of batch 1 broadcasts, and the
+    # rest fails in the kernel with its words
+    def fn(m):
+        r = m.nn.LSTM(3, 5, batch_first=True)
+        g = np.random.default_rng(3)
+        with m.no_grad():
+            for p in r.parameters():
+                p.copy_(m.tensor((g.standard_normal(tuple(p.shape)) * 0.3).astype(np.float32)))
+        x = m.tensor(_XL)
+        lengths = [4, 2] if enforce_sorted else [2, 4]
+        packed = m.nn.utils.rnn.pack_padded_sequence(eval(inp), lengths, batch_first=True,
+                                                     enforce_sorted=enforce_sorted)
+        out, (h, c) = r(packed, eval(LSTM_PACKED_STATES[states]))
+        return out.data, h, c
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("h", ["float32", "float64", "bfloat16", "float16", "int64"])
+@pytest.mark.parametrize("c", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("proj", [0, 2])
+def test_lstm_state_dtypes_on_a_float32_input(h, c, proj):
+    def fn(m):
+        r = m.nn.LSTM(3, 5, proj_size=proj)
+        g = np.random.default_rng(4)
+        with m.no_grad():
+            for p in r.parameters():
+                p.copy_(m.tensor((g.standard_normal(tuple(p.shape)) * 0.3).astype(np.float32)))
+        hs = proj or 5
+        return r(m.ones(3, 2, 3), (m.zeros(1, 2, hs, dtype=getattr(m, h)),
+                                   m.zeros(1, 2, 5, dtype=getattr(m, c))))[0]
+    if (h, c) == ("float32", "float32"):
+        return
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+def test_lstm_projection_warns_once_a_process():
+    from oracle import fresh_process_outputs
+    code = ("import sys, warnings\nm = __import__(sys.argv[1])\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    r = m.nn.LSTM(3, 5, proj_size=2)\n"
+            "    x = m.ones(2, 1, 3)\n"
+            "    r(m.nn.utils.rnn.pack_padded_sequence(x, [2]))\n"
+            "    r.double()(x.double())\n"
+            "    r.float()(x); r(x)\n"
+            "print([(x.category.__name__, str(x.message).split(' (Triggered')[0]) for x in w])")
+    out = fresh_process_outputs(code)
+    assert out["torch"] and out["torchlike"] == out["torch"]

@@ -167,6 +167,9 @@ def _stack_packed(mode, data, batch_sizes, h0, c0, params, has_biases, num_layer
     return _pack_gather(out, batch_sizes, name="CatBackward0"), hn, cn
 
 
+_PROJ_WARNED = False
+
+
 class RNNBase(Module):
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
@@ -284,11 +287,20 @@ class RNNBase(Module):
         from ..utils.rnn import PackedSequence
         lstm = self.mode == "LSTM"
         data, batch_sizes = packed.data, packed.batch_sizes
-        self._check_input(data)
-        h0, c0 = self._states(hx, int(batch_sizes[0]), data.dtype)
-        if hx is not None:
-            h0, c0 = self.permute_hidden((h0, c0), packed.sorted_indices) if lstm else (
-                self.permute_hidden(h0, packed.sorted_indices), None)
+        if lstm:
+            # torch's LSTM permutes the given states and runs its kernel on a packed batch
+            # without its module checks: the kernel's errors, and states of a larger batch
+            # (unsorted batches) taken through the permutation
+            if hx is not None:
+                hx = self.permute_hidden(tuple(hx), packed.sorted_indices)
+            hx = self._lstm_packed_checks(data, hx, int(batch_sizes[0]))
+            self._check_input(data)
+            h0, c0 = self._states(hx, int(batch_sizes[0]), data.dtype)
+        else:
+            self._check_input(data)
+            h0, c0 = self._states(hx, int(batch_sizes[0]), data.dtype)
+            if hx is not None:
+                h0 = self.permute_hidden(h0, packed.sorted_indices)
         out, hn, cn = _stack_packed(self.mode, data, batch_sizes, h0, c0, self._flat_weights,
                                     self.bias, self.num_layers, self.dropout, self.training,
                                     self.bidirectional)
@@ -298,6 +310,50 @@ class RNNBase(Module):
             hn = hn.index_select(1, un)
             cn = cn.index_select(1, un) if lstm else None
         return out, ((hn, cn) if lstm else hn)
+
+    def _lstm_packed_checks(self, data, hx, B):
+        """torch's LSTM kernel's errors on a packed batch (its module checks are skipped
+        there), in the kernel's order; a cell state of batch 1 broadcasts as in the kernel."""
+        import torchlike as _tl
+        legacy = D.legacy_name
+        wdt = self._flat_weights[0].dtype
+        gates = 4 * self.hidden_size
+        if hx is not None:
+            h, c = hx
+            for t in (h, c):
+                if t.dim() < 3:
+                    n = max(t.dim(), 1)
+                    raise IndexError(f"Dimension out of range (expected to be in range of "
+                                     f"[{-n}, {n - 1}], but got 2)")
+            if (h.shape[2] != c.shape[2]) != (self.proj_size > 0):
+                raise RuntimeError("got an incorrect number of RNN parameters")
+            nd = 2 if self.bidirectional else 1
+            if h.shape[0] == c.shape[0] != self.num_layers * nd:
+                raise RuntimeError("Expected more hidden states in stacked_rnn")
+        autocast = _tl.is_autocast_enabled() or _tl.is_autocast_enabled("cpu")
+        if data.dtype != wdt and not autocast:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{legacy(data.dtype)} and {legacy(wdt)}")
+        if data.dim() == 2 and data.shape[-1] != self.input_size:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({data.shape[0]}x"
+                               f"{data.shape[1]} and {self.input_size}x{gates})")
+        if hx is None:
+            return hx
+        if h.dtype != wdt and not autocast:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{legacy(h.dtype)} and {legacy(wdt)}")
+        if h.shape[1] != B:
+            if h.shape[1] == 1:
+                raise RuntimeError(f"output with shape [1, {gates}] doesn't match the broadcast "
+                                   f"shape [{B}, {gates}]")
+            raise RuntimeError(f"The size of tensor a ({h.shape[1]}) must match the size of "
+                               f"tensor b ({B}) at non-singleton dimension 0")
+        if c.shape[1] != B:
+            if c.shape[1] != 1:
+                raise RuntimeError(f"The size of tensor a ({B}) must match the size of tensor b "
+                                   f"({c.shape[1]}) at non-singleton dimension 0")
+            c = c.expand(c.shape[0], B, c.shape[2])
+        return h, c
 
     def _check_input(self, input, dims=None):
         """torch's module checks of the input's dtype, number of dimensions (``dims``: any
@@ -315,7 +371,7 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
 
-    def _states(self, hx, B, dtype):
+    def _states(self, hx, B, dtype, onednn=False):
         """The initial (h0, c0) for a batch of B: zeros, or ``hx`` checked as torch's module
         checks it (batched: (L*D, B, H) each)."""
         lstm = self.mode == "LSTM"
@@ -333,8 +389,24 @@ class RNNBase(Module):
         else:
             self.check_hidden_size(h0, shape)
         wdt = self._flat_weights[0].dtype
+        if onednn:
+            # torch's CPU LSTM runs oneDNN on a float32 input: its errors for the states
+            if any(t.dtype not in (D.float32, D.bfloat16, D.float16) for t in (h0, c0)):
+                raise RuntimeError("get_mkldnn_dtype: unsupported data type")
+            if any(t.dtype is not D.float32 for t in (h0, c0)):
+                raise RuntimeError("could not create a primitive descriptor for the LSTM forward "
+                                   "propagation primitive. Run workload with environment "
+                                   "variable ONEDNN_VERBOSE=all to get additional diagnostic "
+                                   "information.")
         if h0.dtype != wdt:
             raise _weight_dtype_error(h0.dtype, wdt, self.bias)
+        if lstm and c0.dtype != wdt:
+            # torch's kernel: the new state takes c's dtype promoted with the gates'; a wider
+            # one reaches the next matmul (the projection's, without bias, first)
+            up = D.promote_types(wdt, c0.dtype)
+            if up != wdt:
+                raise _weight_dtype_error(up, wdt, self.bias and self.proj_size == 0)
+            c0 = c0.to(wdt)
         return h0, c0
 
     # torch's public checks (custom recurrent modules built on RNNBase call them)
@@ -390,7 +462,17 @@ class RNNBase(Module):
         self._check_input(input)
         if hx is not None and not batched:
             hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
-        h0, c0 = self._states(hx, x.shape[1], input.dtype)
+        onednn = lstm and input.dtype is D.float32 and input.numel() != 0
+        if onednn and self.proj_size > 0:
+            onednn = False
+            global _PROJ_WARNED
+            if not _PROJ_WARNED:
+                # torch's TORCH_WARN_ONCE (its oneDNN LSTM has no projections)
+                _PROJ_WARNED = True
+                import warnings
+                warnings.warn("LSTM with projections is not supported with oneDNN. Using "
+                              "default implementation.", UserWarning, stacklevel=3)
+        h0, c0 = self._states(hx, x.shape[1], input.dtype, onednn=onednn)
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         out, hn, cn = _stack(self.mode, x, h0, c0, self._flat_weights, self.bias,
