@@ -633,3 +633,69 @@ BINDING_CALL_FORMS = {
 @pytest.mark.parametrize("name", BINDING_CALL_FORMS)
 def test_linalg_and_fft_call_forms(name):
     same_as_torch(BINDING_CALL_FORMS[name], atol=1e-6, rtol=1e-6)
+
+
+# ============================================================ 8. pinned differences (DIFFERENCES.md)
+
+def test_phase_dependent_eigenvector_loss_has_a_gradient():
+    """torch refuses backward through a complex eigh whose loss depends on the eigenvectors'
+    phase (a check of the cotangents' values in its backward); torchlike returns jax's
+    gradient (the check would need a host read inside the backward program)."""
+    import torch
+    import torchlike
+    h = [[3 + 0j, 0.5 - 0.2j], [0.5 + 0.2j, 2]]
+    t = torch.tensor(h, requires_grad=True)
+    with pytest.raises(RuntimeError, match="specified up to multiplication by e"):
+        torch.linalg.eigh(t)[1].real.sum().backward()
+    x = torchlike.tensor(h, requires_grad=True)
+    torchlike.linalg.eigh(x)[1].real.sum().backward()
+    assert x.grad is not None and bool(x.grad.isfinite().all())
+
+
+def test_cholesky_solve_gradient_of_the_unread_triangle():
+    """torch's cholesky_solve / cholesky_inverse backward multiplies by the whole input factor,
+    so the triangle the values never read gets a gradient; torchlike's is zero there (the
+    derivative of the values). The read triangle's gradient agrees."""
+    import torch
+    import torchlike
+    L = [[2., 0., 0.], [0.5, 1.5, 0.], [0.1, 0.2, 1.]]
+    grads = []
+    for m in (torch, torchlike):
+        x = m.tensor(L, dtype=m.float64, requires_grad=True)
+        (m.cholesky_solve(m.ones(3, 1, dtype=m.float64), x).sum() +
+         m.cholesky_inverse(x).sum()).backward()
+        grads.append(np.asarray(x.grad.tolist()))
+    np.testing.assert_allclose(np.tril(grads[1]), np.tril(grads[0]), rtol=1e-10, atol=1e-12)
+    assert np.abs(np.triu(grads[0], 1)).max() > 1e-3
+    assert np.all(np.triu(grads[1], 1) == 0)
+
+
+def test_cholesky_inverse_forward_tangent_is_the_derivative():
+    """torch's forward-mode formula for cholesky_inverse is not the derivative of
+    (L L^H)^-1 (a torch bug); torchlike's tangent is (checked by finite differences)."""
+    import torch
+    import torchlike
+    L = np.array([[2., 0.], [0.5, 1.5]])
+    tangent = np.tril(np.ones((2, 2)))
+    f = lambda a: np.linalg.inv(a @ a.T)                  # noqa: E731
+    fd = (f(L + 1e-6 * tangent) - f(L - 1e-6 * tangent)) / 2e-6
+    outs = []
+    for m in (torch, torchlike):
+        _, t = m.func.jvp(m.cholesky_inverse, (m.tensor(L),), (m.tensor(tangent),))
+        outs.append(np.asarray(t.tolist()))
+    np.testing.assert_allclose(outs[1], fd, rtol=1e-5)
+    assert np.abs(outs[0] - fd).max() > 1e-2
+
+
+def test_cholesky_ex_gradient_at_a_failed_factorization():
+    """Backward through cholesky_ex's partial factor (info > 0): torch applies its formula to
+    LAPACK's partial factor (finite values); torchlike's gradient is NaN there."""
+    import torch
+    import torchlike
+    a = [[1., 2.], [2., 1.]]
+    t = torch.tensor(a, dtype=torch.float64, requires_grad=True)
+    torch.linalg.cholesky_ex(t).L.sum().backward()
+    assert bool(t.grad.isfinite().all())
+    x = torchlike.tensor(a, dtype=torchlike.float64, requires_grad=True)
+    torchlike.linalg.cholesky_ex(x).L.sum().backward()
+    assert bool(x.grad.isnan().all())
