@@ -414,3 +414,32 @@ def test_availability_queries_and_default_timeout_as_torch():
                  "is_ucc_available", "is_xccl_available"):
         assert getattr(ld, name)() == getattr(td, name)(), name
     assert ld.default_pg_timeout == td.default_pg_timeout
+
+
+def test_shard_arithmetic_as_torchs():
+    """``torch.distributed.tensor._utils.compute_local_shape_and_global_offset`` (model loaders
+    and checkpointers import it): each Shard placement cuts what is left of its dim as
+    torch.chunk does, uneven and empty shards included, as torch's arithmetic at every mesh
+    coordinate; jax's single controller is in no mesh coordinate, which torch answers with
+    ((0,), ())."""
+    import itertools
+
+    from torch.distributed.tensor import _utils as tu
+    from torch.distributed.tensor.placement_types import Replicate as TR, Shard as TS
+
+    from torchlike.distributed.tensor import _utils as lu
+    from torchlike.distributed.tensor.placement_types import Replicate as LR, Shard as LS
+
+    cases = [((8, 5), (2, 2), [(1,), (1,)]), ((7, 3), (4,), [(0,)]),
+             ((5, 6), (2, 3), [(0,), (1,)]), ((3, 4), (4, 1), [(0,), None]),
+             ((9,), (2, 2), [(0,), (0,)]), ((2, 10), (3,), [(-1,)])]
+    for shape, mesh_shape, pl in cases:
+        tp = [TS(*p) if p else TR() for p in pl]
+        lp = [LS(*p) if p else LR() for p in pl]
+        for coord in itertools.product(*[range(k) for k in mesh_shape]):
+            theirs = tu._compute_local_shape_and_global_offset(shape, mesh_shape, list(coord), tp)
+            ours = lu._local_shape_and_offset(shape, mesh_shape, list(coord), lp)
+            assert ours == theirs, (shape, mesh_shape, pl, coord)
+    from torchlike.distributed.device_mesh import init_device_mesh
+    mesh = init_device_mesh("cpu", (1,))
+    assert lu.compute_local_shape_and_global_offset((4, 2), mesh, [LS(0)]) == ((0,), ())

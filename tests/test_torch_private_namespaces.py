@@ -105,3 +105,82 @@ def test_torch_C_names_libraries_call():
     assert _c_story(torchlike) == _c_story(torch)
     with pytest.raises(AttributeError, match="C\\+\\+ extension"):
         torchlike._C._cuda_getDeviceCount
+
+
+_LIBRARY_PLUMBING = r'''
+import json, os, sys
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[2])
+if sys.argv[1] == "torch":
+    import torch
+else:
+    import torchlike as torch
+import importlib
+fc = importlib.import_module(torch.__name__ + ".distributed._functional_collectives")
+comp = importlib.import_module(torch.__name__ + ".distributed._composable.fsdp")
+fsdp = importlib.import_module(torch.__name__ + ".distributed.fsdp")
+tw = importlib.import_module(torch.__name__ + "._dynamo._trace_wrapped_higher_order_op")
+dist = torch.distributed
+dist.init_process_group("gloo", rank=0, world_size=1)
+x = torch.arange(6.).reshape(2, 3)
+out = [fc.wait_tensor(x).tolist(), fc.all_reduce(x, "sum", dist.group.WORLD).tolist(),
+       fc.all_gather_tensor(x, 1, dist.group.WORLD).tolist(),
+       fc.reduce_scatter_tensor(x, "sum", 0, dist.group.WORLD).tolist(),
+       fc.all_to_all_single(x, None, None, dist.group.WORLD).tolist(),
+       comp.fully_shard is fsdp.fully_shard,
+       isinstance(torch.nn.Linear(2, 2), fsdp.FullyShardedDataParallel)]
+with tw.TransformGetItemToIndex():
+    out.append(x[torch.tensor([1, 0])].tolist())
+dist.destroy_process_group()
+print(json.dumps(out))
+'''
+
+
+def test_distributed_and_dynamo_plumbing_libraries_import(tmp_path):
+    """What transformers imports at import time and calls on a plain model: the functional
+    collectives (``wait_tensor`` and the collectives that return their result), the composable
+    FSDP path, FSDP1's class (for ``isinstance``), flex attention's ``TransformGetItemToIndex``
+    mode; as torch's on a one-process gloo group. transformers' GPT-2 failed to import on the
+    first of them."""
+    import json
+    import socket
+    import subprocess
+    import sys
+    script = tmp_path / "plumbing.py"
+    script.write_text(_LIBRARY_PLUMBING)
+    outs = []
+    for lib in ("torch", "torchlike"):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = str(s.getsockname()[1])
+        r = subprocess.run([sys.executable, str(script), lib, port], capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        outs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    assert outs[0] == outs[1]
+
+
+def _compiler_story(m):
+    calls = []
+
+    def inner(x):
+        calls.append("inner")
+        return x * 2
+
+    @m.compiler.disable(recursive=False)
+    def outer(x):
+        return inner(x) + 1
+
+    const = m._dynamo.assume_constant_result(lambda: 3)
+    f = m.compile(lambda x: outer(x) * const())
+    x = m.arange(3.)
+    return [outer(x).tolist(), f(x).tolist(), f(x).tolist(), const()]
+
+
+def test_compiler_disable_non_recursive_and_assume_constant_result():
+    """``torch.compiler.disable(recursive=False)`` (transformers decorates flex attention's
+    wrapper with it at import) and ``assume_constant_result`` (a decorator, also at import)
+    work as torch's: both raised NotImplementedError when applied."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _compiler_story(torchlike) == _compiler_story(torch)

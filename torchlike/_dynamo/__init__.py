@@ -8,7 +8,8 @@ from __future__ import annotations
 from . import config, exc  # noqa: F401
 
 __all__ = ["reset", "config", "is_compiling", "disable", "allow_in_graph", "mark_dynamic",
-           "mark_static", "maybe_mark_dynamic", "mark_static_address", "optimize"]
+           "mark_static", "maybe_mark_dynamic", "mark_static_address", "optimize",
+           "assume_constant_result"]
 
 
 def reset():
@@ -29,6 +30,11 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 def allow_in_graph(fn):
     return fn
+
+
+def assume_constant_result(fn):
+    from ..compiler import assume_constant_result as _assume
+    return _assume(fn)
 
 
 def mark_dynamic(t, index, *, min=None, max=None, specialize_on=None):

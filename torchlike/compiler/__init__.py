@@ -41,8 +41,10 @@ def allow_in_graph(fn):
 
 
 def assume_constant_result(fn):
-    raise NotImplementedError("torchlike.compiler.assume_constant_result is not supported: "
-                              "a compiled program never bakes in results of Python calls")
+    """``fn``'s result is a constant of the program that calls it: what torchlike's compile does
+    with any Python call it traces (the function runs while tracing, its result is baked in),
+    so ``fn`` itself."""
+    return fn
 
 
 def substitute_in_graph(*args, **kwargs):
@@ -50,11 +52,10 @@ def substitute_in_graph(*args, **kwargs):
 
 
 def disable(fn=None, recursive=True, *, reason=None):
-    """Keep ``fn`` out of compiled programs: called outside one it runs eagerly (and compiled
-    functions it calls run eagerly too); reached while tracing, the enclosing compiled function
-    falls back to eager execution (a graph break, with one warning)."""
-    if not recursive:
-        raise NotImplementedError("torchlike.compiler.disable(recursive=False) is not supported")
+    """Keep ``fn`` out of compiled programs: called outside one it runs eagerly (and, unless
+    ``recursive=False``, compiled functions it calls run eagerly too); reached while tracing,
+    the enclosing compiled function falls back to eager execution (a graph break, with one
+    warning)."""
     if fn is None:
         return functools.partial(disable, recursive=recursive, reason=reason)
 
@@ -64,6 +65,8 @@ def disable(fn=None, recursive=True, *, reason=None):
             raise _trace.GraphBreak(f"{getattr(fn, '__qualname__', fn)!r} is marked "
                                     f"torchlike.compiler.disable"
                                     + (f" ({reason})" if reason else ""))
+        if not recursive:
+            return fn(*args, **kwargs)      # (the functions it calls may still compile)
         _api._local.disabled += 1
         try:
             return fn(*args, **kwargs)

@@ -22,7 +22,7 @@ from ..device_mesh import init_device_mesh
 from ..tensor._api import canonical_spec
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
-           "CPUOffloadPolicy"]
+           "CPUOffloadPolicy", "FullyShardedDataParallel"]
 
 
 class MixedPrecisionPolicy:
@@ -111,3 +111,13 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
         add_input_fn(module, _shard_inputs(mesh, dp))
     module._fsdp_mesh = mesh
     return module
+
+
+class FullyShardedDataParallel:
+    """torch's first FSDP wrapper class. Libraries name it (``isinstance(module,
+    FullyShardedDataParallel)``: nothing is one here); wrapping a module with it is refused:
+    ``fully_shard`` (FSDP2) is torchlike's FSDP."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torchlike.distributed.fsdp.FullyShardedDataParallel (FSDP1) "
+                                  "is not provided: use fully_shard(module, mesh=...) (FSDP2)")

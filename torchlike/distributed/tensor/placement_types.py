@@ -35,6 +35,27 @@ class Shard(Placement):
         return f"Shard(dim={self.dim})"
 
 
+class _StridedShard(Shard):
+    """torch's strided shard (``dim`` split into ``split_factor`` interleaved pieces first: what
+    FSDP over tensor parallelism makes). It can be named and compared, as libraries that
+    inspect placements do; a DTensor laid out this way is refused (jax shards contiguous
+    blocks)."""
+
+    def __init__(self, dim=0, split_factor=1):
+        super().__init__(dim)
+        self.split_factor = split_factor
+
+    def __eq__(self, other):
+        return (isinstance(other, _StridedShard) and other.dim == self.dim
+                and other.split_factor == self.split_factor)
+
+    def __hash__(self):
+        return hash(("_StridedShard", self.dim, self.split_factor))
+
+    def __repr__(self):
+        return f"_StridedShard(dim={self.dim}, sf={self.split_factor})"
+
+
 class Replicate(Placement):
     def is_replicate(self):
         return True
