@@ -358,3 +358,52 @@ def test_lstm_projection_warns_once_a_process():
             "print([(x.category.__name__, str(x.message).split(' (Triggered')[0]) for x in w])")
     out = fresh_process_outputs(code)
     assert out["torch"] and out["torchlike"] == out["torch"]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float64"])
+@pytest.mark.parametrize("mask_dtype", ["float32", "float64", "bool"])
+@pytest.mark.parametrize("train", [True, False])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_half_precision_attention_with_the_float32_causal_mask(dtype, mask_dtype, train,
+                                                                need_weights):
+    # model.bfloat16() with generate_square_subsequent_mask's float32 mask: torch's
+    # scaled_dot_product_attention path (need_weights=False) and its fused eval path take it
+    x0 = f32(2, 5, 8)
+    kpm = np.array([[0, 0, 0, 1, 1], [0] * 5], bool)
+
+    def fn(m):
+        g = np.random.default_rng(5)
+        layer = m.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        enc = m.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        attn = m.nn.MultiheadAttention(8, 2, batch_first=True)
+        with m.no_grad():
+            for p in list(enc.parameters()) + list(attn.parameters()):
+                p.copy_(m.tensor((g.standard_normal(tuple(p.shape)) * 0.2).astype(np.float32)))
+        enc.to(getattr(m, dtype)).train(train)
+        attn.to(getattr(m, dtype)).train(train)
+        mask = m.nn.Transformer.generate_square_subsequent_mask(5)
+        mask = mask.isinf() if mask_dtype == "bool" else mask.to(getattr(m, mask_dtype))
+        x = m.tensor(x0).to(getattr(m, dtype))
+        with m.no_grad():
+            o = enc(x, mask=mask, src_key_padding_mask=m.tensor(kpm))
+            a, w = attn(x, x, x, attn_mask=mask, need_weights=need_weights)
+        return o.float(), str(o.dtype), a.float(), w is None
+    same_as_torch(fn, atol=5e-2, rtol=5e-2)
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_encoder_fast_path_mask_warnings(train):
+    # torch's fused eval layer never runs MultiheadAttention.forward: only the encoder's own
+    # mismatched-mask warnings
+    import warnings
+
+    def fn(m):
+        layer = m.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        enc = m.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False).train(train)
+        mask = m.nn.Transformer.generate_square_subsequent_mask(5)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with m.no_grad():
+                enc(m.ones(2, 5, 8), mask=mask, src_key_padding_mask=m.zeros(2, 5, dtype=m.bool))
+        return [str(x.message) for x in w]
+    same_as_torch(fn)

@@ -549,7 +549,8 @@ class MultiheadAttention(Module):
             if m is not None and m.dtype.name != "bool" and not m.is_floating_point():
                 raise AssertionError(f"only bool and floating types of {name} are supported")
         if key_padding_mask is not None and attn_mask is not None \
-                and key_padding_mask.dtype != attn_mask.dtype:
+                and key_padding_mask.dtype != attn_mask.dtype and _fast is not True:
+            # (torch's fused encoder layer runs without this module's forward: no warning)
             warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
                           "Use same type for both instead.", stacklevel=2)
         batched = query.dim() == 3
@@ -637,7 +638,10 @@ class MultiheadAttention(Module):
             # another
             import torchlike
             mdt = canon[0] if len(canon) == 1 else torchlike.promote_types(*canon)
-            if mdt != query.dtype:
+            # (scaled_dot_product_attention, the need_weights=False path, takes a float32 mask
+            # on any query; torch's fused fast path takes any float mask)
+            sdpa_ok = not need_weights and mdt.name == "float32"
+            if mdt != query.dtype and not fast and not sdpa_ok:
                 from ..functional import _CPP_NAMES
                 qn, mn = _CPP_NAMES[query.dtype.name], _CPP_NAMES[mdt.name]
                 if need_weights and not fast:
