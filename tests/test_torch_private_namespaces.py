@@ -130,17 +130,33 @@ out = [fc.wait_tensor(x).tolist(), fc.all_reduce(x, "sum", dist.group.WORLD).tol
        isinstance(torch.nn.Linear(2, 2), fsdp.FullyShardedDataParallel)]
 with tw.TransformGetItemToIndex():
     out.append(x[torch.tensor([1, 0])].tolist())
+join = importlib.import_module(torch.__name__ + ".distributed.algorithms.join")
+lin = torch.nn.Linear(3, 1)
+with torch.no_grad():
+    lin.weight.copy_(torch.tensor([[0.5, -1.0, 0.25]]))
+    lin.bias.fill_(0.1)
+model = torch.nn.parallel.DistributedDataParallel(lin)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+with join.Join([model]):
+    for i in range(2):
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        out.append(round(loss.item(), 3))
+out.append(issubclass(type(join.JoinHook()), object))
 dist.destroy_process_group()
 print(json.dumps(out))
 '''
 
 
 def test_distributed_and_dynamo_plumbing_libraries_import(tmp_path):
-    """What transformers imports at import time and calls on a plain model: the functional
-    collectives (``wait_tensor`` and the collectives that return their result), the composable
-    FSDP path, FSDP1's class (for ``isinstance``), flex attention's ``TransformGetItemToIndex``
-    mode; as torch's on a one-process gloo group. transformers' GPT-2 failed to import on the
-    first of them."""
+    """What transformers and accelerate import at import time and call on a plain model: the
+    functional collectives (``wait_tensor`` and the collectives that return their result), the
+    composable FSDP path, FSDP1's class (for ``isinstance``), flex attention's
+    ``TransformGetItemToIndex`` mode, ``distributed.algorithms.join.Join`` (a no-op in a job of
+    one process); as torch's on a one-process gloo group. transformers' GPT-2 and accelerate
+    failed to import on the first of them."""
     import json
     import socket
     import subprocess
