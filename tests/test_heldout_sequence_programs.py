@@ -407,3 +407,14 @@ def test_encoder_fast_path_mask_warnings(train):
                 enc(m.ones(2, 5, 8), mask=mask, src_key_padding_mask=m.zeros(2, 5, dtype=m.bool))
         return [str(x.message) for x in w]
     same_as_torch(fn)
+
+
+@pytest.mark.parametrize("x", ["m.ones(4)", "m.tensor(1.)", "m.ones(3, 4, 2)"])
+@pytest.mark.parametrize("lengths", [[4], [[4]], [4, 2, 1], [[4, 2, 1]]])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_pack_padded_sequence_argument_errors(x, lengths, batch_first):
+    def fn(m):
+        p = m.nn.utils.rnn.pack_padded_sequence(eval(x), m.tensor(lengths),
+                                                batch_first=batch_first)
+        return p.data, p.batch_sizes
+    same_as_torch(fn)

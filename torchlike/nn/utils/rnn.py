@@ -162,6 +162,16 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         input = input.index_select(batch_dim, sorted_indices)
     if input.numel() == 0:
         raise RuntimeError("Cannot pack empty tensors.")
+    # torch's _pack_padded_sequence: the transpose, the lengths' rank, then input.size(1)
+    if batch_first and input.dim() < 2:
+        input.transpose(0, 1)                     # (raises torch's IndexError)
+    if lens.ndim != 1:
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
+                           f"{lens.ndim}D cpu Long tensor")
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    if input.dim() < 2:
+        input.size(1)                             # (raises torch's IndexError)
     batch = input.shape[batch_dim]
     if lens.ndim != 1 or len(lens) != batch:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
