@@ -423,3 +423,18 @@ def test_pack_padded_sequence_argument_errors(x, lengths, batch_first):
                                                 batch_first=batch_first)
         return p.data, p.batch_sizes
     same_as_torch(fn)
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("shapes", [((8, 6), (2, 4)), ((8, 6), (8, 4)), ((8, 6), ()),
+                                    ((1, 6), ()), ((1, 6), (1, 3)), ((8, 6), (7,)),
+                                    ((8, 6, 3), (8, 4)), ((6,), (2,))])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_token_loss_target_shape_errors(loss, shapes, label_smoothing):
+    # logits flattened to (B*T, V) with the (B, T) targets left unflattened
+    inp, tgt = shapes
+
+    def fn(m):
+        kw = {"label_smoothing": label_smoothing} if loss == "cross_entropy" else {}
+        return getattr(F(m), loss)(m.ones(*inp), m.zeros(tgt, dtype=m.long), **kw)
+    same_as_torch(fn)

@@ -1967,11 +1967,13 @@ def _check_target(input, target, weight=None):
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         return
     if input.ndim == 2:
-        if tuple(target.shape) != (input.shape[0],):
-            if target.ndim != 1:
-                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        # (torch compares the batch sizes first: a (B*T, V) input with a (B, T) target)
+        tb = target.shape[0] if target.ndim else 0
+        if tb != input.shape[0]:
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0]}).")
+                             f"batch_size ({tb}).")
+        if target.ndim != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         return
     tb = target.shape[0] if target.ndim else 0
     if tb != input.shape[0]:
