@@ -139,7 +139,7 @@ child = subprocess.run([sys.executable, "-c", "import torch; print(torch.__name_
                        capture_output=True, text=True)
 print(child.stdout.strip())
 try:
-    import torch.fx
+    import torch.package
 except ModuleNotFoundError as e:
     print(type(e).__name__, e.name, "|", e)
 """
@@ -148,9 +148,9 @@ except ModuleNotFoundError as e:
 def test_install_as_torch_in_process_children_and_missing_modules(tmp_path):
     out = _run(["-c", IN_PROCESS], cwd=tmp_path).splitlines()
     assert out[:3] == ["True True True", "torchlike.nn", "torchlike"]
-    assert out[3] == ("ModuleNotFoundError torch.fx | No module named 'torch.fx': torchlike "
-                      "(PyTorch's API on JAX, standing in for torch in this process) does not "
-                      "provide torch.fx")
+    assert out[3] == ("ModuleNotFoundError torch.package | No module named 'torch.package': "
+                      "torchlike (PyTorch's API on JAX, standing in for torch in this process) "
+                      "does not provide torch.package")
 
 
 def test_install_after_real_torch_raises(tmp_path):

@@ -161,7 +161,7 @@ def test_no_private_module_leaks():
         "special", "distributions", "func", "interop", "cuda", "backends", "jit", "amp",
         "testing", "profiler", "compiler", "accelerator", "mps", "cpu", "onnx", "distributed",
         "multiprocessing", "hub", "types", "overrides", "library", "version", "eager",
-        "return_types"}
+        "return_types", "fx"}
     leaked = []
     for n, v in vars(torchlike).items():
         if n.startswith("_") or not isinstance(v, types.ModuleType):

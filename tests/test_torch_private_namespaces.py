@@ -91,18 +91,31 @@ def _c_story(m):
 
     t = m.ones(2)
     s = t.as_subclass(Plain)
+    import importlib
+    dyn = importlib.import_module(m.__name__ + "._dynamo")
+    const = importlib.import_module(m.__name__ + ".distributed.constants")
     return [m._C._log_api_usage_once("torchmetrics.metric.Accuracy"),
             m._C._get_tracing_state(), isinstance(t, m._C.TensorBase),
-            isinstance(t, m._C._TensorBase), (s + 1).tolist(), type(m._C.Generator()).__name__]
+            isinstance(t, m._C._TensorBase), (s + 1).tolist(), type(m._C.Generator()).__name__,
+            isinstance(m.Tensor, m._C._TensorMeta), m._C._nn._parse_to("cpu")[:2],
+            m._C._nn._parse_to(t.to(m.float64), non_blocking=True)[1:],
+            m._C._nn._parse_to(dtype=m.int32, memory_format=m.channels_last)[1:],
+            isinstance(m.compile(m.nn.Linear(2, 2)), dyn.OptimizedModule),
+            isinstance(m.nn.Linear(2, 2), dyn.OptimizedModule), const.default_pg_timeout,
+            isinstance(m.nn.Linear(2, 2), m.ScriptModule)]
 
 
 def test_torch_C_names_libraries_call():
     """The few names of torch's C extension that libraries call from Python (torchmetrics'
     API-usage logging at every metric's construction, the tracing-state check, a subclass
-    opting out of ``__torch_function__``, ``TensorBase``) behave as torch's; torchmetrics failed
-    on its first metric. Any other ``_C`` name is an AttributeError saying torchlike has no C
-    extension."""
-    assert _c_story(torchlike) == _c_story(torch)
+    opting out of ``__torch_function__``, ``TensorBase``, Lightning's ``_TensorMeta`` and
+    ``_nn._parse_to``), and the names Lightning imports beside them (``_dynamo.OptimizedModule``,
+    ``distributed.constants``, ``torch.ScriptModule``) behave as torch's; torchmetrics failed on
+    its first metric, Lightning at import. Any other ``_C`` name is an AttributeError saying
+    torchlike has no C extension."""
+    def norm(xs):
+        return [repr(x).replace("torchlike", "torch") for x in xs]
+    assert norm(_c_story(torchlike)) == norm(_c_story(torch))
     with pytest.raises(AttributeError, match="C\\+\\+ extension"):
         torchlike._C._cuda_getDeviceCount
 
@@ -200,3 +213,22 @@ def test_compiler_disable_non_recursive_and_assume_constant_result():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert _compiler_story(torchlike) == _compiler_story(torch)
+
+
+def test_fx_names_exist_and_tracing_raises():
+    """``torch.fx``'s classes exist for the code that names them (transformers'
+    ``isinstance(x, torch.fx.Proxy)``, Lightning's ``-> torch.fx.GraphModule`` annotation, which
+    failed at class definition), and nothing is an instance of them, as nothing is in an
+    untraced torch program; tracing raises NotImplementedError."""
+    import torchlike.fx as fx
+    m = torchlike.nn.Linear(2, 2)
+    assert [isinstance(m, fx.GraphModule), isinstance(torchlike.ones(1), fx.Proxy),
+            issubclass(fx.GraphModule, torchlike.nn.Module)] == \
+        [isinstance(torch.nn.Linear(2, 2), torch.fx.GraphModule),
+         isinstance(torch.ones(1), torch.fx.Proxy), issubclass(torch.fx.GraphModule,
+                                                                torch.nn.Module)]
+    with pytest.raises(NotImplementedError, match="tracing is not provided"):
+        fx.symbolic_trace(m)
+    with pytest.raises(NotImplementedError, match="tracing is not provided"):
+        fx.Graph()
+    assert fx.wrap("len") == "len"

@@ -11,10 +11,21 @@ from __future__ import annotations
 from ._random import Generator  # noqa: F401  (torch._C.Generator)
 from ._tensor import Tensor as _Tensor
 
-__all__ = ["Generator", "TensorBase", "_TensorBase", "_log_api_usage_once",
-           "_get_tracing_state", "_disabled_torch_function_impl", "_get_default_device"]
+__all__ = ["Generator", "TensorBase", "_TensorBase", "_TensorMeta", "_log_api_usage_once",
+           "_get_tracing_state", "_disabled_torch_function_impl", "_get_default_device",
+           "PyTorchFileReader", "_nn"]
 
 TensorBase = _TensorBase = _Tensor
+_TensorMeta = type(_Tensor)         # (the Tensor class's metaclass, as torch's)
+
+
+class PyTorchFileReader:
+    """torch's reader of the records of a checkpoint archive (lazy loaders name it); reading
+    records this way is not provided: ``torchlike.load`` reads the archive."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torchlike._C.PyTorchFileReader is not provided: load the "
+                                  "checkpoint with torchlike.load(path)")
 
 
 def _log_api_usage_once(event):
@@ -35,6 +46,18 @@ def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
 
 def _get_default_device():
     return "cpu"
+
+
+class _nn:
+    """``torch._C._nn``: ``_parse_to``, the argument parser of ``Module.to`` (libraries'
+    device/dtype mixins call it)."""
+
+    @staticmethod
+    def _parse_to(*args, **kwargs):
+        """``(device, dtype, non_blocking, memory_format)`` of ``.to(...)``'s arguments."""
+        from .nn.modules.module import _parse_to
+        fmt = kwargs.pop("memory_format", None)
+        return (*_parse_to(*args, **kwargs), fmt)
 
 
 def __getattr__(name):

@@ -96,7 +96,7 @@ _namespace = _lazy_submodules(__name__, {
     "accelerator", "mps", "cpu", "profiler", "testing", "onnx", "distributed",
     "multiprocessing", "hub", "compiler", "types", "overrides", "library", "export",
     "sparse", "masked", "quantization", "ao", "nested", "signal", "_dynamo",
-    "_logging", "__config__", "_C"})
+    "_logging", "__config__", "_C", "fx"})
 # top-level names that live in a lazily imported namespace: name -> module
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",
@@ -107,6 +107,8 @@ _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "util
                "is_anomaly_check_nan_enabled": "autograd.anomaly_mode",
                "set_anomaly_enabled": "autograd.anomaly_mode",
                "Stream": "_stream", "Event": "_stream",
+               "ScriptModule": "jit", "PyTorchFileReader": "_C",
+               "UntypedStorage": "_ops.restructure",
                **{n: "_symbolic" for n in ("SymInt", "SymFloat", "SymBool", "sym_int",
                                            "sym_float", "sym_max", "sym_min", "sym_not",
                                            "sym_ite", "sym_sum", "sym_sqrt",

@@ -9,7 +9,7 @@ from . import config, exc  # noqa: F401
 
 __all__ = ["reset", "config", "is_compiling", "disable", "allow_in_graph", "mark_dynamic",
            "mark_static", "maybe_mark_dynamic", "mark_static_address", "optimize",
-           "assume_constant_result"]
+           "assume_constant_result", "OptimizedModule"]
 
 
 def reset():
@@ -60,3 +60,10 @@ def optimize(backend="inductor", *, nopython=False, **kwargs):
     def wrap(fn):
         return _compile(fn, fullgraph=nopython)
     return wrap
+
+
+def __getattr__(name):
+    if name == "OptimizedModule":         # (the class of torchlike.compile(module))
+        from .._compile._api import _optimized_module
+        return _optimized_module()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
