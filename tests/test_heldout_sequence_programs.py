@@ -438,3 +438,49 @@ def test_token_loss_target_shape_errors(loss, shapes, label_smoothing):
         kw = {"label_smoothing": label_smoothing} if loss == "cross_entropy" else {}
         return getattr(F(m), loss)(m.ones(*inp), m.zeros(tgt, dtype=m.long), **kw)
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ rotary embeddings
+
+VIEW_AS_COMPLEX_INPUTS = {
+    "contiguous": "A.view(4, 3, 2)",
+    "odd_offset": "A.view(-1)[1:13].view(6, 2)",
+    "odd_row_stride": "m.arange(15.).view(3, 5)[:, :2]",
+    "odd_stride_size_1": "m.arange(15.).view(3, 5)[2:3, :2]",
+    "odd_stride_size_1_odd_offset": "m.arange(15.).view(3, 5)[1:2, :2]",
+    "last_stride_2": "A.view(2, 12)[:, ::2].reshape(2, 3, 2)",
+    "transposed": "A.view(4, 3, 2).transpose(1, 2)",
+    "expanded_pairs": "m.ones(2).expand(3, 2)",
+    "expanded_last": "m.ones(3, 1).expand(3, 2)",
+    "row_step": "m.arange(8.).view(4, 2)[::2]",
+    "zero_dim": "m.tensor(1.)",
+    "head_split": "A.view(2, 2, 6).transpose(0, 1)[..., :2]",
+}
+
+
+@pytest.mark.parametrize("name", list(VIEW_AS_COMPLEX_INPUTS))
+def test_view_as_complex_layout_checks(name):
+    # `torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))` on a sliced or
+    # strided activation: torch's view needs the pairs adjacent in memory
+    def fn(m):
+        A = m.arange(24.).view(4, 6)
+        return m.view_as_complex(eval(VIEW_AS_COMPLEX_INPUTS[name]))
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_polar_gradient_follows_torchs_sgn_rule(dtype):
+    # rotary tables from torch.polar(ones, freqs) and a negative or zero magnitude: torch's
+    # polar_backward scales the magnitude's gradient by sgn(result)
+    r0 = np.array([0.5, -0.7, 0.0, 2.0, 1.0], np.float32)
+    t0 = np.array([0.3, 1.2, -0.4, 0.9, 0.0], np.float32)
+
+    def fn(m):
+        r = m.tensor(r0, dtype=getattr(m, dtype), requires_grad=True)
+        t = m.tensor(t0, dtype=getattr(m, dtype), requires_grad=True)
+        z = m.polar(r, t)
+        loss = (m.view_as_real(z) * m.tensor([1., 2.], dtype=getattr(m, dtype))).sum() \
+            + (z * z).real.sum()
+        gr, gt = m.autograd.grad(loss, (r, t))
+        return z, gr, gt
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)

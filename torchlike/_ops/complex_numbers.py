@@ -2,6 +2,7 @@
 reinterpretations (``view_as_real``/``view_as_complex``, copies here: see DIFFERENCES.md)."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from .. import _dtype as D
@@ -55,10 +56,35 @@ def complex(real, imag):
     return apply(_complex, real, imag)
 
 
-@defop("polar", grad_name="PolarBackward0")
-def _polar(r, theta):
+def _polar_value(r, theta):
     z = r * jnp.cos(theta) + 1j * (r * jnp.sin(theta))
     return z if r.dtype == jnp.float64 else z.astype(jnp.complex64)
+
+
+@jax.custom_vjp
+def _polar_fn(r, theta):
+    return _polar_value(r, theta)
+
+
+def _polar_fwd(r, theta):
+    z, vjp = jax.vjp(_polar_value, r, theta)
+    return z, (vjp, r)
+
+
+def _polar_bwd(res, ct):
+    # torch's polar_backward: grad_abs = real(conj(grad) * sgn(result)), the derivative times
+    # sign(abs) (0 where abs is 0, negated where it is negative)
+    vjp, r = res
+    g_r, g_t = vjp(ct)
+    return g_r * jnp.sign(r).astype(g_r.dtype), g_t
+
+
+_polar_fn.defvjp(_polar_fwd, _polar_bwd)
+
+
+@defop("polar", grad_name="PolarBackward0")
+def _polar(r, theta):
+    return _polar_fn(r, theta)
 
 
 @public(out=True)
@@ -96,8 +122,19 @@ def view_as_complex(input):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: "
                            f"{D.legacy_name(input.dtype)}")
-    if input.dim() == 0 or input.shape[-1] != 2:
+    if input.dim() == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
+    # torch's view needs the pairs in memory (the strides and offset torch would have; the
+    # result here is a copy, see DIFFERENCES)
+    strides = input.stride()
+    if strides[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(st % 2 for st, n in zip(strides[:-1], input.shape[:-1]) if n != 1):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     return apply(_view_as_complex, input)
 
 
