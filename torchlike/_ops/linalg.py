@@ -628,6 +628,8 @@ def _lstsq_sv(a, want):
 
 @public(out=True)
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
+    from ..amp.autocast_mode import cast_composite
+    A, B = cast_composite("linalg_lstsq", A, B)     # (autocast casts before torch's checks)
     # torch's checks, in its order
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
