@@ -232,3 +232,25 @@ def test_fx_names_exist_and_tracing_raises():
     with pytest.raises(NotImplementedError, match="tracing is not provided"):
         fx.Graph()
     assert fx.wrap("len") == "len"
+
+
+@pytest.mark.parametrize("kind", ["tuple", "list", "dict", "ordereddict", "defaultdict", "deque",
+                                  "namedtuple"])
+def test_builtin_container_functions_under_torchs_private_names(kind):
+    """``_dict_flatten_with_keys`` and the other built-in containers' functions under torch's
+    private names (transformers registers its ModelOutput with ``_dict_flatten_with_keys``;
+    its models failed to import without it), with torch's results; ``PyTree`` names a tree's
+    type."""
+    tree = {"tuple": (1, 2), "list": [1, 2], "dict": {"b": 1, "a": 2},
+            "ordereddict": collections.OrderedDict(b=1, a=2),
+            "defaultdict": collections.defaultdict(list, {"k": 1}),
+            "deque": collections.deque([1, 2], maxlen=3), "namedtuple": Point(1, 2)}[kind]
+    for suffix in ("flatten", "flatten_with_keys"):
+        ours = getattr(lp, f"_{kind}_{suffix}")(tree)
+        theirs = getattr(tp, f"_{kind}_{suffix}")(tree)
+        assert repr(ours) == repr(theirs)
+    values, context = getattr(lp, f"_{kind}_flatten")(tree)
+    back = getattr(lp, f"_{kind}_unflatten")(values, context)
+    assert back == getattr(tp, f"_{kind}_unflatten")(values, context)
+    assert type(back) is type(tree)
+    assert lp.PyTree is tp.PyTree

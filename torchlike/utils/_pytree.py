@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["TreeSpec", "LeafSpec", "register_pytree_node", "tree_is_leaf", "tree_flatten",
            "tree_unflatten", "tree_iter", "tree_leaves", "tree_structure", "tree_map",
@@ -25,6 +25,12 @@ __all__ = ["TreeSpec", "LeafSpec", "register_pytree_node", "tree_is_leaf", "tree
 
 # flatten_fn(x) -> (children, context); unflatten_fn(children, context) -> x;
 # flatten_with_keys_fn(x) -> ([(key, child), ...], context), or None
+PyTree = Any
+Context = Any
+FlattenFunc = Callable[[PyTree], "tuple[list[Any], Context]"]
+UnflattenFunc = Callable[["Iterable[Any]", Context], PyTree]
+FlattenWithKeysFunc = Callable[[PyTree], "tuple[list[tuple[KeyEntry, Any]], Any]"]
+KeyPath = "tuple[KeyEntry, ...]"
 NodeDef = collections.namedtuple("NodeDef",
                                  "type flatten_fn unflatten_fn flatten_with_keys_fn")
 SUPPORTED_NODES: dict = {}
@@ -103,10 +109,6 @@ def _mapping_keys(flatten_fn, keys_of=lambda context: context):
     return flatten_with_keys
 
 
-def _register_builtin(cls, flatten_fn, unflatten_fn, keys):
-    register_pytree_node(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn=keys(flatten_fn))
-
-
 def is_namedtuple_class(cls):
     return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
 
@@ -119,30 +121,95 @@ def is_namedtuple_instance(obj):
     return is_namedtuple_class(type(obj))
 
 
-_register_builtin(tuple, lambda x: (list(x), None), lambda c, _: tuple(c), _sequence_keys)
-_register_builtin(list, lambda x: (list(x), None), lambda c, _: list(c), _sequence_keys)
-_register_builtin(dict, lambda x: (list(x.values()), list(x.keys())),
-                  lambda c, keys: dict(zip(keys, c)), _mapping_keys)
-_register_builtin(collections.OrderedDict, lambda x: (list(x.values()), list(x.keys())),
-                  lambda c, keys: collections.OrderedDict(zip(keys, c)), _mapping_keys)
-_register_builtin(collections.defaultdict,
-                  lambda x: (list(x.values()), [x.default_factory, list(x.keys())]),
-                  lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)),
-                  lambda flatten_fn: _mapping_keys(flatten_fn, lambda ctx: ctx[1]))
-_register_builtin(collections.deque, lambda x: (list(x), x.maxlen),
-                  lambda c, maxlen: collections.deque(c, maxlen=maxlen), _sequence_keys)
+# the built-in containers' functions, under torch's private names (libraries register their
+# own classes with them: transformers' ModelOutput with ``_dict_flatten_with_keys``)
+def _tuple_flatten(d):
+    return list(d), None
 
 
-def _namedtuple_keys(flatten_fn):
-    def flatten_with_keys(x):
-        children, cls = flatten_fn(x)
-        return [(GetAttrKey(f), c) for f, c in zip(cls._fields, children)], cls
-    return flatten_with_keys
+def _tuple_unflatten(values, context):
+    return tuple(values)
 
 
-# (every namedtuple class is one node type, ``collections.namedtuple``; the class is the context)
-_register_builtin(collections.namedtuple, lambda x: (list(x), type(x)), lambda c, cls: cls(*c),
-                  _namedtuple_keys)
+def _list_flatten(d):
+    return list(d), None
+
+
+def _list_unflatten(values, context):
+    return list(values)
+
+
+def _dict_flatten(d):
+    return list(d.values()), list(d.keys())
+
+
+def _dict_unflatten(values, context):
+    return dict(zip(context, values))
+
+
+def _ordereddict_flatten(d):
+    return list(d.values()), list(d.keys())
+
+
+def _ordereddict_unflatten(values, context):
+    return collections.OrderedDict(zip(context, values))
+
+
+_odict_flatten, _odict_unflatten = _ordereddict_flatten, _ordereddict_unflatten
+
+
+def _defaultdict_flatten(d):
+    return list(d.values()), [d.default_factory, list(d.keys())]
+
+
+def _defaultdict_unflatten(values, context):
+    return collections.defaultdict(context[0], zip(context[1], values))
+
+
+def _deque_flatten(d):
+    return list(d), d.maxlen
+
+
+def _deque_unflatten(values, context):
+    return collections.deque(values, maxlen=context)
+
+
+def _namedtuple_flatten(d):
+    return list(d), type(d)
+
+
+def _namedtuple_unflatten(values, context):
+    return context(*values)
+
+
+_tuple_flatten_with_keys = _sequence_keys(_tuple_flatten)
+_list_flatten_with_keys = _sequence_keys(_list_flatten)
+_dict_flatten_with_keys = _mapping_keys(_dict_flatten)
+_ordereddict_flatten_with_keys = _mapping_keys(_ordereddict_flatten)
+_defaultdict_flatten_with_keys = _mapping_keys(_defaultdict_flatten, lambda ctx: ctx[1])
+_deque_flatten_with_keys = _sequence_keys(_deque_flatten)
+
+
+def _namedtuple_flatten_with_keys(d):
+    values, cls = _namedtuple_flatten(d)
+    return [(GetAttrKey(f), v) for f, v in zip(cls._fields, values)], cls
+
+
+for _cls, _f, _u, _k in (
+        (tuple, _tuple_flatten, _tuple_unflatten, _tuple_flatten_with_keys),
+        (list, _list_flatten, _list_unflatten, _list_flatten_with_keys),
+        (dict, _dict_flatten, _dict_unflatten, _dict_flatten_with_keys),
+        (collections.OrderedDict, _ordereddict_flatten, _ordereddict_unflatten,
+         _ordereddict_flatten_with_keys),
+        (collections.defaultdict, _defaultdict_flatten, _defaultdict_unflatten,
+         _defaultdict_flatten_with_keys),
+        (collections.deque, _deque_flatten, _deque_unflatten, _deque_flatten_with_keys),
+        # (every namedtuple class is one node type, ``collections.namedtuple``; the class is
+        # the context)
+        (collections.namedtuple, _namedtuple_flatten, _namedtuple_unflatten,
+         _namedtuple_flatten_with_keys)):
+    register_pytree_node(_cls, _f, _u, flatten_with_keys_fn=_k)
+del _cls, _f, _u, _k
 
 _BUILTIN_TYPES = frozenset({tuple, list, dict, collections.namedtuple, collections.OrderedDict,
                             collections.defaultdict, collections.deque})
