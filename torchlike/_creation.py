@@ -460,7 +460,40 @@ def as_tensor(data, dtype=None, device=None):
     return _tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """``torch.asarray``: ``obj`` as a tensor, sharing a tensor's (or a storage's) data where it
+    can (``copy=True``: never; ``copy=False``: always, or torch's error). A storage is read as
+    its bytes, viewed as ``dtype`` (int64 by default, as torch)."""
+    from ._ops.restructure import UntypedStorage, TypedStorage
+    if isinstance(obj, TypedStorage):
+        obj, dtype = obj.untyped(), obj.dtype if dtype is None else dtype
+    if isinstance(obj, UntypedStorage):
+        # (torch reads a storage's bytes as int64 unless told, dropping a partial last element)
+        want = D.int64 if dtype is None else D.to_dtype(dtype)
+        out = obj._bytes()
+        if want is not D.uint8:
+            n = out.shape[0]
+            out = out[:n - n % want.itemsize].view(want)
+    elif isinstance(obj, Tensor):
+        want = obj.dtype if dtype is None else D.to_dtype(dtype)
+        if copy is False and want is not obj.dtype:
+            raise ValueError(f"can't alias tensor with dtype '{_legacy(obj.dtype)}' into dtype "
+                             f"'{_legacy(want)}'.")
+        out = obj if want is obj.dtype else obj.to(want)
+        if copy and out is obj:
+            out = obj.clone()
+    else:
+        out = _tensor(obj, dtype=dtype)
+    if device is not None:
+        out = _device.move(out, device)
+    if requires_grad:
+        out = out.detach() if out.grad_fn is not None else out
+        out.requires_grad_(True)
+    return out
+
+
+def _legacy(dtype):
+    return D.legacy_name(dtype)
 
 
 _warned_readonly = [False]

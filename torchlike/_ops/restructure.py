@@ -693,8 +693,9 @@ _CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int",
 class UntypedStorage:
     """What ``Tensor.untyped_storage()`` returns: the storage's identity and size (torch's
     ``data_ptr()``, ``nbytes()``, ``size()``, ``device``), for telling whether tensors share
-    memory. torchlike's storage is its root tensor's jax array, which has no bytes to read or
-    write in place: byte access, ``resize_``, ``copy_``, ``fill_`` and the like raise."""
+    memory, its bytes read (``storage[i]``, ``storage[a:b]``, ``torch.asarray(storage)``) and a
+    file's (``from_file``). torchlike's storage is its root tensor's jax array, which has no
+    bytes to write in place: ``resize_``, ``copy_``, ``fill_`` and the like raise."""
 
     __slots__ = ("_root",)
 
@@ -717,6 +718,37 @@ class UntypedStorage:
         from .._storage import base_address
         return base_address(self._root)
 
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0):
+        """A storage of the first ``nbytes`` bytes of a file (safetensors' loader reads its
+        files so), read now: a ``shared`` storage, whose writes would reach the file, is
+        refused."""
+        if shared:
+            raise NotImplementedError("torchlike.UntypedStorage.from_file(shared=True): a "
+                                      "torchlike storage is an immutable array; writes through "
+                                      "it cannot reach the file")
+        import os
+        size = os.path.getsize(filename)
+        if size < nbytes:
+            raise RuntimeError(f"file <{filename}> size <{size}> is smaller than the required "
+                               f"mapping size <{nbytes}>")
+        from .._creation import from_numpy
+        return cls(from_numpy(np.fromfile(filename, dtype=np.uint8, count=nbytes)))
+
+    def untyped(self):
+        return self
+
+    def _bytes(self):
+        """The storage's bytes as a 1-D uint8 tensor viewing it."""
+        r = self._root.reshape(-1)
+        return r if r.dtype is D.uint8 else r.view(D.uint8)
+
+    def __getitem__(self, idx):
+        """A byte (an int), or for a slice the storage of those bytes (viewing this one)."""
+        if isinstance(idx, slice):
+            return UntypedStorage(self._bytes()[idx])
+        return int(self._bytes()[idx])
+
     @property
     def device(self):
         return self._root.device
@@ -733,12 +765,14 @@ class UntypedStorage:
                 f"(data_ptr {self.data_ptr():#x})")
 
     def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("_"):
+            # (a private name torch's storage may or may not have: ``hasattr`` is False)
+            raise AttributeError(f"'UntypedStorage' object has no attribute {name!r}")
         raise NotImplementedError(
             f"torchlike: UntypedStorage.{name} is not available: a torchlike storage is an "
-            f"immutable jax array owned by a tensor, with no bytes to access or resize; it "
-            f"offers data_ptr(), nbytes(), size(), element_size(), device and is_shared()")
+            f"immutable jax array owned by a tensor, with no bytes to write or resize; it "
+            f"offers data_ptr(), nbytes(), size(), element_size(), device, is_shared(), its "
+            f"bytes (storage[i], storage[a:b], torch.asarray(storage)) and from_file()")
 
 
 class TypedStorage:

@@ -126,13 +126,33 @@ def _viewable(t, shape):
 
 
 @method("view")
-def view(self, *shape):
+def view(self, *shape, **kwargs):
+    if kwargs:          # (torch's keywords: view(dtype=...) or view(size=...), alone)
+        if shape or len(kwargs) > 1 or not ({"dtype", "size"} & set(kwargs)):
+            _view_arguments(shape, kwargs)
+        if "dtype" in kwargs:
+            return view(self, kwargs["dtype"])
+        shape = (kwargs["size"],)
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
     shape = infer_shape(_shape_arg(shape), self.numel())
     if not _viewable(self, shape):
         raise RuntimeError(_strides.VIEW_ERROR)
     return apply(_view, self, shape=shape)
+
+
+def _view_arguments(shape, kwargs):
+    """torch's TypeError for a call matching neither of view's overloads."""
+    names = lambda v: "torch.dtype" if isinstance(v, D.dtype) else type(v).__name__  # noqa: E731
+    kw = [f"{k}={names(v)}" for k, v in kwargs.items()]
+    # (torch's text: keywords alone end in ", ")
+    got = ", ".join([names(a) for a in shape] + kw) if shape else "".join(k + ", " for k in kw)
+    bad = [k for k in kwargs if k not in ("dtype", "size")]
+    why = (f"\n      didn't match because some of the keywords were incorrect: {', '.join(bad)}"
+           if bad else "")
+    raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but "
+                    f"expected one of:\n * (torch.dtype dtype){why}\n * (tuple of ints size)"
+                    f"{why}\n")
 
 
 @defop("view_dtype", differentiable=False)
