@@ -98,3 +98,31 @@ def test_view_as_real_and_view_as_complex_are_copies():
     c = torchlike.view_as_complex(x)
     c.mul_(1j)
     np.testing.assert_array_equal(x.numpy(), [[1.0, 2.0]])   # torch: [[-2.0, 1.0]]
+
+
+def _conj_story(m):
+    import copy
+    x = m.tensor([[1 + 2j, 3 - 1j], [0.5j, 2 + 0j]])
+    c = x.conj()
+    out = [c.is_conj(), c.resolve_conj().is_conj(), x.conj_physical().is_conj(),
+           c[0:1].is_conj(), c[0].is_conj(), c.t().is_conj(), c.reshape(-1).is_conj(),
+           (c + 0).is_conj(), c.conj().is_conj(), c.clone().is_conj(), m.is_conj(c),
+           c.real.is_conj(), c.detach().is_conj(), c.data.is_conj(), c.resolve_conj().tolist(),
+           c.tolist(), m.view_as_real(c.resolve_conj()).tolist(), m.resolve_conj(x) is x,
+           c.unsqueeze(0).is_conj(), c.to(m.complex128).is_conj(),
+           copy.deepcopy(c).is_conj(), copy.copy(c).is_conj(), m.ones(2).conj().is_conj()]
+    for f in (lambda: m.view_as_real(c), lambda: m.view_as_real(c[0])):
+        try:
+            f()
+            out.append("no error")
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_conjugate_bit_as_torch():
+    """``conj()`` of a complex tensor is marked conjugated (``is_conj``), as are its views and
+    detached aliases, not computed results, clones or deep copies; ``resolve_conj`` unmarks it;
+    ``view_as_real`` refuses a marked tensor with torch's error. torchlike answered False and
+    viewed it as real, where torch raises."""
+    assert _conj_story(torchlike) == _conj_story(torch)

@@ -243,6 +243,8 @@ def detached_alias(t):
     out = _make(_raw(t))
     out._vc = _root_of(t)._vc
     _detach_into(out, t)
+    if t.__dict__.get("_is_conj"):
+        out.__dict__["_is_conj"] = True
     return out
 
 
@@ -308,6 +310,8 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None):
     out._vc = parent._vc
     if parent._is_inference:
         out._is_inference = True        # torch: a view of an inference tensor is one too
+    if parent.__dict__.get("_is_conj") and out.dtype.is_complex:
+        out.__dict__["_is_conj"] = True     # (and a view of a conjugated tensor is conjugated)
     parent_overlap = False if pa is None else pa.overlap
     # a view of a tensor with repeated elements may or may not repeat them: decided at a write
     overlap = True if repeats else (False if parent_overlap is False else None)

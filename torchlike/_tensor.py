@@ -685,9 +685,10 @@ class Tensor(InteropMixin):
             t._requires_grad = self._requires_grad      # pending fused value stays pending)
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
-        # (not its views, nor the host copy its data_ptr points at: the copy has its own)
+        # (not its views, nor the host copy its data_ptr points at: the copy has its own; nor
+        # the conjugate bit, which torch's deep copy resolves)
         t.__dict__.update({k: v for k, v in self.__dict__.items()
-                           if k != "_aliases" and k != "_data_ptr"})
+                           if k not in _NOT_DEEPCOPIED})
         memo[id(self)] = t
         return t
 
@@ -777,3 +778,6 @@ def _with_class(t, cls):
 
 
 _registry._with_class = _with_class
+
+
+_NOT_DEEPCOPIED = frozenset(("_aliases", "_data_ptr", "_is_conj"))

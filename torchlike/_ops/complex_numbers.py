@@ -105,6 +105,11 @@ def _view_as_real(a):
 def view_as_real(input):
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if is_conj(input):
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
+                           "resolve the conjugate tensor so you can view it as real, use "
+                           "self.resolve_conj(); however, be warned that the resulting tensor "
+                           "will NOT alias the original.")
     return apply(_view_as_real, input)
 
 
@@ -150,15 +155,18 @@ def isreal(input):
     return apply(_isreal, input)
 
 
-# torchlike has no lazy conjugate or negative bits: conj() and neg() materialise
+# torch's conjugate bit: ``conj()`` of a complex tensor is marked as conjugated (its values are
+# computed, see DIFFERENCES.md), and so are the views of it; ``resolve_conj`` gives an unmarked
+# copy, and ``view_as_real`` refuses a marked tensor, as torch does. There is no negative bit:
+# ``neg()`` computes.
 def is_conj(input):
     from .typeinfo import tensor_arg
     tensor_arg("is_conj", input)
-    return False
+    return bool(input.__dict__.get("_is_conj"))
 
 
 def resolve_conj(input):
-    return input
+    return input.clone() if is_conj(input) else input
 
 
 @public(method=True)
@@ -187,8 +195,15 @@ def _imag(a):
 
 
 def conj(input):
-    """The complex conjugate (a copy: torch's lazy conjugate bit does not exist here)."""
-    return input if not input.dtype.is_complex else conj_physical(input)
+    """The complex conjugate, marked as conjugated (``is_conj``); computed, not a lazy view of
+    ``input`` (DIFFERENCES.md)."""
+    if not input.dtype.is_complex:
+        return input
+    if is_conj(input):          # (conjugating a conjugated tensor: torch's result is unmarked)
+        return conj_physical(input)
+    out = conj_physical(input)
+    out.__dict__["_is_conj"] = True
+    return out
 
 
 def real(input):
@@ -202,5 +217,5 @@ def imag(input):
     return apply(_imag, input)
 
 
-methods(conj=conj, resolve_conj=lambda self: self, is_conj=lambda self: False,
+methods(conj=conj, resolve_conj=resolve_conj, is_conj=is_conj,
         real=property(real), imag=property(imag))
