@@ -313,16 +313,16 @@ def test_cuda_grad_scaler_disabled_without_gpu():
             m.cuda.amp.GradScaler()
 
 
-def test_mv_and_dot_run_in_lower_precision_difference():
-    # torchlike's mv/dot are its matmul op, which CPU autocast lists (DIFFERENCES.md)
-    a, v = torchlike.tensor(A), torchlike.tensor(A[0])
-    ta, tv = torch.tensor(A), torch.tensor(A[0])
-    with torchlike.autocast("cpu"):
-        ours = (torchlike.mv(a.t(), v[:3]).dtype, torchlike.dot(v, v).dtype)
-    with torch.autocast("cpu"):
-        theirs = (torch.mv(ta.t(), tv[:3]).dtype, torch.dot(tv, tv).dtype)
-    assert [str(d) for d in ours] == ["torch.bfloat16"] * 2
-    assert theirs == (torch.float32, torch.float32)
+def test_mv_and_dot_stay_float32_under_cpu_autocast():
+    """``mv`` and ``dot`` (functions and methods) keep float32 under CPU autocast, as torch's
+    policy lists ``matmul`` and not them (``a @ v`` is lowered); torchlike's are its matmul
+    op, called with the function's name. They ran in bfloat16."""
+    def story(m):
+        a, v = m.tensor(A), m.tensor(A[0])
+        with m.autocast("cpu"):
+            return [str(x.dtype) for x in (m.mv(a.t(), v[:3]), m.dot(v, v), v.dot(v),
+                                           a.t() @ v[:3], m.matmul(v, v))]
+    assert story(torchlike) == story(torch)
 
 
 # torch's per-device autocast switches, deprecated for the forms taking a device type: each

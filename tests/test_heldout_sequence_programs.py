@@ -150,12 +150,7 @@ AUTOCAST_CASES = {
         _random_samples=m.full((1, 1, 2), 0.5, dtype=m.bfloat16)),
     "max_unpool1d": lambda m, a, s: m.nn.functional.max_unpool1d(
         *m.nn.functional.max_pool1d(a.bfloat16()[None], 2, return_indices=True), 2),
-    "lstsq": pytest.param(
-        lambda m, a, s: m.linalg.lstsq((s @ s.T + m.eye(6)).bfloat16(), s.bfloat16())[0],
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "torchlike/_ops/linalg.py lstsq checks the dtype before its op (autocast casts "
-            "there): it needs `A, B = cast_composite(\"linalg_lstsq\", A, B)` first, as "
-            "torch's autocast casts before the kernel's checks"))),
+    "lstsq": lambda m, a, s: m.linalg.lstsq((s @ s.T + m.eye(6)).bfloat16(), s.bfloat16())[0],
     "matrix_power_2": lambda m, a, s: m.linalg.matrix_power(s, 2),
     "matrix_power_-2": lambda m, a, s: m.linalg.matrix_power(s @ s.T + m.eye(6), -2),
     "matrix_power_-1": lambda m, a, s: m.linalg.matrix_power(s @ s.T + m.eye(6), -1),

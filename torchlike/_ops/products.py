@@ -130,7 +130,7 @@ def _matmul_name(kw):
     return "UnsafeViewBackward0"
 
 
-def _matmul_vjp(cots, xs, needs, ndims):
+def _matmul_vjp(cots, xs, needs, ndims, vector_op=None):
     """MmBackward / BmmBackward for real matrices and batches of them (the registry sums the
     batch dimensions an operand was broadcast along): ``g @ b^T``, ``a^T @ g``."""
     (g,), (a, b) = cots, xs
@@ -145,7 +145,9 @@ def _matmul_vjp(cots, xs, needs, ndims):
 
 
 @defop("matmul", promote="common", saves="others", grad_name=_matmul_name, vjp=_matmul_vjp)
-def _matmul(a, b, ndims):
+def _matmul(a, b, ndims, vector_op=None):
+    """``vector_op``: ``"mv"``/``"dot"`` when called as that function (not as ``matmul``):
+    CPU autocast keeps those in float32, as torch's policy lists matmul and not them."""
     return jnp.matmul(a, b)
 
 
@@ -332,7 +334,7 @@ def mv(input, vec, *, out=None):
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, "
                            f"{vec.ndim}")
     _mv_checks(None, input, vec, input._d.shape[0], input._d.shape[1], out)
-    return _done(apply(_matmul, input, vec, ndims=(2, 1)), out, "mv")
+    return _done(apply(_matmul, input, vec, ndims=(2, 1), vector_op="mv"), out, "mv")
 
 
 @public(out=True)
@@ -343,7 +345,7 @@ def dot(input, other, *, out=None):
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            f"tensors")
     _dot_checks(input, other, out)
-    return _done(apply(_matmul, input, other, ndims=(1, 1)), out, "dot")
+    return _done(apply(_matmul, input, other, ndims=(1, 1), vector_op="dot"), out, "dot")
 
 
 methods(matmul=_method(matmul))
