@@ -46,8 +46,11 @@ class Generator:
         # torch's Generator.manual_seed takes an integer only (torch.manual_seed reads its
         # argument with int() first)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            from ._creation import _tp_name
-            raise RuntimeError(f"manual_seed expected a long, but got {_tp_name(seed)}")
+            t = type(seed)
+            mod = t.__module__ or ""
+            name = t.__name__ if mod == "builtins" or mod.startswith("torchlike") else \
+                f"{mod}.{t.__name__}"           # (torch's tp_name: numpy.float64, Tensor, str)
+            raise RuntimeError(f"manual_seed expected a long, but got {name}")
         seed = int(seed)
         if not -(1 << 63) <= seed < (1 << 64):
             raise ValueError("Overflow when unpacking long long")
