@@ -47,3 +47,27 @@ def test_without_grad_the_values_are_torchs(name):
     got = CASES[name](torchlike, torchlike.tensor(x))
     want = CASES[name](torch, torch.tensor(x))
     assert not got.requires_grad and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("name", ["floor_divide", "floor_divide_tensor", "floordiv_operator",
+                                  "rfloordiv_operator"])
+@pytest.mark.parametrize("how", ["compiled", "func_grad"])
+def test_a_transform_through_an_op_without_a_derivative_raises_as_torch(name, how):
+    """Under a differentiation that traces the whole function (a compiled step's backward,
+    torch.func.grad), an op without a derivative still raises torch's error: jax
+    differentiated the body of its forward rule there, a silent zero gradient."""
+    fn = CASES[name]
+
+    def run(m):
+        x = m.tensor([[1.0, 3.0, 3.0], [1.0, 3.0, 3.0]], requires_grad=how == "compiled")
+        try:
+            if how == "compiled":
+                f = m.compile(lambda t: fn(m, t).sum()) if m is torchlike else \
+                    (lambda t: fn(m, t).sum())
+                f(x).backward()
+            else:
+                m.func.grad(lambda t: fn(m, t).sum())(x)
+        except (RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e).splitlines()[0]
+        return "no error"
+    assert run(torchlike) == run(torch)

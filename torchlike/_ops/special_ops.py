@@ -67,7 +67,10 @@ def no_derivative(fn, name, declared=False):
         return fn(*xs)
 
     def fwd(*xs):
-        return fn(*xs), None
+        # (``f`` itself, not ``fn``: under a differentiation nested outside this one (a
+        # compiled call's, torch.func's) jax differentiates the forward rule's body, which
+        # would give ``fn``'s own derivative, a silent zero for floor)
+        return f(*xs), None
 
     def bwd(_res, _g):
         if declared:
