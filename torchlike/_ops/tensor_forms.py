@@ -172,3 +172,299 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     z = (iz + hz).sigmoid()
     n = (in_ + r * hn).tanh()
     return (1 - z) * n + z * hx
+
+
+# ------------------------------------------------------------------ torch._foreach_*
+# The list forms of element-wise ops (EMA updates: ``_foreach_mul_(ema, d)``,
+# ``_foreach_add_(ema, params, alpha=1 - d)``, ``_foreach_lerp_``; gradient norms:
+# ``_foreach_norm``): each element is the op on the tensors at that position, so values,
+# dtypes, promotion errors and autograd are the per-tensor op's. The in-place forms return
+# ``self`` (the list or tuple given), the out-of-place ones a tuple.
+
+def _foreach_type_name(x):
+    from .._tensor import Tensor
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, (list, tuple)):
+        return type(x).__name__ if not x else \
+            f"{type(x).__name__} of [{', '.join(_foreach_type_name(e) for e in x)}]"
+    return type(x).__name__
+
+
+def _foreach_invalid(name, args, overloads, kwargs=None, mismatched=None):
+    """torch's refusal of arguments no overload takes: with ``mismatched`` (the overloads in
+    the order torch tries them for arguments of the right count), each with its "didn't match"
+    line marking every argument, as torch's does."""
+    got = ", ".join([type(a).__name__ if isinstance(a, (list, tuple)) else _foreach_type_name(a)
+                     for a in args] + [f"{k}={type(v).__name__}" for k, v in
+                                       (kwargs or {}).items()])
+    if mismatched and not kwargs:
+        marks = ", ".join(f"!{_foreach_type_name(a)}!" for a in args)
+        lines = "\n".join(f" * ({o})\n      didn't match because some of the arguments have "
+                          f"invalid types: ({marks})" for o in mismatched)
+    else:
+        lines = "\n".join(f" * ({o})" for o in overloads)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n{lines}\n")
+
+
+def _foreach_list(name, arg, position, overloads, args, mismatched=None):
+    from .._tensor import Tensor
+    if not isinstance(arg, (list, tuple)):
+        raise _foreach_invalid(name, args, overloads, mismatched=mismatched)
+    for i, t in enumerate(arg):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument {position}, but got "
+                            f"{type(t).__name__}")
+    return list(arg)
+
+
+def _foreach_nonempty(tensors):
+    if not tensors:
+        raise RuntimeError("Tensor list must have at least one tensor.")
+
+
+def _foreach_same_len(a, b):
+    if len(a) != len(b):
+        raise RuntimeError(f"Tensor lists must have the same number of tensors, got {len(a)} "
+                           f"and {len(b)}")
+
+
+def _foreach_scalar_tensor(t):
+    if t.ndim != 0:
+        raise RuntimeError(f"scalar tensor expected to be 0 dim but it has {t.ndim} dimensions "
+                           f"and {t.numel()} elements.")
+    return t
+
+
+def _is_number(x):
+    import numbers
+    return isinstance(x, numbers.Number) and not isinstance(x, bool) or isinstance(x, bool)
+
+
+def _foreach_others(name, self, other, n, overloads, args, allow_tensor=True, mismatched=None):
+    """The per-tensor second operands: a number, a list of numbers, a 0-dim tensor or a list
+    of tensors."""
+    from .._tensor import Tensor
+    if isinstance(other, Tensor) and allow_tensor:
+        return [_foreach_scalar_tensor(other)] * n, "tensor"
+    if _is_number(other):
+        return [other] * n, "scalar"
+    if isinstance(other, (list, tuple)):
+        if other and all(isinstance(o, Tensor) for o in other):
+            _foreach_same_len(self, other)
+            return list(other), "tensors"
+        if all(_is_number(o) for o in other):
+            if len(other) != n:
+                raise RuntimeError("Tensor list must have same number of elements as scalar "
+                                   "list.")
+            return list(other), "scalars"
+        if not other:
+            _foreach_same_len(self, other)
+    raise _foreach_invalid(name, args, overloads, mismatched=mismatched)
+
+
+def _foreach_binary(op, has_alpha):
+    overloads = ["tuple of Tensors self, Number scalar",
+                 "tuple of Tensors self, tuple of Scalars scalars",
+                 "tuple of Tensors self, Tensor other" + (", *, Number alpha = 1" if has_alpha
+                                                          else ""),
+                 "tuple of Tensors self, tuple of Tensors other"
+                 + (", *, Number alpha = 1" if has_alpha else "")]
+    mismatched = [overloads[1], overloads[2], overloads[3], overloads[0]]
+
+    def make(inplace):
+        name = f"_foreach_{op}" + ("_" if inplace else "")
+
+        def fn(self, other, **kw):
+            args = (self, other)
+            if set(kw) - ({"alpha"} if has_alpha else set()):
+                raise _foreach_invalid(name, args, overloads, kw)
+            tensors = _foreach_list(name, self, 0, overloads, args,
+                                    None if kw else mismatched)
+            if "alpha" in kw and isinstance(other, (list, tuple)):
+                _foreach_list(name, other, 1, overloads, args)   # (only the Tensor lists)
+            _foreach_nonempty(tensors)
+            others, kind = _foreach_others(name, tensors, other, len(tensors), overloads, args,
+                                           mismatched=mismatched)
+            if "alpha" in kw and kind in ("scalar", "scalars"):
+                raise _foreach_invalid(name, args, overloads, kw)
+            method = op
+            if kind in ("scalar", "scalars") and op in ("maximum", "minimum"):
+                method = "clamp_min" if op == "maximum" else "clamp_max"   # (Scalar forms)
+            outs = [getattr(t, method + ("_" if inplace else ""))(o, **kw)
+                    for t, o in zip(tensors, others)]
+            return self if inplace else tuple(outs)
+        fn.__name__ = fn.__qualname__ = name
+        return fn
+    return make(False), make(True)
+
+
+def _foreach_unary(op):
+    def make(inplace):
+        name = f"_foreach_{op}" + ("_" if inplace else "")
+        overloads = ["tuple of Tensors self"]
+
+        def fn(self):
+            tensors = _foreach_list(name, self, 0, overloads, (self,))
+            _foreach_nonempty(tensors)
+            outs = [getattr(t, op + ("_" if inplace else ""))() for t in tensors]
+            return self if inplace else tuple(outs)
+        fn.__name__ = fn.__qualname__ = name
+        return fn
+    return make(False), make(True)
+
+
+def _foreach_pointwise(op):
+    """addcmul / addcdiv: ``self[i] + value[i] * t1[i] (* or /) t2[i]``."""
+    overloads = ["tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, "
+                 "tuple of Scalars scalars",
+                 "tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, "
+                 "Tensor scalars",
+                 "tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, "
+                 "Number value = 1"]
+
+    def make(inplace):
+        name = f"_foreach_{op}" + ("_" if inplace else "")
+
+        def fn(self, tensor1, tensor2, value=1, scalars=None):
+            from .._tensor import Tensor
+            if scalars is not None:
+                value = scalars
+            args = (self, tensor1, tensor2, value)
+            tensors = _foreach_list(name, self, 0, overloads, args)
+            t1 = _foreach_list(name, tensor1, 1, overloads, args)
+            t2 = _foreach_list(name, tensor2, 2, overloads, args)
+            _foreach_nonempty(tensors)
+            _foreach_same_len(tensors, t1)
+            _foreach_same_len(tensors, t2)
+            n = len(tensors)
+            if isinstance(value, Tensor):
+                if value.ndim != 1 or value.numel() != n:
+                    raise RuntimeError(f"Expected length of scalars to match input of length "
+                                       f"{n} but got {value.numel()} instead.")
+                values = [v.item() for v in value.unbind(0)]
+            elif _is_number(value):
+                values = [value] * n
+            elif isinstance(value, (list, tuple)) and all(_is_number(v) for v in value):
+                if len(value) != n:
+                    raise RuntimeError("Tensor list must have same number of elements as "
+                                       "scalar list.")
+                values = list(value)
+            else:
+                raise _foreach_invalid(name, args, overloads)
+            outs = [getattr(t, op + ("_" if inplace else ""))(a, b, value=v)
+                    for t, a, b, v in zip(tensors, t1, t2, values)]
+            return self if inplace else tuple(outs)
+        fn.__name__ = fn.__qualname__ = name
+        return fn
+    return make(False), make(True)
+
+
+def _foreach_lerp_forms():
+    overloads = ["tuple of Tensors self, tuple of Tensors tensors1, tuple of Tensors weights",
+                 "tuple of Tensors self, tuple of Tensors tensors1, Tensor weight",
+                 "tuple of Tensors self, tuple of Tensors tensors1, Number weight",
+                 "tuple of Tensors self, tuple of Tensors tensors1, tuple of Scalars weight"]
+
+    def make(inplace):
+        name = "_foreach_lerp" + ("_" if inplace else "")
+
+        def fn(self, tensors1, weight):
+            args = (self, tensors1, weight)
+            tensors = _foreach_list(name, self, 0, overloads, args)
+            ends = _foreach_list(name, tensors1, 1, overloads, args)
+            _foreach_nonempty(tensors)
+            _foreach_same_len(tensors, ends)
+            weights, _ = _foreach_others(name, tensors, weight, len(tensors), overloads, args,
+                                         mismatched=[overloads[2], overloads[3], overloads[0]])
+            outs = [getattr(t, "lerp_" if inplace else "lerp")(e, w)
+                    for t, e, w in zip(tensors, ends, weights)]
+            return self if inplace else tuple(outs)
+        fn.__name__ = fn.__qualname__ = name
+        return fn
+    return make(False), make(True)
+
+
+def _foreach_norm(self, ord=2, dtype=None):
+    import numbers
+    overloads = ["tuple of Tensors self, Number ord = 2, *, ScalarType? dtype = None"]
+    tensors = _foreach_list("_foreach_norm", self, 0, overloads, (self,))
+    if not isinstance(ord, numbers.Number):
+        raise TypeError(f"_foreach_norm(): argument 'ord' (position 2) must be Number, not "
+                        f"{type(ord).__name__}")
+    _foreach_nonempty(tensors)
+    from .. import linalg
+    return tuple(linalg.vector_norm(t, ord, dtype=dtype) for t in tensors)
+
+
+def _foreach_max(self):
+    tensors = _foreach_list("_foreach_max", self, 0, ["tuple of Tensors self"], (self,))
+    _foreach_nonempty(tensors)
+    return tuple(t.max() for t in tensors)
+
+
+def _foreach_clone(self):
+    tensors = _foreach_list("_foreach_clone", self, 0, ["tuple of Tensors self"], (self,))
+    return tuple(t.clone() for t in tensors)
+
+
+def _foreach_copy_(self, src, non_blocking=False):
+    overloads = ["tuple of Tensors self, tuple of Tensors src, bool non_blocking = False"]
+    tensors = _foreach_list("_foreach_copy_", self, 0, overloads, (self, src))
+    srcs = _foreach_list("_foreach_copy_", src, 1, overloads, (self, src))
+    _foreach_nonempty(tensors)
+    _foreach_same_len(tensors, srcs)
+    for t, s in zip(tensors, srcs):
+        t.copy_(s, non_blocking)
+    return self
+
+
+def _foreach_zero_(self):
+    tensors = _foreach_list("_foreach_zero_", self, 0, ["tuple of Tensors self"], (self,))
+    _foreach_nonempty(tensors)
+    for t in tensors:
+        t.zero_()
+    return self
+
+
+def _foreach_pow(self, exponent):
+    """``_foreach_pow(tensors, e)`` and torch's ``_foreach_pow(scalar, tensors)``."""
+    from .._tensor import Tensor
+    if _is_number(self) and isinstance(exponent, (list, tuple)):
+        exps = _foreach_list("_foreach_pow", exponent, 1, ["Number self, tuple of Tensors "
+                                                            "exponent"], (self, exponent))
+        _foreach_nonempty(exps)
+        from .arithmetic import pow as _pow
+        return tuple(_pow(self, e) for e in exps)
+    return _foreach_pow_list(self, exponent)
+
+
+_foreach_pow_list, _foreach_pow_ = _foreach_binary("pow", False)
+_foreach_pow_list.__name__ = "_foreach_pow"
+
+
+def _declare_foreach():
+    g = globals()
+    names = ["_foreach_norm", "_foreach_max", "_foreach_clone", "_foreach_copy_",
+             "_foreach_zero_", "_foreach_pow", "_foreach_pow_"]
+    for op, alpha in (("add", True), ("sub", True), ("mul", False), ("div", False),
+                      ("maximum", False), ("minimum", False), ("clamp_min", False),
+                      ("clamp_max", False)):
+        g[f"_foreach_{op}"], g[f"_foreach_{op}_"] = _foreach_binary(op, alpha)
+        names += [f"_foreach_{op}", f"_foreach_{op}_"]
+    for op in ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp",
+               "expm1", "floor", "frac", "lgamma", "log", "log10", "log1p", "log2", "neg",
+               "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "tan",
+               "tanh", "trunc"):
+        g[f"_foreach_{op}"], g[f"_foreach_{op}_"] = _foreach_unary(op)
+        names += [f"_foreach_{op}", f"_foreach_{op}_"]
+    for op in ("addcmul", "addcdiv"):
+        g[f"_foreach_{op}"], g[f"_foreach_{op}_"] = _foreach_pointwise(op)
+        names += [f"_foreach_{op}", f"_foreach_{op}_"]
+    g["_foreach_lerp"], g["_foreach_lerp_"] = _foreach_lerp_forms()
+    names += ["_foreach_lerp", "_foreach_lerp_"]
+    __all__.extend(names)
+
+
+_declare_foreach()

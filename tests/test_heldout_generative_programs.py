@@ -1,0 +1,210 @@
+"""Diffusion and generative-model programs (DDPM/DDIM schedules, training and sampling loops,
+a tiny UNet, EMA of weights) run on torch and torchlike side by side with the same weights: the
+same values, dtypes, shapes and errors (class and message)."""
+from __future__ import annotations
+
+import copy
+import importlib
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike
+import nn_util
+from oracle import same_as_torch
+
+R = np.random.default_rng(5)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def det_init(model, seed=0, scale=0.1):
+    return nn_util.det_init(model, seed, scale)
+
+
+def L(m, arrays):
+    return [m.tensor(a) for a in arrays]
+
+
+A = [f32(2, 3), f32(4)]
+B = [f32(2, 3), f32(4)]
+C = [np.abs(f32(2, 3)) + 0.5, np.abs(f32(4)) + 0.5]
+
+
+def _inplace(m, name, *args, **kw):
+    """The in-place form's result is ``self`` (the list given); the tensors after it."""
+    a = L(m, A)
+    out = getattr(m, name)(a, *args(m), **kw)
+    return (out is a, *a)
+
+
+# ------------------------------------------------------------------ torch._foreach_* (EMA)
+
+FOREACH = {
+    "mul_scalar": lambda m: m._foreach_mul(L(m, A), 0.5),
+    "mul_scalars": lambda m: m._foreach_mul(L(m, A), [0.5, 2]),
+    "mul_tensor": lambda m: m._foreach_mul(L(m, A), m.tensor(3.)),
+    "mul_tensors": lambda m: m._foreach_mul(L(m, A), L(m, B)),
+    "mul_": lambda m: _inplace(m, "_foreach_mul_", lambda m: (0.9,)),
+    "add_alpha_": lambda m: _inplace(m, "_foreach_add_", lambda m: (L(m, B),), alpha=0.1),
+    "add_tensor_alpha": lambda m: m._foreach_add(L(m, A), m.tensor(2.), alpha=0.1),
+    "sub_": lambda m: _inplace(m, "_foreach_sub_", lambda m: (L(m, B),), alpha=2),
+    "div_tensor_": lambda m: _inplace(m, "_foreach_div_", lambda m: (m.tensor(2.),)),
+    "lerp_scalar": lambda m: m._foreach_lerp(L(m, A), L(m, B), 0.3),
+    "lerp_scalars": lambda m: m._foreach_lerp(L(m, A), L(m, B), [0.3, 0.1]),
+    "lerp_tensors": lambda m: m._foreach_lerp(L(m, A), L(m, B), L(m, C)),
+    "lerp_tensor": lambda m: m._foreach_lerp(L(m, A), L(m, B), m.tensor(0.25)),
+    "lerp_": lambda m: _inplace(m, "_foreach_lerp_", lambda m: (L(m, B), 0.3)),
+    "addcmul": lambda m: m._foreach_addcmul(L(m, A), L(m, B), L(m, C), value=0.5),
+    "addcdiv_scalars": lambda m: m._foreach_addcdiv(L(m, A), L(m, B), L(m, C), [0.5, 2.]),
+    "addcdiv_tensor": lambda m: m._foreach_addcdiv(L(m, A), L(m, B), L(m, C),
+                                                   m.tensor([0.5, 2.])),
+    "norm": lambda m: m._foreach_norm(L(m, A)),
+    "norm_1": lambda m: m._foreach_norm(L(m, A), 1),
+    "norm_inf": lambda m: m._foreach_norm(L(m, A), float("inf")),
+    "norm_dtype": lambda m: m._foreach_norm(L(m, A), 2, dtype=m.float64),
+    "sqrt": lambda m: m._foreach_sqrt(L(m, C)),
+    "sqrt_": lambda m: _inplace(m, "_foreach_abs_", lambda m: ()),
+    "neg": lambda m: m._foreach_neg(L(m, A)),
+    "sign": lambda m: m._foreach_sign(L(m, A)),
+    "max": lambda m: m._foreach_max(L(m, A)),
+    "maximum": lambda m: m._foreach_maximum(L(m, A), L(m, B)),
+    "maximum_scalar": lambda m: m._foreach_maximum(L(m, A), 0.),
+    "minimum_scalars": lambda m: m._foreach_minimum(L(m, A), [0., 0.5]),
+    "clamp_min_": lambda m: _inplace(m, "_foreach_clamp_min_", lambda m: (0.,)),
+    "pow_scalar": lambda m: m._foreach_pow(L(m, C), 2.),
+    "pow_of_scalar": lambda m: m._foreach_pow(2., L(m, A)),
+    "pow_tensors": lambda m: m._foreach_pow(L(m, C), L(m, A)),
+    "copy_": lambda m: _inplace(m, "_foreach_copy_", lambda m: (L(m, B),)),
+    "zero_": lambda m: _inplace(m, "_foreach_zero_", lambda m: ()),
+    "clone": lambda m: m._foreach_clone(L(m, A)),
+    "tuple_self_": lambda m: (lambda a: m._foreach_mul_(a, 2) is a)(tuple(L(m, A))),
+    "mixed_dtypes": lambda m: m._foreach_mul([m.ones(2, dtype=m.long),
+                                              m.ones(2, dtype=m.float16)], 2.5),
+    "int_div": lambda m: m._foreach_div([m.ones(2, dtype=m.long)], 2),
+    # errors
+    "empty": lambda m: m._foreach_mul([], 2.),
+    "lengths": lambda m: m._foreach_add(L(m, A), L(m, B)[:1]),
+    "scalar_list_length": lambda m: m._foreach_add(L(m, A), [1.]),
+    "tensor_not_0dim": lambda m: m._foreach_mul(L(m, A), m.ones(2)),
+    "int_inplace_float": lambda m: m._foreach_add_([m.ones(2, dtype=m.long)], 1.5),
+    "exp_int_inplace": lambda m: m._foreach_exp_([m.ones(2, dtype=m.long)]),
+    "addcdiv_scalars_length": lambda m: m._foreach_addcdiv(L(m, A), L(m, B), L(m, C),
+                                                           m.tensor([0.5, 2., 3.])),
+    "norm_long": lambda m: m._foreach_norm([m.ones(2, dtype=m.long)]),
+    "norm_ord_str": lambda m: m._foreach_norm(L(m, A), "fro"),
+    "not_a_list": lambda m: m._foreach_mul(m.ones(2), 2),
+    "str_scalar": lambda m: m._foreach_mul(L(m, A), "x"),
+    "lerp_str": lambda m: m._foreach_lerp(L(m, A), L(m, B), "x"),
+    "element_not_tensor": lambda m: m._foreach_mul([1.0], 2),
+    "bool_sub": lambda m: m._foreach_sub([m.ones(1, dtype=m.bool)], 1),
+    "shapes": lambda m: m._foreach_add([m.ones(2)], [m.ones(3)]),
+    "alpha_with_scalar": lambda m: m._foreach_add(L(m, A), 2, alpha=0.1),
+    "alpha_with_scalars": lambda m: m._foreach_add(L(m, A), [1, 2], alpha=2),
+}
+
+
+@pytest.mark.parametrize("case", list(FOREACH), ids=list(FOREACH))
+def test_foreach_ops(case):
+    same_as_torch(FOREACH[case], atol=1e-6, rtol=1e-6)
+
+
+def test_foreach_gradients():
+    def fn(m):
+        a = [t.requires_grad_() for t in L(m, A)]
+        out = m._foreach_mul(a, [2., 3.])
+        out = m._foreach_lerp(out, L(m, B), 0.3)
+        m.stack(m._foreach_norm(out)).sum().backward()
+        return [t.grad for t in a]
+    same_as_torch(fn, atol=1e-6, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ a tiny UNet: train, sample
+
+def _unet(m):
+    nn = m.nn
+    F = m.nn.functional
+
+    class TimeEmbedding(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.d = d
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+
+        def forward(self, t):
+            half = self.d // 2
+            f = m.exp(-math.log(10000) * m.arange(half, device=t.device) / half)
+            a = t[:, None].float() * f[None]
+            return self.mlp(m.cat([a.sin(), a.cos()], -1))
+
+    class Res(nn.Module):
+        def __init__(self, ci, co, td):
+            super().__init__()
+            self.n1, self.c1 = nn.GroupNorm(2, ci), nn.Conv2d(ci, co, 3, padding=1)
+            self.t, self.n2 = nn.Linear(td, co), nn.GroupNorm(2, co)
+            self.drop, self.c2 = nn.Dropout(0.0), nn.Conv2d(co, co, 3, padding=1)
+            self.skip = nn.Conv2d(ci, co, 1) if ci != co else nn.Identity()
+
+        def forward(self, x, te):
+            h = self.c1(F.silu(self.n1(x))) + self.t(te)[:, :, None, None]
+            return self.c2(self.drop(F.silu(self.n2(h)))) + self.skip(x)
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.te, self.inc = TimeEmbedding(16), nn.Conv2d(3, 8, 3, padding=1)
+            self.d1, self.down = Res(8, 8, 16), nn.Conv2d(8, 8, 3, 2, 1)
+            self.mid = Res(8, 16, 16)
+            self.up = nn.Sequential(nn.Upsample(scale_factor=2, mode="nearest"),
+                                    nn.Conv2d(16, 8, 3, padding=1))
+            self.u1 = Res(16, 8, 16)
+            self.out = nn.Sequential(nn.GroupNorm(2, 8), nn.SiLU(), nn.Conv2d(8, 3, 3, padding=1))
+
+        def forward(self, x, t):
+            te = self.te(t)
+            h0 = self.d1(self.inc(x), te)
+            h = self.up(self.mid(self.down(h0), te))
+            return self.out(self.u1(m.cat([h, h0], dim=1), te))
+    return det_init(UNet())
+
+
+X0 = f32(4, 3, 8, 8)
+NOISE = f32(5, 4, 3, 8, 8)
+STEPS = np.array([[1, 5, 9, 3], [0, 2, 4, 6], [9, 9, 1, 1], [3, 3, 3, 3], [7, 1, 2, 8]])
+
+
+def test_ddpm_training_with_foreach_ema():
+    """MSE to the noise, AdamW with LR warmup, clip_grad_norm_, and an EMA kept with
+    ``_foreach_mul_`` / ``_foreach_add_`` (then a ``lerp_`` blend of two copies)."""
+    def fn(m):
+        model = _unet(m)
+        ema = copy.deepcopy(model).eval().requires_grad_(False)
+        ac = m.cumprod(1 - m.linspace(1e-4, 0.2, 10), 0)
+        opt = m.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+        sched = m.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 3))
+        x0, losses, norms = m.tensor(X0), [], []
+        for i in range(len(STEPS)):
+            t, n = m.tensor(STEPS[i]), m.tensor(NOISE[i])
+            a = ac[t].view(-1, 1, 1, 1)
+            loss = m.nn.functional.mse_loss(model(a.sqrt() * x0 + (1 - a).sqrt() * n, t), n)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            norms.append(m.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
+            opt.step()
+            sched.step()
+            with m.no_grad():
+                ep = list(ema.parameters())
+                m._foreach_mul_(ep, 0.9)
+                m._foreach_add_(ep, list(model.parameters()), alpha=0.1)
+            losses.append(loss.detach())
+        blend = copy.deepcopy(model)
+        with m.no_grad():
+            for b, e in zip(blend.parameters(), ema.parameters()):
+                b.lerp_(e, 0.5)
+        return (m.stack(losses), m.stack(norms), *ema.parameters(), *blend.parameters(),
+                sched.get_last_lr()[0])
+    same_as_torch(fn, atol=2e-5, rtol=1e-3)
