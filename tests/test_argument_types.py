@@ -269,3 +269,28 @@ def test_dims_keepdim_and_dtype_of_another_type_as_torch(call):
     ints); what torch takes (ints, int tensors, tuples, None where optional) computes as
     torch."""
     assert _dim_outcome(torchlike, call) == _dim_outcome(torch, call)
+
+
+class _UserThing:
+    pass
+
+
+def test_a_user_class_is_named_bare_in_argument_errors():
+    """An instance of a class defined in Python is named by its bare class name in the argument
+    parser's TypeError, as torch's ``tp_name`` (torchlike prefixed its module: ``__main__.TL``);
+    numpy's types keep theirs."""
+    import numpy as np
+    import torch
+
+    import torchlike
+
+    def msgs(m):
+        out = []
+        for f in (lambda: m.zeros(_UserThing()), lambda: m.ones(2, dtype=_UserThing()),
+                  lambda: m.zeros(np.float32(2.5))):
+            try:
+                f()
+            except TypeError as e:
+                out.append(str(e))
+        return out
+    assert msgs(torchlike) == msgs(torch)

@@ -600,9 +600,12 @@ def _tp_name(x):
                           "iinfo", "tensortype"):
             return "torch." + t.__name__
         return t.__name__
-    if mod == "builtins":
-        return t.__name__
+    if mod == "builtins" or t.__flags__ & _HEAPTYPE:
+        return t.__name__       # (a class defined in Python: tp_name is its bare name)
     return f"{mod}.{t.__name__}"
+
+
+_HEAPTYPE = 1 << 9          # (Py_TPFLAGS_HEAPTYPE: a class made by a class statement)
 
 
 # torch's keyword-only factory parameters: (check, the type name its messages give)
