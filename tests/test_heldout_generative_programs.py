@@ -105,6 +105,11 @@ FOREACH = {
     "shapes": lambda m: m._foreach_add([m.ones(2)], [m.ones(3)]),
     "alpha_with_scalar": lambda m: m._foreach_add(L(m, A), 2, alpha=0.1),
     "alpha_with_scalars": lambda m: m._foreach_add(L(m, A), [1, 2], alpha=2),
+    "addcmul_str": lambda m: m._foreach_addcmul(L(m, A), L(m, B), L(m, C), "x"),
+    "unary_not_a_list": lambda m: m._foreach_sqrt(m.ones(2)),
+    "norm_not_a_list": lambda m: m._foreach_norm(m.ones(2)),
+    "copy_src_not_a_list": lambda m: m._foreach_copy_(L(m, A), m.ones(2)),
+    "clone_empty": lambda m: m._foreach_clone([]),
 }
 
 
@@ -208,3 +213,26 @@ def test_ddpm_training_with_foreach_ema():
         return (m.stack(losses), m.stack(norms), *ema.parameters(), *blend.parameters(),
                 sched.get_last_lr()[0])
     same_as_torch(fn, atol=2e-5, rtol=1e-3)
+
+
+def test_ddim_sampling_with_classifier_free_guidance():
+    """DDIM steps in inference_mode over a strided timestep sequence, guidance by ``chunk`` and
+    ``lerp``, ``clamp``, and the uint8 image grid."""
+    def fn(m):
+        model = _unet(m).eval()
+        ac = m.cumprod(1 - m.linspace(1e-4, 0.2, 10), 0)
+        x = m.tensor(X0)
+        seq = list(range(0, 10, 3))
+        with m.inference_mode():
+            for i, j in zip(reversed(seq), reversed([-1] + seq[:-1])):
+                t = (m.ones(4) * i).long()
+                at = ac.index_select(0, t).view(-1, 1, 1, 1)
+                an = ac[max(j, 0)] if j >= 0 else m.tensor(1.0)
+                e_cond, e_uncond = model(m.cat([x, x * 0.5]), m.cat([t, t])).chunk(2)
+                e = e_uncond.lerp(e_cond, 3.0)
+                x0 = ((x - e * (1 - at).sqrt()) / at.sqrt()).clamp(-1, 1)
+                x = an.sqrt() * x0 + (1 - an).sqrt() * e
+        img = (x.clamp(-1, 1) * 127.5 + 127.5).round().to(m.uint8)
+        grid = img.view(2, 2, 3, 8, 8).permute(2, 0, 3, 1, 4).reshape(3, 16, 16)
+        return x, grid, x.is_inference()
+    same_as_torch(fn, atol=1e-4, rtol=1e-4)

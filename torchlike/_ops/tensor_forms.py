@@ -211,6 +211,10 @@ def _foreach_invalid(name, args, overloads, kwargs=None, mismatched=None):
 def _foreach_list(name, arg, position, overloads, args, mismatched=None):
     from .._tensor import Tensor
     if not isinstance(arg, (list, tuple)):
+        if len(overloads) == 1:      # (one signature: torch names the argument)
+            pname = overloads[0].split(", ")[position].split(" ")[-1]
+            raise TypeError(f"{name}(): argument '{pname}' (position {position + 1}) must be "
+                            f"tuple of Tensors, not {_foreach_type_name(arg)}")
         raise _foreach_invalid(name, args, overloads, mismatched=mismatched)
     for i, t in enumerate(arg):
         if not isinstance(t, Tensor):
@@ -352,7 +356,7 @@ def _foreach_pointwise(op):
                                        "scalar list.")
                 values = list(value)
             else:
-                raise _foreach_invalid(name, args, overloads)
+                raise _foreach_invalid(name, args, overloads, mismatched=overloads)
             outs = [getattr(t, op + ("_" if inplace else ""))(a, b, value=v)
                     for t, a, b, v in zip(tensors, t1, t2, values)]
             return self if inplace else tuple(outs)
@@ -406,6 +410,7 @@ def _foreach_max(self):
 
 def _foreach_clone(self):
     tensors = _foreach_list("_foreach_clone", self, 0, ["tuple of Tensors self"], (self,))
+    _foreach_nonempty(tensors)
     return tuple(t.clone() for t in tensors)
 
 
