@@ -236,3 +236,96 @@ def test_ddim_sampling_with_classifier_free_guidance():
         grid = img.view(2, 2, 3, 8, 8).permute(2, 0, 3, 1, 4).reshape(3, 16, 16)
         return x, grid, x.is_inference()
     same_as_torch(fn, atol=1e-4, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ _foreach_* node names
+
+def _foreach_node_names(m):
+    def L():
+        return [m.tensor([0.6, 0.7], requires_grad=True) * 1]
+    T, out = m.tensor(0.5), []
+
+    def names(o):
+        return o[0].grad_fn.name(), type(o[0].grad_fn).__name__
+
+    for op in ["add", "sub", "mul", "div", "maximum", "minimum", "clamp_min", "clamp_max",
+               "pow"]:
+        for other in (0.5, [0.5], T, L()):
+            out.append(names(getattr(m, f"_foreach_{op}")(L(), other)))
+            if op not in ("maximum", "minimum") or isinstance(other, list) and \
+                    isinstance(other[0], type(T)):
+                a = L()
+                getattr(m, f"_foreach_{op}_")(a, other)
+                out.append(names(a))
+    out.append(names(m._foreach_add(L(), T, alpha=2)))
+    out.append(names(m._foreach_sub(L(), L(), alpha=2)))
+    for u in ["abs", "acos", "log10", "log1p", "expm1", "lgamma", "reciprocal", "rsqrt", "frac",
+              "sqrt", "sigmoid", "neg", "sign"]:
+        out.append(names(getattr(m, f"_foreach_{u}")(L())))
+        a = L()
+        getattr(m, f"_foreach_{u}_")(a)
+        out.append(names(a))
+    for op in ["addcmul", "addcdiv"]:
+        for v in (0.5, [0.5]):
+            out.append(names(getattr(m, f"_foreach_{op}")(L(), L(), L(), v)))
+    for w in (0.5, [0.5], T, L()):
+        out.append(names(m._foreach_lerp(L(), L(), w)))
+        a = L()
+        m._foreach_lerp_(a, L(), w)
+        out.append(names(a))
+    out += [names(m._foreach_norm(L())), names(m._foreach_max(L())),
+            names(m._foreach_clone(L())), names(m._foreach_pow(2., L()))]
+    return [n for pair in out for n in pair]
+
+
+def test_foreach_grad_fn_names():
+    same_as_torch(_foreach_node_names)
+
+
+def test_lerp_tensor_weight_node_name():
+    def fn(m):
+        x = m.ones(2, requires_grad=True) * 1
+        return (x.lerp(x, m.full((2,), 0.3)).grad_fn.name(),
+                x.clone().lerp_(x, m.tensor(0.3)).grad_fn.name(),
+                m.lerp(x, x, 0.3).grad_fn.name())
+    same_as_torch(fn)
+
+
+ZERO_DIM = {
+    # a 0-dim tensor needing no grad is a Number to the ops without a Tensor overload (and to
+    # add without alpha); one needing grad, or a 1-dim one, matches no overload of those
+    "sub_0dim": lambda m, T: m._foreach_sub([m.ones(2)], T),
+    "maximum_0dim": lambda m, T: m._foreach_maximum([m.ones(2)], T),
+    "clamp_min_0dim_": lambda m, T: (lambda a: (m._foreach_clamp_min_(a, T), *a)[1:])(
+        [m.zeros(2)]),
+    "pow_0dim": lambda m, T: m._foreach_pow([m.ones(2) * 3], T),
+    "lerp_0dim": lambda m, T: m._foreach_lerp([m.ones(2)], [m.zeros(2)], T),
+    "add_0dim": lambda m, T: m._foreach_add([m.ones(2)], T),
+    "add_0dim_alpha": lambda m, T: m._foreach_add([m.ones(2)], T, alpha=2),
+    "mul_0dim": lambda m, T: m._foreach_mul([m.ones(2)], T),
+    "sub_1dim": lambda m, T: m._foreach_sub([m.ones(2)], m.ones(1)),
+    "maximum_1dim_": lambda m, T: m._foreach_maximum_([m.ones(2)], m.ones(1)),
+    "pow_1dim": lambda m, T: m._foreach_pow([m.ones(2)], m.ones(1)),
+    "pow_1dim_": lambda m, T: m._foreach_pow_([m.ones(2)], m.ones(1)),
+    "lerp_1dim": lambda m, T: m._foreach_lerp([m.ones(2)], [m.ones(2)], m.ones(1)),
+    "sub_alpha_tensor": lambda m, T: m._foreach_sub([m.ones(2)], T, alpha=2),
+    "sub_alpha_number": lambda m, T: m._foreach_sub([m.ones(2)], 1.0, alpha=2),
+    "add_str": lambda m, T: m._foreach_add([m.ones(2)], "x"),
+    "maximum_tensors_": lambda m, T: (lambda a: (m._foreach_maximum_(a, [m.zeros(2)]), *a)[1:])(
+        [m.tensor([-1., 2.])]),
+}
+
+
+@pytest.mark.parametrize("case", list(ZERO_DIM), ids=list(ZERO_DIM))
+@pytest.mark.parametrize("grad", [False, True], ids=["plain", "requires_grad"])
+def test_foreach_zero_dim_tensor_operands(case, grad):
+    def fn(m):
+        T = m.tensor(0.5, requires_grad=grad)
+        out = ZERO_DIM[case](m, T)
+        if grad and T.requires_grad:
+            s = sum(o.sum() for o in out if o.requires_grad)
+            if isinstance(s, (m.Tensor,)) and s.requires_grad:
+                s.backward()
+            return (*out, T.grad if T.grad is not None else m.tensor(-1.))
+        return out
+    same_as_torch(fn, atol=1e-6, rtol=1e-6)

@@ -396,8 +396,9 @@ def float_power_(self, exponent):
 
 
 
-@defop("lerp", grad_name="LerpBackward0", saves={0: (2,), 1: (2,), 2: (0, 1)})
-def _lerp(a, b, w):
+@defop("lerp", grad_name=lambda kw: "LerpBackward1" if kw["tensor_weight"] else "LerpBackward0",
+       saves={0: (2,), 1: (2,), 2: (0, 1)})
+def _lerp(a, b, w, tensor_weight):
     half = a.dtype in (jnp.float16, jnp.bfloat16)
     w = jnp.asarray(w)
     # a number weight (or a 0-dim one of another dtype) stays float32 for half types
@@ -443,7 +444,7 @@ def lerp(input, end, weight):
         # (torch's kernel takes a number weight in the input's compute dtype, checked)
         D.check_scalar(weight, D.float32 if input.dtype in (D.float16, D.bfloat16)
                        else input.dtype)
-    return apply(_lerp, input, end, weight)
+    return apply(_lerp, input, end, weight, tensor_weight=isinstance(weight, Tensor))
 
 
 

@@ -200,8 +200,11 @@ def _foreach_invalid(name, args, overloads, kwargs=None, mismatched=None):
                                        (kwargs or {}).items()])
     if mismatched and not kwargs:
         marks = ", ".join(f"!{_foreach_type_name(a)}!" for a in args)
-        lines = "\n".join(f" * ({o})\n      didn't match because some of the arguments have "
-                          f"invalid types: ({marks})" for o in mismatched)
+        # (torch's signatures with keyword-only parameters get no "didn't match" line)
+        lines = "\n".join(f" * ({o})" + ("" if "*," in o else
+                                           f"\n      didn't match because some of the arguments "
+                                           f"have invalid types: ({marks})")
+                          for o in mismatched)
     else:
         lines = "\n".join(f" * ({o})" for o in overloads)
     return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
@@ -268,37 +271,137 @@ def _foreach_others(name, self, other, n, overloads, args, allow_tensor=True, mi
     raise _foreach_invalid(name, args, overloads, mismatched=mismatched)
 
 
+# torch's grad_fn names of the out-of-place forms, by the form of the second operand (its
+# in-place forms record the per-tensor op's node, as here)
+_FOREACH_GRAD = {
+    "add": {"scalar": "1Scalar", "scalars": "1ScalarList", "tensor": "0Tensor",
+            "tensors": "0List"},
+    "sub": {"scalar": "1Scalar", "scalars": "1ScalarList", "tensors": "0List"},
+    "mul": {"scalar": "1Scalar", "scalars": "1ScalarList", "tensor": "0Tensor",
+            "tensors": "0List"},
+    "div": {"scalar": "1Scalar", "scalars": "1ScalarList", "tensor": "0Tensor", "tensors": "0"},
+    "maximum": {"scalar": "0", "scalars": "1", "tensors": "0List"},
+    "minimum": {"scalar": "0", "scalars": "1", "tensors": "0List"},
+    "clamp_min": {"scalar": "0Scalar", "scalars": "0ScalarList", "tensors": "1List"},
+    "clamp_max": {"scalar": "0Scalar", "scalars": "0ScalarList", "tensors": "1List"},
+    "pow": {"scalar": "0Scalar", "scalars": "1", "tensors": "0"},
+    "lerp": {"scalar": "0Scalar", "scalars": "0ScalarList", "tensors": "1List"},
+    "addcmul": {"scalar": "0Scalar", "scalars": "0ScalarList"},
+    "addcdiv": {"scalar": "0Scalar", "scalars": "0ScalarList"},
+}
+
+
+def _foreach_camel(op):
+    """torch's node name of an op: clamp_min -> ClampMin, log1p -> Log1P."""
+    import re
+    return re.sub(r"(?<=\d)[a-z]", lambda g: g.group(0).upper(),
+                  "".join(w.capitalize() for w in op.split("_")))
+
+
+def _foreach_named(outs, op, suffix="0"):
+    """Name the nodes of the out-of-place forms' results as torch's (``ForeachMulBackward1Scalar``:
+    torch's foreach nodes are ``CppFunction`` objects)."""
+    if suffix is None:
+        return outs
+    from ..autograd.graph import node_class
+    name = f"Foreach{_foreach_camel(op)}Backward{suffix}"
+    cls = node_class(name if name in _FOREACH_NODE_CLASSES else "CppFunction")
+    for o in outs:
+        g = o.grad_fn
+        if g is not None:
+            g._name = name
+            g.__class__ = cls
+    return outs
+
+
+# the foreach nodes torch gives a class of their own (the others are CppFunction objects)
+_FOREACH_NODE_CLASSES = frozenset({
+    "ForeachDivBackward0", "ForeachMaximumBackward0", "ForeachMaximumBackward1",
+    "ForeachMinimumBackward0", "ForeachMinimumBackward1", "ForeachPowBackward0",
+    "ForeachPowBackward1", "ForeachPowBackward2", "ForeachNormBackward0"})
+
+
+def _inplace_named(tensors, name):
+    """torch's in-place foreach forms by a number record the op's Scalar node
+    (``AddBackward1``), where the method by a number records ``AddBackward0``."""
+    from ..autograd.graph import node_class
+    for t in tensors:
+        g = t.grad_fn
+        if g is not None and g.name() == name.replace("Backward1", "Backward0"):
+            g._name = name
+            g.__class__ = node_class(name)
+
+
 def _foreach_binary(op, has_alpha):
-    overloads = ["tuple of Tensors self, Number scalar",
-                 "tuple of Tensors self, tuple of Scalars scalars",
-                 "tuple of Tensors self, Tensor other" + (", *, Number alpha = 1" if has_alpha
-                                                          else ""),
-                 "tuple of Tensors self, tuple of Tensors other"
-                 + (", *, Number alpha = 1" if has_alpha else "")]
-    mismatched = [overloads[1], overloads[2], overloads[3], overloads[0]]
+    # add, mul and div take a 0-dim Tensor (add by it only with ``alpha``: a 0-dim tensor alone
+    # is a Number to it); for the others a 0-dim tensor is a Number
+    tensor_overload = op in ("add", "mul", "div")
+    alpha = ", *, Number alpha = 1" if has_alpha else ""
+    scalar, scalars, other = (("Number exponent", "tuple of Scalars exponent",
+                               "tuple of Tensors exponent") if op == "pow" else
+                              ("Number scalar", "tuple of Scalars scalars",
+                               "tuple of Tensors other"))
+    overloads = [f"tuple of Tensors self, {scalar}", f"tuple of Tensors self, {scalars}",
+                 *(["tuple of Tensors self, Tensor other" + (alpha if op == "add" else "")]
+                   if tensor_overload else []),
+                 f"tuple of Tensors self, {other}" + alpha]
+    # the order torch tries them in for arguments of the right count
+    mismatched = overloads[1:] + overloads[:1] if op in ("mul", "div") else list(overloads)
+
+    def signatures(inplace):
+        if op == "pow" and not inplace:
+            return ["Number self, tuple of Tensors exponent", *overloads]
+        return overloads
+
+    def signatures_tried(inplace):
+        if op == "pow" and not inplace:
+            return ["Number self, tuple of Tensors exponent", *mismatched]
+        return mismatched
 
     def make(inplace):
         name = f"_foreach_{op}" + ("_" if inplace else "")
 
         def fn(self, other, **kw):
+            from .._tensor import Tensor
             args = (self, other)
             if set(kw) - ({"alpha"} if has_alpha else set()):
                 raise _foreach_invalid(name, args, overloads, kw)
+            overloads, mismatched = signatures(inplace), signatures_tried(inplace)
             tensors = _foreach_list(name, self, 0, overloads, args,
                                     None if kw else mismatched)
-            if "alpha" in kw and isinstance(other, (list, tuple)):
-                _foreach_list(name, other, 1, overloads, args)   # (only the Tensor lists)
+            if "alpha" in kw and not (op == "add" and not isinstance(other, (list, tuple))):
+                if not isinstance(other, (list, tuple)):   # (only the Tensor lists take alpha)
+                    raise TypeError(f"{name}(): argument 'other' (position 2) must be tuple of "
+                                    f"Tensors, not {_foreach_type_name(other)}")
+                _foreach_list(name, other, 1, overloads, args)
             _foreach_nonempty(tensors)
+            if isinstance(other, Tensor) and (not tensor_overload or (
+                    op == "add" and "alpha" not in kw and other.ndim == 0
+                    and not other.requires_grad)):
+                # a 0-dim tensor that needs no grad is a Number; other tensors match no
+                # overload of the ops without a Tensor one
+                if other.ndim or other.requires_grad:
+                    raise _foreach_invalid(name, args, overloads, mismatched=mismatched)
+                other = other.item()
             others, kind = _foreach_others(name, tensors, other, len(tensors), overloads, args,
-                                           mismatched=mismatched)
+                                           allow_tensor=tensor_overload, mismatched=mismatched)
             if "alpha" in kw and kind in ("scalar", "scalars"):
                 raise _foreach_invalid(name, args, overloads, kw)
             method = op
             if kind in ("scalar", "scalars") and op in ("maximum", "minimum"):
                 method = "clamp_min" if op == "maximum" else "clamp_max"   # (Scalar forms)
-            outs = [getattr(t, method + ("_" if inplace else ""))(o, **kw)
-                    for t, o in zip(tensors, others)]
-            return self if inplace else tuple(outs)
+            if inplace and method in ("maximum", "minimum"):   # (no Tensor.maximum_)
+                from .._storage import inplace_of
+                from . import binary_math
+                f = inplace_of(getattr(binary_math, method), method)
+                outs = [f(t, o) for t, o in zip(tensors, others)]
+            else:
+                outs = [getattr(t, method + ("_" if inplace else ""))(o, **kw)
+                        for t, o in zip(tensors, others)]
+                if inplace and kind in ("scalar", "scalars") and op in ("add", "sub", "mul",
+                                                                         "div"):
+                    _inplace_named(tensors, f"{_foreach_camel(op)}Backward1")
+            return self if inplace else _foreach_named(tuple(outs), op, _FOREACH_GRAD[op][kind])
         fn.__name__ = fn.__qualname__ = name
         return fn
     return make(False), make(True)
@@ -313,7 +416,7 @@ def _foreach_unary(op):
             tensors = _foreach_list(name, self, 0, overloads, (self,))
             _foreach_nonempty(tensors)
             outs = [getattr(t, op + ("_" if inplace else ""))() for t in tensors]
-            return self if inplace else tuple(outs)
+            return self if inplace else _foreach_named(tuple(outs), op)
         fn.__name__ = fn.__qualname__ = name
         return fn
     return make(False), make(True)
@@ -347,19 +450,20 @@ def _foreach_pointwise(op):
                 if value.ndim != 1 or value.numel() != n:
                     raise RuntimeError(f"Expected length of scalars to match input of length "
                                        f"{n} but got {value.numel()} instead.")
-                values = [v.item() for v in value.unbind(0)]
+                values, kind = [v.item() for v in value.unbind(0)], "tensor"
             elif _is_number(value):
-                values = [value] * n
+                values, kind = [value] * n, "scalar"
             elif isinstance(value, (list, tuple)) and all(_is_number(v) for v in value):
                 if len(value) != n:
                     raise RuntimeError("Tensor list must have same number of elements as "
                                        "scalar list.")
-                values = list(value)
+                values, kind = list(value), "scalars"
             else:
                 raise _foreach_invalid(name, args, overloads, mismatched=overloads)
             outs = [getattr(t, op + ("_" if inplace else ""))(a, b, value=v)
                     for t, a, b, v in zip(tensors, t1, t2, values)]
-            return self if inplace else tuple(outs)
+            return self if inplace else _foreach_named(tuple(outs), op,
+                                                       _FOREACH_GRAD[op].get(kind))
         fn.__name__ = fn.__qualname__ = name
         return fn
     return make(False), make(True)
@@ -380,11 +484,18 @@ def _foreach_lerp_forms():
             ends = _foreach_list(name, tensors1, 1, overloads, args)
             _foreach_nonempty(tensors)
             _foreach_same_len(tensors, ends)
-            weights, _ = _foreach_others(name, tensors, weight, len(tensors), overloads, args,
+            from .._tensor import Tensor
+            mismatched = [overloads[2], overloads[3], overloads[0]]
+            if isinstance(weight, Tensor):      # (a 0-dim one needing no grad is a Number)
+                if weight.ndim or weight.requires_grad:
+                    raise _foreach_invalid(name, args, overloads, mismatched=mismatched)
+                weight = weight.item()
+            weights, kind = _foreach_others(name, tensors, weight, len(tensors), overloads, args,
                                          mismatched=[overloads[2], overloads[3], overloads[0]])
             outs = [getattr(t, "lerp_" if inplace else "lerp")(e, w)
                     for t, e, w in zip(tensors, ends, weights)]
-            return self if inplace else tuple(outs)
+            return self if inplace else _foreach_named(tuple(outs), "lerp",
+                                                       _FOREACH_GRAD["lerp"][kind])
         fn.__name__ = fn.__qualname__ = name
         return fn
     return make(False), make(True)
@@ -399,19 +510,20 @@ def _foreach_norm(self, ord=2, dtype=None):
                         f"{type(ord).__name__}")
     _foreach_nonempty(tensors)
     from .. import linalg
-    return tuple(linalg.vector_norm(t, ord, dtype=dtype) for t in tensors)
+    norms = tuple(linalg.vector_norm(t, ord, dtype=dtype) for t in tensors)
+    return _foreach_named(norms, "norm")
 
 
 def _foreach_max(self):
     tensors = _foreach_list("_foreach_max", self, 0, ["tuple of Tensors self"], (self,))
     _foreach_nonempty(tensors)
-    return tuple(t.max() for t in tensors)
+    return _foreach_named(tuple(t.max() for t in tensors), "max", "1")
 
 
 def _foreach_clone(self):
     tensors = _foreach_list("_foreach_clone", self, 0, ["tuple of Tensors self"], (self,))
     _foreach_nonempty(tensors)
-    return tuple(t.clone() for t in tensors)
+    return _foreach_named(tuple(t.clone() for t in tensors), "clone")
 
 
 def _foreach_copy_(self, src, non_blocking=False):
@@ -441,7 +553,7 @@ def _foreach_pow(self, exponent):
                                                             "exponent"], (self, exponent))
         _foreach_nonempty(exps)
         from .arithmetic import pow as _pow
-        return tuple(_pow(self, e) for e in exps)
+        return _foreach_named(tuple(_pow(self, e) for e in exps), "pow", "2")
     return _foreach_pow_list(self, exponent)
 
 
