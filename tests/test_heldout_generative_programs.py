@@ -252,11 +252,9 @@ def _foreach_node_names(m):
                "pow"]:
         for other in (0.5, [0.5], T, L()):
             out.append(names(getattr(m, f"_foreach_{op}")(L(), other)))
-            if op not in ("maximum", "minimum") or isinstance(other, list) and \
-                    isinstance(other[0], type(T)):
-                a = L()
-                getattr(m, f"_foreach_{op}_")(a, other)
-                out.append(names(a))
+            a = L()
+            getattr(m, f"_foreach_{op}_")(a, other)
+            out.append(names(a))
     out.append(names(m._foreach_add(L(), T, alpha=2)))
     out.append(names(m._foreach_sub(L(), L(), alpha=2)))
     for u in ["abs", "acos", "log10", "log1p", "expm1", "lgamma", "reciprocal", "rsqrt", "frac",
@@ -329,3 +327,53 @@ def test_foreach_zero_dim_tensor_operands(case, grad):
             return (*out, T.grad if T.grad is not None else m.tensor(-1.))
         return out
     same_as_torch(fn, atol=1e-6, rtol=1e-6)
+
+
+NO_DERIVATIVE = {
+    # the forms torch records no derivative for: a NotImplemented node whose backward raises
+    "maximum_number_": lambda m, x: (lambda o: (m._foreach_maximum_(o, 0.5), o)[1])([x * 1]),
+    "minimum_numbers_": lambda m, x: (lambda o: (m._foreach_minimum_(o, [0.5]), o)[1])([x * 1]),
+    "maximum_tensors_": lambda m, x: (lambda o: (m._foreach_maximum_(o, [m.zeros(2)]), o)[1])(
+        [x * 1]),
+    "copy_into_graph": lambda m, x: (lambda o: (m._foreach_copy_(o, [m.ones(2)]), o)[1])(
+        [x * 1]),
+    "copy_from_graph": lambda m, x: (lambda o: (m._foreach_copy_(o, [x * 1]), o)[1])(
+        [m.ones(2)]),
+    "copy_broadcast_cast": lambda m, x: (lambda o: (m._foreach_copy_(o, [x * 1]), o)[1])(
+        [m.ones(2, 2, dtype=m.float64)]),
+    "copy_into_leaf": lambda m, x: (lambda o: (m._foreach_copy_(o, [x * 1]), o)[1])([x]),
+    "copy_shapes": lambda m, x: (lambda o: (m._foreach_copy_(o, [x * 1]), o)[1])([m.ones(3)]),
+    "addcmul_tensor_scalars": lambda m, x: m._foreach_addcmul([x * 1], [x], [x],
+                                                              m.tensor([0.5])),
+    "addcdiv_tensor_scalars_": lambda m, x: (lambda o: (
+        m._foreach_addcdiv_(o, [x], [x], m.tensor([0.5])), o)[1])([x * 1]),
+}
+
+
+@pytest.mark.parametrize("case", list(NO_DERIVATIVE), ids=list(NO_DERIVATIVE))
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+def test_foreach_forms_without_a_derivative(case, backward):
+    def fn(m):
+        x = m.tensor([0.3, 0.8], requires_grad=True)
+        o = NO_DERIVATIVE[case](m, x)
+        g = o[0].grad_fn
+        info = (g.name() if g is not None else None, type(g).__name__, o[0].requires_grad,
+                o[0].detach(), o[0]._version)
+        if backward:
+            o[0].sum().backward()
+            return x.grad
+        return info
+    same_as_torch(fn)
+
+
+def test_foreach_forms_without_a_derivative_under_no_grad():
+    """The EMA idiom: under no_grad the same forms just write."""
+    def fn(m):
+        x = m.tensor([0.3, 0.8], requires_grad=True)
+        with m.no_grad():
+            o = [x * 1]
+            m._foreach_maximum_(o, 0.5)
+            m._foreach_copy_(o, [x * 2])
+            m._foreach_addcmul_(o, [x], [x], m.tensor([0.5]))
+        return o[0], o[0].requires_grad, o[0]._version
+    same_as_torch(fn)

@@ -332,6 +332,53 @@ def _inplace_named(tensors, name):
             g.__class__ = node_class(name)
 
 
+def _no_derivative_fn(x, tie, message):
+    """``x``; ``tie`` (the tensor written in place) makes the result need grad as it does."""
+    import jax
+
+    @jax.custom_vjp
+    def f(a, b):
+        return a
+
+    def bwd(_res, _g):
+        raise RuntimeError(message)
+
+    f.defvjp(lambda a, b: (f(a, b), None), bwd)
+    return f(x, tie)
+
+
+def _declare_no_derivative():
+    from .._registry import defop
+    return defop("foreach_no_derivative", saves=False, grad_name="NotImplemented")(
+        _no_derivative_fn)
+
+
+_NO_DERIVATIVE = _declare_no_derivative()
+
+
+def _needs_grad(*tensors):
+    from ..autograd.grad_mode import is_grad_enabled
+    from .._tensor import Tensor
+    return is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad
+                                     for t in tensors)
+
+
+def _no_derivative(value, name, tie=None):
+    """``value`` recorded as torch's forms without a derivative record it (a
+    ``NotImplemented`` node whose backward raises torch's error naming ``name``)."""
+    from .._registry import apply
+    return apply(_NO_DERIVATIVE, value, value if tie is None else tie,
+                 message=f"derivative for {name} is not implemented")
+
+
+def _no_derivative_inplace(t, value, name):
+    from .._storage import check_inplace, commit_inplace
+    from ..autograd.grad_mode import check_inference_inplace
+    check_inference_inplace(t)
+    check_inplace(t)
+    return commit_inplace(t, _no_derivative(value, name, t))
+
+
 def _foreach_binary(op, has_alpha):
     # add, mul and div take a 0-dim Tensor (add by it only with ``alpha``: a 0-dim tensor alone
     # is a Number to it); for the others a 0-dim tensor is a Number
@@ -390,7 +437,13 @@ def _foreach_binary(op, has_alpha):
             method = op
             if kind in ("scalar", "scalars") and op in ("maximum", "minimum"):
                 method = "clamp_min" if op == "maximum" else "clamp_max"   # (Scalar forms)
-            if inplace and method in ("maximum", "minimum"):   # (no Tensor.maximum_)
+            if inplace and method in ("clamp_min", "clamp_max") and op in ("maximum",
+                                                                           "minimum"):
+                # (torch records no derivative for these)
+                outs = [_no_derivative_inplace(t, getattr(t, method)(o), name)
+                        if _needs_grad(t) else getattr(t, method + "_")(o)
+                        for t, o in zip(tensors, others)]
+            elif inplace and method in ("maximum", "minimum"):   # (no Tensor.maximum_)
                 from .._storage import inplace_of
                 from . import binary_math
                 f = inplace_of(getattr(binary_math, method), method)
@@ -460,8 +513,15 @@ def _foreach_pointwise(op):
                 values, kind = list(value), "scalars"
             else:
                 raise _foreach_invalid(name, args, overloads, mismatched=overloads)
-            outs = [getattr(t, op + ("_" if inplace else ""))(a, b, value=v)
-                    for t, a, b, v in zip(tensors, t1, t2, values)]
+            if kind == "tensor" and _needs_grad(*tensors, *t1, *t2):
+                # (torch records no derivative for the Tensor-scalars forms)
+                nd = name if inplace else f"aten::{name}"
+                outs = [_no_derivative_inplace(t, getattr(t, op)(a, b, value=v), nd) if inplace
+                        else _no_derivative(getattr(t, op)(a, b, value=v), nd)
+                        for t, a, b, v in zip(tensors, t1, t2, values)]
+            else:
+                outs = [getattr(t, op + ("_" if inplace else ""))(a, b, value=v)
+                        for t, a, b, v in zip(tensors, t1, t2, values)]
             return self if inplace else _foreach_named(tuple(outs), op,
                                                        _FOREACH_GRAD[op].get(kind))
         fn.__name__ = fn.__qualname__ = name
@@ -533,7 +593,13 @@ def _foreach_copy_(self, src, non_blocking=False):
     _foreach_nonempty(tensors)
     _foreach_same_len(tensors, srcs)
     for t, s in zip(tensors, srcs):
-        t.copy_(s, non_blocking)
+        if _needs_grad(t, s):       # (torch records no derivative for _foreach_copy_)
+            from .view import broadcast_to
+            t.detach().clone().copy_(s.detach())    # (copy_'s checks and errors)
+            _no_derivative_inplace(t, broadcast_to(s.to(t.dtype), tuple(t.shape)),
+                                   "_foreach_copy_")
+        else:
+            t.copy_(s, non_blocking)
     return self
 
 
