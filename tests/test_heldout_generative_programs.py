@@ -377,3 +377,52 @@ def test_foreach_forms_without_a_derivative_under_no_grad():
             m._foreach_addcmul_(o, [x], [x], m.tensor([0.5]))
         return o[0], o[0].requires_grad, o[0]._version
     same_as_torch(fn)
+
+
+# ------------------------------------------------------------------ VAE and GAN pieces
+
+VX = f32(4, 1, 8, 8)
+VEPS = f32(4, 6)
+
+
+def test_vae_step_reparameterized():
+    def fn(m):
+        nn, F = m.nn, m.nn.functional
+        enc = det_init(nn.Sequential(nn.Conv2d(1, 4, 4, 2, 1), nn.LeakyReLU(0.2, inplace=True),
+                                     nn.Flatten(), nn.Linear(64, 12)))
+        dec = det_init(nn.Sequential(nn.Linear(6, 64), nn.Unflatten(1, (4, 4, 4)), nn.ReLU(),
+                                     nn.ConvTranspose2d(4, 1, 4, 2, 1)))
+        x = m.sigmoid(m.tensor(VX))
+        mu, logvar = enc(x).chunk(2, dim=1)
+        z = mu + m.exp(0.5 * logvar) * m.tensor(VEPS)
+        logits = dec(z)
+        rec = F.binary_cross_entropy_with_logits(logits, x, reduction="sum")
+        kld = -0.5 * m.sum(1 + logvar - mu.pow(2) - logvar.exp())
+        (rec + kld).backward()
+        return rec, kld, enc[0].weight.grad, dec[3].weight.grad
+    same_as_torch(fn, atol=1e-4, rtol=1e-4)
+
+
+def test_gan_step_with_spectral_norm_and_gradient_penalty():
+    def fn(m):
+        nn = m.nn
+        G = det_init(nn.Sequential(nn.ConvTranspose2d(6, 8, 4, 1, 0, bias=False),
+                                   nn.BatchNorm2d(8), nn.ReLU(True),
+                                   nn.ConvTranspose2d(8, 1, 4, 2, 1, bias=False), nn.Tanh()))
+        D = det_init(nn.Sequential(nn.utils.spectral_norm(nn.Conv2d(1, 8, 4, 2, 1)),
+                                   nn.LeakyReLU(0.2), nn.Conv2d(8, 1, 4, 1, 0), nn.Flatten()))
+        with m.no_grad():
+            D[0].weight_u.copy_(m.ones(8) / 8 ** 0.5)
+            D[0].weight_v.copy_(m.ones(16) / 4)
+        fake = G(m.tensor(VEPS)[:, :, None, None])
+        real = m.tensor(VX).tanh()
+        crit = nn.BCEWithLogitsLoss()
+        dr, df = D(real), D(fake.detach())
+        ld = crit(dr, m.ones_like(dr)) + crit(df, m.zeros_like(df))
+        ld.backward()
+        inter = (0.3 * real + 0.7 * fake.detach()).requires_grad_(True)
+        g, = m.autograd.grad(D(inter).sum(), inter, create_graph=True)
+        gp = ((g.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
+        gp.backward()
+        return fake, ld, gp, G[1].running_mean, G[1].running_var, D[2].weight.grad
+    same_as_torch(fn, atol=1e-4, rtol=1e-4)
