@@ -426,3 +426,33 @@ def test_gan_step_with_spectral_norm_and_gradient_penalty():
         gp.backward()
         return fake, ld, gp, G[1].running_mean, G[1].running_var, D[2].weight.grad
     same_as_torch(fn, atol=1e-4, rtol=1e-4)
+
+
+PS = [np.array([0., -2., 3.], np.float32), np.array([1.5], np.float32)]
+MM = [f32(2, 3), f32(1, 2)], [f32(3, 2), f32(2, 2)]
+POWSUM_MM = {
+    **{f"powsum_{o}": (lambda o: lambda m: m._foreach_powsum(L(m, PS), o))(o)
+       for o in (0, 0.5, -1, 2, 3, float("inf"))},
+    "powsum_dtype": lambda m: m._foreach_powsum(L(m, PS), 2, dtype=m.float64),
+    "powsum_int": lambda m: m._foreach_powsum([m.tensor([1, 2], dtype=m.int32)], 2),
+    "powsum_bool": lambda m: m._foreach_powsum([m.tensor([True])], 2),
+    "powsum_ord_str": lambda m: m._foreach_powsum(L(m, PS), "x"),
+    "powsum_node": lambda m: (lambda o: (o[0].grad_fn.name(), type(o[0].grad_fn).__name__,
+                                         o[0]))(m._foreach_powsum([m.ones(2, requires_grad=True)],
+                                                                  2)),
+    "powsum_backward": lambda m: m._foreach_powsum([m.ones(2, requires_grad=True)],
+                                                   2)[0].backward(),
+    "mm": lambda m: m._foreach_mm(L(m, MM[0]), L(m, MM[1])),
+    "mm_grad": lambda m: (lambda x: (lambda o: (o[0].grad_fn.name(), type(o[0].grad_fn).__name__,
+                                                o[0].sum().backward(), x[0].grad)[::3])(
+        m._foreach_mm(x, x)))([m.ones(2, 2, requires_grad=True)]),
+    "mm_shapes": lambda m: m._foreach_mm([m.ones(2, 3)], [m.ones(2, 3)]),
+    "mm_dtypes": lambda m: m._foreach_mm([m.ones(2, 3)], [m.ones(3, 2, dtype=m.float64)]),
+    "mm_lengths": lambda m: m._foreach_mm([m.ones(2, 3)], [m.ones(3, 2)] * 2),
+    "mm_empty": lambda m: m._foreach_mm([], []),
+}
+
+
+@pytest.mark.parametrize("case", list(POWSUM_MM), ids=list(POWSUM_MM))
+def test_foreach_powsum_and_mm(case):
+    same_as_torch(POWSUM_MM[case], atol=1e-6, rtol=1e-6)

@@ -318,7 +318,8 @@ def _foreach_named(outs, op, suffix="0"):
 _FOREACH_NODE_CLASSES = frozenset({
     "ForeachDivBackward0", "ForeachMaximumBackward0", "ForeachMaximumBackward1",
     "ForeachMinimumBackward0", "ForeachMinimumBackward1", "ForeachPowBackward0",
-    "ForeachPowBackward1", "ForeachPowBackward2", "ForeachNormBackward0"})
+    "ForeachPowBackward1", "ForeachPowBackward2", "ForeachNormBackward0",
+    "ForeachMmBackward0"})
 
 
 def _inplace_named(tensors, name):
@@ -574,6 +575,38 @@ def _foreach_norm(self, ord=2, dtype=None):
     return _foreach_named(norms, "norm")
 
 
+def _foreach_powsum(self, ord=2, dtype=None):
+    """``sum(|t| ** ord)`` of each tensor (its dtype's, or ``dtype``'s); torch records no
+    derivative for it."""
+    import numbers
+    overloads = ["tuple of Tensors self, Number ord = 2, *, ScalarType? dtype = None"]
+    tensors = _foreach_list("_foreach_powsum", self, 0, overloads, (self,))
+    if not isinstance(ord, numbers.Number):
+        raise TypeError(f"_foreach_powsum(): argument 'ord' (position 2) must be Number, not "
+                        f"{type(ord).__name__}")
+    _foreach_nonempty(tensors)
+    outs = []
+    for t in tensors:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            # (torch sums integer and bool tensors as int64, which has no kernel)
+            raise NotImplementedError("\"powsum_cpu\" not implemented for 'Long'")
+        x = t if dtype is None else t.to(dtype)
+        v = x.abs().pow(ord).sum()
+        outs.append(_no_derivative(v, "aten::_foreach_powsum") if _needs_grad(t) else v)
+    return tuple(outs)
+
+
+def _foreach_mm(self, mat2):
+    overloads = ["tuple of Tensors self, tuple of Tensors mat2"]
+    tensors = _foreach_list("_foreach_mm", self, 0, overloads, (self, mat2))
+    others = _foreach_list("_foreach_mm", mat2, 1, overloads, (self, mat2))
+    if not tensors or not others:
+        raise RuntimeError("_foreach_mm requires non-empty tensor lists")
+    if len(tensors) != len(others):
+        raise RuntimeError("_foreach_mm: self and mat2 must have the same number of tensors")
+    return _foreach_named(tuple(a.mm(b) for a, b in zip(tensors, others)), "mm")
+
+
 def _foreach_max(self):
     tensors = _foreach_list("_foreach_max", self, 0, ["tuple of Tensors self"], (self,))
     _foreach_nonempty(tensors)
@@ -629,7 +662,7 @@ _foreach_pow_list.__name__ = "_foreach_pow"
 
 def _declare_foreach():
     g = globals()
-    names = ["_foreach_norm", "_foreach_max", "_foreach_clone", "_foreach_copy_",
+    names = ["_foreach_norm", "_foreach_powsum", "_foreach_mm", "_foreach_max", "_foreach_clone", "_foreach_copy_",
              "_foreach_zero_", "_foreach_pow", "_foreach_pow_"]
     for op, alpha in (("add", True), ("sub", True), ("mul", False), ("div", False),
                       ("maximum", False), ("minimum", False), ("clamp_min", False),
