@@ -456,3 +456,55 @@ POWSUM_MM = {
 @pytest.mark.parametrize("case", list(POWSUM_MM), ids=list(POWSUM_MM))
 def test_foreach_powsum_and_mm(case):
     same_as_torch(POWSUM_MM[case], atol=1e-6, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ GradScaler's kernels
+
+def test_amp_unscale_and_update_scale_kernels():
+    """A hand-written loss scaler: unscale with the non-finite check, then the scale update
+    over clean and overflowing steps."""
+    def fn(m):
+        g = [m.tensor([2., 4.]), m.tensor([float("inf"), 1.]),
+             m.tensor([1., 2.], dtype=m.float16)]
+        fi, inv = m.zeros(1), m.tensor(0.5)
+        r = m._amp_foreach_non_finite_check_and_unscale_(g[:1], fi, inv)
+        clean = fi.clone()
+        m._amp_foreach_non_finite_check_and_unscale_(g, fi, inv)
+        fi_nan = m.zeros(1)
+        m._amp_foreach_non_finite_check_and_unscale_(
+            [m.tensor([float("nan")], dtype=m.bfloat16)], fi_nan, m.tensor([0.25]))
+        s, gt, out = m.tensor([8.]), m.tensor([0], dtype=m.int32), []
+        for f in (0, 0, 0, 1, 0, 0, 0):
+            out += [m._amp_update_scale_(s, gt, m.full((1,), float(f)), 2.0, 0.5, 2) is s,
+                    s.clone(), gt.clone()]
+        s2, gt2 = m.tensor([1e38]), m.tensor([1], dtype=m.int32)
+        m._amp_update_scale_(s2, gt2, m.zeros(1), 10., .5, 2)    # (grown to inf: kept)
+        return (r is None, *g, clean, fi, fi_nan, *out, s2, gt2)
+    same_as_torch(fn)
+
+
+AMP_ERRORS = {
+    "found_inf_numel": lambda m: m._amp_foreach_non_finite_check_and_unscale_(
+        [m.ones(2)], m.zeros(2), m.tensor(0.5)),
+    "inv_scale_numel": lambda m: m._amp_foreach_non_finite_check_and_unscale_(
+        [m.ones(2)], m.zeros(1), m.tensor([0.5, 1.])),
+    "inv_scale_dtype": lambda m: m._amp_foreach_non_finite_check_and_unscale_(
+        [m.ones(2)], m.zeros(1), m.tensor(0.5, dtype=m.float64)),
+    "found_inf_dtype": lambda m: m._amp_foreach_non_finite_check_and_unscale_(
+        [m.ones(2)], m.zeros(1, dtype=m.float64), m.tensor(0.5)),
+    "integer_grads": lambda m: m._amp_foreach_non_finite_check_and_unscale_(
+        [m.ones(2, dtype=m.int32)], m.zeros(1), m.tensor(0.5)),
+    "tracker_dtype": lambda m: m._amp_update_scale_(
+        m.tensor([8.]), m.tensor([0]), m.zeros(1), 2., .5, 2),
+    "scale_dtype": lambda m: m._amp_update_scale_(
+        m.tensor([8.], dtype=m.float64), m.tensor([0], dtype=m.int32), m.zeros(1), 2., .5, 2),
+    "scale_numel": lambda m: m._amp_update_scale_(
+        m.ones(2), m.tensor([0], dtype=m.int32), m.zeros(1), 2., .5, 2),
+    "tracker_numel": lambda m: m._amp_update_scale_(
+        m.tensor([8.]), m.zeros(2, dtype=m.int32), m.zeros(1), 2., .5, 2),
+}
+
+
+@pytest.mark.parametrize("case", list(AMP_ERRORS), ids=list(AMP_ERRORS))
+def test_amp_kernel_errors(case):
+    same_as_torch(AMP_ERRORS[case])

@@ -684,3 +684,74 @@ def _declare_foreach():
 
 
 _declare_foreach()
+
+
+# ------------------------------------------------------------------ GradScaler's kernels
+# torch._amp_foreach_non_finite_check_and_unscale_ / torch._amp_update_scale_, called by
+# hand-written loss scalers: written with tensor ops (no host read of found_inf)
+
+def _amp_check(t, what):
+    if t.numel() != 1:
+        raise RuntimeError(f"{what} must be a 1-element tensor.")
+
+
+def _amp_foreach_non_finite_check_and_unscale_(self, found_inf, inv_scale):
+    """Multiply each tensor by ``inv_scale`` and set ``found_inf`` to 1 where one holds an inf
+    or NaN."""
+    from .._tensor import Tensor
+    from ..autograd.grad_mode import no_grad
+    tensors = _foreach_list("_amp_foreach_non_finite_check_and_unscale_", self, 0,
+                            ["tuple of Tensors self, Tensor found_inf, Tensor inv_scale"],
+                            (self, found_inf, inv_scale))
+    _amp_check(inv_scale, "inv_scale")
+    _amp_check(found_inf, "found_inf")
+    if inv_scale.dtype is not D.float32:
+        raise RuntimeError("inv_scale must be a float tensor.")
+    if found_inf.dtype is not D.float32:
+        raise RuntimeError("found_inf must be a float tensor.")
+    if not tensors:
+        return None
+    for t in tensors:
+        if not t.dtype.is_floating_point:
+            raise NotImplementedError(
+                f"\"_amp_foreach_non_finite_check_and_unscale_cpu\" not implemented for "
+                f"'{D.LEGACY_NAMES.get(str(t.dtype).split('.')[-1])}'")
+    with no_grad():
+        bad = None
+        for t in tensors:
+            b = t.isfinite().logical_not().any()
+            bad = b if bad is None else bad.logical_or(b)
+            t.mul_(inv_scale.to(t.dtype) if isinstance(inv_scale, Tensor) else inv_scale)
+        found_inf.copy_(found_inf.where(bad.logical_not(), 1.0))
+    return None
+
+
+def _amp_update_scale_(self, growth_tracker, found_inf, scale_growth_factor,
+                       scale_backoff_factor, growth_interval):
+    """torch's dynamic loss-scale update: back off (and restart the count) after an inf,
+    grow after ``growth_interval`` clean steps (where the grown scale is finite); returns
+    ``self`` (the scale)."""
+    from ..autograd.grad_mode import no_grad
+    _amp_check(self, "current_scale")
+    _amp_check(growth_tracker, "growth_tracker")
+    _amp_check(found_inf, "found_inf")
+    if self.dtype is not D.float32:
+        raise RuntimeError("current_scale must be a float tensor.")
+    if growth_tracker.dtype is not D.int32:
+        raise RuntimeError("growth_tracker must be an int tensor.")
+    if found_inf.dtype is not D.float32:
+        raise RuntimeError("found_inf must be a float tensor.")
+    with no_grad():
+        inf = found_inf != 0
+        succ = growth_tracker + 1
+        grow = succ == growth_interval
+        grown = self * scale_growth_factor
+        grown = grown.where(grown.isfinite(), self)
+        scale = (self * scale_backoff_factor).where(inf, grown.where(grow, self))
+        count = succ.where(inf.logical_not().logical_and(grow.logical_not()), 0)
+        self.copy_(scale)
+        growth_tracker.copy_(count)
+    return self
+
+
+__all__.extend(["_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_"])
