@@ -510,10 +510,8 @@ def test_amp_kernel_errors(case):
     same_as_torch(AMP_ERRORS[case])
 
 
-@pytest.mark.xfail(strict=True, reason="Node.__repr__ (torchlike/autograd/graph.py, not this "
-                   "file's owner's) prints the node's name, where torch prints its class "
-                   "(CppFunction for most foreach nodes)")
 def test_foreach_node_repr():
+    """A node's repr names its class, as torch's (CppFunction for most foreach nodes)."""
     def fn(m):
         o = m._foreach_mul([m.ones(2, requires_grad=True)], 2.)
         return repr(o[0].grad_fn).split(" object")[0]

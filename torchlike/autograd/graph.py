@@ -294,7 +294,9 @@ class Node:
             return self._metadata
 
     def __repr__(self):
-        return f"<{self._name} object at {hex(id(self))}>"
+        # (the class, as torch's: a node of an op torch records with a C++-only function is
+        # a CppFunction whose name() is the op's)
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def _slots(self):
         """Which of the op's inputs torch gives a slot among ``next_functions`` (its
