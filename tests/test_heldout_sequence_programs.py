@@ -304,6 +304,16 @@ LSTM_PACKED_STATES = {
 _C1 = f32(1, 1, 5)
 
 
+def _seeded_lstm(m, seed, **kw):
+    """An LSTM(3, 5) with the same normal weights in both libraries."""
+    r = m.nn.LSTM(3, 5, **kw)
+    g = np.random.default_rng(seed)
+    with m.no_grad():
+        for p in r.parameters():
+            p.copy_(m.tensor((g.standard_normal(tuple(p.shape)) * 0.3).astype(np.float32)))
+    return r
+
+
 @pytest.mark.parametrize("states", list(LSTM_PACKED_STATES))
 @pytest.mark.parametrize("enforce_sorted", [True, False])
 @pytest.mark.parametrize("inp", ["x", "x[..., :2]", "x.double()", "x.bfloat16()"])
@@ -313,11 +323,7 @@ def test_lstm_on_a_packed_batch_takes_its_states_through_the_kernel(states, enfo
     # taken through the unsorting permutation, a cell state of batch 1 broadcasts, and the
     # rest fails in the kernel with its words
     def fn(m):
-        r = m.nn.LSTM(3, 5, batch_first=True)
-        g = np.random.default_rng(3)
-        with m.no_grad():
-            for p in r.parameters():
-                p.copy_(m.tensor((g.standard_normal(tuple(p.shape)) * 0.3).astype(np.float32)))
+        r = _seeded_lstm(m, 3, batch_first=True)
         x = m.tensor(_XL)
         lengths = [4, 2] if enforce_sorted else [2, 4]
         packed = m.nn.utils.rnn.pack_padded_sequence(eval(inp), lengths, batch_first=True,
@@ -332,11 +338,7 @@ def test_lstm_on_a_packed_batch_takes_its_states_through_the_kernel(states, enfo
 @pytest.mark.parametrize("proj", [0, 2])
 def test_lstm_state_dtypes_on_a_float32_input(h, c, proj):
     def fn(m):
-        r = m.nn.LSTM(3, 5, proj_size=proj)
-        g = np.random.default_rng(4)
-        with m.no_grad():
-            for p in r.parameters():
-                p.copy_(m.tensor((g.standard_normal(tuple(p.shape)) * 0.3).astype(np.float32)))
+        r = _seeded_lstm(m, 4, proj_size=proj)
         hs = proj or 5
         return r(m.ones(3, 2, 3), (m.zeros(1, 2, hs, dtype=getattr(m, h)),
                                    m.zeros(1, 2, 5, dtype=getattr(m, c))))[0]

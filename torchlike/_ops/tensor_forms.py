@@ -562,14 +562,21 @@ def _foreach_lerp_forms():
     return make(False), make(True)
 
 
-def _foreach_norm(self, ord=2, dtype=None):
+def _foreach_ord_args(name, self, ord):
+    """The tensors of ``_foreach_norm``/``_foreach_powsum(self, ord)``, their arguments checked
+    as torch's one signature checks them."""
     import numbers
     overloads = ["tuple of Tensors self, Number ord = 2, *, ScalarType? dtype = None"]
-    tensors = _foreach_list("_foreach_norm", self, 0, overloads, (self,))
+    tensors = _foreach_list(name, self, 0, overloads, (self,))
     if not isinstance(ord, numbers.Number):
-        raise TypeError(f"_foreach_norm(): argument 'ord' (position 2) must be Number, not "
+        raise TypeError(f"{name}(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
     _foreach_nonempty(tensors)
+    return tensors
+
+
+def _foreach_norm(self, ord=2, dtype=None):
+    tensors = _foreach_ord_args("_foreach_norm", self, ord)
     from .. import linalg
     norms = tuple(linalg.vector_norm(t, ord, dtype=dtype) for t in tensors)
     return _foreach_named(norms, "norm")
@@ -578,13 +585,7 @@ def _foreach_norm(self, ord=2, dtype=None):
 def _foreach_powsum(self, ord=2, dtype=None):
     """``sum(|t| ** ord)`` of each tensor (its dtype's, or ``dtype``'s); torch records no
     derivative for it."""
-    import numbers
-    overloads = ["tuple of Tensors self, Number ord = 2, *, ScalarType? dtype = None"]
-    tensors = _foreach_list("_foreach_powsum", self, 0, overloads, (self,))
-    if not isinstance(ord, numbers.Number):
-        raise TypeError(f"_foreach_powsum(): argument 'ord' (position 2) must be Number, not "
-                        f"{type(ord).__name__}")
-    _foreach_nonempty(tensors)
+    tensors = _foreach_ord_args("_foreach_powsum", self, ord)
     outs = []
     for t in tensors:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
