@@ -437,17 +437,23 @@ def _file_storage_story(m, path):
     out += [m.asarray(x) is x, m.asarray(x, copy=True) is x,
             m.asarray(x, requires_grad=True).requires_grad,
             str(m.asarray([1, 2], dtype=m.float64, copy=True).dtype)]
-    try:
-        m.asarray(x, dtype=m.float64, copy=False)
-    except ValueError as e:
-        out.append(str(e))
+    for f in (lambda: m.asarray(x, dtype=m.float64, copy=False),
+              lambda: m.asarray([1, 2], copy=False), lambda: m.asarray(3, copy=False),
+              lambda: m.asarray(np.float32(2), copy=False),
+              lambda: m.asarray(np.arange(3, dtype=np.int32), dtype=m.int64, copy=False)):
+        try:
+            f()
+        except (ValueError, RuntimeError) as e:
+            out.append((type(e).__name__, str(e)))
+    out.append(m.asarray(np.arange(3.0), dtype=m.float64, copy=False).tolist())
     return out
 
 
 def test_file_storage_bytes_and_asarray_as_torch(tmp_path):
     """What safetensors' loader does with torch: ``UntypedStorage.from_file``, a byte slice of
     the storage, ``torch.asarray(storage, dtype=...)`` reading its bytes, ``untyped()``; and
-    ``asarray``'s ``copy``/``requires_grad``. ``load_file`` failed on the first of them (it now
+    ``asarray``'s ``copy`` (with torch's errors where it cannot alias) and ``requires_grad``.
+    ``load_file`` failed on the first of them (it now
     loads under the drop-in runner); a private name of a storage is no attribute (``hasattr``
     raised)."""
     path = tmp_path / "bytes.bin"

@@ -476,13 +476,21 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
             out = out[:n - n % want.itemsize].view(want)
     elif isinstance(obj, Tensor):
         want = obj.dtype if dtype is None else D.to_dtype(dtype)
-        if copy is False and want is not obj.dtype:
-            raise ValueError(f"can't alias tensor with dtype '{_legacy(obj.dtype)}' into dtype "
-                             f"'{_legacy(want)}'.")
+        if copy is False:
+            _check_alias(obj.dtype, want)
         out = obj if want is obj.dtype else obj.to(want)
         if copy and out is obj:
             out = obj.clone()
     else:
+        if copy is False:
+            # (an ndarray, which torch shares, is copied here: DIFFERENCES.md, from_numpy)
+            if isinstance(obj, np.generic):
+                raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or "
+                                   "transform it in a ndarray. ")
+            if not isinstance(obj, np.ndarray):
+                raise ValueError("can't alias arbitrary sequence into a tensor.")
+            if dtype is not None:
+                _check_alias(D.from_jax(obj.dtype), D.to_dtype(dtype))
         out = _tensor(obj, dtype=dtype)
     if device is not None:
         out = _device.move(out, device)
@@ -492,8 +500,11 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     return out
 
 
-def _legacy(dtype):
-    return D.legacy_name(dtype)
+def _check_alias(have, want):
+    """``asarray(copy=False)``: torch's error where the dtype would change."""
+    if want is not have:
+        raise ValueError(f"can't alias tensor with dtype '{D.legacy_name(have)}' into dtype "
+                         f"'{D.legacy_name(want)}'.")
 
 
 _warned_readonly = [False]

@@ -857,7 +857,7 @@ def _donatable(seg, live):
                 sys.getrefcount(a) > _ONLY_SEGMENT + 1:
             continue
         key, out = ext_avals[i], outs[slot]()
-        if out is None or out.key[0] != key[0] or out.key[1] != key[1]:
+        if out is None or out.key[:2] != key[:2]:
             continue
         taken.add(k)
         paired.append(i)
@@ -894,12 +894,13 @@ def _program(calls, live, ext_avals, pre=None, donate=(), takers=(), background=
     excepted): jit converts each number argument on its own, 4-5 us apiece. ``background``:
     the program compiles in the background thread (``pending`` until it is ready: the caller
     replays the segment meanwhile) and runs as that executable."""
+    donated, taking = set(donate), set(takers)
     arrays = tuple(donate) + tuple(i for i, a in enumerate(ext_avals)
-                                   if a not in _PACKED and i not in set(donate))
+                                   if a not in _PACKED and i not in donated)
     groups = tuple((c, _PACKED[c], tuple(i for i, a in enumerate(ext_avals) if a is c))
                    for c in _SCALARS if c in ext_avals)
     n = len(ext_avals)
-    order = list(takers) + [k for k in range(len(live)) if k not in set(takers)]
+    order = list(takers) + [k for k in range(len(live)) if k not in taking]
     back = None if order == sorted(order) else [order.index(k) for k in range(len(live))]
     live = [live[k] for k in order]
 

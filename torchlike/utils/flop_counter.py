@@ -95,7 +95,6 @@ class FlopCounterMode:
         self.depth = depth
         self.display = display
         self.flop_counts = collections.defaultdict(lambda: collections.defaultdict(int))
-        self._stack = []            # names of the modules running now
         self._modules = []          # (module, name) of the modules running now
         self._handles = []
 
@@ -112,7 +111,7 @@ class FlopCounterMode:
         name, flops, inputs = got
         from ..autograd import _apply_hooks
         from .. import is_grad_enabled
-        modules = tuple(self._stack)
+        modules = tuple(name for _m, name in self._modules)
         self._add(modules, _aten(name), flops)
         T = _apply_hooks.tensor_class()
         needs = [i for i in inputs if isinstance(args[i], T) and args[i].requires_grad]
@@ -145,12 +144,10 @@ class FlopCounterMode:
         else:
             name = type(module).__name__
         self._modules.append((module, name))
-        self._stack.append(name)
 
     def _exit_module(self, module, args, output):
         if self._modules and self._modules[-1][0] is module:
             self._modules.pop()
-            self._stack.pop()
 
     # ------------------------------------------------------------------ the context
 
@@ -158,7 +155,6 @@ class FlopCounterMode:
         from ..autograd import _apply_hooks
         from ..nn.modules import module as _m
         self.flop_counts.clear()
-        self._stack.clear()
         self._modules = []
         self._handles = [_m.register_module_forward_pre_hook(self._enter_module),
                          _m.register_module_forward_hook(self._exit_module, always_call=True)]
