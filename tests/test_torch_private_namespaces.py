@@ -254,3 +254,10 @@ def test_builtin_container_functions_under_torchs_private_names(kind):
     assert back == getattr(tp, f"_{kind}_unflatten")(values, context)
     assert type(back) is type(tree)
     assert lp.PyTree is tp.PyTree
+
+
+def test_kineto_is_not_available():
+    """DIFFERENCES.md: torchlike's profiler is its own (host wall times), so
+    ``kineto_available()`` is False where torch's CPU build has Kineto."""
+    assert torchlike.profiler.kineto_available() is False
+    assert torch.profiler.kineto_available() is True
