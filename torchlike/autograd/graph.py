@@ -31,6 +31,7 @@ from .._dtype import LEGACY_NAMES
 from ..utils.hooks import RemovableHandle
 from . import grad_mode as _gm
 from .hook_checks import check_hook_result, hook_name
+from . import saved_names as _saved_names
 
 __all__ = ["Node", "AccumulateGrad", "bind", "tensor_class", "cotangents", "flip_conj",
            "accumulate"]
@@ -256,9 +257,12 @@ class Node:
 
     __slots__ = ("_name", "next_edges", "compiled", "vjp", "inputs", "out_meta", "seq",
                  "pre_hooks", "retains", "saves", "freed", "post_hooks", "_saved_versions",
-                 "packed", "_metadata", "__weakref__")
+                 "packed", "_metadata", "_memo_saved", "__weakref__")
 
     materialize_grads = True     # outputs without a cotangent get zeros before ``run``
+    # what ``release`` keeps for the class's non-tensor ``_saved_*`` names (saved_names.py):
+    # 0 nothing, 1 the inputs' shapes and non-tensor arguments, 2 and the inputs' strides
+    _keeps_meta = 0
 
     def __new__(cls, name=None, *args, **kwargs):
         # a node of an op is an instance of the class named as torch's (MulBackward0, ...)
@@ -292,6 +296,19 @@ class Node:
         except AttributeError:
             self._metadata = {}
             return self._metadata
+
+    def __getattr__(self, attr):
+        # torch's ``_saved_<name>`` / ``_raw_saved_<name>``: what the backward saved, derived
+        # from the node's inputs, static arguments and outputs (saved_names.py)
+        if attr.startswith(("_saved_", "_raw_saved_")) and attr != "_saved_versions":
+            return _saved_names.lookup(self, attr)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        names = _saved_names.names
+        # (``_saved_versions`` is the tape's own record, not one of torch's saved names)
+        own = set(object.__dir__(self)) - {"_saved_versions", "_memo_saved"}
+        return sorted(own | set(names(self)))
 
     def __repr__(self):
         # (the class, as torch's: a node of an op torch records with a C++-only function is
@@ -430,6 +447,8 @@ class Node:
         return self.compiled.backward(vjp, cotangents)
 
     def release(self):
+        if self._keeps_meta and self.inputs is not None:
+            _saved_names.keep_meta(self, self._keeps_meta)
         if self.saves and (self.saves.__class__ is not dict or self._saved_versions):
             # (a dict's positions are saved only where a gradient reads them: a node that
             # saved none of them is not freed, as torch's)
@@ -507,9 +526,9 @@ def node_class(name):
     torch's (``<class 'MulBackward0'>``, module ``builtins`` as in torch)."""
     cls = _NODE_CLASSES.get(name)
     if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (Node,), {"__slots__": (),
-                                                         "__module__": "builtins",
-                                                         "__qualname__": name})
+        cls = _NODE_CLASSES[name] = type(name, (Node,), {
+            "__slots__": (), "__module__": "builtins", "__qualname__": name,
+            "_keeps_meta": _saved_names.meta_kind(name)})
     return cls
 
 
@@ -695,3 +714,5 @@ class _Unchecked:
 
 from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: E402,F401
                           disable_saved_tensors_hooks)
+
+_saved_names.bind(tensor_class, _FREED_MSG, _version_message)

@@ -1,0 +1,351 @@
+"""``grad_fn._saved_<name>`` / ``grad_fn._raw_saved_<name>`` against torch 2.13: which names a
+backward node has, their values and types, which are the very tensors given to the op, the error
+once a backward freed them, and ``_raw_saved_*.register_hooks``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+
+_U64 = 1 << 64
+
+
+def _inputs(m):
+    rng = np.random.default_rng(0)
+    g = lambda a: m.tensor(a, requires_grad=True)    # noqa: E731
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)    # noqa: E731
+    return dict(
+        a=g(f32(3, 4)), b=g(f32(3, 4)), mm=g(f32(4, 5)), v=g(f32(4)), img=g(f32(1, 2, 5, 5)),
+        w=g(f32(3, 2, 3, 3)), bias=g(f32(3)), c=m.tensor(f32(3, 4)),
+        idx=m.tensor(np.array([[0, 1, 2, 0], [1, 0, 2, 1], [2, 2, 0, 0]])),
+        tgt=m.tensor(np.array([0, 3, 1])), i2=m.tensor(np.array([0, 2])),
+        F=m.nn.functional, m=m)
+
+
+# op call -> the names torch's node has that torchlike's does not answer (DIFFERENCES.md)
+CASES = {
+    # unary math: the input, or the result
+    "exp": "a.exp()", "log": "a.abs().log()", "sin": "a.sin()", "cos": "a.cos()",
+    "tanh": "a.tanh()", "sigmoid": "a.sigmoid()", "sqrt": "a.abs().sqrt()",
+    "rsqrt": "a.abs().rsqrt()", "abs": "a.abs()", "neg": "-a", "reciprocal": "a.reciprocal()",
+    "log1p": "a.abs().log1p()", "expm1": "a.expm1()", "erf": "a.erf()", "atan": "a.atan()",
+    "tan": "a.tan()", "exp2": "a.exp2()",
+    # activations
+    "relu": "a.relu()", "gelu": "F.gelu(a)", "gelu_tanh": "F.gelu(a, approximate='tanh')",
+    "silu": "F.silu(a)", "leaky_relu": "F.leaky_relu(a, 0.2)", "elu": "F.elu(a)",
+    "selu": "F.selu(a)", "softplus": "F.softplus(a)", "softplus_beta": "F.softplus(a, beta=2.0)",
+    "hardtanh": "F.hardtanh(a)", "mish": "F.mish(a)", "hardswish": "F.hardswish(a)",
+    # binary arithmetic, scalar forms
+    "mul": "a * b", "mul_int": "a * 3", "mul_float": "a * 2.5", "mul_const_tensor": "a * c",
+    "square": "a * a", "add": "a + b", "add_scalar": "a + 3",
+    "add_alpha": "m.add(a, b, alpha=2)", "sub": "a - b", "rsub": "3 - a", "div": "a / b",
+    "div_scalar": "a / 3", "rdiv": "3 / a", "div_by_const": "a / c", "const_div": "c / a",
+    "maximum": "m.maximum(a, b)", "minimum": "m.minimum(a, b)",
+    # pow
+    "pow_int": "a.pow(2)", "pow_float": "a.abs().pow(0.5)", "pow_neg": "a.pow(-1)",
+    "pow_tensor": "a.abs().pow(b)", "pow_scalar_base": "2 ** a",
+    # matrix products
+    "matmul": "a @ mm", "mm": "a.mm(mm)", "mm_one_grad": "c.mm(mm)", "mv": "a @ v",
+    "addmm": "m.addmm(mm[0], a, mm)", "linear": "F.linear(a, mm.t())",
+    "linear_bias": "F.linear(a, b, v[:3])",
+    # reductions
+    "sum": "a.sum()", "sum_dim": "a.sum(1)", "sum_keepdim": "a.sum(1, keepdim=True)",
+    "mean": "a.mean()", "mean_dim": "a.mean(0, keepdim=True)", "mean_dims": "a.mean((0, 1))",
+    "max": "a.max()", "amax": "a.amax(1)", "amin": "a.amin(0)", "prod": "a.prod()",
+    "prod_dim": "a.prod(1)", "var_dim": "a.var(1)",
+    "var_unbiased_false": "a.var(1, unbiased=False)",
+    "std_dim": "a.std(1)", "norm": "a.norm()", "norm_dim": "a.norm(dim=1)",
+    "logsumexp": "a.logsumexp(1)", "cumsum": "a.cumsum(1)",
+    "max_dim": ("a.max(1)[0]", {"_saved_indices"}),
+    "std_all": ("a.std()", {"_saved_correction"}),
+    # softmax
+    "softmax": "a.softmax(1)", "log_softmax": "a.log_softmax(1)",
+    "softmax_functional": "F.softmax(a, dim=0)",
+    # views and shapes
+    "view": "a.view(12)", "reshape": "a.reshape(2, 6)", "flatten": "img.flatten(1)",
+    "transpose": "a.transpose(0, 1)", "t": "a.t()", "permute": "a.permute(1, 0)",
+    "unsqueeze": "a.unsqueeze(1)", "squeeze": "a[None].squeeze(0)", "expand": "v.expand(3, 4)",
+    "contiguous": "a.t().contiguous()", "clone": "a.clone()", "to_double": "a.double()",
+    "cat": "m.cat([a, b], 1)", "stack": "m.stack([a, b])", "split": "a.split(2, 1)[0]",
+    "split_sizes": "a.split([1, 3], 1)[0]", "chunk": "a.chunk(2)[0]", "narrow": "a.narrow(1, 1, 2)",
+    "narrow_negative_start": "a.narrow(1, -2, 2)", "tril": "a.tril()", "triu": "a.triu(1)",
+    "tril_negative": "a.tril(-1)", "repeat": "a.repeat(2, 1)",
+    # indexing
+    "gather": "a.gather(1, idx)", "index_select": "a.index_select(0, i2)",
+    "index_tensor": ("a[i2]", {"_saved_indices"}), "index_2": ("a[:, i2]", {"_saved_indices"}),
+    "clamp": "a.clamp(-0.5, 0.5)", "clamp_min": "a.clamp(min=0)", "clamp_max": "a.clamp(max=2)",
+    "where": "m.where(a > 0, a, b)", "masked_fill": "a.masked_fill(a > 0, 0.)",
+    # nn
+    "layer_norm": "F.layer_norm(a, (4,), b[0], v)", "layer_norm_plain": "F.layer_norm(a, (4,))",
+    "layer_norm_weight_only": "F.layer_norm(a, (4,), v)",
+    "conv2d": "F.conv2d(img, w, padding=1)",
+    "conv2d_bias_stride": "F.conv2d(img, w, bias, stride=2)",
+    "conv_transpose2d": "F.conv_transpose2d(img, w.transpose(0, 1), bias)",
+    "embedding": "F.embedding(idx, mm)", "embedding_padding": "F.embedding(idx, mm, padding_idx=1)",
+    "cross_entropy": "F.cross_entropy(a, tgt)", "nll_loss": "F.nll_loss(a.log_softmax(1), tgt)",
+    "nll_loss_sum": "F.nll_loss(a, tgt, reduction='sum', ignore_index=3)",
+    "nll_loss_none": "F.nll_loss(a, tgt, reduction='none')",
+    "nll_loss_weight": "F.nll_loss(a, tgt, weight=v.detach().abs())",
+    "mse_loss": "F.mse_loss(a, b)", "mse_loss_sum": "F.mse_loss(a, c, reduction='sum')",
+}
+
+
+def _case(name):
+    spec = CASES[name]
+    return spec if isinstance(spec, tuple) else (spec, set())
+
+
+def _saved_names(node):
+    return {n for n in dir(node) if n.startswith("_saved_")}
+
+
+def _raw_names(node):
+    return {n for n in dir(node) if n.startswith("_raw_saved_")}
+
+
+def _same_value(tv, lv, env_t, env_l, y_t, y_l):
+    """torch's saved value ``tv`` and torchlike's ``lv`` agree: the same Python type and value,
+    or a tensor of the same values, dtype, history and identity."""
+    if isinstance(tv, torch.Tensor):
+        assert isinstance(lv, tl.Tensor), lv
+        who_t = [k for k, t in env_t.items() if t is tv]
+        who_l = [k for k, t in env_l.items() if t is lv]
+        assert who_t == who_l                      # `_saved_self is x` where torch's is
+        assert (tv is y_t) == (lv is y_l)
+        assert tuple(tv.shape) == tuple(lv.shape)
+        assert str(tv.dtype) == str(lv.dtype)
+        np.testing.assert_allclose(lv.detach().numpy(), tv.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        assert (tv.grad_fn is None) == (lv.grad_fn is None)
+        if tv.grad_fn is not None:
+            assert type(tv.grad_fn).__name__ == type(lv.grad_fn).__name__
+    else:
+        assert type(lv) is type(tv), (tv, lv)
+        assert lv == tv
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_saved_names_and_values_match_torch(name):
+    expr, missing = _case(name)
+    env_t, env_l = _inputs(torch), _inputs(tl)
+    y_t, y_l = eval(expr, {}, env_t), eval(expr, {}, env_l)
+    node_t, node_l = y_t.grad_fn, y_l.grad_fn
+    assert type(node_t).__name__ == type(node_l).__name__
+    names_t, names_l = _saved_names(node_t), _saved_names(node_l)
+    assert names_l == names_t - missing
+    assert _raw_names(node_l) == _raw_names(node_t) - {"_raw" + n for n in missing}
+    for n in sorted(names_l):
+        _same_value(getattr(node_t, n), getattr(node_l, n), env_t, env_l, y_t, y_l)
+    for n in missing:
+        with pytest.raises(AttributeError):
+            getattr(node_l, n)
+
+
+def test_tutorial_saved_self_and_result():
+    # pytorch.org/tutorials/intermediate/autograd_saved_tensors_hooks_tutorial
+    for m in (torch, tl):
+        x = m.randn(5, requires_grad=True)
+        y = x.pow(2)
+        assert y.grad_fn._saved_self is x
+        assert y.grad_fn._saved_exponent == 2
+        y = x.exp()
+        r = y.grad_fn._saved_result
+        assert r.equal(y) and r is not y and r.grad_fn is y.grad_fn
+        assert y.grad_fn._saved_result is not r        # a new tensor each read, as torch
+        y = x * 3
+        assert y.grad_fn._saved_self is None
+        assert y.grad_fn._saved_other is y.grad_fn._saved_other   # the wrapped number: one tensor
+        assert y.grad_fn._saved_other.dtype == m.int64 and y.grad_fn._saved_other.item() == 3
+
+
+@pytest.mark.parametrize("m", [torch, tl], ids=["torch", "torchlike"])
+def test_saved_tensors_are_freed_by_backward(m):
+    x = m.randn(3, 4, requires_grad=True)
+    w = m.randn(4, 2, requires_grad=True)
+    p, r, s, c = x.pow(2), x.exp(), (x @ w), x.clamp(min=0.1)
+    (p.sum() + r.sum() + s.sum() + c.sum()).backward()
+    for node, name in ((p.grad_fn, "_saved_self"), (r.grad_fn, "_saved_result"),
+                       (s.grad_fn, "_saved_mat2"), (c.grad_fn, "_saved_self")):
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second "
+                           r"time \(or directly access saved tensors after they have already "
+                           r"been freed\)"):
+            getattr(node, name)
+    # non-tensor values stay readable
+    assert p.grad_fn._saved_exponent == 2
+    assert s.grad_fn._saved_self_sym_sizes == (3, 4)
+    assert s.grad_fn._saved_mat2_sym_sizes == (4, 2)
+    assert s.grad_fn._saved_self_sym_strides == (4, 1)
+    assert c.grad_fn._saved_min == 0.1 and c.grad_fn._saved_max is None
+    with pytest.raises(RuntimeError, match="after it has been freed"):
+        p.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+
+
+@pytest.mark.parametrize("m", [torch, tl], ids=["torch", "torchlike"])
+def test_sizes_of_nodes_that_save_no_tensor_survive_backward(m):
+    x = m.randn(3, 4, requires_grad=True)
+    y = x.sum(1)
+    z = x.view(12)
+    (y.sum() + z.sum()).backward()
+    assert y.grad_fn._saved_self_sym_sizes == (3, 4)
+    assert y.grad_fn._saved_dim == (1,)
+    assert z.grad_fn._saved_self_sym_sizes == (3, 4)
+    # addmm where only the bias needs grad saves neither matrix: nothing is freed
+    b = m.randn(5, requires_grad=True)
+    y = m.addmm(b, m.randn(3, 4), m.randn(4, 5))
+    y.sum().backward()
+    node = y.grad_fn
+    assert node._saved_mat1 is None and node._saved_mat2 is None
+    assert (node._saved_mat1_sym_sizes, node._saved_mat2_sym_sizes) == ((3, 4), (4, 5))
+    assert node._saved_mat1_sym_strides == node._saved_mat2_sym_strides == ()
+
+
+@pytest.mark.parametrize("m", [torch, tl], ids=["torch", "torchlike"])
+def test_retain_graph_keeps_saved_tensors(m):
+    x = m.randn(3, requires_grad=True)
+    y = x.sin()
+    y.sum().backward(retain_graph=True)
+    assert y.grad_fn._saved_self is x
+    y = x.exp()
+    y.sum().backward(retain_graph=True)
+    assert y.grad_fn._saved_result.equal(y)
+
+
+def test_names_a_node_does_not_have_are_attribute_errors():
+    x = tl.randn(3, requires_grad=True)
+    for node, name in ((x.pow(2).grad_fn, "_saved_other"),
+                       (x.pow(2).grad_fn, "_raw_saved_exponent"),
+                       (x.exp().grad_fn, "_saved_self"),
+                       ((x + 1).grad_fn, "_saved_self"),
+                       (x.sin().grad_fn, "_saved_nonexistent")):
+        with pytest.raises(AttributeError, match=f"'{type(node).__name__}' object has no "
+                           f"attribute '{name}'"):
+            getattr(node, name)
+        assert not hasattr(node, name)
+    # the tape's own record is not one of torch's saved names
+    node = x.sin().grad_fn
+    assert "_saved_versions" not in dir(node)
+    assert _saved_names(node) == {"_saved_self"}
+
+
+@pytest.mark.parametrize("m", [torch, tl], ids=["torch", "torchlike"])
+def test_saved_result_after_inplace_write_raises(m):
+    x = m.randn(5, requires_grad=True)
+    for y in (x.exp(), x.abs().pow(x)):
+        with m.no_grad():
+            y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation.*is at "
+                           "version 1; expected version 0 instead"):
+            y.grad_fn._saved_result
+
+
+@pytest.mark.parametrize("remat", [True, False], ids=["recomputing", "compiled-vjp"])
+def test_saved_result_of_a_node_inside_the_graph(remat, monkeypatch):
+    """The result of a node whose output only the graph holds (a walk over next_functions)."""
+    from torchlike import _registry
+    monkeypatch.setattr(_registry, "REMAT", remat)
+    xs = np.random.default_rng(1).standard_normal((5, 3)).astype(np.float32)
+    got = {}
+    for m in (torch, tl):
+        x = m.tensor(xs, requires_grad=True)
+        for _ in range(3):          # (past the first calls at this signature)
+            loss = x.softmax(1).sum()
+        got[m] = loss.grad_fn.next_functions[0][0]._saved_result.detach().numpy()
+    np.testing.assert_allclose(got[tl], got[torch], rtol=1e-6)
+
+
+def _hook_log(m):
+    """What register_hooks on saved tensors does, as a log."""
+    out = []
+    x = m.tensor([1., 2., 3.], requires_grad=True)
+    y = x.pow(2)
+
+    def pack(t):
+        out.append(("pack", tuple(t.shape)))
+        return t * 1
+
+    def unpack(t):
+        out.append("unpack")
+        return t * 10
+    y.grad_fn._raw_saved_self.register_hooks(pack, unpack)
+    out.append(list(out))
+    s = y.grad_fn._saved_self              # the getter unpacks
+    out.append((s.tolist(), s is x, s.requires_grad, s.grad_fn is None))
+    y.sum().backward()                      # the backward reads the unpacked value
+    out.append(x.grad.tolist())
+    y = x.pow(2)
+    y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    for call in (lambda: y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t),
+                 lambda: (x * 3).grad_fn._raw_saved_self.register_hooks(lambda t: t,
+                                                                           lambda t: t)):
+        with pytest.raises(RuntimeError) as e:
+            call()
+        out.append(str(e.value))
+    with pytest.raises(TypeError):
+        x.pow(2).grad_fn._raw_saved_self.register_hooks(1, 2)
+    # hooks on each saved tensor of one node: each runs once at backward
+    a = m.tensor([1., 2.], requires_grad=True)
+    b = m.tensor([3., 4.], requires_grad=True)
+    y = a * b
+    log = []
+    y.grad_fn._raw_saved_self.register_hooks(lambda t: (log.append("ps"), t)[1],
+                                             lambda t: (log.append("us"), t)[1])
+    y.grad_fn._raw_saved_other.register_hooks(lambda t: (log.append("po"), t)[1],
+                                              lambda t: (log.append("uo"), t * 2)[1])
+    y.sum().backward()
+    out.append((sorted(log), a.grad.tolist(), b.grad.tolist()))
+    # a saved result, returned unchanged
+    y = x.exp()
+    log = []
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: (log.append("p"), t)[1],
+                                               lambda t: (log.append("u"), t)[1])
+    x.grad = None
+    y.sum().backward()
+    out.append((log, np.round(x.grad.numpy(), 5).tolist()))
+    r = x.pow(2).grad_fn._raw_saved_self
+    out.append((type(r).__name__, r.unpack() is x, r.data is x, r.unpack_hook))
+    with pytest.raises(RuntimeError) as e:
+        x.exp().grad_fn._raw_saved_result.unpack()
+    out.append(str(e.value))
+    y = x.pow(2)
+    r = y.grad_fn._raw_saved_self
+    y.sum().backward()
+    out.append(r.data)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph"):
+        r.unpack()
+    return out
+
+
+def test_raw_saved_register_hooks_as_torch():
+    assert _hook_log(tl) == _hook_log(torch)
+
+
+def test_saved_tensors_hooks_unpack_on_read():
+    for m in (torch, tl):
+        log = []
+        x = m.randn(3, requires_grad=True)
+        with m.autograd.graph.saved_tensors_hooks(lambda t: ("p", t),
+                                                  lambda p: (log.append("unpack"), p[1])[1]):
+            y = x.pow(2)
+        s = y.grad_fn._saved_self
+        assert log == ["unpack"]
+        assert s is not x and s.equal(x)            # torch's: a new tensor, x's place in the graph
+        (s * 3).sum().backward()
+        assert x.grad.tolist() == [3.0, 3.0, 3.0]
+        with pytest.raises(RuntimeError, match="hooks have already been set"):
+            y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+
+
+def test_negative_dims_read_normalized():
+    """DIFFERENCES.md: torchlike keeps a dim normalized, so a dim spelled negative reads as its
+    non-negative equivalent; torch answers the spelling, wrapped as uint64."""
+    x_t = torch.randn(3, 4, requires_grad=True)
+    x_l = tl.randn(3, 4, requires_grad=True)
+    assert x_t.sum(-1).grad_fn._saved_dim == (_U64 - 1,)
+    assert x_l.sum(-1).grad_fn._saved_dim == (1,)
+    assert x_t.softmax(-1).grad_fn._saved_dim == _U64 - 1
+    assert x_l.softmax(-1).grad_fn._saved_dim == 1
+    # an int64 the op keeps as spelled reads as torch's: negative ones wrapped
+    assert x_l.tril(-1).grad_fn._saved_diagonal == x_t.tril(-1).grad_fn._saved_diagonal == _U64 - 1
+    assert x_l.softmax(1).grad_fn._saved_dim == x_t.softmax(1).grad_fn._saved_dim == 1
