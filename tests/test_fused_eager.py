@@ -845,3 +845,48 @@ def test_a_segment_compiles_in_the_background_while_it_replays(fused, monkeypatc
     with E.strict():
         ref = [strict_step() for _ in range(len(losses))]
     np.testing.assert_allclose(losses, ref, rtol=1e-5)
+
+
+def test_host_free_updates_and_moves_are_not_cuts(fused):
+    """What only moves pending values between tensors reads none of them: ``p.data +=`` (the
+    lecture scripts' SGD), a backward seeded with a pending gradient, a custom Function's
+    outputs, ``Module.to``/``float()`` of a module with pending parameters, autocast's
+    dispatch, an optimizer whose state starts from a parameter's shape. The values are strict
+    mode's."""
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    def run():
+        torch.manual_seed(0)
+        lin = torch.nn.Linear(3, 2)
+        x = torch.ones(4, 3)
+        for _ in range(3):
+            out = Twice.apply(lin(x))
+            out.backward(out.detach() * 0 + 1)
+            for p in lin.parameters():
+                p.data += -0.1 * p.grad
+                p.grad = None
+            lin.to(torch.float32)
+            lin.float()
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                lin(x).float().sum().backward()
+            torch.optim.Adagrad(lin.parameters(), lr=0.1)
+        return lin
+
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    lin = run()
+    cuts = dict(_fused.stats()["cuts"])
+    new = {k: v - before.get(k, 0) for k, v in cuts.items() if v != before.get(k, 0)}
+    assert set(new) <= {"backward"}, new        # (a backward's end is not a read)
+    got = [p.tolist() for p in lin.parameters()]
+    with E.strict():
+        want = [p.tolist() for p in run().parameters()]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)

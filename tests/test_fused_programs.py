@@ -973,7 +973,9 @@ def test_lbfgs_with_closure():
         for _ in range(STEPS):
             out.append(opt.step(closure))
         return [out, list(model.parameters())]
-    run3(prog, torch_rtol=1e-3, torch_atol=1e-4)
+    # (L-BFGS's curvature pairs amplify the last-bit differences of fused programs: measured
+    # 1.5e-6 on a parameter of 6e-3 after five steps, depending on which programs ran before)
+    run3(prog, rtol=1e-4, atol=1e-5, torch_rtol=1e-3, torch_atol=1e-4)
 
 
 def test_param_data_assignment_and_add_param_group():

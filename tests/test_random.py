@@ -389,3 +389,27 @@ def test_a_cuda_generator_without_cuda_raises_as_torch():
         pytest.skip("a CUDA device is present: the generator is made")
     same_as_torch(lambda m: m.Generator(device="cuda"))
     same_as_torch(lambda m: str(m.Generator(device="cpu").device))
+
+
+def test_host_keys_are_jaxs_fold_in_for_every_counter_and_key():
+    """A generator's key on the CPU is folded in on the host (threefry in Python integers):
+    the same bits as jax's ``fold_in`` for any key data and counter, wrapped at 2**32."""
+    import jax
+    from torchlike import _random
+    rng = np.random.default_rng(7)
+    keys = [np.array([0, 0], np.uint32), np.array([2 ** 32 - 1] * 2, np.uint32)] + [
+        rng.integers(0, 2 ** 32, 2, dtype=np.uint64).astype(np.uint32) for _ in range(40)]
+    counters = [0, 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 7] + [
+        int(c) for c in rng.integers(0, 2 ** 32, 20)]
+    for d in keys:
+        for c in counters:
+            ref = jax.random.key_data(jax.random.fold_in(jax.random.wrap_key_data(d),
+                                                         np.uint32(c & 0xFFFFFFFF)))
+            np.testing.assert_array_equal(_random._fold_in_on_host(d, c), np.asarray(ref))
+    g = torchlike.Generator().manual_seed(3)
+    for c in range(5):
+        k = g.next_key()
+        assert k.dtype == jax.random.key(0).dtype and k.shape == ()
+        np.testing.assert_array_equal(
+            np.asarray(jax.random.key_data(k)),
+            np.asarray(jax.random.key_data(jax.random.fold_in(jax.random.key(3), c))))

@@ -82,7 +82,7 @@ class Generator:
         if base is not None:
             c = base + np.uint32(c)
         elif _tiers.on_host():
-            return jax.random.wrap_key_data(_fold_in_on_host(self._key, c))
+            return _wrap_on_host(_fold_in_on_host(self._key, c))
         return jax.random.fold_in(jax.random.wrap_key_data(self._key), c)
 
     # The generator's state as arrays, for compiled programs (torchlike.compile): the key data
@@ -139,8 +139,13 @@ _FOLD_IN: dict = {}
 
 
 def _fold_in_on_host(data, c):
-    """``key_data(fold_in(wrap_key_data(data), c))`` evaluated by the interpreter (the same
-    threefry bits, no program compiled for a generator's first key)."""
+    """``key_data(fold_in(wrap_key_data(data), c))`` computed on the host: threefry2x32 in
+    Python integers for jax's default implementation (the same bits, a few microseconds),
+    otherwise jax's own fold_in evaluated by the interpreter (no program compiled)."""
+    if data.shape == (2,) and jax.config.jax_default_prng_impl == "threefry2x32":
+        # fold_in(key, c) is threefry2x32(key, threefry_seed(c)) and the seed of a 32-bit
+        # counter is the pair (0, c)
+        return np.array(_threefry2x32(int(data[0]), int(data[1]), 0, c & _M32), np.uint32)
     from . import _interpret
     k = (data.shape, data.dtype, jax.config.jax_default_prng_impl)
     jaxpr = _FOLD_IN.get(k)
@@ -148,6 +153,41 @@ def _fold_in_on_host(data, c):
         jaxpr = _FOLD_IN[k] = jax.make_jaxpr(lambda d, m: jax.random.key_data(
             jax.random.fold_in(jax.random.wrap_key_data(d), m)))(data, np.uint32(0))
     return _interpret.run(jaxpr, data, np.uint32(c & 0xFFFFFFFF))[0]
+
+
+def _wrap_on_host(data):
+    """``jax.random.wrap_key_data(data)`` for host ``data`` of the default implementation,
+    without binding jax's primitive (a key array around the data put on the default device:
+    what the primitive makes, at a third of its cost)."""
+    impl = _HOST_IMPL.get(jax.config.jax_default_prng_impl)
+    if impl is None or _KeyArray is None:
+        return jax.random.wrap_key_data(data)
+    return _KeyArray(impl, _tiers.to_device(data))
+
+
+try:                                        # jax's typed key arrays and its implementations
+    from jax._src.random.prng import PRNGKeyArray as _KeyArray, prngs as _HOST_IMPL
+except ImportError:
+    _KeyArray, _HOST_IMPL = None, {}
+
+_M32 = 0xFFFFFFFF
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry2x32(k0, k1, x0, x1):
+    """Threefry-2x32 (20 rounds) of the counter words ``x0, x1`` under the key ``k0, k1``, as
+    jax's ``threefry_2x32`` computes one pair (Salmon et al., "Parallel random numbers: as easy
+    as 1, 2, 3")."""
+    ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
+    x0 = (x0 + k0) & _M32
+    x1 = (x1 + k1) & _M32
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = (x0 + x1) & _M32
+            x1 = (((x1 << r) | (x1 >> (32 - r))) & _M32) ^ x0
+        x0 = (x0 + ks[(i + 1) % 3]) & _M32
+        x1 = (x1 + ks[(i + 2) % 3] + i + 1) & _M32
+    return x0, x1
 
 
 default_generator = Generator()

@@ -503,7 +503,7 @@ class _Compiled:
                 # (jax's internal dead-code elimination: which inputs the outputs depend on)
                 from jax._src.interpreters.partial_eval import dce_jaxpr
                 closed = jax.make_jaxpr(lambda *a: fn(*a, n_in=n_in, n_cot=n_cot))(
-                    *[a._data if isinstance(a, T) else a for a in args])
+                    *[_spec_of(a._d) if isinstance(a, T) else a for a in args])
                 _j, used = dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
                                      instantiate=False)
                 reads = tuple(used[:n_in])
@@ -947,6 +947,11 @@ _apply_hooks.bind(apply, lambda: _Tensor)
 _new = object.__new__
 # a function jax differentiates as a whole tracing (``autograd.grad_mode.node_trace``)
 NODE_TRACE, FORWARD, _node_local = _gm.NODE_TRACE, _gm.FORWARD, _gm._node_local
+
+
+def _spec_of(d):
+    """The abstract value of an array or a fused-eager deferred one (its value not read)."""
+    return jax.ShapeDtypeStruct(d.shape, d.dtype, weak_type=d.weak_type)
 
 
 def detached(d):

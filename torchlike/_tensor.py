@@ -459,7 +459,8 @@ class Tensor(InteropMixin):
                                "point or complex dtype")
         st = strides(value) if isinstance(value, Tensor) else None
         if not (isinstance(value, Tensor) and take_storage(self, value)):
-            self._data = value._data if isinstance(value, Tensor) else jnp.asarray(value)
+            # (a pending value stays pending: ``p.data += -lr * p.grad`` runs no segment)
+            self._data = _fused.raw(value)
         if self._alias is None:
             set_layout(self, st)
 

@@ -21,7 +21,7 @@ import functools
 import threading
 import warnings
 
-from .. import _device
+from .. import _device, _fused
 from .. import _dtype as D
 from ..autograd import grad_mode as _gm
 
@@ -221,7 +221,7 @@ def _cast_args(op, args, static):
         if rule is None:
             continue
         cand = [i for i, a in enumerate(args) if _eligible(a, T)
-                and _tensor_type(a._data) == dev_type]
+                and _tensor_type(_fused.raw(a)) == dev_type]
         if not cand:
             continue
         if rule == "banned":

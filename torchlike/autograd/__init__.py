@@ -77,8 +77,10 @@ def _make_grads(outputs, grad_outputs, create_graph):
         if create_graph:
             grads.append(flip_conj(g if g.dtype is out.dtype else g.to(out.dtype), True))
         else:
-            arr = g._data
-            arr = arr if arr.dtype == out._d.dtype else arr.astype(out._d.dtype)
+            # (a pending gradient stays pending: the backward joins its segment)
+            arr = _fused.raw(g)
+            if arr.dtype != out._d.dtype:
+                arr = g._data.astype(out._d.dtype)
             grads.append(flip_conj(arr))
     return grads
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 
+from .. import _fused
 from . import grad_mode as _gm
 from .graph import _FREED_MSG, Node, _version_message, cotangents, tensor_class
 
@@ -332,7 +333,7 @@ def _record(cls, ctx, args, needs, out):
     k = 0
     for o in outs:
         if any(o is d for d in diff):
-            t = Tensor._make(o._data, node, k)
+            t = Tensor._make(_fused.raw(o), node, k)
             if id(o) in dirty and any(o is a for a in args):
                 # an input modified in place (``mark_dirty``) is returned itself, its history
                 # rebased on this node (a view's base takes it through the copy, as torch's

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _tiers
+from .. import _fused, _tiers
 from .._tensor import Tensor
 from .optimizer import Optimizer, cast, lerp, _zero_scalar, _layout_of
 
@@ -333,8 +333,9 @@ class Adagrad(Optimizer):
         st = self.state[p]
         if len(st) == 0:
             st["step"] = _zero_scalar()
-            st["sum"] = _layout_of(Tensor._make(jnp.full_like(
-                p._data, self.defaults["initial_accumulator_value"])), p)
+            d = _fused.raw(p)       # (its shape and dtype: a pending value stays pending)
+            st["sum"] = _layout_of(Tensor._make(jnp.full(
+                d.shape, self.defaults["initial_accumulator_value"], d.dtype)), p)
 
     def share_memory(self):
         for group in self.param_groups:

@@ -14,7 +14,7 @@ from collections import OrderedDict, namedtuple
 
 from ..._ops.convert import _to_args     # (torch's to() overloads, for Module.to)
 from ..._storage import zero_grads as _zero_grads
-from ... import _strides
+from ... import _fused, _strides
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
@@ -637,13 +637,15 @@ class Module:
                 continue
             new = fn(param.detach())
             layout = new.__dict__.get("_layout")    # (a memory format: the strides it keeps)
-            if new._data is not param._data or layout != param.__dict__.get("_layout"):
-                param._data = new._data
+            # (pending values stay pending: a module moved or cast mid-training runs nothing)
+            data = _fused.raw(new)
+            if data is not _fused.raw(param) or layout != param.__dict__.get("_layout"):
+                param._data = data
                 _strides.set_layout(param, None if layout is None else layout[1])
                 if param.grad is not None:
                     g = fn(param.grad.detach())
                     param._grad = _strides.set_layout(
-                        Tensor._make(g._data), _strides.strides(g))
+                        Tensor._make(_fused.raw(g)), _strides.strides(g))
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
