@@ -996,12 +996,13 @@ def test_conv_dtype_mismatch_errors_like_torch(fn, dtypes):
     def run(m, x, w, b):
         return getattr(m.nn.functional, fn)(
             x.to(getattr(m, xd)), w.to(getattr(m, wd)), b.to(getattr(m, bd)) if bd else None)
-    if xd != "float16":
+    if xd not in ("float16", "bfloat16"):
         raises_like(run, f32(*shp), f32(*wshp), f32(2))
         return
-    # (a float16 input: torch's CPU runs its oneDNN kernels, which raise these, where the CPU
-    # has float16 support; elsewhere its native kernels raise another message, or compute a
-    # float32 bias into the float16 result: DIFFERENCES.md. torchlike raises the first)
+    # (a half-precision input: torch's CPU runs its oneDNN kernels, which raise these, where the
+    # CPU has kernels of that dtype (avx512 for bfloat16); elsewhere its native kernels raise
+    # another message, or compute a float32 bias into the result: DIFFERENCES.md. torchlike
+    # raises the first)
     with pytest.raises(RuntimeError, match="should be the same"):
         run(torchlike, *(torchlike.tensor(a) for a in (f32(*shp), f32(*wshp), f32(2))))
     try:
