@@ -73,6 +73,11 @@ CASES = {
     "narrow_negative_start": "a.narrow(1, -2, 2)", "tril": "a.tril()", "triu": "a.triu(1)",
     "tril_negative": "a.tril(-1)", "repeat": "a.repeat(2, 1)",
     # indexing
+    "slice": ("a[1:3]", {"_saved_end"}), "slice_step": ("a[:, ::2]", {"_saved_end"}),
+    "slice_open": ("a[:, 1:]", {"_saved_end"}),
+    "slice_ellipsis": ("img[..., 1:3]", {"_saved_end"}),
+    "select": "a[1]", "select_dim1": "a[:, 2]", "select_ellipsis": "img[..., 2]",
+    "select_method": "a.select(1, 2)", "unbind": "a.unbind(1)[0]",
     "gather": "a.gather(1, idx)", "index_select": "a.index_select(0, i2)",
     "index_tensor": ("a[i2]", {"_saved_indices"}), "index_2": ("a[:, i2]", {"_saved_indices"}),
     "clamp": "a.clamp(-0.5, 0.5)", "clamp_min": "a.clamp(min=0)", "clamp_max": "a.clamp(max=2)",
@@ -349,3 +354,8 @@ def test_negative_dims_read_normalized():
     # an int64 the op keeps as spelled reads as torch's: negative ones wrapped
     assert x_l.tril(-1).grad_fn._saved_diagonal == x_t.tril(-1).grad_fn._saved_diagonal == _U64 - 1
     assert x_l.softmax(1).grad_fn._saved_dim == x_t.softmax(1).grad_fn._saved_dim == 1
+    # so do a slice's start and a select's index
+    assert x_t[-1].grad_fn._saved_index == _U64 - 1
+    assert x_l[-1].grad_fn._saved_index == 2
+    assert x_t[-2:].grad_fn._saved_start == _U64 - 2
+    assert x_l[-2:].grad_fn._saved_start == 1

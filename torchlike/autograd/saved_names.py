@@ -304,7 +304,7 @@ def _strides(node):
     m = _memo(node)
     if "raw_strides" in m:
         return tuple(st if st is not None else
-                     None if sh is None else contiguous_strides(tuple(sh))
+                     None if sh is None else _contiguous_strides(tuple(sh))
                      for st, sh in zip(m["raw_strides"], m["raw_shapes"]))
     if node.inputs is None:
         raise RuntimeError("torchlike: this node no longer holds its inputs' strides")
@@ -406,7 +406,7 @@ def _result(node, k):
     return T._make(data, node, k)
 
 
-def contiguous_strides(shape):
+def _contiguous_strides(shape):
     out, acc = [], 1
     for n in reversed(shape):
         out.append(acc)
@@ -639,6 +639,51 @@ def _nll_weight_pos(node):
     return 2 if len(node.compiled.needs) > 2 else None
 
 
+def _getitem_one(kind):
+    """A getitem torch records as one ``slice`` (``kind`` "S") or ``select`` ("I") of the
+    tensor itself: full slices, then that one entry."""
+    def guard(node):
+        name = node.compiled.op.name
+        if name != "getitem":
+            return name == ("slice" if kind == "S" else "select")   # (narrow, select)
+        spec = dict(node.compiled.static).get("spec", ())
+        if spec and spec[0] == ("e",):
+            spec = spec[1:]
+        return bool(spec) and spec[-1][0] == kind and \
+            all(e == ("s", None, None, None) for e in spec[:-1])
+    return guard
+
+
+def _getitem_dim(node):
+    """The dim of the slice / select: from the op's own ``dim``, or its place in ``[]``
+    (counted from the end after an ellipsis)."""
+    st = dict(node.compiled.static)
+    if "spec" not in st:
+        return _wrap(st["dim"])
+    spec = st["spec"]
+    if spec[0] == ("e",):
+        return len(_shapes(node)[0]) - (len(spec) - 1)
+    return len(spec) - 1
+
+
+def _int_arg(pos):
+    """An integer argument the op takes as an array (a start, an index), while the node holds
+    it: its inputs, or the integer arrays a recomputing backward keeps."""
+    def fn(node):
+        inputs = node.inputs
+        if inputs is not None:
+            return int(inputs[pos])
+        arrays = getattr(node.vjp, "arrays", None)
+        if arrays is not None and pos < len(arrays) and \
+                getattr(getattr(arrays[pos], "dtype", None), "kind", None) in ("i", "u"):
+            return int(arrays[pos])
+        kept = _memo(node).get("args")
+        if kept is not None and kept[pos] is not None:
+            return int(kept[pos])
+        raise RuntimeError("torchlike: this node no longer holds its index arguments")
+    return fn
+
+
 def _narrow_end(node):
     return int(_args(node)[1]) + dict(node.compiled.static)["length"]
 
@@ -771,14 +816,23 @@ TABLE.update({
                                               == "int")},
     "ExpandBackward0": {"self_sym_sizes": Sizes(0)},
     "CatBackward0": {"dim": St("dim", _wrap)},
+    "UnbindBackward0": {"dim": St("dim", _wrap)},
     "StackBackward0": {"dim": St("dim", _wrap)},
     "SplitBackward0": {"dim": St("dim", _wrap), "self_sym_sizes": Sizes(0),
                        "split_size": Fn(_split_size,
                                         when=lambda n: len(dict(n.compiled.static)["sizes"]) > 1)},
     "SplitWithSizesBackward0": {"dim": St("dim", _wrap), "self_sym_sizes": Sizes(0),
                                 "split_sizes": St("sizes")},
-    "SliceBackward0": {"dim": St("dim", _wrap), "end": Fn(_narrow_end, meta=1),
-                       "self_sym_sizes": Sizes(0), "start": Arg(1, int), "step": Const(1)},
+    # (narrow; a slice with [] — whose ``end`` torchlike does not keep as spelled: an open
+    # end is torch's INT64_MAX — has no ``end``)
+    "SliceBackward0": {
+        "dim": Fn(_getitem_dim, meta=1),
+        "end": Fn(_narrow_end, meta=1, when=lambda n: n.compiled.op.name == "slice"),
+        "self_sym_sizes": Sizes(0), "start": Fn(_int_arg(1), meta=1),
+        "step": Fn(lambda n: 1 if n.compiled.op.name == "slice"
+                   else dict(n.compiled.static)["spec"][-1][2])},
+    "SelectBackward0": {"dim": Fn(_getitem_dim, meta=1), "index": Fn(_int_arg(1), meta=1),
+                        "self_sym_sizes": Sizes(0)},
     "TrilBackward0": {"diagonal": St("diagonal", _wrap)},
     "TriuBackward0": {"diagonal": St("diagonal", _wrap)},
     "RepeatBackward0": {"repeats": St("reps"), "self_sym_sizes": Sizes(0)},
@@ -843,7 +897,7 @@ OPS = {
     "ViewBackward0": ("view",), "TransposeBackward0": ("transpose",),
     "PermuteBackward0": ("permute",), "UnsqueezeBackward0": ("unsqueeze",),
     "SqueezeBackward1": ("squeeze",), "ExpandBackward0": ("expand",), "CatBackward0": ("cat",),
-    "StackBackward0": ("stack",), "SplitBackward0": ("split",),
+    "StackBackward0": ("stack",), "UnbindBackward0": ("unbind",), "SplitBackward0": ("split",),
     "SplitWithSizesBackward0": ("split",), "TrilBackward0": ("tril",),
     "TriuBackward0": ("triu",), "RepeatBackward0": ("tile",), "GatherBackward0": ("gather",),
     "IndexSelectBackward0": ("index_select",), "ClampBackward1": ("clamp",),
@@ -855,7 +909,8 @@ OPS = {
     "LeakyReluBackward0": ("nn_leaky_relu",), "EluBackward0": ("nn_elu",),
     "SoftplusBackward0": ("nn_softplus",), "HardtanhBackward0": ("nn_hardtanh",),
     "MaximumBackward0": ("maximum",), "MinimumBackward0": ("minimum",),
-    "SliceBackward0": ("slice",), "IndexBackward0": ("getitem",),
+    "SliceBackward0": ("slice", "getitem"), "SelectBackward0": ("getitem", "select"),
+    "IndexBackward0": ("getitem",),
 }
 
 # a class's names apply to a node only where this holds (its static arguments say torch records
@@ -870,7 +925,8 @@ _GUARDS = {
     "PowBackward2": lambda n: dict(n.compiled.static).get("kind") == "st",
     "ClampBackward1": lambda n: dict(n.compiled.static).get("scalar") is True,
     "IndexBackward0": _plain_index,
-    "SliceBackward0": lambda n: n.compiled.op.name == "slice",
+    "SliceBackward0": _getitem_one("S"),
+    "SelectBackward0": _getitem_one("I"),
 }
 
 
