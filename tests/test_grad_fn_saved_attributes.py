@@ -21,6 +21,8 @@ def _inputs(m):
         w=g(f32(3, 2, 3, 3)), bias=g(f32(3)), c=m.tensor(f32(3, 4)),
         idx=m.tensor(np.array([[0, 1, 2, 0], [1, 0, 2, 1], [2, 2, 0, 0]])),
         tgt=m.tensor(np.array([0, 3, 1])), i2=m.tensor(np.array([0, 2])),
+        im3=g(f32(2, 3, 6, 6)), w3=g(np.ones(3, np.float32)), b3=g(np.zeros(3, np.float32)),
+        rm=m.zeros(3), rv=m.ones(3), p01=m.tensor(rng.uniform(0.1, 0.9, (3, 4)).astype(np.float32)),
         F=m.nn.functional, m=m)
 
 
@@ -94,6 +96,38 @@ CASES = {
     "nll_loss_none": "F.nll_loss(a, tgt, reduction='none')",
     "nll_loss_weight": "F.nll_loss(a, tgt, weight=v.detach().abs())",
     "mse_loss": "F.mse_loss(a, b)", "mse_loss_sum": "F.mse_loss(a, c, reduction='sum')",
+    "smooth_l1_loss": "F.smooth_l1_loss(a, b)", "huber_loss": "F.huber_loss(a, c, delta=0.5)",
+    "bce": "F.binary_cross_entropy(a.sigmoid(), p01)",
+    "bce_with_logits": "F.binary_cross_entropy_with_logits(a, p01)",
+    "bce_with_logits_weights": "F.binary_cross_entropy_with_logits(a, p01, weight=v.detach(), "
+                               "pos_weight=v.detach().abs())",
+    "batch_norm": ("F.batch_norm(im3, rm, rv, w3, b3, training=True)",
+                   {"_saved_running_mean", "_saved_running_var"}),
+    "batch_norm_eval": "F.batch_norm(im3, rm, rv, w3, b3, training=False)",
+    "group_norm": ("F.group_norm(im3, 3, w3, b3)", {"_saved_result1", "_saved_result2"}),
+    "max_pool2d": ("F.max_pool2d(im3, 2, stride=2)",
+                   {"_saved_ceil_mode", "_saved_stride", "_saved_result1"}),
+    "avg_pool2d": ("F.avg_pool2d(im3, 2, divisor_override=3)",
+                   {"_saved_ceil_mode", "_saved_stride"}),
+    "interpolate_nearest": "F.interpolate(im3, scale_factor=2)",
+    "interpolate_size": "F.interpolate(im3, size=(9, 12))",
+    "interpolate_bilinear": "F.interpolate(im3, scale_factor=2, mode='bilinear')",
+    "pad": "F.pad(a, (1, 2))", "pad_2d": "F.pad(a, (1, 2, 0, 3))",
+    "pad_reflect": "F.pad(im3, (1, 1, 2, 2), mode='reflect')",
+    "pad_replicate": "F.pad(im3, (1, 0, 2, 1), mode='replicate')",
+    # more shapes, arithmetic, activations
+    "flip": "a.flip(0)", "roll": "a.roll(-1, 1)", "diagonal": "a.diagonal(-1)",
+    "unfold": "a.unfold(1, 2, 1)", "trace": "a[:, :3].trace()",
+    "pixel_shuffle": "F.pixel_shuffle(im3[:, :1].expand(2, 4, 6, 6), 2)",
+    "pixel_unshuffle": "F.pixel_unshuffle(im3, 2)",
+    "atan2": "m.atan2(a, b)", "xlogy": "m.xlogy(a.abs(), c.abs())", "hypot": "m.hypot(a, c)",
+    "addcmul": "m.addcmul(a, a, b, value=0.5)", "addcmul_one": "m.addcmul(c, a, c, value=2)",
+    "addcdiv": "m.addcdiv(c, c, a.abs() + 1, value=2)", "lerp": "m.lerp(a, b, 0.3)",
+    "lerp_tensor": "m.lerp(a, c, c)", "clamp_tensor": "a.clamp(c, c + 1)",
+    "clamp_tensor_min": "a.clamp(min=c)", "dot": "m.dot(a[0], c[0])",
+    "baddbmm": "m.baddbmm(a[None, :, :3], a[None], c.t()[None, :, :3])",
+    "cumprod": "a.cumprod(1)", "hardshrink": "F.hardshrink(a)",
+    "threshold": "F.threshold(a, 0.1, 2.0)", "glu": "F.glu(a, 1)",
 }
 
 

@@ -82,8 +82,11 @@ class In(_Spec):
 
     tensor = True
 
-    def __init__(self, pos, when=None):
-        self._pos, self.when = pos, when
+    def __init__(self, pos, when=None, only=None):
+        self._pos, self.when, self.only = pos, when, only
+
+    def available(self, node):
+        return self.only is None or self.only(node)
 
     def at(self, node):
         """The argument position (None: the call has no such argument)."""
@@ -203,12 +206,16 @@ class Sizes(_Spec):
         return s if self.item is None else s[self.item]
 
 
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 class Numel(Sizes):
     def get(self, node, name):
-        n = 1
-        for d in _shapes(node)[self.pos]:
-            n *= d
-        return n
+        return _numel(_shapes(node)[self.pos])
 
 
 class Strides(_Spec):
@@ -684,6 +691,90 @@ def _int_arg(pos):
     return fn
 
 
+def _pads_flat(v):
+    """The op's per-dim pad pairs (first dim first) as torch's flat pad (last dim first)."""
+    return tuple(p for pair in reversed(v) for p in pair)
+
+
+def _pool_padding(node):
+    return all(p[0] == p[1] for p in dict(node.compiled.static)["pads"])
+
+
+def _ints(v):
+    return tuple(int(x) for x in v)
+
+
+def _st(key):
+    return lambda node: dict(node.compiled.static).get(key)
+
+
+def _stat_dtype_ok(node):
+    # (the statistics torch saves of a float16/bfloat16 input are its CPU kernels' choice)
+    return str(node.out_meta[0][1]) in ("float32", "float64")
+
+
+def _norm_stats(which, axes_of, shape_of):
+    """Mean (``which`` 0) or 1/sqrt(biased var + eps) (1) of the saved input over
+    ``axes_of(x)``, reshaped to ``shape_of(x)`` (batch_norm's / group_norm's ``result1`` /
+    ``result2``)."""
+    def fn(node):
+        import jax.numpy as jnp
+        st = dict(node.compiled.static)
+        x = node.inputs[0]._data
+        xs = jnp.reshape(x, shape_of(x, st, "in"))
+        axes = axes_of(xs)
+        mean = jnp.mean(xs, axis=axes)
+        v = mean if which == 0 else 1.0 / jnp.sqrt(
+            jnp.mean(jnp.square(xs - jnp.expand_dims(mean, axes)), axis=axes) + st["eps"])
+        return _T()._make(jnp.reshape(v, shape_of(x, st, "out")).astype(x.dtype))
+    return fn
+
+
+def _bn_stat(which):
+    def fn(node):
+        import jax.numpy as jnp
+        if not dict(node.compiled.static).get("training"):
+            return _T()._make(jnp.zeros((0,), node.out_meta[0][1]))
+        return _norm_stats(which, lambda xs: (0,) + tuple(range(2, xs.ndim)),
+                           lambda x, st, k: x.shape if k == "in" else (x.shape[1],))(node)
+    return fn
+
+
+def _bn_pos(which):
+    """batch_norm's argument positions: input, running mean?, running var?, weight?, bias?"""
+    def fn(node):
+        st = dict(node.compiled.static)
+        pos = 1
+        for key, has in (("running_mean", st.get("has_stats")),
+                         ("running_var", st.get("has_stats")),
+                         ("weight", st.get("has_w")), ("bias", st.get("has_b"))):
+            if key == which:
+                return pos if has else None
+            pos += 1 if has else 0
+        return None
+    return fn
+
+
+def _bce_pos(which):
+    """binary_cross_entropy_with_logits's: input, target, weight?, pos_weight?"""
+    def fn(node):
+        st = dict(node.compiled.static)
+        if which == "weight":
+            return 2 if st.get("has_w") else None
+        return (3 if st.get("has_w") else 2) if st.get("has_pw") else None
+    return fn
+
+
+def _clampt_pos(which):
+    """clamp's tensor bounds: min (0) / max (1) at their argument positions, or None."""
+    def fn(node):
+        w = dict(node.compiled.static).get("which")
+        if w == "both":
+            return 1 + which
+        return 1 if w == ("lo", "hi")[which] else None
+    return fn
+
+
 def _narrow_end(node):
     return int(_args(node)[1]) + dict(node.compiled.static)["length"]
 
@@ -847,6 +938,85 @@ TABLE.update({
     "WhereBackward0": {"condition": In(0, when=(1, 2))},
     "MaskedFillBackward0": {"mask": In(1, when=(0, 2))},
     "IndexBackward0": {"self_sym_sizes": Sizes(0)},
+    "FlipBackward0": {"dims": St("dims", _wrap_all)},
+    "RollBackward0": {"dims": St("dims", _wrap_all), "shifts": St("shifts", _wrap_all)},
+    "DiagonalBackward0": {"dim1": St("dim1", _wrap), "dim2": St("dim2", _wrap),
+                          "offset": St("offset", _wrap), "self_sym_sizes": Sizes(0)},
+    "UnfoldBackward0": {"dimension": St("dim", _wrap), "self_sym_sizes": Sizes(0),
+                        "size": St("size"), "step": St("step")},
+    "TraceBackward0": {"self_sym_sizes": Sizes(0)},
+    "PixelShuffleBackward0": {"upscale_factor": St("r")},
+    "PixelUnshuffleBackward0": {"downscale_factor": St("r")},
+    "ConstantPadNdBackward0": {"pad": St("pads", _pads_flat)},
+    "ReflectionPad1DBackward0": {"padding": St("pads", _pads_flat), "self": In(0)},
+    "ReflectionPad2DBackward0": {"padding": St("pads", _pads_flat), "self": In(0)},
+    "ReplicationPad1DBackward0": {"padding": St("pads", _pads_flat), "self": In(0)},
+    "ReplicationPad2DBackward0": {"padding": St("pads", _pads_flat), "self": In(0)},
+    # more arithmetic
+    "Atan2Backward0": {"other": In(1), "self": In(0)},
+    "XlogyBackward0": {"other": In(1), "self": In(0)},
+    "HypotBackward0": {"other": In(1, when=(1,)), "result": Out(0), "self": In(0, when=(0,))},
+    "AddcmulBackward0": {"tensor1": In(1, when=(2,)), "tensor2": In(2, when=(1,)),
+                         "value": St("value")},
+    "AddcdivBackward0": {"tensor1": In(1, when=(2,)), "tensor2": In(2, when=(1, 2)),
+                         "value": St("value")},
+    "LerpBackward0": {"weight": Arg(2)},
+    "LerpBackward1": {"end": In(1, when=(2,)), "self": In(0, when=(2,)),
+                      "weight": In(2, when=(0, 1))},
+    "ClampBackward0": {"max": In(_clampt_pos(1)), "min": In(_clampt_pos(0)), "self": In(0)},
+    "DotBackward0": {"self": In(0, when=(1,)), "tensor": In(1, when=(0,))},
+    "BaddbmmBackward0": {"alpha": St("alpha", default=1), "batch1": In(1, when=(2,)),
+                         "batch2": In(2, when=(1,)), "beta": St("beta", default=1)},
+    "CumprodBackward0": {"dim": St("dim", _wrap), "result": Out(0), "self": In(0)},
+    # more activations
+    "HardshrinkBackward0": {"lambd": St("lambd"), "self": In(0)},
+    "ThresholdBackward0": {"self": In(0), "threshold": St("threshold")},
+    "GluBackward0": {"dim": St("dim", _wrap), "self": In(0)},
+    # more nn
+    "SmoothL1LossBackward0": {"beta": St("beta"), "reduction": St("reduction", _enum_reduction),
+                              "self": In(0), "target": In(1)},
+    "HuberLossBackward0": {"delta": St("delta"), "reduction": St("reduction", _enum_reduction),
+                           "self": In(0), "target": In(1)},
+    "BinaryCrossEntropyBackward0": {"reduction": St("reduction", _enum_reduction),
+                                    "self": In(0), "target": In(1),
+                                    "weight": In(lambda n: 2 if len(n.compiled.needs) > 2
+                                                 else None)},
+    "BinaryCrossEntropyWithLogitsBackward0": {
+        "pos_weight": In(_bce_pos("pos_weight")),
+        "reduction": St("reduction", _enum_reduction), "self": In(0), "target": In(1),
+        "weight": In(_bce_pos("weight"))},
+    "MaxPool2DWithIndicesBackward0": {
+        "dilation": St("d"), "kernel_size": St("k"),
+        "padding": Fn(lambda n: _padding(dict(n.compiled.static)["pads"]), when=_pool_padding),
+        "self": In(0)},
+    "AvgPool2DBackward0": {"count_include_pad": St("count_include_pad"),
+                           "divisor_override": St("divisor", lambda v: None if v is None
+                                                  else int(v)),
+                           "kernel_size": St("k"), "padding": St("p"), "self": In(0)},
+    "UpsampleNearest2DBackward0": {"output_size": St("size"),
+                                   "scales_h": Fn(lambda n: _st("scales")(n)[0]),
+                                   "scales_w": Fn(lambda n: _st("scales")(n)[1]),
+                                   "self_sym_sizes": Sizes(0)},
+    "UpsampleBilinear2DBackward0": {"align_corners": St("align_corners"),
+                                    "output_size": St("size"),
+                                    "scales_h": Fn(lambda n: _st("scales")(n)[0]),
+                                    "scales_w": Fn(lambda n: _st("scales")(n)[1]),
+                                    "self_sym_sizes": Sizes(0)},
+    "NativeBatchNormBackward0": {
+        "eps": St("eps"), "input": In(0),
+        "result1": Fn(_bn_stat(0), tensor=True, when=_stat_dtype_ok),
+        "result2": Fn(_bn_stat(1), tensor=True, when=_stat_dtype_ok),
+        # (the running statistics of a training call are not the op's arguments: torchlike
+        # updates them outside it)
+        "running_mean": In(_bn_pos("running_mean"), only=_st("has_stats")),
+        "running_var": In(_bn_pos("running_var"), only=_st("has_stats")),
+        "training": St("training"), "weight": In(_bn_pos("weight"))},
+    "NativeGroupNormBackward0": {
+        "C": Sizes(0, item=1), "HxW": Fn(lambda n: _numel(_shapes(n)[0][2:]), meta=1),
+        # (no result1/result2: torch's are outputs of the node, with a gradient; torchlike's
+        # group_norm has one output)
+        "N": Sizes(0, item=0), "eps": St("eps"), "group": St("groups"), "input": In(0),
+        "weight": In(lambda n: 1 if dict(n.compiled.static).get("has_w") else None)},
     # nn
     "NativeLayerNormBackward0": {
         "bias": In(_ln_bias_pos),
@@ -911,6 +1081,24 @@ OPS = {
     "MaximumBackward0": ("maximum",), "MinimumBackward0": ("minimum",),
     "SliceBackward0": ("slice", "getitem"), "SelectBackward0": ("getitem", "select"),
     "IndexBackward0": ("getitem",),
+    "FlipBackward0": ("flip",), "RollBackward0": ("roll",), "DiagonalBackward0": ("diagonal",),
+    "UnfoldBackward0": ("unfold",), "TraceBackward0": ("trace",),
+    "PixelShuffleBackward0": ("pixel_shuffle",), "PixelUnshuffleBackward0": ("pixel_shuffle",),
+    "ConstantPadNdBackward0": ("pad",), "ReflectionPad1DBackward0": ("pad",),
+    "ReflectionPad2DBackward0": ("pad",), "ReplicationPad1DBackward0": ("pad",),
+    "ReplicationPad2DBackward0": ("pad",), "Atan2Backward0": ("atan2",),
+    "XlogyBackward0": ("xlogy",), "HypotBackward0": ("hypot",),
+    "AddcmulBackward0": ("addcmul",), "AddcdivBackward0": ("addcmul",),
+    "LerpBackward0": ("lerp",), "LerpBackward1": ("lerp",), "ClampBackward0": ("clamp",),
+    "DotBackward0": ("matmul",), "BaddbmmBackward0": ("addmm",), "CumprodBackward0": ("cumsum",),
+    "HardshrinkBackward0": ("nn_hardshrink",), "ThresholdBackward0": ("nn_threshold",),
+    "GluBackward0": ("nn_glu",), "SmoothL1LossBackward0": ("loss_smooth_l1",),
+    "HuberLossBackward0": ("loss_huber",),
+    "BinaryCrossEntropyBackward0": ("binary_cross_entropy",),
+    "BinaryCrossEntropyWithLogitsBackward0": ("binary_cross_entropy_with_logits",),
+    "MaxPool2DWithIndicesBackward0": ("max_pool",), "AvgPool2DBackward0": ("avg_pool",),
+    "UpsampleNearest2DBackward0": ("interpolate",), "UpsampleBilinear2DBackward0": ("interpolate",),
+    "NativeBatchNormBackward0": ("batch_norm",), "NativeGroupNormBackward0": ("group_norm",),
 }
 
 # a class's names apply to a node only where this holds (its static arguments say torch records
@@ -927,6 +1115,22 @@ _GUARDS = {
     "IndexBackward0": _plain_index,
     "SliceBackward0": _getitem_one("S"),
     "SelectBackward0": _getitem_one("I"),
+    "CumprodBackward0": lambda n: dict(n.compiled.static).get("prod") is True,
+    "CumsumBackward0": lambda n: not dict(n.compiled.static).get("prod"),
+    "AddcmulBackward0": lambda n: dict(n.compiled.static).get("div") is False,
+    "AddcdivBackward0": lambda n: dict(n.compiled.static).get("div") is True,
+    "LerpBackward0": lambda n: dict(n.compiled.static).get("tensor_weight") is False,
+    "LerpBackward1": lambda n: dict(n.compiled.static).get("tensor_weight") is True,
+    "ClampBackward0": lambda n: dict(n.compiled.static).get("scalar") is False,
+    "DotBackward0": lambda n: dict(n.compiled.static).get("vector_op") == "dot",
+    "BaddbmmBackward0": lambda n: dict(n.compiled.static).get("kind") == "bmm",
+    "PixelShuffleBackward0": lambda n: dict(n.compiled.static).get("inverse") is False,
+    "PixelUnshuffleBackward0": lambda n: dict(n.compiled.static).get("inverse") is True,
+    "ConstantPadNdBackward0": lambda n: dict(n.compiled.static).get("mode") == "constant",
+    "MaxPool2DWithIndicesBackward0": lambda n: dict(n.compiled.static).get("nd") == 2,
+    "AvgPool2DBackward0": lambda n: dict(n.compiled.static).get("nd") == 2,
+    "UpsampleNearest2DBackward0": lambda n: dict(n.compiled.static).get("nd") == 2,
+    "UpsampleBilinear2DBackward0": lambda n: dict(n.compiled.static).get("nd") == 2,
 }
 
 
