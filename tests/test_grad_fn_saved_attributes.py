@@ -262,6 +262,21 @@ def test_names_a_node_does_not_have_are_attribute_errors():
                            f"attribute '{name}'"):
             getattr(node, name)
         assert not hasattr(node, name)
+    # a leaf's AccumulateGrad and a custom Function's node have none (torch's custom Function
+    # node has ``_raw_saved_tensors``, which torchlike's does not)
+    class Twice(tl.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    for node in (x.sin().grad_fn.next_functions[0][0], Twice.apply(x).grad_fn):
+        assert not [n for n in dir(node) if n.startswith("_saved_")]
+        with pytest.raises(AttributeError):
+            node._saved_self
     # the tape's own record is not one of torch's saved names
     node = x.sin().grad_fn
     assert "_saved_versions" not in dir(node)
