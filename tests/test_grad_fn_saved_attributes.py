@@ -20,6 +20,7 @@ def _inputs(m):
         a=g(f32(3, 4)), b=g(f32(3, 4)), mm=g(f32(4, 5)), v=g(f32(4)), img=g(f32(1, 2, 5, 5)),
         w=g(f32(3, 2, 3, 3)), bias=g(f32(3)), c=m.tensor(f32(3, 4)),
         idx=m.tensor(np.array([[0, 1, 2, 0], [1, 0, 2, 1], [2, 2, 0, 0]])),
+        ix=m.tensor(np.array([[0, 1], [1, 2], [2, 3]])),
         tgt=m.tensor(np.array([0, 3, 1])), i2=m.tensor(np.array([0, 2])),
         im3=g(f32(2, 3, 6, 6)), w3=g(np.ones(3, np.float32)), b3=g(np.zeros(3, np.float32)),
         rm=m.zeros(3), rv=m.ones(3), p01=m.tensor(rng.uniform(0.1, 0.9, (3, 4)).astype(np.float32)),
@@ -128,6 +129,16 @@ CASES = {
     "baddbmm": "m.baddbmm(a[None, :, :3], a[None], c.t()[None, :, :3])",
     "cumprod": "a.cumprod(1)", "hardshrink": "F.hardshrink(a)",
     "threshold": "F.threshold(a, 0.1, 2.0)", "glu": "F.glu(a, 1)",
+    "logsigmoid": ("F.logsigmoid(a)", {"_saved_buffer"}),
+    "topk": ("a.topk(2, dim=1)[0]", {"_saved_indices"}),
+    "sort": ("a.sort(1)[0]", {"_saved_indices"}),
+    "scatter_add": "b.scatter_add(1, ix, a[:, :2])",
+    "scatter_add_src_only": "c.scatter_add(1, ix, a[:, :2])",
+    "scatter_add_self_only": "a.scatter_add(1, ix, c[:, :2])",
+    "scatter": "b.scatter(1, ix, a[:, :2])",
+    "scatter_self_only": "a.scatter(1, ix, c[:, :2])",
+    "index_add": "b.index_add(0, i2, a[:2])",
+    "index_add_alpha": "c.index_add(1, i2, a[:, :2], alpha=2.5)",
 }
 
 
