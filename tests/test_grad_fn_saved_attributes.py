@@ -69,7 +69,9 @@ CASES = {
     # views and shapes
     "view": "a.view(12)", "reshape": "a.reshape(2, 6)", "flatten": "img.flatten(1)",
     "transpose": "a.transpose(0, 1)", "t": "a.t()", "permute": "a.permute(1, 0)",
-    "unsqueeze": "a.unsqueeze(1)", "squeeze": "a[None].squeeze(0)", "expand": "v.expand(3, 4)",
+    "unsqueeze": "a.unsqueeze(1)", "squeeze": "a[None].squeeze(0)",
+    "squeeze_all": "a[None, :, None].squeeze()", "squeeze_dims": "a[None, :, None].squeeze((0, 2))",
+    "square_method": "a.square()", "movedim": "img.movedim(0, 2)", "expand": "v.expand(3, 4)",
     "contiguous": "a.t().contiguous()", "clone": "a.clone()", "to_double": "a.double()",
     "cat": "m.cat([a, b], 1)", "stack": "m.stack([a, b])", "split": "a.split(2, 1)[0]",
     "split_sizes": "a.split([1, 3], 1)[0]", "chunk": "a.chunk(2)[0]", "narrow": "a.narrow(1, 1, 2)",
