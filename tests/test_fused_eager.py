@@ -890,3 +890,67 @@ def test_host_free_updates_and_moves_are_not_cuts(fused):
         want = [p.tolist() for p in run().parameters()]
     np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+def test_parametrizations_norms_and_vector_writes_are_not_cuts(fused):
+    """Writes of computed values into module state read none of them: a parametrization's
+    right_inverse, spectral_norm's power iteration, instance norm's running statistics,
+    ``vector_to_parameters``. The values are strict mode's."""
+    class Symmetric(torch.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(0, 1)
+
+        def right_inverse(self, A):
+            return A.triu()
+
+    def run():
+        torch.manual_seed(0)
+        lin = torch.nn.Linear(4, 4)
+        torch.nn.utils.parametrize.register_parametrization(lin, "weight", Symmetric())
+        sn = torch.nn.utils.spectral_norm(torch.nn.Linear(4, 3))
+        inorm = torch.nn.InstanceNorm1d(4, track_running_stats=True)
+        x = torch.ones(2, 4, 5) + torch.arange(5.0)
+        outs = []
+        for _ in range(2):
+            lin.weight = lin.weight * 1.0
+            outs.append(sn(lin(x.mean(2))))
+            outs.append(inorm(x * 2))
+            vec = torch.nn.utils.parameters_to_vector(sn.parameters()) * 0.5
+            torch.nn.utils.vector_to_parameters(vec, sn.parameters())
+        return outs + [inorm.running_mean, inorm.running_var] + list(sn.parameters())
+
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    got = run()
+    cuts = dict(_fused.stats()["cuts"])
+    assert cuts == before, {k: v - before.get(k, 0) for k, v in cuts.items()}
+    got = [t.detach().numpy() for t in got]
+    with E.strict():
+        want = [t.detach().numpy() for t in run()]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_drawn_indices_in_range_are_not_checked_by_reading_them(fused):
+    """Class targets and embedding indices drawn by ``randint`` within the valid range pass
+    their checks by construction: nothing is read (each was a partial run). A draw that can
+    leave the range is still checked, with torch's error."""
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(7, 3)
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    idx = torch.randint(0, 7, (4, 5))
+    target = torch.randint(0, 3, (4,))
+    loss = torch.nn.functional.cross_entropy(emb(idx).sum(1), target)
+    assert dict(_fused.stats()["cuts"]) == before
+    got = loss.item()
+    with E.strict():
+        torch.manual_seed(0)
+        emb = torch.nn.Embedding(7, 3)
+        want = torch.nn.functional.cross_entropy(
+            emb(torch.randint(0, 7, (4, 5))).sum(1), torch.randint(0, 3, (4,))).item()
+    assert got == pytest.approx(want, rel=1e-6)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        emb(torch.randint(0, 8, (400,)))
+    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
+        torch.nn.functional.cross_entropy(torch.zeros(400, 3), torch.randint(3, 4, (400,)))

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _device
+from . import _fused
 from . import _dtype as D
 from . import _random
 from . import _tiers
@@ -1732,6 +1733,7 @@ def _randint(low, high, size, *, generator=None, dtype=None, layout=None, device
     _check_alloc(shape, dt, device)
     arr = _random.draw(jax.random.randint, _random.next_key(generator), shape, low, high,
                        np.int64)
+    _fused.bound(arr, low, high - 1)        # (an index check of the draw then reads nothing)
     if arr.dtype != dt.np:
         arr = arr.astype(dt.np)
     return _finish(arr, device, requires_grad, layout=layout)

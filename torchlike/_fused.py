@@ -196,7 +196,7 @@ class _Segment:
     references."""
 
     __slots__ = ("calls", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
-                 "nbytes", "done", "checks", "replaced", "__weakref__")
+                 "nbytes", "done", "checks", "replaced", "bounds", "__weakref__")
 
     def __init__(self):
         self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
@@ -211,6 +211,8 @@ class _Segment:
         self.checks = []        # (flag, make_error, the call index, where): value checks
         self.replaced = {}      # external input slot -> the output slot a tensor holding it
                                 # was given instead (a parameter's update: ``_donatable``)
+        self.bounds = {}        # output slot -> (lo, hi): its values are known to lie there
+                                # (an integer draw: ``bound``)
 
 
 _seg = _Segment()
@@ -693,13 +695,24 @@ def _verify(checks, outs, producers):
         raise e
 
 
-def defer_check(fn, arrays, make_error):
+def bound(d, lo, hi):
+    """Note that the values of ``d`` (a pending integer result: a draw in ``[lo, hi]``) lie in
+    ``[lo, hi]``: a value check they pass by construction (``defer_check``'s ``within``) then
+    reads nothing."""
+    if d.__class__ is Deferred and d.value is None:
+        with _lock:
+            if d.seg is _seg:
+                _seg.bounds[d.slot] = (lo, hi)
+
+
+def defer_check(fn, arrays, make_error, within=None):
     """In fused eager, with a pending value among ``arrays`` that needs more than
     ``PARTIAL_MAX`` calls: record ``fn(*arrays)`` (a jax function computing what a value check
     needs, a flag or the offending value) and return True; the segment reads it when it runs
     and raises ``make_error(value)`` unless that is None (``_verify``). Otherwise False (pending
     values a few calls away are computed now): the caller checks on the host, as in strict
-    mode."""
+    mode. ``within=(lo, hi)``: the check passes for values in ``[lo, hi]``; pending values known
+    to lie there (``bound``) are not checked (True, nothing recorded)."""
     if not ACTIVE:
         return False
     pending = [a for a in arrays if a.__class__ is Deferred and a.value is None]
@@ -707,6 +720,11 @@ def defer_check(fn, arrays, make_error):
         return False
     with _lock:
         seg = _seg
+        if within is not None:
+            lo, hi = within
+            known = [seg.bounds.get(a.slot) if a.seg is seg else None for a in pending]
+            if all(b is not None and lo <= b[0] and b[1] <= hi for b in known):
+                return True
         if not seg.checks and all(a.seg is seg and _small_cone(a) is not None
                                   for a in pending):
             for a in pending:               # (a few calls: computed now, checked at the op)

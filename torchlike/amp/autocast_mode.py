@@ -265,7 +265,7 @@ COMPOSITE_NAMES = frozenset({"linear", "cross_entropy", "loss_l1", "l1_loss", "g
 
 def lower_dtype(t):
     """The autocast dtype of tensor ``t``'s device where autocast is on there, else None."""
-    dev = _tensor_type(t._data)
+    dev = _tensor_type(_fused.raw(t))
     return _state.dtype[dev] if _state.enabled.get(dev) else None
 
 

@@ -1109,7 +1109,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     # jax would clamp silently; torch refuses (fused eager: computed indices are checked when
     # their segment runs)
     if max_norm is not None or not _fused.defer_check(
-            _indices_out_of_range, [_fused.raw(input), weight.shape[0]], _embedding_error):
+            _indices_out_of_range, [_fused.raw(input), weight.shape[0]], _embedding_error,
+            within=(0, weight.shape[0] - 1)):
         e = _embedding_error(_indices_out_of_range(np.asarray(input._data), weight.shape[0]))
         if e is not None:
             raise e
@@ -1531,16 +1532,16 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     x = input.reshape(1, n * c, *input.shape[2:])
     rm = rv = None
     if running_mean is not None:
-        rm = Tensor._make(jnp.tile(running_mean._data, n))
-        rv = Tensor._make(jnp.tile(running_var._data, n))
+        rm = running_mean.detach().repeat(n)        # (pending statistics stay pending)
+        rv = running_var.detach().repeat(n)
     # (torch's: a batch norm of the (1, n * c, ...) view with the affine parameters repeated,
     # so that the result keeps the input's dtype and is rounded once)
     w = weight.repeat(n) if weight is not None else None
     b = bias.repeat(n) if bias is not None else None
     out = _batch_norm_impl(x, rm, rv, w, b, use_input_stats, momentum, eps)
     if running_mean is not None and use_input_stats:
-        running_mean._set_data(rm._data.reshape(n, c).mean(0))
-        running_var._set_data(rv._data.reshape(n, c).mean(0))
+        running_mean._set_data(_fused.raw(rm.reshape(n, c).mean(0)))
+        running_var._set_data(_fused.raw(rv.reshape(n, c).mean(0)))
     return out.reshape(*input.shape)
 
 
@@ -1930,7 +1931,7 @@ def _check_target_range(input, target, ignore_index):
     eager, a computed target is checked when its segment runs."""
     c = input.shape[0] if input.ndim == 1 else input.shape[1]
     if _fused.defer_check(_first_bad_target, [_fused.raw(target), c, ignore_index],
-                          _target_error):
+                          _target_error, within=(0, c - 1)):
         return
     t = np.asarray(target._data)
     if t.size and t.min() >= 0 and t.max() < c:

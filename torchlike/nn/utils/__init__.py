@@ -5,6 +5,7 @@ import math
 
 import jax.numpy as jnp
 
+from ... import _fused
 from ..._tensor import Tensor
 from . import rnn  # noqa: F401
 from . import parametrize  # noqa: F401
@@ -134,7 +135,7 @@ def vector_to_parameters(vec, parameters):
         # torch: ``param.data = vec[pointer:pointer + n].view_as(param).data`` (a short vector
         # raises view's "shape '[4, 3]' is invalid for input of size 3")
         piece = vec.detach()[pointer:pointer + n].view_as(p)
-        p._set_data(piece._data.astype(p._d.dtype))
+        p._set_data(_fused.raw(piece.to(p.dtype)))     # (a pending vector stays pending)
         pointer += n
 
 

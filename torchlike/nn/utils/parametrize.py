@@ -12,7 +12,7 @@ import copyreg
 from contextlib import contextmanager
 from copy import deepcopy
 
-from ... import autograd as _ag
+from ... import _fused, autograd as _ag
 from ..._tensor import Tensor
 from ..modules.container import Module, ModuleDict, ModuleList
 from ..parameter import Parameter
@@ -47,7 +47,7 @@ def _register_parameter_or_buffer(module, name, X):
 
 def _maybe_set(dest, src):
     """``dest.set_(src)``: ``dest`` keeps its identity and takes ``src``'s values."""
-    dest._set_data(src.detach()._data)
+    dest._set_data(_fused.raw(src.detach()))      # (a pending value stays pending)
 
 
 class ParametrizationList(ModuleList):

@@ -3,7 +3,7 @@
 recomputes ``weight`` (one power iteration per call in training mode)."""
 from __future__ import annotations
 
-from ... import autograd as _ag
+from ... import _fused, autograd as _ag
 from .. import functional as F
 from ..parameter import Parameter, UninitializedParameter
 
@@ -44,8 +44,10 @@ class SpectralNorm:
             with _ag.no_grad():
                 for _ in range(self.n_power_iterations):
                     # torch writes into the buffers (out=): they keep their identity
-                    v._set_data(F.normalize(tl.mv(weight_mat.t(), u), dim=0, eps=self.eps)._data)
-                    u._set_data(F.normalize(tl.mv(weight_mat, v), dim=0, eps=self.eps)._data)
+                    v._set_data(_fused.raw(F.normalize(tl.mv(weight_mat.t(), u), dim=0,
+                                                       eps=self.eps)))
+                    u._set_data(_fused.raw(F.normalize(tl.mv(weight_mat, v), dim=0,
+                                                       eps=self.eps)))
                 if self.n_power_iterations > 0:
                     u = u.clone()
                     v = v.clone()
