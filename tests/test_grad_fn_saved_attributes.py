@@ -195,6 +195,30 @@ def test_saved_names_and_values_match_torch(name):
             getattr(node_l, n)
 
 
+def _after_backward(m, name):
+    """Each name of the case's node after a backward without ``retain_graph``: its value (a
+    tensor as "tensor"), or "freed" where reading it raises torch's error."""
+    expr, missing = _case(name)
+    y = eval(expr, {}, _inputs(m))
+    (y.sum() if y.dim() else y).backward()
+    out = {}
+    for n in _saved_names(y.grad_fn) - missing:
+        try:
+            v = getattr(y.grad_fn, n)
+        except RuntimeError as e:
+            assert "Trying to backward through the graph a second time" in str(e)
+            v = "freed"
+        out[n] = "tensor" if isinstance(v, m.Tensor) else v
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_saved_names_after_backward_match_torch(name):
+    """Saved tensors are freed; None where the call saved none and every non-tensor value stay
+    readable."""
+    assert _after_backward(tl, name) == _after_backward(torch, name)
+
+
 def test_tutorial_saved_self_and_result():
     # pytorch.org/tutorials/intermediate/autograd_saved_tensors_hooks_tutorial
     for m in (torch, tl):

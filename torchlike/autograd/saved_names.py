@@ -93,18 +93,27 @@ class In(_Spec):
         p = self._pos
         return p if p.__class__ is int else p(node)
 
-    def saved(self, node):
+    def recorded(self, node):
+        """Whether the call saved this tensor at all (torch's None where not: readable after
+        the backward too)."""
         if self.when is not None:
             needs = node.compiled.needs
             if not any(needs[j] for j in self.when if j < len(needs)):
                 return False
         pos = self.at(node)
+        return pos is not None and pos < len(node.compiled.needs)
+
+    def saved(self, node):
+        if not self.recorded(node):
+            return False
         inputs = node.inputs
         if inputs is None:
             raise RuntimeError(_graph["freed"])
-        return pos is not None and pos < len(inputs) and inputs[pos] is not None
+        return inputs[self.at(node)] is not None
 
     def get(self, node, name):
+        if not self.recorded(node):
+            return None
         _check_alive(node)
         if not self.saved(node):
             return None
