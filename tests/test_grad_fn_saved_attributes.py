@@ -428,6 +428,26 @@ def test_saved_tensors_hooks_unpack_on_read():
             y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
 
 
+def _context_hooks_log(m):
+    log = []
+    x = m.tensor([1., 2.], requires_grad=True)
+    with m.autograd.graph.saved_tensors_hooks(lambda t: (log.append("pack"), t)[1],
+                                              lambda t: (log.append("unpack"), t)[1]):
+        y, z, w = x.exp(), x.sin(), x * x
+    log.append("--")
+    r = y.grad_fn._saved_result
+    log.append(("result", r.tolist() == y.tolist(), r is y, r.grad_fn is y.grad_fn))
+    log.append(("self", z.grad_fn._saved_self is x))
+    log.append(("mul", w.grad_fn._saved_self is x, w.grad_fn._saved_other is x))
+    return log
+
+
+def test_saved_tensors_hooks_unpack_on_each_read():
+    """Under saved_tensors_hooks every read of a saved tensor (inputs and results) runs the
+    unpack hook and gives a new tensor, as torch's."""
+    assert _context_hooks_log(tl) == _context_hooks_log(torch)
+
+
 def test_negative_dims_read_normalized():
     """DIFFERENCES.md: torchlike keeps a dim normalized, so a dim spelled negative reads as its
     non-negative equivalent; torch answers the spelling, wrapped as uint64."""
