@@ -23,7 +23,7 @@ NAMESPACES = [
     "torch.distributions", "torch.func", "torch.autograd.functional", "torch.nn.utils",
     "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations", "torch.random",
     "torch.testing", "torch.profiler", "torch.utils.checkpoint", "torch.accelerator",
-    "torch.serialization", "torch.compiler",
+    "torch.serialization", "torch.compiler", "torch.signal.windows",
 ]
 
 

@@ -476,7 +476,14 @@ def where(condition, input=None, other=None):
         # (a 0-dim condition reads as 1-dim, as torch's nonzero does)
         nz = np.nonzero(np.atleast_1d(np.asarray(condition._data)))
         return tuple(Tensor._make(jnp.asarray(i, jnp.int64)) for i in nz)
-    if condition.dtype is not D.bool:
+    if condition.dtype is D.uint8:
+        # torch reads a uint8 condition as a bool one, with a deprecation warning (once)
+        from .factorizations import _deprecated
+        _deprecated("where_uint8", "where received a uint8 condition tensor. This behavior is "
+                    "deprecated and will be removed in a future version of PyTorch. Use a "
+                    "boolean condition instead.")
+        condition = condition.to(D.bool)
+    elif condition.dtype is not D.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {D.legacy_name(condition.dtype)}")
     _check_bcast(condition, input, other)

@@ -85,8 +85,11 @@ def _slice_bound(v):
                         "method") from None
 
 
-def _parse(x, key):
-    """Split an index into a hashable spec and the integer index arrays it uses."""
+def _parse(x, key, warn_uint8=True):
+    """Split an index into a hashable spec and the integer index arrays it uses.
+
+    ``warn_uint8``: warn that a uint8 mask is deprecated (torch's index does; its index_put_
+    does not where it hands a lone mask and a one-element value to ``masked_fill_``)."""
     if not isinstance(key, tuple):
         key = (key,)
     shape = x._d.shape
@@ -114,15 +117,24 @@ def _parse(x, key):
     key = _expand_ellipses(key, len(shape), consumed)
     spec, arrays = [], []
     bounds = []             # (an integer index tensor's values, its dim's size, its position)
+    # torch applies the basic indices (ints, slices, None) first, then checks the tensor
+    # indices' dtypes, then reads the masks in order (the uint8 warning, the shape check
+    # against the basic-indexed tensor ``post``), then broadcasts them: errors in that order
+    post = []
+    bad_dtype = False
+    masks = []              # (the mask's shape, its first dim in ``post``, whether uint8)
     dim = 0
     for k in key:
         if k is None:
             spec.append(("n",))
+            post.append(1)
         elif k is Ellipsis:
             spec.append(("e",))
+            post.extend(shape[dim:dim + len(shape) - consumed])
             dim += len(shape) - consumed
         elif isinstance(k, bool):
             spec.append(("n",) if k else ("z",))
+            post.append(int(k))
         elif isinstance(k, (int, np.integer)):
             n = shape[dim]
             if not -n <= k < n:
@@ -145,24 +157,25 @@ def _parse(x, key):
                 # static length and step, traced start: x[i:i + b] compiles once per length
                 spec.append(("S", length, step))
                 arrays.append(_index_array(start))
+            post.append(length)
             dim += 1
         elif isinstance(k, Tensor) and _select_index(k, shape, dim, spec, arrays):
             dim += 1        # a 0-dim integer tensor selects, as an int does
         elif isinstance(k, Tensor) and _deferred_index(k, shape, dim, spec, arrays):
+            post.append(shape[dim])
             dim += 1        # (fused eager: a pending integer index, its bounds checked later)
         else:
             # an index made from Python data inside a traced function is a constant
             t = _constant(k._data) if isinstance(k, Tensor) else _host_index(k)
             if t.dtype == np.bool_ or t.dtype == np.uint8:
-                if t.dtype == np.uint8:
-                    _warn("indexing with dtype torch.uint8 is now deprecated, please use a "
-                          "dtype torch.bool instead.")
                 m = np.asarray(t).astype(bool)
+                # (a 0-dim uint8 tensor is read as a bool, without the warning)
+                masks.append((m.shape, len(post),
+                               t.dtype == np.uint8 and warn_uint8 and m.ndim > 0))
+                post.extend(shape[dim:dim + m.ndim] if m.ndim else [int(bool(m))])
                 if m.shape != tuple(shape[dim:dim + m.ndim]):
-                    bad = next(i for i in range(m.ndim) if m.shape[i] != shape[dim + i])
-                    raise IndexError(
-                        f"The shape of the mask {list(m.shape)} at index {bad} does not match "
-                        f"the shape of the indexed tensor {list(shape)} at index {dim + bad}")
+                    dim += m.ndim
+                    continue        # (raised below, after the basic indices' errors)
                 for nz in np.nonzero(m) if m.ndim else ():
                     spec.append(("t",))
                     arrays.append(_index_array(nz))
@@ -170,9 +183,11 @@ def _parse(x, key):
                     spec.append(("n",) if bool(m) else ("z",))
                 dim += m.ndim
                 continue
+            post.append(shape[dim])
             if t.dtype not in (np.int64, np.int32):
-                raise IndexError("tensors used as indices must be long, int, byte or bool "
-                                 "tensors")
+                bad_dtype = True
+                dim += 1
+                continue
             n = shape[dim]
             # torch names the index tensor's position among the tensor indices
             k_adv = sum(1 for s in spec if s[0] == "t")
@@ -185,9 +200,41 @@ def _parse(x, key):
             spec.append(("t",))
             arrays.append(jnp.asarray(t))
             dim += 1
+    post.extend(shape[dim:])
+    if bad_dtype:
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    for mshape, at, uint8 in masks:
+        if uint8:
+            _warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                  "torch.bool instead.")
+        if mshape != tuple(post[at:at + len(mshape)]):
+            bad = next(i for i in range(len(mshape)) if mshape[i] != post[at + i])
+            raise IndexError(
+                f"The shape of the mask {list(mshape)} at index {bad} does not match the shape "
+                f"of the indexed tensor {post} at index {at + bad}")
+    _check_broadcast(spec, arrays)
     if bounds:
         _check_bounds(bounds)
     return tuple(spec), arrays
+
+
+def _check_broadcast(spec, arrays):
+    """torch's IndexError when the tensor indices (masks as their nonzero() columns) do not
+    broadcast together."""
+    it = iter(arrays)
+    shapes = []
+    for s in spec:
+        if s[0] in ("I", "S", "t"):         # (the specs that carry an array)
+            a = next(it)
+            if s[0] == "t":
+                shapes.append(tuple(a.shape))
+    if len(shapes) < 2:
+        return
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         "with shapes " + ", ".join(str(list(sh)) for sh in shapes)) from None
 
 
 def _host_index(k):
@@ -515,14 +562,18 @@ def setitem(self, key, value):
     if key is False:
         return      # (torch writes nothing, whatever the value's shape)
     key = _sequence_key(key)
-    spec, arrays = _parse(self, key)
+    try:
+        dtypes = _advanced_dtypes(key)
+    except Exception:       # (a bad index: _parse raises torch's error, in torch's order)
+        dtypes = None
+    spec, arrays = _parse(self, key, warn_uint8=dtypes is None
+                          or not _fills_mask(dtypes, value, False))
     if (self._requires_grad and self.grad_fn is None and not any(s[0] == "t" for s in spec)
             and _grad_enabled()):
         # torch writes through a view of self here
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     check_inplace(self)
-    dtypes = _advanced_dtypes(key)
     advanced = bool(dtypes)
     _check_overlap(self, key, value, advanced)
     if advanced:
@@ -599,13 +650,20 @@ def _advanced_dtypes(key):
     return out
 
 
+def _fills_mask(dtypes, value, accumulate):
+    """Whether torch's index_put_ hands the write to ``masked_fill_`` (its
+    ``canDispatchToMaskedFill``): one advanced index, a bool or uint8 mask, and a value of one
+    element, not accumulated."""
+    return not accumulate and len(dtypes) == 1 and dtypes[0] in ("bool", "uint8") and (
+        not isinstance(value, Tensor) or value.numel() == 1)
+
+
 def _put_value(self, dtypes, value, accumulate, spec, arrays):
     """The value index_put_ writes, checked as torch: where the one index is a mask and the
     value a single element, torch fills with ``masked_fill_(mask, value.item())`` (its
     ``canDispatchToMaskedFill``: any value dtype, converted as a scalar; a uint8 mask raises);
     otherwise a tensor value must have the destination's dtype."""
-    if not accumulate and len(dtypes) == 1 and dtypes[0] in ("bool", "uint8") and (
-            not isinstance(value, Tensor) or value.numel() == 1):
+    if _fills_mask(dtypes, value, accumulate):
         if dtypes[0] == "uint8":
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
                                "dtype unsigned char")
@@ -659,8 +717,9 @@ def _index_put_args(name, method, indices, values):
 
 
 def _put_indices(input, key, values, accumulate):
-    spec, arrays = _parse(input, key)
-    values = _put_value(input, [k.dtype.name for k in key], values, accumulate, spec, arrays)
+    dtypes = [k.dtype.name for k in key]
+    spec, arrays = _parse(input, key, warn_uint8=not _fills_mask(dtypes, values, accumulate))
+    values = _put_value(input, dtypes, values, accumulate, spec, arrays)
     return apply(_index_put, input, values, *[Tensor._make(a) for a in arrays], spec=spec,
                  accumulate=bool(accumulate), advanced=True)
 

@@ -17,8 +17,8 @@ from .._registry import apply, defop
 from .._storage import check_inplace, commit_inplace, inplace_of
 from ._surface import inplace_methods, methods, public
 from .join import stack, tensor_split
-from .scatter import (_check_index_dims, _grid, _index_func_checks, _scatter_set,
-                      check_index_dtype)
+from .scatter import (_check_index_bounds, _check_index_dims, _grid, _index_func_checks,
+                      _scatter_set, check_index_dtype)
 from .view import _broadcast_shape, _host, _is_t, meshgrid, narrow, reshape
 
 __all__ = ["put", "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
@@ -356,6 +356,28 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                  include_self=bool(include_self))
 
 
+def _index_reduce_bounds(input, d, index, include_self, first_only=False):
+    """torch's CPU kernel's errors for an index out of range, in its order: without the
+    input's values it first fills the indexed slices (index_fill_'s checks and words), then
+    (more than one dim, some index) it selects slice 0 along ``d`` and checks each index
+    (``first_only``: the first, where the kernel's op then refuses the dtype)."""
+    n = input._d.ndim
+    if not include_self:
+        _check_index_bounds("index_fill", input, d, index)
+    count = index.numel()
+    if n > 1 and count == 0:
+        return
+    size = input._d.shape[d] if n else 1
+    if n > 1 and size == 0:
+        raise IndexError(f"select(): index 0 out of range for tensor of size "
+                         f"{list(input._d.shape)} at dimension {d}")
+    iv = _host(index).reshape(-1)
+    if first_only:
+        iv = iv[:1]
+    if iv.size and (iv.max() >= size or iv.min() < 0):
+        raise IndexError("index out of range in self")
+
+
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """Reduce ``source``'s slices into ``input`` at ``index`` along ``dim`` (a scatter_reduce
     whose index is ``index`` broadcast over ``source``)."""
@@ -364,15 +386,31 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
                            f"amin but got {reduce}.")
     n = input._d.ndim
     d = _index_func_checks("index_reduce", input, dim, index, source)
-    if input.dtype is D.bool or input.dtype.is_complex:
-        raise NotImplementedError(f"\"index_func_\" not implemented for "
-                                  f"'{D.legacy_name(input.dtype)}'")
-    iv = _host(index)
-    size = input.shape[d] if n else 1
-    if iv.size and (iv.max() >= size or iv.min() < 0):
-        raise IndexError("index out of range in self")
     from .factorizations import _deprecated
     _deprecated("index_reduce", "index_reduce() is in beta and the API may change at any time.")
+    # torch's CPU kernel: bool and complex inputs reach only the multi-dim path's binary ops
+    # with the input's values kept (its other paths dispatch over the real types), where
+    # complex has no maximum/minimum and bool no floor division (mean's)
+    dt = input.dtype
+    name = D.legacy_name(dt)
+    if dt is D.bool or dt.is_complex:
+        if not include_self:
+            raise NotImplementedError(f"\"index_reduce_func_exclude_input_init\" not "
+                                      f"implemented for '{name}'")
+        if n <= 1:
+            raise NotImplementedError(f"\"index_func_\" not implemented for '{name}'")
+    op_error = None
+    if n > 1 and index.numel():
+        if dt.is_complex and reduce in ("amax", "amin"):
+            op_error = NotImplementedError(
+                f"\"{'maximum' if reduce == 'amax' else 'minimum'}_cpu\" not implemented for "
+                f"'{name}'")
+        elif dt is D.bool and reduce == "mean":
+            _index_reduce_bounds(input, d, index, include_self)
+            raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
+    _index_reduce_bounds(input, d, index, include_self, first_only=op_error is not None)
+    if op_error is not None:
+        raise op_error
     shp = [1] * max(n, 1)
     shp[d] = -1
     idx = reshape(index, *shp).expand(*source.shape) if n else index

@@ -233,13 +233,14 @@ def _index_select(a, index, dim):
 
 def _check_vector_index(name, input, dim, index, source=None):
     n = input._d.ndim
+    if name == "index_fill" and _is_t(index):
+        check_index_dtype(name, index)      # (torch's index_fill_ checks it before the dim)
     d = _wrap_dim(dim, n)
     if not _is_t(index):
         raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
     if name == "index_copy":
         _index_copy_checks(input, d, index, source)
     elif name == "index_fill":
-        check_index_dtype(name, index)
         if index._d.ndim > 1:
             raise RuntimeError("Index has to be a vector/scalar")
     else:
@@ -317,11 +318,15 @@ def _index_copy_checks(input, d, index, source):
                          f"source.size(dim) ({source._d.shape[d]})")
 
 
-def _check_index_bounds(name, input, d, index):
+def _check_index_bounds(name, input, d, index, scatter_path=True):
     """torch's error for an index out of range along ``d`` (each op's own words); returns
-    ``d``."""
+    ``d``. ``scatter_path``: whether index_add's kernel hands its first and last dims to
+    scatter_add_ (an alpha of 1 and an int64 index), whose error is worded differently."""
     n = input._d.ndim
     size = input._d.shape[d] if n else 1
+    if name in ("index_copy", "index_fill") and n and input._d.size == 0 and index.numel():
+        _empty_self_kernel(input, d, index.numel())
+        return d            # (a kernel that iterates over nothing reads no index)
     iv = _host(index)
     lo = -size if name == "index_fill" else 0    # torch's index_fill wraps negative indices
     if name == "index_select" and n > 1 and iv.size and size == 0 \
@@ -337,7 +342,7 @@ def _check_index_bounds(name, input, d, index):
         if name == "index_select" and n > 1 and (d == 1 or input._d.size == 0):
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
                                f"axis_dim={size}")
-        if name == "index_add" and n > 1 and d in (0, n - 1):
+        if name == "index_add" and n > 1 and d in (0, n - 1) and scatter_path:
             raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
                                f"{size}")
         if name in ("index_select", "index_add"):
@@ -347,6 +352,23 @@ def _check_index_bounds(name, input, d, index):
         raise IndexError(f"{name}_(): index {bad} is out of bounds for dimension {d} with size "
                          f"{size}")
     return d
+
+
+def _empty_self_kernel(input, d, count):
+    """index_copy_'s and index_fill_'s CPU kernels on an input with no elements: they view it
+    with ``count`` positions (stride 0) along ``d``, which a storage of size 0 cannot hold
+    unless another dim is empty too (then the kernel iterates over nothing and returns)."""
+    sizes = list(input._d.shape)
+    sizes[d] = count
+    if 0 in sizes:
+        return
+    strides = list(input.stride())
+    strides[d] = 0
+    itemsize = input.element_size()
+    need = (1 + sum((s - 1) * st for s, st in zip(sizes, strides))) * itemsize
+    raise RuntimeError(f"setStorage: sizes {sizes}, strides {strides}, storage offset 0, and "
+                       f"itemsize {itemsize} requiring a storage size of {need} are out of "
+                       f"bounds for storage of size 0")
 
 
 def _autocast_promotes(name, input, source):
@@ -400,7 +422,11 @@ def _index_write(a, index, src, dim, alpha, mode):
 @public(method=True, inplace=True)
 def index_add(input, dim, index, source, *, alpha=1):
     d = _index_func_checks("index_add", input, dim, index, source)
-    _check_index_bounds("index_add", input, d, index)
+    # torch's CPU kernel hands the first and last dims to scatter_add_ only for an alpha of 1
+    # (a bool alpha is never 1 to it) and an int64 index, and words its errors accordingly
+    scatter_path = (not isinstance(alpha, bool) and alpha == 1 and index.dtype is D.int64
+                    and D.complex32 not in (input.dtype, source.dtype))
+    _check_index_bounds("index_add", input, d, index, scatter_path)
     # (torch's alpha in the input's dtype: checked, an integer's truncated, a bool's a bool)
     alpha = D.host_scalar(D.check_scalar(alpha, input.dtype), input.dtype).item()
     return apply(_index_add, input, index, source, dim=d, alpha=alpha, mode="add")

@@ -29,27 +29,90 @@ __all__ = ["stft", "istft", "hann_window", "hamming_window", "blackman_window",
 
 # ------------------------------------------------------------------ windows
 
+# Cephes' Chebyshev coefficients for exp(-x) I0(x) on [0, 8] and exp(-x) sqrt(x) I0(x) on
+# (8, inf), as torch's ``calc_i0`` holds them (in the computation's type: float or double)
+_I0_A = [
+    -4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
+    1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+    -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
+    9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+    -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
+    1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5,
+    -5.75419501008210370398E-5, 1.88502885095841655729E-4, -5.76375574538582365885E-4,
+    1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+    -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
+    1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1]
+_I0_B = [
+    -7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+    3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+    1.77256013305652638360E-15, 3.81168066935262242075E-15, -9.55484669882830764870E-15,
+    -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
+    7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+    -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10,
+    3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7,
+    2.89137052083475648297E-6, 6.88975834691682398426E-5, 3.36911647825569408990E-3,
+    8.04490411014108831608E-1]
+
+
+def _chbevl(x, coeffs):
+    b0, b1, b2 = jnp.full_like(x, coeffs[0]), jnp.zeros_like(x), jnp.zeros_like(x)
+    for c in coeffs[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + jnp.asarray(c, x.dtype)
+    return jnp.asarray(0.5, x.dtype) * (b0 - b2)
+
+
+def _calc_i0(x):
+    """torch's ``calc_i0`` (the Cephes series, in x's type)."""
+    x = jnp.abs(x)
+    t = x.dtype.type
+    small = jnp.exp(x) * _chbevl(x / t(2) - t(2), _I0_A)
+    safe = jnp.where(x > 8, x, t(8))
+    large = jnp.exp(safe) * _chbevl(t(32) / safe - t(2), _I0_B) / jnp.sqrt(safe)
+    return jnp.where(x <= 8, small, large)
+
+
 @defop("window", differentiable=False)
 def _window(*, kind, n, periodic, a, b, dtype):
+    # torch's factory kernels, op by op: an arange in the window's dtype, then in-place ops
+    # each rounded to that dtype, computed in its "opmath" type (float for float16/bfloat16)
+    # with the Python scalars rounded to the dtype; the kaiser kernel is one elementwise
+    # function in the opmath type. (float32 values then agree with torch's to its cos/exp rounding;
+    # float16/bfloat16 ones carry torch's own rounding, not the textbook value's.)
+    dt = jnp.dtype(dtype)
     if n == 0:
-        return jnp.zeros((0,), dtype)
+        return jnp.zeros((0,), dt)
     if n == 1:
-        return jnp.ones((1,), dtype)
+        return jnp.ones((1,), dt)
     m = n + 1 if periodic else n
-    k = jnp.arange(m, dtype=jnp.float64)
+    op = jnp.dtype(jnp.float32) if dt.itemsize < 4 else dt
+
+    def rnd(x):                     # one torch op's result, in the window's dtype
+        return x.astype(op).astype(dt).astype(op)
+
+    def sc(v):                      # a Python scalar operand: ATen's Scalar overloads
+        return jnp.asarray(v, op).astype(dt).astype(op)     # round it to the dtype first
+
+    k = rnd(jnp.arange(m, dtype=op))
     if kind == "hamming":
-        w = a - b * jnp.cos(k * (2 * math.pi / (m - 1)))
+        w = rnd(k * sc(math.pi * 2.0 / (m - 1)))
+        w = rnd(jnp.cos(w))
+        w = rnd(w * sc(-b))
+        w = rnd(w + sc(a))
     elif kind == "blackman":
-        t = k * (math.pi / (m - 1))
-        w = 0.08 * jnp.cos(4 * t) - 0.5 * jnp.cos(2 * t) + 0.42
+        t = rnd(k * sc(math.pi / (m - 1)))
+        c4 = rnd(rnd(jnp.cos(rnd(t * sc(4)))) * sc(0.08))
+        c2 = rnd(rnd(jnp.cos(rnd(t * sc(2)))) * sc(0.5))
+        w = rnd(rnd(c4 - c2) + sc(0.42))
     elif kind == "bartlett":
-        t = k * (2.0 / (m - 1))
+        w = rnd(k * sc(2.0 / (m - 1)))
         half = ((m - 1) >> 1) + 1
-        w = jnp.where(k >= half, 2 - t, t)
-    else:  # kaiser, a = beta
-        alpha = (m - 1) / 2.0
-        w = jsp.i0(a * jnp.sqrt(jnp.maximum(1 - ((k - alpha) / alpha) ** 2, 0))) / jsp.i0(a)
-    return w[:n].astype(dtype)
+        w = jnp.where(jnp.arange(m) >= half, rnd(sc(2) - w), w)
+    else:  # kaiser, a = beta: calc_i0(beta * sqrt(|1 - ((k - alpha) / alpha)^2|)) / calc_i0(beta)
+        alpha, beta = jnp.asarray((m - 1) / 2.0, op), jnp.asarray(a, op)
+        r = (k - alpha) / alpha
+        w = _calc_i0(beta * jnp.sqrt(jnp.abs(1 - r * r))) / _calc_i0(beta)
+    return w[:n].astype(dt)
 
 
 _CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
