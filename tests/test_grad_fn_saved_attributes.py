@@ -27,7 +27,8 @@ def _inputs(m):
         F=m.nn.functional, m=m)
 
 
-# op call -> the names torch's node has that torchlike's does not answer (DIFFERENCES.md)
+# case -> the call, or (the call, the names torch's node has that torchlike's does not answer:
+# DIFFERENCES.md)
 CASES = {
     # unary math: the input, or the result
     "exp": "a.exp()", "log": "a.abs().log()", "sin": "a.sin()", "cos": "a.cos()",
