@@ -99,6 +99,10 @@ CASES = {
     "nll_loss_sum": "F.nll_loss(a, tgt, reduction='sum', ignore_index=3)",
     "nll_loss_none": "F.nll_loss(a, tgt, reduction='none')",
     "nll_loss_weight": "F.nll_loss(a, tgt, weight=v.detach().abs())",
+    "sdpa": ("F.scaled_dot_product_attention(im3, im3 * 2, im3)",
+             {"_saved_scale", "_saved_logsumexp"}),
+    "sdpa_causal": ("F.scaled_dot_product_attention(im3, b3[None, :, None, None] * im3, im3, "
+                    "is_causal=True, scale=0.3)", {"_saved_scale", "_saved_logsumexp"}),
     "mse_loss": "F.mse_loss(a, b)", "mse_loss_sum": "F.mse_loss(a, c, reduction='sum')",
     "smooth_l1_loss": "F.smooth_l1_loss(a, b)", "huber_loss": "F.huber_loss(a, c, delta=0.5)",
     "bce": "F.binary_cross_entropy(a.sigmoid(), p01)",

@@ -1065,6 +1065,10 @@ TABLE.update({
                          "self": In(0), "target": In(1),
                          "total_weight": Fn(_nll_total_weight, tensor=True),
                          "weight": In(_nll_weight_pos)},
+    # (no scale: torch keeps whether one was given; no logsumexp: torch's CPU kernel's own)
+    "ScaledDotProductFlashAttentionForCpuBackward0": {
+        "attn_mask": In(lambda n: None), "dropout_p": St("dropout_p"), "is_causal": St("causal"),
+        "key": In(1), "output": Out(0), "query": In(0), "value": In(2)},
     "MseLossBackward0": {"reduction": St("reduction", _enum_reduction), "self": In(0),
                          "target": In(1)},
 })
@@ -1098,7 +1102,8 @@ OPS = {
     "NativeLayerNormBackward0": ("layer_norm",),
     "ConvolutionBackward0": ("convolution", "conv_transpose"),
     "EmbeddingBackward0": ("embedding",), "NllLossBackward0": ("nll_loss",),
-    "MseLossBackward0": ("loss_mse",), "GeluBackward0": ("nn_gelu",),
+    "MseLossBackward0": ("loss_mse",),
+    "ScaledDotProductFlashAttentionForCpuBackward0": ("scaled_dot_product_attention",), "GeluBackward0": ("nn_gelu",),
     "LeakyReluBackward0": ("nn_leaky_relu",), "EluBackward0": ("nn_elu",),
     "SoftplusBackward0": ("nn_softplus",), "HardtanhBackward0": ("nn_hardtanh",),
     "MaximumBackward0": ("maximum",), "MinimumBackward0": ("minimum",),
@@ -1143,6 +1148,9 @@ _GUARDS = {
     "SelectBackward0": _getitem_one("I"),
     "SqueezeBackward0": lambda n: dict(n.compiled.static).get("kind") is None,
     "SqueezeBackward2": lambda n: dict(n.compiled.static).get("kind") == "tuple",
+    "ScaledDotProductFlashAttentionForCpuBackward0": lambda n: dict(n.compiled.static).get(
+        "mask_kind") is None and not dict(n.compiled.static).get("math") and not
+    dict(n.compiled.static).get("gqa"),
     "ScatterAddBackward0": lambda n: dict(n.compiled.static).get("mode") == "add",
     "ScatterBackward0": lambda n: dict(n.compiled.static).get("mode") == "set",
     "IndexAddBackward0": lambda n: dict(n.compiled.static).get("mode") == "add",
