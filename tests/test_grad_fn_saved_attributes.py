@@ -98,6 +98,7 @@ CASES = {
     "cross_entropy": "F.cross_entropy(a, tgt)", "nll_loss": "F.nll_loss(a.log_softmax(1), tgt)",
     "nll_loss_sum": "F.nll_loss(a, tgt, reduction='sum', ignore_index=3)",
     "nll_loss_none": "F.nll_loss(a, tgt, reduction='none')",
+    "cross_entropy_label_smoothing": "F.cross_entropy(a, tgt, label_smoothing=0.1)",
     "nll_loss_weight": "F.nll_loss(a, tgt, weight=v.detach().abs())",
     "sdpa": ("F.scaled_dot_product_attention(im3, im3 * 2, im3)",
              {"_saved_scale", "_saved_logsumexp"}),
@@ -198,6 +199,26 @@ def test_saved_names_and_values_match_torch(name):
     for n in missing:
         with pytest.raises(AttributeError):
             getattr(node_l, n)
+
+
+def test_scalar_overload_nodes_inside_losses():
+    """MulBackward1 / DivBackward1 (ATen's Tensor-Scalar overloads, inside torch's C++ losses):
+    ``_saved_other`` is the Python number."""
+    def walk(m):
+        a = m.tensor(np.arange(8, dtype=np.float32).reshape(2, 4) / 8, requires_grad=True)
+        loss = m.nn.functional.cross_entropy(a, m.tensor([0, 3]), label_smoothing=0.1)
+        out, seen, stack = [], set(), [loss.grad_fn]
+        while stack:
+            n = stack.pop()
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            if type(n).__name__ in ("MulBackward1", "DivBackward1"):
+                out.append((type(n).__name__, _saved_names(n), n._saved_other))
+            stack.extend(f for f, _ in n.next_functions)
+        return sorted(out, key=repr)
+    got = walk(tl)
+    assert got and got == walk(torch)
 
 
 def _after_backward(m, name):

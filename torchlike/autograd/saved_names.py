@@ -849,6 +849,9 @@ TABLE.update({
     # arithmetic
     "MulBackward0": {"other": In(1, when=(0,)), "self": In(0, when=(1,))},
     "DivBackward0": {"other": In(1, when=(0, 1)), "self": In(0, when=(1,))},
+    # (ATen's Tensor-Scalar overloads, which torch's C++ losses call: the number as given)
+    "MulBackward1": {"other": Arg(1)},
+    "DivBackward1": {"other": Arg(1)},
     "AddBackward0": {"alpha": St("alpha", default=1)},
     "SubBackward0": {"alpha": St("alpha", default=1)},
     "RsubBackward1": {"alpha": St("alpha", default=1)},
@@ -1076,7 +1079,9 @@ TABLE.update({
 # which torchlike ops each class's table describes (another op of the same class name, or the
 # same op in a configuration torch records differently, has none of its names)
 OPS = {
-    "MulBackward0": ("mul",), "DivBackward0": ("div",), "AddBackward0": ("add",),
+    "MulBackward0": ("mul",), "DivBackward0": ("div",),
+    "MulBackward1": ("scalar_arith",), "DivBackward1": ("scalar_arith",),
+    "AddBackward0": ("add",),
     "SubBackward0": ("sub",), "RsubBackward1": ("rsub",), "PowBackward0": ("pow", "square"),
     "PowBackward1": ("pow",), "PowBackward2": ("pow",),
     "MmBackward0": ("matmul", "mm"), "MvBackward0": ("matmul", "mv"),
@@ -1103,7 +1108,8 @@ OPS = {
     "ConvolutionBackward0": ("convolution", "conv_transpose"),
     "EmbeddingBackward0": ("embedding",), "NllLossBackward0": ("nll_loss",),
     "MseLossBackward0": ("loss_mse",),
-    "ScaledDotProductFlashAttentionForCpuBackward0": ("scaled_dot_product_attention",), "GeluBackward0": ("nn_gelu",),
+    "ScaledDotProductFlashAttentionForCpuBackward0": ("scaled_dot_product_attention",),
+    "GeluBackward0": ("nn_gelu",),
     "LeakyReluBackward0": ("nn_leaky_relu",), "EluBackward0": ("nn_elu",),
     "SoftplusBackward0": ("nn_softplus",), "HardtanhBackward0": ("nn_hardtanh",),
     "MaximumBackward0": ("maximum",), "MinimumBackward0": ("minimum",),
