@@ -232,8 +232,11 @@ def _after_backward(m, name):
         try:
             v = getattr(y.grad_fn, n)
         except RuntimeError as e:
-            assert "Trying to backward through the graph a second time" in str(e)
-            v = "freed"
+            if m is tl and str(e) == tl.autograd.saved_names.STRIDES_GONE:
+                v = "strides of a view gone"
+            else:
+                assert "Trying to backward through the graph a second time" in str(e)
+                v = "freed"
         out[n] = "tensor" if isinstance(v, m.Tensor) else v
     return out
 
@@ -241,8 +244,25 @@ def _after_backward(m, name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_saved_names_after_backward_match_torch(name):
     """Saved tensors are freed; None where the call saved none and every non-tensor value stay
-    readable."""
-    assert _after_backward(tl, name) == _after_backward(torch, name)
+    readable. (DIFFERENCES.md: the strides of an input that was a view, read after the
+    backward, need the view to exist still.)"""
+    got, want = _after_backward(tl, name), _after_backward(torch, name)
+    gone = {n for n, v in got.items() if v == "strides of a view gone"}
+    assert all(n.endswith("_sym_strides") and want[n] for n in gone)
+    assert {n: v for n, v in got.items() if n not in gone} == \
+        {n: v for n, v in want.items() if n not in gone}
+    assert name not in ("matmul", "mm", "addmm") or not gone     # (inputs not views)
+
+
+@pytest.mark.parametrize("m", [torch, tl], ids=["torch", "torchlike"])
+def test_strides_of_a_view_input_after_backward(m):
+    x = m.randn(3, 4, requires_grad=True)
+    w = m.randn(5, 4, requires_grad=True)
+    wt = w.t()                          # (alive through the read)
+    y = x @ wt
+    y.sum().backward()
+    assert y.grad_fn._saved_mat2_sym_strides == (1, 4)
+    assert y.grad_fn._saved_self_sym_strides == (4, 1)
 
 
 def test_tutorial_saved_self_and_result():

@@ -260,9 +260,9 @@ class Node:
                  "packed", "_metadata", "_memo_saved", "__weakref__")
 
     materialize_grads = True     # outputs without a cotangent get zeros before ``run``
-    # what ``release`` keeps for the class's non-tensor ``_saved_*`` names (saved_names.py):
-    # 0 nothing, 1 the inputs' shapes and non-tensor arguments, 2 and the inputs' strides
-    _keeps_meta = 0
+    # what ``release`` keeps of the inputs for the class's non-tensor ``_saved_*`` names
+    # (saved_names.meta_kind: shapes, numbers, strides by position; empty: nothing)
+    _keeps_meta = ()
 
     def __new__(cls, name=None, *args, **kwargs):
         # a node of an op is an instance of the class named as torch's (MulBackward0, ...)
@@ -447,11 +447,11 @@ class Node:
         return self.compiled.backward(vjp, cotangents)
 
     def release(self):
-        if self._keeps_meta and self.inputs is not None:
-            _saved_names.keep_meta(self, self._keeps_meta)
         if self.saves and (self.saves.__class__ is not dict or self._saved_versions):
             # (a dict's positions are saved only where a gradient reads them: a node that
             # saved none of them is not freed, as torch's)
+            if self._keeps_meta and self.inputs is not None:
+                _saved_names.keep_meta(self, self._keeps_meta)
             self.vjp = None
             self.inputs = None
             self._saved_versions = None     # (the tensors it checked: they may be freed now)
@@ -463,6 +463,8 @@ class Node:
             release = getattr(self.compiled, "release", None)
             vjp = release(self.vjp) if release is not None else None
             if vjp is not None:
+                if self._keeps_meta:
+                    _saved_names.keep_meta(self, self._keeps_meta)
                 self.vjp = vjp
                 self.inputs = None
 

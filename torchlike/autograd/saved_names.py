@@ -29,6 +29,7 @@ answers the spelling (DIFFERENCES.md).
 from __future__ import annotations
 
 import gc
+from weakref import ref as _weakref
 
 __all__ = ["lookup", "names", "SavedTensor", "meta_kind", "keep_meta", "bind"]
 
@@ -50,6 +51,8 @@ _FREED_HOOKS_MSG = (
     "of the graph are freed when you call .backward() or autograd.grad(). Specify "
     "retain_graph=True if you need to backward through the graph a second time or if you need to "
     "access saved variables after calling backward.")
+STRIDES_GONE = ("torchlike: the strides of a view the op read are not kept past the backward "
+                "once the view no longer exists")
 _RAW_RESULT_MSG = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
     "not supported, please use out-of-place `.detach()` instead")
@@ -70,7 +73,9 @@ def _wrap_all(v):
 
 class _Spec:
     tensor = False      # a tensor name: freed after backward, with a ``_raw_saved_`` twin
-    meta = 0            # 1: reads the inputs' shapes; 2: and their strides (kept at release)
+    # what it reads of the inputs, kept by ``Node.release`` past the backward: ("shape" |
+    # "arg" | "stride", position) pairs
+    keeps = ()
 
     def available(self, node):
         return True
@@ -174,8 +179,8 @@ class Const(_Spec):
 class Fn(_Spec):
     """Any other value: ``fn(node)``; ``when(node)`` says whether the node has the name."""
 
-    def __init__(self, fn, when=None, tensor=False, meta=0):
-        self.fn, self.when, self.tensor, self.meta = fn, when, tensor, meta
+    def __init__(self, fn, when=None, tensor=False, keeps=()):
+        self.fn, self.when, self.tensor, self.keeps = fn, when, tensor, keeps
 
     def available(self, node):
         return self.when is None or self.when(node)
@@ -192,26 +197,24 @@ class Fn(_Spec):
 class Arg(_Spec):
     """A non-tensor argument of the op (``pow``'s exponent), kept past the backward."""
 
-    meta = 1
-
     def __init__(self, pos, conv=None):
         self.pos, self.conv = pos, conv
+        self.keeps = (("arg", pos),)
 
     def get(self, node, name):
-        v = _args(node)[self.pos]
+        v = _arg(node, self.pos)
         return v if self.conv is None else self.conv(v)
 
 
 class Sizes(_Spec):
     """The shape of input ``pos`` when recorded (``_saved_self_sym_sizes``)."""
 
-    meta = 1
-
     def __init__(self, pos, item=None):
         self.pos, self.item = pos, item
+        self.keeps = (("shape", pos),)
 
     def get(self, node, name):
-        s = _shapes(node)[self.pos]
+        s = _shape(node, self.pos)
         return s if self.item is None else s[self.item]
 
 
@@ -224,23 +227,22 @@ def _numel(shape):
 
 class Numel(Sizes):
     def get(self, node, name):
-        return _numel(_shapes(node)[self.pos])
+        return _numel(_shape(node, self.pos))
 
 
 class Strides(_Spec):
     """The strides of input ``pos`` when recorded, saved where an input in ``when`` needs grad
     (else torch's empty tuple)."""
 
-    meta = 2
-
     def __init__(self, pos, when):
         self.pos, self.when = pos, when
+        self.keeps = (("shape", pos), ("stride", pos))
 
     def get(self, node, name):
         needs = node.compiled.needs
         if not any(needs[j] for j in self.when if j < len(needs)):
             return ()
-        return _strides(node)[self.pos]
+        return _stride(node, self.pos)
 
 
 # ------------------------------------------------------------------ reading the node
@@ -290,71 +292,79 @@ def _wrapped_number(node, pos, v):
     return t
 
 
-def _shapes(node):
-    """The inputs' shapes when recorded (kept by ``Node.release`` for the classes that read
-    them)."""
-    m = _memo(node)
-    if "raw_shapes" in m:
-        return _kept_shapes(m)
+def _gone(what):
+    return RuntimeError(f"torchlike: this node no longer holds its inputs' {what}")
+
+
+def _shape(node, pos):
+    """The shape input ``pos`` had when recorded (None for a non-tensor argument)."""
     inputs = node.inputs
-    if inputs is None:
-        arrays = getattr(node.vjp, "arrays", None)
-        if arrays is None:
-            raise RuntimeError("torchlike: this node no longer holds its inputs' sizes")
-        return tuple(tuple(a.shape) if hasattr(a, "shape") else None for a in arrays)
-    return tuple(tuple(a.shape) if hasattr(a, "shape") else None for a in inputs)
-
-
-def _args(node):
-    """The op's arguments, tensors as None where the inputs were let go."""
-    inputs = node.inputs
-    if inputs is None:
-        kept = _memo(node).get("args")
-        if kept is None:
-            raise RuntimeError("torchlike: this node no longer holds its arguments")
-        return kept
-    return inputs
-
-
-def _strides(node):
+    if inputs is not None:
+        d = getattr(inputs[pos], "_d", None)
+        return None if d is None else tuple(d.shape)
     m = _memo(node)
-    if "raw_strides" in m:
-        return tuple(st if st is not None else
-                     None if sh is None else _contiguous_strides(tuple(sh))
-                     for st, sh in zip(m["raw_strides"], m["raw_shapes"]))
-    if node.inputs is None:
-        raise RuntimeError("torchlike: this node no longer holds its inputs' strides")
-    T = _T()
-    return tuple(a.stride() if isinstance(a, T) else None for a in node.inputs)
+    if ("shape", pos) in m:
+        s = m[("shape", pos)]
+        return None if s is None else tuple(s)
+    arrays = getattr(node.vjp, "arrays", None)
+    if arrays is not None and hasattr(arrays[pos], "shape"):
+        return tuple(arrays[pos].shape)
+    raise _gone("sizes")
 
 
-def keep_meta(node, kind):
+def _arg(node, pos):
+    """The op's non-tensor argument at ``pos``."""
+    inputs = node.inputs
+    if inputs is not None:
+        return inputs[pos]
+    m = _memo(node)
+    if ("arg", pos) in m:
+        return m[("arg", pos)]
+    raise _gone("arguments")
+
+
+def _stride(node, pos):
+    inputs = node.inputs
+    if inputs is not None:
+        return inputs[pos].stride()
+    m = _memo(node)
+    if ("stride", pos) not in m:
+        raise _gone("strides")
+    st = m[("stride", pos)]
+    if st is None:
+        return _contiguous_strides(_shape(node, pos))
+    t = st()
+    if t is None:
+        raise RuntimeError(STRIDES_GONE)
+    return t.stride()
+
+
+def keep_meta(node, plan):
     """Called by ``Node.release`` before it lets the inputs go: keep what the non-tensor names
-    of the node's class read (the inputs' shapes and non-tensor arguments; ``kind`` 2: and the
-    strides of inputs with a layout of their own, the others' being contiguous). Kept raw: it
-    runs in the backward."""
-    shapes, args = [], []
-    for a in node.inputs:
+    of the node's class read (``plan``: ``meta_kind``'s pairs): an input's shape, a
+    non-tensor argument, the strides of an input with a layout of its own (None: contiguous).
+    Kept raw and only those: it runs in the backward."""
+    inputs = node.inputs
+    n = len(inputs)
+    # (a new memo: what an earlier read cached of the inputs is let go with them; reading the
+    # slot while unset would cost an AttributeError)
+    kept = node._memo_saved = {}
+    for key in plan:
+        pos = key[1]
+        if pos >= n:
+            continue
+        a = inputs[pos]
         d = getattr(a, "_d", None)
-        if d is None:
-            shapes.append(None)
-            args.append(a)
-        else:
-            shapes.append(d.shape)
-            args.append(None)
-    kept = {"raw_shapes": shapes, "args": args}
-    if kind == 2:
-        kept["raw_strides"] = [
-            a.stride() if t is None and (a._alias is not None or "_layout" in a.__dict__)
-            else None for a, t in zip(node.inputs, args)]
-    try:
-        node._memo_saved.update(kept)
-    except AttributeError:
-        node._memo_saved = kept
-
-
-def _kept_shapes(m):
-    return tuple(None if s is None else tuple(s) for s in m["raw_shapes"])
+        kind = key[0]
+        if kind == "shape":
+            kept[key] = None if d is None else d.shape
+        elif kind == "arg":
+            kept[key] = a if d is None else None
+        elif node.compiled.needs[pos]:      # (torch keeps an input's strides for its own
+            # gradient only; a view's are computed when read, from the view while it lives:
+            # computing them here would cost the backward microseconds a node)
+            kept[key] = _weakref(a) if d is not None and (
+                a._alias is not None or "_layout" in a.__dict__) else None
 
 
 def _hooked_entry(node, pos, k):
@@ -601,14 +611,13 @@ def _clamp_bound(which_pos):
     """clamp's min (0) or max (1): the scalar argument, or None where the call gave none."""
     def fn(node):
         which = dict(node.compiled.static).get("which")
-        args = _args(node)
         if which == "both":
             pos = 1 + which_pos
         elif which == ("lo" if which_pos == 0 else "hi"):
             pos = 1
         else:
             return None
-        return args[pos] if pos < len(args) else None
+        return _arg(node, pos) if pos < len(node.compiled.needs) else None
     return fn
 
 
@@ -678,7 +687,7 @@ def _getitem_dim(node):
         return _wrap(st["dim"])
     spec = st["spec"]
     if spec[0] == ("e",):
-        return len(_shapes(node)[0]) - (len(spec) - 1)
+        return len(_shape(node, 0)) - (len(spec) - 1)
     return len(spec) - 1
 
 
@@ -693,10 +702,10 @@ def _int_arg(pos):
         if arrays is not None and pos < len(arrays) and \
                 getattr(getattr(arrays[pos], "dtype", None), "kind", None) in ("i", "u"):
             return int(arrays[pos])
-        kept = _memo(node).get("args")
-        if kept is not None and kept[pos] is not None:
-            return int(kept[pos])
-        raise RuntimeError("torchlike: this node no longer holds its index arguments")
+        kept = _memo(node).get(("arg", pos))
+        if kept is not None:
+            return int(kept)
+        raise _gone("index arguments")
     return fn
 
 
@@ -785,7 +794,7 @@ def _clampt_pos(which):
 
 
 def _narrow_end(node):
-    return int(_args(node)[1]) + dict(node.compiled.static)["length"]
+    return int(_arg(node, 1)) + dict(node.compiled.static)["length"]
 
 
 def _plain_index(node):
@@ -858,7 +867,7 @@ TABLE.update({
     "MaximumBackward0": {"other": In(1), "self": In(0)},
     "MinimumBackward0": {"other": In(1), "self": In(0)},
     "PowBackward0": {"exponent": Fn(lambda n: 2 if n.compiled.op.name == "square"
-                                     else _args(n)[1], meta=1),
+                                     else _arg(n, 1), keeps=(("arg", 1),)),
                      "self": In(0)},
     "PowBackward1": {"exponent": In(1), "result": Out(0), "self": In(0)},
     "PowBackward2": {"exponent": In(1), "result": Out(0),
@@ -918,7 +927,7 @@ TABLE.update({
     "SqueezeBackward2": {"dim": St("dims", _wrap_all), "self_sym_sizes": Sizes(0)},
     "SqueezeBackward1": {"dim": Fn(lambda n: _wrap(dict(n.compiled.static)["dims"][0]),
                                    when=lambda n: dict(n.compiled.static).get("kind") == "int"),
-                         "self_sym_sizes": Fn(lambda n: _shapes(n)[0], meta=1,
+                         "self_sym_sizes": Fn(lambda n: _shape(n, 0), keeps=(("shape", 0),),
                                               when=lambda n: dict(n.compiled.static).get("kind")
                                               == "int")},
     "ExpandBackward0": {"self_sym_sizes": Sizes(0)},
@@ -933,12 +942,14 @@ TABLE.update({
     # (narrow; a slice with [] — whose ``end`` torchlike does not keep as spelled: an open
     # end is torch's INT64_MAX — has no ``end``)
     "SliceBackward0": {
-        "dim": Fn(_getitem_dim, meta=1),
-        "end": Fn(_narrow_end, meta=1, when=lambda n: n.compiled.op.name == "slice"),
-        "self_sym_sizes": Sizes(0), "start": Fn(_int_arg(1), meta=1),
+        "dim": Fn(_getitem_dim, keeps=(("shape", 0),)),
+        "end": Fn(_narrow_end, keeps=(("arg", 1),),
+                  when=lambda n: n.compiled.op.name == "slice"),
+        "self_sym_sizes": Sizes(0), "start": Fn(_int_arg(1), keeps=(("arg", 1),)),
         "step": Fn(lambda n: 1 if n.compiled.op.name == "slice"
                    else dict(n.compiled.static)["spec"][-1][2])},
-    "SelectBackward0": {"dim": Fn(_getitem_dim, meta=1), "index": Fn(_int_arg(1), meta=1),
+    "SelectBackward0": {"dim": Fn(_getitem_dim, keeps=(("shape", 0),)),
+                        "index": Fn(_int_arg(1), keeps=(("arg", 1),)),
                         "self_sym_sizes": Sizes(0)},
     "TrilBackward0": {"diagonal": St("diagonal", _wrap)},
     "TriuBackward0": {"diagonal": St("diagonal", _wrap)},
@@ -948,8 +959,9 @@ TABLE.update({
                         "self": In(0, when=(0,)), "sparse_grad": Const(False)},
     "IndexSelectBackward0": {"dim": St("dim", _wrap), "index": In(1, when=(0,)),
                              "self_sym_sizes": Sizes(0)},
-    "ClampBackward1": {"max": Fn(_clamp_bound(1), when=_clamp_scalar, meta=1),
-                       "min": Fn(_clamp_bound(0), when=_clamp_scalar, meta=1),
+    "ClampBackward1": {"max": Fn(_clamp_bound(1), when=_clamp_scalar,
+                                 keeps=(("arg", 1), ("arg", 2))),
+                       "min": Fn(_clamp_bound(0), when=_clamp_scalar, keeps=(("arg", 1),)),
                        "self": In(0)},
     "WhereBackward0": {"condition": In(0, when=(1, 2))},
     "MaskedFillBackward0": {"mask": In(1, when=(0, 2))},
@@ -958,7 +970,7 @@ TABLE.update({
     "ScatterBackward0": {"dim": St("dim", _wrap), "index": In(1, when=(0, 2))},
     "IndexAddBackward0": {"alpha": St("alpha", _default(1)), "dim": St("dim", _wrap),
                           "index": In(1, when=(2,)), "source": In(2, when=(2,)),
-                          "source_dim": Fn(lambda n: len(_shapes(n)[2]), meta=1)},
+                          "source_dim": Fn(lambda n: len(_shape(n, 2)), keeps=(("shape", 2),))},
     "TopkBackward0": {"dim": St("dim", _wrap), "self_sym_sizes": Sizes(0)},
     "SortBackward0": {"dim": St("dim", _wrap), "self_sym_sizes": Sizes(0)},
     "LogSigmoidBackward0": {"self": In(0)},
@@ -1036,7 +1048,8 @@ TABLE.update({
         "running_var": In(_bn_pos("running_var"), only=_st("has_stats")),
         "training": St("training"), "weight": In(_bn_pos("weight"))},
     "NativeGroupNormBackward0": {
-        "C": Sizes(0, item=1), "HxW": Fn(lambda n: _numel(_shapes(n)[0][2:]), meta=1),
+        "C": Sizes(0, item=1),
+        "HxW": Fn(lambda n: _numel(_shape(n, 0)[2:]), keeps=(("shape", 0),)),
         # (no result1/result2: torch's are outputs of the node, with a gradient; torchlike's
         # group_norm has one output)
         "N": Sizes(0, item=0), "eps": St("eps"), "group": St("groups"), "input": In(0),
@@ -1045,13 +1058,14 @@ TABLE.update({
     "NativeLayerNormBackward0": {
         "bias": In(_ln_bias_pos),
         "input": In(0),
-        "normalized_shape": Fn(lambda n: _shapes(n)[0][-dict(n.compiled.static)["n"]:], meta=1),
+        "normalized_shape": Fn(lambda n: _shape(n, 0)[-dict(n.compiled.static)["n"]:],
+                               keeps=(("shape", 0),)),
         "result1": Fn(_layer_norm_stat(0), tensor=True),
         "result2": Fn(_layer_norm_stat(1), tensor=True),
         "weight": In(_ln_weight_pos)},
     "ConvolutionBackward0": {
-        "bias_sym_sizes_opt": Fn(lambda n: _shapes(n)[2] if len(_shapes(n)) > 2 else (0,),
-                                 meta=1),
+        "bias_sym_sizes_opt": Fn(lambda n: _shape(n, 2) if len(n.compiled.needs) > 2
+                                 else (0,), keeps=(("shape", 2),)),
         "dilation": St("dilation"), "groups": St("groups"), "input": In(0),
         "output_padding": Fn(lambda n: dict(n.compiled.static).get(
             "output_padding", (0,) * dict(n.compiled.static)["nd"])),
@@ -1204,12 +1218,12 @@ def _specs(node):
 
 
 def meta_kind(cls_name):
-    """What ``Node.release`` keeps for a node class's non-tensor names: 0 nothing, 1 the
-    inputs' shapes, 2 and their strides."""
+    """What ``Node.release`` keeps for a node class's non-tensor names (``keep_meta``): its
+    specs' ("shape" | "arg" | "stride", position) pairs; empty: nothing."""
     table = TABLE.get(cls_name)
     if not table:
-        return 0
-    return max(s.meta for s in table.values())
+        return ()
+    return tuple(sorted({k for spec in table.values() for k in spec.keeps}))
 
 
 def names(node):
