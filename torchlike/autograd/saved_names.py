@@ -25,6 +25,11 @@ readable after the backward, as torch's. Integers of torch's ``int64_t`` fields 
 (``2**64 - 1`` for -1). torchlike's ops keep a dim normalized (``x.sum(-1)`` of a 2-D tensor keeps
 dim 1), so a dim the call spelled negative reads as its non-negative equivalent, where torch
 answers the spelling (DIFFERENCES.md).
+
+``_raw_saved_<name>`` is a ``SavedTensor``: ``register_hooks(pack, unpack)`` packs the tensor
+now and puts the pair on the node (``node.packed``, as ``saved_tensors_hooks`` does), so the
+backward and every ``_saved_<name>`` read unpack it. Under hooks a read returns a new tensor in
+the saved one's place in the graph, as torch's.
 """
 from __future__ import annotations
 
@@ -716,10 +721,6 @@ def _pads_flat(v):
 
 def _pool_padding(node):
     return all(p[0] == p[1] for p in dict(node.compiled.static)["pads"])
-
-
-def _ints(v):
-    return tuple(int(x) for x in v)
 
 
 def _st(key):
