@@ -954,3 +954,38 @@ def test_drawn_indices_in_range_are_not_checked_by_reading_them(fused):
         emb(torch.randint(0, 8, (400,)))
     with pytest.raises(IndexError, match="Target 3 is out of bounds"):
         torch.nn.functional.cross_entropy(torch.zeros(400, 3), torch.randint(3, 4, (400,)))
+
+
+def test_a_minibatch_gathered_from_integer_data_is_not_read_by_its_checks(fused):
+    """makemore's step: ``ix = randint``, ``Xb, Yb = Xtr[ix], Ytr[ix]``, ``C[Xb]``,
+    ``cross_entropy(..., Yb)``: the gathered batch lies in the data's range (read once from the
+    concrete data), so none of the three index checks reads a value; data that leaves the
+    range is still checked, with torch's error."""
+    g = torch.Generator().manual_seed(1)
+    Xtr = torch.randint(0, 27, (500, 3), generator=g)
+    Ytr = torch.randint(0, 27, (500,), generator=g)
+    C = torch.randn(27, 4, generator=g)
+    W = torch.randn(12, 27, generator=g)
+    torch.sync()
+
+    def step():
+        ix = torch.randint(0, Xtr.shape[0], (32,), generator=g)
+        Xb, Yb = Xtr[ix], Ytr[ix]
+        return torch.nn.functional.cross_entropy(C[Xb].view(32, -1) @ W, Yb)
+
+    before = dict(_fused.stats()["cuts"])
+    for _ in range(2):
+        loss = step()
+    assert dict(_fused.stats()["cuts"]) == before
+    got = loss.item()
+    with E.strict():
+        g.manual_seed(5)
+        want = [step().item() for _ in range(2)]
+    g.manual_seed(5)
+    assert [step().item() for _ in range(2)] == pytest.approx(want, rel=1e-6)
+    assert np.isfinite(got)
+    bad = Xtr.clone()
+    bad[7, 1] = 27                  # (a value past C's rows: checked, torch's error)
+    torch.sync()
+    with pytest.raises(IndexError, match="index 27 is out of bounds for dimension 0 with size 27"):
+        C[bad[torch.arange(500)]].sum().item()

@@ -705,6 +705,36 @@ def bound(d, lo, hi):
                 _seg.bounds[d.slot] = (lo, hi)
 
 
+def bound_gather(out, source):
+    """``out`` (pending) takes its values from integer ``source`` (a gather, an index): its
+    values lie in ``source``'s range, read from a concrete ``source`` once (jax arrays are
+    immutable: cached by identity) or known for a pending one."""
+    if out.__class__ is not Deferred or out.value is not None:
+        return
+    if source.__class__ is Deferred:
+        if source.value is None:
+            with _lock:
+                b = _seg.bounds.get(source.slot) if source.seg is _seg else None
+            if b is not None:
+                bound(out, *b)
+            return
+        source = source.value
+    if source.__class__ is _ArrayImpl and source.dtype.kind in "iu" \
+            and 0 < source.size <= _RANGE_MAX_SIZE:
+        r = _ranges.get(id(source))
+        if r is None or r[0]() is not source:
+            if len(_ranges) >= _RANGES_MAX:
+                _ranges.clear()
+            h = np.asarray(source)
+            r = _ranges[id(source)] = (weakref.ref(source), int(h.min()), int(h.max()))
+        bound(out, r[1], r[2])
+
+
+_ranges: dict = {}          # id(array) -> (its weak reference, min, max)
+_RANGES_MAX = 256
+_RANGE_MAX_SIZE = 1 << 24   # (a bigger source is not scanned: its gathers are checked)
+
+
 def defer_check(fn, arrays, make_error, within=None):
     """In fused eager, with a pending value among ``arrays`` that needs more than
     ``PARTIAL_MAX`` calls: record ``fn(*arrays)`` (a jax function computing what a value check

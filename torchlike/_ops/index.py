@@ -331,7 +331,8 @@ def _deferred_index(k, shape, dim, spec, arrays):
             return IndexError(f"index {int(v[1])} is out of bounds for dimension {k_adv} with "
                               f"size {n}")
         return None
-    if d.size and not _fused.defer_check(_first_out_of_range, [d, n], error):
+    if d.size and not _fused.defer_check(_first_out_of_range, [d, n], error,
+                                         within=(-n, n - 1)):
         return False
     spec.append(("t",))
     arrays.append(d)
@@ -363,8 +364,13 @@ def _sequence_key(key):
 
 def getitem(self, key):
     spec, arrays = _parse(self, _sequence_key(key))
-    return apply(_getitem, self, *[Tensor._make(a) for a in arrays], spec=spec,
-                 single_slice=isinstance(key, slice))
+    out = apply(_getitem, self, *[Tensor._make(a) for a in arrays], spec=spec,
+                single_slice=isinstance(key, slice))
+    if out._d.__class__ is _fused.Deferred and self._d.dtype.kind in "iu":
+        # (fused eager: a batch gathered from integer data, ``Xtr[ix]``, lies in the data's
+        # range, and the index checks it then meets read nothing)
+        _fused.bound_gather(out._d, _fused.raw(self))
+    return out
 
 
 methods(__getitem__=getitem)
