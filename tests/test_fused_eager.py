@@ -989,3 +989,26 @@ def test_a_minibatch_gathered_from_integer_data_is_not_read_by_its_checks(fused)
     torch.sync()
     with pytest.raises(IndexError, match="index 27 is out of bounds for dimension 0 with size 27"):
         C[bad[torch.arange(500)]].sum().item()
+
+
+def test_gather_and_scatter_of_indices_known_in_range_read_nothing(fused):
+    """``q.gather(1, actions)`` with actions drawn by ``randint``/``multinomial`` or taken by
+    ``argmax``, and a scatter of them, read no index (each was a partial run); an index
+    computed out of range still raises torch's error, at the op (a few calls away) or at the
+    cut."""
+    torch.manual_seed(0)
+    q = torch.randn(8, 4)
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    a = torch.randint(0, 4, (8, 1))
+    b = q.argmax(1, keepdim=True)
+    c = torch.multinomial(torch.ones(8, 4), 1)
+    picked = q.gather(1, a) + q.gather(1, b) + q.gather(1, c)
+    onehot = torch.zeros(8, 4).scatter(1, b, 1.0)
+    assert dict(_fused.stats()["cuts"]) == before
+    np.testing.assert_allclose(onehot.numpy().sum(1), 1.0)
+    assert picked.shape == (8, 1)
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 1 with size 4"):
+        q.gather(1, torch.randint(4, 5, (8, 1))).sum().item()
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1 with size 4"):
+        q.gather(1, _deep(torch.full((8, 1), -1))).sum().item()

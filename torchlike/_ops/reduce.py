@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as _np
 
 from .. import _dtype as D
+from .. import _fused
 from .. import return_types as _return_types
 from .._registry import apply, defop
 from .._storage import apply_
@@ -556,10 +557,14 @@ def _arg(name, largest, input, dim, keepdim):
         if input.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
-        return apply(_argmax, input, dim=None, keepdim=bool(keepdim), largest=largest)
+        out = apply(_argmax, input, dim=None, keepdim=bool(keepdim), largest=largest)
+        _fused.bound(out._d, 0, input.numel() - 1)     # (an index check of it reads nothing)
+        return out
     d = _one_dim(dim, input.ndim)
     _nonempty_dim(name, input, d)
-    return apply(_argmax, input, dim=d, keepdim=bool(keepdim), largest=largest)
+    out = apply(_argmax, input, dim=d, keepdim=bool(keepdim), largest=largest)
+    _fused.bound(out._d, 0, (input.shape[d] if input.ndim else 1) - 1)
+    return out
 
 
 @public(out=True)

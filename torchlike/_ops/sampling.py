@@ -505,8 +505,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         e = make_error(_multinomial_flags(np.asarray(input._data)))
         if e is not None:
             raise e
-    return apply(_multinomial, input, _key(generator), n=int(num_samples),
-                 replacement=bool(replacement))
+    out = apply(_multinomial, input, _key(generator), n=int(num_samples),
+                replacement=bool(replacement))
+    _fused.bound(out._d, 0, ncat - 1)       # (an index check of a draw reads nothing)
+    return out
 
 
 def _multinomial_flags(p):

@@ -107,12 +107,28 @@ def _check_index_dims(name, input, dim, index, src=None):
                 f"{list(input._d.shape)} apart from dimension {d} and to be no larger size "
                 f"than src {list(src._d.shape)}")
     size = input._d.shape[d] if n else 1
-    iv = _host(index)
-    if iv.size and (iv.max() >= size or iv.min() < 0):
+
+    def error(v):
         # torch refuses negative indices here (jax would wrap them)
-        bad = int(iv.max()) if iv.max() >= size else int(iv.min())
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        return (RuntimeError(f"index {int(v[1])} is out of bounds for dimension {d} with size "
+                             f"{size}") if v[0] else None)
+    # (fused eager: a computed index is checked when its segment runs, or not at all where it
+    # is known to be in range)
+    if _is_t(index) and _fused.defer_check(_out_of_range, [_fused.raw(index), size], error,
+                                           within=(0, size - 1)):
+        return d
+    e = error(_out_of_range(_host(index), size))
+    if e is not None:
+        raise e
     return d
+
+
+def _out_of_range(iv, size):
+    """(an index is outside ``[0, size)``, the one torch names: the largest if one is too
+    large, else the smallest), numpy or jax."""
+    xp = np if isinstance(iv, np.ndarray) else jnp
+    hi, lo = iv.max(), iv.min()
+    return xp.stack([(hi >= size) | (lo < 0), xp.where(hi >= size, hi, lo)])
 
 
 @public(method=True, out=True)
