@@ -31,6 +31,7 @@ from ... import _dtype as D
 from ... import _random
 from ... import accelerator as _accelerator
 from ..._creation import randperm
+from ..._fused import Deferred as _Deferred
 from ..._tensor import Tensor
 
 __all__ = [
@@ -422,7 +423,9 @@ def _is_namedtuple(x):
 
 def _stack(tensors):
     if (all(not t.requires_grad for t in tensors)
-            and len({t.dtype for t in tensors}) == 1):
+            and len({t.dtype for t in tensors}) == 1
+            # (fused eager: items a transform computed stay pending, stacked by the op)
+            and not any(_pending(t) for t in tensors)):
         shapes = {tuple(t.shape) for t in tensors}
         if len(shapes) != 1:
             s0 = tuple(tensors[0].shape)
@@ -434,6 +437,11 @@ def _stack(tensors):
         return Tensor._make(jnp.asarray(np.stack([np.asarray(t._data) for t in tensors])))
     from ... import stack
     return stack(tensors, 0)
+
+
+def _pending(t):
+    d = t._d
+    return d.__class__ is _Deferred and d.value is None
 
 
 def collate(batch, *, collate_fn_map=None):
