@@ -163,6 +163,21 @@ def test_window_parameter_checks_raise_as_torch(fn):
     assert both_outcomes(fn) is None
 
 
+def test_window_of_a_non_integer_length_raises_linspaces_type_error():
+    # torch's argument parser: the keywords' types, and (no positional argument) its
+    # trailing ", " before the ")"
+    for fn in (lambda m: m.signal.windows.hann(2.5),
+               lambda m: m.signal.windows.exponential(3.5),
+               lambda m: m.linspace(start=0, end=1, steps=2.5),
+               lambda m: m.linspace(steps=2.5),
+               lambda m: m.linspace(0, end=1, steps=2.5)):
+        assert both_outcomes(fn) is None
+    try:
+        torchlike.signal.windows.hann(2.5)
+    except TypeError as e:
+        assert "start=int, )" in str(e)
+
+
 def test_general_cosine_coefficients_unchecked_for_one_point():
     # torch returns ones((1,)) for M = 1 before it looks at the coefficients
     _same(lambda m: m.signal.windows.general_cosine(1, a=3))

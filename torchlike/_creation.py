@@ -617,6 +617,15 @@ def _tp_name(x):
     return f"{mod}.{t.__name__}"
 
 
+def _arg_desc(args, kwargs):
+    """The "got (...)" of torch's invalid-combination TypeError (its ``_argDesc``): the
+    positional arguments' types, then the keywords' (in reverse order); with no positional
+    argument torch leaves the last ", " in: ``(steps=float, )``."""
+    text = "".join([f"{_tp_name(a)}, " for a in args] +
+                   [f"{k}={_tp_name(v)}, " for k, v in reversed(list(kwargs.items()))])
+    return f"({text[:-2] if args else text})"
+
+
 _HEAPTYPE = 1 << 9          # (Py_TPFLAGS_HEAPTYPE: a class made by a class statement)
 
 
@@ -716,10 +725,8 @@ def _signature(params):
 
 
 def _invalid_combination(name, args, kwargs, overloads):
-    got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in
-                                         reversed(list(kwargs.items()))]
     return TypeError(f"{name}() received an invalid combination of arguments - got "
-                     f"({', '.join(got)}), but expected one of:\n" +
+                     f"{_arg_desc(args, kwargs)}, but expected one of:\n" +
                      "".join(f" * {_signature(o)}\n" for o in overloads))
 
 
@@ -1265,10 +1272,8 @@ def _range_args(name, args, kwargs):
                  if sum(d is _REQ for _, _, d in pos) <= n <= len(pos) + len(kw)]
     if len(plausible) == 1:
         _range_bind(name, args, kwargs, *plausible[0], True)
-    got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in
-                                         reversed(list(kwargs.items()))]
     raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                    f"({', '.join(got)}), but expected one of:\n" +
+                    f"{_arg_desc(args, kwargs)}, but expected one of:\n" +
                     "".join(f" * {_range_sig(pos, kw)}\n" for pos, kw in overloads))
 
 
@@ -1551,10 +1556,8 @@ def _eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires
             _check_kw("eye", **opts)
         sig = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
                "torch.device device = None, bool pin_memory = False, bool requires_grad = False")
-        got = [_tp_name(a) for a in given] + [f"{k}={_tp_name(v)}" for k, v in
-                                              reversed(list(kw.items()))]
         raise TypeError(f"eye() received an invalid combination of arguments - got "
-                        f"({', '.join(got)}), but expected one of:\n"
+                        f"{_arg_desc(given, kw)}, but expected one of:\n"
                         f" * (int n, *, {sig})\n * (int n, int m, *, {sig})\n")
     if out is not None:
         if dtype is None:
@@ -1653,10 +1656,8 @@ def _randint_args(args, kwargs):
     n = len(args) + len(kwargs)
 
     def combo():
-        got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in
-                                             reversed(list(kwargs.items()))]
         return TypeError(f"randint() received an invalid combination of arguments - got "
-                         f"({', '.join(got)}), but expected one of:\n" + _RANDINT_SIGS)
+                         f"{_arg_desc(args, kwargs)}, but expected one of:\n" + _RANDINT_SIGS)
     names = ("high", "size") if len(args) <= 2 and "low" not in kwargs else \
         ("low", "high", "size")
     vals = dict(zip(names, args))
@@ -1707,10 +1708,8 @@ def randint(*args, generator=None, dtype=None, layout=None, device=None, require
     pos_kw = {k: v for k, v in kwargs.items() if k in ("low", "high", "size")}
     if bad:
         _randint_args(args, given)          # its own error first, when it has one
-        got = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in
-                                             reversed(list(given.items()))]
         raise TypeError(f"randint() received an invalid combination of arguments - got "
-                        f"({', '.join(got)}), but expected one of:\n" + _RANDINT_SIGS)
+                        f"{_arg_desc(args, given)}, but expected one of:\n" + _RANDINT_SIGS)
     extra = {k: v for k, v in given.items() if k not in pos_kw}
     low, high, size = _randint_args(args, {**pos_kw, **extra})
     if out is not None:
