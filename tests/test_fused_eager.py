@@ -1037,3 +1037,23 @@ def test_a_dataloader_batch_of_transformed_items_is_not_read(fused):
         want = batches()
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)   # (XLA's fused division)
+
+
+def test_one_hot_and_normal_checks_of_computed_inputs_read_nothing(fused):
+    """``one_hot(actions, n)`` of drawn or argmax'd actions and ``normal(mu, sigma)`` with a
+    computed sigma (a VAE's reparametrisation) read no value: the checks run with the segment
+    or not at all (known in range); torch's errors when they fail."""
+    torch.manual_seed(0)
+    logits = torch.randn(6, 5)
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    oh = torch.nn.functional.one_hot(logits.argmax(1), 5) + torch.nn.functional.one_hot(
+        torch.randint(0, 5, (6,)), 5)
+    sigma = _deep(logits.exp())
+    z = torch.normal(torch.zeros(6, 5), sigma)
+    assert dict(_fused.stats()["cuts"]) == before
+    assert oh.sum().item() == 12 and z.shape == (6, 5)
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+        torch.nn.functional.one_hot(_deep(torch.full((3,), 5)), 5).sum().item()
+    with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+        torch.normal(torch.zeros(3), _deep(-torch.ones(3))).sum().item()

@@ -390,6 +390,16 @@ def _normal(mean, std, kd, shape, dtype, name):
     return out + zero.astype(dtype)
 
 
+def _std_negative(s):
+    """Whether a standard deviation is negative or NaN (numpy or jax)."""
+    xp = np if isinstance(s, np.ndarray) else jnp
+    return ~(s >= 0).all() if s.size else xp.asarray(False)
+
+
+def _std_error(bad):
+    return RuntimeError("normal expects all elements of std >= 0.0") if bad else None
+
+
 @public(out=True)
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
            device=None, pin_memory=False, requires_grad=False):
@@ -397,9 +407,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
     if st and std.dtype.is_complex:
         raise RuntimeError("normal expects standard deviation to be non-complex")
     if st:
-        sv = np.asarray(std._data)
-        if sv.size and not (sv >= 0).all():        # (a NaN too)
-            raise RuntimeError(f"normal expects all elements of std >= 0.0")
+        if not _fused.defer_check(_std_negative, [_fused.raw(std)], _std_error):
+            e = _std_error(_std_negative(np.asarray(std._data)))
+            if e is not None:
+                raise e
     elif not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     if not mt and not st:

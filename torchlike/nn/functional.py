@@ -1146,6 +1146,12 @@ def one_hot(tensor, num_classes=-1):
                         f"{type(num_classes).__name__}")
     if tensor.dtype.name != "int64":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes != -1 and _fused.defer_check(
+            _class_values_error_flags, [_fused.raw(tensor), num_classes], _class_values_error,
+            within=(0, num_classes - 1)):
+        # (fused eager: computed classes checked with their segment, or not at all where
+        # known in range)
+        return apply(_one_hot, tensor, n=int(num_classes))
     data = np.asarray(tensor._data)
     if num_classes == -1:
         if data.size == 0:
@@ -1156,6 +1162,20 @@ def one_hot(tensor, num_classes=-1):
     if data.size and data.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return apply(_one_hot, tensor, n=int(num_classes))
+
+
+def _class_values_error_flags(t, n):
+    """(a class value is negative, one is at least ``n``): one_hot's checks, numpy or jax."""
+    xp = np if isinstance(t, np.ndarray) else jnp
+    return xp.stack([(t < 0).any(), (t >= n).any()])
+
+
+def _class_values_error(flags):
+    if flags[0]:
+        return RuntimeError("Class values must be non-negative.")
+    if flags[1]:
+        return RuntimeError("Class values must be smaller than num_classes.")
+    return None
 
 
 def _safe_sqrt(ss):
