@@ -14,18 +14,5 @@ from .windows import (
     hann,
     kaiser,
     nuttall,
+    __all__,        # (one list, where the functions live)
 )
-
-__all__ = [
-    "bartlett",
-    "blackman",
-    "cosine",
-    "exponential",
-    "gaussian",
-    "general_cosine",
-    "general_hamming",
-    "hamming",
-    "hann",
-    "kaiser",
-    "nuttall",
-]
