@@ -334,3 +334,22 @@ def test_where_takes_a_uint8_condition_with_a_once_a_process_warning():
     assert out["torch"] == out["torchlike"]
     assert "where received a uint8 condition tensor" in out["torch"]
     assert out["torch"].count("where received") == 1
+
+
+@pytest.mark.parametrize("name", ["index_add", "index_copy"])
+def test_index_add_and_copy_take_out_of_the_result_dtype(name):
+    """torch.index_add/index_copy(..., out=): written and returned; an out of another dtype
+    raises torch's error (no cast)."""
+    for m in (torch, torchlike):
+        x, idx, src = m.zeros(3, 2), m.tensor([0, 2]), m.ones(2, 2) * 3
+        o = m.empty(3, 2)
+        r = getattr(m, name)(x, 0, idx, src, out=o)
+        assert r is o and o.tolist() == [[3.0, 3.0], [0.0, 0.0], [3.0, 3.0]]
+    for dt in ("int64", "float64"):
+        msgs = []
+        for m in (torch, torchlike):
+            with pytest.raises(RuntimeError) as e:
+                getattr(m, name)(m.zeros(3, 2), 0, m.tensor([0, 2]), m.ones(2, 2),
+                                 out=m.empty(3, 2, dtype=getattr(m, dt)))
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1]

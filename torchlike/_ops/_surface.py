@@ -113,7 +113,7 @@ def _legacy(d):
 _STRICT_OUT = {
     **{n: _expected for n in ("gather", "take_along_dim", "max", "min", "sort", "topk", "msort",
                               "isin", "norm", "cross", "diag", "tril", "triu", "argmax",
-                              "argmin")},
+                              "argmin", "index_add", "index_copy")},
     **{n: _found for n in ("abs", "absolute", "neg", "negative", "floor", "ceil", "round",
                            "sign", "sgn", "trunc", "fix", "frac", "clamp", "clip", "clamp_min",
                            "clamp_max")},

@@ -435,7 +435,7 @@ def _index_write(a, index, src, dim, alpha, mode):
     return a.at[idx].set(src.astype(a.dtype))
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, out=True)
 def index_add(input, dim, index, source, *, alpha=1):
     d = _index_func_checks("index_add", input, dim, index, source)
     # torch's CPU kernel hands the first and last dims to scatter_add_ only for an alpha of 1
@@ -448,7 +448,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return apply(_index_add, input, index, source, dim=d, alpha=alpha, mode="add")
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, out=True)
 def index_copy(input, dim, index, source):
     d = _check_vector_index("index_copy", input, dim, index, source)
     return apply(_index_add, input, index, source, dim=d, alpha=1, mode="copy")
