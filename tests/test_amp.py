@@ -419,3 +419,47 @@ def test_cuda_amp_custom_fwd_and_bwd_warn_as_torch():
             m.cuda.amp.custom_fwd(cast_inputs=m.float32)
         return [(x.category.__name__, str(x.message)) for x in w]
     assert run(torchlike) == run(torch)
+
+
+def test_grad_scaler_unscales_a_devices_gradients_in_one_call(monkeypatch):
+    """unscale_ runs one call for all of a device's gradients (it ran several array operations
+    per parameter), with torch's values and inf flag; in fused eager it reads nothing."""
+    from torchlike.amp import grad_scaler as gs
+    calls = []
+    real = gs._UNSCALE
+    monkeypatch.setattr(gs, "_UNSCALE", lambda *a: calls.append(1) or real(*a))
+
+    def run(m, poison):
+        m.manual_seed(0)
+        model = m.nn.Sequential(m.nn.Linear(3, 4), m.nn.Linear(4, 2))
+        opt = m.optim.SGD(model.parameters(), lr=0.1)
+        scaler = m.amp.GradScaler("cpu", init_scale=8.0)
+        w = model[0].weight
+        with m.no_grad():
+            for k, p in enumerate(model.parameters()):
+                p.copy_(m.arange(p.numel(), dtype=m.float32).reshape(p.shape) * 0.1 - k)
+        scaler.scale(model(m.ones(5, 3)).sum()).backward()
+        if poison:
+            with m.no_grad():
+                w.grad[0, 0] = float("inf")
+        scaler.unscale_(opt)
+        found = sum(v.item() for v in scaler._per_optimizer_states[id(opt)][
+            "found_inf_per_device"].values())
+        return [p.grad.tolist() for p in model.parameters()], found
+    for poison in (False, True):
+        ours, theirs = run(torchlike, poison), run(torch, poison)
+        assert ours[1] == theirs[1] == float(poison)
+        for a, b in zip(ours[0], theirs[0]):
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert len(calls) == 2
+    with torchlike.eager.fused():
+        torchlike.sync()
+        before = dict(torchlike.eager.stats()["fused"]["cuts"])
+        model = torchlike.nn.Linear(3, 2)
+        opt = torchlike.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torchlike.amp.GradScaler("cpu")
+        scaler.scale(model(torchlike.ones(5, 3)).sum()).backward()
+        scaler.unscale_(opt)
+        after = dict(torchlike.eager.stats()["fused"]["cuts"])
+        assert {k: v for k, v in after.items() if v != before.get(k)} == {
+            "backward": before.get("backward", 0) + 1}

@@ -5,9 +5,10 @@ import warnings
 from collections import defaultdict
 from enum import Enum
 
+import jax
 import jax.numpy as jnp
 
-from .. import _device
+from .. import _device, _fused, _tiers
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -20,6 +21,20 @@ class OptState(Enum):
 
 def _refresh_per_optimizer_state():
     return {"stage": OptState.READY, "found_inf_per_device": {}}
+
+
+def _unscale(grads, inv_scale):
+    """``grads`` times ``inv_scale`` (each in its dtype), and 1.0 where one holds an inf or a
+    NaN (float32), else 0.0."""
+    bad = jnp.zeros((), bool)
+    out = []
+    for g in grads:
+        bad = bad | ~jnp.all(jnp.isfinite(g))
+        out.append((g * inv_scale.astype(g.dtype)).astype(g.dtype))
+    return tuple(out), bad.astype(jnp.float32)
+
+
+_UNSCALE = _tiers.Tiered(_unscale, lambda: jax.jit(_tiers.inlined(_unscale)), "amp unscale")
 
 
 class GradScaler:
@@ -100,7 +115,7 @@ class GradScaler:
     def _unscale_grads_(self, optimizer, inv_scale, found_inf, allow_fp16):
         from .. import _dtype as D
         from ..autograd.grad_mode import no_grad
-        found = {}
+        by_device = {}
         with no_grad():
             for group in optimizer.param_groups:
                 for param in group["params"]:
@@ -109,15 +124,16 @@ class GradScaler:
                         continue
                     if not allow_fp16 and g.dtype is D.float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    data = g._data
-                    bad = ~jnp.all(jnp.isfinite(data))
-                    g._set_data((data * inv_scale._data.astype(data.dtype)).astype(data.dtype))
-                    dev = g.device
-                    found[dev] = bad if dev not in found else (found[dev] | bad)
+                    by_device.setdefault(g.device, []).append(g)
         from .._registry import _Tensor as Tensor
         out = {}
-        for dev, bad in found.items():
-            out[dev] = Tensor._make(_device.put(bad.astype(jnp.float32), dev))
+        scale = _fused.raw(inv_scale)
+        for dev, grads in by_device.items():
+            # (one call for a device's gradients: fused eager records it, reading nothing)
+            new, bad = _UNSCALE(tuple(_fused.raw(g) for g in grads), scale)
+            for g, d in zip(grads, new):
+                g._set_data(d)
+            out[dev] = Tensor._make(bad)
         if not out:
             out[found_inf.device] = found_inf
         return out
