@@ -1057,3 +1057,28 @@ def test_one_hot_and_normal_checks_of_computed_inputs_read_nothing(fused):
         torch.nn.functional.one_hot(_deep(torch.full((3,), 5)), 5).sum().item()
     with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
         torch.normal(torch.zeros(3), _deep(-torch.ones(3))).sum().item()
+
+
+def test_a_mask_fill_by_setitem_reads_no_mask(fused):
+    """``logits[logits < v[:, [-1]]] = -inf`` (nanoGPT's top-k sampling) and ``x[x < 0] = 0``:
+    a lone mask of the tensor's shape filled with a number is a select (torch hands it to
+    masked_fill_), so the computed mask is never read; torch's values, node name and
+    gradients."""
+    def run(m):
+        x = m.tensor([[-1.0, 2.0, -3.0], [4.0, -5.0, 6.0]], requires_grad=True)
+        y = x * 2
+        v, _ = m.topk(y, 2)
+        y[y < v[:, [-1]]] = -float("inf")
+        i = (x.detach() * 3).to(m.int32)
+        i[i < 0] = 2.5
+        return x, y, i
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    x, y, i = run(torch)
+    assert dict(_fused.stats()["cuts"]) == before
+    tx, ty, ti = run(T)
+    assert y.grad_fn.name() == ty.grad_fn.name() == "IndexPutBackward0"
+    y.softmax(1).pow(2).sum().backward()
+    ty.softmax(1).pow(2).sum().backward()
+    assert y.tolist() == ty.tolist() and i.tolist() == ti.tolist()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)

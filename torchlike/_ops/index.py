@@ -543,6 +543,11 @@ def _index_put(a, value, *idx, spec, accumulate, advanced):
     return _put(spec, a, v, *idx)
 
 
+@defop("index_put_mask", grad_name="IndexPutBackward0", saves=False)
+def _index_put_mask(a, mask, value):
+    return jnp.where(mask, jnp.asarray(value).astype(a.dtype), a)
+
+
 def _value_arg(self, value):
     if isinstance(value, Tensor):
         return value
@@ -567,6 +572,15 @@ def setitem(self, key, value):
     value = _value_arg(self, value)
     if key is False:
         return      # (torch writes nothing, whatever the value's shape)
+    if (isinstance(key, Tensor) and key.dtype is D.bool and not isinstance(value, Tensor)
+            and key._d.ndim and key._d.shape == self._d.shape):
+        # ``x[x < 0] = 0``: torch's index_put_ fills a lone mask of the tensor's shape with a
+        # number (masked_fill_); a select, so the mask is never read on the host (in fused
+        # eager a computed mask stays pending)
+        check_inplace(self)
+        _barebones.require("masked_fill", self)
+        commit_inplace(self, apply(_index_put_mask, self, key, value=value))
+        return
     key = _sequence_key(key)
     try:
         dtypes = _advanced_dtypes(key)
