@@ -1040,8 +1040,9 @@ def test_a_dataloader_batch_of_transformed_items_is_not_read(fused):
 
 
 def test_one_hot_and_normal_checks_of_computed_inputs_read_nothing(fused):
-    """``one_hot(actions, n)`` of drawn or argmax'd actions and ``normal(mu, sigma)`` with a
-    computed sigma (a VAE's reparametrisation) read no value: the checks run with the segment
+    """``one_hot(actions, n)`` of drawn or argmax'd actions, ``normal(mu, sigma)`` with a
+    computed sigma (a VAE's reparametrisation) and ``bernoulli`` of computed probabilities read
+    no value: the checks run with the segment
     or not at all (known in range); torch's errors when they fail."""
     torch.manual_seed(0)
     logits = torch.randn(6, 5)
@@ -1057,6 +1058,12 @@ def test_one_hot_and_normal_checks_of_computed_inputs_read_nothing(fused):
         torch.nn.functional.one_hot(_deep(torch.full((3,), 5)), 5).sum().item()
     with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
         torch.normal(torch.zeros(3), _deep(-torch.ones(3))).sum().item()
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    b = torch.bernoulli(_deep(logits.sigmoid()))      # (an RBM's or a mask's probabilities)
+    assert dict(_fused.stats()["cuts"]) == before and b.shape == (6, 5)
+    with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
+        torch.bernoulli(_deep(torch.full((3,), 1.5))).sum().item()
 
 
 def test_a_mask_fill_by_setitem_reads_no_mask(fused):

@@ -467,15 +467,27 @@ def _bernoulli(p, kd, scalar_p):
     return out
 
 
+def _p_outside(v):
+    """Whether a probability is outside [0, 1] or NaN (numpy or jax)."""
+    xp = np if isinstance(v, np.ndarray) else jnp
+    return ((v < 0) | (v > 1) | xp.isnan(v)).any() if v.size else xp.asarray(False)
+
+
+def _p_error(bad):
+    return RuntimeError(_P_IN_MSG) if bad else None
+
+
 @public(out=True)
 def bernoulli(input, p=None, *, generator=None):
     if p is None:
         if not input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
                                       f"'{_tname(input.dtype)}'")
-        v = np.asarray(input._data)
-        if v.size and ((v < 0) | (v > 1) | np.isnan(v)).any():
-            raise RuntimeError(_P_IN_MSG)
+        # (fused eager: computed probabilities are checked with their segment)
+        if not _fused.defer_check(_p_outside, [_fused.raw(input)], _p_error):
+            e = _p_error(_p_outside(np.asarray(input._data)))
+            if e is not None:
+                raise e
         return apply(_bernoulli, input, _key(generator), scalar_p=None)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
