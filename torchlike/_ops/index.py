@@ -579,7 +579,7 @@ def setitem(self, key, value):
         # eager a computed mask stays pending)
         check_inplace(self)
         _barebones.require("masked_fill", self)
-        commit_inplace(self, apply(_index_put_mask, self, key, value=value))
+        commit_inplace(self, apply(_index_put_mask, self, key, value))
         return
     key = _sequence_key(key)
     try:
