@@ -1089,3 +1089,16 @@ def test_a_mask_fill_by_setitem_reads_no_mask(fused):
     ty.softmax(1).pow(2).sum().backward()
     assert y.tolist() == ty.tolist() and i.tolist() == ti.tolist()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+def test_a_mask_fill_with_a_changing_number_is_one_program_configuration():
+    """The filled number is an operand of the select, not a static argument: a clipping loop
+    whose threshold changes every step makes one op configuration (each number was one)."""
+    from torchlike._ops.index import _index_put_mask
+    x = torch.arange(6.0)
+    x[x > 9.0] = 9.0
+    n = len(_index_put_mask.cache)
+    for k in range(5):
+        x[x > 4.0 - k * 0.5] = 4.0 - k * 0.5
+    assert len(_index_put_mask.cache) == n
+    assert x.tolist() == [0.0, 1.0, 2.0, 2.0, 2.0, 2.0]
