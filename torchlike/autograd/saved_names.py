@@ -337,8 +337,7 @@ def _stride(node, pos):
         raise _gone("strides")
     st = m[("stride", pos)]
     if st is None:
-        from .._strides import contiguous_strides      # (imports autograd.graph)
-        return contiguous_strides(_shape(node, pos))
+        return _contiguous_strides(_shape(node, pos))
     t = st()
     if t is None:
         raise RuntimeError(STRIDES_GONE)
@@ -436,6 +435,14 @@ def _result(node, k):
             f"longer exists and an input was written in place since (torchlike keeps no copy "
             f"of it outside the backward's residuals)")
     return T._make(data, node, k)
+
+
+def _contiguous_strides(shape):
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
 
 
 def _recomputed(node, k):
