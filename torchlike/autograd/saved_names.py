@@ -438,6 +438,8 @@ def _result(node, k):
 
 
 def _contiguous_strides(shape):
+    # (``_strides.contiguous_strides``'s rule; _strides imports autograd.graph, which imports
+    # this module: tests/test_import_graph.py keeps the layers free of cycles)
     out, acc = [], 1
     for n in reversed(shape):
         out.append(acc)
