@@ -543,9 +543,11 @@ def _index_put(a, value, *idx, spec, accumulate, advanced):
     return _put(spec, a, v, *idx)
 
 
-@defop("index_put_mask", grad_name="IndexPutBackward0", saves=False)
-def _index_put_mask(a, mask, value):
-    return jnp.where(mask, jnp.asarray(value).astype(a.dtype), a)
+from .scatter import _masked_fill  # noqa: E402
+
+# masked_fill's function, recorded as torch's index_put_ records it (its node's name)
+_index_put_mask = defop("index_put_mask", grad_name="IndexPutBackward0",
+                        saves=False)(_masked_fill.fn)
 
 
 def _value_arg(self, value):
