@@ -847,6 +847,31 @@ def test_a_segment_compiles_in_the_background_while_it_replays(fused, monkeypatc
     np.testing.assert_allclose(losses, ref, rtol=1e-5)
 
 
+def test_a_repeating_segments_replays_start_no_per_op_compiles(fused, monkeypatch, xla_compiles):
+    """A segment structure that came back will run as one program: while it replays (before
+    its third meeting, and while its program compiles) its calls stay interpreted even past
+    their count, so the background thread compiles the segment's program and no per-op
+    program of its calls (they would run never, and ahead of it). Values are strict mode's."""
+    from torchlike import _tiers
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    _fused.clear()
+    _fused.reset_stats()
+    model, step = _mlp(torch)
+    # the first step's structure is its own (the optimizer's state starts); the second meets
+    # the steady structure once: its calls run through their tiers as strict eager's, counted
+    losses = [step(), step()]
+    before = len(xla_compiles)
+    losses.append(step())       # met again: its calls are due to leave the interpreter, held
+    assert _fused.stats()["replayed"] == 3
+    assert len(xla_compiles) == before
+    losses += [step() for _ in range(3)]       # the third meeting on: the segment's program
+    assert _fused.stats()["fused"] == 3
+    _model_s, strict_step = _mlp(torch)
+    with E.strict():
+        ref = [strict_step() for _ in range(len(losses))]
+    np.testing.assert_allclose(losses, ref, rtol=1e-5)
+
+
 def test_host_free_updates_and_moves_are_not_cuts(fused):
     """What only moves pending values between tensors reads none of them: ``p.data +=`` (the
     lecture scripts' SGD), a backward seeded with a pending gradient, a custom Function's

@@ -165,3 +165,23 @@ def test_a_donating_program_is_stored_under_a_name_of_its_own():
     assert _program_cache.key(closed) == _program_cache.key(closed, ())
     assert _program_cache.key(closed, (0,)) != _program_cache.key(closed)
     assert _program_cache.key(closed, (0,)) != _program_cache.key(closed, (0, 1))
+
+
+def test_the_background_thread_runs_urgent_items_first_and_wait_waits_for_all():
+    """One thread runs what ``warm`` is handed: an urgent item (a fused segment's program)
+    before every waiting one that is not, the others in order; ``wait`` returns once all that
+    was handed before it ran; an item's error is its future's."""
+    import threading
+    gate, ran = threading.Event(), []
+    first = _program_cache.warm(gate.wait)          # (holds the thread while the rest queue)
+    futs = [_program_cache.warm(lambda k=k: ran.append(k) or k) for k in ("a", "b")]
+    futs.append(_program_cache.warm(lambda: ran.append("urgent") or "u", urgent=True))
+    futs.append(_program_cache.warm(lambda: 1 / 0))
+    futs.append(_program_cache.warm(lambda: ran.append("later urgent"), urgent=True))
+    assert ran == [] and not first.done()
+    gate.set()
+    assert _program_cache.wait(60)
+    assert ran == ["urgent", "later urgent", "a", "b"]
+    assert [f.result() for f in futs[:3]] == ["a", "b", "u"]
+    with pytest.raises(ZeroDivisionError):
+        futs[3].result()

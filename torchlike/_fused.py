@@ -793,7 +793,8 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
         # (a segment cut by its size bound is an arbitrary window of a longer run: compiling
         # it would cost minutes at 4096 calls, for a structure that may never come back)
         _stats["replayed"] += 1
-        return _replay(seg, live)
+        return _replay(seg, live, hold=ent[0] > 1 and not bounded and
+                       len(seg.calls) <= COMPILE_MAX_CALLS)
     if target is not None and not checked and (
             SPLIT if SPLIT is not None else not _tiers.on_host()):
         splits = ent[3]
@@ -824,7 +825,7 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
         # (compiling in the background: the segment is replayed meanwhile, as strict eager
         # interprets an op's calls while its program compiles)
         _stats["replayed"] += 1
-        return _replay(seg, live)
+        return _replay(seg, live, hold=True)
     _stats["fused"] += 1
     return prog(seg.ext)
 
@@ -873,10 +874,17 @@ def _evaluate(calls, ext, vals, traced):
             vals[start + k] = flat[k]
 
 
-def _replay(seg, live):
-    """A segment met for the first time: its calls one by one through their tiers."""
+def _replay(seg, live, hold=False):
+    """A segment met before its program is ready: its calls one by one through their tiers.
+    ``hold``: the segment came back and will run as one program, so its calls start no
+    compiles of their own (``_tiers.held``): their programs would be compiled for nothing,
+    and in the background thread's time, ahead of the segment's."""
     vals = {}
-    _evaluate(seg.calls, seg.ext, vals, traced=False)
+    if hold:
+        with _tiers.held():
+            _evaluate(seg.calls, seg.ext, vals, traced=False)
+    else:
+        _evaluate(seg.calls, seg.ext, vals, traced=False)
     return [vals[i] for i in live]
 
 
@@ -1004,7 +1012,7 @@ def _program(calls, live, ext_avals, pre=None, donate=(), takers=(), background=
     if background and pre is None:
         specs = [_spec(ext_avals[i]) for i in arrays] + [
             jax.ShapeDtypeStruct((len(idx),), dtype) for _c, dtype, idx in groups]
-        prog.pending = _program_cache.warm(lambda: jitted.lower(*specs).compile())
+        prog.pending = _program_cache.warm(lambda: jitted.lower(*specs).compile(), urgent=True)
     return prog
 
 

@@ -218,10 +218,13 @@ def _bound(d):
             pass
 
 
-def warm(fn):
+def warm(fn, urgent=False):
     """Run ``fn`` (jax.jit's first call of a signature, a background compile) in the background
-    thread. At exit the queued ones are dropped (the running one finishes): a script that ends
-    does not wait for programs it will not run."""
+    thread; a future of its result. ``urgent``: before every waiting one that is not (a fused
+    eager segment's program, which replaces the per-op programs of its calls: queued behind
+    them, the segment would replay op by op until they all compiled). At exit the queued ones
+    are dropped (the running one finishes): a script that ends does not wait for programs it
+    will not run."""
     if not _pool:
         with _lock:
             if not _pool:
@@ -233,16 +236,38 @@ def warm(fn):
                 hook = getattr(threading, "_register_atexit", None)
                 if hook is not None:
                     hook(lambda: pool.shutdown(wait=False, cancel_futures=True))
-    return _pool[0].submit(fn)
+    fut = concurrent.futures.Future()
+    with _lock:
+        _queued[0 if urgent else 1].append((fn, fut))
+    _pool[0].submit(_run_next)      # (one run per item: each takes the most urgent waiting)
+    return fut
+
+
+_queued = ([], [])          # (urgent, other) items (fn, future) waiting for the thread
+
+
+def _run_next():
+    with _lock:
+        q = _queued[0] or _queued[1]
+        if not q:
+            return
+        fn, fut = q.pop(0)
+    if not fut.set_running_or_notify_cancel():
+        return
+    try:
+        fut.set_result(fn())
+    except BaseException as e:      # noqa: BLE001 (handed to whoever reads the future)
+        fut.set_exception(e)
 
 
 def wait(timeout=None):
-    """Wait for everything handed to ``warm`` so far (the pool has one thread and runs in order:
-    a marker submitted now runs after them). False if ``timeout`` seconds passed first."""
+    """Wait for everything handed to ``warm`` so far (one thread runs the urgent items first,
+    the others in order: a marker queued now runs after them all). False if ``timeout``
+    seconds passed first."""
     if not _pool:
         return True
     try:
-        _pool[0].submit(lambda: None).result(timeout)
+        warm(lambda: None).result(timeout)
     except concurrent.futures.TimeoutError:
         return False
     except RuntimeError:            # (the pool is shut down: at exit)

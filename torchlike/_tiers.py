@@ -32,7 +32,7 @@ from jax._src.lib import xla_client as _xc
 
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "iota", "put", "to_device", "trace", "inlined", "scan", "fori_loop",
+           "set_interpret_calls", "held", "iota", "put", "to_device", "trace", "inlined", "scan", "fori_loop",
            "zeros_like", "stable", "made", "once"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
@@ -71,6 +71,24 @@ def on_host():
     if not _host:
         _host.append(jax.default_backend() == "cpu")
     return _host[0]
+
+
+_held = threading.local()
+
+
+class held:
+    """Within: a signature due to leave the interpreter stays in it (no compile starts); it
+    leaves at its next call outside. Fused eager replays a repeating segment so while the
+    segment's own program compiles."""
+
+    def __enter__(self):
+        self.was = getattr(_held, "on", False)
+        _held.on = True
+        return self
+
+    def __exit__(self, *exc):
+        _held.on = self.was
+        return False
 
 
 def set_interpret_calls(n):
@@ -435,6 +453,9 @@ class Tiered:
             ent[0] = max(ent[0], INTERPRET_CALLS - (1 if BACKGROUND_COMPILE else 0))
         if ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
+                if getattr(_held, "on", False):
+                    # (held: interpreted, and the next call leaves)
+                    return self._run(ent, args, key, leaves, tree, claim, limit)
                 ent[0] += 1
                 if not (BACKGROUND_COMPILE and self.pure and (claim or ent[1] and tree in ent[1])):
                     return self._first_compiled(ent, tree, args)
