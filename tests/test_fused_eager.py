@@ -872,6 +872,27 @@ def test_a_repeating_segments_replays_start_no_per_op_compiles(fused, monkeypatc
     np.testing.assert_allclose(losses, ref, rtol=1e-5)
 
 
+def test_an_update_through_data_records_one_call(fused):
+    """``p.data += -lr * p.grad`` (the lecture scripts' SGD) records the multiply and the add:
+    writing the full alias back to its root and refreshing the root from it are the values
+    themselves, recorded as nothing. Values are strict mode's."""
+    def run():
+        torch.manual_seed(0)
+        w = torch.randn(3, 4, requires_grad=True)       # (a root, as the lecture's)
+        (w * w).sum().backward()
+        d = w.data
+        g = -0.1 * w.grad
+        before = _fused.stats()["recorded"]
+        d += g
+        torch.sync()
+        return _fused.stats()["recorded"] - before, w.detach().numpy().copy()
+    calls, got = run()
+    assert calls == 1
+    with E.strict():
+        _calls, want = run()
+    np.testing.assert_array_equal(got, want)
+
+
 def test_host_free_updates_and_moves_are_not_cuts(fused):
     """What only moves pending values between tensors reads none of them: ``p.data +=`` (the
     lecture scripts' SGD), a backward seeded with a pending gradient, a custom Function's

@@ -134,13 +134,15 @@ _reshapers: dict = {}
 
 def _reshape(a, shape, dtype=None):
     """``a`` cast to ``dtype`` and reshaped to ``shape``: at once for an array, recorded (one
-    tiered function per shape and dtype) for a fused-eager deferred value."""
+    tiered function per shape and dtype) for a fused-eager deferred value. A value already of
+    that dtype and shape, as a write's or a refresh's usually is, is itself (jax's astype and
+    reshape cost a dispatch each even then; a recorded identity, a call per alias per write)."""
     if a.__class__ is not _Deferred:
-        # (an array already of that dtype and shape, as a write's or a refresh's usually is,
-        # is itself: jax's astype and reshape cost a dispatch each even then)
         if dtype is not None and a.dtype != dtype:
             a = a.astype(dtype)
         return a if a.shape == tuple(shape) else a.reshape(shape)
+    if a.shape == tuple(shape) and (dtype is None or a.dtype == dtype):
+        return a
     f = _reshapers.get((shape, dtype))
     if f is None:
         if len(_reshapers) >= 1024:
