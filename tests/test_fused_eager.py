@@ -854,6 +854,7 @@ def test_a_repeating_segments_replays_start_no_per_op_compiles(fused, monkeypatc
     program of its calls (they would run never, and ahead of it). Values are strict mode's."""
     from torchlike import _tiers
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    assert E.wait_compiles(120)     # (an earlier test's background compiles: not counted here)
     _fused.clear()
     _fused.reset_stats()
     model, step = _mlp(torch)
@@ -870,6 +871,42 @@ def test_a_repeating_segments_replays_start_no_per_op_compiles(fused, monkeypatc
     with E.strict():
         ref = [strict_step() for _ in range(len(losses))]
     np.testing.assert_allclose(losses, ref, rtol=1e-5)
+
+
+def test_a_replay_keeps_interpreted_values_on_the_host(fused, monkeypatch):
+    """A segment replayed op by op on the CPU keeps the values the interpreter tier computes
+    in numpy from call to call: only what is live at the cut becomes a device array (a
+    forward and its graph's backward: one put per live value, not one per call). Values are
+    strict mode's, bit for bit (the same numpy functions run either way)."""
+    from torchlike import _tiers
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 1000)
+    puts = []
+    put = _tiers.put
+    monkeypatch.setattr(_tiers, "put", lambda *a: puts.append(a[0].shape) or put(*a))
+
+    def run(depth):
+        x = torch.tensor(np.linspace(-2, 2, 30, dtype=np.float32).reshape(5, 6),
+                         requires_grad=True)
+        torch.sync()
+        del puts[:]
+        h = x
+        for _ in range(depth):
+            h = (h * 1.5).tanh() - 0.25
+        loss = h.sum()
+        loss.backward()                 # (the segment runs at the backward's end)
+        del h
+        n = len(puts)
+        return (loss.item(), x.grad.numpy().copy()), n
+    run(8)                              # (once: what a first call makes)
+    (loss, grad), n_puts = run(8)
+    _, n_puts_deeper = run(16)
+    # (a backward's seed and the gradient's buffer are made while recording; the replay puts
+    # the loss and the gradient: twice as many calls, not one put more)
+    assert n_puts == n_puts_deeper <= 4, (n_puts, n_puts_deeper)
+    with E.strict():
+        (want_loss, want_grad), _ = run(8)
+    assert loss == want_loss
+    np.testing.assert_array_equal(grad, want_grad)
 
 
 def test_an_update_through_data_records_one_call(fused):

@@ -878,14 +878,37 @@ def _replay(seg, live, hold=False):
     """A segment met before its program is ready: its calls one by one through their tiers.
     ``hold``: the segment came back and will run as one program, so its calls start no
     compiles of their own (``_tiers.held``): their programs would be compiled for nothing,
-    and in the background thread's time, ahead of the segment's."""
+    and in the background thread's time, ahead of the segment's.
+
+    On the CPU the values the interpreter tier computes stay numpy from call to call: only
+    the live outputs and the inputs of a call the tier does not interpret become device
+    arrays (a device array per value and a host view of it per use cost more than a small
+    op's numpy)."""
     vals = {}
-    if hold:
-        with _tiers.held():
-            _evaluate(seg.calls, seg.ext, vals, traced=False)
-    else:
+    with (_tiers.held() if hold else NO_CONTEXT):
+        if _tiers.INTERPRET_CALLS and _tiers.on_host():
+            return _evaluate_on_host(seg.calls, seg.ext, vals, live)
         _evaluate(seg.calls, seg.ext, vals, traced=False)
     return [vals[i] for i in live]
+
+
+def _evaluate_on_host(calls, ext, vals, live):
+    """``_evaluate`` of a replay through ``_tiers.call_on_host``: a call the interpreter tier
+    takes leaves its outputs numpy, the others get device arrays. Returns the ``live``
+    outputs, as device arrays."""
+    call = _tiers.call_on_host
+    for tiered, tree, refs, start, _out_tree, n in calls:
+        leaves = [ext[~r] if r < 0 else vals[r] for r in refs]
+        flat = jax.tree_util.tree_leaves(call(tiered, *_tree_unflatten(tree, leaves)))
+        for k in range(n):
+            vals[start + k] = flat[k]
+    out = []
+    for i in live:
+        v = vals[i]
+        if v.__class__ is np.ndarray:
+            v = vals[i] = _tiers.to_device(v)
+        out.append(v)
+    return out
 
 
 def _donatable(seg, live):

@@ -185,6 +185,31 @@ def to_device(h):
     return put(h, jax.core.ShapedArray(h.shape, h.dtype), None)
 
 
+def call_on_host(f, *args):
+    """``f(*args)`` where ``args`` may hold numpy arrays (never weak-typed: see
+    ``Tiered.interpret_on_host``): a plain ``Tiered`` interprets it with results left in
+    numpy where its tier would interpret it, a function with a ``host_call`` of its own
+    runs that; otherwise the call is made with the numpy arrays as device arrays."""
+    if f.__class__ is Tiered:
+        out = f.interpret_on_host(args, getattr(_held, "on", False))
+        if out is not None:
+            return out
+    else:
+        own = getattr(f, "host_call", None)     # (a call of its own kind: a graph backward)
+        if own is not None:
+            return own(*args)
+    return f(*on_device(args))
+
+
+def on_device(tree):
+    """``tree`` with its numpy arrays as (uncommitted) device arrays."""
+    leaves, td = jax.tree_util.tree_flatten(tree)
+    if not any(a.__class__ is np.ndarray for a in leaves):
+        return tree
+    return jax.tree_util.tree_unflatten(
+        td, [to_device(a) if a.__class__ is np.ndarray else a for a in leaves])
+
+
 def trace(f, args):
     """``jax.make_jaxpr(inlined(f), return_shape=True)(*args)`` (the output "shape" a pytree
     of avals), traced by jax's tracer directly: ``make_jaxpr`` builds a ``jax.jit`` around
@@ -480,6 +505,68 @@ class Tiered:
                     return _COMPILE
         ent[0] += 1
         return self._run(ent, args, key, leaves, tree, claim, limit)
+
+    def interpret_on_host(self, args, held=False):
+        """A call as ``__call__`` would interpret it, its results left in numpy (a weak-typed
+        one, which numpy cannot mark, on the device): numpy results are never weak-typed, so
+        ``to_device`` makes each the array the call would have returned. None where the tier
+        would not interpret the call now (the caller makes it: ``call_on_host``). Counted as
+        a call. ``held``: as within ``held()``. For fused eager's replay of a segment, whose
+        values between its calls need no device arrays."""
+        sig = self._signature(args)
+        if sig is None:
+            return None
+        key, leaves, tree = sig
+        seen = self.seen
+        ent = seen.get(key)
+        if ent is None:
+            if len(seen) >= _SEEN_MAX:
+                seen.clear()
+            ent = seen[key] = [0, None, None, None]
+        n = ent[0]
+        if n >= INTERPRET_CALLS and not (held and n == INTERPRET_CALLS):
+            return None
+        size = 0
+        hosts = []
+        for a in leaves:
+            if a.__class__ is _ArrayImpl:
+                if a.committed:
+                    return None             # (its device decides: the call's own path)
+                size += a.size
+                hosts.append(np.asarray(a))
+            else:
+                if a.__class__ is np.ndarray:
+                    size += a.size
+                hosts.append(a)
+        if size > INTERPRET_MAX_ELEMENTS:
+            return None
+        plans = ent[1]
+        if plans is None:
+            plans = ent[1] = {}
+        plan = plans.get(tree)
+        if plan is None:
+            plan = self._new_plan(args, key, tree)
+            if plan.__class__ is str:       # (as ``_run``: compiled from now on)
+                with _lock:
+                    _stats["fallbacks"] += 1
+                    _unsupported[plan] = _unsupported.get(plan, 0) + 1
+                ent[0] = _PAST
+                return None
+            plans[tree] = plan
+        try:
+            flat = _interpret.run_plan(plan.run, *hosts)
+        except Exception:                   # an interpreter defect: the compiled path answers
+            with _lock:
+                _stats["errors"] += 1
+            ent[0] = _PAST
+            return None
+        if n < INTERPRET_CALLS:
+            ent[0] = n + 1
+        _stats["interpreted"] += 1
+        for k, a in enumerate(plan.avals):
+            if a.weak_type and flat[k].__class__ is np.ndarray:
+                flat[k] = put(flat[k], a, None)
+        return jax.tree_util.tree_unflatten(plan.out_tree, flat)
 
     def interpreted(self, *args, finish=None):
         """The call interpreted whatever its count (its plan made or reused as in a call), or

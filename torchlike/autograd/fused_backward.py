@@ -57,6 +57,7 @@ MAX_NODES = int(os.environ.get("TORCHLIKE_GRAPH_BACKWARD_MAX_NODES", "256"))
 _SIGNATURES_MAX = 8     # signatures compiled per graph (a graph whose shapes keep changing
                         # then walks in the engine)
 _NODE_RUN = Node.run
+_host = _tiers.call_on_host
 _plans: dict = {}       # graph key -> the engine's walks of it (int) or its _GraphBackward
 _MAX_PLANS = 256
 _stats = {"programs": 0, "traces": 0, "calls": 0}
@@ -91,9 +92,11 @@ class _Plan:
         self.roots = roots                  # ((position, output), ...) of the seeds
 
 
-def _walk(plan, inputs, seeds, traced):
+def _walk(plan, inputs, seeds, traced, host=False):
     """The engine's walk over ``plan``: the leaves' gradients (None where none arrived).
-    ``traced``: the nodes' raw backwards (inside a program's trace), else their tiers."""
+    ``traced``: the nodes' raw backwards (inside a program's trace), else their tiers;
+    ``host``: their tiers through ``_tiers.call_on_host`` (a replay's values, numpy where
+    the interpreter tier made them)."""
     n = len(plan.entries)
     bufs = [None] * n
     metas, edges, entries, pullback, leaves = (plan.metas, plan.edges, plan.entries,
@@ -123,7 +126,10 @@ def _walk(plan, inputs, seeds, traced):
             if not all(b is not None for b in buf):
                 buf = [b if b is not None else jnp.zeros(*m) for b, m in zip(buf, metas[i])]
             c = entries[i]
-            if pullback[i]:
+            if host:
+                grads = (_host(c.bwd, inputs[i], tuple(buf)) if pullback[i] else
+                         _host(c.bwd_remat, *inputs[i], *buf))
+            elif pullback[i]:
                 grads = (c.bwd.raw if traced else c.bwd)(inputs[i], tuple(buf))
             else:
                 grads = (c.bwd_remat.raw if traced else c.bwd_remat)(*inputs[i], *buf)
@@ -135,7 +141,8 @@ def _walk(plan, inputs, seeds, traced):
                 if b is None:
                     b = bufs[j] = [None] * (len(metas[j]) if metas[j] else 1)
                 a = b[nr]
-                b[nr] = g if a is None else (a + g if traced else _jit_add(a, g))
+                b[nr] = g if a is None else (a + g if traced else
+                                             _host(_jit_add, a, g) if host else _jit_add(a, g))
         for e in edges[i]:
             if e is not None:
                 j = e[0]
@@ -195,6 +202,11 @@ class _GraphBackward(_tiers.Tiered):
         # (a replayed segment, or a call that could not be recorded: node by node, each
         # through its op's tiers, as the engine would)
         return _walk(self.plan, inputs, seeds, False)
+
+    def host_call(self, inputs, seeds):
+        """A replay's call (``_tiers.call_on_host``): the walk, node by node, values left in
+        numpy where the interpreter tier made them."""
+        return _walk(self.plan, inputs, seeds, False, host=True)
 
     def compiled(self, inputs, seeds):
         """Strict eager: the leaves' gradients from the graph's program at this input
