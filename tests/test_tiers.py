@@ -4,6 +4,8 @@ Every test here is about the dispatch path's tiers (torchlike._tiers); the inter
 primitive-by-primitive checks live in tests/test_interpret.py. Results are compared with real
 torch, and integer/bool/data-movement results bit for bit with the compiled path.
 """
+import contextlib
+
 import jax
 import numpy as np
 import pytest
@@ -658,3 +660,32 @@ def test_a_donating_function_compiles_once_in_the_background(monkeypatch, xla_co
     assert xla_compiles == []                        # the background's program answered
     assert owner.p.unsafe_buffer_pointer() == where  # and overwrote the owner's buffer
     np.testing.assert_allclose(np.asarray(owner.p), np.arange(11.0) + 0.25 - 3.5)
+
+
+def test_held_calls_stay_interpreted_up_to_their_bound(monkeypatch, xla_compiles):
+    """Within ``held()`` (fused eager's replays) a signature due to leave the interpreter stays
+    there, for up to ``HELD_CALLS`` calls, then leaves as it would have; outside, its next call
+    leaves. Values are the same throughout."""
+    import jax
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "HELD_CALLS", 3)
+    want = np.arange(5.0) * 7 - 0.5
+
+    def calls(f, x, n, held):
+        outs = []
+        for _ in range(n):
+            with (_tiers.held() if held else contextlib.nullcontext()):
+                outs.append(np.asarray(f(x)))
+        for o in outs:
+            np.testing.assert_array_equal(o, want)
+
+    for held in (True, False):
+        f = _tiers.tiered(lambda x: x * 7 - 0.5)
+        x = jax.numpy.arange(5.0)               # (a signature no other test uses)
+        calls(f, x, 2, held)                    # the tier's own calls
+        before, interpreted = len(xla_compiles), _tiers.stats()["interpreted"]
+        calls(f, x, 3, True)                    # due to leave, held: interpreted
+        assert len(xla_compiles) == before and f._cache_size() == 0
+        assert _tiers.stats()["interpreted"] == interpreted + 3
+        calls(f, x, 1, held)                    # past the bound, or outside: it leaves
+        assert f._cache_size() == 1

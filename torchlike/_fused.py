@@ -793,8 +793,7 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
         # (a segment cut by its size bound is an arbitrary window of a longer run: compiling
         # it would cost minutes at 4096 calls, for a structure that may never come back)
         _stats["replayed"] += 1
-        return _replay(seg, live, hold=ent[0] > 1 and not bounded and
-                       len(seg.calls) <= COMPILE_MAX_CALLS)
+        return _replay(seg, live)
     if target is not None and not checked and (
             SPLIT if SPLIT is not None else not _tiers.on_host()):
         splits = ent[3]
@@ -825,7 +824,7 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
         # (compiling in the background: the segment is replayed meanwhile, as strict eager
         # interprets an op's calls while its program compiles)
         _stats["replayed"] += 1
-        return _replay(seg, live, hold=True)
+        return _replay(seg, live)
     _stats["fused"] += 1
     return prog(seg.ext)
 
@@ -874,18 +873,20 @@ def _evaluate(calls, ext, vals, traced):
             vals[start + k] = flat[k]
 
 
-def _replay(seg, live, hold=False):
-    """A segment met before its program is ready: its calls one by one through their tiers.
-    ``hold``: the segment came back and will run as one program, so its calls start no
-    compiles of their own (``_tiers.held``): their programs would be compiled for nothing,
-    and in the background thread's time, ahead of the segment's.
+def _replay(seg, live):
+    """A segment met before its program is ready (or never to be compiled): its calls one by
+    one through their tiers, which start no compile of their own (``_tiers.held``) until a
+    signature has made ``_tiers.HELD_CALLS`` such calls: a segment that comes back will run
+    as one program, so its calls' own programs would never run (and would compile in the
+    background thread ahead of it); one that does not (generation with a growing context)
+    meets each of its calls' signatures a few times, far less than a compile costs.
 
     On the CPU the values the interpreter tier computes stay numpy from call to call: only
     the live outputs and the inputs of a call the tier does not interpret become device
     arrays (a device array per value and a host view of it per use cost more than a small
     op's numpy)."""
     vals = {}
-    with (_tiers.held() if hold else NO_CONTEXT):
+    with _tiers.held():
         if _tiers.INTERPRET_CALLS and _tiers.on_host():
             return _evaluate_on_host(seg.calls, seg.ext, vals, live)
         _evaluate(seg.calls, seg.ext, vals, traced=False)

@@ -43,6 +43,9 @@ INTERPRET_MAX_ELEMENTS = int(os.environ.get("TORCHLIKE_INTERPRET_MAX_ELEMENTS", 
 # a signature leaving the interpreter compiles in a background thread while its calls stay
 # interpreted (0: the call that leaves compiles in the foreground)
 BACKGROUND_COMPILE = os.environ.get("TORCHLIKE_BACKGROUND_COMPILE", "1") != "0"
+# a signature due to leave the interpreter stays there for this many calls made within
+# ``held()`` (fused eager's replays) before it leaves anyway
+HELD_CALLS = int(os.environ.get("TORCHLIKE_HELD_CALLS", "64"))
 _SEEN_MAX = 1024            # signatures remembered per function (then forgotten, counting anew)
 
 _stats = {"interpreted": 0, "traces": 0, "trace_loads": 0, "fallbacks": 0, "errors": 0,
@@ -77,9 +80,11 @@ _held = threading.local()
 
 
 class held:
-    """Within: a signature due to leave the interpreter stays in it (no compile starts); it
-    leaves at its next call outside. Fused eager replays a repeating segment so while the
-    segment's own program compiles."""
+    """Within: a signature due to leave the interpreter stays in it (no compile starts) for up
+    to ``HELD_CALLS`` calls; it leaves at its next call outside. Fused eager replays segments
+    so: a repeating one will run as one program (its calls' own programs would never run),
+    and a segment that does not repeat (generation with a growing context) meets each
+    signature a few times (compiling each costs far more than interpreting it there)."""
 
     def __enter__(self):
         self.was = getattr(_held, "on", False)
@@ -472,14 +477,14 @@ class Tiered:
         if ent is None:
             if len(seen) >= _SEEN_MAX:
                 seen.clear()
-            # calls, {tree: plan}, {tree: loaded program}, the background compile
-            ent = seen[key] = [0, None, None, None]
+            # calls, {tree: plan}, {tree: loaded program}, the background compile, held calls
+            ent = seen[key] = [0, None, None, None, 0]
         if late:            # (an entry counted earlier, by another caller, moves on too)
             ent[0] = max(ent[0], INTERPRET_CALLS - (1 if BACKGROUND_COMPILE else 0))
         if ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
-                if getattr(_held, "on", False):
-                    # (held: interpreted, and the next call leaves)
+                if ent[4] < HELD_CALLS and getattr(_held, "on", False):
+                    ent[4] += 1         # (held: interpreted; a call outside leaves)
                     return self._run(ent, args, key, leaves, tree, claim, limit)
                 ent[0] += 1
                 if not (BACKGROUND_COMPILE and self.pure and (claim or ent[1] and tree in ent[1])):
@@ -522,9 +527,9 @@ class Tiered:
         if ent is None:
             if len(seen) >= _SEEN_MAX:
                 seen.clear()
-            ent = seen[key] = [0, None, None, None]
+            ent = seen[key] = [0, None, None, None, 0]
         n = ent[0]
-        if n >= INTERPRET_CALLS and not (held and n == INTERPRET_CALLS):
+        if n >= INTERPRET_CALLS and not (held and n == INTERPRET_CALLS and ent[4] < HELD_CALLS):
             return None
         size = 0
         hosts = []
@@ -562,6 +567,8 @@ class Tiered:
             return None
         if n < INTERPRET_CALLS:
             ent[0] = n + 1
+        else:
+            ent[4] += 1
         _stats["interpreted"] += 1
         for k, a in enumerate(plan.avals):
             if a.weak_type and flat[k].__class__ is np.ndarray:
@@ -581,7 +588,7 @@ class Tiered:
         if ent is None:
             if len(self.seen) >= _SEEN_MAX:
                 self.seen.clear()
-            ent = self.seen[key] = [0, None, None, None]
+            ent = self.seen[key] = [0, None, None, None, 0]
         out = self._run(ent, args, key, leaves, tree, False, None, finish)
         return None if out is _COMPILE else out
 
@@ -829,7 +836,7 @@ def plan_of(f, tree, leaves):
     if ent is None:
         if len(f.seen) >= _SEEN_MAX:
             return plan
-        ent = f.seen[key] = [0, None, None, None]
+        ent = f.seen[key] = [0, None, None, None, 0]
     if ent[1] is None:
         ent[1] = {}
     ent[1].setdefault(ptree, plan)
@@ -853,7 +860,7 @@ def seed_plan(f, tree, leaves, jaxpr, out_tree):
     if ent is None:
         if len(f.seen) >= _SEEN_MAX:
             return
-        ent = f.seen[tuple(key)] = [0, None, None, None]
+        ent = f.seen[tuple(key)] = [0, None, None, None, 0]
     if ent[1] is None:
         ent[1] = {}
     ent[1].setdefault(None if flat else tree, _Plan(jaxpr, out_tree))
