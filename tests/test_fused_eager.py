@@ -1039,6 +1039,29 @@ def test_drawn_indices_in_range_are_not_checked_by_reading_them(fused):
         torch.nn.functional.cross_entropy(torch.zeros(400, 3), torch.randint(3, 4, (400,)))
 
 
+def test_a_view_of_integer_data_is_not_read_by_its_checks(fused):
+    """A language model's loss: ``cross_entropy(logits.reshape(-1, V), y.reshape(-1))``: the
+    targets are a view of concrete data, whose values are the data's (read once), so their
+    check reads nothing (it was a partial run every step). A view of data that leaves the
+    range is still checked, with torch's error; a view that reinterprets the bits is not a
+    view of the values."""
+    y = torch.tensor(np.arange(12).reshape(3, 4) % 5)
+    logits = torch.linspace(-1, 1, 60).reshape(3, 4, 5)
+    torch.sync()
+    before = dict(_fused.stats()["cuts"])
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 5), y.reshape(-1))
+    assert dict(_fused.stats()["cuts"]) == before
+    want = T.nn.functional.cross_entropy(T.linspace(-1, 1, 60).reshape(-1, 5),
+                                         T.tensor(np.arange(12) % 5))
+    assert loss.item() == pytest.approx(want.item(), rel=1e-6)
+    bad = torch.tensor(np.arange(12).reshape(3, 4))         # (up to 11, with 5 classes)
+    with pytest.raises(IndexError, match="out of bounds"):
+        torch.nn.functional.cross_entropy(logits.reshape(-1, 5), bad.reshape(-1))
+    ones = torch.tensor(np.array([[1, 1]], dtype=np.int32))   # (as one int64: 2**32 + 1)
+    with pytest.raises(IndexError, match="out of bounds"):
+        torch.nn.functional.cross_entropy(torch.zeros(1, 5), ones.view(torch.int64).reshape(-1))
+
+
 def test_a_minibatch_gathered_from_integer_data_is_not_read_by_its_checks(fused):
     """makemore's step: ``ix = randint``, ``Xb, Yb = Xtr[ix], Ytr[ix]``, ``C[Xb]``,
     ``cross_entropy(..., Yb)``: the gathered batch lies in the data's range (read once from the
