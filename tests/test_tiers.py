@@ -669,6 +669,7 @@ def test_held_calls_stay_interpreted_up_to_their_bound(monkeypatch, xla_compiles
     import jax
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
     monkeypatch.setattr(_tiers, "HELD_CALLS", 3)
+    assert torchlike.eager.wait_compiles(120)   # (an earlier test's: not counted here)
     want = np.arange(5.0) * 7 - 0.5
 
     def calls(f, x, n, held):

@@ -467,18 +467,28 @@ class Tiered:
                 return None     # a tracer or something jit must decide about
         return tuple(key), leaves, tree
 
-    def _interpret(self, args, late=False, claim=False, limit=None):
+    def _entry_of(self, args):
+        """``(entry, key, leaves, tree)`` of a call's signature (``_signature``), its entry
+        made at its first call: its calls, ``{tree: plan}``, ``{tree: loaded program}``, the
+        background compile, its calls held past its leaving (``held``). None where the
+        compiled path must run."""
         sig = self._signature(args)
         if sig is None:
-            return _COMPILE
+            return None
         key, leaves, tree = sig
         seen = self.seen
         ent = seen.get(key)
         if ent is None:
             if len(seen) >= _SEEN_MAX:
                 seen.clear()
-            # calls, {tree: plan}, {tree: loaded program}, the background compile, held calls
             ent = seen[key] = [0, None, None, None, 0]
+        return ent, key, leaves, tree
+
+    def _interpret(self, args, late=False, claim=False, limit=None):
+        got = self._entry_of(args)
+        if got is None:
+            return _COMPILE
+        ent, key, leaves, tree = got
         if late:            # (an entry counted earlier, by another caller, moves on too)
             ent[0] = max(ent[0], INTERPRET_CALLS - (1 if BACKGROUND_COMPILE else 0))
         if ent[0] >= INTERPRET_CALLS:
@@ -518,16 +528,10 @@ class Tiered:
         would not interpret the call now (the caller makes it: ``call_on_host``). Counted as
         a call. ``held``: as within ``held()``. For fused eager's replay of a segment, whose
         values between its calls need no device arrays."""
-        sig = self._signature(args)
-        if sig is None:
+        got = self._entry_of(args)
+        if got is None:
             return None
-        key, leaves, tree = sig
-        seen = self.seen
-        ent = seen.get(key)
-        if ent is None:
-            if len(seen) >= _SEEN_MAX:
-                seen.clear()
-            ent = seen[key] = [0, None, None, None, 0]
+        ent, key, leaves, tree = got
         n = ent[0]
         if n >= INTERPRET_CALLS and not (held and n == INTERPRET_CALLS and ent[4] < HELD_CALLS):
             return None
@@ -545,31 +549,14 @@ class Tiered:
                 hosts.append(a)
         if size > INTERPRET_MAX_ELEMENTS:
             return None
-        plans = ent[1]
-        if plans is None:
-            plans = ent[1] = {}
-        plan = plans.get(tree)
-        if plan is None:
-            plan = self._new_plan(args, key, tree)
-            if plan.__class__ is str:       # (as ``_run``: compiled from now on)
-                with _lock:
-                    _stats["fallbacks"] += 1
-                    _unsupported[plan] = _unsupported.get(plan, 0) + 1
-                ent[0] = _PAST
-                return None
-            plans[tree] = plan
-        try:
-            flat = _interpret.run_plan(plan.run, *hosts)
-        except Exception:                   # an interpreter defect: the compiled path answers
-            with _lock:
-                _stats["errors"] += 1
-            ent[0] = _PAST
-            return None
+        got = self._plan_and_run(ent, args, key, tree, hosts)
+        if got is None:
+            return None                     # (compiled from now on: the call's own path)
+        plan, flat = got
         if n < INTERPRET_CALLS:
             ent[0] = n + 1
         else:
             ent[4] += 1
-        _stats["interpreted"] += 1
         for k, a in enumerate(plan.avals):
             if a.weak_type and flat[k].__class__ is np.ndarray:
                 flat[k] = put(flat[k], a, None)
@@ -580,15 +567,10 @@ class Tiered:
         ``None`` where the interpreter cannot run it (it is not counted): for a caller that
         splits a call the tier claimed into smaller ones (an optimizer's group update, its
         parameters one by one). ``finish``: in place of the Tiered's own, for this call."""
-        sig = self._signature(args)
-        if sig is None:
+        got = self._entry_of(args)
+        if got is None:
             return None
-        key, leaves, tree = sig
-        ent = self.seen.get(key)
-        if ent is None:
-            if len(self.seen) >= _SEEN_MAX:
-                self.seen.clear()
-            ent = self.seen[key] = [0, None, None, None, 0]
+        ent, key, leaves, tree = got
         out = self._run(ent, args, key, leaves, tree, False, None, finish)
         return None if out is _COMPILE else out
 
@@ -617,6 +599,22 @@ class Tiered:
             return _COMPILE
         if claim:
             return CLAIMED
+        got = self._plan_and_run(ent, args, key, tree, hosts)
+        if got is None:
+            return _COMPILE
+        plan, flat = got
+        finish = finish or self.finish
+        if finish is not None:
+            return finish(flat, plan, device)
+        return jax.tree_util.tree_unflatten(
+            plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
+
+
+    def _plan_and_run(self, ent, args, key, tree, hosts):
+        """The plan of signature entry ``ent`` (made at its first call) run on ``hosts``:
+        ``(plan, flat outputs)``, or None where the interpreter cannot run it (a primitive it
+        has no numpy form for, counted in ``fallbacks``, or its own defect, in ``errors``):
+        the signature takes the compiled path from then on."""
         plans = ent[1]
         if plans is None:
             plans = ent[1] = {}
@@ -628,7 +626,7 @@ class Tiered:
                     _stats["fallbacks"] += 1
                     _unsupported[plan] = _unsupported.get(plan, 0) + 1
                 ent[0] = _PAST
-                return _COMPILE
+                return None
             plans[tree] = plan
         try:
             flat = _interpret.run_plan(plan.run, *hosts)
@@ -636,14 +634,9 @@ class Tiered:
             with _lock:
                 _stats["errors"] += 1
             ent[0] = _PAST
-            return _COMPILE
+            return None
         _stats["interpreted"] += 1      # (a counter: a lost update under threads is harmless)
-        finish = finish or self.finish
-        if finish is not None:
-            return finish(flat, plan, device)
-        return jax.tree_util.tree_unflatten(
-            plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
-
+        return plan, flat
 
     def identity(self):
         """``ident``, made now if it was given as a function."""
