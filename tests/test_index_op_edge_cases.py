@@ -336,20 +336,35 @@ def test_where_takes_a_uint8_condition_with_a_once_a_process_warning():
     assert out["torch"].count("where received") == 1
 
 
-@pytest.mark.parametrize("name", ["index_add", "index_copy"])
-def test_index_add_and_copy_take_out_of_the_result_dtype(name):
-    """torch.index_add/index_copy(..., out=): written and returned; an out of another dtype
-    raises torch's error (no cast)."""
+# (function, its arguments after the input, from a module)
+_OUT_CASES = {
+    "index_add": lambda m: (0, m.tensor([0, 2]), m.ones(2, 2) * 3),
+    "index_copy": lambda m: (0, m.tensor([0, 2]), m.ones(2, 2) * 3),
+    "index_reduce": lambda m: (0, m.tensor([0, 2]), m.ones(2, 2) * 3, "amax"),
+    "scatter": lambda m: (0, m.tensor([[0, 1], [2, 0]]), m.ones(2, 2) * 3),
+    "scatter_add": lambda m: (0, m.tensor([[0, 1], [2, 0]]), m.ones(2, 2) * 3),
+    "scatter_reduce": lambda m: (0, m.tensor([[0, 1], [2, 0]]), m.ones(2, 2) * 3, "sum"),
+}
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("name", sorted(_OUT_CASES))
+def test_index_and_scatter_ops_take_out_of_the_result_dtype(name):
+    """torch.index_add/index_copy/index_reduce/scatter/scatter_add/scatter_reduce(...,
+    out=): written and returned, torch's values; an out of another dtype raises torch's error
+    (no cast)."""
+    got = []
     for m in (torch, torchlike):
-        x, idx, src = m.zeros(3, 2), m.tensor([0, 2]), m.ones(2, 2) * 3
-        o = m.empty(3, 2)
-        r = getattr(m, name)(x, 0, idx, src, out=o)
-        assert r is o and o.tolist() == [[3.0, 3.0], [0.0, 0.0], [3.0, 3.0]]
+        o = m.empty(0)
+        r = getattr(m, name)(m.zeros(3, 2), *_OUT_CASES[name](m), out=o)
+        assert r is o
+        got.append(o.tolist())
+    assert got[0] == got[1]
     for dt in ("int64", "float64"):
         msgs = []
         for m in (torch, torchlike):
             with pytest.raises(RuntimeError) as e:
-                getattr(m, name)(m.zeros(3, 2), 0, m.tensor([0, 2]), m.ones(2, 2),
+                getattr(m, name)(m.zeros(3, 2), *_OUT_CASES[name](m),
                                  out=m.empty(3, 2, dtype=getattr(m, dt)))
             msgs.append(str(e.value))
         assert msgs[0] == msgs[1]

@@ -14,7 +14,9 @@ def takes_out(fn):
         except (TypeError, ValueError):
             return False
     t = torch.ones(2, 2)
-    for args in ((t,), (t, t), (t, t, t), (t, 0), (t, 1, 1), ((t, t),), ((2, 2),), (2, 2), ()):
+    i = torch.tensor([0])
+    for args in ((t,), (t, t), (t, t, t), (t, 0), (t, 1, 1), ((t, t),), ((2, 2),), (2, 2), (),
+                 (t, 0, i), (t, 0, i, t[:1]), (t, 0, i, t[:1], "prod")):     # (the index_ ops)
         try:
             fn(*args, out=_BAD)
         except TypeError as e:

@@ -113,7 +113,8 @@ def _legacy(d):
 _STRICT_OUT = {
     **{n: _expected for n in ("gather", "take_along_dim", "max", "min", "sort", "topk", "msort",
                               "isin", "norm", "cross", "diag", "tril", "triu", "argmax",
-                              "argmin", "index_add", "index_copy")},
+                              "argmin", "index_add", "index_copy", "index_reduce", "scatter",
+                              "scatter_add", "scatter_reduce")},
     **{n: _found for n in ("abs", "absolute", "neg", "negative", "floor", "ceil", "round",
                            "sign", "sgn", "trunc", "fix", "frac", "clamp", "clip", "clamp_min",
                            "clamp_max")},

@@ -338,6 +338,7 @@ def _scatter_reduce(a, index, src, dim, reduce, include_self):
     return _scatter_reduce_fwd(a, index, src, reduce, include_self, dim)
 
 
+@public(method=True, inplace=True, out=True)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
@@ -378,6 +379,7 @@ def _index_reduce_bounds(input, d, index, include_self, first_only=False):
         raise IndexError("index out of range in self")
 
 
+@public(method=True, inplace=True, out=True)
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """Reduce ``source``'s slices into ``input`` at ``index`` along ``dim`` (a scatter_reduce
     whose index is ``index`` broadcast over ``source``)."""
@@ -696,14 +698,14 @@ def sum_to_size(self, *size):
     return apply(_sum_to_size, self, shape=tuple(int(s) for s in size))
 
 
-methods(as_strided=as_strided, storage_offset=_storage_offset, index_reduce=index_reduce,
+methods(as_strided=as_strided, storage_offset=_storage_offset,
         nonzero_static=nonzero_static, unfold=unfold, put=put, masked_scatter=masked_scatter,
-        scatter_reduce=scatter_reduce, adjoint=adjoint, ravel=ravel, narrow_copy=narrow_copy,
+        adjoint=adjoint, ravel=ravel, narrow_copy=narrow_copy,
         sum_to_size=sum_to_size, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
         diagflat=diagflat, fill_diagonal_=fill_diagonal_, select_scatter=select_scatter,
         slice_scatter=slice_scatter, diagonal_scatter=diagonal_scatter,
         mH=property(_mH), H=property(_H))
-inplace_methods(index_reduce=index_reduce, put=put, scatter_reduce=scatter_reduce)
+inplace_methods(put=put)
 
 
 def _masked_scatter_(self, mask, source):

@@ -233,7 +233,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     return _scatter_impl(input, dim, index, src, value, reduce)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, out=True)
 def scatter_add(input, dim, index, src):
     return _scatter_impl(input, dim, index, src, add=True)
 
