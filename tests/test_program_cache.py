@@ -172,8 +172,10 @@ def test_the_background_thread_runs_urgent_items_first_and_wait_waits_for_all():
     before every waiting one that is not, the others in order; ``wait`` returns once all that
     was handed before it ran; an item's error is its future's."""
     import threading
-    gate, ran = threading.Event(), []
-    first = _program_cache.warm(gate.wait)          # (holds the thread while the rest queue)
+    started, gate, ran = threading.Event(), threading.Event(), []
+    # (holds the thread while the rest queue)
+    first = _program_cache.warm(lambda: started.set() or gate.wait())
+    assert started.wait(60)
     futs = [_program_cache.warm(lambda k=k: ran.append(k) or k) for k in ("a", "b")]
     futs.append(_program_cache.warm(lambda: ran.append("urgent") or "u", urgent=True))
     futs.append(_program_cache.warm(lambda: 1 / 0))
@@ -185,3 +187,20 @@ def test_the_background_thread_runs_urgent_items_first_and_wait_waits_for_all():
     assert [f.result() for f in futs[:3]] == ["a", "b", "u"]
     with pytest.raises(ZeroDivisionError):
         futs[3].result()
+
+
+def test_what_is_still_queued_at_exit_is_cancelled():
+    """At exit the queued items are dropped: their futures are cancelled (a reader gets
+    CancelledError), the running one finishes."""
+    import concurrent.futures
+    import threading
+    started, gate, ran = threading.Event(), threading.Event(), []
+    running = _program_cache.warm(lambda: started.set() or gate.wait())
+    assert started.wait(60)
+    queued = _program_cache.warm(lambda: ran.append("queued"))
+    _program_cache._drop()
+    gate.set()
+    assert running.result(60) is True
+    with pytest.raises(concurrent.futures.CancelledError):
+        queued.result(60)
+    assert _program_cache.wait(60) and ran == []

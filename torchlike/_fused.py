@@ -730,6 +730,15 @@ def bound_gather(out, source):
         bound(out, r[1], r[2])
 
 
+def bound_view(out, source):
+    """``out`` (pending, a view op's result) selects elements of ``source``, its first
+    operand: of the same integer dtype (not a reinterpretation of its bits), its values lie in
+    ``source``'s range (``bound_gather``)."""
+    if out.__class__ is Deferred and out.dtype.kind in "iu" and \
+            out.dtype == getattr(source, "dtype", None):
+        bound_gather(out, source)
+
+
 _ranges: dict = {}          # id(array) -> (its weak reference, min, max)
 _RANGES_MAX = 256
 _RANGE_MAX_SIZE = 1 << 24   # (a bigger source is not scanned: its gathers are checked)

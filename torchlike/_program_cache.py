@@ -235,7 +235,7 @@ def warm(fn, urgent=False):
                 # own, which would run every queued item)
                 hook = getattr(threading, "_register_atexit", None)
                 if hook is not None:
-                    hook(lambda: pool.shutdown(wait=False, cancel_futures=True))
+                    hook(lambda: (pool.shutdown(wait=False, cancel_futures=True), _drop()))
     fut = concurrent.futures.Future()
     with _lock:
         _queued[0 if urgent else 1].append((fn, fut))
@@ -244,6 +244,16 @@ def warm(fn, urgent=False):
 
 
 _queued = ([], [])          # (urgent, other) items (fn, future) waiting for the thread
+
+
+def _drop():
+    """Cancel what is still queued (at exit: a reader of its future gets CancelledError)."""
+    with _lock:
+        items = _queued[0] + _queued[1]
+        _queued[0].clear()
+        _queued[1].clear()
+    for _fn, fut in items:
+        fut.cancel()
 
 
 def _run_next():

@@ -861,12 +861,6 @@ def apply(op, *args, **static):
             outs = T._make(out)
         if op.view is not None:
             op.view.mark(c, args, arrays, outs, static)
-            if _fused.ACTIVE and outs.__class__ is T and op.name != "as_strided":
-                # (a pending view's values are its source's: a range check reads nothing)
-                d = outs._d
-                if d.__class__ is _Deferred and d.dtype.kind in "iu" and \
-                        d.dtype == getattr(arrays[0], "dtype", None):
-                    _fused.bound_gather(d, arrays[0])
         return outs if sub is None else _of_class(outs, sub)
     needs = tuple(needs)
     c = op.compiled(skey, cast, needs)

@@ -381,6 +381,8 @@ class ViewRule:
                 make_view(o, base, fwd, rest, k, rep, multi=entry.name, op=op)
         else:
             make_view(result, base, fwd, rest, 0, rep, op=op)
+            if _fused.ACTIVE:
+                _fused.bound_view(result._d, arrays[0])
 
 
 def view_rule(*, when=None, overlap=None):

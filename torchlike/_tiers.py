@@ -32,8 +32,8 @@ from jax._src.lib import xla_client as _xc
 
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "held", "iota", "put", "to_device", "trace", "inlined", "scan", "fori_loop",
-           "zeros_like", "stable", "made", "once"]
+           "set_interpret_calls", "held", "call_on_host", "iota", "put", "to_device", "trace",
+           "inlined", "scan", "fori_loop", "zeros_like", "stable", "made", "once"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 # fills, zeros and element numbers are built with numpy up to this size (a compile costs more)
@@ -188,6 +188,28 @@ def to_device(h):
     if h.__class__ is not np.ndarray:
         h = np.asarray(h)
     return put(h, jax.core.ShapedArray(h.shape, h.dtype), None)
+
+
+def _hosts(leaves):
+    """A call's leaves for the interpreter: ``(host values, their element count, the device
+    of its committed arrays or None)``, or None where an array spans several devices."""
+    device = None
+    size = 0
+    hosts = []
+    for a in leaves:
+        if a.__class__ is _ArrayImpl:
+            if a.committed:
+                devs = a.sharding.device_set
+                if len(devs) != 1:
+                    return None
+                device = next(iter(devs))
+            size += a.size
+            hosts.append(np.asarray(a))
+        else:
+            if isinstance(a, np.ndarray):
+                size += a.size
+            hosts.append(a)
+    return hosts, size, device
 
 
 def call_on_host(f, *args):
@@ -535,20 +557,10 @@ class Tiered:
         n = ent[0]
         if n >= INTERPRET_CALLS and not (held and n == INTERPRET_CALLS and ent[4] < HELD_CALLS):
             return None
-        size = 0
-        hosts = []
-        for a in leaves:
-            if a.__class__ is _ArrayImpl:
-                if a.committed:
-                    return None             # (its device decides: the call's own path)
-                size += a.size
-                hosts.append(np.asarray(a))
-            else:
-                if a.__class__ is np.ndarray:
-                    size += a.size
-                hosts.append(a)
-        if size > INTERPRET_MAX_ELEMENTS:
-            return None
+        got = _hosts(leaves)
+        if got is None or got[2] is not None or got[1] > INTERPRET_MAX_ELEMENTS:
+            return None     # (sharded, committed: its device decides, or too big: its own path)
+        hosts = got[0]
         got = self._plan_and_run(ent, args, key, tree, hosts)
         if got is None:
             return None                     # (compiled from now on: the call's own path)
@@ -577,23 +589,11 @@ class Tiered:
     def _run(self, ent, args, key, leaves, tree, claim, limit, finish=None):
         """Interpret a call of signature entry ``ent`` (``CLAIMED`` with ``claim``), or
         ``_COMPILE``."""
-        device = None
-        size = 0
-        hosts = []
-        for a in leaves:
-            if a.__class__ is _ArrayImpl:
-                if a.committed:
-                    devs = a.sharding.device_set
-                    if len(devs) != 1:
-                        ent[0] = _PAST                  # sharded: always compiled
-                        return _COMPILE
-                    device = next(iter(devs))
-                size += a.size
-                hosts.append(np.asarray(a))
-            else:
-                if isinstance(a, np.ndarray):
-                    size += a.size
-                hosts.append(a)
+        got = _hosts(leaves)
+        if got is None:
+            ent[0] = _PAST                  # sharded: always compiled
+            return _COMPILE
+        hosts, size, device = got
         if size > (INTERPRET_MAX_ELEMENTS if limit is None else limit):
             ent[0] = _PAST
             return _COMPILE
@@ -608,7 +608,6 @@ class Tiered:
             return finish(flat, plan, device)
         return jax.tree_util.tree_unflatten(
             plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
-
 
     def _plan_and_run(self, ent, args, key, tree, hosts):
         """The plan of signature entry ``ent`` (made at its first call) run on ``hosts``:
