@@ -873,6 +873,39 @@ def test_a_repeating_segments_replays_start_no_per_op_compiles(fused, monkeypatc
     np.testing.assert_allclose(losses, ref, rtol=1e-5)
 
 
+def test_a_segment_replayed_while_its_program_compiles_starts_no_per_op_compiles(
+        fused, monkeypatch, xla_compiles):
+    """While a repeating segment's program compiles, its replays keep every call interpreted
+    however many times it comes (past ``_tiers.HELD_CALLS``): its calls' own programs would
+    compile behind it and take the cores from the steps that follow. Values are strict
+    mode's."""
+    import concurrent.futures
+    from torchlike import _program_cache, _tiers
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "HELD_CALLS", 1)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", True)
+    assert E.wait_compiles(120)     # (an earlier test's background compiles: not counted here)
+    never = concurrent.futures.Future()         # (the segment's compile, still running)
+    warm = _program_cache.warm
+    monkeypatch.setattr(_program_cache, "warm",
+                        lambda fn, urgent=False: never if urgent else warm(fn, urgent))
+    _fused.clear()
+    _fused.reset_stats()
+    model, step = _mlp(torch)
+    losses = [step() for _ in range(_fused.FUSE_AFTER)]
+    assert E.wait_compiles(120)     # (what the first steps queued: not this test's concern)
+    before = len(xla_compiles)
+    losses += [step() for _ in range(4)]
+    assert E.wait_compiles(120)
+    st = _fused.stats()
+    assert st["compiles"] == 1 and st["fused"] == 0
+    assert len(xla_compiles) == before
+    _model_s, strict_step = _mlp(torch)
+    with E.strict():
+        ref = [strict_step() for _ in range(len(losses))]
+    np.testing.assert_allclose(losses, ref, rtol=1e-5)
+
+
 def test_a_replay_keeps_interpreted_values_on_the_host(fused, monkeypatch):
     """A segment replayed op by op on the CPU keeps the values the interpreter tier computes
     in numpy from call to call: only what is live at the cut becomes a device array (a

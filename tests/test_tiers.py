@@ -690,3 +690,28 @@ def test_held_calls_stay_interpreted_up_to_their_bound(monkeypatch, xla_compiles
         assert _tiers.stats()["interpreted"] == interpreted + 3
         calls(f, x, 1, held)                    # past the bound, or outside: it leaves
         assert f._cache_size() == 1
+
+
+def test_unbounded_holds_keep_calls_interpreted_past_the_bound(monkeypatch, xla_compiles):
+    """``held(bounded=False)`` (the replay of a segment whose program is compiling) keeps a
+    signature due to leave the interpreter there for every call, past ``HELD_CALLS``; its next
+    call outside leaves. Values are the same throughout."""
+    import jax
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "HELD_CALLS", 3)
+    assert torchlike.eager.wait_compiles(120)   # (an earlier test's: not counted here)
+    f = _tiers.tiered(lambda x: x * 5 + 0.25)
+    x = jax.numpy.arange(6.0)                   # (a signature no other test uses)
+    want = np.arange(6.0) * 5 + 0.25
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(x)), want)
+    before, interpreted = len(xla_compiles), _tiers.stats()["interpreted"]
+    for _ in range(10):
+        with _tiers.held(bounded=False):
+            np.testing.assert_array_equal(np.asarray(f(x)), want)
+            np.testing.assert_array_equal(                     # (a replay's own path)
+                _tiers.call_on_host(f, np.arange(6.0)), want)
+    assert len(xla_compiles) == before and f._cache_size() == 0
+    assert _tiers.stats()["interpreted"] == interpreted + 20
+    np.testing.assert_array_equal(np.asarray(f(x)), want)      # outside: it leaves
+    assert f._cache_size() == 1

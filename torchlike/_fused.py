@@ -831,9 +831,10 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
             _evict_programs()
     if not prog.ready():
         # (compiling in the background: the segment is replayed meanwhile, as strict eager
-        # interprets an op's calls while its program compiles)
+        # interprets an op's calls while its program compiles; none of its calls' own
+        # programs starts compiling behind it)
         _stats["replayed"] += 1
-        return _replay(seg, live)
+        return _replay(seg, live, bounded=False)
     _stats["fused"] += 1
     return prog(seg.ext)
 
@@ -882,7 +883,7 @@ def _evaluate(calls, ext, vals, traced):
             vals[start + k] = flat[k]
 
 
-def _replay(seg, live):
+def _replay(seg, live, bounded=True):
     """A segment met before its program is ready (or never to be compiled): its calls one by
     one through their tiers, which start no compile of their own (``_tiers.held``) until a
     signature has made ``_tiers.HELD_CALLS`` such calls: a segment that comes back will run
@@ -893,9 +894,9 @@ def _replay(seg, live):
     On the CPU the values the interpreter tier computes stay numpy from call to call: only
     the live outputs and the inputs of a call the tier does not interpret become device
     arrays (a device array per value and a host view of it per use cost more than a small
-    op's numpy)."""
+    op's numpy). ``bounded=False``: the segment's program is compiling (``_tiers.held``)."""
     vals = {}
-    with _tiers.held():
+    with _tiers.held(bounded):
         if _tiers.INTERPRET_CALLS and _tiers.on_host():
             return _evaluate_on_host(seg.calls, seg.ext, vals, live)
         _evaluate(seg.calls, seg.ext, vals, traced=False)
