@@ -247,3 +247,39 @@ def test_custom_fwd_cast_inputs_under_autocast_as_torch():
         y.sum().backward()
         return str(y.dtype), str(x.grad.dtype), x.grad.tolist()
     assert run(torchlike) == run(torch)
+
+
+def _once_differentiable_exp(m):
+    class Exp(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.exp()
+
+        @staticmethod
+        @m.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.exp()
+    return Exp
+
+
+@pytest.mark.parametrize("grad_output_requires_grad", [False, True])
+def test_once_differentiable_under_create_graph(grad_output_requires_grad):
+    """A once_differentiable backward runs without grad; under create_graph a gradient that
+    requires grad makes its results require grad through torch's ``Error`` node, whose
+    backward raises."""
+    seen = {}
+    for m in (torch, torchlike):
+        Exp = _once_differentiable_exp(m)
+        z = m.tensor([0.5, 1.0], requires_grad=True)
+        w = m.tensor([2.0, 3.0], requires_grad=grad_output_requires_grad)
+        (gz,) = m.autograd.grad(Exp.apply(z), z, grad_outputs=w, create_graph=True)
+        err = None
+        try:
+            gz.sum().backward()
+        except RuntimeError as e:
+            err = str(e)
+        seen[m.__name__] = (gz.tolist(), gz.requires_grad,
+                            type(gz.grad_fn).__name__ if gz.grad_fn else None, repr(gz), err)
+    assert seen["torch"] == seen["torchlike"]

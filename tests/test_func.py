@@ -308,6 +308,12 @@ def test_vmap_errors_match_torch():
         (lambda m: m.func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(m.tensor(x)), ValueError,
          "out_dims is not compatible with the structure of `outputs`"),
         (lambda m: m.func.vmap(m.sin, chunk_size=0), ValueError, "chunk_size should be None"),
+        (lambda m: m.func.vmap(lambda a: a * 2, out_dims=2)(m.tensor(x)), IndexError,
+         r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
+        (lambda m: m.func.vmap(lambda a: a * 2, out_dims=-3)(m.tensor(x)), IndexError,
+         r"expected to be in range of \[-2, 1\], but got -3"),
+        (lambda m: m.func.vmap(lambda a: (a, a.sum()), out_dims=(0, 1))(m.tensor(x)),
+         IndexError, r"expected to be in range of \[-1, 0\], but got 1"),
         (lambda m: m.func.vmap(m.sin, randomness="sometimes"), RuntimeError,
          "Only allowed values for randomness"),
     ]

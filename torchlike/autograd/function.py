@@ -361,12 +361,51 @@ def _record(cls, ctx, args, needs, out):
 
 
 def once_differentiable(fn):
-    """Mark a backward as not differentiable: it runs with grad mode off."""
+    """Mark a backward as not differentiable: it runs with grad mode off; under
+    ``create_graph``, when a gradient it receives requires grad, its results require grad
+    through an ``Error`` node whose backward raises (torch's ``DelayedError``)."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         with _gm.no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        if not _gm.is_grad_enabled():
+            return outputs
+        Tensor = tensor_class()
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        if not isinstance(outputs, tuple):
+            outputs = (outputs,)
+        return _DelayedError.apply(*[None if v is None else v.detach().requires_grad_()
+                                     for v in outputs])
     return wrapper
+
+
+class _DelayedError(Function):
+    """torch's ``DelayedError``: its outputs (copies of its inputs) have an ``Error`` node
+    whose backward raises the message of a twice-differentiated once_differentiable
+    backward."""
+
+    @staticmethod
+    def forward(ctx, *values):
+        out = tuple(None if v is None else v.clone() for v in values)
+        return out[0] if len(out) == 1 else out
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
+
+
+class _ErrorNode(_DelayedError._backward_cls):
+    __slots__ = ()
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._name = "Error"
+
+
+_ErrorNode.__name__ = _ErrorNode.__qualname__ = "Error"
+_DelayedError._backward_cls = _ErrorNode
 
 
 _SETUP_CONTEXT_MSG = (

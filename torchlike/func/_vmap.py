@@ -176,6 +176,10 @@ def _run_chunk(func, name, out_dims, randomness, flat_args, flat_dims, spec, bpo
         arrs_out, kept = [], []
         for k, (v, d) in enumerate(zip(oleaves, odims)):
             if isinstance(v, Tensor):
+                n = v._data.ndim + 1          # (the output's rank with its batch dimension)
+                if d is not None and not -n <= d < n:
+                    raise IndexError(f"Dimension out of range (expected to be in range of "
+                                     f"[{-n}, {n - 1}], but got {d})")
                 arrs_out.append(v._data)
                 kept.append(k)
                 out_axes.append(d)
