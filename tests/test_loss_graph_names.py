@@ -71,6 +71,10 @@ LOSSES = {
     "mse_loss": lambda m, F, r: F.mse_loss(L(m, X), L(m, Y), reduction=r),
     "l1_loss": lambda m, F, r: F.l1_loss(L(m, X), L(m, Y), reduction=r),
     "smooth_l1_loss": lambda m, F, r: F.smooth_l1_loss(L(m, X), L(m, Y), reduction=r),
+    "smooth_l1_loss_beta0": lambda m, F, r: F.smooth_l1_loss(L(m, X), L(m, Y), reduction=r,
+                                                             beta=0.0),
+    "SmoothL1Loss_beta0": lambda m, F, r: m.nn.SmoothL1Loss(reduction=r, beta=0)(L(m, X),
+                                                                                 L(m, Y)),
     "huber_loss": lambda m, F, r: F.huber_loss(L(m, X), L(m, Y), reduction=r),
     "binary_cross_entropy": lambda m, F, r: F.binary_cross_entropy(
         m.sigmoid(L(m, X)), L(m, B01), reduction=r),

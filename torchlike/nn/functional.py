@@ -22,7 +22,6 @@ from ..amp.autocast_mode import cast_composite as _cast_composite   # (autocast 
 from ..autograd import grad_mode as _gm
 from .._registry import apply, broadcast_error, defop
 from .._ops import products as _products
-from .._ops.unary import _abs_fn
 from .._ops.view import _reshape_copy
 from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
@@ -1758,8 +1757,6 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 @_pointwise_loss("smooth_l1", "SmoothL1LossBackward0")
 def _smooth_l1(x, y, reduction, beta):
     d = jnp.abs(x - y)
-    if beta == 0:               # l1_loss, as torch computes it (d|x| = sign(x): 0 at 0)
-        return _reduce(_abs_fn(x - y), reduction)
     return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
@@ -1768,8 +1765,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_sizes(input, target, "smooth_l1_loss")
-    if beta == 0 and not D.promote_types(input.dtype, target.dtype).is_floating_point:
-        # torch runs l1_loss for beta=0 ((input - target).abs() and the reduction)
+    if beta == 0:
+        # torch runs l1_loss for beta=0 ((input - target).abs() and the reduction: its graph
+        # is Mean/Sum over Abs over Sub)
         return l1_loss(input, target, reduction=reduction)
     _loss_kernel("smooth_l1_cpu", input, target)
     return apply(_smooth_l1, input, target, reduction=reduction, beta=float(beta))
