@@ -797,7 +797,9 @@ def write_out(result, out, name):
 
 def with_out(fn, name=None, dtype_from_out=False):
     """``fn`` with torch's ``out=`` keyword: the result is written into ``out`` (``write_out``).
-    ``dtype_from_out``: torch computes in ``out``'s dtype when no ``dtype`` is given (cumsum)."""
+    ``dtype_from_out``: torch computes in ``out``'s dtype when no ``dtype`` is given (cumsum,
+    linspace), and refuses a ``dtype`` that is not ``out``'s (the creation functions' message;
+    the reductions declare theirs in ``_ops/_surface.py``'s ``_STRICT_OUT``)."""
     if getattr(fn, "_handles_out", False):
         return fn
     name = name or fn.__name__
@@ -806,8 +808,14 @@ def with_out(fn, name=None, dtype_from_out=False):
     def g(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        if dtype_from_out and kwargs.get("dtype") is None:
-            kwargs["dtype"] = out.dtype
+        if dtype_from_out:
+            asked = kwargs.get("dtype")
+            if asked is None:
+                kwargs["dtype"] = out.dtype
+            elif isinstance(asked, D.dtype) and isinstance(out, _R._Tensor) and \
+                    asked is not out.dtype:
+                raise RuntimeError(f"dtype {_torch_type_name(asked)} does not match dtype of "
+                                   f"out parameter ({_torch_type_name(out.dtype)})")
         for o in _tensors_in((out,)):
             check_no_partial_overlap(o, args)
         return write_out(fn(*args, **kwargs), out, name)

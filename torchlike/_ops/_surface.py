@@ -79,9 +79,7 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
         if n in top:
             _declare("torch", n + "_", _resolve(n + "_"), where)
     if out:
-        fn = with_out(fn, name, dtype_from_out)
-        if name in _STRICT_OUT:
-            fn = _strict_out(fn, name)
+        fn = out_form(fn, name, dtype_from_out)
     return numpy_names(operands_checked(_tensor_first(fn, name), name), name)
 
 
@@ -89,16 +87,22 @@ def public(fn=None, *, method=False, inplace=False, out=False, top_inplace=False
 
 # torch's functions whose ``out`` must have the result's dtype (each tensor of a tuple ``out``)
 # where other functions cast into it, with the wording of each one's error: given the legacy
-# names (``L``) and C++ type names (``C``) of the dtype wanted and the one got.
+# names (``L``) and C++ type names (``C``) of the dtype wanted and the one got. A tuple of
+# messages: one per output of a tuple result (``frexp``: the mantissa's, the exponent's). A
+# ``_Rule``: torch's rule is another than "the result's dtype" (only some calls refuse, some
+# other dtypes are taken).
 _C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
             "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
             "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+def _c_type(d):
+    return _C_TYPES.get(d.name, d.name)
+
+
 def _expected(w, g):
-    return (f"Expected out tensor to have dtype {_C_TYPES.get(w.name, w.name)}, but got "
-            f"{_C_TYPES.get(g.name, g.name)} instead")
+    return f"Expected out tensor to have dtype {_c_type(w)}, but got {_c_type(g)} instead"
 
 
 def _found(w, g):
@@ -110,15 +114,106 @@ def _legacy(d):
     return D.legacy_name(d)
 
 
+class _Rule:
+    """An ``out`` dtype rule other than "the result's dtype, else torch's message":
+    ``refuses(wanted, got, args, kwargs)`` is torch's message for an ``out`` of dtype ``got``
+    where the result has ``wanted`` (None: torch casts into it; an exception: torch raises that
+    rather than a RuntimeError). ``casts``: a dtype taken is cast
+    into even where ``write_out`` would refuse the cast (``all``'s uint8 result into a bool
+    ``out``). For functions with one result tensor."""
+
+    def __init__(self, refuses, casts=False):
+        self.refuses, self.casts = refuses, casts
+
+
+def _argument(args, kwargs, i, name):
+    return args[i] if len(args) > i else kwargs.get(name)
+
+
+def _bool_or_byte(name):
+    # (all/any write into a bool or a uint8 out, whatever the input's dtype; nothing else)
+    return _Rule(lambda w, g, a, k: None if g.name in ("bool", "uint8") else
+                 f"{name} only supports bool tensor for result, got: {_legacy(g)}", casts=True)
+
+
+def _tensor_weight(w, g, args, kwargs):
+    # (lerp's kernel for a tensor weight refuses another dtype; a number weight's casts)
+    from .._tensor import Tensor
+    if g is not w and isinstance(_argument(args, kwargs, 2, "weight"), Tensor):
+        return _found(w, g)
+    return None
+
+
+# (torch's ldexp kernel, for a floating input and an integer exponent tensor, has no cast to
+# another dtype: its check fails, with this message)
+_LDEXP_KERNEL = ('!needs_dynamic_casting<func_t>::check(iter) INTERNAL ASSERT FAILED at '
+                 '"/__w/pytorch/pytorch/aten/src/ATen/native/cpu/Loops.h":311, please report a '
+                 'bug to PyTorch. ')
+
+
+def _ldexp(w, g, args, kwargs):
+    from .. import _dtype as D
+    from .._tensor import Tensor
+    if not (g.is_floating_point or g.is_complex):
+        return f"ldexp can't be cast to the desired output type {_legacy(g)}"
+    x, e = _argument(args, kwargs, 0, "input"), _argument(args, kwargs, 1, "other")
+    if g is not w and isinstance(x, Tensor) and x.dtype.is_floating_point and \
+            isinstance(e, Tensor) and e.dtype.category == D._INT:
+        return _LDEXP_KERNEL
+    return None
+
+
+def _asked_dtype(w, g, args, kwargs):
+    # (a reduction's explicit dtype must be out's; without one it computes in out's dtype,
+    # ``dtype_from_out``, or casts into it)
+    return None if kwargs.get("dtype") is None or g is w else _expected(w, g)
+
+
+def _nansum_dtype(w, g, args, kwargs):
+    floating = getattr(_argument(args, kwargs, 0, "input"), "dtype", w).is_floating_point
+    if kwargs.get("dtype") is None:
+        # (a floating input sums in out's dtype: its kernel has no integer form; an integer
+        # input's sum is cast into any out, bool included)
+        if floating and not (g.is_floating_point or g.is_complex):
+            return NotImplementedError(f"\"nansum_cpu\" not implemented for '{_legacy(g)}'")
+        return None
+    if g is w:
+        return None
+    if w.is_floating_point and floating:
+        return (f"nansum: provided dtype must match dtype of result. Got {_legacy(g)} and "
+                f"{_legacy(w)}.")
+    return _expected(w, g)
+
+
+def _floating_result(w, g, args, kwargs):
+    if g.is_floating_point or g.is_complex:
+        return None
+    return f"logsumexp(): Expected floating point type for result tensor, but got: {_legacy(g)}"
+
+
+def _histogram_edges(w, g):
+    return (f"torch.histogram: input tensor and bin_edges tensor should have the same dtype, "
+            f"but got input {_c_type(w)} and bin_edges {_c_type(g)} for dimension 0")
+
+
+def _histogram_hist(w, g):
+    return (f"torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+            f"input {_c_type(w)} and hist {_c_type(g)}")
+
+
 _STRICT_OUT = {
     **{n: _expected for n in ("gather", "take_along_dim", "max", "min", "sort", "topk", "msort",
                               "isin", "norm", "cross", "diag", "tril", "triu", "argmax",
                               "argmin", "index_add", "index_copy", "index_reduce", "scatter",
                               "scatter_add", "scatter_reduce", "aminmax", "frobenius_norm",
-                              "lu_unpack", "slice_scatter", "slogdet", "triangular_solve")},
+                              "lu_unpack", "slice_scatter", "slogdet", "triangular_solve",
+                              "argsort", "linalg_inv", "linalg_inv_ex", "softmax",
+                              "log_softmax", "linear", "avg_pool2d", "avg_pool3d",
+                              "linalg_vector_norm")},
     **{n: _found for n in ("abs", "absolute", "neg", "negative", "floor", "ceil", "round",
                            "sign", "sgn", "trunc", "fix", "frac", "clamp", "clip", "clamp_min",
-                           "clamp_max")},
+                           "clamp_max", "conj_physical", "hardshrink", "softshrink", "gelu",
+                           "softplus")},
     **{n: lambda w, g: (f"Expected the dtype for input and out to match, but got {_legacy(w)} "
                         f"for input's dtype and {_legacy(g)} for out's dtype.")
        for n in ("amax", "amin")},
@@ -132,11 +227,13 @@ _STRICT_OUT = {
        for n in ("index_select", "masked_select")},
     "nan_to_num": lambda w, g: (f"nan_to_num: dtype of out: {_legacy(g)} should be same as "
                                 f"input: {_legacy(w)}"),
-    "signbit": lambda w, g: "signbit does not support non-boolean outputs.",
+    **{n: lambda w, g, n=n: f"{n} does not support non-boolean outputs."
+       for n in ("signbit", "isposinf", "isneginf")},
     "where": lambda w, g: f"Expected out type to be {_legacy(w)} but got {_legacy(g)}",
     "kthvalue": lambda w, g: "output values must be of same type as input",
     **{n: lambda w, g: f"expected scalar_type {_legacy(w)} but found {_legacy(g)}"
        for n in ("cummax", "cummin", "logcumsumexp")},
+    "logsigmoid": lambda w, g: f"expected scalar type {_legacy(w)} but found {_legacy(g)}",
     "mode": lambda w, g: (f"expected scalar type '{_legacy(w)}' but got '{_legacy(g)}' for "
                           f"values output"),
     **{n: lambda w, g: (f"Expected tensor for 'values' to have the same type as tensor for "
@@ -148,9 +245,32 @@ _STRICT_OUT = {
                         f"but we got output tensor's dtype {_legacy(g)} and out_int32 flag is "
                         f"{w.name == 'int32'}")
        for n in ("searchsorted", "bucketize")},
-    "histc": lambda w, g: (f"torch.histogram: input tensor and hist tensor should have the same "
-                           f"dtype, but got input {_C_TYPES.get(w.name, w.name)} and hist "
-                           f"{_C_TYPES.get(g.name, g.name)}"),
+    "histc": _histogram_hist,
+    "histogram": (_histogram_hist, _histogram_edges),
+    "frexp": (lambda w, g: (f"torch.frexp() expects mantissa to have dtype {_c_type(w)} but got "
+                            f"{_c_type(g)}"),
+              lambda w, g: f"torch.frexp() expects exponent to have int dtype but got "
+                           f"{_c_type(g)}"),
+    "float_power": lambda w, g: (f"the output given to float_power has dtype {_legacy(g)} but "
+                                 f"the operation's result requires dtype {_legacy(w)}"),
+    "heaviside": lambda w, g: "heaviside is not yet implemented for tensors with different "
+                              "dtypes.",
+    **{n: lambda w, g: (f"Expected object of scalar type {_legacy(w)} but got scalar type "
+                        f"{_legacy(g)} for argument 'out'") for n in ("polar", "complex")},
+    **{n: lambda w, g, t=t: f"{t} expected out tensor dtype {_legacy(w)} but got: {_legacy(g)}"
+       for n, t in (("nuclear_norm", "linalg.matrix_norm"), ("linalg_matrix_norm",
+                                                            "linalg.matrix_norm"),
+                    ("linalg_norm", "linalg.norm"))},
+    "ormqr": lambda w, g: (f"torch.ormqr: Expected input and result to have the same dtype, but "
+                           f"input has dtype{_legacy(w)} and result has dtype {_legacy(g)}"),
+    "range": lambda w, g: f"dtype {_legacy(w)} does not match dtype of out parameter "
+                          f"({_legacy(g)})",
+    **{n: _bool_or_byte(n) for n in ("all", "any")},
+    "lerp": _Rule(_tensor_weight),
+    "ldexp": _Rule(_ldexp),
+    **{n: _Rule(_asked_dtype) for n in ("sum", "prod", "mean", "cumsum", "cumprod")},
+    **{n: _Rule(_nansum_dtype, casts=True) for n in ("nansum", "nanmean")},
+    "logsumexp": _Rule(_floating_result),
 }
 
 
@@ -159,19 +279,107 @@ def _tensor_name(d):
     return "CPUBoolType" if d.name == "bool" else f"torch.{_legacy(d)}Tensor"
 
 
-def _strict_out(g, name):
-    """``g`` (a function with ``out=``, ``with_out``) refusing an ``out`` of a dtype other than
-    the result's with torch's error (``_STRICT_OUT[name]``) instead of casting into it."""
+# ------------------------------------------------------------------ out= of some overloads only
+
+# torch's functions where only some overloads take ``out``: its overloads' parameters, as its
+# signatures write them ("*": keyword-only from there; "=": optional). A call with ``out`` that
+# fits none gets the TypeError torch's argument parser raises (``_overload_error``).
+_OUT_OVERLOADS = {
+    "prod": ("input, *, dtype=None", "input, dim, keepdim=False, *, dtype=None, out=None"),
+    **{n: ("input", "input, dim, keepdim=False, *, out=None") for n in ("median", "nanmedian")},
+    "argsort": ("input, *, stable, dim=-1, descending=False, out=None",
+                "input, dim=-1, descending=False"),
+}
+
+
+def _parameters(signature):
+    """(name, optional, keyword-only) of each parameter of a ``_OUT_OVERLOADS`` signature."""
+    params, keyword = [], False
+    for p in signature.split(", "):
+        if p == "*":
+            keyword = True
+        else:
+            params.append((p.split("=")[0], "=" in p, keyword))
+    return params
+
+
+def _overload_error(name, signatures, args, kwargs):
+    """The TypeError torch's parser raises for ``name(*args, **kwargs)`` (None where the call
+    fits an overload). As torch's: where exactly one overload takes this many arguments, its own
+    complaint (too many positional arguments, missing ones, an unknown keyword); else "an invalid
+    combination" (its first line)."""
+    from .._tensor import _type_name
+    overloads = [_parameters(s) for s in signatures]
+
+    def complaint(params):
+        positional = [p for p, _o, kw in params if not kw]
+        least = sum(not o for _p, o, _kw in params)
+        if len(args) > len(positional):
+            if least != len(positional):
+                return (f"{name}() takes from {least} to {len(positional)} positional arguments "
+                        f"but {len(args)} were given")
+            return (f"{name}() takes {least} positional argument{'' if least == 1 else 's'} but "
+                    f"{len(args)} {'was' if len(args) == 1 else 'were'} given")
+        given = set(positional[:len(args)]) | set(kwargs)
+        first = next((i for i, (p, o, _kw) in enumerate(params) if not o and p not in given),
+                     None)
+        if first is not None:
+            # (torch names every required parameter from the first missing one on, and its
+            # plural is the other way round)
+            missing = [f'"{p}"' for p, o, _kw in params[first:] if not o]
+            return (f"{name}() missing {len(missing)} required positional "
+                    f"argument{'s' if len(missing) == 1 else ''}: {', '.join(missing)}")
+        names = {p for p, _o, _kw in params}
+        for k in kwargs:
+            if k not in names or k in positional[:len(args)]:
+                return f"{name}() got an unexpected keyword argument '{k}'"
+        return None
+
+    if any(complaint(params) is None for params in overloads):
+        return None
+    count = len(args) + len(kwargs)
+    plausible = [params for params in overloads
+                 if sum(not o for _p, o, _kw in params) <= count <= len(params)]
+    if len(plausible) == 1:
+        return TypeError(complaint(plausible[0]))
+    # (torch lists the keywords last to first; ``out``, taken out of the call, counts as last)
+    got = ", ".join([_type_name(a) for a in args] + [f"{k}={_type_name(a)}"
+                                                      for k, a in reversed(kwargs.items())])
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                     f"expected one of:")
+
+
+def out_form(fn, name, dtype_from_out=False):
+    """``fn`` with torch's ``out=`` (``with_out``), refusing what torch's ``name`` refuses: an
+    ``out`` of another dtype than the result's (``_STRICT_OUT``), an ``out`` for an overload
+    that takes none (``_OUT_OVERLOADS``). ``public(out=True)`` declares it."""
+    g = with_out(fn, name, dtype_from_out)
+    if g is not fn and (name in _STRICT_OUT or name in _OUT_OVERLOADS):
+        g = _strict_out(g, name, dtype_from_out)
+    return g
+
+
+def _strict_out(g, name, dtype_from_out=False):
+    """``g`` (a function with ``out=``, ``with_out``) refusing what ``out_form`` says."""
     import functools
 
     from .._storage import _tensors_in, check_no_partial_overlap
     from .._tensor import Tensor
-    fn, message = g.__wrapped__, _STRICT_OUT[name]
+    fn = g.__wrapped__
+    rule, overloads = _STRICT_OUT.get(name), _OUT_OVERLOADS.get(name)
 
     @functools.wraps(g)
     def h(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
+        if overloads is not None:
+            error = _overload_error(name, overloads, args, {**kwargs, "out": out})
+            if error is not None:
+                raise error
+        if rule is None:
+            return g(*args, out=out, **kwargs)
+        if dtype_from_out and kwargs.get("dtype") is None and isinstance(out, Tensor):
+            kwargs["dtype"] = out.dtype
         for o in _tensors_in((out,)):
             check_no_partial_overlap(o, args)
         result = fn(*args, **kwargs)
@@ -188,9 +396,18 @@ def _strict_out(g, name):
             return write_out(result, out, name)
         if tuples != isinstance(out, (tuple, list)):
             return write_out(result, out, name)      # (its error for a mismatched out)
-        for r, o in zip(result, out) if tuples else [(result, out)]:
-            if getattr(o, "dtype", r.dtype) is not r.dtype:
-                raise RuntimeError(message(r.dtype, o.dtype))
+        for i, (r, o) in enumerate(zip(result, out) if tuples else [(result, out)]):
+            got = getattr(o, "dtype", r.dtype)
+            if isinstance(rule, _Rule):
+                message = rule.refuses(r.dtype, got, args, kwargs)
+            else:
+                message = None if got is r.dtype else (
+                    rule[i] if isinstance(rule, tuple) else rule)(r.dtype, got)
+            if message is not None:
+                raise message if isinstance(message, Exception) else RuntimeError(message)
+        if isinstance(rule, _Rule) and rule.casts and not tuples and isinstance(out, Tensor) \
+                and out.dtype is not result.dtype:
+            result = result.to(out.dtype)
         return write_out(result, out, name)
     h._handles_out = True
     return h
@@ -1037,9 +1254,9 @@ def _declare_nn(ns):
     """torch's top-level and Tensor forms of the nn ops, and out= for nn.functional."""
     F = ns.nn.functional
     for n in _F_OUT:
-        setattr(F, n, with_out(getattr(F, n), n))
+        setattr(F, n, out_form(getattr(F, n), n))
     for n, f in _nn_toplevel(F).items():
-        f = with_out(f, n) if n in _NN_OUT else f
+        f = out_form(f, n) if n in _NN_OUT else f
         _declare("torch", n, f, __name__)
         if n in _NN_METHODS:
             _declare("Tensor", n, f, __name__)

@@ -14,7 +14,7 @@ __all__ = ["range", "frobenius_norm", "nuclear_norm", "norm_except_dim", "solve"
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "
 
 
-@public(out=True)
+@public(out=True, dtype_from_out=True)
 def range(*args, **kwargs):
     """``torch.range``: like ``arange`` but the end is included (torch warns it is deprecated)."""
     import warnings

@@ -140,8 +140,8 @@ def _heaviside(a, v):
 @public(method=True, inplace=True, out=True)
 def heaviside(input, values):
     if isinstance(values, Tensor) and values.dtype is not input.dtype:
-        raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
-                           f"dtypes")
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
     if input.dtype.is_complex:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     return apply(_heaviside, input, values)
