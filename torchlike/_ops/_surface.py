@@ -8,8 +8,9 @@ A family module declares each public function's surface at its definition::
 
 ``method``: ``Tensor.add`` is the function (``also`` names aliases with the same surface);
 ``inplace``: ``Tensor.add_`` is its in-place form (``inplace_of``, torch's checks) unless the
-family declares its own ``add_``; ``out``: torch's ``out=`` wraps the function itself (``out_form``:
-``with_out`` and torch's refusals of an ``out`` of another dtype), so ``torchlike.add`` and the family's ``add`` are one object; ``top_inplace``: ``torchlike.add_``
+family declares its own ``add_``; ``out``: torch's ``out=`` wraps the function itself
+(``out_form``: ``with_out`` and torch's refusals of an ``out`` of another dtype), so
+``torchlike.add`` and the family's ``add`` are one object; ``top_inplace``: ``torchlike.add_``
 is ``Tensor.add_``. Methods with their own signature are declared with ``@method("view")`` or
 ``methods(view_as=...)``. ``bind(torchlike, Tensor)`` writes every declaration and the operator
 table; a name declared twice raises, as ``defop`` does for ops.
