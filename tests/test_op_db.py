@@ -388,7 +388,7 @@ _OUT_CALLS = {
 }
 # arange casts its result into out (torchlike/_creation.py declares it with with_out, not
 # dtype_from_out): see DIFFERENCES.md
-_OUT_CALL_GAPS = {"arange_dtype", "arange_from_out"}
+_OUT_CALL_GAPS: set = set()
 
 
 def _call_outcome(m, call):

@@ -1448,7 +1448,7 @@ def _arange_np(start, step, n, dt):
         return np.where(i < nvec, vec, tail).astype(dt.np)
 
 
-@with_out
+@functools.partial(with_out, dtype_from_out=True)
 def arange(*args, **kwargs):
     """Values from ``start`` to ``end`` (exclusive); int64 for integer arguments. The size and
     values follow torch's CPU kernel (an integer dtype truncates ``start`` and ``step``)."""
