@@ -1,6 +1,8 @@
 """Recurrent layers, MultiheadAttention and Transformer layers vs torch (same weights)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -267,3 +269,56 @@ def test_lstm_proj_size(train):
     assert repr(l) == repr(t)
     assert [(n, tuple(p.shape)) for n, p in l.named_parameters()] == \
         [(n, tuple(p.shape)) for n, p in t.named_parameters()]
+
+
+@pytest.mark.parametrize("kw", [{}, {"proj_size": 4}, {"proj_size": 4, "num_layers": 2},
+                                {"dtype": "float64"}], ids=str)
+def test_lstm_output_node_is_torchs(kw):
+    """torch's CPU LSTM runs oneDNN's layers only for a float32 input without projections
+    (its output's node MkldnnRnnLayerBackward0); otherwise its steps are stacked."""
+    names = []
+    for m in (torch, torchlike):
+        k = dict(kw)
+        dt = getattr(m, k.pop("dtype", "float32"))
+        lstm = m.nn.LSTM(3, 6, **k).to(dt)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # (projections: oneDNN's warning, once)
+            out, (h, c) = lstm(m.ones(5, 2, 3, dtype=dt, requires_grad=True))
+        names.append((out.grad_fn.name(), h.grad_fn.name(), c.grad_fn.name()))
+    assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("kw", [{"proj_size": 4},
+                                {"proj_size": 3, "num_layers": 2, "bidirectional": True,
+                                 "batch_first": True}], ids=str)
+def test_lstm_with_projections_under_cpu_autocast(kw):
+    """torch decomposes an LSTM with projections into linears (bfloat16 under autocast) and
+    elementwise ops: the output and h_n are bfloat16, c_n keeps float32 (the float32 zeros
+    it starts from); the states fed back into the next call are accepted."""
+    x = f32(2, 5, 3)
+    bf = kw.get("batch_first", False)
+    lengths = [5, 3] if bf else [2, 2, 1, 1, 1]
+    t = torch.nn.LSTM(3, 6, **kw)
+    lt = torchlike.nn.LSTM(3, 6, **kw)
+    lt.load_state_dict({k: torchlike.tensor(v.detach().numpy())
+                        for k, v in t.state_dict().items()})
+    res = []
+    for m, mod in ((torch, t), (torchlike, lt)):
+        xx = m.tensor(x, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with m.autocast("cpu", dtype=m.bfloat16):
+                o, (h, c) = mod(xx)
+                o2, (h2, c2) = mod(xx, (h, c))
+                packed = m.nn.utils.rnn.pack_padded_sequence(xx, lengths, batch_first=bf)
+                po, (ph, pc) = mod(packed)
+        (o.float().sum() + o2.float().pow(2).sum() + c2.sum()).backward()
+        res.append(([str(v.dtype) for v in (o, h, c, o2, h2, c2, po.data, ph, pc)],
+                    [v.detach().float().numpy() for v in (o, h, c, o2, c2, xx.grad,
+                                                          mod.weight_hh_l0.grad)],
+                    str(mod.weight_hh_l0.grad.dtype)))
+    assert res[0][0] == res[1][0]
+    assert res[0][2] == res[1][2]
+    for a, b in zip(res[0][1], res[1][1]):
+        # (bfloat16 steps: a few ulps of rounding apart)
+        np.testing.assert_allclose(b, a, atol=2e-2, rtol=2e-2)

@@ -51,8 +51,11 @@ _CPU_POLICY = {
     "multi_head_attention": "lower",
     "addmm": ("lower", lambda kw: kw.get("kind") in ("mm", "bmm", "addbmm")),
     # LSTM runs mkldnn_rnn_layer, RNN decomposes into matmuls; GRU's CPU kernel runs in its
-    # input's dtype (a lower-precision input takes the weights along)
-    "rnn": lambda kw: "input_lower" if kw.get("mode") == "GRU" else "lower",
+    # input's dtype (a lower-precision input takes the weights along); an LSTM with projections
+    # decomposes into linears and elementwise ops, which nn's LSTM casts itself (its cell
+    # state keeps its dtype)
+    "rnn": lambda kw: (None if kw.get("has_proj") else
+                       "input_lower" if kw.get("mode") == "GRU" else "lower"),
     "einsum": "lower", "tensordot": "lower",      # composites of bmm/mm in torch
     # float32
     "binary_cross_entropy": "fp32", "binary_cross_entropy_with_logits": "fp32",

@@ -40,7 +40,11 @@ def _cell(mode, x_proj, h, c, w_hh, b_hh, w_hr=None):
         i, f, gg, o = jnp.split(g, 4, axis=-1)
         c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(gg)
         h2 = jax.nn.sigmoid(o) * jnp.tanh(c2)
-        return (jnp.matmul(h2, w_hr.T, precision=_HI) if w_hr is not None else h2), c2
+        if w_hr is None:
+            return h2, c2
+        # (under autocast c2, and so h2, may be wider than the weights: the projection's
+        # linear casts h2 to theirs)
+        return jnp.matmul(h2.astype(w_hr.dtype), w_hr.T, precision=_HI), c2
     xr, xz, xn = jnp.split(x_proj, 3, axis=-1)
     hr, hz, hn = jnp.split(gh, 3, axis=-1)
     r = jax.nn.sigmoid(xr + hr)
@@ -72,11 +76,13 @@ def _run_direction(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, valid=None,
     return ys, hT, cT
 
 
-@defop("rnn", grad_name=lambda kw: {"LSTM": "MkldnnRnnLayerBackward0"}.get(
-    kw["mode"], "StackBackward0"))
+@defop("rnn", grad_name=lambda kw: "MkldnnRnnLayerBackward0" if kw.get("onednn")
+       else "StackBackward0")
 def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
-         has_lengths=False, has_proj=False):
-    """x: (T, B, I); hx (and cx for LSTM): (L*D, B, H); the flat weights; a key; lengths."""
+         has_lengths=False, has_proj=False, onednn=False):
+    """x: (T, B, I); hx (and cx for LSTM): (L*D, B, H); the flat weights; a key; lengths.
+    ``onednn``: torch's CPU LSTM runs oneDNN's layers (a float32 input, no projections), its
+    output's node is theirs; its other recurrences stack their steps (StackBackward0)."""
     lstm = mode == "LSTM"
     i = 0
     cx = None
@@ -138,6 +144,12 @@ def _stack(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bidi
     import torchlike as _tl
     lstm = mode == "LSTM"
     nd = 2 if bidirectional else 1
+    has_proj = lstm and h0.shape[-1] != c0.shape[-1]
+    if has_proj and _gm._state.autocast is not None:
+        # torch decomposes an LSTM with projections into linears (autocast: lower precision)
+        # and elementwise ops: the gates and h are of the autocast dtype, the cell state is
+        # the gates' dtype promoted with c0's (float32 c0: float32)
+        x, h0, params = _autocast_proj_lstm(x, h0, params)
     args = [x, h0] + ([c0] if lstm else []) + list(params)
     has_key = bool(train) and dropout > 0 and num_layers > 1
     if has_key:
@@ -146,13 +158,26 @@ def _stack(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bidi
         args.append(lengths)
     outs = apply(_rnn, *args, mode=mode, num_layers=num_layers, num_dirs=nd,
                  has_bias=bool(has_biases), dropout=float(dropout) if has_key else 0.0,
-                 has_key=has_key, has_lengths=lengths is not None,
-                 has_proj=lstm and h0.shape[-1] != c0.shape[-1])
+                 has_key=has_key, has_lengths=lengths is not None, has_proj=has_proj,
+                 onednn=lstm and not has_proj and x.dtype is D.float32)
     n = num_layers * nd
     out = outs[0] if nd == 1 else _tl.cat(outs[:nd], -1)
     hn = _tl.stack(outs[nd:nd + n])
     cn = _tl.stack(outs[nd + n:]) if lstm else None
     return out, hn, cn
+
+
+def _autocast_proj_lstm(x, h0, params):
+    """The input, h0 and weights of an LSTM with projections cast to the autocast dtype of
+    their device (the casts of torch's linears inside its decomposed LSTM)."""
+    from ...amp import autocast_mode as A
+    low = A.lower_dtype(x)
+    if low is None:
+        return x, h0, params
+
+    def cast(t):
+        return t.to(low) if t.dtype.is_floating_point and t.dtype is not D.float64 else t
+    return cast(x), cast(h0), [cast(w) for w in params]
 
 
 def _stack_packed(mode, data, batch_sizes, h0, c0, params, has_biases, num_layers, dropout,
@@ -398,6 +423,11 @@ class RNNBase(Module):
                                    "propagation primitive. Run workload with environment "
                                    "variable ONEDNN_VERBOSE=all to get additional diagnostic "
                                    "information.")
+        if lstm and self.proj_size > 0 and _gm._state.autocast is not None:
+            from ...amp import autocast_mode as A
+            if A.lower_dtype(h0) is not None:
+                # (torch's decomposed LSTM: its linears cast h, the cell state keeps its dtype)
+                return h0, c0
         if h0.dtype != wdt:
             raise _weight_dtype_error(h0.dtype, wdt, self.bias)
         if lstm and c0.dtype != wdt:
