@@ -322,3 +322,19 @@ def test_lstm_with_projections_under_cpu_autocast(kw):
     for a, b in zip(res[0][1], res[1][1]):
         # (bfloat16 steps: a few ulps of rounding apart)
         np.testing.assert_allclose(b, a, atol=2e-2, rtol=2e-2)
+
+
+def test_lstm_projection_warning_text_is_torchs():
+    """torch's TORCH_WARN_ONCE for an LSTM with projections on the CPU, once a process, with
+    its "(Triggered internally at ...)" suffix."""
+    import subprocess
+    import sys
+    code = ("import warnings, {m} as t\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    lstm = t.nn.LSTM(3, 4, proj_size=2)\n"
+            "    lstm(t.ones(2, 1, 3)); lstm(t.ones(2, 1, 3))\n"
+            "print([(x.category.__name__, str(x.message)) for x in w])\n")
+    out = [subprocess.run([sys.executable, "-c", code.format(m=m)], capture_output=True,
+                          text=True, check=True).stdout for m in ("torch", "torchlike")]
+    assert out[0] == out[1]

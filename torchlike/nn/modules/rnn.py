@@ -501,7 +501,9 @@ class RNNBase(Module):
                 _PROJ_WARNED = True
                 import warnings
                 warnings.warn("LSTM with projections is not supported with oneDNN. Using "
-                              "default implementation.", UserWarning, stacklevel=3)
+                              "default implementation. (Triggered internally at "
+                              "/__w/pytorch/pytorch/aten/src/ATen/native/RNN.cpp:1512.)",
+                              UserWarning, stacklevel=3)
         h0, c0 = self._states(hx, x.shape[1], input.dtype, onednn=onednn)
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
