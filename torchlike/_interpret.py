@@ -37,6 +37,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
+import operator
 import sys
 import weakref
 
@@ -88,11 +89,32 @@ def _is_key(aval):
 # ------------------------------------------------------------------ plans
 
 class _Plan:
-    __slots__ = ("steps", "template", "in_slots", "out_slots", "in_dtypes", "out_avals",
-                 "late", "draw", "__weakref__")
+    __slots__ = ("steps", "code", "template", "in_slots", "out_slots", "in_dtypes",
+                 "out_avals", "out_fix", "late", "draw", "__weakref__")
 
     def __init__(self):
         self.draw = None        # check's verdict on random draws (False: none to refuse)
+        self.out_fix = None     # run_plan's per-output dtype or key impl (made on first use)
+
+
+def _code(steps):
+    """``steps`` in the form ``_exec`` walks: ``(kind, fn, a, b, out, dead)`` with kind 1 (one
+    input, slot ``a``), 2 (two: ``a``, ``b``), 0 (none), 3 (``a`` a tuple of slots) or 4
+    (several outputs: ``a`` the input slots, ``out`` the output slots); ``dead`` is empty
+    where no value dies."""
+    code = []
+    for fn, ins, out, multi, dead in steps:
+        if multi:
+            code.append((4, fn, ins, None, out, dead))
+        elif len(ins) == 1:
+            code.append((1, fn, ins[0], None, out, dead))
+        elif len(ins) == 2:
+            code.append((2, fn, ins[0], ins[1], out, dead))
+        elif not ins:
+            code.append((0, fn, None, None, out, dead))
+        else:
+            code.append((3, fn, ins, None, out, dead))
+    return tuple(code)
 
 
 _PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -198,6 +220,7 @@ def _plan(jaxpr, consts=()):
             dead[k].append(i)
     plan.steps = tuple((fn, ins, out, multi, tuple(d))
                        for (fn, ins, out, multi), d in zip(steps, dead))
+    plan.code = _code(plan.steps)
     plan.late = tuple(late)
     return plan
 
@@ -273,6 +296,7 @@ def bind(closed, subst):
     b = _Plan()
     b.steps, b.template, b.in_slots, b.out_slots = tuple(steps), p.template, p.in_slots, \
         p.out_slots
+    b.code = _code(b.steps)
     b.in_dtypes, b.late = p.in_dtypes, ()
     b.out_avals = tuple(subst.aval(a) for a in p.out_avals)
     return b
@@ -299,14 +323,21 @@ def _exec(plan, args):
     env = plan.template.copy()
     for i, a in zip(plan.in_slots, args):
         env[i] = a
-    for fn, ins, out, multi, dead in plan.steps:
-        if multi:
-            for o, v in zip(out, fn(*[env[i] for i in ins])):
+    for kind, fn, a, b, out, dead in plan.code:
+        if kind == 1:
+            env[out] = fn(env[a])
+        elif kind == 2:
+            env[out] = fn(env[a], env[b])
+        elif kind == 4:
+            for o, v in zip(out, fn(*[env[i] for i in a])):
                 env[o] = v
+        elif kind == 0:
+            env[out] = fn()
         else:
-            env[out] = fn(*[env[i] for i in ins])
-        for i in dead:
-            env[i] = None
+            env[out] = fn(*[env[i] for i in a])
+        if dead:
+            for i in dead:
+                env[i] = None
     return [env[i] for i in plan.out_slots]
 
 
@@ -508,18 +539,57 @@ def run_plan(plan, *args):
         if a.__class__ is not np.ndarray or a.dtype != d:
             a = _to_np(a, d)
         hosts.append(a)
-    with np.errstate(all="ignore"):
+    fix = plan.out_fix
+    if fix is None:
+        # (each output's dtype, or for a PRNG key its implementation's name and None)
+        fix = plan.out_fix = tuple((aval.dtype._impl.name, None) if _is_key(aval) else
+                                   (None, np.dtype(aval.dtype)) for aval in plan.out_avals)
+    token = _ignore_errors()
+    try:
         outs = _exec(plan, hosts)
+    finally:
+        _extobj_reset(token)
     res = []
-    for v, aval in zip(outs, plan.out_avals):
-        if _is_key(aval):
-            res.append(jax.random.wrap_key_data(np.asarray(v, np.uint32),
-                                                impl=aval.dtype._impl.name))
+    for v, (impl, d) in zip(outs, fix):
+        if d is None:
+            res.append(jax.random.wrap_key_data(np.asarray(v, np.uint32), impl=impl))
             continue
-        if not isinstance(v, np.ndarray) or v.dtype != aval.dtype:
-            v = np.asarray(v, dtype=aval.dtype)
+        if not isinstance(v, np.ndarray) or v.dtype != d:
+            v = np.asarray(v, dtype=d)
         res.append(v)
     return res
+
+
+try:
+    # np.errstate(all="ignore") for one run, without its Python: the context variable numpy
+    # keeps its error state in, set to the ignoring form of the state in force (made once
+    # for each state met)
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    _extobj_get, _extobj_set, _extobj_reset = (_extobj_contextvar.get, _extobj_contextvar.set,
+                                              _extobj_contextvar.reset)
+    _make_extobj(all="ignore")
+except (ImportError, AttributeError, TypeError):             # (another numpy)
+    _extobj_contextvar = None
+
+if _extobj_contextvar is not None:
+    _ignoring = (None, None)        # (the state in force, its ignoring form)
+
+    def _ignore_errors():
+        """Ignore floating-point errors until ``_extobj_reset`` of the token returned."""
+        global _ignoring
+        cur = _extobj_get()
+        got = _ignoring
+        if got[0] is not cur:
+            got = _ignoring = (cur, _make_extobj(all="ignore"))
+        return _extobj_set(got[1])
+else:
+    def _ignore_errors():
+        e = np.errstate(all="ignore")
+        e.__enter__()
+        return e
+
+    def _extobj_reset(e):
+        e.__exit__(None, None, None)
 
 
 # ------------------------------------------------------------------ rule helpers
@@ -1085,7 +1155,7 @@ def _convert(p, ins, outs):
         return lambda x: np.asarray(x).astype(_F32).astype(dst)
     if src_real:
         return lambda x: np.real(x).astype(dst)
-    return lambda x: np.asarray(x).astype(dst)
+    return lambda x: x.astype(dst) if x.__class__ is np.ndarray else np.asarray(x).astype(dst)
 
 
 _MOVES.add("convert_element_type")
@@ -1178,11 +1248,41 @@ def _broadcast_in_dim(p, ins, outs):
     bd = tuple(p["broadcast_dimensions"])
     if len(ins) != 1:
         raise Unsupported("broadcast_in_dim", "dynamic shapes")
+    in_shape = tuple(ins[0].shape)
     view = [1] * len(shape)
     for i, d in enumerate(bd):
-        view[d] = ins[0].shape[i]
+        view[d] = in_shape[i]
     view = tuple(view)
-    return lambda x: np.broadcast_to(np.reshape(x, view), shape)
+    if view == shape:
+        # the same elements in the same order: a reshape (np.reshape's own call)
+        return lambda x: x.reshape(shape)
+    # a C-contiguous operand (its dimensions longer than 1 at C strides) is broadcast by
+    # a read-only view with stride 0 along the broadcast dimensions, made directly (what
+    # np.broadcast_to makes, without its nditer); others take np.broadcast_to
+    isz = np.dtype(outs[0].dtype).itemsize
+    c = [0] * len(in_shape)
+    step = isz
+    for i in range(len(in_shape) - 1, -1, -1):
+        c[i] = step
+        step *= in_shape[i]
+    big = [i for i, n in enumerate(in_shape) if n != 1]
+    strides = [0] * len(shape)
+    for i, d in enumerate(bd):
+        if in_shape[i] != 1 and in_shape[i] == shape[d]:
+            strides[d] = c[i]
+    strides = tuple(strides)
+    want = tuple(c[i] for i in big)
+    pick = operator.itemgetter(*big) if len(big) > 1 else (
+        (lambda st: (st[big[0]],)) if big else (lambda st: ()))
+    new = np.ndarray
+
+    def f(x):
+        if x.itemsize == isz and pick(x.strides) == want:
+            r = new(shape, x.dtype, x, 0, strides)
+            r.flags.writeable = False
+            return r
+        return np.broadcast_to(np.reshape(x, view), shape)
+    return f
 
 
 @rule("reshape", moves=True)
@@ -1190,26 +1290,26 @@ def _reshape(p, ins, outs):
     shape = tuple(p["new_sizes"])
     if p.get("dimensions") is not None:
         dims = tuple(p["dimensions"])
-        return lambda x: np.reshape(np.transpose(x, dims), shape)
-    return lambda x: np.reshape(x, shape)
+        return lambda x: x.transpose(dims).reshape(shape)
+    return lambda x: x.reshape(shape)
 
 
 @rule("squeeze", moves=True)
 def _squeeze(p, ins, outs):
     shape = tuple(outs[0].shape)
-    return lambda x: np.reshape(x, shape)
+    return lambda x: x.reshape(shape)
 
 
 @rule("expand_dims", moves=True)
 def _expand_dims(p, ins, outs):
     shape = tuple(outs[0].shape)
-    return lambda x: np.reshape(x, shape)
+    return lambda x: x.reshape(shape)
 
 
 @rule("transpose", moves=True, shapeless=True)
 def _transpose(p, ins, outs):
     perm = tuple(p["permutation"])
-    return lambda x: np.transpose(x, perm)
+    return lambda x: x.transpose(perm)
 
 
 @rule("rev", moves=True)
@@ -1460,6 +1560,23 @@ def _reduce_rule(np_fn, init_fn=None):
     def make(p, ins, outs):
         axes = tuple(int(a) for a in p["axes"])
         d = np.dtype(outs[0].dtype)
+        red = _UFUNC_REDUCE.get(np_fn)
+        if red is not None and (d.kind in "fiu" or d.kind == "c" and red[1] is None):
+            # the ufunc's reduce, called as np.sum / np.prod / np.max / np.min call it
+            uf, init = red
+            if init is None:
+                def f(x):
+                    r = uf(x, axes, d)
+                    return r if r.__class__ is np.ndarray else np.asarray(r).astype(
+                        d, copy=False)
+                return f
+            init = init(d)
+
+            def f(x):
+                r = uf(x, axis=axes, initial=init)
+                return r.astype(d, copy=False) if r.__class__ is np.ndarray else \
+                    np.asarray(r).astype(d, copy=False)
+            return f
 
         def f(x):
             r = np_fn(x, axis=axes, d=d)
@@ -1511,6 +1628,11 @@ def _rxor(x, axis, d):
     return np.bitwise_xor.reduce(x, axis=axis, initial=0) if x.size else \
         np.zeros(np.sum(x, axis=axis).shape, d)
 
+
+_UFUNC_REDUCE = {
+    _sum: (np.add.reduce, None), _prod: (np.multiply.reduce, None),
+    _rmax: (np.maximum.reduce, lambda d: -np.inf if d.kind == "f" else np.iinfo(d).min),
+    _rmin: (np.minimum.reduce, lambda d: np.inf if d.kind == "f" else np.iinfo(d).max)}
 
 for _n, _fn in (("sum", _sum), ("prod", _prod), ("max", _rmax), ("min", _rmin),
                 ("and", _rand), ("or", _ror), ("xor", _rxor)):
@@ -1671,8 +1793,8 @@ def _dot_general(p, ins, outs):
     work = B * M * N * K
 
     def f(x, y):
-        x = np.transpose(x, lperm).reshape(B, M, K)
-        y = np.transpose(y, rperm).reshape(B, K, N)
+        x = x.transpose(lperm).reshape(B, M, K)
+        y = y.transpose(rperm).reshape(B, K, N)
         if x.dtype != cd:
             x = x.astype(cd)
         if y.dtype != cd:
