@@ -316,6 +316,12 @@ def test_vmap_errors_match_torch():
          IndexError, r"expected to be in range of \[-1, 0\], but got 1"),
         (lambda m: m.func.vmap(m.sin, randomness="sometimes"), RuntimeError,
          "Only allowed values for randomness"),
+        # a batched tensor's read is vmap's refusal whatever its element count; an unbatched
+        # one's is the count's
+        (lambda m: m.func.vmap(lambda a: m.tensor(a.item()))(m.tensor(x)), RuntimeError,
+         r"vmap: It looks like you're calling .item\(\) on a Tensor"),
+        (lambda m: m.func.vmap(lambda a: a * m.ones(2).item())(m.tensor(x)), RuntimeError,
+         "a Tensor with 2 elements cannot be converted to Scalar"),
     ]
     for fn, exc, match in cases:
         raises_both(fn, exc, match)

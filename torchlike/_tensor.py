@@ -548,6 +548,9 @@ class Tensor(InteropMixin):
         """The single value as a Python number."""
         n = self.numel()
         if n != 1:
+            if isinstance(self._d, jax.core.Tracer) and _vmapping():
+                from .func import _core     # (torch's vmap refuses the read of a batched one)
+                raise RuntimeError(_core._VMAP_ITEM)
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
         if self.device.type == "meta":
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
