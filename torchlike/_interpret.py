@@ -1396,6 +1396,12 @@ def _dynamic_update_slice(p, ins, outs):
 
 # ------------------------------------------------------------------ gather / scatter
 
+try:
+    from numpy._core.umath import clip as _uclip        # (np.clip's ufunc, without its Python)
+except ImportError:
+    _uclip = np.clip
+
+
 def _mode_name(mode):
     return getattr(mode, "name", str(mode)).upper()
 
@@ -1432,37 +1438,55 @@ def _gather(p, ins, outs):
         view[od] = out_shape[od]
         offs[wd] = np.arange(out_shape[od]).reshape(view)
     upper = np.array([op_shape[m] - sizes[m] for m in start_map], np.int64)
+    # each operand dimension's index array over the output, made once where it does not
+    # depend on the indices: (k, its clip bound, its offsets) for a start index (k: its
+    # column in the indices), (None, array) otherwise; the start indices' batch shape
+    # ``bshape`` sits at the output's batch dims, with 1 at the offset dims
+    bshape = tuple(ins[1].shape[:-1])
+    ex = [1] * out_rank
+    for pos, n in zip(batch_out, bshape):
+        ex[pos] = n
+    ex = tuple(ex)
+    dims = []
+    for dim in range(rank):
+        if dim in obatch:
+            ib = ibatch[obatch.index(dim)]
+            view = [1] * len(bshape)
+            view[ib] = bshape[ib]
+            st = np.broadcast_to(np.arange(bshape[ib]).reshape(view), bshape)
+            if dim in start_map:
+                st = np.clip(st, 0, op_shape[dim] - sizes[dim])
+        elif dim in start_map:
+            dims.append((start_map.index(dim), op_shape[dim] - sizes[dim], offs.get(dim)))
+            continue
+        else:
+            st = np.zeros(bshape, np.int64)
+        st = st.reshape(ex)
+        if dim in offs:
+            st = st + offs[dim]
+        dims.append((None, st, None))
+    fill_mode = "FILL" in mode
+    empty = 0 in op_shape or 0 in out_shape
+    clip = _uclip
 
     def f(x, idx):
         idx = np.asarray(idx).astype(np.int64)
-        bshape = idx.shape[:-1]
-        starts = [None] * rank
-        for k, m in enumerate(start_map):
-            starts[m] = idx[..., k]
-        if "FILL" in mode:
-            ok = np.all((idx >= 0) & (idx <= upper), axis=-1)
-        for od_, ib in zip(obatch, ibatch):
-            view = [1] * len(bshape)
-            view[ib] = bshape[ib]
-            starts[od_] = np.broadcast_to(np.arange(bshape[ib]).reshape(view), bshape)
+        if fill_mode:
+            ok = np.logical_and.reduce((idx >= 0) & (idx <= upper), -1)
         full = []
-        for dim in range(rank):
-            s = starts[dim]
-            if s is None:
-                s = np.zeros(bshape, np.int64)
-            elif dim in start_map:
-                s = np.clip(s, 0, op_shape[dim] - sizes[dim])
-            s = np.expand_dims(s, tuple(offset_dims)) if offset_dims else s
-            if dim in offs:
-                s = s + offs[dim]
-            full.append(s)
-        if x.size == 0 or 0 in out_shape:
+        for k, st, o in dims:
+            if k is not None:
+                st = clip(idx[..., k], 0, st).reshape(ex)
+                if o is not None:
+                    st = st + o
+            full.append(st)
+        if empty:
             return np.zeros(out_shape, d)
         r = x[tuple(full)]
-        r = np.broadcast_to(r, out_shape)
-        if "FILL" in mode:
-            m = np.expand_dims(ok, tuple(offset_dims)) if offset_dims else ok
-            r = np.where(m, r, fillv)
+        if r.shape != out_shape:
+            r = np.broadcast_to(r, out_shape)
+        if fill_mode:
+            r = np.where(ok.reshape(ex), r, fillv)
         return r
     return f
 
