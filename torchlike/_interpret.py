@@ -323,6 +323,12 @@ def _exec(plan, args):
     env = plan.template.copy()
     for i, a in zip(plan.in_slots, args):
         env[i] = a
+    return _walk(plan, env)
+
+
+def _walk(plan, env):
+    """Run ``plan``'s steps on ``env`` (its template with the inputs in their slots): the
+    output values."""
     for kind, fn, a, b, out, dead in plan.code:
         if kind == 1:
             env[out] = fn(env[a])
@@ -534,11 +540,12 @@ def run(closed_jaxpr, *args):
 
 def run_plan(plan, *args):
     """``run`` with a plan from ``bind``."""
-    hosts = []
-    for a, d in zip(args, plan.in_dtypes):
-        if a.__class__ is not np.ndarray or a.dtype != d:
+    env = plan.template.copy()
+    # (a plan's inputs are its first slots)
+    for k, (a, d) in enumerate(zip(args, plan.in_dtypes)):
+        if a.__class__ is not np.ndarray or (a.dtype is not d and a.dtype != d):
             a = _to_np(a, d)
-        hosts.append(a)
+        env[k] = a
     fix = plan.out_fix
     if fix is None:
         # (each output's dtype, or for a PRNG key its implementation's name and None)
@@ -546,18 +553,16 @@ def run_plan(plan, *args):
                                    (None, np.dtype(aval.dtype)) for aval in plan.out_avals)
     token = _ignore_errors()
     try:
-        outs = _exec(plan, hosts)
+        outs = _walk(plan, env)
     finally:
         _extobj_reset(token)
-    res = []
-    for v, (impl, d) in zip(outs, fix):
+    for k, (impl, d) in enumerate(fix):
+        v = outs[k]
         if d is None:
-            res.append(jax.random.wrap_key_data(np.asarray(v, np.uint32), impl=impl))
-            continue
-        if not isinstance(v, np.ndarray) or v.dtype != d:
-            v = np.asarray(v, dtype=d)
-        res.append(v)
-    return res
+            outs[k] = jax.random.wrap_key_data(np.asarray(v, np.uint32), impl=impl)
+        elif v.__class__ is not np.ndarray or (v.dtype is not d and v.dtype != d):
+            outs[k] = np.asarray(v, dtype=d)
+    return outs
 
 
 try:
@@ -2277,26 +2282,43 @@ def _random_seed(p, ins, outs):
 def _threefry(p, ins, outs):
     shape = tuple(outs[0].shape)
     u32 = np.uint32
-    rot = [(13, 15, 26, 6), (17, 29, 16, 24)]
+    # (the constants as 0-d uint32 arrays, which a ufunc takes faster than scalars: the
+    # rotations r and 32 - r of the two round groups, the round numbers)
+    c = lambda v: np.array(v, u32)        # noqa: E731
+    rot = [[(c(r), c(32 - r)) for r in g] for g in ((13, 15, 26, 6), (17, 29, 16, 24))]
+    rounds = [c(i + 1) for i in range(5)]
+    parity = c(0x1BD11BDA)
+    # (one element is worked on as two: a ufunc writing into its operand of one element, or
+    # into a 0-d array, takes three times as long)
+    one = math.prod(shape) == 1
+    work = (2,) if one else shape
+    add, left, right, bor, bxor, empty = (np.add, np.left_shift, np.right_shift,
+                                          np.bitwise_or, np.bitwise_xor, np.empty)
 
     def f(k1, k2, x1, x2):
         # the rounds write into two arrays in place (a fresh array per operation cost more
-        # than the arithmetic); uint32 arithmetic wraps, as threefry's does
+        # than the arithmetic; out= passed by position: its keyword costs as much again);
+        # uint32 arithmetic wraps, as threefry's does
         k1, k2 = np.asarray(k1, u32), np.asarray(k2, u32)
-        ks = [k1, k2, k1 ^ k2 ^ u32(0x1BD11BDA)]
-        a, b, t = np.empty(shape, u32), np.empty(shape, u32), np.empty(shape, u32)
-        np.add(np.asarray(x1, u32), ks[0], out=a)
-        np.add(np.asarray(x2, u32), ks[1], out=b)
+        if one:             # (each operand then has one element)
+            k1, k2 = k1.reshape(1), k2.reshape(1)
+            x1, x2 = np.asarray(x1, u32).reshape(1), np.asarray(x2, u32).reshape(1)
+        ks = [k1, k2, np.asarray(k1 ^ k2 ^ parity)]
+        a, b, t = empty(work, u32), empty(work, u32), empty(work, u32)
+        add(np.asarray(x1, u32), ks[0], a)
+        add(np.asarray(x2, u32), ks[1], b)
         for i in range(5):
-            for r in rot[i % 2]:
-                np.add(a, b, out=a)
-                np.left_shift(b, u32(r), out=t)         # b = rotl(b, r) ^ a
-                np.right_shift(b, u32(32 - r), out=b)
-                np.bitwise_or(b, t, out=b)
-                np.bitwise_xor(b, a, out=b)
-            np.add(a, ks[(i + 1) % 3], out=a)
-            np.add(b, ks[(i + 2) % 3], out=b)
-            np.add(b, u32(i + 1), out=b)
+            for r, r2 in rot[i % 2]:
+                add(a, b, a)
+                left(b, r, t)           # b = rotl(b, r) ^ a
+                right(b, r2, b)
+                bor(b, t, b)
+                bxor(b, a, b)
+            add(a, ks[(i + 1) % 3], a)
+            add(b, ks[(i + 2) % 3], b)
+            add(b, rounds[i], b)
+        if one:
+            return [a[:1].reshape(shape), b[:1].reshape(shape)]
         return [a, b]
     return f
 
