@@ -889,6 +889,39 @@ def linalg_cross(input, other, *, dim=-1):
     return _cross_impl(input, other, dim, "linalg.cross")
 
 
+def _chain(ts):
+    """torch's multi_dot order: two matrices multiplied, three in the cheaper of (AB)C and
+    A(BC) (ties: (AB)C), more in the order of the matrix chain's dynamic programme (the first
+    split of least cost)."""
+    n = len(ts)
+    if n == 2:
+        return mm(ts[0], ts[1])
+    if n == 3:
+        a, b = ts[0].shape[0], ts[1].shape[0]
+        c, d = ts[2].shape
+        if (a * c) * (b + d) > (b * d) * (a + c):
+            return mm(ts[0], mm(ts[1], ts[2]))
+        return mm(mm(ts[0], ts[1]), ts[2])
+    p = [t.shape[0] for t in ts] + [ts[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+
+    def product(i, j):
+        if i == j:
+            return ts[i]
+        k = split[i][j]
+        return mm(product(i, k), product(k + 1, j))
+    return product(0, n - 1)
+
+
 @public(out=True)
 @_own_out
 def linalg_multi_dot(tensors, *, out=None):
@@ -921,9 +954,7 @@ def linalg_multi_dot(tensors, *, out=None):
     if out is not None and out.dtype is not ts[0].dtype:
         raise RuntimeError(f"multi_dot(): expected out tensor to have dtype {_cpp(ts[0].dtype)} "
                            f"but got {_cpp(out.dtype)}")
-    res = ts[0]
-    for t in ts[1:]:
-        res = mm(res, t)
+    res = _chain(ts)
     if first.ndim == 1:
         res = res.squeeze(0)
     if last.ndim == 1:

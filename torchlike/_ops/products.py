@@ -738,18 +738,30 @@ def tensordot(a, b, dims=2, out=None):
 
 
 def _addmm_name(kw):
-    return {"mm": "AddmmBackward0", "mv": "AddmvBackward0", "mv0": "AddmvBackward0",
-            "r": "AddrBackward0",
+    return {"mm": "AddmmBackward0", "mv": "AddmvBackward0", "mvn": "AddmvBackward0",
+            "mvf": "AddmvBackward0", "mv0": "AddmvBackward0", "r": "AddrBackward0",
             "bmm": "BaddbmmBackward0", "addbmm": "AddbmmBackward0",
-            "linear": "AddmmBackward0"}[kw["kind"]]
+            "linear": "AddmmBackward0", "linear_add": "AddBackward0"}[kw["kind"]]
+
+
+def _low(dtype):
+    """float16 / bfloat16: torch's kernels compute their products in float32."""
+    return dtype == jnp.bfloat16 or dtype == jnp.float16
 
 
 def _addmm_vjp(cots, xs, needs, beta, alpha, kind):
     """addmm's backward as torch's AddmmBackward0 computes it (real dtypes, the matrix-matrix
-    and F.linear kinds): ``g * beta``, ``g @ b.T * alpha``, ``a.T @ g * alpha``."""
+    and F.linear kinds): ``g * beta``, ``g @ b.T * alpha``, ``a.T @ g * alpha``; in float16 /
+    bfloat16 as ``jax.vjp`` of the float32 forward: ``g`` read as float32, each result
+    rounded once."""
     (g,), (c, a, b) = cots, xs
     if kind not in ("mm", "linear") or jnp.iscomplexobj(g):
         return NotImplemented
+    low = _low(g.dtype)
+    if low:
+        dt, g = g.dtype, g.astype(jnp.float32)
+        a, b = a.astype(jnp.float32), b.astype(jnp.float32)
+        beta, alpha = np.float32(beta), np.float32(alpha)
     out = []
     if needs[0]:
         out.append(jnp.zeros_like(g) if beta == 0 else g * beta if beta != 1 else g)
@@ -766,7 +778,81 @@ def _addmm_vjp(cots, xs, needs, beta, alpha, kind):
                 out.append(jnp.matmul(ga, b).reshape(a.shape))
             if needs[2]:
                 out.append(jnp.matmul(ga.T, a2))
-    return out
+    return [x.astype(dt) for x in out] if low else out
+
+
+def _to_low(v, dtype):
+    """A factor converted to a half-precision dtype (torch's ``Scalar.to<scalar_t>()``), as a
+    float32."""
+    return np.float32(np.asarray(np.float32(v)).astype(dtype))
+
+
+def _addmm_low(c, a, b, beta, alpha, kind):
+    """The float16/bfloat16 products as torch's CPU kernels compute them: the product
+    accumulated in float32 and, for addmm / F.linear / baddbmm, ``beta * c + alpha * p`` in
+    float32 with one rounding (cpublas gemm and the bmm kernel take float32 factors); addr
+    (``"r"``) computes ``beta * c + alpha * v1 * v2`` in the tensors' dtype, rounding after each
+    operation, with its factors in that dtype; addbmm
+    adds its batches one ``addmm_`` at a time, rounding after each; addmv follows torch's
+    gemv, which reads its factors in the tensor's dtype: ``"mv"`` (a row-major matrix,
+    ``beta * c`` rounded first), ``"mvf"`` (float16 with ``alpha`` 1 and a unit-stride
+    vector: the float32 dot product kernel, one rounding), ``"mvn"`` (a column-major matrix:
+    ``alpha`` folded into the vector, the product rounded before it is added to the rounded
+    ``beta * c``); ``"linear_add"``: F.linear's unfused form (matmul, then the bias added)."""
+    f32, dt = jnp.float32, c.dtype
+    if kind == "r":
+        bl, al = _to_low(beta, dt), _to_low(alpha, dt)
+        av = a if al == 1 else a * jnp.asarray(al, dt)
+        # (a product of two half-precision numbers is exact in float32: the dot rounds it
+        # once, as the elementwise kernel, and its VJP is torch's mv, summed in float32)
+        p = jax.lax.dot_general(av[:, None], b[None, :], (((1,), (0,)), ((), ())))
+        if bl == 0:
+            return jnp.broadcast_to(p, jnp.broadcast_shapes(p.shape, c.shape))
+        return (c if bl == 1 else c * jnp.asarray(bl, dt)) + p
+    if kind == "linear" or kind == "linear_add":
+        p = jax.lax.dot_general(a.reshape(-1, a.shape[-1]), b, (((1,), (1,)), ((), ())),
+                                preferred_element_type=f32)
+        if kind == "linear_add":
+            return (c.astype(f32) + p.astype(dt).astype(f32)).astype(dt)
+    elif kind == "mvn":
+        x = b.astype(f32) * _to_low(alpha, dt)
+        p = jnp.matmul(a.astype(f32), x)
+        bl = _to_low(beta, dt)
+        if bl == 0:
+            return jnp.broadcast_to(p, jnp.broadcast_shapes(p.shape, c.shape)).astype(dt)
+        cb = c if bl == 1 else (c.astype(f32) * bl).astype(dt)
+        return (cb.astype(f32) + p.astype(dt).astype(f32)).astype(dt)
+    else:
+        p = jnp.matmul(a, b, preferred_element_type=f32)
+    if kind in ("mv", "mvf"):
+        bl, al = _to_low(beta, dt), _to_low(alpha, dt)
+        if kind == "mv" and al != 1:
+            p = p * al
+        if bl == 0:
+            return jnp.broadcast_to(p, jnp.broadcast_shapes(p.shape, c.shape)).astype(dt)
+        cb = c.astype(f32) * bl if kind == "mvf" else (c.astype(f32) * bl).astype(dt).astype(f32)
+        return (cb + p).astype(dt)
+    if alpha == 0 and kind in ("mm", "addbmm", "linear"):
+        p = jnp.zeros_like(p)       # (torch's gemm with alpha 0 reads no product)
+    elif alpha != 1:
+        p = p * np.float32(alpha)
+    if kind == "addbmm":
+        # torch: ``result.addmm_(batch1[i], batch2[i], beta, alpha)``, beta 1 after the first
+        n = p.shape[0]
+        if n == 0:
+            first = jnp.zeros(p.shape[1:], f32)
+        else:
+            first = p[0]
+        acc = (first if beta == 0 else c.astype(f32) * np.float32(beta) + first) \
+            if beta != 1 else c.astype(f32) + first
+        acc = jnp.broadcast_to(acc, p.shape[1:]).astype(dt)
+        if n > 1:
+            acc = jax.lax.fori_loop(1, n, lambda i, r: (r.astype(f32) + p[i]).astype(dt), acc)
+        return acc
+    if beta == 0:
+        return jnp.broadcast_to(p, jnp.broadcast_shapes(p.shape, c.shape)).astype(dt)
+    cb = c.astype(f32) if beta == 1 else c.astype(f32) * np.float32(beta)
+    return (cb + p).astype(dt)
 
 
 @defop("addmm", promote="common", grad_name=_addmm_name, saves={1: (2,), 2: (1,)},
@@ -774,9 +860,11 @@ def _addmm_vjp(cots, xs, needs, beta, alpha, kind):
 def _addmm(c, a, b, beta, alpha, kind):
     if kind == "mv0":
         return c * jnp.asarray(beta).astype(c.dtype)     # (torch's scalar_tensor(beta, c))
+    if _low(c.dtype) and _low(a.dtype) and _low(b.dtype):
+        return _addmm_low(c, a, b, beta, alpha, kind)
     if kind == "r":
         p = jnp.outer(a, b)
-    elif kind == "linear":
+    elif kind in ("linear", "linear_add"):
         # ``a`` of any rank times the weight ``b`` transposed, rows flattened (F.linear
         # without autograd: no transposed weight nor flattened input to make first)
         p = jax.lax.dot_general(a.reshape(-1, a.shape[-1]), b, (((1,), (1,)), ((), ())))
@@ -784,7 +872,7 @@ def _addmm(c, a, b, beta, alpha, kind):
         p = jnp.sum(jnp.matmul(a, b), axis=0, dtype=jnp.result_type(a, b))
     else:
         p = jnp.matmul(a, b)
-    if alpha == 0 and kind in ("mm", "mv", "addbmm", "linear"):
+    if alpha == 0 and kind in ("mm", "mv", "mvn", "mvf", "addbmm", "linear"):
         # (torch's BLAS call with alpha 0 reads no product: inf or nan there do not leak; its
         # bmm and outer kernels multiply)
         p = jnp.zeros_like(p)
@@ -913,7 +1001,10 @@ def linear_rows(bias, input, weight):
     where autograd records nothing (torch's graph, ``t`` and ``view`` around ``addmm``, is then
     not observable)."""
     _not_for_bool("addmm_impl_cpu_", input)
-    return apply(_addmm, bias, input, weight, beta=1, alpha=1, kind="linear")
+    kind = "linear"
+    if input.dtype in (D.float16, D.bfloat16) and input.ndim > 2 and not input.is_contiguous():
+        kind = "linear_add"     # (torch: the matmul, rounded, then the bias added in place)
+    return apply(_addmm, bias, input, weight, beta=1, alpha=1, kind=kind)
 
 
 @public(out=True)
@@ -936,8 +1027,27 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None, _inplace=False):
         kind = "mv0"
         if not isinstance(given, complex):
             beta = bool(given) if input.dtype is D.bool else beta
+    elif mat.dtype in (D.float16, D.bfloat16):
+        kind = _gemv_kind(mat, vec, alpha)
     return _done(apply(_addmm, input, mat, vec, beta=beta, alpha=alpha, kind=kind), out,
                  "addmv")
+
+
+def _gemv_kind(mat, vec, alpha):
+    """Which of torch's gemv paths a half-precision addmv takes (they round differently):
+    ``"mvn"`` for a column-major matrix (gemv 'n'), else ``"mvf"`` for float16 with ``alpha``
+    1 and a unit-stride vector (the fast float32 dot product kernel), else ``"mv"``."""
+    m, n = mat.shape
+    try:
+        s0, s1 = mat.stride()
+        incx = vec.stride(0)
+    except Exception:                   # (no strides known: a contiguous matrix)
+        s0, s1, incx = n, 1, 1
+    if s0 == 1 and (n == 1 or s1 >= max(1, m)):
+        return "mvn"
+    if mat.dtype is D.float16 and incx == 1 and _to_low(alpha, np.float16) == 1:
+        return "mvf"
+    return "mv"
 
 
 def _addmv_inplace(input, mat, vec, *, beta=1, alpha=1):
