@@ -1526,52 +1526,74 @@ def _scatter_rule(name):
             uf = np.maximum
         else:
             uf = _SCATTER_UFUNC[name]
-        is_float = _kind(ins[0]) == "f"
+
+        # each operand dimension's index array over the updates, made once where it does not
+        # depend on the indices: (k, window offsets or None) for a start index (column k of
+        # the indices), (None, array) otherwise; the indices' batch shape ``bshape`` sits at
+        # the update scatter dims, with 1 at the update window dims
+        bshape = tuple(ins[1].shape[:-1])
+        ex = [1] * urank
+        for pos, n in zip(usc, bshape):
+            ex[pos] = n
+        ex = tuple(ex)
+        his = [op_shape[m] - sizes[m] for m in smap]
+        clip_mode = mode == "CLIP"
+        dims = []
+        for dim in range(rank):
+            w = None
+            if dim in wsize:
+                ud = uwin[window.index(dim)]
+                view = [1] * urank
+                view[ud] = upd_shape[ud]
+                w = np.arange(upd_shape[ud]).reshape(view)
+            if dim in smap and dim not in obatch:
+                dims.append((smap.index(dim), w))
+                continue
+            if dim in obatch:
+                ib = ibatch[obatch.index(dim)]
+                view = [1] * len(bshape)
+                view[ib] = bshape[ib]
+                st = np.broadcast_to(np.arange(bshape[ib]).reshape(view), bshape)
+            else:
+                st = np.zeros(bshape, np.int64)
+            st = st.reshape(ex)
+            if w is not None:
+                st = st + w
+            dims.append((None, np.broadcast_to(st, upd_shape)))
+        empty = 0 in upd_shape or 0 in op_shape
+        nk = len(smap)
 
         def f(x, idx, upd):
             out = np.array(x, copy=True)
             idx = np.asarray(idx).astype(np.int64)
-            bshape = idx.shape[:-1]
-            starts = [None] * rank
-            for k, m in enumerate(smap):
-                s = idx[..., k]
-                if mode == "CLIP":
-                    s = np.clip(s, 0, op_shape[m] - sizes[m])
-                starts[m] = s
+            cols = [idx[..., k] for k in range(nk)]
+            if clip_mode:
+                cols = [_uclip(c, 0, hi) for c, hi in zip(cols, his)]
             valid = np.ones(bshape, bool)
-            for m in smap:
-                valid &= (starts[m] >= 0) & (starts[m] <= op_shape[m] - sizes[m])
-            for od_, ib in zip(obatch, ibatch):
-                view = [1] * len(bshape)
-                view[ib] = bshape[ib]
-                starts[od_] = np.broadcast_to(np.arange(bshape[ib]).reshape(view), bshape)
-            # index arrays over the updates' shape: batch dims at the update scatter dims
+            for c, hi in zip(cols, his):
+                valid &= (c >= 0) & (c <= hi)
             full = []
-            for dim in range(rank):
-                s = starts[dim]
-                if s is None:
-                    s = np.zeros(bshape, np.int64)
-                s = np.expand_dims(s, tuple(uwin)) if uwin else s
-                if dim in wsize:
-                    ud = uwin[window.index(dim)]
-                    view = [1] * urank
-                    view[ud] = upd_shape[ud]
-                    s = s + np.arange(upd_shape[ud]).reshape(view)
-                full.append(np.broadcast_to(s, upd_shape))
-            v = np.expand_dims(valid, tuple(uwin)) if uwin else valid
-            v = np.broadcast_to(v, upd_shape)
-            if 0 in upd_shape or out.size == 0:
+            for k, w in dims:
+                if k is None:
+                    full.append(w)
+                    continue
+                st = cols[k].reshape(ex)
+                if w is not None:
+                    st = st + w
+                full.append(np.broadcast_to(st, upd_shape))
+            if empty:
                 return out
-            sel = tuple(a[v] for a in full)
-            u = np.broadcast_to(upd, upd_shape)[v]
+            if valid.all():
+                # (every update lands: the masks would take every element, in order)
+                sel = tuple(a.reshape(-1) for a in full)
+                u = (upd if upd.shape == upd_shape else np.broadcast_to(upd, upd_shape)
+                     ).reshape(-1)
+            else:
+                v = np.broadcast_to(valid.reshape(ex), upd_shape)
+                sel = tuple(a[v] for a in full)
+                u = np.broadcast_to(upd, upd_shape)[v]
             if uf is None:
                 out[sel] = u
-            elif uf is np.minimum or uf is np.maximum:
-                if is_float:
-                    # XLA's scatter-max combines with max (NaN wins, +0 over -0)
-                    uf.at(out, sel, u)
-                else:
-                    uf.at(out, sel, u)
             else:
                 uf.at(out, sel, u)
             return out
@@ -1722,23 +1744,41 @@ def _sort_key(x):
     return [x]
 
 
+def _along_last(shape):
+    """The index arrays ``np.take_along_axis(a, i, axis=-1)`` makes for an ``a`` of ``shape``
+    (its other dimensions' aranges), made once: ``a[pre + (i,)]`` is its result."""
+    n = len(shape)
+    return tuple(np.arange(k).reshape((1,) * j + (-1,) + (1,) * (n - j - 1))
+                 for j, k in enumerate(shape[:-1]))
+
+
 @rule("sort", moves=True)
 def _sort(p, ins, outs):
     dim = int(p["dimension"])
     nk = int(p["num_keys"])
+    shape = tuple(ins[0].shape)
+    rank = len(shape)
+    # np.moveaxis(o, dim, -1) and back, as the transposes it makes (none for the last axis)
+    d = dim % rank
+    to_last = tuple(i for i in range(rank) if i != d) + (d,)
+    back = tuple(np.argsort(to_last))
+    last = d == rank - 1
+    pre = _along_last(tuple(shape[i] for i in to_last))
 
     def f(*ops):
-        ops = [np.moveaxis(np.asarray(o), dim, -1) for o in ops]
+        ops = [np.asarray(o) for o in ops] if last else \
+            [np.asarray(o).transpose(to_last) for o in ops]
         keys = []
         for o in ops[:nk]:
             keys.extend(_sort_key(o))
         if ops[0].size == 0:
-            return [np.moveaxis(o, -1, dim) for o in ops]
+            return ops if last else [o.transpose(back) for o in ops]
         if len(keys) == 1:
-            perm = np.argsort(keys[0], axis=-1, kind="stable")
+            perm = keys[0].argsort(axis=-1, kind="stable")
         else:
             perm = np.lexsort(keys[::-1], axis=-1)
-        return [np.moveaxis(np.take_along_axis(o, perm, axis=-1), -1, dim) for o in ops]
+        at = pre + (perm,)
+        return [o[at] for o in ops] if last else [o[at].transpose(back) for o in ops]
     return f
 
 
