@@ -199,6 +199,9 @@ def to_device(h):
     return put(h, jax.core.ShapedArray(h.shape, h.dtype), None)
 
 
+_LEAF = jax.tree_util.tree_structure(0)
+
+
 def _hosts(leaves):
     """A call's leaves for the interpreter: ``(host values, their element count, the device
     of its committed arrays or None)``, or None where an array spans several devices."""
@@ -301,7 +304,7 @@ class _Plan:
     structure, and its jaxpr (made from a shape-polymorphic trace when first asked for: only a
     signature that compiles needs it)."""
 
-    __slots__ = ("_jaxpr", "out_tree", "avals", "name", "run", "_symbolic")
+    __slots__ = ("_jaxpr", "out_tree", "avals", "name", "run", "_symbolic", "weak", "single")
 
     def __init__(self, jaxpr, out_tree, sizes=None):
         self.out_tree = out_tree
@@ -315,6 +318,8 @@ class _Plan:
             self.run = _interpret.bind(jaxpr, subst)
         self.avals = [jax.core.ShapedArray(a.shape, a.dtype, weak_type=a.weak_type)
                       for a in self.run.out_avals]
+        self.weak = tuple(k for k, a in enumerate(self.avals) if a.weak_type)
+        self.single = out_tree == _LEAF     # (one output, not in a container)
 
     @property
     def jaxpr(self):
@@ -580,10 +585,10 @@ class Tiered:
             ent[0] = n + 1
         else:
             ent[4] += 1
-        for k, a in enumerate(plan.avals):
-            if a.weak_type and flat[k].__class__ is np.ndarray:
-                flat[k] = put(flat[k], a, None)
-        return jax.tree_util.tree_unflatten(plan.out_tree, flat)
+        for k in plan.weak:
+            if flat[k].__class__ is np.ndarray:
+                flat[k] = put(flat[k], plan.avals[k], None)
+        return flat[0] if plan.single else jax.tree_util.tree_unflatten(plan.out_tree, flat)
 
     def interpreted(self, *args, finish=None):
         """The call interpreted whatever its count (its plan made or reused as in a call), or
