@@ -481,7 +481,8 @@ def where(condition, input=None, other=None):
         from .factorizations import _deprecated
         _deprecated("where_uint8", "where received a uint8 condition tensor. This behavior is "
                     "deprecated and will be removed in a future version of PyTorch. Use a "
-                    "boolean condition instead.")
+                    "boolean condition instead.",
+                    at="TensorCompare.cpp:621")
         condition = condition.to(D.bool)
     elif condition.dtype is not D.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "

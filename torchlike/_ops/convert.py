@@ -127,7 +127,8 @@ def warn_complex_discard(src, dst):
     if src.is_complex and not dst.is_complex and dst is not D.bool:
         from .factorizations import _deprecated
         _deprecated("complex to real", "Casting complex values to real discards the imaginary "
-                    "part")
+                    "part",
+                    at="Copy.cpp:307")
 
 
 def _contiguous(self, memory_format=None):

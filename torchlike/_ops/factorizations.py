@@ -181,12 +181,23 @@ def _user_stacklevel():
     return level
 
 
-def _deprecated(key, message):
-    """torch's TORCH_WARN_ONCE for its deprecated linear-algebra forms: once per process."""
+def triggered(at):
+    """The suffix torch gives a warning raised by its C++ code (TORCH_WARN): ``at``, a file and
+    line of torch's source, under ``aten/src/ATen/native/`` unless it names its own folder
+    (``"ReduceOps.cpp:1861"``, ``"torch/csrc/utils/tensor_numpy.cpp:213"``)."""
+    if not at.startswith(("aten/", "torch/", "c10/")):
+        at = "aten/src/ATen/native/" + at
+    return f" (Triggered internally at /__w/pytorch/pytorch/{at}.)"
+
+
+def _deprecated(key, message, at=None):
+    """torch's TORCH_WARN_ONCE for its deprecated forms: once per process; ``at``: where torch's
+    C++ code raises it (its message then ends with torch's ``triggered`` suffix)."""
     if key not in _WARNED:
         _WARNED.add(key)
         import warnings
-        warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
+        warnings.warn(message + (triggered(at) if at else ""), UserWarning,
+                      stacklevel=_user_stacklevel())
 
 
 # ------------------------------------------------------------------ small products
@@ -375,7 +386,8 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
                 "torch.linalg.solve_triangularand will be removed in a future PyTorch release.\n"
                 "torch.linalg.solve_triangular has its arguments reversed and does not return a "
                 "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould "
-                "be replaced with\nX = torch.linalg.solve_triangular(A, B).")
+                "be replaced with\nX = torch.linalg.solve_triangular(A, B).",
+                at="BatchLinearAlgebra.cpp:2273")
     for what, t in (("b", b), ("A", A)):
         if t.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {what} to have at least 2 "
@@ -795,7 +807,8 @@ def legacy_lu(A, pivot=True, get_infos=False):
                 "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\nLU, pivots = "
                 "torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
                 "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
-                "torch.linalg.lu_factor_ex(A, compute_pivots)")
+                "torch.linalg.lu_factor_ex(A, compute_pivots)",
+                at="BatchLinearAlgebra.cpp:2073")
     LU, piv, info = _lu_factor_ex(A, pivot, False, "lu")
     return LUWithInfoResult(LU, piv, info) if get_infos else (LU, piv)
 
@@ -805,7 +818,8 @@ def legacy_lu_solve(b, LU_data, LU_pivots):
     _deprecated("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand "
                 "will be removed in a future PyTorch release.\nNote that torch.linalg.lu_solve "
                 "has its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be "
-                "replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
+                "replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)",
+                at="BatchLinearAlgebra.cpp:2230")
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 

@@ -205,8 +205,9 @@ def _parse(x, key, warn_uint8=True):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     for mshape, at, uint8 in masks:
         if uint8:
+            from .factorizations import triggered
             _warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
-                  "torch.bool instead.")
+                  "torch.bool instead." + triggered("IndexingUtils.h:37"))
         if mshape != tuple(post[at:at + len(mshape)]):
             bad = next(i for i in range(len(mshape)) if mshape[i] != post[at + i])
             raise IndexError(

@@ -309,7 +309,8 @@ def cholesky(input, upper=False):
                 "replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
                 "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
                 "transform will produce equivalent results for all valid (symmetric positive "
-                "definite) inputs.")
+                "definite) inputs.",
+                at="BatchLinearAlgebra.cpp:1765")
     return cholesky_ex(input, upper, True, "cholesky", args="cholesky")[0]
 
 
@@ -375,7 +376,8 @@ def qr(input, some=True):
     _deprecated("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in "
                 "a future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
                 "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
-                "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+                "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')",
+                at="BatchLinearAlgebra.cpp:2505")
     return _QRLegacy(*linalg_qr(input, "reduced" if some else "complete"))
 
 

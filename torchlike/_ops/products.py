@@ -1222,7 +1222,8 @@ def cross(input, other, dim=None):
         _deprecated("cross_dim", "Using torch.cross without specifying the dim arg is "
                     "deprecated.\nPlease either pass the dim explicitly or simply use "
                     "torch.linalg.cross.\nThe default value of dim will change to agree with "
-                    "that of linalg.cross in a future release.")
+                    "that of linalg.cross in a future release.",
+                    at="Cross.cpp:63")
         if input.ndim != other.ndim:
             raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
         dim = next((i for i, n in enumerate(input.shape) if n == 3), None)
@@ -1241,10 +1242,11 @@ def chain_matmul(*matrices, out=None):
         # torch's TORCH_WARN_ONCE: once per process
         _CHAIN_MATMUL_WARNED[0] = True
         import warnings
+        from .factorizations import triggered
         warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                       "release. Use torch.linalg.multi_dot instead, which accepts a list of two "
-                      "or more tensors rather than multiple parameters.", UserWarning,
-                      stacklevel=2)
+                      "or more tensors rather than multiple parameters."
+                      + triggered("LinearAlgebra.cpp:1102"), UserWarning, stacklevel=2)
     for m in matrices:
         if m.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")

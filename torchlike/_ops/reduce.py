@@ -332,12 +332,12 @@ def _dof_warning(name, input, args):
             out *= n
     if input.numel() / _bi.max(out, 1) - args["correction"] > 0:
         return
-    from .factorizations import _user_stacklevel
+    from .factorizations import _user_stacklevel, triggered
     import warnings
     for _ in range(2 if input.dtype.is_complex else 1):
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
-                      f"than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=_user_stacklevel())
+                      f"than the reduction factor (input numel divided by output numel)."
+                      + triggered("ReduceOps.cpp:1861"), UserWarning, stacklevel=_user_stacklevel())
 
 
 def _var_checked(name, input, dim, unbiased, keepdim, correction):

@@ -389,7 +389,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     n = input._d.ndim
     d = _index_func_checks("index_reduce", input, dim, index, source)
     from .factorizations import _deprecated
-    _deprecated("index_reduce", "index_reduce() is in beta and the API may change at any time.")
+    _deprecated("index_reduce", "index_reduce() is in beta and the API may change at any time.",
+                at="TensorAdvancedIndexing.cpp:1523")
     # torch's CPU kernel: bool and complex inputs reach only the multi-dim path's binary ops
     # with the input's values kept (its other paths dispatch over the real types), where
     # complex has no maximum/minimum and bool no floor division (mean's)
@@ -639,6 +640,10 @@ def _adjoint(a):
     return jnp.swapaxes(a, -1, -2).conj()
 
 
+_ADJOINT_0D_AT = {"Tensor.mH": "TensorShape.cpp:4382", "Tensor.H": "TensorShape.cpp:4335",
+                  "adjoint()": "TensorShape.cpp:4390"}
+
+
 def _adjoint_of(input, call, name):
     """The conjugate transpose of the last two dims (``call``: torch's name in its error,
     ``name`` in its warning); a 0-D tensor's is its conjugate, with torch's warning (once)."""
@@ -649,7 +654,8 @@ def _adjoint_of(input, call, name):
     if n == 0:
         from .factorizations import _deprecated
         _deprecated(name + " 0-D", f"{name} is deprecated on 0-D tensors. Consider using "
-                                   f"x.conj().")
+                                   f"x.conj().",
+                    at=_ADJOINT_0D_AT[name])
         return input.conj()
     return apply(_adjoint, input)
 

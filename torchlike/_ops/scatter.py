@@ -211,7 +211,8 @@ def _scatter_impl(input, dim, index, src=None, value=None, reduce=None, add=Fals
             from .factorizations import _deprecated
             _deprecated("scatter_reduce_src", "The reduce argument of torch.scatter with Tensor "
                         "src is deprecated and will be removed in a future PyTorch release. Use "
-                        "torch.scatter_reduce instead for more reduction options.")
+                        "torch.scatter_reduce instead for more reduction options.",
+                        at="TensorAdvancedIndexing.cpp:225")
         mode = reduce
     else:
         mode = "set" if src is not None else "value"

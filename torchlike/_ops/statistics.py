@@ -54,7 +54,7 @@ def _host_true(t):
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch's cov, with its checks of the weights (dtype, shape, sign, sum) in its order."""
     import warnings
-    from .factorizations import _tname, _user_stacklevel
+    from .factorizations import _tname, _user_stacklevel, triggered
     if isinstance(correction, bool) or not isinstance(correction, (int, np.integer)):
         from .._creation import _tp_name
         raise TypeError(f"cov(): argument 'correction' must be int, not {_tp_name(correction)}")
@@ -99,8 +99,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         low = n_obs - correction <= 0
     if low:
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations. (Triggered internally at "
-                      "/__w/pytorch/pytorch/aten/src/ATen/native/Correlation.cpp:129.)",
+                      "than the number of observations." + triggered("Correlation.cpp:129"),
                       UserWarning, stacklevel=_user_stacklevel())
     return apply(_cov, input, *ws, correction=int(correction), has_f=fweights is not None,
                  has_a=aweights is not None)

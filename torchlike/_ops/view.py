@@ -354,7 +354,8 @@ def _reversed_dims(self):
                     "shape is deprecated and it will throw an error in a future release. "
                     "Consider `x.mT` to transpose batches of matrices or "
                     "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
-                    "of a tensor.")
+                    "of a tensor.",
+                    at="TensorShape.cpp:4321" if n == 0 else "TensorShape.cpp:4314")
     return permute(self, *reversed(range(n)))
 
 
@@ -368,7 +369,8 @@ def _matrix_transpose(self):
     if n == 0:
         from .factorizations import _deprecated
         _deprecated("mT 0-D", "Tensor.mT is deprecated on 0-D tensors. This function is the "
-                              "identity in these cases.")
+                              "identity in these cases.",
+                    at="TensorShape.cpp:4373")
         return permute(self)
     return transpose(self, -2, -1)
 
@@ -599,8 +601,10 @@ def meshgrid(*tensors, indexing=None):
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     if indexing is None and not _MESHGRID_WARNED:
         _MESHGRID_WARNED.append(True)       # (torch's: once a process)
+        from .factorizations import triggered
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+                      "indexing argument." + triggered("TensorShape.cpp:4215"), UserWarning,
+                      stacklevel=2)
     indexing = indexing or "ij"
     # torch's order: the dtypes, the indexing, then each tensor's dims (after xy's swap)
     for t in tensors:
