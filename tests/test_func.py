@@ -322,6 +322,18 @@ def test_vmap_errors_match_torch():
          r"vmap: It looks like you're calling .item\(\) on a Tensor"),
         (lambda m: m.func.vmap(lambda a: a * m.ones(2).item())(m.tensor(x)), RuntimeError,
          "a Tensor with 2 elements cannot be converted to Scalar"),
+        # ops of data-dependent shape: vmap's refusal names the aten op
+        (lambda m: m.func.vmap(m.unique)(m.tensor(x)), RuntimeError,
+         r"output dynamic shape. Attempted to vmap over aten::_unique2. Please file"),
+        (lambda m: m.func.vmap(lambda a: a.unique())(m.tensor(x)), RuntimeError,
+         r"Attempted to vmap over aten::_unique2\."),
+        (lambda m: m.func.vmap(m.unique_consecutive)(m.tensor(x)), RuntimeError,
+         r"Attempted to vmap over aten::unique_consecutive\."),
+        (lambda m: m.func.vmap(lambda a: a.nonzero())(m.tensor(x)), RuntimeError,
+         r"Attempted to vmap over aten::nonzero\."),
+        (lambda m: m.func.vmap(lambda a: m.masked_select(a, a > 0))(m.tensor(x)), RuntimeError,
+         r"vmap: Attempted to vmap over `mask` in torch.masked_select\(self, mask\) We cannot "
+         r"support this because for each batch this would return a differently shaped Tensor"),
     ]
     for fn, exc, match in cases:
         raises_both(fn, exc, match)

@@ -32,6 +32,7 @@ _TRACER_ERRORS = (jax.errors.TracerArrayConversionError, jax.errors.Concretizati
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FUNC = os.path.dirname(os.path.abspath(__file__))
 _JAX = os.path.dirname(os.path.abspath(jax.__file__))
+_SURFACE = os.path.join(_PKG, "_ops", "_surface.py")
 
 
 def is_tracer(x):
@@ -93,8 +94,8 @@ def _culprit(tb):
     for f in frames:
         fn = os.path.abspath(f.f_code.co_filename)
         lib = fn.startswith(_PKG) and not fn.startswith(_FUNC)
-        if fn.startswith(_JAX) or "/numpy/" in fn:
-            continue
+        if fn.startswith(_JAX) or "/numpy/" in fn or fn == _SURFACE:
+            continue            # (jax, numpy, and the declarations' argument wrappers)
         if lib:
             chain.append(f.f_code.co_name)
         else:
@@ -121,7 +122,13 @@ _VMAP_DYNAMIC = ("vmap: We do not support batching operators that can output dyn
                  "https://github.com/pytorch/pytorch/issues if you need this feature.")
 _VMAP_MASK = ("vmap: We do not support batching operators that can support dynamic shape. "
               "Attempting to batch over indexing with a boolean mask.")
-_DYNAMIC_OPS = {"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"}
+# the ops of data-dependent shape: their aten name in vmap's refusal
+_DYNAMIC_OPS = {"nonzero": "nonzero", "unique": "_unique2",
+                "unique_consecutive": "unique_consecutive", "argwhere": "argwhere"}
+_VMAP_MASKED_SELECT = ("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) "
+                       "We cannot support this because for each batch this would return a "
+                       "differently shaped Tensor. Please file an issue at "
+                       "https://github.com/pytorch/pytorch/issues if you need this feature.")
 
 
 def _host_read_error(api, e):
@@ -133,7 +140,9 @@ def _host_read_error(api, e):
         if names & {"item", "__float__", "__int__", "__complex__", "__index__"}:
             return RuntimeError(_VMAP_ITEM)
         if entry in _DYNAMIC_OPS:
-            return RuntimeError(_VMAP_DYNAMIC.format(entry))
+            return RuntimeError(_VMAP_DYNAMIC.format(_DYNAMIC_OPS[entry]))
+        if entry == "masked_select":
+            return RuntimeError(_VMAP_MASKED_SELECT)
         if entry in ("getitem", "__getitem__", "setitem", "__setitem__"):
             return RuntimeError(_VMAP_MASK)
     if "__bool__" in names or isinstance(e, jax.errors.TracerBoolConversionError):
