@@ -63,19 +63,41 @@ def _scaled(b, alpha):
     return b if alpha == 1 else (b * alpha).astype(jnp.result_type(b))
 
 
-def _half_alpha(f):
-    """``f(a, b, alpha)`` for float16/bfloat16 with ``alpha != 1``: torch's kernel takes the
-    alpha in the dtype and sums in float32, rounding once."""
+def _round_sum32(x, y):
+    """The exact sum of float64 ``x`` and ``y`` rounded once to float32: their float64 sum
+    rounded to odd (its error by TwoSum sets the last bit), whose float32 rounding is the
+    correctly rounded one (53 >= 24 + 2 bits; Boldo and Melquiond's round-to-odd theorem). Only
+    exact operations besides the final rounding, so XLA's contraction of a product into an
+    add cannot change it, and numpy's interpreter computes the same bits."""
+    s = x + y
+    bb = s - x
+    e = (x - (s - bb)) + (y - bb)
+    bits = jax.lax.bitcast_convert_type(s, jnp.int64)
+    odd = (bits - ((e < 0) != (s < 0)).astype(jnp.int64)) | 1
+    s = jnp.where(jnp.isfinite(e) & (e != 0), jax.lax.bitcast_convert_type(odd, jnp.float64), s)
+    return s.astype(jnp.float32)
+
+
+def fma_alpha(a, b, alpha, sign=1):
+    """torch's CPU ``a + alpha * b`` (its vectorized ``fmadd(b, alpha, a)``) for float32,
+    float16 and bfloat16 ``a``/``b``: the alpha taken in their dtype (a Python number or a
+    traced float64), ``b * alpha`` exact in float64, the sum rounded once to float32 (then to
+    the half type, as the kernel's float32 fmadd converts back)."""
+    dt = jnp.result_type(a)
+    al = jnp.asarray(alpha).astype(dt).astype(jnp.float64)
+    b64 = b.astype(jnp.float64) * al
+    r = _round_sum32(a.astype(jnp.float64), -b64 if sign == -1 else b64)
+    return r.astype(dt)
+
+
+def _half_alpha(f, sign=1):
+    """``f(a, b, alpha)`` for float32/float16/bfloat16 with ``alpha != 1``: torch's kernel
+    fuses the multiply-add in float32, rounding once (``fma_alpha``)."""
     def g(a, b, alpha=1):
         dt = jnp.result_type(a)
         if alpha != 1 and dt in (jnp.float16, jnp.bfloat16, jnp.float32) and \
                 not isinstance(alpha, complex):
-            # torch's kernel fuses the multiply-add in float32 (one rounding; half types take
-            # the alpha in their dtype): a float32 product is exact in float64, so the sum
-            # there rounds as the fma does
-            al = jnp.asarray(alpha, dt).astype(jnp.float64)
-            r = f(a.astype(jnp.float64), b.astype(jnp.float64) * al)
-            return r.astype(jnp.float32).astype(dt)
+            return fma_alpha(a, b, alpha, sign)
         return f(a, _scaled(b, alpha))
     return g
 
@@ -88,12 +110,12 @@ def _add(a, b, alpha=1):
 @defop("sub", promote="common", saves=False, grad_name="SubBackward0",
        vjp=lambda cots, xs, needs, alpha=1: _add_vjp(cots, xs, needs, alpha, -1))
 def _sub(a, b, alpha=1):
-    return _half_alpha(lambda x, y: x - y)(a, b, alpha)
+    return _half_alpha(lambda x, y: x - y, -1)(a, b, alpha)
 
 
 @defop("rsub", promote="common", saves=False, grad_name="RsubBackward1")
 def _rsub(a, b, alpha=1):
-    return _half_alpha(lambda x, y: x - y)(b, a, alpha)
+    return _half_alpha(lambda x, y: x - y, -1)(b, a, alpha)
 
 
 @defop("mul", promote="common", saves="others", grad_name="MulBackward0", vjp=_mul_vjp,

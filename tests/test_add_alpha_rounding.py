@@ -1,0 +1,64 @@
+"""add/sub with alpha round as torch's CPU kernel (one fused multiply-add in float32), and the
+optimizers built on it (SGD's updates, weight decay, addcmul) match torch bit for bit in the
+interpreted first calls and the compiled later ones."""
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+
+
+def _pair(dt, n=4096, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    return a, b
+
+
+@pytest.mark.parametrize("dt", ["float32"])
+@pytest.mark.parametrize("alpha", [-0.01, 0.1, 0.9, 1.7])
+def test_add_sub_alpha_float32(dt, alpha):
+    a, b = _pair(dt)
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    la, lb = tl.tensor(a), tl.tensor(b)
+    for _ in range(10):   # interpreted first calls, then compiled
+        for ft, fl in [(lambda: ta.add(tb, alpha=alpha), lambda: la.add(lb, alpha=alpha)),
+                       (lambda: ta.sub(tb, alpha=alpha), lambda: la.sub(lb, alpha=alpha)),
+                       (lambda: torch.add(ta, tb, alpha=alpha), lambda: tl.add(la, lb, alpha=alpha)),
+                       (lambda: ta.clone().add_(tb, alpha=alpha),
+                        lambda: la.clone().add_(lb, alpha=alpha))]:
+            np.testing.assert_array_equal(fl().numpy(), ft().numpy())
+
+
+def _train(lib, cls, kw, steps, dt="float32", n=1000):
+    rng = np.random.default_rng(3)
+    p = lib.nn.Parameter(lib.tensor(rng.standard_normal(n).astype(np.float32)).to(getattr(lib, dt)))
+    opt = getattr(lib.optim, cls)([p], **kw)
+    for _ in range(steps):
+        p.grad = lib.tensor(rng.standard_normal(n).astype(np.float32)).to(getattr(lib, dt))
+        opt.step()
+    return p.detach().float().numpy()
+
+
+SGD_CONFIGS = [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.1, momentum=0.9, nesterov=True),
+               dict(lr=0.1, momentum=0.9, weight_decay=0.01, dampening=0.1),
+               dict(lr=0.1, weight_decay=0.01, maximize=True)]
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("kw", SGD_CONFIGS)
+def test_sgd_float32_bitwise(kw, foreach):
+    kw = dict(kw, foreach=foreach)
+    for steps in (3, 11):   # interpreted only; then compiled steps too
+        np.testing.assert_array_equal(_train(tl, "SGD", kw, steps), _train(torch, "SGD", kw, steps))
+
+
+def test_addcmul_model_matches_torch():
+    """The optimizers' float32 addcmul (Adam's, RMSprop's, Adagrad's second moments):
+    fma(value * t1, t2, self)."""
+    import jax.numpy as jnp
+    from torchlike.optim.optimizer import addcmul
+    rng = np.random.default_rng(1)
+    s, t1, t2 = (rng.standard_normal(4096).astype(np.float32) for _ in range(3))
+    want = torch.addcmul(torch.tensor(s), torch.tensor(t1), torch.tensor(t2), value=0.37).numpy()
+    got = np.asarray(addcmul(jnp.asarray(s), jnp.asarray(t1), jnp.asarray(t2), np.float64(0.37)))
+    np.testing.assert_array_equal(got, want)
