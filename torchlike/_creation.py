@@ -458,6 +458,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         out = data if dtype is None or data.dtype is D.to_dtype(dtype) else data.to(dtype)
         return out if device is None else _device.move(out, device)
+    _warn_readonly(data)
     return _tensor(data, dtype=dtype, device=device)
 
 
@@ -492,6 +493,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
                 raise ValueError("can't alias arbitrary sequence into a tensor.")
             if dtype is not None:
                 _check_alias(D.from_jax(obj.dtype), D.to_dtype(dtype))
+        if not copy and isinstance(obj, np.ndarray) and (
+                dtype is None or D.to_dtype(dtype) is D.from_jax(obj.dtype)):
+            _warn_readonly(obj)         # (torch shares the array's memory here)
         out = _tensor(obj, dtype=dtype)
     if device is not None:
         out = _device.move(out, device)
@@ -511,20 +515,28 @@ def _check_alias(have, want):
 _warned_readonly = [False]
 
 
+def _warn_readonly(arr):
+    """torch's warning (once a program) when a tensor is made from a read-only ndarray's
+    memory: ``from_numpy``, ``as_tensor`` and ``asarray`` where it would share the array."""
+    if isinstance(arr, np.ndarray) and not arr.flags.writeable and not _warned_readonly[0]:
+        _warned_readonly[0] = True
+        import warnings
+        from ._ops.factorizations import _user_stacklevel, triggered
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
+                      "non-writable tensors. This means writing to this tensor will result in "
+                      "undefined behavior. You may want to copy the array to protect its data "
+                      "or make it writable before converting it to a tensor. This type of "
+                      "warning will be suppressed for the rest of this program."
+                      + triggered("torch/csrc/utils/tensor_numpy.cpp:213"), UserWarning,
+                      stacklevel=_user_stacklevel())
+
+
 def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     check_ndarray(ndarray)
-    if not ndarray.flags.writeable and not _warned_readonly[0]:
-        _warned_readonly[0] = True      # (torch's: once a program)
-        import warnings
-        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
-                      "non-writable tensors. This means writing to this tensor will result in "
-                      "undefined behavior. You may want to copy the array to protect its data "
-                      "or make it writable before converting it to a tensor. This type of "
-                      "warning will be suppressed for the rest of this program.", UserWarning,
-                      stacklevel=2)
+    _warn_readonly(ndarray)
     D.activate_for(ndarray.dtype)       # (before any op runs on the tensor)
     t = Tensor._make(_device.put(_tiers.to_device(np.array(ndarray, copy=True)), "cpu"))
     if ndarray.ndim > 1 and not ndarray.flags.c_contiguous and ndarray.itemsize:
