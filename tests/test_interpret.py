@@ -20,6 +20,8 @@ import time
 import jax
 import jax.numpy as jnp
 import ml_dtypes
+import zlib
+
 import numpy as np
 import pytest
 from jax import lax
@@ -37,6 +39,14 @@ INTS = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, n
 SIGNED = [d for d in INTS if d.kind == "i"]
 BOOL = np.dtype(bool)
 RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _inputs_of_this_test(request):
+    """Each test draws its random inputs from a generator of its own (seeded by its id): the
+    inputs do not depend on which tests ran before it in its worker."""
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 inf, nan = np.inf, np.nan
 
 
