@@ -140,13 +140,65 @@ def _in_float32(f):
     return g
 
 
+_LOW = (jnp.float16, jnp.bfloat16)
+
+
+def _low_back(name, g, y, x=None):
+    """torch's float16/bfloat16 backward of ``name`` from the rounded output ``y``: its kernel
+    (tanh_backward, sigmoid_backward) or autograd formula's ops, in float32 with the roundings
+    to the dtype torch makes (``r``), the last one by the caller."""
+    dt = y.dtype
+
+    def r(v):
+        return v.astype(dt).astype(jnp.float32)
+    # (rounded explicitly: in one program with the op that made them, XLA may keep a
+    # float16/bfloat16 op's result in float32, unrounded; an explicit round trip it keeps)
+    g, y = r(g.astype(jnp.float32)), r(y.astype(jnp.float32))
+    if name == "tanh":                  # tanh_backward: float(g) * (1 - y*y), one rounding
+        out = g * (1 - y * y)
+    elif name == "sigmoid":             # bfloat16: in float32; float16: each step in float16
+        out = g * (1 - y) * y if dt == jnp.bfloat16 else r(g * r(1 - y)) * y
+    elif name == "sqrt":                # grad / (2 * result)
+        out = g / r(2 * y)
+    elif name == "expm1":               # grad * (result + 1)
+        out = g * r(y + 1)
+    elif name == "asinh":               # grad * (self.pow(2) + 1).rsqrt()
+        x = r(x.astype(jnp.float32))
+        out = g * r(jax.lax.rsqrt(r(r(x * x) + 1)))
+    else:                               # rsqrt: -0.5 * grad * result.pow(3)
+        cube = r(r(y * y) * y) if dt == jnp.bfloat16 else r(y * y * y)
+        out = r(-0.5 * g) * cube
+    return out.astype(dt)
+
+
+def _low_precision_vjp(name, f):
+    """``f`` whose float16/bfloat16 gradient is torch's (``_low_back``: jax's would differentiate
+    the float32 computation inside ``f``); other dtypes as ``f``."""
+    @jax.custom_vjp
+    def h(a):
+        return f(a)
+
+    def fwd(a):
+        y = f(a)
+        return y, ((y, a) if name == "asinh" else (y, None))
+
+    def bwd(res, g):
+        return (_low_back(name, g, *res),)
+    h.defvjp(fwd, bwd)
+
+    def wrapped(a):
+        return h(a) if a.dtype in _LOW else f(a)
+    return wrapped
+
+
 _UNARY = {
     "exp": (jnp.exp, "float", "ExpBackward0"),
     "log": (jnp.log, "float", "LogBackward0"),
-    "tanh": (jnp.tanh, "float", "TanhBackward0"),
-    "sigmoid": (jax.nn.sigmoid, "float", "SigmoidBackward0"),
-    "sqrt": (jnp.sqrt, "float", "SqrtBackward0"),
-    "rsqrt": (jax.lax.rsqrt, "float", "RsqrtBackward0"),
+    "tanh": (_low_precision_vjp("tanh", jnp.tanh), "float", "TanhBackward0"),
+    "sigmoid": (_low_precision_vjp("sigmoid", _in_float32(jax.nn.sigmoid)), "float",
+                "SigmoidBackward0"),
+    "sqrt": (_low_precision_vjp("sqrt", jnp.sqrt), "float", "SqrtBackward0"),
+    "rsqrt": (_low_precision_vjp("rsqrt", jax.lax.rsqrt), "float", "RsqrtBackward0"),
     "sin": (jnp.sin, "float", "SinBackward0"),
     "cos": (jnp.cos, "float", "CosBackward0"),
     "reciprocal": (_reciprocal_fn, "float", "ReciprocalBackward0"),
@@ -156,7 +208,7 @@ _UNARY = {
     "conj_physical": (jnp.conj, None, "ConjPhysicalBackward0"),
     "sign": (_sign_fn, None, "SignBackward0"),
     "exp2": (_in_float32(jnp.exp2), "float", "Exp2Backward0"),
-    "expm1": (jnp.expm1, "float", "Expm1Backward0"),
+    "expm1": (_low_precision_vjp("expm1", _in_float32(jnp.expm1)), "float", "Expm1Backward0"),
     "log2": (_in_float32(jnp.log2), "float", "Log2Backward0"),
     "log10": (_in_float32(jnp.log10), "float", "Log10Backward0"),
     "log1p": (jnp.log1p, "float", "Log1PBackward0"),
@@ -166,7 +218,7 @@ _UNARY = {
     "atan": (jnp.arctan, "float", "AtanBackward0"),
     "sinh": (jnp.sinh, "float", "SinhBackward0"),
     "cosh": (jnp.cosh, "float", "CoshBackward0"),
-    "asinh": (jnp.arcsinh, "float", "AsinhBackward0"),
+    "asinh": (_low_precision_vjp("asinh", _in_float32(jnp.arcsinh)), "float", "AsinhBackward0"),
     "acosh": (jnp.arccosh, "float", "AcoshBackward0"),
     "atanh": (jnp.arctanh, "float", "AtanhBackward0"),
     "erf": (jsp.erf, "float", "ErfBackward0"),
@@ -217,12 +269,23 @@ def _real_only(rule):
 
 def _tanh_back(g, x):
     y = jnp.tanh(x)
+    if y.dtype in _LOW:
+        return _low_back("tanh", g, y)
     return (g + g * y) * (1 - y)
 
 
 def _sigmoid_back(g, x):
-    y = jax.nn.sigmoid(x)
+    y = _in_float32(jax.nn.sigmoid)(x)
+    if y.dtype in _LOW:
+        return _low_back("sigmoid", g, y)
     return g * (y * (1 - y))
+
+
+def _sqrt_back(g, x):
+    y = jnp.sqrt(x)
+    if y.dtype in _LOW:
+        return _low_back("sqrt", g, y)
+    return g * (0.5 / y)
 
 
 _VJP = {
@@ -231,7 +294,7 @@ _VJP = {
     "exp": _real_only(lambda g, x: g * jnp.exp(x)),
     "tanh": _real_only(_tanh_back),
     "sigmoid": _real_only(_sigmoid_back),
-    "sqrt": _real_only(lambda g, x: g * (0.5 / jnp.sqrt(x))),
+    "sqrt": _real_only(_sqrt_back),
 }
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _fused, _tiers
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_alpha, addcmul, cast, lerp, _zero_scalar, _layout_of
+from .optimizer import Optimizer, add_alpha, cast, lerp, _zero_scalar, _layout_of
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
            "Rprop", "ASGD", "Adafactor", "Muon"]
@@ -200,7 +200,7 @@ class Adam(_Capturable, _BetasMixin, Optimizer):
             step, s = _step(state["step"][i])
             p, g = _decay(p, g, hp, wd, decoupled)
             m = lerp(state["exp_avg"][i], g, 1 - b1)
-            v = addcmul(state["exp_avg_sq"][i] * cast(b2, p), g, g, 1 - b2)
+            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
             bc1 = 1 - b1 ** s
             bc2 = 1 - b2 ** s
             step_size = hp["lr"] / bc1
@@ -284,7 +284,7 @@ class RMSprop(_Capturable, Optimizer):
             g = -g if maximize else g
             step, _ = _step(state["step"][i])
             p, g = _decay(p, g, hp, wd)
-            sq = addcmul(state["square_avg"][i] * cast(a, p), g, g, 1 - a)
+            sq = state["square_avg"][i] * cast(a, p) + cast(1 - a, p) * g * g
             if centered:
                 ga = lerp(state["grad_avg"][i], g, 1 - a)
                 out["grad_avg"].append(ga)
@@ -361,7 +361,7 @@ class Adagrad(Optimizer):
             g = -g if maximize else g
             p, g = _decay(p, g, hp, wd)
             clr = hp["lr"] / (1 + (s - 1) * hp["lr_decay"])
-            sm = addcmul(state["sum"][i], g, g, 1.0)
+            sm = state["sum"][i] + cast(1.0, p) * g * g
             std = jnp.sqrt(sm) + cast(hp["eps"], p)
             new_p.append(p + cast(-clr, p) * g / std)
             out["step"].append(step)
@@ -402,7 +402,7 @@ class Adadelta(_Capturable, Optimizer):
             step, _ = _step(state["step"][i])
             g = -g if maximize else g
             p, g = _decay(p, g, hp, wd)
-            sq = addcmul(state["square_avg"][i] * cast(rho, p), g, g, 1 - rho)
+            sq = state["square_avg"][i] * cast(rho, p) + cast(1 - rho, p) * g * g
             std = jnp.sqrt(sq + cast(eps, p))
             delta = jnp.sqrt(state["acc_delta"][i] + cast(eps, p))
             delta = delta / std * g
@@ -505,7 +505,7 @@ class NAdam(_Capturable, _BetasMixin, Optimizer):
             mp32 = state["mu_product"][i]
             mp32 = mp32 * mu.astype(mp32.dtype)
             m = lerp(state["exp_avg"][i], g, 1 - b1)
-            v = addcmul(state["exp_avg_sq"][i] * cast(b2, p), g, g, 1 - b2)
+            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
             denom = jnp.sqrt(v / cast(bc2, p)) + cast(hp["eps"], p)
             mp = mp32.astype(F64)
             mp_next = mp * mu_next
@@ -554,7 +554,7 @@ class RAdam(_Capturable, _BetasMixin, Optimizer):
             step, s = _step(state["step"][i])
             p, g = _decay(p, g, hp, wd, decoupled)
             m = lerp(state["exp_avg"][i], g, 1 - b1)
-            v = addcmul(state["exp_avg_sq"][i] * cast(b2, p), g, g, 1 - b2)
+            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
             bc1 = 1 - b1 ** s
             bc2 = 1 - b2 ** s
             bcm = m / cast(bc1, p)

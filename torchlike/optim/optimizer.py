@@ -439,17 +439,6 @@ def add_alpha(a, b, alpha):
     return a + cast(alpha, a) * b
 
 
-def addcmul(a, t1, t2, value):
-    """torch's ``a.addcmul(t1, t2, value=value)``: for float32 its CPU kernel's
-    ``fma(value * t1, t2, a)`` (the first product rounded, the multiply-add once); other
-    dtypes as ``a + value * t1 * t2``."""
-    if a.dtype == jnp.float32:
-        from .._ops.arithmetic import _round_sum32
-        vt = (cast(value, a) * t1).astype(jnp.float64)
-        return _round_sum32(a.astype(jnp.float64), vt * t2.astype(jnp.float64))
-    return a + cast(value, a) * t1 * t2
-
-
 def cast(x, like):
     """A float64 hyperparameter as the parameter's dtype (torch casts Python scalars so)."""
     return jnp.asarray(x).astype(like.dtype)
