@@ -49,3 +49,23 @@ def test_low_precision_forward_compiled_matches_torch(name, dt):
     for call in range(10):
         got = getattr(tl, name)(tl.tensor(X).to(getattr(tl, dt))).float().numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"call {call}")
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shapes", [((3, 5), (3, 4), (6, 5, 4)), ((2, 3, 5), (2, 3, 4), (7, 5, 4)),
+                                    ((10, 16), (10, 12), (8, 16, 12))])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_bilinear_low_precision_matches_torch(dt, shapes, with_bias):
+    """F.bilinear as torch's _trilinear: x1 @ w[k] rounded, each row's dot with x2 rounded, then
+    the bias added (interpreted and compiled calls)."""
+    rng = np.random.default_rng(5)
+    s1, s2, sw = shapes
+    arrs = [rng.standard_normal(s).astype(np.float32) for s in (s1, s2, sw)]
+    if with_bias:
+        arrs.append(rng.standard_normal(sw[0]).astype(np.float32))
+    want = torch.nn.functional.bilinear(*[torch.tensor(a).to(getattr(torch, dt))
+                                          for a in arrs]).float().numpy()
+    for call in range(10):
+        got = tl.nn.functional.bilinear(*[tl.tensor(a).to(getattr(tl, dt))
+                                          for a in arrs]).float().numpy()
+        np.testing.assert_array_equal(got, want, err_msg=f"call {call}")

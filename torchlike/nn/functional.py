@@ -199,8 +199,20 @@ def _rows_back(y, input, shape):
 
 @defop("bilinear", promote="common", grad_name="AddBackward0")
 def _bilinear(x1, x2, w, *b):
-    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2, precision=_HI)
-    return y + b[0] if b else y
+    """torch's ``_trilinear`` as bilinear calls it: per output feature ``k``, the product
+    ``x1 @ w[k]`` rounded to the dtype, then each row's dot with ``x2`` rounded again; the bias
+    added to that result."""
+    dt = x1.dtype
+    low = dt in (jnp.float16, jnp.bfloat16)
+    acc = jnp.float32 if low else None
+    t = jnp.einsum("...i,oij->...oj", x1, w, precision=_HI, preferred_element_type=acc)
+    t = t.astype(dt)
+    y = jnp.einsum("...oj,...j->...o", t, x2, precision=_HI, preferred_element_type=acc)
+    if not b:
+        return y.astype(dt)
+    if low:     # (rounded explicitly: XLA may keep a low-precision result in float32)
+        return (y.astype(dt).astype(jnp.float32) + b[0].astype(jnp.float32)).astype(dt)
+    return y + b[0]
 
 
 def bilinear(input1, input2, weight, bias=None):
