@@ -1,4 +1,5 @@
-"""add/sub with alpha round as torch's CPU kernel (one fused multiply-add in float32), and the
+"""add/sub with alpha round as torch's CPU kernel (one fused multiply-add: in float32 for float32,
+exactly for float64), and the
 optimizers built on it (SGD's updates, weight decay) match torch bit for bit in the
 interpreted first calls and the compiled later ones."""
 import numpy as np
@@ -14,10 +15,15 @@ def _pair(dt, n=4096, seed=0):
     return a, b
 
 
-@pytest.mark.parametrize("dt", ["float32"])
+@pytest.mark.parametrize("dt", ["float32", "float64"])
 @pytest.mark.parametrize("alpha", [-0.01, 0.1, 0.9, 1.7])
-def test_add_sub_alpha_float32(dt, alpha):
+def test_add_sub_alpha(dt, alpha):
     a, b = _pair(dt)
+    if dt == "float64":       # (full float64 values, exponents spread, and cancellations)
+        rng = np.random.default_rng(7)
+        a = rng.standard_normal(a.size) * np.exp2(rng.integers(-60, 60, a.size))
+        b = rng.standard_normal(a.size) * np.exp2(rng.integers(-60, 60, a.size))
+        a[:500] = -(b[:500] * alpha)
     ta, tb = torch.tensor(a), torch.tensor(b)
     la, lb = tl.tensor(a), tl.tensor(b)
     for _ in range(10):   # interpreted first calls, then compiled
@@ -36,7 +42,7 @@ def _train(lib, cls, kw, steps, dt="float32", n=1000):
     for _ in range(steps):
         p.grad = lib.tensor(rng.standard_normal(n).astype(np.float32)).to(getattr(lib, dt))
         opt.step()
-    return p.detach().float().numpy()
+    return p.detach().numpy()
 
 
 SGD_CONFIGS = [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.1, momentum=0.9, nesterov=True),
@@ -44,9 +50,11 @@ SGD_CONFIGS = [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.1, momentum=0
                dict(lr=0.1, weight_decay=0.01, maximize=True)]
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64"])
 @pytest.mark.parametrize("foreach", [False, True])
 @pytest.mark.parametrize("kw", SGD_CONFIGS)
-def test_sgd_float32_bitwise(kw, foreach):
+def test_sgd_bitwise(kw, foreach, dt):
     kw = dict(kw, foreach=foreach)
     for steps in (3, 11):   # interpreted only; then compiled steps too
-        np.testing.assert_array_equal(_train(tl, "SGD", kw, steps), _train(torch, "SGD", kw, steps))
+        np.testing.assert_array_equal(_train(tl, "SGD", kw, steps, dt),
+                                      _train(torch, "SGD", kw, steps, dt))

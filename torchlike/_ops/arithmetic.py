@@ -78,6 +78,40 @@ def _round_sum32(x, y):
     return s.astype(jnp.float32)
 
 
+def _two_sum(x, y):
+    s = x + y
+    bb = s - x
+    return s, (x - (s - bb)) + (y - bb)
+
+
+def _round_odd(s, e):
+    """``s`` (a float64 sum) rounded to odd given its error ``e``: the last bit set where the
+    sum was inexact, the truncation toward zero underneath."""
+    bits = jax.lax.bitcast_convert_type(s, jnp.int64)
+    odd = (bits - ((e < 0) != (s < 0)).astype(jnp.int64)) | 1
+    return jnp.where(jnp.isfinite(e) & (e != 0), jax.lax.bitcast_convert_type(odd, s.dtype), s)
+
+
+def fma64(x, y, z):
+    """Correctly rounded float64 ``x * y + z`` (torch's vectorized fmadd) from exact steps
+    only: Dekker's product (halves split by rounding to 26 bits, so every partial product is
+    exact and no contraction by XLA can change it), then Boldo and Melquiond's sum of three
+    with a round-to-odd middle step. numpy's interpreter computes the same bits."""
+    def split(v):
+        h = jax.lax.reduce_precision(v, exponent_bits=11, mantissa_bits=25)
+        return h, v - h
+    p = x * y
+    xh, xl = split(x)
+    yh, yl = split(y)
+    err = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    th, tl = _two_sum(z, err)
+    vh, vl = _two_sum(p, th)
+    w, we = _two_sum(vl, tl)
+    r = vh + _round_odd(w, we)
+    ok = jnp.isfinite(r) & jnp.isfinite(err)
+    return jnp.where(ok, r, p + z)
+
+
 def fma_alpha(a, b, alpha, sign=1):
     """torch's CPU ``a + alpha * b`` (its vectorized ``fmadd(b, alpha, a)``) for float32,
     float16 and bfloat16 ``a``/``b``: the alpha taken in their dtype (a Python number or a
@@ -98,6 +132,8 @@ def _half_alpha(f, sign=1):
         if alpha != 1 and dt in (jnp.float16, jnp.bfloat16, jnp.float32) and \
                 not isinstance(alpha, complex):
             return fma_alpha(a, b, alpha, sign)
+        if alpha != 1 and dt == jnp.float64 and not isinstance(alpha, complex):
+            return fma64(b, jnp.asarray(sign * alpha, jnp.float64), a)
         return f(a, _scaled(b, alpha))
     return g
 
