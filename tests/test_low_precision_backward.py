@@ -69,3 +69,22 @@ def test_bilinear_low_precision_matches_torch(dt, shapes, with_bias):
         got = tl.nn.functional.bilinear(*[tl.tensor(a).to(getattr(tl, dt))
                                           for a in arrs]).float().numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"call {call}")
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name,kw", [("leaky_relu", {}), ("leaky_relu", dict(negative_slope=0.2)),
+                                     ("elu", {}), ("elu", dict(alpha=0.5)),
+                                     ("celu", dict(alpha=0.3)), ("selu", {})])
+def test_elu_family_and_leaky_relu_low_precision(name, kw, dt):
+    """Their float16/bfloat16 kernels compute in float32 (the slope, alpha and scales
+    unrounded) and round once, forward and backward."""
+    def run(lib):
+        t = lib.tensor(X).to(getattr(lib, dt)).requires_grad_()
+        y = getattr(lib.nn.functional, name)(t, **kw)
+        y.backward(lib.tensor(G).to(getattr(lib, dt)))
+        return y.detach().float().numpy(), t.grad.float().numpy()
+    ty, tg = run(torch)
+    for call in range(10):
+        ly, lg = run(tl)
+        np.testing.assert_array_equal(ly, ty, err_msg=f"call {call}")
+        np.testing.assert_array_equal(lg, tg, err_msg=f"call {call}")

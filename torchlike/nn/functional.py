@@ -362,6 +362,9 @@ def relu6(input, inplace=False):
 def _leaky_relu(x, slope, name="LeakyReluBackward0"):
     @jax.custom_jvp
     def f(x):
+        if x.dtype in (jnp.float16, jnp.bfloat16):      # (x times the float32 slope, rounded)
+            neg = (x.astype(jnp.float32) * jnp.float32(slope)).astype(x.dtype)
+            return jnp.where(x > 0, x, neg)
         return jnp.where(x > 0, x, x * slope)
 
     @f.defjvp
@@ -369,6 +372,10 @@ def _leaky_relu(x, slope, name="LeakyReluBackward0"):
         (x,), (t,) = primals, tangents
         # torch's leaky_relu_backward: x > 0 ? grad : grad * slope (the factor chosen first:
         # a NaN slope stays out of the positive side's gradient)
+        if x.dtype in (jnp.float16, jnp.bfloat16):
+            # (its float16/bfloat16 kernel: the gradient times the float32 slope, rounded once)
+            k = jnp.where(x > 0, jnp.float32(1), jnp.float32(slope))
+            return f(x), (t.astype(jnp.float32) * k).astype(x.dtype)
         return f(x), t * jnp.where(x > 0, jnp.ones_like(x), jnp.asarray(slope, x.dtype))
     return f(x)
 
@@ -480,6 +487,8 @@ def _rrelu_train(x, key, lower, upper, name="RreluWithNoiseBackward0"):
 def _elu_value(x, neg, scale, input_scale):
     """elu's forward (both differentiations of it share it); a zero input takes the positive
     branch: 0, also for an infinite alpha."""
+    if x.dtype in (jnp.float16, jnp.bfloat16):          # (in float32, rounded once)
+        return _elu_value(x.astype(jnp.float32), neg, scale, input_scale).astype(x.dtype)
     return jnp.where(x < 0, neg * jnp.expm1(x * input_scale), x * scale)
 
 
@@ -496,6 +505,12 @@ def _elu(x, alpha, scale, input_scale, name="EluBackward0"):
         (x,), (t,) = primals, tangents
         # torch's elu_backward: x <= 0 ? grad * input_scale * alpha * scale *
         # exp(x * input_scale) : grad * scale
+        if x.dtype in (jnp.float16, jnp.bfloat16):
+            # (its float16/bfloat16 kernel computes in float32 and rounds once)
+            x32, f32 = x.astype(jnp.float32), jnp.float32
+            d = jnp.where(x32 <= 0, f32(input_scale * neg) * jnp.exp(x32 * f32(input_scale)),
+                          f32(scale))
+            return f(x), (t.astype(f32) * d).astype(x.dtype)
         k = jnp.asarray(input_scale * neg, x.dtype)
         return f(x), t * jnp.where(x <= 0, k * jnp.exp(x * input_scale),
                                    jnp.asarray(scale, x.dtype))
