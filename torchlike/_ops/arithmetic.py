@@ -63,21 +63,6 @@ def _scaled(b, alpha):
     return b if alpha == 1 else (b * alpha).astype(jnp.result_type(b))
 
 
-def _round_sum32(x, y):
-    """The exact sum of float64 ``x`` and ``y`` rounded once to float32: their float64 sum
-    rounded to odd (its error by TwoSum sets the last bit), whose float32 rounding is the
-    correctly rounded one (53 >= 24 + 2 bits; Boldo and Melquiond's round-to-odd theorem). Only
-    exact operations besides the final rounding, so XLA's contraction of a product into an
-    add cannot change it, and numpy's interpreter computes the same bits."""
-    s = x + y
-    bb = s - x
-    e = (x - (s - bb)) + (y - bb)
-    bits = jax.lax.bitcast_convert_type(s, jnp.int64)
-    odd = (bits - ((e < 0) != (s < 0)).astype(jnp.int64)) | 1
-    s = jnp.where(jnp.isfinite(e) & (e != 0), jax.lax.bitcast_convert_type(odd, jnp.float64), s)
-    return s.astype(jnp.float32)
-
-
 def _two_sum(x, y):
     s = x + y
     bb = s - x
@@ -112,28 +97,40 @@ def fma64(x, y, z):
     return jnp.where(ok, r, p + z)
 
 
-def fma_alpha(a, b, alpha, sign=1):
-    """torch's CPU ``a + alpha * b`` (its vectorized ``fmadd(b, alpha, a)``) for float32,
-    float16 and bfloat16 ``a``/``b``: the alpha taken in their dtype (a Python number or a
-    traced float64), ``b * alpha`` exact in float64, the sum rounded once to float32 (then to
-    the half type, as the kernel's float32 fmadd converts back)."""
+def _fma_alpha32(a, b, alpha, sign):
+    """``fma_add`` for float32, float16 and bfloat16: the alpha taken in their dtype, ``b *
+    alpha`` exact in float64, the sum rounded once to float32 (rounded to odd in float64 first:
+    53 >= 24 + 2 bits, Boldo and Melquiond's theorem), then to the half type, as the kernel's
+    float32 fmadd converts back."""
     dt = jnp.result_type(a)
     al = jnp.asarray(alpha).astype(dt).astype(jnp.float64)
     b64 = b.astype(jnp.float64) * al
-    r = _round_sum32(a.astype(jnp.float64), -b64 if sign == -1 else b64)
-    return r.astype(dt)
+    s, e = _two_sum(a.astype(jnp.float64), -b64 if sign == -1 else b64)
+    return _round_odd(s, e).astype(jnp.float32).astype(dt)
+
+
+def fma_add(a, b, alpha, sign=1):
+    """torch's CPU ``a + sign * alpha * b`` (its vectorized ``fmadd(b, alpha, a)``) for real
+    floating ``a``/``b``, rounded once, from exact operations only (XLA's contraction of a
+    product into an add cannot change it; numpy's interpreter computes the same bits); ``alpha``
+    a Python number or a traced float64. None for other dtypes."""
+    dt = jnp.result_type(a)
+    if dt in (jnp.float16, jnp.bfloat16, jnp.float32):
+        return _fma_alpha32(a, b, alpha, sign)
+    if dt == jnp.float64:
+        al = jnp.asarray(alpha, jnp.float64)
+        return fma64(b, -al if sign == -1 else al, a)
+    return None
 
 
 def _half_alpha(f, sign=1):
-    """``f(a, b, alpha)`` for float32/float16/bfloat16 with ``alpha != 1``: torch's kernel
-    fuses the multiply-add in float32, rounding once (``fma_alpha``)."""
+    """``f(a, b, alpha)`` where floating types with ``alpha != 1`` take torch's fused
+    multiply-add, rounding once (``fma_add``)."""
     def g(a, b, alpha=1):
-        dt = jnp.result_type(a)
-        if alpha != 1 and dt in (jnp.float16, jnp.bfloat16, jnp.float32) and \
-                not isinstance(alpha, complex):
-            return fma_alpha(a, b, alpha, sign)
-        if alpha != 1 and dt == jnp.float64 and not isinstance(alpha, complex):
-            return fma64(b, jnp.asarray(sign * alpha, jnp.float64), a)
+        if alpha != 1 and not isinstance(alpha, complex):
+            r = fma_add(a, b, alpha, sign)
+            if r is not None:
+                return r
         return f(a, _scaled(b, alpha))
     return g
 

@@ -431,15 +431,10 @@ def lerp(a, b, w):
 
 def add_alpha(a, b, alpha):
     """torch's ``a.add(b, alpha=alpha)`` (``alpha`` a float64 hyperparameter): its CPU kernel's
-    fused multiply-add, rounded once: in float32 for float32 and the half types
-    (``_ops.arithmetic.fma_alpha``), float64's exactly (``fma64``)."""
-    if a.dtype in (jnp.float32, jnp.float16, jnp.bfloat16):
-        from .._ops.arithmetic import fma_alpha
-        return fma_alpha(a, b, alpha)
-    if a.dtype == jnp.float64:
-        from .._ops.arithmetic import fma64
-        return fma64(b, jnp.asarray(alpha, jnp.float64), a)
-    return a + cast(alpha, a) * b
+    fused multiply-add, rounded once (``_ops.arithmetic.fma_add``) for floating parameters."""
+    from .._ops.arithmetic import fma_add
+    r = fma_add(a, b, alpha)
+    return a + cast(alpha, a) * b if r is None else r
 
 
 def cast(x, like):
