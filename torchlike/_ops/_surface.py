@@ -264,8 +264,6 @@ _STRICT_OUT = {
                     ("linalg_norm", "linalg.norm"))},
     "ormqr": lambda w, g: (f"torch.ormqr: Expected input and result to have the same dtype, but "
                            f"input has dtype{_legacy(w)} and result has dtype {_legacy(g)}"),
-    "range": lambda w, g: f"dtype {_legacy(w)} does not match dtype of out parameter "
-                          f"({_legacy(g)})",
     **{n: _bool_or_byte(n) for n in ("all", "any")},
     "lerp": _Rule(_tensor_weight),
     "ldexp": _Rule(_ldexp),
