@@ -500,9 +500,9 @@ class RNNBase(Module):
                 # torch's TORCH_WARN_ONCE (its oneDNN LSTM has no projections)
                 _PROJ_WARNED = True
                 import warnings
+                from ..._ops.factorizations import triggered
                 warnings.warn("LSTM with projections is not supported with oneDNN. Using "
-                              "default implementation. (Triggered internally at "
-                              "/__w/pytorch/pytorch/aten/src/ATen/native/RNN.cpp:1512.)",
+                              "default implementation." + triggered("RNN.cpp:1512"),
                               UserWarning, stacklevel=3)
         h0, c0 = self._states(hx, x.shape[1], input.dtype, onednn=onednn)
         if x.shape[0] == 0:
