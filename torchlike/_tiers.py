@@ -105,6 +105,12 @@ class held:
         return False
 
 
+def _holding(h, ent):
+    """Does the hold ``h`` (``_held.on`` or False) keep a signature due to leave the interpreter
+    (its entry ``ent``) there for this call?"""
+    return h is _UNBOUNDED or (h and ent[4] < HELD_CALLS)
+
+
 def set_interpret_calls(n):
     """Interpret each signature's first ``n`` calls (0: compile at once, bit-stable)."""
     global INTERPRET_CALLS
@@ -529,8 +535,7 @@ class Tiered:
             ent[0] = max(ent[0], INTERPRET_CALLS - (1 if BACKGROUND_COMPILE else 0))
         if ent[0] >= INTERPRET_CALLS:
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
-                h = getattr(_held, "on", False)
-                if h and (ent[4] < HELD_CALLS or h is _UNBOUNDED):
+                if _holding(getattr(_held, "on", False), ent):
                     ent[4] += 1         # (held: interpreted; a call outside leaves)
                     return self._run(ent, args, key, leaves, tree, claim, limit)
                 ent[0] += 1
@@ -570,8 +575,7 @@ class Tiered:
             return None
         ent, key, leaves, tree = got
         n = ent[0]
-        if n >= INTERPRET_CALLS and not (held and n == INTERPRET_CALLS and (
-                ent[4] < HELD_CALLS or held is _UNBOUNDED)):
+        if n >= INTERPRET_CALLS and not (n == INTERPRET_CALLS and _holding(held, ent)):
             return None
         got = _hosts(leaves)
         if got is None or got[2] is not None or got[1] > INTERPRET_MAX_ELEMENTS:
