@@ -75,14 +75,32 @@ class Generator:
 
     def next_key(self):
         """A fresh jax key; advances the generator's state."""
+        c = self._take()
+        if self._base is None and _tiers.on_host():
+            return _wrap_on_host(_fold_in_on_host(self._key, c))
+        return self._key_at(c)
+
+    def next_key_data(self):
+        """``jax.random.key_data(self.next_key())``, without a key array made and unwrapped on
+        the host (a draw's sampler takes the key's data)."""
+        if Generator.next_key is not _own_next_key:     # (a transform's keys: func's vmap)
+            return jax.random.key_data(self.next_key())
+        c = self._take()
+        if self._base is None and _tiers.on_host():
+            return _tiers.to_device(_fold_in_on_host(self._key, c))
+        return jax.random.key_data(self._key_at(c))
+
+    def _take(self):
+        """The counter of the next key (advanced)."""
         with self._lock:
             c = self._counter
             self._counter = c + 1
+        return c
+
+    def _key_at(self, c):
         base = self._base
         if base is not None:
             c = base + np.uint32(c)
-        elif _tiers.on_host():
-            return _wrap_on_host(_fold_in_on_host(self._key, c))
         return jax.random.fold_in(jax.random.wrap_key_data(self._key), c)
 
     # The generator's state as arrays, for compiled programs (torchlike.compile): the key data
@@ -214,8 +232,15 @@ def set_rng_state(state):
     default_generator.set_state(state)
 
 
+_own_next_key = Generator.next_key
+
+
 def next_key(generator=None):
     return (generator or default_generator).next_key()
+
+
+def next_key_data(generator=None):
+    return (generator or default_generator).next_key_data()
 
 
 # ------------------------------------------------------------------ draws

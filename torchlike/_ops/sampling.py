@@ -25,7 +25,7 @@ __all__ = ["normal", "bernoulli", "multinomial", "poisson", "binomial"]
 
 
 def _key(generator):
-    return jax.random.key_data(_random.next_key(generator))
+    return _random.next_key_data(generator)
 
 
 def _k(kd):

@@ -22,7 +22,7 @@ from ..amp.autocast_mode import cast_composite as _cast_composite   # (autocast 
 from ..autograd import grad_mode as _gm
 from .._registry import apply, broadcast_error, defop
 from .._ops import products as _products
-from .._ops.view import _reshape_copy
+from .._ops.view import _reshape_copy, _view
 from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
 
@@ -193,7 +193,8 @@ def _rows_back(y, input, shape):
     view for a contiguous input (torch flattens it), else not (torch's matmul and in-place
     add)."""
     if input.is_contiguous():
-        return y.view(*shape)
+        # (``y`` is the product's fresh rows: the view op without its argument parsing)
+        return apply(_view, y, shape=tuple(shape))
     return apply(_reshape_copy, y, shape=shape)
 
 
