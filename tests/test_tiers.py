@@ -715,3 +715,40 @@ def test_unbounded_holds_keep_calls_interpreted_past_the_bound(monkeypatch, xla_
     assert _tiers.stats()["interpreted"] == interpreted + 20
     np.testing.assert_array_equal(np.asarray(f(x)), want)      # outside: it leaves
     assert f._cache_size() == 1
+
+
+_STILL_RUNNING_AT_EXIT = """
+import torchlike as torch
+torch.manual_seed(0)
+ws = [torch.nn.Parameter(torch.randn(1024, 1024) / 32) for _ in range(8)]
+opt = torch.optim.SGD(ws, lr=1e-3)
+x = torch.randn(1024, 1024)
+def step():
+    h = x
+    for w in ws:
+        h = h @ w
+    loss = h.square().mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+step().item()
+step().item()
+for _ in range(5):
+    step()          # (their backwards and updates still run when the script ends)
+"""
+
+
+def test_a_script_ending_while_its_last_steps_run_exits_cleanly():
+    """Eager dispatch does not wait for a step's backward and update; a script that ends right
+    after dispatching them waits for them at exit (``_tiers._finish_dispatched``): XLA's CPU
+    kernels were freed under the running programs, and the process died of SIGSEGV (in 2 to 4
+    runs of 6 of this script without the exit hook)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TORCHLIKE_INTERPRET_CALLS="0", TORCHLIKE_EAGER="strict",
+               TORCHLIKE_COMPILATION_CACHE="0")
+    r = subprocess.run([sys.executable, "-c", _STILL_RUNNING_AT_EXIT], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])

@@ -21,6 +21,7 @@ compiled at once (counted in ``stats()["fallbacks"]``).
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -171,6 +172,26 @@ def _sharding(device):
 
 
 _first_device = []
+
+
+def _finish_dispatched():
+    """At exit, wait for the programs still running: eager dispatch does not wait for a step's
+    backward and update (a loss read waits for the forward only), and the process's exit frees
+    XLA's CPU kernels (oneDNN's generated code) under a program that still runs them: a script
+    ending right after its last step crashed with SIGSEGV. Every computation a live array waits
+    for is waited for (registered after jax's own exit hook, so run before it)."""
+    try:
+        arrays = jax.live_arrays()
+    except Exception:  # noqa: BLE001  (a backend already gone: nothing runs)
+        return
+    for a in arrays:
+        try:
+            a.block_until_ready()
+        except Exception:  # noqa: BLE001  (a deleted or failed array: nothing to wait for)
+            pass
+
+
+atexit.register(_finish_dispatched)
 
 
 def _default_device():
