@@ -69,3 +69,36 @@ def test_full_warning_text_as_torch(name, warn_always):
     assert expected and all("(Triggered internally at /__w/pytorch/pytorch/" in msg
                             for _, msg in expected)
     assert _messages(torchlike, CASES[name]) == expected
+
+
+_SCALAR_OF_GRAD = """
+import json, sys, warnings
+import {lib} as torch
+w = torch.ones(1, requires_grad=True)
+seen = []
+for phase, grad in (("no_grad", False), ("grad", True), ("again", True)):
+    with torch.set_grad_enabled(grad), warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        float(w)
+        torch.tensor([w, w])
+    seen.append([phase, [(x.category.__name__, str(x.message), x.lineno) for x in got]])
+print(json.dumps(seen))
+"""
+
+
+def test_a_tensor_requiring_grad_made_a_number_warns_once_as_torch():
+    """``float(t)`` and ``torch.tensor([t, ...])`` of a tensor that requires grad share torch's
+    one warning: once a process (in a fresh one here), only with grad mode on, with the C++
+    suffix, naming the user's line."""
+    import json
+    import subprocess
+    import sys
+
+    def run(lib):
+        r = subprocess.run([sys.executable, "-c", _SCALAR_OF_GRAD.format(lib=lib)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    expected = run("torch")
+    assert [len(msgs) for _phase, msgs in expected] == [0, 1, 0]
+    assert run("torchlike") == expected

@@ -120,10 +120,8 @@ def _from_tensor_leaves(data):
     torch reads one: its single element) or numbers, the dtypes promoted together."""
     if isinstance(data, Tensor):
         if data.requires_grad:
-            from ._ops.factorizations import _deprecated
-            _deprecated("tensor_item_requires_grad", "Converting a tensor with "
-                        "requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                        "Consider using tensor.detach() first.")
+            from ._tensor import warn_scalar_of_grad
+            warn_scalar_of_grad()
         if data.numel() != 1:
             if data.dtype.category in (D._BOOL, D._INT):
                 raise TypeError("only integer tensors of a single element can be converted "

@@ -106,6 +106,19 @@ _NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tenso
 
 _warned_float = [False]
 
+
+def warn_scalar_of_grad():
+    """torch's warning when a tensor that requires grad becomes a Python number (``float(t)``,
+    an element of ``torch.tensor([t, ...])``): once a process, and only with grad mode on."""
+    if _warned_float[0] or not _gm._state.grad_enabled:
+        return
+    _warned_float[0] = True
+    from ._ops.factorizations import _user_stacklevel, triggered
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                  "behavior.\nConsider using tensor.detach() first."
+                  + triggered("torch/csrc/autograd/generated/python_variable_methods.cpp:822"),
+                  UserWarning, stacklevel=_user_stacklevel())
+
 _DETACH_VIEW_MSG = (
     "Can't detach views in-place. Use detach() instead. If you are using "
     "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
@@ -614,11 +627,8 @@ class Tensor(InteropMixin):
         return v
 
     def __float__(self):
-        if self._requires_grad and not _warned_float[0] and _gm._state.grad_enabled:
-            _warned_float[0] = True         # (torch's: once a process, with grad mode on)
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
-                          "unexpected behavior.\nConsider using tensor.detach() first.",
-                          UserWarning, stacklevel=2)
+        if self._requires_grad:
+            warn_scalar_of_grad()
         return float(self._scalar("double"))
 
     def __int__(self):

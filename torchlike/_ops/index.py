@@ -19,21 +19,8 @@ __all__ = ["index_put"]
 
 def _index_array(v):
     """A host index (int or numpy) as an int64 jax array: a device put (``jnp.asarray`` with a
-    dtype compiles a conversion program). A Python int's array is kept (jax arrays are
-    immutable): a loop indexing at the same positions puts nothing, and a fused segment takes
-    one input for them all."""
-    if v.__class__ is not int:
-        return _tiers.to_device(np.asarray(v, np.int64))
-    key = (v, jax.config.jax_default_device)
-    a = _INDEX_SCALARS.get(key)
-    if a is None:
-        if len(_INDEX_SCALARS) >= 1024:
-            _INDEX_SCALARS.clear()
-        a = _INDEX_SCALARS[key] = _tiers.to_device(np.asarray(v, np.int64))
-    return a
-
-
-_INDEX_SCALARS: dict = {}
+    dtype compiles a conversion program)."""
+    return _tiers.to_device(np.asarray(v, np.int64))
 
 
 def _getitem_name(kw):
