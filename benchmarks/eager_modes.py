@@ -13,6 +13,10 @@ the process: XLA's, the background compiles') are both given.
 eight 1024x1024 matmuls side by side skew each other (measured on 2026-12-06: strict 250 ms,
 fused 376, where each alone runs 316-325 and 306-308), which this benchmark avoids.
 XLA's persistent compilation cache is off (``TORCHLIKE_COMPILATION_CACHE=0``).
+
+torch's process imports jax too, as every other contestant's does: torch eager alone in a
+process ran the MLP step in 2.8-3.2 ms, and 1.6-1.9 ms once jax (or scipy.special) was imported
+in it, before or after torch (2026-12-06, 2-core AMD EPYC): torch is timed at its faster figure.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ CHILD = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     kind, mode, n = sys.argv[2], sys.argv[3], int(sys.argv[4])
     if mode == "torch":
+        import jax  # noqa: F401  (the libraries the other contestants load: see the docstring)
         import torch as lib
         lib.set_num_threads(os.cpu_count() or 1)
     elif mode == "jax":
