@@ -179,8 +179,12 @@ def _finish_dispatched():
     backward and update (a loss read waits for the forward only), and the process's exit frees
     XLA's CPU kernels (oneDNN's generated code) under a program that still runs them: a script
     ending right after its last step crashed with SIGSEGV. Every computation a live array waits
-    for is waited for (registered after jax's own exit hook, so run before it)."""
+    for is waited for (registered after jax's own exit hook, so run before it); a process that
+    started no backend starts none."""
     try:
+        from jax._src import xla_bridge
+        if not xla_bridge.backends_are_initialized():
+            return
         arrays = jax.live_arrays()
     except Exception:  # noqa: BLE001  (a backend already gone: nothing runs)
         return
