@@ -5,6 +5,7 @@ Pinned here: the results are those of a concrete trace, bit for bit, over a swee
 shapes (broadcasting against 1, equal sizes, reductions, indexing, joins, reshapes); a branch
 on a size retraces when the size decides it otherwise; what cannot be symbolic falls back to a
 concrete trace; generation with a growing context specializes instead of tracing; the switch."""
+import collections
 import threading
 
 import numpy as np
@@ -484,8 +485,8 @@ def test_a_growing_size_is_traced_symbolically_from_its_second_pattern(monkeypat
 
     def counting(f, args):
         if threading.get_ident() == me:     # (a thread an earlier test left running traces too)
-            made.append(any(d.__class__ is _DimExpr for a in args
-                            for d in getattr(a, "shape", ())))
+            made.append((f, any(d.__class__ is _DimExpr for a in args
+                                for d in getattr(a, "shape", ()))))
         return trace(f, args)
     monkeypatch.setattr(_tiers, "trace", counting)
     before = _shape_poly.stats()
@@ -493,8 +494,13 @@ def test_a_growing_size_is_traced_symbolically_from_its_second_pattern(monkeypat
         for n in range(1, 7):
             torch.special.log_softmax(_t(1, n, 8) * 3.0, -1)
     after = _shape_poly.stats()
-    # (two ops, mul and log_softmax: each one concrete trace at size 1, one symbolic at 2)
-    assert made.count(False) == 2 and made.count(True) == 2, made
+    # (two ops, mul and log_softmax: each one concrete trace at size 1, then symbolic from size
+    # 2 on, never concrete again; a symbolic trace more, as the fused pass of the whole suite
+    # once counted in a worker, is not what this pins)
+    concrete = collections.Counter(f for f, symbolic in made if not symbolic)
+    symbolic = collections.Counter(f for f, symbolic in made if symbolic)
+    assert sorted(concrete.values()) == [1, 1], made
+    assert all(symbolic[f] >= 1 for f in concrete), made
     assert after["specialized"] - before["specialized"] >= 2 * 4
 
 
