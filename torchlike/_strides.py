@@ -112,8 +112,8 @@ def preserved_strides(t):
     """The strides torch's ``preserve_format`` gives a copy of ``t``: ``t``'s own when they are
     non-overlapping and dense, else channels_last when ``t`` is, else contiguous."""
     shape = tuple(t._d.shape)
-    if plain_root(t):
-        return contiguous_strides(shape)
+    if t._alias is None and "_layout" not in t.__dict__:
+        return contiguous_strides(shape)    # (a root with no layout of its own)
     st = strides(t)
     if is_non_overlapping_and_dense(shape, st):
         return st
@@ -181,11 +181,6 @@ def set_layout(t, st):
     else:
         t.__dict__["_layout"] = (tuple(t._d.shape), tuple(st))
     return t
-
-
-def plain_root(t):
-    """Is ``t`` a root with no layout of its own (so its strides are contiguous)?"""
-    return t._alias is None and "_layout" not in t.__dict__
 
 
 def _root_strides(t):

@@ -350,9 +350,9 @@ class Tensor(InteropMixin):
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def is_contiguous(self, memory_format=None):
-        from ._strides import is_contiguous, plain_root
-        if memory_format is None and plain_root(self):
-            return True
+        if memory_format is None and self._alias is None and "_layout" not in self.__dict__:
+            return True     # (a root with no layout of its own has contiguous strides)
+        from ._strides import is_contiguous
         return is_contiguous(self, memory_format)
 
     # ------------------------------------------------------------ autograd metadata
