@@ -796,6 +796,24 @@ def test_a_steps_program_updates_the_buffers_it_takes_over_in_place(fused, monke
     assert copied == []
 
 
+def test_a_read_of_one_call_runs_through_the_ops_own_tiers(fused):
+    """A segment of one call cut by a read (an element of a concrete tensor read back, as a
+    loop that logs ``x[i].item()`` does) runs as strict eager runs the op, through its own
+    tiers: it never becomes a segment program, however often it comes back; two calls do."""
+    x = torch.arange(12.0).reshape(3, 4)
+    torch.sync()
+    before = _fused.stats()
+    got = [x[i % 3, 1].item() for i in range(3 * _fused.FUSE_AFTER)]
+    assert got == [float(4 * (i % 3) + 1) for i in range(3 * _fused.FUSE_AFTER)]
+    after = _fused.stats()
+    assert after["segments"] - before["segments"] == 3 * _fused.FUSE_AFTER
+    assert after["compiles"] == before["compiles"]
+    assert after["fused"] == before["fused"] and after["replayed"] == before["replayed"]
+    got = [(x[i % 3, 1] * 2).item() for i in range(3 * _fused.FUSE_AFTER)]
+    assert got == [2.0 * (4 * (i % 3) + 1) for i in range(3 * _fused.FUSE_AFTER)]
+    assert _fused.stats()["compiles"] == after["compiles"] + 1
+
+
 def test_a_steps_program_takes_over_the_buffers_only_it_references(fused):
     """A steady step's program writes the parameters and the optimizer's state into the buffers
     of the values they replace (jit donation): nothing else references those. An array someone
