@@ -18,9 +18,16 @@ __all__ = ["index_put"]
 
 
 def _index_array(v):
-    """A host index (int or numpy) as an int64 jax array: a device put (``jnp.asarray`` with a
+    """A host index array (numpy) as an int64 jax array: a device put (``jnp.asarray`` with a
     dtype compiles a conversion program)."""
     return _tiers.to_device(np.asarray(v, np.int64))
+
+
+def _operands(arrays):
+    """An index's operands for its op: index arrays as Tensors; a position (``x[i]``'s ``i``,
+    ``x[i:i + b]``'s start) stays a Python int, an argument of the op's program as any number
+    is (one program for every position, and no device put of its own)."""
+    return [a if a.__class__ is int else Tensor._make(a) for a in arrays]
 
 
 def _getitem_name(kw):
@@ -141,7 +148,7 @@ def _parse(x, key, warn_uint8=True):
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {n}")
             # the position is a traced argument: x[i] for many i compiles once
             spec.append(("I",))
-            arrays.append(_index_array(int(k) % n))
+            arrays.append(int(k) % n)
             dim += 1
         elif isinstance(k, slice):
             if k.step is not None and k.step <= 0:
@@ -156,7 +163,7 @@ def _parse(x, key, warn_uint8=True):
             else:
                 # static length and step, traced start: x[i:i + b] compiles once per length
                 spec.append(("S", length, step))
-                arrays.append(_index_array(start))
+                arrays.append(start)
             post.append(length)
             dim += 1
         elif isinstance(k, Tensor) and _select_index(k, shape, dim, spec, arrays):
@@ -313,7 +320,7 @@ def _select_index(k, shape, dim, spec, arrays):
     if not -n <= v < n:
         raise IndexError(f"index {v} is out of bounds for dimension {dim} with size {n}")
     spec.append(("I",))
-    arrays.append(_index_array(v % n))
+    arrays.append(v % n)
     return True
 
 
@@ -366,7 +373,7 @@ def _sequence_key(key):
 
 def getitem(self, key):
     spec, arrays = _parse(self, _sequence_key(key))
-    out = apply(_getitem, self, *[Tensor._make(a) for a in arrays], spec=spec,
+    out = apply(_getitem, self, *_operands(arrays), spec=spec,
                 single_slice=isinstance(key, slice))
     if out._d.__class__ is _fused.Deferred and self._d.dtype.kind in "iu":
         # (fused eager: a batch gathered from integer data, ``Xtr[ix]``, lies in the data's
@@ -605,7 +612,7 @@ def setitem(self, key, value):
     elif isinstance(value, Tensor):
         from .convert import warn_complex_discard
         warn_complex_discard(value.dtype, self.dtype)      # (torch copies into the view)
-    out = apply(_index_put, self, value, *[Tensor._make(a) for a in arrays], spec=spec,
+    out = apply(_index_put, self, value, *_operands(arrays), spec=spec,
                 accumulate=False, advanced=advanced)
     commit_inplace(self, out)
 
@@ -705,7 +712,8 @@ def _same_dtype_put(self, value, spec, arrays):
     dtype (basic indexing copies, converting); a value of the wrong shape raises first."""
     if isinstance(value, Tensor) and value.dtype is not self.dtype:
         target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i),
-                                *[jax.ShapeDtypeStruct(a.shape, a.dtype)
+                                *[a if a.__class__ is int else
+                                  jax.ShapeDtypeStruct(a.shape, a.dtype)
                                   for a in (self._d, *arrays)]).shape
         false_axes = _false_axes(spec, self.ndim)
         _fit_value(np.empty(tuple(value.shape)),
@@ -744,7 +752,7 @@ def _put_indices(input, key, values, accumulate):
     dtypes = [k.dtype.name for k in key]
     spec, arrays = _parse(input, key, warn_uint8=not _fills_mask(dtypes, values, accumulate))
     values = _put_value(input, dtypes, values, accumulate, spec, arrays)
-    return apply(_index_put, input, values, *[Tensor._make(a) for a in arrays], spec=spec,
+    return apply(_index_put, input, values, *_operands(arrays), spec=spec,
                  accumulate=bool(accumulate), advanced=True)
 
 
