@@ -662,10 +662,7 @@ def _flush(reason, target=None):
             values = _run_segment(seg, ent, live, target,
                                   reason == _BOUND, bool(seg.checks))
     except BaseException as e:
-        for w in outs:
-            d = w()
-            if d is not None:
-                d.error = e
+        _failed(outs, e)
         raise
     _stats["materialized"] += len(live)
     _stats["dropped"] += len(outs) - len(live)
@@ -681,6 +678,15 @@ def _flush(reason, target=None):
         _verify(checks, outs, producers)
 
 
+def _failed(outs, e):
+    """A segment that raised: each of its values still referenced holds the error (a read
+    raises it)."""
+    for w in outs:
+        d = w()
+        if d is not None:
+            d.error = e
+
+
 def _single(seg, outs):
     """``_flush`` of a segment of one call: the call through its tiers, now."""
     tiered, tree, refs, start, _out_tree, n = seg.calls[0]
@@ -689,10 +695,7 @@ def _single(seg, outs):
         with suspended():
             out = tiered(*_tree_unflatten(tree, [ext[~r] for r in refs]))
     except BaseException as e:
-        for w in outs:
-            d = w()
-            if d is not None:
-                d.error = e
+        _failed(outs, e)
         raise
     flat = jax.tree_util.tree_leaves(out) if n > 1 or out.__class__ is not _ArrayImpl else (out,)
     live = 0
