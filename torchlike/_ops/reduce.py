@@ -131,10 +131,19 @@ def _mean(a, dims, keepdim, dtype):
     return jnp.mean(a, axis=_axes(dims, a.ndim), keepdims=keepdim)
 
 
+def _given_dims(dim, keepdim, ndim):
+    """sum / mean's dims: every dim when ``dim`` is empty ((), []) or when keepdim is set with
+    dim=None (torch keeps each as size 1; its grad_fn is then the dim overload's)."""
+    dims = dims_arg(dim, ndim)
+    if dims is None and (keepdim or dim is not None):
+        return tuple(range(ndim))
+    return dims
+
+
 @public(out=True, dtype_from_out=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over ``dim``; integer and bool inputs sum to int64."""
-    dims = dims_arg(dim, input.ndim)
+    dims = _given_dims(dim, keepdim, input.ndim)
     return apply(_sum, input, dims=dims, keepdim=bool(keepdim) and dims is not None,
                  dtype=_dtype_arg(input, dtype))
 
@@ -148,7 +157,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} "
             "dtype must be either a floating point or complex dtype. "
             f"Got: {D.legacy_name(dt)}")
-    dims = dims_arg(dim, input.ndim)
+    dims = _given_dims(dim, keepdim, input.ndim)
     return apply(_mean, input, dims=dims, keepdim=bool(keepdim) and dims is not None,
                  dtype=_dtype_arg(input, dtype))
 
@@ -749,7 +758,17 @@ def _count_nonzero(a, dims):
     return jnp.sum(a != 0, axis=_axes(dims, a.ndim)).astype(_I64)
 
 
-def count_nonzero(input, dim=None):
+def count_nonzero(input, *args, **kwargs):
+    """The count of non-zero elements, over all dims or ``dim``."""
+    if len(args) + len(kwargs) > 1 or (kwargs and "dim" not in kwargs):
+        # (torch's two overloads take no keepdim; its parser lists keywords in reverse order)
+        from .._tensor import _type_name
+        got = [_type_name(a) for a in (input, *args)] + [
+            f"{k}={_type_name(a)}" for k, a in reversed(kwargs.items())]
+        raise TypeError(f"count_nonzero() received an invalid combination of arguments - got "
+                        f"({', '.join(got)}), but expected one of:\n * (Tensor input, "
+                        "int dim = None)\n * (Tensor input, tuple of ints dim)\n")
+    dim = args[0] if args else kwargs.get("dim")
     return apply(_count_nonzero, input, dims=dims_arg(dim, input.ndim))
 
 
