@@ -110,3 +110,33 @@ def test_count_nonzero_refuses_keepdim_with_torch_text():
     same(lambda m: m.count_nonzero(m.ones(2, 3), dim=None, keepdim=True))
     same(lambda m: m.count_nonzero(m.ones(2, 3), (), keepdim=False))
     same(lambda m: m.count_nonzero(m.ones(2, 3), None, True))
+
+
+# ============================================================== B. dims out of range
+
+_X23 = np.arange(6, dtype=np.float32).reshape(2, 3)
+_DIM_OPS = {
+    "renorm": lambda m, d: m.renorm(m.tensor(_X23), 2, d, 1.0),
+    "renorm_": lambda m, d: m.tensor(_X23).renorm_(2, d, 1.0),
+    "renorm_1d": lambda m, d: m.renorm(m.tensor(_X23[0]), 2, d, 1.0),
+    "renorm_negative_maxnorm": lambda m, d: m.renorm(m.tensor(_X23), 2, d, -1.0),
+    "renorm_maxnorm_g": lambda m, d: m.renorm(m.tensor(_X23), 2, d, -0.1234567891),
+    "cross": lambda m, d: m.cross(m.ones(3, 3), m.ones(3, 3), dim=d),
+    "linalg.cross": lambda m, d: m.linalg.cross(m.ones(3, 3), m.ones(3, 3), dim=d),
+    "tensordot": lambda m, d: m.tensordot(m.tensor(_X23), m.tensor(_X23), dims=([d], [0])),
+    "special.logsumexp": lambda m, d: m.special.logsumexp(m.tensor(_X23), d),
+    "special.softmax": lambda m, d: m.special.softmax(m.tensor(_X23), d),
+    "special.log_softmax": lambda m, d: m.special.log_softmax(m.tensor(_X23), d),
+    **{n: (lambda m, d, n=n: getattr(m, n)(m.tensor(_X23), dim=d)) for n in (
+        "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "std", "var", "logsumexp",
+        "any", "all", "count_nonzero", "max", "min", "argmax", "argmin", "cumsum", "cumprod",
+        "cummax", "cummin", "softmax", "log_softmax")},
+    **{n + "[0, d]": (lambda m, d, n=n: getattr(m, n)(m.tensor(_X23), dim=[0, d])) for n in (
+        "sum", "mean", "nansum", "amax", "std", "var_mean", "logsumexp", "count_nonzero")},
+}
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, -3, -4])
+@pytest.mark.parametrize("op", sorted(_DIM_OPS))
+def test_dim_out_of_range(op, d):
+    same(lambda m: _DIM_OPS[op](m, d), bits=False)

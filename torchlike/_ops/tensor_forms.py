@@ -126,12 +126,13 @@ def set_default_tensor_type(t):
 def renorm(input, p, dim, maxnorm):
     """Each slice along ``dim`` with ``p``-norm over ``maxnorm`` rescaled to ``maxnorm``."""
     from .. import linalg
+    from .._tensor import _wrap_dim
+    if maxnorm < 0:         # (torch's checks in its order; the number as C++ prints it)
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {float(maxnorm):g}")
     if input.dim() < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} "
                            f"dimensions")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    d = dim % input.dim()
+    d = _wrap_dim(dim, input.dim())
     dims = [k for k in range(input.dim()) if k != d]
     norms = linalg.vector_norm(input, p, dim=dims, keepdim=True)
     return input * _renorm_factor(norms, maxnorm)
