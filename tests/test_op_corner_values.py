@@ -140,3 +140,37 @@ _DIM_OPS = {
 @pytest.mark.parametrize("op", sorted(_DIM_OPS))
 def test_dim_out_of_range(op, d):
     same(lambda m: _DIM_OPS[op](m, d), bits=False)
+
+
+# ============================================================== C. complex numbers from infinite parts
+
+_PARTS = [-inf, -1.0, -0.0, 0.0, 0.5, inf, nan]
+_RE = np.array([a for a in _PARTS for _b in _PARTS], np.float32)
+_IM = np.array([b for _a in _PARTS for b in _PARTS], np.float32)
+_COMPLEX_MAKERS = {
+    "complex": lambda m, dt: m.complex(m.tensor(_RE, dtype=dt), m.tensor(_IM, dtype=dt)),
+    "polar": lambda m, dt: m.polar(m.tensor(np.abs(_RE), dtype=dt), m.tensor(_IM, dtype=dt)),
+    "polar_negative_abs": lambda m, dt: m.polar(m.tensor(_RE, dtype=dt),
+                                                m.tensor(_IM, dtype=dt)),
+    "view_as_complex": lambda m, dt: m.view_as_complex(m.tensor(np.stack([_RE, _IM], -1),
+                                                                dtype=dt)),
+    "view_as_real": lambda m, dt: m.view_as_real(m.complex(m.tensor(_RE, dtype=dt),
+                                                           m.tensor(_IM, dtype=dt))),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", sorted(_COMPLEX_MAKERS))
+def test_complex_from_infinite_and_signed_parts(op, dtype):
+    same(lambda m: _COMPLEX_MAKERS[op](m, getattr(m, dtype)))
+
+
+def test_complex_parts_keep_their_gradients():
+    grads = []
+    for m in (T, torchlike):
+        re = m.tensor([1.0, -2.0], requires_grad=True)
+        im = m.tensor([0.5, 3.0], requires_grad=True)
+        z = m.complex(re, im) * m.polar(re.abs() + 1, im)
+        z.abs().sum().backward()
+        grads.append((re.grad.tolist(), im.grad.tolist()))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)

@@ -44,8 +44,8 @@ def _same_float_pair(name, a, b):
 
 @defop("complex", grad_name="ComplexBackward0")
 def _complex(re, im):
-    return jnp.asarray(re + 1j * im) if re.dtype == jnp.float64 else \
-        jnp.asarray(re + 1j * im).astype(jnp.complex64)
+    # (lax.complex pairs the parts: ``re + 1j * im`` would make inf * 0 a NaN part)
+    return jax.lax.complex(re, im)
 
 
 @public(out=True)
@@ -57,8 +57,8 @@ def complex(real, imag):
 
 
 def _polar_value(r, theta):
-    z = r * jnp.cos(theta) + 1j * (r * jnp.sin(theta))
-    return z if r.dtype == jnp.float64 else z.astype(jnp.complex64)
+    # (each part a real product, as torch's: no inf * 0 from complex arithmetic, zeros signed)
+    return jax.lax.complex(r * jnp.cos(theta), r * jnp.sin(theta))
 
 
 @jax.custom_vjp
@@ -115,8 +115,7 @@ def view_as_real(input):
 
 @defop("view_as_complex", grad_name="ViewAsComplexBackward0")
 def _view_as_complex(a):
-    z = a[..., 0] + 1j * a[..., 1]
-    return z if a.dtype == jnp.float64 else z.astype(jnp.complex64)
+    return jax.lax.complex(a[..., 0], a[..., 1])
 
 
 def view_as_complex(input):
