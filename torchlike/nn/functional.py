@@ -83,6 +83,46 @@ def _tup(v, n):
     return tuple(int(v) for _ in range(n))
 
 
+def _int_like(v):
+    """Whether torch's argument parser takes ``v`` as an int: a Python or numpy integer (not a
+    bool) or a 0-dim integer Tensor."""
+    if isinstance(v, Tensor):
+        return v.ndim == 0 and not (v.dtype.is_floating_point or v.dtype.is_complex
+                                    or v.dtype is D.bool)
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _wrapped(dim, ndim):
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _int_arg(fn, dim, pos=" (position 1)"):
+    """``dim`` as torch's argument parser takes an int, or its TypeError."""
+    if type(dim) is int:
+        return dim
+    if not _int_like(dim):
+        from .._tensor import _type_name
+        raise TypeError(f"{fn}(): argument 'dim'{pos} must be int, not {_type_name(dim)}")
+    return int(dim)
+
+
+def _int_dim(fn, dim, ndim, pos=" (position 1)"):
+    """An int ``dim`` of ``fn`` wrapped into ``[0, max(ndim, 1))``, as torch's argument parser
+    and its dim wrapping check it: a non-int is the parser's TypeError (an integer Tensor
+    counts as an int), an int out of range the IndexError."""
+    return _wrapped(dim if type(dim) is int else _int_arg(fn, dim, pos), ndim)
+
+
+def _axes(dim, ndim):
+    """A wrapped dim as the reduction axis of a jax function: none for a 0-dim array (torch
+    reduces a scalar over its dim 0 or -1)."""
+    return dim if ndim else ()
+
+
 # ================================================================== linear
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -796,19 +836,15 @@ def _glu(x, dim):
 
 
 def glu(input, dim=-1):
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"glu(): argument 'dim' (position 2) must be int, not "
-                        f"{type(dim).__name__}")
+    dim = _int_arg("glu", dim, " (position 2)")
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    from .._tensor import _wrap_dim
-    dim = _wrap_dim(dim, input.ndim)
+    dim = _wrapped(dim, input.ndim)
     n = input.shape[dim]
     if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension "
-                           f"{dim % input.ndim} is size {n}")
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
     _float_kernel("glu_cpu", input)
-    return apply(_glu, input, dim=dim % input.ndim)
+    return apply(_glu, input, dim=dim)
 
 
 def _get_softmax_dim(name, ndim, stacklevel=3):
@@ -907,16 +943,13 @@ def _softmax_prep(input, dim, dtype, name, stacklevel):
                            "operator instead.")
     if dtype is not None:
         input = input.to(dtype)
-    nd = max(input.ndim, 1)
-    if not -nd <= dim < nd:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}],"
-                         f" but got {dim})")
     kernel = "log_softmax" if name == "log_softmax" else "softmax"
-    last = "_lastdim" if dim % nd == nd - 1 else ""
+    dim = _int_dim(kernel, dim, input.ndim)
     if not input.dtype.is_floating_point:     # (torch's CPU kernels: no complex either)
+        last = "_lastdim" if dim == max(input.ndim, 1) - 1 else ""
         raise NotImplementedError(f'"{kernel}{last}_kernel_impl" not implemented for '
                                   f"'{D.legacy_name(input.dtype)}'")
-    return input, dim % nd
+    return input, dim
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -934,8 +967,11 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return apply(_log_softmax, input, dim=dim)
 
 
-@defop("gumbel_softmax", grad_name="SoftmaxBackward0")
+@defop("gumbel_softmax",
+       grad_name=lambda kw: "AddBackward0" if kw.get("hard") else "SoftmaxBackward0")
 def _gumbel_softmax(x, key, tau, hard, dim):
+    if x.ndim == 0:         # (the softmax of a scalar: 1, its one-hot too)
+        return jnp.ones_like(x)
     g = -jnp.log(jax.random.exponential(key, x.shape, x.dtype))
     y = jax.nn.softmax((x + g) / tau, axis=dim)
     if hard:
@@ -947,8 +983,16 @@ def _gumbel_softmax(x, key, tau, hard, dim):
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.",
+                      stacklevel=_stacklevel(2))
+    if not logits.dtype.is_floating_point:      # (torch draws its noise by exponential_)
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified "
+                           f"{D.legacy_name(logits.dtype)}")
+    dim = _int_dim("softmax", dim, logits.ndim)
     return apply(_gumbel_softmax, logits, _random.next_key(), tau=float(tau), hard=bool(hard),
-                 dim=dim % logits.ndim)
+                 dim=dim)
 
 
 # ================================================================== dropout
@@ -1241,15 +1285,61 @@ def _normalize(x, p, dim, eps):
     return x / jnp.maximum(_pnorm(x, p, dim), eps)
 
 
+def _vector_norm_dims(dim):
+    """``dim`` of torch's ``input.norm(p, dim)`` (linalg_vector_norm's ``int[1]?``) as a list
+    of ints, or None; what its parser refuses, its TypeError."""
+    if dim is None:
+        return None
+    from .._tensor import _type_name
+    head = "linalg_vector_norm(): argument 'dim'"
+    if isinstance(dim, (tuple, list)):
+        for i, d in enumerate(dim):
+            if isinstance(d, bool):
+                raise TypeError(f"{head} (position 3) must be tuple of ints, but found element "
+                                f"of type bool at pos {i}")
+            if not _int_like(d):
+                raise TypeError(f"{head} failed to unpack the object at pos {i + 1} with error "
+                                f"\"type must be tuple of ints,but got {_type_name(d)}\"")
+        return [int(d) for d in dim]
+    if isinstance(dim, bool):
+        raise TypeError(f"{head} (position 3) must be tuple of ints, but found element of type "
+                        "bool at pos 0")
+    if isinstance(dim, Tensor):     # (one element of an integer or bool dtype: an int)
+        ok = dim.numel() == 1 and not (dim.dtype.is_floating_point or dim.dtype.is_complex)
+    else:
+        ok = _int_like(dim)
+    if not ok:
+        raise TypeError(f"{head} (position 3) must be tuple of ints, not {_type_name(dim)}")
+    return [int(dim.item()) if isinstance(dim, Tensor) else int(dim)]
+
+
+def _reduction_axes(dims, ndim):
+    """torch's reduction dims (None or empty: all) as a jax axis: one int, a sorted tuple, or
+    none for a 0-dim array; out of range or repeated, torch's errors."""
+    if not dims:
+        return tuple(range(ndim))
+    seen = []
+    for d in dims:
+        w = _wrapped(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    if ndim == 0:
+        return ()
+    return seen[0] if len(seen) == 1 else tuple(sorted(seen))
+
+
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    dims = [dim] if type(dim) is int else _vector_norm_dims(dim)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):   # (torch: input.norm)
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {D.legacy_name(input.dtype)}")
+    axis = _reduction_axes(dims, input.ndim)
     if input.dtype.is_complex:      # torch's composition: the norm of |x| (real), clamped
         from .._ops.linalg import linalg_vector_norm
-        denom = linalg_vector_norm(input, float(p), dim, True).clamp_min(float(eps))
+        denom = linalg_vector_norm(input, float(p), dims, True).clamp_min(float(eps))
         return input / denom.expand_as(input)
-    return apply(_normalize, input, p=float(p), dim=dim % max(input.ndim, 1), eps=float(eps))
+    return apply(_normalize, input, p=float(p), dim=axis, eps=float(eps))
 
 
 @defop("cosine_similarity", promote="float", grad_name="SumBackward1")
@@ -1274,14 +1364,19 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if not common.is_floating_point:
         raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
                            f"{D.legacy_name(common)}")
+    if type(dim) is not int:
+        dim = _int_arg("cosine_similarity", dim, "")
+    bad = broadcast_error((x1.shape, x2.shape))
+    if bad:
+        raise RuntimeError(bad)
     nd = max(x1.ndim, x2.ndim)
-    return apply(_cosine_similarity, x1, x2, dim=dim % nd, eps=float(eps))
+    return apply(_cosine_similarity, x1, x2, dim=_axes(_wrapped(dim, nd), nd), eps=float(eps))
 
 
 @defop("pairwise_distance", promote="float", grad_name="NormBackward1")
 def _pairwise_distance(a, b, p, eps, keepdim):
     d = a - b + eps
-    return _pnorm(d, p, -1, keepdim)
+    return _pnorm(d, p, _axes(-1, d.ndim), keepdim)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
