@@ -646,20 +646,49 @@ def commit_inplace(t, out, repeats_ok=False):
     node = out.grad_fn
     tracked = node is not None
     with _lock:
+        if tracked:
+            _original_self(node, t)
         _write(t, data, out if tracked else None, repeats_ok)
         if tracked and node._saved_versions:
-            # the op's own saved view of ``t`` (input or output) is the value it just wrote;
-            # but a bilinear op's other operand aliasing ``t`` (``a.mul_(a)``,
+            # the op's own saved output is ``t`` as it just wrote it (a later write raises at
+            # the backward, as torch's); its saved ``self`` is torch's ``original_self``, a
+            # copy taken before the write (the node keeps the old array), which no later write
+            # reaches; a bilinear op's other operand aliasing ``t`` (``a.mul_(a)``,
             # ``a.mul_(a.detach())``) was saved before this write, and torch's backward raises
             vc = t._vc
             others = node.saves == "others" or node.saves.__class__ is dict
-            node._saved_versions = [
-                (vc, vc[0], e[2], e[3]) if (e[0] is vc or e[0] is out._vc) and not (
-                    others and e[3].__class__ is int and e[3] >= 1) else e
-                for e in node._saved_versions]
+            kept = []
+            own = node._name not in _INPLACE_SAVES_RESULT
+            for e in node._saved_versions:
+                if e[0] is vc and own and e[2] is t and e[3] in (0, None):
+                    own = False             # (self: the copy)
+                elif (e[0] is vc or e[0] is out._vc) and not (
+                        others and e[3].__class__ is int and e[3] >= 1):
+                    kept.append((vc, vc[0], e[2], e[3]))
+                else:
+                    kept.append(e)
+            node._saved_versions = kept
     if "_fw" in out.__dict__:           # a forward AD tangent goes with the value written
         t.__dict__["_fw"] = out.__dict__["_fw"]
     return t
+
+
+# in-place forms whose backward reads their result, not a copy of ``self`` (torch's
+# ``LeakyReluBackward1`` and its kin): a later write into ``t`` raises at the backward
+_INPLACE_SAVES_RESULT = frozenset({"LeakyReluBackward1", "EluBackward1", "CeluBackward1",
+                                   "RreluWithNoiseBackward1", "HypotBackward0"})
+
+
+def _original_self(node, t):
+    """The node of an in-place op on ``t`` keeps ``t`` as it was before the write, as torch's
+    ``original_self``: a tensor of the old values with the old history stands for ``t``
+    among the node's inputs (a backward recorded with ``create_graph``, the saved-tensor
+    attributes, read it; the array the node computes with is the old one already)."""
+    inputs = node.inputs
+    if inputs and inputs[0] is t:
+        old = _R._Tensor._make(_raw(t), t.grad_fn, t._output_nr)
+        old._requires_grad = t._requires_grad
+        node.inputs = (old, *inputs[1:])
 
 
 _PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
