@@ -363,10 +363,28 @@ def _float_kernel(kernel, input, complex_ok=False):
 
 
 @_act("hardtanh", "HardtanhBackward0")
-def _hardtanh(x, min_val, max_val):
-    # torch's min(max(x, min_val), max_val): max_val wins where min_val > max_val
-    v = jnp.where(x <= min_val, jnp.asarray(min_val, x.dtype), x)
-    return jnp.where(v >= max_val, jnp.asarray(max_val, x.dtype), v)
+def _hardtanh(x, min_val, max_val, negative_zero=()):
+    # (a bound of -0.0 is named in ``negative_zero``: the jit caches' static arguments compare
+    # -0.0 equal to 0.0, and torch's result keeps the bound's sign)
+    if "min" in negative_zero:
+        min_val = -0.0
+    if "max" in negative_zero:
+        max_val = -0.0
+
+    @jax.custom_jvp
+    def f(x):
+        # torch's clamp, min(max(x, min_val), max_val): a bound replaces x only where x is
+        # strictly beyond it (a -0.0 stays -0.0 at a bound of 0, NaN stays NaN); max_val wins
+        # where min_val > max_val
+        v = jnp.where(x < min_val, jnp.asarray(min_val, x.dtype), x)
+        return jnp.where(v > max_val, jnp.asarray(max_val, x.dtype), v)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # hardtanh_backward: 0 at and beyond the bounds
+        return f(x), jnp.where((x <= min_val) | (x >= max_val), jnp.zeros_like(t), t)
+    return f(x)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -384,7 +402,12 @@ def _hardtanh_op(input, min_val, max_val, inplace):
         raise NotImplementedError("clamp is not supported for complex types")
     if input.dtype is D.uint8 and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
-    out = apply(_hardtanh, input, min_val=float(min_val), max_val=float(max_val))
+    lo, hi = float(min_val), float(max_val)
+    signs = {}
+    if (lo == 0 and math.copysign(1, lo) < 0) or (hi == 0 and math.copysign(1, hi) < 0):
+        signs["negative_zero"] = tuple(n for n, v in (("min", lo), ("max", hi))
+                                       if v == 0 and math.copysign(1, v) < 0)
+    out = apply(_hardtanh, input, min_val=lo, max_val=hi, **signs)
     return _inplace(input, out) if inplace else out
 
 
@@ -661,10 +684,26 @@ def gelu(input, approximate="none"):
     return apply(_gelu, input, approximate=approximate)
 
 
+def _sigmoid_of(x):
+    """torch's kernels' own sigmoid, ``1 / (1 + exp(-x))``: 0 where exp(-x) overflows."""
+    return 1 / (1 + jnp.exp(-x))
+
+
 @_act("silu", "SiluBackward0")
 @_opmath
 def _silu(x):
-    return x / (1 + jnp.exp(-x))
+    @jax.custom_jvp
+    def f(x):
+        return x / (1 + jnp.exp(-x))
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # torch's silu_backward: g * sigmoid * (1 + x * (1 - sigmoid)) (0, not 0 * inf, far
+        # below 0)
+        s = _sigmoid_of(x)
+        return f(x), t * (s * (1 + x * (1 - s)))
+    return f(x)
 
 
 def silu(input, inplace=False):
@@ -684,7 +723,18 @@ def _softplus_raw(x, beta=1.0, threshold=20.0):
 @_act("mish", "MishBackward0")
 @_opmath
 def _mish(x):
-    return x * jnp.tanh(_softplus_raw(x))
+    @jax.custom_jvp
+    def f(x):
+        return x * jnp.tanh(jnp.log1p(jnp.exp(x)))      # (torch's kernel)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # torch's mish_backward: g * (tanh_sp + x * sigmoid * (1 - tanh_sp * tanh_sp))
+        s = _sigmoid_of(x)
+        tsp = jnp.tanh(jnp.log1p(jnp.exp(x)))
+        return f(x), t * (tsp + x * s * (1 - tsp * tsp))
+    return f(x)
 
 
 def mish(input, inplace=False):
@@ -701,9 +751,26 @@ def tanh(input):
     return _tl.tanh(input)
 
 
+def _relu6_of(r):
+    """torch's ``min(max(r, 0), 6)`` (NaN stays NaN)."""
+    r = jnp.where(r < 0, jnp.zeros_like(r), r)
+    return jnp.where(r > 6, jnp.full_like(r, 6), r)
+
+
 @_act("hardsigmoid", "HardsigmoidBackward0")
+@_opmath
 def _hardsigmoid(x):
-    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x >= 3, jnp.ones_like(x), x / 6 + 0.5))
+    @jax.custom_jvp
+    def f(x):
+        return _relu6_of(x + 3) / 6
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # hardsigmoid_backward: g * (float)(1/6) strictly inside (-3, 3), else 0 (NaN too)
+        k = jnp.asarray(np.float32(1.0) / np.float32(6.0), x.dtype)
+        return f(x), jnp.where((x > -3) & (x < 3), t * k, jnp.zeros_like(t))
+    return f(x)
 
 
 def hardsigmoid(input, inplace=False):
@@ -713,8 +780,21 @@ def hardsigmoid(input, inplace=False):
 
 
 @_act("hardswish", "HardswishBackward0")
+@_opmath
 def _hardswish(x):
-    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x >= 3, x, x * (x + 3) / 6))
+    @jax.custom_jvp
+    def f(x):
+        # torch's x * min(max(x + 3, 0), 6) / 6: -0.0 at and below -3, NaN at -inf
+        return x * _relu6_of(x + 3) / 6
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # hardswish_backward: x <= -3 ? 0 : x < 3 ? g * (x / 3 + 0.5) : g (NaN: g); the
+        # factor chosen first (an infinite x's factor would make the masked product NaN)
+        k = jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x < 3, x / 3 + 0.5, jnp.ones_like(x)))
+        return f(x), t * k
+    return f(x)
 
 
 def hardswish(input, inplace=False):
@@ -749,7 +829,20 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 @_act("softsign", "DivBackward0")
 def _softsign(x):
-    return x / (1 + jnp.abs(x))
+    @jax.custom_jvp
+    def f(x):
+        return x / (1 + jnp.abs(x))
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # torch's composition x / (1 + |x|): DivBackward0's g / d and -g * ((x / d) / d),
+        # the latter through abs (times sgn(x)) into the sum
+        # (the barrier: XLA would fold (x / d) / d into x / (d * d), which overflows)
+        d = 1 + jnp.abs(x)
+        q = jax.lax.optimization_barrier(x / d) / d
+        return f(x), t / d + (-t * q) * jnp.sign(x)
+    return f(x)
 
 
 def softsign(input):
@@ -759,8 +852,22 @@ def softsign(input):
 
 
 @_act("logsigmoid", "LogSigmoidBackward0")
+@_opmath
 def _logsigmoid(x):
-    return jax.nn.log_sigmoid(x)
+    @jax.custom_jvp
+    def f(x):
+        # torch's kernel: min(x, 0) - log1p(exp(-|x|)) (+0.0 at +inf)
+        return jnp.minimum(x, 0) - jnp.log1p(jnp.exp(-jnp.abs(x)))
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # log_sigmoid_backward: g * (max_deriv - sign * z / (1 + z)), z = exp(-|x|)
+        neg = x < 0
+        z = jnp.exp(-jnp.abs(x))
+        one, zero = jnp.ones_like(x), jnp.zeros_like(x)
+        return f(x), t * (jnp.where(neg, one, zero) - jnp.where(neg, one, -one) * (z / (1 + z)))
+    return f(x)
 
 
 def logsigmoid(input):
@@ -792,7 +899,17 @@ def hardshrink(input, lambd=0.5):
 
 @_act("softshrink", "SoftshrinkBackward0")
 def _softshrink(x, lambd):
-    return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, jnp.zeros_like(x)))
+    @jax.custom_jvp
+    def f(x):
+        # torch's kernel: x * 0 inside [-lambd, lambd] (a -0.0 for x <= 0, NaN for NaN)
+        return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, x * 0))
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        # softshrink_backward: 0 inside [-lambd, lambd], the gradient elsewhere (NaN too)
+        return f(x), jnp.where((x >= -lambd) & (x <= lambd), jnp.zeros_like(t), t)
+    return f(x)
 
 
 def softshrink(input, lambd=0.5):
@@ -829,10 +946,33 @@ def threshold_(input, *args, **kwargs):
     return globals()["threshold"](input, th, value, True)
 
 
+@jax.custom_jvp
+def _glu_fn(a, b):
+    # torch's kernel: a * (1 / (1 + exp(-b))), float16/bfloat16 in float32 rounded once
+    if a.dtype in _HALF:
+        return (a.astype(jnp.float32) * _sigmoid_of(b.astype(jnp.float32))).astype(a.dtype)
+    return a * _sigmoid_of(b)
+
+
+@_glu_fn.defjvp
+def _glu_jvp(primals, tangents):
+    (a, b), (ta, tb) = primals, tangents
+    # glu_backward: sig(b) stored in the input's dtype; g * sig(b) for a and
+    # (1 - sig(b)) * sig(b) * a * g for b (in float32 for float16/bfloat16, rounded once)
+    low = a.dtype if a.dtype in _HALF else None
+    f32 = (lambda v: v.astype(jnp.float32)) if low else (lambda v: v)
+    s = _sigmoid_of(f32(b))
+    if low:
+        s = f32(s.astype(low))
+    k = (1 - s) * s * f32(a)
+    out = f32(ta) * s + f32(tb) * k
+    return _glu_fn(a, b), (out.astype(low) if low else out)
+
+
 @_act("glu", "GluBackward0")
 def _glu(x, dim):
     a, b = jnp.split(x, 2, axis=dim)
-    return a * jax.nn.sigmoid(b)
+    return _glu_fn(a, b)
 
 
 def glu(input, dim=-1):
