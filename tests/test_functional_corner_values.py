@@ -334,3 +334,39 @@ def test_activation_corner_values_low_precision(name, dtype):
 ], ids=range(11))
 def test_reported_reprs(case):
     assert repr(case(torchlike)) == repr(case(T))
+
+
+# ============================================================== C. average pooling, exactly
+
+_POOLS = [
+    ("adaptive_avg_pool2d", (1, 2, 5, 7), ((2, 3),)), ("adaptive_avg_pool2d", (1, 3, 9, 11), ((4, 5),)),
+    ("adaptive_avg_pool1d", (2, 7, 13), (3,)), ("adaptive_avg_pool3d", (1, 2, 5, 7, 9), ((2, 3, 4),)),
+    ("adaptive_avg_pool2d", (1, 1, 14, 14), (3,)), ("adaptive_avg_pool2d", (1, 1, 7, 7), (1,)),
+    ("avg_pool2d", (1, 2, 9, 11), (3, 2, 1)), ("avg_pool2d", (1, 2, 9, 11), (7, 1, 3, False, False)),
+    ("avg_pool2d", (1, 2, 9, 11), ((3, 7), 1, 0, False, True, 7)), ("avg_pool1d", (1, 1, 15), (7, 3, 2, False, False)),
+    ("avg_pool3d", (1, 1, 7, 9, 8), (3, 2, 1, False, False)), ("avg_pool3d", (1, 1, 7, 9, 8), (3, 1, 1, False, True, 21)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn,shape,args", _POOLS, ids=str)
+def test_average_pooling_of_integer_values_is_exact(fn, shape, args, dtype):
+    """torch sums each window and divides by its size: integer-valued data gives the exact
+    quotient (``F.adaptive_avg_pool2d(arange(70.).reshape(1, 2, 5, 7), (2, 3))`` is 43.0, not
+    43.000004). Four calls: the first ones interpreted, then compiled."""
+    def run(m, grad=False):
+        x = (m.arange(float(np.prod(shape)), dtype=getattr(m, dtype)).reshape(shape) * 7
+             ).requires_grad_()
+        y = getattr(m.nn.functional, fn)(x, *args)
+        if not grad:
+            return y
+        y.backward(m.ones_like(y))
+        return x.grad
+    for _ in range(4):
+        same(run)
+    same(lambda m: run(m, True), bits=False)     # (fractions: to a few ulps)
+
+
+def test_adaptive_avg_pool_repr():
+    f = lambda m: m.nn.functional.adaptive_avg_pool2d(m.arange(70.).reshape(1, 2, 5, 7), (2, 3))
+    assert repr(f(torchlike)) == repr(f(T))

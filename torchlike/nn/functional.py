@@ -3518,20 +3518,28 @@ def _adaptive_bounds(L, out):
 
 
 def _adaptive_matrix(L, out):
+    """The 0/1 matrix summing each output's window of a dim of length ``L``, and each window's
+    length."""
     m = np.zeros((out, L))
-    for i, (a, b) in enumerate(zip(*_adaptive_bounds(L, out))):
-        m[i, a:b] = 1.0 / (b - a)
-    return m
+    starts, ends = _adaptive_bounds(L, out)
+    for i, (a, b) in enumerate(zip(starts, ends)):
+        m[i, a:b] = 1.0
+    return m, np.asarray(ends) - np.asarray(starts)
 
 
 @defop("adaptive_avg_pool",
        grad_name=lambda kw: _pool_grad_name(kw, "AdaptiveAvgPool{}DBackward0"))
 def _adaptive_avg(x, outs, nd):
+    # torch's kernel: each window's sum divided by its size (exact on integer-valued data; a
+    # mean of per-dim means would round at each step)
+    cnt = np.ones((1,) * nd)
     for i in range(nd):
         ax = x.ndim - nd + i
-        m = jnp.asarray(_adaptive_matrix(x.shape[ax], outs[i]), x.dtype)
-        x = jnp.moveaxis(jnp.tensordot(x, m, axes=([ax], [1]), precision=_HI), -1, ax)
-    return x
+        m, lengths = _adaptive_matrix(x.shape[ax], outs[i])
+        x = jnp.moveaxis(jnp.tensordot(x, jnp.asarray(m, x.dtype), axes=([ax], [1]),
+                                       precision=_HI), -1, ax)
+        cnt = cnt * lengths.reshape((1,) * i + (-1,) + (1,) * (nd - 1 - i))
+    return x / jnp.asarray(cnt, x.dtype)
 
 
 def _out_size(output_size, shape, nd):
