@@ -923,8 +923,8 @@ def apply(op, *args, **static):
                     # (its position: see _storage.commit_inplace)
                     saved.append((a._vc, a._vc[0], a, i))
         if saves == _OUTPUT or saves == _BOTH:
-            for o in outs[:len(diff)]:
-                saved.append((o._vc, 0, None, (tuple(o._d.shape), o._d.dtype)))
+            for k, o in enumerate(outs[:len(diff)]):
+                saved.append((o._vc, 0, None, (tuple(o._d.shape), o._d.dtype, k)))
         node._saved_versions = saved if st.allow_mutation is None else st.allow_mutation
     result = outs[0] if len(outs) == 1 else tuple(outs)
     if op.view is not None:

@@ -257,7 +257,7 @@ def _inf_dist_bwd(res, g):
 _inf_dist.defvjp(_inf_dist_fwd, _inf_dist_bwd)
 
 
-@defop("cdist", promote="common", grad_name="CdistBackward0")
+@defop("cdist", promote="common", saves="both", grad_name="CdistBackward0")
 def _cdist(x1, x2, p):
     d = x1[..., :, None, :] - x2[..., None, :, :]
     if p == float("inf"):

@@ -10,6 +10,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import return_types as _return_types
 from .._registry import apply, defop
+from ..autograd import grad_mode as _gm
 from .._tensor import _wrap_dim
 from ._surface import methods, public
 from .products import LinAlgError, _cpp, _cross_impl, _done, _own_out, _tname, mm
@@ -97,7 +98,7 @@ def _singular_check(A, name):
 
 # ------------------------------------------------------------------ inverse, solve, det
 
-@defop("linalg_inv", grad_name="LinalgInvExBackward0")
+@defop("linalg_inv", saves="output", grad_name="LinalgInvExBackward0")
 def _inv(a):
     return jnp.linalg.inv(a)
 
@@ -186,7 +187,7 @@ def _lu_of_transpose(A):
     return bool(A.is_contiguous() and not A.is_complex())
 
 
-@defop("linalg_det", grad_name="LinalgDetBackward0")
+@defop("linalg_det", saves="both", grad_name="LinalgDetBackward0")
 def _det(a, transposed):
     if a.shape[-1] == 0:
         # the empty product; jax's det has no gradient rule for 0x0 matrices
@@ -277,7 +278,7 @@ def _hermitian_from_jvp(upper, primals, tangents):
     return hermitian_from(a, upper), (da + jnp.swapaxes(da, -1, -2).conj()) / 2
 
 
-@defop("linalg_cholesky", grad_name="LinalgCholeskyExBackward0")
+@defop("linalg_cholesky", saves="output", grad_name="LinalgCholeskyExBackward0")
 def _cholesky(a, upper):
     l = jax.lax.linalg.cholesky(hermitian_from(a, upper), symmetrize_input=False)
     return jnp.swapaxes(l, -1, -2).conj() if upper else l
@@ -341,7 +342,7 @@ def _backward_raises(fn, error):
     return f
 
 
-@defop("linalg_qr", grad_name="LinalgQrBackward0")
+@defop("linalg_qr", saves="output", grad_name="LinalgQrBackward0")
 def _qr(a, mode):
     # torch's backward needs Q (not computed for mode='r'), and the reduced Q's columns only
     if mode == "r":
@@ -386,7 +387,7 @@ EighResult = _return_types.maker("linalg_eigh")
 LstsqResult = _return_types.maker("linalg_lstsq")
 
 
-@defop("linalg_svd", grad_name="LinalgSvdBackward0")
+@defop("linalg_svd", saves="output", grad_name="LinalgSvdBackward0")
 def _svd(a, full_matrices):
     u, s, vh = jnp.linalg.svd(a, full_matrices=False)
     m, n = a.shape[-2:]
@@ -423,7 +424,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     return SVDResult(*apply(_svd, A, full_matrices=bool(full_matrices)))
 
 
-@defop("linalg_svdvals", grad_name="LinalgSvdBackward0")
+@defop("linalg_svdvals", saves="output", grad_name="LinalgSvdBackward0")
 def _svdvals(a):
     return jnp.linalg.svd(a, compute_uv=False)
 
@@ -432,6 +433,10 @@ def _svdvals(a):
 def linalg_svdvals(A, *, driver=None):
     _no_driver(driver)
     _svd_args(A)
+    if A.requires_grad and _gm._state.grad_enabled:
+        # (torch's: the singular vectors too, which its backward saves: S is output 1 of
+        # LinalgSvdBackward0, as a version error names it)
+        return apply(_svd, A, full_matrices=False)[1]
     return apply(_svdvals, A)
 
 
@@ -456,14 +461,14 @@ def svd(input, some=True, compute_uv=True):
     return _SVDLegacy(U, S, Vh.mH)
 
 
-@defop("linalg_eigh", grad_name="LinalgEighBackward0")
+@defop("linalg_eigh", saves="output", grad_name="LinalgEighBackward0")
 def _eigh(a, upper):
     # values from one triangle (as LAPACK reads them); the gradient is torch's (symmetric)
     w, v = jnp.linalg.eigh(hermitian_from(a, upper), symmetrize_input=False)
     return w, v
 
 
-@defop("linalg_eigvalsh", grad_name="LinalgEighBackward0")
+@defop("linalg_eigvalsh", saves="output", grad_name="LinalgEighBackward0")
 def _eigvalsh(a, upper):
     return _eigh.fn(a, upper=upper)[0]
 
@@ -491,7 +496,7 @@ def linalg_eigvalsh(A, UPLO="L"):
     return apply(_eigvalsh, A, upper=_uplo(UPLO))
 
 
-@defop("linalg_pinv", grad_name="LinalgPinvBackward0")
+@defop("linalg_pinv", saves="both", grad_name="LinalgPinvBackward0")
 def _pinv(a, *tols, rtol, atol, hermitian, tol_tensors):
     if a.size == 0:
         return jnp.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)

@@ -502,13 +502,15 @@ def _version_message(node, now, expected, tensor, meta):
     import numpy as np
     if tensor is not None:
         shape, dt = tuple(tensor._d.shape), tensor._d.dtype
-        fn = tensor.grad_fn
+        fn, k = tensor.grad_fn, tensor._output_nr
     else:
-        (shape, dt), fn = meta, node
+        # (meta: the saved output's shape, dtype and, where known, its position)
+        shape, dt = meta[0], meta[1]
+        fn, k = node, meta[2] if len(meta) > 2 else 0
     name = LEGACY_NAMES.get(np.dtype(dt).name, str(dt))
     what = f"[torch.{name}Tensor [{', '.join(map(str, shape))}]]"
     if fn is not None:
-        what += f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', fn.name())},"
+        what += f", which is output {k} of {re.sub(r'Backward[0-9]*$', '', fn.name())},"
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {what} is at version {now}; expected version {expected} "
             "instead. Hint: enable anomaly detection to find the operation that failed to "
