@@ -3529,9 +3529,11 @@ def _adaptive_matrix(L, out):
 
 @defop("adaptive_avg_pool",
        grad_name=lambda kw: _pool_grad_name(kw, "AdaptiveAvgPool{}DBackward0"))
+@_opmath
 def _adaptive_avg(x, outs, nd):
     # torch's kernel: each window's sum divided by its size (exact on integer-valued data; a
-    # mean of per-dim means would round at each step)
+    # mean of per-dim means would round at each step); float16/bfloat16 in float32, rounded
+    # once
     cnt = np.ones((1,) * nd)
     for i in range(nd):
         ax = x.ndim - nd + i
