@@ -370,3 +370,38 @@ def test_average_pooling_of_integer_values_is_exact(fn, shape, args, dtype):
 def test_adaptive_avg_pool_repr():
     f = lambda m: m.nn.functional.adaptive_avg_pool2d(m.arange(70.).reshape(1, 2, 5, 7), (2, 3))
     assert repr(f(torchlike)) == repr(f(T))
+
+
+# ============================================================== D. padding='same', even kernels
+
+_SAME_SCRIPT = """
+import sys, warnings
+m = __import__(sys.argv[1])
+F = m.nn.functional
+nd, req = int(sys.argv[2]), sys.argv[3] == "1"
+out = []
+for n, k, r, dil in [(2, (3, 3), True, 1), (nd, (2,) * nd, req, 1), (2, (2, 2), False, 1),
+                     (1, (4,), True, 1)]:
+    w = m.ones(1, 1, *k, requires_grad=r)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        getattr(F, "conv%dd" % n)(m.ones(1, 1, *([5] * n)), w, padding="same", dilation=dil)
+    out.append([(str(x.message), x.category.__name__, x.lineno) for x in got])
+print(out)
+"""
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_padding_same_even_kernel_warns_once(nd, requires_grad, tmp_path):
+    """torch's TORCH_WARN_ONCE: the first asymmetric 'same' padding of the process warns (with
+    its weight requiring grad or not), later ones are silent: a fresh process each."""
+    import subprocess
+    import sys
+    script = tmp_path / "same.py"
+    script.write_text(_SAME_SCRIPT)
+    runs = [subprocess.run([sys.executable, str(script), lib, str(nd), str(int(requires_grad))],
+                           capture_output=True, text=True, check=True).stdout
+            for lib in ("torch", "torchlike")]
+    assert "zero-padded copy" in runs[0]
+    assert runs[1] == runs[0]

@@ -3002,6 +3002,9 @@ def _check_weight_groups(weight, groups):
                            "instead")
 
 
+_SAME_WARNED = False
+
+
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_mode="zeros"):
     input, weight, bias = _cast_composite("convolution", input, weight, bias)
     unbatched = input.ndim == nd + 1
@@ -3046,6 +3049,15 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, padding_
                 left = total // 2
                 pads.append((left, total - left))
             pads = tuple(pads)
+            global _SAME_WARNED
+            if not _SAME_WARNED and any(lo != hi for lo, hi in pads):
+                # torch's TORCH_WARN_ONCE (whatever needs grad): once per process
+                _SAME_WARNED = True
+                warnings.warn("Using padding='same' with even kernel lengths and odd dilation "
+                              "may require a zero-padded copy of the input be created "
+                              "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+                              "native/Convolution.cpp:1101.)", UserWarning,
+                              stacklevel=_stacklevel(3))
         else:
             raise ValueError(f"Invalid padding string '{padding}'")
     else:
