@@ -30,7 +30,7 @@ __all__ = ['clamp', 'clip', 'clamp_min', 'clamp_max', 'float_power', 'lerp', 'hy
 
 # ------------------------------------------------------------------ clamp
 
-def _clamp_vjp_fn(which):
+def _clamp_vjp_fn(which, scalar):
     @jax.custom_vjp
     def f(x, *b):
         out = x
@@ -38,8 +38,13 @@ def _clamp_vjp_fn(which):
             out = jnp.maximum(out, b[0])
         if which in ("hi", "both"):
             out = jnp.minimum(out, b[-1])
-        # torch propagates a NaN input
-        return jnp.where(jnp.isnan(x), x, out) if not _is_int(x) else out
+        if _is_int(x):
+            return out
+        # torch propagates a NaN input; with number bounds it keeps the input where it equals
+        # a bound (clamp(-0., min=0) is -0.; with Tensor bounds its vectorized loop takes the
+        # bound, its scalar tail the input: jax's max/min kept there)
+        return jnp.where(jnp.isnan(x) | (out == x), x, out) if scalar else \
+            jnp.where(jnp.isnan(x), x, out)
 
     def fwd(x, *b):
         return f(x, *b), (x, b)
@@ -66,7 +71,7 @@ def _clamp_vjp_fn(which):
     return f
 
 
-_CLAMP_FNS = {w: _clamp_vjp_fn(w) for w in ("lo", "hi", "both")}
+_CLAMP_FNS = {(w, s): _clamp_vjp_fn(w, s) for w in ("lo", "hi", "both") for s in (False, True)}
 
 
 def _clamp_name(kw):
@@ -80,7 +85,7 @@ def _clamp_name(kw):
 
 @defop("clamp", promote="common", grad_name=_clamp_name)
 def _clamp(x, *b, which, scalar, named):
-    return _CLAMP_FNS[which](x, *b)
+    return _CLAMP_FNS[which, scalar](x, *b)
 
 
 def _clamp_args(min, max, named=None):

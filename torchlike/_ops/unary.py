@@ -46,7 +46,7 @@ def _need_float(name, *ts):
 
 @jax.custom_jvp
 def _relu_fn(x):
-    return jnp.maximum(x, 0)
+    return jnp.where(x < 0, jnp.zeros_like(x), x)      # (torch's keeps -0. and NaN)
 
 
 _relu_fn.defjvps(lambda g, ans, x: jnp.where(x > 0, g, 0))
@@ -78,7 +78,23 @@ def _sign_fn(a):
         return a
     if _is_int(a):
         return jnp.sign(a)
-    return jnp.where(jnp.isnan(a), jnp.zeros_like(a), jnp.sign(a))  # torch: sign(nan) == 0
+    if jnp.iscomplexobj(a):     # torch's sgn: z / |z|, 0 at 0 (NaN parts kept NaN)
+        r = jnp.abs(a)
+        r = jnp.where(r == 0, 1, r)
+        return jnp.where(a == 0, jnp.zeros_like(a),
+                         jax.lax.complex(jnp.real(a) / r, jnp.imag(a) / r))
+    # torch: sign(nan) == 0, sign(-0.) == 0. (unsigned)
+    return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
+
+
+@jax.custom_jvp
+def _erfinv_fn(a):
+    # torch: erfinv(-0.) is -0. (jax's is 0.)
+    return jnp.where(a == 0, a, jsp.erfinv(a))
+
+
+_erfinv_fn.defjvps(lambda g, ans, a: g * (jnp.sqrt(jnp.asarray(jnp.pi, a.dtype)) / 2)
+                   * jnp.exp(ans * ans))
 
 
 def _digamma_fn(a):
@@ -223,7 +239,7 @@ _UNARY = {
     "atanh": (jnp.arctanh, "float", "AtanhBackward0"),
     "erf": (jsp.erf, "float", "ErfBackward0"),
     "erfc": (jsp.erfc, "float", "ErfcBackward0"),
-    "erfinv": (jsp.erfinv, "float", "ErfinvBackward0"),
+    "erfinv": (_erfinv_fn, "float", "ErfinvBackward0"),
     "floor": (_int_keep(jnp.floor), None, "FloorBackward0"),
     "ceil": (_int_keep(jnp.ceil), None, "CeilBackward0"),
     "trunc": (_int_keep(jnp.trunc), None, "TruncBackward0"),

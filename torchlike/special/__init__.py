@@ -209,7 +209,7 @@ _UNARY = {
     "modified_bessel_i0": (lambda x: jsp.i0(x), None),
     "modified_bessel_i1": (lambda x: jsp.i1(x), None),
     "bessel_j0": (_bessel.j0, None),
-    "bessel_j1": (_bessel.j1, None),
+    "bessel_j1": (lambda x: jnp.where(x == 0, x, _bessel.j1(x)), None),   # (j1(-0.) is -0.)
     "bessel_y0": (_bessel.y0, None),
     "bessel_y1": (_bessel.y1, None),
     "modified_bessel_k0": (_bessel.k0, None),
