@@ -228,6 +228,17 @@ def test_window_parameters():
     check(Case("kaiser-beta", lambda m: m.kaiser_window(9, False, 5.0), (), grad=False))
     check(Case("kaiser-beta-periodic", lambda m: m.kaiser_window(10, True, beta=0.5), (),
                grad=False))
+    check(Case("kaiser-periodic-by-name", lambda m: m.kaiser_window(10, periodic=False,
+                                                                    beta=0.5), (), grad=False))
+    # (torch's overloads take beta after periodic: a beta alone is refused, whole message)
+    want = None
+    try:
+        torch.kaiser_window(7, beta=5.0)
+    except TypeError as e:
+        want = str(e)
+    with pytest.raises(TypeError) as got:
+        torchlike.kaiser_window(7, beta=5.0)
+    assert str(got.value) == want
 
 
 # ------------------------------------------------------------------ stft / istft

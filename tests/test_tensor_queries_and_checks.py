@@ -298,3 +298,23 @@ def test_from_numpy_of_a_read_only_array_warns_once_as_torch():
 def test_python_numbers_and_names_as_torch(name):
     from oracle import same_as_torch
     same_as_torch(PYTHON_NUMBERS[name])
+
+
+@pytest.mark.parametrize("call", ["numpy", "asarray", "force", "resolved", "real"])
+def test_numpy_of_a_conjugated_tensor_as_torch(call):
+    """A tensor with the conjugate bit set refuses ``numpy()`` (and numpy's conversion) unless
+    forced or resolved, as torch's."""
+    def run(m):
+        t = m.tensor([1 + 2j, 3 - 1j]).conj()
+        f = {"numpy": lambda: t.numpy(), "asarray": lambda: np.asarray(t),
+             "force": lambda: t.numpy(force=True), "resolved": lambda: t.resolve_conj().numpy(),
+             "real": lambda: m.tensor([1.0]).conj().numpy()}[call]
+        try:
+            return f()
+        except RuntimeError as e:
+            return str(e)
+    want, got = run(torch), run(torchlike)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got, want)

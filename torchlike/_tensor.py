@@ -591,6 +591,9 @@ class Tensor(InteropMixin):
         if types and self.dtype.name in _NO_NUMPY:
             # (numpy has no such type; torch refuses where ml_dtypes would give one)
             raise TypeError(f"Got unsupported ScalarType {_NO_NUMPY[self.dtype.name]}")
+        if not force and self.__dict__.get("_is_conj"):
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                               "tensor.resolve_conj().numpy() instead.")
 
     # numpy scalars and arrays on the left defer to the tensor's reflected operators, as with
     # torch (np.float64(2) * float32 tensor is a float32 tensor)

@@ -167,11 +167,26 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
                         device, requires_grad)
 
 
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+_KAISER_OVERLOADS = "".join(
+    f" * (int window_length, {pre}*, torch.dtype dtype = None, torch.layout layout = None, "
+    f"torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+    for pre in ("", "bool periodic, ", "bool periodic, float beta, "))
+
+
+def kaiser_window(window_length, periodic=None, beta=None, *, dtype=None, layout=None,
                   device=None, requires_grad=False):
-    """I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta), a = (N - 1) / 2."""
-    return _make_window("kaiser_window", "kaiser", window_length, periodic, beta, 0, dtype,
-                        device, requires_grad)
+    """I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta), a = (N - 1) / 2. As torch's overloads,
+    ``beta`` comes after ``periodic``: a ``beta`` without it is refused."""
+    if periodic is None and beta is not None:
+        given = {"dtype": dtype, "layout": layout, "device": device,
+                 "requires_grad": requires_grad or None}
+        kw = "".join(f", {k}={type(v).__name__}" for k, v in given.items() if v is not None)
+        raise TypeError(f"kaiser_window() received an invalid combination of arguments - got "
+                        f"({type(window_length).__name__}, beta={type(beta).__name__}{kw}), "
+                        f"but expected one of:\n{_KAISER_OVERLOADS}")
+    return _make_window("kaiser_window", "kaiser", window_length,
+                        True if periodic is None else periodic, 12.0 if beta is None else beta,
+                        0, dtype, device, requires_grad)
 
 
 # ------------------------------------------------------------------ stft
