@@ -51,7 +51,7 @@ def same(fn, *, msg="exact", bits=True):
             if bits:
                 assert _bits(a) == _bits(b), f"{a} != torch {b}"
             else:
-                np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(),
+                np.testing.assert_allclose(np.asarray(a.tolist()), np.asarray(b.tolist()),
                                            rtol=1e-6, atol=1e-6)
         else:
             assert a == b or (a != a and b != b), f"{a!r} != torch {b!r}"
@@ -242,3 +242,26 @@ def test_sgn_complex_signed_zero():
     same(lambda m: m.sgn(m.tensor([complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0),
                                     complex(3, -4), complex(nan, 1), complex(inf, 1),
                                     complex(inf, inf), complex(-inf, 0)])))
+
+
+# ============================================================== E. cross: no promotion, no bool
+
+_CROSS_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                 "complex64"]
+
+
+@pytest.mark.parametrize("fn", ["cross", "linalg.cross"])
+@pytest.mark.parametrize("b", _CROSS_DTYPES)
+@pytest.mark.parametrize("a", _CROSS_DTYPES)
+def test_cross_dtypes(a, b, fn):
+    def call(m):
+        x = m.tensor([[1, 0, 1], [0, 1, 1]]).to(getattr(m, a))
+        y = m.tensor([[0, 1, 1], [1, 1, 0]]).to(getattr(m, b))
+        return m.cross(x, y, dim=1) if fn == "cross" else m.linalg.cross(x, y)
+    same(call, bits=False)
+
+
+def test_cross_checks_shapes_before_dtypes():
+    same(lambda m: m.cross(m.tensor([1, 0, 0]), m.tensor([0.0, 1.0]), dim=0))
+    same(lambda m: m.cross(m.tensor([[1, 0, 0]]), m.tensor([0.0, 1.0, 0.0]), dim=1))
+    same(lambda m: m.cross(m.tensor([1, 0, 0]), m.tensor([0.0, 1.0, 0.0]), dim=3))

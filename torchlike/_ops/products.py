@@ -1191,19 +1191,22 @@ def _cross(a, b, dim):
 
 
 def _cross_impl(input, other, dim, name):
+    # (torch's checks in its order: dimensions, the dim, its lengths, broadcasting, dtypes)
     if input.ndim != other.ndim:
         raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
-    shp = tuple(np.broadcast_shapes(tuple(input.shape), tuple(other.shape))) \
-        if _bcastable(input, other) else None
-    if shp is None:
+    d = _wrap_dim(dim, input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    if not _bcastable(input, other):
         from .._registry import broadcast_error
         raise RuntimeError(broadcast_error([tuple(input.shape), tuple(other.shape)]))
-    d = _wrap_dim(dim, len(shp))
-    if input.shape[d - len(shp) + input.ndim] != 3 or other.shape[d - len(shp) + other.ndim] \
-            != 3:
-        raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[d - len(shp) + input.ndim]} and "
-                           f"{other.shape[d - len(shp) + other.ndim]}")
+    # torch's kernel: no bool, and no promotion
+    if input.dtype is D.bool:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {D.legacy_name(input.dtype)} but found "
+                           f"{D.legacy_name(other.dtype)}")
     return apply(_cross, input, other, dim=d)
 
 
