@@ -34,6 +34,22 @@ def test_vector_to_parameters_short_vector_raises_views_error():
     same_as_torch(fn)
 
 
+def test_vector_to_parameters_swaps_storage_as_torch():
+    """torch sets each parameter's ``.data`` to a view of the vector: an alias of the old
+    parameter (a detached copy, a state_dict entry) keeps the old values, and the parameter
+    takes the vector's dtype."""
+    def fn(m):
+        lin = m.nn.Linear(2, 1)
+        old = lin.weight.detach()
+        sd = lin.state_dict()
+        with m.no_grad():
+            lin.weight.fill_(5.)
+            lin.bias.fill_(1.)
+        m.nn.utils.vector_to_parameters(m.arange(3., dtype=m.float64), lin.parameters())
+        return old, sd["weight"], lin.weight.detach(), lin.bias.detach(), str(lin.weight.dtype)
+    same_as_torch(fn)
+
+
 def test_vector_to_parameters_round_trip_values():
     w = f32(4, 3)
 

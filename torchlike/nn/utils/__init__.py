@@ -5,7 +5,6 @@ import math
 
 import jax.numpy as jnp
 
-from ... import _fused
 from ..._tensor import Tensor
 from . import rnn  # noqa: F401
 from . import parametrize  # noqa: F401
@@ -132,10 +131,10 @@ def vector_to_parameters(vec, parameters):
     pointer = 0
     for p in parameters:
         n = p.numel()
-        # torch: ``param.data = vec[pointer:pointer + n].view_as(param).data`` (a short vector
-        # raises view's "shape '[4, 3]' is invalid for input of size 3")
-        piece = vec.detach()[pointer:pointer + n].view_as(p)
-        p._set_data(_fused.raw(piece.to(p.dtype)))     # (a pending vector stays pending)
+        # as torch: the parameter takes a view of the vector's storage (earlier aliases of
+        # the parameter keep their values; a short vector raises view's "shape '[4, 3]' is
+        # invalid for input of size 3")
+        p.data = vec[pointer:pointer + n].view_as(p).data
         pointer += n
 
 
