@@ -295,3 +295,23 @@ def test_fuse_conv_and_linear_with_batchnorm():
     for m in (torch, torchlike):
         with pytest.raises(AssertionError, match="Fusion only for eval"):
             m.nn.utils.fuse_linear_bn_eval(m.nn.Linear(2, 2), m.nn.BatchNorm1d(2))
+
+
+def test_removing_a_parametrization_swaps_the_originals_storage_as_torch():
+    """``remove_parametrizations(leave_parametrized=True)`` gives the original parameter the
+    parametrized value with torch's ``set_``: the same Parameter object, and a state_dict taken
+    before keeps the old original values."""
+    def run(m):
+        class Sym(m.nn.Module):
+            def forward(self, X):
+                return X.triu() + X.triu(1).transpose(-1, -2)
+        lin = m.nn.Linear(2, 2)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor([[1., 2.], [3., 4.]]))
+        w0 = lin.weight
+        m.nn.utils.parametrize.register_parametrization(lin, "weight", Sym())
+        sd = lin.state_dict()
+        m.nn.utils.parametrize.remove_parametrizations(lin, "weight", leave_parametrized=True)
+        return (sd["parametrizations.weight.original"].tolist(), lin.weight.tolist(),
+                lin.weight is w0, type(lin.weight).__name__)
+    assert run(torchlike) == run(torch)

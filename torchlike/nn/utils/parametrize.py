@@ -12,7 +12,7 @@ import copyreg
 from contextlib import contextmanager
 from copy import deepcopy
 
-from ... import _fused, autograd as _ag
+from ... import autograd as _ag
 from ..._tensor import Tensor
 from ..modules.container import Module, ModuleDict, ModuleList
 from ..parameter import Parameter
@@ -46,8 +46,9 @@ def _register_parameter_or_buffer(module, name, X):
 
 
 def _maybe_set(dest, src):
-    """``dest.set_(src)``: ``dest`` keeps its identity and takes ``src``'s values."""
-    dest._set_data(_fused.raw(src.detach()))      # (a pending value stays pending)
+    """``dest.set_(src)``, as torch: ``dest`` keeps its identity and takes ``src``'s storage
+    (an alias of ``dest``'s old storage, a state_dict taken before, keeps the old values)."""
+    dest.set_(src.detach())
 
 
 class ParametrizationList(ModuleList):
