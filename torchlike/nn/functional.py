@@ -3452,6 +3452,13 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                        return_indices, 2)
 
 
+def _exact_divisor(d, shape):
+    """A constant divisor XLA divides by: its CPU programs would multiply by the constant's
+    reciprocal, not correctly rounded (an average of integer values 43.000004, not 43.0), unless
+    the divisor is an array hidden from constant folding."""
+    return jax.lax.optimization_barrier(jnp.broadcast_to(d, shape))
+
+
 @defop("avg_pool", grad_name=lambda kw: _pool_grad_name(kw, "AvgPool{}DBackward0"))
 def _avg_pool(x, k, s, pads, p, nd, count_include_pad, divisor):
     lead = x.ndim - nd
@@ -3464,7 +3471,7 @@ def _avg_pool(x, k, s, pads, p, nd, count_include_pad, divisor):
     if divisor is not None:
         if integer:   # torch's int64 kernel: the sum divided as C++ integers (toward zero)
             return jax.lax.div(tot, jnp.asarray(int(divisor), x.dtype))
-        return tot / divisor
+        return tot / _exact_divisor(jnp.asarray(divisor, x.dtype), tot.shape)
     spatial = x.shape[lead:]
     if count_include_pad:
         ones = jnp.pad(jnp.ones(spatial, x.dtype), [(pp, pp) for pp in p], constant_values=1)
@@ -3475,7 +3482,7 @@ def _avg_pool(x, k, s, pads, p, nd, count_include_pad, divisor):
     cnt = jax.lax.reduce_window(ones, zero, jax.lax.add, k, s, cpads)
     if integer:
         return jax.lax.div(tot, jnp.broadcast_to(cnt, tot.shape))
-    return tot / cnt
+    return tot / _exact_divisor(cnt, tot.shape)
 
 
 def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -3553,7 +3560,7 @@ def _adaptive_avg(x, outs, nd):
         x = jnp.moveaxis(jnp.tensordot(x, jnp.asarray(m, x.dtype), axes=([ax], [1]),
                                        precision=_HI), -1, ax)
         cnt = cnt * lengths.reshape((1,) * i + (-1,) + (1,) * (nd - 1 - i))
-    return x / jnp.asarray(cnt, x.dtype)
+    return x / _exact_divisor(jnp.asarray(cnt, x.dtype), x.shape)
 
 
 def _out_size(output_size, shape, nd):
