@@ -270,7 +270,8 @@ def _pow_name(kw):
     return {"ts": "PowBackward0", "tt": "PowBackward1", "st": "PowBackward2"}[kw["kind"]]
 
 
-@defop("pow", promote="common", grad_name=_pow_name)
+@defop("pow", promote="common", grad_name=_pow_name,
+       saves=lambda kw: True if kw["kind"] == "ts" else "both")   # (x ** t: the result too)
 def _pow(a, b, kind):
     # torch masks the exponent's zero so that d/dx x**0 is 0, not nan, at x = 0
     if jnp.issubdtype(a.dtype, jnp.integer):

@@ -218,10 +218,10 @@ def _real_only_error(name, input, other):
 
 
 def _binary(name, fn, *, promote="common", grad_name=None, inplace=True, float_only=False,
-            also=(), top_inplace=False):
+            also=(), top_inplace=False, saves=True):
     """``torchlike.<name>(input, other)`` (a method, with ``out=``) and, with ``inplace``,
     ``Tensor.<name>_``: one op."""
-    op = defop(name, promote=promote, grad_name=grad_name)(fn)
+    op = defop(name, promote=promote, grad_name=grad_name, saves=saves)(fn)
 
     def check(input, other):       # (other's type: _surface._OPERANDS)
         if float_only:
@@ -325,7 +325,7 @@ minimum = _binary("minimum", _int_or(_minimum_v, jnp.minimum), grad_name="Minimu
 fmax = _binary("fmax", _int_or(_fmax_v, jnp.maximum), grad_name="FmaxBackward0", inplace=False)
 fmin = _binary("fmin", _int_or(_fmin_v, jnp.minimum), grad_name="FminBackward0", inplace=False)
 hypot = _binary("hypot", lambda a, b: _hypot_v(a, b), grad_name="HypotBackward0",
-                float_only=True)
+                float_only=True, saves="both")
 atan2 = _binary("atan2", lambda a, b: _atan2_v(a, b), promote="float",
                 grad_name="Atan2Backward0", also=("arctan2",))
 arctan2 = alias(atan2, "arctan2")

@@ -257,7 +257,7 @@ def _prod_name(kw):
     return "ProdBackward0" if kw["dim"] is None else "ProdBackward1"
 
 
-@defop("prod", grad_name=_prod_name)
+@defop("prod", saves="both", grad_name=_prod_name)
 def _prod(a, dim, keepdim, dtype):
     if dtype is not None:
         a = D.cast(a, dtype)
@@ -299,7 +299,7 @@ def _var(a, dims, correction, keepdim):
     return _var_core(a, _axes(dims, a.ndim), correction, keepdim)
 
 
-@defop("std", grad_name="StdBackward0")
+@defop("std", saves="both", grad_name="StdBackward0")
 @_wide
 def _std(a, dims, correction, keepdim):
     v = _var_core(a, _axes(dims, a.ndim), correction, keepdim)
@@ -409,7 +409,8 @@ _full_max = _even_split(jnp.max)
 _full_min = _even_split(jnp.min)
 
 
-@defop("max_full", grad_name="MaxBackward1")
+@defop("max_full", saves="both",
+       grad_name=lambda kw: "MaxBackward1" if kw["largest"] else "MinBackward1")
 def _max_full(a, largest):
     if not jnp.issubdtype(a.dtype, jnp.inexact):
         return jnp.max(a) if largest else jnp.min(a)
@@ -446,7 +447,7 @@ def _amax_name(kw):
     return "AmaxBackward0" if kw["largest"] else "AminBackward0"
 
 
-@defop("amax", grad_name=_amax_name)
+@defop("amax", saves="both", grad_name=_amax_name)
 def _amax(a, dims, keepdim, largest):
     axes = _axes(dims, a.ndim)
     if not jnp.issubdtype(a.dtype, jnp.inexact):
@@ -623,7 +624,7 @@ def _lse_low(a, axes, keepdim):
     return (lg.astype(low).astype(f32) + mm).astype(low)
 
 
-@defop("logsumexp", promote="float", grad_name="LogsumexpBackward0")
+@defop("logsumexp", promote="float", saves="both", grad_name="LogsumexpBackward0")
 def _logsumexp(a, dims, keepdim):
     axes = _axes(dims, a.ndim)
     if a.ndim == 0:
@@ -647,7 +648,7 @@ def logsumexp(input, dim, keepdim=False):
 
 
 @defop("cumsum", grad_name=lambda kw: "CumprodBackward0" if kw["prod"] else "CumsumBackward0",
-       saves=lambda kw: kw["prod"])          # (cumprod's backward reads its input and result)
+       saves=lambda kw: "both" if kw["prod"] else False)   # (cumprod's reads input and result)
 def _cumsum(a, dim, dtype, prod):
     if dtype is not None:
         a = D.cast(a, dtype)

@@ -261,7 +261,7 @@ def _has_ties(rows):
     return jnp.any(eq)
 
 
-@defop("kthvalue", grad_name="KthvalueBackward0")
+@defop("kthvalue", grad_name=lambda kw: "MedianBackward1" if kw["median"] else "KthvalueBackward0")
 def _kthvalue(a, k, dim, keepdim, median):
     if a.ndim == 0:
         return a, jnp.zeros((), _I64)
@@ -326,7 +326,7 @@ def _empty_int_median(input):
         return tensor(_np.array(_np.nan).astype(input.dtype.np), dtype=input.dtype)
 
 
-@defop("median_full", grad_name="MedianBackward0")
+@defop("median_full", saves="both", grad_name="MedianBackward0")
 def _median_full(a):
     if not jnp.issubdtype(a.dtype, jnp.inexact):
         return _median_value(a)
@@ -613,7 +613,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile_call(input, q, dim, keepdim, interpolation, True)
 
 
-@defop("logcumsumexp", grad_name="LogcumsumexpBackward0")
+@defop("logcumsumexp", saves="both", grad_name="LogcumsumexpBackward0")
 def _logcumsumexp(a, dim):
     if a.ndim == 0:
         return a
@@ -653,7 +653,7 @@ def _nanmedian_value(a):
 _full_nanmedian_even = _even_split(_nanmedian_value)
 
 
-@defop("nanmedian_full", grad_name="NanmedianBackward0")
+@defop("nanmedian_full", saves="both", grad_name="NanmedianBackward0")
 def _nanmedian_full(a):
     if not jnp.issubdtype(a.dtype, jnp.inexact):
         return _median_value(a)

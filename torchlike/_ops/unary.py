@@ -143,7 +143,8 @@ def _reciprocal_fn(a):
 
 
 # ops whose torch backward reads their result rather than their input
-_SAVES_OUTPUT = {"exp", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal"}
+_SAVES_OUTPUT = {"exp", "exp2", "expm1", "tan", "tanh", "sigmoid", "relu", "sqrt", "rsqrt",
+                 "reciprocal"}
 
 # name: (jax function, promote, torch grad_fn name)
 def _in_float32(f):

@@ -510,7 +510,10 @@ def _version_message(node, now, expected, tensor, meta):
     name = LEGACY_NAMES.get(np.dtype(dt).name, str(dt))
     what = f"[torch.{name}Tensor [{', '.join(map(str, shape))}]]"
     if fn is not None:
-        what += f", which is output {k} of {re.sub(r'Backward[0-9]*$', '', fn.name())},"
+        # (torch names the node without "Backward" and its overload's 0: MaxBackward1 is
+        # "Max1", ProdBackward0 "Prod")
+        short = re.sub(r"Backward([0-9]*)$", lambda g: g[1].lstrip("0"), fn.name())
+        what += f", which is output {k} of {short},"
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {what} is at version {now}; expected version {expected} "
             "instead. Hint: enable anomaly detection to find the operation that failed to "
