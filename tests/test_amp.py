@@ -42,6 +42,9 @@ CASES = [
     ("huber", lambda m, F, a, v: F.huber_loss(a @ v.t(), m.zeros(3, 3)), (A, V)),
     ("nll", lambda m, F, a, v: F.nll_loss(F.log_softmax(a @ v.t(), 1), m.tensor(T)), (A, V)),
     ("cross_entropy", lambda m, F, a, v: F.cross_entropy(a @ v.t(), m.tensor(T)), (A, V)),
+    ("cross_entropy_low_target", lambda m, F, a, v: F.cross_entropy(
+        a @ v.t(), F.softmax(a @ v.t(), 1)), (A, V)),
+    ("l1_low", lambda m, F, a, v: F.l1_loss(a @ v.t(), (a @ v.t()) * 0.5), (A, V)),
     ("bce_logits", lambda m, F, a, v, p: F.binary_cross_entropy_with_logits(a @ v.t(),
                                                                               (p @ p.t()) / 4),
      (A, V, P)),
@@ -463,3 +466,24 @@ def test_grad_scaler_unscales_a_devices_gradients_in_one_call(monkeypatch):
         after = dict(torchlike.eager.stats()["fused"]["cuts"])
         assert {k: v for k, v in after.items() if v != before.get(k)} == {
             "backward": before.get("backward", 0) + 1}
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "cross_entropy_probs", "l1_loss"])
+def test_composite_losses_run_as_one_float32_op_under_cpu_autocast(loss):
+    """torch's CPU autocast runs cross_entropy_loss and l1_loss as one op in float32: their
+    lower-precision inputs are cast first, so the log-softmax inside runs in float32 too (the
+    value to float32 rounding, where its parts in bfloat16 drifted by 1e-3)."""
+    def run(m):
+        F = m.nn.functional
+        x = m.tensor(A).bfloat16()
+        with m.autocast("cpu", dtype=m.bfloat16):
+            if loss == "cross_entropy":
+                out = F.cross_entropy(x, m.tensor(T))
+            elif loss == "cross_entropy_probs":
+                out = F.cross_entropy(x, m.tensor(P).bfloat16())
+            else:
+                out = F.l1_loss(x, x * 0.5)
+        return str(out.dtype), out.float().item()
+    (dt, got), (want_dt, want) = run(torchlike), run(torch)
+    assert dt == want_dt
+    np.testing.assert_allclose(got, want, rtol=2e-6)

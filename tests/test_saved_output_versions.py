@@ -26,6 +26,7 @@ def _ops(m):
         "linalg.eigvalsh": lambda x: m.linalg.eigvalsh(eye + sq(x)),
         "linalg.eigh": lambda x: m.linalg.eigh(eye + sq(x))[0],
         "cdist": lambda x: m.cdist(x.reshape(1, 3), x.reshape(1, 3) * 2),
+        "pdist": lambda x: F.pdist(m.stack([x, x * 2])),
         "exp": lambda x: x.exp(), "sigmoid": lambda x: x.sigmoid(), "tanh": lambda x: x.tanh(),
         "sqrt": lambda x: x.abs().sqrt(), "relu": lambda x: x.relu(),
         "softmax": lambda x: x.softmax(0), "log_softmax": lambda x: x.log_softmax(0),

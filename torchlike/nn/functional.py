@@ -2005,6 +2005,7 @@ def _abs_t(d):
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target| reduced, composed as torch composes it (Mean/Sum over Abs over Sub)."""
+    input, target = _cast_composite("l1_loss", input, target)   # (autocast: one op)
     _check_sizes(input, target, "l1_loss")
     if weight is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -2317,6 +2318,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """log_softmax + nll_loss (class indices) or the probability form, composed as torch
     composes it, so the graph shows ``NllLossBackward0`` over ``LogSoftmaxBackward0``."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    # (torch's autocast runs cross_entropy_loss as one op: in float32 on the CPU)
+    input, target, weight = _cast_composite("cross_entropy", input, target, weight)
     if label_smoothing > 1.0:
         # (torch checks the upper bound only: a negative value is no smoothing; a C++ double,
         # 2.0 prints as "2")
@@ -5018,7 +5021,7 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
-@defop("pdist", grad_name="PdistBackward0")
+@defop("pdist", saves="both", grad_name="PdistBackward0")
 def _pdist(x, p):
     n = x.shape[0]
     i, j = np.triu_indices(n, 1)
