@@ -49,7 +49,7 @@ def _relu_fn(x):
     return jnp.where(x < 0, jnp.zeros_like(x), x)      # (torch's keeps -0. and NaN)
 
 
-_relu_fn.defjvps(lambda g, ans, x: jnp.where(x > 0, g, 0))
+_relu_fn.defjvps(lambda g, ans, x: jnp.where(x <= 0, 0, g))     # (NaN passes g, as torch)
 
 
 @jax.custom_jvp
@@ -306,8 +306,8 @@ def _sqrt_back(g, x):
 
 
 _VJP = {
-    # torch's threshold_backward: the gradient where the input is positive, 0 elsewhere (NaN)
-    "relu": lambda cots, xs, needs: [jnp.where(xs[0] > 0, cots[0], 0)],
+    # torch's threshold_backward: 0 where the input is at most 0, the gradient elsewhere (NaN too)
+    "relu": lambda cots, xs, needs: [jnp.where(xs[0] <= 0, 0, cots[0])],
     "exp": _real_only(lambda g, x: g * jnp.exp(x)),
     "tanh": _real_only(_tanh_back),
     "sigmoid": _real_only(_sigmoid_back),
