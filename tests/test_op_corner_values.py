@@ -265,3 +265,74 @@ def test_cross_checks_shapes_before_dtypes():
     same(lambda m: m.cross(m.tensor([1, 0, 0]), m.tensor([0.0, 1.0]), dim=0))
     same(lambda m: m.cross(m.tensor([[1, 0, 0]]), m.tensor([0.0, 1.0, 0.0]), dim=1))
     same(lambda m: m.cross(m.tensor([1, 0, 0]), m.tensor([0.0, 1.0, 0.0]), dim=3))
+
+
+# ------------------------------------------------------------------ dtype refusals of the
+# unary/special families: each over the dtypes, torch's exception (class and text) or result
+
+_REFUSAL_DTYPES = ["bool", "uint8", "int64", "float16", "bfloat16", "float32", "float64",
+                   "complex64"]
+_REFUSAL_OPS = {
+    "logit": lambda m, t: m.logit(t), "logit_": lambda m, t: t.clone().logit_(),
+    "special.logit": lambda m, t: m.special.logit(t),
+    "deg2rad": lambda m, t: m.deg2rad(t), "rad2deg": lambda m, t: m.rad2deg(t),
+    "deg2rad_": lambda m, t: t.clone().deg2rad_(),
+    "lgamma": lambda m, t: m.lgamma(t), "lgamma_": lambda m, t: t.clone().lgamma_(),
+    "digamma": lambda m, t: m.digamma(t), "digamma_": lambda m, t: t.clone().digamma_(),
+    "polygamma(0)": lambda m, t: m.polygamma(0, t), "polygamma(1)": lambda m, t: m.polygamma(1, t),
+    "polygamma(3)": lambda m, t: m.polygamma(3, t),
+    "polygamma_(1)": lambda m, t: t.clone().polygamma_(1),
+    "i0": lambda m, t: m.i0(t), "i0_": lambda m, t: t.clone().i0_(),
+    "mvlgamma": lambda m, t: m.mvlgamma(t, 1), "mvlgamma(p=2)": lambda m, t: m.mvlgamma(t, 2),
+    "mvlgamma_": lambda m, t: t.clone().mvlgamma_(1),
+    "igamma": lambda m, t: m.igamma(t, t), "igammac": lambda m, t: m.igammac(t, t),
+    "igamma_": lambda m, t: t.clone().igamma_(t), "igammac_": lambda m, t: t.clone().igammac_(t),
+    "isposinf": lambda m, t: m.isposinf(t), "isneginf": lambda m, t: m.isneginf(t),
+    "special.xlog1py": lambda m, t: m.special.xlog1py(t, t),
+    "special.zeta": lambda m, t: m.special.zeta(t, t),
+    **{f"special.{n}": (lambda n: lambda m, t: getattr(m.special, n)(t))(n) for n in (
+        "entr", "erfcx", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+        "spherical_bessel_j0", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+        "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+        "airy_ai", "ndtr", "ndtri", "log_ndtr", "i0", "i0e", "i1", "i1e", "gammaln", "psi",
+        "digamma")},
+    "special.polygamma": lambda m, t: m.special.polygamma(1, t),
+    "special.multigammaln": lambda m, t: m.special.multigammaln(t, 1),
+    "special.gammainc": lambda m, t: m.special.gammainc(t, t),
+}
+
+
+def _same_refusal(fn):
+    """torch's exception (class and exact text), or a result of torch's dtype and shape with
+    close values (to 1e-2 in float16/bfloat16: their rounding is not what these tests check)."""
+    got = both_outcomes(fn)
+    if got is None:
+        return
+    a, b = got
+    assert same_dtype(a, b), f"dtype {a.dtype} != torch {b.dtype}"
+    assert tuple(a.shape) == tuple(b.shape)
+    tol = 1e-2 if b.dtype in (T.float16, T.bfloat16) else 1e-6
+    np.testing.assert_allclose(np.asarray(a.tolist()), np.asarray(b.tolist()), rtol=tol,
+                               atol=tol)
+
+
+@pytest.mark.parametrize("dtype", _REFUSAL_DTYPES)
+@pytest.mark.parametrize("op", sorted(_REFUSAL_OPS))
+def test_unary_special_dtype_refusals(op, dtype):
+    f = _REFUSAL_OPS[op]
+    _same_refusal(lambda m: f(m, m.tensor([0.25, 1.0]).to(getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("pair", [("float32", "complex64"), ("float16", "int64"),
+                                  ("float16", "float32()"), ("float64", "complex128()"),
+                                  ("int64", "complex64")])
+@pytest.mark.parametrize("op", ["special.xlog1py", "special.zeta", "igamma", "igammac"])
+def test_binary_special_refusals_see_the_promoted_dtype(op, pair):
+    f = {"special.xlog1py": lambda m, a, b: m.special.xlog1py(a, b),
+         "special.zeta": lambda m, a, b: m.special.zeta(a, b),
+         "igamma": lambda m, a, b: m.igamma(a, b), "igammac": lambda m, a, b: m.igammac(a, b)}[op]
+
+    def mk(m, d):
+        return (m.tensor(0.5) if d.endswith("()") else m.tensor([0.5, 2.0])).to(
+            getattr(m, d.rstrip("()")))
+    _same_refusal(lambda m: f(m, mk(m, pair[0]), mk(m, pair[1])))

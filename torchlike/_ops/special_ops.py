@@ -86,6 +86,17 @@ def blocked(args, which):
     return any(isinstance(args[i], Tensor) and args[i].requires_grad for i in which)
 
 
+def _no_complex(kernel, t):
+    """torch's NotImplementedError of a kernel with no complex types."""
+    if isinstance(t, Tensor) and t.dtype.is_complex:
+        from .. import _dtype as D
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.legacy_name(t.dtype)}'")
+
+
+def _poly_kernel(n):
+    return "digamma" if n == 0 else "trigamma" if n == 1 else "polygamma"
+
+
 # ------------------------------------------------------------------ i0
 
 @jax.custom_jvp
@@ -103,10 +114,12 @@ _i0 = defop("i0", promote="float", grad_name="I0Backward0")(_i0_fn)
 @public(out=True)
 def i0(input):
     """The modified Bessel function of the first kind of order 0."""
+    _no_complex("i0_vml_cpu", input)
     return apply(_i0, input)
 
 
 def _i0_(self):
+    _no_complex("i0_vml_cpu", self)
     return apply_(_i0, self)
 
 
@@ -246,6 +259,7 @@ def polygamma(n, input):
                         f"{type(n).__name__}")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    _no_complex(_poly_kernel(n), input)
     return apply(_polygamma, input, n=n, dtype=_float_dtype(input).np)
 
 
@@ -256,6 +270,7 @@ def _polygamma_method(self, n):
 def _polygamma_(self, n):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    _no_complex(_poly_kernel(n), self)
     return apply_(_polygamma, self, n=n, dtype=_float_dtype(self).np)
 
 
@@ -272,6 +287,9 @@ def _mvlgamma_check(input, p):
     # torch 2.13 no longer checks that every element exceeds (p - 1) / 2
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+    if str(input.dtype) == "torch.bool":
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    _no_complex("arange_cpu", input)         # (torch's arange of the input's dtype)
 
 
 @public(out=True)
@@ -283,6 +301,10 @@ def mvlgamma(input, p):
 
 def _mvlgamma_(self, p):
     _mvlgamma_check(self, p)
+    if not self.dtype.is_floating_point:
+        from .. import _dtype as D
+        raise RuntimeError(f"mvlgamma: result type {D.legacy_name(self.dtype)} can't be cast to "
+                           f"the desired output type {D.legacy_name(D.get_default_dtype())}")
     return apply_(_mvlgamma, self, p=int(p))
 
 
@@ -319,9 +341,11 @@ def _binary_args(name, input, other):
 def _need_float(name, *args):
     from .. import _dtype as D
     ts = [a for a in args if isinstance(a, Tensor)]
-    if ts and not any(t.dtype.is_floating_point for t in ts):
+    if ts:
         d = D.result_type_of([t.dtype for t in ts if t.ndim], [t.dtype for t in ts if not t.ndim],
                              [])
+        if d.is_floating_point:         # (complex too is refused)
+            return
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{D.legacy_name(d)}'")
 
 
@@ -344,10 +368,12 @@ def igammac(input, other):
 
 
 def _igamma_(self, other):
+    _need_float("igamma", self, other)
     return apply_(_igamma, self, other, blocked=blocked((self, other), (0,)))
 
 
 def _igammac_(self, other):
+    _need_float("igammac", self, other)
     return apply_(_igammac, self, other, blocked=blocked((self, other), (0,)))
 
 

@@ -258,10 +258,15 @@ _NO_COMPLEX = {"floor": "floor is not supported for complex inputs",
                "ceil": "ceil is not supported for complex inputs",
                "trunc": "trunc is not supported for complex inputs",
                "frac": "frac_cpu", "erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu",
-               "erfinv": "erfinv_vml_cpu"}
+               "erfinv": "erfinv_vml_cpu", "lgamma": "lgamma_vml_cpu", "digamma": "digamma",
+               # (a RuntimeError in torch, not its NotImplementedError)
+               "deg2rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
+               "rad2deg": (RuntimeError, "rad2deg is not supported for complex tensors.")}
 
 
 def _complex_error(what, t):
+    if isinstance(what, tuple):
+        raise what[0](what[1])
     if " " in what:
         raise NotImplementedError(what)
     _not_impl(what, t)
@@ -439,6 +444,8 @@ def _logit(a, eps):
 @public(method=True, out=True, top_inplace=True)
 def logit(input, eps=None):
     """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
+    if input.dtype.is_complex:
+        _not_impl("logit_cpu", input)
     return apply(_logit, input, eps=None if eps is None else float(eps))
 
 
@@ -477,6 +484,8 @@ def _round_checks(input, decimals):
 
 @method("logit_")
 def logit_(self, eps=None):
+    if self.dtype.is_complex:
+        _not_impl("logit_cpu", self)
     return apply_(_logit, self, eps=None if eps is None else float(eps))
 
 
@@ -489,11 +498,14 @@ def round_(self, *, decimals=None):
 
 def _test(name, f, out=False, complex_error=None):
     """``torchlike.<name>``: an elementwise test (a bool tensor, no gradient); with
-    ``complex_error``, torch's NotImplementedError for a complex input."""
+    ``complex_error``, torch's NotImplementedError for a complex input (or, for an
+    (exception class, message) pair, that exception)."""
     op = defop(name, differentiable=False)(f)
 
     def fn(input):
         if complex_error is not None and isinstance(input, Tensor) and input.dtype.is_complex:
+            if isinstance(complex_error, tuple):
+                raise complex_error[0](complex_error[1])
             raise NotImplementedError(complex_error)
         return apply(op, input)
 
@@ -507,10 +519,12 @@ isfinite = _test("isfinite",
                  lambda a: jnp.isfinite(a) if not _is_int(a) else jnp.ones(a.shape, bool))
 isposinf = _test("isposinf",
                  lambda a: jnp.isposinf(a) if not _is_int(a) else jnp.zeros(a.shape, bool),
-                 out=True)
+                 out=True,
+                 complex_error=(RuntimeError, "isposinf does not support complex inputs."))
 isneginf = _test("isneginf",
                  lambda a: jnp.isneginf(a) if not _is_int(a) else jnp.zeros(a.shape, bool),
-                 out=True)
+                 out=True,
+                 complex_error=(RuntimeError, "isneginf does not support complex inputs."))
 signbit = _test("signbit",
                 lambda a: jnp.signbit(a) if a.dtype != jnp.bool_ else jnp.zeros(a.shape, bool),
                 out=True, complex_error="signbit is not implemented for complex tensors.")

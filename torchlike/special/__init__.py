@@ -251,16 +251,29 @@ def _half_aware(name, f):
     return g
 
 
+def _refuse(name, dtype):
+    from .._dtype import legacy_name
+    raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{legacy_name(dtype)}'")
+
+
+def _refuse_binary(name, input, other, half=False):
+    """torch's NotImplementedError where the promoted dtype of a binary op is complex (or, with
+    ``half``, float16/bfloat16): its kernels have no such types."""
+    from .._ops.binary_math import _promote_of
+    d = _promote_of(input, other)
+    if d.is_complex or (half and d.name in ("float16", "bfloat16")):
+        _refuse(name, d)
+
+
 def _mk_unary(name, f, grad_name):
     op = defop("special_" + name, promote="float", grad_name=grad_name or "NotImplemented",
                differentiable=grad_name is not None)(_half_aware(name, f))
 
     def fn(input, *, out=None):
         _need_tensor(name, input)
-        if name in _NO_HALF and input.dtype.name in ("float16", "bfloat16"):
-            from .._dtype import legacy_name
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
-                                      f"'{legacy_name(input.dtype)}'")
+        if (name in _NO_HALF and input.dtype.name in ("float16", "bfloat16")) \
+                or input.dtype.is_complex:      # (no complex kernels; ndtr's is erf's)
+            _refuse("erf_vml" if name == "ndtr" else name, input.dtype)
         return _out(apply(op, input), out, name)
 
     fn.__name__ = fn.__qualname__ = name
@@ -291,6 +304,7 @@ _xlog1py = defop("special_xlog1py", promote="float", grad_name="SpecialXlog1PyBa
 def xlog1py(input, other, *, out=None):
     """input * log1p(other), 0 where input == 0 (unless other is nan)."""
     _need_tensor("xlog1py", input, other)
+    _refuse_binary("xlog1py", input, other)
     return _out(apply(_xlog1py, input, other), out, "xlog1py")
 
 
@@ -317,6 +331,7 @@ _zeta = defop("special_zeta", promote="float", grad_name="SpecialZetaBackward0")
 def zeta(input, other, *, out=None):
     """The Hurwitz zeta function sum_k (k + other) ** -input."""
     _need_tensor("zeta", input, other)
+    _refuse_binary("zeta", input, other, half=True)
     return _out(apply(_zeta, input, other, blocked=_blocked((input, other), (0,))), out, "zeta")
 
 
