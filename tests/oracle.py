@@ -8,6 +8,8 @@ class (and optionally a message fragment) on bad input.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -203,9 +205,16 @@ def both_outcomes(fn, *, msg="exact"):
     return lv, tv
 
 
-def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0):
+def value_bits(t):
+    """A tensor's values as comparable patterns: the sign of a zero counts, NaN is one value."""
+    a = np.asarray(t.detach().numpy()).astype(np.float64).reshape(-1)
+    return [("nan" if v != v else (v, math.copysign(1.0, v))) for v in a.tolist()]
+
+
+def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0, bits=False):
     """``fn(m)`` behaves the same with m = torch and m = torchlike: the same exception (class
-    and message), or the same values, dtypes and shapes (tensors) and equal other results."""
+    and message), or the same values, dtypes and shapes (tensors) and equal other results.
+    ``bits``: tensors' values bit for bit (``value_bits``: a zero's sign counts)."""
     got = both_outcomes(fn, msg="exact" if msg else None)
     if got is None:
         return
@@ -218,7 +227,10 @@ def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0):
             assert isinstance(a, torchlike.Tensor), type(a)
             assert same_dtype(a, b), f"dtype {a.dtype} != torch {b.dtype}"
             assert tuple(a.shape) == tuple(b.shape), f"shape {a.shape} != torch {b.shape}"
-            assert_close(a, b, atol=atol, rtol=rtol)
+            if bits:
+                assert value_bits(a) == value_bits(b), f"{a} != torch {b}"
+            else:
+                assert_close(a, b, atol=atol, rtol=rtol)
         else:
             assert a == b or (a != a and b != b), f"{a!r} != torch {b!r}"
 

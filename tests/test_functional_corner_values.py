@@ -12,41 +12,18 @@ import pytest
 import torch as T
 
 import torchlike
-from oracle import both_outcomes, same_dtype
+from oracle import same_as_torch
 
 inf, nan = math.inf, math.nan
 
 
-def _bits(t):
-    """A tensor's values as comparable bit patterns (the sign of a zero, NaN as one value)."""
-    a = np.asarray(t.detach().numpy()).astype(np.float64).reshape(-1)
-    return [("nan" if v != v else (v, math.copysign(1.0, v))) for v in a.tolist()]
-
-
 def same(fn, *, bits=True):
-    """``fn(m)`` on torch and torchlike: the same exception (class and message), or tensors of
-    the same dtype, shape and values (bit for bit with ``bits``: a zero's sign counts) and equal
-    other results."""
-    got = both_outcomes(fn)
-    if got is None:
-        return
-    lv, tv = got
-    outs_t = tv if isinstance(tv, (tuple, list)) else (tv,)
-    outs_l = lv if isinstance(lv, (tuple, list)) else (lv,)
-    assert len(outs_t) == len(outs_l)
-    for a, b in zip(outs_l, outs_t):
-        if isinstance(b, T.Tensor):
-            assert isinstance(a, torchlike.Tensor), type(a)
-            assert same_dtype(a, b), f"dtype {a.dtype} != torch {b.dtype}"
-            assert tuple(a.shape) == tuple(b.shape), f"shape {tuple(a.shape)} != torch " \
-                f"{tuple(b.shape)}"
-            if bits:
-                assert _bits(a) == _bits(b), f"{a} != torch {b}"
-            else:
-                np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(),
-                                           rtol=1e-6, atol=1e-6)
-        else:
-            assert a == b, f"{a!r} != torch {b!r}"
+    """``fn(m)`` on torch and torchlike: the same exception, or the same tensors (bit for bit
+    with ``bits``; else to a few ulps)."""
+    if bits:
+        same_as_torch(fn, bits=True)
+    else:
+        same_as_torch(fn, atol=1e-6, rtol=1e-6)
 
 
 # ============================================================== A. dims
