@@ -336,3 +336,37 @@ def test_binary_special_refusals_see_the_promoted_dtype(op, pair):
         return (m.tensor(0.5) if d.endswith("()") else m.tensor([0.5, 2.0])).to(
             getattr(m, d.rstrip("()")))
     _same_refusal(lambda m: f(m, mk(m, pair[0]), mk(m, pair[1])))
+
+
+# ------------------------------------------------------------------ complex pow of a zero base:
+# torch's std::pow, exp(e log 0): inf+nanj for an exponent of negative real part, nan+nanj for
+# a zero one, 0-0j for a positive one; its Python-number exponents 0, 1, 2, 3, -2, +-0.5, -1 are
+# a fill, a copy, products, sqrt, rsqrt and c10's reciprocal (the signs of zero parts count)
+
+_ZERO_BASES = [complex(0.0, 0.0), complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0)]
+_POW_EXPONENTS = [0, 1, 2, 3, -1, -2, 0.5, -0.5, 2.5, -2.5, inf, -inf, 0j, 1j, -1 + 1j, 1 + 1j,
+                  1 - 1j, 2 + 0j, -0.5 + 0j, 1.5 + 2j]
+
+
+@pytest.mark.parametrize("how", ["scalar", "tensor", "0-dim", "scalar base"])
+@pytest.mark.parametrize("e", _POW_EXPONENTS, ids=repr)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_pow_of_a_zero_base(dtype, e, how):
+    def f(m):
+        dt = getattr(m, dtype)
+        b = m.tensor(_ZERO_BASES, dtype=dt)
+        if how == "scalar":
+            return b ** e
+        if how == "tensor":
+            return b ** m.full((4,), e, dtype=dt)
+        if how == "0-dim":
+            return b ** m.tensor(e, dtype=dt)
+        return 0j ** m.full((4,), e, dtype=dt)
+    same(f)
+
+
+@pytest.mark.parametrize("e", [2, 3, 0.5, -0.5, -1, -2, 1, 0])
+def test_complex_pow_by_special_python_exponents(e):
+    # torch's sqrt / rsqrt / reciprocal / products on nonzero and infinite bases too (bases
+    # whose square roots are exact)
+    same(lambda m: m.tensor([2j, -1 + 0j, complex(inf, 0), 4 + 0j, -3 - 4j]) ** e)

@@ -2,6 +2,8 @@
 and their in-place forms; integer division by zero raises torch's error."""
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -276,6 +278,8 @@ def _pow(a, b, kind):
     # torch masks the exponent's zero so that d/dx x**0 is 0, not nan, at x = 0
     if jnp.issubdtype(a.dtype, jnp.integer):
         return _int_pow(a, b)
+    if jnp.iscomplexobj(a):
+        return _pow_complex(a, b, kind)
     return _pow_masked(a, b)
 
 
@@ -342,6 +346,59 @@ def _pow_bwd(res, g):
 
 
 _pow_masked.defvjp(_pow_fwd, _pow_bwd)
+
+
+def _c10_recip(z):
+    """1 / z as c10::complex divides (numpy's algorithm): 1 / 0 is inf + nanj."""
+    c, d = jnp.real(z), jnp.imag(z)
+    abs_c, abs_d = jnp.abs(c), jnp.abs(d)
+    one, zero = jnp.ones_like(c), jnp.zeros_like(c)
+    big_c = abs_c >= abs_d
+    rat = jnp.where(big_c, d / c, c / d)
+    scl = 1 / jnp.where(big_c, c + d * rat, d + c * rat)
+    re = jnp.where(big_c, (one + zero * rat) * scl, (one * rat + zero) * scl)
+    im = jnp.where(big_c, (zero - one * rat) * scl, (zero * rat - one) * scl)
+    both0 = (abs_c == 0) & (abs_d == 0)
+    re = jnp.where(both0, one / abs_c, re)
+    im = jnp.where(both0, zero / abs_d, im)
+    return jax.lax.complex(re, im)
+
+
+def _cpow(a, b, kind):
+    """torch's complex pow (values only): std::pow, exp(b log a), whose zero base gives
+    inf + nanj for an exponent of negative real part, nan + nanj for a zero (or nan) real part
+    and 0 - 0j (0 + 0j for a negative imaginary part) for a positive one; a Python-number
+    exponent of 0, 1, 2, 3, -2, 0.5, -0.5 or -1 is torch's fill, copy, products, sqrt, rsqrt and
+    reciprocal (c10's division)."""
+    r = jnp.power(a, b)
+    br, bi = jnp.real(b), jnp.imag(b)
+    nan = jnp.asarray(jnp.nan, br.dtype)
+    zre = jnp.where(br < 0, jnp.inf, jnp.where(br > 0, 0, nan)).astype(br.dtype)
+    zim = jnp.where(br > 0, jnp.where(jnp.isfinite(br) & (bi < 0), 0.0, -0.0), nan)
+    r = jnp.where(a == 0, jax.lax.complex(zre, zim.astype(br.dtype)), r)
+    if kind != "ts":
+        return r
+    # (a zero-dim exponent: the comparisons below are on a scalar, selected elementwise)
+    sq = jnp.sqrt(a)
+    sq = jnp.where(a == 0, jax.lax.complex(jnp.zeros_like(jnp.real(a)), jnp.imag(a)), sq)
+    aa = a * a
+    for e, v in ((0, jnp.ones_like(a)), (1, a), (2, aa), (3, aa * a), (-2, _c10_recip(aa)), (0.5, sq),
+                 (-0.5, _c10_recip(sq)), (-1, _c10_recip(a))):
+        r = jnp.where(b == e, v, r)
+    return r
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def _pow_complex(a, b, kind):
+    return _cpow(a, b, kind)
+
+
+def _pow_complex_fwd(a, b, kind):
+    out = _cpow(a, b, kind)
+    return out, (a, b, out)
+
+
+_pow_complex.defvjp(_pow_complex_fwd, lambda kind, res, g: _pow_bwd(res, g))
 
 
 def _alpha(alpha, input=None, other=None, inplace=False):
