@@ -120,7 +120,6 @@ NODE_NAME_GAPS = {
     'masked_scatter': ('MaskedScatterBackward0', 'PutBackward0'),
     'masked_select': ('MaskedSelectBackward0', 'TakeBackward0'),
     'matrix_power': ('MmBackward0', 'LinalgMatrixPowerBackward0'),
-    'min_full_ties': ('MinBackward1', 'MaxBackward1'),
     'nanmean_keepdim_nodim': ('DivBackward0', 'NansumBackward0'),
     'narrow_copy': ('NarrowCopyBackward0', 'CloneBackward0'),
     'norm_except_dim': ('ViewBackward0', 'LinalgVectorNormBackward0'),

@@ -760,7 +760,9 @@ def _count_nonzero(a, dims):
 
 
 def count_nonzero(input, *args, **kwargs):
-    """The count of non-zero elements, over all dims or ``dim``."""
+    """The count of non-zero elements, over all dims or ``dim`` (numpy's ``axis``)."""
+    if "axis" in kwargs and "dim" not in kwargs:
+        kwargs["dim"] = kwargs.pop("axis")
     if len(args) + len(kwargs) > 1 or (kwargs and "dim" not in kwargs):
         # (torch's two overloads take no keepdim; its parser lists keywords in reverse order)
         from .._tensor import _type_name
