@@ -206,16 +206,27 @@ def both_outcomes(fn, *, msg="exact"):
 
 
 def value_bits(t):
-    """A tensor's values as comparable patterns: the sign of a zero counts, NaN is one value."""
-    a = np.asarray(t.detach().numpy()).astype(np.float64).reshape(-1)
+    """A tensor's values as comparable patterns: the sign of a zero counts, NaN is one value
+    (a complex tensor's: its real parts', then its imaginary parts')."""
+    a = np.asarray(t.tolist())
+    if a.dtype.kind == "c":
+        return [_real_bits(a.real), _real_bits(a.imag)]
+    return _real_bits(a)
+
+
+def _real_bits(a):
+    if a.dtype.kind != "f":
+        return a.tolist()
+    a = a.astype(np.float64).reshape(-1)
     return [("nan" if v != v else (v, math.copysign(1.0, v))) for v in a.tolist()]
 
 
 def same_as_torch(fn, *, msg=True, atol=0.0, rtol=0.0, bits=False):
     """``fn(m)`` behaves the same with m = torch and m = torchlike: the same exception (class
-    and message), or the same values, dtypes and shapes (tensors) and equal other results.
-    ``bits``: tensors' values bit for bit (``value_bits``: a zero's sign counts)."""
-    got = both_outcomes(fn, msg="exact" if msg else None)
+    and message: ``msg`` True or ``"exact"``; ``"first_line"``; False or None, the class only),
+    or the same values, dtypes and shapes (tensors) and equal other results. ``bits``: tensors'
+    values bit for bit (``value_bits``: a zero's sign counts)."""
+    got = both_outcomes(fn, msg="exact" if msg is True else (msg or None))
     if got is None:
         return
     lv, tv = got

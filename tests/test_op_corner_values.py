@@ -11,50 +11,18 @@ import pytest
 import torch as T
 
 import torchlike
-from oracle import both_outcomes, same_dtype
+from oracle import both_outcomes, same_as_torch, same_dtype, value_bits
 
 inf, nan = math.inf, math.nan
-
-
-def _bits(t):
-    """A tensor's values as comparable bit patterns (the sign of a zero, NaN as one value)."""
-    a = np.asarray(t.tolist())
-    if a.dtype.kind == "c":
-        return [_bits_real(a.real), _bits_real(a.imag)]
-    return _bits_real(a)
-
-
-def _bits_real(a):
-    if a.dtype.kind != "f":
-        return a.tolist()
-    a = a.reshape(-1)
-    a = a.astype(np.float64)
-    return [("nan" if v != v else (v, math.copysign(1.0, v))) for v in a.reshape(-1).tolist()]
 
 
 def same(fn, *, msg="exact", bits=True):
     """``fn(m)`` on torch and torchlike: the same exception, or results with the same dtypes,
     shapes and values (bit for bit, with ``bits``: the sign of a zero counts)."""
-    got = both_outcomes(fn, msg=msg)
-    if got is None:
-        return
-    lv, tv = got
-    outs_t = tv if isinstance(tv, (tuple, list)) else (tv,)
-    outs_l = lv if isinstance(lv, (tuple, list)) else (lv,)
-    assert len(outs_t) == len(outs_l)
-    for a, b in zip(outs_l, outs_t):
-        if isinstance(b, T.Tensor):
-            assert isinstance(a, torchlike.Tensor), type(a)
-            assert same_dtype(a, b), f"dtype {a.dtype} != torch {b.dtype}"
-            assert tuple(a.shape) == tuple(b.shape), f"shape {tuple(a.shape)} != torch " \
-                f"{tuple(b.shape)}"
-            if bits:
-                assert _bits(a) == _bits(b), f"{a} != torch {b}"
-            else:
-                np.testing.assert_allclose(np.asarray(a.tolist()), np.asarray(b.tolist()),
-                                           rtol=1e-6, atol=1e-6)
-        else:
-            assert a == b or (a != a and b != b), f"{a!r} != torch {b!r}"
+    if bits:
+        same_as_torch(fn, msg=msg, bits=True)
+    else:
+        same_as_torch(fn, msg=msg, atol=1e-6, rtol=1e-6)
 
 
 def _grad_name(r):
@@ -218,7 +186,7 @@ def test_unary_signed_zeros(op):
         return
     lv, tv = got
     assert same_dtype(lv, tv) and tuple(lv.shape) == tuple(tv.shape)
-    lb, tb = _bits(lv), _bits(tv)
+    lb, tb = value_bits(lv), value_bits(tv)
     for i, (a, b) in enumerate(zip(lb, tb)):
         if isinstance(a, tuple) and isinstance(b, tuple) and not _exact_ulps(op) and \
                 a[0] != 0 and b[0] != 0 and not math.isinf(b[0]):
@@ -234,7 +202,7 @@ def test_signed_zero_gradients(op):
     for m in (T, torchlike):
         x = m.tensor([-0.0, 0.0, 0.3, -0.7, 0.9], requires_grad=True)
         _UNARY_FNS[op](m, x).sum().backward()
-        grads.append(_bits(x.grad + 0))     # (torch's sign gives a ZeroTensor)
+        grads.append(value_bits(x.grad + 0))     # (torch's sign gives a ZeroTensor)
     assert grads[1] == grads[0]
 
 
