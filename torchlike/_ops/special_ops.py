@@ -89,8 +89,8 @@ def blocked(args, which):
 def _no_complex(kernel, t):
     """torch's NotImplementedError of a kernel with no complex types."""
     if isinstance(t, Tensor) and t.dtype.is_complex:
-        from .. import _dtype as D
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.legacy_name(t.dtype)}'")
+        from .unary import _not_impl
+        _not_impl(kernel, t)
 
 
 def _poly_kernel(n):
@@ -287,7 +287,7 @@ def _mvlgamma_check(input, p):
     # torch 2.13 no longer checks that every element exceeds (p - 1) / 2
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    if str(input.dtype) == "torch.bool":
+    if input.dtype.name == "bool":
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     _no_complex("arange_cpu", input)         # (torch's arange of the input's dtype)
 

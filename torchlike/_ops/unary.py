@@ -504,9 +504,7 @@ def _test(name, f, out=False, complex_error=None):
 
     def fn(input):
         if complex_error is not None and isinstance(input, Tensor) and input.dtype.is_complex:
-            if isinstance(complex_error, tuple):
-                raise complex_error[0](complex_error[1])
-            raise NotImplementedError(complex_error)
+            _complex_error(complex_error, input)
         return apply(op, input)
 
     fn.__name__ = fn.__qualname__ = name
