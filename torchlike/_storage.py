@@ -658,7 +658,7 @@ def commit_inplace(t, out, repeats_ok=False):
             vc = t._vc
             others = node.saves == "others" or node.saves.__class__ is dict
             kept = []
-            own = node._name not in _INPLACE_SAVES_RESULT
+            own = True
             for e in node._saved_versions:
                 if e[0] is vc and own and e[2] is t and e[3] in (0, None):
                     own = False             # (self: the copy)
@@ -671,12 +671,6 @@ def commit_inplace(t, out, repeats_ok=False):
     if "_fw" in out.__dict__:           # a forward AD tangent goes with the value written
         t.__dict__["_fw"] = out.__dict__["_fw"]
     return t
-
-
-# in-place forms whose backward reads their result, not a copy of ``self`` (torch's
-# ``LeakyReluBackward1`` and its kin): a later write into ``t`` raises at the backward
-_INPLACE_SAVES_RESULT = frozenset({"LeakyReluBackward1", "EluBackward1", "CeluBackward1",
-                                   "RreluWithNoiseBackward1", "HypotBackward0"})
 
 
 def _original_self(node, t):

@@ -304,6 +304,12 @@ def _opmath(fn):
     return f
 
 
+def _result_if_inplace(kw):
+    """``saves`` of an activation whose in-place form (torch's ``...Backward1`` node) reads its
+    result: a later write into the tensor raises at the backward, as torch's."""
+    return "output" if kw.get("name", "").endswith("Backward1") else True
+
+
 def _act(name, grad_name, saves=True, vjp=None):
     def deco(fn):
         return defop("nn_" + name, grad_name=grad_name, saves=saves, vjp=vjp)(fn)
@@ -422,7 +428,7 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-@_act("leaky_relu", lambda kw: kw.get("name", "LeakyReluBackward0"))
+@_act("leaky_relu", lambda kw: kw.get("name", "LeakyReluBackward0"), saves=_result_if_inplace)
 def _leaky_relu(x, slope, name="LeakyReluBackward0"):
     @jax.custom_jvp
     def f(x):
@@ -541,7 +547,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return _inplace(input, out) if inplace else out
 
 
-@_act("rrelu_train", lambda kw: kw.get("name", "RreluWithNoiseBackward0"))
+@_act("rrelu_train", lambda kw: kw.get("name", "RreluWithNoiseBackward0"),
+      saves=_result_if_inplace)
 def _rrelu_train(x, key, lower, upper, name="RreluWithNoiseBackward0"):
     a = jax.random.uniform(key, x.shape, x.dtype, lower, upper)
     # (torch draws the noise where x <= 0)
@@ -581,7 +588,7 @@ def _elu(x, alpha, scale, input_scale, name="EluBackward0"):
     return f(x)
 
 
-@_act("elu_result", lambda kw: kw.get("name", "EluBackward1"))
+@_act("elu_result", lambda kw: kw.get("name", "EluBackward1"), saves="output")
 def _elu_result(x, alpha, scale, input_scale, name="EluBackward1"):
     """In-place elu: torch differentiates through the result y (its input is overwritten):
     y <= 0 ? grad * input_scale * (y + alpha * scale) : grad * scale."""
