@@ -183,3 +183,21 @@ def test_clip_grad_norm_stays_in_the_fused_segment():
             cuts = torchlike.eager.stats()["fused"]["cuts"]
             assert cuts == {"backward": 1}, cuts     # (the read finds the loss computed)
             assert total._d.__class__ is _fused.Deferred
+
+
+
+def test_vector_to_parameters_of_an_aliased_parameter_copies_the_values():
+    """DIFFERENCES.md: a parameter with a live alias (a detached copy, a state_dict entry) takes
+    the vector's values but not a view of its storage (a torchlike storage cannot be shared by
+    two roots): a later in-place write into the vector is not seen by it, where torch's is. A
+    parameter without aliases shares the vector's storage, as torch's."""
+    def run(m, alias):
+        lin = m.nn.Linear(2, 1)
+        keep = lin.weight.detach() if alias else None  # noqa: F841  (the live alias)
+        vec = m.arange(3.)
+        m.nn.utils.vector_to_parameters(vec, lin.parameters())
+        vec.add_(10)
+        return lin.weight.tolist()
+    assert run(torch, False) == run(torchlike, False) == [[10.0, 11.0]]
+    assert run(torch, True) == [[10.0, 11.0]]
+    assert run(torchlike, True) == [[0.0, 1.0]]
