@@ -193,3 +193,24 @@ def test_norm_bias_keyword():
         assert gn.bias is None
         inn = m.nn.InstanceNorm1d(3, affine=True, bias=False)
         assert inn.bias is None and inn.weight is not None
+
+
+def test_an_inplace_op_on_a_full_backward_hooked_output_computes():
+    """DIFFERENCES.md: torch wraps the outputs of a module with a full backward hook in a custom
+    Function that returns them as-is (views), and refuses an in-place op on them; torchlike's
+    outputs are not views, so ``F.relu(module(x), inplace=True)`` computes."""
+    def run(m):
+        lin = m.nn.Linear(3, 2)
+        with m.no_grad():
+            lin.weight.fill_(0.5)
+            lin.bias.zero_()
+        lin.register_full_backward_hook(lambda *a: None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                m.nn.functional.relu(lin(m.ones(2, 3)), inplace=True).sum().backward()
+            except RuntimeError as e:
+                return str(e).split(" is a view")[0]
+        return lin.weight.grad.tolist()
+    assert run(torch) == "Output 0 of BackwardHookFunction"
+    assert run(torchlike) == [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
