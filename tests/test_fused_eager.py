@@ -290,6 +290,28 @@ def test_a_long_loop_holds_no_old_segments_and_a_bounded_program_cache(fused):
     assert _fused.stats()["programs"] == programs
 
 
+def test_a_value_collected_while_its_segment_runs_is_no_error(fused, monkeypatch):
+    """A tensor alive when its segment is cut, freed by a garbage collection while the segment
+    runs (a reference cycle held it): the run goes on (the program is made for the outputs that
+    were live at the cut) and the read gets its value."""
+    import gc
+    run = _fused._run_segment
+
+    def collecting(*args, **kw):
+        gc.collect()
+        return run(*args, **kw)
+    monkeypatch.setattr(_fused, "_run_segment", collecting)
+    x = torch.arange(6.0)
+    for _ in range(_fused.FUSE_AFTER + 1):          # (the last meeting compiles its program)
+        a = _deep(x * 2)                            # (a read of it runs the segment)
+        cycle = [a + 1]
+        cycle.append(cycle)
+        b = a.exp()
+        del cycle
+        np.testing.assert_allclose(b.numpy(), np.exp(np.arange(6.0) * 2), rtol=1e-6)
+    assert _fused.stats()["compiles"] >= 1
+
+
 def test_ops_return_deferred_values_until_a_host_read(fused):
     x = torch.arange(6.0).reshape(2, 3)
     y = (x * 2 + 1).exp().sum(1)

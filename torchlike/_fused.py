@@ -526,15 +526,20 @@ def resolve(d, reason="read"):
 PARTIAL_MAX = 4             # a read whose value needs at most this many calls runs only those
 
 
-def _small_cone(d):
+def _small_cone(d, values=None):
     """The calls of its segment pending ``d`` still needs (those an earlier partial read
-    computed left out), or None past ``PARTIAL_MAX`` of them."""
+    computed left out), or None past ``PARTIAL_MAX`` of them. ``values``: a dict given the
+    computed values met (slot -> value), held for the caller."""
     seg = d.seg
     outs = seg.outs
 
     def computed(r):
         o = outs[r]()
-        return o is not None and o.value is not None
+        if o is None or o.value is None:
+            return False
+        if values is not None:
+            values[r] = o.value
+        return True
     return _cone(seg.calls, seg.producers, d.slot, computed, PARTIAL_MAX)
 
 
@@ -545,17 +550,18 @@ def _partial(d, reason):
     if seg.checks:
         return False            # (its values are given only once its checks have passed)
     calls, producers, outs = seg.calls, seg.producers, seg.outs
-    need = _small_cone(d)
+    known = {}                  # (inputs computed before, by an earlier partial read)
+    need = _small_cone(d, known)
     if need is None:
         return False
-    if len(need) == len(calls) and not any(o().value is not None for o in outs
-                                           if o() is not None):
+    if len(need) == len(calls) and not known and \
+            not any((o := w()) is not None and o.value is not None for w in outs):
         return False            # (the whole segment: run as one, its structure cached)
     vals = {}
-    for i in need:                      # inputs computed before (by an earlier partial read)
+    for i in need:
         for r in calls[i][2]:
             if r >= 0 and producers[r] not in need:
-                vals[r] = outs[r]().value
+                vals[r] = known[r]
     with suspended(), (jax.ensure_compile_time_eval() if staging() else NO_CONTEXT):
         _evaluate([calls[i] for i in sorted(need)], seg.ext, vals, traced=False)
     d.value = vals[d.slot]
@@ -640,11 +646,10 @@ def _flush(reason, target=None):
         # program of its own would be one more compile and a costlier call)
         _single(seg, outs)
         return
-    live = []
-    for i, w in enumerate(outs):
-        if w() is not None:
-            live.append(i)
-    live = tuple(live)
+    # (the live values are held until they are set: a garbage collection during the run, of a
+    # cycle holding one, would otherwise leave a live slot without its value)
+    held = [w() for w in outs]
+    live = tuple(i for i, d in enumerate(held) if d is not None)
     ext_avals = tuple(seg.ext_avals)
     key = _Key(hash((seg.h, ext_avals, live)), (seg.calls, ext_avals, live))
     ent = _entries.get(key)
@@ -667,9 +672,10 @@ def _flush(reason, target=None):
     _stats["materialized"] += len(live)
     _stats["dropped"] += len(outs) - len(live)
     for i, v in zip(live, values):
-        d = outs[i]()
-        if d is not None and d.value is None:
+        d = held[i]
+        if d.value is None:
             d.value = v
+    del held
     checks = seg.checks
     producers = seg.producers
     seg.calls = seg.ext = seg.ext_ids = seg.outs = seg.producers = None

@@ -15,6 +15,8 @@ specialized to its sizes (``specialize``).
   of the call being traced and recorded. A later signature of the pattern reuses the trace only if every
   recorded comparison decides the same way with its sizes: the trace's Python took the same
   branches. Otherwise it is traced again (and that trace kept too, up to ``MAX_TRACES``).
+  The comparisons jax's interning of avals makes (a lookup among the live avals) are not the
+  op's: they get jax's symbolic answer and record nothing.
 * Each trace has its own symbolic scope, so jax's caches of inner functions never serve one
   trace's jaxpr (and its unrecorded comparisons) to another.
 * Anything that cannot be symbolic (``int(dim)``, ``range(dim)``, a numpy buffer of a symbolic
@@ -28,7 +30,9 @@ counts symbolic traces, specializations, guard misses and failures.
 from __future__ import annotations
 
 import gc
+import linecache
 import os
+import sys
 import threading
 
 import jax
@@ -74,13 +78,33 @@ _OPS = {"__eq__": lambda a, b: a == b, "__ne__": lambda a, b: a != b,
         "__gt__": lambda a, b: a > b, "__ge__": lambda a, b: a >= b}
 
 
+def _interning():
+    """Is the comparison being decided made by jax's interning of an aval (``ShapedArray``
+    and kin are interned: a table lookup that compares a new aval's shape with those of
+    stored avals whose hashes share bits with it)? Such a comparison is not the op's: it
+    gets jax's own (symbolic) answer, unrecorded. Deciding it with the sizes would record a
+    guard pinning the trace to one size (``d0 == 3``) whenever a stored concrete shape
+    happened to be compared, and hand the trace a concrete aval. The site is the Python line
+    that called the interned constructor: two frames up (past ``compare``)."""
+    f = sys._getframe(2)
+    key = (f.f_code, f.f_lineno)
+    got = _INTERN_SITES.get(key)
+    if got is None:
+        got = _INTERN_SITES[key] = "._create(" in linecache.getline(f.f_code.co_filename,
+                                                                     f.f_lineno)
+    return got
+
+
+_INTERN_SITES: dict = {}    # (code, line) of a comparison's caller -> is it an interning
+
+
 def _decided(name, original):
     op = _OPS[name]
 
     def compare(self, other):
         scope = getattr(_local, "scope", None)
         if scope is None or self.scope is not scope or (
-                isinstance(other, _DimExpr) and other.scope is not scope):
+                isinstance(other, _DimExpr) and other.scope is not scope) or _interning():
             return original(self, other)
         if not isinstance(other, (_DimExpr, int, np.integer)):
             return original(self, other)
