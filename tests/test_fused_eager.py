@@ -681,10 +681,71 @@ def test_a_read_of_a_few_calls_that_are_the_whole_segment_runs_it_as_one(fused):
     assert after["fused"] - before["fused"] >= 2
 
 
+@pytest.mark.parametrize("name", ["AdamW", "Adam", "SGD", "RMSprop", "Adagrad"])
+def test_an_elementwise_optimizers_group_update_is_one_recorded_call(fused, name):
+    """An elementwise optimizer's update of a group records one call whatever the number of
+    parameters, from its first step (state created) on; values are strict mode's."""
+    def run(layers):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(layers)])
+        kw = {"momentum": 0.9} if name in ("SGD", "RMSprop") else {}
+        opt = getattr(torch.optim, name)(model.parameters(), lr=1e-2, **kw)
+        x = torch.randn(3, 4)
+        calls = []
+        for _ in range(3):
+            model(x).square().mean().backward()
+            torch.sync()
+            before = _fused.stats()["recorded"]
+            opt.step()
+            torch.sync()
+            calls.append(_fused.stats()["recorded"] - before)
+            opt.zero_grad()
+        return calls, [p.detach().numpy().copy() for p in model.parameters()]
+    for layers in (1, 4):
+        calls, got = run(layers)
+        assert calls == [1, 1, 1], (layers, calls)
+        with E.strict():
+            _calls, want = run(layers)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["AdamW", "RMSprop", "Adagrad"])
+def test_a_group_updates_declared_outputs_are_those_of_its_traced_function(fused, name):
+    """The outputs a recorded group update declares (composed from each parameter's update)
+    are those a trace of the group's function gives: structure, shapes, dtypes and weak types,
+    before the first step (its state made by the update) and after; a complex parameter's
+    among them."""
+    import jax
+    from torchlike.optim import optimizer as O
+    torch.manual_seed(0)
+    params = [torch.nn.Parameter(torch.randn(4, 3)), torch.nn.Parameter(torch.randn(3)),
+              torch.nn.Parameter(torch.randn(2, dtype=torch.complex64))]
+    kw = {"centered": True, "momentum": 0.5} if name == "RMSprop" else {}
+    opt = getattr(torch.optim, name)(params, lr=1e-2, **kw)
+    group = opt.param_groups[0]
+    for _ in range(2):
+        for p in params:
+            p.grad = torch.ones_like(p)
+            opt._init_state(p, group)           # (as a step begins)
+        st = opt._state_lists(params, group)
+        arrays = {k: [None if t is None else _fused.raw(t) for t in v] for k, v in st.items()}
+        hp = {k: O._hp_scalar(v) for k, v in opt._hp(group).items()}
+        args = ([_fused.raw(p) for p in params], [_fused.raw(p.grad) for p in params], arrays, hp)
+        call = O._group_call(type(opt)._update, opt._flags(group))
+        leaves, tree = jax.tree_util.tree_flatten(args)
+        declared = call.declared_outputs(tree, leaves)
+        traced = call._traced_outputs(*args)
+        assert declared[0] == traced[0]
+        assert [(a.shape, a.dtype, a.weak_type) for a in declared[1]] == \
+            [(a.shape, a.dtype, a.weak_type) for a in traced[1]]
+        opt.step()
+
+
 def test_an_optimizer_steps_hyperparameters_are_one_input_each(fused, monkeypatch):
-    """An elementwise optimizer's update is recorded one parameter at a time; its
+    """An elementwise optimizer's update is recorded as one call per group; its
     hyperparameters (lr, betas, eps, weight decay) are one device scalar per value, shared by
-    every parameter's call and by later steps: the step's program takes each once, whatever the
+    the group's call and by later steps: the step's program takes each once, whatever the
     number of parameters (as numpy inputs they were one per parameter, each converted at every
     dispatch)."""
     seen = []

@@ -388,7 +388,8 @@ def record(tiered, args):
                     sh = a.sharding
                     if sh.__class__ is not _SingleDevice:
                         return _strict(leaves)
-                    key = (a.shape, a.dtype, a.weak_type)
+                    av = a.aval         # (one attribute: shape, dtype and weak_type are
+                    key = (av.shape, av.dtype, av.weak_type)    # properties reading it)
                     k = ids[id(a)] = len(ext)
                     ext.append(a)
                     seg.ext_avals.append(key)
@@ -471,6 +472,31 @@ def _strict(leaves):
     return None
 
 
+def abstract(tiered, args):
+    """``(output structure, output (shape, dtype, weak_type)s)`` of ``tiered`` called with the
+    flat ``args`` (arrays, deferred values, Python numbers), as recording it would find them
+    (cached per signature)."""
+    keys = []
+    for a in args:
+        c = a.__class__
+        if c is Deferred:
+            keys.append(a.key)
+        elif c is _ArrayImpl:
+            av = a.aval
+            keys.append((av.shape, av.dtype, av.weak_type))
+        else:
+            keys.append(c)
+    tree = _FLAT.get(len(args))
+    if tree is None:
+        tree = _FLAT[len(args)] = jax.tree_util.tree_structure((0,) * len(args))
+    sig = (tree, tuple(keys))
+    shapes = tiered.shapes
+    ent = shapes.get(sig) if shapes is not None else None
+    if ent is None:
+        ent = _abstract(tiered, tree, list(args), sig)
+    return ent[0], ent[1]
+
+
 def _abstract(tiered, tree, leaves, sig):
     """Output structure, (shape, dtype, weak_type)s and bytes of ``tiered`` at a signature
     (cached): from the interpreter tier's plan for the signature, made as a first call makes
@@ -478,7 +504,7 @@ def _abstract(tiered, tree, leaves, sig):
     (and the trace becomes the tier's plan: one trace serves both); or, for a call that is not
     interpreted (a graph's backward), from its own ``declared_outputs()``."""
     if tiered.declared_outputs is not None:
-        out_tree, flat = tiered.declared_outputs()
+        out_tree, flat = tiered.declared_outputs(tree, leaves)
     else:
         plan = _tiers.plan_of(tiered, tree, leaves)
         if plan is not None:

@@ -375,7 +375,8 @@ class Tiered:
     __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
                  "poly", "pure", "donate", "__weakref__")
     # fused eager's abstract evaluation makes the interpreter's plan of a call's signature,
-    # unless its class declares its outputs (``() -> (structure, avals)``: a graph's backward)
+    # unless its class declares its outputs (``(tree, leaves) -> (structure, avals)`` of the
+    # call's input structure and leaves: a graph's backward, an optimizer's group update)
     declared_outputs = None
 
     def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False, pure=True,

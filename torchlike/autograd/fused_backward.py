@@ -251,7 +251,7 @@ class _GraphBackward(_tiers.Tiered):
             return False
         return True
 
-    def declared_outputs(self):
+    def declared_outputs(self, tree, leaves):
         avals = self.plan.leaf_avals
         return jax.tree_util.tree_structure(tuple(avals)), avals
 

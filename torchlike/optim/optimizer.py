@@ -254,6 +254,7 @@ _DONATED = (0, 2)     # a group update's (params, grads, state, hyperparameters)
 def _clear_jit_cache():
     _JIT_CACHE.clear()
     _ONE_CACHE.clear()
+    _GROUP_CALLS.clear()
     _TRACES["update"] = 0
 
 
@@ -328,11 +329,9 @@ def _per_parameter(fn, flags, params, grads, arrays, hp, elementwise=False, reco
     (the caller runs the group).
 
     Interpreted (``recorded=False``): the group update the tier claimed, each parameter's
-    interpreted. Recorded (fused eager, an elementwise update): each parameter's call recorded;
-    recording needs the update's output shapes, for which the group's function would be traced
-    whole (every parameter's update, before a cold first step could run), where each
-    parameter's update is traced once per shape pattern; the segment's program holds the
-    updates side by side, as the group's program would."""
+    interpreted. Recorded (fused eager, an elementwise update whose group ``_GroupCall`` could
+    not record): each parameter's call recorded; the segment's program holds the updates side
+    by side, as the group's program would."""
     keys = tuple(arrays)
     hp_keys = tuple(hp)
     hp_vals = []
@@ -370,6 +369,101 @@ def _per_parameter(fn, flags, params, grads, arrays, hp, elementwise=False, reco
     return new_p, new_state
 
 
+def _run_group(update, flags, fn, args, elementwise):
+    """A group update run now (strict eager, a fused segment's replay): the group's program,
+    or, for a group of more than one parameter, the interpreter tier's first calls one
+    parameter at a time (``_per_parameter``)."""
+    if PER_PARAMETER and len(args[0]) > 1:
+        out = fn.call_claiming(*args, limit=GROUP_BOUND * _tiers.INTERPRET_MAX_ELEMENTS)
+        if out is _tiers.CLAIMED:
+            out = _per_parameter(update, flags, *args, elementwise=elementwise) or \
+                fn.compiled_call(*args)
+        return out
+    return fn(*args)
+
+
+class _GroupCall(_tiers.Tiered):
+    """Fused eager: an elementwise optimizer's group update recorded as one call, where a call
+    per parameter cost a recording each (a GPT's AdamW group: 30 of them a step). Its outputs'
+    shapes and dtypes are those of each parameter's update (``_one``, traced once per shape
+    pattern), not of a trace of the whole group (every parameter's update, before a cold first
+    step could run); the segment's program traces the group's function; a replayed segment
+    runs it as strict eager does (``_run_group``)."""
+
+    __slots__ = ("update", "flags", "group")
+
+    def __init__(self, update, flags):
+        self.update, self.flags = update, flags
+        self.group = group = _jitted(update, flags)
+        super().__init__(group.raw, lambda: group.jit, "optim (group, recorded)")
+
+    def record(self, params, grads, arrays, hp):
+        """The update's deferred outputs, or None where it must run now (the caller records
+        each parameter's update)."""
+        vals = {}
+        for k, v in hp.items():
+            if isinstance(v, np.generic):
+                v = _hp_scalar(v)       # (one device scalar per value: see _per_parameter)
+            elif v.__class__ is not _tiers._ArrayImpl and v.__class__ is not _fused.Deferred:
+                return None
+            vals[k] = v
+        return _fused.record(self, (params, grads, arrays, vals))
+
+    def __call__(self, *args):
+        if _fused._installed:
+            args = _fused.concrete(args)
+        return _run_group(self.update, self.flags, self.group, args, True)
+
+    def declared_outputs(self, tree, leaves):
+        params, grads, arrays, hp = jax.tree_util.tree_unflatten(tree, leaves)
+        keys, hp_keys = tuple(arrays), tuple(hp)
+        hp_vals = [hp[k] for k in hp_keys]
+        new_p, new_state, out_keys = [], None, None
+        for i, (p, g) in enumerate(zip(params, grads)):
+            st = [arrays[k][i] for k in keys]
+            present = tuple(a is not None for a in st)
+            one = _one(self.update, self.flags, keys, present, hp_keys)
+            tree_i, avals = _fused.abstract(one, [p, g, *[a for a in st if a is not None],
+                                                  *hp_vals])
+            # (``one`` returns ``(new p, {state key: new state})``)
+            _p, where = jax.tree_util.tree_unflatten(tree_i, range(len(avals)))
+            if out_keys is None:
+                out_keys = tuple(where)
+                new_state = {k: [] for k in out_keys}
+            if tuple(where) != out_keys or None in where.values():
+                return self._traced_outputs(params, grads, arrays, hp)
+            new_p.append(avals[_p])
+            for k in out_keys:
+                new_state[k].append(avals[where[k]])
+        # (the structure over positions in ``found``: its leaves come out in the order the
+        # group's function returns them)
+        found = new_p + [a for k in out_keys for a in new_state[k]]
+        n = len(new_p)
+        at = (list(range(n)), {k: list(range(n * (j + 1), n * (j + 2)))
+                               for j, k in enumerate(out_keys)})
+        order, out_tree = jax.tree_util.tree_flatten(at)
+        return out_tree, [jax.ShapeDtypeStruct(found[i][0], found[i][1], weak_type=found[i][2])
+                          for i in order]
+
+    def _traced_outputs(self, *args):
+        """The outputs of a group whose parameters' updates differ in structure: from a trace
+        of the group's function."""
+        spec = jax.tree_util.tree_map(
+            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type), args)
+        out = jax.eval_shape(self.raw, *spec)
+        flat, out_tree = jax.tree_util.tree_flatten(out)
+        return out_tree, flat
+
+
+def _group_call(update, flags):
+    key = (update, flags)
+    f = _GROUP_CALLS.get(key)
+    if f is None:
+        f = _GROUP_CALLS[key] = _GroupCall(update, flags)
+    return f
+
+
+_GROUP_CALLS: dict = {}
 _HP_SCALARS: dict = {}
 
 
@@ -664,15 +758,13 @@ class Optimizer:
         hp = traced[id(group)] if traced is not None else self._hp(group)
         args = ([_raw(p) for p in params], [_raw(p.grad) for p in params], arrays, hp)
         if PER_PARAMETER and len(params) > 1 and _fused.ACTIVE and type(self)._elementwise:
-            out = _per_parameter(type(self)._update, flags, *args, recorded=True) or fn(*args)
-        elif PER_PARAMETER and len(params) > 1:
-            out = fn.call_claiming(*args,
-                                   limit=GROUP_BOUND * _tiers.INTERPRET_MAX_ELEMENTS)
-            if out is _tiers.CLAIMED:
-                out = _per_parameter(type(self)._update, flags, *args,
-                                     elementwise=type(self)._elementwise) or fn.compiled_call(*args)
+            out = None
+            if traced is None:
+                out = _group_call(type(self)._update, flags).record(*args)
+            if out is None:
+                out = _per_parameter(type(self)._update, flags, *args, recorded=True) or fn(*args)
         else:
-            out = fn(*args)
+            out = _run_group(type(self)._update, flags, fn, args, type(self)._elementwise)
         new_p, new_state = out
         dst, src = list(params), list(new_p)
         for k, arrs in new_state.items():
