@@ -146,8 +146,8 @@ add(
     Case("amin_bool", lambda m, a: a.amin(1), (B,)),
     Case("amax_0dim", lambda m, a: a.amax(), (S0,)),
     Case("amax_empty_dim", lambda m, a: a.amax(1), (E0,)),
-    Case("aminmax", lambda m, a: m.aminmax(a), (TIES,), grad=False),
-    Case("aminmax_dim", lambda m, a: a.aminmax(dim=1), (TIES,), grad=False),
+    Case("aminmax", lambda m, a: m.aminmax(a), (TIES,)),
+    Case("aminmax_dim", lambda m, a: a.aminmax(dim=1), (TIES,)),
     # argmax / argmin
     Case("argmax", lambda m, a: a.argmax(), (distinct(3, 4),)),
     Case("argmax_dim", lambda m, a: m.argmax(a, 1), (distinct(3, 4),)),
@@ -345,7 +345,7 @@ add(
     Case("var_mean_keepdim_nodim", lambda m, a: m.var_mean(a, keepdim=True), (f32(2, 3),)),
     Case("amax_keepdim_nodim", lambda m, a: a.amax(keepdim=True), (TIES,)),
     Case("amin_keepdim_nodim", lambda m, a: m.amin(a, keepdim=True), (TIES,)),
-    Case("aminmax_keepdim_nodim", lambda m, a: m.aminmax(a, keepdim=True), (TIES,), grad=False),
+    Case("aminmax_keepdim_nodim", lambda m, a: m.aminmax(a, keepdim=True), (TIES,)),
     Case("all_keepdim_nodim", lambda m, a: a.all(keepdim=True), (B,)),
     Case("any_keepdim_nodim", lambda m, a: m.any(a, keepdim=True), (B,)),
     Case("all_empty_dims", lambda m, a: m.all(a, dim=()), (ZEROS,)),
@@ -692,3 +692,27 @@ def test_mode_with_nan_counts_nans_as_one_value():
         v, i = torchlike.tensor(np.array(x, np.float32)).mode()
         np.testing.assert_equal(v.item(), value)
         assert i.item() == index
+
+
+@pytest.mark.parametrize("kw", [{}, {"dim": 1}, {"dim": 0, "keepdim": True}],
+                         ids=["all", "dim1", "dim0_keepdim"])
+def test_aminmax_is_one_node_as_torch_records_it(kw):
+    """aminmax's two outputs share one node, AminmaxBackward0, that saves the input and both
+    results; each output's gradient is split evenly among its ties."""
+    import torch
+    x = np.array([[1., 3., 3., 0.], [2., 2., 5., 2.], [0., 0., 1., 1.]], np.float32)
+    got = []
+    for m in (torch, torchlike):
+        t = m.tensor(x, requires_grad=True)
+        lo, hi = m.aminmax(t, **kw)
+        assert lo.grad_fn is hi.grad_fn and (lo.output_nr, hi.output_nr) == (0, 1)
+        got.append((type(lo.grad_fn).__name__,
+                    [type(f).__name__ for f, _ in lo.grad_fn.next_functions]))
+        (lo * 2 + hi * 3).sum().backward()
+        got.append(t.grad.numpy())
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            lo2, hi2 = m.aminmax(t * 1, **kw)
+            hi2.add_(1)
+            lo2.sum().backward()
+    assert got[0] == got[2] == ("AminmaxBackward0", ["AccumulateGrad"])
+    np.testing.assert_array_equal(got[3], got[1])

@@ -511,7 +511,7 @@ def _no_complex(input, kernel):
                                   f"'{D.legacy_name(input.dtype)}'")
 
 
-def _amaxmin(name, largest, input, dim, keepdim):
+def _amaxmin(name, largest, input, dim, keepdim, check_only=False):
     _no_complex(input, "aminmax_cpu" if name == "aminmax" else
                 "max_values_cpu" if largest else "min_values_cpu")
     # (torch wraps and checks each dim in the order given)
@@ -523,6 +523,8 @@ def _amaxmin(name, largest, input, dim, keepdim):
                            "operation has no identity.")
     if dims is None:
         _nonempty_full(name, input)
+    if check_only:
+        return None
     dims, keep = _keep_all(dims, keepdim, input.ndim)
     return apply(_amax, input, dims=dims, keepdim=keep, largest=largest)
 
@@ -539,12 +541,20 @@ def amin(input, dim=(), keepdim=False):
     return _amaxmin("amin", False, input, dim, keepdim)
 
 
+@defop("aminmax", saves="both", grad_name=lambda kw: "AminmaxBackward0")
+def _aminmax(a, dims, keepdim):
+    """amin and amax as one op, as torch records them (one node; each output's gradient split
+    evenly among its ties)."""
+    return _amax.fn(a, dims, keepdim, False), _amax.fn(a, dims, keepdim, True)
+
+
 @public(out=True)
 def aminmax(input, *, dim=None, keepdim=False):
     """(min, max) over all elements or one ``dim``."""
     d = () if dim is None else dim
-    return _RT["aminmax"](_amaxmin("aminmax", False, input, d, keepdim),
-                          _amaxmin("aminmax", True, input, d, keepdim))
+    _amaxmin("aminmax", False, input, d, keepdim, check_only=True)
+    dims, keep = _keep_all(dims_arg(d, input.ndim), keepdim, input.ndim)
+    return _RT["aminmax"](*apply(_aminmax, input, dims=dims, keepdim=keep))
 
 
 @defop("argmax", differentiable=False)
