@@ -511,7 +511,8 @@ def _no_complex(input, kernel):
                                   f"'{D.legacy_name(input.dtype)}'")
 
 
-def _amaxmin(name, largest, input, dim, keepdim, check_only=False):
+def _amaxmin_dims(name, largest, input, dim, keepdim):
+    """torch's checks of an amax / amin / aminmax call; its ``(dims, keepdim)``."""
     _no_complex(input, "aminmax_cpu" if name == "aminmax" else
                 "max_values_cpu" if largest else "min_values_cpu")
     # (torch wraps and checks each dim in the order given)
@@ -523,9 +524,11 @@ def _amaxmin(name, largest, input, dim, keepdim, check_only=False):
                            "operation has no identity.")
     if dims is None:
         _nonempty_full(name, input)
-    if check_only:
-        return None
-    dims, keep = _keep_all(dims, keepdim, input.ndim)
+    return _keep_all(dims, keepdim, input.ndim)
+
+
+def _amaxmin(name, largest, input, dim, keepdim):
+    dims, keep = _amaxmin_dims(name, largest, input, dim, keepdim)
     return apply(_amax, input, dims=dims, keepdim=keep, largest=largest)
 
 
@@ -551,9 +554,7 @@ def _aminmax(a, dims, keepdim):
 @public(out=True)
 def aminmax(input, *, dim=None, keepdim=False):
     """(min, max) over all elements or one ``dim``."""
-    d = () if dim is None else dim
-    _amaxmin("aminmax", False, input, d, keepdim, check_only=True)
-    dims, keep = _keep_all(dims_arg(d, input.ndim), keepdim, input.ndim)
+    dims, keep = _amaxmin_dims("aminmax", False, input, () if dim is None else dim, keepdim)
     return _RT["aminmax"](*apply(_aminmax, input, dims=dims, keepdim=keep))
 
 

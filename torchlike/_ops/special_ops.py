@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 import numpy as np
 
+from .._barebones import not_implemented
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import methods, public, toplevel
@@ -346,7 +347,7 @@ def _need_float(name, *args):
                              [])
         if d.is_floating_point:         # (complex too is refused)
             return
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{D.legacy_name(d)}'")
+        raise not_implemented(f"{name}_cpu", d)
 
 
 @public(out=True)

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 
 from .. import _dtype as D
+from .._barebones import not_implemented
 from .._tensor import Tensor
 from .._registry import apply, broadcast_error, defop
 from .._storage import apply_
@@ -26,7 +27,7 @@ def _is_int(a):
 
 
 def _not_impl(name, t):
-    raise NotImplementedError(f"\"{name}\" not implemented for '{D.legacy_name(t.dtype)}'")
+    raise not_implemented(name, t.dtype)
 
 
 def _check_bcast(*xs):

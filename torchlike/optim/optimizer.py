@@ -432,18 +432,11 @@ class _GroupCall(_tiers.Tiered):
                 new_state = {k: [] for k in out_keys}
             if tuple(where) != out_keys or None in where.values():
                 return self._traced_outputs(params, grads, arrays, hp)
-            new_p.append(avals[_p])
+            new_p.append(_aval(avals[_p]))
             for k in out_keys:
-                new_state[k].append(avals[where[k]])
-        # (the structure over positions in ``found``: its leaves come out in the order the
-        # group's function returns them)
-        found = new_p + [a for k in out_keys for a in new_state[k]]
-        n = len(new_p)
-        at = (list(range(n)), {k: list(range(n * (j + 1), n * (j + 2)))
-                               for j, k in enumerate(out_keys)})
-        order, out_tree = jax.tree_util.tree_flatten(at)
-        return out_tree, [jax.ShapeDtypeStruct(found[i][0], found[i][1], weak_type=found[i][2])
-                          for i in order]
+                new_state[k].append(_aval(avals[where[k]]))
+        flat, out_tree = jax.tree_util.tree_flatten((new_p, new_state))
+        return out_tree, flat
 
     def _traced_outputs(self, *args):
         """The outputs of a group whose parameters' updates differ in structure: from a trace
@@ -453,6 +446,11 @@ class _GroupCall(_tiers.Tiered):
         out = jax.eval_shape(self.raw, *spec)
         flat, out_tree = jax.tree_util.tree_flatten(out)
         return out_tree, flat
+
+
+def _aval(key):
+    """A recorded value's ``(shape, dtype, weak_type)`` as an abstract value."""
+    return jax.ShapeDtypeStruct(key[0], key[1], weak_type=key[2])
 
 
 def _group_call(update, flags):

@@ -22,6 +22,7 @@ from jax import lax
 import torchlike as _tl
 from . import _bessel
 from .. import _tiers
+from .._barebones import not_implemented
 from .._registry import apply, defop
 from .._ops.special_ops import _float_dtype, blocked as _blocked, no_grad_for as _no_grad_for
 from .._tensor import Tensor
@@ -252,8 +253,7 @@ def _half_aware(name, f):
 
 
 def _refuse(name, dtype):
-    from .._dtype import legacy_name
-    raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{legacy_name(dtype)}'")
+    raise not_implemented(f"{name}_cpu", dtype)
 
 
 def _refuse_binary(name, input, other, half=False):
