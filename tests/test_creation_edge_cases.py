@@ -333,6 +333,38 @@ def test_arange_forms_as_torch():
     same_as_torch(lambda m: m.arange(0, 3, dtype=m.bool))
 
 
+_INT_RANGES = [(5,), (0,), (2, 7), (-3, 4), (7, 2), (0, 10), (2 ** 24 - 2, 2 ** 24 + 1)]
+_RANGE_KEYWORDS = {
+    "none": lambda m: {}, "int64": lambda m: {"dtype": m.int64},
+    "int32": lambda m: {"dtype": m.int32}, "float32": lambda m: {"dtype": m.float32},
+    "float64": lambda m: {"dtype": m.float64}, "int16": lambda m: {"dtype": m.int16},
+    "float16": lambda m: {"dtype": m.float16}, "python_float": lambda m: {"dtype": float},
+    "float32_grad": lambda m: {"dtype": m.float32, "requires_grad": True},
+    "int64_grad": lambda m: {"requires_grad": True}, "cpu": lambda m: {"device": "cpu"},
+    "cpu_int32": lambda m: {"device": "cpu", "dtype": m.int32},
+}
+
+
+@pytest.mark.parametrize("kw", sorted(_RANGE_KEYWORDS))
+@pytest.mark.parametrize("args", _INT_RANGES, ids=str)
+def test_arange_of_python_ints_with_keywords_as_torch(args, kw):
+    """``arange(n, dtype=...)``, ``arange(a, b, device=...)``: values, dtype and
+    ``requires_grad`` (or torch's error) as torch, across the ranges a dtype holds exactly and
+    past them."""
+    got = both_outcomes(lambda m: m.arange(*args, **_RANGE_KEYWORDS[kw](m)))
+    if got is not None:
+        lv, tv = got
+        assert (lv.requires_grad, str(lv.device)) == (tv.requires_grad, str(tv.device))
+        same_as_torch(lambda m: m.arange(*args, **_RANGE_KEYWORDS[kw](m)).detach())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64",
+                                   "bfloat16", "float16", None])
+@pytest.mark.parametrize("args", [(4,), (2, 3), (0,), (3, 0), (1,)], ids=str)
+def test_eye_as_torch(args, dtype):
+    same_as_torch(lambda m: m.eye(*args, dtype=dt(m, dtype) if dtype else None))
+
+
 def _full_out(m, shape, value, out_shape, out_dtype):
     out = m.zeros(out_shape, dtype=out_dtype(m))
     r = m.full(shape, value, out=out)

@@ -1342,3 +1342,18 @@ def test_a_mask_fill_with_a_changing_number_is_one_program_configuration():
         x[x > 4.0 - k * 0.5] = 4.0 - k * 0.5
     assert len(_index_put_mask.cache) == n
     assert x.tolist() == [0.0, 1.0, 2.0, 2.0, 2.0, 2.0]
+
+
+def test_a_partial_read_keeps_the_other_values_of_its_cone(fused):
+    """Reading one element of a pending ``unbind`` (a loop over a computed index tensor, as a
+    batch sampler's ``for i in ix``) computes the unbind once: its other elements, still
+    referenced, get their values too, so the loop's later reads run nothing."""
+    other = _deep(torch.ones(5))       # (pending beside it: the reads are partial)
+    ix = torch.arange(6) * 3
+    before = _fused.stats()
+    got = [int(i) for i in ix]
+    after = _fused.stats()
+    assert got == [0, 3, 6, 9, 12, 15]
+    assert after["partial"] - before["partial"] == 1
+    assert other._d.value is None       # (still pending)
+    assert other.tolist() == [1.0] * 5

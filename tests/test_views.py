@@ -487,3 +487,27 @@ def test_fill_of_repeated_elements_in_grad_mode_raises_as_torch():
         x = torchlike.tensor([1.0, 2.0], requires_grad=True) * 1
         x.expand(3, 2).fill_(4.0)
     assert x.tolist() == [4.0, 4.0]
+
+
+def test_iterating_a_tensor_yields_unbinds_views_as_torch():
+    """``for t in x`` is ``x.unbind(0)``, as in torch: one op whose node (UnbindBackward0) every
+    element shares, each element a view writing through to ``x``; a 0-d tensor refuses."""
+    log = {}
+    for m in (torch, torchlike):
+        x = m.tensor(BASE[:3, :2].copy()).requires_grad_()
+        y = x * 1
+        rows = list(iter(y))
+        out = [type(iter(y)).__name__, [type(r.grad_fn).__name__ for r in rows],
+               len({id(r.grad_fn) for r in rows})]
+        (rows[0] * rows[2]).sum().backward()
+        out.append(x.grad.tolist())
+        z = m.arange(4)
+        elems = [e for e in z]
+        elems[1].fill_(9)
+        out += [z.tolist(), [int(e) for e in elems]]
+        try:
+            iter(m.tensor(1.0))
+        except TypeError as e:
+            out.append(str(e))
+        log[m.__name__] = out
+    assert log["torchlike"] == log["torch"]

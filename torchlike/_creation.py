@@ -1462,13 +1462,19 @@ def _arange_np(start, step, n, dt):
 def arange(*args, **kwargs):
     """Values from ``start`` to ``end`` (exclusive); int64 for integer arguments. The size and
     values follow torch's CPU kernel (an integer dtype truncates ``start`` and ``step``)."""
-    if not kwargs and 0 < len(args) <= 2 and args[0].__class__ is int \
-            and args[-1].__class__ is int:
-        # ``arange(n)``, ``arange(a, b)`` with Python ints (position ids, index ranges): no
-        # check below can refuse an increasing range of int64 values
+    if 0 < len(args) <= 2 and args[0].__class__ is int and args[-1].__class__ is int and (
+            not kwargs or kwargs.keys() <= _ARANGE_QUICK_KW):
+        # ``arange(n)``, ``arange(a, b)`` with Python ints (position ids, index ranges), in
+        # int64 or a dtype that holds every value of the range exactly: no check below can
+        # refuse an increasing range of such values, and torch's kernel computes them exactly
         start, end = (0, args[0]) if len(args) == 1 else args
-        if 0 <= end - start <= _ARANGE_QUICK and -_ARANGE_QUICK <= start <= _ARANGE_QUICK:
-            return _finish(_tiers.to_device(np.arange(start, end, dtype=np.int64)), None, False)
+        dtype = kwargs.get("dtype")
+        dt = D.int64 if dtype is None else (
+            _ARANGE_QUICK_DTYPES.get(dtype) if dtype.__class__ is D.dtype else None)
+        if dt is not None and 0 <= end - start <= _ARANGE_QUICK and \
+                -_ARANGE_QUICK <= start <= _ARANGE_QUICK - (end - start):
+            return _finish(_tiers.to_device(np.arange(start, end, dtype=dt.np)),
+                           kwargs.get("device"), kwargs.get("requires_grad", False))
     a = _range_args("arange", args, kwargs)
     start, end, step = a.get("start", 0), a["end"], a.get("step", 1)
     dtype, device, requires_grad = a["dtype"], a["device"], a["requires_grad"]
@@ -1520,6 +1526,9 @@ def arange(*args, **kwargs):
 
 
 _ARANGE_QUICK = 1 << 24
+# arange's quick path: its keywords, and the dtypes holding every integer up to _ARANGE_QUICK
+_ARANGE_QUICK_KW = frozenset(("dtype", "device", "requires_grad"))
+_ARANGE_QUICK_DTYPES = {d: d for d in (D.int64, D.int32, D.float32, D.float64)}
 
 
 def _fmt_num(v):
@@ -1593,9 +1602,10 @@ def _eye_impl(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=
     _check_alloc((n, n if m is None else m), dt, device)
     if dt in D.BAREBONES:
         raise NotImplementedError(f"\"eye\" not implemented for '{D.legacy_name(dt)}'")
-    e = jnp.eye(n, m, dtype=dt.np)
     if dt in _ZERO_BITS:        # (the off-diagonal zeros as torch's zero bytes)
-        e = jnp.where(jnp.eye(n, m, dtype=bool), e, _ZERO_BITS[dt])
+        e = jnp.where(jnp.eye(n, m, dtype=bool), jnp.eye(n, m, dtype=dt.np), _ZERO_BITS[dt])
+    else:                       # (made on the host: jnp.eye dispatches four programs)
+        e = _tiers.to_device(np.eye(n, m, dtype=dt.np))
     return _finish(e, device, requires_grad, layout=layout)
 
 
@@ -1616,7 +1626,7 @@ def _random_dtype(dt, kernel):
 def _draw(sampler, shape, dt, generator):
     """``sampler`` (jax.random.uniform/normal) in ``dt``; a complex dtype draws its real and
     imaginary parts (each with variance 1/2 for the normal, as torch)."""
-    key = _random.next_key(generator)
+    key = _random.next_key_data(generator)
     if dt.category != D._COMPLEX:
         return _random.draw(sampler, key, shape, dt.np)
     part = D.float64 if dt is D.complex128 else D.float32
@@ -1740,7 +1750,7 @@ def _randint(low, high, size, *, generator=None, dtype=None, layout=None, device
     dt, shape = _dt(dtype, D.int64), _size((size,), "randint")
     _randint_bounds(low, high, dt)
     _check_alloc(shape, dt, device)
-    arr = _random.draw(jax.random.randint, _random.next_key(generator), shape, low, high,
+    arr = _random.draw(jax.random.randint, _random.next_key_data(generator), shape, low, high,
                        np.int64)
     _fused.bound(arr, low, high - 1)        # (an index check of the draw then reads nothing)
     if arr.dtype != dt.np:

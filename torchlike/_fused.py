@@ -591,6 +591,12 @@ def _partial(d, reason):
     with suspended(), (jax.ensure_compile_time_eval() if staging() else NO_CONTEXT):
         _evaluate([calls[i] for i in sorted(need)], seg.ext, vals, traced=False)
     d.value = vals[d.slot]
+    for r, v in vals.items():
+        # (the cone's other values still referenced: a read of one later reads it, where it
+        # would compute its cone again: the elements of an ``unbind``, each read in a loop)
+        o = outs[r]()
+        if o is not None and o.value is None:
+            o.value = v
     _stats["partial"] += 1
     _cuts["partial: " + reason] += 1
     return True

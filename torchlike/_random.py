@@ -262,22 +262,24 @@ _DRAWS_MAX = 4096
 HOST_NORMAL_MAX = 1 << 20
 
 
-def draw(sampler, key, shape, *args):
-    """``sampler(key, shape, *args)`` (a jax.random sampler), as cheaply as the shape allows."""
+def draw(sampler, data, shape, *args):
+    """``sampler(key, shape, *args)`` (a jax.random sampler) of the key whose data is ``data``
+    (``next_key_data``: no key array made and unwrapped on the host), as cheaply as the shape
+    allows."""
     shape = tuple(shape)
-    if isinstance(key, jax.core.Tracer) or not _tiers.on_host():
-        return sampler(key, shape, *args)
+    if isinstance(data, jax.core.Tracer) or not _tiers.on_host():
+        return sampler(jax.random.wrap_key_data(data), shape, *args)
     if sampler is jax.random.normal:
         n = 1
         for d in shape:
             n *= d
         if 0 < n <= HOST_NORMAL_MAX:        # (numpy refuses (0, 2**62))
-            return _host_normal(key, shape, *args)
+            return _host_normal(data, shape, *args)
     try:
         k = (sampler, shape, args)
         t = _draws.get(k)
     except TypeError:                   # an array argument: the plain draw
-        return sampler(key, shape, *args)
+        return sampler(jax.random.wrap_key_data(data), shape, *args)
     if t is None:
         if len(_draws) >= _DRAWS_MAX:
             _draws.clear()
@@ -297,14 +299,14 @@ def draw(sampler, key, shape, *args):
                                       "draw", ident=lambda: _tiers.stable("draw", name, shape,
                                                                           args),
                                       poly=family)
-    return t(jax.random.key_data(key))
+    return t(data)
 
 
-def draw_now(sampler, key, shape, *args):
+def draw_now(sampler, data, shape, *args):
     """``draw``, run at once even in fused eager: for host code that reads the draw right
     away (recording it would only make a cut)."""
     with _fused.suspended():
-        return draw(sampler, key, shape, *args)
+        return draw(sampler, data, shape, *args)
 
 
 # (sampler, args) -> (the table of its shape-polymorphic traces, the family's identity)
@@ -314,7 +316,7 @@ _families: dict = {}
 _2PI = 2.0 * np.pi
 
 
-def _host_normal(key, shape, dtype=float):
+def _host_normal(data, shape, dtype=float):
     """Standard normals of ``shape`` and ``dtype`` made on the host (see above)."""
     dtype = np.dtype(jax.dtypes.canonicalize_dtype(dtype))
     n = 1
@@ -322,11 +324,11 @@ def _host_normal(key, shape, dtype=float):
         n *= d
     if dtype.kind == "c":               # real and imaginary parts each N(0, 1/2), as jax and torch
         part = np.float64 if dtype.itemsize > 8 else np.float32
-        z = np.asarray(_host_normal(key, (2, n), part), np.float64) * np.sqrt(0.5)
+        z = np.asarray(_host_normal(data, (2, n), part), np.float64) * np.sqrt(0.5)
         z = (z[0] + 1j * z[1]).astype(dtype).reshape(shape)
         return _tiers.put(z, jax.core.ShapedArray(shape, dtype), None)
     m = (n + 1) // 2
-    bits = np.asarray(draw_now(jax.random.bits, key, (2, m), jnp.uint64 if dtype.itemsize > 4
+    bits = np.asarray(draw_now(jax.random.bits, data, (2, m), jnp.uint64 if dtype.itemsize > 4
                                else jnp.uint32), np.float64)
     scale = 2.0 ** -(64 if dtype.itemsize > 4 else 32)
     u = (bits + 0.5) * scale            # in (0, 1): the logarithm is finite

@@ -675,7 +675,7 @@ class Tensor(InteropMixin):
     def __iter__(self):
         if self._d.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._d.shape[0]))
+        return iter(self.unbind(0))     # (as torch: one op, UnbindBackward0 on every element)
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.asarray(self._data), self._requires_grad))

@@ -23,7 +23,7 @@ __all__: list = []
 
 
 def _key_data(generator=None):
-    return jax.random.key_data(_random.next_key(generator))
+    return _random.next_key_data(generator)
 
 
 def _bucket(n):

@@ -79,14 +79,14 @@ def _need_float(tensor, kernel):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     _need_float(tensor, "check_uniform_bounds")
-    k = _random.next_key(generator)
+    k = _random.next_key_data(generator)
     return _write(tensor, _random.draw_now(jax.random.uniform, k, tensor._d.shape,
                                            jnp.float64, a, b))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     _need_float(tensor, "normal_kernel_cpu")
-    k = _random.next_key(generator)
+    k = _random.next_key_data(generator)
     z = _random.draw_now(jax.random.normal, k, tensor._d.shape, jnp.float64)
     if _tiers.on_host() and not isinstance(z, jax.core.Tracer):
         z = np.asarray(z)               # the same float64 arithmetic, without a program
