@@ -1,6 +1,6 @@
 """Script-shaped loops, each in fresh processes: torch, torchlike strict eager, fused eager.
 
-    python benchmarks/scripts.py [--only makemore,generate] [--repeats 2] [--steps 400]
+    python benchmarks/scripts.py [--only makemore,bigram,generate] [--repeats 2] [--steps 400]
 
 Workloads (written once against ``torch``, the module under test):
 
@@ -8,6 +8,11 @@ Workloads (written once against ``torch``, the module under test):
   lecture: embedding lookup by indexing (``C[Xb]``), a tanh layer with batch norm by hand,
   ``F.cross_entropy``, ``p.grad = None``, a manual SGD update ``p.data += -lr * p.grad``, a
   minibatch drawn with ``torch.randint`` every step and ``loss.item()`` every step;
+* ``bigram``: the bigram model of Karpathy's GPT lecture, written as in the lecture: a batch
+  made by ``torch.stack`` of slices ``data[i:i+block_size]`` for each ``i`` of a
+  ``torch.randint`` draw (a loop over a tensor, each index read on the host), an embedding
+  table's logits, ``F.cross_entropy``, ``zero_grad(set_to_none=True)``, AdamW, ``loss.item()``
+  every step;
 * ``generate``: nanoGPT-style sampling from a tiny GPT (2 blocks, d_model 128): crop the
   context, top-k, softmax, ``torch.multinomial``, ``torch.cat``, under ``no_grad``.
 
@@ -59,6 +64,40 @@ MAKEMORE = textwrap.dedent("""
         loss.backward()
         for p in parameters:
             p.data += -0.1 * p.grad
+        return loss.item()
+""")
+
+BIGRAM = textwrap.dedent("""
+    nn, F = torch.nn, torch.nn.functional
+    torch.manual_seed(1337)
+    vocab_size, block_size, batch_size = 65, 8, 32
+    data = torch.randint(0, vocab_size, (100000,))
+
+    def get_batch():
+        ix = torch.randint(len(data) - block_size, (batch_size,))
+        x = torch.stack([data[i:i + block_size] for i in ix])
+        y = torch.stack([data[i + 1:i + block_size + 1] for i in ix])
+        return x, y
+
+    class BigramLanguageModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
+
+        def forward(self, idx, targets):
+            logits = self.token_embedding_table(idx)
+            B, T, C = logits.shape
+            return F.cross_entropy(logits.view(B * T, C), targets.view(B * T))
+
+    m = BigramLanguageModel()
+    optimizer = torch.optim.AdamW(m.parameters(), lr=1e-3)
+
+    def step(i):
+        xb, yb = get_batch()
+        loss = m(xb, yb)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
         return loss.item()
 """)
 
@@ -114,7 +153,7 @@ GENERATE = textwrap.dedent("""
             idx = idx[:, -1:]
 """)
 
-WORKLOADS = {"makemore": MAKEMORE, "generate": GENERATE}
+WORKLOADS = {"makemore": MAKEMORE, "bigram": BIGRAM, "generate": GENERATE}
 
 CHILD = textwrap.dedent("""
     import json, sys, time
@@ -151,7 +190,7 @@ def run(lib, name, warm, steps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="makemore,generate")
+    ap.add_argument("--only", default="makemore,bigram,generate")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--warm", type=int, default=50)
     ap.add_argument("--steps", type=int, default=300)

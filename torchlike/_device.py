@@ -239,12 +239,31 @@ def to_jax(dev):
 
 def of_array(arr) -> device:
     """The torch device of a jax array."""
+    c = arr.__class__
+    if c is _ArrayImpl:
+        sh = arr.sharding
+        d = sh._device if sh.__class__ is _SingleDevice else None
+    else:
+        d = arr.device if c is _fused.Deferred else None
+    if d is not None:
+        got = _OF_JAX_DEVICE.get(d)
+        if got is None:
+            got = _OF_JAX_DEVICE[d] = _of_jax_device(d)
+        return got
     if getattr(arr, "__slots__", None) == ("shape", "dtype"):      # a MetaArray
         return device("meta")
     try:
         d = next(iter(arr.devices()))
     except Exception:  # tracers have no device
         return _CPU
+    return _of_jax_device(d)
+
+
+_ArrayImpl, _SingleDevice = _fused._ArrayImpl, _fused._SingleDevice
+_OF_JAX_DEVICE: dict = {}       # jax device -> torch device (of a single-device array)
+
+
+def _of_jax_device(d):
     t = _PLATFORM_TO_TYPE.get(d.platform, d.platform)
     if t == "cpu":
         return _CPU

@@ -89,7 +89,7 @@ def _masked(x, keep, scale, grad_scale):
 @defop("native_dropout", grad_name="NativeDropoutBackward0")
 def _native_dropout(x, key, p, train):
     keep = (jnp.ones(x.shape, bool) if train is False
-            else jax.random.bernoulli(key, 1.0 - p, x.shape))
+            else jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, x.shape))
     scale = 1.0 if train is False else (1.0 / (1.0 - p) if p < 1 else 0.0)
     return _masked(x, keep, scale, scale if train else 1.0), keep
 
@@ -104,7 +104,7 @@ def native_dropout(input, p, train):
     from ..nn.functional import _dropout_float_only
     if train is not False:
         _dropout_float_only(input)
-    return apply(_native_dropout, input, _random.next_key(), p=float(p),
+    return apply(_native_dropout, input, _random.next_key_data(), p=float(p),
                  train=None if train is None else bool(train))
 
 

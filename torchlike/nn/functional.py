@@ -541,7 +541,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     _float_kernel("rrelu_with_noise_out_cpu", input)
     if input.dtype is D.float16:        # (its CPU kernel has bfloat16 but no Half)
         raise NotImplementedError('"rrelu_with_noise_out_cpu" not implemented for \'Half\'')
-    key = _random.next_key()
+    key = _random.next_key_data()
     out = apply(_rrelu_train, input, key, lower=float(lower), upper=float(upper),
                 **({"name": "RreluWithNoiseBackward1"} if inplace else {}))
     return _inplace(input, out) if inplace else out
@@ -550,7 +550,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 @_act("rrelu_train", lambda kw: kw.get("name", "RreluWithNoiseBackward0"),
       saves=_result_if_inplace)
 def _rrelu_train(x, key, lower, upper, name="RreluWithNoiseBackward0"):
-    a = jax.random.uniform(key, x.shape, x.dtype, lower, upper)
+    a = jax.random.uniform(jax.random.wrap_key_data(key), x.shape, x.dtype, lower, upper)
     # (torch draws the noise where x <= 0)
     return jnp.where(x > 0, x, x * a)
 
@@ -1119,7 +1119,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def _gumbel_softmax(x, key, tau, hard, dim):
     if x.ndim == 0:         # (the softmax of a scalar: 1, its one-hot too)
         return jnp.ones_like(x)
-    g = -jnp.log(jax.random.exponential(key, x.shape, x.dtype))
+    g = -jnp.log(jax.random.exponential(jax.random.wrap_key_data(key), x.shape, x.dtype))
     y = jax.nn.softmax((x + g) / tau, axis=dim)
     if hard:
         idx = jnp.argmax(y, axis=dim, keepdims=True)
@@ -1138,7 +1138,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
                            f"dtype must be a floating point but you specified "
                            f"{D.legacy_name(logits.dtype)}")
     dim = _int_dim("softmax", dim, logits.ndim)
-    return apply(_gumbel_softmax, logits, _random.next_key(), tau=float(tau), hard=bool(hard),
+    return apply(_gumbel_softmax, logits, _random.next_key_data(), tau=float(tau), hard=bool(hard),
                  dim=dim)
 
 
@@ -1146,7 +1146,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 
 @defop("dropout", grad_name="MulBackward0")
 def _dropout(x, key, p, mask_shape):
-    keep = jax.random.bernoulli(key, 1.0 - p, mask_shape)
+    keep = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, mask_shape)
     return jnp.where(keep, x * jnp.asarray(1.0 / (1.0 - p), x.dtype), jnp.zeros_like(x))
 
 
@@ -1166,7 +1166,7 @@ def _dropout_impl(input, p, training, inplace, mask_shape):
         out = input * _tl.zeros((), dtype=input.dtype)     # (torch: times a zero of its dtype)
     else:
         _dropout_float_only(input)
-        out = apply(_dropout, input, _random.next_key(), p=float(p), mask_shape=mask_shape)
+        out = apply(_dropout, input, _random.next_key_data(), p=float(p), mask_shape=mask_shape)
     return _inplace(input, out) if inplace else out
 
 
@@ -1229,7 +1229,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 @defop("alpha_dropout", grad_name="AddBackward0")
 def _alpha_dropout(x, key, p, mask_shape):
     alpha = 1.7580993408473766
-    keep = jax.random.bernoulli(key, 1.0 - p, mask_shape).astype(x.dtype)
+    keep = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, mask_shape).astype(x.dtype)
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     b = (keep - 1) * (alpha * a) + alpha * a * p
     return x * (keep * a) + b
@@ -1244,7 +1244,7 @@ def _alpha_impl(input, p, training, inplace, mask_shape):
         out = input * _tl.zeros((), dtype=input.dtype)
     else:
         _dropout_float_only(input)
-        out = apply(_alpha_dropout, input, _random.next_key(), p=float(p),
+        out = apply(_alpha_dropout, input, _random.next_key_data(), p=float(p),
                     mask_shape=mask_shape)
     return _inplace(input, out) if inplace else out
 
@@ -2826,7 +2826,7 @@ def _sdpa(q, k, v, *rest, scale, causal, dropout_p, mask_kind, gqa, math, upcast
     p = jax.nn.softmax(jnp.where(empty, 0.0, s).astype(s.dtype), axis=-1)
     p = jnp.where(empty, 0.0, p).astype(p.dtype)
     if dropout_p > 0:
-        keep = jax.random.bernoulli(rest[i], 1 - dropout_p, p.shape)
+        keep = jax.random.bernoulli(jax.random.wrap_key_data(rest[i]), 1 - dropout_p, p.shape)
         p = jnp.where(keep, p / (1 - dropout_p), 0.0)
     return jnp.matmul(p, v, precision=_HI).astype(out_dtype)
 
@@ -2896,7 +2896,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         kind = "bool" if attn_mask.dtype.name == "bool" else "float"
         args.append(attn_mask)
     if dropout_p > 0:
-        args.append(_random.next_key())
+        args.append(_random.next_key_data())
     upcast = use_math and query.dtype.name in ("float16", "bfloat16")
     return apply(_sdpa, query, key, value, *args, scale=sc, causal=bool(is_causal),
                  dropout_p=float(dropout_p), mask_kind=kind, gqa=bool(enable_gqa), math=use_math,

@@ -422,7 +422,7 @@ def _mha(q, k, v, *rest, H, separate, has_in_bias, has_out_bias, has_bias_kv, ad
     else:
         attn = jax.nn.softmax(scores, axis=-1)
     if dropout_p > 0:
-        keepm = jax.random.bernoulli(key, 1 - dropout_p, attn.shape)
+        keepm = jax.random.bernoulli(jax.random.wrap_key_data(key), 1 - dropout_p, attn.shape)
         attn = jnp.where(keepm, attn / (1 - dropout_p), 0)
     o = jnp.matmul(attn, vh, precision=_HI)                   # (N, H, L, hd)
     o = jnp.transpose(o, (2, 0, 1, 3)).reshape(L, N, E)
@@ -677,7 +677,7 @@ class MultiheadAttention(Module):
             args.append(key_padding_mask)
         p = self.dropout if self.training else 0.0
         if p > 0:
-            args.append(_random.next_key())
+            args.append(_random.next_key_data())
         out, w = apply(_mha, *args, H=self.num_heads, separate=not self._qkv_same_embed_dim,
                        has_in_bias=self.in_proj_bias is not None,
                        has_out_bias=self.out_proj.bias is not None,

@@ -116,7 +116,7 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
         last = outs
         inp = outs[0] if num_dirs == 1 else jnp.concatenate(outs, axis=-1)
         if dropout > 0 and layer < num_layers - 1:
-            keep = jax.random.bernoulli(jax.random.fold_in(key, layer), 1 - dropout, inp.shape)
+            keep = jax.random.bernoulli(jax.random.fold_in(jax.random.wrap_key_data(key), layer), 1 - dropout, inp.shape)
             # p == 1 zeroes every element (no 1/0 scale: its gradient would be nan)
             inp = jnp.where(keep, inp * (1 / (1 - dropout) if dropout < 1 else 0), 0)
     # the last layer's outputs per direction and each layer's final states, unstacked: the
@@ -153,7 +153,7 @@ def _stack(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bidi
     args = [x, h0] + ([c0] if lstm else []) + list(params)
     has_key = bool(train) and dropout > 0 and num_layers > 1
     if has_key:
-        args.append(_random.next_key())
+        args.append(_random.next_key_data())
     if lengths is not None:
         args.append(lengths)
     outs = apply(_rnn, *args, mode=mode, num_layers=num_layers, num_dirs=nd,
