@@ -79,11 +79,16 @@ def _sign_fn(a):
         return a
     if _is_int(a):
         return jnp.sign(a)
-    if jnp.iscomplexobj(a):     # torch's sgn: z / |z|, 0 at 0 (NaN parts kept NaN)
+    if jnp.iscomplexobj(a):
+        # torch's sgn: z / |z|, 0 at 0; NaN in both parts where a part is not finite (its
+        # complex division's answer on its scalar and AVX-512 kernels: DIFFERENCES.md)
+        re, im = jnp.real(a), jnp.imag(a)
         r = jnp.abs(a)
         r = jnp.where(r == 0, 1, r)
+        nan = jnp.array(complex(float("nan"), float("nan")), a.dtype)
         return jnp.where(a == 0, jnp.zeros_like(a),
-                         jax.lax.complex(jnp.real(a) / r, jnp.imag(a) / r))
+                         jnp.where(jnp.isfinite(re) & jnp.isfinite(im),
+                                   jax.lax.complex(re / r, im / r), nan))
     # torch: sign(nan) == 0, sign(-0.) == 0. (unsigned)
     return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
 
