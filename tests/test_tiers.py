@@ -5,6 +5,7 @@ primitive-by-primitive checks live in tests/test_interpret.py. Results are compa
 torch, and integer/bool/data-movement results bit for bit with the compiled path.
 """
 import contextlib
+import itertools
 
 import jax
 import numpy as np
@@ -752,3 +753,37 @@ def test_a_script_ending_while_its_last_steps_run_exits_cleanly():
     r = subprocess.run([sys.executable, "-c", _STILL_RUNNING_AT_EXIT], env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("sort", lambda x: x.sort(-1)),
+    ("argsort", lambda x: x.argsort(0)),
+    ("topk", lambda x: x.topk(3)),
+    ("median", lambda x: x.median(1)),
+])
+def test_a_sorting_function_stays_interpreted_on_the_cpu(name, fn, monkeypatch):
+    """A signature whose trace sorts is never compiled on the CPU (``_tiers.STAY_ON_HOST``:
+    XLA's CPU sort is several times slower than numpy's); its values are the compiled ones;
+    a function that does not sort leaves the interpreter as before."""
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
+    x = torchlike.tensor(np.random.default_rng(0).standard_normal((6, 9)).astype(np.float32))
+    before = _tiers.stats()["interpreted"]
+    outs = [_tensors(fn(x)) for _ in range(6)]
+    assert _tiers.stats()["interpreted"] - before == 6, "a sorting function compiled"
+    y = torchlike.ones(next(_FRESH), 3)     # (a signature no other test met)
+    before = _tiers.stats()["interpreted"]
+    for _ in range(6):
+        y.exp()
+    assert _tiers.stats()["interpreted"] - before == 2, "exp stayed interpreted"
+    expected = _tensors(fn(torch.tensor(x.numpy())))
+    for o in outs:
+        for a, b in zip(o, expected):
+            assert np.array_equal(a.numpy(), b.numpy())
+
+
+_FRESH = itertools.count(101)
+
+
+def _tensors(out):
+    return tuple(out) if isinstance(out, tuple) else (out,)
