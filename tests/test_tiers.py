@@ -771,7 +771,7 @@ def test_a_sorting_function_stays_interpreted_on_the_cpu(name, fn, monkeypatch):
     before = _tiers.stats()["interpreted"]
     outs = [_tensors(fn(x)) for _ in range(6)]
     assert _tiers.stats()["interpreted"] - before == 6, "a sorting function compiled"
-    y = torchlike.ones(next(_FRESH), 3)     # (a signature no other test met)
+    y = torchlike.ones(next(_NEW_SIZES), 3)     # (a signature no other test met)
     before = _tiers.stats()["interpreted"]
     for _ in range(6):
         y.exp()
@@ -782,7 +782,7 @@ def test_a_sorting_function_stays_interpreted_on_the_cpu(name, fn, monkeypatch):
             assert np.array_equal(a.numpy(), b.numpy())
 
 
-_FRESH = itertools.count(101)
+_NEW_SIZES = itertools.count(101)
 
 
 def _tensors(out):
