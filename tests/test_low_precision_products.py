@@ -106,10 +106,23 @@ SWEEP = {
 
 
 def _same(name, r_torch, r_tl, dtype):
+    """torch's bits, where the product is rounded as torch rounds it; once the op runs its
+    compiled program, XLA's float32 sums may be ordered otherwise than numpy's and torch's (on
+    AVX-512 CPUs, a 3-D float16 ``linear``): then an element may land an ulp away, at most one
+    in 32 (rounding twice, or in the half dtype, moves a third of them: DIFFERENCES.md, "An op's
+    first calls and its later calls may differ in the last bits")."""
     assert str(r_tl.dtype) == str(r_torch.dtype), name
     assert tuple(r_tl.shape) == tuple(r_torch.shape), name
-    np.testing.assert_array_equal(np.asarray(r_tl.detach().float().numpy()),
-                                  r_torch.detach().float().numpy(), err_msg=name)
+    a = np.asarray(r_tl.detach().float().numpy())
+    b = r_torch.detach().float().numpy()
+    off = (a != b) & ~(np.isnan(a) & np.isnan(b))
+    if not off.any():
+        return
+    half = {"float16": np.float16, "bfloat16": None}[dtype]
+    ulp = (np.spacing(np.abs(b).astype(half)).astype(np.float32) if half is not None
+           else np.abs(b) * 2.0 ** -7)
+    assert off.sum() <= max(1, off.size // 32), f"{name}: {off.sum()} of {off.size} differ"
+    np.testing.assert_array_less(np.abs(a - b)[off], (ulp * 1.01)[off] + 1e-30, err_msg=name)
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

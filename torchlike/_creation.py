@@ -1471,7 +1471,8 @@ def arange(*args, **kwargs):
         dtype = kwargs.get("dtype")
         dt = D.int64 if dtype is None else (
             _ARANGE_QUICK_DTYPES.get(dtype) if dtype.__class__ is D.dtype else None)
-        if dt is not None and 0 <= end - start <= _ARANGE_QUICK and \
+        if dt is not None and kwargs.get("requires_grad", False).__class__ is bool and \
+                0 <= end - start <= _ARANGE_QUICK and \
                 -_ARANGE_QUICK <= start <= _ARANGE_QUICK - (end - start):
             return _finish(_tiers.to_device(np.arange(start, end, dtype=dt.np)),
                            kwargs.get("device"), kwargs.get("requires_grad", False))
