@@ -511,3 +511,25 @@ def test_iterating_a_tensor_yields_unbinds_views_as_torch():
             out.append(str(e))
         log[m.__name__] = out
     assert log["torchlike"] == log["torch"]
+
+
+def test_iterating_a_long_tensor_yields_selects_with_torchs_values_and_gradients():
+    """Past ``ITER_UNBIND_MAX`` rows each element is a select (SelectBackward0, where torch's
+    is UnbindBackward0: DIFFERENCES.md); values, write-through and gradients are torch's."""
+    from torchlike import _tensor
+    n = _tensor.ITER_UNBIND_MAX
+    log = {}
+    for m in (torch, torchlike):
+        out = []
+        for rows in (n, n + 1):
+            x = m.arange(rows * 2.0).reshape(rows, 2).requires_grad_()
+            y = x * 1
+            els = list(y)
+            out.append(len(els))
+            (els[0] * els[-1]).sum().backward()
+            out.append(x.grad.tolist())
+            out.append(type(els[1].grad_fn).__name__)
+        log[m.__name__] = out
+    got, want = log["torchlike"], log["torch"]
+    assert got[:3] == want[:3] and got[3:5] == want[3:5]
+    assert (want[5], got[5]) == ("UnbindBackward0", "SelectBackward0")

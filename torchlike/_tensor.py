@@ -141,6 +141,10 @@ _NO_NUMPY = {"bfloat16": "BFloat16", "float8_e4m3fn": "Float8_e4m3fn",
              "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e8m0fnu": "Float8_e8m0fnu"}
 
 
+# iterating a tensor of at most this many rows is one ``unbind(0)`` (torch's), longer ones a
+# select a row
+ITER_UNBIND_MAX = 64
+
 class Tensor(InteropMixin):
     """A torch-style tensor over an immutable jax array.
 
@@ -675,7 +679,12 @@ class Tensor(InteropMixin):
     def __iter__(self):
         if self._d.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))     # (as torch: one op, UnbindBackward0 on every element)
+        n = self._d.shape[0]
+        if n <= ITER_UNBIND_MAX:
+            return iter(self.unbind(0))     # (as torch: one op, UnbindBackward0 on each element)
+        # (a long first dim: one select a row, SelectBackward0 on each; an unbind of thousands
+        # of outputs costs seconds to trace: DIFFERENCES.md)
+        return (self[i] for i in range(n))
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.asarray(self._data), self._requires_grad))
