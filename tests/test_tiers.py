@@ -758,13 +758,13 @@ def test_a_script_ending_while_its_last_steps_run_exits_cleanly():
 @pytest.mark.parametrize("name,fn", [
     ("sort", lambda x: x.sort(-1)),
     ("argsort", lambda x: x.argsort(0)),
-    ("topk", lambda x: x.topk(3)),
-    ("median", lambda x: x.median(1)),
+    ("sort_descending", lambda x: x.sort(dim=0, descending=True, stable=True)),
+    ("msort", lambda x: x.msort()),
 ])
 def test_a_sorting_function_stays_interpreted_on_the_cpu(name, fn, monkeypatch):
-    """A signature whose trace sorts is never compiled on the CPU (``_tiers.STAY_ON_HOST``:
-    XLA's CPU sort is several times slower than numpy's); its values are the compiled ones;
-    a function that does not sort leaves the interpreter as before."""
+    """A signature whose trace sorts, without a loop or branch, is never compiled on the CPU
+    (``_tiers.STAY_ON_HOST``: XLA's CPU sort is several times slower than numpy's); its values
+    are torch's; a function that does not sort leaves the interpreter as before."""
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
     monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
     x = torchlike.tensor(np.random.default_rng(0).standard_normal((6, 9)).astype(np.float32))
@@ -780,6 +780,18 @@ def test_a_sorting_function_stays_interpreted_on_the_cpu(name, fn, monkeypatch):
     for o in outs:
         for a, b in zip(o, expected):
             assert np.array_equal(a.numpy(), b.numpy())
+
+
+def test_a_sorting_function_with_a_branch_compiles(monkeypatch):
+    """topk's tie handling is a branch (``cond``), which the interpreter walks step by step:
+    it compiles after its first calls as any function does."""
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
+    x = torchlike.ones(next(_NEW_SIZES), 9)
+    before = _tiers.stats()["interpreted"]
+    for _ in range(6):
+        x.topk(3)
+    assert _tiers.stats()["interpreted"] - before == 2
 
 
 _NEW_SIZES = itertools.count(101)
