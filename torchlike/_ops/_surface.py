@@ -302,6 +302,18 @@ def _parameters(signature):
     return params
 
 
+# sort and argsort: their overloads (the function's, the method's), one taking ``stable`` with
+# dim and descending as keywords only
+_STABLE_OVERLOADS = {
+    "sort": (("input, *, stable, dim=-1, descending=False, out=None",
+              "input, dim=-1, descending=False, *, out=None"),
+             ("*, stable, dim=-1, descending=False", "dim=-1, descending=False")),
+    "argsort": (("input, *, stable, dim=-1, descending=False, out=None",
+                 "input, dim=-1, descending=False"),
+                ("*, stable, dim=-1, descending=False", "dim=-1, descending=False")),
+}
+
+
 def _overload_error(name, signatures, args, kwargs):
     """The TypeError torch's parser raises for ``name(*args, **kwargs)`` (None where the call
     fits an overload). As torch's: where exactly one overload takes this many arguments, its own
@@ -802,11 +814,19 @@ def _dims_checked(fn, name, base, spec, method):
         return int(v) if isinstance(v, Tensor) and not kind.endswith("|tensor") else v
 
     reads = base in _READS      # (torch's Python reads an attribute of ``input`` first)
+    stable = _STABLE_OVERLOADS.get(base)
+    if stable is not None:
+        stable = stable[1] if method else stable[0]
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         if reads and args and not isinstance(args[0], Tensor):
             return fn(*args, **kwargs)
+        if stable is not None and "stable" in kwargs and len(args) > 1:
+            # (``stable`` takes the overload whose dim and descending are keywords)
+            error = _overload_error(name, stable, args[1:] if method else args, kwargs)
+            if error is not None:
+                raise error
         for i in range(min(len(args) - skip, n)):
             a = args[i + skip]
             if a.__class__ is not fast[i] and fast[i] is not None:
