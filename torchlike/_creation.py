@@ -1470,7 +1470,7 @@ def arange(*args, **kwargs):
         start, end = (0, args[0]) if len(args) == 1 else args
         dtype = kwargs.get("dtype")
         dt = D.int64 if dtype is None else (
-            _ARANGE_QUICK_DTYPES.get(dtype) if dtype.__class__ is D.dtype else None)
+            dtype if dtype.__class__ is D.dtype and dtype in _ARANGE_QUICK_DTYPES else None)
         if dt is not None and kwargs.get("requires_grad", False).__class__ is bool and \
                 0 <= end - start <= _ARANGE_QUICK and \
                 -_ARANGE_QUICK <= start <= _ARANGE_QUICK - (end - start):
@@ -1529,7 +1529,7 @@ def arange(*args, **kwargs):
 _ARANGE_QUICK = 1 << 24
 # arange's quick path: its keywords, and the dtypes holding every integer up to _ARANGE_QUICK
 _ARANGE_QUICK_KW = frozenset(("dtype", "device", "requires_grad"))
-_ARANGE_QUICK_DTYPES = {d: d for d in (D.int64, D.int32, D.float32, D.float64)}
+_ARANGE_QUICK_DTYPES = frozenset((D.int64, D.int32, D.float32, D.float64))
 
 
 def _fmt_num(v):

@@ -145,6 +145,7 @@ _NO_NUMPY = {"bfloat16": "BFloat16", "float8_e4m3fn": "Float8_e4m3fn",
 # select a row
 ITER_UNBIND_MAX = 64
 
+
 class Tensor(InteropMixin):
     """A torch-style tensor over an immutable jax array.
 

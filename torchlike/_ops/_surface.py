@@ -308,8 +308,7 @@ _STABLE_OVERLOADS = {
     "sort": (("input, *, stable, dim=-1, descending=False, out=None",
               "input, dim=-1, descending=False, *, out=None"),
              ("*, stable, dim=-1, descending=False", "dim=-1, descending=False")),
-    "argsort": (("input, *, stable, dim=-1, descending=False, out=None",
-                 "input, dim=-1, descending=False"),
+    "argsort": (_OUT_OVERLOADS["argsort"],
                 ("*, stable, dim=-1, descending=False", "dim=-1, descending=False")),
 }
 

@@ -116,7 +116,8 @@ def _rnn(x, hx, *rest, mode, num_layers, num_dirs, has_bias, dropout, has_key,
         last = outs
         inp = outs[0] if num_dirs == 1 else jnp.concatenate(outs, axis=-1)
         if dropout > 0 and layer < num_layers - 1:
-            keep = jax.random.bernoulli(jax.random.fold_in(jax.random.wrap_key_data(key), layer), 1 - dropout, inp.shape)
+            layer_key = jax.random.fold_in(jax.random.wrap_key_data(key), layer)
+            keep = jax.random.bernoulli(layer_key, 1 - dropout, inp.shape)
             # p == 1 zeroes every element (no 1/0 scale: its gradient would be nan)
             inp = jnp.where(keep, inp * (1 / (1 - dropout) if dropout < 1 else 0), 0)
     # the last layer's outputs per direction and each layer's final states, unstacked: the
