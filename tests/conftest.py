@@ -11,6 +11,9 @@ os.environ.setdefault("TORCHLIKE_PROGRAM_CACHE", "0")
 # compiles in the foreground: the tests that count programs see them when the call returns
 # (tests/test_tiers.py covers background compiles)
 os.environ.setdefault("TORCHLIKE_BACKGROUND_COMPILE", "0")
+# a signature leaves the interpreter at its count alone, whatever its calls cost: the tests that
+# count programs see the same ones on every machine (tests/test_tiers.py covers the budget)
+os.environ.setdefault("TORCHLIKE_INTERPRET_BUDGET_MS", "0")
 
 import pytest  # noqa: E402
 

@@ -115,7 +115,7 @@ def _run_jobs(d):
                              "--nproc-per-node", "2", "--shutdown-timeout", "20", worker,
                              "torchlike", str(d / "tl"),
                              f"ddp_train,{EXAMPLES}/ddp_train.py,{ddp_args}"],
-                            JAX_NUM_CPU_DEVICES="4"),
+                            JAX_NUM_CPU_DEVICES="4", TORCHLIKE_INTERPRET_BUDGET_MS="20"),
         "torch": _start(torch_cmd),
         "spawn": _start([sys.executable, os.path.join(WORKERS, "spawned.py"), str(d / "sp")]),
         "crash": _start([sys.executable, LAUNCHER, "--standalone", "--nproc-per-node", "2",
@@ -191,6 +191,8 @@ def test_ddp_with_distributed_sampler_equals_torch_ddp(jobs):
     # leaves the interpreter tier at the same call: no compile finishes behind, at a time that
     # depends on the load, which let the ranks' last bits drift apart)
     assert [a[r]["background_compile"] for r in range(2)] == [False, False]
+    # (nor at a call that depends on how long its calls took: the job ran with a budget set)
+    assert [a[r]["interpret_budget"] for r in range(2)] == [0.0, 0.0]
     assert a[0]["ddp_params"] == a[1]["ddp_params"]
     assert _close(a[0]["ddp_params"], b[0]["ddp_params"], 1e-5)
     for r in range(2):

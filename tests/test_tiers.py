@@ -799,3 +799,120 @@ _NEW_SIZES = itertools.count(101)
 
 def _tensors(out):
     return tuple(out) if isinstance(out, tuple) else (out,)
+
+
+# ------------------------------------------------------------------ the interpreted calls' budget
+
+_TICK = 1 / 1024        # (a clock step exact in binary: summed budgets compare exactly)
+
+
+def _ticking(monkeypatch, module, step=_TICK):
+    """``module``'s clock advances ``step`` seconds at each reading."""
+    readings = itertools.count()
+    monkeypatch.setattr(module, "_clock", lambda: next(readings) * step)
+
+
+def test_a_signature_leaves_the_interpreter_once_its_calls_have_cost_the_budget(monkeypatch):
+    """Past its first ``INTERPRET_CALLS`` calls a signature stays interpreted until its
+    interpreted calls have taken ``INTERPRET_BUDGET`` in all: a call far cheaper than a compile
+    is not compiled for a short loop. Here each call costs one tick and the budget is 20."""
+    _ticking(monkeypatch, _tiers)
+    monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 20 * _TICK)
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 4)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
+    f = _tiers.tiered(lambda x: x * 5 - 2)
+    x = jax.numpy.arange(11.0) + 0.25               # (a signature no other test uses)
+    want = np.arange(11.0) * 5 - 0.75
+    before = _tiers.stats()["interpreted"]
+    for k in range(20):
+        np.testing.assert_array_equal(np.asarray(f(x)), want)
+        assert f._cache_size() == 0, f"call {k + 1} compiled within the budget"
+    assert _tiers.stats()["interpreted"] == before + 20
+    np.testing.assert_array_equal(np.asarray(f(x)), want)   # the budget spent: it compiles
+    assert f._cache_size() == 1
+    assert _tiers.stats()["interpreted"] == before + 20
+
+
+def test_a_claimed_forward_with_vjp_is_charged_what_its_forward_alone_costs(monkeypatch):
+    """An op's first calls with grad run its forward alone (the forward-with-VJP's calls are
+    claimed): their time is the forward-with-VJP's, which compiles once it has cost the budget;
+    the forward alone is charged nothing, so it is never compiled for them."""
+    _ticking(monkeypatch, _tiers)
+    monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 40 * _TICK)
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
+    op = _registry.Op("budget_probe", lambda a: a * 3 + 1)
+    x = torchlike.ones(6, requires_grad=True)
+    counts = []
+    for _ in range(30):
+        y = _registry.apply(op, x)
+        assert float(y.detach().sum()) == 24.0
+        counts.append(dict(op.trace_counts))
+    assert counts[3]["fwd_vjp"] == 0, "compiled at the count, within the budget"
+    assert counts[-1]["fwd_vjp"] == 1, "the forward-with-VJP never left the interpreter"
+    assert all(c["fwd"] == 0 for c in counts), "the forward alone was charged and compiled"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(6, 3.0, np.float32))
+
+
+def _tanh_mlp(a, b, c):
+    return torchlike.nn.Sequential(torchlike.nn.Linear(a, b), torchlike.nn.Tanh(),
+                                   torchlike.nn.Linear(b, c))
+
+
+def _graph_steps(n, model, x):
+    for _ in range(n):
+        model.zero_grad()
+        (model(x) ** 2).mean().backward()
+
+
+def test_a_cheap_op_does_not_keep_its_graph_from_one_program(monkeypatch):
+    """A graph whose nodes recompute forwards the tier interprets walks node by node; once its
+    walks have cost what compiling those forwards and the graph would ((recomputing nodes + 1)
+    budgets), the forwards leave the interpreter and the graph's backward becomes one program.
+    Here the ops' own calls cost nothing (they would stay interpreted for ever) and each walk
+    costs a budget: the graph's program comes all the same, with the gradients of the walk."""
+    monkeypatch.setattr(_tiers, "_clock", lambda: 0.0)     # (the ops' calls: free)
+    from torchlike.autograd import engine
+    _ticking(monkeypatch, engine, step=1.0)                 # (a walk: one second)
+    monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 0.5)
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
+    monkeypatch.setattr(fused_backward, "STRICT_AFTER", 2)
+    fused_backward._plans.clear()
+    fused_backward._walks.clear()
+    torchlike.manual_seed(0)
+    model = _tanh_mlp(13, 6, 3)                     # (shapes no other test uses)
+    x = torchlike.randn(5, 13)
+    before = fused_backward.stats()
+    _graph_steps(2, model, x)
+    first = [p.grad.numpy().copy() for p in model.parameters()]
+    # (a graph of 5 recomputing nodes: its forwards leave after 3 walks' worth of 6 budgets)
+    _graph_steps(3, model, x)
+    assert fused_backward.stats()["calls"] == before["calls"], "one program before its time"
+    _graph_steps(6, model, x)
+    after = fused_backward.stats()
+    assert after["programs"] == before["programs"] + 1
+    assert after["calls"] > before["calls"]
+    for p, g in zip(model.parameters(), first):
+        np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-6, atol=1e-7)
+
+
+def test_without_the_graphs_walks_costing_a_cheap_op_stays_interpreted(monkeypatch):
+    """The control of the test above: walks that cost nothing leave the forwards interpreted
+    and the graph walking node by node."""
+    monkeypatch.setattr(_tiers, "_clock", lambda: 0.0)
+    from torchlike.autograd import engine
+    monkeypatch.setattr(engine, "_clock", lambda: 0.0)
+    monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 0.5)
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
+    monkeypatch.setattr(fused_backward, "STRICT_AFTER", 2)
+    fused_backward._plans.clear()
+    fused_backward._walks.clear()
+    torchlike.manual_seed(0)
+    model = _tanh_mlp(11, 7, 2)                     # (shapes no other test uses)
+    x = torchlike.randn(3, 11)
+    before = fused_backward.stats()
+    _graph_steps(12, model, x)
+    assert fused_backward.stats() == before

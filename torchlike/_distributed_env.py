@@ -12,7 +12,8 @@ shape in its environment and joins the job here, before the first device lookup:
 On CPU the processes' collectives run over gloo (``jax_cpu_collectives_implementation``).
 ``init_process_group`` then only checks that its rank and world size are the ones joined here.
 A rank of a job of several processes compiles in the foreground (``_tiers.BACKGROUND_COMPILE``
-off), so that every rank leaves the interpreter tier at the same call.
+off) and leaves the interpreter tier at its count alone (``_tiers.INTERPRET_BUDGET`` 0), so that
+every rank leaves it at the same call.
 """
 from __future__ import annotations
 
@@ -63,3 +64,4 @@ def join_from_env():
         # background at a time that depends on the machine's load would let them drift)
         from . import _tiers
         _tiers.BACKGROUND_COMPILE = False
+        _tiers.INTERPRET_BUDGET = 0.0       # (the count alone decides: a call's cost varies)

@@ -439,7 +439,9 @@ class _Compiled:
             if got[2].__class__ is Pullback:
                 got[2].late = True
             return got
-        return (*_split(self.fwd(*arrays)), Remat(arrays))
+        with _tiers.claimed():
+            out = self.fwd(*arrays)
+        return (*_split(out), Remat(arrays))
 
     def backward(self, vjp, cots):
         """The node's backward on arrays: the cached jitted VJP (or, after ``remat``, the

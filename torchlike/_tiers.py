@@ -5,12 +5,19 @@ engine's and storage's helpers, an optimizer's group update) is a ``Tiered``: ``
 function plus an interpreter tier. On the CPU backend, for concrete inputs, the first
 ``INTERPRET_CALLS`` calls at a signature (the input pytree's structure, shapes and dtypes) trace
 the function to a jaxpr once (about a millisecond) and evaluate it with numpy
-(``torchlike._interpret``): no XLA compile, which costs 10-300 ms a program. The next call at
-that signature starts its compile in a background thread and is interpreted, as are the calls
-until the program is ready (``TORCHLIKE_BACKGROUND_COMPILE=0``: that call compiles in the
-foreground); from then on the function runs through ``jax.jit``, so a loop reaches its compiled
-programs after a few iterations without waiting for them, and a shape met only a few times
-(generation with a growing context, the short last batch, a unit test) never compiles.
+(``torchlike._interpret``): no XLA compile, which costs 10-300 ms a program. Past those calls
+the signature stays interpreted until its interpreted calls have taken ``INTERPRET_BUDGET`` in
+all (20 ms; ``TORCHLIKE_INTERPRET_BUDGET_MS``): a call far cheaper than its compile is
+interpreted for as long as interpreting it has cost less than compiling it would (on two
+cores a compile also slows the steps it runs beside, by 1.4-2x), a costly one leaves at its
+count. The call that leaves starts its compile in a background thread and is interpreted, as
+are the calls until the program is ready (``TORCHLIKE_BACKGROUND_COMPILE=0``: that call
+compiles in the foreground); from then on the function runs through ``jax.jit``, so a loop
+reaches its compiled programs without waiting for them, and a shape met only a few times
+(generation with a growing context, the short last batch, a unit test) never compiles. A
+graph's backward (``autograd/fused_backward.py``) whose walks have cost what compiling its
+interpreted forwards would sends those forwards to the compiler, so that one cheap op does not
+keep a training step from its programs.
 
 Integer, bool and data-movement results are exact; float results may differ from the compiled
 program's in the last bits (summation order, transcendental implementations).
@@ -25,6 +32,7 @@ import atexit
 import os
 import sys
 import threading
+from time import perf_counter as _clock
 
 import jax
 import jax.numpy as jnp
@@ -48,6 +56,11 @@ BACKGROUND_COMPILE = os.environ.get("TORCHLIKE_BACKGROUND_COMPILE", "1") != "0"
 # a signature due to leave the interpreter stays there for this many calls made within
 # ``held()`` (fused eager's replays) before it leaves anyway
 HELD_CALLS = int(os.environ.get("TORCHLIKE_HELD_CALLS", "64"))
+# a signature past its first ``INTERPRET_CALLS`` calls leaves the interpreter once its
+# interpreted calls have taken this long in all (seconds): a compile costs 30-300 ms of a core,
+# and a cheap call met once a step pays that back only after thousands of steps (0: leave at
+# the count alone)
+INTERPRET_BUDGET = float(os.environ.get("TORCHLIKE_INTERPRET_BUDGET_MS", "20")) / 1e3
 _SEEN_MAX = 1024            # signatures remembered per function (then forgotten, counting anew)
 
 _stats = {"interpreted": 0, "traces": 0, "trace_loads": 0, "fallbacks": 0, "errors": 0,
@@ -79,6 +92,7 @@ def on_host():
 
 
 _held = threading.local()
+_charge = threading.local()     # .to: the entry a claimed call's stand-in calls are charged to
 _UNBOUNDED = 2              # ``_held.on`` within ``held(bounded=False)``
 
 
@@ -111,6 +125,36 @@ def _holding(h, ent):
     """Does the hold ``h`` (``_held.on`` or False) keep a signature due to leave the interpreter
     (its entry ``ent``) there for this call?"""
     return h is _UNBOUNDED or (h and ent[4] < HELD_CALLS)
+
+
+def _entry():
+    """A signature's entry: its calls, ``{tree: plan}``, ``{tree: loaded program}``, the
+    background compile, its calls held past its leaving (``held``), the seconds its
+    interpreted calls took (``INTERPRET_BUDGET``)."""
+    return [0, None, None, None, 0, 0.0]
+
+
+class claimed:
+    """Within: the calls standing in for the call just claimed (``Tiered.call_claiming``) are
+    charged to the claimed call's signature, the time they take in all: it leaves the
+    interpreter once they have cost ``INTERPRET_BUDGET``, and they, charged nothing, do not
+    leave for it (a forward-with-VJP's forward alone: its own program would not run once the
+    forward-with-VJP's does)."""
+
+    __slots__ = ("was", "t")
+
+    def __enter__(self):
+        self.was = getattr(_charge, "to", None)
+        _charge.to = getattr(_charge, "last", None)
+        self.t = _clock()
+        return self
+
+    def __exit__(self, *exc):
+        ent = _charge.to
+        _charge.to = self.was
+        if ent is not None:
+            ent[5] += _clock() - self.t
+        return False
 
 
 def set_interpret_calls(n):
@@ -577,7 +621,7 @@ class Tiered:
         if ent is None:
             if len(seen) >= _SEEN_MAX:
                 seen.clear()
-            ent = seen[key] = [0, None, None, None, 0]
+            ent = seen[key] = _entry()
         return ent, key, leaves, tree
 
     def _interpret(self, args, late=False, claim=False, limit=None):
@@ -592,6 +636,9 @@ class Tiered:
             if ent[0] < _PAST and plans and tree in plans and plans[tree].stays:
                 return self._run(ent, args, key, leaves, tree, claim, limit)
             if ent[0] == INTERPRET_CALLS:       # the call that leaves the interpreter
+                if ent[5] < INTERPRET_BUDGET:
+                    # (its interpreted calls have cost less than a compile: it stays)
+                    return self._run(ent, args, key, leaves, tree, claim, limit)
                 if _holding(getattr(_held, "on", False), ent):
                     ent[4] += 1         # (held: interpreted; a call outside leaves)
                     return self._run(ent, args, key, leaves, tree, claim, limit)
@@ -620,6 +667,13 @@ class Tiered:
         ent[0] += 1
         return self._run(ent, args, key, leaves, tree, claim, limit)
 
+    def spend(self, args):
+        """The signature of ``args`` leaves the interpreter at its next call past its first
+        ``INTERPRET_CALLS``, as if its interpreted calls had cost ``INTERPRET_BUDGET``."""
+        got = self._entry_of(args)
+        if got is not None:
+            got[0][5] = max(got[0][5], INTERPRET_BUDGET)
+
     def interpret_on_host(self, args, held=False):
         """A call as ``__call__`` would interpret it, its results left in numpy (a weak-typed
         one, which numpy cannot mark, on the device): numpy results are never weak-typed, so
@@ -632,7 +686,9 @@ class Tiered:
             return None
         ent, key, leaves, tree = got
         n = ent[0]
-        if n >= INTERPRET_CALLS and not (n == INTERPRET_CALLS and _holding(held, ent)):
+        within = n == INTERPRET_CALLS and ent[5] < INTERPRET_BUDGET
+        if n >= INTERPRET_CALLS and not (within or n == INTERPRET_CALLS
+                                         and _holding(held, ent)):
             return None
         got = _hosts(leaves)
         if got is None or got[2] is not None or got[1] > INTERPRET_MAX_ELEMENTS:
@@ -644,7 +700,7 @@ class Tiered:
         plan, flat = got
         if n < INTERPRET_CALLS:
             ent[0] = n + 1
-        else:
+        elif not within:
             ent[4] += 1
         for k in plan.weak:
             if flat[k].__class__ is np.ndarray:
@@ -675,6 +731,7 @@ class Tiered:
             ent[0] = _PAST
             return _COMPILE
         if claim:
+            _charge.last = ent
             return CLAIMED
         got = self._plan_and_run(ent, args, key, tree, hosts)
         if got is None:
@@ -704,6 +761,7 @@ class Tiered:
                 ent[0] = _PAST
                 return None
             plans[tree] = plan
+        t = _clock()
         try:
             flat = _interpret.run_plan(plan.run, *hosts)
         except Exception:           # an interpreter defect: the compiled path answers
@@ -711,6 +769,8 @@ class Tiered:
                 _stats["errors"] += 1
             ent[0] = _PAST
             return None
+        if getattr(_charge, "to", None) is None:    # (else a claimed call's stand-in)
+            ent[5] += _clock() - t
         _stats["interpreted"] += 1      # (a counter: a lost update under threads is harmless)
         return plan, flat
 
@@ -905,7 +965,7 @@ def plan_of(f, tree, leaves):
     if ent is None:
         if len(f.seen) >= _SEEN_MAX:
             return plan
-        ent = f.seen[key] = [0, None, None, None, 0]
+        ent = f.seen[key] = _entry()
     if ent[1] is None:
         ent[1] = {}
     ent[1].setdefault(ptree, plan)
@@ -929,7 +989,7 @@ def seed_plan(f, tree, leaves, jaxpr, out_tree):
     if ent is None:
         if len(f.seen) >= _SEEN_MAX:
             return
-        ent = f.seen[tuple(key)] = [0, None, None, None, 0]
+        ent = f.seen[tuple(key)] = _entry()
     if ent[1] is None:
         ent[1] = {}
     ent[1].setdefault(None if flat else tree, _Plan(jaxpr, out_tree))

@@ -70,6 +70,7 @@ res = {"rank": r, "world": n}
 if LIB == "torchlike":
     from torchlike import _tiers
     res["background_compile"] = _tiers.BACKGROUND_COMPILE
+    res["interpret_budget"] = _tiers.INTERPRET_BUDGET
 
 
 def tl(t):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from time import perf_counter as _clock
 
 from .. import _fused
 from . import fused_backward
@@ -144,6 +145,7 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
         graph = fused_backward.run(buffers, root_nodes, retain_graph)
         if graph is True:
             return None     # (recorded as one call: a graph without hooks, walked before)
+    start = _clock()
     walk = _Walk(root_nodes, inputs)
     targets, keep, captured = walk.targets, walk.keep, {}
     outer = getattr(_running, "walk", None)
@@ -196,7 +198,7 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
     finally:
         _running.walk = outer
     if graph is not None:
-        fused_backward.remember(graph)
+        fused_backward.remember(graph, _clock() - start)
 
     if inputs is not None:
         return [captured.get(i) for i in range(len(inputs))]

@@ -59,6 +59,7 @@ _SIGNATURES_MAX = 8     # signatures compiled per graph (a graph whose shapes ke
 _NODE_RUN = Node.run
 _host = _tiers.call_on_host
 _plans: dict = {}       # graph key -> the engine's walks of it (int) or its _GraphBackward
+_walks: dict = {}       # graph key -> the seconds the engine's walks of it took (strict eager)
 _MAX_PLANS = 256
 _stats = {"programs": 0, "traces": 0, "calls": 0}
 
@@ -324,7 +325,7 @@ def run(buffers, root_nodes, retain_graph):
     parts = []
     inputs = []
     part, given = parts.append, inputs.append
-    recomputed = False
+    recomputed = []             # (entry, inputs) of the nodes recomputing their forward
     for node in nodes:
         if node.__class__ is acc_cls:
             t = node.variable
@@ -341,7 +342,7 @@ def run(buffers, root_nodes, retain_graph):
         else:
             part((node.compiled, False, edges, meta if len(meta) > 1 else None))
             given(v.arrays)
-            recomputed = True
+            recomputed.append((node.compiled, v.arrays))
     roots = []
     seeds = []
     for node in root_nodes:
@@ -359,10 +360,19 @@ def run(buffers, root_nodes, retain_graph):
         grads = fn(tuple(inputs), tuple(seeds))
         _fused._stats["graph_backwards"] += 1
     else:
-        if STRICT_AFTER <= 0 or recomputed:
-            # (a node that recomputes its forward: an op in its first, interpreted calls at
-            # its shape, where compiling the graph would undo the tier; the engine walks)
+        if STRICT_AFTER <= 0:
             return None
+        if recomputed:
+            # (a node that recomputes its forward: an op whose forward the tier interprets
+            # at its shape, where compiling the graph would undo the tier; the engine walks.
+            # Once the graph's walks have cost what compiling those forwards and the graph
+            # would, their forwards leave the interpreter: a cheap op, which alone would stay
+            # interpreted for thousands of steps, no longer keeps a graph from its program)
+            if _walks.get(key, 0.0) >= (len(recomputed) + 1) * _tiers.INTERPRET_BUDGET:
+                _walks.pop(key, None)
+                for c, arrays in recomputed:
+                    c.fwd_vjp.spend(arrays)
+            return key                      # (the engine walks, and times its walk)
         grads = fn.compiled(tuple(inputs), tuple(seeds))
         if grads is None:
             return None                     # (the engine walks; the graph is known)
@@ -378,14 +388,17 @@ def run(buffers, root_nodes, retain_graph):
     return True
 
 
-def remember(key):
-    """A graph the engine walked without error: counted (its next backward in fused eager, its
-    ``STRICT_AFTER``-th in strict eager, is one call)."""
+def remember(key, seconds):
+    """A graph the engine walked without error, in ``seconds``: counted (its next backward in
+    fused eager, its ``STRICT_AFTER``-th in strict eager, is one call) and its walks' time
+    summed (``run``)."""
     if len(_plans) >= _MAX_PLANS:
         _plans.clear()
+        _walks.clear()
     n = _plans.get(key, 0)
     if n.__class__ is int:
         _plans[key] = n + 1
+    _walks[key] = _walks.get(key, 0.0) + seconds
 
 
 def stats():
@@ -400,6 +413,7 @@ _seq = operator.attrgetter("seq")
 
 def _clear():
     _plans.clear()
+    _walks.clear()
 
 
 _caches.register("graph backward", _clear, lambda: {"traces": _stats["traces"]})

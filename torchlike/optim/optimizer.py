@@ -376,8 +376,9 @@ def _run_group(update, flags, fn, args, elementwise):
     if PER_PARAMETER and len(args[0]) > 1:
         out = fn.call_claiming(*args, limit=GROUP_BOUND * _tiers.INTERPRET_MAX_ELEMENTS)
         if out is _tiers.CLAIMED:
-            out = _per_parameter(update, flags, *args, elementwise=elementwise) or \
-                fn.compiled_call(*args)
+            with _tiers.claimed():
+                out = _per_parameter(update, flags, *args, elementwise=elementwise)
+            out = out or fn.compiled_call(*args)
         return out
     return fn(*args)
 
