@@ -12,7 +12,9 @@ the process: XLA's, the background compiles') are both given.
 ``compile.py`` times every contestant in one process; there, a strict and a fused model of
 eight 1024x1024 matmuls side by side skew each other (measured on 2026-12-06: strict 250 ms,
 fused 376, where each alone runs 316-325 and 306-308), which this benchmark avoids.
-XLA's persistent compilation cache is off (``TORCHLIKE_COMPILATION_CACHE=0``).
+XLA's persistent compilation cache is off (``TORCHLIKE_COMPILATION_CACHE=0``), and the interpreter
+tier's count alone decides when a signature compiles (``TORCHLIKE_INTERPRET_BUDGET_MS=0``): the
+warm-up reaches the steady state (``scripts.py`` times the default's first steps).
 
 torch's process imports jax too, as every other contestant's does: torch eager alone in a
 process ran the MLP step in 2.8-3.2 ms, and 1.6-1.9 ms once jax (or scipy.special) was imported
@@ -69,7 +71,7 @@ CHILD = textwrap.dedent("""
 
 
 def run(kind, mode, n):
-    env = dict(os.environ, TORCHLIKE_COMPILATION_CACHE="0")
+    env = dict(os.environ, TORCHLIKE_COMPILATION_CACHE="0", TORCHLIKE_INTERPRET_BUDGET_MS="0")
     r = subprocess.run([sys.executable, "-c", CHILD, HERE, kind, mode, str(n)],
                        capture_output=True, text=True, env=env, timeout=1800)
     if r.returncode:
