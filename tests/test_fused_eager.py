@@ -321,6 +321,40 @@ def test_ops_return_deferred_values_until_a_host_read(fused):
                                rtol=1e-6)
 
 
+def _lecture_batch(m, data, ix, block=4):
+    """The GPT lecture's ``get_batch``: a slice of ``data`` at each index of ``ix``."""
+    x = m.stack([data[i:i + block] for i in ix])
+    y = m.stack([data[i + 1:i + block + 1] for i in ix])
+    return x, y
+
+
+def test_index_arithmetic_on_a_tensors_elements_runs_at_once(fused):
+    """``i + block`` on an element of a computed tensor, read at once as a slice bound, runs when
+    called (an op on concrete arrays of at most one element): a batch made element by element
+    cuts its segment once, not once per bound. Arrays of more elements, or pending ones, are
+    recorded as before."""
+    data = torch.arange(100) * 3
+    ix = torch.randint(0, 90, (8,))
+    before = _fused.stats()["cuts"].copy()
+    x, y = _lecture_batch(torch, data, ix)
+    cuts = _fused.stats()["cuts"]
+    # (per list: the first element's bounds, ``i`` and the ``i + 4`` recorded while ``i`` was
+    # pending; one cut per bound, 32, without the rule)
+    assert sum(cuts.values()) - sum(before.values()) <= 4, dict(cuts)
+    i = torch.tensor(5)
+    assert not isinstance((i + 1)._d, _fused.Deferred)           # (ran now)
+    assert isinstance((ix[0] + 1)._d, _fused.Deferred)            # (a pending element)
+    assert isinstance((data + 1)._d, _fused.Deferred)             # (100 elements: recorded)
+    assert isinstance((i + torch.zeros(2, dtype=torch.int64))._d, _fused.Deferred)
+    with E.strict():
+        want = _lecture_batch(torch, data, torch.tensor(ix.tolist()))
+    np.testing.assert_array_equal(x.numpy(), want[0].numpy())
+    np.testing.assert_array_equal(y.numpy(), want[1].numpy())
+    ref = T.arange(100) * 3
+    ti = T.tensor(ix.tolist())
+    np.testing.assert_array_equal(x.numpy(), _lecture_batch(T, ref, ti)[0].numpy())
+
+
 def test_hooks_see_real_gradients_and_a_computing_hook_does_not_cut(fused):
     x = torch.ones(3, requires_grad=True)
     seen = []

@@ -16,7 +16,8 @@ size bound; and at the end of every backward, dispatched without waiting for it
 computes the gradients, and the update joins the next step's segment. A training loop runs a
 program a step, whether or not it reads a value, and its ``loss.item()`` finds the loss
 computed. The cut reasons are counted (``stats()["cuts"]``, by the function that needed the
-value). A value check on inputs more than
+value). A call on concrete arrays of at most one element runs at once (``_scalar_call``:
+index arithmetic, read as soon as it is made). A value check on inputs more than
 a few pending calls away is recorded with the segment (``defer_check``): read when it runs.
 
 The segment's key is built while recording: per call the function, its input structure, where
@@ -362,6 +363,8 @@ def record(tiered, args):
             tree = _FLAT.get(len(args))
             if tree is None:
                 tree = _FLAT[len(args)] = jax.tree_util.tree_structure((0,) * len(args))
+        if _scalar_call(leaves):
+            return None
         refs = []
         keys = []
         ref, key_of = refs.append, keys.append
@@ -448,6 +451,28 @@ def record(tiered, args):
         if len(calls) >= MAX_CALLS or seg.nbytes >= MAX_BYTES:
             _flush(_BOUND)
         return result
+
+
+def _scalar_call(leaves):
+    """Is this a call on concrete arrays of at most one element (and numbers)? It runs now, as in
+    strict mode: index arithmetic on a tensor's elements (``data[i:i + 8]`` for each ``i`` of a
+    tensor, as the GPT lecture's batches are cut) is read at once, and recorded, each read would
+    cut the segment for one call."""
+    arrays = False
+    for a in leaves:
+        c = a.__class__
+        if c is Deferred:
+            a = a.value
+            if a is None:
+                return False
+            c = a.__class__
+        if c is _ArrayImpl:
+            if a.size > 1:
+                return False
+            arrays = True
+        elif c not in _SCALARS:
+            return False
+    return arrays
 
 
 def _other_input(a, c, leaves, i):
