@@ -866,15 +866,16 @@ def _graph_steps(n, model, x):
         (model(x) ** 2).mean().backward()
 
 
-def test_a_cheap_op_does_not_keep_its_graph_from_one_program(monkeypatch):
-    """A graph whose nodes recompute forwards the tier interprets walks node by node; once its
-    walks have cost what compiling those forwards and the graph would ((recomputing nodes + 1)
-    budgets), the forwards leave the interpreter and the graph's backward becomes one program.
-    Here the ops' own calls cost nothing (they would stay interpreted for ever) and each walk
-    costs a budget: the graph's program comes all the same, with the gradients of the walk."""
-    monkeypatch.setattr(_tiers, "_clock", lambda: 0.0)     # (the ops' calls: free)
+def _graph_tier(monkeypatch, walk, sizes):
+    """A strict graph's tiers with the ops' own calls costing nothing (they would stay
+    interpreted for ever), each engine walk costing ``walk`` seconds and a budget of half a
+    second: a model of ``sizes`` (shapes no other test uses) and its input."""
     from torchlike.autograd import engine
-    _ticking(monkeypatch, engine, step=1.0)                 # (a walk: one second)
+    monkeypatch.setattr(_tiers, "_clock", lambda: 0.0)
+    if walk:
+        _ticking(monkeypatch, engine, step=walk)
+    else:
+        monkeypatch.setattr(engine, "_clock", lambda: 0.0)
     monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 0.5)
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
     monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
@@ -882,8 +883,16 @@ def test_a_cheap_op_does_not_keep_its_graph_from_one_program(monkeypatch):
     fused_backward._plans.clear()
     fused_backward._walks.clear()
     torchlike.manual_seed(0)
-    model = _tanh_mlp(13, 6, 3)                     # (shapes no other test uses)
-    x = torchlike.randn(5, 13)
+    return _tanh_mlp(*sizes), torchlike.randn(5, sizes[0])
+
+
+def test_a_cheap_op_does_not_keep_its_graph_from_one_program(monkeypatch):
+    """A graph whose nodes recompute forwards the tier interprets walks node by node; once its
+    walks have cost what compiling those forwards and the graph would ((recomputing nodes + 1)
+    budgets), the forwards leave the interpreter and the graph's backward becomes one program.
+    Here each walk costs two budgets: the graph's program comes although its ops' calls cost
+    nothing, with the gradients of the walk."""
+    model, x = _graph_tier(monkeypatch, 1.0, (13, 6, 3))
     before = fused_backward.stats()
     _graph_steps(2, model, x)
     first = [p.grad.numpy().copy() for p in model.parameters()]
@@ -901,18 +910,7 @@ def test_a_cheap_op_does_not_keep_its_graph_from_one_program(monkeypatch):
 def test_without_the_graphs_walks_costing_a_cheap_op_stays_interpreted(monkeypatch):
     """The control of the test above: walks that cost nothing leave the forwards interpreted
     and the graph walking node by node."""
-    monkeypatch.setattr(_tiers, "_clock", lambda: 0.0)
-    from torchlike.autograd import engine
-    monkeypatch.setattr(engine, "_clock", lambda: 0.0)
-    monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 0.5)
-    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
-    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
-    monkeypatch.setattr(fused_backward, "STRICT_AFTER", 2)
-    fused_backward._plans.clear()
-    fused_backward._walks.clear()
-    torchlike.manual_seed(0)
-    model = _tanh_mlp(11, 7, 2)                     # (shapes no other test uses)
-    x = torchlike.randn(3, 11)
+    model, x = _graph_tier(monkeypatch, 0.0, (11, 7, 2))
     before = fused_backward.stats()
     _graph_steps(12, model, x)
     assert fused_backward.stats() == before
