@@ -833,6 +833,28 @@ def test_a_signature_leaves_the_interpreter_once_its_calls_have_cost_the_budget(
     assert _tiers.stats()["interpreted"] == before + 20
 
 
+def test_the_public_budget_switch(monkeypatch):
+    """``torchlike.eager.set_interpret_budget(ms)`` sets the budget the tier reads (the suite
+    runs at 0, the count alone deciding); it refuses what is not a number >= 0."""
+    import torchlike.eager as eager
+    monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", _tiers.INTERPRET_BUDGET)
+    assert eager.set_interpret_budget(12.5) == 0.0
+    assert eager.interpret_budget() == 12.5 and _tiers.INTERPRET_BUDGET == 0.0125
+    _ticking(monkeypatch, _tiers, step=1e-3)        # (each interpreted call: a millisecond)
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 2)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
+    f = _tiers.tiered(lambda x: x - 7)
+    x = jax.numpy.arange(13.0) + 0.5                # (a signature no other test uses)
+    for _ in range(13):
+        f(x)
+    assert f._cache_size() == 0                     # (13 calls: 13 ms, past 12.5 ms)
+    f(x)
+    assert f._cache_size() == 1
+    for bad in (-1, "5", True, float("nan")):
+        with pytest.raises(ValueError, match="expected a number >= 0"):
+            eager.set_interpret_budget(bad)
+
+
 def test_a_claimed_forward_with_vjp_is_charged_what_its_forward_alone_costs(monkeypatch):
     """An op's first calls with grad run its forward alone (the forward-with-VJP's calls are
     claimed): their time is the forward-with-VJP's, which compiles once it has cost the budget;

@@ -3,9 +3,12 @@
 **Strict** (the default): each op dispatches at once through one path with two tiers. On the
 CPU backend, the first ``interpret_calls()`` calls at a signature (the op, its static
 arguments, its inputs' shapes and dtypes) evaluate the op's jaxpr with numpy: a first call
-costs about a millisecond of tracing instead of a 10-300 ms XLA compile. From the next call on
-the op runs its compiled program. Accelerators and ``torchlike.compile`` always run compiled
-programs.
+costs about a millisecond of tracing instead of a 10-300 ms XLA compile. Past them a signature
+stays interpreted until its interpreted calls have taken ``interpret_budget()`` milliseconds in
+all, then runs its compiled program (a call far cheaper than a compile is not compiled for a
+short loop). Accelerators and ``torchlike.compile`` always run compiled programs. A benchmark of
+the steady state sets ``set_interpret_budget(0)`` (the count alone decides) and ends its
+warm-up with ``wait_compiles()``.
 
 **Fused** (``TORCHLIKE_EAGER=fused``, ``set_mode("fused")`` or ``with fused():``): ops are
 recorded, not dispatched; the ops between two host reads (``item()``, printing, ``numpy()``,
@@ -32,8 +35,9 @@ import os
 from . import _fused
 from . import _tiers
 
-__all__ = ["interpret_calls", "set_interpret_calls", "interpreting", "stats", "mode",
-           "set_mode", "fused", "strict", "sync", "wait_compiles"]
+__all__ = ["interpret_calls", "set_interpret_calls", "interpreting", "interpret_budget",
+           "set_interpret_budget", "stats", "mode", "set_mode", "fused", "strict", "sync",
+           "wait_compiles"]
 
 
 def interpret_calls():
@@ -46,6 +50,22 @@ def set_interpret_calls(n):
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"set_interpret_calls(): expected an int >= 0, got {n!r}")
     return _tiers.set_interpret_calls(n)
+
+
+def interpret_budget():
+    """The milliseconds a signature's interpreted calls may take in all before it compiles
+    (``$TORCHLIKE_INTERPRET_BUDGET_MS``, default 20)."""
+    return _tiers.INTERPRET_BUDGET * 1e3
+
+
+def set_interpret_budget(ms):
+    """Set ``interpret_budget()`` (0: a signature leaves the interpreter at its count alone);
+    returns the old value."""
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms >= 0:
+        raise ValueError(f"set_interpret_budget(): expected a number >= 0, got {ms!r}")
+    old = interpret_budget()
+    _tiers.INTERPRET_BUDGET = ms / 1e3
+    return old
 
 
 @contextlib.contextmanager
