@@ -42,8 +42,9 @@ from jax._src.lib import xla_client as _xc
 
 
 __all__ = ["Tiered", "tiered", "INTERPRET_CALLS", "HOST_MAX_ELEMENTS", "on_host", "stats",
-           "set_interpret_calls", "held", "call_on_host", "iota", "put", "to_device", "trace",
-           "inlined", "scan", "fori_loop", "zeros_like", "stable", "made", "once"]
+           "set_interpret_calls", "set_interpret_budget", "held", "call_on_host", "iota", "put",
+           "to_device", "trace", "inlined", "scan", "fori_loop", "zeros_like", "stable", "made",
+           "once"]
 
 INTERPRET_CALLS = int(os.environ.get("TORCHLIKE_INTERPRET_CALLS", "8"))
 # fills, zeros and element numbers are built with numpy up to this size (a compile costs more)
@@ -155,6 +156,14 @@ class claimed:
         if ent is not None:
             ent[5] += _clock() - self.t
         return False
+
+
+def set_interpret_budget(seconds):
+    """Set ``INTERPRET_BUDGET`` (0: a signature leaves the interpreter at its count alone);
+    returns the old value."""
+    global INTERPRET_BUDGET
+    old, INTERPRET_BUDGET = INTERPRET_BUDGET, float(seconds)
+    return old
 
 
 def set_interpret_calls(n):

@@ -63,9 +63,7 @@ def set_interpret_budget(ms):
     returns the old value."""
     if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms >= 0:
         raise ValueError(f"set_interpret_budget(): expected a number >= 0, got {ms!r}")
-    old = interpret_budget()
-    _tiers.INTERPRET_BUDGET = ms / 1e3
-    return old
+    return _tiers.set_interpret_budget(ms / 1e3) * 1e3
 
 
 @contextlib.contextmanager

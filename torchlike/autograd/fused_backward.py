@@ -368,7 +368,8 @@ def run(buffers, root_nodes, retain_graph):
             # Once the graph's walks have cost what compiling those forwards and the graph
             # would, their forwards leave the interpreter: a cheap op, which alone would stay
             # interpreted for thousands of steps, no longer keeps a graph from its program)
-            if _walks.get(key, 0.0) >= (len(recomputed) + 1) * _tiers.INTERPRET_BUDGET:
+            budget = _tiers.INTERPRET_BUDGET     # (0: the forwards leave at their count)
+            if budget and _walks.get(key, 0.0) >= (len(recomputed) + 1) * budget:
                 _walks.pop(key, None)
                 for c, arrays in recomputed:
                     c.fwd_vjp.spend(arrays)
