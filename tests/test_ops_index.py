@@ -418,3 +418,38 @@ def test_fill_values_are_converted_with_torchs_overflow_check():
     ]
     t, l = _outcomes(cases)
     assert l == t
+
+
+def _basic_keys():
+    """Every index of Python ints and slices over up to two dims of a (4, 3) tensor, in range
+    and out of it, with every kind of slice bound and step."""
+    ints = [0, 2, -1, -4, 3, 4, -5]
+    slices = [slice(None), slice(1, None), slice(None, -1), slice(-2, None), slice(1, 3),
+              slice(0, 9), slice(3, 1), slice(None, None, 2), slice(1, None, 3),
+              slice(-9, 2), slice(2, 2), slice(None, None, 0), slice(None, None, -1)]
+    one = ints + slices
+    keys = [(k,) for k in one] + [k for k in one]
+    keys += [(a, b) for a in ints[:4] + slices[:6] for b in ints[:5] + slices[6:]]
+    keys += [(0, 1, 2), (slice(None), 0, 0)]
+    return keys
+
+
+@pytest.mark.parametrize("key", _basic_keys(), ids=str)
+def test_int_and_slice_keys_against_torch(key):
+    """The reading of an index of Python ints and slices (its fast path) gives torch's values,
+    shape and view, or torch's error, for each such key."""
+    from oracle import both_outcomes
+    a = f32(4, 3)
+
+    def fn(m):
+        x = m.tensor(a)
+        y = x[key]
+        if y.numel():
+            y.add_(1)           # (a view: the write shows through in x)
+        return x, y
+    got = both_outcomes(fn)
+    if got is not None:
+        (lx, ly), (tx, ty) = got
+        assert tuple(ly.shape) == tuple(ty.shape)
+        np.testing.assert_array_equal(np.asarray(ly), ty.numpy())
+        np.testing.assert_array_equal(np.asarray(lx), tx.numpy())

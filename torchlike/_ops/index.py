@@ -92,6 +92,45 @@ def _slice_bound(v):
                         "method") from None
 
 
+_SELECT = ("I",)
+
+
+def _parse_basic(shape, key):
+    """``_parse`` of the commonest index, Python ints and slices of ints only, one per leading
+    dim (``x[i]``, ``x[a:b]``, ``x[:, -1]``): the same spec and arrays without the general
+    reading. None for any other index (the general reading raises its errors)."""
+    if len(key) > len(shape):
+        return None
+    spec, arrays = [], []
+    dim = 0
+    for k in key:
+        c = k.__class__
+        if c is int:
+            n = shape[dim]
+            if not -n <= k < n:
+                return None
+            spec.append(_SELECT)
+            arrays.append(k % n)
+        elif c is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if not ((start is None or start.__class__ is int)
+                    and (stop is None or stop.__class__ is int)
+                    and (step is None or (step.__class__ is int and step > 0))):
+                return None
+            n = shape[dim]
+            first, last, stride = k.indices(n)
+            length = len(range(first, last, stride))
+            if (first == 0 and stride == 1 and length == n) or length == 0:
+                spec.append(("s", start, stop, step))
+            else:
+                spec.append(("S", length, stride))
+                arrays.append(first)
+        else:
+            return None
+        dim += 1
+    return tuple(spec), arrays
+
+
 def _parse(x, key, warn_uint8=True):
     """Split an index into a hashable spec and the integer index arrays it uses.
 
@@ -100,6 +139,9 @@ def _parse(x, key, warn_uint8=True):
     if not isinstance(key, tuple):
         key = (key,)
     shape = x._d.shape
+    basic = _parse_basic(shape, key)
+    if basic is not None:
+        return basic
     if not shape and len(key) == 1 and isinstance(key[0], (int, np.integer)) \
             and not isinstance(key[0], bool):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
