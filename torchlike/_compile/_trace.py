@@ -291,14 +291,19 @@ class Swap:
         """Make the live aliases of the swapped tensors read the new (traced) data, as a write
         refreshes them (a view registered as a buffer reads its traced root). Index maps are
         concrete (``_storage.alias_index``), so a view reads its root as a constant gather, or
-        as a slice where its elements are consecutive."""
+        as a slice where its elements are consecutive. An alias cut from its root's graph
+        (``.detach()``, ``.data``, a view made under ``no_grad`` of a root that requires grad)
+        reads it through ``stop_gradient``, so that jax's derivatives are cut where torch's are."""
         from .._storage import alias_index
-        for t, _d, _f, _n, _r, _vc, _v, aliases in self.saved:
+        for t, _d, _f, _n, root_rg, _vc, _v, aliases in self.saved:
             for a in aliases or ():
                 al = a[0]
                 idx = alias_index(al)
-                al._data = (t._data.reshape(al._d.shape) if idx is None
-                            else read_map(t._data, idx))
+                data = (t._data.reshape(al._d.shape) if idx is None
+                        else read_map(t._data, idx))
+                if root_rg and not al._requires_grad:
+                    data = jax.lax.stop_gradient(data)
+                al._data = data
 
     def restore(self):
         saved, self.saved = self.saved, []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax._src.interpreters import partial_eval as pe
 
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
@@ -37,8 +38,9 @@ class TorchFunc(Function):
         ctx.like = [(o.shape, o.dtype) for o in outs]
         ctx.n_in = len(tensors)
         res = [Tensor._make(o) for o in outs] + [Tensor._make(o) for o in rest]
-        if rest:
-            ctx.mark_non_differentiable(*res[len(outs):])
+        reached = _reached_outputs(vjp_fn, outs)
+        ctx.mark_non_differentiable(*[r for i, r in enumerate(res)
+                                      if i >= len(outs) or not reached[i]])
         return tuple(res)
 
     @staticmethod
@@ -48,6 +50,15 @@ class TorchFunc(Function):
             cts.append(jnp.zeros(shape, dtype) if g is None else g._data.astype(dtype))
         gs = ctx.vjp_fn(cts)
         return (None,) + tuple(Tensor._make(g) for g in gs)
+
+
+def _reached_outputs(vjp_fn, outs):
+    """For each output, whether the inputs' gradients read its cotangent: whether it depends
+    on an input in the graph's sense (torch's ``requires_grad`` of the output: ``x * 0`` does,
+    a constant or what ``detach()`` cut does not)."""
+    closed = jax.make_jaxpr(vjp_fn)([jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs])
+    _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
+    return used
 
 
 def maybe_on_tape(api, run, args, kwargs, func):
