@@ -453,3 +453,23 @@ def test_int_and_slice_keys_against_torch(key):
         assert tuple(ly.shape) == tuple(ty.shape)
         np.testing.assert_array_equal(np.asarray(ly), ty.numpy())
         np.testing.assert_array_equal(np.asarray(lx), tx.numpy())
+
+
+@pytest.mark.parametrize("bounds", [(1, 3), (-3, None), (None, 2), (0, 9), (2.0, 3), (1, 3.5),
+                                    ("t", 2), (1, "t"), ("np", 3)], ids=str)
+def test_slice_bounds_read_through_index_against_torch(bounds):
+    """Slice bounds that are tensors or numpy integers are read by ``__index__`` (a loop's
+    ``data[i:i + b]``), floats raise torch's TypeError."""
+    from oracle import both_outcomes
+    a = f32(5, 2)
+
+    def fn(m):
+        x = m.tensor(a)
+        lo, hi = ((m.tensor(1) if b == "t" else np.int64(1) if b == "np" else b) for b in bounds)
+        return x[lo:hi], x[0, lo:hi] if hi is None or not isinstance(hi, float) else None
+    got = both_outcomes(fn)
+    if got is not None:
+        (l1, l2), (t1, t2) = got
+        np.testing.assert_array_equal(np.asarray(l1), t1.numpy())
+        if t2 is not None:
+            np.testing.assert_array_equal(np.asarray(l2), t2.numpy())

@@ -96,8 +96,8 @@ _SELECT = ("I",)
 
 
 def _parse_basic(shape, key):
-    """``_parse`` of the commonest index, Python ints and slices of ints only, one per leading
-    dim (``x[i]``, ``x[a:b]``, ``x[:, -1]``): the same spec and arrays without the general
+    """``_parse`` of the commonest index, Python ints and slices one per leading dim (``x[i]``,
+    ``x[a:b]``, ``x[:, -1]``, ``x[i:i + b]``): the same spec and arrays without the general
     reading. None for any other index (the general reading raises its errors)."""
     if len(key) > len(shape):
         return None
@@ -114,8 +114,13 @@ def _parse_basic(shape, key):
         elif c is slice:
             start, stop, step = k.start, k.stop, k.step
             if not ((start is None or start.__class__ is int)
-                    and (stop is None or stop.__class__ is int)
-                    and (step is None or (step.__class__ is int and step > 0))):
+                    and (stop is None or stop.__class__ is int)):
+                try:        # (bounds with ``__index__``: a loop's ``x[i:i + b]``, i a tensor)
+                    start, stop = _slice_bound(start), _slice_bound(stop)
+                except TypeError:
+                    return None
+                k = slice(start, stop, step)
+            if not (step is None or (step.__class__ is int and step > 0)):
                 return None
             n = shape[dim]
             first, last, stride = k.indices(n)
