@@ -373,9 +373,10 @@ class ViewRule:
         rep = (self.overlap(base, static) if self.overlap is not None
                else _grows(base, outs, static))
         # positions made inside a traced function are constants: index maps need their values
-        rest = tuple(constant(x) for x in arrays[1:]) if len(arrays) > 1 else ()
+        rest = tuple([x if x.__class__ is int else constant(x) for x in arrays[1:]]) \
+            if len(arrays) > 1 else ()
         fwd = entry.fwd
-        op = (entry.op.name, dict(static))
+        op = (entry.op.name, static)        # (the call's own kwargs dict: nothing changes it)
         if isinstance(result, tuple):
             for k, o in enumerate(outs):
                 make_view(o, base, fwd, rest, k, rep, multi=entry.name, op=op)

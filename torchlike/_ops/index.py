@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from .. import _barebones, _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop
+from .._storage import view_rule
 from .. import _fused, _tiers
 from ._surface import methods, toplevel
 
@@ -57,8 +58,24 @@ def _index_arrays_saved(first):
     return saves
 
 
+_BASIC: dict = {}        # spec -> does it index with ints, slices, None and Ellipsis alone
+
+
+def _basic_index(kw):
+    """Is the index basic (no tensor index): its result is a view of the input, whose elements
+    never repeat (a positive step, no index array)."""
+    spec = kw["spec"]
+    basic = _BASIC.get(spec)
+    if basic is None:
+        if len(_BASIC) > 4096:
+            _BASIC.clear()
+        basic = _BASIC[spec] = not any(s[0] == "t" for s in spec)
+    return basic
+
+
 @defop("getitem", saves=_index_arrays_saved(1),
-       view=lambda kw: not any(s[0] == "t" for s in kw["spec"]), grad_name=_getitem_name)
+       view=view_rule(when=_basic_index, overlap=lambda base, kw: False),
+       grad_name=_getitem_name)
 def _getitem(a, *idx, spec, single_slice):
     out = _get_impl(a, spec, idx)
     for axis in _false_axes(spec, a.ndim):
