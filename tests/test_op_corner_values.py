@@ -223,6 +223,33 @@ def test_sgn_of_an_infinite_complex_is_nan_in_both_parts(z, dtype):
     assert all(np.isnan(v.real) and np.isnan(v.imag) for v in got.tolist())
 
 
+@pytest.mark.parametrize("n", [1, 2, 7, 40])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("fn", ["fmax", "fmin"])
+def test_fmax_fmin_ties_and_nans_bit_for_bit(fn, dtype, n):
+    """torch's fmax/fmin take the first operand on a tie of signed zeros (the second in
+    bfloat16) and the number over a NaN, at every length (its vector loop and scalar tail
+    agree)."""
+    x = ([0.0, -0.0, nan, 1.0, -2.0, inf] * n)[:n]
+    y = ([-0.0, 0.0, 1.0, nan, -2.0, nan] * n)[:n]
+    same(lambda m: getattr(m, fn)(m.tensor(x, dtype=getattr(m, dtype)),
+                                  m.tensor(y, dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("fn", ["maximum", "minimum"])
+def test_maximum_minimum_of_signed_zeros_is_one_zero_at_every_length(fn):
+    """The sign of the zero ``maximum``/``minimum`` return for a tie of 0. and -0. is XLA's
+    (+0. for maximum, -0. for minimum) at every length; torch's depends on the length and the
+    CPU's vector width (DIFFERENCES.md). The values are torch's as numbers."""
+    for n in (1, 2, 7, 40):
+        x = ([0.0, -0.0] * n)[:n]
+        got = getattr(torchlike, fn)(torchlike.tensor(x), -torchlike.tensor(x))
+        assert got.tolist() == [0.0] * n
+        assert np.signbit(np.asarray(got)).tolist() == [fn == "minimum"] * n
+        want = getattr(T, fn)(T.tensor(x), -T.tensor(x))
+        np.testing.assert_array_equal(np.asarray(got), want.numpy())     # (0. == -0.)
+
+
 # ============================================================== E. cross: no promotion, no bool
 
 _CROSS_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64",

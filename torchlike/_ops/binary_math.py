@@ -306,8 +306,22 @@ def _logaddexp2_grads(a, b, g):
 
 _maximum_v = _with_vjp(jnp.maximum, _maximum_grads)
 _minimum_v = _with_vjp(jnp.minimum, _minimum_grads)
-_fmax_v = _with_vjp(jnp.fmax, _fmax_grads)
-_fmin_v = _with_vjp(jnp.fmin, _fmin_grads)
+def _fmax(a, b):
+    # torch's kernel takes ``a`` on a tie (the sign of a zero: ``fmax(0., -0.)`` is 0.), and
+    # ``b`` in bfloat16 (computed in float and converted back); a NaN loses to a number
+    if a.dtype == jnp.bfloat16:
+        return jnp.where(jnp.isnan(a) | (b >= a), b, a)
+    return jnp.where(jnp.isnan(b) | (a >= b), a, b)
+
+
+def _fmin(a, b):
+    if a.dtype == jnp.bfloat16:
+        return jnp.where(jnp.isnan(a) | (b <= a), b, a)
+    return jnp.where(jnp.isnan(b) | (a <= b), a, b)
+
+
+_fmax_v = _with_vjp(_fmax, _fmax_grads)
+_fmin_v = _with_vjp(_fmin, _fmin_grads)
 _hypot_v = _with_vjp(_pw._opmath(jnp.hypot), _hypot_grads)
 _atan2_v = _with_vjp(jnp.arctan2, _atan2_grads)
 _logaddexp_v = _with_vjp(_pw._opmath(jnp.logaddexp), _logaddexp_grads)
