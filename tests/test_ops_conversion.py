@@ -218,3 +218,45 @@ def test_bad_input_messages_match_torch():
         if str(lerr) != str(terr) and name not in differ:
             mismatched.append((name, str(lerr), str(terr)))
     assert not mismatched, mismatched
+
+
+_LAYOUTS = {
+    "matrix.t()": lambda m: m.randn(2, 3).t(),
+    "4-D": lambda m: m.randn(2, 3, 4, 5),
+    "4-D channels_last": lambda m: m.randn(2, 3, 4, 5).contiguous(memory_format=m.channels_last),
+    "4-D permuted": lambda m: m.randn(2, 3, 4, 5).permute(0, 2, 1, 3),
+    "4-D strided": lambda m: m.randn(2, 3, 4, 5)[:, :, ::2],
+    "4-D as NHWC": lambda m: m.randn(2, 3, 4, 5).permute(0, 2, 3, 1),
+    "N111": lambda m: m.randn(3, 1, 1, 1),
+    "N111 channels_last": lambda m: m.randn(3, 1, 1, 1).contiguous(memory_format=m.channels_last),
+    "NC11 channels_last": lambda m: m.randn(2, 3, 1, 1).contiguous(memory_format=m.channels_last),
+    "N1HW channels_last": lambda m: m.randn(2, 1, 4, 5).contiguous(memory_format=m.channels_last),
+    "1C1W transposed": lambda m: m.randn(1, 4, 1, 3).transpose(1, 3),
+    "expanded": lambda m: m.randn(1, 3, 1, 1).expand(2, 3, 4, 5),
+    "5-D channels_last_3d": lambda m: m.randn(2, 3, 2, 4, 5).contiguous(
+        memory_format=m.channels_last_3d),
+    "5-D permuted": lambda m: m.randn(2, 3, 2, 4, 5).permute(0, 2, 1, 3, 4),
+}
+
+
+@pytest.mark.parametrize("how", ["float()", "double()", "to(float32)", "to(float64)"])
+@pytest.mark.parametrize("fmt", [None, "preserve_format", "contiguous_format", "channels_last",
+                                 "channels_last_3d"])
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+def test_a_cast_to_a_memory_format_is_self_where_torch_suggests_that_format(layout, fmt, how):
+    """``to``/``float()``... with ``memory_format``: self where the dtype is unchanged and the
+    tensor's suggested format (torch's ``suggest_memory_format``, from its strides) is the one
+    asked for, else a copy with torch's strides, or torch's error."""
+    from oracle import both_outcomes
+
+    def fn(m):
+        t = _LAYOUTS[layout](m)
+        kw = {} if fmt is None else {"memory_format": getattr(m, fmt)}
+        if how.startswith("to("):
+            r = t.to(getattr(m, how[3:-1]), **kw)
+        else:
+            r = getattr(t, how[:-2])(**kw)
+        return r is t, r.stride(), r.dtype == t.dtype
+    got = both_outcomes(fn)
+    if got is not None:
+        assert got[0] == got[1]

@@ -124,6 +124,24 @@ def preserved_strides(t):
     return contiguous_strides(shape)
 
 
+def suggested_format(t):
+    """torch's ``suggest_memory_format()``: ``"channels_last"`` (``"channels_last_3d"``) for a
+    4-D (5-D) tensor whose strides order as channels-last's, else ``"contiguous_format"``."""
+    shape = tuple(t._d.shape)
+    n = len(shape)
+    if n not in (4, 5):
+        return "contiguous_format"
+    st = strides(t)
+    if st[1] == 0:
+        return "contiguous_format"
+    lo = 0
+    for d in ((1, 3, 2, 0) if n == 4 else (1, 4, 3, 2, 0)):
+        if shape[d] == 0 or st[d] < lo or (d == 0 and lo == st[1]):
+            return "contiguous_format"      # (torch's default for the ambiguous layouts)
+        lo = st[d] * shape[d] if shape[d] > 1 else st[d]
+    return "channels_last" if n == 4 else "channels_last_3d"
+
+
 def _suggests_channels_last(shape, st):
     # torch's suggest_memory_format: channels_last when the strides order as it orders them
     order = [1] + list(range(len(shape) - 1, 1, -1)) + [0]

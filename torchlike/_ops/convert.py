@@ -94,7 +94,7 @@ def _to_args(args, kwargs):
 def _to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns self when
     nothing changes. A copy keeps ``self``'s layout, or takes ``memory_format``'s."""
-    from .._strides import is_contiguous, set_layout
+    from .._strides import set_layout, suggested_format
     got = _to_args(args, kwargs)
     dtype = got.get("dtype")    # (a Python type: float is float64, complex complex128)
     dev = got.get("device")
@@ -102,8 +102,10 @@ def _to(self, *args, **kwargs):
     fmt = got.get("memory_format")
     if "tensor" in got:
         dtype, dev = got["tensor"].dtype, got["tensor"].device
+    # (torch copies for a format only where the tensor's suggested format is another one: a
+    # transposed matrix taken ``to(..., memory_format=contiguous_format)`` is itself)
     relayout = fmt is not None and getattr(fmt, "_name", "") != "preserve_format" \
-        and not is_contiguous(self, fmt)
+        and suggested_format(self) != getattr(fmt, "_name", "")
     out = self
     if dtype is not None:
         warn_complex_discard(self.dtype, D.to_dtype(dtype))
@@ -155,6 +157,8 @@ methods(contiguous=_contiguous, clone=clone, to=_to,
 
 def _cast_method(dt):
     def fn(self, memory_format=None):
+        if memory_format is None and self.dtype is dt:
+            return self         # (``_to``'s answer, without reading its arguments)
         return _to(self, dt, memory_format=memory_format)
     return fn
 
