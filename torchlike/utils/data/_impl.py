@@ -29,6 +29,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ... import _random
+from ... import _tiers
 from ... import accelerator as _accelerator
 from ..._creation import randperm
 from ..._fused import Deferred as _Deferred
@@ -433,8 +434,8 @@ def _stack(tensors):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(s0)} at entry 0 and {list(tensors[bad].shape)} at "
                                f"entry {bad}")
-        import jax.numpy as jnp
-        return Tensor._make(jnp.asarray(np.stack([np.asarray(t._data) for t in tensors])))
+        # (one device put of the host stack: ``jnp.asarray`` dispatches a program per shape)
+        return Tensor._make(_tiers.to_device(np.stack([np.asarray(t._data) for t in tensors])))
     from ... import stack
     return stack(tensors, 0)
 
