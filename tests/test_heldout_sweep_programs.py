@@ -76,3 +76,108 @@ def test_transform_outputs_require_grad_where_they_depend_on_it(name):
         ts = _flat_tensors(_func_outputs(m)[name])
         return tuple(ts) + tuple(t.requires_grad for t in ts)
     same_as_torch(f, atol=1e-6, rtol=1e-6)
+
+
+# ============================================================ 2. einsum of one operand
+
+_EINSUM_VIEWS = ["ij->ji", "ij->ij", "ij", "ji", "...j->j...", "ii->i", "iij->ji", "bchw->bhwc",
+                 "ij->i", "ii", "ii->", "i...->..."]
+
+
+@pytest.mark.parametrize("eq", _EINSUM_VIEWS)
+def test_one_operand_einsum_without_a_sum_is_a_view(eq):
+    """An einsum of one operand that sums nothing is a view (torch's permute or diagonal):
+    its strides, a write through it reaching the input, its node; one that sums is a new
+    tensor."""
+    def f(m):
+        shape = ((2, 2, 3) if eq.startswith("iij") else (2, 3, 2, 4) if eq.startswith("b")
+                 else (3, 3) if eq.startswith("ii") else (2, 3))
+        base = m.arange(float(m.tensor(shape).prod())).reshape(shape)
+        r = m.einsum(eq, base)
+        alias, stride, r = r.data_ptr() == base.data_ptr(), r.stride(), r.clone()
+        if alias:
+            m.einsum(eq, base).fill_(-1.0)
+        x = m.ones(shape, requires_grad=True)
+        y = m.einsum(eq, x)
+        (y * m.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        # (a summing einsum's node is torchlike's own: DIFFERENCES.md, node names)
+        node = type(y.grad_fn).__name__ if alias else None
+        return (r, stride, alias, base, node, x.grad)
+    same_as_torch(f)
+
+
+# ============================================================ 3. custom autograd Functions
+
+def _custom_functions(m):
+    from importlib import import_module
+    fn_mod = import_module(m.__name__ + ".autograd.function")
+
+    class Clamp(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, lo, hi):
+            ctx.save_for_backward(x)
+            ctx.lo, ctx.hi = lo, hi
+            return x.clamp(lo, hi)
+
+        @staticmethod
+        @fn_mod.once_differentiable
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            ctx.seen = ctx.needs_input_grad
+            return g * ((x >= ctx.lo) & (x <= ctx.hi)).float(), None, None
+
+    class ScaleInplace(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class SinArgmax(m.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.sin(), x.argmax()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.mark_non_differentiable(output[1])
+
+        @staticmethod
+        def backward(ctx, g, _):
+            x, = ctx.saved_tensors
+            return g * x.cos()
+    return Clamp, ScaleInplace, SinArgmax
+
+
+def test_custom_functions_and_their_nodes():
+    """A clamp with ``once_differentiable``, an in-place Function (``mark_dirty``) and a
+    ``setup_context`` Function with a non-differentiable output: values, gradients, the
+    input-grad flags, and the node's repr naming its module (torch's is a Python class)."""
+    def f(m):
+        Clamp, ScaleInplace, SinArgmax = _custom_functions(m)
+        x = m.linspace(-2, 2, 5, requires_grad=True)
+        y = Clamp.apply(x, -1.0, 1.0)
+        y.sum().backward()
+        g1 = x.grad.clone()
+        needs = y.grad_fn.seen if hasattr(y.grad_fn, "seen") else None
+        a = m.ones(3, requires_grad=True).clone()
+        b = ScaleInplace.apply(a)
+        node_repr = repr(b.grad_fn).split(" object at ")[0].replace("torchlike.", "torch.")
+        (b * m.arange(3.)).sum().backward()
+        s, i = SinArgmax.apply(x)
+        x.grad = None
+        s.sum().backward()
+        z = Clamp.apply(x, -1., 1.)
+        g, = m.autograd.grad(z.sum(), x, create_graph=True)
+        try:
+            g.sum().backward()
+            err = None
+        except RuntimeError as e:
+            err = str(e)
+        return (y, g1, needs, b is a, b, repr(b).split("grad_fn=")[1], node_repr,
+                s.requires_grad, i.requires_grad, i, x.grad, err)
+    same_as_torch(f, atol=1e-6, rtol=1e-6)

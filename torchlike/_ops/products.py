@@ -555,7 +555,39 @@ def einsum(*args):
     _einsum_check_rhs(equation, seen)
     final = _einsum_dtype(eq, operands)
     ops = [o if o.dtype is final else o.to(final) for o in operands]
+    if len(ops) == 1:
+        view = _einsum_view(eq, ops[0])
+        if view is not None:
+            return view
     return apply(_einsum, *ops, eq=eq)
+
+
+def _einsum_view(eq, o):
+    """A one-operand einsum that sums over nothing, as torch's: a view of ``o``, the diagonals
+    of its repeated labels permuted to the output's order (``'ij->ji'`` is ``o.permute(1, 0)``,
+    ``'ii->i'`` is ``o.diagonal()``); None where a label is summed."""
+    lhs, arrow, rhs = eq.partition("->")
+    if "..." in lhs:
+        pre, post = lhs.split("...")
+        ell = [("...", k) for k in range(o.ndim - len(pre) - len(post))]
+        tokens = list(pre) + ell + list(post)
+    else:
+        ell, tokens = [], list(lhs)
+    if arrow:
+        pre, dots, post = rhs.partition("...")
+        out = list(pre) + (ell if dots else []) + list(post)
+    else:
+        out = ell + sorted(c for c in set(lhs) if c != "." and lhs.count(c) == 1)
+    if set(tokens) - set(out):
+        return None
+    t = o
+    for lab in out:
+        while tokens.count(lab) > 1:
+            i = tokens.index(lab)
+            j = tokens.index(lab, i + 1)
+            t = t.diagonal(0, i, j)
+            tokens = [x for k, x in enumerate(tokens) if k not in (i, j)] + [lab]
+    return t.permute([tokens.index(lab) for lab in out])
 
 
 def _einsum_path(eq, operands):

@@ -103,6 +103,30 @@ class BackwardCFunction(Node):
         self.outputs = outputs
         self.in_meta = in_meta      # per forward input: (shape, dtype) of a tensor, or None
 
+    # torch's node of a Function call is its ctx: what forward stored on ctx reads (and
+    # writes) through ``y.grad_fn`` (``y.grad_fn.saved_tensors``, ``y.grad_fn.k``)
+    def __getattr__(self, attr):
+        try:
+            ctx = BackwardCFunction.ctx.__get__(self)
+        except AttributeError:
+            ctx = None
+        if ctx is not None and not attr.startswith("__"):
+            try:
+                return getattr(ctx, attr)
+            except AttributeError:
+                pass
+        return super().__getattr__(attr)
+
+    def __setattr__(self, attr, value):
+        if hasattr(type(self), attr):
+            object.__setattr__(self, attr, value)
+        else:
+            setattr(self.ctx, attr, value)
+
+    def __repr__(self):
+        # (a Python class, as torch's: its repr names the module, where a C++ node's does not)
+        return f"<{type(self).__module__}.{type(self).__qualname__} object at {hex(id(self))}>"
+
     @property
     def _forward_cls(self):
         return self.fn_cls
