@@ -181,3 +181,24 @@ def test_custom_functions_and_their_nodes():
         return (y, g1, needs, b is a, b, repr(b).split("grad_fn=")[1], node_repr,
                 s.requires_grad, i.requires_grad, i, x.grad, err)
     same_as_torch(f, atol=1e-6, rtol=1e-6)
+
+
+# ============================================================ 4. backward(inputs=...) of non-leaves
+
+def test_backward_inputs_that_retain_their_grad_accumulate_once():
+    """A non-leaf named in ``backward(inputs=...)`` gets its gradient in ``.grad`` once, also
+    when it retains its grad (and with a hook on it, the hook's result)."""
+    def f(m):
+        v = m.ones(3, requires_grad=True)
+        w = v * 2
+        w.retain_grad()
+        w.sum().backward(inputs=[w], retain_graph=True)
+        first = w.grad.clone()
+        u = w * 3
+        u.retain_grad()
+        (u * 2).sum().backward(inputs=[u, v], retain_graph=True)
+        second = (w.grad.clone(), u.grad.clone(), v.grad.clone())
+        w.register_hook(lambda g: g * 10)
+        (u * 2).sum().backward(inputs=[w])
+        return (first,) + second + (w.grad, u.grad, v.grad)
+    same_as_torch(f)

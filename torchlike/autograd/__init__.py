@@ -111,10 +111,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     roots = [t._edge() for t in tensors]
     captured = run_backward(roots, grads, retain_graph, create_graph, inputs=points)
     if inputs is not None:
-        # non-leaf inputs accumulate their captured gradient into .grad, as in torch
+        # non-leaf inputs accumulate their captured gradient into .grad, as in torch (one
+        # that retains its grad has it from the walk already)
         from .graph import accumulate as _accumulate
         for t, g in zip(inputs, captured):
-            if t.grad_fn is not None and g is not None:
+            if t.grad_fn is not None and g is not None and not t._retains_grad:
                 _accumulate(t, g, create_graph)
     if _fused.ACTIVE:
         # fused eager: the segment is dispatched, and the optimizer's step is recorded while
