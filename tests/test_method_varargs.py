@@ -59,3 +59,46 @@ def test_layout_is_the_strided_object():
     x = torchlike.ones(2)
     assert x.layout is torchlike.strided and repr(x.layout) == repr(torch.ones(2).layout)
     assert torchlike.zeros(2, layout=x.layout).layout is torchlike.strided
+
+
+_NO_SIZES = ["view", "reshape", "permute", "expand", "broadcast_to", "flip", "tile",
+             "sum_to_size", "resize_"]
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1,), ()], ids=str)
+@pytest.mark.parametrize("name", _NO_SIZES)
+def test_a_sized_method_called_without_its_sizes_raises_as_torch(name, shape):
+    """``x.flip()``, ``x.reshape()``... name their missing argument in torch's TypeError (a
+    value or a RuntimeError before); a 0-dim or one-element tensor, whose empty sizes the
+    library's own calls pass, gives torch's result where torch gives one."""
+    from oracle import both_outcomes
+    got = both_outcomes(lambda m: getattr(m.ones(*shape).clone(), name)())
+    if got is not None:
+        np.testing.assert_array_equal(np.asarray(got[0]), got[1].numpy())
+
+
+@pytest.mark.parametrize("fn", ["reshape", "permute", "broadcast_to"])
+def test_a_sized_function_called_without_its_sizes_raises_as_torch(fn):
+    from oracle import both_outcomes
+    assert both_outcomes(lambda m: getattr(m, fn)(m.ones(2, 3))) is None
+
+
+@pytest.mark.parametrize("arg", ["tensor", "empty", "list of a list"])
+@pytest.mark.parametrize("name", ["cat", "concat", "concatenate", "stack", "hstack", "vstack",
+                                  "row_stack", "dstack", "column_stack", "block_diag",
+                                  "cartesian_prod", "broadcast_tensors"])
+def test_a_tensor_sequence_argument_refuses_what_torch_refuses(name, arg):
+    """A Tensor where a sequence of Tensors belongs (``torch.cat(x)``: a value before), an empty
+    sequence, a list inside the variadic forms: torch's exception class and message."""
+    from oracle import both_outcomes
+
+    def fn(m):
+        x = m.ones(2, 2)
+        a = {"tensor": x, "empty": [], "list of a list": [x]}[arg]
+        return getattr(m, name)(a)
+    got = both_outcomes(fn)
+    if got is not None:
+        ours, theirs = got
+        ours = ours if isinstance(ours, tuple) else (ours,)
+        theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+        assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in theirs]

@@ -161,7 +161,7 @@ def cholesky_ex(A, upper=False, check_errors=False, name="linalg.cholesky_ex",
             mask = np.zeros(flat.shape[0], bool)
             mask[bad] = True
             failed = Tensor._make(jnp.asarray(mask.reshape(a.shape[:-2] + (1, 1))))
-            L = L.masked_scatter(failed.expand(*L.shape), Tensor._make(
+            L = L.masked_scatter(failed.expand(tuple(L.shape)), Tensor._make(
                 jnp.asarray(parts[bad].reshape(-1))))
     return L, tensor(info, dtype=D.int32)
 
@@ -768,7 +768,7 @@ def tensorinv(A, ind=2):
     if pl != pr:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {pr} != {pl}")
-    return linalg_inv(A.reshape(pl, pr)).reshape(*right, *left)
+    return linalg_inv(A.reshape(pl, pr)).reshape((*right, *left))
 
 
 @public(out=True)
@@ -778,14 +778,14 @@ def tensorsolve(A, B, dims=None):
         nd = A.ndim
         dims = [d % nd for d in dims]
         order = [d for d in range(nd) if d not in dims] + dims
-        A = A.permute(*order)
+        A = A.permute(tuple(order))
     bshape = tuple(B.shape)
     rest = tuple(A.shape[len(bshape):])
     n = int(np.prod(bshape))
     if n != int(np.prod(rest)):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:"
                            f"]) == other.numel(), but got {int(np.prod(rest))} != {n}")
-    return linalg_solve(A.reshape(n, n), B.reshape(n)).reshape(*rest)
+    return linalg_solve(A.reshape(n, n), B.reshape(n)).reshape(tuple(rest))
 
 
 def vander(x, N=None, increasing=False):

@@ -150,6 +150,8 @@ def unsqueeze_(self, dim):
 @method("resize_")
 def resize_(self, *sizes, memory_format=None):
     """Resize in place when the element count is unchanged (a reshape of the storage)."""
+    from .view import required
+    required(sizes, "resize_", "size", self._d.ndim == 0)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     sizes = tuple(int(s) for s in sizes)

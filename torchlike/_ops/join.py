@@ -8,8 +8,8 @@ import jax.numpy as jnp
 from .. import _dtype as D
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
-from ._surface import alias, public
-from .view import _host, _is_t, reshape, unsqueeze
+from ._surface import public
+from .view import _host, _is_t, reshape, tensors_only, unsqueeze
 
 __all__ = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack',
            'column_stack', 'split', 'tensor_split', 'chunk', 'unbind', 'atleast_1d', 'atleast_2d',
@@ -40,21 +40,37 @@ def _cat(*xs, dim, skip):
     return jnp.concatenate([x for i, x in enumerate(xs) if i not in skip], axis=dim)
 
 
-def _tensor_list(tensors, name):
+def _tensor_list(tensors, name, empty=None):
+    """``tensors`` (a sequence of Tensors) as a list: torch's TypeError for a Tensor in its
+    place (``torch.cat(x)``) or an element that is not one; ``empty``: the RuntimeError
+    message for an empty sequence."""
     if isinstance(tensors, Tensor):
-        return list(tensors.unbind(0))
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not Tensor")
     tensors = list(tensors)
-    for i, t in enumerate(tensors):
-        if not _is_t(t):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
-    return tensors
+    if not tensors and empty is not None:
+        raise RuntimeError(empty)
+    return tensors_only(tensors)
 
 
 @public(out=True)
 def cat(tensors, dim=0):
     """Concatenate along ``dim``; legacy empty 1-D tensors are skipped, as in torch."""
-    tensors = _tensor_list(tensors, "cat")
+    return _joined(tensors, dim, "cat")
+
+
+@public(out=True)
+def concat(tensors, dim=0):
+    return _joined(tensors, dim, "concat")
+
+
+@public(out=True)
+def concatenate(tensors, dim=0):
+    return _joined(tensors, dim, "concatenate")
+
+
+def _joined(tensors, dim, name):
+    tensors = _tensor_list(tensors, name)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
@@ -82,7 +98,6 @@ def cat(tensors, dim=0):
     return apply(_cat, *tensors, dim=d, skip=skip)
 
 
-concat, concatenate = alias(cat, "concat"), alias(cat, "concatenate")
 
 
 @defop("stack", promote="common", saves=False, grad_name="StackBackward0",
@@ -127,28 +142,35 @@ def atleast_3d(*tensors):
     return out[0] if len(tensors) == 1 and _is_t(tensors[0]) else tuple(out)
 
 
+def _stackable(tensors, name, empty=None):
+    return _tensor_list(tensors, name, f"{empty or name} expects a non-empty TensorList")
+
+
 @public(out=True)
 def hstack(tensors):
-    ts = atleast_1d(list(tensors))
+    ts = atleast_1d(_stackable(tensors, "hstack"))
     return cat(ts, 0 if ts[0]._d.ndim == 1 else 1)
 
 
 @public(out=True)
 def vstack(tensors):
-    return cat(atleast_2d(list(tensors)), 0)
+    return cat(atleast_2d(_stackable(tensors, "vstack")), 0)
 
 
-row_stack = vstack
+@public(out=True)
+def row_stack(tensors):
+    return cat(atleast_2d(_stackable(tensors, "row_stack", "vstack")), 0)
 
 
 @public(out=True)
 def dstack(tensors):
-    return cat(atleast_3d(list(tensors)), 2)
+    return cat(atleast_3d(_stackable(tensors, "dstack")), 2)
 
 
 @public(out=True)
 def column_stack(tensors):
-    ts = [reshape(t, -1, 1) if t._d.ndim <= 1 else t for t in tensors]
+    ts = [reshape(t, -1, 1) if t._d.ndim <= 1 else t
+          for t in _stackable(tensors, "column_stack")]
     return cat(ts, 1)
 
 

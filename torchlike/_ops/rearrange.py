@@ -58,7 +58,7 @@ def tile(input, dims):
 
 @method("tile")
 def _tile_method(self, *dims, **kw):
-    return tile(self, _dims_varargs(dims, kw, "dims"))
+    return tile(self, _dims_varargs(dims, kw, "dims", "tile"))
 
 
 @defop("repeat_interleave", saves=False, grad_name="IndexSelectBackward0")
@@ -128,7 +128,7 @@ def flip(input, dims):
 
 @method("flip")
 def _flip_method(self, *dims, **kw):
-    return flip(self, _dims_varargs(dims, kw, "dims"))
+    return flip(self, _dims_varargs(dims, kw, "dims", "flip"))
 
 
 @public(method=True)

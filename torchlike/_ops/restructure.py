@@ -19,7 +19,7 @@ from ._surface import inplace_methods, methods, public
 from .join import stack, tensor_split
 from .scatter import (_check_index_bounds, _check_index_dims, _grid, _index_func_checks,
                       _scatter_set, check_index_dtype)
-from .view import _broadcast_shape, _host, _is_t, meshgrid, narrow, reshape
+from .view import _broadcast_shape, _host, _is_t, meshgrid, narrow, required, reshape, tensors_only
 
 __all__ = ["put", "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
            "diagflat", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
@@ -180,7 +180,7 @@ def masked_scatter(self, mask, source):
     pos = np.nonzero(m)[0]
     if pos.size > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    x = self if tuple(self._d.shape) == shp else self.expand(*shp)
+    x = self if tuple(self._d.shape) == shp else self.expand(tuple(shp))
     src = reshape(source, -1)
     if pos.size != src.shape[0]:
         src = narrow(src, 0, 0, int(pos.size))
@@ -416,7 +416,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise op_error
     shp = [1] * max(n, 1)
     shp[d] = -1
-    idx = reshape(index, *shp).expand(*source.shape) if n else index
+    idx = reshape(index, tuple(shp)).expand(tuple(source.shape)) if n else index
     return scatter_reduce(input, d, idx, source, reduce, include_self=include_self)
 
 
@@ -504,7 +504,7 @@ def _block_diag(*xs):
 
 
 def block_diag(*tensors):
-    for i, t in enumerate(tensors):
+    for i, t in enumerate(tensors_only(tensors)):
         if t._d.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
                                f"dimensions. Input {i} has {t._d.ndim} dimensions")
@@ -514,7 +514,7 @@ def block_diag(*tensors):
 
 
 def cartesian_prod(*tensors):
-    for t in tensors:
+    for t in tensors_only(tensors):
         if t._d.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
     if len(tensors) == 1:
@@ -695,6 +695,7 @@ def _sum_to_size(a, shape):
 
 
 def sum_to_size(self, *size):
+    size = required(size, "sum_to_size", "size", self._d.ndim == 0)
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     shp = tuple(self.shape)
     ok = len(size) <= len(shp) and all(s == t or s == 1 for s, t in
@@ -719,7 +720,7 @@ def _masked_scatter_(self, mask, source):
     # (torch's expand error), then checks the mask's dtype
     shp = tuple(self._d.shape)
     if self.dtype is source.dtype:
-        mask = mask.expand(*shp)
+        mask = mask.expand(tuple(shp))
     _masked_scatter_checks(self, mask, source, shp)
     return _masked_scatter_inplace(self, mask, source)
 

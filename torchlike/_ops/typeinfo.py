@@ -326,7 +326,7 @@ def _map_(self, tensor, callable):
     if not isinstance(tensor, Tensor) or tensor.dtype is not self.dtype:
         got = typename(tensor) if isinstance(tensor, Tensor) else type(tensor).__name__
         raise TypeError(f"map_: expected {typename(self)} for 'other' (got {got})")
-    other = tensor.expand(*self.shape)
+    other = tensor.expand(tuple(self.shape))
     vals = _np.vectorize(callable, otypes=[self.dtype.np])(_np.asarray(self._data),
                                                             _np.asarray(other._data))
     self._set_data(jnp.asarray(vals, self._d.dtype))
@@ -366,5 +366,5 @@ methods(**{"__contains__": _contains})
 methods(**{"__reversed__": lambda self: self.flip(0) if self.dim() else self})
 methods(resize=_resize)
 methods(resize_as=lambda self, other: _resize(self, *other.shape))
-methods(resize_as_=lambda self, other, memory_format=None: self.resize_(*other.shape))
+methods(resize_as_=lambda self, other, memory_format=None: self.resize_(tuple(other.shape)))
 toplevel("resize_as_")

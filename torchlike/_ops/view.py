@@ -111,7 +111,7 @@ def _reshape_copy(a, shape):
 def reshape(input, *shape):
     """The same values in a new shape (one dim may be -1): a view of a contiguous tensor, a
     copy of a non-contiguous one (a transposed or strided view), as in torch."""
-    shape = infer_shape(_shape_arg(shape), input.numel())
+    shape = infer_shape(_shape_arg(required(shape, "reshape", "shape", input._d.ndim == 0)), input.numel())
     if not _viewable(input, shape):
         return apply(_reshape_copy, input, shape=shape)
     return apply(_view, input, shape=shape)
@@ -135,6 +135,8 @@ def view(self, *shape, **kwargs):
         shape = (kwargs["size"],)
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
+    if not shape and self._d.ndim:
+        _view_arguments(shape, kwargs)
     shape = infer_shape(_shape_arg(shape), self.numel())
     if not _viewable(self, shape):
         raise RuntimeError(_strides.VIEW_ERROR)
@@ -229,7 +231,7 @@ def t(input):
 
 @public(method=True)
 def permute(input, *dims):
-    dims = _shape_arg(dims)
+    dims = _shape_arg(required(dims, "permute", "dims", input._d.ndim == 0))
     n = input._d.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -295,7 +297,7 @@ def _cpp_type(dt):
 
 @method("expand")
 def expand(self, *sizes):
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(required(sizes, "expand", "size", self._d.ndim == 0))
     shp = self._d.shape
     if len(sizes) < len(shp):
         raise RuntimeError(f"expand({_cpp_type(self.dtype)}{{{list(shp)}}}, size={list(sizes)}): the "
@@ -356,7 +358,7 @@ def _reversed_dims(self):
                     "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
                     "of a tensor.",
                     at="TensorShape.cpp:4321" if n == 0 else "TensorShape.cpp:4314")
-    return permute(self, *reversed(range(n)))
+    return permute(self, tuple(reversed(range(n))))
 
 
 def _matrix_transpose(self):
@@ -375,9 +377,9 @@ def _matrix_transpose(self):
     return transpose(self, -2, -1)
 
 
-methods(view_as=lambda self, other: reshape(self, *other.shape),
-        reshape_as=lambda self, other: reshape(self, *other.shape),
-        expand_as=lambda self, other: expand(self, *other.shape),
+methods(view_as=lambda self, other: reshape(self, tuple(other.shape)),
+        reshape_as=lambda self, other: reshape(self, tuple(other.shape)),
+        expand_as=lambda self, other: expand(self, tuple(other.shape)),
         T=property(_reversed_dims),
         mT=property(_matrix_transpose))
 # ================================================================== reshaping, joining, splitting, selecting
@@ -387,8 +389,21 @@ methods(view_as=lambda self, other: reshape(self, *other.shape),
 # size on the host before calling ``apply``, so the jitted kernels see static shapes only.
 
 
-def _dims_varargs(dims, kw, name):
-    """``t.flip(0, 1)`` / ``t.flip((0, 1))`` / ``t.flip(dims=(0, 1))``: the one sequence."""
+def required(values, op, param, empty_ok=False):
+    """``values``, a method's variadic sizes or dims (``x.reshape(*shape)``); none given is
+    torch's TypeError for the missing argument (``x.flip()``), unless ``empty_ok``: the empty
+    sizes are valid for this tensor (a 0-dim or one-element one, as the library's own calls
+    with another tensor's shape pass them: ``view_as`` of a 0-dim tensor)."""
+    if not values and not empty_ok:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{param}"')
+    return values
+
+
+def _dims_varargs(dims, kw, name, op=None):
+    """``t.flip(0, 1)`` / ``t.flip((0, 1))`` / ``t.flip(dims=(0, 1))``: the one sequence
+    (``op``: none given is torch's TypeError for the missing argument)."""
+    if op is not None and not dims and name not in kw:
+        required(dims, op, name)
     if name in kw:
         if dims:
             raise TypeError(f"{name}() got multiple values for argument '{name}'")
@@ -581,12 +596,21 @@ def broadcast_shapes(*shapes):
 @public(method=True)
 def broadcast_to(input, *size):
     """``input`` expanded to ``size`` (one sequence, or spread: ``x.broadcast_to(2, 3)``)."""
-    return expand(input, *_shape_arg(size))
+    return expand(input, *_shape_arg(required(size, "broadcast_to", "size", input._d.ndim == 0)))
+
+
+def tensors_only(tensors):
+    """torch's TypeError where an element of a variadic Tensor argument (``*tensors``) is not a
+    Tensor (``torch.broadcast_tensors([x, y])``)."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return tensors
 
 
 def broadcast_tensors(*tensors):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    tensors_only(tensors)
     shp = _broadcast_shape([tuple(t._d.shape) for t in tensors])
     return tuple(t if tuple(t._d.shape) == shp else expand(t, *shp) for t in tensors)
 

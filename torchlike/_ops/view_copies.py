@@ -103,7 +103,7 @@ def _expand(input, size, *more, implicit=False):
     if not isinstance(implicit, bool):
         raise TypeError(f"expand_copy(): argument 'implicit' must be bool, not "
                         f"{type(implicit).__name__}")
-    return input.expand(*size)
+    return input.expand(tuple(size))
 
 
 def _permute(input, dims, *more):

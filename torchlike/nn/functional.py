@@ -1831,7 +1831,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if running_mean is not None and use_input_stats:
         running_mean._set_data(_fused.raw(rm.reshape(n, c).mean(0)))
         running_var._set_data(_fused.raw(rv.reshape(n, c).mean(0)))
-    return out.reshape(*input.shape)
+    return out.reshape(tuple(input.shape))
 
 
 # ================================================================== losses
@@ -2357,7 +2357,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is not None:
         wshape = [1] * input.ndim
         wshape[class_dim] = n_classes
-        weight_ = weight.view(*wshape)
+        weight_ = weight.view(tuple(wshape))
     if probs:
         if label_smoothing > 0:
             target = _scalar("add", _scalar("mul", target, 1 - label_smoothing),

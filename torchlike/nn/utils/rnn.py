@@ -239,7 +239,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
             raise RuntimeError(f"output with shape {list(dst)} doesn't match the broadcast "
                                f"shape {list(shape)}")
         if src != dst:
-            sequences[i] = s.expand(*dst)
+            sequences[i] = s.expand(tuple(dst))
     # torch fills a new tensor and copies each sequence into its slot (CopySlices), in the
     # first sequence's dtype; stacked along the batch dim directly: contiguous as torch's
     return apply(_pad_sequence, *sequences, batch_first=bool(batch_first),
