@@ -202,3 +202,20 @@ def test_backward_inputs_that_retain_their_grad_accumulate_once():
         (u * 2).sum().backward(inputs=[w])
         return (first,) + second + (w.grad, u.grad, v.grad)
     same_as_torch(f)
+
+
+# ============================================================ 5. nn.init warnings
+
+def test_init_warnings_point_where_torchs_do():
+    """``kaiming_*_`` of an empty tensor warns at the caller's line; ``trunc_normal_``'s
+    warning about its mean points inside the library (torch's comes from a helper)."""
+    import warnings
+
+    def f(m):
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            m.nn.init.kaiming_uniform_(m.empty(0, 3))
+            m.nn.init.kaiming_normal_(m.empty(3, 0), mode="fan_out")
+            m.nn.init.trunc_normal_(m.empty(3), mean=10.0)
+        return tuple((w.category.__name__, str(w.message), w.filename == __file__) for w in ws)
+    same_as_torch(f)

@@ -107,7 +107,8 @@ def ones_(tensor):
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op")
+        warnings.warn("Initializing zero-element tensors is a no-op",
+                      stacklevel=3)   # (the caller of _skips_meta's wrapper)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -116,7 +117,8 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op")
+        warnings.warn("Initializing zero-element tensors is a no-op",
+                      stacklevel=3)   # (the caller of _skips_meta's wrapper)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     return normal_(tensor, 0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
@@ -163,7 +165,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """A normal(mean, |std|) draw truncated to [a, b]."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
-                      "The distribution of values may be incorrect.", stacklevel=2)
+                      "The distribution of values may be incorrect.")   # (torch's: its own line)
     std = abs(std)
     lo, hi = (a - mean) / std, (b - mean) / std
     if a > b:
