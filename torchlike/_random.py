@@ -326,7 +326,7 @@ def _host_normal(data, shape, dtype=float):
         part = np.float64 if dtype.itemsize > 8 else np.float32
         z = np.asarray(_host_normal(data, (2, n), part), np.float64) * np.sqrt(0.5)
         z = (z[0] + 1j * z[1]).astype(dtype).reshape(shape)
-        return _tiers.put(z, jax.core.ShapedArray(shape, dtype), None)
+        return _tiers.put(z, _tiers.aval(tuple(shape), dtype), None)
     m = (n + 1) // 2
     bits = np.asarray(draw_now(jax.random.bits, data, (2, m), jnp.uint64 if dtype.itemsize > 4
                                else jnp.uint32), np.float64)
@@ -334,4 +334,4 @@ def _host_normal(data, shape, dtype=float):
     u = (bits + 0.5) * scale            # in (0, 1): the logarithm is finite
     r = np.sqrt(-2.0 * np.log(u[0]))
     z = np.concatenate([r * np.cos(_2PI * u[1]), r * np.sin(_2PI * u[1])])[:n]
-    return _tiers.put(z.astype(dtype).reshape(shape), jax.core.ShapedArray(shape, dtype), None)
+    return _tiers.put(z.astype(dtype).reshape(shape), _tiers.aval(tuple(shape), dtype), None)

@@ -207,10 +207,9 @@ def zeros_like(a):
             devs = a.sharding.device_set
             if len(devs) == 1:
                 dev = next(iter(devs)) if a.committed else None
-                return put(np.zeros(a.shape, a.dtype), jax.core.ShapedArray(a.shape, a.dtype), dev)
+                return put(np.zeros(a.shape, a.dtype), aval(a.shape, a.dtype), dev)
         elif a.__class__ is _fused.Deferred and a.device is not None:
-            return put(np.zeros(a.shape, a.dtype), jax.core.ShapedArray(a.shape, a.dtype),
-                       a.device)
+            return put(np.zeros(a.shape, a.dtype), aval(a.shape, a.dtype), a.device)
     return jax.numpy.zeros_like(_fused.concrete((a,))[0] if a.__class__ is _fused.Deferred
                                 else a)
 
@@ -281,7 +280,22 @@ def to_device(h):
     tenth of its Python cost (like it, it may alias an aligned buffer on the CPU)."""
     if h.__class__ is not np.ndarray:
         h = np.asarray(h)
-    return put(h, jax.core.ShapedArray(h.shape, h.dtype), None)
+    return put(h, aval(h.shape, h.dtype), None)
+
+
+def aval(shape, dtype):
+    """The abstract value of an array of ``shape`` and ``dtype`` (not weak-typed), made once
+    (jax builds one in about 2 us; it is immutable)."""
+    key = (shape, dtype)
+    a = _AVALS.get(key)
+    if a is None:
+        if len(_AVALS) > 4096:
+            _AVALS.clear()
+        a = _AVALS[key] = jax.core.ShapedArray(shape, dtype)
+    return a
+
+
+_AVALS: dict = {}
 
 
 _LEAF = jax.tree_util.tree_structure(0)

@@ -212,7 +212,7 @@ def _scalar_dtype():
 def _zero_scalar(value=0.0):
     if _tiers.on_host():                # (jnp.asarray compiles a conversion program)
         dt = np.dtype(_scalar_dtype())
-        return Tensor._make(_tiers.put(np.asarray(value, dt), jax.core.ShapedArray((), dt), None))
+        return Tensor._make(_tiers.put(np.asarray(value, dt), _tiers.aval((), dt), None))
     return Tensor._make(jnp.asarray(value, _scalar_dtype()))
 
 
