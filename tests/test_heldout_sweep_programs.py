@@ -219,3 +219,30 @@ def test_init_warnings_point_where_torchs_do():
             m.nn.init.trunc_normal_(m.empty(3), mean=10.0)
         return tuple((w.category.__name__, str(w.message), w.filename == __file__) for w in ws)
     same_as_torch(f)
+
+
+# ============================================================ 6. element-wise Python callables, `in`
+
+_HOST_CALLS = {
+    "apply_requires_grad": lambda m: m.ones(2, requires_grad=True).apply_(lambda v: v),
+    "apply_non_leaf": lambda m: (m.ones(2, requires_grad=True) * 2).apply_(lambda v: v),
+    "apply_detached": lambda m: m.ones(2, requires_grad=True).detach().apply_(lambda v: v * 3),
+    "apply_under_no_grad": lambda m: _under_no_grad(
+        m, lambda: m.ones(2, requires_grad=True).apply_(lambda v: v)),
+    "map_requires_grad": lambda m: m.ones(2, requires_grad=True).map_(m.ones(2), lambda a, b: a),
+    "contains_scalar": lambda m: (1 in m.tensor([1, 2]), 3.0 in m.tensor([1., 2.])),
+    "contains_tensor": lambda m: m.tensor([2]) in m.tensor([[1, 2], [3, 4]]),
+    "contains_mismatched": lambda m: m.ones(2) in m.ones(3),
+}
+
+
+def _under_no_grad(m, fn):
+    with m.no_grad():
+        return fn()
+
+
+@pytest.mark.parametrize("name", _HOST_CALLS)
+def test_python_callables_on_elements_and_membership(name):
+    """``apply_``/``map_`` refuse a tensor that requires grad (also under no_grad), as torch;
+    ``x in t`` compares ``x == t`` (its broadcast error names ``x`` first)."""
+    same_as_torch(_HOST_CALLS[name])

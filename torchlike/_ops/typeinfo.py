@@ -311,6 +311,9 @@ def _pin_memory(self, device=None):
 def _apply_(self, callable):
     """CPU ``apply_``: ``callable`` on every element, in place (as torch, not differentiable)."""
     import numpy as _np
+    if self.requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
     vals = _np.vectorize(callable, otypes=[self.dtype.np])(_np.asarray(self._data))
     self._set_data(jnp.asarray(vals, self._d.dtype))
     return self
@@ -335,7 +338,7 @@ def _map_(self, tensor, callable):
 
 def _contains(self, element):
     if isinstance(element, (Tensor, int, float, bool, complex)):
-        return bool((self == element).any().item())
+        return bool((element == self).any().item())
     raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in "
                        f"a {type(element)}.")
 
