@@ -246,3 +246,40 @@ def test_python_callables_on_elements_and_membership(name):
     """``apply_``/``map_`` refuse a tensor that requires grad (also under no_grad), as torch;
     ``x in t`` compares ``x == t`` (its broadcast error names ``x`` first)."""
     same_as_torch(_HOST_CALLS[name])
+
+
+# ============================================================ 7. torch.testing in a test suite
+
+_ASSERT_CLOSE = {
+    "values": lambda m: m.testing.assert_close(m.tensor([1., 2., 3.]), m.tensor([1., 2.5, 3.1])),
+    "dtype": lambda m: m.testing.assert_close(m.tensor([1.]), m.tensor([1.], dtype=m.float64)),
+    "shape": lambda m: m.testing.assert_close(m.tensor([1., 2.]), m.tensor([[1., 2.]])),
+    "ints": lambda m: m.testing.assert_close(m.tensor([1, 2]), m.tensor([1, 3])),
+    "nan": lambda m: m.testing.assert_close(m.tensor([float("nan")]), m.tensor([float("nan")])),
+    "only_atol": lambda m: m.testing.assert_close(m.tensor([1.0]), m.tensor([1.1]), atol=0.2),
+    "scalars": lambda m: m.testing.assert_close(1.0, 1.1),
+    "containers": lambda m: m.testing.assert_close({"a": m.ones(2)}, {"a": m.zeros(2)}),
+    "mixed_types": lambda m: m.testing.assert_close(m.ones(2), [1.0, 1.0]),
+    "custom_msg": lambda m: m.testing.assert_close(m.ones(2), m.zeros(2), msg="custom"),
+    "matrix": lambda m: m.testing.assert_close(m.arange(6.).reshape(2, 3),
+                                               m.arange(6.).reshape(2, 3) * 1.01),
+    "bools": lambda m: m.testing.assert_close(m.tensor([True]), m.tensor([False])),
+    "strides": lambda m: m.testing.assert_close(m.ones(2, 2), m.ones(2, 2).t(), check_stride=True),
+    "deprecated_assert_allclose": lambda m: _warning_texts(
+        lambda: m.testing.assert_allclose(m.ones(1), m.ones(1))),
+}
+
+
+def _warning_texts(fn):
+    import warnings
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        fn()
+    return tuple((w.category.__name__, str(w.message)) for w in ws)
+
+
+@pytest.mark.parametrize("name", _ASSERT_CLOSE)
+def test_assert_close_messages(name):
+    """``torch.testing.assert_close``'s failures (class and whole message) and
+    ``assert_allclose``'s deprecation warning, as a third-party test suite meets them."""
+    same_as_torch(_ASSERT_CLOSE[name])

@@ -263,7 +263,8 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
     import warnings
     warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
                   "removed in a future release. Please use `torch.testing.assert_close()` "
-                  "instead.", FutureWarning, stacklevel=2)
+                  "instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
     from .._tensor import Tensor
     from .._creation import tensor
     if not isinstance(actual, Tensor):
