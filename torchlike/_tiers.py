@@ -763,6 +763,8 @@ class Tiered:
         finish = finish or self.finish
         if finish is not None:
             return finish(flat, plan, device)
+        if plan.single:
+            return put(flat[0], plan.avals[0], device)
         return jax.tree_util.tree_unflatten(
             plan.out_tree, [put(h, a, device) for h, a in zip(flat, plan.avals)])
 
