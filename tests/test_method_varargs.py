@@ -102,3 +102,36 @@ def test_a_tensor_sequence_argument_refuses_what_torch_refuses(name, arg):
         ours = ours if isinstance(ours, tuple) else (ours,)
         theirs = theirs if isinstance(theirs, tuple) else (theirs,)
         assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in theirs]
+
+
+@pytest.mark.parametrize("call", [
+    "x.split(split_size=2)", "x.split(split_size=2, dim=0)", "x.split(torch.tensor(4))",
+    "x.split([2, 4])", "torch.split(x, split_size_or_sections=[1, 5])",
+    "torch.split(x, split_size=2)", "x.unsafe_split(split_size=4)",
+    "torch.unsafe_split(x, [1, 5])", "x.unsafe_split(2)",
+])
+def test_split_parameters_as_torch(call):
+    """``Tensor.split``'s parameter is ``split_size`` (torch writes it in Python) and
+    ``torch.split``'s ``split_size_or_sections``; ``unsafe_split`` takes one int size."""
+    from oracle import both_outcomes
+    got = both_outcomes(lambda m: [tuple(t.shape) for t in eval(
+        call, {"torch": m, "x": m.arange(6.)})], msg="first_line")
+    if got is not None:
+        assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("other", [(3, 2), (6,)], ids=str)
+def test_resize_and_resize_as_warn_as_torch(other):
+    """The out-of-place ``resize``/``resize_as`` are deprecated (torch's warning, at the
+    caller's line); ``resize_as`` takes ``tensor=``."""
+    import warnings
+    for m in (torch, torchlike):
+        x = m.arange(6.)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = x.resize_as(tensor=m.ones(other))
+            r2 = x.resize(*other)
+        assert tuple(r.shape) == other and tuple(r2.shape) == other
+        got = [(str(a.message), a.filename) for a in w]
+        assert ("non-inplace resize_as is deprecated", __file__) in got
+        assert ("non-inplace resize is deprecated", __file__) in got

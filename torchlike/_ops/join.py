@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from .. import _dtype as D
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
-from ._surface import public
+from ._surface import method, public
 from .view import _host, _is_t, reshape, tensors_only, unsqueeze
 
 __all__ = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack',
@@ -209,15 +209,31 @@ def _sections(input, bounds, d):
                  for start, s in bounds)
 
 
-@public(method=True)
+@public
 def split(tensor, split_size_or_sections, dim=0):
     return _split_any(tensor, split_size_or_sections, dim, "")
 
 
+@method("split")
+def _split_method(self, split_size, dim=0):
+    """torch's ``Tensor.split`` (written in Python there: its parameter is ``split_size``, and
+    a one-element tensor size is read as its int)."""
+    if isinstance(split_size, Tensor):
+        try:
+            split_size = int(split_size)
+        except ValueError:
+            pass
+    return _split_any(self, split_size, dim, "")
+
+
 @public(method=True)
-def unsafe_split(tensor, split_size_or_sections, dim=0):
-    """``split`` (torch's outputs are not tracked as views; torchlike's are: DIFFERENCES.md)."""
-    return _split_any(tensor, split_size_or_sections, dim, "Unsafe")
+def unsafe_split(tensor, split_size, dim=0):
+    """``split`` by one size (torch's outputs are not tracked as views; torchlike's are:
+    DIFFERENCES.md)."""
+    if not isinstance(split_size, int) or isinstance(split_size, bool):
+        raise TypeError(f"unsafe_split(): argument 'split_size' (position 2) must be int, not "
+                        f"{type(split_size).__name__}")
+    return _split_any(tensor, split_size, dim, "Unsafe")
 
 
 def _split_any(tensor, split_size_or_sections, dim, prefix):

@@ -3,6 +3,8 @@ is_complex, is_nonzero, numel, typename, ``Tensor.type(str)``, ``type_as``, ``nb
 ``itemsize``, ``is_signed``, ``storage_offset``."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import jax.numpy as jnp
 
@@ -344,8 +346,15 @@ def _contains(self, element):
 
 
 def _resize(self, *sizes):
-    """Out-of-place ``resize`` with the same element count (see ``resize_``)."""
+    """Out-of-place ``resize`` with the same element count (see ``resize_``), deprecated as
+    in torch."""
+    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
     return self.clone().resize_(*sizes)
+
+
+def _resize_as(self, tensor):
+    warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+    return self.clone().resize_(tuple(tensor.shape))
 
 
 methods(get_device=get_device)
@@ -368,6 +377,6 @@ methods(apply_=_apply_, map_=_map_)
 methods(**{"__contains__": _contains})
 methods(**{"__reversed__": lambda self: self.flip(0) if self.dim() else self})
 methods(resize=_resize)
-methods(resize_as=lambda self, other: _resize(self, *other.shape))
+methods(resize_as=_resize_as)
 methods(resize_as_=lambda self, other, memory_format=None: self.resize_(tuple(other.shape)))
 toplevel("resize_as_")
