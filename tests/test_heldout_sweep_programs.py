@@ -283,3 +283,93 @@ def test_assert_close_messages(name):
     """``torch.testing.assert_close``'s failures (class and whole message) and
     ``assert_allclose``'s deprecation warning, as a third-party test suite meets them."""
     same_as_torch(_ASSERT_CLOSE[name])
+
+
+def _fn_classes(m):
+    F = m.autograd.Function
+
+    class Scale(F):
+        @staticmethod
+        def forward(x, k=2.0):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+    class AddScaled(F):
+        @staticmethod
+        def forward(ctx, x, y=None, k=2.0):
+            ctx.needs = ctx.needs_input_grad
+            return x * k + (0 if y is None else y)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g * 5, None
+
+    class ReturnsFloat(F):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return 1.0
+
+    class SavesString(F):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, None, "s")
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class Legacy(F):
+        def forward(self, x):
+            return x
+    return Scale, AddScaled, ReturnsFloat, SavesString, Legacy
+
+
+def _grad_of(m, fn, *args, **kwargs):
+    out = fn(*args, **kwargs)
+    out.sum().backward()
+    return (out,) + tuple(a.grad for a in (*args, *kwargs.values()) if isinstance(a, m.Tensor))
+
+
+_FN_CALLS = {
+    "setup_context_default_bound": lambda m, C, x, w: _grad_of(m, C[0].apply, x),
+    "setup_context_keyword": lambda m, C, x, w: _grad_of(m, C[0].apply, x, k=3.0),
+    "setup_context_all_keywords": lambda m, C, x, w: _grad_of(m, C[0].apply, x=x, k=4.0),
+    "setup_context_missing": lambda m, C, x, w: C[0].apply(k=4.0),
+    "keyword_tensor_inputs": lambda m, C, x, w: _grad_of(m, C[1].apply, x=x, y=w),
+    "positional_and_keyword": lambda m, C, x, w: _grad_of(m, C[1].apply, x, y=w),
+    "needs_input_grad_of_keywords": lambda m, C, x, w: C[1].apply(x, y=w).grad_fn.needs,
+    "backward_returns_a_float": lambda m, C, x, w: _grad_of(m, C[2].apply, x),
+    "saves_a_string": lambda m, C, x, w: C[3].apply(x),
+    "saves_a_string_without_grad": lambda m, C, x, w: C[3].apply(x.detach()),
+    "legacy_instance_call": lambda m, C, x, w: C[4]()(x),
+    "instantiated": lambda m, C, x, w: _warning_texts(lambda: C[2]()),
+}
+
+
+@pytest.mark.parametrize("name", _FN_CALLS)
+def test_function_apply_binding_and_checks(name):
+    """``Function.apply`` binds the call to a ``setup_context`` forward's signature (defaults
+    included); tensors given by keyword are inputs (``needs_input_grad``, gradients); torch's
+    errors for a backward returning a non-tensor, a non-tensor saved for backward (only when
+    recording), a legacy instance call, and its warning for instantiating a Function."""
+    def f(m):
+        x = m.ones(2, requires_grad=True)
+        w = m.ones(2, requires_grad=True)
+        r = _FN_CALLS[name](m, _fn_classes(m), x, w)
+        if isinstance(r, tuple) and r and isinstance(r[0], tuple) and isinstance(r[0][0], str):
+            # (warning texts name the class: torch's module path is torchlike's here)
+            return tuple((c, t.replace("torchlike", "torch")) for c, t in r)
+        return r
+    same_as_torch(f)

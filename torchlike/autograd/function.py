@@ -19,6 +19,8 @@ again). Both the ``forward(ctx, *args)`` style and ``forward(*args)`` + ``setup_
 from __future__ import annotations
 
 import functools
+import inspect
+import warnings
 
 from .. import _fused
 from . import grad_mode as _gm
@@ -158,6 +160,10 @@ class BackwardCFunction(Node):
             res = self.fn_cls._user_backward()(self.ctx, *grads_in)
         if not isinstance(res, tuple):
             res = (res,)
+        Tensor = tensor_class()
+        for g in res:
+            if g is not None and not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
         return tuple(rep.from_user(g) for g in self._validated(res))
 
     def _validated(self, res):
@@ -265,14 +271,35 @@ class Function(metaclass=_FunctionMeta):
         raise NotImplementedError("To use autograd.Function with vmap, you must either override "
                                   "the vmap staticmethod or set generate_vmap_rule=True.")
 
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class "
+                      "itself. Instantiating an autograd function will raise an error in a "
+                      "future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please "
+            "use new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         Tensor = tensor_class()
         ctx = FunctionCtx()
-        grad_on = _gm.is_grad_enabled()
-        needs = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on for a in args)
-        ctx.needs_input_grad = needs
         separate = cls.setup_context is not Function.setup_context
+        if separate:
+            # (torch binds the call to forward's signature: setup_context's ``inputs`` hold
+            # every positional parameter, defaults included)
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        # (tensors given by keyword are inputs too, after the positional ones, as torch's;
+        # forward receives them by keyword)
+        inputs = args + tuple(kwargs.values())
+        grad_on = _gm.is_grad_enabled()
+        needs = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on for a in inputs)
+        ctx.needs_input_grad = needs
         _check_transforms(cls, separate)
         tracked = False
         if any(needs) and _gm.node_tracing():
@@ -283,9 +310,9 @@ class Function(metaclass=_FunctionMeta):
             else:
                 # (jax differentiates the whole function: the forward becomes one jax function
                 # whose derivative is the user's backward, or its jvp in forward mode)
-                out = _as_jax_rule(cls, ctx, args, kwargs, needs, separate)
+                out = _as_jax_rule(cls, ctx, args, kwargs, needs[:len(args)], separate)
                 _check_dirty(ctx, out, args, needs)
-                return _record(cls, ctx, args, needs, out)
+                return _record(cls, ctx, args, needs[:len(args)], out)
 
         def run_forward():
             with _gm.enable_grad() if tracked else _gm.no_grad():
@@ -296,10 +323,10 @@ class Function(metaclass=_FunctionMeta):
             cls, ctx, args, run_forward, cls.jvp is not Function.jvp)
         if out is None:
             out = run_forward()
-        _check_dirty(ctx, out, args, needs)
+        _check_dirty(ctx, out, inputs, needs)
         if not any(needs):
             return out
-        return _record(cls, ctx, args, needs, out)
+        return _record(cls, ctx, inputs, needs, out)
 
 
 def _forward(cls, ctx, args, kwargs, separate):
@@ -333,6 +360,10 @@ def _record(cls, ctx, args, needs, out):
     """The forward's outputs with the call's node as their history (a dirty input returned
     rebased on it)."""
     Tensor = tensor_class()
+    for i, t in enumerate(ctx.to_save):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"save_for_backward can only save variables, but argument {i} is "
+                            f"of type {type(t).__name__}")
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
     dirty = ctx.dirty
