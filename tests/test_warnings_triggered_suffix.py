@@ -20,6 +20,7 @@ CASES = {
     "std_mean": lambda m: m.std_mean(m.ones(1)),
     "cov": lambda m: m.cov(m.ones(1, 1)),
     "chain_matmul": lambda m: m.chain_matmul(m.ones(2, 2), m.ones(2, 2)),
+    "chain_matmul_out": lambda m: m.chain_matmul(m.ones(2, 2), m.ones(2, 2), out=m.empty(2, 2)),
     "meshgrid": lambda m: m.meshgrid(m.ones(2), m.ones(2)),
     "index_uint8": lambda m: m.ones(3)[m.tensor([1, 0, 1], dtype=m.uint8)],
     "where_uint8": lambda m: m.where(m.tensor([1, 0], dtype=m.uint8), m.ones(2), m.zeros(2)),
@@ -55,7 +56,7 @@ def warn_always():
     before = torch.is_warn_always_enabled()
     torch.set_warn_always(True)
     factorizations._WARNED.clear()
-    products._CHAIN_MATMUL_WARNED[0] = False
+    products._CHAIN_MATMUL_WARNED[:] = [False, False]
     view._MESHGRID_WARNED.clear()
     yield
     torch.set_warn_always(before)

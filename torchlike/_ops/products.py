@@ -1267,21 +1267,24 @@ def cross(input, other, dim=None):
     return _cross_impl(input, other, dim, "linalg.cross")
 
 
-_CHAIN_MATMUL_WARNED = [False]
+_CHAIN_MATMUL_WARNED = [False, False]
 
 
 @public(out=True)
 @_own_out
 def chain_matmul(*matrices, out=None):
-    if not _CHAIN_MATMUL_WARNED[0]:
-        # torch's TORCH_WARN_ONCE: once per process
-        _CHAIN_MATMUL_WARNED[0] = True
+    form = 0 if out is None else 1
+    if not _CHAIN_MATMUL_WARNED[form]:
+        # torch's TORCH_WARN_ONCE: once per process for each of its two kernels (with and
+        # without out=), each naming its own line
+        _CHAIN_MATMUL_WARNED[form] = True
         import warnings
         from .factorizations import triggered
         warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                       "release. Use torch.linalg.multi_dot instead, which accepts a list of two "
                       "or more tensors rather than multiple parameters."
-                      + triggered("LinearAlgebra.cpp:1102"), UserWarning, stacklevel=2)
+                      + triggered(f"LinearAlgebra.cpp:{(1102, 1120)[form]}"), UserWarning,
+                      stacklevel=2)
     for m in matrices:
         if m.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
