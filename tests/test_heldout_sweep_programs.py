@@ -221,7 +221,7 @@ def test_init_warnings_point_where_torchs_do():
     same_as_torch(f)
 
 
-# ============================================================ 6. element-wise Python callables, `in`
+# ============================================================ 6. Python callables on elements, `in`
 
 _HOST_CALLS = {
     "apply_requires_grad": lambda m: m.ones(2, requires_grad=True).apply_(lambda v: v),
@@ -373,3 +373,892 @@ def test_function_apply_binding_and_checks(name):
             return tuple((c, t.replace("torchlike", "torch")) for c, t in r)
         return r
     same_as_torch(f)
+
+
+# ============================================================ 8. whole programs
+
+def _record(m, v):
+    """What a program printed, as values ``same_as_torch`` compares: tensors as they are
+    (values within the tolerance, dtypes, shapes), Python floats as float64 tensors, containers
+    flattened behind a marker of their kind and length, other objects as their text (with
+    torch's module name)."""
+    if isinstance(v, m.Tensor):
+        return [v.detach()]
+    if isinstance(v, float):
+        return [m.tensor(v, dtype=m.float64)]
+    if isinstance(v, (bool, int, type(None))):
+        return [v]
+    if isinstance(v, dict):
+        return [f"<dict {len(v)}>"] + [x for k, val in v.items()
+                                       for x in _record(m, str(k)) + _record(m, val)]
+    if isinstance(v, (tuple, list)):
+        return [f"<{type(v).__name__} {len(v)}>"] + [x for e in v for x in _record(m, e)]
+    return [str(v).replace("torchlike", "torch")]
+
+
+def _same_program_output(program, atol=1e-4, rtol=1e-4):
+    finished = set()
+
+    def f(m):
+        printed = []
+        program(m, lambda *vals: printed.extend(x for v in vals for x in _record(m, v)))
+        finished.add(m.__name__)
+        return tuple(printed)
+    same_as_torch(f, atol=atol, rtol=rtol)
+    assert finished == {"torch", "torchlike"}, "the program raised"
+
+
+# (each program is a script as a tutorial writes it, ``torch`` its module and ``show`` its
+# print)
+
+def _prog_policy_gradient(torch, show):
+    nn = torch.nn
+    F = torch.nn.functional
+    Categorical = torch.distributions.Categorical
+    Normal = torch.distributions.Normal
+    kl_divergence = torch.distributions.kl_divergence
+    Bernoulli = torch.distributions.Bernoulli
+    Independent = torch.distributions.Independent
+    MultivariateNormal = torch.distributions.MultivariateNormal
+    torch.manual_seed(0)
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 16)
+            self.head = nn.Linear(16, 3)
+        def forward(self, x):
+            return self.head(torch.tanh(self.fc(x)))
+    pol = Policy()
+    with torch.no_grad():
+        for i, p in enumerate(pol.parameters()):
+            p.copy_(torch.linspace(-0.5, 0.5, p.numel()).reshape(p.shape) * (i + 1) / 3)
+    opt = torch.optim.Adam(pol.parameters(), lr=1e-2)
+    states = torch.linspace(-1, 1, 20).reshape(5, 4)
+    logits = pol(states)
+    dist = Categorical(logits=logits)
+    actions = torch.tensor([0, 2, 1, 1, 0])
+    lp = dist.log_prob(actions)
+    show(lp)
+    show(dist.entropy())
+    show(dist.probs)
+    show(dist.batch_shape, dist.event_shape)
+    rewards = [1.0, 0.0, 0.5, -1.0, 2.0]
+    R = 0; returns = []
+    for r in reversed(rewards):
+        R = r + 0.99 * R
+        returns.insert(0, R)
+    returns = torch.tensor(returns)
+    returns = (returns - returns.mean()) / (returns.std() + 1e-8)
+    show(returns)
+    loss = -(lp * returns).sum() - 0.01 * dist.entropy().mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+    show(loss)
+    show(pol.head.weight.grad)
+    show(pol.head.bias)
+    show(repr(dist))
+    n1 = Normal(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 2.0]))
+    n2 = Normal(torch.tensor([0.5, 0.0]), torch.tensor([1.5, 1.0]))
+    show(kl_divergence(n1, n2))
+    show(n1.log_prob(torch.tensor([0.3, -0.2])))
+    show(n1.cdf(torch.tensor([0.3, -0.2])), n1.icdf(torch.tensor([0.3, 0.9])))
+    show(n1.entropy(), n1.mean, n1.stddev, n1.variance)
+    show(repr(n1))
+    ind = Independent(n1, 1)
+    show(ind.log_prob(torch.tensor([0.3, -0.2])), ind.batch_shape, ind.event_shape)
+    c1 = Categorical(probs=torch.tensor([0.2, 0.3, 0.5]))
+    c2 = Categorical(probs=torch.tensor([0.4, 0.4, 0.2]))
+    show(kl_divergence(c1, c2))
+    b = Bernoulli(logits=torch.tensor([0.0, 2.0]))
+    show(b.log_prob(torch.tensor([1.0, 0.0])), b.entropy(), b.mean)
+    mvn = MultivariateNormal(torch.zeros(2), covariance_matrix=torch.tensor([[2.0, 0.5], [0.5,
+                                                                                          1.0]]))
+    show(mvn.log_prob(torch.tensor([0.5, -0.5])), mvn.entropy())
+    show(mvn.scale_tril)
+    try:
+        Categorical(probs=torch.tensor([0.2, -0.3]))
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        Normal(torch.tensor([0.0]), torch.tensor([-1.0]))
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        c1.log_prob(torch.tensor(5))
+    except Exception as e:
+        show(type(e).__name__, e)
+    show(Categorical(logits=torch.tensor([[1.0, 2.0], [0.0, 0.0]])).logits)
+    s = Normal(0., 1.)
+    show(s.log_prob(torch.tensor(0.5)), s.batch_shape)
+    show(torch.distributions.Uniform(0., 2.).log_prob(torch.tensor(1.0)))
+    show(kl_divergence(Normal(torch.zeros(3), torch.ones(3)), Normal(torch.ones(3),
+                                                                     2*torch.ones(3))).sum())
+
+
+def _prog_chained_schedulers(torch, show):
+    nn = torch.nn
+    OneCycleLR = torch.optim.lr_scheduler.OneCycleLR
+    CosineAnnealingWarmRestarts = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts
+    ReduceLROnPlateau = torch.optim.lr_scheduler.ReduceLROnPlateau
+    SequentialLR = torch.optim.lr_scheduler.SequentialLR
+    LinearLR = torch.optim.lr_scheduler.LinearLR
+    ExponentialLR = torch.optim.lr_scheduler.ExponentialLR
+    ChainedScheduler = torch.optim.lr_scheduler.ChainedScheduler
+    StepLR = torch.optim.lr_scheduler.StepLR
+    MultiStepLR = torch.optim.lr_scheduler.MultiStepLR
+    CyclicLR = torch.optim.lr_scheduler.CyclicLR
+    LambdaLR = torch.optim.lr_scheduler.LambdaLR
+    PolynomialLR = torch.optim.lr_scheduler.PolynomialLR
+    ConstantLR = torch.optim.lr_scheduler.ConstantLR
+    CosineAnnealingLR = torch.optim.lr_scheduler.CosineAnnealingLR
+    MultiplicativeLR = torch.optim.lr_scheduler.MultiplicativeLR
+    import warnings
+    m = nn.Linear(2, 1)
+    def mk(opt=torch.optim.SGD, **kw):
+        return opt(m.parameters(), lr=0.1, **kw)
+    o = mk(momentum=0.9)
+    s = OneCycleLR(o, max_lr=1.0, total_steps=10)
+    out = []
+    for i in range(10):
+        o.step(); s.step(); out.append(round(s.get_last_lr()[0], 6))
+    show(out, o.param_groups[0]['momentum'])
+    o = mk()
+    s = CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.01)
+    out = []
+    for i in range(12):
+        o.step(); s.step(); out.append(round(s.get_last_lr()[0], 6))
+    show(out)
+    o = mk()
+    s = CosineAnnealingWarmRestarts(o, T_0=3)
+    for e in range(2):
+        for b in range(4):
+            s.step(e + b / 4)
+        show(o.param_groups[0]['lr'])
+    o = mk()
+    s = ReduceLROnPlateau(o, mode='min', factor=0.5, patience=1, threshold=0.01, cooldown=1,
+                          min_lr=0.01)
+    for loss in [1.0, 0.9, 0.95, 0.96, 0.97, 0.97, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0]:
+        s.step(loss)
+        show(o.param_groups[0]['lr'], s.num_bad_epochs, s.best, s.get_last_lr())
+    o = mk()
+    s1 = LinearLR(o, start_factor=0.1, total_iters=3)
+    s2 = ExponentialLR(o, gamma=0.9)
+    s = SequentialLR(o, schedulers=[s1, s2], milestones=[3])
+    out = []
+    for i in range(8):
+        o.step(); s.step(); out.append(round(s.get_last_lr()[0], 6))
+    show(out)
+    o = mk()
+    s = ChainedScheduler([ConstantLR(o, factor=0.5, total_iters=2), ExponentialLR(o, gamma=0.9)])
+    out = []
+    for i in range(5):
+        o.step(); s.step(); out.append(round(o.param_groups[0]['lr'], 6))
+    show(out)
+    o = mk(momentum=0.9)
+    s = CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, mode='triangular2')
+    out = []
+    for i in range(10):
+        o.step(); s.step(); out.append(round(s.get_last_lr()[0], 6))
+    show(out)
+    o = mk()
+    s = PolynomialLR(o, total_iters=4, power=2.0)
+    out = []
+    for i in range(6):
+        o.step(); s.step(); out.append(round(s.get_last_lr()[0], 6))
+    show(out)
+    show(s.state_dict())
+    o = mk()
+    s = MultiStepLR(o, milestones=[2, 4], gamma=0.5)
+    sd = None
+    for i in range(3):
+        o.step(); s.step()
+    sd = s.state_dict()
+    show(sd)
+    o2 = mk(); s2 = MultiStepLR(o2, milestones=[1], gamma=0.1)
+    s2.load_state_dict(sd)
+    show(s2.milestones, s2.last_epoch, s2.get_last_lr())
+    o = torch.optim.Adam(m.parameters(), lr=0.1)
+    s = OneCycleLR(o, max_lr=0.5, epochs=2, steps_per_epoch=3, anneal_strategy='linear',
+                   three_phase=True)
+    out = []
+    for i in range(6):
+        o.step(); s.step(); out.append((round(s.get_last_lr()[0], 6),
+                                        round(o.param_groups[0]['betas'][0], 6)))
+    show(out)
+    try:
+        s.step()
+    except Exception as e:
+        show(type(e).__name__, e)
+    o = mk()
+    s = LambdaLR(o, lr_lambda=lambda e: 0.95 ** e)
+    for i in range(3): o.step(); s.step()
+    show(s.get_last_lr(), s.last_epoch)
+    show(s.state_dict().keys())
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        o = mk(); s = StepLR(o, 2); s.step(); o.step()
+        show([str(x.message)[:80] for x in w])
+    o = mk(); s = CosineAnnealingLR(o, T_max=5)
+    out=[]
+    for i in range(12):
+        o.step(); s.step(); out.append(round(s.get_last_lr()[0], 6))
+    show(out)
+    try:
+        SequentialLR(o, schedulers=[StepLR(o, 2)], milestones=[1, 2])
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        ReduceLROnPlateau(o, mode='foo')
+    except Exception as e:
+        show(type(e).__name__, e)
+
+
+def _prog_seq2seq_packed_attention(torch, show):
+    nn = torch.nn
+    pack_padded_sequence = torch.nn.utils.rnn.pack_padded_sequence
+    pad_packed_sequence = torch.nn.utils.rnn.pad_packed_sequence
+    pad_sequence = torch.nn.utils.rnn.pad_sequence
+    pack_sequence = torch.nn.utils.rnn.pack_sequence
+    unpack_sequence = torch.nn.utils.rnn.unpack_sequence
+    unpad_sequence = torch.nn.utils.rnn.unpad_sequence
+    torch.manual_seed(0)
+    def init(mod):
+        with torch.no_grad():
+            for i, (n, p) in enumerate(mod.named_parameters()):
+                w = torch.sin(torch.arange(p.numel(), dtype=torch.float32) * (i + 1) * 0.37)
+                p.copy_(w.reshape(p.shape) * 0.3)
+    seqs = [torch.tensor([3, 1, 4, 1, 5]), torch.tensor([2, 7]), torch.tensor([6, 6, 2])]
+    lengths = torch.tensor([len(s) for s in seqs])
+    padded = pad_sequence(seqs, batch_first=True, padding_value=0)
+    show(padded, padded.dtype)
+    emb = nn.Embedding(10, 4, padding_idx=0); init(emb)
+    gru = nn.GRU(4, 5, num_layers=2, batch_first=True, bidirectional=True); init(gru)
+    x = emb(padded)
+    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    show(packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+    out, h = gru(packed)
+    show(type(out).__name__)
+    unp, lens = pad_packed_sequence(out, batch_first=True, total_length=6)
+    show(unp.shape, lens)
+    show(unp[1])
+    show(h.shape, h[:, 0])
+    lstm = nn.LSTM(4, 3, batch_first=False, proj_size=2); init(lstm)
+    ps = pack_sequence([x[0, :5], x[2, :3], x[1, :2]])
+    o, (hh, cc) = lstm(ps)
+    show(o.data.shape, hh, cc.shape)
+    up = unpack_sequence(o)
+    show([u.shape for u in up])
+    show(unpad_sequence(padded, lengths, batch_first=True))
+    # attention decoder with teacher forcing
+    class Dec(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+            self.cell = nn.GRUCell(4 + 10, 10)
+            self.attn = nn.Linear(10, 10, bias=False)
+            self.out = nn.Linear(20, 10)
+        def forward(self, tok, h, enc, mask):
+            scores = torch.bmm(enc, self.attn(h).unsqueeze(2)).squeeze(2)
+            scores = scores.masked_fill(~mask, float('-inf'))
+            a = torch.softmax(scores, dim=1)
+            ctx = torch.bmm(a.unsqueeze(1), enc).squeeze(1)
+            h = self.cell(torch.cat([self.emb(tok), ctx], 1), h)
+            return self.out(torch.cat([h, ctx], 1)), h, a
+    dec = Dec(); init(dec)
+    mask = torch.arange(6)[None, :] < lens[:, None]
+    h = unp[:, 0]
+    tgt = torch.tensor([[1, 2, 3], [4, 5, 0], [7, 8, 9]])
+    loss = 0
+    crit = nn.CrossEntropyLoss(ignore_index=0)
+    tok = torch.zeros(3, dtype=torch.long)
+    for t in range(3):
+        logits, h, a = dec(tok, h, unp, mask)
+        loss = loss + crit(logits, tgt[:, t])
+        tok = tgt[:, t] if t % 2 == 0 else logits.argmax(1)
+    show(a)
+    show(loss)
+    loss.backward()
+    show(gru.weight_hh_l1_reverse.grad.norm(), emb.weight.grad[0], dec.attn.weight.grad.sum())
+    show(nn.utils.clip_grad_norm_(list(gru.parameters()) + list(dec.parameters()), 0.5))
+    show(nn.utils.clip_grad_value_(gru.parameters(), 0.01))
+    show(gru)
+    show(lstm)
+    show(repr(packed)[:60])
+    try:
+        pack_padded_sequence(x, torch.tensor([5, 2, 3]), batch_first=True)
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        pack_padded_sequence(x, torch.tensor([5, 2, 0]), batch_first=True, enforce_sorted=False)
+    except Exception as e:
+        show(type(e).__name__, e)
+
+
+def _prog_resnet_checkpoint_round_trip(torch, show):
+    import io
+    nn = torch.nn
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(cout)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(cout)
+            self.short = nn.Sequential()
+            if stride != 1 or cin != cout:
+                self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                           nn.BatchNorm2d(cout))
+        def forward(self, x):
+            y = F.relu(self.b1(self.c1(x)))
+            y = self.b2(self.c2(y))
+            return F.relu(y + self.short(x))
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4),
+                                      nn.ReLU(inplace=True))
+            self.layers = nn.Sequential(Block(4, 4, 1), Block(4, 8, 2))
+            self.pool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(8, 5)
+        def forward(self, x):
+            return self.fc(torch.flatten(self.pool(self.layers(self.stem(x))), 1))
+    net = Net()
+    with torch.no_grad():
+        for i, p in enumerate(net.parameters()):
+            p.copy_(torch.cos(torch.arange(p.numel(),
+                                           dtype=torch.float32) * 0.7 + i).reshape(p.shape) * 0.2)
+    x = torch.sin(torch.arange(2 * 3 * 8 * 8, dtype=torch.float32)).reshape(2, 3, 8, 8)
+    y = torch.tensor([1, 3])
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4, nesterov=True)
+    for step in range(3):
+        net.train()
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(net(x), y, label_smoothing=0.1)
+        loss.backward()
+        opt.step()
+        show(step, round(loss.item(), 5))
+    show(net.stem[1].running_mean, net.stem[1].running_var, net.stem[1].num_batches_tracked)
+    net.eval()
+    with torch.no_grad():
+        ev = net(x)
+    show(ev)
+    buf = io.BytesIO()
+    torch.save({'model': net.state_dict(), 'opt': opt.state_dict(), 'epoch': 3}, buf)
+    buf.seek(0)
+    ck = torch.load(buf, weights_only=True)
+    show(sorted(ck['model'].keys())[:6], len(ck['model']))
+    show(ck['opt']['param_groups'])
+    show(type(ck['opt']['state'][0]['momentum_buffer']), ck['epoch'])
+    net2 = Net()
+    res = net2.load_state_dict(ck['model'])
+    show(res)
+    net2.eval()
+    with torch.no_grad():
+        show(torch.allclose(net2(x), ev), (net2(x) - ev).abs().max())
+    opt2 = torch.optim.SGD(net2.parameters(), lr=0.1, momentum=0.9)
+    opt2.load_state_dict(ck['opt'])
+    show(opt2.param_groups[0]['lr'], opt2.param_groups[0]['nesterov'])
+    sd = net.state_dict()
+    sd.pop('fc.bias')
+    sd['extra'] = torch.zeros(1)
+    try:
+        net2.load_state_dict(sd)
+    except RuntimeError as e:
+        show(e)
+    show(net2.load_state_dict(sd, strict=False))
+    sd = net.state_dict(); sd['fc.weight'] = torch.zeros(3, 3)
+    try:
+        net2.load_state_dict(sd)
+    except RuntimeError as e:
+        show(e)
+    show(sum(p.numel() for p in net.parameters() if p.requires_grad))
+    for n, mod in net.named_modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.eval(); mod.weight.requires_grad_(False)
+    show([n for n, p in net.named_parameters() if not p.requires_grad][:3])
+    show(net.layers[1])
+    x.requires_grad_(True)
+    net.train()
+    out = net(x).sum()
+    g, = torch.autograd.grad(out, x)
+    show(g.shape, g.abs().sum())
+
+
+def _prog_embedding_bag_text_classifier(torch, show):
+    nn = torch.nn
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    class TextClf(nn.Module):
+        def __init__(self, vocab, dim, ncls, mode):
+            super().__init__()
+            self.bag = nn.EmbeddingBag(vocab, dim, mode=mode, sparse=False)
+            self.fc = nn.Linear(dim, ncls)
+            with torch.no_grad():
+                self.bag.weight.copy_(torch.sin(torch.arange(vocab * dim, dtype=torch.float32))
+                                      .reshape(vocab, dim))
+                self.fc.weight.copy_(torch.cos(torch.arange(ncls * dim, dtype=torch.float32))
+                                     .reshape(ncls, dim) * 0.3)
+                self.fc.bias.zero_()
+        def forward(self, text, offsets, w=None):
+            return self.fc(self.bag(text, offsets, per_sample_weights=w))
+    batch = [([1, 4, 2], 0), ([3, 3], 1), ([5, 0, 1, 2], 2), ([7], 1)]
+    text = torch.cat([torch.tensor(t) for t, _ in batch])
+    offsets = torch.tensor([0] + [len(t) for t, _ in batch[:-1]]).cumsum(dim=0)
+    labels = torch.tensor([l for _, l in batch])
+    show(text, offsets)
+    for mode in ["mean", "sum", "max"]:
+        m = TextClf(8, 4, 3, mode)
+        opt = torch.optim.SGD(m.parameters(), lr=0.5)
+        for ep in range(3):
+            opt.zero_grad()
+            out = m(text, offsets)
+            loss = F.cross_entropy(out, labels)
+            loss.backward()
+            opt.step()
+        show(mode, loss.item(), out.argmax(1), m.bag.weight.grad[3])
+    m = TextClf(8, 4, 3, "sum")
+    w = torch.linspace(0.1, 1.0, len(text))
+    show(m(text, offsets, w))
+    show(m.bag(text, torch.tensor([0, 3, 5, 9, 10]), ) if False else '')
+    bag = nn.EmbeddingBag(8, 3, mode='sum', include_last_offset=True)
+    with torch.no_grad(): bag.weight.copy_(torch.arange(24.).reshape(8, 3))
+    show(bag(text, torch.tensor([0, 3, 5, 9, 10])))
+    bag2 = nn.EmbeddingBag(8, 3, mode='mean', padding_idx=3)
+    with torch.no_grad(): bag2.weight.copy_(torch.arange(24.).reshape(8, 3))
+    show(bag2(text, offsets))
+    show(bag2(torch.tensor([[1, 3], [3, 3]])))
+    show(F.embedding_bag(text, torch.arange(24.).reshape(8, 3), offsets, mode='max'))
+    show(F.embedding_bag(torch.tensor([1, 2]), torch.arange(24.).reshape(8, 3),
+                         torch.tensor([0, 2]), mode='mean'))
+    bag3 = nn.EmbeddingBag.from_pretrained(torch.arange(24.).reshape(8, 3), mode='sum',
+                                           max_norm=10.0)
+    show(bag3(text, offsets), bag3.weight[7])
+    show(bag3)
+    try:
+        bag(text, torch.tensor([0, 3, 5, 9]), per_sample_weights=w)
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        bag2(text, offsets, per_sample_weights=w)
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        bag2(text.reshape(2, 5), offsets)
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        bag2(text, torch.tensor([1, 3]))
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        bag2(text.float(), offsets)
+    except Exception as e:
+        show(type(e).__name__, e)
+    emb = nn.Embedding(10, 3, max_norm=1.0)
+    with torch.no_grad(): emb.weight.copy_(torch.arange(30.).reshape(10, 3))
+    show(emb(torch.tensor([1, 1, 2])), emb.weight[:3])
+    e2 = nn.Embedding(5, 2, scale_grad_by_freq=True)
+    with torch.no_grad(): e2.weight.fill_(1.)
+    e2(torch.tensor([1, 1, 2])).sum().backward()
+    show(e2.weight.grad)
+
+
+def _prog_message_passing_and_patches(torch, show):
+    nn = torch.nn
+    F = torch.nn.functional
+    edge_index = torch.tensor([[0, 1, 1, 2, 3, 3, 4], [1, 0, 2, 1, 4, 2, 3]])
+    N = 5
+    x = torch.sin(torch.arange(N * 3, dtype=torch.float32)).reshape(N, 3)
+    class GCN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 4)
+            with torch.no_grad():
+                self.lin.weight.copy_(torch.cos(torch.arange(12.)).reshape(4, 3) * 0.5)
+                self.lin.bias.fill_(0.01)
+        def forward(self, x, ei):
+            src, dst = ei
+            deg = torch.zeros(N).scatter_add_(0, dst, torch.ones(dst.numel())) + 1
+            norm = deg[src].rsqrt() * deg[dst].rsqrt()
+            h = self.lin(x)
+            msg = h[src] * norm.unsqueeze(-1)
+            out = torch.zeros(N, 4).index_add_(0, dst, msg)
+            out = out + h / deg.unsqueeze(-1)
+            return out
+    g = GCN()
+    out = g(x, edge_index)
+    show(out)
+    loss = out.pow(2).sum()
+    loss.backward()
+    show(g.lin.weight.grad)
+    agg_max = torch.zeros(N, 3).scatter_reduce(0, edge_index[1].unsqueeze(-1).expand(-1, 3),
+                                               x[edge_index[0]], reduce="amax", include_self=False)
+    show(agg_max)
+    agg_mean = torch.zeros(N, 3).scatter_reduce(0, edge_index[1].unsqueeze(-1).expand(-1, 3),
+                                                x[edge_index[0]], reduce="mean", include_self=False)
+    show(agg_mean)
+    att = (x[edge_index[0]] * x[edge_index[1]]).sum(-1)
+    att = att - torch.zeros(N).scatter_reduce(0, edge_index[1], att, "amax",
+                                              include_self=False)[edge_index[1]]
+    e = att.exp()
+    den = torch.zeros(N).index_add(0, edge_index[1], e)
+    alpha = e / den[edge_index[1]]
+    show(alpha)
+    adj = torch.zeros(N, N); adj[edge_index[0], edge_index[1]] = 1
+    show(adj, adj.sum(1), torch.nonzero(adj).T, adj.nonzero(as_tuple=True)[0])
+    show(torch.zeros(3, dtype=torch.long).index_put_((torch.tensor([0, 0, 2]),),
+                                                     torch.tensor([1, 2, 3]), accumulate=True))
+    show(torch.zeros(2, 3).index_fill_(1, torch.tensor([0, 2]), -1.0))
+    show(torch.zeros(5).index_copy_(0, torch.tensor([4, 0]), torch.tensor([9., 8.])))
+    show(F.one_hot(torch.tensor([0, 2, 1]), num_classes=4), F.one_hot(torch.tensor([[1],
+                                                                                    [2]])).shape)
+    img = torch.arange(2 * 3 * 8 * 8, dtype=torch.float32).reshape(2, 3, 8, 8)
+    patches = img.unfold(2, 4, 4).unfold(3, 4, 4)
+    show(patches.shape)
+    patches = patches.permute(0, 2, 3, 1, 4, 5).reshape(2, 4, 48)
+    show(patches[1, 2, :5])
+    cols = F.unfold(img, kernel_size=3, padding=1, stride=2)
+    show(cols.shape, cols[0, :3, :3])
+    back = F.fold(cols, output_size=(8, 8), kernel_size=3, padding=1, stride=2)
+    show(back.shape, back[0, 0, :2, :4])
+    show(torch.as_strided(torch.arange(9.), (3, 3), (1, 3)), torch.arange(10).unfold(0, 4, 3))
+    show(torch.roll(torch.arange(6).reshape(2, 3), shifts=(1, -1), dims=(0, 1)))
+    show(img.flatten(2).transpose(1, 2).shape, img.movedim(1, -1).shape, img.swapaxes(0, 1).shape)
+    show(torch.einsum('bchw->bhwc', img).stride(), img.permute(0, 2, 3, 1).contiguous().stride())
+    t = torch.arange(12).reshape(3, 4)
+    show(t[[0, 2]][:, [1, 3]], t[t > 5], t[..., None].shape, t[:, None, :].shape, t[1:, ::2])
+    t[t % 2 == 0] = -1
+    show(t)
+    t[:, 1] += torch.tensor([10, 20, 30])
+    show(t, t.masked_select(t > 10))
+    show(torch.take(t, torch.tensor([0, 5, 11])),
+         torch.take_along_dim(t, torch.tensor([[0], [1], [2]]), dim=1))
+    show(t.scatter(1, torch.tensor([[0], [1], [2]]), 100))
+
+
+def _prog_beam_search(torch, show):
+    nn = torch.nn
+    F = torch.nn.functional
+    V, H, B, K = 7, 6, 2, 3
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(V, H)
+            self.rnn = nn.GRU(H, H, batch_first=True)
+            self.out = nn.Linear(H, V)
+            with torch.no_grad():
+                for i, p in enumerate(self.parameters()):
+                    p.copy_(torch.sin(torch.arange(p.numel(),
+                                                   dtype=torch.float32) * 1.3 + i).reshape(p.shape))
+        def step(self, tok, h):
+            o, h = self.rnn(self.emb(tok).unsqueeze(1), h)
+            return F.log_softmax(self.out(o.squeeze(1)), -1), h
+    lm = LM().eval()
+    @torch.no_grad()
+    def beam_search(start, steps=4):
+        tok = start.repeat_interleave(K)
+        h = torch.zeros(1, B * K, H)
+        scores = torch.full((B, K), float('-inf')); scores[:, 0] = 0
+        scores = scores.view(-1)
+        hist = tok.unsqueeze(1)
+        for s in range(steps):
+            lp, h = lm.step(tok, h)
+            cand = (scores.unsqueeze(1) + lp).view(B, K * V)
+            top, idx = cand.topk(K, dim=1)
+            beam = idx // V
+            tok = (idx % V).view(-1)
+            base = (torch.arange(B) * K).unsqueeze(1)
+            sel = (beam + base).view(-1)
+            h = h.index_select(1, sel)
+            hist = torch.cat([hist[sel], tok.unsqueeze(1)], 1)
+            scores = top.view(-1)
+        return hist.view(B, K, -1), scores.view(B, K)
+    seqs, sc = beam_search(torch.tensor([1, 4]))
+    show(seqs)
+    show(sc)
+    best = sc.argmax(1)
+    show(seqs[torch.arange(B), best])
+    show(torch.gather(seqs, 1, best.view(B, 1, 1).expand(-1, 1, seqs.size(2))).squeeze(1))
+    @torch.no_grad()
+    def greedy(tok, n=5, temp=0.7, topk=3):
+        h = None
+        out = [tok]
+        for _ in range(n):
+            lp, h = lm.step(tok, h)
+            logits = lp / temp
+            v, _ = torch.topk(logits, topk)
+            logits[logits < v[:, [-1]]] = -float('inf')
+            probs = F.softmax(logits, -1)
+            tok = probs.argmax(-1)
+            out.append(tok)
+        return torch.stack(out, 1), probs
+    g, probs = greedy(torch.tensor([0, 3]))
+    show(g, probs)
+    sorted_logits, sorted_idx = torch.sort(torch.log(probs + 1e-9), descending=True)
+    cum = torch.cumsum(F.softmax(sorted_logits, -1), -1)
+    remove = cum > 0.9
+    remove[..., 1:] = remove[..., :-1].clone(); remove[..., 0] = False
+    show(remove, remove.scatter(1, sorted_idx, remove))
+
+
+def _prog_custom_optimizer(torch, show):
+    nn = torch.nn
+    Optimizer = torch.optim.Optimizer
+    class MySGD(Optimizer):
+        def __init__(self, params, lr=0.1, momentum=0.0):
+            if lr < 0: raise ValueError(f"Invalid learning rate: {lr}")
+            super().__init__(params, dict(lr=lr, momentum=momentum))
+        @torch.no_grad()
+        def step(self, closure=None):
+            loss = None
+            if closure is not None:
+                with torch.enable_grad():
+                    loss = closure()
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None: continue
+                    st = self.state[p]
+                    if "buf" not in st:
+                        st["buf"] = torch.clone(p.grad).detach()
+                        st["step"] = 0
+                    else:
+                        st["buf"].mul_(group["momentum"]).add_(p.grad)
+                    st["step"] += 1
+                    p.add_(st["buf"], alpha=-group["lr"])
+            return loss
+    m = nn.Linear(2, 1)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor([[0.5, -0.5]])); m.bias.zero_()
+    opt = MySGD(m.parameters(), lr=0.1, momentum=0.9)
+    show(opt)
+    pre, post = [], []
+    opt.register_step_pre_hook(lambda o, a, k: pre.append(len(o.param_groups)))
+    opt.register_step_post_hook(lambda o, a, k: post.append(o.state[m.weight]["step"]))
+    X = torch.tensor([[1., 2.], [3., 4.]]); Y = torch.tensor([[1.], [0.]])
+    for i in range(3):
+        def closure():
+            opt.zero_grad()
+            l = ((m(X) - Y) ** 2).mean()
+            l.backward()
+            return l
+        l = opt.step(closure)
+        show(i, l.item(), m.weight.data)
+    show(pre, post)
+    sd = opt.state_dict()
+    show(sd["param_groups"], list(sd["state"].keys()), sd["state"][0]["step"])
+    opt2 = MySGD(m.parameters(), lr=0.5)
+    opt2.load_state_dict(sd)
+    show(opt2.param_groups[0]["lr"], opt2.state[m.weight]["buf"])
+    m.bias.requires_grad_(False)
+    opt.zero_grad()
+    show(m.weight.grad, m.bias.grad)
+    ((m(X)) ** 2).sum().backward()
+    opt.step()
+    show(m.bias, m.weight.grad)
+    opt.zero_grad(set_to_none=False)
+    show(m.weight.grad)
+    show(opt.defaults, isinstance(opt, torch.optim.Optimizer))
+    opt.register_state_dict_pre_hook(lambda o: show("pre sd"))
+    opt.register_state_dict_post_hook(lambda o, sd: sd.update(extra=1) or sd)
+    show(sorted(opt.state_dict().keys()))
+    opt.register_load_state_dict_pre_hook(lambda o, sd: show("pre load", sorted(sd.keys())))
+    opt.load_state_dict(opt.state_dict())
+    try:
+        MySGD([], lr=0.1)
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        MySGD([{"params": [m.weight]}, {"params": [m.weight]}])
+    except Exception as e:
+        show(type(e).__name__, e)
+    try:
+        opt.load_state_dict({"state": {}, "param_groups": []})
+    except Exception as e:
+        show(type(e).__name__, e)
+    adam = torch.optim.Adam(m.parameters(), lr=0.01)
+    try:
+        adam.load_state_dict(opt.state_dict())
+    except Exception as e:
+        show(type(e).__name__, e)
+
+
+def _prog_transformer_seq2seq(torch, show):
+    import math
+    nn = torch.nn
+    torch.manual_seed(0)
+    def init(mod):
+        with torch.no_grad():
+            for i, (n, p) in enumerate(mod.named_parameters()):
+                w = torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.37 + i)
+                p.copy_(w.reshape(p.shape) * (0.2 if p.dim() > 1 else 0.05))
+        return mod
+    class PosEnc(nn.Module):
+        def __init__(self, d, maxlen=50):
+            super().__init__()
+            pos = torch.arange(maxlen).unsqueeze(1)
+            div = torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))
+            pe = torch.zeros(maxlen, 1, d)
+            pe[:, 0, 0::2] = torch.sin(pos * div)
+            pe[:, 0, 1::2] = torch.cos(pos * div)
+            self.register_buffer('pe', pe)
+        def forward(self, x):
+            return x + self.pe[:x.size(0)]
+    class Seq2Seq(nn.Module):
+        def __init__(self, V=11, d=8):
+            super().__init__()
+            self.emb = nn.Embedding(V, d)
+            self.pos = PosEnc(d)
+            self.tf = nn.Transformer(d, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+                                     dim_feedforward=16, dropout=0.0)
+            self.out = nn.Linear(d, V)
+        def forward(self, src, tgt, src_pad, tgt_pad):
+            tmask = self.tf.generate_square_subsequent_mask(tgt.size(0))
+            s = self.pos(self.emb(src) * math.sqrt(8))
+            t = self.pos(self.emb(tgt) * math.sqrt(8))
+            o = self.tf(s, t, tgt_mask=tmask, src_key_padding_mask=src_pad,
+                        tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
+            return self.out(o)
+    model = init(Seq2Seq())
+    src = torch.tensor([[1, 2], [3, 4], [5, 0], [6, 0]])
+    tgt = torch.tensor([[9, 9], [2, 3], [4, 0]])
+    src_pad = (src == 0).T
+    tgt_pad = (tgt == 0).T
+    show(model.tf.generate_square_subsequent_mask(3))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for step in range(3):
+        logits = model(src, tgt[:-1], src_pad, tgt_pad[:, :-1])
+        loss = nn.functional.cross_entropy(logits.reshape(-1, 11), tgt[1:].reshape(-1),
+                                           ignore_index=0)
+        opt.zero_grad(); loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        show(step, round(loss.item(), 5))
+    model.eval()
+    with torch.no_grad():
+        ys = torch.tensor([[9], [9]]).T
+        mem = model.tf.encoder(model.pos(model.emb(src) * math.sqrt(8)),
+                               src_key_padding_mask=src_pad)
+        for i in range(3):
+            t = model.pos(model.emb(ys) * math.sqrt(8))
+            o = model.tf.decoder(t, mem,
+                                 tgt_mask=model.tf.generate_square_subsequent_mask(ys.size(0)),
+                                 memory_key_padding_mask=src_pad)
+            nxt = model.out(o[-1]).argmax(-1)
+            ys = torch.cat([ys, nxt.unsqueeze(0)], 0)
+        show(ys.T, mem.shape, mem[0, 0])
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=True,
+                                       activation='gelu')
+    enc = init(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
+    x = torch.sin(torch.arange(2 * 5 * 8.)).reshape(2, 5, 8)
+    show(enc(x, is_causal=True, mask=nn.Transformer.generate_square_subsequent_mask(5))[0, :2])
+    show(enc(x, src_key_padding_mask=torch.tensor([[False] * 5, [False, False, False, True,
+                                                                 True]]))[1, 3])
+    mha = init(nn.MultiheadAttention(8, 2, batch_first=True, kdim=6, vdim=4))
+    q = torch.cos(torch.arange(2 * 3 * 8.)).reshape(2, 3, 8)
+    k = torch.cos(torch.arange(2 * 5 * 6.)).reshape(2, 5, 6)
+    v = torch.cos(torch.arange(2 * 5 * 4.)).reshape(2, 5, 4)
+    kpm = torch.tensor([[False] * 5, [False, True, False, True, False]])
+    o, w = mha(q, k, v, key_padding_mask=kpm, average_attn_weights=False)
+    show(o[1], w.shape, w[1, 0])
+    o, w = mha(q, k, v, attn_mask=torch.zeros(3, 5).bool(), need_weights=False)
+    show(o.sum(), w)
+    sd = model.state_dict()
+    show(len(sd), list(sd)[:5])
+
+
+def _prog_saved_tensor_hooks_and_nodes(torch, show):
+    fwAD = torch.autograd.forward_ad
+    saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
+    save_on_cpu = torch.autograd.graph.save_on_cpu
+    register_multi_grad_hook = torch.autograd.graph.register_multi_grad_hook
+    Node = torch.autograd.graph.Node
+    packed = []
+    def pack(t):
+        packed.append(tuple(t.shape))
+        return t * 1
+    def unpack(t):
+        return t
+    x = torch.linspace(-1, 1, 4, requires_grad=True)
+    with saved_tensors_hooks(pack, unpack):
+        y = (x.exp() * x.sin()).sum()
+    show(packed)
+    y.backward()
+    show(x.grad)
+    with save_on_cpu(pin_memory=False):
+        z = (x * x).tanh().sum()
+    z.backward()
+    show(x.grad)
+    a = torch.ones(2, requires_grad=True); b = torch.ones(2, requires_grad=True)
+    seen = []
+    h = register_multi_grad_hook((a, b), lambda grads: seen.append([g is None for g in grads]))
+    (a * 2).sum().backward()
+    ((a * b).sum()).backward()
+    show(seen)
+    h.remove()
+    out = (a * b).exp().sum()
+    fn = out.grad_fn
+    show(type(fn).__name__, [type(n).__name__ if n else None for n, _ in fn.next_functions])
+    def walk(n, d=0):
+        if n is None: return
+        show(" " * d + type(n).__name__)
+        for c, _ in n.next_functions:
+            walk(c, d + 1)
+    walk(fn)
+    calls = []
+    hd = fn.register_hook(lambda gi, go: calls.append(("post", len(gi), len(go))))
+    hp = fn.register_prehook(lambda go: calls.append(("pre", go[0].shape)))
+    out.backward()
+    show(calls)
+    show(isinstance(fn, Node), fn.name(), fn.metadata)
+    e = (a * 3).exp()
+    show(torch.allclose(e.grad_fn._saved_result, e))
+    primal = torch.tensor([1.0, 2.0]); tangent = torch.tensor([1.0, 0.0])
+    with fwAD.dual_level():
+        d = fwAD.make_dual(primal, tangent)
+        o = (d.sin() * d).sum()
+        p, t = fwAD.unpack_dual(o)
+        show(p, t)
+        lin = torch.nn.Linear(2, 1)
+        with torch.no_grad():
+            lin.weight.fill_(0.5); lin.bias.zero_()
+        show(fwAD.unpack_dual(lin(d)).tangent)
+    with torch.autograd.graph.disable_saved_tensors_hooks("no hooks please"):
+        try:
+            with saved_tensors_hooks(pack, unpack):
+                pass
+        except RuntimeError as e:
+            show(e)
+    v = torch.ones(3, requires_grad=True)
+    w = v * 2
+    w.register_hook(lambda g: show("hook", g))
+    w.retain_grad()
+    w.sum().backward(retain_graph=True)
+    show(w.grad, v.grad)
+    w.sum().backward(inputs=[w], retain_graph=True)
+    show(w.grad, v.grad)
+    show(torch.autograd.grad(w.sum(), v, retain_graph=True, allow_unused=True,
+                             materialize_grads=True))
+    show(torch.autograd.grad([w.sum(), (w ** 2).sum()], [v], grad_outputs=[torch.tensor(1.),
+                                                                           torch.tensor(0.5)]))
+    q = torch.ones(2, requires_grad=True)
+    r = q * 2
+    r.backward(torch.tensor([1., 3.]))
+    show(q.grad)
+    try:
+        r2 = q * 2
+        r2.backward()
+    except RuntimeError as e:
+        show(e)
+
+
+_PROGRAMS = [_prog_policy_gradient, _prog_chained_schedulers, _prog_seq2seq_packed_attention,
+             _prog_resnet_checkpoint_round_trip, _prog_embedding_bag_text_classifier,
+             _prog_message_passing_and_patches, _prog_beam_search, _prog_custom_optimizer,
+             _prog_transformer_seq2seq, _prog_saved_tensor_hooks_and_nodes]
+
+
+@pytest.mark.parametrize("program", _PROGRAMS, ids=lambda p: p.__name__[len("_prog_"):])
+def test_program(program):
+    """Everything the program prints (values, dtypes, shapes, texts, messages) is torch's."""
+    _same_program_output(program)
