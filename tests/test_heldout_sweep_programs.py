@@ -233,6 +233,9 @@ _HOST_CALLS = {
     "contains_scalar": lambda m: (1 in m.tensor([1, 2]), 3.0 in m.tensor([1., 2.])),
     "contains_tensor": lambda m: m.tensor([2]) in m.tensor([[1, 2], [3, 4]]),
     "contains_mismatched": lambda m: m.ones(2) in m.ones(3),
+    "pow_with_a_modulus": lambda m: pow(m.tensor(3), 2, 5),
+    "divmod": lambda m: divmod(m.tensor([-7, 7]), 3) + divmod(7, m.tensor(3)),
+    "round_to_digits": lambda m: round(m.tensor(2.567), 2),
 }
 
 
@@ -244,7 +247,8 @@ def _under_no_grad(m, fn):
 @pytest.mark.parametrize("name", _HOST_CALLS)
 def test_python_callables_on_elements_and_membership(name):
     """``apply_``/``map_`` refuse a tensor that requires grad (also under no_grad), as torch;
-    ``x in t`` compares ``x == t`` (its broadcast error names ``x`` first)."""
+    ``x in t`` compares ``x == t`` (its broadcast error names ``x`` first); Python's numeric
+    protocols (``pow`` with a modulus is Python's TypeError)."""
     same_as_torch(_HOST_CALLS[name])
 
 

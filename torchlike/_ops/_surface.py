@@ -1360,10 +1360,13 @@ _UNARY = frozenset({"__neg__", "__abs__", "__invert__", "__pos__"})
 def _operand_checked(f, operands):
     """Binary operator ``f``, returning NotImplemented for an operand torch's operators do
     not take (a list, a tuple, None, a string): Python then raises its TypeError, or, for
-    ``==`` and ``!=``, compares identities (``x == None`` is False, as in torch)."""
+    ``==`` and ``!=``, compares identities (``x == None`` is False, as in torch); so does
+    a three-argument ``pow(t, e, mod)``."""
     common = frozenset((*operands[:1], bool, int, float, complex))   # (no ABC check)
 
-    def op(self, other):
+    def op(self, other, *mod):
+        if mod:
+            return NotImplemented
         if other.__class__ in common or isinstance(other, operands):
             return f(self, other)
         return NotImplemented
