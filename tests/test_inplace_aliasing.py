@@ -5,6 +5,7 @@ reads a part of its own target (``x[1:].add_(x[:-1])``) raises torch's overlap e
 can decide the overlap, and reads the values from before the write where it cannot."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -218,3 +219,27 @@ def test_a_write_reading_an_undecidable_part_of_its_target_reads_the_old_values(
     t = torch.arange(1.0, 7.0).reshape(2, 3)
     t -= t[:, :1]
     assert t.tolist() == [[0.0, 2.0, 3.0], [0.0, 5.0, 6.0]]
+
+
+def test_data_plus_equals_update_as_torch():
+    """``p.data += -lr * p.grad`` (makemore's update): the parameter takes the new values, keeps
+    its version, its leaf status and its views (made before, they see the write); setting its
+    own ``.data`` back is no change of storage."""
+    from oracle import both_outcomes
+
+    def fn(m):
+        p = m.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        row = p[1]
+        (p * p).sum().backward()
+        before = p._version
+        for _ in range(2):
+            p.data += -0.1 * p.grad
+        d = p.data
+        d.mul_(2)
+        p.data = d
+        return (p.detach().clone(), row.detach().clone(), p._version - before, p.is_leaf,
+                p.requires_grad, p.grad_fn is None, d._version)
+    ours, theirs = both_outcomes(fn)
+    np.testing.assert_allclose(np.asarray(ours[0]), theirs[0].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ours[1]), theirs[1].numpy(), rtol=1e-6)
+    assert ours[2:] == theirs[2:]

@@ -477,6 +477,10 @@ class Tensor(InteropMixin):
                                         or value.dtype.is_complex):
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                "point or complex dtype")
+        a = value._alias
+        if a is not None and a.root is self and a.parent is self and a.op is not None \
+                and a.op[0] == "detach" and value._d is self._d:
+            return      # (its own storage through its ``.data``: ``p.data += -lr * p.grad``)
         st = strides(value) if isinstance(value, Tensor) else None
         if not (isinstance(value, Tensor) and take_storage(self, value)):
             # (a pending value stays pending: ``p.data += -lr * p.grad`` runs no segment)
