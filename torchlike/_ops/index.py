@@ -269,8 +269,10 @@ def _parse(x, key, warn_uint8=True):
             else:
                 bounds.append((np.asarray(t), n, k_adv))
             spec.append(("t",))
-            # (host data: a device put; ``jnp.asarray`` of numpy dispatches a program)
-            arrays.append(_tiers.to_device(t) if t.__class__ is np.ndarray else jnp.asarray(t))
+            # (host data: a device put; ``jnp.asarray`` of numpy dispatches a program, and of
+            # a jax array is a no-op that costs about 10 us)
+            arrays.append(_tiers.to_device(t) if t.__class__ is np.ndarray else
+                          t if t.__class__ is _tiers._ArrayImpl else jnp.asarray(t))
             dim += 1
     post.extend(shape[dim:])
     if bad_dtype:
