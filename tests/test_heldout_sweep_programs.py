@@ -1266,3 +1266,24 @@ _PROGRAMS = [_prog_policy_gradient, _prog_chained_schedulers, _prog_seq2seq_pack
 def test_program(program):
     """Everything the program prints (values, dtypes, shapes, texts, messages) is torch's."""
     _same_program_output(program)
+
+
+# ============================================================ 9. vmap's structure errors
+
+_VMAP_STRUCTURES = {
+    "short_in_dims": lambda m, F, x: F.vmap(lambda a, b: a + b, in_dims=(0,))(x, x),
+    "nested_list": lambda m, F, x: F.vmap(lambda a, b: a, in_dims=(0, [0, 1]))(x, (x, x)),
+    "dict_input": lambda m, F, x: F.vmap(lambda a: a, in_dims=(0, 0))({"u": x}),
+    "out_dims": lambda m, F, x: F.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(x),
+    "namedtuple_out": lambda m, F, x: F.vmap(lambda a: a.max(0), out_dims=(0,))(x),
+}
+
+
+@pytest.mark.parametrize("name", _VMAP_STRUCTURES)
+def test_vmap_structure_errors_show_torchs_treespecs(name):
+    """vmap's error for ``in_dims``/``out_dims`` that do not match the structure shows the
+    structures as torch's pytree prints them (``TreeSpec(tuple, None, [*,\\n  *])``)."""
+    def f(m):
+        from importlib import import_module
+        return _VMAP_STRUCTURES[name](m, import_module(m.__name__ + ".func"), m.ones(2, 3))
+    same_as_torch(f)

@@ -23,17 +23,20 @@ class TreeSpec:
         return (isinstance(other, TreeSpec) and self.kind == other.kind
                 and self.meta == other.meta and self.children == other.children)
 
-    def __repr__(self):
+    def __repr__(self, indent=0):
+        """torch's text: ``TreeSpec(tuple, None, [*,\n  *])``, a child per line."""
         if self.kind == "leaf":
             return "*"
-        inner = ", ".join(repr(c) for c in self.children)
-        if self.kind == "tuple":
-            return f"({inner}{',' if len(self.children) == 1 else ''})"
-        if self.kind == "list":
-            return f"[{inner}]"
+        name, context = self.kind, None
         if self.kind in ("dict", "odict"):
-            return "{" + ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.meta, self.children)) + "}"
-        return f"{self.meta.__name__}({inner})"
+            name, context = ("dict" if self.kind == "dict" else "OrderedDict"), list(self.meta)
+        elif self.kind == "namedtuple":
+            context = self.meta
+        elif self.kind == "structseq":
+            name = self.meta.__name__
+        indent += 2
+        kids = (",\n" + " " * indent).join(c.__repr__(indent) for c in self.children)
+        return f"TreeSpec({name}, {context}, [{kids}])"
 
 
 _LEAF = TreeSpec("leaf", None, ())
