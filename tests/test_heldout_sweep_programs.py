@@ -1287,3 +1287,36 @@ def test_vmap_structure_errors_show_torchs_treespecs(name):
         from importlib import import_module
         return _VMAP_STRUCTURES[name](m, import_module(m.__name__ + ".func"), m.ones(2, 3))
     same_as_torch(f)
+
+
+# ============================================================ 10. torch.func's argument checks
+
+def _funcs(m):
+    from importlib import import_module
+    return import_module(m.__name__ + ".func")
+
+
+_FUNC_CHECKS = {
+    "grad_of_ints": lambda m, F: F.grad(lambda a: a.sum())(m.tensor([1, 2])),
+    "vjp_of_ints": lambda m, F: F.vjp(lambda a: a * 2, m.tensor([1, 2]))[0],
+    "jacrev_of_ints": lambda m, F: F.jacrev(lambda a: a)(m.tensor([1, 2])),
+    "jacfwd_of_ints": lambda m, F: F.jacfwd(lambda a: a.float())(m.tensor([1, 2])),
+    "jvp_of_ints": lambda m, F: F.jvp(lambda a: a, (m.tensor([1, 2]),), (m.tensor([1, 2]),)),
+    "jvp_int_tangent": lambda m, F: F.jvp(lambda a: a, (m.ones(2),), (m.tensor([1, 2]),)),
+    "hessian_of_ints": lambda m, F: F.hessian(lambda a: a.sum())(m.tensor([1, 2])),
+    "jvp_tangent_of_another_size": lambda m, F: F.jvp(lambda a: a, (m.ones(2),), (m.ones(3),)),
+    "grad_of_a_complex_output": lambda m, F: F.grad(lambda a: (a * 1j).sum())(m.ones(2)),
+    "grad_and_value_complex": lambda m, F: F.grad_and_value(lambda a: a.sum())(
+        m.tensor([1 + 1j])),
+    "jacrev_non_tensor_output": lambda m, F: F.jacrev(lambda a: (a, "s"))(m.ones(2)),
+    "jacrev_aux_not_a_pair": lambda m, F: F.jacrev(lambda a: a, has_aux=True)(m.ones(2)),
+    "vjp_cotangent_structure": lambda m, F: F.vjp(lambda a: (a, a), m.ones(2))[1](m.ones(2)),
+}
+
+
+@pytest.mark.parametrize("name", _FUNC_CHECKS)
+def test_func_transforms_check_their_arguments_as_torch(name):
+    """torch.func's errors for inputs that cannot be differentiated (integers: grad/vjp/jacrev's
+    RuntimeError, jvp/jacfwd's ValueError from making them dual), a tangent of another size, a
+    complex output of grad, and jacrev's messages (torch's name vjp)."""
+    same_as_torch(lambda m: _FUNC_CHECKS[name](m, _funcs(m)))

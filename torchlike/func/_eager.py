@@ -117,6 +117,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got "
                                    f"tensor with {out.dim()} dims. Maybe you wanted to use the "
                                    f"vjp or jacrev APIs instead?")
+            if out.dtype.is_complex:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}")
             return out._data, aux_box.take(aux)
 
         try:
@@ -203,7 +206,8 @@ def vjp(func, *primals, has_aux=False):
         if cspec != ospec:
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
                                f"pytree structure of outputs to the function. cotangents: "
-                               f"{cspec}, primal output: {ospec}")
+                               f"{P.treespec_pprint(cspec)}, primal output: "
+                               f"{P.treespec_pprint(ospec)}")
         cts = []
         for c, o in zip(cleaves, outs):
             if not isinstance(c, Tensor):
@@ -269,11 +273,26 @@ def _check_tangents(primals, tangents, api):
             if not isinstance(v, Tensor):
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got "
                                    f"{type(v)}")
-    for i, (p, t) in enumerate(zip(pl, tl)):
-        if tuple(p.shape) != tuple(t.shape):
-            raise RuntimeError(f"{api}: Expected primals and tangents to have the same shape, "
-                               f"got {tuple(p.shape)} and {tuple(t.shape)} at index {i}")
+    for p, t in zip(pl, tl):
+        _check_dual(p, t)
     return pl, ps, tl
+
+
+def _check_dual(primal, tangent=None):
+    """torch's checks of a (primal, tangent) pair made dual (``forward_ad.make_dual``)."""
+    if not (primal.dtype.is_floating_point or primal.dtype.is_complex):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{primal.dtype}")
+    if tangent is None:
+        return
+    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tuple(primal.shape) != tuple(tangent.shape):
+        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
+                           f"that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(primal.shape)} while the given forward gradient is of "
+                           f"size {list(tangent.shape)}.")
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -399,6 +418,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         an = _argnums(argnums, len(args))
         leaves, spec = _flat_tensors(_slice(args, an))
         _error_if_complex(api, leaves, True)
+        _check_inexact(leaves, api)
         aux_box = _Aux()
         info = {}
         snap = C.snapshot(C.outside_tensors(func, args, kwargs))
@@ -407,8 +427,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             diff = P.tree_unflatten([C.wrap_tracked(a) for a in arrs], spec)
             with C.traced("jacrev", differentiating=True):
                 out = func(*_replace(args, diff, an), **kwargs)
-            out, aux = _split_aux(out, has_aux, "jacrev(f, ...)(*args)")
-            oleaves, ospec = _out_tensors(out, "jacrev(f, ...)(*args)")
+            # (torch's jacrev is a vjp: its messages name vjp)
+            out, aux = _split_aux(out, has_aux, "vjp(f, *primals)")
+            oleaves, ospec = _out_tensors(out, "vjp(f, *primals)")
             _error_if_complex(api, oleaves, False)
             info["ospec"] = ospec
             return [o._data for o in oleaves], aux_box.take(aux)
@@ -460,6 +481,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         an = _argnums(argnums, len(args))
         leaves, spec = _flat_tensors(_slice(args, an))
         _error_if_complex(api, leaves, True)
+        for leaf in leaves:
+            _check_dual(leaf)
         parr = [t._data for t in leaves]
         sizes = [int(p.size) for p in parr]
         total = sum(sizes)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "broadcast_prefix", "TreeSpec"]
+__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "broadcast_prefix", "TreeSpec",
+           "treespec_pprint"]
 
 
 class TreeSpec:
@@ -129,3 +130,14 @@ def broadcast_prefix(prefix, spec):
         return all(rec(k, c) for k, c in zip(kids, s.children))
 
     return out if rec(prefix, spec) else None
+
+
+class _Asterisk(str):
+    def __repr__(self):
+        return "*"
+
+
+def treespec_pprint(spec):
+    """torch's ``treespec_pprint``: the structure as its containers print, ``*`` a leaf
+    (``(*, *)``; vjp's message shows it where vmap's shows the spec itself)."""
+    return repr(tree_unflatten([_Asterisk("*")] * spec.num_leaves, spec))
