@@ -18,6 +18,8 @@ from . import _dtype as D
 from . import _runtime
 from . import _fused
 from . import _registry
+from . import _storage
+from . import _strides
 from ._tensor_interop import InteropMixin
 from .autograd import grad_mode as _gm
 from .autograd.graph import AccumulateGrad
@@ -357,8 +359,7 @@ class Tensor(InteropMixin):
     def is_contiguous(self, memory_format=None):
         if memory_format is None and self._alias is None and "_layout" not in self.__dict__:
             return True     # (a root with no layout of its own has contiguous strides)
-        from ._strides import is_contiguous
-        return is_contiguous(self, memory_format)
+        return _strides.is_contiguous(self, memory_format)
 
     # ------------------------------------------------------------ autograd metadata
     @property
@@ -469,8 +470,6 @@ class Tensor(InteropMixin):
         # torch swaps the tensor's storage: no version bump; the tensor takes the new data's
         # sizes and strides (a channels_last, permuted or sliced ``value`` keeps its layout)
         # and from then on shares ``value``'s storage (``_storage.take_storage``)
-        from ._storage import take_storage
-        from ._strides import set_layout, strides
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {_type_name(value)}")
         if self._requires_grad and not (value.dtype.is_floating_point
@@ -481,12 +480,12 @@ class Tensor(InteropMixin):
         if a is not None and a.root is self and a.parent is self and a.op is not None \
                 and a.op[0] == "detach" and value._d is self._d:
             return      # (its own storage through its ``.data``: ``p.data += -lr * p.grad``)
-        st = strides(value) if isinstance(value, Tensor) else None
-        if not (isinstance(value, Tensor) and take_storage(self, value)):
+        st = _strides.strides(value) if isinstance(value, Tensor) else None
+        if not (isinstance(value, Tensor) and _storage.take_storage(self, value)):
             # (a pending value stays pending: ``p.data += -lr * p.grad`` runs no segment)
             self._data = _fused.raw(value)
         if self._alias is None:
-            set_layout(self, st)
+            _strides.set_layout(self, st)
 
     def _edge(self):
         """The (node, output_nr) through which gradient flows into this tensor."""
@@ -545,13 +544,11 @@ class Tensor(InteropMixin):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute gradients of this tensor w.r.t. graph leaves (see torch.Tensor.backward)."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd().backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A new tensor sharing this one's data and version counter, outside the graph."""
-        from ._storage import detached_alias
-        t = detached_alias(self)
+        t = _storage.detached_alias(self)
         if _registry.NODE_TRACE[0]:
             t._data = _registry.detached(t._data)
         if self._is_inference:
@@ -741,9 +738,29 @@ class Tensor(InteropMixin):
 
 def _vmapping():
     """Is torch.func.vmap the innermost transform tracing in this thread?"""
-    from .func import _core
-    apis = _core._state.apis
+    apis = _func_core()._state.apis
     return bool(apis) and apis[-1] == "vmap"
+
+
+def _func_core():
+    """``torchlike.func._core`` (which imports this module), imported at the first use."""
+    core = _LATER.get("func")
+    if core is None:
+        from .func import _core as core
+        _LATER["func"] = core
+    return core
+
+
+def _autograd():
+    """``torchlike.autograd`` (which imports this module), imported at the first use."""
+    mod = _LATER.get("autograd")
+    if mod is None:
+        from . import autograd as mod
+        _LATER["autograd"] = mod
+    return mod
+
+
+_LATER: dict = {}
 
 
 def _type_name(v):

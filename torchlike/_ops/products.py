@@ -10,9 +10,10 @@ import numpy as np
 
 from .. import _dtype as D
 from ..amp.autocast_mode import cast_composite
-from .._registry import apply, defop
-from .._tensor import Tensor, _wrap_dim
+from .._registry import apply, broadcast_error, defop
+from .._tensor import Tensor, _wrap_dim, not_a_tensor
 from ._surface import alias, inplace_methods, methods, public, toplevel, write_out
+from .view import _t, _view
 
 
 def _own_out(fn):
@@ -52,7 +53,6 @@ def _method(fn):
 
 def _need(fn, *args):
     """torch's argument parser: each ``(name, value, position)`` must be a Tensor."""
-    from .._tensor import not_a_tensor
     for name, v, pos in args:
         if not isinstance(v, Tensor):
             raise not_a_tensor(fn, v, name, pos)
@@ -261,7 +261,6 @@ def _check(a, b, out=None):
         # torch folds ``b`` transposed into a matrix and multiplies it by the vector (mv)
         _mv_checks(None, b, a, _numel(sb[:-2]) * sb[-1], sb[-2], out)
     else:
-        from .._registry import broadcast_error
         ba, bb = sa[:-2], sb[:-2]
         err = broadcast_error([ba, bb])
         if err:
@@ -1013,7 +1012,6 @@ def linear_graph(bias, input, weight):
     back after. The caller has made the checks (float operands of one dtype, matching sizes, a
     non-empty product), so the views are applied without their argument parsing. None for a
     strided input of more than 2 dimensions (torch's graph is then F.linear's general one)."""
-    from .view import _t, _view
     shape = input._d.shape
     if len(shape) == 2:
         return apply(_addmm, bias, input, apply(_t, weight), beta=1, alpha=1, kind="mm")

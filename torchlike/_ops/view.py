@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _strides
-from .._registry import apply, defop
+from .._registry import apply, broadcast_error, defop
 from .._tensor import Tensor, _wrap_dim
 from ._surface import public, method, methods
 
@@ -552,7 +552,6 @@ def select(input, dim, index):
 # ------------------------------------------------------------------ broadcasting, meshgrid
 
 def _broadcast_shape(shapes):
-    from .._registry import broadcast_error
     if not shapes:
         return ()
     msg = broadcast_error(shapes)

@@ -22,7 +22,7 @@ from ..amp.autocast_mode import cast_composite as _cast_composite   # (autocast 
 from ..autograd import grad_mode as _gm
 from .._registry import apply, broadcast_error, defop
 from .._ops import products as _products
-from .._ops.view import _reshape_copy, _view
+from .._ops.view import _cpp_type, _reshape_copy, _view
 from .._storage import check_inplace, commit_inplace
 from .._tensor import Tensor
 
@@ -1304,7 +1304,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         elif padding_idx < 0:
             assert padding_idx >= -n, "Padding_idx must be within num_embeddings"
             padding_idx = n + padding_idx
-    from .._ops.view import _cpp_type
     int_index = input.dtype in (D.int64, D.int32)
     if max_norm is not None:
         # (torch renorms the weight first: embedding_renorm_'s checks)
