@@ -1320,3 +1320,27 @@ def test_func_transforms_check_their_arguments_as_torch(name):
     RuntimeError, jvp/jacfwd's ValueError from making them dual), a tangent of another size, a
     complex output of grad, and jacrev's messages (torch's name vjp)."""
     same_as_torch(lambda m: _FUNC_CHECKS[name](m, _funcs(m)))
+
+
+# ============================================================ 11. flex_attention in eager
+
+def test_flex_attention_warns_once_a_process_that_it_runs_unfused():
+    """flex_attention called eagerly warns once a process (torch's UserWarning pointing inside
+    the library) that it materializes the scores; ``_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG``
+    silences it."""
+    from oracle import fresh_process_outputs
+    code = ("import sys, warnings, importlib; m = __import__(sys.argv[1])\n"
+            "fa = importlib.import_module(sys.argv[1] + '.nn.attention.flex_attention')\n"
+            "q = m.ones(1, 1, 2, 4)\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    fa.flex_attention(q, q, q); fa.flex_attention(q, q, q, return_lse=True)\n"
+            "    fa.flex_attention(q, q, q, return_lse=True)\n"
+            "print([(x.category.__name__, str(x.message), 'flex_attention' in x.filename)\n"
+            "       for x in w])\n"
+            "fa._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = True; fa._warned = set()\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always'); fa.flex_attention(q, q, q)\n"
+            "print(len(w))\n")
+    out = fresh_process_outputs(code)
+    assert out["torch"] and out["torchlike"] == out["torch"]

@@ -379,12 +379,18 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
 # ------------------------------------------------------------------ flex_attention
 
 _warned = set()
+# torch's switch for its eager warning (set it to debug score_mod/mask_mod in eager)
+_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = False
 
 
 def _warn_once(key, message, category=FutureWarning):
+    """Warn once a process, pointing inside flex_attention as torch's does; not while
+    compiling."""
+    from ... import compiler
     if key not in _warned:
+        if not compiler.is_compiling():
+            warnings.warn(message, category, stacklevel=2)
         _warned.add(key)
-        warnings.warn(message, category, stacklevel=3)
 
 
 def _check_inputs(query, key, value, block_mask, enable_gqa):
@@ -440,6 +446,16 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         _warn_once("deprecated_return_lse",
                    "return_lse is deprecated and will be removed in v2.10. Please use "
                    "return_aux=AuxRequest(lse=True) instead.")
+    if not _FLEX_ATTENTION_DISABLE_COMPILE_DEBUG:
+        _warn_once("flex_attention_performance",
+                   "flex_attention called without torch.compile() - this will use an unfused "
+                   "implementation that materializes the full scores matrix instead of "
+                   "generating a fused kernel.\n\nSOLUTION: Use torch.compile(flex_attention)"
+                   "(...)\n\nIf you want to debug your score_mod/mask_mod, you can set:\n"
+                   "torch.nn.attention.flex_attention._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = "
+                   "True\n\nThis will allow you to use print statements or breakpoints. Note: "
+                   "This doesn't work with the backwards pass and may produce incorrect "
+                   "results.", UserWarning)
     B, Hq, L, E = query.shape
     Hkv, S = key.size(1), key.size(2)
     if scale is None:
