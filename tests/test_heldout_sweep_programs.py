@@ -1344,3 +1344,43 @@ def test_flex_attention_warns_once_a_process_that_it_runs_unfused():
             "print(len(w))\n")
     out = fresh_process_outputs(code)
     assert out["torch"] and out["torchlike"] == out["torch"]
+
+
+# ============================================================ 12. where nn.functional's warnings point
+
+_NN_WARNINGS = {
+    "softmax_implicit_dim": lambda m, F: F.softmax(m.ones(2, 3)),
+    "module_softmax_implicit_dim": lambda m, F: m.nn.Softmax()(m.ones(2, 3)),
+    "dropout2d_of_3d": lambda m, F: F.dropout2d(m.ones(2, 3, 4), 0.5),
+    "mse_target_size": lambda m, F: F.mse_loss(m.ones(2, 1), m.ones(2)),
+    "module_mse_target_size": lambda m, F: m.nn.MSELoss()(m.ones(2, 1), m.ones(2)),
+    "kl_div_mean": lambda m, F: F.kl_div(m.zeros(2), m.ones(2)),
+    "conv_same_even_kernel": lambda m, F: F.conv1d(m.ones(1, 1, 5), m.ones(1, 1, 2),
+                                                   padding="same"),
+    "upsample": lambda m, F: F.upsample(m.ones(1, 1, 2), scale_factor=2),
+    "grid_sample_align_corners": lambda m, F: F.grid_sample(m.ones(1, 1, 3, 3),
+                                                            m.zeros(1, 2, 2, 2)),
+    "affine_grid_align_corners": lambda m, F: F.affine_grid(m.zeros(1, 2, 3), (1, 1, 2, 2)),
+    "affine_grid_unit_size": lambda m, F: F.affine_grid(m.zeros(1, 2, 3), (1, 1, 1, 2),
+                                                        align_corners=True),
+    "mha_forward_mismatched_masks": lambda m, F: F.multi_head_attention_forward(
+        m.ones(3, 1, 4), m.ones(3, 1, 4), m.ones(3, 1, 4), 4, 2, m.ones(12, 4), m.zeros(12),
+        None, None, False, 0.0, m.eye(4), m.zeros(4),
+        key_padding_mask=m.zeros(1, 3, dtype=m.bool), attn_mask=m.zeros(3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", _NN_WARNINGS)
+def test_functional_warnings_and_where_they_point(name):
+    """Each warning's class and text, and whether it points at the caller's line (torch's
+    ``stacklevel``) or inside the library; ``multi_head_attention_forward`` warns of a
+    key_padding_mask whose type differs from attn_mask's."""
+    import warnings
+
+    def f(m):
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            _NN_WARNINGS[name](m, m.nn.functional)
+        return tuple((w.category.__name__, str(w.message).split(" (Triggered")[0],
+                      w.filename == __file__) for w in ws)
+    same_as_torch(f)

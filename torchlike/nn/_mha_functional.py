@@ -14,18 +14,6 @@ import math
 __all__ = ["multi_head_attention_forward"]
 
 
-def _canonical_mask(mask, mask_name, target_type):
-    """A bool mask as an additive float mask (-inf where True); a float mask as it is."""
-    if mask is None:
-        return None
-    if mask.dtype.name != "bool" and not mask.is_floating_point():
-        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
-    if mask.dtype.name == "bool":
-        import torchlike
-        return torchlike.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
-    return mask
-
-
 def _in_projection_packed(q, k, v, w, b):
     from .functional import linear
     E = q.size(-1)
@@ -54,7 +42,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     """Multi-head attention with the given weights; returns ``(attn_output, attn_weights)``
     (weights None unless ``need_weights``; averaged over heads with ``average_attn_weights``)."""
     import torchlike
-    from .functional import dropout, linear, pad, scaled_dot_product_attention, softmax
+    from .functional import (_canonical_mask, _none_or_dtype, dropout, linear, pad,
+                             scaled_dot_product_attention, softmax)
     is_batched = query.dim() == 3
     if query.dim() not in (2, 3):
         raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
@@ -65,7 +54,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
                            "Transformer module method `generate_square_subsequent_mask` to "
@@ -73,7 +63,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if is_causal and key_padding_mask is None and not need_weights:
         attn_mask = None
     else:
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
         if key_padding_mask is not None:
             is_causal = False
     if embed_dim != embed_dim_to_check:

@@ -5265,7 +5265,7 @@ _GRID_WARNING = ("Default grid_sample and affine_grid behavior has changed to al
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid of a batch of affine matrices (torch's affine_grid_generator)."""
     if align_corners is None:
-        warnings.warn(_GRID_WARNING)
+        warnings.warn(_GRID_WARNING, stacklevel=_stacklevel(2))
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -5287,7 +5287,8 @@ def affine_grid(theta, size, align_corners=None):
     if align_corners and min(spatial) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
                       "when align_corners=True. This is not an intended use case of affine_grid. "
-                      "See the documentation of affine_grid for details.")
+                      "See the documentation of affine_grid for details.",
+                      stacklevel=_stacklevel(2))
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {given}")
     return apply(_affine_grid, theta, size=size, align_corners=bool(align_corners))
@@ -5408,7 +5409,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_GRID_WARNING)
+        warnings.warn(_GRID_WARNING, stacklevel=_stacklevel(2))
         align_corners = False
     # (CPU autocast runs torch's grid_sampler in float32, cast before its checks)
     input, grid = _cast_composite("grid_sampler", input, grid)
