@@ -1384,3 +1384,25 @@ def test_functional_warnings_and_where_they_point(name):
         return tuple((w.category.__name__, str(w.message).split(" (Triggered")[0],
                       w.filename == __file__) for w in ws)
     same_as_torch(f)
+
+
+def test_warnings_of_torchs_python_wrappers_point_inside_the_library():
+    """Where torch's function is Python around a C++ warning (``stft``, ``meshgrid``,
+    ``chain_matmul``, ``set_default_tensor_type``) its warning points inside the library; where
+    it is C++ itself (``istft``) at the caller's line; each warns once a process as torch's."""
+    from oracle import fresh_process_outputs
+    code = ("import sys, warnings; m = __import__(sys.argv[1]); x = m.ones(16)\n"
+            "s = m.stft(x, 8, window=m.ones(8), return_complex=True)\n"
+            "calls = [lambda: m.stft(x, 8, return_complex=True),\n"
+            "         lambda: x.stft(8, return_complex=False),\n"
+            "         lambda: m.istft(s, 8), lambda: s.istft(8),\n"
+            "         lambda: m.meshgrid(x[:2], x[:3]), lambda: m.meshgrid([x[:2], x[:3]]),\n"
+            "         lambda: m.chain_matmul(m.ones(2, 2), m.ones(2, 2)),\n"
+            "         lambda: m.set_default_tensor_type(m.FloatTensor)]\n"
+            "for call in calls:\n"
+            "    with warnings.catch_warnings(record=True) as ws:\n"
+            "        warnings.simplefilter('always'); call()\n"
+            "    print([(w.category.__name__, str(w.message)[:50], w.filename == '<string>')\n"
+            "           for w in ws])\n")
+    out = fresh_process_outputs(code)
+    assert out["torch"] and out["torchlike"] == out["torch"]

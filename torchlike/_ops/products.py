@@ -1281,8 +1281,8 @@ def chain_matmul(*matrices, out=None):
         warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                       "release. Use torch.linalg.multi_dot instead, which accepts a list of two "
                       "or more tensors rather than multiple parameters."
-                      + triggered(f"LinearAlgebra.cpp:{(1102, 1120)[form]}"), UserWarning,
-                      stacklevel=2)
+                      + triggered(f"LinearAlgebra.cpp:{(1102, 1120)[form]}"),
+                      UserWarning)       # (torch's chain_matmul is Python: its own line)
     for m in matrices:
         if m.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")

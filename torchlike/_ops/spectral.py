@@ -22,6 +22,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import methods
+from .factorizations import _user_stacklevel
 
 __all__ = ["stft", "istft", "hann_window", "hamming_window", "blackman_window",
            "bartlett_window", "kaiser_window"]
@@ -259,7 +260,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                       "or torch.hamming_window are recommended to reduce spectral leakage.To "
                       "suppress this warning and use a rectangular window, explicitly set "
                       "`window=torch.ones(n_fft, device=<device>)`." + _TRIGGERED.format(835),
-                      UserWarning, stacklevel=2)
+                      UserWarning)       # (torch's stft is Python: its own line)
     complex_in = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_in:
@@ -273,7 +274,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                       "return_complex=False will raise an error.\nNote: you can still call "
                       "torch.view_as_real on the complex output to recover the old return "
                       "format." + _TRIGGERED.format(874),
-                      UserWarning, stacklevel=2)
+                      UserWarning)       # (torch's stft is Python: its own line)
     hop = n_fft // 4 if hop_length is None else hop_length
     wl = n_fft if win_length is None else win_length
     shape = list(input.shape)
@@ -366,7 +367,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
                       "provide the same window used by stft to make the inversion lossless.To "
                       "suppress this warning and use a rectangular window, explicitly set "
                       "`window=torch.ones(n_fft, device=<device>)`." + _TRIGGERED.format(1035),
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_user_stacklevel())   # (torch's istft is C++)
     if not input.dtype.is_complex:
         raise RuntimeError("istft requires a complex-valued input tensor matching the output "
                            "from stft with return_complex=True.")

@@ -109,8 +109,8 @@ def set_default_tensor_type(t):
     from .typeinfo import _TENSOR_TYPES
     warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
                   "torch.set_default_dtype() and torch.set_default_device() as alternatives."
-                  + triggered("torch/csrc/tensor/python_tensor.cpp:434"), UserWarning,
-                  stacklevel=2)
+                  + triggered("torch/csrc/tensor/python_tensor.cpp:434"),
+                  UserWarning)           # (torch's is Python: its own line)
     name = t if isinstance(t, str) else "torch." + t.__name__
     if name.startswith("torch.cuda."):
         raise RuntimeError("torchlike: CUDA tensor types are not available")

@@ -626,8 +626,8 @@ def meshgrid(*tensors, indexing=None):
         _MESHGRID_WARNED.append(True)       # (torch's: once a process)
         from .factorizations import triggered
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument." + triggered("TensorShape.cpp:4215"), UserWarning,
-                      stacklevel=2)
+                      "indexing argument." + triggered("TensorShape.cpp:4215"),
+                      UserWarning)       # (torch's meshgrid is Python: its own line)
     indexing = indexing or "ij"
     # torch's order: the dtypes, the indexing, then each tensor's dims (after xy's swap)
     for t in tensors:
