@@ -1346,7 +1346,7 @@ def test_flex_attention_warns_once_a_process_that_it_runs_unfused():
     assert out["torch"] and out["torchlike"] == out["torch"]
 
 
-# ============================================================ 12. where nn.functional's warnings point
+# ============================================================ 12. where warnings point
 
 _NN_WARNINGS = {
     "softmax_implicit_dim": lambda m, F: F.softmax(m.ones(2, 3)),
