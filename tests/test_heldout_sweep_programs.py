@@ -1406,3 +1406,43 @@ def test_warnings_of_torchs_python_wrappers_point_inside_the_library():
             "           for w in ws])\n")
     out = fresh_process_outputs(code)
     assert out["torch"] and out["torchlike"] == out["torch"]
+
+
+# ============================================================ 13. autograd.grad / backward arguments
+
+def _sq(m):
+    x = m.tensor([1., 2.], requires_grad=True)
+    return x, x * x
+
+
+_AUTOGRAD_ARGS = {
+    "input_not_a_tensor": lambda m, x, y: m.autograd.grad(y.sum(), [x, 3]),
+    "input_without_grad_first": lambda m, x, y: m.autograd.grad(y.sum(), [m.ones(2), 3]),
+    "backward_input_not_a_tensor": lambda m, x, y: y.sum().backward(inputs=[x, 3]),
+    "backward_input_without_grad": lambda m, x, y: y.sum().backward(inputs=[m.ones(1)]),
+    "output_none": lambda m, x, y: m.autograd.grad([y.sum(), None], [x]),
+    "gradient_list_of_floats": lambda m, x, y: y.backward([1., 1.]),
+    "fewer_gradients": lambda m, x, y: m.autograd.backward([y.sum(), y.sum()],
+                                                          [m.tensor(1.)]),
+    "extra_gradient_ignored": lambda m, x, y: m.autograd.grad(
+        [y.sum()], [x], grad_outputs=[m.tensor(1.), m.tensor(2.)]),
+    "backward_extra_gradient": lambda m, x, y: (
+        m.autograd.backward([y.sum()], [m.tensor(1.), m.tensor(2.)]), x.grad),
+    "batched_grad_output_shape": lambda m, x, y: m.autograd.grad(
+        y, x, grad_outputs=m.ones(2), is_grads_batched=True),
+    "batched_rows": lambda m, x, y: m.autograd.grad(
+        y, x, grad_outputs=m.eye(2), is_grads_batched=True),
+}
+
+
+@pytest.mark.parametrize("name", _AUTOGRAD_ARGS)
+def test_autograd_argument_checks(name):
+    """``autograd.grad``/``backward`` check their arguments as torch's Python and engine do:
+    gradients paired with outputs as ``zip`` pairs them (an extra one ignored, a missing one the
+    engine's count error with the counts in order), inputs checked one by one (a non-tensor, one
+    that does not require grad: ``backward``'s message is torch's retain_grad one), and
+    ``is_grads_batched``'s shape message."""
+    def f(m):
+        x, y = _sq(m)
+        return _AUTOGRAD_ARGS[name](m, x, y)
+    same_as_torch(f)

@@ -52,9 +52,13 @@ def _seed(shape, dtype):
 
 
 def _make_grads(outputs, grad_outputs, create_graph):
+    """A gradient per output, as torch's: pairs taken as ``zip`` takes them (an extra gradient
+    is ignored, a missing one is the engine's count error, ``_check_counts``)."""
     Tensor = graph.tensor_class()
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(out, (Tensor, graph.GradientEdge)):
+            raise AssertionError("Expected output to be a torch.Tensor")
         if not out.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                f"a grad_fn")
@@ -85,6 +89,25 @@ def _make_grads(outputs, grad_outputs, create_graph):
     return grads
 
 
+def _check_counts(outputs, grads):
+    if len(outputs) != len(grads):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+
+
+def _check_inputs(inputs, api):
+    """The engine's checks of the tensors to differentiate, in order: each a Tensor (or a
+    GradientEdge) that requires grad (``backward``'s message is torch's retain_grad one)."""
+    Tensor = graph.tensor_class()
+    for t in inputs:
+        if not isinstance(t, (Tensor, graph.GradientEdge)):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
+        if isinstance(t, Tensor) and not t.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False"
+                               if api == "backward" else
+                               "One of the differentiated Tensors does not require grad")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate into ``.grad`` the gradients of ``tensors`` w.r.t. the graph leaves."""
@@ -92,21 +115,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if grad_tensors is None:
         grad_tensors = grad_variables
     grad_tensors = _as_list(grad_tensors) or [None] * len(tensors)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph and not _warned_create_graph:
         _warn_create_graph()
     grads = _make_grads(tensors, grad_tensors, create_graph)
+    _check_counts(tensors, grads)
     inputs = _as_list(inputs)
     points = None
     if inputs is not None:
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-        for t in inputs:
-            if not t.requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
+        _check_inputs(inputs, "backward")
         points = [t._edge() + (t,) for t in inputs]
     roots = [t._edge() for t in tensors]
     captured = run_backward(roots, grads, retain_graph, create_graph, inputs=points)
@@ -177,10 +197,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError("autograd.grad: a GradientEdge as an output is not supported "
                                   "by torchlike; pass the output tensor itself")
     grads = _make_grads(outputs, grad_outputs, create_graph)
+    _check_counts(outputs, grads)
+    _check_inputs(inputs_l, "grad")
     edges = [isinstance(t, graph.GradientEdge) for t in inputs_l]
-    for t, is_edge in zip(inputs_l, edges):
-        if not is_edge and not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots = [t._edge() for t in outputs]
     points = [(t.node, t.output_nr, None) if e else t._edge() + (t,)
               for t, e in zip(inputs_l, edges)]
@@ -216,6 +235,15 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     """``grad`` with ``is_grads_batched=True``: one backward per row of the grad outputs,
     stacked."""
     stack = _STACK[0]
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is not None and tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError(
+                f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                f"expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {g.shape[1:]} and output[{i}] has a "
+                f"shape of {out.shape}. If you only want some tensors in `grad_output` to be "
+                f"considered batched, consider using vmap.")
     if any(g is None for g in grad_outputs):
         raise RuntimeError("autograd.grad with is_grads_batched=True needs a grad_outputs "
                            "tensor for each output (its first dimension is the batch)")
