@@ -124,7 +124,9 @@ def _node_hook(model, h):
 
 def _post_accumulate(model, h):
     if not getattr(model[2].bias, "_hooked", False):
-        model[2].bias.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(2))
+        def double(p):
+            p.grad.mul_(2)          # (a post-accumulate-grad hook returns None)
+        model[2].bias.register_post_accumulate_grad_hook(double)
         model[2].bias._hooked = True
 
 

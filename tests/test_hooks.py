@@ -3,6 +3,7 @@
 Each scenario is written once against a module ``m`` (torch or torchlike) and returns a log of
 events; the logs (which include tensor reprs) must be identical.
 """
+import numpy as np
 import pytest
 import torch
 
@@ -553,3 +554,35 @@ def test_next_functions_after_a_backward_list_the_inputs_with_a_gradient():
     assert names(torchlike, False)[0] == [None, "AccumulateGrad"]
     assert names(torchlike, False)[1] == ["AccumulateGrad"]
     assert names(torch, False)[1] == [None, "AccumulateGrad"]
+
+
+@pytest.mark.parametrize("result", ["tensor", "list", "two", "tuple", "none", "shape", "number"])
+def test_node_pre_hook_results_are_checked_as_torch(result):
+    """A node pre-hook returns None or a tuple of one gradient per output, each of the output's
+    type and size: anything else raises torch's error (a Tensor was taken apart row by row)."""
+    from oracle import both_outcomes
+
+    def fn(m):
+        x = m.ones(3, requires_grad=True)
+        y = (x * 2).exp()
+        y.grad_fn.register_prehook({
+            "tensor": lambda g: g[0] * 0, "list": lambda g: [g[0] * 0],
+            "two": lambda g: (g[0], g[0]), "tuple": lambda g: (g[0] * 0,),
+            "none": lambda g: None, "shape": lambda g: (m.ones(2),),
+            "number": lambda g: (3,)}[result])
+        y.sum().backward()
+        return x.grad
+    got = both_outcomes(fn, msg="first_line")
+    if got is not None:
+        np.testing.assert_allclose(np.asarray(got[0]), got[1].numpy(), rtol=1e-6)
+
+
+def test_post_accumulate_grad_hook_must_return_none():
+    from oracle import both_outcomes
+
+    def fn(m):
+        p = m.ones(2, requires_grad=True)
+        p.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(100))
+        (p * 3).sum().backward()
+        return p.grad
+    assert both_outcomes(fn) is None        # (both raise, with torch's message)

@@ -227,7 +227,8 @@ def _retain(tensor, g, rep):
 
 
 def _checked_post_hook_result(hook, old, new):
-    """What a node post-hook returned in place of ``grad_inputs``, as torch's engine checks it:
+    """What a node hook returned in place of ``grad_inputs`` (a post-hook) or ``grad_outputs``
+    (a pre-hook), as torch's engine checks it:
     a tuple of one entry per grad input, each None where the input had None, else a tensor of
     the input's type and size (``hook_checks``)."""
     if not isinstance(new, tuple):
@@ -392,7 +393,7 @@ class Node:
                 for hook in list(node_hooks.values()):
                     r = hook(go)
                     if r is not None:
-                        go = tuple(r)
+                        go = _checked_post_hook_result(hook, go, r)     # (torch's one check)
                 buf = [rep.from_user(g) for g in go]
         return buf
 
@@ -572,7 +573,9 @@ class AccumulateGrad(Node):
         if self.post_acc_hooks:
             with _gm.enable_grad() if create_graph else _gm.no_grad():
                 for hook in list(self.post_acc_hooks.values()):
-                    hook(t)
+                    if hook(t) is not None:
+                        raise RuntimeError("Tensor post accumulate grad hooks should return "
+                                           "None.")
         return ()
 
 
