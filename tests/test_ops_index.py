@@ -473,3 +473,23 @@ def test_slice_bounds_read_through_index_against_torch(bounds):
         np.testing.assert_array_equal(np.asarray(l1), t1.numpy())
         if t2 is not None:
             np.testing.assert_array_equal(np.asarray(l2), t2.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "bool"])
+@pytest.mark.parametrize("value", [0, 2, -1, 5, -6])
+def test_a_zero_dim_tensor_index_selects_as_torch(value, dtype):
+    """``x[i]`` with ``i`` a 0-dim integer tensor selects as an int does (a view, the dim gone),
+    with torch's bounds error; a 0-dim uint8 or bool tensor is a mask, as in torch."""
+    from oracle import both_outcomes
+    a = f32(5, 3)
+    v = abs(value) if dtype == "uint8" else bool(value) if dtype == "bool" else value
+
+    def fn(m):
+        x = m.tensor(a)
+        i = m.tensor(v, dtype=getattr(m, dtype))
+        return x[i], x[1:, i], x[i, 1:]
+    got = both_outcomes(fn)
+    if got is not None:
+        for o, t in zip(*got):
+            assert tuple(o.shape) == tuple(t.shape)
+            np.testing.assert_array_equal(np.asarray(o), t.numpy())

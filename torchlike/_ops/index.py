@@ -113,9 +113,10 @@ _SELECT = ("I",)
 
 
 def _parse_basic(shape, key):
-    """``_parse`` of the commonest index, Python ints and slices one per leading dim (``x[i]``,
-    ``x[a:b]``, ``x[:, -1]``, ``x[i:i + b]``): the same spec and arrays without the general
-    reading. None for any other index (the general reading raises its errors)."""
+    """``_parse`` of the commonest index, Python ints, slices and 0-dim integer tensors one per
+    leading dim (``x[i]``, ``x[a:b]``, ``x[:, -1]``, ``x[i:i + b]``): the same spec and arrays
+    without the general reading. None for any other index (the general reading raises its
+    errors)."""
     if len(key) > len(shape):
         return None
     spec, arrays = [], []
@@ -147,8 +148,8 @@ def _parse_basic(shape, key):
             else:
                 spec.append(("S", length, stride))
                 arrays.append(first)
-        else:
-            return None
+        elif c is not Tensor or not _select_index(k, shape, dim, spec, arrays):
+            return None         # (a 0-dim integer tensor selects: ``for i in idx: x[i]``)
         dim += 1
     return tuple(spec), arrays
 
