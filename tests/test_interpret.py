@@ -997,3 +997,41 @@ def test_arguments_take_their_avals_dtypes():
     assert out.dtype == F32
     np.testing.assert_array_equal(out, np.array([4.0, 7.0, 10.0], F32))
     assert closed.in_avals[1].dtype == np.int32
+
+
+_NAN = float("nan")
+_TRIANGULAR_NAN_CASES = {
+    "solve_triangular, NaN above the diagonal": lambda m: m.linalg.solve_triangular(
+        m.tensor([[1.0, _NAN], [0.0, 1.0]]), m.ones(2, 1), upper=True),
+    "solve_triangular, right side": lambda m: m.linalg.solve_triangular(
+        m.tensor([[1.0, 0.0], [_NAN, 2.0]]), m.ones(3, 2), upper=False, left=False),
+    "triangular_solve, transposed": lambda m: m.triangular_solve(
+        m.ones(2, 2), m.tensor([[1.0, _NAN], [0.0, 1.0]]), upper=True, transpose=True)[0],
+    "cholesky_inverse, NaN on the diagonal": lambda m: m.cholesky_inverse(
+        m.tensor([[_NAN, 0.0], [0.0, 1.0]])),
+    "cholesky_inverse upper, NaN on the diagonal": lambda m: m.cholesky_inverse(
+        m.tensor([[_NAN, 0.0], [0.0, 1.0]]), upper=True),
+    "cholesky_inverse, NaN below": lambda m: m.cholesky_inverse(
+        m.tensor([[1.0, 0.0], [_NAN, 2.0]])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TRIANGULAR_NAN_CASES))
+def test_triangular_solves_spread_a_nan_as_torch_in_both_tiers(case, strict_eager):
+    """A triangular solve reads only its triangle (substitution, not a general solve) and
+    cholesky_inverse inverts the factor as LAPACK's trti2 does: a NaN reaches the same entries
+    whether the call is interpreted or compiled, and those torch's CPU kernels reach."""
+    import torch
+    import torchlike
+    from torchlike import _registry
+    want = np.asarray(_TRIANGULAR_NAN_CASES[case](torch))
+    for calls in (10 ** 6, 0):             # (every call interpreted; every call compiled)
+        _registry.clear_caches()            # (each op's signatures counted anew)
+        before = torchlike.eager.set_interpret_calls(calls)
+        interpreted = torchlike.eager.stats()["interpreted"]
+        try:
+            got = np.asarray(_TRIANGULAR_NAN_CASES[case](torchlike))
+        finally:
+            torchlike.eager.set_interpret_calls(before)
+        assert (torchlike.eager.stats()["interpreted"] > interpreted) == bool(calls)
+        np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)

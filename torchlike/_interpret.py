@@ -2425,16 +2425,35 @@ def _triangular_solve(p, ins, outs):
             a[..., np.arange(n), np.arange(n)] = 1
         if conj:
             a = np.conj(a)
+        low = lower != trans
         if trans:
             a = np.swapaxes(a, -1, -2)
+        if not b.size:
+            return np.zeros(b.shape, d)
         if left:
-            r = np.linalg.solve(a, b) if b.size else np.zeros(b.shape, d)
+            r = _substitute(a, b, low)
         else:
             # x a = b  <=>  a^T x^T = b^T
-            r = np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)),
-                            -1, -2) if b.size else np.zeros(b.shape, d)
+            r = np.swapaxes(_substitute(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2),
+                                        not low), -1, -2)
         return r.astype(d, copy=False)
     return f
+
+
+def _substitute(a, b, lower):
+    """``x`` with ``a x = b`` for triangular ``a`` (``[..., n, n]``), by forward or backward
+    substitution, as the compiled triangular solve computes it: each unknown reads only the
+    triangle's entries (a NaN above an upper triangle's diagonal reaches the rows above it
+    alone, where a general solve's pivoting spreads it to every row)."""
+    n = a.shape[-1]
+    x = np.zeros(b.shape, np.result_type(a, b))
+    for i in (range(n) if lower else range(n - 1, -1, -1)):
+        acc = b[..., i, :]
+        done = slice(0, i) if lower else slice(i + 1, n)
+        if (i if lower else n - 1 - i):
+            acc = acc - np.einsum("...j,...jk->...k", a[..., i, done], x[..., done, :])
+        x[..., i, :] = acc / a[..., i, i, None]
+    return x
 
 
 @rule("eigh")

@@ -337,13 +337,31 @@ def cholesky_inverse(L, upper=False):
 def _cholesky_inverse(l, upper):
     # LAPACK's potri: the triangular inverse (trtri), then its product with its adjoint (lauum);
     # a NaN spreads as there (not over the whole matrix, as a solve against I would)
-    n = l.shape[-1]
-    t = jnp.triu(l) if upper else jnp.tril(l)
-    eye = jnp.broadcast_to(jnp.eye(n, dtype=l.dtype), l.shape)
-    inv = jax.lax.linalg.triangular_solve(t, eye, left_side=True, lower=not upper)
-    inv = jnp.triu(inv) if upper else jnp.tril(inv)
-    h = jnp.conj(jnp.swapaxes(inv, -1, -2))
-    return inv @ h if upper else h @ inv
+    # (an upper factor U is the lower L = U^H: A = L L^H either way, and A^-1 = L^-H L^-1)
+    low = jnp.conj(jnp.swapaxes(jnp.triu(l), -1, -2)) if upper else jnp.tril(l)
+    inv = _lower_inverse(low)
+    return jnp.conj(jnp.swapaxes(inv, -1, -2)) @ inv
+
+
+def _lower_inverse(t):
+    """The inverse of lower-triangular ``t`` as LAPACK's ``trti2`` computes it, column by column
+    from the last: column ``j`` is ``-inv[j, j]`` times the inverse's lower block applied to
+    ``t``'s column below the diagonal (a NaN on the diagonal spreads down its own column only;
+    a triangular solve against the identity, XLA's, spreads it over the whole inverse)."""
+    n = t.shape[-1]
+    rows = jnp.arange(n)
+    diag = jnp.diagonal(t, axis1=-2, axis2=-1)
+
+    def column(k, inv):
+        j = n - 1 - k
+        below = (rows > j)[:, None]
+        d = 1 / diag[..., j]
+        col = jnp.where(below, jax.lax.dynamic_slice_in_dim(t, j, 1, axis=-1), 0)
+        v = inv @ col                                   # (rows above j read zeros)
+        new = jnp.where(below, -d[..., None, None] * v,
+                        jnp.where(rows[:, None] == j, d[..., None, None], 0))
+        return jax.lax.dynamic_update_slice_in_dim(inv, new.astype(inv.dtype), j, axis=-1)
+    return jax.lax.fori_loop(0, n, column, jnp.zeros_like(t))
 
 
 @defop("solve_triangular", promote="common", grad_name="LinalgSolveTriangularBackward0")
