@@ -229,6 +229,20 @@ def test_pointwise_results_are_contiguous():
     assert y.tolist() == (_x(torch, 2, 3).t() + 1).tolist()
 
 
+def test_a_copy_of_a_non_dense_permuted_tensor_is_contiguous():
+    """Pinned difference (DIFFERENCES.md): torch's preserve_format copy of a tensor that is not
+    dense (a stepped slice of a permuted one) keeps the input's dim order; torchlike's is
+    contiguous (channels_last where the input suggests it). Values agree."""
+    def src(m):
+        return m.arange(120.).reshape(2, 3, 4, 5).permute(0, 2, 1, 3)[:, ::2]
+    for copy in (lambda t: t.clone(), lambda t: t.to(t.dtype, copy=True),
+                 lambda t: t.double()):
+        assert copy(src(torch)).stride() == (30, 5, 10, 1)
+        ours = copy(src(torchlike))
+        assert ours.stride() == (30, 15, 5, 1) and ours.is_contiguous()
+        assert ours.tolist() == copy(src(torch)).tolist()
+
+
 @pytest.mark.parametrize("call", [
     lambda m: m.empty_strided((2, 3), (3,)),
     lambda m: m.empty_strided((2, 3), (-1, 1)),

@@ -119,7 +119,7 @@ def preserved_strides(t):
         return st
     if len(shape) in (4, 5) and not is_contiguous(t):
         fmt = "channels_last" if len(shape) == 4 else "channels_last_3d"
-        if is_contiguous(t, fmt) or _suggests_channels_last(shape, st):
+        if is_contiguous(t, fmt) or _suggested(shape, st) != "contiguous_format":
             return channels_last_strides(shape)
     return contiguous_strides(shape)
 
@@ -128,11 +128,16 @@ def suggested_format(t):
     """torch's ``suggest_memory_format()``: ``"channels_last"`` (``"channels_last_3d"``) for a
     4-D (5-D) tensor whose strides order as channels-last's, else ``"contiguous_format"``."""
     shape = tuple(t._d.shape)
-    n = len(shape)
-    if n not in (4, 5):
+    if len(shape) not in (4, 5):
         return "contiguous_format"
-    st = strides(t)
-    if st[1] == 0:
+    return _suggested(shape, strides(t))
+
+
+def _suggested(shape, st):
+    """``suggested_format`` of a 4-D or 5-D tensor of ``shape`` and strides ``st`` (torch's
+    ``is_channels_last_strides_2d_s4`` / ``_3d_s5``)."""
+    n = len(shape)
+    if n not in (4, 5) or st[1] == 0:
         return "contiguous_format"
     lo = 0
     for d in ((1, 3, 2, 0) if n == 4 else (1, 4, 3, 2, 0)):
@@ -140,13 +145,6 @@ def suggested_format(t):
             return "contiguous_format"      # (torch's default for the ambiguous layouts)
         lo = st[d] * shape[d] if shape[d] > 1 else st[d]
     return "channels_last" if n == 4 else "channels_last_3d"
-
-
-def _suggests_channels_last(shape, st):
-    # torch's suggest_memory_format: channels_last when the strides order as it orders them
-    order = [1] + list(range(len(shape) - 1, 1, -1)) + [0]
-    vals = [st[d] for d in order if shape[d] > 1]
-    return len(vals) > 1 and all(a <= b for a, b in zip(vals, vals[1:])) and st[1] == 1
 
 
 def dim_order(t):

@@ -306,6 +306,8 @@ def _logaddexp2_grads(a, b, g):
 
 _maximum_v = _with_vjp(jnp.maximum, _maximum_grads)
 _minimum_v = _with_vjp(jnp.minimum, _minimum_grads)
+
+
 def _fmax(a, b):
     # torch's kernel takes ``a`` on a tie (the sign of a zero: ``fmax(0., -0.)`` is 0.), and
     # ``b`` in bfloat16 (computed in float and converted back); a NaN loses to a number

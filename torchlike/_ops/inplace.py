@@ -10,6 +10,7 @@ from ..autograd.grad_mode import check_inference_inplace
 from .._storage import check_inplace, check_no_partial_overlap, commit_inplace
 from .._registry import apply, defop
 from ._surface import method, toplevel
+from .view import required
 
 __all__ = []
 
@@ -150,7 +151,6 @@ def unsqueeze_(self, dim):
 @method("resize_")
 def resize_(self, *sizes, memory_format=None):
     """Resize in place when the element count is unchanged (a reshape of the storage)."""
-    from .view import required
     required(sizes, "resize_", "size", self._d.ndim == 0)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])

@@ -98,8 +98,6 @@ def _joined(tensors, dim, name):
     return apply(_cat, *tensors, dim=d, skip=skip)
 
 
-
-
 @defop("stack", promote="common", saves=False, grad_name="StackBackward0",
        vjp=lambda cots, xs, needs, dim: [jax.lax.index_in_dim(cots[0], i, axis=dim,
                                                               keepdims=False)

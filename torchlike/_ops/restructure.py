@@ -720,7 +720,7 @@ def _masked_scatter_(self, mask, source):
     # (torch's expand error), then checks the mask's dtype
     shp = tuple(self._d.shape)
     if self.dtype is source.dtype:
-        mask = mask.expand(tuple(shp))
+        mask = mask.expand(shp)
     _masked_scatter_checks(self, mask, source, shp)
     return _masked_scatter_inplace(self, mask, source)
 

@@ -111,7 +111,8 @@ def _reshape_copy(a, shape):
 def reshape(input, *shape):
     """The same values in a new shape (one dim may be -1): a view of a contiguous tensor, a
     copy of a non-contiguous one (a transposed or strided view), as in torch."""
-    shape = infer_shape(_shape_arg(required(shape, "reshape", "shape", input._d.ndim == 0)), input.numel())
+    shape = _shape_arg(required(shape, "reshape", "shape", input._d.ndim == 0))
+    shape = infer_shape(shape, input.numel())
     if not _viewable(input, shape):
         return apply(_reshape_copy, input, shape=shape)
     return apply(_view, input, shape=shape)
@@ -391,9 +392,8 @@ methods(view_as=lambda self, other: reshape(self, tuple(other.shape)),
 
 def required(values, op, param, empty_ok=False):
     """``values``, a method's variadic sizes or dims (``x.reshape(*shape)``); none given is
-    torch's TypeError for the missing argument (``x.flip()``), unless ``empty_ok``: the empty
-    sizes are valid for this tensor (a 0-dim or one-element one, as the library's own calls
-    with another tensor's shape pass them: ``view_as`` of a 0-dim tensor)."""
+    torch's TypeError for the missing argument (``x.flip()``), unless ``empty_ok``: torch takes
+    the empty sizes of a 0-dim tensor (``x0.reshape()``, ``x0.permute()``)."""
     if not values and not empty_ok:
         raise TypeError(f'{op}() missing 1 required positional arguments: "{param}"')
     return values
@@ -402,7 +402,7 @@ def required(values, op, param, empty_ok=False):
 def _dims_varargs(dims, kw, name, op=None):
     """``t.flip(0, 1)`` / ``t.flip((0, 1))`` / ``t.flip(dims=(0, 1))``: the one sequence
     (``op``: none given is torch's TypeError for the missing argument)."""
-    if op is not None and not dims and name not in kw:
+    if op is not None and name not in kw:
         required(dims, op, name)
     if name in kw:
         if dims:
