@@ -900,6 +900,7 @@ def test_a_steps_program_updates_the_buffers_it_takes_over_in_place(fused, monke
         def __getattr__(self, name):
             return spy if name == "jit" else getattr(jax, name)
     monkeypatch.setattr(_fused, "jax", Spied())
+    _fused.clear()          # (an earlier test's run of the same step made its program)
     model, step = _mlp(torch)
     for _ in range(_fused.FUSE_AFTER + 1):
         step()

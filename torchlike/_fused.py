@@ -353,17 +353,22 @@ def record(tiered, args):
     None where it must run now (tracers, sharded arrays, values jit must decide about)."""
     with _lock:
         seg = _seg
+        pending = False         # (a pending input: not a call on concrete scalars)
         for a in args:
             c = a.__class__
-            if c is not Deferred and c is not _ArrayImpl and c not in _SCALARS:
+            if c is Deferred:
+                if a.value is None:
+                    pending = True
+            elif c is not _ArrayImpl and c not in _SCALARS:
                 leaves, tree = _tree_flatten(args)
+                pending = False
                 break
         else:                   # (arrays and numbers only, the common call: no pytree walk)
             leaves = list(args)
             tree = _FLAT.get(len(args))
             if tree is None:
                 tree = _FLAT[len(args)] = jax.tree_util.tree_structure((0,) * len(args))
-        if _scalar_call(leaves):
+        if not pending and _scalar_call(leaves):
             return None
         refs = []
         keys = []
@@ -501,6 +506,18 @@ def abstract(tiered, args):
     """``(output structure, output (shape, dtype, weak_type)s)`` of ``tiered`` called with the
     flat ``args`` (arrays, deferred values, Python numbers), as recording it would find them
     (cached per signature)."""
+    sig = signature(args)
+    tree = sig[0]
+    shapes = tiered.shapes
+    ent = shapes.get(sig) if shapes is not None else None
+    if ent is None:
+        ent = _abstract(tiered, tree, list(args), sig)
+    return ent[0], ent[1]
+
+
+def signature(args):
+    """The key under which a call of flat ``args`` (arrays, deferred values, Python numbers)
+    finds its output entry in its function's ``shapes``, as recording it makes the key."""
     keys = []
     for a in args:
         c = a.__class__
@@ -514,12 +531,7 @@ def abstract(tiered, args):
     tree = _FLAT.get(len(args))
     if tree is None:
         tree = _FLAT[len(args)] = jax.tree_util.tree_structure((0,) * len(args))
-    sig = (tree, tuple(keys))
-    shapes = tiered.shapes
-    ent = shapes.get(sig) if shapes is not None else None
-    if ent is None:
-        ent = _abstract(tiered, tree, list(args), sig)
-    return ent[0], ent[1]
+    return (tree, tuple(keys))
 
 
 def _abstract(tiered, tree, leaves, sig):

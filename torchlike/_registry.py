@@ -661,6 +661,7 @@ def clear_caches():
         for e in _LIVE:
             e.drop_programs()
         _LIVE.clear()
+        _RECIPES.clear()
         for op in list(OPS.values()):
             op.cache.clear()
             op.families.clear()
@@ -787,11 +788,24 @@ def apply(op, *args, **static):
     Returns a Tensor, or a tuple of Tensors for multi-output ops.
     """
     T = _Tensor
+    st = _state
+    recipe = None
+    if _fused.ACTIVE and _apply_hooks.current is None and st.autocast is None \
+            and not NODE_TRACE[0]:
+        recipe = _recipe_key(op, args, static, st)
+        if recipe is not None:
+            try:
+                r = _RECIPES.get(recipe)
+            except TypeError:           # (an unhashable static: the general path says so)
+                r = recipe = None
+            if r is not None:
+                out = _record_known(r, op, args, static, st)
+                if out is not None:
+                    return out
     if _apply_hooks.current is not None:     # forward AD, saved-tensor hooks (autograd/)
         out = _apply_hooks.current(op, args, static)
         if out is not NotImplemented:
             return out
-    st = _state
     if st.autocast is not None:
         args = st.autocast(op, args, static)
     # One pass over the operands: their arrays, which need grad, and the key of the result
@@ -860,6 +874,8 @@ def apply(op, *args, **static):
         if isinstance(out, tuple):
             outs = tuple(T._make(o) for o in out)
         else:
+            if recipe is not None and out.__class__ is _Deferred:
+                _learn(recipe, c, c.fwd, arrays)
             outs = T._make(out)
         if op.view is not None:
             op.view.mark(c, args, arrays, outs, static)
@@ -887,6 +903,8 @@ def apply(op, *args, **static):
                 diff, rest = _split(out)
             vjp = _new(Remat)
             vjp.arrays = arrays
+            if recipe is not None and diff and out.__class__ is _Deferred:
+                _learn(recipe, c, c.fwd, arrays)
     except (TypeError, ValueError) as e:
         _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:
@@ -909,29 +927,190 @@ def apply(op, *args, **static):
         # Non-differentiable outputs (integer indices, bools) follow the differentiable ones in
         # the op's own output order; ops with mixed outputs put float outputs first.
         outs.extend(T._make(o) for o in rest)
-    saves = c.saves
-    if saves:
-        # what torch's backward would read, with the version it must still be at
-        saved = []
-        at = c.saved_at
-        if at is None:
-            for a in args:
-                if isinstance(a, T):
-                    saved.append((a._vc, a._vc[0], a, None))
-        else:
-            for i in at:
-                a = args[i]
-                if isinstance(a, T):
-                    # (its position: see _storage.commit_inplace)
-                    saved.append((a._vc, a._vc[0], a, i))
-        if saves == _OUTPUT or saves == _BOTH:
-            for k, o in enumerate(outs[:len(diff)]):
-                saved.append((o._vc, 0, None, (tuple(o._d.shape), o._d.dtype, k)))
-        node._saved_versions = saved if st.allow_mutation is None else st.allow_mutation
+    if c.saves:
+        node._saved_versions = _saved_versions(c, args, outs, len(diff), st)
     result = outs[0] if len(outs) == 1 else tuple(outs)
     if op.view is not None:
         op.view.mark(c, args, arrays, result, static)
     return result if sub is None else _of_class(result, sub)
+
+
+# ------------------------------------------------------------------ fused eager's known calls
+#
+# In fused eager a call whose operands are this segment's pending values, concrete
+# single-device arrays and Python numbers is recorded from a recipe learned at its first
+# recording. Its key (the op, its statics, the default dtype, and each operand's (shape, dtype,
+# weak_type) and whether it needs grad, or a number's type; grad mode acts through the needs)
+# decides everything ``apply`` works out per call: the result dtype, the op's compiled entry,
+# the output's shape. The recording is then one pass over the operands, making what the
+# general path's ``_fused.record`` makes (the same segment calls, the same key).
+
+_RECIPES: dict = {}         # recipe key -> (compiled entry, its fused function, output entry)
+_RECIPES_MAX = 4096
+
+
+def _recipe_key(op, args, static, st):
+    """The recipe key of a call, or None where the call is not one a recipe records (a
+    Tensor subclass, an inference tensor, a resolved or another segment's deferred value, a
+    sharded array, a big integer, any other operand; or no pending operand: a call on concrete
+    values runs as strict eager runs it)."""
+    grad_on = st.grad_enabled and op.differentiable
+    key = [op, D._default[0]]
+    seg = _fused._seg
+    pending = False
+    T = _Tensor
+    for a in args:
+        c = a.__class__
+        if c is T:
+            d = a._d
+            dc = d.__class__
+            if dc is _Deferred:
+                if d.value is not None or d.seg is not seg:
+                    return None
+                pending = True
+                k = d.key
+            elif dc is _ArrayImpl:
+                if d.sharding.__class__ is not _SingleDevice:
+                    return None
+                av = d.aval
+                k = (av.shape, av.dtype, av.weak_type)
+            else:
+                return None
+            if a._is_inference:
+                return None
+            key.append((k, grad_on and a._requires_grad))
+        elif c is float or c is bool or (c is int and -_I64 <= a < _I64):
+            key.append(c)
+        else:
+            return None
+    if not pending:
+        return None
+    if static:
+        key.append(tuple(sorted(static.items())))
+    return tuple(key)
+
+
+def _learn(key, c, tiered, arrays):
+    """Keep the recipe of a call the general path has just recorded (its output is the
+    segment's newest)."""
+    shapes = tiered.shapes
+    ent = shapes.get(_fused.signature(arrays)) if shapes is not None else None
+    if ent is None or not ent[3]:   # (one output only)
+        return
+    if len(_RECIPES) >= _RECIPES_MAX:
+        _RECIPES.clear()
+    _RECIPES[key] = (c, tiered, ent)
+
+
+def _record_known(r, op, args, static, st):
+    """Record a call from its recipe ``r``: the Tensor ``apply`` would return, or None where
+    the segment cannot take it now (then the general path runs)."""
+    c, tiered, ent = r
+    T = _Tensor
+    _out_tree, out_keys, nbytes, _single, tree = ent
+    F = _fused
+    with F._lock:
+        seg = F._seg
+        ext, ids = seg.ext, seg.ext_ids
+        n_ext = len(ext)
+        refs = []
+        arrays = []
+        device = None
+        for a in args:
+            if a.__class__ is T:
+                d = a._d
+                if d.__class__ is _Deferred:
+                    if d.seg is not seg or d.value is not None:
+                        # (cut or read since the key was made, by another thread)
+                        _forget_inputs(seg, n_ext)
+                        return None
+                    refs.append(d.slot)
+                    if device is None:
+                        device = d.device
+                else:
+                    k = ids.get(id(d))
+                    if k is None:
+                        k = ids[id(d)] = len(ext)
+                        ext.append(d)
+                        av = d.aval
+                        seg.ext_avals.append((av.shape, av.dtype, av.weak_type))
+                    if device is None:
+                        device = d.sharding._device
+                    refs.append(~k)
+                arrays.append(d)
+            else:
+                refs.append(~len(ext))
+                ext.append(a)
+                seg.ext_avals.append(a.__class__)
+                arrays.append(a)
+        refs = tuple(refs)
+        calls = seg.calls
+        start = len(seg.outs)
+        out = _Deferred(out_keys[0], device, seg, start)
+        seg.outs.append(_weakref_ref(out))
+        seg.producers.append(len(calls))
+        calls.append((tiered, tree, refs, start, _out_tree, 1))
+        seg.h = hash((seg.h, tiered, tree, refs))
+        seg.nbytes += nbytes
+        if len(calls) >= F.MAX_CALLS or seg.nbytes >= F.MAX_BYTES:
+            F._flush(F._BOUND)
+    c.stamp = _budget["epoch"]
+    arrays = tuple(arrays)
+    needs = c.needs
+    if not needs:
+        t = T._make(out)
+    else:
+        vjp = _new(Remat)
+        vjp.arrays = arrays
+        edges = []
+        for a, n in zip(args, needs):
+            if n:
+                g = a.grad_fn
+                edges.append((g, a._output_nr) if g is not None else a._edge())
+        node = _new(c.node_cls)
+        node.__init__(c.name, tuple(edges), c, vjp, args, ((out.shape, out.dtype),), c.saves)
+        t = T._make(out, node, 0)
+        if c.saves:
+            node._saved_versions = _saved_versions(c, args, (t,), 1, st)
+    if op.view is not None:
+        op.view.mark(c, args, arrays, t, static)
+    return t
+
+
+def _forget_inputs(seg, n):
+    """Drop the external inputs past the first ``n`` that a recording left in ``seg``."""
+    for k in [k for k, v in seg.ext_ids.items() if v >= n]:
+        del seg.ext_ids[k]
+    del seg.ext[n:]
+    del seg.ext_avals[n:]
+
+
+_weakref_ref = weakref.ref
+_ArrayImpl = _tiers._ArrayImpl
+_SingleDevice = jax.sharding.SingleDeviceSharding
+
+
+def _saved_versions(c, args, outs, n_diff, st):
+    """What torch's backward of a call would read, each with the version it must still be at
+    (``Node._saved_versions``)."""
+    T = _Tensor
+    saves = c.saves
+    saved = []
+    at = c.saved_at
+    if at is None:
+        for a in args:
+            if isinstance(a, T):
+                saved.append((a._vc, a._vc[0], a, None))
+    else:
+        for i in at:
+            a = args[i]
+            if isinstance(a, T):
+                # (its position: see _storage.commit_inplace)
+                saved.append((a._vc, a._vc[0], a, i))
+    if saves == _OUTPUT or saves == _BOTH:
+        for k, o in enumerate(outs[:n_diff]):
+            saved.append((o._vc, 0, None, (tuple(o._d.shape), o._d.dtype, k)))
+    return saved if st.allow_mutation is None else st.allow_mutation
 
 
 def _of_class(out, cls):

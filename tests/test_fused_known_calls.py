@@ -1,0 +1,224 @@
+"""Fused eager's known calls: a call met before (same op, statics, default dtype, grad mode,
+operand shapes, dtypes and grad needs) is recorded from the recipe its first recording left
+(``_registry._RECIPES``), in one pass over its operands.
+
+Pinned here: a known call records exactly what the general path records (the same segment
+calls and key); each thing the recipe key holds, changed between two calls, changes the result
+as in strict eager and torch (grad needs, grad mode, the default dtype); what a recipe does not
+cover takes the general path and keeps its semantics (inference tensors, Tensor subclasses,
+views, saved tensors modified in place)."""
+import numpy as np
+import pytest
+import torch as T
+
+import torchlike as torch
+import torchlike.eager as E
+from torchlike import _fused
+from torchlike import _registry
+
+
+@pytest.fixture
+def fused():
+    _fused.sync()
+    with E.fused():
+        yield
+    _fused.sync()
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many calls were recorded from a recipe."""
+    n = [0]
+    known = _registry._record_known
+
+    def counting(*a):
+        n[0] += 1
+        return known(*a)
+    monkeypatch.setattr(_registry, "_record_known", counting)
+    return n
+
+
+def _chain(m, x, w):
+    h = x * 1.5
+    for _ in range(3):
+        h = (h * w + 0.25).sin()
+    h = h.view(2, 8).t().reshape(16) @ w
+    return h.sum() + h.mean()
+
+
+def _recorded(fn):
+    """``fn()``'s recording: the pending segment's calls (functions by identity), key hash,
+    inputs' kinds and output count, before it runs."""
+    _fused.sync()
+    out = fn()
+    seg = _fused._seg
+    got = ([(id(c[0]), c[1], c[2], c[3], c[5]) for c in seg.calls], seg.h,
+           list(seg.ext_avals), len(seg.outs))
+    _fused.sync()
+    return got, out
+
+
+def test_a_known_call_records_what_the_general_path_records(fused, counted, monkeypatch):
+    x = torch.ones(16, requires_grad=True) * 1
+    _fused.sync()
+    w = torch.linspace(-1, 1, 16, requires_grad=True)
+    _registry._RECIPES.clear()
+    with monkeypatch.context() as m:
+        m.setattr(_registry, "_learn", lambda *a: None)     # (no recipe: the general path)
+        first, out1 = _recorded(lambda: _chain(torch, x, w))
+    assert counted[0] == 0
+    _recorded(lambda: _chain(torch, x, w))          # (the recipes learned)
+    counted[0] = 0
+    second, out2 = _recorded(lambda: _chain(torch, x, w))
+    assert counted[0] == 16             # (every call but the first, on concrete values only)
+    assert first == second
+    assert out1.item() == pytest.approx(out2.item(), rel=1e-6)   # (its program may fuse)
+
+
+def test_known_calls_give_strict_eagers_values_and_gradients(fused, counted):
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal(16).astype(np.float32)
+    ws = rng.standard_normal(16).astype(np.float32)
+
+    def run(m):
+        x = m.tensor(xs, requires_grad=True)
+        w = m.tensor(ws, requires_grad=True)
+        loss = _chain(m, x, w)
+        loss.backward()
+        return loss.item(), x.grad.numpy(), w.grad.numpy()
+    want = run(T)
+    for _ in range(3):
+        got = run(torch)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-5)
+    assert counted[0] > 0
+
+
+def _needs(m, x_requires, w_requires):
+    x0 = m.ones(4, requires_grad=x_requires)
+    x = x0 * 2                                  # (a pending value in fused eager)
+    w = m.full((4,), 3.0, requires_grad=w_requires)
+    y = x * w
+    got = (y.requires_grad, y.grad_fn is not None and type(y.grad_fn).__name__)
+    if y.requires_grad:
+        y.sum().backward()
+    return got + tuple(None if t.grad is None else t.grad.tolist() for t in (x0, w))
+
+
+ORDERS = [[(True, True), (True, False), (False, True), (True, True)],
+          [(False, True), (True, False), (True, True), (False, False)]]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_a_grad_need_changed_between_calls(fused, counted, order):
+    for needs in order:
+        assert _needs(torch, *needs) == _needs(T, *needs)
+    assert counted[0] > 0
+
+
+def test_grad_mode_changed_between_calls(fused, counted):
+    for grad in (True, False, True, False):
+        results = []
+        for m in (T, torch):
+            x = m.ones(4, requires_grad=True) * 2
+            with m.set_grad_enabled(grad):
+                y = (x * 3).sin()
+            results.append((y.requires_grad, y.grad_fn is None, y.is_leaf))
+        assert results[0] == results[1]
+    assert counted[0] > 0
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float64"])
+def test_the_default_dtype_changed_between_calls(fused, counted, dtype):
+    old = torch.get_default_dtype()
+    try:
+        for m in (T, torch):
+            m.set_default_dtype(getattr(m, dtype))
+        for _ in range(2):
+            outs = []
+            for m in (T, torch):
+                i = m.arange(6) + 1                      # (pending int64 in fused eager)
+                outs.append(((i + 1) / 2, i * 0.5, i + 0.5))
+            for a, b in zip(*outs):
+                assert str(b.dtype) == str(a.dtype)
+                np.testing.assert_allclose(b.numpy(), a.numpy())
+    finally:
+        T.set_default_dtype(T.float32)
+        torch.set_default_dtype(old)
+
+
+def test_a_saved_tensor_modified_in_place_raises_from_a_known_call(fused):
+    for _ in range(3):
+        for m in (T, torch):
+            x = m.ones(4, requires_grad=True)
+            h = x * 2
+            y = h * h                               # (mul saves both operands)
+            h.add_(1)
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.sum().backward()
+
+
+def test_an_inference_tensor_is_refused_from_a_known_call(fused):
+    for _ in range(3):
+        for m in (T, torch):
+            with m.inference_mode():
+                a = m.ones(4)
+            x = m.ones(4, requires_grad=True) * 2
+            with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+                x * a
+
+
+def test_a_subclass_operand_keeps_its_class(fused, counted):
+    class Mine(torch.Tensor):
+        pass
+    for _ in range(3):
+        x = torch.ones(4, requires_grad=True) * 2
+        s = torch.ones(4).as_subclass(Mine)
+        assert type(x * s) is Mine
+        assert type(x * 2) is torch.Tensor
+
+
+def test_a_view_from_a_known_call_writes_through(fused, counted):
+    for _ in range(3):
+        got = []
+        for m in (T, torch):
+            base = m.arange(16.) * 1
+            v = base.view(4, 4).t()
+            v[0].mul_(10)
+            got.append((base.tolist(), v._version, base._version))
+        assert got[0] == got[1]
+    assert counted[0] > 0
+
+
+def test_a_value_read_between_key_and_record_takes_the_general_path(fused, monkeypatch):
+    """The recipe key is made before the segment lock is taken: a value another thread reads in
+    between leaves the segment as it was, and the call records through the general path."""
+    w = torch.linspace(-1, 1, 16)
+    x = torch.ones(16) * 2
+    for _ in range(2):
+        y = w * x                                   # (the recipe learned)
+    x = torch.ones(16) * 2
+    w = torch.linspace(-1, 1, 16)                   # (an input new to the segment)
+    seg = _fused._seg
+    before = (list(seg.ext_avals), dict(seg.ext_ids), len(seg.calls))
+    key_of = _registry._recipe_key
+
+    def read_in_between(*a):
+        k = key_of(*a)
+        _fused.resolve(x._d)                        # (a partial read: x alone is computed)
+        return k
+    monkeypatch.setattr(_registry, "_recipe_key", read_in_between)
+    known = _registry._record_known
+    refused = []
+    monkeypatch.setattr(_registry, "_record_known",
+                        lambda *a: refused.append(known(*a)) or refused[-1])
+    y = w * x
+    assert refused == [None]
+    assert _fused._seg is seg
+    assert y.tolist() == (T.linspace(-1, 1, 16) * 2).tolist()
+    assert len(seg.calls) == before[2] + 1
+    # (w and x's value are the segment's new inputs, w once: the refused recording left
+    # nothing behind)
+    assert len(seg.ext) == len(seg.ext_avals) == len(before[0]) + 2
+    assert [e is w._d for e in seg.ext].count(True) == 1
