@@ -1392,3 +1392,49 @@ def test_a_partial_read_keeps_the_other_values_of_its_cone(fused):
     assert after["partial"] - before["partial"] == 1
     assert other._d.value is None       # (still pending)
     assert other.tolist() == [1.0] * 5
+
+
+def test_a_float_object_is_one_input_of_its_segment(fused):
+    """A Python float is one external input of its segment however many calls take it (a
+    constant of a loop's body; the backward recomputing from it): which calls share it follows
+    from the code, so a float computed anew each step (a decayed learning rate) keeps one
+    segment key, one program, and every step's own value."""
+    _fused.sync()
+    x = torch.ones(4) * 1
+    c = 1.5
+    h = x
+    for _ in range(10):
+        h = h * c
+    h = h * float("1.5")            # (another object, of the same value: its own input)
+    seg = _fused._seg
+    assert [a for a in seg.ext_avals if a is float] == [float, float]
+    assert h.tolist() == [1.5 ** 11] * 4
+    w = torch.ones(3, requires_grad=True)
+    got = []
+
+    def step(i):
+        lr = 0.5 * 0.9 ** i
+        loss = ((w * lr).sin() + lr).sum()
+        loss.backward()
+        with torch.no_grad():
+            w.sub_(lr * w.grad)
+        w.grad = None
+        got.append((loss.item(), w.tolist()))
+    for i in range(_fused.FUSE_AFTER + 2):
+        step(i)
+    before = _fused.stats()
+    for i in range(_fused.FUSE_AFTER + 2, _fused.FUSE_AFTER + 6):
+        step(i)
+    after = _fused.stats()
+    assert after["compiles"] == before["compiles"]      # (steady: no new segment key)
+    assert after["fused"] - before["fused"] == 8        # (a step's two segments, as programs)
+    tw = T.ones(3, requires_grad=True)
+    for i, (l, wv) in enumerate(got):
+        lr = 0.5 * 0.9 ** i
+        tl = ((tw * lr).sin() + lr).sum()
+        tl.backward()
+        with T.no_grad():
+            tw -= lr * tw.grad
+        tw.grad = None
+        assert l == pytest.approx(tl.item(), rel=1e-6)
+        np.testing.assert_allclose(wv, tw.tolist(), rtol=1e-6)

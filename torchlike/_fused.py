@@ -203,7 +203,7 @@ class _Segment:
         self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
         self.h = 0              # the running hash of the calls' structure
         self.ext = []           # external input values
-        self.ext_ids = {}       # id(array) -> its slot (an array used twice is one input)
+        self.ext_ids = {}       # id(array or float) -> its slot (one used twice is one input)
         self.ext_avals = []
         self.outs = []          # weakref per output slot
         self.producers = []     # output slot -> the index of the call that makes it
@@ -409,6 +409,17 @@ def record(tiered, args):
                         device = a.sharding._device
                 ref(~k)
                 key_of(key)
+            elif c is float:
+                # (one input per float object: a constant of the user's code used by every
+                # step of a loop, or a float its backward recomputes from, is passed once;
+                # which calls share a float object follows from the code, not from values)
+                k = ids.get(id(a))
+                if k is None:
+                    k = ids[id(a)] = len(ext)
+                    ext.append(a)
+                    seg.ext_avals.append(c)
+                ref(~k)
+                key_of(c)
             elif c in _SCALARS:
                 ref(~len(ext))
                 ext.append(a)

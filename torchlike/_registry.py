@@ -1038,6 +1038,14 @@ def _record_known(r, op, args, static, st):
                         device = d.sharding._device
                     refs.append(~k)
                 arrays.append(d)
+            elif a.__class__ is float:
+                k = ids.get(id(a))
+                if k is None:
+                    k = ids[id(a)] = len(ext)
+                    ext.append(a)
+                    seg.ext_avals.append(float)
+                refs.append(~k)
+                arrays.append(a)
             else:
                 refs.append(~len(ext))
                 ext.append(a)
