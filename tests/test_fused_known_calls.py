@@ -70,7 +70,7 @@ def test_a_known_call_records_what_the_general_path_records(fused, counted, monk
     _recorded(lambda: _chain(torch, x, w))          # (the recipes learned)
     counted[0] = 0
     second, out2 = _recorded(lambda: _chain(torch, x, w))
-    assert counted[0] == 16             # (every call but the first, on concrete values only)
+    assert counted[0] == 17             # (every call)
     assert first == second
     assert out1.item() == pytest.approx(out2.item(), rel=1e-6)   # (its program may fuse)
 
@@ -191,34 +191,52 @@ def test_a_view_from_a_known_call_writes_through(fused, counted):
     assert counted[0] > 0
 
 
-def test_a_value_read_between_key_and_record_takes_the_general_path(fused, monkeypatch):
-    """The recipe key is made before the segment lock is taken: a value another thread reads in
-    between leaves the segment as it was, and the call records through the general path."""
+@pytest.mark.parametrize("between", ["partial read", "cut"])
+def test_a_value_computed_between_key_and_record(fused, monkeypatch, between):
+    """The recipe key is made before the segment lock is taken: a value another thread has
+    computed in between (a read of it alone, or a cut of the whole segment) is taken as its
+    array, as the general path takes it, and the call is recorded in the segment then pending."""
     w = torch.linspace(-1, 1, 16)
     x = torch.ones(16) * 2
     for _ in range(2):
         y = w * x                                   # (the recipe learned)
     x = torch.ones(16) * 2
-    w = torch.linspace(-1, 1, 16)                   # (an input new to the segment)
-    seg = _fused._seg
-    before = (list(seg.ext_avals), dict(seg.ext_ids), len(seg.calls))
     key_of = _registry._recipe_key
 
-    def read_in_between(*a):
+    def compute_in_between(*a):
         k = key_of(*a)
-        _fused.resolve(x._d)                        # (a partial read: x alone is computed)
+        if between == "cut":
+            _fused.sync()
+        else:
+            _fused.resolve(x._d)                    # (x alone is computed)
         return k
-    monkeypatch.setattr(_registry, "_recipe_key", read_in_between)
+    monkeypatch.setattr(_registry, "_recipe_key", compute_in_between)
     known = _registry._record_known
-    refused = []
+    recorded = []
     monkeypatch.setattr(_registry, "_record_known",
-                        lambda *a: refused.append(known(*a)) or refused[-1])
+                        lambda *a: recorded.append(known(*a)) or recorded[-1])
     y = w * x
-    assert refused == [None]
-    assert _fused._seg is seg
+    assert recorded == [y]
+    seg = _fused._seg
+    assert seg.calls[-1][0] is recorded[0]._d.seg.calls[-1][0] and y._d.seg is seg
+    assert [e is x._d.value for e in seg.ext].count(True) == 1     # (x's array: an input)
     assert y.tolist() == (T.linspace(-1, 1, 16) * 2).tolist()
-    assert len(seg.calls) == before[2] + 1
-    # (w and x's value are the segment's new inputs, w once: the refused recording left
-    # nothing behind)
-    assert len(seg.ext) == len(seg.ext_avals) == len(before[0]) + 2
-    assert [e is w._d for e in seg.ext].count(True) == 1
+
+
+def test_a_failed_segments_value_raises_its_error_from_a_known_call(fused):
+    """A value of a segment that raised is neither pending nor computed: the call takes the
+    general path, which raises the segment's error, as the read of the value does."""
+    w = torch.ones(3)
+    for _ in range(2):
+        y = w * (torch.ones(3) * 2)                 # (the recipe learned)
+    i = torch.tensor([0, 1, 5])
+    for _ in range(_fused.PARTIAL_MAX + 1):
+        i = i + 0                       # (too long to compute at the check: it is recorded)
+    z = torch.ones(3)[i]                # (5: out of range)
+    x = torch.ones(3) * 2               # (recorded after the failing check: it holds its error)
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        _fused.sync()
+    assert x._d.value is None and x._d.error is not None
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        w * x
+    del z

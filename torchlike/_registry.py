@@ -950,41 +950,44 @@ _RECIPES_MAX = 4096
 
 
 def _recipe_key(op, args, static, st):
-    """The recipe key of a call, or None where the call is not one a recipe records (a
-    Tensor subclass, an inference tensor, a resolved or another segment's deferred value, a
-    sharded array, a big integer, any other operand; or no pending operand: a call on concrete
-    values runs as strict eager runs it)."""
+    """The recipe key of a call, or None where the call is not one a recipe records (a Tensor
+    subclass whose results keep its class, an inference tensor, another segment's pending
+    value, a sharded or host array, a big integer, any other operand)."""
     grad_on = st.grad_enabled and op.differentiable
     key = [op, D._default[0]]
     seg = _fused._seg
-    pending = False
     T = _Tensor
     for a in args:
         c = a.__class__
-        if c is T:
-            d = a._d
-            dc = d.__class__
-            if dc is _Deferred:
-                if d.value is not None or d.seg is not seg:
-                    return None
-                pending = True
-                k = d.key
-            elif dc is _ArrayImpl:
-                if d.sharding.__class__ is not _SingleDevice:
-                    return None
-                av = d.aval
-                k = (av.shape, av.dtype, av.weak_type)
-            else:
-                return None
-            if a._is_inference:
-                return None
-            key.append((k, grad_on and a._requires_grad))
-        elif c is float or c is bool or (c is int and -_I64 <= a < _I64):
+        if c is float or c is bool or (c is int and -_I64 <= a < _I64):
             key.append(c)
+            continue
+        if c is not T and not (isinstance(a, T) and not c._results_keep_class):
+            return None
+        d = a._d
+        dc = d.__class__
+        if dc is _Deferred:
+            if d.value is None:
+                if d.seg is not seg:
+                    return None
+                k = (d.key, grad_on and a._requires_grad)
+                d = None
+            else:
+                d = d.value         # (computed: its array, as ``_fused.raw`` gives it)
+                dc = d.__class__
+        if d is None:
+            pass                    # (this segment's pending value)
+        elif dc is _ArrayImpl:
+            if d.sharding.__class__ is not _SingleDevice:
+                return None
+            av = d.aval
+            # (marked concrete: a call on concrete scalars runs now, ``_fused._scalar_call``)
+            k = ((av.shape, av.dtype, av.weak_type), grad_on and a._requires_grad, 0)
         else:
             return None
-    if not pending:
-        return None
+        if a._is_inference:
+            return None
+        key.append(k)
     if static:
         key.append(tuple(sorted(static.items())))
     return tuple(key)
@@ -1017,11 +1020,27 @@ def _record_known(r, op, args, static, st):
         arrays = []
         device = None
         for a in args:
-            if a.__class__ is T:
+            cl = a.__class__
+            if cl is float:
+                k = ids.get(id(a))
+                if k is None:
+                    k = ids[id(a)] = len(ext)
+                    ext.append(a)
+                    seg.ext_avals.append(float)
+                refs.append(~k)
+                arrays.append(a)
+            elif cl is int or cl is bool:
+                refs.append(~len(ext))
+                ext.append(a)
+                seg.ext_avals.append(cl)
+                arrays.append(a)
+            else:
                 d = a._d
+                if d.__class__ is _Deferred and d.value is not None:
+                    d = d.value
                 if d.__class__ is _Deferred:
-                    if d.seg is not seg or d.value is not None:
-                        # (cut or read since the key was made, by another thread)
+                    if d.seg is not seg:
+                        # (cut since the key was made, by another thread)
                         _forget_inputs(seg, n_ext)
                         return None
                     refs.append(d.slot)
@@ -1038,20 +1057,9 @@ def _record_known(r, op, args, static, st):
                         device = d.sharding._device
                     refs.append(~k)
                 arrays.append(d)
-            elif a.__class__ is float:
-                k = ids.get(id(a))
-                if k is None:
-                    k = ids[id(a)] = len(ext)
-                    ext.append(a)
-                    seg.ext_avals.append(float)
-                refs.append(~k)
-                arrays.append(a)
-            else:
-                refs.append(~len(ext))
-                ext.append(a)
-                seg.ext_avals.append(a.__class__)
-                arrays.append(a)
         refs = tuple(refs)
+        if device is None:
+            device = _tiers._default_device()
         calls = seg.calls
         start = len(seg.outs)
         out = _Deferred(out_keys[0], device, seg, start)
