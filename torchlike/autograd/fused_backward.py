@@ -326,6 +326,7 @@ def run(buffers, root_nodes, retain_graph):
     inputs = []
     part, given = parts.append, inputs.append
     recomputed = []             # (entry, inputs) of the nodes recomputing their forward
+    fused = _fused.ACTIVE       # (strict eager's use of them only)
     for node in nodes:
         if node.__class__ is acc_cls:
             t = node.variable
@@ -333,7 +334,12 @@ def run(buffers, root_nodes, retain_graph):
             part(_Leaf((tuple(d.shape), d.dtype) if d is not None else node.out_meta[0]))
             given(None)
             continue
-        edges = tuple([e and (index[e[0]], e[1]) for e in node.next_edges])
+        edges = node.next_edges
+        if len(edges) == 1:                 # (unary ops and reductions: no comprehension)
+            e = edges[0]
+            edges = ((index[e[0]], e[1]),) if e is not None else edges
+        else:
+            edges = tuple([e and (index[e[0]], e[1]) for e in edges])
         meta = node.out_meta
         v = node.vjp
         if v.__class__ is pullback:
@@ -342,7 +348,8 @@ def run(buffers, root_nodes, retain_graph):
         else:
             part((node.compiled, False, edges, meta if len(meta) > 1 else None))
             given(v.arrays)
-            recomputed.append((node.compiled, v.arrays))
+            if not fused:
+                recomputed.append((node.compiled, v.arrays))
     roots = []
     seeds = []
     for node in root_nodes:
@@ -356,7 +363,7 @@ def run(buffers, root_nodes, retain_graph):
         return key                          # (a graph met for the first time)
     if fn.__class__ is int:
         fn = _plans[key] = _GraphBackward(_Plan(parts, key[1]))
-    if _fused.ACTIVE:
+    if fused:
         grads = fn(tuple(inputs), tuple(seeds))
         _fused._stats["graph_backwards"] += 1
     else:
