@@ -1014,10 +1014,11 @@ def _record_known(r, op, args, static, st):
     F = _fused
     with F._lock:
         seg = F._seg
-        ext, ids = seg.ext, seg.ext_ids
+        ext, ids, avals = seg.ext, seg.ext_ids, seg.ext_avals
         n_ext = len(ext)
         refs = []
         arrays = []
+        ref, given = refs.append, arrays.append
         device = None
         for a in args:
             cl = a.__class__
@@ -1026,14 +1027,14 @@ def _record_known(r, op, args, static, st):
                 if k is None:
                     k = ids[id(a)] = len(ext)
                     ext.append(a)
-                    seg.ext_avals.append(float)
-                refs.append(~k)
-                arrays.append(a)
+                    avals.append(float)
+                ref(~k)
+                given(a)
             elif cl is int or cl is bool:
-                refs.append(~len(ext))
+                ref(~len(ext))
                 ext.append(a)
-                seg.ext_avals.append(cl)
-                arrays.append(a)
+                avals.append(cl)
+                given(a)
             else:
                 d = a._d
                 if d.__class__ is _Deferred and d.value is not None:
@@ -1043,7 +1044,7 @@ def _record_known(r, op, args, static, st):
                         # (cut since the key was made, by another thread)
                         _forget_inputs(seg, n_ext)
                         return None
-                    refs.append(d.slot)
+                    ref(d.slot)
                     if device is None:
                         device = d.device
                 else:
@@ -1052,11 +1053,11 @@ def _record_known(r, op, args, static, st):
                         k = ids[id(d)] = len(ext)
                         ext.append(d)
                         av = d.aval
-                        seg.ext_avals.append((av.shape, av.dtype, av.weak_type))
+                        avals.append((av.shape, av.dtype, av.weak_type))
                     if device is None:
                         device = d.sharding._device
-                    refs.append(~k)
-                arrays.append(d)
+                    ref(~k)
+                given(d)
         refs = tuple(refs)
         if device is None:
             device = _tiers._default_device()
