@@ -346,12 +346,13 @@ def _unary(name, f, promote, grad_name):
             _need_float(name + "_cpu", input)
         if name == "relu":
             _relu_dtype(input)
-        if input.dtype is D.bool:
+        dt = input.dtype
+        if dt is D.bool:
             if no_bool:
                 _not_impl(no_bool, input)
             if name == "square":
                 input = input.to(D.int64)       # (torch's pow(input, 2): bool promotes)
-        if no_complex and input.dtype.is_complex:
+        elif no_complex and dt.is_complex:
             _complex_error(no_complex, input)
         return apply(op, input)
 
