@@ -909,18 +909,14 @@ def apply(op, *args, **static):
         _translate(e, args)
     if _budget["programs"] > MAX_PROGRAMS:
         _over_budget(c)
-    edges = []
-    for a, n in zip(args, needs):
-        if n:
-            g = a.grad_fn
-            edges.append((g, a._output_nr) if g is not None else a._edge())
+    edges = _edges(args, needs)
     node = _new(c.node_cls)
     if len(diff) == 1:
         d0 = diff[0]
-        node.__init__(c.name, tuple(edges), c, vjp, args, ((d0.shape, d0.dtype),), c.saves)
+        node.__init__(c.name, edges, c, vjp, args, ((d0.shape, d0.dtype),), c.saves)
         outs = [T._make(d0, node, 0)]
     else:
-        node.__init__(c.name, tuple(edges), c, vjp, args,
+        node.__init__(c.name, edges, c, vjp, args,
                       tuple((o.shape, o.dtype) for o in diff), c.saves)
         outs = [T._make(o, node, i) for i, o in enumerate(diff)]
     if rest:
@@ -1079,13 +1075,9 @@ def _record_known(r, op, args, static, st):
     else:
         vjp = _new(Remat)
         vjp.arrays = arrays
-        edges = []
-        for a, n in zip(args, needs):
-            if n:
-                g = a.grad_fn
-                edges.append((g, a._output_nr) if g is not None else a._edge())
         node = _new(c.node_cls)
-        node.__init__(c.name, tuple(edges), c, vjp, args, ((out.shape, out.dtype),), c.saves)
+        node.__init__(c.name, _edges(args, needs), c, vjp, args, ((out.shape, out.dtype),),
+                      c.saves)
         t = T._make(out, node, 0)
         if c.saves:
             node._saved_versions = _saved_versions(c, args, (t,), 1, st)
@@ -1105,6 +1097,17 @@ def _forget_inputs(seg, n):
 _weakref_ref = weakref.ref
 _ArrayImpl = _tiers._ArrayImpl
 _SingleDevice = jax.sharding.SingleDeviceSharding
+
+
+def _edges(args, needs):
+    """A node's edges: ``(grad_fn, output_nr)`` of each operand that needs grad (a leaf's
+    gradient accumulator for a leaf)."""
+    edges = []
+    for a, n in zip(args, needs):
+        if n:
+            g = a.grad_fn
+            edges.append((g, a._output_nr) if g is not None else a._edge())
+    return tuple(edges)
 
 
 def _saved_versions(c, args, outs, n_diff, st):
