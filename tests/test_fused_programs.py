@@ -1829,8 +1829,11 @@ def test_optimizer_zoo_with_schedulers(name, kw):
         state = [{k: v for k, v in s.items()} for s in opt.state_dict()["state"].values()
                  if name != "LBFGS"]    # (its search directions' small terms: rounding noise)
         return [out, list(model.parameters()), state]
-    # (LBFGS's line search amplifies the last-bit differences of a fused program)
-    tol = dict(rtol=1e-4, atol=1e-5) if name == "LBFGS" else {}
+    # (LBFGS's line search amplifies the last-bit differences of a fused program, and so does
+    # centered RMSprop's ``square_avg - grad_avg ** 2``, a difference of close numbers: its
+    # momentum buffer came 3.9e-5 apart in one of two runs, at b0b7e82 and after alike, as
+    # the test's order decided whether a program compiled by an earlier test ran its steps)
+    tol = dict(rtol=1e-4, atol=1e-5) if name == "LBFGS" or kw.get("centered") else {}
     run3(prog, torch_rtol=1e-3, torch_atol=1e-5, **tol)
 
 

@@ -1033,26 +1033,34 @@ def _record_known(r, op, args, static, st):
                 given(a)
             else:
                 d = a._d
-                if d.__class__ is _Deferred and d.value is not None:
-                    d = d.value
                 if d.__class__ is _Deferred:
-                    if d.seg is not seg:
-                        # (cut since the key was made, by another thread)
+                    v = d.value
+                    if v is None:
+                        if d.seg is not seg:
+                            # (cut since the key was made, by another thread, and failed)
+                            _forget_inputs(seg, n_ext)
+                            return None
+                        ref(d.slot)
+                        if device is None:
+                            device = d.device
+                        given(d)
+                        continue
+                    d = v
+                k = ids.get(id(d))
+                if k is None:
+                    if d.__class__ is not _ArrayImpl or \
+                            d.sharding.__class__ is not _SingleDevice:
+                        # (computed since the key was made, by another thread, as a host
+                        # or sharded array)
                         _forget_inputs(seg, n_ext)
                         return None
-                    ref(d.slot)
-                    if device is None:
-                        device = d.device
-                else:
-                    k = ids.get(id(d))
-                    if k is None:
-                        k = ids[id(d)] = len(ext)
-                        ext.append(d)
-                        av = d.aval
-                        avals.append((av.shape, av.dtype, av.weak_type))
-                    if device is None:
-                        device = d.sharding._device
-                    ref(~k)
+                    k = ids[id(d)] = len(ext)
+                    ext.append(d)
+                    av = d.aval
+                    avals.append((av.shape, av.dtype, av.weak_type))
+                if device is None:
+                    device = d.sharding._device
+                ref(~k)
                 given(d)
         refs = tuple(refs)
         if device is None:
