@@ -21,19 +21,19 @@ index arithmetic, read as soon as it is made). A value check on inputs more than
 a few pending calls away is recorded with the segment (``defer_check``): read when it runs.
 
 The segment's key is built while recording: per call the function, its input structure, where
-each input comes from (an earlier call's output slot or an external input's slot: an array
-or a Python float is one input however many calls take it) and the external inputs' shapes
-and dtypes; at the cut, which outputs are still referenced (only those are materialised). A
-call ``apply`` has recorded before is recorded from its recipe (``_registry._RECIPES``), which
-makes the same segment calls in one pass over its operands. A key met for the first times
-replays its calls one by one through their tiers (interpreted first calls, no compile); at its
-third meeting (``FUSE_AFTER``) the program of the whole segment starts compiling in the
-background thread (``_tiers.BACKGROUND_COMPILE``; else at once), the segment replaying until it
-is ready, and from then on it runs as that one program, cached (bounded, least recently used dropped): a loop never waits for a whole-step
-compile, while a structure met only twice (a test that runs the same steps twice, before and
-after a checkpoint) never pays one. On accelerators, a read whose
-value needs part of a repeating segment runs it as two programs: the part the read needs, which
-it waits for, and the rest, dispatched without waiting (``SPLIT``).
+each input comes from (an earlier call's output slot or an external input's slot: an array or a
+Python float is one input however many calls take it) and the external inputs' shapes and
+dtypes; at the cut, which outputs are still referenced (only those are materialised). A call
+``apply`` has recorded before is recorded from its recipe (``_registry._RECIPES``), which makes
+the same segment calls in one pass over its operands. A key met for the first times replays its
+calls one by one through their tiers (interpreted first calls, no compile); at its third meeting
+(``FUSE_AFTER``) the program of the whole segment starts compiling in the background thread
+(``_tiers.BACKGROUND_COMPILE``; else at once), the segment replaying until it is ready, and from
+then on it runs as that one program, cached (bounded, least recently used dropped): a loop never
+waits for a whole-step compile, while a structure met only twice (a test that runs the same
+steps twice, before and after a checkpoint) never pays one. On accelerators, a read whose value
+needs part of a repeating segment runs it as two programs: the part the read needs, which it
+waits for, and the rest, dispatched without waiting (``SPLIT``).
 
 Values are those of the ops run one by one, except float results may differ in the last bits
 where XLA fuses (as between the interpreter and compiled tiers). Errors an op raises from its
