@@ -792,16 +792,11 @@ def apply(op, *args, **static):
     recipe = None
     if _fused.ACTIVE and _apply_hooks.current is None and st.autocast is None \
             and not NODE_TRACE[0]:
-        recipe = _recipe_key(op, args, static, st)
-        if recipe is not None:
-            try:
-                r = _RECIPES.get(recipe)
-            except TypeError:           # (an unhashable static: the general path says so)
-                r = recipe = None
-            if r is not None:
-                out = _record_known(r, op, args, static, st)
-                if out is not None:
-                    return out
+        out = _record_known(op, args, static, st)
+        if out.__class__ is tuple:
+            recipe = out                # (no recipe yet: this call's recording keeps one)
+        elif out is not None:
+            return out
     if _apply_hooks.current is not None:     # forward AD, saved-tensor hooks (autograd/)
         out = _apply_hooks.current(op, args, static)
         if out is not NotImplemented:
@@ -945,50 +940,6 @@ _RECIPES: dict = {}         # recipe key -> (compiled entry, its fused function,
 _RECIPES_MAX = 4096
 
 
-def _recipe_key(op, args, static, st):
-    """The recipe key of a call, or None where the call is not one a recipe records (a Tensor
-    subclass whose results keep its class, an inference tensor, another segment's pending
-    value, a sharded or host array, a big integer, any other operand)."""
-    grad_on = st.grad_enabled and op.differentiable
-    key = [op, D._default[0]]
-    seg = _fused._seg
-    T = _Tensor
-    for a in args:
-        c = a.__class__
-        if c is float or c is bool or (c is int and -_I64 <= a < _I64):
-            key.append(c)
-            continue
-        if c is not T and not (isinstance(a, T) and not c._results_keep_class):
-            return None
-        d = a._d
-        dc = d.__class__
-        if dc is _Deferred:
-            if d.value is None:
-                if d.seg is not seg:
-                    return None
-                k = (d.key, grad_on and a._requires_grad)
-                d = None
-            else:
-                d = d.value         # (computed: its array, as ``_fused.raw`` gives it)
-                dc = d.__class__
-        if d is None:
-            pass                    # (this segment's pending value)
-        elif dc is _ArrayImpl:
-            if d.sharding.__class__ is not _SingleDevice:
-                return None
-            av = d.aval
-            # (marked concrete: a call on concrete scalars runs now, ``_fused._scalar_call``)
-            k = ((av.shape, av.dtype, av.weak_type), grad_on and a._requires_grad, 0)
-        else:
-            return None
-        if a._is_inference:
-            return None
-        key.append(k)
-    if static:
-        key.append(tuple(sorted(static.items())))
-    return tuple(key)
-
-
 def _learn(key, c, tiered, arrays):
     """Keep the recipe of a call the general path has just recorded (its output is the
     segment's newest)."""
@@ -1001,13 +952,18 @@ def _learn(key, c, tiered, arrays):
     _RECIPES[key] = (c, tiered, ent)
 
 
-def _record_known(r, op, args, static, st):
-    """Record a call from its recipe ``r``: the Tensor ``apply`` would return, or None where
-    the segment cannot take it now (then the general path runs)."""
-    c, tiered, ent = r
+def _record_known(op, args, static, st):
+    """Record a call from its recipe in one pass over its operands (which makes the recipe's
+    key as it goes): the Tensor ``apply`` would return; or, where no recipe is known yet, the
+    call's key (the general path records the call and keeps its recipe, ``_learn``); or None
+    where no recipe records the call (a Tensor subclass whose results keep its class, an
+    inference tensor, a value of a segment that failed, a host or sharded array, a big
+    integer, any other operand). A call no recipe records leaves nothing in the segment."""
+    grad_on = st.grad_enabled and op.differentiable
     T = _Tensor
-    _out_tree, out_keys, nbytes, _single, tree = ent
     F = _fused
+    key = [op, D._default[0]]
+    part = key.append
     with F._lock:
         seg = F._seg
         ext, ids, avals = seg.ext, seg.ext_ids, seg.ext_avals
@@ -1015,53 +971,77 @@ def _record_known(r, op, args, static, st):
         refs = []
         arrays = []
         ref, given = refs.append, arrays.append
+        added = None            # (inputs this call made: undone where no recipe records it)
         device = None
         for a in args:
             cl = a.__class__
             if cl is float:
+                part(cl)
                 k = ids.get(id(a))
                 if k is None:
                     k = ids[id(a)] = len(ext)
                     ext.append(a)
-                    avals.append(float)
+                    avals.append(cl)
+                    if added is None:
+                        added = []
+                    added.append(id(a))
                 ref(~k)
                 given(a)
-            elif cl is int or cl is bool:
+                continue
+            if cl is bool or (cl is int and -_I64 <= a < _I64):
+                part(cl)
                 ref(~len(ext))
                 ext.append(a)
                 avals.append(cl)
                 given(a)
+                continue
+            if (cl is not T and not (isinstance(a, T) and not cl._results_keep_class)) \
+                    or a._is_inference:
+                return _undo(seg, n_ext, added)
+            d = a._d
+            if d.__class__ is _Deferred:
+                v = d.value
+                if v is None:
+                    if d.seg is not seg:
+                        return _undo(seg, n_ext, added)     # (its segment failed)
+                    part((d.key, grad_on and a._requires_grad))
+                    ref(d.slot)
+                    if device is None:
+                        device = d.device
+                    given(d)
+                    continue
+                d = v               # (computed: its array, as ``_fused.raw`` gives it)
+            k = ids.get(id(d))
+            if k is None:
+                if d.__class__ is not _ArrayImpl or d.sharding.__class__ is not _SingleDevice:
+                    return _undo(seg, n_ext, added)
+                av = d.aval
+                kind = (av.shape, av.dtype, av.weak_type)
+                k = ids[id(d)] = len(ext)
+                ext.append(d)
+                avals.append(kind)
+                if added is None:
+                    added = []
+                added.append(id(d))
             else:
-                d = a._d
-                if d.__class__ is _Deferred:
-                    v = d.value
-                    if v is None:
-                        if d.seg is not seg:
-                            # (cut since the key was made, by another thread, and failed)
-                            _forget_inputs(seg, n_ext)
-                            return None
-                        ref(d.slot)
-                        if device is None:
-                            device = d.device
-                        given(d)
-                        continue
-                    d = v
-                k = ids.get(id(d))
-                if k is None:
-                    if d.__class__ is not _ArrayImpl or \
-                            d.sharding.__class__ is not _SingleDevice:
-                        # (computed since the key was made, by another thread, as a host
-                        # or sharded array)
-                        _forget_inputs(seg, n_ext)
-                        return None
-                    k = ids[id(d)] = len(ext)
-                    ext.append(d)
-                    av = d.aval
-                    avals.append((av.shape, av.dtype, av.weak_type))
-                if device is None:
-                    device = d.sharding._device
-                ref(~k)
-                given(d)
+                kind = avals[k]
+            # (marked concrete: a call on concrete scalars runs now, ``_fused._scalar_call``)
+            part((kind, grad_on and a._requires_grad, 0))
+            if device is None:
+                device = d.sharding._device
+            ref(~k)
+            given(d)
+        if static:
+            part(tuple(sorted(static.items())))
+        key = tuple(key)
+        try:
+            r = _RECIPES.get(key)
+        except TypeError:           # (an unhashable static: the general path says so)
+            return _undo(seg, n_ext, added)
+        if r is None:
+            _undo(seg, n_ext, added)
+            return key
+        c, tiered, (out_tree, out_keys, nbytes, _single, tree) = r
         refs = tuple(refs)
         if device is None:
             device = _tiers._default_device()
@@ -1070,7 +1050,7 @@ def _record_known(r, op, args, static, st):
         out = _Deferred(out_keys[0], device, seg, start)
         seg.outs.append(_weakref_ref(out))
         seg.producers.append(len(calls))
-        calls.append((tiered, tree, refs, start, _out_tree, 1))
+        calls.append((tiered, tree, refs, start, out_tree, 1))
         seg.h = hash((seg.h, tiered, tree, refs))
         seg.nbytes += nbytes
         if len(calls) >= F.MAX_CALLS or seg.nbytes >= F.MAX_BYTES:
@@ -1094,12 +1074,15 @@ def _record_known(r, op, args, static, st):
     return t
 
 
-def _forget_inputs(seg, n):
-    """Drop the external inputs past the first ``n`` that a recording left in ``seg``."""
-    for k in [k for k, v in seg.ext_ids.items() if v >= n]:
-        del seg.ext_ids[k]
+def _undo(seg, n, added):
+    """Drop the external inputs a recording left in ``seg`` past its first ``n`` (``added``:
+    the ids of the arrays and floats among them); None."""
+    if added:
+        for i in added:
+            del seg.ext_ids[i]
     del seg.ext[n:]
     del seg.ext_avals[n:]
+    return None
 
 
 _weakref_ref = weakref.ref
