@@ -971,7 +971,7 @@ def _record_known(op, args, static, st):
         refs = []
         arrays = []
         ref, given = refs.append, arrays.append
-        added = None            # (inputs this call made: undone where no recipe records it)
+        added = []              # (inputs this call made: undone where no recipe records it)
         device = None
         for a in args:
             cl = a.__class__
@@ -982,8 +982,6 @@ def _record_known(op, args, static, st):
                     k = ids[id(a)] = len(ext)
                     ext.append(a)
                     avals.append(cl)
-                    if added is None:
-                        added = []
                     added.append(id(a))
                 ref(~k)
                 given(a)
@@ -1020,8 +1018,6 @@ def _record_known(op, args, static, st):
                 k = ids[id(d)] = len(ext)
                 ext.append(d)
                 avals.append(kind)
-                if added is None:
-                    added = []
                 added.append(id(d))
             else:
                 kind = avals[k]
@@ -1077,9 +1073,8 @@ def _record_known(op, args, static, st):
 def _undo(seg, n, added):
     """Drop the external inputs a recording left in ``seg`` past its first ``n`` (``added``:
     the ids of the arrays and floats among them); None."""
-    if added:
-        for i in added:
-            del seg.ext_ids[i]
+    for i in added:
+        del seg.ext_ids[i]
     del seg.ext[n:]
     del seg.ext_avals[n:]
     return None
