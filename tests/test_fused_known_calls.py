@@ -225,3 +225,18 @@ def test_a_failed_segments_value_raises_its_error_from_a_known_call(fused):
     with pytest.raises(IndexError, match="index 5 is out of bounds"):
         w * x
     del z
+
+
+def test_known_calls_under_inference_mode_make_inference_tensors(fused, counted):
+    """Under inference mode (grad off) an inference tensor is an operand like another: its calls
+    are known calls, and their results inference tensors, as torch's."""
+    for _ in range(3):
+        got = []
+        for m in (T, torch):
+            with m.inference_mode():
+                x = m.arange(6.) * 2                    # (an inference tensor, pending)
+                y = (x.sin() + 1.5).view(2, 3).sum(0)
+            got.append((y.is_inference(), y.requires_grad, y.tolist()))
+        assert got[1][:2] == got[0][:2]
+        np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-6)
+    assert counted[0] >= 8

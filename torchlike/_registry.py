@@ -957,8 +957,8 @@ def _record_known(op, args, static, st):
     key as it goes): the Tensor ``apply`` would return; or, where no recipe is known yet, the
     call's key (the general path records the call and keeps its recipe, ``_learn``); or None
     where no recipe records the call (a Tensor subclass whose results keep its class, an
-    inference tensor, a value of a segment that failed, a host or sharded array, a big
-    integer, any other operand). A call no recipe records leaves nothing in the segment."""
+    inference tensor where grad is on, a value of a segment that failed, a host or sharded
+    array, a big integer, any other operand). A call no recipe records leaves nothing in the segment."""
     grad_on = st.grad_enabled and op.differentiable
     T = _Tensor
     F = _fused
@@ -994,7 +994,9 @@ def _record_known(op, args, static, st):
                 given(a)
                 continue
             if (cl is not T and not (isinstance(a, T) and not cl._results_keep_class)) \
-                    or a._is_inference:
+                    or (a._is_inference and grad_on):
+                # (an inference tensor where a gradient may be recorded: the general path
+                # checks it is not saved; under inference mode or no_grad it is an operand)
                 return _undo(seg, n_ext, added)
             d = a._d
             if d.__class__ is _Deferred:
