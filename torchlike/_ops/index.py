@@ -3,6 +3,7 @@ tensors or lists, as one op whose static part is the index's structure."""
 from __future__ import annotations
 
 import jax
+import math
 import operator
 
 import numpy as np
@@ -31,9 +32,15 @@ def _operands(arrays):
     return [a if a.__class__ is int else Tensor._make(a) for a in arrays]
 
 
+def _advanced(spec):
+    """Does the index hold an advanced index: an index tensor, a mask's nonzero columns, or a
+    scalar bool (torch reads ``True``/``False`` as a new dim indexed by ``[0]``/``[]``)?"""
+    return any(s[0] in "tb" for s in spec)
+
+
 def _getitem_name(kw):
     spec = kw["spec"]
-    if any(s[0] == "t" for s in spec):
+    if _advanced(spec):
         return "IndexBackward0"
     if kw["single_slice"]:
         return "SliceBackward0"
@@ -41,7 +48,7 @@ def _getitem_name(kw):
     for s in spec:
         if s[0] in "iI":
             name = "SelectBackward0"
-        elif s[0] in "nz":
+        elif s[0] == "n":
             name = "UnsqueezeBackward0"
         elif (s[0] == "s" and s[1:] != (None, None, None)) or s[0] == "S":
             name = "SliceBackward0"
@@ -52,7 +59,7 @@ def _index_arrays_saved(first):
     """``saves`` of an op whose index arrays follow its first ``first`` inputs: torch saves
     them (read by the other inputs' gradients) when there are any."""
     def saves(kw):
-        if not any(s[0] == "t" for s in kw["spec"]):
+        if not _advanced(kw["spec"]):
             return False
         return {i: tuple(range(first)) for i in range(first, first + len(kw["spec"]))}
     return saves
@@ -69,7 +76,7 @@ def _basic_index(kw):
     if basic is None:
         if len(_BASIC) > 4096:
             _BASIC.clear()
-        basic = _BASIC[spec] = not any(s[0] == "t" for s in spec)
+        basic = _BASIC[spec] = not _advanced(spec)
     return basic
 
 
@@ -77,23 +84,24 @@ def _basic_index(kw):
        view=view_rule(when=_basic_index, overlap=lambda base, kw: False),
        grad_name=_getitem_name)
 def _getitem(a, *idx, spec, single_slice):
-    out = _get_impl(a, spec, idx)
-    for axis in _false_axes(spec, a.ndim):
-        out = jax.lax.slice_in_dim(out, 0, 0, axis=axis)
-    return out
+    return _get_impl(a, spec, idx)
 
 
-def _false_axes(spec, ndim):
-    """The result axes of an index's scalar False entries: each adds a new axis of size 0
-    (placed as basic indexing places None)."""
+def _bool_axes(spec, ndim):
+    """The axes torch inserts for an index's scalar bools (``True``, ``False``, 0-dim bool or
+    uint8 tensors), in the unsqueezed tensor's numbering: each is a new dim of size 1 that
+    ``[0]`` (True) or ``[]`` (False) then indexes, an advanced index like any other."""
     axes, pos = [], 0
+    rest = ndim - sum(1 for s in spec if s[0] in _CONSUMING and s[0] != "b")
     for s in spec:
-        if s[0] == "z":
+        k = s[0]
+        if k == "b":
             axes.append(pos)
-        if s[0] in "sSnzt":
             pos += 1
-        elif s[0] == "e":
-            pos += ndim - sum(1 for t in spec if t[0] in _CONSUMING)
+        elif k in _CONSUMING:
+            pos += 1
+        elif k == "e":
+            pos += rest
     return axes
 
 
@@ -181,8 +189,8 @@ def _parse(x, key, warn_uint8=True):
         if k is None or k is Ellipsis:
             continue
         if isinstance(k, Tensor) and k.dtype.name in ("bool", "uint8"):
-            consumed += max(k.ndim, 1) if k.ndim else 0
-        else:
+            consumed += k.ndim
+        elif not isinstance(k, (bool, np.bool_)):
             consumed += 1
     if consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
@@ -205,8 +213,8 @@ def _parse(x, key, warn_uint8=True):
             post.extend(shape[dim:dim + len(shape) - consumed])
             dim += len(shape) - consumed
         elif isinstance(k, bool):
-            spec.append(("n",) if k else ("z",))
-            post.append(int(k))
+            spec.append(("b", k))
+            post.append(1)
         elif isinstance(k, (int, np.integer)):
             n = shape[dim]
             if not -n <= k < n:
@@ -244,7 +252,7 @@ def _parse(x, key, warn_uint8=True):
                 # (a 0-dim uint8 tensor is read as a bool, without the warning)
                 masks.append((m.shape, len(post),
                                t.dtype == np.uint8 and warn_uint8 and m.ndim > 0))
-                post.extend(shape[dim:dim + m.ndim] if m.ndim else [int(bool(m))])
+                post.extend(shape[dim:dim + m.ndim] if m.ndim else [1])
                 if m.shape != tuple(shape[dim:dim + m.ndim]):
                     dim += m.ndim
                     continue        # (raised below, after the basic indices' errors)
@@ -252,7 +260,7 @@ def _parse(x, key, warn_uint8=True):
                     spec.append(("t",))
                     arrays.append(_index_array(nz))
                 if m.ndim == 0:
-                    spec.append(("n",) if bool(m) else ("z",))
+                    spec.append(("b", bool(m)))
                 dim += m.ndim
                 continue
             post.append(shape[dim])
@@ -262,7 +270,7 @@ def _parse(x, key, warn_uint8=True):
                 continue
             n = shape[dim]
             # torch names the index tensor's position among the tensor indices
-            k_adv = sum(1 for s in spec if s[0] == "t")
+            k_adv = sum(1 for s in spec if s[0] in "tb")
             if isinstance(t, jax.core.Tracer):
                 # computed inside a traced function: checked when the program runs
                 from .._compile._hostchecks import index_bounds
@@ -288,15 +296,15 @@ def _parse(x, key, warn_uint8=True):
             raise IndexError(
                 f"The shape of the mask {list(mshape)} at index {bad} does not match the shape "
                 f"of the indexed tensor {post} at index {at + bad}")
-    _check_broadcast(spec, arrays)
-    if bounds:
+    if _check_broadcast(spec, arrays) and bounds:
         _check_bounds(bounds)
     return tuple(spec), arrays
 
 
 def _check_broadcast(spec, arrays):
-    """torch's IndexError when the tensor indices (masks as their nonzero() columns) do not
-    broadcast together."""
+    """torch's IndexError when the tensor indices (masks as their nonzero() columns, scalar
+    bools as ``[0]`` or ``[]``) do not broadcast together; whether they index any element
+    (torch checks no index's bounds where they broadcast to none)."""
     it = iter(arrays)
     shapes = []
     for s in spec:
@@ -304,10 +312,12 @@ def _check_broadcast(spec, arrays):
             a = next(it)
             if s[0] == "t":
                 shapes.append(tuple(a.shape))
+        elif s[0] == "b":
+            shapes.append((int(s[1]),))
     if len(shapes) < 2:
-        return
+        return True
     try:
-        np.broadcast_shapes(*shapes)
+        return math.prod(np.broadcast_shapes(*shapes)) > 0
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
                          "with shapes " + ", ".join(str(list(sh)) for sh in shapes)) from None
@@ -400,7 +410,7 @@ def _deferred_index(k, shape, dim, spec, arrays):
     if d.dtype not in (np.int64, np.int32):
         return False        # (masks need their values; other dtypes raise on the eager path)
     n = shape[dim]
-    k_adv = sum(1 for s in spec if s[0] == "t")
+    k_adv = sum(1 for s in spec if s[0] in "tb")
 
     def error(v):
         if v[0]:
@@ -460,7 +470,7 @@ from .._storage import check_inplace, commit_inplace  # noqa: E402
 from .._storage import constant as _constant  # noqa: E402
 
 
-_CONSUMING = "iIsSt"
+_CONSUMING = "iIsStb"     # (the spec entries that index a dim; "b" one torch inserts)
 
 
 def _build_key(spec, idx, ndim):
@@ -476,8 +486,10 @@ def _build_key(spec, idx, ndim):
             key.append(s[1])
         elif kind == "s":
             key.append(slice(*s[1:]))
-        elif kind in "nz":
+        elif kind == "n":
             key.append(None)
+        elif kind == "b":
+            key.append(_ONE if s[1] else _NONE)
         elif kind == "e":
             key.append(Ellipsis)
             dim += ndim - n_consume
@@ -503,7 +515,7 @@ def _split_selects(spec, key):
     """torch's two steps for an index mixing ints and tensors: the ints select first (their
     dims gone), then the tensors index what is left, with numpy's placement of the advanced
     dims among those. Returns (the selecting key, the rest) or None when one step is all."""
-    if not any(s[0] == "t" for s in spec) or not any(s[0] in "iI" for s in spec):
+    if not _advanced(spec) or not any(s[0] in "iI" for s in spec):
         return None
     first, rest = [], []
     for s, k in zip(spec, key):
@@ -520,7 +532,14 @@ def _split_selects(spec, key):
     return tuple(first), tuple(rest)
 
 
+_ONE = np.zeros(1, np.int64)    # (a scalar True's index of its new dim; False's: none)
+_NONE = np.zeros(0, np.int64)
+
+
 def _get_impl(a, spec, idx):
+    axes = _bool_axes(spec, a.ndim)
+    if axes:
+        a = jnp.expand_dims(a, axes)
     key, dyn = _build_key(spec, idx, a.ndim)
     split = _split_selects(spec, key)
     if split is not None:
@@ -529,6 +548,13 @@ def _get_impl(a, spec, idx):
 
 
 def _set_impl(a, v, spec, idx, mode="set"):
+    axes = _bool_axes(spec, a.ndim)
+    if axes:
+        return jnp.squeeze(_set_into(jnp.expand_dims(a, axes), v, spec, idx, mode), axes)
+    return _set_into(a, v, spec, idx, mode)
+
+
+def _set_into(a, v, spec, idx, mode):
     key, dyn = _build_key(spec, idx, a.ndim)
     sub = _slice_dyn(a, dyn)
     split = _split_selects(spec, key)
@@ -605,14 +631,6 @@ _put.defvjp(_put_fwd, _put_bwd)
 @defop("index_put", saves=_index_arrays_saved(2), grad_name=_index_put_name)
 def _index_put(a, value, *idx, spec, accumulate, advanced):
     target = jax.eval_shape(lambda a, *i: _get_impl(a, spec, i), a, *idx).shape
-    false_axes = _false_axes(spec, a.ndim)
-    if false_axes:
-        # (a False 0-dim mask selects nothing: ``a`` unchanged, the value's gradient zeros; a
-        # select, not a product, so that a nan or inf value does not leak in)
-        _fit_value(jnp.asarray(value),
-                   tuple(0 if i in false_axes else n for i, n in enumerate(target)), advanced)
-        v = jnp.sum(jnp.asarray(value)).astype(a.dtype)
-        return a + jnp.where(jnp.zeros((), bool), v, jnp.zeros((), a.dtype))
     v = D.cast(_fit_value(jnp.asarray(value), target, advanced), a.dtype)
     if accumulate:
         return _set_impl(a, v, spec, idx, mode="add")
@@ -666,7 +684,7 @@ def setitem(self, key, value):
         dtypes = None
     spec, arrays = _parse(self, key, warn_uint8=dtypes is None
                           or not _fills_mask(dtypes, value, False))
-    if (self._requires_grad and self.grad_fn is None and not any(s[0] == "t" for s in spec)
+    if (self._requires_grad and self.grad_fn is None and not _advanced(spec)
             and _grad_enabled()):
         # torch writes through a view of self here
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
@@ -730,8 +748,9 @@ def _check_overlap(self, key, value, advanced):
 
 def _advanced_dtypes(key):
     """The dtypes (names) of a ``__setitem__`` key's advanced indices, in order, as torch's
-    index_put_ gets them: a list or array converted (``_host_index``), a 0-dim bool tensor, or
-    a Python bool in a tuple key, as an integer index (a 0-dim integer selects: none)."""
+    index_put_ gets them: a list or array converted (``_host_index``), a 0-dim bool or uint8
+    tensor, or a Python bool in a tuple key, as an integer index (a 0-dim integer selects:
+    none)."""
     out = []
     for k in key if isinstance(key, tuple) else (key,):
         if isinstance(k, bool):
@@ -740,8 +759,8 @@ def _advanced_dtypes(key):
         elif isinstance(k, Tensor):
             if k.ndim:
                 out.append(k.dtype.name)
-            elif k.dtype is D.bool:
-                out.append("int64")
+            elif k.dtype is D.bool or k.dtype is D.uint8:
+                out.append("int64")     # (a scalar bool: an index of a new dim, [0] or [])
         elif isinstance(k, (list, np.ndarray)):
             t = _host_index(k)
             out.append(t.dtype.name if t.ndim else "int64")
@@ -782,9 +801,7 @@ def _same_dtype_put(self, value, spec, arrays):
                                 *[a if a.__class__ is int else
                                   jax.ShapeDtypeStruct(a.shape, a.dtype)
                                   for a in (self._d, *arrays)]).shape
-        false_axes = _false_axes(spec, self.ndim)
-        _fit_value(np.empty(tuple(value.shape)),
-                   tuple(0 if i in false_axes else n for i, n in enumerate(target)))
+        _fit_value(np.empty(tuple(value.shape)), target)
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{D.legacy_name(self.dtype)} for the destination and "
                            f"{D.legacy_name(value.dtype)} for the source.")
