@@ -45,7 +45,7 @@ from .autograd import engine as _engine
 from .autograd import fused_backward as _fused_backward
 from .autograd import _apply_hooks
 from .autograd import grad_mode as _gm
-from .autograd.graph import Node, node_class
+from .autograd.graph import InvalidView as _InvalidView, Node, node_class
 
 __all__ = ["Op", "defop", "apply", "clear_caches", "trace_counts", "trace_total", "OPS"]
 
@@ -1094,7 +1094,8 @@ def _edges(args, needs):
     for a, n in zip(args, needs):
         if n:
             g = a.grad_fn
-            edges.append((g, a._output_nr) if g is not None else a._edge())
+            edges.append((g, a._output_nr) if g is not None and g.__class__ is not _InvalidView
+                         else a._edge())
     return tuple(edges)
 
 

@@ -48,7 +48,9 @@ from . import _tiers
 from . import _fused
 from ._fused import Deferred as _Deferred, raw as _raw
 from ._registry import apply, defop
+from .autograd import function as _function
 from .autograd import grad_mode as _gm
+from .autograd.graph import AccumulateGrad as _AccumulateGrad, InvalidView as _InvalidView
 
 __all__ = ["write", "make_view", "detached_alias", "alias_index", "view_rule", "ViewRule",
            "check_inplace", "commit_inplace", "apply_", "relayout",
@@ -66,9 +68,10 @@ class Alias:
     """How an alias derives from its root: parent tensor, the view op's forward, extra args."""
 
     __slots__ = ("root", "parent", "fwd", "rest", "k", "detached", "idx", "overlap", "multi",
-                 "op", "strides")
+                 "op", "strides", "creation")
 
-    def __init__(self, root, parent, fwd, rest, k, detached, overlap, multi=None, op=None):
+    def __init__(self, root, parent, fwd, rest, k, detached, overlap, multi=None, op=None,
+                 creation=None):
         self.root = root
         self.parent = parent
         self.fwd = fwd
@@ -82,6 +85,10 @@ class Alias:
         self.multi = multi      # the creating node's name if the op returned several views
         self.op = op            # (view op name, its static kwargs): how strides follow
         self.strides = None     # torch's strides, once asked (``_strides``)
+        # torch's creation meta where it restricts writes: "no_grad" (a view made with grad
+        # mode off of a tensor that requires grad), "custom" (a custom Function's output that
+        # is a view of an input); views of such a view inherit it (``multi``: the other kind)
+        self.creation = creation
 
 
 def _root_of(t):
@@ -304,11 +311,14 @@ def parameter_of(cls, t):
     return p
 
 
-def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None):
+def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None, creation=None):
     """Register ``out`` (output ``k`` of a view op's ``fwd`` on ``parent``) as an alias.
 
     ``repeats``: the view op itself makes elements repeat (True), or not (False).
     ``op``: (the view op's name, its static kwargs), from which its strides follow.
+    ``creation``: "custom" for a custom Function's output, False for none (else inherited, or
+    "no_grad" for a view made with grad mode off of a tensor that requires grad: it requires
+    grad too, as in torch, and the gradients that reach it go nowhere).
     """
     root = _root_of(parent)
     pa = parent._alias
@@ -322,11 +332,50 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None):
     # a view of a tensor with repeated elements may or may not repeat them: decided at a write
     overlap = True if repeats else (False if parent_overlap is False else None)
     # a view of a detached alias (``p.data[2:4]``, ``p.detach()[0]``) is outside autograd too
-    out._alias = Alias(root, parent, fwd, rest, k, pa is not None and pa.detached, overlap,
-                       multi or (pa.multi if pa is not None else None), op)
+    detached = pa is not None and pa.detached
+    if creation is False:
+        creation = None                 # (``multi`` says it all)
+    elif creation is None:
+        if pa is not None and pa.creation is not None:
+            creation = pa.creation
+        elif not _state.grad_enabled and parent._requires_grad and not detached:
+            creation = "no_grad"
+            if not out._requires_grad:
+                out._requires_grad = True
+                out._acc = _dropped(out)
+    out._alias = Alias(root, parent, fwd, rest, k, detached, overlap,
+                       multi or (pa.multi if pa is not None else None), op, creation)
     with _lock:
         _aliases(root).add(out)
     return out
+
+
+def _function_view(out, source, multi):
+    """A custom Function's output ``out`` made a view of ``source`` (a view, or an input returned
+    as it is): the view may not be written in place with grad (``multi``: the node's name where
+    the Function has several outputs, the multiple-views rule)."""
+    make_view(out, source, _same_positions, (), 0, op=("detach", {}), multi=multi,
+              creation=False if multi else "custom")
+
+
+def _same_positions(positions):
+    """The index map of a view that reads what its parent reads."""
+    return positions
+
+
+_function.view_output[0] = _function_view
+
+
+def _dropped(t):
+    """The gradient edge of a view made with grad mode off: a leaf's node that accumulates
+    nothing (torch gives such a view no gradient accumulator)."""
+    acc = _AccumulateGrad(t)
+    acc.variable_ref = _nothing
+    return acc
+
+
+def _nothing():
+    return None
 
 
 # ------------------------------------------------------------------ view rules
@@ -531,7 +580,15 @@ def _refresh(root):
     for v in list(d):
         idx = alias_index(v)
         v._data = _reshape(rdata, v._d.shape) if idx is None else _take(rdata, idx)
-        if v._alias.detached:
+        a = v._alias
+        if a.detached:
+            continue
+        if (a.creation is not None or a.multi) and (root._requires_grad
+                                                   or v.grad_fn is not None):
+            # torch: a view whose creation forbids writes has no history once its storage is
+            # written (its next use raises; repr names it ``Invalid``)
+            creation = a.creation or "multi"
+            _rebase(v, _InvalidView(_creation_error(v, creation, True)), v._output_nr)
             continue
         if track or (leaf and v.grad_fn is not None):
             with _gm.set_grad_enabled(True):
@@ -606,6 +663,9 @@ def check_inplace(t, repeats_ok=False):
         _gm.check_inference_inplace(t)
     a = t._alias
     if a is not None:
+        if a.creation is not None and not a.detached and _state.grad_enabled \
+                and t._requires_grad:
+            raise RuntimeError(_creation_error(t, a.creation, False))
         # a recorded write may not repeat elements: torch's CopySlices backward refuses it
         # (torch raises at backward, torchlike here: see DIFFERENCES.md)
         if not repeats_ok or (_state.grad_enabled and not a.detached and a.root._requires_grad):
@@ -614,15 +674,41 @@ def check_inplace(t, repeats_ok=False):
                 and a.root.grad_fn is None):
             raise RuntimeError(_VIEW_LEAF_INPLACE)
         if a.multi and not a.detached and _state.grad_enabled and t._requires_grad:
-            # views of such outputs inherit the restriction; torch names the written tensor's node
-            name = re.sub(r"Backward[0-9]*$", "", t.grad_fn.name() if t.grad_fn else a.multi)
-            raise RuntimeError(
-                f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view is "
-                f"the output of a function that returns multiple views. Such functions do not "
-                f"allow the output views to be modified inplace. You should replace the inplace "
-                f"operation by an out-of-place one.")
+            raise RuntimeError(_creation_error(t, "multi", False))
     if t._requires_grad and t.grad_fn is None and _state.grad_enabled:
         raise RuntimeError(_LEAF_INPLACE)
+
+
+_NO_GRAD_TAIL = (" with grad mode enabled. Given that this use case is ambiguous and error-prone, "
+                 "it is forbidden. You can clarify your code by moving both the view and the "
+                 "inplace either both inside the no_grad block (if you don't want the inplace "
+                 "to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def _creation_error(t, creation, indirect):
+    """torch's message for a write that a view's creation forbids: into the view itself, or
+    (``indirect``) into its base or another view of it, read at the view's next use."""
+    node = t.grad_fn
+    name = re.sub(r"Backward[0-9]*$", "", node.name() if node is not None and
+                  node.__class__ is not _InvalidView else (t._alias.multi or "?"))
+    name = name.rsplit("::", 1)[-1]
+    what = ("its base or another view of its base has been modified inplace" if indirect
+            else "is being modified inplace")
+    if creation == "no_grad":
+        if node is None or node.__class__ is _InvalidView:
+            return f"A view was created in no_grad mode and {what}" + _NO_GRAD_TAIL
+        return (f"Output {t._output_nr} of {name} is a view of a view which was created in "
+                f"no_grad mode and {what}" + _NO_GRAD_TAIL)
+    head = f"Output {t._output_nr} of {name} is a view and {what}."
+    if creation == "custom":
+        return head + (" This view was created inside a custom Function (or because an input "
+                       "was returned as-is) and the autograd logic to handle view+inplace "
+                       "would override the custom backward associated with the custom "
+                       "Function, leading to incorrect gradients. This behavior is forbidden. "
+                       "You can fix this by cloning the output of the custom Function.")
+    return head + (" This view is the output of a function that returns multiple views. Such "
+                   "functions do not allow the output views to be modified inplace. You "
+                   "should replace the inplace operation by an out-of-place one.")
 
 
 def commit_inplace(t, out, repeats_ok=False):

@@ -22,7 +22,7 @@ from . import _storage
 from . import _strides
 from ._tensor_interop import InteropMixin
 from .autograd import grad_mode as _gm
-from .autograd.graph import AccumulateGrad
+from .autograd.graph import AccumulateGrad, InvalidView
 from .utils.hooks import RemovableHandle
 
 __all__ = ["Tensor", "Size"]
@@ -489,8 +489,11 @@ class Tensor(InteropMixin):
 
     def _edge(self):
         """The (node, output_nr) through which gradient flows into this tensor."""
-        if self.grad_fn is not None:
-            return (self.grad_fn, self._output_nr)
+        g = self.grad_fn
+        if g is not None:
+            if g.__class__ is InvalidView:
+                raise RuntimeError(g.error)
+            return (g, self._output_nr)
         acc = self._acc
         if acc is None:
             acc = self._acc = AccumulateGrad(self)

@@ -400,6 +400,11 @@ def _record(cls, ctx, args, needs, out):
                     with _gm.enable_grad():
                         o.copy_(t)
                 t = o
+            elif (o._alias is not None and not o._alias.detached) or any(o is a for a in args):
+                # a view (of an input or of a tensor the forward made), or an input returned
+                # as it is: torch's output is a view of it, which may not be written in place
+                # with grad (one output) or at all (several: a function returning views)
+                view_output[0](t, o, node.name() if len(outs) > 1 else None)
             k += 1
             wrapped.append(t)
         else:
@@ -413,6 +418,12 @@ def _record(cls, ctx, args, needs, out):
                           else None)
                          if isinstance(t, Tensor) else (None, 0, None) for t in ctx._saved]
     return wrapped[0] if single else tuple(wrapped)
+
+
+# ``(output, source, name)``: make a custom Function's ``output`` a view of ``source``, with the
+# restrictions of torch's custom-Function views (``name``: the node's, where the Function has
+# several outputs: the multiple-views rule); set by the storage layer (_storage.py)
+view_output = [None]
 
 
 def once_differentiable(fn):

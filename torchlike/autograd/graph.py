@@ -579,6 +579,22 @@ class AccumulateGrad(Node):
         return ()
 
 
+class InvalidView(Node):
+    """The history of a view whose creation forbids the write its storage received (a view
+    made with grad mode off, a custom Function's view output, an output of a function that
+    returns several views): torch raises at the view's next use, and its repr names the node
+    ``Invalid``. Any use that records raises torch's message (``Tensor._edge``)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error):
+        super().__init__("Invalid", (), None, None, None, (), saves=False)
+        self.error = error
+
+    def run(self, cotangents, create_graph):
+        raise RuntimeError(self.error)
+
+
 def increment_version(tensor):
     """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an
     in-place write would: saved copies of it then fail the backward's version check."""

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from ..._registry import apply, defop
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm
+from ...autograd.function import view_output
 
 
 @defop("backward_hook_identity", grad_name="BackwardHookFunctionBackward", saves=False)
@@ -83,7 +84,12 @@ class BackwardHook:
             new = (new,)
         fn(new[0].grad_fn)
         out = list(args)
+        # torch's BackwardHookFunction returns its tensors as they are: each output is a view
+        # of its input, which may not be written in place with grad (with several tensors, the
+        # rule of a function returning several views)
+        several = sum(1 for a in args if isinstance(a, Tensor)) > 1
         for i, v in zip(idx, new):
+            view_output[0](v, args[i], "BackwardHookFunctionBackward" if several else None)
             out[i] = v
         return tuple(out), idx
 
