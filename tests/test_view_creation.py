@@ -1,7 +1,9 @@
 """Views whose creation restricts what may be written, against torch (its "creation meta").
 
-* a view made with grad mode off of a tensor that requires grad: it requires grad (its
-  gradients go nowhere), an in-place write with grad mode on raises, and so does a view of it;
+* a view made with grad mode off (or in inference mode) of a tensor that requires grad: it
+  requires grad (its gradients go nowhere, its hooks never run), an in-place write with grad
+  mode on raises, and so does a view of it; a view made in inference mode of a normal tensor is
+  a normal tensor;
 * a custom Function's output that is a view (of an input, or of a tensor its forward made) or
   an input returned as it is: a view of it (``_base``, writes show through), which may not be
   written in place with grad; with several outputs, the multiple-views rule;
@@ -144,7 +146,61 @@ def _split_written_then_used(m):
     return _split_written_without_grad(m) * 2
 
 
-NO_GRAD_CASES = [_flags, _used_with_grad, _written_with_grad, _written_without_grad, _then_used,
+def _hook_on_it(m):
+    x = m.ones(4, requires_grad=True)
+    with m.no_grad():
+        v = x[:2]
+    seen = []
+    v.register_hook(seen.append)
+    (v * 2).sum().backward()
+    return seen, x.grad
+
+
+def _requires_grad_off(m):
+    x = m.ones(4, requires_grad=True)
+    with m.no_grad():
+        v = x[:2]
+    v.requires_grad_(False)
+    return v.requires_grad
+
+
+def _inference_view_of_a_normal_tensor(m):
+    t = m.ones(3)
+    with m.inference_mode():
+        v = t[:2]
+    v.mul_(2)
+    return t, v.is_inference()
+
+
+def _inference_view_written_in_normal_mode(m):
+    x = m.ones(3, requires_grad=True)
+    with m.inference_mode():
+        v = x[:2]
+    return v.is_inference(), v.requires_grad, v.mul_(2)
+
+
+def _inference_view_base_written(m):
+    x = m.ones(3, requires_grad=True)
+    a = x * 1
+    with m.inference_mode():
+        v = a[:2]
+    a.mul_(2)
+    return v * 2
+
+
+def _view_of_inference_view_written(m):
+    x = m.ones(3, requires_grad=True)
+    a = x * 1
+    with m.inference_mode():
+        v = a[:2]
+    w = v[:1]
+    return type(w.grad_fn).__name__, w.mul_(2)
+
+
+NO_GRAD_CASES = [_hook_on_it, _requires_grad_off, _inference_view_of_a_normal_tensor,
+                 _inference_view_written_in_normal_mode, _inference_view_base_written,
+                 _view_of_inference_view_written,
+                 _flags, _used_with_grad, _written_with_grad, _written_without_grad, _then_used,
                  _base_written, _base_written_then_used, _leaf_view, _leaf_view_written,
                  _leaf_written_under_no_grad, _leaf_written_then_used, _view_of_it,
                  _view_of_it_written, _both_without_grad, _plain_tensor_view, _detached_view,

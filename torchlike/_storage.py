@@ -85,9 +85,10 @@ class Alias:
         self.multi = multi      # the creating node's name if the op returned several views
         self.op = op            # (view op name, its static kwargs): how strides follow
         self.strides = None     # torch's strides, once asked (``_strides``)
-        # torch's creation meta where it restricts writes: "no_grad" (a view made with grad
-        # mode off of a tensor that requires grad), "custom" (a custom Function's output that
-        # is a view of an input); views of such a view inherit it (``multi``: the other kind)
+        # torch's creation meta where it restricts writes: "no_grad" or "inference" (a view
+        # made with grad mode off, or in inference mode, of a tensor that requires grad),
+        # "custom" (a custom Function's output that is a view); views of such a view inherit
+        # it (``multi``: the other kind)
         self.creation = creation
 
 
@@ -326,6 +327,8 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None, cre
     out._vc = parent._vc
     if parent._is_inference:
         out._is_inference = True        # torch: a view of an inference tensor is one too
+    elif out._is_inference:
+        out._is_inference = False       # (and a view of a normal one, made in inference mode, not)
     if parent.__dict__.get("_is_conj") and out.dtype.is_complex:
         out.__dict__["_is_conj"] = True     # (and a view of a conjugated tensor is conjugated)
     parent_overlap = False if pa is None else pa.overlap
@@ -339,7 +342,7 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None, cre
         if pa is not None and pa.creation is not None:
             creation = pa.creation
         elif not _state.grad_enabled and parent._requires_grad and not detached:
-            creation = "no_grad"
+            creation = "inference" if _state.inference else "no_grad"
             if not out._requires_grad:
                 out._requires_grad = True
                 out._acc = _dropped(out)
@@ -366,16 +369,22 @@ def _same_positions(positions):
 _function.view_output[0] = _function_view
 
 
-def _dropped(t):
+class _Dropped(_AccumulateGrad):
     """The gradient edge of a view made with grad mode off: a leaf's node that accumulates
-    nothing (torch gives such a view no gradient accumulator)."""
-    acc = _AccumulateGrad(t)
-    acc.variable_ref = _nothing
-    return acc
+    nothing and runs no hook (torch gives such a view no gradient accumulator)."""
+
+    __slots__ = ()
+
+    @property
+    def variable(self):
+        return None
+
+    def _tensor_hooks(self, output_nr):
+        return {}
 
 
-def _nothing():
-    return None
+def _dropped(t):
+    return _Dropped(t)
 
 
 # ------------------------------------------------------------------ view rules
@@ -679,10 +688,10 @@ def check_inplace(t, repeats_ok=False):
         raise RuntimeError(_LEAF_INPLACE)
 
 
-_NO_GRAD_TAIL = (" with grad mode enabled. Given that this use case is ambiguous and error-prone, "
-                 "it is forbidden. You can clarify your code by moving both the view and the "
-                 "inplace either both inside the no_grad block (if you don't want the inplace "
-                 "to be tracked) or both outside (if you want the inplace to be tracked).")
+_MODE_TAIL = (". Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+              "clarify your code by moving both the view and the inplace either both inside the "
+              "{} block (if you don't want the inplace to be tracked) or both outside (if you "
+              "want the inplace to be tracked).")
 
 
 def _creation_error(t, creation, indirect):
@@ -694,11 +703,15 @@ def _creation_error(t, creation, indirect):
     name = name.rsplit("::", 1)[-1]
     what = ("its base or another view of its base has been modified inplace" if indirect
             else "is being modified inplace")
-    if creation == "no_grad":
+    if creation in ("no_grad", "inference"):
+        mode, block = ("no_grad", "no_grad") if creation == "no_grad" else \
+            ("inference", "inference_mode")
+        tail = (" with grad mode enabled" if creation == "no_grad" else " in normal mode") + \
+            _MODE_TAIL.format(block)
         if node is None or node.__class__ is _InvalidView:
-            return f"A view was created in no_grad mode and {what}" + _NO_GRAD_TAIL
+            return f"A view was created in {mode} mode and {what}" + tail
         return (f"Output {t._output_nr} of {name} is a view of a view which was created in "
-                f"no_grad mode and {what}" + _NO_GRAD_TAIL)
+                f"{mode} mode and {what}" + tail)
     head = f"Output {t._output_nr} of {name} is a view and {what}."
     if creation == "custom":
         return head + (" This view was created inside a custom Function (or because an input "

@@ -135,6 +135,7 @@ SHARE_MEMORY_MSG = (
     "others. Send results back through a queue instead.")
 
 _FLOAT_OR_COMPLEX_MSG = "only Tensors of floating point and complex dtype can require gradients"
+_GRAD_FROM_BASE = frozenset(("no_grad", "inference"))  # (``_storage.Alias.creation``)
 _storage_write = [None]     # torchlike._storage.write, bound on first use (it imports this module)
 
 # the dtypes whose Tensor.numpy() torch refuses (numpy has no such type): torch's names
@@ -400,6 +401,10 @@ class Tensor(InteropMixin):
                                "only Tensors of floating point dtype can require gradients")
         if requires_grad and self._is_inference and not _gm._state.inference:
             raise RuntimeError(_gm.INFERENCE_REQUIRES_GRAD_MSG)
+        a = self._alias
+        if not requires_grad and a is not None and a.creation in _GRAD_FROM_BASE:
+            return self     # (a view made without grad of a tensor that requires it: torch's
+            #                  flag follows the base)
         self._requires_grad = requires_grad
         return self
 
