@@ -283,28 +283,3 @@ def test_once_differentiable_under_create_graph(grad_output_requires_grad):
         seen[m.__name__] = (gz.tolist(), gz.requires_grad,
                             type(gz.grad_fn).__name__ if gz.grad_fn else None, repr(gz), err)
     assert seen["torch"] == seen["torchlike"]
-
-
-def test_an_output_returned_as_is_is_a_view():
-    """A custom Function's output that is its input is a view of it, as in torch: an in-place op
-    on it raises torch's error (tests/test_view_creation.py sweeps the family)."""
-    def run(m):
-        class Same(m.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
-        x = m.tensor([1., 2., 3.], requires_grad=True)
-        y = Same.apply(x * 1)
-        view = y._is_view()
-        try:
-            y.add_(1)
-            y.sum().backward()
-        except RuntimeError as e:
-            return view, str(e).split(" is a view")[0]
-        return view, x.grad.tolist()
-    assert run(torch) == (True, "Output 0 of Same")
-    assert run(torchlike) == (True, "Output 0 of Same")
