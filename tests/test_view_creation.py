@@ -349,3 +349,30 @@ def test_reading_grad_fn_of_an_invalid_view_gives_a_node_named_invalid():
         tx.mul_(2)
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
         tv.grad_fn
+
+
+def _leaf_that_is_a_view(m):
+    return m.arange(6.).reshape(2, 3).requires_grad_()
+
+
+@pytest.mark.parametrize("write", ["mul_", "t_", "zero_", "setitem"])
+def test_writing_a_view_that_is_a_leaf_raises_torchs_view_of_a_leaf_error(write):
+    """A view that was made to require grad (its base a leaf that does not) is "a view of a leaf
+    Variable" to torch's in-place check."""
+    def case(m):
+        x = _leaf_that_is_a_view(m)
+        {"mul_": lambda: x.mul_(2), "t_": x.t_, "zero_": x.zero_,
+         "setitem": lambda: x.__setitem__(0, 1.0)}[write]()
+    out = _outcome(case, torchlike)
+    assert out == _outcome(case, torch)
+    assert out[2].startswith("a view of a leaf Variable")
+
+
+def test_the_non_leaf_grad_warning_names_where_torch_raises_it():
+    def case(m):
+        import warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            (m.ones(2, requires_grad=True) * 2).grad
+        return [str(x.message) for x in w]
+    assert _outcome(case, torchlike) == _outcome(case, torch)

@@ -679,8 +679,10 @@ def check_inplace(t, repeats_ok=False):
         # (torch raises at backward, torchlike here: see DIFFERENCES.md)
         if not repeats_ok or (_state.grad_enabled and not a.detached and a.root._requires_grad):
             check_writable(t)
-        if (not a.detached and _state.grad_enabled and a.root._requires_grad
+        if (not a.detached and _state.grad_enabled and t._requires_grad
                 and a.root.grad_fn is None):
+            # (torch: the view requires grad and its base is a leaf, which need not require
+            # grad itself: ``arange(6.).view(2, 3).requires_grad_()``)
             raise RuntimeError(_VIEW_LEAF_INPLACE)
         if a.multi and not a.detached and _state.grad_enabled and t._requires_grad:
             raise RuntimeError(_creation_error(t, "multi", False))

@@ -99,7 +99,8 @@ _NON_LEAF_GRAD_MSG = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
     "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
     "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
-    "github.com/pytorch/pytorch/pull/30531 for more information.")
+    "github.com/pytorch/pytorch/pull/30531 for more information. (Triggered internally at "
+    "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
 _NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tensors are dense jax "
                "arrays, so {name}() is not provided. Keep the tensor dense (most ops accept it "
