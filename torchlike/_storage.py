@@ -30,6 +30,7 @@ bump it under a lock, so concurrent writers never lose a version.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import math
 import re
@@ -596,8 +597,10 @@ def _refresh(root):
                                                    or v.grad_fn is not None):
             # torch: a view whose creation forbids writes has no history once its storage is
             # written (its next use raises; repr names it ``Invalid``)
-            creation = a.creation or "multi"
-            _rebase(v, _InvalidView(_creation_error(v, creation, True)), v._output_nr)
+            # (a retained gradient stays with the old node, which a use of the view made before
+            # the write still runs)
+            v.grad_fn = _InvalidView(_creation_error(v, a.creation or "multi", True))
+            v._requires_grad = True
             continue
         if track or (leaf and v.grad_fn is not None):
             with _gm.set_grad_enabled(True):
@@ -750,6 +753,8 @@ def commit_inplace(t, out, repeats_ok=False):
     with _lock:
         if tracked:
             _original_self(node, t)
+            if t._alias is not None:
+                _unhooked_view_edge(node, t)
         _write(t, data, out if tracked else None, repeats_ok)
         if tracked and node._saved_versions:
             # the op's own saved output is ``t`` as it just wrote it (a later write raises at
@@ -773,6 +778,21 @@ def commit_inplace(t, out, repeats_ok=False):
     if "_fw" in out.__dict__:           # a forward AD tangent goes with the value written
         t.__dict__["_fw"] = out.__dict__["_fw"]
     return t
+
+
+def _unhooked_view_edge(node, t):
+    """torch's CopySlices runs the in-place op's backward itself and sends the share of the
+    gradient that belongs to the view's old value into its base's gradient: the view's old
+    node does not run for it, so the hooks registered on the view (or its node) before the write
+    do not see it. The op's edge to that node goes to a copy of it without hooks (a use of the
+    old view before the write still runs the node itself, hooks and all)."""
+    old = t.grad_fn
+    if old is None or not (old.pre_hooks or old.post_hooks):
+        return
+    clone = copy.copy(old)
+    clone.pre_hooks = clone.post_hooks = clone.retains = None
+    node.next_edges = tuple((clone, e[1]) if e is not None and e[0] is old else e
+                            for e in node.next_edges)
 
 
 def _original_self(node, t):
