@@ -376,3 +376,31 @@ def test_the_non_leaf_grad_warning_names_where_torch_raises_it():
             (m.ones(2, requires_grad=True) * 2).grad
         return [str(x.message) for x in w]
     assert _outcome(case, torchlike) == _outcome(case, torch)
+
+
+def test_unsafe_split_outputs_follow_the_multiple_views_rule():
+    """DIFFERENCES.md: torch's unsafe_split outputs are untracked; torchlike's are split's views,
+    so one used after its input was written in place raises the multiple-views error."""
+    def case(m):
+        a = m.ones(4, requires_grad=True) * 1
+        first, _second = a.unsafe_split(2)
+        a.mul_(2)
+        return (first * 2).tolist()
+    assert _outcome(case, torch) == ("returns", "[4.0, 4.0]")
+    out = _outcome(case, torchlike)
+    assert out[0] == "raises" and "returns multiple views" in out[2]
+
+
+def test_rows_of_a_long_tensor_are_selects_without_the_multiple_views_rule():
+    """DIFFERENCES.md: past 64 rows, iterating gives selects: a row written in place with grad
+    computes where torch (an unbind's output) raises; up to 64, both raise."""
+    def case(n):
+        def run(m):
+            a = m.ones(n, 2, requires_grad=True) * 1
+            row = next(iter(a))
+            return row.mul_(2).tolist()
+        return run
+    for m_out in (_outcome(case(64), torch), _outcome(case(64), torchlike),
+                  _outcome(case(65), torch)):
+        assert m_out[0] == "raises" and "returns multiple views" in m_out[2]
+    assert _outcome(case(65), torchlike) == ("returns", "[2.0, 2.0]")
