@@ -319,8 +319,9 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None, cre
     ``repeats``: the view op itself makes elements repeat (True), or not (False).
     ``op``: (the view op's name, its static kwargs), from which its strides follow.
     ``creation``: "custom" for a custom Function's output, False for none (else inherited, or
-    "no_grad" for a view made with grad mode off of a tensor that requires grad: it requires
-    grad too, as in torch, and the gradients that reach it go nowhere).
+    "no_grad" / "inference" for a view made with grad mode off / in inference mode of a tensor
+    that requires grad: it requires grad too, as in torch, and the gradients that reach it go
+    nowhere).
     """
     root = _root_of(parent)
     pa = parent._alias
@@ -346,7 +347,7 @@ def make_view(out, parent, fwd, rest, k, repeats=False, multi=None, op=None, cre
             creation = "inference" if _state.inference else "no_grad"
             if not out._requires_grad:
                 out._requires_grad = True
-                out._acc = _dropped(out)
+                out._acc = _Dropped(out)
     out._alias = Alias(root, parent, fwd, rest, k, detached, overlap,
                        multi or (pa.multi if pa is not None else None), op, creation)
     with _lock:
@@ -382,10 +383,6 @@ class _Dropped(_AccumulateGrad):
 
     def _tensor_hooks(self, output_nr):
         return {}
-
-
-def _dropped(t):
-    return _Dropped(t)
 
 
 # ------------------------------------------------------------------ view rules
