@@ -84,3 +84,33 @@ def test_scalar_bools_in_an_index_as_torch_in_fused_eager():
         for combo in [("T", "T"), ("pT", "i"), ("F", "big"), ("U1", "s", "i"), ("E", "U0"),
                       ("pF", "m"), ("T", "N", "pT")]:
             assert _record(torchlike, combo) == _record(torch, combo), combo
+
+
+@pytest.mark.parametrize("flag", ["T", "U1", "pT", "F"])
+@pytest.mark.parametrize("value", ["self", "part"])
+def test_an_assignment_from_the_tensor_itself_raises_torchs_overlap_error(flag, value):
+    """A scalar bool's dim is the whole tensor, unsqueezed: a value read from the tensor itself
+    shares memory with what the assignment writes."""
+    def run(m):
+        x = m.arange(4.)
+        key = (ATOMS[flag](m), m.tensor([1]))
+        try:
+            x[key] = x if value == "self" else x[:1]
+        except RuntimeError as e:
+            return str(e)
+        return x.tolist()
+    assert run(torchlike) == run(torch)
+
+
+def test_an_assignment_wrong_twice_names_the_index_mismatch_first():
+    """DIFFERENCES.md: an assignment whose index tensors do not broadcast and whose value reads
+    the written memory raises torch's IndexError for the indices, where torch names the
+    overlap first (a RuntimeError)."""
+    def run(m):
+        x = m.arange(4.)
+        try:
+            x[m.tensor(False), m.tensor([0, 1])] = x[:2]
+        except (IndexError, RuntimeError) as e:
+            return type(e).__name__
+    assert run(torch) == "RuntimeError"
+    assert run(torchlike) == "IndexError"

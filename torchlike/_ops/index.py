@@ -704,14 +704,14 @@ def setitem(self, key, value):
 
 def _basic_part(key):
     """``key`` with each advanced index replaced by full slices over the dims it indexes: the
-    view torch's index_put_ writes into; None where that is not clear (a 0-dim bool)."""
+    view torch's index_put_ writes into (a scalar bool: the new dim it indexes, unsqueezed)."""
     out = []
     for k in (key if isinstance(key, tuple) else (key,)):
-        if isinstance(k, (Tensor, np.ndarray)):
+        if isinstance(k, (bool, np.bool_)):
+            out.append(None)
+        elif isinstance(k, (Tensor, np.ndarray)):
             if k.ndim == 0:
-                if k.dtype in (np.bool_, D.bool):
-                    return None
-                out.append(k)
+                out.append(None if k.dtype in (np.bool_, np.uint8, D.bool, D.uint8) else k)
             elif k.dtype in (np.bool_, np.uint8, D.bool, D.uint8):
                 out.extend([slice(None)] * k.ndim)
             else:
@@ -734,8 +734,6 @@ def _check_overlap(self, key, value, advanced):
         # index_put_ into the basic part's view: any shared element raises (the same memory
         # too)
         basic = _basic_part(key)
-        if basic is None:
-            return
         dest = getitem(self, basic) if basic else self
         if _storage._overlap(dest, value) is not None:
             raise RuntimeError(_storage._PARTIAL_OVERLAP)
