@@ -54,7 +54,7 @@ def _array_value(a):
     return (a.__class__, a.shape, a.dtype.str, b if len(b) <= 4096 else hash(b))
 
 
-def module_values(mod, out, tensors, objects):
+def module_values(mod, out, tensors, objects, subs=None):
     """Append the Python values held by ``mod`` and its submodules (``self.scale``,
     ``self.training``, ``p`` of a Dropout) to ``out``: what its forward may read and bake into
     a program (not the private caches of torchlike's own modules); and their tensors that are
@@ -64,7 +64,7 @@ def module_values(mod, out, tensors, objects):
     they hold (a config, a helper holding a tensor), to ``objects``: scanned as the function's
     own user objects are (their numbers guarded, their tensors state)."""
     add = out.append
-    for sub in mod.modules():
+    for sub in (_submodules(mod) if subs is None else subs):
         own = sub.__class__.__module__.startswith("torchlike.")
         for k, v in vars(sub).items():
             c = v.__class__
@@ -81,6 +81,21 @@ def module_values(mod, out, tensors, objects):
                     add((k, _array_value(v)))
             elif not own and is_user_object(v):
                 objects.append(v)
+    return out
+
+
+def _submodules(mod):
+    """``mod.modules()`` as a list (parents first, each module once), without its generators:
+    a call's guard walks them on every call."""
+    out, seen = [], set()
+    stack = [mod]
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        out.append(m)
+        stack.extend(reversed([c for c in m._modules.values() if c is not None]))
     return out
 
 
@@ -130,6 +145,21 @@ def _code_names(code, out):
             _code_names(c, out)
 
 
+_NAMES: dict = {}       # code object -> the global names it and its nested code read, sorted
+
+
+def _sorted_names(code):
+    names = _NAMES.get(code)
+    if names is None:
+        found = set()
+        _code_names(code, found)
+        names = tuple(sorted(found))
+        if len(_NAMES) >= 4096:
+            _NAMES.clear()
+        _NAMES[code] = names
+    return names
+
+
 def discover(fn, args, kwargs):
     from ..nn.modules.module import Module
     from ..optim.optimizer import Optimizer
@@ -154,14 +184,15 @@ def discover(fn, args, kwargs):
         elif isinstance(obj, Module):
             found.modules.append(obj)
             plain, objects = [], []
-            module_values(obj, found.values, plain, objects)
+            subs = _submodules(obj)
+            module_values(obj, found.values, plain, objects, subs)
             for t in plain:
                 scan(t, depth)
             for o in objects:
                 scan(o, depth + 1)
             # its (and its submodules') user classes: the globals their forward and helper
             # methods read, their class attributes (``scale = 2.0`` in the class body)
-            for sub in obj.modules():
+            for sub in subs:
                 for klass in type(sub).__mro__:
                     if klass in classes or klass.__module__.startswith(("torchlike", "builtins")):
                         continue
@@ -183,10 +214,8 @@ def discover(fn, args, kwargs):
         elif isinstance(obj, types.FunctionType):
             if depth and _library_code(obj):
                 return
-            names = set()
-            _code_names(obj.__code__, names)
             g = obj.__globals__
-            for n in sorted(names):
+            for n in _sorted_names(obj.__code__):
                 if n in g:
                     scan(g[n], depth + 1)
             for cell in obj.__closure__ or ():

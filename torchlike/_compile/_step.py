@@ -68,17 +68,21 @@ class StepState:
         self.fresh = frozenset()        # ids of the zero .grads made for this call (_preinit)
         S, views = _trace.state_roots(T)
         pos = {id(t): i for i, t in enumerate(S)}
-
-        def add_root(t):
-            # a view is threaded as its root (``_trace.state_roots``); its position in S
-            r = t if t._alias is None else t._alias.root
-            i = pos.get(id(r))
+        # (a view is threaded as its root, ``_trace.state_roots``: each tensor below is added
+        # as its root, once; inline, as this runs per state tensor on every call)
+        grad_idx = []
+        for t in T:
+            g = t._grad
+            if g is None:
+                grad_idx.append(None)
+                continue
+            if g._alias is not None:
+                g = g._alias.root
+            i = pos.get(id(g))
             if i is None:
-                i = pos[id(r)] = len(S)
-                S.append(r)
-            return i
-
-        grad_idx = [None if t._grad is None else add_root(t._grad) for t in T]
+                i = pos[id(g)] = len(S)
+                S.append(g)
+            grad_idx.append(i)
         opt_layout = []
         index_of = {id(t): i for i, t in enumerate(T)}
         for o in found.opts:
@@ -92,8 +96,12 @@ class StepState:
                     items = []
                     for k in sorted(st):
                         v = st[k]
-                        if isinstance(v, Tensor):
-                            add_root(v)
+                        if v.__class__ is Tensor or isinstance(v, Tensor):
+                            if v._alias is not None:
+                                v = v._alias.root
+                            if id(v) not in pos:
+                                pos[id(v)] = len(S)
+                                S.append(v)
                             items.append((k, "T"))
                         else:
                             items.append((k, ("const", _hashable(v))))
@@ -125,7 +133,7 @@ class StepState:
         packed = all(v.__class__ is np.float64 for hs in self.hps for h in hs for v in h.values())
         self.key = (
             packed,
-            tuple([(d.shape, d.dtype, t._requires_grad) for t in S for d in (t._data,)]),
+            tuple([(t._d.shape, t._d.dtype, t._requires_grad) for t in S]),
             tuple(i is not None for i in grad_idx),
             tuple((tuple(lay), tuple((o._flags(g), tuple(o._state_keys_for(g)),
                                       tuple(sorted(h)))
