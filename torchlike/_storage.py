@@ -98,10 +98,53 @@ def _root_of(t):
     return t if a is None else a.root
 
 
+class AliasSet:
+    """The views of a root, held weakly: true while one is alive, iterated as the live ones.
+    (A ``weakref.WeakSet`` costs a callback per member and an iteration guard, and compares
+    its members with ``==``; a root made each step and viewed once, as an attention block's
+    projections are, pays for it at every op.) Keyed by ``id``: a dead view's id taken by a
+    new tensor is simply replaced."""
+
+    __slots__ = ("refs", "bound")
+
+    def __init__(self, views=()):
+        self.refs = {}
+        self.bound = 16         # prune the dead ones past this many entries
+        for t in views:
+            self.add(t)
+
+    def add(self, t):
+        refs = self.refs
+        refs[id(t)] = _weakref(t)
+        if len(refs) > self.bound:
+            for k in [k for k, r in refs.items() if r() is None]:
+                del refs[k]
+            self.bound = max(16, 2 * len(refs))
+
+    def update(self, views):
+        for t in views:
+            self.add(t)
+
+    def __iter__(self):
+        return iter([t for r in list(self.refs.values()) if (t := r()) is not None])
+
+    def __bool__(self):
+        for r in self.refs.values():
+            if r() is not None:
+                return True
+        return False
+
+    def __len__(self):
+        return sum(1 for r in list(self.refs.values()) if r() is not None)
+
+
+_weakref = weakref.ref
+
+
 def _aliases(root):
     d = root.__dict__.get("_aliases")
     if d is None:
-        d = root.__dict__["_aliases"] = weakref.WeakSet()
+        d = root.__dict__["_aliases"] = AliasSet()
     return d
 
 
@@ -1004,8 +1047,7 @@ def _orphan_aliases(t, strides):
 def _leave_root(t):
     if t._alias is not None:
         root = t._alias.root
-        # (a WeakSet's discard compares tensors with ==: rebuild it without ``t`` instead)
-        root.__dict__["_aliases"] = weakref.WeakSet(v for v in _aliases(root) if v is not t)
+        _aliases(root).refs.pop(id(t), None)
         t._alias = None
 
 

@@ -16,6 +16,7 @@ import weakref
 import jax
 import numpy as np
 
+from .. import _storage
 from .._tensor import Tensor
 
 __all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "GraphBreak", "tracing", "is_tracer", "break_reason", "Swap",
@@ -208,7 +209,7 @@ class WriteWatch:
                 al._alias.idx, al._alias.overlap = a[5], a[6]
             d = t.__dict__.get("_aliases")
             if d and len(d) != len(keep):
-                t.__dict__["_aliases"] = weakref.WeakSet(keep)
+                t.__dict__["_aliases"] = _storage.AliasSet(keep)
 
 
 def is_tracing():
@@ -320,7 +321,7 @@ class Swap:
                 al._alias.idx, al._alias.overlap = a[5], a[6]
             if d and any(id(al) not in keep for al in list(d)):
                 # (a new set: WeakSet.discard would compare Tensors with ==)
-                t.__dict__["_aliases"] = weakref.WeakSet(a[0] for a in aliases or ())
+                t.__dict__["_aliases"] = _storage.AliasSet(a[0] for a in aliases or ())
 
 
 def read_map(root, idx):
