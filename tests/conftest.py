@@ -65,3 +65,18 @@ def _no_pending_work_from_an_earlier_test():
         except Exception:  # noqa: BLE001  (an error of the earlier test's own pending work)
             pass
     yield
+
+
+@pytest.fixture(autouse=True)
+def _distributions_validate_args():
+    """Distribution argument validation on at every test's start, as in a fresh process: torch
+    turns its default off process-wide when its compile machinery is imported (as tests that
+    compare with torch.compile do), and a test may leave torchlike's off; a later test comparing
+    the two then saw one raise where the other did not, depending on the worker's test order."""
+    import sys
+    for name in ("torch", "torchlike"):
+        m = sys.modules.get(name)
+        d = getattr(getattr(m, "distributions", None), "Distribution", None) if m else None
+        if d is not None:
+            d.set_default_validate_args(True)
+    yield

@@ -59,10 +59,24 @@ def test_overrides():
     assert O.has_torch_function_variadic(x, x) is False
     assert O.is_tensor_like(x) and not O.is_tensor_like(1.0)
     assert torch.overrides.is_tensor_like(torch.ones(1)) and not torch.overrides.is_tensor_like(1.)
-    with pytest.raises(NotImplementedError, match="does not dispatch __torch_function__"):
-        O.handle_torch_function(tl.add, (x,), x, x)
+    # (the dispatch itself: tests/test_torch_function_overrides.py)
+    assert O.handle_torch_function(tl.add, (x,), x, x).tolist() == \
+        torch.overrides.handle_torch_function(torch.add, (torch.ones(2),), torch.ones(2),
+                                              torch.ones(2)).tolist()
     assert set(torch.overrides.__all__) <= set(dir(O))
     assert tl.nn.functional.linear is not None
+    # (DIFFERENCES: a subclass's own __torch_function__ is not dispatched, so library code that
+    # asks is told False, where torch says True; modes are not entered)
+
+    class Sub(tl.Tensor):
+        pass
+    assert O.has_torch_function((tl.ones(1).as_subclass(Sub),)) is False
+
+    class Mode(O.TorchFunctionMode):
+        pass
+    with pytest.raises(NotImplementedError, match="TorchFunctionMode cannot be entered"):
+        with Mode():
+            pass
 
 
 @pytest.mark.parametrize("name, args", [("sym_int", (3.7,)), ("sym_int", (-3.7,)),

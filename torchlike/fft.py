@@ -419,3 +419,6 @@ def _bind_all():
 
 
 _bind_all()
+
+from . import overrides as _overrides  # noqa: E402
+_overrides.make_overridable(globals(), "torch.fft")  # (__torch_function__: torchlike.overrides)

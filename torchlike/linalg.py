@@ -234,3 +234,6 @@ for _name, _sig in _SIGNATURES.items():
     globals()[_name] = torch_binding(globals()[_name], _sig[0], _sig[1],
                                      _sig[2] if len(_sig) > 2 else ())
 del _name, _sig
+
+from . import overrides as _overrides  # noqa: E402
+_overrides.make_overridable(globals(), "torch.linalg")  # (__torch_function__: torchlike.overrides)

@@ -1,9 +1,17 @@
-"""``torch.overrides``: the ``__torch_function__`` protocol's helpers.
+"""``torch.overrides``: the ``__torch_function__`` protocol.
 
-torchlike does not dispatch ``__torch_function__`` (a subclass's own override and modes are not
-called; ops on a subclass's instances give instances of it, as torch's default one does), so
-``has_torch_function*`` are False for every argument and library code takes its plain path;
-``handle_torch_function`` is never reached that way and raises if called.
+An object that is not a Tensor but whose type defines ``__torch_function__`` (torch's
+"Tensor-like" types: the ``ScalarTensor`` of torch's extending notes, a TensorDict) takes over
+the calls it is passed to, as in torch: the function is called as
+``type(obj).__torch_function__(func, types, args, kwargs)``, the first handler that does not
+return NotImplemented giving the result (subclasses' handlers before their bases', then left to
+right), torch's TypeError when every one declines. The handlers are consulted where a call
+refuses such an argument, so that calls on Tensors pay nothing: the functions of
+``nn.functional``, ``linalg``, ``fft`` and ``special`` (``overridable``, one frame more), Tensor
+methods and operators, and the top-level functions that check their operands
+(``_ops._surface._refused``; ``torch.cat``/``torch.stack`` check their elements). A Tensor
+subclass's own ``__torch_function__`` is not dispatched (ops on its instances give instances
+of it, as torch's default one does), and modes are not entered: DIFFERENCES.md.
 """
 from __future__ import annotations
 
@@ -16,21 +24,133 @@ __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_ov
            "redispatch_function"]
 
 
+def _overrides(a):
+    """Does ``a`` take over the calls it is passed to: an object that is not a Tensor, whose
+    type defines ``__torch_function__``?"""
+    return getattr(type(a), "__torch_function__", None) is not None and \
+        not isinstance(a, _tensor_class())
+
+
+def _tensor_class():
+    from ._tensor import Tensor
+    return Tensor
+
+
 def has_torch_function(relevant_args) -> bool:
-    return False
+    return any(_overrides(a) for a in relevant_args)
 
 
 def has_torch_function_unary(arg) -> bool:
-    return False
+    return _overrides(arg)
 
 
 def has_torch_function_variadic(*args) -> bool:
+    return any(_overrides(a) for a in args)
+
+
+def _overloaded_args(relevant):
+    """The arguments (and the items of list and tuple arguments) that take over a call, one per
+    type, in torch's order: a subclass's before its base's, else left to right."""
+    found, types = [], []
+    for a in relevant:
+        for x in (a if a.__class__ in (list, tuple) else (a,)):
+            t = type(x)
+            if t in types or not _overrides(x):
+                continue
+            at = len(found)
+            for i, u in enumerate(types):
+                if issubclass(t, u):
+                    at = i
+                    break
+            found.insert(at, x)
+            types.insert(at, t)
+    return found
+
+
+def overriding(args, kwargs):
+    """Is any argument (or an item of a list or tuple argument) one that takes over calls?"""
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        if a.__class__ in (list, tuple):
+            if any(_overrides(x) for x in a):
+                return True
+        elif _overrides(a):
+            return True
     return False
 
 
+def dispatch(public_api, args, kwargs, name=None, python=False):
+    """Call ``public_api``'s overrides among ``args``/``kwargs`` (torch's
+    ``handle_torch_function``); the first result that is not NotImplemented, else torch's
+    TypeError. ``name``: torch's qualified name of the function, for the message; ``python``:
+    torch defines the function in Python (its message differs from a native function's)."""
+    overloaded = _overloaded_args((*args, *kwargs.values()))
+    types = tuple(type(a) for a in overloaded)
+    for a in overloaded:
+        r = a.__torch_function__(public_api, types, args, kwargs if kwargs or python else None)
+        if r is not NotImplemented:
+            return r
+    if name is None:
+        name = resolve_name(public_api)
+    if python:
+        raise TypeError(f"no implementation found for '{name}' on types that implement "
+                        f"__torch_function__: {list(types)}")
+    handlers = "".join(f"  - tensor subclass {t}\n" for t in types)
+    raise TypeError(f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers "
+                    f"returned NotImplemented:\n\n{handlers}\nFor more information, try "
+                    f"re-running with TORCH_LOGS=not_implemented")
+
+
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
-    raise NotImplementedError("torchlike does not dispatch __torch_function__: "
-                              "handle_torch_function is not provided")
+    """Dispatch ``public_api(*args, **kwargs)`` to the overrides among ``relevant_args`` (none:
+    the call itself, as Tensor's own ``__torch_function__`` makes it)."""
+    if not has_torch_function(relevant_args):
+        return public_api(*args, **kwargs)
+    overloaded = _overloaded_args(relevant_args)
+    types = tuple(type(a) for a in overloaded)
+    for a in overloaded:
+        r = a.__torch_function__(public_api, types, args, kwargs)
+        if r is not NotImplemented:
+            return r
+    raise TypeError(f"no implementation found for '{resolve_name(public_api)}' on types that "
+                    f"implement __torch_function__: {list(types)}")
+
+
+def overridable(fn, name, python=False):
+    """``fn`` (a public function whose torch name is ``name``) giving the call to the
+    overrides among its arguments where it refuses them: a call whose arguments it takes costs
+    one frame more, nothing else."""
+    @functools.wraps(fn)
+    def public(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, AttributeError):
+            if not overriding(args, kwargs):
+                raise
+        return dispatch(public, args, kwargs, name, python)
+    public._overridable = True
+    return public
+
+
+# (the code every ``overridable`` wrapper runs: a warning's stacklevel does not count its frame,
+# ``torchlike.nn.functional._stacklevel``)
+WRAPPER_CODE = overridable(len, "len").__code__
+
+
+def make_overridable(namespace, prefix, python=False, native=None):
+    """Every public function of ``namespace`` (a module's dict) made ``overridable``, named
+    ``<prefix>.<name>`` in torch's messages. ``python``: torch defines them in Python, but for
+    those of ``native`` (name -> torch's name of its native function)."""
+    import types
+    native = native or {}
+    for n, f in list(namespace.items()):
+        if (n[:1] != "_" and isinstance(f, types.FunctionType)
+                and not getattr(f, "_overridable", False)
+                and (f.__module__ or "").startswith("torchlike")):
+            g = namespace[n] = (overridable(f, native[n]) if n in native else
+                                overridable(f, f"{prefix}.{n}", python))
+            # (found where it is bound: pickled by reference, a function is looked up by its
+            # module and name)
+            g.__module__, g.__qualname__ = namespace["__name__"], n
 
 
 def is_tensor_like(inp) -> bool:
@@ -62,10 +182,14 @@ def resolve_name(f):
 
 
 def wrap_torch_function(dispatcher):
-    """A decorator that would dispatch ``__torch_function__``: here the function itself."""
+    """A decorator making ``func`` dispatch to the overrides among the arguments
+    ``dispatcher(*args, **kwargs)`` names."""
     def inner(func):
         @functools.wraps(func)
         def wrapped(*args, **kwargs):
+            relevant = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant):
+                return handle_torch_function(wrapped, relevant, *args, **kwargs)
             return func(*args, **kwargs)
         return wrapped
     return inner

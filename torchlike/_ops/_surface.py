@@ -613,6 +613,21 @@ def alias(fn, name):
     return operands_checked(fn, name)
 
 
+def _refused(error, name, method, args, kwargs):
+    """A call of ``torchlike.<name>`` (``Tensor.<name>`` for a ``method``) refusing an argument:
+    given to the overrides among its arguments (``torchlike.overrides``: an object that is not
+    a Tensor and defines ``__torch_function__``), else ``error`` raised."""
+    from .. import overrides
+    if overrides.overriding(args, kwargs):
+        if method:
+            from .._tensor import Tensor
+            return overrides.dispatch(getattr(Tensor, name), args, kwargs,
+                                      "torch.Tensor." + name)
+        import torchlike
+        return overrides.dispatch(getattr(torchlike, name), args, kwargs, "torch." + name)
+    raise error
+
+
 def operands_checked(fn, name, method=False):
     """``fn`` raising torch's TypeError where a Tensor parameter of ``name`` (``_OPERANDS``)
     gets something torch's argument parser refuses; ``fn`` itself for the others. ``method``:
@@ -676,13 +691,13 @@ def operands_checked(fn, name, method=False):
             a = args[i + skip]
             if (a.__class__ is not Tensor or tensor_checked[i]) and not takes[i](a) and not (
                     a is None and none_ok[i]):
-                raise refuse(args, kwargs, i, False)
+                return _refused(refuse(args, kwargs, i, False), name, method, args, kwargs)
         if kwargs:
             for k, a in kwargs.items():
                 i = where.get(k)
                 if i is not None and (a.__class__ is not Tensor or tensor_checked[i]) and \
                         not takes[i](a) and not (a is None and none_ok[i]):
-                    raise refuse(args, kwargs, i, True)
+                    return _refused(refuse(args, kwargs, i, True), name, method, args, kwargs)
         if alike:
             given = [a for a in (*args[skip:skip + n], *(kwargs.get(p) for p, _k in spec))
                      if a is not None]
@@ -952,6 +967,8 @@ def _tensor_first(fn, name):
         else:
             return fn(*args, **kwargs)
         if not isinstance(x, _registry._Tensor):
+            if getattr(type(x), "__torch_function__", None) is not None:
+                return _refused(None, name, False, args, kwargs)
             if reads is not None:       # (torch's Python code reads a Tensor attribute first)
                 raise no_attribute(x, reads)
             if scalar_input:
@@ -1357,11 +1374,13 @@ def _write_declared(ns, Tensor):
 _UNARY = frozenset({"__neg__", "__abs__", "__invert__", "__pos__"})
 
 
-def _operand_checked(f, operands):
+def _operand_checked(f, operands, method=None, dunder=None):
     """Binary operator ``f``, returning NotImplemented for an operand torch's operators do
     not take (a list, a tuple, None, a string): Python then raises its TypeError, or, for
     ``==`` and ``!=``, compares identities (``x == None`` is False, as in torch); so does
-    a three-argument ``pow(t, e, mod)``."""
+    a three-argument ``pow(t, e, mod)``. An operand that takes over calls
+    (``torchlike.overrides``) gets the call of ``Tensor.<method>``, as in torch (``t * s``
+    is ``Tensor.mul``); NotImplemented where it declines."""
     common = frozenset((*operands[:1], bool, int, float, complex))   # (no ABC check)
 
     def op(self, other, *mod):
@@ -1369,8 +1388,17 @@ def _operand_checked(f, operands):
             return NotImplemented
         if other.__class__ in common or isinstance(other, operands):
             return f(self, other)
+        if method is not None:
+            from .. import overrides
+            if overrides._overrides(other):
+                public = getattr(type(self), method)
+                for a in overrides._overloaded_args((other,)):
+                    r = a.__torch_function__(public, (type(a),), (self, other), None)
+                    if r is not NotImplemented:
+                        return r
         return NotImplemented
-    op.__name__ = getattr(f, "__name__", "op")
+    op.__name__ = dunder or getattr(f, "__name__", "op")
+    op.__qualname__ = f"Tensor.{op.__name__}"
     op.__wrapped__ = f
     return op
 
@@ -1416,7 +1444,9 @@ def bind(ns, Tensor):
         else:
             f = getattr(ns, m)
         f = getattr(f, "_operands_of", f)     # (the operator checks its operand itself)
+        # (torch gives an operand that takes over calls the method: ``Tensor.mul`` for ``*``)
         setattr(Tensor, d, f if d in _UNARY else _operand_checked(
-            f, operands + (np.ndarray,) if d in ("__eq__", "__ne__") else operands))
+            f, operands + (np.ndarray,) if d in ("__eq__", "__ne__") else operands,
+            m if how != "reflected" and _has(Tensor, m) else d, d))
     for d, f in DUNDER_FNS.items():
-        setattr(Tensor, d, f if d in _UNARY else _operand_checked(f, operands))
+        setattr(Tensor, d, f if d in _UNARY else _operand_checked(f, operands, d, d))

@@ -53,9 +53,25 @@ def _tensor_list(tensors, name, empty=None):
     return tensors_only(tensors)
 
 
+def _overridden(name, tensors, dim):
+    """``torchlike.<name>(tensors, dim)`` given to the overrides among ``tensors``
+    (``torchlike.overrides``), or None where no element takes over calls. (The handler gets
+    ``dim`` as a keyword where it is not 0: the call's own spelling is not known here.)"""
+    if isinstance(tensors, (list, tuple)) and not all(isinstance(t, Tensor) for t in tensors):
+        from .. import overrides
+        if overrides.overriding((tensors,), {}):
+            import torchlike
+            return (overrides.dispatch(getattr(torchlike, name), (tensors,),
+                                       {"dim": dim} if dim != 0 else {}, "torch." + name),)
+    return None
+
+
 @public(out=True)
 def cat(tensors, dim=0):
     """Concatenate along ``dim``; legacy empty 1-D tensors are skipped, as in torch."""
+    over = _overridden("cat", tensors, dim)
+    if over is not None:
+        return over[0]
     return _joined(tensors, dim, "cat")
 
 
@@ -108,6 +124,9 @@ def _stack(*xs, dim):
 
 @public(out=True)
 def stack(tensors, dim=0):
+    over = _overridden("stack", tensors, dim)
+    if over is not None:
+        return over[0]
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

@@ -53,15 +53,34 @@ __all__ = [
 _HI = jax.lax.Precision.HIGHEST
 
 
-def _stacklevel(level):
-    """The ``stacklevel`` for a ``warnings.warn`` in the calling function that names the frame
-    ``level`` (as torch counts it) when the argument-checking wrappers (``_refusing``) between
-    are not counted."""
+def _past_wrappers(level):
+    """``level`` for a ``warnings.warn`` in the calling function, not counting the public
+    functions' ``__torch_function__`` layer (``overrides.overridable``) between."""
     import sys
+
+    from ..overrides import WRAPPER_CODE
     f, lvl, counted = sys._getframe(1), 1, 1
     while counted < level and f.f_back is not None:
         f, lvl = f.f_back, lvl + 1
-        if not (f.f_code.co_name == "checked" and f.f_code.co_filename == __file__):
+        if f.f_code is not WRAPPER_CODE:
+            counted += 1
+    return lvl
+
+
+def _stacklevel(level):
+    """The ``stacklevel`` for a ``warnings.warn`` in the calling function that names the frame
+    ``level`` (as torch counts it) when the argument-checking wrappers (``_refusing``) and the
+    public functions' ``__torch_function__`` layer (``overrides.overridable``) between are not
+    counted."""
+    import sys
+
+    from ..overrides import WRAPPER_CODE
+    f, lvl, counted = sys._getframe(1), 1, 1
+    while counted < level and f.f_back is not None:
+        f, lvl = f.f_back, lvl + 1
+        co = f.f_code
+        if not ((co.co_name == "checked" and co.co_filename == __file__)
+                or co is WRAPPER_CODE):
             counted += 1
     return lvl
 
@@ -996,7 +1015,7 @@ def glu(input, dim=-1):
 
 def _get_softmax_dim(name, ndim, stacklevel=3):
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=stacklevel)
+                  "to include dim=X as an argument.", stacklevel=_past_wrappers(stacklevel))
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -1645,7 +1664,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         warnings.warn(f"Mismatch dtype between input and weight: input dtype = "
                       f"{_CPP_NAMES.get(input.dtype.name, input.dtype.name)}, weight dtype = "
                       f"{_CPP_NAMES.get(weight.dtype.name, weight.dtype.name)}, Cannot dispatch "
-                      f"to fused implementation.", UserWarning, stacklevel=2)
+                      f"to fused implementation.", UserWarning, stacklevel=_stacklevel(2))
     return apply(_rms_norm, input, *args, n=len(ns), eps=None if eps is None else float(eps))
 
 
@@ -2435,7 +2454,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
             f"== (). Got reduction={reduction!r}, label_smoothing={label_smoothing}, "
             f"target.dtype={target.dtype}, out_features={out_features}, tracing=False, "
             f"linear_bias.shape="
-            f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+            f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=_stacklevel(2))
     if options is not None and chunkable and _chunk_checks(
             input, linear_weight, target, linear_bias, weight, ignore_index, num_classes):
         from .modules.linear_cross_entropy import chunked
@@ -5596,7 +5615,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
             raise AssertionError(f"only bool and floating types of {mask_name} are supported")
         if check_other and other_type is not None and mask_dtype != other_type:
             warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
-                          "Use same type for both instead.", stacklevel=2)
+                          "Use same type for both instead.", stacklevel=_stacklevel(2))
         if not mask_is_float:
             mask = _tl.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
     return mask
@@ -5615,3 +5634,20 @@ def _in_projection_packed(q, k, v, w, b=None):
     stacked weight ``w`` (3E, E) and bias ``b``."""
     from ._mha_functional import _in_projection_packed as _packed
     return _packed(q, k, v, w, b)
+
+
+# (an object that is not a Tensor but defines ``__torch_function__`` takes over the functions
+# it is passed to: torchlike.overrides; torch defines these in Python)
+from .. import overrides as _overrides  # noqa: E402
+_overrides.make_overridable(globals(), "torch.nn.functional", python=True, native={
+    # (the functions torch binds from its native ones: their names in its messages)
+    **{n: "torch." + n for n in (
+        "adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu_", "channel_shuffle", "conv1d",
+        "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
+        "conv_transpose3d", "cosine_similarity", "hardshrink", "native_channel_shuffle",
+        "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu", "relu_",
+        "rrelu_", "selu_", "threshold_")},
+    **{n: "torch.nn." + n for n in (
+        "avg_pool2d", "avg_pool3d", "elu_", "gelu", "hardtanh_", "leaky_relu_", "linear",
+        "one_hot", "scaled_dot_product_attention", "softplus", "softshrink")},
+    "logsigmoid": "torch.nn.log_sigmoid"})

@@ -648,3 +648,6 @@ def _with_torch_args(name, fn):
 for _name in __all__:
     globals()[_name] = _with_torch_args(_name, globals()[_name])
 del _name
+
+from .. import overrides as _overrides  # noqa: E402
+_overrides.make_overridable(globals(), "torch.special")  # (__torch_function__: torchlike.overrides)
