@@ -64,7 +64,7 @@ def module_values(mod, out, tensors, objects, subs=None):
     they hold (a config, a helper holding a tensor), to ``objects``: scanned as the function's
     own user objects are (their numbers guarded, their tensors state)."""
     add = out.append
-    for sub in (_submodules(mod) if subs is None else subs):
+    for sub in (walk_modules([mod]) if subs is None else subs):
         own = sub.__class__.__module__.startswith("torchlike.")
         for k, v in vars(sub).items():
             c = v.__class__
@@ -84,11 +84,11 @@ def module_values(mod, out, tensors, objects, subs=None):
     return out
 
 
-def _submodules(mod):
-    """``mod.modules()`` as a list (parents first, each module once), without its generators:
-    a call's guard walks them on every call."""
+def walk_modules(roots):
+    """Every module under ``roots`` once, parents first (``named_modules``' order), as a list,
+    without its generators: a call's guard walks them on every call."""
     out, seen = [], set()
-    stack = [mod]
+    stack = list(reversed(roots))
     while stack:
         m = stack.pop()
         if id(m) in seen:
@@ -184,7 +184,7 @@ def discover(fn, args, kwargs):
         elif isinstance(obj, Module):
             found.modules.append(obj)
             plain, objects = [], []
-            subs = _submodules(obj)
+            subs = walk_modules([obj])
             module_values(obj, found.values, plain, objects, subs)
             for t in plain:
                 scan(t, depth)

@@ -30,6 +30,7 @@ from .._storage import write_roots
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from . import _hostchecks, _trace
+from ._discover import walk_modules as _walk
 
 __all__ = ["StepState", "StepEntry", "build_step_entry", "run_step_entry", "NeedNode"]
 
@@ -144,21 +145,6 @@ class StepState:
             views,
             tuple(again),
         )
-
-
-def _walk(roots):
-    """Every module under ``roots`` once, parents first (``named_modules``' order), without
-    its generators: this runs on every call."""
-    out, seen = [], set()
-    stack = list(reversed(roots))
-    while stack:
-        m = stack.pop()
-        if id(m) in seen:
-            continue
-        seen.add(id(m))
-        out.append(m)
-        stack.extend(reversed([c for c in m._modules.values() if c is not None]))
-    return out
 
 
 def _hp(o, g):
