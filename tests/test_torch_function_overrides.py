@@ -14,7 +14,7 @@ def _record(lib):
     functions it handles (the others: NotImplemented)."""
     calls = []
     handled = {lib.add, lib.stack, lib.mean, lib.nn.functional.relu, lib.Tensor.mul,
-               lib.Tensor.add, lib.linalg.norm, lib.cat}
+               lib.Tensor.add, lib.linalg.norm, lib.cat, lib.zeros_like}
 
     class Like:
         def __init__(self, v):
@@ -23,7 +23,9 @@ def _record(lib):
         @classmethod
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             calls.append((func.__name__, [t.__name__ for t in types],
-                          [type(a).__name__ for a in args], kwargs))
+                          [type(a).__name__ for a in args],
+                          None if kwargs is None else
+                          {k: str(v).replace("torchlike", "torch") for k, v in kwargs.items()}))
             if func in handled:
                 return ("handled", func.__name__)
             return NotImplemented
@@ -40,6 +42,9 @@ CASES = {
     "tuple argument, keyword": lambda m, s, d: m.cat((s,), dim=1),
     "subclass first": lambda m, s, d: m.add(s, d),
     "reduction": lambda m, s, d: m.mean(s),
+    "*_like factory": lambda m, s, d: m.zeros_like(s, dtype=m.float64),
+    "*_like factory, declined": lambda m, s, d: m.full_like(s, 2),
+    "cat of the object itself": lambda m, s, d: m.cat(s),
     "nn.functional": lambda m, s, d: m.nn.functional.relu(s),
     "linalg": lambda m, s, d: m.linalg.norm(s),
     "method": lambda m, s, d: m.ones(2).add(s),

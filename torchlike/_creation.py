@@ -996,6 +996,13 @@ def _keeps_layout(fn, name=None):
         from ._ops.convert import _copy_strides
         from ._strides import set_layout
         if not isinstance(input, Tensor):
+            from . import overrides
+            if overrides._overrides(input):     # (a Tensor-like object takes the call over)
+                import torchlike
+                if memory_format is not None:
+                    kwargs["memory_format"] = memory_format
+                return overrides.dispatch(getattr(torchlike, name), (input, *args), kwargs,
+                                          "torch." + name)
             from ._tensor import not_a_tensor
             raise not_a_tensor(name, input)
         _check_kw(name, memory_format=memory_format, **kwargs)

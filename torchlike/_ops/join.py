@@ -57,7 +57,9 @@ def _overridden(name, tensors, dim):
     """``torchlike.<name>(tensors, dim)`` given to the overrides among ``tensors``
     (``torchlike.overrides``), or None where no element takes over calls. (The handler gets
     ``dim`` as a keyword where it is not 0: the call's own spelling is not known here.)"""
-    if isinstance(tensors, (list, tuple)) and not all(isinstance(t, Tensor) for t in tensors):
+    if not isinstance(tensors, Tensor) and (
+            not isinstance(tensors, (list, tuple))
+            or not all(isinstance(t, Tensor) for t in tensors)):
         from .. import overrides
         if overrides.overriding((tensors,), {}):
             import torchlike
