@@ -949,7 +949,10 @@ def _learn(key, c, tiered, arrays):
         return
     if len(_RECIPES) >= _RECIPES_MAX:
         _RECIPES.clear()
-    _RECIPES[key] = (c, tiered, ent)
+    out_tree, out_keys, nbytes, _single, tree = ent
+    # (what the recording reads, flat: the entry's attributes read once, here)
+    _RECIPES[key] = (c, tiered, out_keys[0], nbytes, tree, out_tree, c.needs, c.node_cls,
+                     c.name, c.saves, c.op.view)
 
 
 def _record_known(op, args, static, st):
@@ -975,26 +978,28 @@ def _record_known(op, args, static, st):
         device = None
         for a in args:
             cl = a.__class__
-            if cl is float:
-                part(cl)
-                k = ids.get(id(a))
-                if k is None:
-                    k = ids[id(a)] = len(ext)
+            if cl is not T:
+                if cl is float:
+                    part(cl)
+                    k = ids.get(id(a))
+                    if k is None:
+                        k = ids[id(a)] = len(ext)
+                        ext.append(a)
+                        avals.append(cl)
+                        added.append(id(a))
+                    ref(~k)
+                    given(a)
+                    continue
+                if cl is bool or (cl is int and -_I64 <= a < _I64):
+                    part(cl)
+                    ref(~len(ext))
                     ext.append(a)
                     avals.append(cl)
-                    added.append(id(a))
-                ref(~k)
-                given(a)
-                continue
-            if cl is bool or (cl is int and -_I64 <= a < _I64):
-                part(cl)
-                ref(~len(ext))
-                ext.append(a)
-                avals.append(cl)
-                given(a)
-                continue
-            if (cl is not T and not (isinstance(a, T) and not cl._results_keep_class)) \
-                    or (a._is_inference and grad_on):
+                    given(a)
+                    continue
+                if not isinstance(a, T) or cl._results_keep_class:
+                    return _undo(seg, n_ext, added)
+            if a._is_inference and grad_on:
                 # (an inference tensor where a gradient may be recorded: the general path
                 # checks it is not saved; under inference mode or no_grad it is an operand)
                 return _undo(seg, n_ext, added)
@@ -1039,13 +1044,13 @@ def _record_known(op, args, static, st):
         if r is None:
             _undo(seg, n_ext, added)
             return key
-        c, tiered, (out_tree, out_keys, nbytes, _single, tree) = r
+        c, tiered, out_key, nbytes, tree, out_tree, needs, node_cls, name, saves, view = r
         refs = tuple(refs)
         if device is None:
             device = _tiers._default_device()
         calls = seg.calls
         start = len(seg.outs)
-        out = _Deferred(out_keys[0], device, seg, start)
+        out = _Deferred(out_key, device, seg, start)
         seg.outs.append(_weakref_ref(out))
         seg.producers.append(len(calls))
         calls.append((tiered, tree, refs, start, out_tree, 1))
@@ -1055,20 +1060,35 @@ def _record_known(op, args, static, st):
             F._flush(F._BOUND)
     c.stamp = _budget["epoch"]
     arrays = tuple(arrays)
-    needs = c.needs
     if not needs:
         t = T._make(out)
     else:
         vjp = _new(Remat)
         vjp.arrays = arrays
-        node = _new(c.node_cls)
-        node.__init__(c.name, _edges(args, needs), c, vjp, args, ((out.shape, out.dtype),),
-                      c.saves)
+        if len(args) == 2:      # (a binary op, the common call: its edges without a loop)
+            a, b = args
+            n0, n1 = needs
+            if n0:
+                g = a.grad_fn
+                e0 = (g, a._output_nr) if g is not None and g.__class__ is not _InvalidView \
+                    else a._edge()
+                if n1:
+                    g = b.grad_fn
+                    edges = (e0, (g, b._output_nr) if g is not None and
+                             g.__class__ is not _InvalidView else b._edge())
+                else:
+                    edges = (e0,)
+            else:
+                edges = _edges(args, needs)
+        else:
+            edges = _edges(args, needs)
+        node = _new(node_cls)
+        node.__init__(name, edges, c, vjp, args, ((out.shape, out.dtype),), saves)
         t = T._make(out, node, 0)
-        if c.saves:
+        if saves:
             node._saved_versions = _saved_versions(c, args, (t,), 1, st)
-    if op.view is not None:
-        op.view.mark(c, args, arrays, t, static)
+    if view is not None:
+        view.mark(c, args, arrays, t, static)
     return t
 
 
