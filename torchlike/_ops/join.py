@@ -54,9 +54,10 @@ def _tensor_list(tensors, name, empty=None):
 
 
 def _overridden(name, tensors, dim):
-    """``torchlike.<name>(tensors, dim)`` given to the overrides among ``tensors``
-    (``torchlike.overrides``), or None where no element takes over calls. (The handler gets
-    ``dim`` as a keyword where it is not 0: the call's own spelling is not known here.)"""
+    """``torchlike.<name>(tensors, dim)``, which refused ``tensors``, given to the overrides
+    among them (``torchlike.overrides``): its result in a 1-tuple, or None where no element
+    takes over calls. (The handler gets ``dim`` as a keyword where it is not 0: the call's own
+    spelling is not known here.)"""
     if not isinstance(tensors, Tensor) and (
             not isinstance(tensors, (list, tuple))
             or not all(isinstance(t, Tensor) for t in tensors)):
@@ -71,10 +72,13 @@ def _overridden(name, tensors, dim):
 @public(out=True)
 def cat(tensors, dim=0):
     """Concatenate along ``dim``; legacy empty 1-D tensors are skipped, as in torch."""
-    over = _overridden("cat", tensors, dim)
-    if over is not None:
-        return over[0]
-    return _joined(tensors, dim, "cat")
+    try:
+        return _joined(tensors, dim, "cat")
+    except TypeError:
+        over = _overridden("cat", tensors, dim)
+        if over is None:
+            raise
+    return over[0]
 
 
 @public(out=True)
@@ -126,10 +130,13 @@ def _stack(*xs, dim):
 
 @public(out=True)
 def stack(tensors, dim=0):
-    over = _overridden("stack", tensors, dim)
-    if over is not None:
+    try:
+        tensors = _tensor_list(tensors, "stack")
+    except TypeError:
+        over = _overridden("stack", tensors, dim)
+        if over is None:
+            raise
         return over[0]
-    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     s0 = tuple(tensors[0]._d.shape)
