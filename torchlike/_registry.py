@@ -950,9 +950,15 @@ def _learn(key, c, tiered, arrays):
     if len(_RECIPES) >= _RECIPES_MAX:
         _RECIPES.clear()
     out_tree, out_keys, nbytes, _single, tree = ent
+    # what the node keeps the versions of (``_saved_versions``): the key fixes which operands
+    # are Tensors (a recipe's operands are Tensors and Python numbers only)
+    tensors = [i for i, x in enumerate(arrays) if x.__class__ not in _PY_SCALARS]
+    at = c.saved_at
+    plan = tuple((i, None) for i in tensors) if at is None else \
+        tuple((i, i) for i in at if i in tensors)
     # (what the recording reads, flat: the entry's attributes read once, here)
     _RECIPES[key] = (c, tiered, out_keys[0], nbytes, tree, out_tree, c.needs, c.node_cls,
-                     c.name, c.saves, c.op.view)
+                     c.name, c.saves, c.op.view, plan, c.saves == _OUTPUT or c.saves == _BOTH)
 
 
 def _record_known(op, args, static, st):
@@ -1044,7 +1050,8 @@ def _record_known(op, args, static, st):
         if r is None:
             _undo(seg, n_ext, added)
             return key
-        c, tiered, out_key, nbytes, tree, out_tree, needs, node_cls, name, saves, view = r
+        (c, tiered, out_key, nbytes, tree, out_tree, needs, node_cls, name, saves, view,
+         save_plan, saves_out) = r
         refs = tuple(refs)
         if device is None:
             device = _tiers._default_device()
@@ -1080,13 +1087,26 @@ def _record_known(op, args, static, st):
                     edges = (e0,)
             else:
                 edges = _edges(args, needs)
+        elif len(args) == 1:    # (a unary op)
+            a = args[0]
+            g = a.grad_fn
+            edges = ((g, a._output_nr) if g is not None and g.__class__ is not _InvalidView
+                     else a._edge(),)
         else:
             edges = _edges(args, needs)
         node = _new(node_cls)
         node.__init__(name, edges, c, vjp, args, ((out.shape, out.dtype),), saves)
         t = T._make(out, node, 0)
         if saves:
-            node._saved_versions = _saved_versions(c, args, (t,), 1, st)
+            # (``_saved_versions``, its operands' positions from the recipe)
+            saved = []
+            for i, p in save_plan:
+                a = args[i]
+                vc = a._vc
+                saved.append((vc, vc[0], a, p))
+            if saves_out:
+                saved.append((t._vc, 0, None, (out.shape, out.dtype, 0)))
+            node._saved_versions = saved if st.allow_mutation is None else st.allow_mutation
     if view is not None:
         view.mark(c, args, arrays, t, static)
     return t
