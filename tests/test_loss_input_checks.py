@@ -159,3 +159,26 @@ def test_ignored_targets_values_and_gradients_as_torch(fn, reduction, target):
     kw = {"reduction": reduction}
     assert str(_ignored_result(torchlike, fn, shape, target, kw)) == \
         str(_ignored_result(torch, fn, shape, target, kw))
+
+
+def test_class_index_range_read_once_per_array_and_again_after_a_write():
+    """The class-index range check reads a target array once (jax arrays are immutable: the
+    range is kept by identity), and a write into the target (a new array) is checked anew,
+    with torch's error; the same for embedding indices."""
+    from torchlike import _fused
+    for m in (torch, torchlike):
+        x = m.zeros(4, 3)
+        y = m.tensor([0, 1, 2, 1])
+        m.nn.functional.cross_entropy(x, y)
+        if m is torchlike:
+            assert id(y._data) in _fused._ranges
+        m.nn.functional.cross_entropy(x, y)
+        y[0] = 7
+        with pytest.raises(IndexError, match="Target 7 is out of bounds."):
+            m.nn.functional.cross_entropy(x, y)
+        w = m.zeros(3, 2)
+        idx = m.tensor([0, 2])
+        m.nn.functional.embedding(idx, w)
+        idx[1] = 3
+        with pytest.raises(IndexError, match="index out of range in self"):
+            m.nn.functional.embedding(idx, w)

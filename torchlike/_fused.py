@@ -843,15 +843,25 @@ def bound_gather(out, source):
                 bound(out, *b)
             return
         source = source.value
-    if source.__class__ is _ArrayImpl and source.dtype.kind in "iu" \
-            and 0 < source.size <= _RANGE_MAX_SIZE:
-        r = _ranges.get(id(source))
-        if r is None or r[0]() is not source:
-            if len(_ranges) >= _RANGES_MAX:
-                _ranges.clear()
-            h = np.asarray(source)
-            r = _ranges[id(source)] = (weakref.ref(source), int(h.min()), int(h.max()))
-        bound(out, r[1], r[2])
+    r = value_range(source)
+    if r is not None:
+        bound(out, *r)
+
+
+def value_range(a):
+    """``(min, max)`` of a concrete, non-empty integer array ``a`` (jax arrays are immutable: read
+    once per array, cached by identity), or None for any other value. In either mode: a value
+    check on the same indices every step (a dataset's targets, a fixed batch) reads them once."""
+    if a.__class__ is not _ArrayImpl or a.dtype.kind not in "iu" \
+            or not 0 < a.size <= _RANGE_MAX_SIZE:
+        return None
+    r = _ranges.get(id(a))
+    if r is None or r[0]() is not a:
+        if len(_ranges) >= _RANGES_MAX:
+            _ranges.clear()
+        h = np.asarray(a)
+        r = _ranges[id(a)] = (weakref.ref(a), int(h.min()), int(h.max()))
+    return r[1], r[2]
 
 
 def bound_view(out, source):

@@ -1347,7 +1347,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None or not _fused.defer_check(
             _indices_out_of_range, [_fused.raw(input), weight.shape[0]], _embedding_error,
             within=(0, weight.shape[0] - 1)):
-        e = _embedding_error(_indices_out_of_range(np.asarray(input._data), weight.shape[0]))
+        d = input._data
+        r = _fused.value_range(d)   # (read once per index array)
+        e = _embedding_error(r[0] < 0 or r[1] >= weight.shape[0] if r is not None else
+                             _indices_out_of_range(np.asarray(d), weight.shape[0]))
         if e is not None:
             raise e
     if max_norm is not None:
@@ -2240,9 +2243,11 @@ def _check_target_range(input, target, ignore_index):
     if _fused.defer_check(_first_bad_target, [_fused.raw(target), c, ignore_index],
                           _target_error, within=(0, c - 1)):
         return
-    t = np.asarray(target._data)
-    if t.size and t.min() >= 0 and t.max() < c:
-        return                                  # (the common case: two reductions)
+    d = target._data
+    r = _fused.value_range(d)       # (the common case: within range, read once per array)
+    if r is not None and r[0] >= 0 and r[1] < c:
+        return
+    t = np.asarray(d)
     e = _target_error(_first_bad_target(t, c, ignore_index))
     if e is not None:
         raise e
