@@ -151,3 +151,20 @@ def test_plain_calls_still_refuse_other_objects():
             m.add(m.ones(1), Plain())
         with pytest.raises(TypeError):
             m.ones(1) * Plain()
+
+
+def test_differences_indexing_and_the_dim_of_cat():
+    """DIFFERENCES: an index that overrides ``__torch_function__`` is refused without its
+    handler being called (torch calls it with ``Tensor.__getitem__``), and ``cat``/``stack``
+    give their handler ``dim`` as a keyword only where it is not 0 (torch: as the call spelled
+    it)."""
+    seen = {}
+    for m in (torch, tl):
+        Like, _Derived, calls = _record(m)
+        with pytest.raises(TypeError):
+            m.ones(2)[Like(0)]          # (torch: its handler declined)
+        getitem = [c[0] for c in calls]
+        m.cat((Like(0),), dim=0)
+        seen[m] = (getitem, calls[-1][3])
+    assert seen[torch] == (["__getitem__"], {"dim": "0"})
+    assert seen[tl] == ([], None)

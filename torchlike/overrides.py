@@ -78,17 +78,28 @@ def overriding(args, kwargs):
     return False
 
 
+def handled(public_api, relevant, args, kwargs):
+    """The first result of the handlers among ``relevant`` (torch's order) that is not
+    NotImplemented, each called as ``handler(public_api, types, args, kwargs)``; else
+    NotImplemented. With the overriding types: ``(result, types)``."""
+    overloaded = _overloaded_args(relevant)
+    types = tuple(type(a) for a in overloaded)
+    for a in overloaded:
+        r = a.__torch_function__(public_api, types, args, kwargs)
+        if r is not NotImplemented:
+            return r, types
+    return NotImplemented, types
+
+
 def dispatch(public_api, args, kwargs, name=None, python=False):
     """Call ``public_api``'s overrides among ``args``/``kwargs`` (torch's
     ``handle_torch_function``); the first result that is not NotImplemented, else torch's
     TypeError. ``name``: torch's qualified name of the function, for the message; ``python``:
     torch defines the function in Python (its message differs from a native function's)."""
-    overloaded = _overloaded_args((*args, *kwargs.values()))
-    types = tuple(type(a) for a in overloaded)
-    for a in overloaded:
-        r = a.__torch_function__(public_api, types, args, kwargs if kwargs or python else None)
-        if r is not NotImplemented:
-            return r
+    r, types = handled(public_api, (*args, *kwargs.values()), args,
+                       kwargs if kwargs or python else None)
+    if r is not NotImplemented:
+        return r
     if name is None:
         name = resolve_name(public_api)
     if python:
@@ -105,12 +116,9 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     the call itself, as Tensor's own ``__torch_function__`` makes it)."""
     if not has_torch_function(relevant_args):
         return public_api(*args, **kwargs)
-    overloaded = _overloaded_args(relevant_args)
-    types = tuple(type(a) for a in overloaded)
-    for a in overloaded:
-        r = a.__torch_function__(public_api, types, args, kwargs)
-        if r is not NotImplemented:
-            return r
+    r, types = handled(public_api, relevant_args, args, kwargs)
+    if r is not NotImplemented:
+        return r
     raise TypeError(f"no implementation found for '{resolve_name(public_api)}' on types that "
                     f"implement __torch_function__: {list(types)}")
 

@@ -957,6 +957,7 @@ def _tensor_first(fn, name):
         return fn
     from .. import _registry
     from .._tensor import _type_name, no_attribute, not_a_tensor
+    from ..overrides import _overrides
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
@@ -967,8 +968,8 @@ def _tensor_first(fn, name):
         else:
             return fn(*args, **kwargs)
         if not isinstance(x, _registry._Tensor):
-            if getattr(type(x), "__torch_function__", None) is not None:
-                return _refused(None, name, False, args, kwargs)
+            if _overrides(x):           # (a Tensor-like object takes the call over)
+                return _refused(not_a_tensor(name, x), name, False, args, kwargs)
             if reads is not None:       # (torch's Python code reads a Tensor attribute first)
                 raise no_attribute(x, reads)
             if scalar_input:
@@ -1391,11 +1392,9 @@ def _operand_checked(f, operands, method=None, dunder=None):
         if method is not None:
             from .. import overrides
             if overrides._overrides(other):
-                public = getattr(type(self), method)
-                for a in overrides._overloaded_args((other,)):
-                    r = a.__torch_function__(public, (type(a),), (self, other), None)
-                    if r is not NotImplemented:
-                        return r
+                # (all declining: NotImplemented, and Python raises its TypeError, as torch's)
+                return overrides.handled(getattr(type(self), method), (other,), (self, other),
+                                         None)[0]
         return NotImplemented
     op.__name__ = dunder or getattr(f, "__name__", "op")
     op.__qualname__ = f"Tensor.{op.__name__}"

@@ -58,14 +58,11 @@ def _overridden(name, tensors, dim):
     among them (``torchlike.overrides``): its result in a 1-tuple, or None where no element
     takes over calls. (The handler gets ``dim`` as a keyword where it is not 0: the call's own
     spelling is not known here.)"""
-    if not isinstance(tensors, Tensor) and (
-            not isinstance(tensors, (list, tuple))
-            or not all(isinstance(t, Tensor) for t in tensors)):
-        from .. import overrides
-        if overrides.overriding((tensors,), {}):
-            import torchlike
-            return (overrides.dispatch(getattr(torchlike, name), (tensors,),
-                                       {"dim": dim} if dim != 0 else {}, "torch." + name),)
+    from .. import overrides
+    if overrides.overriding((tensors,), {}):
+        import torchlike
+        return (overrides.dispatch(getattr(torchlike, name), (tensors,),
+                                   {"dim": dim} if dim != 0 else {}, "torch." + name),)
     return None
 
 

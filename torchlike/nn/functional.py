@@ -53,25 +53,12 @@ __all__ = [
 _HI = jax.lax.Precision.HIGHEST
 
 
-def _past_wrappers(level):
-    """``level`` for a ``warnings.warn`` in the calling function, not counting the public
-    functions' ``__torch_function__`` layer (``overrides.overridable``) between."""
-    import sys
-
-    from ..overrides import WRAPPER_CODE
-    f, lvl, counted = sys._getframe(1), 1, 1
-    while counted < level and f.f_back is not None:
-        f, lvl = f.f_back, lvl + 1
-        if f.f_code is not WRAPPER_CODE:
-            counted += 1
-    return lvl
-
-
-def _stacklevel(level):
+def _stacklevel(level, checks=True):
     """The ``stacklevel`` for a ``warnings.warn`` in the calling function that names the frame
-    ``level`` (as torch counts it) when the argument-checking wrappers (``_refusing``) and the
-    public functions' ``__torch_function__`` layer (``overrides.overridable``) between are not
-    counted."""
+    ``level`` (as torch counts it) when the public functions' ``__torch_function__`` layer
+    (``overrides.overridable``) and, with ``checks``, the argument-checking wrappers
+    (``_refusing``) between are not counted (without: where torch counts frames of its own
+    there, as the softmax family's ``_stacklevel`` does)."""
     import sys
 
     from ..overrides import WRAPPER_CODE
@@ -79,8 +66,8 @@ def _stacklevel(level):
     while counted < level and f.f_back is not None:
         f, lvl = f.f_back, lvl + 1
         co = f.f_code
-        if not ((co.co_name == "checked" and co.co_filename == __file__)
-                or co is WRAPPER_CODE):
+        if not (co is WRAPPER_CODE
+                or (checks and co.co_name == "checked" and co.co_filename == __file__)):
             counted += 1
     return lvl
 
@@ -1015,7 +1002,7 @@ def glu(input, dim=-1):
 
 def _get_softmax_dim(name, ndim, stacklevel=3):
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=_past_wrappers(stacklevel))
+                  "to include dim=X as an argument.", stacklevel=_stacklevel(stacklevel, checks=False))
     return 0 if ndim in (0, 1, 3) else 1
 
 
