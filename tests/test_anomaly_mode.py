@@ -86,3 +86,64 @@ def test_finite_backward_unchanged():
                 (x.sqrt() * x).sum().backward()
         res.append(x.grad.tolist())
     assert res[0] == pytest.approx(res[1])
+
+
+def _exp_then_written(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.mul_(2)
+    return y
+
+
+def _backward_warnings(m, forward, anomaly_forward=True):
+    """The error and warnings of a backward in anomaly mode whose node's saved output was
+    written in place."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        if anomaly_forward:
+            with m.autograd.detect_anomaly():
+                y = forward(m)
+                with pytest.raises(RuntimeError) as info:
+                    y.sum().backward()
+        else:
+            y = forward(m)
+            with m.autograd.detect_anomaly():
+                with pytest.raises(RuntimeError) as info:
+                    y.sum().backward()
+    return str(info.value), [str(x.message) for x in w], y
+
+
+def test_an_error_in_a_backward_prints_the_forward_traceback():
+    """Any error in a node's backward (here the saved-version check) is preceded by torch's
+    "Error detected in ..." warning carrying the forward call's traceback, and the version
+    error's hint is anomaly mode's."""
+    got = {m: _backward_warnings(m, _exp_then_written) for m in (torch, tl)}
+    (msg_t, warn_t, y_t), (msg_l, warn_l, y_l) = got[torch], got[tl]
+    assert msg_l == msg_t and msg_t.endswith("Good luck!")
+    assert warn_l == warn_t
+    assert warn_t[1].startswith("Error detected in ExpBackward0. Traceback of forward call")
+    assert "y = x.exp()" in warn_t[1]
+    # the node keeps it: ``metadata["traceback_"]``, torch's list of formatted frames
+    assert y_l.grad_fn.next_functions[0][0].metadata["traceback_"] == \
+        y_t.grad_fn.next_functions[0][0].metadata["traceback_"]
+
+
+def test_a_node_made_outside_anomaly_mode_has_no_forward_traceback():
+    got = {m: _backward_warnings(m, _exp_then_written, anomaly_forward=False)
+           for m in (torch, tl)}
+    assert got[tl][:2] == got[torch][:2]
+    assert got[torch][1][1].startswith("Error detected in ExpBackward0. No forward pass "
+                                       "information available.")
+    for m in (torch, tl):
+        x = m.tensor([1.0], requires_grad=True)
+        assert x.exp().grad_fn.metadata == {}
+
+
+def test_the_version_hint_outside_anomaly_mode():
+    msgs = []
+    for m in (torch, tl):
+        y = _exp_then_written(m)
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1] and "enable anomaly detection" in msgs[0]

@@ -5,11 +5,15 @@
 
 While enabled with ``check_nan=True`` (the default), the backward engine checks every node's
 gradients and raises torch's ``Function 'SqrtBackward0' returned nan values in its 0th output.``
-(after torch's "Error detected in ..." warning). torch also prints the traceback of the forward
-call that made the node; torchlike does not record forward tracebacks.
+(after torch's "Error detected in ..." warning). A node made while anomaly mode is on keeps the
+traceback of the forward call that made it (``node.metadata["traceback_"]``, as torch's: the
+user's frames, torchlike's own left out); an error in a node's backward is preceded by the
+warning that prints it (``backward_error``).
 """
 from __future__ import annotations
 
+import os
+import traceback
 import warnings
 
 from .. import _fused
@@ -66,6 +70,34 @@ class set_detect_anomaly:
         return False
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def forward_stack():
+    """The forward traceback a node made in anomaly mode keeps: ``traceback.format_list`` of
+    the calling frames outside torchlike (torch's ``traceback_`` metadata)."""
+    return traceback.format_list([f for f in traceback.extract_stack()
+                                  if not f.filename.startswith(_PACKAGE)])
+
+
+_TRIGGERED = " (Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/" \
+    "python_anomaly_mode.cpp:{}.)"
+
+
+def backward_error(node):
+    """torch's warning when ``node``'s backward raised in anomaly mode: the traceback of the
+    forward call that made it, or that none was recorded."""
+    stack = node.metadata.get("traceback_") if node is not None else None
+    if stack:
+        msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
+               f"error:\n{''.join(stack)}" + _TRIGGERED.format(122))
+    else:
+        msg = (f"Error detected in {node.name() if node is not None else 'backward'}. No "
+               "forward pass information available. Enable detect anomaly during forward pass "
+               "for more information." + _TRIGGERED.format(100))
+    warnings.warn(msg, stacklevel=4)
+
+
 def check_gradients(node, grads):
     """The engine's check after a node ran (only called while anomaly mode is on)."""
     if not _mode[1]:
@@ -78,8 +110,5 @@ def check_gradients(node, grads):
         if data.__class__ is _fused.Deferred:       # (fused eager: the check reads the value)
             data = _fused.resolve(data, "anomaly check")
         if jnp.issubdtype(data.dtype, jnp.inexact) and bool(jnp.isnan(data).any()):
-            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
-                          "caused the error:\n (forward tracebacks are not recorded by "
-                          "torchlike)", stacklevel=4)
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                "output.")

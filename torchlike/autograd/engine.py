@@ -21,7 +21,7 @@ from . import fused_backward
 from . import grad_mode as _gm
 from .graph import AccumulateGrad, accumulate, bind, cotangents, flip_conj  # noqa: F401
 from .graph import _running
-from .anomaly_mode import _mode as _anomaly, check_gradients
+from .anomaly_mode import _mode as _anomaly, backward_error, check_gradients
 
 __all__ = ["run_backward", "bind", "flip_conj"]
 
@@ -152,6 +152,7 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
     _running.walk = walk          # for hooks that ask which nodes this backward runs
 
     ready, pop, done = walk.ready, heapq.heappop, walk.done
+    node = None
     try:
         with _gm.set_grad_enabled(create_graph):
             while ready:
@@ -195,6 +196,10 @@ def run_backward(roots, grads, retain_graph, create_graph, inputs=None, capture=
                     node.release()
                 _send(buffers, rep, node, in_grads, keep)
                 done(node)
+    except BaseException:
+        if _anomaly[0]:
+            backward_error(node)     # (torch's warning: the failing node's forward traceback)
+        raise
     finally:
         _running.walk = outer
     if graph is not None:

@@ -32,6 +32,8 @@ from ..utils.hooks import RemovableHandle
 from . import grad_mode as _gm
 from .hook_checks import check_hook_result, hook_name
 from . import saved_names as _saved_names
+from . import anomaly_mode as _anomaly_mode
+from .anomaly_mode import _mode as _anomaly
 
 __all__ = ["Node", "AccumulateGrad", "bind", "tensor_class", "cotangents", "flip_conj",
            "accumulate"]
@@ -284,6 +286,8 @@ class Node:
         self.freed = False
         self._saved_versions = None
         self.packed = None                # (unpack_hook, entries): saved_hooks.py
+        if _anomaly[0]:
+            self.metadata["traceback_"] = _anomaly_mode.forward_stack()
 
     def name(self) -> str:
         n = self._name
@@ -517,9 +521,12 @@ def _version_message(node, now, expected, tensor, meta):
         what += f", which is output {k} of {short},"
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {what} is at version {now}; expected version {expected} "
-            "instead. Hint: enable anomaly detection to find the operation that failed to "
-            "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-            "check_nan=False).")
+            "instead. Hint: " + (
+                "the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!" if _anomaly[0] else
+                "enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."))
 
 
 # ops whose Python number operand torch wraps into a tensor input (``x * 3`` is
