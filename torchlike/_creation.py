@@ -62,6 +62,8 @@ def _infer_np(data, dtype=None):
     if isinstance(data, np.generic):
         return np.asarray(data), D.from_jax(data.dtype), True
     if isinstance(data, (list, tuple)):
+        if _unsized_head(data):
+            raise TypeError("len() of unsized object")
         if _tensor_leaves(data):
             return _from_tensor_leaves(data)
         if any(isinstance(x, Tensor) for x in data):
@@ -88,7 +90,7 @@ def _infer_np(data, dtype=None):
         # ints outside int64 (numpy made them uint64, object or float64): torch's rules need
         # the Python values themselves (rare: the common path above is one numpy call)
         return _scan_python(data, dtype), None, True
-    if dtype is None and isinstance(data, (list, tuple)) and a.size:
+    if dtype is None and isinstance(data, (list, tuple)):
         dt = _numpy_leaves_dtype(data)
         if dt is not None:
             return a, dt, True
@@ -105,6 +107,16 @@ def _infer_np(data, dtype=None):
     else:
         raise _bad_data(data, dtype)[0] or TypeError(f"Could not infer dtype of {a.dtype}")
     return a, dt, True
+
+
+def _unsized_head(data):
+    """Whether nested lists ``data`` reach a 0-d ndarray along their first elements: torch's
+    parser reads the sizes along them, and a 0-d ndarray is a sequence without a length."""
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+        while isinstance(data, np.ndarray) and data.ndim and len(data):
+            data = data[0]
+    return isinstance(data, np.ndarray) and data.ndim == 0
 
 
 def _tensor_leaves(data):
@@ -227,15 +239,20 @@ def check_ndarray(a):
 def _bad_data(data, dtype=None):
     """(torch's error for ``data``, or None, and the sizes read from it), in the order
     torch.tensor's parser meets them: the sizes, read along the first elements (a string
-    there: ValueError); without a dtype, the dtype inferred from every element (None, a
-    dict: RuntimeError); then each value as it is stored (a sequence of another length:
-    ValueError; a value that is not a number: TypeError, worded for the dtype). No element is
-    read past a size of 0 (``[[], [1]]`` is a (2, 0) tensor)."""
+    there: ValueError; an ndarray is a sequence, a 0-d one without a length: TypeError);
+    without a dtype, the dtype inferred from every element in order (a string: TypeError;
+    None, a dict: RuntimeError); then, where the sizes hold no 0, each value as it is stored
+    (a sequence of another length: ValueError; a value that is not a number: TypeError,
+    worded for the dtype). ``[[], [1]]`` and ``[[], 5]`` are (2, 0) tensors."""
     sizes = []
     head = data
-    while isinstance(head, (list, tuple)):
+    while isinstance(head, (list, tuple, np.ndarray)):
+        # (an ndarray is a sequence to torch's parser: its length, then its first element;
+        # a 0-d one has no length)
+        if isinstance(head, np.ndarray) and head.ndim == 0:
+            return TypeError("len() of unsized object"), ()
         sizes.append(len(head))
-        if not head:
+        if not len(head):
             break
         head = head[0]
     if isinstance(head, str) and head is not data:
@@ -247,9 +264,11 @@ def _bad_data(data, dtype=None):
         def no_dtype(x):        # (the first element with no dtype,) or None
             if isinstance(x, (list, tuple)):
                 return next((b for b in map(no_dtype, x) if b is not None), None)
-            return None if isinstance(x, numbers + (str, bytes)) else (x,)
+            return None if isinstance(x, numbers) else (x,)
         bad = no_dtype(data)
         if bad is not None:
+            if isinstance(bad[0], (str, bytes)):
+                return TypeError(f"new(): invalid data type '{type(bad[0]).__name__}'"), ()
             return RuntimeError(f"Could not infer dtype of {type(bad[0]).__name__}"), ()
 
         def kinds(x):
@@ -270,20 +289,26 @@ def _bad_data(data, dtype=None):
 
     def walk(x, d):
         if d == len(sizes):
+            if isinstance(x, np.ndarray) and x.ndim:
+                try:                    # (numpy's own error: a 1-element array's is worded
+                    float(x)            # by the numpy version)
+                except TypeError as e:
+                    return TypeError(str(e))
             if isinstance(x, (list, tuple)) or not isinstance(x, numbers):
                 return value_error(x)
             if integer and x.__class__ is int and not -2 ** 63 <= x < 2 ** 63:
                 return ValueError("Overflow when unpacking long long")
             return None
-        if not isinstance(x, (list, tuple, str)):       # (a string is a sequence there)
+        if not isinstance(x, (list, tuple, str)) and not (
+                isinstance(x, np.ndarray) and x.ndim):  # (a string is a sequence there)
             return TypeError("not a sequence")
-        if sizes[d] == 0:
-            return None
         if len(x) != sizes[d]:
             return ValueError(f"expected sequence of length {sizes[d]} at dim {d} "
                               f"(got {len(x)})")
         return next((e for e in (walk(y, d + 1) for y in x) if e is not None), None)
 
+    if 0 in sizes:                      # (no element is stored, none read)
+        return None, tuple(sizes)
     return walk(data, 0), tuple(sizes)
 
 

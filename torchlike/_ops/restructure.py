@@ -331,6 +331,12 @@ def _scatter_reduce(a, index, src, dim, reduce, include_self):
         return a
     index = index.astype(jnp.int64) % a.shape[dim]
     src = src[tuple(slice(0, k) for k in index.shape)]
+    if reduce in ("max", "min"):
+        # (torch's forward takes "max"/"min" for "amax"/"amin"; its backward refuses them)
+        out = _scatter_reduce_fwd(a, index, src, "a" + reduce, include_self, dim)
+        if not jnp.issubdtype(a.dtype, jnp.inexact):
+            return out
+        return _refused_backward_of(reduce)(a, src, out)
     if reduce in ("amax", "amin") and jnp.issubdtype(a.dtype, jnp.floating):
         return _reduce_vjp_factory(reduce, include_self, dim)(a, index, src)
     if reduce == "prod" and jnp.issubdtype(a.dtype, jnp.floating):
@@ -338,17 +344,36 @@ def _scatter_reduce(a, index, src, dim, reduce, include_self):
     return _scatter_reduce_fwd(a, index, src, reduce, include_self, dim)
 
 
+def _refused_backward_of(reduce):
+    """``out`` (computed from ``a`` and ``src``) whose backward raises torch's error for a
+    scatter_reduce named by an alias of amax/amin."""
+    @jax.custom_vjp
+    def f(a, src, out):
+        return out
+
+    def fwd(a, src, out):
+        return out, None
+
+    def bwd(_res, _g):
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {reduce}.")
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
 @public(method=True, inplace=True, out=True)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = _check_index_dims("scatter", input, dim, index, src)
     if index.numel() and ((reduce == "mean" and input.dtype is D.bool) or (
-            reduce in ("amax", "amin") and input.dtype.is_complex)):
-        raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not "
+            reduce in ("amax", "amin", "max", "min") and input.dtype.is_complex)):
+        raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_a{reduce.lstrip('a')}\" "
+                                  f"not "
                                   f"implemented for '{D.legacy_name(input.dtype)}'")
     if input._d.ndim == 0:
         return apply(_scatter_reduce, reshape(input, 1), reshape(index, -1), reshape(src, -1),

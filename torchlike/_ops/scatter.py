@@ -10,7 +10,7 @@ from .. import _barebones, _dtype as D, _float8
 from .. import _fused
 from .._registry import apply, defop
 from .._tensor import Tensor, _wrap_dim
-from ._surface import public
+from ._surface import inplace_of, method, public
 from .view import _broadcast_shape, _check_int_index, _host, _is_t, broadcast_to
 
 __all__ = ['gather', 'scatter', 'scatter_add', 'index_select', 'masked_select',
@@ -514,7 +514,7 @@ def _masked_fill(a, mask, value):
     return jnp.where(mask, jnp.asarray(value).astype(a.dtype), a)
 
 
-def _masked_fill_args(input, mask, value):
+def _masked_fill_args(input, mask, value, inplace=False):
     if not _is_t(mask) or mask.dtype is not D.bool:
         from .._tensor import _CPP
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -522,7 +522,10 @@ def _masked_fill_args(input, mask, value):
     if _is_t(value) and value._d.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value._d.ndim} dimension(s).")
-    _broadcast_shape([tuple(mask._d.shape), tuple(input._d.shape)])
+    # (torch's in-place kernel broadcasts self with the mask, the out-of-place form the mask
+    # with self: the two name the sizes the other way round)
+    shapes = [tuple(mask._d.shape), tuple(input._d.shape)]
+    _broadcast_shape(shapes[::-1] if inplace else shapes)
     _check_fill_value(input, value)
 
 
@@ -538,10 +541,19 @@ def _check_fill_value(input, value):
     D.check_scalar(value, input.dtype)
 
 
-@public(method=True, inplace=True)
+@public(method=True)
 def masked_fill(input, mask, value):
     _masked_fill_args(input, mask, value)
     return apply(_masked_fill, input, mask, value)
+
+
+_masked_fill_inplace = inplace_of(masked_fill, "masked_fill")
+
+
+@method("masked_fill_")
+def _masked_fill_(self, mask, value):
+    _masked_fill_args(self, mask, value, inplace=True)
+    return _masked_fill_inplace(self, mask, value)
 
 
 @defop("take_along_dim", saves={1: (0,)}, grad_name="TakeAlongDimBackward0")
