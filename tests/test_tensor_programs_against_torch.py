@@ -208,6 +208,7 @@ NESTED_DATA = {
     "nested_empty_then_number": lambda m: m.tensor([[[]], [5]]),
     # passing before
     "str_row_after_array": lambda m: m.tensor([np.array([1]), 'ab']),
+    "empty_then_nested": lambda m: m.tensor([[], [[1]]]),
     "0d_tensor_then_0d_array": lambda m: m.tensor([m.tensor(2.), np.array(3.)]),
     "number_then_0d_array": lambda m: m.tensor([1, np.array(2.)]),
     "nested_0d_array_leaf": lambda m: m.tensor([[1.], [np.array(2.)]]),
@@ -315,3 +316,63 @@ MASKED_FILL_SHAPES = {
 def test_masked_fill_inplace_broadcast_message(name):
     """Fixed: masked_fill_ named the mask's size first where torch names self's."""
     same_as_torch(MASKED_FILL_SHAPES[name])
+
+
+# ============================================================ 5. histogram edges (fixed)
+
+def _dd(r):
+    return (r.hist,) + tuple(r.bin_edges)
+
+
+HISTOGRAMS = {
+    # torch's edges are its linspace over the range in the input's dtype, and density divides
+    # by the total, then by each dimension's bin lengths, in that dtype
+    "bins_3": lambda m: m.histogram(m.tensor([0., 1, 2]), bins=3),
+    "bins_7": lambda m: m.histogram(m.tensor([0.1, 0.7, 2.9]), bins=7),
+    "bins_7_range": lambda m: m.histogram(m.tensor([0.1, 0.7, 2.9]), bins=7, range=(0.1, 3.3)),
+    "method": lambda m: m.tensor([0.1, 0.7, 2.9]).histogram(7),
+    "density_weight": lambda m: m.histogram(m.tensor([0.1, 0.7, 2.9, 1.3, 0.77]), bins=7,
+                                            weight=m.tensor([0.3, 1.7, 2.2, 0.1, 0.9]),
+                                            density=True),
+    "dd_bins_3": lambda m: _dd(m.histogramdd(m.tensor([[0., 1], [1, 0], [2, 2]]), bins=3)),
+    "dd_bins_list": lambda m: _dd(m.histogramdd(m.tensor([[0.1, 1], [1.3, 0], [2.9, 2.2]]),
+                                                bins=[3, 7])),
+    "dd_density": lambda m: _dd(m.histogramdd(m.tensor([[0.1, 1], [1.3, 0], [2.9, 2.2]]),
+                                              bins=3, density=True)),
+    "dd_density_weight": lambda m: _dd(m.histogramdd(
+        m.tensor([[0.1, 1], [1.3, 0], [2.9, 2.2], [0.3, 0.3]]), bins=[3, 5],
+        weight=m.tensor([0.3, 1.7, 2.2, 0.1]), density=True)),
+    "bins_7_double": lambda m: m.histogram(m.tensor([0.1, 0.7, 2.9], dtype=m.float64), bins=7),
+    "constant": lambda m: m.histogram(m.tensor([2., 2.]), bins=3),
+    "density": lambda m: m.histogram(m.tensor([0.1, 0.7, 2.9, 1.3]), bins=6, density=True),
+    "weight": lambda m: m.histogram(m.tensor([0.1, 0.7, 2.9, 1.3]), bins=6,
+                                    weight=m.tensor([1., 2, 3, 4])),
+    "empty": lambda m: m.histogram(m.tensor([]), bins=3),
+    "empty_density": lambda m: m.histogram(m.tensor([]), bins=3, density=True),
+    "2d_input": lambda m: m.histogram(m.tensor([[0.1, 0.7], [2.9, 1.3]]), bins=5),
+    "on_edges": lambda m: m.histogram(m.tensor([0., 1 / 3, 2 / 3, 1.]), bins=3),
+    "dd_constant": lambda m: _dd(m.histogramdd(m.tensor([[1., 1], [1, 1]]), bins=3)),
+    "dd_density_double": lambda m: _dd(m.histogramdd(
+        m.tensor([[0.1, 1], [1.3, 0], [2.9, 2.2]], dtype=m.float64), bins=3, density=True)),
+    "dd_density_empty": lambda m: _dd(m.histogramdd(m.zeros(0, 2), bins=3, density=True)),
+    # passing before
+    "nan": lambda m: m.histogram(m.tensor([1., nan]), bins=3),
+    "long": lambda m: m.histogram(m.tensor([1, 2]), bins=3),
+    "half": lambda m: m.histogram(m.tensor([1., 2], dtype=m.float16), bins=3),
+    "reversed_range": lambda m: m.histogram(m.tensor([1., 2]), bins=3, range=(2., 1.)),
+    "edges_density": lambda m: m.histogram(m.tensor([0.1, 0.7, 2.9, 1.3, 0.77]),
+                                           bins=m.tensor([0., 0.3, 1.1, 3.]), density=True),
+    "dd_edges": lambda m: _dd(m.histogramdd(m.tensor([[0., 1], [1, 0], [2, 2]]),
+                                            bins=[m.tensor([0., 1, 3]), m.tensor([0., 2.5])])),
+    "dd_range": lambda m: _dd(m.histogramdd(m.tensor([[0., 1], [1, 0], [2, 2]]), bins=[2, 2],
+                                            range=[0., 1., 0., 2.])),
+    "histc": lambda m: m.histc(m.tensor([0.1, 0.7, 2.9]), bins=7),
+
+}
+
+
+@_cases(HISTOGRAMS)
+def test_histogram_edges_and_density(name):
+    """Fixed: histogram's and histogramdd's bin edges (numpy's or jax's linspace) and density
+    (computed in float64) were an ulp off torch's."""
+    same_as_torch(HISTOGRAMS[name])

@@ -124,21 +124,14 @@ histogram_result = _return_types.maker("histogram")
 
 
 @defop("histogram", differentiable=False)
-def _histogram(a, *rest, bins, lo_hi, density, has_w, edges_given):
+def _histogram(a, edges, *rest, density, has_w):
     w = rest[-1] if has_w else None
-    if edges_given:
-        edges = rest[0]
-    else:
-        if lo_hi is None:
-            lo, hi = jnp.min(a), jnp.max(a)
-        else:
-            lo, hi = jnp.asarray(lo_hi[0], a.dtype), jnp.asarray(lo_hi[1], a.dtype)
-        same = lo == hi
-        lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
-        edges = jnp.linspace(lo, hi, bins + 1).astype(a.dtype)
     hist, _ = jnp.histogram(a.reshape(-1), bins=edges,
-                            weights=None if w is None else w.reshape(-1), density=density)
-    return hist.astype(a.dtype), edges
+                            weights=None if w is None else w.reshape(-1))
+    hist = hist.astype(a.dtype)
+    if density:             # (torch's steps, in the input's dtype)
+        hist = hist / hist.sum() / jnp.diff(edges)
+    return hist, edges
 
 
 def _histogram_checks(input, bins, weight):
@@ -162,6 +155,16 @@ def _histogram_checks(input, bins, weight):
     elif input.dtype not in (float32, float64):
         raise NotImplementedError(f"\"histogramdd\" not implemented for "
                                   f"'{legacy_name(input.dtype)}'")
+
+
+def _linear_edges(lo_hi, bins, dtype):
+    """torch's edges of ``bins`` equal bins over ``lo_hi`` (an empty range widened by 0.5 each
+    way): its linspace in the input's dtype."""
+    from .._creation import _linspace_np
+    lo, hi = lo_hi
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _linspace_np(lo, hi, bins + 1, dtype)
 
 
 def _outer_edges(cols, rng, dims):
@@ -191,6 +194,7 @@ def _outer_edges(cols, rng, dims):
 
 @public(method=True, out=True)
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    from .._creation import tensor
     _histogram_checks(input, bins, weight)
     if not isinstance(bins, Tensor):
         import numpy as np
@@ -198,16 +202,10 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {int(bins)} for "
                                f"dimension 0")
         data = None if range is not None else [np.asarray(input.detach()._data).reshape(-1)]
-        range = _outer_edges(data, range, 1)[0]
-    if isinstance(bins, Tensor):
-        rest = [bins] + ([weight] if weight is not None else [])
-        h, e = apply(_histogram, input, *rest, bins=None, lo_hi=None, density=bool(density),
-                     has_w=weight is not None, edges_given=True)
-    else:
-        rest = [weight] if weight is not None else []
-        h, e = apply(_histogram, input, *rest, bins=int(bins),
-                     lo_hi=None if range is None else (float(range[0]), float(range[1])),
-                     density=bool(density), has_w=weight is not None, edges_given=False)
+        bins = tensor(_linear_edges(_outer_edges(data, range, 1)[0], int(bins), input.dtype))
+    rest = [weight] if weight is not None else []
+    h, e = apply(_histogram, input, bins, *rest, density=bool(density),
+                 has_w=weight is not None)
     return histogram_result(h, e)
 
 
@@ -221,15 +219,22 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     d = a.shape[-1]
     b = [np.asarray(x.numpy()) for x in bins] if isinstance(bins, (list, tuple)) and bins and \
         isinstance(bins[0], Tensor) else bins
-    if b is bins:       # (bin counts, not edges: torch's range checks, then its range)
+    if b is bins:       # (bin counts, not edges: torch's range checks, then its edges)
         rng = _outer_edges([a.reshape(-1, d)[:, k] for k in builtins_range(d)], range, d)
-    else:
-        rng = None
-    h, edges = np.histogramdd(a.reshape(-1, d), bins=b, range=rng,
+        counts = [int(bins)] * d if isinstance(bins, int) else [int(n) for n in bins]
+        b = [_linear_edges(r, n, input.dtype) for r, n in zip(rng, counts)]
+    h, edges = np.histogramdd(a.reshape(-1, d), bins=b,
                               weights=None if weight is None else
-                              np.asarray(weight.numpy()).reshape(-1), density=density)
-    return histogramdd_result(tensor(h.astype(a.dtype)),
-                              tuple(tensor(e.astype(a.dtype)) for e in edges))
+                              np.asarray(weight.numpy()).reshape(-1))
+    h, edges = h.astype(a.dtype), [e.astype(a.dtype) for e in edges]
+    if density:             # (torch's steps, in the input's dtype)
+        with np.errstate(all="ignore"):
+            h = h / h.sum(dtype=a.dtype)
+            for k, e in enumerate(edges):
+                shape = [1] * d
+                shape[k] = -1
+                h = h / np.diff(e).reshape(shape)
+    return histogramdd_result(tensor(h), tuple(tensor(e) for e in edges))
 
 
 builtins_range = __builtins__["range"] if isinstance(__builtins__, dict) else __builtins__.range
