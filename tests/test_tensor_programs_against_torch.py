@@ -376,3 +376,161 @@ def test_histogram_edges_and_density(name):
     """Fixed: histogram's and histogramdd's bin edges (numpy's or jax's linspace) and density
     (computed in float64) were an ulp off torch's."""
     same_as_torch(HISTOGRAMS[name])
+
+
+# ============================================================ 6. numpy functions of tensors
+
+def _described(f):
+    # (numpy's results: ndarrays, numpy scalars or tensors, compared by type and text)
+    return lambda m: (lambda r: (type(r).__name__, repr(r)))(f(m))
+
+
+def _t22(m):
+    return m.tensor([[1., 5.], [3., 2.]])
+
+
+NUMPY_FUNCTIONS = {
+    # numpy's fallback wraps a 0-d result back as a 0-d tensor
+    "argmax": lambda m: np.argmax(_t22(m)),
+    "argmin": lambda m: np.argmin(_t22(m)),
+    "searchsorted": lambda m: np.searchsorted(m.tensor([1., 2, 3]), 2.5),
+    "ptp": lambda m: np.ptp(_t22(m)),
+    # torch names numpy's axis (not a parameter of its own) before out
+    "sum_axis": lambda m: np.sum(_t22(m), axis=0),
+    "mean_axis": lambda m: np.mean(_t22(m), axis=0),
+    "mean_long_axis": lambda m: np.mean(m.tensor([1, 2]), axis=0),
+    # passing before
+    "sum": lambda m: np.sum(_t22(m)),
+    "argmax_axis": lambda m: np.argmax(_t22(m), axis=1),
+    "argmax_keepdims": lambda m: np.argmax(_t22(m), axis=1, keepdims=True),
+    "argsort": lambda m: np.argsort(_t22(m)),
+    "nonzero": lambda m: np.nonzero(_t22(m)),
+    "clip": lambda m: np.clip(_t22(m), 1, 3),
+    "round": lambda m: np.round(_t22(m)),
+    "around_decimals": lambda m: np.around(_t22(m), 1),
+    "cumsum": lambda m: np.cumsum(_t22(m)),
+    "cumsum_axis": lambda m: np.cumsum(_t22(m), axis=0),
+    "transpose": lambda m: np.transpose(_t22(m)),
+    "reshape": lambda m: np.reshape(_t22(m), (4,)),
+    "ravel": lambda m: np.ravel(_t22(m)),
+    "squeeze": lambda m: np.squeeze(_t22(m)[None]),
+    "repeat": lambda m: np.repeat(_t22(m), 2),
+    "take": lambda m: np.take(_t22(m), [0, 3]),
+    "trace": lambda m: np.trace(_t22(m)),
+    "sort": lambda m: np.sort(_t22(m)),
+    "where_condition": lambda m: np.where(_t22(m) > 2),
+    "where_values": lambda m: np.where(_t22(m) > 2, _t22(m), 0),
+    "shape": lambda m: np.shape(_t22(m)),
+    "ndim": lambda m: np.ndim(_t22(m)),
+    "exp": lambda m: np.exp(_t22(m)),
+    "maximum": lambda m: np.maximum(_t22(m), 2),
+    "isnan": lambda m: np.isnan(_t22(m)),
+    "dot": lambda m: np.dot(_t22(m), _t22(m)),
+    "linalg_norm": lambda m: np.linalg.norm(_t22(m)),
+    "unique": lambda m: np.unique(_t22(m)),
+    "stack": lambda m: np.stack([_t22(m), _t22(m)]),
+    "median": lambda m: np.median(_t22(m)),
+    "percentile": lambda m: np.percentile(_t22(m), 50),
+    "bincount": lambda m: np.bincount(m.tensor([0, 1, 1])),
+    "einsum": lambda m: np.einsum("ij->j", _t22(m)),
+    "pad": lambda m: np.pad(m.tensor([1., 2.]), 1),
+    "float32_of_element": lambda m: np.float32(_t22(m)[0, 0]) + 1,
+    "array_of_elements": lambda m: np.array([_t22(m)[0, 0], _t22(m)[1, 1]]),
+    "array_of_0d_tensors": lambda m: np.array([m.tensor(1.), m.tensor(2.)]),
+    "asarray_dtype": lambda m: np.asarray(m.tensor([1, 2]), dtype=np.float32),
+    "concatenate": lambda m: np.concatenate([m.tensor([1, 2]), m.tensor([3])]),
+}
+
+
+@_cases(NUMPY_FUNCTIONS)
+def test_numpy_functions_of_tensors(name):
+    """Fixed: numpy's wrapped 0-d results (np.argmax(t)) came back 1-d; np.sum(t, axis=0)
+    named ``out`` where torch names ``axis``."""
+    same_as_torch(_described(NUMPY_FUNCTIONS[name]))
+
+
+# ============================================================ 7. index keys torch refuses
+
+def _x23(m):
+    return m.arange(6).view(2, 3)
+
+
+def _set(key):
+    return lambda m: (lambda x: (x.__setitem__(key(), 9), x)[1])(_x23(m))
+
+
+_KEYS = {
+    # refused (fixed: a numpy bool was read as a mask, the others raised other errors)
+    "np_bool": lambda: np.bool_(True),
+    "np_bool_false": lambda: np.bool_(False),
+    "np_float32": lambda: np.float32(1),
+    "np_float64": lambda: np.float64(1),
+    "np_float16": lambda: np.float16(1),
+    "np_complex": lambda: np.complex64(1),
+    "type": lambda: int,
+    "set": lambda: {1},
+    "dict": lambda: {1: 2},
+    "object": lambda: object(),
+    "bytes": lambda: b"a",
+    # passing before
+    "float": lambda: 1.5,
+    "complex": lambda: 1j,
+    "str": lambda: "a",
+    "np_uint8": lambda: np.uint8(1),
+    "np_int8": lambda: np.int8(-1),
+    "np_0d_float_array": lambda: np.array(1.0),
+    "np_0d_bool_array": lambda: np.array(True),
+    "np_bool_array": lambda: np.array([True, False]),
+    "np_float_array": lambda: np.array([1., 0.]),
+    "float_list": lambda: [1.5],
+    "bool_list": lambda: [True, False],
+    "np_bool_list": lambda: [np.bool_(True), np.bool_(False)],
+    "range": lambda: range(2),
+}
+INDEX_KEYS = {}
+for _n, _k in _KEYS.items():
+    INDEX_KEYS["get_" + _n] = (lambda k: lambda m: _x23(m)[k()])(_k)
+    INDEX_KEYS["get_after_int_" + _n] = (lambda k: lambda m: _x23(m)[0, k()])(_k)
+    INDEX_KEYS["set_" + _n] = _set(_k)
+
+
+@_cases(INDEX_KEYS)
+def test_index_keys_torch_refuses(name):
+    """Fixed: ``x[np.bool_(True)]`` added a dim (torch: IndexError, numpy bools have no
+    ``__index__``); a set, a dict, a type, an object, bytes or a numpy complex raised
+    another error than torch's IndexError naming the type (numpy's types as numpy.float32)."""
+    same_as_torch(INDEX_KEYS[name])
+
+
+# ============================================================ 8. argument-parser refusals
+
+def _x(m):
+    return m.arange(6.).view(2, 3)
+
+
+PARSER_REFUSALS = {
+    "np_max": lambda m: np.max(_t22(m)),
+    "np_std": lambda m: np.std(_t22(m)),
+    "np_any": lambda m: np.any(_t22(m)),
+    "cumsum_without_dim": lambda m: _x(m).cumsum(),
+    "transpose_one_dim": lambda m: _x(m).transpose(0),
+    "cat_without_tensors": lambda m: m.cat(),
+    "add_without_other": lambda m: _x(m).add(),
+    "where_without_arguments": lambda m: m.where(),
+    "narrow_without_length": lambda m: _x(m).narrow(0, 1),
+    "softmax_without_dim": lambda m: _x(m).softmax(),
+    "split_without_size": lambda m: _x(m).split(),
+    "masked_fill_without_value": lambda m: _x(m).masked_fill(_x(m) > 1),
+    "sum_extra_positional": lambda m: _x(m).sum(0, True, m.float32, 5),
+    "sum_unknown_keyword": lambda m: _x(m).sum(foo=1),
+    "clone_positional": lambda m: _x(m).clone(1),
+    "new_full_without_value": lambda m: _x(m).new_full((2,)),
+}
+
+
+@_cases(PARSER_REFUSALS)
+def test_argument_parser_refusals_raise_typeerror(name):
+    """A call torch's argument parser refuses (a missing or extra argument, an unknown
+    keyword) raises TypeError as in torch; the message is Python's own, not torch's parser's
+    (DIFFERENCES.md, "Argument-count errors")."""
+    same_as_torch(PARSER_REFUSALS[name], msg=False)

@@ -625,7 +625,8 @@ class Tensor(InteropMixin):
         if array.dtype == bool:
             array = array.astype("uint8")
         from ._creation import from_numpy
-        return from_numpy(np.ascontiguousarray(array))
+        # (ascontiguousarray makes a 0-d result 1-d: np.argmax(t) is 0-d in torch)
+        return from_numpy(np.ascontiguousarray(array).reshape(array.shape))
 
     def __jax_array__(self):
         return self._data

@@ -50,7 +50,12 @@ def _refusing_out(fn, name):
     @functools.wraps(fn)
     def method(*args, **kwargs):
         if "out" in kwargs:
-            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+            # (torch names the first keyword that is not one of its parameters: numpy's
+            # aliases are not, so ``np.sum(t, axis=0)``'s ``axis`` comes before ``out``)
+            import inspect
+            params = inspect.signature(inspect.unwrap(fn)).parameters
+            bad = next(k for k in kwargs if k == "out" or k not in params or k in _NUMPY_NAMES)
+            raise TypeError(f"{name}() got an unexpected keyword argument '{bad}'")
         return fn(*args, **kwargs)
     return method
 

@@ -178,11 +178,7 @@ def _parse(x, key, warn_uint8=True):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     for k in key:
-        if isinstance(k, (float, complex, np.floating)):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             f"byte Variables are valid indices (got {type(k).__name__})")
-        if isinstance(k, str):
-            raise TypeError("new(): invalid data type 'str'")
+        _check_key(k)
     # how many dims the index consumes, to place dims after an Ellipsis
     consumed = 0
     for k in key:
@@ -321,6 +317,24 @@ def _check_broadcast(spec, arrays):
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
                          "with shapes " + ", ".join(str(list(sh)) for sh in shapes)) from None
+
+
+def _check_key(k):
+    """torch's refusal of an index element that is none of an int (or ``__index__``), a
+    slice, None, Ellipsis, a bool, a Tensor or a sequence (read as torch.tensor reads it: a
+    string's error is that one's); a numpy bool has no ``__index__``."""
+    if k is None or k is Ellipsis or isinstance(k, (bool, int, slice, Tensor, np.ndarray,
+                                                    jax.Array, list, tuple)):
+        return
+    if isinstance(k, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
+    tp = type(k)
+    if not isinstance(k, dict) and hasattr(tp, "__getitem__") and hasattr(tp, "__len__"):
+        return                  # (a sequence)
+    if isinstance(k, np.bool_) or not hasattr(tp, "__index__"):
+        from .._tensor import _type_name
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                         f"byte Variables are valid indices (got {_type_name(k)})")
 
 
 def _host_index(k):

@@ -372,8 +372,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     d = _check_index_dims("scatter", input, dim, index, src)
     if index.numel() and ((reduce == "mean" and input.dtype is D.bool) or (
             reduce in ("amax", "amin", "max", "min") and input.dtype.is_complex)):
-        raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_a{reduce.lstrip('a')}\" "
-                                  f"not "
+        kernel = "mean" if reduce == "mean" else "a" + reduce.lstrip("a")
+        raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{kernel}\" not "
                                   f"implemented for '{D.legacy_name(input.dtype)}'")
     if input._d.ndim == 0:
         return apply(_scatter_reduce, reshape(input, 1), reshape(index, -1), reshape(src, -1),
