@@ -66,24 +66,35 @@ def _decay(p, g, hp, wd, decoupled=False):
 
 
 _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+_CAPTURABLE_DEVICES_NO_XLA = ["cuda", "xpu", "hpu", "privateuseone"]
 
 
 class _Capturable:
     """``capturable=True`` (CUDA-graph capture) as torch checks it at step time: the params
     and their state must live on a capturable device, which a CPU tensor never does. torch
-    raises an AssertionError after initialising the state; so do we."""
+    raises an AssertionError after initialising the state; so do we. The check is the
+    implementation's: torch's single-tensor and ``foreach=True`` (multi-tensor) steps name their
+    own device lists (most multi-tensor steps pass ``supports_xla=False``) and wordings, and its
+    fused Adam/AdamW step checks nothing (it runs on the CPU)."""
 
     _capturable_what = "params and state_steps"
     _capturable_devices = _CAPTURABLE_DEVICES
+    _capturable_what_foreach = None                 # None: as the single-tensor step's
+    _capturable_devices_foreach = _CAPTURABLE_DEVICES_NO_XLA
 
     def _step_group(self, group):
-        if group.get("capturable"):
+        if group.get("capturable") and not group.get("fused"):
             params = [p for p in group["params"] if p.grad is not None]
             for p in params:
                 self._init_state(p, group)
-            if any(p.device.type not in self._capturable_devices for p in params):
-                raise AssertionError(f"If capturable=True, {self._capturable_what} must be on "
-                                     f"supported devices: {self._capturable_devices}.")
+            if group.get("foreach") and not group.get("differentiable"):
+                what = self._capturable_what_foreach or self._capturable_what
+                devices = self._capturable_devices_foreach
+            else:
+                what, devices = self._capturable_what, self._capturable_devices
+            if any(p.device.type not in devices for p in params):
+                raise AssertionError(f"If capturable=True, {what} must be on "
+                                     f"supported devices: {devices}.")
         super()._step_group(group)
 
 
@@ -238,6 +249,8 @@ class AdamW(Adam):
 # ---------------------------------------------------------------------------- RMSprop
 class RMSprop(_Capturable, Optimizer):
     """RMSprop, optionally centered and with momentum."""
+
+    _capturable_devices_foreach = _CAPTURABLE_DEVICES     # (torch: supports_xla)
 
     _hp_keys = ("lr", "alpha", "eps", "weight_decay", "momentum")
 
@@ -461,6 +474,7 @@ class NAdam(_Capturable, _BetasMixin, Optimizer):
     """NAdam (Nesterov-accelerated Adam), with optional decoupled weight decay."""
 
     _capturable_what = "params, mu_products and state_steps"
+    _capturable_what_foreach = "params, mu_products, and state_steps"
 
     _hp_keys = ("lr", "eps", "weight_decay", "momentum_decay")
     _state_keys = ("step", "mu_product", "exp_avg", "exp_avg_sq")
@@ -576,6 +590,8 @@ class RAdam(_Capturable, _BetasMixin, Optimizer):
 # ---------------------------------------------------------------------------- Rprop
 class Rprop(_Capturable, Optimizer):
     """Resilient backpropagation: per-element step sizes adapted by the gradient's sign."""
+
+    _capturable_devices_foreach = _CAPTURABLE_DEVICES     # (torch: supports_xla)
 
     _hp_keys = ("lr",)
     _state_keys = ("step", "prev", "step_size")

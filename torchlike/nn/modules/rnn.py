@@ -310,7 +310,7 @@ class RNNBase(Module):
         return self._forward(input, hx)
 
     def _forward_packed(self, packed, hx):
-        from ..utils.rnn import PackedSequence
+        from ..utils.rnn import PackedSequence, _check_packed_rows
         lstm = self.mode == "LSTM"
         data, batch_sizes = packed.data, packed.batch_sizes
         if lstm:
@@ -327,6 +327,7 @@ class RNNBase(Module):
             h0, c0 = self._states(hx, int(batch_sizes[0]), data.dtype)
             if hx is not None:
                 h0 = self.permute_hidden(h0, packed.sorted_indices)
+        _check_packed_rows(data, batch_sizes)
         out, hn, cn = _stack_packed(self.mode, data, batch_sizes, h0, c0, self._flat_weights,
                                     self.bias, self.num_layers, self.dropout, self.training,
                                     self.bidirectional)

@@ -189,8 +189,45 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     T = int(lens[0])
     batch_sizes = np.array([(lens > t).sum() for t in range(T)], np.int64)
     bst = Tensor._make(jnp.asarray(batch_sizes))
-    data = _pack_gather(input, bst)
+    # torch takes each run of steps with a slice of the padded input, which stops at its length:
+    # lengths past it (a length counted before truncation) give batch sizes with no rows behind
+    # them, and the packed batch's consumers raise (``_check_packed_rows``)
+    data = _pack_gather(input, Tensor._make(jnp.asarray(batch_sizes[:input.shape[0]])))
     return PackedSequence(data, bst, sorted_indices, None)
+
+
+def _check_packed_rows(data, batch_sizes):
+    """torch's packed RNN kernels take each step's rows with ``narrow(0, offset, batch_size)``:
+    data with fewer rows than the batch sizes add up to fails at the first step it runs out at
+    (a PackedSequence of lengths longer than its padded input)."""
+    rows, off = data.shape[0], 0
+    for n in np.asarray(batch_sizes._data if isinstance(batch_sizes, Tensor)
+                        else batch_sizes).reshape(-1).tolist():
+        if off + n > rows:
+            raise RuntimeError(f"start ({off}) + length ({n}) exceeds dimension size ({rows}).")
+        off += n
+
+
+def _check_pad_rows(data, batch_sizes):
+    """torch's _pad_packed_sequence copies each run of steps of one batch size from a slice of
+    the data viewed as (steps, batch size, *): data with fewer rows than the batch sizes add up
+    to fails that view."""
+    sizes = np.asarray(batch_sizes._data if isinstance(batch_sizes, Tensor)
+                       else batch_sizes).reshape(-1).tolist()
+    rows, feat = data.shape[0], list(data.shape[1:])
+    if not sizes or sum(sizes) <= rows:
+        return
+    off, prev_i, prev_b = 0, 0, sizes[0]
+    for i in range(len(sizes) + 1):
+        b = sizes[i] if i != len(sizes) else 0
+        if b != prev_b:
+            want = prev_b * (i - prev_i)
+            got = max(0, min(off + want, rows) - min(off, rows))
+            if got != want:
+                raise RuntimeError(f"shape '{[i - prev_i, prev_b] + feat}' is invalid for "
+                                   f"input of size {got * int(np.prod(feat, dtype=np.int64))}")
+            off, prev_i = off + want, i
+        prev_b = b
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -200,6 +237,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
             raise ValueError("Expected total_length to be at least the length of the longest "
                              f"sequence in input, but got total_length={total_length} and max "
                              f"sequence length being {max_seq_length}")
+    _check_pad_rows(sequence.data, sequence.batch_sizes)
     padded, lengths = _unpack_padded(sequence, padding_value, total_length)
     # torch: _pad_packed_sequence (transposed for batch_first), then the batch reordered
     if batch_first:
