@@ -167,14 +167,12 @@ def discover(fn, args, kwargs):
     seen = set()
     classes = set()
 
-    def scan(obj, depth, guard=True):
+    def scan(obj, depth):
         if obj.__class__ in _VALUES:
-            if guard:
-                found.values.append(_value(obj))
+            found.values.append(_value(obj))
             return
         if isinstance(obj, (np.ndarray, np.generic)):
-            if guard:
-                found.values.append(_array_value(obj))
+            found.values.append(_array_value(obj))
             return
         if id(obj) in seen or depth > _MAX_DEPTH:
             return
@@ -229,11 +227,12 @@ def discover(fn, args, kwargs):
                 scan(d, depth + 1)
         elif isinstance(obj, (list, tuple, set, frozenset)):
             if len(obj) <= 256:
-                # (the numbers in a list or set are not guarded: a function appending to a
-                # list it closes over, a log, would change its key on every call)
-                numbers = obj.__class__ is tuple
+                # (the numbers in a list are guarded as torch.compile guards them: a program
+                # reading ``k[0]`` bakes it in; a function appending to a list it closes over,
+                # a log, changes its key on every call and, as torch's, meets the recompile
+                # limit and runs eagerly)
                 for x in obj:
-                    scan(x, depth + 1, numbers)
+                    scan(x, depth + 1)
         elif isinstance(obj, dict):
             if len(obj) <= 256:
                 for x in list(obj.values()):
