@@ -230,6 +230,8 @@ def tensor_repr(t, prefix=None):
             suffixes.append("dtype=" + repr(dt))
         body = "[]"
     else:
+        if not PRINT_OPTS.edgeitems:        # (torch: no edge items shown, so the size)
+            suffixes.append("size=" + str(tuple(a.shape)))
         if not has_default:
             suffixes.append("dtype=" + repr(dt))
         body = _values_str(a, dt, indent)
