@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 import torch
 
 import torchlike
@@ -365,3 +366,31 @@ def test_a_draw_from_pythons_random_module_breaks_the_graph():
     import pytest
     with pytest.raises(torchlike._compile.Unsupported, match="random module"):
         f(torchlike.tensor(X))
+
+
+def test_manual_seed_inside_the_function_breaks_the_graph():
+    """``torch.manual_seed`` (or a generator's ``manual_seed``) inside a compiled function is a
+    graph break, as in torch's dynamo: the function runs eagerly, so every call reseeds and
+    draws the same numbers (a program would have replayed its draws from the state it started
+    with); under ``fullgraph=True`` it raises."""
+    def run(m):
+        def f(x):
+            m.manual_seed(3)
+            return x + m.rand(2)
+
+        def h(x):
+            g = m.Generator().manual_seed(5)
+            return x + m.rand(2, generator=g)
+        kw = {} if m is torchlike else {"backend": "eager"}
+        c, ch = m.compile(f, **kw), m.compile(h, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # (the graph-break warning)
+            a, b = c(m.zeros(2)), c(m.zeros(2))
+            ha, hb = ch(m.zeros(2)), ch(m.zeros(2))
+        def whole(x):
+            m.manual_seed(3)
+            return x + 1
+        with pytest.raises(Exception) as info:
+            m.compile(whole, fullgraph=True, **kw)(m.zeros(2))
+        return a.tolist() == b.tolist(), ha.tolist() == hb.tolist(), type(info.value).__name__
+    assert run(torchlike) == run(torch) == (True, True, "Unsupported")

@@ -92,6 +92,7 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
                 args, kwargs = jax.tree_util.tree_unflatten(treedef, lv)
                 start = next(_graph._seq)
                 out = fn(*args, **kwargs)
+                _trace.check_seeds(gens, g_arrs[0::2])
                 out_leaves, out_tree = jax.tree_util.tree_flatten(
                     out, is_leaf=lambda x: isinstance(x, Tensor))
                 if grad_enabled and _reaches_outside(out_leaves, (*state, *lv), start):

@@ -317,6 +317,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                         t.grad_fn = t._acc = None
                 args, kwargs = jax.tree_util.tree_unflatten(treedef, lv)
                 out = fn(*args, **kwargs)
+                _trace.check_seeds(st.gens, [k for k, _c in g_arrs])
                 if any(t._grad is not g for t, _n, _o, _a, g in held):
                     raise _trace.GraphBreak(
                         "a backward inside the compiled function reaches a captured tensor's "

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _storage
 from .._tensor import Tensor
 
-__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "GraphBreak", "tracing", "is_tracer", "break_reason", "Swap",
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "GraphBreak", "tracing", "is_tracer", "break_reason", "Swap", "check_seeds",
            "read_map", "state_roots", "flatten_args", "arg_key"]
 
 _TL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,6 +48,17 @@ class GraphBreak(Exception):
 _BREAK_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
                  jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
                  jax.errors.UnexpectedTracerError, GraphBreak)
+
+
+def check_seeds(gens, keys):
+    """Raise a graph break where the traced function set a generator's state (``manual_seed``,
+    ``set_rng_state``): a program would replay its draws from the state it started with, not
+    from the one set (torch's dynamo breaks the graph at ``manual_seed``). ``keys``: the key
+    each generator was given at the trace's start."""
+    for g, k in zip(gens, keys):
+        if g._key is not k:
+            raise GraphBreak("torch.manual_seed (or a generator's state set) inside the "
+                             "compiled function")
 
 
 class _Local(threading.local):
