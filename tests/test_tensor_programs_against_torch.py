@@ -1437,3 +1437,216 @@ def test_elementwise_and_products(name):
     """round(decimals), nan_to_num, signbit, frexp/ldexp, logit, heaviside, isin, logical ops,
     special functions, cross/outer/inner/dot/mm/addmm/baddbmm, cdist, shifts."""
     same_as_torch(ELEMENTWISE_AND_LINALG[name])
+
+
+# ============================================================ random draws
+
+def _props(t):
+    return (str(t.dtype).split('.')[-1], tuple(t.shape), t.requires_grad)
+def _repro(f):
+    def g(m):
+        m.manual_seed(123)
+        a = f(m)
+        m.manual_seed(123)
+        b = f(m)
+        return _props(a), bool((a == b).all())
+    return g
+def _gen_repro(f):
+    def g(m):
+        g1 = m.Generator().manual_seed(5)
+        g2 = m.Generator().manual_seed(5)
+        a, b = f(m, g1), f(m, g2)
+        return _props(a), bool((a == b).all())
+    return g
+RANDOM = {
+ "rand": _repro(lambda m: m.rand(3, 2)),
+ "rand_tuple": _repro(lambda m: m.rand((3, 2))),
+ "randn_f64": _repro(lambda m: m.randn(4, dtype=m.float64)),
+ "randn_rg": _repro(lambda m: m.randn(4, requires_grad=True)),
+ "randint": _repro(lambda m: m.randint(10, (5,))),
+ "randint_low": _repro(lambda m: m.randint(-5, 5, (5,))),
+ "randint_i8": _repro(lambda m: m.randint(-5, 5, (5,), dtype=m.int8)),
+ "randint_bool": _repro(lambda m: m.randint(0, 2, (5,), dtype=m.bool)),
+ "randint_f": _repro(lambda m: m.randint(0, 2, (5,), dtype=m.float16)),
+ "randperm": _repro(lambda m: m.randperm(7)),
+ "randperm_i32": _repro(lambda m: m.randperm(7, dtype=m.int32)),
+ "normal_ff": _repro(lambda m: m.normal(0., 1., (3,))),
+ "normal_tt": _repro(lambda m: m.normal(m.zeros(3), m.ones(3))),
+ "normal_bcast": _repro(lambda m: m.normal(m.zeros(3, 1), m.ones(2))),
+ "normal_f64": _repro(lambda m: m.normal(m.zeros(3, dtype=m.float64), 1.)),
+ "multinomial": _repro(lambda m: m.multinomial(m.tensor([0.2, 0.8]), 4, replacement=True)),
+ "multinomial_2d": _repro(lambda m: m.multinomial(m.tensor([[0.2, 0.8], [1., 1.]]), 2)),
+ "bernoulli": _repro(lambda m: m.bernoulli(m.full((4,), 0.3))),
+ "bernoulli_p": _repro(lambda m: m.zeros(4).bernoulli_(0.5)),
+ "bernoulli_f64": _repro(lambda m: m.bernoulli(m.full((4,), 0.3, dtype=m.float64))),
+ "rand_like": _repro(lambda m: m.rand_like(m.zeros(2, dtype=m.float16))),
+ "randint_like": _repro(lambda m: m.randint_like(m.zeros(2, dtype=m.int16), 5)),
+ "uniform_": _repro(lambda m: m.empty(3).uniform_(2, 3)),
+ "random_": _repro(lambda m: m.empty(3).random_(0, 5)),
+ "random_int": _repro(lambda m: m.empty(3, dtype=m.long).random_(10)),
+ "exponential_": _repro(lambda m: m.empty(3).exponential_(2.)),
+ "geometric_": _repro(lambda m: m.empty(3).geometric_(0.5)),
+ "cauchy_": _repro(lambda m: m.empty(3).cauchy_()),
+ "log_normal_": _repro(lambda m: m.empty(3).log_normal_()),
+ "poisson": _repro(lambda m: m.poisson(m.tensor([1., 5.]))),
+ "dropout": _repro(lambda m: m.nn.functional.dropout(m.ones(6), 0.5)),
+ "g_rand": _gen_repro(lambda m, g: m.rand(3, generator=g)),
+ "g_randn": _gen_repro(lambda m, g: m.randn(3, generator=g)),
+ "g_randint": _gen_repro(lambda m, g: m.randint(3, (4,), generator=g)),
+ "g_randperm": _gen_repro(lambda m, g: m.randperm(4, generator=g)),
+ "g_normal": _gen_repro(lambda m, g: m.normal(m.zeros(3), 1., generator=g)),
+ "g_multinomial": _gen_repro(lambda m, g: m.multinomial(m.ones(5), 3, generator=g)),
+ "g_bernoulli": _gen_repro(lambda m, g: m.bernoulli(m.full((3,), .5), generator=g)),
+ "g_uniform": _gen_repro(lambda m, g: m.empty(3).uniform_(generator=g)),
+ "seed_return": lambda m: type(m.manual_seed(1)).__name__,
+ "g_seed_return": lambda m: type(m.Generator().manual_seed(1)).__name__,
+ "initial_seed": lambda m: (m.manual_seed(77), m.initial_seed())[1],
+ "g_initial_seed": lambda m: m.Generator().manual_seed(99).initial_seed(),
+ "g_device": lambda m: str(m.Generator().device),
+ "seed_neg": lambda m: (m.manual_seed(-1), m.initial_seed())[1],
+ "seed_big": lambda m: m.manual_seed(2**64),
+ "seed_float": lambda m: (m.manual_seed(1.5), m.initial_seed())[1],
+ "seed_str": lambda m: (m.manual_seed("1"), m.initial_seed())[1],
+ "rand_range": lambda m: (m.manual_seed(0), bool(((m.rand(1000) >= 0) & (m.rand(1000) < 1)).all()))[1],
+ "randint_range": lambda m: (m.manual_seed(0), (lambda x: (int(x.min()), int(x.max())))(m.randint(3, 6, (1000,))))[1],
+ "randperm_is_perm": lambda m: (m.manual_seed(0), m.randperm(50).sort().values.tolist() == list(range(50)))[1],
+ "multinomial_noreplace_unique": lambda m: (m.manual_seed(0), len(set(m.multinomial(m.ones(10), 10).tolist())))[1],
+ "multinomial_zero_row": lambda m: m.multinomial(m.tensor([0., 0.]), 1),
+ "multinomial_neg": lambda m: m.multinomial(m.tensor([-1., 2.]), 1),
+ "multinomial_nan": lambda m: m.multinomial(m.tensor([float('nan'), 2.]), 1),
+ "multinomial_int": lambda m: m.multinomial(m.tensor([1, 2]), 1),
+ "multinomial_0": lambda m: m.multinomial(m.tensor([1., 2.]), 0),
+ "multinomial_3d": lambda m: m.multinomial(m.ones(2, 2, 2), 1),
+ "multinomial_zero_prob_never": lambda m: (m.manual_seed(0), bool((m.multinomial(m.tensor([0., 1., 0.]), 20, replacement=True) == 1).all()))[1],
+ "bernoulli_bad_p": lambda m: m.bernoulli(m.tensor([1.5])),
+ "bernoulli_int": lambda m: m.bernoulli(m.tensor([1, 0])),
+ "normal_neg_std": lambda m: m.normal(m.zeros(2), m.tensor([-1., 1.])),
+ "normal_neg_std_f": lambda m: m.normal(0., -1., (2,)),
+ "normal_no_size": lambda m: m.normal(0., 1.),
+ "normal_int_mean": lambda m: m.normal(m.tensor([1, 2]), 1.),
+ "randint_bad_range": lambda m: m.randint(5, 5, (2,)),
+ "randint_no_size": lambda m: m.randint(5),
+ "randint_i8_oob": lambda m: m.randint(0, 300, (2,), dtype=m.int8),
+ "randint_u8_neg": lambda m: m.randint(-1, 3, (2,), dtype=m.uint8),
+ "rand_int_dtype": lambda m: m.rand(2, dtype=m.int32),
+ "randn_int_dtype": lambda m: m.randn(2, dtype=m.long),
+ "randperm_neg": lambda m: m.randperm(-1),
+ "uniform_bad": lambda m: m.empty(2).uniform_(3, 1),
+ "random_bad": lambda m: m.empty(2).random_(5, 2),
+ "exponential_neg": lambda m: m.empty(2).exponential_(-1.),
+ "geometric_bad": lambda m: m.empty(2).geometric_(1.5),
+ "fork_rng": lambda m: (m.manual_seed(0), (lambda a: (m.random.fork_rng().__enter__(), a))(m.rand(1)) and None, _props(m.rand(2)))[2],
+}
+def _state_roundtrip(m):
+    m.manual_seed(0)
+    s = m.get_rng_state()
+    a = m.rand(3)
+    m.set_rng_state(s)
+    b = m.rand(3)
+    return bool((a == b).all()), str(s.dtype), s.dim()
+RANDOM["state_roundtrip"] = _state_roundtrip
+def _gen_state_roundtrip(m):
+    g = m.Generator().manual_seed(3)
+    s = g.get_state()
+    a = m.randn(3, generator=g)
+    g.set_state(s)
+    b = m.randn(3, generator=g)
+    return bool((a == b).all())
+RANDOM["gen_state_roundtrip"] = _gen_state_roundtrip
+def _different_seeds(m):
+    m.manual_seed(0); a = m.rand(5)
+    m.manual_seed(1); b = m.rand(5)
+    return bool((a != b).any())
+RANDOM["different_seeds"] = _different_seeds
+def _global_vs_gen(m):
+    m.manual_seed(0); a = m.rand(3)
+    g = m.Generator().manual_seed(0); b = m.rand(3, generator=g)
+    return bool((a == b).all())
+RANDOM["global_equals_generator"] = _global_vs_gen
+
+
+@_cases(RANDOM)
+def test_random_draws_shapes_dtypes_and_reproducibility(name):
+    """Seeded draws (global seed and Generators): dtypes, shapes, ranges, reproducibility of a
+    sequence and torch's refusals. Values themselves are torchlike's stream (DIFFERENCES.md,
+    "Random streams")."""
+    same_as_torch(RANDOM[name])
+
+
+# ============================================================ gradients and in-place writes
+
+GRAD_AND_INPLACE = {
+ "leaf_inplace": lambda m: m.ones(2, requires_grad=True).add_(1),
+ "leaf_view_inplace": lambda m: m.ones(2, requires_grad=True)[0].add_(1),
+ "data_inplace": lambda m: (lambda x: (x.data.add_(1), x)[1])(m.ones(2, requires_grad=True)),
+ "detach_shares": lambda m: (lambda x: (x.detach().add_(1), x)[1])(m.ones(2, requires_grad=True)),
+ "detach_inplace_backward": lambda m: (lambda x: (lambda y: (y.detach().zero_(), y.sum().backward(), x.grad)[-1])(x * 2))(m.ones(2, requires_grad=True)),
+ "version_error": lambda m: (lambda x: (lambda y: (lambda z: (y.mul_(2), z.sum().backward()))(y.sin()))(x * 1))(m.ones(2, requires_grad=True)),
+ "version_exp": lambda m: (lambda x: (lambda y: (y.add_(1), y.sum().backward(), x.grad)[-1])(x.exp()))(m.ones(2, requires_grad=True)),
+ "version_counter": lambda m: (lambda x: (x.add_(1), x.mul_(2), x[0].zero_(), x._version)[-1])(m.ones(2)),
+ "grad_accum": lambda m: (lambda x: ((x * 2).sum().backward(), (x * 3).sum().backward(), x.grad)[-1])(m.ones(2, requires_grad=True)),
+ "grad_none_nonleaf": lambda m: (lambda x: (lambda y: (y.sum().backward(), y.grad)[-1])(x * 2))(m.ones(2, requires_grad=True)),
+ "retain_grad": lambda m: (lambda x: (lambda y: (y.retain_grad(), y.sum().backward(), y.grad)[-1])(x * 2))(m.ones(2, requires_grad=True)),
+ "backward_nonscalar": lambda m: (m.ones(2, requires_grad=True) * 2).backward(),
+ "backward_twice": lambda m: (lambda y: (y.backward(retain_graph=False), y.backward()))((m.ones(2, requires_grad=True).exp()).sum()),
+ "backward_no_grad": lambda m: m.ones(2).sum().backward(),
+ "requires_grad_int": lambda m: m.ones(2, dtype=m.long).requires_grad_(),
+ "requires_grad_int_ctor": lambda m: m.tensor([1], requires_grad=True),
+ "is_leaf": lambda m: (lambda x: (x.is_leaf, (x * 2).is_leaf, x.detach().is_leaf, m.ones(2).is_leaf))(m.ones(2, requires_grad=True)),
+ "requires_grad_prop": lambda m: (lambda x: ((x * 2).requires_grad, (x.detach() * 2).requires_grad, x.int().requires_grad, (x > 0).requires_grad, x.argmax().requires_grad))(m.ones(2, requires_grad=True)),
+ "no_grad_result": lambda m: (lambda x: (m.set_grad_enabled(False), (x * 2).requires_grad, m.set_grad_enabled(True))[1])(m.ones(2, requires_grad=True)),
+ "grad_of_int_op": lambda m: (lambda x: ((x.floor() * 2).sum().backward(), x.grad)[-1])(m.tensor([1.5, 2.5], requires_grad=True)),
+ "grad_sort": lambda m: (lambda x: (x.sort().values[0].backward(), x.grad)[-1])(m.tensor([3., 1., 2.], requires_grad=True)),
+ "grad_max_ties": lambda m: (lambda x: (x.max().backward(), x.grad)[-1])(m.tensor([3., 1., 3.], requires_grad=True)),
+ "grad_max_dim_ties": lambda m: (lambda x: (x.max(0).values.backward(), x.grad)[-1])(m.tensor([3., 1., 3.], requires_grad=True)),
+ "grad_amax_ties": lambda m: (lambda x: (x.amax().backward(), x.grad)[-1])(m.tensor([3., 1., 3.], requires_grad=True)),
+ "grad_abs0": lambda m: (lambda x: (x.abs().sum().backward(), x.grad)[-1])(m.tensor([0., -1.], requires_grad=True)),
+ "grad_clamp_edge": lambda m: (lambda x: (x.clamp(0, 1).sum().backward(), x.grad)[-1])(m.tensor([0., 1., 0.5, 2.], requires_grad=True)),
+ "grad_relu0": lambda m: (lambda x: (x.relu().sum().backward(), x.grad)[-1])(m.tensor([0., 1.], requires_grad=True)),
+ "grad_sqrt0": lambda m: (lambda x: (x.sqrt().sum().backward(), x.grad)[-1])(m.tensor([0., 1.], requires_grad=True)),
+ "grad_norm0": lambda m: (lambda x: (x.norm().backward(), x.grad)[-1])(m.zeros(2, requires_grad=True)),
+ "grad_where": lambda m: (lambda x: (m.where(x > 0, x, 0.).sum().backward(), x.grad)[-1])(m.tensor([-1., 2.], requires_grad=True)),
+ "grad_median_even": lambda m: (lambda x: (x.median().backward(), x.grad)[-1])(m.tensor([1., 2., 3., 4.], requires_grad=True)),
+ "grad_index_dup": lambda m: (lambda x: (x[m.tensor([0, 0, 1])].sum().backward(), x.grad)[-1])(m.ones(2, requires_grad=True)),
+ "grad_setitem": lambda m: (lambda x: (lambda y: (y.__setitem__(0, 5.), y.sum().backward(), x.grad)[-1])(x * 1))(m.ones(2, requires_grad=True)),
+ "grad_cumprod0": lambda m: (lambda x: (x.cumprod(0).sum().backward(), x.grad)[-1])(m.tensor([2., 0., 3.], requires_grad=True)),
+ "grad_prod0": lambda m: (lambda x: (x.prod().backward(), x.grad)[-1])(m.tensor([2., 0., 3.], requires_grad=True)),
+ "grad_pow0": lambda m: (lambda x: ((x ** 0).sum().backward(), x.grad)[-1])(m.tensor([0., 2.], requires_grad=True)),
+ "grad_fn_names": lambda m: (lambda x: [type(t.grad_fn).__name__ for t in (x * 2, x + 1, x.sum(), x[0], x.view(2), x.t() if x.dim() == 2 else x.exp(), x.mean(), x @ x)])(m.ones(2, requires_grad=True)),
+ "grad_fn_next": lambda m: (lambda x: [f[0].__class__.__name__ if f[0] is not None else None for f in (x * 2 + 1).grad_fn.next_functions])(m.ones(2, requires_grad=True)),
+ "item_grad": lambda m: m.ones(1, requires_grad=True).item(),
+ "tolist_grad": lambda m: m.ones(1, requires_grad=True).tolist(),
+ "numpy_grad": lambda m: m.ones(1, requires_grad=True).numpy(),
+ "float_grad": lambda m: float(m.ones(1, requires_grad=True)),
+ "clone_grad": lambda m: repr(m.ones(1, requires_grad=True).clone()),
+ "copy_into_leaf": lambda m: m.ones(2, requires_grad=True).copy_(m.zeros(2)),
+ "zero_grad_pattern": lambda m: (lambda x: ((x * 2).sum().backward(), x.grad.zero_(), (x * 3).sum().backward(), x.grad)[-1])(m.ones(2, requires_grad=True)),
+ "grad_none_set": lambda m: (lambda x: ((x * 2).sum().backward(), setattr(x, 'grad', None), x.grad)[-1])(m.ones(2, requires_grad=True)),
+ "grad_assign_bad": lambda m: setattr(m.ones(2, requires_grad=True), 'grad', m.ones(3)),
+ "grad_assign_dtype": lambda m: setattr(m.ones(2, requires_grad=True), 'grad', m.ones(2, dtype=m.float64)),
+ "requires_grad_set_nonleaf": lambda m: setattr(m.ones(2, requires_grad=True) * 2, 'requires_grad', False),
+ "autograd_grad": lambda m: (lambda x: m.autograd.grad((x ** 2).sum(), x))(m.tensor([1., 2.], requires_grad=True)),
+ "autograd_grad_unused": lambda m: (lambda x, y: m.autograd.grad((x ** 2).sum(), [x, y]))(m.tensor([1., 2.], requires_grad=True), m.ones(1, requires_grad=True)),
+ "autograd_grad_unused_ok": lambda m: (lambda x, y: m.autograd.grad((x ** 2).sum(), [x, y], allow_unused=True))(m.tensor([1., 2.], requires_grad=True), m.ones(1, requires_grad=True)),
+ "autograd_grad_create": lambda m: (lambda x: (lambda g: m.autograd.grad(g.sum(), x))(m.autograd.grad((x ** 3).sum(), x, create_graph=True)[0]))(m.tensor([1., 2.], requires_grad=True)),
+ "backward_gradient_arg": lambda m: (lambda x: ((x * 2).backward(m.tensor([1., 0.5])), x.grad)[-1])(m.ones(2, requires_grad=True)),
+ "backward_gradient_bad_shape": lambda m: (m.ones(2, requires_grad=True) * 2).backward(m.ones(3)),
+ "sigmoid_inplace_grad": lambda m: (lambda x: (lambda y: (y.sigmoid_(), y.sum().backward(), x.grad)[-1])(x * 1))(m.tensor([0., 1.], requires_grad=True)),
+ "relu_inplace_then_use": lambda m: (lambda x: (lambda y: (lambda z: (z.relu_(), (y * z).sum().backward(), x.grad)[-1])(y * 1))(x * 2))(m.tensor([-1., 1.], requires_grad=True)),
+ "unbind_inplace": lambda m: (lambda x: (lambda a, b: a.mul_(2))(*(x * 1).unbind()))(m.ones(2, requires_grad=True)),
+ "split_inplace": lambda m: (lambda x: (x * 1).split(1)[0].mul_(2))(m.ones(2, requires_grad=True)),
+ "chunk_inplace_nograd": lambda m: (lambda p: (p[0].mul_(2), p[0])[1])(m.ones(4).chunk(2)),
+ "expand_inplace_grad": lambda m: (m.ones(1, requires_grad=True) * 1).expand(3).add_(1),
+ "diag_view_grad": lambda m: (lambda x: (lambda y: (y.diagonal().mul_(2), y.sum().backward(), x.grad)[-1])(x * 1))(m.ones(2, 2, requires_grad=True)),
+ "transposed_view_grad": lambda m: (lambda x: (lambda y: (y.t()[0].mul_(3), y.sum().backward(), x.grad)[-1])(x * 1))(m.ones(2, 2, requires_grad=True)),
+ "slice_assign_grad": lambda m: (lambda x, v: (lambda y: (y.__setitem__(slice(0, 1), v), y.sum().backward(), x.grad, v.grad)[-2:])(x * 1))(m.ones(3, requires_grad=True), m.tensor([7.], requires_grad=True)),
+ "masked_assign_grad": lambda m: (lambda x: (lambda y: (y.__setitem__(y > 1, 0.), y.sum().backward(), x.grad)[-1])(x * 1))(m.tensor([1., 2., 3.], requires_grad=True)),
+}
+
+
+@_cases(GRAD_AND_INPLACE)
+def test_gradients_and_inplace_writes_in_tensor_programs(name):
+    """In-place writes on leaves, views and saved tensors (torch's errors), .data and detach
+    sharing, version counters, gradient accumulation and retain_grad, gradients at ties and
+    kinks, grad_fn names, requires_grad propagation."""
+    same_as_torch(GRAD_AND_INPLACE[name])
