@@ -168,3 +168,16 @@ def test_differences_indexing_and_the_dim_of_cat():
         seen[m] = (getitem, calls[-1][3])
     assert seen[torch] == (["__getitem__"], {"dim": "0"})
     assert seen[tl] == ([], None)
+
+
+def test_a_tensor_of_the_real_torch_is_not_a_handler():
+    """A program importing both (a library loading torch): a real torch tensor's default
+    ``__torch_function__`` calls the function back, relying on torch's own state, so it is not
+    taken as a handler; mixing the two is refused as any other object is (it used to recurse
+    without end)."""
+    a, b = tl.ones(2), torch.ones(2)
+    for f in (lambda: a + b, lambda: tl.add(a, b), lambda: tl.cat([a, b]),
+              lambda: tl.nn.functional.relu(b)):
+        with pytest.raises(TypeError):
+            f()
+    assert (a == b) is False and not tl.overrides.has_torch_function((b,))

@@ -26,9 +26,23 @@ __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_ov
 
 def _overrides(a):
     """Does ``a`` take over the calls it is passed to: an object that is not a Tensor, whose
-    type defines ``__torch_function__``?"""
-    return getattr(type(a), "__torch_function__", None) is not None and \
-        not isinstance(a, _tensor_class())
+    type defines ``__torch_function__``? Not a tensor of the real torch (its default handler
+    calls the function back relying on torch's own state: it would recurse without end)."""
+    t = type(a)
+    return getattr(t, "__torch_function__", None) is not None and \
+        not isinstance(a, _tensor_class()) and not _foreign_tensor(t)
+
+
+def _foreign_tensor(t):
+    """Is ``t`` torch's ``torch.Tensor`` or a subclass of it (a program importing both)?"""
+    r = _FOREIGN.get(t)
+    if r is None:
+        r = _FOREIGN[t] = any(c.__name__ == "Tensor" and c.__module__ == "torch"
+                              for c in t.__mro__)
+    return r
+
+
+_FOREIGN: dict = {}     # type -> is it a tensor type of the real torch
 
 
 def _tensor_class():
