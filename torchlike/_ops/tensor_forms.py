@@ -105,12 +105,14 @@ def set_default_tensor_type(t):
     """The deprecated ``torch.set_default_tensor_type(torch.DoubleTensor)``: sets the default
     floating dtype (CUDA types raise: no CUDA tensor types here)."""
     import warnings
-    from .factorizations import triggered
+    from .factorizations import _WARNED, triggered
     from .typeinfo import _TENSOR_TYPES
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives."
-                  + triggered("torch/csrc/tensor/python_tensor.cpp:434"),
-                  UserWarning)           # (torch's is Python: its own line)
+    if "set_default_tensor_type" not in _WARNED:       # (torch's TORCH_WARN_ONCE)
+        _WARNED.add("set_default_tensor_type")
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                      "use torch.set_default_dtype() and torch.set_default_device() as "
+                      "alternatives." + triggered("torch/csrc/tensor/python_tensor.cpp:434"),
+                      UserWarning)       # (torch's is Python: its own line)
     name = t if isinstance(t, str) else "torch." + t.__name__
     if name.startswith("torch.cuda."):
         raise RuntimeError("torchlike: CUDA tensor types are not available")
