@@ -394,3 +394,34 @@ def test_manual_seed_inside_the_function_breaks_the_graph():
             m.compile(whole, fullgraph=True, **kw)(m.zeros(2))
         return a.tolist() == b.tolist(), ha.tolist() == hb.tolist(), type(info.value).__name__
     assert run(torchlike) == run(torch) == (True, True, "Unsupported")
+
+
+def test_a_tensor_the_function_stores_on_a_module_is_the_calls_value():
+    """A compiled module whose forward stores a tensor it computed on itself (an attribute, a
+    list it appends to: attention maps kept for plotting, a log) leaves the call's values
+    there, as torch's dynamo does (the trace's values used to escape and raise on a later
+    read): the function runs eagerly, each store made once a call."""
+    def run(m):
+        class M(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = m.nn.Linear(2, 2)
+                self.hist = []
+                with m.no_grad():
+                    self.lin.weight.copy_(m.tensor([[1.0, 2.0], [3.0, 4.0]]))
+                    self.lin.bias.zero_()
+
+            def forward(self, x):
+                y = self.lin(x)
+                self.last = y.detach() * 2
+                self.hist.append(y.sum().detach())
+                return y.relu()
+        mod = M()
+        c = m.compile(mod) if m is torchlike else m.compile(mod, backend="eager")
+        outs = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # (the graph-break warning)
+            for i in range(3):
+                outs.append(c(m.full((1, 2), float(i + 1))).tolist())
+        return outs, mod.last.tolist(), [h.item() for h in mod.hist]
+    assert run(torchlike) == run(torch)

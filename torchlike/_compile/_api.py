@@ -17,7 +17,7 @@ from .._random import default_generator
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from . import _hostchecks, _trace
-from ._discover import discover
+from ._discover import discover, walk_modules
 from ._node import build_node_entry, run_node_entry
 from ._step import NeedNode, StepState, build_step_entry, run_step_entry
 
@@ -331,7 +331,7 @@ class CompiledFunction(_Program):
                 out = run_node_entry(entry, st.T, st.gens, leaves)
         except NeedNode:
             entry = build_node_entry(self._name, fn, treedef, leaves, len(st.T),
-                                     lambda: self._holder[0].T, st.gens)
+                                     lambda: self._holder[0].T, st.gens, st.modules)
             t0 = entry.traces
             try:
                 out = run_node_entry(entry, st.T, st.gens, leaves)
@@ -404,7 +404,7 @@ class _ModuleProgram(_Program):
         gens = [default_generator]
         if new:
             entry = build_node_entry(self._name, fwd, treedef, leaves, len(state),
-                                     lambda: self._holder[0], gens)
+                                     lambda: self._holder[0], gens, walk_modules([mod]))
         self._holder[0] = state
         t0 = entry.traces
         try:

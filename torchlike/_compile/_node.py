@@ -39,9 +39,10 @@ class NodeEntry:
         self.state = None        # the state tensors of the last trace
 
 
-def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
+def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens, modules=()):
     """An entry whose op runs ``fn`` on the state given by ``state_ref()`` (a list of Tensors,
-    read at trace time) and the arguments ``treedef``/``leaves`` (Tensors replaced by inputs)."""
+    read at trace time) and the arguments ``treedef``/``leaves`` (Tensors replaced by inputs).
+    ``modules``: those ``fn`` reaches, checked for tensors the trace stores on them."""
     entry = NodeEntry(name)
     tensor_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     static_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
@@ -74,6 +75,7 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
                 for t, a in zip(state, s_arrs):
                     swap.put(t, a)
                 swap.derive()
+                swap.watch(modules)
                 for i, g in enumerate(gens):
                     saved_g.append(g._begin_trace(g_arrs[2 * i], g_arrs[2 * i + 1]))
                 lv = list(static_leaves)
@@ -93,6 +95,7 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens):
                 start = next(_graph._seq)
                 out = fn(*args, **kwargs)
                 _trace.check_seeds(gens, g_arrs[0::2])
+                swap.check_escapes()
                 out_leaves, out_tree = jax.tree_util.tree_flatten(
                     out, is_leaf=lambda x: isinstance(x, Tensor))
                 if grad_enabled and _reaches_outside(out_leaves, (*state, *lv), start):

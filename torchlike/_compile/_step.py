@@ -277,6 +277,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 for t, a in zip(S, s_arrs):
                     swap.put(t, a)
                 swap.derive()
+                swap.watch(st.modules)
                 for o in st.opts:
                     saved_opt.append({k: (v, dict(v)) for k, v in o.state.items()})
                     saved_groups.append([_group_snapshot(g) for g in o.param_groups])
@@ -318,6 +319,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 args, kwargs = jax.tree_util.tree_unflatten(treedef, lv)
                 out = fn(*args, **kwargs)
                 _trace.check_seeds(st.gens, [k for k, _c in g_arrs])
+                swap.check_escapes()
                 if any(t._grad is not g for t, _n, _o, _a, g in held):
                     raise _trace.GraphBreak(
                         "a backward inside the compiled function reaches a captured tensor's "

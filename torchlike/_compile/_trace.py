@@ -61,6 +61,13 @@ def check_seeds(gens, keys):
                              "compiled function")
 
 
+# a Module's own containers: its parameters, buffers and submodules are state, its hooks hold
+# functions
+_MODULE_OWN = frozenset(("_parameters", "_buffers", "_modules", "_forward_hooks",
+                         "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+                         "_state_dict_hooks", "_load_state_dict_pre_hooks"))
+
+
 class _Local(threading.local):
     depth = 0
     broken = 0
@@ -282,12 +289,13 @@ class Swap:
     (nothing is recomputed, so no jax op runs inside the trace being closed).
     """
 
-    __slots__ = ("saved",)
+    __slots__ = ("saved", "modules")
 
     _FIELDS = ("_data", "grad_fn", "_output_nr", "_requires_grad")
 
     def __init__(self):
         self.saved = []
+        self.modules = ()
 
     def put(self, t, arr):
         d = t.__dict__.get("_aliases")
@@ -298,6 +306,44 @@ class Swap:
         self.saved.append((t, t._data, t.grad_fn, t._output_nr, t._requires_grad,
                            t._vc, t._vc[0], aliases))
         t._data = arr
+
+    def watch(self, modules):
+        """Keep the attributes of ``modules`` as they are before the trace (and the items of
+        their list and dict attributes), for ``check_escapes``."""
+        self.modules = [(m, dict(m.__dict__), {k: v.copy() for k, v in m.__dict__.items()
+                                               if v.__class__ in (list, dict)
+                                               and k not in _MODULE_OWN})
+                        for m in modules]
+
+    def check_escapes(self):
+        """Raise a graph break where the traced function stored a tensor it computed on one of
+        the watched modules (an attribute, an item of a list, tuple or dict attribute:
+        ``self.attn = att``, ``self.log.append(loss)``): its data is the trace's, which would
+        escape the program (torch's dynamo replays such stores). The modules' attributes are
+        put back as they were, so that the eager run that follows stores once. The swapped
+        tensors and their aliases are the program's own state."""
+        known = {id(t) for t, *_rest in self.saved}
+        known.update(id(a[0]) for *_rest, aliases in self.saved for a in aliases or ())
+        for m, _attrs, _items in self.modules:
+            for k, v in m.__dict__.items():
+                if k in _MODULE_OWN:
+                    continue
+                for x in (v.values() if v.__class__ is dict else v) \
+                        if v.__class__ in (list, tuple, dict) else (v,):
+                    if isinstance(x, Tensor) and id(x) not in known and is_tracer(x._data):
+                        self._put_back_modules()
+                        raise GraphBreak(f"the function stores a tensor it computed on a "
+                                         f"module ({type(m).__name__}.{k})")
+
+    def _put_back_modules(self):
+        for m, attrs, items in self.modules:
+            d = m.__dict__
+            d.clear()
+            d.update(attrs)
+            for k, saved in items.items():
+                v = d[k]
+                v.clear()
+                v.update(saved) if v.__class__ is dict else v.extend(saved)
 
     def derive(self):
         """Make the live aliases of the swapped tensors read the new (traced) data, as a write
