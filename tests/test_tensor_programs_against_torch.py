@@ -1926,3 +1926,67 @@ def test_warnings_of_tensor_programs():
     out = fresh_process_outputs(_WARNING_PROGRAM)
     assert out["torch"].count("\n") == 56
     assert out["torchlike"] == out["torch"]
+
+
+# ============================================================ out= of Number overloads (fixed)
+
+def _v3(m):
+    return m.tensor([1., 2., 3.])
+
+
+NUMBER_OVERLOAD_OUT = {
+    # torch's Number overloads of where (a number input or other) and its Number-first
+    # overloads of remainder, bucketize and the bitwise ops take no out=: with one, torch's
+    # parser refuses the call
+    "where_number_other": lambda m: m.where(_v3(m) > 1, _v3(m), 0., out=m.empty(3)),
+    "where_number_input": lambda m: m.where(_v3(m) > 1, 0., _v3(m), out=m.empty(3)),
+    "where_numbers": lambda m: m.where(_v3(m) > 1, 1, 2, out=m.empty(3, dtype=m.long)),
+    "where_keyword_number": lambda m: m.where(_v3(m) > 1, input=_v3(m), other=0.,
+                                              out=m.empty(3)),
+    "remainder_number_first": lambda m: m.remainder(2, _v3(m), out=m.empty(3)),
+    "bucketize_number": lambda m: m.bucketize(2, _v3(m), out=m.empty((), dtype=m.long)),
+    "bitwise_and_number_first": lambda m: m.bitwise_and(3, m.tensor([1, 2]),
+                                                        out=m.empty(2, dtype=m.long)),
+    "bitwise_or_number_first": lambda m: m.bitwise_or(3, m.tensor([1, 2]),
+                                                      out=m.empty(2, dtype=m.long)),
+    "bitwise_xor_number_first": lambda m: m.bitwise_xor(3, m.tensor([1, 2]),
+                                                        out=m.empty(2, dtype=m.long)),
+    "left_shift_number_first": lambda m: m.bitwise_left_shift(3, m.tensor([1, 2]),
+                                                              out=m.empty(2, dtype=m.long)),
+    "right_shift_number_first": lambda m: m.bitwise_right_shift(3, m.tensor([1, 2]),
+                                                                out=m.empty(2, dtype=m.long)),
+    # passing before
+    "where_tensors": lambda m: m.where(_v3(m) > 1, _v3(m), m.tensor(0.), out=m.empty(3)),
+    "where_number_no_out": lambda m: m.where(_v3(m) > 1, _v3(m), 0.),
+    "remainder_number_first_no_out": lambda m: m.remainder(2, _v3(m)),
+    "bucketize_number_no_out": lambda m: m.bucketize(2, _v3(m)),
+    "pow_number_first_out": lambda m: m.pow(2, _v3(m), out=m.empty(3)),
+    "float_power_number_first_out": lambda m: m.float_power(2, _v3(m),
+                                                            out=m.empty(3, dtype=m.float64)),
+    "xlogy_number_first_out": lambda m: m.xlogy(2., _v3(m), out=m.empty(3)),
+    "add_number_out": lambda m: m.add(_v3(m), 2, out=m.empty(3)),
+    "sub_number_first_out": lambda m: m.sub(2, _v3(m), out=m.empty(3)),
+    "clamp_numbers_out": lambda m: m.clamp(_v3(m), 1, 2, out=m.empty(3)),
+    "eq_number_out": lambda m: m.eq(_v3(m), 2, out=m.empty(3, dtype=m.bool)),
+    "isin_number_out": lambda m: m.isin(_v3(m), 2., out=m.empty(3, dtype=m.bool)),
+    "bitwise_and_number_second_out": lambda m: m.bitwise_and(m.tensor([1, 2]), 3,
+                                                             out=m.empty(2, dtype=m.long)),
+    "lerp_number_weight_out": lambda m: m.lerp(_v3(m), _v3(m), 0.5, out=m.empty(3)),
+    "heaviside_number_out": lambda m: m.heaviside(_v3(m), 0.5, out=m.empty(3)),
+    "special_zeta_number_out": lambda m: m.special.zeta(2., _v3(m), out=m.empty(3)),
+    "sum_out_resized": lambda m: (lambda o: (m.sum(_a(m, 2, 3), 1, out=o), o))(m.empty(0)),
+    "cat_out_into_view": lambda m: (lambda base: (m.cat([_a(m, 2)], out=base[0]), base)[1])(
+        m.zeros(2, 2)),
+    "add_out_requires_grad": lambda m: m.add(m.ones(2, requires_grad=True), 1,
+                                             out=m.empty(2)),
+    "nonzero_out": lambda m: (lambda o: (m.nonzero(m.tensor([0, 1, 1]), out=o), o))(
+        m.empty(0, dtype=m.long)),
+}
+
+
+@_cases(NUMBER_OVERLOAD_OUT)
+def test_out_of_number_overloads(name):
+    """Fixed: torch.where with a number operand and out=, and remainder, bucketize and the
+    bitwise ops with a number first and out=, computed where torch's argument parser refuses
+    (the overload list after torch's first line: DIFFERENCES.md)."""
+    same_as_torch(NUMBER_OVERLOAD_OUT[name], msg="first_line")

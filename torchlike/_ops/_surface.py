@@ -296,6 +296,11 @@ _OUT_OVERLOADS = {
 }
 
 
+# functions whose Number overloads take no ``out``: with one, each of these parameters must be
+# a Tensor (torch's "argument 'other' (position 3) must be Tensor, not float")
+_OUT_TENSORS = {"where": ("condition", "input", "other")}
+
+
 def _parameters(signature):
     """(name, optional, keyword-only) of each parameter of a ``_OUT_OVERLOADS`` signature."""
     params, keyword = [], False
@@ -383,10 +388,19 @@ def _strict_out(g, name, dtype_from_out=False):
     fn = g.__wrapped__
     rule, overloads = _STRICT_OUT.get(name), _OUT_OVERLOADS.get(name)
 
+    tensors_only = _OUT_TENSORS.get(name, ())
+
     @functools.wraps(g)
     def h(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
+        for i, p in enumerate(tensors_only):
+            v = args[i] if i < len(args) else kwargs.get(p)
+            if v is not None and not isinstance(v, Tensor):
+                from .._tensor import _type_name
+                at = f" (position {i + 1})" if i < len(args) else ""
+                raise TypeError(f"{name}(): argument '{p}'{at} must be Tensor, not "
+                                f"{_type_name(v)}")
         if overloads is not None:
             error = _overload_error(name, overloads, args, {**kwargs, "out": out})
             if error is not None:
@@ -943,6 +957,8 @@ _NUMBERS_TOO = frozenset({"add", "sub", "subtract", "mul", "multiply", "div", "d
 _SCALAR_INPUT = frozenset({"pow", "remainder", "float_power", "xlogy", "bitwise_and",
                            "bitwise_or", "bitwise_xor", "bitwise_left_shift",
                            "bitwise_right_shift", "bucketize"})
+# (of those, the ones whose Number-first overload takes no ``out``)
+_SCALAR_INPUT_NO_OUT = _SCALAR_INPUT - {"pow", "float_power", "xlogy"}
 
 
 def _tensor_first(fn, name):
@@ -981,7 +997,13 @@ def _tensor_first(fn, name):
                 other = args[1] if len(args) > 1 else kwargs.get("other", kwargs.get(
                     "exponent", kwargs.get("boundaries")))
                 if isinstance(other, _registry._Tensor):
-                    return fn(*args, **kwargs)
+                    if kwargs.get("out") is None or name not in _SCALAR_INPUT_NO_OUT:
+                        return fn(*args, **kwargs)
+                    # (torch's Number-first overload has no ``out``)
+                    got = [_type_name(a) for a in args] + [
+                        f"{k}={_type_name(a)}" for k, a in reversed(kwargs.items())]
+                    raise TypeError(f"{name}() received an invalid combination of arguments - "
+                                    f"got ({', '.join(got)}), but expected one of:")
                 raise TypeError(f"{name}() received an invalid combination of arguments - got "
                                 f"({', '.join(_type_name(a) for a in args)}), but expected a "
                                 f"Tensor as 'input' or as the second argument")
