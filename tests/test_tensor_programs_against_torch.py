@@ -1990,3 +1990,223 @@ def test_out_of_number_overloads(name):
     bitwise ops with a number first and out=, computed where torch's argument parser refuses
     (the overload list after torch's first line: DIFFERENCES.md)."""
     same_as_torch(NUMBER_OVERLOAD_OUT[name], msg="first_line")
+
+
+# ============================================================ less common forms
+
+LESS_COMMON_FORMS = {
+ # less common forms of common ops
+ "sum_dim_none_keep": lambda m: _a(m, 2, 3).sum(dim=None, keepdim=True),
+ "mean_dim_none": lambda m: _a(m, 2, 3).mean(dim=None),
+ "max_dim_keep_named": lambda m: _a(m, 2, 3).max(dim=1, keepdim=True),
+ "std_dim_list": lambda m: _a(m, 2, 3).std(dim=[0, 1]),
+ "var_dim_none_corr": lambda m: _a(m, 2, 3).var(None, correction=0),
+ "argmax_dim_none": lambda m: _a(m, 2, 3).argmax(dim=None),
+ "amax_dim_empty_tuple": lambda m: _a(m, 2, 3).amax(dim=()),
+ "sum_dim_tuple_neg": lambda m: _a(m, 2, 3, 4).sum((-1, 0)),
+ "logsumexp_keep": lambda m: _a(m, 2, 3).logsumexp(1, keepdim=True),
+ "cumsum_dim_kw": lambda m: _a(m, 2, 3).cumsum(dim=1),
+ "F_softmax_nodim": lambda m: m.nn.functional.softmax(_a(m, 2, 3)),
+ "F_softmax_0d": lambda m: m.nn.functional.softmax(m.tensor(1.), 0),
+ "squeeze_multi": lambda m: m.zeros(1, 2, 1).squeeze(0).shape,
+ "squeeze_non1": lambda m: m.zeros(1, 2, 1).squeeze(1).shape,
+ "unsqueeze_0d": lambda m: m.tensor(1.).unsqueeze(0),
+ "t_1d": lambda m: m.arange(3).t(),
+ "t_3d": lambda m: m.zeros(2, 2, 2).t(),
+ "T_3d": lambda m: m.zeros(2, 3, 4).T.shape,
+ "mT": lambda m: m.zeros(2, 3, 4).mT.shape,
+ "mT_1d": lambda m: m.zeros(2).mT,
+ "H_c": lambda m: m.tensor([[1j, 2]]).H,
+ "transpose_same": lambda m: m.zeros(2, 3).transpose(1, 1).shape,
+ "swapaxes": lambda m: m.zeros(2, 3, 4).swapaxes(0, 2).shape,
+ "flatten_range": lambda m: m.zeros(2, 3, 4, 5).flatten(1, 2).shape,
+ "flatten_bad": lambda m: m.zeros(2, 3).flatten(1, 0),
+ "unflatten": lambda m: m.zeros(2, 12).unflatten(1, (3, -1)).shape,
+ "view_as": lambda m: m.arange(6).view_as(m.zeros(2, 3)),
+ "reshape_as": lambda m: m.arange(6).reshape_as(m.zeros(3, 2)),
+ "expand_as": lambda m: m.ones(3).expand_as(m.zeros(2, 3)),
+ "new_zeros": lambda m: m.ones(3, dtype=m.int8).new_zeros(2),
+ "new_ones_dt": lambda m: m.ones(3, dtype=m.int8).new_ones((2,), dtype=m.float16),
+ "new_tensor": lambda m: m.ones(3, dtype=m.int8).new_tensor([1.5, 2]),
+ "new_tensor_keeps": lambda m: m.ones(3, dtype=m.float64).new_tensor([1, 2]),
+ "new_full": lambda m: m.ones(3, dtype=m.int8).new_full((2,), 3.7),
+ "new_empty_shape": lambda m: m.ones(3).new_empty(2, 3).shape,
+ "type_as": lambda m: m.arange(3).type_as(m.ones(1, dtype=m.float16)),
+ "masked_fill_scalar_t_int": lambda m: m.arange(3).masked_fill(m.tensor([True, False, True]), m.tensor(7)),
+ "masked_fill_t_dtype": lambda m: m.arange(3).masked_fill(m.tensor([True, False, True]), m.tensor(7.5)),
+ "index_select_neg": lambda m: _a(m, 2, 3).index_select(1, m.tensor([-1])),
+ "index_select_0d": lambda m: _a(m, 3).index_select(0, m.tensor(1)),
+ "gather_bad_dim": lambda m: _a(m, 2, 3).gather(1, m.tensor([[0, 1, 2, 0]])),
+ "gather_smaller": lambda m: _a(m, 2, 3).gather(1, m.tensor([[2], [0]])),
+ "gather_oob": lambda m: _a(m, 2, 3).gather(1, m.tensor([[3]])),
+ "scatter_add_smaller": lambda m: m.zeros(2, 3).scatter_add(0, m.tensor([[1, 0]]), _a(m, 1, 2)),
+ "select_neg": lambda m: _a(m, 2, 3).select(-1, -1),
+ "narrow_oob": lambda m: _a(m, 2, 3).narrow(1, 2, 2),
+ "slice_step_neg": lambda m: _a(m, 5)[::-1],
+ "slice_big": lambda m: _a(m, 5)[10:],
+ "slice_neg_big": lambda m: _a(m, 5)[-10:2],
+ "index_list_neg": lambda m: _a(m, 5)[[-1, 0]],
+ "index_tensor_2d": lambda m: _a(m, 5)[m.tensor([[0, 1], [2, 3]])],
+ "index_bool_list": lambda m: _a(m, 3)[[True, False, True]],
+ "index_ellipsis_none": lambda m: _a(m, 2, 3)[..., None].shape,
+ "index_none_none": lambda m: _a(m, 2)[None, None].shape,
+ "index_two_lists": lambda m: _a(m, 3, 3)[[0, 2], [1, 0]],
+ "index_two_lists_bcast": lambda m: _a(m, 3, 3)[[[0], [2]], [1, 0]],
+ "index_mask_2d": lambda m: _a(m, 2, 3)[_a(m, 2, 3) > 0],
+ "index_mask_row": lambda m: _a(m, 2, 3)[m.tensor([True, False])],
+ "index_mask_wrong": lambda m: _a(m, 2, 3)[m.tensor([True, False, True])],
+ "index_long_oob": lambda m: _a(m, 3)[m.tensor([3])],
+ "index_int32": lambda m: _a(m, 3)[m.tensor([2], dtype=m.int32)],
+ "index_int8": lambda m: _a(m, 3)[m.tensor([2], dtype=m.int8)],
+ "index_float_t": lambda m: _a(m, 3)[m.tensor([1.])],
+ "index_uint8_mask": lambda m: _a(m, 3)[m.tensor([1, 0, 1], dtype=m.uint8)],
+ "setitem_broadcast": lambda m: (lambda x: (x.__setitem__((slice(None), 0), m.tensor([7., 8.])), x)[1])(_a(m, 2, 3)),
+ "setitem_bad_shape": lambda m: (lambda x: (x.__setitem__((slice(None), 0), m.tensor([7., 8., 9.])), x)[1])(_a(m, 2, 3)),
+ "setitem_int_into_float": lambda m: (lambda x: (x.__setitem__(0, 5), x)[1])(_a(m, 3)),
+ "setitem_float_into_int": lambda m: (lambda x: (x.__setitem__(0, 5.7), x)[1])(m.arange(3)),
+ "setitem_tensor_float_into_int": lambda m: (lambda x: (x.__setitem__(0, m.tensor(5.7)), x)[1])(m.arange(3)),
+ "setitem_list_value": lambda m: (lambda x: (x.__setitem__(slice(0, 2), [9, 8]), x)[1])(m.arange(3)),
+ "setitem_np_value": lambda m: (lambda x: (x.__setitem__(slice(0, 2), np.array([9, 8])), x)[1])(m.arange(3)),
+ "setitem_dup_idx": lambda m: (lambda x: (x.__setitem__(m.tensor([0, 0]), m.tensor([1., 2.])), x)[1])(m.zeros(2)),
+ "setitem_oob": lambda m: (lambda x: (x.__setitem__(5, 1.), x)[1])(m.zeros(2)),
+ "setitem_overflow": lambda m: (lambda x: (x.__setitem__(0, 300), x)[1])(m.zeros(2, dtype=m.int8)),
+ "setitem_inf_int": lambda m: (lambda x: (x.__setitem__(0, float('inf')), x)[1])(m.zeros(2, dtype=m.long)),
+ "setitem_nan_int": lambda m: (lambda x: (x.__setitem__(0, nan), x)[1])(m.zeros(2, dtype=m.long)),
+ "setitem_complex_float": lambda m: (lambda x: (x.__setitem__(0, 1j), x)[1])(m.zeros(2)),
+ "setitem_bool_from_int": lambda m: (lambda x: (x.__setitem__(0, 5), x)[1])(m.zeros(2, dtype=m.bool)),
+ "iadd_index": lambda m: (lambda x: (x[m.tensor([0, 0])].__iadd__(1), x)[1])(m.zeros(2)),
+ "index_put_acc": lambda m: m.zeros(3).index_put_((m.tensor([0, 0, 2]),), m.tensor([1., 2, 3]), accumulate=True),
+ "index_put_bool": lambda m: m.zeros(3).index_put((m.tensor([True, False, True]),), m.tensor(5.)),
+}
+
+
+@_cases(LESS_COMMON_FORMS)
+def test_less_common_forms_of_common_ops(name):
+    """dim=None and keepdim forms, transposes (.T, .mT, .H), new_* constructors, index and
+    index-assignment forms (lists, masks, int32/uint8/float index tensors, values of another
+    dtype, out-of-range values), gather/scatter shape rules."""
+    same_as_torch(LESS_COMMON_FORMS[name])
+
+
+# ============================================================ out= and size arguments
+
+def _out_case(f, mk):
+    def g(m):
+        o = mk(m)
+        r = f(m, o)
+        return (r, o) if not isinstance(o, tuple) else (r,) + o
+    return g
+OUT_AND_SIZE_ARGUMENTS = {
+ "sum_out": _out_case(lambda m, o: m.sum(_a(m, 2, 3), 1, out=o), lambda m: m.empty(2)),
+ "sum_out_resize": _out_case(lambda m, o: m.sum(_a(m, 2, 3), 1, out=o), lambda m: m.empty(0)),
+ "sum_out_dtype": _out_case(lambda m, o: m.sum(_a(m, 2, 3), 1, out=o), lambda m: m.empty(2, dtype=m.float64)),
+ "sum_out_int": _out_case(lambda m, o: m.sum(_a(m, 2, 3), 1, out=o), lambda m: m.empty(2, dtype=m.long)),
+ "cat_out": _out_case(lambda m, o: m.cat([_a(m, 2), _a(m, 1)], out=o), lambda m: m.empty(3)),
+ "cat_out_view": lambda m: (lambda base: (m.cat([_a(m, 2)], out=base[0]), base)[1])(m.zeros(2, 2)),
+ "add_out_self": lambda m: (lambda x: (m.add(x, 1, out=x), x)[1])(_a(m, 3)),
+ "mul_out_bcast": _out_case(lambda m, o: m.mul(_a(m, 2, 1), _a(m, 3), out=o), lambda m: m.empty(2, 3)),
+ "matmul_out": _out_case(lambda m, o: m.matmul(_a(m, 2, 3), _a(m, 3, 2), out=o), lambda m: m.empty(2, 2)),
+ "clamp_out": _out_case(lambda m, o: m.clamp(_a(m, 4), 0, 0.5, out=o), lambda m: m.empty(4)),
+ "arange_out": _out_case(lambda m, o: m.arange(5, out=o), lambda m: m.empty(2, dtype=m.long)),
+ "linspace_out": _out_case(lambda m, o: m.linspace(0, 1, 3, out=o), lambda m: m.empty(3, dtype=m.float64)),
+ "zeros_out": _out_case(lambda m, o: m.zeros(2, 2, out=o), lambda m: m.empty(4)),
+ "exp_out_int": _out_case(lambda m, o: m.exp(_a(m, 2), out=o), lambda m: m.empty(2, dtype=m.long)),
+ "argmax_out": _out_case(lambda m, o: m.argmax(_a(m, 2, 3), 1, out=o), lambda m: m.empty(2, dtype=m.long)),
+ "cumsum_out": _out_case(lambda m, o: m.cumsum(m.arange(3), 0, out=o), lambda m: m.empty(3)),
+ "nonzero_out": _out_case(lambda m, o: m.nonzero(m.tensor([0, 1, 1]), out=o), lambda m: m.empty(0, dtype=m.long)),
+ "index_select_out": _out_case(lambda m, o: m.index_select(_a(m, 3), 0, m.tensor([2, 0]), out=o), lambda m: m.empty(2)),
+ "stack_out": _out_case(lambda m, o: m.stack([_a(m, 2), _a(m, 2)], out=o), lambda m: m.empty(2, 2)),
+ "out_requires_grad": lambda m: m.add(m.ones(2, requires_grad=True), 1, out=m.empty(2)),
+ "view_tuple": lambda m: _a(m, 6).view((2, 3)).shape,
+ "view_size": lambda m: _a(m, 6).view(m.Size([3, 2])).shape,
+ "view_list": lambda m: _a(m, 6).view([3, 2]).shape,
+ "view_tensor_arg": lambda m: _a(m, 6).view(m.tensor(2), 3).shape,
+ "reshape_np_int": lambda m: _a(m, 6).reshape(np.int64(2), np.int32(3)).shape,
+ "reshape_float": lambda m: _a(m, 6).reshape(2.0, 3),
+ "permute_list": lambda m: _a(m, 2, 3).permute([1, 0]).shape,
+ "permute_tuple": lambda m: _a(m, 2, 3).permute((1, 0)).shape,
+ "permute_neg": lambda m: _a(m, 2, 3, 4).permute(-1, 0, 1).shape,
+ "repeat_tuple": lambda m: _a(m, 2).repeat((2,)).shape,
+ "repeat_size": lambda m: _a(m, 2).repeat(m.Size([2, 2])).shape,
+ "expand_size": lambda m: _a(m, 1, 2).expand(m.Size([3, 2])).shape,
+ "expand_tuple": lambda m: _a(m, 1, 2).expand((3, 2)).shape,
+ "zeros_size": lambda m: m.zeros(m.Size([2, 3])).shape,
+ "zeros_list": lambda m: m.zeros([2, 3]).shape,
+ "zeros_tensor_size": lambda m: m.zeros(m.tensor(3)).shape,
+ "zeros_empty_tuple": lambda m: m.zeros(()).shape,
+ "ones_nested": lambda m: m.ones((2, (3,))),
+ "randn_size": lambda m: m.randn(m.Size([2])).shape,
+ "full_size": lambda m: m.full(m.Size([2]), 1.).shape,
+ "sum_dim_size": lambda m: _a(m, 2, 3).sum(m.Size([1])),
+ "flip_list": lambda m: _a(m, 2, 3).flip([0]),
+ "roll_list": lambda m: _a(m, 6).roll([1]),
+ "tile_list": lambda m: _a(m, 2).tile([2]),
+ "squeeze_list": lambda m: m.zeros(1, 2, 1).squeeze([0, 2]).shape,
+ "transpose_np": lambda m: _a(m, 2, 3).transpose(np.int64(0), np.int64(1)).shape,
+ "narrow_np": lambda m: _a(m, 6).narrow(0, np.int64(1), np.int64(2)),
+ "index_np_slice": lambda m: _a(m, 6)[np.int64(1):np.int64(4)],
+ "size_dim_np": lambda m: _a(m, 2, 3).size(np.int64(1)),
+ "topk_np_k": lambda m: _a(m, 6).topk(np.int64(2)),
+ "new_zeros_size": lambda m: _a(m, 2).new_zeros(m.Size([3])).shape,
+}
+
+
+@_cases(OUT_AND_SIZE_ARGUMENTS)
+def test_out_and_size_arguments(name):
+    """out= (resized, of another dtype, a view, aliasing the input, requiring grad) and sizes or
+    dims given as tuples, lists, torch.Size, tensors and numpy integers."""
+    same_as_torch(OUT_AND_SIZE_ARGUMENTS[name])
+
+
+# ============================================================ empty tensors
+
+_E0 = lambda m: m.zeros(0, 3)
+EMPTY_TENSORS = {
+ "e_sum0": lambda m: _E0(m).sum(0), "e_sum1": lambda m: _E0(m).sum(1), "e_prod": lambda m: _E0(m).prod(),
+ "e_prod0": lambda m: _E0(m).prod(0), "e_mean": lambda m: _E0(m).mean(), "e_mean0": lambda m: _E0(m).mean(0),
+ "e_std": lambda m: _E0(m).std(), "e_var0": lambda m: _E0(m).var(0), "e_max": lambda m: _E0(m).max(),
+ "e_max0": lambda m: _E0(m).max(0), "e_max1": lambda m: _E0(m).max(1), "e_amax0": lambda m: _E0(m).amax(0),
+ "e_amax1": lambda m: _E0(m).amax(1), "e_argmax": lambda m: _E0(m).argmax(), "e_argmax1": lambda m: _E0(m).argmax(1),
+ "e_min0": lambda m: _E0(m).min(0), "e_median": lambda m: _E0(m).median(), "e_median1": lambda m: _E0(m).median(1),
+ "e_logsumexp0": lambda m: _E0(m).logsumexp(0), "e_logsumexp1": lambda m: _E0(m).logsumexp(1),
+ "e_norm": lambda m: _E0(m).norm(), "e_norm_inf": lambda m: _E0(m).norm(p=float('inf')),
+ "e_all": lambda m: _E0(m).all(), "e_any0": lambda m: _E0(m).any(0), "e_cumsum0": lambda m: _E0(m).cumsum(0),
+ "e_cummax0": lambda m: _E0(m).cummax(0), "e_sort": lambda m: _E0(m).sort(0), "e_topk": lambda m: _E0(m).topk(0, 0),
+ "e_topk1": lambda m: _E0(m).topk(1, 0), "e_kth": lambda m: _E0(m).kthvalue(1, 0), "e_mode": lambda m: _E0(m).mode(0),
+ "e_unique": lambda m: _E0(m).unique(), "e_unique_dim": lambda m: _E0(m).unique(dim=0),
+ "e_nanmedian": lambda m: _E0(m).nanmedian(), "e_quantile": lambda m: _E0(m).quantile(0.5),
+ "e_quantile0": lambda m: _E0(m).quantile(0.5, dim=0), "e_aminmax": lambda m: _E0(m).aminmax(),
+ "e_softmax0": lambda m: _E0(m).softmax(0), "e_std_mean": lambda m: m.std_mean(_E0(m), 0),
+ "e_count_nonzero": lambda m: _E0(m).count_nonzero(0), "e_nonzero": lambda m: _E0(m).nonzero(),
+ "e_matmul": lambda m: _E0(m).T @ _E0(m), "e_matmul2": lambda m: _E0(m) @ m.ones(3, 2),
+ "e_cat": lambda m: m.cat([_E0(m), m.ones(1, 3)]), "e_stack": lambda m: m.stack([_E0(m), _E0(m)]),
+ "e_index": lambda m: _E0(m)[m.tensor([], dtype=m.long)], "e_index_oob": lambda m: _E0(m)[0],
+ "e_mask": lambda m: _E0(m)[_E0(m) > 0], "e_where": lambda m: m.where(_E0(m) > 0, _E0(m), 1.),
+ "e_repr_sum": lambda m: repr(_E0(m).sum(0)), "e_min_all": lambda m: _E0(m).min(),
+ "e_mean_int": lambda m: m.zeros(0, dtype=m.long).float().mean(), "e_bincount": lambda m: m.bincount(m.zeros(0, dtype=m.long), minlength=3),
+ "e_histc": lambda m: m.histc(m.zeros(0), bins=3), "e_cumprod": lambda m: m.zeros(0).cumprod(0),
+ "e_diff": lambda m: m.zeros(0).diff(), "e_diff1": lambda m: m.zeros(1).diff(),
+ "e_split": lambda m: m.zeros(0).split(2), "e_chunk": lambda m: m.zeros(0).chunk(2),
+ "e_flip": lambda m: _E0(m).flip(0), "e_roll": lambda m: _E0(m).roll(1, 0), "e_roll_nodim": lambda m: m.zeros(0).roll(1),
+ "e_view": lambda m: _E0(m).view(-1), "e_view_bad": lambda m: _E0(m).view(0, -1), "e_reshape": lambda m: _E0(m).reshape(3, 0, -1),
+ "e_expand": lambda m: m.zeros(0, 1).expand(0, 4), "e_repeat": lambda m: _E0(m).repeat(2, 2),
+ "e_dist": lambda m: m.cdist(m.zeros(0, 2), m.ones(3, 2)), "e_einsum": lambda m: m.einsum("ij->j", _E0(m)),
+ "e_item": lambda m: m.zeros(0).item(), "e_tolist": lambda m: _E0(m).tolist(), "e_bool": lambda m: bool(_E0(m)),
+ "e_searchsorted": lambda m: m.searchsorted(m.zeros(0), m.tensor([1.])), "e_bucketize": lambda m: m.bucketize(m.tensor([1.]), m.zeros(0)),
+ "e_multinomial": lambda m: m.multinomial(m.zeros(0), 1), "e_randperm": lambda m: m.randperm(0),
+ "e_linspace": lambda m: m.linspace(0, 1, 0), "e_arange": lambda m: m.arange(3, 3), "e_full": lambda m: m.full((0,), 7),
+ "e_scatter": lambda m: m.zeros(3).scatter_(0, m.zeros(0, dtype=m.long), m.zeros(0)),
+ "e_gather": lambda m: m.zeros(3).gather(0, m.zeros(0, dtype=m.long)),
+ "e_index_add": lambda m: m.zeros(3).index_add(0, m.zeros(0, dtype=m.long), m.zeros(0)),
+ "e_max_binary": lambda m: m.maximum(_E0(m), m.ones(3)), "e_clamp": lambda m: _E0(m).clamp(0, 1),
+ "e_allclose": lambda m: m.allclose(_E0(m), _E0(m)), "e_equal": lambda m: m.equal(_E0(m), m.zeros(0, 2)),
+ "e_trace": lambda m: m.zeros(0, 0).trace(), "e_det": lambda m: m.zeros(0, 0).det(), "e_inv": lambda m: m.linalg.inv(m.zeros(0, 0)),
+ "e_diag": lambda m: m.zeros(0).diag(), "e_tril": lambda m: _E0(m).tril(), "e_kron": lambda m: m.kron(_E0(m), m.ones(2, 2)),
+}
+
+
+@_cases(EMPTY_TENSORS)
+def test_empty_tensors(name):
+    """Reductions, sorts, joins, indexing, products and conversions of tensors with no
+    elements: torch's values and its errors for reductions with no identity."""
+    same_as_torch(EMPTY_TENSORS[name])
