@@ -2210,3 +2210,102 @@ def test_empty_tensors(name):
     """Reductions, sorts, joins, indexing, products and conversions of tensors with no
     elements: torch's values and its errors for reductions with no identity."""
     same_as_torch(EMPTY_TENSORS[name])
+
+
+# ============================================================ numpy data and scalars
+
+NUMPY_DATA_AND_SCALARS = {
+ "fn_u32": lambda m: m.from_numpy(np.arange(3, dtype=np.uint32)),
+ "fn_u64": lambda m: m.from_numpy(np.arange(3, dtype=np.uint64)),
+ "fn_u16": lambda m: m.from_numpy(np.arange(3, dtype=np.uint16)).dtype.__repr__(),
+ "fn_f16": lambda m: m.from_numpy(np.ones(2, dtype=np.float16)),
+ "fn_c64": lambda m: m.from_numpy(np.ones(2, dtype=np.complex64)),
+ "fn_bool": lambda m: m.from_numpy(np.array([True, False])),
+ "fn_bigendian": lambda m: m.from_numpy(np.ones(2, dtype=">f4")),
+ "fn_longdouble": lambda m: m.from_numpy(np.ones(2, dtype=np.longdouble)),
+ "fn_datetime": lambda m: m.from_numpy(np.array(["2020-01-01"], dtype="datetime64[D]")),
+ "fn_object": lambda m: m.from_numpy(np.array([1, "a"], dtype=object)),
+ "fn_strided": lambda m: m.from_numpy(np.arange(10)[::2]),
+ "fn_fortran_stride": lambda m: m.from_numpy(np.asfortranarray(np.ones((2, 3)))).stride(),
+ "fn_0d": lambda m: m.from_numpy(np.array(3.5)),
+ "fn_scalar": lambda m: m.from_numpy(np.float64(3.5)),
+ "fn_readonly_warn": lambda m: m.from_numpy(np.frombuffer(b"\x00" * 8, dtype=np.float32)),
+ "as_tensor_dtype": lambda m: m.as_tensor(np.array([1.7, 2.2]), dtype=m.int32),
+ "as_tensor_list_np": lambda m: m.as_tensor([np.float32(1), np.float64(2)]),
+ "as_tensor_tensor_same": lambda m: (lambda t: m.as_tensor(t, dtype=m.float32) is t)(m.ones(2)),
+ "as_tensor_tensor_conv": lambda m: (lambda t: m.as_tensor(t, dtype=m.float64) is t)(m.ones(2)),
+ "as_tensor_scalar": lambda m: m.as_tensor(3),
+ "as_tensor_bool": lambda m: m.as_tensor(True),
+ "as_tensor_u64": lambda m: m.as_tensor(np.array([2 ** 63], dtype=np.uint64)),
+ "tensor_u32_arr": lambda m: m.tensor(np.array([1, 2], dtype=np.uint32)),
+ "tensor_u64_py": lambda m: m.tensor([2 ** 63], dtype=m.uint64),
+ "tensor_uint16_op": lambda m: m.tensor(np.array([1, 2], dtype=np.uint16)) + 1,
+ "tensor_uint32_sum": lambda m: m.tensor(np.array([1, 2], dtype=np.uint32)).sum(),
+ "tensor_bigendian": lambda m: m.tensor(np.ones(2, dtype=">i4")),
+ "asarray_np_copy": lambda m: m.asarray(np.ones(2), dtype=m.float32),
+ "asarray_list": lambda m: m.asarray([1, 2.5]),
+ "asarray_tensor_dtype": lambda m: m.asarray(m.ones(2), dtype=m.int8),
+ "asarray_scalar_np": lambda m: m.asarray(np.float16(2)),
+ "tensor_np_bool_scalar": lambda m: m.tensor(np.bool_(True)),
+ "tensor_np_list_mix_int": lambda m: m.tensor([np.int8(1), np.int16(300)]),
+ "tensor_np_u8_int": lambda m: m.tensor([np.uint8(1), 2]),
+ "tensor_np_u8_neg": lambda m: m.tensor([np.uint8(1), -2]),
+ "tensor_np_i32_float": lambda m: m.tensor([np.int32(1), 2.5]),
+ "tensor_np_f16_int": lambda m: m.tensor([np.float16(1), 2]),
+ "tensor_np_bool_int": lambda m: m.tensor([np.bool_(True), 2]),
+ "tensor_np_c64_f64": lambda m: m.tensor([np.complex64(1), np.float64(2)]),
+ "tensor_np_nested": lambda m: m.tensor([[np.float32(1)], [2.]]),
+ "tensor_np_f32_dtype": lambda m: m.tensor([np.float32(1.1)], dtype=m.float64),
+ "np_scalar_times_int_tensor": lambda m: np.float32(1.5) * m.tensor([1, 2]),
+ "np_int_scalar_times_f16": lambda m: np.int64(3) * m.tensor([1, 2], dtype=m.float16),
+ "np_f64_scalar_plus_i8": lambda m: m.tensor([1], dtype=m.int8) + np.float64(1.5),
+ "np_bool_scalar_plus_u8": lambda m: m.tensor([1], dtype=m.uint8) + np.bool_(True),
+ "np_0d_f64_array_times": lambda m: m.tensor([1., 2.]) * np.array(2.0),
+ "np_1d_array_times": lambda m: m.tensor([1., 2.]) * np.array([2.0, 3.0]),
+ "np_1d_array_radd": lambda m: np.array([2.0, 3.0]) + m.tensor([1., 2.]),
+ "np_int_array_rmul": lambda m: np.array([2, 3]) * m.tensor([1., 2.]),
+ "np_array_eq": lambda m: m.tensor([1., 2.]) == np.array([1., 5.]),
+ "np_array_lt_r": lambda m: np.array([1., 5.]) < m.tensor([1., 2.]),
+ "np_array_iadd": lambda m: (lambda t: (t.__iadd__(np.array([1., 1.])), t)[1])(m.tensor([1., 2.])),
+ "np_array_matmul": lambda m: m.tensor([[1., 2.]]) @ np.array([[1.], [2.]]),
+ "np_array_cat": lambda m: m.cat([m.tensor([1.]), np.array([2.])]),
+ "np_array_index_put": lambda m: (lambda t: (t.__setitem__(np.array([0]), 5.), t)[1])(m.zeros(2)),
+ "np_int64_pow": lambda m: m.tensor([2.]) ** np.int64(3),
+ "np_float_rpow": lambda m: np.float64(2.) ** m.tensor([2., 3.]),
+ "np_int_floordiv": lambda m: m.tensor([7]) // np.int64(2),
+ "np_int_rfloordiv": lambda m: np.int64(7) // m.tensor([2]),
+ "np_int_rmod": lambda m: np.int64(7) % m.tensor([2, -2]),
+ "np_int_rsub": lambda m: np.int32(7) - m.tensor([2], dtype=m.int8),
+ "np_f16_rtruediv": lambda m: np.float16(1) / m.tensor([2], dtype=m.int8),
+}
+_NP_TRUE = np.bool_(True)
+NUMPY_DATA_AND_SCALARS.update({
+ "nb_int": lambda m: m.tensor([_NP_TRUE, 2]), "nb_float": lambda m: m.tensor([_NP_TRUE, 2.5]), "nb_alone": lambda m: m.tensor([_NP_TRUE]),
+ "nb_bool": lambda m: m.tensor([True, _NP_TRUE]), "nb_long": lambda m: m.tensor([_NP_TRUE], dtype=m.long),
+ "nb_f32": lambda m: m.tensor([_NP_TRUE], dtype=m.float32), "nb_nested": lambda m: m.tensor([[_NP_TRUE], [3]]),
+ "nb_complex": lambda m: m.tensor([_NP_TRUE, 1j]), "nb_scalar_long": lambda m: m.tensor(_NP_TRUE, dtype=m.long),
+ "nb_u8": lambda m: m.tensor([_NP_TRUE], dtype=m.uint8), "nb_as_tensor": lambda m: m.as_tensor([_NP_TRUE, 2]),
+ "nb_np_int": lambda m: m.tensor([_NP_TRUE, np.int64(2)]), "nb_full": lambda m: m.full((2,), _NP_TRUE, dtype=m.long),
+ "nb_fill": lambda m: m.zeros(2, dtype=m.long).fill_(_NP_TRUE), "nb_add": lambda m: m.tensor([1, 2]) + _NP_TRUE,
+ "nb_with_tensor": lambda m: m.tensor([_NP_TRUE, m.tensor(2)]), "nb_tuple": lambda m: m.tensor((_NP_TRUE, 2)),
+ "nb_i8": lambda m: m.tensor([_NP_TRUE], dtype=m.int8), "nb_LongTensor": lambda m: m.LongTensor([_NP_TRUE]),
+ "nb_scalar": lambda m: m.tensor(_NP_TRUE), "nb_arr_long": lambda m: m.tensor(np.array([True]), dtype=m.long),
+ "nb_mul_f16": lambda m: m.tensor([1., 2.], dtype=m.float16) * _NP_TRUE,
+ "be_as_tensor": lambda m: m.as_tensor(np.ones(2, dtype=">f8")),
+ "be_asarray": lambda m: m.asarray(np.ones(2, dtype=">f8")),
+ "le_explicit": lambda m: m.from_numpy(np.ones(2, dtype="<f4")),
+ "be_int8": lambda m: m.from_numpy(np.ones(2, dtype=">i1")),
+ "broadcast_tensors_np": lambda m: m.broadcast_tensors(m.ones(2), np.ones(2)),
+ "stack_np": lambda m: m.stack([m.ones(2), np.ones(2)]),
+})
+
+
+@_cases(NUMPY_DATA_AND_SCALARS)
+def test_numpy_data_and_scalars(name):
+    """from_numpy/as_tensor/asarray/tensor of numpy arrays and scalars (dtypes, byte order,
+    unsupported types), numpy scalars and arrays as operands. Fixed: a numpy bool stored into
+    an integer tensor (``torch.tensor([np.bool_(True), 2])``) gave a value where torch raises
+    (numpy bools have no ``__index__``); a big-endian array raised TypeError where torch raises
+    its byte-order ValueError; messages named numpy's types without ``numpy.``; torch's
+    invalid-combination message ends a keywords-only list with ", "."""
+    same_as_torch(NUMPY_DATA_AND_SCALARS[name], msg="first_line")

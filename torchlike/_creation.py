@@ -229,6 +229,9 @@ def check_ndarray(a):
             (k == "f" and a.dtype.itemsize > 8) or (k == "c" and a.dtype.itemsize > 16):
         raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The "
                         f"only supported types are: {_NUMPY_NAMES}.")
+    if not a.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
     if any(st < 0 for st in a.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and "
                          "tensors with negative strides are not currently supported. (You can "
@@ -442,6 +445,9 @@ def _tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False
         a = _from_scanned(a, dt)
     else:
         dt = D.to_dtype(dtype) if dtype is not None else dt
+    if dt.category == D._INT and _holds_numpy_bool(data):
+        # (torch stores an integer element through ``__index__``, which numpy's bool lacks)
+        raise TypeError("'numpy.bool' object cannot be interpreted as an integer")
     if python:
         _checked_python(a, dt)
     if device is None and isinstance(data, Tensor):
@@ -453,6 +459,14 @@ def _tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False
         else:
             arr = np.array(a, dtype=dt.np, copy=True)
     return _finish(_tiers.to_device(arr), device, requires_grad, pin_memory)
+
+
+def _holds_numpy_bool(data):
+    """Whether ``data`` is, or nested lists ``data`` hold, a numpy bool scalar."""
+    if isinstance(data, np.bool_):
+        return True
+    return isinstance(data, (list, tuple)) and any(
+        issubclass(k, np.bool_) for k in _leaf_types(data, set()))
 
 
 def _uint64_python(data):
@@ -557,7 +571,8 @@ def _warn_readonly(arr):
 def from_numpy(ndarray):
     """A tensor with the values of ``ndarray`` (copied: see DIFFERENCES.md)."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+        from ._tensor import _type_name
+        raise TypeError(f"expected np.ndarray (got {_type_name(ndarray)})")
     check_ndarray(ndarray)
     _warn_readonly(ndarray)
     D.activate_for(ndarray.dtype)       # (before any op runs on the tensor)

@@ -363,10 +363,19 @@ def _overload_error(name, signatures, args, kwargs):
     if len(plausible) == 1:
         return TypeError(complaint(plausible[0]))
     # (torch lists the keywords last to first; ``out``, taken out of the call, counts as last)
-    got = ", ".join([_type_name(a) for a in args] + [f"{k}={_type_name(a)}"
-                                                      for k, a in reversed(kwargs.items())])
+    got = _got(args, dict(reversed(kwargs.items())))
     return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
                      f"expected one of:")
+
+
+def _got(args, kwargs):
+    """The arguments torch's "invalid combination" message shows: their types, then each
+    keyword's; with no positional one shown each keyword is followed by ", "."""
+    from .._tensor import _type_name
+    if not args:
+        return "".join(f"{k}={_type_name(a)}, " for k, a in kwargs.items())
+    return ", ".join([_type_name(a) for a in args] +
+                     [f"{k}={_type_name(a)}" for k, a in kwargs.items()])
 
 
 def out_form(fn, name, dtype_from_out=False):
@@ -695,10 +704,9 @@ def operands_checked(fn, name, method=False):
 
     def refuse(args, kwargs, i, keyword):
         if overload[i]:
-            got = [_type_name(a) for a in args[1 if method else 0:]]
-            got += [f"{k}={_type_name(a)}" for k, a in kwargs.items()]
             return TypeError(f"{name}() received an invalid combination of arguments - got "
-                             f"({', '.join(got)}), but expected one of:")
+                             f"({_got(args[1 if method else 0:], kwargs)}), but expected one "
+                             f"of:")
         p, v = spec[i][0], (kwargs[spec[i][0]] if keyword else args[i + skip])
         at = "" if keyword else f" (position {i + skip + (0 if method else 1)})"
         return TypeError(f"{name}(): argument '{p}'{at} must be {want[i]}, not "

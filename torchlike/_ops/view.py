@@ -603,8 +603,9 @@ def tensors_only(tensors):
     Tensor (``torch.broadcast_tensors([x, y])``)."""
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
+            from .._tensor import _type_name
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+                            f"{_type_name(t)}")
     return tensors
 
 
