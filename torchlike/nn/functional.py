@@ -1039,8 +1039,54 @@ def _log_softmax_jvp(dim, primals, tangents):
     return y, t - jnp.sum(jnp.exp(y) * t, axis=dim, keepdims=True)
 
 
+# bfloat16/float16: torch's CPU kernels compute in float32 and round the result once, forward
+# and backward alike, and the backward reads the saved output, rounded to the input's dtype:
+# SoftmaxBackward0 ``y * (g - sum(g * y))``, LogSoftmaxBackward0 ``g - exp(y) * sum(g)`` with
+# ``y`` the low-precision result in float32 (not the forward's float32 value: a few percent of
+# the gradient's scale apart). The JVPs below are those backwards' transposes, so jax.vjp of
+# the op gives them (the declared rules below leave these dtypes to it).
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _softmax_low(x, dim):
+    return _softmax_fn(x.astype(jnp.float32), dim).astype(x.dtype)
+
+
+@_softmax_low.defjvp
+def _softmax_low_jvp(dim, primals, tangents):
+    y = _softmax_low(primals[0], dim)
+    yf = y.astype(jnp.float32)
+    a = yf * tangents[0].astype(jnp.float32)
+    return y, (a - yf * jnp.sum(a, axis=dim, keepdims=True)).astype(y.dtype)
+
+
+def _log_softmax_low_value(x, dim):
+    # torch's CPU kernels compute bfloat16/float16 in float32; over the last dim the sum of
+    # exponentials and its log are stored in the input's dtype before the subtraction
+    low, xf = x.dtype, x.astype(jnp.float32)
+    m = jax.lax.stop_gradient(jnp.max(xf, axis=dim, keepdims=True))
+    total = jnp.sum(jnp.exp(xf - m), axis=dim, keepdims=True)
+    if dim != x.ndim - 1:
+        return (xf - m - jnp.log(total)).astype(low)
+    lse = jnp.log(total.astype(low).astype(jnp.float32)).astype(low).astype(jnp.float32)
+    return (xf - m - lse).astype(low)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _log_softmax_low(x, dim):
+    return _log_softmax_low_value(x, dim)
+
+
+@_log_softmax_low.defjvp
+def _log_softmax_low_jvp(dim, primals, tangents):
+    y = _log_softmax_low(primals[0], dim)
+    t = tangents[0].astype(jnp.float32)
+    e = jnp.exp(y.astype(jnp.float32))
+    return y, (t - jnp.sum(e * t, axis=dim, keepdims=True)).astype(y.dtype)
+
+
 def _softmax_vjp(cots, xs, needs, dim, neg):
-    """SoftmaxBackward0 for float32/64: ``y * (g - sum(g * y))`` (negated for softmin)."""
+    """SoftmaxBackward0 for float32/64: ``y * (g - sum(g * y))`` (negated for softmin);
+    bfloat16/float16 are jax.vjp's of ``_softmax_low``."""
     (g,), (x,) = cots, xs
     if x.ndim == 0 or x.dtype in _HALF or jnp.iscomplexobj(x):
         return NotImplemented
@@ -1050,17 +1096,19 @@ def _softmax_vjp(cots, xs, needs, dim, neg):
 
 
 @_act("softmax", "SoftmaxBackward0", saves="output", vjp=_softmax_vjp)   # (torch saves
-@_opmath                                                                   # the result)
-def _softmax(x, dim, neg):
+def _softmax(x, dim, neg):                                               # the result)
     if neg:
         x = -x
     if x.ndim == 0:
         return jnp.ones_like(x)
+    if x.dtype in _HALF:
+        return _softmax_low(x, dim)
     return _softmax_fn(x, dim)
 
 
 def _log_softmax_vjp(cots, xs, needs, dim):
-    """LogSoftmaxBackward0: ``g - exp(y) * sum(g)`` (what jax transposes the JVP into)."""
+    """LogSoftmaxBackward0: ``g - exp(y) * sum(g)`` (what jax transposes the JVP into);
+    bfloat16/float16 are jax.vjp's of ``_log_softmax_low``."""
     (g,), (x,) = cots, xs
     if x.ndim == 0 or x.dtype in _HALF:
         return NotImplemented
@@ -1074,15 +1122,7 @@ def _log_softmax(x, dim):
         return jnp.zeros_like(x)
     if x.dtype not in _HALF:
         return _log_softmax_fn(x, dim)
-    # torch's CPU kernels compute bfloat16/float16 in float32; over the last dim the sum of
-    # exponentials and its log are stored in the input's dtype before the subtraction
-    low, xf = x.dtype, x.astype(jnp.float32)
-    m = jax.lax.stop_gradient(jnp.max(xf, axis=dim, keepdims=True))
-    total = jnp.sum(jnp.exp(xf - m), axis=dim, keepdims=True)
-    if dim != x.ndim - 1:
-        return (xf - m - jnp.log(total)).astype(low)
-    lse = jnp.log(total.astype(low).astype(jnp.float32)).astype(low).astype(jnp.float32)
-    return (xf - m - lse).astype(low)
+    return _log_softmax_low(x, dim)
 
 
 def _softmax_prep(input, dim, dtype, name, stacklevel):
@@ -1570,8 +1610,50 @@ def _layer_norm_vjp(cots, xs, needs, n, eps, has_w, has_b):
     return out
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2, 3))
+def _layer_norm_low(n, eps, has_w, has_b, x, *wb):
+    """bfloat16/float16 layer_norm (``wb``: the weight and bias given): computed in float32,
+    rounded once. Its backward is torch's: torch keeps the mean and 1/std in the input's dtype
+    (float32 where the weight or bias is float32: its mixed-type kernel) and its backward
+    reads those rounded values, which moves the input's gradient by up to a few percent of its
+    scale from the float32 statistics' one. The JVP is that backward's transpose."""
+    return _layer_norm_value(x, *wb, n=n, eps=eps, has_w=has_w, has_b=has_b)
+
+
+@_layer_norm_low.defjvp
+def _layer_norm_low_jvp(n, eps, has_w, has_b, primals, tangents):
+    x, *wb = primals
+    tx, *twb = tangents
+    y = _layer_norm_low(n, eps, has_w, has_b, x, *wb)
+    axes = tuple(range(x.ndim - n, x.ndim))
+    xf = x.astype(jnp.float32)
+    mean = jnp.mean(xf, axis=axes, keepdims=True)
+    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(xf - mean), axis=axes, keepdims=True) + eps)
+    if not any(t.dtype == jnp.float32 for t in wb):
+        mean = mean.astype(x.dtype).astype(jnp.float32)
+        rstd = rstd.astype(x.dtype).astype(jnp.float32)
+    cnt = float(np.prod([x.shape[a] for a in axes]))
+    d = xf - mean
+    t = tx.astype(jnp.float32)
+    # (the input's gradient rstd*gw - rstd^3/N * d * sum(gw*d) - rstd/N * sum(gw), gw = g*w,
+    # is symmetric in its rows: its transpose has the same form)
+    ty = (rstd * t - (rstd ** 3 / cnt) * d * jnp.sum(d * t, axis=axes, keepdims=True)
+          - (rstd / cnt) * jnp.sum(t, axis=axes, keepdims=True))
+    if has_w:
+        ty = ty * wb[0].astype(jnp.float32) + d * rstd * twb[0].astype(jnp.float32)
+    if has_b:
+        ty = ty + twb[-1].astype(jnp.float32)
+    return y, ty.astype(y.dtype)
+
+
 @defop("layer_norm", grad_name="NativeLayerNormBackward0", vjp=_layer_norm_vjp)
 def _layer_norm(x, *wb, n, eps, has_w, has_b):
+    if x.dtype in _HALF:
+        return _layer_norm_low(n, eps, has_w, has_b, x, *wb)
+    return _layer_norm_value(x, *wb, n=n, eps=eps, has_w=has_w, has_b=has_b)
+
+
+def _layer_norm_value(x, *wb, n, eps, has_w, has_b):
     axes = tuple(range(x.ndim - n, x.ndim))
     xf = x.astype(jnp.promote_types(x.dtype, jnp.float32))
     mean = jnp.mean(xf, axis=axes, keepdims=True)
@@ -1659,8 +1741,33 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 @defop("group_norm", grad_name="NativeGroupNormBackward0")
-@_opmath
 def _group_norm(x, *wb, groups, eps, has_w, has_b):
+    if x.dtype != jnp.bfloat16:
+        return _group_norm_value(x, *wb, groups=groups, eps=eps, has_w=has_w, has_b=has_b)
+    # bfloat16: computed in float32 and rounded once; torch stores the mean and 1/std in the
+    # input's dtype (float32 with float32 parameters) and its backward reads them. (float16:
+    # torch's backward is neither this nor jax's derivative of the float32 forward, both an
+    # ulp or a few off; the latter is kept)
+    low = x.dtype
+    value = _group_norm_value(x, *wb, groups=groups, eps=eps, has_w=has_w, has_b=has_b)
+    shape = x.shape
+    xg = x.astype(jnp.float32).reshape((shape[0], groups, -1))
+    mean = jnp.mean(xg, axis=-1, keepdims=True)
+    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(xg - mean), axis=-1, keepdims=True) + eps)
+    if all(a.dtype == low for a in wb):
+        mean, rstd = mean.astype(low).astype(jnp.float32), rstd.astype(low).astype(jnp.float32)
+    y = _normalized((2,), xg, jax.lax.stop_gradient(mean),
+                    jax.lax.stop_gradient(rstd)).reshape(shape)
+    bshape = (1, -1) + (1,) * (x.ndim - 2)
+    if has_w:
+        y = y * wb[0].astype(jnp.float32).reshape(bshape)
+    if has_b:
+        y = y + wb[-1].astype(jnp.float32).reshape(bshape)
+    return (y + jax.lax.stop_gradient(value.astype(jnp.float32) - y)).astype(low)
+
+
+@_opmath
+def _group_norm_value(x, *wb, groups, eps, has_w, has_b):
     shape = x.shape
     n = shape[0]
     xg = x.reshape((n, groups, int(np.prod(shape[1:])) // groups))   # (n may be 0)
@@ -1707,6 +1814,44 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                  has_w=weight is not None, has_b=bias is not None)
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _normalized(axes, xf, mean, rstd):
+    """``(xf - mean) * rstd`` where ``mean`` and ``rstd`` are ``xf``'s statistics over ``axes``
+    as a torch kernel stored them (bfloat16/float16 input: rounded to its dtype), passed as
+    values: the derivative is torch's normalisation backward evaluated at those stored values,
+    ``rstd * (t - mean(t) - d * rstd**2 * mean(d * t))`` with ``d = xf - mean`` (symmetric:
+    its own transpose), not a derivative through their computation and rounding."""
+    return (xf - mean) * rstd
+
+
+@_normalized.defjvp
+def _normalized_jvp(axes, primals, tangents):
+    xf, mean, rstd = primals
+    t = tangents[0]
+    d = xf - mean
+    cnt = float(np.prod([xf.shape[a] for a in axes]))
+    ty = rstd * (t - jnp.sum(t, axis=axes, keepdims=True) / cnt
+                 - d * jnp.square(rstd) * jnp.sum(d * t, axis=axes, keepdims=True) / cnt)
+    return d * rstd, ty
+
+
+def _batch_norm_low_train(x, xf, mean, invstd, args, axes, bshape, has_w, has_b, i):
+    """A bfloat16/float16 batch norm over the batch statistics: torch's forward (``x * alpha +
+    beta`` in float32, one rounding) with its backward (``_normalized``)."""
+    low = x.dtype
+    w = args[i].reshape(bshape).astype(jnp.float32) if has_w else None
+    b = args[i + has_w].reshape(bshape).astype(jnp.float32) if has_b else None
+    alpha = invstd * w if has_w else invstd
+    beta = (b if has_b else 0.0) - mean * alpha
+    value = xf * alpha + beta                     # (torch's forward arithmetic, its bits)
+    n = _normalized(axes, xf, jax.lax.stop_gradient(mean), jax.lax.stop_gradient(invstd))
+    y = n * w if has_w else n
+    if has_b:
+        y = y + b
+    # the forward's value, the backward of ``n * w + b``
+    return (y + jax.lax.stop_gradient(value - y)).astype(low)
+
+
 @defop("batch_norm", grad_name="NativeBatchNormBackward0")
 def _batch_norm(x, *args, training, eps, has_w, has_b, has_stats):
     # torch's CPU kernel: statistics in float32; with bfloat16/float16 parameters (or none)
@@ -1726,9 +1871,13 @@ def _batch_norm(x, *args, training, eps, has_w, has_b, has_stats):
     if training or not has_stats:
         mean = jnp.mean(xf, axis=axes, keepdims=True)
         invstd = jax.lax.rsqrt(jnp.mean(jnp.square(xf - mean), axis=axes, keepdims=True) + eps)
-        if low and params_low:
-            mean = mean.astype(low).astype(jnp.float32)
-            invstd = invstd.astype(low).astype(jnp.float32)
+        if low:
+            if params_low:
+                mean = mean.astype(low).astype(jnp.float32)
+                invstd = invstd.astype(low).astype(jnp.float32)
+            # torch's backward: its formula with the stored statistics
+            return _batch_norm_low_train(x, xf, mean, invstd, args, axes, bshape,
+                                         has_w, has_b, 2 if has_stats else 0)
         if has_stats:
             i = 2
     else:
