@@ -979,7 +979,8 @@ def _scalar_default(v):
         if v.dtype.is_complex:
             return D.get_default_dtype().to_complex()
         return D.get_default_dtype() if v.dtype.is_floating_point else D.int64
-    if isinstance(v, (bool, np.bool_)):
+    v = D.parser_scalar(v)          # (torch's parser reads a numpy bool as a float)
+    if isinstance(v, bool):
         return D.bool
     if isinstance(v, numbers.Integral):
         return D.int64

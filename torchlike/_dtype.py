@@ -474,6 +474,19 @@ def python_scalar(v):
     return v
 
 
+def parser_scalar(v):
+    """A numpy scalar as torch's argument parser reads a Scalar: an integer as an int, a
+    complex128 (a Python complex) as a complex, any other (bool, floating, complex64: its real
+    part, with numpy's ComplexWarning) as a float; other values unchanged."""
+    if isinstance(v, np.generic):
+        if isinstance(v, np.integer):
+            return _pyint(v)
+        if isinstance(v, _pycomplex):
+            return _pycomplex(v)
+        return _pyfloat(v)
+    return v
+
+
 def parse_scalar(v):
     """torch's Python number -> Scalar parse: an int outside [-2**63, 2**64) raises its
     OverflowError (ints in [2**63, 2**64) are held as unsigned, as torch does)."""

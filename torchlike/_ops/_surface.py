@@ -850,9 +850,17 @@ def _dims_checked(fn, name, base, spec, method):
             at = f" (position {positions[p]})" if p in positions else ""
         return TypeError(f"{label}(): argument '{p}'{at} {text}")
 
+    import numpy as np
+
+    native = base not in _PYTHON_DEFINED     # (torch's parser reads a numpy integer as int)
+
     def as_int(kind, v):
-        """An integer tensor taken as a dim is passed on as its int."""
-        return int(v) if isinstance(v, Tensor) and not kind.endswith("|tensor") else v
+        """An integer tensor taken as a dim, or (by torch's parser) a numpy integer, is passed
+        on as its int."""
+        if native and isinstance(v, np.integer) or isinstance(v, Tensor) and not kind.endswith(
+                "|tensor"):
+            return int(v)
+        return v
 
     reads = base in _READS      # (torch's Python reads an attribute of ``input`` first)
     stable = _STABLE_OVERLOADS.get(base)

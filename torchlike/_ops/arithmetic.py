@@ -406,8 +406,10 @@ def _alpha(alpha, input=None, other=None, inplace=False):
     ``input`` and ``other`` when given; in place, a result ``input`` cannot hold fails its
     cast first). A 0-dim tensor (or numpy scalar) alpha is read as its Python number, as
     torch's Scalar parameter reads it: the op's static argument is a number."""
-    if isinstance(alpha, (Tensor, np.generic)):
+    if isinstance(alpha, Tensor):
         alpha = alpha.item()
+    elif isinstance(alpha, np.generic):
+        alpha = D.parser_scalar(alpha)      # (a numpy bool is no bool there)
     if input is not None and not (alpha.__class__ is int and alpha == 1):
         from .typeinfo import can_cast, result_type
         try:

@@ -278,6 +278,11 @@ def _split_any(tensor, split_size_or_sections, dim, prefix):
             sizes = [0]
         name = prefix + "Split"
     else:
+        if not isinstance(split_size_or_sections, (list, tuple, Tensor)):
+            # (torch's Python split passes anything but an int to split_with_sizes)
+            from .._tensor import _type_name
+            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be "
+                            f"tuple of ints, not {_type_name(split_size_or_sections)}")
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != size or any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "

@@ -680,6 +680,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         # a Python number takes part as torch's wrapped number (its own type, promoting only
         # across categories)
         from .._creation import scalar_tensor
+        input = D.parser_scalar(input)
         scalars = [D.scalar_dtype(input)]
         input = scalar_tensor(input, dtype=scalars[0])
     if input._d.ndim == 0 and seq._d.ndim != 1:

@@ -410,7 +410,7 @@ def _dims_varargs(dims, kw, name, op=None):
         return kw.pop(name)
     if kw:
         raise TypeError(f"got an unexpected keyword argument '{next(iter(kw))}'")
-    return dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims
+    return dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
 
 
 def _is_t(x):
@@ -418,8 +418,8 @@ def _is_t(x):
 
 
 def _dims_list(dims, n, what="dims"):
-    if isinstance(dims, int):
-        dims = (dims,)
+    if isinstance(dims, (int, np.integer)):
+        dims = (int(dims),)
     out = tuple(_wrap_dim(int(d), n) for d in dims)
     if len(set(out)) != len(out):
         d = next(d for d in out if out.count(d) > 1)
