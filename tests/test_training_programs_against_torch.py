@@ -1205,7 +1205,7 @@ def _optimizer_flags(case, CASES):
     @case
     def lbfgs_wolfe_multi(m):
         ps = [m.nn.Parameter(m.tensor(a)) for a in P0]
-        o = m.optim.LBFGS(ps, lr=1, max_iter=3, line_search_fn='strong_wolfe')
+        o = m.optim.LBFGS(ps, lr=1, max_iter=2, line_search_fn='strong_wolfe')
         def cl():
             o.zero_grad()
             l = (ps[0].sin().sum() * ps[1].cos().sum() + (ps[0] ** 2).sum() + (ps[1] ** 4).sum())
