@@ -9,8 +9,10 @@ cases that failed before the fix named in their test's docstring.
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -2431,3 +2433,126 @@ def test_numpy_integers_and_scalars_as_arguments(name):
     full inferred bool from a numpy bool and alpha=np.bool_ was read as a bool (torch's parser
     reads a numpy bool as a float)."""
     same_as_torch(NUMPY_INTEGER_ARGUMENTS[name], msg="first_line")
+
+
+# ============================================================ reprs of results and types
+
+REPRS_OF_RESULTS_AND_TYPES = {
+ "param_repr": lambda m: repr(m.nn.Parameter(m.ones(2))),
+ "param_repr_nograd": lambda m: repr(m.nn.Parameter(m.ones(2), requires_grad=False)),
+ "param_str": lambda m: str(m.nn.Parameter(m.ones(2, dtype=m.float64))),
+ "param_ops_repr": lambda m: repr(m.nn.Parameter(m.ones(2)) * 2),
+ "param_detach_repr": lambda m: repr(m.nn.Parameter(m.ones(2)).detach()),
+ "param_data_repr": lambda m: repr(m.nn.Parameter(m.ones(2)).data),
+ "param_slice_repr": lambda m: repr(m.nn.Parameter(m.ones(2))[0]),
+ "buffer_repr": lambda m: repr(m.nn.Buffer(m.ones(2))) if hasattr(m.nn, "Buffer") else "",
+ "linear_weight_shape": lambda m: repr(m.nn.Linear(2, 3).weight.shape),
+ "sub_repr": lambda m: repr(type("MyT", (m.Tensor,), {})(m.ones(2))) if False else "",
+ "grad_repr": lambda m: (lambda x: ((x * 2).sum().backward(), repr(x.grad))[1])(m.ones(2, requires_grad=True)),
+ "repr_complex_grad": lambda m: repr(m.ones(2, dtype=m.complex64, requires_grad=True) * 2),
+ "repr_int_view_grad_fn": lambda m: repr(m.ones(2, 2, requires_grad=True).t()),
+ "repr_expand": lambda m: repr(m.ones(1, requires_grad=True).expand(3)),
+ "repr_unbind": lambda m: repr(m.ones(2, requires_grad=True).unbind()[0]),
+ "repr_split": lambda m: repr(m.ones(4, requires_grad=True).split(2)),
+ "repr_max": lambda m: repr(m.ones(2, 2, requires_grad=True).max(0)),
+ "repr_sort": lambda m: repr(m.tensor([2., 1.]).sort()),
+ "repr_topk": lambda m: repr(m.tensor([2., 1.]).topk(1)),
+ "repr_aminmax": lambda m: repr(m.aminmax(m.tensor([2., 1.]))),
+ "repr_unique": lambda m: repr(m.unique(m.tensor([2, 1, 2]), return_counts=True)),
+ "repr_frexp": lambda m: repr(m.frexp(m.tensor([2., 1.]))),
+ "repr_slogdet": lambda m: repr(m.linalg.slogdet(m.eye(2))),
+ "repr_histogram": lambda m: repr(m.histogram(m.tensor([1., 2.]), bins=2)),
+ "repr_qr": lambda m: repr(m.linalg.qr(m.eye(2))),
+ "repr_svd_fields": lambda m: m.linalg.svd(m.eye(2))._fields,
+ "repr_max_fields": lambda m: m.tensor([1., 2]).max(0)._fields,
+ "max_index": lambda m: m.tensor([1., 2]).max(0)[1],
+ "max_unpack": lambda m: (lambda v, i: (v, i))(*m.tensor([1., 2]).max(0)),
+ "repr_size": lambda m: repr(m.Size([2, 3])),
+ "str_size": lambda m: str(m.Size([])),
+ "repr_dtype_tuple": lambda m: repr((m.float32, m.int8)),
+ "repr_device": lambda m: repr(m.device("cpu")),
+ "repr_device_idx": lambda m: repr(m.device("cpu", 0)),
+ "str_device": lambda m: str(m.ones(1).device),
+ "repr_generator": lambda m: type(m.Generator()).__name__,
+ "repr_finfo_f64": lambda m: repr(m.finfo(m.float64)),
+ "repr_iinfo_u8": lambda m: repr(m.iinfo(m.uint8)),
+ "repr_layout": lambda m: repr(m.strided),
+ "repr_memory_format": lambda m: repr(m.contiguous_format),
+ "repr_return_type_type": lambda m: type(m.tensor([1., 2]).max(0)).__name__,
+ "repr_return_type_module": lambda m: type(m.tensor([1., 2]).max(0)).__module__.replace("torchlike", "torch"),
+ "dtype_str_parse": lambda m: str(m.float32).split(".")[-1],
+ "tensor_type": lambda m: m.ones(1).type(),
+ "tensor_type_half": lambda m: m.ones(1, dtype=m.half).type(),
+ "class_name": lambda m: type(m.ones(1)).__name__,
+ "isinstance_float_tensor": lambda m: isinstance(m.ones(1), m.FloatTensor),
+ "isinstance_long_tensor": lambda m: isinstance(m.ones(1, dtype=m.long), m.LongTensor),
+ "isinstance_double_tensor_f": lambda m: isinstance(m.ones(1), m.DoubleTensor),
+}
+
+
+@_cases(REPRS_OF_RESULTS_AND_TYPES)
+def test_reprs_of_results_and_types(name):
+    """Parameter reprs, grad_fn suffixes of views, return types (max, sort, topk, unique,
+    slogdet, histogram, qr) and their fields, Size, dtype, device, finfo/iinfo, legacy type
+    strings and isinstance against the legacy tensor types."""
+    same_as_torch(REPRS_OF_RESULTS_AND_TYPES[name])
+
+
+# ============================================================ copies, containers, legacy forms
+
+COPIES_CONTAINERS_AND_LEGACY = {
+ "deepcopy": lambda m: copy.deepcopy(m.tensor([1., 2.])),
+ "deepcopy_grad": lambda m: (lambda t: (copy.deepcopy(t).requires_grad, copy.deepcopy(t).is_leaf))(m.tensor([1., 2.], requires_grad=True)),
+ "deepcopy_nonleaf": lambda m: copy.deepcopy(m.tensor([1., 2.], requires_grad=True) * 2),
+ "copy_shallow": lambda m: (lambda t: (copy.copy(t) is t, copy.copy(t)))(m.tensor([1., 2.])),
+ "pickle": lambda m: pickle.loads(pickle.dumps(m.tensor([[1, 2]], dtype=m.int16))),
+ "pickle_view": lambda m: pickle.loads(pickle.dumps(m.arange(6).view(2, 3).t())),
+ "pickle_grad": lambda m: pickle.loads(pickle.dumps(m.tensor([1.], requires_grad=True))).requires_grad,
+ "dict_key": lambda m: (lambda t: {t: 1}[t])(m.tensor([1.])),
+ "set_member": lambda m: (lambda t: t in {t})(m.tensor([1.])),
+ "set_len": lambda m: len({m.tensor(1.), m.tensor(1.)}),
+ "list_index": lambda m: (lambda a, b: [a, b].index(b))(m.tensor([1.]), m.tensor([2.])),
+ "list_count": lambda m: [m.tensor(1), m.tensor(2)].count(m.tensor(1)),
+ "sorted_0d": lambda m: sorted([m.tensor(3), m.tensor(1), m.tensor(2)]),
+ "min_0d": lambda m: min([m.tensor(3.), m.tensor(1.)]),
+ "apply_": lambda m: m.tensor([1., 2.]).apply_(lambda v: v * 3),
+ "map_": lambda m: m.tensor([1., 2.]).map_(m.tensor([3., 4.]), lambda a, b: a + b),
+ "clone_cl": lambda m: m.zeros(1, 2, 3, 4).clone(memory_format=m.channels_last).stride(),
+ "contig_cl": lambda m: m.zeros(1, 2, 3, 4).contiguous(memory_format=m.channels_last).is_contiguous(memory_format=m.channels_last),
+ "to_cl": lambda m: m.zeros(1, 2, 3, 4).to(memory_format=m.channels_last).stride(),
+ "cl_3d_bad": lambda m: m.zeros(2, 3, 4).contiguous(memory_format=m.channels_last),
+ "is_contig_t": lambda m: m.zeros(2, 3).t().is_contiguous(),
+ "new_legacy": lambda m: m.tensor([1.]).new([1, 2]),
+ "new_legacy_size": lambda m: m.tensor([1.]).new(2, 3).shape,
+ "type_of_tensor_cls": lambda m: m.Tensor.__name__,
+ "Tensor_ctor_list": lambda m: m.Tensor([1, 2]),
+ "Tensor_ctor_size": lambda m: m.Tensor(2, 3).shape,
+ "Tensor_ctor_empty": lambda m: m.Tensor(),
+ "LongTensor_float": lambda m: m.LongTensor([1.7]),
+ "FloatTensor_int": lambda m: m.FloatTensor([1, 2]),
+ "BoolTensor": lambda m: m.BoolTensor([1, 0]),
+ "ByteTensor_neg": lambda m: m.ByteTensor([-1]),
+ "tensor_dim_bool": lambda m: m.tensor([True]).dim(),
+ "requires_grad_false_int": lambda m: m.tensor([1]).requires_grad_(False),
+ "numel_fn": lambda m: m.numel(m.zeros(2, 3)),
+ "is_same_size": lambda m: m.zeros(2, 3).is_same_size(m.ones(2, 3)),
+ "is_set_to": lambda m: (lambda t: t.is_set_to(t))(m.zeros(2)),
+ "equal_dtype": lambda m: m.equal(m.tensor([1, 2]), m.tensor([1, 2], dtype=m.int8)),
+ "allclose_int_float": lambda m: m.allclose(m.tensor([1, 2]), m.tensor([1., 2.])),
+ "isclose_mixed": lambda m: m.isclose(m.tensor([1, 2]), m.tensor([1., 2.5])),
+ "isclose_nan_eq": lambda m: m.isclose(m.tensor([float('nan')]), m.tensor([float('nan')]), equal_nan=True),
+ "isclose_inf": lambda m: m.isclose(m.tensor([float('inf'), -float('inf')]), m.tensor([float('inf'), float('inf')])),
+ "allclose_bcast_bad": lambda m: m.allclose(m.ones(2), m.ones(3)),
+ "testing_assert_close": lambda m: m.testing.assert_close(m.tensor([1., 2.]), m.tensor([1., 2.00001])),
+ "testing_assert_close_fail": lambda m: m.testing.assert_close(m.tensor([1., 2.]), m.tensor([1., 2.1])),
+ "testing_assert_close_dtype": lambda m: m.testing.assert_close(m.tensor([1., 2.]), m.tensor([1., 2.], dtype=m.float64)),
+ "testing_assert_close_int": lambda m: m.testing.assert_close(m.tensor([1]), m.tensor([2])),
+}
+
+
+@_cases(COPIES_CONTAINERS_AND_LEGACY)
+def test_copies_containers_and_legacy_forms(name):
+    """deepcopy and pickle of tensors, tensors as dict keys and set members, builtins over
+    lists of tensors, apply_/map_, memory formats, legacy constructors, equal/allclose/isclose
+    and torch.testing.assert_close messages."""
+    same_as_torch(COPIES_CONTAINERS_AND_LEGACY[name])
