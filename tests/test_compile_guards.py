@@ -387,13 +387,16 @@ def test_manual_seed_inside_the_function_breaks_the_graph():
             warnings.simplefilter("ignore")     # (the graph-break warning)
             a, b = c(m.zeros(2)), c(m.zeros(2))
             ha, hb = ch(m.zeros(2)), ch(m.zeros(2))
-        def whole(x):
-            m.manual_seed(3)
-            return x + 1
-        with pytest.raises(Exception) as info:
-            m.compile(whole, fullgraph=True, **kw)(m.zeros(2))
-        return a.tolist() == b.tolist(), ha.tolist() == hb.tolist(), type(info.value).__name__
-    assert run(torchlike) == run(torch) == (True, True, "Unsupported")
+        return a.tolist() == b.tolist(), ha.tolist() == hb.tolist()
+    assert run(torchlike) == run(torch) == (True, True)
+
+    def whole(x):
+        torchlike.manual_seed(3)
+        return x + 1
+    # (torch raises its Unsupported too; its failed fullgraph compile is not run here: it
+    # leaves dynamo's frame hook behind, which holds references other tests count)
+    with pytest.raises(torchlike._dynamo.exc.Unsupported, match="manual_seed"):
+        torchlike.compile(whole, fullgraph=True)(torchlike.zeros(2))
 
 
 def test_a_tensor_the_function_stores_on_a_module_is_the_calls_value():
@@ -424,4 +427,42 @@ def test_a_tensor_the_function_stores_on_a_module_is_the_calls_value():
             for i in range(3):
                 outs.append(c(m.full((1, 2), float(i + 1))).tolist())
         return outs, mod.last.tolist(), [h.item() for h in mod.hist]
+    assert run(torchlike) == run(torch)
+
+
+def test_a_tensor_the_function_stores_in_its_closure_or_globals_is_the_calls_value():
+    """A compiled function (or training step) storing a tensor it computed in a list it closes
+    over, a dict, an object's attribute or a global leaves the call's values there, as torch's
+    dynamo does (the trace's values used to escape and raise on a later read)."""
+    def run(m):
+        global _STORED
+        _STORED = None
+        log, store = [], {}
+
+        class Obj:
+            pass
+        o = Obj()
+        lin = m.nn.Linear(2, 1)
+        with m.no_grad():
+            lin.weight.fill_(1.0)
+            lin.bias.fill_(0.0)
+        opt = m.optim.SGD(lin.parameters(), lr=0.1)
+
+        def step(x):
+            global _STORED
+            opt.zero_grad()
+            loss = lin(x).sum()
+            loss.backward()
+            opt.step()
+            log.append(loss.detach())
+            store["x2"] = x * 2
+            o.val = loss.detach() + 1
+            _STORED = x.sum()
+            return loss
+        c = m.compile(step) if m is torchlike else m.compile(step, backend="eager")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # (graph-break and recompile warnings)
+            losses = [c(m.full((1, 2), float(i + 1))).item() for i in range(3)]
+        return (losses, [t.item() for t in log], store["x2"].tolist(), o.val.item(),
+                _STORED.item(), lin.weight.tolist())
     assert run(torchlike) == run(torch)

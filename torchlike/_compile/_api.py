@@ -331,7 +331,8 @@ class CompiledFunction(_Program):
                 out = run_node_entry(entry, st.T, st.gens, leaves)
         except NeedNode:
             entry = build_node_entry(self._name, fn, treedef, leaves, len(st.T),
-                                     lambda: self._holder[0].T, st.gens, st.modules)
+                                     lambda: self._holder[0].T, st.gens, st.modules,
+                                     st.holders)
             t0 = entry.traces
             try:
                 out = run_node_entry(entry, st.T, st.gens, leaves)
@@ -404,7 +405,8 @@ class _ModuleProgram(_Program):
         gens = [default_generator]
         if new:
             entry = build_node_entry(self._name, fwd, treedef, leaves, len(state),
-                                     lambda: self._holder[0], gens, walk_modules([mod]))
+                                     lambda: self._holder[0], gens, walk_modules([mod]),
+                                     found.holders)
         self._holder[0] = state
         t0 = entry.traces
         try:

@@ -28,13 +28,17 @@ _MAX_DEPTH = 4
 
 
 class Found:
-    __slots__ = ("modules", "opts", "tensors", "gens", "values")
+    __slots__ = ("modules", "opts", "tensors", "gens", "values", "holders")
 
     def __init__(self):
         self.modules, self.opts, self.tensors, self.gens = [], [], [], []
         # the Python numbers, strings and None met on the way (module attributes among them),
         # in the walk's order: a program bakes them in, so they are part of its guard key
         self.values = []
+        # where the function could store a tensor it computes (``_trace.Swap.watch``): the
+        # lists and dicts met, the user objects' attribute dicts, closure cells, and the
+        # global names its code reads ((globals dict, names) pairs)
+        self.holders = []
 
 
 _VALUES = frozenset((int, float, complex, bool, str, bytes, type(None)))
@@ -213,10 +217,13 @@ def discover(fn, args, kwargs):
             if depth and _library_code(obj):
                 return
             g = obj.__globals__
-            for n in _sorted_names(obj.__code__):
+            names = _sorted_names(obj.__code__)
+            found.holders.append((g, names))
+            for n in names:
                 if n in g:
                     scan(g[n], depth + 1)
             for cell in obj.__closure__ or ():
+                found.holders.append(cell)
                 try:
                     scan(cell.cell_contents, depth + 1)
                 except ValueError:      # an empty cell
@@ -226,6 +233,8 @@ def discover(fn, args, kwargs):
             for d in (obj.__kwdefaults__ or {}).values():
                 scan(d, depth + 1)
         elif isinstance(obj, (list, tuple, set, frozenset)):
+            if obj.__class__ is list:
+                found.holders.append(obj)
             if len(obj) <= 256:
                 # (the numbers in a list are guarded as torch.compile guards them: a program
                 # reading ``k[0]`` bakes it in; a function appending to a list it closes over,
@@ -234,6 +243,8 @@ def discover(fn, args, kwargs):
                 for x in obj:
                     scan(x, depth + 1)
         elif isinstance(obj, dict):
+            if obj.__class__ in (dict, OrderedDict):
+                found.holders.append(obj)
             if len(obj) <= 256:
                 for x in list(obj.values()):
                     scan(x, depth + 1)
@@ -241,6 +252,7 @@ def discover(fn, args, kwargs):
                                                        Optimizer):
             scan(obj.optimizer, depth)          # an lr scheduler
         elif is_user_object(obj):
+            found.holders.append(vars(obj))
             for x in list(vars(obj).values()):
                 scan(x, depth + 1)
 

@@ -39,10 +39,12 @@ class NodeEntry:
         self.state = None        # the state tensors of the last trace
 
 
-def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens, modules=()):
+def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens, modules=(),
+                     holders=()):
     """An entry whose op runs ``fn`` on the state given by ``state_ref()`` (a list of Tensors,
     read at trace time) and the arguments ``treedef``/``leaves`` (Tensors replaced by inputs).
-    ``modules``: those ``fn`` reaches, checked for tensors the trace stores on them."""
+    ``modules`` and ``holders`` (``_discover.Found.holders``): where ``fn`` could store a
+    tensor it computes, checked after each trace (``_trace.Swap.check_escapes``)."""
     entry = NodeEntry(name)
     tensor_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     static_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
@@ -75,7 +77,7 @@ def build_node_entry(name, fn, treedef, leaves, n_state, state_ref, gens, module
                 for t, a in zip(state, s_arrs):
                     swap.put(t, a)
                 swap.derive()
-                swap.watch(modules)
+                swap.watch(modules, holders)
                 for i, g in enumerate(gens):
                     saved_g.append(g._begin_trace(g_arrs[2 * i], g_arrs[2 * i + 1]))
                 lv = list(static_leaves)

@@ -43,8 +43,8 @@ class NeedNode(Exception):
 class StepState:
     """The state of one call, enumerated from the discovered roots."""
 
-    __slots__ = ("T", "S", "opts", "gens", "modules", "grad_idx", "opt_layout", "key", "hps",
-                 "fresh")
+    __slots__ = ("T", "S", "opts", "gens", "modules", "holders", "grad_idx", "opt_layout", "key",
+                 "hps", "fresh")
 
     def __init__(self, found):
         # (this runs on every call: plain loops over the modules' dicts, ids in sets)
@@ -110,6 +110,7 @@ class StepState:
             opt_layout.append(tuple(lay))
         self.T, self.S, self.opts, self.gens = T, S, list(found.opts), list(found.gens)
         self.modules = modules
+        self.holders = found.holders
         self.grad_idx = grad_idx
         self.opt_layout = opt_layout
         hooks = []
@@ -277,7 +278,7 @@ def build_step_entry(name, fn, treedef, leaves, state_ref, grad_enabled):
                 for t, a in zip(S, s_arrs):
                     swap.put(t, a)
                 swap.derive()
-                swap.watch(st.modules)
+                swap.watch(st.modules, st.holders)
                 for o in st.opts:
                     saved_opt.append({k: (v, dict(v)) for k, v in o.state.items()})
                     saved_groups.append([_group_snapshot(g) for g in o.param_groups])

@@ -10,6 +10,7 @@ import os
 import random
 import threading
 import traceback
+import types
 import warnings
 import weakref
 
@@ -60,6 +61,9 @@ def check_seeds(gens, keys):
             raise GraphBreak("torch.manual_seed (or a generator's state set) inside the "
                              "compiled function")
 
+
+_CELL = types.CellType
+_EMPTY = object()       # (an empty cell, a global not yet bound)
 
 # a Module's own containers: its parameters, buffers and submodules are state, its hooks hold
 # functions
@@ -307,43 +311,85 @@ class Swap:
                            t._vc, t._vc[0], aliases))
         t._data = arr
 
-    def watch(self, modules):
-        """Keep the attributes of ``modules`` as they are before the trace (and the items of
-        their list and dict attributes), for ``check_escapes``."""
-        self.modules = [(m, dict(m.__dict__), {k: v.copy() for k, v in m.__dict__.items()
-                                               if v.__class__ in (list, dict)
-                                               and k not in _MODULE_OWN})
-                        for m in modules]
+    def watch(self, modules, holders=()):
+        """Keep what ``modules`` (their attributes, and the items of their list and dict
+        attributes) and ``holders`` (``_discover.Found.holders``: lists, dicts, closure cells,
+        global names) hold before the trace, for ``check_escapes``."""
+        kept = []
+        for m in modules:
+            d = m.__dict__
+            kept.append((d, d.copy()))
+            kept.extend((v, v.copy()) for k, v in d.items()
+                        if v.__class__ in (list, dict) and k not in _MODULE_OWN)
+        for h in holders:
+            c = h.__class__
+            if c is _CELL:
+                try:
+                    kept.append((h, h.cell_contents))
+                except ValueError:              # (an empty cell)
+                    kept.append((h, _EMPTY))
+            elif c is tuple:                    # (a function's globals, the names it reads)
+                g, names = h
+                kept.append((h, {n: g.get(n, _EMPTY) for n in names}))
+            else:
+                kept.append((h, h.copy()))
+        self.modules = kept
 
     def check_escapes(self):
-        """Raise a graph break where the traced function stored a tensor it computed on one of
-        the watched modules (an attribute, an item of a list, tuple or dict attribute:
-        ``self.attn = att``, ``self.log.append(loss)``): its data is the trace's, which would
-        escape the program (torch's dynamo replays such stores). The modules' attributes are
-        put back as they were, so that the eager run that follows stores once. The swapped
-        tensors and their aliases are the program's own state."""
+        """Raise a graph break where the traced function stored a tensor it computed where the
+        caller can reach it (a module's attribute, an item of a list or dict, a closure cell,
+        a global: ``self.attn = att``, ``log.append(loss)``): its data is the trace's, which
+        would escape the program (torch's dynamo replays such stores). What the watched places
+        held is put back, so that the eager run that follows stores once. The swapped tensors
+        and their aliases are the program's own state."""
         known = {id(t) for t, *_rest in self.saved}
         known.update(id(a[0]) for *_rest, aliases in self.saved for a in aliases or ())
-        for m, _attrs, _items in self.modules:
-            for k, v in m.__dict__.items():
-                if k in _MODULE_OWN:
+        for h, _before in self.modules:
+            c = h.__class__
+            if c is _CELL:
+                try:
+                    values = (h.cell_contents,)
+                except ValueError:
                     continue
+            elif c is tuple:
+                g, names = h
+                values = [g.get(n) for n in names]
+            elif c is list:
+                values = h
+            else:
+                values = [v for k, v in h.items() if k not in _MODULE_OWN]
+            for v in values:
                 for x in (v.values() if v.__class__ is dict else v) \
                         if v.__class__ in (list, tuple, dict) else (v,):
                     if isinstance(x, Tensor) and id(x) not in known and is_tracer(x._data):
-                        self._put_back_modules()
-                        raise GraphBreak(f"the function stores a tensor it computed on a "
-                                         f"module ({type(m).__name__}.{k})")
+                        self._put_back()
+                        raise GraphBreak("the function stores a tensor it computed where the "
+                                         "caller can read it (an attribute, a list, a dict, a "
+                                         "global or a closure variable)")
 
-    def _put_back_modules(self):
-        for m, attrs, items in self.modules:
-            d = m.__dict__
-            d.clear()
-            d.update(attrs)
-            for k, saved in items.items():
-                v = d[k]
-                v.clear()
-                v.update(saved) if v.__class__ is dict else v.extend(saved)
+    def _put_back(self):
+        for h, before in reversed(self.modules):
+            c = h.__class__
+            if c is _CELL:
+                if before is _EMPTY:
+                    try:
+                        del h.cell_contents
+                    except ValueError:
+                        pass
+                else:
+                    h.cell_contents = before
+            elif c is tuple:
+                g = h[0]
+                for n, v in before.items():
+                    if v is _EMPTY:
+                        g.pop(n, None)
+                    else:
+                        g[n] = v
+            elif c is list:
+                h[:] = before
+            else:
+                h.clear()
+                h.update(before)
 
     def derive(self):
         """Make the live aliases of the swapped tensors read the new (traced) data, as a write
