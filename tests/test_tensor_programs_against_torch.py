@@ -2556,3 +2556,45 @@ def test_copies_containers_and_legacy_forms(name):
     lists of tensors, apply_/map_, memory formats, legacy constructors, equal/allclose/isclose
     and torch.testing.assert_close messages."""
     same_as_torch(COPIES_CONTAINERS_AND_LEGACY[name])
+
+
+# ============================================================ numpy scalars as Scalars (fixed)
+
+def _numpy_scalar_cases():
+    cases = {}
+    scalars = {"bool": np.bool_(True), "int32": np.int32(1), "int8": np.int8(1),
+               "uint8": np.uint8(1), "float32": np.float32(1.5), "float16": np.float16(1.5),
+               "float64": np.float64(1.5), "int64": np.int64(2)}
+    others = {"bool": lambda m: m.tensor([False, False]),
+              "int8": lambda m: m.tensor([1, 2], dtype=m.int8),
+              "half": lambda m: m.tensor([1., 2.], dtype=m.float16),
+              "uint8": lambda m: m.tensor([1, 2], dtype=m.uint8)}
+    for sn, v in scalars.items():
+        for on, o in others.items():
+            cases[f"where_{sn}_input_{on}"] = (
+                lambda v, o: lambda m: m.where(m.tensor([True, False]), v, o(m)))(v, o)
+            cases[f"where_{sn}_other_{on}"] = (
+                lambda v, o: lambda m: m.where(m.tensor([True, False]), o(m), v))(v, o)
+            cases[f"result_type_{sn}_{on}"] = (
+                lambda v, o: lambda m: str(m.result_type(o(m), v)))(v, o)
+            cases[f"add_{sn}_{on}"] = (lambda v, o: lambda m: o(m) + v)(v, o)
+        for op in ("lshift", "rshift", "and", "or", "xor", "mod", "floordiv"):
+            cases[f"{op}_{sn}"] = (lambda v, op: lambda m: getattr(
+                m.tensor([2, 3]), f"__{op}__")(v))(v, op)
+        cases[f"rlshift_{sn}"] = (lambda v: lambda m: v << m.tensor([2, 3]))(v)
+        cases[f"left_shift_fn_{sn}"] = (lambda v: lambda m: m.bitwise_left_shift(
+            m.tensor([2, 3]), v))(v)
+    return cases
+
+
+NUMPY_SCALARS_AS_SCALARS = _numpy_scalar_cases()
+
+
+@_cases(NUMPY_SCALARS_AS_SCALARS)
+def test_numpy_scalars_as_scalars(name):
+    """torch's parser reads a numpy scalar as a Scalar (a wrapped number: an integer an int; a
+    bool or a float a float). Fixed: torch.where took a numpy scalar as a 0-dim tensor of its
+    numpy dtype (np.int32 with a bool tensor gave int32, torch int64; np.bool_ gave bool, torch
+    float32); result_type refused numpy scalars; shifts by a numpy float or bool raised jax's
+    ValueError where torch raises NotImplementedError."""
+    same_as_torch(NUMPY_SCALARS_AS_SCALARS[name])

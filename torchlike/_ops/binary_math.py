@@ -11,6 +11,7 @@ import builtins
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
+import numpy as np
 
 from .. import _barebones, _dtype as D
 from .._tensor import Tensor
@@ -482,7 +483,11 @@ def _promote_of(*xs):
             (dims if a.ndim else zeros).append(a.dtype)
         elif isinstance(a, (builtins.bool, int, float, complex)):
             scalars.append(D.scalar_dtype(a))
-        else:                                    # a numpy scalar: a 0-dim tensor
+        elif isinstance(a, np.generic):
+            # (a numpy scalar is a Scalar to torch's parser: an integer an int, a bool or a
+            # float a float)
+            scalars.append(D.scalar_dtype(D.parser_scalar(a)))
+        else:
             zeros.append(D.from_jax(jnp.asarray(a).dtype))
     return D.result_type_of(dims, zeros, scalars)
 

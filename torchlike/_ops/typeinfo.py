@@ -106,6 +106,7 @@ def result_type(tensor1, tensor2):
     """The dtype torch's type promotion gives an op on these two (tensors or Python scalars)."""
     dims, zeros, scalars = [], [], []
     for a in (tensor1, tensor2):
+        a = D.parser_scalar(a)      # (a numpy scalar is a Scalar: a numpy bool a float)
         if isinstance(a, Tensor):
             (dims if a._d.ndim else zeros).append(a.dtype)
         elif isinstance(a, (bool, int, float, complex)):
