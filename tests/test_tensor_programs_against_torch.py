@@ -2598,3 +2598,35 @@ def test_numpy_scalars_as_scalars(name):
     float32); result_type refused numpy scalars; shifts by a numpy float or bool raised jax's
     ValueError where torch raises NotImplementedError."""
     same_as_torch(NUMPY_SCALARS_AS_SCALARS[name])
+
+
+# ============================================================ scatter of a number (fixed)
+
+def _scatter_number_cases():
+    cases = {}
+    for dt in ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32"):
+        for vn, v in (("complex", 1j), ("np_complex", np.complex128(1j)), ("neg", -1),
+                      ("255", 255), ("256", 256), ("frac", 1.7), ("neg_frac", -1.7),
+                      ("big", 2 ** 40), ("true", True), ("1e10", 1e10), ("inf", inf),
+                      ("nan", nan), ("np_float", np.float32(3.5)), ("np_int", np.int64(-3))):
+            cases[f"{dt}_{vn}"] = (lambda dt, v: lambda m: m.zeros(3, dtype=getattr(m, dt))
+                                   .scatter_(0, m.tensor([1]), v))(dt, v)
+    cases["bool_fill_complex"] = lambda m: m.zeros(2, dtype=m.bool).fill_(1j)
+    cases["bool_masked_fill_complex"] = lambda m: m.zeros(2, dtype=m.bool).masked_fill(
+        m.tensor([True, False]), 1j)
+    cases["bool_setitem_complex"] = lambda m: (lambda t: (t.__setitem__(0, 1j), t)[1])(
+        m.zeros(2, dtype=m.bool))
+    cases["bool_scatter_add_complex"] = lambda m: m.zeros(2, dtype=m.bool).scatter(
+        0, m.tensor([0]), 1j, reduce="add")
+    return cases
+
+
+SCATTER_NUMBERS = _scatter_number_cases()
+
+
+@_cases(SCATTER_NUMBERS)
+def test_scatter_of_a_number(name):
+    """scatter_ of a number into each dtype (torch's checked conversion, its wraparound).
+    Fixed: a complex number scattered into a bool tensor read only its real part (1j gave
+    False; torch: True, as fill_, masked_fill and index assignment give)."""
+    same_as_torch(SCATTER_NUMBERS[name])

@@ -175,7 +175,9 @@ def _scatter_into(a, index, src, dim, mode):
     index = index.astype(jnp.int64) % a.shape[dim]
     idx = _grid(index, dim)
     if mode == "value":
-        return a.at[idx].set(jnp.asarray(src, a.dtype))
+        # (a conversion, not a construction: a complex value is nonzero as a bool if either
+        # part is, where jnp.asarray(1j, bool) reads its real part)
+        return a.at[idx].set(jnp.asarray(src).astype(a.dtype))
     sl = src[tuple(slice(0, n) for n in index.shape)].astype(a.dtype)
     if mode == "set":
         return _scatter_set(a, idx, sl)
