@@ -293,13 +293,13 @@ class Swap:
     (nothing is recomputed, so no jax op runs inside the trace being closed).
     """
 
-    __slots__ = ("saved", "modules")
+    __slots__ = ("saved", "watched")
 
     _FIELDS = ("_data", "grad_fn", "_output_nr", "_requires_grad")
 
     def __init__(self):
         self.saved = []
-        self.modules = ()
+        self.watched = ()       # (a place the function could store into, what it held)
 
     def put(self, t, arr):
         d = t.__dict__.get("_aliases")
@@ -333,7 +333,7 @@ class Swap:
                 kept.append((h, {n: g.get(n, _EMPTY) for n in names}))
             else:
                 kept.append((h, h.copy()))
-        self.modules = kept
+        self.watched = kept
 
     def check_escapes(self):
         """Raise a graph break where the traced function stored a tensor it computed where the
@@ -344,7 +344,7 @@ class Swap:
         and their aliases are the program's own state."""
         known = {id(t) for t, *_rest in self.saved}
         known.update(id(a[0]) for *_rest, aliases in self.saved for a in aliases or ())
-        for h, _before in self.modules:
+        for h, _before in self.watched:
             c = h.__class__
             if c is _CELL:
                 try:
@@ -361,14 +361,14 @@ class Swap:
             for v in values:
                 for x in (v.values() if v.__class__ is dict else v) \
                         if v.__class__ in (list, tuple, dict) else (v,):
-                    if isinstance(x, Tensor) and id(x) not in known and is_tracer(x._data):
+                    if isinstance(x, Tensor) and id(x) not in known and is_tracer(x._d):
                         self._put_back()
                         raise GraphBreak("the function stores a tensor it computed where the "
                                          "caller can read it (an attribute, a list, a dict, a "
                                          "global or a closure variable)")
 
     def _put_back(self):
-        for h, before in reversed(self.modules):
+        for h, before in reversed(self.watched):
             c = h.__class__
             if c is _CELL:
                 if before is _EMPTY:
