@@ -135,6 +135,8 @@ def _scalar_kind(b):
 
 
 def _clamp_one(input, min, max, named=None, inplace=False):
+    # (numpy scalar bounds are Scalars to torch's parser: a numpy integer an int)
+    min, max = D.parser_scalar(min), D.parser_scalar(max)
     bounds, kw = _clamp_args(min, max, named)
     tensors = [b for b in (min, max) if isinstance(b, Tensor)]
     if not input.dtype.is_complex and any(b.dtype.is_complex for b in tensors):
