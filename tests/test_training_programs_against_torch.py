@@ -10,7 +10,9 @@ steps (``test_capturable_checks``, ``test_optimizer_flags[*'capturable': True, '
 True*]``) and packed batches of lengths longer than their padded input
 (``test_transformers_and_rnns``: ``packed_too_long``, ``*_too_long*``), and the bfloat16/float16
 backward of softmax, log_softmax and the batch, instance, group and layer norms, which torch
-computes from its saved low-precision output or statistics (``test_half_precision_backward``).
+computes from its saved low-precision output or statistics (``test_half_precision_backward``),
+and half-precision SGD momentum and decoupled weight decay steps, which multiply by a Python
+number as torch's single-tensor and foreach steps do (``test_half_precision_optimizer_steps``).
 """
 from __future__ import annotations
 
@@ -3369,3 +3371,47 @@ HALF_PRECISION_BACKWARD = _table(_half_precision_backward)
 @pytest.mark.parametrize("name", list(HALF_PRECISION_BACKWARD))
 def test_half_precision_backward(name):
     _check(HALF_PRECISION_BACKWARD[name])
+
+
+def _half_precision_optimizer_steps(case, CASES):
+    """bfloat16/float16 parameters: SGD (momentum, dampening, nesterov, weight decay, maximize) and decoupled weight decay, bit for bit, in the single-tensor and foreach steps (torch's mul_ by a Python number computes with it in float32, its _foreach_mul_ with it rounded to the parameter's dtype)."""
+    P0 = f32(64); G0 = [f32(64) for _ in range(4)]
+    OPTS = {
+     'SGD': dict(lr=0.1), 'SGD_momentum': dict(lr=0.1, momentum=0.9), 'SGD_dampening': dict(lr=0.1, momentum=0.9, dampening=0.3),
+     'SGD_nesterov_wd': dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01), 'SGD_maximize': dict(lr=0.1, momentum=0.5, maximize=True),
+    }
+    for dt in ('bfloat16', 'float16'):
+        for k, kw in OPTS.items():
+            if kw is None: continue
+            for fe in (False, True):
+                def f(m, k=k, kw=kw, dt=dt, fe=fe):
+                    p = m.nn.Parameter(m.tensor(P0).to(getattr(m, dt)))
+                    o = m.optim.SGD([p], **(dict(fused=True) if fe == 'fused' else dict(foreach=fe)), **kw)
+                    for g in G0:
+                        p.grad = m.tensor(g).to(getattr(m, dt)); o.step()
+                    return p, o.state_dict()
+                CASES[f"{dt}_{k}_foreach{fe}"] = (f, dict(bits=True))
+    for dt in ('bfloat16', 'float16'):
+        for name in ('AdamW', 'NAdam', 'RAdam'):
+            for fe in (False, True):
+                def f2(m, name=name, dt=dt, fe=fe):
+                    # decoupled weight decay's param.mul_(1 - lr * wd) (the rest of these updates
+                    # can round an element differently in half precision: see the report)
+                    p = m.nn.Parameter(m.tensor(P0).to(getattr(m, dt)))
+                    kw = dict(decoupled_weight_decay=True) if name != 'AdamW' else {}
+                    o = getattr(m.optim, name)([p], lr=0.0, weight_decay=0.1, foreach=fe, **kw)
+                    o.param_groups[0]['lr'] = 0.3     # (zero gradients: the decay factor 0.97)
+                    for g in G0:
+                        p.grad = m.zeros_like(p); o.step()
+                    return p
+                if name == 'RAdam' and fe:
+                    continue        # (its float16 foreach step differs elsewhere: see the report)
+                CASES[f"{dt}_{name}_decoupled_decay_foreach{fe}"] = (f2, dict(bits=True))
+
+
+HALF_PRECISION_OPTIMIZER_STEPS = _table(_half_precision_optimizer_steps)
+
+
+@pytest.mark.parametrize("name", list(HALF_PRECISION_OPTIMIZER_STEPS))
+def test_half_precision_optimizer_steps(name):
+    _check(HALF_PRECISION_OPTIMIZER_STEPS[name])

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _fused, _tiers
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_alpha, cast, lerp, _zero_scalar, _layout_of
+from .optimizer import Optimizer, add_alpha, cast, lerp, scale, _zero_scalar, _layout_of
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
            "Rprop", "ASGD", "Adafactor", "Muon"]
@@ -55,13 +55,27 @@ def _step(step):
     return step, step.astype(F64)
 
 
-def _decay(p, g, hp, wd, decoupled=False):
+def _foreach_flag(group):
+    """The static flag ``foreach=True`` of an update whose multi-tensor step torch takes (none
+    otherwise: the single-tensor step's configurations keep their flags)."""
+    return (("foreach", True),) if _foreach_step(group) else ()
+
+
+def _foreach_step(group):
+    """Whether torch steps ``group`` with its multi-tensor (``_foreach_*``) implementation:
+    ``foreach=True`` without ``differentiable`` or ``fused`` (``None`` on the CPU: the
+    single-tensor one). Its ops round some things differently in bfloat16/float16 (``scale``)."""
+    return bool(group.get("foreach")) and not group.get("differentiable") \
+        and not group.get("fused")
+
+
+def _decay(p, g, hp, wd, decoupled=False, foreach=False):
     """Weight decay as torch applies it: ``grad + wd * param``, or decoupled
-    ``param * (1 - lr * wd)``."""
+    ``param * (1 - lr * wd)`` (``foreach``: with the foreach step's ``_foreach_mul_``)."""
     if not wd:
         return p, g
     if decoupled:
-        return p * cast(1 - hp["lr"] * hp["weight_decay"], p), g
+        return scale(p, 1 - hp["lr"] * hp["weight_decay"], foreach), g
     return p, add_alpha(g, p, hp["weight_decay"])
 
 
@@ -135,13 +149,15 @@ class SGD(Optimizer):
 
     def _flags(self, group):
         return (("use_momentum", group["momentum"] != 0), ("wd", group["weight_decay"] != 0),
-                ("nesterov", bool(group["nesterov"])), ("maximize", bool(group["maximize"])))
+                ("nesterov", bool(group["nesterov"])),
+                ("maximize", bool(group["maximize"]))) + _foreach_flag(group)
 
     def _state_keys_for(self, group):
         return ("momentum_buffer",) if group["momentum"] != 0 else ()
 
     @staticmethod
-    def _update(params, grads, state, hp, *, use_momentum, wd, nesterov, maximize):
+    def _update(params, grads, state, hp, *, use_momentum, wd, nesterov, maximize,
+                foreach=False):
         new_p, new_buf = [], []
         bufs = state.get("momentum_buffer", [None] * len(params))
         for p, g, buf in zip(params, grads, bufs):
@@ -151,7 +167,8 @@ class SGD(Optimizer):
                 if buf is None:
                     buf = g
                 else:
-                    buf = add_alpha(buf * cast(hp["momentum"], p), g, 1 - hp["dampening"])
+                    buf = add_alpha(scale(buf, hp["momentum"], foreach), g,
+                                    1 - hp["dampening"])
                 g = add_alpha(g, buf, hp["momentum"]) if nesterov else buf
             new_p.append(add_alpha(p, g, -hp["lr"]))
             new_buf.append(buf)
@@ -184,7 +201,8 @@ class Adam(_Capturable, _BetasMixin, Optimizer):
     def _flags(self, group):
         return (("amsgrad", bool(group["amsgrad"])), ("maximize", bool(group["maximize"])),
                 ("wd", group["weight_decay"] != 0),
-                ("decoupled", bool(group.get("decoupled_weight_decay", False))))
+                ("decoupled", bool(group.get("decoupled_weight_decay", False)))
+                ) + _foreach_flag(group)
 
     def _state_keys_for(self, group):
         keys = ("step", "exp_avg", "exp_avg_sq")
@@ -200,7 +218,8 @@ class Adam(_Capturable, _BetasMixin, Optimizer):
                 st["max_exp_avg_sq"] = _zeros_like(p)
 
     @staticmethod
-    def _update(params, grads, state, hp, *, amsgrad, maximize, wd, decoupled):
+    def _update(params, grads, state, hp, *, amsgrad, maximize, wd, decoupled,
+                foreach=False):
         b1, b2 = hp["beta1"], hp["beta2"]
         out = {"step": [], "exp_avg": [], "exp_avg_sq": []}
         if amsgrad:
@@ -209,7 +228,7 @@ class Adam(_Capturable, _BetasMixin, Optimizer):
         for i, (p, g) in enumerate(zip(params, grads)):
             g = -g if maximize else g
             step, s = _step(state["step"][i])
-            p, g = _decay(p, g, hp, wd, decoupled)
+            p, g = _decay(p, g, hp, wd, decoupled, foreach)
             m = lerp(state["exp_avg"][i], g, 1 - b1)
             v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
             bc1 = 1 - b1 ** s
@@ -502,10 +521,10 @@ class NAdam(_Capturable, _BetasMixin, Optimizer):
 
     def _flags(self, group):
         return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])),
-                ("decoupled", bool(group["decoupled_weight_decay"])))
+                ("decoupled", bool(group["decoupled_weight_decay"]))) + _foreach_flag(group)
 
     @staticmethod
-    def _update(params, grads, state, hp, *, wd, maximize, decoupled):
+    def _update(params, grads, state, hp, *, wd, maximize, decoupled, foreach=False):
         out = {k: [] for k in state}
         new_p = []
         b1, b2, md, lr = hp["beta1"], hp["beta2"], hp["momentum_decay"], hp["lr"]
@@ -513,7 +532,7 @@ class NAdam(_Capturable, _BetasMixin, Optimizer):
             g = -g if maximize else g
             step, s = _step(state["step"][i])
             bc2 = 1 - b2 ** s
-            p, g = _decay(p, g, hp, wd, decoupled)
+            p, g = _decay(p, g, hp, wd, decoupled, foreach)
             mu = b1 * (1.0 - 0.5 * (0.96 ** (s * md)))
             mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((s + 1) * md)))
             mp32 = state["mu_product"][i]
@@ -556,17 +575,17 @@ class RAdam(_Capturable, _BetasMixin, Optimizer):
 
     def _flags(self, group):
         return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])),
-                ("decoupled", bool(group["decoupled_weight_decay"])))
+                ("decoupled", bool(group["decoupled_weight_decay"]))) + _foreach_flag(group)
 
     @staticmethod
-    def _update(params, grads, state, hp, *, wd, maximize, decoupled):
+    def _update(params, grads, state, hp, *, wd, maximize, decoupled, foreach=False):
         out = {k: [] for k in state}
         new_p = []
         b1, b2, lr = hp["beta1"], hp["beta2"], hp["lr"]
         for i, (p, g) in enumerate(zip(params, grads)):
             g = -g if maximize else g
             step, s = _step(state["step"][i])
-            p, g = _decay(p, g, hp, wd, decoupled)
+            p, g = _decay(p, g, hp, wd, decoupled, foreach)
             m = lerp(state["exp_avg"][i], g, 1 - b1)
             v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
             bc1 = 1 - b1 ** s
@@ -689,7 +708,7 @@ class ASGD(_Capturable, Optimizer):
             p, g = _decay(p, g, hp, wd)
             eta, mu, ax = state["eta"][i], state["mu"][i], state["ax"][i]
             eta_v = eta.astype(F64)
-            p = p * cast(1 - lambd * eta_v, p)
+            p = scale(p, 1 - lambd * eta_v)
             p = p + cast(-eta_v, p) * g
             ax = jnp.where(mu != 1, ax + (p - ax) * mu.astype(ax.dtype), p)
             new_eta = (lr / ((1 + lambd * lr * s) ** hp["alpha"])).astype(eta.dtype)
@@ -765,7 +784,7 @@ class Adafactor(Optimizer):
             pnorm = jnp.sqrt(jnp.sum(p * p)).astype(F64)
             alpha = jnp.maximum(hp["eps2"], pnorm / (p.size ** 0.5)) * rho
             if wd:
-                p = p * cast(1 - lr * hp["weight_decay"], p)
+                p = scale(p, 1 - lr * hp["weight_decay"])
             row, col, var = state["row_var"][i], state["col_var"][i], state["variance"][i]
             if g.ndim > 1:
                 row_mean = jnp.square(jnp.sqrt(jnp.sum(g * g, -1, keepdims=True))) / g.shape[-1]
@@ -885,7 +904,7 @@ class Muon(Optimizer):
                 ratio = max(1.0, rows / cols) ** 0.5
             else:                                       # "match_rms_adamw"
                 ratio = 0.2 * max(rows, cols) ** 0.5
-            p = p * cast(1 - lr * hp["weight_decay"], p)
+            p = scale(p, 1 - lr * hp["weight_decay"])
             new_p.append(p + cast(-(lr * ratio), p) * update.astype(p.dtype))
             new_buf.append(buf)
         return new_p, {"momentum_buffer": new_buf}

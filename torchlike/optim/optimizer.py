@@ -535,6 +535,16 @@ def cast(x, like):
     return jnp.asarray(x).astype(like.dtype)
 
 
+def scale(a, x, foreach=False):
+    """torch's ``a.mul(x)`` for a Python-number hyperparameter ``x``: its CPU kernel takes the
+    number in the op's compute type, float32 for bfloat16/float16 ``a`` (not ``x`` rounded to
+    ``a``'s dtype), and rounds the product once. ``foreach``: torch's ``_foreach_mul_`` (the
+    ``foreach=True`` steps), whose CPU kernel multiplies by ``x`` rounded to ``a``'s dtype."""
+    if a.dtype in (jnp.bfloat16, jnp.float16) and not foreach:
+        return (a.astype(jnp.float32) * jnp.asarray(x).astype(jnp.float32)).astype(a.dtype)
+    return a * cast(x, a)
+
+
 class Optimizer:
     """Base class of all optimizers (torch.optim.Optimizer)."""
 
