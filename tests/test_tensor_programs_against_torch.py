@@ -2669,3 +2669,38 @@ def test_inplace_ops_with_numpy_scalars(name):
     Fixed: clamp_(max=np.int32(2)) of an integer tensor read the bound as a float (torch's
     parser reads a numpy integer as an int) and raised the cast error."""
     same_as_torch(INPLACE_NUMPY_SCALARS[name])
+
+
+# ============================================================ norm's dtype (fixed)
+
+def _norm_dtype_cases():
+    cases = {}
+    for dn in ("float16", "bfloat16", "float32", "float64"):
+        for dd in ("float32", "float64", "complex64", "complex128", "float16"):
+            for p in (None, 1, 2, inf, 0, -1, "fro"):
+                for dim in (None, 1, (0, 1)):
+                    cases[f"{dn}_{dd}_{p}_{dim}"] = (
+                        lambda dn, dd, p, dim: lambda m: _x_norm(m, dn).norm(
+                            dim=dim, dtype=getattr(m, dd), **({} if p is None else {"p": p}))
+                    )(dn, dd, p, dim)
+        cases[f"grad_{dn}"] = (lambda dn: lambda m: (lambda x: (
+            x.norm(dtype=m.float64).backward(), x.grad)[-1])(
+            _x_norm(m, dn).requires_grad_()))(dn)
+    cases["complex_input"] = lambda m: (_x_norm(m, "float32") * 1j).norm(dtype=m.complex128)
+    cases["function_form"] = lambda m: m.norm(_x_norm(m, "float16"), dtype=m.float32)
+    return cases
+
+
+def _x_norm(m, dn):
+    return m.tensor([[1.1, -0.3, 2.7], [0.2, 5.5, -1.25]]).to(getattr(m, dn))
+
+
+NORM_DTYPES = _norm_dtype_cases()
+
+
+@_cases(NORM_DTYPES)
+def test_norm_computes_in_its_dtype(name):
+    """Fixed: Tensor.norm / torch.norm with dtype= computed in the input's dtype and cast the
+    result (a float16 input's 2-norm to float32 was 1.4140625 where torch gives 1.4142135:
+    torch casts the input to the dtype first, as linalg.vector_norm does)."""
+    same_as_torch(NORM_DTYPES[name])

@@ -183,15 +183,13 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     from .linalg import _check_empty_norm, _norm_dtype_check
     _check_empty_norm(input, float(p), dims)
     _norm_dtype_check(dtype, input.dtype, "linalg.vector_norm")
-    if dtype is not None and D.to_dtype(dtype).is_complex:    # the norm of a complex is real
-        dtype = {D.complex64: D.float32, D.complex128: D.float64}[D.to_dtype(dtype)]
     # linalg.vector_norm's op (torch.norm is it): one declaration, torch's gradient (0 at zero
-    # entries for p <= 1, ties sharing inf-norms)
+    # entries for p <= 1, ties sharing inf-norms); a dtype is computed in, as torch's (the
+    # input cast to it first), not a cast of the result
     from .linalg import _vector_norm
-    out = apply(_vector_norm, input, ord=float(p),
-                dim=None if dims is None or input.ndim == 0 else tuple(sorted(dims)),
-                keepdim=bool(keepdim), dtype=None)
-    return out if dtype is None else out.to(dtype)
+    return apply(_vector_norm, input, ord=float(p),
+                 dim=None if dims is None or input.ndim == 0 else tuple(sorted(dims)),
+                 keepdim=bool(keepdim), dtype=None if dtype is None else D.to_dtype(dtype).np)
 
 
 methods(sum=sum, mean=mean, norm=norm)
