@@ -2704,3 +2704,38 @@ def test_norm_computes_in_its_dtype(name):
     result (a float16 input's 2-norm to float32 was 1.4140625 where torch gives 1.4142135:
     torch casts the input to the dtype first, as linalg.vector_norm does)."""
     same_as_torch(NORM_DTYPES[name])
+
+
+# ============================================================ reductions with dtype=
+
+def _dtype_arg_cases():
+    values = [1.1, 0.3, 2.7, -0.77, 3.14159, 1e-3, 7.5]
+    forms = {
+        "sum": lambda m, x, d: x.sum(dtype=d), "prod": lambda m, x, d: x.prod(dtype=d),
+        "mean": lambda m, x, d: x.mean(dtype=d), "nansum": lambda m, x, d: x.nansum(dtype=d),
+        "nanmean": lambda m, x, d: x.nanmean(dtype=d),
+        "cumsum": lambda m, x, d: x.cumsum(0, dtype=d),
+        "cumprod": lambda m, x, d: x.cumprod(0, dtype=d),
+        "softmax": lambda m, x, d: x.softmax(0, dtype=d),
+        "log_softmax": lambda m, x, d: m.nn.functional.log_softmax(x, 0, dtype=d),
+        "special_softmax": lambda m, x, d: m.special.softmax(x, 0, dtype=d),
+        "matrix_norm": lambda m, x, d: m.linalg.matrix_norm(x[:6].view(2, 3), dtype=d),
+        "vector_norm": lambda m, x, d: m.linalg.vector_norm(x, 3, dtype=d),
+    }
+    cases = {}
+    for fn, f in forms.items():
+        for a in ("float16", "bfloat16", "float32"):
+            for b in ("float32", "float64"):
+                cases[f"{fn}_{a}_{b}"] = (lambda f, a, b: lambda m: f(
+                    m, m.tensor(values, dtype=getattr(m, a)), getattr(m, b)))(f, a, b)
+    return cases
+
+
+DTYPE_ARGUMENTS = _dtype_arg_cases()
+
+
+@_cases(DTYPE_ARGUMENTS)
+def test_reductions_with_a_dtype_argument(name):
+    """Reductions and normalisations computing in a wider dtype= than the input's: torch's
+    values within an ulp or two (summation order: DIFFERENCES.md), dtypes exact."""
+    same_as_torch(DTYPE_ARGUMENTS[name], rtol=1e-6, atol=1e-9)
