@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import _fused, _tiers
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_alpha, cast, lerp, scale, _zero_scalar, _layout_of
+from .optimizer import (Optimizer, add_alpha, cast, lerp, low_op, scale, _LOW, _zero_scalar,
+                        _layout_of)
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
            "Rprop", "ASGD", "Adafactor", "Muon"]
@@ -230,11 +231,28 @@ class Adam(_Capturable, _BetasMixin, Optimizer):
             step, s = _step(state["step"][i])
             p, g = _decay(p, g, hp, wd, decoupled, foreach)
             m = lerp(state["exp_avg"][i], g, 1 - b1)
-            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
             bc1 = 1 - b1 ** s
             bc2 = 1 - b2 ** s
             step_size = hp["lr"] / bc1
             bc2_sqrt = jnp.sqrt(bc2)
+            if p.dtype in _LOW and not foreach:
+                # torch's single-tensor step op by op, each bfloat16/float16 op rounded once
+                v = low_op(lambda a, c, x: a + c * x * x, scale(state["exp_avg_sq"][i], b2),
+                           1 - b2, g)
+                if amsgrad:
+                    v_used = jnp.maximum(state["max_exp_avg_sq"][i], v)
+                    out["max_exp_avg_sq"].append(v_used)
+                else:
+                    v_used = v
+                root = low_op(jnp.sqrt, v_used)
+                denom = low_op(lambda a, e: a + e, low_op(lambda a, c: a / c, root, bc2_sqrt),
+                               hp["eps"])
+                new_p.append(low_op(lambda a, c, x, y: a + c * x / y, p, -step_size, m, denom))
+                out["step"].append(step)
+                out["exp_avg"].append(m)
+                out["exp_avg_sq"].append(v)
+                continue
+            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
             if amsgrad:
                 vmax = jnp.maximum(state["max_exp_avg_sq"][i], v)
                 out["max_exp_avg_sq"].append(vmax)

@@ -516,10 +516,26 @@ def _with_complex(fn, flags, params, grads, state, hp):
     return back(new_p), {k: back(v) for k, v in new_state.items()}
 
 
+_LOW = (jnp.bfloat16, jnp.float16)
+
+
 def lerp(a, b, w):
-    """torch.lerp with a scalar weight, as torch's kernel computes it."""
-    w = w.astype(a.dtype)
-    return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+    """torch.lerp with a scalar weight, as torch's kernel computes it (bfloat16/float16: in
+    float32 with the weight in float32, rounded once)."""
+    low = a.dtype if a.dtype in _LOW else None
+    if low:
+        a, b = a.astype(jnp.float32), b.astype(jnp.float32)
+    w = jnp.asarray(w).astype(a.dtype)
+    r = jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+    return r.astype(low) if low else r
+
+
+def low_op(fn, *xs):
+    """A bfloat16/float16 tensor op as torch's CPU kernel computes it: ``fn`` of the operands in
+    float32 (Python-number operands as float32), rounded once to the first operand's dtype
+    (``addcmul``: ``fn = lambda a, b, c: a + v * b * c``)."""
+    low = xs[0].dtype
+    return fn(*(jnp.asarray(x).astype(jnp.float32) for x in xs)).astype(low)
 
 
 def add_alpha(a, b, alpha):
