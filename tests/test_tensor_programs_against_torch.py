@@ -2739,3 +2739,15 @@ def test_reductions_with_a_dtype_argument(name):
     """Reductions and normalisations computing in a wider dtype= than the input's: torch's
     values within an ulp or two (summation order: DIFFERENCES.md), dtypes exact."""
     same_as_torch(DTYPE_ARGUMENTS[name], rtol=1e-6, atol=1e-9)
+
+
+def test_half_precision_prod_rounds_once():
+    """torch's CPU prod of float16/bfloat16 rounds to the dtype at each step (in its vector
+    lanes' order past 64 elements); torchlike multiplies in float32 and rounds once: the
+    products agree to a few half-precision steps (DIFFERENCES.md, "prod of float16 and
+    bfloat16"), dtypes and shapes exactly."""
+    a = np.random.default_rng(0).standard_normal(50).astype(np.float32)
+    for dt in ("float16", "bfloat16"):
+        same_as_torch(lambda m: (m.tensor(a).to(getattr(m, dt)) * 0.1 + 1).prod(), rtol=1e-2)
+        same_as_torch(lambda m: (m.tensor(a).to(getattr(m, dt)) * 0.1 + 1).view(5, 10).prod(1),
+                      rtol=1e-2)
