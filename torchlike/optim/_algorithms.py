@@ -305,7 +305,8 @@ class RMSprop(_Capturable, Optimizer):
 
     def _flags(self, group):
         return (("centered", bool(group["centered"])), ("use_momentum", group["momentum"] > 0),
-                ("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
+                ("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"]))
+                ) + _foreach_flag(group)
 
     def _state_keys_for(self, group):
         keys = ("step", "square_avg")
@@ -326,7 +327,8 @@ class RMSprop(_Capturable, Optimizer):
                 st["grad_avg"] = _zeros_like(p)
 
     @staticmethod
-    def _update(params, grads, state, hp, *, centered, use_momentum, wd, maximize):
+    def _update(params, grads, state, hp, *, centered, use_momentum, wd, maximize,
+                foreach=False):
         out = {k: [] for k in state}
         new_p = []
         a = hp["alpha"]
@@ -334,6 +336,28 @@ class RMSprop(_Capturable, Optimizer):
             g = -g if maximize else g
             step, _ = _step(state["step"][i])
             p, g = _decay(p, g, hp, wd)
+            if p.dtype in _LOW and not foreach:
+                # torch's single-tensor step op by op, each bfloat16/float16 op rounded once
+                sq = low_op(lambda x, c, y: x + c * y * y, scale(state["square_avg"][i], a),
+                            1 - a, g)
+                if centered:
+                    ga = lerp(state["grad_avg"][i], g, 1 - a)
+                    out["grad_avg"].append(ga)
+                    avg = low_op(jnp.sqrt, low_op(lambda x, c, y: x + c * y * y, sq, -1.0, ga))
+                else:
+                    avg = low_op(jnp.sqrt, sq)
+                avg = low_op(lambda x, e: x + e, avg, hp["eps"])
+                if use_momentum:
+                    buf = low_op(lambda b, x, y: b + x / y,
+                                 scale(state["momentum_buffer"][i], hp["momentum"]), g, avg)
+                    out["momentum_buffer"].append(buf)
+                    p = add_alpha(p, buf, -hp["lr"])
+                else:
+                    p = low_op(lambda x, c, y, z: x + c * y / z, p, -hp["lr"], g, avg)
+                new_p.append(p)
+                out["step"].append(step)
+                out["square_avg"].append(sq)
+                continue
             sq = state["square_avg"][i] * cast(a, p) + cast(1 - a, p) * g * g
             if centered:
                 ga = lerp(state["grad_avg"][i], g, 1 - a)
@@ -400,10 +424,11 @@ class Adagrad(Optimizer):
         return None
 
     def _flags(self, group):
-        return (("wd", group["weight_decay"] != 0), ("maximize", bool(group["maximize"])))
+        return (("wd", group["weight_decay"] != 0),
+                ("maximize", bool(group["maximize"]))) + _foreach_flag(group)
 
     @staticmethod
-    def _update(params, grads, state, hp, *, wd, maximize):
+    def _update(params, grads, state, hp, *, wd, maximize, foreach=False):
         out = {"step": [], "sum": []}
         new_p = []
         for i, (p, g) in enumerate(zip(params, grads)):
@@ -411,6 +436,14 @@ class Adagrad(Optimizer):
             g = -g if maximize else g
             p, g = _decay(p, g, hp, wd)
             clr = hp["lr"] / (1 + (s - 1) * hp["lr_decay"])
+            if p.dtype in _LOW and not foreach:
+                # torch's single-tensor step op by op, each bfloat16/float16 op rounded once
+                sm = low_op(lambda x, c, y: x + c * y * y, state["sum"][i], 1.0, g)
+                std = low_op(lambda x, e: x + e, low_op(jnp.sqrt, sm), hp["eps"])
+                new_p.append(low_op(lambda x, c, y, z: x + c * y / z, p, -clr, g, std))
+                out["step"].append(step)
+                out["sum"].append(sm)
+                continue
             sm = state["sum"][i] + cast(1.0, p) * g * g
             std = jnp.sqrt(sm) + cast(hp["eps"], p)
             new_p.append(p + cast(-clr, p) * g / std)
