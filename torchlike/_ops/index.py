@@ -331,6 +331,8 @@ def _check_key(k):
     tp = type(k)
     if not isinstance(k, dict) and hasattr(tp, "__getitem__") and hasattr(tp, "__len__"):
         return                  # (a sequence)
+    if getattr(tp, "__torch_function__", None) is not None:
+        return                  # (an object overriding torch functions: refused as one)
     if isinstance(k, np.bool_) or not hasattr(tp, "__index__"):
         from .._tensor import _type_name
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
