@@ -145,6 +145,8 @@ CASES = {
     "scatter_add_self_only": "a.scatter_add(1, ix, c[:, :2])",
     "scatter": "b.scatter(1, ix, a[:, :2])",
     "scatter_self_only": "a.scatter(1, ix, c[:, :2])",
+    "scatter_reduce": "b.scatter_reduce(1, ix, a[:, :2], 'amax', include_self=False)",
+    "scatter_reduce_sum": "a.scatter_reduce(1, ix, c[:, :2], 'sum')",
     "index_add": "b.index_add(0, i2, a[:2])",
     "index_add_alpha": "c.index_add(1, i2, a[:, :2], alpha=2.5)",
 }
