@@ -11,8 +11,8 @@ True*]``) and packed batches of lengths longer than their padded input
 (``test_transformers_and_rnns``: ``packed_too_long``, ``*_too_long*``), and the bfloat16/float16
 backward of softmax, log_softmax and the batch, instance, group and layer norms, which torch
 computes from its saved low-precision output or statistics (``test_half_precision_backward``),
-and half-precision SGD momentum, decoupled weight decay and Adam/AdamW/RMSprop/Adagrad steps,
-which round as torch's single-tensor and foreach steps do
+and half-precision SGD momentum, decoupled weight decay and Adam/AdamW/RMSprop/Adagrad/NAdam/
+RAdam steps, which round as torch's single-tensor and foreach steps do
 (``test_half_precision_optimizer_steps``).
 """
 from __future__ import annotations
@@ -3409,9 +3409,9 @@ def _half_precision_optimizer_steps(case, CASES):
                     continue        # (its float16 foreach step differs elsewhere: see the report)
                 CASES[f"{dt}_{name}_decoupled_decay_foreach{fe}"] = (f2, dict(bits=True))
 
-    # Adam/AdamW/RMSprop/Adagrad's single-tensor steps in bfloat16/float16: torch's ops one by
-    # one (lerp_, mul_, addcmul_, sqrt, division and add of Python numbers, addcdiv_), each
-    # rounded once
+    # Adam/AdamW/RMSprop/Adagrad/NAdam/RAdam's single-tensor steps in bfloat16/float16: torch's
+    # ops one by one (lerp_, mul_, addcmul_, sqrt, division and add of Python numbers, addcdiv_,
+    # ``number / tensor`` as reciprocal and mul), each rounded once
     ADAM_G = [f32(64) * s for s in (1.0, 0.01, 3.0, 0.1, 1.0, 0.3)]
     for dt in ('bfloat16', 'float16'):
         for name, kw in (('Adam', dict(lr=0.01)), ('Adam_amsgrad', dict(lr=0.01, amsgrad=True)),
@@ -3424,7 +3424,11 @@ def _half_precision_optimizer_steps(case, CASES):
                          ('RMSprop_momentum', dict(lr=0.01, momentum=0.5)),
                          ('Adagrad', dict(lr=0.1)),
                          ('Adagrad_decay_init', dict(lr=0.1, lr_decay=0.05,
-                                                     initial_accumulator_value=0.3, eps=1e-6))):
+                                                     initial_accumulator_value=0.3, eps=1e-6)),
+                         ('NAdam', dict(lr=0.01)),
+                         ('NAdam_decoupled', dict(lr=0.01, weight_decay=0.1,
+                                                  decoupled_weight_decay=True)),
+                         ('RAdam', dict(lr=0.01)), ('RAdam_wd', dict(lr=0.01, weight_decay=0.1))):
             def f3(m, name=name, kw=kw, dt=dt):
                 p = m.nn.Parameter(m.tensor(P0).to(getattr(m, dt)))
                 o = getattr(m.optim, name.split('_')[0])([p], **kw)

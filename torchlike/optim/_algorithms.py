@@ -589,12 +589,23 @@ class NAdam(_Capturable, _BetasMixin, Optimizer):
             mp32 = state["mu_product"][i]
             mp32 = mp32 * mu.astype(mp32.dtype)
             m = lerp(state["exp_avg"][i], g, 1 - b1)
-            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
-            denom = jnp.sqrt(v / cast(bc2, p)) + cast(hp["eps"], p)
             mp = mp32.astype(F64)
             mp_next = mp * mu_next
-            p = p + cast(-lr * (1.0 - mu) / (1.0 - mp), p) * g / denom
-            p = p + cast((-lr * mu_next) / (1.0 - mp_next), p) * m / denom
+            if p.dtype in _LOW and not foreach:
+                # torch's single-tensor step op by op, each bfloat16/float16 op rounded once
+                v = low_op(lambda x, c, y: x + c * y * y, scale(state["exp_avg_sq"][i], b2),
+                           1 - b2, g)
+                denom = low_op(jnp.sqrt, low_op(lambda x, c: x / c, v, bc2))
+                denom = low_op(lambda x, e: x + e, denom, hp["eps"])
+                p = low_op(lambda x, c, y, z: x + c * y / z, p, -lr * (1.0 - mu) / (1.0 - mp),
+                           g, denom)
+                p = low_op(lambda x, c, y, z: x + c * y / z, p,
+                           (-lr * mu_next) / (1.0 - mp_next), m, denom)
+            else:
+                v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
+                denom = jnp.sqrt(v / cast(bc2, p)) + cast(hp["eps"], p)
+                p = p + cast(-lr * (1.0 - mu) / (1.0 - mp), p) * g / denom
+                p = p + cast((-lr * mu_next) / (1.0 - mp_next), p) * m / denom
             new_p.append(p)
             out["step"].append(step)
             out["mu_product"].append(mp32)
@@ -638,14 +649,30 @@ class RAdam(_Capturable, _BetasMixin, Optimizer):
             step, s = _step(state["step"][i])
             p, g = _decay(p, g, hp, wd, decoupled, foreach)
             m = lerp(state["exp_avg"][i], g, 1 - b1)
-            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
             bc1 = 1 - b1 ** s
             bc2 = 1 - b2 ** s
-            bcm = m / cast(bc1, p)
             rho_inf = 2 / (1 - b2) - 1
             rho_t = rho_inf - 2 * s * (b2 ** s) / bc2
             rect = jnp.sqrt(jnp.maximum((rho_t - 4) * (rho_t - 2) * rho_inf
                                         / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0.0))
+            if p.dtype in _LOW and not foreach:
+                # torch's single-tensor step op by op, each bfloat16/float16 op rounded once
+                # (``number / tensor`` is torch's ``tensor.reciprocal() * number``)
+                v = low_op(lambda x, c, y: x + c * y * y, scale(state["exp_avg_sq"][i], b2),
+                           1 - b2, g)
+                bcm = low_op(lambda x, c: x / c, m, bc1)
+                plain_upd = scale(bcm, lr)
+                root = low_op(lambda x, e: x + e, low_op(jnp.sqrt, v), hp["eps"])
+                adaptive = scale(low_op(lambda x: 1 / x, root), bc2 ** 0.5)
+                rect_upd = scale(low_op(lambda x, y: x * y, plain_upd, adaptive), rect)
+                upd = jnp.where(rho_t > 5.0, rect_upd, plain_upd)
+                new_p.append(add_alpha(p, upd, -1.0))
+                out["step"].append(step)
+                out["exp_avg"].append(m)
+                out["exp_avg_sq"].append(v)
+                continue
+            v = state["exp_avg_sq"][i] * cast(b2, p) + cast(1 - b2, p) * g * g
+            bcm = m / cast(bc1, p)
             adaptive = cast(bc2 ** 0.5, p) / (jnp.sqrt(v) + cast(hp["eps"], p))
             rect_upd = bcm * cast(lr, p) * adaptive * cast(rect, p)
             plain_upd = bcm * cast(lr, p)

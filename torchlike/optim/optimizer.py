@@ -533,7 +533,7 @@ def lerp(a, b, w):
 def low_op(fn, *xs):
     """A bfloat16/float16 tensor op as torch's CPU kernel computes it: ``fn`` of the operands in
     float32 (Python-number operands as float32), rounded once to the first operand's dtype
-    (``addcmul``: ``fn = lambda a, b, c: a + v * b * c``)."""
+    (``addcmul``: ``fn = lambda a, v, b: a + v * b * b``)."""
     low = xs[0].dtype
     return fn(*(jnp.asarray(x).astype(jnp.float32) for x in xs)).astype(low)
 
