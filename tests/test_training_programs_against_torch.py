@@ -25,6 +25,7 @@ import pytest
 import torch
 
 import torchlike
+from nn_util import det_init
 from oracle import same_as_torch
 
 R = np.random.default_rng(1)
@@ -36,13 +37,7 @@ def f32(*shape):
 
 def det(model, seed=0, scale=0.3):
     """Fill every parameter from a numpy stream (the same values in both libraries)."""
-    r = np.random.default_rng(seed)
-    m = torch if isinstance(model, torch.nn.Module) else torchlike
-    with m.no_grad():
-        for _, p in model.named_parameters():
-            p.copy_(m.from_numpy((r.standard_normal(tuple(p.shape)) * scale)
-                                 .astype(np.float32)))
-    return model
+    return det_init(model, seed, scale)
 
 
 def flat(o):
