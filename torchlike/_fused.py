@@ -363,15 +363,14 @@ def record(tiered, args):
                     pending = True
             elif c is not _ArrayImpl and c not in _SCALARS:
                 leaves, tree = _tree_flatten(args)
-                pending = flat = False
+                pending = False
                 break
         else:                   # (arrays and numbers only, the common call: no pytree walk)
-            flat = True
             leaves = list(args)
             tree = _FLAT.get(len(args))
             if tree is None:
                 tree = _FLAT[len(args)] = jax.tree_util.tree_structure((0,) * len(args))
-        if not pending and (_scalar_call(leaves) or flat and _tiny_result(tiered, tree, leaves)):
+        if not pending and _scalar_call(leaves):
             return None
         refs = []
         keys = []
@@ -492,19 +491,6 @@ def _scalar_call(leaves):
         elif c not in _SCALARS:
             return False
     return arrays
-
-
-def _tiny_result(tiered, tree, leaves):
-    """Does a call on concrete arrays (and numbers, flat ``leaves``) give one result of at most
-    one element? It runs now, as in strict mode: an element or a reduction of concrete data
-    (``float(x[3])``, ``x.max().item()``) is read at once, and recorded, its read would cut the
-    segment for one call."""
-    sig = signature(leaves)
-    shapes = tiered.shapes
-    ent = shapes.get(sig) if shapes is not None else None
-    if ent is None:
-        ent = _abstract(tiered, tree, leaves, sig)
-    return ent[3] and math.prod(ent[1][0][0]) <= 1
 
 
 def _other_input(a, c, leaves, i):
