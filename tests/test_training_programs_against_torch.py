@@ -81,6 +81,17 @@ def _table(build):
     return cases
 
 
+def _table_test(build):
+    """The test of every row ``build`` registers (``_table``): one parametrized case a row."""
+    rows = _table(build)
+
+    @pytest.mark.parametrize("name", list(rows))
+    def test(name):
+        _check(rows[name])
+    test.__doc__ = build.__doc__
+    return test
+
+
 def _check(row):
     fn, kw = row
     if "ulps" in kw:
@@ -321,12 +332,7 @@ def _transformers_and_rnns(case, CASES):
         return l(m.tensor(f32(4, 3, 6)))
 
 
-TRANSFORMERS_AND_RNNS = _table(_transformers_and_rnns)
-
-
-@pytest.mark.parametrize("name", list(TRANSFORMERS_AND_RNNS))
-def test_transformers_and_rnns(name):
-    _check(TRANSFORMERS_AND_RNNS[name])
+test_transformers_and_rnns = _table_test(_transformers_and_rnns)
 
 
 def _attention_details(case, CASES):
@@ -454,12 +460,7 @@ def _attention_details(case, CASES):
         return F.multi_head_attention_forward(x, x, x, 8, 2, a.in_proj_weight, a.in_proj_bias, None, None, False, 0.0, a.out_proj.weight, a.out_proj.bias, training=False, need_weights=True, average_attn_weights=False)
 
 
-ATTENTION_DETAILS = _table(_attention_details)
-
-
-@pytest.mark.parametrize("name", list(ATTENTION_DETAILS))
-def test_attention_details(name):
-    _check(ATTENTION_DETAILS[name])
+test_attention_details = _table_test(_attention_details)
 
 
 def _rnn_details(case, CASES):
@@ -594,12 +595,7 @@ def _rnn_details(case, CASES):
         return b(m.tensor([1, 2, 3]), m.tensor([0, 0, 3])), b2(m.tensor([1, 2, 3]), m.tensor([0, 3, 3]))
 
 
-RNN_DETAILS = _table(_rnn_details)
-
-
-@pytest.mark.parametrize("name", list(RNN_DETAILS))
-def test_rnn_details(name):
-    _check(RNN_DETAILS[name])
+test_rnn_details = _table_test(_rnn_details)
 
 
 def _conv_pool_resample(case, CASES):
@@ -758,12 +754,7 @@ def _conv_pool_resample(case, CASES):
         return p, f(p), repr(u), repr(f)
 
 
-CONV_POOL_RESAMPLE = _table(_conv_pool_resample)
-
-
-@pytest.mark.parametrize("name", list(CONV_POOL_RESAMPLE))
-def test_conv_pool_resample(name):
-    _check(CONV_POOL_RESAMPLE[name])
+test_conv_pool_resample = _table_test(_conv_pool_resample)
 
 
 def _norms_and_losses(case, CASES):
@@ -969,12 +960,7 @@ def _norms_and_losses(case, CASES):
         return m.nn.BCEWithLogitsLoss()(m.tensor(LG), m.tensor(LG[:, :2]))
 
 
-NORMS_AND_LOSSES = _table(_norms_and_losses)
-
-
-@pytest.mark.parametrize("name", list(NORMS_AND_LOSSES))
-def test_norms_and_losses(name):
-    _check(NORMS_AND_LOSSES[name])
+test_norms_and_losses = _table_test(_norms_and_losses)
 
 
 def _optimizer_training(case, CASES):
@@ -1126,12 +1112,7 @@ def _optimizer_training(case, CASES):
         return log
 
 
-OPTIMIZER_TRAINING = _table(_optimizer_training)
-
-
-@pytest.mark.parametrize("name", list(OPTIMIZER_TRAINING))
-def test_optimizer_training(name):
-    _check(OPTIMIZER_TRAINING[name])
+test_optimizer_training = _table_test(_optimizer_training)
 
 
 def _optimizer_flags(case, CASES):
@@ -1220,12 +1201,7 @@ def _optimizer_flags(case, CASES):
         return m.optim.LBFGS([{'params': ps[:1]}, {'params': ps[1:]}])
 
 
-OPTIMIZER_FLAGS = _table(_optimizer_flags)
-
-
-@pytest.mark.parametrize("name", list(OPTIMIZER_FLAGS))
-def test_optimizer_flags(name):
-    _check(OPTIMIZER_FLAGS[name])
+test_optimizer_flags = _table_test(_optimizer_flags)
 
 
 def _capturable_checks(case, CASES):
@@ -1242,12 +1218,7 @@ def _capturable_checks(case, CASES):
             CASES[f"cap_{o}_{fe}"] = (f, {})
 
 
-CAPTURABLE_CHECKS = _table(_capturable_checks)
-
-
-@pytest.mark.parametrize("name", list(CAPTURABLE_CHECKS))
-def test_capturable_checks(name):
-    _check(CAPTURABLE_CHECKS[name])
+test_capturable_checks = _table_test(_capturable_checks)
 
 
 def _lr_schedulers(case, CASES):
@@ -1401,12 +1372,7 @@ def _lr_schedulers(case, CASES):
         return avg.module.weight.detach(), avg.n_averaged, o.param_groups[0]['lr'], sorted(avg.state_dict())
 
 
-LR_SCHEDULERS = _table(_lr_schedulers)
-
-
-@pytest.mark.parametrize("name", list(LR_SCHEDULERS))
-def test_lr_schedulers(name):
-    _check(LR_SCHEDULERS[name])
+test_lr_schedulers = _table_test(_lr_schedulers)
 
 
 def _scheduler_and_optimizer_state(case, CASES):
@@ -1610,12 +1576,7 @@ def _scheduler_and_optimizer_state(case, CASES):
         return [b for b in m.utils.data.DataLoader(ds, batch_size=2, num_workers=2)]
 
 
-SCHEDULER_AND_OPTIMIZER_STATE = _table(_scheduler_and_optimizer_state)
-
-
-@pytest.mark.parametrize("name", list(SCHEDULER_AND_OPTIMIZER_STATE))
-def test_scheduler_and_optimizer_state(name):
-    _check(SCHEDULER_AND_OPTIMIZER_STATE[name])
+test_scheduler_and_optimizer_state = _table_test(_scheduler_and_optimizer_state)
 
 
 def _optimizer_arguments(case, CASES):
@@ -1680,12 +1641,7 @@ def _optimizer_arguments(case, CASES):
         return r, [str(i.message) for i in w]
 
 
-OPTIMIZER_ARGUMENTS = _table(_optimizer_arguments)
-
-
-@pytest.mark.parametrize("name", list(OPTIMIZER_ARGUMENTS))
-def test_optimizer_arguments(name):
-    _check(OPTIMIZER_ARGUMENTS[name])
+test_optimizer_arguments = _table_test(_optimizer_arguments)
 
 
 def _data_loading(case, CASES):
@@ -1860,12 +1816,7 @@ def _data_loading(case, CASES):
         return list(c), len(c)
 
 
-DATA_LOADING = _table(_data_loading)
-
-
-@pytest.mark.parametrize("name", list(DATA_LOADING))
-def test_data_loading(name):
-    _check(DATA_LOADING[name])
+test_data_loading = _table_test(_data_loading)
 
 
 def _checkpoints_and_collate(case, CASES):
@@ -2029,12 +1980,7 @@ def _checkpoints_and_collate(case, CASES):
         return a, list(it), list(dl)
 
 
-CHECKPOINTS_AND_COLLATE = _table(_checkpoints_and_collate)
-
-
-@pytest.mark.parametrize("name", list(CHECKPOINTS_AND_COLLATE))
-def test_checkpoints_and_collate(name):
-    _check(CHECKPOINTS_AND_COLLATE[name])
+test_checkpoints_and_collate = _table_test(_checkpoints_and_collate)
 
 
 def _module_api(case, CASES):
@@ -2260,12 +2206,7 @@ def _module_api(case, CASES):
         return [type(v).__name__ for v in pl], repr(pl)
 
 
-MODULE_API = _table(_module_api)
-
-
-@pytest.mark.parametrize("name", list(MODULE_API))
-def test_module_api(name):
-    _check(MODULE_API[name])
+test_module_api = _table_test(_module_api)
 
 
 def _training_utilities(case, CASES):
@@ -2430,12 +2371,7 @@ def _training_utilities(case, CASES):
         return y, n[0].weight.grad
 
 
-TRAINING_UTILITIES = _table(_training_utilities)
-
-
-@pytest.mark.parametrize("name", list(TRAINING_UTILITIES))
-def test_training_utilities(name):
-    _check(TRAINING_UTILITIES[name])
+test_training_utilities = _table_test(_training_utilities)
 
 
 def _module_reprs(case, CASES):
@@ -2491,12 +2427,7 @@ def _module_reprs(case, CASES):
         CASES["repr_" + src] = (f, {})
 
 
-MODULE_REPRS = _table(_module_reprs)
-
-
-@pytest.mark.parametrize("name", list(MODULE_REPRS))
-def test_module_reprs(name):
-    _check(MODULE_REPRS[name])
+test_module_reprs = _table_test(_module_reprs)
 
 
 def _init_and_nn_utils(case, CASES):
@@ -2684,12 +2615,7 @@ def _init_and_nn_utils(case, CASES):
         return d['x'], d2['x'], str(d3['x'].device)
 
 
-INIT_AND_NN_UTILS = _table(_init_and_nn_utils)
-
-
-@pytest.mark.parametrize("name", list(INIT_AND_NN_UTILS))
-def test_init_and_nn_utils(name):
-    _check(INIT_AND_NN_UTILS[name])
+test_init_and_nn_utils = _table_test(_init_and_nn_utils)
 
 
 def _whole_programs(case, CASES):
@@ -2924,12 +2850,7 @@ def _whole_programs(case, CASES):
         return out, m.cdist(ea, en), m.nn.functional.pairwise_distance(ea, ep)
 
 
-WHOLE_PROGRAMS = _table(_whole_programs)
-
-
-@pytest.mark.parametrize("name", list(WHOLE_PROGRAMS))
-def test_whole_programs(name):
-    _check(WHOLE_PROGRAMS[name])
+test_whole_programs = _table_test(_whole_programs)
 
 
 def _common_user_errors(case, CASES):
@@ -3005,12 +2926,7 @@ def _common_user_errors(case, CASES):
         CASES[n] = (f, {})
 
 
-COMMON_USER_ERRORS = _table(_common_user_errors)
-
-
-@pytest.mark.parametrize("name", list(COMMON_USER_ERRORS))
-def test_common_user_errors(name):
-    _check(COMMON_USER_ERRORS[name])
+test_common_user_errors = _table_test(_common_user_errors)
 
 
 def _devices_amp_and_state_loading(case, CASES):
@@ -3199,12 +3115,7 @@ def _devices_amp_and_state_loading(case, CASES):
         return tn, n.weight.grad
 
 
-DEVICES_AMP_AND_STATE_LOADING = _table(_devices_amp_and_state_loading)
-
-
-@pytest.mark.parametrize("name", list(DEVICES_AMP_AND_STATE_LOADING))
-def test_devices_amp_and_state_loading(name):
-    _check(DEVICES_AMP_AND_STATE_LOADING[name])
+test_devices_amp_and_state_loading = _table_test(_devices_amp_and_state_loading)
 
 
 def _training_warnings(case, CASES):
@@ -3297,12 +3208,7 @@ def _training_warnings(case, CASES):
         CASES['warn_' + k] = ((lambda m, f=f: W(m, lambda: f(m))), {})
 
 
-TRAINING_WARNINGS = _table(_training_warnings)
-
-
-@pytest.mark.parametrize("name", list(TRAINING_WARNINGS))
-def test_training_warnings(name):
-    _check(TRAINING_WARNINGS[name])
+test_training_warnings = _table_test(_training_warnings)
 
 
 def _half_precision_backward(case, CASES):
@@ -3361,12 +3267,7 @@ def _half_precision_backward(case, CASES):
             CASES[f"{dt}_layer_norm_affine_x{calls}"] = ((lambda m, dt=dt, calls=calls: _half_grad(m, dt, lambda m, x: m.nn.functional.layer_norm(x, (5,), m.ones(5, dtype=x.dtype) * 1.5, m.ones(5, dtype=x.dtype) * 0.1), calls)), dict(ulps=1))
 
 
-HALF_PRECISION_BACKWARD = _table(_half_precision_backward)
-
-
-@pytest.mark.parametrize("name", list(HALF_PRECISION_BACKWARD))
-def test_half_precision_backward(name):
-    _check(HALF_PRECISION_BACKWARD[name])
+test_half_precision_backward = _table_test(_half_precision_backward)
 
 
 def _half_precision_optimizer_steps(case, CASES):
@@ -3433,9 +3334,4 @@ def _half_precision_optimizer_steps(case, CASES):
             CASES[f"{dt}_{name}_single_tensor"] = (f3, dict(bits=True))
 
 
-HALF_PRECISION_OPTIMIZER_STEPS = _table(_half_precision_optimizer_steps)
-
-
-@pytest.mark.parametrize("name", list(HALF_PRECISION_OPTIMIZER_STEPS))
-def test_half_precision_optimizer_steps(name):
-    _check(HALF_PRECISION_OPTIMIZER_STEPS[name])
+test_half_precision_optimizer_steps = _table_test(_half_precision_optimizer_steps)
