@@ -67,6 +67,16 @@ def flat(o):
     return tuple(out)
 
 
+def batches_and_len(dl):
+    """A loader's batches and its ``len`` (or the TypeError's message where it has none)."""
+    out = list(dl)
+    try:
+        n = len(dl)
+    except TypeError as e:
+        n = str(e)
+    return out, n
+
+
 def _table(build):
     """The rows ``build(case, cases)`` registers: ``@case`` (a function's name is its row's)
     or ``cases[name] = (fn, same_as_torch keywords)``."""
@@ -1147,27 +1157,20 @@ def _optimizer_flags(case, CASES):
                     out.append([p.detach().clone() for p in ps])
                 return out, opt.state_dict()
             CASES[f"{o}_{ex}"] = (f, {})
-    @case
-    def adagrad_sparse(m):
-        e = m.nn.Embedding(5, 2, sparse=True); det(e)
-        o = m.optim.Adagrad(e.parameters(), lr=0.1)
-        for i in range(3):
-            o.zero_grad(); e(m.tensor([1, 3, 1])).pow(2).sum().backward(); o.step()
-        return e.weight, o.state_dict()
-    @case
-    def sgd_sparse(m):
-        e = m.nn.Embedding(5, 2, sparse=True); det(e)
-        o = m.optim.SGD(e.parameters(), lr=0.1)
-        for i in range(3):
-            o.zero_grad(); e(m.tensor([1, 3, 1])).pow(2).sum().backward(); o.step()
-        return e.weight, o.state_dict()
-    @case
-    def sgd_sparse_mom(m):
-        e = m.nn.Embedding(5, 2, sparse=True); det(e)
-        o = m.optim.SGD(e.parameters(), lr=0.1, momentum=0.9)
-        for i in range(3):
-            o.zero_grad(); e(m.tensor([1, 3, 1])).pow(2).sum().backward(); o.step()
-        return e.weight, o.state[e.weight]['momentum_buffer'].to_dense()
+    # (a sparse embedding's three steps, the optimizer made and its state read per row)
+    for name, make, read in (
+            ("adagrad_sparse", lambda m, ps: m.optim.Adagrad(ps, lr=0.1),
+             lambda e, o: o.state_dict()),
+            ("sgd_sparse", lambda m, ps: m.optim.SGD(ps, lr=0.1), lambda e, o: o.state_dict()),
+            ("sgd_sparse_mom", lambda m, ps: m.optim.SGD(ps, lr=0.1, momentum=0.9),
+             lambda e, o: o.state[e.weight]['momentum_buffer'].to_dense())):
+        def f(m, make=make, read=read):
+            e = m.nn.Embedding(5, 2, sparse=True); det(e)
+            o = make(m, e.parameters())
+            for i in range(3):
+                o.zero_grad(); e(m.tensor([1, 3, 1])).pow(2).sum().backward(); o.step()
+            return e.weight, read(e, o)
+        CASES[name] = (f, {})
     @case
     def lbfgs_multi(m):
         ps = [m.nn.Parameter(m.tensor(a)) for a in P0]
@@ -1763,12 +1766,7 @@ def _data_loading(case, CASES):
             def __iter__(self):
                 return iter(range(7))
         dl = m.utils.data.DataLoader(It(), batch_size=3)
-        out = [b for b in dl]
-        try:
-            n = len(dl)
-        except TypeError as e:
-            n = str(e)
-        return out, n
+        return batches_and_len(dl)
     @case
     def iterable_shuffle_err(m):
         class It(m.utils.data.IterableDataset):
@@ -1921,12 +1919,7 @@ def _checkpoints_and_collate(case, CASES):
             def __init__(s): pass
             def __iter__(s): return iter([3, 1, 2])
         dl = m.utils.data.DataLoader(list(range(10)), sampler=S(), batch_size=2)
-        out = list(dl)
-        try:
-            n = len(dl)
-        except TypeError as e:
-            n = str(e)
-        return out, n
+        return batches_and_len(dl)
     @case
     def dl_batch_size_zero(m):
         return m.utils.data.DataLoader(list(range(3)), batch_size=0)
@@ -3062,19 +3055,19 @@ def _devices_amp_and_state_loading(case, CASES):
         sd = s.state_dict()
         s2 = m.amp.GradScaler('cpu', enabled=False)
         return sorted(sd.items()), s.is_enabled(), s2.state_dict(), s2.get_scale(), s.get_growth_factor()
-    @case
-    def gradscaler_unscale_twice(m):
+    def scaled_backward(m):
         n = m.nn.Linear(3, 2)
         o = m.optim.SGD(n.parameters(), lr=0.1)
         s = m.amp.GradScaler('cpu')
         s.scale(n(m.tensor(X)).sum()).backward()
+        return s, o
+    @case
+    def gradscaler_unscale_twice(m):
+        s, o = scaled_backward(m)
         s.unscale_(o); s.unscale_(o)
     @case
     def gradscaler_step_twice(m):
-        n = m.nn.Linear(3, 2)
-        o = m.optim.SGD(n.parameters(), lr=0.1)
-        s = m.amp.GradScaler('cpu')
-        s.scale(n(m.tensor(X)).sum()).backward()
+        s, o = scaled_backward(m)
         s.step(o); s.step(o)
     @case
     def gradscaler_scale_values(m):
