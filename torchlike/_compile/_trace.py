@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _storage
 from .._tensor import Tensor
+from ._discover import _MODULE_INTERNALS  # (a Module's own containers)
 
 __all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "GraphBreak", "tracing", "is_tracer", "break_reason", "Swap", "check_seeds",
            "read_map", "state_roots", "flatten_args", "arg_key"]
@@ -64,12 +65,6 @@ def check_seeds(gens, keys):
 
 _CELL = types.CellType
 _EMPTY = object()       # (an empty cell, a global not yet bound)
-
-# a Module's own containers: its parameters, buffers and submodules are state, its hooks hold
-# functions
-_MODULE_OWN = frozenset(("_parameters", "_buffers", "_modules", "_forward_hooks",
-                         "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
-                         "_state_dict_hooks", "_load_state_dict_pre_hooks"))
 
 
 class _Local(threading.local):
@@ -320,7 +315,7 @@ class Swap:
             d = m.__dict__
             kept.append((d, d.copy()))
             kept.extend((v, v.copy()) for k, v in d.items()
-                        if v.__class__ in (list, dict) and k not in _MODULE_OWN)
+                        if v.__class__ in (list, dict) and k not in _MODULE_INTERNALS)
         for h in holders:
             c = h.__class__
             if c is _CELL:
@@ -357,7 +352,7 @@ class Swap:
             elif c is list:
                 values = h
             else:
-                values = [v for k, v in h.items() if k not in _MODULE_OWN]
+                values = [v for k, v in h.items() if k not in _MODULE_INTERNALS]
             for v in values:
                 for x in (v.values() if v.__class__ is dict else v) \
                         if v.__class__ in (list, tuple, dict) else (v,):

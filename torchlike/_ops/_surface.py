@@ -1016,10 +1016,9 @@ def _tensor_first(fn, name):
                     if kwargs.get("out") is None or name not in _SCALAR_INPUT_NO_OUT:
                         return fn(*args, **kwargs)
                     # (torch's Number-first overload has no ``out``)
-                    got = [_type_name(a) for a in args] + [
-                        f"{k}={_type_name(a)}" for k, a in reversed(kwargs.items())]
                     raise TypeError(f"{name}() received an invalid combination of arguments - "
-                                    f"got ({', '.join(got)}), but expected one of:")
+                                    f"got ({_got(args, dict(reversed(kwargs.items())))}), but "
+                                    f"expected one of:")
                 raise TypeError(f"{name}() received an invalid combination of arguments - got "
                                 f"({', '.join(_type_name(a) for a in args)}), but expected a "
                                 f"Tensor as 'input' or as the second argument")

@@ -70,7 +70,7 @@ class set_detect_anomaly:
         return False
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PACKAGE = _fused._PACKAGE + os.sep        # (torchlike's own frames)
 
 
 def forward_stack():
