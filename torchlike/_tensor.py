@@ -102,9 +102,9 @@ _NON_LEAF_GRAD_MSG = (
     "github.com/pytorch/pytorch/pull/30531 for more information. (Triggered internally at "
     "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
-_NOT_SPARSE = ("torchlike does not provide sparse (or mkldnn) tensors: its tensors are dense jax "
-               "arrays, so {name}() is not provided. Keep the tensor dense (most ops accept it "
-               "as it is), or use jax.experimental.sparse on t.jax().")
+_NOT_SPARSE = ("torchlike does not provide sparse compressed (CSR/CSC/BSR/BSC) or mkldnn "
+               "tensors: its sparse tensors are COO (Tensor.to_sparse()), so {name}() is not "
+               "provided. Use to_sparse() or keep the tensor dense.")
 
 
 _warned_float = [False]
@@ -310,7 +310,7 @@ class Tensor(InteropMixin):
 
     @property
     def layout(self):
-        return _runtime.strided             # (torchlike tensors are dense)
+        return _runtime.strided     # (sparse COO tensors are torchlike._sparse.SparseTensor)
 
     # layout and backend queries: dense, strided, quantization-free tensors on jax's cpu/gpu
     is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(
@@ -332,8 +332,12 @@ class Tensor(InteropMixin):
         raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
                            "Strided")
 
-    def to_sparse(self, *args, **kwargs):
-        raise NotImplementedError(_NOT_SPARSE.format(name="to_sparse"))
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        """This tensor's nonzero entries as a coalesced sparse COO tensor
+        (``torchlike._sparse``), over its first ``sparse_dim`` dims (all by default)."""
+        from ._sparse import to_sparse
+        return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize,
+                         dense_dim=dense_dim)
 
     def to_sparse_csr(self, *args, **kwargs):
         raise NotImplementedError(_NOT_SPARSE.format(name="to_sparse_csr"))

@@ -51,11 +51,22 @@ def _method(fn):
     return m
 
 
-def _need(fn, *args):
-    """torch's argument parser: each ``(name, value, position)`` must be a Tensor."""
+def _need(fn, *args, call=None):
+    """torch's argument parser: each ``(name, value, position)`` must be a Tensor. ``call``
+    (the call's arguments and keywords): a refused argument that takes over calls (a sparse
+    tensor, a ``__torch_function__`` type) is given the call, whose result is returned."""
     for name, v, pos in args:
         if not isinstance(v, Tensor):
-            raise not_a_tensor(fn, v, name, pos)
+            err = not_a_tensor(fn, v, name, pos)
+            if call is None:
+                raise err
+            from ._surface import _refused
+            return _refused(err, fn, False, call[0], {k: x for k, x in call[1].items()
+                                                      if x is not None})
+    return _NEEDED
+
+
+_NEEDED = object()      # (``_need``: every argument is a Tensor)
 
 
 _OVERLOADED = {"addmm": "mat1, Tensor mat2", "baddbmm": "batch1, Tensor batch2"}
@@ -280,7 +291,9 @@ def _check(a, b, out=None):
 @_own_out
 def matmul(input, other, *, out=None):
     """torch.matmul: dot, mv, mm or a batched product by the inputs' dims."""
-    _need("matmul", ("other", other, 2))
+    r = _need("matmul", ("other", other, 2), call=((input, other), {"out": out}))
+    if r is not _NEEDED:
+        return r
     # (autocast casts a product's inputs before the kernel's dtype checks, as torch's does)
     input, other = cast_composite("matmul", input, other,
                                   ndims=(input._d.ndim, other._d.ndim))
@@ -294,7 +307,9 @@ def matmul(input, other, *, out=None):
 @public(out=True)
 @_own_out
 def mm(input, mat2, *, out=None):
-    _need("mm", ("mat2", mat2, 2))
+    r = _need("mm", ("mat2", mat2, 2), call=((input, mat2), {"out": out}))
+    if r is not _NEEDED:
+        return r
     input, mat2 = cast_composite("matmul", input, mat2, ndims=(2, 2))
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -327,7 +342,9 @@ def bmm(input, mat2, *, out=None):
 @public(out=True)
 @_own_out
 def mv(input, vec, *, out=None):
-    _need("mv", ("vec", vec, 2))
+    r = _need("mv", ("vec", vec, 2), call=((input, vec), {"out": out}))
+    if r is not _NEEDED:
+        return r
     _size(input, 0)         # torch sizes its result first
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, "
