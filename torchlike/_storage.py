@@ -468,16 +468,20 @@ class ViewRule:
         if self.when is not None and not self.when(static):
             return
         base = args[0]
-        outs = result if isinstance(result, tuple) else (result,)
-        rep = (self.overlap(base, static) if self.overlap is not None
-               else _grows(base, outs, static))
+        several = result.__class__ is tuple
+        if self.overlap is not None:
+            rep = self.overlap(base, static)
+        elif several:
+            rep = _grows(base, result, static)
+        else:
+            rep = _prod(result._d.shape) > _prod(base._d.shape)
         # positions made inside a traced function are constants: index maps need their values
         rest = tuple([x if x.__class__ is int else constant(x) for x in arrays[1:]]) \
             if len(arrays) > 1 else ()
         fwd = entry.fwd
         op = (entry.op.name, static)        # (the call's own kwargs dict: nothing changes it)
-        if isinstance(result, tuple):
-            for k, o in enumerate(outs):
+        if several:
+            for k, o in enumerate(result):
                 make_view(o, base, fwd, rest, k, rep, multi=entry.name, op=op)
         else:
             make_view(result, base, fwd, rest, 0, rep, op=op)

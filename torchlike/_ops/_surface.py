@@ -693,14 +693,18 @@ def operands_checked(fn, name, method=False):
     takes = tuple(int_or_tensor if k == _OI else scalar if k == _S else
                   (lambda a, t=numbers_ if k.rstrip("?") in (_N, _O) else tensors:
                    isinstance(a, t)) for _p, k in spec)
-    # (a Tensor is checked only where the kind refuses some tensors)
-    tensor_checked = tuple(k == _S for _p, k in spec)
     none_ok = tuple(k.endswith("?") for _p, k in spec)
     # (an op with overloads refuses any argument with the overloads' message)
     overload = (any(k.startswith(_O) for _p, k in spec),) * len(spec)
     want = tuple("Number" if k == _S else "Tensor" for _p, k in spec)
     skip = 0 if first is not None else 1      # (the arguments before the first checked one)
     n = len(spec)
+    # the classes each parameter takes without a test (a Tensor, a Python number where the
+    # kind takes one): most calls' arguments, checked by one set lookup
+    plain = frozenset((bool, int, float, complex))
+    passes = tuple((plain if k == _S else {int, Tensor} if k == _OI else
+                    plain | {Tensor} if k.rstrip("?") in (_N, _O) else {Tensor})
+                   for _p, k in spec)
 
     def refuse(args, kwargs, i, keyword):
         if overload[i]:
@@ -716,13 +720,13 @@ def operands_checked(fn, name, method=False):
     def checked(*args, **kwargs):
         for i in range(min(len(args) - skip, n)):
             a = args[i + skip]
-            if (a.__class__ is not Tensor or tensor_checked[i]) and not takes[i](a) and not (
+            if a.__class__ not in passes[i] and not takes[i](a) and not (
                     a is None and none_ok[i]):
                 return _refused(refuse(args, kwargs, i, False), name, method, args, kwargs)
         if kwargs:
             for k, a in kwargs.items():
                 i = where.get(k)
-                if i is not None and (a.__class__ is not Tensor or tensor_checked[i]) and \
+                if i is not None and a.__class__ not in passes[i] and \
                         not takes[i](a) and not (a is None and none_ok[i]):
                     return _refused(refuse(args, kwargs, i, True), name, method, args, kwargs)
         if alike:
@@ -924,6 +928,12 @@ def _ints_checked(fn, name, param, method, overloaded):
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
+        if not kwargs:
+            for v in args[1:]:
+                if v.__class__ is not int:
+                    break
+            else:
+                return fn(*args)        # (ints spread over the arguments: every call's form)
         rest = args[1:]
         keyword = not rest and param in kwargs
         if keyword:                             # (the size by keyword: ``x.view(size=(6,))``)

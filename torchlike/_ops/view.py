@@ -22,11 +22,22 @@ __all__ = ['reshape', 'transpose', 'swapaxes', 'permute', 'squeeze', 'unsqueeze'
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    for s in shape:
+        if s.__class__ is not int:
+            return tuple(int(s) for s in shape)
+    return shape if shape.__class__ is tuple else tuple(shape)
 
 
 def infer_shape(shape, numel):
     """Resolve a -1 in ``shape``; torch's RuntimeError when it cannot hold ``numel``."""
+    known = 1
+    for s in shape:
+        if s < 0:
+            break
+        known *= s
+    else:
+        if known == numel:
+            return tuple(shape)         # (no dimension to infer: the shape as given)
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
