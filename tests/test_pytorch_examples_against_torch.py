@@ -667,3 +667,398 @@ def test_dropout_mask_structure(cls, shape):
             assert np.all(la == la.take([0], axis=d)) == np.all(ta == ta.take([0], axis=d)), \
                 f"dim {d}: torch's mask {ta}, torchlike's {la}"
     assert set(np.unique(la.round(4))) <= set(np.unique(ta.round(4))) | {0.0}
+
+
+# ------------------------------------------------------------------ time_sequence_prediction
+
+@functools.cache
+def sine_seq(m):
+    nn = m.nn
+
+    class Sequence(nn.Module):
+        def __init__(self):
+            super(Sequence, self).__init__()
+            self.lstm1 = nn.LSTMCell(1, 6)
+            self.lstm2 = nn.LSTMCell(6, 6)
+            self.linear = nn.Linear(6, 1)
+
+        def forward(self, input, future=0):
+            outputs = []
+            h_t = m.zeros(input.size(0), 6, dtype=m.double)
+            c_t = m.zeros(input.size(0), 6, dtype=m.double)
+            h_t2 = m.zeros(input.size(0), 6, dtype=m.double)
+            c_t2 = m.zeros(input.size(0), 6, dtype=m.double)
+            for input_t in input.split(1, dim=1):
+                h_t, c_t = self.lstm1(input_t, (h_t, c_t))
+                h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+                output = self.linear(h_t2)
+                outputs += [output]
+            for i in range(future):
+                h_t, c_t = self.lstm1(output, (h_t, c_t))
+                h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+                output = self.linear(h_t2)
+                outputs += [output]
+            outputs = m.cat(outputs, dim=1)
+            return outputs
+    return Sequence
+
+
+def _sine_data():
+    r = np.random.RandomState(2)
+    T, L, N = 20, 8, 5
+    x = np.empty((N, L), 'int64')
+    x[:] = np.array(range(L)) + r.randint(-4 * T, 4 * T, N).reshape(N, 1)
+    return np.sin(x / 1.0 / T).astype('float64')
+
+
+def test_time_sequence_prediction():
+    """time_sequence_prediction: the data file saved by ``torch.save`` of a numpy array (read
+    back with ``weights_only=False``), two LSTMCells in float64 (``seq.double()``), LBFGS with
+    a closure that prints, the no_grad prediction of future values and ``.detach().numpy()``."""
+    def build(m):
+        seq = sine_seq(m)()
+        seq.double()
+        return seq
+
+    def run(m, seq, print):
+        nn = m.nn
+        f = io.BytesIO()
+        m.save(_sine_data(), f)
+        f.seek(0)
+        data = m.load(f, weights_only=False)
+        input = m.from_numpy(data[2:, :-1])
+        target = m.from_numpy(data[2:, 1:])
+        test_input = m.from_numpy(data[:2, :-1])
+        test_target = m.from_numpy(data[:2, 1:])
+        criterion = nn.MSELoss()
+        optimizer = m.optim.LBFGS(seq.parameters(), lr=0.8, max_iter=4)
+        preds = []
+        for i in range(2):
+            print('STEP: ', i)
+
+            def closure():
+                optimizer.zero_grad()
+                out = seq(input)
+                loss = criterion(out, target)
+                print('loss:', loss.item())
+                loss.backward()
+                return loss
+            optimizer.step(closure)
+            with m.no_grad():
+                future = 4
+                pred = seq(test_input, future=future)
+                loss = criterion(pred[:, :-future], test_target)
+                print('test loss:', loss.item())
+                y = pred.detach().numpy()
+            preds.append(y)
+        return preds, params_and_grads(seq), optimizer.state_dict()["state"][0]["d"]
+    run_both(build, run, atol=1e-9, rtol=1e-7, print_rtol=1e-7)
+
+
+def test_loading_a_numpy_array_needs_weights_only_false():
+    """generate_sine_wave.py saves a numpy array; torch 2.6+ refuses to load it under the
+    default ``weights_only=True`` (UnpicklingError), and loads it with ``weights_only=False``."""
+    from oracle import same_as_torch
+
+    def fn(m):
+        f = io.BytesIO()
+        m.save(_sine_data(), f)
+        f.seek(0)
+        return m.load(f)
+    same_as_torch(fn, msg=False)
+
+
+# ------------------------------------------------------------------ vae
+
+@functools.cache
+def vae(m):
+    nn, F = m.nn, m.nn.functional
+
+    class VAE(nn.Module):
+        def __init__(self):
+            super(VAE, self).__init__()
+            self.fc1 = nn.Linear(16, 12)
+            self.fc21 = nn.Linear(12, 3)
+            self.fc22 = nn.Linear(12, 3)
+            self.fc3 = nn.Linear(3, 12)
+            self.fc4 = nn.Linear(12, 16)
+            self.noise = None
+
+        def encode(self, x):
+            h1 = F.relu(self.fc1(x))
+            return self.fc21(h1), self.fc22(h1)
+
+        def reparameterize(self, mu, logvar):
+            std = m.exp(0.5 * logvar)
+            eps = m.randn_like(std)
+            assert eps.shape == std.shape and eps.dtype == std.dtype
+            eps = m.tensor(self.noise.standard_normal(tuple(std.shape)).astype(np.float32))
+            return mu + eps * std
+
+        def decode(self, z):
+            h3 = F.relu(self.fc3(z))
+            return m.sigmoid(self.fc4(h3))
+
+        def forward(self, x):
+            mu, logvar = self.encode(x.view(-1, 16))
+            z = self.reparameterize(mu, logvar)
+            return self.decode(z), mu, logvar
+    return VAE
+
+
+def test_vae():
+    """vae/main.py: the reparameterization (its noise from numpy), binary_cross_entropy with
+    ``reduction='sum'`` plus the KL term, Adam, the per-sample loss printed, the test loop's
+    ``torch.cat`` of inputs and reconstructions, decoding a sample."""
+    def run(m, model, print):
+        F = m.nn.functional
+        D = m.utils.data
+        model.noise = np.random.default_rng(3)
+        x, y = _images(1, 10, (1, 4, 4), 3)
+        train_loader = D.DataLoader(D.TensorDataset(m.tensor(x), m.tensor(y)), batch_size=4,
+                                    shuffle=False)
+        test_loader = D.DataLoader(D.TensorDataset(m.tensor(x[:6]), m.tensor(y[:6])),
+                                   batch_size=4, shuffle=False)
+        optimizer = m.optim.Adam(model.parameters(), lr=1e-3)
+
+        def loss_function(recon_x, x, mu, logvar):
+            BCE = F.binary_cross_entropy(recon_x, x.view(-1, 16), reduction='sum')
+            KLD = -0.5 * m.sum(1 + logvar - mu.pow(2) - logvar.exp())
+            return BCE + KLD
+
+        comparisons = []
+        for epoch in range(1, 3):
+            model.train()
+            train_loss = 0
+            for batch_idx, (data, _) in enumerate(train_loader):
+                optimizer.zero_grad()
+                recon_batch, mu, logvar = model(data)
+                loss = loss_function(recon_batch, data, mu, logvar)
+                loss.backward()
+                train_loss += loss.item()
+                optimizer.step()
+                if batch_idx % 2 == 0:
+                    print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
+                        epoch, batch_idx * len(data), len(train_loader.dataset),
+                        100. * batch_idx / len(train_loader), loss.item() / len(data)))
+            print('====> Epoch: {} Average loss: {:.4f}'.format(
+                epoch, train_loss / len(train_loader.dataset)))
+            model.eval()
+            test_loss = 0
+            with m.no_grad():
+                for i, (data, _) in enumerate(test_loader):
+                    recon_batch, mu, logvar = model(data)
+                    test_loss += loss_function(recon_batch, data, mu, logvar).item()
+                    if i == 0:
+                        n = min(data.size(0), 3)
+                        comparisons.append(m.cat([data[:n],
+                                                  recon_batch.view(4, 1, 4, 4)[:n]]).cpu())
+            test_loss /= len(test_loader.dataset)
+            print('====> Test set loss: {:.4f}'.format(test_loss))
+            with m.no_grad():
+                sample = m.randn(5, 3)
+                sample = m.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3))
+                sample = model.decode(sample).cpu()
+                comparisons.append(sample.view(5, 1, 4, 4))
+        return comparisons, params_and_grads(model)
+    run_both(lambda m: vae(m)(), run, atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ regression
+
+def test_regression():
+    """regression/main.py: polynomial features by ``torch.cat`` of powers, ``x.mm(W) +
+    b.item()``, smooth_l1_loss, the update ``param.data.add_(-0.1 * param.grad)``, and
+    ``poly_desc`` formatting 0-d tensors with ``'{:+.2f}'``."""
+    POLY_DEGREE = 4
+
+    def build(m):
+        return m.nn.Linear(POLY_DEGREE, 1)
+
+    def run(m, fc, print):
+        F = m.nn.functional
+        r = np.random.default_rng(7)
+        W_target = m.tensor(r.standard_normal((POLY_DEGREE, 1)).astype(np.float32)) * 5
+        b_target = m.tensor(r.standard_normal(1).astype(np.float32)) * 5
+
+        def make_features(x):
+            x = x.unsqueeze(1)
+            return m.cat([x ** i for i in range(1, POLY_DEGREE + 1)], 1)
+
+        def f(x):
+            return x.mm(W_target) + b_target.item()
+
+        def poly_desc(W, b):
+            result = 'y = '
+            for i, w in enumerate(W):
+                result += '{:+.2f} x^{} '.format(w, i + 1)
+            result += '{:+.2f}'.format(b[0])
+            return result
+
+        def get_batch(batch_size=32):
+            random = m.randn(batch_size)
+            random = m.tensor(r.standard_normal(batch_size).astype(np.float32))
+            x = make_features(random)
+            y = f(x)
+            return x, y
+
+        losses = []
+        for batch_idx in range(1, 40):
+            batch_x, batch_y = get_batch()
+            fc.zero_grad()
+            output = F.smooth_l1_loss(fc(batch_x), batch_y)
+            loss = output.item()
+            losses.append(loss)
+            output.backward()
+            for param in fc.parameters():
+                param.data.add_(-0.1 * param.grad)
+            if loss < 1e-3:
+                break
+        print('Loss: {:.6f} after {} batches'.format(loss, batch_idx))
+        print('==> Learned function:\t' + poly_desc(fc.weight.view(-1), fc.bias))
+        print('==> Actual function:\t' + poly_desc(W_target.view(-1), b_target))
+        return losses, params_and_grads(fc)
+    run_both(build, run, atol=1e-4, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ dcgan
+
+NZ, NGF, NDF, NC = 4, 2, 2, 3
+
+
+@functools.cache
+def dcgan(m):
+    nn = m.nn
+
+    class Generator(nn.Module):
+        def __init__(self, ngpu):
+            super(Generator, self).__init__()
+            self.ngpu = ngpu
+            self.main = nn.Sequential(
+                nn.ConvTranspose2d(NZ, NGF * 8, 4, 1, 0, bias=False),
+                nn.BatchNorm2d(NGF * 8),
+                nn.ReLU(True),
+                nn.ConvTranspose2d(NGF * 8, NGF * 4, 4, 2, 1, bias=False),
+                nn.BatchNorm2d(NGF * 4),
+                nn.ReLU(True),
+                nn.ConvTranspose2d(NGF * 4, NGF * 2, 4, 2, 1, bias=False),
+                nn.BatchNorm2d(NGF * 2),
+                nn.ReLU(True),
+                nn.ConvTranspose2d(NGF * 2, NC, 4, 2, 1, bias=False),
+                nn.Tanh()
+            )
+
+        def forward(self, input):
+            if (input.is_cuda or input.is_xpu) and self.ngpu > 1:
+                output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+            else:
+                output = self.main(input)
+            return output
+
+    class Discriminator(nn.Module):
+        def __init__(self, ngpu):
+            super(Discriminator, self).__init__()
+            self.ngpu = ngpu
+            self.main = nn.Sequential(
+                nn.Conv2d(NC, NDF, 4, 2, 1, bias=False),
+                nn.LeakyReLU(0.2, inplace=True),
+                nn.Conv2d(NDF, NDF * 2, 4, 2, 1, bias=False),
+                nn.BatchNorm2d(NDF * 2),
+                nn.LeakyReLU(0.2, inplace=True),
+                nn.Conv2d(NDF * 2, NDF * 4, 4, 2, 1, bias=False),
+                nn.BatchNorm2d(NDF * 4),
+                nn.LeakyReLU(0.2, inplace=True),
+                nn.Conv2d(NDF * 4, 1, 4, 1, 0, bias=False),
+                nn.Sigmoid()
+            )
+
+        def forward(self, input):
+            if (input.is_cuda or input.is_xpu) and self.ngpu > 1:
+                output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+            else:
+                output = self.main(input)
+            return output.view(-1, 1).squeeze(1)
+
+    def weights_init(mod):
+        classname = mod.__class__.__name__
+        if classname.find('Conv') != -1:
+            m.nn.init.normal_(mod.weight, 0.0, 0.02)
+        elif classname.find('BatchNorm') != -1:
+            m.nn.init.normal_(mod.weight, 1.0, 0.02)
+            m.nn.init.zeros_(mod.bias)
+    return Generator, Discriminator, weights_init
+
+
+def test_dcgan():
+    """dcgan/main.py: the models printed, ``apply(weights_init)`` by class name, BCELoss on
+    ``torch.full`` labels refilled in place, D's two backwards (the fake batch ``.detach()``ed),
+    G's step through D, two Adams, the printed losses and D outputs, state_dicts saved and
+    loaded back."""
+    def build(m):
+        G, D, weights_init = dcgan(m)
+        netG = G(1)
+        netG.apply(weights_init)
+        netD = D(1)
+        netD.apply(weights_init)
+        return netG, netD
+
+    def run(m, models, print):
+        netG, netD = models
+        nn, optim = m.nn, m.optim
+        device = m.device("cpu")
+        print(netG)
+        print(netD)
+        criterion = nn.BCELoss()
+        r = np.random.default_rng(4)
+        fixed_noise = m.randn(2, NZ, 1, 1, device=device)
+        fixed_noise = m.tensor(r.standard_normal((2, NZ, 1, 1)).astype(np.float32))
+        real_label = 1
+        fake_label = 0
+        optimizerD = optim.Adam(netD.parameters(), lr=0.0002, betas=(0.5, 0.999))
+        optimizerG = optim.Adam(netG.parameters(), lr=0.0002, betas=(0.5, 0.999))
+        x = np.tanh(r.standard_normal((6, NC, 32, 32))).astype(np.float32)
+        dataloader = m.utils.data.DataLoader(
+            m.utils.data.TensorDataset(m.tensor(x), m.zeros(6, dtype=m.long)), batch_size=3)
+        fakes = []
+        for epoch in range(1):
+            for i, data in enumerate(dataloader, 0):
+                netD.zero_grad()
+                real_cpu = data[0].to(device)
+                batch_size = real_cpu.size(0)
+                label = m.full((batch_size,), real_label, dtype=real_cpu.dtype, device=device)
+                output = netD(real_cpu)
+                errD_real = criterion(output, label)
+                errD_real.backward()
+                D_x = output.mean().item()
+                noise = m.randn(batch_size, NZ, 1, 1, device=device)
+                noise = m.tensor(r.standard_normal((batch_size, NZ, 1, 1)).astype(np.float32))
+                fake = netG(noise)
+                label.fill_(fake_label)
+                output = netD(fake.detach())
+                errD_fake = criterion(output, label)
+                errD_fake.backward()
+                D_G_z1 = output.mean().item()
+                errD = errD_real + errD_fake
+                optimizerD.step()
+                netG.zero_grad()
+                label.fill_(real_label)
+                output = netD(fake)
+                errG = criterion(output, label)
+                errG.backward()
+                D_G_z2 = output.mean().item()
+                optimizerG.step()
+                print('[%d/%d][%d/%d] Loss_D: %.4f Loss_G: %.4f D(x): %.4f D(G(z)): %.4f / %.4f'
+                      % (epoch, 1, i, len(dataloader),
+                         errD.item(), errG.item(), D_x, D_G_z1, D_G_z2))
+                if i % 100 == 0:
+                    fake = netG(fixed_noise)
+                    fakes.append(fake.detach())
+        f = io.BytesIO()
+        m.save(netG.state_dict(), f)
+        f.seek(0)
+        G, _, _ = dcgan(m)
+        netG2 = G(1)
+        netG2.load_state_dict(m.load(f))
+        return (fakes, params_and_grads(netG), params_and_grads(netD),
+                dict(netG2.named_buffers()), netG2(fixed_noise))
+    run_both(build, run, atol=1e-5, rtol=1e-4)
