@@ -58,7 +58,7 @@ class SparseTensor:
         self._ind = ind                 # numpy int64, (sparse_dim, nnz)
         self._vals = vals               # Tensor, (nnz, *dense_shape)
         self._size = tuple(int(s) for s in size)
-        self._coalesced = bool(coalesced)
+        self._coalesced = bool(coalesced) or ind.shape[1] < 2
 
     # -------------------------------------------------------------- metadata
     layout = property(lambda self: _runtime.sparse_coo)
@@ -326,9 +326,6 @@ class SparseTensor:
 
     def __rsub__(self, other):
         return add(other, self, alpha=-1)
-
-    def __eq__(self, other):
-        raise _unsupported("eq")
 
     __hash__ = object.__hash__
 
@@ -643,12 +640,39 @@ def add(input, other, *, alpha=1, out=None):
     if input.sparse_dim() != other.sparse_dim():
         raise _unsupported("add")
     ov = other._vals if alpha == 1 else other._vals * alpha
-    vals = _tl().cat([input._vals, ov.to(input._vals.dtype) if ov.dtype is not
-                      input._vals.dtype else ov])
-    r = SparseTensor(np.concatenate([input._ind, other._ind], axis=1), vals,
-                     input._size).coalesce()
-    r._coalesced = input._coalesced and other._coalesced
-    return r
+    iv = input._vals
+    if ov.dtype is not iv.dtype:
+        ov = ov.to(iv.dtype)
+    slots, ind = _merge(input._lin(), other._lin(), input._size[:input.sparse_dim()])
+    vals = _segment_sum(_tl().cat([iv, ov]), slots, ind.shape[1])
+    return SparseTensor(ind, vals, input._size, input._coalesced and other._coalesced)
+
+
+def _merge(la, lb, sparse_size):
+    """torch's merge of two entry lists (linear positions ``la``, ``lb``), walked in order as
+    if each were sorted: the smaller position first, equal positions summed into one entry.
+    Returns each entry's output slot (``la``'s then ``lb``'s) and the output indices."""
+    slots = np.empty(len(la) + len(lb), np.int64)
+    out = []
+    i = j = 0
+    while i < len(la) or j < len(lb):
+        if j == len(lb) or (i < len(la) and la[i] < lb[j]):
+            slots[i] = len(out)
+            out.append(la[i])
+            i += 1
+        elif i == len(la) or lb[j] < la[i]:
+            slots[len(la) + j] = len(out)
+            out.append(lb[j])
+            j += 1
+        else:
+            slots[i] = slots[len(la) + j] = len(out)
+            out.append(la[i])
+            i += 1
+            j += 1
+    out = np.asarray(out, np.int64)
+    ind = np.stack(np.unravel_index(out, sparse_size)).astype(np.int64).reshape(
+        len(sparse_size), -1)
+    return slots, ind
 
 
 def _scalar(x):
@@ -706,8 +730,25 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     ind = input._ind.copy() if keepdim else input._ind[keep]
     if keepdim:
         ind[sparse_dims] = 0
-    return SparseTensor(ind, v, size).coalesce()
+    r = SparseTensor(ind, v, size).coalesce()
+    r._coalesced = not keepdim      # (torch's flag)
+    return r
 
+
+def _refusing(name):
+    def refuse(self, *args, **kwargs):
+        raise _unsupported(name)
+    refuse.__name__ = f"__{name}__"
+    return refuse
+
+
+# Python's operators torchlike does not compute on a sparse tensor: refused, naming the op
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "pow", "rpow", "abs", "invert", "and",
+              "rand", "or", "ror", "xor", "rxor", "mod", "rmod", "floordiv", "rfloordiv",
+              "rtruediv", "lshift", "rshift", "pos", "iadd", "isub", "imul", "itruediv",
+              "float", "int", "index", "complex"):
+    setattr(SparseTensor, f"__{_name}__", _refusing(_name))
+del _name
 
 _HANDLERS = {
     "mm": mm, "spmm": mm, "matmul": matmul, "__matmul__": matmul,
