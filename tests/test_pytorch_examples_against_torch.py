@@ -1062,3 +1062,453 @@ def test_dcgan():
         return (fakes, params_and_grads(netG), params_and_grads(netD),
                 dict(netG2.named_buffers()), netG2(fixed_noise))
     run_both(build, run, atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ siamese_network
+
+@functools.cache
+def siamese(m):
+    nn = m.nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv1 = nn.Conv2d(c, c, 3, 1, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(c)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(c, c, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            identity = x
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            out += identity
+            return self.relu(out)
+
+    class TinyResNet(nn.Module):
+        """torchvision's resnet18 layout, one block: conv1, bn1, relu, maxpool, layer1,
+        avgpool, fc."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 4, kernel_size=7, stride=2, padding=3, bias=False)
+            self.bn1 = nn.BatchNorm2d(4)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+            self.layer1 = nn.Sequential(BasicBlock(4))
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(4, 10)
+
+    class SiameseNetwork(nn.Module):
+        def __init__(self):
+            super(SiameseNetwork, self).__init__()
+            self.resnet = TinyResNet()
+            self.resnet.conv1 = nn.Conv2d(1, 4, kernel_size=(7, 7), stride=(2, 2),
+                                          padding=(3, 3), bias=False)
+            self.fc_in_features = self.resnet.fc.in_features
+            self.resnet = m.nn.Sequential(*(list(self.resnet.children())[:-1]))
+            self.fc = nn.Sequential(
+                nn.Linear(self.fc_in_features * 2, 6),
+                nn.ReLU(inplace=True),
+                nn.Linear(6, 1),
+            )
+            self.sigmoid = nn.Sigmoid()
+            self.resnet.apply(self.init_weights)
+            self.fc.apply(self.init_weights)
+
+        def init_weights(self, mod):
+            if isinstance(mod, nn.Linear):
+                m.nn.init.xavier_uniform_(mod.weight)
+                mod.bias.data.fill_(0.01)
+
+        def forward_once(self, x):
+            output = self.resnet(x)
+            output = output.view(output.size()[0], -1)
+            return output
+
+        def forward(self, input1, input2):
+            output1 = self.forward_once(input1)
+            output2 = self.forward_once(input2)
+            output = m.cat((output1, output2), 1)
+            output = self.fc(output)
+            output = self.sigmoid(output)
+            return output
+
+    class APP_MATCHER(m.utils.data.Dataset):
+        def __init__(self, images, targets):
+            super(APP_MATCHER, self).__init__()
+            self.targets = targets
+            self.data = images.unsqueeze(1).clone()
+            self.group_examples()
+
+        def group_examples(self):
+            np_arr = np.array(self.targets.clone(), dtype=None, copy=None)
+            self.grouped_examples = {}
+            for i in range(0, 3):
+                self.grouped_examples[i] = np.where((np_arr == i))[0]
+
+        def __len__(self):
+            return self.data.shape[0]
+
+        def __getitem__(self, index):
+            selected_class = random.randint(0, 2)
+            random_index_1 = random.randint(0, self.grouped_examples[selected_class].shape[0] - 1)
+            index_1 = self.grouped_examples[selected_class][random_index_1]
+            image_1 = self.data[index_1].clone().float()
+            if index % 2 == 0:
+                random_index_2 = random.randint(
+                    0, self.grouped_examples[selected_class].shape[0] - 1)
+                while random_index_2 == random_index_1:
+                    random_index_2 = random.randint(
+                        0, self.grouped_examples[selected_class].shape[0] - 1)
+                index_2 = self.grouped_examples[selected_class][random_index_2]
+                image_2 = self.data[index_2].clone().float()
+                target = m.tensor(1, dtype=m.float)
+            else:
+                other_selected_class = random.randint(0, 2)
+                while other_selected_class == selected_class:
+                    other_selected_class = random.randint(0, 2)
+                random_index_2 = random.randint(
+                    0, self.grouped_examples[other_selected_class].shape[0] - 1)
+                index_2 = self.grouped_examples[other_selected_class][random_index_2]
+                image_2 = self.data[index_2].clone().float()
+                target = m.tensor(0, dtype=m.float)
+            return image_1, image_2, target
+    return SiameseNetwork, APP_MATCHER
+
+
+def test_siamese_network():
+    """siamese_network/main.py: a resnet's children but its last in ``nn.Sequential``,
+    ``apply`` of xavier_uniform_ and ``bias.data.fill_``, a Dataset grouping uint8 images by
+    class with ``np.array(tensor, dtype=None, copy=None)`` and indexing them with numpy ints
+    (Python's ``random``, seeded alike), BCELoss on ``squeeze()``d outputs, Adadelta with
+    StepLR, the test count with ``torch.where(outputs > 0.5, 1, 0)``."""
+    def run(m, model, print):
+        nn = m.nn
+        Net, APP_MATCHER = siamese(m)
+        r = np.random.default_rng(8)
+        imgs = m.tensor(r.integers(0, 256, size=(8, 12, 12), dtype=np.uint8))
+        targets = m.tensor(np.arange(8) % 3)
+        random.seed(3)
+        train_loader = m.utils.data.DataLoader(APP_MATCHER(imgs, targets), batch_size=4)
+        test_loader = m.utils.data.DataLoader(APP_MATCHER(imgs[:6], targets[:6]), batch_size=3)
+        optimizer = m.optim.Adadelta(model.parameters(), lr=1.0)
+        scheduler = m.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+        device = m.device("cpu")
+        outs = []
+        for epoch in range(1, 3):
+            model.train()
+            criterion = nn.BCELoss()
+            for batch_idx, (images_1, images_2, targets_) in enumerate(train_loader):
+                images_1, images_2, targets_ = (images_1.to(device), images_2.to(device),
+                                                targets_.to(device))
+                optimizer.zero_grad()
+                outputs = model(images_1 / 255, images_2 / 255).squeeze()
+                loss = criterion(outputs, targets_)
+                loss.backward()
+                optimizer.step()
+                print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
+                    epoch, batch_idx * len(images_1), len(train_loader.dataset),
+                    100. * batch_idx / len(train_loader), loss.item()))
+            model.eval()
+            test_loss = 0
+            correct = 0
+            with m.no_grad():
+                for (images_1, images_2, targets_) in test_loader:
+                    outputs = model(images_1 / 255, images_2 / 255).squeeze()
+                    test_loss += criterion(outputs, targets_).sum().item()
+                    pred = m.where(outputs > 0.5, 1, 0)
+                    correct += pred.eq(targets_.view_as(pred)).sum().item()
+                    outs.append((outputs, pred))
+            test_loss /= len(test_loader.dataset)
+            print('\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n'.format(
+                test_loss, correct, len(test_loader.dataset),
+                100. * correct / len(test_loader.dataset)))
+            scheduler.step()
+        return outs, params_and_grads(model), dict(model.named_buffers())
+    run_both(lambda m: siamese(m)[0](), run, atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ mnist_forward_forward
+
+def forward_forward(m, args, device, print):
+    """mnist_forward_forward/main.py's functions and classes, for library ``m``."""
+    nn = m.nn
+    picks = iter(np.random.default_rng(9).integers(0, 100, size=1000).tolist())
+
+    def get_y_neg(y):
+        y_neg = y.clone()
+        for idx, y_samp in enumerate(y):
+            allowed_indices = list(range(10))
+            allowed_indices.remove(y_samp.item())
+            drawn = m.randint(len(allowed_indices), size=(1,))
+            assert drawn.dtype == m.int64 and 0 <= drawn.item() < len(allowed_indices)
+            drawn = m.tensor([next(picks) % len(allowed_indices)])
+            y_neg[idx] = m.tensor(allowed_indices)[drawn].item()
+        return y_neg.to(device)
+
+    def overlay_y_on_x(x, y, classes=10):
+        x_ = x.clone()
+        x_[:, :classes] *= 0.0
+        x_[range(x.shape[0]), y] = x.max()
+        return x_
+
+    class Net(m.nn.Module):
+        def __init__(self, dims):
+            super().__init__()
+            self.layers = []
+            for d in range(len(dims) - 1):
+                self.layers = self.layers + [Layer(dims[d], dims[d + 1]).to(device)]
+
+        def predict(self, x):
+            goodness_per_label = []
+            for label in range(10):
+                h = overlay_y_on_x(x, label)
+                goodness = []
+                for layer in self.layers:
+                    h = layer(h)
+                    goodness = goodness + [h.pow(2).mean(1)]
+                goodness_per_label += [sum(goodness).unsqueeze(1)]
+            goodness_per_label = m.cat(goodness_per_label, 1)
+            return goodness_per_label.argmax(1)
+
+        def train(self, x_pos, x_neg):
+            h_pos, h_neg = x_pos, x_neg
+            for i, layer in enumerate(self.layers):
+                print("training layer: ", i)
+                h_pos, h_neg = layer.train(h_pos, h_neg)
+
+    class Layer(nn.Linear):
+        def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+            super().__init__(in_features, out_features, bias, device, dtype)
+            self.relu = m.nn.ReLU()
+            self.opt = m.optim.Adam(self.parameters(), lr=args["lr"])
+            self.threshold = args["threshold"]
+            self.num_epochs = args["epochs"]
+
+        def forward(self, x):
+            x_direction = x / (x.norm(2, 1, keepdim=True) + 1e-4)
+            return self.relu(m.mm(x_direction, self.weight.T) + self.bias.unsqueeze(0))
+
+        def train(self, x_pos, x_neg):
+            for i in range(self.num_epochs):
+                g_pos = self.forward(x_pos).pow(2).mean(1)
+                g_neg = self.forward(x_neg).pow(2).mean(1)
+                loss = m.log1p(
+                    m.exp(
+                        m.cat([-g_pos + self.threshold, g_neg - self.threshold])
+                    )
+                ).mean()
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+                if i % args["log_interval"] == 0:
+                    print("Loss: ", loss.item())
+            return self.forward(x_pos).detach(), self.forward(x_neg).detach()
+    return get_y_neg, overlay_y_on_x, Net
+
+
+def test_mnist_forward_forward():
+    """mnist_forward_forward: layers subclassing ``nn.Linear`` (its positional ``bias, device,
+    dtype``) that own an Adam and override ``train``, a Net overriding ``train`` with a plain
+    list of layers, labels written into the input with ``x_[range(n), y] = x.max()``, the
+    negative labels by indexing a tensor with a one-element tensor, the goodness ``sum`` of
+    Python's, printed ``loss.item()``s in full."""
+    args = dict(lr=0.03, threshold=2.0, epochs=6, log_interval=2)
+    dims = [20, 12, 12]
+    r = np.random.default_rng(10)
+    x0 = r.standard_normal((8, 20)).astype(np.float32)
+    y0 = r.integers(0, 10, 8)
+    xt = r.standard_normal((5, 20)).astype(np.float32)
+    yt = r.integers(0, 10, 5)
+    weights = [(r.standard_normal((o, i)).astype(np.float32) * 0.3,
+                r.standard_normal(o).astype(np.float32) * 0.1) for i, o in zip(dims, dims[1:])]
+    got = {}
+    for m in LIBS:
+        pr = Printed()
+        device = m.device("cpu")
+        get_y_neg, overlay_y_on_x, Net = forward_forward(m, args, device, pr)
+        net = Net(dims)
+        with m.no_grad():
+            for layer, (w, b) in zip(net.layers, weights):
+                layer.weight.copy_(m.tensor(w))
+                layer.bias.copy_(m.tensor(b))
+        x, y = m.tensor(x0), m.tensor(y0)
+        x_pos = overlay_y_on_x(x, y)
+        y_neg = get_y_neg(y)
+        x_neg = overlay_y_on_x(x, y_neg)
+        net.train(x_pos, x_neg)
+        pr("train error:", 1.0 - net.predict(x).eq(y).float().mean().item())
+        x_te, y_te = m.tensor(xt), m.tensor(yt)
+        pr("test error:", 1.0 - net.predict(x_te).eq(y_te).float().mean().item())
+        got[m] = (pr.lines, [x_pos, x_neg, y_neg, net.predict(x_te)]
+                  + [p for layer in net.layers for p in layer.parameters()]
+                  + [net.layers[0].training, len(list(net.parameters()))])
+    same_lines(got[torchlike][0], got[torch][0], rtol=1e-5)
+    same_results(got[torchlike][1], got[torch][1], atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ reinforcement_learning
+
+class LineWorld:
+    """A deterministic stand-in for gym's CartPole: a float64 state, a reward of 1 a step,
+    ``terminated`` once the position leaves [-1, 1]."""
+
+    def __init__(self):
+        self.state = None
+
+    def reset(self, seed=None):
+        self.state = np.array([0.02, -0.01, 0.03, 0.01])
+        return self.state, {}
+
+    def step(self, action):
+        s = self.state
+        push = 0.3 if action == 1 else -0.25
+        self.state = np.array([s[0] + 0.1 * s[1], s[1] + push, s[2] - 0.05 * s[0], 0.9 * s[3]])
+        terminated = abs(self.state[0]) > 1.0
+        return self.state, 1.0, terminated, False, {}
+
+
+@functools.cache
+def rl_policies(m):
+    nn, F = m.nn, m.nn.functional
+
+    class Policy(nn.Module):
+        def __init__(self):
+            super(Policy, self).__init__()
+            self.affine1 = nn.Linear(4, 16)
+            self.dropout = nn.Dropout(p=0.6)
+            self.affine2 = nn.Linear(16, 2)
+            self.saved_log_probs = []
+            self.rewards = []
+
+        def forward(self, x):
+            x = self.affine1(x)
+            x = self.dropout(x)
+            x = F.relu(x)
+            action_scores = self.affine2(x)
+            return F.softmax(action_scores, dim=1)
+
+    class ActorCritic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.affine1 = nn.Linear(4, 16)
+            self.action_head = nn.Linear(16, 2)
+            self.value_head = nn.Linear(16, 1)
+            self.saved_actions = []
+            self.rewards = []
+
+        def forward(self, x):
+            x = F.relu(self.affine1(x))
+            action_prob = F.softmax(self.action_head(x), dim=-1)
+            state_values = self.value_head(x)
+            return action_prob, state_values
+    return Policy, ActorCritic
+
+
+SavedAction = namedtuple('SavedAction', ['log_prob', 'value'])
+
+
+def _planned_actions(n_episodes):
+    r = np.random.default_rng(12)
+    return [r.integers(0, 2, size=40).tolist() for _ in range(n_episodes)]
+
+
+@pytest.mark.parametrize("variant", ["reinforce", "actor_critic"])
+def test_reinforcement_learning(variant):
+    """reinforcement_learning/reinforce.py and actor_critic.py: ``Categorical(probs)``, its
+    ``sample`` (checked; the actions come from numpy, the streams differ) and ``log_prob``, the
+    discounted returns in a deque or list made a tensor and normalized with numpy's float32
+    ``eps``, ``torch.cat``/``torch.stack`` of the per-step losses, smooth_l1_loss against
+    ``torch.tensor([R])`` of a 0-d tensor, ``del model.rewards[:]``, the f-string reports."""
+    gamma = 0.99
+
+    def run(m, policy, print):
+        F = m.nn.functional
+        Categorical = m.distributions.Categorical
+        _no_dropout(policy, m)
+        optimizer = m.optim.Adam(policy.parameters(), lr=1e-2)
+        eps = np.finfo(np.float32).eps.item()
+        env = LineWorld()
+        plans = _planned_actions(4)
+        record = []
+
+        def select_action(state, plan):
+            if variant == "reinforce":
+                state = m.from_numpy(state).float().unsqueeze(0)
+                probs = policy(state)
+            else:
+                state = m.from_numpy(state).float()
+                probs, state_value = policy(state)
+            dist = Categorical(probs)
+            action = dist.sample()
+            assert action.shape == probs.shape[:-1] and action.dtype == m.int64
+            action = m.full_like(action, plan)
+            if variant == "reinforce":
+                policy.saved_log_probs.append(dist.log_prob(action))
+            else:
+                policy.saved_actions.append(SavedAction(dist.log_prob(action), state_value))
+            record.append((probs, dist.entropy(), dist.logits))
+            return action.item()
+
+        def finish_episode():
+            R = 0
+            if variant == "reinforce":
+                policy_loss = []
+                returns = collections.deque()
+                for r in policy.rewards[::-1]:
+                    R = r + gamma * R
+                    returns.appendleft(R)
+                returns = m.tensor(returns)
+                returns = (returns - returns.mean()) / (returns.std() + eps)
+                for log_prob, R in zip(policy.saved_log_probs, returns):
+                    policy_loss.append(-log_prob * R)
+                optimizer.zero_grad()
+                loss = m.cat(policy_loss).sum()
+            else:
+                saved_actions = policy.saved_actions
+                policy_losses = []
+                value_losses = []
+                returns = []
+                for r in policy.rewards[::-1]:
+                    R = r + gamma * R
+                    returns.insert(0, R)
+                returns = m.tensor(returns)
+                returns = (returns - returns.mean()) / (returns.std() + eps)
+                for (log_prob, value), R in zip(saved_actions, returns):
+                    advantage = R - value.item()
+                    policy_losses.append(-log_prob * advantage)
+                    value_losses.append(F.smooth_l1_loss(value, m.tensor([R])))
+                optimizer.zero_grad()
+                loss = m.stack(policy_losses).sum() + m.stack(value_losses).sum()
+            loss.backward()
+            optimizer.step()
+            del policy.rewards[:]
+            if variant == "reinforce":
+                del policy.saved_log_probs[:]
+            else:
+                del policy.saved_actions[:]
+            return loss, returns
+
+        running_reward = 10
+        losses = []
+        for i_episode, plan in enumerate(plans, 1):
+            state, _ = env.reset()
+            ep_reward = 0
+            for t in range(1, 40):
+                action = select_action(state, plan[t])
+                state, reward, terminated, truncated, _ = env.step(action)
+                policy.rewards.append(reward)
+                ep_reward += reward
+                if terminated or truncated:
+                    break
+            running_reward = 0.05 * ep_reward + (1 - 0.05) * running_reward
+            losses.append(finish_episode())
+            print(f'Episode {i_episode}\tLast reward: {ep_reward:.2f}\t'
+                  f'Average reward: {running_reward:.2f}')
+        return losses, record, params_and_grads(policy)
+
+    Policy, ActorCritic = rl_policies(torch)
+    idx = 0 if variant == "reinforce" else 1
+    run_both(lambda m: rl_policies(m)[idx](), run, atol=1e-5, rtol=1e-4)
