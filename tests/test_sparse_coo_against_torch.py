@@ -457,3 +457,39 @@ def test_gcn_trains_as_torch():
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-4, atol=1e-5)
     assert abs(ours[1] - theirs[1]) < 1e-6
     assert ours[0][-1] < ours[0][0]
+
+
+# ------------------------------------------------------------------ documented differences
+# (DIFFERENCES.md, "Sparse COO tensors")
+
+def test_a_sparse_tensor_is_not_an_instance_of_tensor():
+    s = _sp(torchlike)
+    assert not isinstance(s, torchlike.Tensor) and not torchlike.is_tensor(s)
+    assert isinstance(_sp(torch), torch.Tensor) and torch.is_tensor(_sp(torch))
+
+
+def test_a_sparse_leafs_gradient_is_sparse_through_every_product():
+    """torch gives a dense ``.grad`` through torch.mm, matmul and dense + sparse (sparse
+    through torch.sparse.mm); torchlike's is sparse, with the leaf's pattern, and its values
+    are torch's dense gradient at those positions."""
+    def run(m, f):
+        x = _sp(m, requires_grad=True)
+        f(m, x).pow(2).sum().backward()
+        return x.grad
+    for f in (lambda m, x: m.mm(x, _d(m, 3, 2)), lambda m, x: m.eye(2, 3) + x):
+        ours, theirs = run(torchlike, f), run(torch, f)
+        assert ours.is_sparse and not theirs.is_sparse
+        dense = theirs.numpy()
+        np.testing.assert_allclose(ours._values().numpy(), dense[tuple(IDX)], rtol=1e-6)
+
+
+def test_indices_out_of_range_raise_at_construction():
+    """torch checks a sparse tensor's indices only under check_invariants; torchlike always,
+    with torch's messages for that check."""
+    for ind, msg in (([[0, 1], [2, 3]], "size is inconsistent with indices: for dim 1, size "
+                                        "is 3 but found index 3"),
+                     ([[-1], [0]], "found negative index -1 for dim 0")):
+        with pytest.raises(RuntimeError, match=msg):
+            torchlike.sparse_coo_tensor(ind, torchlike.ones(len(ind[0])), (2, 3))
+        with pytest.raises(RuntimeError, match=msg):
+            torch.sparse_coo_tensor(ind, torch.ones(len(ind[0])), (2, 3), check_invariants=True)
