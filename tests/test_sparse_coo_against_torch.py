@@ -207,6 +207,7 @@ ERRORS = {
     "mm_dense_size": lambda m: m.mm(_sp(m), m.ones(2, 2)),
     "mm_dtype": lambda m: m.mm(_sp(m), m.ones(3, 2, dtype=m.float64)),
     "mm_vector": lambda m: m.mm(_sp(m), m.ones(3)),
+    "mm_dense_sparse_shape": lambda m: m.mm(m.ones(2, 3), _sp(m)),
     "mm_dense_sparse_dtype": lambda m: m.mm(m.ones(2, 2, dtype=m.float64), _sp(m)),
     "mm_sparse_sparse_shapes": lambda m: m.mm(_sp(m), _sp(m)),
     "mm_3d_sparse": lambda m: m.mm(m.sparse_coo_tensor([[0], [0], [0]], [1.], (1, 1, 1)),

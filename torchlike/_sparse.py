@@ -195,7 +195,6 @@ class SparseTensor:
         return np.ravel_multi_index(tuple(self._ind), self._size[:sd]).astype(np.int64)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
-        tl = _tl()
         sd = self.sparse_dim()
         rows = math.prod(self._size[:sd])
         v = self._vals
@@ -519,14 +518,14 @@ def _dense(x, name, pos):
     return x
 
 
-def _check_2d_sparse(s, name):
+def _check_2d_sparse(s):
     if s.sparse_dim() != 2 or s.dense_dim():
         raise RuntimeError(f"addmm: matrices expected, got {s.dim()}D tensor")
 
 
 def _sparse_dense(s, d):
     """sparse (m x k) @ dense (k x n) -> dense (m x n)."""
-    _check_2d_sparse(s, "mm")
+    _check_2d_sparse(s)
     if d.ndim != 2:
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[-{max(d.ndim, 1)}, {max(d.ndim, 1) - 1}], but got 1)")
@@ -544,25 +543,20 @@ def _sparse_dense(s, d):
 
 def _dense_sparse(d, s):
     """dense (m x k) @ sparse (k x n) -> dense (m x n)."""
-    _check_2d_sparse(s, "mm")
+    _check_2d_sparse(s)
     if d.ndim != 2:
         raise RuntimeError("self must be a matrix")
-    if d.shape[1] != s._size[0]:
-        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {s._size[1]}, got "
-                           f"{d.shape[1]}" if False else
-                           f"mat1 and mat2 shapes cannot be multiplied ({d.shape[0]}x"
-                           f"{d.shape[1]} and {s._size[0]}x{s._size[1]})")
     if d.dtype is not s.dtype:
         raise RuntimeError(f"expected scalar type {_tname(s.dtype)} but found "
                            f"{_tname(d.dtype)}")
-    return _sparse_dense(s.t(), d.t()).t()
+    return _sparse_dense(s.t(), d.t()).t()     # (torch's size check: the transposed one's)
 
 
 def _sparse_sparse(a, b):
     """sparse (m x k) @ sparse (k x n) -> coalesced sparse (m x n): every pair of entries
     meeting on k, summed per output position."""
-    _check_2d_sparse(a, "mm")
-    _check_2d_sparse(b, "mm")
+    _check_2d_sparse(a)
+    _check_2d_sparse(b)
     if a._size[1] != b._size[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._size[0]}x"
                            f"{a._size[1]} and {b._size[0]}x{b._size[1]})")
