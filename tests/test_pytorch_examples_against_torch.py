@@ -95,19 +95,34 @@ def _leaves(x, path="result"):
         yield path, x
 
 
-def same_results(ours, theirs, atol, rtol):
+def _scaled_atol(b, atol, scale_tol):
+    """``atol``, or ``scale_tol`` times the tensor's largest magnitude where that is larger: a
+    float32 sum's rounding error is relative to its terms, not to a small element it cancels
+    down to."""
+    a = np.abs(np.asarray(b.detach().float().numpy() if isinstance(b, torch.Tensor) else b,
+                          dtype=np.float64))
+    return max(atol, scale_tol * float(a.max())) if a.size else atol
+
+
+def same_results(ours, theirs, atol, rtol, scale_tol=1e-5):
     """Nested results (tensors, numpy arrays, numbers, text) equal torch's: tensors by dtype,
-    shape and value within the tolerances, floats within them, the rest exactly."""
+    shape and value within the tolerances (``_scaled_atol``), floats within them, the rest
+    exactly."""
     lo, to = list(_leaves(ours)), list(_leaves(theirs))
     assert [p for p, _ in lo] == [p for p, _ in to], "result structure differs"
     for (path, a), (_, b) in zip(lo, to):
         if isinstance(b, torch.Tensor):
             assert isinstance(a, torchlike.Tensor), f"{path}: {type(a)}"
             assert str(a.dtype) == str(b.dtype), f"{path}: dtype {a.dtype} != torch {b.dtype}"
-            assert_close(a, b, atol, rtol, path)
+            assert a.requires_grad == b.requires_grad, f"{path}: requires_grad"
+            if b.is_floating_point():
+                assert_close(a, b, _scaled_atol(b, atol, scale_tol), rtol, path)
+            else:
+                assert_close(a, b, atol, rtol, path)
         elif isinstance(b, np.ndarray):
             assert isinstance(a, np.ndarray) and a.dtype == b.dtype, f"{path}: {a!r}"
-            assert_close(a, b, atol, rtol, path)
+            tol = _scaled_atol(b, atol, scale_tol) if b.dtype.kind == "f" else atol
+            assert_close(a, b, tol, rtol, path)
         elif isinstance(b, float):
             assert isinstance(a, float), f"{path}: {a!r} is not a float"
             assert abs(a - b) <= atol + rtol * abs(b) or a == b, f"{path}: {a} != torch {b}"
@@ -1512,3 +1527,322 @@ def test_reinforcement_learning(variant):
     Policy, ActorCritic = rl_policies(torch)
     idx = 0 if variant == "reinforce" else 1
     run_both(lambda m: rl_policies(m)[idx](), run, atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ fast_neural_style
+
+@functools.cache
+def neural_style(m):
+    nn = m.nn
+
+    class ConvLayer(nn.Module):
+        def __init__(self, in_channels, out_channels, kernel_size, stride):
+            super(ConvLayer, self).__init__()
+            reflection_padding = kernel_size // 2
+            self.reflection_pad = m.nn.ReflectionPad2d(reflection_padding)
+            self.conv2d = m.nn.Conv2d(in_channels, out_channels, kernel_size, stride)
+
+        def forward(self, x):
+            out = self.reflection_pad(x)
+            out = self.conv2d(out)
+            return out
+
+    class ResidualBlock(nn.Module):
+        def __init__(self, channels):
+            super(ResidualBlock, self).__init__()
+            self.conv1 = ConvLayer(channels, channels, kernel_size=3, stride=1)
+            self.in1 = m.nn.InstanceNorm2d(channels, affine=True)
+            self.conv2 = ConvLayer(channels, channels, kernel_size=3, stride=1)
+            self.in2 = m.nn.InstanceNorm2d(channels, affine=True)
+            self.relu = m.nn.ReLU()
+
+        def forward(self, x):
+            residual = x
+            out = self.relu(self.in1(self.conv1(x)))
+            out = self.in2(self.conv2(out))
+            out = out + residual
+            return out
+
+    class UpsampleConvLayer(nn.Module):
+        def __init__(self, in_channels, out_channels, kernel_size, stride, upsample=None):
+            super(UpsampleConvLayer, self).__init__()
+            self.upsample = upsample
+            reflection_padding = kernel_size // 2
+            self.reflection_pad = m.nn.ReflectionPad2d(reflection_padding)
+            self.conv2d = m.nn.Conv2d(in_channels, out_channels, kernel_size, stride)
+
+        def forward(self, x):
+            x_in = x
+            if self.upsample:
+                x_in = m.nn.functional.interpolate(x_in, mode='nearest',
+                                                   scale_factor=self.upsample)
+            out = self.reflection_pad(x_in)
+            out = self.conv2d(out)
+            return out
+
+    class TransformerNet(nn.Module):
+        def __init__(self):
+            super(TransformerNet, self).__init__()
+            self.conv1 = ConvLayer(3, 4, kernel_size=9, stride=1)
+            self.in1 = m.nn.InstanceNorm2d(4, affine=True)
+            self.conv2 = ConvLayer(4, 6, kernel_size=3, stride=2)
+            self.in2 = m.nn.InstanceNorm2d(6, affine=True)
+            self.res1 = ResidualBlock(6)
+            self.deconv1 = UpsampleConvLayer(6, 4, kernel_size=3, stride=1, upsample=2)
+            self.in4 = m.nn.InstanceNorm2d(4, affine=True)
+            self.deconv3 = ConvLayer(4, 3, kernel_size=9, stride=1)
+            self.relu = m.nn.ReLU()
+
+        def forward(self, X):
+            y = self.relu(self.in1(self.conv1(X)))
+            y = self.relu(self.in2(self.conv2(y)))
+            y = self.res1(y)
+            y = self.relu(self.in4(self.deconv1(y)))
+            y = self.deconv3(y)
+            return y
+
+    class Vgg(nn.Module):
+        """vgg.py's slices over a features ``Sequential``, frozen, a namedtuple out."""
+
+        def __init__(self, features, requires_grad=False):
+            super().__init__()
+            self.slice1 = m.nn.Sequential()
+            self.slice2 = m.nn.Sequential()
+            for x in range(2):
+                self.slice1.add_module(str(x), features[x])
+            for x in range(2, 5):
+                self.slice2.add_module(str(x), features[x])
+            if not requires_grad:
+                for param in self.parameters():
+                    param.requires_grad = False
+
+        def forward(self, X):
+            h = self.slice1(X)
+            h_relu1_2 = h
+            h = self.slice2(h)
+            h_relu2_2 = h
+            vgg_outputs = namedtuple("VggOutputs", ['relu1_2', 'relu2_2'])
+            return vgg_outputs(h_relu1_2, h_relu2_2)
+
+    def features():
+        return m.nn.Sequential(m.nn.Conv2d(3, 4, 3, padding=1), m.nn.ReLU(inplace=True),
+                               m.nn.MaxPool2d(kernel_size=2, stride=2),
+                               m.nn.Conv2d(4, 5, 3, padding=1), m.nn.ReLU(inplace=True))
+    return TransformerNet, Vgg, features
+
+
+def gram_matrix(y):
+    (b, ch, h, w) = y.size()
+    features = y.view(b, ch, w * h)
+    features_t = features.transpose(1, 2)
+    gram = features.bmm(features_t) / (ch * h * w)
+    return gram
+
+
+def normalize_batch(batch):
+    mean = batch.new_tensor([0.485, 0.456, 0.406]).view(-1, 1, 1)
+    std = batch.new_tensor([0.229, 0.224, 0.225]).view(-1, 1, 1)
+    batch = batch.div_(255.0)
+    return (batch - mean) / std
+
+
+def test_fast_neural_style():
+    """fast_neural_style: reflection padding, InstanceNorm2d(affine), nearest ``interpolate``
+    by a scale factor, a frozen feature net's namedtuple outputs, gram matrices by ``bmm``,
+    ``normalize_batch``'s ``new_tensor`` and in-place ``div_`` of the network's output, the
+    float ``style_loss`` accumulated with ``+=`` and scaled with ``*=``, Adam, the checkpoint
+    with ``eval().cpu()`` and ``to(device).train()``, and stylize's load of a state_dict from
+    which the old InstanceNorm running-stat keys are deleted by regex."""
+    def build(m):
+        T, Vgg, features = neural_style(m)
+        return T(), features()
+
+    def run(m, models, print):
+        transformer, feats = models
+        T, Vgg, _ = neural_style(m)
+        device = m.device("cpu")
+        r = np.random.default_rng(13)
+        x_all = (r.random((4, 3, 16, 16)) * 255).astype(np.float32)
+        train_loader = m.utils.data.DataLoader(
+            m.utils.data.TensorDataset(m.tensor(x_all), m.zeros(4)), batch_size=2)
+        optimizer = m.optim.Adam(transformer.parameters(), 1e-3)
+        mse_loss = m.nn.MSELoss()
+        vgg = Vgg(feats, requires_grad=False).to(device)
+        style = m.tensor((r.random((3, 16, 16)) * 255).astype(np.float32))
+        style = style.repeat(2, 1, 1, 1).to(device)
+        features_style = vgg(normalize_batch(style))
+        gram_style = [gram_matrix(y) for y in features_style]
+        checkpoints = []
+        for e in range(2):
+            transformer.train()
+            agg_content_loss = 0.
+            agg_style_loss = 0.
+            count = 0
+            for batch_id, (x, _) in enumerate(train_loader):
+                n_batch = len(x)
+                count += n_batch
+                optimizer.zero_grad()
+                x = x.to(device)
+                y = transformer(x)
+                y = normalize_batch(y)
+                x = normalize_batch(x)
+                features_y = vgg(y)
+                features_x = vgg(x)
+                content_loss = 1e5 * mse_loss(features_y.relu2_2, features_x.relu2_2)
+                style_loss = 0.
+                for ft_y, gm_s in zip(features_y, gram_style):
+                    gm_y = gram_matrix(ft_y)
+                    style_loss += mse_loss(gm_y, gm_s[:n_batch, :, :])
+                style_loss *= 1e10
+                total_loss = content_loss + style_loss
+                total_loss.backward()
+                optimizer.step()
+                agg_content_loss += content_loss.item()
+                agg_style_loss += style_loss.item()
+                mesg = "Epoch {}:\t[{}/{}]\tcontent: {:.6f}\tstyle: {:.6f}\ttotal: {:.6f}".format(
+                    e + 1, count, len(train_loader.dataset),
+                    agg_content_loss / (batch_id + 1), agg_style_loss / (batch_id + 1),
+                    (agg_content_loss + agg_style_loss) / (batch_id + 1))
+                print(mesg)
+                if (batch_id + 1) % 2 == 0:
+                    transformer.eval().cpu()
+                    f = io.BytesIO()
+                    m.save(transformer.state_dict(), f)
+                    checkpoints.append(f.getvalue())
+                    transformer.to(device).train()
+        # stylize
+        content_image = m.tensor((r.random((3, 16, 16)) * 255).astype(np.float32))
+        content_image = content_image.unsqueeze(0).to(device)
+        with m.no_grad():
+            style_model = T()
+            state_dict = m.load(io.BytesIO(checkpoints[-1]))
+            state_dict["in1.running_mean"] = m.zeros(4)   # a checkpoint from before 0.4
+            state_dict["res1.in2.running_var"] = m.ones(6)
+            for k in list(state_dict.keys()):
+                if re.search(r'in\d+\.running_(mean|var)$', k):
+                    del state_dict[k]
+            style_model.load_state_dict(state_dict)
+            style_model.to(device)
+            style_model.eval()
+            output = style_model(content_image).cpu()
+        img = output[0].clone().clamp(0, 255).numpy()
+        img = img.transpose(1, 2, 0)
+        # a per-channel constant feeding an InstanceNorm (a conv's bias; the residual block's
+        # last bias, through the upsampling, reflection padding and conv that keep a constant
+        # constant) has a zero gradient up to rounding, which Adam's normalized steps turn
+        # into moves of ``lr`` either way: not compared
+        params = {k: v for k, v in params_and_grads(transformer).items()
+                  if not re.fullmatch(r"(conv\d|res1\.conv\d|deconv1)\.conv2d\.bias|"
+                                      r"res1\.in2\.bias", k)}
+        return (output, img, sorted(state_dict), params,
+                [p.requires_grad for p in vgg.parameters()])
+    run_both(build, run, atol=1e-4, rtol=1e-4)
+
+
+def test_instance_norm_loads_a_checkpoint_with_running_stats():
+    """Loading a pre-0.4 checkpoint that keeps InstanceNorm running stats (the keys
+    fast_neural_style deletes first): torch's error message, and ``strict=False`` drops them."""
+    from oracle import same_as_torch
+
+    def fn(m, strict):
+        net = m.nn.Sequential(m.nn.Conv2d(3, 4, 3), m.nn.InstanceNorm2d(4, affine=True))
+        sd = net.state_dict()
+        sd["1.running_mean"] = m.zeros(4)
+        sd["1.running_var"] = m.ones(4)
+        res = net.load_state_dict(sd, strict=strict)
+        return str(res)
+    same_as_torch(lambda m: fn(m, True))
+    same_as_torch(lambda m: fn(m, False))
+
+
+# ------------------------------------------------------------------ super_resolution
+
+@functools.cache
+def super_res(m):
+    nn, init = m.nn, m.nn.init
+
+    class Net(nn.Module):
+        def __init__(self, upscale_factor):
+            super(Net, self).__init__()
+            self.relu = nn.ReLU()
+            self.conv1 = nn.Conv2d(1, 6, (5, 5), (1, 1), (2, 2))
+            self.conv2 = nn.Conv2d(6, 6, (3, 3), (1, 1), (1, 1))
+            self.conv3 = nn.Conv2d(6, 4, (3, 3), (1, 1), (1, 1))
+            self.conv4 = nn.Conv2d(4, upscale_factor ** 2, (3, 3), (1, 1), (1, 1))
+            self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
+            self._initialize_weights()
+
+        def forward(self, x):
+            x = self.relu(self.conv1(x))
+            x = self.relu(self.conv2(x))
+            x = self.relu(self.conv3(x))
+            x = self.pixel_shuffle(self.conv4(x))
+            return x
+
+        def _initialize_weights(self):
+            init.orthogonal_(self.conv1.weight, init.calculate_gain('relu'))
+            init.orthogonal_(self.conv2.weight, init.calculate_gain('relu'))
+            init.orthogonal_(self.conv3.weight, init.calculate_gain('relu'))
+            init.orthogonal_(self.conv4.weight)
+    return module_level(Net, m)
+
+
+def test_super_resolution():
+    """super_resolution: orthogonal init with ``calculate_gain('relu')``, PixelShuffle, MSELoss
+    and Adam, the PSNR by ``log10(1 / mse.item())``, the whole model saved and loaded back
+    under ``safe_globals``, and super_resolve.py's ``view(1, -1, h, w)`` input and numpy
+    post-processing of ``out[0].detach().numpy()``."""
+    from math import log10
+
+    def run(m, model, print):
+        Net = super_res(m)
+        device = m.device("cpu")
+        r = np.random.default_rng(14)
+        hi = r.random((4, 1, 12, 12)).astype(np.float32)
+        lo = hi.reshape(4, 1, 6, 2, 6, 2).mean((3, 5))
+        D = m.utils.data
+        training_data_loader = D.DataLoader(dataset=D.TensorDataset(m.tensor(lo), m.tensor(hi)),
+                                            num_workers=0, batch_size=2, shuffle=False)
+        testing_data_loader = D.DataLoader(dataset=D.TensorDataset(m.tensor(lo), m.tensor(hi)),
+                                           batch_size=3, shuffle=False)
+        criterion = m.nn.MSELoss()
+        optimizer = m.optim.Adam(model.parameters(), lr=0.01)
+        saved = None
+        for epoch in range(1, 3):
+            epoch_loss = 0
+            for iteration, batch in enumerate(training_data_loader, 1):
+                input, target = batch[0].to(device), batch[1].to(device)
+                optimizer.zero_grad()
+                loss = criterion(model(input), target)
+                epoch_loss += loss.item()
+                loss.backward()
+                optimizer.step()
+                print("===> Epoch[{}]({}/{}): Loss: {:.4f}".format(
+                    epoch, iteration, len(training_data_loader), loss.item()))
+            print("===> Epoch {} Complete: Avg. Loss: {:.4f}".format(
+                epoch, epoch_loss / len(training_data_loader)))
+            avg_psnr = 0
+            with m.no_grad():
+                for batch in testing_data_loader:
+                    input, target = batch[0].to(device), batch[1].to(device)
+                    prediction = model(input)
+                    mse = criterion(prediction, target)
+                    psnr = 10 * log10(1 / mse.item())
+                    avg_psnr += psnr
+            print("===> Avg. PSNR: {:.4f} dB".format(avg_psnr / len(testing_data_loader)))
+            f = io.BytesIO()
+            m.save(model, f)
+            saved = f.getvalue()
+            print("Checkpoint saved to {}".format("model_epoch_{}.pth".format(epoch)))
+        safe_globals = [Net, m.nn.modules.activation.ReLU, m.nn.modules.conv.Conv2d,
+                        m.nn.modules.pixelshuffle.PixelShuffle]
+        with m.serialization.safe_globals(safe_globals):
+            loaded = m.load(io.BytesIO(saved))
+        input = m.tensor(lo[0]).view(1, -1, 6, 6)
+        out = loaded(input)
+        out = out.cpu()
+        out_img_y = out[0].detach().numpy()
+        out_img_y *= 255.0
+        out_img_y = out_img_y.clip(0, 255)
+        return out_img_y, params_and_grads(model), type(loaded).__name__
+    run_both(lambda m: super_res(m)(2), run, atol=1e-4, rtol=1e-4)
