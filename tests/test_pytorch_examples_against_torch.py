@@ -181,6 +181,20 @@ def module_level(cls, m):
     return cls
 
 
+def without_key_biases(params):
+    """``params_and_grads`` less the key part of every attention's ``in_proj_bias``: it adds a
+    constant to each query's scores, which softmax ignores, so its gradient is zero up to
+    rounding and Adam's normalized steps move it by ``lr`` either way."""
+    out = {}
+    for k, (p, g) in params.items():
+        if k.endswith("in_proj_bias"):
+            e = p.shape[0] // 3
+            keep = list(range(e)) + list(range(2 * e, 3 * e))
+            p, g = p[keep], (None if g is None else g[keep])
+        out[k] = (p, g)
+    return out
+
+
 def params_and_grads(model):
     return {k: (p.detach().clone(), None if p.grad is None else p.grad.clone())
             for k, p in model.named_parameters()}
@@ -1846,3 +1860,513 @@ def test_super_resolution():
         out_img_y = out_img_y.clip(0, 255)
         return out_img_y, params_and_grads(model), type(loaded).__name__
     run_both(lambda m: super_res(m)(2), run, atol=1e-4, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ language_translation
+
+@functools.cache
+def translator(m):
+    nn = m.nn
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, emb_size, dropout, maxlen=64):
+            super(PositionalEncoding, self).__init__()
+            den = m.exp(- m.arange(0, emb_size, 2) * math.log(10000) / emb_size)
+            pos = m.arange(0, maxlen).reshape(maxlen, 1)
+            pos_embedding = m.zeros((maxlen, emb_size))
+            pos_embedding[:, 0::2] = m.sin(pos * den)
+            pos_embedding[:, 1::2] = m.cos(pos * den)
+            pos_embedding = pos_embedding.unsqueeze(-2)
+            self.dropout = nn.Dropout(dropout)
+            self.register_buffer('pos_embedding', pos_embedding)
+
+        def forward(self, token_embedding):
+            return self.dropout(token_embedding
+                                + self.pos_embedding[:token_embedding.size(0), :])
+
+    class Translator(nn.Module):
+        def __init__(self, num_encoder_layers, num_decoder_layers, embed_size, num_heads,
+                     src_vocab_size, tgt_vocab_size, dim_feedforward, dropout):
+            super(Translator, self).__init__()
+            self.src_embedding = nn.Embedding(src_vocab_size, embed_size)
+            self.tgt_embedding = nn.Embedding(tgt_vocab_size, embed_size)
+            self.pos_enc = PositionalEncoding(embed_size, dropout)
+            self.transformer = nn.Transformer(
+                d_model=embed_size, nhead=num_heads, num_encoder_layers=num_encoder_layers,
+                num_decoder_layers=num_decoder_layers, dim_feedforward=dim_feedforward,
+                dropout=dropout)
+            self.ff = nn.Linear(embed_size, tgt_vocab_size)
+            self._init_weights()
+
+        def _init_weights(self):
+            for p in self.parameters():
+                if p.dim() > 1:
+                    nn.init.xavier_uniform_(p)
+
+        def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask,
+                    memory_key_padding_mask):
+            src_emb = self.pos_enc(self.src_embedding(src))
+            tgt_emb = self.pos_enc(self.tgt_embedding(trg))
+            outs = self.transformer(src_emb, tgt_emb, src_mask, tgt_mask, None,
+                                    src_padding_mask, tgt_padding_mask, memory_key_padding_mask)
+            return self.ff(outs)
+
+        def encode(self, src, src_mask):
+            embed = self.src_embedding(src)
+            pos_enc = self.pos_enc(embed)
+            return self.transformer.encoder(pos_enc, src_mask)
+
+        def decode(self, tgt, memory, tgt_mask):
+            embed = self.tgt_embedding(tgt)
+            pos_enc = self.pos_enc(embed)
+            return self.transformer.decoder(pos_enc, memory, tgt_mask)
+    return Translator
+
+
+def test_language_translation():
+    """language_translation: ``pad_sequence`` in a collate_fn, ``nn.Transformer`` called with
+    positional masks (a float causal mask, a bool zero mask, bool padding masks), the
+    encoder/decoder used alone, CrossEntropyLoss with ``ignore_index``, Adam with ``betas`` and
+    ``eps=1e-9``, ``len(list(dataloader))``, and greedy decoding with ``torch.max(dim=1)``,
+    ``type_as(src.data).fill_(next_word)`` and a bool causal mask."""
+    PAD, BOS, EOS = 1, 2, 3
+
+    def build(m):
+        return translator(m)(1, 1, 8, 2, 11, 12, 16, 0.0)
+
+    def run(m, model, print):
+        from_rnn = m.nn.utils.rnn
+        DEVICE = m.device("cpu")
+
+        def generate_square_subsequent_mask(size, device):
+            mask = (m.triu(m.ones((size, size), device=device)) == 1).transpose(0, 1)
+            mask = mask.float().masked_fill(mask == 0, float('-inf')).masked_fill(
+                mask == 1, float(0.0))
+            return mask
+
+        def create_mask(src, tgt, pad_idx, device):
+            src_seq_len = src.shape[0]
+            tgt_seq_len = tgt.shape[0]
+            tgt_mask = generate_square_subsequent_mask(tgt_seq_len, device)
+            src_mask = m.zeros((src_seq_len, src_seq_len), device=device).type(m.bool)
+            src_padding_mask = (src == pad_idx).transpose(0, 1)
+            tgt_padding_mask = (tgt == pad_idx).transpose(0, 1)
+            return src_mask, tgt_mask, src_padding_mask, tgt_padding_mask
+
+        def tensor_transform(token_ids):
+            return m.cat((m.tensor([BOS]), m.tensor(token_ids), m.tensor([EOS])))
+
+        def collate_fn(batch):
+            src_batch, tgt_batch = [], []
+            for src_sample, tgt_sample in batch:
+                src_batch.append(tensor_transform(src_sample))
+                tgt_batch.append(tensor_transform(tgt_sample))
+            src_batch = from_rnn.pad_sequence(src_batch, padding_value=PAD)
+            tgt_batch = from_rnn.pad_sequence(tgt_batch, padding_value=PAD)
+            return src_batch, tgt_batch
+
+        r = np.random.default_rng(15)
+        pairs = [(r.integers(4, 11, size=int(r.integers(2, 6))).tolist(),
+                  r.integers(4, 12, size=int(r.integers(2, 6))).tolist()) for _ in range(6)]
+        train_dl = m.utils.data.DataLoader(pairs, batch_size=3, collate_fn=collate_fn)
+        loss_fn = m.nn.CrossEntropyLoss(ignore_index=PAD)
+        optim = m.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9)
+        for epoch in range(1, 3):
+            losses = 0
+            model.train()
+            for src, tgt in train_dl:
+                src = src.to(DEVICE)
+                tgt = tgt.to(DEVICE)
+                tgt_input = tgt[:-1, :]
+                src_mask, tgt_mask, src_padding_mask, tgt_padding_mask = create_mask(
+                    src, tgt_input, PAD, DEVICE)
+                logits = model(src, tgt_input, src_mask, tgt_mask, src_padding_mask,
+                               tgt_padding_mask, src_padding_mask)
+                optim.zero_grad()
+                tgt_out = tgt[1:, :]
+                loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
+                loss.backward()
+                optim.step()
+                losses += loss.item()
+            train_loss = losses / len(list(train_dl))
+            model.eval()
+            losses = 0
+            with m.no_grad():
+                for src, tgt in train_dl:
+                    tgt_input = tgt[:-1, :]
+                    masks = create_mask(src, tgt_input, PAD, DEVICE)
+                    logits = model(src, tgt_input, *masks, masks[2])
+                    loss = loss_fn(logits.reshape(-1, logits.shape[-1]),
+                                   tgt[1:, :].reshape(-1))
+                    losses += loss.item()
+            val_loss = losses / len(list(train_dl))
+            print(f"Epoch: {epoch}\n\tTrain loss: {train_loss:.3f}\n\tVal loss: {val_loss:.3f}")
+
+        def greedy_decode(model, src, src_mask, max_len, start_symbol, end_symbol):
+            src = src.to(DEVICE)
+            src_mask = src_mask.to(DEVICE)
+            memory = model.encode(src, src_mask)
+            ys = m.ones(1, 1).fill_(start_symbol).type(m.long).to(DEVICE)
+            for _ in range(max_len - 1):
+                memory = memory.to(DEVICE)
+                tgt_mask = (generate_square_subsequent_mask(ys.size(0), DEVICE)
+                            .type(m.bool)).to(DEVICE)
+                out = model.decode(ys, memory, tgt_mask)
+                out = out.transpose(0, 1)
+                prob = model.ff(out[:, -1])
+                _, next_word = m.max(prob, dim=1)
+                next_word = next_word.item()
+                ys = m.cat([ys, m.ones(1, 1).type_as(src.data).fill_(next_word)], dim=0)
+                if next_word == end_symbol:
+                    break
+            return ys
+
+        src = tensor_transform(pairs[0][0]).view(-1, 1)
+        num_tokens = src.shape[0]
+        src_mask = (m.zeros(num_tokens, num_tokens)).type(m.bool)
+        with m.no_grad():
+            tgt_tokens = greedy_decode(model, src, src_mask, max_len=num_tokens + 5,
+                                       start_symbol=BOS, end_symbol=EOS).flatten()
+        output_as_list = list(tgt_tokens.cpu().numpy())
+        print(" ".join(str(int(t)) for t in output_as_list))
+        return tgt_tokens, without_key_biases(params_and_grads(model))
+    run_both(build, run, atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ gat
+
+@functools.cache
+def gat(m):
+    nn, F = m.nn, m.nn.functional
+
+    class GraphAttentionLayer(nn.Module):
+        def __init__(self, in_features, out_features, n_heads, concat=False, dropout=0.4,
+                     leaky_relu_slope=0.2):
+            super(GraphAttentionLayer, self).__init__()
+            self.n_heads = n_heads
+            self.concat = concat
+            self.dropout = dropout
+            if concat:
+                self.out_features = out_features
+                assert out_features % n_heads == 0
+                self.n_hidden = out_features // n_heads
+            else:
+                self.n_hidden = out_features
+            self.W = nn.Parameter(m.empty(size=(in_features, self.n_hidden * n_heads)))
+            self.a = nn.Parameter(m.empty(size=(n_heads, 2 * self.n_hidden, 1)))
+            self.leakyrelu = nn.LeakyReLU(leaky_relu_slope)
+            self.softmax = nn.Softmax(dim=1)
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            nn.init.xavier_normal_(self.W)
+            nn.init.xavier_normal_(self.a)
+
+        def _get_attention_scores(self, h_transformed):
+            source_scores = m.matmul(h_transformed, self.a[:, :self.n_hidden, :])
+            target_scores = m.matmul(h_transformed, self.a[:, self.n_hidden:, :])
+            e = source_scores + target_scores.mT
+            return self.leakyrelu(e)
+
+        def forward(self, h, adj_mat):
+            n_nodes = h.shape[0]
+            h_transformed = m.mm(h, self.W)
+            h_transformed = F.dropout(h_transformed, self.dropout, training=self.training)
+            h_transformed = h_transformed.view(n_nodes, self.n_heads,
+                                               self.n_hidden).permute(1, 0, 2)
+            e = self._get_attention_scores(h_transformed)
+            connectivity_mask = -9e16 * m.ones_like(e)
+            e = m.where(adj_mat > 0, e, connectivity_mask)
+            attention = F.softmax(e, dim=-1)
+            attention = F.dropout(attention, self.dropout, training=self.training)
+            h_prime = m.matmul(attention, h_transformed)
+            if self.concat:
+                h_prime = h_prime.permute(1, 0, 2).contiguous().view(n_nodes, self.out_features)
+            else:
+                h_prime = h_prime.mean(dim=0)
+            return h_prime
+
+    class GAT(nn.Module):
+        def __init__(self, in_features, n_hidden, n_heads, num_classes, concat=False,
+                     dropout=0.4, leaky_relu_slope=0.2):
+            super(GAT, self).__init__()
+            self.gat1 = GraphAttentionLayer(in_features=in_features, out_features=n_hidden,
+                                            n_heads=n_heads, concat=concat, dropout=dropout,
+                                            leaky_relu_slope=leaky_relu_slope)
+            self.gat2 = GraphAttentionLayer(in_features=n_hidden, out_features=num_classes,
+                                            n_heads=1, concat=False, dropout=dropout,
+                                            leaky_relu_slope=leaky_relu_slope)
+
+        def forward(self, input_tensor, adj_mat):
+            x = self.gat1(input_tensor, adj_mat)
+            x = F.elu(x)
+            x = self.gat2(x, adj_mat)
+            return F.log_softmax(x, dim=1)
+    return GAT
+
+
+def _cora_like():
+    """A tiny graph in the Cora files' layout: node ids, binary word features, a class name."""
+    r = np.random.default_rng(16)
+    V = 14
+    ids = r.permutation(1000)[:V] + 100
+    feats = (r.random((V, 10)) < 0.3).astype(int)
+    feats[3] = 0                               # a node without words: its scale is inf
+    names = np.array(["Theory", "Neural_Networks", "Rule_Learning"])[r.integers(0, 3, V)]
+    content = np.concatenate([ids[:, None].astype(str), feats.astype(str), names[:, None]], 1)
+    cites = np.stack([ids[r.integers(0, V, 30)], ids[r.integers(0, V, 30)]], 1).astype(np.int32)
+    return content, cites
+
+
+@pytest.mark.parametrize("concat", [False, True])
+def test_gat(concat):
+    """gat/main.py on a dense adjacency (its sparse ``to_sparse``/``sparse_coo_tensor`` steps
+    are not covered here): the features from ``FloatTensor`` of a numpy int32 array scaled by
+    ``1 / sum`` with the infinities zeroed by a boolean mask, ``LongTensor`` labels,
+    xavier_normal_ parameters, the attention's LeakyReLU, ``.mT``, ``torch.where`` with a
+    ``-9e16`` mask, heads concatenated or averaged, Adam with weight_decay, index-tensor
+    splits, the printed f-string report."""
+    def load(m):
+        content_tensor, cites_tensor = _cora_like()
+        features = m.FloatTensor(content_tensor[:, 1:-1].astype(np.int32))
+        scale_vector = m.sum(features, dim=1)
+        scale_vector = 1 / scale_vector
+        scale_vector[scale_vector == float('inf')] = 0
+        scale_vector = m.diag(scale_vector)
+        features = scale_vector @ features
+        classes, labels = np.unique(content_tensor[:, -1], return_inverse=True)
+        labels = m.LongTensor(labels)
+        idx = content_tensor[:, 0].astype(np.int32)
+        idx_map = {id: pos for pos, id in enumerate(idx)}
+        edges = np.array(list(map(lambda edge: [idx_map[edge[0]], idx_map[edge[1]]],
+                                  cites_tensor)), dtype=np.int32)
+        V = len(idx)
+        adj_mat = m.zeros(V, V, dtype=m.int64)
+        adj_mat[m.from_numpy(edges[:, 0]).long(), m.from_numpy(edges[:, 1]).long()] = 1
+        adj_mat = m.eye(V) + adj_mat
+        return features, labels, adj_mat
+
+    def build(m):
+        features, labels, _ = load(m)
+        return gat(m)(in_features=features.shape[1], n_hidden=8, n_heads=2,
+                      num_classes=labels.max().item() + 1, concat=concat, dropout=0.0,
+                      leaky_relu_slope=0.2)
+
+    def run(m, gat_net, print):
+        features, labels, adj_mat = load(m)
+        idx = m.randperm(len(labels))
+        idx = m.from_numpy(np.random.default_rng(17).permutation(len(labels)))
+        idx_test, idx_val, idx_train = idx[:4], idx[4:8], idx[8:]
+        optimizer = m.optim.Adam(gat_net.parameters(), lr=0.005, weight_decay=5e-4)
+        criterion = m.nn.NLLLoss()
+
+        def test(model, criterion, input, target, mask):
+            model.eval()
+            with m.no_grad():
+                output = model(*input)
+                output, target = output[mask], target[mask]
+                loss = criterion(output, target)
+                acc = (output.argmax(dim=1) == target).float().sum() / len(target)
+            return loss.item(), acc.item()
+
+        for epoch in range(1, 5):
+            gat_net.train()
+            optimizer.zero_grad()
+            output = gat_net(features, adj_mat)
+            loss = criterion(output[idx_train], labels[idx_train])
+            loss.backward()
+            optimizer.step()
+            loss_train, acc_train = test(gat_net, criterion, (features, adj_mat), labels,
+                                         idx_train)
+            loss_val, acc_val = test(gat_net, criterion, (features, adj_mat), labels, idx_val)
+            print(f'Epoch: {epoch:04d} loss_train: {loss_train:.4f} acc_train: {acc_train:.4f} '
+                  f'loss_val: {loss_val:.4f} acc_val: {acc_val:.4f}')
+        loss_test, acc_test = test(gat_net, criterion, (features, adj_mat), labels, idx_test)
+        print(f'Test set results: loss {loss_test:.4f} accuracy {acc_test:.4f}')
+        return features, adj_mat, params_and_grads(gat_net)
+    run_both(build, run, atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ imagenet's utilities
+
+from enum import Enum  # noqa: E402
+
+
+class Summary(Enum):
+    NONE = 0
+    AVERAGE = 1
+    SUM = 2
+    COUNT = 3
+
+
+class AverageMeter(object):
+    """imagenet/main.py's meter: it keeps whatever ``update`` is given (0-d tensors for the
+    accuracies) and formats it with ``'{val:6.2f}'``."""
+
+    def __init__(self, name, fmt=':f', summary_type=Summary.AVERAGE):
+        self.name = name
+        self.fmt = fmt
+        self.summary_type = summary_type
+        self.reset()
+
+    def reset(self):
+        self.val = 0
+        self.avg = 0
+        self.sum = 0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+
+    def __str__(self):
+        fmtstr = '{name} {val' + self.fmt + '} ({avg' + self.fmt + '})'
+        return fmtstr.format(**self.__dict__)
+
+    def summary(self):
+        fmtstr = ''
+        if self.summary_type is Summary.NONE:
+            fmtstr = ''
+        elif self.summary_type is Summary.AVERAGE:
+            fmtstr = '{name} {avg:.3f}'
+        elif self.summary_type is Summary.SUM:
+            fmtstr = '{name} {sum:.3f}'
+        elif self.summary_type is Summary.COUNT:
+            fmtstr = '{name} {count:.3f}'
+        return fmtstr.format(**self.__dict__)
+
+
+class ProgressMeter(object):
+    def __init__(self, num_batches, meters, print, prefix=""):
+        self.batch_fmtstr = self._get_batch_fmtstr(num_batches)
+        self.meters = meters
+        self.prefix = prefix
+        self.print = print
+
+    def display(self, batch):
+        entries = [self.prefix + self.batch_fmtstr.format(batch)]
+        entries += [str(meter) for meter in self.meters]
+        self.print('\t'.join(entries))
+
+    def display_summary(self):
+        entries = [" *"]
+        entries += [meter.summary() for meter in self.meters]
+        self.print(' '.join(entries))
+
+    def _get_batch_fmtstr(self, num_batches):
+        num_digits = len(str(num_batches // 1))
+        fmt = '{:' + str(num_digits) + 'd}'
+        return '[' + fmt + '/' + fmt.format(num_batches) + ']'
+
+
+def accuracy(m, output, target, topk=(1,)):
+    with m.no_grad():
+        maxk = max(topk)
+        batch_size = target.size(0)
+        _, pred = output.topk(maxk, 1, True, True)
+        pred = pred.t()
+        correct = pred.eq(target.view(1, -1).expand_as(pred))
+        res = []
+        for k in topk:
+            correct_k = correct[:k].reshape(-1).float().sum(0, keepdim=True)
+            res.append(correct_k.mul_(100.0 / batch_size))
+        return res
+
+
+def test_imagenet_training_utilities():
+    """imagenet/main.py without its data and distributed parts: SGD with momentum and
+    weight_decay, StepLR, ``accuracy`` by ``topk``/``t``/``eq``/``expand_as`` and an in-place
+    ``mul_``, AverageMeters holding 0-d tensors printed with ``'{val:6.2f}'``, the best
+    accuracy kept by ``acc1 > best_acc1`` and ``max``, the checkpoint dict (model, optimizer,
+    scheduler state, a tensor ``best_acc1``) saved, loaded with the default ``weights_only``
+    and resumed."""
+    def build(m):
+        return m.nn.Sequential(m.nn.Flatten(), m.nn.Linear(12, 16), m.nn.ReLU(),
+                               m.nn.Linear(16, 7))
+
+    def run(m, model, print):
+        r = np.random.default_rng(18)
+        x = r.standard_normal((10, 3, 2, 2)).astype(np.float32)
+        y = r.integers(0, 7, 10)
+        D = m.utils.data
+        loader = D.DataLoader(D.TensorDataset(m.tensor(x), m.tensor(y)), batch_size=4,
+                              shuffle=False, num_workers=0, pin_memory=False)
+        device = m.device("cpu")
+        criterion = m.nn.CrossEntropyLoss().to(device)
+
+        def make_opt(model):
+            optimizer = m.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)
+            return optimizer, m.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.1)
+
+        def train(model, optimizer, epoch):
+            losses = AverageMeter('Loss', ':.4e', Summary.NONE)
+            top1 = AverageMeter('Acc@1', ':6.2f', Summary.NONE)
+            top5 = AverageMeter('Acc@5', ':6.2f', Summary.NONE)
+            progress = ProgressMeter(len(loader), [losses, top1, top5], print,
+                                     prefix="Epoch: [{}]".format(epoch))
+            model.train()
+            for i, (images, target) in enumerate(loader):
+                images = images.to(device, non_blocking=True)
+                target = target.to(device, non_blocking=True)
+                output = model(images)
+                loss = criterion(output, target)
+                acc1, acc5 = accuracy(m, output, target, topk=(1, 5))
+                losses.update(loss.item(), images.size(0))
+                top1.update(acc1[0], images.size(0))
+                top5.update(acc5[0], images.size(0))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                progress.display(i + 1)
+            return top1
+
+        def validate(model):
+            losses = AverageMeter('Loss', ':.4e', Summary.NONE)
+            top1 = AverageMeter('Acc@1', ':6.2f', Summary.AVERAGE)
+            top5 = AverageMeter('Acc@5', ':6.2f', Summary.AVERAGE)
+            progress = ProgressMeter(len(loader), [losses, top1, top5], print, prefix='Test: ')
+            model.eval()
+            with m.no_grad():
+                for i, (images, target) in enumerate(loader):
+                    output = model(images)
+                    loss = criterion(output, target)
+                    acc1, acc5 = accuracy(m, output, target, topk=(1, 5))
+                    losses.update(loss.item(), images.size(0))
+                    top1.update(acc1[0], images.size(0))
+                    top5.update(acc5[0], images.size(0))
+                    if i % 2 == 0:
+                        progress.display(i + 1)
+            progress.display_summary()
+            return top1.avg
+
+        optimizer, scheduler = make_opt(model)
+        best_acc1 = 0
+        saved = []
+        for epoch in range(0, 2):
+            meter = train(model, optimizer, epoch)
+            acc1 = validate(model)
+            scheduler.step()
+            is_best = acc1 > best_acc1
+            best_acc1 = max(acc1, best_acc1)
+            f = io.BytesIO()
+            m.save({'epoch': epoch + 1, 'arch': 'mlp', 'state_dict': model.state_dict(),
+                    'best_acc1': best_acc1, 'optimizer': optimizer.state_dict(),
+                    'scheduler': scheduler.state_dict()}, f)
+            saved.append((f.getvalue(), bool(is_best)))
+        # resume from the first checkpoint
+        checkpoint = m.load(io.BytesIO(saved[0][0]))
+        model2 = build(m)
+        optimizer2, scheduler2 = make_opt(model2)
+        start_epoch = checkpoint['epoch']
+        best2 = checkpoint['best_acc1']
+        model2.load_state_dict(checkpoint['state_dict'])
+        optimizer2.load_state_dict(checkpoint['optimizer'])
+        scheduler2.load_state_dict(checkpoint['scheduler'])
+        print("=> loaded checkpoint '{}' (epoch {})".format('checkpoint.pth.tar',
+                                                           checkpoint['epoch']))
+        train(model2, optimizer2, start_epoch)
+        return (best_acc1, [b for _, b in saved], meter.sum, meter.avg, best2,
+                scheduler2.get_last_lr(), params_and_grads(model), params_and_grads(model2))
+    run_both(build, run, atol=1e-5, rtol=1e-4)
