@@ -2370,3 +2370,26 @@ def test_imagenet_training_utilities():
         return (best_acc1, [b for _, b in saved], meter.sum, meter.avg, best2,
                 scheduler2.get_last_lr(), params_and_grads(model), params_and_grads(model2))
     run_both(build, run, atol=1e-5, rtol=1e-4)
+
+
+def test_dcgan_data_parallel_branch():
+    """dcgan's models call ``nn.parallel.data_parallel(self.main, input, range(ngpu))`` when
+    the input is on an accelerator and ``ngpu > 1``: the function (not its submodule) is
+    there, and without an accelerator it raises torch's error; ``DataParallel`` on the CPU
+    wraps the module (``module.`` keys) and runs it. (Once failed: ``nn.parallel.data_parallel``
+    was the submodule, a TypeError when called.)"""
+    from oracle import same_as_torch
+
+    def fn(m):
+        net = m.nn.Sequential(m.nn.Linear(3, 2))
+        return m.nn.parallel.data_parallel(net, m.ones(2, 3), range(2))
+    same_as_torch(fn)
+    same_as_torch(lambda m: m.nn.parallel.data_parallel(m.nn.Linear(3, 2), m.ones(2, 3)))
+
+    def wrapped(m):
+        net = m.nn.DataParallel(m.nn.Linear(3, 2))
+        from importlib import import_module
+        cls = import_module(f"{m.__name__}.nn.parallel.data_parallel").DataParallel
+        return (sorted(net.state_dict()), net.device_ids, isinstance(net, cls),
+                callable(m.nn.parallel.data_parallel), tuple(net(m.ones(4, 3)).shape))
+    same_as_torch(wrapped)
