@@ -436,7 +436,10 @@ def record(tiered, args):
                 seg.ext_avals.append(key)
                 key_of(key)
         refs = tuple(refs)
-        sig = (tree, tuple(keys))
+        # (outputs that follow from the structure alone: the inputs' avals are implied by
+        # the segment's key, and hashing a graph backward's hundreds of them costs more than
+        # the rest of its recording)
+        sig = tree if tiered.outputs_fixed else (tree, tuple(keys))
         shapes = tiered.shapes
         ent = shapes.get(sig) if shapes is not None else None
         if ent is None:

@@ -473,6 +473,9 @@ class Tiered:
     # unless its class declares its outputs (``(tree, leaves) -> (structure, avals)`` of the
     # call's input structure and leaves: a graph's backward, an optimizer's group update)
     declared_outputs = None
+    # whose declared outputs do not depend on the inputs' shapes and dtypes (a graph's
+    # backward: its leaves' gradients): fused eager finds them by the input structure alone
+    outputs_fixed = False
 
     def __init__(self, raw, jitted, name="", finish=None, ident=None, poly=False, pure=True,
                  donate=()):

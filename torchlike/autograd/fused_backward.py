@@ -183,6 +183,7 @@ class _GraphBackward(_tiers.Tiered):
     """One graph's backward as a call: ``(node inputs, seeds) -> leaf gradients``."""
 
     __slots__ = ("plan", "signatures")
+    outputs_fixed = True        # (the leaves' gradients: ``declared_outputs``)
 
     def __init__(self, plan):
         self.plan = plan
