@@ -2393,3 +2393,55 @@ def test_dcgan_data_parallel_branch():
         return (sorted(net.state_dict()), net.device_ids, isinstance(net, cls),
                 callable(m.nn.parallel.data_parallel), tuple(net(m.ones(4, 3)).shape))
     same_as_torch(wrapped)
+
+
+# ------------------------------------------------------------------ losses met by the sweep
+
+_LOSS_SHAPES = [((2, 1), (2,)), ((2,), (2, 1)), ((2, 2), (2,)), ((2,), (2, 2)), ((1,), (3,)),
+                ((3,), (1,)), ((), (2,)), ((2,), ()), ((2,), (3,)), ((3, 2), (3, 2))]
+
+
+def _loss_inputs(m, a, b, dtypes=("float32", "float32")):
+    x = m.linspace(-1, 1, int(np.prod(a, dtype=int))).reshape(a).to(getattr(m, dtypes[0]))
+    y = m.linspace(1, -0.5, int(np.prod(b, dtype=int))).reshape(b).sign().to(getattr(m, dtypes[1]))
+    return x, y
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("a,b", _LOSS_SHAPES, ids=str)
+def test_soft_margin_losses_shapes(a, b, reduction):
+    """The ``F.smooth_l1_loss(value, torch.tensor([R]))`` family of reinforcement_learning,
+    swept over input/target shapes: ``soft_margin_loss`` (torch computes it in place in
+    ``input``'s shape: a target that widens it raises "output with shape ... doesn't match
+    the broadcast shape ...") and ``multilabel_soft_margin_loss`` (its class dim is the
+    input's last, counted from the front of the broadcast loss; a 0-d input's IndexError).
+    Both once differed: torchlike broadcast soft_margin's result and summed the loss's last
+    dim."""
+    from oracle import same_as_torch
+
+    def fn(m, name):
+        x, y = _loss_inputs(m, a, b)
+        x.requires_grad_(True)
+        f = getattr(m.nn.functional, name)
+        out = f(x, y.abs() if name.startswith("multilabel") else y, reduction=reduction)
+        out.sum().backward()
+        return out, x.grad
+    same_as_torch(lambda m: fn(m, "soft_margin_loss"), atol=1e-6, rtol=1e-6)
+    same_as_torch(lambda m: fn(m, "multilabel_soft_margin_loss"), atol=1e-6, rtol=1e-6)
+    same_as_torch(lambda m: m.nn.SoftMarginLoss(reduction=reduction)(*_loss_inputs(m, a, b)),
+                  atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"),
+                                    ("float16", "float32"), ("bfloat16", "float32"),
+                                    ("float32", "int64"), ("int64", "float32"),
+                                    ("int64", "int64"), ("bool", "float32"), ("float32", "bool"),
+                                    ("int32", "float64")], ids=str)
+def test_soft_margin_loss_result_dtype(dtypes):
+    """soft_margin_loss's result has the input's dtype (torch's in-place ``mul_(target)``
+    rounds a wider target's product into it; once torchlike promoted to the common dtype),
+    and an integer or bool input is refused with torch's message."""
+    from oracle import same_as_torch
+    same_as_torch(lambda m: [m.nn.functional.soft_margin_loss(
+        *_loss_inputs(m, (3,), (3,), dtypes), reduction=r) for r in ("mean", "none")],
+        atol=1e-3, rtol=1e-3)

@@ -2224,14 +2224,34 @@ def _soft_margin(x, y, reduction):
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """torch computes the loss in place in a tensor of ``input``'s shape and dtype,
+    ``neg_out(out, input).mul_(target).exp_().log1p_()``: the result has ``input``'s dtype,
+    ``target`` may broadcast to ``input``'s shape but not widen it (torch's "output with
+    shape ... doesn't match the broadcast shape ..."), and a bool or integer ``input`` is
+    refused by the negation or by the in-place float results."""
+    from .._registry import broadcast_error
+    from .._ops.typeinfo import can_cast
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _no_grad_arg("soft_margin_loss", "target", target)
-    common = D.promote_types(input.dtype, target.dtype)
-    if common is D.bool:            # (torch: neg(input).mul_(target).exp_().log1p_())
+    if input.dtype is D.bool:
         raise RuntimeError(_NEG_BOOL)
-    if not (common.is_floating_point or common.is_complex):
+    shapes = [tuple(input.shape), tuple(target.shape)]
+    msg = broadcast_error(shapes)
+    if msg:
+        raise RuntimeError(msg)
+    wide = tuple(jnp.broadcast_shapes(*shapes))
+    if wide != shapes[0]:
+        raise RuntimeError(f"output with shape {list(shapes[0])} doesn't match the broadcast "
+                           f"shape {list(wide)}")
+    common = D.promote_types(input.dtype, target.dtype)
+    if not can_cast(common, input.dtype):        # mul_(target)
+        raise RuntimeError(f"result type {D.legacy_name(common)} can't be cast to the desired "
+                           f"output type {D.legacy_name(input.dtype)}")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):       # exp_()
         raise RuntimeError(f"result type {D.legacy_name(D.get_default_dtype())} can't be cast "
-                           f"to the desired output type {D.legacy_name(common)}")
+                           f"to the desired output type {D.legacy_name(input.dtype)}")
+    if target.dtype is not input.dtype:
+        target = target.to(input.dtype)
     return apply(_soft_margin, input, target, reduction=reduction)
 
 
@@ -4788,7 +4808,8 @@ def _mlsm(x, t, *w, reduction):
     loss = -(t * jax.nn.log_sigmoid(x) + (1 - t) * jax.nn.log_sigmoid(-x))
     if w:
         loss = loss * w[0]
-    loss = jnp.sum(loss, axis=-1) / x.shape[-1]
+    class_dim = x.ndim - 1          # torch's: counted from the front of the (broadcast) loss
+    loss = jnp.sum(loss, axis=class_dim) / x.shape[class_dim]
     return _reduce(loss, reduction)
 
 
@@ -4797,6 +4818,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     reduction = _check_reduction_named(_legacy_reduction(size_average, reduce, reduction))
     _float_kernel("log_sigmoid_cpu", input)        # (torch: logsigmoid(input) first)
     _broadcastable(target, input)
+    if input.ndim == 0:             # (torch: input.size(input.dim() - 1))
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     args = [weight] if weight is not None else []
     return apply(_mlsm, input, target, *args, reduction=reduction)
 
