@@ -107,6 +107,17 @@ _NOT_SPARSE = ("torchlike does not provide sparse compressed (CSR/CSC/BSR/BSC) o
                "provided. Use to_sparse() or keep the tensor dense.")
 
 
+_REINFORCE_REMOVED = (
+    "reinforce() was removed.\nUse torch.distributions instead.\n"
+    "See https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\n"
+    "probs = policy_network(state)\naction = probs.multinomial()\n"
+    "next_state, reward = env.step(action)\naction.reinforce(reward)\naction.backward()\n\n"
+    "Use:\n\nprobs = policy_network(state)\n"
+    "# NOTE: categorical is equivalent to what used to be called multinomial\n"
+    "m = torch.distributions.Categorical(probs)\naction = m.sample()\n"
+    "next_state, reward = env.step(action)\nloss = -m.log_prob(action) * reward\n"
+    "loss.backward()\n")
+
 _warned_float = [False]
 
 
@@ -353,6 +364,10 @@ class Tensor(InteropMixin):
 
     def to_mkldnn(self, *args, **kwargs):
         raise NotImplementedError(_NOT_SPARSE.format(name="to_mkldnn"))
+
+    def reinforce(self, reward):
+        """Removed from torch long ago; torch keeps it to say what replaced it."""
+        raise RuntimeError(_REINFORCE_REMOVED)
 
     def record_stream(self, stream):
         """Tensor.record_stream: jax tracks buffer lifetimes across streams itself."""
