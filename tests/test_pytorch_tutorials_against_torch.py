@@ -875,3 +875,702 @@ def test_warmstart_and_saving_multiple_models():
         return [params_and_grads(modelA), params_and_grads(modelB), warm.conv1.weight,
                 warm.fc1.bias]
     run_both(build, program, rtol=1e-4, print_rtol=1e-4)
+
+
+# ------------------------------------------------------------------ NLP from scratch
+
+ALL_LETTERS = "abcdefghijklmnopqrstuvwxyz .,;'"
+N_LETTERS = len(ALL_LETTERS)
+NAMES = {"English": ["smith", "jones", "brown"], "French": ["dubois", "moreau"],
+         "Italian": ["rossi", "bianchi", "romano"]}
+
+
+def line_to_tensor(m, line):
+    tensor = m.zeros(len(line), 1, N_LETTERS)
+    for li, letter in enumerate(line):
+        tensor[li][0][ALL_LETTERS.find(letter)] = 1
+    return tensor
+
+
+def _char_rnn_cell(m, input_size, hidden_size, output_size):
+    class RNN(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.i2h = m.nn.Linear(input_size + hidden_size, hidden_size)
+            self.h2o = m.nn.Linear(hidden_size, output_size)
+            self.softmax = m.nn.LogSoftmax(dim=1)
+
+        def forward(self, input, hidden):
+            hidden = m.nn.functional.tanh(self.i2h(m.cat((input, hidden), 1)))
+            output = self.h2o(hidden)
+            output = self.softmax(output)
+            return output, hidden
+
+        def initHidden(self):
+            return m.zeros(1, self.hidden_size)
+    return RNN()
+
+
+def _char_rnn_module(m, input_size, hidden_size, output_size):
+    class CharRNN(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = m.nn.RNN(input_size, hidden_size)
+            self.h2o = m.nn.Linear(hidden_size, output_size)
+            self.softmax = m.nn.LogSoftmax(dim=1)
+
+        def forward(self, line_tensor):
+            rnn_out, hidden = self.rnn(line_tensor)
+            output = self.h2o(hidden[0])
+            output = self.softmax(output)
+            return output
+    return CharRNN()
+
+
+def test_char_rnn_classification():
+    """The hand-written RNN cell (``torch.cat`` of input and hidden, LogSoftmax, NLLLoss, the
+    manual ``p.data.add_(p.grad.data, alpha=-lr)``, ``topk``) and the nn.RNN version with
+    SGD and ``clip_grad_norm_``; letter tensors built by index assignment."""
+    categories = list(NAMES)
+
+    def build(m):
+        return (_char_rnn_cell(m, N_LETTERS, 16, len(categories)),
+                _char_rnn_module(m, N_LETTERS, 16, len(categories)))
+
+    def category_from_output(output):
+        top_n, top_i = output.topk(1)
+        category_i = top_i[0].item()
+        return categories[category_i], category_i
+
+    def program(m, models, print):
+        rnn, rnn2 = models
+        criterion = m.nn.NLLLoss()
+        learning_rate = 0.005
+        print(line_to_tensor(m, 'jones').size())
+        pairs = [(c, n) for c in categories for n in NAMES[c]]
+        losses = []
+        for it, (category, line) in enumerate(pairs * 2):
+            category_tensor = m.tensor([categories.index(category)], dtype=m.long)
+            line_tensor = line_to_tensor(m, line)
+            hidden = rnn.initHidden()
+            rnn.zero_grad()
+            for i in range(line_tensor.size()[0]):
+                output, hidden = rnn(line_tensor[i], hidden)
+            loss = criterion(output, category_tensor)
+            loss.backward()
+            for p in rnn.parameters():
+                p.data.add_(p.grad.data, alpha=-learning_rate)
+            losses.append(loss.item())
+            guess, guess_i = category_from_output(output)
+            correct = '✓' if guess == category else '✗ (%s)' % category
+            print('%d %d%% %.4f %s / %s %s' % (it, it / 16 * 100, loss, line, guess, correct))
+        optimizer = m.optim.SGD(rnn2.parameters(), lr=0.15)
+        rnn2.train()
+        for category, line in pairs:
+            rnn2.zero_grad()
+            output = rnn2(line_to_tensor(m, line))
+            loss2 = criterion(output, m.tensor([categories.index(category)], dtype=m.long))
+            loss2.backward()
+            m.nn.utils.clip_grad_norm_(rnn2.parameters(), 3)
+            optimizer.step()
+        rnn2.eval()
+        with m.no_grad():
+            output = rnn2(line_to_tensor(m, 'rossi'))
+            topv, topi = output.topk(3, 1, True)
+            for i in range(3):
+                value = topv[0][i].item()
+                category_index = topi[0][i].item()
+                print('(%.2f) %s' % (value, categories[category_index]))
+        return [losses, params_and_grads(rnn), params_and_grads(rnn2), topv, topi]
+    run_both(build, program, rtol=1e-4, print_rtol=1e-4)
+
+
+def _char_rnn_generator(m, n_categories, input_size, hidden_size, output_size):
+    class RNN(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.i2h = m.nn.Linear(n_categories + input_size + hidden_size, hidden_size)
+            self.i2o = m.nn.Linear(n_categories + input_size + hidden_size, output_size)
+            self.o2o = m.nn.Linear(hidden_size + output_size, output_size)
+            self.dropout = m.nn.Dropout(0.1)
+            self.softmax = m.nn.LogSoftmax(dim=1)
+
+        def forward(self, category, input, hidden):
+            input_combined = m.cat((category, input, hidden), 1)
+            hidden = self.i2h(input_combined)
+            output = self.i2o(input_combined)
+            output_combined = m.cat((hidden, output), 1)
+            output = self.o2o(output_combined)
+            output = self.dropout(output)
+            output = self.softmax(output)
+            return output, hidden
+
+        def initHidden(self):
+            return m.zeros(1, self.hidden_size)
+    return RNN()
+
+
+def test_char_rnn_generation():
+    """Loss summed over a line's steps (``loss += l``), ``unsqueeze_`` of the target, the
+    manual update, then sampling in eval mode with ``topk`` and an EOS letter."""
+    categories = list(NAMES)
+    n_letters = N_LETTERS + 1
+
+    def build(m):
+        rnn = _char_rnn_generator(m, len(categories), n_letters, 24, n_letters)
+        rnn.dropout.p = 0.0
+        return rnn
+
+    def category_tensor(m, category):
+        tensor = m.zeros(1, len(categories))
+        tensor[0][categories.index(category)] = 1
+        return tensor
+
+    def input_tensor(m, line):
+        tensor = m.zeros(len(line), 1, n_letters)
+        for li in range(len(line)):
+            tensor[li][0][ALL_LETTERS.find(line[li])] = 1
+        return tensor
+
+    def target_tensor(m, line):
+        letter_indexes = [ALL_LETTERS.find(line[li]) for li in range(1, len(line))]
+        letter_indexes.append(n_letters - 1)
+        return m.LongTensor(letter_indexes)
+
+    def program(m, rnn, print):
+        criterion = m.nn.NLLLoss()
+        learning_rate = 0.05
+        losses = []
+        for category in categories:
+            for line in NAMES[category]:
+                ct, it, tt = category_tensor(m, category), input_tensor(m, line), \
+                    target_tensor(m, line)
+                tt.unsqueeze_(-1)
+                hidden = rnn.initHidden()
+                rnn.zero_grad()
+                loss = m.Tensor([0])
+                for i in range(it.size(0)):
+                    output, hidden = rnn(ct, it[i], hidden)
+                    l = criterion(output, tt[i])
+                    loss += l
+                loss.backward()
+                for p in rnn.parameters():
+                    p.data.add_(p.grad.data, alpha=-learning_rate)
+                losses.append(output)
+                losses.append(loss.item() / it.size(0))
+        samples = []
+        rnn.eval()
+        with m.no_grad():
+            for category, start_letter in (("Italian", "r"), ("French", "m")):
+                ct = category_tensor(m, category)
+                input = input_tensor(m, start_letter)
+                hidden = rnn.initHidden()
+                output_name = start_letter
+                for i in range(6):
+                    output, hidden = rnn(ct, input[0], hidden)
+                    topv, topi = output.topk(1)
+                    topi = topi[0][0]
+                    if topi == n_letters - 1:
+                        break
+                    letter = ALL_LETTERS[topi]
+                    output_name += letter
+                    input = input_tensor(m, letter)
+                print(output_name)
+                samples.append(output_name)
+        return [losses, params_and_grads(rnn), samples]
+    run_both(build, program, rtol=1e-4, print_rtol=1e-4)
+
+
+# ------------------------------------------------------------------ seq2seq with attention
+
+SOS_token, EOS_token, MAX_LENGTH = 0, 1, 5
+
+
+def _seq2seq(m, input_size, hidden_size, output_size):
+    nn, F = m.nn, m.nn.functional
+
+    class EncoderRNN(nn.Module):
+        def __init__(self, input_size, hidden_size, dropout_p=0.1):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.embedding = nn.Embedding(input_size, hidden_size)
+            self.gru = nn.GRU(hidden_size, hidden_size, batch_first=True)
+            self.dropout = nn.Dropout(dropout_p)
+
+        def forward(self, input):
+            embedded = self.dropout(self.embedding(input))
+            output, hidden = self.gru(embedded)
+            return output, hidden
+
+    class BahdanauAttention(nn.Module):
+        def __init__(self, hidden_size):
+            super().__init__()
+            self.Wa = nn.Linear(hidden_size, hidden_size)
+            self.Ua = nn.Linear(hidden_size, hidden_size)
+            self.Va = nn.Linear(hidden_size, 1)
+
+        def forward(self, query, keys):
+            scores = self.Va(m.tanh(self.Wa(query) + self.Ua(keys)))
+            scores = scores.squeeze(2).unsqueeze(1)
+            weights = F.softmax(scores, dim=-1)
+            context = m.bmm(weights, keys)
+            return context, weights
+
+    class AttnDecoderRNN(nn.Module):
+        def __init__(self, hidden_size, output_size, dropout_p=0.1):
+            super().__init__()
+            self.embedding = nn.Embedding(output_size, hidden_size)
+            self.attention = BahdanauAttention(hidden_size)
+            self.gru = nn.GRU(2 * hidden_size, hidden_size, batch_first=True)
+            self.out = nn.Linear(hidden_size, output_size)
+            self.dropout = nn.Dropout(dropout_p)
+
+        def forward(self, encoder_outputs, encoder_hidden, target_tensor=None):
+            batch_size = encoder_outputs.size(0)
+            decoder_input = m.empty(batch_size, 1, dtype=m.long).fill_(SOS_token)
+            decoder_hidden = encoder_hidden
+            decoder_outputs = []
+            attentions = []
+            for i in range(MAX_LENGTH):
+                decoder_output, decoder_hidden, attn_weights = self.forward_step(
+                    decoder_input, decoder_hidden, encoder_outputs)
+                decoder_outputs.append(decoder_output)
+                attentions.append(attn_weights)
+                if target_tensor is not None:
+                    decoder_input = target_tensor[:, i].unsqueeze(1)
+                else:
+                    _, topi = decoder_output.topk(1)
+                    decoder_input = topi.squeeze(-1).detach()
+            decoder_outputs = m.cat(decoder_outputs, dim=1)
+            decoder_outputs = F.log_softmax(decoder_outputs, dim=-1)
+            attentions = m.cat(attentions, dim=1)
+            return decoder_outputs, decoder_hidden, attentions
+
+        def forward_step(self, input, hidden, encoder_outputs):
+            embedded = self.dropout(self.embedding(input))
+            query = hidden.permute(1, 0, 2)
+            context, attn_weights = self.attention(query, encoder_outputs)
+            input_gru = m.cat((embedded, context), dim=2)
+            output, hidden = self.gru(input_gru, hidden)
+            output = self.out(output)
+            return output, hidden, attn_weights
+
+    enc = EncoderRNN(input_size, hidden_size)
+    dec = AttnDecoderRNN(hidden_size, output_size)
+    enc.dropout.p = dec.dropout.p = 0.0
+    return enc, dec
+
+
+def test_seq2seq_translation_with_attention():
+    r = np_rng(10)
+    src = r.integers(2, 12, (6, MAX_LENGTH))
+    tgt = r.integers(2, 10, (6, MAX_LENGTH))
+    tgt[:, -1] = EOS_token
+
+    def build(m):
+        return _seq2seq(m, 12, 16, 10)
+
+    def program(m, models, print):
+        encoder, decoder = models
+        input_tensor = m.tensor(src, dtype=m.long)
+        target_tensor = m.LongTensor(tgt)
+        loader = m.utils.data.DataLoader(
+            m.utils.data.TensorDataset(input_tensor, target_tensor), batch_size=3)
+        encoder_optimizer = m.optim.Adam(encoder.parameters(), lr=0.01)
+        decoder_optimizer = m.optim.Adam(decoder.parameters(), lr=0.01)
+        criterion = m.nn.NLLLoss()
+        losses = []
+        for epoch in range(1, 4):
+            total_loss = 0
+            for data in loader:
+                input_tensor_, target_tensor_ = data
+                encoder_optimizer.zero_grad()
+                decoder_optimizer.zero_grad()
+                encoder_outputs, encoder_hidden = encoder(input_tensor_)
+                decoder_outputs, _, _ = decoder(encoder_outputs, encoder_hidden, target_tensor_)
+                loss = criterion(
+                    decoder_outputs.view(-1, decoder_outputs.size(-1)),
+                    target_tensor_.view(-1))
+                loss.backward()
+                encoder_optimizer.step()
+                decoder_optimizer.step()
+                total_loss += loss.item()
+            losses.append(total_loss / len(loader))
+            print('(%d %d%%) %.4f' % (epoch, epoch / 3 * 100, total_loss / len(loader)))
+        encoder.eval()
+        decoder.eval()
+        with m.no_grad():
+            encoder_outputs, encoder_hidden = encoder(m.tensor(src[:2]))
+            decoder_outputs, decoder_hidden, decoder_attn = decoder(encoder_outputs,
+                                                                    encoder_hidden)
+            _, topi = decoder_outputs.topk(1)
+            decoded_ids = topi.squeeze()
+        words = []
+        for idx in decoded_ids[0]:
+            if idx.item() == EOS_token:
+                words.append('<EOS>')
+                break
+            words.append(str(idx.item()))
+        print(' '.join(words))
+        # the score bias Va.bias adds one constant to every score of the softmax: its gradient
+        # is zero up to rounding, and Adam's normalized steps move it by lr either way
+        dec = {k: v for k, v in params_and_grads(decoder).items() if k != "attention.Va.bias"}
+        return [losses, params_and_grads(encoder), dec, decoder_outputs,
+                decoder_attn, decoded_ids, decoder_hidden]
+    run_both(build, program, rtol=1e-4, atol=2e-5, print_rtol=1e-4)
+
+
+# ------------------------------------------------------------------ spatial transformer networks
+
+def _stn(m):
+    nn, F = m.nn, m.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, kernel_size=3)
+            self.conv2 = nn.Conv2d(4, 8, kernel_size=3)
+            self.conv2_drop = nn.Dropout2d()
+            self.fc1 = nn.Linear(8 * 2 * 2, 16)
+            self.fc2 = nn.Linear(16, 10)
+            self.localization = nn.Sequential(
+                nn.Conv2d(1, 4, kernel_size=3),
+                nn.MaxPool2d(2, stride=2),
+                nn.ReLU(True),
+                nn.Conv2d(4, 6, kernel_size=3),
+                nn.MaxPool2d(2, stride=2),
+                nn.ReLU(True)
+            )
+            self.fc_loc = nn.Sequential(
+                nn.Linear(6 * 2 * 2, 16),
+                nn.ReLU(True),
+                nn.Linear(16, 3 * 2)
+            )
+            self.fc_loc[2].weight.data.zero_()
+            self.fc_loc[2].bias.data.copy_(m.tensor([1, 0, 0, 0, 1, 0], dtype=m.float))
+
+        def stn(self, x):
+            xs = self.localization(x)
+            xs = xs.view(-1, 6 * 2 * 2)
+            theta = self.fc_loc(xs)
+            theta = theta.view(-1, 2, 3)
+            grid = F.affine_grid(theta, x.size())
+            x = F.grid_sample(x, grid)
+            return x
+
+        def forward(self, x):
+            x = self.stn(x)
+            x = F.relu(F.max_pool2d(self.conv1(x), 2))
+            x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+            x = x.view(-1, 8 * 2 * 2)
+            x = F.relu(self.fc1(x))
+            x = F.dropout(x, training=self.training)
+            x = self.fc2(x)
+            return F.log_softmax(x, dim=1)
+    return Net()
+
+
+def test_spatial_transformer_network():
+    """affine_grid and grid_sample (default align_corners) in a training loop, the identity
+    initialization by ``weight.data.zero_()`` and ``bias.data.copy_``, evaluation with
+    ``max(1, keepdim=True)[1]`` and ``eq(target.view_as(pred))``. Dropout is off (the two random
+    streams differ), so the run is in eval mode with gradients."""
+    r = np_rng(11)
+    X = r.random((8, 1, 14, 14)).astype(np.float32)
+    Y = r.integers(0, 10, 8)
+
+    def program(m, model, print):
+        F = m.nn.functional
+        optimizer = m.optim.SGD(model.parameters(), lr=0.05)
+        data, target = m.tensor(X), m.tensor(Y)
+        model.eval()
+        for batch_idx in range(4):
+            # the tutorial's theta is the identity at first: move it off it after one step
+            optimizer.zero_grad()
+            output = model(data)
+            loss = F.nll_loss(output, target)
+            loss.backward()
+            optimizer.step()
+            print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
+                1, batch_idx * len(data), 4 * len(data), 100. * batch_idx / 4, loss.item()))
+        with m.no_grad():
+            model.fc_loc[2].bias.add_(m.tensor([0.1, 0.2, -0.1, -0.15, 0.05, 0.1]))
+            output = model(data)
+            test_loss = F.nll_loss(output, target, reduction='sum').item()
+            pred = output.max(1, keepdim=True)[1]
+            correct = pred.eq(target.view_as(pred)).sum().item()
+            transformed = model.stn(data).cpu()
+            theta = m.tensor([[[0.9, 0.2, 0.1], [-0.1, 1.1, -0.2]]]).expand(8, 2, 3)
+            for ac in (False, True):
+                grid = F.affine_grid(theta, data.size(), align_corners=ac)
+                for mode in ("bilinear", "nearest"):
+                    for pad in ("zeros", "border", "reflection"):
+                        transformed = transformed + F.grid_sample(
+                            data, grid, mode=mode, padding_mode=pad, align_corners=ac)
+        print('\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n'.format(
+            test_loss / 8, correct, 8, 100. * correct / 8))
+        grid_np = transformed.numpy().transpose((0, 2, 3, 1))
+        return [params_and_grads(model), output, pred, grid_np]
+    run_both(_stn, program, rtol=1e-4, atol=2e-5, print_rtol=1e-4)
+
+
+# ------------------------------------------------------------------ adversarial examples (FGSM)
+
+def _fgsm_net(m):
+    nn, F = m.nn, m.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3, 1)
+            self.conv2 = nn.Conv2d(4, 8, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(8 * 4 * 4, 16)
+            self.fc2 = nn.Linear(16, 10)
+
+        def forward(self, x):
+            x = self.conv1(x)
+            x = F.relu(x)
+            x = self.conv2(x)
+            x = F.relu(x)
+            x = F.max_pool2d(x, 2)
+            x = self.dropout1(x)
+            x = m.flatten(x, 1)
+            x = self.fc1(x)
+            x = F.relu(x)
+            x = self.dropout2(x)
+            x = self.fc2(x)
+            output = F.log_softmax(x, dim=1)
+            return output
+    return Net()
+
+
+def test_fgsm_adversarial_examples():
+    """``data.requires_grad = True``, ``data.grad.data.sign()``, clamp, the denormalization
+    by ``std.view(1, -1, 1, 1)``, renormalization, ``squeeze().detach().cpu().numpy()``."""
+    r = np_rng(12)
+    X = r.random((6, 1, 12, 12)).astype(np.float32)
+    Y = r.integers(0, 10, 6)
+
+    def fgsm_attack(m, image, epsilon, data_grad):
+        sign_data_grad = data_grad.sign()
+        perturbed_image = image + epsilon * sign_data_grad
+        perturbed_image = m.clamp(perturbed_image, 0, 1)
+        return perturbed_image
+
+    def denorm(m, batch, mean=[0.1307], std=[0.3081]):
+        if isinstance(mean, list):
+            mean = m.tensor(mean).to("cpu")
+        if isinstance(std, list):
+            std = m.tensor(std).to("cpu")
+        return batch * std.view(1, -1, 1, 1) + mean.view(1, -1, 1, 1)
+
+    def program(m, model, print):
+        F = m.nn.functional
+        model.eval()
+        results = []
+        for epsilon in (0, .05, .2):
+            correct = 0
+            adv_examples = []
+            for i in range(len(X)):
+                data = (m.tensor(X[i:i + 1]) - 0.1307) / 0.3081
+                target = m.tensor(Y[i:i + 1])
+                data.requires_grad = True
+                output = model(data)
+                init_pred = output.max(1, keepdim=True)[1]
+                if init_pred.item() == target.item() and i % 2:
+                    continue
+                loss = F.nll_loss(output, target)
+                model.zero_grad()
+                loss.backward()
+                data_grad = data.grad.data
+                data_denorm = denorm(m, data)
+                perturbed_data = fgsm_attack(m, data_denorm, epsilon, data_grad)
+                perturbed_data_normalized = (perturbed_data - 0.1307) / 0.3081
+                output = model(perturbed_data_normalized)
+                final_pred = output.max(1, keepdim=True)[1]
+                if final_pred.item() == target.item():
+                    correct += 1
+                adv_ex = perturbed_data.squeeze().detach().cpu().numpy()
+                adv_examples.append((init_pred.item(), final_pred.item(), adv_ex))
+                results.append(data_grad)
+            final_acc = correct / float(len(X))
+            print(f"Epsilon: {epsilon}\tTest Accuracy = {correct} / {len(X)} = {final_acc}")
+            results.append(adv_examples)
+        return results
+    run_both(_fgsm_net, program, rtol=1e-4, print_rtol=1e-4)
+
+
+# ------------------------------------------------------------------ DQN
+
+Transition = namedtuple('Transition', ('state', 'action', 'next_state', 'reward'))
+
+
+class ReplayMemory(object):
+    def __init__(self, capacity):
+        self.memory = deque([], maxlen=capacity)
+
+    def push(self, *args):
+        self.memory.append(Transition(*args))
+
+    def sample(self, batch_size):
+        return random.sample(self.memory, batch_size)
+
+    def __len__(self):
+        return len(self.memory)
+
+
+def _dqn(m, n_observations=4, n_actions=2):
+    nn, F = m.nn, m.nn.functional
+
+    class DQN(nn.Module):
+        def __init__(self, n_observations, n_actions):
+            super().__init__()
+            self.layer1 = nn.Linear(n_observations, 32)
+            self.layer2 = nn.Linear(32, 32)
+            self.layer3 = nn.Linear(32, n_actions)
+
+        def forward(self, x):
+            x = F.relu(self.layer1(x))
+            x = F.relu(self.layer2(x))
+            return self.layer3(x)
+    policy_net = DQN(n_observations, n_actions)
+    target_net = DQN(n_observations, n_actions)
+    target_net.load_state_dict(policy_net.state_dict())
+    return policy_net, target_net
+
+
+class CartLine:
+    """A tiny deterministic environment: numpy dynamics, done after 6 steps or a far drift."""
+
+    def __init__(self, seed):
+        self.r = np.random.default_rng(seed)
+
+    def reset(self):
+        self.t = 0
+        self.s = self.r.standard_normal(4).astype(np.float32) * 0.1
+        return self.s.copy(), {}
+
+    def step(self, action):
+        self.t += 1
+        self.s = (self.s + (0.1 if action else -0.1) * np.array([1, 0.5, -0.2, 0.3], np.float32)
+                  + 0.01 * self.t).astype(np.float32)
+        terminated = bool(abs(self.s[0]) > 0.4)
+        return self.s.copy(), 1.0, terminated, self.t >= 6, {}
+
+
+def test_dqn_replay_memory_and_soft_update():
+    BATCH_SIZE, GAMMA, TAU, LR = 8, 0.99, 0.005, 1e-3
+
+    def program(m, models, print):
+        nn = m.nn
+        policy_net, target_net = models
+        optimizer = m.optim.AdamW(policy_net.parameters(), lr=LR, amsgrad=True)
+        memory = ReplayMemory(100)
+        env = CartLine(13)
+        episode_durations = []
+        losses = []
+
+        def select_action(state, steps_done):
+            if steps_done % 3:
+                with m.no_grad():
+                    return policy_net(state).max(1).indices.view(1, 1)
+            return m.tensor([[steps_done % 2]], device="cpu", dtype=m.long)
+
+        def optimize_model():
+            if len(memory) < BATCH_SIZE:
+                return
+            transitions = memory.sample(BATCH_SIZE)
+            batch = Transition(*zip(*transitions))
+            non_final_mask = m.tensor(tuple(map(lambda s: s is not None, batch.next_state)),
+                                      device="cpu", dtype=m.bool)
+            non_final_next_states = m.cat([s for s in batch.next_state if s is not None])
+            state_batch = m.cat(batch.state)
+            action_batch = m.cat(batch.action)
+            reward_batch = m.cat(batch.reward)
+            state_action_values = policy_net(state_batch).gather(1, action_batch)
+            next_state_values = m.zeros(BATCH_SIZE, device="cpu")
+            with m.no_grad():
+                next_state_values[non_final_mask] = \
+                    target_net(non_final_next_states).max(1).values
+            expected_state_action_values = (next_state_values * GAMMA) + reward_batch
+            criterion = nn.SmoothL1Loss()
+            loss = criterion(state_action_values, expected_state_action_values.unsqueeze(1))
+            optimizer.zero_grad()
+            loss.backward()
+            m.nn.utils.clip_grad_value_(policy_net.parameters(), 100)
+            optimizer.step()
+            losses.append(loss)
+
+        steps_done = 0
+        for i_episode in range(5):
+            state, info = env.reset()
+            state = m.tensor(state, dtype=m.float32, device="cpu").unsqueeze(0)
+            for t in range(100):
+                action = select_action(state, steps_done)
+                steps_done += 1
+                observation, reward, terminated, truncated, _ = env.step(action.item())
+                reward = m.tensor([reward], device="cpu")
+                done = terminated or truncated
+                if terminated:
+                    next_state = None
+                else:
+                    next_state = m.tensor(observation, dtype=m.float32,
+                                          device="cpu").unsqueeze(0)
+                memory.push(state, action, next_state, reward)
+                state = next_state
+                optimize_model()
+                target_net_state_dict = target_net.state_dict()
+                policy_net_state_dict = policy_net.state_dict()
+                for key in policy_net_state_dict:
+                    target_net_state_dict[key] = policy_net_state_dict[key] * TAU + \
+                        target_net_state_dict[key] * (1 - TAU)
+                target_net.load_state_dict(target_net_state_dict)
+                if done:
+                    episode_durations.append(t + 1)
+                    break
+        durations_t = m.tensor(episode_durations * 2, dtype=m.float)
+        means = durations_t.unfold(0, 3, 1).mean(1).view(-1)
+        means = m.cat((m.zeros(2), means))
+        print('Complete', episode_durations, means)
+        return [losses, params_and_grads(policy_net), params_and_grads(target_net), means]
+    run_both(lambda m: _dqn(m), program, rtol=1e-4, print_rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_is_torchs_bit_for_bit(dtype, align_corners):
+    """affine_grid's points are torch's exactly (its products summed in order, one rounding
+    each; half precision: the base grid's linspace and scaling rounded to the dtype, the sums in
+    float32): a point one ulp off a tie moves grid_sample's nearest tap (it did, in the
+    spatial transformer's evaluation)."""
+    r = np_rng(14)
+    for shape in [(8, 1, 14, 14), (2, 3, 7, 5), (1, 1, 1, 6), (2, 1, 4, 6, 5), (1, 2, 3, 7, 9)]:
+        k = 3 if len(shape) == 4 else 4
+        th = r.standard_normal((shape[0], k - 1, k)).astype(np.float32)
+        x = r.random(shape).astype(np.float32)
+        outs = []
+        for m in LIBS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                theta = m.tensor(th).to(getattr(m, dtype))
+                if min(shape[2:]) == 1 and dtype in ("bfloat16", "float16"):
+                    # torch's one-point base grid (at::tensor(0)) has no half CPU kernel
+                    with pytest.raises(NotImplementedError) as e:
+                        m.nn.functional.affine_grid(theta, shape, align_corners=align_corners)
+                    outs.append(str(e.value))
+                    continue
+                grid = m.nn.functional.affine_grid(theta, shape, align_corners=align_corners)
+                s = m.nn.functional.grid_sample(m.tensor(x).to(getattr(m, dtype)), grid,
+                                                mode="nearest", align_corners=align_corners)
+            outs.append((grid.float().numpy(), s.float().numpy(), str(grid.dtype)))
+        if isinstance(outs[0], str):
+            assert outs[1] == outs[0]
+            continue
+        (tg, ts, tdt), (lg, ls, ldt) = outs
+        assert ldt == tdt
+        np.testing.assert_array_equal(lg, tg, err_msg=f"{shape}")
+        np.testing.assert_array_equal(ls, ts, err_msg=f"{shape}")

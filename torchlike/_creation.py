@@ -16,6 +16,7 @@ from . import _fused
 from . import _dtype as D
 from . import _random
 from . import _tiers
+from . import _vmap_levels
 from ._tensor import Tensor
 from ._storage import with_out, write_out
 
@@ -1031,6 +1032,8 @@ def _keeps_layout(fn, name=None):
     (``memory_format=torch.preserve_format``, the default) or ``memory_format``'s; a
     non-Tensor ``input`` raises torch's TypeError."""
     name = name or fn.__name__
+    # (a random draw's batching follows vmap's randomness: 'same' draws one unbatched value)
+    tied = not name.startswith("rand")
 
     @functools.wraps(fn)
     def like(input, *args, memory_format=None, **kwargs):
@@ -1048,6 +1051,8 @@ def _keeps_layout(fn, name=None):
             raise not_a_tensor(name, input)
         _check_kw(name, memory_format=memory_format, **kwargs)
         out = fn(input, *args, **kwargs)
+        if tied:
+            out = _vmap_levels.tie_tensor(out, input)   # (batched in a vmap, as ``input`` is)
         if out._alias is None:
             set_layout(out, _copy_strides(input, memory_format))
         return out
@@ -1166,7 +1171,8 @@ def _fma32(a, b, c):
     return _round32(s, t)
 
 
-_HALF = {"float16": np.float16, "bfloat16": jnp.bfloat16}
+_HALF = {"float16": np.float16, "bfloat16": np.dtype(jnp.bfloat16).type}   # numpy scalars (usable
+#                                                  in a trace: jnp.bfloat16() makes a jax array)
 
 
 def _complex_of(re, im, cdt):

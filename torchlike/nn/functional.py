@@ -5408,9 +5408,7 @@ def _linspace_from_neg_one(n, align_corners, dtype):
         return jnp.zeros((1,), dtype)
     # torch's CPU linspace, bit for bit: a grid point one ulp off a pixel centre moves the
     # floor() of grid_sample's taps, and with it the gradient flowing back to theta
-    if np.dtype(dtype) not in (np.float32, np.float64):
-        r = jnp.linspace(-1.0, 1.0, n, dtype=dtype)
-        return r if align_corners else r * (n - 1) / n
+    # (half precision: each of linspace, `* (n - 1)` and `/ n` rounded to the dtype)
     from .._creation import _linspace_np
     r = np.asarray(_linspace_np(-1.0, 1.0, n, D.from_jax(dtype)))
     t = r.dtype.type
@@ -5426,18 +5424,23 @@ def _affine_grid(theta, size, align_corners):
         N, _, H, W = size
         xs = _linspace_from_neg_one(W, align_corners, dt)
         ys = _linspace_from_neg_one(H, align_corners, dt)
-        base = jnp.stack([jnp.broadcast_to(xs[None, :], (H, W)),
-                          jnp.broadcast_to(ys[:, None], (H, W)), jnp.ones((H, W), dt)], -1)
-        return jnp.einsum("hwk,njk->nhwj", base, theta, precision=_HI)
+        # torch's base_grid.bmm(theta^T): each output the products summed in order, one
+        # rounding each (a grid point one ulp off moves grid_sample's nearest tap at a tie)
+        # (half precision: float32 sums rounded once, as torch's reduced-precision bmm)
+        up = jnp.float32 if jnp.dtype(dt).itemsize < 4 else dt
+        t = theta.astype(up)[:, None, None, :, :]          # (N, 1, 1, 2, 3)
+        xs, ys = xs.astype(up), ys.astype(up)
+        return (xs[None, None, :, None] * t[..., 0] + ys[None, :, None, None] * t[..., 1]
+                + t[..., 2]).astype(dt)
     N, _, D_, H, W = size
     xs = _linspace_from_neg_one(W, align_corners, dt)
     ys = _linspace_from_neg_one(H, align_corners, dt)
     zs = _linspace_from_neg_one(D_, align_corners, dt)
-    shp = (D_, H, W)
-    base = jnp.stack([jnp.broadcast_to(xs[None, None, :], shp),
-                      jnp.broadcast_to(ys[None, :, None], shp),
-                      jnp.broadcast_to(zs[:, None, None], shp), jnp.ones(shp, dt)], -1)
-    return jnp.einsum("dhwk,njk->ndhwj", base, theta, precision=_HI)
+    up = jnp.float32 if jnp.dtype(dt).itemsize < 4 else dt
+    t = theta.astype(up)[:, None, None, None, :, :]        # (N, 1, 1, 1, 3, 4)
+    xs, ys, zs = xs.astype(up), ys.astype(up), zs.astype(up)
+    return (xs[None, None, None, :, None] * t[..., 0] + ys[None, None, :, None, None] * t[..., 1]
+            + zs[None, :, None, None, None] * t[..., 2] + t[..., 3]).astype(dt)
 
 
 _GRID_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
@@ -5474,6 +5477,10 @@ def affine_grid(theta, size, align_corners=None):
                       stacklevel=_stacklevel(2))
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    if min(spatial) == 1 and theta.dtype in (D.float16, D.bfloat16):
+        # torch's one-point base grid is at::tensor(0, ...), which has no half CPU kernel
+        raise NotImplementedError(f'"tensor_cpu" not implemented for '
+                                  f"'{D.legacy_name(theta.dtype)}'")
     return apply(_affine_grid, theta, size=size, align_corners=bool(align_corners))
 
 
