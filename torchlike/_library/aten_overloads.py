@@ -822,6 +822,7 @@ OVERLOADS = {
     "softplus": "default out",
     "softshrink": "default out",
     "sort": "default stable values_stable values int float Tensor bool str any",
+    "sparse_coo_tensor": "size indices indices_size size_out",
     "special_airy_ai": "default out",
     "special_bessel_j0": "default out",
     "special_bessel_j1": "default out",
