@@ -46,6 +46,7 @@ from . import _caches
 from . import _dtype as D
 from . import _registry as _R
 from . import _tiers
+from . import _vmap_levels
 from . import _fused
 from ._fused import Deferred as _Deferred, raw as _raw
 from ._registry import apply, defop
@@ -575,6 +576,9 @@ trace_write_hook = None
 
 def _write(t, new, grad_out, repeats_ok=False):
     a = t._alias
+    if _vmap_levels.active():
+        # (torch's batching rules: a batched value cannot go into an unbatched tensor)
+        _vmap_levels.check_write((t if a is None else a.root)._d, new)
     hook = trace_write_hook
     if hook is not None:
         root = t if a is None else a.root

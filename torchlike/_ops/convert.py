@@ -6,6 +6,7 @@ import jax.numpy as jnp
 
 from .. import _device
 from .. import _dtype as D
+from .. import _vmap_levels
 from .._registry import apply, defop
 from .._tensor import Tensor
 from ._surface import method, methods
@@ -219,9 +220,10 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 def _new_filled(name, factory):
     def new(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
             pin_memory=False):
-        return _as_method(name, factory, *_new_size(name, args, size),
-                          dtype=dtype or self.dtype, device=_new_device(self, device),
-                          requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+        return _vmap_levels.tie_tensor(_as_method(
+            name, factory, *_new_size(name, args, size), dtype=dtype or self.dtype,
+            device=_new_device(self, device), requires_grad=requires_grad, layout=layout,
+            pin_memory=pin_memory), self)
     new.__name__ = new.__qualname__ = name
     return new
 
@@ -240,17 +242,19 @@ _declare_new_filled()
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
               layout=None, pin_memory=False):
     from .._creation import full
-    return _as_method("new_full", full, size, fill_value, dtype=dtype or self.dtype,
-                      device=_new_device(self, device), requires_grad=requires_grad,
-                      layout=layout, pin_memory=pin_memory)
+    return _vmap_levels.tie_tensor(_as_method(
+        "new_full", full, size, fill_value, dtype=dtype or self.dtype,
+        device=_new_device(self, device), requires_grad=requires_grad, layout=layout,
+        pin_memory=pin_memory), self)
 
 
 @method("new_empty_strided")
 def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
                        layout=None, pin_memory=False):
     from .tensor_forms import empty_strided
-    return empty_strided(size, stride, dtype=dtype or self.dtype, layout=layout,
-                         device=_new_device(self, device), requires_grad=requires_grad,
-                         pin_memory=pin_memory)
+    return _vmap_levels.tie_tensor(empty_strided(
+        size, stride, dtype=dtype or self.dtype, layout=layout,
+        device=_new_device(self, device), requires_grad=requires_grad,
+        pin_memory=pin_memory), self)
 
 

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _random
+from .. import _vmap_levels
 from .._tensor import Tensor
 from . import _core as C
 from . import _pytree as P
@@ -156,7 +157,8 @@ def _run_chunk(func, name, out_dims, randomness, flat_args, flat_dims, spec, bpo
             # (inside a differentiating transform: tracked as the tensor it batches)
             t._requires_grad = flat_args[i]._requires_grad
         call_args = P.tree_unflatten(leaves, spec)
-        with C.traced("vmap"), C.randomness_level(randomness, idx):
+        with C.traced("vmap"), C.randomness_level(randomness, idx), \
+                _vmap_levels.level(idx._trace):
             out = func(*call_args, **kwargs)
         oleaves, ospec = P.tree_flatten(out)
         if isinstance(out, Tensor):
