@@ -128,9 +128,14 @@ def make_dual(tensor, tangent, *, level=None):
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}.")
     out = _untracked(tensor.view_as, tensor)
-    tan = tangent.detach()
-    if tan.dtype != tensor.dtype:
-        tan = tan.to(tensor.dtype)
+    if tangent.dtype == tensor.dtype and tuple(tangent.stride()) == tuple(tensor.stride()):
+        # torch keeps the tangent itself where its layout is the primal's:
+        # unpack_dual(make_dual(p, t)).tangent is t (forward-mode AD tutorial)
+        tan = tangent
+    else:
+        # else a copy with the primal's strides
+        tan = _untracked(lambda: tensor.new_empty_strided(
+            tuple(tensor.shape), tuple(tensor.stride())).copy_(tangent.detach()))
     _set_tangent(out, tan)
     return out
 

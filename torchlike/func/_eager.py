@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from . import _core as C
 from . import _pytree as P
-from ._tape import maybe_on_tape
+from ._tape import maybe_on_tape, tape_needed
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "functionalize"]
@@ -170,7 +170,36 @@ def _out_tensors(out, api):
 
 def vjp(func, *primals, has_aux=False):
     """torch.func.vjp: (output, vjp_fn[, aux]); ``vjp_fn(cotangents)`` gives one gradient per
-    primal (a tuple)."""
+    primal (a tuple). Where a primal (or a tensor ``func`` reaches) requires grad, the output and
+    ``vjp_fn``'s gradients carry autograd history, as torch's (each one tape node, which
+    recomputes ``func``)."""
+    plain = {}
+    if tape_needed(primals, {}, func):
+        def outputs(a, k):
+            r = _vjp(func, *a, has_aux=has_aux)
+            return (r[0], r[2]) if has_aux else r[0]
+        got = maybe_on_tape("vjp", outputs, primals, {}, func)
+    else:
+        r = _vjp(func, *primals, has_aux=has_aux)
+        plain["fn"] = r[1]
+        got = (r[0], r[2]) if has_aux else r[0]
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        # (decided at the call, as torch's: grad mode then, the cotangents' requires_grad)
+        if tape_needed((primals, cotangents), {}, func):
+            return maybe_on_tape(
+                "vjp", lambda a, k: _vjp(func, *a[0], has_aux=has_aux)[1](
+                    a[1], retain_graph=retain_graph, create_graph=create_graph),
+                (primals, cotangents), {}, func)
+        if "fn" not in plain:
+            plain["fn"] = _vjp(func, *primals, has_aux=has_aux)[1]
+        return plain["fn"](cotangents, retain_graph=retain_graph, create_graph=create_graph)
+    if has_aux:
+        return got[0], vjp_fn, got[1]
+    return got, vjp_fn
+
+
+def _vjp(func, *primals, has_aux=False):
     api = "vjp(f, *primals)"
     leaves, spec = _flat_tensors(primals)
     _check_inexact(leaves, api)
@@ -296,7 +325,13 @@ def _check_dual(primal, tangent=None):
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """torch.func.jvp: (output, jvp_out[, aux]) by ``jax.jvp``."""
+    """torch.func.jvp: (output, jvp_out[, aux]) by ``jax.jvp``; one tape node where a primal,
+    a tangent or a tensor ``func`` reaches requires grad (torch's results carry history)."""
+    return maybe_on_tape("jvp", lambda a, k: _jvp_impl(func, *a, strict=strict, has_aux=has_aux),
+                         (primals, tangents), {}, func)
+
+
+def _jvp_impl(func, primals, tangents, *, strict=False, has_aux=False):
     api = "jvp(f, primals, tangents)"
     if strict:
         raise NotImplementedError("torch.func.jvp(strict=True) is not supported by torchlike "

@@ -61,6 +61,16 @@ def _reached_outputs(vjp_fn, outs):
     return used
 
 
+def tape_needed(args, kwargs, func):
+    """Whether ``maybe_on_tape`` would record a node for this call."""
+    if C.in_transform() or not _gm._state.grad_enabled:
+        return False
+    leaves, _ = P.tree_flatten((args, kwargs))
+    if any(isinstance(v, Tensor) and v.requires_grad and _inexact(v._data) for v in leaves):
+        return True
+    return bool(_captured(func, leaves))
+
+
 def maybe_on_tape(api, run, args, kwargs, func):
     """``run(args, kwargs)``, recorded as one tape node when grad mode is on, no transform is
     tracing, and some Tensor argument, or tensor ``func`` reaches, requires grad."""
