@@ -343,7 +343,8 @@ def test_index_arithmetic_on_a_tensors_elements_runs_at_once(fused):
     assert sum(cuts.values()) - sum(before.values()) <= 4, dict(cuts)
     i = torch.tensor(5)
     assert not isinstance((i + 1)._d, _fused.Deferred)           # (ran now)
-    assert isinstance((ix[0] + 1)._d, _fused.Deferred)            # (a pending element)
+    assert not isinstance(ix[0]._d, _fused.Deferred)   # (an element of a concrete tensor)
+    assert isinstance(((ix * 1)[0] + 1)._d, _fused.Deferred)      # (a pending element)
     assert isinstance((data + 1)._d, _fused.Deferred)             # (100 elements: recorded)
     assert isinstance((i + torch.zeros(2, dtype=torch.int64))._d, _fused.Deferred)
     with E.strict():
@@ -915,20 +916,25 @@ def test_a_steps_program_updates_the_buffers_it_takes_over_in_place(fused, monke
 
 
 def test_a_read_of_one_call_runs_through_the_ops_own_tiers(fused):
-    """A segment of one call cut by a read (an element of a concrete tensor read back, as a
-    loop that logs ``x[i].item()`` does) runs as strict eager runs the op, through its own
-    tiers: it never becomes a segment program, however often it comes back; two calls do."""
+    """A segment of one call cut by a read (a computed tensor read back) runs as strict eager
+    runs the op, through its own tiers: it never becomes a segment program, however often it
+    comes back; two calls do. An element of a concrete tensor (``x[i].item()``, as a loop that
+    logs does) is read at once, as in strict mode: no segment at all."""
+    n = 3 * _fused.FUSE_AFTER
     x = torch.arange(12.0).reshape(3, 4)
     torch.sync()
     before = _fused.stats()
-    got = [x[i % 3, 1].item() for i in range(3 * _fused.FUSE_AFTER)]
-    assert got == [float(4 * (i % 3) + 1) for i in range(3 * _fused.FUSE_AFTER)]
+    got = [x[i % 3, 1].item() for i in range(n)]
+    assert got == [float(4 * (i % 3) + 1) for i in range(n)]
+    assert _fused.stats()["segments"] == before["segments"]
+    got = [(x + float(i % 3)).tolist()[1][1] for i in range(n)]
+    assert got == [5.0 + i % 3 for i in range(n)]
     after = _fused.stats()
-    assert after["segments"] - before["segments"] == 3 * _fused.FUSE_AFTER
+    assert after["segments"] - before["segments"] == n
     assert after["compiles"] == before["compiles"]
     assert after["fused"] == before["fused"] and after["replayed"] == before["replayed"]
-    got = [(x[i % 3, 1] * 2).item() for i in range(3 * _fused.FUSE_AFTER)]
-    assert got == [2.0 * (4 * (i % 3) + 1) for i in range(3 * _fused.FUSE_AFTER)]
+    got = [((x + float(i % 3)) * 2).tolist()[1][1] for i in range(n)]
+    assert got == [2.0 * (5.0 + i % 3) for i in range(n)]
     assert _fused.stats()["compiles"] == after["compiles"] + 1
 
 

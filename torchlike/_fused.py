@@ -305,7 +305,22 @@ def _caller():
     f = sys._getframe(2)
     while f.f_code.co_name in _PLUMBING and f.f_back is not None:
         f = f.f_back
-    return f"{f.f_code.co_name} ({_short(f.f_code.co_filename)}:{f.f_lineno})"
+    return _place(f)
+
+
+def _place(f):
+    """``"function (file:line)"`` of frame ``f``, made once per code object and line (a loop
+    reading a value cuts at the same place every step)."""
+    key = (f.f_code, f.f_lineno)
+    got = _places.get(key)
+    if got is None:
+        if len(_places) >= 1024:
+            _places.clear()
+        got = _places[key] = f"{f.f_code.co_name} ({_short(f.f_code.co_filename)}:{f.f_lineno})"
+    return got
+
+
+_places: dict = {}
 
 
 _PLUMBING = {"get", "_data", "resolve", "raw", "__getattr__", "<genexpr>", "<listcomp>"}
@@ -319,7 +334,7 @@ def _user_frame():
                                     or "site-packages" in f.f_code.co_filename
                                     or f.f_code.co_name in _PLUMBING):
         f = f.f_back
-    return f"{f.f_code.co_name} ({_short(f.f_code.co_filename)}:{f.f_lineno})"
+    return _place(f)
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -370,7 +385,8 @@ def record(tiered, args):
             tree = _FLAT.get(len(args))
             if tree is None:
                 tree = _FLAT[len(args)] = jax.tree_util.tree_structure((0,) * len(args))
-        if not pending and _scalar_call(leaves):
+        if not pending and (_scalar_call(leaves) or tiered.selects and _one_element(tiered,
+                                                                                  leaves)):
             return None
         refs = []
         keys = []
@@ -494,6 +510,22 @@ def _scalar_call(leaves):
         elif c not in _SCALARS:
             return False
     return arrays
+
+
+def _one_element(tiered, leaves):
+    """Does a view op's call on concrete ``leaves`` give at most one element (``x[3]``)? It
+    runs now, as in strict mode: a loop reading elements of a tensor would otherwise cut once
+    per element read, each cut costlier than the read (a view of a pending value is recorded:
+    its cone is small, a partial read computes it)."""
+    for a in leaves:
+        if a.__class__ is not _ArrayImpl and a.__class__ not in _SCALARS:
+            return False        # (a resolved Deferred, numpy data: the general path)
+    sig = signature(leaves)
+    shapes = tiered.shapes
+    ent = shapes.get(sig) if shapes is not None else None
+    if ent is None:
+        ent = _abstract(tiered, sig[0], list(leaves), sig)
+    return ent[3] and math.prod(ent[1][0][0]) <= 1
 
 
 def _other_input(a, c, leaves, i):

@@ -26,6 +26,7 @@ pattern has not. Eager ``jax.vjp`` never runs on this path.
 """
 from __future__ import annotations
 
+import math as _math
 import threading
 import weakref
 
@@ -406,6 +407,7 @@ class _Compiled:
         pure = op.poly is not False         # (an impure function is never traced behind)
         self.fwd = Tiered(f, lambda: counted("fwd", f), op.name, poly=poly,
                           ident=lambda: _tiers.stable("op", op.name, fn, kw, cast), pure=pure)
+        self.fwd.selects = op.view is not None
         self._fwd_vjp_raw = fwd_vjp
         self.fwd_vjp = Tiered(fwd_vjp, lambda: counted("fwd_vjp", fwd_vjp), op.name,
                               _finish_vjp, ident=vjp_ident, pure=pure)
@@ -982,6 +984,7 @@ def _record_known(op, args, static, st):
         ref, given = refs.append, arrays.append
         added = []              # (inputs this call made: undone where no recipe records it)
         device = None
+        pending = False         # (a pending operand met)
         for a in args:
             cl = a.__class__
             if cl is not T:
@@ -1017,6 +1020,7 @@ def _record_known(op, args, static, st):
                         return _undo(seg, n_ext, added)     # (its segment failed)
                     part((d.key, grad_on and a._requires_grad))
                     ref(d.slot)
+                    pending = True
                     if device is None:
                         device = d.device
                     given(d)
@@ -1052,6 +1056,10 @@ def _record_known(op, args, static, st):
             return key
         (c, tiered, out_key, nbytes, tree, out_tree, needs, node_cls, name, saves, view,
          save_plan, saves_out) = r
+        if view is not None and not pending and _math.prod(out_key[0]) <= 1:
+            # (an element of a concrete tensor, ``float(x[3])``: read now, as in strict mode,
+            # not recorded for a cut of its own: ``_fused.record``)
+            return _undo(seg, n_ext, added)
         refs = tuple(refs)
         if device is None:
             device = _tiers._default_device()

@@ -468,7 +468,7 @@ class Tiered:
     """
 
     __slots__ = ("raw", "_jit", "_make_jit", "seen", "finish", "name", "shapes", "ident",
-                 "poly", "pure", "donate", "__weakref__")
+                 "poly", "pure", "donate", "selects", "__weakref__")
     # fused eager's abstract evaluation makes the interpreter's plan of a call's signature,
     # unless its class declares its outputs (``(tree, leaves) -> (structure, avals)`` of the
     # call's input structure and leaves: a graph's backward, an optimizer's group update)
@@ -489,6 +489,9 @@ class Tiered:
         # function's node swaps its state tensors' data while traced; a user's jax function):
         # it is never traced in a background thread
         self.pure = pure
+        # a view op's forward (it selects its input's elements): fused eager runs a call of it
+        # on concrete inputs with at most one element out now (``_fused.record``)
+        self.selects = False
         if hasattr(jitted, "lower"):            # a jax.jit already
             self._jit, self._make_jit = jitted, None
         else:
