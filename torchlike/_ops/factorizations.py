@@ -283,7 +283,14 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 @defop("matrix_exp", grad_name="LinalgMatrixExpBackward0")
 def _matrix_exp(a):
-    return jsl.expm(a)
+    # jax's float32 expm loses about 1e-4 relative once the norm needs squarings (its Pade
+    # degree and squaring for float32); torch's is within about 3e-7: float32 and complex64
+    # are computed in double precision and rounded once
+    up = {jnp.dtype(jnp.float32): jnp.float64, jnp.dtype(jnp.complex64): jnp.complex128}
+    wide = up.get(jnp.dtype(a.dtype))
+    if wide is None:
+        return jsl.expm(a)
+    return jsl.expm(a.astype(wide)).astype(a.dtype)
 
 
 def matrix_exp(A):

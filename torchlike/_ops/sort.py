@@ -136,8 +136,13 @@ def _topk_row(v, k, largest, sort=True):
     q, f, l = _jax.lax.while_loop(lambda st: st[2] - st[1] > 3, select_body,
                                   (q, jnp.asarray(0), jnp.asarray(n)))
     q = insertion_sort(q, f, l)
-    if sort:
-        q = insertion_sort(q, jnp.asarray(0), jnp.asarray(k - 1))
+    if sort and k > 2:
+        # the first k - 1 by an insertion sort under ``comp``: that is a stable sort under
+        # ``comp`` (NaN greatest), done as one (the loop took O(k * n) steps: 30 s for 2560
+        # of 12800 interpreted, pruning's l1_unstructured)
+        arr, ix = q
+        o = jnp.argsort(arr[:k - 1], stable=True, descending=largest)
+        q = (arr.at[:k - 1].set(arr[:k - 1][o]), ix.at[:k - 1].set(ix[:k - 1][o]))
     return q[1][:k]
 
 
