@@ -2500,3 +2500,19 @@ def test_topk_of_many_with_ties_is_quick():
     assert time.perf_counter() - t0 < 15
     want = torch.topk(torch.tensor(x), 2560, largest=False)
     assert_close(got.values, want.values, 0, 0, "values")
+    assert_close(got.indices, want.indices, 0, 0, "indices")
+
+
+@pytest.mark.parametrize("k", [17, 150])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_orders_ties_as_torchs_std_sort(k, largest):
+    """Sorted topk with k * 64 > n: torch's nth_element, then std::sort of the first k - 1,
+    whose introsort partitions (ranges over 16) decide the order of tied values (it was a
+    plain stable order: tied indices differed from torch's once k - 1 > 16)."""
+    r = np_rng(31)
+    for x in (r.integers(0, 6, (3, 300)).astype(np.float32), r.integers(-4, 4, 300),
+              np.where(r.random(300) < 0.1, np.nan, r.integers(0, 3, 300)).astype(np.float32)):
+        want = torch.topk(torch.tensor(x), k, largest=largest)
+        got = torchlike.topk(torchlike.tensor(x), k, largest=largest)
+        assert_close(got.indices, want.indices, 0, 0, "indices")
+        assert_close(got.values, want.values, 0, 0, "values")
