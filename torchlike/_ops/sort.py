@@ -76,7 +76,8 @@ def msort(input):
 def _topk_row(v, k, largest, sort=True):
     """The indices torch's CPU topk returns for ``k * 64 > n``: libstdc++'s ``nth_element``
     (introselect: median-of-three pivot, unguarded partition, insertion sort below 4) on
-    (value, index) pairs, then an insertion sort of the first k - 1, as jax while_loops."""
+    (value, index) pairs, then libstdc++'s ``std::sort`` of the first k - 1 (introsort's
+    partitions, then its insertion sort: a stable sort), as jax while_loops."""
     n = v.shape[0]
     inexact = jnp.issubdtype(v.dtype, jnp.inexact)
     ar = jnp.arange(n)
