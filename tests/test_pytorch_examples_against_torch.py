@@ -18,14 +18,12 @@ digit the other way) or the run's relative tolerance.
 """
 from __future__ import annotations
 
-import builtins
 import collections
 import functools
 import io
 import math
 import random
 import re
-import sys
 import warnings
 from collections import namedtuple
 
@@ -34,129 +32,13 @@ import pytest
 import torch
 
 import torchlike
-from nn_util import copy_state
-from oracle import assert_close
+import programs_against_torch as _programs
+from programs_against_torch import Printed, params_and_grads, run_both, same_lines, same_results
 
 LIBS = (torch, torchlike)
 
 
 # ------------------------------------------------------------------ helpers
-
-class Printed:
-    """A ``print`` a program calls: the lines it printed, in order."""
-
-    def __init__(self):
-        self.lines = []
-
-    def __call__(self, *args, **kw):
-        buf = io.StringIO()
-        builtins.print(*args, file=buf, **kw)
-        self.lines.extend(buf.getvalue().splitlines())
-
-
-_NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
-
-
-def _unit(s):
-    """One unit of a printed number's last digit."""
-    mant, _, exp = s.lower().partition("e")
-    dec = len(mant.partition(".")[2])
-    return 10.0 ** (int(exp or 0) - dec)
-
-
-def same_text(ours, theirs, rtol=1e-5):
-    """Two printed lines are the same text, their numbers within one unit of the last printed
-    digit of torch's or ``rtol``."""
-    assert _NUM.split(ours) == _NUM.split(theirs), f"{ours!r} != torch {theirs!r}"
-    for a, b in zip(_NUM.findall(ours), _NUM.findall(theirs)):
-        if a == b:
-            continue
-        fa, fb = float(a), float(b)
-        assert abs(fa - fb) <= 1.01 * _unit(b) + rtol * abs(fb), \
-            f"{a} != torch {b} in {ours!r} (torch {theirs!r})"
-
-
-def same_lines(ours, theirs, rtol=1e-5):
-    assert len(ours) == len(theirs), f"{len(ours)} lines, torch printed {len(theirs)}:\n" \
-        + "\n".join(ours) + "\n--- torch:\n" + "\n".join(theirs)
-    for a, b in zip(ours, theirs):
-        same_text(a, b, rtol)
-
-
-def _leaves(x, path="result"):
-    if isinstance(x, dict):
-        for k, v in x.items():
-            yield from _leaves(v, f"{path}[{k!r}]")
-    elif isinstance(x, (list, tuple)):
-        yield (f"{path}:len", len(x))
-        for i, v in enumerate(x):
-            yield from _leaves(v, f"{path}[{i}]")
-    else:
-        yield path, x
-
-
-def _scaled_atol(b, atol, scale_tol):
-    """``atol``, or ``scale_tol`` times the tensor's largest magnitude where that is larger: a
-    float32 sum's rounding error is relative to its terms, not to a small element it cancels
-    down to."""
-    a = np.abs(np.asarray(b.detach().float().numpy() if isinstance(b, torch.Tensor) else b,
-                          dtype=np.float64))
-    return max(atol, scale_tol * float(a.max())) if a.size else atol
-
-
-def same_results(ours, theirs, atol, rtol, scale_tol=1e-5):
-    """Nested results (tensors, numpy arrays, numbers, text) equal torch's: tensors by dtype,
-    shape and value within the tolerances (``_scaled_atol``), floats within them, the rest
-    exactly."""
-    lo, to = list(_leaves(ours)), list(_leaves(theirs))
-    assert [p for p, _ in lo] == [p for p, _ in to], "result structure differs"
-    for (path, a), (_, b) in zip(lo, to):
-        if isinstance(b, torch.Tensor):
-            assert isinstance(a, torchlike.Tensor), f"{path}: {type(a)}"
-            assert str(a.dtype) == str(b.dtype), f"{path}: dtype {a.dtype} != torch {b.dtype}"
-            assert a.requires_grad == b.requires_grad, f"{path}: requires_grad"
-            if b.is_floating_point():
-                assert_close(a, b, _scaled_atol(b, atol, scale_tol), rtol, path)
-            else:
-                assert_close(a, b, atol, rtol, path)
-        elif isinstance(b, np.ndarray):
-            assert isinstance(a, np.ndarray) and a.dtype == b.dtype, f"{path}: {a!r}"
-            tol = _scaled_atol(b, atol, scale_tol) if b.dtype.kind == "f" else atol
-            assert_close(a, b, tol, rtol, path)
-        elif isinstance(b, float):
-            assert isinstance(a, float), f"{path}: {a!r} is not a float"
-            assert abs(a - b) <= atol + rtol * abs(b) or a == b, f"{path}: {a} != torch {b}"
-        elif isinstance(b, str):
-            same_text(a, b, rtol)
-        else:
-            assert a == b, f"{path}: {a!r} != torch {b!r}"
-
-
-def run_both(build, program, *, atol=1e-5, rtol=1e-4, print_rtol=None, seed=0):
-    """``build(m)`` the program's model(s) in both libraries (torch's seeded, torchlike's given
-    torch's weights through ``load_state_dict``), run ``program(m, models, print)`` on each and
-    compare what it returns and prints. Returns both results."""
-    torch.manual_seed(seed)
-    tmodels = build(torch)
-    lmodels = build(torchlike)
-    for tm, lm in zip(_as_tuple(tmodels), _as_tuple(lmodels)):
-        copy_state(tm, lm)
-    out = {}
-    for m, models in ((torch, tmodels), (torchlike, lmodels)):
-        pr = Printed()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = program(m, models, pr)
-        out[m] = (res, pr.lines)
-    (tres, tlines), (lres, llines) = out[torch], out[torchlike]
-    same_lines(llines, tlines, rtol if print_rtol is None else print_rtol)
-    same_results(lres, tres, atol, rtol)
-    return lres, tres
-
-
-def _as_tuple(x):
-    return x if isinstance(x, tuple) else (x,)
-
 
 def _no_dropout(model, m):
     """Dropout off in a compared training run (the two random streams differ): every dropout
@@ -172,13 +54,8 @@ def _no_dropout(model, m):
 
 
 def module_level(cls, m):
-    """A class made for library ``m`` by a factory, reachable by pickle as a module global (the
-    examples save whole models with ``torch.save(model, f)``)."""
-    name = f"{cls.__name__}_{'torch' if m is torch else 'torchlike'}"
-    cls.__qualname__ = name
-    cls.__module__ = __name__
-    setattr(sys.modules[__name__], name, cls)
-    return cls
+    """``programs_against_torch.module_level`` into this module (pickle finds the class)."""
+    return _programs.module_level(cls, m, __name__)
 
 
 def without_key_biases(params):
@@ -193,11 +70,6 @@ def without_key_biases(params):
             p, g = p[keep], (None if g is None else g[keep])
         out[k] = (p, g)
     return out
-
-
-def params_and_grads(model):
-    return {k: (p.detach().clone(), None if p.grad is None else p.grad.clone())
-            for k, p in model.named_parameters()}
 
 
 # ------------------------------------------------------------------ word_language_model
