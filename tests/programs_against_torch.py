@@ -81,6 +81,7 @@ def _leaves(x, path="result"):
 def _scaled_atol(b, atol, scale_tol):
     a = np.abs(np.asarray(b.detach().float().numpy() if isinstance(b, torch.Tensor) else b,
                           dtype=np.float64))
+    a = a[np.isfinite(a)]       # (a mask's infinities compare exactly, and scale nothing)
     return max(atol, scale_tol * float(a.max())) if a.size else atol
 
 
