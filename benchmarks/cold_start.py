@@ -6,6 +6,8 @@ Workloads, each run in its own new Python process and timed after the imports:
 * ``batches``: four steps at four new batch sizes (61, 62, 63, 64);
 * ``generate``: greedy generation of ``--tokens`` tokens with a tiny GPT (2 blocks, d_model 128,
   4 heads, vocab 256) whose context grows each step under ``no_grad`` (nanoGPT's ``generate``);
+* ``topk_ties``: the first ``topk`` of a fifth of 12,800 magnitudes with ties (pruning's
+  ``l1_unstructured`` of a ``Linear(400, 32)``; torch's tie order is replayed);
 * ``rss``: resident memory after 1,000 and 5,000 warm MLP steps (torchlike only).
 
 torchlike runs with the interpreter tier off and an empty cache (every first call compiles,
@@ -14,7 +16,7 @@ cache warm, each round beside a fresh torch process. First calls move between ru
 own by 2-4x), so each column is the median of its rounds, with the range, and the ratios are
 those of the medians. Asserts nothing.
 Run: ``python benchmarks/cold_start.py [--tokens 60] [--repeats 3]
-[--only step,batches,generate,rss]``
+[--only step,batches,generate,topk_ties,rss]``
 """
 from __future__ import annotations
 
@@ -100,6 +102,11 @@ WORK = {
         t0 = time.perf_counter(); model.generate(torch.zeros(1, 1, dtype=torch.long), TOKENS)
         print(time.perf_counter() - t0)
     """,
+    "topk_ties": """
+        x = (torch.randn(12800, generator=torch.Generator().manual_seed(0)) * 100).round().abs()
+        t0 = time.perf_counter(); torch.topk(x, 2560, largest=False).indices.tolist()
+        print(time.perf_counter() - t0)
+    """,
     "rss": """
         import resource
         model = mlp(); opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -138,7 +145,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", type=int, default=60)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", default="step,batches,generate,rss")
+    ap.add_argument("--only", default="step,batches,generate,topk_ties,rss")
     a = ap.parse_args()
     targets = {"step": "<=10x / <=5x", "batches": "<=10x", "generate": "<=15x / <=10x"}
     print(f"torch, cold and warm: median (min-max) of {a.repeats} rounds of fresh processes")

@@ -2355,16 +2355,13 @@ def test_matrix_exp_is_as_accurate_as_torchs(scale, dtype):
         assert err < 1e-6, (m.__name__, err)
 
 
-def test_topk_of_many_with_ties_is_quick():
+def test_topk_of_many_with_ties_as_torch():
     """topk of a fifth of 12,800 magnitudes with a few ties (pruning's l1_unstructured of a
-    Linear(400, 32)): torch's tie replay sorted the first k - 1 with a step-by-step insertion
-    sort, 30 s a call in the interpreter; a stable sort gives the same order at once."""
-    import time
+    Linear(400, 32)): the tie replay orders them as torch's (its first call's time, 30 s before
+    the replay's stable sort: ``benchmarks/cold_start.py --only topk_ties``)."""
     x = np.abs(np_rng(30).standard_normal(12800).astype(np.float32))
     assert len(np.unique(x)) < x.size        # (ties: the replay runs)
-    t0 = time.perf_counter()
     got = torchlike.topk(torchlike.tensor(x), 2560, largest=False)
-    assert time.perf_counter() - t0 < 15
     want = torch.topk(torch.tensor(x), 2560, largest=False)
     assert_close(got.values, want.values, 0, 0, "values")
     assert_close(got.indices, want.indices, 0, 0, "indices")
