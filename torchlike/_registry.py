@@ -26,7 +26,6 @@ pattern has not. Eager ``jax.vjp`` never runs on this path.
 """
 from __future__ import annotations
 
-import math as _math
 import threading
 import weakref
 
@@ -984,7 +983,6 @@ def _record_known(op, args, static, st):
         ref, given = refs.append, arrays.append
         added = []              # (inputs this call made: undone where no recipe records it)
         device = None
-        pending = False         # (a pending operand met)
         for a in args:
             cl = a.__class__
             if cl is not T:
@@ -1020,7 +1018,6 @@ def _record_known(op, args, static, st):
                         return _undo(seg, n_ext, added)     # (its segment failed)
                     part((d.key, grad_on and a._requires_grad))
                     ref(d.slot)
-                    pending = True
                     if device is None:
                         device = d.device
                     given(d)
@@ -1056,10 +1053,6 @@ def _record_known(op, args, static, st):
             return key
         (c, tiered, out_key, nbytes, tree, out_tree, needs, node_cls, name, saves, view,
          save_plan, saves_out) = r
-        if view is not None and not pending and _math.prod(out_key[0]) <= 1:
-            # (an element of a concrete tensor, ``float(x[3])``: read now, as in strict mode,
-            # not recorded for a cut of its own: ``_fused.record``)
-            return _undo(seg, n_ext, added)
         refs = tuple(refs)
         if device is None:
             device = _tiers._default_device()
