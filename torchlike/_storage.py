@@ -470,12 +470,8 @@ class ViewRule:
             return
         base = args[0]
         several = result.__class__ is tuple
-        if self.overlap is not None:
-            rep = self.overlap(base, static)
-        elif several:
-            rep = _grows(base, result, static)
-        else:
-            rep = _prod(result._d.shape) > _prod(base._d.shape)
+        rep = (self.overlap(base, static) if self.overlap is not None
+               else _grows(base, result if several else (result,), static))
         # positions made inside a traced function are constants: index maps need their values
         rest = tuple([x if x.__class__ is int else constant(x) for x in arrays[1:]]) \
             if len(arrays) > 1 else ()

@@ -82,12 +82,12 @@ def tie(value, like):
     trace = _innermost()
     if trace is None or not _batched(like, trace) or _batched(value, trace):
         return value
-    # (a batched scalar of ``value``'s dtype, broadcast to its shape, and a select that keeps
-    # ``value``'s own elements: XLA folds the select away)
-    total = jnp.sum(like)
-    if jnp.iscomplexobj(total) and not jnp.iscomplexobj(value):
-        total = jnp.real(total)
-    scalar = lax.convert_element_type(total, value.dtype)
+    # (a batched scalar of ``value``'s dtype, ``like``'s first element, broadcast to its shape,
+    # and a select that keeps ``value``'s own elements)
+    one = jnp.ravel(like)[0] if like.size else jnp.sum(like)
+    if jnp.iscomplexobj(one) and not jnp.iscomplexobj(value):
+        one = jnp.real(one)
+    scalar = lax.convert_element_type(one, value.dtype)
     return lax.select_n(jnp.bool_(True), jnp.broadcast_to(scalar, value.shape), value)
 
 
