@@ -222,27 +222,6 @@ class SparseTensor:
     def _with_values(self, vals):
         return SparseTensor(self._ind, vals, self._size, self._coalesced)
 
-    def float(self):
-        return self._with_values(self._vals.float())
-
-    def double(self):
-        return self._with_values(self._vals.double())
-
-    def half(self):
-        return self._with_values(self._vals.half())
-
-    def bfloat16(self):
-        return self._with_values(self._vals.bfloat16())
-
-    def long(self):
-        return self._with_values(self._vals.long())
-
-    def int(self):
-        return self._with_values(self._vals.int())
-
-    def bool(self):
-        return self._with_values(self._vals.bool())
-
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
             return "torch.sparse." + self._vals.type().split(".")[-1]
@@ -412,6 +391,19 @@ class SparseTensor:
         return "".join(out) + ")"
 
     __str__ = __repr__
+
+
+def _cast(name):
+    """``SparseTensor.<name>()``: the values cast as ``Tensor.<name>()`` casts them."""
+    def cast(self):
+        return self._with_values(getattr(self._vals, name)())
+    cast.__name__ = cast.__qualname__ = name
+    return cast
+
+
+for _name in ("float", "double", "half", "bfloat16", "long", "int", "bool"):
+    setattr(SparseTensor, _name, _cast(_name))
+del _name
 
 
 def _segment_sum(vals, seg, n):
