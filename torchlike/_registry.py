@@ -1265,3 +1265,20 @@ def broadcast_error(shapes):
                         f"({b[i]}) at non-singleton dimension {i}")
         acc = tuple(y if x == 1 else x for x, y in zip(a, b))
     return None
+
+
+def inplace_broadcast_error(dst, src):
+    """torch's message for writing a value of shape ``src`` into a tensor of shape ``dst``
+    (``copy_``, an in-place kernel's output): the shapes' broadcast error, or "output with
+    shape ... doesn't match the broadcast shape ..." where they broadcast to another shape
+    than ``dst``; None where the write is taken."""
+    dst, src = tuple(dst), tuple(src)
+    msg = broadcast_error([dst, src])
+    if msg is not None:
+        return msg
+    ndim = max(len(dst), len(src))
+    a, b = (1,) * (ndim - len(dst)) + dst, (1,) * (ndim - len(src)) + src
+    shape = tuple(y if x == 1 else x for x, y in zip(a, b))
+    if shape != dst:
+        return f"output with shape {list(dst)} doesn't match the broadcast shape {list(shape)}"
+    return None

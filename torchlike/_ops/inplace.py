@@ -47,13 +47,8 @@ def copy_(self, src, non_blocking=False):
         from .._creation import scalar_tensor
         src = scalar_tensor(src, device=self.device)
     if not _broadcastable(tuple(src.shape), tuple(self.shape)):
-        from .._registry import broadcast_error
-        dst, shape = tuple(self.shape), tuple(src.shape)
-        msg = broadcast_error([dst, shape])
-        if msg is None:         # (they broadcast, to a shape other than ``self``'s)
-            msg = (f"output with shape {list(dst)} doesn't match the broadcast shape "
-                   f"{list(np.broadcast_shapes(dst, shape))}")
-        raise RuntimeError(msg)
+        from .._registry import inplace_broadcast_error
+        raise RuntimeError(inplace_broadcast_error(self.shape, src.shape))
     check_inference_inplace(self)
     check_inplace(self)
     check_no_partial_overlap(self, (src,))

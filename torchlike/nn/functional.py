@@ -2229,20 +2229,15 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     ``target`` may broadcast to ``input``'s shape but not widen it (torch's "output with
     shape ... doesn't match the broadcast shape ..."), and a bool or integer ``input`` is
     refused by the negation or by the in-place float results."""
-    from .._registry import broadcast_error
+    from .._registry import inplace_broadcast_error
     from .._ops.typeinfo import can_cast
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _no_grad_arg("soft_margin_loss", "target", target)
     if input.dtype is D.bool:
         raise RuntimeError(_NEG_BOOL)
-    shapes = [tuple(input.shape), tuple(target.shape)]
-    msg = broadcast_error(shapes)
+    msg = inplace_broadcast_error(input.shape, target.shape)
     if msg:
         raise RuntimeError(msg)
-    wide = tuple(jnp.broadcast_shapes(*shapes))
-    if wide != shapes[0]:
-        raise RuntimeError(f"output with shape {list(shapes[0])} doesn't match the broadcast "
-                           f"shape {list(wide)}")
     common = D.promote_types(input.dtype, target.dtype)
     if not can_cast(common, input.dtype):        # mul_(target)
         raise RuntimeError(f"result type {D.legacy_name(common)} can't be cast to the desired "

@@ -265,17 +265,13 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     max_len = max(s.shape[0] for s in sequences)
     trailing = tuple(sequences[0].shape[1:])
-    from ..._registry import broadcast_error
+    from ..._registry import inplace_broadcast_error
     for i, s in enumerate(sequences[1:], 1):
         # torch copies each sequence into its slot (length, *trailing): copy_'s broadcasting
         dst, src = (s.shape[0],) + trailing, tuple(s.shape)
-        err = broadcast_error([dst, src])
+        err = inplace_broadcast_error(dst, src)
         if err:
             raise RuntimeError(err)
-        shape = tuple(np.broadcast_shapes(dst, src))
-        if shape != dst:
-            raise RuntimeError(f"output with shape {list(dst)} doesn't match the broadcast "
-                               f"shape {list(shape)}")
         if src != dst:
             sequences[i] = s.expand(tuple(dst))
     # torch fills a new tensor and copies each sequence into its slot (CopySlices), in the
