@@ -58,3 +58,17 @@ def test_the_names_import_as_torchs():
 def test_the_scatter_gather_module_path():
     from torchlike.nn.parallel.scatter_gather import gather, scatter, scatter_kwargs  # noqa
     from torch.nn.parallel.scatter_gather import gather, scatter, scatter_kwargs  # noqa: F811
+
+
+def test_tensors_off_the_cpu_are_refused_naming_the_function():
+    """torch scatters, gathers, replicates and applies across GPUs; torchlike runs a module on
+    one device: tensors on another device than the CPU (the meta device here) raise a
+    NotImplementedError naming the function (DIFFERENCES.md)."""
+    P = torchlike.nn.parallel
+    calls = {"scatter": lambda: P.scatter(torchlike.ones(2, device="meta"), [0]),
+             "gather": lambda: P.gather([torchlike.ones(2, device="meta")], 0),
+             "replicate": lambda: P.replicate(torchlike.nn.Linear(2, 2, device="meta"), [0])}
+    for name, call in calls.items():
+        with pytest.raises(NotImplementedError, match=f"torch.nn.parallel.{name}: torchlike "
+                                                      f"runs a module on one device"):
+            call()
