@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._sparse import SparseTensor as _SparseTensor
+from .._sparse import spmm  # noqa: F401  (torch.spmm, also torch.sparse.spmm)
 from .._sparse import sum as _sum
 
 __all__ = ["mm", "sum", "spmm", "check_sparse_tensor_invariants"]
@@ -15,11 +16,6 @@ def mm(mat1, mat2, reduce="sum"):
                                   f"reduce='sum' only")
     import torchlike
     return torchlike.mm(mat1, mat2)
-
-
-def spmm(input, mat2):
-    import torchlike
-    return torchlike.mm(input, mat2)
 
 
 def sum(input, dim=None, dtype=None):
