@@ -124,3 +124,16 @@ def test_save_load_raise_naming_alternative(tmp_path):
         torchlike.jit.save(m, str(tmp_path / "m.pt"))
     with pytest.raises(NotImplementedError, match="torchlike.load"):
         torchlike.jit.load(str(tmp_path / "m.pt"))
+
+
+def test_annotations_module_names():
+    """``from torch.jit.annotations import List`` (timm's densenet): the typing names and the
+    BroadcastingList annotations."""
+    import importlib
+    ours = importlib.import_module("torchlike.jit.annotations")
+    theirs = importlib.import_module("torch.jit.annotations")
+    for name in ("Any", "Dict", "List", "Optional", "Tuple", "Union"):
+        assert getattr(ours, name) is getattr(theirs, name), name
+    for name in ("BroadcastingList1", "BroadcastingList2", "BroadcastingList3"):
+        assert getattr(ours, name)[int] is getattr(theirs, name)[int] is None
+    assert ours.Future is torchlike.jit.Future

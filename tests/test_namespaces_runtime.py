@@ -325,6 +325,22 @@ def test_hub_offline_and_cache(tmp_path):
     assert torchlike.hub.load(str(tmp_path), "seven", source="local", k=1) == 8
 
 
+def test_hub_module_constants_are_torchs(monkeypatch, tmp_path):
+    """Libraries import torch.hub's constants (timm: ``from torch.hub import HASH_REGEX``) and
+    its private ``_get_torch_home``."""
+    for name in ("HASH_REGEX", "ENV_GITHUB_TOKEN", "ENV_TORCH_HOME", "ENV_XDG_CACHE_HOME",
+                 "DEFAULT_CACHE_DIR", "VAR_DEPENDENCY", "MODULE_HUBCONF", "READ_DATA_CHUNK"):
+        assert getattr(torchlike.hub, name) == getattr(torch.hub, name), name
+    match = torchlike.hub.HASH_REGEX.search("resnet18-f37072fd.pth")
+    assert match.group(1) == torch.hub.HASH_REGEX.search("resnet18-f37072fd.pth").group(1)
+    monkeypatch.delenv("TORCH_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert torchlike.hub._get_torch_home() == torch.hub._get_torch_home()
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "th"))
+    assert torchlike.hub._get_torch_home() == torch.hub._get_torch_home()
+    assert torchlike.hub.get_dir() == torch.hub.get_dir()
+
+
 def test_onnx():
     assert torchlike.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
     with pytest.raises(NotImplementedError, match="jax.export"):

@@ -7,10 +7,20 @@ do instead. ``load_state_dict_from_url`` loads a checkpoint already in the hub c
 from __future__ import annotations
 
 import os
+import re
 from urllib.parse import urlparse
 
 __all__ = ["load", "list", "help", "get_dir", "set_dir", "load_state_dict_from_url",
            "download_url_to_file"]
+
+ENV_GITHUB_TOKEN = "GITHUB_TOKEN"
+ENV_TORCH_HOME = "TORCH_HOME"
+ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"
+DEFAULT_CACHE_DIR = "~/.cache"
+VAR_DEPENDENCY = "dependencies"
+MODULE_HUBCONF = "hubconf.py"
+READ_DATA_CHUNK = 128 * 1024
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")     # the sha256 prefix in a checkpoint's file name
 
 _hub_dir = [None]
 
@@ -18,14 +28,17 @@ _OFFLINE = ("torchlike.hub does not download (torchlike never fetches code or we
             "network)")
 
 
+def _get_torch_home():
+    return os.path.expanduser(os.getenv(ENV_TORCH_HOME, os.path.join(
+        os.getenv(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "torch")))
+
+
 def get_dir():
     if _hub_dir[0] is not None:
         return _hub_dir[0]
     if os.getenv("TORCH_HUB"):
         return os.getenv("TORCH_HUB")
-    home = os.path.expanduser(os.getenv("TORCH_HOME", os.path.join(
-        os.getenv("XDG_CACHE_HOME", "~/.cache"), "torch")))
-    return os.path.join(home, "hub")
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d):
