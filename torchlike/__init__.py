@@ -97,7 +97,7 @@ _namespace = _lazy_submodules(__name__, {
     "accelerator", "mps", "cpu", "profiler", "testing", "onnx", "distributed",
     "multiprocessing", "hub", "compiler", "types", "overrides", "library", "export",
     "sparse", "masked", "quantization", "ao", "nested", "signal", "_dynamo",
-    "_logging", "__config__", "_C", "fx"})
+    "_logging", "__config__", "_C", "fx", "futures"})
 # top-level names that live in a lazily imported namespace: name -> module
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",
