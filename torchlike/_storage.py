@@ -546,8 +546,17 @@ def write_each(tensors, arrays):
     """Raw writes (as ``write(t, new)``) of ``arrays`` into ``tensors``, under one lock: an
     optimizer's update of its parameters and state."""
     with _lock:
+        if trace_write_hook is not None or _vmap_levels.active():
+            for t, new in zip(tensors, arrays):
+                _write(t, new, None)
+            return
         for t, new in zip(tensors, arrays):
-            _write(t, new, None)
+            # (a root no view reads, the common parameter: ``_write``'s first branch, inline)
+            if t._alias is None and not t.__dict__.get("_aliases"):
+                t._data = new
+                t._vc[0] += 1
+            else:
+                _write(t, new, None)
 
 
 def write_roots(tensors, arrays):
