@@ -24,6 +24,9 @@ def __getattr__(name):
     if name in ("init_device_mesh", "DeviceMesh"):
         from . import device_mesh
         return getattr(device_mesh, name)
+    if name == "GradBucket":
+        from .algorithms.ddp_comm_hooks.default_hooks import GradBucket
+        return GradBucket
     import importlib
     if name in ("device_mesh", "tensor", "fsdp", "run", "checkpoint", "launch",
                 "elastic", "algorithms", "optim", "_tensor"):

@@ -41,7 +41,8 @@ __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_proc
            "scatter", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor",
            "all_to_all", "all_to_all_single",
            "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
-           "new_group", "ReduceOp", "Backend", "group", "GroupMember", "is_nccl_available",
+           "new_group", "new_subgroups", "new_subgroups_by_enumeration", "ReduceOp",
+           "Backend", "group", "GroupMember", "is_nccl_available",
            "is_gloo_available", "is_mpi_available", "is_ucc_available", "is_xccl_available",
            "default_pg_timeout", "is_torchelastic_launched",
            "get_node_local_rank", "monitored_barrier", "ProcessGroup", "get_global_rank",
@@ -145,10 +146,11 @@ group = GroupMember
 
 
 class Work:
-    """A finished collective: every collective here completes before it returns."""
+    """A finished collective: every collective here completes before it returns. ``result()``
+    and ``get_future().value()`` are the collective's output tensors (a list), as in torch."""
 
     def __init__(self, result=None):
-        self._result = result
+        self._result = [] if result is None else result
 
     def wait(self, timeout=None):
         return True
@@ -159,14 +161,24 @@ class Work:
     def is_success(self):
         return True
 
+    def exception(self):
+        return None
+
+    def source_rank(self):
+        raise ValueError("Work.source_rank: only a recv from any source has one")
+
+    def synchronize(self):
+        pass
+
+    def block_current_stream(self):
+        pass
+
     def result(self):
         return self._result
 
     def get_future(self):
-        import concurrent.futures
-        f = concurrent.futures.Future()
-        f.set_result(self._result)
-        return f
+        from ..futures import Future
+        return Future._completed(self._result)
 
 
 class _State:
@@ -397,14 +409,61 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     """A group of ``ranks`` (every rank calls it, as in torch); non-members get
     ``GroupMember.NON_GROUP_MEMBER``."""
     world = _group(None)
-    ranks = sorted(range(world.size()) if ranks is None else ranks)
-    for r in ranks:
-        if not 0 <= r < world.size():
-            raise ValueError(f"Invalid rank {r}, rank should be in the interval "
-                             f"[0, {world.size() - 1}]")
+    n = world.size()
+    if ranks is not None:
+        ranks = list(ranks)
+        if len(set(ranks)) != len(ranks):
+            raise ValueError(f"ranks list must not contain duplicate entries, got {ranks}")
+        if len(ranks) > n:
+            raise ValueError("the new group's world size should be less or equal to the "
+                             "world size set by init_process_group")
+        for r in ranks:
+            if r < 0 or r >= n:
+                raise ValueError(f"Rank {r} is out of range. Valid ranks are 0 to {n - 1} "
+                                 f"(world_size={n})")
+    ranks = sorted(range(n) if ranks is None else ranks)
     if _state.rank not in ranks:
         return GroupMember.NON_GROUP_MEMBER
     return ProcessGroup(backend or world.name(), ranks, timeout or world._timeout)
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
+                  group_desc=None):
+    """Consecutive subgroups of ``group_size`` ranks; returns (this rank's subgroup, all the
+    subgroups), as torch's."""
+    world = _group(None)
+    n = world.size()
+    if group_size is None:
+        group_size = 1        # torch: the ranks of one machine (one device per rank here)
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    if group_size > n:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size "
+                         f"({n})")
+    if n % group_size != 0:
+        raise ValueError("The world size must be divisible by 'group_size'")
+    return new_subgroups_by_enumeration(
+        [list(range(i, i + group_size)) for i in range(0, n, group_size)], timeout, backend)
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None,
+                                 pg_options=None, group_desc=None):
+    """A subgroup per list of ranks; returns (the subgroup holding this rank, all of them)."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    subgroups, cur, seen = [], None, set()
+    for ranks in ranks_per_subgroup_list:
+        sub = new_group(ranks, timeout=timeout, backend=backend)
+        if _state.rank in ranks:
+            cur = sub
+        for r in ranks:
+            if r in seen:
+                raise ValueError(f"Rank {r} has appeared in both subgroup "
+                                 f"{[x for x in ranks_per_subgroup_list if r in x][0]} and "
+                                 f"{ranks}")
+            seen.add(r)
+        subgroups.append(sub)
+    return cur, subgroups
 
 
 # ============================================================================ the watchdog
@@ -609,15 +668,64 @@ def _check_tensor(t, name="tensor"):
                         f"torch.Tensor\n             but got {type(t)} instead.")
 
 
+def _check_tensor_list(ts, name):
+    from .._tensor import Tensor
+    head = (f"Invalid function argument. Expected parameter `{name}` of type "
+            f"List[torch.Tensor]\n             but got {type(ts)}")
+    if not isinstance(ts, list):
+        raise TypeError(head + " instead.")
+    if not all(isinstance(t, Tensor) for t in ts):
+        raise TypeError(head + f" with elements of type {[type(t) for t in ts]}.")
+
+
+_TORCH_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+               "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
+               "uint64": "UInt64"}
+
+
 def _check_op(op, dtype):
+    """torch's rules for ``op`` on ``dtype`` (gloo): PREMUL_SUM is refused, bitwise ops need
+    an integral or bool dtype, AVG (a sum, then ``div_``) a floating one."""
     if op is RedOpType.PREMUL_SUM:
         raise ValueError("Cannot use ReduceOp.PREMUL_SUM with gloo")
-    if dtype == jnp.bool_ and op not in (RedOpType.SUM, RedOpType.MAX, RedOpType.MIN,
-                                         RedOpType.PRODUCT, RedOpType.BOR, RedOpType.BAND):
-        raise ValueError(f"Cannot use ReduceOp.{op.name} with boolean inputs")
     if op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and \
             jnp.issubdtype(dtype, jnp.inexact):
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
+    if op is RedOpType.AVG and not jnp.issubdtype(dtype, jnp.inexact):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_TORCH_TYPE.get(jnp.dtype(dtype).name, jnp.dtype(dtype).name)}")
+
+
+def _check_complex(t, op, name="all_reduce"):
+    if t.is_complex() and op not in (RedOpType.SUM, RedOpType.AVG, RedOpType.PREMUL_SUM):
+        raise ValueError(f"{name} does not support {op} on complex tensors")
+
+
+def _same_dtype(*tensors):
+    """torch's ``_ensure_all_tensors_same_dtype`` (a complex tensor counts as its real
+    dtype)."""
+    from .._tensor import Tensor
+    last = None
+    for t in tensors:
+        for x in ([t] if isinstance(t, Tensor) else t):
+            d = x.dtype
+            if d.is_complex:
+                d = "torch.float32" if str(d) == "torch.complex64" else "torch.complex128"
+            d = str(d)
+            if last is None:
+                last = d
+            elif last != d:
+                raise ValueError(f"Invalid usage of tensors with different dtypesFound {last} "
+                                 f"and  {x.dtype}")
+
+
+def _shape_str(shape):
+    return "(" + ", ".join(str(int(k)) for k in shape) + ")"
+
+
+def _check_root(g, root, what):
+    if not 0 <= root < g.size():
+        raise RuntimeError(f"ProcessGroupGloo::{what}: invalid root rank: {root}")
 
 
 def _bool_in(x, op):
@@ -636,7 +744,7 @@ def barrier(group=None, async_op=False, device_ids=None):
     if g is None:
         return _done(async_op)
     _run("all_reduce", g, [jnp.zeros((1,), jnp.int32)], RedOpType.SUM, what="BARRIER")
-    return _done(async_op)
+    return _done(async_op, [])
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
@@ -659,11 +767,12 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     g = _member(group)
     if g is None:
         return _done(async_op)
+    _check_complex(tensor, op)
     x, op2 = _bool_in(tensor._data, op)
     _check_op(op, x.dtype)
     (y,) = _run("all_reduce", g, [x], op2, what="ALLREDUCE")
     _write(tensor, y)
-    return _done(async_op)
+    return _done(async_op, [tensor])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -672,23 +781,32 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     g = _member(group)
     if g is None:
         return _done(async_op)
-    dst_g = _group_peer(g, dst, group_dst, "dst")
+    dst_g = _group_peer(g, dst, group_dst, "dst", "reduce")
+    _check_complex(tensor, op, "reduce")
     x, op2 = _bool_in(tensor._data, op)
     _check_op(op, x.dtype)
     (y,) = _run("all_reduce", g, [x], op2, what="REDUCE")
     if g.rank() == dst_g:
         _write(tensor, y)
-    return _done(async_op)
+    return _done(async_op, [tensor])
 
 
-def _group_peer(g, peer, group_peer, name):
+def _group_peer(g, peer, group_peer, name, what=None):
+    """The group rank of root ``peer`` (a global rank) or ``group_peer``; ``what`` names the
+    collective in gloo's error for a root outside the group."""
     if group_peer is not None:
         if peer is not None:
             raise ValueError(f"Can't specify both {name} and group_{name}")
-        return group_peer
-    if peer is None:
-        return 0
-    return get_group_rank(g, peer)
+        r = group_peer
+    elif peer is None:
+        r = 0
+    elif g is _state.world:
+        r = peer                   # the world's group ranks are its global ranks
+    else:
+        r = get_group_rank(g, peer)
+    if what is not None:
+        _check_root(g, r, what)
+    return r
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -697,10 +815,10 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     g = _member(group)
     if g is None:
         return _done(async_op)
-    s = _group_peer(g, src, group_src, "src")
+    s = _group_peer(g, src, group_src, "src", "broadcast")
     (y,) = _run("broadcast", g, [tensor._data], extra=s, what="BROADCAST")
     _write(tensor, y)
-    return _done(async_op)
+    return _done(async_op, [tensor])
 
 
 def _coalesced_broadcast(tensors, src, g):
@@ -714,19 +832,26 @@ def _coalesced_broadcast(tensors, src, g):
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """``tensor_list[r]`` becomes rank ``r``'s ``tensor``."""
+    _check_tensor_list(tensor_list, "tensor_list")
     _check_tensor(tensor)
+    _same_dtype(tensor_list, tensor)
     g = _member(group)
     if g is None:
         return _done(async_op)
     if len(tensor_list) != g.size():
-        raise ValueError(f"all_gather: tensor_list must hold world_size={g.size()} tensors, got "
-                         f"{len(tensor_list)}")
+        raise RuntimeError(f"ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
+                           f"(expected length {g.size()}, got {len(tensor_list)})")
+    for t in tensor_list:
+        if tuple(t.shape) != tuple(tensor.shape):
+            raise RuntimeError(f"ProcessGroupGloo::allgather: invalid tensor size at index 0 "
+                               f"(expected {_shape_str(tensor.shape)}, got "
+                               f"{_shape_str(t.shape)})")
     x = tensor._data
     (y,) = _run("all_gather", g, [x], what="ALLGATHER")
     y = y.reshape((g.size(),) + tuple(x.shape))
     for i, t in enumerate(tensor_list):
         _write(t, y[i])
-    return _done(async_op)
+    return _done(async_op, [list(tensor_list)])
 
 
 def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
@@ -737,20 +862,25 @@ def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
     g = _member(group)
     if g is None:
         return _done(async_op)
+    _same_dtype(output_tensor, input_tensor)
     if output_tensor.numel() != input_tensor.numel() * g.size():
         raise ValueError("Output tensor size must be equal to world_size times input tensor "
                          "size")
     (y,) = _run("all_gather", g, [input_tensor._data], what="_ALLGATHER_BASE")
     _write(output_tensor, y)
-    return _done(async_op)
+    # (gloo gathers into the output's chunks: its future holds them)
+    return _done(async_op, list(output_tensor.chunk(g.size())) if async_op else None)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     _check_tensor(tensor)
+    if gather_list:
+        _check_tensor_list(gather_list, "gather_list")
+    _same_dtype(tensor, gather_list or [])
     g = _member(group)
     if g is None:
         return _done(async_op)
-    d = _group_peer(g, dst, group_dst, "dst")
+    d = _group_peer(g, dst, group_dst, "dst", "gather")
     if g.rank() == d:
         if gather_list is None or len(gather_list) != g.size():
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
@@ -763,15 +893,19 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         y = y.reshape((g.size(),) + tuple(x.shape))
         for i, t in enumerate(gather_list):
             _write(t, y[i])
+        return _done(async_op, [list(gather_list)])
     return _done(async_op)
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     _check_tensor(tensor)
+    if scatter_list:
+        _check_tensor_list(scatter_list, "scatter_list")
+    _same_dtype(tensor, scatter_list or [])
     g = _member(group)
     if g is None:
         return _done(async_op)
-    s = _group_peer(g, src, group_src, "src")
+    s = _group_peer(g, src, group_src, "src", "scatter")
     n = g.size()
     if g.rank() == s:
         if scatter_list is None or len(scatter_list) != n:
@@ -784,7 +918,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         x = jnp.zeros((n,) + tuple(tensor.shape), tensor._d.dtype)
     (y,) = _run("broadcast", g, [x], extra=s, what="SCATTER")
     _write(tensor, y[g.rank()])
-    return _done(async_op)
+    return _done(async_op, [tensor])
 
 
 def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -794,13 +928,15 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=F
     g = _member(group)
     if g is None:
         return _done(async_op)
+    _same_dtype(output, input)
     if input.numel() != output.numel() * g.size():
         raise ValueError("input tensor must be the same size as output size times world size")
-    _check_op(op, input._d.dtype)
-    x = input._data.reshape((-1,))
-    (y,) = _run("reduce_scatter", g, [x], op, what="_REDUCE_SCATTER_BASE")
+    _check_complex(input, op, "reduce_scatter_tensor")
+    x, op2 = _bool_in(input._data.reshape((-1,)), op)
+    _check_op(op, x.dtype)
+    (y,) = _run("reduce_scatter", g, [x], op2, what="_REDUCE_SCATTER_BASE")
     _write(output, y)
-    return _done(async_op)
+    return _done(async_op, [output])
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -823,50 +959,105 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     g = _member(group)
     if g is None:
         return _done(async_op)
-    x = jnp.concatenate([t._data.reshape((-1,)) for t in input_list])
+    _check_tensor_list(input_list, "input_list")
+    _same_dtype(output, input_list)
+    if len(input_list) != g.size():
+        raise ValueError(f"reduce_scatter: input_list must hold world_size={g.size()} tensors, "
+                         f"got {len(input_list)}")
+    for t in input_list:
+        if tuple(t.shape) != tuple(output.shape):
+            raise ValueError(f"reduce_scatter: every input must have the output's shape "
+                             f"{_shape_str(output.shape)}, got {_shape_str(t.shape)}")
+    x, op2 = _bool_in(jnp.concatenate([t._data.reshape((-1,)) for t in input_list]), op)
     _check_op(op, x.dtype)
-    (y,) = _run("reduce_scatter", g, [x], op, what="REDUCE_SCATTER")
+    (y,) = _run("reduce_scatter", g, [x], op2, what="REDUCE_SCATTER")
     _write(output, y)
-    return _done(async_op)
+    return _done(async_op, [output])
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
                       group=None, async_op=False):
-    """Block ``j`` of this rank's ``input`` (split on dim 0) goes to rank ``j``; ``output``
-    holds the blocks received, in rank order. Equal splits only."""
+    """Block ``j`` of this rank's ``input`` (split on dim 0 by ``input_split_sizes``, or
+    evenly) goes to rank ``j``; ``output`` holds the blocks received, in rank order (split by
+    ``output_split_sizes``, or evenly).
+
+    Equal blocks are one jax ``all_to_all``. Given split sizes (every rank passes them, as in
+    torch), the ranks first gather each other's input splits (one small all-gather), then every
+    block is padded to the largest one, moved by one ``all_to_all``, and unpadded."""
     _check_tensor(output, "output")
     _check_tensor(input, "input")
+    _same_dtype(output, input)
     g = _member(group)
     if g is None:
         return _done(async_op)
     n = g.size()
-    for sizes, name in ((output_split_sizes, "output"), (input_split_sizes, "input")):
-        if sizes and len(set(sizes)) > 1:
-            raise NotImplementedError(
-                f"all_to_all_single with unequal {name}_split_sizes={list(sizes)}: torchlike "
-                f"runs jax's all_to_all, which moves equal blocks. Pad every block to the "
-                f"largest size, or use all_gather.")
-    if input.shape[0] % n:
-        raise ValueError(f"all_to_all_single: input's first dimension ({input.shape[0]}) must "
-                         f"be divisible by the group size ({n})")
-    (y,) = _run("all_to_all", g, [input._data], what="ALLTOALL_BASE")
-    _write(output, y)
-    return _done(async_op)
+    in_s = list(input_split_sizes or [])
+    out_s = list(output_split_sizes or [])
+    for sizes, t in ((in_s, input), (out_s, output)):
+        if sizes and (len(sizes) != n or sum(sizes) != (t.shape[0] if t.ndim else 1)
+                      or min(sizes) < 0):
+            raise RuntimeError("Split sizes doesn't match total dim 0 size")
+        if not sizes and t.ndim and t.shape[0] % n:
+            raise RuntimeError(f"Tensor's dim 0 does not divide equally across group size")
+    if input.numel() and output.numel() and \
+            tuple(input.shape[1:]) != tuple(output.shape[1:]):
+        raise RuntimeError(f"all_to_all_single: input {_shape_str(input.shape)} and output "
+                           f"{_shape_str(output.shape)} differ beyond dim 0")
+    if not in_s and not out_s:
+        if input.numel() != output.numel():
+            raise RuntimeError(f"all_to_all_single: output has {output.numel()} elements, the "
+                               f"input {input.numel()}: with equal splits they must match")
+        (y,) = _run("all_to_all", g, [input._data], what="ALLTOALL_BASE")
+        _write(output, y)
+        return _done(async_op, [output])
+    # every rank's input split sizes: row i is what rank i sends to each rank
+    rows = in_s or [input.shape[0] // n] * n
+    (got,) = _run("all_gather", g, [jnp.asarray(rows, jnp.int32)], what="ALLTOALL_BASE")
+    table = np.asarray(got).reshape(n, n)
+    me = g.rank()
+    recv = table[:, me].tolist()
+    if (out_s or [output.shape[0] // n] * n) != recv:
+        raise RuntimeError(f"all_to_all_single: rank {me} expects blocks of "
+                           f"{out_s or [output.shape[0] // n] * n} rows (output_split_sizes), "
+                           f"the other ranks send {recv} (their input_split_sizes)")
+    m = max(int(table.max()), 1)
+    x = input._data
+    rest = tuple(x.shape[1:])
+    offs = np.concatenate([[0], np.cumsum(rows)]).tolist()
+    blocks = [jnp.pad(x[offs[j]:offs[j + 1]], [(0, m - rows[j])] + [(0, 0)] * len(rest))
+              for j in range(n)]
+    (y,) = _run("all_to_all", g, [jnp.concatenate(blocks)], what="ALLTOALL_BASE")
+    y = y.reshape((n, m) + rest)
+    _write(output, jnp.concatenate([y[i, :recv[i]] for i in range(n)]))
+    return _done(async_op, [output])
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """``output_tensor_list[i]`` becomes rank ``i``'s ``input_tensor_list[me]``: gloo moves
+    tensors of one shape, as here."""
+    _check_tensor_list(output_tensor_list, "output_tensor_list")
+    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    _same_dtype(output_tensor_list, input_tensor_list)
     g = _member(group)
     if g is None:
         return _done(async_op)
-    shapes = {tuple(t.shape) for t in input_tensor_list}
-    if len(shapes) > 1:
-        raise NotImplementedError("all_to_all with tensors of different shapes: torchlike runs "
-                                  "jax's all_to_all, which moves equal blocks")
+    n = g.size()
+    for name, lst in (("input", input_tensor_list), ("output", output_tensor_list)):
+        if len(lst) != n:
+            raise RuntimeError(f"ProcessGroupGloo::alltoall: invalid {name} tensor list "
+                               f"(expected length {n}, got {len(lst)})")
+    first = tuple(input_tensor_list[0].shape)
+    for lst in (input_tensor_list, output_tensor_list):
+        for i, t in enumerate(lst):
+            if tuple(t.shape) != first:
+                raise RuntimeError(f"ProcessGroupGloo::alltoall: invalid tensor size at index "
+                                   f"{i} (expected {_shape_str(first)}, got "
+                                   f"{_shape_str(t.shape)})")
     x = jnp.stack([t._data for t in input_tensor_list])
     (y,) = _run("all_to_all", g, [x], what="ALLTOALL")
     for i, t in enumerate(output_tensor_list):
         _write(t, y[i])
-    return _done(async_op)
+    return _done(async_op, [list(output_tensor_list)])
 
 
 # ============================================================================ objects

@@ -3,11 +3,14 @@
 What torch's DDP does, on torchlike's collectives (``torchlike.distributed``):
 
 * construction broadcasts every parameter and buffer from rank 0 (one program for all);
-* gradients are grouped into buckets (torch's assignment: parameters in reverse order, a first
-  bucket of 1 MiB, then ``bucket_cap_mb``, one dtype per bucket); when every gradient of a
-  bucket has been accumulated (a post-accumulate-grad hook on each parameter) the bucket is
-  averaged across ranks by one jitted collective -- buckets in index order on every rank, as
-  torch's reducer launches them -- and written back into ``.grad``;
+* gradients are grouped into buckets as torch's reducer groups them: one bucket per dtype for
+  the first iteration (with ``find_unused_parameters`` on a dynamic graph: a first bucket of
+  1 MiB, then ``bucket_cap_mb``, in reverse), rebuilt once after the first synchronised
+  backward in the order the gradients became ready. When every gradient of a bucket has been
+  accumulated (a post-accumulate-grad hook on each parameter) the bucket is averaged across
+  ranks by one jitted collective -- buckets in index order on every rank, as torch's reducer
+  launches them -- and written back into ``.grad``; ``register_comm_hook`` replaces that
+  average with a hook's (``GradBucket`` in, ``torch.futures.Future`` out);
 * ``no_sync()`` skips the reduction (gradients accumulate locally; the next synchronised
   backward averages the sum);
 * ``find_unused_parameters=True`` walks the autograd graph from the forward's outputs and marks
@@ -21,6 +24,7 @@ What torch's DDP does, on torchlike's collectives (``torchlike.distributed``):
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import jax.numpy as jnp
 
@@ -47,26 +51,36 @@ _UNUSED_ERR = (
     "Parameter indices which did not receive grad for rank {rank}: {idx}")
 
 
-def _assign_buckets(params, cap_bytes):
-    """torch's ``_compute_bucket_assignment_by_size``: parameter indices, reverse order,
-    one dtype per bucket, first bucket 1 MiB."""
+def _assign_buckets(params, order, limits):
+    """torch's ``_compute_bucket_assignment_by_size``: parameter indices taken in ``order``,
+    one dtype per bucket, a bucket closing once it holds ``limits[k]`` bytes (its ``k``-th
+    bucket of that dtype; the last limit repeats)."""
     buckets, open_ = [], {}
-    limits = [_FIRST_BUCKET_BYTES, cap_bytes]
-    for i in reversed(range(len(params))):
+    for i in order:
         p = params[i]
-        key = p.dtype
-        b = open_.setdefault(key, {"idx": [], "bytes": 0, "limit": 0})
+        b = open_.setdefault(p.dtype, {"idx": [], "bytes": 0, "k": 0})
         b["idx"].append(i)
         b["bytes"] += p.numel() * p.element_size()
-        if b["bytes"] >= limits[min(b["limit"], 1)]:
+        if b["bytes"] >= limits[min(b["k"], len(limits) - 1)]:
             buckets.append(b["idx"])
-            del open_[key]
-            # the next bucket of this dtype gets the full cap
-            open_[key] = {"idx": [], "bytes": 0, "limit": b["limit"] + 1}
-    for b in open_.values():
-        if b["idx"]:
-            buckets.append(b["idx"])
+            open_[p.dtype] = {"idx": [], "bytes": 0, "k": b["k"] + 1}
+    buckets += [b["idx"] for b in open_.values() if b["idx"]]
     return buckets
+
+
+def _initial_buckets(params, cap_bytes, static_graph, find_unused):
+    """torch's first buckets: one per dtype holding every parameter in forward order (unless
+    unused parameters are looked for on a dynamic graph: then a first bucket of 1 MiB and
+    ``bucket_cap_mb`` after it), listed in reverse."""
+    if static_graph or not find_unused:
+        limits = [sys.maxsize]
+    elif _FIRST_BUCKET_BYTES < cap_bytes:
+        limits = [_FIRST_BUCKET_BYTES, cap_bytes]
+    else:
+        limits = [cap_bytes]
+    buckets = _assign_buckets(params, range(len(params)), limits)
+    buckets.sort(key=min)
+    return list(reversed(buckets))
 
 
 def _graph_params(outputs):
@@ -140,18 +154,41 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_params", params)
         if init_sync and pg.size() > 1:
             c10d._coalesced_broadcast(list(module.parameters()) + list(module.buffers()), 0, pg)
-        buckets = _assign_buckets(params, self.bucket_bytes_cap)
-        object.__setattr__(self, "_buckets", buckets)
-        self._bucket_of = {}
-        for b, idx in enumerate(buckets):
-            for i in idx:
-                self._bucket_of[id(params[i])] = b
         self._index_of = {id(p): i for i, p in enumerate(params)}
+        self._set_buckets(_initial_buckets(params, self.bucket_bytes_cap, static_graph,
+                                           find_unused_parameters))
+        # torch rebuilds the buckets once, after the first synchronised backward (the second
+        # with static_graph), in the order the gradients became ready (not with
+        # unused-parameter search on a dynamic graph)
+        self._rebuilt = find_unused_parameters and not static_graph
+        self._ready_order = []
+        self._synced = 0             # backwards whose buckets all went out
         self._pending = None         # per bucket: param indices not yet ready
         self._unused = set()         # param indices this rank did not use (find_unused)
         self._next_bucket = 0
         self._started = False
+        self._comm_hook = None
+        self._comm_hook_state = None
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
+
+    def _set_buckets(self, buckets):
+        object.__setattr__(self, "_buckets", buckets)
+        self._bucket_of = {}
+        for b, idx in enumerate(buckets):
+            for i in idx:
+                self._bucket_of[id(self._params[i])] = b
+
+    def _rebuild_buckets(self):
+        """torch's bucket rebuild: parameters in the order their gradients became ready in
+        the first synchronised backward (the rebuild follows the second with static_graph), a first bucket of ``min(1 MiB, cap)`` bytes, then
+        ``bucket_cap_mb``."""
+        if (self._rebuilt or len(self._ready_order) != len(self._params)
+                or self._synced < (2 if self.static_graph else 1)):
+            return
+        self._rebuilt = True
+        cap = self.bucket_bytes_cap
+        self._set_buckets(_assign_buckets(self._params, self._ready_order,
+                                          [min(_FIRST_BUCKET_BYTES, cap), cap]))
 
     # ---------------------------------------------------------------- forward
     def forward(self, *inputs, **kwargs):
@@ -165,6 +202,8 @@ class DistributedDataParallel(Module):
             bufs = list(self.module.buffers())
             if bufs:
                 c10d._coalesced_broadcast(bufs, 0, self.process_group)
+        if _gm.is_grad_enabled():
+            self._rebuild_buckets()
         out = self.module(*inputs, **kwargs)
         if _gm.is_grad_enabled() and self.require_backward_grad_sync:
             self._prepare_for_backward(out)
@@ -190,7 +229,10 @@ class DistributedDataParallel(Module):
         if self._pending is None or not self.require_backward_grad_sync:
             return
         self._started = True
-        self._mark(self._index_of[id(p)])
+        i = self._index_of[id(p)]
+        if not self._rebuilt and i not in self._ready_order:
+            self._ready_order.append(i)
+        self._mark(i)
         self._launch_ready()
 
     def _mark(self, i):
@@ -206,6 +248,7 @@ class DistributedDataParallel(Module):
             self._next_bucket += 1
         if self._next_bucket == len(self._buckets):
             self._pending = None
+            self._synced += 1
 
     def _reduce_bucket(self, b):
         idx = self._buckets[b]
@@ -216,6 +259,8 @@ class DistributedDataParallel(Module):
                 arrays.append(jnp.zeros(tuple(p.shape), p._d.dtype))
             else:
                 arrays.append(p.grad._data)
+        if self._comm_hook is not None:
+            return self._hooked_bucket(b, idx, ps, arrays)
         if self.find_unused_parameters:
             arrays.append(jnp.asarray([0 if i in self._unused else 1 for i in idx], jnp.int32))
         out = c10d._run("mean_prescaled", self.process_group, arrays, what="ALLREDUCE")
@@ -246,9 +291,53 @@ class DistributedDataParallel(Module):
         raise NotImplementedError("DistributedDataParallel.join (uneven inputs): every rank must "
                                   "run the same number of steps in torchlike")
 
+    def _hooked_bucket(self, b, idx, ps, arrays):
+        """The communication hook's reduction of bucket ``b``: its flat gradient in a
+        ``GradBucket``, the hook's future's value written back into ``.grad``."""
+        from ...distributed.algorithms.ddp_comm_hooks.default_hooks import GradBucket
+        used = [1] * len(idx)
+        if self.find_unused_parameters:
+            (flags,) = c10d._run("all_reduce", self.process_group,
+                                 [jnp.asarray([0 if i in self._unused else 1 for i in idx],
+                                              jnp.int32)], c10d.RedOpType.SUM,
+                                 what="ALLREDUCE")
+            used = flags.tolist()
+        flat = Tensor._make(jnp.concatenate([a.reshape(-1) for a in arrays]))
+        bucket = GradBucket(b, flat, ps, b == len(self._buckets) - 1)
+        out = self._comm_hook(self._comm_hook_state, bucket).wait()
+        if not isinstance(out, Tensor):
+            raise RuntimeError(f"The communication hook's future must hold a Tensor (the "
+                               f"bucket's reduced buffer), got {type(out).__name__}")
+        data = out._data.reshape(-1)
+        off = 0
+        for p, u in zip(ps, used):
+            k = p.numel()
+            y = data[off:off + k].reshape(tuple(p.shape)).astype(p._d.dtype)
+            off += k
+            if not u:
+                continue
+            if p.grad is None:
+                p.grad = Tensor._make(y)
+            else:
+                c10d._write(p.grad, y)
+
     def register_comm_hook(self, state, hook):
-        raise NotImplementedError("DistributedDataParallel.register_comm_hook: torchlike "
-                                  "averages each bucket with one jitted all-reduce")
+        """Reduce each bucket with ``hook(state, bucket)`` (a ``GradBucket``; returns a
+        ``torch.futures.Future`` of the reduced flat gradient) instead of the averaging
+        all-reduce; ``torch.distributed.algorithms.ddp_comm_hooks.default_hooks`` has torch's
+        default hooks."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        self._comm_hook = hook
+        self._comm_hook_state = state
+
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        raise NotImplementedError("DistributedDataParallel._register_builtin_comm_hook: "
+                                  "register the Python hook (default_hooks.allreduce_hook or "
+                                  "fp16_compress_hook) with register_comm_hook")
 
     def _set_static_graph(self):
         self.static_graph = True
