@@ -10,6 +10,8 @@ from __future__ import annotations
 __all__ = ["Future", "collect_all", "wait_all"]
 
 _UNSET = object()
+_TWICE = ("Attempting to mark a completed Future as complete again. Note that a Future can only "
+          "be marked completed once.")
 
 
 class Future:
@@ -39,8 +41,7 @@ class Future:
 
     def set_result(self, result):
         if self.done():
-            raise RuntimeError("Error: Trying to mark a future as completed, but it has "
-                               "already been marked as completed.")
+            raise RuntimeError(_TWICE)
         self._value = result
         self._run_callbacks()
 
@@ -48,8 +49,7 @@ class Future:
         if not isinstance(result, Exception):
             raise AssertionError(f"{result} is of type {type(result)}, not an Exception.")
         if self.done():
-            raise RuntimeError("Error: Trying to mark a future as completed, but it has "
-                               "already been marked as completed.")
+            raise RuntimeError(_TWICE)
         self._error = result
         self._run_callbacks()
 
@@ -60,8 +60,11 @@ class Future:
         def run(fut):
             try:
                 child.set_result(callback(fut))
-            except Exception as e:      # the error travels to the child, as in torch
-                child.set_exception(e)
+            except Exception as e:      # the error reaches the child, wrapped as in torch
+                err = RuntimeError(f"Got the following error when running the callback: "
+                                   f"{type(e).__name__}: {e}")
+                err.__cause__ = e
+                child.set_exception(err)
         self.add_done_callback(run)
         return child
 

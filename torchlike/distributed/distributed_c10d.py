@@ -723,6 +723,21 @@ def _shape_str(shape):
     return "(" + ", ".join(str(int(k)) for k in shape) + ")"
 
 
+_C10_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+             "bool": "bool", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>"}
+
+
+def _options(t):
+    """A CPU tensor's ``TensorOptions`` as c10 prints it (gloo's type errors quote it)."""
+    name = str(t.dtype).replace("torch.", "")
+    return (f"TensorOptions(dtype={_C10_NAME.get(name, name)}, device=cpu, layout=Strided, "
+            f"requires_grad=false (default), pinned_memory=false (default), "
+            f"memory_format=(nullopt))")
+
+
 def _check_root(g, root, what):
     if not 0 <= root < g.size():
         raise RuntimeError(f"ProcessGroupGloo::{what}: invalid root rank: {root}")
@@ -855,14 +870,23 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 
 def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
-    """``output_tensor`` ([n * d0, ...] or [n, ...]) becomes every rank's ``input_tensor``
-    concatenated (or stacked)."""
+    """``output_tensor`` ([n * d0, ...]; under nccl also [n, ...]) becomes every rank's
+    ``input_tensor`` concatenated (or stacked)."""
     _check_tensor(output_tensor, "output_tensor")
     _check_tensor(input_tensor, "input_tensor")
     g = _member(group)
     if g is None:
         return _done(async_op)
-    _same_dtype(output_tensor, input_tensor)
+    # gloo gathers into ``output_tensor.chunk(n)``: each chunk must be the input's shape
+    gloo = g.name() != "nccl"
+    for i, c in enumerate(output_tensor.chunk(g.size()) if gloo and output_tensor.ndim else []):
+        if c.dtype != input_tensor.dtype:
+            raise RuntimeError(f"ProcessGroupGloo::allgather: invalid tensor type at index {i} "
+                               f"(expected {_options(input_tensor)}, got {_options(c)})")
+        if tuple(c.shape) != tuple(input_tensor.shape):
+            raise RuntimeError(f"ProcessGroupGloo::allgather: invalid tensor size at index {i} "
+                               f"(expected {_shape_str(input_tensor.shape)}, got "
+                               f"{_shape_str(c.shape)})")
     if output_tensor.numel() != input_tensor.numel() * g.size():
         raise ValueError("Output tensor size must be equal to world_size times input tensor "
                          "size")
