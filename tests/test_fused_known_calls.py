@@ -240,3 +240,38 @@ def test_known_calls_under_inference_mode_make_inference_tensors(fused, counted)
         assert got[1][:2] == got[0][:2]
         np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-6)
     assert counted[0] >= 8
+
+
+def test_a_call_that_runs_at_once_is_known_and_skips_the_recording(fused, monkeypatch):
+    # element reads of a concrete tensor (a view selecting one element; index arithmetic on
+    # one-element arrays) run at once; from their second call on, their recipe says so and the
+    # recording is not attempted. The same op on a pending operand is still recorded.
+    x = torch.arange(10.0)
+    tx = T.arange(10.0)
+    attempts = [0]
+    record = _fused.record
+
+    def counting(*a):
+        attempts[0] += 1
+        return record(*a)
+    monkeypatch.setattr(_fused, "record", counting)
+    got = [float(x[3]) + x[5].item() + (x[7] * 2).item() for _ in range(4)]
+    want = [float(tx[3]) + tx[5].item() + (tx[7] * 2).item() for _ in range(4)]
+    assert got == want
+    first = attempts[0]
+    assert first >= 2               # (the first call of each recipe: the recording's attempt)
+    attempts[0] = 0
+    got = [float(x[3]) + x[5].item() + (x[7] * 2).item() for _ in range(4)]
+    assert got == want and attempts[0] == 0
+    assert not _fused._seg.calls
+    h = x * 2                       # (pending: x[3]'s op on it is recorded, not run)
+    y = h[3]
+    assert len(_fused._seg.calls) == 2 and float(y) == 6.0
+    z = torch.arange(10.0, requires_grad=True)
+    w = z[4] * 3                    # (a differentiable call of one element: at once, known)
+    w.backward()
+    attempts[0] = 0
+    w = z[4] * 3
+    assert attempts[0] == 0 and w.grad_fn.name() == "MulBackward0"
+    w.backward()
+    assert z.grad[4].item() == 6.0      # (3 from each backward)

@@ -423,18 +423,19 @@ class _Compiled:
         # (fused eager records the forward alone, the backward recomputing it)
         self.remat_fused = REMAT and FUSED_REMAT and bool(op.poly)
 
-    def forward_with_vjp(self, arrays):
+    def forward_with_vjp(self, arrays, now=False):
         """``(diff, rest, vjp)``. Where the tier would interpret the forward-with-VJP (its first
         calls at a signature), the forward runs alone and ``vjp`` is a ``Remat``: the forward
         and the recomputing backward are pure functions of arrays, traced once per shape
         pattern (torchlike._shape_poly), where a forward-with-VJP is traced per shape
         (``jax.vjp``'s trace costs four times the forward's). After those calls the compiled
         forward-with-VJP runs, and its Pullback is marked ``late`` (its backward's first calls
-        were the recomputing backward's)."""
+        were the recomputing backward's). ``now``: in fused eager, a call that runs at once
+        (``_learn_now``), past the recording's attempt."""
         if not (REMAT and self.op.poly):
             return self.fwd_vjp(*arrays)
         if _fused.ACTIVE and FUSED_REMAT:
-            return (*_split(self.fwd(*arrays)), Remat(arrays))
+            return (*_split(self.fwd.now(*arrays) if now else self.fwd(*arrays)), Remat(arrays))
         got = self.fwd_vjp.call_claiming(*arrays)
         if got is not _tiers.CLAIMED:
             if got[2].__class__ is Pullback:
@@ -791,11 +792,14 @@ def apply(op, *args, **static):
     T = _Tensor
     st = _state
     recipe = None
+    now = False
     if _fused.ACTIVE and _apply_hooks.current is None and st.autocast is None \
             and not NODE_TRACE[0]:
         out = _record_known(op, args, static, st)
         if out.__class__ is tuple:
             recipe = out                # (no recipe yet: this call's recording keeps one)
+        elif out is _NOW:
+            now = True                  # (a call of concrete values that runs at once)
         elif out is not None:
             return out
     if _apply_hooks.current is not None:     # forward AD, saved-tensor hooks (autograd/)
@@ -862,7 +866,7 @@ def apply(op, *args, **static):
         c = op.compiled(skey, cast, ())
         c.stamp = _budget["epoch"]
         try:
-            out = c.fwd(*arrays)
+            out = c.fwd.now(*arrays) if now else c.fwd(*arrays)
         except (TypeError, ValueError) as e:
             _translate(e, args)
         if _budget["programs"] > MAX_PROGRAMS:
@@ -870,8 +874,11 @@ def apply(op, *args, **static):
         if isinstance(out, tuple):
             outs = tuple(T._make(o) for o in out)
         else:
-            if recipe is not None and out.__class__ is _Deferred:
-                _learn(recipe, c, c.fwd, arrays)
+            if recipe is not None:
+                if out.__class__ is _Deferred:
+                    _learn(recipe, c, c.fwd, arrays)
+                elif out.__class__ is _ArrayImpl:
+                    _learn_now(recipe)
             outs = T._make(out)
         if op.view is not None:
             op.view.mark(c, args, arrays, outs, static)
@@ -883,12 +890,14 @@ def apply(op, *args, **static):
     c.stamp = _budget["epoch"]
     try:
         out = None
-        if _fused.ACTIVE and c.remat_fused:
+        if _fused.ACTIVE and c.remat_fused and not now:
             # (fused eager: the forward recorded, as forward_with_vjp would, without its calls)
             arrays = tuple(arrays)
             out = _fused.record(c.fwd, arrays)
+            if out is None and recipe is not None:
+                _learn_now(recipe)
         if out is None:
-            diff, rest, vjp = c.forward_with_vjp(arrays)
+            diff, rest, vjp = c.forward_with_vjp(arrays, now)
         else:
             if out.__class__ is _Deferred:
                 inexact = _INEXACT_OF.get(out.dtype)
@@ -960,6 +969,20 @@ def _learn(key, c, tiered, arrays):
     # (what the recording reads, flat: the entry's attributes read once, here)
     _RECIPES[key] = (c, tiered, out_keys[0], nbytes, tree, out_tree, c.needs, c.node_cls,
                      c.name, c.saves, c.op.view, plan, c.saves == _OUTPUT or c.saves == _BOTH)
+
+
+_NOW = object()             # the recipe of a call that runs at once (``_learn_now``)
+
+
+def _learn_now(key):
+    """Keep that the call of recipe key ``key`` runs at once. A call whose operands are
+    concrete single-device arrays and numbers (as every key's are, pending values aside) runs
+    at once where its key alone says so: ``_fused._scalar_call`` (arrays of at most one element)
+    and ``_fused._one_element`` (a view op selecting at most one element), both of shapes and
+    concreteness, which the key holds. Its next calls skip the recording's attempt."""
+    if len(_RECIPES) >= _RECIPES_MAX:
+        _RECIPES.clear()
+    _RECIPES[key] = _NOW
 
 
 def _record_known(op, args, static, st):
@@ -1051,6 +1074,9 @@ def _record_known(op, args, static, st):
         if r is None:
             _undo(seg, n_ext, added)
             return key
+        if r is _NOW:
+            _undo(seg, n_ext, added)
+            return _NOW
         (c, tiered, out_key, nbytes, tree, out_tree, needs, node_cls, name, saves, view,
          save_plan, saves_out) = r
         refs = tuple(refs)

@@ -541,6 +541,11 @@ class Tiered:
             args = self._concrete(args)     # (a call that runs now: tracers, sharded inputs)
         elif _fused._installed:
             args = self._concrete(args)
+        return self.now(*args)
+
+    def now(self, *args):
+        """The call run at once through the tiers, past fused eager's recording (no deferred
+        value among ``args``)."""
         if INTERPRET_CALLS and (_host[0] if _host else on_host()):
             out = self._interpret(args)
             if out is not _COMPILE:
