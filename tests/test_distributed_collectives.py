@@ -125,7 +125,15 @@ def test_ddp_comm_hooks(jobs):
 
 
 def test_ddp_buckets_and_their_rebuild(jobs):
-    _same(jobs, "c_ddp_buckets")
+    """The buckets' parameters, iteration by iteration, exactly; the last bias's gradient
+    (three backwards through 300-wide layers, accumulated) within 1e-3: the fused tier's
+    matmuls sum in another order than torch's."""
+    for r in range(2):
+        ours, theirs = jobs["torchlike"][r]["c_ddp_buckets"], jobs["torch"][r]["c_ddp_buckets"]
+        assert ours.keys() == theirs.keys()
+        for k in theirs:
+            assert ours[k][0] == theirs[k][0], (r, k)
+            assert _close(ours[k][1], theirs[k][1], 1e-3), (r, k)
 
 
 # ---------------------------------------------------------------- in this process
