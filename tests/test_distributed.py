@@ -422,8 +422,7 @@ def test_shard_arithmetic_as_torchs():
     """``torch.distributed.tensor._utils.compute_local_shape_and_global_offset`` (model loaders
     and checkpointers import it): each Shard placement cuts what is left of its dim as
     torch.chunk does, uneven and empty shards included, as torch's arithmetic at every mesh
-    coordinate; jax's single controller is in no mesh coordinate, which torch answers with
-    ((0,), ())."""
+    coordinate; a process holding one device of the mesh is at that device's coordinate."""
     import itertools
 
     from torch.distributed.tensor import _utils as tu
@@ -443,5 +442,5 @@ def test_shard_arithmetic_as_torchs():
             ours = lu._local_shape_and_offset(shape, mesh_shape, list(coord), lp)
             assert ours == theirs, (shape, mesh_shape, pl, coord)
     from torchlike.distributed.device_mesh import init_device_mesh
-    mesh = init_device_mesh("cpu", (1,))
-    assert lu.compute_local_shape_and_global_offset((4, 2), mesh, [LS(0)]) == ((0,), ())
+    mesh = init_device_mesh("cpu", (1,))      # (a process holding one device is its rank)
+    assert lu.compute_local_shape_and_global_offset((4, 2), mesh, [LS(0)]) == ((4, 2), (0, 0))

@@ -1,7 +1,8 @@
 """Per-module input layouts and padded-parameter views without module hooks.
 
 The global view's modules convert their inputs onto the mesh (tensor-parallel input layouts,
-FSDP's batch sharding) and show padded FSDP parameters unpadded during ``forward``. Done with
+FSDP's batch sharding) and show padded FSDP parameters unpadded (and cast to a mixed
+precision policy's ``param_dtype``) during ``forward``. Done with
 forward hooks, ``torchlike.compile`` would have to break the graph; so the module's class is
 swapped for a subclass (same name) whose ``forward`` does it, as torch's ``fully_shard``
 swaps in ``FSDP<Class>``."""
@@ -9,25 +10,37 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["add_input_fn", "shim", "place_padded", "true_shape"]
+__all__ = ["add_input_fn", "add_call_fn", "shim", "place_padded", "true_shape"]
 
 _CLASSES = {}
 
 
 class _Shim:
     def forward(self, *args, **kwargs):
+        posts = []
+        for fn in self.__dict__.get("_tl_call_fns", ()):
+            args, post = fn(self, args)
+            if post is not None:
+                posts.append(post)
         for fn in self._tl_input_fns:
             args = fn(self, args)
-        padded = self.__dict__.get("_tl_padded")
-        if padded:
-            for name, shape in padded.items():
-                self.__dict__[name] = self._parameters[name][tuple(slice(0, n) for n in shape)]
+        padded = self.__dict__.get("_tl_padded") or {}
+        cast = self.__dict__.get("_tl_param_dtype")
+        views = {name: self._parameters[name][tuple(slice(0, n) for n in shape)]
+                 for name, shape in padded.items()}
+        if cast is not None:
+            for name, p in self._parameters.items():
+                if p is not None and p.is_floating_point():
+                    views[name] = views.get(name, p).to(cast)
+        self.__dict__.update(views)
         try:
-            return self._tl_base.forward(self, *args, **kwargs)
+            out = self._tl_base.forward(self, *args, **kwargs)
         finally:
-            if padded:
-                for name in padded:
-                    self.__dict__.pop(name, None)
+            for name in views:
+                self.__dict__.pop(name, None)
+        for post in reversed(posts):
+            out = post(out)
+        return out
 
 
 def shim(module, extra_bases=(), prefix=""):
@@ -55,6 +68,15 @@ def add_input_fn(module, fn):
     """Run ``fn(module, args) -> args`` before ``module.forward``."""
     shim(module)
     module._tl_input_fns.append(fn)
+
+
+def add_call_fn(module, fn):
+    """Run ``fn(module, args) -> (args, post)`` before ``module.forward`` (ahead of the input
+    fns); ``post(output) -> output``, when not None, after it."""
+    shim(module)
+    if "_tl_call_fns" not in module.__dict__:
+        object.__setattr__(module, "_tl_call_fns", [])
+    module._tl_call_fns.append(fn)
 
 
 def true_shape(module, name):

@@ -94,11 +94,37 @@ class DeviceMesh:
     def get_rank(self):
         return jax.process_index()
 
+    def _my_position(self):
+        """This process's device's index in the whole jax mesh, when the process holds exactly
+        one of its devices (torchrun's layout: a rank per device); else None."""
+        me = jax.process_index()
+        mine = [i for i, d in np.ndenumerate(self._jax_mesh.devices) if d.process_index == me]
+        return mine[0] if len(mine) == 1 else None
+
     def get_local_rank(self, mesh_dim=None):
-        return 0
+        """This rank's index along ``mesh_dim`` (0 when one process drives several devices of
+        the mesh: jax's single controller)."""
+        c = self.get_coordinate()
+        if c is None:
+            return 0
+        if mesh_dim is None:
+            if self.ndim > 1:
+                raise RuntimeError(f"Found the DeviceMesh have {self.ndim} dimensions",
+                                   "Optional kwarg `mesh_dim` needs to be specified when "
+                                   "device_mesh.ndim > 1.")
+            mesh_dim = 0
+        if isinstance(mesh_dim, str):
+            mesh_dim = self._dims.index(mesh_dim)
+        return c[mesh_dim]
 
     def get_coordinate(self):
-        return None
+        """This rank's coordinate in the mesh (one device per process, as under torchrun);
+        None when a process drives several of its devices."""
+        pos = self._my_position()
+        if pos is None:
+            return None
+        axes = list(self._jax_mesh.axis_names)
+        return [int(pos[axes.index(n)]) for n in self._dims]
 
     def get_group(self, mesh_dim=None):
         raise NotImplementedError("DeviceMesh.get_group: a DeviceMesh is jax's global view; "
@@ -115,8 +141,22 @@ class DeviceMesh:
         return hash((self._jax_mesh, self._dims))
 
     def __repr__(self):
-        names = f", mesh_dim_names={self.mesh_dim_names}" if self.mesh_dim_names else ""
-        return f"DeviceMesh('{self.device_type}', {self.mesh.tolist()}{names})"
+        """torch's: the sizes (named when the dims have names), the device type and each
+        dim's stride in the mesh it was cut from (``TORCH_DISTRIBUTED_DEBUG=DETAIL`` adds
+        the device ids)."""
+        import os
+        if self.mesh_dim_names:
+            sizes = "(" + ", ".join(f"{k}={v}" for k, v in zip(self.mesh_dim_names,
+                                                               self.shape)) + ")"
+        else:
+            sizes = f"{self.shape}"
+        axes = list(self._jax_mesh.axis_names)
+        full = [self._jax_mesh.shape[a] for a in axes]
+        stride = tuple(math.prod(full[axes.index(n) + 1:]) for n in self._dims)
+        out = f"DeviceMesh({sizes}, '{self.device_type}', stride={stride}"
+        if os.environ.get("TORCH_DISTRIBUTED_DEBUG", "") == "DETAIL":
+            out += f", Mesh: {self.mesh.tolist()}"
+        return out + ")"
 
 
 def init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None, backend_override=None):

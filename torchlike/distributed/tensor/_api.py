@@ -21,7 +21,8 @@ from ..._tensor import Tensor
 from ..device_mesh import DeviceMesh
 from .placement_types import Partial, Placement, Replicate, Shard
 
-__all__ = ["DTensor", "distribute_tensor", "distribute_module", "spec_of", "sharding_of"]
+__all__ = ["DTensor", "distribute_tensor", "distribute_module", "spec_of", "sharding_of",
+           "placements_of"]
 
 
 def _norm_placements(mesh, placements):
@@ -88,8 +89,70 @@ def sharding_of(mesh, placements, ndim):
     return NamedSharding(m, spec)
 
 
+def _entry_axes(entry):
+    if entry is None:
+        return ()
+    return tuple(entry) if isinstance(entry, tuple) else (entry,)
+
+
+def placements_of(sharding, dims):
+    """torch's placements (one per mesh dim named in ``dims``) of a jax ``NamedSharding``."""
+    out = []
+    spec = sharding.spec
+    for n in dims:
+        pl = Replicate()
+        for d, e in enumerate(spec):
+            if n in _entry_axes(e):
+                pl = Shard(d)
+        if n in (spec.unreduced or ()):
+            pl = Partial()
+        out.append(pl)
+    return tuple(out)
+
+
+def _mesh_of(a):
+    """The DeviceMesh (all of its dims) a jax array lies on: a 1-d mesh of its devices when it
+    has no NamedSharding."""
+    s = a.sharding
+    platform = next(iter(s.device_set)).platform
+    kind = {"gpu": "cuda", "tpu": "xla"}.get(platform, platform)
+    if isinstance(s, NamedSharding):
+        jm = s.mesh
+        if any(t != AxisType.Auto for t in jm.axis_types):
+            jm = Mesh(jm.devices, jm.axis_names, axis_types=(AxisType.Auto,) * len(jm.axis_names))
+        return DeviceMesh(kind, None, _jax_mesh=jm, _dims=jm.axis_names), s
+    devs = np.empty(len(s.device_set), dtype=object)
+    for i, d in enumerate(sorted(s.device_set, key=lambda d: d.id)):
+        devs[i] = d
+    jm = Mesh(devs, ("dim_0",), axis_types=(AxisType.Auto,))
+    return DeviceMesh(kind, None, _jax_mesh=jm, _dims=("dim_0",)), NamedSharding(jm, P())
+
+
+def _local_block(a, true_shape=None):
+    """This process's block of ``a`` (its first device of ``a``'s devices), cut to
+    ``true_shape`` (a padded tensor's unpadded extent: torch's uneven ``torch.chunk`` shard,
+    possibly empty)."""
+    me = jax.process_index()
+    shards = sorted((s for s in a.addressable_shards if s.device.process_index == me),
+                    key=lambda s: s.device.id)
+    if not shards:
+        raise RuntimeError("to_local: this process holds no device of the mesh")
+    s = shards[0]
+    data = s.data
+    if true_shape is not None and tuple(true_shape) != tuple(a.shape):
+        cut = []
+        for sl, n, m in zip(tuple(s.index) + (slice(None),) * (a.ndim - len(s.index)),
+                            true_shape, a.shape):
+            start = 0 if sl.start is None else sl.start
+            stop = m if sl.stop is None else sl.stop
+            cut.append(slice(0, max(0, min(stop, n) - start)))
+        data = data[tuple(cut)]
+    return data
+
+
 class DTensor(Tensor):
-    """A Tensor over a sharded jax array, with its mesh and placements."""
+    """A Tensor over a sharded jax array, with its mesh and placements (those of an op's result
+    are read off its jax array's sharding)."""
 
     @classmethod
     def _wrap(cls, data, mesh, placements, requires_grad=False):
@@ -99,28 +162,50 @@ class DTensor(Tensor):
             t.requires_grad_(True)
         return t
 
+    def _get_spec(self):
+        spec = self.__dict__.get("_spec")
+        if spec is None:
+            mesh, sh = _mesh_of(self._data)
+            spec = (mesh, placements_of(sh, mesh._dims))
+        return spec
+
     @property
     def device_mesh(self):
-        return self._spec[0]
+        return self._get_spec()[0]
 
     @property
     def placements(self):
-        return self._spec[1]
+        return tuple(self._get_spec()[1])
 
     def to_local(self, *, grad_placements=None):
-        mesh = self.device_mesh._jax_mesh
-        me = jax.process_index()
-        for d in mesh.devices.flat:
-            if d.process_index == me:
-                for s in self._data.addressable_shards:
-                    if s.device == d:
-                        return Tensor._make(s.data)
-        raise RuntimeError("to_local: this process holds no device of the mesh")
+        """This process's shard (torch's per-rank local tensor; an uneven dim's last shards
+        are short or empty, as ``torch.chunk`` makes them)."""
+        spec = self.__dict__.get("_spec")
+        if spec is not None and not any(isinstance(p, Partial) for p in spec[1]):
+            mesh, pl = spec
+            s = self._data.sharding
+            laid = (isinstance(s, NamedSharding) and set(mesh._dims) <= set(s.mesh.axis_names)
+                    and placements_of(s, mesh._dims) == tuple(pl))
+            coord = None if laid else mesh.get_coordinate()
+            if coord is not None:
+                # (a value not laid out as its placements say, e.g. a padded parameter's
+                # unpadded state-dict entry: torch.chunk's block of the whole value)
+                from ._utils import _local_shape_and_offset
+                full = self.full_tensor()._data
+                shape, off = _local_shape_and_offset(full.shape, mesh.shape, coord, pl)
+                return Tensor._make(full[tuple(slice(o, o + n) if o < m else slice(0, 0)
+                                               for o, n, m in zip(off, shape, full.shape))])
+        return Tensor._make(_local_block(self._data, self.__dict__.get("_tl_shape")))
 
     def full_tensor(self, *, grad_placements=None):
         """The whole tensor, on this process's first device (a reduction for Partial)."""
-        rep = _reshard(self._data, self.device_mesh, [Replicate()] * self.device_mesh.ndim)
-        return Tensor._make(rep.addressable_shards[0].data)
+        mesh = self.device_mesh
+        rep = _reshard(self._data, mesh, [Replicate()] * mesh.ndim)
+        a = rep.addressable_shards[0].data
+        true = self.__dict__.get("_tl_shape")
+        if true is not None and tuple(true) != tuple(a.shape):
+            a = a[tuple(slice(0, n) for n in true)]
+        return Tensor._make(a)
 
     def redistribute(self, device_mesh=None, placements=None, *, async_op=False,
                      forward_dtype=None, backward_dtype=None):

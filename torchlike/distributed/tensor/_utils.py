@@ -11,8 +11,9 @@ def compute_local_shape_and_global_offset(global_shape, mesh, placements, skip_o
     """The local shard's shape and where it starts in the global tensor, for this process's
     coordinate in ``mesh``: each ``Shard(d)`` placement, left to right, cuts what is left of dim
     ``d`` into ``mesh.size(i)`` chunks as ``torch.chunk`` does (the last ones short or empty;
-    an empty shard starts at the dim's end). A process outside the mesh gets ``((0,), ())``,
-    as in torch; jax's single controller is in none (``DeviceMesh.get_coordinate``)."""
+    an empty shard starts at the dim's end). A process with no coordinate in the mesh gets
+    ``((0,), ())``, as in torch: one driving several of its devices has none
+    (``DeviceMesh.get_coordinate``)."""
     coordinate = mesh.get_coordinate()
     if coordinate is None:
         return (0,), ()
