@@ -371,9 +371,65 @@ def inplace_view_op_errors(m):
     return log
 
 
-def test_resize_to_another_element_count_is_a_clear_error():
-    with pytest.raises(NotImplementedError, match="resizes only when the number of elements"):
-        torchlike.zeros(2, 3).resize_(4, 4)
+def _resize_log(m):
+    """Element counts changed by ``resize_``: shrink, grow back within the storage torch kept
+    (its elements again), reshape, empty and back, integer and float, with the versions."""
+    log = []
+    t = m.arange(6.0).reshape(2, 3).clone()
+    r = t.resize_(4)
+    log += [r is t, t.tolist(), tuple(t.shape), t.stride(), t._version]
+    t.add_(10)
+    t.resize_(2, 3)                      # (back within the storage: its last two again)
+    log += [t.tolist(), t.stride(), t._version]
+    t.resize_(1)
+    t.resize_(3, 2)
+    log += [t.tolist(), t.is_contiguous()]
+    z = m.arange(4)
+    z.resize_(0)
+    log += [z.tolist(), z.dtype == m.int64]
+    z.resize_(2, 2)
+    log.append(z.tolist())
+    e = m.empty(0)
+    e.resize_(2, 3)
+    log += [tuple(e.shape), e.stride()]
+    e.resize_(0)
+    log.append(tuple(e.shape))
+    for sizes in ((-1,), (2, -1)):
+        try:
+            m.arange(4.0).resize_(*sizes)
+        except RuntimeError as err:
+            log.append(str(err))
+    try:
+        m.ones(2, requires_grad=True).resize_(3)
+    except RuntimeError as err:
+        log.append(str(err))
+    return log
+
+
+def test_resize_to_another_element_count_as_torch():
+    assert _resize_log(torchlike) == _resize_log(torch)
+
+
+def test_resize_growing_past_the_storage_gives_zeros():
+    # (torch's new elements are uninitialized memory: any value is torch's; torchlike's are 0)
+    t = torchlike.arange(3.0)
+    t.resize_(5)
+    assert t.tolist() == [0.0, 1.0, 2.0, 0.0, 0.0]
+    with torchlike.no_grad():
+        u = torchlike.ones(2, dtype=torchlike.float16)
+        u.resize_(1)
+        u.resize_(3)
+    assert u.tolist() == [1.0, 1.0, 0.0] and u.dtype == torchlike.float16
+
+
+def test_resize_of_a_view_to_another_element_count_is_a_clear_error():
+    base = torchlike.arange(6.0)
+    view = base[:2]
+    with pytest.raises(NotImplementedError, match="resizes a view, a tensor a view reads"):
+        view.resize_(4)
+    with pytest.raises(NotImplementedError, match="resizes a view, a tensor a view reads"):
+        base.resize_(10)
+    assert base.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and view.tolist() == [0.0, 1.0]
 
 
 @scenario

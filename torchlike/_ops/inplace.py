@@ -145,22 +145,50 @@ def unsqueeze_(self, dim):
 
 @method("resize_")
 def resize_(self, *sizes, memory_format=None):
-    """Resize in place when the element count is unchanged (a reshape of the storage)."""
+    """Resize in place: the same element count is a reshape of the storage; another count
+    (a tensor that is not a view and that no view reads) keeps the storage's first elements in
+    order, as torch does. A shrunk tensor keeps the elements it let go (torch's storage is not
+    shrunk): growing back within them gives them again; elements past them are zeros (torch's
+    are uninitialized)."""
     required(sizes, "resize_", "size", self._d.ndim == 0)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     sizes = tuple(int(s) for s in sizes)
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    if any(s < 0 for s in sizes):
+        raise RuntimeError("numel: integer multiplication overflow")
     n = 1
     for s in sizes:
         n *= s
-    if n != self.numel():
+    if n == self.numel():
+        return _inplace_layout(self, "reshape", (sizes,), "ViewBackward0")
+    if self._alias is not None or self.__dict__.get("_aliases") or \
+            "_layout" in self.__dict__:
         raise NotImplementedError(
-            f"resize_ to {n} elements from {self.numel()}: torchlike resizes only when the "
-            f"number of elements is unchanged (jax arrays have no growable storage); create a "
-            f"new tensor instead. See DIFFERENCES.md")
-    return _inplace_layout(self, "reshape", (sizes,), "ViewBackward0")
+            f"resize_ to {n} elements from {self.numel()}: torchlike resizes a view, a tensor "
+            f"a view reads, or one with strides of its own only when the number of elements is "
+            f"unchanged (its storage is shared or laid out otherwise); resize a copy "
+            f"(.clone()) instead. See DIFFERENCES.md")
+    check_inference_inplace(self)
+    flat = jnp.ravel(self._data)
+    tail = self.__dict__.pop("_resize_tail", None)
+    if tail is not None and tail.dtype != flat.dtype:
+        tail = None
+    if n < flat.size:
+        kept, rest = flat[:n], flat[n:]
+        tail = rest if tail is None else jnp.concatenate([rest, tail])
+    else:
+        need = n - flat.size
+        back = tail[:need] if tail is not None else flat[:0]
+        tail = tail[need:] if tail is not None and tail.size > need else None
+        if back.size < need:
+            back = jnp.concatenate([back, jnp.zeros(need - back.size, flat.dtype)])
+        kept = jnp.concatenate([flat, back])
+    if tail is not None and tail.size:
+        self.__dict__["_resize_tail"] = tail
+    self._set_data(kept.reshape(sizes))
+    return self
 
 
 toplevel("fill_", "zero_", "detach_")   # torch.fill_(t, v), torch.zero_(t), torch.detach_(t)
