@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["add_input_fn", "add_call_fn", "shim", "place_padded", "true_shape"]
+__all__ = ["add_input_fn", "add_call_fn", "shim", "place_padded", "true_shape", "lay_out"]
 
 _CLASSES = {}
 
@@ -148,4 +148,17 @@ def _pad_state(m, state_dict, prefix, local_metadata, strict, missing_keys, unex
         if shape is not None and tuple(a.shape) == tuple(shape):
             a = jnp.pad(a, [(0, x - y) for x, y in zip(p.shape, shape)])
         if tuple(a.shape) == tuple(p.shape):
-            state_dict[k] = Tensor._make(jax.device_put(a, p._data.sharding))
+            state_dict[k] = Tensor._make(lay_out(a, p._data.sharding))
+
+
+def lay_out(a, sharding):
+    """jax array ``a`` laid out as ``sharding``; a process-local ``a`` (a full value each
+    process holds, as a full state dict's) onto a sharding spanning processes gives each
+    process's devices their blocks of it."""
+    import jax
+    import numpy as np
+    if (not isinstance(a, jax.core.Tracer) and a.is_fully_addressable
+            and not sharding.is_fully_addressable):
+        x = np.asarray(a)
+        return jax.make_array_from_callback(x.shape, sharding, lambda idx: x[idx])
+    return jax.device_put(a, sharding)

@@ -16,7 +16,8 @@ import jax
 import jax.numpy as jnp
 
 from ..._tensor import Tensor
-from .._shim import true_shape
+from .._shim import lay_out, true_shape
+from ..tensor._api import DTensor
 
 __all__ = ["StateDictOptions", "get_state_dict", "set_state_dict", "get_model_state_dict",
            "get_optimizer_state_dict", "set_model_state_dict", "set_optimizer_state_dict"]
@@ -122,6 +123,10 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options=None
                         v = _unpad(v, shape)
                         if opts.full_state_dict:
                             v = _full(v)
+                        elif isinstance(p, DTensor) and type(v) is Tensor:
+                            v = Tensor._make(v._data)   # (a DTensor as its parameter, torch's)
+                            v.__class__ = DTensor
+                            v._spec = p._get_spec()
                     vals[k] = v
                 state[fqn] = vals
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": fqns})
@@ -139,7 +144,7 @@ def _like(value, p):
     a = value._data if isinstance(value, Tensor) else jnp.asarray(value)
     if tuple(a.shape) != tuple(p.shape):
         a = jnp.pad(a, [(0, m - n) for m, n in zip(p.shape, a.shape)])
-    return Tensor._make(jax.device_put(a.astype(p._d.dtype), p._data.sharding))
+    return Tensor._make(lay_out(a.astype(p._d.dtype), p._data.sharding))
 
 
 def set_model_state_dict(model, model_state_dict, *, options=None):

@@ -98,26 +98,9 @@ def _make_param_class():
     class FSDPParam(Parameter, DTensor):
         """A fully sharded parameter: an ``nn.Parameter`` that is a DTensor (placements,
         ``device_mesh``, ``to_local()``, ``full_tensor()``), as torch's FSDP2 makes them; its
-        ``.grad`` is a DTensor laid out as it."""
+        ``.grad`` is a DTensor laid out as it (``DTensor.grad``)."""
         __slots__ = ()
-
-        @property
-        def grad(self):
-            g = Tensor.grad.fget(self)
-            if g is not None and type(g) is Tensor:
-                traced = (isinstance(g._data, jax.core.Tracer)
-                          or isinstance(self._data, jax.core.Tracer))
-                if not traced and g._data.sharding != self._data.sharding:
-                    g._set_data(jax.device_put(g._data, self._data.sharding))  # (its shard)
-                g.__class__ = DTensor
-                g._spec = self._get_spec()
-                if "_tl_shape" in self.__dict__:
-                    g._tl_shape = self._tl_shape
-            return g
-
-        @grad.setter
-        def grad(self, value):
-            Tensor.grad.fset(self, value)
+        _grad_as_self = True
 
     FSDPParam.__name__ = FSDPParam.__qualname__ = "DTensor"
     return FSDPParam

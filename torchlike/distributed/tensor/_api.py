@@ -154,6 +154,8 @@ class DTensor(Tensor):
     """A Tensor over a sharded jax array, with its mesh and placements (those of an op's result
     are read off its jax array's sharding)."""
 
+    _grad_as_self = False
+
     @classmethod
     def _wrap(cls, data, mesh, placements, requires_grad=False):
         t = cls._make(data)
@@ -176,6 +178,28 @@ class DTensor(Tensor):
     @property
     def placements(self):
         return tuple(self._get_spec()[1])
+
+    @property
+    def grad(self):
+        """The gradient, a DTensor: laid out as autograd's jax ops left it (its placements
+        read off its sharding), or, for a fully sharded parameter, as the parameter (torch's
+        FSDP reduce-scatters gradients into the parameter's shards)."""
+        g = Tensor.grad.fget(self)
+        if g is not None and type(g) is Tensor:
+            g.__class__ = DTensor
+            if self._grad_as_self:
+                traced = (isinstance(g._data, jax.core.Tracer)
+                          or isinstance(self._data, jax.core.Tracer))
+                if not traced and g._data.sharding != self._data.sharding:
+                    g._set_data(jax.device_put(g._data, self._data.sharding))
+                g._spec = self._get_spec()
+                if "_tl_shape" in self.__dict__:
+                    g._tl_shape = self._tl_shape
+        return g
+
+    @grad.setter
+    def grad(self, value):
+        Tensor.grad.fset(self, value)
 
     def to_local(self, *, grad_placements=None):
         """This process's shard (torch's per-rank local tensor; an uneven dim's last shards

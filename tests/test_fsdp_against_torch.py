@@ -1,0 +1,175 @@
+"""FSDP2 (``fully_shard``), DTensor and distributed checkpoint programs against torch (gloo),
+rank by rank: tests/distributed_workers/fsdp_dtensor.py spawned with 2 ranks under each
+library, one CPU device per rank as under torchrun (both jobs at once, each under a timeout,
+every process reaped).
+
+A fully sharded model takes each rank's own batch and gives its own outputs and loss; the
+gradients are averaged over the ranks; parameters (and their gradients and state-dict values)
+are DTensors sharded on dim 0 whose ``to_local()`` is torch's shard."""
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from distributed_workers.once import once
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WORKER = os.path.join(HERE, "distributed_workers", "fsdp_dtensor.py")
+TIMEOUT = 240
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
+              "TORCHLIKE_JAX_COORDINATOR", "XLA_FLAGS", "JAX_NUM_CPU_DEVICES"):
+        env.pop(k, None)
+    env["PYTHONWARNINGS"] = "ignore"
+    return env
+
+
+def _run_jobs(d):
+    procs = {lib: subprocess.Popen([sys.executable, WORKER, lib, str(d / lib)], cwd=ROOT,
+                                   env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, start_new_session=True)
+             for lib in ("torchlike", "torch")}
+    deadline = time.monotonic() + TIMEOUT
+    errs = {}
+    try:
+        for lib, p in procs.items():
+            try:
+                _, errs[lib] = p.communicate(timeout=max(deadline - time.monotonic(), 1))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)          # the session this test started
+                _, errs[lib] = p.communicate()
+    finally:
+        for p in procs.values():        # (the other job too, if one timed out or raised)
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+    res = {}
+    for lib, p in procs.items():
+        assert p.returncode == 0, f"{lib} job failed ({p.returncode}):\n{errs[lib][-4000:]}"
+        res[lib] = [json.load(open(d / f"{lib}.rank{r}.json")) for r in range(2)]
+    return res
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    return once(tmp_path_factory, "fsdp-dtensor", _run_jobs)
+
+
+def _close(a, b, tol):
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= tol * max(1, abs(b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], tol) for k in a)
+    return a == b
+
+
+def _ours(jobs, check, r):
+    ours = jobs["torchlike"][r][check]
+    assert not isinstance(ours, str), ours
+    return ours
+
+
+def _same(jobs, check, skip=(), tol=1e-5):
+    for r in range(2):
+        ours, theirs = _ours(jobs, check, r), jobs["torch"][r][check]
+        assert not isinstance(theirs, str), theirs
+        for k in theirs:
+            if k not in skip:
+                assert _close(ours[k], theirs[k], tol), (r, k, ours[k], theirs[k])
+
+
+def test_fully_shard_training_equals_torch(jobs):
+    """Blocks then the root sharded, AdamW: each rank's losses, every parameter's
+    ``full_tensor()`` and ``to_local()`` after training; the parameters are DTensors with
+    torch's placements, device mesh (its repr) and local shapes; the module is ``FSDP<Net>``.
+    The head's 5 rows over 2 ranks: torch's uneven shards (3 and 2 rows) locally; its
+    ``shape`` is the padded one here (DIFFERENCES.md)."""
+    _same(jobs, "c_fsdp2_train", skip=("params", "sd"), tol=1e-4)
+    for r in range(2):
+        ours, theirs = _ours(jobs, "c_fsdp2_train", r), jobs["torch"][r]["c_fsdp2_train"]
+        for k, v in theirs["params"].items():
+            if k.startswith("head."):
+                assert ours["params"][k][:2] + ours["params"][k][3:] == v[:2] + v[3:]
+                assert ours["params"][k][2][0] == 6 and v[2][0] == 5
+            else:
+                assert ours["params"][k] == v, (r, k)
+        assert ours["sd"] == theirs["sd"]     # DTensor values, torch's shapes
+
+
+def test_fully_shard_gradients_are_averaged_shards(jobs):
+    """``reshard_after_forward=False`` blocks: each rank's loss, its local output, and the
+    gradients: DTensors sharded as their parameters (Shard(0)) holding the ranks' average."""
+    _same(jobs, "c_fsdp2_grads", tol=1e-4)
+
+
+def test_set_requires_gradient_sync_accumulates_as_torch(jobs):
+    _same(jobs, "c_fsdp2_no_sync", tol=1e-4)
+
+
+def test_mixed_precision_policy(jobs):
+    """param_dtype bfloat16: a bfloat16 output, float32 parameters and gradients within
+    bfloat16's rounding of torch's."""
+    _same(jobs, "c_fsdp2_mp", skip=("grad", "loss"))
+    for r in range(2):
+        ours, theirs = _ours(jobs, "c_fsdp2_mp", r), jobs["torch"][r]["c_fsdp2_mp"]
+        assert _close(ours["loss"], theirs["loss"], 1e-2)
+        for k, v in theirs["grad"].items():
+            assert ours["grad"][k][0] == v[0]
+            assert _close(ours["grad"][k][1][0], v[1][0], 2e-2), k
+
+
+def test_unshard_reshard(jobs):
+    """unshard()/reshard() keep DTensor parameters (torch's root module shows its own
+    parameters unsharded in between); unshard(async_op=True) gives a handle to wait on."""
+    for r in range(2):
+        ours, theirs = _ours(jobs, "c_fsdp2_unshard", r), jobs["torch"][r]["c_fsdp2_unshard"]
+        assert ours["resharded"].keys() == theirs["resharded"].keys()
+        assert ours["handle"] == "UnshardHandle" and theirs["handle"] == "_UnshardHandleImpl"
+        for k, v in theirs["resharded"].items():
+            assert ours["resharded"][k][0] == v[0] == "DTensor"
+
+
+def test_dtensor_as_torchs(jobs):
+    """distribute_tensor with Shard(0)/Shard(1)/Replicate, redistribute, to_local,
+    full_tensor, from_local (Shard, Replicate, Partial), elementwise ops and matmul giving
+    DTensors with placements, repr, a leaf's gradient. ``sum()`` is reduced at once here
+    (Replicate; torch keeps Partial(sum) until asked: DIFFERENCES.md)."""
+    _same(jobs, "c_dtensor_basic", skip=("sum",))
+    for r in range(2):
+        ours, theirs = _ours(jobs, "c_dtensor_basic", r), jobs["torch"][r]["c_dtensor_basic"]
+        assert ours["sum"][0] == theirs["sum"][0] == "DTensor"
+        assert ours["sum"][2] == theirs["sum"][2]
+        assert (ours["sum"][1], theirs["sum"][1]) == ("(Replicate(),)", "(Partial(sum),)")
+
+
+def test_distributed_checkpoint_of_a_fully_sharded_model(jobs):
+    """get_model_state_dict / get_optimizer_state_dict (sharded DTensors, and full with
+    cpu_offload), dcp.save into a directory, dcp.load into a fresh sharded model and
+    optimizer: the next step's loss and parameters equal the original's;
+    set_model_state_dict of the full state dict restores every parameter."""
+    for r in range(2):
+        ours = _ours(jobs, "c_dcp_state_dict", r)
+        assert ours["resume"][0] == ours["resume"][1] and all(ours["resume"][2])
+        full = jobs["torchlike"][0]["c_dcp_state_dict"]["full"]
+        for k, v in ours["from_full"].items():
+            assert v == full[k][1], k
+        for k, v in ours["msd"].items():
+            assert v[0] == "DTensor", k
+        assert ours["osd_keys"] == sorted(ours["msd"])
+        for k, v in ours["osd_state0"].items():
+            assert v[0] == ("DTensor" if k != "step" else "Tensor"), k
+    # the checkpointed model is the one training gave, which equals torch's training
+    # (test_fully_shard_training_equals_torch); its local shards are torch's chunks
+    assert jobs["torchlike"][1]["c_dcp_state_dict"]["msd"]["head.weight"][2][2] == [2, 8]
