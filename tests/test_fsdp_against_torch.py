@@ -1,11 +1,12 @@
-"""FSDP2 (``fully_shard``), DTensor and distributed checkpoint programs against torch (gloo),
-rank by rank: tests/distributed_workers/fsdp_dtensor.py spawned with 2 ranks under each
-library, one CPU device per rank as under torchrun (both jobs at once, each under a timeout,
-every process reaped).
+"""FSDP2 (``fully_shard``), tensor parallelism, DTensor and distributed checkpoint programs
+against torch (gloo), rank by rank: tests/distributed_workers/fsdp_dtensor.py spawned with 2
+ranks under each library, one CPU device per rank as under torchrun (both jobs at once, each
+under a timeout, every process reaped).
 
 A fully sharded model takes each rank's own batch and gives its own outputs and loss; the
 gradients are averaged over the ranks; parameters (and their gradients and state-dict values)
-are DTensors sharded on dim 0 whose ``to_local()`` is torch's shard."""
+are DTensors sharded on dim 0 whose ``to_local()`` is torch's shard. Tensor-parallel modules
+take and give each rank's blocks as torch's styles say."""
 import json
 import math
 import os
@@ -173,3 +174,25 @@ def test_distributed_checkpoint_of_a_fully_sharded_model(jobs):
     # the checkpointed model is the one training gave, which equals torch's training
     # (test_fully_shard_training_equals_torch); its local shards are torch's chunks
     assert jobs["torchlike"][1]["c_dcp_state_dict"]["msd"]["head.weight"][2][2] == [2, 8]
+
+
+def test_tensor_parallel_mlp_equals_torch(jobs):
+    """ColwiseParallel then RowwiseParallel: the parameters are DTensors with torch's
+    placements and local shards; the column-parallel layer gives each rank its block of
+    the hidden features, the model the whole output (torch's is an AsyncCollectiveTensor, a
+    Tensor subclass); gradients and an SGD step as torch's."""
+    _same(jobs, "c_tp_mlp", skip=("out",), tol=1e-5)
+    for r in range(2):
+        ours, theirs = _ours(jobs, "c_tp_mlp", r), jobs["torch"][r]["c_tp_mlp"]
+        assert _close(ours["out"][1], theirs["out"][1], 1e-5)
+        assert (ours["out"][0], theirs["out"][0]) == ("Tensor", "AsyncCollectiveTensor")
+
+
+def test_sequence_parallel_equals_torch(jobs):
+    """SequenceParallel LayerNorm on each rank's sequence block, a column-parallel layer
+    taking Shard(1) inputs, a row-parallel layer giving Shard(1) outputs: each rank's output
+    block and the gradients as torch's."""
+    _same(jobs, "c_tp_seq", skip=("out",), tol=1e-5)
+    for r in range(2):
+        ours, theirs = _ours(jobs, "c_tp_seq", r), jobs["torch"][r]["c_tp_seq"]
+        assert _close(ours["out"][1], theirs["out"][1], 1e-5)

@@ -1,4 +1,5 @@
-"""FSDP2, DTensor and distributed checkpoint programs, one spawned job per library:
+"""FSDP2, tensor-parallel, DTensor and distributed checkpoint programs, one spawned job per
+library:
 ``fsdp_dtensor.py torch|torchlike OUT`` starts 2 ranks with the library's
 ``multiprocessing.spawn`` (torch: gloo on localhost, one CPU device per rank, as torchrun),
 runs every ``c_*`` check on each rank (an exception is recorded as ``"EXC Type: message"``) and
@@ -242,6 +243,59 @@ def c_dcp_state_dict(torch, dist, r, n):
     dist.barrier()
     if r == 0:
         shutil.rmtree(d, ignore_errors=True)
+    return res
+
+
+def mlp(torch):
+    nn = torch.nn
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1 = nn.Linear(8, 16); self.w2 = nn.Linear(16, 8)
+        def forward(self, x):
+            return self.w2(torch.relu(self.w1(x)))
+    m = MLP()
+    rng = np.random.default_rng(1)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+    return m
+
+def c_tp_mlp(torch, dist, r, n):
+    tp = importlib.import_module(torch.__name__ + ".distributed.tensor.parallel")
+    dm = importlib.import_module(torch.__name__ + ".distributed.device_mesh")
+    mesh = dm.init_device_mesh("cpu", (n,), mesh_dim_names=("tp",))
+    m = mlp(torch)
+    tp.parallelize_module(m, mesh, {"w1": tp.ColwiseParallel(), "w2": tp.RowwiseParallel()})
+    res = {"params": {k: [type(p).__name__, str(p.placements), list(p.shape), tl(p.to_local())] for k, p in m.named_parameters()}}
+    x = torch.tensor(np.random.default_rng(7).standard_normal((4, 8)).astype(np.float32))
+    out = m(x)
+    res["out"] = [type(out).__name__, tl(out)]
+    h = m.w1(x)
+    res["w1_out"] = [type(h).__name__, list(h.shape)]
+    out.sum().backward()
+    res["grads"] = {k: [type(p.grad).__name__, str(p.grad.placements), tl(p.grad.to_local())] for k, p in m.named_parameters()}
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    opt.step()
+    res["after"] = {k: tl(p.full_tensor()) for k, p in m.named_parameters()}
+    return res
+
+def c_tp_seq(torch, dist, r, n):
+    tp = importlib.import_module(torch.__name__ + ".distributed.tensor.parallel")
+    dm = importlib.import_module(torch.__name__ + ".distributed.device_mesh")
+    dt = importlib.import_module(torch.__name__ + ".distributed.tensor")
+    mesh = dm.init_device_mesh("cpu", (n,))
+    nn = torch.nn
+    m = nn.Sequential(nn.LayerNorm(8), nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+    with torch.no_grad():
+        for i, p in enumerate(m.parameters()):
+            p.copy_(torch.linspace(-1, 1, p.numel()).reshape(p.shape) * (i + 1) * 0.3)
+    tp.parallelize_module(m, mesh, {"0": tp.SequenceParallel(), "1": tp.ColwiseParallel(input_layouts=dt.Shard(1)), "3": tp.RowwiseParallel(output_layouts=dt.Shard(1))})
+    x = torch.linspace(-2, 2, 2 * 4 * 8).reshape(2, 4, 8)
+    out = m(x)
+    res = {"out": [type(out).__name__, tl(out)]}
+    out.sum().backward()
+    res["grads"] = {k: tl(p.grad.full_tensor()) for k, p in m.named_parameters()}
     return res
 
 

@@ -111,12 +111,12 @@ def place_padded(module, name, sharding):
         module.register_state_dict_post_hook(_unpad_state)
         module.register_load_state_dict_pre_hook(_pad_state)
     if shape == list(p.shape):
-        p._set_data(jax.device_put(p._data, sharding))
+        p._set_data(lay_out(p._data, sharding))
         return p
     true = true_shape(module, name)
     data = jnp.pad(p._data, [(0, a - b) for a, b in zip(shape, p.shape)])
     with no_grad():
-        q = Parameter(Tensor._make(jax.device_put(data, sharding)),
+        q = Parameter(Tensor._make(lay_out(data, sharding)),
                       requires_grad=p.requires_grad)
     q.__dict__.update({k: v for k, v in p.__dict__.items() if k.startswith("_fsdp")})
     module._parameters[name] = q

@@ -20,7 +20,9 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from ..._tensor import Tensor
 from .._shim import add_call_fn, add_input_fn, place_padded, shim, true_shape
 from ..device_mesh import init_device_mesh
-from ..tensor._api import DTensor, canonical_spec, placements_of
+from ..tensor._api import (DTensor, as_dtensor_param, canonical_spec, global_to_local,
+                           is_local, local_to_global, per_rank)
+from ..tensor.placement_types import Shard
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
            "CPUOffloadPolicy", "FullyShardedDataParallel"]
@@ -92,35 +94,6 @@ def _shard_param(sub, name, p, mesh, dp):
     place_padded(sub, name, NamedSharding(jm, canonical_spec(spec)))
 
 
-def _make_param_class():
-    from ...nn.parameter import Parameter
-
-    class FSDPParam(Parameter, DTensor):
-        """A fully sharded parameter: an ``nn.Parameter`` that is a DTensor (placements,
-        ``device_mesh``, ``to_local()``, ``full_tensor()``), as torch's FSDP2 makes them; its
-        ``.grad`` is a DTensor laid out as it (``DTensor.grad``)."""
-        __slots__ = ()
-        _grad_as_self = True
-
-    FSDPParam.__name__ = FSDPParam.__qualname__ = "DTensor"
-    return FSDPParam
-
-
-_PARAM_CLASS = []
-
-
-def _as_dtensor_param(p, mesh, shape):
-    if not _PARAM_CLASS:
-        _PARAM_CLASS.append(_make_param_class())
-    if type(p) is not _PARAM_CLASS[0]:
-        p.__class__ = _PARAM_CLASS[0]
-    object.__setattr__(p, "_spec", (mesh, placements_of(p._data.sharding, mesh._dims)))
-    if tuple(shape) != tuple(p.shape):
-        object.__setattr__(p, "_tl_shape", tuple(shape))
-    else:
-        p.__dict__.pop("_tl_shape", None)
-
-
 def _state_dtensors(m, state_dict, prefix, local_metadata):
     """State-dict values of fully sharded parameters are DTensors (torch's sharded state
     dict)."""
@@ -142,92 +115,23 @@ def _cast_fn(policy):
     return fn
 
 
-def per_rank(mesh):
-    """Whether ``mesh`` spans processes with one device each (torchrun's layout): modules
-    sharded on it then take and give each rank's own tensors, as torch's."""
-    jm = mesh._jax_mesh
-    if jax.process_count() == 1:
-        return False
-    me = jax.process_index()
-    return sum(d.process_index == me for d in jm.devices.flat) == 1
-
-
-def _make_rank_functions():
-    from ...autograd.function import Function
-
-    class FromRanks(Function):
-        """Each rank's tensor -> one global array, the ranks' blocks along dim 0; the
-        gradient back is this rank's block."""
-
-        @staticmethod
-        def forward(ctx, x, sharding):
-            ctx.sharding = sharding
-            a = x._data
-            dev = next(d for d in sharding.mesh.devices.flat
-                       if d.process_index == jax.process_index())
-            n = sharding.mesh.shape[sharding.spec[0]]
-            shape = (a.shape[0] * n,) + tuple(a.shape[1:])
-            return Tensor._make(jax.make_array_from_single_device_arrays(
-                shape, sharding, [jax.device_put(a, dev)]))
-
-        @staticmethod
-        def backward(ctx, g):
-            a = jax.device_put(g._data, ctx.sharding)
-            return Tensor._make(jax.device_put(a.addressable_shards[0].data,
-                                               jax.local_devices()[0])), None
-
-    class ToRanks(Function):
-        """A global array -> this rank's block of dim 0; the gradient back is the ranks'
-        gradients joined and averaged (torch's FSDP reduce-scatters gradients with AVG)."""
-
-        @staticmethod
-        def forward(ctx, y, sharding):
-            ctx.sharding = sharding
-            ctx.shape = tuple(y.shape)
-            a = jax.device_put(y._data, sharding)
-            return Tensor._make(jax.device_put(a.addressable_shards[0].data,
-                                               jax.local_devices()[0]))
-
-        @staticmethod
-        def backward(ctx, g):
-            sh = ctx.sharding
-            n = sh.mesh.shape[sh.spec[0]]
-            dev = next(d for d in sh.mesh.devices.flat
-                       if d.process_index == jax.process_index())
-            a = jax.make_array_from_single_device_arrays(
-                ctx.shape, sh, [jax.device_put(g._data, dev)])
-            return Tensor._make(a / jax.numpy.asarray(n, a.dtype)), None
-
-    return FromRanks, ToRanks
-
-
-_RANK_FNS = []
-
-
 def _rank_call_fn(mesh, dp):
     """Per-rank inputs joined into the global batch (on ``dp``), the outputs cut back to this
-    rank's rows: the root module of a per-rank job (a module called with global arrays, inside
-    another sharded module, passes them through)."""
-    jm = mesh._jax_mesh
-    sharding = NamedSharding(jm, P(dp))
-    n = jm.shape[dp]
-
-    def is_local(x):
-        return (isinstance(x, Tensor) and not isinstance(x._data, jax.core.Tracer)
-                and x._data.is_fully_addressable and x.ndim > 0)
+    rank's rows, their gradients averaged over the ranks: the root module of a per-rank job (a
+    module called with global arrays, inside another sharded module, passes them through)."""
+    sub = mesh if mesh.ndim == 1 else mesh[dp]
+    n = sub.size()
 
     def fn(m, args):
-        if not _RANK_FNS:
-            _RANK_FNS.extend(_make_rank_functions())
-        from_ranks, to_ranks = _RANK_FNS
-        if not any(is_local(a) for a in args):
+        if not any(is_local(a) and a.ndim > 0 for a in args):
             return args, None
-        args = tuple(from_ranks.apply(a, sharding) if is_local(a) else a for a in args)
+        args = tuple(local_to_global(a, sub, [Shard(0)]) if is_local(a) and a.ndim > 0
+                     else a for a in args)
 
         def post(out):
             if isinstance(out, Tensor):
                 if out.ndim > 0 and out.shape[0] % n == 0:
-                    return to_ranks.apply(out, sharding)
+                    return global_to_local(out, sub, [Shard(0)], 1 / n)
                 return out
             if isinstance(out, (tuple, list)):
                 return type(out)(post(o) for o in out)
@@ -265,7 +169,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
             _shard_param(sub, name, p, mesh, dp)
             q = sub._parameters[name]
             object.__setattr__(q, "_fsdp_sharded", True)
-            _as_dtensor_param(q, mesh, true_shape(sub, name))
+            as_dtensor_param(q, mesh, true_shape(sub, name))
             if mp_policy is not None and mp_policy.param_dtype is not None:
                 shim(sub)
                 object.__setattr__(sub, "_tl_param_dtype", mp_policy.param_dtype)

@@ -335,3 +335,121 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
     if output_fn is not None:
         module.register_forward_hook(lambda m, args, out: output_fn(m, out, mesh))
     return module
+
+
+# ---------------------------------------------------------------- one device per process
+
+def per_rank(mesh):
+    """Whether ``mesh`` spans processes with one device each (torchrun's layout): sharded
+    modules on it then take and give each rank's own tensors, as torch's."""
+    if jax.process_count() == 1:
+        return False
+    me = jax.process_index()
+    return sum(d.process_index == me for d in mesh._jax_mesh.devices.flat) == 1
+
+
+def is_local(x):
+    """A Tensor whose array lives on this process only (a rank's own tensor)."""
+    return (isinstance(x, Tensor) and not isinstance(x._data, jax.core.Tracer)
+            and x._data.is_fully_addressable)
+
+
+def _my_device(jmesh):
+    me = jax.process_index()
+    return next(d for d in jmesh.devices.flat if d.process_index == me)
+
+
+def _make_rank_functions():
+    from ...autograd.function import Function
+
+    class LocalToGlobal(Function):
+        """This rank's block -> the global array laid out as ``sharding`` (of ``shape``); the
+        gradient back is this rank's block of the global gradient."""
+
+        @staticmethod
+        def forward(ctx, x, sharding, shape):
+            ctx.sharding = sharding
+            a = jax.device_put(x._data, _my_device(sharding.mesh))
+            return Tensor._make(jax.make_array_from_single_device_arrays(
+                tuple(shape), sharding, [a]))
+
+        @staticmethod
+        def backward(ctx, g):
+            a = jax.device_put(g._data, ctx.sharding)
+            local = _local_block(a)
+            return Tensor._make(jax.device_put(local, jax.local_devices()[0])), None, None
+
+    class GlobalToLocal(Function):
+        """A global array -> this rank's block of it laid out as ``sharding``; the gradient
+        back is the ranks' blocks joined (times ``scale``)."""
+
+        @staticmethod
+        def forward(ctx, y, sharding, scale):
+            ctx.sharding, ctx.scale, ctx.shape = sharding, scale, tuple(y.shape)
+            a = jax.device_put(y._data, sharding)
+            return Tensor._make(jax.device_put(_local_block(a), jax.local_devices()[0]))
+
+        @staticmethod
+        def backward(ctx, g):
+            sh = ctx.sharding
+            a = jax.make_array_from_single_device_arrays(
+                ctx.shape, sh, [jax.device_put(g._data, _my_device(sh.mesh))])
+            if ctx.scale != 1:
+                a = a * jnp.asarray(ctx.scale, a.dtype)
+            return Tensor._make(a), None, None
+
+    return LocalToGlobal, GlobalToLocal
+
+
+_RANK_FNS = []
+
+
+def local_to_global(x, mesh, placements):
+    """Rank ``x``'s block of a tensor laid out as ``placements`` on ``mesh`` (each Shard dim
+    ``mesh``-size times longer globally), as ``DTensor.from_local``; differentiable."""
+    if not _RANK_FNS:
+        _RANK_FNS.extend(_make_rank_functions())
+    shape = list(x.shape)
+    for name, p in zip(mesh._dims, placements):
+        if isinstance(p, Shard):
+            shape[p.dim % x.ndim] *= mesh._jax_mesh.shape[name]
+    return _RANK_FNS[0].apply(x, sharding_of(mesh, placements, x.ndim), tuple(shape))
+
+
+def global_to_local(y, mesh, placements, scale=1):
+    """This rank's block of ``y`` laid out as ``placements``; differentiable (the gradient
+    joined over the ranks, times ``scale``)."""
+    if not _RANK_FNS:
+        _RANK_FNS.extend(_make_rank_functions())
+    return _RANK_FNS[1].apply(y, sharding_of(mesh, placements, y.ndim), scale)
+
+
+def _make_param_class():
+    from ...nn.parameter import Parameter
+
+    class DTensorParameter(Parameter, DTensor):
+        """A sharded parameter (``fully_shard``, tensor parallelism): an ``nn.Parameter`` that
+        is a DTensor (placements, ``device_mesh``, ``to_local()``, ``full_tensor()``), as
+        torch's; its ``.grad`` is a DTensor laid out as it (``DTensor.grad``)."""
+        __slots__ = ()
+        _grad_as_self = True
+
+    DTensorParameter.__name__ = DTensorParameter.__qualname__ = "DTensor"
+    return DTensorParameter
+
+
+_PARAM_CLASS = []
+
+
+def as_dtensor_param(p, mesh, shape):
+    """Make parameter ``p`` (laid out on ``mesh``'s jax mesh) a DTensor parameter over
+    ``mesh``, of true shape ``shape`` (smaller than ``p``'s where it is padded)."""
+    if not _PARAM_CLASS:
+        _PARAM_CLASS.append(_make_param_class())
+    if type(p) is not _PARAM_CLASS[0]:
+        p.__class__ = _PARAM_CLASS[0]
+    object.__setattr__(p, "_spec", (mesh, placements_of(p._data.sharding, mesh._dims)))
+    if tuple(shape) != tuple(p.shape):
+        object.__setattr__(p, "_tl_shape", tuple(shape))
+    else:
+        p.__dict__.pop("_tl_shape", None)

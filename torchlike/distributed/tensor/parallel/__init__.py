@@ -15,8 +15,10 @@ import fnmatch
 
 import jax
 
+from .._api import (DTensor, as_dtensor_param, global_to_local, is_local, local_to_global,
+                    per_rank)
 from .._api import sharding_of as _sharding
-from ..._shim import add_input_fn, place_padded
+from ..._shim import add_call_fn, add_input_fn, place_padded, true_shape
 from ..placement_types import Replicate, Shard
 
 __all__ = ["parallelize_module", "ColwiseParallel", "RowwiseParallel", "SequenceParallel",
@@ -27,6 +29,30 @@ def _place_param(module, name, mesh, placements):
     """Lay parameter ``name`` out on ``mesh`` (an uneven dim is padded: ``_shim.place_padded``)."""
     p = module._parameters[name]
     place_padded(module, name, _sharding(mesh, placements, p.ndim))
+    as_dtensor_param(module._parameters[name], mesh, true_shape(module, name))
+
+
+def _rank_fn(mesh, in_layout, out_layout, use_local_output):
+    """One device per process: each rank's tensor inputs are its blocks of ``in_layout``
+    (joined into global arrays); the output is this rank's block of ``out_layout``
+    (``use_local_output``) or a DTensor laid out so, as torch's styles give them."""
+    from ...._tensor import Tensor
+
+    def fn(m, args):
+        args = tuple(local_to_global(a, mesh, [in_layout]) if is_local(a) and a.ndim > 0
+                     else a for a in args)
+
+        def post(out):
+            if not isinstance(out, Tensor) or out.ndim == 0:
+                return out
+            if use_local_output:
+                return global_to_local(out, mesh, [out_layout])
+            out = _to_mesh(out, mesh, out_layout)
+            if type(out) is Tensor:
+                out.__class__ = DTensor
+            return out
+        return args, post
+    return fn
 
 
 def _to_mesh(x, mesh, placement):
@@ -106,6 +132,9 @@ class ColwiseParallel(ParallelStyle):
         for name in ("weight", "bias"):
             if module._parameters.get(name) is not None:
                 _place_param(module, name, mesh, [Shard(0)] * mesh.ndim)
+        if per_rank(mesh):
+            add_call_fn(module, _rank_fn(mesh, self.input_layouts, self.output_layouts,
+                                         self.use_local_output))
         add_input_fn(module, self._input_hook(mesh, self.input_layouts))
         return module
 
@@ -122,6 +151,9 @@ class RowwiseParallel(ParallelStyle):
             _place_param(module, "weight", mesh, [Shard(w.ndim - 1)] * mesh.ndim)
         if module._parameters.get("bias") is not None:
             _place_param(module, "bias", mesh, [Replicate()] * mesh.ndim)
+        if per_rank(mesh):
+            add_call_fn(module, _rank_fn(mesh, self.input_layouts, self.output_layouts,
+                                         self.use_local_output))
         return module
 
 
@@ -134,6 +166,9 @@ class SequenceParallel(ParallelStyle):
         for name, p in list(module._parameters.items()):
             if p is not None:
                 _place_param(module, name, mesh, [Replicate()] * mesh.ndim)
+        if per_rank(mesh):
+            layout = Shard(self.sequence_dim)
+            add_call_fn(module, _rank_fn(mesh, layout, layout, self.use_local_output))
         add_input_fn(module, self._input_hook(mesh, Shard(self.sequence_dim)))
         return module
 
