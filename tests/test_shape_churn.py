@@ -278,3 +278,41 @@ def test_interpreted_draws_equal_the_compiled_draw(name, monkeypatch):
         check(a, b)
     check(interpreted[0], interpreted[-1])
     np.testing.assert_array_equal(compiled[0], compiled[-1])
+
+
+@pytest.fixture
+def fused_fresh():
+    from torchlike import _fused
+    _fused.sync()
+    _fused.clear()
+    _fused.reset_stats()
+    with torchlike.eager.fused():
+        yield _fused
+    _fused.sync()
+
+
+def test_fused_shapes_taking_turns_compile_a_bounded_number_of_programs(fused_fresh,
+                                                                          monkeypatch):
+    # A loop over 12 lengths (of at least two elements: one element runs at once), round after
+    # round: its segment structure compiles for the first
+    # SHAPES_PER_STRUCTURE lengths only (each shape met three times); the others replay through
+    # their ops' own tiers. A length the loop then settles on (met twice in a row at its
+    # compile decision) compiles still. Values as torch's throughout.
+    F = fused_fresh
+    monkeypatch.setattr(F, "SHAPES_PER_STRUCTURE", 4)
+    got, want = [], []
+    for _ in range(4):
+        for k in range(2, 14):
+            got.append((torchlike.arange(float(k)) * 3).sum().item())
+            want.append((torch.arange(float(k)) * 3).sum().item())
+    assert got == want
+    s = F.stats()
+    assert s["compiles"] == 4
+    assert s["shape_churn"] == 2 * (12 - 4)      # (the third round and the fourth)
+    for _ in range(4):
+        assert (torchlike.arange(9.0) * 3).sum().item() == 108.0
+    assert F.stats()["compiles"] == 5
+    torchlike.eager.wait_compiles()
+    before = F.stats()["fused"]
+    assert (torchlike.arange(9.0) * 3).sum().item() == 108.0
+    assert F.stats()["fused"] == before + 1

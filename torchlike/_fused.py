@@ -88,6 +88,12 @@ MAX_PROGRAMS = int(os.environ.get("TORCHLIKE_FUSED_PROGRAMS", "64"))
 # grows faster than a program's size (pytorch/examples' unrolled LSTM predictor, about 2,000
 # calls a step, spent 1m35s compiling on 2 cores; a tiny GPT step is 117 calls)
 COMPILE_MAX_CALLS = int(os.environ.get("TORCHLIKE_FUSED_COMPILE_MAX_CALLS", "1024"))
+# a segment structure (its calls and what stays live, shapes aside) compiles for at most this
+# many shapes taking turns; at the others it is replayed, its calls through their own tiers,
+# whose programs take every shape as strict eager's do (a loop whose shapes cycle through more
+# than the program bound compiled every one and evicted each before its shape came back:
+# 2-8x strict's time)
+SHAPES_PER_STRUCTURE = int(os.environ.get("TORCHLIKE_FUSED_SHAPES", "16"))
 _SHAPES_MAX = 1024          # output shapes remembered per function
 _MAX_KEYS = 4096            # segment keys remembered (counted anew once forgotten)
 
@@ -100,10 +106,12 @@ _mode_lock = threading.Lock()   # (ACTIVE, _ON and _suspensions change together)
 _lock = threading.RLock()
 _stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "split": 0,
           "compiles": 0, "check_errors": 0, "graph_backwards": 0,
-          "traces": 0, "materialized": 0, "dropped": 0, "donated": 0}
+          "traces": 0, "materialized": 0, "dropped": 0, "donated": 0, "shape_churn": 0}
 _cuts: collections.Counter = collections.Counter()
 _entries: dict = {}         # segment key -> [meetings, fused program or None, last use]
 _programs: list = []        # the entries holding a program (bounded)
+_structures: dict = {}      # hash of a segment's structure without its shapes ->
+                            # [programs compiled for it, the entry met last at a compile]
 _clock = [0]
 _installed = []             # Tensor._data became the resolving property (once, for good)
 _tensor_class = [None]      # bound by torchlike._tensor (this layer imports nothing above it)
@@ -991,6 +999,22 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
             return [both[i] for i in order]
     prog = ent[1]
     if prog is None:
+        # (``seg.h`` hashes the calls (op entries, input structure, dataflow), not the shapes:
+        # those are in ``ext_avals``)
+        # Past the bound, a shape met twice in a row here (a loop settled on it) compiles
+        # still; shapes that take turns (a cycle longer than the bound) do not.
+        structure = hash((seg.h, live))
+        st = _structures.get(structure)
+        if st is None:
+            if len(_structures) >= _MAX_KEYS:
+                _structures.clear()
+            st = _structures[structure] = [0, None]     # compiles, the entry met last here
+        last, st[1] = st[1], ent
+        if st[0] >= SHAPES_PER_STRUCTURE and last is not ent:
+            _stats["replayed"] += 1
+            _stats["shape_churn"] += 1
+            return _replay(seg, live, hold=False)
+        st[0] += 1
         paired, takers, others = _donatable(seg, live)
         prog = ent[1] = _program(seg.calls, live, seg.ext_avals, donate=paired + others,
                                  takers=takers, background=_tiers.BACKGROUND_COMPILE)
@@ -1052,7 +1076,7 @@ def _evaluate(calls, ext, vals, traced):
             vals[start + k] = flat[k]
 
 
-def _replay(seg, live, bounded=True):
+def _replay(seg, live, bounded=True, hold=True):
     """A segment met before its program is ready (or never to be compiled): its calls one by
     one through their tiers, which start no compile of their own (``_tiers.held``) until a
     signature has made ``_tiers.HELD_CALLS`` such calls: a segment that comes back will run
@@ -1063,9 +1087,11 @@ def _replay(seg, live, bounded=True):
     On the CPU the values the interpreter tier computes stay numpy from call to call: only
     the live outputs and the inputs of a call the tier does not interpret become device
     arrays (a device array per value and a host view of it per use cost more than a small
-    op's numpy). ``bounded=False``: the segment's program is compiling (``_tiers.held``)."""
+    op's numpy). ``bounded=False``: the segment's program is compiling (``_tiers.held``).
+    ``hold=False``: a segment that will not compile (its structure met at too many shapes):
+    its calls leave the interpreter as strict eager's do."""
     vals = {}
-    with _tiers.held(bounded):
+    with (_tiers.held(bounded) if hold else NO_CONTEXT):
         if _tiers.INTERPRET_CALLS and _tiers.on_host():
             return _evaluate_on_host(seg.calls, seg.ext, vals, live)
         _evaluate(seg.calls, seg.ext, vals, traced=False)
@@ -1313,6 +1339,7 @@ def clear():
     with _lock:
         _programs.clear()
         _entries.clear()
+        _structures.clear()
 
 
 def concrete(args):
