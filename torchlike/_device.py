@@ -318,8 +318,8 @@ def move(t, dev):
                            f"devices") from None
     src = t._d                          # (fused eager: a pending value knows its device)
     try:
-        if src.devices() == {jdev}:
-            return t
+        if src.devices() == {jdev} or (jdev in src.devices() and not src.is_fully_addressable):
+            return t    # (an array spanning processes, a DTensor's: stays laid out, as torch's)
     except Exception:
         return t
     src = t._data
