@@ -196,3 +196,33 @@ def test_sequence_parallel_equals_torch(jobs):
     for r in range(2):
         ours, theirs = _ours(jobs, "c_tp_seq", r), jobs["torch"][r]["c_tp_seq"]
         assert _close(ours["out"][1], theirs["out"][1], 1e-5)
+
+
+def test_clip_grad_norm_of_fully_sharded_parameters(jobs):
+    """nn.utils.clip_grad_norm_ over DTensor gradients: the norm over every rank's shards (a
+    DTensor, as torch's) and the clipped training as torch's."""
+    _same(jobs, "c_clip", tol=1e-4)
+
+
+def test_fsdp1_wrapper_trains_as_fully_shard(jobs):
+    """FullyShardedDataParallel with ModuleWrapPolicy (torch 2.13's refuses CPU devices, so
+    the oracle is torch's fully_shard training of the same model, which FSDP1 equals):
+    each rank's losses and the FULL_STATE_DICT (rank0_only: empty on rank 1) as torch's trained
+    parameters; SHARDED_STATE_DICT gives DTensors holding torch's shards; summon_full_params
+    shows whole parameters on every rank; size_based_auto_wrap_policy wraps the Linears; a
+    full state dict loads into a fresh wrapper; clip_grad_norm_'s norms as torch's."""
+    for r in range(2):
+        ours, theirs = _ours(jobs, "c_fsdp1", r), jobs["torch"][r]["c_fsdp2_train"]
+        assert _close(ours["losses"], theirs["losses"], 1e-4)
+        if r == 0:
+            assert _close(ours["full_sd"], theirs["full"], 1e-4)
+        else:
+            assert ours["full_sd"] == {}
+        for k, v in ours["sharded_sd"].items():
+            assert v[0] == "DTensor" and _close(v[1], theirs["local"][k], 1e-4), k
+        assert _close(ours["summon"], theirs["full"]["blocks.0.fc1.bias"][0], 1e-4)
+        assert ours["wrapped"].count("FullyShardedDataParallel") == 3
+        assert ours["size_wrapped"].count("FullyShardedDataParallel") == 5
+        assert ours["loaded_loss"][0] == ours["loaded_loss"][1]
+        clip = jobs["torch"][r]["c_clip"]["norms"]
+        assert _close(ours["clip_norms"], [c[1] for c in clip], 1e-4)

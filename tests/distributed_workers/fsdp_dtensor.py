@@ -3,8 +3,9 @@ library:
 ``fsdp_dtensor.py torch|torchlike OUT`` starts 2 ranks with the library's
 ``multiprocessing.spawn`` (torch: gloo on localhost, one CPU device per rank, as torchrun),
 runs every ``c_*`` check on each rank (an exception is recorded as ``"EXC Type: message"``) and
-writes OUT.rank<r>.json. ``c_dcp_state_dict`` runs under torchlike only: torch 2.13's gloo job
-does not finish it on this machine."""
+writes OUT.rank<r>.json. ``c_dcp_state_dict`` runs under torchlike only (torch 2.13's gloo job
+does not finish it on this machine), and ``c_fsdp1`` (torch's FSDP1 needs an accelerator)."""
+import functools
 import importlib
 import json
 import os
@@ -299,6 +300,81 @@ def c_tp_seq(torch, dist, r, n):
     return res
 
 
+def c_clip(torch, dist, r, n):
+    fs, dm = mods(torch)
+    mesh = dm.init_device_mesh("cpu", (n,))
+    m = make_model(torch)
+    for b in m.blocks:
+        fs.fully_shard(b, mesh=mesh)
+    fs.fully_shard(m, mesh=mesh)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2)
+    res = {"norms": []}
+    for k in range(2):
+        x, y = batch(torch, r, k)
+        torch.nn.functional.cross_entropy(m(x), y).backward()
+        nrm = torch.nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+        res["norms"].append([type(nrm).__name__, nrm.full_tensor().item() if hasattr(nrm, "full_tensor") else nrm.item()])
+        opt.step(); opt.zero_grad()
+    res["full"] = {k: tl(p.full_tensor()) for k, p in m.named_parameters()}
+    return res
+
+
+def c_fsdp1(torch, dist, r, n):
+    """FullyShardedDataParallel (torchlike only: torch 2.13's FSDP1 refuses CPU devices)
+    trained as c_fsdp2_train, and with clip_grad_norm_ as c_clip."""
+    F = importlib.import_module(torch.__name__ + ".distributed.fsdp")
+    W = importlib.import_module(torch.__name__ + ".distributed.fsdp.wrap")
+    FSDP = F.FullyShardedDataParallel
+    m = make_model(torch)
+    model = FSDP(m, auto_wrap_policy=W.ModuleWrapPolicy({type(m.blocks[0])}),
+                 use_orig_params=True)
+    res = {"wrapped": [type(x).__name__ for x in model.modules()]}
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for k in range(3):
+        x, y = batch(torch, r, k)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    res["losses"] = losses
+    with FSDP.state_dict_type(model, F.StateDictType.FULL_STATE_DICT,
+                              F.FullStateDictConfig(offload_to_cpu=True, rank0_only=True)):
+        res["full_sd"] = {k: tl(v) for k, v in model.state_dict().items()}
+    with FSDP.state_dict_type(model, F.StateDictType.SHARDED_STATE_DICT):
+        res["sharded_sd"] = {k: [type(v).__name__, tl(v.to_local())]
+                             for k, v in model.state_dict().items()}
+    with FSDP.summon_full_params(model):
+        res["summon"] = model.module.blocks[0].fc1.bias.tolist()
+    m2 = make_model(torch)
+    with torch.no_grad():
+        for p in m2.parameters():
+            p.zero_()
+    model2 = FSDP(m2, auto_wrap_policy=functools.partial(W.size_based_auto_wrap_policy,
+                                                         min_num_params=100))
+    res["size_wrapped"] = [type(x).__name__ for x in model2.modules()]
+    with FSDP.state_dict_type(model, F.StateDictType.FULL_STATE_DICT):
+        model2.load_state_dict(model.state_dict())
+    x, y = batch(torch, r, 9)
+    res["loaded_loss"] = [torch.nn.functional.cross_entropy(model(x), y).item(),
+                          torch.nn.functional.cross_entropy(model2(x), y).item()]
+    m3 = FSDP(make_model(torch))
+    opt3 = torch.optim.AdamW(m3.parameters(), lr=1e-2)
+    norms = []
+    for k in range(2):
+        x, y = batch(torch, r, k)
+        torch.nn.functional.cross_entropy(m3(x), y).backward()
+        norms.append(float(m3.clip_grad_norm_(0.5)))
+        opt3.step()
+        opt3.zero_grad()
+    res["clip_norms"] = norms
+    return res
+
+
+TORCHLIKE_ONLY = ("c_dcp_state_dict", "c_fsdp1")
+
+
 def run(rank, world, lib, out, port):
     torch = importlib.import_module(lib)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
@@ -307,7 +383,7 @@ def run(rank, world, lib, out, port):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     res = {}
     for name, fn in sorted(globals().items()):
-        if name.startswith("c_") and not (lib == "torch" and name == "c_dcp_state_dict"):
+        if name.startswith("c_") and not (lib == "torch" and name in TORCHLIKE_ONLY):
             try:
                 res[name] = fn(torch, dist, rank, world)
             except Exception as e:

@@ -41,7 +41,8 @@ def _params(model):
     for mname, sub in model.named_modules():
         for name, p in sub._parameters.items():
             if p is not None and id(p) not in out:
-                out[id(p)] = ((mname + "." if mname else "") + name, sub, name)
+                fqn = ((mname + "." if mname else "") + name).replace("_fsdp_wrapped_module.", "")
+                out[id(p)] = (fqn, sub, name)
     return out
 
 

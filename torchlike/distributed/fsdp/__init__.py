@@ -25,7 +25,10 @@ from ..tensor._api import (DTensor, as_dtensor_param, canonical_spec, global_to_
 from ..tensor.placement_types import Shard
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
-           "CPUOffloadPolicy", "FullyShardedDataParallel"]
+           "CPUOffloadPolicy", "FullyShardedDataParallel", "ShardingStrategy", "StateDictType",
+           "FullStateDictConfig", "ShardedStateDictConfig", "FullOptimStateDictConfig",
+           "ShardedOptimStateDictConfig", "MixedPrecision", "CPUOffload", "BackwardPrefetch",
+           "UnshardHandle"]
 
 
 class MixedPrecisionPolicy:
@@ -188,11 +191,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
     return module
 
 
-class FullyShardedDataParallel:
-    """torch's first FSDP wrapper class. Libraries name it (``isinstance(module,
-    FullyShardedDataParallel)``: nothing is one here); wrapping a module with it is refused:
-    ``fully_shard`` (FSDP2) is torchlike's FSDP."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("torchlike.distributed.fsdp.FullyShardedDataParallel (FSDP1) "
-                                  "is not provided: use fully_shard(module, mesh=...) (FSDP2)")
+from ._fsdp1 import (BackwardPrefetch, CPUOffload, FullOptimStateDictConfig,  # noqa: E402,F401
+                     FullStateDictConfig, FullyShardedDataParallel, MixedPrecision,
+                     ShardedOptimStateDictConfig, ShardedStateDictConfig, ShardingStrategy,
+                     StateDictType)
