@@ -226,3 +226,12 @@ def test_fsdp1_wrapper_trains_as_fully_shard(jobs):
         assert ours["loaded_loss"][0] == ours["loaded_loss"][1]
         clip = jobs["torch"][r]["c_clip"]["norms"]
         assert _close(ours["clip_norms"], [c[1] for c in clip], 1e-4)
+
+
+def test_state_dict_options_as_torchs(jobs):
+    """get_model_state_dict (DTensor shards), full_state_dict (whole tensors on every rank;
+    with cpu_offload on rank 0 only, the others get {}), get_optimizer_state_dict's FQN keys,
+    param_groups and DTensor state, set_model_state_dict of a full state dict and with
+    broadcast_from_rank0 (rank 1 passes {})."""
+    _same(jobs, "c_dcp_options", tol=1e-5)
+    assert jobs["torchlike"][1]["c_dcp_options"]["full_off"] == {}

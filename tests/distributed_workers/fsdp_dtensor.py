@@ -204,7 +204,7 @@ def c_dcp_state_dict(torch, dist, r, n):
     res = {}
     msd = sdm.get_model_state_dict(m)
     res["msd"] = {k: [type(v).__name__, list(v.shape), tl(v.to_local()) if hasattr(v, "to_local") else None] for k, v in msd.items()}
-    full = sdm.get_model_state_dict(m, options=sdm.StateDictOptions(full_state_dict=True, cpu_offload=True))
+    full = sdm.get_model_state_dict(m, options=sdm.StateDictOptions(full_state_dict=True))
     res["full"] = {k: [type(v).__name__, tl(v)] if r == 0 else [type(v).__name__, list(v.shape)] for k, v in full.items()}
     osd = sdm.get_optimizer_state_dict(m, opt)
     res["osd_keys"] = sorted(osd["state"].keys())
@@ -369,6 +369,46 @@ def c_fsdp1(torch, dist, r, n):
         opt3.step()
         opt3.zero_grad()
     res["clip_norms"] = norms
+    return res
+
+
+def c_dcp_options(torch, dist, r, n):
+    """get/set_model_state_dict and get_optimizer_state_dict with StateDictOptions."""
+    fs, dm = mods(torch)
+    sdm = importlib.import_module(torch.__name__ + ".distributed.checkpoint.state_dict")
+    mesh = dm.init_device_mesh("cpu", (n,))
+    m = make_model(torch)
+    for b in m.blocks:
+        fs.fully_shard(b, mesh=mesh)
+    fs.fully_shard(m, mesh=mesh)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2)
+    x, y = batch(torch, r, 0)
+    torch.nn.functional.cross_entropy(m(x), y).backward()
+    opt.step(); opt.zero_grad()
+    res = {}
+    msd = sdm.get_model_state_dict(m)
+    res["msd"] = {k: [type(v).__name__, list(v.shape), tl(v.to_local())] for k, v in msd.items()}
+    full = sdm.get_model_state_dict(m, options=sdm.StateDictOptions(full_state_dict=True, cpu_offload=True))
+    res["full_off"] = {k: [type(v).__name__, tl(v)] for k, v in full.items()}
+    full2 = sdm.get_model_state_dict(m, options=sdm.StateDictOptions(full_state_dict=True))
+    res["full"] = {k: [type(v).__name__, tl(v)] for k, v in full2.items()}
+    osd = sdm.get_optimizer_state_dict(m, opt)
+    res["osd_keys"] = sorted(osd["state"].keys())
+    res["osd_pg"] = osd["param_groups"]
+    res["osd_state0"] = {k: [type(v).__name__, list(v.shape), tl(v.to_local()) if hasattr(v, "to_local") else tl(v)] for k, v in osd["state"]["blocks.0.fc1.weight"].items()}
+    fosd = sdm.get_optimizer_state_dict(m, opt, options=sdm.StateDictOptions(full_state_dict=True, cpu_offload=True))
+    res["fosd"] = {"keys": sorted(fosd.keys()), "state": {k: {kk: [type(vv).__name__, tl(vv)] for kk, vv in v.items()} for k, v in fosd.get("state", {}).items() if k == "head.weight"}}
+    m3 = make_model(torch)
+    with torch.no_grad():
+        for p in m3.parameters():
+            p.zero_()
+    fs.fully_shard(m3, mesh=mesh)
+    sdm.set_model_state_dict(m3, full2, options=sdm.StateDictOptions(full_state_dict=True))
+    res["from_full"] = {k: tl(p.full_tensor()) for k, p in m3.named_parameters()}
+    m4 = make_model(torch)
+    fs.fully_shard(m4, mesh=mesh)
+    sdm.set_model_state_dict(m4, full, options=sdm.StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
+    res["from_rank0"] = {k: tl(p.full_tensor()) for k, p in m4.named_parameters()}
     return res
 
 

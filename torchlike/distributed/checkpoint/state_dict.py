@@ -74,6 +74,8 @@ def get_model_state_dict(model, *, submodules=None, options=None):
         sd = {k: v for k, v in sd.items() if k not in frozen}
     if opts.full_state_dict:
         sd = {k: _full(v) if isinstance(v, Tensor) else v for k, v in sd.items()}
+        if opts.cpu_offload and jax.process_index() != 0:
+            return {}       # (torch's: only rank 0 holds a full state dict offloaded to CPU)
     return sd
 
 
@@ -131,6 +133,8 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options=None
                     vals[k] = v
                 state[fqn] = vals
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": fqns})
+    if opts.full_state_dict and opts.cpu_offload and jax.process_index() != 0:
+        return {}           # (torch's: only rank 0 holds a full state dict offloaded to CPU)
     return {"state": state, "param_groups": groups}
 
 
@@ -148,8 +152,29 @@ def _like(value, p):
     return Tensor._make(lay_out(a.astype(p._d.dtype), p._data.sharding))
 
 
+def _from_rank0(model, model_state_dict):
+    """Rank 0's full state dict on every rank (``broadcast_from_rank0``): the others' values
+    are broadcast, shaped as the model's own entries."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+    src = jax.process_index() == 0
+    out = {}
+    for k, v in model.state_dict().items():
+        if not isinstance(v, Tensor):
+            out[k] = model_state_dict.get(k, v)
+            continue
+        mine = model_state_dict.get(k) if src else None
+        x = (np.asarray(_full(mine)._data) if mine is not None
+             else np.zeros(tuple(v.shape), np.dtype(v._data.dtype)))
+        out[k] = Tensor._make(jnp.asarray(multihost_utils.broadcast_one_to_all(
+            x, is_source=src)))
+    return out
+
+
 def set_model_state_dict(model, model_state_dict, *, options=None):
     opts = _options(options)
+    if opts.broadcast_from_rank0 and jax.process_count() > 1:
+        model_state_dict = _from_rank0(model, model_state_dict)
     return model.load_state_dict(model_state_dict, strict=opts.strict)
 
 
