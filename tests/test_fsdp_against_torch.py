@@ -156,23 +156,15 @@ def test_dtensor_as_torchs(jobs):
 
 
 def test_distributed_checkpoint_of_a_fully_sharded_model(jobs):
-    """get_model_state_dict / get_optimizer_state_dict (sharded DTensors, and full with
-    cpu_offload), dcp.save into a directory, dcp.load into a fresh sharded model and
-    optimizer: the next step's loss and parameters equal the original's;
-    set_model_state_dict of the full state dict restores every parameter."""
+    """get_model_state_dict / get_optimizer_state_dict (sharded DTensors, and full), dcp.save
+    into a directory, dcp.load into a fresh sharded model and optimizer: the loaded parameters,
+    the next step's losses and parameters, and set_model_state_dict of the full state dict,
+    as torch's (the files are torchlike's own: DIFFERENCES.md)."""
+    _same(jobs, "c_dcp_state_dict", tol=1e-5)
     for r in range(2):
         ours = _ours(jobs, "c_dcp_state_dict", r)
         assert ours["resume"][0] == ours["resume"][1] and all(ours["resume"][2])
-        full = jobs["torchlike"][0]["c_dcp_state_dict"]["full"]
-        for k, v in ours["from_full"].items():
-            assert v == full[k][1], k
-        for k, v in ours["msd"].items():
-            assert v[0] == "DTensor", k
-        assert ours["osd_keys"] == sorted(ours["msd"])
-        for k, v in ours["osd_state0"].items():
-            assert v[0] == ("DTensor" if k != "step" else "Tensor"), k
-    # the checkpointed model is the one training gave, which equals torch's training
-    # (test_fully_shard_training_equals_torch); its local shards are torch's chunks
+        assert ours["msd"]["head.weight"][0] == "DTensor"
     assert jobs["torchlike"][1]["c_dcp_state_dict"]["msd"]["head.weight"][2][2] == [2, 8]
 
 

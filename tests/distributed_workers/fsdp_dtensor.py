@@ -3,8 +3,8 @@ library:
 ``fsdp_dtensor.py torch|torchlike OUT`` starts 2 ranks with the library's
 ``multiprocessing.spawn`` (torch: gloo on localhost, one CPU device per rank, as torchrun),
 runs every ``c_*`` check on each rank (an exception is recorded as ``"EXC Type: message"``) and
-writes OUT.rank<r>.json. ``c_dcp_state_dict`` runs under torchlike only (torch 2.13's gloo job
-does not finish it on this machine), and ``c_fsdp1`` (torch's FSDP1 needs an accelerator)."""
+writes OUT.rank<r>.json. ``c_fsdp1`` runs under torchlike only (torch's FSDP1 needs an
+accelerator)."""
 import functools
 import importlib
 import json
@@ -412,7 +412,7 @@ def c_dcp_options(torch, dist, r, n):
     return res
 
 
-TORCHLIKE_ONLY = ("c_dcp_state_dict", "c_fsdp1")
+TORCHLIKE_ONLY = ("c_fsdp1",)
 
 
 def run(rank, world, lib, out, port):
