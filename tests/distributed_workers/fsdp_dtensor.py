@@ -123,6 +123,11 @@ def c_fsdp2_unshard(torch, dist, r, n):
     for b in m.blocks:
         fs.fully_shard(b, mesh=mesh)
     fs.fully_shard(m, mesh=mesh)
+    m.set_is_last_backward(True)
+    m.set_modules_to_forward_prefetch([m.blocks[1]])
+    m.blocks[1].set_modules_to_backward_prefetch([m.blocks[0]])
+    m.set_reshard_after_backward(True)
+    fs.register_fsdp_forward_method(m, "forward")
     m.unshard()
     res = {"unsharded": {k: [type(p).__name__, list(p.shape)] for k, p in m.named_parameters()}}
     m.reshard()

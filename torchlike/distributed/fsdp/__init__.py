@@ -28,7 +28,7 @@ __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
            "CPUOffloadPolicy", "FullyShardedDataParallel", "ShardingStrategy", "StateDictType",
            "FullStateDictConfig", "ShardedStateDictConfig", "FullOptimStateDictConfig",
            "ShardedOptimStateDictConfig", "MixedPrecision", "CPUOffload", "BackwardPrefetch",
-           "UnshardHandle"]
+           "UnshardHandle", "register_fsdp_forward_method"]
 
 
 class MixedPrecisionPolicy:
@@ -70,6 +70,68 @@ class FSDPModule:
 
     def set_reshard_after_forward(self, reshard_after_forward, recurse=True):
         self._fsdp_reshard = reshard_after_forward
+
+    # Scheduling and memory knobs of torch's FSDP2: jax's programs decide when parameters are
+    # gathered and freed, so these record nothing that changes results.
+    def set_is_last_backward(self, is_last_backward):
+        """(No effect: gradients are reduced inside the backward's programs.)"""
+
+    def set_reshard_after_backward(self, reshard_after_backward, *, recurse=True):
+        """(No effect: parameters stay sharded between programs.)"""
+
+    def set_modules_to_forward_prefetch(self, modules):
+        """(No effect: XLA schedules the all-gathers.)"""
+
+    def set_modules_to_backward_prefetch(self, modules):
+        """(No effect: XLA schedules the all-gathers.)"""
+
+    def set_post_optim_event(self, event):
+        """(No effect: no separate all-gather stream.)"""
+
+    def set_unshard_in_backward(self, unshard_in_backward):
+        """(No effect: jax gathers what the backward needs.)"""
+
+    def set_requires_all_reduce(self, requires_all_reduce, *, recurse=True):
+        """(No effect: one mesh dimension, nothing to all-reduce across replicas.)"""
+
+    def reset_iter_state(self):
+        """(Nothing to reset.)"""
+
+    def set_gradient_divide_factor(self, factor):
+        raise NotImplementedError("FSDPModule.set_gradient_divide_factor: gradients are "
+                                  "averaged over the ranks")
+
+    set_reduce_scatter_divide_factor = set_gradient_divide_factor
+
+    def set_all_reduce_hook(self, hook, *, stream=None):
+        raise NotImplementedError("FSDPModule.set_all_reduce_hook: gradients are reduced "
+                                  "inside jax's programs")
+
+    def set_custom_all_gather(self, comm):
+        raise NotImplementedError("FSDPModule.set_custom_all_gather: XLA inserts the "
+                                  "all-gathers")
+
+    def set_custom_reduce_scatter(self, comm):
+        raise NotImplementedError("FSDPModule.set_custom_reduce_scatter: XLA inserts the "
+                                  "reduce-scatters")
+
+
+def register_fsdp_forward_method(module, method_name):
+    """Let ``module.<method_name>`` (a ``generate``, say) be called as ``forward`` is: with
+    each rank's tensors in and out under one device per process."""
+    method = getattr(type(module), method_name)
+
+    def wrapped(*args, **kwargs):
+        posts = []
+        for fn in module.__dict__.get("_tl_call_fns", ()):
+            args, post = fn(module, args)
+            if post is not None:
+                posts.append(post)
+        out = method(module, *args, **kwargs)
+        for post in reversed(posts):
+            out = post(out)
+        return out
+    object.__setattr__(module, method_name, wrapped)
 
 
 def _spec_list(a, ndim, jmesh):
