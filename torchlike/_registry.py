@@ -897,7 +897,8 @@ def apply(op, *args, **static):
             if out is None and recipe is not None:
                 _learn_now(recipe)
         if out is None:
-            diff, rest, vjp = c.forward_with_vjp(arrays, now)
+            diff, rest, vjp = (c.forward_with_vjp(arrays, True) if now
+                               else c.forward_with_vjp(arrays))
         else:
             if out.__class__ is _Deferred:
                 inexact = _INEXACT_OF.get(out.dtype)
