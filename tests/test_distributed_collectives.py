@@ -6,71 +6,20 @@ ReduceOp dtype rules, all_gather_into_tensor / reduce_scatter_tensor, all_to_all
 uneven splits, object collectives and roots, gloo's errors for wrong roots, shapes and dtypes,
 async work and its futures, new_group / new_subgroups, and DDP's ``register_comm_hook`` (the
 default hooks, custom hooks, the buckets a hook sees, torch's bucket rebuild)."""
-import json
-import math
 import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
 from distributed_workers.once import once
+from distributed_workers.side_by_side import close as _close, run_jobs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 WORKER = os.path.join(HERE, "distributed_workers", "collectives.py")
-TIMEOUT = 240
-
-
-def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
-              "TORCHLIKE_JAX_COORDINATOR", "XLA_FLAGS", "JAX_NUM_CPU_DEVICES"):
-        env.pop(k, None)
-    env["PYTHONWARNINGS"] = "ignore"
-    return env
-
-
-def _run_jobs(d):
-    procs = {lib: subprocess.Popen([sys.executable, WORKER, lib, str(d / lib)], cwd=ROOT,
-                                   env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True, start_new_session=True)
-             for lib in ("torchlike", "torch")}
-    deadline = time.monotonic() + TIMEOUT
-    errs = {}
-    for lib, p in procs.items():
-        try:
-            _, errs[lib] = p.communicate(timeout=max(deadline - time.monotonic(), 1))
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)          # the session this test started
-            _, errs[lib] = p.communicate()
-    for p in procs.values():        # (the other job too, if one timed out)
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
-    res = {}
-    for lib, p in procs.items():
-        assert p.returncode == 0, f"{lib} job failed ({p.returncode}):\n{errs[lib][-4000:]}"
-        res[lib] = [json.load(open(d / f"{lib}.rank{r}.json")) for r in range(2)]
-    return res
 
 
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory):
-    return once(tmp_path_factory, "distributed-collectives", _run_jobs)
-
-
-def _close(a, b, tol=1e-5):
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= tol * max(1, abs(b))
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k], tol) for k in a)
-    return a == b
+    return once(tmp_path_factory, "distributed-collectives", lambda d: run_jobs(WORKER, d))
 
 
 def _same(jobs, check, skip=()):

@@ -27,6 +27,18 @@ def mods(torch):
     return fs, dm
 
 
+def sharded_model(torch, n):
+    """The fsdp module and ``make_model``'s model, each block fully sharded over a 1-D mesh of
+    the ``n`` ranks, then the model."""
+    fs, dm = mods(torch)
+    mesh = dm.init_device_mesh("cpu", (n,))
+    m = make_model(torch)
+    for b in m.blocks:
+        fs.fully_shard(b, mesh=mesh)
+    fs.fully_shard(m, mesh=mesh)
+    return fs, m
+
+
 def make_model(torch, d=8, h=12, out=5):
     nn = torch.nn
     class Block(nn.Module):
@@ -58,12 +70,7 @@ def batch(torch, r, k, n=6, d=8, out=5):
             torch.tensor(rng.integers(0, out, n)))
 
 def c_fsdp2_train(torch, dist, r, n):
-    fs, dm = mods(torch)
-    mesh = dm.init_device_mesh("cpu", (n,))
-    m = make_model(torch)
-    for b in m.blocks:
-        fs.fully_shard(b, mesh=mesh)
-    fs.fully_shard(m, mesh=mesh)
+    fs, m = sharded_model(torch, n)
     res = {}
     res["cls"] = type(m).__name__
     res["isfsdp"] = isinstance(m, fs.FSDPModule)
@@ -101,12 +108,7 @@ def c_fsdp2_grads(torch, dist, r, n):
     return res
 
 def c_fsdp2_no_sync(torch, dist, r, n):
-    fs, dm = mods(torch)
-    mesh = dm.init_device_mesh("cpu", (n,))
-    m = make_model(torch)
-    for b in m.blocks:
-        fs.fully_shard(b, mesh=mesh)
-    fs.fully_shard(m, mesh=mesh)
+    fs, m = sharded_model(torch, n)
     m.set_requires_gradient_sync(False)
     for k in range(2):
         x, y = batch(torch, r, k)
@@ -117,12 +119,7 @@ def c_fsdp2_no_sync(torch, dist, r, n):
     return {k: tl(p.grad.full_tensor()) for k, p in m.named_parameters()}
 
 def c_fsdp2_unshard(torch, dist, r, n):
-    fs, dm = mods(torch)
-    mesh = dm.init_device_mesh("cpu", (n,))
-    m = make_model(torch)
-    for b in m.blocks:
-        fs.fully_shard(b, mesh=mesh)
-    fs.fully_shard(m, mesh=mesh)
+    fs, m = sharded_model(torch, n)
     m.set_is_last_backward(True)
     m.set_modules_to_forward_prefetch([m.blocks[1]])
     m.blocks[1].set_modules_to_backward_prefetch([m.blocks[0]])
@@ -306,12 +303,7 @@ def c_tp_seq(torch, dist, r, n):
 
 
 def c_clip(torch, dist, r, n):
-    fs, dm = mods(torch)
-    mesh = dm.init_device_mesh("cpu", (n,))
-    m = make_model(torch)
-    for b in m.blocks:
-        fs.fully_shard(b, mesh=mesh)
-    fs.fully_shard(m, mesh=mesh)
+    fs, m = sharded_model(torch, n)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-2)
     res = {"norms": []}
     for k in range(2):
