@@ -1,11 +1,12 @@
-"""Collectives beyond the basics and DDP's communication hooks against torch (gloo), rank by
+"""Collectives beyond the basics, DDP's communication hooks and ZeRO against torch (gloo), rank by
 rank: tests/distributed_workers/collectives.py spawned with 2 ranks under each library
 (``multiprocessing.spawn``; both jobs at once, each under a timeout, every process reaped).
 
 ReduceOp dtype rules, all_gather_into_tensor / reduce_scatter_tensor, all_to_all_single with
 uneven splits, object collectives and roots, gloo's errors for wrong roots, shapes and dtypes,
 async work and its futures, new_group / new_subgroups, and DDP's ``register_comm_hook`` (the
-default hooks, custom hooks, the buckets a hook sees, torch's bucket rebuild)."""
+default hooks, custom hooks, the buckets a hook sees, torch's bucket rebuild), and
+``ZeroRedundancyOptimizer`` inside DDP."""
 import os
 
 import pytest
@@ -117,3 +118,27 @@ def test_futures_as_torchs():
         b.set_result(2)
         assert [x.value() for x in both.wait()] == [1, 2]
         assert lib.futures.wait_all([a, b]) == [1, 2]
+
+
+def test_zero_redundancy_optimizer_as_torchs(jobs):
+    """ZeroRedundancyOptimizer (Adam) inside DDP: each rank's share of the parameters (torch's
+    largest-first assignment), the losses and parameters of three steps, the state dict
+    consolidated on rank 0 (its refusal on rank 1), a reload into a fresh optimizer followed by
+    a step, and a parameter group added later."""
+    for r in range(2):
+        ours, theirs = jobs["torchlike"][r]["c_zero_training_and_state_dicts"], \
+            jobs["torch"][r]["c_zero_training_and_state_dicts"]
+        assert not isinstance(ours, str), ours
+        assert ours["share"] == theirs["share"]
+        for k in theirs:
+            assert _close(ours[k], theirs[k], 1e-4), (r, k, ours[k], theirs[k])
+    assert jobs["torch"][1]["c_zero_training_and_state_dicts"]["refused"].startswith(
+        "EXC RuntimeError: Optimizer state has not been consolidated")
+
+
+def test_zero_redundancy_optimizer_overlap_with_ddp_is_a_clear_error():
+    import torchlike
+    from torchlike.distributed.optim import ZeroRedundancyOptimizer
+    with pytest.raises(NotImplementedError, match="overlap_with_ddp=True"):
+        ZeroRedundancyOptimizer(torchlike.nn.Linear(2, 2).parameters(),
+                                optimizer_class=torchlike.optim.SGD, overlap_with_ddp=True, lr=1)

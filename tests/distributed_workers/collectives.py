@@ -263,6 +263,52 @@ def c_ddp_buckets(torch, dist, r, n):
     return res
 
 
+# ---------------------------------------------------------------- ZeroRedundancyOptimizer
+def _zero(torch, m, **kw):
+    zro = importlib.import_module(torch.__name__ + ".distributed.optim")
+    return zro.ZeroRedundancyOptimizer(m.parameters(), optimizer_class=torch.optim.Adam,
+                                       lr=0.05, **kw)
+
+
+def c_zero_training_and_state_dicts(torch, dist, r, n):
+    """Adam sharded over the ranks inside DDP: each rank's share, losses, parameters, the
+    consolidated state dict (and its refusal elsewhere), a reload into a fresh optimizer and
+    a group added later."""
+    m = _model(torch, (4, 16, 8, 3))
+    ddp = torch.nn.parallel.DistributedDataParallel(m)
+    opt = _zero(torch, m)
+    res = {"share": [list(p.shape) for g in opt.optim.param_groups for p in g["params"]],
+           "losses": []}
+    for k in range(3):
+        opt.zero_grad()
+        res["losses"].append(_step(torch, ddp, r, k, 4, 3))
+        opt.step()
+    res["params"] = [p.reshape(-1).tolist() for p in m.parameters()]
+    opt.consolidate_state_dict(to=0)
+    sd = attempt(opt.state_dict)
+    if r == 0:
+        res["state"] = {i: {k: (tl(v) if hasattr(v, "tolist") else v) for k, v in st.items()}
+                        for i, st in sd["state"].items()}
+        res["groups"] = [{k: v for k, v in g.items() if k != "params"} | {"params": g["params"]}
+                         for g in sd["param_groups"]]
+    else:
+        res["refused"] = sd
+    got = [sd] if r == 0 else [None]
+    dist.broadcast_object_list(got, src=0)
+    fresh = _zero(torch, m)
+    fresh.load_state_dict(got[0])
+    fresh.zero_grad()
+    _step(torch, ddp, r, 5, 4, 3)
+    fresh.step()
+    res["after_load"] = [p.reshape(-1).tolist() for p in m.parameters()]
+    extra = torch.nn.Parameter(torch.ones(5) * (1 + r))
+    fresh.add_param_group({"params": [extra], "lr": 0.5})
+    extra.grad = torch.ones(5)
+    fresh.step()
+    res["added"] = [extra.tolist(), [len(g["params"]) for g in fresh.optim.param_groups]]
+    return res
+
+
 def run(rank, world, lib, out, port):
     torch = importlib.import_module(lib)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
@@ -276,7 +322,10 @@ def run(rank, world, lib, out, port):
                 res[name] = fn(torch, dist, rank, world)
             except Exception as e:
                 res[name] = err(e)
-            dist.barrier()
+            try:
+                dist.barrier()
+            except RuntimeError:    # (torch's gloo can report a failed op's error at the next
+                dist.barrier()      # wait, this barrier, when the machine is loaded)
     with open(f"{out}.rank{rank}.json", "w") as f:
         json.dump(res, f)
     dist.destroy_process_group()
