@@ -999,10 +999,9 @@ def _run_segment(seg, ent, live, target, bounded=False, checked=False):
             return [both[i] for i in order]
     prog = ent[1]
     if prog is None:
-        # (``seg.h`` hashes the calls (op entries, input structure, dataflow), not the shapes:
-        # those are in ``ext_avals``)
-        # Past the bound, a shape met twice in a row here (a loop settled on it) compiles
-        # still; shapes that take turns (a cycle longer than the bound) do not.
+        # (the structure: ``seg.h`` hashes the calls, their inputs' structure and dataflow, not
+        # the shapes, which are in ``ext_avals``). Past SHAPES_PER_STRUCTURE, a shape met twice
+        # in a row here (a loop settled on it) still compiles; shapes taking turns do not.
         structure = hash((seg.h, live))
         st = _structures.get(structure)
         if st is None:

@@ -549,28 +549,26 @@ def write_each(tensors, arrays):
         if trace_write_hook is not None or _vmap_levels.active():
             for t, new in zip(tensors, arrays):
                 _write(t, new, None)
-            return
-        for t, new in zip(tensors, arrays):
-            # (a root no view reads, the common parameter: ``_write``'s first branch, inline)
-            if t._alias is None and not t.__dict__.get("_aliases"):
-                t._data = new
-                t._vc[0] += 1
-            else:
-                _write(t, new, None)
+        else:                   # (``_write`` without the hook and batching checks: none apply)
+            _write_roots(tensors, arrays)
 
 
 def write_roots(tensors, arrays):
     """Raw writes of ``arrays`` into root ``tensors`` (no autograd; aliases refreshed), under
     one lock: the write-back of a compiled step."""
     with _lock:
-        for t, new in zip(tensors, arrays):
-            if t._alias is not None:
-                _write(t, new, None)
-                continue
-            t._data = new
-            t._vc[0] += 1
-            if t.__dict__.get("_aliases"):
-                _refresh(t)
+        _write_roots(tensors, arrays)
+
+
+def _write_roots(tensors, arrays):
+    for t, new in zip(tensors, arrays):
+        if t._alias is not None:
+            _write(t, new, None)
+            continue
+        t._data = new
+        t._vc[0] += 1
+        if t.__dict__.get("_aliases"):
+            _refresh(t)
 
 
 # set by torchlike.compile while a thread traces: ``hook(root, prev_data, prev_version)`` is
