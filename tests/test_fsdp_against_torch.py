@@ -174,3 +174,31 @@ def test_state_dict_options_as_torchs(jobs):
     broadcast_from_rank0 (rank 1 passes {})."""
     _same(jobs, "c_dcp_options", tol=1e-5)
     assert jobs["torchlike"][1]["c_dcp_options"]["full_off"] == {}
+
+
+def test_mixed_precision_output_dtype_casts_the_outputs():
+    """MixedPrecisionPolicy: floating inputs to ``param_dtype`` (the output follows), and with
+    ``output_dtype`` the module's floating outputs cast to it, as torch's FSDP2 post-forward
+    casts them (integer outputs untouched); one process, a 1-device mesh."""
+    import torchlike
+    from torchlike.distributed.device_mesh import init_device_mesh
+    from torchlike.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    class Two(torchlike.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torchlike.nn.Linear(4, 3)
+
+        def forward(self, x):
+            y = self.lin(x)
+            return {"y": y, "i": y.argmax(-1)}
+
+    mesh = init_device_mesh("cpu", (1,))
+    got = []
+    for out_dt in (None, torchlike.float32):
+        m = Two()
+        fully_shard(m, mesh=mesh, mp_policy=MixedPrecisionPolicy(
+            param_dtype=torchlike.bfloat16, output_dtype=out_dt))
+        out = m(torchlike.ones(2, 4))
+        got.append((out["y"].dtype, out["i"].dtype))
+    assert got == [(torchlike.bfloat16, torchlike.int64), (torchlike.float32, torchlike.int64)]

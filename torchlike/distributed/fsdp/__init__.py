@@ -170,13 +170,24 @@ def _state_dtensors(m, state_dict, prefix, local_metadata):
 
 
 def _cast_fn(policy):
-    """MixedPrecisionPolicy: the module's floating inputs cast to ``param_dtype``."""
+    """MixedPrecisionPolicy: the module's floating inputs cast to ``param_dtype``, its floating
+    outputs to ``output_dtype``."""
+    def cast(x, dt):
+        if isinstance(x, Tensor):
+            return x.to(dt) if x.is_floating_point() else x
+        if isinstance(x, (tuple, list)):
+            return type(x)(cast(o, dt) for o in x)
+        if isinstance(x, dict):
+            return {k: cast(v, dt) for k, v in x.items()}
+        return x
+
     def fn(m, args):
         dt = policy.param_dtype
-        if dt is None or not policy.cast_forward_inputs:
-            return args, None
-        return tuple(a.to(dt) if isinstance(a, Tensor) and a.is_floating_point() else a
-                     for a in args), None
+        if dt is not None and policy.cast_forward_inputs:
+            args = tuple(a.to(dt) if isinstance(a, Tensor) and a.is_floating_point() else a
+                         for a in args)
+        out_dt = policy.output_dtype
+        return args, (None if out_dt is None else lambda out: cast(out, out_dt))
     return fn
 
 
