@@ -833,6 +833,33 @@ def test_a_signature_leaves_the_interpreter_once_its_calls_have_cost_the_budget(
     assert _tiers.stats()["interpreted"] == before + 20
 
 
+def test_costly_calls_leave_the_interpreter_before_their_count(monkeypatch):
+    """Calls that have cost the budget before the signature's ``INTERPRET_CALLS`` calls leave
+    at once (a topk on rows with ties, interpreted, costs 70 ms a call): here each call costs
+    15 ticks against a budget of 20 and a count of 8, so the third call compiles."""
+    _ticking(monkeypatch, _tiers, step=15 * _TICK)
+    monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 20 * _TICK)
+    monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)
+    monkeypatch.setattr(_tiers, "BACKGROUND_COMPILE", False)
+    f = _tiers.tiered(lambda x: x * 3 + 4)
+    x = jax.numpy.arange(17.0) + 0.5                # (a signature no other test uses)
+    want = np.arange(17.0) * 3 + 5.5
+    before = _tiers.stats()["interpreted"]
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(x)), want)
+    assert f._cache_size() == 0 and _tiers.stats()["interpreted"] == before + 2
+    np.testing.assert_array_equal(np.asarray(f(x)), want)
+    assert f._cache_size() == 1 and _tiers.stats()["interpreted"] == before + 2
+    # (with no budget, the count alone decides: the suite's setting)
+    monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 0.0)
+    g = _tiers.tiered(lambda x: x * 3 - 4)
+    for _ in range(8):
+        g(x)
+    assert g._cache_size() == 0
+    g(x)
+    assert g._cache_size() == 1
+
+
 def test_the_public_budget_switch(monkeypatch):
     """``torchlike.eager.set_interpret_budget(ms)`` sets the budget the tier reads (the suite
     runs at 0, the count alone deciding); it refuses what is not a number >= 0."""
