@@ -25,7 +25,9 @@ each input comes from (an earlier call's output slot or an external input's slot
 Python float is one input however many calls take it) and the external inputs' shapes and
 dtypes; at the cut, which outputs are still referenced (only those are materialised). A call
 ``apply`` has recorded before is recorded from its recipe (``_registry._RECIPES``), which makes
-the same segment calls in one pass over its operands. A key met for the first times replays its
+the same segment calls in one pass over its operands; a segment that begins after one met
+before follows the calls that came next then (``_Segment``), checking each against them instead
+of making its key. A key met for the first times replays its
 calls one by one through their tiers (interpreted first calls, no compile); at its third meeting
 (``FUSE_AFTER``) the program of the whole segment starts compiling in the background thread
 (``_tiers.BACKGROUND_COMPILE``; else at once), the segment replaying until it is ready, and from
@@ -106,7 +108,8 @@ _mode_lock = threading.Lock()   # (ACTIVE, _ON and _suspensions change together)
 _lock = threading.RLock()
 _stats = {"recorded": 0, "segments": 0, "partial": 0, "replayed": 0, "fused": 0, "split": 0,
           "compiles": 0, "check_errors": 0, "graph_backwards": 0,
-          "traces": 0, "materialized": 0, "dropped": 0, "donated": 0, "shape_churn": 0}
+          "traces": 0, "materialized": 0, "dropped": 0, "donated": 0, "shape_churn": 0,
+          "followed": 0}
 _cuts: collections.Counter = collections.Counter()
 _entries: dict = {}         # segment key -> [meetings, fused program or None, last use]
 _programs: list = []        # the entries holding a program (bounded)
@@ -204,19 +207,28 @@ Deferred.__neg__ = lambda self: -resolve(self, "__neg__")
 
 class _Segment:
     """The pending calls (they are the segment's key), the external inputs, the outputs' weak
-    references."""
+    references.
 
-    __slots__ = ("calls", "h", "ext", "ext_ids", "ext_avals", "outs", "producers",
-                 "nbytes", "done", "checks", "replaced", "bounds", "__weakref__")
+    A segment that begins where one met before began (after the same segment) *follows* the
+    calls that came next then (``follow``, a ``_Trail``): while each call is the trail's next
+    one (the same function and statics, inputs from the same slots, new external inputs of the
+    same shapes and dtypes), the recording checks it against the trail instead of building its
+    part of the key (``pos`` counts the calls followed); the first call that differs settles
+    the segment (the trail's first ``pos`` calls become its own) and recording goes on as for
+    a new one. Reading ``calls``, ``producers`` or ``h`` settles a following segment."""
+
+    __slots__ = ("_calls", "_h", "ext", "ext_ids", "ext_avals", "outs", "_producers",
+                 "nbytes", "done", "checks", "replaced", "bounds", "exp", "follow", "pos",
+                 "__weakref__")
 
     def __init__(self):
-        self.calls = []         # (tiered, tree, refs, first output slot, out_tree, n outputs)
-        self.h = 0              # the running hash of the calls' structure
+        self._calls = []        # (tiered, tree, refs, first output slot, out_tree, n outputs)
+        self._h = 0             # the running hash of the calls' structure
         self.ext = []           # external input values
         self.ext_ids = {}       # id(array or float) -> its slot (one used twice is one input)
         self.ext_avals = []
         self.outs = []          # weakref per output slot
-        self.producers = []     # output slot -> the index of the call that makes it
+        self._producers = []    # output slot -> the index of the call that makes it
         self.nbytes = 0
         self.done = False
         self.checks = []        # (flag, make_error, the call index, where): value checks
@@ -224,6 +236,82 @@ class _Segment:
                                 # was given instead (a parameter's update: ``_donatable``)
         self.bounds = {}        # output slot -> (lo, hi): its values are known to lie there
                                 # (an integer draw: ``bound``)
+        self.exp = []           # per call: (recipe key, recipe, refs) of a call recorded from
+                                # its recipe (``_registry._record_known``), else (None, its
+                                # output entry, None)
+        self.follow = None      # the trail this segment follows
+        self.pos = 0            # the calls of ``follow`` recorded so far
+
+    def settle(self):
+        """Stop following: the calls followed become this segment's own."""
+        tr, n = self.follow, self.pos
+        self.follow = None
+        self._calls = tr.calls[:n]
+        self.exp = tr.exp[:n]
+        self._producers = tr.producers[:len(self.outs)]
+        h = 0
+        for c in self._calls:
+            h = hash((h, c[0], c[1], c[2]))
+        self._h = h
+
+    def ncalls(self):
+        return self.pos if self.follow is not None else len(self._calls)
+
+    @property
+    def calls(self):
+        if self.follow is not None:
+            self.settle()
+        return self._calls
+
+    @calls.setter
+    def calls(self, v):
+        self._calls = v
+
+    @property
+    def producers(self):
+        if self.follow is not None:
+            self.settle()
+        return self._producers
+
+    @producers.setter
+    def producers(self, v):
+        self._producers = v
+
+    @property
+    def h(self):
+        if self.follow is not None:
+            self.settle()
+        return self._h
+
+
+class _Trail:
+    """A segment's calls as the next segment may follow them (``_Segment.follow``): its calls,
+    their recipes (``_Segment.exp``, closed by ``_END``), producers, structure hash and external
+    inputs' keys; ``bounded``: it was cut by the size bound (a segment following it to its end
+    is cut there too)."""
+
+    __slots__ = ("calls", "exp", "producers", "h", "ext_avals", "bounded")
+
+    def __init__(self, calls, exp, producers, h, ext_avals, bounded):
+        exp.append(_END)
+        self.calls, self.exp, self.producers, self.h = calls, exp, producers, h
+        self.ext_avals, self.bounded = ext_avals, bounded
+
+
+FOLLOW = True
+_END = (None, None, None)   # (what follows a trail's last call: no call matches it)
+_last = [None]              # the entry of the segment run last (the trail after it is set)
+
+
+def followed(seg, nbytes):
+    """A call of ``seg`` was its trail's next: count it (``nbytes`` of outputs); a trail cut
+    by the size bound, followed to its end, cuts the segment."""
+    seg.nbytes += nbytes
+    seg.pos += 1
+    _stats["followed"] += 1
+    tr = seg.follow
+    if tr.bounded and seg.pos == len(tr.calls):
+        _flush(_BOUND)
 
 
 _seg = _Segment()
@@ -400,6 +488,7 @@ def record(tiered, args):
         keys = []
         ref, key_of = refs.append, keys.append
         ext, ids = seg.ext, seg.ext_ids
+        n_ext = len(ext)
         device = None
         for i, a in enumerate(leaves):
             c = a.__class__
@@ -460,27 +549,40 @@ def record(tiered, args):
                 seg.ext_avals.append(key)
                 key_of(key)
         refs = tuple(refs)
-        # (outputs that follow from the structure alone: the inputs' avals are implied by
-        # the segment's key, and hashing a graph backward's hundreds of them costs more than
-        # the rest of its recording)
-        sig = tree if tiered.outputs_fixed else (tree, tuple(keys))
-        shapes = tiered.shapes
-        ent = shapes.get(sig) if shapes is not None else None
+        ent = None
+        tr = seg.follow
+        if tr is not None:
+            # (the trail's next call, on the same slots, its new inputs of the same keys:
+            # its outputs are the trail's)
+            pos = seg.pos
+            if pos < len(tr.calls):
+                c = tr.calls[pos]
+                if c[0] is tiered and c[2] == refs and (c[1] is tree or c[1] == tree) and \
+                        tr.exp[pos][0] is None and tuple(seg.ext_avals[n_ext:]) == \
+                        tr.ext_avals[n_ext:len(seg.ext_avals)]:
+                    ent = tr.exp[pos][1]
+            if ent is None:
+                seg.settle()
+        following = ent is not None
         if ent is None:
-            ent = _abstract(tiered, tree, leaves, sig)
+            # (outputs that follow from the structure alone: the inputs' avals are implied
+            # by the segment's key, and hashing a graph backward's hundreds of them costs
+            # more than the rest of its recording)
+            sig = tree if tiered.outputs_fixed else (tree, tuple(keys))
+            shapes = tiered.shapes
+            ent = shapes.get(sig) if shapes is not None else None
+            if ent is None:
+                ent = _abstract(tiered, tree, leaves, sig)
         out_tree, out_keys, nbytes, single, tree = ent     # (one tree object per signature)
         if device is None:
             device = _tiers._default_device()
-        calls = seg.calls
         start = len(seg.outs)
         if single:
             result = Deferred(out_keys[0], device, seg, start)
             seg.outs.append(weakref.ref(result))
-            seg.producers.append(len(calls))
             n = 1
         else:
             n = len(out_keys)
-            seg.producers.extend([len(calls)] * n)
             outs = []
             append = seg.outs.append
             for k, key in enumerate(out_keys):
@@ -488,10 +590,16 @@ def record(tiered, args):
                 outs.append(d)
                 append(weakref.ref(d))
             result = _tree_unflatten(out_tree, outs)
+        if following:
+            followed(seg, nbytes)
+            return result
+        calls = seg._calls
+        seg._producers.extend([len(calls)] * n)
         # (the segment's key is its calls: start, output structure and count follow from
         # the calls before and the signature)
         calls.append((tiered, tree, refs, start, out_tree, n))
-        seg.h = hash((seg.h, tiered, tree, refs))
+        seg.exp.append((None, ent, None))
+        seg._h = hash((seg._h, tiered, tree, refs))
         seg.nbytes += nbytes
         if len(calls) >= MAX_CALLS or seg.nbytes >= MAX_BYTES:
             _flush(_BOUND)
@@ -719,7 +827,7 @@ def backward_end():
     the next step's forward), and a loss read after the step finds its value computed: the
     optimizer's Python overlaps the program (README's figures)."""
     with _lock:
-        if _seg.calls:
+        if _seg.ncalls():
             _flush(_BACKWARD)
 
 
@@ -729,7 +837,7 @@ _BACKWARD = "backward"      # the cut reason at a backward's end
 def sync(reason="sync"):
     """Run the pending segment (``torchlike.sync()``)."""
     with _lock:
-        if _seg.calls:
+        if _seg.ncalls():
             _flush(reason)
 
 
@@ -757,7 +865,17 @@ def _flush(reason, target=None):
     seg = _seg
     _seg = _Segment()
     seg.done = True
-    if not seg.calls:
+    trail = seg.follow
+    if trail is not None:
+        if seg.pos == len(trail.calls):
+            # (followed to its end: the trail's calls are this segment's)
+            seg.follow = None
+            seg._calls, seg._producers, seg._h, seg.exp = (trail.calls, trail.producers,
+                                                           trail.h, trail.exp)
+        else:
+            seg.settle()
+            trail = None
+    if not seg._calls:
         return
     if reason.startswith("__") or reason.startswith("array."):
         reason = f"{reason} in {_user_frame()}"
@@ -769,6 +887,7 @@ def _flush(reason, target=None):
         # one call (a read of an op's result made from concrete values): run as strict eager
         # runs it, through the op's own tiers, whose programs every such segment shares (a
         # program of its own would be one more compile and a costlier call)
+        _last[0] = None
         _single(seg, outs)
         return
     # (the live values are held until they are set: a garbage collection during the run, of a
@@ -779,9 +898,20 @@ def _flush(reason, target=None):
     key = _Key(hash((seg.h, ext_avals, live)), (seg.calls, ext_avals, live))
     ent = _entries.get(key)
     if ent is None:
-        ent = _entries[key] = [0, None, 0, None]    # meetings, program, last use, splits
+        # meetings, program, last use, splits, the trail of the segment that came next
+        ent = _entries[key] = [0, None, 0, None, None]
         if len(_entries) > _MAX_KEYS:
             _evict_keys()
+    # (this segment is the trail of the one before; the next follows what came after it)
+    if trail is None:
+        trail = _Trail(seg._calls, seg.exp, seg._producers, seg._h, ext_avals,
+                       reason == _BOUND)
+    prev = _last[0]
+    if prev is not None:
+        prev[4] = trail
+    _last[0] = ent
+    if FOLLOW and ent[4] is not None and not _seg.outs and not _seg.ext:
+        _seg.follow = ent[4]
     ent[0] += 1
     _clock[0] += 1
     ent[2] = _clock[0]
@@ -954,7 +1084,7 @@ def defer_check(fn, arrays, make_error, within=None):
                                              ident=lambda: _tiers.stable("check", fn),
                                              poly=True)
     with _lock:
-        index = len(_seg.calls)
+        index = _seg.ncalls()
         flag = t(*arrays)
         if flag.__class__ is not Deferred or flag.seg is not _seg:
             # (not recorded, or its recording cut the segment: the value is there)
@@ -1310,16 +1440,16 @@ def _split(calls, producers, live, target, ext_avals):
 # ------------------------------------------------------------------ counters
 
 def stats():
-    """``{"mode", "recorded", "segments", "replayed", "fused", "compiles", "graph_backwards",
-    "traces", "materialized", "dropped", "donated", "programs", "cuts"}``: calls recorded,
-    segments run (replayed one call at a time on a first meeting, or as one fused program),
-    fused programs compiled, backwards recorded as one call (``autograd/fused_backward.py``),
-    abstract evaluations and program traces, outputs materialised and never materialised,
-    input buffers fused programs took over (``_donatable``), the programs held, and the cuts by
-    reason."""
+    """``{"mode", "recorded", "followed", "segments", "replayed", "fused", "compiles",
+    "graph_backwards", "traces", "materialized", "dropped", "donated", "programs", "cuts"}``:
+    calls recorded (of them, recorded by following a trail: ``_Segment``), segments run
+    (replayed one call at a time on a first meeting, or as one fused program), fused programs
+    compiled, backwards recorded as one call (``autograd/fused_backward.py``), abstract
+    evaluations and program traces, outputs materialised and never materialised, input buffers
+    fused programs took over (``_donatable``), the programs held, and the cuts by reason."""
     with _lock:
         out = dict(_stats)
-        out["recorded"] += len(_seg.calls)     # (counted when their segment runs)
+        out["recorded"] += _seg.ncalls()     # (counted when their segment runs)
         out["mode"] = mode()
         out["programs"] = len(_programs)
         out["cuts"] = dict(_cuts)
@@ -1339,6 +1469,9 @@ def clear():
         _programs.clear()
         _entries.clear()
         _structures.clear()
+        _last[0] = None
+        if _seg.follow is not None:
+            _seg.settle()
 
 
 def concrete(args):

@@ -973,6 +973,8 @@ def _learn(key, c, tiered, arrays):
 
 
 _NOW = object()             # the recipe of a call that runs at once (``_learn_now``)
+_PLAIN_TENSORS: set = set()     # Tensor subclasses whose results are Tensors (Parameter):
+                                # recorded as Tensors are
 
 
 def _learn_now(key):
@@ -992,107 +994,213 @@ def _record_known(op, args, static, st):
     call's key (the general path records the call and keeps its recipe, ``_learn``); or None
     where no recipe records the call (a Tensor subclass whose results keep its class, an
     inference tensor where grad is on, a value of a segment that failed, a host or sharded
-    array, a big integer, any other operand). A call no recipe records leaves nothing in the segment."""
+    array, a big integer, any other operand). A call no recipe records leaves nothing in the
+    segment.
+
+    In a segment that follows a trail (``_fused._Segment``), a call that is the trail's next
+    is recorded from the trail's recipe: the same op, default dtype and statics, each operand
+    the same part of the key (a pending value from the trail's slot, with the same need of
+    grad; the trail's external input, or a new one of the same key; a number of the same
+    type), which the pass checks instead of making the key."""
     grad_on = st.grad_enabled and op.differentiable
     T = _Tensor
     F = _fused
-    key = [op, D._default[0]]
-    part = key.append
     with F._lock:
         seg = F._seg
-        ext, ids, avals = seg.ext, seg.ext_ids, seg.ext_avals
-        n_ext = len(ext)
-        refs = []
-        arrays = []
-        ref, given = refs.append, arrays.append
-        added = []              # (inputs this call made: undone where no recipe records it)
-        device = None
-        for a in args:
-            cl = a.__class__
-            if cl is not T:
-                if cl is float:
-                    part(cl)
-                    k = ids.get(id(a))
-                    if k is None:
-                        k = ids[id(a)] = len(ext)
+        tr = seg.follow
+        r = None
+        if tr is not None:
+            key, r, want = tr.exp[seg.pos]
+            if key is None:
+                # (the trail's next call is one ``_fused.record`` made: a call of an op with
+                # no recipe, which the general path records, checked against the trail there)
+                tr = r = None
+            elif key[0] is not op or key[1] is not D._default[0] or \
+                    len(key) != len(args) + (3 if static else 2):
+                r = None
+            else:
+                ext, ids, avals = seg.ext, seg.ext_ids, seg.ext_avals
+                n_ext = len(ext)
+                added = []
+                arrays = []
+                device = None
+                i = 1
+                for a in args:
+                    i += 1
+                    w = want[i - 2]
+                    cl = a.__class__
+                    if cl is T or cl in _PLAIN_TENSORS:
+                        if a._is_inference and grad_on:
+                            break
+                        d = a._d
+                        if d.__class__ is _Deferred:
+                            if d.value is None:
+                                if d.slot != w or d.seg is not seg or \
+                                        key[i][1] != (grad_on and a._requires_grad):
+                                    break
+                                if device is None:
+                                    device = d.device
+                                arrays.append(d)
+                                continue
+                            d = d.value
+                        if w >= 0 or key[i][1] != (grad_on and a._requires_grad):
+                            break
+                        k = ids.get(id(d))
+                        if k is None:
+                            k = len(ext)
+                            if ~w != k or d.__class__ is not _ArrayImpl or \
+                                    d.sharding.__class__ is not _SingleDevice:
+                                break
+                            av = d.aval
+                            kind = (av.shape, av.dtype, av.weak_type)
+                            if kind != tr.ext_avals[k]:
+                                break
+                            ids[id(d)] = k
+                            ext.append(d)
+                            avals.append(kind)
+                            added.append(id(d))
+                        elif ~k != w:
+                            break
+                        if device is None:
+                            device = d.sharding._device
+                        arrays.append(d)
+                    elif cl is float and key[i] is float:
+                        k = ids.get(id(a))
+                        if k is None:
+                            k = len(ext)
+                            if ~w != k:
+                                break
+                            ids[id(a)] = k
+                            ext.append(a)
+                            avals.append(cl)
+                            added.append(id(a))
+                        elif ~k != w:
+                            break
+                        arrays.append(a)
+                    elif key[i] is cl and (cl is bool or cl is int and -_I64 <= a < _I64) \
+                            and ~w == len(ext):
                         ext.append(a)
                         avals.append(cl)
-                        added.append(id(a))
-                    ref(~k)
-                    given(a)
-                    continue
-                if cl is bool or (cl is int and -_I64 <= a < _I64):
-                    part(cl)
-                    ref(~len(ext))
-                    ext.append(a)
-                    avals.append(cl)
-                    given(a)
-                    continue
-                if not isinstance(a, T) or cl._results_keep_class:
-                    return _undo(seg, n_ext, added)
-            if a._is_inference and grad_on:
-                # (an inference tensor where a gradient may be recorded: the general path
-                # checks it is not saved; under inference mode or no_grad it is an operand)
-                return _undo(seg, n_ext, added)
-            d = a._d
-            if d.__class__ is _Deferred:
-                v = d.value
-                if v is None:
-                    if d.seg is not seg:
-                        return _undo(seg, n_ext, added)     # (its segment failed)
-                    part((d.key, grad_on and a._requires_grad))
-                    ref(d.slot)
-                    if device is None:
-                        device = d.device
-                    given(d)
-                    continue
-                d = v               # (computed: its array, as ``_fused.raw`` gives it)
-            k = ids.get(id(d))
-            if k is None:
-                if d.__class__ is not _ArrayImpl or d.sharding.__class__ is not _SingleDevice:
-                    return _undo(seg, n_ext, added)
-                av = d.aval
-                kind = (av.shape, av.dtype, av.weak_type)
-                k = ids[id(d)] = len(ext)
-                ext.append(d)
-                avals.append(kind)
-                added.append(id(d))
-            else:
-                kind = avals[k]
-            # (marked concrete: a call on concrete scalars runs now, ``_fused._scalar_call``)
-            part((kind, grad_on and a._requires_grad, 0))
-            if device is None:
-                device = d.sharding._device
-            ref(~k)
-            given(d)
-        if static:
-            part(tuple(sorted(static.items())))
-        key = tuple(key)
-        try:
-            r = _RECIPES.get(key)
-        except TypeError:           # (an unhashable static: the general path says so)
-            return _undo(seg, n_ext, added)
+                        arrays.append(a)
+                    else:
+                        break
+                else:
+                    if static:
+                        try:
+                            if key[-1] != tuple(sorted(static.items())):
+                                r = None
+                        except TypeError:
+                            r = None
+                    i = -1
+                if i != -1 or r is None:
+                    _undo(seg, n_ext, added)
+                    r = None
+            if r is None and tr is not None:
+                seg.settle()
         if r is None:
-            _undo(seg, n_ext, added)
-            return key
-        if r is _NOW:
-            _undo(seg, n_ext, added)
-            return _NOW
+            key = [op, D._default[0]]
+            part = key.append
+            ext, ids, avals = seg.ext, seg.ext_ids, seg.ext_avals
+            n_ext = len(ext)
+            refs = []
+            arrays = []
+            ref, given = refs.append, arrays.append
+            added = []          # (inputs this call made: undone where no recipe records it)
+            device = None
+            for a in args:
+                cl = a.__class__
+                if cl is not T:
+                    if cl is float:
+                        part(cl)
+                        k = ids.get(id(a))
+                        if k is None:
+                            k = ids[id(a)] = len(ext)
+                            ext.append(a)
+                            avals.append(cl)
+                            added.append(id(a))
+                        ref(~k)
+                        given(a)
+                        continue
+                    if cl is bool or (cl is int and -_I64 <= a < _I64):
+                        part(cl)
+                        ref(~len(ext))
+                        ext.append(a)
+                        avals.append(cl)
+                        given(a)
+                        continue
+                    if not isinstance(a, T) or cl._results_keep_class:
+                        return _undo(seg, n_ext, added)
+                    _PLAIN_TENSORS.add(cl)
+                if a._is_inference and grad_on:
+                    # (an inference tensor where a gradient may be recorded: the general path
+                    # checks it is not saved; under inference mode or no_grad it is an operand)
+                    return _undo(seg, n_ext, added)
+                d = a._d
+                if d.__class__ is _Deferred:
+                    v = d.value
+                    if v is None:
+                        if d.seg is not seg:
+                            return _undo(seg, n_ext, added)     # (its segment failed)
+                        part((d.key, grad_on and a._requires_grad))
+                        ref(d.slot)
+                        if device is None:
+                            device = d.device
+                        given(d)
+                        continue
+                    d = v           # (computed: its array, as ``_fused.raw`` gives it)
+                k = ids.get(id(d))
+                if k is None:
+                    if d.__class__ is not _ArrayImpl or \
+                            d.sharding.__class__ is not _SingleDevice:
+                        return _undo(seg, n_ext, added)
+                    av = d.aval
+                    kind = (av.shape, av.dtype, av.weak_type)
+                    k = ids[id(d)] = len(ext)
+                    ext.append(d)
+                    avals.append(kind)
+                    added.append(id(d))
+                else:
+                    kind = avals[k]
+                # (marked concrete: a call on concrete scalars runs now, ``_fused._scalar_call``)
+                part((kind, grad_on and a._requires_grad, 0))
+                if device is None:
+                    device = d.sharding._device
+                ref(~k)
+                given(d)
+            if static:
+                part(tuple(sorted(static.items())))
+            key = tuple(key)
+            try:
+                r = _RECIPES.get(key)
+            except TypeError:           # (an unhashable static: the general path says so)
+                return _undo(seg, n_ext, added)
+            if r is None:
+                _undo(seg, n_ext, added)
+                return key
+            if r is _NOW:
+                _undo(seg, n_ext, added)
+                return _NOW
+            if seg.follow is not None:
+                seg.settle()        # (the trail made another call here)
         (c, tiered, out_key, nbytes, tree, out_tree, needs, node_cls, name, saves, view,
          save_plan, saves_out) = r
-        refs = tuple(refs)
         if device is None:
             device = _tiers._default_device()
-        calls = seg.calls
         start = len(seg.outs)
         out = _Deferred(out_key, device, seg, start)
         seg.outs.append(_weakref_ref(out))
-        seg.producers.append(len(calls))
-        calls.append((tiered, tree, refs, start, out_tree, 1))
-        seg.h = hash((seg.h, tiered, tree, refs))
-        seg.nbytes += nbytes
-        if len(calls) >= F.MAX_CALLS or seg.nbytes >= F.MAX_BYTES:
-            F._flush(F._BOUND)
+        if seg.follow is not None:
+            F.followed(seg, nbytes)
+        else:
+            calls = seg._calls
+            seg._producers.append(len(calls))
+            refs = tuple(refs)
+            calls.append((tiered, tree, refs, start, out_tree, 1))
+            seg.exp.append((key, r, refs))
+            seg._h = hash((seg._h, tiered, tree, refs))
+            seg.nbytes += nbytes
+            if len(calls) >= F.MAX_CALLS or seg.nbytes >= F.MAX_BYTES:
+                F._flush(F._BOUND)
     c.stamp = _budget["epoch"]
     arrays = tuple(arrays)
     if not needs:
