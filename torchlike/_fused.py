@@ -298,7 +298,8 @@ class _Trail:
         self.ext_avals, self.bounded = ext_avals, bounded
 
 
-FOLLOW = True
+# (``TORCHLIKE_FUSED_FOLLOW=0``: no segment follows a trail; every call makes its key)
+FOLLOW = os.environ.get("TORCHLIKE_FUSED_FOLLOW", "1") != "0"
 _END = (None, None, None)   # (what follows a trail's last call: no call matches it)
 _last = [None]              # the entry of the segment run last (the trail after it is set)
 
