@@ -47,7 +47,7 @@ def _step(x, w, z, change=None):
             f = k * 0.5
     else:
         f = k * 0.5
-    g = k * (3.0 if change == "number" else 3)
+    g = k * {"number": 3.0, "tensor operand": torch.tensor(3)}.get(change, 3)
     e = b * (True if change == "bool" else 3)
     # (ops with no recipe, recorded by the general path: checked against the trail there)
     first = (h0 if change == "split input" else h).split(3, dim=1)[0]
@@ -147,8 +147,8 @@ def _default(dtype):
         torch.set_default_dtype(old)
 
 
-_CHANGES = ("shape", "grad mode", "op", "static", "number", "bool", "default dtype",
-            "split input", "split shape")
+_CHANGES = ("shape", "grad mode", "op", "static", "number", "bool", "tensor operand",
+            "default dtype", "split input", "split shape")
 
 
 @pytest.mark.parametrize("change", _CHANGES)

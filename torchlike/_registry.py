@@ -1015,8 +1015,8 @@ def _record_known(op, args, static, st):
                 # (the trail's next call is one ``_fused.record`` made: a call of an op with
                 # no recipe, which the general path records, checked against the trail there)
                 tr = r = None
-            elif key[0] is not op or key[1] is not D._default[0] or \
-                    len(key) != len(args) + (3 if static else 2):
+            elif key[0] is not op or key[1] is not D._default[0] or len(want) != len(args) \
+                    or len(key) != len(args) + (3 if static else 2):
                 r = None
             else:
                 ext, ids, avals = seg.ext, seg.ext_ids, seg.ext_avals
@@ -1043,8 +1043,10 @@ def _record_known(op, args, static, st):
                                 arrays.append(d)
                                 continue
                             d = d.value
-                        if w >= 0 or key[i][1] != (grad_on and a._requires_grad):
-                            break
+                        p = key[i]
+                        if w >= 0 or p.__class__ is not tuple or \
+                                p[1] != (grad_on and a._requires_grad):
+                            break       # (the trail's operand here: a pending one, a number)
                         k = ids.get(id(d))
                         if k is None:
                             k = len(ext)
