@@ -835,8 +835,8 @@ def test_a_signature_leaves_the_interpreter_once_its_calls_have_cost_the_budget(
 
 def test_costly_calls_leave_the_interpreter_before_their_count(monkeypatch):
     """Calls that have cost the budget before the signature's ``INTERPRET_CALLS`` calls leave
-    at once (a topk on rows with ties, interpreted, costs 70 ms a call): here each call costs
-    15 ticks against a budget of 20 and a count of 8, so the third call compiles."""
+    at once: here each call costs 15 ticks against a budget of 20 and a count of 8, so the
+    third call compiles."""
     _ticking(monkeypatch, _tiers, step=15 * _TICK)
     monkeypatch.setattr(_tiers, "INTERPRET_BUDGET", 20 * _TICK)
     monkeypatch.setattr(_tiers, "INTERPRET_CALLS", 8)

@@ -73,100 +73,146 @@ def msort(input):
     return sort(input, 0).values
 
 
+def _comparison(dtype, largest):
+    """torch's topk comparison: ``comp(x, y)``, x goes first (NaN greatest)."""
+    if dtype.kind not in "fc":
+        return (lambda x, y: x > y) if largest else (lambda x, y: x < y)
+    if largest:
+        return lambda x, y: x > y or (x != x and y == y)
+    return lambda x, y: x < y or (x == x and y != y)
+
+
+def _partial_sort_row(v, k, largest):
+    """The indices torch's CPU topk returns for ``k * 64 <= n`` (a numpy row ``v``):
+    libstdc++'s ``std::partial_sort`` on (value, index) pairs, replayed step by step: its heap
+    select (a heap of the first k under the comparison, each later element better than its top
+    popped in) and its sort of the heap (pops from the back)."""
+    arr = v.tolist()
+    ix = list(range(len(arr)))
+    comp = _comparison(v.dtype, largest)
+
+    def adjust(hole, n, value, vi):             # std::__adjust_heap, then __push_heap
+        top = child = hole
+        while child < (n - 1) // 2:
+            child = 2 * (child + 1)
+            if comp(arr[child], arr[child - 1]):
+                child -= 1
+            arr[hole], ix[hole] = arr[child], ix[child]
+            hole = child
+        if n % 2 == 0 and child == (n - 2) // 2:
+            child = 2 * (child + 1)
+            arr[hole], ix[hole] = arr[child - 1], ix[child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > top and comp(arr[parent], value):
+            arr[hole], ix[hole] = arr[parent], ix[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        arr[hole], ix[hole] = value, vi
+
+    def pop(n, result):                         # std::__pop_heap of [0, n) into result
+        value, vi = arr[result], ix[result]
+        arr[result], ix[result] = arr[0], ix[0]
+        adjust(0, n, value, vi)
+
+    if k >= 2:                                  # std::__make_heap
+        parent = (k - 2) // 2
+        while True:
+            adjust(parent, k, arr[parent], ix[parent])
+            if parent == 0:
+                break
+            parent -= 1
+    for i in range(k, len(arr)):
+        if comp(arr[i], arr[0]):
+            pop(k, i)
+    for last in range(k - 1, 0, -1):            # std::__sort_heap
+        pop(last, last)
+    return ix[:k]
+
+
 def _topk_row(v, k, largest, sort=True):
-    """The indices torch's CPU topk returns for ``k * 64 > n``: libstdc++'s ``nth_element``
-    (introselect: median-of-three pivot, unguarded partition, insertion sort below 4) on
-    (value, index) pairs, then libstdc++'s ``std::sort`` of the first k - 1 (introsort's
-    partitions, then its insertion sort: a stable sort), as jax while_loops."""
-    n = v.shape[0]
-    inexact = jnp.issubdtype(v.dtype, jnp.inexact)
-    ar = jnp.arange(n)
+    """The indices torch's CPU topk returns for ``k * 64 > n`` (a numpy row ``v``):
+    libstdc++'s ``nth_element`` (introselect: median-of-three pivot, unguarded partition,
+    insertion sort below 4) on (value, index) pairs, then libstdc++'s ``std::sort`` of the
+    first k - 1 (introsort's partitions, then its insertion sort: a stable sort under the
+    comparison, NaN greatest). Replayed step by step on the host (``_topk_rows``): as jax
+    while_loops, which the interpreter tier walks one step at a time, a first call on 12,800
+    values with ties took 4.9 s. The heapsort of a range past the depth limit is not
+    replayed."""
+    n = len(v)
+    arr = v.tolist()
+    ix = list(range(n))
+    nan = v.dtype.kind in "fc"
+    comp = _comparison(v.dtype, largest)
 
-    def comp(x, y):
-        if largest:
-            return ((jnp.isnan(x) & ~jnp.isnan(y)) | (x > y)) if inexact else x > y
-        return ((~jnp.isnan(x) & jnp.isnan(y)) | (x < y)) if inexact else x < y
+    def partition_pivot(f, l):
+        a, b, c = f + 1, f + (l - f) // 2, l - 1
+        ab, bc, ac = comp(arr[a], arr[b]), comp(arr[b], arr[c]), comp(arr[a], arr[c])
+        pick = (b if bc else c if ac else a) if ab else (a if ac else c if bc else b)
+        arr[f], arr[pick] = arr[pick], arr[f]
+        ix[f], ix[pick] = ix[pick], ix[f]
+        piv = arr[f]
+        first, last = f + 1, l
+        while True:
+            while first < n - 1 and comp(arr[first], piv):
+                first += 1
+            last -= 1
+            while last > 0 and comp(piv, arr[last]):
+                last -= 1
+            if not first < last:
+                return first
+            arr[first], arr[last] = arr[last], arr[first]
+            ix[first], ix[last] = ix[last], ix[first]
+            first += 1
 
-    def swap(q, a, b):
-        arr, ix = q
-        return (arr.at[a].set(arr[b]).at[b].set(arr[a]), ix.at[a].set(ix[b]).at[b].set(ix[a]))
-
-    def insertion_sort(q, f, l):
-        def body(st):
-            (arr, ix), i = st
-            val, vi = arr[i], ix[i]
-            j = _jax.lax.while_loop(lambda j: (j > f) & comp(val, arr[j - 1]), lambda j: j - 1, i)
-            move = (ar > j) & (ar <= i)
-            arr = jnp.where(move, jnp.roll(arr, 1), arr).at[j].set(val)
-            ix = jnp.where(move, jnp.roll(ix, 1), ix).at[j].set(vi)
-            return (arr, ix), i + 1
-
-        q, _ = _jax.lax.while_loop(lambda st: st[1] < l, body, (q, f + 1))
-        return q
-
-    def partition_pivot(q, f, l):
-        arr = q[0]
-        a_, b_, c_ = f + 1, f + (l - f) // 2, l - 1
-        ab, bc, ac = comp(arr[a_], arr[b_]), comp(arr[b_], arr[c_]), comp(arr[a_], arr[c_])
-        pick = jnp.where(ab, jnp.where(bc, b_, jnp.where(ac, c_, a_)),
-                         jnp.where(ac, a_, jnp.where(bc, c_, b_)))
-        q = swap(q, f, pick)
-
-        def body(st):
-            q, first, last, _ = st
-            arr = q[0]
-            piv = arr[f]
-            first = _jax.lax.while_loop(lambda i: (i < n - 1) & comp(arr[i], piv),
-                                        lambda i: i + 1, first)
-            last = _jax.lax.while_loop(lambda j: (j > 0) & comp(piv, arr[j]), lambda j: j - 1,
-                                       last - 1)
-            done = ~(first < last)
-            q2 = swap(q, first, last)
-            q = _jax.tree_util.tree_map(lambda x2, x: jnp.where(done, x, x2), q2, q)
-            return q, jnp.where(done, first, first + 1), last, done
-
-        q, cut, _, _ = _jax.lax.while_loop(lambda st: ~st[3], body, (q, f + 1, l, False))
-        return q, cut
-
-    def select_body(st):
-        q, f, l = st
-        q, cut = partition_pivot(q, f, l)
-        return q, jnp.where(cut <= k - 1, cut, f), jnp.where(cut <= k - 1, l, cut)
-
-    q = (v, jnp.arange(n, dtype=_I64))
-    q, f, l = _jax.lax.while_loop(lambda st: st[2] - st[1] > 3, select_body,
-                                  (q, jnp.asarray(0), jnp.asarray(n)))
-    q = insertion_sort(q, f, l)
+    f, l = 0, n
+    while l - f > 3:
+        cut = partition_pivot(f, l)
+        if cut <= k - 1:
+            f = cut
+        else:
+            l = cut
+    for i in range(f + 1, l):                   # (insertion sort of the last range)
+        val, vi = arr[i], ix[i]
+        j = i
+        while j > f and comp(val, arr[j - 1]):
+            j -= 1
+        arr[j + 1:i + 1], ix[j + 1:i + 1] = arr[j:i], ix[j:i]
+        arr[j], ix[j] = val, vi
     if sort and k > 2:
-        # std::sort of the first k - 1: introsort's partitions of the ranges longer than 16
-        # (disjoint ranges, so in any order: a stack), then its final insertion sort, which is
-        # a stable sort under ``comp`` (NaN greatest), done as one (a step-by-step insertion
-        # sort took 30 s for 2560 of 12800 interpreted: pruning's l1_unstructured). The
-        # heapsort of a range past the depth limit is not replayed.
         m = k - 1
         if m > 16:
-            stack = jnp.zeros((m + 2, 3), _I64).at[0].set(
-                jnp.asarray([0, m, 2 * (m.bit_length() - 1)], _I64))
+            # std::sort's introsort: the partitions of the ranges longer than 16 (disjoint
+            # ranges, so in any order: a stack)
+            stack = [(0, m, 2 * (m.bit_length() - 1))]
+            while stack:
+                f, l, d = stack.pop()
+                if l - f > 16 and d > 0:
+                    cut = partition_pivot(f, l)
+                    stack.append((cut, l, d - 1))
+                    stack.append((f, cut, d - 1))
+        # its final insertion sort: stable under the comparison
+        if largest:
+            key = (lambda i: (arr[i] == arr[i], -arr[i])) if nan else (lambda i: -arr[i])
+        else:
+            key = (lambda i: (arr[i] != arr[i], arr[i])) if nan else (lambda i: arr[i])
+        order = sorted(range(m), key=key)
+        ix[:m] = [ix[i] for i in order]
+    return ix[:k]
 
-            def intro_body(st):
-                q, stack, sp = st
-                f, l, d = stack[sp - 1, 0], stack[sp - 1, 1], stack[sp - 1, 2]
-                sp = sp - 1
 
-                def split(args):
-                    q, stack, sp = args
-                    q, cut = partition_pivot(q, f, l)
-                    stack = stack.at[sp].set(jnp.stack([cut, l, d - 1]).astype(_I64))
-                    stack = stack.at[sp + 1].set(jnp.stack([f, cut, d - 1]).astype(_I64))
-                    return q, stack, sp + 2
-                return _jax.lax.cond((l - f > 16) & (d > 0), split, lambda a: a,
-                                     (q, stack, sp))
-            q, _, _ = _jax.lax.while_loop(lambda st: st[2] > 0, intro_body,
-                                          (q, stack, jnp.asarray(1, _I64)))
-        arr, ix = q
-        o = jnp.argsort(arr[:k - 1], stable=True, descending=largest)
-        q = (arr.at[:k - 1].set(arr[:k - 1][o]), ix.at[:k - 1].set(ix[:k - 1][o]))
-    return q[1][:k]
+def _topk_rows(rows, k, largest, sort):
+    """torch's topk indices of each row of ``rows`` (a jax array), replayed on the host
+    (``pure_callback``): ``_partial_sort_row`` for ``k * 64 <= n``, else ``_topk_row``."""
+    partial = k * 64 <= rows.shape[-1]
+
+    def host(r):
+        r = _np.asarray(r)
+        return _np.array([_partial_sort_row(row, k, largest) if partial else
+                          _topk_row(row, k, largest, sort) for row in r],
+                         _np.int64).reshape(r.shape[0], k)
+    return _jax.pure_callback(host, _jax.ShapeDtypeStruct((rows.shape[0], k), _I64), rows,
+                              vmap_method="sequential")
 
 
 @defop("topk", grad_name="TopkBackward0")
@@ -174,16 +220,17 @@ def _topk(a, k, dim, largest, sort=True):
     if a.ndim == 0:
         return a, jnp.zeros((), _I64)
     n = a.shape[dim]
-    if k == 0 or k * 64 <= n:
-        # torch's partial_sort path: for k == 1 the first extreme element, as here
+    if k == 0 or k == 1 and 64 <= n:
+        # (k == 1 of torch's partial_sort: the first extreme element, as a stable sort's)
         idx = _slice_k(_argsort(a, dim, largest), k, dim)
     else:
         x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
         batch = x.shape[:-1]
         rows = x.reshape(-1, n)
-        replay = lambda r: _jax.vmap(lambda row: _topk_row(row, k, largest, sort))(r)  # noqa
-        if sort:
-            idx = _jax.lax.cond(_has_ties(rows), replay,
+        replay = lambda r: _topk_rows(r, k, largest, sort)  # noqa: E731
+        if sort or k * 64 <= n:
+            # (sorted, with no two of the k + 1 best equal, torch's indices are the sort's)
+            idx = _jax.lax.cond(_ties_in_top(rows, k, largest), replay,
                                 lambda r: _argsort(r, -1, largest)[:, :k], rows)
         else:     # torch's unsorted order is nth_element's arrangement, ties or not
             idx = replay(rows)
@@ -277,6 +324,17 @@ def _kth_indices(a, k, dim):
             lambda r: _jax.vmap(lambda row: _quickselect_row(row, k - 1))(r),
             lambda r: _argsort(r, -1, False)[:, k - 1], rows).reshape(batch)
     return jnp.expand_dims(idx, dim)
+
+
+def _ties_in_top(rows, k, largest):
+    """Whether some row holds two equal values (or two NaNs) among its k + 1 best: only then
+    does torch's selection order among ties decide a sorted topk's indices."""
+    s = jnp.sort(rows, axis=-1)             # (NaN last: the greatest)
+    s = (s[:, ::-1] if largest else s)[:, :k + 1]
+    eq = s[:, 1:] == s[:, :-1]
+    if jnp.issubdtype(rows.dtype, jnp.inexact):
+        eq = eq | (jnp.isnan(s[:, 1:]) & jnp.isnan(s[:, :-1]))
+    return jnp.any(eq)
 
 
 def _has_ties(rows):
