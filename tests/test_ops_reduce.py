@@ -766,3 +766,25 @@ def test_topk_index_choice_among_ties_as_torch(kind):
                     got = torchlike.topk(torchlike.tensor(a), k, largest=largest, sorted=srt)
                     np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
                     np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+
+
+@pytest.mark.parametrize("kind", ["ints", "nan", "signed zero"])
+def test_kthvalue_index_choice_among_ties_as_torch(kind):
+    """torch's CPU kthvalue is a median-of-three Hoare quickselect, whose choice among values
+    equal to the k-th (and NaNs, and -0.0 against 0.0) torchlike replays: indices equal
+    torch's for every k, along either dim."""
+    import torch as T
+    rng = np.random.default_rng(5)
+    for shape, dim in (((3, 300), 1), ((300, 2), 0), ((2, 2000), -1)):
+        a = rng.integers(0, 6, shape).astype(np.float32)
+        if kind == "nan":
+            a[rng.random(shape) < 0.2] = np.nan
+        elif kind == "signed zero":
+            a[rng.random(shape) < 0.3] = -0.0
+            a[rng.random(shape) < 0.3] = 0.0
+        n = shape[dim]
+        for k in sorted({1, 2, n // 3, n // 2, n - 1, n}):
+            want = T.kthvalue(T.from_numpy(a.copy()), k, dim=dim)
+            got = torchlike.kthvalue(torchlike.tensor(a), k, dim=dim)
+            np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+            np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
