@@ -28,6 +28,18 @@ def strict_eager():
         yield
 
 
+@pytest.fixture
+def fused():
+    """Fused eager inside the test (what was pending before it runs first, and what the test
+    leaves pending runs at its end)."""
+    import torchlike.eager
+    from torchlike import _fused
+    _fused.sync()
+    with torchlike.eager.fused():
+        yield
+    _fused.sync()
+
+
 _XLA_COMPILES = []
 _LISTENING = [False]
 

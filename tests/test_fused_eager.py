@@ -25,14 +25,6 @@ def _deep(t):
     return t
 
 
-@pytest.fixture
-def fused(monkeypatch):
-    _fused.sync()                   # (what an earlier test left pending is not this test's)
-    with E.fused():
-        yield
-    _fused.sync()
-
-
 def _mlp(m):
     m.manual_seed(0)
     nn = m.nn

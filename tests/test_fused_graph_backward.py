@@ -15,14 +15,6 @@ from torchlike import _fused
 from torchlike.autograd import fused_backward
 
 
-@pytest.fixture
-def fused(monkeypatch):
-    _fused.sync()
-    with E.fused():
-        yield
-    _fused.sync()
-
-
 def _model():
     torch.manual_seed(0)
     nn = torch.nn

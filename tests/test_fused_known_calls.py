@@ -12,17 +12,8 @@ import pytest
 import torch as T
 
 import torchlike as torch
-import torchlike.eager as E
 from torchlike import _fused
 from torchlike import _registry
-
-
-@pytest.fixture
-def fused():
-    _fused.sync()
-    with E.fused():
-        yield
-    _fused.sync()
 
 
 @pytest.fixture

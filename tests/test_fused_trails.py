@@ -20,14 +20,6 @@ import torchlike.eager as E
 from torchlike import _fused
 
 
-@pytest.fixture
-def fused():
-    _fused.sync()
-    with E.fused():
-        yield
-    _fused.sync()
-
-
 def _step(x, w, z, change=None):
     """A training-step-shaped chain (forward, backward at its end: one segment a step) whose
     middle can differ from the steady step's in one thing, ``change``."""
@@ -135,16 +127,6 @@ def _segments(monkeypatch):
     finally:
         _fused.sync()
         monkeypatch.setattr(_fused, "_flush", flush)
-
-
-@contextlib.contextmanager
-def _default(dtype):
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(old)
 
 
 _CHANGES = ("shape", "grad mode", "op", "static", "number", "bool", "tensor operand",
