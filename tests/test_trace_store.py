@@ -116,7 +116,9 @@ def _small():
 @pytest.mark.usefixtures("strict_eager")
 def test_torchlike_op_jaxprs_round_trip_bit_identically(monkeypatch):
     """Forward, forward-with-VJP and backward jaxprs of a quarter of the op tables' ops (every
-    fourth by name, first case each), plus bf16 and f16 ops: all written, all bit-identical."""
+    fourth by name, first case each), plus bf16 and f16 ops: all written, all bit-identical,
+    but those holding a host callback (``pure_callback``: torch's tie rules replayed on the
+    host), which a cache file may not construct, so they are refused."""
     sys.path.insert(0, HERE)
     import op_db
     import test_interpret as TI
@@ -133,7 +135,12 @@ def test_torchlike_op_jaxprs_round_trip_bit_identically(monkeypatch):
     assert kinds == {"fwd", "fwd_vjp", "bwd"}, kinds
     assert len(rec.records) > 300, len(rec.records)
     refused, same_key = [], 0
+    callbacks = set()
     for name, kind, closed, leaves, out in rec.records:
+        if any(e.primitive.name == "pure_callback" for e in _all_eqns(closed.jaxpr)):
+            callbacks.add((name, kind))
+            assert T.dumps(closed, jax.tree_util.tree_structure(out)) is None, (name, kind)
+            continue
         data = round_trip(closed, leaves, expect=out)
         if data is None:
             refused.append((name, kind))
@@ -146,8 +153,10 @@ def test_torchlike_op_jaxprs_round_trip_bit_identically(monkeypatch):
             for v in e.outvars}
     assert {"bfloat16", "float16"} <= lowp
     print(f"\n{len(rec.records)} op jaxprs round-tripped ({same_key} with the same program-cache "
-          f"key), refused: {refused}")
+          f"key), refused: {refused}, host callbacks: {sorted(callbacks)}")
     assert not refused
+    assert {n for n, _k in callbacks} <= {"kthvalue", "topk", "linalg_ldl_factor_ex",
+                                          "linalg_ldl_solve"}
 
 
 def test_control_flow_random_keys_and_low_precision_round_trip():

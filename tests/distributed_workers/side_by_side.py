@@ -24,18 +24,30 @@ def _env():
 
 def run_jobs(worker, d, timeout=240, ranks=2):
     """``{lib: [rank 0's results, rank 1's, ...]}`` of ``worker`` run under each library in
-    directory ``d``."""
+    directory ``d``. torch's job, the reference, runs again once where it timed out: its gloo
+    ranks can hang on a loaded 2-core machine (once in a CI run, in a DDP bucket test that
+    passes alone); torchlike's job does not get a second chance."""
+    res = _jobs(worker, d, ("torchlike", "torch"), timeout, ranks)
+    if res.get("torch") == "timeout":
+        res.update(_jobs(worker, d, ("torch",), timeout, ranks))
+    for lib, got in res.items():
+        assert not isinstance(got, str), got
+    return res
+
+
+def _jobs(worker, d, libs, timeout, ranks):
     procs = {lib: subprocess.Popen([sys.executable, worker, lib, str(d / lib)], cwd=ROOT,
                                    env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, start_new_session=True)
-             for lib in ("torchlike", "torch")}
+             for lib in libs}
     deadline = time.monotonic() + timeout
-    errs = {}
+    errs, late = {}, set()
     try:
         for lib, p in procs.items():
             try:
                 _, errs[lib] = p.communicate(timeout=max(deadline - time.monotonic(), 1))
             except subprocess.TimeoutExpired:
+                late.add(lib)
                 os.killpg(p.pid, signal.SIGKILL)          # (the session the job started)
                 _, errs[lib] = p.communicate()
     finally:
@@ -45,8 +57,12 @@ def run_jobs(worker, d, timeout=240, ranks=2):
                 p.communicate()
     res = {}
     for lib, p in procs.items():
-        assert p.returncode == 0, f"{lib} job failed ({p.returncode}):\n{errs[lib][-4000:]}"
-        res[lib] = [json.load(open(d / f"{lib}.rank{r}.json")) for r in range(ranks)]
+        if lib == "torch" and lib in late:
+            res[lib] = "timeout"
+        elif p.returncode:
+            res[lib] = f"{lib} job failed ({p.returncode}):\n{errs[lib][-4000:]}"
+        else:
+            res[lib] = [json.load(open(d / f"{lib}.rank{r}.json")) for r in range(ranks)]
     return res
 
 
