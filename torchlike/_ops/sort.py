@@ -230,8 +230,9 @@ def _topk(a, k, dim, largest, sort=True):
         replay = lambda r: _topk_rows(r, k, largest, sort)  # noqa: E731
         if sort or k * 64 <= n:
             # (sorted, with no two of the k + 1 best equal, torch's indices are the sort's)
-            idx = _jax.lax.cond(_ties_in_top(rows, k, largest), replay,
-                                lambda r: _argsort(r, -1, largest)[:, :k], rows)
+            order = _argsort(rows, -1, largest)[:, :k + 1]
+            idx = _jax.lax.cond(_ties(jnp.take_along_axis(rows, order, -1)), replay,
+                                lambda r: order[:, :k], rows)
         else:     # torch's unsorted order is nth_element's arrangement, ties or not
             idx = replay(rows)
         idx = jnp.moveaxis(idx.reshape(batch + (k,)), -1, dim)
@@ -322,36 +323,21 @@ def _kth_indices(a, k, dim):
         idx = order[..., k - 1]
     else:
         rows = x.reshape(-1, n)
+        # (the k-th smallest and its neighbours: unless one is equal to it, torch's index is
+        # the sort's)
+        order = _argsort(rows, -1, False)[:, max(k - 2, 0):k + 1]
         idx = _jax.lax.cond(
-            _ties_at(rows, k - 1), lambda r: _kth_rows(r, k - 1),
-            lambda r: _argsort(r, -1, False)[:, k - 1], rows).reshape(batch)
+            _ties(jnp.take_along_axis(rows, order, -1)), lambda r: _kth_rows(r, k - 1),
+            lambda r: order[:, k - 1 - max(k - 2, 0)], rows).reshape(batch)
     return jnp.expand_dims(idx, dim)
 
 
-def _ties_in_top(rows, k, largest):
-    """Whether some row holds two equal values (or two NaNs) among its k + 1 best: only then
-    does torch's selection order among ties decide a sorted topk's indices."""
-    s = jnp.sort(rows, axis=-1)             # (NaN last: the greatest)
-    s = (s[:, ::-1] if largest else s)[:, :k + 1]
+def _ties(s):
+    """Whether some row of ``s`` (values in sorted order) holds two equal neighbours (or two
+    NaNs): only then does torch's selection order among ties decide the indices."""
     eq = s[:, 1:] == s[:, :-1]
-    if jnp.issubdtype(rows.dtype, jnp.inexact):
+    if jnp.issubdtype(s.dtype, jnp.inexact):
         eq = eq | (jnp.isnan(s[:, 1:]) & jnp.isnan(s[:, :-1]))
-    return jnp.any(eq)
-
-
-def _ties_at(rows, k):
-    """Whether some row's k-th smallest value (from 0) is held twice (or is one of two NaNs):
-    only then does torch's selection decide kthvalue's index."""
-    s = jnp.sort(rows, axis=-1)             # (NaN last: the greatest)
-    v = s[:, k]
-    near = [s[:, k - 1]] if k > 0 else []
-    if k + 1 < s.shape[-1]:
-        near.append(s[:, k + 1])
-    eq = jnp.zeros(v.shape, bool)
-    for u in near:
-        eq = eq | (u == v)
-        if jnp.issubdtype(rows.dtype, jnp.inexact):
-            eq = eq | (jnp.isnan(u) & jnp.isnan(v))
     return jnp.any(eq)
 
 
