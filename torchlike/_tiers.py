@@ -10,8 +10,8 @@ the signature stays interpreted until its interpreted calls have taken ``INTERPR
 all (20 ms; ``TORCHLIKE_INTERPRET_BUDGET_MS``): a call far cheaper than its compile is
 interpreted for as long as interpreting it has cost less than compiling it would (on two
 cores a compile also slows the steps it runs beside, by 1.4-2x), and costly calls leave as
-soon as they have cost it, before their count. The call that leaves starts its compile in a background thread and is interpreted, as
-are the calls until the program is ready (``TORCHLIKE_BACKGROUND_COMPILE=0``: that call
+soon as they have cost it, before their count. The call that leaves starts its compile in a
+background thread and is interpreted, as are the calls until the program is ready (``TORCHLIKE_BACKGROUND_COMPILE=0``: that call
 compiles in the foreground); from then on the function runs through ``jax.jit``, so a loop
 reaches its compiled programs without waiting for them, and a shape met only a few times
 (generation with a growing context, the short last batch, a unit test) never compiles. A

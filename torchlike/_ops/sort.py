@@ -135,10 +135,9 @@ def _topk_row(v, k, largest, sort=True):
     libstdc++'s ``nth_element`` (introselect: median-of-three pivot, unguarded partition,
     insertion sort below 4) on (value, index) pairs, then libstdc++'s ``std::sort`` of the
     first k - 1 (introsort's partitions, then its insertion sort: a stable sort under the
-    comparison, NaN greatest). Replayed step by step on the host (``_topk_rows``): as jax
-    while_loops, which the interpreter tier walks one step at a time, a first call on 12,800
-    values with ties took 4.9 s. The heapsort of a range past the depth limit is not
-    replayed."""
+    comparison, NaN greatest). Replayed step by step on the host (``_host_rows``): as jax
+    while_loops the interpreter tier would walk them one step at a time (seconds for 12,800
+    values). The heapsort of a range past the depth limit is not replayed."""
     n = len(v)
     arr = v.tolist()
     ix = list(range(n))
@@ -201,17 +200,15 @@ def _topk_row(v, k, largest, sort=True):
     return ix[:k]
 
 
-def _topk_rows(rows, k, largest, sort):
-    """torch's topk indices of each row of ``rows`` (a jax array), replayed on the host
-    (``pure_callback``): ``_partial_sort_row`` for ``k * 64 <= n``, else ``_topk_row``."""
-    partial = k * 64 <= rows.shape[-1]
+def _host_rows(rows, fn, k=None):
+    """``fn(row)`` (torch's indices: ``k`` of them, or one where ``k`` is None) of each row of
+    ``rows`` (a jax array), replayed on the host (``pure_callback``)."""
+    tail = () if k is None else (k,)
 
     def host(r):
         r = _np.asarray(r)
-        return _np.array([_partial_sort_row(row, k, largest) if partial else
-                          _topk_row(row, k, largest, sort) for row in r],
-                         _np.int64).reshape(r.shape[0], k)
-    return _jax.pure_callback(host, _jax.ShapeDtypeStruct((rows.shape[0], k), _I64), rows,
+        return _np.array([fn(row) for row in r], _np.int64).reshape(r.shape[:1] + tail)
+    return _jax.pure_callback(host, _jax.ShapeDtypeStruct(rows.shape[:1] + tail, _I64), rows,
                               vmap_method="sequential")
 
 
@@ -227,7 +224,9 @@ def _topk(a, k, dim, largest, sort=True):
         x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
         batch = x.shape[:-1]
         rows = x.reshape(-1, n)
-        replay = lambda r: _topk_rows(r, k, largest, sort)  # noqa: E731
+        replay = lambda r: _host_rows(  # noqa: E731
+            r, (lambda row: _partial_sort_row(row, k, largest)) if k * 64 <= n else
+            (lambda row: _topk_row(row, k, largest, sort)), k)
         if sort or k * 64 <= n:
             # (sorted, with no two of the k + 1 best equal, torch's indices are the sort's)
             order = _argsort(rows, -1, largest)[:, :k + 1]
@@ -260,8 +259,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 def _quickselect_row(v, k):
     """The index torch's CPU kthvalue returns (a numpy row ``v``, ``k`` from 0): its
     quick_select_template (median-of-three Hoare quickselect, NaN largest) on (value, index)
-    pairs, replayed step by step on the host (``_kth_rows``: as a jax while_loop, which the
-    interpreter walks one step at a time, a first call on 12,800 values took 2.1 s)."""
+    pairs, replayed step by step on the host (``_host_rows``: as a jax while_loop the
+    interpreter would walk it one step at a time, seconds for 12,800 values)."""
     n = len(v)
     arr = v.tolist()
     ix = list(range(n))
@@ -304,17 +303,6 @@ def _quickselect_row(v, k):
     return ix[k]
 
 
-def _kth_rows(rows, k):
-    """``_quickselect_row`` of each row of ``rows`` (a jax array), on the host
-    (``pure_callback``)."""
-    def host(r):
-        r = _np.asarray(r)
-        return _np.array([_quickselect_row(row, k) for row in r], _np.int64).reshape(
-            r.shape[0])
-    return _jax.pure_callback(host, _jax.ShapeDtypeStruct((rows.shape[0],), _I64), rows,
-                              vmap_method="sequential")
-
-
 def _kth_indices(a, k, dim):
     x = jnp.moveaxis(_jax.lax.stop_gradient(a), dim, -1)
     batch, n = x.shape[:-1], x.shape[-1]
@@ -327,7 +315,8 @@ def _kth_indices(a, k, dim):
         # the sort's)
         order = _argsort(rows, -1, False)[:, max(k - 2, 0):k + 1]
         idx = _jax.lax.cond(
-            _ties(jnp.take_along_axis(rows, order, -1)), lambda r: _kth_rows(r, k - 1),
+            _ties(jnp.take_along_axis(rows, order, -1)),
+            lambda r: _host_rows(r, lambda row: _quickselect_row(row, k - 1)),
             lambda r: order[:, k - 1 - max(k - 2, 0)], rows).reshape(batch)
     return jnp.expand_dims(idx, dim)
 
