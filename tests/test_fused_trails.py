@@ -44,11 +44,14 @@ def _step(x, w, z, change=None):
     # (ops with no recipe, recorded by the general path: checked against the trail there)
     first = (h0 if change == "split input" else h).split(3, dim=1)[0]
     last = torch.full((2, 6 if change == "split shape" else 8), 0.5).split(4, dim=1)[-1]
+    # (an input taken twice, or two inputs of the same key)
+    u = torch.full((2, 8), 0.5)
+    both = u * (torch.full((2, 8), 2.0) if change == "other input" else u)
     out = h @ z
-    loss = out.sum() + f.sum() + g.sum() + e.sum() + first.sum() + last.sum()
+    loss = out.sum() + f.sum() + g.sum() + e.sum() + first.sum() + last.sum() + both.sum()
     if loss.requires_grad:
         loss.backward()
-    return loss, out, f, g, e, first, last
+    return loss, out, f, g, e, first, last, both
 
 
 def _inputs(change=None):
@@ -130,7 +133,7 @@ def _segments(monkeypatch):
 
 
 _CHANGES = ("shape", "grad mode", "op", "static", "number", "bool", "tensor operand",
-            "default dtype", "split input", "split shape")
+            "default dtype", "split input", "split shape", "other input")
 
 
 @pytest.mark.parametrize("change", _CHANGES)

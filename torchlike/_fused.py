@@ -257,31 +257,15 @@ class _Segment:
     def ncalls(self):
         return self.pos if self.follow is not None else len(self._calls)
 
-    @property
-    def calls(self):
-        if self.follow is not None:
-            self.settle()
-        return self._calls
+    def _settled(name):         # noqa: N805  (a property of the settled segment's field)
+        def get(self):
+            if self.follow is not None:
+                self.settle()
+            return getattr(self, name)
+        return property(get)
 
-    @calls.setter
-    def calls(self, v):
-        self._calls = v
-
-    @property
-    def producers(self):
-        if self.follow is not None:
-            self.settle()
-        return self._producers
-
-    @producers.setter
-    def producers(self, v):
-        self._producers = v
-
-    @property
-    def h(self):
-        if self.follow is not None:
-            self.settle()
-        return self._h
+    calls, producers, h = _settled("_calls"), _settled("_producers"), _settled("_h")
+    del _settled
 
 
 class _Trail:
@@ -934,7 +918,7 @@ def _flush(reason, target=None):
     del held
     checks = seg.checks
     producers = seg.producers
-    seg.calls = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
+    seg._calls = seg.ext = seg.ext_ids = seg.outs = seg._producers = None
     seg.checks = None
     if checks:
         _verify(checks, outs, producers)
@@ -969,7 +953,7 @@ def _single(seg, outs):
                 d.value = flat[k]
     _stats["materialized"] += live
     _stats["dropped"] += n - live
-    seg.calls = seg.ext = seg.ext_ids = seg.outs = seg.producers = None
+    seg._calls = seg.ext = seg.ext_ids = seg.outs = seg._producers = None
     seg.checks = None
 
 

@@ -1024,77 +1024,68 @@ def _record_known(op, args, static, st):
                 added = []
                 arrays = []
                 device = None
-                i = 1
-                for a in args:
-                    i += 1
-                    w = want[i - 2]
+                ok = False
+                for i, (a, w) in enumerate(zip(args, want), 2):
                     cl = a.__class__
                     if cl is T or cl in _PLAIN_TENSORS:
                         if a._is_inference and grad_on:
                             break
-                        d = a._d
-                        if d.__class__ is _Deferred:
-                            if d.value is None:
-                                if d.slot != w or d.seg is not seg or \
+                        x = a._d
+                        if x.__class__ is _Deferred:
+                            if x.value is None:
+                                if x.slot != w or x.seg is not seg or \
                                         key[i][1] != (grad_on and a._requires_grad):
                                     break
                                 if device is None:
-                                    device = d.device
-                                arrays.append(d)
+                                    device = x.device
+                                arrays.append(x)
                                 continue
-                            d = d.value
+                            x = x.value
                         p = key[i]
                         if w >= 0 or p.__class__ is not tuple or \
                                 p[1] != (grad_on and a._requires_grad):
                             break       # (the trail's operand here: a pending one, a number)
-                        k = ids.get(id(d))
-                        if k is None:
-                            k = len(ext)
-                            if ~w != k or d.__class__ is not _ArrayImpl or \
-                                    d.sharding.__class__ is not _SingleDevice:
-                                break
-                            av = d.aval
-                            kind = (av.shape, av.dtype, av.weak_type)
-                            if kind != tr.ext_avals[k]:
-                                break
-                            ids[id(d)] = k
-                            ext.append(d)
-                            avals.append(kind)
-                            added.append(id(d))
-                        elif ~k != w:
-                            break
-                        if device is None:
-                            device = d.sharding._device
-                        arrays.append(d)
                     elif cl is float and key[i] is float:
-                        k = ids.get(id(a))
-                        if k is None:
-                            k = len(ext)
-                            if ~w != k:
-                                break
-                            ids[id(a)] = k
-                            ext.append(a)
-                            avals.append(cl)
-                            added.append(id(a))
-                        elif ~k != w:
-                            break
-                        arrays.append(a)
+                        x = a
                     elif key[i] is cl and (cl is bool or cl is int and -_I64 <= a < _I64) \
                             and ~w == len(ext):
                         ext.append(a)
                         avals.append(cl)
                         arrays.append(a)
+                        continue
                     else:
                         break
+                    # (an external input: the trail's, or a new one of the trail's key)
+                    k = ids.get(id(x))
+                    if k is None:
+                        k = len(ext)
+                        if ~w != k:
+                            break
+                        if cl is float:
+                            kind = cl
+                        else:
+                            if x.__class__ is not _ArrayImpl or \
+                                    x.sharding.__class__ is not _SingleDevice:
+                                break
+                            av = x.aval
+                            kind = (av.shape, av.dtype, av.weak_type)
+                            if kind != tr.ext_avals[k]:
+                                break
+                        ids[id(x)] = k
+                        ext.append(x)
+                        avals.append(kind)
+                        added.append(id(x))
+                    elif ~k != w:
+                        break
+                    if device is None and cl is not float:
+                        device = x.sharding._device
+                    arrays.append(x)
                 else:
-                    if static:
-                        try:
-                            if key[-1] != tuple(sorted(static.items())):
-                                r = None
-                        except TypeError:
-                            r = None
-                    i = -1
-                if i != -1 or r is None:
+                    try:
+                        ok = not static or key[-1] == tuple(sorted(static.items()))
+                    except TypeError:
+                        pass
+                if not ok:
                     _undo(seg, n_ext, added)
                     r = None
             if r is None and tr is not None:
