@@ -184,8 +184,7 @@ def _cast_fn(policy):
     def fn(m, args):
         dt = policy.param_dtype
         if dt is not None and policy.cast_forward_inputs:
-            args = tuple(a.to(dt) if isinstance(a, Tensor) and a.is_floating_point() else a
-                         for a in args)
+            args = cast(args, dt)       # (as torch, inside tuples, lists and dicts too)
         out_dt = policy.output_dtype
         return args, (None if out_dt is None else lambda out: cast(out, out_dt))
     return fn
