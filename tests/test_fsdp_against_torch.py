@@ -205,9 +205,10 @@ def test_mixed_precision_output_dtype_casts_the_outputs():
 
 
 def test_mixed_precision_casts_inputs_inside_containers():
-    """MixedPrecisionPolicy casts the floating tensors of the module's positional inputs to
-    ``param_dtype`` inside tuples, lists and dicts too (torch's ``_apply_to_tensors``), and
-    leaves integer tensors and other values as they are; one process, a 1-device mesh."""
+    """MixedPrecisionPolicy casts the floating tensors of the module's inputs, positional and
+    keyword, to ``param_dtype`` inside tuples, lists and dicts too (torch's
+    ``_apply_to_tensors``), and leaves integer tensors and other values as they are; one
+    process, a 1-device mesh."""
     import torchlike
     from torchlike.distributed.device_mesh import init_device_mesh
     from torchlike.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -217,12 +218,14 @@ def test_mixed_precision_casts_inputs_inside_containers():
             super().__init__()
             self.lin = torchlike.nn.Linear(4, 3)
 
-        def forward(self, pair, d):
-            self.seen = (pair[0].dtype, pair[1].dtype, d["x"].dtype, d["n"])
+        def forward(self, pair, d, *, k=None):
+            self.seen = (pair[0].dtype, pair[1].dtype, d["x"].dtype, d["n"], k.dtype)
             return self.lin(pair[0])
 
     m = Seen()
     fully_shard(m, mesh=init_device_mesh("cpu", (1,)),
                 mp_policy=MixedPrecisionPolicy(param_dtype=torchlike.bfloat16))
-    m([torchlike.ones(2, 4), torchlike.arange(3)], {"x": torchlike.ones(1), "n": 5})
-    assert m.seen == (torchlike.bfloat16, torchlike.int64, torchlike.bfloat16, 5)
+    m([torchlike.ones(2, 4), torchlike.arange(3)], {"x": torchlike.ones(1), "n": 5},
+      k=torchlike.ones(2))
+    assert m.seen == (torchlike.bfloat16, torchlike.int64, torchlike.bfloat16, 5,
+                      torchlike.bfloat16)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["add_input_fn", "add_call_fn", "shim", "place_padded", "true_shape", "lay_out"]
+__all__ = ["add_input_fn", "add_call_fn", "call_fn", "shim",
+           "place_padded", "true_shape", "lay_out"]
 
 _CLASSES = {}
 
@@ -19,7 +20,7 @@ class _Shim:
     def forward(self, *args, **kwargs):
         posts = []
         for fn in self.__dict__.get("_tl_call_fns", ()):
-            args, post = fn(self, args)
+            args, kwargs, post = call_fn(fn, self, args, kwargs)
             if post is not None:
                 posts.append(post)
         for fn in self._tl_input_fns:
@@ -72,11 +73,20 @@ def add_input_fn(module, fn):
 
 def add_call_fn(module, fn):
     """Run ``fn(module, args) -> (args, post)`` before ``module.forward`` (ahead of the input
-    fns); ``post(output) -> output``, when not None, after it."""
+    fns); ``post(output) -> output``, when not None, after it. A ``fn`` whose ``with_kwargs``
+    is true is ``fn(module, args, kwargs) -> (args, kwargs, post)``."""
     shim(module)
     if "_tl_call_fns" not in module.__dict__:
         object.__setattr__(module, "_tl_call_fns", [])
     module._tl_call_fns.append(fn)
+
+
+def call_fn(fn, module, args, kwargs):
+    """``(args, kwargs, post)`` of call function ``fn`` (``add_call_fn``)."""
+    if getattr(fn, "with_kwargs", False):
+        return fn(module, args, kwargs)
+    args, post = fn(module, args)
+    return args, kwargs, post
 
 
 def true_shape(module, name):

@@ -18,7 +18,7 @@ import jax
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from ..._tensor import Tensor
-from .._shim import add_call_fn, add_input_fn, place_padded, shim, true_shape
+from .._shim import add_call_fn, add_input_fn, call_fn, place_padded, shim, true_shape
 from ..device_mesh import init_device_mesh
 from ..tensor._api import (DTensor, as_dtensor_param, canonical_spec, global_to_local,
                            is_local, local_to_global, per_rank)
@@ -124,7 +124,7 @@ def register_fsdp_forward_method(module, method_name):
     def wrapped(*args, **kwargs):
         posts = []
         for fn in module.__dict__.get("_tl_call_fns", ()):
-            args, post = fn(module, args)
+            args, kwargs, post = call_fn(fn, module, args, kwargs)
             if post is not None:
                 posts.append(post)
         out = method(module, *args, **kwargs)
@@ -170,8 +170,8 @@ def _state_dtensors(m, state_dict, prefix, local_metadata):
 
 
 def _cast_fn(policy):
-    """MixedPrecisionPolicy: the module's floating inputs cast to ``param_dtype``, its floating
-    outputs to ``output_dtype``."""
+    """MixedPrecisionPolicy: the module's floating inputs (positional and keyword) cast to
+    ``param_dtype``, its floating outputs to ``output_dtype``."""
     def cast(x, dt):
         if isinstance(x, Tensor):
             return x.to(dt) if x.is_floating_point() else x
@@ -181,12 +181,14 @@ def _cast_fn(policy):
             return {k: cast(v, dt) for k, v in x.items()}
         return x
 
-    def fn(m, args):
+    def fn(m, args, kwargs):
         dt = policy.param_dtype
         if dt is not None and policy.cast_forward_inputs:
-            args = cast(args, dt)       # (as torch, inside tuples, lists and dicts too)
+            # (as torch: inside tuples, lists and dicts, keyword arguments too)
+            args, kwargs = cast(args, dt), cast(kwargs, dt)
         out_dt = policy.output_dtype
-        return args, (None if out_dt is None else lambda out: cast(out, out_dt))
+        return args, kwargs, (None if out_dt is None else lambda out: cast(out, out_dt))
+    fn.with_kwargs = True
     return fn
 
 
