@@ -309,6 +309,19 @@ def c_zero_training_and_state_dicts(torch, dist, r, n):
     return res
 
 
+def _barrier(dist, tries=50):
+    """A barrier between checks. torch's gloo barrier first waits for the works still in progress
+    and re-raises a failed one's error, raised already by that op's own wait (an int AVG's
+    division), before it meets the other ranks: on a loaded machine several failed works can
+    still be listed, one error per try."""
+    for _ in range(tries - 1):
+        try:
+            return dist.barrier()
+        except RuntimeError:
+            pass
+    dist.barrier()
+
+
 def run(rank, world, lib, out, port):
     torch = importlib.import_module(lib)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
@@ -322,10 +335,7 @@ def run(rank, world, lib, out, port):
                 res[name] = fn(torch, dist, rank, world)
             except Exception as e:
                 res[name] = err(e)
-            try:
-                dist.barrier()
-            except RuntimeError:    # (torch's gloo can report a failed op's error at the next
-                dist.barrier()      # wait, this barrier, when the machine is loaded)
+            _barrier(dist)
     with open(f"{out}.rank{rank}.json", "w") as f:
         json.dump(res, f)
     dist.destroy_process_group()
