@@ -22,7 +22,7 @@ import random
 import sys
 import traceback
 import warnings
-from typing import Generic, TypeVar
+from typing import Generic, Iterable, TypeVar  # noqa: UP035  (abstract, as torch's)
 
 import jax
 import numpy as np
@@ -57,11 +57,9 @@ class Dataset(Generic[T_co]):
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset[T_co]):
-    """An iterable-style dataset: subclasses define ``__iter__``."""
-
-    def __iter__(self):
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+class IterableDataset(Dataset[T_co], Iterable[T_co]):
+    """An iterable-style dataset: subclasses define ``__iter__`` (abstract, as in torch: a
+    subclass without one cannot be instantiated)."""
 
     def __add__(self, other):
         return ChainDataset([self, other])
@@ -253,6 +251,10 @@ def _randperm(n, generator):
 
 
 def _randint(n, size, generator):
+    if n <= 0:
+        # (torch.randint(high=n, ...): its error for an empty range)
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from=0 >= "
+                           f"to={n}")
     return np.asarray(jax.random.randint(_random.next_key(generator), (size,), 0, n,
                                          dtype=np.int64))
 
@@ -583,7 +585,9 @@ class _MapFetcher:
         if self.auto_collation:
             if self.plan is not None:
                 # the same result as collating the samples, as one gather per tensor
-                return _gather(self.plan, index)
+                batch = _gather(self.plan, index)
+                if batch is not None:
+                    return batch
             if callable(getattr(self.dataset, "__getitems__", None)):
                 data = self.dataset.__getitems__(index)
             else:
@@ -614,20 +618,31 @@ def _gather_plan(dataset):
     return dataset.tensors, maps, len(dataset)
 
 
-def _check_bounds(idx, n):
+def _in_bounds(idx, n):
+    """``idx`` wrapped into 0..n-1; None if one is out of bounds."""
     if idx.size and (idx.max() >= n or idx.min() < -n):
-        bad = int(idx[(idx >= n) | (idx < -n)][0])
-        raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {n}")
+        return None
     return idx % n if n else idx
 
 
 def _gather(plan, index):
+    """The batch at ``index``; None where ``index`` is not a flat list of integers (a float,
+    bool or nested index) or one is out of bounds: then the samples are read one by one, as
+    torch's, which raises the error of the container indexed."""
     import jax.numpy as jnp
     tensors, maps, n = plan
-    idx = np.asarray(index, dtype=np.int64).reshape(-1)
-    for m in maps:                          # outermost Subset first
-        idx = m[_check_bounds(idx, len(m))]
-    idx = _check_bounds(idx, n)
+    try:
+        idx = np.asarray(index)
+    except (TypeError, ValueError):
+        return None
+    if idx.ndim != 1 or idx.dtype.kind not in "iu":
+        return None
+    idx = idx.astype(np.int64)
+    for m in maps + [None]:                 # outermost Subset first, then the tensors
+        wrapped = _in_bounds(idx, n if m is None else len(m))
+        if wrapped is None:
+            return None
+        idx = wrapped if m is None else m[wrapped]
     return [Tensor._make(jnp.take(t._data, idx, axis=0)) for t in tensors]
 
 
