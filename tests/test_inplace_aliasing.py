@@ -81,6 +81,69 @@ def test_data_writes_bump_their_own_version_counter():
     assert l[2] == [2.0, 2.0, 2.0, 2.0]       # torchlike: the values the forward saved
 
 
+class _AsIs:
+    """A custom Function returning its input as-is (its output is a view that forbids writes),
+    filling it through ``.data`` (torchdiffeq's ``_UncheckedAssign``)."""
+
+    @staticmethod
+    def make(m):
+        class Assign(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, scratch, value, index):
+                ctx.index = index
+                scratch.data[index] = value
+                return scratch
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g[ctx.index], None
+        return Assign
+
+
+def _restricted_view(m, kind, v):
+    """A view whose creation forbids in-place writes to it and its base, and its base."""
+    if kind == "custom":
+        k = m.zeros(2, 3)
+        return _AsIs.make(m).apply(k, v * 2, (..., 0)), k
+    if kind == "no_grad":
+        base = v[:, None] * m.ones(2, 3)
+        with m.no_grad():
+            return base[0], base
+    base = v[:, None] * m.ones(2, 3)
+    return base.unbind(0)[0], base
+
+
+@pytest.mark.parametrize("kind", ["custom", "no_grad", "multi"])
+@pytest.mark.parametrize("how", ["data", "data_view", "data_of_view", "direct", "detach"])
+def test_writes_through_data_leave_restricted_views_usable(kind, how):
+    """A write through ``.data`` (its own version counter) is invisible to autograd: a view
+    whose creation forbids writes (a custom Function's as-is output, a view made under no_grad,
+    one output of ``unbind``) stays usable, as in torch; a direct write or one through
+    ``detach()`` (the shared counter) makes its next use raise torch's error."""
+    def run(m):
+        v = m.tensor([1.0, 2.0], requires_grad=True)
+        view, base = _restricted_view(m, kind, v)
+        if how == "data":
+            base.data[..., 1] = 5.0
+        elif how == "data_view":
+            base.data[0].fill_(5.0)
+        elif how == "data_of_view":
+            view.data.fill_(5.0)
+        elif how == "direct":
+            with m.no_grad():
+                base[..., 1] = 5.0
+        else:
+            base.detach()[..., 1] = 5.0
+        if kind == "custom":
+            view = _AsIs.make(m).apply(view, v * 3, (..., 1))
+        (view * m.arange(1.0, 1.0 + view.numel()).reshape(view.shape)).sum().backward()
+        return (None if v.grad is None else v.grad.tolist(), view.tolist(), base._version,
+                view._version)
+
+    t, l = _both(run)
+    assert l == t
+
+
 @pytest.mark.parametrize("write", ["bias", "weight_no_input_grad", "weight_input_grad",
                                    "addmm_self_alias"])
 def test_addmm_saves_what_torchs_backward_reads(write):

@@ -611,7 +611,7 @@ def _write(t, new, grad_out, repeats_ok=False):
     else:
         root._data = _scatter(_raw(root), new, idx)
     t._vc[0] += 1   # the root's counter, except for a `.data` alias, which has its own
-    _refresh(root)
+    _refresh(root, t._vc)
 
 
 def _rebase(t, node, output_nr):
@@ -627,8 +627,10 @@ def _rebase(t, node, output_nr):
     t._requires_grad = True
 
 
-def _refresh(root):
-    """Make every live alias of ``root`` read the root's current values (and history)."""
+def _refresh(root, counter=None):
+    """Make every live alias of ``root`` read the root's current values and, where the write
+    bumped the alias's version ``counter`` (every alias shares the root's but a ``.data``
+    alias and its views: torch's write through ``.data`` is invisible to autograd), history."""
     d = root.__dict__.get("_aliases")
     if not d:
         return
@@ -642,7 +644,7 @@ def _refresh(root):
         idx = alias_index(v)
         v._data = _reshape(rdata, v._d.shape) if idx is None else _take(rdata, idx)
         a = v._alias
-        if a.detached:
+        if a.detached or counter is not None and v._vc is not counter:
             continue
         if (a.creation is not None or a.multi) and (root._requires_grad
                                                    or v.grad_fn is not None):
