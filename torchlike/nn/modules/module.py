@@ -930,6 +930,7 @@ class Module:
                               unexpected_keys, error_msgs):
         """torch's signature (subclasses override it with these eight arguments): ``assign``
         arrives as ``local_metadata["assign_to_params_buffers"]``."""
+        from ...autograd.grad_mode import no_grad
         from ..parameter import UninitializedBuffer, UninitializedParameter
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
@@ -961,16 +962,30 @@ class Module:
                         f"{input_param.shape} from checkpoint, the shape in current model is "
                         f"{param.shape}.")
                     continue
-                if assign:
-                    if isinstance(param, Parameter):
-                        if not isinstance(input_param, Parameter):
-                            input_param = Parameter(input_param,
-                                                    requires_grad=param.requires_grad)
-                        else:
-                            input_param.requires_grad_(param.requires_grad)
-                    setattr(self, name, input_param)
-                else:
-                    param._set_data(input_param._data.astype(param._d.dtype))
+                if param.is_meta and not input_param.is_meta and not assign:
+                    warnings.warn(
+                        f"for {key}: copying from a non-meta parameter in the checkpoint to a "
+                        "meta parameter in the current model, which is a no-op. (Did you mean "
+                        "to pass `assign=True` to assign items in the state dictionary to their "
+                        "corresponding key in the module instead of copying them in place?)",
+                        stacklevel=2)
+                try:
+                    with no_grad():
+                        if assign:
+                            if isinstance(param, Parameter):
+                                if not isinstance(input_param, Parameter):
+                                    input_param = Parameter(input_param,
+                                                            requires_grad=param.requires_grad)
+                                else:
+                                    input_param.requires_grad_(param.requires_grad)
+                            setattr(self, name, input_param)
+                        elif not param.is_meta:     # (a copy into a meta tensor is a no-op)
+                            param.copy_(input_param)
+                except Exception as ex:  # noqa: BLE001  (torch reports it among the errors)
+                    error_msgs.append(
+                        f'While copying the parameter named "{key}", whose dimensions in the '
+                        f"model are {param.size()} and whose dimensions in the checkpoint are "
+                        f"{input_param.size()}, an exception occurred : {ex.args}.")
             elif strict:
                 missing_keys.append(key)
         extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
