@@ -6,6 +6,7 @@ finite values), computed on numpy copies of the data.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -51,6 +52,26 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     if linewidth is not None:
         PRINT_OPTS.linewidth = linewidth
     PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions():
+    """torch._tensor_str.get_printoptions: the current options, as ``set_printoptions``
+    keywords."""
+    return {"precision": PRINT_OPTS.precision, "threshold": PRINT_OPTS.threshold,
+            "edgeitems": PRINT_OPTS.edgeitems, "linewidth": PRINT_OPTS.linewidth,
+            "sci_mode": PRINT_OPTS.sci_mode}
+
+
+@contextlib.contextmanager
+def printoptions(**kwargs):
+    """torch._tensor_str.printoptions: ``set_printoptions(**kwargs)`` inside the block, the
+    previous options restored after it."""
+    old = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**old)
 
 
 class _Formatter:
@@ -196,45 +217,45 @@ def _add_suffixes(tensor_str, suffixes, indent):
     return "".join(parts)
 
 
-def _meta_repr(t, prefix):
-    """torch's ``tensor(..., device='meta', size=(2, 3))``."""
-    parts = ["...", "device='meta'", f"size={tuple(t.shape)}"]
-    if t.dtype is not D.get_default_dtype():
-        parts.append(f"dtype={t.dtype}")
-    if t.grad_fn is not None:
-        parts.append(f"grad_fn=<{_node_name(t.grad_fn)}>")
-    elif t.requires_grad:
-        parts.append("requires_grad=True")
-    return prefix + ", ".join(parts) + ")"
-
-
-def tensor_repr(t, prefix=None):
+def tensor_repr(t, prefix=None, tensor_contents=None):
+    """torch's ``_str``: ``tensor(<values>, <suffixes>)``, the suffixes wrapped at the line
+    width; ``tensor_contents`` (a string) stands for the values (``Tensor.__repr__``'s
+    keyword)."""
+    c = type(t)
+    plain = bool(c.__dict__.get("_plain_repr"))
     if prefix is None:
         # torch's: "tensor(" for a Tensor or a Parameter, a subclass's own name otherwise
-        c = type(t)
-        prefix = "tensor(" if c.__dict__.get("_plain_repr") else c.__name__ + "("
-    if t.device.type == "meta":
-        return _meta_repr(t, prefix)
+        prefix = "tensor(" if plain else c.__name__ + "("
     indent = len(prefix)
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     dt = t.dtype
     default = D.get_default_dtype()
-    has_default = dt in (default, default.to_complex(), D.int64, D.bool)
-    a = np.asarray(t._data)
-    if a.size == 0:
-        if a.ndim != 1:
-            suffixes.append("size=" + str(tuple(a.shape)))
+    # (torch's default complex dtype: complex128 beside a float64 default, else complex64)
+    has_default = dt in (default, D.complex128 if default is D.float64 else D.complex64,
+                         D.int64, D.bool)
+    body = tensor_contents
+    if t.device.type == "meta":
+        suffixes.append(f"size={tuple(t.shape)}")
         if dt is not default:
             suffixes.append("dtype=" + repr(dt))
-        body = "[]"
+        if body is None:
+            body = "..."
+    elif t.numel() == 0:
+        if t.dim() != 1:
+            suffixes.append(f"size={tuple(t.shape)}")
+        if dt is not default:
+            suffixes.append("dtype=" + repr(dt))
+        if body is None:
+            body = "[]"
     else:
         if not PRINT_OPTS.edgeitems:        # (torch: no edge items shown, so the size)
-            suffixes.append("size=" + str(tuple(a.shape)))
+            suffixes.append(f"size={tuple(t.shape)}")
         if not has_default:
             suffixes.append("dtype=" + repr(dt))
-        body = _values_str(a, dt, indent)
+        if body is None:
+            body = _values_str(np.asarray(t._data), dt, indent)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{_node_name(t.grad_fn)}>")
     elif t.requires_grad:
@@ -242,4 +263,14 @@ def tensor_repr(t, prefix=None):
     fw = t.__dict__.get("_fw")           # a forward AD tangent (torchlike.autograd.forward_ad)
     if fw is not None and fw[0]["alive"]:
         suffixes.append(f"tangent={fw[1]!r}")
-    return _add_suffixes(prefix + body, suffixes, indent)
+    out = _add_suffixes(prefix + body, suffixes, indent)
+    if not plain:
+        from .nn.parameter import Parameter
+        if isinstance(t, Parameter):     # (a Parameter subclass: torch's ``Parameter(...)``)
+            out = f"Parameter({out})"
+    return out
+
+
+def _str(self, *, tensor_contents=None):
+    """torch._tensor_str._str: what ``Tensor.__repr__`` prints."""
+    return tensor_repr(self, tensor_contents=tensor_contents)

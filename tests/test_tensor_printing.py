@@ -1,0 +1,223 @@
+"""Tensor printing against live torch: ``repr``/``str`` text character for character over a
+sweep of dtypes x shapes x value families x print options, the suffixes (``device``, ``size``,
+``dtype``, ``grad_fn``, ``requires_grad``), Parameter reprs, and torch._tensor_str's option
+helpers (``get_printoptions``, ``printoptions``) and ``_str(tensor_contents=...)``.
+
+Each case is ``fn(m)`` run through ``same_as_torch`` (the same text, or the same exception
+class and message); the print options are reset to torch's defaults after every case.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from oracle import same_as_torch
+
+nan, inf = float("nan"), float("inf")
+
+
+def _reset(f):
+    def g(m):
+        try:
+            return f(m)
+        finally:
+            m.set_printoptions(profile="default")
+    return g
+
+
+def _cases(table):
+    return pytest.mark.parametrize("name", list(table))
+
+
+# ============================================================ 1. the sweep
+
+FAMILIES = {
+    "ints": [0., 1., -2., 3., 100., 7.],
+    "frac": [0.5, -1.25, 3.14159, 2.0, 1e-3, 9.99995],
+    "huge": [1e10, 1.0, -3.0, 2.5e12, 7.0, 0.0],
+    "tiny": [1e-5, 1.0, 2.5, -3e-7, 0.0, 1e-4],
+    "nonfinite": [nan, inf, -inf, 1.5, 0.0, -2.0],
+    "nonfinite_whole": [nan, inf, -inf, 1.0, 0.0, -2.0],
+    "neg_zero": [-0.0, 0.0, -0.0, 1.0, 2.0, -0.0],
+    "all_zero": [-0.0, 0.0, -0.0, 0.0, -0.0, 0.0],
+    "ratio_1000": [1.0, 999., 1001., 0.5, 3.0, 2.0],
+    "at_1e8": [1e8, 1.0, 2., 3., 4., 5.],
+}
+FLOATS = ["float32", "float64", "float16", "bfloat16", "complex64", "complex128",
+          "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
+SHAPES = [(6,), (), (2, 3), (3, 1, 2)]
+OPTIONS = {
+    "default": {}, "precision_1": dict(precision=1), "precision_7": dict(precision=7),
+    "sci_on": dict(sci_mode=True), "sci_off": dict(sci_mode=False),
+    "threshold_2_edge_1": dict(threshold=2, edgeitems=1),
+    "threshold_2_edge_0": dict(threshold=2, edgeitems=0),
+    "linewidth_12": dict(linewidth=12), "short": dict(profile="short"),
+}
+
+
+def _tensor(m, dtype, vals, shape):
+    d = getattr(m, dtype)
+    n = math.prod(shape)
+    if dtype in INTS:
+        a = np.array([1, 0, 7, 100, 3, 2][:n] if dtype in ("bool", "int8") or
+                     dtype.startswith("uint") else [2 ** 31 - 1, -2 ** 31, 5, 0, -7, 9][:n])
+        return m.tensor(a.astype(np.int64)).to(d).reshape(shape)
+    a = np.array(vals[:n])
+    if dtype.startswith("complex"):
+        a = a + 1j * np.array(vals[::-1][:n])
+    return m.tensor(a).to(d).reshape(shape)
+
+
+SWEEP = {}
+for _dt, _shape in itertools.product(FLOATS + INTS, SHAPES):
+    for _fam in (FAMILIES if _dt in FLOATS else ["ints"]):
+        for _opt in (OPTIONS if _shape == (6,) and _fam in ("frac", "huge", "ints") else
+                     ["default"]):
+            SWEEP[f"{_dt}-{_shape}-{_fam}-{_opt}"] = _reset(
+                lambda m, d=_dt, v=FAMILIES[_fam], s=_shape, o=OPTIONS[_opt]:
+                (m.set_printoptions(**o), repr(_tensor(m, d, v, s)))[1])
+
+
+@_cases(SWEEP)
+def test_repr_sweep(name):
+    same_as_torch(SWEEP[name])
+
+
+LARGE = {
+    "1d_2000": lambda m: repr(m.arange(2000.) / 7),
+    "2d_summarized_rows_and_cols": lambda m: repr(m.arange(4000.).reshape(40, 100) - 2000),
+    "3d_summarized": lambda m: repr(m.arange(3000).reshape(10, 15, 20)),
+    "summarized_complex": lambda m: repr(m.arange(2000.).reshape(20, 100) * (1 - 0.5j)),
+    "summarized_sci": lambda m: repr(m.arange(2000.) ** 3),
+    "summarized_transposed": lambda m: str(m.arange(3000.).reshape(30, 100).t()),
+    "summarized_float8": lambda m: repr(m.arange(2000.).to(m.float8_e5m2)),
+    "summarized_bool": lambda m: repr(m.arange(2000) % 3 == 0),
+    "edgeitems_5": _reset(lambda m: (m.set_printoptions(edgeitems=5),
+                                     repr(m.arange(1200.).reshape(3, 400)))[1]),
+    "full_profile": _reset(lambda m: (m.set_printoptions(profile="full"),
+                                      repr(m.arange(1100) * 3))[1]),
+    "threshold_inf": _reset(lambda m: (m.set_printoptions(threshold=inf),
+                                       repr(m.arange(1002.)))[1]),
+}
+
+
+@_cases(LARGE)
+def test_repr_large(name):
+    same_as_torch(LARGE[name])
+
+
+# ============================================================ 2. suffixes and wrappers
+
+SUFFIXES = {
+    "empty_0x3": lambda m: repr(m.zeros(0, 3)),
+    "empty_long_1d": lambda m: repr(m.zeros(0, dtype=m.long)),
+    "empty_bool": lambda m: repr(m.zeros(2, 0, dtype=m.bool)),
+    "empty_requires_grad": lambda m: repr(m.zeros(0, 3, requires_grad=True)),
+    "requires_grad_wrapped": lambda m: repr((m.arange(14, dtype=m.float64) * 1.5)
+                                            .requires_grad_()),
+    "grad_fn_wrapped": lambda m: repr((m.arange(14, dtype=m.float16) * 1.5)
+                                      .requires_grad_() * 2),
+    "grad_fn_view": lambda m: repr(m.ones(3, requires_grad=True)[:2]),
+    "edgeitems_0_size": _reset(lambda m: (m.set_printoptions(threshold=3, edgeitems=0),
+                                          repr(m.arange(10.).reshape(2, 5)))[1]),
+    "non_contiguous": lambda m: repr(m.arange(12.).reshape(3, 4)[:, 1::2]),
+    "expanded": lambda m: repr(m.tensor([1., 2.]).expand(3, 2)),
+    "conj_view": lambda m: repr(m.tensor([1 + 2j, -0.5j]).conj()),
+    "param": lambda m: repr(m.nn.Parameter(m.arange(3.))),
+    "param_str_no_grad": lambda m: str(m.nn.Parameter(m.ones(2, dtype=m.long),
+                                                       requires_grad=False)),
+    "params_in_containers": lambda m: repr({"w": [m.nn.Parameter(m.ones(2))],
+                                            "b": (m.ones(1), m.tensor(2))}),
+    "meta": lambda m: repr(m.ones(2, 3, device="meta")),
+    "meta_long_requires_grad": lambda m: repr(m.ones(2, device="meta", requires_grad=True)),
+    "return_types_max": lambda m: repr(m.max(m.tensor([[1., 5.], [3., 2.]]), 0)),
+    "return_types_sort": lambda m: str(m.sort(m.tensor([3., 1., 2.], requires_grad=True))),
+    "return_types_nested": lambda m: repr([m.topk(m.tensor([3, 1, 2]), 2)]),
+}
+
+
+@_cases(SUFFIXES)
+def test_repr_suffixes_and_wrappers(name):
+    same_as_torch(SUFFIXES[name])
+
+
+def _param_subclass(m):
+    class MyParam(m.nn.Parameter):
+        pass
+    return repr(MyParam(m.ones(2))) + "\n" + str(MyParam(m.zeros(0), requires_grad=False))
+
+
+FIXED = {
+    # a Parameter subclass prints torch's ``Parameter(<Name>(...))`` under "containing:"
+    "param_subclass": _param_subclass,
+    # a meta tensor's suffixes wrap at the line width as any tensor's
+    "meta_suffixes_wrap": lambda m: repr(m.ones(1000, 1000, 1000, device="meta",
+                                                dtype=m.float16, requires_grad=True)),
+    "meta_suffixes_narrow": _reset(lambda m: (m.set_printoptions(linewidth=20),
+                                              repr(m.ones(3, device="meta",
+                                                          dtype=m.float16)))[1]),
+    # torch._tensor_str's option helpers
+    "get_printoptions": _reset(lambda m: (m.set_printoptions(precision=2, sci_mode=True),
+                                          m._tensor_str.get_printoptions())[1]),
+    "get_printoptions_default": lambda m: m._tensor_str.get_printoptions(),
+    "printoptions_block": lambda m: _in_printoptions(m),
+    # ``_str``'s tensor_contents stands for the values; the suffixes stay
+    "tensor_contents": lambda m: [m._tensor_str._str(t, tensor_contents="XYZ") for t in (
+        m.ones(2), m.ones(2, dtype=m.int8), m.zeros(0, 3), m.ones(2, device="meta"),
+        m.ones(2, requires_grad=True) * 2)],
+}
+
+
+def _in_printoptions(m):
+    with m._tensor_str.printoptions(precision=2, threshold=3):
+        inside = repr(m.tensor([1.23456, 2., 3., 4.]))
+    return inside, repr(m.tensor([1.23456, 2., 3., 4.])), m._tensor_str.get_printoptions()
+
+
+@_cases(FIXED)
+def test_repr_fixed(name):
+    """Cases that differed from torch before: a Parameter subclass's repr lacked torch's
+    ``Parameter(...)``; a meta tensor's suffixes were joined on one line past the line width;
+    torch._tensor_str had no ``get_printoptions``, ``printoptions`` or ``_str``."""
+    same_as_torch(FIXED[name])
+
+
+# ============================================================ 3. format and the other reprs
+
+FORMAT = {
+    "0d_float_spec": lambda m: format(m.tensor(3.14159), ".3f"),
+    "0d_int_spec": lambda m: format(m.tensor(3), "05d"),
+    "0d_int_as_float": lambda m: format(m.tensor(3), ".2f"),
+    "0d_bool": lambda m: [format(m.tensor(True), s) for s in ("", "d", ">6")],
+    "0d_uint8_hex": lambda m: format(m.tensor(200, dtype=m.uint8), "x"),
+    "0d_complex": lambda m: format(m.tensor(1 + 2j), ".2f"),
+    "0d_half": lambda m: [format(m.tensor(1.1, dtype=d), "") for d in (m.float16, m.bfloat16)],
+    "0d_requires_grad": lambda m: f"{m.tensor(1.1, requires_grad=True):.1f}",
+    "nd_spec": lambda m: format(m.tensor([1.1]), ".3f"),
+    "nd_empty_spec": lambda m: f"{m.tensor([1.1, 2.])}",
+    "param_0d_spec": lambda m: format(m.nn.Parameter(m.tensor(2.)), ".2f"),
+    "item_str": lambda m: [str(m.tensor(1.1, dtype=d).item()) for d in (
+        m.float16, m.bfloat16, m.float32, m.float64, m.int8, m.bool, m.complex64)],
+    "item_uint64": lambda m: str(m.tensor(2 ** 64 - 1, dtype=m.uint64).item()),
+    "size": lambda m: [repr(m.Size([2, 3])), str(m.Size([])), repr(m.ones(2, 3, 4).shape[1:]),
+                       f"{m.ones(2).shape}"],
+    "dtype": lambda m: [repr(getattr(m, d)) for d in (
+        "float", "double", "half", "bfloat16", "long", "cfloat", "uint16", "float8_e4m3fn",
+        "float8_e8m0fnu")],
+    "device": lambda m: [repr(m.device("cpu")), str(m.device("cuda:1")),
+                         repr(m.device("cpu", 0)), repr(m.device("meta"))],
+    "finfo": lambda m: [repr(m.finfo(getattr(m, d))) for d in (
+        "float16", "bfloat16", "float32", "float64", "complex64", "float8_e4m3fn",
+        "float8_e5m2", "float8_e8m0fnu")],
+    "iinfo": lambda m: [repr(m.iinfo(getattr(m, d))) for d in (
+        "int8", "uint8", "int64", "uint16", "uint64")],
+}
+
+
+@_cases(FORMAT)
+def test_format_and_other_reprs(name):
+    same_as_torch(FORMAT[name])
