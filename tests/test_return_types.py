@@ -174,6 +174,8 @@ def _err(f):
     lambda T: delattr(T((1, 2)), "indices"),
     lambda T: T((1, 2)).__dict__,
     lambda T: type("S", (T,), {}),
+    lambda T: format(T((1, 2)), "s"),      # (torch names its C type: torch.return_types.max)
+    lambda T: format(T((1, 2)), ">20"),
 ])
 def test_constructor_and_attribute_errors(call):
     t = _err(lambda: call(torch.return_types.max))
