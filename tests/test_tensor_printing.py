@@ -110,6 +110,25 @@ def test_repr_large(name):
     same_as_torch(LARGE[name])
 
 
+ODD_OPTIONS = [dict(precision=-1), dict(precision=30), dict(linewidth=0), dict(threshold=-1),
+               dict(edgeitems=-1, threshold=2), dict(edgeitems=100, threshold=2),
+               dict(sci_mode=0), dict(threshold=2.5), dict(edgeitems=1.0, threshold=2),
+               dict(profile="short", precision=6), dict(profile="full", threshold=5)]
+ODD_VALUES = [lambda m: m.tensor([1.5, 2.25, -3.0, 4e-3, 5.0]),
+              lambda m: m.arange(12).reshape(3, 4), lambda m: m.tensor(2.5),
+              lambda m: m.tensor([[1 + 2j, 3 - 4j]]),
+              lambda m: m.arange(24.).reshape(2, 3, 4).requires_grad_()]
+
+
+@pytest.mark.parametrize("values", range(len(ODD_VALUES)))
+@pytest.mark.parametrize("options", ODD_OPTIONS, ids=str)
+def test_repr_odd_options(options, values):
+    """Out-of-range and odd-typed options print (or fail) as torch's: a negative edgeitems
+    fails in torch.stack with its message."""
+    same_as_torch(_reset(lambda m: (m.set_printoptions(**options),
+                                    repr(ODD_VALUES[values](m)))[1]))
+
+
 # ============================================================ 2. suffixes and wrappers
 
 SUFFIXES = {

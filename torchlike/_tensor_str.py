@@ -176,6 +176,8 @@ def _summarized(a):
         return a[tuple(slice(0, 0) for _ in range(a.ndim))]
     rows = (list(range(e)) + list(range(a.shape[0] - e, a.shape[0]))
             if a.shape[0] > 2 * e else range(a.shape[0]))
+    if not rows:                # (a negative edgeitems: no rows, torch.stack's error)
+        raise RuntimeError("stack expects a non-empty TensorList")
     return np.stack([_summarized(a[i]) for i in rows])
 
 
