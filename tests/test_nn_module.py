@@ -675,3 +675,68 @@ def test_module_to_parses_as_tensor_to(name):
         p = next(MODULE_TO_FORMS[name](m, m.nn.Linear(2, 2)).parameters())
         return str(p.dtype).replace("torchlike", "torch"), str(p.device)
     same_as_torch(run)
+
+
+def test_assignment_errors_name_the_tensor_type_as_torch_does():
+    # torch.typename: a tensor's legacy type name for every dtype (CharTensor, BFloat16Tensor...)
+    def run(lib):
+        m = lib.nn.Linear(1, 1)
+        m.register_buffer("b", lib.ones(1))
+        out = []
+        for dtype in (lib.int8, lib.uint8, lib.bfloat16, lib.float16, lib.complex64, lib.bool,
+                      lib.int16):
+            v = lib.ones(1, dtype=dtype)
+            for fn in (lambda: setattr(m, "weight", v), lambda: m.register_parameter("p", v),
+                       lambda: setattr(m, "b", np.ones(1)), lambda: m.add_module("x", v)):
+                try:
+                    fn()
+                except TypeError as e:
+                    out.append(str(e))
+        for name in (1, 2.5, None):
+            for fn in (lambda: m.register_buffer(name, None),
+                       lambda: m.register_parameter(name, None)):
+                try:
+                    fn()
+                except TypeError as e:
+                    out.append(str(e))
+        return out
+    t, l = both(run)
+    assert l == t and any("CharTensor" in s for s in t)
+
+
+def test_dir_lists_what_torchs_does():
+    def run(lib):
+        m = lib.nn.Sequential(lib.nn.Linear(1, 1))
+        m.forward = lambda x: x            # an instance attribute shadowing the class's
+        m.register_buffer("buf", None)
+        m.extra = 1
+        names = dir(m)
+        return ([k for k in names if not k.startswith("_")],
+                [k for k in names if k in ("forward", "buf", "extra", "_modules", "0")],
+                lib.nn.Module.T_destination.__name__)
+    t, l = both(run)
+    assert l == t
+
+
+def test_unpickling_an_old_module_fills_in_the_hook_dicts():
+    # a module pickled before these attributes existed: torch's __setstate__ adds them
+    def run(lib):
+        lib.manual_seed(0)
+        m = lib.nn.Linear(2, 1)
+        state = m.__getstate__()
+        for k in ("_forward_pre_hooks", "_forward_hooks_with_kwargs", "_state_dict_hooks",
+                  "_forward_hooks_always_called", "_state_dict_pre_hooks",
+                  "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+                  "_non_persistent_buffers_set", "_is_full_backward_hook",
+                  "_backward_pre_hooks", "_forward_pre_hooks_with_kwargs"):
+            del state[k]
+        old = type(m).__new__(type(m))
+        old.__setstate__(state)
+        log = []
+        old.register_forward_hook(lambda *a: log.append("hook"))
+        old(lib.ones(2)).sum().backward()
+        old.load_state_dict(old.state_dict())
+        return (log, list(old.state_dict()), old._is_full_backward_hook,
+                sorted(k for k in old.__dict__ if "hook" in k))
+    t, l = both(run)
+    assert l == t

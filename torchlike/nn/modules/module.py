@@ -10,9 +10,11 @@ import functools
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
+from typing import Any, TypeVar
 
 
 from ..._ops.convert import _to_args     # (torch's to() overloads, for Module.to)
+from ..._ops.typeinfo import typename as _typename
 from ..._storage import zero_grads as _zero_grads
 from ... import _fused, _strides
 from ..._tensor import Tensor
@@ -89,18 +91,6 @@ def register_module_parameter_registration_hook(hook):
     return h
 
 
-def _typename(obj):
-    if isinstance(obj, Tensor):
-        return "torch." + {"float32": "FloatTensor", "float64": "DoubleTensor",
-                           "float16": "HalfTensor", "int64": "LongTensor", "int32": "IntTensor",
-                           "bool": "BoolTensor"}.get(obj.dtype.name, "Tensor")
-    t = type(obj)
-    mod = t.__module__
-    if mod in ("builtins", "__builtin__", None):
-        return t.__qualname__
-    return mod + "." + t.__qualname__
-
-
 def _addindent(s_, num_spaces):
     s = s_.split("\n")
     if len(s) == 1:
@@ -147,6 +137,7 @@ def _builds_on_device(init):
 class Module:
     """Base class of all modules; subclasses define ``forward``."""
 
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
     training: bool
     dump_patches = False
     _version = 1
@@ -401,9 +392,12 @@ class Module:
             object.__delattr__(self, name)
 
     def __dir__(self):
-        keys = list(object.__dir__(self)) + list(self._parameters) + list(self._modules) \
-            + list(self._buffers)
-        return sorted(k for k in set(keys) if not k[0].isdigit())
+        """The class's and instance's attributes, parameters, submodules and buffers, those
+        that are not identifiers (a container's ``"0"``) left out; torch's list, duplicates
+        included."""
+        keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters)
+                + list(self._modules) + list(self._buffers))
+        return sorted(k for k in keys if not k[0].isdigit())
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -413,6 +407,15 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # a module pickled by an older version may lack these (torch fills them in too)
+        d = self.__dict__
+        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                     "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                     "_load_state_dict_post_hooks", "_backward_pre_hooks"):
+            d.setdefault(name, OrderedDict())
+        d.setdefault("_non_persistent_buffers_set", set())
+        d.setdefault("_is_full_backward_hook", None)
 
     def register_parameter(self, name, param):
         if "_parameters" not in self.__dict__:
