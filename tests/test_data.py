@@ -1,5 +1,6 @@
 """torchlike.utils.data against torch.utils.data: datasets, samplers, collation, DataLoader."""
 import collections
+import collections.abc
 import sys
 import os
 
@@ -169,6 +170,60 @@ def test_subset_and_weighted_samplers():
             ud.WeightedRandomSampler([[1.0, 2.0]], 3)
         with pytest.raises(ValueError, match="num_samples should be a positive integer"):
             ud.WeightedRandomSampler([1.0], 0)
+
+
+def test_iterable_dataset_without_iter_cannot_be_made():
+    # torch's IterableDataset is abstract over __iter__ (typing.Iterable): no instance
+    for m, ud in LIBS:
+        class NoIter(ud.IterableDataset):
+            pass
+
+        class WithIter(ud.IterableDataset):
+            def __iter__(self):
+                return iter([1, 2])
+        for cls in (ud.IterableDataset, NoIter):
+            with pytest.raises(TypeError, match="Can't instantiate abstract class "
+                               f"{cls.__name__} with abstract method __iter__"):
+                cls()
+        assert list(WithIter()) == [1, 2]
+        assert isinstance(WithIter(), collections.abc.Iterable)
+        assert list(ud.ChainDataset([WithIter(), WithIter()])) == [1, 2, 1, 2]
+
+
+def test_random_sampler_with_replacement_over_nothing_raises_as_torch():
+    msg = "random_ expects 'from' to be less than 'to', but got from=0 >= to=0"
+    for m, ud in LIBS:
+        for n in (3, 40):
+            with pytest.raises(RuntimeError, match=msg):
+                list(ud.RandomSampler([], replacement=True, num_samples=n))
+
+
+def test_loader_over_tensor_datasets_indexes_as_torch_does():
+    """Each batch of a TensorDataset (or Subsets of one) is what indexing sample by sample
+    gives: float and bool indices, nested index lists, an empty batch and out-of-bounds
+    indices give torch's results and errors."""
+    def run(sampler=None, batch_sampler=None, batch_size=1, subset=None):
+        def f(m, ud):
+            ds = ud.TensorDataset(m.arange(6, dtype=m.float32).reshape(3, 2), m.arange(3))
+            if subset is not None:
+                ds = ud.Subset(ds, subset)
+            kw = (dict(batch_sampler=batch_sampler) if batch_sampler is not None
+                  else dict(sampler=sampler, batch_size=batch_size))
+            try:
+                return list(ud.DataLoader(ds, **kw))
+            except Exception as e:  # noqa: BLE001
+                return type(e).__name__, str(e)
+        ours, theirs = both(f)
+        same(ours, theirs)
+        return theirs
+    assert run(sampler=[1.0])[0] == "IndexError"
+    run(sampler=[True])                                  # t[True]: a new leading dim
+    run(sampler=[np.int32(2), np.uint8(1), 2], batch_size=2)
+    run(batch_sampler=[[[0, 1], [1, 2]]])                # each sample a [0, 1] index
+    assert run(batch_sampler=[[]])[0] == "IndexError"
+    assert run(sampler=[-4])[0] == "IndexError"
+    assert run(sampler=[2], subset=[0, 1]) == ("IndexError", "list index out of range")
+    run(sampler=[1, -1], subset=[2, 0], batch_size=2)
 
 
 # ---------------------------------------------------------------------------- collation
