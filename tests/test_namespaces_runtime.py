@@ -227,6 +227,25 @@ def test_attribute_access_of_namespaces():
     assert torchlike.autocast is torchlike.amp.autocast
 
 
+def _module_aliases(m):
+    """torch's modules that name what the top level has (kornia annotates with
+    ``torch.torch.Tensor``; ``from torch.storage import TypedStorage``)."""
+    f = importlib.import_module(m.__name__ + ".functional")
+    st = importlib.import_module(m.__name__ + ".storage")
+    tv = importlib.import_module(m.__name__ + ".torch_version")
+    return (m.torch is m, m.torch.Tensor is m.Tensor,
+            sorted(f.__all__), [getattr(f, n) is getattr(m, n) for n in f.__all__],
+            st.TypedStorage is m.TypedStorage, st.UntypedStorage is m.UntypedStorage,
+            isinstance(m.ones(2).untyped_storage(), st.UntypedStorage),
+            tv.TorchVersion is m.torch_version.TorchVersion, isinstance(m.__version__,
+                                                                       tv.TorchVersion),
+            tv.TorchVersion(tv.internal_version) >= "2.0")
+
+
+def test_module_aliases_of_top_level_names():
+    same(_module_aliases)
+
+
 # ------------------------------------------------------------------ profiler
 
 def _profile_run(m):

@@ -161,7 +161,7 @@ def test_no_private_module_leaks():
         "special", "distributions", "func", "interop", "cuda", "backends", "jit", "amp",
         "testing", "profiler", "compiler", "accelerator", "mps", "cpu", "onnx", "distributed",
         "multiprocessing", "hub", "types", "overrides", "library", "version", "eager",
-        "return_types", "fx", "sparse", "futures",
+        "return_types", "fx", "sparse", "futures", "functional", "storage", "torch_version",
         "pytest_plugin"}    # (torchlike's own: ``pytest -p torchlike.pytest_plugin``)
     leaked = []
     for n, v in vars(torchlike).items():

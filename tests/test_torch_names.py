@@ -25,7 +25,6 @@ CLASS_PATH_GAPS = {
     "OutOfMemoryError",     # torchlike.cuda.OutOfMemoryError (torch: torch.OutOfMemoryError)
     "ScriptModule",         # torchlike.jit.ScriptModule (torch reports module 'torch')
     "PyTorchFileReader",    # torchlike._C.PyTorchFileReader (torch reports module 'torch')
-    "UntypedStorage",       # torchlike._ops.restructure (torch: torch.storage)
     # optimizers live in one module (torch: one module each, torch.optim.sgd.SGD, ...)
     "ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "RAdam",
     "Muon", "RMSprop", "Rprop", "SGD",

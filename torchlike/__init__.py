@@ -97,7 +97,7 @@ _namespace = _lazy_submodules(__name__, {
     "accelerator", "mps", "cpu", "profiler", "testing", "onnx", "distributed",
     "multiprocessing", "hub", "compiler", "types", "overrides", "library", "export",
     "sparse", "masked", "quantization", "ao", "nested", "signal", "_dynamo",
-    "_logging", "__config__", "_C", "fx", "futures"})
+    "_logging", "__config__", "_C", "fx", "futures", "functional", "storage", "torch_version"})
 # top-level names that live in a lazily imported namespace: name -> module
 _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "utils.dlpack",
                "compile": "_compile", "autocast": "amp", "GradScaler": "amp",
@@ -109,7 +109,7 @@ _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "util
                "set_anomaly_enabled": "autograd.anomaly_mode",
                "Stream": "_stream", "Event": "_stream",
                "ScriptModule": "jit", "PyTorchFileReader": "_C",
-               "UntypedStorage": "_ops.restructure",
+               "UntypedStorage": "_ops.restructure", "TypedStorage": "_ops.restructure",
                **{n: "_symbolic" for n in ("SymInt", "SymFloat", "SymBool", "sym_int",
                                            "sym_float", "sym_max", "sym_min", "sym_not",
                                            "sym_ite", "sym_sum", "sym_sqrt",
@@ -117,6 +117,9 @@ _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "util
 
 
 def __getattr__(name):
+    if name == "torch":         # (torch.torch is torch: kornia annotates with torch.torch.Tensor)
+        import sys
+        return sys.modules[__name__]
     if name in _LAZY_ATTRS:
         import importlib
         try:

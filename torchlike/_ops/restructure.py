@@ -769,6 +769,7 @@ class UntypedStorage:
     file's (``from_file``). torchlike's storage is its root tensor's jax array, which has no
     bytes to write in place: ``resize_``, ``copy_``, ``fill_`` and the like raise."""
 
+    __module__ = "torchlike.storage"
     __slots__ = ("_root",)
 
     def __init__(self, root):
@@ -852,6 +853,7 @@ class TypedStorage:
     read as elements of the tensor's dtype: ``size()``/``len``, ``dtype``, ``device``,
     ``data_ptr()``, ``element_size()``, ``nbytes()``, ``tolist()``, ``untyped()``."""
 
+    __module__ = "torchlike.storage"
     __slots__ = ("_untyped", "dtype")
 
     def __init__(self, untyped, dtype):
