@@ -1,6 +1,7 @@
 """torchlike.utils.data against torch.utils.data: datasets, samplers, collation, DataLoader."""
 import collections
 import collections.abc
+import pickle
 import sys
 import os
 
@@ -14,6 +15,7 @@ import torchlike.utils.data as lud
 
 sys.path.insert(0, os.path.dirname(__file__))
 import _data_helpers as H  # noqa: E402
+from oracle import fresh_process_outputs  # noqa: E402
 
 LIBS = [(torch, tud), (torchlike, lud)]
 
@@ -276,6 +278,31 @@ def test_collate_errors_like_torch():
             ud.default_collate([np.array(["a"]), np.array(["b"])])
         with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
             ud.default_collate([m.zeros(2), m.zeros(3)])
+        # a tensor first, then a number: torch.stack's error
+        with pytest.raises(TypeError, match="^expected Tensor as element 1 in argument 0, but "
+                                            "got int$"):
+            ud.default_collate([m.tensor(2), 1])
+        with pytest.raises(NotImplementedError, match="cannot be pickled"):
+            pickle.dumps(iter(ud.DataLoader([1, 2])))
+
+
+_READ_ONLY = """
+import importlib, sys, warnings
+import numpy as np
+ud = importlib.import_module(sys.argv[1] + ".utils.data")
+a = np.ones(2)
+a.flags.writeable = False
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    ud.default_collate([a, a])
+    ud.default_collate([a, a])
+print([str(x.message).split(".")[0] for x in w])
+"""
+
+
+def test_collating_read_only_arrays_warns_once_as_torch():
+    out = fresh_process_outputs(_READ_ONLY)
+    assert out["torchlike"] == out["torch"] and "not writable" in out["torch"]
 
 
 # ---------------------------------------------------------------------------- DataLoader

@@ -425,7 +425,7 @@ def _is_namedtuple(x):
 
 
 def _stack(tensors):
-    if (all(not t.requires_grad for t in tensors)
+    if (all(isinstance(t, Tensor) and not t.requires_grad for t in tensors)
             and len({t.dtype for t in tensors}) == 1
             # (fused eager: items a transform computed stay pending, stacked by the op)
             and not any(_pending(t) for t in tensors)):
@@ -501,7 +501,7 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     elem = batch[0]
     if elem.dtype.kind in "SaUO":
         raise TypeError(_COLLATE_ERR.format(elem.dtype))
-    return collate([as_tensor(np.array(b)) for b in batch], collate_fn_map=collate_fn_map)
+    return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
@@ -854,6 +854,9 @@ class _BaseDataLoaderIter:
 
     def __iter__(self):
         return self
+
+    def __getstate__(self):
+        raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
 
     def __len__(self):
         return len(self._index_sampler)
