@@ -102,7 +102,25 @@ def _c_story(m):
             m._C._nn._parse_to(dtype=m.int32, memory_format=m.channels_last)[1:],
             isinstance(m.compile(m.nn.Linear(2, 2)), dyn.OptimizedModule),
             isinstance(m.nn.Linear(2, 2), dyn.OptimizedModule), const.default_pg_timeout,
-            isinstance(m.nn.Linear(2, 2), m.ScriptModule)]
+            isinstance(m.nn.Linear(2, 2), m.ScriptModule),
+            _transforms_active(m)]
+
+
+def _transforms_active(m):
+    """kornia's check: ``_are_functorch_transforms_active`` outside and inside transforms."""
+    import importlib
+    F = importlib.import_module(m.__name__ + ".func")
+    seen = []
+
+    def f(x):
+        seen.append(m._C._are_functorch_transforms_active())
+        return (x * x).sum()
+
+    f(m.ones(2))
+    F.vmap(f)(m.ones(3, 2))
+    F.grad(f)(m.ones(2))
+    F.jacrev(f)(m.ones(2))
+    return seen, m._C._are_functorch_transforms_active()
 
 
 def test_torch_C_names_libraries_call():

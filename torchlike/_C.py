@@ -13,7 +13,7 @@ from ._tensor import Tensor as _Tensor
 
 __all__ = ["Generator", "TensorBase", "_TensorBase", "_TensorMeta", "_log_api_usage_once",
            "_get_tracing_state", "_disabled_torch_function_impl", "_get_default_device",
-           "PyTorchFileReader", "_nn"]
+           "PyTorchFileReader", "_nn", "_are_functorch_transforms_active"]
 
 TensorBase = _TensorBase = _Tensor
 _TensorMeta = type(_Tensor)         # (the Tensor class's metaclass, as torch's)
@@ -42,6 +42,13 @@ def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
     """A Tensor subclass's ``__torch_function__ = torch._C._disabled_torch_function_impl``:
     the function itself, run without dispatch."""
     return func(*args, **(kwargs or {}))
+
+
+def _are_functorch_transforms_active():
+    """Is a ``torch.func`` transform (vmap, grad, jacrev, ...) tracing in this thread? (kornia
+    skips its value checks there)"""
+    from .autograd.function import active_transforms
+    return bool(active_transforms[0]())
 
 
 def _get_default_device():
