@@ -740,3 +740,75 @@ def test_unpickling_an_old_module_fills_in_the_hook_dicts():
                 sorted(k for k in old.__dict__ if "hook" in k))
     t, l = both(run)
     assert l == t
+
+
+def _members(mod):
+    return (list(mod._parameters), list(mod._buffers), list(mod._modules),
+            sorted(mod._non_persistent_buffers_set), list(mod.state_dict()),
+            "plain" in mod.__dict__)
+
+
+def test_buffer_assignment_goes_through_register_buffer_as_torchs():
+    def run(lib):
+        nn = lib.nn
+        out = []
+        m = nn.Module()
+        m.plain = 5
+        m.register_buffer("nb", lib.zeros(1), persistent=False)
+        for name, value in (("plain", nn.Buffer(lib.ones(1))),      # an attribute exists
+                            ("nb", lib.ones(2)),                    # stays non-persistent
+                            ("nb", nn.Buffer(lib.ones(3)))):        # the Buffer's own flag
+            try:
+                setattr(m, name, value)
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e)))
+            out.append(_members(m))
+        # register_buffer's persistent argument decides, not a Buffer's flag
+        m.register_buffer("bb", nn.Buffer(lib.ones(1), persistent=False), persistent=True)
+        out.append(_members(m))
+
+        log = []
+
+        class Overrides(nn.Module):
+            def register_buffer(self, name, tensor, persistent=True):
+                log.append((name, persistent))
+                super().register_buffer(name, tensor, persistent)
+
+        class NoPersistent(nn.Module):
+            def register_buffer(self, name, tensor):
+                log.append(name)
+                super().register_buffer(name, tensor)
+        a = Overrides()
+        a.x = nn.Buffer(lib.ones(1), persistent=False)
+        a.x = lib.zeros(1)
+        b = NoPersistent()
+        b.x = nn.Buffer(lib.ones(1))
+        b.x = lib.zeros(1)
+        try:
+            b.y = nn.Buffer(lib.ones(1), persistent=False)
+        except RuntimeError as e:
+            log.append(str(e))
+        out += [log, _members(a), _members(b)]
+        return out
+    t, l = both(run)
+    assert l == t
+
+
+def test_setting_a_child_module_to_none_runs_the_registration_hooks():
+    def run(lib):
+        nn = lib.nn
+        log = []
+        m = nn.Module()
+        m.c = nn.ReLU()
+        h = nn.modules.module.register_module_module_registration_hook(
+            lambda mod, name, v: log.append((name, type(v).__name__)))
+        try:
+            m.c = None
+            m.d = nn.Tanh()
+            m.add_module("e", None)
+        finally:
+            h.remove()
+        return log, list(m._modules)
+    t, l = both(run)
+    assert l == t

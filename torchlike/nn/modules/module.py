@@ -7,6 +7,7 @@ torch's ``torch/nn/modules/module.py``.
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
@@ -343,24 +344,33 @@ class Module:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                     f"'{name}' (torch.nn.Module or None expected)")
+                for hook in _global_module_registration_hooks.values():
+                    out = hook(self, name, value)
+                    if out is not None:
+                        value = out
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
-                if isinstance(value, Buffer):
-                    if buffers is None:
-                        raise AttributeError("cannot assign buffer before Module.__init__() "
-                                             "call")
-                    remove_from(self.__dict__, self._parameters, self._modules)
-                    self.register_buffer(name, value, value.persistent)
-                elif buffers is not None and name in buffers:
+                if isinstance(value, Buffer) or buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                         "(torch.nn.Buffer, torch.Tensor or None expected)")
-                    for hook in _global_buffer_registration_hooks.values():
-                        out = hook(self, name, value)
-                        if out is not None:
-                            value = out
-                    buffers[name] = value
+                    if isinstance(value, Buffer):
+                        persistent = value.persistent
+                    else:
+                        persistent = name not in self._non_persistent_buffers_set
+                    # through the module's own register_buffer (a subclass may override it;
+                    # one without ``persistent`` registers persistent buffers only, as torch)
+                    register = self.register_buffer
+                    if (getattr(register, "__func__", None) is Module.register_buffer
+                            or "persistent" in inspect.signature(register).parameters):
+                        register(name, value, persistent)
+                    elif not persistent:
+                        raise RuntimeError("Registering a non-persistent buffer on a Module "
+                                           "subclass that implements register_buffer() without "
+                                           "the persistent argument is not allowed.")
+                    else:
+                        register(name, value)
                 else:
                     object.__setattr__(self, name, value)
 
@@ -456,8 +466,6 @@ class Module:
             raise KeyError('buffer name can\'t be empty string ""')
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
-        if isinstance(tensor, Buffer):
-            persistent = tensor.persistent
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
