@@ -100,6 +100,13 @@ LARGE = {
                                      repr(m.arange(1200.).reshape(3, 400)))[1]),
     "full_profile": _reset(lambda m: (m.set_printoptions(profile="full"),
                                       repr(m.arange(1100) * 3))[1]),
+    "edges_at_and_past_2e_plus_1": _reset(
+        lambda m: (m.set_printoptions(threshold=10, edgeitems=2),
+                   [repr(((m.arange(210.).reshape(5, 6, 7) - 100) ** 3 / 7).to(d))
+                    for d in (m.float32, m.bfloat16, m.float16, m.float8_e4m3fn)])[1]),
+    "edges_e8m0": _reset(lambda m: (m.set_printoptions(threshold=4, edgeitems=1),
+                                    repr((m.arange(30.).reshape(5, 6) - 15).exp2()
+                                         .to(m.float8_e8m0fnu)))[1]),
     "threshold_inf": _reset(lambda m: (m.set_printoptions(threshold=inf),
                                        repr(m.arange(1002.)))[1]),
 }

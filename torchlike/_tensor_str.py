@@ -181,10 +181,25 @@ def _summarized(a):
     return np.stack([_summarized(a[i]) for i in rows])
 
 
+def _edges(a):
+    """``a`` cut to what a summarized print reads: along each dimension longer than
+    ``2 * edgeitems + 1``, its edge items and the one after the first (which stands for the
+    "..."), so the conversions below copy no more than is printed."""
+    e = PRINT_OPTS.edgeitems
+    if not isinstance(e, int) or e < 0:     # (an odd value fails later, as torch's)
+        return a
+    for d, n in enumerate(a.shape):
+        if n > 2 * e + 1:
+            a = np.take(a, np.r_[0:e + 1, n - e:n], axis=d)
+    return a
+
+
 def _values_str(a: np.ndarray, dt, indent):
     if a.size == 0:
         return "[]"
     summarize = a.size > PRINT_OPTS.threshold
+    if summarize:
+        a = _edges(a)
     src = _summarized(a) if summarize else a
     if dt.is_complex:
         f1 = _Formatter(src.real, True)
