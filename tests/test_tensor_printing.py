@@ -143,6 +143,7 @@ SUFFIXES = {
     "empty_long_1d": lambda m: repr(m.zeros(0, dtype=m.long)),
     "empty_bool": lambda m: repr(m.zeros(2, 0, dtype=m.bool)),
     "empty_requires_grad": lambda m: repr(m.zeros(0, 3, requires_grad=True)),
+    "empty_huge_dims": lambda m: [repr(m.empty(0, 2 ** 62)), repr(m.empty(2 ** 62, 2 ** 62, 0))],
     "requires_grad_wrapped": lambda m: repr((m.arange(14, dtype=m.float64) * 1.5)
                                             .requires_grad_()),
     "grad_fn_wrapped": lambda m: repr((m.arange(14, dtype=m.float16) * 1.5)
