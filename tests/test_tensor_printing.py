@@ -196,6 +196,8 @@ FIXED = {
     "tensor_contents": lambda m: [m._tensor_str._str(t, tensor_contents="XYZ") for t in (
         m.ones(2), m.ones(2, dtype=m.int8), m.zeros(0, 3), m.ones(2, device="meta"),
         m.ones(2, requires_grad=True) * 2)],
+    "tensor_str": lambda m: [m._tensor_str._tensor_str(t, 9) for t in (
+        m.arange(40.).reshape(4, 10) / 3, m.zeros(0), m.tensor(2), m.tensor([1j, 2.]))],
 }
 
 
@@ -209,7 +211,8 @@ def _in_printoptions(m):
 def test_repr_fixed(name):
     """Cases that differed from torch before: a Parameter subclass's repr lacked torch's
     ``Parameter(...)``; a meta tensor's suffixes were joined on one line past the line width;
-    torch._tensor_str had no ``get_printoptions``, ``printoptions`` or ``_str``."""
+    torch._tensor_str had no ``get_printoptions``, ``printoptions``, ``_str`` or
+    ``_tensor_str``."""
     same_as_torch(FIXED[name])
 
 

@@ -220,6 +220,12 @@ def _values_str(a: np.ndarray, dt, indent):
                                _Formatter(src, dt.is_floating_point, counted), None)
 
 
+def _tensor_str(self, indent):
+    """torch._tensor_str._tensor_str: the text of ``self``'s values (``[]`` when it has none),
+    its lines after the first indented by ``indent``."""
+    return _values_str(np.asarray(self._data), self.dtype, indent)
+
+
 def _add_suffixes(tensor_str, suffixes, indent):
     parts = [tensor_str]
     last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
@@ -272,7 +278,7 @@ def tensor_repr(t, prefix=None, tensor_contents=None):
         if not has_default:
             suffixes.append("dtype=" + repr(dt))
         if body is None:
-            body = _values_str(np.asarray(t._data), dt, indent)
+            body = _tensor_str(t, indent)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{_node_name(t.grad_fn)}>")
     elif t.requires_grad:
