@@ -74,6 +74,17 @@ def printoptions(**kwargs):
         set_printoptions(**old)
 
 
+def c_type_format(tp_name):
+    """A ``__format__`` as CPython's ``object.__format__`` for a C type named ``tp_name``
+    (torch's ``torch.Size``, ``torch.dtype``, ``torch.return_types.max``, ...): ``str(self)``
+    for an empty spec, else its TypeError, which names the type by ``tp_name``."""
+    def __format__(self, spec):
+        if spec:
+            raise TypeError(f"unsupported format string passed to {tp_name}.__format__")
+        return str(self)
+    return __format__
+
+
 class _Formatter:
     def __init__(self, values: np.ndarray, floating: bool, counted=None):
         self.floating_dtype = floating

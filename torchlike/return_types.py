@@ -18,6 +18,7 @@ from __future__ import annotations
 import jax as _jax
 
 from . import _storage
+from ._tensor_str import c_type_format
 
 __all__ = ["pytree_register_structseq", "all_return_types"]
 
@@ -83,14 +84,6 @@ def _structseq_repr(self):
             + ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self)) + ")")
 
 
-def _structseq_format(self, spec):
-    """``object.__format__`` under torch's qualified type name (its C type's ``tp_name``)."""
-    if spec:
-        raise TypeError(f"unsupported format string passed to {_MODULE}."
-                        f"{type(self).__qualname__}.__format__")
-    return str(self)
-
-
 def _structseq_reduce(self):
     # by name through this module: the class's own path, torch.return_types.<name>, is real
     # torch's module wherever torch is importable
@@ -137,7 +130,7 @@ def _structseq(name, fields):
     fields = tuple(fields)
     ns = {"__module__": _MODULE, "__qualname__": name, "__doc__": None, "__slots__": (),
           "__new__": _structseq_new, "__repr__": _structseq_repr,
-          "__format__": _structseq_format,
+          "__format__": c_type_format(f"{_MODULE}.{name}"),
           "__reduce__": _structseq_reduce, "__getattr__": _structseq_getattr,
           "__setattr__": _structseq_setattr, "__delattr__": _structseq_delattr,
           "__init_subclass__": _structseq_init_subclass, "__match_args__": fields,
