@@ -9,7 +9,7 @@ import torch
 
 import torchlike
 from nn_util import copy_state
-from oracle import assert_close
+from oracle import assert_close, fresh_process_outputs
 
 LIBS = (torch, torchlike)
 
@@ -812,3 +812,30 @@ def test_setting_a_child_module_to_none_runs_the_registration_hooks():
         return log, list(m._modules)
     t, l = both(run)
     assert l == t
+
+
+_GLOBAL_NON_FULL = """
+import importlib, sys
+lib = importlib.import_module(sys.argv[1])
+mm = lib.nn.modules.module
+log = []
+lib.manual_seed(0)
+lin = lib.nn.Linear(2, 2)
+lin.register_full_backward_pre_hook(lambda mod, go: log.append("local-pre"))
+mm.register_module_full_backward_pre_hook(lambda mod, go: log.append("global-pre"))
+h = mm.register_module_backward_hook(
+    lambda mod, gi, go: log.append(("global", type(mod).__name__, len(gi), len(go))))
+lin(lib.ones(1, 2, requires_grad=True)).sum().backward()
+h.remove()
+try:          # the first global kind stays the only one allowed, even with no hook left
+    mm.register_module_full_backward_hook(lambda *a: None)
+except RuntimeError as e:
+    log.append(str(e))
+print(log)
+"""
+
+
+def test_global_non_full_backward_hook_as_torchs():
+    # (a fresh process each: the kind of the global backward hooks is set once a process)
+    out = fresh_process_outputs(_GLOBAL_NON_FULL)
+    assert out["torchlike"] == out["torch"] and "global" in out["torch"]

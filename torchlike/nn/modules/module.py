@@ -25,6 +25,7 @@ from ._backward_hook import BackwardHook
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "register_module_backward_hook",
            "register_module_buffer_registration_hook",
            "register_module_module_registration_hook",
            "register_module_parameter_registration_hook"]
@@ -68,7 +69,29 @@ def register_module_full_backward_pre_hook(hook):
     return h
 
 
+_global_is_full_backward_hook = None     # which kind the global backward hooks are, once set
+
+
+def _set_global_backward_hook_kind(full):
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = full
+
+
 def register_module_full_backward_hook(hook):
+    """A full backward hook common to all modules (runs before each module's own)."""
+    _set_global_backward_hook_kind(True)
+    h = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[h.id] = hook
+    return h
+
+
+def register_module_backward_hook(hook):
+    """The deprecated non-full form of ``register_module_full_backward_hook``: the hook is
+    registered on each module output's ``grad_fn``, as ``Module.register_backward_hook``."""
+    _set_global_backward_hook_kind(False)
     h = RemovableHandle(_global_backward_hooks)
     _global_backward_hooks[h.id] = hook
     return h
@@ -236,7 +259,8 @@ class Module:
                             r = (r,)
                         args = r
 
-            full_bw, pre_bw = self._get_backward_hooks()
+            full_bw, non_full_bw = self._get_backward_hooks()
+            pre_bw = self._get_backward_pre_hooks()
             bw_hook = None
             if full_bw or pre_bw:
                 bw_hook = BackwardHook(self, full_bw, pre_bw)
@@ -258,14 +282,14 @@ class Module:
                 if r is not None:
                     result = r
 
-            if self._backward_hooks and self._is_full_backward_hook is False:
-                self._register_non_full_backward_hooks(args, result)
-
             if bw_hook is not None:
                 if not isinstance(result, (Tensor, tuple)):
                     warnings.warn("For backward hooks to be called, module output should be a "
                                   f"Tensor or a tuple of Tensors but received {type(result)}")
                 result = bw_hook.setup_output_hook(result)
+
+            if non_full_bw:
+                self._register_non_full_backward_hooks(non_full_bw, args, result)
             return result
         except Exception:
             for hook_id, hook in _global_forward_hooks.items():
@@ -294,17 +318,19 @@ class Module:
             raise
 
     def _get_backward_hooks(self):
-        full = []
+        """(full backward hooks, non-full ones): the global ones, then this module's."""
+        full, non_full = [], []
         if _global_backward_hooks:
-            full += list(_global_backward_hooks.values())
-        if self._is_full_backward_hook:
-            full += list(self._backward_hooks.values())
-        pre = []
-        if _global_backward_pre_hooks:
-            pre += list(_global_backward_pre_hooks.values())
-        if self._backward_pre_hooks:
-            pre += list(self._backward_pre_hooks.values())
-        return full, pre
+            (full if _global_is_full_backward_hook else non_full).extend(
+                _global_backward_hooks.values())
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        elif self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
+
+    def _get_backward_pre_hooks(self):
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
 
     # ------------------------------------------------------------ registration
     def __setattr__(self, name, value):
@@ -788,7 +814,7 @@ class Module:
         self._backward_hooks[h.id] = hook
         return h
 
-    def _register_non_full_backward_hooks(self, args, result):
+    def _register_non_full_backward_hooks(self, hooks, args, result):
         var = result
         while not isinstance(var, Tensor):
             if isinstance(var, dict):
@@ -798,7 +824,7 @@ class Module:
         grad_fn = var.grad_fn
         if grad_fn is None:
             return
-        for hook in self._backward_hooks.values():
+        for hook in hooks:
             grad_fn.register_hook(_WrappedHook(hook, self))
         self._maybe_warn_non_full_backward_hook(args, result, grad_fn)
 
