@@ -177,6 +177,42 @@ def test_autocast_errors_and_warnings():
                 assert (m.tensor(A) @ m.tensor(B)).dtype == m.float32
 
 
+def _device_type_story(m, dev):
+    """Everything autocast says about device type ``dev`` on a CPU build: availability, the
+    state functions, a region's state and fast dtype, and a CPU matmul inside it."""
+    out = []
+
+    def step(f):
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                r = f()
+            out.append((str(r), [str(x.message) for x in w]))
+        except (RuntimeError, AssertionError) as e:
+            out.append((type(e).__name__, str(e)))
+
+    def region(dtype=None):
+        with m.autocast(dev, dtype=dtype) as a:
+            return (m.is_autocast_enabled(dev), a.fast_dtype, m.get_autocast_dtype(dev),
+                    (m.tensor(A) @ m.tensor(B)).dtype, m.is_autocast_enabled("cpu"))
+
+    step(lambda: m.amp.is_autocast_available(dev))
+    step(lambda: (m.is_autocast_enabled(dev), m.get_autocast_dtype(dev)))
+    step(region)
+    step(lambda: region(m.float32))
+    step(lambda: m.is_autocast_enabled(dev))
+    return out
+
+
+@pytest.mark.parametrize("dev", ["cpu", "mps", "xpu", "hpu", "xla", "ipu", "mtia", "maia",
+                                 "privateuseone", "meta", "hip"])
+def test_autocast_device_types_as_torch(dev):
+    """torch's autocast takes every device type it knows (kornia asks about "mps"): a region
+    for a device no tensor is on holds state and casts nothing; unknown types raise."""
+    ours, theirs = _device_type_story(torchlike, dev), _device_type_story(torch, dev)
+    assert ours == theirs
+
+
 @pytest.mark.skipif(torch.cuda.is_available() or torchlike.cuda.is_available(),
                     reason="CPU-build behaviour")
 def test_cuda_autocast_disabled_without_gpu():

@@ -29,7 +29,12 @@ __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd",
            "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
            "set_autocast_dtype"]
 
-_DEVICE_TYPES = ("cpu", "cuda")
+_DEVICE_TYPES = ("cpu", "cuda")        # the devices torchlike's tensors are on: cast there
+# every device type torch's autocast takes, with its default dtype: a region for a device no
+# tensor is on is state only (``torch.autocast("mps")`` on a CPU build casts nothing either)
+_DEFAULT_DTYPES = {"cpu": D.bfloat16, "cuda": D.float16, "mps": D.float16, "xpu": D.float16,
+                   "hpu": D.bfloat16, "xla": D.bfloat16, "ipu": D.float16, "mtia": D.float16,
+                   "maia": D.bfloat16, "privateuseone": D.float16}
 
 
 # (op name) -> rule, or (op name) -> (rule, predicate(static) -> bool)
@@ -145,51 +150,58 @@ def _rule(policy, name, static):
 
 class _State(threading.local):
     def __init__(self):
-        self.enabled = {"cpu": False, "cuda": False}
-        self.dtype = {"cpu": D.bfloat16, "cuda": D.float16}
+        self.enabled = dict.fromkeys(_DEFAULT_DTYPES, False)
+        self.dtype = dict(_DEFAULT_DTYPES)
         self.depth = 0
 
 
 _state = _State()
 
 
-def _check_type(device_type):
-    if device_type not in _DEVICE_TYPES:
-        raise RuntimeError(f"User specified an unsupported autocast device_type "
-                           f"'{device_type}'")
+def _type_of(device_type, unknown=None):
+    """The autocast device type of ``device_type`` ('cuda:0' is 'cuda'; torch's parse error for
+    'foo'); one autocast does not know raises ``unknown`` (None: the type is returned)."""
+    t = _device.device(device_type).type
+    if unknown is not None and t not in _DEFAULT_DTYPES:
+        raise RuntimeError(unknown)
+    return t
+
+
+_UNKNOWN = "unknown device type for autocast in get_autocast_dispatch_key_from_device_type"
 
 
 def is_autocast_available(device_type):
-    return device_type in _DEVICE_TYPES
+    return device_type in _DEFAULT_DTYPES
 
 
 def is_autocast_enabled(device_type=None):
     if device_type is None:
         return _state.enabled["cuda"]
-    _check_type(device_type)
-    return _state.enabled[device_type]
+    return _state.enabled[_type_of(device_type, _UNKNOWN)]
 
 
 def set_autocast_enabled(device_type, enabled=None):
     if enabled is None:          # the deprecated one-argument form: cuda
         device_type, enabled = "cuda", device_type
-    _check_type(device_type)
-    _state.enabled[device_type] = bool(enabled)
+    _state.enabled[_type_of(device_type, _UNKNOWN)] = bool(enabled)
     _install()
 
 
 def get_autocast_dtype(device_type):
-    _check_type(device_type)
-    return _state.dtype[device_type]
+    if _type_of(device_type) == "hip":
+        return _state.dtype["cuda"]     # (a ROCm GPU's: torch's answer on every build)
+    return _state.dtype[_type_of(device_type, "unsupported scalarType")]
 
 
 def set_autocast_dtype(device_type, dtype):
-    _check_type(device_type)
-    _state.dtype[device_type] = dtype
+    t = _type_of(device_type)
+    if t in _DEFAULT_DTYPES:        # (torch ignores a type autocast does not know)
+        _state.dtype[t] = dtype
 
 
 def _install():
-    _gm._state.autocast = _cast_args if any(_state.enabled.values()) else None
+    _gm._state.autocast = _cast_args if any(_state.enabled[d] for d in _DEVICE_TYPES) \
+        else None
 
 
 # ------------------------------------------------------------------ the cast
@@ -306,12 +318,19 @@ class autocast:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: "
                              f"`{type(device_type)}`")
-        _device.device(device_type)          # torch parses it first (its error for 'foo')
+        # (torch reads the type's dtype first: its errors for 'foo' and 'meta')
+        fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         if not is_autocast_available(device_type):
             raise RuntimeError(f"User specified an unsupported autocast device_type "
                                f"'{device_type}'")
+        if device_type == "privateuseone":
+            raise AssertionError(
+                "Tried to use AMP with the `privateuseone` backend, but the backend has not "
+                "registered a module or  the module miss some necessary funcs. The backend "
+                "should register a module by `torch._register_device_module`, and the module "
+                "must have these funcs: \n`get_amp_supported_dtype() -> List[torch.dtype]`. \n")
         self.device = device_type
-        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self.fast_dtype = fast_dtype
         self._cache_enabled = True if cache_enabled is None else cache_enabled
         if enabled:
             if device_type == "cuda":
@@ -320,10 +339,11 @@ class autocast:
                                   "autocast.", stacklevel=2)
                     enabled = False
             elif self.fast_dtype not in (D.bfloat16, D.float16):
+                name = device_type.upper()
                 warnings.warn(
-                    "In CPU autocast, but the target dtype is not supported. Disabling "
-                    "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
-                    "torch.float16 currently.", stacklevel=2)
+                    f"In {name} autocast, but the target dtype is not supported. Disabling "
+                    f"autocast.\n{name} Autocast only supports dtypes of torch.bfloat16, "
+                    f"torch.float16 currently.", stacklevel=2)
                 enabled = False
         self._enabled = enabled
 
