@@ -1,7 +1,9 @@
 """Tensor printing against live torch: ``repr``/``str`` text character for character over a
-sweep of dtypes x shapes x value families x print options, the suffixes (``device``, ``size``,
-``dtype``, ``grad_fn``, ``requires_grad``), Parameter reprs, and torch._tensor_str's option
-helpers (``get_printoptions``, ``printoptions``) and ``_str(tensor_contents=...)``.
+sweep of dtypes x shapes x value families x print options (odd and out-of-range ones too),
+summarized tensors, the suffixes (``device``, ``size``, ``dtype``, ``grad_fn``,
+``requires_grad``), Parameter reprs, torch._tensor_str's helpers (``get_printoptions``,
+``printoptions``, ``_str(tensor_contents=...)``, ``_tensor_str``), ``format`` of tensors and
+the reprs of Size, dtype, device, finfo and iinfo.
 
 Each case is ``fn(m)`` run through ``same_as_torch`` (the same text, or the same exception
 class and message); the print options are reset to torch's defaults after every case.

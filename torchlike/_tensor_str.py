@@ -251,38 +251,34 @@ def _add_suffixes(tensor_str, suffixes, indent):
     return "".join(parts)
 
 
-def tensor_repr(t, prefix=None, tensor_contents=None):
+def tensor_repr(t, tensor_contents=None):
     """torch's ``_str``: ``tensor(<values>, <suffixes>)``, the suffixes wrapped at the line
     width; ``tensor_contents`` (a string) stands for the values (``Tensor.__repr__``'s
     keyword)."""
     c = type(t)
     plain = bool(c.__dict__.get("_plain_repr"))
-    if prefix is None:
-        # torch's: "tensor(" for a Tensor or a Parameter, a subclass's own name otherwise
-        prefix = "tensor(" if plain else c.__name__ + "("
+    # torch's: "tensor(" for a Tensor or a Parameter, a subclass's own name otherwise
+    prefix = "tensor(" if plain else c.__name__ + "("
     indent = len(prefix)
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
+    meta = t.device.type == "meta"
     dt = t.dtype
     default = D.get_default_dtype()
     # (torch's default complex dtype: complex128 beside a float64 default, else complex64)
     has_default = dt in (default, D.complex128 if default is D.float64 else D.complex64,
                          D.int64, D.bool)
     body = tensor_contents
-    if t.device.type == "meta":
-        suffixes.append(f"size={tuple(t.shape)}")
-        if dt is not default:
-            suffixes.append("dtype=" + repr(dt))
-        if body is None:
-            body = "..."
-    elif t.numel() == 0:
-        if t.dim() != 1:
+    if meta or t.numel() == 0:
+        # no values to print (a meta tensor's are "..."): the size where it is not (0,), the
+        # dtype where it is not the default float dtype
+        if meta or t.dim() != 1:
             suffixes.append(f"size={tuple(t.shape)}")
         if dt is not default:
             suffixes.append("dtype=" + repr(dt))
         if body is None:
-            body = "[]"
+            body = "..." if meta else "[]"
     else:
         if not PRINT_OPTS.edgeitems:        # (torch: no edge items shown, so the size)
             suffixes.append(f"size={tuple(t.shape)}")
