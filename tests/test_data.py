@@ -387,6 +387,12 @@ def test_loader_option_errors_like_torch():
                 ud.DataLoader(ds, **kw)
         with pytest.raises(ValueError, match="expected unspecified shuffle option"):
             ud.DataLoader(it, shuffle=True)
+        # prefetch_factor=0 is allowed at construction; a multi-process iterator refuses it
+        # (nothing would ever be fetched)
+        zero = ud.DataLoader(ds, num_workers=1, prefetch_factor=0)
+        with pytest.raises(AssertionError, match="^prefetch_factor must be greater than 0 for "
+                                                 "MultiProcessingDataLoaderIter$"):
+            iter(zero)
         loader = ud.DataLoader(ds, batch_size=2, pin_memory=True)
         assert len(list(loader)) == 5
         with pytest.raises(ValueError, match="batch_size attribute should not be set"):

@@ -902,6 +902,12 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._timeout = loader.timeout
         self._persistent = loader.persistent_workers
         self._in_order = loader.in_order
+        if self._num_workers <= 0:
+            raise AssertionError("num_workers must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter")
+        if self._prefetch_factor <= 0:
+            raise AssertionError("prefetch_factor must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter")
         ctx = loader.multiprocessing_context
         if ctx is None:
             ctx = multiprocessing.get_context("spawn")
