@@ -106,6 +106,24 @@ def _c_story(m):
             _transforms_active(m)]
 
 
+def _assert_async_outcomes(m):
+    out = []
+    for args in [(m.tensor(False),), (m.tensor(False), "my msg"), (m.tensor([1, 1]),),
+                 (m.tensor(0.),), (m.tensor(2),), (m.tensor([True]),), (m.tensor([]),),
+                 (m.tensor(1.5), "unused")]:
+        try:
+            out.append(m._assert_async(*args))
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_assert_async_as_torch():
+    """``torch._assert_async(cond[, msg])`` (kornia's value checks): torch's CPU kernel raises
+    at once."""
+    assert _assert_async_outcomes(torchlike) == _assert_async_outcomes(torch)
+
+
 def _transforms_active(m):
     """kornia's check: ``_are_functorch_transforms_active`` outside and inside transforms."""
     import importlib
@@ -113,7 +131,11 @@ def _transforms_active(m):
     seen = []
 
     def f(x):
-        seen.append(m._C._are_functorch_transforms_active())
+        seen.append((m._C._are_functorch_transforms_active(),
+                     m._C._functorch.is_functorch_wrapped_tensor(x),
+                     m._C._functorch.is_functorch_wrapped_tensor(x * 2),
+                     m._C._functorch.is_functorch_wrapped_tensor(m.ones(2)),
+                     m._C._len_torch_dispatch_stack()))
         return (x * x).sum()
 
     f(m.ones(2))

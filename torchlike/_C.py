@@ -13,7 +13,8 @@ from ._tensor import Tensor as _Tensor
 
 __all__ = ["Generator", "TensorBase", "_TensorBase", "_TensorMeta", "_log_api_usage_once",
            "_get_tracing_state", "_disabled_torch_function_impl", "_get_default_device",
-           "PyTorchFileReader", "_nn", "_are_functorch_transforms_active"]
+           "PyTorchFileReader", "_nn", "_are_functorch_transforms_active", "_functorch",
+           "_len_torch_dispatch_stack"]
 
 TensorBase = _TensorBase = _Tensor
 _TensorMeta = type(_Tensor)         # (the Tensor class's metaclass, as torch's)
@@ -49,6 +50,28 @@ def _are_functorch_transforms_active():
     skips its value checks there)"""
     from .autograd.function import active_transforms
     return bool(active_transforms[0]())
+
+
+def _len_torch_dispatch_stack():
+    """The ``__torch_dispatch__`` modes active: torchlike has none."""
+    return 0
+
+
+class _functorch:
+    """``torch._C._functorch``: ``is_functorch_wrapped_tensor`` (kornia's eager-path check)."""
+
+    @staticmethod
+    def is_functorch_wrapped_tensor(tensor):
+        """Does ``tensor`` carry a ``torch.func`` transform's level? An input of a vmapped or
+        differentiated function and a value computed from one do; inside a differentiating
+        transform (grad, jacrev, jvp, ...) so does a tensor the function makes (torch wraps it
+        at that level; a tensor it captures from outside is counted too), inside vmap alone it
+        does not."""
+        import jax
+        from .autograd.function import active_transforms
+        apis = active_transforms[0]()
+        return bool(apis) and (isinstance(tensor._d, jax.core.Tracer)
+                               or any(a != "vmap" for a in apis))
 
 
 def _get_default_device():

@@ -34,7 +34,7 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged", "memory_format", "contiguous_format", "legacy_contiguous_format",
            "AcceleratorError", "FatalError", "channels_last",
-           "channels_last_3d", "preserve_format", "_assert"]
+           "channels_last_3d", "preserve_format", "_assert", "_assert_async"]
 
 # ------------------------------------------------------------------ constants
 
@@ -120,6 +120,14 @@ def _assert(condition, message):
     """torch._assert: ``assert`` that also works under tracing."""
     if not condition:
         raise AssertionError(message)
+
+
+def _assert_async(tensor, assert_msg=None):
+    """torch._assert_async: raise unless the one-element ``tensor`` is nonzero (read at once:
+    torch's CPU kernel is synchronous too)."""
+    if not bool(tensor):        # (torch's errors for an empty or a many-element tensor)
+        raise RuntimeError("Expected Tensor with single nonzero value, but got zero"
+                           if assert_msg is None else assert_msg)
 
 
 # ------------------------------------------------------------------ threads
