@@ -839,3 +839,36 @@ def test_global_non_full_backward_hook_as_torchs():
     # (a fresh process each: the kind of the global backward hooks is set once a process)
     out = fresh_process_outputs(_GLOBAL_NON_FULL)
     assert out["torchlike"] == out["torch"] and "global" in out["torch"]
+
+
+def test_call_super_init_passes_arguments_on_to_the_next_class():
+    def run(lib):
+        log = []
+
+        class Mixin:
+            def __init__(self, *args, **kwargs):
+                log.append((args, kwargs))
+                super().__init__()
+
+        class Cooperative(lib.nn.Module, Mixin):
+            call_super_init = True
+
+            def __init__(self):
+                super().__init__(1, x=2)
+
+        class Plain(lib.nn.Module, Mixin):
+            def __init__(self):
+                super().__init__()
+        Cooperative()
+        Plain()                         # call_super_init False: the mixin is not called
+        for args, kwargs in (((1,), {}), ((), {"x": 2})):
+            class Extra(lib.nn.Module):
+                def __init__(self):
+                    super().__init__(*args, **kwargs)
+            try:
+                Extra()
+            except TypeError as e:
+                log.append(str(e))
+        return log
+    t, l = both(run)
+    assert l == t

@@ -174,10 +174,12 @@ class Module:
             cls.__init__ = _builds_on_device(init)
 
     def __init__(self, *args, **kwargs):
-        if kwargs:
+        """The module's empty state; with ``call_super_init`` True, ``args`` and ``kwargs`` go
+        on to the next class in the MRO (a cooperative mixin), else they are an error."""
+        if self.call_super_init is False and kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
                             f"argument '{next(iter(kwargs))}'")
-        if args:
+        if self.call_super_init is False and args:
             raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
                             f"{len(args) + 1} were given")
         s = object.__setattr__
@@ -198,6 +200,8 @@ class Module:
         s(self, "_load_state_dict_pre_hooks", OrderedDict())
         s(self, "_load_state_dict_post_hooks", OrderedDict())
         s(self, "_modules", {})
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(
