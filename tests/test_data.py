@@ -488,3 +488,32 @@ def test_distributed_sampler():
     for m, ud in LIBS:
         with pytest.raises(ValueError, match="Invalid rank 3"):
             ud.DistributedSampler(range(4), num_replicas=3, rank=3)
+
+
+def _signature(fn):
+    import inspect
+    return [(p.name, p.kind, p.default is inspect.Parameter.empty,
+             p.default if isinstance(p.default, (bool, int, str, type(None))) else
+             type(p.default).__name__)
+            for p in inspect.signature(fn).parameters.values()]
+
+
+@pytest.mark.parametrize("name", tud.__all__)
+def test_public_signatures_are_torchs(name):
+    """Each public function's and each public class's methods' parameters: names, kinds,
+    which are required, simple defaults (random_split's generator: the default generator)."""
+    theirs, ours = getattr(tud, name), getattr(lud, name, None)
+    if name in ("IterDataPipe", "MapDataPipe", "DFIterDataPipe", "DataChunk",
+                "functional_datapipe", "guaranteed_datapipes_determinism", "non_deterministic",
+                "runtime_validation", "runtime_validation_disabled", "argument_validation"):
+        assert ours is None       # torch's legacy DataPipes: not provided
+        return
+    if not isinstance(theirs, type):
+        assert _signature(ours) == _signature(theirs)
+        return
+    diffs = [attr for attr in dir(theirs)
+             if (not attr.startswith("_") or attr == "__init__")
+             and callable(getattr(theirs, attr)) and not isinstance(getattr(theirs, attr), type)
+             and (not hasattr(ours, attr)
+                  or _signature(getattr(ours, attr)) != _signature(getattr(theirs, attr)))]
+    assert diffs == []

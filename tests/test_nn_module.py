@@ -872,3 +872,49 @@ def test_call_super_init_passes_arguments_on_to_the_next_class():
         return log
     t, l = both(run)
     assert l == t
+
+
+def _signature(fn):
+    import inspect
+    return [(p.name, p.kind, p.default is inspect.Parameter.empty,
+             p.default if isinstance(p.default, (bool, int, str, type(None))) else None)
+            for p in inspect.signature(fn).parameters.values()]
+
+
+@pytest.mark.parametrize("name", ["Module", "Sequential", "ModuleList", "ModuleDict",
+                                  "ParameterList", "ParameterDict"])
+def test_public_method_signatures_are_torchs(name):
+    # parameter names, kinds, which are required and simple defaults (modules(remove_duplicate),
+    # to_empty's required keyword device, forward's positional-only placeholder)
+    t_cls, l_cls = getattr(torch.nn, name), getattr(torchlike.nn, name)
+    diffs = []
+    for attr in dir(t_cls):
+        if attr.startswith("_") and attr not in ("__init__", "__call__", "_apply",
+                                                 "_load_from_state_dict", "_named_members",
+                                                 "_save_to_state_dict"):
+            continue
+        t_fn = getattr(t_cls, attr)
+        if not callable(t_fn) or isinstance(t_fn, type):
+            continue
+        l_fn = getattr(l_cls, attr, None)
+        if l_fn is None or _signature(l_fn) != _signature(t_fn):
+            diffs.append(attr)
+    assert diffs == []
+
+
+def test_unimplemented_forward_and_duplicate_modules_as_torch():
+    def run(lib):
+        nn = lib.nn
+        out = [nn.Module.forward.__name__]
+        for call in (lambda: nn.Module()(1), lambda: nn.Module()(x=1),
+                     lambda: nn.Linear(1, 1).to_empty()):
+            try:
+                call()
+            except (NotImplementedError, TypeError) as e:
+                out.append((type(e).__name__, str(e)))
+        r = nn.ReLU()
+        s = nn.Sequential(r, nn.Sequential(r))
+        out += [len(list(s.modules())), len(list(s.modules(remove_duplicate=False)))]
+        return out
+    t, l = both(run)
+    assert l == t

@@ -158,6 +158,13 @@ def _builds_on_device(init):
     return __init__
 
 
+def _forward_unimplemented(self, *input):
+    """``Module.forward`` of a module that does not define one: raises when called (torch's
+    placeholder, under its name; it takes positional inputs only)."""
+    raise NotImplementedError(
+        f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
 class Module:
     """Base class of all modules; subclasses define ``forward``."""
 
@@ -203,9 +210,7 @@ class Module:
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
-    def forward(self, *args, **kwargs):
-        raise NotImplementedError(
-            f'Module [{type(self).__name__}] is missing the required "forward" function')
+    forward = _forward_unimplemented
 
     def _get_name(self):
         return self.__class__.__name__
@@ -588,8 +593,8 @@ class Module:
                 submodule_prefix = prefix + ("." if prefix else "") + name
                 yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
 
-    def modules(self):
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate=True):
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self):
@@ -756,7 +761,7 @@ class Module:
     def mtia(self, device=None):
         return self._apply(lambda t: t.to(_device_of("mtia", device)))
 
-    def to_empty(self, *, device=None, recurse=True):
+    def to_empty(self, *, device, recurse=True):
         """Parameters and buffers replaced by uninitialised tensors (zeros here) of the same
         shapes and dtypes on ``device``: how a module built on the ``meta`` device gets
         storage."""

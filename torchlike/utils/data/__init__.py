@@ -14,7 +14,8 @@ __all__ = list(_impl_all)
 
 # torch's classes report their submodule (repr, pickling by reference): so do these
 for _mod, _names in (("dataset", dataset.__all__), ("sampler", sampler.__all__),
-                     ("dataloader", ("DataLoader",)), ("distributed", ("DistributedSampler",))):
+                     ("dataloader", ("DataLoader", "_DatasetKind")),
+                     ("distributed", ("DistributedSampler",))):
     for _n in _names:
         _obj = globals()[_n]
         if isinstance(_obj, type):

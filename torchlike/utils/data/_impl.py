@@ -40,7 +40,7 @@ __all__ = [
     "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
     "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler",
     "DataLoader",
-    "default_collate", "default_convert", "get_worker_info",
+    "default_collate", "default_convert", "get_worker_info", "_DatasetKind",
 ]
 
 T_co = TypeVar("T_co", covariant=True)
@@ -221,7 +221,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-def random_split(dataset, lengths, generator=None):
+def random_split(dataset, lengths, generator=_random.default_generator):
     """Split ``dataset`` into non-overlapping Subsets of the given lengths (or fractions)."""
     lengths = list(lengths)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
@@ -674,6 +674,18 @@ class _IterableFetcher:
 def _make_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last):
     cls = _IterableFetcher if iterable else _MapFetcher
     return cls(dataset, auto_collation, collate_fn, drop_last)
+
+
+class _DatasetKind:
+    """torch's names for the two dataset kinds, and its fetcher factory."""
+
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        return _make_fetcher(kind != _DatasetKind.Map, dataset, auto_collation, collate_fn,
+                             drop_last)
 
 
 # ============================================================================ workers

@@ -1,7 +1,7 @@
 """torch.utils.data.dataloader: DataLoader and the names torch keeps beside it."""
 from ._impl import (DataLoader, default_collate, default_convert, get_worker_info,  # noqa
                     Dataset, IterableDataset, Sampler, SequentialSampler, RandomSampler,
-                    BatchSampler, _InfiniteConstantSampler, T_co,
+                    BatchSampler, _InfiniteConstantSampler, _DatasetKind, T_co,
                     _BaseDataLoaderIter, _SingleProcessDataLoaderIter,
                     _MultiProcessingDataLoaderIter)
 
