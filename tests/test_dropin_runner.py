@@ -273,3 +273,30 @@ def test_torch_ops_module_is_the_ops_namespace_under_the_runner(tmp_path):
                             text=True, timeout=300).stdout
     assert theirs == "True True True\n"
     assert _run(["-m", "torchlike", "probe.py"], cwd=tmp_path) == theirs
+
+
+SCRIPT_PATHS = """\
+import sys, traceback, warnings
+import torch
+from torch.serialization import MAP_LOCATION, FileLike
+warnings.simplefilter("always")
+warnings.showwarning = lambda m, c, f, l, *a: print("warned at", f, l)
+print(__file__, sys.argv[0], __name__)
+warnings.warn("here")
+try:
+    raise ValueError("x")
+except ValueError:
+    print(traceback.extract_tb(sys.exc_info()[2])[-1].filename)
+"""
+
+
+def test_runner_gives_the_script_the_paths_python_does(tmp_path):
+    """``__file__`` of the script is absolute and ``sys.argv[0]`` as typed, as under
+    `python script.py` (warnings and tracebacks name the full path); torch.serialization's
+    type aliases import (pyro's param store)."""
+    (tmp_path / "paths.py").write_text(SCRIPT_PATHS)
+    theirs = subprocess.run([sys.executable, "paths.py"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=300)
+    assert theirs.returncode == 0, theirs.stderr
+    assert str(tmp_path / "paths.py") in theirs.stdout
+    assert _run(["-m", "torchlike", "paths.py"], cwd=tmp_path) == theirs.stdout

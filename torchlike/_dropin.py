@@ -168,16 +168,7 @@ def main(argv=None):
             return 2
         sys.argv = ["-c"] + argv[2:]
         sys.path[0] = ""
-        code = compile(argv[1], "<string>", "exec")
-        namespace = {"__name__": "__main__", "__builtins__": __builtins__}
-        main_module = types.ModuleType("__main__")
-        main_module.__dict__.update(namespace)
-        saved = sys.modules["__main__"]
-        sys.modules["__main__"] = main_module
-        try:
-            exec(code, main_module.__dict__)
-        finally:
-            sys.modules["__main__"] = saved
+        _run_main(compile(argv[1], "<string>", "exec"), {})
     else:
         path = argv[0]
         if not os.path.exists(path):
@@ -185,9 +176,29 @@ def main(argv=None):
                              f"[Errno 2] No such file or directory\n")
             return 2
         sys.argv = argv
-        sys.path[0] = os.path.dirname(os.path.abspath(path))   # as `python script.py` does
-        runpy.run_path(path, run_name="__main__")
+        full = os.path.abspath(path)
+        sys.path[0] = os.path.dirname(full)     # as `python script.py` does
+        if os.path.isfile(full) and full.endswith(".py"):
+            # (as `python script.py`: ``__file__`` absolute, so tracebacks and warnings name
+            # the full path, and ``sys.argv[0]`` as typed, where runpy.run_path sets both)
+            with open(full, "rb") as f:
+                code = compile(f.read(), full, "exec")
+            _run_main(code, {"__file__": full, "__cached__": None})
+        else:                                   # a directory or archive with a __main__.py
+            runpy.run_path(full, run_name="__main__")
     return 0
+
+
+def _run_main(code, names):
+    """Run ``code`` as the ``__main__`` module, with ``names`` in its namespace."""
+    main_module = types.ModuleType("__main__")
+    main_module.__dict__.update(names, __builtins__=__builtins__)
+    saved = sys.modules["__main__"]
+    sys.modules["__main__"] = main_module
+    try:
+        exec(code, main_module.__dict__)
+    finally:
+        sys.modules["__main__"] = saved
 
 
 install_as_torch = install   # torchlike.install_as_torch()

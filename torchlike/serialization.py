@@ -50,6 +50,7 @@ import sys
 import tarfile
 import threading
 import types
+import typing
 import warnings
 import zipfile
 from collections import Counter, OrderedDict
@@ -73,7 +74,15 @@ __all__ = ["save", "load", "DEFAULT_PROTOCOL", "LoadEndianness", "SourceChangeWa
            "location_tag", "normalize_storage_type", "validate_cuda_device",
            "check_module_version_greater_or_equal", "register_package", "skip_data",
            "UNSAFE_MESSAGE", "MAGIC_NUMBER", "PROTOCOL_VERSION", "STORAGE_KEY_SEPARATOR",
-           "MAP_PRIVATE", "MAP_SHARED", "LONG_SIZE", "INT_SIZE", "SHORT_SIZE"]
+           "MAP_PRIVATE", "MAP_SHARED", "LONG_SIZE", "INT_SIZE", "SHORT_SIZE", "FileLike",
+           "MAP_LOCATION", "STORAGE", "IS_WINDOWS"]
+
+# the type aliases of torch's signatures (libraries annotate with them: pyro's param store)
+FileLike = typing.Union[str, os.PathLike, typing.IO[bytes]]
+MAP_LOCATION = typing.Optional[typing.Union[
+    typing.Callable[[object, str], object], _device, str, dict]]
+STORAGE = object
+IS_WINDOWS = sys.platform == "win32"
 
 DEFAULT_PROTOCOL = 2
 _ALIGN = 64
