@@ -400,6 +400,22 @@ def test_loader_option_errors_like_torch():
 
 
 # ---------------------------------------------------------------------------- workers
+def test_worker_info_is_torchs_frozen_dataclass():
+    def f(m, ud):
+        info = ud.get_worker_info
+        w = ud._utils.worker.WorkerInfo(id=1, num_workers=2, seed=3, dataset=None)
+        out = [repr(w), pickle.loads(pickle.dumps(w)) == w, info() is None]
+        for fn in (lambda: setattr(w, "id", 3), lambda: setattr(w, "other", 3),
+                   lambda: ud._utils.worker.WorkerInfo(id=1)):
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e)))
+        return out
+    ours, theirs = both(f)
+    assert ours == theirs
+
+
 def test_workers_map_style_order_info_and_persistence():
     ds = H.WorkerTagged(11, "torchlike")
     loader = lud.DataLoader(ds, batch_size=2, num_workers=2, persistent_workers=True,

@@ -12,6 +12,7 @@ import bisect
 import collections
 import collections.abc
 import copy
+import dataclasses
 import itertools
 import math
 import multiprocessing
@@ -689,19 +690,17 @@ class _DatasetKind:
 
 
 # ============================================================================ workers
+@dataclasses.dataclass(frozen=True, slots=True)
 class WorkerInfo:
-    """What ``get_worker_info()`` returns inside a worker process."""
+    """What ``get_worker_info()`` returns inside a worker process (torch's frozen dataclass:
+    ``rng`` is set by torch's thread workers only, which torchlike does not have)."""
 
-    def __init__(self, **kwargs):
-        for k, v in kwargs.items():
-            object.__setattr__(self, k, v)
-        object.__setattr__(self, "_keys", tuple(kwargs))
-
-    def __setattr__(self, key, val):
-        raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
-
-    def __repr__(self):
-        return "WorkerInfo(" + ", ".join(f"{k}={getattr(self, k)}" for k in self._keys) + ")"
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Dataset
+    rng: object = None
+    worker_method: str = "multiprocessing"
 
 
 _worker_info = None
