@@ -399,6 +399,31 @@ def test_loader_option_errors_like_torch():
             loader.batch_size = 3
 
 
+def test_fetchers_and_collate_internals_under_torchs_names():
+    # names some programs reach into: torch.utils.data._utils.fetch / .collate, _DatasetKind
+    def f(m, ud):
+        fetch, col = ud._utils.fetch, ud._utils.collate
+        ds = tensor_ds(m, ud)
+        out = [fetch._MapDatasetFetcher(ds, True, ud.default_collate, False).fetch([3, 1]),
+               fetch._MapDatasetFetcher([5, 6], False, ud.default_convert, False).fetch(1),
+               ud._DatasetKind.create_fetcher(ud._DatasetKind.Map, ds, False, ud.default_convert,
+                                              False).fetch(2),
+               issubclass(fetch._IterableDatasetFetcher, fetch._BaseDatasetFetcher),
+               col.np_str_obj_array_pattern.search(np.array(["a"]).dtype.str) is not None]
+        it = fetch._IterableDatasetFetcher(iter([1, 2, 3]), True, ud.default_collate, True)
+        out.append(it.fetch([0, 1]))
+        try:
+            it.fetch([0, 1])                # one left: dropped (drop_last)
+        except StopIteration:
+            out.append("stop")
+        try:
+            fetch._BaseDatasetFetcher(ds, True, None, False).fetch([0])
+        except NotImplementedError:
+            out.append("abstract")
+        return out
+    same(*both(f))
+
+
 # ---------------------------------------------------------------------------- workers
 def test_worker_info_is_torchs_frozen_dataclass():
     def f(m, ud):

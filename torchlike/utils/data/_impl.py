@@ -573,10 +573,20 @@ def default_convert(data):
 
 
 # ============================================================================ fetching
-class _MapFetcher:
+class _BaseDatasetFetcher:
+    """torch's fetcher base: ``fetch(index)`` gives the sample or batch at ``index``."""
+
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
         self.dataset, self.auto_collation = dataset, auto_collation
         self.collate_fn, self.drop_last = collate_fn, drop_last
+
+    def fetch(self, possibly_batched_index):
+        raise NotImplementedError
+
+
+class _MapDatasetFetcher(_BaseDatasetFetcher):
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last):
+        super().__init__(dataset, auto_collation, collate_fn, drop_last)
         self.plan = _gather_plan(dataset) if (collate_fn is default_collate
                                               and default_collate_fn_map.get(Tensor)
                                               is collate_tensor_fn
@@ -647,11 +657,10 @@ def _gather(plan, index):
     return [Tensor._make(jnp.take(t._data, idx, axis=0)) for t in tensors]
 
 
-class _IterableFetcher:
+class _IterableDatasetFetcher(_BaseDatasetFetcher):
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
+        super().__init__(dataset, auto_collation, collate_fn, drop_last)
         self.dataset_iter = iter(dataset)
-        self.auto_collation, self.collate_fn, self.drop_last = (auto_collation, collate_fn,
-                                                                drop_last)
         self.ended = False
 
     def fetch(self, index):
@@ -673,7 +682,7 @@ class _IterableFetcher:
 
 
 def _make_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last):
-    cls = _IterableFetcher if iterable else _MapFetcher
+    cls = _IterableDatasetFetcher if iterable else _MapDatasetFetcher
     return cls(dataset, auto_collation, collate_fn, drop_last)
 
 

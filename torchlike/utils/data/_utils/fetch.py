@@ -1,2 +1,3 @@
 """torch.utils.data._utils.fetch."""
-from .._impl import _MapFetcher, _IterableFetcher  # noqa: F401
+from .._impl import (_BaseDatasetFetcher, _IterableDatasetFetcher,  # noqa: F401
+                     _MapDatasetFetcher)
