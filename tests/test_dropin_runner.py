@@ -135,7 +135,7 @@ import torch.nn.functional as F
 from torch.optim import SGD
 print(torch is torchlike, F is torchlike.nn.functional, SGD is torchlike.optim.SGD)
 print(torchlike.nn.__spec__.name)         # torchlike's modules keep their own spec
-child = subprocess.run([sys.executable, "-c", "import torch; print(torch.__name__)"],
+child = subprocess.run([sys.executable, "-c", "import torch; print(torch.Tensor.__module__)"],
                        capture_output=True, text=True)
 print(child.stdout.strip())
 try:
@@ -281,7 +281,11 @@ import torch
 from torch.serialization import MAP_LOCATION, FileLike
 warnings.simplefilter("always")
 warnings.showwarning = lambda m, c, f, l, *a: print("warned at", f, l)
-print(__file__, sys.argv[0], __name__)
+print(__file__, sys.argv[0], __name__, torch.__name__, torch.torch is torch)
+parts = "torch.distributions.transforms.Transform".split(".")
+assert parts[0] == torch.__name__           # (pyro's check before it patches a torch name)
+import torch.nn.functional as F
+print(F.relu(torch.tensor([-1.0, 2.0])).tolist(), torch.func.vmap(torch.sin)(torch.zeros(2)))
 warnings.warn("here")
 try:
     raise ValueError("x")
@@ -292,8 +296,9 @@ except ValueError:
 
 def test_runner_gives_the_script_the_paths_python_does(tmp_path):
     """``__file__`` of the script is absolute and ``sys.argv[0]`` as typed, as under
-    `python script.py` (warnings and tracebacks name the full path); torch.serialization's
-    type aliases import (pyro's param store)."""
+    `python script.py` (warnings and tracebacks name the full path); ``torch.__name__`` is
+    "torch" (pyro checks it before patching torch's functions); torch.serialization's type
+    aliases import (pyro's param store)."""
     (tmp_path / "paths.py").write_text(SCRIPT_PATHS)
     theirs = subprocess.run([sys.executable, "paths.py"], cwd=tmp_path, capture_output=True,
                             text=True, timeout=300)

@@ -116,14 +116,17 @@ _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "util
                                            "get_device_module")}}
 
 
+_PACKAGE = __name__      # ("torch" is the module's __name__ once it stands in for torch)
+
+
 def __getattr__(name):
     if name == "torch":         # (torch.torch is torch: kornia annotates with torch.torch.Tensor)
         import sys
-        return sys.modules[__name__]
+        return sys.modules[_PACKAGE]
     if name in _LAZY_ATTRS:
         import importlib
         try:
-            return getattr(importlib.import_module("." + _LAZY_ATTRS[name], __name__), name)
+            return getattr(importlib.import_module("." + _LAZY_ATTRS[name], _PACKAGE), name)
         except ModuleNotFoundError:
             pass
     return _namespace(name)

@@ -114,7 +114,7 @@ def install(*, _shim=None):
     import torchlike
     real = [name for name, mod in list(sys.modules.items())
             if (name == "torch" or name.startswith("torch.")) and mod is not None
-            and not _is_shim(mod)
+            and not _is_shim(mod) and mod is not torchlike
             and not (getattr(mod, "__name__", "") or "").startswith("torchlike")]
     if real:
         real.sort(key=lambda name: (name != "torch", name))
@@ -129,6 +129,8 @@ def install(*, _shim=None):
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
     sys.modules["torch"] = torchlike
+    # (``torch.__name__`` is "torch": libraries check it, pyro's patches of torch functions)
+    torchlike.__name__ = "torch"
     # children: spawned Python processes take sys.path from the parent (multiprocessing) or
     # PYTHONPATH from the environment (everything else)
     if SHIM_DIR not in sys.path:
