@@ -2,6 +2,7 @@
 import collections
 import collections.abc
 import pickle
+import re
 import sys
 import os
 
@@ -496,10 +497,33 @@ def test_worker_error_carries_worker_traceback():
     assert "_data_helpers.py" in msg
 
 
+def _torchs_dead_worker_message():
+    """torch's error (its SIGCHLD handler's, in C) for a worker that exited with code 3: a
+    child process is left unreaped for torch to find."""
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import os; os._exit(3)"])
+    try:
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)     # exited, not reaped
+        torch._C._set_worker_pids(id(child), (child.pid,))
+        try:
+            torch._C._error_if_any_worker_fails()
+        except RuntimeError as e:
+            return str(e)
+        finally:
+            torch._C._remove_worker_pids(id(child))
+    finally:
+        child.wait()
+    raise AssertionError("torch did not report the dead worker")
+
+
 def test_dead_worker_is_reported():
     loader = lud.DataLoader(H.Exiting(), batch_size=1, num_workers=1)
-    with pytest.raises(RuntimeError, match="exited unexpectedly"):
+    with pytest.raises(RuntimeError, match="exited unexpectedly") as ours:
         list(loader)
+    # H.Exiting's worker exits with code 3: torch's words for that, the pid aside
+    theirs = _torchs_dead_worker_message()
+    pid_of = re.compile(r"\(pid (\d+)\)")
+    assert pid_of.sub("(pid N)", str(ours.value)) == pid_of.sub("(pid N)", theirs)
 
 
 def test_workers_in_order_false_hands_out_ready_batches():

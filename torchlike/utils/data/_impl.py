@@ -914,6 +914,18 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         return data
 
 
+def _dead_workers_message(dead):
+    """torch's error for workers that died: its SIGCHLD handler's words for one that exited
+    with an error code, else its poll's (one killed by a signal)."""
+    code = dead[0].exitcode
+    if code is not None and code > 0:
+        return (f"DataLoader worker (pid {dead[0].pid}) exited unexpectedly with exit code "
+                f"{code}. Details are lost due to multiprocessing. Rerunning with num_workers=0 "
+                "may give better error trace.")
+    pids = ", ".join(str(w.pid) for w in dead)
+    return f"DataLoader worker (pid(s) {pids}) exited unexpectedly"
+
+
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
@@ -1016,11 +1028,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             except queue.Empty:
                 dead = [w for w in self._workers if not w.is_alive()]
                 if dead:
-                    pids = ", ".join(str(w.pid) for w in dead)
-                    codes = ", ".join(str(w.exitcode) for w in dead)
                     self._shutdown_workers()
-                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly "
-                                       f"(exit code(s) {codes})") from None
+                    raise RuntimeError(_dead_workers_message(dead)) from None
                 if deadline is not None and time.monotonic() >= deadline:
                     self._shutdown_workers()
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} "
