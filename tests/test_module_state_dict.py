@@ -102,3 +102,26 @@ def test_a_copy_keeps_the_parameter_and_bumps_its_version_once():
         return (lin.weight is w, lin.weight._version - v, lin.bias.detach(),
                 lin.bias.is_leaf, lin.bias.grad_fn is None, lin.bias.requires_grad)
     same_as_torch(run)
+
+
+def test_an_uninitialized_lazy_module_saves_and_loads_as_torchs():
+    def run(m):
+        nn = m.nn
+        out = []
+        sd = nn.LazyLinear(2).state_dict()
+        out.append([(k, type(v).__name__) for k, v in sd.items()])
+        lazy = nn.LazyLinear(2)                  # uninitialized into uninitialized: stays so
+        out.append((repr(lazy.load_state_dict(sd)), type(lazy.weight).__name__))
+        m.manual_seed(0)
+        src = nn.Linear(3, 2)
+        lazy.load_state_dict(src.state_dict())   # a checkpoint's shapes materialize it
+        out.append((type(lazy.weight).__name__, tuple(lazy.weight.shape),
+                    bool((lazy.weight == src.weight).all())))
+        bn = nn.LazyBatchNorm1d()
+        out.append([(k, type(v).__name__) for k, v in bn.state_dict(keep_vars=True).items()])
+        try:                                     # uninitialized into initialized: torch raises
+            nn.Linear(3, 2).load_state_dict(nn.LazyLinear(2).state_dict())
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+    same_as_torch(run)

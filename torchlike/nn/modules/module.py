@@ -920,12 +920,17 @@ class Module:
 
     # ------------------------------------------------------------ state
     def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """This module's own parameters and persistent buffers into ``destination`` (detached
+        unless ``keep_vars``); an uninitialized (lazy) one is saved as it is, as torch's
+        LazyModuleMixin does."""
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
+                destination[prefix + name] = (param if keep_vars or is_lazy(param)
+                                              else param.detach())
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
+                destination[prefix + name] = (buf if keep_vars or is_lazy(buf)
+                                              else buf.detach())
         extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[extra_state_key] = self.get_extra_state()
@@ -977,7 +982,7 @@ class Module:
         """torch's signature (subclasses override it with these eight arguments): ``assign``
         arrives as ``local_metadata["assign_to_params_buffers"]``."""
         from ...autograd.grad_mode import no_grad
-        from ..parameter import UninitializedBuffer, UninitializedParameter
+        from ..parameter import uninitialized_use_error
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -986,7 +991,6 @@ class Module:
         local_name_params = list(self._parameters.items()) + list(persistent_buffers.items())
         local_state = {k: v for k, v in local_name_params if v is not None}
         assign = local_metadata.get("assign_to_params_buffers", False)
-        lazy = (UninitializedParameter, UninitializedBuffer)
         for name, param in local_state.items():
             key = prefix + name
             if key in state_dict:
@@ -996,9 +1000,15 @@ class Module:
                         f'While copying the parameter named "{key}", expected torch.Tensor or '
                         f"Tensor-like object from checkpoint but received {type(input_param)}")
                     continue
-                if isinstance(param, lazy) and not isinstance(input_param, lazy):
-                    # LazyModuleMixin's load hook: materialize to the checkpoint's shape
-                    param.materialize(tuple(input_param.shape))
+                if is_lazy(param):
+                    if not is_lazy(input_param):
+                        # LazyModuleMixin's load hook: materialize to the checkpoint's shape
+                        param.materialize(tuple(input_param.shape))
+                    else:
+                        continue            # uninitialized into uninitialized: stays so
+                elif is_lazy(input_param):
+                    # (torch reads the checkpoint entry's shape, which raises)
+                    raise uninitialized_use_error(input_param, "shape")
                 # backward compatibility (torch 0.3's 1-element vectors for 0-dim values)
                 if param.ndim == 0 and input_param.ndim == 1 and input_param.shape[0] == 1:
                     input_param = input_param[0]
