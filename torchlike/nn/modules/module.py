@@ -1036,6 +1036,10 @@ class Module:
                                     input_param.requires_grad_(param.requires_grad)
                             setattr(self, name, input_param)
                         elif not param.is_meta:     # (a copy into a meta tensor is a no-op)
+                            if not input_param.is_meta and input_param.device != param.device:
+                                # (torch's copy_ crosses devices: the checkpoint's entry is
+                                # moved to the parameter's first)
+                                input_param = input_param.to(param.device)
                             param.copy_(input_param)
                 except Exception as ex:  # noqa: BLE001  (torch reports it among the errors)
                     error_msgs.append(
