@@ -81,6 +81,43 @@ def test_data_writes_bump_their_own_version_counter():
     assert l[2] == [2.0, 2.0, 2.0, 2.0]       # torchlike: the values the forward saved
 
 
+@pytest.mark.parametrize("how", ["data", "detach", "detach_of_a_view", "data_no_grad_operand"])
+def test_a_detached_tensor_written_with_history_gets_it(how):
+    """``p.data.mul_(w)`` / ``p.detach().mul_(w)`` with ``w`` requiring grad: the detached
+    tensor is a tensor of its own for autograd and takes the op's history (torch), so its
+    gradient reaches ``w``; the parameter's storage holds the values, its history unchanged."""
+    def run(m):
+        w = m.tensor([2., 3., 4.], requires_grad=how != "data_no_grad_operand")
+        p = m.nn.Parameter(m.ones(4 if how == "detach_of_a_view" else 3))
+        d = {"data": lambda: p.data, "detach": p.detach,
+             "detach_of_a_view": lambda: p[1:].detach(),
+             "data_no_grad_operand": lambda: p.data}[how]()
+        out = d.mul_(w)
+        info = (out is d, d.requires_grad, type(d.grad_fn).__name__, d.is_leaf, p.grad_fn,
+                p.tolist(), d._version, p._version)
+        if d.requires_grad:
+            (d * m.arange(1., 4.)).sum().backward()
+        return info, None if w.grad is None else w.grad.tolist(), p.grad
+
+    t, l = _both(run)
+    assert l == t
+
+
+def test_a_view_of_a_detached_tensor_written_with_history_raises():
+    """torch records ``p.detach()[1:].mul_(w)`` on the detached tensor (CopySlices); a
+    torchlike detached tensor has no autograd identity for its views to write into: a clear
+    error, not a gradient silently lost (DIFFERENCES.md)."""
+    w = torchlike.tensor([2., 3.], requires_grad=True)
+    for view in (lambda p: p.detach()[2:], lambda p: p.data[2:]):
+        p = torchlike.nn.Parameter(torchlike.ones(4))
+        with pytest.raises(RuntimeError, match="into a view of a detached tensor"):
+            view(p).mul_(w)
+        assert p.tolist() == [1.0] * 4
+        with torchlike.no_grad():
+            view(p).mul_(w)             # (no history to record: written as torch writes it)
+        assert p.tolist() == [1.0, 1.0, 2.0, 3.0]
+
+
 class _AsIs:
     """A custom Function returning its input as-is (its output is a view that forbids writes),
     filling it through ``.data`` (torchdiffeq's ``_UncheckedAssign``)."""

@@ -57,9 +57,38 @@ COPIES = {
     "deepcopy_of_a_non_leaf_raises": lambda m: copy.deepcopy(m.ones(2, requires_grad=True) * 2),
     "deepcopy_keeps_grad": lambda m: (lambda c: (c.grad, c.requires_grad))(
         copy.deepcopy(_with_grad(m.ones(2, requires_grad=True)))),
+    "deepcopy_of_data_is_writable": lambda m: _deepcopy_then_write(m, lambda m, p: p.data),
+    "deepcopy_of_data_slice_is_writable": lambda m: _deepcopy_then_write(
+        m, lambda m, p: p.data[1:]),
+    "deepcopy_of_detached_view": lambda m: _deepcopy_then_write(m, lambda m, p: p.detach()[::2]),
+    "deepcopy_of_no_grad_view": lambda m: _deepcopy_then_write(m, _no_grad_view),
+    "deepcopy_of_no_grad_view_under_no_grad": lambda m: _deepcopy_then_write(
+        m, _no_grad_view, write_no_grad=True),
     "pickle_round_trip": lambda m: (lambda r: (r, r.requires_grad, type(r).__name__))(
         pickle.loads(pickle.dumps(m.nn.Parameter(m.arange(3.))))),
 }
+
+
+def _no_grad_view(m, p):
+    with m.no_grad():
+        return p[1:]
+
+
+def _deepcopy_then_write(m, view_of, write_no_grad=False):
+    """A deep copy of a view of a parameter (torch_optimizer's
+    ``copy.deepcopy(p.data)`` momentum buffer) written in place: it is a plain tensor over the
+    copied storage, writable in grad mode, its version its own."""
+    p = m.nn.Parameter(m.arange(4.))
+    v = view_of(m, p)
+    c = copy.deepcopy(v)
+    before = (c.requires_grad, c.is_leaf, c._base is None, c._version, c.grad_fn)
+    if write_no_grad:
+        with m.no_grad():
+            c.add_(1)
+    else:
+        c.add_(1)
+    c.mul_(m.ones(c.shape, requires_grad=True))
+    return before, c, c._version, c.grad_fn is None, p, v._version, p._version, c.stride()
 
 
 def _with_grad(t):

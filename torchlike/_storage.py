@@ -599,6 +599,11 @@ def _write(t, new, grad_out, repeats_ok=False):
     idx = alias_index(t)
     track = (grad_out is not None and not a.detached
              and (root._requires_grad or grad_out._requires_grad))
+    own = None          # (a detached tensor written with history: its own, as torch's)
+    if a.detached and grad_out is not None and grad_out.grad_fn is not None:
+        if a.op is None or a.op[0] != "detach":
+            raise RuntimeError(_DETACHED_VIEW_WRITE)
+        own = grad_out
     if track:
         idx_t = _make(idx if idx is not None else
                       _iota_shaped(root._d.shape))
@@ -612,6 +617,17 @@ def _write(t, new, grad_out, repeats_ok=False):
         root._data = _scatter(_raw(root), new, idx)
     t._vc[0] += 1   # the root's counter, except for a `.data` alias, which has its own
     _refresh(root, t._vc)
+    if own is not None:
+        _rebase(t, own.grad_fn, own._output_nr)
+
+
+# torch records such a write on the detached tensor the view is of (CopySlices), which is no
+# view of the storage's owner for autograd; torchlike's detached aliases have no autograd base
+_DETACHED_VIEW_WRITE = (
+    "torchlike: an in-place op that writes a value requiring grad into a view of a detached "
+    "tensor (x.detach()[i], p.data[i]) is not supported (torch would record it on the detached "
+    "tensor). Write into the detached tensor itself (d = x.detach(); d.mul_(w)), or compute "
+    "the new values out of place (torch.where, index_put, cat).")
 
 
 def _rebase(t, node, output_nr):

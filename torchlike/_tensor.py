@@ -742,6 +742,7 @@ class Tensor(InteropMixin):
         else:
             t = type(self)._make(_fused.raw(self))     # (arrays are immutable: shared; a
             t._requires_grad = self._requires_grad      # pending fused value stays pending)
+        t._vc[0] += 1       # (torch's copy is a ``set_`` onto the copied storage: version 1)
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
         # (not its views, nor the host copy its data_ptr points at: the copy has its own; nor
@@ -752,13 +753,18 @@ class Tensor(InteropMixin):
         return t
 
     def _deepcopy_view(self, memo):
-        """A view deep-copied: a view of its storage root's copy, made once per ``deepcopy``
-        call (``memo``), so tensors that share storage share it in the copy, as torch's."""
+        """A view deep-copied: over its storage root's copy, made once per ``deepcopy`` call
+        (``memo``), so tensors that share storage share it in the copy, as torch's. As torch's
+        copy (``set_`` onto the copied storage), it is no view for autograd: no history, a
+        version counter of its own (``.data``'s), writes allowed in any grad mode."""
         import copy
         from ._storage import storage_root
-        new_root = copy.deepcopy(storage_root(self), memo)
-        with _gm.no_grad():
-            t = new_root.as_strided(tuple(self._d.shape), self.stride(), self.storage_offset())
+        t = copy.deepcopy(storage_root(self), memo)
+        layout = (tuple(self._d.shape), self.stride(), self.storage_offset())
+        if layout != (tuple(t._d.shape), t.stride(), 0):
+            with _gm.no_grad():
+                t = t.as_strided(*layout)
+        t = t.data
         if type(self) is not Tensor:
             t = t.as_subclass(type(self))
         t._requires_grad = self._requires_grad
