@@ -217,6 +217,26 @@ def test_generator_state_roundtrip():
     assert g.initial_seed() == 11
 
 
+@pytest.mark.parametrize("how", ["deepcopy", "pickle", "sampler"])
+def test_a_generator_copied_goes_on_with_its_stream(how):
+    """torch's generators deep-copy and pickle (``copy.deepcopy(DataLoader(...,
+    generator=g))``, a pickled seeded sampler): the copy draws what the original draws next,
+    and the two advance separately."""
+    import copy
+    import pickle
+    g = torchlike.Generator().manual_seed(5)
+    torchlike.rand(2, generator=g)
+    if how == "sampler":
+        s = torchlike.utils.data.RandomSampler(range(6), generator=g)
+        c = pickle.loads(pickle.dumps(s)).generator
+    else:
+        c = copy.deepcopy(g) if how == "deepcopy" else pickle.loads(pickle.dumps(g))
+    assert (c.initial_seed(), c.device.type) == (5, "cpu")
+    a, b = torchlike.rand(3, generator=c), torchlike.rand(3, generator=g)
+    assert a.tolist() == b.tolist()
+    assert torchlike.rand(1, generator=c).tolist() == torchlike.rand(1, generator=g).tolist()
+
+
 def _set_state_error(m, state):
     try:
         m.set_rng_state(state(m))

@@ -39,6 +39,14 @@ def _deep_together(m, make_pair, index):
     return a, b, b.stride(), b.is_contiguous()
 
 
+def _model_copy_after_backward(m):
+    """An EMA or best-model copy made after a backward: torch's has no gradients."""
+    model = m.nn.Linear(2, 1)
+    model(m.ones(3, 2)).sum().backward()
+    c = copy.deepcopy(model)
+    return [p.grad for p in c.parameters()], [p.grad is None for p in model.parameters()]
+
+
 COPIES = {
     "copy_shares_storage": lambda m: _shallow(m, lambda m: m.ones(2)),
     "copy_of_a_leaf_needing_grad": lambda m: _shallow(
@@ -55,6 +63,9 @@ COPIES = {
         m, lambda m: (lambda t: (t.view(2, 2), t))(m.arange(4.)), (0, 1))[:2],
     "deepcopy_module_view_buffer": _module_with_view_buffer,
     "deepcopy_of_a_non_leaf_raises": lambda m: copy.deepcopy(m.ones(2, requires_grad=True) * 2),
+    "deepcopy_of_a_parameter_drops_grad": lambda m: (lambda c: (c.grad, c.requires_grad, c))(
+        copy.deepcopy(_with_grad(m.nn.Parameter(m.ones(2))))),
+    "deepcopy_of_a_model_after_backward": _model_copy_after_backward,
     "deepcopy_keeps_grad": lambda m: (lambda c: (c.grad, c.requires_grad))(
         copy.deepcopy(_with_grad(m.ones(2, requires_grad=True)))),
     "deepcopy_of_data_is_writable": lambda m: _deepcopy_then_write(m, lambda m, p: p.data),

@@ -42,6 +42,18 @@ class Generator:
         self._base = None
         self.manual_seed(np.random.SeedSequence().entropy % (2 ** 63))
 
+    def __getstate__(self):
+        """Its device, seed and position (torch's generators pickle and deep-copy: a copied
+        DataLoader or sampler goes on with the same stream)."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        state["_base"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def manual_seed(self, seed):
         # torch's Generator.manual_seed takes an integer only (torch.manual_seed reads its
         # argument with int() first)

@@ -60,9 +60,11 @@ class Parameter(Tensor):
         return (_rebuild_parameter, (np.asarray(self._data), self._requires_grad))
 
     def __deepcopy__(self, memo):
+        """A new parameter over a copy of the data, as torch's (its ``.grad`` is not copied:
+        ``copy.deepcopy(model)`` after a backward gives a model without gradients)."""
+        if id(self) in memo:
+            return memo[id(self)]
         p = type(self)(_keep_layout(Tensor._make(_raw(self)), self), self._requires_grad)
-        if self._grad is not None:
-            p._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = p
         return p
 
