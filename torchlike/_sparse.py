@@ -43,6 +43,9 @@ def _unsupported(name):
         f"tensor with .to_dense() first.")
 
 
+_FORMAT_AS_TENSOR = D.c_type_format("Tensor")
+
+
 def _sizes(shape):
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
@@ -391,6 +394,14 @@ class SparseTensor:
         return "".join(out) + ")"
 
     __str__ = __repr__
+
+    def __format__(self, spec):
+        # torch's Tensor.__format__: a 0-dim tensor formats its number (torch's item() of one
+        # without entries is the int 0, whatever the dtype), any other tensor only with an
+        # empty spec (named Tensor in the error, torch's type of a sparse tensor)
+        if not self._size:
+            return format(self.detach().to_dense().item() if self._nnz() else 0, spec)
+        return _FORMAT_AS_TENSOR(self, spec)
 
 
 def _cast(name):

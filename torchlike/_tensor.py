@@ -690,16 +690,16 @@ class Tensor(InteropMixin):
         return complex(self._scalar())
 
     def __format__(self, spec):
-        # torch's: a plain 0-dim tensor formats its number; anything else (a Parameter too)
-        # only with an empty spec, as ``str``
-        if self._d.ndim == 0 and type(self) is Tensor:
+        # torch's: a plain 0-dim tensor off the meta device formats its number; anything else
+        # (a Parameter too) only with an empty spec, as ``str``
+        if self._d.ndim == 0 and type(self) is Tensor and not self.is_meta:
             return format(self.detach().item(), spec)
         return object.__format__(self, spec)
 
     # ------------------------------------------------------------ printing
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents=tensor_contents)
 
     def __str__(self):
         return self.__repr__()
