@@ -15,6 +15,7 @@ import threading
 import jax
 
 from . import _fused
+from ._dtype import c_type_format
 
 __all__ = ["device"]
 
@@ -97,6 +98,8 @@ class device:
 
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    __format__ = c_type_format("torch.device")
 
     def __eq__(self, other):
         # as in torch, a device never equals a string

@@ -23,6 +23,17 @@ __all__ = [
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
+def c_type_format(tp_name):
+    """A ``__format__`` as CPython's ``object.__format__`` for a C type named ``tp_name``
+    (torch's ``torch.Size``, ``torch.dtype``, ``torch.return_types.max``, ...): ``str(self)``
+    for an empty spec, else its TypeError, which names the type by ``tp_name``."""
+    def __format__(self, spec):
+        if spec:
+            raise TypeError(f"unsupported format string passed to {tp_name}.__format__")
+        return str(self)
+    return __format__
+
+
 class dtype:
     """A torch dtype: ``torchlike.float32`` and friends. Compared by identity, like torch's."""
 
@@ -56,6 +67,8 @@ class dtype:
 
     def __repr__(self):
         return "torch." + self.name
+
+    __format__ = c_type_format("torch.dtype")
 
     def __reduce__(self):
         return (_by_name, (self.name,))

@@ -11,6 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _dtype as D
+
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
            "get_rng_state", "set_rng_state"]
 
@@ -41,6 +43,14 @@ class Generator:
         # starts from (keys drawn while tracing are fold_in(key, base + i), i = 0, 1, ...)
         self._base = None
         self.manual_seed(np.random.SeedSequence().entropy % (2 ** 63))
+
+    def __repr__(self):
+        # torch's is object's repr of its torch._C.Generator
+        if type(self) is Generator:
+            return f"<torchlike._C.Generator object at {id(self):#x}>"
+        return object.__repr__(self)
+
+    __format__ = D.c_type_format("torch._C.Generator")
 
     def __getstate__(self):
         """Its device, seed and position (torch's generators pickle and deep-copy: a copied

@@ -21,6 +21,7 @@ import warnings as _warnings
 import jax as _jax
 
 from . import _device
+from ._dtype import c_type_format
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "use_deterministic_algorithms",
@@ -56,6 +57,8 @@ class layout:
     def __repr__(self):
         return f"torch.{self._name}"
 
+    __format__ = c_type_format("torch.layout")
+
     def __reduce__(self):
         return self._name
 
@@ -90,6 +93,8 @@ class memory_format:
 
     def __repr__(self):
         return f"torch.{self._name}"
+
+    __format__ = c_type_format("torch.memory_format")
 
     def __reduce__(self):
         return self._name

@@ -6,6 +6,7 @@ declared once there); this file holds data access, metadata, autograd entry poin
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 import weakref
 
@@ -31,10 +32,10 @@ __all__ = ["Tensor", "Size"]
 class Size(tuple):
     """torch.Size: a tuple of ints with torch's repr."""
 
-    def __new__(cls, sizes=()):
-        t = tuple.__new__(cls, sizes)
+    def __new__(cls, *args, **kwargs):
+        t = tuple.__new__(cls, *args, **kwargs)     # (tuple's errors: two arguments, keywords)
         for s in t:
-            if type(s) is not int:
+            if type(s) is not int or not -_INT64_END <= s < _INT64_END:
                 return tuple.__new__(cls, _size_items(t))
         return t
 
@@ -42,6 +43,7 @@ class Size(tuple):
         return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"
 
     __str__ = __repr__
+    __format__ = D.c_type_format("torch.Size")
 
     def numel(self):
         n = 1
@@ -82,15 +84,25 @@ def _size_of(shape):
     return r
 
 
+_INT64_END = 1 << 63
+
+
 def _size_items(items):
-    """ints of a torch.Size: anything with ``__index__`` (numpy ints, 0-dim int tensors);
-    torch's TypeError otherwise."""
+    """The items of a torch.Size as torch's constructor keeps them: ints and numpy ints as they
+    are, anything else as the int its ``__index__`` gives (a bool, a one-element int tensor);
+    torch's TypeError for an item without one (its ``__index__`` raising: a float tensor, a
+    meta one) and its ValueError for a value outside int64."""
     out = []
     for i, s in enumerate(items):
-        if isinstance(s, (float, complex, str)) or not hasattr(s, "__index__"):
-            raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
-                            f"'{_type_name(s)}')")
-        out.append(s.__index__())
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            try:
+                s = int(operator.index(s))
+            except Exception:
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                                f"'{_type_name(s)}')") from None
+        if not -_INT64_END <= int(s) < _INT64_END:
+            raise ValueError("Overflow when unpacking long long")
+        out.append(s)
     return out
 
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from . import _dtype as D
+from ._dtype import c_type_format  # noqa: F401  (torchlike.return_types's)
 
 
 class _PrintOptions:
@@ -72,17 +73,6 @@ def printoptions(**kwargs):
         yield
     finally:
         set_printoptions(**old)
-
-
-def c_type_format(tp_name):
-    """A ``__format__`` as CPython's ``object.__format__`` for a C type named ``tp_name``
-    (torch's ``torch.Size``, ``torch.dtype``, ``torch.return_types.max``, ...): ``str(self)``
-    for an empty spec, else its TypeError, which names the type by ``tp_name``."""
-    def __format__(self, spec):
-        if spec:
-            raise TypeError(f"unsupported format string passed to {tp_name}.__format__")
-        return str(self)
-    return __format__
 
 
 class _Formatter:

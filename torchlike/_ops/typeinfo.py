@@ -72,6 +72,8 @@ class finfo:
                 f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 
+    __format__ = D.c_type_format("torch.finfo")
+
 
 class iinfo:
     """torch.iinfo: limits of an integer dtype."""
@@ -100,6 +102,8 @@ class iinfo:
     def __repr__(self):
         # torch prints the limits as C's %g: six significant digits
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+    __format__ = D.c_type_format("torch.iinfo")
 
 
 def result_type(tensor1, tensor2):
