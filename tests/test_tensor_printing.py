@@ -253,3 +253,134 @@ FORMAT = {
 @_cases(FORMAT)
 def test_format_and_other_reprs(name):
     same_as_torch(FORMAT[name])
+
+
+# ============================================================ 4. format specs and repr keywords
+
+SPECS = ("", ".2f", "d", ">10", "e", "x", "s", "+.3g")
+
+
+def _formats(x, specs=SPECS):
+    """``format(x, spec)`` for each spec: the text, or the exception's class name and message
+    (so that one refused spec does not hide the others)."""
+    out = []
+    for s in specs:
+        try:
+            out.append(format(x, s))
+        except Exception as e:
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+TENSOR_FORMATS = {
+    # a 0-dim meta tensor has no number: format is its repr, a spec torch's TypeError
+    "meta_0d": lambda m: m.tensor(1.5, device="meta"),
+    "meta_0d_int": lambda m: m.empty((), dtype=m.int64, device="meta"),
+    "meta_0d_requires_grad": lambda m: m.empty((), device="meta", requires_grad=True),
+    "meta_nd": lambda m: m.empty(2, device="meta"),
+    # a 0-dim sparse tensor formats its number (torch's item(): 0 without entries)
+    "sparse_0d": lambda m: m.tensor(1.0).to_sparse(),
+    "sparse_0d_int": lambda m: m.tensor(3).to_sparse(),
+    "sparse_0d_requires_grad": lambda m: m.tensor(2.5, requires_grad=True).to_sparse(),
+    "sparse_0d_no_entries": lambda m: m.sparse_coo_tensor(
+        m.zeros(0, 0, dtype=m.int64), m.tensor([], dtype=m.float64), ()),
+    "sparse_0d_duplicates": lambda m: m.sparse_coo_tensor(
+        m.zeros(0, 2, dtype=m.int64), m.tensor([1., 2.]), ()),
+    "sparse_nd": lambda m: m.tensor([1.0, 0.]).to_sparse(),
+    # plain tensors over dtypes, 0-dim and not
+    **{f"0d_{d}": (lambda d: lambda m: m.tensor(-5 if "int" in d else 1.1,
+                                                dtype=getattr(m, d)))(d)
+       for d in ("float16", "bfloat16", "float32", "float64", "int8", "int64")},
+    "0d_uint8": lambda m: m.tensor(250, dtype=m.uint8),
+    "0d_bool": lambda m: m.tensor(False),
+    "0d_complex": lambda m: m.tensor(1 + 2j, dtype=m.complex64),
+    "0d_nan_inf": lambda m: m.tensor([nan, -inf])[1],
+    "0d_requires_grad": lambda m: m.tensor(1.5, requires_grad=True),
+    "0d_non_leaf": lambda m: m.tensor(1.5, requires_grad=True) * 2,
+    "0d_view": lambda m: m.ones(3)[1],
+    "0d_big_int": lambda m: m.tensor(2 ** 62),
+    "nd_one_element": lambda m: m.ones(1),
+    "nd_2d": lambda m: m.ones(2, 2),
+    "nd_empty": lambda m: m.ones(0),
+    "param_0d": lambda m: m.nn.Parameter(m.tensor(2.)),
+}
+
+
+@_cases(TENSOR_FORMATS)
+def test_tensor_format_specs(name):
+    """``format(t, spec)`` and f-strings of tensors: a 0-dim meta tensor formatted as its repr
+    and refused a spec with torch's TypeError (it called ``.item()`` and raised); a 0-dim
+    sparse tensor formatted as its number (it printed its repr)."""
+    same_as_torch(lambda m: (lambda t: _formats(t) + [f"{t}", f"{t:}"])(TENSOR_FORMATS[name](m)))
+
+
+C_TYPES = {
+    "size": lambda m: m.Size([2, 3]),
+    "size_empty": lambda m: m.ones(()).shape,
+    "dtype": lambda m: m.float32,
+    "dtype_float8": lambda m: m.float8_e4m3fn,
+    "device": lambda m: m.device("cpu"),
+    "device_index": lambda m: m.device("cuda", 1),
+    "finfo": lambda m: m.finfo(m.bfloat16),
+    "finfo_default": lambda m: m.finfo(),
+    "iinfo": lambda m: m.iinfo(m.uint8),
+    "layout": lambda m: m.strided,
+    "layout_sparse": lambda m: m.sparse_coo,
+    "memory_format": lambda m: m.channels_last,
+    "return_types": lambda m: m.max(m.ones(2, 2), 0),
+}
+
+
+@_cases(C_TYPES)
+def test_c_type_format_specs(name):
+    """``format(x, spec)`` of torch's C types: ``str(x)`` for an empty spec, else the TypeError
+    naming the type as torch's C name does (``torch.Size.__format__``; it said ``Size``)."""
+    same_as_torch(lambda m: _formats(C_TYPES[name](m)))
+
+
+def test_generator_repr_and_format():
+    """A Generator prints as object's repr of torch's ``torch._C.Generator``, with torchlike's
+    path for torch's (``<torchlike._C.Generator object at 0x...>``; it printed
+    ``torchlike.Generator``), the default generator too; a spec is torch's TypeError."""
+    import re
+
+    import torch
+    import torchlike
+
+    def shown(m):
+        texts = [repr(m.Generator()), str(m.default_generator), f"{m.Generator()}"]
+        return [re.sub(r" at 0x[0-9a-f]+>$", " at ADDR>", t) for t in texts], \
+            _formats(m.Generator(), ("d", ">30"))
+
+    want, got = shown(torch), shown(torchlike)
+    assert got[0] == [t.replace("<torch.", "<torchlike.", 1) for t in want[0]], got
+    assert got[1] == want[1]
+
+    def subclass_repr(m):
+        class MyGenerator(m.Generator):
+            pass
+
+        g = MyGenerator()
+        return repr(g).replace(f" at {id(g):#x}>", " at ADDR>")
+
+    assert subclass_repr(torchlike) == subclass_repr(torch)
+
+
+REPR_CONTENTS = {
+    # Tensor.__repr__'s tensor_contents stands for the values (it was ignored)
+    "plain": lambda m: [t.__repr__(tensor_contents="XYZ") for t in (
+        m.ones(2), m.ones(2, dtype=m.int8), m.zeros(0, 3), m.tensor(2.))],
+    "suffixes": lambda m: [t.__repr__(tensor_contents="[1, 2]") for t in (
+        m.ones(2, device="meta"), m.ones(2, requires_grad=True) * 2,
+        m.ones(2, dtype=m.float64, requires_grad=True))],
+    "none": lambda m: m.arange(3.).__repr__(tensor_contents=None),
+    "unbound_on_parameter": lambda m: m.Tensor.__repr__(m.nn.Parameter(m.ones(2)),
+                                                         tensor_contents="P"),
+    "parameter_refuses_it": lambda m: m.nn.Parameter(m.ones(2)).__repr__(tensor_contents="P"),
+    "positional_refused": lambda m: m.ones(2).__repr__("XYZ"),
+}
+
+
+@_cases(REPR_CONTENTS)
+def test_repr_tensor_contents(name):
+    same_as_torch(REPR_CONTENTS[name])
