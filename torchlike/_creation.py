@@ -781,6 +781,66 @@ def _invalid_combination(name, args, kwargs, overloads):
                      "".join(f" * {_signature(o)}\n" for o in overloads))
 
 
+def parser_error(name, args, kwargs, overloads, arg=None):
+    """torch's argument parser refusing a call of ``name(*args, **kwargs)`` (``args`` without a
+    method's self) whose keyword ``arg`` (one of ``_PARAM``) has the wrong type, or (``arg``
+    None) that matches no overload. ``overloads``: the signatures torch lists, each as the text
+    inside its parentheses. Like torch's parser, the error names ``arg`` when only one overload takes that
+    many arguments, else lists the overloads; an overload of as many entries as arguments (its
+    ``*`` counted) notes the keywords that name none of its parameters without a default."""
+    n = len(args) + len(kwargs)
+
+    def arity(sig):
+        params = [e for e in sig.split(", ") if e not in ("*", "")]
+        return sum("=" not in e for e in params), len(params)
+
+    plausible = [o for o in overloads if arity(o)[0] <= n <= arity(o)[1]]
+    if arg is not None and (len(overloads) == 1 or len(plausible) == 1):
+        return TypeError(f"{name}(): argument '{arg}' must be {_PARAM[arg][1]}, not "
+                         f"{_tp_name(kwargs[arg])}")
+    lines = []
+    for sig in overloads:
+        lines.append(f" * ({sig})\n")
+        entries = sig.split(", ")
+        if len(entries) == n:
+            named = {e.split(" ")[-1] for e in entries if "=" not in e}
+            bad = [k for k in reversed(list(kwargs)) if k not in named]
+            if bad:
+                lines.append(f"      didn't match because some of the keywords were incorrect: "
+                             f"{', '.join(bad)}\n")
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"{_arg_desc(args, kwargs)}, but expected one of:\n" + "".join(lines))
+
+
+def checks_generator(name, overloads=None, method=False):
+    """Decorator: ``fn`` refuses a ``generator=`` that is not a torch.Generator (or None) with
+    torch's TypeError (``parser_error``), before anything else reads its arguments.
+    ``overloads``: torch's signatures (None: one, with ``torch.Generator generator``);
+    ``method``: the first argument is self."""
+    overloads = overloads or ("*, torch.Generator generator = None",)
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            g = kwargs.get("generator")
+            if g is not None and not isinstance(g, _random.Generator):
+                raise parser_error(name, args[1:] if method else args, kwargs, overloads,
+                                   "generator")
+            return fn(*args, **kwargs)
+        return checked
+    return deco
+
+
+# the keyword options of torch's factory signatures, after ``*``
+_FACTORY_TAIL = ("torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                 "None, bool pin_memory = False, bool requires_grad = False")
+_LIKE_TAIL = "torch.memory_format memory_format = None, " + _FACTORY_TAIL
+
+
+def _with_and_without_generator(head, tail):
+    return (f"{head}*, torch.Generator generator, {tail}", f"{head}*, {tail}")
+
+
 def _factory_args(name, args, kwargs, overloads):
     """Parse a size factory's arguments against torch's visible overloads (each a tuple of
     keyword-only parameter names); returns ``(shape, options)``. Like torch, an error names
@@ -1842,6 +1902,8 @@ def _randperm_bounds(n, dt):
         raise RuntimeError("n cannot be greater than 2^24+1 for Float type.")
 
 
+@checks_generator("randperm", _with_and_without_generator(
+    "int n, ", "Tensor out = None, " + _FACTORY_TAIL))
 @with_out
 def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
@@ -1860,6 +1922,7 @@ def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
     return _finish(arr, device, requires_grad, layout=layout)
 
 
+@checks_generator("rand_like", _with_and_without_generator("Tensor input, ", _LIKE_TAIL))
 @_keeps_layout
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None):
@@ -1867,6 +1930,7 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
                 device=_like_dev(input, device), requires_grad=requires_grad, layout=layout)
 
 
+@checks_generator("randn_like", _with_and_without_generator("Tensor input, ", _LIKE_TAIL))
 @_keeps_layout
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                requires_grad=False, memory_format=None):
@@ -1874,11 +1938,19 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                  device=_like_dev(input, device), requires_grad=requires_grad, layout=layout)
 
 
+@checks_generator("randint_like", sum((_with_and_without_generator(h, _LIKE_TAIL) for h in (
+    "Tensor input, int low, int high, ", "Tensor input, Tensor high, ",
+    "Tensor input, int high, ")), ()))
 @_keeps_layout
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
                  device=None, requires_grad=False, memory_format=None):
     if high is None:
         low, high = 0, low
+    if isinstance(high, Tensor):
+        # (torch's overload of a Tensor high: a 0-dim one, its value truncated to an integer)
+        if high.ndim != 0:
+            raise RuntimeError("high must be a scalar tensor and on CPU")
+        high = int(high.item())
     return randint(low, high, tuple(input.shape), generator=generator,
                    dtype=_like(input, dtype), device=_like_dev(input, device),
                    requires_grad=requires_grad, layout=layout)

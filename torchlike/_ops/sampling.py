@@ -9,12 +9,15 @@ require grad requires grad itself, with zero gradients flowing back.
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
 from .. import _fused, _random
+from .._creation import checks_generator, parser_error
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import method, methods, public
@@ -294,10 +297,13 @@ def _check_random_range(frm, to_inc, name):
                     UserWarning, stacklevel=4)
 
 
-def random_(self, *args, generator=None, **kw):
+def random_(self, *args, **kw):
     """Integers uniform in [from, to); ``random_()`` spans the dtype's exact-integer range.
     torch's overloads: ``random_()``, ``random_(to)``, ``random_(from, to)`` (``to`` may be
     None: up to the dtype's largest exact integer), each argument an int."""
+    if len(args) > 2 and "generator" in kw:
+        raise parser_error("random_", args, kw, _METHOD_OVERLOADS["random_"])
+    generator = kw.pop("generator", None)
     if len(args) > 2:
         raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
     if "from" in kw and "from_" in kw:
@@ -442,19 +448,21 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
                  _key(generator), shape=shape, dtype=dt.np, name=name)
 
 
+_NORMAL_OVERLOADS = (
+    "Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None",
+    "Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None",
+    "float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None",
+    "float mean, float std, tuple of ints size, *, torch.Generator generator = None, Tensor out = "
+    "None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False")
+
+
 def _normal_args_error(mean, std, size):
     from .._creation import _tp_name
     got = ", ".join(_tp_name(a) for a in (mean, std) + (() if size is None else (size,)))
     return TypeError(
         f"normal() received an invalid combination of arguments - got ({got}), but expected "
-        f"one of:\n"
-        f" * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
-        f" * (Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = "
-        f"None)\n"
-        f" * (float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
-        f" * (float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
-        f"Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device "
-        f"device = None, bool pin_memory = False, bool requires_grad = False)\n")
+        f"one of:\n" + "".join(f" * ({o})\n" for o in _NORMAL_OVERLOADS))
 
 
 @defop("bernoulli", saves=False, grad_name="BernoulliBackward0")
@@ -521,6 +529,15 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not replacement and num_samples > ncat:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
+    if input.numel() == 0 or ncat == 0:
+        # (torch returns an empty result before reading the probabilities; with none to
+        # read, its one-sample path fails on the extrema, the others on the sum)
+        if input.ndim == 2 and input.shape[0] == 0:
+            return Tensor._make(jnp.zeros((0, int(num_samples)), jnp.int64))
+        if num_samples == 1:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     # (torch's kernel with replacement and several samples words its errors per entry)
     make_error = _multinomial_entry_error if replacement and num_samples > 1 else \
         _multinomial_error
@@ -540,7 +557,7 @@ def _multinomial_flags(p):
     xp = np if isinstance(p, np.ndarray) else jnp
     v = p.astype(xp.float64)
     return xp.stack([((v < 0) | xp.isnan(v)).any(), xp.isinf(v).any(),
-                     (v.reshape(-1, v.shape[-1]).sum(-1) <= 0).any()])
+                     (v.sum(-1) <= 0).any()])
 
 
 def _multinomial_error(flags):
@@ -569,7 +586,12 @@ def _poisson(rate, kd):
     return out + jnp.sum(rate * 0).astype(rate.dtype)
 
 
+@checks_generator("poisson")
 def poisson(input, generator=None):
+    if generator is not None and not isinstance(generator, _random.Generator):
+        from .._creation import _tp_name         # (a keyword one: checks_generator)
+        raise TypeError(f"poisson(): argument 'generator' (position 2) must be torch.Generator, "
+                        f"not {_tp_name(generator)}")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
                                   f"'{_tname(input.dtype)}'")
@@ -634,13 +656,37 @@ def binomial(count, prob, generator=None):
                  Tensor._make(jnp.asarray(draws.astype(count.dtype.np))))
 
 
-methods(**dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
-                   exponential_=exponential_, cauchy_=cauchy_, geometric_=geometric_,
-                   bernoulli_=bernoulli_, random_=random_, bernoulli=bernoulli,
-                   multinomial=multinomial))
+_GEN = "torch.Generator generator = None"
+_METHOD_OVERLOADS = {
+    "bernoulli": (f"*, {_GEN}", f"float p, *, {_GEN}"),
+    "bernoulli_": (f"Tensor p, *, {_GEN}", f"float p = 0.5, *, {_GEN}"),
+    "random_": (f"*, {_GEN}", f"int from, int to, *, {_GEN}", f"int to, *, {_GEN}"),
+}
+methods(**{name: checks_generator(name, _METHOD_OVERLOADS.get(name), method=True)(fn)
+           for name, fn in dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
+                                exponential_=exponential_, cauchy_=cauchy_,
+                                geometric_=geometric_, bernoulli_=bernoulli_, random_=random_,
+                                bernoulli=bernoulli, multinomial=multinomial).items()})
 
 
 from ._surface import public, with_out as _with_out
 
-normal, bernoulli, multinomial = (_with_out(normal, "normal"), _with_out(bernoulli, "bernoulli"),
-                                  _with_out(multinomial, "multinomial"))
+normal = checks_generator("normal", _NORMAL_OVERLOADS)(_with_out(normal, "normal"))
+_BERNOULLI_OVERLOADS = (f"Tensor input, *, {_GEN}, Tensor out = None",
+                        f"Tensor input, float p, *, {_GEN}")
+
+
+def _bernoulli_overloads(fn):
+    """torch.bernoulli's parse: ``p`` is a float, given without ``out``."""
+    @functools.wraps(fn)
+    def parsed(*args, **kwargs):
+        given = len(args) > 1 or "p" in kwargs
+        if given and ("out" in kwargs or (args[1] if len(args) > 1 else kwargs["p"]) is None):
+            raise parser_error("bernoulli", args, kwargs, _BERNOULLI_OVERLOADS)
+        return fn(*args, **kwargs)
+    return parsed
+
+
+bernoulli = checks_generator("bernoulli", _BERNOULLI_OVERLOADS)(
+    _bernoulli_overloads(_with_out(bernoulli, "bernoulli")))
+multinomial = checks_generator("multinomial")(_with_out(multinomial, "multinomial"))
