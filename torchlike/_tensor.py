@@ -35,12 +35,12 @@ class Size(tuple):
     def __new__(cls, *args, **kwargs):
         t = tuple.__new__(cls, *args, **kwargs)     # (tuple's errors: two arguments, keywords)
         for s in t:
-            if type(s) is not int or not -_INT64_END <= s < _INT64_END:
+            if type(s) is not int:
                 return tuple.__new__(cls, _size_items(t))
         return t
 
     def __repr__(self):
-        return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"
+        return f"torch.Size([{', '.join(str(_unpack_int64(s)) for s in self)}])"
 
     __str__ = __repr__
     __format__ = D.c_type_format("torch.Size")
@@ -48,8 +48,11 @@ class Size(tuple):
     def numel(self):
         n = 1
         for s in self:
-            n *= s
-        return n
+            n *= _unpack_int64(s)
+        return (n + _INT64_END) % (2 * _INT64_END) - _INT64_END     # (torch's int64 product)
+
+    def __reduce__(self):
+        return Size, (tuple(self),)
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
@@ -91,7 +94,8 @@ def _size_items(items):
     """The items of a torch.Size as torch's constructor keeps them: ints and numpy ints as they
     are, anything else as the int its ``__index__`` gives (a bool, a one-element int tensor);
     torch's TypeError for an item without one (its ``__index__`` raising: a float tensor, a
-    meta one) and its ValueError for a value outside int64."""
+    meta one). Ints past int64 are kept: reading them as torch's C++ does raises
+    (``_unpack_int64``)."""
     out = []
     for i, s in enumerate(items):
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
@@ -100,10 +104,17 @@ def _size_items(items):
             except Exception:
                 raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
                                 f"'{_type_name(s)}')") from None
-        if not -_INT64_END <= int(s) < _INT64_END:
-            raise ValueError("Overflow when unpacking long long")
         out.append(s)
     return out
+
+
+def _unpack_int64(s):
+    """A torch.Size item read as torch's C++ reads it (its repr, ``numel``): an int64, torch's
+    ValueError past that."""
+    s = int(s)
+    if not -_INT64_END <= s < _INT64_END:
+        raise ValueError("Overflow when unpacking long long")
+    return s
 
 
 _NON_LEAF_GRAD_MSG = (
