@@ -303,7 +303,15 @@ TENSOR_FORMATS = {
     "nd_2d": lambda m: m.ones(2, 2),
     "nd_empty": lambda m: m.ones(0),
     "param_0d": lambda m: m.nn.Parameter(m.tensor(2.)),
+    "subclass_0d": lambda m: m.tensor(2.).as_subclass(_subclass(m)),
+    "subclass_nd": lambda m: m.ones(2).as_subclass(_subclass(m)),
 }
+
+
+def _subclass(m):
+    class MyTensor(m.Tensor):
+        pass
+    return MyTensor
 
 
 @_cases(TENSOR_FORMATS)
@@ -323,10 +331,13 @@ C_TYPES = {
     "device_index": lambda m: m.device("cuda", 1),
     "finfo": lambda m: m.finfo(m.bfloat16),
     "finfo_default": lambda m: m.finfo(),
+    "finfo_float4": lambda m: m.finfo(m.float4_e2m1fn_x2),
+    "dtype_bits": lambda m: m.uint3,
     "iinfo": lambda m: m.iinfo(m.uint8),
     "layout": lambda m: m.strided,
     "layout_sparse": lambda m: m.sparse_coo,
     "memory_format": lambda m: m.channels_last,
+    "size_past_int64": lambda m: m.Size([2 ** 70]),
     "return_types": lambda m: m.max(m.ones(2, 2), 0),
 }
 
