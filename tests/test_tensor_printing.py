@@ -284,6 +284,8 @@ TENSOR_FORMATS = {
     "sparse_0d_requires_grad": lambda m: m.tensor(2.5, requires_grad=True).to_sparse(),
     "sparse_0d_no_entries": lambda m: m.sparse_coo_tensor(
         m.zeros(0, 0, dtype=m.int64), m.tensor([], dtype=m.float64), ()),
+    "sparse_0d_zero": lambda m: m.tensor(-0.).to_sparse(),       # (no entry: torch's item 0)
+    "sparse_0d_zero_requires_grad": lambda m: m.tensor(0., requires_grad=True).to_sparse(),
     "sparse_0d_duplicates": lambda m: m.sparse_coo_tensor(
         m.zeros(0, 2, dtype=m.int64), m.tensor([1., 2.]), ()),
     "sparse_nd": lambda m: m.tensor([1.0, 0.]).to_sparse(),

@@ -504,11 +504,11 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     if sparse_dim < n:
         nz = nz.any(axis=tuple(range(sparse_dim, n)))
     ind = np.stack(np.nonzero(nz)).astype(np.int64).reshape(sparse_dim, -1) if sparse_dim \
-        else np.zeros((0, 1), np.int64)
+        else np.zeros((0, int(nz)), np.int64)      # (a 0-dim tensor: one entry unless zero)
     if sparse_dim:
         vals = self[tuple(tl.tensor(r) for r in ind)]
     else:
-        vals = self.unsqueeze(0)
+        vals = self.unsqueeze(0)[:ind.shape[1]]
     return SparseTensor(ind, vals, tuple(self.shape), True)
 
 
