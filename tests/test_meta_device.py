@@ -53,6 +53,15 @@ def _cases(m):
         "numpy": lambda: m.zeros(1, device="meta").numpy(),
         "tolist": lambda: m.zeros(1, device="meta").tolist(),
         "to_cpu": lambda: m.zeros(1, device="meta").to("cpu"),
+        "cpu_method": lambda: m.zeros(2, device="meta").cpu(),
+        "to_dtype_and_cpu": lambda: m.zeros(2, device="meta").to("cpu", m.float64),
+        "tensor_of_meta": lambda: m.tensor(m.zeros(2, device="meta")),
+        "tensor_of_meta_dtype": lambda: m.tensor(m.zeros(2, device="meta"), dtype=m.int32),
+        "tensor_of_meta_requires_grad": lambda: m.tensor(m.zeros(2, device="meta"),
+                                                         requires_grad=True),
+        "tensor_of_meta_to_cpu": lambda: m.tensor(m.zeros(2, device="meta"), device="cpu"),
+        "tensor_pinned_from_tensor": lambda: m.tensor(m.zeros(2), pin_memory=True),
+        "tensor_pinned_from_numpy": lambda: m.tensor(m.zeros(2).numpy(), pin_memory=True),
         "stack_module_state": lambda: [
             {k: (tuple(v.shape), str(v.device), v.requires_grad) for k, v in d.items()}
             for d in m.func.stack_module_state([nn.Linear(2, 3).to("meta") for _ in range(4)])],
@@ -61,6 +70,88 @@ def _cases(m):
             for d in m.func.stack_module_state([nn.BatchNorm1d(3, device="meta")
                                                 for _ in range(2)])],
     }
+
+
+def _meta(m, *shape, dtype=None):
+    return m.empty(*shape, device="meta", dtype=dtype or m.float32)
+
+
+def _summary(t):
+    return (tuple(t.shape), str(t.dtype).replace("torchlike", "torch"), str(t.device),
+            t.requires_grad, t._version)
+
+
+# copies and writes into and out of meta tensors: fn(m) -> a value compared with torch's
+WRITES = {
+    "copy_from_cpu": lambda m: _summary(_meta(m, 3).copy_(m.ones(3))),
+    "copy_returns_self": lambda m: (lambda a: a.copy_(m.ones(3)) is a)(_meta(m, 3)),
+    "copy_broadcast": lambda m: _summary(_meta(m, 2, 3).copy_(m.ones(3))),
+    "copy_other_dtype": lambda m: _summary(_meta(m, 3, dtype=m.float64).copy_(
+        m.ones(3, dtype=m.int64))),
+    "copy_from_meta": lambda m: _summary(_meta(m, 3).copy_(_meta(m, 1))),
+    "copy_number": lambda m: _summary(_meta(m, 3).copy_(1.5)),
+    "copy_bad_shape": lambda m: _meta(m, 3).copy_(m.ones(4)),
+    "copy_non_blocking": lambda m: _summary(_meta(m, 3).copy_(m.ones(3), non_blocking=True)),
+    "copy_into_leaf_requiring_grad": lambda m: _meta(m, 3).requires_grad_().copy_(m.ones(3)),
+    "copy_requires_grad_no_grad_mode": lambda m: (lambda a, b: (
+        m.no_grad().__enter__(), _summary(a.copy_(b)), m.set_grad_enabled(True))[1])(
+        _meta(m, 3), m.ones(3, requires_grad=True)),
+    "copy_out_of_meta": lambda m: m.ones(3).copy_(_meta(m, 3)),
+    "copy_out_of_meta_bad_shape": lambda m: m.ones(3).copy_(_meta(m, 4)),
+    "copy_out_of_meta_empty": lambda m: m.ones(0).copy_(_meta(m, 0)),
+    "to_cpu_copy": lambda m: _meta(m, 3).to("cpu"),
+    "fill_": lambda m: _summary(_meta(m, 3).fill_(2)),
+    "fill_tensor": lambda m: _summary(_meta(m, 3).fill_(m.tensor(2.0))),
+    "fill_1d_tensor": lambda m: _meta(m, 3).fill_(m.tensor([2.0])),
+    "zero_": lambda m: _summary(_meta(m, 3).zero_()),
+    "versions": lambda m: (lambda a: (a.fill_(1), a.zero_(), a.copy_(m.ones(3)),
+                                      a._version)[3])(_meta(m, 3)),
+    "load_state_dict_into_meta": lambda m: _summary((lambda lin: (lin.load_state_dict(
+        {"weight": m.ones(2, 2), "bias": m.ones(2)}), lin.weight)[1])(
+        m.nn.Linear(2, 2, device="meta")))[:4],
+}
+
+FILLS = {"uniform_": [(), (2, 1), (0, float("inf"))],
+         "normal_": [(), (0, -1), (0, -1.5), (0, float("nan"))],
+         "exponential_": [(), (-1,), (0,)], "geometric_": [(0.5,), (0,), (1.5,)],
+         "cauchy_": [(), (0, -1), (0, 0)], "log_normal_": [(), (0, -1), (1, -2.5)],
+         "random_": [(), (5,), (5, 0), (-1, 2)], "bernoulli_": [(), (2.0,), (-1.0,)]}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_copies_and_writes_with_meta_tensors_as_torch(name):
+    assert _outcome(lambda: WRITES[name](torchlike)) == _outcome(lambda: WRITES[name](torch))
+
+
+@pytest.mark.parametrize("gen", [False, True], ids=["default_generator", "generator"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("op,args", [(op, a) for op, sets in FILLS.items() for a in sets],
+                         ids=str)
+def test_random_fills_of_meta_tensors_as_torch(op, args, dtype, gen):
+    """torch's meta kernels check fewer things than its CPU ones, in another order and wording;
+    nothing is drawn."""
+    def fn(m):
+        g = m.Generator().manual_seed(0) if gen else None
+        return _summary(getattr(_meta(m, 3, dtype=getattr(m, dtype)), op)(*args, generator=g))
+    assert _outcome(lambda: fn(torchlike)) == _outcome(lambda: fn(torch))
+
+
+def test_random_fill_of_a_meta_tensor_draws_nothing():
+    g = torchlike.Generator().manual_seed(0)
+    first = torchlike.rand(4, generator=g)
+    g.manual_seed(0)
+    _meta(torchlike, 5).uniform_(generator=g)
+    _meta(torchlike, 5).normal_(generator=g)
+    assert torchlike.equal(torchlike.rand(4, generator=g), first)
+
+
+def test_write_of_a_value_requiring_grad_into_meta_is_a_clear_error():
+    """Pinned difference (DIFFERENCES.md): torch records the write in the meta tensor's
+    history; torchlike says it cannot."""
+    src = torchlike.ones(3, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="requires grad"):
+        _meta(torchlike, 3).copy_(src)
+    assert torch.empty(3, device="meta").copy_(torch.ones(3, requires_grad=True)).requires_grad
 
 
 def _outcome(fn):
@@ -84,13 +175,13 @@ def test_to_empty_gives_real_storage_that_computes():
     assert mod(torchlike.ones(1, 2)).tolist() == [[2.0, 2.0, 2.0]]
 
 
-@pytest.mark.parametrize("op", ["add", "matmul", "sum", "fill_", "forward"])
+@pytest.mark.parametrize("op", ["add", "matmul", "sum", "clone", "forward"])
 def test_ops_on_meta_tensors_are_a_clear_error(op):
     """Pinned difference (DIFFERENCES.md): torch computes shapes of any op on meta tensors;
     torchlike supports creating, moving and inspecting them, and says so for other ops."""
     x = torchlike.zeros(2, 2, device="meta")
     run = {"add": lambda: x + 1, "matmul": lambda: x @ x, "sum": lambda: x.sum(),
-           "fill_": lambda: x.fill_(1.0),
+           "clone": lambda: x.clone(),
            "forward": lambda: torchlike.nn.Linear(2, 2, device="meta")(x)}[op]
     with pytest.raises(NotImplementedError, match="ops on 'meta' tensors are not supported"):
         run()

@@ -17,6 +17,7 @@ from . import _dtype as D
 from . import _random
 from . import _tiers
 from . import _vmap_levels
+from ._meta import NO_DATA_ERROR, MetaArray, is_meta
 from ._tensor import Tensor
 from ._storage import with_out, write_out
 
@@ -413,6 +414,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
               pin_memory=pin_memory)
     if isinstance(data, Tensor):
         copy_construct_warning("torch.tensor(sourceTensor)")
+    if pin_memory and isinstance(data, (Tensor, np.ndarray)):
+        raise RuntimeError(f"Can't pin tensor constructed from "
+                           f"{'a variable' if isinstance(data, Tensor) else 'numpy'}")
     return _tensor(data, dtype, device, requires_grad, pin_memory)
 
 
@@ -436,6 +440,13 @@ def _tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False
     if (dtype is not None and D.to_dtype(dtype) is D.uint64 or isinstance(data, np.uint64)) \
             and not isinstance(data, (np.ndarray, Tensor)):
         return _finish(_tiers.to_device(_uint64_python(data)), device, requires_grad,
+                       pin_memory)
+    if isinstance(data, Tensor) and is_meta(data):
+        # (torch copies a meta tensor to a meta tensor: shape and dtype, no data to read)
+        if device is not None and _device.device(device).type != "meta":
+            raise NotImplementedError(NO_DATA_ERROR)
+        dt = D.to_dtype(dtype) if dtype is not None else data.dtype
+        return _finish(MetaArray(tuple(data.shape), dt.np), data.device, requires_grad,
                        pin_memory)
     a, dt, python = _infer_np(data, dtype)
     if dt is None:
@@ -785,9 +796,10 @@ def parser_error(name, args, kwargs, overloads, arg=None):
     """torch's argument parser refusing a call of ``name(*args, **kwargs)`` (``args`` without a
     method's self) whose keyword ``arg`` (one of ``_PARAM``) has the wrong type, or (``arg``
     None) that matches no overload. ``overloads``: the signatures torch lists, each as the text
-    inside its parentheses. Like torch's parser, the error names ``arg`` when only one overload takes that
-    many arguments, else lists the overloads; an overload of as many entries as arguments (its
-    ``*`` counted) notes the keywords that name none of its parameters without a default."""
+    inside its parentheses. Like torch's parser, the error names ``arg`` when only one overload
+    takes that many arguments, else lists the overloads; an overload of as many entries as
+    arguments (its ``*`` counted) notes the keywords that name none of its parameters without a
+    default."""
     n = len(args) + len(kwargs)
 
     def arity(sig):

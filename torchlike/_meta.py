@@ -3,9 +3,11 @@
 A meta tensor's ``_data`` is a ``MetaArray``. Factories given ``device="meta"``, ``.to("meta")``
 (also of whole modules, after ``copy.deepcopy``) and ``Module.to_empty`` make and unmake them;
 ``repr``, ``shape``, ``dtype``, ``device``, dtype conversions and
-``torch.func.stack_module_state`` work on them. Any other op on a meta tensor raises a
-``NotImplementedError`` that says so (torchlike's ops run jax programs, which need data);
-``item()``, ``tolist()`` and ``numpy()`` raise torch's errors.
+``torch.func.stack_module_state`` work on them. Writes into a meta tensor (``copy_``,
+``fill_``, ``zero_``, the random fills) check their arguments and write nothing, as torch's; a
+copy out of one (``copy_`` into a real tensor, ``.to("cpu")``, ``item()``, ``tolist()``,
+``numpy()``) raises torch's errors. Any other op on a meta tensor raises a
+``NotImplementedError`` that says so (torchlike's ops run jax programs, which need data).
 """
 from __future__ import annotations
 
@@ -13,11 +15,17 @@ import math
 
 import numpy as np
 
-__all__ = ["MetaArray", "is_meta", "meta_like", "OPS_ERROR"]
+__all__ = ["MetaArray", "is_meta", "meta_like", "meta_write", "OPS_ERROR", "NO_DATA_ERROR",
+           "META_GRAD_ERROR"]
 
 OPS_ERROR = ("torchlike: ops on 'meta' tensors are not supported: a meta tensor has a shape "
              "and a dtype only. Create meta tensors, move them (.to, Module.to_empty), read "
              "their shape/dtype, or stack module states; compute on a real device.")
+NO_DATA_ERROR = "Cannot copy out of meta tensor; no data!"       # (torch's)
+META_GRAD_ERROR = ("torchlike: {} into a 'meta' tensor of a value that requires grad is not "
+                   "supported (torch records the write in the meta tensor's autograd history, "
+                   "which torchlike cannot run); write under torch.no_grad() or detach the "
+                   "value.")
 
 
 class _MetaDevice:
@@ -62,7 +70,7 @@ class MetaArray:
         raise NotImplementedError(OPS_ERROR)
 
     def __array__(self, dtype=None, copy=None):
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        raise NotImplementedError(NO_DATA_ERROR)
 
     def __repr__(self):
         return f"MetaArray(shape={self.shape}, dtype={self.dtype})"
@@ -70,6 +78,13 @@ class MetaArray:
 
 def is_meta(t):
     return isinstance(t._data, MetaArray)
+
+
+def meta_write(t):
+    """An in-place write into meta tensor ``t``, its arguments checked: nothing to write, the
+    version counter moves as torch's does; returns ``t``."""
+    t._vc[0] += 1
+    return t
 
 
 def meta_like(data):

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
+from .._meta import META_GRAD_ERROR, NO_DATA_ERROR, is_meta, meta_write
 from .._tensor import Tensor
 from ..autograd.grad_mode import check_inference_inplace
 from .._storage import check_inplace, check_no_partial_overlap, commit_inplace
@@ -46,15 +47,26 @@ def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         from .._creation import scalar_tensor
         src = scalar_tensor(src, device=self.device)
+    if is_meta(src) and not is_meta(self):
+        raise NotImplementedError(NO_DATA_ERROR)
     if not _broadcastable(tuple(src.shape), tuple(self.shape)):
         from .._registry import inplace_broadcast_error
         raise RuntimeError(inplace_broadcast_error(self.shape, src.shape))
     check_inference_inplace(self)
     check_inplace(self)
+    if is_meta(self):
+        if src.requires_grad and _grad_enabled():
+            raise NotImplementedError(META_GRAD_ERROR.format("copy_"))
+        return meta_write(self)
     check_no_partial_overlap(self, (src,))
     from .convert import warn_complex_discard
     warn_complex_discard(src.dtype, self.dtype)
     return commit_inplace(self, apply(_copy, self, src))
+
+
+def _grad_enabled():
+    from ..autograd import grad_mode
+    return grad_mode._state.grad_enabled
 
 
 @method("fill_")
@@ -70,6 +82,10 @@ def fill_(self, value):
         value = D.host_scalar(D.check_scalar(value, dt, self.numel()), dt)
     check_inference_inplace(self)
     check_inplace(self, repeats_ok=True)
+    if is_meta(self):
+        if isinstance(value, Tensor) and value.requires_grad and _grad_enabled():
+            raise NotImplementedError(META_GRAD_ERROR.format("fill_"))
+        return meta_write(self)
     return commit_inplace(self, apply(_fill, self, value, tensor_value=isinstance(value, Tensor)),
                           repeats_ok=True)
 
@@ -79,6 +95,8 @@ def zero_(self):
     """Set every element to zero."""
     check_inference_inplace(self)
     check_inplace(self, repeats_ok=True)
+    if is_meta(self):
+        return meta_write(self)
     return commit_inplace(self, apply(_zero, self), repeats_ok=True)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _fused, _random
 from .._creation import checks_generator, parser_error
+from .._meta import is_meta, meta_write
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import method, methods, public
@@ -96,6 +97,38 @@ def _inplace_fill(self, kind, p0, p1, generator, name, bounds=None):
     return commit_inplace(self, out)
 
 
+def _meta_fill(self, kind, generator, *params):
+    """An in-place fill of a meta tensor: the checks of torch's meta kernel (its order and
+    words: fewer than the CPU kernel's), then nothing drawn (the generator does not advance)."""
+    dt = self.dtype
+    if generator is not None and kind in ("exponential", "cauchy", "log_normal", "geometric"):
+        # (torch's meta forms of these are its Python references, which take no generator)
+        raise AssertionError("generator is not supported in refs")
+    if kind == "normal":
+        if not params[1] >= 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {float(params[1])}")
+        if not (dt.is_floating_point or dt.is_complex):
+            raise RuntimeError(f"expected a floating-point or complex dtype, but got dtype={dt}")
+    elif kind in ("exponential", "cauchy", "log_normal"):
+        if not dt.is_floating_point:
+            raise RuntimeError(f"log_normal not implemented for {dt}" if kind == "log_normal"
+                               else f"{kind.capitalize()} distribution is a continuous "
+                               f"probability distribution.         dtype must be a floating "
+                               f"point but you specified {dt}")
+        what = {"exponential": "lambda", "cauchy": "sigma", "log_normal": "std"}[kind]
+        v = params[-1]
+        if not v > 0:
+            raise RuntimeError(f"{kind}_ expects {what} > 0.0, but found {what}={float(v)}")
+    elif kind == "geometric":
+        if dt.is_complex or dt is D.bool:
+            raise RuntimeError(f"geometric not implemented for {dt}")
+        if not 0 < params[0] < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got "
+                               f"p={float(params[0])}")
+    check_inplace(self)
+    return meta_write(self)
+
+
 def _need_float(self, kernel):
     if not self.dtype.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(self.dtype)}'")
@@ -108,6 +141,8 @@ def _need_float_or_complex(self, kernel):
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
+    if is_meta(self):
+        return _meta_fill(self, "uniform", generator)
     _need_float_or_complex(self, "check_uniform_bounds")
     from_, to = float(from_), float(to)
     # torch's check_uniform_bounds, in the dtype of the values drawn (a complex tensor's parts)
@@ -130,6 +165,8 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if is_meta(self):
+        return _meta_fill(self, "normal", generator, mean, std)
     _need_float_or_complex(self, "normal_kernel_cpu")
     if not std >= 0:                    # (a NaN std too)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
@@ -146,6 +183,8 @@ def _continuous(self, what, cpp=False):
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    if is_meta(self):
+        return _meta_fill(self, "log_normal", generator, mean, std)
     _need_float(self, "log_normal_cpu")
     if not std > 0:                     # (a NaN std too)
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
@@ -154,6 +193,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
+    if is_meta(self):
+        return _meta_fill(self, "exponential", generator, lambd)
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     _continuous(self, "Exponential")
@@ -162,6 +203,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    if is_meta(self):
+        return _meta_fill(self, "cauchy", generator, median, sigma)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     _continuous(self, "Cauchy", cpp=True)
@@ -170,6 +213,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 
 
 def geometric_(self, p, *, generator=None):
+    if is_meta(self):
+        return _meta_fill(self, "geometric", generator, p)
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     if self.dtype.is_complex:
@@ -194,6 +239,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
         out = apply(_fill, self, _key(generator), pp, 0.0, kind="bernoulli",
                     name="BernoulliBackward1")
         return commit_inplace(self, out)
+    if is_meta(self):
+        return _meta_fill(self, "bernoulli", generator)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     if self.dtype.is_complex:
@@ -339,6 +386,8 @@ def random_(self, *args, **kw):
         frm, to = _NO_ARG, _NO_ARG
     if frm is not _NO_ARG and (not _is_int_arg(frm) or not (to is None or _is_int_arg(to))):
         raise _random_args_error(args, kw)
+    if is_meta(self):
+        return _meta_fill(self, "random", generator)
     name = self.dtype.name
     if frm is not _NO_ARG:
         frm = int(frm)
