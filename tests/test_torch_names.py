@@ -21,7 +21,6 @@ CLASS_PATH_GAPS = {
     # legacy tensor types report module 'torch' (their module is the legacy-type map's)
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor",
-    "Generator",            # torch._C.Generator; torchlike.Generator (torchlike._C.Generator too)
     "OutOfMemoryError",     # torchlike.cuda.OutOfMemoryError (torch: torch.OutOfMemoryError)
     "ScriptModule",         # torchlike.jit.ScriptModule (torch reports module 'torch')
     "PyTorchFileReader",    # torchlike._C.PyTorchFileReader (torch reports module 'torch')

@@ -80,8 +80,9 @@ del _install
 
 from . import version  # noqa: E402  torch.version; __version__ compares as torch 2.13's
 # public classes report their public path, as torch's do (<class 'torchlike.Tensor'>)
-for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format, Generator):
+for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format):
     _cls.__module__ = __name__
+Generator.__module__ = __name__ + "._C"      # (torch's is torch._C.Generator)
 __version__ = version.__version__
 from . import eager  # noqa: E402  strict / fused eager execution ($TORCHLIKE_EAGER)
 from .eager import sync  # noqa: E402,F401
