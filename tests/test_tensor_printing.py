@@ -341,6 +341,8 @@ C_TYPES = {
     "memory_format": lambda m: m.channels_last,
     "size_past_int64": lambda m: m.Size([2 ** 70]),
     "return_types": lambda m: m.max(m.ones(2, 2), 0),
+    "stream": lambda m: m.Stream(),
+    "event": lambda m: m.Event(),
 }
 
 

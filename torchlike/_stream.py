@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+from ._dtype import c_type_format
+
 __all__ = ["Stream", "Event"]
 
 
@@ -27,6 +29,8 @@ def _sync(dev):
 
 class Stream:
     """A stream of a device (``torch.Stream(device=None, priority=0)``)."""
+
+    __format__ = c_type_format("torch.Stream")
 
     def __init__(self, device=None, *, priority=0, **kwargs):
         self.device = _device(device)
@@ -84,6 +88,8 @@ class Stream:
 
 class Event:
     """An event of a device (``torch.Event(device=None, *, enable_timing=False, ...)``)."""
+
+    __format__ = c_type_format("torch.Event")
 
     def __init__(self, device=None, *, enable_timing=False, blocking=False, interprocess=False):
         self.device = _device(device)
