@@ -62,7 +62,9 @@ def _infer_np(data, dtype=None):
         check_ndarray(data)
         return data, D.from_jax(data.dtype), False
     if isinstance(data, np.generic):
-        return np.asarray(data), D.from_jax(data.dtype), True
+        if _numpy_readable(data.dtype):
+            return np.asarray(data), D.from_jax(data.dtype), True
+        return _infer_np(_stored_values(data, dtype), dtype)
     if isinstance(data, (list, tuple)):
         if _unsized_head(data):
             raise TypeError("len() of unsized object")
@@ -88,6 +90,10 @@ def _infer_np(data, dtype=None):
             raise err from None
         a = np.zeros(sizes)         # (torch reads no element past a size of 0: [[], [1]])
     k = a.dtype.kind
+    if not (k in "uO" or _numpy_readable(a.dtype)):
+        # strings, bytes, dates, long doubles among the elements: torch's error, or (stored
+        # into a float dtype: a long double, bytes read as a sequence) the values torch reads
+        return _infer_np(_stored_values(data, dtype), dtype)
     if k in "uO" or (k == "f" and a.size and bool((np.abs(a) >= _TWO63).any())):
         # ints outside int64 (numpy made them uint64, object or float64): torch's rules need
         # the Python values themselves (rare: the common path above is one numpy call)
@@ -223,14 +229,44 @@ def _ml_dtype(dt):
     return True
 
 
+def _numpy_readable(dt):
+    """Whether torch has a dtype for numpy dtype ``dt``."""
+    k = dt.kind
+    return (k in _NUMPY_KINDS or _ml_dtype(dt)) and not (
+        (k == "f" and dt.itemsize > 8) or (k == "c" and dt.itemsize > 16))
+
+
+def _unreadable_numpy(dt):
+    return TypeError(f"can't convert np.ndarray of type numpy.{dt.type.__name__}. The only "
+                     f"supported types are: {_NUMPY_NAMES}.")
+
+
+def _stored_values(data, dtype):
+    """``data`` (a numpy scalar, or nested lists) holding values numpy has no torch dtype for,
+    as torch reads it: its error (``_bad_data``), or the values it stores: a long double as a
+    Python number (into a float or complex dtype), bytes and a numpy void read as sequences
+    (of their bytes; a void of no fields is empty)."""
+    err = _bad_data(data, dtype)[0]
+    if err is not None:
+        raise err
+    complex_ = D.to_dtype(dtype).is_complex
+
+    def read(x, top=False):
+        if isinstance(x, (list, tuple)):
+            return [read(y) for y in x]
+        if isinstance(x, np.void) or (isinstance(x, bytes) and not top):
+            return [read(y) for y in x]
+        if isinstance(x, np.generic) and not _numpy_readable(x.dtype):
+            return complex(x) if complex_ else float(x.real)
+        return x
+    return read(data, True)
+
+
 def check_ndarray(a):
     """torch's errors for a numpy array it cannot read: a dtype without a torch type, a
     negative stride (``a[::-1]``)."""
-    k = a.dtype.kind
-    if (k not in _NUMPY_KINDS and not _ml_dtype(a.dtype)) or \
-            (k == "f" and a.dtype.itemsize > 8) or (k == "c" and a.dtype.itemsize > 16):
-        raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The "
-                        f"only supported types are: {_NUMPY_NAMES}.")
+    if not _numpy_readable(a.dtype):
+        raise _unreadable_numpy(a.dtype)
     if not a.dtype.isnative:
         raise ValueError("given numpy array has byte order different from the native byte "
                          "order. Conversion between byte orders is currently not supported.")
@@ -251,7 +287,8 @@ def _bad_data(data, dtype=None):
     worded for the dtype). ``[[], [1]]`` and ``[[], 5]`` are (2, 0) tensors."""
     sizes = []
     head = data
-    while isinstance(head, (list, tuple, np.ndarray)):
+    while isinstance(head, (list, tuple, np.ndarray, np.void)) or (
+            isinstance(head, bytes) and head is not data):
         # (an ndarray is a sequence to torch's parser: its length, then its first element;
         # a 0-d one has no length)
         if isinstance(head, np.ndarray) and head.ndim == 0:
@@ -260,21 +297,24 @@ def _bad_data(data, dtype=None):
         if not len(head):
             break
         head = head[0]
-    if isinstance(head, str) and head is not data:
+    if isinstance(data, (str, bytes)):
+        return TypeError(f"new(): invalid data type '{_tp_name(data)}'"), ()
+    if isinstance(head, str):
         return ValueError("too many dimensions 'str'"), ()
-    if not sizes and isinstance(data, (str, bytes)):
-        return TypeError(f"new(): invalid data type '{type(data).__name__}'"), ()
     numbers = (bool, int, float, complex, np.generic, np.ndarray, Tensor)
     if dtype is None:
-        def no_dtype(x):        # (the first element with no dtype,) or None
+        def no_dtype(x):        # the error of the first element with no dtype, or None
             if isinstance(x, (list, tuple)):
                 return next((b for b in map(no_dtype, x) if b is not None), None)
-            return None if isinstance(x, numbers) else (x,)
+            if isinstance(x, np.generic) and not _numpy_readable(x.dtype):
+                return _unreadable_numpy(x.dtype)
+            if isinstance(x, (str, bytes)):
+                return TypeError(f"new(): invalid data type '{_tp_name(x)}'")
+            return None if isinstance(x, numbers) else RuntimeError(
+                f"Could not infer dtype of {_tp_name(x)}")
         bad = no_dtype(data)
         if bad is not None:
-            if isinstance(bad[0], (str, bytes)):
-                return TypeError(f"new(): invalid data type '{type(bad[0]).__name__}'"), ()
-            return RuntimeError(f"Could not infer dtype of {type(bad[0]).__name__}"), ()
+            return bad, ()
 
         def kinds(x):
             if isinstance(x, (list, tuple)):
@@ -287,10 +327,16 @@ def _bad_data(data, dtype=None):
 
     def value_error(x):
         if dtype is None and isinstance(x, (str, bytes)):
-            return TypeError(f"new(): invalid data type '{type(x).__name__}'")
+            return TypeError(f"new(): invalid data type '{_tp_name(x)}'")
+        if real and not isinstance(x, (str, bytes)) and hasattr(x, "__float__"):
+            try:                        # (a date: Python's own error)
+                float(x)
+            except (TypeError, ValueError) as e:
+                return TypeError(str(e))
+            return None
         if real:
-            return TypeError(f"must be real number, not {type(x).__name__}")
-        return TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            return TypeError(f"must be real number, not {_tp_name(x)}")
+        return TypeError(f"'{_tp_name(x)}' object cannot be interpreted as an integer")
 
     def walk(x, d):
         if d == len(sizes):
@@ -299,12 +345,13 @@ def _bad_data(data, dtype=None):
                     float(x)            # by the numpy version)
                 except TypeError as e:
                     return TypeError(str(e))
-            if isinstance(x, (list, tuple)) or not isinstance(x, numbers):
+            if isinstance(x, (list, tuple)) or not isinstance(x, numbers) or (
+                    isinstance(x, np.generic) and not _numpy_readable(x.dtype)):
                 return value_error(x)
             if integer and x.__class__ is int and not -2 ** 63 <= x < 2 ** 63:
                 return ValueError("Overflow when unpacking long long")
             return None
-        if not isinstance(x, (list, tuple, str)) and not (
+        if not isinstance(x, (list, tuple, str, bytes, np.void)) and not (
                 isinstance(x, np.ndarray) and x.ndim):  # (a string is a sequence there)
             return TypeError("not a sequence")
         if len(x) != sizes[d]:
@@ -377,11 +424,14 @@ def _from_scanned(sc, dt):
     return np.array(_map(sc.data, conv))
 
 
-def _checked_python(a, dt):
-    """torch's checks when Python numbers become dtype ``dt`` (``tensor()``, ``as_tensor``)."""
+def _checked_python(a, dt, data):
+    """torch's checks when Python numbers ``data`` (read as ``a``) become dtype ``dt``
+    (``tensor()``, ``as_tensor``)."""
     k = a.dtype.kind
     cat = dt.category
-    if k == "c" and cat in (D._INT, D._FLOAT):
+    if k == "c" and (cat == D._INT or cat == D._FLOAT and (type(data) is complex or isinstance(
+            data, (list, tuple)) and complex in _leaf_types(data, set()))):
+        # (a numpy complex has __float__: its real part, with numpy's ComplexWarning)
         raise TypeError("'complex' object cannot be interpreted as an integer" if cat == D._INT
                         else "must be real number, not complex")
     if cat != D._INT or not a.size:
@@ -457,11 +507,14 @@ def _tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False
         a = _from_scanned(a, dt)
     else:
         dt = D.to_dtype(dtype) if dtype is not None else dt
-    if dt.category == D._INT and _holds_numpy_bool(data):
-        # (torch stores an integer element through ``__index__``, which numpy's bool lacks)
-        raise TypeError("'numpy.bool' object cannot be interpreted as an integer")
+    if dt.category in (D._INT, D._BOOL) and python:
+        bad = _numpy_not_integer(data, dt)
+        if bad is not None:
+            # (torch stores an integer element through ``__index__``, which numpy's bool and
+            # floats (but float64, a Python float) lack)
+            raise TypeError(f"'{_tp_name(bad)}' object cannot be interpreted as an integer")
     if python:
-        _checked_python(a, dt)
+        _checked_python(a, dt, data)
     if device is None and isinstance(data, Tensor):
         device = data.device
     # jax may alias an aligned numpy buffer on CPU; torch.tensor always copies
@@ -473,12 +526,24 @@ def _tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False
     return _finish(_tiers.to_device(arr), device, requires_grad, pin_memory)
 
 
-def _holds_numpy_bool(data):
-    """Whether ``data`` is, or nested lists ``data`` hold, a numpy bool scalar."""
-    if isinstance(data, np.bool_):
-        return True
-    return isinstance(data, (list, tuple)) and any(
-        issubclass(k, np.bool_) for k in _leaf_types(data, set()))
+def _numpy_not_integer(data, dt):
+    """The first numpy scalar of ``data`` (one, or nested lists) that torch cannot store into
+    integer or bool dtype ``dt`` (a float other than float64, a complex, a bool into an
+    integer dtype), or None."""
+    def bad(k):
+        return issubclass(k, np.generic) and not issubclass(
+            k, (np.integer, float, bytes, np.void)) and not (      # (those two: sequences)
+            dt is D.bool and issubclass(k, np.bool_))
+    if not isinstance(data, (list, tuple)):
+        return data if bad(type(data)) else None
+    if not any(map(bad, _leaf_types(data, set()))):
+        return None
+
+    def first(x):
+        if isinstance(x, (list, tuple)):
+            return next((b for b in map(first, x) if b is not None), None)
+        return x if bad(type(x)) else None
+    return first(data)
 
 
 def _uint64_python(data):
@@ -545,6 +610,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
         if not copy and isinstance(obj, np.ndarray) and (
                 dtype is None or D.to_dtype(dtype) is D.from_jax(obj.dtype)):
             _warn_readonly(obj)         # (torch shares the array's memory here)
+        if isinstance(obj, np.generic) and not _numpy_readable(obj.dtype):
+            raise _unreadable_numpy(obj.dtype)      # (torch reads it as a 0-d array)
         out = _tensor(obj, dtype=dtype)
     if device is not None:
         out = _device.move(out, device)
