@@ -51,6 +51,42 @@ def test_multinomial_empty_rows_out(replacement):
                                   out=m.empty(0, dtype=m.int64)))
 
 
+MULTINOMIAL_ARGS = {
+    "bool_samples": lambda m: m.multinomial(m.ones(3), True),
+    "float_samples": lambda m: m.multinomial(m.ones(3), 2.0),
+    "numpy_int_samples": lambda m: m.multinomial(m.ones(3), np.int32(2)),
+    "numpy_float_samples": lambda m: m.multinomial(m.ones(3), np.float64(2)),
+    "tensor_samples": lambda m: m.multinomial(m.ones(3), m.tensor(2)),
+    "float_tensor_samples": lambda m: m.multinomial(m.ones(3), m.tensor(2.0)),
+    "str_samples": lambda m: m.multinomial(m.ones(3), "a"),
+    "none_samples": lambda m: m.multinomial(m.ones(3), None),
+    "keyword_samples": lambda m: m.multinomial(m.ones(3), num_samples=2.0),
+    "method_samples": lambda m: m.ones(3).multinomial(2.0),
+    "method_keyword_samples": lambda m: m.ones(3).multinomial(num_samples="a"),
+    "int_replacement": lambda m: m.multinomial(m.ones(3), 2, replacement=1),
+    "numpy_bool_replacement": lambda m: m.multinomial(m.ones(3), 2, np.bool_(True)),
+    "none_replacement": lambda m: m.multinomial(m.ones(3), 2, None),
+    "method_replacement": lambda m: m.ones(3).multinomial(2, 1),
+}
+
+
+@pytest.mark.parametrize("call", list(MULTINOMIAL_ARGS))
+def test_multinomial_argument_types(call):
+    _same(MULTINOMIAL_ARGS[call])
+
+
+NORMAL_SCALARS = {"str": "a", "none": None, "complex": 1j, "numpy_float32": np.float32(0),
+                  "numpy_float16": np.float16(1), "bool": True, "numpy_int": np.int64(1),
+                  "object": object()}
+
+
+@pytest.mark.parametrize("which", ["mean", "std"])
+@pytest.mark.parametrize("value", list(NORMAL_SCALARS))
+def test_normal_scalar_argument_types(value, which):
+    v = NORMAL_SCALARS[value]
+    _same(lambda m: m.normal(v, 1.0, (2,)) if which == "mean" else m.normal(0.0, v, (2,)))
+
+
 @pytest.mark.parametrize("args", [((), 1), ((), 3), ((), 2, False), ([0.0, 0.0], 2),
                                   ([1.0, -1.0], 2)], ids=str)
 def test_weighted_random_sampler_invalid_weights(args):

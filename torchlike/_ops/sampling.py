@@ -266,6 +266,36 @@ _RANDOM_OVERLOADS = (" * (*, torch.Generator generator = None)\n{}"
 _NO_ARG = object()
 
 
+def _is_float_arg(v):
+    """An argument torch's parser reads as ``float``: a real Python or numpy number."""
+    return isinstance(v, (int, float, np.integer, np.floating, np.bool_))
+
+
+def _multinomial_args(method):
+    """Decorator: multinomial's argument parse, as torch's (``num_samples`` an int,
+    ``replacement`` a bool, each error naming the argument's position when positional);
+    ``method``: Tensor.multinomial, whose positions do not count self."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def parsed(*args, **kwargs):
+            from .._creation import _tp_name
+            for i, (name, ok, want) in enumerate((
+                    ("num_samples", _is_int_arg, "int"),
+                    ("replacement", lambda v: isinstance(v, bool), "bool"))):
+                if len(args) > i + 1:
+                    v, where = args[i + 1], f" (position {i + 1 if method else i + 2})"
+                elif name in kwargs:
+                    v, where = kwargs[name], ""
+                else:
+                    continue
+                if not ok(v):
+                    raise TypeError(f"multinomial(): argument '{name}'{where} must be {want}, "
+                                    f"not {_tp_name(v)}")
+            return fn(*args, **kwargs)
+        return parsed
+    return deco
+
+
 def _is_int_arg(v):
     """An argument torch's parser reads as ``int``: a Python or numpy integer (not a bool, not
     a tensor)."""
@@ -459,6 +489,8 @@ def _std_error(bad):
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
            device=None, pin_memory=False, requires_grad=False):
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not all(isinstance(v, Tensor) or _is_float_arg(v) for v in (mean, std)):
+        raise _normal_args_error(mean, std, size)
     if st and std.dtype.is_complex:
         raise RuntimeError("normal expects standard deviation to be non-complex")
     if st:
@@ -715,7 +747,8 @@ methods(**{name: checks_generator(name, _METHOD_OVERLOADS.get(name), method=True
            for name, fn in dict(uniform_=uniform_, normal_=normal_, log_normal_=log_normal_,
                                 exponential_=exponential_, cauchy_=cauchy_,
                                 geometric_=geometric_, bernoulli_=bernoulli_, random_=random_,
-                                bernoulli=bernoulli, multinomial=multinomial).items()})
+                                bernoulli=bernoulli,
+                                multinomial=_multinomial_args(True)(multinomial)).items()})
 
 
 from ._surface import public, with_out as _with_out
@@ -738,4 +771,5 @@ def _bernoulli_overloads(fn):
 
 bernoulli = checks_generator("bernoulli", _BERNOULLI_OVERLOADS)(
     _bernoulli_overloads(_with_out(bernoulli, "bernoulli")))
-multinomial = checks_generator("multinomial")(_with_out(multinomial, "multinomial"))
+multinomial = checks_generator("multinomial")(
+    _multinomial_args(False)(_with_out(multinomial, "multinomial")))
