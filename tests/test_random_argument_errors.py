@@ -77,6 +77,8 @@ def test_multinomial_argument_types(call):
 
 NORMAL_SCALARS = {"str": "a", "none": None, "complex": 1j, "numpy_float32": np.float32(0),
                   "numpy_float16": np.float16(1), "bool": True, "numpy_int": np.int64(1),
+                  "numpy_complex64": np.complex64(1), "numpy_complex128": np.complex128(1),
+                  "longdouble": np.longdouble(1), "clongdouble": np.clongdouble(1),
                   "object": object()}
 
 

@@ -74,3 +74,20 @@ def test_stored_values_as_torch(value, dtype):
     def fn(m):
         return m.tensor(VALUES[value](), dtype=getattr(m, dtype)).tolist()
     assert fn(torchlike) == fn(torch)
+
+
+RANGES = {
+    "arange": lambda m, v: m.arange(v), "arange_from_zero": lambda m, v: m.arange(0, v),
+    "linspace": lambda m, v: m.linspace(0, v, 3), "logspace": lambda m, v: m.logspace(0, v, 3),
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("value", ["longdouble", "clongdouble"])
+@pytest.mark.parametrize("maker", list(RANGES))
+def test_long_double_range_bounds_as_torch(maker, value):
+    """torch reads a long double bound as a double (a complex one: its real part)."""
+    def fn(m):
+        r = RANGES[maker](m, VALUES[value]())
+        return tuple(r.shape), str(r.dtype).replace("torchlike", "torch"), r.tolist()
+    assert fn(torchlike) == fn(torch)

@@ -1231,6 +1231,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 
 def _num(v):
+    if isinstance(v, (np.longdouble, np.clongdouble)):
+        return float(v.real)    # (.item() keeps the numpy type; torch reads a double)
     return v.item() if isinstance(v, Tensor) else D.python_scalar(v)
 
 

@@ -267,8 +267,9 @@ _NO_ARG = object()
 
 
 def _is_float_arg(v):
-    """An argument torch's parser reads as ``float``: a real Python or numpy number."""
-    return isinstance(v, (int, float, np.integer, np.floating, np.bool_))
+    """An argument torch's parser reads as ``float``: a real Python number, a numpy number (a
+    complex one: its real part)."""
+    return isinstance(v, (int, float, np.number, np.bool_))
 
 
 def _multinomial_args(method):
