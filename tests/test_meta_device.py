@@ -136,6 +136,88 @@ def test_random_fills_of_meta_tensors_as_torch(op, args, dtype, gen):
     assert _outcome(lambda: fn(torchlike)) == _outcome(lambda: fn(torch))
 
 
+# the functional samplers on the meta device: fn(m) -> a tensor, compared by _summary
+SAMPLERS = {
+    "multinomial": lambda m, g: m.multinomial(_meta(m, 4), 2, generator=g),
+    "multinomial_rows": lambda m, g: m.multinomial(_meta(m, 2, 4), 5, True, generator=g),
+    "multinomial_more_than_categories":
+        lambda m, g: m.multinomial(_meta(m, 4), 5, generator=g),
+    "multinomial_int":
+        lambda m, g: m.multinomial(_meta(m, 4, dtype=m.int64), 2, generator=g),
+    "multinomial_empty": lambda m, g: m.multinomial(_meta(m, 0), 1, True, generator=g),
+    "multinomial_3d": lambda m, g: m.multinomial(_meta(m, 1, 1, 3), 2, generator=g),
+    "multinomial_zero_samples": lambda m, g: m.multinomial(_meta(m, 3), 0, generator=g),
+    "multinomial_negative_samples": lambda m, g: m.multinomial(_meta(m, 3), -1, generator=g),
+    "multinomial_out_cpu": lambda m, g: m.multinomial(
+        _meta(m, 3), 2, out=m.empty(2, dtype=m.int64), generator=g),
+    "multinomial_out_meta_from_cpu": lambda m, g: m.multinomial(
+        m.ones(3), 2, out=m.empty(2, dtype=m.int64, device="meta"), generator=g),
+    "bernoulli": lambda m, g: m.bernoulli(_meta(m, 3), generator=g),
+    "bernoulli_p": lambda m, g: m.bernoulli(_meta(m, 3), 0.5, generator=g),
+    "bernoulli_bad_p": lambda m, g: m.bernoulli(_meta(m, 3), -1.0, generator=g),
+    "bernoulli_int": lambda m, g: m.bernoulli(_meta(m, 3, dtype=m.int64), generator=g),
+    "bernoulli_requires_grad":
+        lambda m, g: m.bernoulli(_meta(m, 3).requires_grad_(), generator=g),
+    "bernoulli_method": lambda m, g: _meta(m, 3).bernoulli(generator=g),
+    "bernoulli_out_cpu": lambda m, g: m.bernoulli(_meta(m, 3), out=m.empty(3), generator=g),
+    "bernoulli_out_meta_from_cpu":
+        lambda m, g: m.bernoulli(m.ones(3) / 2, out=_meta(m, 3), generator=g),
+    "bernoulli_tensor_p_": lambda m, g: _meta(m, 3).bernoulli_(_meta(m, 3), generator=g),
+    "bernoulli_cpu_p_": lambda m, g: _meta(m, 3).bernoulli_(m.ones(3) / 2, generator=g),
+    "normal_tensors": lambda m, g: m.normal(_meta(m, 3), _meta(m, 3), generator=g),
+    "normal_broadcast": lambda m, g: m.normal(_meta(m, 3, 1), _meta(m, 2), generator=g),
+    "normal_bad_broadcast":
+        lambda m, g: m.normal(_meta(m, 2, 3), _meta(m, 4, 1, 2), generator=g),
+    "normal_promoted": lambda m, g: m.normal(_meta(m, 3, dtype=m.float16),
+                                             _meta(m, 3, dtype=m.float64), generator=g),
+    "normal_int_mean":
+        lambda m, g: m.normal(_meta(m, 3, dtype=m.int64), _meta(m, 3), generator=g),
+    "normal_complex_std":
+        lambda m, g: m.normal(_meta(m, 3), _meta(m, 3, dtype=m.complex64), generator=g),
+    "normal_tensor_float": lambda m, g: m.normal(_meta(m, 3), 1.0, generator=g),
+    "normal_int_tensor_float":
+        lambda m, g: m.normal(_meta(m, 3, dtype=m.int64), 1.0, generator=g),
+    "normal_negative_std": lambda m, g: m.normal(_meta(m, 3), -1.0, generator=g),
+    "normal_float_tensor":
+        lambda m, g: m.normal(0.0, _meta(m, 3, dtype=m.float16), generator=g),
+    "normal_float_int_tensor":
+        lambda m, g: m.normal(0.0, _meta(m, 3, dtype=m.int64), generator=g),
+    "normal_meta_and_cpu": lambda m, g: m.normal(_meta(m, 3), m.ones(3), generator=g),
+    "normal_size_meta": lambda m, g: m.normal(0.0, 1.0, (3,), device="meta", generator=g),
+    "normal_size_meta_int": lambda m, g: m.normal(0.0, 1.0, (3,), device="meta",
+                                                  dtype=m.int64, generator=g),
+    "normal_size_meta_negative_std":
+        lambda m, g: m.normal(0.0, -1.0, (3,), device="meta", generator=g),
+    "normal_size_meta_requires_grad": lambda m, g: m.normal(0.0, 1.0, (3,), device="meta",
+                                                            requires_grad=True, generator=g),
+    "normal_size_out_meta":
+        lambda m, g: m.normal(0.0, 1.0, (3,), out=_meta(m, 3), generator=g),
+    "normal_size_meta_out_cpu": lambda m, g: m.normal(0.0, 1.0, (3,), device="meta",
+                                                      out=m.empty(3), generator=g),
+    "normal_out_cpu": lambda m, g: m.normal(_meta(m, 3), 1.0, out=m.empty(3), generator=g),
+    "normal_out_meta": lambda m, g: m.normal(_meta(m, 3), 1.0, out=_meta(m, 3), generator=g),
+    "poisson": lambda m, g: m.poisson(_meta(m, 3), generator=g),
+    "poisson_int": lambda m, g: m.poisson(_meta(m, 3, dtype=m.int64), generator=g),
+    "poisson_requires_grad": lambda m, g: m.poisson(_meta(m, 3).requires_grad_(), generator=g),
+    "binomial": lambda m, g: m.binomial(_meta(m, 3), _meta(m, 3), generator=g),
+    "binomial_int_count":
+        lambda m, g: m.binomial(_meta(m, 3, dtype=m.int64), _meta(m, 3), generator=g),
+}
+
+
+@pytest.mark.parametrize("gen", [False, True], ids=["default_generator", "generator"])
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_samplers_on_meta_tensors_as_torch(name, gen):
+    def fn(m):
+        return _summary(SAMPLERS[name](m, m.Generator().manual_seed(0) if gen else None))
+    assert _outcome(lambda: fn(torchlike)) == _outcome(lambda: fn(torch))
+
+
+def test_normal_of_a_size_takes_its_device():
+    assert torchlike.normal(0.0, 1.0, (3,), device="meta").is_meta
+    assert torchlike.normal(0.0, 1.0, (3,), device="cpu").device.type == "cpu"
+
+
 def test_random_fill_of_a_meta_tensor_draws_nothing():
     g = torchlike.Generator().manual_seed(0)
     first = torchlike.rand(4, generator=g)

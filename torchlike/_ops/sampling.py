@@ -16,9 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
-from .. import _fused, _random
+from .. import _device, _fused, _random
 from .._creation import checks_generator, parser_error
-from .._meta import is_meta, meta_write
+from .._meta import MetaArray, is_meta, meta_write
 from .._tensor import Tensor
 from .._registry import apply, defop
 from ._surface import method, methods, public
@@ -224,6 +224,8 @@ def geometric_(self, p, *, generator=None):
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
+    if is_meta(self):               # (torch's meta kernel checks neither p nor the dtype)
+        return _meta_fill(self, "bernoulli", generator)
     if isinstance(p, Tensor):
         # torch's kernel dispatches on self (any real dtype), then on p (floating only)
         if self.dtype.is_complex:
@@ -239,8 +241,6 @@ def bernoulli_(self, p=0.5, *, generator=None):
         out = apply(_fill, self, _key(generator), pp, 0.0, kind="bernoulli",
                     name="BernoulliBackward1")
         return commit_inplace(self, out)
-    if is_meta(self):
-        return _meta_fill(self, "bernoulli", generator)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     if self.dtype.is_complex:
@@ -492,6 +492,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not all(isinstance(v, Tensor) or _is_float_arg(v) for v in (mean, std)):
         raise _normal_args_error(mean, std, size)
+    if (mt and is_meta(mean)) or (st and is_meta(std)) or (
+            not mt and not st and device is not None and _device.device(device).type == "meta"):
+        return _meta_normal(mean, std, size, dtype, requires_grad)
     if st and std.dtype.is_complex:
         raise RuntimeError("normal expects standard deviation to be non-complex")
     if st:
@@ -509,6 +512,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
         r = apply(_normal, float(mean), float(std), _key(generator), shape=shape, dtype=dt.np,
                   name="NormalBackward0")
+        if device is not None:
+            r = Tensor._make(_device.put(r._data, device))
         if requires_grad:
             r.requires_grad_(True)
         return r
@@ -528,6 +533,62 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_tname(dt)}'")
     return apply(_normal, mean if mt else float(mean), std if st else float(std),
                  _key(generator), shape=shape, dtype=dt.np, name=name)
+
+
+def _meta_normal(mean, std, size, dtype, requires_grad):
+    """normal on the meta device: the checks of torch's meta kernel (its words), the shape and
+    dtype of the draw."""
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if mt and st and mean.device != std.device:
+        raise RuntimeError(f"Tensor on device {mean.device} is not on the expected device "
+                           f"{std.device}!")
+    if not st and not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std)}")
+    if mt and st:
+        shape = _meta_broadcast([tuple(mean.shape), tuple(std.shape)])
+        dt = D._promote2(mean.dtype, std.dtype)
+        if not (dt.is_floating_point or dt.is_complex):
+            dt = D.get_default_dtype()
+    elif mt or st:
+        t = mean if mt else std
+        shape, dt = tuple(t.shape), t.dtype
+        if st and not (dt.is_floating_point or dt.is_complex):
+            dt = D.get_default_dtype()
+    else:
+        from .._creation import _size
+        if size is None or isinstance(size, (int, np.integer)):
+            raise _normal_args_error(mean, std, size)
+        shape = _size((size,))
+        dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"expected a floating-point or complex dtype, but got dtype={dt}")
+    grad = requires_grad or any(isinstance(v, Tensor) and v.requires_grad for v in (mean, std))
+    return _meta_result(shape, dt, grad)
+
+
+def _meta_broadcast(shapes):
+    """The broadcast of ``shapes``, or the error of torch's meta kernels (its Python
+    reference's broadcast)."""
+    common = [1] * max(len(sh) for sh in shapes)
+    for i, sh in enumerate(shapes):
+        for idx in range(-1, -1 - len(sh), -1):
+            if common[idx] == 1:
+                common[idx] = sh[idx]
+            elif sh[idx] != 1 and sh[idx] != common[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {sh[idx]} at {idx}! "
+                    f"Mismatching argument at index {i} had torch.Size({list(sh)}); but "
+                    f"expected shape should be broadcastable to {common}")
+    return tuple(common)
+
+
+def _meta_result(shape, dt, requires_grad=False):
+    """A sampler's result on the meta device: its shape and dtype, nothing drawn (the generator
+    does not advance); it requires grad as torch's (its history is not recorded)."""
+    from ..autograd import grad_mode
+    out = Tensor._make(MetaArray(tuple(shape), dt.np))
+    out._requires_grad = bool(requires_grad) and grad_mode._state.grad_enabled
+    return out
 
 
 _NORMAL_OVERLOADS = (
@@ -569,6 +630,8 @@ def _p_error(bad):
 
 @public(out=True)
 def bernoulli(input, p=None, *, generator=None):
+    if is_meta(input):              # (torch's meta kernel checks neither p nor the dtype)
+        return _meta_result(input.shape, input.dtype, input.requires_grad and p is None)
     if p is None:
         if not input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
@@ -600,6 +663,8 @@ def _multinomial(p, kd, n, replacement):
 
 @public(out=True)
 def multinomial(input, num_samples, replacement=False, *, generator=None):
+    if is_meta(input):
+        return _meta_multinomial(input, int(num_samples))
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_tname(input.dtype)}")
@@ -631,6 +696,19 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
                 replacement=bool(replacement))
     _fused.bound(out._d, 0, ncat - 1)       # (an index check of a draw reads nothing)
     return out
+
+
+def _meta_multinomial(input, n):
+    """multinomial on the meta device: the checks of torch's meta kernel (its words; not the
+    dtype, nor the count against the categories), the result's shape."""
+    if input.ndim == 0:
+        raise TypeError('empty() missing 1 required positional arguments: "size"')
+    if input.ndim > 2:
+        raise RuntimeError(f"The probability distributions dimensions must be 1 or 2, but got "
+                           f"{input.ndim}")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    return _meta_result(tuple(input.shape[:-1]) + (n,), D.int64)
 
 
 def _multinomial_flags(p):
@@ -674,6 +752,8 @@ def poisson(input, generator=None):
         from .._creation import _tp_name         # (a keyword one: checks_generator)
         raise TypeError(f"poisson(): argument 'generator' (position 2) must be torch.Generator, "
                         f"not {_tp_name(generator)}")
+    if is_meta(input):
+        return _meta_result(input.shape, input.dtype, input.requires_grad)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
                                   f"'{_tname(input.dtype)}'")
@@ -706,6 +786,15 @@ _binomial = defop("binomial", saves=False, grad_name="torch::autograd::NotImplem
     no_derivative(lambda count, prob, draws: draws, "binomial"))
 
 
+# (torch has no meta kernel for binomial)
+_NO_META_BINOMIAL = (
+    "aten::binomial: attempted to run this operator with Meta tensors, but there was no fake "
+    "impl or Meta kernel registered. You may have run into this message while using an "
+    "operator with PT2 compilation APIs (torch.compile/torch.export); in order to use this "
+    "operator with those APIs you'll need to add a fake impl. Please see the following for "
+    "next steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
+
+
 def binomial(count, prob, generator=None):
     """Draws of Binomial(count, prob), count and prob broadcast, in their (floating) dtype."""
     from .._random import Generator
@@ -718,6 +807,8 @@ def binomial(count, prob, generator=None):
     if generator is not None and not isinstance(generator, Generator):
         raise TypeError(f"binomial(): argument 'generator' must be torch.Generator, not "
                         f"{_tp_name(generator)}")
+    if is_meta(count) or is_meta(prob):
+        raise NotImplementedError(_NO_META_BINOMIAL)
     for name, t in (("count", count), ("prob", prob)):
         if not t.dtype.is_floating_point:
             raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
@@ -754,7 +845,34 @@ methods(**{name: checks_generator(name, _METHOD_OVERLOADS.get(name), method=True
 
 from ._surface import public, with_out as _with_out
 
-normal = checks_generator("normal", _NORMAL_OVERLOADS)(_with_out(normal, "normal"))
+def _out_on_meta(fn):
+    """Decorator: a sampler's ``out=`` refused as torch's where the draw and ``out`` are not
+    both on the meta device (a copy across devices), or taking out's meta device (normal's
+    size form without a device)."""
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        out = kwargs.get("out")
+        if isinstance(out, Tensor):
+            ts = [v for v in list(args) + [v for k, v in kwargs.items() if k != "out"]
+                  if isinstance(v, Tensor)]
+            dev = kwargs.get("device")
+            if ts and any(map(is_meta, ts)) != is_meta(out):
+                src = "meta" if any(map(is_meta, ts)) else ts[0].device.type
+                raise RuntimeError(f"Attempting to copy from device {src} to device "
+                                   f"{out.device.type}, but cross-device copies are not "
+                                   f"allowed!")
+            if not ts and dev is not None and (
+                    _device.device(dev).type == "meta") != is_meta(out):
+                raise RuntimeError(f"device type {_device.device(dev).type} does not match "
+                                   f"device type of out parameter ({out.device.type})")
+            if not ts and dev is None and is_meta(out):
+                kwargs["device"] = out.device
+        return fn(*args, **kwargs)
+    return checked
+
+
+normal = _out_on_meta(checks_generator("normal", _NORMAL_OVERLOADS)(
+    _with_out(normal, "normal")))
 _BERNOULLI_OVERLOADS = (f"Tensor input, *, {_GEN}, Tensor out = None",
                         f"Tensor input, float p, *, {_GEN}")
 
@@ -770,7 +888,7 @@ def _bernoulli_overloads(fn):
     return parsed
 
 
-bernoulli = checks_generator("bernoulli", _BERNOULLI_OVERLOADS)(
-    _bernoulli_overloads(_with_out(bernoulli, "bernoulli")))
-multinomial = checks_generator("multinomial")(
-    _multinomial_args(False)(_with_out(multinomial, "multinomial")))
+bernoulli = _out_on_meta(checks_generator("bernoulli", _BERNOULLI_OVERLOADS)(
+    _bernoulli_overloads(_with_out(bernoulli, "bernoulli"))))
+multinomial = _out_on_meta(checks_generator("multinomial")(
+    _multinomial_args(False)(_with_out(multinomial, "multinomial"))))
