@@ -494,3 +494,18 @@ def test_indices_out_of_range_raise_at_construction():
             torchlike.sparse_coo_tensor(ind, torchlike.ones(len(ind[0])), (2, 3))
         with pytest.raises(RuntimeError, match=msg):
             torch.sparse_coo_tensor(ind, torch.ones(len(ind[0])), (2, 3), check_invariants=True)
+
+
+@pytest.mark.parametrize("name", ["sparse_dim", "dense_dim", "coalesce", "indices", "values",
+                                  "_indices", "_values", "_nnz", "crow_indices", "col_indices",
+                                  "ccol_indices", "row_indices", "is_coalesced"])
+def test_sparse_layout_methods_of_a_dense_tensor_as_torch(name):
+    """A dense tensor's sparse-layout methods (code that calls ``.coalesce()`` on what is a
+    sparse gradient in torch and a dense one here): torch's answers and errors, first lines."""
+    def run(m):
+        try:
+            return getattr(m.ones(2, 3), name)()
+        except (RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e).split(" 'aten::")[0] if "aten::" in str(e) \
+                else str(e), "aten::" + name in str(e)
+    assert run(torchlike) == run(torch)

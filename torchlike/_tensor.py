@@ -184,6 +184,25 @@ _NO_NUMPY = {"bfloat16": "BFloat16", "float8_e4m3fn": "Float8_e4m3fn",
 ITER_UNBIND_MAX = 64
 
 
+
+def _layout_error(name, layout):
+    """A sparse-layout method of a dense tensor: torch's RuntimeError."""
+    def method(self):
+        raise RuntimeError(f"{name} expected {layout} tensor layout but got Strided")
+    method.__name__ = name
+    return method
+
+
+def _no_dense_kernel(name):
+    """A sparse-only method of a dense tensor: torch's dispatcher error (its first lines)."""
+    def method(self):
+        raise NotImplementedError(
+            f"Could not run 'aten::{name}' with arguments from the 'CPU' backend. This could be "
+            f"because the operator doesn't exist for this backend, or was omitted during the "
+            f"selective/custom build process (if using custom build).")
+    method.__name__ = name
+    return method
+
 class Tensor(InteropMixin):
     """A torch-style tensor over an immutable jax array.
 
@@ -350,6 +369,25 @@ class Tensor(InteropMixin):
     is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(
         lambda self: False)
     is_ipu = is_maia = is_mtia = is_vulkan = is_xpu = property(lambda self: False)
+
+    # a dense tensor asked about a sparse layout: torch's answers and errors (an
+    # ``Embedding(sparse=True)`` gradient is dense here: see DIFFERENCES)
+    def sparse_dim(self):
+        return 0
+
+    def dense_dim(self):
+        return self.ndim
+
+    coalesce = _layout_error("coalesce", "sparse coordinate")
+    indices = _layout_error("indices", "sparse coordinate")
+    values = _layout_error("values", "sparse")
+    crow_indices = _layout_error("crow_indices", "sparse row compressed")
+    col_indices = _layout_error("col_indices", "sparse row compressed")
+    ccol_indices = _layout_error("ccol_indices", "sparse column compressed")
+    row_indices = _layout_error("row_indices", "sparse column compressed")
+    _indices = _no_dense_kernel("_indices")
+    _values = _no_dense_kernel("_values")
+    _nnz = _no_dense_kernel("_nnz")
 
     def is_shared(self):
         return False
