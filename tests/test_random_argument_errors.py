@@ -187,3 +187,49 @@ def test_generator_none_or_a_generator(call):
     fn = GEN_CALLS[call]
     _same(lambda m: fn(m, None))
     _same(lambda m: fn(m, m.Generator().manual_seed(0)))
+
+
+# ------------------------------------------------------------------ dtypes and bounds
+
+DTYPES = ["float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "complex64", "complex128", "bool",
+          "int8", "bfloat16", "float16"]
+BY_DTYPE = {
+    "randint": lambda m, d: m.randint(0, 2, (3,), dtype=d),
+    "randperm": lambda m, d: m.randperm(2, dtype=d),
+    "normal_size": lambda m, d: m.normal(0.0, 1.0, (3,), dtype=d),
+    "bernoulli": lambda m, d: m.bernoulli(m.ones(3).to(d)),
+    "bernoulli_p": lambda m, d: m.bernoulli(m.ones(3).to(d), 0.5),
+    "poisson": lambda m, d: m.poisson(m.ones(3).to(d)),
+    "multinomial": lambda m, d: m.multinomial(m.ones(3).to(d), 2),
+    "rand": lambda m, d: m.rand(3, dtype=d),
+    "randn": lambda m, d: m.randn(3, dtype=d),
+    "rand_like": lambda m, d: m.rand_like(m.ones(3).to(d)),
+    "randint_like": lambda m, d: m.randint_like(m.ones(3).to(d), 2),
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", list(BY_DTYPE))
+def test_random_ops_by_dtype(op, dtype):
+    """torch's refusals of the dtypes its kernels lack (a silent draw before)."""
+    _same(lambda m: BY_DTYPE[op](m, getattr(m, dtype)))
+
+
+BOUNDS = {
+    "randint_high_past_int64": lambda m: m.randint(0, 2 ** 64, (3,)),
+    "randint_low_past_int64": lambda m: m.randint(2 ** 63, 2 ** 63 + 5, (3,)),
+    "randint_low_int64_min": lambda m: m.randint(-2 ** 63, -2 ** 63 + 5, (3,)),
+    "randint_like_past_int64": lambda m: m.randint_like(m.ones(3), 2 ** 64),
+    "randint_complex_equal_bounds": lambda m: m.randint(5, 5, (3,), dtype=m.complex64),
+    "randint_complex_negative_size": lambda m: m.randint(0, 5, (-1,), dtype=m.complex64),
+    "randperm_complex_negative": lambda m: m.randperm(-1, dtype=m.complex64),
+    "normal_negative_size": lambda m: m.normal(0.0, 1.0, (-1, 2)),
+    "normal_int_negative_std": lambda m: m.normal(0.0, -1.0, (3,), dtype=m.int64),
+    "normal_int_negative_size": lambda m: m.normal(0.0, 1.0, (-1,), dtype=m.int64),
+}
+
+
+@pytest.mark.parametrize("call", list(BOUNDS))
+def test_random_op_bounds(call):
+    _same(BOUNDS[call])

@@ -1940,10 +1940,18 @@ def randint(*args, generator=None, dtype=None, layout=None, device=None, require
 
 def _randint(low, high, size, *, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    if not (-2 ** 63 <= low <= _I64_MAX and -2 ** 63 <= high <= _I64_MAX):
+        raise ValueError("Overflow when unpacking long long")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     dt, shape = _dt(dtype, D.int64), _size((size,), "randint")
+    if dt.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
+    if dt in D.FLOAT8:
+        raise NotImplementedError(f"\"random_update_from_to\" not implemented for "
+                                  f"'{D.legacy_name(dt)}'")
     _randint_bounds(low, high, dt)
     _check_alloc(shape, dt, device)
     arr = _random.draw(jax.random.randint, _random.next_key_data(generator), shape, low, high,
@@ -1972,7 +1980,7 @@ def _randint_bounds(low, high, dt):
 
 
 def _randperm_bounds(n, dt):
-    if dt is D.bool or dt in D.BAREBONES:
+    if dt is D.bool or dt in D.BAREBONES or dt.is_complex or dt in D.FLOAT8:
         raise NotImplementedError(f"\"randperm\" not implemented for '{D.legacy_name(dt)}'")
     if dt.category == D._INT and n - 1 > D._INT_RANGE[dt.name][1]:
         name = "int" if dt is D.int32 else f"{dt.name}_t"

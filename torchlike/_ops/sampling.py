@@ -508,8 +508,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         if size is None or isinstance(size, (int, np.integer)):
             raise _normal_args_error(mean, std, size)
         from .._creation import _size
-        shape = _size((size,))
+        shape = _size((size,), "normal")
         dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+        if not (dt.is_floating_point or dt.is_complex) or dt in D.FLOAT8:
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_tname(dt)}'")
         r = apply(_normal, float(mean), float(std), _key(generator), shape=shape, dtype=dt.np,
                   name="NormalBackward0")
         if device is not None:
@@ -632,7 +634,12 @@ def _p_error(bad):
 def bernoulli(input, p=None, *, generator=None):
     if is_meta(input):              # (torch's meta kernel checks neither p nor the dtype)
         return _meta_result(input.shape, input.dtype, input.requires_grad and p is None)
+    dt = input.dtype
     if p is None:
+        # (torch's kernel dispatches on self, any real dtype, then on p, floating only)
+        if dt.is_complex or dt in D.FLOAT8 or dt in D.BAREBONES:
+            raise NotImplementedError(f"\"bernoulli_tensor_cpu_self_\" not implemented for "
+                                      f"'{_tname(dt)}'")
         if not input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
                                       f"'{_tname(input.dtype)}'")
@@ -644,6 +651,9 @@ def bernoulli(input, p=None, *, generator=None):
         return apply(_bernoulli, input, _key(generator), scalar_p=None)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    if dt.is_complex or dt in D.FLOAT8 or dt in D.BAREBONES:
+        raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for "
+                                  f"'{_tname(dt)}'")
     return apply(_bernoulli, input.detach(), _key(generator), scalar_p=float(p))
 
 
@@ -668,6 +678,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_tname(input.dtype)}")
+    if input.dtype in D.FLOAT8:
+        raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{_tname(input.dtype)}'")
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
@@ -754,7 +766,7 @@ def poisson(input, generator=None):
                         f"not {_tp_name(generator)}")
     if is_meta(input):
         return _meta_result(input.shape, input.dtype, input.requires_grad)
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_floating_point or input.dtype in D.FLOAT8:
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
                                   f"'{_tname(input.dtype)}'")
     v = np.asarray(input._data)
