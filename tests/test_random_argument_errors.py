@@ -233,3 +233,35 @@ BOUNDS = {
 @pytest.mark.parametrize("call", list(BOUNDS))
 def test_random_op_bounds(call):
     _same(BOUNDS[call])
+
+
+FILLS = {"uniform_": (), "normal_": (), "exponential_": (), "geometric_": (0.5,), "cauchy_": (),
+         "log_normal_": (), "random_": (), "random_to": (5,), "random_from_to": (0, 5),
+         "random_from_none": (0, None), "random_from_3_none": (3, None),
+         "random_negative_from": (-1, 3), "random_past_uint16": (0, 70000),
+         "random_past_uint32": (2 ** 33,), "bernoulli_": (), "bernoulli_tensor": "tensor"}
+FILL_DTYPES = ["float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64", "complex64", "bool",
+               "int8", "bfloat16", "float16", "int64"]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("dtype", FILL_DTYPES)
+@pytest.mark.parametrize("fill", list(FILLS))
+def test_inplace_fills_by_dtype(fill, dtype):
+    args = FILLS[fill]
+
+    def fn(m):
+        t = m.zeros(3, dtype=getattr(m, dtype))
+        if args == "tensor":
+            return t.bernoulli_(m.full((3,), 0.5))
+        return getattr(t, fill if not fill.startswith("random") else "random_")(*args)
+    _same(fn)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_random_of_unsigned_dtypes_in_range(dtype):
+    t = torchlike.zeros(2000, dtype=getattr(torchlike, dtype)).random_(3, 7)
+    v = t.to(torchlike.int64)
+    assert t.dtype is getattr(torchlike, dtype)
+    assert int(v.min()) >= 3 and int(v.max()) <= 6
+    assert len(set(v.tolist())) == 4

@@ -93,6 +93,12 @@ def _fill(a, kd, p0, p1, kind, name, bounds=None):
 
 def _inplace_fill(self, kind, p0, p1, generator, name, bounds=None):
     check_inplace(self)
+    if self.dtype in D.BAREBONES:
+        # (random_ of an unsigned dtype past uint8, which torch draws and jax's programs do
+        # not take: drawn as int64, then cast)
+        like = Tensor._make(jnp.zeros(tuple(self.shape), jnp.int64))
+        out = apply(_fill, like, _key(generator), p0, p1, kind=kind, name=name, bounds=bounds)
+        return commit_inplace(self, out.to(self.dtype))
     out = apply(_fill, self, _key(generator), p0, p1, kind=kind, name=name, bounds=bounds)
     return commit_inplace(self, out)
 
@@ -130,12 +136,12 @@ def _meta_fill(self, kind, generator, *params):
 
 
 def _need_float(self, kernel):
-    if not self.dtype.is_floating_point:
+    if not self.dtype.is_floating_point or self.dtype in D.FLOAT8:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(self.dtype)}'")
 
 
 def _need_float_or_complex(self, kernel):
-    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex) or self.dtype in D.FLOAT8:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(self.dtype)}'")
 
 
@@ -177,9 +183,17 @@ def _continuous(self, what, cpp=False):
     """exponential_'s and cauchy_'s refusal of a non-float dtype (after their argument checks)."""
     if not self.dtype.is_floating_point:
         from .products import _cpp
-        name = _cpp(self.dtype) if cpp else _tname(self.dtype)
+        name = (_UNSIGNED_CPP.get(self.dtype.name) or _cpp(self.dtype)) if cpp else \
+            _tname(self.dtype)
         raise RuntimeError(f"{what} distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified {name}")
+    if self.dtype in D.FLOAT8:
+        raise NotImplementedError(f"\"{what.lower()}_cpu\" not implemented for "
+                                  f"'{_tname(self.dtype)}'")
+
+
+_UNSIGNED_CPP = {"uint16": "short unsigned int", "uint32": "unsigned int",
+                 "uint64": "long unsigned int"}
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -217,9 +231,9 @@ def geometric_(self, p, *, generator=None):
         return _meta_fill(self, "geometric", generator, p)
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    if self.dtype.is_complex:
-        raise NotImplementedError(f"\"geometric_cpu\" not implemented for "
-                                  f"'{_tname(self.dtype)}'")
+    dt = self.dtype
+    if dt.is_complex or dt is D.bool or dt in D.FLOAT8 or dt in D.BAREBONES:
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{_tname(dt)}'")
     return _inplace_fill(self, "geometric", float(p), 0.0, generator, "GeometricBackward0")
 
 
@@ -228,7 +242,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         return _meta_fill(self, "bernoulli", generator)
     if isinstance(p, Tensor):
         # torch's kernel dispatches on self (any real dtype), then on p (floating only)
-        if self.dtype.is_complex:
+        if self.dtype.is_complex or self.dtype in D.FLOAT8 or self.dtype in D.BAREBONES:
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_self_\" not implemented for "
                                       f"'{_tname(self.dtype)}'")
         _need_float(p, "bernoulli_tensor_cpu_p_")
@@ -243,7 +257,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         return commit_inplace(self, out)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
-    if self.dtype.is_complex:
+    if self.dtype.is_complex or self.dtype in D.FLOAT8 or self.dtype in D.BAREBONES:
         raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for "
                                   f"'{_tname(self.dtype)}'")
     return _inplace_fill(self, "bernoulli", float(p), 0.0, generator, "BernoulliBackward1")
@@ -251,13 +265,16 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 _RANDOM_TO = {"float16": 2 ** 11, "bfloat16": 2 ** 8, "float32": 2 ** 24, "float64": 2 ** 53,
               "int64": 2 ** 63 - 1, "int32": 2 ** 31 - 1, "int16": 2 ** 15 - 1,
-              "int8": 2 ** 7 - 1, "uint8": 2 ** 8 - 1, "bool": 1}
+              "int8": 2 ** 7 - 1, "uint8": 2 ** 8 - 1, "bool": 1, "uint16": 2 ** 16 - 1,
+              "uint32": 2 ** 32 - 1, "uint64": 2 ** 64 - 1}
 _TYPE_LIMITS = {"int64": (-2 ** 63, 2 ** 63 - 1), "int32": (-2 ** 31, 2 ** 31 - 1),
                 "int16": (-2 ** 15, 2 ** 15 - 1), "int8": (-128, 127), "uint8": (0, 255),
-                "bool": (0, 1)}
+                "bool": (0, 1), "uint16": (0, 2 ** 16 - 1), "uint32": (0, 2 ** 32 - 1),
+                "uint64": (0, 2 ** 63 - 1)}     # (torch checks uint64 bounds as int64's)
 _C_NAMES = {"int64": "long", "int32": "int", "int16": "short", "int8": "signed char",
             "uint8": "unsigned char", "bool": "bool", "float32": "float", "float64": "double",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "uint16": "short unsigned int",
+            "uint32": "unsigned int", "uint64": "long unsigned int"}
 # the float types' mantissa digits (std::numeric_limits<T>::digits)
 _DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 _RANDOM_OVERLOADS = (" * (*, torch.Generator generator = None)\n{}"
@@ -426,9 +443,21 @@ def random_(self, *args, **kw):
         for v in (frm, to):
             if v is not None and not -(1 << 63) <= v < (1 << 63):
                 raise ValueError("Overflow when unpacking long long")
-    if self.dtype.is_complex and (frm is _NO_ARG or to is None or frm < to):
-        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
-                                  f"'{_tname(self.dtype)}'")
+    dt = self.dtype
+    if frm is _NO_ARG and (dt.is_complex or dt in D.FLOAT8 or dt in D.BAREBONES):
+        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_tname(dt)}'")
+    if dt.is_complex and to is None:
+        raise RuntimeError("random_from_to_impl handles only integral, floating-point and "
+                           "boolean types")
+    if dt in D.FLOAT8 and to is None:
+        raise NotImplementedError(f"\"random_from_to_range_calc\" not implemented for "
+                                  f"'{_tname(dt)}'")
+    if dt.is_complex and frm < to:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
+    if dt in D.FLOAT8 and frm < to:
+        raise NotImplementedError(f"\"random_update_from_to\" not implemented for "
+                                  f"'{_tname(dt)}'")
     if frm is _NO_ARG:
         lo, hi = 0, _RANDOM_TO[name] + 1
     elif to is not None:
