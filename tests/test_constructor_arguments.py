@@ -546,10 +546,14 @@ def test_new_full_as_torch(call):
     assert seen[1] == seen[0]
 
 
-def test_bytes_in_a_list_with_a_dtype_raise():
-    """DIFFERENCES.md: given a dtype, torch reads a bytes element as a sequence of its byte
-    values (``torch.tensor([b"x"], dtype=torch.float32)`` is ``[[120.]]``); torchlike raises
-    the TypeError it raises for any other element that is not a number."""
-    assert torch.tensor([b"x"], dtype=torch.float32).tolist() == [[120.0]]
-    with pytest.raises(TypeError, match="must be real number, not bytes"):
-        torchlike.tensor([b"x"], dtype=torchlike.float32)
+@pytest.mark.parametrize("data", [[b"x"], [b"a", b"b"], [[1, 2], b"ab"], [b"ab", [1, 2]],
+                                  [1, b"a"], [b""]], ids=str)
+def test_bytes_in_a_list_with_a_dtype_as_torch(data):
+    """Given a dtype, torch reads a bytes element of a list as the sequence of its byte values
+    (``torch.tensor([b"x"], dtype=torch.float32)`` is ``[[120.]]``)."""
+    def run(m):
+        try:
+            return m.tensor(data, dtype=m.float32).tolist()
+        except TypeError as e:
+            return "TypeError", str(e)
+    assert run(torchlike) == run(torch)

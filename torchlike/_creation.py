@@ -88,6 +88,8 @@ def _infer_np(data, dtype=None):
         err, sizes = _bad_data(data, dtype)
         if err is not None:
             raise err from None
+        if 0 not in sizes:          # (bytes among lists of numbers: their values)
+            return _infer_np(_stored_values(data, dtype), dtype)
         a = np.zeros(sizes)         # (torch reads no element past a size of 0: [[], [1]])
     k = a.dtype.kind
     if not (k in "uO" or _numpy_readable(a.dtype)):

@@ -77,7 +77,7 @@ class MetaArray:
 
 
 def is_meta(t):
-    return isinstance(t._data, MetaArray)
+    return isinstance(t._d, MetaArray)      # (the raw slot: a pending value stays pending)
 
 
 def meta_write(t):
