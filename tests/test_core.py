@@ -231,6 +231,26 @@ def test_error_matches_torch(i):
     check_raises(fn, *inputs, match=fragment)
 
 
+def _numpy_of_grad_requiring(m):
+    """``numpy()`` / ``np.asarray`` of a tensor that requires grad: refused in grad mode only
+    (botorch's fit reads its parameters under ``no_grad``)."""
+    import numpy as np
+    p = m.nn.Parameter(m.ones(1, 2, dtype=m.float64))
+    out = []
+    for ctx in (m.no_grad, m.inference_mode, m.enable_grad):
+        with ctx():
+            try:
+                out.append((p.numpy().tolist(), p.view(-1).numpy().tolist(),
+                            np.asarray(p * 2).tolist()))
+            except RuntimeError as e:
+                out.append(str(e))
+    return out
+
+
+def test_numpy_of_a_tensor_requiring_grad_under_no_grad_as_torch():
+    assert _numpy_of_grad_requiring(torchlike) == _numpy_of_grad_requiring(torch)
+
+
 def test_backward_twice_raises_torch_error():
     def run(m):
         x = m.tensor([1.0, 2.0], requires_grad=True)

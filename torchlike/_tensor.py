@@ -677,7 +677,8 @@ class Tensor(InteropMixin):
     def _check_numpy(self, force=False, types=True):
         """torch's refusals of a conversion to numpy (``numpy()``; ``np.asarray(t)`` takes the
         types numpy lacks from ml_dtypes: ``types=False``, DIFFERENCES.md)."""
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _gm._state.grad_enabled:
+            # (under no_grad torch converts it: botorch's fit reads parameters so)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         if self.device.type == "meta":
