@@ -91,3 +91,24 @@ def test_long_double_range_bounds_as_torch(maker, value):
         r = RANGES[maker](m, VALUES[value]())
         return tuple(r.shape), str(r.dtype).replace("torchlike", "torch"), r.tolist()
     assert fn(torchlike) == fn(torch)
+
+
+TIMEDELTA_ARGS = {
+    "full": lambda m, v: m.full((2,), v),
+    "full_float32": lambda m, v: m.full((2,), v, dtype=m.float32),
+    "full_like": lambda m, v: m.full_like(m.ones(2), v), "arange": lambda m, v: m.arange(v),
+    "arange_from_zero": lambda m, v: m.arange(0, v), "linspace": lambda m, v: m.linspace(0, v, 3),
+    "logspace": lambda m, v: m.logspace(0, v, 3), "scalar_tensor": lambda m, v: m.scalar_tensor(v),
+    "zeros": lambda m, v: m.zeros(v), "empty": lambda m, v: m.empty(2, v),
+    "randint": lambda m, v: m.randint(v, (2,)), "eye": lambda m, v: m.eye(v),
+    "fill_": lambda m, v: m.ones(2).fill_(v), "randperm": lambda m, v: m.randperm(v),
+    "multinomial": lambda m, v: m.multinomial(m.ones(3), v),
+}
+
+
+@pytest.mark.parametrize("maker", list(TIMEDELTA_ARGS))
+def test_timedelta64_as_an_int_or_scalar_argument(maker):
+    """A numpy timedelta64 is a numpy integer without ``__index__``: torch's errors."""
+    def fn(m):
+        return TIMEDELTA_ARGS[maker](m, np.timedelta64(3, "s"))
+    assert _outcome(torchlike, fn) == _outcome(torch, fn)

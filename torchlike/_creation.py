@@ -702,6 +702,10 @@ def _size(size, name="zeros"):
     for i, s in enumerate(size):
         if isinstance(s, Tensor) and _int_tensor(s):
             s = int(s.item())
+        elif isinstance(s, np.timedelta64):     # (an int to the parser, without __index__)
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"numpy.timedelta64\"")
         elif isinstance(s, np.integer):
             s = int(s)
         if (isinstance(s, bool) and i == 0) or not isinstance(s, numbers.Integral):
@@ -786,6 +790,7 @@ _OPTS = ("out", "dtype", "layout", "device", "pin_memory", "requires_grad")
 
 def _check_number(name, arg, pos, v):
     """torch's Scalar parameter: a number, or a 0-dim tensor that does not require grad."""
+    _no_index(v)
     if isinstance(v, (numbers.Number, np.bool_)) or (
             isinstance(v, Tensor) and v.ndim == 0 and not v.requires_grad):
         return
@@ -1121,6 +1126,7 @@ def _scalar_default(v):
         if v.dtype.is_complex:
             return D.get_default_dtype().to_complex()
         return D.get_default_dtype() if v.dtype.is_floating_point else D.int64
+    _no_index(v)
     v = D.parser_scalar(v)          # (torch's parser reads a numpy bool as a float)
     if isinstance(v, bool):
         return D.bool
@@ -1233,6 +1239,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 
 def _num(v):
+    _no_index(v)
     if isinstance(v, (np.longdouble, np.clongdouble)):
         return float(v.real)    # (.item() keeps the numpy type; torch reads a double)
     return v.item() if isinstance(v, Tensor) else D.python_scalar(v)
@@ -1735,9 +1742,17 @@ def _fmt_num(v):
     return str(v)
 
 
+def _no_index(v):
+    """torch reads a numpy timedelta64 (a numpy integer) as an int, through the ``__index__``
+    it lacks: its TypeError."""
+    if isinstance(v, np.timedelta64):
+        raise TypeError("'numpy.timedelta64' object cannot be interpreted as an integer")
+
+
 def _int_arg(v):
     """``v`` as torch's int parameter takes it (an int, a numpy int or a one-element integer
     tensor; not a bool), else None."""
+    _no_index(v)
     if isinstance(v, (bool, np.bool_)):
         return None
     if isinstance(v, (numbers.Integral, np.integer)):

@@ -77,6 +77,8 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
     else:
+        from .._creation import _no_index
+        _no_index(value)
         # a Python number outside the dtype's range raises torch's error (it does not wrap)
         dt = self.dtype
         value = D.host_scalar(D.check_scalar(value, dt, self.numel()), dt)

@@ -297,6 +297,7 @@ def _multinomial_args(method):
         @functools.wraps(fn)
         def parsed(*args, **kwargs):
             from .._creation import _tp_name
+            from .._creation import _no_index
             for i, (name, ok, want) in enumerate((
                     ("num_samples", _is_int_arg, "int"),
                     ("replacement", lambda v: isinstance(v, bool), "bool"))):
@@ -306,6 +307,7 @@ def _multinomial_args(method):
                     v, where = kwargs[name], ""
                 else:
                     continue
+                _no_index(v)
                 if not ok(v):
                     raise TypeError(f"multinomial(): argument '{name}'{where} must be {want}, "
                                     f"not {_tp_name(v)}")
