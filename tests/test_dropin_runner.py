@@ -135,7 +135,7 @@ import torch.nn.functional as F
 from torch.optim import SGD
 print(torch is torchlike, F is torchlike.nn.functional, SGD is torchlike.optim.SGD)
 print(torchlike.nn.__spec__.name)         # torchlike's modules keep their own spec
-child = subprocess.run([sys.executable, "-c", "import torch; print(torch.Tensor.__module__)"],
+child = subprocess.run([sys.executable, "-c", "import torch; print(torch.__file__.split('/')[-2])"],
                        capture_output=True, text=True)
 print(child.stdout.strip())
 try:
@@ -286,6 +286,9 @@ parts = "torch.distributions.transforms.Transform".split(".")
 assert parts[0] == torch.__name__           # (pyro's check before it patches a torch name)
 import torch.nn.functional as F
 print(F.relu(torch.tensor([-1.0, 2.0])).tolist(), torch.func.vmap(torch.sin)(torch.zeros(2)))
+import opt_einsum                           # (picks its backend from type(x).__module__)
+print(type(torch.ones(1)), type(torch.nn.Parameter(torch.ones(1))),
+      opt_einsum.contract("ij,jk->ik", torch.ones(2, 3), torch.ones(3, 4)).sum())
 warnings.warn("here")
 try:
     raise ValueError("x")
@@ -297,8 +300,9 @@ except ValueError:
 def test_runner_gives_the_script_the_paths_python_does(tmp_path):
     """``__file__`` of the script is absolute and ``sys.argv[0]`` as typed, as under
     `python script.py` (warnings and tracebacks name the full path); ``torch.__name__`` is
-    "torch" (pyro checks it before patching torch's functions); torch.serialization's type
-    aliases import (pyro's param store)."""
+    "torch" (pyro checks it before patching torch's functions) and a tensor's class says torch
+    (opt_einsum and autoray choose their backend by it); torch.serialization's type aliases
+    import (pyro's param store)."""
     (tmp_path / "paths.py").write_text(SCRIPT_PATHS)
     theirs = subprocess.run([sys.executable, "paths.py"], cwd=tmp_path, capture_output=True,
                             text=True, timeout=300)

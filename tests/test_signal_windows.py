@@ -227,7 +227,7 @@ def test_dropin_runner_maps_torch_signal_windows(tmp_path):
         from torch.signal.windows import hann
         from torch.signal import windows
         import torch
-        assert torch.__name__ == "torch" and torch.Tensor.__module__ == "torchlike"
+        assert torch.__name__ == "torch" and torch.__file__.split("/")[-2] == "torchlike"
         assert windows is torch.signal.windows
         print(hann(4, sym=False).tolist(), torch.signal.windows.kaiser(1).tolist())
     """))

@@ -24,6 +24,7 @@ CLASS_PATH_GAPS = {
     "OutOfMemoryError",     # torchlike.cuda.OutOfMemoryError (torch: torch.OutOfMemoryError)
     "ScriptModule",         # torchlike.jit.ScriptModule (torch reports module 'torch')
     "PyTorchFileReader",    # torchlike._C.PyTorchFileReader (torch reports module 'torch')
+    "Future",               # torchlike.futures.Future (torch.Future is its C base class)
     # optimizers live in one module (torch: one module each, torch.optim.sgd.SGD, ...)
     "ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "RAdam",
     "Muon", "RMSprop", "Rprop", "SGD",

@@ -3,6 +3,7 @@ signatures and flattening order), torch._dynamo (reset, config, ...) and torch._
 from __future__ import annotations
 
 import collections
+import importlib
 
 import pytest
 import torch
@@ -301,3 +302,50 @@ def test_kineto_is_not_available():
     ``kineto_available()`` is False where torch's CPU build has Kineto."""
     assert torchlike.profiler.kineto_available() is False
     assert torch.profiler.kineto_available() is True
+
+
+def _library_module_paths(m):
+    """Module paths and names libraries import (accelerate's unwrap_model and Trainer, captum,
+    performer/reformer, pytorch_optimizer), answered as torch's."""
+    imp = importlib.import_module
+    n = m.__name__
+    ef = imp(n + "._dynamo.eval_frame")
+    fsdp = imp(n + ".distributed.fsdp")
+    fsdp_mod = imp(n + ".distributed.fsdp.fully_sharded_data_parallel")
+    api = imp(n + ".distributed.fsdp.api")
+    ckpt = imp(n + ".utils.checkpoint")
+    fe = imp(n + ".utils._foreach_utils")
+    a = [m.ones(1), m.ones(1, dtype=m.float64), m.ones(2)]
+    b = [m.zeros(1), m.zeros(1, dtype=m.float64), None]
+    groups = fe._group_tensors_by_device_and_dtype([a, b], with_indices=True)
+    try:
+        fe._group_tensors_by_device_and_dtype([a, [m.zeros(1, dtype=m.int64)] * 3])
+        mixed = None
+    except RuntimeError as e:
+        mixed = str(e)
+    return [isinstance(m.compile(m.nn.Linear(2, 2)), ef.OptimizedModule),
+            ef.OptimizedModule is m._dynamo.OptimizedModule,
+            fsdp_mod.FullyShardedDataParallel is fsdp.FullyShardedDataParallel,
+            api.ShardingStrategy is fsdp.ShardingStrategy,
+            m.Future is not None, repr(m.futures.Future[m.Tensor]).split(".")[-1],
+            ckpt.get_device_states(m.ones(2), [m.ones(1)], 3),
+            m.cuda._initialized, hasattr(m.utils, "tensorboard"),
+            sorted((str(k[1]), [[None if t is None else t.tolist() for t in lst] for lst in v[0]],
+                    v[1]) for k, v in groups.items()),
+            mixed, fe._has_foreach_support(a, m.device("cpu")),
+            fe._device_has_foreach_support(m.device("meta"))]
+
+
+def test_module_paths_libraries_import_as_torch():
+    assert _library_module_paths(torchlike) == _library_module_paths(torch)
+
+
+def test_cpp_extension_imports_and_refuses_builds():
+    """peft imports ``load`` at module level and falls back when a build raises."""
+    from torchlike.utils import cpp_extension
+    assert cpp_extension.CUDA_HOME is None and not cpp_extension.is_ninja_available()
+    for build in (lambda: cpp_extension.load("x", ["x.cpp"]),
+                  lambda: cpp_extension.load_inline("x", "int f();"),
+                  lambda: cpp_extension.CppExtension("x", ["x.cpp"])):
+        with pytest.raises(RuntimeError, match="no C\\+\\+ library to build extensions"):
+            build()

@@ -108,7 +108,7 @@ _LAZY_ATTRS = {"vmap": "func", "from_dlpack": "utils.dlpack", "to_dlpack": "util
                "is_anomaly_enabled": "autograd.anomaly_mode",
                "is_anomaly_check_nan_enabled": "autograd.anomaly_mode",
                "set_anomaly_enabled": "autograd.anomaly_mode",
-               "Stream": "_stream", "Event": "_stream",
+               "Stream": "_stream", "Event": "_stream", "Future": "futures",
                "ScriptModule": "jit", "PyTorchFileReader": "_C",
                "UntypedStorage": "_ops.restructure", "TypedStorage": "_ops.restructure",
                **{n: "_symbolic" for n in ("SymInt", "SymFloat", "SymBool", "sym_int",

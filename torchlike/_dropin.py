@@ -129,8 +129,12 @@ def install(*, _shim=None):
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
     sys.modules["torch"] = torchlike
-    # (``torch.__name__`` is "torch": libraries check it, pyro's patches of torch functions)
+    # (``torch.__name__`` is "torch": libraries check it, pyro's patches of torch functions;
+    # and a tensor's class says torch: autoray and opt_einsum pick their backend from
+    # ``type(x).__module__``, and took torchlike for an unknown library)
     torchlike.__name__ = "torch"
+    torchlike.Tensor.__module__ = "torch"
+    torchlike.nn.Parameter.__module__ = "torch.nn.parameter"
     # children: spawned Python processes take sys.path from the parent (multiprocessing) or
     # PYTHONPATH from the environment (everything else)
     if SHIM_DIR not in sys.path:

@@ -7,6 +7,8 @@ callbacks (``then``, ``add_done_callback``) then, in the order they were added.
 """
 from __future__ import annotations
 
+import types as _types
+
 __all__ = ["Future", "collect_all", "wait_all"]
 
 _UNSET = object()
@@ -15,7 +17,10 @@ _TWICE = ("Attempting to mark a completed Future as complete again. Note that a 
 
 
 class Future:
-    """torch.futures.Future: a value (or an error) that callbacks can chain on."""
+    """torch.futures.Future: a value (or an error) that callbacks can chain on;
+    ``Future[T]`` annotates (captum's signatures)."""
+
+    __class_getitem__ = classmethod(_types.GenericAlias)
 
     def __init__(self, *, devices=None):
         self._value = _UNSET

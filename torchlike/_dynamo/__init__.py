@@ -5,7 +5,7 @@ steer: ``config`` accepts and keeps any setting, ``reset`` clears torchlike.comp
 """
 from __future__ import annotations
 
-from . import config, exc  # noqa: F401
+from . import config, eval_frame, exc  # noqa: F401
 
 __all__ = ["reset", "config", "is_compiling", "disable", "allow_in_graph", "mark_dynamic",
            "mark_static", "maybe_mark_dynamic", "mark_static_address", "optimize",
@@ -64,6 +64,5 @@ def optimize(backend="inductor", *, nopython=False, **kwargs):
 
 def __getattr__(name):
     if name == "OptimizedModule":         # (the class of torchlike.compile(module))
-        from .._compile._api import _optimized_module
-        return _optimized_module()
+        return eval_frame.OptimizedModule
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -91,6 +91,9 @@ def is_initialized() -> bool:
     return bool(_devs())
 
 
+_initialized = False     # (torch's flag, set by its lazy CUDA init: none here, as on a CPU build)
+
+
 def init():
     _require()
 

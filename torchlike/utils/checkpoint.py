@@ -27,7 +27,8 @@ from ..autograd.graph import _running
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "detach_variable",
            "check_backward_validity", "CheckpointFunction", "noop_context_fn",
            "set_checkpoint_early_stop", "set_checkpoint_debug_enabled",
-           "CheckpointPolicy", "create_selective_checkpoint_contexts", "DefaultDeviceType"]
+           "CheckpointPolicy", "create_selective_checkpoint_contexts", "DefaultDeviceType",
+           "get_device_states", "set_device_states"]
 
 
 class CheckpointError(RuntimeError):
@@ -73,6 +74,37 @@ class DefaultDeviceType:
     @staticmethod
     def get_device_type():
         return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args):
+    """``(device ids, generator states)`` of the accelerators ``args``' tensors are on (none
+    for tensors on the CPU): what a reversible layer restores before recomputing (reformer's,
+    performer's)."""
+    from .. import cuda
+    from .._tensor import Tensor
+    from ._pytree import tree_map
+    ids = []
+
+    def add(arg):
+        if isinstance(arg, Tensor) and arg.device.type not in ("cpu", "meta"):
+            ids.append(arg.get_device())
+        return arg
+    tree_map(add, args)
+    states = []
+    for i in ids:
+        with cuda.device(i):
+            states.append(cuda.get_rng_state())
+    return ids, states
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore the generator states ``get_device_states`` read."""
+    if (device_type or DefaultDeviceType.get_device_type()) == "meta":
+        return
+    from .. import cuda
+    for d, state in zip(devices, states):
+        with cuda.device(d):
+            cuda.set_rng_state(state)
 
 
 class CheckpointPolicy:
