@@ -753,3 +753,18 @@ def test_utils_and_misc_api():
     assert set(D.__all__) == set(T.__all__)
     assert set(D.constraints.__all__) == set(T.constraints.__all__)
     assert set(D.transforms.__all__) == set(T.transforms.__all__)
+
+
+def _shapes_as_given(m):
+    D = m.distributions
+    out = []
+    for kw in ({"batch_shape": (3,)}, {"event_shape": [2]}, {}, {"batch_shape": m.Size([4])}):
+        d = D.Distribution(validate_args=False, **kw)
+        out.append((repr(d.batch_shape), repr(d.event_shape)))
+    return out
+
+
+def test_distribution_keeps_its_shapes_as_given():
+    """``Distribution(batch_shape=(3,))`` keeps the tuple, as torch's (pyro's
+    ZeroInflatedPoisson shows ``()`` where a Size would print ``torch.Size([])``)."""
+    assert _shapes_as_given(torchlike) == _shapes_as_given(torch)
