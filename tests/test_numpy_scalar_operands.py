@@ -97,3 +97,18 @@ NUMPY_SCALAR_CALLS = {
 def test_numpy_scalars_are_read_as_python_numbers(name):
     from oracle import same_as_torch
     same_as_torch(NUMPY_SCALAR_CALLS[name])
+
+
+@pytest.mark.parametrize("value", ["datetime64", "void", "str_", "bytes_"])
+def test_a_numpy_scalar_that_is_no_number_raises_a_type_error(value):
+    """``t + np.datetime64(...)`` or ``torch.add(t, np.str_("a"))``: a TypeError as torch's
+    (numpy's UFuncTypeError is one), not a recursion without end; the function form names the
+    type as torch's parser does."""
+    import numpy as np
+    v = {"datetime64": lambda: np.datetime64("2020-01-01"), "void": lambda: np.void(b"a"),
+         "str_": lambda: np.str_("a"), "bytes_": lambda: np.bytes_(b"a")}[value]()
+    for m in (torch, torchlike):
+        with pytest.raises(TypeError):
+            m.ones(1) + v
+        with pytest.raises(TypeError, match=f"must be Tensor, not numpy.{type(v).__name__}"):
+            m.add(m.ones(1), v)

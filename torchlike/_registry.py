@@ -839,6 +839,9 @@ def apply(op, *args, **static):
             inference = inference or a._is_inference
         else:
             if c not in _PY_SCALARS and a is not None and isinstance(a, _np.generic):
+                if a.dtype.kind not in "biufc":     # (a string, bytes, date: no number)
+                    raise TypeError(f"{op.name}(): argument must be Tensor, not "
+                                    f"numpy.{type(a).__name__}")
                 return apply(op, *map(_as_number, args), **static)
             if kinds:
                 if c in _PY_SCALARS or a is None:
