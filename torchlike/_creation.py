@@ -509,7 +509,7 @@ def _tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False
         a = _from_scanned(a, dt)
     else:
         dt = D.to_dtype(dtype) if dtype is not None else dt
-    if dt.category in (D._INT, D._BOOL) and python:
+    if dt.category in (D._INT, D._BOOL):
         bad = _numpy_not_integer(data, dt)
         if bad is not None:
             # (torch stores an integer element through ``__index__``, which numpy's bool and
