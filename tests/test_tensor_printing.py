@@ -22,11 +22,18 @@ nan, inf = float("nan"), float("inf")
 
 
 def _reset(f):
+    """``f`` with the print options reset after it. An error is raised again without its
+    traceback: torch's ``_str`` holds a ``_DisableFuncTorch`` guard in its frame, and a kept
+    traceback would leave torch.func disabled for the rest of the process (later tests of
+    vmap and grad on torch then fail)."""
     def g(m):
         try:
             return f(m)
+        except Exception as e:      # noqa: BLE001
+            err = (type(e), e.args)
         finally:
             m.set_printoptions(profile="default")
+        raise err[0](*err[1])
     return g
 
 
