@@ -349,3 +349,20 @@ def test_cpp_extension_imports_and_refuses_builds():
                   lambda: cpp_extension.CppExtension("x", ["x.cpp"])):
         with pytest.raises(RuntimeError, match="no C\\+\\+ library to build extensions"):
             build()
+
+
+def test_functorch_wrapped_counts_captured_tensors_inside_grad():
+    """The documented difference: a captured tensor inside ``grad`` counts as wrapped in
+    torchlike (its arrays carry no level to tell it apart), not in torch."""
+    def seen(m):
+        c = m.ones(2)
+        out = []
+
+        def f(x):
+            out.append(m._C._functorch.is_functorch_wrapped_tensor(c))
+            return (x * c).sum()
+        m.func.grad(f)(m.ones(2))
+        m.func.vmap(f)(m.ones(3, 2))
+        return out
+    assert seen(torch) == [False, False]
+    assert seen(torchlike) == [True, False]
